@@ -1,0 +1,1 @@
+//! Agent configs (DESIGN §5) and the system prompt (§4).

@@ -1,0 +1,1 @@
+//! Audit log: one JSON line per decision, one write per line (DESIGN §3).

@@ -1,0 +1,128 @@
+//! Command-line definitions (DESIGN §9) and the entry point. Each subcommand lives in its own
+//! module with a `run` function; this file only parses and maps errors to exit codes.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+pub mod agents;
+pub mod chat;
+pub mod doctor;
+pub mod filter;
+pub mod run;
+pub mod skills;
+
+/// Exit codes (DESIGN §9).
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_RUNTIME: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_STRICT: i32 = 3;
+
+/// A usage or configuration error: exit code 2. The message names the flag, file or line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Build a usage error (exit 2) as an `anyhow::Error`.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+#[derive(Debug, Parser)]
+#[command(name = "skillpipe", version, about = "Let a language model act through inline directives in its streamed output")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Process model output on stdin: run directives, write the text to stdout.
+    Filter(filter::FilterArgs),
+    /// Chat with a model (one-shot with PROMPT or piped stdin, else an interactive REPL).
+    Chat(chat::ChatArgs),
+    /// Run one skill script as a directive would.
+    Run(run::RunArgs),
+    /// List, show or validate skills.
+    Skills(skills::SkillsArgs),
+    /// List or show agents.
+    Agents(agents::AgentsArgs),
+    /// Report what this machine can enforce and where files live.
+    Doctor(doctor::DoctorArgs),
+    /// Internal: sandbox launcher (applies restrictions, then execs the command).
+    #[command(name = "__launch", hide = true)]
+    Launch(crate::sandbox::LaunchArgs),
+}
+
+/// Skill search options accepted by every subcommand.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SkillFlags {
+    /// Add a skills directory (searched first, in order).
+    #[arg(long = "skills-dir", value_name = "DIR")]
+    pub skills_dirs: Vec<PathBuf>,
+}
+
+/// ScriptPolicy overrides (DESIGN §2), shared by filter, chat and run.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PolicyFlags {
+    /// Master switch: allow directives to run at all.
+    #[arg(long)]
+    pub allow_scripts: bool,
+    /// Do not ask before each run (confirm = "never").
+    #[arg(short = 'y', long = "yes")]
+    pub yes: bool,
+    /// Allow a command pattern (implies --allow-scripts).
+    #[arg(long = "allow", value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Deny a command pattern (wins over --allow).
+    #[arg(long = "deny", value_name = "PATTERN")]
+    pub deny: Vec<String>,
+    /// Only these skills (by name) are active.
+    #[arg(long = "skill", value_name = "NAME")]
+    pub skills: Vec<String>,
+    /// Timeout per command in seconds (1..=600).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Append one JSON line per decision to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub audit_log: Option<PathBuf>,
+    /// Let commands use the network.
+    #[arg(long)]
+    pub allow_network: bool,
+    /// Let commands write anywhere.
+    #[arg(long)]
+    pub allow_filesystem: bool,
+    /// What to do when a restriction cannot be enforced.
+    #[arg(long, value_name = "MODE", value_parser = ["required", "best-effort"])]
+    pub sandbox: Option<String>,
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Command::Filter(a) => filter::run(a),
+        Command::Chat(a) => chat::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Skills(a) => skills::run(a),
+        Command::Agents(a) => agents::run(a),
+        Command::Doctor(a) => doctor::run(a),
+        Command::Launch(a) => crate::sandbox::launch(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("skillpipe: {e:#}");
+            if e.downcast_ref::<UsageError>().is_some() {
+                EXIT_USAGE
+            } else {
+                EXIT_RUNTIME
+            }
+        }
+    }
+}

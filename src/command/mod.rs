@@ -1,0 +1,1 @@
+//! Directive body → argv (shell-word rules, shell syntax rejected) and command patterns. Pure.

@@ -1,0 +1,1 @@
+//! The confirmation prompt on the terminal (DESIGN §2, confirm = "ask").

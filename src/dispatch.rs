@@ -1,0 +1,1 @@
+//! One directive from parse to result: policy decision, confirmation, audit, run.

@@ -1,0 +1,1 @@
+//! The Unix filter pipeline (DESIGN §9): stdin → scanner → stdout, directives run.

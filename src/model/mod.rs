@@ -1,0 +1,1 @@
+//! Streaming model clients and settings (DESIGN §6).

@@ -1,0 +1,1 @@
+//! Where config, state, skills and agents live (XDG).

@@ -1,0 +1,73 @@
+//! The ScriptPolicy as data (DESIGN §2) and the allow/deny decision. Pure.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    #[default]
+    Required,
+    BestEffort,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfirmMode {
+    #[default]
+    Ask,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuditMode {
+    /// Log when possible; a log that cannot be written is a warning.
+    #[default]
+    BestEffort,
+    /// Refuse to run a command when the log cannot be written.
+    Required,
+}
+
+/// DESIGN §2 table. Field names are the agent TOML `[script_policy]` keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScriptPolicy {
+    pub allow_scripts: bool,
+    pub allowed_commands: Vec<String>,
+    pub denied_commands: Vec<String>,
+    pub allowed_interpreters: Vec<String>,
+    pub timeout_seconds: u64,
+    pub max_output_bytes: usize,
+    pub max_capture_bytes: usize,
+    pub allow_network: bool,
+    pub allow_filesystem: bool,
+    pub writable_paths: Vec<PathBuf>,
+    pub sandbox: SandboxMode,
+    pub env_passthrough: Vec<String>,
+    pub confirm: ConfirmMode,
+    pub max_captures_per_turn: usize,
+    pub audit: AuditMode,
+}
+
+impl Default for ScriptPolicy {
+    fn default() -> Self {
+        ScriptPolicy {
+            allow_scripts: false,
+            allowed_commands: vec!["scripts/*".into()],
+            denied_commands: vec![],
+            allowed_interpreters: ["python3", "bash", "sh", "node"].map(String::from).to_vec(),
+            timeout_seconds: 30,
+            max_output_bytes: 10 * 1024 * 1024,
+            max_capture_bytes: 16 * 1024,
+            allow_network: false,
+            allow_filesystem: false,
+            writable_paths: vec![],
+            sandbox: SandboxMode::Required,
+            env_passthrough: ["PATH", "HOME", "LANG", "TERM"].map(String::from).to_vec(),
+            confirm: ConfirmMode::Ask,
+            max_captures_per_turn: 8,
+            audit: AuditMode::BestEffort,
+        }
+    }
+}

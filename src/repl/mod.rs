@@ -1,0 +1,1 @@
+//! The interactive REPL (DESIGN §8).

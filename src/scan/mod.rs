@@ -1,0 +1,45 @@
+//! Streaming directive scanner (DESIGN §1). Pure: no I/O.
+
+/// Which sigil opened a directive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `%{…}` / `%<…>`: run for its effect, strip from the output.
+    SideEffect,
+    /// `!{…}` / `!<…>`: run and replace with (or return to the model) its stdout.
+    Capture,
+}
+
+/// A recognised directive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Directive {
+    pub kind: Kind,
+    /// Trimmed command line between the brackets.
+    pub body: String,
+    /// Every input byte of the directive, sigil to closing bracket.
+    pub raw: Vec<u8>,
+}
+
+/// What the scanner produces. Adjacent `Text` events may be split differently for different
+/// chunkings; after merging adjacent texts the event list is the same for every split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Text(Vec<u8>),
+    Directive(Directive),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ScanOptions {
+    /// A directive longer than this (raw bytes) is literal text.
+    pub max_directive_bytes: usize,
+    /// Recognise directives inside Markdown code too.
+    pub exec_in_code: bool,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            max_directive_bytes: 8192,
+            exec_in_code: false,
+        }
+    }
+}

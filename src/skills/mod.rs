@@ -1,0 +1,1 @@
+//! Skills (DESIGN §4): discovery, script detection, safe resolution.
