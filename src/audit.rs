@@ -1,1 +1,225 @@
-//! Audit log: one JSON line per decision, one write per line (DESIGN §3).
+//! Audit log: one JSON line per decision (DESIGN §3).
+//!
+//! Each line is written with a single `write` on a file opened with `O_APPEND`, so lines from
+//! concurrent skillpipe processes never interleave.
+
+use serde::Serialize;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// What happened to a directive. Exactly one per audit line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Ran,
+    /// Refused by the policy (or by a safety rule).
+    Denied,
+    /// The user said no, or there was no terminal to ask.
+    Declined,
+    /// Not a valid command (shell syntax, unknown script, ...).
+    Invalid,
+}
+
+/// Longest argument kept in a record; the rest is cut.
+const MAX_ARG_CHARS: usize = 256;
+
+/// One audit line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Record {
+    pub ts: String,
+    pub agent: Option<String>,
+    pub skill: Option<String>,
+    pub argv: Vec<String>,
+    pub kind: &'static str,
+    pub decision: Decision,
+    pub reason: Option<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub bytes_out: Option<u64>,
+    pub bytes_err: Option<u64>,
+    pub truncated: bool,
+    pub sandbox: Option<String>,
+}
+
+impl Record {
+    pub fn new(kind: &'static str, decision: Decision, argv: &[String]) -> Record {
+        Record {
+            ts: timestamp(SystemTime::now()),
+            agent: None,
+            skill: None,
+            argv: argv.iter().map(|a| cut(a)).collect(),
+            kind,
+            decision,
+            reason: None,
+            exit_code: None,
+            signal: None,
+            duration_ms: None,
+            bytes_out: None,
+            bytes_err: None,
+            truncated: false,
+            sandbox: None,
+        }
+    }
+}
+
+fn cut(arg: &str) -> String {
+    match arg.char_indices().nth(MAX_ARG_CHARS) {
+        Some((i, _)) => format!("{}…", &arg[..i]),
+        None => arg.to_string(),
+    }
+}
+
+/// The append-only log. Opening is lazy so a run that decides nothing creates no file.
+#[derive(Debug)]
+pub struct AuditLog {
+    path: Option<PathBuf>,
+    file: Mutex<Option<File>>,
+    warned: std::sync::atomic::AtomicBool,
+}
+
+impl AuditLog {
+    /// `path` None means there is nowhere to log (no HOME and no XDG_STATE_HOME).
+    pub fn new(path: Option<PathBuf>) -> AuditLog {
+        AuditLog {
+            path,
+            file: Mutex::new(None),
+            warned: Default::default(),
+        }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Opens the log now; used by `audit = "required"` to refuse before running anything.
+    pub fn check_writable(&self) -> Result<(), String> {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        self.open(&mut file).map(|_| ())
+    }
+
+    fn open<'a>(&self, slot: &'a mut Option<File>) -> Result<&'a mut File, String> {
+        if slot.is_none() {
+            let path = self
+                .path
+                .as_ref()
+                .ok_or("no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)")?;
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("audit log {}: {e}", path.display()))?;
+            }
+            let f = OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .map_err(|e| format!("audit log {}: {e}", path.display()))?;
+            *slot = Some(f);
+        }
+        Ok(slot.as_mut().expect("opened above"))
+    }
+
+    /// Appends one record. Errors are returned so `audit = "required"` callers can act on them.
+    pub fn write(&self, record: &Record) -> Result<(), String> {
+        let mut line = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+        line.push(b'\n');
+        let mut slot = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        let file = self.open(&mut slot)?;
+        // One write call per line: O_APPEND makes it land whole at the end.
+        match file.write(&line) {
+            Ok(n) if n == line.len() => Ok(()),
+            Ok(n) => Err(format!(
+                "audit log: short write ({n} of {} bytes)",
+                line.len()
+            )),
+            Err(e) => Err(format!("audit log: {e}")),
+        }
+    }
+
+    /// Best-effort append: a failure is reported once on stderr.
+    pub fn write_or_warn(&self, record: &Record) {
+        if let Err(e) = self.write(record)
+            && !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            eprintln!("skillpipe: warning: {e}");
+        }
+    }
+}
+
+/// RFC 3339 UTC timestamp with milliseconds, without a date-time dependency.
+pub fn timestamp(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, day) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_254_896_123);
+        assert_eq!(timestamp(t), "2026-11-21T09:54:56.123Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(timestamp(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn long_arguments_are_cut() {
+        let r = Record::new("capture", Decision::Ran, &["x".repeat(300)]);
+        assert_eq!(r.argv[0].chars().count(), MAX_ARG_CHARS + 1);
+    }
+
+    #[test]
+    fn lines_are_appended_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/audit.jsonl");
+        let log = AuditLog::new(Some(path.clone()));
+        for i in 0..3 {
+            let mut r = Record::new("side_effect", Decision::Denied, &[format!("cmd{i}")]);
+            r.reason = Some("not allowed".into());
+            log.write(&r).unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[2]["argv"][0], "cmd2");
+        assert_eq!(lines[0]["decision"], "denied");
+    }
+
+    #[test]
+    fn unwritable_log_is_an_error() {
+        let log = AuditLog::new(Some(PathBuf::from("/proc/no/such/audit.jsonl")));
+        assert!(log.check_writable().unwrap_err().contains("/proc/no/such"));
+    }
+}

@@ -28,7 +28,11 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 }
 
 #[derive(Debug, Parser)]
-#[command(name = "skillpipe", version, about = "Let a language model act through inline directives in its streamed output")]
+#[command(
+    name = "skillpipe",
+    version,
+    about = "Let a language model act through inline directives in its streamed output"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
