@@ -28,7 +28,11 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 }
 
 #[derive(Debug, Parser)]
-#[command(name = "skillpipe", version, about = "Let a language model act through inline directives in its streamed output")]
+#[command(
+    name = "skillpipe",
+    version,
+    about = "Let a language model act through inline directives in its streamed output"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -57,7 +61,7 @@ pub enum Command {
 #[derive(Debug, Clone, Default, Args)]
 pub struct SkillFlags {
     /// Add a skills directory (searched first, in order).
-    #[arg(long = "skills-dir", value_name = "DIR")]
+    #[arg(long = "skills-dir", value_name = "DIR", global = true)]
     pub skills_dirs: Vec<PathBuf>,
 }
 
