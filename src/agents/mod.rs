@@ -1,1 +1,22 @@
 //! Agent configs (DESIGN §5) and the system prompt (§4).
+//!
+//! - [`config`]: the TOML formats (skillpipe's own, strict; r9s's versioned layout) → [`AgentFile`]
+//!   → [`AgentConfig`] once `{{var}}` placeholders are filled. Pure.
+//! - [`search`]: where agents live and how a name is found; `agents list`.
+//! - [`prompt`]: the system prompt a model sees. Pure.
+//! - [`template`]: `{{var}}` placeholders and `--var K=V`. Pure.
+//! - [`skill_adapter`]: a minimal SKILL.md reader for the prompt, to be swapped for the skills module.
+
+pub mod config;
+mod error;
+pub mod prompt;
+pub mod search;
+pub mod skill_adapter;
+pub mod template;
+
+pub use config::{AgentConfig, AgentFile, AgentFormat};
+pub use error::AgentError;
+pub use prompt::{SkillPrompt, system_prompt};
+pub use search::{AgentListing, AgentSummary, find, list, list_in, load, load_from};
+pub use skill_adapter::skill_prompts;
+pub use template::parse_vars;

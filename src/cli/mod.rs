@@ -62,7 +62,7 @@ pub enum Command {
 #[derive(Debug, Clone, Default, Args)]
 pub struct SkillFlags {
     /// Add a skills directory (searched first, in order).
-    #[arg(long = "skills-dir", value_name = "DIR")]
+    #[arg(long = "skills-dir", value_name = "DIR", global = true)]
     pub skills_dirs: Vec<PathBuf>,
 }
 

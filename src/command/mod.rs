@@ -1,1 +1,14 @@
 //! Directive body → argv (shell-word rules, shell syntax rejected) and command patterns. Pure.
+//!
+//! - [`argv`]: [`parse_argv`] and [`InvalidBody`].
+//! - [`pattern`]: [`Pattern`], the [`Target`] it is matched against, and [`classify`] for argv[0].
+//! - `glob`: the one-word glob used by patterns.
+
+pub mod argv;
+mod glob;
+pub mod pattern;
+
+pub use argv::{InvalidBody, parse_argv};
+pub use pattern::{
+    Argv0Kind, Pattern, PatternError, Target, classify, escape_controls, quote_word,
+};

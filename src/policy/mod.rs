@@ -3,6 +3,12 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+mod decide;
+mod merge;
+
+pub use decide::{Decision, SCRIPTS_NOT_ALLOWED, decide};
+pub use merge::TIMEOUT_RANGE;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {

@@ -1,0 +1,811 @@
+//! Agent config files (DESIGN §5): skillpipe's own format and r9s's versioned layout, parsed from
+//! text into [`AgentFile`], then filled with `--var` values into [`AgentConfig`]. Pure: the caller
+//! reads the files (see `search`).
+
+use super::AgentError;
+use super::template;
+use crate::policy::ScriptPolicy;
+use serde::Deserialize;
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use toml::de::{DeTable, DeValue};
+
+/// An agent ready to use: instructions filled, policy parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    pub name: String,
+    pub description: String,
+    /// `model` or `provider:model`, as written.
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    /// Skill names, in the order given.
+    pub skills: Vec<String>,
+    /// Instructions with every `{{var}}` filled.
+    pub instructions: String,
+    /// `[params]` as JSON request parameters (temperature, top_p, max_tokens, ...).
+    pub params: serde_json::Map<String, Value>,
+    /// `[script_policy]`, defaults filled in. The integrator applies CLI flags on top.
+    pub script_policy: Option<ScriptPolicy>,
+    /// `[script_policy]` as written: only the keys the agent set, for layering over other config.
+    pub script_policy_table: Option<toml::Table>,
+    pub tool_calls: bool,
+    /// The file the config came from (the version file for r9s's layout).
+    pub source: PathBuf,
+    pub format: AgentFormat,
+    /// Variable values used, in first-use order (given by `--var` or a default).
+    pub variables: Vec<(String, String)>,
+    /// Things worth telling the user that do not stop the agent (unused `--var`, ignored keys).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentFormat {
+    /// `NAME.toml`, strict: unknown keys are errors.
+    Skillpipe,
+    /// `NAME/agent.toml` + `versions/X.Y.Z.toml`: r9s's bookkeeping keys are accepted and ignored.
+    R9s,
+}
+
+/// A parsed agent file whose instructions are still a template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentFile {
+    pub name: String,
+    pub description: String,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub skills: Vec<String>,
+    /// Instructions as written, `{{var}}` placeholders included.
+    pub instructions: String,
+    /// Declared variables (`[instructions] variables`), each with its default if one was given.
+    pub variables: Vec<(String, Option<String>)>,
+    pub params: serde_json::Map<String, Value>,
+    pub script_policy: Option<ScriptPolicy>,
+    pub script_policy_table: Option<toml::Table>,
+    pub tool_calls: bool,
+    pub source: PathBuf,
+    pub format: AgentFormat,
+    pub warnings: Vec<String>,
+}
+
+impl AgentFile {
+    /// Names of every variable the instructions need: declared ones first, then ones only used.
+    pub fn variable_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.variables.iter().map(|(n, _)| n.clone()).collect();
+        for n in template::placeholders(&self.instructions) {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        names
+    }
+
+    /// Fill the instructions from `vars` (later pairs win) and defaults. A needed variable with
+    /// neither is an error naming it; a `--var` nobody uses is only a warning.
+    pub fn resolve(self, vars: &[(String, String)]) -> Result<AgentConfig, AgentError> {
+        let given = |k: &str| vars.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v);
+        let mut values: Vec<(String, String)> = Vec::new();
+        for name in self.variable_names() {
+            let default = self
+                .variables
+                .iter()
+                .find(|(n, _)| *n == name)
+                .and_then(|(_, d)| d.as_ref());
+            match given(&name).or(default) {
+                Some(v) => values.push((name, v.clone())),
+                None => {
+                    return Err(AgentError::MissingVariable {
+                        file: self.source.clone(),
+                        name,
+                    });
+                }
+            }
+        }
+        let mut warnings = self.warnings;
+        let mut unused: Vec<&str> = Vec::new();
+        for (k, _) in vars {
+            if !values.iter().any(|(n, _)| n == k) && !unused.contains(&k.as_str()) {
+                unused.push(k);
+            }
+        }
+        for k in unused {
+            warnings.push(format!(
+                "--var {k}: agent `{}` has no variable `{k}`",
+                self.name
+            ));
+        }
+        let instructions = template::fill(&self.instructions, |k| {
+            values.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        });
+        Ok(AgentConfig {
+            name: self.name,
+            description: self.description,
+            model: self.model,
+            provider: self.provider,
+            skills: self.skills,
+            instructions,
+            params: self.params,
+            script_policy: self.script_policy,
+            script_policy_table: self.script_policy_table,
+            tool_calls: self.tool_calls,
+            source: self.source,
+            format: self.format,
+            variables: values,
+            warnings,
+        })
+    }
+}
+
+/// The keys of skillpipe's own format (and the ones read from an r9s version file).
+pub const AGENT_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "model",
+    "provider",
+    "skills",
+    "instructions",
+    "params",
+    "script_policy",
+    "tool_calls",
+];
+
+/// r9s bookkeeping keys, accepted and ignored in r9s's layout only.
+pub const R9S_BOOKKEEPING_KEYS: &[&str] = &[
+    "id",
+    "version",
+    "content_hash",
+    "parent_version",
+    "created_at",
+    "updated_at",
+    "created_by",
+    "change_reason",
+    "status",
+    "tools",
+    "files",
+    "current_version",
+    "variables",
+];
+
+/// skillpipe's own format. Field names must match [`AGENT_KEYS`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnFile {
+    name: Option<String>,
+    description: Option<String>,
+    model: Option<String>,
+    provider: Option<String>,
+    #[serde(default)]
+    skills: Vec<String>,
+    instructions: Option<Instructions>,
+    #[serde(default)]
+    params: toml::Table,
+    script_policy: Option<ScriptPolicy>,
+    #[serde(default)]
+    tool_calls: bool,
+}
+
+/// A version file in r9s's layout: our keys, unknown ones checked separately (they may be r9s's).
+#[derive(Deserialize)]
+struct R9sVersion {
+    name: Option<String>,
+    description: Option<String>,
+    model: Option<String>,
+    provider: Option<String>,
+    #[serde(default)]
+    skills: Vec<String>,
+    instructions: Option<Instructions>,
+    /// r9s also writes the variable list at the top level.
+    variables: Option<Variables>,
+    #[serde(default)]
+    params: toml::Table,
+    script_policy: Option<ScriptPolicy>,
+    #[serde(default)]
+    tool_calls: bool,
+}
+
+/// `~/.r9s/agents/NAME/agent.toml`: the manifest that points at the current version.
+#[derive(Deserialize)]
+struct R9sManifest {
+    name: Option<String>,
+    description: Option<String>,
+    current_version: Option<String>,
+}
+
+/// Only `[script_policy]`, as a raw table (what the agent set, before defaults).
+#[derive(Deserialize)]
+struct PolicyTableOnly {
+    script_policy: Option<toml::Table>,
+}
+
+/// `instructions = "…"` or `[instructions] value = "…", variables = [...]`.
+enum Instructions {
+    Text(String),
+    Table(InstructionsTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InstructionsTable {
+    value: String,
+    variables: Option<Variables>,
+}
+
+/// `variables = ["lang"]` (each must be given) or `variables = { lang = "Spanish" }` (defaults).
+struct Variables(Vec<(String, Option<String>)>);
+
+impl<'de> Deserialize<'de> for Instructions {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Instructions;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or a table with `value` and optional `variables`")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Instructions, E> {
+                Ok(Instructions::Text(s.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Instructions, A::Error> {
+                InstructionsTable::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(Instructions::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Variables {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Variables;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of names or a table of name = default")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Variables, A::Error> {
+                let mut out = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    out.push((name, None));
+                }
+                Ok(Variables(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Variables, A::Error> {
+                let mut out = Vec::new();
+                while let Some((name, default)) = map.next_entry::<String, String>()? {
+                    out.push((name, Some(default)));
+                }
+                Ok(Variables(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn split_instructions(i: Option<Instructions>) -> (String, Vec<(String, Option<String>)>) {
+    match i {
+        None => (String::new(), Vec::new()),
+        Some(Instructions::Text(s)) => (s, Vec::new()),
+        Some(Instructions::Table(t)) => (t.value, t.variables.map(|v| v.0).unwrap_or_default()),
+    }
+}
+
+fn non_empty(s: Option<String>) -> Option<String> {
+    s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+/// Parse a file in skillpipe's own format. `file` names it in errors; its stem is the default name.
+pub fn parse_skillpipe(src: &str, file: &Path) -> Result<AgentFile, AgentError> {
+    let own: OwnFile = toml::from_str(src).map_err(|e| toml_error(file, src, e))?;
+    let policy_table = policy_table(src, file)?;
+    let (instructions, variables) = split_instructions(own.instructions);
+    Ok(AgentFile {
+        name: non_empty(own.name).unwrap_or_else(|| file_stem(file)),
+        description: own.description.unwrap_or_default(),
+        model: non_empty(own.model),
+        provider: non_empty(own.provider),
+        skills: own.skills,
+        instructions,
+        variables,
+        params: toml_table_to_json(own.params),
+        script_policy: own.script_policy,
+        script_policy_table: policy_table,
+        tool_calls: own.tool_calls,
+        source: file.to_path_buf(),
+        format: AgentFormat::Skillpipe,
+        warnings: Vec::new(),
+    })
+}
+
+/// The version a manifest (`agent.toml` in r9s's layout) points at.
+pub fn r9s_current_version(src: &str, manifest: &Path) -> Result<String, AgentError> {
+    let m: R9sManifest = toml::from_str(src).map_err(|e| toml_error(manifest, src, e))?;
+    non_empty(m.current_version)
+        .ok_or_else(|| AgentError::file(manifest, "missing key `current_version`"))
+}
+
+/// Parse r9s's layout: the manifest (name, description) and the current version file (the rest).
+/// `dir_name` is the agent's folder name, used when the manifest has no name.
+pub fn parse_r9s(
+    manifest_src: &str,
+    manifest: &Path,
+    version_src: &str,
+    version: &Path,
+    dir_name: &str,
+) -> Result<AgentFile, AgentError> {
+    let m: R9sManifest =
+        toml::from_str(manifest_src).map_err(|e| toml_error(manifest, manifest_src, e))?;
+    let v: R9sVersion =
+        toml::from_str(version_src).map_err(|e| toml_error(version, version_src, e))?;
+    let mut warnings = ignored_keys(manifest_src, manifest, &["name", "description"]);
+    warnings.extend(ignored_keys(version_src, version, AGENT_KEYS));
+    let (instructions, mut variables) = split_instructions(v.instructions);
+    if variables.is_empty() {
+        variables = v.variables.map(|v| v.0).unwrap_or_default();
+    }
+    Ok(AgentFile {
+        name: non_empty(m.name)
+            .or(non_empty(v.name))
+            .unwrap_or_else(|| dir_name.to_string()),
+        description: m.description.or(v.description).unwrap_or_default(),
+        model: non_empty(v.model),
+        provider: non_empty(v.provider),
+        skills: v.skills,
+        instructions,
+        variables,
+        params: toml_table_to_json(v.params),
+        script_policy: v.script_policy,
+        script_policy_table: policy_table(version_src, version)?,
+        tool_calls: v.tool_calls,
+        source: version.to_path_buf(),
+        format: AgentFormat::R9s,
+        warnings,
+    })
+}
+
+/// Warnings for top-level keys in an r9s file that are neither ours nor r9s's known bookkeeping.
+fn ignored_keys(src: &str, file: &Path, ours: &[&str]) -> Vec<String> {
+    let Ok(doc) = DeTable::parse(src) else {
+        return Vec::new();
+    };
+    doc.get_ref()
+        .iter()
+        .filter(|(k, _)| {
+            let k = k.get_ref().as_ref();
+            !ours.contains(&k) && !R9S_BOOKKEEPING_KEYS.contains(&k)
+        })
+        .map(|(k, _)| {
+            format!(
+                "{}:{}: ignoring unknown key `{}`",
+                file.display(),
+                line_of(src, k.span().start),
+                k.get_ref()
+            )
+        })
+        .collect()
+}
+
+fn policy_table(src: &str, file: &Path) -> Result<Option<toml::Table>, AgentError> {
+    let p: PolicyTableOnly = toml::from_str(src).map_err(|e| toml_error(file, src, e))?;
+    Ok(p.script_policy)
+}
+
+fn file_stem(file: &Path) -> String {
+    file.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// TOML values as JSON request parameters. Datetimes become strings; NaN/inf become null.
+pub fn toml_to_json(v: toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::String(s),
+        toml::Value::Integer(i) => Value::from(i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        toml::Value::Boolean(b) => Value::Bool(b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => Value::Object(toml_table_to_json(t)),
+    }
+}
+
+fn toml_table_to_json(t: toml::Table) -> serde_json::Map<String, Value> {
+    t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect()
+}
+
+/// 1-based line of a byte offset.
+pub(crate) fn line_of(src: &str, offset: usize) -> usize {
+    let end = offset.min(src.len());
+    src.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Turn a toml/serde error into one naming file, line and key, in skillpipe's words.
+fn toml_error(file: &Path, src: &str, err: toml::de::Error) -> AgentError {
+    let raw = err.message().trim().replace('\n', "; ");
+    let Some(span) = err.span() else {
+        return AgentError::file(file, raw);
+    };
+    let path = DeTable::parse(src)
+        .map(|doc| {
+            let mut path = Vec::new();
+            table_path(doc.get_ref(), span.start, &mut path);
+            path
+        })
+        .unwrap_or_default();
+    let message = describe(&raw, &path);
+    AgentError::At {
+        file: file.to_path_buf(),
+        line: line_of(src, span.start),
+        key: (!path.is_empty()).then(|| path.join(".")),
+        message,
+    }
+}
+
+/// Reword serde's messages: "field" → "key", "sequence" → "array", and say which key or table.
+fn describe(raw: &str, path: &[String]) -> String {
+    let table = |p: &[String]| {
+        if p.is_empty() {
+            String::new()
+        } else {
+            format!(" in [{}]", p.join("."))
+        }
+    };
+    if let Some(rest) = raw.strip_prefix("unknown field `") {
+        let (key, tail) = rest.split_once('`').unwrap_or((rest, ""));
+        // The error points at the unknown key itself, so the path ends with it.
+        let parent = match path.last() {
+            Some(last) if last == key => &path[..path.len() - 1],
+            _ => path,
+        };
+        let expected = tail
+            .trim_start_matches(", ")
+            .strip_prefix("expected ")
+            .map(|e| {
+                e.trim_start_matches("one of ")
+                    .replace("` or `", ", ")
+                    .replace('`', "")
+            });
+        return match expected {
+            Some(list) => format!(
+                "unknown key `{key}`{} (expected one of {list})",
+                table(parent)
+            ),
+            None => format!("unknown key `{key}`{}", table(parent)),
+        };
+    }
+    if let Some(rest) = raw.strip_prefix("missing field `") {
+        let key = rest.split_once('`').map(|(k, _)| k).unwrap_or(rest);
+        return format!("missing key `{key}`{}", table(path));
+    }
+    let msg = raw
+        .replace("a sequence", "an array")
+        .replace("a map", "a table");
+    if path.is_empty() {
+        msg
+    } else {
+        format!("key `{}`: {msg}", path.join("."))
+    }
+}
+
+fn covers(span: &std::ops::Range<usize>, pos: usize) -> bool {
+    span.start <= pos && pos < span.end.max(span.start + 1)
+}
+
+/// The key path (outermost first) of the key or value at byte offset `pos`. Header tables
+/// (`[script_policy]`) span only their header line, so children are searched even when the
+/// table's own span does not cover `pos`.
+fn table_path(table: &DeTable, pos: usize, path: &mut Vec<String>) -> bool {
+    for (k, v) in table.iter() {
+        path.push(k.get_ref().to_string());
+        if covers(&k.span(), pos) || value_path(v.get_ref(), pos, path) || covers(&v.span(), pos) {
+            return true;
+        }
+        path.pop();
+    }
+    false
+}
+
+fn value_path(v: &DeValue, pos: usize, path: &mut Vec<String>) -> bool {
+    match v {
+        DeValue::Table(t) => table_path(t, pos, path),
+        DeValue::Array(a) => a
+            .iter()
+            .any(|item| value_path(item.get_ref(), pos, path) || covers(&item.span(), pos)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn own(src: &str) -> Result<AgentFile, AgentError> {
+        parse_skillpipe(src, Path::new("agents/x.toml"))
+    }
+
+    fn err(src: &str) -> String {
+        own(src).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn full_file() {
+        let a = own(r#"
+name = "vocab-tutor"
+description = "Tutor"
+model = "openai:gpt-4o-mini"
+provider = "openai"
+skills = ["say", "lookup"]
+instructions = "You teach {{lang}}."
+tool_calls = true
+[params]
+temperature = 0.3
+max_tokens = 200
+stop = ["END"]
+[script_policy]
+allow_scripts = true
+allowed_commands = ["say", "scripts/*"]
+"#)
+        .unwrap();
+        assert_eq!(a.name, "vocab-tutor");
+        assert_eq!(a.model.as_deref(), Some("openai:gpt-4o-mini"));
+        assert_eq!(a.skills, vec!["say", "lookup"]);
+        assert!(a.tool_calls);
+        assert_eq!(
+            Value::Object(a.params.clone()),
+            serde_json::json!({"temperature": 0.3, "max_tokens": 200, "stop": ["END"]})
+        );
+        let p = a.script_policy.clone().unwrap();
+        assert!(p.allow_scripts);
+        assert_eq!(p.allowed_commands, vec!["say", "scripts/*"]);
+        assert_eq!(p.timeout_seconds, 30, "defaults fill the rest");
+        let t = a.script_policy_table.clone().unwrap();
+        assert_eq!(t.len(), 2, "raw table holds only what was written");
+        let c = a.resolve(&[("lang".into(), "Spanish".into())]).unwrap();
+        assert_eq!(c.instructions, "You teach Spanish.");
+        assert_eq!(c.variables, vec![("lang".into(), "Spanish".into())]);
+        assert!(c.warnings.is_empty());
+    }
+
+    #[test]
+    fn name_defaults_to_file_stem() {
+        let a = own("instructions = 'hi'").unwrap();
+        assert_eq!(a.name, "x");
+        assert_eq!(a.description, "");
+        assert!(a.script_policy.is_none());
+    }
+
+    #[test]
+    fn unknown_key_has_line_and_expected_list() {
+        let e = err("name = \"x\"\n\nmodle = \"m\"\n");
+        assert!(
+            e.starts_with(
+                "agents/x.toml:3: unknown key `modle` (expected one of name, description, model,"
+            ),
+            "{e}"
+        );
+        match own("name = \"x\"\nmodle = 1").unwrap_err() {
+            AgentError::At { line, key, .. } => {
+                assert_eq!(line, 2);
+                assert_eq!(key.as_deref(), Some("modle"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_type_names_key_and_line() {
+        let e = err("name = \"x\"\nskills = \"say\"\n");
+        assert_eq!(
+            e,
+            "agents/x.toml:2: key `skills`: invalid type: string \"say\", expected an array"
+        );
+        let e = err("model = 3\n");
+        assert_eq!(
+            e,
+            "agents/x.toml:1: key `model`: invalid type: integer `3`, expected a string"
+        );
+    }
+
+    #[test]
+    fn bad_policy_key_and_value() {
+        let e = err("name = 'x'\n[script_policy]\nallow_scripts = true\nallow_scriptz = true\n");
+        assert!(
+            e.starts_with(
+                "agents/x.toml:4: unknown key `allow_scriptz` in [script_policy] (expected one of allow_scripts,"
+            ),
+            "{e}"
+        );
+        let e = err("[script_policy]\nsandbox = \"maybe\"\n");
+        assert!(
+            e.starts_with("agents/x.toml:2: key `script_policy.sandbox`: unknown variant `maybe`"),
+            "{e}"
+        );
+        let e = err("[script_policy]\n\ntimeout_seconds = \"10\"\n");
+        assert!(
+            e.starts_with("agents/x.toml:3: key `script_policy.timeout_seconds`: invalid type"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn syntax_error_has_line() {
+        let e = err("name = \"x\"\ndescription = \n");
+        assert!(e.starts_with("agents/x.toml:2: "), "{e}");
+    }
+
+    #[test]
+    fn instructions_table_with_variables() {
+        let a = own(
+            "[instructions]\nvalue = '''\nTeach {{lang}} at {{level}} level.'''\nvariables = [\"lang\", \"level\", \"extra\"]\n",
+        )
+        .unwrap();
+        assert_eq!(a.variable_names(), vec!["lang", "level", "extra"]);
+        let e = a
+            .clone()
+            .resolve(&[
+                ("lang".into(), "Spanish".into()),
+                ("level".into(), "A1".into()),
+            ])
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "agents/x.toml: missing variable `extra`: pass --var extra=VALUE"
+        );
+        let c = a
+            .resolve(&[
+                ("lang".into(), "Spanish".into()),
+                ("level".into(), "A1".into()),
+                ("extra".into(), "".into()),
+                ("lang".into(), "French".into()),
+                ("unused".into(), "1".into()),
+            ])
+            .unwrap();
+        assert_eq!(c.instructions, "Teach French at A1 level.");
+        assert_eq!(
+            c.warnings,
+            vec!["--var unused: agent `x` has no variable `unused`"]
+        );
+    }
+
+    #[test]
+    fn variable_defaults() {
+        let a =
+            own("[instructions]\nvalue = 'A {{lang}} tutor'\nvariables = { lang = \"Spanish\" }\n")
+                .unwrap();
+        assert_eq!(
+            a.clone().resolve(&[]).unwrap().instructions,
+            "A Spanish tutor"
+        );
+        assert_eq!(
+            a.resolve(&[("lang".into(), "German".into())])
+                .unwrap()
+                .instructions,
+            "A German tutor"
+        );
+    }
+
+    #[test]
+    fn used_but_undeclared_variable_is_missing() {
+        let e = own("instructions = 'A {{lang}} tutor'")
+            .unwrap()
+            .resolve(&[])
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "agents/x.toml: missing variable `lang`: pass --var lang=VALUE"
+        );
+    }
+
+    #[test]
+    fn instructions_table_errors() {
+        let e = err("[instructions]\nvalue = 'x'\nvars = []\n");
+        assert!(
+            e.starts_with("agents/x.toml:3: unknown key `vars` in [instructions] (expected one of value, variables)"),
+            "{e}"
+        );
+        let e = err("[instructions]\nvariables = []\n");
+        assert!(e.contains("missing key `value` in [instructions]"), "{e}");
+        let e = err("instructions = 5\n");
+        assert!(
+            e.contains(
+                "key `instructions`: invalid type: integer `5`, expected a string or a table"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn own_format_rejects_r9s_bookkeeping() {
+        let e = err("name = 'x'\ncontent_hash = 'sha256:1'\n");
+        assert!(
+            e.starts_with("agents/x.toml:2: unknown key `content_hash`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn r9s_layout_accepts_bookkeeping() {
+        let manifest = "id = \"agt_1\"\nname = \"support\"\ndescription = \"Support agent\"\ncurrent_version = \"1.0.1\"\ncreated_at = \"2025-01-01T00:00:00+00:00\"\nupdated_at = \"2025-01-02T00:00:00+00:00\"\n";
+        let version = r#"version = "1.0.1"
+content_hash = "sha256:abc"
+parent_version = "1.0.0"
+created_at = "2025-01-02T00:00:00+00:00"
+created_by = "me"
+change_reason = "clarity"
+status = "draft"
+model = "gpt-5-mini"
+provider = "r9s"
+mystery = 1
+
+[params]
+temperature = 0.2
+
+[instructions]
+value = '''
+You support {{company}}.'''
+variables = ["company"]
+
+[[tools]]
+type = "function"
+"#;
+        let a = parse_r9s(
+            manifest,
+            Path::new("r9s/support/agent.toml"),
+            version,
+            Path::new("r9s/support/versions/1.0.1.toml"),
+            "support",
+        )
+        .unwrap();
+        assert_eq!(a.name, "support");
+        assert_eq!(a.description, "Support agent");
+        assert_eq!(a.model.as_deref(), Some("gpt-5-mini"));
+        assert_eq!(a.format, AgentFormat::R9s);
+        assert_eq!(
+            a.warnings,
+            vec!["r9s/support/versions/1.0.1.toml:10: ignoring unknown key `mystery`"]
+        );
+        let c = a.resolve(&[("company".into(), "Acme".into())]).unwrap();
+        assert_eq!(c.instructions, "You support Acme.");
+        assert_eq!(c.params["temperature"], serde_json::json!(0.2));
+    }
+
+    #[test]
+    fn r9s_layout_still_checks_our_keys() {
+        let e = parse_r9s(
+            "current_version = '1.0.0'",
+            Path::new("m/agent.toml"),
+            "status = 'draft'\n[script_policy]\nallow = true\n",
+            Path::new("m/versions/1.0.0.toml"),
+            "m",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("m/versions/1.0.0.toml:3: unknown key `allow` in [script_policy]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn r9s_manifest_needs_current_version() {
+        let e = r9s_current_version("name = 'x'", Path::new("m/agent.toml")).unwrap_err();
+        assert_eq!(e.to_string(), "m/agent.toml: missing key `current_version`");
+        assert_eq!(
+            r9s_current_version("current_version = '2.0.0'", Path::new("m")).unwrap(),
+            "2.0.0"
+        );
+    }
+
+    #[test]
+    fn line_of_counts_newlines() {
+        assert_eq!(line_of("a\nb\nc", 0), 1);
+        assert_eq!(line_of("a\nb\nc", 2), 2);
+        assert_eq!(line_of("a\nb\nc", 99), 3);
+    }
+}

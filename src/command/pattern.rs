@@ -1,0 +1,608 @@
+//! Command patterns (DESIGN §2) and what they are matched against.
+//!
+//! A pattern is written like a command and split with the same word rules as a directive body.
+//! Its first word picks the kind:
+//! - `*` alone: everything.
+//! - `scripts/GLOB`: a skill script of any skill, GLOB matched on the script's path relative
+//!   to its skill directory (`scripts/*` also covers nested `scripts/sub/x.py`).
+//! - `SKILL/scripts/GLOB`: the same, for that one skill. `SKILL:GLOB`: that skill's scripts by
+//!   id (file stem).
+//! - a word containing `/` otherwise: one program by path. It matches only a command whose
+//!   argv[0] is byte-for-byte that path. Wildcards are refused here (escaped ones are literal),
+//!   so no path pattern can quietly cover a whole directory.
+//! - a bare word: a program looked up on PATH; the word is a glob but only ever matches a bare
+//!   argv[0], so `touch` (or `t*`) never lets `/usr/bin/touch` or `./touch` through.
+//!
+//! Further pattern words are a word-wise prefix of the arguments, each a glob: `git status`
+//! matches `git status --short` but not `git push`. Globs in argument words match any text,
+//! `/` included (`cat *.txt` also matches `cat ../secret.txt`): use them with care.
+//!
+//! Allow matching is exact and case-sensitive. Deny matching ([`Pattern::denies`]) is wider on
+//! purpose, since a deny that can be dodged is worse than one that over-reaches: a bare deny word
+//! also matches the last component of a path argv[0] (deny `rm` blocks `/bin/rm` and `./rm`),
+//! the program word ignores ASCII case (case-insensitive file systems would run `RM`), and path
+//! deny patterns compare with `//` and `/./` collapsed.
+
+use super::argv::{InvalidBody, parse_argv};
+use super::glob::{self, Glob};
+use std::fmt;
+
+/// What a command resolved to, for matching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target<'a> {
+    /// A resolved skill script: skill name and path relative to the skill dir, e.g. "scripts/lookup.py".
+    Script {
+        skill: &'a str,
+        rel_path: &'a str,
+        args: &'a [String],
+    },
+    /// A system command: argv[0] exactly as written (bare name or a path) and the rest.
+    System {
+        program: &'a str,
+        args: &'a [String],
+    },
+}
+
+/// How argv[0] of a directive is to be resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Argv0Kind {
+    /// `scripts/...`, `SKILL/scripts/...` or `SKILL:id`: a skill script.
+    ScriptRef,
+    /// Contains `/` otherwise: a program by path.
+    Path,
+    /// A plain name, looked up on PATH.
+    Bare,
+}
+
+/// `SKILL` in `SKILL/scripts/x` and `SKILL:x`: a-z, 0-9 and `-`.
+fn is_skill_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// Classify argv[0] (or a pattern's first word).
+pub fn classify(argv0: &str) -> Argv0Kind {
+    if script_ref(argv0).is_some() {
+        Argv0Kind::ScriptRef
+    } else if argv0.contains('/') {
+        Argv0Kind::Path
+    } else {
+        Argv0Kind::Bare
+    }
+}
+
+/// The parts of a script reference.
+#[derive(Debug, PartialEq, Eq)]
+enum ScriptRef<'a> {
+    /// `scripts/...` or `SKILL/scripts/...`: the skill, if named, and the `scripts/...` path.
+    Path {
+        skill: Option<&'a str>,
+        rel_path: &'a str,
+    },
+    /// `SKILL:id`.
+    Id { skill: &'a str, id: &'a str },
+}
+
+fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
+    if word.strip_prefix("scripts/").is_some_and(|r| !r.is_empty()) {
+        return Some(ScriptRef::Path {
+            skill: None,
+            rel_path: word,
+        });
+    }
+    if let Some((skill, rest)) = word.split_once('/')
+        && is_skill_name(skill)
+        && rest.strip_prefix("scripts/").is_some_and(|r| !r.is_empty())
+    {
+        return Some(ScriptRef::Path {
+            skill: Some(skill),
+            rel_path: rest,
+        });
+    }
+    if let Some((skill, id)) = word.split_once(':')
+        && is_skill_name(skill)
+        && !id.is_empty()
+        && !id.contains('/')
+    {
+        return Some(ScriptRef::Id { skill, id });
+    }
+    None
+}
+
+/// A pattern that could not be parsed; names the pattern and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatternError {
+    pub pattern: String,
+    pub reason: String,
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid pattern `{}`: {}",
+            escape_controls(&self.pattern),
+            self.reason
+        )
+    }
+}
+
+impl std::error::Error for PatternError {}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    All,
+    ScriptPath { skill: Option<String>, path: Glob },
+    ScriptId { skill: String, id: Glob },
+    Bare(Glob),
+    Path(String),
+}
+
+/// A parsed command pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    text: String,
+    kind: Kind,
+    args: Vec<Glob>,
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Pattern {
+    pub fn parse(text: &str) -> Result<Pattern, PatternError> {
+        let err = |reason: String| PatternError {
+            pattern: text.to_string(),
+            reason,
+        };
+        let words = parse_argv(text).map_err(|e: InvalidBody| err(e.to_string()))?;
+        let glob = |w: &str| Glob::parse(w).map_err(|e| err(e.to_string()));
+        let args = words[1..]
+            .iter()
+            .map(|w| glob(w))
+            .collect::<Result<Vec<_>, _>>()?;
+        let first = words[0].as_str();
+        let kind = if first == "*" && words.len() == 1 {
+            Kind::All
+        } else {
+            match script_ref(first) {
+                Some(ScriptRef::Path { skill, rel_path }) => Kind::ScriptPath {
+                    skill: skill.map(str::to_string),
+                    path: glob(rel_path)?,
+                },
+                Some(ScriptRef::Id { skill, id }) => Kind::ScriptId {
+                    skill: skill.to_string(),
+                    id: glob(id)?,
+                },
+                None if first.contains('/') => match glob(first)?.literal() {
+                    Some(path) => Kind::Path(path),
+                    None => {
+                        return Err(err(format!(
+                            "wildcards are not allowed in a path (`{first}`): a path pattern matches only that exact path"
+                        )));
+                    }
+                },
+                None => Kind::Bare(glob(first)?),
+            }
+        };
+        Ok(Pattern {
+            text: text.to_string(),
+            kind,
+            args,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Allow semantics: exact, case-sensitive.
+    pub fn matches(&self, target: &Target) -> bool {
+        self.matches_with(target, false)
+    }
+
+    /// Deny semantics: like [`Pattern::matches`], but wider (see the module docs).
+    pub fn denies(&self, target: &Target) -> bool {
+        self.matches_with(target, true)
+    }
+
+    fn matches_with(&self, target: &Target, broad: bool) -> bool {
+        let (head, args) = match (&self.kind, target) {
+            (Kind::All, _) => return true,
+            (
+                Kind::ScriptPath { skill, path },
+                Target::Script {
+                    skill: s,
+                    rel_path,
+                    args,
+                },
+            ) => (
+                skill.as_deref().is_none_or(|k| k == *s) && path.matches(rel_path, false),
+                args,
+            ),
+            (
+                Kind::ScriptId { skill, id },
+                Target::Script {
+                    skill: s,
+                    rel_path,
+                    args,
+                },
+            ) => (
+                skill == s
+                    && rel_path.starts_with("scripts/")
+                    && id.matches(file_stem(rel_path), false),
+                args,
+            ),
+            (Kind::Bare(name), Target::System { program, args }) => {
+                let ok = if !program.contains('/') {
+                    name.matches(program, broad)
+                } else if broad {
+                    let base = program.rsplit('/').next().unwrap_or(program);
+                    !base.is_empty() && name.matches(base, true)
+                } else {
+                    false
+                };
+                (ok, args)
+            }
+            (Kind::Path(path), Target::System { program, args }) => {
+                let ok = if broad {
+                    normalize(path) == normalize(program)
+                } else {
+                    path == program
+                };
+                (ok, args)
+            }
+            _ => return false,
+        };
+        head && self.args.len() <= args.len()
+            && self
+                .args
+                .iter()
+                .zip(args.iter())
+                .all(|(g, a)| g.matches(a, false))
+    }
+}
+
+/// The file name without its last extension: the script id.
+fn file_stem(rel_path: &str) -> &str {
+    let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+    match name.rfind('.') {
+        Some(i) if i > 0 => &name[..i],
+        _ => name,
+    }
+}
+
+/// `a//b/./c` → `a/b/c`; keeps whether the path is absolute and any `..`.
+fn normalize(path: &str) -> (bool, Vec<&str>) {
+    (
+        path.starts_with('/'),
+        path.split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect(),
+    )
+}
+
+/// Control characters as escapes (`\n`), so text shown in a one-line message stays one line.
+pub fn escape_controls(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+/// Quote a word so the directive/pattern word rules read it back unchanged.
+pub fn quote_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:@%+,".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// Cap on the shown command in a reason, so reasons stay one readable line.
+const DISPLAY_MAX_CHARS: usize = 200;
+
+impl Target<'_> {
+    /// The command as one line of text: words quoted, control characters escaped, long
+    /// commands cut with `…`.
+    pub fn display(&self) -> String {
+        let (head, args) = match self {
+            Target::Script {
+                skill,
+                rel_path,
+                args,
+            } => (format!("{skill}/{rel_path}"), *args),
+            Target::System { program, args } => (program.to_string(), *args),
+        };
+        let words: Vec<String> = std::iter::once(head.as_str())
+            .chain(args.iter().map(String::as_str))
+            .map(|w| escape_controls(&quote_word(w)))
+            .collect();
+        let line = words.join(" ");
+        if line.chars().count() > DISPLAY_MAX_CHARS {
+            let cut: String = line.chars().take(DISPLAY_MAX_CHARS - 1).collect();
+            format!("{cut}…")
+        } else {
+            line
+        }
+    }
+
+    /// The narrowest pattern text that allows this program (any arguments): the bare name, the
+    /// exact path, or `SKILL/scripts/...`. Parsing it back gives a pattern that matches `self`.
+    pub fn suggest_pattern(&self) -> String {
+        let word = match self {
+            Target::Script {
+                skill, rel_path, ..
+            } if is_skill_name(skill) => format!("{skill}/{rel_path}"),
+            Target::Script { rel_path, .. } => rel_path.to_string(),
+            Target::System { program, .. } => program.to_string(),
+        };
+        quote_word(&glob::escape(&word))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &[&str]) -> Vec<String> {
+        s.iter().map(|w| w.to_string()).collect()
+    }
+
+    fn sys_matches(pattern: &str, program: &str, args: &[&str]) -> bool {
+        let args = words(args);
+        Pattern::parse(pattern).unwrap().matches(&Target::System {
+            program,
+            args: &args,
+        })
+    }
+
+    fn script_matches(pattern: &str, skill: &str, rel_path: &str) -> bool {
+        Pattern::parse(pattern).unwrap().matches(&Target::Script {
+            skill,
+            rel_path,
+            args: &[],
+        })
+    }
+
+    #[test]
+    fn classify_argv0() {
+        use Argv0Kind::*;
+        for (w, k) in [
+            ("scripts/x.py", ScriptRef),
+            ("scripts/sub/x.py", ScriptRef),
+            ("say/scripts/x.sh", ScriptRef),
+            ("my-skill2/scripts/x", ScriptRef),
+            ("say:speak", ScriptRef),
+            ("scripts/", Path),
+            ("Say/scripts/x", Path),
+            ("a_b/scripts/x", Path),
+            ("say:", Bare),
+            ("say:a/b", Path),
+            ("./scripts/x.py", Path),
+            ("/usr/bin/touch", Path),
+            ("../touch", Path),
+            ("bin/x", Path),
+            ("echo", Bare),
+            ("git", Bare),
+        ] {
+            assert_eq!(classify(w), k, "{w}");
+        }
+    }
+
+    #[test]
+    fn bare_program_with_argument_prefix() {
+        assert!(sys_matches("say", "say", &[]));
+        assert!(sys_matches("say", "say", &["hello", "world"]));
+        assert!(sys_matches("git status", "git", &["status"]));
+        assert!(sys_matches("git status", "git", &["status", "--short"]));
+        assert!(!sys_matches("git status", "git", &["push"]));
+        assert!(!sys_matches("git status", "git", &[]));
+        assert!(!sys_matches("git status", "git", &["statusx"]));
+        assert!(sys_matches("git log -*", "git", &["log", "-5", "x"]));
+        assert!(sys_matches(
+            "git commit -m *",
+            "git",
+            &["commit", "-m", "fix a/b"]
+        ));
+        assert!(sys_matches("py*", "python3", &[]));
+        assert!(sys_matches("printf {x}", "printf", &["{x}"]));
+        assert!(!sys_matches("printf {x}", "printf", &["x"]));
+    }
+
+    #[test]
+    fn bare_never_matches_a_path_or_lookalike() {
+        for program in [
+            "/usr/bin/touch",
+            "./touch",
+            "../touch",
+            "bin/touch",
+            "TOUCH",
+            "t\u{43e}uch",  // Cyrillic о
+            "\u{ff54}ouch", // fullwidth t
+            "touch ",
+        ] {
+            assert!(!sys_matches("touch", program, &["x"]), "{program:?}");
+        }
+        assert!(!sys_matches("t*", "/usr/bin/touch", &[]));
+        assert!(!sys_matches("echo", "e*o", &["hi"]));
+    }
+
+    #[test]
+    fn path_patterns_are_exact() {
+        assert!(sys_matches("/usr/bin/touch", "/usr/bin/touch", &["x"]));
+        assert!(!sys_matches("/usr/bin/touch", "touch", &["x"]));
+        assert!(!sys_matches("/usr/bin/touch", "/usr/bin//touch", &[]));
+        assert!(!sys_matches("./x", "x", &[]));
+        assert!(sys_matches("./x", "./x", &[]));
+        let e = Pattern::parse("/usr/bin/*").unwrap_err();
+        assert!(e.to_string().contains("wildcards are not allowed"), "{e}");
+        assert!(sys_matches("'/opt/a\\*b'", "/opt/a*b", &[]));
+    }
+
+    #[test]
+    fn star_alone_is_everything() {
+        assert!(sys_matches("*", "anything", &["at", "all"]));
+        assert!(sys_matches("*", "/usr/bin/touch", &[]));
+        assert!(script_matches("*", "evil", "scripts/x.py"));
+        // `*` followed by words is a bare-name glob, not "everything".
+        assert!(sys_matches("* --help", "ls", &["--help"]));
+        assert!(!sys_matches("* --help", "/bin/ls", &["--help"]));
+        assert!(!script_matches("* --help", "evil", "scripts/x.py"));
+    }
+
+    #[test]
+    fn script_patterns() {
+        assert!(script_matches("scripts/*", "any", "scripts/x.py"));
+        assert!(script_matches("scripts/*", "any", "scripts/sub/x.py"));
+        assert!(script_matches("scripts/*.py", "any", "scripts/x.py"));
+        assert!(!script_matches("scripts/*.py", "any", "scripts/x.sh"));
+        assert!(script_matches("good/scripts/*", "good", "scripts/x.py"));
+        assert!(!script_matches("good/scripts/*", "evil", "scripts/x.py"));
+        assert!(!script_matches("good/scripts/*", "goodx", "scripts/x.py"));
+        assert!(script_matches("say:speak", "say", "scripts/speak.sh"));
+        assert!(script_matches("say:*", "say", "scripts/sub/a.b.py"));
+        assert!(!script_matches("say:speak", "say", "scripts/speaker.sh"));
+        assert!(!script_matches("say:speak", "other", "scripts/speak.sh"));
+        // Script patterns never match system commands, and vice versa.
+        assert!(!sys_matches("scripts/*", "scripts/x.py", &[]));
+        assert!(!script_matches("say", "say", "scripts/say.sh"));
+        let args = words(&["--fast", "x"]);
+        let p = Pattern::parse("scripts/lookup.py --fast").unwrap();
+        let target = |args| Target::Script {
+            skill: "s",
+            rel_path: "scripts/lookup.py",
+            args,
+        };
+        assert!(p.matches(&target(&args)));
+        assert!(!p.matches(&target(&[])));
+    }
+
+    #[test]
+    fn deny_matching_is_wider() {
+        let rm = Pattern::parse("rm").unwrap();
+        let none: Vec<String> = vec![];
+        for program in ["rm", "/bin/rm", "./rm", "RM", "/usr/bin/Rm"] {
+            let t = Target::System {
+                program,
+                args: &none,
+            };
+            assert!(rm.denies(&t), "{program}");
+        }
+        let t = Target::System {
+            program: "/bin/",
+            args: &none,
+        };
+        assert!(!rm.denies(&t));
+        let p = Pattern::parse("/usr/bin/rm").unwrap();
+        let t = Target::System {
+            program: "/usr//bin/./rm",
+            args: &none,
+        };
+        assert!(p.denies(&t) && !p.matches(&t));
+        // Arguments stay exact: `git push` is not `git PUSH` to git.
+        let p = Pattern::parse("git push").unwrap();
+        let args = words(&["PUSH"]);
+        assert!(!p.denies(&Target::System {
+            program: "git",
+            args: &args
+        }));
+    }
+
+    #[test]
+    fn pattern_errors_name_the_pattern() {
+        let e = Pattern::parse("a\nb").unwrap_err();
+        assert!(!e.to_string().contains('\n'), "{e}");
+        for bad in ["", "echo; rm", "git $x", "ls [abc", "'unterminated"] {
+            let e = Pattern::parse(bad).unwrap_err();
+            assert_eq!(e.pattern, bad);
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("invalid pattern `{bad}`"))
+            );
+        }
+    }
+
+    #[test]
+    fn display_is_one_quoted_line() {
+        let args = words(&["a b", "it's", "x\ny"]);
+        let t = Target::System {
+            program: "echo",
+            args: &args,
+        };
+        assert_eq!(t.display(), r"echo 'a b' 'it'\''s' 'x\ny'");
+        let long = words(&["x".repeat(500).as_str()]);
+        let t = Target::System {
+            program: "echo",
+            args: &long,
+        };
+        assert_eq!(t.display().chars().count(), DISPLAY_MAX_CHARS);
+        assert!(t.display().ends_with('…'));
+        let t = Target::Script {
+            skill: "say",
+            rel_path: "scripts/x.py",
+            args: &[],
+        };
+        assert_eq!(t.display(), "say/scripts/x.py");
+    }
+
+    #[test]
+    fn suggested_pattern_round_trips() {
+        let none: Vec<String> = vec![];
+        let targets = [
+            Target::System {
+                program: "say",
+                args: &none,
+            },
+            Target::System {
+                program: "e*o",
+                args: &none,
+            },
+            Target::System {
+                program: "/opt/my tool/it's",
+                args: &none,
+            },
+            Target::System {
+                program: "./x[1]",
+                args: &none,
+            },
+            Target::Script {
+                skill: "say",
+                rel_path: "scripts/speak.sh",
+                args: &none,
+            },
+            Target::Script {
+                skill: "Odd_Name",
+                rel_path: "scripts/a b?.py",
+                args: &none,
+            },
+        ];
+        for t in targets {
+            let text = t.suggest_pattern();
+            let p = Pattern::parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!(p.matches(&t), "{text} should match {t:?}");
+        }
+        let say = Target::System {
+            program: "say",
+            args: &none,
+        };
+        assert_eq!(say.suggest_pattern(), "say");
+        // Escaped: allowing the program literally named `e*o` must not allow `echo`.
+        let p = Pattern::parse(&targets[1].suggest_pattern()).unwrap();
+        assert!(!p.matches(&Target::System {
+            program: "echo",
+            args: &none
+        }));
+    }
+}

@@ -1,0 +1,306 @@
+//! The allow/deny decision for one resolved command (DESIGN §2). Pure.
+//!
+//! Order: master switch, then denied patterns (which win), then allowed patterns; anything not
+//! allowed is denied. Patterns are normally checked by [`ScriptPolicy::validate`] first; if one
+//! still fails to parse here, a bad deny pattern denies everything (we cannot tell what it was
+//! meant to block) and a bad allow pattern allows nothing.
+
+use super::ScriptPolicy;
+use crate::command::{Pattern, Target, escape_controls};
+
+/// The policy's answer. A `Deny` reason is one line, meant for stderr, the audit log and the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    Deny(String),
+}
+
+impl Decision {
+    pub fn is_allowed(&self) -> bool {
+        matches!(self, Decision::Allow)
+    }
+}
+
+pub const SCRIPTS_NOT_ALLOWED: &str =
+    "scripts are not allowed (pass --allow-scripts or set allow_scripts)";
+
+pub fn decide(policy: &ScriptPolicy, target: &Target) -> Decision {
+    if !policy.allow_scripts {
+        return Decision::Deny(SCRIPTS_NOT_ALLOWED.to_string());
+    }
+    let shown = target.display();
+    for text in &policy.denied_commands {
+        match Pattern::parse(text) {
+            Ok(p) if p.denies(target) => {
+                let text = escape_controls(text);
+                return Decision::Deny(format!("`{shown}` matches denied pattern `{text}`"));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Decision::Deny(format!("denied_commands holds an {e}, so nothing may run"));
+            }
+        }
+    }
+    let allowed = policy
+        .allowed_commands
+        .iter()
+        .filter_map(|text| Pattern::parse(text).ok())
+        .any(|p| p.matches(target));
+    if allowed {
+        return Decision::Allow;
+    }
+    let hint = target.suggest_pattern().replace('\'', "'\\''");
+    Decision::Deny(format!(
+        "`{shown}` is not in allowed_commands (allow it with --allow '{hint}')"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::parse_argv;
+
+    fn policy(allowed: &[&str], denied: &[&str]) -> ScriptPolicy {
+        ScriptPolicy {
+            allow_scripts: true,
+            allowed_commands: allowed.iter().map(|s| s.to_string()).collect(),
+            denied_commands: denied.iter().map(|s| s.to_string()).collect(),
+            ..ScriptPolicy::default()
+        }
+    }
+
+    /// Decide a directive body the way the dispatcher will: parse, classify, match.
+    /// `Err` = invalid body. Skill scripts are resolved as if they exist in `skill`.
+    fn run(policy: &ScriptPolicy, skill: &str, body: &str) -> Result<Decision, String> {
+        let argv = parse_argv(body).map_err(|e| e.to_string())?;
+        let (first, args) = argv.split_first().unwrap();
+        let target = match crate::command::classify(first) {
+            crate::command::Argv0Kind::ScriptRef => {
+                let rel = first.split_once("scripts/").map(|(_, r)| r).unwrap();
+                let rel_path = format!("scripts/{rel}");
+                return Ok(decide(
+                    policy,
+                    &Target::Script {
+                        skill,
+                        rel_path: &rel_path,
+                        args,
+                    },
+                ));
+            }
+            _ => Target::System {
+                program: first,
+                args,
+            },
+        };
+        Ok(decide(policy, &target))
+    }
+
+    /// Every hostile body is either invalid or denied — never allowed — under a policy that
+    /// allows the innocent-looking commands they try to smuggle past.
+    #[test]
+    fn hostile_bodies_never_run() {
+        let p = policy(
+            &[
+                "echo",
+                "true",
+                "a",
+                "cat",
+                "touch",
+                "git status",
+                "good/scripts/*",
+                "say",
+            ],
+            &[],
+        );
+        let cases: &[(&str, &str)] = &[
+            ("echo hi; touch x", "invalid"),
+            ("echo $(id)", "invalid"),
+            ("echo ${IFS}x", "invalid"),
+            ("echo `id`", "invalid"),
+            ("echo \"$(id)\"", "invalid"),
+            ("echo \"`id`\"", "invalid"),
+            ("true && touch x", "invalid"),
+            ("a || b", "invalid"),
+            ("echo|sh", "invalid"),
+            ("echo > f", "invalid"),
+            ("echo >> f", "invalid"),
+            ("cat < /etc/passwd", "invalid"),
+            ("echo hi\ntouch x", "invalid"),
+            ("echo a & touch b", "invalid"),
+            ("echo $HOME", "invalid"),
+            ("echo 'a'\"$HOME\"", "invalid"),
+            ("(touch x)", "invalid"),
+            ("echo #; touch x", "invalid"),
+            ("cat ~/.ssh/id_rsa", "invalid"),
+            ("PATH=/tmp echo", "invalid"),
+            ("echo hi\0", "invalid"),
+            ("\0echo", "invalid"),
+            ("echo a\rtouch x", "invalid"),
+            ("echo \u{202E}x", "invalid"),
+            ("echo 'unterminated", "invalid"),
+            ("/usr/bin/touch x", "denied"),
+            ("./touch x", "denied"),
+            ("../touch x", "denied"),
+            ("bin/touch x", "denied"),
+            ("e*o hi", "denied"),
+            ("'e*o' hi", "denied"),
+            ("ECHO hi", "denied"),
+            ("Echo hi", "denied"),
+            ("\u{435}cho hi", "denied"), // Cyrillic е
+            ("\u{ff45}\u{ff43}\u{ff48}\u{ff4f} hi", "denied"), // fullwidth
+            ("ech\u{200b}o hi", "denied"), // zero-width space
+            ("\"echo \" hi", "denied"),
+            ("git push", "denied"),
+            ("git", "denied"),
+            ("git statu", "denied"),
+            ("sh -c 'echo hi'", "denied"),
+            ("scripts/x.py", "denied"),
+            ("evil/scripts/x.py", "denied"),
+        ];
+        for (body, expected) in cases {
+            let got = run(&p, "evil", body);
+            let kind = match &got {
+                Err(_) => "invalid",
+                Ok(Decision::Deny(_)) => "denied",
+                Ok(Decision::Allow) => panic!("{body:?} was allowed"),
+            };
+            assert_eq!(kind, *expected, "{body:?}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn plain_commands_are_allowed() {
+        let p = policy(
+            &["echo", "jq", "printf", "say", "git status", "scripts/*"],
+            &[],
+        );
+        for body in [
+            "echo \"a;b\"",
+            "echo \\$HOME",
+            "jq '{a:1}' f",
+            "printf {x}",
+            "say \"hello\"",
+            "git status --short",
+            "echo 'it''s $(fine)'",
+            "scripts/lookup.py term",
+        ] {
+            assert_eq!(run(&p, "any", body), Ok(Decision::Allow), "{body}");
+        }
+        assert_eq!(
+            parse_argv("echo \\$HOME").unwrap(),
+            vec!["echo".to_string(), "$HOME".to_string()]
+        );
+    }
+
+    #[test]
+    fn scripts_of_another_skill_are_denied() {
+        let p = policy(&["good/scripts/*"], &[]);
+        assert_eq!(run(&p, "good", "scripts/x.py"), Ok(Decision::Allow));
+        assert_eq!(run(&p, "good", "good/scripts/x.py"), Ok(Decision::Allow));
+        let d = run(&p, "evil", "scripts/x.py").unwrap();
+        assert_eq!(
+            d,
+            Decision::Deny(
+                "`evil/scripts/x.py` is not in allowed_commands (allow it with --allow 'evil/scripts/x.py')"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn master_switch_comes_first() {
+        let mut p = policy(&["*"], &[]);
+        p.allow_scripts = false;
+        assert_eq!(
+            run(&p, "s", "echo hi"),
+            Ok(Decision::Deny(SCRIPTS_NOT_ALLOWED.into()))
+        );
+    }
+
+    #[test]
+    fn denied_wins_over_allowed() {
+        let p = policy(&["git", "scripts/*"], &["git push", "scripts/rm*"]);
+        assert_eq!(run(&p, "s", "git status"), Ok(Decision::Allow));
+        assert_eq!(
+            run(&p, "s", "git push origin"),
+            Ok(Decision::Deny(
+                "`git push origin` matches denied pattern `git push`".into()
+            ))
+        );
+        assert!(!run(&p, "s", "scripts/rmall.sh").unwrap().is_allowed());
+        assert!(run(&p, "s", "scripts/ok.sh").unwrap().is_allowed());
+    }
+
+    #[test]
+    fn star_allows_everything_but_deny_still_wins() {
+        let p = policy(&["*"], &["rm", "/usr/bin/curl", "evil/scripts/*"]);
+        for body in ["echo hi", "/usr/bin/touch x", "./anything", "scripts/x.py"] {
+            assert_eq!(run(&p, "good", body), Ok(Decision::Allow), "{body}");
+        }
+        for body in [
+            "rm -rf x",
+            "/bin/rm x",
+            "./rm",
+            "RM x",
+            "/usr/bin/curl x",
+            "/usr//bin/curl x",
+            "scripts/x.py",
+        ] {
+            let d = run(&p, "evil", body).unwrap();
+            assert!(
+                matches!(&d, Decision::Deny(r) if r.contains("matches denied pattern")),
+                "{body}: {d:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn reasons_are_one_line_with_a_usable_hint() {
+        let p = policy(&[], &[]);
+        let args = vec!["a\nb".to_string()];
+        let t = Target::System {
+            program: "it's",
+            args: &args,
+        };
+        let Decision::Deny(r) = decide(&p, &t) else {
+            panic!()
+        };
+        assert!(!r.contains('\n'), "{r}");
+        assert_eq!(
+            r,
+            r"`'it'\''s' 'a\nb'` is not in allowed_commands (allow it with --allow ''\''it'\''\'\'''\''s'\''')"
+        );
+        // What the shell hands to --allow is the suggested pattern, which allows the target.
+        let hint = t.suggest_pattern();
+        let shell_arg = &parse_argv(&format!("x '{}'", hint.replace('\'', "'\\''"))).unwrap()[1];
+        assert_eq!(shell_arg, &hint);
+        let p = policy(&[hint.as_str()], &[]);
+        assert_eq!(decide(&p, &t), Decision::Allow);
+    }
+
+    #[test]
+    fn denied_pattern_is_shown_on_one_line() {
+        let p = policy(&["*"], &["echo 'a\nb'"]);
+        let args = vec!["a\nb".to_string()];
+        let t = Target::System {
+            program: "echo",
+            args: &args,
+        };
+        assert_eq!(
+            decide(&p, &t),
+            Decision::Deny(r"`echo 'a\nb'` matches denied pattern `echo 'a\nb'`".into())
+        );
+    }
+
+    #[test]
+    fn bad_patterns_fail_closed() {
+        let p = policy(&["*"], &["rm [oops"]);
+        let d = run(&p, "s", "echo hi").unwrap();
+        assert!(
+            matches!(&d, Decision::Deny(r) if r.contains("invalid pattern `rm [oops`")),
+            "{d:?}"
+        );
+        let p = policy(&["echo; true", "ls [x"], &[]);
+        assert!(!run(&p, "s", "echo hi").unwrap().is_allowed());
+    }
+}

@@ -1,0 +1,551 @@
+//! `skillpipe agents list|show` against real folders: agent files in a temp project, an XDG config
+//! dir and r9s's layout under a temp HOME; skills in temp folders passed with --skills-dir.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::fs;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// A temp project (cwd), config home and HOME, so the search path sees only what a test writes.
+struct World {
+    _root: TempDir,
+    cwd: PathBuf,
+    config: PathBuf,
+    home: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = root.path().join("project");
+        let config = root.path().join("config");
+        let home = root.path().join("home");
+        for d in [&cwd, &config, &home] {
+            fs::create_dir_all(d).unwrap();
+        }
+        World {
+            cwd,
+            config,
+            home,
+            _root: root,
+        }
+    }
+
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.cwd.join(rel);
+        write(&path, text);
+        path
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("skillpipe").unwrap();
+        c.current_dir(&self.cwd)
+            .env("XDG_CONFIG_HOME", &self.config)
+            .env("HOME", &self.home)
+            .env_remove("R9S_SKILLS_DIR")
+            .env_remove("NO_COLOR");
+        c
+    }
+
+    fn agents(&self, args: &[&str]) -> assert_cmd::assert::Assert {
+        self.cmd().arg("agents").args(args).assert()
+    }
+
+    /// An r9s agent folder under `~/.r9s/agents/NAME`.
+    fn r9s_agent(&self, name: &str, version_toml: &str) {
+        let dir = self.home.join(".r9s/agents").join(name);
+        write(
+            &dir.join("agent.toml"),
+            &format!(
+                "id = \"agt_123\"\nname = \"{name}\"\ndescription = \"From r9s\"\ncurrent_version = \"1.0.1\"\ncreated_at = \"2025-01-01T00:00:00+00:00\"\nupdated_at = \"2025-01-02T00:00:00+00:00\"\n"
+            ),
+        );
+        write(&dir.join("versions/1.0.0.toml"), "model = \"old\"\n");
+        write(&dir.join("versions/1.0.1.toml"), version_toml);
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// A skills folder with `say` (side effect) and `lookup` (capture) skills.
+fn skills_dir(root: &Path) -> PathBuf {
+    let dir = root.join("myskills");
+    write(
+        &dir.join("say/SKILL.md"),
+        "---\nname: say\ndescription: Speak text aloud.\nmetadata:\n  version: \"1.0\"\n---\n# Say\n\nSpeak short phrases only.\n",
+    );
+    write(
+        &dir.join("say/scripts/say.sh"),
+        "#!/bin/sh\n# Speak TEXT aloud.\necho \"$1\"\n",
+    );
+    write(
+        &dir.join("lookup/SKILL.md"),
+        "---\nname: lookup\ndescription: Look up a word.\n---\nPrints a definition.\n",
+    );
+    write(
+        &dir.join("lookup/scripts/lookup.py"),
+        "\"\"\"Print the definition of WORD.\"\"\"\nprint('x')\n",
+    );
+    write(&dir.join("lookup/scripts/data.txt"), "not a script\n");
+    dir
+}
+
+const TUTOR: &str = r#"name = "tutor"
+description = "A tutor"
+model = "ollama:qwen2.5:0.5b"
+skills = ["say"]
+instructions = "You teach {{lang}}."
+
+[params]
+temperature = 0.3
+max_tokens = 128
+"#;
+
+#[test]
+fn list_json_covers_every_search_dir_and_layout() {
+    let w = World::new();
+    w.write("agents/tutor.toml", TUTOR);
+    write(
+        &w.config.join("skillpipe/agents/helper.toml"),
+        "description = \"From config\"\nskills = [\"lookup\"]\n",
+    );
+    // Same name as the project agent: hidden, with a warning.
+    write(
+        &w.config.join("skillpipe/agents/tutor.toml"),
+        "name = \"tutor\"\n",
+    );
+    w.r9s_agent("support", "model = \"gpt-5-mini\"\nstatus = \"draft\"\n");
+    let out = w.agents(&["list", "--json"]).success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["tutor", "helper", "support"]);
+    assert_eq!(v[0]["source"], "agents/tutor.toml");
+    assert_eq!(v[0]["model"], "ollama:qwen2.5:0.5b");
+    assert_eq!(v[0]["skills"], serde_json::json!(["say"]));
+    assert_eq!(v[0]["variables"], serde_json::json!(["lang"]));
+    assert_eq!(v[0]["format"], "skillpipe");
+    assert_eq!(v[1]["description"], "From config");
+    assert_eq!(v[2]["format"], "r9s");
+    assert_eq!(v[2]["model"], "gpt-5-mini");
+    assert!(
+        v[2]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with(".r9s/agents/support/versions/1.0.1.toml")
+    );
+    assert!(
+        stderr.contains("agent `tutor` is hidden by agents/tutor.toml"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn list_table_and_broken_file_warning() {
+    let w = World::new();
+    w.write("agents/tutor.toml", TUTOR);
+    w.write("agents/broken.toml", "name = \"broken\"\nmodle = \"x\"\n");
+    w.write("agents/notes.txt", "ignored");
+    w.agents(&["list"])
+        .success()
+        .stdout(predicate::str::starts_with("NAME"))
+        .stdout(predicate::str::contains(
+            "tutor  say     agents/tutor.toml  A tutor",
+        ))
+        .stdout(predicate::str::contains("broken").not())
+        .stderr(predicate::str::contains(
+            "warning: agents/broken.toml:2: unknown key `modle`",
+        ));
+}
+
+#[test]
+fn list_with_no_agents_says_where_it_looked() {
+    let w = World::new();
+    w.agents(&["list"])
+        .success()
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "no agents found (searched agents,",
+        ));
+    w.agents(&["list", "--json"]).success().stdout("[]\n");
+}
+
+#[test]
+fn show_prints_config_and_exact_system_prompt() {
+    let w = World::new();
+    w.write(
+        "agents/tutor.toml",
+        &format!("{TUTOR}\n[script_policy]\nallow_scripts = true\ntimeout_seconds = 5\n"),
+    );
+    let skills = skills_dir(&w.cwd);
+    let out = w
+        .agents(&[
+            "show",
+            "tutor",
+            "--var",
+            "lang=Spanish",
+            "--skills-dir",
+            skills.to_str().unwrap(),
+        ])
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    for needle in [
+        "name:          tutor\n",
+        "source:        agents/tutor.toml\n",
+        "model:         ollama:qwen2.5:0.5b\n",
+        "skills:        say\n",
+        "variables:     lang=Spanish\n",
+        "params:        {\"max_tokens\":128,\"temperature\":0.3}\n",
+        "  allow_scripts = true\n",
+        "  timeout_seconds = 5\n",
+        "tool_calls:    false\n",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+    let (_, prompt) = stdout.split_once(" bytes) ---\n").expect("prompt marker");
+    let expected = skillpipe::agents::system_prompt(
+        "You teach Spanish.",
+        &[skillpipe::agents::SkillPrompt {
+            name: "say".into(),
+            description: "Speak text aloud.".into(),
+            body: "# Say\n\nSpeak short phrases only.\n".into(),
+            scripts: vec![("scripts/say.sh".into(), "Speak TEXT aloud.".into())],
+        }],
+    );
+    assert_eq!(prompt, expected);
+    assert!(prompt.starts_with("You teach Spanish.\n\n# Skills\n\n## say\nSpeak text aloud.\n"));
+    assert!(prompt.contains("| scripts/say.sh | Speak TEXT aloud. |"));
+    assert!(prompt.contains("%{command args} runs the command for its effect."));
+    assert!(prompt.contains("message starting \"Result of !{command args}\""));
+    assert!(stdout.contains(&format!("--- system prompt ({} bytes) ---", prompt.len())));
+}
+
+#[test]
+fn skills_dir_flag_works_before_the_subcommand_too() {
+    let w = World::new();
+    w.write(
+        "agents/reader.toml",
+        "skills = [\"lookup\"]\ninstructions = 'Read.'\n",
+    );
+    let skills = skills_dir(&w.cwd);
+    w.agents(&["--skills-dir", skills.to_str().unwrap(), "show", "reader"])
+        .success()
+        .stdout(predicate::str::contains(
+            "| scripts/lookup.py | Print the definition of WORD. |",
+        ))
+        .stdout(predicate::str::contains("data.txt").not());
+}
+
+#[test]
+fn show_without_skills_is_instructions_and_guide() {
+    let w = World::new();
+    let path = w.write("elsewhere/plain.toml", "instructions = 'Be brief.'\n");
+    let out = w.agents(&["show", path.to_str().unwrap()]).success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("name:          plain\n"), "{stdout}");
+    assert!(stdout.contains("script_policy: (not set"), "{stdout}");
+    let (_, prompt) = stdout.split_once(" bytes) ---\n").unwrap();
+    assert_eq!(
+        prompt,
+        format!(
+            "Be brief.\n\n{}\n",
+            skillpipe::agents::prompt::DIRECTIVE_GUIDE
+        )
+    );
+}
+
+#[test]
+fn instructions_table_form_with_defaults_and_vars() {
+    let w = World::new();
+    w.write(
+        "agents/t.toml",
+        "[instructions]\nvalue = '''\nTeach {{lang}} at level {{level}}.'''\nvariables = { lang = \"Spanish\", level = \"A1\" }\n",
+    );
+    w.agents(&["show", "t"])
+        .success()
+        .stdout(predicate::str::contains("Teach Spanish at level A1."));
+    w.agents(&["show", "t", "--var", "level=B2", "--var", "lang=German"])
+        .success()
+        .stdout(predicate::str::contains("Teach German at level B2."))
+        .stdout(predicate::str::contains(
+            "variables:     lang=German, level=B2",
+        ));
+}
+
+#[test]
+fn unused_var_is_a_warning() {
+    let w = World::new();
+    w.write("agents/t.toml", "instructions = 'Hi.'\n");
+    w.agents(&["show", "t", "--var", "mood=happy"])
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: --var mood: agent `t` has no variable `mood`",
+        ));
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let w = World::new();
+    w.write(
+        "agents/x.toml",
+        "name = \"x\"\ndescription = \"d\"\n\n# a comment\n\n\nmodle = \"gpt\"\n",
+    );
+    w.agents(&["show", "x"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "skillpipe: agents/x.toml:7: unknown key `modle` (expected one of name, description, model, provider, skills, instructions, params, script_policy, tool_calls)",
+        ));
+}
+
+#[test]
+fn bad_type_names_key_and_line() {
+    let w = World::new();
+    w.write("agents/x.toml", "name = \"x\"\nskills = \"say\"\n");
+    w.agents(&["show", "x"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "agents/x.toml:2: key `skills`: invalid type: string \"say\", expected an array",
+        ));
+    w.write(
+        "agents/y.toml",
+        "[params]\ntemperature = 0.1\n[script_policy]\nallow_scripts = \"yes\"\n",
+    );
+    w.agents(&["show", "y"]).code(2).stderr(predicate::str::contains(
+        "agents/y.toml:4: key `script_policy.allow_scripts`: invalid type: string \"yes\", expected a boolean",
+    ));
+}
+
+#[test]
+fn bad_script_policy_key_has_line() {
+    let w = World::new();
+    w.write(
+        "agents/x.toml",
+        "name = \"x\"\n[script_policy]\nallow_scripts = true\ntimeout = 5\n",
+    );
+    w.agents(&["show", "x"]).code(2).stderr(predicate::str::contains(
+        "agents/x.toml:4: unknown key `timeout` in [script_policy] (expected one of allow_scripts, allowed_commands,",
+    ));
+}
+
+#[test]
+fn missing_variable_is_named() {
+    let w = World::new();
+    w.write("agents/x.toml", "instructions = 'Teach {{lang}}.'\n");
+    w.agents(&["show", "x"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "agents/x.toml: missing variable `lang`: pass --var lang=VALUE",
+        ));
+    w.write(
+        "agents/y.toml",
+        "[instructions]\nvalue = 'No placeholders.'\nvariables = [\"topic\"]\n",
+    );
+    w.agents(&["show", "y"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "missing variable `topic`: pass --var topic=VALUE",
+        ));
+}
+
+#[test]
+fn bad_var_flag_is_a_usage_error() {
+    let w = World::new();
+    w.write("agents/x.toml", "instructions = 'Teach {{lang}}.'\n");
+    w.agents(&["show", "x", "--var", "lang"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--var \"lang\": expected K=V, e.g. --var lang=Spanish",
+        ));
+}
+
+#[test]
+fn unknown_agent_lists_search_dirs() {
+    let w = World::new();
+    let out = w.agents(&["show", "nobody"]).code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("unknown agent `nobody` (searched agents, "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&w.config.join("skillpipe/agents").display().to_string()),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&w.home.join(".r9s/agents").display().to_string()),
+        "{stderr}"
+    );
+    w.agents(&["show", "./missing.toml"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "./missing.toml: no such agent file or folder",
+        ));
+}
+
+#[test]
+fn r9s_layout_accepts_bookkeeping_keys() {
+    let w = World::new();
+    w.r9s_agent(
+        "support",
+        r#"version = "1.0.1"
+content_hash = "sha256:0123456789abcdef"
+parent_version = "1.0.0"
+created_at = "2025-01-02T00:00:00+00:00"
+created_by = "alice"
+change_reason = "Improve clarity"
+status = "approved"
+model = "gpt-5-mini"
+provider = "r9s"
+
+[params]
+temperature = 0.7
+
+[instructions]
+value = '''
+You are a support agent for {{company}}.'''
+variables = ["company"]
+
+[[tools]]
+type = "function"
+
+[[files]]
+path = "faq.md"
+"#,
+    );
+    let out = w
+        .agents(&["show", "support", "--var", "company=Acme Corp"])
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stdout.contains("format:        r9s\n"), "{stdout}");
+    assert!(stdout.contains("description:   From r9s\n"), "{stdout}");
+    assert!(stdout.contains("model:         gpt-5-mini\n"), "{stdout}");
+    assert!(stdout.contains("provider:      r9s\n"), "{stdout}");
+    assert!(
+        stdout.contains("params:        {\"temperature\":0.7}\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("You are a support agent for Acme Corp."));
+    assert!(
+        stdout.contains("versions/1.0.1.toml"),
+        "current version is used"
+    );
+    assert!(stderr.is_empty(), "bookkeeping keys are silent: {stderr}");
+    // An explicit path to the folder works too.
+    let folder = w.home.join(".r9s/agents/support");
+    w.agents(&["show", folder.to_str().unwrap(), "--var", "company=X"])
+        .success()
+        .stdout(predicate::str::contains("support agent for X."));
+}
+
+#[test]
+fn r9s_layout_with_missing_version_file() {
+    let w = World::new();
+    let dir = w.home.join(".r9s/agents/gone");
+    write(
+        &dir.join("agent.toml"),
+        "name = \"gone\"\ncurrent_version = \"2.0.0\"\n",
+    );
+    w.agents(&["show", "gone"])
+        .code(2)
+        .stderr(predicate::str::contains("current_version = \"2.0.0\" but"))
+        .stderr(predicate::str::contains(
+            "versions/2.0.0.toml does not exist",
+        ));
+}
+
+#[test]
+fn own_format_rejects_r9s_bookkeeping_keys() {
+    let w = World::new();
+    w.write(
+        "agents/x.toml",
+        "name = \"x\"\ninstructions = \"Hi\"\ncontent_hash = \"sha256:1\"\n",
+    );
+    w.agents(&["show", "x"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "agents/x.toml:3: unknown key `content_hash`",
+        ));
+}
+
+#[test]
+fn missing_skill_is_a_config_error() {
+    let w = World::new();
+    w.write("agents/x.toml", "skills = [\"nosuch\"]\n");
+    w.agents(&["show", "x"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "skill `nosuch` not found (searched ",
+        ));
+}
+
+/// The agents and transcripts this repository ships: every agent loads (without --var), its
+/// prompt lists the scripts its transcript calls, and every transcript line is a JSON string.
+#[test]
+fn shipped_agents_and_transcripts() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dirs = [repo.join("agents")];
+    let listing = skillpipe::agents::list_in(&dirs);
+    assert!(listing.warnings.is_empty(), "{:?}", listing.warnings);
+    let names: Vec<&str> = listing.agents.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, vec!["researcher", "study-buddy", "vocab-tutor"]);
+    let script_of = |skill: &str| match skill {
+        "say" => "scripts/say.sh",
+        "lookup" => "scripts/lookup.py",
+        "calc" => "scripts/calc.py",
+        "notify" => "scripts/notify.sh",
+        other => panic!("unexpected skill {other}"),
+    };
+    let mut kinds_seen = (false, false);
+    for name in names {
+        let agent = skillpipe::agents::load_from(name, &[], &dirs).unwrap();
+        let policy = agent
+            .script_policy
+            .as_ref()
+            .expect("shipped agents set a policy");
+        assert!(policy.allowed_commands.iter().any(|c| c == "scripts/*"));
+        let scripts: Vec<&str> = agent.skills.iter().map(|s| script_of(s)).collect();
+        let transcript = fs::read_to_string(repo.join(format!("agents/transcripts/{name}.jsonl")))
+            .unwrap_or_else(|e| panic!("transcript for {name}: {e}"));
+        let mut used = Vec::new();
+        for (i, line) in transcript.lines().enumerate() {
+            let answer: String = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{name}.jsonl:{}: {e}", i + 1));
+            for (sigil, is_capture) in [("%{", false), ("!{", true)] {
+                for part in answer.split(sigil).skip(1) {
+                    let cmd = part.split_whitespace().next().unwrap();
+                    assert!(scripts.contains(&cmd), "{name}: {cmd} not in {scripts:?}");
+                    used.push(cmd.to_string());
+                    if is_capture {
+                        kinds_seen.1 = true;
+                        assert!(
+                            answer.trim_end().ends_with('}'),
+                            "{name}.jsonl:{}: a capture ends the answer",
+                            i + 1
+                        );
+                    } else {
+                        kinds_seen.0 = true;
+                    }
+                }
+            }
+        }
+        for s in &scripts {
+            assert!(used.iter().any(|u| u == s), "{name} never calls {s}");
+        }
+    }
+    assert_eq!(
+        kinds_seen,
+        (true, true),
+        "side effects and captures both shown"
+    );
+}
