@@ -135,7 +135,7 @@ impl Dispatcher {
         if !self.policy.allow_scripts {
             // Nothing runs without the master switch; say so before judging the syntax.
             let argv = vec![body.to_string()];
-            return self.block(origin, &argv, None, Decision::Denied, policy::NOT_ALLOWED.into());
+            return self.block(origin, &argv, None, Decision::Denied, policy::SCRIPTS_NOT_ALLOWED.into());
         }
         match command::parse_argv(body) {
             Ok(argv) => self.run_argv(origin, argv, None).await,
