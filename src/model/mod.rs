@@ -1,1 +1,275 @@
 //! Streaming model clients and settings (DESIGN §6).
+//!
+//! Every provider turns a [`ChatRequest`] into one stream of [`StreamEvent`]s, so the chat loop does
+//! not care whether the answer came from an OpenAI-compatible server, the Anthropic Messages API or a
+//! replay file. Streams must be polled inside a tokio runtime. Dropping a stream drops its HTTP
+//! response, which is how the chat loop stops a model at a capture.
+//!
+//! - [`sse`]: a small incremental Server-Sent Events parser (pure).
+//! - [`openai`], [`anthropic`]: wire formats (pure request builders and stream decoders) + providers.
+//! - [`http`]: the shared transport: retries, timeouts, cut streams, error mapping.
+//! - [`retry`]: the backoff policy (pure).
+//! - [`replay`]: recorded answers from a JSONL file, for offline demos and tests.
+//! - [`settings`]: which provider, URL, model and key to use (flags > env > agent > config > defaults).
+
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub mod anthropic;
+pub mod http;
+pub mod openai;
+pub mod replay;
+pub mod retry;
+pub mod settings;
+pub mod sse;
+
+pub use retry::RetryPolicy;
+pub use settings::{
+    AgentModel, ClientOptions, Config, ProviderConfig, ProviderKind, Settings, SettingsError,
+    SettingsInput,
+};
+
+/// One message of a conversation, in the order the model sees them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "role", content = "content", rename_all = "lowercase")]
+pub enum Message {
+    System(String),
+    User(String),
+    Assistant {
+        content: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of a native tool call (`--tools` mode).
+    Tool {
+        call_id: String,
+        content: String,
+    },
+}
+
+impl Message {
+    pub fn system(text: impl Into<String>) -> Self {
+        Message::System(text.into())
+    }
+    pub fn user(text: impl Into<String>) -> Self {
+        Message::User(text.into())
+    }
+    /// An assistant message without tool calls.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Message::Assistant {
+            content: text.into(),
+            tool_calls: Vec::new(),
+        }
+    }
+    pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Message::Tool {
+            call_id: call_id.into(),
+            content: content.into(),
+        }
+    }
+}
+
+/// A function the model may call (native tool calling).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+/// A complete tool call, assembled from the streamed pieces.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments as JSON text, exactly as the model wrote them (may be invalid JSON).
+    pub arguments: String,
+}
+
+/// What to ask the model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatRequest {
+    /// Model name; empty means the provider's configured model.
+    pub model: String,
+    pub messages: Vec<Message>,
+    /// Extra request fields (temperature, top_p, max_tokens, ...), from the agent's `[params]`.
+    pub params: Map<String, Value>,
+    pub tools: Vec<ToolDef>,
+    /// false (`--no-stream`): one non-streaming request, yielding the same events.
+    pub stream: bool,
+}
+
+impl ChatRequest {
+    /// A streaming request for `model` with `messages`, no params or tools.
+    pub fn new(model: impl Into<String>, messages: Vec<Message>) -> Self {
+        ChatRequest {
+            model: model.into(),
+            messages,
+            params: Map::new(),
+            tools: Vec::new(),
+            stream: true,
+        }
+    }
+}
+
+/// One step of an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// A piece of the answer's text, in order. Never empty.
+    Text(String),
+    /// A tool call, emitted once it is complete.
+    ToolCall(ToolCall),
+    /// Token counts, when the server reports them (usually just before `Finished`).
+    Usage {
+        prompt_tokens: u64,
+        completion_tokens: u64,
+    },
+    /// The request failed with a retryable status and will be sent again after `delay`.
+    /// Nothing of the answer has arrived yet; a display may say "retrying in …".
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay: Duration,
+        reason: String,
+    },
+    /// The answer is complete. Always the last event of a successful stream.
+    Finished { reason: Option<String> },
+}
+
+/// Why a model request failed. Messages say what was wrong and what to check.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error(
+        "cannot reach the model endpoint {url}: {reason} — check that the server is running and the base URL is right"
+    )]
+    Unreachable { url: String, reason: String },
+    #[error("authentication failed ({status}) — {}{}", auth_hint(.var, *.key_sent), detail(.message))]
+    Auth {
+        status: u16,
+        /// The environment variable that held (or should hold) the key.
+        var: Option<String>,
+        key_sent: bool,
+        message: String,
+    },
+    #[error(
+        "model {model:?} not found at {base_url} (404){} — check the model name (--model) and the base URL",
+        detail(.message)
+    )]
+    ModelNotFound {
+        model: String,
+        base_url: String,
+        message: String,
+    },
+    #[error("HTTP {status} from {url}{}{}", detail(.message), paren_note(.note))]
+    Http {
+        status: u16,
+        url: String,
+        message: String,
+        /// e.g. "gave up after 3 attempts".
+        note: String,
+    },
+    #[error("the model endpoint reported an error: {message}")]
+    Api { message: String },
+    #[error("the stream was cut after {bytes} bytes ({reason}); the answer is incomplete")]
+    StreamCut { bytes: u64, reason: String },
+    #[error("timed out {what} after {} s at {url}", .after.as_secs_f64())]
+    Timeout {
+        url: String,
+        what: String,
+        after: Duration,
+    },
+    #[error("could not decode the model's response: {0}")]
+    Decode(String),
+    #[error("replay file {}: no recorded answer left (it has {count})", .file.display())]
+    ReplayExhausted { file: PathBuf, count: usize },
+}
+
+fn auth_hint(var: &Option<String>, key_sent: bool) -> String {
+    match (var, key_sent) {
+        (Some(v), true) => format!("check ${v}"),
+        (Some(v), false) => format!("no API key was sent; set ${v}"),
+        (None, true) => "check the API key".to_string(),
+        (None, false) => {
+            "no API key was sent; set one (api_key_env in the config file)".to_string()
+        }
+    }
+}
+
+fn detail(message: &str) -> String {
+    if message.is_empty() {
+        String::new()
+    } else {
+        format!(": {message}")
+    }
+}
+
+fn paren_note(note: &str) -> String {
+    if note.is_empty() {
+        String::new()
+    } else {
+        format!(" ({note})")
+    }
+}
+
+/// The events of one answer.
+pub type EventStream = BoxStream<'static, Result<StreamEvent, ModelError>>;
+
+/// A model backend. `stream` never blocks: all work happens when the stream is polled.
+pub trait Provider: Send + Sync {
+    fn stream(&self, req: ChatRequest) -> EventStream;
+}
+
+/// The provider the settings describe. Fails (a configuration error, exit 2) when a remote
+/// endpoint has no API key, or a replay file cannot be read.
+pub fn provider_for(settings: &Settings) -> Result<Box<dyn Provider>, SettingsError> {
+    match settings.provider {
+        ProviderKind::OpenAi => Ok(Box::new(openai::OpenAiProvider::new(settings)?)),
+        ProviderKind::Anthropic => Ok(Box::new(anthropic::AnthropicProvider::new(settings)?)),
+        ProviderKind::Replay => Ok(Box::new(replay::ReplayProvider::open(
+            std::path::Path::new(&settings.model),
+        )?)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auth_error_names_the_variable() {
+        let e = ModelError::Auth {
+            status: 401,
+            var: Some("OPENAI_API_KEY".into()),
+            key_sent: true,
+            message: String::new(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "authentication failed (401) — check $OPENAI_API_KEY"
+        );
+    }
+
+    #[test]
+    fn messages_round_trip_through_json() {
+        let msgs = vec![
+            Message::system("s"),
+            Message::user("u"),
+            Message::Assistant {
+                content: "a".into(),
+                tool_calls: vec![ToolCall {
+                    id: "1".into(),
+                    name: "f".into(),
+                    arguments: "{}".into(),
+                }],
+            },
+            Message::tool("1", "r"),
+        ];
+        let text = serde_json::to_string(&msgs).unwrap();
+        let back: Vec<Message> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, msgs);
+    }
+}

@@ -1,0 +1,544 @@
+//! Anthropic Messages API: `POST {base_url}/v1/messages` with `x-api-key` and
+//! `anthropic-version`, streamed as named SSE events (message_start, content_block_*, message_delta,
+//! message_stop).
+
+use super::http::{self, Decoder, ErrorContext, HttpRequest};
+use super::settings::{ClientOptions, Settings, SettingsError};
+use super::sse::SseEvent;
+use super::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// The API version this client speaks.
+pub const API_VERSION: &str = "2023-06-01";
+/// Anthropic requires `max_tokens`; used when the agent's params do not set it.
+pub const DEFAULT_MAX_TOKENS: u64 = 4096;
+
+pub struct AnthropicProvider {
+    client: reqwest::Client,
+    url: String,
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+    api_key_var: Option<String>,
+    options: ClientOptions,
+}
+
+/// `{base}/v1/messages`, also accepting a base URL that already ends in `/v1`.
+pub fn messages_url(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    if base.ends_with("/v1") {
+        format!("{base}/messages")
+    } else {
+        format!("{base}/v1/messages")
+    }
+}
+
+impl AnthropicProvider {
+    pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
+        settings.check_api_key()?;
+        Ok(AnthropicProvider {
+            client: http::client(&settings.options)?,
+            url: messages_url(&settings.base_url),
+            base_url: settings.base_url.clone(),
+            model: settings.model.clone(),
+            api_key: settings.api_key.clone(),
+            api_key_var: settings.api_key_var.clone(),
+            options: settings.options.clone(),
+        })
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn stream(&self, mut req: ChatRequest) -> EventStream {
+        if req.model.is_empty() {
+            req.model = self.model.clone();
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        if let Some(key) = &self.api_key
+            && let Ok(v) = HeaderValue::from_str(key)
+        {
+            headers.insert("x-api-key", v);
+        }
+        let body = serde_json::to_vec(&request_body(&req)).expect("JSON values serialize");
+        let http_req = HttpRequest {
+            client: self.client.clone(),
+            url: self.url.clone(),
+            headers,
+            body,
+            stream: req.stream,
+            options: self.options.clone(),
+            context: ErrorContext {
+                model: req.model.clone(),
+                base_url: self.base_url.clone(),
+                key_var: self.api_key_var.clone(),
+                key_sent: self.api_key.is_some(),
+            },
+        };
+        http::run(http_req, AnthropicDecoder::default())
+    }
+}
+
+/// The JSON body: system messages become the top-level `system`, tool results become
+/// `tool_result` blocks of a user turn, and consecutive turns of one role are merged (the API
+/// wants user and assistant to alternate, with tool results first in the turn after the call).
+pub fn request_body(req: &ChatRequest) -> Value {
+    let mut body: Map<String, Value> = req.params.clone();
+    if !body.contains_key("max_tokens") {
+        body.insert("max_tokens".into(), json!(DEFAULT_MAX_TOKENS));
+    }
+    body.insert("model".into(), json!(req.model));
+    body.insert("stream".into(), json!(req.stream));
+
+    let system: Vec<&str> = req
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::System(s) => Some(s.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !system.is_empty() {
+        body.insert("system".into(), json!(system.join("\n\n")));
+    }
+
+    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
+    for m in &req.messages {
+        let (role, blocks) = match m {
+            Message::System(_) => continue,
+            Message::User(text) => ("user", text_block(text)),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                let mut blocks = text_block(content);
+                blocks.extend(tool_calls.iter().map(|c| {
+                    let input = serde_json::from_str::<Value>(&c.arguments)
+                        .ok()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({}));
+                    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
+                }));
+                ("assistant", blocks)
+            }
+            Message::Tool { call_id, content } => (
+                "user",
+                vec![json!({"type": "tool_result", "tool_use_id": call_id, "content": content})],
+            ),
+        };
+        match turns.last_mut() {
+            Some((r, existing)) if *r == role => existing.extend(blocks),
+            _ => turns.push((role, blocks)),
+        }
+    }
+    let messages: Vec<Value> = turns
+        .into_iter()
+        .filter(|(_, blocks)| !blocks.is_empty())
+        .map(|(role, blocks)| json!({"role": role, "content": blocks}))
+        .collect();
+    body.insert("messages".into(), Value::Array(messages));
+
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    Value::Object(body)
+}
+
+/// The API rejects empty text blocks.
+fn text_block(text: &str) -> Vec<Value> {
+    if text.is_empty() {
+        Vec::new()
+    } else {
+        vec![json!({"type": "text", "text": text})]
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Event {
+    MessageStart {
+        message: MessageStart,
+    },
+    ContentBlockStart {
+        index: usize,
+        content_block: Block,
+    },
+    ContentBlockDelta {
+        index: usize,
+        delta: ContentDelta,
+    },
+    ContentBlockStop {
+        index: usize,
+    },
+    MessageDelta {
+        delta: MessageDeltaBody,
+        usage: Option<Usage>,
+    },
+    MessageStop,
+    Error {
+        error: Value,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct MessageStart {
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Value,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentDelta {
+    TextDelta {
+        text: String,
+    },
+    InputJsonDelta {
+        partial_json: String,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct MessageDeltaBody {
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Usage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+}
+
+impl Usage {
+    fn prompt(&self) -> Option<u64> {
+        let parts = [
+            self.input_tokens,
+            self.cache_creation_input_tokens,
+            self.cache_read_input_tokens,
+        ];
+        parts
+            .iter()
+            .any(Option::is_some)
+            .then(|| parts.iter().flatten().sum())
+    }
+}
+
+struct PartialTool {
+    id: String,
+    name: String,
+    json: String,
+    /// The `input` given at block start, used when no JSON deltas follow.
+    initial: Value,
+}
+
+/// Assembles the Messages event stream into events.
+#[derive(Default)]
+pub struct AnthropicDecoder {
+    tools: BTreeMap<usize, PartialTool>,
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    stop_reason: Option<String>,
+    finished: bool,
+}
+
+impl AnthropicDecoder {
+    fn usage(&mut self, u: &Usage) {
+        if let Some(p) = u.prompt() {
+            self.prompt_tokens = Some(p);
+        }
+        if let Some(c) = u.output_tokens {
+            self.completion_tokens = Some(c);
+        }
+    }
+
+    fn finish_tool(&mut self, index: usize, out: &mut Vec<StreamEvent>) {
+        if let Some(t) = self.tools.remove(&index) {
+            let arguments = if !t.json.trim().is_empty() {
+                t.json
+            } else if t.initial.is_object() {
+                t.initial.to_string()
+            } else {
+                "{}".to_string()
+            };
+            out.push(StreamEvent::ToolCall(ToolCall {
+                id: t.id,
+                name: t.name,
+                arguments,
+            }));
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) {
+        let open: Vec<usize> = self.tools.keys().copied().collect();
+        for i in open {
+            self.finish_tool(i, out);
+        }
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        if self.prompt_tokens.is_some() || self.completion_tokens.is_some() {
+            out.push(StreamEvent::Usage {
+                prompt_tokens: self.prompt_tokens.unwrap_or(0),
+                completion_tokens: self.completion_tokens.unwrap_or(0),
+            });
+        }
+        out.push(StreamEvent::Finished {
+            reason: self.stop_reason.take(),
+        });
+    }
+}
+
+fn decode_error(e: serde_json::Error, data: &str) -> ModelError {
+    let shown: String = data.chars().take(120).collect();
+    ModelError::Decode(format!("{e} in {shown:?}"))
+}
+
+impl Decoder for AnthropicDecoder {
+    fn event(&mut self, ev: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<bool, ModelError> {
+        let data = ev.data.trim();
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let event: Event = serde_json::from_str(data).map_err(|e| decode_error(e, data))?;
+        match event {
+            Event::MessageStart { message } => {
+                if let Some(u) = message.usage {
+                    self.usage(&u);
+                }
+            }
+            Event::ContentBlockStart {
+                index,
+                content_block,
+            } => match content_block {
+                Block::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),
+                Block::ToolUse { id, name, input } => {
+                    self.tools.insert(
+                        index,
+                        PartialTool {
+                            id,
+                            name,
+                            json: String::new(),
+                            initial: input,
+                        },
+                    );
+                }
+                _ => {}
+            },
+            Event::ContentBlockDelta { index, delta } => match delta {
+                ContentDelta::TextDelta { text } if !text.is_empty() => {
+                    out.push(StreamEvent::Text(text))
+                }
+                ContentDelta::InputJsonDelta { partial_json } => {
+                    if let Some(t) = self.tools.get_mut(&index) {
+                        t.json.push_str(&partial_json);
+                    }
+                }
+                _ => {}
+            },
+            Event::ContentBlockStop { index } => self.finish_tool(index, out),
+            Event::MessageDelta { delta, usage } => {
+                if delta.stop_reason.is_some() {
+                    self.stop_reason = delta.stop_reason;
+                }
+                if let Some(u) = usage {
+                    self.usage(&u);
+                }
+            }
+            Event::MessageStop => {
+                self.finish(out);
+                return Ok(true);
+            }
+            Event::Error { error } => {
+                return Err(ModelError::Api {
+                    message: http::server_message(json!({ "error": error }).to_string().as_bytes()),
+                });
+            }
+            Event::Other => {}
+        }
+        Ok(false)
+    }
+
+    fn end(&mut self, out: &mut Vec<StreamEvent>) -> bool {
+        if self.stop_reason.is_some() {
+            self.finish(out);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn whole(&mut self, body: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
+        #[derive(Deserialize)]
+        struct Whole {
+            #[serde(default)]
+            content: Vec<Block>,
+            stop_reason: Option<String>,
+            usage: Option<Usage>,
+        }
+        let text = String::from_utf8_lossy(body);
+        let whole: Whole = serde_json::from_str(&text).map_err(|e| decode_error(e, &text))?;
+        for block in whole.content {
+            match block {
+                Block::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),
+                Block::ToolUse { id, name, input } => out.push(StreamEvent::ToolCall(ToolCall {
+                    id,
+                    name,
+                    arguments: if input.is_object() {
+                        input.to_string()
+                    } else {
+                        "{}".into()
+                    },
+                })),
+                _ => {}
+            }
+        }
+        if let Some(u) = whole.usage {
+            self.usage(&u);
+        }
+        self.stop_reason = whole.stop_reason;
+        self.finish(out);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sse::parse_all;
+    use super::*;
+    use crate::model::ToolDef;
+
+    #[test]
+    fn stream_with_text_and_tool_use() {
+        let input = concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+            "event: ping\ndata: {\"type\":\"ping\"}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi \"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"tu_1\",\"name\":\"say__speak\",\"input\":{}}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"args\\\":\"}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"[\\\"x\\\"]}\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":7}}\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        let mut d = AnthropicDecoder::default();
+        let mut out = Vec::new();
+        let mut done = false;
+        for ev in parse_all(input.as_bytes()) {
+            done = d.event(&ev, &mut out).unwrap();
+        }
+        assert!(done);
+        assert_eq!(
+            out,
+            vec![
+                StreamEvent::Text("Hi ".into()),
+                StreamEvent::ToolCall(ToolCall {
+                    id: "tu_1".into(),
+                    name: "say__speak".into(),
+                    arguments: "{\"args\":[\"x\"]}".into()
+                }),
+                StreamEvent::Usage {
+                    prompt_tokens: 10,
+                    completion_tokens: 7
+                },
+                StreamEvent::Finished {
+                    reason: Some("tool_use".into())
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn error_event() {
+        let mut d = AnthropicDecoder::default();
+        let ev = SseEvent {
+            event: Some("error".into()),
+            data: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+                .into(),
+        };
+        let e = d.event(&ev, &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("Overloaded"), "{e}");
+    }
+
+    #[test]
+    fn body_layout() {
+        let mut req = ChatRequest::new(
+            "claude",
+            vec![
+                Message::system("be brief"),
+                Message::user("hi"),
+                Message::Assistant {
+                    content: "let me look".into(),
+                    tool_calls: vec![ToolCall {
+                        id: "t1".into(),
+                        name: "f".into(),
+                        arguments: "{\"a\":1}".into(),
+                    }],
+                },
+                Message::tool("t1", "result"),
+                Message::user("and?"),
+            ],
+        );
+        req.tools.push(ToolDef {
+            name: "f".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        });
+        let b = request_body(&req);
+        assert_eq!(b["system"], "be brief");
+        assert_eq!(b["max_tokens"], DEFAULT_MAX_TOKENS);
+        assert_eq!(b["tools"][0]["input_schema"]["type"], "object");
+        let msgs = b["messages"].as_array().unwrap();
+        assert_eq!(msgs.len(), 3, "{msgs:?}");
+        assert_eq!(msgs[1]["content"][1]["type"], "tool_use");
+        assert_eq!(msgs[1]["content"][1]["input"]["a"], 1);
+        assert_eq!(msgs[2]["role"], "user");
+        assert_eq!(msgs[2]["content"][0]["type"], "tool_result");
+        assert_eq!(msgs[2]["content"][0]["tool_use_id"], "t1");
+        assert_eq!(msgs[2]["content"][1]["text"], "and?");
+    }
+
+    #[test]
+    fn messages_url_accepts_either_base() {
+        assert_eq!(
+            messages_url("https://api.anthropic.com"),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            messages_url("http://127.0.0.1:9/v1/"),
+            "http://127.0.0.1:9/v1/messages"
+        );
+    }
+}

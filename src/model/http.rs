@@ -1,0 +1,343 @@
+//! The HTTP side shared by the OpenAI and Anthropic providers: building the client, sending with
+//! retries, mapping statuses to actionable errors, reading SSE with an idle timeout, and telling a
+//! finished answer from a cut one. The wire formats plug in as a [`Decoder`].
+
+use super::retry::parse_retry_after;
+use super::settings::{ClientOptions, SettingsError};
+use super::sse::{SseEvent, SseParser};
+use super::{EventStream, ModelError, StreamEvent};
+use futures::StreamExt;
+use reqwest::header::HeaderMap;
+use std::time::Duration;
+
+/// Turns one wire format into [`StreamEvent`]s. Pure: no I/O, so each format is unit-testable.
+pub trait Decoder: Send + 'static {
+    /// One SSE event. Returns true when the answer is complete (nothing more needs reading).
+    fn event(&mut self, ev: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<bool, ModelError>;
+    /// The body ended without the format's end marker. Returns true (after pushing any final
+    /// events) if the answer is complete anyway, false if it was cut.
+    fn end(&mut self, out: &mut Vec<StreamEvent>) -> bool;
+    /// A whole non-streaming response body.
+    fn whole(&mut self, body: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
+}
+
+/// A prepared request: everything the transport needs, owned so the stream is `'static`.
+pub struct HttpRequest {
+    pub client: reqwest::Client,
+    pub url: String,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+    pub stream: bool,
+    pub options: ClientOptions,
+    /// For error messages.
+    pub context: ErrorContext,
+}
+
+/// What an error message needs to be actionable.
+#[derive(Debug, Clone, Default)]
+pub struct ErrorContext {
+    pub model: String,
+    pub base_url: String,
+    pub key_var: Option<String>,
+    pub key_sent: bool,
+}
+
+/// Build the HTTP client. rustls needs a process-wide crypto provider; install ring's once.
+pub fn client(options: &ClientOptions) -> Result<reqwest::Client, SettingsError> {
+    // Err means some provider is already installed, which is just as good.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(options.connect_timeout)
+        .user_agent(concat!("skillpipe/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| SettingsError::Client(error_chain(&e)))
+}
+
+/// Send the request and stream its decoded events.
+pub fn run<D: Decoder>(req: HttpRequest, mut decoder: D) -> EventStream {
+    Box::pin(async_stream::stream! {
+        let mut attempt = 1;
+        let response = loop {
+            match send_once(&req).await {
+                Attempt::Done(r) => break r,
+                Attempt::Fail(e) => {
+                    yield Err(e);
+                    return;
+                }
+                Attempt::Retry { status, retry_after, message } => {
+                    match req.options.retry.delay(attempt, retry_after) {
+                        Ok(delay) => {
+                            yield Ok(StreamEvent::Retrying {
+                                attempt,
+                                max_attempts: req.options.retry.max_attempts,
+                                delay,
+                                reason: format!("HTTP {status}"),
+                            });
+                            tokio::time::sleep(delay).await;
+                            attempt += 1;
+                        }
+                        Err(give_up) => {
+                            let note = give_up.note();
+                            yield Err(ModelError::Http { status, url: req.url.clone(), message, note });
+                            return;
+                        }
+                    }
+                }
+            }
+        };
+        let idle = req.options.idle_timeout;
+        let mut out = Vec::new();
+
+        if !req.stream {
+            let body = match tokio::time::timeout(idle, response.bytes()).await {
+                Err(_) => {
+                    yield Err(timeout(&req, "reading the response", idle));
+                    return;
+                }
+                Ok(Err(e)) => {
+                    yield Err(ModelError::StreamCut { bytes: 0, reason: error_chain(&e) });
+                    return;
+                }
+                Ok(Ok(b)) => b,
+            };
+            let result = decoder.whole(&body, &mut out);
+            for ev in out.drain(..) {
+                yield Ok(ev);
+            }
+            if let Err(e) = result {
+                yield Err(e);
+            }
+            return;
+        }
+
+        let mut body = response.bytes_stream();
+        let mut parser = SseParser::new();
+        let mut events = Vec::new();
+        let mut bytes: u64 = 0;
+        loop {
+            let next = tokio::time::timeout(idle, body.next()).await;
+            let chunk = match next {
+                Err(_) => {
+                    let what = format!("waiting for the next chunk ({bytes} bytes received)");
+                    yield Err(timeout(&req, &what, idle));
+                    return;
+                }
+                Ok(Some(Err(e))) => {
+                    yield Err(ModelError::StreamCut { bytes, reason: root_cause(&e) });
+                    return;
+                }
+                Ok(None) => {
+                    let mut finished = false;
+                    let mut failed = None;
+                    if let Some(ev) = parser.finish() {
+                        match decoder.event(&ev, &mut out) {
+                            Ok(done) => finished = done,
+                            Err(e) => failed = Some(e),
+                        }
+                    }
+                    if failed.is_none() && !finished {
+                        finished = decoder.end(&mut out);
+                    }
+                    for ev in out.drain(..) {
+                        yield Ok(ev);
+                    }
+                    if let Some(e) = failed {
+                        yield Err(e);
+                    } else if !finished {
+                        yield Err(ModelError::StreamCut {
+                            bytes,
+                            reason: "the connection closed before the end of the answer".into(),
+                        });
+                    }
+                    return;
+                }
+                Ok(Some(Ok(chunk))) => chunk,
+            };
+            bytes += chunk.len() as u64;
+            parser.feed(&chunk, &mut events);
+            let mut done = false;
+            let mut failed = None;
+            for ev in events.drain(..) {
+                match decoder.event(&ev, &mut out) {
+                    Ok(true) => {
+                        done = true;
+                        break;
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            events.clear();
+            for ev in out.drain(..) {
+                yield Ok(ev);
+            }
+            if let Some(e) = failed {
+                yield Err(e);
+                return;
+            }
+            if done {
+                // Read the (normally empty) rest so the connection can be reused; a consumer
+                // that drops the stream after `Finished` never waits for this.
+                let drain = async { while let Some(Ok(_)) = body.next().await {} };
+                let _ = tokio::time::timeout(idle.min(Duration::from_secs(1)), drain).await;
+                return;
+            }
+        }
+    })
+}
+
+enum Attempt {
+    Done(reqwest::Response),
+    Retry {
+        status: u16,
+        retry_after: Option<Duration>,
+        message: String,
+    },
+    Fail(ModelError),
+}
+
+async fn send_once(req: &HttpRequest) -> Attempt {
+    let send = req
+        .client
+        .post(&req.url)
+        .headers(req.headers.clone())
+        .body(req.body.clone())
+        .send();
+    let idle = req.options.idle_timeout;
+    let response = match tokio::time::timeout(idle, send).await {
+        Err(_) => return Attempt::Fail(timeout(req, "waiting for the response", idle)),
+        Ok(Err(e)) => return Attempt::Fail(send_error(req, &e)),
+        Ok(Ok(r)) => r,
+    };
+    let status = response.status().as_u16();
+    if response.status().is_success() {
+        return Attempt::Done(response);
+    }
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let body = tokio::time::timeout(idle, response.bytes())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let message = server_message(&body);
+    let ctx = &req.context;
+    match status {
+        401 | 403 => Attempt::Fail(ModelError::Auth {
+            status,
+            var: ctx.key_var.clone(),
+            key_sent: ctx.key_sent,
+            message,
+        }),
+        404 => Attempt::Fail(ModelError::ModelNotFound {
+            model: ctx.model.clone(),
+            base_url: ctx.base_url.clone(),
+            message,
+        }),
+        408 | 429 | 500..=599 => Attempt::Retry {
+            status,
+            retry_after,
+            message,
+        },
+        _ => Attempt::Fail(ModelError::Http {
+            status,
+            url: req.url.clone(),
+            message,
+            note: String::new(),
+        }),
+    }
+}
+
+fn timeout(req: &HttpRequest, what: &str, after: Duration) -> ModelError {
+    ModelError::Timeout {
+        url: req.url.clone(),
+        what: what.to_string(),
+        after,
+    }
+}
+
+fn send_error(req: &HttpRequest, e: &reqwest::Error) -> ModelError {
+    if e.is_timeout() {
+        return timeout(req, "connecting", req.options.connect_timeout);
+    }
+    ModelError::Unreachable {
+        url: req.url.clone(),
+        reason: root_cause(e),
+    }
+}
+
+/// The innermost cause, which is the one that says what happened ("Connection refused").
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// The whole chain of causes, de-duplicated, for errors whose outer layers add context.
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        let s = err.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        cur = err.source();
+    }
+    parts.join(": ")
+}
+
+/// The human part of an error body: `error.message` (OpenAI, Anthropic), `error` as a string
+/// (Ollama, llama.cpp), `message`, else the text itself, shortened.
+pub fn server_message(body: &[u8]) -> String {
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+        let found = v
+            .pointer("/error/message")
+            .or_else(|| v.get("error").filter(|e| e.is_string()))
+            .or_else(|| v.get("message"))
+            .and_then(|m| m.as_str());
+        if let Some(m) = found {
+            return shorten(m.trim());
+        }
+    }
+    shorten(String::from_utf8_lossy(body).trim())
+}
+
+fn shorten(s: &str) -> String {
+    const MAX: usize = 300;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_messages_are_extracted() {
+        assert_eq!(
+            server_message(br#"{"error":{"message":"bad key","type":"x"}}"#),
+            "bad key"
+        );
+        assert_eq!(
+            server_message(br#"{"error":"model 'x' not found"}"#),
+            "model 'x' not found"
+        );
+        assert_eq!(server_message(b"  plain text\n"), "plain text");
+        assert_eq!(server_message(&[b'a'; 400]).chars().count(), 301);
+    }
+}

@@ -1,0 +1,471 @@
+//! OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, …):
+//! `POST {base_url}/chat/completions`, streamed as SSE chunks ending in `data: [DONE]`.
+
+use super::http::{self, Decoder, ErrorContext, HttpRequest};
+use super::settings::{ClientOptions, Settings, SettingsError};
+use super::sse::SseEvent;
+use super::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+pub struct OpenAiProvider {
+    client: reqwest::Client,
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+    api_key_var: Option<String>,
+    options: ClientOptions,
+}
+
+impl OpenAiProvider {
+    pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
+        settings.check_api_key()?;
+        Ok(OpenAiProvider {
+            client: http::client(&settings.options)?,
+            base_url: settings.base_url.trim_end_matches('/').to_string(),
+            model: settings.model.clone(),
+            api_key: settings.api_key.clone(),
+            api_key_var: settings.api_key_var.clone(),
+            options: settings.options.clone(),
+        })
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn stream(&self, mut req: ChatRequest) -> EventStream {
+        if req.model.is_empty() {
+            req.model = self.model.clone();
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(key) = &self.api_key
+            && let Ok(v) = HeaderValue::from_str(&format!("Bearer {key}"))
+        {
+            headers.insert(AUTHORIZATION, v);
+        }
+        let body = serde_json::to_vec(&request_body(&req)).expect("JSON values serialize");
+        let http_req = HttpRequest {
+            client: self.client.clone(),
+            url: format!("{}/chat/completions", self.base_url),
+            headers,
+            body,
+            stream: req.stream,
+            options: self.options.clone(),
+            context: ErrorContext {
+                model: req.model.clone(),
+                base_url: self.base_url.clone(),
+                key_var: self.api_key_var.clone(),
+                key_sent: self.api_key.is_some(),
+            },
+        };
+        http::run(http_req, OpenAiDecoder::default())
+    }
+}
+
+/// The JSON body for a chat request. `params` go first so they cannot replace the fields that
+/// make the request work (model, messages, stream).
+pub fn request_body(req: &ChatRequest) -> Value {
+    let mut body: Map<String, Value> = req.params.clone();
+    body.insert("model".into(), json!(req.model));
+    body.insert(
+        "messages".into(),
+        Value::Array(req.messages.iter().map(message_json).collect()),
+    );
+    body.insert("stream".into(), json!(req.stream));
+    if req.stream {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    } else {
+        body.remove("stream_options");
+    }
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    Value::Object(body)
+}
+
+fn message_json(m: &Message) -> Value {
+    match m {
+        Message::System(text) => json!({"role": "system", "content": text}),
+        Message::User(text) => json!({"role": "user", "content": text}),
+        Message::Assistant {
+            content,
+            tool_calls,
+        } if tool_calls.is_empty() => json!({"role": "assistant", "content": content}),
+        Message::Assistant {
+            content,
+            tool_calls,
+        } => {
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function",
+                           "function": {"name": c.name, "arguments": c.arguments}})
+                })
+                .collect();
+            let content = if content.is_empty() {
+                Value::Null
+            } else {
+                json!(content)
+            };
+            json!({"role": "assistant", "content": content, "tool_calls": calls})
+        }
+        Message::Tool { call_id, content } => {
+            json!({"role": "tool", "tool_call_id": call_id, "content": content})
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    usage: Option<Usage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    delta: Option<Delta>,
+    /// Non-streaming responses carry `message` instead of `delta`.
+    message: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Delta {
+    content: Option<String>,
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    index: Option<usize>,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Assembles the chat-completions stream into events.
+#[derive(Default)]
+pub struct OpenAiDecoder {
+    calls: BTreeMap<usize, PartialCall>,
+    /// Index of the call the last delta without an index belonged to.
+    last_index: Option<usize>,
+    finish_reason: Option<String>,
+    finished: bool,
+}
+
+impl OpenAiDecoder {
+    fn tool_delta(&mut self, d: ToolCallDelta) {
+        let index = d.index.unwrap_or_else(|| match (&d.id, self.last_index) {
+            // Servers that omit `index` start a new call with a new id.
+            (Some(id), Some(last)) if self.calls.get(&last).is_some_and(|c| c.id != *id) => {
+                self.calls.keys().next_back().map_or(0, |k| k + 1)
+            }
+            (_, Some(last)) => last,
+            (_, None) => 0,
+        });
+        self.last_index = Some(index);
+        let call = self.calls.entry(index).or_default();
+        if let Some(id) = d.id.filter(|s| !s.is_empty()) {
+            call.id = id;
+        }
+        if let Some(f) = d.function {
+            if let Some(name) = f.name {
+                call.name.push_str(&name);
+            }
+            if let Some(args) = f.arguments {
+                call.arguments.push_str(&args);
+            }
+        }
+    }
+
+    fn flush_calls(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
+        for (index, call) in std::mem::take(&mut self.calls) {
+            if call.name.is_empty() {
+                return Err(ModelError::Decode(format!(
+                    "tool call #{index} has no function name"
+                )));
+            }
+            out.push(StreamEvent::ToolCall(ToolCall {
+                id: if call.id.is_empty() {
+                    format!("call_{index}")
+                } else {
+                    call.id
+                },
+                name: call.name,
+                arguments: if call.arguments.trim().is_empty() {
+                    "{}".into()
+                } else {
+                    call.arguments
+                },
+            }));
+        }
+        self.last_index = None;
+        Ok(())
+    }
+
+    fn chunk(&mut self, chunk: Chunk, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
+        if let Some(err) = chunk.error {
+            return Err(ModelError::Api {
+                message: http::server_message(err.to_string().as_bytes()),
+            });
+        }
+        // Only the first choice matters: skillpipe never asks for n > 1.
+        if let Some(choice) = chunk.choices.into_iter().next() {
+            let delta = choice.delta.or(choice.message).unwrap_or_default();
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                out.push(StreamEvent::Text(text));
+            }
+            for d in delta.tool_calls.unwrap_or_default() {
+                self.tool_delta(d);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason);
+                self.flush_calls(out)?;
+            }
+        }
+        if let Some(u) = chunk.usage {
+            out.push(StreamEvent::Usage {
+                prompt_tokens: u.prompt_tokens,
+                completion_tokens: u.completion_tokens,
+            });
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
+        self.flush_calls(out)?;
+        if !self.finished {
+            self.finished = true;
+            out.push(StreamEvent::Finished {
+                reason: self.finish_reason.take(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn decode_error(e: serde_json::Error, data: &str) -> ModelError {
+    let mut shown: String = data.chars().take(120).collect();
+    if shown.len() < data.len() {
+        shown.push('…');
+    }
+    ModelError::Decode(format!("{e} in {shown:?}"))
+}
+
+impl Decoder for OpenAiDecoder {
+    fn event(&mut self, ev: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<bool, ModelError> {
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            self.finish(out)?;
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| decode_error(e, data))?;
+        self.chunk(chunk, out)?;
+        Ok(false)
+    }
+
+    fn end(&mut self, out: &mut Vec<StreamEvent>) -> bool {
+        // Some servers close without `[DONE]`; a finish_reason already said the answer is whole.
+        self.finish_reason.is_some() && self.finish(out).is_ok()
+    }
+
+    fn whole(&mut self, body: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
+        let text = String::from_utf8_lossy(body);
+        let chunk: Chunk = serde_json::from_str(&text).map_err(|e| decode_error(e, &text))?;
+        self.chunk(chunk, out)?;
+        self.finish(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sse::parse_all;
+    use super::*;
+    use crate::model::ToolDef;
+
+    fn decode(input: &str) -> (Vec<StreamEvent>, bool) {
+        let mut d = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        for ev in parse_all(input.as_bytes()) {
+            if d.event(&ev, &mut out).unwrap() {
+                return (out, true);
+            }
+        }
+        let ok = d.end(&mut out);
+        (out, ok)
+    }
+
+    #[test]
+    fn text_usage_and_done() {
+        let (out, done) = decode(concat!(
+            "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"lo\"},\"finish_reason\":null}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}\n\n",
+            "data: [DONE]\n\n"
+        ));
+        assert!(done);
+        assert_eq!(
+            out,
+            vec![
+                StreamEvent::Text("Hel".into()),
+                StreamEvent::Text("lo".into()),
+                StreamEvent::Usage {
+                    prompt_tokens: 5,
+                    completion_tokens: 2
+                },
+                StreamEvent::Finished {
+                    reason: Some("stop".into())
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_call_deltas_are_assembled() {
+        let (out, done) = decode(concat!(
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"type\":\"function\",\"function\":{\"name\":\"say__speak\",\"arguments\":\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"args\\\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_b\",\"function\":{\"name\":\"x\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\":[\\\"hi\\\"]}\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n"
+        ));
+        assert!(done);
+        assert_eq!(
+            out,
+            vec![
+                StreamEvent::ToolCall(ToolCall {
+                    id: "call_a".into(),
+                    name: "say__speak".into(),
+                    arguments: "{\"args\":[\"hi\"]}".into()
+                }),
+                StreamEvent::ToolCall(ToolCall {
+                    id: "call_b".into(),
+                    name: "x".into(),
+                    arguments: "{}".into()
+                }),
+                StreamEvent::Finished {
+                    reason: Some("tool_calls".into())
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn end_without_done_is_complete_only_after_a_finish_reason() {
+        let (_, ok) = decode("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n");
+        assert!(!ok);
+        let (out, ok) = decode(
+            "data: {\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}\n\n",
+        );
+        assert!(ok);
+        assert_eq!(
+            out.last(),
+            Some(&StreamEvent::Finished {
+                reason: Some("stop".into())
+            })
+        );
+    }
+
+    #[test]
+    fn error_chunk_becomes_an_api_error() {
+        let mut d = OpenAiDecoder::default();
+        let ev = SseEvent {
+            event: None,
+            data: r#"{"error":{"message":"context length exceeded"}}"#.into(),
+        };
+        let err = d.event(&ev, &mut Vec::new()).unwrap_err();
+        assert!(err.to_string().contains("context length exceeded"), "{err}");
+    }
+
+    #[test]
+    fn whole_response() {
+        let mut d = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        d.whole(
+            br#"{"choices":[{"message":{"role":"assistant","content":"hi","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}"#,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out.len(), 4);
+        assert_eq!(out[0], StreamEvent::Text("hi".into()));
+        assert!(matches!(&out[1], StreamEvent::ToolCall(c) if c.arguments == "{\"a\":1}"));
+    }
+
+    #[test]
+    fn body_has_stream_options_tools_and_params() {
+        let mut req = ChatRequest::new(
+            "m",
+            vec![
+                Message::system("sys"),
+                Message::user("hi"),
+                Message::Assistant {
+                    content: String::new(),
+                    tool_calls: vec![ToolCall {
+                        id: "c".into(),
+                        name: "f".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+                Message::tool("c", "out"),
+            ],
+        );
+        req.params.insert("temperature".into(), json!(0.3));
+        req.params.insert("model".into(), json!("not-this"));
+        req.tools.push(ToolDef {
+            name: "f".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        });
+        let body = request_body(&req);
+        assert_eq!(body["model"], "m");
+        assert_eq!(body["temperature"], 0.3);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        assert_eq!(body["tools"][0]["function"]["name"], "f");
+        assert_eq!(body["messages"][2]["content"], Value::Null);
+        assert_eq!(
+            body["messages"][2]["tool_calls"][0]["function"]["name"],
+            "f"
+        );
+        assert_eq!(body["messages"][3]["tool_call_id"], "c");
+        req.stream = false;
+        assert!(request_body(&req).get("stream_options").is_none());
+    }
+}

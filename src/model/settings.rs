@@ -1,0 +1,1037 @@
+//! Which provider, base URL, model and API key to use (DESIGN §6).
+//!
+//! [`resolve`] is a pure function of a [`SettingsInput`] (flags, an environment map, the agent's
+//! fields, the parsed config file), so every precedence rule is unit-testable without touching the
+//! real environment. [`Settings::from_process`] gathers the real inputs.
+//!
+//! Precedence, field by field:
+//! - provider: a `provider:` prefix on `--model`, on `$SKILLPIPE_MODEL`, the agent's `provider` (or a
+//!   prefix on its `model`), the config's `default_provider` (or a prefix on its `model`), then
+//!   `r9s` if `$R9S_BASE_URL` is set without `$OPENAI_BASE_URL`, else `openai`.
+//! - model: `--model`, `$SKILLPIPE_MODEL` (or `$R9S_MODEL` for r9s), the agent's `model`, the config's
+//!   `model`, `[providers.P].model`, the provider's default. A model without a prefix keeps the
+//!   provider chosen elsewhere; a model from a level below the one that named the provider is used
+//!   only if that level meant the same provider.
+//! - base URL: `--base-url`, `$SKILLPIPE_BASE_URL` (ignored when `--model` names the provider), the
+//!   provider's own variable (`$OPENAI_BASE_URL`, `$R9S_BASE_URL`, `$ANTHROPIC_BASE_URL`),
+//!   `[providers.P].base_url`, the provider's default.
+//! - API key: the variable `[providers.P].api_key_env` names, else the provider's own
+//!   (`$OPENAI_API_KEY`, `$R9S_API_KEY`, `$ANTHROPIC_API_KEY`). A key is only ever read from the
+//!   variable that belongs to the chosen provider.
+
+use super::retry::RetryPolicy;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Which wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum ProviderKind {
+    #[serde(rename = "openai")]
+    OpenAi,
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    #[serde(rename = "replay")]
+    Replay,
+}
+
+/// Network behaviour; the defaults suit interactive use, tests shorten them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientOptions {
+    pub connect_timeout: Duration,
+    /// Longest silence allowed while waiting for the response or between chunks. Generous,
+    /// because a local model may think about a long prompt for minutes before the first token.
+    pub idle_timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// The resolved model settings.
+#[derive(Clone, PartialEq)]
+pub struct Settings {
+    pub provider: ProviderKind,
+    /// The provider's name (`openai`, `ollama`, a `[providers.NAME]` from the config, …).
+    pub provider_name: String,
+    /// Empty for replay.
+    pub base_url: String,
+    /// For replay: the JSONL file.
+    pub model: String,
+    pub api_key: Option<String>,
+    /// The variable the key came from, or the one that should hold it when there is no key.
+    pub api_key_var: Option<String>,
+    /// Extra request fields (the agent's `[params]`).
+    pub params: Map<String, Value>,
+    pub options: ClientOptions,
+}
+
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("provider", &self.provider)
+            .field("provider_name", &self.provider_name)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api_key_var", &self.api_key_var)
+            .field("params", &self.params)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl Settings {
+    /// Settings for a given endpoint with no key and default options (handy in tests).
+    pub fn new(
+        provider: ProviderKind,
+        base_url: impl Into<String>,
+        model: impl Into<String>,
+    ) -> Self {
+        let provider_name = match provider {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Replay => "replay",
+        };
+        Settings {
+            provider,
+            provider_name: provider_name.into(),
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            api_key_var: None,
+            params: Map::new(),
+            options: ClientOptions::default(),
+        }
+    }
+
+    /// Resolve from the real flags, environment and config file.
+    pub fn from_process(
+        flag_model: Option<&str>,
+        flag_base_url: Option<&str>,
+        agent: AgentModel,
+    ) -> Result<Self, SettingsError> {
+        resolve(&SettingsInput::from_process(
+            flag_model.map(str::to_string),
+            flag_base_url.map(str::to_string),
+            agent,
+        )?)
+    }
+
+    /// A streaming request for these settings' model and params.
+    pub fn request(&self, messages: Vec<super::Message>) -> super::ChatRequest {
+        super::ChatRequest {
+            model: self.model.clone(),
+            messages,
+            params: self.params.clone(),
+            tools: Vec::new(),
+            stream: true,
+        }
+    }
+
+    /// `provider:model`, as `--model` would take it.
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.provider_name, self.model)
+    }
+
+    /// A remote endpoint needs a key; one on this machine (loopback) may do without.
+    pub fn check_api_key(&self) -> Result<(), SettingsError> {
+        if self.provider == ProviderKind::Replay || self.api_key.is_some() {
+            return Ok(());
+        }
+        if is_loopback(&self.base_url) {
+            return Ok(());
+        }
+        Err(SettingsError::MissingKey {
+            url: self.base_url.clone(),
+            provider: self.provider_name.clone(),
+            var: self.api_key_var.clone(),
+        })
+    }
+}
+
+/// Whether the URL's host is this machine.
+pub fn is_loopback(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let Some(host) = u.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The agent's say in the matter (DESIGN §5: `model`, `provider`, `[params]`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentModel {
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub params: Map<String, Value>,
+    /// Where these came from, for error messages (e.g. "agent file agents/tutor.toml").
+    pub origin: String,
+}
+
+/// Everything [`resolve`] looks at.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsInput {
+    pub flag_model: Option<String>,
+    pub flag_base_url: Option<String>,
+    /// Environment variables (only the ones in [`ENV_VARS`] and `api_key_env`s matter).
+    pub env: BTreeMap<String, String>,
+    pub agent: AgentModel,
+    pub config: Option<Config>,
+}
+
+/// The environment variables settings read (besides the config's `api_key_env`s).
+pub const ENV_VARS: &[&str] = &[
+    "SKILLPIPE_BASE_URL",
+    "SKILLPIPE_MODEL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "R9S_API_KEY",
+    "R9S_BASE_URL",
+    "R9S_MODEL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+];
+
+impl SettingsInput {
+    /// Read the real environment and `$XDG_CONFIG_HOME/skillpipe/config.toml` (if it exists).
+    pub fn from_process(
+        flag_model: Option<String>,
+        flag_base_url: Option<String>,
+        agent: AgentModel,
+    ) -> Result<Self, SettingsError> {
+        let config = match crate::paths::config_file() {
+            Some(path) => Config::load(&path)?,
+            None => None,
+        };
+        let mut names: Vec<&str> = ENV_VARS.to_vec();
+        if let Some(c) = &config {
+            names.extend(
+                c.providers
+                    .values()
+                    .filter_map(|p| p.api_key_env.as_deref()),
+            );
+        }
+        let env = names
+            .into_iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+            .collect();
+        Ok(SettingsInput {
+            flag_model,
+            flag_base_url,
+            env,
+            agent,
+            config,
+        })
+    }
+}
+
+/// `$XDG_CONFIG_HOME/skillpipe/config.toml`, the model part. Other top-level keys belong to
+/// other parts of skillpipe and are left alone; inside `[providers.NAME]` unknown keys are errors.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Config {
+    #[serde(skip)]
+    pub path: PathBuf,
+    pub default_provider: Option<String>,
+    /// A model, or `provider:model`.
+    pub model: Option<String>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+/// `[providers.NAME]`: a named endpoint. A name equal to a built-in one refines it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// Wire protocol; `openai` unless the name is a built-in of another kind.
+    pub kind: Option<ProviderKind>,
+    pub base_url: Option<String>,
+    /// The environment variable that holds this endpoint's key.
+    pub api_key_env: Option<String>,
+    pub model: Option<String>,
+    /// Request fields for every request to this provider (the agent's `[params]` win).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+}
+
+impl Config {
+    /// Parse config text; errors name the file and line.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, SettingsError> {
+        let mut config: Config = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            SettingsError::Config {
+                file: path.to_path_buf(),
+                line,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        config.path = path.to_path_buf();
+        Ok(config)
+    }
+
+    /// Read and parse the file; a missing file is no config.
+    pub fn load(path: &Path) -> Result<Option<Config>, SettingsError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::parse(&text, path).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(SettingsError::Config {
+                file: path.to_path_buf(),
+                line: None,
+                message: format!("cannot read it: {e}"),
+            }),
+        }
+    }
+}
+
+/// A configuration problem (exit code 2). Messages name the flag, variable, file or line.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{}{}: {message}", .file.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Config {
+        file: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    #[error("unknown provider {name:?} (from {origin}); known providers: {known}")]
+    UnknownProvider {
+        name: String,
+        origin: String,
+        known: String,
+    },
+    #[error("invalid base URL {url:?} (from {origin}): {reason}")]
+    BadBaseUrl {
+        url: String,
+        origin: String,
+        reason: String,
+    },
+    #[error("provider {provider:?} has no base URL: {hint}")]
+    NoBaseUrl { provider: String, hint: String },
+    #[error("no model chosen for provider {provider:?}: {hint}")]
+    NoModel { provider: String, hint: String },
+    #[error("no API key for {provider} at {url}: {}", missing_key_hint(.var))]
+    MissingKey {
+        url: String,
+        provider: String,
+        var: Option<String>,
+    },
+    #[error("replay file {}: {message}", .file.display())]
+    Replay { file: PathBuf, message: String },
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+}
+
+fn missing_key_hint(var: &Option<String>) -> String {
+    match var {
+        Some(v) => format!(
+            "set ${v} (or api_key_env in [providers.NAME] of the config file); servers on this machine need none"
+        ),
+        None => {
+            "set api_key_env in [providers.NAME] of the config file and that variable".to_string()
+        }
+    }
+}
+
+/// A provider skillpipe knows without configuration.
+struct Builtin {
+    name: &'static str,
+    kind: ProviderKind,
+    base_url: Option<&'static str>,
+    base_url_env: Option<&'static str>,
+    key_env: Option<&'static str>,
+    model: Option<&'static str>,
+}
+
+const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "openai",
+        kind: ProviderKind::OpenAi,
+        base_url: Some("https://api.openai.com/v1"),
+        base_url_env: Some("OPENAI_BASE_URL"),
+        key_env: Some("OPENAI_API_KEY"),
+        model: Some("gpt-4o-mini"),
+    },
+    Builtin {
+        name: "anthropic",
+        kind: ProviderKind::Anthropic,
+        base_url: Some("https://api.anthropic.com"),
+        base_url_env: Some("ANTHROPIC_BASE_URL"),
+        key_env: Some("ANTHROPIC_API_KEY"),
+        model: Some("claude-haiku-4-5"),
+    },
+    Builtin {
+        name: "ollama",
+        kind: ProviderKind::OpenAi,
+        base_url: Some("http://127.0.0.1:11434/v1"),
+        base_url_env: None,
+        key_env: None,
+        model: Some("llama3.2"),
+    },
+    Builtin {
+        name: "r9s",
+        kind: ProviderKind::OpenAi,
+        base_url: None,
+        base_url_env: Some("R9S_BASE_URL"),
+        key_env: Some("R9S_API_KEY"),
+        model: None,
+    },
+    Builtin {
+        name: "replay",
+        kind: ProviderKind::Replay,
+        base_url: None,
+        base_url_env: None,
+        key_env: None,
+        model: None,
+    },
+];
+
+fn builtin(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// One level of the precedence order: what it says about provider and model.
+struct Level {
+    provider: Option<String>,
+    model: Option<String>,
+}
+
+/// Split `provider:model` when the prefix names a known provider; otherwise the whole text is a
+/// model (Ollama models look like `llama3:8b`).
+fn split_spec(spec: &str, known: &[String]) -> (Option<String>, Option<String>) {
+    let spec = spec.trim();
+    if let Some((prefix, rest)) = spec.split_once(':')
+        && known.iter().any(|k| k == prefix)
+    {
+        let rest = rest.trim();
+        return (
+            Some(prefix.to_string()),
+            (!rest.is_empty()).then(|| rest.to_string()),
+        );
+    }
+    (None, (!spec.is_empty()).then(|| spec.to_string()))
+}
+
+fn non_empty(v: Option<&String>) -> Option<&str> {
+    v.map(|s| s.trim()).filter(|s| !s.is_empty())
+}
+
+/// Resolve the settings (see the module docs for the rules).
+pub fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> {
+    let env = |k: &str| non_empty(input.env.get(k));
+    let config = input.config.as_ref();
+    let config_origin = |what: &str| match config {
+        Some(c) => format!("{what} in {}", c.path.display()),
+        None => what.to_string(),
+    };
+
+    let mut known: Vec<String> = BUILTINS.iter().map(|b| b.name.to_string()).collect();
+    if let Some(c) = config {
+        for name in c.providers.keys() {
+            if !known.contains(name) {
+                known.push(name.clone());
+            }
+        }
+    }
+    let unknown = |name: &str, origin: String| SettingsError::UnknownProvider {
+        name: name.to_string(),
+        origin,
+        known: known.join(", "),
+    };
+
+    // The four levels, highest first.
+    let mut levels = Vec::with_capacity(4);
+    let (p, m) = input
+        .flag_model
+        .as_deref()
+        .map(|s| split_spec(s, &known))
+        .unwrap_or_default();
+    levels.push(Level {
+        provider: p,
+        model: m,
+    });
+    let (p, m) = env("SKILLPIPE_MODEL")
+        .map(|s| split_spec(s, &known))
+        .unwrap_or_default();
+    levels.push(Level {
+        provider: p,
+        model: m,
+    });
+    let agent_origin = if input.agent.origin.is_empty() {
+        "the agent".to_string()
+    } else {
+        input.agent.origin.clone()
+    };
+    let (prefix, m) = input
+        .agent
+        .model
+        .as_deref()
+        .map(|s| split_spec(s, &known))
+        .unwrap_or_default();
+    let agent_provider =
+        prefix.or_else(|| non_empty(input.agent.provider.as_ref()).map(str::to_string));
+    if let Some(p) = &agent_provider
+        && !known.contains(p)
+    {
+        return Err(unknown(p, format!("provider in {agent_origin}")));
+    }
+    levels.push(Level {
+        provider: agent_provider,
+        model: m,
+    });
+    let (prefix, m) = config
+        .and_then(|c| c.model.as_deref())
+        .map(|s| split_spec(s, &known))
+        .unwrap_or_default();
+    let config_provider = config
+        .and_then(|c| non_empty(c.default_provider.as_ref()))
+        .map(str::to_string)
+        .or(prefix);
+    if let Some(p) = &config_provider
+        && !known.contains(p)
+    {
+        return Err(unknown(p, config_origin("default_provider")));
+    }
+    levels.push(Level {
+        provider: config_provider,
+        model: m,
+    });
+
+    let fallback = if env("OPENAI_BASE_URL").is_none() && env("R9S_BASE_URL").is_some() {
+        "r9s"
+    } else {
+        "openai"
+    };
+    let (p_level, name) = levels
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| l.provider.clone().map(|p| (i, p)))
+        .unwrap_or((levels.len(), fallback.to_string()));
+
+    let builtin = builtin(&name);
+    let custom = config.and_then(|c| c.providers.get(&name));
+    let kind = custom
+        .and_then(|c| c.kind)
+        .or(builtin.map(|b| b.kind))
+        .unwrap_or(ProviderKind::OpenAi);
+
+    // The model: levels above the provider's level override it; its own level gives it; lower
+    // levels count only if they meant the same provider.
+    if name == "r9s"
+        && levels[1].model.is_none()
+        && levels[1].provider.is_none()
+        && let Some(m) = env("R9S_MODEL")
+    {
+        levels[1].model = Some(m.to_string());
+    }
+    let model = levels
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| {
+            let same = i <= p_level || l.provider.as_deref().unwrap_or(fallback) == name;
+            l.model.clone().filter(|_| same)
+        })
+        .or_else(|| {
+            custom
+                .and_then(|c| non_empty(c.model.as_ref()))
+                .map(str::to_string)
+        })
+        .or_else(|| builtin.and_then(|b| b.model).map(str::to_string));
+    let Some(model) = model else {
+        let hint = match kind {
+            ProviderKind::Replay => "write --model replay:FILE".to_string(),
+            _ if name == "r9s" => "set $R9S_MODEL or pass --model r9s:MODEL".to_string(),
+            _ => format!("pass --model {name}:MODEL or set model in [providers.{name}]"),
+        };
+        return Err(SettingsError::NoModel {
+            provider: name,
+            hint,
+        });
+    };
+
+    let base_url = if kind == ProviderKind::Replay {
+        String::new()
+    } else {
+        let provider_env = builtin.and_then(|b| b.base_url_env);
+        let named_by_flag = p_level == 0;
+        let candidates: [(Option<&str>, String); 5] = [
+            (non_empty(input.flag_base_url.as_ref()), "--base-url".into()),
+            (
+                env("SKILLPIPE_BASE_URL").filter(|_| !named_by_flag),
+                "$SKILLPIPE_BASE_URL".into(),
+            ),
+            (
+                provider_env.and_then(env),
+                format!("${}", provider_env.unwrap_or_default()),
+            ),
+            (
+                custom.and_then(|c| non_empty(c.base_url.as_ref())),
+                config_origin(&format!("[providers.{name}]")),
+            ),
+            (
+                builtin.and_then(|b| b.base_url),
+                format!("the {name} default"),
+            ),
+        ];
+        let Some((url, origin)) = candidates.into_iter().find_map(|(u, o)| u.map(|u| (u, o)))
+        else {
+            let hint = match provider_env {
+                Some(v) => format!("set ${v} or pass --base-url"),
+                None => format!("set base_url in [providers.{name}] or pass --base-url"),
+            };
+            return Err(SettingsError::NoBaseUrl {
+                provider: name,
+                hint,
+            });
+        };
+        check_url(url, &origin)?;
+        url.trim_end_matches('/').to_string()
+    };
+
+    let api_key_var = custom
+        .and_then(|c| non_empty(c.api_key_env.as_ref()))
+        .map(str::to_string)
+        .or_else(|| builtin.and_then(|b| b.key_env).map(str::to_string))
+        .filter(|_| kind != ProviderKind::Replay);
+    let api_key = api_key_var.as_deref().and_then(env).map(str::to_string);
+
+    let mut params = custom.map(|c| c.params.clone()).unwrap_or_default();
+    params.extend(input.agent.params.clone());
+
+    Ok(Settings {
+        provider: kind,
+        provider_name: name,
+        base_url,
+        model,
+        api_key,
+        api_key_var,
+        params,
+        options: ClientOptions::default(),
+    })
+}
+
+fn check_url(url: &str, origin: &str) -> Result<(), SettingsError> {
+    let bad = |reason: String| SettingsError::BadBaseUrl {
+        url: url.to_string(),
+        origin: origin.to_string(),
+        reason,
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(bad("the scheme must be http or https".into()));
+    }
+    if parsed.host().is_none() {
+        return Err(bad("it has no host".into()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn config(text: &str) -> Config {
+        Config::parse(text, Path::new("/cfg/config.toml")).unwrap()
+    }
+
+    fn input() -> SettingsInput {
+        SettingsInput::default()
+    }
+
+    /// (provider_name, base_url, model, api_key_var, has key)
+    fn summary(s: &Settings) -> (String, String, String, Option<String>, bool) {
+        (
+            s.provider_name.clone(),
+            s.base_url.clone(),
+            s.model.clone(),
+            s.api_key_var.clone(),
+            s.api_key.is_some(),
+        )
+    }
+
+    fn sum(
+        p: &str,
+        url: &str,
+        model: &str,
+        var: Option<&str>,
+        key: bool,
+    ) -> (String, String, String, Option<String>, bool) {
+        (p.into(), url.into(), model.into(), var.map(Into::into), key)
+    }
+
+    #[test]
+    fn defaults() {
+        let s = resolve(&input()).unwrap();
+        assert_eq!(s.provider, ProviderKind::OpenAi);
+        assert_eq!(
+            summary(&s),
+            sum(
+                "openai",
+                "https://api.openai.com/v1",
+                "gpt-4o-mini",
+                Some("OPENAI_API_KEY"),
+                false
+            )
+        );
+        assert!(s.check_api_key().is_err());
+    }
+
+    #[test]
+    fn precedence_table() {
+        let cfg = config(
+            "default_provider = \"local\"\nmodel = \"qwen\"\n[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key_env = \"LOCAL_KEY\"\nmodel = \"local-default\"\n",
+        );
+        let agent = AgentModel {
+            model: Some("agent-model".into()),
+            ..Default::default()
+        };
+        let full_env = env(&[
+            ("SKILLPIPE_MODEL", "env-model"),
+            ("SKILLPIPE_BASE_URL", "http://10.0.0.1/v1"),
+            ("LOCAL_KEY", "k"),
+        ]);
+        // (flag model, flag url, env, agent?, config?) → expected
+        type Row = (
+            Option<&'static str>,
+            Option<&'static str>,
+            BTreeMap<String, String>,
+            bool,
+            bool,
+            (String, String, String, Option<String>, bool),
+        );
+        let rows: Vec<Row> = vec![
+            // config alone: its default provider and model
+            (
+                None,
+                None,
+                env(&[]),
+                false,
+                true,
+                sum(
+                    "local",
+                    "http://127.0.0.1:8080/v1",
+                    "qwen",
+                    Some("LOCAL_KEY"),
+                    false,
+                ),
+            ),
+            // agent model beats config model, keeps the config's provider
+            (
+                None,
+                None,
+                env(&[]),
+                true,
+                true,
+                sum(
+                    "local",
+                    "http://127.0.0.1:8080/v1",
+                    "agent-model",
+                    Some("LOCAL_KEY"),
+                    false,
+                ),
+            ),
+            // env beats agent and config
+            (
+                None,
+                None,
+                full_env.clone(),
+                true,
+                true,
+                sum(
+                    "local",
+                    "http://10.0.0.1/v1",
+                    "env-model",
+                    Some("LOCAL_KEY"),
+                    true,
+                ),
+            ),
+            // flags beat everything
+            (
+                Some("flag-model"),
+                Some("http://127.0.0.2:1/v1"),
+                full_env.clone(),
+                true,
+                true,
+                sum(
+                    "local",
+                    "http://127.0.0.2:1/v1",
+                    "flag-model",
+                    Some("LOCAL_KEY"),
+                    true,
+                ),
+            ),
+            // a provider named by --model ignores SKILLPIPE_BASE_URL and lower-level models
+            (
+                Some("ollama:"),
+                None,
+                full_env.clone(),
+                true,
+                true,
+                sum(
+                    "ollama",
+                    "http://127.0.0.1:11434/v1",
+                    "llama3.2",
+                    None,
+                    false,
+                ),
+            ),
+            (
+                Some("ollama:llama3:8b"),
+                None,
+                env(&[]),
+                false,
+                false,
+                sum(
+                    "ollama",
+                    "http://127.0.0.1:11434/v1",
+                    "llama3:8b",
+                    None,
+                    false,
+                ),
+            ),
+            // no provider prefix: a colon inside a model name is kept
+            (
+                Some("llama3:8b"),
+                None,
+                env(&[]),
+                false,
+                false,
+                sum(
+                    "openai",
+                    "https://api.openai.com/v1",
+                    "llama3:8b",
+                    Some("OPENAI_API_KEY"),
+                    false,
+                ),
+            ),
+            // OPENAI_* env
+            (
+                None,
+                None,
+                env(&[
+                    ("OPENAI_BASE_URL", "http://localhost:1234/v1/"),
+                    ("OPENAI_API_KEY", "sk"),
+                ]),
+                false,
+                false,
+                sum(
+                    "openai",
+                    "http://localhost:1234/v1",
+                    "gpt-4o-mini",
+                    Some("OPENAI_API_KEY"),
+                    true,
+                ),
+            ),
+            // R9S_* env makes r9s the default provider, with its own key and model
+            (
+                None,
+                None,
+                env(&[
+                    ("R9S_BASE_URL", "https://gw.example/v1"),
+                    ("R9S_API_KEY", "r"),
+                    ("R9S_MODEL", "r-model"),
+                    ("OPENAI_API_KEY", "sk"),
+                ]),
+                false,
+                false,
+                sum(
+                    "r9s",
+                    "https://gw.example/v1",
+                    "r-model",
+                    Some("R9S_API_KEY"),
+                    true,
+                ),
+            ),
+            // anthropic by prefix
+            (
+                Some("anthropic:claude-x"),
+                None,
+                env(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "sk")]),
+                false,
+                false,
+                sum(
+                    "anthropic",
+                    "https://api.anthropic.com",
+                    "claude-x",
+                    Some("ANTHROPIC_API_KEY"),
+                    true,
+                ),
+            ),
+        ];
+        for (i, (fm, fu, e, with_agent, with_config, expected)) in rows.into_iter().enumerate() {
+            let inp = SettingsInput {
+                flag_model: fm.map(Into::into),
+                flag_base_url: fu.map(Into::into),
+                env: e,
+                agent: if with_agent {
+                    agent.clone()
+                } else {
+                    AgentModel::default()
+                },
+                config: with_config.then(|| cfg.clone()),
+            };
+            let s = resolve(&inp).unwrap_or_else(|e| panic!("row {i}: {e}"));
+            assert_eq!(summary(&s), expected, "row {i}");
+        }
+    }
+
+    #[test]
+    fn agent_provider_and_params() {
+        let cfg = config("[providers.openai]\nparams = { temperature = 1.0, top_p = 0.5 }\n");
+        let mut params = Map::new();
+        params.insert("temperature".into(), json!(0.3));
+        let inp = SettingsInput {
+            agent: AgentModel {
+                provider: Some("anthropic".into()),
+                params: params.clone(),
+                ..Default::default()
+            },
+            config: Some(cfg.clone()),
+            ..Default::default()
+        };
+        let s = resolve(&inp).unwrap();
+        assert_eq!(s.provider, ProviderKind::Anthropic);
+        assert_eq!(s.model, "claude-haiku-4-5");
+        assert_eq!(s.params.get("temperature"), Some(&json!(0.3)));
+        assert_eq!(s.params.get("top_p"), None);
+
+        let inp = SettingsInput {
+            agent: AgentModel {
+                params,
+                ..Default::default()
+            },
+            config: Some(cfg),
+            ..Default::default()
+        };
+        let s = resolve(&inp).unwrap();
+        assert_eq!(s.params.get("temperature"), Some(&json!(0.3)));
+        assert_eq!(s.params.get("top_p"), Some(&json!(0.5)));
+    }
+
+    #[test]
+    fn replay_spec() {
+        let inp = SettingsInput {
+            flag_model: Some("replay:answers.jsonl".into()),
+            ..Default::default()
+        };
+        let s = resolve(&inp).unwrap();
+        assert_eq!(s.provider, ProviderKind::Replay);
+        assert_eq!(s.model, "answers.jsonl");
+        assert_eq!(s.base_url, "");
+        assert!(s.check_api_key().is_ok());
+        assert_eq!(s.label(), "replay:answers.jsonl");
+        let req = s.request(vec![super::super::Message::user("hi")]);
+        assert_eq!(req.model, "answers.jsonl");
+        assert!(req.stream);
+    }
+
+    #[test]
+    fn unknown_provider_lists_known_ones() {
+        let inp = SettingsInput {
+            agent: AgentModel {
+                provider: Some("openia".into()),
+                origin: "agents/x.toml".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let e = resolve(&inp).unwrap_err().to_string();
+        assert!(e.contains("\"openia\""), "{e}");
+        assert!(e.contains("agents/x.toml"), "{e}");
+        assert!(e.contains("openai, anthropic, ollama, r9s, replay"), "{e}");
+
+        let inp = SettingsInput {
+            config: Some(config(
+                "default_provider = \"nope\"\n[providers.mine]\nbase_url = \"http://h/v1\"\n",
+            )),
+            ..Default::default()
+        };
+        let e = resolve(&inp).unwrap_err().to_string();
+        assert!(e.contains("/cfg/config.toml"), "{e}");
+        assert!(e.contains("mine"), "{e}");
+    }
+
+    #[test]
+    fn config_errors_name_file_and_line() {
+        let e = Config::parse(
+            "model = \"x\"\n[providers.a]\nbase_ur = \"y\"\n",
+            Path::new("/c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("/c.toml:3: "), "{e}");
+        assert!(e.contains("base_ur"), "{e}");
+        let e = Config::parse("model = \n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/c.toml:1: "), "{e}");
+        // other sections belong to other parts of skillpipe
+        assert!(Config::parse("[interpreters]\nts = \"deno\"\n", Path::new("/c.toml")).is_ok());
+    }
+
+    #[test]
+    fn bad_urls_and_missing_pieces() {
+        let inp = SettingsInput {
+            flag_base_url: Some("localhost:8080".into()),
+            ..Default::default()
+        };
+        let e = resolve(&inp).unwrap_err().to_string();
+        assert!(e.contains("--base-url"), "{e}");
+
+        let inp = SettingsInput {
+            flag_model: Some("r9s:m".into()),
+            ..Default::default()
+        };
+        let e = resolve(&inp).unwrap_err().to_string();
+        assert!(e.contains("R9S_BASE_URL"), "{e}");
+
+        let inp = SettingsInput {
+            flag_model: Some("r9s:".into()),
+            env: env(&[("R9S_BASE_URL", "https://gw/v1")]),
+            ..Default::default()
+        };
+        let e = resolve(&inp).unwrap_err().to_string();
+        assert!(e.contains("R9S_MODEL"), "{e}");
+    }
+
+    #[test]
+    fn keys_are_needed_only_off_this_machine() {
+        let mut s = Settings::new(ProviderKind::OpenAi, "http://127.0.0.1:9/v1", "m");
+        assert!(s.check_api_key().is_ok());
+        s.base_url = "http://localhost:9/v1".into();
+        assert!(s.check_api_key().is_ok());
+        s.base_url = "http://[::1]:9/v1".into();
+        assert!(s.check_api_key().is_ok());
+        s.base_url = "https://api.example.com/v1".into();
+        s.api_key_var = Some("OPENAI_API_KEY".into());
+        let e = s.check_api_key().unwrap_err().to_string();
+        assert!(e.contains("$OPENAI_API_KEY"), "{e}");
+        s.api_key = Some("k".into());
+        assert!(s.check_api_key().is_ok());
+        assert!(!format!("{s:?}").contains("\"k\""));
+    }
+}

@@ -1,0 +1,6 @@
+//! Shared helpers for the integration tests. Each test crate uses only part of them.
+#![allow(dead_code, unused_imports)]
+
+pub mod server;
+
+pub use server::{Recorded, Reply, Server};

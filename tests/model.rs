@@ -1,0 +1,560 @@
+//! The model clients against a real (in-test) HTTP server: streaming, tool calls, retries,
+//! errors, cut streams, the Anthropic dialect and the replay provider.
+
+mod common;
+
+use common::{Reply, Server};
+use futures::StreamExt;
+use skillpipe::model::{
+    ChatRequest, Message, ModelError, Provider, ProviderKind, Settings, SettingsError, StreamEvent,
+    ToolCall, ToolDef, provider_for,
+};
+use std::time::Duration;
+
+fn settings(kind: ProviderKind, url: &str) -> Settings {
+    let mut s = Settings::new(kind, url, "test-model");
+    s.options.retry.base_delay = Duration::from_millis(5);
+    s.options.connect_timeout = Duration::from_secs(2);
+    s.options.idle_timeout = Duration::from_secs(5);
+    s
+}
+
+fn openai(server: &Server) -> Box<dyn Provider> {
+    provider_for(&settings(ProviderKind::OpenAi, &server.url)).unwrap()
+}
+
+fn request(prompt: &str) -> ChatRequest {
+    ChatRequest::new("", vec![Message::system("be brief"), Message::user(prompt)])
+}
+
+/// All events up to the end or the first error.
+async fn collect(p: &dyn Provider, req: ChatRequest) -> (Vec<StreamEvent>, Option<ModelError>) {
+    let mut stream = p.stream(req);
+    let mut events = Vec::new();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(ev) => events.push(ev),
+            Err(e) => return (events, Some(e)),
+        }
+    }
+    (events, None)
+}
+
+fn text(events: &[StreamEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn text_is_streamed_piece_by_piece() {
+    let server = Server::start([Reply::text(["Hel", "lo, ", "wörld"])]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::Text("Hel".into()),
+            StreamEvent::Text("lo, ".into()),
+            StreamEvent::Text("wörld".into()),
+            StreamEvent::Finished {
+                reason: Some("stop".into())
+            },
+        ]
+    );
+    let rec = server.recorded();
+    assert_eq!(rec.len(), 1);
+    assert_eq!(rec[0].path, "/v1/chat/completions");
+    assert!(!rec[0].headers.contains_key("authorization"));
+    let body = &rec[0].body;
+    assert_eq!(body["model"], "test-model");
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"]["include_usage"], true);
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert_eq!(body["messages"][1]["content"], "hi");
+}
+
+#[tokio::test]
+async fn events_split_across_network_chunks_are_reassembled() {
+    let reply = Reply::text(["naïve ", "café ", "😀 done"]).split_every(3);
+    let server = Server::start([reply]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(text(&events), "naïve café 😀 done");
+}
+
+#[tokio::test]
+async fn usage_is_reported_before_finished() {
+    let server = Server::start([Reply::text(["ok"]).usage(12, 3)]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    let n = events.len();
+    assert_eq!(
+        events[n - 2],
+        StreamEvent::Usage {
+            prompt_tokens: 12,
+            completion_tokens: 3
+        }
+    );
+    assert!(matches!(events[n - 1], StreamEvent::Finished { .. }));
+}
+
+#[tokio::test]
+async fn tool_call_deltas_are_assembled() {
+    let server = Server::start([Reply::text(["Let me look."])
+        .tool_call("call_1", "dict__lookup", ["{\"args\"", ":[\"wo", "rd\"]}"])
+        .tool_call("call_2", "say__speak", ["{}"])]);
+    let mut req = request("hi");
+    req.tools.push(ToolDef {
+        name: "dict__lookup".into(),
+        description: "look a word up".into(),
+        parameters: serde_json::json!({"type": "object"}),
+    });
+    let (events, err) = collect(&*openai(&server), req).await;
+    assert!(err.is_none(), "{err:?}");
+    let calls: Vec<&ToolCall> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ToolCall(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].id, "call_1");
+    assert_eq!(calls[0].name, "dict__lookup");
+    assert_eq!(calls[0].arguments, "{\"args\":[\"word\"]}");
+    assert_eq!(calls[1].name, "say__speak");
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Finished {
+            reason: Some("tool_calls".into())
+        })
+    );
+    assert_eq!(
+        server.requests()[0]["tools"][0]["function"]["name"],
+        "dict__lookup"
+    );
+}
+
+#[tokio::test]
+async fn tool_results_go_back_as_tool_messages() {
+    let server = Server::start([Reply::text(["done"])]);
+    let req = ChatRequest::new(
+        "",
+        vec![
+            Message::user("hi"),
+            Message::Assistant {
+                content: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: "call_1".into(),
+                    name: "f".into(),
+                    arguments: "{}".into(),
+                }],
+            },
+            Message::tool("call_1", "42"),
+        ],
+    );
+    let (_, err) = collect(&*openai(&server), req).await;
+    assert!(err.is_none(), "{err:?}");
+    let body = &server.requests()[0];
+    assert_eq!(body["messages"][1]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(body["messages"][2]["role"], "tool");
+    assert_eq!(body["messages"][2]["tool_call_id"], "call_1");
+    assert_eq!(body["messages"][2]["content"], "42");
+}
+
+#[tokio::test]
+async fn unauthorized_names_the_key_variable() {
+    let server = Server::start([Reply::status(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided"}}"#,
+    )]);
+    let mut s = settings(ProviderKind::OpenAi, &server.url);
+    s.api_key = Some("sk-wrong".into());
+    s.api_key_var = Some("OPENAI_API_KEY".into());
+    let p = provider_for(&s).unwrap();
+    let (events, err) = collect(&*p, request("hi")).await;
+    assert!(events.is_empty());
+    let err = err.expect("an error");
+    assert!(matches!(err, ModelError::Auth { status: 401, .. }));
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("authentication failed (401) — check $OPENAI_API_KEY"),
+        "{msg}"
+    );
+    assert!(msg.contains("Incorrect API key provided"), "{msg}");
+    assert_eq!(
+        server.recorded()[0].headers["authorization"],
+        "Bearer sk-wrong"
+    );
+    assert_eq!(server.recorded().len(), 1, "401 is not retried");
+}
+
+#[tokio::test]
+async fn rate_limit_then_success() {
+    let server = Server::start([
+        Reply::status(429, "slow down").header("Retry-After", "0"),
+        Reply::text(["fine"]),
+    ]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert!(matches!(
+        &events[0],
+        StreamEvent::Retrying { attempt: 1, max_attempts: 3, delay, reason }
+            if delay.is_zero() && reason == "HTTP 429"
+    ));
+    assert_eq!(text(&events), "fine");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_then_reported() {
+    let server = Server::start([
+        Reply::status(500, "boom 1"),
+        Reply::status(502, "boom 2"),
+        Reply::status(503, r#"{"error":{"message":"overloaded"}}"#),
+        Reply::text(["never sent"]),
+    ]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    let retries = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::Retrying { .. }))
+        .count();
+    assert_eq!(retries, 2);
+    let msg = err.expect("an error").to_string();
+    assert!(msg.starts_with("HTTP 503 from http://127.0.0.1:"), "{msg}");
+    assert!(msg.contains("overloaded"), "{msg}");
+    assert!(msg.contains("gave up after 3 attempts"), "{msg}");
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.remaining(), 1);
+}
+
+#[tokio::test]
+async fn a_long_retry_after_is_not_waited_for() {
+    let server = Server::start([Reply::status(429, "quota").header("Retry-After", "3600")]);
+    let (_, err) = collect(&*openai(&server), request("hi")).await;
+    let msg = err.expect("an error").to_string();
+    assert!(msg.contains("asks to wait 3600 s"), "{msg}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_cut_stream_keeps_the_text_and_says_so() {
+    let server = Server::start([Reply::text(["The ", "answer ", "is ", "42."]).cut_after(2)]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert_eq!(text(&events), "The answer ");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::Finished { .. }))
+    );
+    let err = err.expect("an error");
+    assert!(matches!(err, ModelError::StreamCut { bytes, .. } if bytes > 0));
+    assert!(
+        err.to_string().starts_with("the stream was cut after "),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_model_is_named() {
+    let server = Server::start([Reply::status(
+        404,
+        r#"{"error":{"message":"The model `nope` does not exist"}}"#,
+    )]);
+    let mut req = request("hi");
+    req.model = "nope".into();
+    let (_, err) = collect(&*openai(&server), req).await;
+    let err = err.expect("an error");
+    let msg = err.to_string();
+    assert!(matches!(err, ModelError::ModelNotFound { .. }));
+    assert!(
+        msg.starts_with("model \"nope\" not found at http://127.0.0.1:"),
+        "{msg}"
+    );
+    assert!(msg.contains("/v1 (404)"), "{msg}");
+}
+
+#[tokio::test]
+async fn unreachable_endpoint_is_named() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }; // closed again: nothing listens there now
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let p = provider_for(&settings(ProviderKind::OpenAi, &url)).unwrap();
+    let (_, err) = collect(&*p, request("hi")).await;
+    let err = err.expect("an error");
+    let msg = err.to_string();
+    assert!(matches!(err, ModelError::Unreachable { .. }), "{msg}");
+    assert!(msg.contains(&format!("{url}/chat/completions")), "{msg}");
+    assert!(msg.to_lowercase().contains("refused"), "{msg}");
+    assert!(msg.contains("check that the server is running"), "{msg}");
+}
+
+#[tokio::test]
+async fn tls_works_in_principle() {
+    // An https URL builds a client (the rustls crypto provider is installed), and talking TLS to a
+    // plain-HTTP server fails with an error, not a panic.
+    let server = Server::start([]);
+    let url = server.url.replace("http://", "https://");
+    let p = provider_for(&settings(ProviderKind::OpenAi, &url)).unwrap();
+    let (_, err) = collect(&*p, request("hi")).await;
+    assert!(
+        matches!(err, Some(ModelError::Unreachable { .. })),
+        "{err:?}"
+    );
+    let mut remote = settings(ProviderKind::OpenAi, "https://api.openai.com/v1");
+    remote.api_key = Some("sk-test".into());
+    assert!(provider_for(&remote).is_ok());
+}
+
+#[test]
+fn remote_endpoint_without_key_is_a_configuration_error() {
+    let mut s = settings(ProviderKind::OpenAi, "https://api.openai.com/v1");
+    s.api_key_var = Some("OPENAI_API_KEY".into());
+    let err = provider_for(&s).err().expect("an error");
+    assert!(matches!(err, SettingsError::MissingKey { .. }));
+    assert!(err.to_string().contains("$OPENAI_API_KEY"), "{err}");
+}
+
+#[tokio::test]
+async fn idle_timeout_stops_a_silent_stream() {
+    let server = Server::start([Reply::text(["partial", " more"]).stall_after(1)]);
+    let mut s = settings(ProviderKind::OpenAi, &server.url);
+    s.options.idle_timeout = Duration::from_millis(300);
+    let p = provider_for(&s).unwrap();
+    let (events, err) = collect(&*p, request("hi")).await;
+    assert_eq!(text(&events), "partial");
+    let msg = err.expect("an error").to_string();
+    assert!(
+        msg.starts_with("timed out waiting for the next chunk"),
+        "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_stream_closes_the_connection() {
+    let server = Server::start([Reply::text(["first", "second"]).stall_after(1)]);
+    let p = openai(&server);
+    let mut stream = p.stream(request("hi"));
+    assert_eq!(
+        stream.next().await.unwrap().unwrap(),
+        StreamEvent::Text("first".into())
+    );
+    drop(stream);
+    // The server notices the closed connection and drops its response body.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while server.dropped_streams() == 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(server.dropped_streams(), 1);
+}
+
+#[tokio::test]
+async fn no_stream_yields_the_same_events() {
+    let server = Server::start([Reply::text(["Hel", "lo"])
+        .tool_call("c1", "f", ["{\"a\":", "1}"])
+        .usage(4, 2)]);
+    let mut req = request("hi");
+    req.stream = false;
+    let (events, err) = collect(&*openai(&server), req).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::Text("Hello".into()),
+            StreamEvent::ToolCall(ToolCall {
+                id: "c1".into(),
+                name: "f".into(),
+                arguments: "{\"a\":1}".into()
+            }),
+            StreamEvent::Usage {
+                prompt_tokens: 4,
+                completion_tokens: 2
+            },
+            StreamEvent::Finished {
+                reason: Some("tool_calls".into())
+            },
+        ]
+    );
+    let body = &server.requests()[0];
+    assert_eq!(body["stream"], false);
+    assert!(body.get("stream_options").is_none());
+}
+
+#[tokio::test]
+async fn params_are_sent() {
+    let server = Server::start([Reply::text(["x"])]);
+    let mut req = request("hi");
+    req.params
+        .insert("temperature".into(), serde_json::json!(0.3));
+    let (_, err) = collect(&*openai(&server), req).await;
+    assert!(err.is_none());
+    assert_eq!(server.requests()[0]["temperature"], 0.3);
+}
+
+#[tokio::test]
+async fn anthropic_stream() {
+    let server = Server::start([Reply::text(["Bonjour", " à tous"])
+        .tool_call("toolu_1", "say__speak", ["{\"args\":", "[\"salut\"]}"])
+        .usage(20, 9)]);
+    let mut s = settings(ProviderKind::Anthropic, &server.base);
+    s.api_key = Some("ak-test".into());
+    s.api_key_var = Some("ANTHROPIC_API_KEY".into());
+    let p = provider_for(&s).unwrap();
+    let req = ChatRequest::new(
+        "claude-test",
+        vec![Message::system("be brief"), Message::user("hi")],
+    );
+    let (events, err) = collect(&*p, req).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::Text("Bonjour".into()),
+            StreamEvent::Text(" à tous".into()),
+            StreamEvent::ToolCall(ToolCall {
+                id: "toolu_1".into(),
+                name: "say__speak".into(),
+                arguments: "{\"args\":[\"salut\"]}".into()
+            }),
+            StreamEvent::Usage {
+                prompt_tokens: 20,
+                completion_tokens: 9
+            },
+            StreamEvent::Finished {
+                reason: Some("tool_use".into())
+            },
+        ]
+    );
+    let rec = &server.recorded()[0];
+    assert_eq!(rec.path, "/v1/messages");
+    assert_eq!(rec.headers["x-api-key"], "ak-test");
+    assert_eq!(rec.headers["anthropic-version"], "2023-06-01");
+    assert_eq!(rec.body["system"], "be brief");
+    assert_eq!(rec.body["model"], "claude-test");
+    assert_eq!(rec.body["messages"][0]["role"], "user");
+    assert_eq!(rec.body["stream"], true);
+}
+
+#[tokio::test]
+async fn anthropic_errors_and_cuts() {
+    let server = Server::start([
+        Reply::status(
+            401,
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+        ),
+        Reply::text(["a", "b", "c"]).cut_after(2),
+    ]);
+    let mut s = settings(ProviderKind::Anthropic, &server.url);
+    s.api_key = Some("bad".into());
+    s.api_key_var = Some("ANTHROPIC_API_KEY".into());
+    let p = provider_for(&s).unwrap();
+    let (_, err) = collect(&*p, request("hi")).await;
+    let msg = err.expect("an error").to_string();
+    assert!(msg.contains("check $ANTHROPIC_API_KEY"), "{msg}");
+    assert!(msg.contains("invalid x-api-key"), "{msg}");
+    let (events, err) = collect(&*p, request("hi")).await;
+    assert_eq!(text(&events), "ab");
+    assert!(matches!(err, Some(ModelError::StreamCut { .. })), "{err:?}");
+}
+
+#[tokio::test]
+async fn anthropic_without_streaming() {
+    let server = Server::start([Reply::text(["whole ", "answer"]).usage(3, 2)]);
+    let p = provider_for(&settings(ProviderKind::Anthropic, &server.url)).unwrap();
+    let mut req = request("hi");
+    req.stream = false;
+    let (events, err) = collect(&*p, req).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(events[0], StreamEvent::Text("whole answer".into()));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Finished {
+            reason: Some("end_turn".into())
+        })
+    );
+}
+
+#[tokio::test]
+async fn replay_file_answers_in_small_pieces_then_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("answers.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            "\"Looking it up: !{scripts/lookup.py \\\"word\\\"} — done.\"\n",
+            "{\"content\": \"Bye\", \"tool_calls\": [{\"name\": \"f\", \"arguments\": {\"x\": 1}}]}\n",
+        ),
+    )
+    .unwrap();
+    let s = Settings::new(ProviderKind::Replay, "", file.to_str().unwrap());
+    let p = provider_for(&s).unwrap();
+
+    let (events, err) = collect(&*p, request("one")).await;
+    assert!(err.is_none(), "{err:?}");
+    let pieces: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Text(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert!(pieces.len() > 5);
+    assert!(pieces.iter().all(|p| p.len() <= 4 + 3));
+    assert!(
+        !pieces.iter().any(|p| p.contains("!{scripts")),
+        "directive arrives split"
+    );
+    assert_eq!(
+        text(&events),
+        "Looking it up: !{scripts/lookup.py \"word\"} — done."
+    );
+
+    let (events, err) = collect(&*p, request("two")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(text(&events), "Bye");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::ToolCall(c) if c.arguments == "{\"x\":1}"))
+    );
+
+    let (_, err) = collect(&*p, request("three")).await;
+    let msg = err.expect("an error").to_string();
+    assert!(msg.contains("answers.jsonl"), "{msg}");
+    assert!(msg.contains("no recorded answer left (it has 2)"), "{msg}");
+}
+
+#[test]
+fn replay_file_problems_name_the_file_and_line() {
+    let missing = Settings::new(ProviderKind::Replay, "", "/nonexistent/answers.jsonl");
+    let err = provider_for(&missing).err().expect("an error").to_string();
+    assert!(err.contains("/nonexistent/answers.jsonl"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.jsonl");
+    std::fs::write(&file, "\"ok\"\nnot json\n").unwrap();
+    let s = Settings::new(ProviderKind::Replay, "", file.to_str().unwrap());
+    let err = provider_for(&s).err().expect("an error").to_string();
+    assert!(err.contains("bad.jsonl: line 2:"), "{err}");
+}
+
+#[test]
+fn test_server_serves_sync_callers_too() {
+    // The chat tests drive the binary synchronously; the server must not need their runtime.
+    let server = Server::start([Reply::chunked("abcdefghij", 4)]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (events, err) = rt.block_on(async { collect(&*openai(&server), request("hi")).await });
+    assert!(err.is_none());
+    assert_eq!(text(&events), "abcdefghij");
+    assert_eq!(events.len(), 4, "3 pieces and Finished");
+}
