@@ -28,7 +28,11 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 }
 
 #[derive(Debug, Parser)]
-#[command(name = "skillpipe", version, about = "Let a language model act through inline directives in its streamed output")]
+#[command(
+    name = "skillpipe",
+    version,
+    about = "Let a language model act through inline directives in its streamed output"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -56,8 +60,9 @@ pub enum Command {
 /// Skill search options accepted by every subcommand.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SkillFlags {
+    // Global: `skills list --skills-dir D` must work as well as `skills --skills-dir D list`.
     /// Add a skills directory (searched first, in order).
-    #[arg(long = "skills-dir", value_name = "DIR")]
+    #[arg(long = "skills-dir", value_name = "DIR", global = true)]
     pub skills_dirs: Vec<PathBuf>,
 }
 

@@ -162,14 +162,23 @@ fn show(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
         return Ok(());
     }
     writeln!(out, "scripts:")?;
-    let path_w = scripts.iter().map(|s| s.rel_path.len()).max().unwrap_or(4).max(4);
+    let path_w = scripts
+        .iter()
+        .map(|s| s.rel_path.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let interp_w = scripts
         .iter()
         .map(|s| s.interpreter.as_deref().map_or(1, str::len))
         .max()
         .unwrap_or(11)
         .max(11);
-    writeln!(out, "  {:path_w$}  {:interp_w$}  DESCRIPTION", "PATH", "INTERPRETER")?;
+    writeln!(
+        out,
+        "  {:path_w$}  {:interp_w$}  DESCRIPTION",
+        "PATH", "INTERPRETER"
+    )?;
     for s in scripts {
         writeln!(
             out,

@@ -159,7 +159,11 @@ fn skill_folders(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Load one skill leniently. `Err` is the `file:line: message` warning that explains the skip.
-pub fn load_skill(found_at: &Path, canonical: PathBuf, opts: &LoadOptions) -> Result<Skill, String> {
+pub fn load_skill(
+    found_at: &Path,
+    canonical: PathBuf,
+    opts: &LoadOptions,
+) -> Result<Skill, String> {
     let source = found_at.join("SKILL.md");
     let shown = source.display();
     let text = fs::read_to_string(&source)
@@ -169,7 +173,10 @@ pub fn load_skill(found_at: &Path, canonical: PathBuf, opts: &LoadOptions) -> Re
     let folder = folder_name(&canonical, found_at);
     let (fm, issues) = rules::check(&parsed.entries, &folder);
     if let Some(fatal) = issues.iter().find(|i| i.level == Level::Fatal) {
-        return Err(format!("{shown}:{}: {}; skill skipped", fatal.line, fatal.message));
+        return Err(format!(
+            "{shown}:{}: {}; skill skipped",
+            fatal.line, fatal.message
+        ));
     }
     let warnings = issues
         .iter()

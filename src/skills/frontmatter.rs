@@ -169,10 +169,11 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             body,
         });
     }
-    let node: Node = serde_saphyr::from_str_with_options(yaml, yaml_options()).map_err(|e| ParseError {
-        line: e.location().map_or(1, |l| l.line() as usize + 1),
-        message: format!("invalid YAML frontmatter: {}", yaml_message(&e)),
-    })?;
+    let node: Node =
+        serde_saphyr::from_str_with_options(yaml, yaml_options()).map_err(|e| ParseError {
+            line: e.location().map_or(1, |l| l.line() as usize + 1),
+            message: format!("invalid YAML frontmatter: {}", yaml_message(&e)),
+        })?;
     match node {
         Node::Map(mut entries) => {
             for e in &mut entries {
@@ -187,7 +188,10 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         }),
         other => Err(ParseError {
             line: 2,
-            message: format!("frontmatter must be a mapping of keys, found {}", other.kind()),
+            message: format!(
+                "frontmatter must be a mapping of keys, found {}",
+                other.kind()
+            ),
         }),
     }
 }
@@ -212,7 +216,11 @@ fn yaml_options() -> serde_saphyr::Options {
 /// The library's message without its YAML-relative position (we report the file line instead).
 fn yaml_message(e: &serde_saphyr::Error) -> String {
     let text = e.without_snippet().to_string();
-    let line = text.lines().next().unwrap_or("").trim();
+    let mut line = text.lines().next().unwrap_or("").trim();
+    // Advice addressed to the programmer ("set DuplicateKeyPolicy in Options") is not for users.
+    if let Some(i) = line.find(", set ").filter(|_| line.contains("Options")) {
+        line = &line[..i];
+    }
     match line.rfind(" at line ") {
         Some(i) if line[i..].contains("column") => line[..i].to_owned(),
         _ => line.to_owned(),
@@ -245,7 +253,11 @@ mod tests {
     fn bad_yaml_names_the_file_line() {
         let e = parse("---\nname: x\ndescription: [unclosed\nfoo: bar\n---\n").unwrap_err();
         assert_eq!(e.line, 4);
-        assert!(e.message.starts_with("invalid YAML frontmatter"), "{}", e.message);
+        assert!(
+            e.message.starts_with("invalid YAML frontmatter"),
+            "{}",
+            e.message
+        );
         assert!(!e.message.contains("line 3"), "{}", e.message);
     }
 
@@ -259,8 +271,18 @@ mod tests {
     #[test]
     fn missing_or_unclosed_frontmatter() {
         assert_eq!(parse("# Title\n").unwrap_err().line, 1);
-        assert!(parse("---\nname: x\n").unwrap_err().message.contains("not closed"));
-        assert!(parse("---\n- a\n---\n").unwrap_err().message.contains("mapping"));
+        assert!(
+            parse("---\nname: x\n")
+                .unwrap_err()
+                .message
+                .contains("not closed")
+        );
+        assert!(
+            parse("---\n- a\n---\n")
+                .unwrap_err()
+                .message
+                .contains("mapping")
+        );
         assert_eq!(parse("---\n---\nbody").unwrap().entries, vec![]);
     }
 
@@ -268,5 +290,9 @@ mod tests {
     fn duplicate_keys_are_an_error() {
         let e = parse("---\nname: a\nname: b\n---\n").unwrap_err();
         assert_eq!(e.line, 3);
+        assert_eq!(
+            e.message,
+            "invalid YAML frontmatter: duplicate mapping key: name"
+        );
     }
 }

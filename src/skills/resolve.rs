@@ -31,11 +31,17 @@ pub enum ResolveError {
         skill: String,
         candidates: Vec<String>,
     },
-    #[error("`{written}` is outside the skill folder {}", dir.display())]
-    OutsideSkill { written: String, dir: PathBuf },
+    #[error("`{written}` is outside the skill folder{}", dir.as_ref().map(|d| format!(" {}", d.display())).unwrap_or_default())]
+    OutsideSkill {
+        written: String,
+        /// `None` when refused before a skill was chosen (`scripts/../x`).
+        dir: Option<PathBuf>,
+    },
     #[error("`{0}` is setuid/setgid; refusing to run it")]
     SetId(String),
-    #[error("`{0}` is not a script: no known extension (.py .sh .bash .js .mjs .ts .rb .pl) and no #! line")]
+    #[error(
+        "`{0}` is not a script: no known extension (.py .sh .bash .js .mjs .ts .rb .pl) and no #! line"
+    )]
     NotAScript(String),
     #[error("interpreter not found: {0}")]
     InterpreterNotFound(String),
@@ -107,7 +113,11 @@ fn parse_reference(argv0: &str) -> Option<Reference<'_>> {
 }
 
 fn plausible_skill_name(s: &str) -> bool {
-    !s.is_empty() && s != "." && s != ".." && !s.contains(['/', ':', '\\']) && !s.contains(char::is_whitespace)
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && !s.contains(['/', ':', '\\'])
+        && !s.contains(char::is_whitespace)
 }
 
 impl SkillSet {
@@ -169,7 +179,7 @@ impl SkillSet {
         if Path::new(script).is_absolute() || script.split('/').any(|c| c == "..") {
             return Err(ResolveError::OutsideSkill {
                 written: script.to_owned(),
-                dir: skill.dir.clone(),
+                dir: Some(skill.dir.clone()),
             });
         }
         let rel = format!("scripts/{script}");
@@ -196,11 +206,19 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
         .collect();
     match matches.as_slice() {
         [] => {
-            let known: Vec<&str> = skill.scripts().iter().map(|s| s.rel_path.as_str()).collect();
+            let known: Vec<&str> = skill
+                .scripts()
+                .iter()
+                .map(|s| s.rel_path.as_str())
+                .collect();
             Err(ResolveError::NotFound(format!(
                 "skill `{}` has no script `{id}` (its scripts: {})",
                 skill.name,
-                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
             )))
         }
         [one] => finish(skill, written, &one.rel_path),
@@ -220,7 +238,7 @@ fn check_lexically(written: &str, rel: &str, dir: Option<&Path>) -> Result<(), R
     if bad || rel.contains('\0') {
         return Err(ResolveError::OutsideSkill {
             written: written.to_owned(),
-            dir: dir.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("of the skill")),
+            dir: dir.map(Path::to_path_buf),
         });
     }
     Ok(())
@@ -285,18 +303,19 @@ fn check_file(dir: &Path, path: &Path, written: &str) -> Result<PathBuf, Resolve
     if !canonical.starts_with(dir) {
         return Err(ResolveError::OutsideSkill {
             written: written.to_owned(),
-            dir: dir.to_path_buf(),
+            dir: Some(dir.to_path_buf()),
         });
     }
-    let meta = fs::metadata(&canonical)
-        .map_err(|e| ResolveError::NotFound(format!("{written}: {e}")))?;
+    let meta =
+        fs::metadata(&canonical).map_err(|e| ResolveError::NotFound(format!("{written}: {e}")))?;
     if !meta.is_file() {
         return Err(ResolveError::NotFound(format!(
             "{written}: not a regular file in {}",
             dir.display()
         )));
     }
-    if meta.permissions().mode() & (libc::S_ISUID | libc::S_ISGID) as u32 != 0 {
+    // S_ISUID | S_ISGID (spelled out: libc's mode_t width differs between Linux and macOS).
+    if meta.permissions().mode() & 0o6000 != 0 {
         return Err(ResolveError::SetId(written.to_owned()));
     }
     Ok(canonical)
@@ -313,8 +332,10 @@ impl ResolvedScript {
         path_var: &OsStr,
     ) -> Result<ScriptCommand, ResolveError> {
         let path = check_file(&self.skill_dir, &self.path, &self.rel_path)?;
-        if !allowed_interpreters.iter().any(|i| *i == self.interpreter) {
-            return Err(ResolveError::InterpreterNotAllowed(self.interpreter.clone()));
+        if !allowed_interpreters.contains(&self.interpreter) {
+            return Err(ResolveError::InterpreterNotAllowed(
+                self.interpreter.clone(),
+            ));
         }
         let program = find_on_path(&self.interpreter, path_var)
             .ok_or_else(|| ResolveError::InterpreterNotFound(self.interpreter.clone()))?;
@@ -325,7 +346,10 @@ impl ResolvedScript {
             ("SKILL_NAME", OsString::from(&self.skill)),
             ("SKILL_BASE_DIR", self.skill_dir.clone().into_os_string()),
             ("SKILL_VERSION", OsString::from(&self.version)),
-            ("SKILLPIPE_VERSION", OsString::from(env!("CARGO_PKG_VERSION"))),
+            (
+                "SKILLPIPE_VERSION",
+                OsString::from(env!("CARGO_PKG_VERSION")),
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (OsString::from(k), v))
@@ -347,9 +371,7 @@ pub fn find_on_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
     std::env::split_paths(path_var)
         .filter(|d| d.is_absolute())
         .map(|d| d.join(name))
-        .find(|p| {
-            fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
 
 #[cfg(test)]
@@ -358,12 +380,18 @@ mod tests {
 
     #[test]
     fn references() {
-        assert_eq!(parse_reference("scripts/x.py"), Some(Reference::Unqualified("scripts/x.py")));
+        assert_eq!(
+            parse_reference("scripts/x.py"),
+            Some(Reference::Unqualified("scripts/x.py"))
+        );
         assert_eq!(
             parse_reference("say/scripts/say.sh"),
             Some(Reference::Qualified("say", "scripts/say.sh"))
         );
-        assert_eq!(parse_reference("say:say"), Some(Reference::ById("say", "say")));
+        assert_eq!(
+            parse_reference("say:say"),
+            Some(Reference::ById("say", "say"))
+        );
         assert_eq!(parse_reference("/usr/bin/say"), None);
         assert_eq!(parse_reference("./scripts/x"), None);
         assert_eq!(parse_reference("../scripts/x"), None);
@@ -374,7 +402,12 @@ mod tests {
 
     #[test]
     fn lexical_check() {
-        assert!(check_lexically("w", "scripts/../../x", None).is_err());
+        assert_eq!(
+            check_lexically("scripts/../../x", "scripts/../../x", None)
+                .unwrap_err()
+                .to_string(),
+            "`scripts/../../x` is outside the skill folder"
+        );
         assert!(check_lexically("w", "/etc/passwd", None).is_err());
         assert!(check_lexically("w", "scripts/./a/x.py", None).is_ok());
         assert_eq!(normalize("scripts//a/./x.py"), "scripts/a/x.py");

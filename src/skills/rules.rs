@@ -109,11 +109,15 @@ pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
                     issue(
                         e.line,
                         Level::Warn,
-                        format!("`description` is {n} characters long; the limit is {MAX_DESCRIPTION}"),
+                        format!(
+                            "`description` is {n} characters long; the limit is {MAX_DESCRIPTION}"
+                        ),
                     );
                 }
             }
-            Node::Str(_) | Node::Null => issue(e.line, Level::Fatal, "`description` is empty".into()),
+            Node::Str(_) | Node::Null => {
+                issue(e.line, Level::Fatal, "`description` is empty".into())
+            }
             other => issue(
                 e.line,
                 Level::Fatal,
@@ -142,7 +146,9 @@ pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
                     issue(
                         e.line,
                         Level::Strict,
-                        format!("`compatibility` must be 1 to {MAX_COMPATIBILITY} characters, found {n}"),
+                        format!(
+                            "`compatibility` must be 1 to {MAX_COMPATIBILITY} characters, found {n}"
+                        ),
                     );
                 }
                 if n > 0 {
@@ -181,7 +187,11 @@ pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
                         other => issue(
                             item.line,
                             Level::Strict,
-                            format!("`metadata.{}` must be a string, found {}", item.key, other.kind()),
+                            format!(
+                                "`metadata.{}` must be a string, found {}",
+                                item.key,
+                                other.kind()
+                            ),
                         ),
                     }
                 }
@@ -255,7 +265,9 @@ pub fn name_problems(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let n = name.chars().count();
     if n == 0 || n > MAX_NAME {
-        out.push(format!("`name` must be 1 to {MAX_NAME} characters, found {n}"));
+        out.push(format!(
+            "`name` must be 1 to {MAX_NAME} characters, found {n}"
+        ));
     }
     if let Some(c) = name
         .chars()
@@ -266,10 +278,14 @@ pub fn name_problems(name: &str) -> Vec<String> {
         ));
     }
     if name.starts_with('-') || name.ends_with('-') {
-        out.push(format!("`name` `{name}` must not start or end with a hyphen"));
+        out.push(format!(
+            "`name` `{name}` must not start or end with a hyphen"
+        ));
     }
     if name.contains("--") {
-        out.push(format!("`name` `{name}` must not contain consecutive hyphens"));
+        out.push(format!(
+            "`name` `{name}` must not contain consecutive hyphens"
+        ));
     }
     out
 }
@@ -389,7 +405,10 @@ mod tests {
 
     #[test]
     fn long_description_warns() {
-        let (fm, issues) = run(&format!("name: x\ndescription: {}\n", "d".repeat(1025)), "x");
+        let (fm, issues) = run(
+            &format!("name: x\ndescription: {}\n", "d".repeat(1025)),
+            "x",
+        );
         assert_eq!(fm.description.len(), 1025);
         assert_eq!(issues.len(), 1);
         assert_eq!(issues[0].level, Level::Warn);
@@ -410,7 +429,10 @@ mod tests {
 
     #[test]
     fn allowed_tools_forms() {
-        let (fm, _) = run("name: x\ndescription: d\nallowed-tools: [Read, \"Bash(git:*)\"]\n", "x");
+        let (fm, _) = run(
+            "name: x\ndescription: d\nallowed-tools: [Read, \"Bash(git:*)\"]\n",
+            "x",
+        );
         assert!(tools_allow_scripts(fm.allowed_tools.as_deref().unwrap()));
         let (fm, _) = run("name: x\ndescription: d\nallowed-tools: Read Grep\n", "x");
         assert!(!tools_allow_scripts(fm.allowed_tools.as_deref().unwrap()));

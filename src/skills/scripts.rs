@@ -127,10 +127,10 @@ fn walk(skill_dir: &Path, dir: &Path, rel: &str, depth: usize, ts: &str, out: &m
             if depth < MAX_DEPTH {
                 walk(skill_dir, &path, &child_rel, depth + 1, ts, out);
             }
-        } else if ft.is_file() {
-            if let Some(script) = examine(&path, name, child_rel, ts) {
-                out.push(script);
-            }
+        } else if ft.is_file()
+            && let Some(script) = examine(&path, name, child_rel, ts)
+        {
+            out.push(script);
         }
     }
 }
@@ -201,7 +201,8 @@ pub fn describe(text: &str) -> String {
     };
 
     let mut words: Vec<String> = Vec::new();
-    let push = |words: &mut Vec<String>, s: &str| words.extend(s.split_whitespace().map(str::to_owned));
+    let push =
+        |words: &mut Vec<String>, s: &str| words.extend(s.split_whitespace().map(str::to_owned));
 
     for quote in ["\"\"\"", "'''"] {
         let Some(after) = first
@@ -339,8 +340,14 @@ mod tests {
 
     #[test]
     fn shebangs() {
-        assert_eq!(shebang_interpreter(b"#!/bin/bash\necho"), Some("bash".into()));
-        assert_eq!(shebang_interpreter(b"#!/usr/bin/env python3\n"), Some("python3".into()));
+        assert_eq!(
+            shebang_interpreter(b"#!/bin/bash\necho"),
+            Some("bash".into())
+        );
+        assert_eq!(
+            shebang_interpreter(b"#!/usr/bin/env python3\n"),
+            Some("python3".into())
+        );
         assert_eq!(shebang_interpreter(b"#! /bin/sh -e\n"), Some("sh".into()));
         assert_eq!(
             shebang_interpreter(b"#!/usr/bin/env -S node --no-warnings\n"),
@@ -373,7 +380,9 @@ mod tests {
     #[test]
     fn slash_comments() {
         assert_eq!(
-            describe("#!/usr/bin/env node\n'use strict';\n// Fetch a page\n// and print it.\nconst x = 1;\n"),
+            describe(
+                "#!/usr/bin/env node\n'use strict';\n// Fetch a page\n// and print it.\nconst x = 1;\n"
+            ),
             "Fetch a page and print it."
         );
         assert_eq!(

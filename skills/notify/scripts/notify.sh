@@ -12,7 +12,7 @@ if [ $# -lt 1 ] || [ -z "$1" ]; then
 fi
 title="$1"
 shift
-message="$*"
+message="${*:-}"  # ${*:-}: bash 3.2 treats an empty $* as unbound under set -u
 
 if command -v notify-send >/dev/null 2>&1; then
     # "--" ends options, so a title starting with '-' is shown as text.

@@ -6,7 +6,7 @@
 # Exit status: 0 spoken; 2 no text; 69 no speech engine (a one-line message on stderr).
 set -u
 
-text="$*"
+text="${*:-}"  # ${*:-}: bash 3.2 treats an empty $* as unbound under set -u
 if [ -z "${text// /}" ]; then
     echo "say.sh: nothing to say (usage: say.sh TEXT)" >&2
     exit 2
