@@ -61,6 +61,7 @@ pub enum Command {
 /// Skill search options accepted by every subcommand.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SkillFlags {
+    // Global: `skills list --skills-dir D` must work as well as `skills --skills-dir D list`.
     /// Add a skills directory (searched first, in order).
     #[arg(long = "skills-dir", value_name = "DIR", global = true)]
     pub skills_dirs: Vec<PathBuf>,

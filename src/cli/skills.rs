@@ -1,7 +1,10 @@
 //! `skillpipe skills list|show|validate`.
 
-use super::SkillFlags;
+use super::{EXIT_OK, EXIT_STRICT, SkillFlags, usage};
+use crate::skills::{Skill, SkillSet, validate};
 use clap::{Args, Subcommand};
+use serde_json::json;
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Args)]
@@ -28,6 +31,172 @@ pub enum SkillsCommand {
     },
 }
 
-pub fn run(_args: SkillsArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("skills is not built yet")
+pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
+    let load = || {
+        let dirs = crate::paths::skill_search_path(&args.skill_flags.skills_dirs);
+        SkillSet::load(&dirs)
+    };
+    let mut out = std::io::stdout().lock();
+    match &args.command {
+        SkillsCommand::List { json } => {
+            let set = load();
+            if *json {
+                list_json(&set, &mut out)?;
+            } else {
+                list_text(&set, &mut out)?;
+                print_warnings(&set);
+            }
+            Ok(EXIT_OK)
+        }
+        SkillsCommand::Show { name } => {
+            let set = load();
+            let Some(skill) = set.get(name) else {
+                return Err(usage(format!(
+                    "unknown skill `{name}`; available: {}",
+                    set.names_list()
+                )));
+            };
+            show(skill, &mut out)?;
+            Ok(EXIT_OK)
+        }
+        SkillsCommand::Validate { paths } => {
+            let mut report = validate::Report::default();
+            for p in paths {
+                validate::validate_path(p, &mut report);
+            }
+            for problem in &report.problems {
+                writeln!(out, "{problem}")?;
+            }
+            let n = report.skills.len();
+            let skills = if n == 1 { "skill" } else { "skills" };
+            if report.problems.is_empty() {
+                writeln!(out, "ok: {n} {skills} valid")?;
+                Ok(EXIT_OK)
+            } else {
+                let k = report.problems.len();
+                let problems = if k == 1 { "problem" } else { "problems" };
+                eprintln!("skillpipe: {k} {problems} in {n} {skills}");
+                Ok(EXIT_STRICT)
+            }
+        }
+    }
+}
+
+fn print_warnings(set: &SkillSet) {
+    for w in set.warnings() {
+        eprintln!("warning: {w}");
+    }
+}
+
+fn list_json(set: &SkillSet, out: &mut impl Write) -> anyhow::Result<()> {
+    let items: Vec<_> = set
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "description": s.description,
+                "folder": s.dir,
+                "version": s.version,
+                "scripts": s.scripts().len(),
+                "allows_scripts": s.allows_scripts(),
+                "warnings": s.warnings,
+            })
+        })
+        .collect();
+    let doc = json!({ "skills": items, "warnings": set.warnings() });
+    writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+    Ok(())
+}
+
+fn list_text(set: &SkillSet, out: &mut impl Write) -> anyhow::Result<()> {
+    if set.is_empty() {
+        writeln!(
+            out,
+            "no skills found (add one with --skills-dir DIR, or put it in ./skills)"
+        )?;
+        return Ok(());
+    }
+    let name_w = set.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
+    writeln!(out, "{:name_w$}  SCRIPTS  DESCRIPTION", "NAME")?;
+    for s in set.iter() {
+        writeln!(
+            out,
+            "{:name_w$}  {:>7}  {}",
+            s.name,
+            s.scripts().len(),
+            cut(&s.description, 72)
+        )?;
+        writeln!(out, "{:name_w$}  {:>7}  {}", "", "", s.dir.display())?;
+    }
+    Ok(())
+}
+
+fn show(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
+    writeln!(out, "name: {}", skill.name)?;
+    writeln!(out, "description: {}", skill.description)?;
+    writeln!(out, "folder: {}", skill.dir.display())?;
+    if let Some(l) = &skill.license {
+        writeln!(out, "license: {l}")?;
+    }
+    if let Some(c) = &skill.compatibility {
+        writeln!(out, "compatibility: {c}")?;
+    }
+    for (k, v) in &skill.metadata {
+        writeln!(out, "metadata.{k}: {v}")?;
+    }
+    if let Some(tools) = &skill.allowed_tools {
+        let note = if skill.allows_scripts() {
+            ""
+        } else {
+            "  (no Bash entry: scripts will not run)"
+        };
+        writeln!(out, "allowed-tools: {}{note}", tools.join(" "))?;
+    }
+    for w in &skill.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    let scripts = skill.scripts();
+    writeln!(out)?;
+    if scripts.is_empty() {
+        writeln!(out, "scripts: none")?;
+        return Ok(());
+    }
+    writeln!(out, "scripts:")?;
+    let path_w = scripts
+        .iter()
+        .map(|s| s.rel_path.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let interp_w = scripts
+        .iter()
+        .map(|s| s.interpreter.as_deref().map_or(1, str::len))
+        .max()
+        .unwrap_or(11)
+        .max(11);
+    writeln!(
+        out,
+        "  {:path_w$}  {:interp_w$}  DESCRIPTION",
+        "PATH", "INTERPRETER"
+    )?;
+    for s in scripts {
+        writeln!(
+            out,
+            "  {:path_w$}  {:interp_w$}  {}",
+            s.rel_path,
+            s.interpreter.as_deref().unwrap_or("?"),
+            s.description
+        )?;
+    }
+    Ok(())
+}
+
+/// At most `max` characters, with an ellipsis when cut.
+fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut t: String = s.chars().take(max - 1).collect();
+    t.push('…');
+    t
 }

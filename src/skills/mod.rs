@@ -1,1 +1,95 @@
 //! Skills (DESIGN §4): discovery, script detection, safe resolution.
+//!
+//! - [`frontmatter`]: split SKILL.md and parse its YAML with line numbers (pure).
+//! - [`rules`]: the frontmatter spec as checks with severity (pure).
+//! - [`scripts`]: which files under `scripts/` are scripts, their interpreter and description.
+//! - [`discover`]: loading skills from the search path, leniently.
+//! - [`resolve`]: from a directive's argv[0] to a checked command.
+//! - [`validate`]: strict validation for `skillpipe skills validate`.
+
+pub mod discover;
+pub mod frontmatter;
+pub mod resolve;
+pub mod rules;
+pub mod scripts;
+pub mod validate;
+
+pub use discover::{LoadOptions, SkillSet};
+pub use resolve::{ResolveError, ResolvedScript, ScriptCommand};
+pub use scripts::Script;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// One loaded skill.
+#[derive(Debug, Clone)]
+pub struct Skill {
+    /// The frontmatter name (the folder name if the frontmatter's is missing or unusable).
+    pub name: String,
+    pub description: String,
+    /// Canonical skill folder.
+    pub dir: PathBuf,
+    /// SKILL.md as found on the search path (for messages).
+    pub source: PathBuf,
+    /// SKILL.md after the frontmatter, trimmed (for the system prompt).
+    pub body: String,
+    /// `metadata.version`, else "".
+    pub version: String,
+    pub license: Option<String>,
+    pub compatibility: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+    /// `allowed-tools` entries; `None` when the frontmatter has none (no restriction).
+    pub allowed_tools: Option<Vec<String>>,
+    /// Lenient-load warnings, `file:line: message`.
+    pub warnings: Vec<String>,
+    ts_interpreter: String,
+    scripts: OnceLock<Vec<Script>>,
+}
+
+impl Skill {
+    /// The scripts under `scripts/`, detected on first use.
+    pub fn scripts(&self) -> &[Script] {
+        self.scripts
+            .get_or_init(|| scripts::detect(&self.dir, &self.ts_interpreter))
+    }
+
+    /// False when `allowed-tools` is present without a `Bash` or `Bash(..)` entry.
+    pub fn allows_scripts(&self) -> bool {
+        self.allowed_tools
+            .as_deref()
+            .is_none_or(rules::tools_allow_scripts)
+    }
+
+    /// The script at `rel_path` (`scripts/x.py`), if detected.
+    pub fn script(&self, rel_path: &str) -> Option<&Script> {
+        self.scripts().iter().find(|s| s.rel_path == rel_path)
+    }
+}
+
+/// `outputs` of a run (DESIGN §3): the last line of stdout parsed as JSON when it is an object, else `{}`.
+pub fn outputs_of(stdout: &[u8]) -> serde_json::Map<String, serde_json::Value> {
+    let text = String::from_utf8_lossy(stdout);
+    let trimmed = text.trim_end();
+    let last = trimmed.rsplit('\n').next().unwrap_or("").trim();
+    match serde_json::from_str(last) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_from_last_line() {
+        let m = outputs_of(b"serendipity: luck\n{\"word\":\"serendipity\",\"found\":true}\n\n");
+        assert_eq!(m["word"], "serendipity");
+        assert_eq!(m["found"], true);
+        assert!(outputs_of(b"{\"a\":1}\nplain\n").is_empty());
+        assert!(outputs_of(b"[1,2]\n").is_empty());
+        assert!(outputs_of(b"").is_empty());
+        assert_eq!(outputs_of(b"{\"a\":1}")["a"], 1);
+    }
+}

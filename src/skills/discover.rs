@@ -1,0 +1,217 @@
+//! Loading skills from the search path (DESIGN §4), leniently: a skill with a fixable problem
+//! loads with a warning; one that cannot be understood is skipped with a warning. Nothing here
+//! fails as a whole, so one broken skill never hides the others.
+
+use super::frontmatter;
+use super::rules::{self, Level};
+use super::{Skill, scripts};
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Settings that change how skills are read.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Interpreter for `.ts` scripts without a shebang (DESIGN §2: "`.ts` per config").
+    pub ts_interpreter: String,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            ts_interpreter: "node".into(),
+        }
+    }
+}
+
+/// The skills found on a search path, in search-path order, unique by name.
+#[derive(Debug, Clone, Default)]
+pub struct SkillSet {
+    pub(super) skills: Vec<Skill>,
+    warnings: Vec<String>,
+}
+
+impl SkillSet {
+    /// Load every skill under `dirs` with default options. See [`SkillSet::load_with`].
+    pub fn load(dirs: &[PathBuf]) -> SkillSet {
+        Self::load_with(dirs, &LoadOptions::default())
+    }
+
+    /// Load every skill under `dirs`: each entry is either a folder of skill folders or itself a
+    /// skill folder (has SKILL.md). Missing directories are ignored. The first skill of a name
+    /// wins; later ones are reported. The same folder reached twice is loaded once, silently.
+    pub fn load_with(dirs: &[PathBuf], opts: &LoadOptions) -> SkillSet {
+        let mut set = SkillSet::default();
+        let mut seen_dirs: Vec<PathBuf> = Vec::new();
+        let mut by_name: HashMap<String, usize> = HashMap::new();
+        for dir in dirs {
+            for candidate in skill_folders(dir) {
+                let Ok(canonical) = fs::canonicalize(&candidate) else {
+                    continue;
+                };
+                if seen_dirs.contains(&canonical) {
+                    continue;
+                }
+                seen_dirs.push(canonical.clone());
+                match load_skill(&candidate, canonical, opts) {
+                    Ok(skill) => {
+                        if let Some(&i) = by_name.get(&skill.name) {
+                            set.warnings.push(format!(
+                                "{}:1: duplicate skill `{}` ignored; already loaded from {}",
+                                skill.source.display(),
+                                skill.name,
+                                set.skills[i].dir.display()
+                            ));
+                            continue;
+                        }
+                        set.warnings.extend(skill.warnings.iter().cloned());
+                        by_name.insert(skill.name.clone(), set.skills.len());
+                        set.skills.push(skill);
+                    }
+                    Err(warning) => set.warnings.push(warning),
+                }
+            }
+        }
+        set
+    }
+
+    /// A set holding exactly these skills (for tests and embedding).
+    pub fn from_skills(skills: Vec<Skill>) -> SkillSet {
+        SkillSet {
+            skills,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Everything worth telling the user, `file:line: message`: skipped skills, duplicates and
+    /// the loaded skills' own warnings.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Skill> {
+        self.skills.iter()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().find(|s| s.name == name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.skills.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty()
+    }
+
+    /// Skill names in order, comma-separated, for messages ("none" when empty).
+    pub fn names_list(&self) -> String {
+        if self.skills.is_empty() {
+            return "none".into();
+        }
+        self.skills
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Keep only the named skills (`--skill`), in load order. An unknown name is an error that
+    /// names it and lists what is available; nothing is removed then.
+    pub fn retain_named(&mut self, names: &[String]) -> Result<(), String> {
+        let unknown: Vec<&str> = names
+            .iter()
+            .filter(|n| self.get(n).is_none())
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            let what = if unknown.len() == 1 {
+                format!("unknown skill `{}`", unknown[0])
+            } else {
+                format!("unknown skills `{}`", unknown.join("`, `"))
+            };
+            return Err(format!("{what}; available: {}", self.names_list()));
+        }
+        self.skills.retain(|s| names.contains(&s.name));
+        Ok(())
+    }
+}
+
+/// The skill folders `dir` stands for: itself if it has SKILL.md, else its subfolders that
+/// have one (sorted by name, hidden ones skipped).
+fn skill_folders(dir: &Path) -> Vec<PathBuf> {
+    if dir.join("SKILL.md").is_file() {
+        return vec![dir.to_path_buf()];
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .filter(|p| p.join("SKILL.md").is_file())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Load one skill leniently. `Err` is the `file:line: message` warning that explains the skip.
+pub fn load_skill(
+    found_at: &Path,
+    canonical: PathBuf,
+    opts: &LoadOptions,
+) -> Result<Skill, String> {
+    let source = found_at.join("SKILL.md");
+    let shown = source.display();
+    let text = fs::read_to_string(&source)
+        .map_err(|e| format!("{shown}:1: cannot read: {e}; skill skipped"))?;
+    let parsed = frontmatter::parse(&text)
+        .map_err(|e| format!("{shown}:{}: {}; skill skipped", e.line, e.message))?;
+    let folder = folder_name(&canonical, found_at);
+    let (fm, issues) = rules::check(&parsed.entries, &folder);
+    if let Some(fatal) = issues.iter().find(|i| i.level == Level::Fatal) {
+        return Err(format!(
+            "{shown}:{}: {}; skill skipped",
+            fatal.line, fatal.message
+        ));
+    }
+    let warnings = issues
+        .iter()
+        .filter(|i| i.level == Level::Warn)
+        .map(|i| format!("{shown}:{}: {}", i.line, i.message))
+        .collect();
+    Ok(Skill {
+        name: fm.name,
+        description: fm.description,
+        version: fm.metadata.get("version").cloned().unwrap_or_default(),
+        dir: canonical,
+        source,
+        body: parsed.body,
+        license: fm.license,
+        compatibility: fm.compatibility,
+        metadata: fm.metadata,
+        allowed_tools: fm.allowed_tools,
+        warnings,
+        ts_interpreter: opts.ts_interpreter.clone(),
+        scripts: OnceLock::new(),
+    })
+}
+
+/// The folder name the spec compares `name` with: the name the folder was found under
+/// (a symlinked skill keeps the link's name), else the canonical one.
+pub(super) fn folder_name(canonical: &Path, found_at: &Path) -> String {
+    found_at
+        .file_name()
+        .filter(|n| *n != "." && *n != "..")
+        .or_else(|| canonical.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Detect scripts of a folder without loading the skill (benchmarks, tools).
+pub fn detect_scripts(skill_dir: &Path, opts: &LoadOptions) -> Vec<scripts::Script> {
+    scripts::detect(skill_dir, &opts.ts_interpreter)
+}

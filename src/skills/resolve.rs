@@ -1,0 +1,446 @@
+//! From a directive's argv[0] to a checked command (DESIGN §2, §3).
+//!
+//! argv[0] is untrusted model output. Every step fails closed: the path is checked lexically
+//! (no `..`, not absolute), then canonicalized and required to lie inside the canonical skill
+//! folder, setuid/setgid files are refused, the skill's `allowed-tools` must permit Bash, and the
+//! interpreter must be allowed and found on the child's PATH. The checks on the file are
+//! repeated in [`ResolvedScript::command`], right before the run.
+
+use super::{Skill, SkillSet, scripts};
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Why a skill script cannot run. Messages are one line and say what was searched or refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("no loaded skill is named `{name}` (loaded: {available})")]
+    UnknownSkill { name: String, available: String },
+    #[error("`{written}` is ambiguous: found in skills {}; write {}/{rel}", skills.join(", "), skills[0])]
+    Ambiguous {
+        written: String,
+        rel: String,
+        skills: Vec<String>,
+    },
+    #[error("`{written}` is ambiguous: skill `{skill}` has {}; write {skill}/{}", candidates.join(", "), candidates[0])]
+    AmbiguousId {
+        written: String,
+        skill: String,
+        candidates: Vec<String>,
+    },
+    #[error("`{written}` is outside the skill folder{}", dir.as_ref().map(|d| format!(" {}", d.display())).unwrap_or_default())]
+    OutsideSkill {
+        written: String,
+        /// `None` when refused before a skill was chosen (`scripts/../x`).
+        dir: Option<PathBuf>,
+    },
+    #[error("`{0}` is setuid/setgid; refusing to run it")]
+    SetId(String),
+    #[error(
+        "`{0}` is not a script: no known extension (.py .sh .bash .js .mjs .ts .rb .pl) and no #! line"
+    )]
+    NotAScript(String),
+    #[error("interpreter not found: {0}")]
+    InterpreterNotFound(String),
+    #[error("interpreter `{0}` is not in allowed_interpreters")]
+    InterpreterNotAllowed(String),
+    #[error("skill `{0}` does not allow running scripts: its allowed-tools has no Bash entry")]
+    ToolsDisallow(String),
+}
+
+/// A skill script that passed resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedScript {
+    pub skill: String,
+    /// Canonical skill folder.
+    pub skill_dir: PathBuf,
+    /// `metadata.version` of the skill, else "".
+    pub version: String,
+    /// Normalized, relative to the skill folder: `scripts/x.py`.
+    pub rel_path: String,
+    /// Canonical path of the file (symlinks resolved, inside `skill_dir`).
+    pub path: PathBuf,
+    /// Interpreter name, e.g. `python3`.
+    pub interpreter: String,
+}
+
+/// What to exec for a resolved script: `program args..` in `cwd`, with `env` added to the
+/// policy's passthrough environment (and TMPDIR, which the executor owns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptCommand {
+    /// Absolute path of the interpreter.
+    pub program: PathBuf,
+    /// The script's path, then the directive's arguments.
+    pub args: Vec<OsString>,
+    /// The skill folder.
+    pub cwd: PathBuf,
+    /// `SKILL_NAME`, `SKILL_BASE_DIR`, `SKILL_VERSION`, `SKILLPIPE_VERSION`.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// How argv[0] names a script.
+#[derive(Debug, PartialEq, Eq)]
+enum Reference<'a> {
+    /// `scripts/x.py`: search every skill.
+    Unqualified(&'a str),
+    /// `SKILL/scripts/x.py`.
+    Qualified(&'a str, &'a str),
+    /// `SKILL:x`.
+    ById(&'a str, &'a str),
+}
+
+fn parse_reference(argv0: &str) -> Option<Reference<'_>> {
+    if argv0.starts_with("scripts/") {
+        return Some(Reference::Unqualified(argv0));
+    }
+    if let Some((skill, id)) = argv0.split_once(':')
+        && plausible_skill_name(skill)
+        && !id.is_empty()
+        && !id.contains('/')
+    {
+        return Some(Reference::ById(skill, id));
+    }
+    if let Some((skill, rest)) = argv0.split_once('/')
+        && plausible_skill_name(skill)
+        && rest.starts_with("scripts/")
+    {
+        return Some(Reference::Qualified(skill, rest));
+    }
+    None
+}
+
+fn plausible_skill_name(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && !s.contains(['/', ':', '\\'])
+        && !s.contains(char::is_whitespace)
+}
+
+impl SkillSet {
+    /// Whether argv[0] refers to a skill script (as opposed to a system command): it starts
+    /// with `scripts/`, or is `SKILL/scripts/..` or `SKILL:x` for a loaded SKILL.
+    pub fn is_script_ref(&self, argv0: &str) -> bool {
+        match parse_reference(argv0) {
+            Some(Reference::Unqualified(_)) => true,
+            Some(Reference::Qualified(s, _)) | Some(Reference::ById(s, _)) => self.get(s).is_some(),
+            None => false,
+        }
+    }
+
+    /// Resolve argv[0] as written in a directive: `scripts/x.py`, `SKILL/scripts/x.py` or `SKILL:x`.
+    pub fn resolve(&self, argv0: &str) -> Result<ResolvedScript, ResolveError> {
+        match parse_reference(argv0) {
+            Some(Reference::Unqualified(rel)) => {
+                check_lexically(argv0, rel, None)?;
+                let found: Vec<&Skill> = self
+                    .skills
+                    .iter()
+                    .filter(|s| fs::symlink_metadata(s.dir.join(rel)).is_ok())
+                    .collect();
+                match found.as_slice() {
+                    [] => Err(ResolveError::NotFound(format!(
+                        "no loaded skill has {rel} (searched: {})",
+                        self.names_list()
+                    ))),
+                    [skill] => finish(skill, argv0, rel),
+                    many => Err(ResolveError::Ambiguous {
+                        written: argv0.to_owned(),
+                        rel: normalize(rel),
+                        skills: many.iter().map(|s| s.name.clone()).collect(),
+                    }),
+                }
+            }
+            Some(Reference::Qualified(name, rel)) => {
+                let skill = self.skill(name)?;
+                check_lexically(argv0, rel, Some(&skill.dir))?;
+                finish(skill, argv0, rel)
+            }
+            Some(Reference::ById(name, id)) => {
+                let skill = self.skill(name)?;
+                by_id(skill, argv0, id)
+            }
+            None => Err(ResolveError::NotFound(format!(
+                "`{argv0}` does not name a skill script; write scripts/FILE, SKILL/scripts/FILE or SKILL:NAME"
+            ))),
+        }
+    }
+
+    /// Resolve for `skillpipe run SKILL SCRIPT`: SCRIPT may be `scripts/x.py`, `x.py` or `x`.
+    pub fn resolve_in(&self, skill: &str, script: &str) -> Result<ResolvedScript, ResolveError> {
+        let skill = self.skill(skill)?;
+        if script.starts_with("scripts/") {
+            check_lexically(script, script, Some(&skill.dir))?;
+            return finish(skill, script, script);
+        }
+        if Path::new(script).is_absolute() || script.split('/').any(|c| c == "..") {
+            return Err(ResolveError::OutsideSkill {
+                written: script.to_owned(),
+                dir: Some(skill.dir.clone()),
+            });
+        }
+        let rel = format!("scripts/{script}");
+        if fs::symlink_metadata(skill.dir.join(&rel)).is_ok() {
+            return finish(skill, script, &rel);
+        }
+        by_id(skill, script, script)
+    }
+
+    fn skill(&self, name: &str) -> Result<&Skill, ResolveError> {
+        self.get(name).ok_or_else(|| ResolveError::UnknownSkill {
+            name: name.to_owned(),
+            available: self.names_list(),
+        })
+    }
+}
+
+/// `SKILL:x` / `run SKILL x`: a detected script whose file stem is `id`.
+fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, ResolveError> {
+    let matches: Vec<&scripts::Script> = skill
+        .scripts()
+        .iter()
+        .filter(|s| s.id == id || s.rel_path.rsplit('/').next() == Some(id))
+        .collect();
+    match matches.as_slice() {
+        [] => {
+            let known: Vec<&str> = skill
+                .scripts()
+                .iter()
+                .map(|s| s.rel_path.as_str())
+                .collect();
+            Err(ResolveError::NotFound(format!(
+                "skill `{}` has no script `{id}` (its scripts: {})",
+                skill.name,
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            )))
+        }
+        [one] => finish(skill, written, &one.rel_path),
+        many => Err(ResolveError::AmbiguousId {
+            written: written.to_owned(),
+            skill: skill.name.clone(),
+            candidates: many.iter().map(|s| s.rel_path.clone()).collect(),
+        }),
+    }
+}
+
+/// Refuse `..`, absolute and root components before touching the file system.
+fn check_lexically(written: &str, rel: &str, dir: Option<&Path>) -> Result<(), ResolveError> {
+    let bad = Path::new(rel)
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));
+    if bad || rel.contains('\0') {
+        return Err(ResolveError::OutsideSkill {
+            written: written.to_owned(),
+            dir: dir.map(Path::to_path_buf),
+        });
+    }
+    Ok(())
+}
+
+/// `scripts//a/./x.py` → `scripts/a/x.py`.
+fn normalize(rel: &str) -> String {
+    Path::new(rel)
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The checks on the file itself, then the interpreter.
+fn finish(skill: &Skill, written: &str, rel: &str) -> Result<ResolvedScript, ResolveError> {
+    check_lexically(written, rel, Some(&skill.dir))?;
+    if !skill.allows_scripts() {
+        return Err(ResolveError::ToolsDisallow(skill.name.clone()));
+    }
+    let rel = normalize(rel);
+    let path = check_file(&skill.dir, &skill.dir.join(&rel), written)?;
+    let name = rel.rsplit('/').next().unwrap_or(&rel);
+    let interpreter = scripts::interpreter_for(name, &path, &skill.ts_interpreter)
+        .or_else(|| {
+            // A link without extension to a file with one (`scripts/run` → `impl.py`).
+            let target = path.file_name()?.to_str()?;
+            scripts::interpreter_by_extension(target, &skill.ts_interpreter).map(str::to_owned)
+        })
+        .ok_or_else(|| ResolveError::NotAScript(written.to_owned()))?;
+    Ok(ResolvedScript {
+        skill: skill.name.clone(),
+        skill_dir: skill.dir.clone(),
+        version: skill.version.clone(),
+        rel_path: rel,
+        path,
+        interpreter,
+    })
+}
+
+/// Canonicalize `path`, require it inside `dir` (canonical), a regular file, not setuid/setgid.
+fn check_file(dir: &Path, path: &Path, written: &str) -> Result<PathBuf, ResolveError> {
+    let canonical = match fs::canonicalize(path) {
+        Ok(p) => p,
+        Err(_) if fs::symlink_metadata(path).is_ok() => {
+            // A dangling link: say where it points only if that is outside.
+            return Err(ResolveError::NotFound(format!(
+                "{written}: broken symbolic link in {}",
+                dir.display()
+            )));
+        }
+        Err(_) => {
+            return Err(ResolveError::NotFound(format!(
+                "{written}: no such file in {}",
+                dir.display()
+            )));
+        }
+    };
+    if !canonical.starts_with(dir) {
+        return Err(ResolveError::OutsideSkill {
+            written: written.to_owned(),
+            dir: Some(dir.to_path_buf()),
+        });
+    }
+    let meta =
+        fs::metadata(&canonical).map_err(|e| ResolveError::NotFound(format!("{written}: {e}")))?;
+    if !meta.is_file() {
+        return Err(ResolveError::NotFound(format!(
+            "{written}: not a regular file in {}",
+            dir.display()
+        )));
+    }
+    // S_ISUID | S_ISGID (spelled out: libc's mode_t width differs between Linux and macOS).
+    if meta.permissions().mode() & 0o6000 != 0 {
+        return Err(ResolveError::SetId(written.to_owned()));
+    }
+    Ok(canonical)
+}
+
+impl ResolvedScript {
+    /// Re-check the file, check the interpreter against `allowed_interpreters` and find it on
+    /// `path_var` (the PATH the child will get; relative entries are ignored), and build what
+    /// to exec: `interpreter script args..` in the skill folder.
+    pub fn command(
+        &self,
+        args: &[String],
+        allowed_interpreters: &[String],
+        path_var: &OsStr,
+    ) -> Result<ScriptCommand, ResolveError> {
+        let path = check_file(&self.skill_dir, &self.path, &self.rel_path)?;
+        if !allowed_interpreters.contains(&self.interpreter) {
+            return Err(ResolveError::InterpreterNotAllowed(
+                self.interpreter.clone(),
+            ));
+        }
+        let program = find_on_path(&self.interpreter, path_var)
+            .ok_or_else(|| ResolveError::InterpreterNotFound(self.interpreter.clone()))?;
+        let mut argv = Vec::with_capacity(args.len() + 1);
+        argv.push(path.into_os_string());
+        argv.extend(args.iter().map(OsString::from));
+        let env = [
+            ("SKILL_NAME", OsString::from(&self.skill)),
+            ("SKILL_BASE_DIR", self.skill_dir.clone().into_os_string()),
+            ("SKILL_VERSION", OsString::from(&self.version)),
+            (
+                "SKILLPIPE_VERSION",
+                OsString::from(env!("CARGO_PKG_VERSION")),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (OsString::from(k), v))
+        .collect();
+        Ok(ScriptCommand {
+            program,
+            args: argv,
+            cwd: self.skill_dir.clone(),
+            env,
+        })
+    }
+}
+
+/// The first executable regular file named `name` in the absolute directories of `path_var`.
+pub fn find_on_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    std::env::split_paths(path_var)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(name))
+        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references() {
+        assert_eq!(
+            parse_reference("scripts/x.py"),
+            Some(Reference::Unqualified("scripts/x.py"))
+        );
+        assert_eq!(
+            parse_reference("say/scripts/say.sh"),
+            Some(Reference::Qualified("say", "scripts/say.sh"))
+        );
+        assert_eq!(
+            parse_reference("say:say"),
+            Some(Reference::ById("say", "say"))
+        );
+        assert_eq!(parse_reference("/usr/bin/say"), None);
+        assert_eq!(parse_reference("./scripts/x"), None);
+        assert_eq!(parse_reference("../scripts/x"), None);
+        assert_eq!(parse_reference("say"), None);
+        assert_eq!(parse_reference("a/b/scripts/x"), None);
+        assert_eq!(parse_reference("say:a/b"), None);
+    }
+
+    #[test]
+    fn lexical_check() {
+        assert_eq!(
+            check_lexically("scripts/../../x", "scripts/../../x", None)
+                .unwrap_err()
+                .to_string(),
+            "`scripts/../../x` is outside the skill folder"
+        );
+        assert!(check_lexically("w", "/etc/passwd", None).is_err());
+        assert!(check_lexically("w", "scripts/./a/x.py", None).is_ok());
+        assert_eq!(normalize("scripts//a/./x.py"), "scripts/a/x.py");
+    }
+
+    #[test]
+    fn messages() {
+        let e = ResolveError::Ambiguous {
+            written: "scripts/x.py".into(),
+            rel: "scripts/x.py".into(),
+            skills: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            "`scripts/x.py` is ambiguous: found in skills a, b; write a/scripts/x.py"
+        );
+        assert_eq!(
+            ResolveError::ToolsDisallow("x".into()).to_string(),
+            "skill `x` does not allow running scripts: its allowed-tools has no Bash entry"
+        );
+    }
+
+    #[test]
+    fn path_lookup_skips_relative_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("tool");
+        fs::write(&exe, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+        let noexec = dir.path().join("plain");
+        fs::write(&noexec, "").unwrap();
+        let path = std::env::join_paths([Path::new("relative"), dir.path()]).unwrap();
+        assert_eq!(find_on_path("tool", &path), Some(exe));
+        assert_eq!(find_on_path("plain", &path), None);
+        assert_eq!(find_on_path("../tool", &path), None);
+    }
+}

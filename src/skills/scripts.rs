@@ -1,0 +1,410 @@
+//! Script detection in a skill's `scripts/` folder (DESIGN §4).
+//!
+//! Real skills ship scripts without an exec bit, without a shebang, or with a shebang that
+//! disagrees with the extension, so the extension decides first and the exec bit never matters.
+//! Only the first few KiB of each file are read: enough for the shebang and the first comment.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// How deep below `scripts/` detection descends (`scripts/a/b/c/d/e/x.py` is the deepest found).
+pub const MAX_DEPTH: usize = 5;
+/// Bytes read from the start of a file for its shebang and description.
+const HEAD_BYTES: usize = 4096;
+/// Descriptions longer than this are cut (they go into the system prompt).
+const MAX_DESCRIPTION: usize = 300;
+
+/// One detected script of a skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Script {
+    /// Relative to the skill folder with `/` separators: `scripts/sub/x.py`.
+    pub rel_path: String,
+    /// The file stem, for `SKILL:id`.
+    pub id: String,
+    /// The skill folder joined with `rel_path` (not canonicalized: resolution does that).
+    pub path: PathBuf,
+    /// `python3`, `bash`, `node`, `ruby`, `perl`, `sh`, ...; `None` if a shebang names nothing usable.
+    pub interpreter: Option<String>,
+    /// The first comment block joined into one line, or "".
+    pub description: String,
+}
+
+/// The interpreter implied by a file name's extension. `.ts` maps to `ts_interpreter`.
+pub fn interpreter_by_extension<'a>(file_name: &str, ts_interpreter: &'a str) -> Option<&'a str> {
+    let ext = file_name.rsplit_once('.')?.1;
+    Some(match ext {
+        "py" => "python3",
+        "sh" | "bash" => "bash",
+        "js" | "mjs" | "cjs" => "node",
+        "ts" | "mts" => ts_interpreter,
+        "rb" => "ruby",
+        "pl" => "perl",
+        _ => return None,
+    })
+}
+
+/// The interpreter named by a `#!` line: `#!/bin/bash` → `bash`, `#!/usr/bin/env python3` →
+/// `python3`, `#!/usr/bin/env -S node --flag` → `node`. Arguments after it are not kept.
+pub fn shebang_interpreter(head: &[u8]) -> Option<String> {
+    let rest = head.strip_prefix(b"#!")?;
+    let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+    let line = std::str::from_utf8(&rest[..end]).ok()?.trim();
+    let mut words = line.split_whitespace();
+    let program = words.next()?;
+    let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_owned();
+    let name = if base(program) == "env" {
+        // Skip env's own options (`-S`, `-i`, `VAR=x`).
+        words
+            .find(|w| !w.starts_with('-') && !w.contains('='))
+            .map(base)?
+    } else {
+        base(program)
+    };
+    (!name.is_empty()).then_some(name)
+}
+
+/// Whether a file is a script (known extension or a shebang) and with which interpreter.
+/// `.ts` is special: its shebang, if any, wins over `ts_interpreter` (TypeScript has several runners).
+fn classify(file_name: &str, head: &[u8], ts_interpreter: &str) -> Option<Option<String>> {
+    let by_ext = interpreter_by_extension(file_name, ts_interpreter);
+    let by_shebang = || shebang_interpreter(head);
+    match by_ext {
+        Some(_) if file_name.ends_with(".ts") || file_name.ends_with(".mts") => {
+            Some(by_shebang().or(by_ext.map(str::to_owned)))
+        }
+        Some(i) => Some(Some(i.to_owned())),
+        None if head.starts_with(b"#!") => Some(by_shebang()),
+        None => None,
+    }
+}
+
+/// The interpreter for one file, as resolution sees it: extension, then shebang.
+pub fn interpreter_for(file_name: &str, path: &Path, ts_interpreter: &str) -> Option<String> {
+    let head = read_head(path).unwrap_or_default();
+    classify(file_name, &head, ts_interpreter).flatten()
+}
+
+/// Detect the scripts under `skill_dir/scripts`. `skill_dir` must be canonical: symlinks whose
+/// target leaves it are skipped. Sorted by `rel_path`.
+pub fn detect(skill_dir: &Path, ts_interpreter: &str) -> Vec<Script> {
+    let mut out = Vec::new();
+    let root = skill_dir.join("scripts");
+    if root.is_dir() {
+        walk(skill_dir, &root, "scripts", 0, ts_interpreter, &mut out);
+    }
+    out.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    out
+}
+
+fn walk(skill_dir: &Path, dir: &Path, rel: &str, depth: usize, ts: &str, out: &mut Vec<Script>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if skip_name(name) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(mut ft) = entry.file_type() else {
+            continue;
+        };
+        if ft.is_symlink() {
+            // Follow only links that stay inside the skill (this also rules out loops out of it;
+            // loops inside are bounded by MAX_DEPTH).
+            match fs::canonicalize(&path) {
+                Ok(target) if target.starts_with(skill_dir) => match fs::metadata(&target) {
+                    Ok(m) => ft = m.file_type(),
+                    Err(_) => continue,
+                },
+                _ => continue,
+            }
+        }
+        let child_rel = format!("{rel}/{name}");
+        if ft.is_dir() {
+            if depth < MAX_DEPTH {
+                walk(skill_dir, &path, &child_rel, depth + 1, ts, out);
+            }
+        } else if ft.is_file()
+            && let Some(script) = examine(&path, name, child_rel, ts)
+        {
+            out.push(script);
+        }
+    }
+}
+
+/// Hidden files, caches, docs and data are never scripts.
+fn skip_name(name: &str) -> bool {
+    name.starts_with('.')
+        || name == "__pycache__"
+        || name == "node_modules"
+        || name.eq_ignore_ascii_case("README.md")
+}
+
+fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script> {
+    let known_ext = interpreter_by_extension(name, ts).is_some();
+    let head = read_head(path).ok()?;
+    if !known_ext && !head.starts_with(b"#!") {
+        return None;
+    }
+    let interpreter = classify(name, &head, ts)?;
+    let id = match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
+        _ => name.to_owned(),
+    };
+    Some(Script {
+        rel_path,
+        id,
+        path: path.to_path_buf(),
+        interpreter,
+        description: describe(&String::from_utf8_lossy(&head)),
+    })
+}
+
+fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(HEAD_BYTES);
+    fs::File::open(path)?
+        .take(HEAD_BYTES as u64)
+        .read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// The first comment block of a script, joined into one line: `#` or `//` line comments,
+/// a `/* */` block, or a Python docstring. It may follow a shebang, encoding and lint lines and
+/// a PEP 723 `# /// script` block; only its first paragraph is kept.
+pub fn describe(text: &str) -> String {
+    let mut lines = text.lines().peekable();
+    if lines.peek().is_some_and(|l| l.starts_with("#!")) {
+        lines.next();
+    }
+    // Skip blank lines, pragmas and inline script metadata before the comment.
+    let mut in_metadata = false;
+    let first = loop {
+        let Some(line) = lines.next() else {
+            return String::new();
+        };
+        let t = line.trim();
+        if in_metadata {
+            in_metadata = t != "# ///";
+            continue;
+        }
+        if t.starts_with("# /// ") {
+            in_metadata = true;
+            continue;
+        }
+        if t.is_empty() || is_pragma(t) || t == "\"use strict\";" || t == "'use strict';" {
+            continue;
+        }
+        break t;
+    };
+
+    let mut words: Vec<String> = Vec::new();
+    let push =
+        |words: &mut Vec<String>, s: &str| words.extend(s.split_whitespace().map(str::to_owned));
+
+    for quote in ["\"\"\"", "'''"] {
+        let Some(after) = first
+            .strip_prefix(quote)
+            .or_else(|| first.strip_prefix('r').and_then(|f| f.strip_prefix(quote)))
+        else {
+            continue;
+        };
+        if let Some(end) = after.find(quote) {
+            push(&mut words, &after[..end]);
+        } else {
+            push(&mut words, after);
+            for line in lines.by_ref() {
+                let t = line.trim();
+                if let Some(end) = t.find(quote) {
+                    push(&mut words, &t[..end]);
+                    break;
+                }
+                if t.is_empty() {
+                    if !words.is_empty() {
+                        break;
+                    }
+                    continue;
+                }
+                push(&mut words, t);
+            }
+        }
+        return finish(words);
+    }
+
+    if let Some(after) = first.strip_prefix("/*") {
+        let after = after.trim_start_matches('*');
+        let mut add = |t: &str| -> bool {
+            // Returns true at the end of the block or of the first paragraph.
+            let (part, done) = match t.find("*/") {
+                Some(end) => (&t[..end], true),
+                None => (t, false),
+            };
+            let part = part.trim().trim_start_matches('*').trim();
+            if part.is_empty() {
+                return done || !words.is_empty();
+            }
+            words.extend(part.split_whitespace().map(str::to_owned));
+            done
+        };
+        if !add(after) {
+            for line in lines.by_ref() {
+                if add(line.trim()) {
+                    break;
+                }
+            }
+        }
+        return finish(words);
+    }
+
+    for marker in ["//", "#"] {
+        if !first.starts_with(marker) {
+            continue;
+        }
+        let mut line = Some(first);
+        while let Some(t) = line {
+            let Some(content) = t.strip_prefix(marker) else {
+                break;
+            };
+            let content = content.trim_start_matches(marker.chars().next().unwrap_or('#'));
+            let content = content.trim();
+            let decorative = !content.chars().any(char::is_alphanumeric);
+            if decorative || is_pragma(t) {
+                if !words.is_empty() && content.is_empty() {
+                    break;
+                }
+            } else {
+                push(&mut words, content);
+            }
+            line = lines.next().map(str::trim);
+        }
+        return finish(words);
+    }
+    String::new()
+}
+
+/// Comment lines that are instructions to tools, not prose.
+fn is_pragma(t: &str) -> bool {
+    let body = t.trim_start_matches(['#', '/', ' ']);
+    let lower = body.to_ascii_lowercase();
+    lower.contains("-*-")
+        || lower.starts_with("vim:")
+        || lower.starts_with("shellcheck ")
+        || lower.starts_with("eslint")
+        || lower.starts_with("@ts-")
+        || lower.starts_with("pylint:")
+        || lower.starts_with("type:")
+        || lower.starts_with("noqa")
+        || lower.starts_with("fmt:")
+        || lower.starts_with("spdx-license-identifier")
+        || lower.starts_with("coding:")
+        || lower.starts_with("coding=")
+}
+
+fn finish(words: Vec<String>) -> String {
+    let mut s = words.join(" ");
+    if s.chars().count() > MAX_DESCRIPTION {
+        s = s.chars().take(MAX_DESCRIPTION - 1).collect::<String>();
+        s.push('…');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extension_first() {
+        assert_eq!(interpreter_by_extension("x.py", "node"), Some("python3"));
+        assert_eq!(interpreter_by_extension("x.bash", "node"), Some("bash"));
+        assert_eq!(interpreter_by_extension("x.mjs", "node"), Some("node"));
+        assert_eq!(interpreter_by_extension("x.ts", "deno"), Some("deno"));
+        assert_eq!(interpreter_by_extension("x.rb", "node"), Some("ruby"));
+        assert_eq!(interpreter_by_extension("x.pl", "node"), Some("perl"));
+        assert_eq!(interpreter_by_extension("x.txt", "node"), None);
+        assert_eq!(interpreter_by_extension("Makefile", "node"), None);
+        // A mismatched shebang does not override the extension.
+        assert_eq!(
+            classify("x.py", b"#!/bin/bash\n", "node"),
+            Some(Some("python3".into()))
+        );
+        assert_eq!(
+            classify("x.ts", b"#!/usr/bin/env -S deno run\n", "node"),
+            Some(Some("deno".into()))
+        );
+        assert_eq!(classify("x.ts", b"", "tsx"), Some(Some("tsx".into())));
+        assert_eq!(classify("data.json", b"{}", "node"), None);
+    }
+
+    #[test]
+    fn shebangs() {
+        assert_eq!(
+            shebang_interpreter(b"#!/bin/bash\necho"),
+            Some("bash".into())
+        );
+        assert_eq!(
+            shebang_interpreter(b"#!/usr/bin/env python3\n"),
+            Some("python3".into())
+        );
+        assert_eq!(shebang_interpreter(b"#! /bin/sh -e\n"), Some("sh".into()));
+        assert_eq!(
+            shebang_interpreter(b"#!/usr/bin/env -S node --no-warnings\n"),
+            Some("node".into())
+        );
+        assert_eq!(shebang_interpreter(b"#!/usr/bin/env\n"), None);
+        assert_eq!(shebang_interpreter(b"echo hi\n"), None);
+    }
+
+    #[test]
+    fn hash_comment_block() {
+        let s = "#!/usr/bin/env bash\n# shellcheck disable=SC2086\n\n# Speak text aloud\n# with the system voice.\n#\n# Usage: say.sh TEXT\nset -eu\n";
+        assert_eq!(describe(s), "Speak text aloud with the system voice.");
+    }
+
+    #[test]
+    fn python_docstring_after_encoding() {
+        let s = "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\n\"\"\"Look up a word\nin the dictionary.\n\nUsage: lookup.py WORD\n\"\"\"\nimport sys\n";
+        assert_eq!(describe(s), "Look up a word in the dictionary.");
+        assert_eq!(describe("'''One line.'''\n"), "One line.");
+        assert_eq!(describe("r\"\"\"\n  Raw doc.\n\"\"\"\n"), "Raw doc.");
+    }
+
+    #[test]
+    fn pep723_block_is_skipped() {
+        let s = "# /// script\n# dependencies = []\n# ///\n\"\"\"Real doc.\"\"\"\n";
+        assert_eq!(describe(s), "Real doc.");
+    }
+
+    #[test]
+    fn slash_comments() {
+        assert_eq!(
+            describe(
+                "#!/usr/bin/env node\n'use strict';\n// Fetch a page\n// and print it.\nconst x = 1;\n"
+            ),
+            "Fetch a page and print it."
+        );
+        assert_eq!(
+            describe("/**\n * Convert files.\n * Fast.\n *\n * @param x\n */\n"),
+            "Convert files. Fast."
+        );
+        assert_eq!(describe("/* Inline block. */\ncode();\n"), "Inline block.");
+    }
+
+    #[test]
+    fn no_comment_gives_empty() {
+        assert_eq!(describe("import sys\n# late comment\n"), "");
+        assert_eq!(describe(""), "");
+        assert_eq!(describe("#!/bin/sh\n"), "");
+        assert_eq!(describe("# ----------\n# Title\n"), "Title");
+    }
+
+    #[test]
+    fn long_description_is_cut() {
+        let s = format!("# {}\n", "word ".repeat(200));
+        let d = describe(&s);
+        assert_eq!(d.chars().count(), MAX_DESCRIPTION);
+        assert!(d.ends_with('…'));
+    }
+}

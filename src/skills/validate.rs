@@ -1,0 +1,91 @@
+//! Strict validation for `skillpipe skills validate PATH...`: every spec violation, as
+//! `file:line: message`.
+
+use super::discover::folder_name;
+use super::frontmatter;
+use super::rules;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The outcome of validating some paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Skill folders looked at.
+    pub skills: Vec<PathBuf>,
+    /// `file:line: message`, in the order found.
+    pub problems: Vec<String>,
+}
+
+/// Validate `path`: a skill folder, its SKILL.md, or a folder of skill folders.
+pub fn validate_path(path: &Path, report: &mut Report) {
+    let shown = path.display();
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => {
+            report.problems.push(format!("{shown}: {e}"));
+            return;
+        }
+    };
+    if meta.is_file() {
+        if path.file_name().is_some_and(|n| n == "SKILL.md") {
+            let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+            validate_skill(dir.unwrap_or(Path::new(".")), report);
+        } else {
+            report
+                .problems
+                .push(format!("{shown}: not a skill folder or SKILL.md"));
+        }
+        return;
+    }
+    if path.join("SKILL.md").exists() {
+        validate_skill(path, report);
+        return;
+    }
+    let mut children: Vec<PathBuf> = fs::read_dir(path)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join("SKILL.md").is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    children.sort();
+    if children.is_empty() {
+        report.problems.push(format!(
+            "{shown}: no SKILL.md here or in its subfolders; a skill is a folder with a SKILL.md"
+        ));
+    }
+    for child in children {
+        validate_skill(&child, report);
+    }
+}
+
+/// Validate one skill folder (it has, or should have, a SKILL.md).
+pub fn validate_skill(dir: &Path, report: &mut Report) {
+    report.skills.push(dir.to_path_buf());
+    let file = dir.join("SKILL.md");
+    let shown = file.display();
+    let text = match fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) => {
+            report.problems.push(format!("{shown}:1: cannot read: {e}"));
+            return;
+        }
+    };
+    let parsed = match frontmatter::parse(&text) {
+        Ok(p) => p,
+        Err(e) => {
+            report
+                .problems
+                .push(format!("{shown}:{}: {}", e.line, e.message));
+            return;
+        }
+    };
+    let canonical = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let (_, issues) = rules::check(&parsed.entries, &folder_name(&canonical, dir));
+    report.problems.extend(
+        issues
+            .into_iter()
+            .map(|i| format!("{shown}:{}: {}", i.line, i.message)),
+    );
+}

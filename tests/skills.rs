@@ -1,0 +1,868 @@
+//! Skills against real folders: discovery, detection, resolution safety, the `skills`
+//! subcommands through the binary, and the shipped skills.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use skillpipe::skills::{ResolveError, SkillSet, outputs_of};
+use std::ffi::OsString;
+use std::fs;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// Write `files` (relative path, content) under `root/name`, with a SKILL.md made of `frontmatter`.
+fn skill(root: &Path, name: &str, frontmatter: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = root.join(name);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("SKILL.md"),
+        format!("---\n{frontmatter}---\n\n# {name}\n\nUse it well.\n"),
+    )
+    .unwrap();
+    for (rel, content) in files {
+        let p = dir.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, content).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    dir
+}
+
+fn basic(name: &str) -> String {
+    format!("name: {name}\ndescription: The {name} skill.\n")
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn system_path() -> OsString {
+    std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into())
+}
+
+fn shipped() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("skills")
+}
+
+/// The binary, isolated from the user's own skills.
+fn skillpipe(home: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("skillpipe").unwrap();
+    cmd.current_dir(home)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env_remove("R9S_SKILLS_DIR")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+#[test]
+fn detects_scripts_with_their_interpreters() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        tmp.path(),
+        "tools",
+        &basic("tools"),
+        &[
+            (
+                "scripts/fetch.py",
+                "import sys\nprint('no shebang, mode 644')\n",
+            ),
+            (
+                "scripts/run.sh",
+                "#!/bin/sh\n# Run the thing\n# quickly.\necho run\n",
+            ),
+            ("scripts/page.js", "// Render a page.\nconsole.log(1)\n"),
+            (
+                "scripts/tool",
+                "#!/usr/bin/env python3\n\"\"\"Shebang only.\"\"\"\n",
+            ),
+            ("scripts/mismatch.py", "#!/bin/bash\necho hi\n"),
+            ("scripts/sub/deep/nested.rb", "# Nested ruby.\nputs 1\n"),
+            ("scripts/a/b/c/d/e/five.pl", "print 1\n"),
+            ("scripts/a/b/c/d/e/f/six.py", "print(1)\n"),
+            ("scripts/README.md", "# Not a script\n"),
+            ("scripts/data.json", "{}\n"),
+            ("scripts/notes.txt", "plain text\n"),
+            ("scripts/.hidden.py", "print(1)\n"),
+            ("references/other.py", "print(1)\n"),
+        ],
+    );
+    let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    assert_eq!(set.warnings(), &[] as &[String]);
+    let s = set.get("tools").unwrap();
+    let found: Vec<(&str, &str, Option<&str>, &str)> = s
+        .scripts()
+        .iter()
+        .map(|x| {
+            (
+                x.rel_path.as_str(),
+                x.id.as_str(),
+                x.interpreter.as_deref(),
+                x.description.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("scripts/a/b/c/d/e/five.pl", "five", Some("perl"), ""),
+            ("scripts/fetch.py", "fetch", Some("python3"), ""),
+            ("scripts/mismatch.py", "mismatch", Some("python3"), ""),
+            ("scripts/page.js", "page", Some("node"), "Render a page."),
+            (
+                "scripts/run.sh",
+                "run",
+                Some("bash"),
+                "Run the thing quickly."
+            ),
+            (
+                "scripts/sub/deep/nested.rb",
+                "nested",
+                Some("ruby"),
+                "Nested ruby."
+            ),
+            ("scripts/tool", "tool", Some("python3"), "Shebang only."),
+        ]
+    );
+    assert_eq!(s.scripts()[0].path, s.dir.join("scripts/a/b/c/d/e/five.pl"));
+}
+
+#[test]
+fn resolves_every_form_and_builds_the_command() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        tmp.path(),
+        "tools",
+        "name: tools\ndescription: d\nmetadata:\n  version: \"2.1\"\n",
+        &[
+            ("scripts/fetch.py", "print('hi')\n"),
+            ("scripts/sub/x.sh", "echo x\n"),
+        ],
+    );
+    let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    let dir = fs::canonicalize(tmp.path().join("tools")).unwrap();
+
+    for written in ["scripts/fetch.py", "tools/scripts/fetch.py", "tools:fetch"] {
+        let r = set
+            .resolve(written)
+            .unwrap_or_else(|e| panic!("{written}: {e}"));
+        assert_eq!(r.rel_path, "scripts/fetch.py");
+        assert_eq!(r.path, dir.join("scripts/fetch.py"));
+        assert_eq!(r.interpreter, "python3");
+        assert_eq!(r.skill, "tools");
+        assert_eq!(r.version, "2.1");
+    }
+    for written in ["scripts/fetch.py", "fetch.py", "fetch"] {
+        assert_eq!(
+            set.resolve_in("tools", written).unwrap().rel_path,
+            "scripts/fetch.py"
+        );
+    }
+    assert_eq!(
+        set.resolve_in("tools", "sub/x.sh").unwrap().rel_path,
+        "scripts/sub/x.sh"
+    );
+    assert_eq!(set.resolve("tools:x").unwrap().interpreter, "bash");
+    assert!(set.is_script_ref("scripts/anything"));
+    assert!(set.is_script_ref("tools:fetch"));
+    assert!(!set.is_script_ref("other:fetch"));
+    assert!(!set.is_script_ref("git"));
+
+    let r = set.resolve("scripts/fetch.py").unwrap();
+    let cmd = r
+        .command(
+            &strings(&["a b", "c"]),
+            &strings(&["python3"]),
+            &system_path(),
+        )
+        .unwrap();
+    assert!(cmd.program.is_absolute());
+    assert!(cmd.program.ends_with("python3"), "{:?}", cmd.program);
+    assert_eq!(
+        cmd.args,
+        vec![
+            OsString::from(dir.join("scripts/fetch.py")),
+            "a b".into(),
+            "c".into()
+        ]
+    );
+    assert_eq!(cmd.cwd, dir);
+    let env: Vec<(String, String)> = cmd
+        .env
+        .iter()
+        .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
+        .collect();
+    assert!(env.contains(&("SKILL_NAME".into(), "tools".into())));
+    assert!(env.contains(&("SKILL_VERSION".into(), "2.1".into())));
+    assert!(env.contains(&("SKILL_BASE_DIR".into(), dir.display().to_string())));
+    assert!(
+        env.iter()
+            .any(|(k, v)| k == "SKILLPIPE_VERSION" && !v.is_empty())
+    );
+}
+
+#[test]
+fn unknown_scripts_and_skills_are_named() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        tmp.path(),
+        "tools",
+        &basic("tools"),
+        &[("scripts/a.py", "")],
+    );
+    let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    let e = set.resolve("scripts/nope.py").unwrap_err().to_string();
+    assert!(e.contains("scripts/nope.py") && e.contains("tools"), "{e}");
+    let e = set.resolve("ghost/scripts/a.py").unwrap_err().to_string();
+    assert_eq!(e, "no loaded skill is named `ghost` (loaded: tools)");
+    let e = set.resolve("tools:nope").unwrap_err().to_string();
+    assert!(e.contains("scripts/a.py"), "{e}");
+}
+
+#[test]
+fn traversal_and_absolute_paths_are_refused() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        tmp.path(),
+        "tools",
+        &basic("tools"),
+        &[("scripts/a.py", "")],
+    );
+    fs::write(tmp.path().join("x.py"), "print('escaped')\n").unwrap();
+    let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    for written in [
+        "scripts/../../x.py",
+        "tools/scripts/../../x.py",
+        "scripts/../SKILL.md",
+    ] {
+        let e = set.resolve(written).unwrap_err();
+        assert!(
+            matches!(e, ResolveError::OutsideSkill { .. }),
+            "{written}: {e}"
+        );
+        assert!(e.to_string().contains("outside the skill folder"), "{e}");
+    }
+    for written in ["/etc/passwd", "../x.py", "scripts/../../x.py"] {
+        let e = set.resolve_in("tools", written).unwrap_err();
+        assert!(
+            matches!(e, ResolveError::OutsideSkill { .. }),
+            "{written}: {e}"
+        );
+    }
+    // An absolute path is a system command, never a skill script.
+    assert!(!set.is_script_ref("/tmp/scripts/x.py"));
+    assert!(matches!(
+        set.resolve("/tmp/x.py"),
+        Err(ResolveError::NotFound(_))
+    ));
+}
+
+#[test]
+fn symlinks_out_of_the_skill_are_refused_and_not_listed() {
+    let tmp = TempDir::new().unwrap();
+    let outside = tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("evil.py"), "print('evil')\n").unwrap();
+    let dir = skill(
+        tmp.path().join("skills").as_path(),
+        "tools",
+        &basic("tools"),
+        &[("scripts/ok.py", ""), ("lib/helper.py", "# Helper.\n")],
+    );
+    symlink(outside.join("evil.py"), dir.join("scripts/evil.py")).unwrap();
+    symlink(&outside, dir.join("scripts/outdir")).unwrap();
+    symlink(dir.join("lib"), dir.join("scripts/lib")).unwrap();
+    symlink(dir.join("lib/helper.py"), dir.join("scripts/helper")).unwrap();
+    let set = SkillSet::load(&[tmp.path().join("skills")]);
+    let s = set.get("tools").unwrap();
+    let listed: Vec<&str> = s.scripts().iter().map(|x| x.rel_path.as_str()).collect();
+    assert_eq!(listed, vec!["scripts/lib/helper.py", "scripts/ok.py"]);
+
+    let e = set.resolve("scripts/evil.py").unwrap_err();
+    assert!(matches!(e, ResolveError::OutsideSkill { .. }), "{e}");
+    let e = set.resolve("scripts/outdir/evil.py").unwrap_err();
+    assert!(matches!(e, ResolveError::OutsideSkill { .. }), "{e}");
+    // A link that stays inside is fine; its interpreter comes from the target's extension.
+    let r = set.resolve("scripts/helper").unwrap();
+    assert_eq!(r.path, s.dir.join("lib/helper.py"));
+    assert_eq!(r.interpreter, "python3");
+}
+
+#[test]
+fn setuid_and_setgid_files_are_refused() {
+    let tmp = TempDir::new().unwrap();
+    let dir = skill(
+        tmp.path(),
+        "tools",
+        &basic("tools"),
+        &[
+            ("scripts/suid.sh", "echo x\n"),
+            ("scripts/sgid.sh", "echo x\n"),
+        ],
+    );
+    fs::set_permissions(
+        dir.join("scripts/suid.sh"),
+        fs::Permissions::from_mode(0o4755),
+    )
+    .unwrap();
+    fs::set_permissions(
+        dir.join("scripts/sgid.sh"),
+        fs::Permissions::from_mode(0o2755),
+    )
+    .unwrap();
+    let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    for (written, path) in [
+        ("scripts/suid.sh", "scripts/suid.sh"),
+        ("scripts/sgid.sh", "scripts/sgid.sh"),
+    ] {
+        let mode = fs::metadata(dir.join(path)).unwrap().permissions().mode();
+        if mode & 0o6000 == 0 {
+            continue; // the file system dropped the bit; nothing to refuse
+        }
+        let e = set.resolve(written).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("`{written}` is setuid/setgid; refusing to run it")
+        );
+    }
+    // The bit set after resolution is caught when the command is built.
+    let plain = dir.join("scripts/late.sh");
+    fs::write(&plain, "echo late\n").unwrap();
+    let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    let r = set.resolve("scripts/late.sh").unwrap();
+    fs::set_permissions(&plain, fs::Permissions::from_mode(0o4755)).unwrap();
+    if fs::metadata(&plain).unwrap().permissions().mode() & 0o4000 != 0 {
+        let e = r
+            .command(&[], &strings(&["bash"]), &system_path())
+            .unwrap_err();
+        assert!(matches!(e, ResolveError::SetId(_)), "{e}");
+    }
+}
+
+#[test]
+fn interpreters_must_be_allowed_and_present() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        tmp.path(),
+        "tools",
+        &basic("tools"),
+        &[("scripts/r.rb", "puts 1\n"), ("scripts/p.py", "print(1)\n")],
+    );
+    let empty_bin = tmp.path().join("bin");
+    fs::create_dir_all(&empty_bin).unwrap();
+    let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    let r = set.resolve("scripts/r.rb").unwrap();
+    let e = r
+        .command(&[], &strings(&["python3", "ruby"]), empty_bin.as_os_str())
+        .unwrap_err();
+    assert_eq!(e.to_string(), "interpreter not found: ruby");
+    let e = r
+        .command(&[], &strings(&["python3", "bash"]), &system_path())
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "interpreter `ruby` is not in allowed_interpreters"
+    );
+    // Found only on the PATH the child gets.
+    let p = set.resolve("scripts/p.py").unwrap();
+    let fake = empty_bin.join("python3");
+    fs::write(&fake, "#!/bin/sh\n").unwrap();
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let cmd = p
+        .command(&[], &strings(&["python3"]), empty_bin.as_os_str())
+        .unwrap();
+    assert_eq!(cmd.program, fake);
+}
+
+#[test]
+fn allowed_tools_without_bash_refuses_scripts() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        tmp.path(),
+        "readonly",
+        "name: readonly\ndescription: d\nallowed-tools: Read Grep\n",
+        &[("scripts/x.py", "")],
+    );
+    skill(
+        tmp.path(),
+        "gitty",
+        "name: gitty\ndescription: d\nallowed-tools:\n  - Read\n  - Bash(git status:*)\n",
+        &[("scripts/y.py", "")],
+    );
+    let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    let e = set.resolve("scripts/x.py").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "skill `readonly` does not allow running scripts: its allowed-tools has no Bash entry"
+    );
+    assert!(set.resolve_in("readonly", "x").is_err());
+    assert!(set.resolve("scripts/y.py").is_ok());
+    assert_eq!(
+        set.get("gitty").unwrap().allowed_tools,
+        Some(strings(&["Read", "Bash(git status:*)"]))
+    );
+}
+
+#[test]
+fn same_script_in_two_skills_is_ambiguous() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        tmp.path(),
+        "alpha",
+        &basic("alpha"),
+        &[("scripts/x.py", "")],
+    );
+    skill(tmp.path(), "beta", &basic("beta"), &[("scripts/x.py", "")]);
+    let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    let e = set.resolve("scripts/x.py").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "`scripts/x.py` is ambiguous: found in skills alpha, beta; write alpha/scripts/x.py"
+    );
+    assert_eq!(set.resolve("beta/scripts/x.py").unwrap().skill, "beta");
+
+    skill(
+        tmp.path(),
+        "gamma",
+        &basic("gamma"),
+        &[("scripts/y.py", ""), ("scripts/y.sh", "")],
+    );
+    let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    let e = set.resolve("gamma:y").unwrap_err().to_string();
+    assert!(e.contains("scripts/y.py, scripts/y.sh"), "{e}");
+}
+
+#[test]
+fn first_skill_of_a_name_wins_and_duplicates_are_reported() {
+    let first = TempDir::new().unwrap();
+    let second = TempDir::new().unwrap();
+    skill(
+        first.path(),
+        "tools",
+        "name: tools\ndescription: first\n",
+        &[],
+    );
+    skill(
+        second.path(),
+        "tools",
+        "name: tools\ndescription: second\n",
+        &[],
+    );
+    skill(second.path(), "other", &basic("other"), &[]);
+    let dirs = vec![
+        first.path().to_path_buf(),
+        second.path().to_path_buf(),
+        first.path().to_path_buf(), // the same folder twice is not a duplicate
+    ];
+    let set = SkillSet::load(&dirs);
+    assert_eq!(set.get("tools").unwrap().description, "first");
+    let names: Vec<&str> = set.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["tools", "other"]);
+    assert_eq!(set.warnings().len(), 1, "{:?}", set.warnings());
+    let w = &set.warnings()[0];
+    assert!(
+        w.starts_with(&format!(
+            "{}:1: duplicate skill `tools`",
+            second.path().join("tools/SKILL.md").display()
+        )),
+        "{w}"
+    );
+
+    // A search-path entry may itself be a skill folder.
+    let set = SkillSet::load(&[second.path().join("other")]);
+    assert!(set.get("other").is_some());
+}
+
+#[test]
+fn retain_named_filters_or_names_the_unknown() {
+    let tmp = TempDir::new().unwrap();
+    for n in ["a", "b", "c"] {
+        skill(tmp.path(), n, &basic(n), &[]);
+    }
+    let mut set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    let e = set.retain_named(&strings(&["b", "zz"])).unwrap_err();
+    assert_eq!(e, "unknown skill `zz`; available: a, b, c");
+    assert_eq!(set.len(), 3);
+    set.retain_named(&strings(&["c", "a"])).unwrap();
+    let names: Vec<&str> = set.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["a", "c"]);
+}
+
+#[test]
+fn lenient_loading_warns_or_skips_with_file_and_line() {
+    let tmp = TempDir::new().unwrap();
+    let root = tmp.path();
+    skill(
+        root,
+        "bad-yaml",
+        "name: bad-yaml\ndescription: [oops\nx: 1\n",
+        &[],
+    );
+    skill(root, "no-desc", "name: no-desc\n", &[]);
+    skill(
+        root,
+        "Mixed",
+        "name: mixed\ndescription: loads anyway\n",
+        &[],
+    );
+    skill(
+        root,
+        "long",
+        &format!("name: long\ndescription: {}\n", "d".repeat(1100)),
+        &[],
+    );
+    skill(
+        root,
+        "fine",
+        "name: fine\ndescription: ok\nauthor: me\n",
+        &[],
+    );
+    let set = SkillSet::load(&[root.to_path_buf()]);
+    let names: Vec<&str> = set.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["mixed", "fine", "long"]);
+    let w = set.warnings().join("\n");
+    let file = |n: &str| root.join(n).join("SKILL.md").display().to_string();
+    assert!(
+        w.contains(&format!("{}:4: invalid YAML", file("bad-yaml"))),
+        "{w}"
+    );
+    assert!(
+        w.contains(&format!("{}:1: missing `description`", file("no-desc"))),
+        "{w}"
+    );
+    assert!(
+        w.contains(&format!(
+            "{}:2: name `mixed` does not match its folder name `Mixed`",
+            file("Mixed")
+        )),
+        "{w}"
+    );
+    assert!(
+        w.contains(&format!(
+            "{}:3: `description` is 1100 characters",
+            file("long")
+        )),
+        "{w}"
+    );
+    // Unknown keys are for strict validation only.
+    assert!(!w.contains("author"), "{w}");
+    assert_eq!(set.get("mixed").unwrap().body, "# Mixed\n\nUse it well.");
+}
+
+#[test]
+fn validate_reports_every_violation_and_exits_3() {
+    let tmp = TempDir::new().unwrap();
+    let root = tmp.path().join("s");
+    skill(
+        &root,
+        "broken",
+        "name: Broken--Name\ndescription: d\ncompatibility: \"\"\nmetadata:\n  version: 1.5\nallowed-tools: 42\nextra: x\n",
+        &[],
+    );
+    skill(
+        &root,
+        "bad-yaml",
+        "name: bad-yaml\ndescription: [oops\n",
+        &[],
+    );
+    skill(&root, "good", &basic("good"), &[]);
+    let out = skillpipe(tmp.path())
+        .args([
+            "skills",
+            "validate",
+            "s/broken",
+            "s/bad-yaml",
+            "s/good/SKILL.md",
+            "s/missing",
+        ])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("problems in 3 skills"))
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    let broken = "s/broken/SKILL.md";
+    for (line, needle) in [
+        (2, "character 'B'"),
+        (2, "consecutive hyphens"),
+        (2, "does not match its folder name `broken`"),
+        (4, "`compatibility` must be 1 to 500 characters"),
+        (6, "`metadata.version` must be a string"),
+        (7, "`allowed-tools` must be a string or a list"),
+        (8, "unknown frontmatter key `extra`"),
+    ] {
+        let prefix = format!("{broken}:{line}: ");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&prefix) && l.contains(needle)),
+            "missing {prefix}…{needle} in:\n{out}"
+        );
+    }
+    assert!(out.contains("s/bad-yaml/SKILL.md:3: invalid YAML"), "{out}");
+    assert!(out.contains("s/missing: "), "{out}");
+    assert!(!out.contains("s/good"), "{out}");
+
+    skillpipe(tmp.path())
+        .args(["skills", "validate", "s/good"])
+        .assert()
+        .code(0)
+        .stdout("ok: 1 skill valid\n");
+}
+
+#[test]
+fn list_and_show_through_the_binary() {
+    let tmp = TempDir::new().unwrap();
+    let root = tmp.path().join("mine");
+    skill(
+        &root,
+        "tools",
+        "name: tools\ndescription: Handy tools.\nmetadata:\n  version: \"0.3\"\n",
+        &[
+            ("scripts/fetch.py", "\"\"\"Fetch a URL.\"\"\"\n"),
+            ("scripts/run.sh", "# Run it.\n"),
+        ],
+    );
+    skill(&root, "Odd", "name: odd\ndescription: Odd one.\n", &[]);
+    let out = skillpipe(tmp.path())
+        .args(["skills", "list", "--json", "--skills-dir", "mine"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let skills = v["skills"].as_array().unwrap();
+    assert_eq!(skills.len(), 2);
+    let odd = &skills[0];
+    assert_eq!(odd["name"], "odd");
+    assert_eq!(odd["scripts"], 0);
+    assert!(odd["warnings"][0].as_str().unwrap().contains("folder name"));
+    let tools = &skills[1];
+    assert_eq!(tools["name"], "tools");
+    assert_eq!(tools["description"], "Handy tools.");
+    assert_eq!(tools["scripts"], 2);
+    assert_eq!(tools["version"], "0.3");
+    assert_eq!(
+        tools["folder"],
+        fs::canonicalize(root.join("tools"))
+            .unwrap()
+            .display()
+            .to_string()
+    );
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+
+    skillpipe(tmp.path())
+        .args(["skills", "list", "--skills-dir", "mine"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("tools").and(predicate::str::contains("Handy tools.")))
+        .stderr(predicate::str::contains("warning: "));
+
+    skillpipe(tmp.path())
+        .args(["skills", "show", "tools", "--skills-dir", "mine"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("name: tools")
+                .and(predicate::str::contains("metadata.version: 0.3"))
+                .and(
+                    predicate::str::is_match(r"scripts/fetch\.py +python3 +Fetch a URL\.").unwrap(),
+                )
+                .and(predicate::str::is_match(r"scripts/run\.sh +bash +Run it\.").unwrap()),
+        );
+
+    skillpipe(tmp.path())
+        .args(["skills", "show", "nope", "--skills-dir", "mine"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unknown skill `nope`; available: odd, tools",
+        ));
+
+    // Without --skills-dir, ./skills is on the search path.
+    fs::rename(&root, tmp.path().join("skills")).unwrap();
+    skillpipe(tmp.path())
+        .args(["skills", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("tools"));
+}
+
+#[test]
+fn shipped_skills_validate() {
+    let tmp = TempDir::new().unwrap();
+    let mut cmd = skillpipe(tmp.path());
+    cmd.args(["skills", "validate"]);
+    for name in ["say", "lookup", "calc", "notify"] {
+        cmd.arg(shipped().join(name));
+    }
+    cmd.assert().code(0).stdout("ok: 4 skills valid\n");
+    let set = SkillSet::load(&[shipped()]);
+    assert_eq!(set.warnings(), &[] as &[String]);
+    for (name, script, interp) in [
+        ("say", "scripts/say.sh", "bash"),
+        ("lookup", "scripts/lookup.py", "python3"),
+        ("calc", "scripts/calc.py", "python3"),
+        ("notify", "scripts/notify.sh", "bash"),
+    ] {
+        let r = set.resolve(script).unwrap();
+        assert_eq!((r.skill.as_str(), r.interpreter.as_str()), (name, interp));
+        assert!(!set.get(name).unwrap().scripts()[0].description.is_empty());
+    }
+}
+
+/// Run a shipped script as skillpipe would: resolved, interpreter from PATH, only the
+/// contract's environment, in the skill folder.
+fn run_shipped(argv0: &str, args: &[&str], path: &OsString) -> std::process::Output {
+    let set = SkillSet::load(&[shipped()]);
+    let cmd = set
+        .resolve(argv0)
+        .unwrap()
+        .command(&strings(args), &strings(&["python3", "bash"]), path)
+        .unwrap();
+    std::process::Command::new(&cmd.program)
+        .args(&cmd.args)
+        .current_dir(&cmd.cwd)
+        .env_clear()
+        .env("PATH", path)
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn lookup_prints_definition_and_json() {
+    let out = run_shipped("scripts/lookup.py", &["Serendipity"], &system_path());
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.starts_with("serendipity: the luck of finding"),
+        "{stdout}"
+    );
+    let o = outputs_of(stdout.as_bytes());
+    assert_eq!(o["word"], "serendipity");
+    assert_eq!(o["found"], true);
+    assert!(o["definition"].as_str().unwrap().contains("luck"));
+
+    let out = run_shipped("lookup:lookup", &["serendipty"], &system_path());
+    let o = outputs_of(&out.stdout);
+    assert_eq!(o["found"], false);
+    assert_eq!(o["suggestions"][0], "serendipity");
+
+    let dict: serde_json::Map<String, serde_json::Value> = serde_json::from_str(
+        &fs::read_to_string(shipped().join("lookup/assets/dictionary.json")).unwrap(),
+    )
+    .unwrap();
+    assert!((90..=150).contains(&dict.len()), "{}", dict.len());
+}
+
+#[test]
+fn calc_evaluates_safely() {
+    for (expr, want) in [
+        ("2 + 3 * 4", "14\n"),
+        ("2^10", "1024\n"),
+        ("(17.5 * 4) / 3", "23.3333333333333\n"),
+        ("0.1 + 0.2", "0.3\n"),
+        ("sqrt(16) + 7 // 2 - -1", "8\n"),
+    ] {
+        let out = run_shipped("scripts/calc.py", &[expr], &system_path());
+        assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{expr}");
+        assert!(out.status.success());
+    }
+    for (expr, reason) in [
+        ("__import__('os').system('echo hacked')", "not allowed"),
+        ("1/0", "division by zero"),
+        ("9**9**9", "too large"),
+        ("2 +", "not a valid expression"),
+        ("open('/etc/passwd')", "not allowed"),
+    ] {
+        let out = run_shipped("scripts/calc.py", &[expr], &system_path());
+        assert_eq!(out.status.code(), Some(1), "{expr}");
+        assert!(out.stdout.is_empty(), "{expr}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(reason), "{expr}: {err}");
+    }
+}
+
+/// A PATH whose first entry holds fake programs that record their argv to `log`.
+fn fake_path(tmp: &Path, programs: &[&str]) -> (OsString, PathBuf) {
+    let bin = tmp.join("fakebin");
+    fs::create_dir_all(&bin).unwrap();
+    let log = tmp.join("log");
+    for p in programs {
+        let f = bin.join(p);
+        fs::write(
+            &f,
+            format!(
+                "#!/bin/sh\nfor a in \"$@\"; do printf '%s|' \"$a\" >> '{}'; done\necho >> '{}'\n",
+                log.display(),
+                log.display()
+            ),
+        )
+        .unwrap();
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // bash must still be found, but not any real speech or notification tool.
+    let mut dirs = vec![bin];
+    for interp in ["bash"] {
+        if let Some(p) = skillpipe::skills::resolve::find_on_path(interp, &system_path()) {
+            let link_dir = tmp.join("interp");
+            fs::create_dir_all(&link_dir).unwrap();
+            let _ = symlink(&p, link_dir.join(interp));
+            if !dirs.contains(&link_dir) {
+                dirs.push(link_dir);
+            }
+        }
+    }
+    (std::env::join_paths(dirs).unwrap(), log)
+}
+
+#[test]
+fn say_uses_an_engine_or_explains() {
+    let tmp = TempDir::new().unwrap();
+    let (path, log) = fake_path(tmp.path(), &["espeak-ng"]);
+    let out = run_shipped("scripts/say.sh", &["ephemeral"], &path);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fs::read_to_string(&log).unwrap(), "ephemeral|\n");
+
+    // Text that looks like an option is still spoken as text.
+    fs::remove_file(&log).unwrap();
+    run_shipped("scripts/say.sh", &["-v"], &path);
+    assert_eq!(fs::read_to_string(&log).unwrap(), " -v|\n");
+
+    let (path, _) = fake_path(&tmp.path().join("none"), &[]);
+    let out = run_shipped("scripts/say.sh", &["hello"], &path);
+    assert_eq!(out.status.code(), Some(69));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no speech engine found"), "{err}");
+}
+
+#[test]
+fn notify_uses_notify_send_or_rings() {
+    let tmp = TempDir::new().unwrap();
+    let (path, log) = fake_path(tmp.path(), &["notify-send"]);
+    let out = run_shipped(
+        "scripts/notify.sh",
+        &["Done", "All 3 tasks finished"],
+        &path,
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        fs::read_to_string(&log).unwrap(),
+        "--|Done|All 3 tasks finished|\n"
+    );
+
+    let (path, _) = fake_path(&tmp.path().join("none"), &[]);
+    let out = run_shipped("scripts/notify.sh", &["Done", "ok"], &path);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("notify: Done: ok"));
+}
