@@ -174,7 +174,7 @@ impl Dispatcher {
                 };
                 script_path = Some(resolved.path.clone());
                 extra_env = cmd.env;
-                (cmd.program, cmd.args, cmd.cwd)
+                (cmd.program.into_os_string(), cmd.args, cmd.cwd)
             }
             Argv0Kind::Path | Argv0Kind::Bare => {
                 let target = Target::System {
