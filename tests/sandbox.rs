@@ -18,7 +18,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
 fn sandbox_available() -> bool {
     sandbox::set_launcher(BIN);
     let caps = sandbox::probe();
-    let ok = caps.network_namespace.is_yes() && caps.landlock.is_yes() && caps.pid_namespace.is_yes();
+    let ok =
+        caps.network_namespace.is_yes() && caps.landlock.is_yes() && caps.pid_namespace.is_yes();
     if !ok {
         eprintln!("skipping: this machine cannot sandbox: {caps:?}");
     }
@@ -133,7 +134,11 @@ async fn sigsegv_comes_through_the_init() {
     let r = run(bash("kill -SEGV $$", &[])).await.unwrap();
     assert_eq!(r.exit_code, -11);
     assert_eq!(r.signal.as_deref(), Some("SIGSEGV"));
-    assert!(String::from_utf8(r.stderr).unwrap().ends_with("Signal: SIGSEGV"));
+    assert!(
+        String::from_utf8(r.stderr)
+            .unwrap()
+            .ends_with("Signal: SIGSEGV")
+    );
 }
 
 #[tokio::test]
@@ -160,8 +165,25 @@ async fn timeout_kills_even_a_grandchild_that_called_setsid() {
     assert!(String::from_utf8(r.stderr).unwrap().ends_with("Timeout"));
     for f in [&plain, &detached] {
         let pid = read_pid(f).unwrap_or_else(|| panic!("{} not written", f.display()));
-        assert!(eventually(|| !alive(pid)), "{} ({pid}) survived", f.display());
+        assert!(
+            eventually(|| !alive(pid)),
+            "{} ({pid}) survived",
+            f.display()
+        );
     }
+}
+
+#[tokio::test]
+async fn a_term_ignoring_command_is_killed_after_the_grace() {
+    if !sandbox_available() {
+        return;
+    }
+    let mut s = bash("trap '' TERM; echo ready; sleep 30", &[]);
+    s.timeout = Duration::from_millis(500);
+    let r = run(s).await.unwrap();
+    assert_eq!(r.exit_code, 124);
+    assert_eq!(r.stdout, b"ready\n");
+    assert!(String::from_utf8(r.stderr).unwrap().ends_with("Timeout"));
 }
 
 #[tokio::test]
@@ -223,7 +245,12 @@ async fn network_isolation_blocks_a_local_port_and_allowing_it_works() {
     let mut s = bash(connect, &[&port]);
     s.sandbox.isolate_network = false;
     let r = run(s).await.unwrap();
-    assert_eq!(r.stdout, b"connected\n", "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(
+        r.stdout,
+        b"connected\n",
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
     assert!(!r.enforced.network && r.enforced.filesystem);
 }
 
@@ -240,7 +267,10 @@ async fn writes_are_confined_to_tmpdir_and_writable_paths() {
                   echo w > /dev/null && echo null-written; \
                   touch \"$1/g\" 2>/dev/null || echo touch-denied; \
                   cat /etc/hostname >/dev/null && echo read-ok";
-    let args = [home.path().to_str().unwrap(), extra.path().to_str().unwrap()];
+    let args = [
+        home.path().to_str().unwrap(),
+        extra.path().to_str().unwrap(),
+    ];
     let mut s = bash(script, &args);
     s.sandbox.writable.push(extra.path().to_path_buf());
     let r = run(s).await.unwrap();
@@ -249,14 +279,22 @@ async fn writes_are_confined_to_tmpdir_and_writable_paths() {
         out,
         "tmp-written\nextra-written\nnull-written\ntouch-denied\nread-ok\n"
     );
-    assert!(String::from_utf8(r.stderr).unwrap().contains("Permission denied"));
+    assert!(
+        String::from_utf8(r.stderr)
+            .unwrap()
+            .contains("Permission denied")
+    );
     assert!(!home.path().join("f").exists());
 
     // Allowed: the same write succeeds.
     let mut s = bash(script, &args);
     s.sandbox.restrict_filesystem = false;
     let r = run(s).await.unwrap();
-    assert!(String::from_utf8(r.stdout).unwrap().starts_with("home-written\n"));
+    assert!(
+        String::from_utf8(r.stdout)
+            .unwrap()
+            .starts_with("home-written\n")
+    );
 }
 
 #[tokio::test]
@@ -357,15 +395,32 @@ fn launcher_works_for_an_unprivileged_user() {
         return; // not root: every other test here already runs unprivileged
     }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
-        .unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
     let writable = dir.path().to_str().unwrap();
     let mut cmd = std::process::Command::new(BIN);
     std::os::unix::process::CommandExt::uid(&mut cmd, 65534);
     std::os::unix::process::CommandExt::gid(&mut cmd, 65534);
     let out = cmd
-        .args(["__launch", "--net", "--pid", "--userns", "--fs", "--writable", writable, "--"])
-        .args(["/bin/sh", "-c", "id -u; echo ok > \"$0/f\"; echo $$", writable])
+        .args([
+            "__launch",
+            "--net",
+            "--pid",
+            "--userns",
+            "--fs",
+            "--writable",
+            writable,
+            "--",
+        ])
+        .args([
+            "/bin/sh",
+            "-c",
+            "id -u; echo ok > \"$0/f\"; echo $$",
+            writable,
+        ])
         .current_dir("/")
         .output()
         .unwrap();
@@ -376,7 +431,10 @@ fn launcher_works_for_an_unprivileged_user() {
     }
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "65534\n2\n");
-    assert!(stderr.contains("enforced network,filesystem,pids"), "{stderr}");
+    assert!(
+        stderr.contains("enforced network,filesystem,pids"),
+        "{stderr}"
+    );
     assert!(dir.path().join("f").exists());
 }
 

@@ -91,7 +91,11 @@ fn files_section(flags: &SkillFlags) -> String {
     let mut s = String::from("Files\n");
     row(&mut s, "config", &describe(paths::config_file().as_deref()));
     row(&mut s, "state", &describe(paths::state_dir().as_deref()));
-    row(&mut s, "audit log", &describe(paths::audit_log().as_deref()));
+    row(
+        &mut s,
+        "audit log",
+        &describe(paths::audit_log().as_deref()),
+    );
     s.push_str("  skills search path (first match by name wins)\n");
     for dir in paths::skill_search_path(&flags.skills_dirs) {
         let _ = writeln!(s, "    {}", describe(Some(&dir)));
@@ -110,9 +114,8 @@ mod tests {
     #[test]
     fn missing_restrictions_say_why() {
         let mut caps = Capabilities::all();
-        caps.network_namespace = Support::No(
-            "user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into(),
-        );
+        caps.network_namespace =
+            Support::No("user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into());
         let text = report(&caps, &SkillFlags::default());
         assert!(text.contains(
             "network isolation      NO — user namespaces are disabled (kernel.unprivileged_userns_clone=0)"

@@ -98,7 +98,10 @@ mod tests {
         script(a.path(), "tool", 0o644); // not executable: skipped
         let want = script(b.path(), "tool", 0o755);
         let path = format!("{}:{}", a.path().display(), b.path().display());
-        assert_eq!(resolve("tool".as_ref(), &env(&path), a.path()).unwrap(), want);
+        assert_eq!(
+            resolve("tool".as_ref(), &env(&path), a.path()).unwrap(),
+            want
+        );
         let err = resolve("tool".as_ref(), &env("/nonexistent"), a.path()).unwrap_err();
         assert!(matches!(err, ExecError::NotFound { ref program } if program == "tool"));
     }
@@ -108,7 +111,10 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         script(d.path(), "tool", 0o755);
         for path in ["", ":", ".", "./"] {
-            assert!(resolve("tool".as_ref(), &env(path), d.path()).is_err(), "{path:?}");
+            assert!(
+                resolve("tool".as_ref(), &env(path), d.path()).is_err(),
+                "{path:?}"
+            );
         }
     }
 

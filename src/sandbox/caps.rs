@@ -176,7 +176,9 @@ pub(crate) mod linux {
     }
 
     fn read_sysctl(path: &str) -> Option<String> {
-        std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|s| s.trim().to_string())
     }
 
     /// A reason in plain words for a failed namespace step.
@@ -189,7 +191,9 @@ pub(crate) mod linux {
         };
         let sysctl_hint = || {
             if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
-                Some("user namespaces are disabled (kernel.unprivileged_userns_clone=0)".to_string())
+                Some(
+                    "user namespaces are disabled (kernel.unprivileged_userns_clone=0)".to_string(),
+                )
             } else if read_sysctl("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
                 Some("user namespaces are disabled (user.max_user_namespaces=0)".to_string())
             } else if read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
@@ -251,11 +255,8 @@ pub(crate) mod linux {
             let mut got = 0usize;
             if pid > 0 {
                 while got < want {
-                    let n = libc::read(
-                        r,
-                        out.as_mut_ptr().cast::<u8>().add(got).cast(),
-                        want - got,
-                    );
+                    let n =
+                        libc::read(r, out.as_mut_ptr().cast::<u8>().add(got).cast(), want - got);
                     if n > 0 {
                         got += n as usize;
                     } else if n == 0 || errno_is_not_eintr() {

@@ -71,7 +71,11 @@ pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, String> {
             false
         }
     };
-    plan.enforce.network = check(spec.isolate_network, &caps.network_namespace, "network isolation");
+    plan.enforce.network = check(
+        spec.isolate_network,
+        &caps.network_namespace,
+        "network isolation",
+    );
     plan.enforce.filesystem = check(
         spec.restrict_filesystem,
         &caps.landlock,
@@ -90,8 +94,7 @@ pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, String> {
             "no PID namespace ({reason}): background processes that call setsid may outlive the command"
         )),
     }
-    plan.user_namespace =
-        caps.use_user_namespace && (plan.enforce.network || plan.enforce.pids);
+    plan.user_namespace = caps.use_user_namespace && (plan.enforce.network || plan.enforce.pids);
     Ok(plan)
 }
 
@@ -133,9 +136,8 @@ mod tests {
     #[test]
     fn required_refuses_naming_what_is_missing() {
         let mut caps = Capabilities::all();
-        caps.network_namespace = Support::No(
-            "user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into(),
-        );
+        caps.network_namespace =
+            Support::No("user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into());
         let err = plan(&spec(true, true, true), &caps).unwrap_err();
         assert_eq!(
             err,
