@@ -372,7 +372,7 @@ fn launcher_mirrors_exit_codes_and_signals() {
     };
     let out = launch("exit 7");
     assert_eq!(out.status.code(), Some(7));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("enforced network,filesystem,pids"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("enforced: network,filesystem,pids"));
     let out = launch("kill -SEGV $$");
     assert_eq!(out.status.signal(), Some(libc::SIGSEGV));
     let out = launch("kill -TERM $$");
@@ -432,7 +432,7 @@ fn launcher_works_for_an_unprivileged_user() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "65534\n2\n");
     assert!(
-        stderr.contains("enforced network,filesystem,pids"),
+        stderr.contains("enforced: network,filesystem,pids"),
         "{stderr}"
     );
     assert!(dir.path().join("f").exists());

@@ -46,7 +46,10 @@ impl Reporter {
             Some(p) => {
                 let _ = p.write_all(line.as_bytes());
             }
-            None => eprint!("skillpipe: {line}"),
+            None => match line.split_once(' ') {
+                Some((kind, text)) => eprint!("skillpipe: {kind}: {text}"),
+                None => eprint!("skillpipe: {line}"),
+            },
         }
     }
 }
