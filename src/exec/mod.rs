@@ -1,10 +1,36 @@
 //! Runs one command without a shell: argv exec, reduced environment, closed or JSON stdin,
 //! concurrent capped reads of stdout/stderr, timeout that kills the process group.
+//!
+//! Two ways to start the command:
+//! - the fast path (no restriction requested): a direct spawn in its own process group with a
+//!   parent-death signal;
+//! - the sandbox path: a re-exec of skillpipe as `__launch` (see [`crate::sandbox`]), which
+//!   sets up namespaces and Landlock in a fresh single-threaded process and runs the command
+//!   under a PID-1 init, so the whole tree (even processes that called `setsid`) dies with it.
 
+use crate::sandbox::{self, Capabilities, Enforced, LaunchArgs};
 use serde::Serialize;
 use std::ffi::OsString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+use tokio::io::AsyncWriteExt;
+use tokio::process::{Child, Command};
+
+mod capture;
+mod resolve;
+mod signals;
+
+pub use resolve::resolve;
+pub use signals::name as signal_name;
+
+/// Time between SIGTERM and SIGKILL on timeout.
+const GRACE: Duration = Duration::from_millis(200);
+/// How long to keep reading output after the command exited, in case something that escaped
+/// the process group still holds the pipes.
+const DRAIN: Duration = Duration::from_millis(250);
 
 /// Everything needed to start a command. Decided before, enforced here.
 #[derive(Debug, Clone)]
@@ -14,7 +40,7 @@ pub struct RunSpec {
     /// Arguments after the program (argv[1..]).
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
-    /// The complete environment of the child.
+    /// The complete environment of the child (`TMPDIR` is replaced by the per-run directory).
     pub env: Vec<(OsString, OsString)>,
     /// Bytes for stdin; `None` means stdin is closed (empty).
     pub stdin: Option<Vec<u8>>,
@@ -38,10 +64,453 @@ pub struct RunResult {
     pub truncated_stderr: bool,
     pub timed_out: bool,
     pub duration: Duration,
+    /// Restrictions that were requested but are not in force (best-effort), and similar notes.
+    pub warnings: Vec<String>,
+    /// The restrictions that were in force.
+    pub enforced: Enforced,
 }
 
 impl RunResult {
     pub fn success(&self) -> bool {
         self.exit_code == 0 && self.signal.is_none() && !self.timed_out
+    }
+}
+
+/// Why a command could not be run (as opposed to ran and failed).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("command not found: {program}")]
+    NotFound { program: String },
+    /// What the machine lacks, e.g. "network isolation: user namespaces are disabled
+    /// (kernel.unprivileged_userns_clone=0)".
+    #[error(
+        "cannot sandbox the command: {0} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)"
+    )]
+    Sandbox(String),
+    /// What was being done, and the OS error.
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+/// Run one command as `spec` says. Dropping the returned future kills the whole process tree.
+///
+/// On Linux the parent-death signal is tied to the thread that spawns the child: call this
+/// from a runtime whose threads live as long as the commands should (not from a short-lived
+/// blocking-pool thread).
+pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
+    let caps = if spec.sandbox.isolate_network || spec.sandbox.restrict_filesystem {
+        sandbox::probe()
+    } else {
+        Capabilities::none("not probed")
+    };
+    run_with_capabilities(spec, &caps).await
+}
+
+/// [`run`], deciding the sandbox against `caps` instead of this machine's probe (for tests of
+/// the required/best-effort behaviour).
+pub async fn run_with_capabilities(
+    spec: RunSpec,
+    caps: &Capabilities,
+) -> Result<RunResult, ExecError> {
+    let plan = sandbox::plan(&spec.sandbox, caps).map_err(ExecError::Sandbox)?;
+    if !spec.cwd.is_dir() {
+        return Err(ExecError::Io(
+            format!("working directory {}", spec.cwd.display()),
+            std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
+        ));
+    }
+    let program = resolve::resolve(&spec.program, &spec.env, &spec.cwd)?;
+    let tmp = tempfile::Builder::new()
+        .prefix("skillpipe-run-")
+        .tempdir()
+        .map_err(|e| ExecError::Io("cannot create the per-run TMPDIR".into(), e))?;
+    let mut env: Vec<(OsString, OsString)> = spec
+        .env
+        .iter()
+        .filter(|(k, _)| k != "TMPDIR")
+        .cloned()
+        .collect();
+    env.push(("TMPDIR".into(), tmp.path().into()));
+
+    let report = if plan.uses_launcher() {
+        Some(ReportPipe::new().map_err(|e| ExecError::Io("cannot create a pipe".into(), e))?)
+    } else {
+        None
+    };
+    let mut cmd = match &report {
+        Some(report) => {
+            let mut la = LaunchArgs::for_plan(&plan, spec.sandbox.required);
+            la.writable = std::iter::once(tmp.path().to_path_buf())
+                .chain(spec.sandbox.writable.iter().cloned())
+                .collect();
+            la.report_fd = Some(report.write.as_raw_fd());
+            la.arg0 = Some(spec.program.clone());
+            la.argv = std::iter::once(program.clone().into_os_string())
+                .chain(spec.args.iter().cloned())
+                .collect();
+            let launcher = sandbox::launcher_path().map_err(|e| {
+                ExecError::Io(
+                    "cannot find the skillpipe executable (sandbox launcher)".into(),
+                    e,
+                )
+            })?;
+            let mut cmd = Command::new(launcher);
+            cmd.args(la.to_args());
+            cmd
+        }
+        None => {
+            let mut cmd = Command::new(&program);
+            cmd.arg0(&spec.program).args(&spec.args);
+            cmd
+        }
+    };
+    cmd.env_clear()
+        .envs(env)
+        .current_dir(&spec.cwd)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    let setup = child_setup(report.as_ref().map(|r| r.write.as_raw_fd()));
+    // SAFETY: `child_setup` only makes async-signal-safe system calls.
+    unsafe {
+        cmd.pre_exec(setup);
+    }
+
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| {
+        if report.is_none() && e.kind() == std::io::ErrorKind::NotFound {
+            ExecError::NotFound {
+                program: spec.program.to_string_lossy().into_owned(),
+            }
+        } else {
+            ExecError::Io(format!("cannot start {}", program.display()), e)
+        }
+    })?;
+    let report = report.map(ReportPipe::into_reader);
+    let pgid = child.id().map_or(0, |id| id as libc::pid_t);
+    let mut group = GroupGuard { pgid, armed: true };
+
+    let mut out = capture::Capture::new(spec.max_output_bytes);
+    let mut err = capture::Capture::new(spec.max_output_bytes);
+    let (stdout, stderr, stdin) = (child.stdout.take(), child.stderr.take(), child.stdin.take());
+    let waited = {
+        let io = async {
+            let feed = async {
+                if let (Some(mut w), Some(data)) = (stdin, spec.stdin.as_deref()) {
+                    // A command that does not read its input is not an error.
+                    let _ = w.write_all(data).await;
+                    let _ = w.shutdown().await;
+                }
+            };
+            let read_out = async {
+                if let Some(s) = stdout {
+                    out.fill(s).await
+                }
+            };
+            let read_err = async {
+                if let Some(s) = stderr {
+                    err.fill(s).await
+                }
+            };
+            futures::join!(read_out, read_err, feed);
+        };
+        let mut io = std::pin::pin!(io);
+        let mut wait = std::pin::pin!(wait_or_kill(&mut child, pgid, spec.timeout));
+        let mut io_done = false;
+        let waited = loop {
+            tokio::select! {
+                _ = io.as_mut(), if !io_done => io_done = true,
+                w = wait.as_mut() => break w,
+            }
+        };
+        let duration = start.elapsed();
+        // The command's own background jobs go with it.
+        signal_group(pgid, libc::SIGKILL);
+        if !io_done {
+            let _ = tokio::time::timeout(DRAIN, io).await;
+        }
+        waited.map(|(status, timed_out)| (status, timed_out, duration))
+    };
+    group.armed = false;
+    let (status, timed_out, duration) =
+        waited.map_err(|e| ExecError::Io(format!("waiting for {}", program.display()), e))?;
+
+    let mut warnings = plan.warnings.clone();
+    let mut enforced = Enforced::default();
+    if let Some(reader) = report {
+        let report = sandbox::report::parse(&reader.read_available());
+        if let Some(e) = report.error {
+            return Err(ExecError::Sandbox(e));
+        }
+        match report.enforced {
+            Some(e) => enforced = e,
+            None if timed_out => enforced = plan.enforce,
+            None => {
+                let launcher = sandbox::launcher_path().unwrap_or_default();
+                return Err(ExecError::Sandbox(format!(
+                    "the launcher {} did not report; it must be a skillpipe binary (see sandbox::set_launcher)",
+                    launcher.display()
+                )));
+            }
+        }
+        warnings.extend(report.warnings);
+    }
+    let _ = tmp.close();
+    Ok(result(
+        status, timed_out, duration, out, err, warnings, enforced,
+    ))
+}
+
+fn result(
+    status: ExitStatus,
+    timed_out: bool,
+    duration: Duration,
+    out: capture::Capture,
+    err: capture::Capture,
+    warnings: Vec<String>,
+    enforced: Enforced,
+) -> RunResult {
+    let mut r = RunResult {
+        stdout: out.bytes,
+        truncated_stdout: out.truncated,
+        stderr: err.bytes,
+        truncated_stderr: err.truncated,
+        timed_out,
+        duration,
+        warnings,
+        enforced,
+        ..RunResult::default()
+    };
+    if timed_out {
+        r.exit_code = 124;
+        append_line(&mut r.stderr, "Timeout");
+    } else if let Some(code) = status.code() {
+        r.exit_code = code;
+    } else if let Some(sig) = status.signal() {
+        let name = signals::name(sig);
+        r.exit_code = -sig;
+        append_line(&mut r.stderr, &format!("Signal: {name}"));
+        r.signal = Some(name);
+    } else {
+        r.exit_code = 1;
+    }
+    r
+}
+
+/// Append `line` to `buf`, on a line of its own.
+fn append_line(buf: &mut Vec<u8>, line: &str) {
+    if !buf.is_empty() && !buf.ends_with(b"\n") {
+        buf.push(b'\n');
+    }
+    buf.extend_from_slice(line.as_bytes());
+}
+
+fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
+    if pgid > 0 {
+        // SAFETY: signalling the process group we created; errors (ESRCH) are fine.
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
+}
+
+/// Wait for the child; on timeout SIGTERM the group, then SIGKILL after [`GRACE`].
+/// Returns the status and whether the timeout fired.
+async fn wait_or_kill(
+    child: &mut Child,
+    pgid: libc::pid_t,
+    limit: Duration,
+) -> std::io::Result<(ExitStatus, bool)> {
+    if let Ok(status) = tokio::time::timeout(limit, child.wait()).await {
+        return Ok((status?, false));
+    }
+    signal_group(pgid, libc::SIGTERM);
+    if let Ok(status) = tokio::time::timeout(GRACE, child.wait()).await {
+        return Ok((status?, true));
+    }
+    signal_group(pgid, libc::SIGKILL);
+    Ok((child.wait().await?, true))
+}
+
+/// Kills the process group if the run is abandoned (its future dropped) before it finished.
+struct GroupGuard {
+    pgid: libc::pid_t,
+    armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            signal_group(self.pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Runs in the child between fork and exec: async-signal-safe calls only, no allocation.
+fn child_setup(
+    report_fd: Option<i32>,
+) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
+    #[cfg(target_os = "linux")]
+    let parent = std::process::id() as libc::pid_t;
+    move || {
+        #[cfg(target_os = "linux")]
+        // SAFETY: plain system calls.
+        unsafe {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // skillpipe died before the death signal was armed.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+        }
+        if let Some(fd) = report_fd {
+            // SAFETY: clearing close-on-exec on our own pipe in the child only.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The pipe the launcher reports on. Both ends are close-on-exec in skillpipe, so concurrent
+/// spawns never inherit them; only the launcher's copy of the write end is made inheritable.
+struct ReportPipe {
+    read: OwnedFd,
+    write: OwnedFd,
+}
+
+impl ReportPipe {
+    fn new() -> std::io::Result<ReportPipe> {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for two descriptors, which we then own.
+        let (read, write) = unsafe {
+            #[cfg(target_os = "linux")]
+            let failed = libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) != 0;
+            // Elsewhere the launcher is never used; this only has to compile and be correct.
+            #[cfg(not(target_os = "linux"))]
+            let failed = libc::pipe(fds.as_mut_ptr()) != 0
+                || fds
+                    .iter()
+                    .any(|&fd| libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) != 0)
+                || libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK) != 0;
+            if failed {
+                return Err(std::io::Error::last_os_error());
+            }
+            (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+        };
+        // The write end must not land on 0..=2, which the child's stdio replaces.
+        let write = if write.as_raw_fd() <= 2 {
+            // SAFETY: duplicating an fd we own to a new one we own.
+            let fd = unsafe { libc::fcntl(write.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: fresh descriptor.
+            unsafe { OwnedFd::from_raw_fd(fd) }
+        } else {
+            write
+        };
+        Ok(ReportPipe { read, write })
+    }
+
+    /// After the spawn: close our write end, keep the read end.
+    fn into_reader(self) -> ReportReader {
+        ReportReader(self.read)
+    }
+}
+
+struct ReportReader(OwnedFd);
+
+impl ReportReader {
+    /// Everything in the pipe now (non-blocking; the launcher writes before it runs anything).
+    fn read_available(self) -> Vec<u8> {
+        use std::io::Read;
+        let mut file = std::fs::File::from(self.0);
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while let Ok(n @ 1..) = file.read(&mut chunk) {
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        buf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(program: &str, args: &[&str]) -> RunSpec {
+        RunSpec {
+            program: program.into(),
+            args: args.iter().map(OsString::from).collect(),
+            cwd: std::env::temp_dir(),
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            stdin: None,
+            timeout: Duration::from_secs(10),
+            max_output_bytes: 1 << 20,
+            sandbox: Default::default(),
+        }
+    }
+
+    #[test]
+    fn markers_go_on_their_own_line() {
+        let mut b = b"oops".to_vec();
+        append_line(&mut b, "Timeout");
+        assert_eq!(b, b"oops\nTimeout");
+        let mut b = b"ok\n".to_vec();
+        append_line(&mut b, "Timeout");
+        assert_eq!(b, b"ok\nTimeout");
+        let mut b = Vec::new();
+        append_line(&mut b, "Signal: SIGSEGV");
+        assert_eq!(b, b"Signal: SIGSEGV");
+    }
+
+    #[tokio::test]
+    async fn fast_path_runs_without_a_launcher() {
+        let r = run(spec("sh", &["-c", "echo \"$TMPDIR\"; test -d \"$TMPDIR\""]))
+            .await
+            .unwrap();
+        assert_eq!(r.exit_code, 0, "{}", String::from_utf8_lossy(&r.stderr));
+        let tmp = String::from_utf8(r.stdout).unwrap();
+        assert!(tmp.contains("skillpipe-run-"));
+        assert!(!std::path::Path::new(tmp.trim()).exists(), "TMPDIR removed");
+        assert_eq!(r.enforced, Enforced::default());
+    }
+
+    #[tokio::test]
+    async fn a_launcher_that_is_not_skillpipe_fails_closed() {
+        // Unit tests run inside the test harness: it is not a launcher.
+        let mut s = spec("true", &[]);
+        s.sandbox.restrict_filesystem = true;
+        s.sandbox.required = true;
+        sandbox::set_launcher("/bin/true");
+        let err = run_with_capabilities(s, &Capabilities::all())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("did not report"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn stdin_is_empty_unless_given() {
+        let r = run(spec("cat", &[])).await.unwrap();
+        assert!(r.stdout.is_empty());
+        let mut s = spec("cat", &[]);
+        s.stdin = Some(b"hello".to_vec());
+        assert_eq!(run(s).await.unwrap().stdout, b"hello");
+    }
+
+    #[tokio::test]
+    async fn missing_working_directory_is_an_io_error() {
+        let mut s = spec("true", &[]);
+        s.cwd = "/nonexistent/dir".into();
+        assert!(matches!(run(s).await, Err(ExecError::Io(..))));
     }
 }

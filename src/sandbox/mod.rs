@@ -1,7 +1,26 @@
 //! OS enforcement of the policy's restrictions. The decision lives in `policy`; this module only
 //! applies what it is told to, and fails closed when it cannot.
+//!
+//! - [`caps`]: what this machine can enforce ([`probe`], cached) and why not.
+//! - [`plan`]: per run, what to enforce given the request and the machine (pure).
+//! - the launcher (`skillpipe __launch`, Linux): a re-exec of skillpipe that applies the
+//!   namespaces and Landlock to itself, then runs the command under a tiny PID-1 init.
 
 use std::path::PathBuf;
+use std::sync::RwLock;
+
+pub mod caps;
+#[cfg(target_os = "linux")]
+mod launcher;
+#[cfg(target_os = "linux")]
+pub(crate) mod ns;
+pub mod plan;
+pub mod report;
+#[cfg(target_os = "linux")]
+mod writes;
+
+pub use caps::{Capabilities, Support, probe};
+pub use plan::{Enforced, Plan, plan};
 
 /// Restrictions requested for one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -10,20 +29,161 @@ pub struct SandboxSpec {
     pub isolate_network: bool,
     /// Landlock: write only to `writable` paths.
     pub restrict_filesystem: bool,
-    /// Paths that stay writable under `restrict_filesystem` (the per-run TMPDIR first).
+    /// Paths that stay writable under `restrict_filesystem` (the per-run TMPDIR is added by the
+    /// executor; `/dev/null` and `/dev/tty` always are).
     pub writable: Vec<PathBuf>,
     /// Refuse (instead of warn) when a restriction cannot be enforced.
     pub required: bool,
 }
 
-/// Arguments of the hidden launcher subcommand.
-#[derive(Debug, Clone, clap::Args)]
+/// Arguments of the hidden launcher subcommand:
+/// `skillpipe __launch [--net] [--fs] [--pid] [--userns] [--writable DIR]... [--best-effort]
+/// [--report-fd N] [--arg0 NAME] -- PROGRAM ARGS...`
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct LaunchArgs {
-    /// The command and its arguments.
+    /// Run in a fresh network namespace.
+    #[arg(long)]
+    pub net: bool,
+    /// Restrict writes with Landlock to the `--writable` paths (plus /dev/null, /dev/tty).
+    #[arg(long)]
+    pub fs: bool,
+    /// Run under an init in a fresh PID namespace.
+    #[arg(long)]
+    pub pid: bool,
+    /// Create the namespaces inside a fresh user namespace (needed when unprivileged).
+    #[arg(long)]
+    pub userns: bool,
+    /// A path that stays writable under `--fs`.
+    #[arg(long, value_name = "PATH")]
+    pub writable: Vec<PathBuf>,
+    /// Run anyway (with a warning) when a restriction cannot be set up.
+    #[arg(long)]
+    pub best_effort: bool,
+    /// Inherited descriptor for the report to the parent (else messages go to stderr).
+    #[arg(long, value_name = "FD")]
+    pub report_fd: Option<i32>,
+    /// argv[0] for the command (default: PROGRAM).
+    #[arg(long, value_name = "NAME")]
+    pub arg0: Option<std::ffi::OsString>,
+    /// The command and its arguments (PROGRAM is used as given: no PATH search).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub argv: Vec<std::ffi::OsString>,
 }
 
+impl LaunchArgs {
+    /// The launcher's command line (after `__launch`) for `plan`.
+    pub fn for_plan(plan: &Plan, required: bool) -> LaunchArgs {
+        LaunchArgs {
+            net: plan.enforce.network,
+            fs: plan.enforce.filesystem,
+            pid: plan.enforce.pids,
+            userns: plan.user_namespace,
+            best_effort: !required,
+            ..LaunchArgs::default()
+        }
+    }
+
+    /// Render as arguments for `skillpipe __launch`.
+    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
+        let mut out: Vec<std::ffi::OsString> = vec!["__launch".into()];
+        for (on, flag) in [
+            (self.net, "--net"),
+            (self.fs, "--fs"),
+            (self.pid, "--pid"),
+            (self.userns, "--userns"),
+            (self.best_effort, "--best-effort"),
+        ] {
+            if on {
+                out.push(flag.into());
+            }
+        }
+        for w in &self.writable {
+            out.push("--writable".into());
+            out.push(w.into());
+        }
+        if let Some(fd) = self.report_fd {
+            out.push("--report-fd".into());
+            out.push(fd.to_string().into());
+        }
+        if let Some(a0) = &self.arg0 {
+            out.push("--arg0".into());
+            out.push(a0.clone());
+        }
+        out.push("--".into());
+        out.extend(self.argv.iter().cloned());
+        out
+    }
+}
+
+/// Entry point of `skillpipe __launch`.
+#[cfg(target_os = "linux")]
+pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
+    launcher::launch(args)
+}
+
+/// Entry point of `skillpipe __launch`.
+#[cfg(not(target_os = "linux"))]
 pub fn launch(_args: LaunchArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("the sandbox launcher is not built yet")
+    anyhow::bail!("the sandbox launcher needs Linux (namespaces and Landlock)")
+}
+
+static LAUNCHER: RwLock<Option<PathBuf>> = RwLock::new(None);
+
+/// Use `path` (a skillpipe binary) as the launcher instead of the running executable. Tests
+/// need this: their executable is the test harness, not skillpipe.
+pub fn set_launcher(path: impl Into<PathBuf>) {
+    *LAUNCHER.write().unwrap_or_else(|e| e.into_inner()) = Some(path.into());
+}
+
+/// The skillpipe binary re-executed as `__launch`.
+pub fn launcher_path() -> std::io::Result<PathBuf> {
+    if let Some(p) = LAUNCHER.read().unwrap_or_else(|e| e.into_inner()).clone() {
+        return Ok(p);
+    }
+    std::env::current_exe()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(subcommand)]
+        cmd: Sub,
+    }
+    #[derive(clap::Subcommand)]
+    enum Sub {
+        #[command(name = "__launch")]
+        Launch(LaunchArgs),
+    }
+
+    #[test]
+    fn launcher_arguments_round_trip_through_clap() {
+        let mut a = LaunchArgs::for_plan(
+            &Plan {
+                enforce: Enforced {
+                    network: true,
+                    filesystem: true,
+                    pids: false,
+                },
+                user_namespace: true,
+                warnings: vec![],
+            },
+            false,
+        );
+        a.writable = vec!["/tmp/x y".into()];
+        a.report_fd = Some(7);
+        a.arg0 = Some("say".into());
+        a.argv = vec!["/usr/bin/say".into(), "--".into(), "-n".into()];
+        let mut argv: Vec<std::ffi::OsString> = vec!["skillpipe".into()];
+        argv.extend(a.to_args());
+        let Sub::Launch(b) = Wrapper::try_parse_from(argv).unwrap().cmd;
+        assert!(b.net && b.fs && !b.pid && b.userns && b.best_effort);
+        assert_eq!(b.writable, a.writable);
+        assert_eq!(b.report_fd, Some(7));
+        assert_eq!(b.arg0, a.arg0);
+        assert_eq!(b.argv, a.argv);
+    }
 }

@@ -1,0 +1,82 @@
+//! Overhead of the sandbox: median wall time of `true` run through the executor directly (the
+//! fast path) and through the launcher with every restriction (user + network + PID namespaces,
+//! Landlock, PID-1 init), interleaved in the same process. Run with `cargo bench --bench exec`.
+
+use skillpipe::exec::{RunSpec, run};
+use skillpipe::sandbox::{self, SandboxSpec};
+use std::time::{Duration, Instant};
+
+const ROUNDS: usize = 200;
+
+fn spec(sandbox: SandboxSpec) -> RunSpec {
+    RunSpec {
+        program: "true".into(),
+        args: vec![],
+        cwd: std::env::temp_dir(),
+        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        stdin: None,
+        timeout: Duration::from_secs(10),
+        max_output_bytes: 1 << 20,
+        sandbox,
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn main() {
+    sandbox::set_launcher(env!("CARGO_BIN_EXE_skillpipe"));
+    let caps = sandbox::probe();
+    println!("capabilities: {caps:?}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let cases: [(&str, SandboxSpec); 3] = [
+        ("unsandboxed", SandboxSpec::default()),
+        (
+            "filesystem only (Landlock + PID ns)",
+            SandboxSpec {
+                restrict_filesystem: true,
+                required: true,
+                ..SandboxSpec::default()
+            },
+        ),
+        (
+            "sandboxed (net + fs + pid)",
+            SandboxSpec {
+                isolate_network: true,
+                restrict_filesystem: true,
+                required: true,
+                ..SandboxSpec::default()
+            },
+        ),
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
+    rt.block_on(async {
+        // Warm up (probe, page cache).
+        for (_, s) in &cases {
+            run(spec(s.clone())).await.unwrap();
+        }
+        for _ in 0..ROUNDS {
+            for (i, (_, s)) in cases.iter().enumerate() {
+                let t = Instant::now();
+                let r = run(spec(s.clone())).await.unwrap();
+                times[i].push(t.elapsed());
+                assert!(r.success(), "{r:?}");
+            }
+        }
+    });
+    let base = median(times[0].clone());
+    for ((name, _), t) in cases.iter().zip(times) {
+        let m = median(t);
+        println!(
+            "{name:<38} median {:7.3} ms   overhead {:+7.3} ms",
+            ms(m),
+            ms(m) - ms(base)
+        );
+    }
+}

@@ -1,0 +1,421 @@
+//! What this machine can enforce, found once by trying it (in a throw-away child process), and
+//! a plain-words reason for everything it cannot.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+/// Whether one mechanism works here, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Support {
+    Yes,
+    /// What this machine lacks, e.g. "user namespaces are disabled
+    /// (kernel.unprivileged_userns_clone=0)".
+    No(String),
+}
+
+impl Support {
+    pub fn is_yes(&self) -> bool {
+        matches!(self, Support::Yes)
+    }
+
+    /// The reason it is missing, if it is.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Support::Yes => None,
+            Support::No(r) => Some(r),
+        }
+    }
+}
+
+impl fmt::Display for Support {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Support::Yes => f.write_str("yes"),
+            Support::No(r) => write!(f, "no: {r}"),
+        }
+    }
+}
+
+/// The oldest Landlock ABI skillpipe accepts: ABI 3 (Linux 6.2) is the first that can stop
+/// truncating a file one may not write.
+pub const MIN_LANDLOCK_ABI: u32 = 3;
+
+/// Environment variable naming mechanisms to treat as missing (comma-separated: `user`,
+/// `network`, `pid`, `landlock`), to try the required/best-effort behaviour on any machine.
+pub const UNAVAILABLE_ENV: &str = "SKILLPIPE_SANDBOX_UNAVAILABLE";
+
+/// What this machine can enforce (see [`probe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capabilities {
+    /// A fresh user namespace (needed by unprivileged users for the other namespaces).
+    pub user_namespace: Support,
+    /// A fresh network namespace: network isolation.
+    pub network_namespace: Support,
+    /// A fresh PID namespace: the whole process tree dies with the command.
+    pub pid_namespace: Support,
+    /// Landlock write restriction (ABI >= [`MIN_LANDLOCK_ABI`]).
+    pub landlock: Support,
+    /// The kernel's Landlock ABI version, if Landlock is enabled.
+    pub landlock_abi: Option<u32>,
+    /// The namespaces are created inside a fresh user namespace (otherwise directly, which only
+    /// a privileged process can do).
+    pub use_user_namespace: bool,
+}
+
+impl Capabilities {
+    /// Nothing can be enforced, for `reason`.
+    pub fn none(reason: &str) -> Capabilities {
+        let no = || Support::No(reason.to_string());
+        Capabilities {
+            user_namespace: no(),
+            network_namespace: no(),
+            pid_namespace: no(),
+            landlock: no(),
+            landlock_abi: None,
+            use_user_namespace: false,
+        }
+    }
+
+    /// Everything can be enforced (for tests of the decision logic).
+    pub fn all() -> Capabilities {
+        Capabilities {
+            user_namespace: Support::Yes,
+            network_namespace: Support::Yes,
+            pid_namespace: Support::Yes,
+            landlock: Support::Yes,
+            landlock_abi: Some(MIN_LANDLOCK_ABI),
+            use_user_namespace: true,
+        }
+    }
+
+    /// Mark the mechanisms named in `list` (see [`UNAVAILABLE_ENV`]) as missing.
+    pub fn disable(&mut self, list: &str) {
+        let why = || Support::No(format!("disabled by {UNAVAILABLE_ENV}"));
+        for name in list.split(',').map(str::trim) {
+            match name {
+                "user" => {
+                    self.user_namespace = why();
+                    if self.use_user_namespace {
+                        self.network_namespace = why();
+                        self.pid_namespace = why();
+                    }
+                }
+                "network" => self.network_namespace = why(),
+                "pid" => self.pid_namespace = why(),
+                "landlock" => self.landlock = why(),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// What this machine can enforce. Probed once per process (a fork or two, about a millisecond),
+/// then cached.
+pub fn probe() -> Capabilities {
+    static CACHE: OnceLock<Capabilities> = OnceLock::new();
+    CACHE
+        .get_or_init(|| {
+            let mut caps = probe_uncached();
+            if let Some(list) = std::env::var_os(UNAVAILABLE_ENV) {
+                caps.disable(&list.to_string_lossy());
+            }
+            caps
+        })
+        .clone()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_uncached() -> Capabilities {
+    Capabilities::none("namespaces and Landlock exist only on Linux")
+}
+
+#[cfg(target_os = "linux")]
+fn probe_uncached() -> Capabilities {
+    linux::probe()
+}
+
+#[cfg(target_os = "linux")]
+pub(crate) mod linux {
+    use super::*;
+    use crate::sandbox::ns::{NsError, NsStep, UserNs, unshare};
+
+    /// Landlock ABI version, or the errno saying why there is none.
+    pub fn landlock_abi() -> Result<u32, i32> {
+        const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+        // SAFETY: the documented version query: no attribute pointer, size 0.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                LANDLOCK_CREATE_RULESET_VERSION,
+            )
+        };
+        if v < 0 {
+            Err(std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::ENOSYS))
+        } else {
+            Ok(v as u32)
+        }
+    }
+
+    /// Why Landlock cannot restrict writes here, or `None` if it can.
+    pub fn landlock_problem(abi: Result<u32, i32>) -> Option<String> {
+        match abi {
+            Ok(v) if v >= MIN_LANDLOCK_ABI => None,
+            Ok(v) => Some(format!(
+                "Landlock ABI {v} cannot stop truncating files; ABI {MIN_LANDLOCK_ABI} (Linux 6.2) is needed"
+            )),
+            Err(libc::EOPNOTSUPP) => Some(
+                "Landlock is built into the kernel but not enabled (add landlock to the lsm= boot parameter)"
+                    .into(),
+            ),
+            Err(_) => Some("the kernel has no Landlock (needs Linux 5.13+ with CONFIG_SECURITY_LANDLOCK)".into()),
+        }
+    }
+
+    fn read_sysctl(path: &str) -> Option<String> {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|s| s.trim().to_string())
+    }
+
+    /// A reason in plain words for a failed namespace step.
+    pub fn explain(err: NsError) -> String {
+        let what = match err.step {
+            NsStep::User => "creating a user namespace",
+            NsStep::IdMap => "writing the user namespace's uid/gid map",
+            NsStep::Network => "creating a network namespace",
+            NsStep::Pid => "creating a PID namespace",
+        };
+        let sysctl_hint = || {
+            if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
+                Some(
+                    "user namespaces are disabled (kernel.unprivileged_userns_clone=0)".to_string(),
+                )
+            } else if read_sysctl("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
+                Some("user namespaces are disabled (user.max_user_namespaces=0)".to_string())
+            } else if read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+                .as_deref()
+                == Some("1")
+            {
+                Some(
+                    "AppArmor restricts unprivileged user namespaces \
+                     (kernel.apparmor_restrict_unprivileged_userns=1)"
+                        .to_string(),
+                )
+            } else {
+                None
+            }
+        };
+        match err.errno {
+            libc::EPERM | libc::EACCES => sysctl_hint().unwrap_or_else(|| {
+                format!(
+                    "{what} is not permitted (a container's seccomp profile, a chroot or a \
+                     security module may forbid it)"
+                )
+            }),
+            libc::ENOSPC | libc::EUSERS => {
+                format!("{what} failed: the namespace limit is reached (user.max_*_namespaces)")
+            }
+            libc::EINVAL => format!("{what} failed: the kernel does not support it"),
+            e => format!("{what} failed: {}", std::io::Error::from_raw_os_error(e)),
+        }
+    }
+
+    /// Steps tried in a child; errno 0 means the step worked, -1 that it was not reached.
+    const NOT_TRIED: i32 = -1;
+
+    /// Fork a child that runs `steps`, which fills a result array; return that array.
+    /// The child only makes async-signal-safe calls.
+    fn in_child<const N: usize>(steps: impl Fn(&mut [i32; N])) -> Option<[i32; N]> {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return None;
+        }
+        let (r, w) = (fds[0], fds[1]);
+        // SAFETY: the child only runs `steps` (raw system calls on prepared data), write, _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let mut out = [NOT_TRIED; N];
+            steps(&mut out);
+            // SAFETY: writing a plain array to our pipe, then leaving without running destructors.
+            unsafe {
+                libc::write(w, out.as_ptr().cast(), std::mem::size_of_val(&out));
+                libc::_exit(0);
+            }
+        }
+        // SAFETY: closing our copy of the write end; reading into a correctly sized buffer.
+        unsafe {
+            libc::close(w);
+            let mut out = [NOT_TRIED; N];
+            let want = std::mem::size_of_val(&out);
+            let mut got = 0usize;
+            if pid > 0 {
+                while got < want {
+                    let n =
+                        libc::read(r, out.as_mut_ptr().cast::<u8>().add(got).cast(), want - got);
+                    if n > 0 {
+                        got += n as usize;
+                    } else if n == 0 || errno_is_not_eintr() {
+                        break;
+                    }
+                }
+                let mut status = 0;
+                while libc::waitpid(pid, &mut status, 0) < 0 && !errno_is_not_eintr() {}
+            }
+            libc::close(r);
+            (got == want).then_some(out)
+        }
+    }
+
+    fn errno_is_not_eintr() -> bool {
+        std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
+    }
+
+    fn step_result(errno: i32, step: NsStep) -> Result<(), NsError> {
+        match errno {
+            0 => Ok(()),
+            e => Err(NsError { step, errno: e }),
+        }
+    }
+
+    /// `NsStep` as a number that fits the probe's result array.
+    fn step_code(step: NsStep) -> i32 {
+        match step {
+            NsStep::User => 1,
+            NsStep::IdMap => 2,
+            NsStep::Network => 3,
+            NsStep::Pid => 4,
+        }
+    }
+
+    fn errno_of(r: Result<(), NsError>) -> i32 {
+        r.err().map_or(0, |e| e.errno)
+    }
+
+    /// Try the steps the launcher will take: user namespace, then network and PID namespaces
+    /// inside it; if that fails for a privileged process, the namespaces alone.
+    pub fn probe() -> Capabilities {
+        let userns = UserNs::for_current_process();
+        // [failed user step (0 = none), its errno, network errno, PID errno]
+        let res = in_child(|out: &mut [i32; 4]| {
+            if let Err(e) = userns.enter() {
+                out[0] = step_code(e.step);
+                out[1] = e.errno;
+                return;
+            }
+            out[0] = 0;
+            out[1] = 0;
+            out[2] = errno_of(unshare(libc::CLONE_NEWNET, NsStep::Network));
+            out[3] = errno_of(unshare(libc::CLONE_NEWPID, NsStep::Pid));
+        });
+        let failed = |step, errno| {
+            Err(NsError {
+                step,
+                errno: if errno > 0 { errno } else { libc::EAGAIN },
+            })
+        };
+        let (user, mut net, mut pid) = match res {
+            Some([0, _, n, p]) => (
+                Ok(()),
+                step_result(n, NsStep::Network),
+                step_result(p, NsStep::Pid),
+            ),
+            Some([step, e, ..]) => {
+                let step = if step == step_code(NsStep::IdMap) {
+                    NsStep::IdMap
+                } else {
+                    NsStep::User
+                };
+                let err = failed(step, e);
+                (err, err, err)
+            }
+            None => {
+                let err = failed(NsStep::User, libc::EAGAIN);
+                (err, err, err)
+            }
+        };
+        let mut use_userns = true;
+        // A privileged process may create the namespaces without a user namespace.
+        // SAFETY: cannot fail.
+        if user.is_err()
+            && unsafe { libc::geteuid() } == 0
+            && let Some([0, p]) = in_child(|out: &mut [i32; 2]| {
+                out[0] = errno_of(unshare(libc::CLONE_NEWNET, NsStep::Network));
+                out[1] = errno_of(unshare(libc::CLONE_NEWPID, NsStep::Pid));
+            })
+        {
+            net = Ok(());
+            pid = step_result(p, NsStep::Pid);
+            use_userns = false;
+        }
+        let abi = landlock_abi();
+        let support = |r: Result<(), NsError>| match r {
+            Ok(()) => Support::Yes,
+            Err(e) => Support::No(explain(e)),
+        };
+        Capabilities {
+            user_namespace: support(user),
+            network_namespace: support(net),
+            pid_namespace: support(pid),
+            landlock: match landlock_problem(abi) {
+                None => Support::Yes,
+                Some(p) => Support::No(p),
+            },
+            landlock_abi: abi.ok(),
+            use_user_namespace: use_userns,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disable_marks_named_mechanisms_missing() {
+        let mut caps = Capabilities::all();
+        caps.disable("landlock, network");
+        assert!(caps.user_namespace.is_yes());
+        assert!(caps.pid_namespace.is_yes());
+        assert!(caps.landlock.reason().unwrap().contains(UNAVAILABLE_ENV));
+        assert!(!caps.network_namespace.is_yes());
+    }
+
+    #[test]
+    fn disabling_user_namespaces_takes_the_others_along_when_they_need_it() {
+        let mut caps = Capabilities::all();
+        caps.disable("user");
+        assert!(!caps.network_namespace.is_yes());
+        assert!(!caps.pid_namespace.is_yes());
+        assert!(caps.landlock.is_yes());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn landlock_problems_are_named() {
+        use linux::landlock_problem;
+        assert_eq!(landlock_problem(Ok(7)), None);
+        assert!(landlock_problem(Ok(2)).unwrap().contains("ABI 3"));
+        assert!(
+            landlock_problem(Err(libc::EOPNOTSUPP))
+                .unwrap()
+                .contains("lsm=")
+        );
+        assert!(
+            landlock_problem(Err(libc::ENOSYS))
+                .unwrap()
+                .contains("CONFIG_SECURITY_LANDLOCK")
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn probe_agrees_with_the_kernel_on_landlock() {
+        let caps = probe();
+        assert_eq!(caps.landlock_abi, linux::landlock_abi().ok());
+    }
+}

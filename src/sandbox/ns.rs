@@ -1,0 +1,105 @@
+//! Linux namespaces: a fresh user namespace (so an unprivileged user may create the others), a
+//! network namespace (no route out) and a PID namespace (the tree dies with its first process).
+//!
+//! [`UserNs::enter`] and [`unshare`] only make raw system calls on buffers prepared beforehand,
+//! so the capability probe may call them in a child forked from a multi-threaded process.
+
+use std::ffi::CStr;
+
+/// The step of namespace set-up that failed, with the errno.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NsError {
+    pub step: NsStep,
+    pub errno: i32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NsStep {
+    /// `unshare(CLONE_NEWUSER)`.
+    User,
+    /// Writing `/proc/self/{setgroups,uid_map,gid_map}`.
+    IdMap,
+    /// `unshare(CLONE_NEWNET)`.
+    Network,
+    /// `unshare(CLONE_NEWPID)`.
+    Pid,
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// `unshare(2)` that reports which step failed. Async-signal-safe.
+pub fn unshare(flags: libc::c_int, step: NsStep) -> Result<(), NsError> {
+    // SAFETY: plain system call without pointers.
+    if unsafe { libc::unshare(flags) } == 0 {
+        Ok(())
+    } else {
+        Err(NsError {
+            step,
+            errno: errno(),
+        })
+    }
+}
+
+/// Write `data` to an existing file with one `write(2)`. Async-signal-safe.
+fn write_proc_file(path: &CStr, data: &[u8]) -> Result<(), i32> {
+    // SAFETY: `path` is a valid C string; the fd is closed on every path.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(errno());
+        }
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        let result = if n == data.len() as isize {
+            Ok(())
+        } else if n < 0 {
+            Err(errno())
+        } else {
+            Err(libc::EIO)
+        };
+        libc::close(fd);
+        result
+    }
+}
+
+/// The id maps for a fresh user namespace, prepared before any fork.
+///
+/// The process maps only its own uid/gid, to the same numbers (so `id -u` and file ownership
+/// look unchanged) — the one mapping the kernel lets a process write for itself, which
+/// requires denying `setgroups(2)` first. This holds for root too: it keeps full access to
+/// files owned by root, sees other users' files with the "other" permission bits only, and has
+/// no capabilities over the host's namespaces (so it cannot `setns` back into the host network).
+#[derive(Debug, Clone)]
+pub struct UserNs {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+impl UserNs {
+    pub fn for_current_process() -> UserNs {
+        // SAFETY: these calls cannot fail.
+        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        UserNs {
+            uid_map: format!("{euid} {euid} 1\n").into_bytes(),
+            gid_map: format!("{egid} {egid} 1\n").into_bytes(),
+        }
+    }
+
+    /// Create the user namespace and write the maps. Async-signal-safe.
+    pub fn enter(&self) -> Result<(), NsError> {
+        unshare(libc::CLONE_NEWUSER, NsStep::User)?;
+        let map_err = |errno| NsError {
+            step: NsStep::IdMap,
+            errno,
+        };
+        // Missing before Linux 3.19, where it is not needed.
+        match write_proc_file(c"/proc/self/setgroups", b"deny") {
+            Ok(()) | Err(libc::ENOENT) => {}
+            Err(e) => return Err(map_err(e)),
+        }
+        write_proc_file(c"/proc/self/uid_map", &self.uid_map).map_err(map_err)?;
+        write_proc_file(c"/proc/self/gid_map", &self.gid_map).map_err(map_err)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,189 @@
+//! The decision, per run, of which restrictions to apply: what was requested, against what the
+//! machine can enforce, under `required` or best-effort. Pure.
+
+use super::SandboxSpec;
+use super::caps::{Capabilities, Support};
+use serde::Serialize;
+
+/// The restrictions actually in force for a run (reported in `RunResult` and the audit log).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Enforced {
+    /// Fresh network namespace: no network.
+    pub network: bool,
+    /// Landlock: writes only to the per-run TMPDIR and the writable paths.
+    pub filesystem: bool,
+    /// Fresh PID namespace: the whole tree dies with the command.
+    pub pids: bool,
+}
+
+impl Enforced {
+    /// Short form for logs: "network,filesystem,pids", or "none".
+    pub fn summary(&self) -> String {
+        let names: Vec<&str> = [
+            (self.network, "network"),
+            (self.filesystem, "filesystem"),
+            (self.pids, "pids"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| *n)
+        .collect();
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(",")
+        }
+    }
+}
+
+/// How to start one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// What the launcher is to set up (all false: spawn directly, the fast path).
+    pub enforce: Enforced,
+    /// Create the namespaces inside a fresh user namespace.
+    pub user_namespace: bool,
+    /// Requested restrictions that will not be in force (best-effort only).
+    pub warnings: Vec<String>,
+}
+
+impl Plan {
+    /// Whether the run goes through the `__launch` re-exec (else a plain spawn).
+    pub fn uses_launcher(&self) -> bool {
+        let e = &self.enforce;
+        e.network || e.filesystem || e.pids
+    }
+}
+
+/// Decide what to enforce. `Err` names what is missing when `spec.required` and a requested
+/// restriction cannot be enforced.
+pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, String> {
+    let mut plan = Plan::default();
+    if !spec.isolate_network && !spec.restrict_filesystem {
+        return Ok(plan);
+    }
+    let mut missing = Vec::new();
+    let mut check = |wanted: bool, support: &Support, what: &str| match support {
+        _ if !wanted => false,
+        Support::Yes => true,
+        Support::No(reason) => {
+            missing.push(format!("{what}: {reason}"));
+            false
+        }
+    };
+    plan.enforce.network = check(
+        spec.isolate_network,
+        &caps.network_namespace,
+        "network isolation",
+    );
+    plan.enforce.filesystem = check(
+        spec.restrict_filesystem,
+        &caps.landlock,
+        "filesystem restriction",
+    );
+    if !missing.is_empty() {
+        if spec.required {
+            return Err(missing.join("; "));
+        }
+        plan.warnings
+            .extend(missing.iter().map(|m| format!("sandbox not enforced: {m}")));
+    }
+    match &caps.pid_namespace {
+        Support::Yes => plan.enforce.pids = true,
+        Support::No(reason) => plan.warnings.push(format!(
+            "no PID namespace ({reason}): background processes that call setsid may outlive the command"
+        )),
+    }
+    plan.user_namespace = caps.use_user_namespace && (plan.enforce.network || plan.enforce.pids);
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(net: bool, fs: bool, required: bool) -> SandboxSpec {
+        SandboxSpec {
+            isolate_network: net,
+            restrict_filesystem: fs,
+            writable: vec![],
+            required,
+        }
+    }
+
+    #[test]
+    fn nothing_requested_is_the_fast_path() {
+        let p = plan(&spec(false, false, true), &Capabilities::none("x")).unwrap();
+        assert!(!p.uses_launcher());
+        assert!(p.warnings.is_empty());
+    }
+
+    #[test]
+    fn everything_available_is_enforced() {
+        let p = plan(&spec(true, true, true), &Capabilities::all()).unwrap();
+        assert_eq!(
+            p.enforce,
+            Enforced {
+                network: true,
+                filesystem: true,
+                pids: true
+            }
+        );
+        assert!(p.user_namespace);
+        assert!(p.warnings.is_empty());
+    }
+
+    #[test]
+    fn required_refuses_naming_what_is_missing() {
+        let mut caps = Capabilities::all();
+        caps.network_namespace =
+            Support::No("user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into());
+        let err = plan(&spec(true, true, true), &caps).unwrap_err();
+        assert_eq!(
+            err,
+            "network isolation: user namespaces are disabled (kernel.unprivileged_userns_clone=0)"
+        );
+        // Not requested → not needed.
+        assert!(plan(&spec(false, true, true), &caps).is_ok());
+    }
+
+    #[test]
+    fn best_effort_runs_with_warnings() {
+        let mut caps = Capabilities::all();
+        caps.landlock = Support::No("no Landlock".into());
+        let p = plan(&spec(true, true, false), &caps).unwrap();
+        assert!(p.enforce.network && !p.enforce.filesystem && p.enforce.pids);
+        assert_eq!(
+            p.warnings,
+            ["sandbox not enforced: filesystem restriction: no Landlock"]
+        );
+    }
+
+    #[test]
+    fn missing_pid_namespace_is_only_a_warning() {
+        let mut caps = Capabilities::all();
+        caps.pid_namespace = Support::No("nope".into());
+        let p = plan(&spec(true, false, true), &caps).unwrap();
+        assert!(p.enforce.network && !p.enforce.pids);
+        assert!(p.warnings[0].contains("setsid"));
+    }
+
+    #[test]
+    fn privileged_processes_skip_the_user_namespace() {
+        let mut caps = Capabilities::all();
+        caps.use_user_namespace = false;
+        let p = plan(&spec(true, true, true), &caps).unwrap();
+        assert!(!p.user_namespace);
+    }
+
+    #[test]
+    fn summary_lists_what_is_on() {
+        assert_eq!(Enforced::default().summary(), "none");
+        let e = Enforced {
+            network: true,
+            filesystem: false,
+            pids: true,
+        };
+        assert_eq!(e.summary(), "network,pids");
+    }
+}

@@ -1,0 +1,87 @@
+//! What the launcher tells its parent over an inherited pipe, before it runs the command: the
+//! restrictions in force, warnings, or the error that stopped it. One line per message. Pure.
+
+use super::plan::Enforced;
+
+/// Exit code of the launcher when it refused to run the command (like `env`'s 125).
+pub const EXIT_LAUNCH_FAILED: i32 = 125;
+
+/// Everything the launcher reported.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// `None` if the launcher never got as far as reporting (it did not start, or is not
+    /// skillpipe).
+    pub enforced: Option<Enforced>,
+    pub warnings: Vec<String>,
+    pub error: Option<String>,
+}
+
+fn one_line(text: &str) -> String {
+    text.replace('\n', " ")
+}
+
+pub fn warning_line(text: &str) -> String {
+    format!("warning {}\n", one_line(text))
+}
+
+pub fn error_line(text: &str) -> String {
+    format!("error {}\n", one_line(text))
+}
+
+pub fn enforced_line(e: &Enforced) -> String {
+    format!("enforced {}\n", e.summary())
+}
+
+/// Parse the launcher's report.
+pub fn parse(bytes: &[u8]) -> Report {
+    let mut report = Report::default();
+    for line in String::from_utf8_lossy(bytes).lines() {
+        let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match key {
+            "warning" => report.warnings.push(rest.to_string()),
+            "error" => report.error = Some(rest.to_string()),
+            "enforced" => {
+                let mut e = Enforced::default();
+                for name in rest.split(',') {
+                    match name {
+                        "network" => e.network = true,
+                        "filesystem" => e.filesystem = true,
+                        "pids" => e.pids = true,
+                        _ => {}
+                    }
+                }
+                report.enforced = Some(e);
+            }
+            _ => {}
+        }
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let e = Enforced {
+            network: true,
+            filesystem: true,
+            pids: false,
+        };
+        let text = warning_line("a\nb") + &enforced_line(&e) + &error_line("bad");
+        let r = parse(text.as_bytes());
+        assert_eq!(r.enforced, Some(e));
+        assert_eq!(r.warnings, ["a b"]);
+        assert_eq!(r.error.as_deref(), Some("bad"));
+    }
+
+    #[test]
+    fn nothing_reported_means_no_launcher() {
+        assert_eq!(parse(b"").enforced, None);
+        assert_eq!(
+            parse(enforced_line(&Enforced::default()).as_bytes()).enforced,
+            Some(Enforced::default())
+        );
+    }
+}

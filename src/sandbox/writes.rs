@@ -1,0 +1,87 @@
+//! Landlock: reading and executing stay allowed everywhere (they are not handled by the
+//! ruleset); every kind of write is denied except beneath the given paths, `/dev/null` and the
+//! terminal. Applied by the launcher to itself, so the command and all its children inherit it.
+
+use landlock::{
+    ABI, AccessFs, PathBeneath, PathFd, RestrictionStatus, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, RulesetStatus,
+};
+use std::path::{Path, PathBuf};
+
+/// Always writable: the bit bucket and the controlling terminal.
+const ALWAYS_WRITABLE: [&str; 2] = ["/dev/null", "/dev/tty"];
+
+/// The access rights handled (and so denied outside the rules): all writes known to
+/// [`super::caps::MIN_LANDLOCK_ABI`] — create, remove, rename/link across directories, write,
+/// truncate.
+fn write_rights() -> landlock::BitFlags<AccessFs> {
+    AccessFs::from_write(ABI::V3)
+}
+
+/// Restrict this process (and its future children) to writing beneath `writable`.
+/// Returns warnings (e.g. a writable path that does not exist); `Err` says what failed.
+pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, String> {
+    if let Some(problem) = super::caps::linux::landlock_problem(super::caps::linux::landlock_abi())
+    {
+        return Err(problem);
+    }
+    let mut warnings = Vec::new();
+    let rights = write_rights();
+    let fail = |e: landlock::RulesetError| format!("Landlock: {e}");
+    let mut ruleset = Ruleset::default()
+        .handle_access(rights)
+        .map_err(fail)?
+        .create()
+        .map_err(fail)?;
+    let always = ALWAYS_WRITABLE.iter().map(|p| (Path::new(p), false));
+    let given = writable.iter().map(|p| (p.as_path(), true));
+    for (path, explicit) in always.chain(given) {
+        let fd = match PathFd::new(path) {
+            Ok(fd) => fd,
+            Err(e) => {
+                if explicit {
+                    warnings.push(format!(
+                        "writable path {} is not usable ({e}); it stays read-only",
+                        path.display()
+                    ));
+                }
+                continue;
+            }
+        };
+        let access = if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            rights
+        } else {
+            rights & AccessFs::from_file(ABI::V3)
+        };
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(fail)?;
+    }
+    let status: RestrictionStatus = ruleset.restrict_self().map_err(fail)?;
+    match status.ruleset {
+        RulesetStatus::FullyEnforced => Ok(warnings),
+        RulesetStatus::PartiallyEnforced => Err(format!(
+            "Landlock enforced only part of the write restriction (kernel status {:?})",
+            status.landlock
+        )),
+        RulesetStatus::NotEnforced => Err(format!(
+            "Landlock did not enforce the write restriction (kernel status {:?})",
+            status.landlock
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_is_among_the_handled_writes() {
+        let r = write_rights();
+        assert!(r.contains(AccessFs::Truncate));
+        assert!(r.contains(AccessFs::WriteFile));
+        assert!(r.contains(AccessFs::MakeReg));
+        assert!(!r.contains(AccessFs::ReadFile));
+        assert!(!r.contains(AccessFs::Execute));
+    }
+}

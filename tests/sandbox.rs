@@ -1,0 +1,453 @@
+//! The sandbox path: the executor re-executes the built skillpipe binary as `__launch`, which
+//! sets up network/PID namespaces and Landlock, and runs the command under its PID-1 init.
+//! Needs Linux with user namespaces and Landlock ABI >= 3; tests say so and skip otherwise.
+#![cfg(target_os = "linux")]
+
+use assert_cmd::Command as BinCommand;
+use skillpipe::exec::{ExecError, RunSpec, run, run_with_capabilities};
+use skillpipe::sandbox::{self, Capabilities, Enforced, SandboxSpec, Support};
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
+
+/// Whether this machine can run the sandbox at all (prints why not).
+fn sandbox_available() -> bool {
+    sandbox::set_launcher(BIN);
+    let caps = sandbox::probe();
+    let ok =
+        caps.network_namespace.is_yes() && caps.landlock.is_yes() && caps.pid_namespace.is_yes();
+    if !ok {
+        eprintln!("skipping: this machine cannot sandbox: {caps:?}");
+    }
+    ok
+}
+
+fn locked_down() -> SandboxSpec {
+    SandboxSpec {
+        isolate_network: true,
+        restrict_filesystem: true,
+        writable: vec![],
+        required: true,
+    }
+}
+
+fn bash(script: &str, args: &[&str]) -> RunSpec {
+    let mut all: Vec<OsString> = vec!["-c".into(), script.into(), "bash".into()];
+    all.extend(args.iter().map(OsString::from));
+    RunSpec {
+        program: "bash".into(),
+        args: all,
+        cwd: std::env::temp_dir(),
+        env: vec![("PATH".into(), PATH.into())],
+        stdin: None,
+        timeout: Duration::from_secs(20),
+        max_output_bytes: 10 << 20,
+        sandbox: locked_down(),
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    if unsafe { libc::kill(pid, 0) } != 0 {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    cond()
+}
+
+fn read_pid(path: &Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Shell snippet: write this process's pid *as the host sees it* (inside a PID namespace `$$`
+/// is the namespace's number; /proc is the host's) to "$1".
+const HOST_PID_TO_1: &str = "read -r p _ < /proc/self/stat; echo $p > \"$1\"";
+
+#[tokio::test]
+async fn echo_round_trip_under_every_restriction() {
+    if !sandbox_available() {
+        return;
+    }
+    let r = run(bash("echo hello; echo $$", &[])).await.unwrap();
+    assert_eq!(r.exit_code, 0, "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(
+        r.enforced,
+        Enforced {
+            network: true,
+            filesystem: true,
+            pids: true
+        }
+    );
+    // PID 1 is skillpipe's init; the command is its first child.
+    assert_eq!(r.stdout, b"hello\n2\n");
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+#[tokio::test]
+async fn stdin_and_environment_pass_through_the_launcher() {
+    if !sandbox_available() {
+        return;
+    }
+    let mut s = bash("cat; echo; env | cut -d= -f1 | sort | tr '\\n' ' '", &[]);
+    s.stdin = Some(br#"{"a":1}"#.to_vec());
+    s.env.push(("SKILL_NAME".into(), "demo".into()));
+    let r = run(s).await.unwrap();
+    let out = String::from_utf8(r.stdout).unwrap();
+    // bash adds PWD, SHLVL and _ itself.
+    assert_eq!(out, "{\"a\":1}\nPATH PWD SHLVL SKILL_NAME TMPDIR _ ");
+}
+
+#[tokio::test]
+async fn exit_code_comes_through_the_init() {
+    if !sandbox_available() {
+        return;
+    }
+    let r = run(bash("exit 42", &[])).await.unwrap();
+    assert_eq!(r.exit_code, 42);
+    assert!(r.signal.is_none());
+}
+
+#[tokio::test]
+async fn sigsegv_comes_through_the_init() {
+    if !sandbox_available() {
+        return;
+    }
+    let r = run(bash("kill -SEGV $$", &[])).await.unwrap();
+    assert_eq!(r.exit_code, -11);
+    assert_eq!(r.signal.as_deref(), Some("SIGSEGV"));
+    assert!(
+        String::from_utf8(r.stderr)
+            .unwrap()
+            .ends_with("Signal: SIGSEGV")
+    );
+}
+
+#[tokio::test]
+async fn timeout_kills_even_a_grandchild_that_called_setsid() {
+    if !sandbox_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, detached) = (dir.path().join("plain"), dir.path().join("detached"));
+    let script = format!(
+        "bash -c '{HOST_PID_TO_1}; exec sleep 30' _ \"$1\" & \
+         setsid bash -c '{HOST_PID_TO_1}; exec sleep 30' _ \"$2\" & \
+         sleep 30"
+    );
+    let mut s = bash(
+        &script,
+        &[plain.to_str().unwrap(), detached.to_str().unwrap()],
+    );
+    s.sandbox.writable.push(dir.path().to_path_buf());
+    s.timeout = Duration::from_secs(1);
+    let r = run(s).await.unwrap();
+    assert_eq!(r.exit_code, 124);
+    assert!(r.timed_out);
+    assert!(String::from_utf8(r.stderr).unwrap().ends_with("Timeout"));
+    for f in [&plain, &detached] {
+        let pid = read_pid(f).unwrap_or_else(|| panic!("{} not written", f.display()));
+        assert!(
+            eventually(|| !alive(pid)),
+            "{} ({pid}) survived",
+            f.display()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_term_ignoring_command_is_killed_after_the_grace() {
+    if !sandbox_available() {
+        return;
+    }
+    let mut s = bash("trap '' TERM; echo ready; sleep 30", &[]);
+    s.timeout = Duration::from_millis(500);
+    let r = run(s).await.unwrap();
+    assert_eq!(r.exit_code, 124);
+    assert_eq!(r.stdout, b"ready\n");
+    assert!(String::from_utf8(r.stderr).unwrap().ends_with("Timeout"));
+}
+
+#[tokio::test]
+async fn a_detached_background_process_dies_with_the_command() {
+    if !sandbox_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("bg");
+    let script = format!(
+        "setsid bash -c '{HOST_PID_TO_1}; exec sleep 30' _ \"$1\" >/dev/null 2>&1 & \
+         while [ ! -s \"$1\" ]; do sleep 0.01; done"
+    );
+    let mut s = bash(&script, &[pidfile.to_str().unwrap()]);
+    s.sandbox.writable.push(dir.path().to_path_buf());
+    let r = run(s).await.unwrap();
+    assert_eq!(r.exit_code, 0, "{}", String::from_utf8_lossy(&r.stderr));
+    let pid = read_pid(&pidfile).unwrap();
+    assert!(!alive(pid), "{pid} outlived the command's namespace");
+}
+
+#[tokio::test]
+async fn dropping_the_future_kills_the_namespace() {
+    if !sandbox_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("bg");
+    let script = format!("setsid bash -c '{HOST_PID_TO_1}; exec sleep 30' _ \"$1\" & sleep 30");
+    let mut s = bash(&script, &[pidfile.to_str().unwrap()]);
+    s.sandbox.writable.push(dir.path().to_path_buf());
+    let started = async {
+        while read_pid(&pidfile).is_none() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::select! {
+        r = run(s) => panic!("finished early: {r:?}"),
+        _ = started => {}
+    }
+    let pid = read_pid(&pidfile).unwrap();
+    assert!(eventually(|| !alive(pid)), "{pid} survived the cancel");
+}
+
+#[tokio::test]
+async fn network_isolation_blocks_a_local_port_and_allowing_it_works() {
+    if !sandbox_available() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let connect = "exec 3<>/dev/tcp/127.0.0.1/$1 && echo connected";
+
+    let r = run(bash(connect, &[&port])).await.unwrap();
+    assert_ne!(r.exit_code, 0);
+    assert!(r.stdout.is_empty());
+    assert!(r.enforced.network);
+
+    let mut s = bash(connect, &[&port]);
+    s.sandbox.isolate_network = false;
+    let r = run(s).await.unwrap();
+    assert_eq!(
+        r.stdout,
+        b"connected\n",
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(!r.enforced.network && r.enforced.filesystem);
+}
+
+#[tokio::test]
+async fn writes_are_confined_to_tmpdir_and_writable_paths() {
+    if !sandbox_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let extra = tempfile::tempdir().unwrap();
+    let script = "echo x > \"$1/f\" && echo home-written; \
+                  echo y > \"$TMPDIR/f\" && echo tmp-written; \
+                  echo z > \"$2/f\" && echo extra-written; \
+                  echo w > /dev/null && echo null-written; \
+                  touch \"$1/g\" 2>/dev/null || echo touch-denied; \
+                  cat /etc/hostname >/dev/null && echo read-ok";
+    let args = [
+        home.path().to_str().unwrap(),
+        extra.path().to_str().unwrap(),
+    ];
+    let mut s = bash(script, &args);
+    s.sandbox.writable.push(extra.path().to_path_buf());
+    let r = run(s).await.unwrap();
+    let out = String::from_utf8(r.stdout).unwrap();
+    assert_eq!(
+        out,
+        "tmp-written\nextra-written\nnull-written\ntouch-denied\nread-ok\n"
+    );
+    assert!(
+        String::from_utf8(r.stderr)
+            .unwrap()
+            .contains("Permission denied")
+    );
+    assert!(!home.path().join("f").exists());
+
+    // Allowed: the same write succeeds.
+    let mut s = bash(script, &args);
+    s.sandbox.restrict_filesystem = false;
+    let r = run(s).await.unwrap();
+    assert!(
+        String::from_utf8(r.stdout)
+            .unwrap()
+            .starts_with("home-written\n")
+    );
+}
+
+#[tokio::test]
+async fn truncating_a_protected_file_is_denied() {
+    if !sandbox_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("keep");
+    std::fs::write(&file, "precious").unwrap();
+    let r = run(bash("truncate -s 0 \"$1\"", &[file.to_str().unwrap()]))
+        .await
+        .unwrap();
+    assert_ne!(r.exit_code, 0);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
+}
+
+fn caps_without_landlock() -> Capabilities {
+    let mut caps = sandbox::probe();
+    caps.landlock = Support::No("simulated: no Landlock here".into());
+    caps
+}
+
+#[tokio::test]
+async fn required_refuses_when_a_restriction_is_missing() {
+    if !sandbox_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let err = run_with_capabilities(
+        bash("echo x > \"$1/f\"", &[home.path().to_str().unwrap()]),
+        &caps_without_landlock(),
+    )
+    .await
+    .unwrap_err();
+    let ExecError::Sandbox(what) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(what, "filesystem restriction: simulated: no Landlock here");
+    assert!(err.to_string().contains("best-effort"));
+    assert!(!home.path().join("f").exists(), "nothing ran");
+}
+
+#[tokio::test]
+async fn best_effort_runs_with_a_warning() {
+    if !sandbox_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let mut s = bash("echo x > \"$1/f\"", &[home.path().to_str().unwrap()]);
+    s.sandbox.required = false;
+    let r = run_with_capabilities(s, &caps_without_landlock())
+        .await
+        .unwrap();
+    assert_eq!(r.exit_code, 0);
+    assert!(home.path().join("f").exists(), "not restricted");
+    assert!(r.enforced.network && !r.enforced.filesystem);
+    assert_eq!(
+        r.warnings,
+        ["sandbox not enforced: filesystem restriction: simulated: no Landlock here"]
+    );
+}
+
+#[test]
+fn launcher_mirrors_exit_codes_and_signals() {
+    if !sandbox_available() {
+        return;
+    }
+    let launch = |script: &str| {
+        BinCommand::new(BIN)
+            .args(["__launch", "--net", "--pid", "--userns", "--fs", "--"])
+            .args(["/bin/sh", "-c", script])
+            .output()
+            .unwrap()
+    };
+    let out = launch("exit 7");
+    assert_eq!(out.status.code(), Some(7));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("enforced: network,filesystem,pids"));
+    let out = launch("kill -SEGV $$");
+    assert_eq!(out.status.signal(), Some(libc::SIGSEGV));
+    let out = launch("kill -TERM $$");
+    assert_eq!(out.status.signal(), Some(libc::SIGTERM));
+}
+
+#[test]
+fn launcher_refuses_to_run_without_a_command() {
+    BinCommand::new(BIN)
+        .args(["__launch", "--net"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("no command given"));
+}
+
+#[test]
+fn launcher_works_for_an_unprivileged_user() {
+    // SAFETY: cannot fail.
+    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
+        return; // not root: every other test here already runs unprivileged
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let writable = dir.path().to_str().unwrap();
+    let mut cmd = std::process::Command::new(BIN);
+    std::os::unix::process::CommandExt::uid(&mut cmd, 65534);
+    std::os::unix::process::CommandExt::gid(&mut cmd, 65534);
+    let out = cmd
+        .args([
+            "__launch",
+            "--net",
+            "--pid",
+            "--userns",
+            "--fs",
+            "--writable",
+            writable,
+            "--",
+        ])
+        .args([
+            "/bin/sh",
+            "-c",
+            "id -u; echo ok > \"$0/f\"; echo $$",
+            writable,
+        ])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("Permission denied") && !dir.path().join("f").exists() {
+        eprintln!("skipping: {BIN} is not usable by uid 65534 here: {stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "65534\n2\n");
+    assert!(
+        stderr.contains("enforced: network,filesystem,pids"),
+        "{stderr}"
+    );
+    assert!(dir.path().join("f").exists());
+}
+
+#[test]
+fn doctor_reports_what_is_enforceable_and_honours_the_override() {
+    BinCommand::new(BIN)
+        .arg("doctor")
+        .env(sandbox::caps::UNAVAILABLE_ENV, "landlock")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "filesystem (Landlock)  NO — disabled by SKILLPIPE_SANDBOX_UNAVAILABLE",
+        ))
+        .stdout(predicates::str::contains("skills search path"))
+        .stdout(predicates::str::contains("audit log"));
+}
