@@ -115,7 +115,7 @@ fn side_effects_run_in_order() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "1 2 3 4 5 \n");
+    assert_eq!(stdout(&out), "1  2  3  4  5  \n");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "1\n2\n3\n4\n5\n");
 }
 
