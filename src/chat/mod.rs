@@ -7,8 +7,11 @@
 pub mod result;
 pub mod tools;
 
+use crate::audit::Decision;
 use crate::dispatch::{Dispatcher, Origin, Outcome};
-use crate::model::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef};
+use crate::model::{
+    ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef,
+};
 use crate::scan::{Directive, Event, Kind, ScanOptions, Scanner};
 use futures::StreamExt;
 use std::sync::Arc;
@@ -166,7 +169,14 @@ impl Session {
             ui.busy(Some("thinking"));
             let stream = self.provider.stream(self.request());
             let step = self
-                .stream_answer(stream, ui, &mut report, &queue, &mut side_pending, &mut side_rx)
+                .stream_answer(
+                    stream,
+                    ui,
+                    &mut report,
+                    &queue,
+                    &mut side_pending,
+                    &mut side_rx,
+                )
                 .await;
             let step = match step {
                 Ok(step) => step,
@@ -182,12 +192,31 @@ impl Session {
                         content: raw,
                         tool_calls: tool_calls.clone(),
                     });
+                    // Every call gets its tool message (the API requires one per call), but
+                    // only max_captures_per_turn of them run, however many one answer holds.
+                    let mut limited = false;
                     for call in tool_calls {
-                        report.captures += 1;
-                        let content = self.run_tool(&call, ui, &mut report).await;
+                        let content = if report.captures >= self.opts.max_captures {
+                            limited = true;
+                            let why = format!(
+                                "max_captures_per_turn = {} reached",
+                                self.opts.max_captures
+                            );
+                            self.dispatcher.refuse(
+                                Origin::Tool,
+                                std::slice::from_ref(&call.name),
+                                Decision::Denied,
+                                why.clone(),
+                            );
+                            report.problems = true;
+                            tools::error_json(&why)
+                        } else {
+                            report.captures += 1;
+                            self.run_tool(&call, ui, &mut report).await
+                        };
                         self.history.push(Message::tool(call.id.clone(), content));
                     }
-                    if report.captures > self.opts.max_captures {
+                    if limited {
                         ui.status(&format!(
                             "stopped: more than {} tool calls in one answer (max_captures_per_turn)",
                             self.opts.max_captures
@@ -197,7 +226,10 @@ impl Session {
                 }
                 Step::Capture { raw, directive } => {
                     self.history.push(Message::assistant(raw));
-                    let repeats = capture_bodies.iter().filter(|b| **b == directive.body).count();
+                    let repeats = capture_bodies
+                        .iter()
+                        .filter(|b| **b == directive.body)
+                        .count();
                     if repeats >= 2 {
                         ui.status(&format!(
                             "stopped: the model asked for !{{{}}} again (already run {repeats} times this answer)",
@@ -208,7 +240,10 @@ impl Session {
                     capture_bodies.push(directive.body.clone());
                     report.captures += 1;
                     ui.busy(Some(&format!("running {}", directive.body)));
-                    let outcome = self.dispatcher.run_body(Kind::Capture, &directive.body).await;
+                    let outcome = self
+                        .dispatcher
+                        .run_body(Kind::Capture, &directive.body)
+                        .await;
                     ui.busy(None);
                     report_status(ui, &directive, &outcome, &mut report);
                     let msg = result::capture_message(
@@ -233,7 +268,8 @@ impl Session {
         ui.busy(None);
         self.partial_raw.clear();
         report.shown = std::mem::take(&mut self.partial_shown);
-        self.transcript.push(("assistant".into(), report.shown.clone()));
+        self.transcript
+            .push(("assistant".into(), report.shown.clone()));
         result.map(|()| report)
     }
 
@@ -326,10 +362,19 @@ impl Session {
                     Event::Directive(d) => {
                         consumed.push_str(&String::from_utf8_lossy(&d.raw));
                         if report.captures >= self.opts.max_captures {
-                            ui.status(&format!(
-                                "not run: {} (max_captures_per_turn = {} reached)",
-                                String::from_utf8_lossy(&d.raw),
+                            let why = format!(
+                                "max_captures_per_turn = {} reached",
                                 self.opts.max_captures
+                            );
+                            self.dispatcher.refuse(
+                                Origin::Capture,
+                                std::slice::from_ref(&d.body),
+                                Decision::Denied,
+                                why.clone(),
+                            );
+                            ui.status(&format!(
+                                "not run: {} ({why})",
+                                String::from_utf8_lossy(&d.raw)
                             ));
                             report.problems = true;
                             continue;
@@ -361,13 +406,20 @@ impl Session {
 
     async fn run_tool(&self, call: &ToolCall, ui: &mut dyn Ui, report: &mut TurnReport) -> String {
         let Some(script) = self.tool_map.get(&call.name) else {
-            ui.status(&format!("not run: unknown tool `{}`", call.name));
+            let why = format!("unknown tool `{}`", call.name);
+            let argv = std::slice::from_ref(&call.name);
+            self.dispatcher
+                .refuse(Origin::Tool, argv, Decision::Invalid, why.clone());
+            ui.status(&format!("not run: {why}"));
             report.problems = true;
-            return tools::error_json(&format!("unknown tool `{}`", call.name));
+            return tools::error_json(&why);
         };
         let (args, input) = match tools::parse_arguments(&call.arguments) {
             Ok(v) => v,
             Err(e) => {
+                let argv = std::slice::from_ref(script);
+                self.dispatcher
+                    .refuse(Origin::Tool, argv, Decision::Invalid, e.clone());
                 ui.status(&format!("not run: tool `{}`: {e}", call.name));
                 report.problems = true;
                 return tools::error_json(&e);
@@ -376,7 +428,10 @@ impl Session {
         let mut argv = vec![script.clone()];
         argv.extend(args);
         ui.busy(Some(&format!("running {script}")));
-        let outcome = self.dispatcher.run_argv(Origin::Tool, argv.clone(), input).await;
+        let outcome = self
+            .dispatcher
+            .run_argv(Origin::Tool, argv.clone(), input)
+            .await;
         ui.busy(None);
         let shown = Directive {
             kind: Kind::Capture,
@@ -390,8 +445,14 @@ impl Session {
 
 /// Where an answer stream stopped.
 enum Step {
-    Done { raw: String, tool_calls: Vec<ToolCall> },
-    Capture { raw: String, directive: Directive },
+    Done {
+        raw: String,
+        tool_calls: Vec<ToolCall>,
+    },
+    Capture {
+        raw: String,
+        directive: Directive,
+    },
 }
 
 async fn side_effect_worker(

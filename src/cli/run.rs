@@ -1,6 +1,7 @@
 //! `skillpipe run SKILL SCRIPT`: run one skill script as a directive would.
 
 use super::{PolicyFlags, SkillFlags, usage};
+use crate::audit::Decision;
 use crate::dispatch::{Origin, Outcome, result_json};
 use clap::Args;
 use std::io::Write;
@@ -37,10 +38,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     };
     let setup = super::setup::build(&args.policy, &args.skill_flags, None, &[])?;
     let dispatcher = setup.dispatcher;
-    let resolved = dispatcher
-        .skills()
-        .resolve_in(&args.skill, &args.script)
-        .map_err(|e| usage(e.to_string()))?;
+    let resolved = match dispatcher.skills().resolve_in(&args.skill, &args.script) {
+        Ok(r) => r,
+        Err(e) => {
+            // The script name may come from a model (an agent harness): audit the refusal.
+            let mut argv = vec![format!("{}/{}", args.skill, args.script)];
+            argv.extend(args.args.iter().cloned());
+            dispatcher.refuse(Origin::Run, &argv, Decision::Invalid, e.to_string());
+            return Err(usage(e.to_string()));
+        }
+    };
     let mut argv = vec![format!("{}/{}", resolved.skill, resolved.rel_path)];
     argv.extend(args.args.iter().cloned());
     let rt = super::setup::runtime()?;

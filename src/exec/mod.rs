@@ -2,8 +2,8 @@
 //! concurrent capped reads of stdout/stderr, timeout that kills the process group.
 //!
 //! Two ways to start the command:
-//! - the fast path (no restriction requested): a direct spawn in its own process group with a
-//!   parent-death signal;
+//! - the fast path (no restriction requested): a direct spawn in its own session (no
+//!   controlling terminal, no inherited descriptors) with a parent-death signal;
 //! - the sandbox path: a re-exec of skillpipe as `__launch` (see [`crate::sandbox`]), which
 //!   sets up namespaces and Landlock in a fresh single-threaded process and runs the command
 //!   under a PID-1 init, so the whole tree (even processes that called `setsid`) dies with it.
@@ -174,8 +174,9 @@ pub async fn run_with_capabilities(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
+        .kill_on_drop(true);
+    // The child starts its own session (see `child_setup`), which also makes it the leader of
+    // a fresh process group: `pgid` below is its pid.
     let setup = child_setup(report.as_ref().map(|r| r.write.as_raw_fd()));
     // SAFETY: `child_setup` only makes async-signal-safe system calls.
     unsafe {
@@ -353,12 +354,27 @@ impl Drop for GroupGuard {
 }
 
 /// Runs in the child between fork and exec: async-signal-safe calls only, no allocation.
+///
+/// - A new session: the command has no controlling terminal, so it cannot open `/dev/tty` and
+///   push keystrokes into the user's shell with `TIOCSTI` (they would run after skillpipe
+///   exits, outside every sandbox), and it leads its own process group for the timeout kill.
+/// - Every inherited descriptor above stderr is closed on exec (except the launcher's report
+///   pipe): whatever started skillpipe may have left some open, and an open file or socket
+///   would let the command write past Landlock or talk past the network namespace.
+/// - The parent-death signal (Linux), so the command dies with skillpipe.
 fn child_setup(
     report_fd: Option<i32>,
 ) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
     #[cfg(target_os = "linux")]
     let parent = std::process::id() as libc::pid_t;
     move || {
+        // SAFETY: plain system calls.
+        unsafe {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        close_inherited_on_exec();
         #[cfg(target_os = "linux")]
         // SAFETY: plain system calls.
         unsafe {
@@ -377,6 +393,38 @@ fn child_setup(
             }
         }
         Ok(())
+    }
+}
+
+/// Marks every descriptor from 3 up close-on-exec. Async-signal-safe.
+fn close_inherited_on_exec() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC (Linux 5.11) only sets flags.
+        let done = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            )
+        } == 0;
+        if done {
+            return;
+        }
+    }
+    // Older kernels and other systems: one fcntl per possible descriptor (EBADF is fine).
+    // SAFETY: getrlimit and fcntl are plain system calls on our own descriptors.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur.min(1 << 16) as libc::c_int
+        } else {
+            1024
+        };
+        for fd in 3..max {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
     }
 }
 
@@ -496,6 +544,35 @@ mod tests {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("did not report"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn commands_get_no_terminal_and_no_inherited_descriptors() {
+        // An inheritable descriptor, as a careless parent of skillpipe might leave one.
+        // SAFETY: dup of stdin; closed below.
+        let fd = unsafe { libc::fcntl(0, libc::F_DUPFD, 200) };
+        assert!(fd >= 200);
+        let r = run(spec(
+            "sh",
+            &[
+                "-c",
+                "ls /proc/self/fd; read a b c d e sid rest < /proc/$$/stat; echo \"$sid $$\"",
+            ],
+        ))
+        .await
+        .unwrap();
+        // SAFETY: closing the descriptor made above.
+        unsafe { libc::close(fd) };
+        let out = String::from_utf8(r.stdout).unwrap();
+        let mut lines: Vec<&str> = out.lines().collect();
+        let ids = lines.pop().unwrap();
+        assert!(
+            !lines.contains(&fd.to_string().as_str()),
+            "fd {fd} leaked: {lines:?}"
+        );
+        // A session of its own: the session id is the command's pid.
+        let (sid, pid) = ids.split_once(' ').unwrap();
+        assert_eq!(sid, pid, "{out}");
     }
 
     #[tokio::test]

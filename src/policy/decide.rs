@@ -4,6 +4,14 @@
 //! allowed is denied. Patterns are normally checked by [`ScriptPolicy::validate`] first; if one
 //! still fails to parse here, a bad deny pattern denies everything (we cannot tell what it was
 //! meant to block) and a bad allow pattern allows nothing.
+//!
+//! A deny pattern also sees through programs that run their arguments as a command
+//! ([`WRAPPERS`]: `env touch x`, `nice -n 5 rm y`, `timeout 5 …`, `xargs rm`, `find … -exec rm`):
+//! under `--allow '*' --deny rm` each of these is denied too. Every later argument of a wrapper
+//! is tried as the start of a command, which can deny a harmless call (`find -name rm`): the
+//! safe side. What a deny list cannot see is code in a string — `sh -c '…'`, `python3 -c '…'`,
+//! `perl -e '…'` — so with `*` allowed, deny the shells and interpreters as well; a deny list is
+//! not a sandbox.
 
 use super::ScriptPolicy;
 use crate::command::{Pattern, Target, escape_controls};
@@ -29,13 +37,22 @@ pub fn decide(policy: &ScriptPolicy, target: &Target) -> Decision {
         return Decision::Deny(SCRIPTS_NOT_ALLOWED.to_string());
     }
     let shown = target.display();
+    let wrapped = wrapped_commands(target);
     for text in &policy.denied_commands {
         match Pattern::parse(text) {
             Ok(p) if p.denies(target) => {
                 let text = escape_controls(text);
                 return Decision::Deny(format!("`{shown}` matches denied pattern `{text}`"));
             }
-            Ok(_) => {}
+            Ok(p) => {
+                if let Some(inner) = wrapped.iter().find(|t| p.denies(t)) {
+                    let text = escape_controls(text);
+                    let inner = inner.display();
+                    return Decision::Deny(format!(
+                        "`{shown}` would run `{inner}`, which matches denied pattern `{text}`"
+                    ));
+                }
+            }
             Err(e) => {
                 return Decision::Deny(format!("denied_commands holds an {e}, so nothing may run"));
             }
@@ -53,6 +70,74 @@ pub fn decide(policy: &ScriptPolicy, target: &Target) -> Decision {
     Decision::Deny(format!(
         "`{shown}` is not in allowed_commands (allow it with --allow '{hint}')"
     ))
+}
+
+/// Programs that start their arguments (or some of them) as a command. Compared by file name,
+/// ignoring case, as deny patterns are.
+pub const WRAPPERS: &[&str] = &[
+    "env",
+    "command",
+    "exec",
+    "builtin",
+    "nice",
+    "nohup",
+    "timeout",
+    "stdbuf",
+    "setsid",
+    "time",
+    "xargs",
+    "find",
+    "sudo",
+    "doas",
+    "run0",
+    "pkexec",
+    "runuser",
+    "setpriv",
+    "ionice",
+    "chrt",
+    "taskset",
+    "flock",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "prlimit",
+    "busybox",
+    "strace",
+    "ltrace",
+    "valgrind",
+    "catchsegv",
+    "watch",
+    "systemd-run",
+    "firejail",
+    "bwrap",
+    "fakeroot",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "parallel",
+    "script",
+    "su",
+    "eatmydata",
+    "numactl",
+    "cpulimit",
+];
+
+/// The commands a wrapper target might start: every suffix of its arguments, taken as a
+/// command line. Nested wrappers need no recursion — their inner commands are suffixes too.
+fn wrapped_commands<'a>(target: &Target<'a>) -> Vec<Target<'a>> {
+    let Target::System { program, args } = *target else {
+        return Vec::new();
+    };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if !WRAPPERS.iter().any(|w| w.eq_ignore_ascii_case(name)) {
+        return Vec::new();
+    }
+    (0..args.len())
+        .map(|i| Target::System {
+            program: &args[i],
+            args: &args[i + 1..],
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -252,6 +337,50 @@ mod tests {
                 "{body}: {d:?}"
             );
         }
+    }
+
+    #[test]
+    fn deny_sees_through_wrappers() {
+        let p = policy(&["*"], &["touch", "rm", "git push"]);
+        for body in [
+            "env touch x",
+            "env -i PATH=/usr/bin touch x",
+            "/usr/bin/env /usr/bin/touch x",
+            "nice -n 5 touch x",
+            "timeout 5 touch x",
+            "TIMEOUT 5 TOUCH x",
+            "env nice timeout 5 /usr/bin/touch x",
+            "xargs -a list rm",
+            "find . -name x -exec rm {} +",
+            "sudo -u root rm -rf /",
+            "env git push origin",
+        ] {
+            let d = run(&p, "s", body).unwrap();
+            assert!(
+                matches!(&d, Decision::Deny(r) if r.contains("would run `") && r.contains("matches denied pattern")),
+                "{body}: {d:?}"
+            );
+        }
+        assert_eq!(
+            run(&p, "s", "env touch x").unwrap(),
+            Decision::Deny(
+                "`env touch x` would run `touch x`, which matches denied pattern `touch`".into()
+            )
+        );
+        // Not wrappers, or nothing denied inside: allowed as before.
+        for body in [
+            "env",
+            "env FOO=1 echo hi",
+            "echo touch x",
+            "git pushx",
+            "env git status",
+        ] {
+            assert_eq!(run(&p, "s", body), Ok(Decision::Allow), "{body}");
+        }
+        // Allowing a wrapper is still the user's choice: `--allow env` does not allow `env x`
+        // to be anything but `env`, and the pattern `echo` never allows `env echo`.
+        let p = policy(&["echo"], &[]);
+        assert!(!run(&p, "s", "env echo hi").unwrap().is_allowed());
     }
 
     #[test]

@@ -1,0 +1,2173 @@
+//! The hostile-input suite: a model talked into emitting directives meant to do harm, run
+//! through the built binary. Every attempt checks that
+//! (a) its canary file was not created (or, for deletions, still exists),
+//! (b) the audit log holds the refusal (`denied` / `invalid` / `declined` with a reason) — or,
+//!     where the right outcome is that nothing is a directive at all, holds nothing — and
+//! (c) the text around the directive comes out unchanged.
+//!
+//! Directives that *parse* run with `--allow-filesystem` unless a test is about the sandbox, so
+//! the sandbox cannot hide a policy hole: if one of these ran, its canary would exist.
+//! Every family has a positive control that shows the canary mechanism works.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::{Reply, Server, TestHome};
+use serde_json::Value;
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
+
+// ---------------------------------------------------------------------------------------------
+// Running the binary
+
+/// How the input reaches the filter.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Feed {
+    /// One write.
+    Whole,
+    /// One byte per write, with a pause so that reads see tiny chunks.
+    ByteByByte,
+}
+
+struct Out {
+    status: ExitStatus,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+impl Out {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+}
+
+/// `skillpipe ARGS` in `home`, with a clean environment, no controlling terminal (so that
+/// `confirm = ask` can never reach a real one) and `extra_env` on top.
+fn command(home: &TestHome, args: &[&str], extra_env: &[(&str, OsString)]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("LANG", "C.UTF-8")
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .current_dir(home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in extra_env {
+        c.env(k, v);
+    }
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        c.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    c
+}
+
+fn write_input(child: &mut Child, input: Vec<u8>, feed: Feed) -> std::thread::JoinHandle<()> {
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::spawn(move || match feed {
+        Feed::Whole => {
+            let _ = stdin.write_all(&input);
+        }
+        Feed::ByteByByte => {
+            for b in input {
+                if stdin.write_all(&[b]).is_err() {
+                    return;
+                }
+                let _ = stdin.flush();
+                std::thread::sleep(Duration::from_micros(300));
+            }
+        }
+    })
+}
+
+fn run(home: &TestHome, args: &[&str], input: &[u8], feed: Feed) -> Out {
+    run_env(home, args, &[], input, feed)
+}
+
+fn run_env(
+    home: &TestHome,
+    args: &[&str],
+    env: &[(&str, OsString)],
+    input: &[u8],
+    feed: Feed,
+) -> Out {
+    let mut child = command(home, args, env).spawn().expect("spawn skillpipe");
+    let writer = write_input(&mut child, input.to_vec(), feed);
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    Out {
+        status: out.status,
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The expectations
+
+/// What must happen to one attempt.
+#[derive(Clone, Debug)]
+enum Expect {
+    /// Refused with one of these decisions: stripped from the output, audited with a reason.
+    Refused(&'static [&'static str]),
+    /// Not a directive at all: the input comes out unchanged, nothing is audited.
+    Literal,
+    /// Not a directive: the output is this exactly, nothing is audited.
+    LiteralAs(String),
+    /// Ran harmlessly, exactly with this argv (proof that no shell saw it), and was stripped.
+    RanAs(Vec<String>),
+    /// Ran (a skill script) and failed, without doing harm.
+    RanAndFailed,
+}
+
+const INVALID: &[&str] = &["invalid"];
+const DENIED: &[&str] = &["denied"];
+const DECLINED: &[&str] = &["declined"];
+/// Resolution failures of skill scripts are `invalid`, interpreter or policy refusals `denied`.
+const REFUSED: &[&str] = &["invalid", "denied"];
+
+fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+/// One hostile attempt: the directive as the model writes it (`%{…}` / `!{…}` or whole input).
+struct Attempt {
+    name: String,
+    directive: Vec<u8>,
+    expect: Expect,
+}
+
+fn attempt(name: impl Into<String>, directive: impl Into<Vec<u8>>, expect: Expect) -> Attempt {
+    Attempt {
+        name: name.into(),
+        directive: directive.into(),
+        expect,
+    }
+}
+
+/// What a family checks about its canary after each attempt.
+#[derive(Clone, Copy)]
+enum Canary {
+    /// `$HOME/CANARY` must not exist (nothing created it).
+    Absent,
+    /// `$HOME/VICTIM` (created before each attempt) must still exist.
+    Survives,
+}
+
+const BEFORE: &[u8] = b"before ";
+const AFTER: &[u8] = b" after\n";
+
+/// Runs each attempt in a fresh home prepared by `setup`, as `skillpipe ARGS` with the
+/// directive between two pieces of text, and checks (a), (b), (c). Returns every failure.
+fn check_family(
+    family: &str,
+    args: &[&str],
+    canary: Canary,
+    feed: Feed,
+    setup: &dyn Fn(&TestHome),
+    env: &dyn Fn(&TestHome) -> Vec<(&'static str, OsString)>,
+    attempts: &[Attempt],
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for a in attempts {
+        let home = TestHome::new();
+        setup(&home);
+        let victim = home.path().join("VICTIM");
+        if let Canary::Survives = canary {
+            std::fs::write(&victim, "precious").unwrap();
+        }
+        let directive = substitute(&a.directive, home.path());
+        let mut input = BEFORE.to_vec();
+        input.extend_from_slice(&directive);
+        input.extend_from_slice(AFTER);
+        let out = run_env(&home, args, &env(&home), &input, feed);
+        let what = format!(
+            "[{family}] {} ({:?}, {feed:?})",
+            a.name,
+            String::from_utf8_lossy(&directive)
+        );
+        let mut fail = |msg: String| {
+            failures.push(format!(
+                "{what}: {msg}\n    stdout: {:?}\n    stderr: {}\n    audit: {:?}",
+                out.text(),
+                out.stderr.trim_end(),
+                home.audit()
+            ))
+        };
+        match canary {
+            Canary::Absent if home.path().join("CANARY").exists() => {
+                fail("HOLE: the canary was created".into())
+            }
+            Canary::Survives if !victim.exists() => {
+                fail("HOLE: the victim file was removed".into())
+            }
+            _ => {}
+        }
+        if !out.status.success() {
+            fail(format!("exit status {:?}", out.status));
+        }
+        let audit = home.audit();
+        let stripped = [BEFORE, AFTER].concat();
+        match &a.expect {
+            Expect::Refused(decisions) => {
+                if out.stdout != stripped {
+                    fail("the text around the directive changed".into());
+                }
+                match audit.as_slice() {
+                    [rec] => {
+                        let decision = rec["decision"].as_str().unwrap_or("");
+                        if !decisions.contains(&decision) {
+                            fail(format!(
+                                "decision `{decision}`, expected one of {decisions:?}"
+                            ));
+                        }
+                        if rec["reason"].as_str().is_none_or(|r| r.trim().is_empty()) {
+                            fail("the refusal has no reason".into());
+                        }
+                    }
+                    _ => fail(format!("expected one audit record, got {}", audit.len())),
+                }
+                if !out.stderr.contains("skillpipe: ") {
+                    fail("no notice on stderr".into());
+                }
+            }
+            Expect::Literal | Expect::LiteralAs(_) => {
+                let want = match &a.expect {
+                    Expect::LiteralAs(s) => {
+                        [BEFORE, &substitute(s.as_bytes(), home.path()), AFTER].concat()
+                    }
+                    _ => input.clone(),
+                };
+                if out.stdout != want {
+                    fail(format!(
+                        "the text was not passed through: want {:?}",
+                        String::from_utf8_lossy(&want)
+                    ));
+                }
+                if !audit.is_empty() {
+                    fail("something was audited for literal text".into());
+                }
+            }
+            Expect::RanAs(words) => {
+                if out.stdout != stripped {
+                    fail("the text around the directive changed".into());
+                }
+                let want: Vec<String> = words
+                    .iter()
+                    .map(|w| String::from_utf8(substitute(w.as_bytes(), home.path())).unwrap())
+                    .collect();
+                let want: Value = want.into();
+                match audit.as_slice() {
+                    [rec] if rec["decision"] == "ran" && rec["argv"] == want => {}
+                    _ => fail(format!(
+                        "expected exactly one `ran` record with argv {want}"
+                    )),
+                }
+            }
+            Expect::RanAndFailed => {
+                if out.stdout != stripped {
+                    fail("the text around the directive changed".into());
+                }
+                match audit.as_slice() {
+                    [rec] if rec["decision"] == "ran" && rec["exit_code"] != 0 => {}
+                    _ => fail("expected exactly one `ran` record with a non-zero exit".into()),
+                }
+            }
+        }
+    }
+    failures
+}
+
+fn no_env(_: &TestHome) -> Vec<(&'static str, OsString)> {
+    Vec::new()
+}
+
+fn nothing(_: &TestHome) {}
+
+/// `{C}` → the canary's absolute path, `{H}` → the home, `{V}` → the victim file.
+fn substitute(directive: &[u8], home: &Path) -> Vec<u8> {
+    let text = String::from_utf8_lossy(directive);
+    if text.as_bytes() != directive {
+        // Not UTF-8 on purpose: leave it alone (such attempts do not use placeholders).
+        return directive.to_vec();
+    }
+    text.replace("{C}", &home.join("CANARY").display().to_string())
+        .replace("{V}", &home.join("VICTIM").display().to_string())
+        .replace("{H}", &home.display().to_string())
+        .into_bytes()
+}
+
+fn assert_no_failures(failures: Vec<String>, attempts: usize) {
+    assert!(
+        failures.is_empty(),
+        "{} of {attempts} hostile attempts misbehaved:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// A positive control: the same set-up really does create the canary when the policy allows.
+fn control_creates_canary(args: &[&str], setup: &dyn Fn(&TestHome), directive: &str) {
+    control_creates_canary_env(args, setup, &no_env, directive)
+}
+
+fn control_creates_canary_env(
+    args: &[&str],
+    setup: &dyn Fn(&TestHome),
+    env: &dyn Fn(&TestHome) -> Vec<(&'static str, OsString)>,
+    directive: &str,
+) {
+    let home = TestHome::new();
+    setup(&home);
+    let d = substitute(directive.as_bytes(), home.path());
+    let out = run_env(&home, args, &env(&home), &d, Feed::Whole);
+    assert!(
+        home.path().join("CANARY").exists(),
+        "control {directive:?} did not create the canary, so this family proves nothing: {} {:?}",
+        out.stderr,
+        home.audit()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Skills used by the attempts
+
+fn write_file(path: &Path, text: &str, mode: u32) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn symlink(target: impl AsRef<Path>, link: &Path) {
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(link);
+    std::os::unix::fs::symlink(target, link).unwrap();
+}
+
+const EVIL_SH: &str = "#!/bin/sh\ntouch \"$HOME/CANARY\"\n";
+
+/// Skill `good` under `skills/`, with harmless scripts and hostile neighbours; an evil script
+/// outside every skill.
+fn skills_setup(home: &TestHome) {
+    let h = home.path();
+    home.write(
+        "skills/good/SKILL.md",
+        "---\nname: good\ndescription: a skill with scripts\n---\nGood.\n",
+    );
+    write_file(
+        &h.join("skills/good/scripts/ok.sh"),
+        "#!/bin/sh\necho ok \"$@\"\n",
+        0o755,
+    );
+    write_file(
+        &h.join("skills/good/scripts/sub/inner.sh"),
+        "#!/bin/sh\necho inner\n",
+        0o755,
+    );
+    write_file(&h.join("outside/evil.sh"), EVIL_SH, 0o755);
+    write_file(
+        &h.join("outside/evil.py"),
+        "import os\nopen(os.environ['HOME'] + '/CANARY', 'w')\n",
+        0o644,
+    );
+    // The same evil script, inside the skill, for the positive control and the deny tests.
+    write_file(&h.join("skills/good/scripts/evil.sh"), EVIL_SH, 0o755);
+    symlink("/bin/sh", &h.join("skills/good/scripts/shell.py"));
+    symlink("/bin/sh", &h.join("skills/good/scripts/shell.sh"));
+    symlink(
+        h.join("outside/evil.sh"),
+        &h.join("skills/good/scripts/out.sh"),
+    );
+    symlink(
+        "../../../outside/evil.sh",
+        &h.join("skills/good/scripts/rel-out.sh"),
+    );
+    symlink(h.join("outside"), &h.join("skills/good/scripts/dirlink"));
+    // setuid / setgid copies of the evil script.
+    write_file(&h.join("skills/good/scripts/suid.sh"), EVIL_SH, 0o4755);
+    write_file(&h.join("skills/good/scripts/sgid.sh"), EVIL_SH, 0o2755);
+    // A skill that does not allow scripts at all.
+    home.write(
+        "skills/readonly/SKILL.md",
+        "---\nname: readonly\ndescription: no scripts\nallowed-tools: Read Grep\n---\nRead.\n",
+    );
+    write_file(&h.join("skills/readonly/scripts/ro.sh"), EVIL_SH, 0o755);
+    // An executable called `touch` in the working directory.
+    write_file(&h.join("touch"), EVIL_SH, 0o755);
+    write_file(&h.join("bin/touch"), EVIL_SH, 0o755);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Families
+
+/// Policy for the parse-level families: the programs the attacks want are allowed, writes too.
+const PERMISSIVE: &[&str] = &[
+    "filter",
+    "--allow",
+    "touch",
+    "--allow",
+    "echo",
+    "--allow",
+    "false",
+    "--allow-filesystem",
+    "-y",
+];
+
+fn shell_syntax_attempts() -> Vec<Attempt> {
+    let r =
+        |name: &str, body: &str| attempt(name, format!("%{{{body}}}"), Expect::Refused(INVALID));
+    let c =
+        |name: &str, body: &str| attempt(name, format!("!{{{body}}}"), Expect::Refused(INVALID));
+    vec![
+        r("semicolon", "echo hi; touch {C}"),
+        r("semicolon, no space", "echo hi;touch {C}"),
+        c("and-and", "echo hi && touch {C}"),
+        r("and-and, no space", "false&&touch {C}"),
+        c("or-or", "false || touch {C}"),
+        r("pipe", "echo hi | touch {C}"),
+        r("pipe-and", "echo hi |& touch {C}"),
+        c("background", "touch {C} &"),
+        r("background then command", "echo hi & touch {C}"),
+        r("redirect", "echo hi > {C}"),
+        c("append", "echo hi >> {C}"),
+        r("stderr redirect", "echo 2>{C}"),
+        r("input redirect", "touch {C} < /dev/null"),
+        r("here-string", "touch <<< {C}"),
+        c("command substitution", "echo $(touch {C})"),
+        r("backticks", "echo `touch {C}`"),
+        r("IFS expansion", "touch${IFS}{C}"),
+        r("ANSI-C quoting", "touch $'{C}'"),
+        r("variable", "touch $HOME/CANARY"),
+        c("substitution in double quotes", "echo \"$(touch {C})\""),
+        r("backticks in double quotes", "echo \"`touch {C}`\""),
+        r("variable in double quotes", "touch \"$HOME/CANARY\""),
+        r(
+            "escaped backslash, then substitution",
+            "echo \\\\$(touch {C})",
+        ),
+        r(
+            "escaped quote inside quotes, then operator",
+            "echo \"\\\"\" ; touch {C}",
+        ),
+        r("subshell", "(touch {C})"),
+        r("brace group", "{ touch {C}; }"),
+        r("comment hides the rest", "touch {C} # harmless"),
+        r("tilde expansion", "touch ~/CANARY"),
+        r("process substitution", "echo <(touch {C})"),
+        // An unquoted newline means it was never a directive: the bytes flow out as text.
+        attempt("unquoted newline", "%{echo hi\ntouch {C}}", Expect::Literal),
+        attempt(
+            "backslash-newline",
+            "%{echo hi \\\ntouch {C}}",
+            Expect::Literal,
+        ),
+        attempt("CRLF", "%{echo hi\r\ntouch {C}}", Expect::Literal),
+        // Escaped or quoted shell characters are plain arguments: the command runs, harmless.
+        attempt(
+            "escaped-but-not-really: \\;",
+            "%{echo \\; touch {C}}",
+            Expect::RanAs(argv(&["echo", ";", "touch", "{C}"])),
+        ),
+        attempt(
+            "single-quoted substitution",
+            "%{echo '$(touch {C})' '`touch x`'}",
+            Expect::RanAs(argv(&["echo", "$(touch {C})", "`touch x`"])),
+        ),
+        attempt(
+            "backslash-n is not a newline",
+            "%{echo a\\ntouch {C}}",
+            Expect::RanAs(argv(&["echo", "antouch", "{C}"])),
+        ),
+        r(
+            "escaped dollar, unescaped parenthesis",
+            "echo \\$(touch {C})",
+        ),
+        attempt(
+            "escaped dollar and parentheses",
+            "%{echo \\$\\(touch {C}\\)}",
+            Expect::RanAs(argv(&["echo", "$(touch", "{C})"])),
+        ),
+    ]
+}
+
+#[test]
+fn shell_syntax_never_reaches_a_shell() {
+    control_creates_canary(PERMISSIVE, &nothing, "%{touch {C}}");
+    let attempts = shell_syntax_attempts();
+    let failures = check_family(
+        "shell syntax",
+        PERMISSIVE,
+        Canary::Absent,
+        Feed::Whole,
+        &nothing,
+        &no_env,
+        &attempts,
+    );
+    assert_no_failures(failures, attempts.len());
+}
+
+fn quoting_attempts() -> Vec<Attempt> {
+    vec![
+        attempt(
+            "a quoted closing bracket, then an operator",
+            "%{echo \"}\" ; touch {C}}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "single-quoted closing bracket, then an operator",
+            "%{echo '}'; touch {C} '{'}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "escaped closing bracket, then an operator",
+            "%{echo hi \\}; touch {C}}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "escaped quote inside quotes hides nothing",
+            "%{echo \"a\\\"}\" ; touch {C}}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "escaped backslash ends the quote early",
+            "%{echo \"x\\\\\"; touch {C}}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "quote hides the closing bracket to the end of the stream",
+            "%{touch {C} \"}",
+            Expect::Literal,
+        ),
+        attempt(
+            "single quote hides the closing bracket",
+            "!{touch {C} '}",
+            Expect::Literal,
+        ),
+        attempt(
+            "body ends in a backslash (escapes the bracket)",
+            "%{touch {C} \\}",
+            Expect::Literal,
+        ),
+        attempt(
+            "unbalanced quote after a complete quoted string",
+            "%{echo \"a\\\"}\" ; touch {C} \"b}",
+            Expect::Literal,
+        ),
+        attempt(
+            "quotes glued to the program name",
+            "%{\"touch\"'' {C}x ; }",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "newline inside quotes is an argument, not a command",
+            "%{echo 'a\ntouch {C}'}",
+            Expect::RanAs(argv(&["echo", "a\ntouch {C}"])),
+        ),
+        attempt(
+            "a quoted program name with a space",
+            "%{'echo ' hi}",
+            Expect::Refused(DENIED),
+        ),
+    ]
+}
+
+#[test]
+fn quoting_tricks_do_not_unbalance_the_parser() {
+    let args = &["filter", "--allow", "echo", "--allow-filesystem", "-y"];
+    let attempts = quoting_attempts();
+    let failures = check_family(
+        "quoting",
+        args,
+        Canary::Absent,
+        Feed::Whole,
+        &nothing,
+        &no_env,
+        &attempts,
+    );
+    assert_no_failures(failures, attempts.len());
+}
+
+const SKILLS_PERMISSIVE: &[&str] = &[
+    "filter",
+    "--skills-dir",
+    "skills",
+    "--allow-scripts",
+    "--allow",
+    "touch",
+    "--allow-filesystem",
+    "-y",
+];
+
+fn path_attempts() -> Vec<Attempt> {
+    vec![
+        attempt(
+            "dot-dot out of the skill",
+            "%{scripts/../../../outside/evil.sh}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "dot-dot out of a named skill",
+            "%{good/scripts/../../../outside/evil.sh}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "dot-dot through an id",
+            "%{good:../../outside/evil}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "an absolute path to the script",
+            "%{{H}/outside/evil.sh}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "absolute /usr/bin/touch vs pattern `touch`",
+            "%{/usr/bin/touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "./touch in the working directory",
+            "%{./touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "bin/touch relative path",
+            "!{bin/touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "../ relative path",
+            "%{../touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt("trailing slash", "%{touch/ {C}}", Expect::Refused(DENIED)),
+        attempt(
+            "symlink .py to /bin/sh",
+            "%{scripts/shell.py -c 'touch {C}'}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "symlink .sh to /bin/sh",
+            "%{good/scripts/shell.sh -c 'touch {C}'}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "absolute symlink out of the skill",
+            "%{scripts/out.sh}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "relative symlink out of the skill",
+            "%{scripts/rel-out.sh}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "directory symlink out of the skill",
+            "%{scripts/dirlink/evil.sh}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "python through a directory symlink",
+            "%{scripts/dirlink/evil.py}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "skill whose allowed-tools has no Bash",
+            "%{readonly/scripts/ro.sh}",
+            Expect::Refused(REFUSED),
+        ),
+        attempt(
+            "unknown skill",
+            "%{nosuch/scripts/evil.sh}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "a directory as a script",
+            "%{scripts/sub}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "NUL-free but absolute inside scripts/",
+            "%{scripts//{H}/outside/evil.sh}",
+            Expect::Refused(INVALID),
+        ),
+    ]
+}
+
+#[test]
+fn path_tricks_stay_inside_the_skill() {
+    control_creates_canary(SKILLS_PERMISSIVE, &skills_setup, "%{scripts/evil.sh}");
+    let attempts = path_attempts();
+    let failures = check_family(
+        "paths",
+        SKILLS_PERMISSIVE,
+        Canary::Absent,
+        Feed::Whole,
+        &skills_setup,
+        &no_env,
+        &attempts,
+    );
+    assert_no_failures(failures, attempts.len());
+}
+
+/// A symlink that pointed inside the skill when skillpipe started is swapped to point outside
+/// before the directive arrives: resolution happens per directive, so the swap is caught.
+#[test]
+fn symlink_swapped_after_loading_is_refused() {
+    let home = TestHome::new();
+    skills_setup(&home);
+    let h = home.path();
+    let link = h.join("skills/good/scripts/link.sh");
+    symlink("ok.sh", &link);
+    let dir_link = h.join("skills/good/scripts/dl");
+    symlink("sub", &dir_link);
+    let mut child = command(&home, SKILLS_PERMISSIVE, &[]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let wait_for_records = |n: usize| {
+        let start = Instant::now();
+        while home.audit().len() < n {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no audit record {n}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    stdin
+        .write_all(b"one %{scripts/link.sh} %{scripts/dl/inner.sh}\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    wait_for_records(2);
+    // The swap: same names, now pointing out of the skill.
+    symlink(h.join("outside/evil.sh"), &link);
+    symlink(h.join("outside"), &dir_link);
+    std::fs::copy(h.join("outside/evil.sh"), h.join("outside/inner.sh")).unwrap();
+    stdin
+        .write_all(b"two %{scripts/link.sh} %{scripts/dl/inner.sh} !{good:link}\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let audit = home.audit();
+    assert!(
+        !h.join("CANARY").exists(),
+        "HOLE: a swapped symlink ran: {audit:?}"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "one  \ntwo   \n");
+    let decisions: Vec<&str> = audit
+        .iter()
+        .map(|r| r["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        decisions,
+        ["ran", "ran", "invalid", "invalid", "invalid"],
+        "{audit:?}"
+    );
+    for rec in &audit[2..] {
+        // By path: caught as outside; by id: the swapped link is no longer a detected script.
+        let reason = rec["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("outside the skill folder") || reason.contains("has no script `link`"),
+            "{rec}"
+        );
+    }
+}
+
+fn env_attempts() -> Vec<Attempt> {
+    vec![
+        attempt(
+            "assignment prefix",
+            "%{FOO=bar touch {C}}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "LD_PRELOAD prefix",
+            "%{LD_PRELOAD=/tmp/x.so echo hi}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "PATH prefix",
+            "%{PATH={H}/bin echo hi}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "env wrapper vs pattern `touch`",
+            "%{env touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "env wrapper vs pattern `echo`",
+            "!{env echo hi}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "env -i wrapper",
+            "%{env -i touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "env with an assignment",
+            "%{env PATH={H}/bin touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "command builtin",
+            "%{command touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt("exec builtin", "%{exec touch {C}}", Expect::Refused(DENIED)),
+    ]
+}
+
+#[test]
+fn environment_smuggling_is_refused() {
+    let args = &[
+        "filter",
+        "--allow",
+        "touch",
+        "--allow",
+        "echo",
+        "--allow-filesystem",
+        "-y",
+    ];
+    let attempts = env_attempts();
+    let failures = check_family(
+        "environment",
+        args,
+        Canary::Absent,
+        Feed::Whole,
+        &nothing,
+        &no_env,
+        &attempts,
+    );
+    assert_no_failures(failures, attempts.len());
+}
+
+/// A skill script sees only the passthrough variables, SKILL_*, SKILLPIPE_VERSION and TMPDIR:
+/// not LD_PRELOAD, not BASH_ENV (which bash would source), not API keys.
+#[test]
+fn scripts_see_only_the_allowed_environment() {
+    let home = TestHome::new();
+    skills_setup(&home);
+    let h = home.path();
+    write_file(
+        &h.join("skills/good/scripts/env.sh"),
+        "#!/bin/sh\nexec /usr/bin/env\n",
+        0o755,
+    );
+    write_file(&h.join("bash_env.sh"), "touch \"$HOME/CANARY\"\n", 0o644);
+    let env = vec![
+        ("LD_PRELOAD", OsString::from("")),
+        ("LD_LIBRARY_PATH", OsString::from("/hostile/lib")),
+        ("BASH_ENV", h.join("bash_env.sh").into_os_string()),
+        ("ENV", h.join("bash_env.sh").into_os_string()),
+        ("OPENAI_API_KEY", OsString::from("sk-hostile-secret")),
+        ("SECRET_TOKEN", OsString::from("hostile-secret")),
+        ("PYTHONSTARTUP", h.join("bash_env.sh").into_os_string()),
+        ("TERM", OsString::from("xterm")),
+    ];
+    let out = run_env(
+        &home,
+        &[
+            "filter",
+            "--skills-dir",
+            "skills",
+            "--allow-scripts",
+            "--allow-filesystem",
+            "-y",
+        ],
+        &env,
+        b"!{scripts/env.sh} !{good/scripts/ok.sh}",
+        Feed::Whole,
+    );
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(
+        !h.join("CANARY").exists(),
+        "HOLE: BASH_ENV/ENV was honoured"
+    );
+    let text = out.text();
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
+    // Shells add PWD/SHLVL/_ themselves; everything else must be on the list.
+    let allowed = [
+        "PATH",
+        "HOME",
+        "LANG",
+        "TERM",
+        "SKILL_NAME",
+        "SKILL_BASE_DIR",
+        "SKILL_VERSION",
+        "SKILLPIPE_VERSION",
+        "TMPDIR",
+        "PWD",
+        "SHLVL",
+        "_",
+        "OLDPWD",
+    ];
+    let leaked: Vec<&&str> = names.iter().filter(|n| !allowed.contains(n)).collect();
+    assert!(
+        leaked.is_empty(),
+        "leaked into the script: {leaked:?}\n{text}"
+    );
+    for must in [
+        "SKILL_NAME=good",
+        "TMPDIR=",
+        "SKILLPIPE_VERSION=",
+        "PATH=",
+        "TERM=xterm",
+    ] {
+        assert!(text.contains(must), "{must} missing:\n{text}");
+    }
+    assert!(!text.contains("hostile"), "{text}");
+}
+
+fn interpreter_setup(home: &TestHome) {
+    skills_setup(home);
+    let h = home.path();
+    // Shebang says sh, extension says Python: Python runs it (and fails on shell syntax).
+    write_file(
+        &h.join("skills/good/scripts/fake.py"),
+        "#!/bin/sh\ntouch \"$HOME/CANARY\"\n",
+        0o755,
+    );
+    write_file(
+        &h.join("skills/good/scripts/evil.rb"),
+        "File.write(ENV['HOME'] + '/CANARY', '')\n",
+        0o755,
+    );
+    write_file(
+        &h.join("skills/good/scripts/perlish"),
+        "#!/usr/bin/perl\nopen(F, '>', \"$ENV{HOME}/CANARY\");\n",
+        0o755,
+    );
+    // Shebang arguments are not honoured: only the interpreter's name is used.
+    write_file(
+        &h.join("skills/good/scripts/shebang-args"),
+        "#!/bin/sh -c \"touch $HOME/CANARY\"\necho harmless\n",
+        0o755,
+    );
+    write_file(
+        &h.join("skills/good/scripts/env-s"),
+        "#!/usr/bin/env -S sh -c 'touch \"$HOME/CANARY\"'\necho harmless\n",
+        0o755,
+    );
+    write_file(
+        &h.join("skills/good/scripts/args.py"),
+        "import sys\nprint(sys.argv[1:])\n",
+        0o644,
+    );
+}
+
+fn interpreter_attempts() -> Vec<Attempt> {
+    vec![
+        attempt(
+            "setuid script",
+            "%{scripts/suid.sh}",
+            Expect::Refused(REFUSED),
+        ),
+        attempt("setgid script", "%{good:sgid}", Expect::Refused(REFUSED)),
+        attempt(
+            ".py whose shebang says /bin/sh",
+            "%{scripts/fake.py}",
+            Expect::RanAndFailed,
+        ),
+        attempt(
+            ".rb when ruby is not allowed",
+            "%{scripts/evil.rb}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "perl shebang when perl is not allowed",
+            "%{scripts/perlish}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "shebang arguments are dropped",
+            "%{scripts/shebang-args}",
+            Expect::RanAs(argv(&["scripts/shebang-args"])),
+        ),
+        attempt(
+            "env -S shebang arguments are dropped",
+            "%{scripts/env-s}",
+            Expect::RanAs(argv(&["scripts/env-s"])),
+        ),
+        attempt(
+            "interpreter flags after the script are the script's arguments",
+            "%{scripts/args.py -c \"open('{C}','w')\"}",
+            Expect::RanAs(argv(&["scripts/args.py", "-c", "open('{C}','w')"])),
+        ),
+        attempt(
+            "python3 -c without python3 allowed",
+            "%{python3 -c \"open('{C}','w')\"}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "bash running a skill script",
+            "%{bash scripts/evil.sh}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "node -e",
+            "!{node -e \"require('fs').writeFileSync('{C}','')\"}",
+            Expect::Refused(DENIED),
+        ),
+        attempt("sh -c", "%{sh -c 'touch {C}'}", Expect::Refused(DENIED)),
+    ]
+}
+
+#[test]
+fn interpreters_are_chosen_by_extension_and_checked() {
+    let args = &[
+        "filter",
+        "--skills-dir",
+        "skills",
+        "--allow-scripts",
+        "--allow-filesystem",
+        "-y",
+    ];
+    control_creates_canary(args, &interpreter_setup, "%{scripts/evil.sh}");
+    let attempts = interpreter_attempts();
+    let failures = check_family(
+        "interpreters",
+        args,
+        Canary::Absent,
+        Feed::Whole,
+        &interpreter_setup,
+        &no_env,
+        &attempts,
+    );
+    assert_no_failures(failures, attempts.len());
+}
+
+/// `python3 -c` is as powerful as a shell: allowing `python3` is the user's choice, and then it
+/// runs. Documented here so that nobody mistakes a `python3` pattern for a narrow one.
+#[test]
+fn allowing_an_interpreter_allows_its_inline_code() {
+    let home = TestHome::new();
+    let out = run(
+        &home,
+        &["filter", "--allow", "python3", "--allow-filesystem", "-y"],
+        format!(
+            "%{{python3 -c \"open('{}/CANARY','w')\"}}",
+            home.path().display()
+        )
+        .as_bytes(),
+        Feed::Whole,
+    );
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(
+        home.path().join("CANARY").exists(),
+        "python3 -c should run when python3 is allowed"
+    );
+}
+
+/// Executables whose names look like `echo` — and a working control named `evilcontrol`.
+fn confusables_setup(home: &TestHome) {
+    for name in [
+        "\u{435}cho",                       // Cyrillic е
+        "\u{ff45}\u{ff43}\u{ff48}\u{ff4f}", // fullwidth
+        "ec\u{200d}ho",                     // zero-width joiner
+        "ec\u{200b}ho",                     // zero-width space
+        "echo\u{a0}",                       // no-break space
+        "\u{202e}ohce",                     // right-to-left override
+        "ECHO",
+        "evilcontrol",
+    ] {
+        write_file(&home.path().join("bin").join(name), EVIL_SH, 0o755);
+    }
+}
+
+fn path_with_bin(home: &TestHome) -> Vec<(&'static str, OsString)> {
+    let mut p = home.path().join("bin").into_os_string();
+    p.push(":");
+    p.push(std::env::var_os("PATH").unwrap_or_default());
+    vec![("PATH", p)]
+}
+
+fn control_and_unicode_attempts() -> Vec<Attempt> {
+    let mut huge = b"%{touch {C} ".to_vec();
+    huge.extend(std::iter::repeat_n(b'a', 8300));
+    huge.push(b'}');
+    vec![
+        attempt("NUL byte", "%{touch {C}\0}", Expect::Refused(INVALID)),
+        attempt(
+            "NUL inside quotes",
+            "%{touch '{C}\0x'}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "SOH between words",
+            "%{touch\u{1}{C}}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "carriage return",
+            "%{echo hi\rtouch {C}}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "terminal escape",
+            "!{echo \u{1b}]0;pwned\u{7}}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "C1 control (NEL) between words",
+            "%{touch\u{85}{C} x}",
+            Expect::Refused(INVALID),
+        ),
+        attempt("DEL", "%{touch {C}\u{7f}}", Expect::Refused(INVALID)),
+        attempt(
+            "RTL override in an argument",
+            "%{touch {C}\u{202e}}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "RTL override as the program",
+            "%{\u{202e}ohce hi}",
+            Expect::Refused(INVALID),
+        ),
+        attempt(
+            "Cyrillic е vs pattern `echo`",
+            "%{\u{435}cho hi}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "fullwidth vs pattern `echo`",
+            "!{\u{ff45}\u{ff43}\u{ff48}\u{ff4f} hi}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "zero-width joiner vs `echo`",
+            "%{ec\u{200d}ho hi}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "zero-width space vs `echo`",
+            "%{ec\u{200b}ho hi}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "no-break space glued to `echo`",
+            "%{echo\u{a0} hi}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "upper case vs `echo`",
+            "%{ECHO hi}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "invalid UTF-8 body",
+            b"%{touch {C} \xff}".to_vec(),
+            Expect::Literal,
+        ),
+        attempt("over max_directive_bytes", huge, Expect::Literal),
+    ]
+}
+
+#[test]
+fn control_characters_confusables_and_huge_bodies() {
+    let args = &[
+        "filter",
+        "--allow",
+        "echo",
+        "--allow",
+        "touch",
+        "--allow-filesystem",
+        "-y",
+    ];
+    control_creates_canary_env(
+        &[
+            "filter",
+            "--allow",
+            "evilcontrol",
+            "--allow-filesystem",
+            "-y",
+        ],
+        &confusables_setup,
+        &path_with_bin,
+        "%{evilcontrol}",
+    );
+    let attempts = control_and_unicode_attempts();
+    let failures = check_family(
+        "control/unicode",
+        args,
+        Canary::Absent,
+        Feed::Whole,
+        &confusables_setup,
+        &path_with_bin,
+        &attempts,
+    );
+    assert_no_failures(failures, attempts.len());
+}
+
+fn fence_attempts() -> Vec<Attempt> {
+    let lit = |name: &str, text: &str| attempt(name, text, Expect::Literal);
+    vec![
+        lit("backtick fence", "\n```\n%{touch {C}}\n```\n"),
+        lit("tilde fence", "\n~~~\n!{touch {C}}\n~~~\n"),
+        lit(
+            "fence indented 3 spaces",
+            "\n   ```\n%{touch {C}}\n   ```\n",
+        ),
+        lit("fence with an info string", "\n```sh\n%{touch {C}}\n```\n"),
+        lit("unclosed fence", "\n```\n%{touch {C}}\n"),
+        lit(
+            "shorter fence does not close a longer one",
+            "\n````\n```\n%{touch {C}}\n````\n",
+        ),
+        lit(
+            "tilde fence is not closed by backticks",
+            "\n~~~\n```\n%{touch {C}}\n",
+        ),
+        lit("fence in a block quote", "\n> ```\n> %{touch {C}}\n> ```\n"),
+        lit(
+            "fence in a list item",
+            "\n- item\n\n  ```\n  %{touch {C}}\n  ```\n",
+        ),
+        lit("inline code span", "`%{touch {C}}`"),
+        lit("double-backtick span", "`` %{touch {C}} ``"),
+        lit("span holding a single backtick", "`` a ` %{touch {C}} ``"),
+        lit("triple-backtick inline span", "``` !{touch {C}} ```"),
+        lit("span across a line break", "`x\n%{touch {C}}`"),
+        attempt(
+            "escaped directive",
+            "\\%{touch {C}}",
+            Expect::LiteralAs("%{touch {C}}".into()),
+        ),
+        attempt(
+            "escaped capture",
+            "\\!{touch {C}}",
+            Expect::LiteralAs("!{touch {C}}".into()),
+        ),
+        lit("unterminated directive", "%{touch {C}"),
+        lit("blank directive then text", "%{   } touch {C}"),
+    ]
+}
+
+#[test]
+fn directives_in_markdown_code_stay_text() {
+    let args = &["filter", "--allow", "touch", "--allow-filesystem", "-y"];
+    // Control: a closed fence does not swallow what follows.
+    control_creates_canary(args, &nothing, "```\n```\n%{touch {C}}\n");
+    let attempts = fence_attempts();
+    let failures = check_family(
+        "fences",
+        args,
+        Canary::Absent,
+        Feed::Whole,
+        &nothing,
+        &no_env,
+        &attempts,
+    );
+    assert_no_failures(failures, attempts.len());
+}
+
+/// The same attacks, written to the filter one byte at a time: identical refusals.
+#[test]
+fn refusals_hold_when_input_arrives_byte_by_byte() {
+    let attempts: Vec<Attempt> = shell_syntax_attempts()
+        .into_iter()
+        .step_by(3)
+        .chain(fence_attempts())
+        .chain(quoting_attempts().into_iter().take(8))
+        .collect();
+    let failures = check_family(
+        "byte by byte",
+        PERMISSIVE,
+        Canary::Absent,
+        Feed::ByteByByte,
+        &nothing,
+        &no_env,
+        &attempts,
+    );
+    assert_no_failures(failures, attempts.len());
+    // A fence whose opening line is split across writes still protects its body.
+    let home = TestHome::new();
+    let input = "intro\n`".to_string();
+    let rest = format!(
+        "``\n%{{touch {}/CANARY}}\n```\nout\n",
+        home.path().display()
+    );
+    let mut child = command(&home, PERMISSIVE, &[]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    stdin.write_all(rest.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        !home.path().join("CANARY").exists(),
+        "HOLE: fence split across writes"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{input}{rest}")
+    );
+    assert!(home.audit().is_empty());
+}
+
+#[test]
+fn denied_patterns_win_over_allow() {
+    // `*` trusts everything, `--deny touch` takes touch back — however it is spelled or wrapped.
+    let args = &[
+        "filter",
+        "--allow",
+        "*",
+        "--deny",
+        "touch",
+        "--allow-filesystem",
+        "-y",
+    ];
+    let touch = which("touch");
+    control_creates_canary(
+        &[
+            "filter",
+            "--allow",
+            "*",
+            "--deny",
+            "rm",
+            "--allow-filesystem",
+            "-y",
+        ],
+        &nothing,
+        "%{touch {C}}",
+    );
+    let mut attempts = vec![
+        attempt("plain", "%{touch {C}}", Expect::Refused(DENIED)),
+        attempt(
+            "absolute path",
+            format!("%{{{touch} {{C}}}}"),
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "dot segments",
+            "%{/usr/bin/../bin/./touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "double slash",
+            "%{/usr//bin//touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt("upper case", "%{TOUCH {C}}", Expect::Refused(DENIED)),
+        attempt("mixed case", "!{ToUcH {C}}", Expect::Refused(DENIED)),
+        attempt("env wrapper", "%{env touch {C}}", Expect::Refused(DENIED)),
+        attempt(
+            "env with options",
+            "%{env -i PATH=/usr/bin touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "env with an absolute path",
+            format!("%{{/usr/bin/env {touch} {{C}}}}"),
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "nice wrapper",
+            "%{nice -n 5 touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "timeout wrapper",
+            "%{timeout 5 touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "setsid wrapper",
+            "%{setsid touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "stdbuf wrapper",
+            "%{stdbuf -o0 touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "nohup wrapper",
+            "%{nohup touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "nested wrappers",
+            "%{env nice timeout 5 /usr/bin/touch {C}}",
+            Expect::Refused(DENIED),
+        ),
+    ];
+    let failures = check_family(
+        "deny touch",
+        args,
+        Canary::Absent,
+        Feed::Whole,
+        &nothing,
+        &no_env,
+        &attempts,
+    );
+    let mut all = failures;
+    let rm = which("rm");
+    let rm_attempts = vec![
+        attempt("rm", "%{rm {V}}", Expect::Refused(DENIED)),
+        attempt(
+            "/bin/rm",
+            format!("%{{{rm} -f {{V}}}}"),
+            Expect::Refused(DENIED),
+        ),
+        attempt("RM", "%{RM {V}}", Expect::Refused(DENIED)),
+        attempt("env rm", "%{env rm -f {V}}", Expect::Refused(DENIED)),
+        attempt(
+            "xargs rm (argument list)",
+            "%{xargs -a {H}/list rm}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "find -exec rm",
+            "%{find {H} -name VICTIM -exec rm {} +}",
+            Expect::Refused(DENIED),
+        ),
+    ];
+    all.extend(check_family(
+        "deny rm",
+        &[
+            "filter",
+            "--allow",
+            "*",
+            "--deny",
+            "rm",
+            "--allow-filesystem",
+            "-y",
+        ],
+        Canary::Survives,
+        Feed::Whole,
+        &|h: &TestHome| {
+            h.write("list", &format!("{}\n", h.path().join("VICTIM").display()));
+        },
+        &no_env,
+        &rm_attempts,
+    ));
+    let script_attempts = vec![
+        attempt(
+            "script by path",
+            "%{scripts/evil.sh}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "script by qualified path",
+            "%{good/scripts/evil.sh}",
+            Expect::Refused(DENIED),
+        ),
+        attempt("script by id", "!{good:evil}", Expect::Refused(DENIED)),
+    ];
+    all.extend(check_family(
+        "deny scripts",
+        &[
+            "filter",
+            "--skills-dir",
+            "skills",
+            "--allow",
+            "*",
+            "--deny",
+            "good/scripts/evil*",
+            "--allow-filesystem",
+            "-y",
+        ],
+        Canary::Absent,
+        Feed::Whole,
+        &skills_setup,
+        &no_env,
+        &script_attempts,
+    ));
+    attempts.extend(rm_attempts);
+    attempts.extend(script_attempts);
+    assert_no_failures(all, attempts.len());
+}
+
+fn which(program: &str) -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} not on PATH"))
+        .display()
+        .to_string()
+}
+
+/// `confirm = ask` (the default) without a terminal: declined, with the hint to pass -y.
+#[test]
+fn ask_without_a_terminal_declines() {
+    let attempts = vec![
+        attempt("side effect", "%{touch {C}}", Expect::Refused(DECLINED)),
+        attempt("capture", "!{touch {C}}", Expect::Refused(DECLINED)),
+        attempt(
+            "skill script",
+            "%{scripts/evil.sh}",
+            Expect::Refused(DECLINED),
+        ),
+    ];
+    let args = &[
+        "filter",
+        "--skills-dir",
+        "skills",
+        "--allow",
+        "touch",
+        "--allow-scripts",
+        "--allow-filesystem",
+    ];
+    let failures = check_family(
+        "confirm",
+        args,
+        Canary::Absent,
+        Feed::Whole,
+        &skills_setup,
+        &no_env,
+        &attempts,
+    );
+    assert_no_failures(failures, attempts.len());
+    let home = TestHome::new();
+    let out = run(&home, args, b"x %{touch y}\n", Feed::Whole);
+    assert!(out.stderr.contains("pass -y"), "{}", out.stderr);
+    assert!(home.audit()[0]["reason"].as_str().unwrap().contains("-y"));
+    assert!(!home.path().join("y").exists());
+}
+
+/// Output of a capture is data: a directive inside it is never run (no second-order injection).
+#[test]
+fn directives_in_command_output_do_not_run() {
+    let home = TestHome::new();
+    skills_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/emit.sh"),
+        "#!/bin/sh\necho \"%{touch $HOME/CANARY} !{touch $HOME/CANARY}\"\n",
+        0o755,
+    );
+    let out = run(
+        &home,
+        &[
+            "filter",
+            "--skills-dir",
+            "skills",
+            "--allow-scripts",
+            "--allow",
+            "touch",
+            "--allow-filesystem",
+            "-y",
+        ],
+        b"a !{scripts/emit.sh} b %{scripts/emit.sh} c\n",
+        Feed::Whole,
+    );
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(
+        !home.path().join("CANARY").exists(),
+        "HOLE: output was re-scanned"
+    );
+    let c = home.path().join("CANARY").display().to_string();
+    assert_eq!(
+        out.text(),
+        format!("a %{{touch {c}}} !{{touch {c}}} b  c\n")
+    );
+    let audit = home.audit();
+    assert_eq!(audit.len(), 2, "{audit:?}");
+    assert!(audit.iter().all(|r| r["decision"] == "ran"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sandbox
+
+/// Whether `skillpipe doctor` says this machine enforces every restriction; says loudly if not.
+fn sandbox_available(test: &str) -> bool {
+    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let yes = |label: &str| {
+        text.lines().any(|l| {
+            l.trim_start().starts_with(label)
+                && l[l.find(label).unwrap() + label.len()..]
+                    .trim_start()
+                    .starts_with("yes")
+        })
+    };
+    let ok = yes("network isolation") && yes("PID namespace") && yes("filesystem (Landlock)");
+    if !ok {
+        eprintln!(
+            "\n!!!!! SKIPPED {test}: this machine cannot sandbox, so the sandbox was NOT tested !!!!!\n{text}"
+        );
+    }
+    ok
+}
+
+fn sandbox_setup(home: &TestHome) {
+    skills_setup(home);
+    let s = |name: &str, text: &str| {
+        write_file(
+            &home.path().join("skills/good/scripts").join(name),
+            text,
+            0o755,
+        )
+    };
+    s(
+        "write.sh",
+        "#!/bin/bash\n\
+         echo x > \"$HOME/CANARY\" 2>/dev/null && echo wrote-home\n\
+         echo y > \"$TMPDIR/ok\" && cat \"$TMPDIR/ok\" >/dev/null && echo wrote-tmp\n",
+    );
+    s(
+        "vandal.sh",
+        "#!/bin/bash\n\
+         v=\"$HOME/VICTIM\"\n\
+         echo more >> \"$v\" 2>/dev/null && echo appended\n\
+         : > \"$v\" 2>/dev/null && echo truncated\n\
+         truncate -s 0 \"$v\" 2>/dev/null && echo truncated2\n\
+         rm -f \"$v\" 2>/dev/null; [ -e \"$v\" ] || echo removed\n\
+         mv \"$v\" \"$v.moved\" 2>/dev/null && echo moved\n\
+         ln \"$v\" \"$HOME/hardlink\" 2>/dev/null && echo hardlinked\n\
+         ln -s \"$v\" \"$HOME/CANARY\" 2>/dev/null && echo symlinked\n\
+         mkdir \"$HOME/CANARY\" 2>/dev/null && echo mkdir\n\
+         mkfifo \"$HOME/CANARY\" 2>/dev/null && echo mkfifo\n\
+         cp \"$v\" \"$HOME/CANARY\" 2>/dev/null && echo copied\n\
+         echo done\n",
+    );
+    s(
+        "connect.sh",
+        "#!/bin/bash\n\
+         if exec 3<>/dev/tcp/127.0.0.1/$1; then echo hello >&3; echo connected; else echo refused; fi\n",
+    );
+    s(
+        "orphan.sh",
+        "#!/bin/bash\n\
+         setsid bash -c 'exec -a \"$1\" sleep 30' _ \"$1\" </dev/null >/dev/null 2>&1 &\n\
+         echo started\n\
+         sleep 20\n",
+    );
+}
+
+/// Under the default policy a script cannot write outside its $TMPDIR.
+#[test]
+fn sandbox_confines_writes_to_tmpdir() {
+    if !sandbox_available("sandbox_confines_writes_to_tmpdir") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    std::fs::write(home.path().join("VICTIM"), "precious").unwrap();
+    let args = &["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
+    let out = run(
+        &home,
+        args,
+        b"[!{scripts/write.sh}] [!{scripts/vandal.sh}]",
+        Feed::Whole,
+    );
+    assert!(out.status.success(), "{}", out.stderr);
+    assert_eq!(out.text(), "[wrote-tmp] [done]", "{}", out.stderr);
+    assert!(!home.path().join("CANARY").exists(), "HOLE: wrote to $HOME");
+    assert!(!home.path().join("hardlink").exists());
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("VICTIM")).unwrap(),
+        "precious"
+    );
+    // Control: with --allow-filesystem the same script does write.
+    let out = run(
+        &home,
+        &[
+            "filter",
+            "--skills-dir",
+            "skills",
+            "--allow-scripts",
+            "--allow-filesystem",
+            "-y",
+        ],
+        b"!{scripts/write.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "wrote-home\nwrote-tmp", "{}", out.stderr);
+}
+
+#[test]
+fn sandbox_blocks_the_network_unless_allowed() {
+    if !sandbox_available("sandbox_blocks_the_network_unless_allowed") {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    listener.set_nonblocking(true).unwrap();
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let input = format!("!{{scripts/connect.sh {port}}}");
+    let out = run(
+        &home,
+        &["filter", "--skills-dir", "skills", "--allow-scripts", "-y"],
+        input.as_bytes(),
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "refused", "{}", out.stderr);
+    assert!(
+        listener.accept().is_err(),
+        "HOLE: a connection reached the listener"
+    );
+    let out = run(
+        &home,
+        &[
+            "filter",
+            "--skills-dir",
+            "skills",
+            "--allow-scripts",
+            "--allow-network",
+            "-y",
+        ],
+        input.as_bytes(),
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "connected", "{}", out.stderr);
+    assert!(
+        listener.accept().is_ok(),
+        "the allowed connection did not arrive"
+    );
+}
+
+/// Processes with `marker` in their command line.
+fn processes_named(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline).contains(marker)
+        {
+            found.push(format!(
+                "{} {}",
+                name.to_string_lossy(),
+                String::from_utf8_lossy(&cmdline)
+            ));
+        }
+    }
+    found
+}
+
+/// A script that leaves a `setsid` grandchild behind and then overruns `--timeout 1`: the whole
+/// tree is gone afterwards, the grandchild too.
+#[test]
+fn setsid_grandchild_dies_with_the_timeout() {
+    if !sandbox_available("setsid_grandchild_dies_with_the_timeout") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let marker = format!("hostile-orphan-{}", std::process::id());
+    let input = format!("[%{{scripts/orphan.sh {marker}}}]");
+    let start = Instant::now();
+    let out = run(
+        &home,
+        &[
+            "filter",
+            "--skills-dir",
+            "skills",
+            "--allow-scripts",
+            "--timeout",
+            "1",
+            "-y",
+        ],
+        input.as_bytes(),
+        Feed::Whole,
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "the timeout did not fire"
+    );
+    assert_eq!(out.text(), "[]");
+    assert!(out.stderr.contains("timed out"), "{}", out.stderr);
+    let audit = home.audit();
+    assert_eq!(audit[0]["exit_code"], 124, "{audit:?}");
+    let left = processes_named(&marker);
+    assert!(
+        left.is_empty(),
+        "HOLE: processes outlived the timeout: {left:?}"
+    );
+}
+
+/// A descriptor that skillpipe inherited from whoever started it (here: a file opened for
+/// appending, on fd 7) must not reach the commands: through it a script could write past
+/// Landlock, or talk past the network namespace if it were a socket.
+#[test]
+fn inherited_descriptors_do_not_leak_into_commands() {
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/fds.sh"),
+        "#!/bin/bash\nls /proc/self/fd | tr '\\n' ' '\necho pwned >&7 2>/dev/null && echo wrote-fd7\n",
+        0o755,
+    );
+    let victim = home.path().join("VICTIM");
+    std::fs::write(&victim, "").unwrap();
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&victim)
+        .unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+    for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
+        let mut args = vec!["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
+        args.extend_from_slice(extra);
+        let mut cmd = command(&home, &args, &[]);
+        // SAFETY: dup2 is async-signal-safe; the new descriptor is inheritable.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(fd, 7) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        let writer = write_input(&mut child, b"!{scripts/fds.sh}".to_vec(), Feed::Whole);
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "",
+            "HOLE ({extra:?}): a command wrote through an inherited descriptor: {text}"
+        );
+        assert!(!text.contains("wrote-fd7"), "{extra:?}: {text}");
+        // 0, 1, 2 and the descriptor `ls` opens for /proc/self/fd.
+        let fds: Vec<&str> = text
+            .split_whitespace()
+            .take_while(|w| w.parse::<u32>().is_ok())
+            .collect();
+        assert_eq!(
+            fds,
+            ["0", "1", "2", "3"],
+            "{extra:?}: descriptors leaked: {text}"
+        );
+    }
+}
+
+/// The sandboxed command has no controlling terminal: otherwise TIOCSTI on /dev/tty would push
+/// keystrokes into the user's shell, to run after skillpipe exits, outside every sandbox.
+#[test]
+fn commands_cannot_inject_keystrokes_into_the_terminal() {
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/inject.py"),
+        "import fcntl, os, sys, termios\n\
+         try:\n    fd = os.open('/dev/tty', os.O_RDWR)\n\
+         except OSError as e:\n    print('no-tty'); sys.exit(0)\n\
+         print('has-tty')\n\
+         try:\n    [fcntl.ioctl(fd, termios.TIOCSTI, bytes([c])) for c in b'touch CANARY-INJECTED\\n']\n    print('injected')\n\
+         except OSError as e:\n    print('ioctl-refused')\n",
+        0o644,
+    );
+    // A pseudo-terminal that becomes skillpipe's controlling terminal.
+    // SAFETY: plain libc calls on descriptors we own.
+    let (master, slave_name) = unsafe {
+        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(m >= 0, "posix_openpt");
+        assert_eq!(libc::grantpt(m), 0);
+        assert_eq!(libc::unlockpt(m), 0);
+        let name = std::ffi::CStr::from_ptr(libc::ptsname(m)).to_owned();
+        (m, name)
+    };
+    for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
+        let mut args = vec!["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
+        args.extend_from_slice(extra);
+        let mut cmd = command(&home, &args, &[]);
+        let slave_name = slave_name.clone();
+        // SAFETY: open/ioctl/close are async-signal-safe; `command` already called setsid.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(slave_name.as_ptr(), libc::O_RDWR);
+                if fd < 0 || libc::ioctl(fd, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(fd);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        let writer = write_input(&mut child, b"!{scripts/inject.py}".to_vec(), Feed::Whole);
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        // Whatever reached the terminal's input queue is echoed to the master side.
+        let mut echoed = Vec::new();
+        // SAFETY: non-blocking read on our own descriptor.
+        unsafe {
+            libc::fcntl(master, libc::F_SETFL, libc::O_NONBLOCK);
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = libc::read(master, buf.as_mut_ptr().cast(), buf.len());
+                if n <= 0 {
+                    break;
+                }
+                echoed.extend_from_slice(&buf[..n as usize]);
+            }
+        }
+        let echoed = String::from_utf8_lossy(&echoed);
+        assert!(
+            !echoed.contains("CANARY-INJECTED"),
+            "HOLE ({extra:?}): keystrokes were injected into the terminal: {echoed:?} ({text})"
+        );
+        assert_eq!(
+            text,
+            "no-tty",
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // SAFETY: closing our descriptor.
+    unsafe { libc::close(master) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chat: the same attacks coming from a model server
+
+fn chat_cmd(home: &TestHome, server: &Server, extra: &[&str]) -> Command {
+    let mut args = vec!["chat", "--base-url", &server.url, "--model", "test-model"];
+    args.extend_from_slice(extra);
+    let mut c = command(home, &args, &[]);
+    c.stdin(Stdio::null());
+    c
+}
+
+fn output(mut c: Command) -> Out {
+    let out = c.output().unwrap();
+    Out {
+        status: out.status,
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn chat_refuses_hostile_directives_and_tells_the_model() {
+    let home = TestHome::new();
+    let c = home.path().join("CANARY").display().to_string();
+    let answer = format!(
+        "A %{{touch {c}; echo}} B %{{env touch {c}}} C\n```\n%{{touch {c}}}\n```\nD !{{touch {c}}}"
+    );
+    let server = Server::start([Reply::chunked(&answer, 2), Reply::text([" E"])]);
+    let out = output(chat_cmd(
+        &home,
+        &server,
+        &["--allow", "echo", "--allow-filesystem", "-y", "go"],
+    ));
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(
+        !home.path().join("CANARY").exists(),
+        "HOLE: a chat directive ran"
+    );
+    assert_eq!(
+        out.text(),
+        format!("A  B  C\n```\n%{{touch {c}}}\n```\nD  E\n")
+    );
+    let audit = home.audit();
+    let decisions: Vec<&str> = audit
+        .iter()
+        .map(|r| r["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decisions.len(), 3, "{audit:?}");
+    assert!(
+        decisions.contains(&"invalid") && decisions.contains(&"denied"),
+        "{audit:?}"
+    );
+    assert!(!decisions.contains(&"ran"));
+    let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
+    let told = msgs.last().unwrap()["content"].as_str().unwrap();
+    assert!(told.contains("not run: "), "{told}");
+}
+
+fn tool_skill(home: &TestHome) {
+    skills_setup(home);
+    write_file(
+        &home.path().join("skills/good/scripts/echoargs.sh"),
+        "#!/bin/sh\n# Print the arguments, one per line.\nfor a in \"$@\"; do echo \"$a\"; done\n",
+        0o755,
+    );
+}
+
+/// Native tool calls: arguments are argv (no shell), unknown tools are refused and audited,
+/// and one answer cannot run more tool calls than max_captures_per_turn.
+#[test]
+fn chat_tool_calls_are_bounded_and_audited() {
+    let home = TestHome::new();
+    tool_skill(&home);
+    let c = home.path().join("CANARY").display().to_string();
+    let args_json =
+        serde_json::json!({"args": [format!("; touch {c}"), format!("$(touch {c})")]}).to_string();
+    let mut first = Reply::text(["Working."])
+        .tool_call("c1", "good__echoargs", [args_json.as_str()])
+        .tool_call("c2", "sh", [r#"{"args":["-c","touch CANARY"]}"#]);
+    for i in 3..=8 {
+        first = first.tool_call(
+            &format!("c{i}"),
+            "good__echoargs",
+            [format!(r#"{{"args":["{i}"]}}"#)],
+        );
+    }
+    let server = Server::start([first, Reply::text(["Done."]), Reply::text(["More."])]);
+    let out = output(chat_cmd(
+        &home,
+        &server,
+        &[
+            "--tools",
+            "--skills-dir",
+            "skills",
+            "--allow-scripts",
+            "--allow-filesystem",
+            "--max-captures",
+            "3",
+            "-y",
+            "go",
+        ],
+    ));
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(
+        !home.path().join("CANARY").exists(),
+        "HOLE: a tool call reached a shell"
+    );
+    let audit = home.audit();
+    let ran: Vec<&Value> = audit.iter().filter(|r| r["decision"] == "ran").collect();
+    assert!(
+        ran.len() <= 3,
+        "HOLE: {} tool calls ran with --max-captures 3: {audit:?}",
+        ran.len()
+    );
+    assert_eq!(
+        ran[0]["argv"],
+        serde_json::json!([
+            "good/scripts/echoargs.sh",
+            format!("; touch {c}"),
+            format!("$(touch {c})")
+        ])
+    );
+    let unknown = audit.iter().find(|r| r["argv"][0] == "sh");
+    assert!(
+        unknown.is_some_and(|r| r["decision"] == "invalid" && r["kind"] == "tool"),
+        "the unknown tool `sh` was not audited: {audit:?}"
+    );
+    // The calls over the limit are refused, audited, and end the turn.
+    let limited = audit
+        .iter()
+        .filter(|r| {
+            r["decision"] == "denied"
+                && r["reason"]
+                    .as_str()
+                    .is_some_and(|s| s.contains("max_captures_per_turn"))
+        })
+        .count();
+    assert_eq!(limited, 5, "{audit:?}");
+    assert_eq!(
+        audit.len(),
+        8,
+        "every tool call leaves one audit line: {audit:?}"
+    );
+    assert!(
+        out.stderr.contains("max_captures_per_turn"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the turn should stop at the limit"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// `skillpipe run`: the script name may come from a model too (agent harnesses)
+
+#[test]
+fn run_refuses_scripts_outside_the_skill() {
+    let cases: &[(&str, &[&str], i32, &str)] = &[
+        ("dot-dot", &["../../outside/evil.sh"], 2, "invalid"),
+        (
+            "scripts/dot-dot",
+            &["scripts/../../outside/evil.sh"],
+            2,
+            "invalid",
+        ),
+        ("absolute", &["{H}/outside/evil.sh"], 2, "invalid"),
+        ("symlink out", &["out.sh"], 2, "invalid"),
+        (
+            "symlink to /bin/sh",
+            &["shell.sh", "--", "-c", "touch {C}"],
+            2,
+            "invalid",
+        ),
+        ("directory symlink", &["dirlink/evil.sh"], 2, "invalid"),
+        ("setuid", &["suid"], 2, "invalid"),
+        ("setgid", &["scripts/sgid.sh"], 2, "invalid"),
+        (
+            "denied pattern",
+            &["evil", "--deny", "good/scripts/evil*"],
+            3,
+            "denied",
+        ),
+        (
+            "allowed-tools without Bash (other skill)",
+            &["ro"],
+            2,
+            "invalid",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, extra, code, decision) in cases {
+        let home = TestHome::new();
+        skills_setup(&home);
+        let h = home.path().display().to_string();
+        let skill = if name.contains("other skill") {
+            "readonly"
+        } else {
+            "good"
+        };
+        let mut args = vec![
+            "run".to_string(),
+            "--skills-dir".into(),
+            "skills".into(),
+            "--allow-scripts".into(),
+        ];
+        args.extend(["--allow-filesystem".into(), "-y".into(), skill.into()]);
+        let fill = |w: &&str| w.replace("{H}", &h).replace("{C}", &format!("{h}/CANARY"));
+        let (script, rest) = extra.split_first().unwrap();
+        args.push(fill(script));
+        // Flags after the script name, `--` and script arguments stay in order.
+        args.extend(rest.iter().map(fill));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = output(command(&home, &args, &[]));
+        let audit = home.audit();
+        let mut fail = |m: String| {
+            failures.push(format!(
+                "[run] {name}: {m}\n    stderr: {}\n    audit: {audit:?}",
+                out.stderr
+            ))
+        };
+        if home.path().join("CANARY").exists() {
+            fail("HOLE: the canary was created".into());
+        }
+        if out.status.code() != Some(*code) {
+            fail(format!("exit {:?}, expected {code}", out.status.code()));
+        }
+        match audit.as_slice() {
+            [rec]
+                if rec["decision"] == *decision
+                    && rec["kind"] == "run"
+                    && rec["reason"].is_string() => {}
+            _ => fail(format!("expected one `{decision}` record of kind run")),
+        }
+    }
+    assert_no_failures(failures, cases.len());
+}
