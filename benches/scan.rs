@@ -66,9 +66,7 @@ fn throughput(c: &mut Criterion) {
     ];
     for (name, input) in &inputs {
         group.throughput(Throughput::Bytes(input.len() as u64));
-        group.bench_function(*name, |b| {
-            b.iter(|| scan_chunked(black_box(input), opts))
-        });
+        group.bench_function(*name, |b| b.iter(|| scan_chunked(black_box(input), opts)));
     }
     group.finish();
 }

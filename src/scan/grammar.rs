@@ -35,7 +35,12 @@ enum Token {
 }
 
 fn single_quoted(i: &[u8]) -> IResult<&[u8], &[u8]> {
-    recognize(delimited(tag(&b"'"[..]), take_till(|c| c == b'\''), tag(&b"'"[..]))).parse(i)
+    recognize(delimited(
+        tag(&b"'"[..]),
+        take_till(|c| c == b'\''),
+        tag(&b"'"[..]),
+    ))
+    .parse(i)
 }
 
 fn double_quoted(i: &[u8]) -> IResult<&[u8], &[u8]> {
@@ -43,7 +48,12 @@ fn double_quoted(i: &[u8]) -> IResult<&[u8], &[u8]> {
         preceded(tag(&b"\\"[..]), take(1usize)),
         take_till1(|c| c == b'"' || c == b'\\'),
     ));
-    recognize(delimited(tag(&b"\""[..]), many0_count(piece), tag(&b"\""[..]))).parse(i)
+    recognize(delimited(
+        tag(&b"\""[..]),
+        many0_count(piece),
+        tag(&b"\""[..]),
+    ))
+    .parse(i)
 }
 
 /// An escaped byte outside quotes. An escaped newline is still an unquoted newline: not allowed.

@@ -300,7 +300,10 @@ mod tests {
                 byte_wise.push(*b as char);
             }
         }
-        assert_eq!(marks, byte_wise, "chunking changed the result for {input:?}");
+        assert_eq!(
+            marks, byte_wise,
+            "chunking changed the result for {input:?}"
+        );
         marks
     }
 

@@ -9,7 +9,7 @@
 //! splitting the input into chunks (compare with [`coalesce`]).
 
 pub mod grammar;
-mod markdown;
+pub mod markdown;
 pub mod scanner;
 
 pub use grammar::parse_directive;
@@ -57,7 +57,9 @@ pub enum Event {
 
 #[derive(Debug, Clone, Copy)]
 pub struct ScanOptions {
-    /// A directive longer than this (raw bytes) is literal text.
+    /// A directive longer than this (raw bytes, sigil to closing bracket) is literal text. The scanner
+    /// never holds back more than `max(max_directive_bytes, 2)` bytes; see [`scanner`] for how it
+    /// resumes after giving up on a long candidate.
     pub max_directive_bytes: usize,
     /// Recognise directives inside Markdown code too.
     pub exec_in_code: bool,

@@ -108,7 +108,7 @@ impl Scanner {
     }
 
     /// Bytes held back because they may still become (or belong to) a directive.
-    /// Never more than `max_directive_bytes` + 2.
+    /// Never more than `max(max_directive_bytes, 2)`.
     pub fn held_back(&self) -> usize {
         match self.held {
             Held::Nothing => 0,
@@ -292,14 +292,14 @@ impl Scanner {
             "framer and grammar disagree on {:?}",
             String::from_utf8_lossy(&self.raw)
         );
-        if !self.cand.escaped {
-            if let Some(d) = grammar::parse_directive(&self.raw) {
-                self.held = Held::Nothing;
-                self.raw.clear();
-                self.flush_text(out);
-                out.push(Event::Directive(d));
-                return;
-            }
+        if !self.cand.escaped
+            && let Some(d) = grammar::parse_directive(&self.raw)
+        {
+            self.held = Held::Nothing;
+            self.raw.clear();
+            self.flush_text(out);
+            out.push(Event::Directive(d));
+            return;
         }
         self.literal();
     }

@@ -14,7 +14,7 @@ fn feed_chunks(input: &[u8], cuts: &[usize], opts: ScanOptions) -> Vec<Event> {
     let mut prev = 0;
     for &c in cuts.iter().chain(std::iter::once(&input.len())) {
         s.feed(&input[prev..c], &mut out);
-        assert!(s.held_back() <= opts.max_directive_bytes.max(2) + 2);
+        assert!(s.held_back() <= opts.max_directive_bytes.max(2));
         prev = c;
     }
     s.finish(&mut out);
@@ -77,7 +77,10 @@ fn recognises_directives() {
 fn prose_punctuation_is_untouched() {
     check(
         &[
-            ("100% sure, wow! {} {x} <b> a\\b", &["T:100% sure, wow! {} {x} <b> a\\b"]),
+            (
+                "100% sure, wow! {} {x} <b> a\\b",
+                &["T:100% sure, wow! {} {x} <b> a\\b"],
+            ),
             ("100%", &["T:100%"]),
             ("wow!", &["T:wow!"]),
             ("50%} !} %( !>", &["T:50%} !} %( !>"]),
@@ -165,10 +168,22 @@ fn code_is_literal() {
             ("`%{x}` %{y}", &["T:`%{x}` ", "%y"]),
             ("``a ` %{x}`` !{y}", &["T:``a ` %{x}`` ", "!y"]),
             ("```\n%{x}\n```\n%{y}", &["T:```\n%{x}\n```\n", "%y"]),
-            ("```sh\n%{x}\n\n!{z}\n```\n%{y}", &["T:```sh\n%{x}\n\n!{z}\n```\n", "%y"]),
-            ("~~~\n!{x}\n```\n!{x}\n~~~\n!{y}", &["T:~~~\n!{x}\n```\n!{x}\n~~~\n", "!y"]),
-            ("````\n%{x}\n```\n%{x}\n````\n%{y}", &["T:````\n%{x}\n```\n%{x}\n````\n", "%y"]),
-            ("  ```\n%{x}\n   ```  \n%{y}", &["T:  ```\n%{x}\n   ```  \n", "%y"]),
+            (
+                "```sh\n%{x}\n\n!{z}\n```\n%{y}",
+                &["T:```sh\n%{x}\n\n!{z}\n```\n", "%y"],
+            ),
+            (
+                "~~~\n!{x}\n```\n!{x}\n~~~\n!{y}",
+                &["T:~~~\n!{x}\n```\n!{x}\n~~~\n", "!y"],
+            ),
+            (
+                "````\n%{x}\n```\n%{x}\n````\n%{y}",
+                &["T:````\n%{x}\n```\n%{x}\n````\n", "%y"],
+            ),
+            (
+                "  ```\n%{x}\n   ```  \n%{y}",
+                &["T:  ```\n%{x}\n   ```  \n", "%y"],
+            ),
             ("```\n%{x}\n``` no\n%{x}", &["T:```\n%{x}\n``` no\n%{x}"]),
             ("```\n%{x}\n    ```\n%{x}", &["T:```\n%{x}\n    ```\n%{x}"]),
             ("    ```\n\n%{y}", &["T:    ```\n\n", "%y"]),
@@ -180,8 +195,14 @@ fn code_is_literal() {
             ("`oops\n%{x}\n\n%{y}", &["T:`oops\n%{x}\n\n", "%y"]),
             ("`oops\n \t\r\n%{y}", &["T:`oops\n \t\r\n", "%y"]),
             // A fence opener interrupts an unclosed span.
-            ("`oops\n```\n\n%{x}\n```\n%{y}", &["T:`oops\n```\n\n%{x}\n```\n", "%y"]),
-            ("```\r\n%{x}\r\n```\r\n%{y}", &["T:```\r\n%{x}\r\n```\r\n", "%y"]),
+            (
+                "`oops\n```\n\n%{x}\n```\n%{y}",
+                &["T:`oops\n```\n\n%{x}\n```\n", "%y"],
+            ),
+            (
+                "```\r\n%{x}\r\n```\r\n%{y}",
+                &["T:```\r\n%{x}\r\n```\r\n", "%y"],
+            ),
         ],
         DEFAULT,
     );
@@ -216,7 +237,10 @@ fn length_limit() {
             // Resumes at the byte that did not fit, which may start a directive.
             ("%{aaaaaaaa%{b}", &["T:%{aaaaaaaa", "%b"]),
             ("%{%{%{%{%{%{%{x}", &["T:%{%{%{%{%{%{%{x}"]),
-            ("%{\"aaaaaaaaaaaaaaa\"} %{x}", &["T:%{\"aaaaaaaaaaaaaaa\"} ", "%x"]),
+            (
+                "%{\"aaaaaaaaaaaaaaa\"} %{x}",
+                &["T:%{\"aaaaaaaaaaaaaaa\"} ", "%x"],
+            ),
         ],
         opts,
     );
