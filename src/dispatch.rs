@@ -1,1 +1,323 @@
-//! One directive from parse to result: policy decision, confirmation, audit, run.
+//! One command from request to result: parse, resolve, policy decision, confirmation, audit, run.
+//!
+//! Every caller (filter, chat loop, native tool calls, `skillpipe run`) goes through
+//! [`Dispatcher`], so a blocked command is refused, and every decision audited, in one place.
+
+use crate::audit::{AuditLog, Decision, Record};
+use crate::command::{self, Argv0Kind, Target};
+use crate::confirm::{self, Answer, Confirmer, Prompt, Verdict};
+use crate::exec::{self, ExecError, RunResult, RunSpec};
+use crate::policy::{self, AuditMode, ScriptPolicy};
+use crate::sandbox::SandboxSpec;
+use crate::scan::Kind;
+use crate::skills::SkillSet;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Where a request came from; recorded as the audit line's `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    SideEffect,
+    Capture,
+    /// `skillpipe run`.
+    Run,
+    /// A native tool call.
+    Tool,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::SideEffect => "side_effect",
+            Origin::Capture => "capture",
+            Origin::Run => "run",
+            Origin::Tool => "tool",
+        }
+    }
+}
+
+impl From<Kind> for Origin {
+    fn from(k: Kind) -> Origin {
+        match k {
+            Kind::SideEffect => Origin::SideEffect,
+            Kind::Capture => Origin::Capture,
+        }
+    }
+}
+
+/// What happened to a request.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Ran(Ran),
+    /// Not run: denied, declined or invalid, with a one-line reason.
+    Blocked { decision: Decision, reason: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct Ran {
+    pub result: RunResult,
+    pub skill: Option<String>,
+    pub script_path: Option<PathBuf>,
+}
+
+impl Outcome {
+    /// True when the command ran and exited 0.
+    pub fn succeeded(&self) -> bool {
+        matches!(self, Outcome::Ran(r) if r.result.success())
+    }
+}
+
+type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync;
+
+/// Holds the policy, skills, audit log and session confirmation state.
+pub struct Dispatcher {
+    policy: ScriptPolicy,
+    skills: Arc<SkillSet>,
+    audit: AuditLog,
+    confirmer: Mutex<Confirmer>,
+    asker: Box<Asker>,
+    agent: Option<String>,
+    /// The inherited environment, already reduced to `env_passthrough`.
+    base_env: Vec<(OsString, OsString)>,
+}
+
+/// PATH used to find programs when the policy passes no PATH through.
+const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+impl Dispatcher {
+    pub fn new(policy: ScriptPolicy, skills: Arc<SkillSet>, audit: AuditLog) -> Dispatcher {
+        let base_env = std::env::vars_os()
+            .filter(|(k, _)| {
+                policy
+                    .env_passthrough
+                    .iter()
+                    .any(|p| k.to_str() == Some(p.as_str()))
+            })
+            .collect();
+        Dispatcher {
+            confirmer: Mutex::new(Confirmer::new(policy.confirm)),
+            policy,
+            skills,
+            audit,
+            asker: Box::new(confirm::ask_tty),
+            agent: None,
+            base_env,
+        }
+    }
+
+    pub fn with_agent(mut self, agent: Option<String>) -> Self {
+        self.agent = agent;
+        self
+    }
+
+    /// Replaces the terminal prompt (the REPL pauses its spinner around it).
+    pub fn with_asker(
+        mut self,
+        asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.asker = Box::new(asker);
+        self
+    }
+
+    pub fn policy(&self) -> &ScriptPolicy {
+        &self.policy
+    }
+
+    pub fn skills(&self) -> &SkillSet {
+        &self.skills
+    }
+
+    /// A directive body: parsed into argv (shell syntax is invalid), then as [`Self::run_argv`].
+    pub async fn run_body(&self, kind: Kind, body: &str) -> Outcome {
+        let origin = Origin::from(kind);
+        if !self.policy.allow_scripts {
+            // Nothing runs without the master switch; say so before judging the syntax.
+            let argv = vec![body.to_string()];
+            return self.block(origin, &argv, None, Decision::Denied, policy::SCRIPTS_NOT_ALLOWED.into());
+        }
+        match command::parse_argv(body) {
+            Ok(argv) => self.run_argv(origin, argv, None).await,
+            Err(e) => self.block(origin, &[body.to_string()], None, Decision::Invalid, e.to_string()),
+        }
+    }
+
+    /// Runs argv (argv[0] a skill script reference or a system command) if the policy allows.
+    pub async fn run_argv(&self, origin: Origin, argv: Vec<String>, stdin: Option<Vec<u8>>) -> Outcome {
+        let Some(argv0) = argv.first().cloned() else {
+            return self.block(origin, &argv, None, Decision::Invalid, "empty command".into());
+        };
+        let args = &argv[1..];
+        let path_var = self.path_var();
+        let mut skill = None;
+        let mut script_path = None;
+        let mut extra_env = Vec::new();
+        let (program, prog_args, cwd) = match command::classify(&argv0) {
+            Argv0Kind::ScriptRef => {
+                let resolved = match self.skills.resolve(&argv0) {
+                    Ok(r) => r,
+                    Err(e) => return self.block(origin, &argv, None, Decision::Invalid, e.to_string()),
+                };
+                skill = Some(resolved.skill.clone());
+                let target = Target::Script {
+                    skill: &resolved.skill,
+                    rel_path: &resolved.rel_path,
+                    args,
+                };
+                if let policy::Decision::Deny(why) = policy::decide(&self.policy, &target) {
+                    return self.block(origin, &argv, skill, Decision::Denied, why);
+                }
+                let cmd = match resolved.command(args, &self.policy.allowed_interpreters, &path_var) {
+                    Ok(c) => c,
+                    Err(e) => return self.block(origin, &argv, skill, Decision::Denied, e.to_string()),
+                };
+                script_path = Some(resolved.path.clone());
+                extra_env = cmd.env;
+                (cmd.program.into_os_string(), cmd.args, cmd.cwd)
+            }
+            Argv0Kind::Path | Argv0Kind::Bare => {
+                let target = Target::System {
+                    program: &argv0,
+                    args,
+                };
+                if let policy::Decision::Deny(why) = policy::decide(&self.policy, &target) {
+                    return self.block(origin, &argv, None, Decision::Denied, why);
+                }
+                let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+                let args = args.iter().map(OsString::from).collect();
+                (OsString::from(&argv0), args, cwd)
+            }
+        };
+
+        let sandbox_text = self.sandbox_description();
+        let prompt = Prompt {
+            argv: &argv,
+            skill: skill.as_deref(),
+            cwd: &cwd,
+            sandbox: &sandbox_text,
+        };
+        let verdict = {
+            let mut confirmer = self.confirmer.lock().unwrap_or_else(|e| e.into_inner());
+            confirmer.confirm(&prompt, |p| (self.asker)(p))
+        };
+        if let Verdict::Declined(why) = verdict {
+            return self.block(origin, &argv, skill, Decision::Declined, why);
+        }
+        if self.policy.audit == AuditMode::Required
+            && let Err(e) = self.audit.check_writable()
+        {
+            let why = format!("audit = \"required\" and the log cannot be written: {e}");
+            return self.block(origin, &argv, skill, Decision::Denied, why);
+        }
+
+        let mut env = self.base_env.clone();
+        env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
+        env.extend(extra_env);
+        let spec = RunSpec {
+            program,
+            args: prog_args,
+            cwd,
+            env,
+            stdin,
+            timeout: Duration::from_secs(self.policy.timeout_seconds),
+            max_output_bytes: self.policy.max_output_bytes,
+            sandbox: self.sandbox_spec(),
+        };
+        match exec::run(spec).await {
+            Ok(result) => {
+                let mut rec = self.record(origin, Decision::Ran, &argv, skill.clone());
+                rec.exit_code = Some(result.exit_code);
+                rec.signal = result.signal.clone();
+                rec.duration_ms = Some(result.duration.as_millis() as u64);
+                rec.bytes_out = Some(result.stdout.len() as u64);
+                rec.bytes_err = Some(result.stderr.len() as u64);
+                rec.truncated = result.truncated_stdout || result.truncated_stderr;
+                rec.sandbox = Some(result.enforced.summary());
+                if result.timed_out {
+                    rec.reason = Some("timed out".into());
+                }
+                self.audit.write_or_warn(&rec);
+                Outcome::Ran(Ran {
+                    result,
+                    skill,
+                    script_path,
+                })
+            }
+            Err(ExecError::NotFound { .. }) => {
+                let why = format!("command not found: {argv0}");
+                self.block(origin, &argv, skill, Decision::Invalid, why)
+            }
+            Err(e @ ExecError::Sandbox(_)) => {
+                self.block(origin, &argv, skill, Decision::Denied, e.to_string())
+            }
+            Err(e) => self.block(origin, &argv, skill, Decision::Invalid, e.to_string()),
+        }
+    }
+
+    fn path_var(&self) -> OsString {
+        self.base_env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| FALLBACK_PATH.into())
+    }
+
+    fn sandbox_spec(&self) -> SandboxSpec {
+        SandboxSpec {
+            isolate_network: !self.policy.allow_network,
+            restrict_filesystem: !self.policy.allow_filesystem,
+            writable: self.policy.writable_paths.clone(),
+            required: self.policy.sandbox == policy::SandboxMode::Required,
+        }
+    }
+
+    /// Short text for the prompt and the audit log.
+    pub fn sandbox_description(&self) -> String {
+        let net = if self.policy.allow_network { "network allowed" } else { "no network" };
+        let fs = if self.policy.allow_filesystem {
+            "writes anywhere"
+        } else {
+            "writes only to $TMPDIR"
+        };
+        format!("{net}, {fs}")
+    }
+
+    fn record(&self, origin: Origin, decision: Decision, argv: &[String], skill: Option<String>) -> Record {
+        let mut rec = Record::new(origin.as_str(), decision, argv);
+        rec.agent = self.agent.clone();
+        rec.skill = skill;
+        rec.sandbox = Some(self.sandbox_description());
+        rec
+    }
+
+    fn block(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        skill: Option<String>,
+        decision: Decision,
+        reason: String,
+    ) -> Outcome {
+        let mut rec = self.record(origin, decision, argv, skill);
+        rec.reason = Some(reason.clone());
+        self.audit.write_or_warn(&rec);
+        Outcome::Blocked { decision, reason }
+    }
+}
+
+/// The result object of DESIGN §3 (`skillpipe run --json`, tool results).
+pub fn result_json(ran: &Ran) -> serde_json::Value {
+    let r = &ran.result;
+    serde_json::json!({
+        "success": r.success(),
+        "exit_code": r.exit_code,
+        "signal": r.signal,
+        "stdout": String::from_utf8_lossy(&r.stdout),
+        "stderr": String::from_utf8_lossy(&r.stderr),
+        "outputs": crate::skills::outputs_of(&r.stdout),
+        "duration_ms": r.duration.as_millis() as u64,
+        "truncated": {"stdout": r.truncated_stdout, "stderr": r.truncated_stderr},
+        "script_path": ran.script_path,
+    })
+}

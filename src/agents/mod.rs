@@ -5,7 +5,7 @@
 //! - [`search`]: where agents live and how a name is found; `agents list`.
 //! - [`prompt`]: the system prompt a model sees. Pure.
 //! - [`template`]: `{{var}}` placeholders and `--var K=V`. Pure.
-//! - [`skill_adapter`]: a minimal SKILL.md reader for the prompt, to be swapped for the skills module.
+//! - [`skill_adapter`]: the prompt view of loaded skills.
 
 pub mod config;
 mod error;
@@ -18,5 +18,5 @@ pub use config::{AgentConfig, AgentFile, AgentFormat};
 pub use error::AgentError;
 pub use prompt::{SkillPrompt, system_prompt};
 pub use search::{AgentListing, AgentSummary, find, list, list_in, load, load_from};
-pub use skill_adapter::skill_prompts;
+pub use skill_adapter::skill_prompts_of;
 pub use template::parse_vars;

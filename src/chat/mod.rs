@@ -1,1 +1,435 @@
-//! The chat loop (DESIGN §7): stream, scan, run, loop back for captures.
+//! The chat loop (DESIGN §7): stream tokens through the scanner, show text at once, queue side
+//! effects, and for a capture stop the stream, run it, give the result back to the model and
+//! show its continuation seamlessly.
+//!
+//! The loop talks to the screen only through [`Ui`], so one-shot mode, the REPL and tests share it.
+
+pub mod result;
+pub mod tools;
+
+use crate::dispatch::{Dispatcher, Origin, Outcome};
+use crate::model::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef};
+use crate::scan::{Directive, Event, Kind, ScanOptions, Scanner};
+use futures::StreamExt;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Where the loop shows things. Text is the processed answer; everything else is a side channel.
+pub trait Ui {
+    /// A piece of the processed answer (may split a UTF-8 character).
+    fn text(&mut self, bytes: &[u8]);
+    /// One status line about a directive or the stream (ran, blocked, exit code, retrying, …).
+    fn status(&mut self, line: &str);
+    /// Something is pending: `Some("thinking")` until the first token, `Some("running …")`
+    /// while a script runs, `None` when output flows again.
+    fn busy(&mut self, what: Option<&str>);
+}
+
+#[derive(Debug, Clone)]
+pub struct ChatOptions {
+    pub scan: ScanOptions,
+    pub max_captures: usize,
+    /// Offer skill scripts as native tools.
+    pub tools: bool,
+    pub stream: bool,
+    pub model: String,
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// How one turn went.
+#[derive(Debug, Default, Clone)]
+pub struct TurnReport {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub captures: usize,
+    /// A directive was blocked, invalid or failed.
+    pub problems: bool,
+    /// The processed text shown for this turn.
+    pub shown: String,
+}
+
+/// A conversation: history (with the model's raw text), the provider, and the dispatcher.
+pub struct Session {
+    provider: Box<dyn Provider>,
+    dispatcher: Arc<Dispatcher>,
+    opts: ChatOptions,
+    system: Option<String>,
+    /// Everything after the system prompt, as the model sent and received it.
+    pub history: Vec<Message>,
+    /// (role, processed text) for saved transcripts and /copy.
+    pub transcript: Vec<(String, String)>,
+    tool_defs: Vec<ToolDef>,
+    tool_map: tools::ToolMap,
+    /// Text of the answer in flight, kept so a cancelled turn keeps what was shown.
+    partial_raw: String,
+    partial_shown: String,
+}
+
+/// A side effect finished (or was blocked) on the background queue.
+type SideDone = (Directive, Outcome);
+
+impl Session {
+    pub fn new(
+        provider: Box<dyn Provider>,
+        dispatcher: Arc<Dispatcher>,
+        system: Option<String>,
+        opts: ChatOptions,
+    ) -> Session {
+        let (tool_defs, tool_map) = if opts.tools {
+            tools::tool_defs(dispatcher.skills())
+        } else {
+            Default::default()
+        };
+        Session {
+            provider,
+            dispatcher,
+            opts,
+            system,
+            history: Vec::new(),
+            transcript: Vec::new(),
+            tool_defs,
+            tool_map,
+            partial_raw: String::new(),
+            partial_shown: String::new(),
+        }
+    }
+
+    pub fn options(&self) -> &ChatOptions {
+        &self.opts
+    }
+
+    pub fn set_model(&mut self, model: String) {
+        self.opts.model = model;
+    }
+
+    pub fn set_provider(&mut self, provider: Box<dyn Provider>) {
+        self.provider = provider;
+    }
+
+    pub fn system_prompt(&self) -> Option<&str> {
+        self.system.as_deref()
+    }
+
+    pub fn set_system_prompt(&mut self, system: Option<String>) {
+        self.system = system;
+    }
+
+    pub fn clear(&mut self) {
+        self.history.clear();
+        self.transcript.clear();
+    }
+
+    /// Keeps the partial answer of a turn that was cancelled (Ctrl-C) in the history.
+    pub fn cancelled(&mut self) {
+        let raw = std::mem::take(&mut self.partial_raw);
+        let shown = std::mem::take(&mut self.partial_shown);
+        if !raw.is_empty() {
+            self.history.push(Message::assistant(raw));
+        }
+        self.transcript.push(("assistant".into(), shown));
+    }
+
+    fn request(&self) -> ChatRequest {
+        let mut messages = Vec::with_capacity(self.history.len() + 1);
+        if let Some(s) = &self.system {
+            messages.push(Message::system(s.clone()));
+        }
+        messages.extend(self.history.iter().cloned());
+        ChatRequest {
+            model: self.opts.model.clone(),
+            messages,
+            params: self.opts.params.clone(),
+            tools: self.tool_defs.clone(),
+            stream: self.opts.stream,
+        }
+    }
+
+    /// One user message and the whole answer, captures and tool calls included.
+    pub async fn turn(&mut self, user: &str, ui: &mut dyn Ui) -> Result<TurnReport, ModelError> {
+        self.history.push(Message::user(user));
+        self.transcript.push(("user".into(), user.to_string()));
+        self.partial_raw.clear();
+        self.partial_shown.clear();
+        let mut report = TurnReport::default();
+        let (side_tx, mut side_rx) = mpsc::unbounded_channel::<SideDone>();
+        let (queue, queue_rx) = mpsc::unbounded_channel::<Directive>();
+        // Side effects run in order on one worker; dropping the turn (Ctrl-C) aborts it.
+        let _worker = AbortOnDrop(tokio::spawn(side_effect_worker(
+            self.dispatcher.clone(),
+            queue_rx,
+            side_tx,
+        )));
+        let mut side_pending = 0usize;
+        let mut capture_bodies: Vec<String> = Vec::new();
+
+        let result = loop {
+            ui.busy(Some("thinking"));
+            let stream = self.provider.stream(self.request());
+            let step = self
+                .stream_answer(stream, ui, &mut report, &queue, &mut side_pending, &mut side_rx)
+                .await;
+            let step = match step {
+                Ok(step) => step,
+                Err(e) => break Err(e),
+            };
+            match step {
+                Step::Done { raw, tool_calls } if tool_calls.is_empty() => {
+                    self.history.push(Message::assistant(raw));
+                    break Ok(());
+                }
+                Step::Done { raw, tool_calls } => {
+                    self.history.push(Message::Assistant {
+                        content: raw,
+                        tool_calls: tool_calls.clone(),
+                    });
+                    for call in tool_calls {
+                        report.captures += 1;
+                        let content = self.run_tool(&call, ui, &mut report).await;
+                        self.history.push(Message::tool(call.id.clone(), content));
+                    }
+                    if report.captures > self.opts.max_captures {
+                        ui.status(&format!(
+                            "stopped: more than {} tool calls in one answer (max_captures_per_turn)",
+                            self.opts.max_captures
+                        ));
+                        break Ok(());
+                    }
+                }
+                Step::Capture { raw, directive } => {
+                    self.history.push(Message::assistant(raw));
+                    let repeats = capture_bodies.iter().filter(|b| **b == directive.body).count();
+                    if repeats >= 2 {
+                        ui.status(&format!(
+                            "stopped: the model asked for !{{{}}} again (already run {repeats} times this answer)",
+                            directive.body
+                        ));
+                        break Ok(());
+                    }
+                    capture_bodies.push(directive.body.clone());
+                    report.captures += 1;
+                    ui.busy(Some(&format!("running {}", directive.body)));
+                    let outcome = self.dispatcher.run_body(Kind::Capture, &directive.body).await;
+                    ui.busy(None);
+                    report_status(ui, &directive, &outcome, &mut report);
+                    let msg = result::capture_message(
+                        &directive.body,
+                        &outcome,
+                        self.dispatcher.policy().max_capture_bytes,
+                    );
+                    self.history.push(Message::user(msg));
+                }
+            }
+        };
+        // Side effects finish before the turn ends, so their status lines come before the prompt.
+        while side_pending > 0 {
+            match side_rx.recv().await {
+                Some((d, outcome)) => {
+                    side_pending -= 1;
+                    report_status(ui, &d, &outcome, &mut report);
+                }
+                None => break,
+            }
+        }
+        ui.busy(None);
+        self.partial_raw.clear();
+        report.shown = std::mem::take(&mut self.partial_shown);
+        self.transcript.push(("assistant".into(), report.shown.clone()));
+        result.map(|()| report)
+    }
+
+    /// Streams one model answer until it ends or reaches a capture that should run.
+    async fn stream_answer(
+        &mut self,
+        mut stream: EventStream,
+        ui: &mut dyn Ui,
+        report: &mut TurnReport,
+        queue: &mpsc::UnboundedSender<Directive>,
+        side_pending: &mut usize,
+        side_rx: &mut mpsc::UnboundedReceiver<SideDone>,
+    ) -> Result<Step, ModelError> {
+        let mut scanner = Scanner::new(self.opts.scan);
+        let mut events = Vec::new();
+        // Raw text of this answer up to what has been scanned (what the history keeps).
+        let mut raw = String::new();
+        let mut tool_calls: Vec<ToolCall> = Vec::new();
+        let mut first = true;
+        loop {
+            let item = stream.next().await;
+            while let Ok((d, outcome)) = side_rx.try_recv() {
+                *side_pending -= 1;
+                report_status(ui, &d, &outcome, report);
+            }
+            let finished = match item {
+                None => true,
+                Some(Ok(StreamEvent::Text(t))) => {
+                    if first {
+                        ui.busy(None);
+                        first = false;
+                    }
+                    scanner.feed(t.as_bytes(), &mut events);
+                    raw.push_str(&t);
+                    false
+                }
+                Some(Ok(StreamEvent::ToolCall(c))) => {
+                    tool_calls.push(c);
+                    false
+                }
+                Some(Ok(StreamEvent::Usage {
+                    prompt_tokens,
+                    completion_tokens,
+                })) => {
+                    report.prompt_tokens += prompt_tokens;
+                    report.completion_tokens += completion_tokens;
+                    false
+                }
+                Some(Ok(StreamEvent::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay,
+                    reason,
+                })) => {
+                    ui.status(&format!(
+                        "{reason}; retrying in {:.1} s ({attempt}/{max_attempts})",
+                        delay.as_secs_f64()
+                    ));
+                    false
+                }
+                Some(Ok(StreamEvent::Finished { .. })) => true,
+                Some(Err(e)) => {
+                    // Keep and show what arrived; the caller reports the error.
+                    scanner.finish(&mut events);
+                    for ev in events.drain(..) {
+                        if let Event::Text(t) = ev {
+                            self.show(ui, &t);
+                        }
+                    }
+                    self.partial_raw = raw.clone();
+                    self.history.push(Message::assistant(raw));
+                    return Err(e);
+                }
+            };
+            if finished {
+                scanner.finish(&mut events);
+            }
+            let mut consumed = String::new();
+            for ev in events.drain(..) {
+                match ev {
+                    Event::Text(t) => {
+                        consumed.push_str(&String::from_utf8_lossy(&t));
+                        self.show(ui, &t);
+                    }
+                    Event::Directive(d) if d.kind == Kind::SideEffect => {
+                        consumed.push_str(&String::from_utf8_lossy(&d.raw));
+                        *side_pending += 1;
+                        let _ = queue.send(d);
+                    }
+                    Event::Directive(d) => {
+                        consumed.push_str(&String::from_utf8_lossy(&d.raw));
+                        if report.captures >= self.opts.max_captures {
+                            ui.status(&format!(
+                                "not run: {} (max_captures_per_turn = {} reached)",
+                                String::from_utf8_lossy(&d.raw),
+                                self.opts.max_captures
+                            ));
+                            report.problems = true;
+                            continue;
+                        }
+                        // Stop here: the model continues once it has the result.
+                        drop(stream);
+                        let mut so_far = self.partial_raw.clone();
+                        so_far.push_str(&consumed);
+                        self.partial_raw.clear();
+                        return Ok(Step::Capture {
+                            raw: so_far,
+                            directive: d,
+                        });
+                    }
+                }
+            }
+            self.partial_raw.push_str(&consumed);
+            if finished {
+                let raw = std::mem::take(&mut self.partial_raw);
+                return Ok(Step::Done { raw, tool_calls });
+            }
+        }
+    }
+
+    fn show(&mut self, ui: &mut dyn Ui, bytes: &[u8]) {
+        self.partial_shown.push_str(&String::from_utf8_lossy(bytes));
+        ui.text(bytes);
+    }
+
+    async fn run_tool(&self, call: &ToolCall, ui: &mut dyn Ui, report: &mut TurnReport) -> String {
+        let Some(script) = self.tool_map.get(&call.name) else {
+            ui.status(&format!("not run: unknown tool `{}`", call.name));
+            report.problems = true;
+            return tools::error_json(&format!("unknown tool `{}`", call.name));
+        };
+        let (args, input) = match tools::parse_arguments(&call.arguments) {
+            Ok(v) => v,
+            Err(e) => {
+                ui.status(&format!("not run: tool `{}`: {e}", call.name));
+                report.problems = true;
+                return tools::error_json(&e);
+            }
+        };
+        let mut argv = vec![script.clone()];
+        argv.extend(args);
+        ui.busy(Some(&format!("running {script}")));
+        let outcome = self.dispatcher.run_argv(Origin::Tool, argv.clone(), input).await;
+        ui.busy(None);
+        let shown = Directive {
+            kind: Kind::Capture,
+            body: shell_words::join(&argv),
+            raw: format!("tool {}", call.name).into_bytes(),
+        };
+        report_status(ui, &shown, &outcome, report);
+        tools::result_json(&outcome)
+    }
+}
+
+/// Where an answer stream stopped.
+enum Step {
+    Done { raw: String, tool_calls: Vec<ToolCall> },
+    Capture { raw: String, directive: Directive },
+}
+
+async fn side_effect_worker(
+    disp: Arc<Dispatcher>,
+    mut queue: mpsc::UnboundedReceiver<Directive>,
+    done: mpsc::UnboundedSender<SideDone>,
+) {
+    while let Some(d) = queue.recv().await {
+        let outcome = disp.run_body(Kind::SideEffect, &d.body).await;
+        if done.send((d, outcome)).is_err() {
+            return;
+        }
+    }
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The dim status line for a directive.
+fn report_status(ui: &mut dyn Ui, d: &Directive, outcome: &Outcome, report: &mut TurnReport) {
+    let shown = String::from_utf8_lossy(&d.raw);
+    if let Outcome::Ran(ran) = outcome {
+        for w in &ran.result.warnings {
+            ui.status(&format!("warning: {w}"));
+        }
+    }
+    match outcome {
+        Outcome::Ran(ran) if ran.result.success() => ui.status(&format!("ran {shown}")),
+        _ => {
+            report.problems = true;
+            if let Some(line) = crate::filter::notice(d, outcome) {
+                ui.status(line.trim_start_matches("skillpipe: "));
+            }
+        }
+    }
+}

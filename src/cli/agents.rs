@@ -51,9 +51,11 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let vars = agents::parse_vars(&vars).map_err(config_error)?;
             let agent = agents::load(&name, &vars).map_err(config_error)?;
             warn_all(&agent.warnings);
-            // Swap point: the integrator replaces this with the skills module's SkillSet.
-            let skills = agents::skill_prompts(&agent.skills, &args.skill_flags.skills_dirs)
-                .map_err(config_error)?;
+            let dirs = crate::paths::skill_search_path(&args.skill_flags.skills_dirs);
+            let mut set = crate::skills::SkillSet::load(&dirs);
+            set.retain_named(&agent.skills)
+                .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
+            let skills = agents::skill_prompts_of(&set);
             let prompt = agents::system_prompt(&agent.instructions, &skills);
             print!("{}", render_show(&agent, &prompt));
             Ok(super::EXIT_OK)

@@ -1,7 +1,12 @@
 //! `skillpipe chat`: one-shot answer or the interactive REPL.
 
-use super::{PolicyFlags, SkillFlags};
+use super::setup::Setup;
+use super::{PolicyFlags, SkillFlags, usage};
+use crate::chat::{ChatOptions, Session, Ui};
+use crate::model::{AgentModel, Settings};
+use crate::scan::ScanOptions;
 use clap::Args;
+use std::io::{IsTerminal, Read, Write};
 
 #[derive(Debug, Clone, Args)]
 pub struct ChatArgs {
@@ -40,6 +45,104 @@ pub struct ChatArgs {
     pub skill_flags: SkillFlags,
 }
 
-pub fn run(_args: ChatArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("chat is not built yet")
+pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
+    let setup = super::setup::build(&args.policy, &args.skill_flags, args.agent.as_deref(), &args.vars)?;
+    let prompt = match &args.prompt {
+        Some(p) => Some(p.clone()),
+        None if args.resume.is_none() && !std::io::stdin().is_terminal() => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text)?;
+            if text.trim().is_empty() {
+                return Err(usage("no prompt: stdin was empty (give a PROMPT argument)"));
+            }
+            Some(text)
+        }
+        None => None,
+    };
+    let rt = super::setup::runtime()?;
+    let _guard = rt.enter();
+    let (session, label) = build_session(&args, &setup)?;
+    match prompt {
+        Some(p) => one_shot(&rt, session, &p),
+        None => crate::repl::run(&rt, session, crate::repl::ReplInfo { model_label: label, args, setup }),
+    }
+}
+
+/// Model settings, provider, system prompt and options → a chat session. Returns the
+/// `provider:model` label for display.
+pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session, String)> {
+    let agent = setup.agent.as_ref();
+    let agent_model = AgentModel {
+        model: agent.and_then(|a| a.model.clone()),
+        provider: agent.and_then(|a| a.provider.clone()),
+        params: agent.map(|a| a.params.clone()).unwrap_or_default(),
+        origin: agent
+            .map(|a| format!("agent file {}", a.source.display()))
+            .unwrap_or_default(),
+    };
+    let settings = Settings::from_process(args.model.as_deref(), args.base_url.as_deref(), agent_model)
+        .map_err(|e| usage(e.to_string()))?;
+    settings.check_api_key().map_err(|e| usage(e.to_string()))?;
+    let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
+    let dispatcher = setup.dispatcher.clone();
+    let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
+    let skills = crate::agents::skill_prompts_of(dispatcher.skills());
+    let system = crate::agents::system_prompt(instructions, &skills);
+    let policy = dispatcher.policy();
+    let opts = ChatOptions {
+        scan: ScanOptions {
+            exec_in_code: args.exec_in_code,
+            ..Default::default()
+        },
+        max_captures: args.max_captures.unwrap_or(policy.max_captures_per_turn),
+        tools: args.tools || agent.is_some_and(|a| a.tool_calls),
+        stream: !args.no_stream,
+        model: settings.model.clone(),
+        params: settings.params.clone(),
+    };
+    let label = settings.label();
+    Ok((Session::new(provider, dispatcher, Some(system), opts), label))
+}
+
+/// One answer on stdout (processed text only), notices on stderr, then exit.
+fn one_shot(rt: &tokio::runtime::Runtime, mut session: Session, prompt: &str) -> anyhow::Result<i32> {
+    let mut ui = PlainUi::default();
+    let result = rt.block_on(session.turn(prompt, &mut ui));
+    if !ui.ended_with_newline {
+        ui.text(b"\n");
+    }
+    match result {
+        Ok(_) => Ok(super::EXIT_OK),
+        Err(e) => {
+            eprintln!("skillpipe: {e}");
+            Ok(super::EXIT_RUNTIME)
+        }
+    }
+}
+
+/// Plain output for one-shot mode and pipes: text to stdout, status lines to stderr, no colour,
+/// no spinner.
+#[derive(Default)]
+pub struct PlainUi {
+    ended_with_newline: bool,
+    wrote: bool,
+}
+
+impl Ui for PlainUi {
+    fn text(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(bytes);
+        let _ = out.flush();
+        self.wrote = true;
+        self.ended_with_newline = bytes.ends_with(b"\n");
+    }
+
+    fn status(&mut self, line: &str) {
+        eprintln!("skillpipe: {line}");
+    }
+
+    fn busy(&mut self, _what: Option<&str>) {}
 }

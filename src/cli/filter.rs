@@ -23,6 +23,31 @@ pub struct FilterArgs {
     pub show_side_effects: bool,
 }
 
-pub fn run(_args: FilterArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("filter is not built yet")
+pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
+    let setup = super::setup::build(&args.policy, &args.skill_flags, args.agent.as_deref(), &[])?;
+    let rt = super::setup::runtime()?;
+    let opts = crate::filter::FilterOptions {
+        scan: crate::scan::ScanOptions {
+            exec_in_code: args.exec_in_code,
+            ..Default::default()
+        },
+        show_side_effects: args.show_side_effects,
+    };
+    let report = crate::filter::run(&rt, setup.dispatcher, opts, std::io::stdin(), raw_stdout())?;
+    Ok(if args.strict && report.problems {
+        super::EXIT_STRICT
+    } else {
+        super::EXIT_OK
+    })
+}
+
+/// Unbuffered stdout: the filter writes whole scanned chunks, so a line buffer would only add
+/// system calls and delay.
+fn raw_stdout() -> impl std::io::Write {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .expect("stdout is open");
+    std::fs::File::from(fd)
 }

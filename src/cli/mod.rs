@@ -9,6 +9,7 @@ pub mod chat;
 pub mod doctor;
 pub mod filter;
 pub mod run;
+pub mod setup;
 pub mod skills;
 
 /// Exit codes (DESIGN §9).

@@ -1,7 +1,9 @@
 //! `skillpipe run SKILL SCRIPT`: run one skill script as a directive would.
 
-use super::{PolicyFlags, SkillFlags};
+use super::{PolicyFlags, SkillFlags, usage};
+use crate::dispatch::{Origin, Outcome, result_json};
 use clap::Args;
+use std::io::Write;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -24,6 +26,48 @@ pub struct RunArgs {
     pub skill_flags: SkillFlags,
 }
 
-pub fn run(_args: RunArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("run is not built yet")
+pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let stdin = match &args.input {
+        Some(text) => {
+            let value: serde_json::Value = serde_json::from_str(text)
+                .map_err(|e| usage(format!("--input is not valid JSON: {e}")))?;
+            Some(serde_json::to_vec(&value)?)
+        }
+        None => None,
+    };
+    let setup = super::setup::build(&args.policy, &args.skill_flags, None, &[])?;
+    let dispatcher = setup.dispatcher;
+    let resolved = dispatcher
+        .skills()
+        .resolve_in(&args.skill, &args.script)
+        .map_err(|e| usage(e.to_string()))?;
+    let mut argv = vec![format!("{}/{}", resolved.skill, resolved.rel_path)];
+    argv.extend(args.args.iter().cloned());
+    let rt = super::setup::runtime()?;
+    let outcome = rt.block_on(dispatcher.run_argv(Origin::Run, argv, stdin));
+    match outcome {
+        Outcome::Ran(ran) => {
+            let r = &ran.result;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&result_json(&ran))?);
+            } else {
+                std::io::stdout().write_all(&r.stdout)?;
+                std::io::stderr().write_all(&r.stderr)?;
+            }
+            Ok(exit_code_of(r))
+        }
+        Outcome::Blocked { reason, .. } => {
+            eprintln!("skillpipe: not run: {reason}");
+            Ok(super::EXIT_STRICT)
+        }
+    }
+}
+
+/// The script's own exit code; a signal death maps to 128 + N as in a shell.
+fn exit_code_of(r: &crate::exec::RunResult) -> i32 {
+    if r.exit_code < 0 {
+        128 - r.exit_code
+    } else {
+        r.exit_code
+    }
 }

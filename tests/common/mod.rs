@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests. Each test crate uses only part of them.
 #![allow(dead_code, unused_imports)]
 
+pub mod home;
 pub mod server;
 
+pub use home::TestHome;
 pub use server::{Recorded, Reply, Server};

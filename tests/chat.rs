@@ -1,0 +1,262 @@
+//! `skillpipe chat` one-shot mode end to end: the built binary against the in-test model server.
+
+mod common;
+
+use common::{Reply, Server, TestHome};
+use serde_json::Value;
+
+fn chat(home: &TestHome, server: &Server) -> assert_cmd::Command {
+    let mut c = home.cmd();
+    c.args(["chat", "--base-url", &server.url, "--model", "test-model"]);
+    c
+}
+
+/// The messages of request `i`.
+fn messages(server: &Server, i: usize) -> Vec<Value> {
+    server.requests()[i]["messages"].as_array().unwrap().clone()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn side_effect_split_across_events_runs_and_is_stripped() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::chunked("Hello %{echo side} world", 1)]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hello  world\n");
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "ran");
+    assert_eq!(audit[0]["argv"], serde_json::json!(["echo", "side"]));
+    assert_eq!(audit[0]["kind"], "side_effect");
+    // The system prompt explains the directives; the user prompt is last.
+    let m = messages(&server, 0);
+    assert_eq!(m[0]["role"], "system");
+    assert!(m[0]["content"].as_str().unwrap().contains("!{"));
+    assert_eq!(m.last().unwrap()["content"], "hi");
+}
+
+#[test]
+fn capture_round_trip_sends_the_result_and_shows_the_continuation() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::chunked("The answer is !{echo 42} and more text", 3),
+        Reply::text([" — forty-two."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "what is it?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The answer is  — forty-two.\n");
+    assert_eq!(server.requests().len(), 2);
+    let m = messages(&server, 1);
+    let n = m.len();
+    assert_eq!(m[n - 2]["role"], "assistant");
+    assert_eq!(m[n - 2]["content"], "The answer is !{echo 42}");
+    assert_eq!(m[n - 1]["role"], "user");
+    let result = m[n - 1]["content"].as_str().unwrap();
+    assert!(result.starts_with("Result of !{echo 42} (exit 0):\n"), "{result}");
+    assert!(result.contains("\n42\n"), "{result}");
+    assert!(result.contains("Do not repeat the directive"), "{result}");
+}
+
+#[test]
+fn blocked_capture_tells_the_model_it_was_not_run() {
+    let home = TestHome::new();
+    let canary = home.path().join("canary");
+    let body = format!("!{{touch {}}}", canary.display());
+    let server = Server::start([Reply::text(["Doing it: ", &body]), Reply::text(["OK, I could not."])]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!canary.exists(), "a blocked capture ran");
+    assert_eq!(stdout(&out), "Doing it: OK, I could not.\n");
+    let m = messages(&server, 1);
+    let result = m.last().unwrap()["content"].as_str().unwrap();
+    assert!(result.contains(": not run: "), "{result}");
+    assert!(result.contains("not in allowed_commands"), "{result}");
+    assert!(stderr(&out).contains("blocked"), "{}", stderr(&out));
+    assert_eq!(home.audit()[0]["decision"], "denied");
+}
+
+#[test]
+fn side_effects_run_in_order() {
+    let home = TestHome::new();
+    let log = home.path().join("order.log");
+    let skill = home.write(
+        "skills/order/SKILL.md",
+        "---\nname: order\ndescription: appends a line\n---\nAppend.\n",
+    );
+    let _ = skill;
+    home.write(
+        "skills/order/scripts/append.sh",
+        "#!/bin/bash\n# Append one line to a file.\nsleep 0.0$((RANDOM % 3))\necho \"$2\" >> \"$1\"\n",
+    );
+    let log_s = log.display().to_string();
+    let text: String = (1..=5)
+        .map(|i| format!("{i} %{{scripts/append.sh {log_s} {i}}} "))
+        .collect();
+    let server = Server::start([Reply::chunked(&text, 7)]);
+    let out = chat(&home, &server)
+        .args(["--allow-scripts", "--allow-filesystem", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "1  2  3  4  5  \n");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "1\n2\n3\n4\n5\n");
+}
+
+#[test]
+fn unauthorized_names_the_problem() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::status(401, r#"{"error":{"message":"bad key"}}"#)]);
+    let out = chat(&home, &server).arg("hi").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("authentication failed (401)"), "{}", stderr(&out));
+}
+
+#[test]
+fn rate_limit_is_retried() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::status(429, "slow down").header("Retry-After", "0"),
+        Reply::text(["fine ", "now"]),
+    ]);
+    let out = chat(&home, &server).arg("hi").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "fine now\n");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn server_error_fails_with_exit_1() {
+    let home = TestHome::new();
+    let server = Server::start(
+        (0..3).map(|_| Reply::status(500, "boom").header("Retry-After", "0")),
+    );
+    let out = chat(&home, &server).arg("hi").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("500"), "{}", stderr(&out));
+}
+
+#[test]
+fn cut_stream_keeps_the_text_and_says_so() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["partial ", "answer ", "lost"]).cut_after(2)]);
+    let out = chat(&home, &server).arg("hi").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "partial answer \n");
+    assert!(stderr(&out).contains("cut"), "{}", stderr(&out));
+}
+
+#[test]
+fn tool_call_round_trip() {
+    let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\nCalc.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Evaluate a product of two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+    let server = Server::start([
+        Reply::text(["Let me compute."]).tool_call("call_1", "calc__calc", [r#"{"args":"#, r#"["6","7"]}"#]),
+        Reply::text(["It is 42."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Let me compute.It is 42.\n");
+    let first = &server.requests()[0];
+    let tools = first["tools"].as_array().expect("tools offered");
+    assert!(tools.iter().any(|t| t["function"]["name"] == "calc__calc"), "{tools:?}");
+    let m = messages(&server, 1);
+    let tool_msg = m.last().unwrap();
+    assert_eq!(tool_msg["role"], "tool");
+    assert_eq!(tool_msg["tool_call_id"], "call_1");
+    let content: Value = serde_json::from_str(tool_msg["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["stdout"], "42\n");
+    assert_eq!(content["exit_code"], 0);
+    assert_eq!(home.audit()[0]["kind"], "tool");
+}
+
+#[test]
+fn captures_per_turn_are_bounded() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["A !{echo 1}"]),
+        Reply::text([" B !{echo 2} C"]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "--max-captures", "1", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(stdout(&out), "A  B  C\n");
+    assert!(stderr(&out).contains("max_captures_per_turn"), "{}", stderr(&out));
+}
+
+#[test]
+fn repeated_capture_loop_is_cut() {
+    let home = TestHome::new();
+    let server = Server::start((0..5).map(|_| Reply::text(["again !{echo same}"])));
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 3);
+    assert!(stderr(&out).contains("again"), "{}", stderr(&out));
+}
+
+#[test]
+fn prompt_from_piped_stdin() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["piped answer"])]);
+    let out = chat(&home, &server).write_stdin("question from a pipe\n").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "piped answer\n");
+    assert_eq!(messages(&server, 0).last().unwrap()["content"], "question from a pipe\n");
+}
+
+#[test]
+fn replay_runs_the_shipped_agent_offline() {
+    let home = TestHome::new();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = home
+        .cmd()
+        .current_dir(root)
+        .args([
+            "chat",
+            "--agent",
+            "researcher",
+            "--model",
+            "replay:agents/transcripts/researcher.jsonl",
+            "--allow-scripts",
+            "-y",
+            "What does ephemeral mean?",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains("!{"), "{text}");
+    assert!(home.audit().iter().all(|r| r["decision"] == "ran"), "{:?}", home.audit());
+}

@@ -1,0 +1,56 @@
+//! A throw-away home for running the built binary: its own HOME, XDG dirs and audit log, and
+//! an environment without the user's API keys or config.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub struct TestHome {
+    pub dir: tempfile::TempDir,
+}
+
+impl TestHome {
+    pub fn new() -> TestHome {
+        TestHome {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn audit_path(&self) -> PathBuf {
+        self.path().join("state/skillpipe/audit.jsonl")
+    }
+
+    /// The audit log's lines, parsed.
+    pub fn audit(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.audit_path())
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("audit line is JSON"))
+            .collect()
+    }
+
+    /// `skillpipe` with a clean environment rooted in this home, run from this home.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("skillpipe").expect("binary built");
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path())
+            .env("LANG", "C.UTF-8")
+            .env("XDG_STATE_HOME", self.path().join("state"))
+            .env("XDG_CONFIG_HOME", self.path().join("config"))
+            .current_dir(self.path());
+        c
+    }
+
+    /// Writes a file under this home (parents created) and returns its path.
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
