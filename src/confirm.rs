@@ -75,17 +75,25 @@ impl Confirmer {
 }
 
 /// Renders the prompt text (without the trailing key hint line).
+///
+/// Words can come straight from a model (tool-call arguments are not parsed from a directive
+/// body, so nothing rejected their control characters): everything shown is escaped, so that
+/// `\r`, terminal escapes or a right-to-left override cannot redraw the prompt into a lie.
 pub fn render(p: &Prompt<'_>) -> String {
-    let cmd = shell_words::join(p.argv);
+    use crate::command::escape_controls as shown;
+    let cmd = shown(&shell_words::join(p.argv));
     let mut s = format!("skillpipe: run `{cmd}`?\r\n");
     if let Some(skill) = p.skill {
-        s.push_str(&format!("  skill:   {skill}\r\n"));
+        s.push_str(&format!("  skill:   {}\r\n", shown(skill)));
     }
-    s.push_str(&format!("  cwd:     {}\r\n", p.cwd.display()));
+    s.push_str(&format!(
+        "  cwd:     {}\r\n",
+        shown(&p.cwd.display().to_string())
+    ));
     s.push_str(&format!("  sandbox: {}\r\n", p.sandbox));
     s.push_str(&format!(
         "  [y] yes once  [n] no  [a] always run `{}` (any arguments) this session  (Enter = no) ",
-        scope(p.argv)
+        shown(scope(p.argv))
     ));
     s
 }
@@ -195,6 +203,24 @@ mod tests {
         assert_eq!(asked, 2);
         let v = c.confirm(&prompt(&argv(&["say"])), |_| Err("no terminal".into()));
         assert_eq!(v, Verdict::Declined("no terminal".into()));
+    }
+
+    #[test]
+    fn prompt_shows_hostile_words_escaped() {
+        let a = argv(&[
+            "scripts/x.py",
+            "harmless\r\u{1b}[2Kskillpipe: run `ls`?",
+            "\u{202e}txt.exe",
+        ]);
+        let text = render(&prompt(&a));
+        // The prompt's own line ends are the only control characters left.
+        let stripped = text.replace("\r\n", "");
+        assert!(
+            !stripped.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{text:?}"
+        );
+        assert!(text.contains("\\r\\u{1b}[2K"), "{text:?}");
+        assert!(text.contains("\\u{202e}txt.exe"), "{text:?}");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The Unix filter pipeline (DESIGN §9): stdin → scanner → stdout, directives run.
 //!
 //! A reader thread keeps reading input (bounded read-ahead) while a capture runs; text is
-//! written as soon as it is scanned; side effects go to a background queue that runs them in
-//! order and is drained before the filter returns; captures run where they stand, in order,
+//! written as soon as it is scanned; side effects go to a bounded background queue that runs
+//! them in order and is drained before the filter returns; captures run where they stand, in order,
 //! and their stdout (trailing newlines removed) replaces them.
 
 use crate::dispatch::{Dispatcher, Outcome};
@@ -15,6 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const CHUNK: usize = 64 * 1024;
 /// Chunks read ahead while a capture runs (bounds memory).
 const READ_AHEAD: usize = 16;
+/// Side effects waiting for the one that runs. When the queue is full, scanning waits: a
+/// stream of `%{…}` faster than they run must not pile up in memory (each may hold 8 KiB).
+pub const SIDE_QUEUE: usize = 64;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FilterOptions {
@@ -52,7 +55,7 @@ where
         std::thread::spawn(move || read_chunks(input, chunks_tx, &stop))
     };
 
-    let (side_tx, side_rx) = tokio::sync::mpsc::unbounded_channel::<Directive>();
+    let (side_tx, side_rx) = tokio::sync::mpsc::channel::<Directive>(SIDE_QUEUE);
     let worker = rt.spawn(side_effect_worker(
         dispatcher.clone(),
         side_rx,
@@ -82,7 +85,8 @@ where
             let step = match event {
                 Event::Text(t) => output.write_all(&t),
                 Event::Directive(d) if d.kind == Kind::SideEffect => {
-                    let _ = side_tx.send(d);
+                    // Not inside the runtime: this thread may block until there is room.
+                    let _ = side_tx.blocking_send(d);
                     Ok(())
                 }
                 Event::Directive(d) => {
@@ -161,7 +165,7 @@ async fn capture(dispatcher: &Dispatcher, d: &Directive, problems: &AtomicBool) 
 
 async fn side_effect_worker(
     dispatcher: Arc<Dispatcher>,
-    mut rx: tokio::sync::mpsc::UnboundedReceiver<Directive>,
+    mut rx: tokio::sync::mpsc::Receiver<Directive>,
     show: bool,
     problems: Arc<AtomicBool>,
 ) {
@@ -214,22 +218,71 @@ pub fn notice(d: &Directive, outcome: &Outcome) -> Option<String> {
     }
 }
 
-/// Keeps a notice on one line: control characters are shown escaped.
+/// Keeps a notice on one line, showing control and invisible characters escaped.
 fn one_line(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
+    crate::command::escape_controls(s)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Collects what the filter writes, for a test to look at while it runs.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// While a slow side effect runs, scanning stops once SIDE_QUEUE more are waiting: the
+    /// text after them is not written yet (were the queue unbounded, all of it would be).
+    #[test]
+    fn side_effect_queue_is_bounded() {
+        let policy = crate::policy::ScriptPolicy {
+            allow_scripts: true,
+            allowed_commands: vec!["sleep".into()],
+            confirm: crate::policy::ConfirmMode::Never,
+            // No sandbox: this runs inside the test harness, which is no launcher.
+            allow_network: true,
+            allow_filesystem: true,
+            ..Default::default()
+        };
+        let audit = crate::audit::AuditLog::new(None);
+        let dispatcher = Arc::new(Dispatcher::new(policy, Arc::default(), audit));
+        let mut input = b"%{sleep 0.4}".to_vec();
+        for _ in 0..1000 {
+            input.extend_from_slice(b"%{nope}t");
+        }
+        let out = Shared::default();
+        let seen = out.clone();
+        let rt = crate::cli::setup::runtime().unwrap();
+        let filter = std::thread::spawn(move || {
+            run(
+                &rt,
+                dispatcher,
+                FilterOptions::default(),
+                io::Cursor::new(input),
+                out,
+            )
+            .unwrap()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let early = seen.0.lock().unwrap().len();
+        let report = filter.join().unwrap();
+        assert!(
+            early <= SIDE_QUEUE + 1,
+            "{early} texts written while the queue was full"
+        );
+        assert_eq!(seen.0.lock().unwrap().len(), 1000);
+        assert!(report.problems);
+    }
 
     #[test]
     fn notices_stay_on_one_line() {

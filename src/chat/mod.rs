@@ -155,7 +155,8 @@ impl Session {
         self.partial_shown.clear();
         let mut report = TurnReport::default();
         let (side_tx, mut side_rx) = mpsc::unbounded_channel::<SideDone>();
-        let (queue, queue_rx) = mpsc::unbounded_channel::<Directive>();
+        // Bounded: a model streaming side effects faster than they run waits for room.
+        let (queue, queue_rx) = mpsc::channel::<Directive>(crate::filter::SIDE_QUEUE);
         // Side effects run in order on one worker; dropping the turn (Ctrl-C) aborts it.
         let _worker = AbortOnDrop(tokio::spawn(side_effect_worker(
             self.dispatcher.clone(),
@@ -279,7 +280,7 @@ impl Session {
         mut stream: EventStream,
         ui: &mut dyn Ui,
         report: &mut TurnReport,
-        queue: &mpsc::UnboundedSender<Directive>,
+        queue: &mpsc::Sender<Directive>,
         side_pending: &mut usize,
         side_rx: &mut mpsc::UnboundedReceiver<SideDone>,
     ) -> Result<Step, ModelError> {
@@ -357,7 +358,7 @@ impl Session {
                     Event::Directive(d) if d.kind == Kind::SideEffect => {
                         consumed.push_str(&String::from_utf8_lossy(&d.raw));
                         *side_pending += 1;
-                        let _ = queue.send(d);
+                        let _ = queue.send(d).await;
                     }
                     Event::Directive(d) => {
                         consumed.push_str(&String::from_utf8_lossy(&d.raw));
@@ -457,7 +458,7 @@ enum Step {
 
 async fn side_effect_worker(
     disp: Arc<Dispatcher>,
-    mut queue: mpsc::UnboundedReceiver<Directive>,
+    mut queue: mpsc::Receiver<Directive>,
     done: mpsc::UnboundedSender<SideDone>,
 ) {
     while let Some(d) = queue.recv().await {

@@ -287,17 +287,27 @@ fn normalize(path: &str) -> (bool, Vec<&str>) {
     )
 }
 
-/// Control characters as escapes (`\n`), so text shown in a one-line message stays one line.
+/// Control characters as escapes (`\n`), so text shown in a one-line message stays one line;
+/// invisible and bidirectional format characters too (`\u{202e}`), so what is shown — in a
+/// notice or the confirmation prompt — reads as what would run.
 pub fn escape_controls(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || is_invisible_format(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Zero-width characters, bidi marks, embeddings, overrides and isolates, the BOM.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}'
+    )
 }
 
 /// Quote a word so the directive/pattern word rules read it back unchanged.
@@ -532,6 +542,16 @@ mod tests {
                     .starts_with(&format!("invalid pattern `{bad}`"))
             );
         }
+    }
+
+    #[test]
+    fn escaped_text_shows_invisible_characters() {
+        assert_eq!(escape_controls("a\nb\u{1b}[2J"), "a\\nb\\u{1b}[2J");
+        assert_eq!(
+            escape_controls("e\u{200d}cho \u{202e}txt"),
+            "e\\u{200d}cho \\u{202e}txt"
+        );
+        assert_eq!(escape_controls("é ｅ"), "é ｅ");
     }
 
     #[test]
