@@ -2171,3 +2171,55 @@ fn run_refuses_scripts_outside_the_skill() {
     }
     assert_no_failures(failures, cases.len());
 }
+
+/// Unix sockets bound to a path are files, not network: a network namespace does not cut them
+/// and Landlock does not govern connecting to them. Through one (the D-Bus session bus, the
+/// Docker socket, an ssh agent) a sandboxed script could act outside the sandbox. Abstract
+/// sockets belong to the network namespace. Both are refused unless the network is allowed.
+#[test]
+fn sandbox_blocks_unix_sockets_unless_network_is_allowed() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    if !sandbox_available("sandbox_blocks_unix_sockets_unless_network_is_allowed") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/unix.py"),
+        "import socket, sys\n\
+         addr = sys.argv[1] if sys.argv[1].startswith('/') else '\\0' + sys.argv[1]\n\
+         try:\n    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n\
+         \x20   s.connect(addr); s.sendall(b'from the sandbox'); print('connected')\n\
+         except OSError as e:\n    print('refused')\n",
+        0o644,
+    );
+    let path = home.path().join("bus.sock");
+    let by_path = UnixListener::bind(&path).unwrap();
+    by_path.set_nonblocking(true).unwrap();
+    let name = format!("skillpipe-hostile-{}", std::process::id());
+    let abstract_ =
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();
+    abstract_.set_nonblocking(true).unwrap();
+    let input = format!(
+        "[!{{scripts/unix.py {}}}] [!{{scripts/unix.py {name}}}]",
+        path.display()
+    );
+    let sandboxed = &["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
+    let out = run(&home, sandboxed, input.as_bytes(), Feed::Whole);
+    assert!(
+        by_path.accept().is_err(),
+        "HOLE: a sandboxed script reached a Unix socket by path"
+    );
+    assert!(
+        abstract_.accept().is_err(),
+        "HOLE: a sandboxed script reached an abstract socket"
+    );
+    assert_eq!(out.text(), "[refused] [refused]", "{}", out.stderr);
+    // Allowed network: both work (the control).
+    let mut allowed = sandboxed.to_vec();
+    allowed.push("--allow-network");
+    let out = run(&home, &allowed, input.as_bytes(), Feed::Whole);
+    assert_eq!(out.text(), "[connected] [connected]", "{}", out.stderr);
+    assert!(by_path.accept().is_ok() && abstract_.accept().is_ok());
+}

@@ -105,6 +105,16 @@ pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
             Err(p) => warnings.push(format!("sandbox not enforced: filesystem restriction: {p}")),
         }
     }
+    // Last, so that nothing above needs a socket: no Unix sockets under network isolation.
+    if enforced.network
+        && let Err(p) = super::unix_sockets::restrict()
+    {
+        if required {
+            reporter.send(&report::error_line(&format!("network isolation: {p}")));
+            return Ok(EXIT_LAUNCH_FAILED);
+        }
+        warnings.push(format!("sandbox not complete: network isolation: {p}"));
+    }
     for w in &warnings {
         reporter.send(&report::warning_line(w));
     }

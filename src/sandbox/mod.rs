@@ -5,6 +5,8 @@
 //! - [`plan`]: per run, what to enforce given the request and the machine (pure).
 //! - the launcher (`skillpipe __launch`, Linux): a re-exec of skillpipe that applies the
 //!   namespaces and Landlock to itself, then runs the command under a tiny PID-1 init.
+//! - `unix_sockets`: with the network isolated, a seccomp filter against new Unix-domain
+//!   sockets, which a network namespace does not cover when they are bound to a path.
 
 use std::path::PathBuf;
 use std::sync::RwLock;
@@ -16,6 +18,8 @@ mod launcher;
 pub(crate) mod ns;
 pub mod plan;
 pub mod report;
+#[cfg(target_os = "linux")]
+mod unix_sockets;
 #[cfg(target_os = "linux")]
 mod writes;
 
