@@ -313,6 +313,8 @@ impl Dispatcher {
             restrict_filesystem: !self.policy.allow_filesystem,
             writable: self.policy.writable_paths.clone(),
             required: self.policy.sandbox == policy::SandboxMode::Required,
+            // Lifting restrictions never lifts this: what a command starts dies with it.
+            contain_processes: true,
         }
     }
 

@@ -247,16 +247,17 @@ mod tests {
     fn side_effect_queue_is_bounded() {
         let policy = crate::policy::ScriptPolicy {
             allow_scripts: true,
-            allowed_commands: vec!["sleep".into()],
-            confirm: crate::policy::ConfirmMode::Never,
-            // No sandbox: this runs inside the test harness, which is no launcher.
-            allow_network: true,
-            allow_filesystem: true,
+            allowed_commands: vec!["slow".into()],
             ..Default::default()
         };
         let audit = crate::audit::AuditLog::new(None);
-        let dispatcher = Arc::new(Dispatcher::new(policy, Arc::default(), audit));
-        let mut input = b"%{sleep 0.4}".to_vec();
+        // The slow side effect is a confirmation that takes its time (and then says no).
+        let dispatcher = Dispatcher::new(policy, Arc::default(), audit).with_asker(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            Ok(crate::confirm::Answer::No)
+        });
+        let dispatcher = Arc::new(dispatcher);
+        let mut input = b"%{slow}".to_vec();
         for _ in 0..1000 {
             input.extend_from_slice(b"%{nope}t");
         }

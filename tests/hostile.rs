@@ -1765,14 +1765,16 @@ fn setsid_grandchild_dies_with_the_timeout() {
     if !sandbox_available("setsid_grandchild_dies_with_the_timeout") {
         return;
     }
-    let home = TestHome::new();
-    sandbox_setup(&home);
-    let marker = format!("hostile-orphan-{}", std::process::id());
-    let input = format!("[%{{scripts/orphan.sh {marker}}}]");
-    let start = Instant::now();
-    let out = run(
-        &home,
-        &[
+    // Sandboxed, and with every restriction lifted: process containment is not one of them.
+    for (i, extra) in [&[][..], &["--allow-network", "--allow-filesystem"][..]]
+        .iter()
+        .enumerate()
+    {
+        let home = TestHome::new();
+        sandbox_setup(&home);
+        let marker = format!("hostile-orphan-{}-{i}", std::process::id());
+        let input = format!("[%{{scripts/orphan.sh {marker}}}]");
+        let mut args = vec![
             "filter",
             "--skills-dir",
             "skills",
@@ -1780,23 +1782,34 @@ fn setsid_grandchild_dies_with_the_timeout() {
             "--timeout",
             "1",
             "-y",
-        ],
-        input.as_bytes(),
-        Feed::Whole,
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(15),
-        "the timeout did not fire"
-    );
-    assert_eq!(out.text(), "[]");
-    assert!(out.stderr.contains("timed out"), "{}", out.stderr);
-    let audit = home.audit();
-    assert_eq!(audit[0]["exit_code"], 124, "{audit:?}");
-    let left = processes_named(&marker);
-    assert!(
-        left.is_empty(),
-        "HOLE: processes outlived the timeout: {left:?}"
-    );
+        ];
+        args.extend_from_slice(extra);
+        let start = Instant::now();
+        let out = run(&home, &args, input.as_bytes(), Feed::Whole);
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "the timeout did not fire"
+        );
+        assert_eq!(out.text(), "[]");
+        assert!(out.stderr.contains("timed out"), "{}", out.stderr);
+        let audit = home.audit();
+        assert_eq!(audit[0]["exit_code"], 124, "{audit:?}");
+        let left = processes_named(&marker);
+        for p in &left {
+            if let Some(pid) = p
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse::<i32>().ok())
+            {
+                // SAFETY: cleaning up what a hole left behind.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        assert!(
+            left.is_empty(),
+            "HOLE ({extra:?}): processes outlived the timeout: {left:?}"
+        );
+    }
 }
 
 /// A descriptor that skillpipe inherited from whoever started it (here: a file opened for

@@ -32,6 +32,7 @@ fn locked_down() -> SandboxSpec {
         restrict_filesystem: true,
         writable: vec![],
         required: true,
+        contain_processes: false,
     }
 }
 

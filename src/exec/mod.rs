@@ -2,8 +2,9 @@
 //! concurrent capped reads of stdout/stderr, timeout that kills the process group.
 //!
 //! Two ways to start the command:
-//! - the fast path (no restriction requested): a direct spawn in its own session (no
-//!   controlling terminal, no inherited descriptors) with a parent-death signal;
+//! - the fast path (nothing requested, or only `contain_processes` on a machine without PID
+//!   namespaces): a direct spawn in its own session (no controlling terminal, no inherited
+//!   descriptors) with a parent-death signal;
 //! - the sandbox path: a re-exec of skillpipe as `__launch` (see [`crate::sandbox`]), which
 //!   sets up namespaces and Landlock in a fresh single-threaded process and runs the command
 //!   under a PID-1 init, so the whole tree (even processes that called `setsid`) dies with it.
@@ -98,7 +99,8 @@ pub enum ExecError {
 /// from a runtime whose threads live as long as the commands should (not from a short-lived
 /// blocking-pool thread).
 pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
-    let caps = if spec.sandbox.isolate_network || spec.sandbox.restrict_filesystem {
+    let s = &spec.sandbox;
+    let caps = if s.isolate_network || s.restrict_filesystem || s.contain_processes {
         sandbox::probe()
     } else {
         Capabilities::none("not probed")

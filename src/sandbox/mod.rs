@@ -38,6 +38,10 @@ pub struct SandboxSpec {
     pub writable: Vec<PathBuf>,
     /// Refuse (instead of warn) when a restriction cannot be enforced.
     pub required: bool,
+    /// Run in a fresh PID namespace even when nothing else is restricted, so that processes
+    /// the command leaves behind (even ones that called `setsid`) die with it. Where there is
+    /// no PID namespace this is silently a plain spawn.
+    pub contain_processes: bool,
 }
 
 /// Arguments of the hidden launcher subcommand:

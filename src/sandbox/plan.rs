@@ -60,6 +60,12 @@ impl Plan {
 pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, String> {
     let mut plan = Plan::default();
     if !spec.isolate_network && !spec.restrict_filesystem {
+        // Only containment asked for: a PID namespace if there is one, else the plain spawn
+        // as before (no warning: nothing the user asked to restrict goes unrestricted).
+        if spec.contain_processes && caps.pid_namespace.is_yes() {
+            plan.enforce.pids = true;
+            plan.user_namespace = caps.use_user_namespace;
+        }
         return Ok(plan);
     }
     let mut missing = Vec::new();
@@ -108,7 +114,27 @@ mod tests {
             restrict_filesystem: fs,
             writable: vec![],
             required,
+            contain_processes: false,
         }
+    }
+
+    #[test]
+    fn containment_alone_uses_a_pid_namespace_when_there_is_one() {
+        let mut s = spec(false, false, true);
+        s.contain_processes = true;
+        let p = plan(&s, &Capabilities::all()).unwrap();
+        assert_eq!(
+            p.enforce,
+            Enforced {
+                network: false,
+                filesystem: false,
+                pids: true
+            }
+        );
+        assert!(p.uses_launcher() && p.user_namespace && p.warnings.is_empty());
+        // Without one: the plain spawn, quietly.
+        let p = plan(&s, &Capabilities::none("x")).unwrap();
+        assert!(!p.uses_launcher() && p.warnings.is_empty());
     }
 
     #[test]
