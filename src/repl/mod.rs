@@ -12,6 +12,10 @@ pub struct ReplInfo {
     pub setup: Setup,
 }
 
-pub fn run(_rt: &tokio::runtime::Runtime, _session: Session, _info: ReplInfo) -> anyhow::Result<i32> {
+pub fn run(
+    _rt: &tokio::runtime::Runtime,
+    _session: Session,
+    _info: ReplInfo,
+) -> anyhow::Result<i32> {
     anyhow::bail!("the interactive REPL is not built yet; pass a PROMPT for one-shot mode")
 }
