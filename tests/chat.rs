@@ -58,7 +58,7 @@ fn capture_round_trip_sends_the_result_and_shows_the_continuation() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "The answer is  — forty-two.\n");
+    assert_eq!(stdout(&out), "The answer is — forty-two.\n");
     assert_eq!(server.requests().len(), 2);
     let m = messages(&server, 1);
     let n = m.len();
@@ -225,7 +225,7 @@ fn captures_per_turn_are_bounded() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 2);
-    assert_eq!(stdout(&out), "A  B  C\n");
+    assert_eq!(stdout(&out), "A B  C\n");
     assert!(
         stderr(&out).contains("max_captures_per_turn"),
         "{}",

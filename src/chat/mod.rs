@@ -65,6 +65,8 @@ pub struct Session {
     /// Text of the answer in flight, kept so a cancelled turn keeps what was shown.
     partial_raw: String,
     partial_shown: String,
+    /// The next text continues after a capture: a space there would double the one shown.
+    continuing: bool,
 }
 
 /// A side effect finished (or was blocked) on the background queue.
@@ -93,6 +95,7 @@ impl Session {
             tool_map,
             partial_raw: String::new(),
             partial_shown: String::new(),
+            continuing: false,
         }
     }
 
@@ -152,6 +155,7 @@ impl Session {
         self.transcript.push(("user".into(), user.to_string()));
         self.partial_raw.clear();
         self.partial_shown.clear();
+        self.continuing = false;
         let mut report = TurnReport::default();
         let (side_tx, mut side_rx) = mpsc::unbounded_channel::<SideDone>();
         let (queue, queue_rx) = mpsc::unbounded_channel::<Directive>();
@@ -232,6 +236,7 @@ impl Session {
                         self.dispatcher.policy().max_capture_bytes,
                     );
                     self.history.push(Message::user(msg));
+                    self.continuing = true;
                 }
             }
         };
@@ -370,7 +375,18 @@ impl Session {
         }
     }
 
-    fn show(&mut self, ui: &mut dyn Ui, bytes: &[u8]) {
+    fn show(&mut self, ui: &mut dyn Ui, mut bytes: &[u8]) {
+        if self.continuing {
+            if self.partial_shown.ends_with([' ', '\n']) {
+                while let [b' ', rest @ ..] = bytes {
+                    bytes = rest;
+                }
+            }
+            if bytes.is_empty() {
+                return;
+            }
+            self.continuing = false;
+        }
         self.partial_shown.push_str(&String::from_utf8_lossy(bytes));
         ui.text(bytes);
     }
