@@ -322,7 +322,7 @@ fn save_then_resume_by_name_and_from_the_list() {
 }
 
 #[test]
-fn resume_of_an_unknown_session_is_a_usage_error() {
+fn resume_errors_are_usage_errors() {
     let home = TestHome::new();
     let server = Server::start([]);
     let out = home
@@ -341,6 +341,24 @@ fn resume_of_an_unknown_session_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no saved session `nope`"), "{err}");
+
+    let out = home
+        .cmd()
+        .args([
+            "chat",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m",
+            "hello",
+            "--resume",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not take a PROMPT"));
+    assert!(server.requests().is_empty());
 }
 
 #[test]
@@ -371,4 +389,53 @@ fn ctrl_c_stops_a_running_script() {
             pair("user", "on")
         ]
     );
+}
+
+#[test]
+fn agent_switch_keeps_the_conversation_and_clear_forgets_it() {
+    let home = TestHome::new();
+    home.write(
+        "agents/tutor.toml",
+        "name = \"tutor\"\ndescription = \"Teaches words\"\ninstructions = \"You are a patient tutor.\"\n\n[params]\ntemperature = 0.3\n",
+    );
+    let server = Server::start(["one", "two", "three"].map(|t| Reply::text([t])));
+    let mut p = start(&home, &server, &[]);
+    p.send(b"hi\r");
+    p.expect("one");
+    p.prompt();
+    p.send(b"/agent\r");
+    p.expect("agent: none");
+    p.expect("tutor");
+    p.expect("Teaches words");
+    p.prompt();
+    p.send(b"/agent tutor\r");
+    p.expect("agent: tutor");
+    p.expect("tutor> ");
+    p.send(b"again\r");
+    p.expect("two");
+    p.expect("tutor> ");
+    p.send(b"/clear\r");
+    p.expect("conversation cleared");
+    p.expect("tutor> ");
+    p.send(b"fresh\r");
+    p.expect("three");
+    p.expect("tutor> ");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+
+    let m = messages(&server, 1);
+    assert_eq!(m[0].0, "system");
+    assert!(m[0].1.contains("You are a patient tutor."), "{}", m[0].1);
+    assert_eq!(
+        m[1..],
+        [
+            pair("user", "hi"),
+            pair("assistant", "one"),
+            pair("user", "again")
+        ]
+    );
+    assert_eq!(server.requests()[1]["temperature"], 0.3);
+    let m = messages(&server, 2);
+    assert_eq!(m.len(), 2);
+    assert_eq!(m[1], pair("user", "fresh"));
 }

@@ -47,7 +47,6 @@ pub fn run(rt: &tokio::runtime::Runtime, session: Session, info: ReplInfo) -> an
     drop(session);
     let setup = attach_asker(info.setup, &screen);
     let (session, label) = build_session(&info.args, &setup)?;
-    debug_assert_eq!(label, info.model_label);
     let sigint = rt.block_on(async { tokio::signal::unix::signal(SignalKind::interrupt()) })?;
     let history = crate::paths::state_dir().map(|d| d.join("history"));
     let editor = LineEditor::new(history)?;
