@@ -160,7 +160,7 @@ Keys
   Alt-Enter, Ctrl-J  new line (pasted text keeps its lines; a trailing \\ continues too)
   Ctrl-C             cancel the answer or script in flight; at the prompt, clear the line
   Ctrl-D             leave (on an empty line)
-  Up, Down, Ctrl-R   history
+  Up, Down, Ctrl-R   history (an entry that starts with a space is not kept)
 ";
 
 #[cfg(test)]

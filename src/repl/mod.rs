@@ -201,7 +201,6 @@ impl Repl<'_> {
         match outcome {
             None => {
                 self.session.cancelled();
-                self.screen.set_busy(None);
                 self.ui.finish_answer(None);
                 self.ui
                     .info("cancelled — the partial answer stays in the conversation");

@@ -89,6 +89,24 @@ pub fn advance_column(mut col: usize, bytes: &[u8]) -> usize {
     col
 }
 
+/// Columns of the terminal on stderr (where the spinner is drawn); 80 if unknown. A direct
+/// ioctl: this runs for every frame and must never fall back to spawning a program.
+fn stderr_width() -> usize {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ fills the winsize it is given; fd 2 stays open for the process's life.
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 {
+        usize::from(ws.ws_col)
+    } else {
+        80
+    }
+}
+
 /// The spinner's text for `label`, cut to fit `room` columns (None if nothing fits).
 pub fn spinner_text(frame: &str, label: &str, room: usize) -> Option<String> {
     let full = format!(" {frame} {label}…");
@@ -198,10 +216,7 @@ impl Screen {
         };
         let frame = frames[st.frame % frames.len()];
         st.frame += 1;
-        let width = crossterm::terminal::size()
-            .map(|(w, _)| w as usize)
-            .unwrap_or(80)
-            .max(1);
+        let width = stderr_width();
         let col = if self.looks.stdout_tty {
             st.col % width
         } else {
@@ -241,8 +256,8 @@ impl Screen {
         self.wake.notify_all();
     }
 
-    /// A piece of the answer on stdout. Status lines that waited for the line to end follow
-    /// its first newline.
+    /// A piece of the answer on stdout. Status lines that waited for the line to end come
+    /// after the piece's last newline.
     pub fn text(&self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;

@@ -147,14 +147,28 @@ pub fn resolve(arg: &str, dir: Option<&Path>) -> Result<PathBuf, String> {
     ))
 }
 
+/// Writes a session file. Conversations are private: folders it creates are 0700, a new file
+/// is 0600 (like the history).
 pub fn save(path: &Path, file: &SessionFile) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     let mut text = serde_json::to_string_pretty(file)?;
     text.push('\n');
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 pub fn load(path: &Path) -> anyhow::Result<SessionFile> {
@@ -252,6 +266,9 @@ mod tests {
         let older = tmp.path().join("older.json");
         let newer = tmp.path().join("newer.json");
         save(&older, &sample(100)).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&older).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
         save(&newer, &sample(200)).unwrap();
         std::fs::write(tmp.path().join("junk.json"), "{").unwrap();
         assert_eq!(load(&older).unwrap(), sample(100));
