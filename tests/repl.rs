@@ -439,3 +439,23 @@ fn agent_switch_keeps_the_conversation_and_clear_forgets_it() {
     assert_eq!(m.len(), 2);
     assert_eq!(m[1], pair("user", "fresh"));
 }
+
+#[test]
+fn a_status_line_waits_for_the_end_of_the_line_of_text() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["The answer is !{echo 42}"]),
+        Reply::text([" forty-two.\nSecond line."]),
+    ]);
+    let mut p = start(&home, &server, &["--allow", "echo", "-y"]);
+    p.send(b"what is it?\r");
+    p.expect("The answer is");
+    // The capture's status line comes after the line the answer was writing, not inside it.
+    let between = p.expect("forty-two.\n");
+    assert!(!between.contains("ran !{echo 42}"), "{between:?}");
+    p.expect("· ran !{echo 42}\n");
+    p.expect("Second line.");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
