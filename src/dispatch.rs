@@ -233,6 +233,7 @@ impl Dispatcher {
                 rec.bytes_out = Some(result.stdout.len() as u64);
                 rec.bytes_err = Some(result.stderr.len() as u64);
                 rec.truncated = result.truncated_stdout || result.truncated_stderr;
+                rec.sandbox = Some(result.enforced.summary());
                 if result.timed_out {
                     rec.reason = Some("timed out".into());
                 }

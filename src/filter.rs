@@ -178,6 +178,11 @@ async fn side_effect_worker(
 
 /// One stderr line for anything that did not go well.
 fn report_outcome(d: &Directive, outcome: &Outcome, problems: &AtomicBool) {
+    if let Outcome::Ran(ran) = outcome {
+        for w in &ran.result.warnings {
+            eprintln!("skillpipe: warning: {w}");
+        }
+    }
     if let Some(line) = notice(d, outcome) {
         problems.store(true, Ordering::Relaxed);
         eprintln!("{line}");

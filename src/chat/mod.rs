@@ -418,6 +418,11 @@ impl Drop for AbortOnDrop {
 /// The dim status line for a directive.
 fn report_status(ui: &mut dyn Ui, d: &Directive, outcome: &Outcome, report: &mut TurnReport) {
     let shown = String::from_utf8_lossy(&d.raw);
+    if let Outcome::Ran(ran) = outcome {
+        for w in &ran.result.warnings {
+            ui.status(&format!("warning: {w}"));
+        }
+    }
     match outcome {
         Outcome::Ran(ran) if ran.result.success() => ui.status(&format!("ran {shown}")),
         _ => {

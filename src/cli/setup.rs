@@ -30,6 +30,14 @@ pub fn build(
         None if !vars.is_empty() => return Err(usage("--var needs --agent")),
         None => None,
     };
+    if let Some(a) = &agent {
+        for w in &a.warnings {
+            eprintln!("skillpipe: warning: {w}");
+        }
+        if let Some(p) = &a.script_policy {
+            check_policy(p, &a.source)?;
+        }
+    }
     let mut policy = agent
         .as_ref()
         .and_then(|a| a.script_policy.clone())
@@ -64,8 +72,8 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// Accepts a policy checked from an agent TOML; exists so that errors name the agent file.
-pub fn check_policy(policy: &ScriptPolicy, source: &std::path::Path) -> anyhow::Result<()> {
+/// Checks a policy from an agent TOML, naming the file in the error.
+fn check_policy(policy: &ScriptPolicy, source: &std::path::Path) -> anyhow::Result<()> {
     policy
         .validate()
         .map_err(|e| usage(format!("{}: [script_policy]: {e}", source.display())))

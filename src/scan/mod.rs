@@ -1,4 +1,22 @@
 //! Streaming directive scanner (DESIGN §1). Pure: no I/O.
+//!
+//! - [`scanner`]: [`Scanner`] (feed chunks, get [`Event`]s), framing of candidates, escapes, limits.
+//! - [`markdown`]: which bytes are inside Markdown code (directives there are literal).
+//! - [`grammar`]: the nom grammar of one complete directive.
+//!
+//! Every input byte ends up either in a `Text` event or in a directive's `raw`, except the backslash
+//! of an escaped directive (`\%{…}`), which is dropped. The events are the same for every way of
+//! splitting the input into chunks (compare with [`coalesce`]).
+
+pub mod grammar;
+pub mod markdown;
+pub mod scanner;
+
+pub use grammar::parse_directive;
+pub use scanner::{Scanner, coalesce, scan_all};
+
+#[cfg(test)]
+mod tests;
 
 /// Which sigil opened a directive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -7,6 +25,16 @@ pub enum Kind {
     SideEffect,
     /// `!{…}` / `!<…>`: run and replace with (or return to the model) its stdout.
     Capture,
+}
+
+impl Kind {
+    /// The sigil that opens this kind of directive.
+    pub fn sigil(self) -> char {
+        match self {
+            Kind::SideEffect => '%',
+            Kind::Capture => '!',
+        }
+    }
 }
 
 /// A recognised directive.
@@ -29,7 +57,9 @@ pub enum Event {
 
 #[derive(Debug, Clone, Copy)]
 pub struct ScanOptions {
-    /// A directive longer than this (raw bytes) is literal text.
+    /// A directive longer than this (raw bytes, sigil to closing bracket) is literal text. The scanner
+    /// never holds back more than `max(max_directive_bytes, 2)` bytes; see [`scanner`] for how it
+    /// resumes after giving up on a long candidate.
     pub max_directive_bytes: usize,
     /// Recognise directives inside Markdown code too.
     pub exec_in_code: bool,

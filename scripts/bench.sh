@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Times `skillpipe filter` against `cat` on the same input, through a pipe, in one run, and
+# reports ratios; then checks linearity (10 MB vs 100 MB), peak memory on hostile shapes, and
+# the latency of a single byte. Usage: scripts/bench.sh [SIZE_MB]   (default 200)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+size_mb=${1:-200}
+cargo build --release -q
+bin=$PWD/target/release/skillpipe
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export XDG_STATE_HOME=$work/state
+
+# gen SHAPE MB FILE — generated inputs (python3: deterministic, fast).
+gen() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import sys
+shape, mb, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+size = mb * 1024 * 1024
+unit = {
+  "prose": ("The quick brown fox jumps over the lazy dog, and then it wanders off into the "
+            "forest where the trees are tall and the air smells of pine. " * 8 + "\n\n"),
+  "noise": ("100% sure! {braces} and `code` with 50%% off! wow!! a%b !x {y} ``tick`` %<> \n"),
+  "unclosed": None,
+  "nested": "%{",
+}[shape]
+with open(path, "wb") as f:
+    if shape == "unclosed":
+        f.write(b"%{")
+        unit = "x" * 1023 + "\n"
+    block = (unit * (65536 // len(unit) + 1)).encode()
+    written = 0
+    while written < size:
+        n = min(len(block), size - written)
+        f.write(block[:n]); written += n
+PY
+}
+
+# best of 3 wall-clock seconds for: cat FILE | CMD > /dev/null
+best() {
+  local file=$1; shift
+  local best=""
+  for _ in 1 2 3; do
+    local s e
+    s=$(date +%s.%N)
+    cat "$file" | "$@" > /dev/null 2>&1
+    e=$(date +%s.%N)
+    best=$(python3 -c "import sys; a=float('$e')-float('$s'); b='$best'; print(a if not b else min(a,float(b)))")
+  done
+  echo "$best"
+}
+
+echo "== throughput: ${size_mb} MB of prose through a pipe"
+gen prose "$size_mb" "$work/prose"
+t_cat=$(best "$work/prose" cat)
+t_sp=$(best "$work/prose" "$bin" filter)
+python3 - "$size_mb" "$t_cat" "$t_sp" <<'PY'
+import sys
+mb, c, s = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+print(f"cat:              {mb/c:8.0f} MB/s  ({c:.3f} s)")
+print(f"skillpipe filter: {mb/s:8.0f} MB/s  ({s:.3f} s)")
+print(f"ratio filter/cat: {c/s*100:5.1f} % of cat's throughput (target >= 50 %)")
+PY
+
+echo "== linearity and peak memory (10 MB vs 100 MB per shape)"
+for shape in prose noise unclosed nested; do
+  gen "$shape" 10 "$work/s10"
+  gen "$shape" 100 "$work/s100"
+  t10=$(best "$work/s10" "$bin" filter)
+  t100=$(best "$work/s100" "$bin" filter)
+  /usr/bin/time -o "$work/rss" -f '%M' "$bin" filter < "$work/s100" > /dev/null 2>&1
+  rss=$(tail -1 "$work/rss")
+  python3 - "$shape" "$t10" "$t100" "$rss" <<'PY'
+import sys
+shape, a, b, rss = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+print(f"{shape:9s} 10 MB {a:.3f} s, 100 MB {b:.3f} s, ratio {b/a:5.1f} (linear ~10), peak RSS {rss/1024:.1f} MB")
+PY
+done
+
+echo "== peak memory on 1 GB: '%{' that never closes, then 1 GB"
+python3 -c "
+import sys
+sys.stdout.buffer.write(b'%{')
+block = b'y' * 1048576
+for _ in range(1024): sys.stdout.buffer.write(block)
+" | /usr/bin/time -o "$work/rss" -f '%M' "$bin" filter > /dev/null 2>&1
+rss=$(tail -1 "$work/rss")
+echo "peak RSS $((rss / 1024)) MB (target < 20 MB)"
+
+echo "== latency: one byte in, one byte out (median of 200)"
+python3 - "$bin" <<'PY'
+import os, subprocess, sys, time, statistics
+p = subprocess.Popen([sys.argv[1], "filter"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+lat = []
+for i in range(200):
+    t = time.perf_counter()
+    os.write(p.stdin.fileno(), b"a")
+    os.read(p.stdout.fileno(), 1)
+    lat.append((time.perf_counter() - t) * 1000)
+p.stdin.close(); p.wait()
+print(f"median {statistics.median(lat):.3f} ms, max {max(lat):.3f} ms (target: a few ms)")
+PY
+
+echo "== startup: skillpipe --version (median of 50)"
+python3 - "$bin" <<'PY'
+import subprocess, sys, time, statistics
+ts = []
+for _ in range(50):
+    t = time.perf_counter()
+    subprocess.run([sys.argv[1], "--version"], stdout=subprocess.DEVNULL, check=True)
+    ts.append((time.perf_counter() - t) * 1000)
+print(f"median {statistics.median(ts):.2f} ms (target < 10 ms)")
+PY
+
+echo "== chat: first token on screen after it leaves a local server (median of 20)"
+python3 - "$bin" <<'PY'
+import http.server, json, os, statistics, subprocess, sys, threading, time
+sent = {}
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        time.sleep(0.05)  # the model "thinks"
+        def ev(obj):
+            self.wfile.write(b"data: " + json.dumps(obj).encode() + b"\n\n"); self.wfile.flush()
+        sent["t"] = time.time()
+        ev({"choices": [{"index": 0, "delta": {"content": "X"}}]})
+        ev({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        self.wfile.write(b"data: [DONE]\n\n"); self.wfile.flush()
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
+lat = []
+for _ in range(20):
+    p = subprocess.Popen([sys.argv[1], "chat", "--base-url", url, "--model", "m", "hi"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    os.read(p.stdout.fileno(), 1)
+    lat.append((time.time() - sent["t"]) * 1000)
+    p.wait()
+srv.shutdown()
+print(f"median {statistics.median(lat):.2f} ms, max {max(lat):.2f} ms (target < 5 ms)")
+PY

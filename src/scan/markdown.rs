@@ -1,0 +1,348 @@
+//! Markdown code awareness: which text bytes are inside code, where directives are literal.
+//!
+//! A byte-at-a-time state machine (with fast skips), so every chunking sees the same states and
+//! nothing is ever held back: markers are text whatever they turn out to mean, only the meaning of
+//! later bytes depends on them.
+//!
+//! Rules (CommonMark where it is cheap to follow while streaming):
+//! - A fence opens at a line with at most 3 spaces of indent and a run of at least 3 backticks or
+//!   tildes. The rest of that line (info string) is code. A backtick fence whose info string contains
+//!   a backtick is not a fence: the run is then an inline code-span delimiter, which makes the same
+//!   bytes code, so nothing released earlier changes meaning.
+//! - A fence closes at a line with at most 3 spaces of indent, a run of the same character at least
+//!   as long as the opener, and only whitespace after it. An unclosed fence lasts to end of stream.
+//! - A run of N backticks in prose opens an inline code span; a run of exactly N closes it.
+//!   Streaming cannot look ahead for the closer, so an unclosed span ends at the next blank line
+//!   (code spans cannot cross paragraphs) or at a fence opener line (fences interrupt paragraphs).
+//!   Until then its bytes are code: a stray backtick disables directives only to the end of its
+//!   paragraph, and fails closed meanwhile.
+//! - Not handled: indented code blocks, and fences inside block quotes or list items are only
+//!   recognised when indented at most 3 spaces. Backslash-escaped backticks still count as
+//!   delimiters (fail closed). Inside code, backslashes are never escape characters.
+//! - Known approximation: a line-start backtick run inside a code span of the same length, followed
+//!   on its line by another backtick, closes the span, but the bytes between were already released
+//!   as code (fail closed).
+
+use memchr::{memchr, memchr2, memchr3};
+
+/// Bytes that need a closer look in prose (outside code) when the line has started.
+const PROSE_STOP: [bool; 256] = byte_set(b"%!\\`\n");
+
+/// A 256-entry membership table, for scanning loops the compiler can keep tight.
+pub(super) const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Prose: directives are recognised.
+    Normal,
+    /// Inside an inline code span opened by this many backticks.
+    Span(usize),
+    /// The rest of a fence opener line (`prev_span`: the span it interrupted, if any).
+    FenceInfo {
+        ch: u8,
+        len: usize,
+        prev_span: Option<usize>,
+    },
+    /// Inside a fenced block; `line` tracks whether the current line may close it.
+    Fence { ch: u8, len: usize, line: FenceLine },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FenceLine {
+    Indent(u8),
+    Run(usize),
+    Trailing,
+    Content,
+}
+
+/// A run of backticks (or line-start tildes) whose length is not known yet.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    ch: u8,
+    len: usize,
+    line_start: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CodeTracker {
+    enabled: bool,
+    mode: Mode,
+    /// `Some(k)`: the current line so far is `k` (at most 3) spaces, so a fence may still start.
+    indent: Option<u8>,
+    /// The current line so far is whitespace only (kept up to date inside code spans).
+    blank: bool,
+    run: Option<Run>,
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r')
+}
+
+impl CodeTracker {
+    /// `enabled: false` treats everything as prose (`exec_in_code`).
+    pub(crate) fn new(enabled: bool) -> Self {
+        CodeTracker {
+            enabled,
+            mode: Mode::Normal,
+            indent: Some(0),
+            blank: true,
+            run: None,
+        }
+    }
+
+    /// Advances over text bytes. With `stop_at_sigils`, stops at the first `%`, `!` or `\` that is
+    /// in prose and returns its index; that byte counts as an ordinary prose character for the
+    /// tracker, the caller decides whether it starts a directive. `None`: all bytes consumed.
+    pub(crate) fn scan(&mut self, bytes: &[u8], stop_at_sigils: bool) -> Option<usize> {
+        if !self.enabled {
+            return if stop_at_sigils {
+                memchr3(b'%', b'!', b'\\', bytes)
+            } else {
+                None
+            };
+        }
+        let mut i = 0;
+        while i < bytes.len() {
+            i += self.skip(&bytes[i..]);
+            if i == bytes.len() {
+                break;
+            }
+            if self.step(bytes[i], stop_at_sigils) {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// How many leading bytes cannot change any state (besides extending a run).
+    fn skip(&mut self, bytes: &[u8]) -> usize {
+        if let Some(run) = &mut self.run {
+            let k = bytes
+                .iter()
+                .position(|&b| b != run.ch)
+                .unwrap_or(bytes.len());
+            run.len += k;
+            return k;
+        }
+        let found = match self.mode {
+            Mode::Normal if self.indent.is_none() => {
+                bytes.iter().position(|&b| PROSE_STOP[b as usize])
+            }
+            Mode::Span(_) if self.indent.is_none() && !self.blank => memchr2(b'`', b'\n', bytes),
+            Mode::FenceInfo { ch: b'`', .. } => memchr2(b'`', b'\n', bytes),
+            Mode::FenceInfo { .. } => memchr(b'\n', bytes),
+            Mode::Fence {
+                line: FenceLine::Content,
+                ..
+            } => memchr(b'\n', bytes),
+            _ => Some(0),
+        };
+        found.unwrap_or(bytes.len())
+    }
+
+    fn indent_space(&mut self) {
+        self.indent = self.indent.and_then(|k| (k < 3).then_some(k + 1));
+    }
+
+    fn start_run(&mut self, ch: u8) {
+        self.run = Some(Run {
+            ch,
+            len: 1,
+            line_start: self.indent.is_some(),
+        });
+        self.indent = None;
+    }
+
+    /// A run is complete: decide what it opened or closed.
+    fn end_run(&mut self, run: Run) {
+        let fence = run.line_start && run.len >= 3;
+        self.mode = match (self.mode, run.ch) {
+            (Mode::Normal | Mode::Span(_), _) if fence => Mode::FenceInfo {
+                ch: run.ch,
+                len: run.len,
+                prev_span: match self.mode {
+                    Mode::Span(n) => Some(n),
+                    _ => None,
+                },
+            },
+            (Mode::Normal, b'`') => {
+                self.blank = false;
+                Mode::Span(run.len)
+            }
+            (Mode::Span(n), b'`') if run.len == n => Mode::Normal,
+            (mode, _) => mode,
+        };
+    }
+
+    /// One byte; returns true for a prose sigil when `stop` is set.
+    fn step(&mut self, b: u8, stop: bool) -> bool {
+        if let Some(run) = self.run {
+            if b == run.ch {
+                if let Some(r) = &mut self.run {
+                    r.len += 1;
+                }
+                return false;
+            }
+            self.run = None;
+            self.end_run(run);
+        }
+        match self.mode {
+            Mode::Normal => match b {
+                b'\n' => self.indent = Some(0),
+                b' ' => self.indent_space(),
+                b'`' => self.start_run(b),
+                b'~' if self.indent.is_some() => self.start_run(b),
+                b'%' | b'!' | b'\\' if stop => {
+                    self.indent = None;
+                    return true;
+                }
+                _ => self.indent = None,
+            },
+            Mode::Span(_) => match b {
+                b'\n' => {
+                    if self.blank {
+                        self.mode = Mode::Normal;
+                    }
+                    self.indent = Some(0);
+                    self.blank = true;
+                }
+                b' ' => self.indent_space(),
+                b'\t' | b'\r' => self.indent = None,
+                b'`' => {
+                    self.blank = false;
+                    self.start_run(b);
+                }
+                b'~' if self.indent.is_some() => {
+                    self.blank = false;
+                    self.start_run(b);
+                }
+                _ => {
+                    self.indent = None;
+                    self.blank = false;
+                }
+            },
+            Mode::FenceInfo { ch, len, prev_span } => {
+                if b == b'\n' {
+                    self.mode = Mode::Fence {
+                        ch,
+                        len,
+                        line: FenceLine::Indent(0),
+                    };
+                } else if ch == b'`' && b == b'`' {
+                    // Not a fence after all: the opener run was an inline delimiter.
+                    self.mode = match prev_span {
+                        None => Mode::Span(len),
+                        Some(n) if n == len => Mode::Normal,
+                        Some(n) => Mode::Span(n),
+                    };
+                    self.indent = None;
+                    self.blank = false;
+                    self.start_run(b);
+                }
+            }
+            Mode::Fence { ch, len, line } => {
+                let line = if b == b'\n' {
+                    let closes = match line {
+                        FenceLine::Run(k) => k >= len,
+                        FenceLine::Trailing => true,
+                        _ => false,
+                    };
+                    if closes {
+                        self.mode = Mode::Normal;
+                        self.indent = Some(0);
+                        return false;
+                    }
+                    FenceLine::Indent(0)
+                } else {
+                    match line {
+                        FenceLine::Indent(k) if b == b' ' && k < 3 => FenceLine::Indent(k + 1),
+                        FenceLine::Indent(_) if b == ch => FenceLine::Run(1),
+                        FenceLine::Run(k) if b == ch => FenceLine::Run(k + 1),
+                        FenceLine::Run(k) if k >= len && is_ws(b) => FenceLine::Trailing,
+                        FenceLine::Trailing if is_ws(b) => FenceLine::Trailing,
+                        _ => FenceLine::Content,
+                    }
+                };
+                self.mode = Mode::Fence { ch, len, line };
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which bytes of `input` the tracker reports as prose sigils (one byte at a time and whole).
+    fn prose_sigils(input: &str) -> String {
+        let bytes = input.as_bytes();
+        let mut t = CodeTracker::new(true);
+        let mut marks = String::new();
+        let mut i = 0;
+        while let Some(k) = t.scan(&bytes[i..], true) {
+            marks.push(bytes[i + k] as char);
+            i += k + 1;
+        }
+        let mut t = CodeTracker::new(true);
+        let mut byte_wise = String::new();
+        for b in bytes {
+            if t.scan(std::slice::from_ref(b), true).is_some() {
+                byte_wise.push(*b as char);
+            }
+        }
+        assert_eq!(
+            marks, byte_wise,
+            "chunking changed the result for {input:?}"
+        );
+        marks
+    }
+
+    #[test]
+    fn code_regions() {
+        let cases = [
+            ("a % b ! c \\", "%!\\"),
+            ("`%` !", "!"),
+            ("`` ` % `` !", "!"),
+            ("``` % ``` !", "!"),
+            ("`a\nb % c` !", "!"),
+            ("`a\n\nb %", "%"),
+            ("`a\n  \t\nb %", "%"),
+            ("```\n%\n```\n!", "!"),
+            ("```sh\n%\n```\n!", "!"),
+            ("   ```\n%\n   ```\n!", "!"),
+            ("    ```\n\n%\n", "%"),
+            ("~~~\n%\n```\n%\n~~~\n!", "!"),
+            ("````\n%\n```\n%\n````\n!", "!"),
+            ("```\n%\n``` x\n%\n```  \n!", "!"),
+            ("```\n%\n    ```\n%", ""),
+            ("```\n\n%\n\n", ""),
+            ("x ```\n%", ""),
+            ("```a`b %` !", ""),
+            ("~~~a`b\n%", ""),
+            ("`a\n```\n\n%\n```\n!", "!"),
+            ("`a\n~~~\n\n%\n~~~\n!", "!"),
+            ("~~ %", "%"),
+            ("```\r\n%\r\n```\r\n!", "!"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(prose_sigils(input), want, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn disabled_tracker_sees_everything() {
+        let mut t = CodeTracker::new(false);
+        assert_eq!(t.scan(b"`x %", true), Some(3));
+        assert_eq!(t.scan(b"`x %", false), None);
+    }
+}
