@@ -52,7 +52,10 @@ impl From<Kind> for Origin {
 pub enum Outcome {
     Ran(Ran),
     /// Not run: denied, declined or invalid, with a one-line reason.
-    Blocked { decision: Decision, reason: String },
+    Blocked {
+        decision: Decision,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -135,18 +138,41 @@ impl Dispatcher {
         if !self.policy.allow_scripts {
             // Nothing runs without the master switch; say so before judging the syntax.
             let argv = vec![body.to_string()];
-            return self.block(origin, &argv, None, Decision::Denied, policy::SCRIPTS_NOT_ALLOWED.into());
+            return self.block(
+                origin,
+                &argv,
+                None,
+                Decision::Denied,
+                policy::SCRIPTS_NOT_ALLOWED.into(),
+            );
         }
         match command::parse_argv(body) {
             Ok(argv) => self.run_argv(origin, argv, None).await,
-            Err(e) => self.block(origin, &[body.to_string()], None, Decision::Invalid, e.to_string()),
+            Err(e) => self.block(
+                origin,
+                &[body.to_string()],
+                None,
+                Decision::Invalid,
+                e.to_string(),
+            ),
         }
     }
 
     /// Runs argv (argv[0] a skill script reference or a system command) if the policy allows.
-    pub async fn run_argv(&self, origin: Origin, argv: Vec<String>, stdin: Option<Vec<u8>>) -> Outcome {
+    pub async fn run_argv(
+        &self,
+        origin: Origin,
+        argv: Vec<String>,
+        stdin: Option<Vec<u8>>,
+    ) -> Outcome {
         let Some(argv0) = argv.first().cloned() else {
-            return self.block(origin, &argv, None, Decision::Invalid, "empty command".into());
+            return self.block(
+                origin,
+                &argv,
+                None,
+                Decision::Invalid,
+                "empty command".into(),
+            );
         };
         let args = &argv[1..];
         let path_var = self.path_var();
@@ -157,7 +183,9 @@ impl Dispatcher {
             Argv0Kind::ScriptRef => {
                 let resolved = match self.skills.resolve(&argv0) {
                     Ok(r) => r,
-                    Err(e) => return self.block(origin, &argv, None, Decision::Invalid, e.to_string()),
+                    Err(e) => {
+                        return self.block(origin, &argv, None, Decision::Invalid, e.to_string());
+                    }
                 };
                 skill = Some(resolved.skill.clone());
                 let target = Target::Script {
@@ -168,9 +196,12 @@ impl Dispatcher {
                 if let policy::Decision::Deny(why) = policy::decide(&self.policy, &target) {
                     return self.block(origin, &argv, skill, Decision::Denied, why);
                 }
-                let cmd = match resolved.command(args, &self.policy.allowed_interpreters, &path_var) {
+                let cmd = match resolved.command(args, &self.policy.allowed_interpreters, &path_var)
+                {
                     Ok(c) => c,
-                    Err(e) => return self.block(origin, &argv, skill, Decision::Denied, e.to_string()),
+                    Err(e) => {
+                        return self.block(origin, &argv, skill, Decision::Denied, e.to_string());
+                    }
                 };
                 script_path = Some(resolved.path.clone());
                 extra_env = cmd.env;
@@ -274,7 +305,11 @@ impl Dispatcher {
 
     /// Short text for the prompt and the audit log.
     pub fn sandbox_description(&self) -> String {
-        let net = if self.policy.allow_network { "network allowed" } else { "no network" };
+        let net = if self.policy.allow_network {
+            "network allowed"
+        } else {
+            "no network"
+        };
         let fs = if self.policy.allow_filesystem {
             "writes anywhere"
         } else {
@@ -283,7 +318,13 @@ impl Dispatcher {
         format!("{net}, {fs}")
     }
 
-    fn record(&self, origin: Origin, decision: Decision, argv: &[String], skill: Option<String>) -> Record {
+    fn record(
+        &self,
+        origin: Origin,
+        decision: Decision,
+        argv: &[String],
+        skill: Option<String>,
+    ) -> Record {
         let mut rec = Record::new(origin.as_str(), decision, argv);
         rec.agent = self.agent.clone();
         rec.skill = skill;

@@ -8,7 +8,9 @@ pub mod result;
 pub mod tools;
 
 use crate::dispatch::{Dispatcher, Origin, Outcome};
-use crate::model::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef};
+use crate::model::{
+    ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef,
+};
 use crate::scan::{Directive, Event, Kind, ScanOptions, Scanner};
 use futures::StreamExt;
 use std::sync::Arc;
@@ -166,7 +168,14 @@ impl Session {
             ui.busy(Some("thinking"));
             let stream = self.provider.stream(self.request());
             let step = self
-                .stream_answer(stream, ui, &mut report, &queue, &mut side_pending, &mut side_rx)
+                .stream_answer(
+                    stream,
+                    ui,
+                    &mut report,
+                    &queue,
+                    &mut side_pending,
+                    &mut side_rx,
+                )
                 .await;
             let step = match step {
                 Ok(step) => step,
@@ -197,7 +206,10 @@ impl Session {
                 }
                 Step::Capture { raw, directive } => {
                     self.history.push(Message::assistant(raw));
-                    let repeats = capture_bodies.iter().filter(|b| **b == directive.body).count();
+                    let repeats = capture_bodies
+                        .iter()
+                        .filter(|b| **b == directive.body)
+                        .count();
                     if repeats >= 2 {
                         ui.status(&format!(
                             "stopped: the model asked for !{{{}}} again (already run {repeats} times this answer)",
@@ -208,7 +220,10 @@ impl Session {
                     capture_bodies.push(directive.body.clone());
                     report.captures += 1;
                     ui.busy(Some(&format!("running {}", directive.body)));
-                    let outcome = self.dispatcher.run_body(Kind::Capture, &directive.body).await;
+                    let outcome = self
+                        .dispatcher
+                        .run_body(Kind::Capture, &directive.body)
+                        .await;
                     ui.busy(None);
                     report_status(ui, &directive, &outcome, &mut report);
                     let msg = result::capture_message(
@@ -233,7 +248,8 @@ impl Session {
         ui.busy(None);
         self.partial_raw.clear();
         report.shown = std::mem::take(&mut self.partial_shown);
-        self.transcript.push(("assistant".into(), report.shown.clone()));
+        self.transcript
+            .push(("assistant".into(), report.shown.clone()));
         result.map(|()| report)
     }
 
@@ -376,7 +392,10 @@ impl Session {
         let mut argv = vec![script.clone()];
         argv.extend(args);
         ui.busy(Some(&format!("running {script}")));
-        let outcome = self.dispatcher.run_argv(Origin::Tool, argv.clone(), input).await;
+        let outcome = self
+            .dispatcher
+            .run_argv(Origin::Tool, argv.clone(), input)
+            .await;
         ui.busy(None);
         let shown = Directive {
             kind: Kind::Capture,
@@ -390,8 +409,14 @@ impl Session {
 
 /// Where an answer stream stopped.
 enum Step {
-    Done { raw: String, tool_calls: Vec<ToolCall> },
-    Capture { raw: String, directive: Directive },
+    Done {
+        raw: String,
+        tool_calls: Vec<ToolCall>,
+    },
+    Capture {
+        raw: String,
+        directive: Directive,
+    },
 }
 
 async fn side_effect_worker(
