@@ -46,6 +46,11 @@ pub struct ChatArgs {
 }
 
 pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
+    if args.resume.is_some() && args.prompt.is_some() {
+        return Err(usage(
+            "--resume reopens a saved session in the interactive REPL; it does not take a PROMPT",
+        ));
+    }
     let setup = super::setup::build(
         &args.policy,
         &args.skill_flags,
