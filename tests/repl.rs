@@ -389,6 +389,10 @@ fn ctrl_c_stops_a_running_script() {
             pair("user", "on")
         ]
     );
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "ran");
+    assert_eq!(audit[0]["reason"], "cancelled");
 }
 
 #[test]

@@ -183,7 +183,13 @@ impl Session {
                 .await;
             let step = match step {
                 Ok(step) => step,
-                Err(e) => break Err(e),
+                Err(e) => {
+                    // Nothing came back: forget the question so a retry does not repeat it.
+                    if self.history.last() == Some(&Message::user(user)) {
+                        self.history.pop();
+                    }
+                    break Err(e);
+                }
             };
             match step {
                 Step::Done { raw, tool_calls } if tool_calls.is_empty() => {
@@ -324,8 +330,9 @@ impl Session {
                             self.show(ui, &t);
                         }
                     }
-                    self.partial_raw = raw.clone();
-                    self.history.push(Message::assistant(raw));
+                    if !raw.is_empty() {
+                        self.history.push(Message::assistant(raw));
+                    }
                     return Err(e);
                 }
             };
