@@ -255,7 +255,16 @@ impl Dispatcher {
             max_output_bytes: self.policy.max_output_bytes,
             sandbox: self.sandbox_spec(),
         };
-        match exec::run(spec).await {
+        // If this future is dropped (Ctrl-C), the command is killed; the log still says so.
+        let mut cancel_record = self.record(origin, Decision::Ran, &argv, skill.clone());
+        cancel_record.reason = Some("cancelled".into());
+        let guard = AuditOnDrop {
+            log: &self.audit,
+            record: Some(cancel_record),
+        };
+        let ran = exec::run(spec).await;
+        guard.disarm();
+        match ran {
             Ok(result) => {
                 let mut rec = self.record(origin, Decision::Ran, &argv, skill.clone());
                 rec.exit_code = Some(result.exit_code);
@@ -359,6 +368,26 @@ impl Dispatcher {
         rec.reason = Some(reason.clone());
         self.audit.write_or_warn(&rec);
         Outcome::Blocked { decision, reason }
+    }
+}
+
+/// Writes its record when dropped before [`AuditOnDrop::disarm`]: a cancelled run is audited.
+struct AuditOnDrop<'a> {
+    log: &'a AuditLog,
+    record: Option<Record>,
+}
+
+impl AuditOnDrop<'_> {
+    fn disarm(mut self) {
+        self.record = None;
+    }
+}
+
+impl Drop for AuditOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(rec) = self.record.take() {
+            self.log.write_or_warn(&rec);
+        }
     }
 }
 

@@ -485,7 +485,7 @@ fn missing_skill_is_a_config_error() {
     w.agents(&["show", "x"])
         .code(2)
         .stderr(predicate::str::contains(
-            "skill `nosuch` not found (searched ",
+            "agents/x.toml: unknown skill `nosuch`; available: none",
         ));
 }
 

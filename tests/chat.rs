@@ -58,7 +58,7 @@ fn capture_round_trip_sends_the_result_and_shows_the_continuation() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "The answer is  — forty-two.\n");
+    assert_eq!(stdout(&out), "The answer is — forty-two.\n");
     assert_eq!(server.requests().len(), 2);
     let m = messages(&server, 1);
     let n = m.len();
@@ -66,7 +66,10 @@ fn capture_round_trip_sends_the_result_and_shows_the_continuation() {
     assert_eq!(m[n - 2]["content"], "The answer is !{echo 42}");
     assert_eq!(m[n - 1]["role"], "user");
     let result = m[n - 1]["content"].as_str().unwrap();
-    assert!(result.starts_with("Result of !{echo 42} (exit 0):\n"), "{result}");
+    assert!(
+        result.starts_with("Result of !{echo 42} (exit 0):\n"),
+        "{result}"
+    );
     assert!(result.contains("\n42\n"), "{result}");
     assert!(result.contains("Do not repeat the directive"), "{result}");
 }
@@ -76,7 +79,10 @@ fn blocked_capture_tells_the_model_it_was_not_run() {
     let home = TestHome::new();
     let canary = home.path().join("canary");
     let body = format!("!{{touch {}}}", canary.display());
-    let server = Server::start([Reply::text(["Doing it: ", &body]), Reply::text(["OK, I could not."])]);
+    let server = Server::start([
+        Reply::text(["Doing it: ", &body]),
+        Reply::text(["OK, I could not."]),
+    ]);
     let out = chat(&home, &server)
         .args(["--allow", "echo", "-y", "go"])
         .output()
@@ -125,7 +131,11 @@ fn unauthorized_names_the_problem() {
     let server = Server::start([Reply::status(401, r#"{"error":{"message":"bad key"}}"#)]);
     let out = chat(&home, &server).arg("hi").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("authentication failed (401)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("authentication failed (401)"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -144,9 +154,8 @@ fn rate_limit_is_retried() {
 #[test]
 fn server_error_fails_with_exit_1() {
     let home = TestHome::new();
-    let server = Server::start(
-        (0..3).map(|_| Reply::status(500, "boom").header("Retry-After", "0")),
-    );
+    let server =
+        Server::start((0..3).map(|_| Reply::status(500, "boom").header("Retry-After", "0")));
     let out = chat(&home, &server).arg("hi").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("500"), "{}", stderr(&out));
@@ -174,7 +183,11 @@ fn tool_call_round_trip() {
         "# Evaluate a product of two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
     );
     let server = Server::start([
-        Reply::text(["Let me compute."]).tool_call("call_1", "calc__calc", [r#"{"args":"#, r#"["6","7"]}"#]),
+        Reply::text(["Let me compute."]).tool_call(
+            "call_1",
+            "calc__calc",
+            [r#"{"args":"#, r#"["6","7"]}"#],
+        ),
         Reply::text(["It is 42."]),
     ]);
     let out = chat(&home, &server)
@@ -185,7 +198,10 @@ fn tool_call_round_trip() {
     assert_eq!(stdout(&out), "Let me compute.It is 42.\n");
     let first = &server.requests()[0];
     let tools = first["tools"].as_array().expect("tools offered");
-    assert!(tools.iter().any(|t| t["function"]["name"] == "calc__calc"), "{tools:?}");
+    assert!(
+        tools.iter().any(|t| t["function"]["name"] == "calc__calc"),
+        "{tools:?}"
+    );
     let m = messages(&server, 1);
     let tool_msg = m.last().unwrap();
     assert_eq!(tool_msg["role"], "tool");
@@ -209,8 +225,12 @@ fn captures_per_turn_are_bounded() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 2);
-    assert_eq!(stdout(&out), "A  B  C\n");
-    assert!(stderr(&out).contains("max_captures_per_turn"), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "A B  C\n");
+    assert!(
+        stderr(&out).contains("max_captures_per_turn"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -230,10 +250,16 @@ fn repeated_capture_loop_is_cut() {
 fn prompt_from_piped_stdin() {
     let home = TestHome::new();
     let server = Server::start([Reply::text(["piped answer"])]);
-    let out = chat(&home, &server).write_stdin("question from a pipe\n").output().unwrap();
+    let out = chat(&home, &server)
+        .write_stdin("question from a pipe\n")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "piped answer\n");
-    assert_eq!(messages(&server, 0).last().unwrap()["content"], "question from a pipe\n");
+    assert_eq!(
+        messages(&server, 0).last().unwrap()["content"],
+        "question from a pipe\n"
+    );
 }
 
 #[test]
@@ -258,5 +284,9 @@ fn replay_runs_the_shipped_agent_offline() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(!text.contains("!{"), "{text}");
-    assert!(home.audit().iter().all(|r| r["decision"] == "ran"), "{:?}", home.audit());
+    assert!(
+        home.audit().iter().all(|r| r["decision"] == "ran"),
+        "{:?}",
+        home.audit()
+    );
 }

@@ -36,7 +36,12 @@ fn nothing_runs_without_allow_scripts() {
     let home = TestHome::new();
     let canary = home.path().join("canary");
     let input = format!("a %{{touch {0}}} b !{{touch {0}}} c\n", canary.display());
-    let out = home.cmd().arg("filter").write_stdin(input).output().unwrap();
+    let out = home
+        .cmd()
+        .arg("filter")
+        .write_stdin(input)
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert_eq!(stdout(&out), "a  b  c\n");
     assert!(!canary.exists());
@@ -49,10 +54,16 @@ fn nothing_runs_without_allow_scripts() {
 #[test]
 fn strict_exits_3_on_blocked_or_invalid_or_failed() {
     let home = TestHome::new();
-    for input in ["x %{rm -rf /nonexistent}\n", "x !{echo a; echo b}\n", "x !{false}\n"] {
+    for input in [
+        "x %{rm -rf /nonexistent}\n",
+        "x !{echo a; echo b}\n",
+        "x !{false}\n",
+    ] {
         let out = home
             .cmd()
-            .args(["filter", "--allow", "echo", "--allow", "false", "-y", "--strict"])
+            .args([
+                "filter", "--allow", "echo", "--allow", "false", "-y", "--strict",
+            ])
             .write_stdin(input)
             .output()
             .unwrap();
@@ -79,7 +90,11 @@ fn invalid_shell_syntax_is_named() {
         .output()
         .unwrap();
     assert_eq!(stdout(&out), "\n");
-    assert!(stderr(&out).contains("shell syntax is not supported"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("shell syntax is not supported"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(home.audit()[0]["decision"], "invalid");
 }
 
@@ -110,7 +125,9 @@ fn side_effect_output_only_with_show_side_effects() {
         if show {
             c.arg("--show-side-effects");
         }
-        c.write_stdin("a%{echo visible-effect}b\n").output().unwrap()
+        c.write_stdin("a%{echo visible-effect}b\n")
+            .output()
+            .unwrap()
     };
     let quiet = run(false);
     assert_eq!(stdout(&quiet), "ab\n");
@@ -155,7 +172,12 @@ fn closed_stdout_ends_quietly() {
         }
     });
     let mut first = [0u8; 100];
-    child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
@@ -180,5 +202,8 @@ fn shipped_example_runs_with_shipped_skills() {
     assert!(text.contains("12 × 37 is 444."), "{text}");
     assert!(!text.contains("!{scripts/lookup.py serendipity}"), "{text}");
     assert!(text.contains("`!{scripts/calc.py \"1 + 1\"}`"), "{text}");
-    assert!(text.contains("%{scripts/say.sh \"this stays as text\"}"), "{text}");
+    assert!(
+        text.contains("%{scripts/say.sh \"this stays as text\"}"),
+        "{text}"
+    );
 }

@@ -32,12 +32,6 @@ pub enum AgentError {
         name: String,
         searched: Vec<PathBuf>,
     },
-    /// An agent names a skill that is not on the skill search path.
-    #[error("skill `{name}` not found (searched {})", display_dirs(searched))]
-    SkillNotFound {
-        name: String,
-        searched: Vec<PathBuf>,
-    },
 }
 
 impl AgentError {

@@ -66,6 +66,8 @@ pub struct Session {
     /// Text of the answer in flight, kept so a cancelled turn keeps what was shown.
     partial_raw: String,
     partial_shown: String,
+    /// The next text continues after a capture: a space there would double the one shown.
+    continuing: bool,
 }
 
 /// A side effect finished (or was blocked) on the background queue.
@@ -94,6 +96,7 @@ impl Session {
             tool_map,
             partial_raw: String::new(),
             partial_shown: String::new(),
+            continuing: false,
         }
     }
 
@@ -153,6 +156,7 @@ impl Session {
         self.transcript.push(("user".into(), user.to_string()));
         self.partial_raw.clear();
         self.partial_shown.clear();
+        self.continuing = false;
         let mut report = TurnReport::default();
         let (side_tx, mut side_rx) = mpsc::unbounded_channel::<SideDone>();
         // Bounded: a model streaming side effects faster than they run waits for room.
@@ -181,7 +185,13 @@ impl Session {
                 .await;
             let step = match step {
                 Ok(step) => step,
-                Err(e) => break Err(e),
+                Err(e) => {
+                    // Nothing came back: forget the question so a retry does not repeat it.
+                    if self.history.last() == Some(&Message::user(user)) {
+                        self.history.pop();
+                    }
+                    break Err(e);
+                }
             };
             match step {
                 Step::Done { raw, tool_calls } if tool_calls.is_empty() => {
@@ -253,6 +263,7 @@ impl Session {
                         self.dispatcher.policy().max_capture_bytes,
                     );
                     self.history.push(Message::user(msg));
+                    self.continuing = true;
                 }
             }
         };
@@ -340,8 +351,9 @@ impl Session {
                             self.show(ui, &t);
                         }
                     }
-                    self.partial_raw = raw.clone();
-                    self.history.push(Message::assistant(raw));
+                    if !raw.is_empty() {
+                        self.history.push(Message::assistant(raw));
+                    }
                     return Err(e);
                 }
             };
@@ -400,7 +412,18 @@ impl Session {
         }
     }
 
-    fn show(&mut self, ui: &mut dyn Ui, bytes: &[u8]) {
+    fn show(&mut self, ui: &mut dyn Ui, mut bytes: &[u8]) {
+        if self.continuing {
+            if self.partial_shown.ends_with([' ', '\n']) {
+                while let [b' ', rest @ ..] = bytes {
+                    bytes = rest;
+                }
+            }
+            if bytes.is_empty() {
+                return;
+            }
+            self.continuing = false;
+        }
         self.partial_shown.push_str(&String::from_utf8_lossy(bytes));
         ui.text(bytes);
     }

@@ -14,7 +14,13 @@ pub type ToolMap = HashMap<String, String>;
 fn tool_name(skill: &str, id: &str) -> String {
     let mut name: String = format!("{skill}__{id}")
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     name.truncate(64);
     name
@@ -30,9 +36,15 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 continue;
             }
             let description = if script.description.is_empty() {
-                format!("Run {} of skill {}: {}", script.rel_path, skill.name, skill.description)
+                format!(
+                    "Run {} of skill {}: {}",
+                    script.rel_path, skill.name, skill.description
+                )
             } else {
-                format!("{} ({} of skill {})", script.description, script.rel_path, skill.name)
+                format!(
+                    "{} ({} of skill {})",
+                    script.description, script.rel_path, skill.name
+                )
             };
             defs.push(ToolDef {
                 name: name.clone(),
@@ -105,12 +117,17 @@ mod tests {
 
     #[test]
     fn arguments_map_to_argv_and_stdin() {
-        let (args, input) = parse_arguments(r#"{"args":["ephemeral", 3],"input":{"a":1}}"#).unwrap();
+        let (args, input) =
+            parse_arguments(r#"{"args":["ephemeral", 3],"input":{"a":1}}"#).unwrap();
         assert_eq!(args, vec!["ephemeral", "3"]);
         assert_eq!(input.unwrap(), br#"{"a":1}"#.to_vec());
         assert_eq!(parse_arguments("").unwrap(), (vec![], None));
         assert!(parse_arguments("[1]").unwrap_err().contains("object"));
-        assert!(parse_arguments(r#"{"args":[{}]}"#).unwrap_err().contains("list of strings"));
+        assert!(
+            parse_arguments(r#"{"args":[{}]}"#)
+                .unwrap_err()
+                .contains("list of strings")
+        );
         assert!(parse_arguments("{").unwrap_err().contains("not valid JSON"));
     }
 }

@@ -46,7 +46,17 @@ pub struct ChatArgs {
 }
 
 pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
-    let setup = super::setup::build(&args.policy, &args.skill_flags, args.agent.as_deref(), &args.vars)?;
+    if args.resume.is_some() && args.prompt.is_some() {
+        return Err(usage(
+            "--resume reopens a saved session in the interactive REPL; it does not take a PROMPT",
+        ));
+    }
+    let setup = super::setup::build(
+        &args.policy,
+        &args.skill_flags,
+        args.agent.as_deref(),
+        &args.vars,
+    )?;
     let prompt = match &args.prompt {
         Some(p) => Some(p.clone()),
         None if args.resume.is_none() && !std::io::stdin().is_terminal() => {
@@ -64,7 +74,15 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
     let (session, label) = build_session(&args, &setup)?;
     match prompt {
         Some(p) => one_shot(&rt, session, &p),
-        None => crate::repl::run(&rt, session, crate::repl::ReplInfo { model_label: label, args, setup }),
+        None => crate::repl::run(
+            &rt,
+            session,
+            crate::repl::ReplInfo {
+                model_label: label,
+                args,
+                setup,
+            },
+        ),
     }
 }
 
@@ -80,8 +98,9 @@ pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session,
             .map(|a| format!("agent file {}", a.source.display()))
             .unwrap_or_default(),
     };
-    let settings = Settings::from_process(args.model.as_deref(), args.base_url.as_deref(), agent_model)
-        .map_err(|e| usage(e.to_string()))?;
+    let settings =
+        Settings::from_process(args.model.as_deref(), args.base_url.as_deref(), agent_model)
+            .map_err(|e| usage(e.to_string()))?;
     settings.check_api_key().map_err(|e| usage(e.to_string()))?;
     let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
     let dispatcher = setup.dispatcher.clone();
@@ -101,11 +120,18 @@ pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session,
         params: settings.params.clone(),
     };
     let label = settings.label();
-    Ok((Session::new(provider, dispatcher, Some(system), opts), label))
+    Ok((
+        Session::new(provider, dispatcher, Some(system), opts),
+        label,
+    ))
 }
 
 /// One answer on stdout (processed text only), notices on stderr, then exit.
-fn one_shot(rt: &tokio::runtime::Runtime, mut session: Session, prompt: &str) -> anyhow::Result<i32> {
+fn one_shot(
+    rt: &tokio::runtime::Runtime,
+    mut session: Session,
+    prompt: &str,
+) -> anyhow::Result<i32> {
     let mut ui = PlainUi::default();
     let result = rt.block_on(session.turn(prompt, &mut ui));
     if !ui.ended_with_newline {

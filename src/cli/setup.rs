@@ -55,7 +55,10 @@ pub fn build(
         skills.retain_named(&wanted).map_err(usage)?;
     }
 
-    let audit_path = policy_flags.audit_log.clone().or_else(crate::paths::audit_log);
+    let audit_path = policy_flags
+        .audit_log
+        .clone()
+        .or_else(crate::paths::audit_log);
     let dispatcher = Dispatcher::new(policy, Arc::new(skills), AuditLog::new(audit_path))
         .with_agent(agent.as_ref().map(|a| a.name.clone()));
     Ok(Setup {

@@ -1,8 +1,36 @@
-//! The interactive REPL (DESIGN §8).
+//! The interactive REPL (DESIGN §8): `skillpipe chat` without a PROMPT, on a terminal.
+//!
+//! - [`editor`]: rustyline — history under `$XDG_STATE_HOME/skillpipe/history`, multi-line entry.
+//! - [`commands`]: what a slash command means (pure).
+//! - [`screen`]: the shared terminal — spinner thread, column tracking, the prompt's exclusive hold.
+//! - [`ui`]: the chat loop's [`crate::chat::Ui`] on that screen.
+//! - [`session_file`]: `/save` and `--resume`.
+//! - [`clipboard`]: the `/copy` command.
+//!
+//! Ctrl-C: at the prompt rustyline reads it as a key (the line is dropped). While an answer
+//! streams or a script runs the terminal is in cooked mode, so it arrives as SIGINT; the REPL
+//! handles SIGINT for its whole life (it never kills the program) and races it against the turn,
+//! dropping the turn (which stops the stream and kills a running script's process group) and
+//! keeping the partial answer in the history.
+
+mod clipboard;
+pub mod commands;
+mod editor;
+mod screen;
+pub mod session_file;
+mod ui;
 
 use crate::chat::Session;
-use crate::cli::chat::ChatArgs;
+use crate::cli::chat::{ChatArgs, build_session};
 use crate::cli::setup::Setup;
+use commands::{Command, Input};
+use editor::{LineEditor, Read};
+use futures::FutureExt;
+use screen::{Looks, Screen, Tone, paint};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::signal::unix::{Signal, SignalKind};
+use ui::TermUi;
 
 /// What the REPL needs besides the session: the flags it was started with (to rebuild on
 /// `/model` or `/agent`) and the shared setup.
@@ -12,6 +40,471 @@ pub struct ReplInfo {
     pub setup: Setup,
 }
 
-pub fn run(_rt: &tokio::runtime::Runtime, _session: Session, _info: ReplInfo) -> anyhow::Result<i32> {
-    anyhow::bail!("the interactive REPL is not built yet; pass a PROMPT for one-shot mode")
+pub fn run(rt: &tokio::runtime::Runtime, session: Session, info: ReplInfo) -> anyhow::Result<i32> {
+    let screen = Screen::new(Looks::detect());
+    // The session holds the dispatcher built without the REPL's prompt; rebuild both so the
+    // confirmation prompt can hold the screen (see `attach_asker`).
+    drop(session);
+    let setup = attach_asker(info.setup, &screen);
+    let (session, label) = build_session(&info.args, &setup)?;
+    let sigint = rt.block_on(async { tokio::signal::unix::signal(SignalKind::interrupt()) })?;
+    let history = crate::paths::state_dir().map(|d| d.join("history"));
+    let editor = LineEditor::new(history)?;
+    let _spinner = screen.start_spinner();
+    let mut repl = Repl {
+        rt,
+        ui: TermUi::new(screen.clone()),
+        screen,
+        session,
+        args: info.args,
+        setup,
+        label,
+        editor,
+        sigint,
+        session_path: None,
+        told_about_ctrl_c: false,
+    };
+    repl.welcome();
+    if let Some(arg) = repl.args.resume.clone()
+        && repl.resume(&arg)? == Flow::Exit
+    {
+        return Ok(crate::cli::EXIT_OK);
+    }
+    repl.main_loop()
+}
+
+/// Plugs the REPL's confirmation prompt into a freshly built dispatcher. Only the setup holds
+/// the dispatcher at this point, so it can still be changed; were it shared, the plain prompt
+/// stays (it works, it just does not pause the spinner).
+fn attach_asker(setup: Setup, screen: &Arc<Screen>) -> Setup {
+    let dispatcher = match Arc::try_unwrap(setup.dispatcher) {
+        Ok(d) => Arc::new(d.with_asker(TermUi::asker(screen.clone()))),
+        Err(shared) => shared,
+    };
+    Setup {
+        dispatcher,
+        agent: setup.agent,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Exit,
+}
+
+struct Repl<'rt> {
+    rt: &'rt tokio::runtime::Runtime,
+    screen: Arc<Screen>,
+    ui: TermUi,
+    session: Session,
+    /// The flags, updated by `/model` and `/agent` so later rebuilds keep the choice.
+    args: ChatArgs,
+    setup: Setup,
+    label: String,
+    editor: LineEditor,
+    sigint: Signal,
+    /// Where `/save` without an argument writes: the resumed or last saved file.
+    session_path: Option<PathBuf>,
+    told_about_ctrl_c: bool,
+}
+
+impl Repl<'_> {
+    fn color_out(&self) -> bool {
+        self.screen.looks().color_out
+    }
+
+    fn agent_name(&self) -> Option<&str> {
+        self.setup.agent.as_ref().map(|a| a.name.as_str())
+    }
+
+    fn welcome(&self) {
+        let skills: Vec<&str> = self
+            .setup
+            .dispatcher
+            .skills()
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        let mut line = format!(
+            "skillpipe {} · {} · agent: {} · skills: {}",
+            env!("CARGO_PKG_VERSION"),
+            self.label,
+            self.agent_name().unwrap_or("none"),
+            if skills.is_empty() {
+                "none".to_string()
+            } else {
+                skills.join(", ")
+            }
+        );
+        if !skills.is_empty() && !self.setup.dispatcher.policy().allow_scripts {
+            line.push_str(" (scripts off: --allow-scripts)");
+        }
+        line.push_str(" · /help for commands");
+        self.ui.info(&line);
+    }
+
+    fn prompt(&self) -> (String, String) {
+        let plain = match self.agent_name() {
+            Some(a) => format!("{a}> "),
+            None => "> ".to_string(),
+        };
+        let styled = if self.color_out() {
+            use crossterm::style::Stylize;
+            plain.as_str().green().bold().to_string()
+        } else {
+            plain.clone()
+        };
+        (plain, styled)
+    }
+
+    fn main_loop(&mut self) -> anyhow::Result<i32> {
+        loop {
+            let (plain, styled) = self.prompt();
+            match self.editor.read((&plain, &styled))? {
+                Read::Eof => return Ok(crate::cli::EXIT_OK),
+                Read::Interrupted => {
+                    if !self.told_about_ctrl_c {
+                        self.ui.info("(Ctrl-D or /exit leaves)");
+                        self.told_about_ctrl_c = true;
+                    }
+                }
+                Read::Entry(entry) => {
+                    self.editor.remember(&entry);
+                    match commands::parse(&entry) {
+                        Input::Empty => {}
+                        Input::Message(text) => self.turn(&text),
+                        Input::Command(c) => {
+                            if self.command(c) == Flow::Exit {
+                                return Ok(crate::cli::EXIT_OK);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One message and its answer; Ctrl-C (SIGINT) cancels it and keeps what was shown.
+    fn turn(&mut self, text: &str) {
+        // A Ctrl-C pressed between turns must not cancel this one.
+        while let Some(Some(())) = self.sigint.recv().now_or_never() {}
+        let mut ui = TermUi::new(self.screen.clone());
+        let session = &mut self.session;
+        let sigint = &mut self.sigint;
+        let outcome = self.rt.block_on(async {
+            tokio::select! {
+                r = session.turn(text, &mut ui) => Some(r),
+                _ = sigint.recv() => None,
+            }
+        });
+        match outcome {
+            None => {
+                self.session.cancelled();
+                self.ui.finish_answer(None);
+                self.ui
+                    .info("cancelled — the partial answer stays in the conversation");
+            }
+            Some(Ok(report)) => self.ui.finish_answer(Some(&report)),
+            Some(Err(e)) => {
+                self.ui.finish_answer(None);
+                self.ui.error(&e.to_string());
+            }
+        }
+    }
+
+    fn command(&mut self, c: Command) -> Flow {
+        match c {
+            Command::Help => self.ui.print(commands::HELP),
+            Command::Exit => return Flow::Exit,
+            Command::Clear => {
+                self.session.clear();
+                self.ui.info("conversation cleared");
+            }
+            Command::Model(None) => self
+                .ui
+                .info(&format!("model: {} (/model NAME switches)", self.label)),
+            Command::Model(Some(m)) => self.switch_model(m),
+            Command::Agent(None) => self.show_agents(),
+            Command::Agent(Some(name)) => self.switch_agent(name),
+            Command::Skills => self.show_skills(),
+            Command::Save(arg) => self.save(arg.as_deref()),
+            Command::Copy => self.copy(),
+            Command::NoArgument(c) => self.ui.warn(&format!("{c} takes no argument")),
+            Command::Unknown { typed, suggestion } => {
+                let hint = match suggestion {
+                    Some(s) => format!("did you mean {s}? "),
+                    None => String::new(),
+                };
+                self.ui.warn(&format!(
+                    "unknown command {typed} — {hint}(/help lists the commands)"
+                ));
+            }
+        }
+        Flow::Continue
+    }
+
+    /// Moves the conversation into a rebuilt session.
+    fn replace_session(&mut self, mut new: Session) {
+        new.history = std::mem::take(&mut self.session.history);
+        new.transcript = std::mem::take(&mut self.session.transcript);
+        self.session = new;
+    }
+
+    fn switch_model(&mut self, model: String) {
+        let mut args = self.args.clone();
+        args.model = Some(model);
+        match build_session(&args, &self.setup) {
+            Ok((session, label)) => {
+                self.replace_session(session);
+                self.args = args;
+                self.label = label;
+                self.ui.info(&format!("model: {}", self.label));
+            }
+            Err(e) => self.ui.error(&format!("{e:#}")),
+        }
+    }
+
+    fn switch_agent(&mut self, name: String) {
+        let mut args = self.args.clone();
+        args.agent = Some(name);
+        let built = crate::cli::setup::build(
+            &args.policy,
+            &args.skill_flags,
+            args.agent.as_deref(),
+            &args.vars,
+        )
+        .and_then(|setup| {
+            let setup = attach_asker(setup, &self.screen);
+            let (session, label) = build_session(&args, &setup)?;
+            Ok((setup, session, label))
+        });
+        match built {
+            Ok((setup, session, label)) => {
+                if let Some(a) = &setup.agent {
+                    for w in &a.warnings {
+                        self.ui.warn(&format!("warning: {w}"));
+                    }
+                }
+                self.setup = setup;
+                self.replace_session(session);
+                self.args = args;
+                self.label = label;
+                self.welcome();
+            }
+            Err(e) => self.ui.error(&format!("{e:#}")),
+        }
+    }
+
+    fn show_agents(&self) {
+        let mut out = String::new();
+        match &self.setup.agent {
+            Some(a) => {
+                out.push_str(&format!("agent: {} — {}\n", a.name, a.description));
+                out.push_str(&format!("  from {}\n", a.source.display()));
+            }
+            None => out.push_str("agent: none\n"),
+        }
+        let listing = crate::agents::list();
+        if listing.agents.is_empty() {
+            out.push_str("no agents found on the search path (skillpipe doctor shows where)\n");
+        } else {
+            out.push_str("available:\n");
+            for a in &listing.agents {
+                let mark = if Some(a.name.as_str()) == self.agent_name() {
+                    "*"
+                } else {
+                    " "
+                };
+                out.push_str(&format!(" {mark} {:<20} {}\n", a.name, a.description));
+            }
+            out.push_str("/agent NAME switches (the conversation is kept; /clear forgets it)\n");
+        }
+        self.ui.print(&out);
+    }
+
+    fn show_skills(&self) {
+        let skills = self.setup.dispatcher.skills();
+        if skills.is_empty() {
+            self.ui.info(
+                "no skills are active (skillpipe skills list shows what is on the search path)",
+            );
+            return;
+        }
+        let mut out = String::new();
+        for s in skills.iter() {
+            out.push_str(&paint(&s.name, Tone::Bold, self.color_out()));
+            out.push_str(&format!(" — {}\n", s.description));
+            if !s.allows_scripts() {
+                out.push_str("  (its allowed-tools has no Bash entry: its scripts may not run)\n");
+            }
+            if s.scripts().is_empty() {
+                out.push_str("  no scripts\n");
+            }
+            for sc in s.scripts() {
+                if sc.description.is_empty() {
+                    out.push_str(&format!("  {}\n", sc.rel_path));
+                } else {
+                    out.push_str(&format!("  {:<28} {}\n", sc.rel_path, sc.description));
+                }
+            }
+        }
+        if !self.setup.dispatcher.policy().allow_scripts {
+            out.push_str("directives do not run in this session: start with --allow-scripts\n");
+        }
+        self.ui.print(&out);
+    }
+
+    fn save(&mut self, arg: Option<&str>) {
+        if self.session.history.is_empty() {
+            self.ui.info("nothing to save yet");
+            return;
+        }
+        let dir = session_file::sessions_dir();
+        let now = std::time::SystemTime::now();
+        let path =
+            match session_file::save_target(arg, self.session_path.as_deref(), dir.as_deref(), now)
+            {
+                Ok(p) => p,
+                Err(e) => return self.ui.error(&e),
+            };
+        let file = session_file::SessionFile::new(
+            &self.label,
+            self.agent_name(),
+            &self.session.history,
+            &self.session.transcript,
+            now,
+        );
+        match session_file::save(&path, &file) {
+            Ok(()) => {
+                let how = match (dir.as_deref(), path.parent(), path.file_stem()) {
+                    (Some(d), Some(p), Some(stem)) if p == d => stem.to_string_lossy().into_owned(),
+                    _ => path.display().to_string(),
+                };
+                self.ui.info(&format!(
+                    "saved {} messages to {} — resume with: skillpipe chat --resume {how}",
+                    file.history.len(),
+                    path.display()
+                ));
+                self.session_path = Some(path);
+            }
+            Err(e) => self.ui.error(&format!("{e:#}")),
+        }
+    }
+
+    fn copy(&self) {
+        let last = self
+            .session
+            .transcript
+            .iter()
+            .rev()
+            .find(|(role, text)| role == "assistant" && !text.trim().is_empty());
+        let Some((_, text)) = last else {
+            return self.ui.info("no answer to copy yet");
+        };
+        match clipboard::copy(text) {
+            Ok(how) => self.ui.info(&how),
+            Err(why) => self.ui.warn(&why),
+        }
+    }
+
+    /// `--resume`: an empty name lists the saved sessions and asks which one.
+    fn resume(&mut self, arg: &str) -> anyhow::Result<Flow> {
+        let dir = session_file::sessions_dir();
+        let path = if arg.is_empty() {
+            match self.pick_session(dir.as_deref())? {
+                Picked::Path(p) => p,
+                Picked::New => return Ok(Flow::Continue),
+                Picked::Exit => return Ok(Flow::Exit),
+            }
+        } else {
+            session_file::resolve(arg, dir.as_deref()).map_err(crate::cli::usage)?
+        };
+        let file = session_file::load(&path).map_err(|e| crate::cli::usage(format!("{e:#}")))?;
+        self.restore(&path, file);
+        Ok(Flow::Continue)
+    }
+
+    fn pick_session(&mut self, dir: Option<&std::path::Path>) -> anyhow::Result<Picked> {
+        let listed = dir.map(session_file::list).unwrap_or_default();
+        if listed.is_empty() {
+            let where_ = dir
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|| "(no state folder)".into());
+            self.ui.info(&format!(
+                "no saved sessions in {where_}; /save NAME keeps one — starting a new session"
+            ));
+            return Ok(Picked::New);
+        }
+        let mut out = String::from("saved sessions (newest first):\n");
+        for (i, l) in listed.iter().enumerate() {
+            out.push_str(&format!(
+                "  {:>2}. {:<24} {}  {:>3} messages  {}\n",
+                i + 1,
+                l.name,
+                l.file
+                    .saved_at
+                    .get(..16)
+                    .unwrap_or(&l.file.saved_at)
+                    .replace('T', " "),
+                l.file.history.len(),
+                l.file.first_prompt()
+            ));
+        }
+        self.ui.print(&out);
+        loop {
+            let question = "resume which? (number or name, Enter = new session) ";
+            match self.editor.read((question, question))? {
+                Read::Eof => return Ok(Picked::Exit),
+                Read::Interrupted => return Ok(Picked::New),
+                Read::Entry(answer) if answer.trim().is_empty() => return Ok(Picked::New),
+                Read::Entry(answer) => match session_file::pick(&listed, &answer) {
+                    Some(l) => return Ok(Picked::Path(l.path.clone())),
+                    None => self
+                        .ui
+                        .warn(&format!("no session `{}` in the list", answer.trim())),
+                },
+            }
+        }
+    }
+
+    /// Puts a saved conversation back and shows it as it was seen.
+    fn restore(&mut self, path: &std::path::Path, file: session_file::SessionFile) {
+        self.session.history = file.history.clone();
+        self.session.transcript = file.transcript_pairs();
+        let (prompt, _) = self.prompt();
+        for e in &file.transcript {
+            if e.role == "user" {
+                self.ui.print_bold(&format!("{prompt}{}", e.text));
+            } else {
+                self.ui.print(&e.text);
+            }
+        }
+        self.ui.info(&format!(
+            "resumed {} ({} messages, saved {})",
+            path.display(),
+            file.history.len(),
+            file.saved_at
+        ));
+        if file.model != self.label {
+            self.ui.info(&format!(
+                "it was saved with {}; now using {} (/model switches)",
+                file.model, self.label
+            ));
+        }
+        if file.agent.as_deref() != self.agent_name() {
+            self.ui.info(&format!(
+                "it was saved with agent {}; now {} (/agent switches)",
+                file.agent.as_deref().unwrap_or("none"),
+                self.agent_name().unwrap_or("none")
+            ));
+        }
+        self.session_path = Some(path.to_path_buf());
+    }
+}
+
+enum Picked {
+    Path(PathBuf),
+    New,
+    Exit,
 }

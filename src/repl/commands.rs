@@ -1,0 +1,238 @@
+//! Slash commands: what a line of input means (pure; the REPL acts on the result).
+
+/// One line (or multi-line entry) the user submitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Nothing but whitespace: show the prompt again.
+    Empty,
+    /// Text for the model.
+    Message(String),
+    Command(Command),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Exit,
+    Clear,
+    /// Show the model, or switch to this one (`M` or `provider:M`).
+    Model(Option<String>),
+    /// Show the agent and list the others, or switch to this one (name or path).
+    Agent(Option<String>),
+    Skills,
+    /// Save the conversation: a bare name goes to the sessions folder, anything else is a path.
+    Save(Option<String>),
+    Copy,
+    /// A known command given an argument it does not take.
+    NoArgument(&'static str),
+    /// `/word` that is no command; `suggestion` is the closest one, if any is close.
+    Unknown {
+        typed: String,
+        suggestion: Option<&'static str>,
+    },
+}
+
+/// Builds a command from its optional argument.
+type Make = fn(Option<String>) -> Command;
+
+/// Command names as typed, with aliases.
+const NAMES: &[(&str, Make)] = &[
+    ("help", |_| Command::Help),
+    ("exit", |_| Command::Exit),
+    ("clear", |_| Command::Clear),
+    ("model", Command::Model),
+    ("agent", Command::Agent),
+    ("skills", |_| Command::Skills),
+    ("save", Command::Save),
+    ("copy", |_| Command::Copy),
+    ("quit", |_| Command::Exit),
+    ("q", |_| Command::Exit),
+    ("h", |_| Command::Help),
+    ("?", |_| Command::Help),
+];
+
+/// Commands that take no argument (a stray argument is reported, not ignored).
+const NO_ARGS: &[&str] = &[
+    "help", "exit", "clear", "skills", "copy", "quit", "q", "h", "?",
+];
+
+/// The command words offered for completion and suggestions.
+pub const COMMANDS: &[&str] = &[
+    "/help", "/exit", "/clear", "/model", "/agent", "/skills", "/save", "/copy", "/quit",
+];
+
+/// Reads a submitted entry. A line whose first word looks like `/word` is a command; `//text`
+/// sends `/text` to the model; a path such as `/etc/hosts is…` is an ordinary message.
+pub fn parse(entry: &str) -> Input {
+    let trimmed = entry.trim();
+    if trimmed.is_empty() {
+        return Input::Empty;
+    }
+    if let Some(rest) = trimmed.strip_prefix("//") {
+        return Input::Message(format!("/{rest}"));
+    }
+    let Some(after_slash) = trimmed.strip_prefix('/') else {
+        return Input::Message(entry.to_string());
+    };
+    let (word, arg) = match after_slash.find(char::is_whitespace) {
+        Some(i) => (&after_slash[..i], after_slash[i..].trim()),
+        None => (after_slash, ""),
+    };
+    if !is_command_word(word) {
+        return Input::Message(entry.to_string());
+    }
+    let lower = word.to_ascii_lowercase();
+    let Some((name, make)) = NAMES.iter().find(|(n, _)| *n == lower) else {
+        return Input::Command(Command::Unknown {
+            typed: format!("/{word}"),
+            suggestion: suggest(&lower),
+        });
+    };
+    if !arg.is_empty() && NO_ARGS.contains(name) {
+        let shown = COMMANDS
+            .iter()
+            .find(|c| c[1..] == **name)
+            .copied()
+            .unwrap_or("/help");
+        return Input::Command(Command::NoArgument(shown));
+    }
+    let arg = (!arg.is_empty()).then(|| arg.to_string());
+    Input::Command(make(arg))
+}
+
+/// `/word`: letters, digits, `-`, `_`, or a lone `?` — no further `/` (that would be a path).
+fn is_command_word(word: &str) -> bool {
+    word == "?"
+        || (!word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+}
+
+/// The closest command to a mistyped one: a prefix of it, or within two edits.
+fn suggest(typed: &str) -> Option<&'static str> {
+    if typed.is_empty() {
+        return None;
+    }
+    if let Some(c) = COMMANDS.iter().find(|c| c[1..].starts_with(typed)) {
+        return Some(c);
+    }
+    COMMANDS
+        .iter()
+        .map(|c| (edit_distance(typed, &c[1..]), *c))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The `/help` text.
+pub const HELP: &str = "\
+Commands
+  /help              this help
+  /exit              leave (also /quit or Ctrl-D)
+  /clear             forget the conversation so far
+  /model [M]         show the model, or switch to M (a model name or provider:model)
+  /agent [NAME]      show the agent and list the others, or switch to agent NAME
+  /skills            the active skills and their scripts
+  /save [NAME|FILE]  save the conversation. A bare NAME (no '/' or '.') goes to the sessions
+                     folder, where `skillpipe chat --resume NAME` finds it; anything else is a
+                     file path. Without an argument: the session it was resumed from, else a
+                     new name from the date and time
+  /copy              copy the last answer to the clipboard
+  //text             send a message that starts with '/'
+
+Keys
+  Enter              send
+  Alt-Enter, Ctrl-J  new line (pasted text keeps its lines; a trailing \\ continues too)
+  Ctrl-C             cancel the answer or script in flight; at the prompt, clear the line
+  Ctrl-D             leave (on an empty line)
+  Up, Down, Ctrl-R   history (an entry that starts with a space is not kept)
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(s: &str) -> Command {
+        match parse(s) {
+            Input::Command(c) => c,
+            other => panic!("{s:?} parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn commands_and_arguments() {
+        assert_eq!(cmd("/help"), Command::Help);
+        assert_eq!(cmd("  /EXIT  "), Command::Exit);
+        assert_eq!(cmd("/quit"), Command::Exit);
+        assert_eq!(cmd("/model"), Command::Model(None));
+        assert_eq!(
+            cmd("/model  ollama:llama3.2 "),
+            Command::Model(Some("ollama:llama3.2".into()))
+        );
+        assert_eq!(
+            cmd("/save my notes.json"),
+            Command::Save(Some("my notes.json".into()))
+        );
+        assert_eq!(cmd("/agent tutor"), Command::Agent(Some("tutor".into())));
+        assert_eq!(cmd("/clear now"), Command::NoArgument("/clear"));
+        assert_eq!(cmd("/?"), Command::Help);
+    }
+
+    #[test]
+    fn messages_paths_and_escapes() {
+        assert_eq!(parse("   \n "), Input::Empty);
+        assert_eq!(parse("hello /help"), Input::Message("hello /help".into()));
+        assert_eq!(
+            parse("/etc/hosts has what?"),
+            Input::Message("/etc/hosts has what?".into())
+        );
+        assert_eq!(parse("//help me"), Input::Message("/help me".into()));
+    }
+
+    #[test]
+    fn unknown_commands_get_a_suggestion() {
+        assert_eq!(
+            cmd("/hlep"),
+            Command::Unknown {
+                typed: "/hlep".into(),
+                suggestion: Some("/help")
+            }
+        );
+        assert_eq!(
+            cmd("/sk"),
+            Command::Unknown {
+                typed: "/sk".into(),
+                suggestion: Some("/skills")
+            }
+        );
+        assert_eq!(
+            cmd("/frobnicate"),
+            Command::Unknown {
+                typed: "/frobnicate".into(),
+                suggestion: None
+            }
+        );
+    }
+
+    #[test]
+    fn help_names_every_command() {
+        for c in COMMANDS {
+            assert!(HELP.contains(c), "{c} missing from /help");
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Line editing: rustyline with persistent history, multi-line entry and command completion.
+//!
+//! New lines inside one entry: Alt-Enter or Ctrl-J, a trailing `\` before Enter, or a paste
+//! (bracketed paste keeps a pasted block in one entry).
+
+use super::commands::COMMANDS;
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::{FileHistory, History};
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{
+    Cmd, CompletionType, Config, Context, Editor, EventHandler, Helper, KeyCode, KeyEvent,
+    Modifiers,
+};
+use std::path::PathBuf;
+
+/// What one read of the prompt gave.
+#[derive(Debug)]
+pub enum Read {
+    Entry(String),
+    /// Ctrl-C at the prompt: the line was dropped.
+    Interrupted,
+    /// Ctrl-D on an empty line (or end of input).
+    Eof,
+}
+
+/// Completes slash commands and continues lines that end with a backslash.
+#[derive(Default)]
+pub struct ReplHelper;
+
+impl Completer for ReplHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        Ok((0, complete_command(&line[..pos])))
+    }
+}
+
+impl Hinter for ReplHelper {
+    type Hint = String;
+}
+
+impl Highlighter for ReplHelper {}
+
+impl Validator for ReplHelper {
+    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        Ok(if continues(ctx.input()) {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
+
+impl Helper for ReplHelper {}
+
+/// Command names that complete what was typed before the cursor (only the first word).
+pub fn complete_command(before_cursor: &str) -> Vec<Pair> {
+    if !before_cursor.starts_with('/') || before_cursor.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    COMMANDS
+        .iter()
+        .filter(|c| c.starts_with(before_cursor))
+        .map(|c| Pair {
+            display: c.to_string(),
+            replacement: format!("{c} "),
+        })
+        .collect()
+}
+
+/// An entry ending in a single backslash continues on the next line.
+pub fn continues(input: &str) -> bool {
+    let trailing = input.bytes().rev().take_while(|b| *b == b'\\').count();
+    trailing % 2 == 1
+}
+
+/// The entry as sent: a backslash that continued a line is dropped, the newline kept.
+pub fn join_continued(entry: &str) -> String {
+    entry.replace("\\\n", "\n")
+}
+
+pub struct LineEditor {
+    editor: Editor<ReplHelper, FileHistory>,
+    history: Option<PathBuf>,
+}
+
+impl LineEditor {
+    /// An editor whose history lives in `history` (loaded now, appended after every entry).
+    pub fn new(history: Option<PathBuf>) -> anyhow::Result<LineEditor> {
+        let config = Config::builder()
+            .max_history_size(2000)?
+            .history_ignore_dups(true)?
+            .history_ignore_space(true)
+            .auto_add_history(false)
+            .completion_type(CompletionType::List)
+            .build();
+        let mut editor = Editor::with_config(config)?;
+        editor.set_helper(Some(ReplHelper));
+        for key in [
+            KeyEvent(KeyCode::Enter, Modifiers::ALT),
+            KeyEvent::ctrl('J'),
+        ] {
+            editor.bind_sequence(key, EventHandler::Simple(Cmd::Newline));
+        }
+        if let Some(path) = &history
+            && path.exists()
+            && let Err(e) = editor.load_history(path)
+        {
+            eprintln!(
+                "skillpipe: warning: cannot read history {}: {e}",
+                path.display()
+            );
+        }
+        Ok(LineEditor { editor, history })
+    }
+
+    /// Reads one entry. `prompt` is (plain, styled); the styled one must be as wide.
+    pub fn read(&mut self, prompt: (&str, &str)) -> anyhow::Result<Read> {
+        use rustyline::error::ReadlineError;
+        match self.editor.readline(&prompt) {
+            Ok(line) => Ok(Read::Entry(join_continued(&line))),
+            Err(ReadlineError::Interrupted) => Ok(Read::Interrupted),
+            Err(ReadlineError::Signal(_)) => Ok(Read::Interrupted),
+            Err(ReadlineError::Eof) => Ok(Read::Eof),
+            Err(e) => Err(anyhow::anyhow!("cannot read the terminal: {e}")),
+        }
+    }
+
+    /// Remembers an entry and appends it to the history file at once, so it survives a crash.
+    pub fn remember(&mut self, entry: &str) {
+        if entry.trim().is_empty() {
+            return;
+        }
+        let _ = self.editor.add_history_entry(entry);
+        let Some(path) = &self.history else { return };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Err(e) = self.editor.history_mut().append(path) {
+            eprintln!(
+                "skillpipe: warning: cannot write history {}: {e}",
+                path.display()
+            );
+            self.history = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backslash_continues_unless_escaped() {
+        assert!(continues("first \\"));
+        assert!(!continues("first \\\\"));
+        assert!(!continues("plain"));
+        assert_eq!(join_continued("a \\\nb"), "a \nb");
+        assert_eq!(join_continued("a\nb"), "a\nb");
+    }
+
+    #[test]
+    fn completes_command_words_only() {
+        let names: Vec<String> = complete_command("/s")
+            .into_iter()
+            .map(|p| p.replacement)
+            .collect();
+        assert_eq!(names, ["/skills ", "/save "]);
+        assert!(complete_command("/model gp").is_empty());
+        assert!(complete_command("hello").is_empty());
+    }
+}

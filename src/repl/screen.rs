@@ -1,0 +1,406 @@
+//! The terminal as the REPL shares it between the answer, the spinner, status lines and the
+//! confirmation prompt.
+//!
+//! Everything that writes takes one lock, so the spinner (its own thread), side-effect prompts
+//! (asked from the dispatcher's worker thread) and the streamed answer never interleave:
+//! - the spinner is drawn after the text on the current line (cursor saved and restored) and
+//!   erased with "erase to end of line", so it never eats text, whatever the column;
+//! - a status line that arrives mid-line waits for the end of that line (or of the answer);
+//! - the confirmation prompt holds the lock while it asks: the spinner is erased first and
+//!   cannot redraw, and streamed text waits until the user has answered.
+
+use std::io::Write;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Whether each stream gets colour, and whether a spinner may be drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Looks {
+    pub color_out: bool,
+    pub color_err: bool,
+    pub stdout_tty: bool,
+    pub spinner: bool,
+    pub unicode: bool,
+}
+
+impl Looks {
+    /// From the real environment: colour only on a terminal, never with `NO_COLOR` (non-empty)
+    /// or `TERM=dumb`; the spinner only when stderr is a terminal.
+    pub fn detect() -> Looks {
+        use std::io::IsTerminal;
+        let var = |k: &str| std::env::var(k).unwrap_or_default();
+        let no_color = !var("NO_COLOR").is_empty() || var("TERM") == "dumb";
+        let out = std::io::stdout().is_terminal();
+        let err = std::io::stderr().is_terminal();
+        let locale = [var("LC_ALL"), var("LC_CTYPE"), var("LANG")]
+            .into_iter()
+            .find(|v| !v.is_empty())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        Looks {
+            color_out: out && !no_color,
+            color_err: err && !no_color,
+            stdout_tty: out,
+            spinner: err && var("TERM") != "dumb",
+            unicode: locale.contains("utf-8") || locale.contains("utf8"),
+        }
+    }
+}
+
+/// SGR styles used by the REPL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Dim,
+    /// Dim and in the warning colour: a status line about a problem.
+    DimWarn,
+    Warn,
+    Error,
+    Bold,
+}
+
+/// `text` in `tone` when `on`; plain otherwise.
+pub fn paint(text: &str, tone: Tone, on: bool) -> String {
+    if !on {
+        return text.to_string();
+    }
+    use crossterm::style::Stylize;
+    match tone {
+        Tone::Dim => text.dim().to_string(),
+        Tone::DimWarn => text.dim().yellow().to_string(),
+        Tone::Warn => text.yellow().to_string(),
+        Tone::Error => text.red().bold().to_string(),
+        Tone::Bold => text.bold().to_string(),
+    }
+}
+
+/// The column after writing `bytes` from column `col`. Counts characters (not bytes); good
+/// enough to keep the spinner on the line and to know whether a line is open.
+pub fn advance_column(mut col: usize, bytes: &[u8]) -> usize {
+    for &b in bytes {
+        match b {
+            b'\n' | b'\r' => col = 0,
+            b'\t' => col = (col / 8 + 1) * 8,
+            0x80..=0xBF => {} // UTF-8 continuation byte
+            b if b < 0x20 || b == 0x7f => {}
+            _ => col += 1,
+        }
+    }
+    col
+}
+
+/// Columns of the terminal on stderr (where the spinner is drawn); 80 if unknown. A direct
+/// ioctl: this runs for every frame and must never fall back to spawning a program.
+fn stderr_width() -> usize {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ fills the winsize it is given; fd 2 stays open for the process's life.
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 {
+        usize::from(ws.ws_col)
+    } else {
+        80
+    }
+}
+
+/// The spinner's text for `label`, cut to fit `room` columns (None if nothing fits).
+pub fn spinner_text(frame: &str, label: &str, room: usize) -> Option<String> {
+    let full = format!(" {frame} {label}…");
+    let width = full.chars().count();
+    if width <= room {
+        return Some(full);
+    }
+    let bare = format!(" {frame}");
+    (bare.chars().count() <= room).then_some(bare)
+}
+
+const FRAMES_UNICODE: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const FRAMES_ASCII: &[&str] = &["-", "\\", "|", "/"];
+/// No spinner for waits shorter than this (most first tokens), so it does not flicker.
+const SPINNER_DELAY: Duration = Duration::from_millis(150);
+const FRAME_EVERY: Duration = Duration::from_millis(90);
+
+#[derive(Debug, Default)]
+struct State {
+    busy: Option<(String, Instant)>,
+    /// The spinner is on screen.
+    drawn: bool,
+    frame: usize,
+    /// Column of the cursor after the last text written to stdout.
+    col: usize,
+    /// Status lines waiting for the current line of text to end.
+    pending: Vec<String>,
+    quit: bool,
+}
+
+/// The shared terminal. Cheap to clone through an `Arc`.
+pub struct Screen {
+    looks: Looks,
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+impl Screen {
+    pub fn new(looks: Looks) -> Arc<Screen> {
+        Arc::new(Screen {
+            looks,
+            state: Mutex::new(State::default()),
+            wake: Condvar::new(),
+        })
+    }
+
+    pub fn looks(&self) -> Looks {
+        self.looks
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts the spinner thread (if spinners are on); it stops when the handle is dropped.
+    pub fn start_spinner(self: &Arc<Screen>) -> SpinnerThread {
+        let handle = self.looks.spinner.then(|| {
+            let screen = self.clone();
+            std::thread::Builder::new()
+                .name("skillpipe-spinner".into())
+                .spawn(move || screen.spin())
+                .ok()
+        });
+        SpinnerThread {
+            screen: self.clone(),
+            handle: handle.flatten(),
+        }
+    }
+
+    fn spin(&self) {
+        let mut st = self.lock();
+        loop {
+            if st.quit {
+                self.erase(&mut st);
+                return;
+            }
+            let wait = match &st.busy {
+                None => None,
+                Some((label, since)) => {
+                    let age = since.elapsed();
+                    if age < SPINNER_DELAY {
+                        Some(SPINNER_DELAY - age)
+                    } else {
+                        let label = label.clone();
+                        self.draw(&mut st, &label);
+                        Some(FRAME_EVERY)
+                    }
+                }
+            };
+            st = match wait {
+                None => self.wake.wait(st).unwrap_or_else(|e| e.into_inner()),
+                Some(d) => {
+                    self.wake
+                        .wait_timeout(st, d)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
+        }
+    }
+
+    fn draw(&self, st: &mut State, label: &str) {
+        let frames = if self.looks.unicode {
+            FRAMES_UNICODE
+        } else {
+            FRAMES_ASCII
+        };
+        let frame = frames[st.frame % frames.len()];
+        st.frame += 1;
+        let width = stderr_width();
+        let col = if self.looks.stdout_tty {
+            st.col % width
+        } else {
+            0
+        };
+        let Some(text) = spinner_text(frame, label, width.saturating_sub(col + 1)) else {
+            return;
+        };
+        let text = paint(&text, Tone::Dim, self.looks.color_err);
+        let mut err = std::io::stderr().lock();
+        // Save the cursor, draw after the text, clear the rest, go back.
+        let _ = write!(err, "\x1b7{text}\x1b[K\x1b8");
+        let _ = err.flush();
+        st.drawn = true;
+    }
+
+    fn erase(&self, st: &mut State) {
+        if st.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(b"\x1b[K");
+            let _ = err.flush();
+            st.drawn = false;
+        }
+    }
+
+    /// Shows (`Some`) or ends (`None`) a wait.
+    pub fn set_busy(&self, what: Option<&str>) {
+        let mut st = self.lock();
+        match what {
+            Some(label) => st.busy = Some((label.to_string(), Instant::now())),
+            None => {
+                st.busy = None;
+                self.erase(&mut st);
+            }
+        }
+        drop(st);
+        self.wake.notify_all();
+    }
+
+    /// A piece of the answer on stdout. Status lines that waited for the line to end come
+    /// after the piece's last newline.
+    pub fn text(&self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let mut st = self.lock();
+        self.erase(&mut st);
+        let mut out = std::io::stdout().lock();
+        let split = if st.pending.is_empty() {
+            None
+        } else {
+            memchr::memrchr(b'\n', bytes).map(|i| i + 1)
+        };
+        match split {
+            Some(at) => {
+                let _ = out.write_all(&bytes[..at]);
+                let _ = out.flush();
+                drop(out);
+                st.col = 0;
+                self.flush_pending(&mut st);
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(&bytes[at..]);
+                let _ = out.flush();
+                st.col = advance_column(0, &bytes[at..]);
+            }
+            None => {
+                let _ = out.write_all(bytes);
+                let _ = out.flush();
+                st.col = advance_column(st.col, bytes);
+            }
+        }
+    }
+
+    /// A status line (already styled) on stderr; waits for the end of the line if text is open.
+    pub fn status(&self, styled: String) {
+        let mut st = self.lock();
+        st.pending.push(styled);
+        if st.col == 0 || !self.looks.stdout_tty {
+            self.flush_pending(&mut st);
+        }
+    }
+
+    fn flush_pending(&self, st: &mut State) {
+        if st.pending.is_empty() {
+            return;
+        }
+        self.erase(st);
+        let mut err = std::io::stderr().lock();
+        for line in st.pending.drain(..) {
+            let _ = writeln!(err, "{line}");
+        }
+        let _ = err.flush();
+    }
+
+    /// Ends the answer: a final newline if the text did not end with one, then any status lines
+    /// that were waiting.
+    pub fn end_answer(&self) {
+        let mut st = self.lock();
+        st.busy = None;
+        self.erase(&mut st);
+        if st.col != 0 {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"\n");
+            let _ = out.flush();
+            st.col = 0;
+        }
+        self.flush_pending(&mut st);
+    }
+
+    /// A whole line (already styled) on stderr, after ending any open line of text.
+    pub fn line_err(&self, styled: &str) {
+        self.end_answer();
+        let st = self.lock();
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{styled}");
+        let _ = err.flush();
+        drop(st);
+    }
+
+    /// Runs `ask` (a prompt on the terminal) with the screen to itself: the spinner erased and
+    /// held, the prompt on a line of its own, streamed text waiting until it returns.
+    pub fn exclusive<T>(&self, ask: impl FnOnce() -> T) -> T {
+        let mut st = self.lock();
+        self.erase(&mut st);
+        if st.col != 0 && self.looks.stdout_tty {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"\n");
+            let _ = out.flush();
+            st.col = 0;
+        }
+        self.flush_pending(&mut st);
+        let answer = ask();
+        // The prompt ends its line; a spinner may come back once the lock is released.
+        if let Some((_, since)) = &mut st.busy {
+            *since = Instant::now();
+        }
+        drop(st);
+        self.wake.notify_all();
+        answer
+    }
+}
+
+/// Owns the spinner thread; dropping it erases the spinner and joins the thread.
+pub struct SpinnerThread {
+    screen: Arc<Screen>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Drop for SpinnerThread {
+    fn drop(&mut self) {
+        self.screen.lock().quit = true;
+        self.screen.wake.notify_all();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters_and_reset_on_newline() {
+        assert_eq!(advance_column(0, b"abc"), 3);
+        assert_eq!(advance_column(5, b"x\ny"), 1);
+        assert_eq!(advance_column(0, "héllo".as_bytes()), 5);
+        // A character split across two writes counts once.
+        let e = "é".as_bytes();
+        assert_eq!(advance_column(advance_column(0, &e[..1]), &e[1..]), 1);
+        assert_eq!(advance_column(3, b"\t"), 8);
+        assert_eq!(advance_column(4, b"\x1b"), 4);
+    }
+
+    #[test]
+    fn spinner_text_fits_the_room_left_on_the_line() {
+        assert_eq!(spinner_text("-", "thinking", 80).unwrap(), " - thinking…");
+        assert_eq!(spinner_text("-", "thinking", 5).unwrap(), " -");
+        assert!(spinner_text("-", "thinking", 1).is_none());
+    }
+
+    #[test]
+    fn paint_is_plain_without_colour() {
+        assert_eq!(paint("x", Tone::Dim, false), "x");
+        assert!(paint("x", Tone::Dim, true).starts_with("\x1b["));
+    }
+}

@@ -1,0 +1,297 @@
+//! Saved conversations (`/save`, `chat --resume`): one JSON file each.
+//!
+//! A bare name (no `/` and no `.`) means `$XDG_STATE_HOME/skillpipe/sessions/NAME.json`, so
+//! `/save work` and `chat --resume work` meet; anything else is a file path.
+
+use crate::model::Message;
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Bumped when the layout changes incompatibly.
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionFile {
+    /// The file format version ([`FORMAT`]).
+    pub skillpipe_session: u32,
+    /// RFC 3339, UTC.
+    pub saved_at: String,
+    /// `provider:model` at the time of saving.
+    pub model: String,
+    pub agent: Option<String>,
+    /// What the model saw (raw text, directives included), without the system prompt.
+    pub history: Vec<Message>,
+    /// What the user saw (processed text), for showing on resume and for `/copy`.
+    pub transcript: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub role: String,
+    pub text: String,
+}
+
+impl SessionFile {
+    pub fn new(
+        model: &str,
+        agent: Option<&str>,
+        history: &[Message],
+        transcript: &[(String, String)],
+        now: SystemTime,
+    ) -> SessionFile {
+        SessionFile {
+            skillpipe_session: FORMAT,
+            saved_at: crate::audit::timestamp(now),
+            model: model.to_string(),
+            agent: agent.map(str::to_string),
+            history: history.to_vec(),
+            transcript: transcript
+                .iter()
+                .map(|(role, text)| Entry {
+                    role: role.clone(),
+                    text: text.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The transcript as the session keeps it.
+    pub fn transcript_pairs(&self) -> Vec<(String, String)> {
+        self.transcript
+            .iter()
+            .map(|e| (e.role.clone(), e.text.clone()))
+            .collect()
+    }
+
+    /// The first thing the user said, on one line, for listings.
+    pub fn first_prompt(&self) -> String {
+        let text = self
+            .transcript
+            .iter()
+            .find(|e| e.role == "user")
+            .map(|e| e.text.as_str())
+            .unwrap_or("");
+        let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if line.chars().count() > 60 {
+            format!("{}…", line.chars().take(59).collect::<String>())
+        } else {
+            line
+        }
+    }
+}
+
+/// Where named sessions live.
+pub fn sessions_dir() -> Option<PathBuf> {
+    crate::paths::state_dir().map(|d| d.join("sessions"))
+}
+
+/// A bare name lives in the sessions folder; anything with `/` or `.` is a path.
+pub fn is_bare_name(arg: &str) -> bool {
+    !arg.is_empty() && !arg.contains(['/', '.']) && !arg.starts_with('~')
+}
+
+/// Where `/save ARG` writes: a path as given, a bare name in `dir`, or (no argument) the file
+/// the session came from, else a new name from the time.
+pub fn save_target(
+    arg: Option<&str>,
+    current: Option<&Path>,
+    dir: Option<&Path>,
+    now: SystemTime,
+) -> Result<PathBuf, String> {
+    let named = |name: &str| match dir {
+        Some(d) => Ok(d.join(format!("{name}.json"))),
+        None => Err(
+            "no sessions folder: neither $XDG_STATE_HOME nor $HOME is set; give a file path"
+                .to_string(),
+        ),
+    };
+    match arg {
+        Some(a) if is_bare_name(a) => named(a),
+        Some(a) => Ok(PathBuf::from(a)),
+        None => match current {
+            Some(p) => Ok(p.to_path_buf()),
+            None => named(&time_name(now)),
+        },
+    }
+}
+
+/// `2025-01-31-142501` (UTC) from a time.
+pub fn time_name(now: SystemTime) -> String {
+    let ts = crate::audit::timestamp(now); // 2025-01-31T14:25:01.123Z
+    let date = &ts[..10];
+    let time: String = ts[11..19].chars().filter(|c| *c != ':').collect();
+    format!("{date}-{time}")
+}
+
+/// Finds a session for `--resume ARG`: an existing file, else a name in `dir`.
+pub fn resolve(arg: &str, dir: Option<&Path>) -> Result<PathBuf, String> {
+    let as_path = PathBuf::from(arg);
+    if as_path.is_file() {
+        return Ok(as_path);
+    }
+    if let Some(d) = dir {
+        for candidate in [d.join(format!("{arg}.json")), d.join(arg)] {
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    let looked = match dir {
+        Some(d) => format!("{arg} or {}", d.join(format!("{arg}.json")).display()),
+        None => arg.to_string(),
+    };
+    Err(format!(
+        "no saved session `{arg}` (looked for {looked}); `skillpipe chat --resume` lists them"
+    ))
+}
+
+/// Writes a session file. Conversations are private: folders it creates are 0700, a new file
+/// is 0600 (like the history).
+pub fn save(path: &Path, file: &SessionFile) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let mut text = serde_json::to_string_pretty(file)?;
+    text.push('\n');
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+pub fn load(path: &Path) -> anyhow::Result<SessionFile> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read session {}", path.display()))?;
+    let file: SessionFile = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a skillpipe session file", path.display()))?;
+    if file.skillpipe_session > FORMAT {
+        anyhow::bail!(
+            "{}: session format {} is newer than this skillpipe understands ({FORMAT})",
+            path.display(),
+            file.skillpipe_session
+        );
+    }
+    Ok(file)
+}
+
+/// A saved session, for the `--resume` listing.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub name: String,
+    pub path: PathBuf,
+    pub file: SessionFile,
+}
+
+/// The sessions in `dir`, newest first. Files that do not parse are skipped.
+pub fn list(dir: &Path) -> Vec<Listed> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<Listed> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|path| {
+            let file = load(&path).ok()?;
+            let name = path.file_stem()?.to_string_lossy().into_owned();
+            Some(Listed { name, path, file })
+        })
+        .collect();
+    found.sort_by(|a, b| {
+        b.file
+            .saved_at
+            .cmp(&a.file.saved_at)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    found
+}
+
+/// Picks from a listing by number (1 = first) or by name.
+pub fn pick<'a>(listed: &'a [Listed], answer: &str) -> Option<&'a Listed> {
+    let answer = answer.trim();
+    if let Ok(n) = answer.parse::<usize>() {
+        return n.checked_sub(1).and_then(|i| listed.get(i));
+    }
+    listed.iter().find(|l| l.name == answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    fn sample(saved: u64) -> SessionFile {
+        SessionFile::new(
+            "openai:m",
+            Some("tutor"),
+            &[Message::user("hi"), Message::assistant("Hello !{echo x}")],
+            &[
+                ("user".into(), "hi   there\nyou".into()),
+                ("assistant".into(), "Hello".into()),
+            ],
+            UNIX_EPOCH + Duration::from_secs(saved),
+        )
+    }
+
+    #[test]
+    fn bare_names_go_to_the_sessions_folder() {
+        let dir = Path::new("/state/sessions");
+        let now = UNIX_EPOCH + Duration::from_secs(1_738_333_501);
+        let t = |a: Option<&str>, cur: Option<&Path>| save_target(a, cur, Some(dir), now).unwrap();
+        assert_eq!(t(Some("work"), None), dir.join("work.json"));
+        assert_eq!(t(Some("notes.json"), None), PathBuf::from("notes.json"));
+        assert_eq!(t(Some("out/s"), None), PathBuf::from("out/s"));
+        assert_eq!(
+            t(None, Some(Path::new("/x/y.json"))),
+            PathBuf::from("/x/y.json")
+        );
+        assert_eq!(t(None, None), dir.join("2025-01-31-142501.json"));
+        assert!(save_target(Some("work"), None, None, now).is_err());
+    }
+
+    #[test]
+    fn round_trip_list_and_pick() {
+        let tmp = tempfile::tempdir().unwrap();
+        let older = tmp.path().join("older.json");
+        let newer = tmp.path().join("newer.json");
+        save(&older, &sample(100)).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&older).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        save(&newer, &sample(200)).unwrap();
+        std::fs::write(tmp.path().join("junk.json"), "{").unwrap();
+        assert_eq!(load(&older).unwrap(), sample(100));
+        let listed = list(tmp.path());
+        let names: Vec<&str> = listed.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["newer", "older"]);
+        assert_eq!(pick(&listed, "2").unwrap().name, "older");
+        assert_eq!(pick(&listed, "newer").unwrap().name, "newer");
+        assert!(pick(&listed, "0").is_none());
+        assert!(pick(&listed, "3").is_none());
+        assert_eq!(listed[0].file.first_prompt(), "hi there you");
+        assert_eq!(resolve("older", Some(tmp.path())).unwrap(), older);
+        let missing = resolve("gone", Some(tmp.path())).unwrap_err();
+        assert!(missing.contains("gone.json"), "{missing}");
+    }
+
+    #[test]
+    fn newer_formats_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("s.json");
+        let mut s = sample(1);
+        s.skillpipe_session = FORMAT + 1;
+        save(&p, &s).unwrap();
+        assert!(load(&p).unwrap_err().to_string().contains("newer"));
+    }
+}

@@ -1,0 +1,465 @@
+//! The interactive REPL end to end: the built binary on a pseudo-terminal, against the in-test
+//! model server.
+
+mod common;
+#[path = "repl/pty.rs"]
+mod pty;
+
+use common::{Reply, Server, TestHome};
+use pty::Pty;
+use serde_json::Value;
+use std::process::Command;
+
+/// `skillpipe chat` on a terminal, with a clean environment rooted in `home`.
+fn repl_cmd(home: &TestHome, server: &Server, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("LANG", "C.UTF-8")
+        .env("TERM", "xterm-256color")
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .current_dir(home.path())
+        .args(["chat", "--base-url", &server.url, "--model", "test-model"])
+        .args(extra);
+    c
+}
+
+fn start(home: &TestHome, server: &Server, extra: &[&str]) -> Pty {
+    let mut p = Pty::spawn(repl_cmd(home, server, extra));
+    p.expect("/help for commands");
+    p.prompt();
+    p
+}
+
+/// The messages of request `i`, as (role, content) pairs.
+fn messages(server: &Server, i: usize) -> Vec<(String, String)> {
+    server.requests()[i]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or("").to_string(),
+                m["content"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn pair(role: &str, content: &str) -> (String, String) {
+    (role.to_string(), content.to_string())
+}
+
+#[test]
+fn answers_stream_tokens_show_and_ctrl_d_exits() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Hel", "lo ", "there"]).usage(12, 3)]);
+    let mut p = start(&home, &server, &[]);
+
+    // Ctrl-C at the prompt drops the line and keeps the REPL.
+    p.send(b"never sent\x03");
+    p.expect("Ctrl-D or /exit leaves");
+    p.prompt();
+
+    p.send(b"hi\r");
+    p.expect("Hello there");
+    p.expect("\u{21b3} 12 prompt + 3 completion tokens");
+    p.prompt();
+
+    p.send(b"/copy\r");
+    p.expect("clipboard");
+    p.prompt();
+    let osc52 = "\x1b]52;c;SGVsbG8gdGhlcmU=\x07"; // base64("Hello there")
+    assert!(
+        String::from_utf8_lossy(&p.raw()).contains(osc52),
+        "no OSC 52 sequence for the last answer"
+    );
+
+    p.send(b"\x04");
+    assert_eq!(p.wait_exit().code(), Some(0));
+
+    let m = messages(&server, 0);
+    assert_eq!(m.last().unwrap(), &pair("user", "hi"));
+    assert_eq!(server.requests().len(), 1);
+    let history = std::fs::read_to_string(home.path().join("state/skillpipe/history")).unwrap();
+    assert!(history.lines().any(|l| l == "hi"), "{history}");
+    assert!(history.lines().any(|l| l == "/copy"), "{history}");
+    assert!(!history.contains("never sent"), "{history}");
+    // Colour on a terminal: the token line is dim.
+    assert!(String::from_utf8_lossy(&p.raw()).contains("\x1b[2m"));
+}
+
+#[test]
+fn capture_asks_for_confirmation_and_runs_after_y() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["The answer is !{echo 42}", " and more"]),
+        Reply::text([" forty-two."]),
+    ]);
+    let mut cmd = repl_cmd(&home, &server, &["--allow", "echo"]);
+    cmd.env("NO_COLOR", "1");
+    let mut p = Pty::spawn(cmd);
+    p.expect("/help for commands");
+    p.prompt();
+
+    p.send(b"what is it?\r");
+    p.expect("The answer is");
+    p.expect("run `echo 42`?");
+    p.expect("(Enter = no)");
+    p.send(b"y");
+    p.expect("ran !{echo 42}");
+    p.expect("forty-two.");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+
+    assert_eq!(server.requests().len(), 2);
+    let m = messages(&server, 1);
+    let n = m.len();
+    assert_eq!(m[n - 2], pair("assistant", "The answer is !{echo 42}"));
+    let result = &m[n - 1].1;
+    assert!(
+        result.starts_with("Result of !{echo 42} (exit 0):\n"),
+        "{result}"
+    );
+    assert!(result.contains("\n42\n"), "{result}");
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "ran");
+    // NO_COLOR: no SGR styling from skillpipe (dim status lines, the green prompt).
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+    assert!(!raw.contains("\x1b[2m"), "dim styling despite NO_COLOR");
+    assert!(
+        !raw.contains("\x1b[38;5;"),
+        "coloured prompt despite NO_COLOR"
+    );
+}
+
+#[test]
+fn ctrl_c_mid_stream_cancels_and_keeps_the_partial_answer() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["partial ", "answer", " never shown"]).stall_after(2),
+        Reply::text(["second answer"]),
+    ]);
+    let mut p = start(&home, &server, &[]);
+
+    p.send(b"first\r");
+    p.expect("partial answer");
+    p.send(b"\x03");
+    p.expect("cancelled");
+    p.prompt();
+
+    p.send(b"again\r");
+    p.expect("second answer");
+    p.prompt();
+    p.send(b"\x04");
+    assert_eq!(
+        p.wait_exit().code(),
+        Some(0),
+        "Ctrl-C must not end the program"
+    );
+
+    let m = messages(&server, 1);
+    assert_eq!(
+        m[1..],
+        [
+            pair("user", "first"),
+            pair("assistant", "partial answer"),
+            pair("user", "again")
+        ]
+    );
+    assert!(!p.text().contains("never shown"));
+}
+
+#[test]
+fn spinner_shows_until_the_first_token_and_ctrl_c_cancels_the_wait() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["never"]).stall_after(0), Reply::text(["fine"])]);
+    let mut p = start(&home, &server, &[]);
+
+    p.send(b"hello\r");
+    p.expect("thinking");
+    p.send(b"\x03");
+    p.expect("cancelled");
+    p.prompt();
+    p.send(b"next\r");
+    p.expect("fine");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    // Nothing arrived, so nothing of the first answer is kept.
+    let m = messages(&server, 1);
+    assert_eq!(m[1..], [pair("user", "hello"), pair("user", "next")]);
+}
+
+#[test]
+fn slash_commands_help_skills_model_and_unknown() {
+    let home = TestHome::new();
+    home.write(
+        "skills/greet/SKILL.md",
+        "---\nname: greet\ndescription: Greets people\n---\nSay hello.\n",
+    );
+    home.write(
+        "skills/greet/scripts/hello.sh",
+        "#!/bin/bash\n# Say hello to someone.\necho hello \"$1\"\n",
+    );
+    let server = Server::start([Reply::text(["from the other model"])]);
+    let mut p = start(&home, &server, &[]);
+
+    p.send(b"/help\r");
+    p.expect("Alt-Enter, Ctrl-J");
+    p.prompt();
+    p.send(b"/hlep\r");
+    p.expect("unknown command /hlep");
+    p.expect("did you mean /help?");
+    p.prompt();
+    p.send(b"/skills\r");
+    p.expect("greet");
+    p.expect("scripts/hello.sh");
+    p.expect("Say hello to someone.");
+    p.expect("start with --allow-scripts");
+    p.prompt();
+    p.send(b"/model\r");
+    p.expect("model: openai:test-model");
+    p.prompt();
+    p.send(b"/model other-model\r");
+    p.expect("model: openai:other-model");
+    p.prompt();
+    assert!(
+        server.requests().is_empty(),
+        "commands must not reach the model"
+    );
+
+    p.send(b"go\r");
+    p.expect("from the other model");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    assert_eq!(server.requests()[0]["model"], "other-model");
+}
+
+#[test]
+fn multi_line_entries_ctrl_j_alt_enter_backslash_and_paste() {
+    let home = TestHome::new();
+    let server = Server::start((0..4).map(|i| Reply::text([format!("ok{i}")])));
+    let mut p = start(&home, &server, &[]);
+    let entries: [&[u8]; 4] = [
+        b"one\ntwo\r",                        // Ctrl-J
+        b"three\x1b\rfour\r",                 // Alt-Enter
+        b"five \\\rsix\r",                    // trailing backslash
+        b"\x1b[200~pasted\nblock\x1b[201~\r", // bracketed paste
+    ];
+    for (i, e) in entries.iter().enumerate() {
+        p.send(e);
+        p.expect(&format!("ok{i}"));
+        p.prompt();
+    }
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let sent: Vec<String> = (0..4)
+        .map(|i| messages(&server, i).last().unwrap().1.clone())
+        .collect();
+    assert_eq!(
+        sent,
+        ["one\ntwo", "three\nfour", "five \nsix", "pasted\nblock"]
+    );
+}
+
+#[test]
+fn save_then_resume_by_name_and_from_the_list() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Hello there"])]);
+    let mut p = start(&home, &server, &[]);
+    p.send(b"hi\r");
+    p.expect("Hello there");
+    p.prompt();
+    p.send(b"/save work\r");
+    p.expect("resume with: skillpipe chat --resume work");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+
+    let file = home.path().join("state/skillpipe/sessions/work.json");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(saved["model"], "openai:test-model");
+    assert_eq!(saved["history"].as_array().unwrap().len(), 2);
+    assert_eq!(saved["transcript"][1]["text"], "Hello there");
+
+    // By name: the transcript is shown and the history goes to the model.
+    let server = Server::start([Reply::text(["welcome back"])]);
+    let mut p = Pty::spawn(repl_cmd(&home, &server, &["--resume", "work"]));
+    p.expect("Hello there");
+    p.expect("resumed");
+    p.prompt();
+    p.send(b"more\r");
+    p.expect("welcome back");
+    p.prompt();
+    p.send(b"\x04");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let m = messages(&server, 0);
+    assert_eq!(
+        m[1..],
+        [
+            pair("user", "hi"),
+            pair("assistant", "Hello there"),
+            pair("user", "more")
+        ]
+    );
+
+    // From the list.
+    let server = Server::start([]);
+    let mut p = Pty::spawn(repl_cmd(&home, &server, &["--resume"]));
+    p.expect("1. work");
+    p.expect("resume which?");
+    p.send(b"1\r");
+    p.expect("resumed");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
+#[test]
+fn resume_errors_are_usage_errors() {
+    let home = TestHome::new();
+    let server = Server::start([]);
+    let out = home
+        .cmd()
+        .args([
+            "chat",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m",
+            "--resume",
+            "nope",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no saved session `nope`"), "{err}");
+
+    let out = home
+        .cmd()
+        .args([
+            "chat",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m",
+            "hello",
+            "--resume",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not take a PROMPT"));
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn ctrl_c_stops_a_running_script() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["Waiting: !{sleep 30}"]),
+        Reply::text(["still here"]),
+    ]);
+    let mut p = start(&home, &server, &["--allow", "sleep", "-y"]);
+    p.send(b"wait\r");
+    p.expect("running sleep 30");
+    p.send(b"\x03");
+    // Well before the 30 s the script would take (every wait here is bounded by pty::TIMEOUT).
+    p.expect("cancelled");
+    p.prompt();
+    p.send(b"on\r");
+    p.expect("still here");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let m = messages(&server, 1);
+    assert_eq!(
+        m[1..],
+        [
+            pair("user", "wait"),
+            pair("assistant", "Waiting: !{sleep 30}"),
+            pair("user", "on")
+        ]
+    );
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "ran");
+    assert_eq!(audit[0]["reason"], "cancelled");
+}
+
+#[test]
+fn agent_switch_keeps_the_conversation_and_clear_forgets_it() {
+    let home = TestHome::new();
+    home.write(
+        "agents/tutor.toml",
+        "name = \"tutor\"\ndescription = \"Teaches words\"\ninstructions = \"You are a patient tutor.\"\n\n[params]\ntemperature = 0.3\n",
+    );
+    let server = Server::start(["one", "two", "three"].map(|t| Reply::text([t])));
+    let mut p = start(&home, &server, &[]);
+    p.send(b"hi\r");
+    p.expect("one");
+    p.prompt();
+    p.send(b"/agent\r");
+    p.expect("agent: none");
+    p.expect("tutor");
+    p.expect("Teaches words");
+    p.prompt();
+    p.send(b"/agent tutor\r");
+    p.expect("agent: tutor");
+    p.expect("tutor> ");
+    p.send(b"again\r");
+    p.expect("two");
+    p.expect("tutor> ");
+    p.send(b"/clear\r");
+    p.expect("conversation cleared");
+    p.expect("tutor> ");
+    p.send(b"fresh\r");
+    p.expect("three");
+    p.expect("tutor> ");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+
+    let m = messages(&server, 1);
+    assert_eq!(m[0].0, "system");
+    assert!(m[0].1.contains("You are a patient tutor."), "{}", m[0].1);
+    assert_eq!(
+        m[1..],
+        [
+            pair("user", "hi"),
+            pair("assistant", "one"),
+            pair("user", "again")
+        ]
+    );
+    assert_eq!(server.requests()[1]["temperature"], 0.3);
+    let m = messages(&server, 2);
+    assert_eq!(m.len(), 2);
+    assert_eq!(m[1], pair("user", "fresh"));
+}
+
+#[test]
+fn a_status_line_waits_for_the_end_of_the_line_of_text() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["The answer is !{echo 42}"]),
+        Reply::text([" forty-two.\nSecond line."]),
+    ]);
+    let mut p = start(&home, &server, &["--allow", "echo", "-y"]);
+    p.send(b"what is it?\r");
+    p.expect("The answer is");
+    // The capture's status line comes after the line the answer was writing, not inside it.
+    let between = p.expect("forty-two.\n");
+    assert!(!between.contains("ran !{echo 42}"), "{between:?}");
+    p.expect("· ran !{echo 42}\n");
+    p.expect("Second line.");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
