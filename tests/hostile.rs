@@ -5,8 +5,9 @@
 //!     where the right outcome is that nothing is a directive at all, holds nothing — and
 //! (c) the text around the directive comes out unchanged.
 //!
-//! Directives that *parse* run with `--allow-filesystem` unless a test is about the sandbox, so
-//! the sandbox cannot hide a policy hole: if one of these ran, its canary would exist.
+//! Directives that *parse* run with `--allow-filesystem --allow-network` unless a test is about
+//! the sandbox, so the sandbox cannot hide a policy hole (if one of these ran, its canary would
+//! exist), and so these tests hold on machines that cannot sandbox.
 //! Every family has a positive control that shows the canary mechanism works.
 #![cfg(target_os = "linux")]
 
@@ -63,6 +64,10 @@ fn command(home: &TestHome, args: &[&str], extra_env: &[(&str, OsString)]) -> Co
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // To see how the suite behaves on a machine that cannot sandbox (see `skillpipe doctor`).
+    if let Some(v) = std::env::var_os("SKILLPIPE_SANDBOX_UNAVAILABLE") {
+        c.env("SKILLPIPE_SANDBOX_UNAVAILABLE", v);
+    }
     for (k, v) in extra_env {
         c.env(k, v);
     }
@@ -424,6 +429,7 @@ const PERMISSIVE: &[&str] = &[
     "--allow",
     "false",
     "--allow-filesystem",
+    "--allow-network",
     "-y",
 ];
 
@@ -587,7 +593,14 @@ fn quoting_attempts() -> Vec<Attempt> {
 
 #[test]
 fn quoting_tricks_do_not_unbalance_the_parser() {
-    let args = &["filter", "--allow", "echo", "--allow-filesystem", "-y"];
+    let args = &[
+        "filter",
+        "--allow",
+        "echo",
+        "--allow-filesystem",
+        "--allow-network",
+        "-y",
+    ];
     let attempts = quoting_attempts();
     let failures = check_family(
         "quoting",
@@ -609,6 +622,7 @@ const SKILLS_PERMISSIVE: &[&str] = &[
     "--allow",
     "touch",
     "--allow-filesystem",
+    "--allow-network",
     "-y",
 ];
 
@@ -841,6 +855,7 @@ fn environment_smuggling_is_refused() {
         "--allow",
         "echo",
         "--allow-filesystem",
+        "--allow-network",
         "-y",
     ];
     let attempts = env_attempts();
@@ -887,6 +902,7 @@ fn scripts_see_only_the_allowed_environment() {
             "skills",
             "--allow-scripts",
             "--allow-filesystem",
+            "--allow-network",
             "-y",
         ],
         &env,
@@ -1038,6 +1054,7 @@ fn interpreters_are_chosen_by_extension_and_checked() {
         "skills",
         "--allow-scripts",
         "--allow-filesystem",
+        "--allow-network",
         "-y",
     ];
     control_creates_canary(args, &interpreter_setup, "%{scripts/evil.sh}");
@@ -1061,7 +1078,14 @@ fn allowing_an_interpreter_allows_its_inline_code() {
     let home = TestHome::new();
     let out = run(
         &home,
-        &["filter", "--allow", "python3", "--allow-filesystem", "-y"],
+        &[
+            "filter",
+            "--allow",
+            "python3",
+            "--allow-filesystem",
+            "--allow-network",
+            "-y",
+        ],
         format!(
             "%{{python3 -c \"open('{}/CANARY','w')\"}}",
             home.path().display()
@@ -1189,6 +1213,7 @@ fn control_characters_confusables_and_huge_bodies() {
         "--allow",
         "touch",
         "--allow-filesystem",
+        "--allow-network",
         "-y",
     ];
     control_creates_canary_env(
@@ -1197,6 +1222,7 @@ fn control_characters_confusables_and_huge_bodies() {
             "--allow",
             "evilcontrol",
             "--allow-filesystem",
+            "--allow-network",
             "-y",
         ],
         &confusables_setup,
@@ -1262,7 +1288,14 @@ fn fence_attempts() -> Vec<Attempt> {
 
 #[test]
 fn directives_in_markdown_code_stay_text() {
-    let args = &["filter", "--allow", "touch", "--allow-filesystem", "-y"];
+    let args = &[
+        "filter",
+        "--allow",
+        "touch",
+        "--allow-filesystem",
+        "--allow-network",
+        "-y",
+    ];
     // Control: a closed fence does not swallow what follows.
     control_creates_canary(args, &nothing, "```\n```\n%{touch {C}}\n");
     let attempts = fence_attempts();
@@ -1333,6 +1366,7 @@ fn denied_patterns_win_over_allow() {
         "--deny",
         "touch",
         "--allow-filesystem",
+        "--allow-network",
         "-y",
     ];
     let touch = which("touch");
@@ -1344,6 +1378,7 @@ fn denied_patterns_win_over_allow() {
             "--deny",
             "rm",
             "--allow-filesystem",
+            "--allow-network",
             "-y",
         ],
         &nothing,
@@ -1450,6 +1485,7 @@ fn denied_patterns_win_over_allow() {
             "--deny",
             "rm",
             "--allow-filesystem",
+            "--allow-network",
             "-y",
         ],
         Canary::Survives,
@@ -1484,6 +1520,7 @@ fn denied_patterns_win_over_allow() {
             "--deny",
             "good/scripts/evil*",
             "--allow-filesystem",
+            "--allow-network",
             "-y",
         ],
         Canary::Absent,
@@ -1527,6 +1564,7 @@ fn ask_without_a_terminal_declines() {
         "touch",
         "--allow-scripts",
         "--allow-filesystem",
+        "--allow-network",
     ];
     let failures = check_family(
         "confirm",
@@ -1565,6 +1603,7 @@ fn directives_in_command_output_do_not_run() {
             "--allow",
             "touch",
             "--allow-filesystem",
+            "--allow-network",
             "-y",
         ],
         b"a !{scripts/emit.sh} b %{scripts/emit.sh} c\n",
@@ -1812,6 +1851,15 @@ fn setsid_grandchild_dies_with_the_timeout() {
     }
 }
 
+/// The default policy (sandboxed, when this machine can) and one with every restriction lifted.
+fn policies_to_try(test: &str) -> Vec<&'static [&'static str]> {
+    let mut v: Vec<&'static [&'static str]> = vec![&["--allow-network", "--allow-filesystem"]];
+    if sandbox_available(test) {
+        v.push(&[]);
+    }
+    v
+}
+
 /// A descriptor that skillpipe inherited from whoever started it (here: a file opened for
 /// appending, on fd 7) must not reach the commands: through it a script could write past
 /// Landlock, or talk past the network namespace if it were a socket.
@@ -1831,7 +1879,7 @@ fn inherited_descriptors_do_not_leak_into_commands() {
         .open(&victim)
         .unwrap();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
-    for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
+    for extra in policies_to_try("inherited_descriptors_do_not_leak_into_commands") {
         let mut args = vec!["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
         args.extend_from_slice(extra);
         let mut cmd = command(&home, &args, &[]);
@@ -1894,7 +1942,7 @@ fn commands_cannot_inject_keystrokes_into_the_terminal() {
         let name = std::ffi::CStr::from_ptr(libc::ptsname(m)).to_owned();
         (m, name)
     };
-    for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
+    for extra in policies_to_try("commands_cannot_inject_keystrokes_into_the_terminal") {
         let mut args = vec!["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
         args.extend_from_slice(extra);
         let mut cmd = command(&home, &args, &[]);
@@ -1976,7 +2024,14 @@ fn chat_refuses_hostile_directives_and_tells_the_model() {
     let out = output(chat_cmd(
         &home,
         &server,
-        &["--allow", "echo", "--allow-filesystem", "-y", "go"],
+        &[
+            "--allow",
+            "echo",
+            "--allow-filesystem",
+            "--allow-network",
+            "-y",
+            "go",
+        ],
     ));
     assert!(out.status.success(), "{}", out.stderr);
     assert!(
@@ -1985,7 +2040,8 @@ fn chat_refuses_hostile_directives_and_tells_the_model() {
     );
     assert_eq!(
         out.text(),
-        format!("A  B  C\n```\n%{{touch {c}}}\n```\nD  E\n")
+        // A continuation does not double the space before it.
+        format!("A  B  C\n```\n%{{touch {c}}}\n```\nD E\n")
     );
     let audit = home.audit();
     let decisions: Vec<&str> = audit
@@ -2041,6 +2097,7 @@ fn chat_tool_calls_are_bounded_and_audited() {
             "skills",
             "--allow-scripts",
             "--allow-filesystem",
+            "--allow-network",
             "--max-captures",
             "3",
             "-y",
@@ -2153,7 +2210,12 @@ fn run_refuses_scripts_outside_the_skill() {
             "skills".into(),
             "--allow-scripts".into(),
         ];
-        args.extend(["--allow-filesystem".into(), "-y".into(), skill.into()]);
+        args.extend([
+            "--allow-filesystem".into(),
+            "--allow-network".into(),
+            "-y".into(),
+            skill.into(),
+        ]);
         let fill = |w: &&str| w.replace("{H}", &h).replace("{C}", &format!("{h}/CANARY"));
         let (script, rest) = extra.split_first().unwrap();
         args.push(fill(script));
