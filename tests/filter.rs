@@ -207,3 +207,69 @@ fn shipped_example_runs_with_shipped_skills() {
         "{text}"
     );
 }
+
+#[test]
+fn concurrent_filters_append_whole_audit_lines() {
+    let home = TestHome::new();
+    let log = home.path().join("shared-audit.jsonl");
+    let long = "x".repeat(300);
+    let children: Vec<_> = (0..4)
+        .map(|p| {
+            // Mostly denied (logged at once, so the four processes write at the same time),
+            // a few run; long arguments make each line a few hundred bytes.
+            let input: String = (0..50)
+                .map(|i| {
+                    if i % 10 == 0 {
+                        format!("%{{echo p{p} d{i}}}")
+                    } else {
+                        format!("%{{rm p{p} d{i} {long}}}")
+                    }
+                })
+                .collect();
+            let mut child = Command::new(env!("CARGO_BIN_EXE_skillpipe"))
+                .env("HOME", home.path())
+                .env("XDG_STATE_HOME", home.path().join("state"))
+                .env("XDG_CONFIG_HOME", home.path().join("config"))
+                .current_dir(home.path())
+                .args(["filter", "--allow", "echo", "-y", "--allow-network"])
+                .args(["--allow-filesystem", "--audit-log"])
+                .arg(&log)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+            child
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 200);
+    for p in 0..4 {
+        let mine: Vec<&serde_json::Value> = lines
+            .iter()
+            .filter(|r| r["argv"][1] == format!("p{p}"))
+            .collect();
+        assert_eq!(mine.len(), 50, "process {p}");
+        let ran = mine.iter().filter(|r| r["decision"] == "ran").count();
+        assert_eq!(ran, 5, "process {p}");
+        // Each process logs its own directives in order.
+        let order: Vec<String> = mine.iter().map(|r| r["argv"][2].to_string()).collect();
+        let expected: Vec<String> = (0..50).map(|i| format!("\"d{i}\"")).collect();
+        assert_eq!(order, expected);
+    }
+    let cut = lines.iter().find(|r| r["decision"] == "denied").unwrap();
+    assert_eq!(cut["argv"][3].as_str().unwrap().chars().count(), 256);
+}
