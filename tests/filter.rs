@@ -273,3 +273,110 @@ fn concurrent_filters_append_whole_audit_lines() {
     let cut = lines.iter().find(|r| r["decision"] == "denied").unwrap();
     assert_eq!(cut["argv"][3].as_str().unwrap().chars().count(), 256);
 }
+
+#[test]
+fn audit_required_refuses_to_run_when_the_log_cannot_be_written() {
+    let home = TestHome::new();
+    let canary = home.path().join("canary");
+    home.write(
+        "agents/strict-audit.toml",
+        "name = \"strict-audit\"\ndescription = \"d\"\ninstructions = \"i\"\n\
+         [script_policy]\nallow_scripts = true\nallowed_commands = [\"touch\"]\n\
+         confirm = \"never\"\naudit = \"required\"\nallow_filesystem = true\n",
+    );
+    let input = format!("a %{{touch {}}} b\n", canary.display());
+    // A directory where the log file should be: it cannot be opened for appending.
+    let unwritable = home.path().join("log-is-a-dir");
+    std::fs::create_dir(&unwritable).unwrap();
+    let out = home
+        .cmd()
+        .args(["filter", "--agent", "strict-audit", "--strict", "--audit-log"])
+        .arg(&unwritable)
+        .write_stdin(input.clone())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "a  b\n");
+    assert!(!canary.exists(), "ran without an audit log");
+    assert!(
+        stderr(&out).contains("audit = \"required\""),
+        "{}",
+        stderr(&out)
+    );
+    // With a writable log the same directive runs and is logged.
+    let out = home
+        .cmd()
+        .args(["filter", "--agent", "strict-audit", "--strict"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(canary.exists());
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0]["decision"], "ran");
+    assert_eq!(audit[0]["agent"], "strict-audit");
+}
+
+#[test]
+fn agent_and_skill_flags_choose_skills_and_policy() {
+    let home = TestHome::new();
+    for name in ["alpha", "beta"] {
+        home.write(
+            &format!("sk/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: test skill {name}\n---\nbody\n"),
+        );
+        home.write(
+            &format!("sk/{name}/scripts/{name}.sh"),
+            &format!("echo \"{name} $SKILL_NAME\"\n"),
+        );
+    }
+    // The agent brings skill alpha and a policy that runs scripts without asking.
+    home.write(
+        "agents/only-alpha.toml",
+        "name = \"only-alpha\"\ndescription = \"d\"\ninstructions = \"i\"\nskills = [\"alpha\"]\n\
+         [script_policy]\nallow_scripts = true\nconfirm = \"never\"\n",
+    );
+    let input = "[!{scripts/alpha.sh}] [!{scripts/beta.sh}]\n";
+    let out = home
+        .cmd()
+        .args(["filter", "--skills-dir", "sk", "--agent", "only-alpha"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[alpha alpha] []\n");
+    assert!(stderr(&out).contains("no loaded skill has scripts/beta.sh"));
+    // --skill alone: only that skill is loaded.
+    let out = home
+        .cmd()
+        .args(["filter", "--skills-dir", "sk", "--skill", "beta"])
+        .args(["--allow-scripts", "-y"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[] [beta beta]\n");
+}
+
+#[test]
+fn exec_in_code_runs_directives_inside_code() {
+    let home = TestHome::new();
+    let input = "`!{echo a}` and\n```\n!{echo b}\n```\n";
+    let out = home
+        .cmd()
+        .args(["filter", "--allow", "echo", "-y"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), input);
+    let out = home
+        .cmd()
+        .args(["filter", "--allow", "echo", "-y", "--exec-in-code"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "`a` and\n```\nb\n```\n");
+}
