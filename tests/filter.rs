@@ -380,3 +380,30 @@ fn exec_in_code_runs_directives_inside_code() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "`a` and\n```\nb\n```\n");
 }
+
+#[test]
+fn output_over_max_output_bytes_is_cut_with_a_warning() {
+    let home = TestHome::new();
+    home.write(
+        "agents/small.toml",
+        "name = \"small\"\ndescription = \"d\"\ninstructions = \"i\"\n\
+         [script_policy]\nallow_scripts = true\nallowed_commands = [\"seq\"]\n\
+         confirm = \"never\"\nmax_output_bytes = 10\n",
+    );
+    let out = home
+        .cmd()
+        .args(["filter", "--agent", "small"])
+        .write_stdin("[!{seq 1 100}]\n")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[1\n2\n3\n4\n5]\n");
+    assert!(
+        stderr(&out).contains(
+            "warning: stdout exceeded max_output_bytes (10 bytes); the rest was dropped"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(home.audit()[0]["truncated"], true);
+}
