@@ -290,7 +290,13 @@ fn audit_required_refuses_to_run_when_the_log_cannot_be_written() {
     std::fs::create_dir(&unwritable).unwrap();
     let out = home
         .cmd()
-        .args(["filter", "--agent", "strict-audit", "--strict", "--audit-log"])
+        .args([
+            "filter",
+            "--agent",
+            "strict-audit",
+            "--strict",
+            "--audit-log",
+        ])
         .arg(&unwritable)
         .write_stdin(input.clone())
         .output()
@@ -399,9 +405,8 @@ fn output_over_max_output_bytes_is_cut_with_a_warning() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "[1\n2\n3\n4\n5]\n");
     assert!(
-        stderr(&out).contains(
-            "warning: stdout exceeded max_output_bytes (10 bytes); the rest was dropped"
-        ),
+        stderr(&out)
+            .contains("warning: stdout exceeded max_output_bytes (10 bytes); the rest was dropped"),
         "{}",
         stderr(&out)
     );
