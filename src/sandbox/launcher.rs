@@ -105,6 +105,15 @@ pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
             Err(p) => warnings.push(format!("sandbox not enforced: filesystem restriction: {p}")),
         }
     }
+    // Whatever else is restricted, the command must not type into the user's shell.
+    match super::seccomp::deny_terminal_injection() {
+        Ok(()) => {}
+        Err(p) if required => {
+            reporter.send(&report::error_line(&p));
+            return Ok(EXIT_LAUNCH_FAILED);
+        }
+        Err(p) => warnings.push(format!("sandbox not enforced: {p}")),
+    }
     for w in &warnings {
         reporter.send(&report::warning_line(w));
     }

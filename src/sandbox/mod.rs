@@ -17,6 +17,8 @@ pub(crate) mod ns;
 pub mod plan;
 pub mod report;
 #[cfg(target_os = "linux")]
+mod seccomp;
+#[cfg(target_os = "linux")]
 mod writes;
 
 pub use caps::{Capabilities, Support, probe};
