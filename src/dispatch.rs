@@ -174,6 +174,9 @@ impl Dispatcher {
                 "empty command".into(),
             );
         };
+        if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
+            return self.block(origin, &argv, None, Decision::Invalid, e.to_string());
+        }
         let args = &argv[1..];
         let path_var = self.path_var();
         let mut skill = None;

@@ -409,3 +409,40 @@ fn config_file_error_is_a_usage_error_naming_file_and_line() {
         "{err}"
     );
 }
+
+#[test]
+fn tool_call_arguments_with_control_characters_are_refused() {
+    let home = TestHome::new();
+    let canary = home.path().join("canary");
+    home.write(
+        "skills/mark/SKILL.md",
+        "---\nname: mark\ndescription: marks\n---\nMark.\n",
+    );
+    home.write(
+        "skills/mark/scripts/mark.sh",
+        &format!("touch {}\n", canary.display()),
+    );
+    // An escape sequence could redraw the confirmation prompt; a bidi override reorder it.
+    let server = Server::start([
+        Reply::text(["One."]).tool_call("c1", "mark__mark", [r#"{"args":["ok\u001b[2Kx"]}"#]),
+        Reply::text(["Two."]).tool_call("c2", "mark__mark", [r#"{"args":["a\u202eb"]}"#]),
+        Reply::text(["Done."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--tools", "--allow-scripts", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!canary.exists(), "a tool call with a control character ran");
+    for i in [1, 2] {
+        let m = messages(&server, i);
+        let content = m.last().unwrap()["content"].as_str().unwrap().to_string();
+        assert!(content.contains("not run: control character"), "{content}");
+    }
+    let audit = home.audit();
+    assert_eq!(audit.len(), 2);
+    assert!(
+        audit.iter().all(|r| r["decision"] == "invalid"),
+        "{audit:?}"
+    );
+}
