@@ -972,3 +972,23 @@ fn run_round_trips_json_input_and_sets_the_environment() {
         .stdout("")
         .stderr(predicate::str::contains("scripts are not allowed"));
 }
+
+#[test]
+fn a_missing_skills_dir_is_a_usage_error() {
+    let tmp = TempDir::new().unwrap();
+    for args in [
+        &["skills", "list", "--skills-dir", "nope"][..],
+        &["filter", "--skills-dir", "nope"],
+        &["run", "calc", "calc", "--skills-dir", "nope"],
+    ] {
+        skillpipe(tmp.path())
+            .args(args)
+            .write_stdin("text\n")
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(
+                "--skills-dir nope: no such directory",
+            ));
+    }
+}
