@@ -340,7 +340,7 @@ impl Dispatcher {
         let mut rec = Record::new(origin.as_str(), decision, argv);
         rec.agent = self.agent.clone();
         rec.skill = skill;
-        rec.sandbox = Some(self.sandbox_description());
+        // `sandbox` says what was in force, so only a run sets it.
         rec
     }
 

@@ -29,6 +29,16 @@ fn readme_example() {
     let audit = home.audit();
     assert_eq!(audit.len(), 2);
     assert!(audit.iter().all(|r| r["decision"] == "ran"));
+    // `sandbox` names the restrictions in force, in one vocabulary.
+    for r in &audit {
+        let s = r["sandbox"].as_str().unwrap();
+        assert!(
+            s == "none"
+                || s.split(',')
+                    .all(|w| ["network", "filesystem", "pids"].contains(&w)),
+            "{s}"
+        );
+    }
 }
 
 #[test]
@@ -49,6 +59,10 @@ fn nothing_runs_without_allow_scripts() {
     assert_eq!(err.lines().count(), 2, "{err}");
     assert!(err.contains("scripts are not allowed"), "{err}");
     assert!(home.audit().iter().all(|r| r["decision"] == "denied"));
+    assert!(
+        home.audit().iter().all(|r| r["sandbox"].is_null()),
+        "nothing ran"
+    );
 }
 
 #[test]
