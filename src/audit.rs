@@ -23,7 +23,8 @@ pub enum Decision {
     Invalid,
 }
 
-/// Longest argument kept in a record; the rest is cut.
+/// Longest argument in a record, in characters; a longer one is cut to this length, its last
+/// character replaced by `…`.
 const MAX_ARG_CHARS: usize = 256;
 
 /// One audit line.
@@ -67,10 +68,14 @@ impl Record {
 }
 
 fn cut(arg: &str) -> String {
-    match arg.char_indices().nth(MAX_ARG_CHARS) {
-        Some((i, _)) => format!("{}…", &arg[..i]),
-        None => arg.to_string(),
+    if arg.chars().nth(MAX_ARG_CHARS).is_none() {
+        return arg.to_string();
     }
+    let (i, _) = arg
+        .char_indices()
+        .nth(MAX_ARG_CHARS - 1)
+        .expect("longer than the limit");
+    format!("{}…", &arg[..i])
 }
 
 /// The append-only log. Opening is lazy so a run that decides nothing creates no file.
@@ -193,8 +198,14 @@ mod tests {
 
     #[test]
     fn long_arguments_are_cut() {
-        let r = Record::new("capture", Decision::Ran, &["x".repeat(300)]);
-        assert_eq!(r.argv[0].chars().count(), MAX_ARG_CHARS + 1);
+        let r = Record::new(
+            "capture",
+            Decision::Ran,
+            &["x".repeat(300), "é".repeat(256), "y".repeat(257)],
+        );
+        assert_eq!(r.argv[0], format!("{}…", "x".repeat(255)));
+        assert_eq!(r.argv[1], "é".repeat(256), "exactly at the limit: kept");
+        assert_eq!(r.argv[2].chars().count(), MAX_ARG_CHARS);
     }
 
     #[test]

@@ -174,6 +174,9 @@ impl Dispatcher {
                 "empty command".into(),
             );
         };
+        if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
+            return self.block(origin, &argv, None, Decision::Invalid, e.to_string());
+        }
         let args = &argv[1..];
         let path_var = self.path_var();
         let mut skill = None;
@@ -352,7 +355,7 @@ impl Dispatcher {
         let mut rec = Record::new(origin.as_str(), decision, argv);
         rec.agent = self.agent.clone();
         rec.skill = skill;
-        rec.sandbox = Some(self.sandbox_description());
+        // `sandbox` says what was in force, so only a run sets it.
         rec
     }
 

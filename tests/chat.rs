@@ -290,3 +290,159 @@ fn replay_runs_the_shipped_agent_offline() {
         home.audit()
     );
 }
+
+#[test]
+fn anthropic_provider_from_the_command_line() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Bonjour", " !"])]);
+    let out = home
+        .cmd()
+        .env("ANTHROPIC_API_KEY", "ak-test")
+        .args([
+            "chat",
+            "--model",
+            "anthropic:claude-test",
+            "--base-url",
+            &server.base,
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Bonjour !\n");
+    let rec = &server.recorded()[0];
+    assert_eq!(rec.path, "/v1/messages");
+    assert_eq!(rec.headers["x-api-key"], "ak-test");
+    assert_eq!(rec.body["model"], "claude-test");
+    assert_eq!(rec.body["stream"], true);
+    // The system prompt goes in Anthropic's own field, not as a message.
+    assert!(rec.body["system"].as_str().unwrap().contains("!{"));
+    assert_eq!(rec.body["messages"][0]["role"], "user");
+}
+
+#[test]
+fn no_stream_asks_for_the_whole_answer() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["It is !{echo 42}"]),
+        Reply::text([" forty-two."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--no-stream", "--allow", "echo", "-y", "what?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It is forty-two.\n");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs.iter().all(|r| r["stream"] == false), "{reqs:?}");
+}
+
+#[test]
+fn r9s_variables_choose_endpoint_key_and_model() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["from r9s"])]);
+    let out = home
+        .cmd()
+        .env("R9S_BASE_URL", &server.url)
+        .env("R9S_API_KEY", "r9s-key")
+        .env("R9S_MODEL", "r9s-model")
+        .env("OPENAI_API_KEY", "must-not-be-sent")
+        .args(["chat", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "from r9s\n");
+    let rec = &server.recorded()[0];
+    assert_eq!(rec.path, "/v1/chat/completions");
+    assert_eq!(rec.headers["authorization"], "Bearer r9s-key");
+    assert_eq!(rec.body["model"], "r9s-model");
+}
+
+#[test]
+fn config_file_providers_are_used() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["from config"]), Reply::text(["flag wins"])]);
+    home.write(
+        "config/skillpipe/config.toml",
+        &format!(
+            "default_provider = \"local\"\n\n[providers.local]\nbase_url = \"{}\"\n\
+             api_key_env = \"LOCAL_KEY\"\nmodel = \"cfg-model\"\nparams = {{ temperature = 0.5 }}\n",
+            server.url
+        ),
+    );
+    let out = home
+        .cmd()
+        .env("LOCAL_KEY", "local-key")
+        .args(["chat", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "from config\n");
+    let rec = &server.recorded()[0];
+    assert_eq!(rec.headers["authorization"], "Bearer local-key");
+    assert_eq!(rec.body["model"], "cfg-model");
+    assert_eq!(rec.body["temperature"], 0.5);
+    // A flag beats the config file.
+    let out = home
+        .cmd()
+        .env("LOCAL_KEY", "local-key")
+        .args(["chat", "--model", "local:other", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.recorded()[1].body["model"], "other");
+}
+
+#[test]
+fn config_file_error_is_a_usage_error_naming_file_and_line() {
+    let home = TestHome::new();
+    let path = home.write(
+        "config/skillpipe/config.toml",
+        "[providers.local]\nbase_url = \"http://127.0.0.1:9/v1\"\nbogus = 1\n",
+    );
+    let out = home.cmd().args(["chat", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("{}:3", path.display())) && err.contains("bogus"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tool_call_arguments_with_control_characters_are_refused() {
+    let home = TestHome::new();
+    let canary = home.path().join("canary");
+    home.write(
+        "skills/mark/SKILL.md",
+        "---\nname: mark\ndescription: marks\n---\nMark.\n",
+    );
+    home.write(
+        "skills/mark/scripts/mark.sh",
+        &format!("touch {}\n", canary.display()),
+    );
+    // An escape sequence could redraw the confirmation prompt; a bidi override reorder it.
+    let server = Server::start([
+        Reply::text(["One."]).tool_call("c1", "mark__mark", [r#"{"args":["ok\u001b[2Kx"]}"#]),
+        Reply::text(["Two."]).tool_call("c2", "mark__mark", [r#"{"args":["a\u202eb"]}"#]),
+        Reply::text(["Done."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--tools", "--allow-scripts", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!canary.exists(), "a tool call with a control character ran");
+    for i in [1, 2] {
+        let m = messages(&server, i);
+        let content = m.last().unwrap()["content"].as_str().unwrap().to_string();
+        assert!(content.contains("not run: control character"), "{content}");
+    }
+    let audit = home.audit();
+    assert_eq!(audit.len(), 2);
+    assert!(
+        audit.iter().all(|r| r["decision"] == "invalid"),
+        "{audit:?}"
+    );
+}

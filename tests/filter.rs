@@ -29,6 +29,16 @@ fn readme_example() {
     let audit = home.audit();
     assert_eq!(audit.len(), 2);
     assert!(audit.iter().all(|r| r["decision"] == "ran"));
+    // `sandbox` names the restrictions in force, in one vocabulary.
+    for r in &audit {
+        let s = r["sandbox"].as_str().unwrap();
+        assert!(
+            s == "none"
+                || s.split(',')
+                    .all(|w| ["network", "filesystem", "pids"].contains(&w)),
+            "{s}"
+        );
+    }
 }
 
 #[test]
@@ -49,6 +59,10 @@ fn nothing_runs_without_allow_scripts() {
     assert_eq!(err.lines().count(), 2, "{err}");
     assert!(err.contains("scripts are not allowed"), "{err}");
     assert!(home.audit().iter().all(|r| r["decision"] == "denied"));
+    assert!(
+        home.audit().iter().all(|r| r["sandbox"].is_null()),
+        "nothing ran"
+    );
 }
 
 #[test]
@@ -206,4 +220,209 @@ fn shipped_example_runs_with_shipped_skills() {
         text.contains("%{scripts/say.sh \"this stays as text\"}"),
         "{text}"
     );
+}
+
+#[test]
+fn concurrent_filters_append_whole_audit_lines() {
+    let home = TestHome::new();
+    let log = home.path().join("shared-audit.jsonl");
+    let long = "x".repeat(300);
+    let children: Vec<_> = (0..4)
+        .map(|p| {
+            // Mostly denied (logged at once, so the four processes write at the same time),
+            // a few run; long arguments make each line a few hundred bytes.
+            let input: String = (0..50)
+                .map(|i| {
+                    if i % 10 == 0 {
+                        format!("%{{echo p{p} d{i}}}")
+                    } else {
+                        format!("%{{rm p{p} d{i} {long}}}")
+                    }
+                })
+                .collect();
+            let mut child = Command::new(env!("CARGO_BIN_EXE_skillpipe"))
+                .env("HOME", home.path())
+                .env("XDG_STATE_HOME", home.path().join("state"))
+                .env("XDG_CONFIG_HOME", home.path().join("config"))
+                .current_dir(home.path())
+                .args(["filter", "--allow", "echo", "-y", "--allow-network"])
+                .args(["--allow-filesystem", "--audit-log"])
+                .arg(&log)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+            child
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 200);
+    for p in 0..4 {
+        let mine: Vec<&serde_json::Value> = lines
+            .iter()
+            .filter(|r| r["argv"][1] == format!("p{p}"))
+            .collect();
+        assert_eq!(mine.len(), 50, "process {p}");
+        let ran = mine.iter().filter(|r| r["decision"] == "ran").count();
+        assert_eq!(ran, 5, "process {p}");
+        // Each process logs its own directives in order.
+        let order: Vec<String> = mine.iter().map(|r| r["argv"][2].to_string()).collect();
+        let expected: Vec<String> = (0..50).map(|i| format!("\"d{i}\"")).collect();
+        assert_eq!(order, expected);
+    }
+    let cut = lines.iter().find(|r| r["decision"] == "denied").unwrap();
+    assert_eq!(cut["argv"][3].as_str().unwrap().chars().count(), 256);
+}
+
+#[test]
+fn audit_required_refuses_to_run_when_the_log_cannot_be_written() {
+    let home = TestHome::new();
+    let canary = home.path().join("canary");
+    home.write(
+        "agents/strict-audit.toml",
+        "name = \"strict-audit\"\ndescription = \"d\"\ninstructions = \"i\"\n\
+         [script_policy]\nallow_scripts = true\nallowed_commands = [\"touch\"]\n\
+         confirm = \"never\"\naudit = \"required\"\nallow_filesystem = true\n",
+    );
+    let input = format!("a %{{touch {}}} b\n", canary.display());
+    // A directory where the log file should be: it cannot be opened for appending.
+    let unwritable = home.path().join("log-is-a-dir");
+    std::fs::create_dir(&unwritable).unwrap();
+    let out = home
+        .cmd()
+        .args([
+            "filter",
+            "--agent",
+            "strict-audit",
+            "--strict",
+            "--audit-log",
+        ])
+        .arg(&unwritable)
+        .write_stdin(input.clone())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "a  b\n");
+    assert!(!canary.exists(), "ran without an audit log");
+    assert!(
+        stderr(&out).contains("audit = \"required\""),
+        "{}",
+        stderr(&out)
+    );
+    // With a writable log the same directive runs and is logged.
+    let out = home
+        .cmd()
+        .args(["filter", "--agent", "strict-audit", "--strict"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(canary.exists());
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0]["decision"], "ran");
+    assert_eq!(audit[0]["agent"], "strict-audit");
+}
+
+#[test]
+fn agent_and_skill_flags_choose_skills_and_policy() {
+    let home = TestHome::new();
+    for name in ["alpha", "beta"] {
+        home.write(
+            &format!("sk/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: test skill {name}\n---\nbody\n"),
+        );
+        home.write(
+            &format!("sk/{name}/scripts/{name}.sh"),
+            &format!("echo \"{name} $SKILL_NAME\"\n"),
+        );
+    }
+    // The agent brings skill alpha and a policy that runs scripts without asking.
+    home.write(
+        "agents/only-alpha.toml",
+        "name = \"only-alpha\"\ndescription = \"d\"\ninstructions = \"i\"\nskills = [\"alpha\"]\n\
+         [script_policy]\nallow_scripts = true\nconfirm = \"never\"\n",
+    );
+    let input = "[!{scripts/alpha.sh}] [!{scripts/beta.sh}]\n";
+    let out = home
+        .cmd()
+        .args(["filter", "--skills-dir", "sk", "--agent", "only-alpha"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[alpha alpha] []\n");
+    assert!(stderr(&out).contains("no loaded skill has scripts/beta.sh"));
+    // --skill alone: only that skill is loaded.
+    let out = home
+        .cmd()
+        .args(["filter", "--skills-dir", "sk", "--skill", "beta"])
+        .args(["--allow-scripts", "-y"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[] [beta beta]\n");
+}
+
+#[test]
+fn exec_in_code_runs_directives_inside_code() {
+    let home = TestHome::new();
+    let input = "`!{echo a}` and\n```\n!{echo b}\n```\n";
+    let out = home
+        .cmd()
+        .args(["filter", "--allow", "echo", "-y"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), input);
+    let out = home
+        .cmd()
+        .args(["filter", "--allow", "echo", "-y", "--exec-in-code"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "`a` and\n```\nb\n```\n");
+}
+
+#[test]
+fn output_over_max_output_bytes_is_cut_with_a_warning() {
+    let home = TestHome::new();
+    home.write(
+        "agents/small.toml",
+        "name = \"small\"\ndescription = \"d\"\ninstructions = \"i\"\n\
+         [script_policy]\nallow_scripts = true\nallowed_commands = [\"seq\"]\n\
+         confirm = \"never\"\nmax_output_bytes = 10\n",
+    );
+    let out = home
+        .cmd()
+        .args(["filter", "--agent", "small"])
+        .write_stdin("[!{seq 1 100}]\n")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[1\n2\n3\n4\n5]\n");
+    assert!(
+        stderr(&out)
+            .contains("warning: stdout exceeded max_output_bytes (10 bytes); the rest was dropped"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(home.audit()[0]["truncated"], true);
 }

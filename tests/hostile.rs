@@ -1577,6 +1577,7 @@ fn ask_without_a_terminal_declines() {
     );
     assert_no_failures(failures, attempts.len());
     let home = TestHome::new();
+    skills_setup(&home);
     let out = run(&home, args, b"x %{touch y}\n", Feed::Whole);
     assert!(out.stderr.contains("pass -y"), "{}", out.stderr);
     assert!(home.audit()[0]["reason"].as_str().unwrap().contains("-y"));

@@ -452,3 +452,81 @@ fn doctor_reports_what_is_enforceable_and_honours_the_override() {
         .stdout(predicates::str::contains("skills search path"))
         .stdout(predicates::str::contains("audit log"));
 }
+
+/// Runs `cmd` as the leader of a new session whose controlling terminal is a fresh pty (stdin
+/// closed, stdout and stderr on the pty) and returns what it printed.
+fn on_a_terminal(mut cmd: std::process::Command) -> String {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: valid out-pointers; default name, termios and size.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: fresh descriptors from openpty, owned from here on; close-on-exec so concurrent
+    // tests' children do not inherit them.
+    let (master, slave) = unsafe {
+        libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
+        (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
+    };
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave);
+    // SAFETY: setsid and ioctl are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 || libc::ioctl(1, libc::TIOCSCTTY as _, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd); // our copies of the slave side
+    let mut out = Vec::new();
+    // Ends with EIO once every copy of the slave side is closed.
+    let _ = std::fs::File::from(master).read_to_end(&mut out);
+    child.wait().unwrap();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn a_sandboxed_command_cannot_type_into_the_terminal() {
+    if !sandbox_available() {
+        return;
+    }
+    let probe = "import fcntl, os, termios\n\
+                 fd = os.open('/dev/tty', os.O_RDONLY)\n\
+                 try:\n    fcntl.ioctl(fd, termios.TIOCSTI, b'#')\n    print('INJECTED')\n\
+                 except OSError as e:\n    print('REFUSED', e.errno)\n";
+    let direct = {
+        let mut c = std::process::Command::new("python3");
+        c.args(["-c", probe]);
+        on_a_terminal(c)
+    };
+    if !direct.contains("INJECTED") {
+        eprintln!("skipping: this kernel refuses TIOCSTI anyway: {direct}");
+        return;
+    }
+    let mut c = std::process::Command::new(BIN);
+    c.args(["__launch", "--net", "--pid", "--userns", "--fs", "--"])
+        .args(["/usr/bin/env", "python3", "-c", probe]);
+    let sandboxed = on_a_terminal(c);
+    assert!(
+        sandboxed.contains(&format!("REFUSED {}", libc::EPERM)),
+        "{sandboxed}"
+    );
+    assert!(
+        sandboxed.contains("enforced: network,filesystem,pids"),
+        "{sandboxed}"
+    );
+}

@@ -866,3 +866,129 @@ fn notify_uses_notify_send_or_rings() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("notify: Done: ok"));
 }
+
+#[test]
+fn run_round_trips_json_input_and_sets_the_environment() {
+    let tmp = TempDir::new().unwrap();
+    let root = tmp.path().join("sk");
+    let dir = skill(
+        &root,
+        "rt",
+        "name: rt\ndescription: Round trip.\nmetadata:\n  version: \"2.5\"\n",
+        &[
+            (
+                "scripts/echo_input.py",
+                "import json, os, sys\n\
+                 got = json.load(sys.stdin)\n\
+                 e = os.environ\n\
+                 print('human readable line')\n\
+                 print(json.dumps({'got': got, 'args': sys.argv[1:], 'cwd': os.getcwd(),\n\
+                   'skill': e.get('SKILL_NAME'), 'version': e.get('SKILL_VERSION'),\n\
+                   'base': e.get('SKILL_BASE_DIR'), 'spv': e.get('SKILLPIPE_VERSION'),\n\
+                   'secret': e.get('SECRET_TOKEN'), 'lang': e.get('LANG'), 'tmp': e.get('TMPDIR'),\n\
+                   'tmp_is_dir': os.path.isdir(e.get('TMPDIR', ''))}))\n",
+            ),
+            ("scripts/hello.sh", "echo \"bash $SKILL_NAME $1\"\n"),
+        ],
+    );
+    let canonical = fs::canonicalize(&dir).unwrap();
+    let out = skillpipe(tmp.path())
+        .env("SECRET_TOKEN", "do-not-pass")
+        .env("LANG", "C.UTF-8")
+        .args(["run", "rt", "echo_input", "--skills-dir", "sk"])
+        .args([
+            "--allow-scripts",
+            "-y",
+            "--json",
+            "--input",
+            r#"{"a":[1,2]}"#,
+        ])
+        .args(["--", "x", "y z"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["success"], true);
+    assert_eq!(r["exit_code"], 0);
+    assert_eq!(r["signal"], serde_json::Value::Null);
+    assert_eq!(
+        r["truncated"],
+        serde_json::json!({"stdout": false, "stderr": false})
+    );
+    assert_eq!(
+        r["script_path"],
+        canonical.join("scripts/echo_input.py").to_str().unwrap()
+    );
+    assert!(r["duration_ms"].is_u64());
+    assert!(
+        r["stdout"]
+            .as_str()
+            .unwrap()
+            .starts_with("human readable line\n")
+    );
+    let o = &r["outputs"];
+    assert_eq!(o["got"], serde_json::json!({"a": [1, 2]}));
+    assert_eq!(o["args"], serde_json::json!(["x", "y z"]));
+    assert_eq!(o["cwd"], canonical.to_str().unwrap());
+    assert_eq!(o["skill"], "rt");
+    assert_eq!(o["version"], "2.5");
+    assert_eq!(o["base"], canonical.to_str().unwrap());
+    assert_eq!(o["spv"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        o["secret"],
+        serde_json::Value::Null,
+        "not in env_passthrough"
+    );
+    assert_eq!(o["lang"], "C.UTF-8");
+    assert_eq!(o["tmp_is_dir"], true);
+    assert!(
+        !Path::new(o["tmp"].as_str().unwrap()).exists(),
+        "per-run TMPDIR removed afterwards"
+    );
+
+    // The other ways to name a script; without --allow-scripts nothing runs (exit 3).
+    for script in ["scripts/hello.sh", "hello.sh", "hello"] {
+        let out = skillpipe(tmp.path())
+            .args([
+                "run",
+                "rt",
+                script,
+                "--skills-dir",
+                "sk",
+                "--allow-scripts",
+                "-y",
+            ])
+            .args(["--", "arg"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "bash rt arg\n");
+    }
+    skillpipe(tmp.path())
+        .args(["run", "rt", "hello", "--skills-dir", "sk"])
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr(predicate::str::contains("scripts are not allowed"));
+}
+
+#[test]
+fn a_missing_skills_dir_is_a_usage_error() {
+    let tmp = TempDir::new().unwrap();
+    for args in [
+        &["skills", "list", "--skills-dir", "nope"][..],
+        &["filter", "--skills-dir", "nope"],
+        &["run", "calc", "calc", "--skills-dir", "nope"],
+    ] {
+        skillpipe(tmp.path())
+            .args(args)
+            .write_stdin("text\n")
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(
+                "--skills-dir nope: no such directory",
+            ));
+    }
+}

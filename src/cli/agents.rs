@@ -51,7 +51,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let vars = agents::parse_vars(&vars).map_err(config_error)?;
             let agent = agents::load(&name, &vars).map_err(config_error)?;
             warn_all(&agent.warnings);
-            let dirs = crate::paths::skill_search_path(&args.skill_flags.skills_dirs);
+            let dirs = args.skill_flags.search_path()?;
             let mut set = crate::skills::SkillSet::load(&dirs);
             set.retain_named(&agent.skills)
                 .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;

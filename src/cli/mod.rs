@@ -67,6 +67,20 @@ pub struct SkillFlags {
     pub skills_dirs: Vec<PathBuf>,
 }
 
+impl SkillFlags {
+    /// The skill search path. A `--skills-dir` that is not a directory is a usage error: a typo
+    /// would otherwise load no skills and leave every directive "not found".
+    pub fn search_path(&self) -> anyhow::Result<Vec<PathBuf>> {
+        if let Some(d) = self.skills_dirs.iter().find(|d| !d.is_dir()) {
+            return Err(usage(format!(
+                "--skills-dir {}: no such directory",
+                d.display()
+            )));
+        }
+        Ok(crate::paths::skill_search_path(&self.skills_dirs))
+    }
+}
+
 /// ScriptPolicy overrides (DESIGN §2), shared by filter, chat and run.
 #[derive(Debug, Clone, Default, Args)]
 pub struct PolicyFlags {

@@ -55,6 +55,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     match outcome {
         Outcome::Ran(ran) => {
             let r = &ran.result;
+            for w in &r.warnings {
+                eprintln!("skillpipe: warning: {w}");
+            }
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&result_json(&ran))?);
             } else {

@@ -44,7 +44,7 @@ pub fn build(
         .unwrap_or_default();
     policy.apply_flags(policy_flags)?;
 
-    let dirs = crate::paths::skill_search_path(&skill_flags.skills_dirs);
+    let dirs = skill_flags.search_path()?;
     let mut skills = SkillSet::load(&dirs);
     for w in skills.warnings() {
         eprintln!("skillpipe: warning: {w}");

@@ -32,14 +32,12 @@ pub enum SkillsCommand {
 }
 
 pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
-    let load = || {
-        let dirs = crate::paths::skill_search_path(&args.skill_flags.skills_dirs);
-        SkillSet::load(&dirs)
-    };
+    let load =
+        || -> anyhow::Result<SkillSet> { Ok(SkillSet::load(&args.skill_flags.search_path()?)) };
     let mut out = std::io::stdout().lock();
     match &args.command {
         SkillsCommand::List { json } => {
-            let set = load();
+            let set = load()?;
             if *json {
                 list_json(&set, &mut out)?;
             } else {
@@ -49,7 +47,7 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
             Ok(EXIT_OK)
         }
         SkillsCommand::Show { name } => {
-            let set = load();
+            let set = load()?;
             let Some(skill) = set.get(name) else {
                 return Err(usage(format!(
                     "unknown skill `{name}`; available: {}",

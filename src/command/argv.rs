@@ -115,6 +115,16 @@ pub fn parse_argv(body: &str) -> Result<Vec<String>, InvalidBody> {
     Ok(argv)
 }
 
+/// Checks one argument that did not come through [`parse_argv`] (a native tool call's `args`,
+/// `skillpipe run -- ARGS`): the characters refused in a directive body are refused here too,
+/// so nothing can disguise what the confirmation prompt and the audit log show.
+pub fn check_word(word: &str) -> Result<(), InvalidBody> {
+    match word.char_indices().find(|&(_, c)| is_forbidden_char(c)) {
+        Some((offset, ch)) => Err(InvalidBody::ControlChar { ch, offset }),
+        None => Ok(()),
+    }
+}
+
 /// Characters refused anywhere in a body.
 fn is_forbidden_char(c: char) -> bool {
     (c.is_control() && c != '\t' && c != '\n')
@@ -235,6 +245,20 @@ mod tests {
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn single_words_are_checked_like_bodies() {
+        assert_eq!(check_word("plain 'word' $x; | tab\there\nnewline"), Ok(()));
+        assert_eq!(
+            check_word("a\u{1b}[2K"),
+            Err(InvalidBody::ControlChar {
+                ch: '\u{1b}',
+                offset: 1
+            })
+        );
+        assert!(check_word("x\u{202E}y").is_err());
+        assert!(check_word("nul\0").is_err());
     }
 
     #[test]

@@ -8,7 +8,7 @@ pub mod argv;
 mod glob;
 pub mod pattern;
 
-pub use argv::{InvalidBody, parse_argv};
+pub use argv::{InvalidBody, check_word, parse_argv};
 pub use pattern::{
     Argv0Kind, Pattern, PatternError, Target, classify, escape_controls, quote_word,
 };

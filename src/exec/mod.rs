@@ -276,9 +276,17 @@ fn result(
     duration: Duration,
     out: capture::Capture,
     err: capture::Capture,
-    warnings: Vec<String>,
+    mut warnings: Vec<String>,
     enforced: Enforced,
 ) -> RunResult {
+    for (name, capture) in [("stdout", &out), ("stderr", &err)] {
+        if capture.truncated {
+            warnings.push(format!(
+                "{name} exceeded max_output_bytes ({} bytes); the rest was dropped",
+                capture.bytes.len()
+            ));
+        }
+    }
     let mut r = RunResult {
         stdout: out.bytes,
         truncated_stdout: out.truncated,
@@ -575,6 +583,22 @@ mod tests {
         // A session of its own: the session id is the command's pid.
         let (sid, pid) = ids.split_once(' ').unwrap();
         assert_eq!(sid, pid, "{out}");
+    }
+
+    #[tokio::test]
+    async fn output_over_the_cap_is_flagged_with_a_warning() {
+        let mut s = spec("sh", &["-c", "echo 0123456789; echo abcdef >&2"]);
+        s.max_output_bytes = 4;
+        let r = run(s).await.unwrap();
+        assert_eq!(r.stdout, b"0123");
+        assert!(r.truncated_stdout && r.truncated_stderr);
+        assert_eq!(
+            r.warnings,
+            [
+                "stdout exceeded max_output_bytes (4 bytes); the rest was dropped",
+                "stderr exceeded max_output_bytes (4 bytes); the rest was dropped",
+            ]
+        );
     }
 
     #[tokio::test]

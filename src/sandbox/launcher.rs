@@ -115,6 +115,15 @@ pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
         }
         warnings.push(format!("sandbox not complete: network isolation: {p}"));
     }
+    // Whatever else is restricted, the command must not type into the user's shell.
+    match super::seccomp::deny_terminal_injection() {
+        Ok(()) => {}
+        Err(p) if required => {
+            reporter.send(&report::error_line(&p));
+            return Ok(EXIT_LAUNCH_FAILED);
+        }
+        Err(p) => warnings.push(format!("sandbox not enforced: {p}")),
+    }
     for w in &warnings {
         reporter.send(&report::warning_line(w));
     }

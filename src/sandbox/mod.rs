@@ -19,6 +19,8 @@ pub(crate) mod ns;
 pub mod plan;
 pub mod report;
 #[cfg(target_os = "linux")]
+mod seccomp;
+#[cfg(target_os = "linux")]
 mod unix_sockets;
 #[cfg(target_os = "linux")]
 mod writes;

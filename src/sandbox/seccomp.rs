@@ -1,0 +1,145 @@
+//! A seccomp filter the launcher installs on itself, so the command and everything it starts
+//! inherit it. It closes a way out that Landlock and the namespaces leave open: `ioctl(TIOCSTI)`
+//! (and `TIOCLINUX`, its virtual-console twin) pushes keystrokes into the terminal's input, i.e.
+//! types a command into the user's shell, which runs it after skillpipe exits with none of the
+//! restrictions. The terminal stays writable (DESIGN §2); only the injection is refused (EPERM).
+//!
+//! System calls made through another ABI (32-bit `int 0x80`, x32) are refused too: their
+//! numbers differ and the filter does not check them.
+
+/// `AUDIT_ARCH_*` of the native ABI (linux/audit.h), and the x32 bit where there is one.
+#[cfg(target_arch = "x86_64")]
+const ARCH: Option<(u32, Option<u32>)> = Some((0xC000_003E, Some(0x4000_0000)));
+#[cfg(target_arch = "aarch64")]
+const ARCH: Option<(u32, Option<u32>)> = Some((0xC000_00B7, None));
+#[cfg(target_arch = "riscv64")]
+const ARCH: Option<(u32, Option<u32>)> = Some((0xC000_00F3, None));
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+const ARCH: Option<(u32, Option<u32>)> = None;
+
+/// Offsets in `struct seccomp_data`: nr, arch, then args[6] as u64 (low half first: these
+/// architectures are little-endian; the kernel reads an ioctl request as 32 bits anyway).
+const OFF_NR: u32 = 0;
+const OFF_ARCH: u32 = 4;
+const OFF_ARG1_LOW: u32 = 16 + 8;
+
+/// Where a conditional jump goes.
+#[derive(Clone, Copy)]
+enum To {
+    Next,
+    Allow,
+    Deny,
+}
+
+/// The filter program for the native `arch` (with its x32 bit, if any).
+fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
+    let ld = |off: u32| {
+        (
+            libc::BPF_LD | libc::BPF_W | libc::BPF_ABS,
+            off,
+            To::Next,
+            To::Next,
+        )
+    };
+    let jeq = |k: u32, t: To, f: To| (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, k, t, f);
+    let mut code = vec![ld(OFF_ARCH), jeq(arch, To::Next, To::Deny), ld(OFF_NR)];
+    if let Some(bit) = x32_bit {
+        code.push((
+            libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K,
+            bit,
+            To::Deny,
+            To::Next,
+        ));
+    }
+    code.extend([
+        jeq(libc::SYS_ioctl as u32, To::Next, To::Allow),
+        ld(OFF_ARG1_LOW),
+        jeq(libc::TIOCSTI as u32, To::Deny, To::Next),
+        jeq(libc::TIOCLINUX as u32, To::Deny, To::Allow),
+    ]);
+    // The two returns close the program: ALLOW at `n`, DENY at `n + 1`.
+    let n = code.len();
+    let offset = |from: usize, to: To| -> u8 {
+        let target = match to {
+            To::Next => from + 1,
+            To::Allow => n,
+            To::Deny => n + 1,
+        };
+        (target - from - 1) as u8
+    };
+    let mut out: Vec<libc::sock_filter> = code
+        .iter()
+        .enumerate()
+        .map(|(i, &(op, k, t, f))| libc::sock_filter {
+            code: op as u16,
+            jt: offset(i, t),
+            jf: offset(i, f),
+            k,
+        })
+        .collect();
+    let ret = |k: u32| libc::sock_filter {
+        code: (libc::BPF_RET | libc::BPF_K) as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    out.push(ret(libc::SECCOMP_RET_ALLOW));
+    out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EPERM as u32));
+    out
+}
+
+/// Install the filter on this process (single-threaded launcher). `Err` says why not.
+pub fn deny_terminal_injection() -> Result<(), String> {
+    let (arch, x32) = ARCH.ok_or_else(|| {
+        format!(
+            "no seccomp filter for the {} architecture, so terminal input injection (TIOCSTI) cannot be blocked",
+            std::env::consts::ARCH
+        )
+    })?;
+    let filter = program(arch, x32);
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: `prog` points at `filter`, which outlives the calls; the kernel copies it.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                &prog as *const libc::sock_fprog,
+            ) != 0
+        {
+            return Err(format!(
+                "seccomp filter against terminal input injection: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jumps_land_on_the_returns() {
+        let p = program(0xC000_003E, Some(0x4000_0000));
+        let n = p.len();
+        let ret = (libc::BPF_RET | libc::BPF_K) as u16;
+        assert_eq!((p[n - 2].code, p[n - 2].k), (ret, libc::SECCOMP_RET_ALLOW));
+        assert_eq!(p[n - 1].k, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32);
+        for (i, insn) in p.iter().enumerate() {
+            if insn.code & 0x07 == libc::BPF_JMP as u16 {
+                assert!(i + 1 + (insn.jt as usize) < n && i + 1 + (insn.jf as usize) < n);
+            }
+        }
+        // A wrong architecture goes straight to DENY.
+        assert_eq!(1 + 1 + p[1].jf as usize, n - 1);
+    }
+}
