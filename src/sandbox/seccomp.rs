@@ -100,24 +100,29 @@ pub fn deny_terminal_injection() -> Result<(), String> {
             std::env::consts::ARCH
         )
     })?;
-    let filter = program(arch, x32);
+    install(&program(arch, x32))
+        .map_err(|e| format!("seccomp filter against terminal input injection: {e}"))
+}
+
+/// Install `filter` on this process (and so on everything it starts). Sets no_new_privs,
+/// which an unprivileged filter needs. Only system calls: the program is built beforehand.
+pub fn install(filter: &[libc::sock_filter]) -> Result<(), String> {
     let prog = libc::sock_fprog {
-        len: filter.len() as u16,
+        len: filter.len() as libc::c_ushort,
         filter: filter.as_ptr() as *mut libc::sock_filter,
     };
     // SAFETY: `prog` points at `filter`, which outlives the calls; the kernel copies it.
     unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-            || libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
-                &prog as *const libc::sock_fprog,
-            ) != 0
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
+        }
+        if libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER,
+            &prog as *const libc::sock_fprog,
+        ) != 0
         {
-            return Err(format!(
-                "seccomp filter against terminal input injection: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(std::io::Error::last_os_error().to_string());
         }
     }
     Ok(())

@@ -13,6 +13,8 @@
 //! socket of their own (Python's multiprocessing with the `forkserver` start method, for one)
 //! need `allow_network`.
 
+use super::seccomp::install;
+
 /// The syscall ABI the filter is built for (`AUDIT_ARCH_*` of linux/audit.h).
 #[cfg(target_arch = "x86_64")]
 const NATIVE_ARCH: u32 = 0xC000_003E;
@@ -83,39 +85,11 @@ pub fn program() -> Vec<libc::sock_filter> {
     ]
 }
 
-/// Install `filter` on this process (and so on everything it starts). Sets no_new_privs,
-/// which an unprivileged filter needs. Only system calls unless it fails (the program is
-/// built beforehand).
-pub fn install(filter: &[libc::sock_filter]) -> Result<(), String> {
-    let prog = libc::sock_fprog {
-        len: filter.len() as libc::c_ushort,
-        filter: filter.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: `prog` points at `filter`, which outlives the calls; the kernel copies it.
-    unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
-        }
-        if libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER,
-            &prog as *const libc::sock_fprog,
-        ) != 0
-        {
-            return Err(format!(
-                "seccomp filter against Unix sockets: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Refuse new Unix sockets from here on (see the module docs).
 pub fn restrict() -> Result<(), String> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
-        install(&program())
+        install(&program()).map_err(|e| format!("seccomp filter against Unix sockets: {e}"))
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
@@ -125,6 +99,7 @@ pub fn restrict() -> Result<(), String> {
 
 #[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {
+    use super::super::seccomp::install;
     use super::*;
 
     /// In a forked child (the filter is for ever): which socket families can be created.
