@@ -63,6 +63,12 @@ fn sandbox_section(caps: &Capabilities) -> String {
     if let (Support::No(_), Some(v)) = (&caps.landlock, caps.landlock_abi) {
         row(&mut s, "", &format!("(kernel has Landlock ABI {v})"));
     }
+    let seccomp = if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        "yes: no terminal input injection; no Unix sockets without network"
+    } else {
+        "NO — no filter for this CPU architecture"
+    };
+    row(&mut s, "seccomp filter", seccomp);
     let missing = [&caps.network_namespace, &caps.landlock]
         .iter()
         .any(|x| !x.is_yes());
