@@ -446,3 +446,16 @@ fn tool_call_arguments_with_control_characters_are_refused() {
         "{audit:?}"
     );
 }
+
+#[test]
+fn zero_max_captures_is_a_usage_error() {
+    let home = TestHome::new();
+    let server = Server::start([]);
+    let out = chat(&home, &server)
+        .args(["--max-captures", "0", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--max-captures"), "{}", stderr(&out));
+    assert!(server.requests().is_empty());
+}

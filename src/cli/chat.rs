@@ -89,6 +89,9 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
 /// Model settings, provider, system prompt and options → a chat session. Returns the
 /// `provider:model` label for display.
 pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session, String)> {
+    if args.max_captures == Some(0) {
+        return Err(usage("--max-captures must be at least 1"));
+    }
     let agent = setup.agent.as_ref();
     let agent_model = AgentModel {
         model: agent.and_then(|a| a.model.clone()),

@@ -45,7 +45,7 @@ pub fn build(
     policy.apply_flags(policy_flags)?;
 
     let dirs = skill_flags.search_path()?;
-    let mut skills = SkillSet::load(&dirs);
+    let mut skills = SkillSet::load_with(&dirs, &load_options()?);
     for w in skills.warnings() {
         eprintln!("skillpipe: warning: {w}");
     }
@@ -80,4 +80,9 @@ fn check_policy(policy: &ScriptPolicy, source: &std::path::Path) -> anyhow::Resu
     policy
         .validate()
         .map_err(|e| usage(format!("{}: [script_policy]: {e}", source.display())))
+}
+
+/// Skill loading options from the config file; a bad file is a configuration error.
+pub fn load_options() -> anyhow::Result<crate::skills::LoadOptions> {
+    crate::skills::LoadOptions::from_config_file().map_err(usage)
 }

@@ -32,8 +32,12 @@ pub enum SkillsCommand {
 }
 
 pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
-    let load =
-        || -> anyhow::Result<SkillSet> { Ok(SkillSet::load(&args.skill_flags.search_path()?)) };
+    let load = || -> anyhow::Result<SkillSet> {
+        Ok(SkillSet::load_with(
+            &args.skill_flags.search_path()?,
+            &super::setup::load_options()?,
+        ))
+    };
     let mut out = std::io::stdout().lock();
     match &args.command {
         SkillsCommand::List { json } => {
@@ -58,6 +62,12 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
             Ok(EXIT_OK)
         }
         SkillsCommand::Validate { paths } => {
+            if let Some(missing) = paths.iter().find(|p| !p.exists()) {
+                return Err(usage(format!(
+                    "skills validate: {}: no such file or directory",
+                    missing.display()
+                )));
+            }
             let mut report = validate::Report::default();
             for p in paths {
                 validate::validate_path(p, &mut report);

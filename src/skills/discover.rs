@@ -25,6 +25,35 @@ impl Default for LoadOptions {
     }
 }
 
+impl LoadOptions {
+    /// Options from the `[skills]` table of `$XDG_CONFIG_HOME/skillpipe/config.toml`
+    /// (`ts_interpreter = "deno"`); defaults when there is no such file or table.
+    pub fn from_config_file() -> Result<LoadOptions, String> {
+        let Some(path) = crate::paths::config_file().filter(|p| p.is_file()) else {
+            return Ok(LoadOptions::default());
+        };
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        LoadOptions::from_config(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Parses the `[skills]` table of a config file's text.
+    pub fn from_config(text: &str) -> Result<LoadOptions, String> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        let mut opts = LoadOptions::default();
+        if let Some(skills) = table.get("skills") {
+            match skills.get("ts_interpreter") {
+                None => {}
+                Some(toml::Value::String(s)) if !s.trim().is_empty() => {
+                    opts.ts_interpreter = s.trim().to_string()
+                }
+                Some(_) => return Err("[skills] ts_interpreter must be a program name".into()),
+            }
+        }
+        Ok(opts)
+    }
+}
+
 /// The skills found on a search path, in search-path order, unique by name.
 #[derive(Debug, Clone, Default)]
 pub struct SkillSet {
@@ -214,4 +243,17 @@ pub(super) fn folder_name(canonical: &Path, found_at: &Path) -> String {
 /// Detect scripts of a folder without loading the skill (benchmarks, tools).
 pub fn detect_scripts(skill_dir: &Path, opts: &LoadOptions) -> Vec<scripts::Script> {
     scripts::detect(skill_dir, &opts.ts_interpreter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LoadOptions;
+
+    #[test]
+    fn ts_interpreter_comes_from_the_skills_table() {
+        assert_eq!(LoadOptions::from_config("").unwrap().ts_interpreter, "node");
+        let o = LoadOptions::from_config("[skills]\nts_interpreter = \"deno\"\n").unwrap();
+        assert_eq!(o.ts_interpreter, "deno");
+        assert!(LoadOptions::from_config("[skills]\nts_interpreter = 3\n").is_err());
+    }
 }
