@@ -992,15 +992,3 @@ fn a_missing_skills_dir_is_a_usage_error() {
             ));
     }
 }
-
-#[test]
-fn validating_a_missing_path_is_a_usage_error() {
-    let tmp = TempDir::new().unwrap();
-    skillpipe(tmp.path())
-        .args(["skills", "validate", "no-such-skill"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "skills validate: no-such-skill: no such file or directory",
-        ));
-}

@@ -62,12 +62,6 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
             Ok(EXIT_OK)
         }
         SkillsCommand::Validate { paths } => {
-            if let Some(missing) = paths.iter().find(|p| !p.exists()) {
-                return Err(usage(format!(
-                    "skills validate: {}: no such file or directory",
-                    missing.display()
-                )));
-            }
             let mut report = validate::Report::default();
             for p in paths {
                 validate::validate_path(p, &mut report);
