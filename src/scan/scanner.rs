@@ -32,6 +32,16 @@ fn is_open(b: u8) -> bool {
     b == b'{' || b == b'<'
 }
 
+/// Whether the prose sigil or backslash at `bytes[i]` may begin a directive or an escape: it
+/// may unless the next byte, if already here, says otherwise.
+fn may_start(bytes: &[u8], i: usize) -> bool {
+    match bytes.get(i + 1) {
+        None => true,
+        Some(&next) if bytes[i] == b'\\' => matches!(next, b'%' | b'!'),
+        Some(&next) => is_open(next),
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Quote {
     None,
@@ -149,6 +159,12 @@ impl Scanner {
                     None => i = chunk.len(),
                     Some(k) => {
                         let at = i + k;
+                        // Most sigils in prose are punctuation: pass over those that visibly
+                        // start nothing without a trip through the held states.
+                        if !may_start(chunk, at) {
+                            i = at + 1;
+                            continue;
+                        }
                         self.held = match chunk[at] {
                             b'\\' => Held::Backslash,
                             s => Held::Sigil(s),
