@@ -1,4 +1,5 @@
-//! Scanner throughput. `cargo bench --bench scan` runs the criterion groups (short measurements).
+//! Scanner throughput. `cargo bench --bench scan` runs the criterion groups (short measurements);
+//! `prose_feed_with` scans as the filter does, without copying text into events.
 //! `SCAN_LINEARITY=1 cargo bench --bench scan` instead times pathological shapes at 10 MB and
 //! 100 MB, to check that work stays linear (the MB/s figures should match across sizes).
 
@@ -6,7 +7,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group};
-use skillpipe::scan::{Event, ScanOptions, Scanner};
+use skillpipe::scan::{Event, Piece, ScanOptions, Scanner};
 
 const SIZE: usize = 4 << 20;
 const CHUNK: usize = 64 << 10;
@@ -52,6 +53,21 @@ fn scan_chunked(input: &[u8], opts: ScanOptions) -> usize {
     directives
 }
 
+/// As the filter scans: pieces handed to a callback, text borrowed from the chunk.
+fn scan_chunked_with(input: &[u8], opts: ScanOptions) -> usize {
+    let mut scanner = Scanner::new(opts);
+    let mut seen = 0;
+    let mut count = |p: Piece<'_>| match p {
+        Piece::Text(t) => seen += t.len(),
+        Piece::Directive(d) => seen += d.raw.len(),
+    };
+    for chunk in input.chunks(CHUNK) {
+        scanner.feed_with(chunk, &mut count);
+    }
+    scanner.finish_with(&mut count);
+    seen
+}
+
 fn throughput(c: &mut Criterion) {
     let opts = ScanOptions::default();
     let mut group = c.benchmark_group("scan");
@@ -68,6 +84,11 @@ fn throughput(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(input.len() as u64));
         group.bench_function(*name, |b| b.iter(|| scan_chunked(black_box(input), opts)));
     }
+    let (name, input) = &inputs[0];
+    group.throughput(Throughput::Bytes(input.len() as u64));
+    group.bench_function(format!("{name}_feed_with"), |b| {
+        b.iter(|| scan_chunked_with(black_box(input), opts))
+    });
     group.finish();
 }
 

@@ -1,20 +1,25 @@
 //! The Unix filter pipeline (DESIGN §9): stdin → scanner → stdout, directives run.
 //!
-//! A reader thread keeps reading input (bounded read-ahead) while a capture runs; text is
-//! written as soon as it is scanned; side effects go to a bounded background queue that runs
-//! them in order and is drained before the filter returns; captures run where they stand, in order,
-//! and their stdout (trailing newlines removed) replaces them.
+//! Input is read and scanned on the calling thread, and text is written as soon as it is
+//! scanned, mostly straight from the read buffer. Side effects go to a bounded background queue that
+//! runs them in order (a bounded queue) and is drained before the filter returns; captures run where they stand,
+//! in order, and their stdout (trailing newlines removed) replaces them. While a capture runs,
+//! a helper thread keeps reading input (bounded read-ahead, see [`input`]).
+
+mod input;
+mod output;
 
 use crate::dispatch::{Dispatcher, Outcome};
-use crate::scan::{Directive, Event, Kind, ScanOptions, Scanner};
+use crate::scan::{Directive, Kind, Piece, ScanOptions, Scanner};
+use input::{Input, Next};
+use output::Output;
 use std::io::{self, ErrorKind, Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Bytes per read; below the allocator's mmap threshold so chunks stay cheap.
-const CHUNK: usize = 64 * 1024;
-/// Chunks read ahead while a capture runs (bounds memory).
-const READ_AHEAD: usize = 16;
+/// Bytes per read. A pipe read returns at most what the pipe holds, so this is also the pipe
+/// buffer size `skillpipe filter` asks for.
+pub const CHUNK: usize = 256 * 1024;
 /// Side effects waiting for the one that runs. When the queue is full, scanning waits: a
 /// stream of `%{…}` faster than they run must not pile up in memory (each may hold 8 KiB).
 pub const SIDE_QUEUE: usize = 64;
@@ -41,20 +46,13 @@ pub fn run<R, W>(
     dispatcher: Arc<Dispatcher>,
     opts: FilterOptions,
     input: R,
-    mut output: W,
+    output: W,
 ) -> io::Result<FilterReport>
 where
     R: Read + Send + 'static,
     W: Write,
 {
     let problems = Arc::new(AtomicBool::new(false));
-    let (chunks_tx, chunks_rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(READ_AHEAD);
-    let stop_reading = Arc::new(AtomicBool::new(false));
-    let reader = {
-        let stop = stop_reading.clone();
-        std::thread::spawn(move || read_chunks(input, chunks_tx, &stop))
-    };
-
     let (side_tx, side_rx) = tokio::sync::mpsc::channel::<Directive>(SIDE_QUEUE);
     let worker = rt.spawn(side_effect_worker(
         dispatcher.clone(),
@@ -63,85 +61,78 @@ where
         problems.clone(),
     ));
 
+    let mut input = Input::new(input, CHUNK);
+    let mut buf = vec![0u8; CHUNK];
     let mut scanner = Scanner::new(opts.scan);
-    let mut events = Vec::new();
-    let mut report = FilterReport::default();
-    let mut read_error = None;
-    let mut ended = false;
-    while !ended {
-        match chunks_rx.recv() {
-            Ok(Ok(chunk)) => scanner.feed(&chunk, &mut events),
-            Ok(Err(e)) => {
-                read_error = Some(e);
-                scanner.finish(&mut events);
-                ended = true;
-            }
-            Err(_) => {
-                scanner.finish(&mut events);
-                ended = true;
-            }
+    let mut out = Output::new(output, CHUNK);
+    // Text goes out as it is scanned; side effects are queued and captures run in place, each
+    // after the text before it has been written.
+    let handle = |out: &mut Output<W>, input: &mut Input<R>, piece: Piece<'_>| {
+        if out.failed() {
+            return;
         }
-        for event in events.drain(..) {
-            let step = match event {
-                Event::Text(t) => output.write_all(&t),
-                Event::Directive(d) if d.kind == Kind::SideEffect => {
+        match piece {
+            Piece::Text(t) => out.text(t),
+            Piece::Directive(d) if d.kind == Kind::SideEffect => {
+                out.flush();
+                if !out.failed() {
                     // Not inside the runtime: this thread may block until there is room.
                     let _ = side_tx.blocking_send(d);
-                    Ok(())
                 }
-                Event::Directive(d) => {
+            }
+            Piece::Directive(d) => {
+                out.flush();
+                if !out.failed() {
+                    input.lend();
                     let text = rt.block_on(capture(&dispatcher, &d, &problems));
-                    output.write_all(&text)
+                    out.text(&text);
                 }
-            };
-            if let Err(e) = step {
-                if e.kind() != ErrorKind::BrokenPipe {
-                    return Err(e);
-                }
-                report.output_closed = true;
-                break;
             }
         }
-        if report.output_closed {
+    };
+    let mut report = FilterReport::default();
+    let mut read_error = None;
+    loop {
+        let ended = match input.next(&mut buf) {
+            Next::Here(len) => {
+                scanner.feed_with(&buf[..len], |p| handle(&mut out, &mut input, p));
+                false
+            }
+            Next::Chunk { buf, len } => {
+                scanner.feed_with(&buf[..len], |p| handle(&mut out, &mut input, p));
+                input.recycle(buf);
+                false
+            }
+            Next::End => {
+                scanner.finish_with(|p| handle(&mut out, &mut input, p));
+                true
+            }
+            Next::Failed(e) => {
+                read_error = Some(e);
+                scanner.finish_with(|p| handle(&mut out, &mut input, p));
+                true
+            }
+        };
+        out.flush();
+        if let Some(e) = out.take_error() {
+            if e.kind() != ErrorKind::BrokenPipe {
+                return Err(e);
+            }
+            report.output_closed = true;
+            break;
+        }
+        if ended {
             break;
         }
     }
-    stop_reading.store(true, Ordering::Relaxed);
-    drop(chunks_rx);
+    input.close();
     drop(side_tx);
     let _ = rt.block_on(worker);
-    if !report.output_closed {
-        let _ = reader.join();
-    }
     if let Some(e) = read_error {
         return Err(io::Error::new(e.kind(), format!("reading stdin: {e}")));
     }
     report.problems = problems.load(Ordering::Relaxed);
     Ok(report)
-}
-
-fn read_chunks<R: Read>(
-    mut input: R,
-    tx: std::sync::mpsc::SyncSender<io::Result<Vec<u8>>>,
-    stop: &AtomicBool,
-) {
-    loop {
-        let mut buf = vec![0u8; CHUNK];
-        match input.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => {
-                buf.truncate(n);
-                if tx.send(Ok(buf)).is_err() || stop.load(Ordering::Relaxed) {
-                    return;
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => {
-                let _ = tx.send(Err(e));
-                return;
-            }
-        }
-    }
 }
 
 /// Runs a capture and returns the text that replaces it.

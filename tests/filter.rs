@@ -166,6 +166,29 @@ fn captures_keep_output_order() {
 }
 
 #[test]
+fn captures_in_a_long_stream_keep_output_order() {
+    // Captures spread over a few MB, so input is read ahead while they run and read in place
+    // between them; every byte must still come out in order.
+    let home = TestHome::new();
+    let filler = "plain prose between captures, 100% ordinary!\n".repeat(2000);
+    let input: String = (0..30)
+        .map(|i| format!("{filler}[{i}:!{{echo c{i}}}]"))
+        .collect();
+    let want: String = (0..30).map(|i| format!("{filler}[{i}:c{i}]")).collect();
+    let out = home
+        .cmd()
+        .args(["filter", "--allow", "echo", "-y"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        out.stdout == want.as_bytes(),
+        "output differs from the input"
+    );
+}
+
+#[test]
 fn closed_stdout_ends_quietly() {
     let home = TestHome::new();
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))

@@ -33,12 +33,36 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
         },
         show_side_effects: args.show_side_effects,
     };
-    let report = crate::filter::run(&rt, setup.dispatcher, opts, std::io::stdin(), raw_stdout())?;
+    let report = crate::filter::run(&rt, setup.dispatcher, opts, raw_stdin()?, raw_stdout())?;
     Ok(if args.strict && report.problems {
         super::EXIT_STRICT
     } else {
         super::EXIT_OK
     })
+}
+
+/// Stdin without `Stdin`'s lock and buffer: the filter reads big chunks itself.
+fn raw_stdin() -> anyhow::Result<std::fs::File> {
+    use anyhow::Context;
+    use std::os::fd::{AsFd, AsRawFd};
+    use std::os::unix::fs::FileTypeExt;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned();
+    let file = std::fs::File::from(fd.context("stdin")?);
+    // A pipe's buffer is 64 KiB by default; one as big as a read chunk means fewer, fuller reads
+    // and fewer wake-ups at both ends. Only ever grown, and best effort: the kernel may refuse
+    // (per-user limits).
+    if file.metadata().is_ok_and(|m| m.file_type().is_fifo()) {
+        let fd = file.as_raw_fd();
+        let want = crate::filter::CHUNK as libc::c_int;
+        // SAFETY: fcntl on a descriptor we own; these commands take an int and touch no memory.
+        unsafe {
+            let size = libc::fcntl(fd, libc::F_GETPIPE_SZ);
+            if (0..want).contains(&size) {
+                libc::fcntl(fd, libc::F_SETPIPE_SZ, want);
+            }
+        }
+    }
+    Ok(file)
 }
 
 /// Unbuffered stdout: the filter writes whole scanned chunks, so a line buffer would only add

@@ -13,7 +13,7 @@ pub mod markdown;
 pub mod scanner;
 
 pub use grammar::parse_directive;
-pub use scanner::{Scanner, coalesce, scan_all};
+pub use scanner::{Piece, Scanner, coalesce, scan_all};
 
 #[cfg(test)]
 mod tests;

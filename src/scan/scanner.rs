@@ -22,7 +22,7 @@ use memchr::{memchr, memchr2};
 
 use super::grammar::{self, closing};
 use super::markdown::{CodeTracker, byte_set};
-use super::{Event, ScanOptions};
+use super::{Directive, Event, ScanOptions};
 
 /// Bytes that can change the framer state of an open candidate outside quotes, per bracket kind.
 const BRACE_BODY_STOP: [bool; 256] = byte_set(b"\\'\"\n{}");
@@ -30,6 +30,16 @@ const ANGLE_BODY_STOP: [bool; 256] = byte_set(b"\\'\"\n<>");
 
 fn is_open(b: u8) -> bool {
     b == b'{' || b == b'<'
+}
+
+/// Whether the prose sigil or backslash at `bytes[i]` may begin a directive or an escape: it
+/// may unless the next byte, if already here, says otherwise.
+fn may_start(bytes: &[u8], i: usize) -> bool {
+    match bytes.get(i + 1) {
+        None => true,
+        Some(&next) if bytes[i] == b'\\' => matches!(next, b'%' | b'!'),
+        Some(&next) => is_open(next),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,8 +94,14 @@ pub struct Scanner {
     cand: Candidate,
     /// Raw bytes of the open candidate (at most `max_directive_bytes`).
     raw: Vec<u8>,
-    /// Text decided during the current call, emitted as one event before a directive or at return.
-    text: Vec<u8>,
+}
+
+/// Scanner output as handed to the sink of [`Scanner::feed_with`]: text is borrowed, mostly
+/// straight from the fed chunk, and only valid during the call.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Piece<'a> {
+    Text(&'a [u8]),
+    Directive(Directive),
 }
 
 impl Scanner {
@@ -103,7 +119,6 @@ impl Scanner {
                 escaped: false,
             },
             raw: Vec::new(),
-            text: Vec::new(),
         }
     }
 
@@ -119,10 +134,24 @@ impl Scanner {
     }
 
     /// Feed the next chunk; push produced events onto `out`. All text that cannot be part of a
-    /// directive is in `out` on return.
+    /// directive is in `out` on return, as one `Text` event per run between directives.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
+        let mut text = Vec::new();
+        self.feed_with(chunk, |piece| push_piece(piece, &mut text, out));
+        if !text.is_empty() {
+            out.push(Event::Text(text));
+        }
+    }
+
+    /// Like [`Scanner::feed`], but hands each piece to `sink` as soon as it is decided, without
+    /// copying: text that lies in `chunk` comes as slices of it (one slice per run between
+    /// candidates), so a caller can write it out directly. All text that cannot be part of a
+    /// directive has been passed to `sink` on return.
+    pub fn feed_with(&mut self, chunk: &[u8], mut sink: impl FnMut(Piece<'_>)) {
         let mut i = 0;
-        // Start of the text in `chunk` not yet copied to `self.text`.
+        // Text in `chunk[start..i]` is decided but not yet passed on, except for the held-back
+        // sigil or backslash bytes at its end. Held bytes that came with an earlier chunk are
+        // passed on separately once they turn out to be text.
         let mut start = 0;
         while i < chunk.len() {
             match self.held {
@@ -130,22 +159,30 @@ impl Scanner {
                     None => i = chunk.len(),
                     Some(k) => {
                         let at = i + k;
-                        self.text.extend_from_slice(&chunk[start..at]);
+                        // Most sigils in prose are punctuation: pass over those that visibly
+                        // start nothing without a trip through the held states.
+                        if !may_start(chunk, at) {
+                            i = at + 1;
+                            continue;
+                        }
                         self.held = match chunk[at] {
                             b'\\' => Held::Backslash,
                             s => Held::Sigil(s),
                         };
                         i = at + 1;
-                        start = i;
                     }
                 },
                 Held::Sigil(s) => {
                     if is_open(chunk[i]) {
+                        // The sigil is `chunk[i - 1]` unless it came with an earlier chunk.
+                        emit(&mut sink, &chunk[start..i.saturating_sub(1).max(start)]);
                         self.open(s, chunk[i], false);
                         i += 1;
                         start = i;
                     } else {
-                        self.text.push(s);
+                        if i == 0 {
+                            emit(&mut sink, &[s]);
+                        }
                         self.held = Held::Nothing;
                     }
                 }
@@ -153,19 +190,27 @@ impl Scanner {
                     if matches!(chunk[i], b'%' | b'!') {
                         self.held = Held::BackslashSigil(chunk[i]);
                         i += 1;
-                        start = i;
                     } else {
-                        self.text.push(b'\\');
+                        if i == 0 {
+                            emit(&mut sink, b"\\");
+                        }
                         self.held = Held::Nothing;
                     }
                 }
                 Held::BackslashSigil(s) => {
                     if is_open(chunk[i]) {
+                        // The dropped backslash is `chunk[i - 2]` unless it came earlier.
+                        emit(&mut sink, &chunk[start..i.saturating_sub(2).max(start)]);
                         self.open(s, chunk[i], true);
                         i += 1;
                         start = i;
                     } else {
-                        self.text.extend_from_slice(&[b'\\', s]);
+                        // Held bytes from earlier chunks come before the rest of the text.
+                        match i {
+                            0 => emit(&mut sink, &[b'\\', s]),
+                            1 => emit(&mut sink, b"\\"),
+                            _ => {}
+                        }
                         self.held = Held::Nothing;
                     }
                 }
@@ -175,36 +220,44 @@ impl Scanner {
                     start = i;
                     match outcome {
                         Outcome::Open => {}
-                        Outcome::Closed => self.close(out),
-                        Outcome::Abandoned => self.literal(),
+                        Outcome::Closed => self.close(&mut sink),
+                        Outcome::Abandoned => self.literal(&mut sink),
                     }
                 }
             }
         }
-        self.text.extend_from_slice(&chunk[start..]);
-        self.flush_text(out);
+        // Held sigil or backslash bytes at the end of the chunk stay back.
+        let held_here = match self.held {
+            Held::Sigil(_) | Held::Backslash => 1,
+            Held::BackslashSigil(_) => 2,
+            Held::Nothing | Held::Candidate => 0,
+        }
+        .min(chunk.len() - start);
+        emit(&mut sink, &chunk[start..chunk.len() - held_here]);
     }
 
     /// End of stream: whatever is held back comes out as literal text. The scanner is then ready
     /// for a new stream.
     pub fn finish(&mut self, out: &mut Vec<Event>) {
+        self.finish_with(|piece| {
+            if let Piece::Text(t) = piece {
+                out.push(Event::Text(t.to_vec()));
+            }
+        });
+    }
+
+    /// [`Scanner::finish`] with a sink, as for [`Scanner::feed_with`].
+    pub fn finish_with(&mut self, mut sink: impl FnMut(Piece<'_>)) {
         match self.held {
             Held::Nothing => {}
-            Held::Sigil(s) => self.text.push(s),
-            Held::Backslash => self.text.push(b'\\'),
-            Held::BackslashSigil(s) => self.text.extend_from_slice(&[b'\\', s]),
-            Held::Candidate => self.text.extend_from_slice(&self.raw),
+            Held::Sigil(s) => sink(Piece::Text(&[s])),
+            Held::Backslash => sink(Piece::Text(b"\\")),
+            Held::BackslashSigil(s) => sink(Piece::Text(&[b'\\', s])),
+            Held::Candidate => sink(Piece::Text(&self.raw)),
         }
-        self.flush_text(out);
         self.held = Held::Nothing;
         self.raw.clear();
         self.code = CodeTracker::new(!self.opts.exec_in_code);
-    }
-
-    fn flush_text(&mut self, out: &mut Vec<Event>) {
-        if !self.text.is_empty() {
-            out.push(Event::Text(std::mem::take(&mut self.text)));
-        }
     }
 
     fn open(&mut self, sigil: u8, bracket: u8, escaped: bool) {
@@ -253,7 +306,22 @@ impl Scanner {
                     } else {
                         &BRACE_BODY_STOP
                     };
-                    window.iter().position(|&b| stop[b as usize])
+                    // Nested brackets only change the depth: follow them here rather than
+                    // once per trip round the outer loop (`%{%{%{…` is all brackets).
+                    let mut k = 0;
+                    loop {
+                        let Some(&b) = window.get(k) else { break None };
+                        if stop[b as usize] {
+                            if b == c.open {
+                                c.depth += 1;
+                            } else if b == c.close && c.depth > 0 {
+                                c.depth -= 1;
+                            } else {
+                                break Some(k);
+                            }
+                        }
+                        k += 1;
+                    }
                 }
             };
             let Some(k) = k else {
@@ -271,12 +339,12 @@ impl Scanner {
                     b'\'' => c.quote = Quote::Single,
                     b'"' => c.quote = Quote::Double,
                     b'\n' => break Outcome::Abandoned,
-                    _ if b == c.close && c.depth == 0 => {
+                    // Other brackets were followed above: this closes the candidate.
+                    _ => {
+                        debug_assert!(b == c.close && c.depth == 0);
                         i += 1;
                         break Outcome::Closed;
                     }
-                    _ if b == c.close => c.depth -= 1,
-                    _ => c.depth += 1,
                 },
             }
             i += 1;
@@ -286,7 +354,7 @@ impl Scanner {
     }
 
     /// The candidate's closing bracket was read: a directive, or literal text.
-    fn close(&mut self, out: &mut Vec<Event>) {
+    fn close(&mut self, sink: &mut impl FnMut(Piece<'_>)) {
         debug_assert!(
             matches!(grammar::directive(&self.raw), Ok((rest, _)) if rest.is_empty()),
             "framer and grammar disagree on {:?}",
@@ -297,19 +365,39 @@ impl Scanner {
         {
             self.held = Held::Nothing;
             self.raw.clear();
-            self.flush_text(out);
-            out.push(Event::Directive(d));
+            sink(Piece::Directive(d));
             return;
         }
-        self.literal();
+        self.literal(sink);
     }
 
     /// The held candidate is not a directive: its bytes become text (and Markdown sees them).
-    fn literal(&mut self) {
+    fn literal(&mut self, sink: &mut impl FnMut(Piece<'_>)) {
         self.held = Held::Nothing;
         self.code.scan(&self.raw, false);
-        self.text.extend_from_slice(&self.raw);
+        sink(Piece::Text(&self.raw));
         self.raw.clear();
+    }
+}
+
+/// Passes non-empty text on.
+#[inline]
+fn emit(sink: &mut impl FnMut(Piece<'_>), text: &[u8]) {
+    if !text.is_empty() {
+        sink(Piece::Text(text));
+    }
+}
+
+/// Collects pieces as events: text accumulates in `text` until a directive (or the caller) ends it.
+fn push_piece(piece: Piece<'_>, text: &mut Vec<u8>, out: &mut Vec<Event>) {
+    match piece {
+        Piece::Text(t) => text.extend_from_slice(t),
+        Piece::Directive(d) => {
+            if !text.is_empty() {
+                out.push(Event::Text(std::mem::take(text)));
+            }
+            out.push(Event::Directive(d));
+        }
     }
 }
 

@@ -380,3 +380,33 @@ fn coalesce_merges_and_drops_empty_texts() {
         vec![Event::Text(b"ab".to_vec()), d.clone(), d]
     );
 }
+
+#[test]
+fn feed_with_hands_out_slices_of_the_chunk() {
+    let chunk: &[u8] = b"100% sure! a\\b `x` wow! %{echo hi} tail %";
+    let mut s = Scanner::new(DEFAULT);
+    let mut got = Vec::new();
+    s.feed_with(chunk, |p| {
+        got.push(match p {
+            // Where the text lies in `chunk`, if it does.
+            Piece::Text(t) => {
+                let at = (t.as_ptr() as usize).wrapping_sub(chunk.as_ptr() as usize);
+                assert!(at + t.len() <= chunk.len(), "text copied");
+                format!("{at}+{}", t.len())
+            }
+            Piece::Directive(d) => d.body,
+        })
+    });
+    let open = chunk.iter().position(|&b| b == b'{').unwrap() - 1;
+    let close = chunk.iter().position(|&b| b == b'}').unwrap() + 1;
+    // Sigils that start nothing do not split the text; the trailing `%` is held back.
+    assert_eq!(
+        got,
+        [
+            format!("0+{open}"),
+            "echo hi".to_string(),
+            format!("{close}+{}", chunk.len() - 1 - close),
+        ]
+    );
+    assert_eq!(s.held_back(), 1);
+}
