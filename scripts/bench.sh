@@ -163,3 +163,26 @@ for _ in range(20):
 srv.shutdown()
 print(f"median {statistics.median(lat):.2f} ms, max {max(lat):.2f} ms (target < 5 ms)")
 PY
+
+echo "== skillpipe run of a no-op script vs the interpreter directly (median of 30 each)"
+mkdir -p "$work/skills/noop/scripts"
+printf -- '---\nname: noop\ndescription: does nothing\n---\nNothing.\n' > "$work/skills/noop/SKILL.md"
+printf '# Does nothing.\nexit 0\n' > "$work/skills/noop/scripts/noop.sh"
+python3 - "$bin" "$work" <<'PY'
+import subprocess, sys, time, statistics, shutil
+bin, work = sys.argv[1], sys.argv[2]
+script = f"{work}/skills/noop/scripts/noop.sh"
+def med(cmd):
+    ts = []
+    for _ in range(30):
+        t = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=work)
+        ts.append((time.perf_counter() - t) * 1000)
+    return statistics.median(ts)
+direct = med([shutil.which("bash"), script])
+base = ["run", "noop", "noop", "--skills-dir", f"{work}/skills", "--allow-scripts", "-y"]
+sandboxed = med([bin] + base)
+plain = med([bin] + base + ["--allow-network", "--allow-filesystem"])
+print(f"bash directly {direct:.2f} ms; skillpipe run {plain:.2f} ms unsandboxed (+{plain-direct:.2f}), "
+      f"{sandboxed:.2f} ms sandboxed (+{sandboxed-direct:.2f}) (target: < 5 ms over direct)")
+PY
