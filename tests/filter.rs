@@ -236,7 +236,10 @@ fn shipped_example_runs_with_shipped_skills() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("A year has 8760 hours, and 12 × 37 is 444."), "{text}");
+    assert!(
+        text.contains("A year has 8760 hours, and 12 × 37 is 444."),
+        "{text}"
+    );
     assert!(text.contains("serendipity: the luck of finding"), "{text}");
     assert!(!text.contains("!{scripts/lookup.py serendipity}"), "{text}");
     assert!(text.contains("`!{scripts/calc.py \"1 + 1\"}`"), "{text}");
