@@ -2,11 +2,11 @@
 //! `anthropic-version`, streamed as named SSE events (message_start, content_block_*, message_delta,
 //! message_stop).
 
-use super::http::{self, Decoder, ErrorContext, HttpRequest};
-use super::settings::{ClientOptions, Settings, SettingsError};
+use super::http::{self, Decoder, Endpoint};
+use super::settings::{Settings, SettingsError};
 use super::sse::SseEvent;
 use super::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall};
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -17,13 +17,7 @@ pub const API_VERSION: &str = "2023-06-01";
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 
 pub struct AnthropicProvider {
-    client: reqwest::Client,
-    url: String,
-    base_url: String,
-    model: String,
-    api_key: Option<String>,
-    api_key_var: Option<String>,
-    options: ClientOptions,
+    endpoint: Endpoint,
 }
 
 /// `{base}/v1/messages`, also accepting a base URL that already ends in `/v1`.
@@ -38,47 +32,23 @@ pub fn messages_url(base_url: &str) -> String {
 
 impl AnthropicProvider {
     pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
-        settings.check_api_key()?;
         Ok(AnthropicProvider {
-            client: http::client(&settings.options)?,
-            url: messages_url(&settings.base_url),
-            base_url: settings.base_url.clone(),
-            model: settings.model.clone(),
-            api_key: settings.api_key.clone(),
-            api_key_var: settings.api_key_var.clone(),
-            options: settings.options.clone(),
+            endpoint: Endpoint::new(settings, messages_url(&settings.base_url))?,
         })
     }
 }
 
 impl Provider for AnthropicProvider {
     fn stream(&self, mut req: ChatRequest) -> EventStream {
-        if req.model.is_empty() {
-            req.model = self.model.clone();
-        }
+        self.endpoint.fill_model(&mut req);
         let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &self.api_key
+        if let Some(key) = &self.endpoint.api_key
             && let Ok(v) = HeaderValue::from_str(key)
         {
             headers.insert("x-api-key", v);
         }
-        let body = serde_json::to_vec(&request_body(&req)).expect("JSON values serialize");
-        let http_req = HttpRequest {
-            client: self.client.clone(),
-            url: self.url.clone(),
-            headers,
-            body,
-            stream: req.stream,
-            options: self.options.clone(),
-            context: ErrorContext {
-                model: req.model.clone(),
-                base_url: self.base_url.clone(),
-                key_var: self.api_key_var.clone(),
-                key_sent: self.api_key.is_some(),
-            },
-        };
+        let http_req = self.endpoint.request(&req, headers, &request_body(&req));
         http::run(http_req, AnthropicDecoder::default())
     }
 }

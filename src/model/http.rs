@@ -3,11 +3,11 @@
 //! finished answer from a cut one. The wire formats plug in as a [`Decoder`].
 
 use super::retry::parse_retry_after;
-use super::settings::{ClientOptions, SettingsError};
+use super::settings::{ClientOptions, Settings, SettingsError};
 use super::sse::{SseEvent, SseParser};
-use super::{EventStream, ModelError, StreamEvent};
+use super::{ChatRequest, EventStream, ModelError, StreamEvent};
 use futures::StreamExt;
-use reqwest::header::HeaderMap;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use std::time::Duration;
 
 /// Turns one wire format into [`StreamEvent`]s. Pure: no I/O, so each format is unit-testable.
@@ -40,6 +40,64 @@ pub struct ErrorContext {
     pub base_url: String,
     pub key_var: Option<String>,
     pub key_sent: bool,
+}
+
+/// What every HTTP provider holds: where to send, with which key, and how patiently.
+pub struct Endpoint {
+    client: reqwest::Client,
+    url: String,
+    base_url: String,
+    model: String,
+    pub api_key: Option<String>,
+    api_key_var: Option<String>,
+    options: ClientOptions,
+}
+
+impl Endpoint {
+    /// An endpoint posting to `url`; a remote one without a key is refused here.
+    pub fn new(settings: &Settings, url: String) -> Result<Endpoint, SettingsError> {
+        settings.check_api_key()?;
+        Ok(Endpoint {
+            client: client(&settings.options)?,
+            url,
+            base_url: settings.base_url.trim_end_matches('/').to_string(),
+            model: settings.model.clone(),
+            api_key: settings.api_key.clone(),
+            api_key_var: settings.api_key_var.clone(),
+            options: settings.options.clone(),
+        })
+    }
+
+    /// Fills in the configured model when the request names none.
+    pub fn fill_model(&self, req: &mut ChatRequest) {
+        if req.model.is_empty() {
+            req.model = self.model.clone();
+        }
+    }
+
+    /// The HTTP request for `req`, with the provider's own `headers` and JSON `body`.
+    pub fn request(
+        &self,
+        req: &ChatRequest,
+        mut headers: HeaderMap,
+        body: &serde_json::Value,
+    ) -> HttpRequest {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        HttpRequest {
+            client: self.client.clone(),
+            url: self.url.clone(),
+            headers,
+            body: serde_json::to_vec(body).expect("JSON values serialize"),
+            stream: req.stream,
+            options: self.options.clone(),
+            context: ErrorContext {
+                model: req.model.clone(),
+                base_url: self.base_url.clone(),
+                key_var: self.api_key_var.clone(),
+                key_sent: self.api_key.is_some(),
+            },
+        }
+    }
 }
 
 /// Build the HTTP client. rustls needs a process-wide crypto provider; install ring's once.

@@ -1,65 +1,41 @@
 //! OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, …):
 //! `POST {base_url}/chat/completions`, streamed as SSE chunks ending in `data: [DONE]`.
 
-use super::http::{self, Decoder, ErrorContext, HttpRequest};
-use super::settings::{ClientOptions, Settings, SettingsError};
+use super::http::{self, Decoder, Endpoint};
+use super::settings::{Settings, SettingsError};
 use super::sse::SseEvent;
 use super::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall};
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 pub struct OpenAiProvider {
-    client: reqwest::Client,
-    base_url: String,
-    model: String,
-    api_key: Option<String>,
-    api_key_var: Option<String>,
-    options: ClientOptions,
+    endpoint: Endpoint,
 }
 
 impl OpenAiProvider {
     pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
-        settings.check_api_key()?;
+        let url = format!(
+            "{}/chat/completions",
+            settings.base_url.trim_end_matches('/')
+        );
         Ok(OpenAiProvider {
-            client: http::client(&settings.options)?,
-            base_url: settings.base_url.trim_end_matches('/').to_string(),
-            model: settings.model.clone(),
-            api_key: settings.api_key.clone(),
-            api_key_var: settings.api_key_var.clone(),
-            options: settings.options.clone(),
+            endpoint: Endpoint::new(settings, url)?,
         })
     }
 }
 
 impl Provider for OpenAiProvider {
     fn stream(&self, mut req: ChatRequest) -> EventStream {
-        if req.model.is_empty() {
-            req.model = self.model.clone();
-        }
+        self.endpoint.fill_model(&mut req);
         let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(key) = &self.api_key
+        if let Some(key) = &self.endpoint.api_key
             && let Ok(v) = HeaderValue::from_str(&format!("Bearer {key}"))
         {
             headers.insert(AUTHORIZATION, v);
         }
-        let body = serde_json::to_vec(&request_body(&req)).expect("JSON values serialize");
-        let http_req = HttpRequest {
-            client: self.client.clone(),
-            url: format!("{}/chat/completions", self.base_url),
-            headers,
-            body,
-            stream: req.stream,
-            options: self.options.clone(),
-            context: ErrorContext {
-                model: req.model.clone(),
-                base_url: self.base_url.clone(),
-                key_var: self.api_key_var.clone(),
-                key_sent: self.api_key.is_some(),
-            },
-        };
+        let http_req = self.endpoint.request(&req, headers, &request_body(&req));
         http::run(http_req, OpenAiDecoder::default())
     }
 }
