@@ -459,3 +459,27 @@ fn zero_max_captures_is_a_usage_error() {
     assert!(stderr(&out).contains("--max-captures"), "{}", stderr(&out));
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn unreachable_endpoint_fails_cleanly() {
+    let home = TestHome::new();
+    // A port nothing listens on: bind, note it, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &url, "--model", "m", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("cannot reach the model endpoint"),
+        "{}",
+        stderr(&out)
+    );
+}

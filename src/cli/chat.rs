@@ -137,7 +137,7 @@ fn one_shot(
 ) -> anyhow::Result<i32> {
     let mut ui = PlainUi::default();
     let result = rt.block_on(session.turn(prompt, &mut ui));
-    if !ui.ended_with_newline {
+    if ui.wrote && !ui.ended_with_newline {
         ui.text(b"\n");
     }
     match result {
