@@ -100,12 +100,25 @@ pub enum ExecError {
 /// blocking-pool thread).
 pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
     let s = &spec.sandbox;
-    let caps = if s.isolate_network || s.restrict_filesystem || s.contain_processes {
-        sandbox::probe()
-    } else {
-        Capabilities::none("not probed")
-    };
-    run_with_capabilities(spec, &caps).await
+    if !(s.isolate_network || s.restrict_filesystem || s.contain_processes) {
+        return run_with_capabilities(spec, &Capabilities::none("not probed")).await;
+    }
+    if sandbox::caps::probed() || std::env::var_os(sandbox::caps::UNAVAILABLE_ENV).is_some() {
+        return run_with_capabilities(spec, &sandbox::probe()).await;
+    }
+    // The probe costs a fork and three unshares, a third of a short run. The launcher checks
+    // every step itself and reports a failure before the command starts, so until something
+    // fails this process assumes the machine can do everything, with each restriction required.
+    // Only when set-up fails does it probe and decide as the spec says (required or
+    // best-effort). (One difference: the launcher treats a missing PID namespace as a warning,
+    // so a privileged process without user namespaces runs such a command uncontained.)
+    let mut optimistic = spec.clone();
+    optimistic.sandbox.required = true;
+    let mut setup_failed = false;
+    match run_planned(optimistic, &Capabilities::all(), &mut setup_failed).await {
+        Err(_) if setup_failed => run_with_capabilities(spec, &sandbox::probe()).await,
+        other => other,
+    }
 }
 
 /// [`run`], deciding the sandbox against `caps` instead of this machine's probe (for tests of
@@ -113,6 +126,16 @@ pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
 pub async fn run_with_capabilities(
     spec: RunSpec,
     caps: &Capabilities,
+) -> Result<RunResult, ExecError> {
+    run_planned(spec, caps, &mut false).await
+}
+
+/// The run itself. `setup_failed` is set when the launcher refused before starting the
+/// command (so running it again, differently, cannot run it twice).
+async fn run_planned(
+    spec: RunSpec,
+    caps: &Capabilities,
+    setup_failed: &mut bool,
 ) -> Result<RunResult, ExecError> {
     let plan = sandbox::plan(&spec.sandbox, caps).map_err(ExecError::Sandbox)?;
     if !spec.cwd.is_dir() {
@@ -249,6 +272,7 @@ pub async fn run_with_capabilities(
     if let Some(reader) = report {
         let report = sandbox::report::parse(&reader.read_available());
         if let Some(e) = report.error {
+            *setup_failed = true;
             return Err(ExecError::Sandbox(e));
         }
         match report.enforced {

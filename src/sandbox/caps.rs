@@ -109,10 +109,16 @@ impl Capabilities {
     }
 }
 
+static CACHE: OnceLock<Capabilities> = OnceLock::new();
+
+/// Whether this process has probed already (then [`probe`] is free).
+pub fn probed() -> bool {
+    CACHE.get().is_some()
+}
+
 /// What this machine can enforce. Probed once per process (a fork or two, about a millisecond),
 /// then cached.
 pub fn probe() -> Capabilities {
-    static CACHE: OnceLock<Capabilities> = OnceLock::new();
     CACHE
         .get_or_init(|| {
             let mut caps = probe_uncached();
