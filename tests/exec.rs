@@ -1,9 +1,12 @@
 //! The executor without restrictions (the fast path): real processes, real pipes, real signals.
 
+mod common;
+
+use common::procs::{alive, eventually, read_pid};
 use skillpipe::exec::{ExecError, RunSpec, run};
 use std::ffi::OsString;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
@@ -24,36 +27,6 @@ fn bash(script: &str, args: &[&str]) -> RunSpec {
     let mut all = vec!["-c", script, "bash"];
     all.extend_from_slice(args);
     spec("bash", &all)
-}
-
-/// Alive and not a zombie waiting to be reaped by whoever inherited it.
-fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    if unsafe { libc::kill(pid, 0) } != 0 {
-        return false;
-    }
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
-/// Wait (bounded) until `cond` holds; the bound is generous, the usual wait is milliseconds.
-fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    cond()
-}
-
-fn read_pid(path: &Path) -> Option<i32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
 #[tokio::test]

@@ -13,6 +13,8 @@
 
 mod common;
 
+use common::procs::processes_named;
+
 use common::{Reply, Server, TestHome};
 use serde_json::Value;
 use std::ffi::OsString;
@@ -1775,27 +1777,6 @@ fn sandbox_blocks_the_network_unless_allowed() {
         listener.accept().is_ok(),
         "the allowed connection did not arrive"
     );
-}
-
-/// Processes with `marker` in their command line.
-fn processes_named(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).contains(marker)
-        {
-            found.push(format!(
-                "{} {}",
-                name.to_string_lossy(),
-                String::from_utf8_lossy(&cmdline)
-            ));
-        }
-    }
-    found
 }
 
 /// A script that leaves a `setsid` grandchild behind and then overruns `--timeout 1`: the whole

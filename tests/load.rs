@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::procs::processes_named;
+
 use common::TestHome;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -95,27 +97,6 @@ fn watch_memory(pid: u32, done: &std::sync::atomic::AtomicBool) -> u64 {
         std::thread::sleep(Duration::from_millis(5));
     }
     peak
-}
-
-/// Processes with `marker` in their command line.
-fn processes_named(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).contains(marker)
-        {
-            found.push(format!(
-                "{} {}",
-                name.to_string_lossy(),
-                String::from_utf8_lossy(&cmdline)
-            ));
-        }
-    }
-    found
 }
 
 const COUNT: usize = 200;

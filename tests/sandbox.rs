@@ -3,13 +3,15 @@
 //! Needs Linux with user namespaces and Landlock ABI >= 3; tests say so and skip otherwise.
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use assert_cmd::Command as BinCommand;
+use common::procs::{alive, eventually, read_pid};
 use skillpipe::exec::{ExecError, RunSpec, run, run_with_capabilities};
 use skillpipe::sandbox::{self, Capabilities, Enforced, SandboxSpec, Support};
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
@@ -49,34 +51,6 @@ fn bash(script: &str, args: &[&str]) -> RunSpec {
         max_output_bytes: 10 << 20,
         sandbox: locked_down(),
     }
-}
-
-fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    if unsafe { libc::kill(pid, 0) } != 0 {
-        return false;
-    }
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
-fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    cond()
-}
-
-fn read_pid(path: &Path) -> Option<i32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
 /// Shell snippet: write this process's pid *as the host sees it* (inside a PID namespace `$$`

@@ -2,6 +2,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod home;
+pub mod procs;
 pub mod server;
 
 pub use home::TestHome;
