@@ -14,6 +14,7 @@
 //! - [`chat`]: the chat loop (captures go back to the model).
 //! - [`repl`]: the interactive terminal.
 //! - [`cli`]: command-line definitions and subcommand entry points.
+//! - [`term`]: what may reach a terminal (untrusted text made inert).
 
 pub mod agents;
 pub mod audit;
@@ -31,3 +32,4 @@ pub mod repl;
 pub mod sandbox;
 pub mod scan;
 pub mod skills;
+pub mod term;

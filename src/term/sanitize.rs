@@ -1,0 +1,216 @@
+//! Makes untrusted text inert for a terminal by showing every control visibly.
+//!
+//! Rules, in order (one output form per input, so the result is the same for every chunking):
+//! - `\n` and `\t` pass; `\r\n` passes (a line ending, harmless in that position).
+//! - Any other C0 control and DEL become their Unicode control picture (`ESC` → `␛`, `\r` → `␍`,
+//!   `BEL` → `␇`, DEL → `␡`). With ESC made visible, the rest of an escape sequence (CSI, OSC, DCS,
+//!   APC, PM, SOS) is plain printable text: `␛]52;c;…` can be read but does nothing.
+//! - C1 controls (U+0080–U+009F, which some terminals take as CSI/OSC introducers) and bidi
+//!   overrides and isolates (U+202A–U+202E, U+2066–U+2069, which reorder what the user reads)
+//!   are shown as `<U+XXXX>`.
+//! - Bytes that are not UTF-8 are shown as `\xNN` (a terminal would show a replacement character
+//!   at best, or take a raw 8-bit C1 byte as a control at worst).
+//!
+//! No SGR colour is let through: an allow-list would have to parse parameters exactly as every
+//! terminal does, and colour from a model or a script is not worth that risk.
+
+use std::borrow::Cow;
+
+/// Sanitizes a whole string (see the module doc for the rules).
+pub fn sanitize(s: &str) -> Cow<'_, str> {
+    if s.chars().all(|c| !needs_escape(c)) && !s.contains('\r') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = Vec::with_capacity(s.len() + 8);
+    let mut san = Sanitizer::default();
+    san.push(s.as_bytes(), &mut out);
+    san.finish(&mut out);
+    // The sanitizer only ever writes valid UTF-8.
+    Cow::Owned(String::from_utf8(out).expect("sanitizer output is UTF-8"))
+}
+
+/// Streaming form of [`sanitize`]: bytes may arrive split anywhere (inside a UTF-8 character,
+/// between `\r` and `\n`); the output is the same as for the whole input at once.
+#[derive(Debug, Default)]
+pub struct Sanitizer {
+    /// An incomplete UTF-8 sequence or a lone `\r` held back from the end of the last chunk.
+    held: Vec<u8>,
+}
+
+impl Sanitizer {
+    /// Appends the sanitized form of `input` to `out`, holding back an unfinished tail.
+    pub fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        let joined;
+        let mut bytes = input;
+        if !self.held.is_empty() {
+            let mut v = std::mem::take(&mut self.held);
+            v.extend_from_slice(input);
+            joined = v;
+            bytes = &joined;
+        }
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b == b'\r' {
+                match bytes.get(i + 1) {
+                    None => {
+                        self.held.push(b'\r');
+                        return;
+                    }
+                    Some(b'\n') => {
+                        out.extend_from_slice(b"\r\n");
+                        i += 2;
+                    }
+                    Some(_) => {
+                        out.extend_from_slice("␍".as_bytes());
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+            if b < 0x80 {
+                push_ascii(b, out);
+                i += 1;
+                continue;
+            }
+            match utf8_char(&bytes[i..]) {
+                Utf8::Char(c, len) => {
+                    if needs_escape(c) {
+                        out.extend_from_slice(format!("<U+{:04X}>", c as u32).as_bytes());
+                    } else {
+                        out.extend_from_slice(&bytes[i..i + len]);
+                    }
+                    i += len;
+                }
+                Utf8::Incomplete => {
+                    self.held.extend_from_slice(&bytes[i..]);
+                    return;
+                }
+                Utf8::Invalid => {
+                    out.extend_from_slice(format!("\\x{b:02x}").as_bytes());
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// Flushes what was held back at the end of the stream.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        for b in std::mem::take(&mut self.held) {
+            if b == b'\r' {
+                out.extend_from_slice("␍".as_bytes());
+            } else {
+                out.extend_from_slice(format!("\\x{b:02x}").as_bytes());
+            }
+        }
+    }
+}
+
+fn push_ascii(b: u8, out: &mut Vec<u8>) {
+    match b {
+        b'\n' | b'\t' => out.push(b),
+        0x00..=0x1f => {
+            let mut buf = [0; 4];
+            let pic = char::from_u32(0x2400 + u32::from(b)).expect("control picture");
+            out.extend_from_slice(pic.encode_utf8(&mut buf).as_bytes());
+        }
+        0x7f => out.extend_from_slice("␡".as_bytes()),
+        _ => out.push(b),
+    }
+}
+
+/// Characters shown escaped besides the ASCII controls handled byte-wise.
+fn needs_escape(c: char) -> bool {
+    matches!(c as u32,
+        0x00..=0x08 | 0x0b..=0x1f | 0x7f // C0 (but \t, \n) and DEL
+        | 0x80..=0x9f                    // C1
+        | 0x202a..=0x202e                // bidi embeddings and overrides
+        | 0x2066..=0x2069) // bidi isolates
+}
+
+enum Utf8 {
+    Char(char, usize),
+    Incomplete,
+    Invalid,
+}
+
+/// Decodes one UTF-8 character at the start of `b` (which starts with a byte ≥ 0x80).
+fn utf8_char(b: &[u8]) -> Utf8 {
+    let len = match b[0] {
+        0xc2..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf4 => 4,
+        _ => return Utf8::Invalid,
+    };
+    let avail = b.len().min(len);
+    match std::str::from_utf8(&b[..avail]) {
+        Ok(s) => {
+            let c = s.chars().next().expect("non-empty");
+            Utf8::Char(c, len)
+        }
+        Err(e) if e.error_len().is_none() => Utf8::Incomplete,
+        Err(_) => Utf8::Invalid,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunked(input: &[u8], at: usize) -> String {
+        let mut s = Sanitizer::default();
+        let mut out = Vec::new();
+        let (a, b) = input.split_at(at);
+        s.push(a, &mut out);
+        s.push(b, &mut out);
+        s.finish(&mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn plain_text_is_borrowed_unchanged() {
+        let s = "héllo\tworld\n日本 ✓";
+        assert!(matches!(sanitize(s), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn escape_sequences_are_made_visible() {
+        assert_eq!(sanitize("\x1b]52;c;aGk=\x07"), "␛]52;c;aGk=␇");
+        assert_eq!(sanitize("\x1b[2J\x1b[1;1H"), "␛[2J␛[1;1H");
+        assert_eq!(sanitize("\x1b]2;title\x1b\\"), "␛]2;title␛\\");
+        assert_eq!(sanitize("a\x08b\x7f"), "a␈b␡");
+    }
+
+    #[test]
+    fn carriage_return_only_in_a_line_ending() {
+        assert_eq!(sanitize("ok\r\nnext"), "ok\r\nnext");
+        assert_eq!(sanitize("fake\rreal"), "fake␍real");
+        assert_eq!(sanitize("end\r"), "end␍");
+    }
+
+    #[test]
+    fn c1_and_bidi_are_shown_as_code_points() {
+        assert_eq!(sanitize("a\u{9b}2Jb"), "a<U+009B>2Jb");
+        assert_eq!(sanitize("x\u{202e}gpj.exe"), "x<U+202E>gpj.exe");
+        assert_eq!(sanitize("\u{2066}i\u{2069}"), "<U+2066>i<U+2069>");
+    }
+
+    #[test]
+    fn invalid_utf8_is_shown_as_hex() {
+        let mut s = Sanitizer::default();
+        let mut out = Vec::new();
+        s.push(b"a\x9bb\xff", &mut out);
+        s.finish(&mut out);
+        assert_eq!(String::from_utf8(out).unwrap(), "a\\x9bb\\xff");
+    }
+
+    #[test]
+    fn every_split_gives_the_same_output() {
+        let input = "é\x1b[31m\r\n日\u{202e}\r\u{9b}x\r".as_bytes();
+        let whole = chunked(input, 0);
+        for at in 0..=input.len() {
+            assert_eq!(chunked(input, at), whole, "split at {at}");
+        }
+        assert_eq!(whole, "é␛[31m\r\n日<U+202E>␍<U+009B>x␍");
+    }
+}
