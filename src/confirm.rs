@@ -130,6 +130,7 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, String> {
 }
 
 /// One key press in raw mode; Enter, Esc and Ctrl-C read as 'n'.
+#[cfg(feature = "cli")]
 fn read_key() -> std::io::Result<char> {
     use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, read};
     crossterm::terminal::enable_raw_mode()?;
@@ -148,6 +149,16 @@ fn read_key() -> std::io::Result<char> {
     };
     let _ = crossterm::terminal::disable_raw_mode();
     result
+}
+
+/// Without the `cli` feature there is no raw-mode key reader: the prompt is refused (a decline),
+/// so pass an asker to the dispatcher, or use `confirm = "never"`.
+#[cfg(not(feature = "cli"))]
+fn read_key() -> std::io::Result<char> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "this build has no terminal prompt (feature `cli`); the program must supply an asker",
+    ))
 }
 
 #[cfg(test)]

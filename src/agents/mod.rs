@@ -7,12 +7,12 @@
 //! - [`template`]: `{{var}}` placeholders and `--var K=V`. Pure.
 //! - [`skill_adapter`]: the prompt view of loaded skills.
 
-pub mod config;
+pub(crate) mod config;
 mod error;
 pub mod prompt;
-pub mod search;
-pub mod skill_adapter;
-pub mod template;
+pub(crate) mod search;
+pub(crate) mod skill_adapter;
+pub(crate) mod template;
 
 pub use config::{AgentConfig, AgentFile, AgentFormat};
 pub use error::AgentError;

@@ -18,15 +18,21 @@ use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::time::Duration;
 
+#[cfg(feature = "http")]
 pub mod anthropic;
-pub mod http;
+#[cfg(feature = "http")]
+pub(crate) mod http;
+#[cfg(feature = "http")]
 pub mod openai;
+#[cfg(feature = "http")]
 pub mod replay;
-pub mod retry;
-pub mod settings;
-pub mod sse;
+pub(crate) mod retry;
+#[cfg(feature = "http")]
+pub(crate) mod settings;
+pub(crate) mod sse;
 
 pub use retry::RetryPolicy;
+#[cfg(feature = "http")]
 pub use settings::{
     AgentModel, ClientOptions, Config, ProviderConfig, ProviderKind, Settings, SettingsError,
     SettingsInput,
@@ -223,6 +229,7 @@ pub trait Provider: Send + Sync {
     fn stream(&self, req: ChatRequest) -> EventStream;
 }
 
+#[cfg(feature = "http")]
 /// The provider the settings describe. Fails (a configuration error, exit 2) when a remote
 /// endpoint has no API key, or a replay file cannot be read.
 pub fn provider_for(settings: &Settings) -> Result<Box<dyn Provider>, SettingsError> {

@@ -8,11 +8,11 @@
 //! - [`validate`]: strict validation for `skillpipe skills validate`.
 
 pub mod discover;
-pub mod frontmatter;
+pub(crate) mod frontmatter;
 pub mod resolve;
-pub mod rules;
-pub mod scripts;
-pub mod validate;
+pub(crate) mod rules;
+pub(crate) mod scripts;
+pub(crate) mod validate;
 
 pub use discover::{LoadOptions, SkillSet};
 pub use resolve::{ResolveError, ResolvedScript, ScriptCommand};
