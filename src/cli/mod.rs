@@ -53,9 +53,6 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// Report what this machine can enforce and where files live.
     Doctor(doctor::DoctorArgs),
-    /// Internal: sandbox launcher (applies restrictions, then execs the command).
-    #[command(name = "__launch", hide = true)]
-    Launch(crate::sandbox::LaunchArgs),
 }
 
 /// Skill search options accepted by every subcommand.
@@ -116,7 +113,36 @@ pub struct PolicyFlags {
     pub sandbox: Option<String>,
 }
 
+impl PolicyFlags {
+    /// The flags that change the policy, as the library's plain type.
+    pub fn overrides(&self) -> anyhow::Result<crate::policy::PolicyOverrides> {
+        use crate::policy::SandboxMode;
+        let sandbox = match self.sandbox.as_deref() {
+            None => None,
+            Some("required") => Some(SandboxMode::Required),
+            Some("best-effort") => Some(SandboxMode::BestEffort),
+            Some(other) => {
+                return Err(usage(format!(
+                    "--sandbox must be `required` or `best-effort`, got `{other}`"
+                )));
+            }
+        };
+        Ok(crate::policy::PolicyOverrides {
+            allow_scripts: self.allow_scripts,
+            confirm_never: self.yes,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            timeout: self.timeout,
+            allow_network: self.allow_network,
+            allow_filesystem: self.allow_filesystem,
+            sandbox,
+        })
+    }
+}
+
 pub fn main() -> i32 {
+    // `skillpipe __launch …` is the sandbox launcher: it must run before anything starts a thread.
+    crate::sandbox::run_if_launcher();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -132,7 +158,6 @@ pub fn main() -> i32 {
         Command::Skills(a) => skills::run(a),
         Command::Agents(a) => agents::run(a),
         Command::Doctor(a) => doctor::run(a),
-        Command::Launch(a) => crate::sandbox::launch(a),
     };
     match result {
         Ok(code) => code,

@@ -42,7 +42,9 @@ pub fn build(
         .as_ref()
         .and_then(|a| a.script_policy.clone())
         .unwrap_or_default();
-    policy.apply_flags(policy_flags)?;
+    policy
+        .apply(&policy_flags.overrides()?)
+        .map_err(|e| usage(e.to_string()))?;
 
     let dirs = skill_flags.search_path()?;
     let mut skills = SkillSet::load_with(&dirs, &load_options()?);
@@ -59,8 +61,13 @@ pub fn build(
         .audit_log
         .clone()
         .or_else(crate::paths::audit_log);
-    let dispatcher = Dispatcher::new(policy, Arc::new(skills), AuditLog::new(audit_path))
-        .with_agent(agent.as_ref().map(|a| a.name.clone()));
+    let mut builder = Dispatcher::builder(policy)
+        .skills(Arc::new(skills))
+        .audit(AuditLog::new(audit_path));
+    if let Some(a) = &agent {
+        builder = builder.agent(a.name.clone());
+    }
+    let dispatcher = builder.build().map_err(|e| usage(e.to_string()))?;
     Ok(Setup {
         dispatcher: Arc::new(dispatcher),
         agent,

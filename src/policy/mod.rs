@@ -7,7 +7,7 @@ mod decide;
 mod merge;
 
 pub use decide::{Decision, SCRIPTS_NOT_ALLOWED, decide};
-pub use merge::TIMEOUT_RANGE;
+pub use merge::{PolicyError, PolicyOverrides, TIMEOUT_RANGE};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
