@@ -8,7 +8,7 @@ use crate::command::{self, Argv0Kind, Target};
 use crate::confirm::{self, Answer, Confirmer, Prompt, Verdict};
 use crate::exec::{self, ExecError, RunResult, RunSpec};
 use crate::policy::{self, AuditMode, ScriptPolicy};
-use crate::sandbox::SandboxSpec;
+use crate::sandbox::{LauncherError, SandboxSpec};
 use crate::scan::Kind;
 use crate::skills::SkillSet;
 use std::ffi::OsString;
@@ -72,9 +72,32 @@ impl Outcome {
     }
 }
 
-type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync;
+/// Asks the user whether a command may run (see [`DispatcherBuilder::asker`]). An `Err` is a
+/// decline with that reason.
+pub type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync;
 
-/// Holds the policy, skills, audit log and session confirmation state.
+/// Runs directives: parse, resolve, policy decision, confirmation, audit, sandboxed run.
+///
+/// Built with [`Dispatcher::builder`]; the launcher that sets up each command's sandbox is
+/// settled (and checked) when it is built, see [`Launcher`].
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use skillpipe::{Dispatcher, Kind, Launcher, ScriptPolicy};
+///
+/// let policy = ScriptPolicy {
+///     allow_scripts: true,
+///     allowed_commands: vec!["echo".into()],
+///     ..Default::default()
+/// };
+/// let dispatcher = Dispatcher::builder(policy)
+///     .launcher(Launcher::Path("/usr/local/bin/skillpipe".into()))
+///     .asker(|_prompt| Ok(skillpipe::confirm::Answer::Once))
+///     .build()?;
+/// let outcome = dispatcher.run_body(Kind::Capture, "echo hello").await;
+/// assert!(outcome.succeeded());
+/// # Ok(()) }
+/// ```
 pub struct Dispatcher {
     policy: ScriptPolicy,
     skills: Arc<SkillSet>,
@@ -84,13 +107,142 @@ pub struct Dispatcher {
     agent: Option<String>,
     /// The inherited environment, already reduced to `env_passthrough`.
     base_env: Vec<(OsString, OsString)>,
+    /// The sandbox launcher; `None`: the process default ([`crate::sandbox::launcher_path`]).
+    launcher: Option<PathBuf>,
+}
+
+/// Which program sets up the sandbox of each command: a fresh single-threaded process that
+/// applies the restrictions to itself, then execs the command.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Launcher {
+    /// This program if it called [`crate::sandbox::run_if_launcher`] (the `skillpipe` binary
+    /// does), else the first `skillpipe` on `PATH` that answers the launcher handshake.
+    #[default]
+    Auto,
+    /// This program. It must call [`crate::sandbox::run_if_launcher`] first thing in `main`,
+    /// before any thread starts.
+    ThisProgram,
+    /// This skillpipe binary (checked with the launcher handshake).
+    Path(PathBuf),
+}
+
+impl Launcher {
+    /// The program to run as launcher, or why there is none.
+    pub fn resolve(&self) -> Result<PathBuf, LauncherError> {
+        crate::sandbox::check_not_in_failed_launcher()?;
+        let this = || {
+            std::env::current_exe().map_err(|e| LauncherError::NoHandshake {
+                path: PathBuf::from("(this program)"),
+                why: format!("cannot find its own executable: {e}"),
+            })
+        };
+        match self {
+            Launcher::ThisProgram if crate::sandbox::hooked() => this(),
+            Launcher::ThisProgram => Err(LauncherError::NotHooked),
+            Launcher::Auto if crate::sandbox::hooked() => this(),
+            Launcher::Auto => crate::sandbox::find_skillpipe().ok_or(LauncherError::NotFound),
+            Launcher::Path(p) => {
+                crate::sandbox::handshake(p)?;
+                Ok(p.clone())
+            }
+        }
+    }
+}
+
+/// Why a [`Dispatcher`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The policy is not valid.
+    #[error("script policy: {0}")]
+    Policy(#[from] crate::policy::PolicyError),
+    /// Commands may run but no sandbox launcher can be used.
+    #[error(transparent)]
+    Launcher(#[from] LauncherError),
+}
+
+/// Builds a [`Dispatcher`]; see [`Dispatcher::builder`].
+pub struct DispatcherBuilder {
+    policy: ScriptPolicy,
+    skills: Arc<SkillSet>,
+    audit: AuditLog,
+    asker: Option<Box<Asker>>,
+    agent: Option<String>,
+    launcher: Launcher,
+}
+
+impl DispatcherBuilder {
+    /// The skills whose scripts directives may name (default: none).
+    pub fn skills(mut self, skills: Arc<SkillSet>) -> Self {
+        self.skills = skills;
+        self
+    }
+
+    /// Where each decision is logged (default: no log).
+    pub fn audit(mut self, audit: AuditLog) -> Self {
+        self.audit = audit;
+        self
+    }
+
+    /// The agent named in audit lines.
+    pub fn agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self
+    }
+
+    /// How to ask before a run when the policy says `confirm = "ask"` (default: a single key
+    /// press on `/dev/tty`, which declines where there is no terminal or, without the `cli`
+    /// feature, no way to read one).
+    pub fn asker(
+        mut self,
+        asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.asker = Some(Box::new(asker));
+        self
+    }
+
+    /// The sandbox launcher (default [`Launcher::Auto`]).
+    pub fn launcher(mut self, launcher: Launcher) -> Self {
+        self.launcher = launcher;
+        self
+    }
+
+    /// Checks the policy and, when it lets anything run, settles the launcher: a launcher that
+    /// cannot be used is an error now rather than a refusal at every directive.
+    pub fn build(self) -> Result<Dispatcher, BuildError> {
+        self.policy.validate()?;
+        let launcher = if self.policy.allow_scripts {
+            Some(self.launcher.resolve()?)
+        } else {
+            None
+        };
+        let mut d = Dispatcher::new(self.policy, self.skills, self.audit);
+        d.launcher = launcher;
+        d.agent = self.agent;
+        if let Some(asker) = self.asker {
+            d.asker = asker;
+        }
+        Ok(d)
+    }
 }
 
 /// PATH used to find programs when the policy passes no PATH through.
 const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 impl Dispatcher {
-    pub fn new(policy: ScriptPolicy, skills: Arc<SkillSet>, audit: AuditLog) -> Dispatcher {
+    /// Starts building a dispatcher for `policy`.
+    pub fn builder(policy: ScriptPolicy) -> DispatcherBuilder {
+        DispatcherBuilder {
+            policy,
+            skills: Arc::default(),
+            audit: AuditLog::new(None),
+            asker: None,
+            agent: None,
+            launcher: Launcher::Auto,
+        }
+    }
+
+    /// A dispatcher using the process's default launcher (for tests inside the crate).
+    pub(crate) fn new(policy: ScriptPolicy, skills: Arc<SkillSet>, audit: AuditLog) -> Dispatcher {
         let base_env = std::env::vars_os()
             .filter(|(k, _)| {
                 policy
@@ -107,16 +259,12 @@ impl Dispatcher {
             asker: Box::new(confirm::ask_tty),
             agent: None,
             base_env,
+            launcher: None,
         }
     }
 
-    pub fn with_agent(mut self, agent: Option<String>) -> Self {
-        self.agent = agent;
-        self
-    }
-
     /// Replaces the terminal prompt (the REPL pauses its spinner around it).
-    pub fn with_asker(
+    pub(crate) fn with_asker(
         mut self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,
     ) -> Self {
@@ -124,10 +272,12 @@ impl Dispatcher {
         self
     }
 
+    /// The policy every request is judged by.
     pub fn policy(&self) -> &ScriptPolicy {
         &self.policy
     }
 
+    /// The skills whose scripts may run.
     pub fn skills(&self) -> &SkillSet {
         &self.skills
     }
@@ -265,7 +415,7 @@ impl Dispatcher {
             log: &self.audit,
             record: Some(cancel_record),
         };
-        let ran = exec::run(spec).await;
+        let ran = exec::run_with_launcher(spec, self.launcher.as_deref()).await;
         guard.disarm();
         match ran {
             Ok(result) => {

@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
@@ -99,12 +99,27 @@ pub enum ExecError {
 /// from a runtime whose threads live as long as the commands should (not from a short-lived
 /// blocking-pool thread).
 pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
+    run_with_launcher(spec, None).await
+}
+
+/// [`run`] with `launcher` (a skillpipe binary, or a program with the launch hook) as the
+/// sandbox launcher; `None` means [`sandbox::launcher_path`].
+pub async fn run_with_launcher(
+    spec: RunSpec,
+    launcher: Option<&Path>,
+) -> Result<RunResult, ExecError> {
     let s = &spec.sandbox;
     if !(s.isolate_network || s.restrict_filesystem || s.contain_processes) {
-        return run_with_capabilities(spec, &Capabilities::none("not probed")).await;
+        return run_planned(
+            spec,
+            &Capabilities::none("not probed"),
+            launcher,
+            &mut false,
+        )
+        .await;
     }
     if sandbox::caps::probed() || std::env::var_os(sandbox::caps::UNAVAILABLE_ENV).is_some() {
-        return run_with_capabilities(spec, &sandbox::probe()).await;
+        return run_planned(spec, &sandbox::probe(), launcher, &mut false).await;
     }
     // The probe costs a fork and three unshares, a third of a short run. The launcher checks
     // every step itself and reports a failure before the command starts, so until something
@@ -115,8 +130,15 @@ pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
     let mut optimistic = spec.clone();
     optimistic.sandbox.required = true;
     let mut setup_failed = false;
-    match run_planned(optimistic, &Capabilities::all(), &mut setup_failed).await {
-        Err(_) if setup_failed => run_with_capabilities(spec, &sandbox::probe()).await,
+    match run_planned(
+        optimistic,
+        &Capabilities::all(),
+        launcher,
+        &mut setup_failed,
+    )
+    .await
+    {
+        Err(_) if setup_failed => run_planned(spec, &sandbox::probe(), launcher, &mut false).await,
         other => other,
     }
 }
@@ -127,7 +149,7 @@ pub async fn run_with_capabilities(
     spec: RunSpec,
     caps: &Capabilities,
 ) -> Result<RunResult, ExecError> {
-    run_planned(spec, caps, &mut false).await
+    run_planned(spec, caps, None, &mut false).await
 }
 
 /// The run itself. `setup_failed` is set when the launcher refused before starting the
@@ -135,6 +157,7 @@ pub async fn run_with_capabilities(
 async fn run_planned(
     spec: RunSpec,
     caps: &Capabilities,
+    launcher: Option<&Path>,
     setup_failed: &mut bool,
 ) -> Result<RunResult, ExecError> {
     let plan = sandbox::plan(&spec.sandbox, caps).map_err(ExecError::Sandbox)?;
@@ -157,6 +180,15 @@ async fn run_planned(
         .collect();
     env.push(("TMPDIR".into(), tmp.path().into()));
 
+    let launcher = if plan.uses_launcher() {
+        sandbox::check_not_in_failed_launcher().map_err(|e| ExecError::Sandbox(e.to_string()))?;
+        Some(match launcher {
+            Some(l) => l.to_path_buf(),
+            None => sandbox::launcher_path().map_err(|e| ExecError::Sandbox(e.to_string()))?,
+        })
+    } else {
+        None
+    };
     let report = if plan.uses_launcher() {
         Some(ReportPipe::new().map_err(|e| ExecError::Io("cannot create a pipe".into(), e))?)
     } else {
@@ -173,13 +205,7 @@ async fn run_planned(
             la.argv = std::iter::once(program.clone().into_os_string())
                 .chain(spec.args.iter().cloned())
                 .collect();
-            let launcher = sandbox::launcher_path().map_err(|e| {
-                ExecError::Io(
-                    "cannot find the skillpipe executable (sandbox launcher)".into(),
-                    e,
-                )
-            })?;
-            let mut cmd = Command::new(launcher);
+            let mut cmd = Command::new(launcher.as_deref().unwrap_or(Path::new("skillpipe")));
             cmd.args(la.to_args());
             cmd
         }
@@ -189,9 +215,12 @@ async fn run_planned(
             cmd
         }
     };
-    cmd.env_clear()
-        .envs(env)
-        .current_dir(&spec.cwd)
+    cmd.env_clear().envs(env);
+    if launcher.is_some() {
+        // The launcher removes it before the command runs; see `sandbox::run_if_launcher`.
+        cmd.env(sandbox::MARKER_ENV, "1");
+    }
+    cmd.current_dir(&spec.cwd)
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -279,10 +308,10 @@ async fn run_planned(
             Some(e) => enforced = e,
             None if timed_out => enforced = plan.enforce,
             None => {
-                let launcher = sandbox::launcher_path().unwrap_or_default();
                 return Err(ExecError::Sandbox(format!(
-                    "the launcher {} did not report; it must be a skillpipe binary (see sandbox::set_launcher)",
-                    launcher.display()
+                    "the launcher {} did not report; it must be a skillpipe binary or a program \
+                     that calls skillpipe::sandbox::run_if_launcher() first thing in main",
+                    launcher.as_deref().unwrap_or(Path::new("?")).display()
                 )));
             }
         }

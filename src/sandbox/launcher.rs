@@ -54,11 +54,23 @@ impl Reporter {
     }
 }
 
-pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
+/// Sets up the sandbox, runs the command, returns the exit code to exit with.
+pub fn launch(args: LaunchArgs) -> i32 {
     let Some((program, rest)) = args.argv.split_first() else {
-        anyhow::bail!("__launch: no command given after --");
+        eprintln!("skillpipe: __launch: no command given after --");
+        return EXIT_LAUNCH_FAILED;
     };
     let mut reporter = Reporter::open(args.report_fd);
+    // Namespaces can only be entered by a single-threaded process.
+    let threads = thread_count();
+    if threads > 1 {
+        reporter.send(&report::error_line(&format!(
+            "the sandbox launch hook ran with {threads} threads already started; call \
+             skillpipe::sandbox::run_if_launcher() before anything starts a thread \
+             (#[tokio::main] starts its runtime before the body of main)"
+        )));
+        return EXIT_LAUNCH_FAILED;
+    }
     let required = !args.best_effort;
     let mut enforced = Enforced::default();
     let mut warnings = Vec::new();
@@ -80,7 +92,7 @@ pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
         Some(Ok(())) => enforced.network = true,
         Some(Err(p)) if required => {
             reporter.send(&report::error_line(&format!("network isolation: {p}")));
-            return Ok(EXIT_LAUNCH_FAILED);
+            return EXIT_LAUNCH_FAILED;
         }
         Some(Err(p)) => warnings.push(format!("sandbox not enforced: network isolation: {p}")),
         None => {}
@@ -100,7 +112,7 @@ pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
             }
             Err(p) if required => {
                 reporter.send(&report::error_line(&format!("filesystem restriction: {p}")));
-                return Ok(EXIT_LAUNCH_FAILED);
+                return EXIT_LAUNCH_FAILED;
             }
             Err(p) => warnings.push(format!("sandbox not enforced: filesystem restriction: {p}")),
         }
@@ -111,7 +123,7 @@ pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
     {
         if required {
             reporter.send(&report::error_line(&format!("network isolation: {p}")));
-            return Ok(EXIT_LAUNCH_FAILED);
+            return EXIT_LAUNCH_FAILED;
         }
         warnings.push(format!("sandbox not complete: network isolation: {p}"));
     }
@@ -120,7 +132,7 @@ pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
         Ok(()) => {}
         Err(p) if required => {
             reporter.send(&report::error_line(&p));
-            return Ok(EXIT_LAUNCH_FAILED);
+            return EXIT_LAUNCH_FAILED;
         }
         Err(p) => warnings.push(format!("sandbox not enforced: {p}")),
     }
@@ -132,16 +144,31 @@ pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
 
     let arg0 = args.arg0.as_deref();
     if enforced.pids {
-        run_init(program, arg0, rest)
+        run_init(program, arg0, rest).unwrap_or_else(|e| {
+            eprintln!("skillpipe: cannot start the sandbox's init: {e}");
+            EXIT_LAUNCH_FAILED
+        })
     } else {
-        Ok(exec_command(program, arg0, rest))
+        exec_command(program, arg0, rest)
     }
+}
+
+/// Threads of this process (1 when it cannot tell).
+fn thread_count() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse().ok())
+        })
+        .unwrap_or(1)
 }
 
 /// Replace this process with the command. Returns only on failure, with a shell-like code.
 fn exec_command(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> i32 {
     let mut cmd = std::process::Command::new(program);
-    cmd.args(args);
+    cmd.args(args).env_remove(super::MARKER_ENV);
     if let Some(a0) = arg0 {
         cmd.arg0(a0);
     }
@@ -193,13 +220,13 @@ fn wait_for(pid: libc::pid_t) -> i32 {
 }
 
 /// Fork the init (PID 1 of the fresh namespace), wait for it and mirror the command's status.
-fn run_init(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> anyhow::Result<i32> {
+fn run_init(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> std::io::Result<i32> {
     let (status_r, status_w) = pipe()?;
     let (life_r, life_w) = pipe()?;
     survive_sigterm();
     // SAFETY: this process is single-threaded, so the child may do anything.
     match unsafe { libc::fork() } {
-        -1 => Err(std::io::Error::last_os_error().into()),
+        -1 => Err(std::io::Error::last_os_error()),
         0 => {
             drop(status_r);
             drop(life_w);

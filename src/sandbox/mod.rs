@@ -12,12 +12,13 @@ use std::path::PathBuf;
 use std::sync::RwLock;
 
 pub mod caps;
+mod entry;
 #[cfg(target_os = "linux")]
 mod launcher;
 #[cfg(target_os = "linux")]
 pub(crate) mod ns;
 pub mod plan;
-pub mod report;
+pub(crate) mod report;
 #[cfg(target_os = "linux")]
 mod seccomp;
 #[cfg(target_os = "linux")]
@@ -26,6 +27,8 @@ mod unix_sockets;
 mod writes;
 
 pub use caps::{Capabilities, Support, probe};
+pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher, find_skillpipe};
+pub use entry::{LauncherError, handshake, hooked, run_if_launcher};
 pub use plan::{Enforced, Plan, plan};
 
 /// Restrictions requested for one run.
@@ -49,34 +52,25 @@ pub struct SandboxSpec {
 /// Arguments of the hidden launcher subcommand:
 /// `skillpipe __launch [--net] [--fs] [--pid] [--userns] [--writable DIR]... [--best-effort]
 /// [--report-fd N] [--arg0 NAME] -- PROGRAM ARGS...`
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LaunchArgs {
     /// Run in a fresh network namespace.
-    #[arg(long)]
     pub net: bool,
     /// Restrict writes with Landlock to the `--writable` paths (plus /dev/null, /dev/tty).
-    #[arg(long)]
     pub fs: bool,
     /// Run under an init in a fresh PID namespace.
-    #[arg(long)]
     pub pid: bool,
     /// Create the namespaces inside a fresh user namespace (needed when unprivileged).
-    #[arg(long)]
     pub userns: bool,
     /// A path that stays writable under `--fs`.
-    #[arg(long, value_name = "PATH")]
     pub writable: Vec<PathBuf>,
     /// Run anyway (with a warning) when a restriction cannot be set up.
-    #[arg(long)]
     pub best_effort: bool,
     /// Inherited descriptor for the report to the parent (else messages go to stderr).
-    #[arg(long, value_name = "FD")]
     pub report_fd: Option<i32>,
     /// argv[0] for the command (default: PROGRAM).
-    #[arg(long, value_name = "NAME")]
     pub arg0: Option<std::ffi::OsString>,
     /// The command and its arguments (PROGRAM is used as given: no PATH search).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub argv: Vec<std::ffi::OsString>,
 }
 
@@ -95,7 +89,7 @@ impl LaunchArgs {
 
     /// Render as arguments for `skillpipe __launch`.
     pub fn to_args(&self) -> Vec<std::ffi::OsString> {
-        let mut out: Vec<std::ffi::OsString> = vec!["__launch".into()];
+        let mut out: Vec<std::ffi::OsString> = vec![LAUNCH_ARG.into()];
         for (on, flag) in [
             (self.net, "--net"),
             (self.fs, "--fs"),
@@ -125,52 +119,49 @@ impl LaunchArgs {
     }
 }
 
-/// Entry point of `skillpipe __launch`.
+/// The launcher itself: sets up the sandbox, runs the command, returns the exit code.
 #[cfg(target_os = "linux")]
-pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
+fn launch(args: LaunchArgs) -> i32 {
     launcher::launch(args)
 }
 
-/// Entry point of `skillpipe __launch`.
 #[cfg(not(target_os = "linux"))]
-pub fn launch(_args: LaunchArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("the sandbox launcher needs Linux (namespaces and Landlock)")
+fn launch(_args: LaunchArgs) -> i32 {
+    eprintln!("skillpipe: the sandbox launcher needs Linux (namespaces and Landlock)");
+    report::EXIT_LAUNCH_FAILED
 }
 
 static LAUNCHER: RwLock<Option<PathBuf>> = RwLock::new(None);
 
-/// Use `path` (a skillpipe binary) as the launcher instead of the running executable. Tests
-/// need this: their executable is the test harness, not skillpipe.
+/// The launcher for [`crate::exec::run`] in this process: `path` (a skillpipe binary, or a
+/// program with the launch hook). A [`crate::Dispatcher`] carries its own and ignores this.
+/// Tests need it: their executable is the test harness, not skillpipe.
 pub fn set_launcher(path: impl Into<PathBuf>) {
     *LAUNCHER.write().unwrap_or_else(|e| e.into_inner()) = Some(path.into());
 }
 
-/// The skillpipe binary re-executed as `__launch`.
-pub fn launcher_path() -> std::io::Result<PathBuf> {
+/// The launcher [`crate::exec::run`] uses: the one set with [`set_launcher`], else this program
+/// when it called [`run_if_launcher`]. Never this program without the hook: it would run
+/// itself again instead of launching.
+pub fn launcher_path() -> Result<PathBuf, LauncherError> {
     if let Some(p) = LAUNCHER.read().unwrap_or_else(|e| e.into_inner()).clone() {
         return Ok(p);
     }
-    std::env::current_exe()
+    if hooked() {
+        return std::env::current_exe().map_err(|e| LauncherError::NoHandshake {
+            path: PathBuf::from("(this program)"),
+            why: format!("cannot find its own executable: {e}"),
+        });
+    }
+    Err(LauncherError::NotFound)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(subcommand)]
-        cmd: Sub,
-    }
-    #[derive(clap::Subcommand)]
-    enum Sub {
-        #[command(name = "__launch")]
-        Launch(LaunchArgs),
-    }
 
     #[test]
-    fn launcher_arguments_round_trip_through_clap() {
+    fn launcher_arguments_round_trip() {
         let mut a = LaunchArgs::for_plan(
             &Plan {
                 enforce: Enforced {
@@ -187,13 +178,19 @@ mod tests {
         a.report_fd = Some(7);
         a.arg0 = Some("say".into());
         a.argv = vec!["/usr/bin/say".into(), "--".into(), "-n".into()];
-        let mut argv: Vec<std::ffi::OsString> = vec!["skillpipe".into()];
-        argv.extend(a.to_args());
-        let Sub::Launch(b) = Wrapper::try_parse_from(argv).unwrap().cmd;
+        let argv = a.to_args();
+        assert_eq!(argv[0], LAUNCH_ARG);
+        let b = LaunchArgs::parse(&argv[1..]).unwrap();
         assert!(b.net && b.fs && !b.pid && b.userns && b.best_effort);
-        assert_eq!(b.writable, a.writable);
-        assert_eq!(b.report_fd, Some(7));
-        assert_eq!(b.arg0, a.arg0);
-        assert_eq!(b.argv, a.argv);
+        assert_eq!(b, a);
+    }
+
+    #[test]
+    fn launcher_arguments_without_a_command_are_refused() {
+        let args = |s: &[&str]| s.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert!(LaunchArgs::parse(&args(&["--net"])).is_err());
+        assert!(LaunchArgs::parse(&args(&["--net", "--"])).is_err());
+        assert!(LaunchArgs::parse(&args(&["--report-fd", "x", "--", "ls"])).is_err());
+        assert!(LaunchArgs::parse(&args(&["--bogus", "--", "ls"])).is_err());
     }
 }
