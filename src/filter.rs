@@ -9,26 +9,26 @@
 mod input;
 mod output;
 
-use crate::dispatch::{Dispatcher, Outcome};
+use crate::dispatch::Dispatcher;
+use crate::pipeline::{self, Report};
 use crate::scan::{Directive, Kind, Piece, ScanOptions, Scanner};
 use input::{Input, Next};
 use output::Output;
 use std::io::{self, ErrorKind, Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::runtime::Handle;
 
 /// Bytes per read. A pipe read returns at most what the pipe holds, so this is also the pipe
 /// buffer size `skillpipe filter` asks for.
 pub const CHUNK: usize = 256 * 1024;
-/// Side effects waiting for the one that runs. When the queue is full, scanning waits: a
-/// stream of `%{…}` faster than they run must not pile up in memory (each may hold 8 KiB).
-pub const SIDE_QUEUE: usize = 64;
+pub use crate::pipeline::SIDE_QUEUE;
 
+/// How the filter scans.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FilterOptions {
+    /// Scanner limits and whether Markdown code counts.
     pub scan: ScanOptions,
-    /// Copy side effects' stdout/stderr to stderr.
-    pub show_side_effects: bool,
 }
 
 /// What the run saw; `problems` drives `--strict`.
@@ -40,26 +40,43 @@ pub struct FilterReport {
     pub output_closed: bool,
 }
 
-/// Runs the filter to the end of `input`. `rt` runs the commands.
+/// Where the filter tells what happened besides the text (the `skillpipe` binary writes it
+/// to stderr). Called from the reading thread and from the side-effect worker.
+pub trait Reporter: Send + Sync {
+    /// A directive ended (ran, failed, was blocked, …) or a run left a warning.
+    fn report(&self, report: &Report);
+    /// A side effect's own output (for `--show-side-effects`). Ignored by default.
+    fn side_effect_output(&self, _stdout: &[u8], _stderr: &[u8]) {}
+}
+
+/// Runs the filter to the end of `input`, blocking this thread; `rt` runs the commands. Call it
+/// from a thread that is not driving async tasks (from async code, use [`run_async`]).
 pub fn run<R, W>(
-    rt: &tokio::runtime::Runtime,
+    rt: &Handle,
     dispatcher: Arc<Dispatcher>,
     opts: FilterOptions,
     input: R,
     output: W,
+    reporter: Arc<dyn Reporter>,
 ) -> io::Result<FilterReport>
 where
     R: Read + Send + 'static,
     W: Write,
 {
     let problems = Arc::new(AtomicBool::new(false));
-    let (side_tx, side_rx) = tokio::sync::mpsc::channel::<Directive>(SIDE_QUEUE);
-    let worker = rt.spawn(side_effect_worker(
-        dispatcher.clone(),
-        side_rx,
-        opts.show_side_effects,
-        problems.clone(),
-    ));
+    let (side_tx, mut done_rx, worker) = pipeline::side_effect_queue(dispatcher.clone());
+    let worker = rt.spawn(worker);
+    let side_reports = {
+        let (problems, reporter) = (problems.clone(), reporter.clone());
+        rt.spawn(async move {
+            while let Some((d, outcome)) = done_rx.recv().await {
+                if let crate::dispatch::Outcome::Ran(ran) = &outcome {
+                    reporter.side_effect_output(&ran.result.stdout, &ran.result.stderr);
+                }
+                report_outcome(&*reporter, &d, &outcome, &problems);
+            }
+        })
+    };
 
     let mut input = Input::new(input, CHUNK);
     let mut buf = vec![0u8; CHUNK];
@@ -84,8 +101,9 @@ where
                 out.flush();
                 if !out.failed() {
                     input.lend();
-                    let text = rt.block_on(capture(&dispatcher, &d, &problems));
-                    out.text(&text);
+                    let outcome = rt.block_on(dispatcher.run_body(Kind::Capture, &d.body));
+                    report_outcome(&*reporter, &d, &outcome, &problems);
+                    out.text(pipeline::capture_text(&outcome));
                 }
             }
         }
@@ -128,6 +146,7 @@ where
     input.close();
     drop(side_tx);
     let _ = rt.block_on(worker);
+    let _ = rt.block_on(side_reports);
     if let Some(e) = read_error {
         return Err(io::Error::new(e.kind(), format!("reading stdin: {e}")));
     }
@@ -135,83 +154,37 @@ where
     Ok(report)
 }
 
-/// Runs a capture and returns the text that replaces it.
-async fn capture(dispatcher: &Dispatcher, d: &Directive, problems: &AtomicBool) -> Vec<u8> {
-    let outcome = dispatcher.run_body(Kind::Capture, &d.body).await;
-    report_outcome(d, &outcome, problems);
-    match outcome {
-        Outcome::Ran(ran) => {
-            let mut out = ran.result.stdout;
-            while out.last() == Some(&b'\n') {
-                out.pop();
-                if out.last() == Some(&b'\r') {
-                    out.pop();
-                }
-            }
-            out
-        }
-        Outcome::Blocked { .. } => Vec::new(),
-    }
-}
-
-async fn side_effect_worker(
+/// [`run`] for async code: runs it on the runtime's blocking pool and waits for it there.
+pub async fn run_async<R, W>(
     dispatcher: Arc<Dispatcher>,
-    mut rx: tokio::sync::mpsc::Receiver<Directive>,
-    show: bool,
-    problems: Arc<AtomicBool>,
+    opts: FilterOptions,
+    input: R,
+    output: W,
+    reporter: Arc<dyn Reporter>,
+) -> io::Result<FilterReport>
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
+    let rt = Handle::current();
+    tokio::task::spawn_blocking(move || run(&rt, dispatcher, opts, input, output, reporter))
+        .await
+        .map_err(io::Error::other)?
+}
+
+/// Reports an outcome; a problem marks the run (for `--strict`).
+fn report_outcome(
+    reporter: &dyn Reporter,
+    d: &Directive,
+    outcome: &crate::dispatch::Outcome,
+    problems: &AtomicBool,
 ) {
-    while let Some(d) = rx.recv().await {
-        let outcome = dispatcher.run_body(Kind::SideEffect, &d.body).await;
-        if show && let Outcome::Ran(ran) = &outcome {
-            let mut err = io::stderr().lock();
-            let _ = err.write_all(&ran.result.stdout);
-            let _ = err.write_all(&ran.result.stderr);
+    for r in Report::for_outcome(&d.raw, outcome) {
+        if r.is_problem() {
+            problems.store(true, Ordering::Relaxed);
         }
-        report_outcome(&d, &outcome, &problems);
+        reporter.report(&r);
     }
-}
-
-/// One stderr line for anything that did not go well.
-fn report_outcome(d: &Directive, outcome: &Outcome, problems: &AtomicBool) {
-    if let Outcome::Ran(ran) = outcome {
-        for w in &ran.result.warnings {
-            eprintln!("skillpipe: warning: {w}");
-        }
-    }
-    if let Some(line) = notice(d, outcome) {
-        problems.store(true, Ordering::Relaxed);
-        eprintln!("{line}");
-    }
-}
-
-/// The notice for a directive, if it deserves one (blocked, or ran and failed).
-pub fn notice(d: &Directive, outcome: &Outcome) -> Option<String> {
-    let shown = one_line(&String::from_utf8_lossy(&d.raw));
-    match outcome {
-        Outcome::Blocked { decision, reason } => {
-            let what = match decision {
-                crate::audit::Decision::Invalid => "invalid",
-                crate::audit::Decision::Declined => "declined",
-                _ => "blocked",
-            };
-            Some(format!("skillpipe: {what}: {shown}: {reason}"))
-        }
-        Outcome::Ran(ran) if !ran.result.success() => {
-            let r = &ran.result;
-            let how = match (&r.signal, r.timed_out) {
-                (_, true) => "timed out".to_string(),
-                (Some(sig), _) => format!("killed by {sig}"),
-                (None, _) => format!("exited with {}", r.exit_code),
-            };
-            Some(format!("skillpipe: failed: {shown}: {how}"))
-        }
-        Outcome::Ran(_) => None,
-    }
-}
-
-/// Keeps a notice on one line, showing control and invisible characters escaped.
-fn one_line(s: &str) -> String {
-    crate::command::escape_controls(s)
 }
 
 #[cfg(test)]
@@ -254,14 +227,15 @@ mod tests {
         }
         let out = Shared::default();
         let seen = out.clone();
-        let rt = crate::cli::setup::runtime().unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
         let filter = std::thread::spawn(move || {
             run(
-                &rt,
+                rt.handle(),
                 dispatcher,
                 FilterOptions::default(),
                 io::Cursor::new(input),
                 out,
+                Arc::new(Quiet),
             )
             .unwrap()
         });
@@ -276,8 +250,31 @@ mod tests {
         assert!(report.problems);
     }
 
-    #[test]
-    fn notices_stay_on_one_line() {
-        assert_eq!(one_line("%{echo \"a\nb\"}"), "%{echo \"a\\nb\"}");
+    struct Quiet;
+    impl Reporter for Quiet {
+        fn report(&self, _: &Report) {}
+    }
+
+    /// From async code, `run_async` works where `run` would panic (it blocks).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn runs_from_async_code() {
+        let dispatcher = Arc::new(Dispatcher::new(
+            crate::policy::ScriptPolicy::default(),
+            Arc::default(),
+            crate::audit::AuditLog::new(None),
+        ));
+        let out = Shared::default();
+        let input = io::Cursor::new(b"a %{x} b !{y} c".to_vec());
+        let report = run_async(
+            dispatcher,
+            FilterOptions::default(),
+            input,
+            out.clone(),
+            Arc::new(Quiet),
+        )
+        .await
+        .unwrap();
+        assert_eq!(&*out.0.lock().unwrap(), b"a  b  c");
+        assert!(report.problems, "scripts are off: both were blocked");
     }
 }

@@ -12,16 +12,39 @@ use crate::dispatch::{Dispatcher, Origin, Outcome};
 use crate::model::{
     ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef,
 };
+use crate::pipeline::{Report, ReportKind, SideDone};
 use crate::scan::{Directive, Event, Kind, ScanOptions, Scanner};
 use futures::StreamExt;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Where the loop shows things. Text is the processed answer; everything else is a side channel.
+///
+/// ```
+/// use skillpipe::{Report, Ui};
+///
+/// /// Answer text to stdout, everything else to stderr.
+/// struct Plain;
+///
+/// impl Ui for Plain {
+///     fn text(&mut self, bytes: &[u8]) {
+///         print!("{}", String::from_utf8_lossy(bytes));
+///     }
+///     fn report(&mut self, report: &Report) {
+///         eprintln!("{report}");
+///     }
+///     fn status(&mut self, line: &str) {
+///         eprintln!("{line}");
+///     }
+///     fn busy(&mut self, _what: Option<&str>) {}
+/// }
+/// ```
 pub trait Ui {
     /// A piece of the processed answer (may split a UTF-8 character).
     fn text(&mut self, bytes: &[u8]);
-    /// One status line about a directive or the stream (ran, blocked, exit code, retrying, …).
+    /// How a directive or tool call ended (typed: pick colours from [`Report::kind`]).
+    fn report(&mut self, report: &Report);
+    /// A note about the stream or the turn: retrying, stopped early.
     fn status(&mut self, line: &str);
     /// Something is pending: `Some("thinking")` until the first token, `Some("running …")`
     /// while a script runs, `None` when output flows again.
@@ -69,9 +92,6 @@ pub struct Session {
     /// The next text continues after a capture: a space there would double the one shown.
     continuing: bool,
 }
-
-/// A side effect finished (or was blocked) on the background queue.
-type SideDone = (Directive, Outcome);
 
 impl Session {
     pub fn new(
@@ -158,15 +178,11 @@ impl Session {
         self.partial_shown.clear();
         self.continuing = false;
         let mut report = TurnReport::default();
-        let (side_tx, mut side_rx) = mpsc::unbounded_channel::<SideDone>();
         // Bounded: a model streaming side effects faster than they run waits for room.
-        let (queue, queue_rx) = mpsc::channel::<Directive>(crate::filter::SIDE_QUEUE);
+        let (queue, mut side_rx, worker) =
+            crate::pipeline::side_effect_queue(self.dispatcher.clone());
         // Side effects run in order on one worker; dropping the turn (Ctrl-C) aborts it.
-        let _worker = AbortOnDrop(tokio::spawn(side_effect_worker(
-            self.dispatcher.clone(),
-            queue_rx,
-            side_tx,
-        )));
+        let _worker = AbortOnDrop(tokio::spawn(worker));
         let mut side_pending = 0usize;
         let mut capture_bodies: Vec<String> = Vec::new();
 
@@ -385,10 +401,13 @@ impl Session {
                                 Decision::Denied,
                                 why.clone(),
                             );
-                            ui.status(&format!(
-                                "not run: {} ({why})",
-                                String::from_utf8_lossy(&d.raw)
-                            ));
+                            ui.report(&Report {
+                                kind: ReportKind::Blocked,
+                                what: crate::command::escape_controls(&String::from_utf8_lossy(
+                                    &d.raw,
+                                )),
+                                detail: why,
+                            });
                             report.problems = true;
                             continue;
                         }
@@ -434,7 +453,11 @@ impl Session {
             let argv = std::slice::from_ref(&call.name);
             self.dispatcher
                 .refuse(Origin::Tool, argv, Decision::Invalid, why.clone());
-            ui.status(&format!("not run: {why}"));
+            ui.report(&Report {
+                kind: ReportKind::Invalid,
+                what: format!("tool {}", call.name),
+                detail: why.clone(),
+            });
             report.problems = true;
             return tools::error_json(&why);
         };
@@ -444,7 +467,11 @@ impl Session {
                 let argv = std::slice::from_ref(script);
                 self.dispatcher
                     .refuse(Origin::Tool, argv, Decision::Invalid, e.clone());
-                ui.status(&format!("not run: tool `{}`: {e}", call.name));
+                ui.report(&Report {
+                    kind: ReportKind::Invalid,
+                    what: format!("tool {}", call.name),
+                    detail: e.clone(),
+                });
                 report.problems = true;
                 return tools::error_json(&e);
             }
@@ -479,19 +506,6 @@ enum Step {
     },
 }
 
-async fn side_effect_worker(
-    disp: Arc<Dispatcher>,
-    mut queue: mpsc::Receiver<Directive>,
-    done: mpsc::UnboundedSender<SideDone>,
-) {
-    while let Some(d) = queue.recv().await {
-        let outcome = disp.run_body(Kind::SideEffect, &d.body).await;
-        if done.send((d, outcome)).is_err() {
-            return;
-        }
-    }
-}
-
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
@@ -500,21 +514,10 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// The dim status line for a directive.
+/// The status lines for a directive's outcome; a problem marks the turn.
 fn report_status(ui: &mut dyn Ui, d: &Directive, outcome: &Outcome, report: &mut TurnReport) {
-    let shown = String::from_utf8_lossy(&d.raw);
-    if let Outcome::Ran(ran) = outcome {
-        for w in &ran.result.warnings {
-            ui.status(&format!("warning: {w}"));
-        }
-    }
-    match outcome {
-        Outcome::Ran(ran) if ran.result.success() => ui.status(&format!("ran {shown}")),
-        _ => {
-            report.problems = true;
-            if let Some(line) = crate::filter::notice(d, outcome) {
-                ui.status(line.trim_start_matches("skillpipe: "));
-            }
-        }
+    for r in Report::for_outcome(&d.raw, outcome) {
+        report.problems |= r.is_problem();
+        ui.report(&r);
     }
 }

@@ -11,16 +11,8 @@ pub const CONTINUE: &str =
 pub fn capture_message(body: &str, outcome: &Outcome, max_bytes: usize) -> String {
     match outcome {
         Outcome::Ran(ran) => {
-            let r = &ran.result;
-            let mut out = String::from_utf8_lossy(&r.stdout).into_owned();
-            while out.ends_with('\n') {
-                out.pop();
-            }
-            let status = match (&r.signal, r.timed_out) {
-                (_, true) => "timed out".to_string(),
-                (Some(sig), _) => format!("killed by {sig}"),
-                (None, _) => format!("exit {}", r.exit_code),
-            };
+            let out = String::from_utf8_lossy(crate::pipeline::capture_text(outcome));
+            let status = crate::pipeline::status_text(&ran.result);
             let out = head_tail(&out, max_bytes);
             let fence = fence_for(&out);
             format!("Result of !{{{body}}} ({status}):\n{fence}\n{out}\n{fence}\n{CONTINUE}")

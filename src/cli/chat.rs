@@ -169,6 +169,10 @@ impl Ui for PlainUi {
         self.ended_with_newline = bytes.ends_with(b"\n");
     }
 
+    fn report(&mut self, report: &crate::pipeline::Report) {
+        eprintln!("skillpipe: {report}");
+    }
+
     fn status(&mut self, line: &str) {
         eprintln!("skillpipe: {line}");
     }

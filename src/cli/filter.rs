@@ -31,14 +31,46 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
             exec_in_code: args.exec_in_code,
             ..Default::default()
         },
-        show_side_effects: args.show_side_effects,
     };
-    let report = crate::filter::run(&rt, setup.dispatcher, opts, raw_stdin()?, raw_stdout())?;
+    let reporter = std::sync::Arc::new(Stderr {
+        show_side_effects: args.show_side_effects,
+    });
+    let report = crate::filter::run(
+        rt.handle(),
+        setup.dispatcher,
+        opts,
+        raw_stdin()?,
+        raw_stdout(),
+        reporter,
+    )?;
     Ok(if args.strict && report.problems {
         super::EXIT_STRICT
     } else {
         super::EXIT_OK
     })
+}
+
+/// Notices on stderr, one line each (`skillpipe: blocked: %{…}: why`).
+struct Stderr {
+    show_side_effects: bool,
+}
+
+impl crate::filter::Reporter for Stderr {
+    fn report(&self, report: &crate::pipeline::Report) {
+        // A success is not worth a line in a filter's stderr; everything else is.
+        if report.kind != crate::pipeline::ReportKind::Ran {
+            eprintln!("skillpipe: {report}");
+        }
+    }
+
+    fn side_effect_output(&self, stdout: &[u8], stderr: &[u8]) {
+        if self.show_side_effects {
+            use std::io::Write;
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(stdout);
+            let _ = err.write_all(stderr);
+        }
+    }
 }
 
 /// Stdin without `Stdin`'s lock and buffer: the filter reads big chunks itself.
