@@ -14,6 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
+    /// The command ran (whatever its exit status).
     Ran,
     /// Refused by the policy (or by a safety rule).
     Denied,
@@ -30,23 +31,38 @@ const MAX_ARG_CHARS: usize = 256;
 /// One audit line.
 #[derive(Debug, Clone, Serialize)]
 pub struct Record {
+    /// When (RFC 3339, UTC, milliseconds).
     pub ts: String,
+    /// The agent in use, if any.
     pub agent: Option<String>,
+    /// The skill whose script it was, if any.
     pub skill: Option<String>,
+    /// The command (arguments cut to 256 characters).
     pub argv: Vec<String>,
+    /// Where it came from: `side_effect`, `capture`, `run` or `tool`.
     pub kind: &'static str,
+    /// What was decided.
     pub decision: Decision,
+    /// Why it was refused, or a note about the run (timed out, cancelled).
     pub reason: Option<String>,
+    /// Exit code, when it ran.
     pub exit_code: Option<i32>,
+    /// The signal that killed it, e.g. `SIGSEGV`.
     pub signal: Option<String>,
+    /// How long it ran.
     pub duration_ms: Option<u64>,
+    /// Bytes it wrote to stdout.
     pub bytes_out: Option<u64>,
+    /// Bytes it wrote to stderr.
     pub bytes_err: Option<u64>,
+    /// Some output was dropped at `max_output_bytes`.
     pub truncated: bool,
+    /// The restrictions in force, when it ran.
     pub sandbox: Option<String>,
 }
 
 impl Record {
+    /// A record stamped now; the caller fills in the rest.
     pub fn new(kind: &'static str, decision: Decision, argv: &[String]) -> Record {
         Record {
             ts: timestamp(SystemTime::now()),
@@ -78,12 +94,24 @@ fn cut(arg: &str) -> String {
     format!("{}…", &arg[..i])
 }
 
+/// Told about a failed best-effort write.
+type WarningSink = dyn Fn(&str) + Send + Sync;
+
 /// The append-only log. Opening is lazy so a run that decides nothing creates no file.
-#[derive(Debug)]
 pub struct AuditLog {
     path: Option<PathBuf>,
     file: Mutex<Option<File>>,
     warned: std::sync::atomic::AtomicBool,
+    /// Told (once) when a best-effort write fails; the library itself prints nothing.
+    on_warning: Option<Box<WarningSink>>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog")
+            .field("path", &self.path)
+            .finish()
+    }
 }
 
 impl AuditLog {
@@ -93,9 +121,19 @@ impl AuditLog {
             path,
             file: Mutex::new(None),
             warned: Default::default(),
+            on_warning: None,
         }
     }
 
+    /// Calls `f` with the first failure of a best-effort write (the `skillpipe` binary prints
+    /// it as a warning). Without it such a failure is dropped: the run goes on unlogged, as
+    /// `audit = "best-effort"` says; `audit = "required"` refuses instead.
+    pub fn on_warning(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> AuditLog {
+        self.on_warning = Some(Box::new(f));
+        self
+    }
+
+    /// Where the log is appended, if anywhere.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
@@ -143,12 +181,13 @@ impl AuditLog {
         }
     }
 
-    /// Best-effort append: a failure is reported once on stderr.
+    /// Best-effort append: a failure is reported once, to [`AuditLog::on_warning`].
     pub fn write_or_warn(&self, record: &Record) {
         if let Err(e) = self.write(record)
             && !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed)
+            && let Some(f) = &self.on_warning
         {
-            eprintln!("skillpipe: warning: {e}");
+            f(&e);
         }
     }
 }

@@ -9,7 +9,9 @@ use std::io::Write;
 /// What the user answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
+    /// Yes, this once.
     Once,
+    /// No.
     No,
     /// Yes, and do not ask again for this argv prefix in this session.
     Always,
@@ -18,8 +20,11 @@ pub enum Answer {
 /// What is about to run, as shown in the prompt.
 #[derive(Debug, Clone)]
 pub struct Prompt<'a> {
+    /// The command about to run.
     pub argv: &'a [String],
+    /// The skill whose script it is, if any.
     pub skill: Option<&'a str>,
+    /// Where it would run.
     pub cwd: &'a std::path::Path,
     /// Human description of the restrictions, e.g. "no network, writes only to $TMPDIR".
     pub sandbox: &'a str,
@@ -28,6 +33,7 @@ pub struct Prompt<'a> {
 /// Outcome of [`Confirmer::confirm`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// Go ahead.
     Run,
     /// Declined, with the reason for the audit log and the notice.
     Declined(String),
@@ -46,6 +52,7 @@ fn scope(argv: &[String]) -> &str {
 }
 
 impl Confirmer {
+    /// Confirmation state for one session, starting from the policy's mode.
     pub fn new(mode: ConfirmMode) -> Confirmer {
         Confirmer {
             mode,

@@ -19,7 +19,9 @@ use std::time::Duration;
 /// Where a request came from; recorded as the audit line's `kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
+    /// A `%{…}` directive.
     SideEffect,
+    /// A `!{…}` directive.
     Capture,
     /// `skillpipe run`.
     Run,
@@ -28,6 +30,7 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// The audit log's name for it.
     pub fn as_str(self) -> &'static str {
         match self {
             Origin::SideEffect => "side_effect",
@@ -50,18 +53,25 @@ impl From<Kind> for Origin {
 /// What happened to a request.
 #[derive(Debug, Clone)]
 pub enum Outcome {
+    /// It ran; see [`Ran`].
     Ran(Ran),
     /// Not run: denied, declined or invalid, with a one-line reason.
     Blocked {
+        /// Which refusal it was.
         decision: Decision,
+        /// Why, in one line.
         reason: String,
     },
 }
 
+/// A command that ran.
 #[derive(Debug, Clone)]
 pub struct Ran {
+    /// Exit status, output, duration and the sandbox in force.
     pub result: RunResult,
+    /// The skill whose script it was, if any.
     pub skill: Option<String>,
+    /// The script's resolved path, if it was a script.
     pub script_path: Option<PathBuf>,
 }
 

@@ -51,22 +51,31 @@ pub trait Ui {
     fn busy(&mut self, what: Option<&str>);
 }
 
+/// How a [`Session`] talks to the model and runs directives.
 #[derive(Debug, Clone)]
 pub struct ChatOptions {
+    /// Scanner limits and whether Markdown code counts.
     pub scan: ScanOptions,
+    /// Bound on capture round-trips (and tool calls) per user message.
     pub max_captures: usize,
     /// Offer skill scripts as native tools.
     pub tools: bool,
+    /// Stream the answer (false: one request for the whole answer).
     pub stream: bool,
+    /// The model name sent with each request.
     pub model: String,
+    /// Extra request fields (temperature, max_tokens, …).
     pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 /// How one turn went.
 #[derive(Debug, Default, Clone)]
 pub struct TurnReport {
+    /// Prompt tokens the provider reported.
     pub prompt_tokens: u64,
+    /// Completion tokens the provider reported.
     pub completion_tokens: u64,
+    /// Captures and tool calls run this turn.
     pub captures: usize,
     /// A directive was blocked, invalid or failed.
     pub problems: bool,
@@ -94,6 +103,8 @@ pub struct Session {
 }
 
 impl Session {
+    /// A conversation with `provider`, running directives through `dispatcher`, with an
+    /// optional system prompt.
     pub fn new(
         provider: Box<dyn Provider>,
         dispatcher: Arc<Dispatcher>,
@@ -120,26 +131,32 @@ impl Session {
         }
     }
 
+    /// The options in force.
     pub fn options(&self) -> &ChatOptions {
         &self.opts
     }
 
+    /// Use another model from the next request on.
     pub fn set_model(&mut self, model: String) {
         self.opts.model = model;
     }
 
+    /// Use another provider from the next request on.
     pub fn set_provider(&mut self, provider: Box<dyn Provider>) {
         self.provider = provider;
     }
 
+    /// The system prompt, if any.
     pub fn system_prompt(&self) -> Option<&str> {
         self.system.as_deref()
     }
 
+    /// Replaces the system prompt.
     pub fn set_system_prompt(&mut self, system: Option<String>) {
         self.system = system;
     }
 
+    /// Forgets the conversation (history and transcript).
     pub fn clear(&mut self) {
         self.history.clear();
         self.transcript.clear();

@@ -26,6 +26,7 @@ fn tool_name(skill: &str, id: &str) -> String {
     name
 }
 
+/// The native tools for `skills` (one per script) and the map from tool name to script.
 pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
     let mut defs = Vec::new();
     let mut map = ToolMap::new();
@@ -92,6 +93,7 @@ pub fn parse_arguments(text: &str) -> Result<(Vec<String>, Option<Vec<u8>>), Str
     Ok((args, input))
 }
 
+/// The tool result for a refusal: `{"error": reason}`.
 pub fn error_json(reason: &str) -> String {
     json!({"success": false, "error": format!("not run: {reason}")}).to_string()
 }

@@ -71,18 +71,10 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
     };
     let rt = super::setup::runtime()?;
     let _guard = rt.enter();
-    let (session, label) = build_session(&args, &setup)?;
+    let (session, _label) = build_session(&args, &setup)?;
     match prompt {
         Some(p) => one_shot(&rt, session, &p),
-        None => crate::repl::run(
-            &rt,
-            session,
-            crate::repl::ReplInfo {
-                model_label: label,
-                args,
-                setup,
-            },
-        ),
+        None => crate::repl::run(&rt, session, crate::repl::ReplInfo { args, setup }),
     }
 }
 

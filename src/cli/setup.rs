@@ -63,7 +63,7 @@ pub fn build(
         .or_else(crate::paths::audit_log);
     let mut builder = Dispatcher::builder(policy)
         .skills(Arc::new(skills))
-        .audit(AuditLog::new(audit_path));
+        .audit(AuditLog::new(audit_path).on_warning(|e| eprintln!("skillpipe: warning: {e}")));
     if let Some(a) = &agent {
         builder = builder.agent(a.name.clone());
     }

@@ -32,13 +32,18 @@ use std::fmt;
 pub enum Target<'a> {
     /// A resolved skill script: skill name and path relative to the skill dir, e.g. "scripts/lookup.py".
     Script {
+        /// The skill that holds the script.
         skill: &'a str,
+        /// The script's path inside the skill, e.g. `scripts/x.py`.
         rel_path: &'a str,
+        /// Its arguments.
         args: &'a [String],
     },
     /// A system command: argv[0] exactly as written (bare name or a path) and the rest.
     System {
+        /// argv[0] as written (a bare name or a path).
         program: &'a str,
+        /// Its arguments.
         args: &'a [String],
     },
 }
@@ -113,7 +118,9 @@ fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
 /// A pattern that could not be parsed; names the pattern and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatternError {
+    /// The pattern as written.
     pub pattern: String,
+    /// Why it is not valid.
     pub reason: String,
 }
 
@@ -154,6 +161,7 @@ impl fmt::Display for Pattern {
 }
 
 impl Pattern {
+    /// Parses a pattern (`say`, `git status`, `scripts/*`, `SKILL/scripts/*`, `*`).
     pub fn parse(text: &str) -> Result<Pattern, PatternError> {
         let err = |reason: String| PatternError {
             pattern: text.to_string(),

@@ -40,11 +40,13 @@ pub struct RunSpec {
     pub program: OsString,
     /// Arguments after the program (argv[1..]).
     pub args: Vec<OsString>,
+    /// Working directory.
     pub cwd: PathBuf,
     /// The complete environment of the child (`TMPDIR` is replaced by the per-run directory).
     pub env: Vec<(OsString, OsString)>,
     /// Bytes for stdin; `None` means stdin is closed (empty).
     pub stdin: Option<Vec<u8>>,
+    /// Wall-clock limit; on expiry the whole process group is killed.
     pub timeout: Duration,
     /// Cap per stream.
     pub max_output_bytes: usize,
@@ -59,11 +61,17 @@ pub struct RunResult {
     pub exit_code: i32,
     /// e.g. "SIGSEGV" when killed by a signal.
     pub signal: Option<String>,
+    /// Standard output (at most `max_output_bytes`).
     pub stdout: Vec<u8>,
+    /// Standard error (at most `max_output_bytes`).
     pub stderr: Vec<u8>,
+    /// Standard output was cut.
     pub truncated_stdout: bool,
+    /// Standard error was cut.
     pub truncated_stderr: bool,
+    /// Killed at the timeout.
     pub timed_out: bool,
+    /// How long it ran.
     pub duration: Duration,
     /// Restrictions that were requested but are not in force (best-effort), and similar notes.
     pub warnings: Vec<String>,
@@ -72,6 +80,7 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// Exited 0 (not killed, not timed out).
     pub fn success(&self) -> bool {
         self.exit_code == 0 && self.signal.is_none() && !self.timed_out
     }
@@ -81,7 +90,11 @@ impl RunResult {
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     #[error("command not found: {program}")]
-    NotFound { program: String },
+    /// The program was not found on the PATH given.
+    NotFound {
+        /// The program as asked for.
+        program: String,
+    },
     /// What the machine lacks, e.g. "network isolation: user namespaces are disabled
     /// (kernel.unprivileged_userns_clone=0)".
     #[error(

@@ -19,19 +19,25 @@ use crate::command::{Pattern, Target, escape_controls};
 /// The policy's answer. A `Deny` reason is one line, meant for stderr, the audit log and the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
+    /// The policy lets it run.
     Allow,
+    /// It may not run, and why.
     Deny(String),
 }
 
 impl Decision {
+    /// True for [`Decision::Allow`].
     pub fn is_allowed(&self) -> bool {
         matches!(self, Decision::Allow)
     }
 }
 
+/// The reason given when `allow_scripts` is off.
 pub const SCRIPTS_NOT_ALLOWED: &str =
     "scripts are not allowed (pass --allow-scripts or set allow_scripts)";
 
+/// Judges `target` against the policy: denied patterns win, then an allowed pattern must
+/// match.
 pub fn decide(policy: &ScriptPolicy, target: &Target) -> Decision {
     if !policy.allow_scripts {
         return Decision::Deny(SCRIPTS_NOT_ALLOWED.to_string());

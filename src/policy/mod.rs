@@ -9,22 +9,29 @@ mod merge;
 pub use decide::{Decision, SCRIPTS_NOT_ALLOWED, decide};
 pub use merge::{PolicyError, PolicyOverrides, TIMEOUT_RANGE};
 
+/// What to do when a requested restriction cannot be enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
+    /// Refuse to run, and say why.
     #[default]
     Required,
+    /// Run anyway, with a warning.
     BestEffort,
 }
 
+/// Whether to ask before each run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum ConfirmMode {
+    /// Ask on the terminal (declines where there is none).
     #[default]
     Ask,
+    /// Never ask.
     Never,
 }
 
+/// Whether a run may go ahead when its audit line cannot be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuditMode {
@@ -39,20 +46,36 @@ pub enum AuditMode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ScriptPolicy {
+    /// Master switch: when false nothing runs and directives are stripped.
     pub allow_scripts: bool,
+    /// Patterns a command must match to run.
     pub allowed_commands: Vec<String>,
+    /// Patterns that win over `allowed_commands`.
     pub denied_commands: Vec<String>,
+    /// Interpreters skill scripts may use.
     pub allowed_interpreters: Vec<String>,
+    /// Wall-clock limit per command (1..=600).
     pub timeout_seconds: u64,
+    /// Cap per output stream; the rest is dropped with a warning.
     pub max_output_bytes: usize,
+    /// How much captured stdout goes back into a model's context (head and tail kept).
     pub max_capture_bytes: usize,
+    /// Let commands use the network (false: a fresh network namespace).
     pub allow_network: bool,
+    /// Let commands write anywhere (false: Landlock, writes only to `$TMPDIR` and
+    /// `writable_paths`).
     pub allow_filesystem: bool,
+    /// Paths that stay writable when `allow_filesystem` is false.
     pub writable_paths: Vec<PathBuf>,
+    /// Refuse or warn when a restriction cannot be enforced.
     pub sandbox: SandboxMode,
+    /// The only inherited environment variables.
     pub env_passthrough: Vec<String>,
+    /// Ask before each run, or not.
     pub confirm: ConfirmMode,
+    /// Chat: bound on capture round-trips per user message.
     pub max_captures_per_turn: usize,
+    /// Refuse a run whose audit line cannot be written, or not.
     pub audit: AuditMode,
 }
 

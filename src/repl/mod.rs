@@ -35,7 +35,6 @@ use ui::TermUi;
 /// What the REPL needs besides the session: the flags it was started with (to rebuild on
 /// `/model` or `/agent`) and the shared setup.
 pub struct ReplInfo {
-    pub model_label: String,
     pub args: ChatArgs,
     pub setup: Setup,
 }

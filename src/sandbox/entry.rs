@@ -37,10 +37,9 @@ static HOOKED: AtomicBool = AtomicBool::new(false);
 /// can be its own launcher ([`crate::dispatch::Launcher::ThisProgram`]).
 ///
 /// ```no_run
-/// fn main() {
-///     skillpipe::sandbox::run_if_launcher();
-///     // … build the runtime, then the Dispatcher with Launcher::ThisProgram …
-/// }
+/// skillpipe::sandbox::run_if_launcher();
+/// // … then build the runtime, and the Dispatcher with `Launcher::ThisProgram`.
+/// let rt = tokio::runtime::Runtime::new().unwrap();
 /// ```
 pub fn run_if_launcher() {
     HOOKED.store(true, Ordering::SeqCst);

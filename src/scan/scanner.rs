@@ -100,11 +100,14 @@ pub struct Scanner {
 /// straight from the fed chunk, and only valid during the call.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Piece<'a> {
+    /// Bytes to pass through, borrowed from the chunk or the scanner's buffer.
     Text(&'a [u8]),
+    /// A complete directive, to run.
     Directive(Directive),
 }
 
 impl Scanner {
+    /// A scanner at the start of a stream.
     pub fn new(opts: ScanOptions) -> Scanner {
         Scanner {
             opts,

