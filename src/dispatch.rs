@@ -273,7 +273,8 @@ impl Dispatcher {
         }
     }
 
-    /// Replaces the terminal prompt (the REPL pauses its spinner around it).
+    /// Replaces the terminal prompt (tests inside the crate).
+    #[cfg(test)]
     pub(crate) fn with_asker(
         mut self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,

@@ -40,6 +40,8 @@ pub mod scan;
 #[cfg(feature = "runtime")]
 pub mod agents;
 #[cfg(feature = "runtime")]
+pub(crate) mod app;
+#[cfg(feature = "runtime")]
 pub mod audit;
 #[cfg(feature = "runtime")]
 pub mod chat;

@@ -52,7 +52,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let agent = agents::load(&name, &vars).map_err(config_error)?;
             warn_all(&agent.warnings);
             let dirs = args.skill_flags.search_path()?;
-            let mut set = crate::skills::SkillSet::load_with(&dirs, &super::setup::load_options()?);
+            let mut set = crate::skills::SkillSet::load_with(&dirs, &crate::app::load_options()?);
             set.retain_named(&agent.skills)
                 .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
             let skills = agents::skill_prompts_of(&set);

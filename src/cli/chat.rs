@@ -1,10 +1,8 @@
 //! `skillpipe chat`: one-shot answer or the interactive REPL.
 
-use super::setup::Setup;
 use super::{PolicyFlags, SkillFlags, usage};
-use crate::chat::{ChatOptions, Session, Ui};
-use crate::model::{AgentModel, Settings};
-use crate::scan::ScanOptions;
+use crate::app::{ChatConfig, build_session};
+use crate::chat::{Session, Ui};
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
 
@@ -45,18 +43,31 @@ pub struct ChatArgs {
     pub skill_flags: SkillFlags,
 }
 
+impl ChatArgs {
+    /// The flags as the app layer's plain config.
+    fn config(&self) -> anyhow::Result<ChatConfig> {
+        Ok(ChatConfig {
+            app: self
+                .policy
+                .app_config(&self.skill_flags, self.agent.as_deref(), &self.vars)?,
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            tools: self.tools,
+            no_stream: self.no_stream,
+            max_captures: self.max_captures,
+            exec_in_code: self.exec_in_code,
+            resume: self.resume.clone(),
+        })
+    }
+}
+
 pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
     if args.resume.is_some() && args.prompt.is_some() {
         return Err(usage(
             "--resume reopens a saved session in the interactive REPL; it does not take a PROMPT",
         ));
     }
-    let setup = super::setup::build(
-        &args.policy,
-        &args.skill_flags,
-        args.agent.as_deref(),
-        &args.vars,
-    )?;
+    let config = args.config()?;
     let prompt = match &args.prompt {
         Some(p) => Some(p.clone()),
         None if args.resume.is_none() && !std::io::stdin().is_terminal() => {
@@ -69,56 +80,20 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
         }
         None => None,
     };
-    let rt = super::setup::runtime()?;
+    let rt = crate::app::runtime()?;
     let _guard = rt.enter();
-    let (session, _label) = build_session(&args, &setup)?;
     match prompt {
-        Some(p) => one_shot(&rt, session, &p),
-        None => crate::repl::run(&rt, session, crate::repl::ReplInfo { args, setup }),
+        Some(p) => {
+            let setup = crate::app::build(&config.app, None)?;
+            super::warn_all(&setup.warnings);
+            let (session, _label) = build_session(&config, &setup)?;
+            one_shot(&rt, session, &p)
+        }
+        None => {
+            crate::repl::run(&rt, config)?;
+            Ok(super::EXIT_OK)
+        }
     }
-}
-
-/// Model settings, provider, system prompt and options → a chat session. Returns the
-/// `provider:model` label for display.
-pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session, String)> {
-    if args.max_captures == Some(0) {
-        return Err(usage("--max-captures must be at least 1"));
-    }
-    let agent = setup.agent.as_ref();
-    let agent_model = AgentModel {
-        model: agent.and_then(|a| a.model.clone()),
-        provider: agent.and_then(|a| a.provider.clone()),
-        params: agent.map(|a| a.params.clone()).unwrap_or_default(),
-        origin: agent
-            .map(|a| format!("agent file {}", a.source.display()))
-            .unwrap_or_default(),
-    };
-    let settings =
-        Settings::from_process(args.model.as_deref(), args.base_url.as_deref(), agent_model)
-            .map_err(|e| usage(e.to_string()))?;
-    settings.check_api_key().map_err(|e| usage(e.to_string()))?;
-    let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
-    let dispatcher = setup.dispatcher.clone();
-    let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
-    let skills = crate::agents::skill_prompts_of(dispatcher.skills());
-    let system = crate::agents::system_prompt(instructions, &skills);
-    let policy = dispatcher.policy();
-    let opts = ChatOptions {
-        scan: ScanOptions {
-            exec_in_code: args.exec_in_code,
-            ..Default::default()
-        },
-        max_captures: args.max_captures.unwrap_or(policy.max_captures_per_turn),
-        tools: args.tools || agent.is_some_and(|a| a.tool_calls),
-        stream: !args.no_stream,
-        model: settings.model.clone(),
-        params: settings.params.clone(),
-    };
-    let label = settings.label();
-    Ok((
-        Session::new(provider, dispatcher, Some(system), opts),
-        label,
-    ))
 }
 
 /// One answer on stdout (processed text only), notices on stderr, then exit.
@@ -136,7 +111,7 @@ fn one_shot(
         Ok(_) => Ok(super::EXIT_OK),
         Err(e) => {
             eprintln!("skillpipe: {e}");
-            Ok(super::EXIT_RUNTIME)
+            Ok(crate::app::EXIT_RUNTIME)
         }
     }
 }

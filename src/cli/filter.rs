@@ -24,8 +24,12 @@ pub struct FilterArgs {
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
-    let setup = super::setup::build(&args.policy, &args.skill_flags, args.agent.as_deref(), &[])?;
-    let rt = super::setup::runtime()?;
+    let config = args
+        .policy
+        .app_config(&args.skill_flags, args.agent.as_deref(), &[])?;
+    let setup = crate::app::build(&config, None)?;
+    super::warn_all(&setup.warnings);
+    let rt = crate::app::runtime()?;
     let opts = crate::filter::FilterOptions {
         scan: crate::scan::ScanOptions {
             exec_in_code: args.exec_in_code,

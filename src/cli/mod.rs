@@ -1,5 +1,6 @@
 //! Command-line definitions (DESIGN §9) and the entry point. Each subcommand lives in its own
-//! module with a `run` function; this file only parses and maps errors to exit codes.
+//! module with a `run` function that turns its flags into the app layer's plain config
+//! (`crate::app`); this file only parses and maps errors to exit codes.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -9,23 +10,17 @@ pub mod chat;
 pub mod doctor;
 pub mod filter;
 pub mod run;
-pub mod setup;
 pub mod skills;
 
-/// Exit codes (DESIGN §9).
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_RUNTIME: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
-pub const EXIT_STRICT: i32 = 3;
+use crate::app::{AppConfig, AppError, EXIT_RUNTIME, EXIT_USAGE};
 
-/// A usage or configuration error: exit code 2. The message names the flag, file or line.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+/// Exit codes (DESIGN §9) besides the app layer's 1 (runtime) and 2 (usage).
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_STRICT: i32 = 3;
 
 /// Build a usage error (exit 2) as an `anyhow::Error`.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
-    UsageError(msg.into()).into()
+    crate::app::usage(msg).into()
 }
 
 #[derive(Debug, Parser)]
@@ -68,13 +63,11 @@ impl SkillFlags {
     /// The skill search path. A `--skills-dir` that is not a directory is a usage error: a typo
     /// would otherwise load no skills and leave every directive "not found".
     pub fn search_path(&self) -> anyhow::Result<Vec<PathBuf>> {
-        if let Some(d) = self.skills_dirs.iter().find(|d| !d.is_dir()) {
-            return Err(usage(format!(
-                "--skills-dir {}: no such directory",
-                d.display()
-            )));
-        }
-        Ok(crate::paths::skill_search_path(&self.skills_dirs))
+        let config = AppConfig {
+            skills_dirs: self.skills_dirs.clone(),
+            ..AppConfig::default()
+        };
+        Ok(config.search_path()?)
     }
 }
 
@@ -114,6 +107,23 @@ pub struct PolicyFlags {
 }
 
 impl PolicyFlags {
+    /// These flags, the skill flags and the agent as the app layer's config.
+    pub fn app_config(
+        &self,
+        skill_flags: &SkillFlags,
+        agent: Option<&str>,
+        vars: &[String],
+    ) -> anyhow::Result<AppConfig> {
+        Ok(AppConfig {
+            overrides: self.overrides()?,
+            skills_dirs: skill_flags.skills_dirs.clone(),
+            only_skills: self.skills.clone(),
+            audit_log: self.audit_log.clone(),
+            agent: agent.map(str::to_string),
+            vars: vars.to_vec(),
+        })
+    }
+
     /// The flags that change the policy, as the library's plain type.
     pub fn overrides(&self) -> anyhow::Result<crate::policy::PolicyOverrides> {
         use crate::policy::SandboxMode;
@@ -140,6 +150,13 @@ impl PolicyFlags {
     }
 }
 
+/// Warnings of the set-up (agent file, skills), one line each on stderr.
+pub fn warn_all(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("skillpipe: warning: {w}");
+    }
+}
+
 pub fn main() -> i32 {
     // `skillpipe __launch …` is the sandbox launcher: it must run before anything starts a thread.
     crate::sandbox::run_if_launcher();
@@ -163,11 +180,8 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("skillpipe: {e:#}");
-            if e.downcast_ref::<UsageError>().is_some() {
-                EXIT_USAGE
-            } else {
-                EXIT_RUNTIME
-            }
+            e.downcast_ref::<AppError>()
+                .map_or(EXIT_RUNTIME, AppError::exit_code)
         }
     }
 }

@@ -36,7 +36,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         }
         None => None,
     };
-    let setup = super::setup::build(&args.policy, &args.skill_flags, None, &[])?;
+    let config = args.policy.app_config(&args.skill_flags, None, &[])?;
+    let setup = crate::app::build(&config, None)?;
+    super::warn_all(&setup.warnings);
     let dispatcher = setup.dispatcher;
     let resolved = match dispatcher.skills().resolve_in(&args.skill, &args.script) {
         Ok(r) => r,
@@ -50,7 +52,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     };
     let mut argv = vec![format!("{}/{}", resolved.skill, resolved.rel_path)];
     argv.extend(args.args.iter().cloned());
-    let rt = super::setup::runtime()?;
+    let rt = crate::app::runtime()?;
     let outcome = rt.block_on(dispatcher.run_argv(Origin::Run, argv, stdin));
     match outcome {
         Outcome::Ran(ran) => {
