@@ -25,6 +25,7 @@
 //! - [`skills`]: skill discovery, script detection and safe resolution.
 //! - [`agents`]: agent configs and the system prompt.
 //! - [`model`]: the model interface ([`Provider`]) and, with `http`, the bundled clients.
+//! - [`config`]: the one config file (`config.toml`), read once.
 //! - [`dispatch`]: one directive from decision to result, with confirmation and audit.
 //! - [`pipeline`]: what filter and chat share: outcome wording, capture text, the side-effect queue.
 //! - [`filter`]: the Unix filter pipeline.
@@ -47,6 +48,8 @@ pub mod audit;
 pub mod chat;
 #[cfg(feature = "cli")]
 pub(crate) mod cli;
+#[cfg(feature = "runtime")]
+pub mod config;
 #[cfg(feature = "runtime")]
 pub mod confirm;
 #[cfg(feature = "runtime")]

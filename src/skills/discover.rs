@@ -28,29 +28,19 @@ impl Default for LoadOptions {
 impl LoadOptions {
     /// Options from the `[skills]` table of `$XDG_CONFIG_HOME/skillpipe/config.toml`
     /// (`ts_interpreter = "deno"`); defaults when there is no such file or table.
-    pub fn from_config_file() -> Result<LoadOptions, String> {
-        let Some(path) = crate::paths::config_file().filter(|p| p.is_file()) else {
-            return Ok(LoadOptions::default());
-        };
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        LoadOptions::from_config(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn from_config_file() -> Result<LoadOptions, crate::config::ConfigError> {
+        Ok(crate::config::ConfigFile::global()?
+            .map(LoadOptions::from_config)
+            .unwrap_or_default())
     }
 
-    /// Parses the `[skills]` table of a config file's text.
-    pub fn from_config(text: &str) -> Result<LoadOptions, String> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+    /// The options a parsed config file asks for.
+    pub fn from_config(config: &crate::config::ConfigFile) -> LoadOptions {
         let mut opts = LoadOptions::default();
-        if let Some(skills) = table.get("skills") {
-            match skills.get("ts_interpreter") {
-                None => {}
-                Some(toml::Value::String(s)) if !s.trim().is_empty() => {
-                    opts.ts_interpreter = s.trim().to_string()
-                }
-                Some(_) => return Err("[skills] ts_interpreter must be a program name".into()),
-            }
+        if let Some(ts) = &config.skills.ts_interpreter {
+            opts.ts_interpreter = ts.trim().to_string();
         }
-        Ok(opts)
+        opts
     }
 }
 
@@ -252,12 +242,18 @@ pub fn detect_scripts(skill_dir: &Path, opts: &LoadOptions) -> Vec<scripts::Scri
 #[cfg(test)]
 mod tests {
     use super::LoadOptions;
+    use crate::config::ConfigFile;
+
+    fn options(text: &str) -> LoadOptions {
+        LoadOptions::from_config(&ConfigFile::parse(text, "/c.toml".as_ref()).unwrap())
+    }
 
     #[test]
     fn ts_interpreter_comes_from_the_skills_table() {
-        assert_eq!(LoadOptions::from_config("").unwrap().ts_interpreter, "node");
-        let o = LoadOptions::from_config("[skills]\nts_interpreter = \"deno\"\n").unwrap();
-        assert_eq!(o.ts_interpreter, "deno");
-        assert!(LoadOptions::from_config("[skills]\nts_interpreter = 3\n").is_err());
+        assert_eq!(options("").ts_interpreter, "node");
+        assert_eq!(
+            options("[skills]\nts_interpreter = \"deno\"\n").ts_interpreter,
+            "deno"
+        );
     }
 }
