@@ -112,7 +112,9 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Arc<Asker>>) -> Result<Set
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
     if !wanted.is_empty() {
-        skills.retain_named(&wanted).map_err(usage)?;
+        skills
+            .retain_named(&wanted)
+            .map_err(|e| usage(e.to_string()))?;
     }
 
     let audit_path = config.audit_log.clone().or_else(crate::paths::audit_log);

@@ -10,19 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// What happened to a directive. Exactly one per audit line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Decision {
-    /// The command ran (whatever its exit status).
-    Ran,
-    /// Refused by the policy (or by a safety rule).
-    Denied,
-    /// The user said no, or there was no terminal to ask.
-    Declined,
-    /// Not a valid command (shell syntax, unknown script, ...).
-    Invalid,
-}
+pub use crate::policy::Decision;
 
 /// Longest argument in a record, in characters; a longer one is cut to this length, its last
 /// character replaced by `…`.
@@ -94,6 +82,33 @@ fn cut(arg: &str) -> String {
     format!("{}…", &arg[..i])
 }
 
+/// Why the audit log could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// Nowhere to log.
+    #[error("no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)")]
+    NoLocation,
+    /// Creating, opening or writing the file failed.
+    #[error("audit log {}: {source}", .path.display())]
+    Io {
+        /// The log file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Only part of a line was written.
+    #[error("audit log: short write ({written} of {len} bytes)")]
+    ShortWrite {
+        /// Bytes written.
+        written: usize,
+        /// Bytes of the line.
+        len: usize,
+    },
+    /// The record could not be encoded.
+    #[error("audit log: cannot encode the record: {0}")]
+    Encode(String),
+}
+
 /// Told about a failed best-effort write.
 type WarningSink = dyn Fn(&str) + Send + Sync;
 
@@ -139,45 +154,48 @@ impl AuditLog {
     }
 
     /// Opens the log now; used by `audit = "required"` to refuse before running anything.
-    pub fn check_writable(&self) -> Result<(), String> {
+    pub fn check_writable(&self) -> Result<(), AuditError> {
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         self.open(&mut file).map(|_| ())
     }
 
-    fn open<'a>(&self, slot: &'a mut Option<File>) -> Result<&'a mut File, String> {
+    fn open<'a>(&self, slot: &'a mut Option<File>) -> Result<&'a mut File, AuditError> {
         if slot.is_none() {
-            let path = self
-                .path
-                .as_ref()
-                .ok_or("no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)")?;
+            let path = self.path.as_ref().ok_or(AuditError::NoLocation)?;
+            let io = |source| AuditError::Io {
+                path: path.clone(),
+                source,
+            };
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| format!("audit log {}: {e}", path.display()))?;
+                std::fs::create_dir_all(dir).map_err(io)?;
             }
             let f = OpenOptions::new()
                 .append(true)
                 .create(true)
                 .open(path)
-                .map_err(|e| format!("audit log {}: {e}", path.display()))?;
+                .map_err(io)?;
             *slot = Some(f);
         }
         Ok(slot.as_mut().expect("opened above"))
     }
 
     /// Appends one record. Errors are returned so `audit = "required"` callers can act on them.
-    pub fn write(&self, record: &Record) -> Result<(), String> {
-        let mut line = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+    pub fn write(&self, record: &Record) -> Result<(), AuditError> {
+        let mut line = serde_json::to_vec(record).map_err(|e| AuditError::Encode(e.to_string()))?;
         line.push(b'\n');
         let mut slot = self.file.lock().unwrap_or_else(|e| e.into_inner());
         let file = self.open(&mut slot)?;
         // One write call per line: O_APPEND makes it land whole at the end.
         match file.write(&line) {
             Ok(n) if n == line.len() => Ok(()),
-            Ok(n) => Err(format!(
-                "audit log: short write ({n} of {} bytes)",
-                line.len()
-            )),
-            Err(e) => Err(format!("audit log: {e}")),
+            Ok(n) => Err(AuditError::ShortWrite {
+                written: n,
+                len: line.len(),
+            }),
+            Err(source) => Err(AuditError::Io {
+                path: self.path.clone().unwrap_or_default(),
+                source,
+            }),
         }
     }
 
@@ -187,7 +205,7 @@ impl AuditLog {
             && !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed)
             && let Some(f) = &self.on_warning
         {
-            f(&e);
+            f(&e.to_string());
         }
     }
 }
@@ -270,6 +288,11 @@ mod tests {
     #[test]
     fn unwritable_log_is_an_error() {
         let log = AuditLog::new(Some(PathBuf::from("/proc/no/such/audit.jsonl")));
-        assert!(log.check_writable().unwrap_err().contains("/proc/no/such"));
+        assert!(
+            log.check_writable()
+                .unwrap_err()
+                .to_string()
+                .contains("/proc/no/such")
+        );
     }
 }

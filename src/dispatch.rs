@@ -110,6 +110,8 @@ pub type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync;
 /// ```
 pub struct Dispatcher {
     policy: ScriptPolicy,
+    /// Its patterns, parsed once.
+    compiled: policy::CompiledPolicy,
     skills: Arc<SkillSet>,
     audit: AuditLog,
     confirmer: Mutex<Confirmer>,
@@ -219,13 +221,13 @@ impl DispatcherBuilder {
     /// Checks the policy and, when it lets anything run, settles the launcher: a launcher that
     /// cannot be used is an error now rather than a refusal at every directive.
     pub fn build(self) -> Result<Dispatcher, BuildError> {
-        self.policy.validate()?;
+        let compiled = self.policy.compile()?;
         let launcher = if self.policy.allow_scripts {
             Some(self.launcher.resolve()?)
         } else {
             None
         };
-        let mut d = Dispatcher::new(self.policy, self.skills, self.audit);
+        let mut d = Dispatcher::with_compiled(self.policy, compiled, self.skills, self.audit);
         d.launcher = launcher;
         d.agent = self.agent;
         if let Some(asker) = self.asker {
@@ -252,7 +254,19 @@ impl Dispatcher {
     }
 
     /// A dispatcher using the process's default launcher (for tests inside the crate).
+    /// Panics on a policy that does not compile (tests only ever pass valid ones).
+    #[cfg(test)]
     pub(crate) fn new(policy: ScriptPolicy, skills: Arc<SkillSet>, audit: AuditLog) -> Dispatcher {
+        let compiled = policy.compile().expect("a valid policy");
+        Dispatcher::with_compiled(policy, compiled, skills, audit)
+    }
+
+    fn with_compiled(
+        policy: ScriptPolicy,
+        compiled: policy::CompiledPolicy,
+        skills: Arc<SkillSet>,
+        audit: AuditLog,
+    ) -> Dispatcher {
         let base_env = std::env::vars_os()
             .filter(|(k, _)| {
                 policy
@@ -264,6 +278,7 @@ impl Dispatcher {
         Dispatcher {
             confirmer: Mutex::new(Confirmer::new(policy.confirm)),
             policy,
+            compiled,
             skills,
             audit,
             asker: Box::new(confirm::ask_tty),
@@ -357,8 +372,8 @@ impl Dispatcher {
                     rel_path: &resolved.rel_path,
                     args,
                 };
-                if let policy::Decision::Deny(why) = policy::decide(&self.policy, &target) {
-                    return self.block(origin, &argv, skill, Decision::Denied, why);
+                if let Err(d) = policy::decide(&self.compiled, &target) {
+                    return self.block(origin, &argv, skill, Decision::Denied, d.reason);
                 }
                 let cmd = match resolved.command(args, &self.policy.allowed_interpreters, &path_var)
                 {
@@ -376,8 +391,8 @@ impl Dispatcher {
                     program: &argv0,
                     args,
                 };
-                if let policy::Decision::Deny(why) = policy::decide(&self.policy, &target) {
-                    return self.block(origin, &argv, None, Decision::Denied, why);
+                if let Err(d) = policy::decide(&self.compiled, &target) {
+                    return self.block(origin, &argv, None, Decision::Denied, d.reason);
                 }
                 let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
                 let args = args.iter().map(OsString::from).collect();

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 mod decide;
 mod merge;
 
-pub use decide::{Decision, SCRIPTS_NOT_ALLOWED, decide};
+pub use decide::{CompiledPolicy, Denied, SCRIPTS_NOT_ALLOWED, decide};
 pub use merge::{PolicyError, PolicyOverrides, TIMEOUT_RANGE};
 
 /// What to do when a requested restriction cannot be enforced.
@@ -40,6 +40,21 @@ pub enum AuditMode {
     BestEffort,
     /// Refuse to run a command when the log cannot be written.
     Required,
+}
+
+/// What happened to a request: the one vocabulary of the policy, the dispatcher, the reports
+/// and the audit log (exactly one per audit line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// The command ran (whatever its exit status).
+    Ran,
+    /// Refused by the policy (or by a safety rule).
+    Denied,
+    /// The user said no, or there was no terminal to ask.
+    Declined,
+    /// Not a valid command (shell syntax, unknown script, ...).
+    Invalid,
 }
 
 /// DESIGN §2 table. Field names are the agent TOML `[script_policy]` keys.

@@ -44,6 +44,16 @@ impl LoadOptions {
     }
 }
 
+/// Skills asked for by name that were not found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown skill{} `{}`; available: {available}", if names.len() == 1 { "" } else { "s" }, names.join("`, `"))]
+pub struct UnknownSkills {
+    /// The names not found.
+    pub names: Vec<String>,
+    /// The names there are, comma-separated.
+    pub available: String,
+}
+
 /// The skills found on a search path, in search-path order, unique by name.
 #[derive(Debug, Clone, Default)]
 pub struct SkillSet {
@@ -143,19 +153,17 @@ impl SkillSet {
 
     /// Keep only the named skills (`--skill`), in load order. An unknown name is an error that
     /// names it and lists what is available; nothing is removed then.
-    pub fn retain_named(&mut self, names: &[String]) -> Result<(), String> {
-        let unknown: Vec<&str> = names
+    pub fn retain_named(&mut self, names: &[String]) -> Result<(), UnknownSkills> {
+        let unknown: Vec<String> = names
             .iter()
             .filter(|n| self.get(n).is_none())
-            .map(String::as_str)
+            .cloned()
             .collect();
         if !unknown.is_empty() {
-            let what = if unknown.len() == 1 {
-                format!("unknown skill `{}`", unknown[0])
-            } else {
-                format!("unknown skills `{}`", unknown.join("`, `"))
-            };
-            return Err(format!("{what}; available: {}", self.names_list()));
+            return Err(UnknownSkills {
+                names: unknown,
+                available: self.names_list(),
+            });
         }
         self.skills.retain(|s| names.contains(&s.name));
         Ok(())

@@ -20,7 +20,7 @@ pub(crate) mod rules;
 pub(crate) mod scripts;
 pub(crate) mod validate;
 
-pub use discover::{LoadOptions, SkillSet};
+pub use discover::{LoadOptions, SkillSet, UnknownSkills};
 pub use resolve::{ResolveError, ResolvedScript, ScriptCommand};
 pub use scripts::Script;
 
