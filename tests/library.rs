@@ -110,6 +110,41 @@ fn examples_run_end_to_end() {
 }
 
 #[test]
+fn the_sandbox_example_runs_refuses_and_confines() {
+    let home = TestHome::new();
+    let out = Command::new(example("sandboxed_directive"))
+        .env("HOME", home.path())
+        .env("TMPDIR", home.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    if text.contains("cannot sandbox") {
+        println!("SKIPPED: this machine cannot enforce the sandbox: {text}");
+        return;
+    }
+    assert!(
+        text.contains("→ exit 0 \"hello from the sandbox\""),
+        "{text}"
+    );
+    assert!(text.contains("→ exit 0 \"wrote to TMPDIR\""), "{text}");
+    assert!(
+        text.contains("→ Denied: `sh -c 'rm -rf /'` matches denied pattern"),
+        "{text}"
+    );
+    assert!(
+        text.contains("→ Invalid: shell syntax is not supported"),
+        "{text}"
+    );
+    // The write outside $TMPDIR was refused by the sandbox, not by luck.
+    assert!(
+        !home.path().join("skillpipe-example-was-here").exists(),
+        "{text}"
+    );
+    assert!(text.contains("Permission denied"), "{text}");
+}
+
+#[test]
 fn an_unknown_config_key_is_an_error_with_file_and_line() {
     let home = TestHome::new();
     let cfg = home.write(
