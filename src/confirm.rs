@@ -46,7 +46,7 @@ pub struct Confirmer {
     always: Vec<String>,
 }
 
-/// The "always" scope: the program or script (argv[0]), whatever its arguments.
+/// The "always" scope: the program or script (`argv[0]`), whatever its arguments.
 fn scope(argv: &[String]) -> &str {
     argv.first().map(String::as_str).unwrap_or("")
 }

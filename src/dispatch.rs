@@ -334,7 +334,7 @@ impl Dispatcher {
         }
     }
 
-    /// Runs argv (argv[0] a skill script reference or a system command) if the policy allows.
+    /// Runs argv (`argv[0]` a skill script reference or a system command) if the policy allows.
     pub async fn run_argv(
         &self,
         origin: Origin,

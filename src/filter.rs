@@ -4,7 +4,7 @@
 //! scanned, mostly straight from the read buffer. Side effects go to a bounded background queue that
 //! runs them in order (a bounded queue) and is drained before the filter returns; captures run where they stand,
 //! in order, and their stdout (trailing newlines removed) replaces them. While a capture runs,
-//! a helper thread keeps reading input (bounded read-ahead, see [`input`]).
+//! a helper thread keeps reading input (bounded read-ahead, see `input`).
 
 mod input;
 mod output;

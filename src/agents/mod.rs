@@ -1,11 +1,11 @@
 //! Agent configs (DESIGN §5) and the system prompt (§4).
 //!
-//! - [`config`]: the TOML formats (skillpipe's own, strict; r9s's versioned layout) → [`AgentFile`]
+//! - `config`: the TOML formats (skillpipe's own, strict; r9s's versioned layout) → [`AgentFile`]
 //!   → [`AgentConfig`] once `{{var}}` placeholders are filled. Pure.
-//! - [`search`]: where agents live and how a name is found; `agents list`.
+//! - `search`: where agents live and how a name is found; `agents list`.
 //! - [`prompt`]: the system prompt a model sees. Pure.
-//! - [`template`]: `{{var}}` placeholders and `--var K=V`. Pure.
-//! - [`skill_adapter`]: the prompt view of loaded skills.
+//! - `template`: `{{var}}` placeholders and `--var K=V`. Pure.
+//! - `skill_adapter`: the prompt view of loaded skills.
 
 // Reached through re-exports; its fields and variants are not documented one by one yet.
 #[allow(missing_docs)]

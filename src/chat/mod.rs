@@ -84,6 +84,57 @@ pub struct TurnReport {
 }
 
 /// A conversation: history (with the model's raw text), the provider, and the dispatcher.
+///
+/// ```
+/// use futures::stream;
+/// use skillpipe::{
+///     ChatOptions, ChatRequest, Dispatcher, EventStream, Provider, Report, ScriptPolicy,
+///     Session, StreamEvent, Ui,
+/// };
+/// use std::sync::Arc;
+///
+/// /// A model that always says the same.
+/// struct Canned;
+/// impl Provider for Canned {
+///     fn stream(&self, _req: ChatRequest) -> EventStream {
+///         let tokens = ["Hello ", "%{say hi}", "there."];
+///         Box::pin(stream::iter(tokens.map(|t| Ok(StreamEvent::Text(t.into())))))
+///     }
+/// }
+///
+/// #[derive(Default)]
+/// struct Collect(String, Vec<Report>);
+/// impl Ui for Collect {
+///     fn text(&mut self, bytes: &[u8]) {
+///         self.0.push_str(&String::from_utf8_lossy(bytes));
+///     }
+///     fn report(&mut self, report: &Report) {
+///         self.1.push(report.clone());
+///     }
+///     fn status(&mut self, _line: &str) {}
+///     fn busy(&mut self, _what: Option<&str>) {}
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // Scripts are off (the default policy): directives are stripped and reported, none runs.
+/// let dispatcher = Arc::new(Dispatcher::builder(ScriptPolicy::default()).build()?);
+/// let options = ChatOptions {
+///     scan: Default::default(),
+///     max_captures: 8,
+///     tools: false,
+///     stream: true,
+///     model: "canned".into(),
+///     params: Default::default(),
+/// };
+/// let mut session = Session::new(Box::new(Canned), dispatcher, None, options);
+/// let mut ui = Collect::default();
+/// let rt = tokio::runtime::Runtime::new()?;
+/// let turn = rt.block_on(session.turn("hi", &mut ui))?;
+/// assert_eq!(ui.0, "Hello there.");
+/// assert_eq!(ui.1[0].to_string(), "blocked: %{say hi}: scripts are not allowed (pass --allow-scripts or set allow_scripts)");
+/// assert!(turn.problems);
+/// # Ok(()) }
+/// ```
 pub struct Session {
     provider: Box<dyn Provider>,
     dispatcher: Arc<Dispatcher>,

@@ -16,7 +16,7 @@ pub const API_VERSION: &str = "2023-06-01";
 /// Anthropic requires `max_tokens`; used when the agent's params do not set it.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 
-/// The Anthropic Messages API as a [`Provider`](super::Provider).
+/// The Anthropic Messages API as a [`Provider`].
 pub struct AnthropicProvider {
     endpoint: Endpoint,
 }

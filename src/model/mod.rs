@@ -5,12 +5,12 @@
 //! replay file. Streams must be polled inside a tokio runtime. Dropping a stream drops its HTTP
 //! response, which is how the chat loop stops a model at a capture.
 //!
-//! - [`sse`]: a small incremental Server-Sent Events parser (pure).
+//! - `sse`: a small incremental Server-Sent Events parser (pure).
 //! - [`openai`], [`anthropic`]: wire formats (pure request builders and stream decoders) + providers.
-//! - [`http`]: the shared transport: retries, timeouts, cut streams, error mapping.
-//! - [`retry`]: the backoff policy (pure).
+//! - `http`: the shared transport: retries, timeouts, cut streams, error mapping.
+//! - `retry`: the backoff policy (pure).
 //! - [`replay`]: recorded answers from a JSONL file, for offline demos and tests.
-//! - [`settings`]: which provider, URL, model and key to use (flags > env > agent > config > defaults).
+//! - `settings`: which provider, URL, model and key to use (flags > env > agent > config > defaults).
 
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
@@ -293,6 +293,9 @@ fn paren_note(note: &str) -> String {
 pub type EventStream = BoxStream<'static, Result<StreamEvent, ModelError>>;
 
 /// A model backend. `stream` never blocks: all work happens when the stream is polled.
+/// Implement it to drive a [`crate::Session`] with your own model (see the `Session` example
+/// and `examples/own_provider.rs`); the bundled ones (`http` feature) are
+/// `openai::OpenAiProvider`, `anthropic::AnthropicProvider` and `replay::ReplayProvider`.
 pub trait Provider: Send + Sync {
     /// Starts an answer to `req`; nothing happens until the stream is polled.
     fn stream(&self, req: ChatRequest) -> EventStream;

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
-/// An OpenAI-compatible `/chat/completions` endpoint as a [`Provider`](super::Provider).
+/// An OpenAI-compatible `/chat/completions` endpoint as a [`Provider`].
 pub struct OpenAiProvider {
     endpoint: Endpoint,
 }

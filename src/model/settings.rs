@@ -1,6 +1,6 @@
 //! Which provider, base URL, model and API key to use (DESIGN §6).
 //!
-//! [`resolve`] is a pure function of a [`SettingsInput`] (flags, an environment map, the agent's
+//! `resolve` is a pure function of a [`SettingsInput`] (flags, an environment map, the agent's
 //! fields, the parsed config file), so every precedence rule is unit-testable without touching the
 //! real environment. [`Settings::from_process`] gathers the real inputs.
 //!
@@ -175,12 +175,12 @@ pub struct AgentModel {
     pub origin: String,
 }
 
-/// Everything [`resolve`] looks at.
+/// Everything `resolve` looks at.
 #[derive(Debug, Clone, Default)]
 pub struct SettingsInput {
     pub flag_model: Option<String>,
     pub flag_base_url: Option<String>,
-    /// Environment variables (only the ones in [`ENV_VARS`] and `api_key_env`s matter).
+    /// Environment variables (only the ones in `ENV_VARS` and `api_key_env`s matter).
     pub env: BTreeMap<String, String>,
     pub agent: AgentModel,
     pub config: Option<Config>,

@@ -2,7 +2,7 @@
 //! applies what it is told to, and fails closed when it cannot.
 //!
 //! - [`caps`]: what this machine can enforce ([`probe`], cached) and why not.
-//! - [`plan`]: per run, what to enforce given the request and the machine (pure).
+//! - [`mod@plan`]: per run, what to enforce given the request and the machine (pure).
 //! - the launcher (`skillpipe __launch`, Linux): a re-exec of skillpipe that applies the
 //!   namespaces and Landlock to itself, then runs the command under a tiny PID-1 init.
 //! - `unix_sockets`: with the network isolated, a seccomp filter against new Unix-domain
@@ -68,7 +68,7 @@ pub struct LaunchArgs {
     pub best_effort: bool,
     /// Inherited descriptor for the report to the parent (else messages go to stderr).
     pub report_fd: Option<i32>,
-    /// argv[0] for the command (default: PROGRAM).
+    /// `argv[0]` for the command (default: PROGRAM).
     pub arg0: Option<std::ffi::OsString>,
     /// The command and its arguments (PROGRAM is used as given: no PATH search).
     pub argv: Vec<std::ffi::OsString>,

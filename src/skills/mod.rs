@@ -1,11 +1,11 @@
 //! Skills (DESIGN §4): discovery, script detection, safe resolution.
 //!
-//! - [`frontmatter`]: split SKILL.md and parse its YAML with line numbers (pure).
-//! - [`rules`]: the frontmatter spec as checks with severity (pure).
-//! - [`scripts`]: which files under `scripts/` are scripts, their interpreter and description.
+//! - `frontmatter`: split SKILL.md and parse its YAML with line numbers (pure).
+//! - `rules`: the frontmatter spec as checks with severity (pure).
+//! - `scripts`: which files under `scripts/` are scripts, their interpreter and description.
 //! - [`discover`]: loading skills from the search path, leniently.
-//! - [`resolve`]: from a directive's argv[0] to a checked command.
-//! - [`validate`]: strict validation for `skillpipe skills validate`.
+//! - [`resolve`]: from a directive's `argv[0]` to a checked command.
+//! - `validate`: strict validation for `skillpipe skills validate`.
 
 pub mod discover;
 // Reached through re-exports; its fields and variants are not documented one by one yet.
