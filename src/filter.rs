@@ -94,13 +94,15 @@ where
                 out.flush();
                 if !out.failed() {
                     // Not inside the runtime: this thread may block until there is room.
-                    let _ = side_tx.blocking_send(d);
+                    side_tx.blocking_push(d);
                 }
             }
             Piece::Directive(d) => {
                 out.flush();
                 if !out.failed() {
                     input.lend();
+                    // Program order: a capture sees every earlier side effect's result.
+                    side_tx.blocking_settled();
                     let outcome = rt.block_on(dispatcher.run_body(Kind::Capture, &d.body));
                     report_outcome(&*reporter, &d, &outcome, &problems);
                     out.text(pipeline::capture_text(&outcome));

@@ -375,7 +375,7 @@ impl Session {
         mut stream: EventStream,
         ui: &mut dyn Ui,
         report: &mut TurnReport,
-        queue: &mpsc::Sender<Directive>,
+        queue: &crate::pipeline::SideQueue,
         side_pending: &mut usize,
         side_rx: &mut mpsc::UnboundedReceiver<SideDone>,
     ) -> Result<Step, ModelError> {
@@ -454,7 +454,7 @@ impl Session {
                     Event::Directive(d) if d.kind == Kind::SideEffect => {
                         consumed.push_str(&String::from_utf8_lossy(&d.raw));
                         *side_pending += 1;
-                        let _ = queue.send(d).await;
+                        queue.push(d).await;
                     }
                     Event::Directive(d) => {
                         consumed.push_str(&String::from_utf8_lossy(&d.raw));
