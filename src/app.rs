@@ -156,10 +156,8 @@ pub(crate) fn load_options() -> Result<crate::skills::LoadOptions, AppError> {
     crate::skills::LoadOptions::from_config_file().map_err(|e| usage(e.to_string()))
 }
 
-#[cfg(feature = "http")]
 pub(crate) use session::{ChatConfig, build_session};
 
-#[cfg(feature = "http")]
 mod session {
     use super::{AppConfig, AppError, Setup, usage};
     use crate::chat::{ChatOptions, Session};

@@ -40,7 +40,7 @@ pub mod scan;
 
 #[cfg(feature = "runtime")]
 pub mod agents;
-#[cfg(feature = "runtime")]
+#[cfg(feature = "cli")]
 pub(crate) mod app;
 #[cfg(feature = "runtime")]
 pub mod audit;
