@@ -1,10 +1,12 @@
 //! The Unix filter pipeline (DESIGN §9): stdin → scanner → stdout, directives run.
 //!
 //! Input is read and scanned on the calling thread, and text is written as soon as it is
-//! scanned, mostly straight from the read buffer. Side effects go to a bounded background queue that
-//! runs them in order (a bounded queue) and is drained before the filter returns; captures run where they stand,
-//! in order, and their stdout (trailing newlines removed) replaces them. While a capture runs,
-//! a helper thread keeps reading input (bounded read-ahead, see `input`).
+//! scanned, mostly straight from the read buffer (the zero-copy path the chat loop has no need
+//! for). What happens to directives is [`crate::pipeline`]'s, shared with the chat loop: side
+//! effects go to its bounded queue, which runs them in order and is drained before the filter
+//! returns; a capture runs where it stands once the side effects before it have finished, and
+//! its capture text replaces it; every outcome becomes a typed [`Report`] for the [`Reporter`].
+//! While a capture runs, a helper thread keeps reading input (bounded read-ahead, see `input`).
 
 mod input;
 mod output;
