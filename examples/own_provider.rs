@@ -72,12 +72,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .asker(|_| Ok(Answer::Once))
         .build()?;
     let options = ChatOptions {
-        scan: Default::default(),
         max_captures: 4,
-        tools: false,
-        stream: true,
         model: "scripted".into(),
-        params: Default::default(),
+        ..Default::default()
     };
     let mut session = Session::new(Box::new(Scripted), Arc::new(dispatcher), None, options);
 

@@ -68,6 +68,20 @@ pub struct ChatOptions {
     pub params: serde_json::Map<String, serde_json::Value>,
 }
 
+impl Default for ChatOptions {
+    /// Streaming, no native tools, at most 8 captures per turn, the provider's model.
+    fn default() -> Self {
+        ChatOptions {
+            scan: ScanOptions::default(),
+            max_captures: 8,
+            tools: false,
+            stream: true,
+            model: String::new(),
+            params: Default::default(),
+        }
+    }
+}
+
 /// How one turn went.
 #[derive(Debug, Default, Clone)]
 pub struct TurnReport {
@@ -119,12 +133,8 @@ pub struct TurnReport {
 /// // Scripts are off (the default policy): directives are stripped and reported, none runs.
 /// let dispatcher = Arc::new(Dispatcher::builder(ScriptPolicy::default()).build()?);
 /// let options = ChatOptions {
-///     scan: Default::default(),
-///     max_captures: 8,
-///     tools: false,
-///     stream: true,
 ///     model: "canned".into(),
-///     params: Default::default(),
+///     ..Default::default()
 /// };
 /// let mut session = Session::new(Box::new(Canned), dispatcher, None, options);
 /// let mut ui = Collect::default();
