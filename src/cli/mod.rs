@@ -142,7 +142,8 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("skillpipe: {e:#}");
+            // Errors quote files, servers and arguments: shown inert.
+            eprintln!("skillpipe: {}", crate::term::sanitize(&format!("{e:#}")));
             if e.downcast_ref::<UsageError>().is_some() {
                 EXIT_USAGE
             } else {
