@@ -42,7 +42,9 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
         show_side_effects: args.show_side_effects,
         sanitize: args.sanitize || (!args.raw && std::io::stdout().is_terminal()),
     };
-    let report = crate::filter::run(&rt, setup.dispatcher, opts, raw_stdin()?, raw_stdout())?;
+    // Typed input on the terminal is read only while no confirmation prompt is up.
+    let input = crate::confirm::TtyInput::new(raw_stdin()?);
+    let report = crate::filter::run(&rt, setup.dispatcher, opts, input, raw_stdout())?;
     Ok(if args.strict && report.problems {
         super::EXIT_STRICT
     } else {
