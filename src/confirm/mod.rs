@@ -173,7 +173,9 @@ pub fn reported_column(bytes: &[u8]) -> Option<u16> {
     let mut from = 0;
     while let Some(at) = bytes[from..].windows(2).position(|w| w == b"\x1b[") {
         let rest = &bytes[from + at + 2..];
-        if let Some(end) = rest.iter().position(|b| !(b.is_ascii_digit() || *b == b';'))
+        if let Some(end) = rest
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b';'))
             && rest[end] == b'R'
             && let Some((_, col)) = std::str::from_utf8(&rest[..end])
                 .ok()

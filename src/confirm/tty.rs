@@ -78,7 +78,12 @@ fn read_key(fd: RawFd, since: Instant) -> io::Result<u8> {
             // SAFETY: reading into a stack buffer of the given length.
             let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
             match n {
-                0 => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "terminal closed")),
+                0 => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "terminal closed",
+                    ));
+                }
                 n if n > 0 => {
                     flush_input(fd);
                     return Ok(b[0]);
