@@ -570,3 +570,36 @@ fn shipped_agents_and_transcripts() {
         "side effects and captures both shown"
     );
 }
+
+#[test]
+fn an_untrusted_projects_agents_are_not_found_and_the_error_says_why() {
+    let w = World::new();
+    w.write("agents/tutor.toml", TUTOR);
+    w.untrust();
+    let out = w.agents(&["show", "tutor"]).code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("./agents/tutor.toml is not used because this directory is not trusted"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr
+            .matches("is not trusted (run `skillpipe trust`")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    w.agents(&["list", "--json"]).success().stdout("[]\n");
+    // Named by path it is found, and may only narrow the policy.
+    let skills = skills_dir(&w.cwd);
+    w.agents(&[
+        "show",
+        "agents/tutor.toml",
+        "--var",
+        "lang=x",
+        "--skills-dir",
+        skills.to_str().unwrap(),
+    ])
+    .success()
+    .stdout(predicate::str::contains("# default\n"));
+}

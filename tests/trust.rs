@@ -86,7 +86,7 @@ fn an_untrusted_project_is_ignored_with_one_line_until_trusted() {
 
     // Positive control: once trusted, both are found; a subfolder is covered too.
     cmd_in(&home, &clone).arg("trust").assert().success();
-    let o = cmd_in(&home, &home.path().to_path_buf())
+    let o = cmd_in(&home, home.path())
         .args(["trust", "--list"])
         .output()
         .unwrap();

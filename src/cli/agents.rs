@@ -51,7 +51,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
         }
         AgentsCommand::Show { name, vars } => {
             let vars = agents::parse_vars(&vars).map_err(config_error)?;
-            let mut agent = agents::load(&name, &vars).map_err(config_error)?;
+            let mut agent = agents::load(&name, &vars).map_err(super::setup::agent_error)?;
             warn_all(&agent.warnings);
             let restricted = agents::origin::restrict(&mut agent);
             if let Some(n) = &restricted.notice {

@@ -26,12 +26,18 @@ pub fn build(
     let agent = match agent {
         Some(name) => {
             let vars = crate::agents::parse_vars(vars).map_err(|e| usage(e.to_string()))?;
-            let mut agent = crate::agents::load(name, &vars).map_err(|e| usage(e.to_string()))?;
+            let mut agent = crate::agents::load(name, &vars).map_err(agent_error)?;
             // Checked as written, so a bad value is reported even when it would be dropped.
             if let Some(p) = &agent.script_policy {
                 check_policy(p, &agent.source)?;
             }
-            if let Some(notice) = crate::agents::origin::restrict(&mut agent).notice {
+            let mut restricted = crate::agents::origin::restrict(&mut agent);
+            // What the command line grants anyway is not worth a notice.
+            restricted
+                .ignored
+                .retain(|i| !granted_by_flags(i.key, policy_flags));
+            let notice = crate::policy::source::ignored_notice(&agent.source, &restricted.ignored);
+            if let Some(notice) = notice {
                 eprintln!("skillpipe: {notice}");
             }
             Some(agent)
@@ -110,4 +116,35 @@ pub fn project_notice() {
             present.join(", ./")
         );
     });
+}
+
+/// Whether a policy key an agent file may not raise is raised by the command line anyway.
+fn granted_by_flags(key: &str, f: &PolicyFlags) -> bool {
+    match key {
+        "allow_scripts" => f.allow_scripts || !f.allow.is_empty(),
+        "confirm" => f.yes,
+        "allow_network" => f.allow_network,
+        "allow_filesystem" => f.allow_filesystem,
+        "sandbox" => f.sandbox.as_deref() == Some("best-effort"),
+        _ => false,
+    }
+}
+
+/// An agent that cannot be loaded is a configuration error; one that is only in an untrusted
+/// project's `./agents` says how to use it.
+pub fn agent_error(e: crate::agents::AgentError) -> anyhow::Error {
+    if let crate::agents::AgentError::NotFound { name, .. } = &e
+        && !crate::trust::cwd_trusted()
+    {
+        let here =
+            std::path::Path::new(crate::paths::PROJECT_AGENT_DIR).join(format!("{name}.toml"));
+        if here.is_file() {
+            return usage(format!(
+                "{e}; ./{} is not used because this directory is not trusted: run `skillpipe trust`, or pass --agent {}",
+                here.display(),
+                here.display()
+            ));
+        }
+    }
+    usage(e.to_string())
 }
