@@ -86,6 +86,10 @@ fn read_key(fd: RawFd, since: Instant) -> io::Result<u8> {
                 }
                 n if n > 0 => {
                     flush_input(fd);
+                    // A late answer to the cursor query is the terminal talking, not a key.
+                    if b[0] == 0x1b && super::reported_column(&b[..n as usize]).is_some() {
+                        continue;
+                    }
                     return Ok(b[0]);
                 }
                 _ => {
