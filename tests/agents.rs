@@ -603,3 +603,32 @@ fn an_untrusted_projects_agents_are_not_found_and_the_error_says_why() {
     .success()
     .stdout(predicate::str::contains("# default\n"));
 }
+
+#[test]
+fn show_says_the_users_own_agent_raises_the_policy() {
+    let w = World::new();
+    let own = w.config.join("skillpipe/agents/mine.toml");
+    write(
+        &own,
+        "[script_policy]\nallow_scripts = true\nallow_network = true\nwritable_paths = [\"~\"]\n",
+    );
+    let out = w.agents(&["show", "mine"]).success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let from = format!("# {} (your config)\n", own.display());
+    for key in [
+        "allow_scripts = true",
+        "allow_network = true",
+        "writable_paths = [\"~\"]",
+    ] {
+        assert!(
+            stdout.contains(&format!("  {key}    {from}")),
+            "{key}: {stdout}"
+        );
+    }
+    assert!(
+        stdout.contains("  confirm = \"ask\"    # default\n"),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(!stderr.contains("may only narrow"), "{stderr}");
+}
