@@ -4,6 +4,7 @@ use super::setup::Setup;
 use super::{PolicyFlags, SkillFlags, usage};
 use crate::chat::{ChatOptions, Session, Ui};
 use crate::model::{AgentModel, Settings};
+use crate::render::{Options as RenderOptions, Renderer};
 use crate::scan::ScanOptions;
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
@@ -36,6 +37,12 @@ pub struct ChatArgs {
     /// Also run directives inside Markdown code.
     #[arg(long)]
     pub exec_in_code: bool,
+    /// Show answers as the model wrote them (no Markdown rendering), even on a terminal.
+    #[arg(long)]
+    pub raw: bool,
+    /// Copy the output of side effects to stderr.
+    #[arg(long)]
+    pub show_side_effects: bool,
     /// Reopen a saved session (lists sessions when no name is given).
     #[arg(long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
@@ -73,7 +80,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
     let _guard = rt.enter();
     let (session, label) = build_session(&args, &setup)?;
     match prompt {
-        Some(p) => one_shot(&rt, session, &p),
+        Some(p) => one_shot(&rt, session, &p, args.raw),
         None => crate::repl::run(
             &rt,
             session,
@@ -134,9 +141,20 @@ fn one_shot(
     rt: &tokio::runtime::Runtime,
     mut session: Session,
     prompt: &str,
+    raw: bool,
 ) -> anyhow::Result<i32> {
-    let mut ui = PlainUi::default();
+    let looks = crate::repl::Looks::detect();
+    let mut ui = PlainUi {
+        render: (looks.stdout_tty && !raw).then(|| {
+            Renderer::new(RenderOptions::detect(looks.color_out, looks.unicode))
+        }),
+        ..PlainUi::default()
+    };
     let result = rt.block_on(session.turn(prompt, &mut ui));
+    if let Some(mut r) = ui.render.take() {
+        let rest = r.finish(terminal_width());
+        ui.write(rest.as_bytes());
+    }
     if ui.wrote && !ui.ended_with_newline {
         ui.text(b"\n");
     }
@@ -149,16 +167,22 @@ fn one_shot(
     }
 }
 
-/// Plain output for one-shot mode and pipes: text to stdout, status lines to stderr, no colour,
-/// no spinner.
+/// Output for one-shot mode and pipes: text to stdout (Markdown rendered on a terminal unless
+/// `--raw`), status lines to stderr, no spinner.
 #[derive(Default)]
 pub struct PlainUi {
     ended_with_newline: bool,
     wrote: bool,
+    render: Option<Renderer>,
 }
 
-impl Ui for PlainUi {
-    fn text(&mut self, bytes: &[u8]) {
+/// Columns of the terminal, read for every piece so a resize applies at once.
+fn terminal_width() -> usize {
+    crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w).max(1))
+}
+
+impl PlainUi {
+    fn write(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -167,6 +191,18 @@ impl Ui for PlainUi {
         let _ = out.flush();
         self.wrote = true;
         self.ended_with_newline = bytes.ends_with(b"\n");
+    }
+}
+
+impl Ui for PlainUi {
+    fn text(&mut self, bytes: &[u8]) {
+        match self.render.as_mut() {
+            Some(r) => {
+                let out = r.push(bytes, terminal_width());
+                self.write(out.as_bytes());
+            }
+            None => self.write(bytes),
+        }
     }
 
     fn status(&mut self, line: &str) {

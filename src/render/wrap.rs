@@ -64,10 +64,6 @@ impl Flow {
         }
     }
 
-    pub fn is_open(&self) -> bool {
-        self.open
-    }
-
     /// Adds text; complete words go out, wrapped to `width`. A word still open at the end stays
     /// held until a space, [`Flow::end_word`] or [`Flow::close`].
     pub fn push(&mut self, spans: &[Span], width: usize, color: Color24, out: &mut String) {

@@ -26,11 +26,13 @@ use crate::cli::setup::Setup;
 use commands::{Command, Input};
 use editor::{LineEditor, Read};
 use futures::FutureExt;
-use screen::{Looks, Screen, Tone, paint};
+use screen::{Screen, Tone, paint};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::signal::unix::{Signal, SignalKind};
 use ui::TermUi;
+
+pub use screen::Looks;
 
 /// What the REPL needs besides the session: the flags it was started with (to rebuild on
 /// `/model` or `/agent`) and the shared setup.
@@ -189,7 +191,7 @@ impl Repl<'_> {
     fn turn(&mut self, text: &str) {
         // A Ctrl-C pressed between turns must not cancel this one.
         while let Some(Some(())) = self.sigint.recv().now_or_never() {}
-        let mut ui = TermUi::new(self.screen.clone());
+        let mut ui = TermUi::answer(self.screen.clone(), self.args.raw);
         let session = &mut self.session;
         let sigint = &mut self.sigint;
         let outcome = self.rt.block_on(async {
@@ -198,6 +200,7 @@ impl Repl<'_> {
                 _ = sigint.recv() => None,
             }
         });
+        ui.end_render();
         match outcome {
             None => {
                 self.session.cancelled();
@@ -477,7 +480,7 @@ impl Repl<'_> {
             if e.role == "user" {
                 self.ui.print_bold(&format!("{prompt}{}", e.text));
             } else {
-                self.ui.print(&e.text);
+                self.ui.print_markdown(&e.text, self.args.raw);
             }
         }
         self.ui.info(&format!(

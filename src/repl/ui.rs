@@ -4,15 +4,45 @@
 use super::screen::{Looks, Screen, Tone, paint};
 use crate::chat::{TurnReport, Ui};
 use crate::confirm::{Answer, Prompt};
+use crate::render::{Options as RenderOptions, Renderer};
 use std::sync::Arc;
 
 pub struct TermUi {
     screen: Arc<Screen>,
+    /// Renders the answer's Markdown; `None` shows it raw (`--raw`, or stdout is no terminal).
+    render: Option<Renderer>,
 }
 
 impl TermUi {
     pub fn new(screen: Arc<Screen>) -> TermUi {
-        TermUi { screen }
+        TermUi {
+            screen,
+            render: None,
+        }
+    }
+
+    /// The UI of one answer: rendered Markdown on a terminal unless `raw`.
+    pub fn answer(screen: Arc<Screen>, raw: bool) -> TermUi {
+        let looks = screen.looks();
+        let render = (looks.stdout_tty && !raw)
+            .then(|| Renderer::new(RenderOptions::detect(looks.color_out, looks.unicode)));
+        TermUi { screen, render }
+    }
+
+    /// Shows what the renderer still holds (the answer's last line, a table).
+    pub fn end_render(&mut self) {
+        if let Some(r) = &mut self.render {
+            let out = r.finish(stdout_width());
+            self.screen.text(out.as_bytes());
+        }
+    }
+
+    /// A whole Markdown text (a resumed answer), rendered like a streamed one.
+    pub fn print_markdown(&self, text: &str, raw: bool) {
+        let mut ui = TermUi::answer(self.screen.clone(), raw);
+        ui.text(text.as_bytes());
+        ui.end_render();
+        self.screen.end_answer();
     }
 
     fn looks(&self) -> Looks {
@@ -95,9 +125,33 @@ pub fn status_line(line: &str, color: bool) -> String {
     }
 }
 
+/// Columns of the terminal on stdout, read for every piece so a resize applies at once; 80 if
+/// unknown.
+fn stdout_width() -> usize {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ fills the winsize it is given; fd 1 stays open for the process's life.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 {
+        usize::from(ws.ws_col)
+    } else {
+        80
+    }
+}
+
 impl Ui for TermUi {
     fn text(&mut self, bytes: &[u8]) {
-        self.screen.text(bytes);
+        match &mut self.render {
+            Some(r) => {
+                let out = r.push(bytes, stdout_width());
+                self.screen.text(out.as_bytes());
+            }
+            None => self.screen.text(bytes),
+        }
     }
 
     fn status(&mut self, line: &str) {
