@@ -78,14 +78,14 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
     };
     let rt = super::setup::runtime()?;
     let _guard = rt.enter();
-    let (session, label) = build_session(&args, &setup)?;
+    let (session, settings) = build_session(&args, &setup)?;
     match prompt {
         Some(p) => one_shot(&rt, session, &p, args.raw),
         None => crate::repl::run(
             &rt,
             session,
             crate::repl::ReplInfo {
-                model_label: label,
+                model_label: settings.label(),
                 args,
                 setup,
             },
@@ -94,8 +94,8 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
 }
 
 /// Model settings, provider, system prompt and options → a chat session. Returns the
-/// `provider:model` label for display.
-pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session, String)> {
+/// resolved model settings (their `label()` is what the REPL shows).
+pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session, Settings)> {
     if args.max_captures == Some(0) {
         return Err(usage("--max-captures must be at least 1"));
     }
@@ -112,6 +112,7 @@ pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session,
         Settings::from_process(args.model.as_deref(), args.base_url.as_deref(), agent_model)
             .map_err(|e| usage(e.to_string()))?;
     settings.check_api_key().map_err(|e| usage(e.to_string()))?;
+    let settings = choose_model(settings)?;
     let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
     let dispatcher = setup.dispatcher.clone();
     let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
@@ -129,11 +130,41 @@ pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session,
         model: settings.model.clone(),
         params: settings.params.clone(),
     };
-    let label = settings.label();
     Ok((
         Session::new(provider, dispatcher, Some(system), opts),
-        label,
+        settings,
     ))
+}
+
+/// A base URL of the user's with no model named: the built-in default model belongs to another
+/// server, so ask this one what it serves and take its only model, or stop and list them.
+fn choose_model(mut settings: Settings) -> anyhow::Result<Settings> {
+    if !settings.model_is_default_for_other_url {
+        return Ok(settings);
+    }
+    let url = settings.base_url.clone();
+    let models = crate::model::models::list(&settings, std::time::Duration::from_secs(10))
+        .map_err(|e| {
+            usage(format!(
+                "no model named for {url}, and its model list is not available ({e}); pass --model NAME"
+            ))
+        })?;
+    match models.as_slice() {
+        [only] => {
+            eprintln!("skillpipe: using {only}, the only model {url} serves (--model chooses)");
+            settings.model = only.clone();
+            settings.model_is_default_for_other_url = false;
+            Ok(settings)
+        }
+        [] => Err(usage(format!(
+            "no model named, and {url} lists none; pass --model NAME"
+        ))),
+        many => Err(usage(format!(
+            "no model named, and {url} serves {} models; choose one with --model: {}",
+            many.len(),
+            many.join(", ")
+        ))),
+    }
 }
 
 /// One answer on stdout (processed text only), notices on stderr, then exit.

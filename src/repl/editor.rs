@@ -14,6 +14,7 @@ use rustyline::{
     Modifiers,
 };
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What one read of the prompt gave.
 #[derive(Debug)]
@@ -25,9 +26,25 @@ pub enum Read {
     Eof,
 }
 
-/// Completes slash commands and continues lines that end with a backslash.
-#[derive(Default)]
-pub struct ReplHelper;
+/// What an argument completes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Names {
+    Models,
+    Agents,
+    Sessions,
+}
+
+/// Where completion finds names (the REPL supplies the real lists).
+pub trait NameSource: Send + Sync {
+    fn names(&self, which: Names) -> Vec<String>;
+    /// The user is answering "resume which?": a bare word completes session names.
+    fn picking_session(&self) -> bool;
+}
+
+/// Completes slash commands and their arguments, and continues lines that end with a backslash.
+pub struct ReplHelper {
+    source: Arc<dyn NameSource>,
+}
 
 impl Completer for ReplHelper {
     type Candidate = Pair;
@@ -38,8 +55,41 @@ impl Completer for ReplHelper {
         pos: usize,
         _: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        Ok((0, complete_command(&line[..pos])))
+        Ok(complete(&line[..pos], self.source.as_ref()))
     }
+}
+
+/// Completion of what is before the cursor: `(start of the replaced text, candidates)`.
+pub fn complete(before: &str, source: &dyn NameSource) -> (usize, Vec<Pair>) {
+    if source.picking_session() && !before.starts_with('/') {
+        return (0, matching(source.names(Names::Sessions), before, ""));
+    }
+    let Some(space) = before.find(char::is_whitespace) else {
+        return (0, complete_command(before));
+    };
+    let which = match &before[..space] {
+        "/model" => Names::Models,
+        "/agent" => Names::Agents,
+        "/save" => Names::Sessions,
+        _ => return (0, Vec::new()),
+    };
+    let start = space + (before[space..].len() - before[space..].trim_start().len());
+    let typed = &before[start..];
+    if typed.contains(char::is_whitespace) {
+        return (0, Vec::new());
+    }
+    (start, matching(source.names(which), typed, ""))
+}
+
+fn matching(names: Vec<String>, typed: &str, suffix: &str) -> Vec<Pair> {
+    names
+        .into_iter()
+        .filter(|n| n.starts_with(typed))
+        .map(|n| Pair {
+            display: n.clone(),
+            replacement: format!("{n}{suffix}"),
+        })
+        .collect()
 }
 
 impl Hinter for ReplHelper {
@@ -93,7 +143,10 @@ pub struct LineEditor {
 
 impl LineEditor {
     /// An editor whose history lives in `history` (loaded now, appended after every entry).
-    pub fn new(history: Option<PathBuf>) -> anyhow::Result<LineEditor> {
+    pub fn new(
+        history: Option<PathBuf>,
+        source: Arc<dyn NameSource>,
+    ) -> anyhow::Result<LineEditor> {
         let config = Config::builder()
             .max_history_size(2000)?
             .history_ignore_dups(true)?
@@ -102,7 +155,7 @@ impl LineEditor {
             .completion_type(CompletionType::List)
             .build();
         let mut editor = Editor::with_config(config)?;
-        editor.set_helper(Some(ReplHelper));
+        editor.set_helper(Some(ReplHelper { source }));
         for key in [
             KeyEvent(KeyCode::Enter, Modifiers::ALT),
             KeyEvent::ctrl('J'),
@@ -164,6 +217,37 @@ mod tests {
         assert!(!continues("plain"));
         assert_eq!(join_continued("a \\\nb"), "a \nb");
         assert_eq!(join_continued("a\nb"), "a\nb");
+    }
+
+    struct Fixed;
+
+    impl NameSource for Fixed {
+        fn names(&self, which: Names) -> Vec<String> {
+            match which {
+                Names::Models => vec!["gpt-4o".into(), "gpt-4o-mini".into(), "o3".into()],
+                Names::Agents => vec!["tutor".into()],
+                Names::Sessions => vec!["notes".into(), "news".into()],
+            }
+        }
+        fn picking_session(&self) -> bool {
+            false
+        }
+    }
+
+    fn shown(c: (usize, Vec<Pair>)) -> (usize, Vec<String>) {
+        (c.0, c.1.into_iter().map(|p| p.replacement).collect())
+    }
+
+    #[test]
+    fn completes_arguments_from_the_lists() {
+        assert_eq!(
+            shown(complete("/model gpt", &Fixed)),
+            (7, vec!["gpt-4o".into(), "gpt-4o-mini".into()])
+        );
+        assert_eq!(shown(complete("/agent ", &Fixed)), (7, vec!["tutor".into()]));
+        assert_eq!(shown(complete("/save  ne", &Fixed)), (8, vec!["news".into()]));
+        assert_eq!(shown(complete("/clear x", &Fixed)).1.len(), 0);
+        assert_eq!(shown(complete("/mo", &Fixed)), (0, vec!["/model ".into()]));
     }
 
     #[test]
