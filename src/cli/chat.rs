@@ -129,6 +129,7 @@ pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session,
         stream: !args.no_stream,
         model: settings.model.clone(),
         params: settings.params.clone(),
+        show_side_effects: args.show_side_effects,
     };
     Ok((
         Session::new(provider, dispatcher, Some(system), opts),
@@ -238,6 +239,12 @@ impl Ui for PlainUi {
 
     fn status(&mut self, line: &str) {
         eprintln!("skillpipe: {line}");
+    }
+
+    fn side_output(&mut self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.flush();
     }
 
     fn busy(&mut self, _what: Option<&str>) {}

@@ -159,6 +159,13 @@ impl Ui for TermUi {
             .status(status_line(line, self.looks().color_err));
     }
 
+    fn side_output(&mut self, text: &str) {
+        let color = self.looks().color_err;
+        for line in text.lines() {
+            self.screen.status(paint(&format!("│ {line}"), Tone::Dim, color));
+        }
+    }
+
     fn busy(&mut self, what: Option<&str>) {
         self.screen.set_busy(what);
     }
