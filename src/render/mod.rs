@@ -1,6 +1,7 @@
 //! Markdown answers rendered for a terminal as they stream (DESIGN §8): headings, emphasis,
 //! lists, block quotes, tables and fenced code with syntax highlighting, wrapped at word
-//! boundaries to the width given with each piece.
+//! boundaries to the width given with each piece. Line breaks inside a paragraph are kept, as a
+//! chat reader expects (a model's single newlines are meant), and long lines wrap.
 //!
 //! Pure: bytes in, styled text out; the caller writes it and says how wide the window is, so a
 //! resize applies from the next word on (what is on screen stays as it was drawn).
@@ -232,8 +233,8 @@ impl Renderer {
         if heading {
             self.close(width, out);
         } else {
-            // A line break inside a paragraph is a space (the text is re-wrapped).
-            self.flow.push(&[Span::new(" ", base)], width, color, out);
+            // A model's line breaks are meant (verse, addresses, steps): kept, not re-flowed.
+            self.flow.break_line(width, color, out);
         }
     }
 

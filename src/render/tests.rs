@@ -32,9 +32,11 @@ fn render(text: &str, width: usize) -> String {
 }
 
 #[test]
-fn paragraphs_reflow_at_word_boundaries() {
-    let out = render("The quick brown fox\njumps over the lazy dog.\n", 20);
-    assert_eq!(out, "The quick brown fox\njumps over the lazy\ndog.\n");
+fn long_lines_wrap_at_word_boundaries_and_line_breaks_stay() {
+    let out = render("The quick brown fox jumps\nover the lazy dog.\n", 20);
+    assert_eq!(out, "The quick brown fox\njumps\nover the lazy dog.\n");
+    let out = render("> one two three four\n> five\n", 12);
+    assert_eq!(out, "│ one two\n│ three four\n│ five\n");
 }
 
 #[test]
@@ -121,8 +123,8 @@ fn words_show_before_the_line_ends() {
     let more = r.push(b"ld, with **bo", 80);
     assert_eq!(more, " world, with");
     assert_eq!(r.push(b"ld** en", 80), " bold");
-    assert_eq!(r.push(b"d\n", 80), " end");
-    assert_eq!(r.finish(80), "\n");
+    assert_eq!(r.push(b"d\n", 80), " end\n");
+    assert_eq!(r.finish(80), "");
 }
 
 #[test]

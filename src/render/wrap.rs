@@ -50,6 +50,8 @@ pub struct Flow {
     col: usize,
     /// Column where the text of the current line starts (after its prefix).
     start: usize,
+    /// Lines of this block begun so far (the first gets the first prefix).
+    lines: usize,
     /// A space is owed before the next word (it is dropped at a line break).
     space: bool,
     /// The word being collected (it may arrive split between pieces).
@@ -91,12 +93,12 @@ impl Flow {
         let word = std::mem::take(&mut self.word);
         let w = width_of(&word);
         if !self.open {
-            self.start_line(true, color, out);
+            self.start_line(color, out);
         } else {
             let need = w + usize::from(self.space);
             if self.col + need > width && self.col > self.start {
                 out.push('\n');
-                self.start_line(false, color, out);
+                self.start_line(color, out);
             } else if self.space && self.col > self.start {
                 out.push(' ');
                 self.col += 1;
@@ -106,8 +108,8 @@ impl Flow {
         self.write_word(word, width, color, out);
     }
 
-    fn start_line(&mut self, first: bool, color: Color24, out: &mut String) {
-        let prefix = if first {
+    fn start_line(&mut self, color: Color24, out: &mut String) {
+        let prefix = if self.lines == 0 {
             &self.prefix.first
         } else {
             &self.prefix.rest
@@ -118,6 +120,7 @@ impl Flow {
         self.col = width_of(prefix);
         self.start = self.col;
         self.open = true;
+        self.lines += 1;
     }
 
     /// Writes a word, cutting it where it is wider than a whole line.
@@ -130,7 +133,7 @@ impl Flow {
                     span.style.paint(&piece, color, out);
                     piece.clear();
                     out.push('\n');
-                    self.start_line(false, color, out);
+                    self.start_line(color, out);
                 }
                 piece.push(ch);
                 self.col += cw;
@@ -139,8 +142,9 @@ impl Flow {
         }
     }
 
-    /// Ends the block: the last word goes out and the line is ended.
-    pub fn close(&mut self, width: usize, color: Color24, out: &mut String) {
+    /// Ends the line where the source line ended; the block goes on (a following line gets the
+    /// continuation prefix).
+    pub fn break_line(&mut self, width: usize, color: Color24, out: &mut String) {
         self.end_word(width, color, out);
         if self.open {
             out.push('\n');
@@ -148,6 +152,12 @@ impl Flow {
         self.open = false;
         self.space = false;
         self.col = 0;
+    }
+
+    /// Ends the block: the last word goes out and the line is ended.
+    pub fn close(&mut self, width: usize, color: Color24, out: &mut String) {
+        self.break_line(width, color, out);
+        self.lines = 0;
     }
 }
 
