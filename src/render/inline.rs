@@ -125,6 +125,11 @@ fn escape_block_start(text: &str) -> String {
     text.to_string()
 }
 
+/// Whether `text` holds nothing Markdown could style: it may be shown before its word ends.
+pub fn plain(text: &str) -> bool {
+    !text.contains(|c: char| "*_`~[]()<>!\\&#|=+-".contains(c) || c.is_ascii_digit())
+}
+
 /// Whether `text` can be rendered now without cutting an emphasis, code span or link in two:
 /// its markers are balanced. A conservative guess; when in doubt the text waits for more.
 pub fn balanced(text: &str) -> bool {

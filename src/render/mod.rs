@@ -172,17 +172,25 @@ impl Renderer {
             self.partial = partial;
             self.started = Some(kind);
         }
+        let color = self.color();
         let pending = &self.partial[self.done..];
-        if let Some(i) = pending.rfind(' ') {
-            let piece = &pending[..i];
-            if inline::balanced(piece) {
-                let spans = inline::spans(piece, self.base());
-                let color = self.color();
-                self.flow.push(&spans, width, color, out);
-                // The piece ends where a space follows: its last word is complete.
-                self.flow.end_word(width, color, out);
-                self.done += i;
+        let (piece, tail) = pending.split_at(pending.rfind(' ').unwrap_or(0));
+        if !piece.is_empty() {
+            if !inline::balanced(piece) {
+                return;
             }
+            let spans = inline::spans(piece, self.base());
+            self.flow.push(&spans, width, color, out);
+            // The piece ends where a space follows: its last word is complete.
+            self.flow.end_word(width, color, out);
+            self.done += piece.len();
+        }
+        // The word still arriving shows at once when no Markdown marker could change it.
+        if !tail.trim().is_empty() && inline::plain(tail) {
+            let spans = inline::spans(tail, self.base());
+            self.flow.push(&spans, width, color, out);
+            self.flow.show_partial(width, color, out);
+            self.done += tail.len();
         }
     }
 

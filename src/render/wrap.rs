@@ -56,6 +56,10 @@ pub struct Flow {
     space: bool,
     /// The word being collected (it may arrive split between pieces).
     word: Vec<Span>,
+    /// Characters of `word` already on screen (shown before the word was complete), and their
+    /// width.
+    shown: usize,
+    shown_width: usize,
 }
 
 impl Flow {
@@ -90,6 +94,9 @@ impl Flow {
         if self.word.is_empty() {
             return;
         }
+        if self.shown > 0 {
+            return self.finish_shown_word(width, color, out);
+        }
         let word = std::mem::take(&mut self.word);
         let w = width_of(&word);
         if !self.open {
@@ -105,6 +112,76 @@ impl Flow {
             }
         }
         self.space = false;
+        self.write_word(word, width, color, out);
+    }
+
+    /// Shows the word being collected before it is complete, as far as it fits on the line, so a
+    /// stream that pauses mid-word shows every character that came.
+    pub fn show_partial(&mut self, width: usize, color: Color24, out: &mut String) {
+        if self.word.is_empty() {
+            return;
+        }
+        let w = width_of(&self.word);
+        if self.shown == 0 {
+            if !self.open {
+                self.start_line(color, out);
+            } else if self.col + w + usize::from(self.space) > width {
+                return;
+            } else if self.space && self.col > self.start {
+                out.push(' ');
+                self.col += 1;
+            }
+            self.space = false;
+        } else if self.col + (w - self.shown_width) > width {
+            return;
+        }
+        let rest = self.unshown();
+        self.shown += rest.iter().map(|s| s.text.chars().count()).sum::<usize>();
+        self.shown_width = w;
+        for s in rest {
+            s.style.paint(&s.text, color, out);
+            self.col += width_of(std::slice::from_ref(&s));
+        }
+    }
+
+    /// The part of `word` not yet on screen.
+    fn unshown(&self) -> Vec<Span> {
+        let mut skip = self.shown;
+        let mut rest = Vec::new();
+        for s in &self.word {
+            let n = s.text.chars().count();
+            if skip >= n {
+                skip -= n;
+                continue;
+            }
+            rest.push(Span::new(s.text.chars().skip(skip).collect::<String>(), s.style));
+            skip = 0;
+        }
+        rest
+    }
+
+    /// Completes a word that is partly on screen: the rest follows it if it fits; otherwise the
+    /// shown part is rubbed out (backspaces, no escape sequence) and the word goes on the next
+    /// line — unless it is wider than a line anyway, then it is cut where the line ends.
+    fn finish_shown_word(&mut self, width: usize, color: Color24, out: &mut String) {
+        let w = width_of(&self.word);
+        let rest = self.unshown();
+        let fits_here = self.col + (w - self.shown_width) <= width;
+        let fits_a_line = width_of(&self.prefix.rest) + w <= width;
+        let word = std::mem::take(&mut self.word);
+        let shown_width = self.shown_width;
+        self.shown = 0;
+        self.shown_width = 0;
+        self.space = false;
+        if fits_here || !fits_a_line {
+            return self.write_word(rest, width, color, out);
+        }
+        let back = "\u{8}".repeat(shown_width);
+        out.push_str(&back);
+        out.push_str(&" ".repeat(shown_width));
+        out.push_str(&back);
+        out.push('\n');
+        self.start_line(color, out);
         self.write_word(word, width, color, out);
     }
 
@@ -192,6 +269,31 @@ mod tests {
             rest: plain("  "),
         };
         assert_eq!(wrap("aaa bbb ccc", 8, p), "- aaa\n  bbb\n  ccc\n");
+    }
+
+    #[test]
+    fn a_word_shown_early_is_moved_down_when_it_outgrows_the_line() {
+        let c = Color24::default();
+        let mut f = Flow::new(Prefix::default());
+        let mut out = String::new();
+        f.push(&plain("abc de"), 6, c, &mut out);
+        f.show_partial(6, c, &mut out);
+        assert_eq!(out, "abc de");
+        f.push(&plain("f"), 6, c, &mut out);
+        f.show_partial(6, c, &mut out);
+        // "def" no longer fits: it stays as shown until the word ends.
+        assert_eq!(out, "abc de");
+        f.push(&plain(" g"), 6, c, &mut out);
+        f.close(6, c, &mut out);
+        assert_eq!(out, "abc de\u{8}\u{8}  \u{8}\u{8}\ndef g\n");
+        // A word that fits is simply continued.
+        let mut f = Flow::new(Prefix::default());
+        let mut out = String::new();
+        f.push(&plain("ab"), 9, c, &mut out);
+        f.show_partial(9, c, &mut out);
+        f.push(&plain("cd ef"), 9, c, &mut out);
+        f.close(9, c, &mut out);
+        assert_eq!(out, "abcd ef\n");
     }
 
     #[test]
