@@ -602,3 +602,26 @@ fn doctor_online_lists_the_endpoints_models() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).contains("online                 FAILED"), "{}", stdout(&out));
 }
+
+#[test]
+fn a_failed_side_effect_says_why_and_show_side_effects_works_in_chat() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text([
+        "Done.%{ls /no-such-dir-for-skillpipe}%{printf 'side output \\033[2J'}",
+    ])]);
+    let out = chat(&home, &server)
+        .args(["--allow", "ls", "--allow", "printf", "-y", "--sandbox", "best-effort"])
+        .args(["--show-side-effects", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done.\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("failed: %{ls /no-such-dir-for-skillpipe}: exited with 2: ls: cannot access"),
+        "{err}"
+    );
+    // The side effect's output, with its escape made visible.
+    assert!(err.contains("side output \u{241b}[2J"), "{err}");
+    assert!(!err.contains("\u{1b}[2J"), "{err}");
+}
