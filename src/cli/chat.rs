@@ -208,9 +208,13 @@ pub struct PlainUi {
     render: Option<Renderer>,
 }
 
-/// Columns of the terminal, read for every piece so a resize applies at once.
+/// Columns of the terminal, read for every piece so a resize applies at once; 80 when the
+/// terminal does not say (a pty nobody sized reports 0).
 fn terminal_width() -> usize {
-    crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w).max(1))
+    match crossterm::terminal::size() {
+        Ok((w, _)) if w > 0 => usize::from(w),
+        _ => 80,
+    }
 }
 
 impl PlainUi {
