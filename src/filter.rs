@@ -303,8 +303,17 @@ mod tests {
             last_line(b"warming up\nno speech engine found\n\n").as_deref(),
             Some("no speech engine found")
         );
-        assert_eq!(last_line(b"bad \x1b]0;title\x07\n").as_deref(), Some("bad ␛]0;title␇"));
+        assert_eq!(
+            last_line(b"bad \x1b]0;title\x07\n").as_deref(),
+            Some("bad ␛]0;title␇")
+        );
         assert_eq!(last_line(b" \n"), None);
-        assert_eq!(last_line("x".repeat(300).as_bytes()).unwrap().chars().count(), 201);
+        assert_eq!(
+            last_line("x".repeat(300).as_bytes())
+                .unwrap()
+                .chars()
+                .count(),
+            201
+        );
     }
 }

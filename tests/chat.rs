@@ -505,7 +505,11 @@ fn a_base_url_without_a_model_uses_the_servers_only_model() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("using qwen2.5:0.5b, the only model"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("using qwen2.5:0.5b, the only model"),
+        "{}",
+        stderr(&out)
+    );
     let rec = server.recorded();
     assert_eq!(rec[0].path, "/v1/models");
     assert_eq!(rec[1].body["model"], "qwen2.5:0.5b");
@@ -523,9 +527,17 @@ fn a_base_url_without_a_model_stops_with_the_servers_list() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("serves 2 models; choose one with --model: llama3.2, qwen2.5"), "{err}");
+    assert!(
+        err.contains("serves 2 models; choose one with --model: llama3.2, qwen2.5"),
+        "{err}"
+    );
     // No chat request was sent, least of all with a hosted model's name.
-    assert!(server.recorded().iter().all(|r| r.path.ends_with("/models")));
+    assert!(
+        server
+            .recorded()
+            .iter()
+            .all(|r| r.path.ends_with("/models"))
+    );
 
     // A server without a list: stop too, and say what to do.
     let bare = Server::start([Reply::text(["never"])]);
@@ -535,7 +547,11 @@ fn a_base_url_without_a_model_stops_with_the_servers_list() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("pass --model NAME"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("pass --model NAME"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(bare.remaining(), 1);
 }
 
@@ -559,13 +575,24 @@ fn doctor_fails_on_a_broken_config_naming_file_and_line() {
         "config/skillpipe/config.toml",
         "default_provider = \"local\"\n\n[providers.local]\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\napi_key_env = \"LOCAL_KEY\"\n",
     );
-    let out = home.cmd().env("LOCAL_KEY", "sk-secret").arg("doctor").output().unwrap();
+    let out = home
+        .cmd()
+        .env("LOCAL_KEY", "sk-secret")
+        .arg("doctor")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("provider               local"), "{text}");
-    assert!(text.contains("endpoint               http://127.0.0.1:1/v1"), "{text}");
+    assert!(
+        text.contains("endpoint               http://127.0.0.1:1/v1"),
+        "{text}"
+    );
     assert!(text.contains("model                  m"), "{text}");
-    assert!(text.contains("API key                $LOCAL_KEY (set)"), "{text}");
+    assert!(
+        text.contains("API key                $LOCAL_KEY (set)"),
+        "{text}"
+    );
     assert!(!text.contains("sk-secret"));
 }
 
@@ -575,7 +602,11 @@ fn doctor_fails_on_a_broken_agent() {
     home.write("agents/bad.toml", "name = \"bad\"\nmodle = \"x\"\n");
     let out = home.cmd().arg("doctor").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stdout(&out).contains("agents/bad.toml:2"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("agents/bad.toml:2"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -585,22 +616,46 @@ fn doctor_online_lists_the_endpoints_models() {
     server.set_models(&["m1", "m2"]);
     let out = home
         .cmd()
-        .args(["doctor", "--online", "--base-url", &server.url, "--model", "m2"])
+        .args([
+            "doctor",
+            "--online",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m2",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains(&format!("online                 {}/models answers: 2 models", server.url)), "{text}");
+    assert!(
+        text.contains(&format!(
+            "online                 {}/models answers: 2 models",
+            server.url
+        )),
+        "{text}"
+    );
     assert!(text.contains("  m1\n"), "{text}");
 
     let down = Server::start([]);
     let out = home
         .cmd()
-        .args(["doctor", "--online", "--base-url", &down.url, "--model", "x"])
+        .args([
+            "doctor",
+            "--online",
+            "--base-url",
+            &down.url,
+            "--model",
+            "x",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("online                 FAILED"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("online                 FAILED"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -610,7 +665,15 @@ fn a_failed_side_effect_says_why_and_show_side_effects_works_in_chat() {
         "Done.%{ls /no-such-dir-for-skillpipe}%{printf 'side output \\033[2J'}",
     ])]);
     let out = chat(&home, &server)
-        .args(["--allow", "ls", "--allow", "printf", "-y", "--sandbox", "best-effort"])
+        .args([
+            "--allow",
+            "ls",
+            "--allow",
+            "printf",
+            "-y",
+            "--sandbox",
+            "best-effort",
+        ])
         .args(["--show-side-effects", "hi"])
         .output()
         .unwrap();

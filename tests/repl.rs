@@ -470,7 +470,9 @@ const MARKDOWN: &str = "# Getting started\n\nThe **quick** brown fox jumps over 
 #[test]
 fn markdown_answers_render_with_colour_and_wrap_at_word_boundaries() {
     let home = TestHome::new();
-    let server = Server::start([Reply::text(MARKDOWN.split_inclusive(' ').collect::<Vec<_>>())]);
+    let server = Server::start([Reply::text(
+        MARKDOWN.split_inclusive(' ').collect::<Vec<_>>(),
+    )]);
     let mut p = Pty::spawn_sized(repl_cmd(&home, &server, &[]), 60);
     p.expect("/help for commands");
     p.prompt();
@@ -491,11 +493,16 @@ fn markdown_answers_render_with_colour_and_wrap_at_word_boundaries() {
         raw.contains("\x1b[38;5;") && raw.contains("mfn\x1b[0m"),
         "no highlighted code"
     );
-    assert!(!p.text().contains("> a quoted line"), "a quote looks like the prompt");
+    assert!(
+        !p.text().contains("> a quoted line"),
+        "a quote looks like the prompt"
+    );
 
     // Narrower now: the next answer wraps to the new width.
     p.resize(40);
-    server.push(Reply::text(["one two three four five six seven eight nine ten eleven twelve\n"]));
+    server.push(Reply::text([
+        "one two three four five six seven eight nine ten eleven twelve\n",
+    ]));
     p.send(b"again\r");
     p.expect("one two three four five six seven eight\nnine ten eleven twelve\n");
     p.prompt();
@@ -516,12 +523,16 @@ fn no_colour_codes_in_the_answer_under_no_color() {
     p.expect("```\n");
     p.prompt();
     let raw = String::from_utf8_lossy(&p.raw()).into_owned();
-    let start = raw.find("# Getting started").expect("the heading keeps its marker");
+    let start = raw
+        .find("# Getting started")
+        .expect("the heading keeps its marker");
     let end = raw[start..].find("```\r\n").unwrap() + start;
     let answer = &raw[start..end];
     assert!(!answer.contains('\x1b'), "escape codes in {answer:?}");
     // Still rendered: the emphasis markers are gone, the line wrapped at a word.
-    assert!(answer.contains("The quick brown fox jumps over the lazy dog again and again\r\nuntil"));
+    assert!(
+        answer.contains("The quick brown fox jumps over the lazy dog again and again\r\nuntil")
+    );
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 }
@@ -542,15 +553,23 @@ fn raw_flag_shows_the_markdown_as_written() {
 #[test]
 fn an_escape_in_a_rendered_answer_shows_visibly() {
     let home = TestHome::new();
-    let server = Server::start([Reply::text(["## Title \x1b]0;pwned\x07\n\ntext \x1b[2J end\n"])]);
+    let server = Server::start([Reply::text([
+        "## Title \x1b]0;pwned\x07\n\ntext \x1b[2J end\n",
+    ])]);
     let mut p = start(&home, &server, &[]);
     p.send(b"hi\r");
     p.expect("Title \u{241b}]0;pwned\u{2407}\n");
     p.expect("text \u{241b}[2J end");
     p.prompt();
     let raw = String::from_utf8_lossy(&p.raw()).into_owned();
-    assert!(!raw.contains("\x1b]0;pwned"), "the title escape reached the terminal");
-    assert!(!raw.contains("\x1b[2J"), "the clear-screen escape reached the terminal");
+    assert!(
+        !raw.contains("\x1b]0;pwned"),
+        "the title escape reached the terminal"
+    );
+    assert!(
+        !raw.contains("\x1b[2J"),
+        "the clear-screen escape reached the terminal"
+    );
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 }

@@ -177,9 +177,8 @@ fn one_shot(
 ) -> anyhow::Result<i32> {
     let looks = crate::repl::Looks::detect();
     let mut ui = PlainUi {
-        render: (looks.stdout_tty && !raw).then(|| {
-            Renderer::new(RenderOptions::detect(looks.color_out, looks.unicode))
-        }),
+        render: (looks.stdout_tty && !raw)
+            .then(|| Renderer::new(RenderOptions::detect(looks.color_out, looks.unicode))),
         ..PlainUi::default()
     };
     let result = rt.block_on(session.turn(prompt, &mut ui));

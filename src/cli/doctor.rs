@@ -60,14 +60,26 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     };
     match paths::config_file() {
         Some(path) => match crate::model::Config::load(&path) {
-            Ok(Some(_)) => row(&mut r.text, "config", &format!("{} (parses)", path.display())),
-            Ok(None) => row(&mut r.text, "config", &format!("{} (not there: the defaults apply)", path.display())),
+            Ok(Some(_)) => row(
+                &mut r.text,
+                "config",
+                &format!("{} (parses)", path.display()),
+            ),
+            Ok(None) => row(
+                &mut r.text,
+                "config",
+                &format!("{} (not there: the defaults apply)", path.display()),
+            ),
             Err(e) => {
                 row(&mut r.text, "config", &format!("ERROR {e}"));
                 r.errors.push(e.to_string());
             }
         },
-        None => row(&mut r.text, "config", "unknown (no $HOME or $XDG_CONFIG_HOME)"),
+        None => row(
+            &mut r.text,
+            "config",
+            "unknown (no $HOME or $XDG_CONFIG_HOME)",
+        ),
     }
     let listing = crate::agents::list();
     row(
@@ -172,13 +184,22 @@ fn online_rows(
             row(
                 &mut t,
                 "online",
-                &format!("{} answers: {} models", crate::model::models::list_url(s), models.len()),
+                &format!(
+                    "{} answers: {} models",
+                    crate::model::models::list_url(s),
+                    models.len()
+                ),
             );
             for m in models {
                 row(&mut t, "", &crate::term::sanitize(m));
             }
-            if !s.model_is_default_for_other_url && !models.is_empty() && !models.contains(&s.model) {
-                row(&mut t, "", &format!("NOTE: {} is not in that list", s.model));
+            if !s.model_is_default_for_other_url && !models.is_empty() && !models.contains(&s.model)
+            {
+                row(
+                    &mut t,
+                    "",
+                    &format!("NOTE: {} is not in that list", s.model),
+                );
             }
         }
         Err(e) => row(&mut t, "online", &format!("FAILED — {e}")),

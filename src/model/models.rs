@@ -82,7 +82,10 @@ pub fn list(s: &Settings, within: Duration) -> Result<Vec<String>, ListError> {
             }
             let resp = req.send().await.map_err(|e| unreachable(error_chain(&e)))?;
             let status = resp.status().as_u16();
-            let body = resp.bytes().await.map_err(|e| unreachable(error_chain(&e)))?;
+            let body = resp
+                .bytes()
+                .await
+                .map_err(|e| unreachable(error_chain(&e)))?;
             if status != 200 {
                 return Err(ListError::Status {
                     url: u.clone(),
@@ -97,13 +100,12 @@ pub fn list(s: &Settings, within: Duration) -> Result<Vec<String>, ListError> {
         })
     };
     std::thread::scope(|scope| {
-        scope
-            .spawn(fetch)
-            .join()
-            .unwrap_or_else(|_| Err(ListError::Unreachable {
+        scope.spawn(fetch).join().unwrap_or_else(|_| {
+            Err(ListError::Unreachable {
                 url,
                 reason: "the request thread failed".into(),
-            }))
+            })
+        })
     })
 }
 

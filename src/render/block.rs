@@ -6,16 +6,32 @@
 pub enum Line {
     Blank,
     /// ```` ```lang ```` or `~~~`: `ch`, fence length, info string.
-    Fence { ch: char, len: usize, info: String },
-    Heading { level: usize, text: usize },
+    Fence {
+        ch: char,
+        len: usize,
+        info: String,
+    },
+    Heading {
+        level: usize,
+        text: usize,
+    },
     Rule,
     /// `>` quotes, `depth` levels deep.
-    Quote { depth: usize, text: usize },
+    Quote {
+        depth: usize,
+        text: usize,
+    },
     /// A list item: its indent, the marker as written (`-`, `3.`), where its text starts.
-    Item { indent: usize, marker: String, text: usize },
+    Item {
+        indent: usize,
+        marker: String,
+        text: usize,
+    },
     /// A table row (starts with `|`).
     Row,
-    Text { text: usize },
+    Text {
+        text: usize,
+    },
 }
 
 /// Classifies a whole line (without its newline).
@@ -206,7 +222,10 @@ mod tests {
     fn partial_lines_wait_until_their_kind_is_known() {
         assert_eq!(classify_partial("Hel"), Some(Line::Text { text: 0 }));
         assert_eq!(classify_partial("#"), None);
-        assert_eq!(classify_partial("## Ti"), Some(Line::Heading { level: 2, text: 3 }));
+        assert_eq!(
+            classify_partial("## Ti"),
+            Some(Line::Heading { level: 2, text: 3 })
+        );
         assert_eq!(classify_partial("-"), None);
         assert_eq!(classify_partial("``"), None);
         assert_eq!(classify_partial("| a"), None);

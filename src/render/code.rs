@@ -18,9 +18,7 @@ fn theme() -> &'static Theme {
     static THEME: OnceLock<Theme> = OnceLock::new();
     THEME.get_or_init(|| {
         let mut set = ThemeSet::load_defaults();
-        set.themes
-            .remove("base16-ocean.dark")
-            .unwrap_or_default()
+        set.themes.remove("base16-ocean.dark").unwrap_or_default()
     })
 }
 

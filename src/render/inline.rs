@@ -177,8 +177,14 @@ mod tests {
 
     #[test]
     fn block_markers_inside_a_block_stay_text() {
-        assert_eq!(shown(&spans("# not a heading", Style::default())), "# not a heading");
-        assert_eq!(shown(&spans("1. not a list", Style::default())), "1. not a list");
+        assert_eq!(
+            shown(&spans("# not a heading", Style::default())),
+            "# not a heading"
+        );
+        assert_eq!(
+            shown(&spans("1. not a list", Style::default())),
+            "1. not a list"
+        );
         assert_eq!(shown(&spans("> no quote", Style::default())), "> no quote");
     }
 

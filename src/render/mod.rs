@@ -313,7 +313,10 @@ impl Renderer {
                 let prefix = if self.opts.color {
                     Vec::new()
                 } else {
-                    vec![Span::new(format!("{} ", "#".repeat(*level)), Style::default())]
+                    vec![Span::new(
+                        format!("{} ", "#".repeat(*level)),
+                        Style::default(),
+                    )]
                 };
                 self.flow = Flow::new(Prefix::same(prefix));
                 *text
@@ -347,7 +350,10 @@ impl Renderer {
                     ..Style::default()
                 };
                 self.flow = Flow::new(Prefix {
-                    first: vec![Span::new(lead, Style::default()), Span::new(format!("{bullet} "), mark)],
+                    first: vec![
+                        Span::new(lead, Style::default()),
+                        Span::new(format!("{bullet} "), mark),
+                    ],
                     rest: vec![Span::new(rest, Style::default())],
                 });
                 self.ctx = Ctx::Item;

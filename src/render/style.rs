@@ -94,7 +94,14 @@ mod tests {
         bold.paint("x", Color24::default(), &mut s);
         assert_eq!(s, "x");
         s.clear();
-        bold.paint("x", Color24 { on: true, truecolor: false }, &mut s);
+        bold.paint(
+            "x",
+            Color24 {
+                on: true,
+                truecolor: false,
+            },
+            &mut s,
+        );
         assert_eq!(s, "\x1b[1mx\x1b[0m");
     }
 

@@ -131,11 +131,7 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
         out.push('\n');
         if r == 0 {
             let line: Vec<String> = widths.iter().map(|w| dash.repeat(*w)).collect();
-            dim.paint(
-                &line.join(&format!("{dash}{cross}{dash}")),
-                color,
-                &mut out,
-            );
+            dim.paint(&line.join(&format!("{dash}{cross}{dash}")), color, &mut out);
             out.push('\n');
         }
     }
@@ -154,10 +150,7 @@ mod tests {
     fn columns_line_up() {
         let t = rows("| name | n |\n|---|--:|\n| apple | 3 |\n| fig | 12 |");
         let out = render(&t, 80, Color24::default(), true).unwrap();
-        assert_eq!(
-            out,
-            "name  │  n\n──────┼───\napple │  3\nfig   │ 12\n"
-        );
+        assert_eq!(out, "name  │  n\n──────┼───\napple │  3\nfig   │ 12\n");
     }
 
     #[test]

@@ -46,7 +46,11 @@ fn the_same_output_for_every_split() {
     // out and moved down, but what the reader sees is identical.
     let whole = screen(&render_in(text, 24, coloured(), usize::MAX));
     for every in [1, 2, 3, 5, 7, 13] {
-        assert_eq!(screen(&render_in(text, 24, coloured(), every)), whole, "pieces of {every}");
+        assert_eq!(
+            screen(&render_in(text, 24, coloured(), every)),
+            whole,
+            "pieces of {every}"
+        );
     }
 }
 
@@ -65,7 +69,13 @@ fn structure_without_colour() {
 
 #[test]
 fn a_quote_never_looks_like_the_prompt() {
-    for opts in [plain(), Options { unicode: false, ..plain() }] {
+    for opts in [
+        plain(),
+        Options {
+            unicode: false,
+            ..plain()
+        },
+    ] {
         let out = render_in("> a quote\n", 40, opts, usize::MAX);
         assert!(!out.starts_with('>'), "{out:?}");
         assert!(out.contains("a quote"));
@@ -80,7 +90,12 @@ fn list_items_wrap_with_a_hanging_indent() {
 
 #[test]
 fn code_is_highlighted_and_kept_verbatim() {
-    let out = render_in("```rust\nlet x = 1; // *not emphasis*\n```\n", 80, coloured(), 4);
+    let out = render_in(
+        "```rust\nlet x = 1; // *not emphasis*\n```\n",
+        80,
+        coloured(),
+        4,
+    );
     assert!(out.contains("\x1b[38;2;"), "no colour in {out:?}");
     let stripped = strip(&out);
     assert_eq!(stripped, "```rust\nlet x = 1; // *not emphasis*\n```\n");
@@ -156,7 +171,10 @@ fn screen(s: &str) -> String {
             out.push(c);
         }
     }
-    out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n")
+    out.lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The text without SGR sequences.

@@ -154,7 +154,10 @@ impl Flow {
                 skip -= n;
                 continue;
             }
-            rest.push(Span::new(s.text.chars().skip(skip).collect::<String>(), s.style));
+            rest.push(Span::new(
+                s.text.chars().skip(skip).collect::<String>(),
+                s.style,
+            ));
             skip = 0;
         }
         rest

@@ -244,8 +244,14 @@ mod tests {
             shown(complete("/model gpt", &Fixed)),
             (7, vec!["gpt-4o".into(), "gpt-4o-mini".into()])
         );
-        assert_eq!(shown(complete("/agent ", &Fixed)), (7, vec!["tutor".into()]));
-        assert_eq!(shown(complete("/save  ne", &Fixed)), (8, vec!["news".into()]));
+        assert_eq!(
+            shown(complete("/agent ", &Fixed)),
+            (7, vec!["tutor".into()])
+        );
+        assert_eq!(
+            shown(complete("/save  ne", &Fixed)),
+            (8, vec!["news".into()])
+        );
         assert_eq!(shown(complete("/clear x", &Fixed)).1.len(), 0);
         assert_eq!(shown(complete("/mo", &Fixed)), (0, vec!["/model ".into()]));
     }

@@ -24,7 +24,14 @@ pub fn text(f: &Facts<'_>) -> String {
         let _ = writeln!(s, "  {k:<10} {v}");
     };
     row("model", f.model);
-    row("endpoint", if f.endpoint.is_empty() { "(none: replay)" } else { f.endpoint });
+    row(
+        "endpoint",
+        if f.endpoint.is_empty() {
+            "(none: replay)"
+        } else {
+            f.endpoint
+        },
+    );
     match &f.agent {
         Some((name, file)) => row("agent", &format!("{name} ({file})")),
         None => row("agent", "none"),
@@ -77,7 +84,11 @@ pub fn text(f: &Facts<'_>) -> String {
             f.messages,
             f.history_chars,
             (f.system_prompt_chars + f.history_chars).div_ceil(4),
-            if f.tools { "; skill scripts offered as tools" } else { "" }
+            if f.tools {
+                "; skill scripts offered as tools"
+            } else {
+                ""
+            }
         ),
     );
     s

@@ -23,9 +23,9 @@ pub mod session_file;
 mod ui;
 
 use crate::chat::Session;
-use crate::model::Settings;
 use crate::cli::chat::{ChatArgs, build_session};
 use crate::cli::setup::Setup;
+use crate::model::Settings;
 use commands::{Command, Input};
 use editor::{LineEditor, Read};
 use futures::FutureExt;
@@ -293,9 +293,10 @@ impl Repl<'_> {
                 self.session.clear();
                 self.ui.info("conversation cleared");
             }
-            Command::Model(None) => self
-                .ui
-                .info(&format!("model: {} (/model NAME switches)", self.settings.label())),
+            Command::Model(None) => self.ui.info(&format!(
+                "model: {} (/model NAME switches)",
+                self.settings.label()
+            )),
             Command::Model(Some(m)) => self.switch_model(m),
             Command::Agent(None) => self.show_agents(),
             Command::Agent(Some(name)) => self.switch_agent(name),
@@ -303,13 +304,13 @@ impl Repl<'_> {
             Command::Save(arg) => self.save(arg.as_deref()),
             Command::Copy => self.copy(),
             Command::Info => self.show_info(),
-            Command::Retry => match rewind::last_question(
-                &mut self.session.history,
-                &mut self.session.transcript,
-            ) {
-                Some(question) => self.turn(&question),
-                None => self.ui.info("nothing to retry yet"),
-            },
+            Command::Retry => {
+                match rewind::last_question(&mut self.session.history, &mut self.session.transcript)
+                {
+                    Some(question) => self.turn(&question),
+                    None => self.ui.info("nothing to retry yet"),
+                }
+            }
             Command::Continue => {
                 if self.session.transcript.is_empty() {
                     self.ui.info("no answer to continue yet");

@@ -162,7 +162,8 @@ impl Ui for TermUi {
     fn side_output(&mut self, text: &str) {
         let color = self.looks().color_err;
         for line in text.lines() {
-            self.screen.status(paint(&format!("│ {line}"), Tone::Dim, color));
+            self.screen
+                .status(paint(&format!("│ {line}"), Tone::Dim, color));
         }
     }
 

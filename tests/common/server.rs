@@ -310,7 +310,10 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
     if path.ends_with("/models") {
         return match state.models.lock().unwrap().clone() {
             Some(ids) => {
-                let data: Vec<Value> = ids.iter().map(|id| json!({"id": id, "object": "model"})).collect();
+                let data: Vec<Value> = ids
+                    .iter()
+                    .map(|id| json!({"id": id, "object": "model"}))
+                    .collect();
                 json_response(json!({"object": "list", "data": data}))
             }
             None => plain(404, format!("test server: no route for {path}")),
