@@ -250,7 +250,7 @@ mod tests {
         );
         assert_eq!(
             shown(complete("/save  ne", &Fixed)),
-            (8, vec!["news".into()])
+            (7, vec!["news".into()])
         );
         assert_eq!(shown(complete("/clear x", &Fixed)).1.len(), 0);
         assert_eq!(shown(complete("/mo", &Fixed)), (0, vec!["/model ".into()]));

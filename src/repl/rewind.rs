@@ -10,11 +10,14 @@ pub fn last_question(
 ) -> Option<String> {
     let t = transcript.iter().rposition(|(role, _)| role == "user")?;
     let question = transcript[t].1.clone();
-    // Capture results are user messages too; the question is the last one with its text.
-    let h = history
+    // Capture results are user messages too; the question is the last one with its text. A
+    // question whose request failed is no longer in the history (the chat loop took it out).
+    if let Some(h) = history
         .iter()
-        .rposition(|m| matches!(m, Message::User(text) if *text == question))?;
-    history.truncate(h);
+        .rposition(|m| matches!(m, Message::User(text) if *text == question))
+    {
+        history.truncate(h);
+    }
     transcript.truncate(t);
     Some(question)
 }
@@ -44,6 +47,23 @@ mod tests {
             Some("second")
         );
         assert_eq!(history, [Message::user("first"), Message::assistant("one")]);
+        assert_eq!(transcript.len(), 2);
+    }
+
+    #[test]
+    fn a_question_whose_request_failed_can_be_retried() {
+        let mut history = vec![Message::user("first"), Message::assistant("one")];
+        let mut transcript = vec![
+            ("user".into(), "first".into()),
+            ("assistant".into(), "one".into()),
+            ("user".into(), "second".into()),
+            ("assistant".into(), String::new()),
+        ];
+        assert_eq!(
+            last_question(&mut history, &mut transcript).as_deref(),
+            Some("second")
+        );
+        assert_eq!(history.len(), 2);
         assert_eq!(transcript.len(), 2);
     }
 
