@@ -618,3 +618,93 @@ fn model_names_complete_from_the_endpoint_list() {
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 }
+
+/// A resize redraws the typed line once, also on a terminal that re-wraps its lines. tmux is such
+/// a terminal (itself on a pseudo-terminal); without it the test says so and checks nothing.
+#[test]
+fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed; it is the re-wrapping terminal this test needs");
+        return;
+    }
+    let home = TestHome::new();
+    let answers = home.write("answers.jsonl", "{\"content\":\"fine\"}\n");
+    let socket = home.path().join("tmux.sock");
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    };
+    let screen =
+        || String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "sp"]).stdout).into_owned();
+    let wait_for = |what: &dyn Fn(&str) -> bool| {
+        let deadline = std::time::Instant::now() + pty::TIMEOUT;
+        loop {
+            let s = screen();
+            if what(&s) {
+                return s;
+            }
+            assert!(std::time::Instant::now() < deadline, "screen:\n{s}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    let cmd = format!(
+        "env -i PATH=\"$PATH\" HOME={home} TERM=tmux-256color LANG=C.UTF-8 XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config {bin} chat --model replay:{answers}",
+        home = home.path().display(),
+        bin = env!("CARGO_BIN_EXE_skillpipe"),
+        answers = answers.display()
+    );
+    let dir = home.path().to_str().unwrap();
+    let out = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "sp",
+        "-c",
+        dir,
+        "-x",
+        "60",
+        "-y",
+        "20",
+        &cmd,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // (capture-pane drops trailing spaces: the prompt shows as `replay>`)
+    wait_for(&|s| s.lines().any(|l| l == "replay>"));
+    // rustyline asks the terminal where the cursor is; keys typed before the answer are lost.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let typed = "hello this is a long line that the user typed at the prompt ok";
+    let sent = tmux(&["send-keys", "-t", "sp", "-l", typed]);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    wait_for(&|s| s.contains(" prompt ok"));
+    for width in ["80", "50", "60"] {
+        tmux(&["resize-window", "-t", "sp", "-x", width, "-y", "20"]);
+        wait_for(&|s| {
+            s.lines()
+                .all(|l| l.chars().count() <= width.parse().unwrap())
+        });
+        // Let the redraw that follows the resize arrive.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let s = screen();
+        assert_eq!(
+            s.matches("replay> hello").count(),
+            1,
+            "the typed line drawn twice at {width} columns:\n{s}"
+        );
+        assert!(s.contains("prompt ok"), "{s}");
+    }
+    tmux(&["send-keys", "-t", "sp", "Enter"]);
+    wait_for(&|s| s.contains("fine"));
+    tmux(&["kill-server"]);
+}

@@ -13,8 +13,10 @@ use rustyline::{
     Cmd, CompletionType, Config, Context, Editor, EventHandler, Helper, KeyCode, KeyEvent,
     Modifiers,
 };
+use std::borrow::Cow;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use unicode_width::UnicodeWidthStr;
 
 /// What one read of the prompt gave.
 #[derive(Debug)]
@@ -41,9 +43,15 @@ pub trait NameSource: Send + Sync {
     fn picking_session(&self) -> bool;
 }
 
-/// Completes slash commands and their arguments, and continues lines that end with a backslash.
+/// Completes slash commands and their arguments, continues lines that end with a backslash, and
+/// redraws the prompt right after a resize on a re-wrapping terminal (see [`super::reflow`]).
 pub struct ReplHelper {
     source: Arc<dyn NameSource>,
+    reflows: bool,
+    /// (terminal width, cursor column from the prompt's start) at the last draw.
+    last_draw: Mutex<Option<(usize, usize)>>,
+    /// Width of the prompt being drawn.
+    prompt_width: Mutex<usize>,
 }
 
 impl Completer for ReplHelper {
@@ -96,7 +104,56 @@ impl Hinter for ReplHelper {
     type Hint = String;
 }
 
-impl Highlighter for ReplHelper {}
+impl Highlighter for ReplHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(&'s self, prompt: &'p str, _: bool) -> Cow<'b, str> {
+        *lock(&self.prompt_width) = strip_sgr(prompt).width();
+        let fix = match *lock(&self.last_draw) {
+            Some((old, cursor)) if self.reflows => {
+                super::reflow::correction(cursor, old, stdout_width())
+            }
+            _ => None,
+        };
+        match fix {
+            Some(fix) => Cow::Owned(format!("{fix}{prompt}")),
+            None => Cow::Borrowed(prompt),
+        }
+    }
+
+    fn highlight<'l>(&self, line: &'l str, pos: usize) -> Cow<'l, str> {
+        // Only one-row entries are corrected; a multi-line entry keeps rustyline's own redraw.
+        let cursor = (!line.contains('\n'))
+            .then(|| *lock(&self.prompt_width) + line[..pos.min(line.len())].width());
+        *lock(&self.last_draw) = cursor.map(|c| (stdout_width(), c));
+        Cow::Borrowed(line)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The prompt without its SGR styling, for its width.
+fn strip_sgr(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Columns of the terminal on stdout; 0 if unknown (then nothing is corrected).
+fn stdout_width() -> usize {
+    crossterm::terminal::size().map_or(0, |(w, _)| usize::from(w))
+}
 
 impl Validator for ReplHelper {
     fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
@@ -155,7 +212,17 @@ impl LineEditor {
             .completion_type(CompletionType::List)
             .build();
         let mut editor = Editor::with_config(config)?;
-        editor.set_helper(Some(ReplHelper { source }));
+        let var = |k: &str| std::env::var(k).ok();
+        let reflows = super::reflow::terminal_reflows(
+            &var("TERM").unwrap_or_default(),
+            var("XTERM_VERSION").as_deref(),
+        );
+        editor.set_helper(Some(ReplHelper {
+            source,
+            reflows,
+            last_draw: Mutex::new(None),
+            prompt_width: Mutex::new(0),
+        }));
         for key in [
             KeyEvent(KeyCode::Enter, Modifiers::ALT),
             KeyEvent::ctrl('J'),
@@ -177,6 +244,10 @@ impl LineEditor {
     /// Reads one entry. `prompt` is (plain, styled); the styled one must be as wide.
     pub fn read(&mut self, prompt: (&str, &str)) -> anyhow::Result<Read> {
         use rustyline::error::ReadlineError;
+        // A new prompt starts on a fresh line: nothing of an earlier one to correct.
+        if let Some(h) = self.editor.helper_mut() {
+            *lock(&h.last_draw) = None;
+        }
         match self.editor.readline(&prompt) {
             Ok(line) => Ok(Read::Entry(join_continued(&line))),
             Err(ReadlineError::Interrupted) => Ok(Read::Interrupted),

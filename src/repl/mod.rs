@@ -17,6 +17,7 @@ mod clipboard;
 pub mod commands;
 mod editor;
 mod info;
+mod reflow;
 mod rewind;
 mod screen;
 pub mod session_file;
