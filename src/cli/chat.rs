@@ -4,7 +4,7 @@ use super::setup::Setup;
 use super::{PolicyFlags, SkillFlags, usage};
 use crate::chat::{ChatOptions, Session, Ui};
 use crate::model::{AgentModel, Settings};
-use crate::render::{Options as RenderOptions, Renderer};
+use crate::render::{Display, Options as RenderOptions};
 use crate::scan::ScanOptions;
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
@@ -176,16 +176,14 @@ fn one_shot(
     raw: bool,
 ) -> anyhow::Result<i32> {
     let looks = crate::repl::Looks::detect();
+    let opts = RenderOptions::detect(looks.color_out, looks.unicode);
     let mut ui = PlainUi {
-        render: (looks.stdout_tty && !raw)
-            .then(|| Renderer::new(RenderOptions::detect(looks.color_out, looks.unicode))),
+        display: Display::new(looks.stdout_tty, raw, opts),
         ..PlainUi::default()
     };
     let result = rt.block_on(session.turn(prompt, &mut ui));
-    if let Some(mut r) = ui.render.take() {
-        let rest = r.finish(terminal_width());
-        ui.write(rest.as_bytes());
-    }
+    let rest = ui.display.finish(terminal_width());
+    ui.write(&rest);
     if ui.wrote && !ui.ended_with_newline {
         ui.text(b"\n");
     }
@@ -200,11 +198,20 @@ fn one_shot(
 
 /// Output for one-shot mode and pipes: text to stdout (Markdown rendered on a terminal unless
 /// `--raw`), status lines to stderr, no spinner.
-#[derive(Default)]
 pub struct PlainUi {
     ended_with_newline: bool,
     wrote: bool,
-    render: Option<Renderer>,
+    display: Display,
+}
+
+impl Default for PlainUi {
+    fn default() -> Self {
+        PlainUi {
+            ended_with_newline: false,
+            wrote: false,
+            display: Display::Exact,
+        }
+    }
 }
 
 /// Columns of the terminal, read for every piece so a resize applies at once; 80 when the
@@ -231,13 +238,8 @@ impl PlainUi {
 
 impl Ui for PlainUi {
     fn text(&mut self, bytes: &[u8]) {
-        match self.render.as_mut() {
-            Some(r) => {
-                let out = r.push(bytes, terminal_width());
-                self.write(out.as_bytes());
-            }
-            None => self.write(bytes),
-        }
+        let out = self.display.push(bytes, terminal_width());
+        self.write(&out);
     }
 
     fn status(&mut self, line: &str) {

@@ -16,6 +16,7 @@
 
 mod block;
 mod code;
+mod display;
 mod inline;
 mod style;
 mod table;
@@ -23,6 +24,7 @@ mod wrap;
 
 use crate::term::Sanitizer;
 use block::Line;
+pub use display::Display;
 use style::{Color, Color24, Style};
 use wrap::{Flow, Prefix, Span};
 

@@ -4,37 +4,37 @@
 use super::screen::{Looks, Screen, Tone, paint};
 use crate::chat::{TurnReport, Ui};
 use crate::confirm::{Answer, Prompt};
-use crate::render::{Options as RenderOptions, Renderer};
+use crate::render::{Display, Options as RenderOptions};
 use std::sync::Arc;
 
 pub struct TermUi {
     screen: Arc<Screen>,
-    /// Renders the answer's Markdown; `None` shows it raw (`--raw`, or stdout is no terminal).
-    render: Option<Renderer>,
+    /// How answer text reaches stdout (rendered, sanitized with `--raw`, exact off a terminal).
+    display: Display,
 }
 
 impl TermUi {
     pub fn new(screen: Arc<Screen>) -> TermUi {
         TermUi {
             screen,
-            render: None,
+            display: Display::Exact,
         }
     }
 
     /// The UI of one answer: rendered Markdown on a terminal unless `raw`.
     pub fn answer(screen: Arc<Screen>, raw: bool) -> TermUi {
         let looks = screen.looks();
-        let render = (looks.stdout_tty && !raw)
-            .then(|| Renderer::new(RenderOptions::detect(looks.color_out, looks.unicode)));
-        TermUi { screen, render }
+        let opts = RenderOptions::detect(looks.color_out, looks.unicode);
+        TermUi {
+            display: Display::new(looks.stdout_tty, raw, opts),
+            screen,
+        }
     }
 
-    /// Shows what the renderer still holds (the answer's last line, a table).
+    /// Shows what the display still holds (the answer's last line, a table).
     pub fn end_render(&mut self) {
-        if let Some(r) = &mut self.render {
-            let out = r.finish(stdout_width());
-            self.screen.text(out.as_bytes());
-        }
+        let out = self.display.finish(stdout_width());
+        self.screen.text(&out);
     }
 
     /// A whole Markdown text (a resumed answer), rendered like a streamed one.
@@ -145,13 +145,8 @@ fn stdout_width() -> usize {
 
 impl Ui for TermUi {
     fn text(&mut self, bytes: &[u8]) {
-        match &mut self.render {
-            Some(r) => {
-                let out = r.push(bytes, stdout_width());
-                self.screen.text(out.as_bytes());
-            }
-            None => self.screen.text(bytes),
-        }
+        let out = self.display.push(bytes, stdout_width());
+        self.screen.text(&out);
     }
 
     fn status(&mut self, line: &str) {
