@@ -146,9 +146,14 @@ fn choose_model(mut settings: Settings) -> anyhow::Result<Settings> {
     let url = settings.base_url.clone();
     let models = crate::model::models::list(&settings, std::time::Duration::from_secs(10))
         .map_err(|e| {
-            usage(format!(
+            let msg = format!(
                 "no model named for {url}, and its model list is not available ({e}); pass --model NAME"
-            ))
+            );
+            // Unreachable is a runtime failure (exit 1), as a chat request would have been.
+            match e {
+                crate::model::models::ListError::Unreachable { .. } => anyhow::anyhow!(msg),
+                _ => usage(msg),
+            }
         })?;
     match models.as_slice() {
         [only] => {
