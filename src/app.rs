@@ -68,6 +68,7 @@ impl AppConfig {
                 d.display()
             )));
         }
+        project_notice();
         Ok(crate::paths::skill_search_path(&self.skills_dirs))
     }
 }
@@ -83,20 +84,32 @@ pub(crate) struct Setup {
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
 /// agent over defaults), and builds the dispatcher with `asker` (default: the terminal prompt).
 pub(crate) fn build(config: &AppConfig, asker: Option<Arc<Asker>>) -> Result<Setup, AppError> {
+    project_notice();
+    let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
             let vars = crate::agents::parse_vars(&config.vars).map_err(|e| usage(e.to_string()))?;
-            Some(crate::agents::load(name, &vars).map_err(|e| usage(e.to_string()))?)
+            let mut agent = crate::agents::load(name, &vars).map_err(agent_error)?;
+            // Checked as written, so a bad value is reported even when it would be dropped.
+            if let Some(p) = &agent.script_policy {
+                check_policy(p, &agent.source)?;
+            }
+            let mut restricted = crate::agents::origin::restrict(&mut agent);
+            // What the command line grants anyway is not worth a notice.
+            restricted
+                .ignored
+                .retain(|i| !granted_by_overrides(i.key, &config.overrides));
+            let notice = crate::policy::source::ignored_notice(&agent.source, &restricted.ignored);
+            if let Some(notice) = notice {
+                eprintln!("skillpipe: {notice}");
+            }
+            Some(agent)
         }
         None if !config.vars.is_empty() => return Err(usage("--var needs --agent")),
         None => None,
     };
-    let mut warnings = Vec::new();
     if let Some(a) = &agent {
         warnings.extend(a.warnings.iter().cloned());
-        if let Some(p) = &a.script_policy {
-            check_policy(p, &a.source)?;
-        }
     }
     let mut policy = agent
         .as_ref()
@@ -133,6 +146,56 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Arc<Asker>>) -> Result<Set
         agent,
         warnings,
     })
+}
+
+/// Once per process: when the working directory is not trusted but has project-local agents or
+/// skills, one stderr line says they are ignored and how to use them.
+pub(crate) fn project_notice() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if crate::trust::cwd_trusted() {
+            return;
+        }
+        let present = crate::paths::project_dirs_present();
+        if present.is_empty() {
+            return;
+        }
+        eprintln!(
+            "skillpipe: ignoring ./{} here: this directory is not trusted (run `skillpipe trust` to use them, or pass --skills-dir / --agent PATH)",
+            present.join(", ./")
+        );
+    });
+}
+
+/// Whether a policy key an agent file may not raise is raised by the overrides anyway.
+fn granted_by_overrides(key: &str, o: &PolicyOverrides) -> bool {
+    match key {
+        "allow_scripts" => o.allow_scripts || !o.allow.is_empty(),
+        "confirm" => o.confirm_never,
+        "allow_network" => o.allow_network,
+        "allow_filesystem" => o.allow_filesystem,
+        "sandbox" => o.sandbox == Some(crate::policy::SandboxMode::BestEffort),
+        _ => false,
+    }
+}
+
+/// An agent that cannot be loaded is a configuration error; one that is only in an untrusted
+/// project's `./agents` says how to use it.
+pub(crate) fn agent_error(e: crate::agents::AgentError) -> AppError {
+    if let crate::agents::AgentError::NotFound { name, .. } = &e
+        && !crate::trust::cwd_trusted()
+    {
+        let here =
+            std::path::Path::new(crate::paths::PROJECT_AGENT_DIR).join(format!("{name}.toml"));
+        if here.is_file() {
+            return usage(format!(
+                "{e}; ./{} is not used because this directory is not trusted: run `skillpipe trust`, or pass --agent {}",
+                here.display(),
+                here.display()
+            ));
+        }
+    }
+    usage(e.to_string())
 }
 
 /// A multi-threaded runtime sized for this tool: commands and streams, not heavy compute.
@@ -182,14 +245,18 @@ mod session {
         pub exec_in_code: bool,
         /// A saved session to reopen (REPL).
         pub resume: Option<String>,
+        /// Show answers as the model wrote them (sanitized), not rendered.
+        pub raw: bool,
+        /// Show what side effects write.
+        pub show_side_effects: bool,
     }
 
     /// Model settings, provider, system prompt and options → a chat session. Returns the
-    /// `provider:model` label for display.
+    /// resolved model settings (their `label()` is what the REPL shows).
     pub(crate) fn build_session(
         config: &ChatConfig,
         setup: &Setup,
-    ) -> Result<(Session, String), AppError> {
+    ) -> Result<(Session, Settings), AppError> {
         if config.max_captures == Some(0) {
             return Err(usage("--max-captures must be at least 1"));
         }
@@ -209,6 +276,7 @@ mod session {
         )
         .map_err(|e| usage(e.to_string()))?;
         settings.check_api_key().map_err(|e| usage(e.to_string()))?;
+        let settings = choose_model(settings)?;
         let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
         let dispatcher = setup.dispatcher.clone();
         let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
@@ -225,11 +293,48 @@ mod session {
             stream: !config.no_stream,
             model: settings.model.clone(),
             params: settings.params.clone(),
+            show_side_effects: config.show_side_effects,
         };
-        let label = settings.label();
         Ok((
             Session::new(provider, dispatcher, Some(system), opts),
-            label,
+            settings,
         ))
+    }
+
+    /// A base URL of the user's with no model named: the built-in default model belongs to
+    /// another server, so ask this one what it serves and take its only model, or stop and list
+    /// them.
+    fn choose_model(mut settings: Settings) -> Result<Settings, AppError> {
+        if !settings.model_is_default_for_other_url {
+            return Ok(settings);
+        }
+        let url = settings.base_url.clone();
+        let models = crate::model::models::list(&settings, std::time::Duration::from_secs(10))
+            .map_err(|e| {
+                let msg = format!(
+                    "no model named for {url}, and its model list is not available ({e}); pass --model NAME"
+                );
+                // Unreachable is a runtime failure (exit 1), as a chat request would have been.
+                match e {
+                    crate::model::models::ListError::Unreachable { .. } => AppError::Runtime(msg),
+                    _ => usage(msg),
+                }
+            })?;
+        match models.as_slice() {
+            [only] => {
+                eprintln!("skillpipe: using {only}, the only model {url} serves (--model chooses)");
+                settings.model = only.clone();
+                settings.model_is_default_for_other_url = false;
+                Ok(settings)
+            }
+            [] => Err(usage(format!(
+                "no model named, and {url} lists none; pass --model NAME"
+            ))),
+            many => Err(usage(format!(
+                "no model named, and {url} serves {} models; choose one with --model: {}",
+                many.len(),
+                many.join(", ")
+            ))),
+        }
     }
 }

@@ -31,6 +31,8 @@ pub use crate::pipeline::SIDE_QUEUE;
 pub struct FilterOptions {
     /// Scanner limits and whether Markdown code counts.
     pub scan: ScanOptions,
+    /// Show the output inert (a terminal): every control visibly escaped. Off, it is byte-exact.
+    pub sanitize: bool,
 }
 
 /// What the run saw; `problems` drives `--strict`.
@@ -83,7 +85,7 @@ where
     let mut input = Input::new(input, CHUNK);
     let mut buf = vec![0u8; CHUNK];
     let mut scanner = Scanner::new(opts.scan);
-    let mut out = Output::new(output, CHUNK);
+    let mut out = Output::new(output, CHUNK, opts.sanitize);
     // Text goes out as it is scanned; side effects are queued and captures run in place, each
     // after the text before it has been written.
     let handle = |out: &mut Output<W>, input: &mut Input<R>, piece: Piece<'_>| {
@@ -127,11 +129,13 @@ where
             }
             Next::End => {
                 scanner.finish_with(|p| handle(&mut out, &mut input, p));
+                out.finish();
                 true
             }
             Next::Failed(e) => {
                 read_error = Some(e);
                 scanner.finish_with(|p| handle(&mut out, &mut input, p));
+                out.finish();
                 true
             }
         };

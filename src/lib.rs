@@ -30,12 +30,16 @@
 //! - [`pipeline`]: what filter and chat share: outcome wording, capture text, the side-effect queue.
 //! - [`filter`]: the Unix filter pipeline.
 //! - [`chat`]: the chat loop (captures go back to the model).
+//! - [`term`]: what may reach a terminal (untrusted text made inert).
+//! - `trust`: which working directories may bring their own agents and skills.
 #![warn(missing_docs)]
 // In a build without the binary, what only the binary uses is dead code.
 #![cfg_attr(not(feature = "cli"), allow(dead_code))]
 
 pub mod command;
 pub mod policy;
+#[cfg(feature = "cli")]
+pub(crate) mod render;
 pub mod scan;
 
 #[cfg(feature = "runtime")]
@@ -72,6 +76,8 @@ pub mod sandbox;
 pub mod skills;
 #[cfg(feature = "runtime")]
 pub mod term;
+#[cfg(feature = "runtime")]
+pub(crate) mod trust;
 
 pub use policy::ScriptPolicy;
 pub use scan::{Directive, Event, Kind, ScanOptions, Scanner};

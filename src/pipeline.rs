@@ -75,7 +75,7 @@ impl Report {
                 (kind, reason.clone())
             }
             Outcome::Ran(ran) if ran.result.success() => (ReportKind::Ran, String::new()),
-            Outcome::Ran(ran) => (ReportKind::Failed, status_text(&ran.result)),
+            Outcome::Ran(ran) => (ReportKind::Failed, failure_text(&ran.result)),
         };
         out.push(Report { kind, what, detail });
         out
@@ -107,6 +107,31 @@ pub fn status_text(r: &crate::exec::RunResult) -> String {
         (Some(sig), _) => format!("killed by {sig}"),
         (None, _) => format!("exit {}", r.exit_code),
     }
+}
+
+/// Why a run failed, for the user: [`status_text`], and for a plain exit the last line of its
+/// stderr (usually the reason), sanitized and cut to 200 characters.
+fn failure_text(r: &crate::exec::RunResult) -> String {
+    let status = status_text(r);
+    match (r.signal.is_none() && !r.timed_out)
+        .then(|| last_line(&r.stderr))
+        .flatten()
+    {
+        Some(why) => format!("{status}: {why}"),
+        None => status,
+    }
+}
+
+/// The last non-blank line of a command's stderr, sanitized and cut to 200 characters.
+fn last_line(stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+    let mut line = crate::term::sanitize(line).into_owned();
+    if let Some((cut, _)) = line.char_indices().nth(200) {
+        line.truncate(cut);
+        line.push('…');
+    }
+    Some(line)
 }
 
 /// The text a capture hands back: the command's stdout with trailing newlines (`\n` or
@@ -257,6 +282,26 @@ mod tests {
             reason: "no".into(),
         };
         assert_eq!(capture_text(&blocked), b"");
+    }
+
+    #[test]
+    fn a_failure_says_why_with_its_last_stderr_line() {
+        assert_eq!(
+            last_line(b"warming up\nno speech engine found\n\n").as_deref(),
+            Some("no speech engine found")
+        );
+        assert_eq!(
+            last_line(b"bad \x1b]0;title\x07\n").as_deref(),
+            Some("bad ␛]0;title␇")
+        );
+        assert_eq!(last_line(b" \n"), None);
+        assert_eq!(
+            last_line("x".repeat(300).as_bytes())
+                .unwrap()
+                .chars()
+                .count(),
+            201
+        );
     }
 
     #[test]

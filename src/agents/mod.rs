@@ -13,6 +13,7 @@ pub(crate) mod config;
 // Reached through re-exports; its fields and variants are not documented one by one yet.
 #[allow(missing_docs)]
 mod error;
+pub mod origin;
 pub mod prompt;
 // Reached through re-exports; its fields and variants are not documented one by one yet.
 #[allow(missing_docs)]

@@ -46,6 +46,9 @@ pub trait Ui {
     fn report(&mut self, report: &Report);
     /// A note about the stream or the turn: retrying, stopped early.
     fn status(&mut self, line: &str);
+    /// What a side effect wrote (`--show-side-effects`), already sanitized for a terminal.
+    /// Ignored unless implemented.
+    fn side_output(&mut self, _text: &str) {}
     /// Something is pending: `Some("thinking")` until the first token, `Some("running …")`
     /// while a script runs, `None` when output flows again.
     fn busy(&mut self, what: Option<&str>);
@@ -66,6 +69,8 @@ pub struct ChatOptions {
     pub model: String,
     /// Extra request fields (temperature, max_tokens, …).
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// Show what side effects write (`--show-side-effects`).
+    pub show_side_effects: bool,
 }
 
 impl Default for ChatOptions {
@@ -78,6 +83,7 @@ impl Default for ChatOptions {
             stream: true,
             model: String::new(),
             params: Default::default(),
+            show_side_effects: false,
         }
     }
 }
@@ -299,7 +305,14 @@ impl Session {
                     });
                     // Every call gets its tool message (the API requires one per call), but
                     // only max_captures_per_turn of them run, however many one answer holds.
-                    drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report).await;
+                    drain_side_effects(
+                        ui,
+                        self.opts.show_side_effects,
+                        &mut side_pending,
+                        &mut side_rx,
+                        &mut report,
+                    )
+                    .await;
                     let mut limited = false;
                     for call in tool_calls {
                         let content = if report.captures >= self.opts.max_captures {
@@ -346,7 +359,14 @@ impl Session {
                     capture_bodies.push(directive.body.clone());
                     report.captures += 1;
                     // Program order: the capture sees every earlier side effect's result.
-                    drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report).await;
+                    drain_side_effects(
+                        ui,
+                        self.opts.show_side_effects,
+                        &mut side_pending,
+                        &mut side_rx,
+                        &mut report,
+                    )
+                    .await;
                     ui.busy(Some(&format!("running {}", directive.body)));
                     let outcome = self
                         .dispatcher
@@ -365,7 +385,14 @@ impl Session {
             }
         };
         // Side effects finish before the turn ends, so their status lines come before the prompt.
-        drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report).await;
+        drain_side_effects(
+            ui,
+            self.opts.show_side_effects,
+            &mut side_pending,
+            &mut side_rx,
+            &mut report,
+        )
+        .await;
         ui.busy(None);
         self.partial_raw.clear();
         report.shown = std::mem::take(&mut self.partial_shown);
@@ -394,6 +421,7 @@ impl Session {
             let item = stream.next().await;
             while let Ok((d, outcome)) = side_rx.try_recv() {
                 *side_pending -= 1;
+                self.side_output(ui, &outcome);
                 report_status(ui, &d, &outcome, report);
             }
             let finished = match item {
@@ -504,6 +532,11 @@ impl Session {
         }
     }
 
+    /// A side effect's stdout and stderr, sanitized, when `--show-side-effects` asks for them.
+    fn side_output(&self, ui: &mut dyn Ui, outcome: &Outcome) {
+        show_side_output(self.opts.show_side_effects, ui, outcome);
+    }
+
     fn show(&mut self, ui: &mut dyn Ui, mut bytes: &[u8]) {
         if self.continuing {
             if self.partial_shown.ends_with([' ', '\n']) {
@@ -587,9 +620,27 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Waits until every side effect queued so far has finished, showing each one's status line.
+/// What a side effect wrote, sanitized, when the user asked to see it (`--show-side-effects`).
+fn show_side_output(show: bool, ui: &mut dyn Ui, outcome: &Outcome) {
+    let Outcome::Ran(ran) = outcome else { return };
+    if !show {
+        return;
+    }
+    let mut clean = Vec::new();
+    let mut san = crate::term::Sanitizer::default();
+    san.push(&ran.result.stdout, &mut clean);
+    san.push(&ran.result.stderr, &mut clean);
+    san.finish(&mut clean);
+    if !clean.is_empty() {
+        ui.side_output(&String::from_utf8_lossy(&clean));
+    }
+}
+
+/// Waits until every side effect queued so far has finished, showing each one's output (when
+/// asked for) and status line.
 async fn drain_side_effects(
     ui: &mut dyn Ui,
+    show: bool,
     pending: &mut usize,
     done: &mut mpsc::UnboundedReceiver<SideDone>,
     report: &mut TurnReport,
@@ -598,6 +649,7 @@ async fn drain_side_effects(
         match done.recv().await {
             Some((d, outcome)) => {
                 *pending -= 1;
+                show_side_output(show, ui, &outcome);
                 report_status(ui, &d, &outcome, report);
             }
             None => break,

@@ -3,6 +3,7 @@
 use super::{PolicyFlags, SkillFlags, usage};
 use crate::app::{ChatConfig, build_session};
 use crate::chat::{Session, Ui};
+use crate::render::{Display, Options as RenderOptions};
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
 
@@ -34,6 +35,12 @@ pub struct ChatArgs {
     /// Also run directives inside Markdown code.
     #[arg(long)]
     pub exec_in_code: bool,
+    /// Show answers as the model wrote them (no Markdown rendering), even on a terminal.
+    #[arg(long)]
+    pub raw: bool,
+    /// Copy the output of side effects to stderr.
+    #[arg(long)]
+    pub show_side_effects: bool,
     /// Reopen a saved session (lists sessions when no name is given).
     #[arg(long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
@@ -57,6 +64,8 @@ impl ChatArgs {
             max_captures: self.max_captures,
             exec_in_code: self.exec_in_code,
             resume: self.resume.clone(),
+            raw: self.raw,
+            show_side_effects: self.show_side_effects,
         })
     }
 }
@@ -86,8 +95,8 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
         Some(p) => {
             let setup = crate::app::build(&config.app, None)?;
             super::warn_all(&setup.warnings);
-            let (session, _label) = build_session(&config, &setup)?;
-            one_shot(&rt, session, &p)
+            let (session, _settings) = build_session(&config, &setup)?;
+            one_shot(&rt, session, &p, config.raw)
         }
         None => {
             crate::repl::run(&rt, config)?;
@@ -101,31 +110,58 @@ fn one_shot(
     rt: &tokio::runtime::Runtime,
     mut session: Session,
     prompt: &str,
+    raw: bool,
 ) -> anyhow::Result<i32> {
-    let mut ui = PlainUi::default();
+    let looks = crate::repl::Looks::detect();
+    let opts = RenderOptions::detect(looks.color_out, looks.unicode);
+    let mut ui = PlainUi {
+        display: Display::new(looks.stdout_tty, raw, opts),
+        ..PlainUi::default()
+    };
     let result = rt.block_on(session.turn(prompt, &mut ui));
+    let rest = ui.display.finish(terminal_width());
+    ui.write(&rest);
     if ui.wrote && !ui.ended_with_newline {
-        ui.text(b"\n");
+        ui.write(b"\n");
     }
     match result {
         Ok(_) => Ok(super::EXIT_OK),
         Err(e) => {
-            eprintln!("skillpipe: {e}");
+            eprintln!("skillpipe: {}", crate::term::sanitize(&e.to_string()));
             Ok(crate::app::EXIT_RUNTIME)
         }
     }
 }
 
-/// Plain output for one-shot mode and pipes: text to stdout, status lines to stderr, no colour,
-/// no spinner.
-#[derive(Default)]
+/// Output for one-shot mode and pipes: text to stdout (Markdown rendered on a terminal unless
+/// `--raw`), status lines to stderr, no spinner.
 pub struct PlainUi {
     ended_with_newline: bool,
     wrote: bool,
+    display: Display,
 }
 
-impl Ui for PlainUi {
-    fn text(&mut self, bytes: &[u8]) {
+impl Default for PlainUi {
+    fn default() -> Self {
+        PlainUi {
+            ended_with_newline: false,
+            wrote: false,
+            display: Display::Exact,
+        }
+    }
+}
+
+/// Columns of the terminal, read for every piece so a resize applies at once; 80 when the
+/// terminal does not say (a pty nobody sized reports 0).
+fn terminal_width() -> usize {
+    match crossterm::terminal::size() {
+        Ok((w, _)) if w > 0 => usize::from(w),
+        _ => 80,
+    }
+}
+
+impl PlainUi {
+    fn write(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -135,13 +171,28 @@ impl Ui for PlainUi {
         self.wrote = true;
         self.ended_with_newline = bytes.ends_with(b"\n");
     }
+}
 
-    fn report(&mut self, report: &crate::pipeline::Report) {
-        eprintln!("skillpipe: {report}");
+impl Ui for PlainUi {
+    fn text(&mut self, bytes: &[u8]) {
+        let out = self.display.push(bytes, terminal_width());
+        self.write(&out);
     }
 
+    /// Reports quote foreign text (directive bodies, reasons): always sanitized.
+    fn report(&mut self, report: &crate::pipeline::Report) {
+        eprintln!("skillpipe: {}", crate::term::sanitize(&report.to_string()));
+    }
+
+    /// Status lines quote foreign text (tool names, directive bodies): always sanitized.
     fn status(&mut self, line: &str) {
-        eprintln!("skillpipe: {line}");
+        eprintln!("skillpipe: {}", crate::term::sanitize(line));
+    }
+
+    fn side_output(&mut self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(crate::term::sanitize(text).as_bytes());
+        let _ = err.flush();
     }
 
     fn busy(&mut self, _what: Option<&str>) {}

@@ -2,6 +2,7 @@
 
 use super::{PolicyFlags, SkillFlags};
 use clap::Args;
+use std::io::IsTerminal;
 
 #[derive(Debug, Clone, Args)]
 pub struct FilterArgs {
@@ -21,6 +22,13 @@ pub struct FilterArgs {
     /// Copy the output of side effects to stderr.
     #[arg(long)]
     pub show_side_effects: bool,
+    /// Write the output byte for byte even to a terminal (the default on a pipe or file).
+    #[arg(long, conflicts_with = "sanitize")]
+    pub raw: bool,
+    /// Show every terminal control in the output visibly escaped, even on a pipe (the default
+    /// on a terminal).
+    #[arg(long)]
+    pub sanitize: bool,
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
@@ -35,15 +43,18 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
             exec_in_code: args.exec_in_code,
             ..Default::default()
         },
+        sanitize: args.sanitize || (!args.raw && std::io::stdout().is_terminal()),
     };
     let reporter = std::sync::Arc::new(Stderr {
         show_side_effects: args.show_side_effects,
     });
+    // Typed input on the terminal is read only while no confirmation prompt is up.
+    let input = crate::confirm::TtyInput::new(raw_stdin()?);
     let report = crate::filter::run(
         rt.handle(),
         setup.dispatcher,
         opts,
-        raw_stdin()?,
+        input,
         raw_stdout(),
         reporter,
     )?;
@@ -62,8 +73,9 @@ struct Stderr {
 impl crate::filter::Reporter for Stderr {
     fn report(&self, report: &crate::pipeline::Report) {
         // A success is not worth a line in a filter's stderr; everything else is.
+        // Reasons and warnings may quote foreign text (a path, a program's name): shown inert.
         if report.kind != crate::pipeline::ReportKind::Ran {
-            eprintln!("skillpipe: {report}");
+            eprintln!("skillpipe: {}", crate::term::sanitize(&report.to_string()));
         }
     }
 
@@ -71,8 +83,12 @@ impl crate::filter::Reporter for Stderr {
         if self.show_side_effects {
             use std::io::Write;
             let mut err = std::io::stderr().lock();
-            let _ = err.write_all(stdout);
-            let _ = err.write_all(stderr);
+            for bytes in [stdout, stderr] {
+                let _ = err.write_all(&crate::term::for_terminal(
+                    bytes,
+                    std::io::stderr().is_terminal(),
+                ));
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod filter;
 pub mod run;
 pub mod skills;
+pub mod trust;
 
 use crate::app::{AppConfig, AppError, EXIT_RUNTIME, EXIT_USAGE};
 
@@ -48,6 +49,8 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// Report what this machine can enforce and where files live.
     Doctor(doctor::DoctorArgs),
+    /// Trust a directory: use its ./agents and ./skills (or --list, --revoke).
+    Trust(trust::TrustArgs),
 }
 
 /// Skill search options accepted by every subcommand.
@@ -175,11 +178,13 @@ pub fn main() -> i32 {
         Command::Skills(a) => skills::run(a),
         Command::Agents(a) => agents::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Trust(a) => trust::run(a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("skillpipe: {e:#}");
+            // Errors quote files, servers and arguments: shown inert.
+            eprintln!("skillpipe: {}", crate::term::sanitize(&format!("{e:#}")));
             e.downcast_ref::<AppError>()
                 .map_or(EXIT_RUNTIME, AppError::exit_code)
         }

@@ -24,6 +24,9 @@ pub mod anthropic;
 #[allow(missing_docs)]
 pub(crate) mod http;
 #[cfg(feature = "http")]
+#[allow(missing_docs)]
+pub(crate) mod models;
+#[cfg(feature = "http")]
 pub mod openai;
 #[cfg(feature = "http")]
 pub mod replay;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 mod decide;
 mod merge;
+pub mod source;
 
 pub use decide::{CompiledPolicy, Denied, SCRIPTS_NOT_ALLOWED, decide};
 pub use merge::{PolicyError, PolicyOverrides, TIMEOUT_RANGE};
