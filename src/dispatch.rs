@@ -248,6 +248,7 @@ impl Dispatcher {
         let mut env = self.base_env.clone();
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.extend(extra_env);
+        let sandbox = self.sandbox_spec(&cwd);
         let spec = RunSpec {
             program,
             args: prog_args,
@@ -256,7 +257,7 @@ impl Dispatcher {
             stdin,
             timeout: Duration::from_secs(self.policy.timeout_seconds),
             max_output_bytes: self.policy.max_output_bytes,
-            sandbox: self.sandbox_spec(),
+            sandbox,
         };
         // If this future is dropped (Ctrl-C), the command is killed; the log still says so.
         let mut cancel_record = self.record(origin, Decision::Ran, &argv, skill.clone());
@@ -319,14 +320,19 @@ impl Dispatcher {
             .unwrap_or_else(|| FALLBACK_PATH.into())
     }
 
-    fn sandbox_spec(&self) -> SandboxSpec {
+    fn sandbox_spec(&self, cwd: &std::path::Path) -> SandboxSpec {
+        let p = &self.policy;
         SandboxSpec {
-            isolate_network: !self.policy.allow_network,
-            restrict_filesystem: !self.policy.allow_filesystem,
-            writable: self.policy.writable_paths.clone(),
-            required: self.policy.sandbox == policy::SandboxMode::Required,
-            // Lifting restrictions never lifts this: what a command starts dies with it.
+            isolate_network: !p.allow_network,
+            restrict_filesystem: !p.allow_filesystem,
+            writable: p.writable_paths.clone(),
+            required: p.sandbox == policy::SandboxMode::Required,
+            // Lifting restrictions never lifts these: what a command starts dies with it, it
+            // sees only its own /dev, /proc and $TMPDIR, and secrets stay hidden.
             contain_processes: true,
+            private_mounts: true,
+            hide: crate::sandbox::secrets::hidden(cwd, &p.deny_read, &p.allow_read),
+            limits: p.limits(),
         }
     }
 
@@ -407,5 +413,6 @@ pub fn result_json(ran: &Ran) -> serde_json::Value {
         "duration_ms": r.duration.as_millis() as u64,
         "truncated": {"stdout": r.truncated_stdout, "stderr": r.truncated_stderr},
         "script_path": ran.script_path,
+        "hint": r.hint,
     })
 }

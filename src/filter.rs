@@ -203,7 +203,11 @@ pub fn notice(d: &Directive, outcome: &Outcome) -> Option<String> {
                 (Some(sig), _) => format!("killed by {sig}"),
                 (None, _) => format!("exited with {}", r.exit_code),
             };
-            Some(format!("skillpipe: failed: {shown}: {how}"))
+            let hint = r
+                .hint
+                .as_ref()
+                .map_or(String::new(), |h| format!("\n  {h}"));
+            Some(format!("skillpipe: failed: {shown}: {how}{hint}"))
         }
         Outcome::Ran(_) => None,
     }

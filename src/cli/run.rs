@@ -63,6 +63,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             } else {
                 std::io::stdout().write_all(&r.stdout)?;
                 std::io::stderr().write_all(&r.stderr)?;
+                if let Some(h) = &r.hint {
+                    eprintln!("skillpipe: {h}");
+                }
             }
             Ok(exit_code_of(r))
         }

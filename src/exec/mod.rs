@@ -69,6 +69,9 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     /// The restrictions that were in force.
     pub enforced: Enforced,
+    /// When a sandboxed run failed: the restriction it likely ran into and the flag that
+    /// lifts it (see [`sandbox::hint`]).
+    pub hint: Option<String>,
 }
 
 impl RunResult {
@@ -100,7 +103,9 @@ pub enum ExecError {
 /// blocking-pool thread).
 pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
     let s = &spec.sandbox;
-    if !(s.isolate_network || s.restrict_filesystem || s.contain_processes) {
+    if !(s.isolate_network || s.restrict_filesystem || s.contain_processes || s.private_mounts)
+        && !s.limits.any()
+    {
         return run_with_capabilities(spec, &Capabilities::none("not probed")).await;
     }
     if sandbox::caps::probed() || std::env::var_os(sandbox::caps::UNAVAILABLE_ENV).is_some() {
@@ -169,6 +174,11 @@ async fn run_planned(
                 .chain(spec.sandbox.writable.iter().cloned())
                 .collect();
             la.report_fd = Some(report.write.as_raw_fd());
+            if plan.enforce.mounts {
+                la.tmpdir = Some(tmp.path().to_path_buf());
+                la.hide = spec.sandbox.hide.clone();
+            }
+            la.set_limits(&spec.sandbox.limits);
             la.arg0 = Some(spec.program.clone());
             la.argv = std::iter::once(program.clone().into_os_string())
                 .chain(spec.args.iter().cloned())
@@ -288,10 +298,46 @@ async fn run_planned(
         }
         warnings.extend(report.warnings);
     }
-    let _ = tmp.close();
-    Ok(result(
-        status, timed_out, duration, out, err, warnings, enforced,
-    ))
+    remove_tmpdir(tmp);
+    let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
+    r.hint = sandbox::hint::explain(&sandbox::hint::Facts {
+        success: r.success(),
+        timed_out: r.timed_out,
+        signal: r.signal.as_deref(),
+        stderr: &r.stderr,
+        enforced,
+        limits: spec.sandbox.limits,
+        hidden: if enforced.mounts {
+            &spec.sandbox.hide
+        } else {
+            &[]
+        },
+    });
+    Ok(r)
+}
+
+/// Remove the per-run TMPDIR and everything in it, even what the command made unreadable or
+/// unwritable (`chmod 500` on a subfolder): permissions are restored on the way down. (With a
+/// private mount namespace the files lived on the run's own tmpfs and the directory is empty.)
+fn remove_tmpdir(tmp: tempfile::TempDir) {
+    let path = tmp.keep();
+    if std::fs::remove_dir_all(&path).is_ok() {
+        return;
+    }
+    fn open_up(dir: &std::path::Path) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                // Not following symlinks: only real directories of the tree.
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    open_up(&e.path());
+                }
+            }
+        }
+    }
+    open_up(&path);
+    let _ = std::fs::remove_dir_all(&path);
 }
 
 fn result(
