@@ -333,7 +333,27 @@ impl Dispatcher {
             private_mounts: true,
             hide: crate::sandbox::secrets::hidden(cwd, &p.deny_read, &p.allow_read),
             limits: p.limits(),
+            sockets: self.allowed_sockets(),
         }
+    }
+
+    /// `allowed_sockets` with `~/` and `$VAR/` expanded (from the environment scripts get), the
+    /// existing ones.
+    fn allowed_sockets(&self) -> Vec<PathBuf> {
+        let home = crate::paths::home();
+        let var = |name: &str| {
+            self.base_env
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var_os(name))
+        };
+        self.policy
+            .allowed_sockets
+            .iter()
+            .filter_map(|p| crate::sandbox::secrets::expand(p, home.as_deref(), var))
+            .filter(|p| p.exists())
+            .collect()
     }
 
     /// Short text for the prompt and the audit log.
@@ -343,12 +363,37 @@ impl Dispatcher {
         } else {
             "no network"
         };
-        let fs = if self.policy.allow_filesystem {
-            "writes anywhere"
-        } else {
-            "writes only to $TMPDIR"
+        let list = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         };
-        format!("{net}, {fs}")
+        let fs = if self.policy.allow_filesystem {
+            "writes anywhere".to_string()
+        } else if self.policy.writable_paths.is_empty() {
+            "writes only to $TMPDIR".to_string()
+        } else {
+            format!(
+                "writes only to $TMPDIR and {}",
+                list(&self.policy.writable_paths)
+            )
+        };
+        let sockets = self.allowed_sockets();
+        let sockets = if sockets.is_empty() {
+            "no Unix sockets".to_string()
+        } else {
+            format!("Unix sockets: {}", list(&sockets))
+        };
+        format!("{net}, {fs}, {sockets}")
+    }
+
+    /// The paths a command may write beneath (besides its $TMPDIR) and the Unix sockets it may
+    /// connect to, for the confirmation prompt; `None` for writes when it may write anywhere.
+    pub fn writable_and_sockets(&self) -> (Option<Vec<PathBuf>>, Vec<PathBuf>) {
+        let writes = (!self.policy.allow_filesystem).then(|| self.policy.writable_paths.clone());
+        (writes, self.allowed_sockets())
     }
 
     fn record(

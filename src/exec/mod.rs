@@ -177,6 +177,7 @@ async fn run_planned(
             if plan.enforce.mounts {
                 la.tmpdir = Some(tmp.path().to_path_buf());
                 la.hide = spec.sandbox.hide.clone();
+                la.socket = spec.sandbox.sockets.clone();
             }
             la.set_limits(&spec.sandbox.limits);
             la.arg0 = Some(spec.program.clone());

@@ -113,6 +113,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
                 tmpdir,
                 tmp_mb: args.max_tmp.unwrap_or(DEFAULT_TMP_MB),
                 hide: &args.hide,
+                sockets: &args.socket,
             };
             match mounts::setup(&setup) {
                 Ok(w) => {
@@ -195,16 +196,32 @@ fn finish(args: &LaunchArgs, mut st: State, mut reporter: Reporter) -> Result<()
             Err(p) => st.fail_or_warn("resource limits", p, &mut reporter)?,
         }
     }
-    // Last, so that nothing above needs a socket: no Unix sockets under network isolation.
-    if st.enforced.network
-        && let Err(p) = super::unix_sockets::restrict()
-    {
+    // Last, so that nothing above needs a socket: Unix sockets only when some are named (and
+    // then only those are in reach: see `mounts`), whatever the network setting.
+    let named_sockets = !args.socket.is_empty() && st.enforced.mounts;
+    if !args.socket.is_empty() && !named_sockets {
+        st.warnings.push(
+            "the allowed Unix sockets stay closed: without a private mount namespace the others cannot be kept out of reach"
+                .into(),
+        );
+    }
+    let sockets = if named_sockets {
+        // With the network allowed, abstract sockets are the host's: out of reach too.
+        if st.enforced.network {
+            Ok(())
+        } else {
+            writes::scope_abstract_sockets()
+        }
+    } else {
+        super::unix_sockets::restrict()
+    };
+    if let Err(p) = sockets {
         if st.required {
-            reporter.send(&report::error_line(&format!("network isolation: {p}")));
+            reporter.send(&report::error_line(&format!("Unix sockets: {p}")));
             return Err(EXIT_LAUNCH_FAILED);
         }
         st.warnings
-            .push(format!("sandbox not complete: network isolation: {p}"));
+            .push(format!("sandbox not complete: Unix sockets: {p}"));
     }
     // Whatever else is restricted, the command must not type into the user's shell nor reach
     // the user's keyring.

@@ -57,6 +57,9 @@ pub struct SandboxSpec {
     pub hide: Vec<PathBuf>,
     /// Resource limits.
     pub limits: Limits,
+    /// Unix sockets the command may connect to (existing paths). Without any, no Unix socket
+    /// can be created at all, whatever the network setting.
+    pub sockets: Vec<PathBuf>,
 }
 
 /// Arguments of the hidden launcher subcommand:
@@ -86,6 +89,10 @@ pub struct LaunchArgs {
     /// A path to hide (needs `--mount`).
     #[arg(long, value_name = "PATH")]
     pub hide: Vec<PathBuf>,
+    /// A Unix socket the command may connect to (needs `--mount`; without any, no Unix
+    /// socket can be created).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Vec<PathBuf>,
     /// RLIMIT_NPROC.
     #[arg(long, value_name = "N")]
     pub max_processes: Option<u64>,
@@ -179,6 +186,10 @@ impl LaunchArgs {
             out.push("--hide".into());
             out.push(h.into());
         }
+        for h in &self.socket {
+            out.push("--socket".into());
+            out.push(h.into());
+        }
         out.extend(self.limits().to_args());
         if let Some(fd) = self.report_fd {
             out.push("--report-fd".into());
@@ -257,6 +268,7 @@ mod tests {
         a.writable = vec!["/tmp/x y".into()];
         a.tmpdir = Some("/tmp/run".into());
         a.hide = vec!["/h/.ssh".into(), "/w/.env".into()];
+        a.socket = vec!["/run/user/1/pulse/native".into()];
         a.set_limits(&Limits {
             processes: Some(9),
             tmp_mb: Some(3),
@@ -270,7 +282,7 @@ mod tests {
         let Sub::Launch(b) = Wrapper::try_parse_from(argv).unwrap().cmd;
         assert!(b.net && b.fs && !b.pid && b.userns && b.best_effort && b.mount);
         assert_eq!(b.writable, a.writable);
-        assert_eq!((b.tmpdir, b.hide), (a.tmpdir, a.hide));
+        assert_eq!((b.tmpdir, b.hide, b.socket), (a.tmpdir, a.hide, a.socket));
         assert_eq!(b.limits(), a.limits());
         assert_eq!(b.report_fd, Some(7));
         assert_eq!(b.arg0, a.arg0);

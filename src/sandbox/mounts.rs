@@ -82,6 +82,9 @@ pub struct Setup<'a> {
     pub tmp_mb: u64,
     /// Paths to hide, existing ones only.
     pub hide: &'a [PathBuf],
+    /// Unix sockets the command may reach; when there are any, the usual places of the others
+    /// are covered (see [`expose_only`]).
+    pub sockets: &'a [PathBuf],
 }
 
 /// Set up the private mounts (the process must be in a fresh mount namespace it has
@@ -113,7 +116,114 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, String> {
             Err(e) => return Err(format!("hiding {}: {e}", path.display())),
         }
     }
+    if !s.sockets.is_empty() {
+        expose_only(s.sockets, &mut warnings)?;
+    }
     Ok(warnings)
+}
+
+/// Directories under /tmp where programs keep their sockets (X11, ssh-agent, tmux, D-Bus…).
+fn is_socket_dir_name(name: &str) -> bool {
+    [".X11-unix", ".ICE-unix", ".font-unix", ".XIM-unix"].contains(&name)
+        || [
+            "ssh-", "tmux-", "dbus-", "pulse-", "screen", "vscode-", "mpv",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// With named sockets allowed the command may create Unix sockets, so every other socket must
+/// be out of its reach: `/run` (and a separate `/var/run`), which hold the D-Bus buses, the
+/// Docker and containerd sockets and `$XDG_RUNTIME_DIR`, become empty tmpfs; in `/tmp`, socket
+/// files and the usual socket directories are covered; `$SSH_AUTH_SOCK` too. Then the named
+/// sockets (and `/run/systemd/resolve`, for name lookups) are bound back at their own paths.
+fn expose_only(named: &[PathBuf], warnings: &mut Vec<String>) -> Result<(), String> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::fs::FileTypeExt;
+    // Keep hold of what is bound back before covering it.
+    let open_path = |p: &Path| -> Option<OwnedFd> {
+        let c = cstr(p).ok()?;
+        // SAFETY: O_PATH open of a valid C string; the descriptor is then owned.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    let mut keep: Vec<(PathBuf, OwnedFd)> = Vec::new();
+    for p in named {
+        match open_path(p) {
+            Some(fd) => keep.push((p.clone(), fd)),
+            None => warnings.push(format!("allowed socket {} does not exist", p.display())),
+        }
+    }
+    let resolve = Path::new("/run/systemd/resolve");
+    if let Some(fd) = open_path(resolve) {
+        keep.push((resolve.to_path_buf(), fd));
+    }
+    let mut covered: Vec<PathBuf> = Vec::new();
+    let run_dirs = ["/run", "/var/run"].map(Path::new);
+    for dir in run_dirs {
+        let real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+        if real_dir {
+            mount(
+                Some("tmpfs"),
+                dir,
+                Some("tmpfs"),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                Some("mode=0755,size=1m"),
+            )?;
+            covered.push(dir.to_path_buf());
+        }
+    }
+    let mut others: Vec<PathBuf> = std::env::var_os("SSH_AUTH_SOCK")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    if let Ok(rd) = std::fs::read_dir("/tmp") {
+        for e in rd.flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            let name = e.file_name().to_string_lossy().into_owned();
+            if t.is_socket() || (t.is_dir() && is_socket_dir_name(&name)) {
+                others.push(e.path());
+            }
+        }
+    }
+    for p in others {
+        if named.iter().any(|n| n == &p) || !p.exists() {
+            continue;
+        }
+        hide(&p).map_err(|e| format!("covering the socket place {}: {e}", p.display()))?;
+    }
+    for (path, fd) in &keep {
+        if !covered.iter().any(|c| path.starts_with(c)) {
+            continue; // still in place
+        }
+        let is_dir = std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+            .is_ok_and(|m| m.is_dir());
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("re-creating {}: {e}", parent.display()))?;
+        }
+        if is_dir {
+            std::fs::create_dir_all(path)
+        } else {
+            std::fs::File::create(path).map(drop)
+        }
+        .map_err(|e| format!("re-creating {}: {e}", path.display()))?;
+        bind(
+            Path::new(&format!("/proc/self/fd/{}", fd.as_raw_fd())),
+            path,
+            false,
+        )?;
+    }
+    for dir in covered {
+        mount(
+            None,
+            &dir,
+            None,
+            libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            Some("mode=0755,size=1m"),
+        )?;
+    }
+    Ok(())
 }
 
 /// Build the new `/dev` on a tmpfs at `staging`, then move it over `/dev`.

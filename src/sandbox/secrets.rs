@@ -90,6 +90,22 @@ pub fn expand_home(p: &Path, home: Option<&Path>) -> PathBuf {
     }
 }
 
+/// `~/x` → `$HOME/x`, `$VAR/x` → the variable's value + `/x` (as `var` says); `None` when the
+/// variable is unset or empty.
+pub fn expand(
+    p: &Path,
+    home: Option<&Path>,
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let text = p.to_string_lossy();
+    if let Some(rest) = text.strip_prefix('$') {
+        let (name, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        let value = var(name).filter(|v| !v.is_empty())?;
+        return Some(PathBuf::from(value).join(tail));
+    }
+    Some(expand_home(p, home))
+}
+
 /// The entries of `deny_list` that exist on this machine (what doctor shows, what the launcher
 /// is given). Symlinks count when their target exists: the mount covers the target.
 pub fn existing(list: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -159,6 +175,20 @@ mod tests {
         );
         assert!(list.contains(&PathBuf::from("/h/secret")));
         assert!(list.contains(&PathBuf::from("/etc/shadow")));
+    }
+
+    #[test]
+    fn variables_and_home_expand() {
+        let var = |n: &str| (n == "XDG_RUNTIME_DIR").then(|| "/run/user/7".into());
+        let h = Some(Path::new("/h"));
+        let e = |p: &str| expand(Path::new(p), h, var);
+        assert_eq!(
+            e("$XDG_RUNTIME_DIR/pulse/native"),
+            Some("/run/user/7/pulse/native".into())
+        );
+        assert_eq!(e("$NOPE/x"), None);
+        assert_eq!(e("~/s.sock"), Some("/h/s.sock".into()));
+        assert_eq!(e("/abs"), Some("/abs".into()));
     }
 
     #[test]

@@ -71,6 +71,34 @@ pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, String> {
     }
 }
 
+/// Landlock scope (ABI 6): no connecting to abstract Unix sockets made outside the sandbox
+/// (the host's D-Bus session bus often is one). For runs that may use the network and some
+/// named Unix sockets, where no network namespace separates the abstract ones.
+pub fn scope_abstract_sockets() -> Result<(), String> {
+    use landlock::Scope;
+    let fail = |e: landlock::RulesetError| format!("Landlock scope for abstract sockets: {e}");
+    match super::caps::linux::landlock_abi() {
+        Ok(v) if v >= 6 => {}
+        _ => {
+            return Err(
+                "abstract Unix sockets cannot be closed: that needs Landlock ABI 6 (Linux 6.12)"
+                    .into(),
+            );
+        }
+    }
+    let status = Ruleset::default()
+        .scope(Scope::AbstractUnixSocket)
+        .map_err(fail)?
+        .create()
+        .map_err(fail)?
+        .restrict_self()
+        .map_err(fail)?;
+    match status.ruleset {
+        RulesetStatus::FullyEnforced => Ok(()),
+        other => Err(format!("Landlock scope not enforced ({other:?})")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
