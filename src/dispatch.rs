@@ -260,8 +260,13 @@ impl Dispatcher {
             sandbox,
         };
         // If this future is dropped (Ctrl-C), the command is killed; the log still says so.
+        let _in_flight = InFlight::enter();
+        let mut started = self.record(origin, Decision::Ran, &argv, skill.clone());
+        started.phase = Some("started");
+        self.audit.write_or_warn(&started);
         let mut cancel_record = self.record(origin, Decision::Ran, &argv, skill.clone());
         cancel_record.reason = Some("cancelled".into());
+        cancel_record.phase = Some("completed");
         let guard = AuditOnDrop {
             log: &self.audit,
             record: Some(cancel_record),
@@ -271,6 +276,7 @@ impl Dispatcher {
         match ran {
             Ok(result) => {
                 let mut rec = self.record(origin, Decision::Ran, &argv, skill.clone());
+                rec.phase = Some("completed");
                 rec.exit_code = Some(result.exit_code);
                 rec.signal = result.signal.clone();
                 rec.duration_ms = Some(result.duration.as_millis() as u64);
@@ -294,6 +300,16 @@ impl Dispatcher {
             }
             Err(e @ ExecError::Sandbox(_)) => {
                 self.block(origin, &argv, skill, Decision::Denied, e.to_string())
+            }
+            Err(e @ ExecError::Interrupted(_)) => {
+                let mut rec = self.record(origin, Decision::Ran, &argv, skill);
+                rec.phase = Some("completed");
+                rec.reason = Some(e.to_string());
+                self.audit.write_or_warn(&rec);
+                Outcome::Blocked {
+                    decision: Decision::Ran,
+                    reason: e.to_string(),
+                }
             }
             Err(e) => self.block(origin, &argv, skill, Decision::Invalid, e.to_string()),
         }
@@ -442,6 +458,35 @@ impl Drop for AuditOnDrop<'_> {
         if let Some(rec) = self.record.take() {
             self.log.write_or_warn(&rec);
         }
+    }
+}
+
+/// Runs between their "started" and their completed audit line, in this process.
+static IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> InFlight {
+        IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Wait (up to `limit`) until no run is between its "started" and completed audit lines: after
+/// [`crate::exec::interrupt`], so that skillpipe exits with every interrupted run audited.
+pub async fn wait_idle(limit: Duration) {
+    let deadline = tokio::time::Instant::now() + limit;
+    while IN_FLIGHT.load(std::sync::atomic::Ordering::SeqCst) > 0
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 

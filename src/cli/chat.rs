@@ -135,6 +135,7 @@ fn one_shot(
     mut session: Session,
     prompt: &str,
 ) -> anyhow::Result<i32> {
+    super::interrupt::install(rt)?;
     let mut ui = PlainUi::default();
     let result = rt.block_on(session.turn(prompt, &mut ui));
     if ui.wrote && !ui.ended_with_newline {

@@ -26,6 +26,7 @@ pub struct FilterArgs {
 pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
     let setup = super::setup::build(&args.policy, &args.skill_flags, args.agent.as_deref(), &[])?;
     let rt = super::setup::runtime()?;
+    super::interrupt::install(&rt)?;
     let opts = crate::filter::FilterOptions {
         scan: crate::scan::ScanOptions {
             exec_in_code: args.exec_in_code,

@@ -8,6 +8,7 @@ pub mod agents;
 pub mod chat;
 pub mod doctor;
 pub mod filter;
+mod interrupt;
 pub mod run;
 pub mod setup;
 pub mod skills;

@@ -94,6 +94,31 @@ pub enum ExecError {
     /// What was being done, and the OS error.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
+    /// skillpipe itself got this signal (see [`interrupt`]): the command was killed.
+    #[error("interrupted by {0}: the command was killed")]
+    Interrupted(String),
+}
+
+/// The signal skillpipe got (0: none), and the wake-up for runs in flight.
+static INTERRUPTED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static INTERRUPT: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// skillpipe got `sig` and is about to exit: every run in flight (and every later one) ends at
+/// once with [`ExecError::Interrupted`], its process tree killed and its `$TMPDIR` removed.
+pub fn interrupt(sig: libc::c_int) {
+    INTERRUPTED.store(sig, std::sync::atomic::Ordering::SeqCst);
+    INTERRUPT.notify_waiters();
+}
+
+async fn interrupted() -> String {
+    loop {
+        let notified = INTERRUPT.notified();
+        let sig = INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst);
+        if sig != 0 {
+            return signals::name(sig);
+        }
+        notified.await;
+    }
 }
 
 /// Run one command as `spec` says. Dropping the returned future kills the whole process tree.
@@ -102,6 +127,14 @@ pub enum ExecError {
 /// from a runtime whose threads live as long as the commands should (not from a short-lived
 /// blocking-pool thread).
 pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
+    tokio::select! {
+        // Dropping the run kills its tree and removes its $TMPDIR.
+        sig = interrupted() => Err(ExecError::Interrupted(sig)),
+        r = run_uninterrupted(spec) => r,
+    }
+}
+
+async fn run_uninterrupted(spec: RunSpec) -> Result<RunResult, ExecError> {
     let s = &spec.sandbox;
     if !(s.isolate_network || s.restrict_filesystem || s.contain_processes || s.private_mounts)
         && !s.limits.any()

@@ -1,0 +1,37 @@
+//! SIGINT, SIGHUP and SIGTERM for `filter` and one-shot `chat`: kill the runs in flight, let
+//! each write its audit line and remove its `$TMPDIR`, then exit as killed by that signal
+//! would (128 + N).
+
+use std::time::Duration;
+
+/// How long the runs get to write their audit lines after being killed.
+const SETTLE: Duration = Duration::from_secs(2);
+
+/// Install the handlers on `rt`. Call before any run starts.
+pub fn install(rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let _guard = rt.enter();
+    let mut streams = Vec::new();
+    for (kind, num) in [
+        (SignalKind::interrupt(), libc::SIGINT),
+        (SignalKind::hangup(), libc::SIGHUP),
+        (SignalKind::terminate(), libc::SIGTERM),
+    ] {
+        streams.push((signal(kind)?, num));
+    }
+    rt.spawn(async move {
+        let waits = streams.iter_mut().map(|(s, num)| {
+            let num = *num;
+            Box::pin(async move {
+                s.recv().await;
+                num
+            })
+        });
+        let (sig, _, _) = futures::future::select_all(waits).await;
+        crate::exec::interrupt(sig);
+        crate::dispatch::wait_idle(SETTLE).await;
+        eprintln!("skillpipe: stopped by {}", crate::exec::signal_name(sig));
+        std::process::exit(128 + sig);
+    });
+    Ok(())
+}
