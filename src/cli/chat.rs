@@ -141,6 +141,9 @@ fn one_shot(
     if ui.wrote && !ui.ended_with_newline {
         ui.text(b"\n");
     }
+    if let Some(code) = super::interrupt::exit_code(rt) {
+        return Ok(code);
+    }
     match result {
         Ok(_) => Ok(super::EXIT_OK),
         Err(e) => {

@@ -35,6 +35,9 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
         show_side_effects: args.show_side_effects,
     };
     let report = crate::filter::run(&rt, setup.dispatcher, opts, raw_stdin()?, raw_stdout())?;
+    if let Some(code) = super::interrupt::exit_code(&rt) {
+        return Ok(code);
+    }
     Ok(if args.strict && report.problems {
         super::EXIT_STRICT
     } else {

@@ -20,6 +20,7 @@ pub fn install(rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
         streams.push((signal(kind)?, num));
     }
     rt.spawn(async move {
+        // The first of the three to arrive.
         let waits = streams.iter_mut().map(|(s, num)| {
             let num = *num;
             Box::pin(async move {
@@ -30,8 +31,20 @@ pub fn install(rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
         let (sig, _, _) = futures::future::select_all(waits).await;
         crate::exec::interrupt(sig);
         crate::dispatch::wait_idle(SETTLE).await;
-        eprintln!("skillpipe: stopped by {}", crate::exec::signal_name(sig));
-        std::process::exit(128 + sig);
+        std::process::exit(stopped(sig));
     });
     Ok(())
+}
+
+/// After the work is done: the exit code if a signal stopped it (the main thread may get
+/// there before the handler's own exit).
+pub fn exit_code(rt: &tokio::runtime::Runtime) -> Option<i32> {
+    let sig = crate::exec::interrupted_by()?;
+    rt.block_on(crate::dispatch::wait_idle(SETTLE));
+    Some(stopped(sig))
+}
+
+fn stopped(sig: libc::c_int) -> i32 {
+    eprintln!("skillpipe: stopped by {}", crate::exec::signal_name(sig));
+    128 + sig
 }

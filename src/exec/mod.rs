@@ -110,6 +110,11 @@ pub fn interrupt(sig: libc::c_int) {
     INTERRUPT.notify_waiters();
 }
 
+/// The signal passed to [`interrupt`], if any.
+pub fn interrupted_by() -> Option<libc::c_int> {
+    Some(INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
 async fn interrupted() -> String {
     loop {
         let notified = INTERRUPT.notified();
@@ -185,6 +190,8 @@ async fn run_planned(
     let program = resolve::resolve(&spec.program, &spec.env, &spec.cwd)?;
     let tmp = tempfile::Builder::new()
         .prefix("skillpipe-run-")
+        // Only the command's user may look inside (the shared /tmp is world-readable).
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir()
         .map_err(|e| ExecError::Io("cannot create the per-run TMPDIR".into(), e))?;
     let mut env: Vec<(OsString, OsString)> = spec
@@ -337,6 +344,7 @@ async fn run_planned(
     r.hint = sandbox::hint::explain(&sandbox::hint::Facts {
         success: r.success(),
         timed_out: r.timed_out,
+        exit_code: r.exit_code,
         signal: r.signal.as_deref(),
         stderr: &r.stderr,
         enforced,

@@ -63,11 +63,18 @@ impl ScriptPolicy {
     pub(super) fn apply_sandbox_flags(&mut self, flags: &PolicyFlags) -> anyhow::Result<()> {
         let home = crate::paths::home();
         let mut writable = Vec::new();
+        let mut to_check = Vec::new();
         for w in &flags.writable {
             let abs = std::path::absolute(expand_home(w, home.as_deref()))
-                .and_then(std::fs::canonicalize)
                 .map_err(|e| usage(format!("--writable {}: {e}", w.display())))?;
-            writable.push(abs);
+            // As given and as it resolves (a symlink may lead to $HOME).
+            to_check.push(abs.clone());
+            if let Ok(real) = std::fs::canonicalize(&abs) {
+                to_check.push(real.clone());
+                writable.push(real);
+            } else {
+                writable.push(abs);
+            }
         }
         let protected: Vec<PathBuf> = [crate::paths::config_dir(), crate::paths::state_dir()]
             .into_iter()
@@ -76,7 +83,7 @@ impl ScriptPolicy {
             .collect();
         if !flags.force_writable {
             for (key, paths) in [
-                ("--writable", &writable),
+                ("--writable", &to_check),
                 ("writable_paths", &self.writable_paths),
             ] {
                 for p in paths {

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 pub struct Facts<'a> {
     pub success: bool,
     pub timed_out: bool,
+    pub exit_code: i32,
     /// "SIGXCPU" when killed by a signal.
     pub signal: Option<&'a str>,
     pub stderr: &'a [u8],
@@ -34,8 +35,21 @@ pub fn explain(f: &Facts) -> Option<String> {
         let v = value.map_or(String::new(), |v| format!(" = {v}{unit}"));
         format!("sandbox: the run likely hit the limit {key}{v}; raise it with {flag}")
     };
+    let err = String::from_utf8_lossy(f.stderr);
+    // The command itself killed by the signal, or (a shell's) child: 128 + N and the shell's
+    // message.
+    let by = |sig: &str, code: i32, text: &str| {
+        f.signal == Some(sig) || f.exit_code == 128 + code || err.contains(text)
+    };
     if f.enforced.limits {
-        match f.signal {
+        let signal = if by("SIGXCPU", libc::SIGXCPU, "CPU time limit exceeded") {
+            Some("SIGXCPU")
+        } else if by("SIGXFSZ", libc::SIGXFSZ, "File size limit exceeded") {
+            Some("SIGXFSZ")
+        } else {
+            None
+        };
+        match signal {
             Some("SIGXCPU") => {
                 return Some(limit(
                     "max_cpu_seconds",
@@ -55,7 +69,6 @@ pub fn explain(f: &Facts) -> Option<String> {
             _ => {}
         }
     }
-    let err = String::from_utf8_lossy(f.stderr);
     if f.enforced.mounts && has(&err, &["No space left on device", "ENOSPC"]) {
         return Some(limit("max_tmp_mb", l.tmp_mb, " MiB", "--max-tmp MB"));
     }
@@ -150,6 +163,7 @@ mod tests {
         Facts {
             success: false,
             timed_out: false,
+            exit_code: 1,
             signal,
             stderr: stderr.as_bytes(),
             enforced: Enforced {
@@ -179,6 +193,11 @@ mod tests {
                 "max_cpu_seconds = 10 s; raise it with --max-cpu",
             ),
             (Some("SIGXFSZ"), "", "max_file_size_mb = 100 MiB"),
+            (
+                None,
+                "line 2: 7 File size limit exceeded head",
+                "--max-file-size MB",
+            ),
             (
                 None,
                 "cat: x: No space left on device",

@@ -282,7 +282,10 @@ mod tests {
         let Sub::Launch(b) = Wrapper::try_parse_from(argv).unwrap().cmd;
         assert!(b.net && b.fs && !b.pid && b.userns && b.best_effort && b.mount);
         assert_eq!(b.writable, a.writable);
-        assert_eq!((b.tmpdir, b.hide, b.socket), (a.tmpdir, a.hide, a.socket));
+        assert_eq!(
+            (&b.tmpdir, &b.hide, &b.socket),
+            (&a.tmpdir, &a.hide, &a.socket)
+        );
         assert_eq!(b.limits(), a.limits());
         assert_eq!(b.report_fd, Some(7));
         assert_eq!(b.arg0, a.arg0);

@@ -122,6 +122,31 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, String> {
     Ok(warnings)
 }
 
+/// Most directory entries looked at for sockets, so a huge /tmp cannot stall the start.
+const SCAN_BUDGET: usize = 20_000;
+
+/// Socket files (and the usual socket directories) in `dir`, `depth` levels down, without
+/// following symlinks.
+fn scan_sockets(dir: &Path, depth: u32, budget: &mut usize, out: &mut Vec<PathBuf>) {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let Ok(t) = e.file_type() else { continue };
+        let name = e.file_name().to_string_lossy().into_owned();
+        if t.is_socket() || (t.is_dir() && is_socket_dir_name(&name)) {
+            out.push(e.path());
+        } else if t.is_dir() && depth > 1 {
+            scan_sockets(&e.path(), depth - 1, budget, out);
+        }
+    }
+}
+
 /// Directories under /tmp where programs keep their sockets (X11, ssh-agent, tmux, D-Bus…).
 fn is_socket_dir_name(name: &str) -> bool {
     [".X11-unix", ".ICE-unix", ".font-unix", ".XIM-unix"].contains(&name)
@@ -134,12 +159,13 @@ fn is_socket_dir_name(name: &str) -> bool {
 
 /// With named sockets allowed the command may create Unix sockets, so every other socket must
 /// be out of its reach: `/run` (and a separate `/var/run`), which hold the D-Bus buses, the
-/// Docker and containerd sockets and `$XDG_RUNTIME_DIR`, become empty tmpfs; in `/tmp`, socket
-/// files and the usual socket directories are covered; `$SSH_AUTH_SOCK` too. Then the named
+/// Docker and containerd sockets and `$XDG_RUNTIME_DIR`, become empty tmpfs; in `/tmp` and
+/// `$HOME`, two levels deep, socket files and the usual socket directories are covered;
+/// `$SSH_AUTH_SOCK` too. A socket deeper elsewhere stays reachable: this is a list of places,
+/// not a rule on `connect(2)` (which Landlock cannot express up to ABI 7). Then the named
 /// sockets (and `/run/systemd/resolve`, for name lookups) are bound back at their own paths.
 fn expose_only(named: &[PathBuf], warnings: &mut Vec<String>) -> Result<(), String> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::os::unix::fs::FileTypeExt;
     // Keep hold of what is bound back before covering it.
     let open_path = |p: &Path| -> Option<OwnedFd> {
         let c = cstr(p).ok()?;
@@ -177,14 +203,10 @@ fn expose_only(named: &[PathBuf], warnings: &mut Vec<String>) -> Result<(), Stri
         .map(PathBuf::from)
         .into_iter()
         .collect();
-    if let Ok(rd) = std::fs::read_dir("/tmp") {
-        for e in rd.flatten() {
-            let Ok(t) = e.file_type() else { continue };
-            let name = e.file_name().to_string_lossy().into_owned();
-            if t.is_socket() || (t.is_dir() && is_socket_dir_name(&name)) {
-                others.push(e.path());
-            }
-        }
+    let mut budget = SCAN_BUDGET;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    for top in [Some(PathBuf::from("/tmp")), home].into_iter().flatten() {
+        scan_sockets(&top, 2, &mut budget, &mut others);
     }
     for p in others {
         if named.iter().any(|n| n == &p) || !p.exists() {
