@@ -35,7 +35,7 @@ fn readme_example() {
         assert!(
             s == "none"
                 || s.split(',')
-                    .all(|w| ["network", "filesystem", "pids"].contains(&w)),
+                    .all(|w| ["network", "filesystem", "pids", "mounts", "limits"].contains(&w)),
             "{s}"
         );
     }

@@ -2567,7 +2567,9 @@ fn resource_limits_hold_and_say_which() {
         "b = bytearray(200 * 1024 * 1024)\nprint('allocated')\n",
         0o644,
     );
-    let cases: [(&str, &[&str], &[&str], &str, &str); 4] = [
+    // (directive, flags that stop it, flags that let it finish, key named, output when done)
+    type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a str, &'a str);
+    let cases: [Case; 4] = [
         // Never prints; with no limit it would run into the timeout instead.
         (
             "!{scripts/spin.sh}",

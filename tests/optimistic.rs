@@ -35,9 +35,9 @@ async fn setup_failure_is_decided_again_after_a_probe() {
         sandbox: SandboxSpec {
             isolate_network: true,
             restrict_filesystem: true,
-            writable: vec![],
             required: true,
             contain_processes: true,
+            ..SandboxSpec::default()
         },
     };
     let err = exec::run(spec.clone()).await.unwrap_err();

@@ -141,9 +141,12 @@ pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
 
 async fn run_uninterrupted(spec: RunSpec) -> Result<RunResult, ExecError> {
     let s = &spec.sandbox;
-    if !(s.isolate_network || s.restrict_filesystem || s.contain_processes || s.private_mounts)
-        && !s.limits.any()
-    {
+    let sandboxed = s.isolate_network
+        || s.restrict_filesystem
+        || s.contain_processes
+        || s.private_mounts
+        || s.limits.any();
+    if !sandboxed {
         return run_with_capabilities(spec, &Capabilities::none("not probed")).await;
     }
     if sandbox::caps::probed() || std::env::var_os(sandbox::caps::UNAVAILABLE_ENV).is_some() {
