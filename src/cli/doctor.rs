@@ -76,9 +76,10 @@ fn sandbox_section(caps: &Capabilities) -> String {
         "own /dev, /proc and $TMPDIR tmpfs; IPC and UTS namespaces; secrets hidden",
     );
     let limits = ScriptPolicy::default().limits();
-    let nproc = match sandbox::limits::process_limit_problem() {
-        None => "yes".to_string(),
-        Some(p) => format!("NO — {p}"),
+    let max = limits.processes.unwrap_or(0);
+    let nproc = match sandbox::limits::process_limit_support() {
+        Ok(how) => format!("yes ({how}; max_processes {max})"),
+        Err(p) => format!("NO — {p}"),
     };
     row(
         &mut s,
@@ -91,13 +92,9 @@ fn sandbox_section(caps: &Capabilities) -> String {
             limits.cpu_seconds.unwrap_or(0),
         ),
     );
-    row(
-        &mut s,
-        "process limit",
-        &format!("{nproc} (max_processes {})", limits.processes.unwrap_or(0)),
-    );
+    row(&mut s, "process limit", &nproc);
     let seccomp = if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        "yes: no terminal input injection, no keyring; no Unix sockets without network"
+        "yes: no terminal input injection, no keyring; no Unix sockets unless named"
     } else {
         "NO — no filter for this CPU architecture"
     };

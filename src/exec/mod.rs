@@ -205,6 +205,17 @@ async fn run_planned(
         .collect();
     env.push(("TMPDIR".into(), tmp.path().into()));
 
+    // Root is exempt from RLIMIT_NPROC: a pids cgroup, where one can be made (else `doctor`
+    // says that max_processes is not enforced). Removed when the run is over.
+    #[cfg(target_os = "linux")]
+    let pids_cgroup = match spec.sandbox.limits.processes {
+        Some(max) if plan.uses_launcher() && sandbox::limits::nproc_exempt() => {
+            sandbox::limits::PidsCgroup::create(max).ok()
+        }
+        _ => None,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let pids_cgroup: Option<sandbox::limits::PidsCgroup> = None;
     let report = if plan.uses_launcher() {
         Some(ReportPipe::new().map_err(|e| ExecError::Io("cannot create a pipe".into(), e))?)
     } else {
@@ -223,6 +234,7 @@ async fn run_planned(
                 la.socket = spec.sandbox.sockets.clone();
             }
             la.set_limits(&spec.sandbox.limits);
+            la.pids_cgroup = pids_cgroup.as_ref().map(|c| c.path().to_path_buf());
             la.arg0 = Some(spec.program.clone());
             la.argv = std::iter::once(program.clone().into_os_string())
                 .chain(spec.args.iter().cloned())

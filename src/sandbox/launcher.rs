@@ -75,6 +75,14 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         required,
     };
 
+    // Before the user namespace, while this process still writes the host's cgroup files as
+    // itself.
+    if let Some(dir) = &args.pids_cgroup
+        && let Err(p) = super::limits::join_cgroup(dir)
+    {
+        st.fail_or_warn("max_processes", p, &mut reporter)?;
+    }
+
     // Namespaces first: the user namespace gives the capabilities to create the others.
     let mut userns_problem = None;
     if args.userns && (args.net || args.pid || args.mount) {

@@ -94,15 +94,99 @@ impl Limits {
     }
 }
 
-/// Whether RLIMIT_NPROC holds for this process: the kernel exempts uid 0 of the host (even inside
-/// a user namespace that maps it), so for root `max_processes` cannot be enforced this way.
-pub fn process_limit_problem() -> Option<String> {
+/// Whether RLIMIT_NPROC holds for this process: the kernel exempts uid 0 of the host (even
+/// inside a user namespace that maps it).
+pub fn nproc_exempt() -> bool {
     // SAFETY: cannot fail.
-    (unsafe { libc::getuid() } == 0).then(|| {
-        "the kernel exempts root (uid 0) from RLIMIT_NPROC, so max_processes is not enforced; \
-         run skillpipe as a normal user"
-            .to_string()
-    })
+    unsafe { libc::getuid() == 0 }
+}
+
+/// How `max_processes` is enforced here, or why it is not: RLIMIT_NPROC for a normal user; for
+/// root, a pids cgroup per run where the pids controller is writable.
+pub fn process_limit_support() -> Result<&'static str, String> {
+    if !nproc_exempt() {
+        return Ok("RLIMIT_NPROC in the run's user namespace");
+    }
+    match PidsCgroup::create(1) {
+        Ok(_) => Ok("a pids cgroup per run, as root is exempt from RLIMIT_NPROC"),
+        Err(e) => Err(format!(
+            "the kernel exempts root (uid 0) from RLIMIT_NPROC and no pids cgroup can be made ({e}), \
+             so max_processes is not enforced; run skillpipe as a normal user"
+        )),
+    }
+}
+
+/// A pids cgroup holding one run (for root, whom RLIMIT_NPROC does not hold): created by
+/// skillpipe with `pids.max`, joined by the launcher before anything else, removed on drop
+/// (after the run, when it is empty).
+#[derive(Debug)]
+pub struct PidsCgroup {
+    dir: std::path::PathBuf,
+}
+
+impl PidsCgroup {
+    /// A fresh cgroup under this process's own pids cgroup (v1, or v2 where the controller is
+    /// enabled for children), with `pids.max = max`.
+    pub fn create(max: u64) -> Result<PidsCgroup, String> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNT: AtomicU64 = AtomicU64::new(0);
+        let own = std::fs::read_to_string("/proc/self/cgroup")
+            .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+        let base = own
+            .lines()
+            .find_map(|l| {
+                let mut parts = l.splitn(3, ':');
+                let (_, ctl, path) = (parts.next()?, parts.next()?, parts.next()?);
+                if ctl.split(',').any(|c| c == "pids") {
+                    Some(
+                        std::path::Path::new("/sys/fs/cgroup/pids")
+                            .join(path.trim_start_matches('/')),
+                    )
+                } else if ctl.is_empty() {
+                    let dir =
+                        std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+                    let enabled = std::fs::read_to_string(dir.join("cgroup.subtree_control"))
+                        .is_ok_and(|c| c.split_whitespace().any(|w| w == "pids"));
+                    enabled.then_some(dir)
+                } else {
+                    None
+                }
+            })
+            .ok_or("no pids cgroup controller is available")?;
+        let name = format!(
+            "skillpipe-run-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = base.join(name);
+        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let cg = PidsCgroup { dir };
+        std::fs::write(cg.dir.join("pids.max"), max.to_string())
+            .map_err(|e| format!("{}/pids.max: {e}", cg.dir.display()))?;
+        Ok(cg)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.dir
+    }
+}
+
+impl Drop for PidsCgroup {
+    fn drop(&mut self) {
+        // Empty once the run is over; a straggler still exiting makes rmdir fail with EBUSY.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
+/// Move this process (and so everything it starts) into the cgroup at `dir`.
+pub fn join_cgroup(dir: &std::path::Path) -> Result<(), String> {
+    std::fs::write(dir.join("cgroup.procs"), "0")
+        .map_err(|e| format!("joining the pids cgroup {}: {e}", dir.display()))
 }
 
 #[cfg(test)]

@@ -96,6 +96,9 @@ pub struct LaunchArgs {
     /// RLIMIT_NPROC.
     #[arg(long, value_name = "N")]
     pub max_processes: Option<u64>,
+    /// A pids cgroup to join first (for root, whom RLIMIT_NPROC does not hold).
+    #[arg(long, value_name = "DIR")]
+    pub pids_cgroup: Option<PathBuf>,
     /// RLIMIT_DATA in MiB.
     #[arg(long, value_name = "MB")]
     pub max_memory: Option<u64>,
@@ -190,6 +193,10 @@ impl LaunchArgs {
             out.push("--socket".into());
             out.push(h.into());
         }
+        if let Some(c) = &self.pids_cgroup {
+            out.push("--pids-cgroup".into());
+            out.push(c.into());
+        }
         out.extend(self.limits().to_args());
         if let Some(fd) = self.report_fd {
             out.push("--report-fd".into());
@@ -269,6 +276,7 @@ mod tests {
         a.tmpdir = Some("/tmp/run".into());
         a.hide = vec!["/h/.ssh".into(), "/w/.env".into()];
         a.socket = vec!["/run/user/1/pulse/native".into()];
+        a.pids_cgroup = Some("/sys/fs/cgroup/pids/x".into());
         a.set_limits(&Limits {
             processes: Some(9),
             tmp_mb: Some(3),
@@ -287,6 +295,7 @@ mod tests {
             (&a.tmpdir, &a.hide, &a.socket)
         );
         assert_eq!(b.limits(), a.limits());
+        assert_eq!(b.pids_cgroup, a.pids_cgroup);
         assert_eq!(b.report_fd, Some(7));
         assert_eq!(b.arg0, a.arg0);
         assert_eq!(b.argv, a.argv);
