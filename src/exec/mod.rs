@@ -191,12 +191,15 @@ async fn run_planned(
         ));
     }
     let program = resolve::resolve(&spec.program, &spec.env, &spec.cwd)?;
-    let tmp = tempfile::Builder::new()
-        .prefix("skillpipe-run-")
-        // Only the command's user may look inside (the shared /tmp is world-readable).
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .tempdir()
-        .map_err(|e| ExecError::Io("cannot create the per-run TMPDIR".into(), e))?;
+    let tmp = RunTmp(
+        tempfile::Builder::new()
+            .prefix("skillpipe-run-")
+            // Only the command's user may look inside (the shared /tmp is world-readable).
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .map_err(|e| ExecError::Io("cannot create the per-run TMPDIR".into(), e))?
+            .keep(),
+    );
     let mut env: Vec<(OsString, OsString)> = spec
         .env
         .iter()
@@ -354,7 +357,7 @@ async fn run_planned(
         }
         warnings.extend(report.warnings);
     }
-    remove_tmpdir(tmp);
+    drop(tmp);
     let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
     r.hint = sandbox::hint::explain(&sandbox::hint::Facts {
         success: r.success(),
@@ -373,28 +376,38 @@ async fn run_planned(
     Ok(r)
 }
 
-/// Remove the per-run TMPDIR and everything in it, even what the command made unreadable or
-/// unwritable (`chmod 500` on a subfolder): permissions are restored on the way down. (With a
-/// private mount namespace the files lived on the run's own tmpfs and the directory is empty.)
-fn remove_tmpdir(tmp: tempfile::TempDir) {
-    let path = tmp.keep();
-    if std::fs::remove_dir_all(&path).is_ok() {
-        return;
+/// The per-run TMPDIR, removed with everything in it when dropped (the run finished, or was
+/// abandoned or interrupted) — even what the command made unreadable or unwritable (`chmod 500`
+/// on a subfolder): permissions are restored on the way down. (With a private mount namespace
+/// the files lived on the run's own tmpfs and the directory is empty.)
+struct RunTmp(PathBuf);
+
+impl RunTmp {
+    fn path(&self) -> &std::path::Path {
+        &self.0
     }
-    fn open_up(dir: &std::path::Path) {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-        if let Ok(rd) = std::fs::read_dir(dir) {
-            for e in rd.flatten() {
-                // Not following symlinks: only real directories of the tree.
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    open_up(&e.path());
+}
+
+impl Drop for RunTmp {
+    fn drop(&mut self) {
+        if std::fs::remove_dir_all(&self.0).is_ok() {
+            return;
+        }
+        fn open_up(dir: &std::path::Path) {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+            if let Ok(rd) = std::fs::read_dir(dir) {
+                for e in rd.flatten() {
+                    // Not following symlinks: only real directories of the tree.
+                    if e.file_type().is_ok_and(|t| t.is_dir()) {
+                        open_up(&e.path());
+                    }
                 }
             }
         }
+        open_up(&self.0);
+        let _ = std::fs::remove_dir_all(&self.0);
     }
-    open_up(&path);
-    let _ = std::fs::remove_dir_all(&path);
 }
 
 fn result(
@@ -668,6 +681,25 @@ mod tests {
         assert!(tmp.contains("skillpipe-run-"));
         assert!(!std::path::Path::new(tmp.trim()).exists(), "TMPDIR removed");
         assert_eq!(r.enforced, Enforced::default());
+    }
+
+    #[tokio::test]
+    async fn tmpdir_goes_even_after_chmod_games() {
+        let r = run(spec(
+            "sh",
+            &[
+                "-c",
+                "mkdir \"$TMPDIR/d\"; touch \"$TMPDIR/d/f\"; chmod 500 \"$TMPDIR/d\"; chmod 500 \"$TMPDIR\"; echo \"$TMPDIR\"",
+            ],
+        ))
+        .await
+        .unwrap();
+        let tmp = String::from_utf8(r.stdout).unwrap();
+        assert!(tmp.contains("skillpipe-run-"), "{tmp}");
+        assert!(
+            !std::path::Path::new(tmp.trim()).exists(),
+            "{tmp} left behind"
+        );
     }
 
     #[tokio::test]

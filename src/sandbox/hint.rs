@@ -147,6 +147,8 @@ pub fn explain(f: &Facts) -> Option<String> {
                 "Network is unreachable",
                 "nodename nor servname",
                 "No address associated with hostname",
+                "Connection refused",
+                "No route to host",
             ],
         )
     {
