@@ -344,7 +344,8 @@ impl Dispatcher {
             writable: p.writable_paths.clone(),
             required: p.sandbox == policy::SandboxMode::Required,
             // Lifting restrictions never lifts these: what a command starts dies with it, it
-            // sees only its own /dev, /proc and $TMPDIR, and secrets stay hidden.
+            // sees only its own /dev, /proc and $TMPDIR, and secrets stay hidden (with both
+            // network and writes allowed, where the machine can; see `sandbox::plan`).
             contain_processes: true,
             private_mounts: true,
             hide: crate::sandbox::secrets::hidden(cwd, &p.deny_read, &p.allow_read),

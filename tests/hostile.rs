@@ -1642,7 +1642,11 @@ fn sandbox_available(test: &str) -> bool {
                     .starts_with("yes")
         })
     };
-    let ok = yes("network isolation") && yes("PID namespace") && yes("filesystem (Landlock)");
+    // Every sandboxed run also gets private mounts (and refuses to run without them).
+    let ok = yes("network isolation")
+        && yes("PID namespace")
+        && yes("filesystem (Landlock)")
+        && yes("private mounts");
     if !ok {
         eprintln!(
             "\n!!!!! SKIPPED {test}: this machine cannot sandbox, so the sandbox was NOT tested !!!!!\n{text}"

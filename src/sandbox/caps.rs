@@ -149,7 +149,7 @@ fn probe_uncached() -> Capabilities {
 #[cfg(target_os = "linux")]
 pub(crate) mod linux {
     use super::*;
-    use crate::sandbox::ns::{MOUNT_FLAGS, NsError, NsStep, UserNs, unshare};
+    use crate::sandbox::ns::{MOUNT_FLAGS, NsError, NsStep, UserNs, try_proc_mount, unshare};
 
     /// Landlock ABI version, or the errno saying why there is none.
     pub fn landlock_abi() -> Result<u32, i32> {
@@ -201,6 +201,9 @@ pub(crate) mod linux {
             NsStep::Network => "creating a network namespace",
             NsStep::Pid => "creating a PID namespace",
             NsStep::Mount => "creating mount, IPC and UTS namespaces",
+            NsStep::Proc => {
+                "mounting a fresh /proc (refused where parts of the host's /proc are covered, as container runtimes do)"
+            }
         };
         let sysctl_hint = || {
             if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
@@ -236,6 +239,9 @@ pub(crate) mod linux {
             e => format!("{what} failed: {}", std::io::Error::from_raw_os_error(e)),
         }
     }
+
+    /// Marks a mount result as the /proc step's errno.
+    const PROC_STEP: i32 = 1 << 16;
 
     /// Steps tried in a child; errno 0 means the step worked, -1 that it was not reached.
     const NOT_TRIED: i32 = -1;
@@ -303,6 +309,7 @@ pub(crate) mod linux {
             NsStep::Network => 3,
             NsStep::Pid => 4,
             NsStep::Mount => 5,
+            NsStep::Proc => 6,
         }
     }
 
@@ -326,6 +333,10 @@ pub(crate) mod linux {
             out[2] = errno_of(unshare(libc::CLONE_NEWNET, NsStep::Network));
             out[3] = errno_of(unshare(libc::CLONE_NEWPID, NsStep::Pid));
             out[4] = errno_of(unshare(MOUNT_FLAGS, NsStep::Mount));
+            if out[3] == 0 && out[4] == 0 {
+                // The step's code in the high bits, so the reason names /proc.
+                out[4] = try_proc_mount().err().map_or(0, |e| e.errno | PROC_STEP);
+            }
         });
         let failed = |step, errno| {
             Err(NsError {
@@ -338,7 +349,11 @@ pub(crate) mod linux {
                 Ok(()),
                 step_result(n, NsStep::Network),
                 step_result(p, NsStep::Pid),
-                step_result(m, NsStep::Mount),
+                if m & PROC_STEP != 0 {
+                    step_result(m & !PROC_STEP, NsStep::Proc)
+                } else {
+                    step_result(m, NsStep::Mount)
+                },
             ),
             Some([step, e, ..]) => {
                 let step = if step == step_code(NsStep::IdMap) {

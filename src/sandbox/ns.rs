@@ -25,6 +25,8 @@ pub enum NsStep {
     Pid,
     /// `unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS)`.
     Mount,
+    /// Mounting a fresh /proc for the PID namespace.
+    Proc,
 }
 
 /// The namespaces that come with a private mount namespace: System V IPC (no shared-memory
@@ -107,6 +109,54 @@ impl UserNs {
         write_proc_file(c"/proc/self/uid_map", &self.uid_map).map_err(map_err)?;
         write_proc_file(c"/proc/self/gid_map", &self.gid_map).map_err(map_err)?;
         Ok(())
+    }
+}
+
+/// In a fresh mount namespace, from a process that has just unshared its PID namespace: can a
+/// child (PID 1 there) mount a fresh /proc? The kernel refuses when parts of the host's /proc
+/// are covered (as container runtimes do). Async-signal-safe (for the capability probe).
+pub fn try_proc_mount() -> Result<(), NsError> {
+    let err = |errno| NsError {
+        step: NsStep::Proc,
+        errno,
+    };
+    // SAFETY: raw system calls on C string literals; the child only mounts and `_exit`s.
+    unsafe {
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(err(errno()));
+        }
+        let pid = libc::fork();
+        if pid == 0 {
+            let r = libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            );
+            libc::_exit(if r == 0 { 0 } else { errno().clamp(1, 255) });
+        }
+        if pid < 0 {
+            return Err(err(errno()));
+        }
+        let mut status = 0;
+        while libc::waitpid(pid, &mut status, 0) < 0 {
+            if errno() != libc::EINTR {
+                return Err(err(libc::ECHILD));
+            }
+        }
+        match libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)) {
+            Some(0) => Ok(()),
+            Some(e) => Err(err(e)),
+            None => Err(err(libc::EIO)),
+        }
     }
 }
 

@@ -67,11 +67,13 @@ impl Plan {
 pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, String> {
     let mut plan = Plan::default();
     plan.enforce.limits = spec.limits.any();
-    if !spec.isolate_network && !spec.restrict_filesystem && !spec.private_mounts {
-        // Only containment asked for: a PID namespace if there is one, else the plain spawn
-        // as before (no warning: nothing the user asked to restrict goes unrestricted).
+    if !spec.isolate_network && !spec.restrict_filesystem {
+        // Network and writes both allowed: containment and the private mounts (secrets hidden)
+        // where the machine has them, else the plain spawn as before (no warning: the user
+        // lifted the sandbox's restrictions, and these are extras on top of it).
         if spec.contain_processes && caps.pid_namespace.is_yes() {
             plan.enforce.pids = true;
+            plan.enforce.mounts = spec.private_mounts && caps.mount_namespace.is_yes();
             plan.user_namespace = caps.use_user_namespace;
         }
         return Ok(plan);
@@ -219,7 +221,7 @@ mod tests {
 
     #[test]
     fn private_mounts_and_limits_go_through_the_launcher() {
-        let mut s = spec(false, false, true);
+        let mut s = spec(true, false, true);
         s.private_mounts = true;
         let p = plan(&s, &Capabilities::all()).unwrap();
         assert!(p.enforce.mounts && p.enforce.pids && p.user_namespace);
@@ -230,6 +232,13 @@ mod tests {
                 .unwrap_err()
                 .contains("hidden secrets: nope")
         );
+        // With network and writes allowed they are extras: used where there, else skipped.
+        let mut s = spec(false, false, true);
+        s.private_mounts = true;
+        s.contain_processes = true;
+        assert!(plan(&s, &Capabilities::all()).unwrap().enforce.mounts);
+        let p = plan(&s, &caps).unwrap();
+        assert!(!p.enforce.mounts && p.enforce.pids && p.warnings.is_empty());
         let mut s = spec(false, false, true);
         s.limits.cpu_seconds = Some(1);
         let p = plan(&s, &Capabilities::none("x")).unwrap();
