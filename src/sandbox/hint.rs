@@ -118,6 +118,14 @@ pub fn explain(f: &Facts) -> Option<String> {
             p.display()
         ));
     }
+    let denied = has(&err, &["Permission denied", "EACCES"]);
+    if denied && has(&err, &["socket", "connect", ".sock"]) {
+        return Some(
+            "sandbox: Unix sockets are closed; allow one with --allow-socket PATH (the network \
+             with --allow-network)"
+                .into(),
+        );
+    }
     if f.enforced.filesystem
         && has(
             &err,
@@ -225,6 +233,11 @@ mod tests {
                 None,
                 "curl: (6) Could not resolve host: example.com",
                 "--allow-network",
+            ),
+            (
+                None,
+                "s.connect('/run/x.sock')\nPermissionError: [Errno 13] Permission denied",
+                "--allow-socket PATH",
             ),
         ];
         for (sig, err, want) in cases {
