@@ -6,6 +6,7 @@ use std::path::PathBuf;
 mod decide;
 mod merge;
 mod sandbox_keys;
+pub mod source;
 
 pub use decide::{Decision, SCRIPTS_NOT_ALLOWED, decide};
 pub use merge::TIMEOUT_RANGE;
