@@ -1,4 +1,4 @@
-//! SIGINT, SIGHUP and SIGTERM for `filter` and one-shot `chat`: kill the runs in flight, let
+//! SIGINT, SIGHUP and SIGTERM for `filter`, one-shot `chat` and `run`: kill the runs in flight, let
 //! each write its audit line and remove its `$TMPDIR`, then exit as killed by that signal
 //! would (128 + N).
 

@@ -117,7 +117,13 @@ pub fn existing(list: Vec<PathBuf>) -> Vec<PathBuf> {
 /// `allow_read` (see [`deny_list`]).
 pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<PathBuf> {
     let home = crate::paths::home();
-    let mut list = deny_list(home.as_deref(), cwd, &entries(cwd), deny_read, allow_read);
+    // skillpipe's config file holds the model API key, wherever XDG_CONFIG_HOME puts it.
+    let extra: Vec<PathBuf> = deny_read
+        .iter()
+        .cloned()
+        .chain(crate::paths::config_file())
+        .collect();
+    let mut list = deny_list(home.as_deref(), cwd, &entries(cwd), &extra, allow_read);
     if let Ok(here) = std::env::current_dir()
         && here != cwd
     {
@@ -131,11 +137,13 @@ pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<
     existing(list)
 }
 
-/// The `.env*` names in `dir` (none when it cannot be read).
+/// The `.env*` files in `dir` (none when it cannot be read). Directories are not secrets files
+/// (a virtualenv is often called `.env`), so they stay.
 pub fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
+                .filter(|e| e.path().is_file())
                 .filter_map(|e| e.file_name().into_string().ok())
                 .filter(|n| n.starts_with(DOTENV_PREFIX))
                 .collect()
