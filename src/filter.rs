@@ -201,6 +201,8 @@ pub fn notice(d: &Directive, outcome: &Outcome) -> Option<String> {
             let what = match decision {
                 crate::audit::Decision::Invalid => "invalid",
                 crate::audit::Decision::Declined => "declined",
+                // It ran, and skillpipe was stopped under it (SIGINT, SIGHUP, SIGTERM).
+                crate::audit::Decision::Ran => "stopped",
                 _ => "blocked",
             };
             Some(format!("skillpipe: {what}: {shown}: {reason}"))
