@@ -44,6 +44,8 @@ pub struct Report {
     pub what: String,
     /// The reason, exit status or warning text; empty for a plain success.
     pub detail: String,
+    /// What the user might do about a failure (e.g. a sandbox setting to change).
+    pub hint: Option<String>,
 }
 
 impl Report {
@@ -62,9 +64,14 @@ impl Report {
                     kind: ReportKind::Warning,
                     what: what.clone(),
                     detail: w.clone(),
+                    hint: None,
                 });
             }
         }
+        let hint = match outcome {
+            Outcome::Ran(ran) if !ran.result.success() => ran.result.hint.clone(),
+            _ => None,
+        };
         let (kind, detail) = match outcome {
             Outcome::Blocked { decision, reason } => {
                 let kind = match decision {
@@ -77,7 +84,12 @@ impl Report {
             Outcome::Ran(ran) if ran.result.success() => (ReportKind::Ran, String::new()),
             Outcome::Ran(ran) => (ReportKind::Failed, failure_text(&ran.result)),
         };
-        out.push(Report { kind, what, detail });
+        out.push(Report {
+            kind,
+            what,
+            detail,
+            hint,
+        });
         out
     }
 }
@@ -93,9 +105,13 @@ impl fmt::Display for Report {
             ReportKind::Warning => return write!(f, "warning: {}", self.detail),
         };
         if self.detail.is_empty() {
-            write!(f, "{word}: {}", self.what)
+            write!(f, "{word}: {}", self.what)?;
         } else {
-            write!(f, "{word}: {}: {}", self.what, self.detail)
+            write!(f, "{word}: {}: {}", self.what, self.detail)?;
+        }
+        match &self.hint {
+            Some(h) => write!(f, "\n  {h}"),
+            None => Ok(()),
         }
     }
 }

@@ -508,6 +508,7 @@ impl Session {
                                     &d.raw,
                                 )),
                                 detail: why,
+                                hint: None,
                             });
                             report.problems = true;
                             continue;
@@ -563,6 +564,7 @@ impl Session {
                 kind: ReportKind::Invalid,
                 what: format!("tool {}", call.name),
                 detail: why.clone(),
+                hint: None,
             });
             report.problems = true;
             return tools::error_json(&why);
@@ -577,6 +579,7 @@ impl Session {
                     kind: ReportKind::Invalid,
                     what: format!("tool {}", call.name),
                     detail: e.clone(),
+                    hint: None,
                 });
                 report.problems = true;
                 return tools::error_json(&e);

@@ -15,7 +15,8 @@ pub fn capture_message(body: &str, outcome: &Outcome, max_bytes: usize) -> Strin
             let status = crate::pipeline::status_text(&ran.result);
             let out = head_tail(&out, max_bytes);
             let fence = fence_for(&out);
-            format!("Result of !{{{body}}} ({status}):\n{fence}\n{out}\n{fence}\n{CONTINUE}")
+            let hint = (ran.result.hint.as_ref()).map_or(String::new(), |h| format!("{h}\n"));
+            format!("Result of !{{{body}}} ({status}):\n{fence}\n{out}\n{fence}\n{hint}{CONTINUE}")
         }
         Outcome::Blocked { reason, .. } => {
             format!("Result of !{{{body}}}: not run: {reason}\n{CONTINUE}")

@@ -38,6 +38,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
     let setup = crate::app::build(&config, None)?;
     super::warn_all(&setup.warnings);
     let rt = crate::app::runtime()?;
+    super::interrupt::install(&rt)?;
     let opts = crate::filter::FilterOptions {
         scan: crate::scan::ScanOptions {
             exec_in_code: args.exec_in_code,
@@ -58,6 +59,9 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
         raw_stdout(),
         reporter,
     )?;
+    if let Some(code) = super::interrupt::exit_code(&rt) {
+        return Ok(code);
+    }
     Ok(if args.strict && report.problems {
         super::EXIT_STRICT
     } else {

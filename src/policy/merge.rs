@@ -31,6 +31,24 @@ pub struct PolicyOverrides {
     pub allow_filesystem: bool,
     /// Replaces `sandbox`.
     pub sandbox: Option<SandboxMode>,
+    /// Paths added to `writable_paths` (`~/` is `$HOME`; made absolute).
+    pub writable: Vec<std::path::PathBuf>,
+    /// Accept a writable path that is `$HOME`, a shell start-up file or skillpipe's own files.
+    pub force_writable: bool,
+    /// Paths added to `allow_read`.
+    pub allow_read: Vec<std::path::PathBuf>,
+    /// Sockets added to `allowed_sockets`.
+    pub allow_socket: Vec<std::path::PathBuf>,
+    /// Replaces `max_processes`.
+    pub max_processes: Option<u64>,
+    /// Replaces `max_memory_mb`.
+    pub max_memory: Option<u64>,
+    /// Replaces `max_file_size_mb`.
+    pub max_file_size: Option<u64>,
+    /// Replaces `max_tmp_mb`.
+    pub max_tmp: Option<u64>,
+    /// Replaces `max_cpu_seconds`.
+    pub max_cpu: Option<u64>,
 }
 
 /// Why a policy or its overrides were refused. The message names the key (or flag) and value.
@@ -52,6 +70,9 @@ pub enum PolicyError {
         /// The value given.
         value: u64,
     },
+    /// A writable path that is refused (or cannot be made absolute); names the flag or key.
+    #[error("{0}")]
+    Writable(String),
     /// A limit that must be positive.
     #[error("{key} must be greater than 0")]
     Zero {
@@ -106,7 +127,7 @@ impl ScriptPolicy {
         if let Some(mode) = overrides.sandbox {
             self.sandbox = mode;
         }
-        Ok(())
+        self.apply_sandbox_flags(overrides)
     }
 
     /// Check a policy from an agent file. The message names the key (and the pattern).

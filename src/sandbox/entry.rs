@@ -183,7 +183,30 @@ impl LaunchArgs {
                 Some("--pid") => a.pid = true,
                 Some("--userns") => a.userns = true,
                 Some("--best-effort") => a.best_effort = true,
+                Some("--mount") => a.mount = true,
                 Some("--writable") => a.writable.push(value("--writable")?.into()),
+                Some("--tmpdir") => a.tmpdir = Some(value("--tmpdir")?.into()),
+                Some("--hide") => a.hide.push(value("--hide")?.into()),
+                Some("--socket") => a.socket.push(value("--socket")?.into()),
+                Some("--pids-cgroup") => a.pids_cgroup = Some(value("--pids-cgroup")?.into()),
+                Some(
+                    flag @ ("--max-processes" | "--max-memory" | "--max-file-size" | "--max-tmp"
+                    | "--max-cpu"),
+                ) => {
+                    let v = value(flag)?;
+                    let n: u64 = v
+                        .to_str()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or_else(|| format!("{flag}: not a number: {}", v.display()))?;
+                    let slot = match flag {
+                        "--max-processes" => &mut a.max_processes,
+                        "--max-memory" => &mut a.max_memory,
+                        "--max-file-size" => &mut a.max_file_size,
+                        "--max-tmp" => &mut a.max_tmp,
+                        _ => &mut a.max_cpu,
+                    };
+                    *slot = Some(n);
+                }
                 Some("--report-fd") => {
                     let v = value("--report-fd")?;
                     let fd = v
@@ -197,6 +220,9 @@ impl LaunchArgs {
                     a.argv = it.cloned().collect();
                     if a.argv.is_empty() {
                         return Err("no command given after --".into());
+                    }
+                    if a.mount && a.tmpdir.is_none() {
+                        return Err("--mount needs --tmpdir".into());
                     }
                     return Ok(a);
                 }
