@@ -127,7 +127,9 @@ impl ScriptPolicy {
         if let Some(mode) = overrides.sandbox {
             self.sandbox = mode;
         }
-        self.apply_sandbox_flags(overrides)
+        #[cfg(feature = "runtime")]
+        self.apply_sandbox_flags(overrides)?;
+        Ok(())
     }
 
     /// Check a policy from an agent file. The message names the key (and the pattern).

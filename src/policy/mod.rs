@@ -5,11 +5,14 @@ use std::path::PathBuf;
 
 mod decide;
 mod merge;
+// The sandbox's keys need the sandbox (feature `runtime`); without it nothing runs anyway.
+#[cfg(feature = "runtime")]
 mod sandbox_keys;
 pub mod source;
 
 pub use decide::{CompiledPolicy, Denied, SCRIPTS_NOT_ALLOWED, decide};
 pub use merge::{PolicyError, PolicyOverrides, TIMEOUT_RANGE};
+#[cfg(feature = "runtime")]
 pub use sandbox_keys::writable_problem;
 
 /// What to do when a requested restriction cannot be enforced.
@@ -143,6 +146,7 @@ impl Default for ScriptPolicy {
     }
 }
 
+#[cfg(feature = "runtime")]
 impl ScriptPolicy {
     /// The run limits (0 in a key means unlimited).
     pub fn limits(&self) -> crate::sandbox::Limits {
