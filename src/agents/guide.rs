@@ -1,0 +1,195 @@
+//! The built-in guide to the directive syntax, and the few-shot exchange that goes with it
+//! (DESIGN §4). Pure.
+//!
+//! Measured on a small model (Qwen2.5-Coder-0.5B, temperature 0, `scripts/eval-model.sh`): rules
+//! alone made it write a directive in about a quarter of the cases that needed one; a short worked
+//! exchange with a real script of the active skills did most of the work. So the guide is the rules
+//! in a few lines plus a worked exchange per skill, taken from the skills' own `## Example` sections
+//! (their authors pick a question and values that fit, so the model learns the mapping instead of
+//! copying a value). Nothing in it looks like a result message the model could imitate.
+
+use crate::scan::{Event, Kind, ScanOptions, Scanner};
+
+/// One worked exchange from a skill's `## Example` section:
+/// `User: …`, `You: … directive …`, optionally `Output: …` and the final `You: …`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Example {
+    pub user: String,
+    /// The answer up to and including the directive (a side effect: the whole answer).
+    pub reply: String,
+    pub kind: Kind,
+    /// The directive as written, e.g. `!{scripts/calc.py "23 * 4"}`.
+    pub directive: String,
+    /// What the script gave back (captures only).
+    pub output: Option<String>,
+    /// The answer after the output (captures only).
+    pub answer: Option<String>,
+}
+
+/// Splits a SKILL.md body into the text the prompt shows and its worked example, when it has an
+/// `## Example` section in the `User:` / `You:` form with a directive. The example then goes to
+/// the guide (once, not twice); any other body is returned whole.
+pub fn split_example(body: &str) -> (String, Option<Example>) {
+    let lines: Vec<&str> = body.lines().collect();
+    let Some(start) = lines.iter().position(|l| is_example_heading(l)) else {
+        return (body.to_string(), None);
+    };
+    let end = lines[start + 1..]
+        .iter()
+        .position(|l| l.starts_with("# ") || l.starts_with("## "))
+        .map_or(lines.len(), |i| start + 1 + i);
+    let Some(example) = parse_exchange(&lines[start + 1..end]) else {
+        return (body.to_string(), None);
+    };
+    let mut rest: Vec<&str> = lines[..start].to_vec();
+    rest.extend_from_slice(&lines[end..]);
+    let mut text = rest.join("\n").trim_end().to_string();
+    text.push('\n');
+    (text, Some(example))
+}
+
+fn is_example_heading(line: &str) -> bool {
+    let l = line.trim().to_ascii_lowercase();
+    l == "## example" || l == "## examples"
+}
+
+fn parse_exchange(lines: &[&str]) -> Option<Example> {
+    let mut user = None;
+    let mut replies = Vec::new();
+    let mut output = None;
+    for line in lines.iter().map(|l| l.trim()) {
+        if let Some(t) = line.strip_prefix("User:") {
+            if user.is_some() {
+                break;
+            }
+            user = Some(t.trim().to_string());
+        } else if let Some(t) = line.strip_prefix("You:") {
+            replies.push(t.trim().to_string());
+        } else if let Some(t) = line.strip_prefix("Output:") {
+            output = Some(t.trim().to_string());
+        }
+    }
+    let user = user?;
+    let reply = replies.first()?.clone();
+    let directive = first_directive(&reply)?;
+    let kind = directive.0;
+    let (output, answer) = match kind {
+        Kind::Capture => (Some(output?), Some(replies.get(1)?.clone())),
+        Kind::SideEffect => (None, None),
+    };
+    Some(Example {
+        user,
+        reply,
+        kind,
+        directive: directive.1,
+        output,
+        answer,
+    })
+}
+
+/// The first directive in `text`, read by the real scanner so the guide shows only what runs.
+fn first_directive(text: &str) -> Option<(Kind, String)> {
+    let mut scanner = Scanner::new(ScanOptions::default());
+    let mut events = Vec::new();
+    scanner.feed(text.as_bytes(), &mut events);
+    scanner.finish(&mut events);
+    events.into_iter().find_map(|e| match e {
+        Event::Directive(d) => Some((d.kind, String::from_utf8_lossy(&d.raw).into_owned())),
+        Event::Text(_) => None,
+    })
+}
+
+/// Most worked exchanges in the guide: each costs prompt bytes a small model must read.
+pub const MAX_EXAMPLES: usize = 3;
+
+/// The guide: the rules, then the first [`MAX_EXAMPLES`] exchanges of `examples` (one per skill,
+/// in the agent's order).
+pub fn guide(examples: &[Example]) -> String {
+    let shown = examples
+        .first()
+        .map_or("%{command \"argument\"}", |e| e.directive.as_str());
+    let mut out = String::from(
+        "# Running scripts\n\
+         You run a script of your skills by writing a directive in your answer:\n\
+         - !{SCRIPT \"ARGUMENT\"} when you need its output. Stop right after it: the output comes back in the next message. Then finish your answer with it.\n\
+         - %{SCRIPT \"ARGUMENT\"} to run it only for its effect (a sound, a notification). Keep writing: nothing comes back.\n\
+         Write a directive only when the request needs the script. Put each argument in double quotes; no shell syntax.\n",
+    );
+    out.push_str(&format!(
+        "To show a directive without running it, put it in backticks: `{shown}`.\n"
+    ));
+    if examples.is_empty() {
+        return out;
+    }
+    out.push_str("\nExamples:\n");
+    for e in examples.iter().take(MAX_EXAMPLES) {
+        out.push_str(&format!("User: {}\nYou: {}\n", e.user, e.reply));
+        if let (Some(output), Some(answer)) = (&e.output, &e.answer) {
+            out.push_str(&format!(
+                "(the next message brings: {output})\nYou: {answer}\n"
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALC: &str = "# calc\n\nComputes.\n\n## Example\n\n    User: What is 23 times 4?\n    You: !{scripts/calc.py \"23 * 4\"}\n    Output: 92\n    You: 23 times 4 is 92.\n\n## Notes\n\nMore.\n";
+    const SAY: &str = "# say\n\n## Example\n\nUser: Teach me the word for cat.\nYou: The word is *gato* %{scripts/say.sh \"gato\"} — it means cat.\n";
+
+    #[test]
+    fn example_section_is_taken_out_of_the_body() {
+        let (body, ex) = split_example(CALC);
+        assert_eq!(body, "# calc\n\nComputes.\n\n## Notes\n\nMore.\n");
+        let ex = ex.expect("an example");
+        assert_eq!(ex.user, "What is 23 times 4?");
+        assert_eq!(ex.kind, Kind::Capture);
+        assert_eq!(ex.directive, "!{scripts/calc.py \"23 * 4\"}");
+        assert_eq!(ex.output.as_deref(), Some("92"));
+        assert_eq!(ex.answer.as_deref(), Some("23 times 4 is 92."));
+        let (_, ex) = split_example(SAY);
+        assert_eq!(ex.unwrap().kind, Kind::SideEffect);
+    }
+
+    #[test]
+    fn bodies_without_a_usable_example_stay_whole() {
+        for body in [
+            "# x\n\nNo example here.\n",
+            "# x\n\n## Example\n\nRun it like this: scripts/x.py\n",
+            "# x\n\n## Example\n\nUser: hi\nYou: `!{scripts/x.py}` in backticks does not run\n",
+            "# x\n\n## Example\n\nUser: hi\nYou: !{scripts/x.py}\n",
+        ] {
+            let (kept, ex) = split_example(body);
+            assert_eq!(kept, body);
+            assert!(ex.is_none(), "{body:?}");
+        }
+    }
+
+    #[test]
+    fn guide_shows_a_few_exchanges_and_no_result_frame() {
+        let ex: Vec<Example> = [CALC, SAY, CALC, CALC]
+            .iter()
+            .filter_map(|b| split_example(b).1)
+            .collect();
+        let g = guide(&ex);
+        assert_eq!(g.matches("User: What is 23 times 4?").count(), 2);
+        assert!(g.contains("User: Teach me the word for cat.\nYou: The word is *gato*"));
+        assert!(g.contains("put it in backticks: `!{scripts/calc.py \"23 * 4\"}`"));
+        assert!(g.contains("(the next message brings: 92)\nYou: 23 times 4 is 92.\n"));
+        assert!(!g.contains("Result of"));
+        assert!(!g.contains("Output:"), "no frame the model could copy");
+        assert!(g.len() < 1300, "guide is {} bytes", g.len());
+    }
+
+    #[test]
+    fn guide_without_examples_is_the_rules() {
+        let g = guide(&[]);
+        assert!(g.contains("!{SCRIPT \"ARGUMENT\"}"));
+        assert!(g.contains("%{SCRIPT \"ARGUMENT\"}"));
+        assert!(g.contains("`%{command \"argument\"}`"));
+        assert!(!g.contains("Example"));
+    }
+}
