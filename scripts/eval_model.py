@@ -28,6 +28,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASES = os.path.join(ROOT, "scripts/eval-cases.json")
 
 
 def parse_args():
@@ -35,7 +36,8 @@ def parse_args():
     p.add_argument("--base-url", default=os.environ.get("SKILLPIPE_BASE_URL", "http://127.0.0.1:8088/v1"))
     p.add_argument("--model", default=os.environ.get("SKILLPIPE_MODEL", "qwen2.5-coder-0.5b"))
     p.add_argument("--bin", default=os.environ.get("SKILLPIPE_BIN", os.path.join(ROOT, "target/debug/skillpipe")))
-    p.add_argument("--cases", default=os.path.join(ROOT, "scripts/eval-cases.json"))
+    p.add_argument("--cases", default=CASES)
+    p.add_argument("--root", default=ROOT, help="checkout whose agents/ and skills/ are used (default: this one)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=300, help="cap on each answer (0: keep the agent's)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id starts with this (repeatable)")
@@ -175,7 +177,9 @@ def prompt_sizes(binary, agents, env):
 
 
 def main():
+    global ROOT
     a = parse_args()
+    ROOT = os.path.abspath(a.root)
     if not os.path.exists(a.bin):
         sys.exit("eval: no skillpipe binary at %s (run `cargo build`, or pass --bin)" % a.bin)
     with open(a.cases, encoding="utf-8") as f:
