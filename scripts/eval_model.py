@@ -172,7 +172,8 @@ def prompt_sizes(binary, agents, env):
     for name, args in agents:
         r = subprocess.run([binary, "agents", "show", name] + args, capture_output=True, text=True, cwd=ROOT, env=env)
         m = re.search(r"system prompt \((\d+) bytes", r.stdout)
-        sizes[name] = int(m.group(1)) if m else None
+        f = re.search(r"few-shot \((\d+) messages, about (\d+) bytes", r.stdout)
+        sizes[name] = "%s + few-shot %s" % (m.group(1) if m else "?", f.group(2) if f else 0)
     return sizes
 
 

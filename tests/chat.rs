@@ -611,3 +611,65 @@ fn unreachable_endpoint_fails_cleanly() {
         stderr(&out)
     );
 }
+
+#[test]
+fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
+    let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\nMultiplies.\n\n## Example\n\nUser: What is 8 times 9?\nYou: !{scripts/calc.py 8 9}\nOutput: 72\nYou: 8 times 9 is 72.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+    let server = Server::start([
+        Reply::text(["!{scripts/calc.py 6 7}"]),
+        Reply::text(["6 times 7 is 42."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--allow-scripts", "-y", "6 times 7?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "6 times 7 is 42.\n");
+    let first = messages(&server, 0);
+    let roles: Vec<&str> = first.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user"
+        ]
+    );
+    let system = first[0]["content"].as_str().unwrap();
+    assert!(
+        !system.contains("What is 8 times 9?"),
+        "the example is not repeated"
+    );
+    assert_eq!(first[1]["content"], "What is 8 times 9?");
+    assert_eq!(first[2]["content"], "!{scripts/calc.py 8 9}");
+    assert_eq!(first[3]["content"], "Output: 72 — continue your answer.");
+    assert_eq!(first[4]["content"], "8 times 9 is 72.");
+    assert!(
+        first[6]["content"]
+            .as_str()
+            .unwrap()
+            .contains("`!{scripts/calc.py 8 9}`")
+    );
+    assert_eq!(first[7]["content"], "6 times 7?");
+    // The continuation repeats the same prefix (the server's prompt cache keeps it) plus two messages.
+    let second = messages(&server, 1);
+    assert_eq!(second[..first.len()], first[..]);
+    assert_eq!(second.len(), first.len() + 2);
+    assert_eq!(
+        second.last().unwrap()["content"],
+        "Output: 42 — continue your answer."
+    );
+}

@@ -2,12 +2,16 @@
 //! (DESIGN §4). Pure.
 //!
 //! Measured on a small model (Qwen2.5-Coder-0.5B, temperature 0, `scripts/eval-model.sh`): rules
-//! alone made it write a directive in about a quarter of the cases that needed one; a short worked
-//! exchange with a real script of the active skills did most of the work. So the guide is the rules
-//! in a few lines plus a worked exchange per skill, taken from the skills' own `## Example` sections
-//! (their authors pick a question and values that fit, so the model learns the mapping instead of
-//! copying a value). Nothing in it looks like a result message the model could imitate.
+//! alone made it write a directive in about a third of the cases that needed one. Worked examples
+//! written into the system prompt were imitated line by line (it wrote "the next message brings:
+//! 1594323" and copied the example's definition); the same examples sent as prior messages, with
+//! the result in a user message exactly as the chat loop sends it, made it write the right
+//! directive and use the result. So the guide is the rules in a few lines, and the examples are a
+//! few-shot exchange of messages: one per skill, from the skills' own `## Example` sections (their
+//! authors pick a question and values that fit), plus one that shows a directive in backticks.
 
+use crate::chat::result::CONTINUE;
+use crate::model::Message;
 use crate::scan::{Event, Kind, ScanOptions, Scanner};
 
 /// One worked exchange from a skill's `## Example` section:
@@ -99,36 +103,45 @@ fn first_directive(text: &str) -> Option<(Kind, String)> {
     })
 }
 
-/// Most worked exchanges in the guide: each costs prompt bytes a small model must read.
+/// Most worked exchanges in the few-shot: each costs prompt bytes a small model must read.
 pub const MAX_EXAMPLES: usize = 3;
 
-/// The guide: the rules, then the first [`MAX_EXAMPLES`] exchanges of `examples` (one per skill,
-/// in the agent's order).
+/// The guide: the rules, and how to show a directive without running it (with a real one).
 pub fn guide(examples: &[Example]) -> String {
     let shown = examples
         .first()
         .map_or("%{command \"argument\"}", |e| e.directive.as_str());
-    let mut out = String::from(
+    format!(
         "# Running scripts\n\
          You run a script of your skills by writing a directive in your answer:\n\
-         - !{SCRIPT \"ARGUMENT\"} when you need its output. Stop right after it: the output comes back in the next message. Then finish your answer with it.\n\
-         - %{SCRIPT \"ARGUMENT\"} to run it only for its effect (a sound, a notification). Keep writing: nothing comes back.\n\
-         Write a directive only when the request needs the script. Put each argument in double quotes; no shell syntax.\n",
-    );
-    out.push_str(&format!(
-        "To show a directive without running it, put it in backticks: `{shown}`.\n"
-    ));
-    if examples.is_empty() {
-        return out;
-    }
-    out.push_str("\nExamples:\n");
+         - !{{SCRIPT \"ARGUMENT\"}} when you need its output. Stop right after it: the output comes back in the next message. Then finish your answer with it.\n\
+         - %{{SCRIPT \"ARGUMENT\"}} to run it only for its effect (a sound, a notification). Keep writing: nothing comes back.\n\
+         Write a directive only when the request needs the script. Put each argument in double quotes; no shell syntax.\n\
+         To show a directive without running it, put it in backticks: `{shown}`.\n"
+    )
+}
+
+/// The few-shot exchange sent before the conversation: the first [`MAX_EXAMPLES`] examples (one
+/// per skill, in the agent's order), a capture's output in the same message the chat loop sends,
+/// then one question about the syntax answered with the directive in backticks.
+pub fn few_shot(examples: &[Example]) -> Vec<Message> {
+    let mut out = Vec::new();
     for e in examples.iter().take(MAX_EXAMPLES) {
-        out.push_str(&format!("User: {}\nYou: {}\n", e.user, e.reply));
+        out.push(Message::user(e.user.clone()));
+        out.push(Message::assistant(e.reply.clone()));
         if let (Some(output), Some(answer)) = (&e.output, &e.answer) {
-            out.push_str(&format!(
-                "(the next message brings: {output})\nYou: {answer}\n"
-            ));
+            out.push(Message::user(format!("Output: {output} {CONTINUE}")));
+            out.push(Message::assistant(answer.clone()));
         }
+    }
+    if let Some(e) = examples.first() {
+        out.push(Message::user(
+            "How do I write a directive? Show me, without running it.",
+        ));
+        out.push(Message::assistant(format!(
+            "In backticks it is only shown: `{}`. Without backticks it runs.",
+            e.directive
+        )));
     }
     out
 }
@@ -169,19 +182,30 @@ mod tests {
     }
 
     #[test]
-    fn guide_shows_a_few_exchanges_and_no_result_frame() {
+    fn few_shot_is_examples_then_a_syntax_question() {
         let ex: Vec<Example> = [CALC, SAY, CALC, CALC]
             .iter()
             .filter_map(|b| split_example(b).1)
             .collect();
+        let m = few_shot(&ex);
+        // calc (4 messages), say (2), calc (4), then the syntax question (2).
+        assert_eq!(m.len(), 12, "{m:?}");
+        assert_eq!(m[0], Message::user("What is 23 times 4?"));
+        assert_eq!(m[1], Message::assistant("!{scripts/calc.py \"23 * 4\"}"));
+        assert_eq!(m[2], Message::user("Output: 92 — continue your answer."));
+        assert_eq!(m[3], Message::assistant("23 times 4 is 92."));
+        assert_eq!(m[4], Message::user("Teach me the word for cat."));
+        assert_eq!(
+            m[11],
+            Message::assistant(
+                "In backticks it is only shown: `!{scripts/calc.py \"23 * 4\"}`. Without backticks it runs."
+            )
+        );
+        assert!(few_shot(&[]).is_empty());
         let g = guide(&ex);
-        assert_eq!(g.matches("User: What is 23 times 4?").count(), 2);
-        assert!(g.contains("User: Teach me the word for cat.\nYou: The word is *gato*"));
         assert!(g.contains("put it in backticks: `!{scripts/calc.py \"23 * 4\"}`"));
-        assert!(g.contains("(the next message brings: 92)\nYou: 23 times 4 is 92.\n"));
-        assert!(!g.contains("Result of"));
-        assert!(!g.contains("Output:"), "no frame the model could copy");
-        assert!(g.len() < 1300, "guide is {} bytes", g.len());
+        assert!(!g.contains("User:") && !g.contains("Output"), "{g}");
+        assert!(g.len() < 700, "guide is {} bytes", g.len());
     }
 
     #[test]

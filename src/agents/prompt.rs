@@ -3,6 +3,7 @@
 //! measured and tested exactly. Kept short on purpose: small models (0.5B) must follow it.
 
 use super::guide;
+use crate::model::Message;
 
 /// What the model is told about one skill.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -18,7 +19,7 @@ pub struct SkillPrompt {
 /// Build the system prompt. `instructions` are already filled; `skills` are the active skills in
 /// the order the agent names them. The fixed parts come first and the agent's instructions last:
 /// they may hold `{{var}}` values, and a server's prompt cache keeps only the common prefix.
-/// Each skill's worked example moves from its body into the guide.
+/// Each skill's worked example moves from its body into [`few_shot`].
 pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
     let mut out = String::new();
     let mut examples = Vec::new();
@@ -42,6 +43,16 @@ pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The worked examples of `skills`, as messages sent between the system prompt and the
+/// conversation (DESIGN §4).
+pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
+    let examples: Vec<_> = skills
+        .iter()
+        .filter_map(|s| guide::split_example(&s.body).1)
+        .collect();
+    guide::few_shot(&examples)
 }
 
 fn push_skill(out: &mut String, skill: &SkillPrompt, body: &str, all: &[SkillPrompt]) {
@@ -133,13 +144,19 @@ mod tests {
     }
 
     #[test]
-    fn a_skill_example_moves_into_the_guide_and_instructions_come_last() {
+    fn a_skill_example_moves_into_the_few_shot_and_instructions_come_last() {
         let mut s = skill("calc", &[("scripts/calc.py", "Compute")]);
         s.body = "# calc\n\n## Example\n\nUser: What is 23 times 4?\nYou: !{scripts/calc.py \"23 * 4\"}\nOutput: 92\nYou: It is 92.\n".into();
-        let p = system_prompt("You are {{lang}}-speaking.", &[s]);
-        assert_eq!(p.matches("What is 23 times 4?").count(), 1, "{p}");
-        assert!(p.find("What is 23 times 4?") < p.find("# Skills"), "{p}");
+        let p = system_prompt("You are {{lang}}-speaking.", std::slice::from_ref(&s));
+        assert!(!p.contains("What is 23 times 4?"), "{p}");
+        assert!(
+            p.contains("backticks: `!{scripts/calc.py \"23 * 4\"}`"),
+            "{p}"
+        );
         assert!(p.ends_with("\nYou are {{lang}}-speaking.\n"), "{p}");
+        let shots = few_shot(&[s]);
+        assert_eq!(shots[0], Message::user("What is 23 times 4?"));
+        assert_eq!(shots.len(), 6);
     }
 
     #[test]

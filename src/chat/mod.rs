@@ -63,6 +63,9 @@ pub struct Session {
     pub transcript: Vec<(String, String)>,
     tool_defs: Vec<ToolDef>,
     tool_map: tools::ToolMap,
+    /// Worked examples sent after the system prompt (fixed, so the prompt cache keeps them);
+    /// never part of the history or the transcript.
+    few_shot: Vec<Message>,
     /// Text of the answer in flight, kept so a cancelled turn keeps what was shown.
     partial_raw: String,
     partial_shown: String,
@@ -94,6 +97,7 @@ impl Session {
             transcript: Vec::new(),
             tool_defs,
             tool_map,
+            few_shot: Vec::new(),
             partial_raw: String::new(),
             partial_shown: String::new(),
             continuing: false,
@@ -120,6 +124,11 @@ impl Session {
         self.system = system;
     }
 
+    /// Worked examples (user/assistant messages) sent between the system prompt and the history.
+    pub fn set_few_shot(&mut self, messages: Vec<Message>) {
+        self.few_shot = messages;
+    }
+
     pub fn clear(&mut self) {
         self.history.clear();
         self.transcript.clear();
@@ -139,6 +148,7 @@ impl Session {
         let mut messages = Vec::with_capacity(self.history.len() + 1);
         if let Some(s) = &self.system {
             messages.push(Message::system(s.clone()));
+            messages.extend(self.few_shot.iter().cloned());
         }
         messages.extend(self.history.iter().cloned());
         ChatRequest {

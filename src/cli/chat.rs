@@ -123,10 +123,9 @@ pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session,
         params: settings.params.clone(),
     };
     let label = settings.label();
-    Ok((
-        Session::new(provider, dispatcher, Some(system), opts),
-        label,
-    ))
+    let mut session = Session::new(provider, dispatcher, Some(system), opts);
+    session.set_few_shot(crate::agents::prompt::few_shot(&skills));
+    Ok((session, label))
 }
 
 /// One answer on stdout (processed text only), notices on stderr, then exit.
