@@ -114,8 +114,8 @@ pub fn guide(examples: &[Example]) -> String {
     format!(
         "# Running scripts\n\
          You run a script of your skills by writing a directive in your answer:\n\
-         - !{{SCRIPT \"ARGUMENT\"}} when you need its output. Stop right after it: the output comes back in the next message. Then finish your answer with it.\n\
-         - %{{SCRIPT \"ARGUMENT\"}} to run it only for its effect (a sound, a notification). Keep writing: nothing comes back.\n\
+         - `!{{SCRIPT \"ARGUMENT\"}}` when you need its output. Stop right after it: the output comes back in the next message. Then finish your answer with it.\n\
+         - `%{{SCRIPT \"ARGUMENT\"}}` to run it only for its effect (a sound, a notification). Keep writing: nothing comes back.\n\
          Write a directive only when the request needs the script. Put each argument in double quotes; no shell syntax.\n\
          To show a directive without running it, put it in backticks: `{shown}`.\n"
     )
@@ -138,9 +138,9 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
         out.push(Message::user(
             "How do I write a directive? Show me, without running it.",
         ));
+        let body = &e.directive[1..];
         out.push(Message::assistant(format!(
-            "In backticks it is only shown: `{}`. Without backticks it runs.",
-            e.directive
+            "Here they are in backticks, so they are only shown: `!{body}` runs the script and gives me its output; `%{body}` runs it only for its effect. Without backticks they run."
         )));
     }
     out
@@ -198,7 +198,7 @@ mod tests {
         assert_eq!(
             m[11],
             Message::assistant(
-                "In backticks it is only shown: `!{scripts/calc.py \"23 * 4\"}`. Without backticks it runs."
+                "Here they are in backticks, so they are only shown: `!{scripts/calc.py \"23 * 4\"}` runs the script and gives me its output; `%{scripts/calc.py \"23 * 4\"}` runs it only for its effect. Without backticks they run."
             )
         );
         assert!(few_shot(&[]).is_empty());
@@ -211,8 +211,9 @@ mod tests {
     #[test]
     fn guide_without_examples_is_the_rules() {
         let g = guide(&[]);
-        assert!(g.contains("!{SCRIPT \"ARGUMENT\"}"));
-        assert!(g.contains("%{SCRIPT \"ARGUMENT\"}"));
+        // Placeholders are in backticks too: a model that echoes them runs nothing.
+        assert!(g.contains("`!{SCRIPT \"ARGUMENT\"}`"));
+        assert!(g.contains("`%{SCRIPT \"ARGUMENT\"}`"));
         assert!(g.contains("`%{command \"argument\"}`"));
         assert!(!g.contains("Example"));
     }

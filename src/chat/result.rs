@@ -44,7 +44,7 @@ pub fn capture_message(outcome: &Outcome, max_bytes: usize) -> String {
                 msg = join(&msg, &labelled("Error:", &err));
             }
             let next =
-                format!("{CONTINUE} Explain the problem, or fix the command and try once more.");
+                format!("{CONTINUE} Fix the command and try once more, or explain the problem.");
             join(&msg, &next)
         }
         Outcome::Blocked { reason, .. } => {
@@ -265,7 +265,7 @@ mod tests {
         let m = capture_message(&ran_with("partial", "boom", 1), 100);
         assert_eq!(
             m,
-            "Failed (exit 1). Output: partial Error: boom — continue your answer. Explain the problem, or fix the command and try once more."
+            "Failed (exit 1). Output: partial Error: boom — continue your answer. Fix the command and try once more, or explain the problem."
         );
     }
 
