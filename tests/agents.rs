@@ -227,7 +227,7 @@ fn show_prints_config_and_exact_system_prompt() {
     assert!(prompt.starts_with("# Running scripts\n"));
     assert!(prompt.contains("\n# Skills\n\n## say\nSpeak text aloud.\n"));
     assert!(prompt.contains("| scripts/say.sh | Speak TEXT aloud. |"));
-    assert!(prompt.contains("%{SCRIPT \"ARGUMENT\"} to run it only for its effect"));
+    assert!(prompt.contains("`%{…}` to run it only for its effect"));
     assert!(prompt.contains("To show a directive without running it, put it in backticks"));
     assert!(prompt.ends_with("\nYou teach Spanish.\n"));
     assert!(!prompt.contains("Result of"));

@@ -114,18 +114,29 @@ pub fn guide(examples: &[Example]) -> String {
     format!(
         "# Running scripts\n\
          You run a script of your skills by writing a directive in your answer:\n\
-         - `!{{SCRIPT \"ARGUMENT\"}}` when you need its output. Stop right after it: the output comes back in the next message. Then finish your answer with it.\n\
-         - `%{{SCRIPT \"ARGUMENT\"}}` to run it only for its effect (a sound, a notification). Keep writing: nothing comes back.\n\
+         - `!{{…}}`, with the script and its arguments inside, when you need its output. Stop right after it: the output comes back in the next message. Then finish your answer with it.\n\
+         - `%{{…}}` to run it only for its effect (a sound, a notification). Keep writing: nothing comes back.\n\
          Write a directive only when the request needs the script. Put each argument in double quotes; no shell syntax.\n\
          To show a directive without running it, put it in backticks: `{shown}`.\n"
     )
 }
 
-/// The few-shot exchange sent before the conversation: the first [`MAX_EXAMPLES`] examples (one
-/// per skill, in the agent's order), a capture's output in the same message the chat loop sends,
-/// then one question about the syntax answered with the directive in backticks.
+/// The few-shot exchange sent before the conversation: a question about the syntax answered with
+/// directives in backticks, then the first [`MAX_EXAMPLES`] examples (one per skill, in the
+/// agent's order), a capture's output in the same message the chat loop sends. The skills'
+/// examples come last, nearest the user's question: measured, the model imitated whichever
+/// exchange came last.
 pub fn few_shot(examples: &[Example]) -> Vec<Message> {
     let mut out = Vec::new();
+    if let Some(e) = examples.first() {
+        let body = &e.directive[1..];
+        out.push(Message::user(
+            "How do I write a directive? Show me, without running it.",
+        ));
+        out.push(Message::assistant(format!(
+            "In backticks they are only shown: `!{body}` gives me the output, `%{body}` only runs it. Without backticks they run."
+        )));
+    }
     for e in examples.iter().take(MAX_EXAMPLES) {
         out.push(Message::user(e.user.clone()));
         out.push(Message::assistant(e.reply.clone()));
@@ -133,15 +144,6 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
             out.push(Message::user(format!("Output: {output} {CONTINUE}")));
             out.push(Message::assistant(answer.clone()));
         }
-    }
-    if let Some(e) = examples.first() {
-        out.push(Message::user(
-            "How do I write a directive? Show me, without running it.",
-        ));
-        let body = &e.directive[1..];
-        out.push(Message::assistant(format!(
-            "Here they are in backticks, so they are only shown: `!{body}` runs the script and gives me its output; `%{body}` runs it only for its effect. Without backticks they run."
-        )));
     }
     out
 }
@@ -188,19 +190,19 @@ mod tests {
             .filter_map(|b| split_example(b).1)
             .collect();
         let m = few_shot(&ex);
-        // calc (4 messages), say (2), calc (4), then the syntax question (2).
+        // The syntax question (2 messages), then calc (4), say (2), calc (4).
         assert_eq!(m.len(), 12, "{m:?}");
-        assert_eq!(m[0], Message::user("What is 23 times 4?"));
-        assert_eq!(m[1], Message::assistant("!{scripts/calc.py \"23 * 4\"}"));
-        assert_eq!(m[2], Message::user("Output: 92 — continue your answer."));
-        assert_eq!(m[3], Message::assistant("23 times 4 is 92."));
-        assert_eq!(m[4], Message::user("Teach me the word for cat."));
         assert_eq!(
-            m[11],
+            m[1],
             Message::assistant(
-                "Here they are in backticks, so they are only shown: `!{scripts/calc.py \"23 * 4\"}` runs the script and gives me its output; `%{scripts/calc.py \"23 * 4\"}` runs it only for its effect. Without backticks they run."
+                "In backticks they are only shown: `!{scripts/calc.py \"23 * 4\"}` gives me the output, `%{scripts/calc.py \"23 * 4\"}` only runs it. Without backticks they run."
             )
         );
+        assert_eq!(m[2], Message::user("What is 23 times 4?"));
+        assert_eq!(m[3], Message::assistant("!{scripts/calc.py \"23 * 4\"}"));
+        assert_eq!(m[4], Message::user("Output: 92 — continue your answer."));
+        assert_eq!(m[5], Message::assistant("23 times 4 is 92."));
+        assert_eq!(m[6], Message::user("Teach me the word for cat."));
         assert!(few_shot(&[]).is_empty());
         let g = guide(&ex);
         assert!(g.contains("put it in backticks: `!{scripts/calc.py \"23 * 4\"}`"));
@@ -211,9 +213,10 @@ mod tests {
     #[test]
     fn guide_without_examples_is_the_rules() {
         let g = guide(&[]);
-        // Placeholders are in backticks too: a model that echoes them runs nothing.
-        assert!(g.contains("`!{SCRIPT \"ARGUMENT\"}`"));
-        assert!(g.contains("`%{SCRIPT \"ARGUMENT\"}`"));
+        // No placeholder a model could echo as a directive; the forms are in backticks.
+        assert!(g.contains("`!{…}`, with the script and its arguments inside"));
+        assert!(g.contains("`%{…}` to run it only for its effect"));
+        assert!(!g.contains("SCRIPT"));
         assert!(g.contains("`%{command \"argument\"}`"));
         assert!(!g.contains("Example"));
     }
