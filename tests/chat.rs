@@ -653,17 +653,17 @@ fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
         !system.contains("What is 8 times 9?"),
         "the example is not repeated"
     );
-    // A question about the syntax answered in backticks, then the skill's example.
+    // The skill's example, then a question about the syntax answered in backticks.
+    assert_eq!(first[1]["content"], "What is 8 times 9?");
+    assert_eq!(first[2]["content"], "!{scripts/calc.py 8 9}");
+    assert_eq!(first[3]["content"], "Output: 72 — continue your answer.");
+    assert_eq!(first[4]["content"], "8 times 9 is 72.");
     assert!(
-        first[2]["content"]
+        first[6]["content"]
             .as_str()
             .unwrap()
             .contains("`!{scripts/calc.py 8 9}`")
     );
-    assert_eq!(first[3]["content"], "What is 8 times 9?");
-    assert_eq!(first[4]["content"], "!{scripts/calc.py 8 9}");
-    assert_eq!(first[5]["content"], "Output: 72 — continue your answer.");
-    assert_eq!(first[6]["content"], "8 times 9 is 72.");
     assert_eq!(first[7]["content"], "6 times 7?");
     // The continuation repeats the same prefix (the server's prompt cache keeps it) plus two messages.
     let second = messages(&server, 1);

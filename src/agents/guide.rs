@@ -121,13 +121,21 @@ pub fn guide(examples: &[Example]) -> String {
     )
 }
 
-/// The few-shot exchange sent before the conversation: a question about the syntax answered with
-/// directives in backticks, then the first [`MAX_EXAMPLES`] examples (one per skill, in the
-/// agent's order), a capture's output in the same message the chat loop sends. The skills'
-/// examples come last, nearest the user's question: measured, the model imitated whichever
-/// exchange came last.
+/// The few-shot exchange sent before the conversation: the first [`MAX_EXAMPLES`] examples (one
+/// per skill, in the agent's order), a capture's output in the same message the chat loop sends,
+/// then a question about the syntax answered with directives in backticks. Measured both ways:
+/// with the syntax exchange first, questions about the syntax copied the skills' examples and ran
+/// them (4 runs in 5); last, they were answered in backticks, at a small cost in directives.
 pub fn few_shot(examples: &[Example]) -> Vec<Message> {
     let mut out = Vec::new();
+    for e in examples.iter().take(MAX_EXAMPLES) {
+        out.push(Message::user(e.user.clone()));
+        out.push(Message::assistant(e.reply.clone()));
+        if let (Some(output), Some(answer)) = (&e.output, &e.answer) {
+            out.push(Message::user(format!("Output: {output} {CONTINUE}")));
+            out.push(Message::assistant(answer.clone()));
+        }
+    }
     if let Some(e) = examples.first() {
         let body = &e.directive[1..];
         out.push(Message::user(
@@ -136,14 +144,6 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
         out.push(Message::assistant(format!(
             "In backticks they are only shown: `!{body}` gives me the output, `%{body}` only runs it. Without backticks they run."
         )));
-    }
-    for e in examples.iter().take(MAX_EXAMPLES) {
-        out.push(Message::user(e.user.clone()));
-        out.push(Message::assistant(e.reply.clone()));
-        if let (Some(output), Some(answer)) = (&e.output, &e.answer) {
-            out.push(Message::user(format!("Output: {output} {CONTINUE}")));
-            out.push(Message::assistant(answer.clone()));
-        }
     }
     out
 }
@@ -190,19 +190,19 @@ mod tests {
             .filter_map(|b| split_example(b).1)
             .collect();
         let m = few_shot(&ex);
-        // The syntax question (2 messages), then calc (4), say (2), calc (4).
+        // calc (4 messages), say (2), calc (4), then the syntax question (2).
         assert_eq!(m.len(), 12, "{m:?}");
+        assert_eq!(m[0], Message::user("What is 23 times 4?"));
+        assert_eq!(m[1], Message::assistant("!{scripts/calc.py \"23 * 4\"}"));
+        assert_eq!(m[2], Message::user("Output: 92 — continue your answer."));
+        assert_eq!(m[3], Message::assistant("23 times 4 is 92."));
+        assert_eq!(m[4], Message::user("Teach me the word for cat."));
         assert_eq!(
-            m[1],
+            m[11],
             Message::assistant(
                 "In backticks they are only shown: `!{scripts/calc.py \"23 * 4\"}` gives me the output, `%{scripts/calc.py \"23 * 4\"}` only runs it. Without backticks they run."
             )
         );
-        assert_eq!(m[2], Message::user("What is 23 times 4?"));
-        assert_eq!(m[3], Message::assistant("!{scripts/calc.py \"23 * 4\"}"));
-        assert_eq!(m[4], Message::user("Output: 92 — continue your answer."));
-        assert_eq!(m[5], Message::assistant("23 times 4 is 92."));
-        assert_eq!(m[6], Message::user("Teach me the word for cat."));
         assert!(few_shot(&[]).is_empty());
         let g = guide(&ex);
         assert!(g.contains("put it in backticks: `!{scripts/calc.py \"23 * 4\"}`"));

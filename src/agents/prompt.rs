@@ -155,7 +155,7 @@ mod tests {
         );
         assert!(p.ends_with("\nYou are {{lang}}-speaking.\n"), "{p}");
         let shots = few_shot(&[s]);
-        assert_eq!(shots[2], Message::user("What is 23 times 4?"));
+        assert_eq!(shots[0], Message::user("What is 23 times 4?"));
         assert_eq!(shots.len(), 6);
     }
 
