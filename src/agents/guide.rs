@@ -137,12 +137,12 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
         }
     }
     if let Some(e) = examples.first() {
-        let body = &e.directive[1..];
         out.push(Message::user(
             "How do I write a directive? Show me, without running it.",
         ));
         out.push(Message::assistant(format!(
-            "In backticks they are only shown: `!{body}` gives me the output, `%{body}` only runs it. Without backticks they run."
+            "In backticks it is only shown: `{}`. Without backticks it runs.",
+            e.directive
         )));
     }
     out
@@ -200,7 +200,7 @@ mod tests {
         assert_eq!(
             m[11],
             Message::assistant(
-                "In backticks they are only shown: `!{scripts/calc.py \"23 * 4\"}` gives me the output, `%{scripts/calc.py \"23 * 4\"}` only runs it. Without backticks they run."
+                "In backticks it is only shown: `!{scripts/calc.py \"23 * 4\"}`. Without backticks it runs."
             )
         );
         assert!(few_shot(&[]).is_empty());
