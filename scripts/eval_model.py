@@ -170,7 +170,9 @@ def pct(n, d):
 def prompt_sizes(binary, agents, env):
     sizes = {}
     for name, args in agents:
-        r = subprocess.run([binary, "agents", "show", name] + args, capture_output=True, text=True, cwd=ROOT, env=env)
+        path = os.path.join(ROOT, "agents", name + ".toml")
+        r = subprocess.run([binary, "agents", "show", path, "--skills-dir", os.path.join(ROOT, "skills")] + args,
+                           capture_output=True, text=True, cwd=ROOT, env=env)
         m = re.search(r"system prompt \((\d+) bytes", r.stdout)
         f = re.search(r"few-shot \((\d+) messages, about (\d+) bytes", r.stdout)
         sizes[name] = "%s + few-shot %s" % (m.group(1) if m else "?", f.group(2) if f else 0)
@@ -192,13 +194,15 @@ def main():
     os.makedirs(out, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLPIPE_", "OPENAI_", "R9S_"))}
     env.update(XDG_CONFIG_HOME=os.path.join(work, "config"), XDG_STATE_HOME=os.path.join(work, "state"), NO_COLOR="1")
-    agents_dir = os.path.join(work, "agents")
+    # The agents are the user's own (their config folder), so their script policy applies as shipped.
+    agents_dir = os.path.join(work, "config", "skillpipe", "agents")
     os.makedirs(agents_dir)
     copies = {}
     rows = []
     print("eval: %d cases against %s (model %s, temperature %s) with %s" % (len(cases), a.base_url, a.model, a.temperature, a.bin), file=sys.stderr)
     for case in cases:
         cmd = [a.bin, "chat", "--base-url", a.base_url, "--model", a.model, "--yes",
+               "--skills-dir", os.path.join(ROOT, "skills"),
                "--audit-log", os.path.join(out, case["id"] + ".audit.jsonl")]
         log = cmd[-1]
         if os.path.exists(log):
@@ -213,7 +217,7 @@ def main():
         cmd += case.get("args", []) + a.extra + (["--tools"] if a.tools else []) + [case["prompt"]]
         started = time.time()
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=a.timeout)
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=a.timeout)
             answer, errors = r.stdout, r.stderr
         except subprocess.TimeoutExpired as e:
             answer = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
