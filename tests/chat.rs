@@ -891,3 +891,58 @@ fn a_failed_side_effect_says_why_and_show_side_effects_works_in_chat() {
     assert!(err.contains("side output \u{241b}[2J"), "{err}");
     assert!(!err.contains("\u{1b}[2J"), "{err}");
 }
+
+#[test]
+fn a_copied_example_directive_is_not_run() {
+    let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\n## Example\n\nUser: What is 8 times 9?\nYou: !{scripts/calc.py 8 9}\nOutput: 72\nYou: 8 times 9 is 72.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+    let server = Server::start([
+        Reply::text(["Like this: !{scripts/calc.py 8 9}"]),
+        Reply::text([" `!{scripts/calc.py 8 9}` in backticks."]),
+        // Asked for those very numbers, the same directive runs.
+        Reply::text(["!{scripts/calc.py 8 9}"]),
+        Reply::text(["It is 72."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
+        .arg("How do I write a directive?")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a copy of a worked example"),
+        "{}",
+        stderr(&out)
+    );
+    let told = messages(&server, 1).last().unwrap()["content"].clone();
+    assert_eq!(
+        told,
+        "Not run: a copy of a worked example, not the user's request. To show a directive without running it, put it in backticks. — continue your answer."
+    );
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "denied");
+    assert_eq!(
+        audit[0]["reason"],
+        "a copy of a worked example, not the user's request"
+    );
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
+        .arg("What is 8 times 9?")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It is 72.\n");
+    assert_eq!(
+        home.audit()[1]["decision"],
+        "ran",
+        "asked for, the same directive runs"
+    );
+}

@@ -4,6 +4,7 @@
 //!
 //! The loop talks to the screen only through [`Ui`], so one-shot mode, the REPL and tests share it.
 
+pub mod copies;
 pub mod result;
 pub mod tools;
 
@@ -70,6 +71,10 @@ pub struct Session {
     /// Worked examples sent after the system prompt (fixed, so the prompt cache keeps them);
     /// never part of the history or the transcript.
     few_shot: Vec<Message>,
+    /// The directives of `few_shot`: one written again verbatim is a copy, not a request.
+    examples: copies::Examples,
+    /// The user's message of the turn in flight.
+    turn_user: String,
     /// Text of the answer in flight, kept so a cancelled turn keeps what was shown.
     partial_raw: String,
     partial_shown: String,
@@ -102,6 +107,8 @@ impl Session {
             tool_defs,
             tool_map,
             few_shot: Vec::new(),
+            examples: Default::default(),
+            turn_user: String::new(),
             partial_raw: String::new(),
             partial_shown: String::new(),
             continuing: false,
@@ -130,7 +137,28 @@ impl Session {
 
     /// Worked examples (user/assistant messages) sent between the system prompt and the history.
     pub fn set_few_shot(&mut self, messages: Vec<Message>) {
+        self.examples = copies::Examples::from_messages(&messages);
         self.few_shot = messages;
+    }
+
+    /// Refuses (and audits) a directive that copies a worked example the user did not ask for.
+    fn refuse_copy(&self, d: &Directive, ui: &mut dyn Ui, report: &mut TurnReport) -> bool {
+        if !self.examples.is_copy(d, &self.turn_user) {
+            return false;
+        }
+        self.dispatcher.refuse(
+            Origin::from(d.kind),
+            std::slice::from_ref(&d.body),
+            Decision::Denied,
+            copies::COPIED.into(),
+        );
+        ui.status(&format!(
+            "not run: {} ({})",
+            String::from_utf8_lossy(&d.raw),
+            copies::COPIED
+        ));
+        report.problems = true;
+        true
     }
 
     pub fn clear(&mut self) {
@@ -167,6 +195,7 @@ impl Session {
     /// One user message and the whole answer, captures and tool calls included.
     pub async fn turn(&mut self, user: &str, ui: &mut dyn Ui) -> Result<TurnReport, ModelError> {
         self.history.push(Message::user(user));
+        self.turn_user = user.to_string();
         self.transcript.push(("user".into(), user.to_string()));
         self.partial_raw.clear();
         self.partial_shown.clear();
@@ -263,6 +292,14 @@ impl Session {
                 }
                 Step::Capture { raw, directive } => {
                     let shown = String::from_utf8_lossy(&directive.raw).into_owned();
+                    if self.refuse_copy(&directive, ui, &mut report) {
+                        // Counts toward max_captures_per_turn, so copying cannot loop forever.
+                        report.captures += 1;
+                        self.history.push(Message::assistant(raw));
+                        self.history.push(Message::user(result::copied_message()));
+                        self.continuing = true;
+                        continue;
+                    }
                     let message = match captures.seen(&directive.body) {
                         Seen::Again(earlier) => {
                             // The model did not take the result in: give it again, run nothing.
@@ -412,6 +449,9 @@ impl Session {
                     }
                     Event::Directive(d) if d.kind == Kind::SideEffect => {
                         consumed.push_str(&String::from_utf8_lossy(&d.raw));
+                        if self.refuse_copy(&d, ui, report) {
+                            continue;
+                        }
                         *side_pending += 1;
                         let _ = queue.send(d).await;
                     }

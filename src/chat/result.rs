@@ -64,6 +64,14 @@ pub fn repeated_message(outcome: &Outcome, max_bytes: usize) -> String {
     join(&join(note, &earlier), "Do not write that directive again.")
 }
 
+/// The message for a capture that copied a worked example: not run, and how to show one instead.
+pub fn copied_message() -> String {
+    format!(
+        "Not run: {}. To show a directive without running it, put it in backticks. {CONTINUE}",
+        super::copies::COPIED
+    )
+}
+
 /// The output of a successful capture, as the user may be shown it when the model says nothing
 /// after it: printable text only, cut to `max_bytes`.
 pub fn shown_output(outcome: &Outcome, max_bytes: usize) -> Option<String> {
