@@ -137,13 +137,15 @@ def used_in(value, answer):
 
 def score(case, records, answer):
     kind = case["kind"]
-    row = {"id": case["id"], "kind": kind, "runs": len(records), "empty": not answer.strip()}
+    row = {"id": case["id"], "kind": kind, "runs": len(records), "empty": not answer.strip(),
+           "ran": sum(r.get("decision") == "ran" for r in records)}
     row["got"] = "; ".join(
         "%s%s%s" % ("!" if r.get("kind") == "capture" else "%", " ".join(r.get("argv") or [])[:40],
                     "" if r.get("decision") == "ran" else " (" + r.get("decision", "?") + ")")
         for r in records
     )
     if kind in ("none", "syntax"):
+        # Any directive where none was wanted, even one skillpipe refused, is a false trigger.
         row["false"] = bool(records)
         return row
     want_kind = "capture" if kind == "capture" else "side_effect"
@@ -248,7 +250,9 @@ def main():
     summary = {
         "right_directive": pct(sum(r["right"] for r in need), len(need)),
         "false_trigger": pct(sum(r["false"] for r in free), len(free)),
-        "syntax_runs": sum(r["runs"] for r in syntax),
+        "false_trigger_that_ran": pct(sum(r["ran"] > 0 for r in free), len(free)),
+        "syntax_directives": sum(r["runs"] for r in syntax),
+        "syntax_runs": sum(r["ran"] for r in syntax),
         "result_used_of_ran": pct(sum(bool(r.get("used")) for r in ran_caps), len(ran_caps)),
         "result_used_of_capture_cases": pct(sum(bool(r.get("used")) for r in caps), len(caps)),
         "empty_answers": sum(r["empty"] for r in rows),

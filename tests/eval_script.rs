@@ -67,7 +67,9 @@ fn eval_scores_directives_results_and_false_triggers() {
     for needle in [
         "right_directive                1/2 (50%)",
         "false_trigger                  1/3 (33%)",
+        "syntax_directives              1",
         "syntax_runs                    1",
+        "false_trigger_that_ran         1/3 (33%)",
         "result_used_of_ran             1/1 (100%)",
         "empty_answers                  0",
     ] {
