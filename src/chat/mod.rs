@@ -292,14 +292,6 @@ impl Session {
                 }
                 Step::Capture { raw, directive } => {
                     let shown = String::from_utf8_lossy(&directive.raw).into_owned();
-                    if self.refuse_copy(&directive, ui, &mut report) {
-                        // Counts toward max_captures_per_turn, so copying cannot loop forever.
-                        report.captures += 1;
-                        self.history.push(Message::assistant(raw));
-                        self.history.push(Message::user(result::copied_message()));
-                        self.continuing = true;
-                        continue;
-                    }
                     let message = match captures.seen(&directive.body) {
                         Seen::Again(earlier) => {
                             // The model did not take the result in: give it again, run nothing.
@@ -320,6 +312,17 @@ impl Session {
                             }
                             captures.looped = true;
                             break Ok(());
+                        }
+                        Seen::New if self.refuse_copy(&directive, ui, &mut report) => {
+                            // Kept like a result, so a repeat meets the loop guard below.
+                            self.history.push(Message::assistant(raw));
+                            report.captures += 1;
+                            let outcome = Outcome::Blocked {
+                                decision: Decision::Denied,
+                                reason: copies::COPIED.into(),
+                            };
+                            captures.ran(directive.body.clone(), outcome);
+                            result::copied_message()
                         }
                         Seen::New => {
                             self.history.push(Message::assistant(raw));
