@@ -43,6 +43,10 @@ pub fn capture_message(outcome: &Outcome, max_bytes: usize) -> String {
             if !err.is_empty() {
                 msg = join(&msg, &labelled("Error:", &err));
             }
+            // The sandbox's guess at the restriction the run hit, and the flag that lifts it.
+            if let Some(hint) = &r.hint {
+                msg = join(&msg, &path_free(hint));
+            }
             let next =
                 format!("{CONTINUE} Fix the command and try once more, or explain the problem.");
             join(&msg, &next)
@@ -275,6 +279,23 @@ mod tests {
             m,
             "Failed (exit 1). Output: partial Error: boom — continue your answer. Fix the command and try once more, or explain the problem."
         );
+    }
+
+    #[test]
+    fn a_sandbox_hint_follows_the_error() {
+        let mut o = ran_with("", "Permission denied", 1);
+        if let Outcome::Ran(r) = &mut o {
+            r.result.hint =
+                Some("sandbox: writes to /home/ann/x/y are denied; allow with --writable".into());
+        }
+        let m = capture_message(&o, 100);
+        assert!(
+            m.starts_with(
+                "Failed (exit 1). Error: Permission denied sandbox: writes to y are denied"
+            ),
+            "{m}"
+        );
+        assert!(m.contains(CONTINUE));
     }
 
     #[test]
