@@ -79,10 +79,12 @@ def agent_copy(name, temperature, max_tokens, into):
 
 
 def audit_lines(path):
+    """One record per decision: a run's "started" line is dropped, its "completed" line kept."""
     if not os.path.exists(path):
         return []
     with open(path, encoding="utf-8") as f:
-        return [json.loads(l) for l in f if l.strip()]
+        records = [json.loads(l) for l in f if l.strip()]
+    return [r for r in records if r.get("phase") != "started"]
 
 
 def script_base(argv0):
