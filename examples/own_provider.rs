@@ -26,8 +26,14 @@ impl Provider for Scripted {
             Some(Message::User(text)) => text.clone(),
             _ => String::new(),
         };
-        let answer = if last.starts_with("Result of") {
-            let number = last.lines().nth(2).unwrap_or("?").to_string();
+        // After a capture the last message is its result, e.g. `Output: 42 — continue your
+        // answer.`; the first request is the user's question.
+        let result = req
+            .messages
+            .iter()
+            .any(|m| matches!(m, Message::Assistant { .. }));
+        let answer = if result {
+            let number: String = last.chars().filter(char::is_ascii_digit).collect();
             format!(" The answer is {number}.\n")
         } else {
             "Let me compute that: !{echo 42}".to_string()

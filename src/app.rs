@@ -295,10 +295,9 @@ mod session {
             params: settings.params.clone(),
             show_side_effects: config.show_side_effects,
         };
-        Ok((
-            Session::new(provider, dispatcher, Some(system), opts),
-            settings,
-        ))
+        let mut session = Session::new(provider, dispatcher, Some(system), opts);
+        session.set_few_shot(crate::agents::prompt::few_shot(&skills));
+        Ok((session, settings))
     }
 
     /// A base URL of the user's with no model named: the built-in default model belongs to

@@ -6,6 +6,7 @@
 //! - [`prompt`]: the system prompt a model sees. Pure.
 //! - `template`: `{{var}}` placeholders and `--var K=V`. Pure.
 //! - `skill_adapter`: the prompt view of loaded skills.
+//! - [`guide`]: the directive guide and its worked examples, inside that prompt. Pure.
 
 // Reached through re-exports; its fields and variants are not documented one by one yet.
 #[allow(missing_docs)]
@@ -13,6 +14,7 @@ pub(crate) mod config;
 // Reached through re-exports; its fields and variants are not documented one by one yet.
 #[allow(missing_docs)]
 mod error;
+pub mod guide;
 pub mod origin;
 pub mod prompt;
 // Reached through re-exports; its fields and variants are not documented one by one yet.

@@ -93,17 +93,43 @@ pub fn parse_arguments(text: &str) -> Result<(Vec<String>, Option<Vec<u8>>), Str
     Ok((args, input))
 }
 
-/// The tool result for a refusal: `{"error": reason}`.
+/// A refusal as a tool result: short, and without the paths of the user's machine.
 pub fn error_json(reason: &str) -> String {
+    let reason = super::result::short_reason(reason);
     json!({"success": false, "error": format!("not run: {reason}")}).to_string()
 }
 
-/// The `tool` message content for an outcome.
+/// The `tool` message content for an outcome: DESIGN §3's result object without the script's
+/// absolute path (the model has no use for it and would repeat it).
 pub fn result_json(outcome: &Outcome) -> String {
     match outcome {
-        Outcome::Ran(ran) => crate::dispatch::result_json(ran).to_string(),
+        Outcome::Ran(ran) => {
+            let mut v = crate::dispatch::result_json(ran);
+            if let Some(obj) = v.as_object_mut() {
+                obj.remove("script_path");
+            }
+            v.to_string()
+        }
         Outcome::Blocked { reason, .. } => error_json(reason),
     }
+}
+
+/// What the user is told, once, when a server takes `tools` but its model writes the call as text.
+pub const IGNORED_TOOLS: &str = "the model wrote a tool call as text instead of calling the tool \
+     (this server or model does not do native tool calls); using directives instead of --tools \
+     for the rest of this session";
+
+/// An answer to a request with tools that holds no tool call but text shaped like one: JSON
+/// with a function name and its arguments, or a `<tool_call>` tag (Qwen, Hermes templates).
+pub fn looks_like_tool_call(text: &str) -> bool {
+    if text.contains("<tool_call>") || text.contains("<|tool_call") {
+        return true;
+    }
+    let Some(open) = text.find('{') else {
+        return false;
+    };
+    let json = &text[open..];
+    json.contains("\"name\"") && (json.contains("\"arguments\"") || json.contains("\"parameters\""))
 }
 
 #[cfg(test)]
@@ -115,6 +141,45 @@ mod tests {
         assert_eq!(tool_name("lookup", "lookup"), "lookup__lookup");
         assert_eq!(tool_name("a", "x.y z"), "a__x_y_z");
         assert_eq!(tool_name(&"s".repeat(70), "x").len(), 64);
+    }
+
+    #[test]
+    fn tool_call_text_is_recognised() {
+        assert!(looks_like_tool_call(
+            "Sure. {\"name\": \"calc__calc\", \"arguments\": {\"args\": [\"1+1\"]}}"
+        ));
+        assert!(looks_like_tool_call("<tool_call>\n{}\n</tool_call>"));
+        assert!(looks_like_tool_call(
+            "```json\n{\"name\": \"lookup\", \"parameters\": {}}\n```"
+        ));
+        assert!(!looks_like_tool_call("The answer is 42."));
+        assert!(!looks_like_tool_call("Use {\"name\": \"x\"} as the key."));
+        assert!(!looks_like_tool_call(
+            "\"name\" and \"arguments\" without JSON"
+        ));
+    }
+
+    #[test]
+    fn results_for_the_model_carry_no_absolute_paths() {
+        use crate::dispatch::Ran;
+        let ran = Outcome::Ran(Ran {
+            result: Default::default(),
+            skill: Some("calc".into()),
+            script_path: Some("/home/ann/skills/calc/scripts/calc.py".into()),
+        });
+        assert!(
+            !result_json(&ran).contains("/home/ann"),
+            "{}",
+            result_json(&ran)
+        );
+        let blocked = Outcome::Blocked {
+            decision: crate::audit::Decision::Denied,
+            reason: "/home/ann/bin/tool is not allowed".into(),
+        };
+        assert_eq!(
+            result_json(&blocked),
+            r#"{"error":"not run: tool is not allowed","success":false}"#
+        );
     }
 
     #[test]
