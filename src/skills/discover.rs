@@ -207,11 +207,13 @@ pub fn load_skill(
             fatal.line, fatal.message
         ));
     }
-    let warnings = issues
+    let mut warnings: Vec<String> = issues
         .iter()
         .filter(|i| i.level == Level::Warn)
         .map(|i| format!("{shown}:{}: {}", i.line, i.message))
         .collect();
+    let (all_tools, tool_problems) = super::tools::load_tools(found_at);
+    warnings.extend(tool_problems.into_iter().map(|p| format!("{p}; tool skipped")));
     Ok(Skill {
         name: fm.name,
         description: fm.description,
@@ -224,6 +226,7 @@ pub fn load_skill(
         metadata: fm.metadata,
         allowed_tools: fm.allowed_tools,
         warnings,
+        all_tools,
         ts_interpreter: opts.ts_interpreter.clone(),
         scripts: OnceLock::new(),
     })

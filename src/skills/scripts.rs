@@ -85,8 +85,9 @@ pub fn interpreter_for(file_name: &str, path: &Path, ts_interpreter: &str) -> Op
     classify(file_name, &head, ts_interpreter).flatten()
 }
 
-/// Detect the scripts under `skill_dir/scripts`. `skill_dir` must be canonical: symlinks whose
-/// target leaves it are skipped. Sorted by `rel_path`.
+/// Detect the scripts under `skill_dir/scripts`, then those at the skill root itself (not
+/// below it: `references/` and `assets/` hold data). `skill_dir` must be canonical: symlinks
+/// whose target leaves it are skipped. Each group sorted by `rel_path`, `scripts/` first.
 pub fn detect(skill_dir: &Path, ts_interpreter: &str) -> Vec<Script> {
     let mut out = Vec::new();
     let root = skill_dir.join("scripts");
@@ -94,6 +95,23 @@ pub fn detect(skill_dir: &Path, ts_interpreter: &str) -> Vec<Script> {
         walk(skill_dir, &root, "scripts", 0, ts_interpreter, &mut out);
     }
     out.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    let mut at_root = Vec::new();
+    if let Ok(entries) = fs::read_dir(skill_dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            // Only regular files: a link at the root is not followed.
+            if skip_name(name) || name == "SKILL.md" || !entry.file_type().is_ok_and(|t| t.is_file())
+            {
+                continue;
+            }
+            if let Some(s) = examine(&entry.path(), name, name.to_owned(), ts_interpreter) {
+                at_root.push(s);
+            }
+        }
+    }
+    at_root.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    out.extend(at_root);
     out
 }
 

@@ -88,4 +88,5 @@ pub fn validate_skill(dir: &Path, report: &mut Report) {
             .into_iter()
             .map(|i| format!("{shown}:{}: {}", i.line, i.message)),
     );
+    report.problems.extend(super::tools::load_tools(dir).1);
 }
