@@ -220,14 +220,18 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
         matches = skill.scripts().iter().filter(named).collect();
     }
     match matches.as_slice() {
+        [] if skill.all_tools.iter().any(|t| t.id == id) => Err(ResolveError::NotFound(format!(
+            "tool `{id}` of skill `{}` is disabled (enabled: false in its tool.yaml)",
+            skill.name
+        ))),
         [] => {
             let known: Vec<&str> = skill
-                .scripts()
-                .iter()
-                .map(|s| s.rel_path.as_str())
+                .tools()
+                .map(|t| t.id.as_str())
+                .chain(skill.scripts().iter().map(|s| s.rel_path.as_str()))
                 .collect();
             Err(ResolveError::NotFound(format!(
-                "skill `{}` has no script `{id}` (its scripts: {})",
+                "skill `{}` has no tool or script `{id}` (it has: {})",
                 skill.name,
                 if known.is_empty() {
                     "none".to_owned()

@@ -18,6 +18,8 @@ use std::time::Duration;
 pub const TOOLS_DIR: &str = "tools";
 /// Longest `timeout` a tool may ask for, as for `timeout_seconds`.
 const MAX_TIMEOUT: u64 = 600;
+/// Schema violations listed in one refusal.
+const MAX_REPORTED: usize = 5;
 /// Variables a tool's `env` may not set: skillpipe owns them.
 const RESERVED_ENV: &[&str] = &[
     "SKILL_NAME",
@@ -93,18 +95,26 @@ impl Tool {
         let Some(validator) = &self.validator else {
             return Ok(());
         };
-        let Some(e) = validator.iter_errors(input).next() else {
+        // The first problem names the field; the others follow in the message, so a model can
+        // fix them all at once.
+        let mut problems = validator.iter_errors(input).take(MAX_REPORTED).map(|e| {
+            let pointer = e.instance_path().as_str();
+            let field = match (pointer, e.kind()) {
+                ("", jsonschema::error::ValidationErrorKind::Required { property }) => {
+                    property.as_str().map(str::to_owned)
+                }
+                ("", _) => None,
+                (p, _) => Some(p.trim_start_matches('/').replace('/', ".")),
+            };
+            (field, e.to_string())
+        });
+        let Some((field, mut message)) = problems.next() else {
             return Ok(());
         };
-        let pointer = e.instance_path().as_str();
-        let field = match (pointer, e.kind()) {
-            ("", jsonschema::error::ValidationErrorKind::Required { property }) => {
-                property.as_str().map(str::to_owned)
-            }
-            ("", _) => None,
-            (p, _) => Some(p.trim_start_matches('/').replace('/', ".")),
-        };
-        Err(err(field, e.to_string()))
+        for (f, m) in problems {
+            message.push_str(&format!("; {}{m}", field_prefix(&f)));
+        }
+        Err(err(field, message))
     }
 
     /// A directive's arguments (`--input-path data.csv --threshold 0.9`) as the validated JSON
@@ -590,8 +600,7 @@ fn load_schema(path: &Path) -> Result<Option<(Value, jsonschema::Validator)>, St
     }
     let validator = jsonschema::validator_for(&schema).map_err(|e| {
         let at = e.instance_path().as_str().trim_start_matches('/');
-        let key = at.rsplit('/').next().unwrap_or("");
-        let line = if key.is_empty() { 1 } else { key_line(&text, key) };
+        let line = pointer_line(&text, at);
         let at = if at.is_empty() {
             String::new()
         } else {
@@ -604,13 +613,36 @@ fn load_schema(path: &Path) -> Result<Option<(Value, jsonschema::Validator)>, St
 
 /// The first line where `"key"` appears as a key (1 when not found).
 fn key_line(text: &str, key: &str) -> usize {
+    key_line_from(text, key, 0).unwrap_or(1)
+}
+
+/// The first line at or after `from` (0-based) where `"key"` is a key; 1-based.
+fn key_line_from(text: &str, key: &str, from: usize) -> Option<usize> {
     let needle = format!("\"{key}\"");
     text.lines()
-        .position(|l| {
+        .enumerate()
+        .skip(from)
+        .find(|(_, l)| {
             l.find(&needle)
                 .is_some_and(|i| l[i + needle.len()..].trim_start().starts_with(':'))
         })
-        .map_or(1, |i| i + 1)
+        .map(|(i, _)| i + 1)
+}
+
+/// The line of a JSON pointer's last key (`properties/n/type`), found by looking for each key
+/// after the line of the one before it. Array indexes are skipped. 1 when not found.
+fn pointer_line(text: &str, pointer: &str) -> usize {
+    let mut line = 1;
+    for seg in pointer.split('/').filter(|s| !s.is_empty()) {
+        if seg.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        match key_line_from(text, seg, line - 1) {
+            Some(l) => line = l,
+            None => break,
+        }
+    }
+    line
 }
 
 #[cfg(test)]
@@ -700,5 +732,7 @@ mod tests {
         assert_eq!(key_line(text, "type"), 2);
         assert_eq!(key_line(text, "properties"), 3);
         assert_eq!(key_line(text, "nope"), 1);
+        let text = "{\n  \"type\": \"object\",\n  \"properties\": {\n    \"n\": {\"type\": \"strng\"}\n  }\n}";
+        assert_eq!(pointer_line(text, "properties/n/type"), 4);
     }
 }
