@@ -168,11 +168,18 @@ impl Dispatcher {
         stdin: Option<Vec<u8>>,
     ) -> Outcome {
         let mut stdin = stdin;
-        let block = |argv: &[String], skill: Option<String>, stdin: &Option<Vec<u8>>, decision, reason| {
-            self.block_with(origin, argv, skill, stdin.as_deref(), decision, reason)
-        };
+        let block =
+            |argv: &[String], skill: Option<String>, stdin: &Option<Vec<u8>>, decision, reason| {
+                self.block_with(origin, argv, skill, stdin.as_deref(), decision, reason)
+            };
         let Some(argv0) = argv.first().cloned() else {
-            return block(&argv, None, &stdin, Decision::Invalid, "empty command".into());
+            return block(
+                &argv,
+                None,
+                &stdin,
+                Decision::Invalid,
+                "empty command".into(),
+            );
         };
         if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
             return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
@@ -284,8 +291,13 @@ impl Dispatcher {
             sandbox: self.sandbox_spec(),
         };
         // If this future is dropped (Ctrl-C), the command is killed; the log still says so.
-        let mut cancel_record =
-            self.record(origin, Decision::Ran, &argv, skill.clone(), stdin.as_deref());
+        let mut cancel_record = self.record(
+            origin,
+            Decision::Ran,
+            &argv,
+            skill.clone(),
+            stdin.as_deref(),
+        );
         cancel_record.reason = Some("cancelled".into());
         let guard = AuditOnDrop {
             log: &self.audit,
@@ -295,8 +307,13 @@ impl Dispatcher {
         guard.disarm();
         match ran {
             Ok(mut result) => {
-                let mut rec =
-                    self.record(origin, Decision::Ran, &argv, skill.clone(), stdin.as_deref());
+                let mut rec = self.record(
+                    origin,
+                    Decision::Ran,
+                    &argv,
+                    skill.clone(),
+                    stdin.as_deref(),
+                );
                 rec.exit_code = Some(result.exit_code);
                 rec.signal = result.signal.clone();
                 rec.duration_ms = Some(result.duration.as_millis() as u64);

@@ -67,7 +67,10 @@ fn data_skill(home: &TestHome) {
         "skills/data/tools/fail/tool.yaml",
         "id: fail\nscript: fail.sh\ndescription: Always fails.\n",
     );
-    home.write("skills/data/tools/fail/fail.sh", "echo broken >&2\nexit 4\n");
+    home.write(
+        "skills/data/tools/fail/fail.sh",
+        "echo broken >&2\nexit 4\n",
+    );
 }
 
 fn run_json(home: &TestHome, args: &[&str]) -> (Value, std::process::Output) {
@@ -81,7 +84,11 @@ fn run_json(home: &TestHome, args: &[&str]) -> (Value, std::process::Output) {
 fn tool_folders_are_shown_and_validated_with_file_line_and_key() {
     let home = TestHome::new();
     data_skill(&home);
-    let out = home.cmd().args(["skills", "show", "data"]).output().unwrap();
+    let out = home
+        .cmd()
+        .args(["skills", "show", "data"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("  stats: CSV statistics\n"), "{text}");
@@ -90,7 +97,10 @@ fn tool_folders_are_shown_and_validated_with_file_line_and_key() {
         "{text}"
     );
     assert!(text.contains("  hidden: hidden  (disabled)"), "{text}");
-    assert!(text.contains("timeout: 10 s") && text.contains("env: STATS_MODE"), "{text}");
+    assert!(
+        text.contains("timeout: 10 s") && text.contains("env: STATS_MODE"),
+        "{text}"
+    );
 
     let out = home
         .cmd()
@@ -185,14 +195,18 @@ fn schema_violations_go_back_to_the_model_naming_the_field() {
     // The system prompt lists the tool in flag form, not the disabled one.
     let system = reqs[0]["messages"][0]["content"].as_str().unwrap();
     assert!(
-        system.contains("| data:stats --input-path TEXT [--threshold NUMBER] [--verbose] | Count the rows"),
+        system.contains(
+            "| data:stats --input-path TEXT [--threshold NUMBER] [--verbose] | Count the rows"
+        ),
         "{system}"
     );
     assert!(!system.contains("data:hidden"), "{system}");
     let msgs = reqs[1]["messages"].as_array().unwrap();
     let result = msgs.last().unwrap()["content"].as_str().unwrap();
     assert!(
-        result.contains("not run: invalid input for tool `stats`: field `threshold`: `high` is not a number"),
+        result.contains(
+            "not run: invalid input for tool `stats`: field `threshold`: `high` is not a number"
+        ),
         "{result}"
     );
     assert_eq!(home.audit()[0]["decision"], "invalid");
@@ -200,18 +214,48 @@ fn schema_violations_go_back_to_the_model_naming_the_field() {
     // Violations found by the schema itself: every one is named.
     let (v, out) = run_json(
         &home,
-        &["data", "stats", "--json", "--allow-scripts", "-y", "--", "--threshold", "2"],
+        &[
+            "data",
+            "stats",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--",
+            "--threshold",
+            "2",
+        ],
     );
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(v["decision"], "invalid");
     let why = v["refused"].as_str().unwrap();
-    assert!(why.contains("field `threshold`: 2 is greater than the maximum of 1"), "{why}");
-    assert!(why.contains("field `input_path`: \"input_path\" is a required property"), "{why}");
+    assert!(
+        why.contains("field `threshold`: 2 is greater than the maximum of 1"),
+        "{why}"
+    );
+    assert!(
+        why.contains("field `input_path`: \"input_path\" is a required property"),
+        "{why}"
+    );
     let (v, _) = run_json(
         &home,
-        &["data", "stats", "--json", "--allow-scripts", "-y", "--", "--colour", "red"],
+        &[
+            "data",
+            "stats",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--",
+            "--colour",
+            "red",
+        ],
     );
-    assert!(v["refused"].as_str().unwrap().contains("unknown flag `--colour`"), "{v}");
+    assert!(
+        v["refused"]
+            .as_str()
+            .unwrap()
+            .contains("unknown flag `--colour`"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -232,7 +276,10 @@ fn disabled_tools_are_hidden_and_timeouts_apply() {
     );
     let start = Instant::now();
     let (v, _) = run_json(&home, &["data", "slow", "--json", "--allow-scripts", "-y"]);
-    assert!(start.elapsed() < Duration::from_secs(10), "the tool's 1 s timeout did not apply");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "the tool's 1 s timeout did not apply"
+    );
     assert_eq!(v["exit_code"], 124);
     assert_eq!(v["stderr"], "Timeout", "{v}");
 }
@@ -243,8 +290,16 @@ fn openai_tools_offer_the_schema_and_mark_failures() {
     data_skill(&home);
     let server = Server::start([
         Reply::text(["Let me see."])
-            .tool_call("c1", "data__stats", [r#"{"input": {"input_path": "a.csv"}}"#])
-            .tool_call("c2", "data__stats", [r#"{"input_path": "b.csv", "threshold": 0.5}"#])
+            .tool_call(
+                "c1",
+                "data__stats",
+                [r#"{"input": {"input_path": "a.csv"}}"#],
+            )
+            .tool_call(
+                "c2",
+                "data__stats",
+                [r#"{"input_path": "b.csv", "threshold": 0.5}"#],
+            )
             .tool_call("c3", "data__stats", [r#"{"threshold": 0.5}"#])
             .tool_call("c4", "data__fail", ["{}"]),
         Reply::text(["Done."]),
@@ -263,13 +318,19 @@ fn openai_tools_offer_the_schema_and_mark_failures() {
         .find(|t| t["function"]["name"] == "data__stats")
         .expect("the tool is offered");
     assert_eq!(
-        stats["function"]["parameters"]["properties"]["threshold"]["maximum"],
-        1,
+        stats["function"]["parameters"]["properties"]["threshold"]["maximum"], 1,
         "its own schema.json is the parameters"
     );
-    let fail = tools.iter().find(|t| t["function"]["name"] == "data__fail").unwrap();
+    let fail = tools
+        .iter()
+        .find(|t| t["function"]["name"] == "data__fail")
+        .unwrap();
     assert_eq!(fail["function"]["parameters"], json!({"type": "object"}));
-    assert!(!tools.iter().any(|t| t["function"]["name"] == "data__hidden"));
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t["function"]["name"] == "data__hidden")
+    );
 
     let msgs = reqs[1]["messages"].as_array().unwrap();
     let result = |id: &str| -> Value {
@@ -277,7 +338,10 @@ fn openai_tools_offer_the_schema_and_mark_failures() {
         serde_json::from_str(m["content"].as_str().unwrap()).unwrap()
     };
     // With and without the `input` wrapper.
-    assert_eq!(result("c1")["outputs"]["got"], json!({"input_path": "a.csv"}));
+    assert_eq!(
+        result("c1")["outputs"]["got"],
+        json!({"input_path": "a.csv"})
+    );
     assert_eq!(
         result("c2")["outputs"]["got"],
         json!({"input_path": "b.csv", "threshold": 0.5})
@@ -286,7 +350,10 @@ fn openai_tools_offer_the_schema_and_mark_failures() {
     // Refused and failed calls are marked as errors, and say why.
     let r3 = result("c3");
     assert_eq!(r3["is_error"], true);
-    assert!(r3["error"].as_str().unwrap().contains("field `input_path`"), "{r3}");
+    assert!(
+        r3["error"].as_str().unwrap().contains("field `input_path`"),
+        "{r3}"
+    );
     let r4 = result("c4");
     assert_eq!(r4["is_error"], true);
     assert_eq!(r4["exit_code"], 4);
@@ -305,7 +372,13 @@ fn anthropic_tool_results_carry_is_error() {
     let out = home
         .cmd()
         .env("ANTHROPIC_API_KEY", "ak-test")
-        .args(["chat", "--model", "anthropic:claude-test", "--base-url", &server.base])
+        .args([
+            "chat",
+            "--model",
+            "anthropic:claude-test",
+            "--base-url",
+            &server.base,
+        ])
         .args(["--tools", "--allow-scripts", "-y", "go"])
         .output()
         .unwrap();
@@ -332,18 +405,36 @@ fn run_json_always_prints_one_object_and_run_takes_an_agent() {
     let home = TestHome::new();
     data_skill(&home);
     // Refused by the policy.
-    let (v, out) = run_json(&home, &["data", "stats", "--json", "--", "--input-path", "x"]);
+    let (v, out) = run_json(
+        &home,
+        &["data", "stats", "--json", "--", "--input-path", "x"],
+    );
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(v["success"], false);
     assert_eq!(v["decision"], "denied");
-    assert!(v["refused"].as_str().unwrap().contains("--allow-scripts"), "{v}");
+    assert!(
+        v["refused"].as_str().unwrap().contains("--allow-scripts"),
+        "{v}"
+    );
     // Unknown script, bad --input: still one object.
     let (v, out) = run_json(&home, &["data", "nope", "--json", "--allow-scripts"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(v["refused"].as_str().unwrap().contains("has no tool or script `nope`"), "{v}");
+    assert!(
+        v["refused"]
+            .as_str()
+            .unwrap()
+            .contains("has no tool or script `nope`"),
+        "{v}"
+    );
     let (v, out) = run_json(&home, &["data", "stats", "--json", "--input", "{"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(v["error"].as_str().unwrap().contains("--input is not valid JSON"), "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("--input is not valid JSON"),
+        "{v}"
+    );
 
     // An agent's policy applies to `run`; its max_output_bytes cut makes a named warning.
     home.write(
@@ -353,7 +444,16 @@ fn run_json_always_prints_one_object_and_run_takes_an_agent() {
     );
     let (v, out) = run_json(
         &home,
-        &["data", "stats", "--json", "--agent", "big", "--", "--input-path", "x"],
+        &[
+            "data",
+            "stats",
+            "--json",
+            "--agent",
+            "big",
+            "--",
+            "--input-path",
+            "x",
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(v["truncated"]["stdout"], true);
@@ -373,7 +473,16 @@ fn outputs_take_whole_stdout_json_and_audit_cuts_long_input() {
     let long = "x".repeat(400);
     let (v, out) = run_json(
         &home,
-        &["data", "stats", "--json", "--allow-scripts", "-y", "--", "--input-path", &long],
+        &[
+            "data",
+            "stats",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--",
+            "--input-path",
+            &long,
+        ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     // Pretty-printed JSON on stdout is the outputs.
@@ -381,7 +490,10 @@ fn outputs_take_whole_stdout_json_and_audit_cuts_long_input() {
     assert_eq!(v["outputs"]["got"]["input_path"], long.as_str());
     let stdin = home.audit()[0]["stdin"].as_str().unwrap().to_owned();
     assert_eq!(stdin.chars().count(), 256);
-    assert!(stdin.starts_with("{\"input_path\":\"xxx") && stdin.ends_with('…'), "{stdin}");
+    assert!(
+        stdin.starts_with("{\"input_path\":\"xxx") && stdin.ends_with('…'),
+        "{stdin}"
+    );
 }
 
 #[test]
@@ -391,11 +503,21 @@ fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
         "skills/greet/SKILL.md",
         "---\nname: greet\ndescription: Greets.\n---\nGreet.\n",
     );
-    home.write("skills/greet/hello.py", "# Say hello.\nprint('hello from the root')\n");
+    home.write(
+        "skills/greet/hello.py",
+        "# Say hello.\nprint('hello from the root')\n",
+    );
     home.write("skills/greet/scripts/other.sh", "echo other\n");
-    let out = home.cmd().args(["skills", "show", "greet"]).output().unwrap();
+    let out = home
+        .cmd()
+        .args(["skills", "show", "greet"])
+        .output()
+        .unwrap();
     let text = stdout(&out);
-    let (a, b) = (text.find("scripts/other.sh").unwrap(), text.find("hello.py").unwrap());
+    let (a, b) = (
+        text.find("scripts/other.sh").unwrap(),
+        text.find("hello.py").unwrap(),
+    );
     assert!(a < b, "scripts/ comes first: {text}");
     // `scripts/*` covers scripts under scripts/ only; the hint names the root script by id.
     let out = home
@@ -405,7 +527,11 @@ fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
         .output()
         .unwrap();
     assert_eq!(stdout(&out), "\n");
-    assert!(stderr(&out).contains("--allow 'greet:hello'"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--allow 'greet:hello'"),
+        "{}",
+        stderr(&out)
+    );
     let out = home
         .cmd()
         .args(["filter", "-y", "--allow", "greet:hello"])

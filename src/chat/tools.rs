@@ -146,9 +146,7 @@ pub fn parse_arguments(
     let to_bytes = |v: &Value| serde_json::to_vec(v).map_err(|e| e.to_string());
     if target.json_input {
         let input = match obj.remove("input") {
-            Some(inner @ Value::Object(_)) if obj.is_empty() && !target.has_input_property => {
-                inner
-            }
+            Some(inner @ Value::Object(_)) if obj.is_empty() && !target.has_input_property => inner,
             Some(other) => {
                 obj.insert("input".into(), other);
                 Value::Object(obj)

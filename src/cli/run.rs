@@ -57,8 +57,12 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
         }
         None => None,
     };
-    let setup =
-        super::setup::build(&args.policy, &args.skill_flags, args.agent.as_deref(), &args.vars)?;
+    let setup = super::setup::build(
+        &args.policy,
+        &args.skill_flags,
+        args.agent.as_deref(),
+        &args.vars,
+    )?;
     let dispatcher = setup.dispatcher;
     let resolved = match dispatcher.skills().resolve_in(&args.skill, &args.script) {
         Ok(r) => r,

@@ -206,7 +206,11 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
         let state = if t.enabled { "" } else { "  (disabled)" };
         writeln!(out, "  {}: {}{state}", t.id, t.name)?;
         if !t.description.is_empty() {
-            writeln!(out, "    description: {}", cut(&t.description.replace('\n', " "), 100))?;
+            writeln!(
+                out,
+                "    description: {}",
+                cut(&t.description.replace('\n', " "), 100)
+            )?;
         }
         writeln!(out, "    script: {}", t.script)?;
         if let Some(r) = &t.runtime {
@@ -216,10 +220,20 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             crate::skills::ToolInput::StdinJson => "JSON on stdin",
             crate::skills::ToolInput::Argv => "arguments",
         };
-        let schema = if t.schema.is_some() { ", schema.json" } else { "" };
+        let schema = if t.schema.is_some() {
+            ", schema.json"
+        } else {
+            ""
+        };
         writeln!(out, "    input: {input}{schema}")?;
         let usage = t.flag_usage();
-        writeln!(out, "    usage: !{{{}:{}{}{usage}}}", skill.name, t.id, if usage.is_empty() { "" } else { " " })?;
+        writeln!(
+            out,
+            "    usage: !{{{}:{}{}{usage}}}",
+            skill.name,
+            t.id,
+            if usage.is_empty() { "" } else { " " }
+        )?;
         if let Some(d) = t.timeout {
             writeln!(out, "    timeout: {} s", d.as_secs())?;
         }

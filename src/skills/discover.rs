@@ -213,7 +213,11 @@ pub fn load_skill(
         .map(|i| format!("{shown}:{}: {}", i.line, i.message))
         .collect();
     let (all_tools, tool_problems) = super::tools::load_tools(found_at);
-    warnings.extend(tool_problems.into_iter().map(|p| format!("{p}; tool skipped")));
+    warnings.extend(
+        tool_problems
+            .into_iter()
+            .map(|p| format!("{p}; tool skipped")),
+    );
     Ok(Skill {
         name: fm.name,
         description: fm.description,

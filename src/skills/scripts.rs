@@ -101,7 +101,9 @@ pub fn detect(skill_dir: &Path, ts_interpreter: &str) -> Vec<Script> {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             // Only regular files: a link at the root is not followed.
-            if skip_name(name) || name == "SKILL.md" || !entry.file_type().is_ok_and(|t| t.is_file())
+            if skip_name(name)
+                || name == "SKILL.md"
+                || !entry.file_type().is_ok_and(|t| t.is_file())
             {
                 continue;
             }

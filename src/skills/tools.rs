@@ -120,13 +120,12 @@ impl Tool {
     /// A directive's arguments (`--input-path data.csv --threshold 0.9`) as the validated JSON
     /// object (`{"input_path": "data.csv", "threshold": 0.9}`). See [`flags_to_json`].
     pub fn input_from_flags(&self, args: &[String]) -> Result<Value, InputError> {
-        let map = flags_to_json(self.schema.as_ref(), args).map_err(|(field, message)| {
-            InputError {
+        let map =
+            flags_to_json(self.schema.as_ref(), args).map_err(|(field, message)| InputError {
                 tool: self.id.clone(),
                 field,
                 message,
-            }
-        })?;
+            })?;
         let value = Value::Object(map);
         self.validate(&value)?;
         Ok(value)
@@ -183,7 +182,10 @@ impl Tool {
 fn type_of(prop: &Value) -> Option<&str> {
     match prop.get("type")? {
         Value::String(s) => Some(s),
-        Value::Array(types) => types.iter().filter_map(Value::as_str).find(|t| *t != "null"),
+        Value::Array(types) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null"),
         _ => None,
     }
 }
@@ -424,7 +426,10 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
                     line,
                     format!("key `id`: `{s}` must equal the folder name `{folder}`"),
                 ),
-                other => p(line, format!("key `id` must be a string, not {}", other.kind())),
+                other => p(
+                    line,
+                    format!("key `id` must be a string, not {}", other.kind()),
+                ),
             },
             "name" => match value.scalar_text() {
                 Some(s) if !s.trim().is_empty() && !matches!(value, Node::Null) => {
@@ -473,10 +478,9 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
                             && !v.key.starts_with(|c: char| c.is_ascii_digit())
                             && v.key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                         match v.value.scalar_text() {
-                            _ if !ok_name => p(
-                                v.line,
-                                format!("key `env.{}`: not a variable name", v.key),
-                            ),
+                            _ if !ok_name => {
+                                p(v.line, format!("key `env.{}`: not a variable name", v.key))
+                            }
                             _ if RESERVED_ENV.contains(&v.key.as_str()) => p(
                                 v.line,
                                 format!("key `env.{}`: skillpipe sets this variable", v.key),
@@ -484,14 +488,21 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
                             Some(text) => env.push((v.key.clone(), text)),
                             None => p(
                                 v.line,
-                                format!("key `env.{}` must be a string, not {}", v.key, v.value.kind()),
+                                format!(
+                                    "key `env.{}` must be a string, not {}",
+                                    v.key,
+                                    v.value.kind()
+                                ),
                             ),
                         }
                     }
                 }
                 other => p(
                     line,
-                    format!("key `env` must be a mapping of NAME: value, not {}", other.kind()),
+                    format!(
+                        "key `env` must be a mapping of NAME: value, not {}",
+                        other.kind()
+                    ),
                 ),
             },
             "enabled" => match value {
@@ -518,7 +529,10 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
         p(1, format!("missing key `id` (the folder name, `{folder}`)"));
     }
     if script.is_none() && !entries.iter().any(|e| e.key == "script") {
-        p(1, "missing key `script` (the file in this folder that runs)".into());
+        p(
+            1,
+            "missing key `script` (the file in this folder that runs)".into(),
+        );
     }
 
     let (schema, validator) = match load_schema(&dir.join("schema.json")) {
@@ -696,7 +710,10 @@ mod tests {
                    "tags": ["a", "b"], "opts": {"x": 1}})
         );
         let m = flags_to_json(Some(&s), &args(&["--no-verbose", "--input-path", "-"])).unwrap();
-        assert_eq!(Value::Object(m), json!({"verbose": false, "input_path": "-"}));
+        assert_eq!(
+            Value::Object(m),
+            json!({"verbose": false, "input_path": "-"})
+        );
     }
 
     #[test]
@@ -712,7 +729,10 @@ mod tests {
     fn bad_flags_name_the_field() {
         let s = schema();
         let e = flags_to_json(Some(&s), &args(&["--threshold", "high"])).unwrap_err();
-        assert_eq!(e, (Some("threshold".into()), "`high` is not a number".into()));
+        assert_eq!(
+            e,
+            (Some("threshold".into()), "`high` is not a number".into())
+        );
         let e = flags_to_json(Some(&s), &args(&["--limit", "2.5"])).unwrap_err();
         assert_eq!(e.0.as_deref(), Some("limit"));
         let e = flags_to_json(Some(&s), &args(&["data.csv"])).unwrap_err();
