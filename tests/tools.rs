@@ -552,3 +552,50 @@ fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
         "{why}"
     );
 }
+
+#[test]
+fn an_agent_folder_holds_tools_in_the_same_layout() {
+    let home = TestHome::new();
+    home.write(
+        "agents/quizzer.toml",
+        "name = \"quizzer\"\ndescription = \"Asks questions\"\ninstructions = \"Quiz me.\"\n\
+         [script_policy]\nallow_scripts = true\nconfirm = \"never\"\n",
+    );
+    home.write(
+        "agents/quizzer/tools/pick/tool.yaml",
+        "id: pick\nscript: pick.sh\ndescription: Pick a question.\n",
+    );
+    home.write(
+        "agents/quizzer/tools/pick/schema.json",
+        r#"{"type": "object", "properties": {"level": {"type": "integer"}}, "required": ["level"]}"#,
+    );
+    home.write("agents/quizzer/tools/pick/pick.sh", "cat\n");
+    let out = home
+        .cmd()
+        .args(["filter", "--agent", "quizzer"])
+        .write_stdin("Q: !{quizzer:pick --level 3}\n")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Q: {\"level\":3}\n");
+    let out = home
+        .cmd()
+        .args(["agents", "show", "quizzer"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("| quizzer:pick --level INTEGER | Pick a question. |"),
+        "{}",
+        stdout(&out)
+    );
+    let (v, _) = run_json(
+        &home,
+        &[
+            "quizzer", "pick", "--json", "--agent", "quizzer", "--", "--level", "x",
+        ],
+    );
+    assert!(
+        v["refused"].as_str().unwrap().contains("field `level`"),
+        "{v}"
+    );
+}
