@@ -599,3 +599,51 @@ fn an_agent_folder_holds_tools_in_the_same_layout() {
         "{v}"
     );
 }
+
+#[test]
+fn a_script_with_a_schema_beside_it_reads_typed_json() {
+    let home = TestHome::new();
+    home.write(
+        "skills/conv/SKILL.md",
+        "---\nname: conv\ndescription: Converts units.\n---\nConvert.\n",
+    );
+    home.write(
+        "skills/conv/scripts/convert.py",
+        "# Convert a length.\nimport json, sys\nd = json.load(sys.stdin)\nprint(d['value'] * 1000, d['to_unit'])\n",
+    );
+    home.write(
+        "skills/conv/scripts/convert.schema.json",
+        r#"{"type": "object",
+            "properties": {"value": {"type": "number"}, "to_unit": {"enum": ["m", "cm"]}},
+            "required": ["value", "to_unit"]}"#,
+    );
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("!{scripts/convert.py --value 3 --to-unit m} / !{conv:convert --value 1 --to-unit mm}\n")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "3000 m / \n", "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("field `to_unit`: \"mm\" is not one of"),
+        "{}",
+        stderr(&out)
+    );
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &server.url, "--model", "m"])
+        .args(["--tools", "--allow-scripts", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let req = &server.requests()[0];
+    let system = req["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("| scripts/convert.py --to-unit TEXT --value NUMBER | Convert a length. |"),
+        "{system}"
+    );
+    let tool = &req["tools"][0]["function"];
+    assert_eq!(tool["name"], "conv__convert");
+    assert_eq!(tool["parameters"]["required"], json!(["value", "to_unit"]));
+}

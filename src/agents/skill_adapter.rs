@@ -30,11 +30,15 @@ pub fn skill_prompts_of(skills: &SkillSet) -> Vec<SkillPrompt> {
                     (call, what)
                 })
                 .chain(s.scripts().iter().map(|sc| {
-                    let path = if sc.rel_path.contains('/') {
+                    let mut path = if sc.rel_path.contains('/') {
                         sc.rel_path.clone()
                     } else {
                         format!("{}:{}", s.name, sc.id)
                     };
+                    // A script with a schema beside it shows its flags, like a tool.
+                    if let Ok(Some(t)) = crate::skills::tools::script_tool(sc) {
+                        path = format!("{path} {}", t.flag_usage());
+                    }
                     (path, sc.description.clone())
                 }))
                 .collect(),

@@ -105,10 +105,20 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                     script.description, script.rel_path, skill.name
                 )
             };
+            // A script with a schema beside it reads that JSON on stdin: offer the schema.
+            let schema = crate::skills::tools::script_tool(script)
+                .ok()
+                .flatten()
+                .and_then(|t| t.schema);
+            let json_input = schema.is_some();
+            let parameters = schema.unwrap_or_else(script_parameters);
+            let has_input_property = parameters
+                .get("properties")
+                .is_some_and(|p| p.get("input").is_some());
             defs.push(ToolDef {
                 name: name.clone(),
                 description,
-                parameters: script_parameters(),
+                parameters,
             });
             let reference = if script.rel_path.contains('/') {
                 format!("{}/{}", skill.name, script.rel_path)
@@ -120,8 +130,8 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 name,
                 ToolTarget {
                     reference,
-                    json_input: false,
-                    has_input_property: true,
+                    json_input,
+                    has_input_property,
                 },
             );
         }

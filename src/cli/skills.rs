@@ -191,6 +191,11 @@ fn show(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             s.interpreter.as_deref().unwrap_or("?"),
             s.description
         )?;
+        match crate::skills::tools::script_tool(s) {
+            Ok(Some(t)) => writeln!(out, "  {:path_w$}  JSON on stdin: {}", "", t.flag_usage())?,
+            Ok(None) => {}
+            Err(e) => writeln!(out, "  {:path_w$}  warning: {e}", "")?,
+        }
     }
     Ok(())
 }

@@ -43,6 +43,9 @@ pub enum ResolveError {
         "`{0}` is not a script: no known extension (.py .sh .bash .js .mjs .ts .rb .pl) and no #! line"
     )]
     NotAScript(String),
+    /// A script's `x.schema.json` is not a usable JSON Schema (`file:line: why`).
+    #[error("{0}")]
+    BadSchema(String),
     #[error("interpreter not found: {0}")]
     InterpreterNotFound(String),
     #[error("interpreter `{0}` is not in allowed_interpreters")]
@@ -301,6 +304,13 @@ fn finish(
             scripts::interpreter_by_extension(target, &skill.ts_interpreter).map(str::to_owned)
         })
         .ok_or_else(|| ResolveError::NotAScript(written.to_owned()))?;
+    // A script with `x.schema.json` beside it takes JSON on stdin, like a tool.
+    let tool = match skill.script(&rel) {
+        Some(script) if runtime.is_none() => {
+            super::tools::script_tool(script).map_err(ResolveError::BadSchema)?
+        }
+        _ => None,
+    };
     Ok(ResolvedScript {
         skill: skill.name.clone(),
         skill_dir: skill.dir.clone(),
@@ -308,7 +318,7 @@ fn finish(
         rel_path: rel,
         path,
         interpreter,
-        tool: None,
+        tool,
     })
 }
 
@@ -356,8 +366,8 @@ impl ResolvedScript {
     /// `scripts/*`, `SKILL/scripts/ID` and `SKILL:ID` cover it.
     pub fn policy_path(&self) -> String {
         match &self.tool {
-            Some(t) => format!("scripts/{}", t.id),
-            None => self.rel_path.clone(),
+            Some(t) if self.rel_path.starts_with("tools/") => format!("scripts/{}", t.id),
+            _ => self.rel_path.clone(),
         }
     }
 

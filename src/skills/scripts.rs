@@ -28,6 +28,14 @@ pub struct Script {
     pub interpreter: Option<String>,
     /// The first comment block joined into one line, or "".
     pub description: String,
+    /// `x.schema.json` beside `x.py`: the script reads one JSON object on stdin, of this schema
+    /// (see [`super::tools::script_tool`]).
+    pub schema: Option<PathBuf>,
+}
+
+/// The schema file that makes a script take JSON on stdin: `x.py` → `x.schema.json`.
+pub fn schema_beside(path: &Path, id: &str) -> PathBuf {
+    path.with_file_name(format!("{id}.schema.json"))
 }
 
 /// The interpreter implied by a file name's extension. `.ts` maps to `ts_interpreter`.
@@ -174,12 +182,14 @@ fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script
         Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
         _ => name.to_owned(),
     };
+    let schema = Some(schema_beside(path, &id)).filter(|p| p.is_file());
     Some(Script {
         rel_path,
         id,
         path: path.to_path_buf(),
         interpreter,
         description: describe(&String::from_utf8_lossy(&head)),
+        schema,
     })
 }
 

@@ -571,6 +571,32 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
     }
 }
 
+/// A plain script with a schema beside it (`scripts/x.py` + `scripts/x.schema.json`) as a tool
+/// that reads that JSON on stdin: its flags are typed and validated like a tool folder's.
+/// `Ok(None)` for a script without one; `Err` names the schema file and line.
+pub fn script_tool(script: &super::Script) -> Result<Option<Tool>, String> {
+    let Some(path) = &script.schema else {
+        return Ok(None);
+    };
+    let Some((schema, validator)) = load_schema(path)? else {
+        return Ok(None);
+    };
+    Ok(Some(Tool {
+        id: script.id.clone(),
+        name: script.id.clone(),
+        description: script.description.clone(),
+        schema: Some(schema),
+        runtime: None,
+        script: script.rel_path.clone(),
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        timeout: None,
+        env: Vec::new(),
+        enabled: true,
+        input: ToolInput::StdinJson,
+        validator: Some(Arc::new(validator)),
+    }))
+}
+
 fn valid_program(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
