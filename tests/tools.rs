@@ -17,20 +17,21 @@ fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// The documented layout: `skills/data/tools/{id}/` with tool.yaml, schema.json, description.md
+/// The documented layout, in the user's own skills folder (`$XDG_CONFIG_HOME/skillpipe/skills`,
+/// trusted without a project): `skills/data/tools/{id}/` with tool.yaml, schema.json, description.md
 /// and the script. `stats` echoes its stdin, environment and argv as pretty-printed JSON.
 fn data_skill(home: &TestHome) {
     home.write(
-        "skills/data/SKILL.md",
+        "config/skillpipe/skills/data/SKILL.md",
         "---\nname: data\ndescription: Small tools for CSV files.\n---\nUse the tools.\n",
     );
     home.write(
-        "skills/data/tools/stats/tool.yaml",
+        "config/skillpipe/skills/data/tools/stats/tool.yaml",
         "id: stats\nname: CSV statistics\nruntime: python3\nscript: stats.py\ntimeout: 10\n\
          env:\n  STATS_MODE: strict\nenabled: true\n",
     );
     home.write(
-        "skills/data/tools/stats/schema.json",
+        "config/skillpipe/skills/data/tools/stats/schema.json",
         r#"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
@@ -45,30 +46,36 @@ fn data_skill(home: &TestHome) {
 "#,
     );
     home.write(
-        "skills/data/tools/stats/description.md",
+        "config/skillpipe/skills/data/tools/stats/description.md",
         "Count the rows of a CSV file above a threshold.\n",
     );
     home.write(
-        "skills/data/tools/stats/stats.py",
+        "config/skillpipe/skills/data/tools/stats/stats.py",
         "import json, os, sys\ndata = json.load(sys.stdin)\n\
          print(json.dumps({\"got\": data, \"mode\": os.environ.get(\"STATS_MODE\"), \"argv\": sys.argv[1:]}, indent=2))\n",
     );
     home.write(
-        "skills/data/tools/slow/tool.yaml",
+        "config/skillpipe/skills/data/tools/slow/tool.yaml",
         "id: slow\nscript: slow.sh\ntimeout: 1\ninput: args\n",
     );
-    home.write("skills/data/tools/slow/slow.sh", "sleep 30\n");
     home.write(
-        "skills/data/tools/hidden/tool.yaml",
+        "config/skillpipe/skills/data/tools/slow/slow.sh",
+        "sleep 30\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/hidden/tool.yaml",
         "id: hidden\nscript: hidden.sh\nenabled: false\n",
     );
-    home.write("skills/data/tools/hidden/hidden.sh", "echo hidden ran\n");
     home.write(
-        "skills/data/tools/fail/tool.yaml",
+        "config/skillpipe/skills/data/tools/hidden/hidden.sh",
+        "echo hidden ran\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/fail/tool.yaml",
         "id: fail\nscript: fail.sh\ndescription: Always fails.\n",
     );
     home.write(
-        "skills/data/tools/fail/fail.sh",
+        "config/skillpipe/skills/data/tools/fail/fail.sh",
         "echo broken >&2\nexit 4\n",
     );
 }
@@ -104,39 +111,41 @@ fn tool_folders_are_shown_and_validated_with_file_line_and_key() {
 
     let out = home
         .cmd()
-        .args(["skills", "validate", "skills/data"])
+        .args(["skills", "validate", "config/skillpipe/skills/data"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
 
     // A typo must not leave a tool enabled: the tool is left out, each problem named.
     home.write(
-        "skills/data/tools/broken/tool.yaml",
+        "config/skillpipe/skills/data/tools/broken/tool.yaml",
         "id: broken\nscript: b.sh\nenabeld: false\ntimeout: 0\n",
     );
-    home.write("skills/data/tools/broken/b.sh", "echo b\n");
+    home.write("config/skillpipe/skills/data/tools/broken/b.sh", "echo b\n");
     home.write(
-        "skills/data/tools/broken/schema.json",
+        "config/skillpipe/skills/data/tools/broken/schema.json",
         "{\n  \"type\": \"object\",\n  \"properties\": {\n    \"n\": {\"type\": \"strng\"}\n  }\n}\n",
     );
     let out = home
         .cmd()
-        .args(["skills", "validate", "skills/data"])
+        .args(["skills", "validate", "config/skillpipe/skills/data"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("skills/data/tools/broken/tool.yaml:3: unknown key `enabeld`"),
+        text.contains(
+            "config/skillpipe/skills/data/tools/broken/tool.yaml:3: unknown key `enabeld`"
+        ),
         "{text}"
     );
     assert!(
-        text.contains("skills/data/tools/broken/tool.yaml:4: key `timeout` must be whole seconds"),
+        text.contains("config/skillpipe/skills/data/tools/broken/tool.yaml:4: key `timeout` must be whole seconds"),
         "{text}"
     );
     assert!(
         text.contains(
-            "skills/data/tools/broken/schema.json:4: not a valid JSON Schema: at `properties.n.type`"
+            "config/skillpipe/skills/data/tools/broken/schema.json:4: not a valid JSON Schema: at `properties.n.type`"
         ),
         "{text}"
     );
@@ -438,7 +447,7 @@ fn run_json_always_prints_one_object_and_run_takes_an_agent() {
 
     // An agent's policy applies to `run`; its max_output_bytes cut makes a named warning.
     home.write(
-        "agents/big.toml",
+        "config/skillpipe/agents/big.toml",
         "name = \"big\"\ndescription = \"d\"\ninstructions = \"i\"\nskills = [\"data\"]\n\
          [script_policy]\nallow_scripts = true\nconfirm = \"never\"\nmax_output_bytes = 20\n",
     );
@@ -500,14 +509,17 @@ fn outputs_take_whole_stdout_json_and_audit_cuts_long_input() {
 fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
     let home = TestHome::new();
     home.write(
-        "skills/greet/SKILL.md",
+        "config/skillpipe/skills/greet/SKILL.md",
         "---\nname: greet\ndescription: Greets.\n---\nGreet.\n",
     );
     home.write(
-        "skills/greet/hello.py",
+        "config/skillpipe/skills/greet/hello.py",
         "# Say hello.\nprint('hello from the root')\n",
     );
-    home.write("skills/greet/scripts/other.sh", "echo other\n");
+    home.write(
+        "config/skillpipe/skills/greet/scripts/other.sh",
+        "echo other\n",
+    );
     let out = home
         .cmd()
         .args(["skills", "show", "greet"])
@@ -541,10 +553,10 @@ fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
     assert_eq!(stdout(&out), "hello from the root\n", "{}", stderr(&out));
 
     home.write(
-        "skills/locked/SKILL.md",
+        "config/skillpipe/skills/locked/SKILL.md",
         "---\nname: locked\ndescription: Read only.\nallowed-tools: Read Grep\n---\nRead.\n",
     );
-    home.write("skills/locked/scripts/x.sh", "echo x\n");
+    home.write("config/skillpipe/skills/locked/scripts/x.sh", "echo x\n");
     let (v, _) = run_json(&home, &["locked", "x", "--json", "--allow-scripts", "-y"]);
     let why = v["refused"].as_str().unwrap();
     assert!(
@@ -557,19 +569,22 @@ fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
 fn an_agent_folder_holds_tools_in_the_same_layout() {
     let home = TestHome::new();
     home.write(
-        "agents/quizzer.toml",
+        "config/skillpipe/agents/quizzer.toml",
         "name = \"quizzer\"\ndescription = \"Asks questions\"\ninstructions = \"Quiz me.\"\n\
          [script_policy]\nallow_scripts = true\nconfirm = \"never\"\n",
     );
     home.write(
-        "agents/quizzer/tools/pick/tool.yaml",
+        "config/skillpipe/agents/quizzer/tools/pick/tool.yaml",
         "id: pick\nscript: pick.sh\ndescription: Pick a question.\n",
     );
     home.write(
-        "agents/quizzer/tools/pick/schema.json",
+        "config/skillpipe/agents/quizzer/tools/pick/schema.json",
         r#"{"type": "object", "properties": {"level": {"type": "integer"}}, "required": ["level"]}"#,
     );
-    home.write("agents/quizzer/tools/pick/pick.sh", "cat\n");
+    home.write(
+        "config/skillpipe/agents/quizzer/tools/pick/pick.sh",
+        "cat\n",
+    );
     let out = home
         .cmd()
         .args(["filter", "--agent", "quizzer"])
@@ -604,15 +619,15 @@ fn an_agent_folder_holds_tools_in_the_same_layout() {
 fn a_script_with_a_schema_beside_it_reads_typed_json() {
     let home = TestHome::new();
     home.write(
-        "skills/conv/SKILL.md",
+        "config/skillpipe/skills/conv/SKILL.md",
         "---\nname: conv\ndescription: Converts units.\n---\nConvert.\n",
     );
     home.write(
-        "skills/conv/scripts/convert.py",
+        "config/skillpipe/skills/conv/scripts/convert.py",
         "# Convert a length.\nimport json, sys\nd = json.load(sys.stdin)\nprint(d['value'] * 1000, d['to_unit'])\n",
     );
     home.write(
-        "skills/conv/scripts/convert.schema.json",
+        "config/skillpipe/skills/conv/scripts/convert.schema.json",
         r#"{"type": "object",
             "properties": {"value": {"type": "number"}, "to_unit": {"enum": ["m", "cm"]}},
             "required": ["value", "to_unit"]}"#,

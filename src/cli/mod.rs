@@ -11,6 +11,7 @@ pub mod filter;
 pub mod run;
 pub mod setup;
 pub mod skills;
+pub mod trust;
 
 /// Exit codes (DESIGN §9).
 pub const EXIT_OK: i32 = 0;
@@ -53,6 +54,8 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// Report what this machine can enforce and where files live.
     Doctor(doctor::DoctorArgs),
+    /// Trust a directory: use its ./agents and ./skills (or --list, --revoke).
+    Trust(trust::TrustArgs),
     /// Internal: sandbox launcher (applies restrictions, then execs the command).
     #[command(name = "__launch", hide = true)]
     Launch(crate::sandbox::LaunchArgs),
@@ -77,6 +80,7 @@ impl SkillFlags {
                 d.display()
             )));
         }
+        setup::project_notice();
         Ok(crate::paths::skill_search_path(&self.skills_dirs))
     }
 }
@@ -132,12 +136,14 @@ pub fn main() -> i32 {
         Command::Skills(a) => skills::run(a),
         Command::Agents(a) => agents::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Trust(a) => trust::run(a),
         Command::Launch(a) => crate::sandbox::launch(a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("skillpipe: {e:#}");
+            // Errors quote files, servers and arguments: shown inert.
+            eprintln!("skillpipe: {}", crate::term::sanitize(&format!("{e:#}")));
             if e.downcast_ref::<UsageError>().is_some() {
                 EXIT_USAGE
             } else {
