@@ -2043,7 +2043,7 @@ fn chat_refuses_hostile_directives_and_tells_the_model() {
     assert!(!decisions.contains(&"ran"));
     let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
     let told = msgs.last().unwrap()["content"].as_str().unwrap();
-    assert!(told.contains("not run: "), "{told}");
+    assert!(told.starts_with("Not run: "), "{told}");
 }
 
 fn tool_skill(home: &TestHome) {

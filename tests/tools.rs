@@ -214,7 +214,7 @@ fn schema_violations_go_back_to_the_model_naming_the_field() {
     let result = msgs.last().unwrap()["content"].as_str().unwrap();
     assert!(
         result.contains(
-            "not run: invalid input for tool `stats`: field `threshold`: `high` is not a number"
+            "un: invalid input for tool `stats`: field `threshold`: `high` is not a number"
         ),
         "{result}"
     );

@@ -187,25 +187,49 @@ pub fn parse_arguments(
     Ok((args, input.as_ref().map(to_bytes).transpose()?))
 }
 
-/// The content of a refused call: says why, marked as an error.
+/// A refusal as a tool result: short, without the paths of the user's machine, marked as an
+/// error.
 pub fn error_json(reason: &str) -> String {
+    let reason = super::result::short_reason(reason);
     json!({"success": false, "is_error": true, "error": format!("not run: {reason}")}).to_string()
 }
 
-/// The tool message for an outcome: its content (the result object of DESIGN §3, marked
-/// `"is_error": true` when the command failed) and whether it is an error.
+/// The tool message for an outcome: its content (DESIGN §3's result object without the script's
+/// absolute path, which the model has no use for and would repeat; marked `"is_error": true` when
+/// the command failed) and whether it is an error.
 pub fn result_json(outcome: &Outcome) -> (String, bool) {
     match outcome {
         Outcome::Ran(ran) => {
             let mut v = crate::dispatch::result_json(ran);
             let failed = !ran.result.success();
-            if failed && let Some(obj) = v.as_object_mut() {
-                obj.insert("is_error".into(), Value::Bool(true));
+            if let Some(obj) = v.as_object_mut() {
+                obj.remove("script_path");
+                if failed {
+                    obj.insert("is_error".into(), Value::Bool(true));
+                }
             }
             (v.to_string(), failed)
         }
         Outcome::Blocked { reason, .. } => (error_json(reason), true),
     }
+}
+
+/// What the user is told, once, when a server takes `tools` but its model writes the call as text.
+pub const IGNORED_TOOLS: &str = "the model wrote a tool call as text instead of calling the tool \
+     (this server or model does not do native tool calls); using directives instead of --tools \
+     for the rest of this session";
+
+/// An answer to a request with tools that holds no tool call but text shaped like one: JSON
+/// with a function name and its arguments, or a `<tool_call>` tag (Qwen, Hermes templates).
+pub fn looks_like_tool_call(text: &str) -> bool {
+    if text.contains("<tool_call>") || text.contains("<|tool_call") {
+        return true;
+    }
+    let Some(open) = text.find('{') else {
+        return false;
+    };
+    let json = &text[open..];
+    json.contains("\"name\"") && (json.contains("\"arguments\"") || json.contains("\"parameters\""))
 }
 
 #[cfg(test)]
@@ -237,6 +261,49 @@ mod tests {
 
     fn stdin_of(text: &str, t: &ToolTarget) -> Value {
         serde_json::from_slice(&parse_arguments(text, t).unwrap().1.unwrap()).unwrap()
+    }
+
+    #[test]
+    fn tool_call_text_is_recognised() {
+        assert!(looks_like_tool_call(
+            "Sure. {\"name\": \"calc__calc\", \"arguments\": {\"args\": [\"1+1\"]}}"
+        ));
+        assert!(looks_like_tool_call("<tool_call>\n{}\n</tool_call>"));
+        assert!(looks_like_tool_call(
+            "```json\n{\"name\": \"lookup\", \"parameters\": {}}\n```"
+        ));
+        assert!(!looks_like_tool_call("The answer is 42."));
+        assert!(!looks_like_tool_call("Use {\"name\": \"x\"} as the key."));
+        assert!(!looks_like_tool_call(
+            "\"name\" and \"arguments\" without JSON"
+        ));
+    }
+
+    #[test]
+    fn results_for_the_model_carry_no_absolute_paths() {
+        use crate::dispatch::Ran;
+        let ran = Outcome::Ran(Ran {
+            result: Default::default(),
+            skill: Some("calc".into()),
+            script_path: Some("/home/ann/skills/calc/scripts/calc.py".into()),
+        });
+        assert!(
+            !result_json(&ran).0.contains("/home/ann"),
+            "{}",
+            result_json(&ran).0
+        );
+        let blocked = Outcome::Blocked {
+            decision: crate::audit::Decision::Denied,
+            reason: "/home/ann/bin/tool is not allowed".into(),
+        };
+        assert_eq!(
+            result_json(&blocked),
+            (
+                r#"{"error":"not run: tool is not allowed","is_error":true,"success":false}"#
+                    .into(),
+                true
+            )
+        );
     }
 
     #[test]
