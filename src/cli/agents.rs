@@ -62,6 +62,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let mut set = crate::skills::SkillSet::load_with(&dirs, &super::setup::load_options()?);
             set.retain_named(&agent.skills)
                 .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
+            super::setup::add_agent_tools(&mut set, &agent)?;
             let skills = agents::skill_prompts_of(&set);
             let prompt = agents::system_prompt(&agent.instructions, &skills);
             print!("{}", render_show(&agent, &restricted, &prompt));
