@@ -130,6 +130,10 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Arc<Asker>>) -> Result<Set
             .map_err(|e| usage(e.to_string()))?;
     }
 
+    if let Some(a) = &agent {
+        add_agent_tools(&mut skills, a, &mut warnings)?;
+    }
+
     let audit_path = config.audit_log.clone().or_else(crate::paths::audit_log);
     let mut builder = Dispatcher::builder(policy)
         .skills(Arc::new(skills))
@@ -196,6 +200,25 @@ pub(crate) fn agent_error(e: crate::agents::AgentError) -> AppError {
         }
     }
     usage(e.to_string())
+}
+
+/// An agent folder with `tools/` (see [`AgentConfig::folder`]) joins the skills under the
+/// agent's name, so `AGENT:ID` runs one of its tools.
+pub(crate) fn add_agent_tools(
+    skills: &mut SkillSet,
+    agent: &AgentConfig,
+    warnings: &mut Vec<String>,
+) -> Result<(), AppError> {
+    let Some(dir) = agent.folder() else {
+        return Ok(());
+    };
+    let owner = crate::skills::discover::tool_owner(&agent.name, &agent.description, &dir)
+        .map_err(usage)?;
+    if let Some(owner) = owner {
+        warnings.extend(owner.warnings.iter().cloned());
+        skills.add(owner).map_err(usage)?;
+    }
+    Ok(())
 }
 
 /// A multi-threaded runtime sized for this tool: commands and streams, not heavy compute.

@@ -27,6 +27,9 @@ pub struct Record {
     pub skill: Option<String>,
     /// The command (arguments cut to 256 characters).
     pub argv: Vec<String>,
+    /// JSON input given on stdin (a tool's arguments), cut like an argument.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
     /// Where it came from: `side_effect`, `capture`, `run` or `tool`.
     pub kind: &'static str,
     /// What was decided.
@@ -61,6 +64,7 @@ impl Record {
             agent: None,
             skill: None,
             argv: argv.iter().map(|a| cut(a)).collect(),
+            stdin: None,
             kind,
             decision,
             reason: None,
@@ -73,6 +77,14 @@ impl Record {
             sandbox: None,
             phase: None,
         }
+    }
+}
+
+impl Record {
+    /// Records the stdin input (JSON), cut to the same length as an argument.
+    pub fn with_stdin(mut self, stdin: Option<&[u8]>) -> Record {
+        self.stdin = stdin.map(|b| cut(&String::from_utf8_lossy(b)));
+        self
     }
 }
 

@@ -796,7 +796,8 @@ fn symlink_swapped_after_loading_is_refused() {
         // By path: caught as outside; by id: the swapped link is no longer a detected script.
         let reason = rec["reason"].as_str().unwrap();
         assert!(
-            reason.contains("outside the skill folder") || reason.contains("has no script `link`"),
+            reason.contains("outside the skill folder")
+                || reason.contains("has no tool or script `link`"),
             "{rec}"
         );
     }

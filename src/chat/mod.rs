@@ -380,12 +380,14 @@ impl Session {
                                 why.clone(),
                             );
                             report.problems = true;
-                            tools::error_json(&why)
+                            (tools::error_json(&why), true)
                         } else {
                             report.captures += 1;
                             self.run_tool(&call, ui, &mut report).await
                         };
-                        self.history.push(Message::tool(call.id.clone(), content));
+                        let (content, is_error) = content;
+                        self.history
+                            .push(Message::tool_result(call.id.clone(), content, is_error));
                     }
                     if limited {
                         ui.status(&format!(
@@ -667,8 +669,14 @@ impl Session {
         ui.text(bytes);
     }
 
-    async fn run_tool(&self, call: &ToolCall, ui: &mut dyn Ui, report: &mut TurnReport) -> String {
-        let Some(script) = self.tool_map.get(&call.name) else {
+    /// Runs one native tool call; returns the tool message's content and whether it is an error.
+    async fn run_tool(
+        &self,
+        call: &ToolCall,
+        ui: &mut dyn Ui,
+        report: &mut TurnReport,
+    ) -> (String, bool) {
+        let Some(target) = self.tool_map.get(&call.name) else {
             let why = format!("unknown tool `{}`", call.name);
             let argv = std::slice::from_ref(&call.name);
             self.dispatcher
@@ -680,9 +688,10 @@ impl Session {
                 hint: None,
             });
             report.problems = true;
-            return tools::error_json(&why);
+            return (tools::error_json(&why), true);
         };
-        let (args, input) = match tools::parse_arguments(&call.arguments) {
+        let script = &target.reference;
+        let (args, input) = match tools::parse_arguments(&call.arguments, target) {
             Ok(v) => v,
             Err(e) => {
                 let argv = std::slice::from_ref(script);
@@ -695,7 +704,7 @@ impl Session {
                     hint: None,
                 });
                 report.problems = true;
-                return tools::error_json(&e);
+                return (tools::error_json(&e), true);
             }
         };
         let mut argv = vec![script.clone()];

@@ -63,6 +63,9 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let mut set = crate::skills::SkillSet::load_with(&dirs, &crate::app::load_options()?);
             set.retain_named(&agent.skills)
                 .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
+            let mut warnings = Vec::new();
+            crate::app::add_agent_tools(&mut set, &agent, &mut warnings)?;
+            warn_all(&warnings);
             let skills = agents::skill_prompts_of(&set);
             let prompt = agents::system_prompt(&agent.instructions, &skills);
             print!("{}", render_show(&agent, &restricted, &prompt));

@@ -60,12 +60,17 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
-    /// The result of a native tool call (`--tools` mode).
+    /// The result of a native tool call (`--tools` mode). `is_error`: the call failed or was
+    /// refused (Anthropic's `tool_result` carries it as `is_error: true`; for OpenAI-compatible
+    /// servers, which have no such field, the content itself says `"is_error": true`).
     Tool {
         /// The id of the call this answers.
         call_id: String,
         /// The tool's result (JSON text).
         content: String,
+        /// The call failed or was refused.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
     },
 }
 
@@ -87,9 +92,18 @@ impl Message {
     }
     /// A tool result for call `call_id`.
     pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Message::tool_result(call_id, content, false)
+    }
+    /// A tool result that may be an error (see [`Message::Tool`]).
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
         Message::Tool {
             call_id: call_id.into(),
             content: content.into(),
+            is_error,
         }
     }
 }
@@ -349,6 +363,7 @@ mod tests {
                 }],
             },
             Message::tool("1", "r"),
+            Message::tool_result("2", "{\"is_error\":true}", true),
         ];
         let text = serde_json::to_string(&msgs).unwrap();
         let back: Vec<Message> = serde_json::from_str(&text).unwrap();

@@ -100,7 +100,10 @@ fn message_json(m: &Message) -> Value {
             };
             json!({"role": "assistant", "content": content, "tool_calls": calls})
         }
-        Message::Tool { call_id, content } => {
+        // The chat API has no error flag: an error's content says `"is_error": true` itself.
+        Message::Tool {
+            call_id, content, ..
+        } => {
             json!({"role": "tool", "tool_call_id": call_id, "content": content})
         }
     }
