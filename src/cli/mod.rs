@@ -8,6 +8,8 @@ pub mod agents;
 pub mod chat;
 pub mod doctor;
 pub mod filter;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod run;
 pub mod setup;
 pub mod skills;
@@ -53,6 +55,9 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// Report what this machine can enforce and where files live.
     Doctor(doctor::DoctorArgs),
+    /// Serve skills and their scripts to an MCP client over stdio.
+    #[cfg(feature = "mcp")]
+    Mcp(mcp::McpArgs),
     /// Internal: sandbox launcher (applies restrictions, then execs the command).
     #[command(name = "__launch", hide = true)]
     Launch(crate::sandbox::LaunchArgs),
@@ -132,6 +137,8 @@ pub fn main() -> i32 {
         Command::Skills(a) => skills::run(a),
         Command::Agents(a) => agents::run(a),
         Command::Doctor(a) => doctor::run(a),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(a) => mcp::run(a),
         Command::Launch(a) => crate::sandbox::launch(a),
     };
     match result {

@@ -1,0 +1,144 @@
+//! One `tools/call`: through the [`Dispatcher`] (policy, confirmation, sandbox, caps, timeout,
+//! audit with origin `mcp`), and its outcome as an MCP tool result — text content, `outputs` as
+//! structured content, and `isError` with the reason for every failure and refusal.
+
+use super::catalog::{Catalog, Target};
+use super::session::Call;
+use crate::audit::Decision;
+use crate::dispatch::{Dispatcher, Origin, Outcome, Ran};
+use serde_json::{Value, json};
+
+/// Runs the call and returns the `tools/call` result.
+pub async fn run(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Value {
+    match &call.target {
+        Target::LoadSkill => load_skill(catalog, call),
+        Target::Script(script_ref) => {
+            let text = Value::Object(call.arguments.clone()).to_string();
+            let (args, stdin) = match crate::chat::tools::parse_arguments(&text) {
+                Ok(parsed) => parsed,
+                Err(why) => {
+                    let argv = [script_ref.clone()];
+                    let out = dispatcher.refuse(Origin::Mcp, &argv, Decision::Invalid, why);
+                    return result_of(&out, dispatcher);
+                }
+            };
+            let mut argv = vec![script_ref.clone()];
+            argv.extend(args);
+            let out = dispatcher.run_argv(Origin::Mcp, argv, stdin).await;
+            result_of(&out, dispatcher)
+        }
+    }
+}
+
+fn load_skill(catalog: &Catalog, call: &Call) -> Value {
+    let name = call.arguments.get("name").and_then(Value::as_str);
+    match name.and_then(|n| catalog.load_skill_text(n)) {
+        Some(text) => json!({"content": [{"type": "text", "text": text}], "isError": false}),
+        None => {
+            let known: Vec<&str> = catalog.skills.iter().map(|s| s.name.as_str()).collect();
+            error_result(format!(
+                "no skill named {}; the skills are: {}",
+                name.map(|n| format!("`{n}`")).unwrap_or("(no `name` given)".into()),
+                known.join(", ")
+            ))
+        }
+    }
+}
+
+/// An `isError` result with one text block.
+pub fn error_result(text: String) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+/// The tool result for an outcome. A run that failed keeps its output, with what failed and
+/// under which restrictions it ran, since a sandbox refusal often looks like a plain failure.
+pub fn result_of(outcome: &Outcome, dispatcher: &Dispatcher) -> Value {
+    match outcome {
+        Outcome::Blocked { reason, .. } => error_result(format!("not run: {reason}")),
+        Outcome::Ran(ran) => ran_result(ran, &dispatcher.sandbox_description()),
+    }
+}
+
+fn ran_result(ran: &Ran, sandbox: &str) -> Value {
+    let r = &ran.result;
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    let mut text = String::new();
+    if r.success() {
+        text.push_str(&stdout);
+    } else {
+        let what = if r.timed_out {
+            "timed out and was killed".to_string()
+        } else if let Some(sig) = &r.signal {
+            format!("killed by {sig}")
+        } else {
+            format!("exited with code {}", r.exit_code)
+        };
+        text.push_str(&format!("failed: {what}\n"));
+        if !stdout.is_empty() {
+            text.push_str(&format!("stdout:\n{stdout}\n"));
+        }
+        if !stderr.is_empty() {
+            text.push_str(&format!("stderr:\n{stderr}\n"));
+        }
+        text.push_str(&format!(
+            "sandbox: {sandbox} (the user can lift these with --allow-network or \
+             --allow-filesystem, or writable_paths in the agent's [script_policy])"
+        ));
+    }
+    for w in &r.warnings {
+        text.push_str(&format!("\nwarning: {w}"));
+    }
+    let outputs = crate::dispatch::result_json(ran)["outputs"].clone();
+    json!({
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": outputs,
+        "isError": !r.success(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::RunResult;
+
+    fn ran(exit_code: i32, stdout: &str, timed_out: bool) -> Ran {
+        Ran {
+            result: RunResult {
+                exit_code,
+                stdout: stdout.as_bytes().to_vec(),
+                stderr: b"oops".to_vec(),
+                timed_out,
+                ..Default::default()
+            },
+            skill: Some("s".into()),
+            script_path: None,
+        }
+    }
+
+    #[test]
+    fn success_has_text_and_outputs() {
+        let v = ran_result(&ran(0, "hello\n{\"n\":1}\n", false), "no network");
+        assert_eq!(v["isError"], false);
+        assert_eq!(v["structuredContent"], json!({"n": 1}));
+        assert_eq!(v["content"][0]["text"], "hello\n{\"n\":1}\n");
+    }
+
+    #[test]
+    fn failures_say_what_failed_and_the_sandbox() {
+        let v = ran_result(&ran(3, "partial", false), "no network");
+        assert_eq!(v["isError"], true);
+        let text = v["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("failed: exited with code 3"), "{text}");
+        assert!(text.contains("stdout:\npartial") && text.contains("stderr:\noops"));
+        assert!(text.contains("sandbox: no network"), "{text}");
+        let v = ran_result(&ran(124, "", true), "no network");
+        assert!(
+            v["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("timed out")
+        );
+        assert_eq!(v["structuredContent"], json!({}));
+    }
+}
