@@ -337,11 +337,7 @@ fn walk(
 
 fn file(skill: &str, rel: &str, bytes: Vec<u8>) -> File {
     let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
-    let hex: String = digest
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
     File {
         rel: rel.to_string(),
         uri: format!("skill://{}/{}", encode_path(skill), encode_path(rel)),
@@ -449,7 +445,12 @@ mod tests {
             cat.tool("lookup__define").unwrap().target,
             Target::Script("lookup/scripts/define.py".into())
         );
-        assert!(cat.tool(LOAD_SKILL).unwrap().description.contains("- lookup: Look words up"));
+        assert!(
+            cat.tool(LOAD_SKILL)
+                .unwrap()
+                .description
+                .contains("- lookup: Look words up")
+        );
 
         let s = cat.skill("lookup").unwrap();
         let rels: Vec<&str> = s.files.iter().map(|f| f.rel.as_str()).collect();
@@ -467,9 +468,15 @@ mod tests {
 
         let listed = cat.skills_json();
         assert_eq!(listed["skills"][0]["frontmatter"]["name"], "lookup");
-        assert_eq!(listed["skills"][0]["resources"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            listed["skills"][0]["resources"].as_array().unwrap().len(),
+            3
+        );
         assert!(cat.skill_by_uri("skill://lookup/SKILL.md").is_some());
-        assert!(cat.skill_by_uri("skill://lookup/scripts/define.py").is_none());
+        assert!(
+            cat.skill_by_uri("skill://lookup/scripts/define.py")
+                .is_none()
+        );
 
         let text = cat.load_skill_text("lookup").unwrap();
         assert!(text.contains("Use the tool."), "{text}");

@@ -54,13 +54,18 @@ impl Peer {
         waiting.is_some_and(|tx| tx.send(outcome).is_ok())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Result<Value, RpcError>>>> {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Result<Value, RpcError>>>> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Sends a request and waits for its answer (bounded by [`ANSWER_TIMEOUT`]).
     async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
-        let id = json!(format!("skillpipe-{}", self.next_id.fetch_add(1, Ordering::SeqCst)));
+        let id = json!(format!(
+            "skillpipe-{}",
+            self.next_id.fetch_add(1, Ordering::SeqCst)
+        ));
         let key = id.to_string();
         let (tx, rx) = oneshot::channel();
         self.lock().insert(key.clone(), tx);
@@ -112,10 +117,7 @@ pub fn asker(peer: Arc<Peer>) -> impl for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a
 /// The `elicitation/create` params: what would run, where, under which restrictions, and one
 /// yes/no field for "always" (the words are escaped: they may come from a model).
 pub fn elicitation(p: &Prompt<'_>) -> Value {
-    let mut message = format!(
-        "skillpipe: run `{}`?\n",
-        shown(&shell_words::join(p.argv))
-    );
+    let mut message = format!("skillpipe: run `{}`?\n", shown(&shell_words::join(p.argv)));
     if let Some(skill) = p.skill {
         message.push_str(&format!("skill: {}\n", shown(skill)));
     }
@@ -182,9 +184,18 @@ mod tests {
         };
         let e = elicitation(&p);
         let m = e["message"].as_str().unwrap();
-        assert!(m.contains("run `lookup/scripts/x.py 'a\\u{1b}[2Kb'`?"), "{m}");
-        assert!(m.contains("skill: lookup\ncwd: /s/lookup\nsandbox: no network"), "{m}");
-        assert_eq!(e["requestedSchema"]["properties"]["always"]["type"], "boolean");
+        assert!(
+            m.contains("run `lookup/scripts/x.py 'a\\u{1b}[2Kb'`?"),
+            "{m}"
+        );
+        assert!(
+            m.contains("skill: lookup\ncwd: /s/lookup\nsandbox: no network"),
+            "{m}"
+        );
+        assert_eq!(
+            e["requestedSchema"]["properties"]["always"]["type"],
+            "boolean"
+        );
     }
 
     #[test]

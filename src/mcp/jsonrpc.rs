@@ -183,7 +183,10 @@ fn from_value(value: Value) -> Result<Incoming, Rejected> {
 
 fn error_of(e: &Value) -> RpcError {
     RpcError {
-        code: e.get("code").and_then(Value::as_i64).unwrap_or(INTERNAL_ERROR),
+        code: e
+            .get("code")
+            .and_then(Value::as_i64)
+            .unwrap_or(INTERNAL_ERROR),
         message: e
             .get("message")
             .and_then(Value::as_str)
@@ -321,7 +324,10 @@ mod tests {
             scan_id(br#"{"params":{"id":9},"id":"abc""#),
             Some(json!("abc"))
         );
-        assert_eq!(scan_id(br#"{"x":"\"id\": 5", "id" : 12 ,"#), Some(json!(12)));
+        assert_eq!(
+            scan_id(br#"{"x":"\"id\": 5", "id" : 12 ,"#),
+            Some(json!(12))
+        );
         assert_eq!(scan_id(br#"{"params":{"id":9}"#), None);
         assert_eq!(scan_id(br#"{"id":null}"#), None);
         assert_eq!(scan_id(br#"{"a":"id","b":1"#), None);

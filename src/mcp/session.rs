@@ -23,7 +23,10 @@ pub enum Step {
     /// Run a tool and reply with its result.
     Call(Call),
     /// Refuse a call to an unknown tool: audit it, then write `reply`.
-    UnknownTool { name: String, reply: Value },
+    UnknownTool {
+        name: String,
+        reply: Value,
+    },
     /// The client cancelled request `id`: stop it, send nothing.
     Cancel(Value),
     /// The client answered our request `id`.
@@ -256,8 +259,12 @@ mod tests {
             json!({})
         );
         assert!(s.client().unwrap().elicitation);
-        let r = reply(s.handle(req(2, "initialize", json!({"protocolVersion": "1999-01-01",
-            "capabilities": {"elicitation": {"url": {}}}}))));
+        let r = reply(s.handle(req(
+            2,
+            "initialize",
+            json!({"protocolVersion": "1999-01-01",
+            "capabilities": {"elicitation": {"url": {}}}}),
+        )));
         assert_eq!(r["result"]["protocolVersion"], VERSIONS[0]);
         assert!(!s.client().unwrap().elicitation);
     }
@@ -266,18 +273,32 @@ mod tests {
     fn calls_unknown_tools_and_shutdown() {
         let mut s = session();
         s.handle(req(1, "initialize", json!({})));
-        let step = s.handle(req(2, "tools/call", json!({"name": "s__x", "arguments": {"args": ["a"]}})));
+        let step = s.handle(req(
+            2,
+            "tools/call",
+            json!({"name": "s__x", "arguments": {"args": ["a"]}}),
+        ));
         let Step::Call(c) = step else { panic!() };
         assert_eq!(c.target, Target::Script("s/scripts/x.sh".into()));
         assert_eq!(c.arguments["args"], json!(["a"]));
         let step = s.handle(req(3, "tools/call", json!({"name": "nope"})));
-        assert!(matches!(step, Step::UnknownTool { ref name, ref reply } if name == "nope"
-            && reply["error"]["code"] == INVALID_PARAMS));
-        let r = reply(s.handle(req(4, "tools/call", json!({"name": "s__x", "arguments": [1]}))));
+        assert!(
+            matches!(step, Step::UnknownTool { ref name, ref reply } if name == "nope"
+            && reply["error"]["code"] == INVALID_PARAMS)
+        );
+        let r = reply(s.handle(req(
+            4,
+            "tools/call",
+            json!({"name": "s__x", "arguments": [1]}),
+        )));
         assert_eq!(r["error"]["code"], INVALID_PARAMS);
         let r = reply(s.handle(req(5, "nope/nope", json!({}))));
         assert_eq!(r["error"]["code"], METHOD_NOT_FOUND);
-        let r = reply(s.handle(req(6, "resources/read", json!({"uri": "skill://z/SKILL.md"}))));
+        let r = reply(s.handle(req(
+            6,
+            "resources/read",
+            json!({"uri": "skill://z/SKILL.md"}),
+        )));
         assert_eq!(r["error"]["code"], RESOURCE_NOT_FOUND);
         s.begin_shutdown();
         let r = reply(s.handle(req(7, "tools/list", json!({}))));
