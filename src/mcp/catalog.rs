@@ -18,6 +18,8 @@ const MAX_DEPTH: usize = 5;
 const MAX_FILES: usize = 500;
 /// Largest file that is published (skills are instructions and scripts, not data sets).
 const MAX_FILE_BYTES: u64 = 4 << 20;
+/// Bytes per skill that are published (they are held in memory).
+const MAX_SKILL_BYTES: usize = 32 << 20;
 
 /// What a tool runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -274,11 +276,15 @@ fn skill_files(skill: &Skill, warnings: &mut Vec<String>) -> Vec<File> {
     if let Some(bytes) = found.remove("SKILL.md") {
         files.push(file(&skill.name, "SKILL.md", bytes));
     }
+    let mut total: usize = files.iter().map(|f| f.bytes.len()).sum();
     for (rel, bytes) in found {
-        if files.len() >= MAX_FILES {
+        total += bytes.len();
+        if files.len() >= MAX_FILES || total > MAX_SKILL_BYTES {
             warnings.push(format!(
-                "skill {}: only the first {MAX_FILES} files are published",
-                skill.name
+                "skill {}: only the first {} files are published (at most {MAX_FILES} files, \
+                 {MAX_SKILL_BYTES} bytes)",
+                skill.name,
+                files.len()
             ));
             break;
         }

@@ -22,6 +22,8 @@ use tokio::task::{Id, JoinSet};
 
 /// Longest message accepted, in bytes; a longer one is answered with an error and skipped.
 pub const MAX_MESSAGE_BYTES: usize = 8 << 20;
+/// Calls that run at once; more wait for a turn (a client cannot start processes without bound).
+const MAX_RUNNING_CALLS: usize = 16;
 
 /// One line of input.
 #[derive(Debug, PartialEq)]
@@ -102,6 +104,7 @@ pub async fn serve(
         out: out_tx,
         calls: JoinSet::new(),
         running: HashMap::new(),
+        turns: Arc::new(tokio::sync::Semaphore::new(MAX_RUNNING_CALLS)),
     };
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
@@ -121,6 +124,11 @@ pub async fn serve(
             _ = hup.recv() => break,
             _ = gone.changed() => break,
         }
+    }
+    server.session.begin_shutdown();
+    // Requests already read are answered "shutting down", not dropped.
+    while let Ok(line) = lines.try_recv() {
+        server.line(line);
     }
     server.shutdown().await;
     drop(server);
@@ -154,6 +162,7 @@ struct Server {
     /// Each call's task yields its reply.
     calls: JoinSet<Value>,
     running: HashMap<Id, Running>,
+    turns: Arc<tokio::sync::Semaphore>,
 }
 
 /// A call in flight.
@@ -208,8 +217,10 @@ impl Server {
             }
             Step::Call(c) => {
                 let (dispatcher, catalog) = (self.dispatcher.clone(), self.catalog.clone());
+                let turns = self.turns.clone();
                 let id = c.id.clone();
                 let abort = self.calls.spawn(async move {
+                    let _turn = turns.acquire_owned().await;
                     let result = call::run(&dispatcher, &catalog, &c).await;
                     jsonrpc::response(&c.id, result)
                 });
@@ -247,7 +258,6 @@ impl Server {
     }
 
     async fn shutdown(&mut self) {
-        self.session.begin_shutdown();
         self.calls.abort_all();
         while let Some(done) = self.calls.join_next_with_id().await {
             self.finished(done);
