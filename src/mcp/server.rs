@@ -12,6 +12,7 @@ use super::jsonrpc::{self, RpcError, SHUTTING_DOWN};
 use super::session::{Session, Step};
 use crate::audit::Decision;
 use crate::dispatch::{Dispatcher, Origin};
+use crate::policy::ConfirmMode;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -192,6 +193,10 @@ impl Server {
         let step = self.session.handle(msg);
         if !was_initialized && let Some(c) = self.session.client() {
             self.peer.set_elicitation(c.elicitation);
+            if !c.elicitation && self.dispatcher.policy().confirm == ConfirmMode::Ask {
+                // The client's log is where its user will look for why every call is refused.
+                eprintln!("skillpipe mcp: warning: {}", super::consent::NO_ELICITATION);
+            }
         }
         match step {
             Step::Reply(v) => self.send(v),
