@@ -245,12 +245,12 @@ impl Dispatcher {
             }
         };
 
-        let sandbox_text = self.sandbox_description();
+        let grants = confirm::grants(&self.policy);
         let prompt = Prompt {
             argv: &argv,
             skill: skill.as_deref(),
             cwd: &cwd,
-            sandbox: &sandbox_text,
+            grants: &grants,
         };
         if let Verdict::Declined(why) = self.confirm(&prompt).await {
             return self.block(origin, &argv, skill, Decision::Declined, why);

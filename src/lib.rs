@@ -16,6 +16,7 @@
 //! - [`mcp`]: the MCP server (`skillpipe mcp`, feature `mcp`).
 //! - [`cli`]: command-line definitions and subcommand entry points.
 //! - [`term`]: what may reach a terminal (untrusted text made inert).
+//! - [`trust`]: which working directories may bring their own agents and skills.
 
 pub mod agents;
 pub mod audit;
@@ -36,3 +37,4 @@ pub mod sandbox;
 pub mod scan;
 pub mod skills;
 pub mod term;
+pub mod trust;

@@ -451,7 +451,8 @@ fn consent_is_asked_by_elicitation() {
     );
     assert!(message.contains("skill: t"), "{message}");
     assert!(message.contains("cwd: "), "{message}");
-    assert!(message.contains("sandbox: "), "{message}");
+    assert!(message.contains("network: none"), "{message}");
+    assert!(message.contains("writes: "), "{message}");
     assert_eq!(
         c.asked[0]["requestedSchema"]["properties"]["always"]["type"],
         "boolean"

@@ -9,6 +9,7 @@
 
 pub mod config;
 mod error;
+pub mod origin;
 pub mod prompt;
 pub mod search;
 pub mod skill_adapter;

@@ -31,8 +31,8 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
     };
     if !dispatcher.policy().allow_scripts {
         eprintln!(
-            "skillpipe mcp: scripts are not allowed, so every tool call will be refused \
-             (pass --allow-scripts or an agent whose [script_policy] sets allow_scripts)"
+            "skillpipe mcp: every tool call will be refused: {}",
+            crate::policy::SCRIPTS_NOT_ALLOWED
         );
     }
     let rt = super::setup::runtime()?;

@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod run;
 pub mod setup;
 pub mod skills;
+pub mod trust;
 
 /// Exit codes (DESIGN §9).
 pub const EXIT_OK: i32 = 0;
@@ -58,6 +59,8 @@ pub enum Command {
     /// Serve skills and their scripts to an MCP client over stdio.
     #[cfg(feature = "mcp")]
     Mcp(mcp::McpArgs),
+    /// Trust a directory: use its ./agents and ./skills (or --list, --revoke).
+    Trust(trust::TrustArgs),
     /// Internal: sandbox launcher (applies restrictions, then execs the command).
     #[command(name = "__launch", hide = true)]
     Launch(crate::sandbox::LaunchArgs),
@@ -82,6 +85,7 @@ impl SkillFlags {
                 d.display()
             )));
         }
+        setup::project_notice();
         Ok(crate::paths::skill_search_path(&self.skills_dirs))
     }
 }
@@ -139,12 +143,14 @@ pub fn main() -> i32 {
         Command::Doctor(a) => doctor::run(a),
         #[cfg(feature = "mcp")]
         Command::Mcp(a) => mcp::run(a),
+        Command::Trust(a) => trust::run(a),
         Command::Launch(a) => crate::sandbox::launch(a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("skillpipe: {e:#}");
+            // Errors quote files, servers and arguments: shown inert.
+            eprintln!("skillpipe: {}", crate::term::sanitize(&format!("{e:#}")));
             if e.downcast_ref::<UsageError>().is_some() {
                 EXIT_USAGE
             } else {

@@ -1,6 +1,7 @@
 //! `confirm = "ask"` over MCP: the question goes to the client as an elicitation (form mode)
-//! showing argv, skill, cwd and sandbox; without that capability the call is refused with the
-//! flag that allows it. stdin is the protocol here, so the terminal is never read.
+//! showing argv, skill, cwd and what the command may reach (the sandbox); without that
+//! capability the call is refused with the flag that allows it. stdin is the protocol here, so
+//! the terminal is never read.
 
 use super::jsonrpc::{RpcError, request};
 use crate::command::escape_controls as shown;
@@ -114,18 +115,17 @@ pub fn asker(peer: Arc<Peer>) -> impl for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a
     }
 }
 
-/// The `elicitation/create` params: what would run, where, under which restrictions, and one
+/// The `elicitation/create` params: what would run, where, what it may reach, and one
 /// yes/no field for "always" (the words are escaped: they may come from a model).
 pub fn elicitation(p: &Prompt<'_>) -> Value {
     let mut message = format!("skillpipe: run `{}`?\n", shown(&shell_words::join(p.argv)));
     if let Some(skill) = p.skill {
         message.push_str(&format!("skill: {}\n", shown(skill)));
     }
-    message.push_str(&format!(
-        "cwd: {}\nsandbox: {}",
-        shown(&p.cwd.display().to_string()),
-        p.sandbox
-    ));
+    message.push_str(&format!("cwd: {}", shown(&p.cwd.display().to_string())));
+    for g in p.grants {
+        message.push_str(&format!("\n{}", shown(g)));
+    }
     json!({
         "mode": "form",
         "message": message,
@@ -176,11 +176,12 @@ mod tests {
     #[test]
     fn the_question_shows_what_runs_escaped() {
         let a = argv();
+        let grants = vec!["network: none (no new sockets)".to_string()];
         let p = Prompt {
             argv: &a,
             skill: Some("lookup"),
             cwd: Path::new("/s/lookup"),
-            sandbox: "no network, writes only to $TMPDIR",
+            grants: &grants,
         };
         let e = elicitation(&p);
         let m = e["message"].as_str().unwrap();
@@ -189,7 +190,7 @@ mod tests {
             "{m}"
         );
         assert!(
-            m.contains("skill: lookup\ncwd: /s/lookup\nsandbox: no network"),
+            m.contains("skill: lookup\ncwd: /s/lookup\nnetwork: none (no new sockets)"),
             "{m}"
         );
         assert_eq!(
@@ -219,7 +220,7 @@ mod tests {
             argv: &a,
             skill: None,
             cwd: Path::new("/"),
-            sandbox: "",
+            grants: &[],
         };
         let err = peer.ask(&p).await.unwrap_err();
         assert!(err.contains("-y"), "{err}");
@@ -236,7 +237,7 @@ mod tests {
             argv: &a,
             skill: None,
             cwd: Path::new("/"),
-            sandbox: "",
+            grants: &[],
         };
         let asking = peer.ask(&p);
         let answering = async {

@@ -1,10 +1,14 @@
 //! The confirmation prompt (DESIGN §2, `confirm = "ask"`).
 //!
-//! The session state ("always" answers) is plain data; asking is a separate function that talks
-//! to `/dev/tty`, so the decision logic is testable without a terminal.
+//! The session state ("always" answers), the prompt's text and the meaning of keys are plain
+//! data here; [`tty`] talks to `/dev/tty` so that only the user can answer (type-ahead flushed,
+//! a guard interval, "always" confirmed by a second key).
 
-use crate::policy::ConfirmMode;
-use std::io::Write;
+mod tty;
+
+use crate::policy::{ConfirmMode, SandboxMode, ScriptPolicy};
+
+pub use tty::{GUARD, TtyInput, ask_tty};
 
 /// What the user answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,8 +25,8 @@ pub struct Prompt<'a> {
     pub argv: &'a [String],
     pub skill: Option<&'a str>,
     pub cwd: &'a std::path::Path,
-    /// Human description of the restrictions, e.g. "no network, writes only to $TMPDIR".
-    pub sandbox: &'a str,
+    /// What the command may reach, one item a line (see [`grants`]).
+    pub grants: &'a [String],
 }
 
 /// Outcome of [`Confirmer::confirm`].
@@ -85,6 +89,31 @@ impl Confirmer {
     }
 }
 
+/// What a command run under `policy` may reach, each item on its own line, nothing summarized:
+/// network and sockets, every writable place, the environment passed through. New kinds of
+/// grant (more policy keys) add lines here.
+pub fn grants(policy: &ScriptPolicy) -> Vec<String> {
+    let mut out = Vec::new();
+    out.push(if policy.allow_network {
+        "network: ALLOWED (any host; new Unix sockets may be opened)".to_string()
+    } else {
+        "network: none (no new sockets)".to_string()
+    });
+    if policy.allow_filesystem {
+        out.push("writes: ANYWHERE".into());
+    } else {
+        out.push("writes: a fresh $TMPDIR, /dev/null, the terminal".into());
+        for p in &policy.writable_paths {
+            out.push(format!("writes: {}", p.display()));
+        }
+    }
+    out.push(format!("environment: {}", policy.env_passthrough.join(" ")));
+    if policy.sandbox == SandboxMode::BestEffort {
+        out.push("sandbox: best-effort (runs even where a restriction cannot be enforced)".into());
+    }
+    out
+}
+
 /// Renders the prompt text (without the trailing key hint line).
 ///
 /// Words can come straight from a model (tool-call arguments are not parsed from a directive
@@ -101,7 +130,9 @@ pub fn render(p: &Prompt<'_>) -> String {
         "  cwd:     {}\r\n",
         shown(&p.cwd.display().to_string())
     ));
-    s.push_str(&format!("  sandbox: {}\r\n", p.sandbox));
+    for g in p.grants {
+        s.push_str(&format!("  {}\r\n", shown(g)));
+    }
     s.push_str(&format!(
         "  [y] yes once  [n] no  [a] always run `{}` (any arguments) this session  (Enter = no) ",
         shown(scope(p.argv))
@@ -109,56 +140,64 @@ pub fn render(p: &Prompt<'_>) -> String {
     s
 }
 
-/// Maps a key to an answer; anything unexpected means no.
-pub fn answer_for(c: char) -> Answer {
-    match c {
-        'y' | 'Y' => Answer::Once,
-        'a' | 'A' => Answer::Always,
+/// The question after `a`: "always" is the widest answer, so it takes a second key.
+pub fn render_always(p: &Prompt<'_>) -> String {
+    format!(
+        "\r\n  always run `{}` with any arguments this session? [a] or Enter = always  [y] once  other = no ",
+        crate::command::escape_controls(scope(p.argv))
+    )
+}
+
+/// What the first key means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstKey {
+    Answer(Answer),
+    /// `a`: ask once more before answering "always".
+    ConfirmAlways,
+}
+
+/// Maps the first key to an answer; anything unexpected (Enter, Esc, Ctrl-C) means no.
+pub fn first_key(b: u8) -> FirstKey {
+    match b {
+        b'y' | b'Y' => FirstKey::Answer(Answer::Once),
+        b'a' | b'A' => FirstKey::ConfirmAlways,
+        _ => FirstKey::Answer(Answer::No),
+    }
+}
+
+/// Maps the key after `a`: `a` or Enter confirms "always", `y` is once, anything else no.
+pub fn always_key(b: u8) -> Answer {
+    match b {
+        b'a' | b'A' | b'\r' | b'\n' => Answer::Always,
+        b'y' | b'Y' => Answer::Once,
         _ => Answer::No,
     }
 }
 
-/// Asks on the controlling terminal with a single key press. Without a terminal it returns an
-/// error (a decline with a hint), so it never hangs and never silently allows.
-pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, String> {
-    const NO_TTY: &str = "no terminal to ask for confirmation (pass -y to run without asking)";
-    let mut tty = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-        .map_err(|_| NO_TTY.to_string())?;
-    let _ = tty.write_all(render(p).as_bytes());
-    let _ = tty.flush();
-    let key = read_key().map_err(|e| format!("{NO_TTY}: {e}"))?;
-    let answer = answer_for(key);
-    let word = match answer {
-        Answer::Once => "yes",
-        Answer::Always => "always",
-        Answer::No => "no",
-    };
-    let _ = write!(tty, "{word}\r\n");
-    Ok(answer)
-}
+/// Before the prompt is drawn: attributes reset, scroll region reset (the cursor saved around
+/// it, since resetting the region homes the cursor), cursor shown, and a query for where the
+/// cursor is (answered `ESC [ row ; col R`), so the prompt can start on a fresh line.
+pub const PREPARE: &str = "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h\x1b[6n";
 
-/// One key press in raw mode; Enter, Esc and Ctrl-C read as 'n'.
-fn read_key() -> std::io::Result<char> {
-    use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, read};
-    crossterm::terminal::enable_raw_mode()?;
-    let result = loop {
-        match read() {
-            Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {
-                break Ok(match k.code {
-                    KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => 'n',
-                    KeyCode::Char(c) => c,
-                    _ => 'n',
-                });
-            }
-            Ok(_) => continue,
-            Err(e) => break Err(e),
+/// The cursor column from a cursor position report somewhere in `bytes`, if there is one.
+pub fn reported_column(bytes: &[u8]) -> Option<u16> {
+    let mut from = 0;
+    while let Some(at) = bytes[from..].windows(2).position(|w| w == b"\x1b[") {
+        let rest = &bytes[from + at + 2..];
+        if let Some(end) = rest
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b';'))
+            && rest[end] == b'R'
+            && let Some((_, col)) = std::str::from_utf8(&rest[..end])
+                .ok()
+                .and_then(|t| t.split_once(';'))
+            && let Ok(col) = col.parse()
+        {
+            return Some(col);
         }
-    };
-    let _ = crossterm::terminal::disable_raw_mode();
-    result
+        from += at + 2;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -171,7 +210,7 @@ mod tests {
             argv,
             skill: Some("lookup"),
             cwd: Path::new("/tmp"),
-            sandbox: "no network",
+            grants: &[],
         }
     }
 
@@ -236,14 +275,50 @@ mod tests {
 
     #[test]
     fn keys_map_to_answers_and_prompt_states_the_scope() {
-        assert_eq!(answer_for('y'), Answer::Once);
-        assert_eq!(answer_for('a'), Answer::Always);
-        assert_eq!(answer_for('\r'), Answer::No);
-        assert_eq!(answer_for('x'), Answer::No);
+        assert_eq!(first_key(b'y'), FirstKey::Answer(Answer::Once));
+        assert_eq!(first_key(b'a'), FirstKey::ConfirmAlways);
+        assert_eq!(first_key(b'\r'), FirstKey::Answer(Answer::No));
+        assert_eq!(first_key(0x03), FirstKey::Answer(Answer::No));
+        assert_eq!(first_key(b'x'), FirstKey::Answer(Answer::No));
+        assert_eq!(always_key(b'a'), Answer::Always);
+        assert_eq!(always_key(b'\r'), Answer::Always);
+        assert_eq!(always_key(b'y'), Answer::Once);
+        assert_eq!(always_key(b'n'), Answer::No);
+        assert_eq!(always_key(b' '), Answer::No);
         let a = argv(&["scripts/lookup.py", "two words"]);
         let text = render(&prompt(&a));
         assert!(text.contains("run `scripts/lookup.py 'two words'`?"));
         assert!(text.contains("always run `scripts/lookup.py` (any arguments) this session"));
         assert!(text.contains("skill:   lookup"));
+    }
+
+    #[test]
+    fn every_writable_path_and_the_network_are_listed() {
+        let policy = ScriptPolicy {
+            writable_paths: vec!["~".into(), "/srv/out".into()],
+            allow_network: true,
+            ..ScriptPolicy::default()
+        };
+        let g = grants(&policy);
+        assert!(g.contains(&"writes: ~".to_string()), "{g:?}");
+        assert!(g.contains(&"writes: /srv/out".to_string()), "{g:?}");
+        assert!(g[0].starts_with("network: ALLOWED"), "{g:?}");
+        let a = argv(&["say"]);
+        let text = render(&Prompt {
+            grants: &g,
+            ..prompt(&a)
+        });
+        assert!(text.contains("  writes: ~\r\n"), "{text:?}");
+        let g = grants(&ScriptPolicy::default());
+        assert!(g.iter().all(|l| !l.contains("ANY")), "{g:?}");
+        assert!(g.contains(&"environment: PATH HOME LANG TERM".to_string()));
+    }
+
+    #[test]
+    fn cursor_report_is_found_among_other_bytes() {
+        assert_eq!(reported_column(b"\x1b[12;1R"), Some(1));
+        assert_eq!(reported_column(b"xy\x1b[A\x1b[3;40Rz"), Some(40));
+        assert_eq!(reported_column(b"\x1b[3;"), None);
+        assert_eq!(reported_column(b"abc"), None);
     }
 }
