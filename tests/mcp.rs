@@ -629,3 +629,33 @@ fn sigterm_mid_call_answers_and_exits() {
     assert!(eventually(|| processes_named(&marker).is_empty()));
     assert_eq!(audit_for(&home, "orphan.sh")[0]["reason"], "cancelled");
 }
+
+/// As in `filter`: an agent file outside the user's config (here named by path) may not turn
+/// scripts on; the same file in the user's config folder may.
+#[test]
+fn only_the_user_can_allow_scripts() {
+    let home = setup();
+    let agent = "name = \"runner\"\ndescription = \"Runs t\"\nskills = [\"t\"]\ninstructions = \"x\"\n\
+                 [script_policy]\nallow_scripts = true\nconfirm = \"never\"\n";
+    let foreign = home.write("project/runner.toml", agent);
+    let mut c = Client::start(&home, &["--agent", foreign.to_str().unwrap()]);
+    let r = c.call("t__echo", json!({"args": ["x"]}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("--allow-scripts"), "{r}");
+    c.close();
+
+    home.write("config/skillpipe/agents/runner.toml", agent);
+    let mut c = Client::start(&home, &["--agent", "runner"]);
+    let r = c.call("t__echo", json!({"args": ["x"]}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(text(&r).contains("args: x"), "{r}");
+    c.close();
+    let decisions: Vec<Value> = audit_for(&home, "echo.sh")
+        .iter()
+        .map(|r| json!([r["decision"], r["agent"]]))
+        .collect();
+    assert_eq!(
+        decisions,
+        [json!(["denied", "runner"]), json!(["ran", "runner"])]
+    );
+}
