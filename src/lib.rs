@@ -32,6 +32,7 @@ pub mod mcp;
 pub mod model;
 pub mod paths;
 pub mod policy;
+pub mod render;
 pub mod repl;
 pub mod sandbox;
 pub mod scan;

@@ -23,6 +23,8 @@ pub trait Ui {
     fn text(&mut self, bytes: &[u8]);
     /// One status line about a directive or the stream (ran, blocked, exit code, retrying, …).
     fn status(&mut self, line: &str);
+    /// What a side effect wrote (`--show-side-effects`), already sanitized for a terminal.
+    fn side_output(&mut self, text: &str);
     /// Something is pending: `Some("thinking")` until the first token, `Some("running …")`
     /// while a script runs, `None` when output flows again.
     fn busy(&mut self, what: Option<&str>);
@@ -37,6 +39,8 @@ pub struct ChatOptions {
     pub stream: bool,
     pub model: String,
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// Show what side effects write (`--show-side-effects`).
+    pub show_side_effects: bool,
 }
 
 /// How one turn went.
@@ -272,6 +276,7 @@ impl Session {
             match side_rx.recv().await {
                 Some((d, outcome)) => {
                     side_pending -= 1;
+                    self.side_output(ui, &outcome);
                     report_status(ui, &d, &outcome, &mut report);
                 }
                 None => break,
@@ -305,6 +310,7 @@ impl Session {
             let item = stream.next().await;
             while let Ok((d, outcome)) = side_rx.try_recv() {
                 *side_pending -= 1;
+                self.side_output(ui, &outcome);
                 report_status(ui, &d, &outcome, report);
             }
             let finished = match item {
@@ -409,6 +415,22 @@ impl Session {
                 let raw = std::mem::take(&mut self.partial_raw);
                 return Ok(Step::Done { raw, tool_calls });
             }
+        }
+    }
+
+    /// A side effect's stdout and stderr, sanitized, when `--show-side-effects` asks for them.
+    fn side_output(&self, ui: &mut dyn Ui, outcome: &Outcome) {
+        let Outcome::Ran(ran) = outcome else { return };
+        if !self.opts.show_side_effects {
+            return;
+        }
+        let mut clean = Vec::new();
+        let mut san = crate::term::Sanitizer::default();
+        san.push(&ran.result.stdout, &mut clean);
+        san.push(&ran.result.stderr, &mut clean);
+        san.finish(&mut clean);
+        if !clean.is_empty() {
+            ui.side_output(&String::from_utf8_lossy(&clean));
         }
     }
 
