@@ -617,17 +617,17 @@ fn sigterm_mid_call_answers_and_exits() {
         == 1));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(c.child.id() as i32, libc::SIGTERM) };
+    // Answered as a stopped call, the tree killed, the audit line written, exit 128 + 15.
     let r = c.wait_for(&id);
-    assert_eq!(r["error"]["code"], -32000, "{r}");
+    assert_eq!(r["result"]["isError"], true, "{r}");
     assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("shutting down")
+        text(&r["result"]).starts_with("stopped: interrupted by SIGTERM"),
+        "{r}"
     );
-    assert!(wait_exit(&mut c.child).success());
+    assert_eq!(wait_exit(&mut c.child).code(), Some(143));
     assert!(eventually(|| processes_named(&marker).is_empty()));
-    assert_eq!(audit_for(&home, "orphan.sh")[0]["reason"], "cancelled");
+    let rec = &audit_for(&home, "orphan.sh")[0];
+    assert!(rec["reason"].as_str().unwrap().contains("SIGTERM"), "{rec}");
 }
 
 /// As in `filter`: an agent file outside the user's config (here named by path) may not turn

@@ -23,7 +23,8 @@ pub fn capture_message(body: &str, outcome: &Outcome, max_bytes: usize) -> Strin
             };
             let out = head_tail(&out, max_bytes);
             let fence = fence_for(&out);
-            format!("Result of !{{{body}}} ({status}):\n{fence}\n{out}\n{fence}\n{CONTINUE}")
+            let hint = r.hint.as_ref().map_or(String::new(), |h| format!("{h}\n"));
+            format!("Result of !{{{body}}} ({status}):\n{fence}\n{out}\n{fence}\n{hint}{CONTINUE}")
         }
         Outcome::Blocked { reason, .. } => {
             format!("Result of !{{{body}}}: not run: {reason}\n{CONTINUE}")

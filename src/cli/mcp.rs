@@ -36,7 +36,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
         );
     }
     let rt = super::setup::runtime()?;
-    rt.block_on(server::serve(
+    let signal = rt.block_on(server::serve(
         dispatcher,
         Arc::new(catalog),
         peer,
@@ -45,5 +45,6 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
     ))?;
     // The stdin thread may still be blocked in a read; do not wait for it.
     rt.shutdown_background();
-    Ok(super::EXIT_OK)
+    // Closing stdin is how a client ends the session; a signal stops it as it stops `filter`.
+    Ok(signal.map_or(super::EXIT_OK, super::interrupt::stopped))
 }

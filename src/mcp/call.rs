@@ -55,6 +55,11 @@ pub fn error_result(text: String) -> Value {
 /// under which restrictions it ran, since a sandbox refusal often looks like a plain failure.
 pub fn result_of(outcome: &Outcome, dispatcher: &Dispatcher) -> Value {
     match outcome {
+        // It ran and was stopped (skillpipe was interrupted), so it was not refused.
+        Outcome::Blocked {
+            decision: Decision::Ran,
+            reason,
+        } => error_result(format!("stopped: {reason}")),
         Outcome::Blocked { reason, .. } => error_result(format!("not run: {reason}")),
         Outcome::Ran(ran) => ran_result(ran, &dispatcher.sandbox_description()),
     }

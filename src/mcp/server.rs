@@ -1,9 +1,12 @@
 //! The stdio transport: a reader thread that cuts stdin into capped lines, one writer task that
 //! owns stdout, and the loop that feeds the [`Session`] and runs tool calls concurrently.
 //!
-//! Shutdown (stdin closed, SIGTERM/SIGINT/SIGHUP, stdout gone): new requests are refused, every
-//! running call is stopped — dropping its future kills the command's process tree and writes
-//! its audit line — and each gets an error reply in case the client still reads.
+//! Shutdown: new requests are refused and requests already read are answered "shutting down".
+//! On SIGTERM/SIGINT/SIGHUP the runs in flight are interrupted as in `filter` (process tree
+//! killed, audit line `interrupted by SIG…`) and answered as stopped tool calls; on stdin closed
+//! or stdout gone (the client went away), or for a call still waiting (for a turn, or for the
+//! user's answer), the call's future is dropped — which kills its process tree and writes its
+//! audit line (`cancelled`) — and it gets an error reply in case the client still reads.
 
 use super::call;
 use super::catalog::Catalog;
@@ -80,14 +83,18 @@ fn emit(kept: &mut Vec<u8>, len: &mut usize, limit: usize, tx: &mpsc::Sender<Lin
     tx.blocking_send(msg).is_ok()
 }
 
-/// Serves MCP on this process's stdin and stdout until the client goes or a signal comes.
+/// How long interrupted runs get to end and be answered before the rest are dropped.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Serves MCP on this process's stdin and stdout until the client goes or a signal comes;
+/// returns the signal, if one stopped it.
 pub async fn serve(
     dispatcher: Arc<Dispatcher>,
     catalog: Arc<Catalog>,
     peer: Arc<Peer>,
     out_rx: mpsc::UnboundedReceiver<Value>,
     out_tx: mpsc::UnboundedSender<Value>,
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<libc::c_int>> {
     let (line_tx, mut lines) = mpsc::channel(64);
     // A thread, not a runtime task: a blocking read of stdin cannot be cancelled, and the
     // process must be able to exit while it waits.
@@ -111,31 +118,35 @@ pub async fn serve(
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     let mut hup = signal(SignalKind::hangup())?;
-    loop {
+    let signal = loop {
         tokio::select! {
             line = lines.recv() => match line {
                 Some(line) => server.line(line),
-                None => break,
+                None => break None,
             },
             Some(done) = server.calls.join_next_with_id(), if !server.calls.is_empty() => {
                 server.finished(done);
             }
-            _ = term.recv() => break,
-            _ = int.recv() => break,
-            _ = hup.recv() => break,
-            _ = gone.changed() => break,
+            _ = term.recv() => break Some(libc::SIGTERM),
+            _ = int.recv() => break Some(libc::SIGINT),
+            _ = hup.recv() => break Some(libc::SIGHUP),
+            _ = gone.changed() => break None,
         }
-    }
+    };
     server.session.begin_shutdown();
     // Requests already read are answered "shutting down", not dropped.
     while let Ok(line) = lines.try_recv() {
         server.line(line);
     }
+    if let Some(sig) = signal {
+        crate::exec::interrupt(sig);
+        server.settle().await;
+    }
     server.shutdown().await;
     drop(server);
     // Replies already queued go out before the process exits (bounded: the client may be gone).
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
-    Ok(())
+    Ok(signal)
 }
 
 /// Writes each message as one line; says when stdout is gone.
@@ -262,6 +273,18 @@ impl Server {
         }
     }
 
+    /// Lets interrupted runs end and be answered, for at most [`SETTLE`].
+    async fn settle(&mut self) {
+        let deadline = tokio::time::Instant::now() + SETTLE;
+        while !self.calls.is_empty() {
+            match tokio::time::timeout_at(deadline, self.calls.join_next_with_id()).await {
+                Ok(Some(done)) => self.finished(done),
+                _ => break,
+            }
+        }
+    }
+
+    /// Drops every call still running (each is answered, unless its client cancelled it).
     async fn shutdown(&mut self) {
         self.calls.abort_all();
         while let Some(done) = self.calls.join_next_with_id().await {

@@ -56,7 +56,7 @@ impl ScriptPolicy {
         if let Some(mode) = sandbox {
             self.sandbox = mode;
         }
-        Ok(())
+        self.apply_sandbox_flags(flags)
     }
 
     /// Check a policy from an agent file. The message names the key (and the pattern).
