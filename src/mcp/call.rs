@@ -87,10 +87,14 @@ fn ran_result(ran: &Ran, sandbox: &str) -> Value {
         if !stderr.is_empty() {
             text.push_str(&format!("stderr:\n{stderr}\n"));
         }
-        text.push_str(&format!(
-            "sandbox: {sandbox} (the user can lift these with --allow-network or \
-             --allow-filesystem, or writable_paths in the agent's [script_policy])"
-        ));
+        // The sandbox's own guess at what the run ran into, else what was in force.
+        match &r.hint {
+            Some(hint) => text.push_str(hint),
+            None => text.push_str(&format!(
+                "sandbox: {sandbox} (the user can lift these with --allow-network, \
+                 --writable DIR or --allow-filesystem)"
+            )),
+        }
     }
     for w in &r.warnings {
         text.push_str(&format!("\nwarning: {w}"));
@@ -128,6 +132,18 @@ mod tests {
         assert_eq!(v["isError"], false);
         assert_eq!(v["structuredContent"], json!({"n": 1}));
         assert_eq!(v["content"][0]["text"], "hello\n{\"n\":1}\n");
+    }
+
+    #[test]
+    fn the_sandbox_hint_is_passed_on() {
+        let mut r = ran(1, "", false);
+        r.result.hint = Some("sandbox: the run likely needed the network".into());
+        let v = ran_result(&r, "no network");
+        let text = v["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.ends_with("sandbox: the run likely needed the network"),
+            "{text}"
+        );
     }
 
     #[test]
