@@ -62,12 +62,37 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let mut set = crate::skills::SkillSet::load_with(&dirs, &super::setup::load_options()?);
             set.retain_named(&agent.skills)
                 .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
+            super::setup::add_agent_tools(&mut set, &agent)?;
             let skills = agents::skill_prompts_of(&set);
             let prompt = agents::system_prompt(&agent.instructions, &skills);
             print!("{}", render_show(&agent, &restricted, &prompt));
+            print!("{}", render_few_shot(&agents::prompt::few_shot(&skills)));
             Ok(super::EXIT_OK)
         }
     }
+}
+
+/// The worked examples sent after the system prompt, one `role: text` line each; nothing when
+/// there are none.
+fn render_few_shot(messages: &[crate::model::Message]) -> String {
+    use crate::model::Message;
+    let lines: Vec<String> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::User(t) => Some(format!("user: {t}")),
+            Message::Assistant { content, .. } => Some(format!("assistant: {content}")),
+            _ => None,
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let bytes: usize = lines.iter().map(|l| l.len()).sum();
+    format!(
+        "--- few-shot ({} messages, about {bytes} bytes, sent after the system prompt) ---\n{}\n",
+        lines.len(),
+        lines.join("\n")
+    )
 }
 
 /// Agent config problems are configuration errors: exit 2.

@@ -12,17 +12,17 @@ use serde_json::{Value, json};
 pub async fn run(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Value {
     match &call.target {
         Target::LoadSkill => load_skill(catalog, call),
-        Target::Script(script_ref) => {
+        Target::Run(target) => {
             let text = Value::Object(call.arguments.clone()).to_string();
-            let (args, stdin) = match crate::chat::tools::parse_arguments(&text) {
+            let (args, stdin) = match crate::chat::tools::parse_arguments(&text, target) {
                 Ok(parsed) => parsed,
                 Err(why) => {
-                    let argv = [script_ref.clone()];
+                    let argv = [target.reference.clone()];
                     let out = dispatcher.refuse(Origin::Mcp, &argv, Decision::Invalid, why);
                     return result_of(&out, dispatcher);
                 }
             };
-            let mut argv = vec![script_ref.clone()];
+            let mut argv = vec![target.reference.clone()];
             argv.extend(args);
             let out = dispatcher.run_argv(Origin::Mcp, argv, stdin).await;
             result_of(&out, dispatcher)
@@ -99,7 +99,11 @@ fn ran_result(ran: &Ran, sandbox: &str) -> Value {
     for w in &r.warnings {
         text.push_str(&format!("\nwarning: {w}"));
     }
-    let outputs = crate::dispatch::result_json(ran)["outputs"].clone();
+    // MCP's structured content is an object: any other `outputs` value is wrapped.
+    let outputs = match crate::dispatch::result_json(ran)["outputs"].take() {
+        v @ Value::Object(_) => v,
+        v => json!({ "result": v }),
+    };
     json!({
         "content": [{"type": "text", "text": text}],
         "structuredContent": outputs,
@@ -132,6 +136,14 @@ mod tests {
         assert_eq!(v["isError"], false);
         assert_eq!(v["structuredContent"], json!({"n": 1}));
         assert_eq!(v["content"][0]["text"], "hello\n{\"n\":1}\n");
+    }
+
+    #[test]
+    fn outputs_that_are_not_objects_are_wrapped() {
+        let v = ran_result(&ran(0, "42\n", false), "");
+        assert_eq!(v["structuredContent"], json!({"result": 42}));
+        let v = ran_result(&ran(0, "[1, 2]", false), "");
+        assert_eq!(v["structuredContent"], json!({"result": [1, 2]}));
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! What the server offers, built once at start: the tools (each skill script as the native tool
-//! calls offer it, plus `load_skill`) and the skills as resources in the layout of the MCP Skills
+//! What the server offers, built once at start: the tools (each tool folder and skill script as
+//! the native tool calls offer them — its own schema where it has one —, plus `load_skill`) and
+//! the skills as resources in the layout of the MCP Skills
 //! extension (`skill://NAME/PATH`, `skills/list` manifests with sha256 digests).
 //!
 //! Loading reads the skill folders ([`Catalog::load`]); everything after is lookups on data.
 
+use crate::chat::tools::ToolTarget;
 use crate::skills::{Skill, SkillSet};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -24,8 +26,8 @@ const MAX_SKILL_BYTES: usize = 32 << 20;
 /// What a tool runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Target {
-    /// A skill script, by the reference a directive would use (`SKILL/scripts/x.py`).
-    Script(String),
+    /// A tool folder or script of a skill, as a native tool call would run it.
+    Run(ToolTarget),
     LoadSkill,
 }
 
@@ -73,22 +75,25 @@ impl Catalog {
         let mut cat = Catalog::default();
         let (defs, map) = crate::chat::tools::tool_defs(skills);
         for def in defs {
-            let Some(script_ref) = map.get(&def.name) else {
+            let Some(target) = map.get(&def.name) else {
                 continue;
             };
             cat.tools.push(Tool {
                 name: def.name,
                 description: def.description,
-                input_schema: def.parameters,
-                target: Target::Script(script_ref.clone()),
+                input_schema: object_schema(def.parameters),
+                target: Target::Run(target.clone()),
             });
         }
         for skill in skills.iter() {
-            let prefix = format!("{}/", skill.name);
+            let of_skill = |r: &str| {
+                r.strip_prefix(skill.name.as_str())
+                    .is_some_and(|rest| rest.starts_with('/') || rest.starts_with(':'))
+            };
             let tools = cat
                 .tools
                 .iter()
-                .filter(|t| matches!(&t.target, Target::Script(r) if r.starts_with(&prefix)))
+                .filter(|t| matches!(&t.target, Target::Run(r) if of_skill(&r.reference)))
                 .map(|t| t.name.clone())
                 .collect();
             let files = skill_files(skill, &mut cat.warnings);
@@ -215,6 +220,17 @@ impl Catalog {
         }
         Some(out)
     }
+}
+
+/// MCP requires an input schema of `"type": "object"`; a tool's own schema that leaves the
+/// type out gets it (one of another type is offered as written: the validator still applies).
+fn object_schema(mut schema: Value) -> Value {
+    if let Some(obj) = schema.as_object_mut()
+        && !obj.contains_key("type")
+    {
+        obj.insert("type".into(), "object".into());
+    }
+    schema
 }
 
 fn skill_json(s: &SkillEntry) -> Value {
@@ -447,10 +463,10 @@ mod tests {
         let cat = Catalog::load(&set);
         let names: Vec<&str> = cat.tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["lookup__define", LOAD_SKILL]);
-        assert_eq!(
-            cat.tool("lookup__define").unwrap().target,
-            Target::Script("lookup/scripts/define.py".into())
-        );
+        let Target::Run(t) = &cat.tool("lookup__define").unwrap().target else {
+            panic!("not a script")
+        };
+        assert_eq!(t.reference, "lookup/scripts/define.py");
         assert!(
             cat.tool(LOAD_SKILL)
                 .unwrap()

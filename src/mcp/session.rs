@@ -212,6 +212,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::tools::ToolTarget;
     use crate::mcp::catalog::Tool;
 
     fn session() -> Session {
@@ -220,7 +221,11 @@ mod tests {
                 name: "s__x".into(),
                 description: "x".into(),
                 input_schema: json!({"type": "object"}),
-                target: Target::Script("s/scripts/x.sh".into()),
+                target: Target::Run(ToolTarget {
+                    reference: "s/scripts/x.sh".into(),
+                    json_input: false,
+                    has_input_property: true,
+                }),
             }],
             ..Default::default()
         };
@@ -279,7 +284,7 @@ mod tests {
             json!({"name": "s__x", "arguments": {"args": ["a"]}}),
         ));
         let Step::Call(c) = step else { panic!() };
-        assert_eq!(c.target, Target::Script("s/scripts/x.sh".into()));
+        assert!(matches!(c.target, Target::Run(t) if t.reference == "s/scripts/x.sh"));
         assert_eq!(c.arguments["args"], json!(["a"]));
         let step = s.handle(req(3, "tools/call", json!({"name": "nope"})));
         assert!(
