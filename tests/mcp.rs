@@ -659,3 +659,81 @@ fn only_the_user_can_allow_scripts() {
         [json!(["denied", "runner"]), json!(["ran", "runner"])]
     );
 }
+
+/// A tool folder (`tools/{id}/` with tool.yaml, schema.json, description.md) is offered with its
+/// own schema and description; its input is validated before it runs; its JSON output is the
+/// structured content; a disabled one is not offered.
+#[test]
+fn tool_folders_are_tools_with_their_schema() {
+    let home = setup();
+    home.write(
+        "skills/t/tools/stats/tool.yaml",
+        "id: stats\nname: CSV statistics\nruntime: python3\nscript: stats.py\n",
+    );
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "input_path": {"type": "string"},
+            "threshold": {"type": "number", "minimum": 0, "maximum": 1}
+        },
+        "required": ["input_path"],
+        "additionalProperties": false
+    });
+    home.write("skills/t/tools/stats/schema.json", &schema.to_string());
+    home.write(
+        "skills/t/tools/stats/description.md",
+        "Count the rows of a CSV file above a threshold.\n",
+    );
+    home.write(
+        "skills/t/tools/stats/stats.py",
+        "import json, sys\nprint(json.dumps({\"got\": json.load(sys.stdin)}, indent=2))\n",
+    );
+    home.write(
+        "skills/t/tools/off/tool.yaml",
+        "id: off\nscript: off.sh\nenabled: false\n",
+    );
+    home.write("skills/t/tools/off/off.sh", "echo ran\n");
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+
+    let tools = c.request("tools/list", json!({}));
+    let tools = tools["result"]["tools"].as_array().unwrap().clone();
+    let stats = tools
+        .iter()
+        .find(|t| t["name"] == "t__stats")
+        .expect("the tool folder is offered");
+    assert_eq!(stats["inputSchema"], schema);
+    assert!(
+        stats["description"]
+            .as_str()
+            .unwrap()
+            .contains("Count the rows of a CSV file above a threshold."),
+        "{stats}"
+    );
+    assert!(!tools.iter().any(|t| t["name"] == "t__off"), "{tools:?}");
+
+    let ok = c.call("t__stats", json!({"input_path": "a.csv", "threshold": 0.5}));
+    assert_eq!(ok["isError"], false, "{ok}");
+    assert_eq!(
+        ok["structuredContent"],
+        json!({"got": {"input_path": "a.csv", "threshold": 0.5}})
+    );
+    // Models also send the input wrapped.
+    let wrapped = c.call("t__stats", json!({"input": {"input_path": "b.csv"}}));
+    assert_eq!(
+        wrapped["structuredContent"],
+        json!({"got": {"input_path": "b.csv"}}),
+        "{wrapped}"
+    );
+    let bad = c.call("t__stats", json!({"input_path": "a.csv", "threshold": 2}));
+    assert_eq!(bad["isError"], true, "{bad}");
+    assert!(text(&bad).contains("threshold"), "{bad}");
+    c.close();
+
+    let decisions: Vec<Value> = home
+        .audit()
+        .iter()
+        .filter(|r| r["argv"][0] == "t:stats")
+        .map(|r| r["decision"].clone())
+        .collect();
+    assert_eq!(decisions, [json!("ran"), json!("ran"), json!("invalid")]);
+}
