@@ -4,7 +4,7 @@
 
 use crate::agents::AgentConfig;
 use crate::audit::AuditLog;
-use crate::dispatch::{Asker, Dispatcher};
+use crate::dispatch::{AsyncAsker, Dispatcher};
 use crate::policy::{PolicyOverrides, ScriptPolicy};
 use crate::skills::SkillSet;
 use std::path::PathBuf;
@@ -83,7 +83,7 @@ pub(crate) struct Setup {
 
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
 /// agent over defaults), and builds the dispatcher with `asker` (default: the terminal prompt).
-pub(crate) fn build(config: &AppConfig, asker: Option<Arc<Asker>>) -> Result<Setup, AppError> {
+pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Result<Setup, AppError> {
     project_notice();
     let mut warnings = Vec::new();
     let agent = match &config.agent {
@@ -142,7 +142,7 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Arc<Asker>>) -> Result<Set
         builder = builder.agent(a.name.clone());
     }
     if let Some(asker) = asker {
-        builder = builder.asker(move |p| asker(p));
+        builder = builder.boxed_asker(asker);
     }
     let dispatcher = builder.build().map_err(|e| usage(e.to_string()))?;
     Ok(Setup {

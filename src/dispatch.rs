@@ -12,7 +12,9 @@ use crate::sandbox::{LauncherError, SandboxSpec};
 use crate::scan::Kind;
 use crate::skills::{SkillSet, Tool, ToolInput};
 use std::ffi::OsString;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,6 +29,8 @@ pub enum Origin {
     Run,
     /// A native tool call.
     Tool,
+    /// A `tools/call` from an MCP client (`skillpipe mcp`).
+    Mcp,
 }
 
 impl Origin {
@@ -37,6 +41,7 @@ impl Origin {
             Origin::Capture => "capture",
             Origin::Run => "run",
             Origin::Tool => "tool",
+            Origin::Mcp => "mcp",
         }
     }
 }
@@ -82,9 +87,16 @@ impl Outcome {
     }
 }
 
+/// An answer that may take a while: a terminal key press, or a protocol peer's reply.
+pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, String>> + Send + 'a>>;
+
 /// Asks the user whether a command may run (see [`DispatcherBuilder::asker`]). An `Err` is a
 /// decline with that reason.
 pub type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync;
+
+/// [`Asker`] answered asynchronously (see [`DispatcherBuilder::async_asker`]): what the
+/// dispatcher holds.
+pub type AsyncAsker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync;
 
 /// Runs directives: parse, resolve, policy decision, confirmation, audit, sandboxed run.
 ///
@@ -115,7 +127,10 @@ pub struct Dispatcher {
     skills: Arc<SkillSet>,
     audit: AuditLog,
     confirmer: Mutex<Confirmer>,
-    asker: Box<Asker>,
+    /// One question at a time: concurrent calls queue for the user instead of talking over
+    /// each other, and an "always" given meanwhile is honoured.
+    asking: tokio::sync::Mutex<()>,
+    asker: Box<AsyncAsker>,
     agent: Option<String>,
     /// The inherited environment, already reduced to `env_passthrough`.
     base_env: Vec<(OsString, OsString)>,
@@ -177,7 +192,7 @@ pub struct DispatcherBuilder {
     policy: ScriptPolicy,
     skills: Arc<SkillSet>,
     audit: AuditLog,
-    asker: Option<Box<Asker>>,
+    asker: Option<Box<AsyncAsker>>,
     agent: Option<String>,
     launcher: Launcher,
 }
@@ -207,6 +222,21 @@ impl DispatcherBuilder {
     pub fn asker(
         mut self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.asker = Some(Box::new(move |p| Box::pin(std::future::ready(asker(p)))));
+        self
+    }
+
+    /// An asker already boxed (the app layer passes the REPL's or the MCP client's).
+    pub(crate) fn boxed_asker(mut self, asker: Box<AsyncAsker>) -> Self {
+        self.asker = Some(asker);
+        self
+    }
+
+    /// [`DispatcherBuilder::asker`] answered asynchronously (e.g. by a protocol peer).
+    pub fn async_asker(
+        mut self,
+        asker: impl for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync + 'static,
     ) -> Self {
         self.asker = Some(Box::new(asker));
         self
@@ -277,11 +307,12 @@ impl Dispatcher {
             .collect();
         Dispatcher {
             confirmer: Mutex::new(Confirmer::new(policy.confirm)),
+            asking: tokio::sync::Mutex::new(()),
             policy,
             compiled,
             skills,
             audit,
-            asker: Box::new(confirm::ask_tty),
+            asker: Box::new(|p| Box::pin(std::future::ready(confirm::ask_tty(p)))),
             agent: None,
             base_env,
             launcher: None,
@@ -294,7 +325,7 @@ impl Dispatcher {
         mut self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,
     ) -> Self {
-        self.asker = Box::new(asker);
+        self.asker = Box::new(move |p| Box::pin(std::future::ready(asker(p))));
         self
     }
 
@@ -439,11 +470,7 @@ impl Dispatcher {
             cwd: &cwd,
             grants: &grants,
         };
-        let verdict = {
-            let mut confirmer = self.confirmer.lock().unwrap_or_else(|e| e.into_inner());
-            confirmer.confirm(&prompt, |p| (self.asker)(p))
-        };
-        if let Verdict::Declined(why) = verdict {
+        if let Verdict::Declined(why) = self.confirm(&prompt).await {
             return block(&argv, skill, &stdin, Decision::Declined, why);
         }
         if self.policy.audit == AuditMode::Required
@@ -553,6 +580,25 @@ impl Dispatcher {
         reason: String,
     ) -> Outcome {
         self.block(origin, argv, None, decision, reason)
+    }
+
+    /// The confirmation step: asks (one question at a time) unless the mode or an earlier
+    /// "always" covers the command.
+    async fn confirm(&self, prompt: &Prompt<'_>) -> Verdict {
+        let needs_asking = |d: &Dispatcher| {
+            let confirmer = d.confirmer.lock().unwrap_or_else(|e| e.into_inner());
+            confirmer.needs_asking(prompt.argv)
+        };
+        if !needs_asking(self) {
+            return Verdict::Run;
+        }
+        let _turn = self.asking.lock().await;
+        if !needs_asking(self) {
+            return Verdict::Run;
+        }
+        let answer = (self.asker)(prompt).await;
+        let mut confirmer = self.confirmer.lock().unwrap_or_else(|e| e.into_inner());
+        confirmer.settle(prompt.argv, answer)
     }
 
     fn path_var(&self) -> OsString {

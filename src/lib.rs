@@ -30,6 +30,7 @@
 //! - [`pipeline`]: what filter and chat share: outcome wording, capture text, the side-effect queue.
 //! - [`filter`]: the Unix filter pipeline.
 //! - [`chat`]: the chat loop (captures go back to the model).
+//! - `mcp`: the MCP server (`skillpipe mcp`, feature `mcp`).
 //! - [`term`]: what may reach a terminal (untrusted text made inert).
 //! - `trust`: which working directories may bring their own agents and skills.
 #![warn(missing_docs)]
@@ -37,6 +38,8 @@
 #![cfg_attr(not(feature = "cli"), allow(dead_code))]
 
 pub mod command;
+#[cfg(feature = "mcp")]
+pub(crate) mod mcp;
 pub mod policy;
 #[cfg(feature = "cli")]
 pub(crate) mod render;

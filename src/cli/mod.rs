@@ -10,6 +10,8 @@ pub mod chat;
 pub mod doctor;
 pub mod filter;
 mod interrupt;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod run;
 pub mod skills;
 pub mod trust;
@@ -50,6 +52,9 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// Report what this machine can enforce and where files live.
     Doctor(doctor::DoctorArgs),
+    /// Serve skills and their scripts to an MCP client over stdio.
+    #[cfg(feature = "mcp")]
+    Mcp(mcp::McpArgs),
     /// Trust a directory: use its ./agents and ./skills (or --list, --revoke).
     Trust(trust::TrustArgs),
 }
@@ -216,6 +221,8 @@ pub fn main() -> i32 {
         Command::Skills(a) => skills::run(a),
         Command::Agents(a) => agents::run(a),
         Command::Doctor(a) => doctor::run(a),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(a) => mcp::run(a),
         Command::Trust(a) => trust::run(a),
     };
     match result {

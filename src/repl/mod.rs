@@ -76,8 +76,9 @@ pub fn run(rt: &tokio::runtime::Runtime, config: ChatConfig) -> anyhow::Result<(
 }
 
 /// The REPL's confirmation prompt, which holds the screen while it asks.
-fn asker(screen: &Arc<Screen>) -> Arc<crate::dispatch::Asker> {
-    Arc::new(TermUi::asker(screen.clone()))
+fn asker(screen: &Arc<Screen>) -> Box<crate::dispatch::AsyncAsker> {
+    let ask = TermUi::asker(screen.clone());
+    Box::new(move |p| Box::pin(std::future::ready(ask(p))))
 }
 
 /// The names Tab completes: the endpoint's models (asked once per endpoint, on the first Tab
