@@ -1,7 +1,7 @@
 //! The confirmation prompt (DESIGN §2, `confirm = "ask"`).
 //!
 //! The session state ("always" answers), the prompt's text and the meaning of keys are plain
-//! data here; [`tty`] talks to `/dev/tty` so that only the user can answer (type-ahead flushed,
+//! data here; `tty` talks to `/dev/tty` so that only the user can answer (type-ahead flushed,
 //! a guard interval, "always" confirmed by a second key).
 
 mod tty;
