@@ -220,6 +220,7 @@ fn show_prints_config_and_exact_system_prompt() {
             description: "Speak text aloud.".into(),
             body: "# Say\n\nSpeak short phrases only.\n".into(),
             scripts: vec![("scripts/say.sh".into(), "Speak TEXT aloud.".into())],
+            catalog_only: false,
         }],
     );
     assert_eq!(prompt, expected);
@@ -227,7 +228,11 @@ fn show_prints_config_and_exact_system_prompt() {
     assert!(prompt.contains("| scripts/say.sh | Speak TEXT aloud. |"));
     assert!(prompt.contains("%{command args} runs the command for its effect."));
     assert!(prompt.contains("message starting \"Result of !{command args}\""));
-    assert!(stdout.contains(&format!("--- system prompt ({} bytes) ---", prompt.len())));
+    assert!(stdout.contains(&format!(
+        "--- system prompt (~{} tokens, {} bytes) ---",
+        prompt.len().div_ceil(4),
+        prompt.len()
+    )));
 }
 
 #[test]

@@ -11,6 +11,9 @@ pub struct SkillPrompt {
     pub body: String,
     /// `(path relative to the skill folder, e.g. "scripts/x.py", description)`.
     pub scripts: Vec<(String, String)>,
+    /// Shown as a catalog entry (name, description, script paths) instead of in full: the
+    /// model loads the body with `!{skill NAME}` when it needs it (progressive disclosure).
+    pub catalog_only: bool,
 }
 
 /// How to write directives. Examples are plain text on purpose: in backticks they would not run,
@@ -31,13 +34,14 @@ pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
         out.push_str(instructions);
         out.push_str("\n\n");
     }
-    if !skills.is_empty() {
+    if skills.iter().any(|s| !s.catalog_only) {
         out.push_str("# Skills\n");
-        for skill in skills {
+        for skill in skills.iter().filter(|s| !s.catalog_only) {
             push_skill(&mut out, skill, skills);
         }
         out.push('\n');
     }
+    super::catalog::push_catalog(&mut out, skills);
     out.push_str(DIRECTIVE_GUIDE);
     out.push('\n');
     out
@@ -85,7 +89,7 @@ pub fn script_ref(skill: &str, path: &str, all: &[SkillPrompt]) -> String {
 }
 
 /// A Markdown table cell: one line, `|` escaped.
-fn cell(s: &str) -> String {
+pub(super) fn cell(s: &str) -> String {
     s.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
@@ -105,6 +109,7 @@ mod tests {
                 .iter()
                 .map(|(p, d)| (p.to_string(), d.to_string()))
                 .collect(),
+            catalog_only: false,
         }
     }
 

@@ -3,8 +3,9 @@
 use super::SkillPrompt;
 use crate::skills::SkillSet;
 
-/// Each active skill as the system prompt shows it, in load order.
-pub fn skill_prompts_of(skills: &SkillSet) -> Vec<SkillPrompt> {
+/// Each loaded skill as the system prompt shows it, in load order: the skills in `named` (by
+/// the agent or `--skill`) in full, every other one as a catalog entry (progressive disclosure).
+pub fn skill_prompts_of(skills: &SkillSet, named: &[String]) -> Vec<SkillPrompt> {
     skills
         .iter()
         .map(|s| SkillPrompt {
@@ -16,6 +17,7 @@ pub fn skill_prompts_of(skills: &SkillSet) -> Vec<SkillPrompt> {
                 .iter()
                 .map(|sc| (sc.rel_path.clone(), sc.description.clone()))
                 .collect(),
+            catalog_only: !named.contains(&s.name),
         })
         .collect()
 }

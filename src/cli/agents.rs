@@ -55,8 +55,12 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let mut set = crate::skills::SkillSet::load_with(&dirs, &super::setup::load_options()?);
             set.retain_named(&agent.skills)
                 .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
-            let skills = agents::skill_prompts_of(&set);
+            let skills = agents::skill_prompts_of(&set, &agent.skills);
             let prompt = agents::system_prompt(&agent.instructions, &skills);
+            let (_, over_budget) = agents::catalog::size_report(&prompt);
+            if let Some(w) = over_budget {
+                eprintln!("skillpipe: warning: {w}");
+            }
             print!("{}", render_show(&agent, &prompt));
             Ok(super::EXIT_OK)
         }
@@ -162,7 +166,12 @@ fn render_show(agent: &AgentConfig, prompt: &str) -> String {
         }
         None => out.push_str("script_policy: (not set: defaults and flags apply)\n"),
     }
-    let _ = writeln!(out, "\n--- system prompt ({} bytes) ---", prompt.len());
+    let _ = writeln!(
+        out,
+        "\n--- system prompt (~{} tokens, {} bytes) ---",
+        agents::catalog::estimated_tokens(prompt),
+        prompt.len()
+    );
     out.push_str(prompt);
     out
 }

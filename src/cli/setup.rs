@@ -12,6 +12,9 @@ use std::sync::Arc;
 pub struct Setup {
     pub dispatcher: Arc<Dispatcher>,
     pub agent: Option<AgentConfig>,
+    /// Skills named by the agent or `--skill`: the system prompt carries their bodies in full,
+    /// every other loaded skill as a catalog entry.
+    pub named_skills: Vec<String>,
 }
 
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence: flags over agent
@@ -64,6 +67,7 @@ pub fn build(
     Ok(Setup {
         dispatcher: Arc::new(dispatcher),
         agent,
+        named_skills: wanted,
     })
 }
 

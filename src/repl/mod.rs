@@ -83,7 +83,7 @@ fn attach_asker(setup: Setup, screen: &Arc<Screen>) -> Setup {
     };
     Setup {
         dispatcher,
-        agent: setup.agent,
+        ..setup
     }
 }
 
