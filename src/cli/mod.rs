@@ -114,6 +114,9 @@ pub struct PolicyFlags {
     /// What to do when a restriction cannot be enforced.
     #[arg(long, value_name = "MODE", value_parser = ["required", "best-effort"])]
     pub sandbox: Option<String>,
+    /// Working directory of skill scripts: the skill's folder, or where skillpipe was started.
+    #[arg(long, value_name = "DIR", value_parser = ["skill", "caller"])]
+    pub workdir: Option<String>,
 }
 
 pub fn main() -> i32 {
