@@ -205,6 +205,7 @@ impl Session {
                     });
                     // Every call gets its tool message (the API requires one per call), but
                     // only max_captures_per_turn of them run, however many one answer holds.
+                    drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report).await;
                     let mut limited = false;
                     for call in tool_calls {
                         let content = if report.captures >= self.opts.max_captures {
@@ -250,6 +251,8 @@ impl Session {
                     }
                     capture_bodies.push(directive.body.clone());
                     report.captures += 1;
+                    // Program order: the capture sees every earlier side effect's result.
+                    drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report).await;
                     ui.busy(Some(&format!("running {}", directive.body)));
                     let outcome = self
                         .dispatcher
@@ -268,15 +271,7 @@ impl Session {
             }
         };
         // Side effects finish before the turn ends, so their status lines come before the prompt.
-        while side_pending > 0 {
-            match side_rx.recv().await {
-                Some((d, outcome)) => {
-                    side_pending -= 1;
-                    report_status(ui, &d, &outcome, &mut report);
-                }
-                None => break,
-            }
-        }
+        drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report).await;
         ui.busy(None);
         self.partial_raw.clear();
         report.shown = std::mem::take(&mut self.partial_shown);
@@ -477,6 +472,24 @@ enum Step {
         raw: String,
         directive: Directive,
     },
+}
+
+/// Waits until every side effect queued so far has finished, showing each one's status line.
+async fn drain_side_effects(
+    ui: &mut dyn Ui,
+    pending: &mut usize,
+    done: &mut mpsc::UnboundedReceiver<SideDone>,
+    report: &mut TurnReport,
+) {
+    while *pending > 0 {
+        match done.recv().await {
+            Some((d, outcome)) => {
+                *pending -= 1;
+                report_status(ui, &d, &outcome, report);
+            }
+            None => break,
+        }
+    }
 }
 
 async fn side_effect_worker(

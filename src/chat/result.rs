@@ -23,12 +23,47 @@ pub fn capture_message(body: &str, outcome: &Outcome, max_bytes: usize) -> Strin
             };
             let out = head_tail(&out, max_bytes);
             let fence = fence_for(&out);
-            format!("Result of !{{{body}}} ({status}):\n{fence}\n{out}\n{fence}\n{CONTINUE}")
+            let stderr = match stderr_tail(r, STDERR_TAIL_BYTES.min(max_bytes)) {
+                Some(tail) => {
+                    let f = fence_for(&tail);
+                    format!("stderr:\n{f}\n{tail}\n{f}\n")
+                }
+                None => String::new(),
+            };
+            format!(
+                "Result of !{{{body}}} ({status}):\n{fence}\n{out}\n{fence}\n{stderr}{CONTINUE}"
+            )
         }
         Outcome::Blocked { reason, .. } => {
             format!("Result of !{{{body}}}: not run: {reason}\n{CONTINUE}")
         }
     }
+}
+
+/// How much of a failed command's stderr goes back to the model: its end, where the reason is.
+pub const STDERR_TAIL_BYTES: usize = 2048;
+
+/// The last `max` bytes of stderr (on a character boundary, trailing newlines removed) of a run
+/// that failed — exit code, signal or timeout — so the model can see why and correct itself.
+/// `None` for a success or an empty stderr.
+pub fn stderr_tail(r: &crate::exec::RunResult, max: usize) -> Option<String> {
+    if r.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&r.stderr);
+    let text = text.trim_end();
+    if text.is_empty() {
+        return None;
+    }
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    Some(if start > 0 {
+        format!("[… {start} bytes left out …]\n{}", &text[start..])
+    } else {
+        text.to_string()
+    })
 }
 
 /// A backtick fence longer than any run of backticks in `text`, so output cannot close it
@@ -89,6 +124,36 @@ mod tests {
         );
         let m = capture_message("false", &ran("", 1), 100);
         assert!(m.starts_with("Result of !{false} (exit 1):"));
+    }
+
+    #[test]
+    fn failed_capture_carries_the_stderr_tail() {
+        let failed = |stderr: &str, code| {
+            Outcome::Ran(Ran {
+                result: RunResult {
+                    exit_code: code,
+                    stderr: stderr.as_bytes().to_vec(),
+                    ..Default::default()
+                },
+                skill: None,
+                script_path: None,
+            })
+        };
+        let m = capture_message("x", &failed("error: no such file: in.pdf\n", 3), 100);
+        assert_eq!(
+            m,
+            format!(
+                "Result of !{{x}} (exit 3):\n```\n\n```\nstderr:\n```\nerror: no such file: in.pdf\n```\n{CONTINUE}"
+            )
+        );
+        let long = format!("{}the reason", "noise ".repeat(1000));
+        let m = capture_message("x", &failed(&long, 1), 100_000);
+        assert!(m.contains("bytes left out …]\n"), "{m}");
+        assert!(m.contains("the reason\n```\n"), "{m}");
+        assert!(m.len() < STDERR_TAIL_BYTES + 200, "{}", m.len());
+        // A success keeps its stderr to itself.
+        let ok = failed("chatter", 0);
+        assert!(!capture_message("x", &ok, 100).contains("chatter"));
     }
 
     #[test]
