@@ -51,7 +51,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let vars = agents::parse_vars(&vars).map_err(config_error)?;
             let agent = agents::load(&name, &vars).map_err(config_error)?;
             warn_all(&agent.warnings);
-            let dirs = args.skill_flags.search_path()?;
+            let dirs = args.skill_flags.search_path_for(Some(&name))?;
             let mut set = crate::skills::SkillSet::load_with(&dirs, &super::setup::load_options()?);
             set.retain_named(&agent.skills)
                 .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;

@@ -79,6 +79,16 @@ impl SkillFlags {
         }
         Ok(crate::paths::skill_search_path(&self.skills_dirs))
     }
+
+    /// [`Self::search_path`], with the skill folders beside an agent given by path right after
+    /// the `--skills-dir` flags.
+    pub fn search_path_for(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
+        let mut dirs = self.search_path()?;
+        let beside = agent.map(crate::paths::agent_skill_dirs).unwrap_or_default();
+        let at = self.skills_dirs.len();
+        dirs.splice(at..at, beside);
+        Ok(dirs)
+    }
 }
 
 /// ScriptPolicy overrides (DESIGN §2), shared by filter, chat and run.

@@ -22,10 +22,10 @@ pub struct Setup {
 pub fn build(
     policy_flags: &PolicyFlags,
     skill_flags: &SkillFlags,
-    agent: Option<&str>,
+    agent_arg: Option<&str>,
     vars: &[String],
 ) -> anyhow::Result<Setup> {
-    let agent = match agent {
+    let agent = match agent_arg {
         Some(name) => {
             let vars = crate::agents::parse_vars(vars).map_err(|e| usage(e.to_string()))?;
             Some(crate::agents::load(name, &vars).map_err(|e| usage(e.to_string()))?)
@@ -47,7 +47,7 @@ pub fn build(
         .unwrap_or_default();
     policy.apply_flags(policy_flags)?;
 
-    let dirs = skill_flags.search_path()?;
+    let dirs = skill_flags.search_path_for(agent_arg)?;
     let mut skills = SkillSet::load_with(&dirs, &load_options()?);
     for w in skills.warnings() {
         eprintln!("skillpipe: warning: {w}");

@@ -135,12 +135,40 @@ fn walk(skill_dir: &Path, dir: &Path, rel: &str, depth: usize, ts: &str, out: &m
     }
 }
 
-/// Hidden files, caches, docs and data are never scripts.
+/// Hidden files, caches, compiled files, package markers, docs and data are never scripts.
 fn skip_name(name: &str) -> bool {
+    const COMPILED: &[&str] = &[".pyc", ".pyo", ".so", ".o", ".a", ".class", ".dylib", ".dll"];
     name.starts_with('.')
         || name == "__pycache__"
         || name == "node_modules"
+        || name == "__init__.py"
+        || COMPILED.iter().any(|ext| name.ends_with(ext))
         || name.eq_ignore_ascii_case("README.md")
+}
+
+/// Python files read in full to tell a script from an imported helper module.
+const MAX_PYTHON_SCAN: u64 = 1024 * 1024;
+
+/// A Python module that is clearly imported, not run: nothing in it reads the command line or
+/// checks `__main__` (`utils.py`, `validators/base.py` without a main, `connections.py`).
+/// Offering those as tools would only mislead the model.
+fn is_python_helper(path: &Path) -> bool {
+    let mut text = Vec::new();
+    let read = fs::File::open(path).and_then(|f| f.take(MAX_PYTHON_SCAN).read_to_end(&mut text));
+    if read.is_err() {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&text);
+    const RUN_MARKERS: &[&str] = &[
+        "__main__",
+        "sys.argv",
+        "argparse",
+        "getopt",
+        "import click",
+        "import typer",
+        "fire.Fire",
+    ];
+    !RUN_MARKERS.iter().any(|m| text.contains(m))
 }
 
 fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script> {
@@ -150,6 +178,9 @@ fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script
         return None;
     }
     let interpreter = classify(name, &head, ts)?;
+    if name.ends_with(".py") && is_python_helper(path) {
+        return None;
+    }
     let id = match name.rsplit_once('.') {
         Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
         _ => name.to_owned(),
@@ -314,6 +345,35 @@ fn finish(words: Vec<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn helpers_and_compiled_files_are_not_scripts() {
+        let dir = tempfile::tempdir().unwrap();
+        let scripts = dir.path().join("scripts");
+        fs::create_dir_all(scripts.join("pkg/__pycache__")).unwrap();
+        let files = [
+            ("run.py", "import sys\nprint(sys.argv)\n"),
+            ("cli.py", "def main():\n    pass\n\nif __name__ == \"__main__\":\n    main()\n"),
+            ("opts.py", "import argparse\n"),
+            ("__init__.py", ""),
+            ("pkg/__init__.py", "from .util import x\n"),
+            ("pkg/util.py", "#!/usr/bin/env python3\ndef x():\n    return 1\n"),
+            ("pkg/__pycache__/util.cpython-312.pyc", "#!binary"),
+            ("pkg/native.so", "#!not really"),
+            ("tool.sh", "echo hi\n"),
+        ];
+        for (rel, text) in files {
+            fs::write(scripts.join(rel), text).unwrap();
+        }
+        let found: Vec<String> = detect(dir.path(), "node")
+            .into_iter()
+            .map(|s| s.rel_path)
+            .collect();
+        assert_eq!(
+            found,
+            ["scripts/cli.py", "scripts/opts.py", "scripts/run.py", "scripts/tool.sh"]
+        );
+    }
 
     #[test]
     fn extension_first() {
