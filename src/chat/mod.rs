@@ -424,6 +424,9 @@ impl Session {
     }
 
     async fn run_tool(&self, call: &ToolCall, ui: &mut dyn Ui, report: &mut TurnReport) -> String {
+        if call.name == tools::LOAD_SKILL && !self.tool_defs.is_empty() {
+            return self.load_skill_tool(call, ui, report).await;
+        }
         let Some(script) = self.tool_map.get(&call.name) else {
             let why = format!("unknown tool `{}`", call.name);
             let argv = std::slice::from_ref(&call.name);
@@ -452,6 +455,39 @@ impl Session {
             .run_argv(Origin::Tool, argv.clone(), input)
             .await;
         ui.busy(None);
+        let shown = Directive {
+            kind: Kind::Capture,
+            body: shell_words::join(&argv),
+            raw: format!("tool {}", call.name).into_bytes(),
+        };
+        report_status(ui, &shown, &outcome, report);
+        tools::result_json(&outcome)
+    }
+}
+
+impl Session {
+    /// The `load_skill` tool: the built-in `skill NAME [FILE]`, through the dispatcher (audited).
+    async fn load_skill_tool(
+        &self,
+        call: &ToolCall,
+        ui: &mut dyn Ui,
+        report: &mut TurnReport,
+    ) -> String {
+        let argv = match tools::load_skill_argv(&call.arguments) {
+            Ok(argv) => argv,
+            Err(e) => {
+                let argv = std::slice::from_ref(&call.name);
+                self.dispatcher
+                    .refuse(Origin::Tool, argv, Decision::Invalid, e.clone());
+                ui.status(&format!("not run: tool `{}`: {e}", call.name));
+                report.problems = true;
+                return tools::error_json(&e);
+            }
+        };
+        let outcome = self
+            .dispatcher
+            .run_argv(Origin::Tool, argv.clone(), None)
+            .await;
         let shown = Directive {
             kind: Kind::Capture,
             body: shell_words::join(&argv),
