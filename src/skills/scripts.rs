@@ -150,8 +150,10 @@ fn skip_name(name: &str) -> bool {
 const MAX_PYTHON_SCAN: u64 = 1024 * 1024;
 
 /// A Python module that is clearly imported, not run: nothing in it reads the command line or
-/// checks `__main__` (`utils.py`, `validators/base.py` without a main, `connections.py`).
-/// Offering those as tools would only mislead the model.
+/// checks `__main__`, and its top level only defines things (imports, `def`, `class`,
+/// assignments) — `utils.py`, `connections.py`, a validator base class. A file with top-level
+/// statements (`print(...)`) is a script even without a main guard. Offering helpers as tools
+/// would only mislead the model.
 fn is_python_helper(path: &Path) -> bool {
     let mut text = Vec::new();
     let read = fs::File::open(path).and_then(|f| f.take(MAX_PYTHON_SCAN).read_to_end(&mut text));
@@ -168,7 +170,49 @@ fn is_python_helper(path: &Path) -> bool {
         "import typer",
         "fire.Fire",
     ];
-    !RUN_MARKERS.iter().any(|m| text.contains(m))
+    !RUN_MARKERS.iter().any(|m| text.contains(m)) && only_definitions(&text)
+}
+
+/// Whether every top-level line of Python source defines something (or is a comment, a
+/// docstring, or the continuation of one). Lines inside triple-quoted strings are skipped.
+fn only_definitions(text: &str) -> bool {
+    const DEFINING: &[&str] = &[
+        "import ", "from ", "def ", "async def ", "class ", "@", "#", ")", "]", "}", "try:",
+        "except", "else:", "finally:", "if TYPE_CHECKING", "__all__",
+    ];
+    let mut in_string: Option<&str> = None;
+    for line in text.lines() {
+        let starts_in_string = in_string.is_some();
+        for quote in ["\"\"\"", "'''"] {
+            if in_string.is_none_or(|q| q == quote) && line.matches(quote).count() % 2 == 1 {
+                in_string = if in_string.is_some() { None } else { Some(quote) };
+            }
+        }
+        if starts_in_string || line.is_empty() || line.starts_with([' ', '\t']) {
+            continue;
+        }
+        let defines = DEFINING.iter().any(|p| line.starts_with(p))
+            || line.starts_with("\"\"\"")
+            || line.starts_with("'''")
+            || is_assignment(line);
+        if !defines {
+            return false;
+        }
+    }
+    true
+}
+
+/// `NAME = …` or `NAME: type = …` (not `==`).
+fn is_assignment(line: &str) -> bool {
+    let name_end = line
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(line.len());
+    if name_end == 0 {
+        return false;
+    }
+    let rest = line[name_end..].trim_start();
+    (rest.starts_with('=') && !rest.starts_with("=="))
+        || (rest.starts_with(':') && rest.contains('='))
 }
 
 fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script> {
@@ -357,7 +401,8 @@ mod tests {
             ("opts.py", "import argparse\n"),
             ("__init__.py", ""),
             ("pkg/__init__.py", "from .util import x\n"),
-            ("pkg/util.py", "#!/usr/bin/env python3\ndef x():\n    return 1\n"),
+            ("pkg/util.py", "#!/usr/bin/env python3\n\"\"\"Helpers.\n\nprint(1) in a docstring\n\"\"\"\nimport os\nX: int = 1\n\n\nclass A:\n    pass\n\ndef x():\n    return 1\n"),
+            ("plain.py", "\"\"\"List things.\"\"\"\nprint('x')\n"),
             ("pkg/__pycache__/util.cpython-312.pyc", "#!binary"),
             ("pkg/native.so", "#!not really"),
             ("tool.sh", "echo hi\n"),
@@ -371,7 +416,13 @@ mod tests {
             .collect();
         assert_eq!(
             found,
-            ["scripts/cli.py", "scripts/opts.py", "scripts/run.py", "scripts/tool.sh"]
+            [
+                "scripts/cli.py",
+                "scripts/opts.py",
+                "scripts/plain.py",
+                "scripts/run.py",
+                "scripts/tool.sh"
+            ]
         );
     }
 
