@@ -207,7 +207,10 @@ impl Dispatcher {
         };
         let (program, prog_args, cwd) = match kind {
             Argv0Kind::ScriptRef => {
-                let resolved = match invocation.map(|i| Ok(i.script)).unwrap_or_else(|| self.skills.resolve(&argv0)) {
+                let resolved = match invocation
+                    .map(|i| Ok(i.script))
+                    .unwrap_or_else(|| self.skills.resolve(&argv0))
+                {
                     Ok(r) => r,
                     Err(e) => {
                         return self.block(origin, &argv, None, Decision::Invalid, e.to_string());

@@ -101,7 +101,10 @@ mod tests {
     fn skills_beside_an_agent_file() {
         assert_eq!(
             agent_skill_dirs("/p/agents/x.toml"),
-            [PathBuf::from("/p/agents/skills"), PathBuf::from("/p/agents/../skills")]
+            [
+                PathBuf::from("/p/agents/skills"),
+                PathBuf::from("/p/agents/../skills")
+            ]
         );
         assert_eq!(agent_skill_dirs("x.toml")[0], PathBuf::from("./skills"));
         assert!(agent_skill_dirs("tutor").is_empty());

@@ -112,7 +112,10 @@ fn thirty_installed_skills_without_an_agent_stay_under_budget() {
         "system prompt is {} bytes",
         system.len()
     );
-    assert!(system.contains("- big: A skill with a very long body.\n"), "{system}");
+    assert!(
+        system.contains("- big: A skill with a very long body.\n"),
+        "{system}"
+    );
     assert!(system.contains("!{skill NAME}"), "{system}");
     assert!(!system.contains("START-OF-BIG-BODY"));
     assert!(!system.contains("Detailed guidance line."));
@@ -144,7 +147,10 @@ fn a_named_skill_keeps_its_body_and_a_big_one_warns() {
         .to_string();
     assert!(system.contains("START-OF-BIG-BODY") && system.contains("END-OF-BIG-BODY"));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("(1 skills in full, 0 in the catalog)"), "{stderr}");
+    assert!(
+        stderr.contains("(1 skills in full, 0 in the catalog)"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("warning: the system prompt is") && stderr.contains("over the budget"),
         "{stderr}"
@@ -169,7 +175,10 @@ fn skill_capture_loads_a_body_without_allow_scripts_and_is_audited() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(body.starts_with("Result of !{skill big} (exit 0):\n"), "{body}");
+    assert!(
+        body.starts_with("Result of !{skill big} (exit 0):\n"),
+        "{body}"
+    );
     assert!(body.contains("START-OF-BIG-BODY"), "{body}");
     // Cut like any capture: head and tail kept, the middle counted.
     assert!(body.contains("END-OF-BIG-BODY") && body.contains("bytes left out"));
@@ -196,7 +205,11 @@ fn skill_capture_loads_a_body_without_allow_scripts_and_is_audited() {
         .collect();
     assert_eq!(
         decisions,
-        [("ran", "capture"), ("ran", "capture"), ("invalid", "capture")]
+        [
+            ("ran", "capture"),
+            ("ran", "capture"),
+            ("invalid", "capture")
+        ]
     );
     assert_eq!(audit[0]["skill"], "big");
     assert_eq!(audit[0]["argv"], serde_json::json!(["skill", "big"]));
@@ -217,9 +230,7 @@ fn load_skill_tool_returns_the_body() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let tools = server.requests()[0]["tools"].as_array().unwrap().clone();
     assert!(
-        tools
-            .iter()
-            .any(|t| t["function"]["name"] == "load_skill"),
+        tools.iter().any(|t| t["function"]["name"] == "load_skill"),
         "{tools:?}"
     );
     let m = messages(&server, 1);
@@ -246,7 +257,9 @@ fn package_skills(home: &TestHome) {
                   print(shout(sys.argv[1]), os.getcwd() == os.environ[\"SKILLPIPE_CALLER_DIR\"])\n    \
                   print(open(sys.argv[1]).read().strip())\n";
     let unpack = |who: &str| {
-        format!("\"\"\"Unpack for {who}.\"\"\"\nimport sys\nif __name__ == \"__main__\":\n    print(\"{who}\", sys.argv[1:])\n")
+        format!(
+            "\"\"\"Unpack for {who}.\"\"\"\nimport sys\nif __name__ == \"__main__\":\n    print(\"{who}\", sys.argv[1:])\n"
+        )
     };
     let (unpack_a, unpack_b) = (unpack("alpha"), unpack("beta"));
     skill(
@@ -319,7 +332,10 @@ fn interpreter_in_front_of_a_skill_script_runs_that_script() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let shown = text(&out.stdout);
-    assert!(shown.starts_with("[") && shown.contains(" False\ncaller's file]"), "{shown}");
+    assert!(
+        shown.starts_with("[") && shown.contains(" False\ncaller's file]"),
+        "{shown}"
+    );
 
     // Without --allow-scripts nothing runs, python or not.
     let out = home
@@ -382,7 +398,10 @@ fn helpers_and_package_markers_are_not_offered_as_scripts() {
     let shown = text(&out.stdout);
     assert!(shown.contains("scripts/report.py"), "{shown}");
     assert!(shown.contains("scripts/office/unpack.py"), "{shown}");
-    assert!(!shown.contains("__init__") && !shown.contains("util.py"), "{shown}");
+    assert!(
+        !shown.contains("__init__") && !shown.contains("util.py"),
+        "{shown}"
+    );
 }
 
 /// `%{write-note}` then `!{read-note}`: the capture must see the note. The writer takes a
@@ -408,7 +427,8 @@ fn note_skill(home: &TestHome) -> String {
 fn filter_capture_waits_for_earlier_side_effects() {
     let home = TestHome::new();
     let note = note_skill(&home);
-    let input = format!("%{{scripts/write-note.sh {note} hello}}read: !{{scripts/read-note.sh {note}}}.");
+    let input =
+        format!("%{{scripts/write-note.sh {note} hello}}read: !{{scripts/read-note.sh {note}}}.");
     let out = home
         .cmd()
         .args(["filter", "--allow-scripts", "--allow-filesystem", "-y"])
@@ -470,7 +490,8 @@ fn failed_capture_gives_the_model_the_stderr_tail() {
         .to_string();
     assert!(result.starts_with("Result of !{scripts/check.sh input.txt} (exit 3):"));
     assert!(
-        result.contains("stderr:\n```\n[… ") && result.contains("error: expected a PDF, got input.txt\n```"),
+        result.contains("stderr:\n```\n[… ")
+            && result.contains("error: expected a PDF, got input.txt\n```"),
         "{result}"
     );
     assert!(!result.contains("noise line 1\n"), "{result}");
@@ -479,8 +500,20 @@ fn failed_capture_gives_the_model_the_stderr_tail() {
 #[test]
 fn codex_skills_are_found_and_skipped_skills_say_why() {
     let home = TestHome::new();
-    skill(&home.path().join(".codex/skills"), "from-codex", "Codex skill.", "Body.\n", &[]);
-    skill(&home.path().join("codex-home/skills"), "from-codex-home", "Codex home skill.", "Body.\n", &[]);
+    skill(
+        &home.path().join(".codex/skills"),
+        "from-codex",
+        "Codex skill.",
+        "Body.\n",
+        &[],
+    );
+    skill(
+        &home.path().join("codex-home/skills"),
+        "from-codex-home",
+        "Codex home skill.",
+        "Body.\n",
+        &[],
+    );
     home.write(
         ".claude/skills/broken/SKILL.md",
         "---\nname: broken\ndescription: [unclosed\n---\nBody\n",
@@ -492,9 +525,16 @@ fn codex_skills_are_found_and_skipped_skills_say_why() {
         .output()
         .unwrap();
     let listed = text(&out.stdout);
-    assert!(listed.contains("from-codex ") && listed.contains("from-codex-home"), "{listed}");
+    assert!(
+        listed.contains("from-codex ") && listed.contains("from-codex-home"),
+        "{listed}"
+    );
 
-    let out = home.cmd().args(["skills", "show", "broken"]).output().unwrap();
+    let out = home
+        .cmd()
+        .args(["skills", "show", "broken"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let why = text(&out.stderr);
     assert!(
@@ -507,7 +547,13 @@ fn codex_skills_are_found_and_skipped_skills_say_why() {
 #[test]
 fn agent_by_path_finds_the_skills_beside_it_from_elsewhere() {
     let home = TestHome::new();
-    skill(&home.path().join("proj/skills"), "local-one", "Local.", "LOCAL-BODY\n", &[]);
+    skill(
+        &home.path().join("proj/skills"),
+        "local-one",
+        "Local.",
+        "LOCAL-BODY\n",
+        &[],
+    );
     let agent = home.write(
         "proj/agents/helper.toml",
         "skills = [\"local-one\"]\ninstructions = 'Help.'\n",
@@ -527,7 +573,13 @@ fn agent_by_path_finds_the_skills_beside_it_from_elsewhere() {
 #[test]
 fn r9s_agent_as_r9s_writes_it() {
     let home = TestHome::new();
-    skill(&home.path().join(".r9s/skills"), "notes", "Notes.", "NOTES-BODY\n", &[]);
+    skill(
+        &home.path().join(".r9s/skills"),
+        "notes",
+        "Notes.",
+        "NOTES-BODY\n",
+        &[],
+    );
     home.write(
         ".r9s/agents/helper/agent.toml",
         "name = \"helper\"\ncurrent_version = \"1.0.0\"\n",
@@ -548,6 +600,9 @@ fn r9s_agent_as_r9s_writes_it() {
         "{}",
         text(&out.stderr)
     );
-    let system = messages(&server, 0)[0]["content"].as_str().unwrap().to_string();
+    let system = messages(&server, 0)[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(system.contains("NOTES-BODY"), "{system}");
 }

@@ -124,7 +124,10 @@ mod tests {
             ],
         );
         assert!(p.starts_with(CATALOG_HEADER), "{p}");
-        assert!(p.contains("- notes: Keep notes. Scripts: scripts/add.py.\n"), "{p}");
+        assert!(
+            p.contains("- notes: Keep notes. Scripts: scripts/add.py.\n"),
+            "{p}"
+        );
         assert!(p.contains("- plain: No scripts.\n"), "{p}");
         assert!(!p.contains("a long body"), "{p}");
         assert!(!p.contains("# Skills\n"), "{p}");

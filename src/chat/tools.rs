@@ -155,13 +155,24 @@ mod tests {
 
     #[test]
     fn load_skill_arguments() {
-        assert_eq!(load_skill_argv(r#"{"name":"pdf"}"#).unwrap(), ["skill", "pdf"]);
+        assert_eq!(
+            load_skill_argv(r#"{"name":"pdf"}"#).unwrap(),
+            ["skill", "pdf"]
+        );
         assert_eq!(
             load_skill_argv(r#"{"name":"pdf","file":"references/forms.md"}"#).unwrap(),
             ["skill", "pdf", "references/forms.md"]
         );
-        assert!(load_skill_argv("{}").unwrap_err().contains("`name` is required"));
-        assert!(load_skill_argv(r#"{"name":1}"#).unwrap_err().contains("string"));
+        assert!(
+            load_skill_argv("{}")
+                .unwrap_err()
+                .contains("`name` is required")
+        );
+        assert!(
+            load_skill_argv(r#"{"name":1}"#)
+                .unwrap_err()
+                .contains("string")
+        );
     }
 
     #[test]

@@ -84,7 +84,9 @@ impl SkillFlags {
     /// the `--skills-dir` flags.
     pub fn search_path_for(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
         let mut dirs = self.search_path()?;
-        let beside = agent.map(crate::paths::agent_skill_dirs).unwrap_or_default();
+        let beside = agent
+            .map(crate::paths::agent_skill_dirs)
+            .unwrap_or_default();
         let at = self.skills_dirs.len();
         dirs.splice(at..at, beside);
         Ok(dirs)

@@ -35,9 +35,12 @@ impl SkillSet {
         let target = argv.get(1)?;
         if front.starts_with("python") && target == "-m" {
             let module = argv.get(2)?;
-            return self
-                .module(module)
-                .map(|r| r.map(|script| Invocation { script, args_from: 3 }));
+            return self.module(module).map(|r| {
+                r.map(|script| Invocation {
+                    script,
+                    args_from: 3,
+                })
+            });
         }
         let reference = self.reference_for(target)?;
         if !self.is_script_ref(&reference) {
@@ -153,13 +156,29 @@ mod tests {
     fn interpreters_in_front_of_skill_scripts() {
         let root = tempfile::tempdir().unwrap();
         let main = "if __name__ == '__main__':\n    print(1)\n";
-        skill(root.path(), "alpha", &[("scripts/run.py", main), ("scripts/go.sh", "echo\n")]);
-        skill(root.path(), "beta", &[("scripts/run.py", main), ("scripts/pkg/__main__.py", main)]);
+        skill(
+            root.path(),
+            "alpha",
+            &[("scripts/run.py", main), ("scripts/go.sh", "echo\n")],
+        );
+        skill(
+            root.path(),
+            "beta",
+            &[("scripts/run.py", main), ("scripts/pkg/__main__.py", main)],
+        );
         let set = SkillSet::load(&[root.path().to_path_buf()]);
 
         let inv = set.invocation(&argv(&["python", "scripts/go.sh"]));
-        assert!(inv.unwrap().unwrap_err().to_string().contains("is a bash script"));
-        let inv = set.invocation(&argv(&["sh", "./scripts/go.sh", "x"])).unwrap().unwrap();
+        assert!(
+            inv.unwrap()
+                .unwrap_err()
+                .to_string()
+                .contains("is a bash script")
+        );
+        let inv = set
+            .invocation(&argv(&["sh", "./scripts/go.sh", "x"]))
+            .unwrap()
+            .unwrap();
         assert_eq!((inv.script.skill.as_str(), inv.args_from), ("alpha", 2));
         let inv = set
             .invocation(&argv(&["python3", "beta/scripts/run.py"]))
@@ -189,7 +208,11 @@ mod tests {
             .unwrap();
         assert_eq!(inv.script.module.as_deref(), Some("scripts.pkg"));
         assert_eq!((inv.script.skill.as_str(), inv.args_from), ("beta", 3));
-        assert!(set.invocation(&argv(&["python", "-m", "scripts.run"])).unwrap().is_err());
+        assert!(
+            set.invocation(&argv(&["python", "-m", "scripts.run"]))
+                .unwrap()
+                .is_err()
+        );
 
         // Not a skill script: a system command, decided by the policy as usual.
         for words in [

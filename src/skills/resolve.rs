@@ -233,7 +233,11 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
 }
 
 /// Refuse `..`, absolute and root components before touching the file system.
-pub(super) fn check_lexically(written: &str, rel: &str, dir: Option<&Path>) -> Result<(), ResolveError> {
+pub(super) fn check_lexically(
+    written: &str,
+    rel: &str,
+    dir: Option<&Path>,
+) -> Result<(), ResolveError> {
     let bad = Path::new(rel)
         .components()
         .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));

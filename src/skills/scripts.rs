@@ -137,7 +137,9 @@ fn walk(skill_dir: &Path, dir: &Path, rel: &str, depth: usize, ts: &str, out: &m
 
 /// Hidden files, caches, compiled files, package markers, docs and data are never scripts.
 fn skip_name(name: &str) -> bool {
-    const COMPILED: &[&str] = &[".pyc", ".pyo", ".so", ".o", ".a", ".class", ".dylib", ".dll"];
+    const COMPILED: &[&str] = &[
+        ".pyc", ".pyo", ".so", ".o", ".a", ".class", ".dylib", ".dll",
+    ];
     name.starts_with('.')
         || name == "__pycache__"
         || name == "node_modules"
@@ -173,24 +175,47 @@ fn is_python_helper(path: &Path) -> bool {
     !RUN_MARKERS.iter().any(|m| text.contains(m)) && only_definitions(&text)
 }
 
-/// Whether every top-level line of Python source defines something (or is a comment, a
-/// docstring, or the continuation of one). Lines inside triple-quoted strings are skipped.
+/// Whether Python source defines functions or classes and its every top-level line defines
+/// something (or is a comment, a docstring, or the continuation of one). Lines inside
+/// triple-quoted strings are skipped. An empty or comment-only file is not clearly a helper.
 fn only_definitions(text: &str) -> bool {
+    let mut defines_code = false;
     const DEFINING: &[&str] = &[
-        "import ", "from ", "def ", "async def ", "class ", "@", "#", ")", "]", "}", "try:",
-        "except", "else:", "finally:", "if TYPE_CHECKING", "__all__",
+        "import ",
+        "from ",
+        "def ",
+        "async def ",
+        "class ",
+        "@",
+        "#",
+        ")",
+        "]",
+        "}",
+        "try:",
+        "except",
+        "else:",
+        "finally:",
+        "if TYPE_CHECKING",
+        "__all__",
     ];
     let mut in_string: Option<&str> = None;
     for line in text.lines() {
         let starts_in_string = in_string.is_some();
         for quote in ["\"\"\"", "'''"] {
             if in_string.is_none_or(|q| q == quote) && line.matches(quote).count() % 2 == 1 {
-                in_string = if in_string.is_some() { None } else { Some(quote) };
+                in_string = if in_string.is_some() {
+                    None
+                } else {
+                    Some(quote)
+                };
             }
         }
         if starts_in_string || line.is_empty() || line.starts_with([' ', '\t']) {
             continue;
         }
+        defines_code |= ["def ", "async def ", "class "]
+            .iter()
+            .any(|p| line.starts_with(p));
         let defines = DEFINING.iter().any(|p| line.starts_with(p))
             || line.starts_with("\"\"\"")
             || line.starts_with("'''")
@@ -199,7 +224,7 @@ fn only_definitions(text: &str) -> bool {
             return false;
         }
     }
-    true
+    defines_code
 }
 
 /// `NAME = …` or `NAME: type = …` (not `==`).
@@ -397,12 +422,19 @@ mod tests {
         fs::create_dir_all(scripts.join("pkg/__pycache__")).unwrap();
         let files = [
             ("run.py", "import sys\nprint(sys.argv)\n"),
-            ("cli.py", "def main():\n    pass\n\nif __name__ == \"__main__\":\n    main()\n"),
+            (
+                "cli.py",
+                "def main():\n    pass\n\nif __name__ == \"__main__\":\n    main()\n",
+            ),
             ("opts.py", "import argparse\n"),
             ("__init__.py", ""),
             ("pkg/__init__.py", "from .util import x\n"),
-            ("pkg/util.py", "#!/usr/bin/env python3\n\"\"\"Helpers.\n\nprint(1) in a docstring\n\"\"\"\nimport os\nX: int = 1\n\n\nclass A:\n    pass\n\ndef x():\n    return 1\n"),
+            (
+                "pkg/util.py",
+                "#!/usr/bin/env python3\n\"\"\"Helpers.\n\nprint(1) in a docstring\n\"\"\"\nimport os\nX: int = 1\n\n\nclass A:\n    pass\n\ndef x():\n    return 1\n",
+            ),
             ("plain.py", "\"\"\"List things.\"\"\"\nprint('x')\n"),
+            ("empty.py", "\"\"\"Not clearly a helper.\"\"\"\nimport os\n"),
             ("pkg/__pycache__/util.cpython-312.pyc", "#!binary"),
             ("pkg/native.so", "#!not really"),
             ("tool.sh", "echo hi\n"),
@@ -418,6 +450,7 @@ mod tests {
             found,
             [
                 "scripts/cli.py",
+                "scripts/empty.py",
                 "scripts/opts.py",
                 "scripts/plain.py",
                 "scripts/run.py",
