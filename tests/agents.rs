@@ -224,7 +224,10 @@ fn show_prints_config_and_exact_system_prompt() {
         }],
     );
     assert_eq!(prompt, expected);
-    assert!(prompt.starts_with("You teach Spanish.\n\n# Skills\n\n## say\nSpeak text aloud.\n"));
+    assert!(prompt.starts_with(&format!(
+        "You teach Spanish.\n\n# Skills\n{}\n## say\nSpeak text aloud.\n",
+        skillpipe::agents::catalog::FILES_HINT
+    )));
     assert!(prompt.contains("| scripts/say.sh | Speak TEXT aloud. |"));
     assert!(prompt.contains("%{command args} runs the command for its effect."));
     assert!(prompt.contains("message starting \"Result of !{command args}\""));

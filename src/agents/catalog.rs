@@ -17,6 +17,10 @@ pub const CATALOG_HEADER: &str = "\
 These skills are installed but not loaded. Before you use one, load its instructions with !{skill NAME}. !{skill NAME FILE} reads a file of that skill, such as references/x.md.
 ";
 
+/// Said once under the skills shown in full: their bodies often point at files of their own.
+pub const FILES_HINT: &str =
+    "To read a file that a skill mentions, such as references/x.md, write !{skill NAME FILE}.\n";
+
 /// Appends the catalog (header and one line per catalog-only skill) to `out`; nothing when no
 /// skill is catalog-only. `all` are every skill in the prompt, to qualify shared script paths.
 pub fn push_catalog(out: &mut String, all: &[SkillPrompt]) {

@@ -36,6 +36,7 @@ pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
     }
     if skills.iter().any(|s| !s.catalog_only) {
         out.push_str("# Skills\n");
+        out.push_str(super::catalog::FILES_HINT);
         for skill in skills.iter().filter(|s| !s.catalog_only) {
             push_skill(&mut out, skill, skills);
         }
@@ -128,9 +129,10 @@ mod tests {
             &[skill("say", &[("scripts/say.sh", "Speak | TEXT\n aloud")])],
         );
         let expected = format!(
-            "Teach words.\n\n# Skills\n\n## say\nsay things\n\n# say\n\nUse it well.\n\n\
+            "Teach words.\n\n# Skills\n{}\n## say\nsay things\n\n# say\n\nUse it well.\n\n\
              | script | what it does |\n| --- | --- |\n| scripts/say.sh | Speak \\| TEXT aloud |\n\n\
-             {DIRECTIVE_GUIDE}\n"
+             {DIRECTIVE_GUIDE}\n",
+            super::super::catalog::FILES_HINT
         );
         assert_eq!(p, expected);
     }
