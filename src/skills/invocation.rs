@@ -7,14 +7,15 @@ use super::resolve::ResolvedScript;
 use super::{ResolveError, SkillSet};
 use std::path::Path;
 
-/// Interpreters a SKILL.md may put in front of a script, and the interpreter family each one
-/// can run (by the script's detected interpreter).
-const FRONTS: &[(&str, &[&str])] = &[
-    ("python", &["python3", "python"]),
-    ("python3", &["python3", "python"]),
-    ("bash", &["bash", "sh"]),
-    ("sh", &["bash", "sh"]),
-    ("node", &["node"]),
+/// Interpreters a SKILL.md may put in front of a script, the interpreter family each one can
+/// run (by the script's detected interpreter), and the extension a body may leave off
+/// (`python scripts/check_fields file.pdf` for `scripts/check_fields.py`).
+const FRONTS: &[(&str, &[&str], &str)] = &[
+    ("python", &["python3", "python"], ".py"),
+    ("python3", &["python3", "python"], ".py"),
+    ("bash", &["bash", "sh"], ".sh"),
+    ("sh", &["bash", "sh"], ".sh"),
+    ("node", &["node"], ".js"),
 ];
 
 /// A script found behind an interpreter: run it with `argv[args_from..]` as its arguments.
@@ -31,7 +32,7 @@ impl SkillSet {
     /// interpreter that does not fit the script.
     pub fn invocation(&self, argv: &[String]) -> Option<Result<Invocation, ResolveError>> {
         let first = argv.first()?;
-        let (front, family) = FRONTS.iter().find(|(n, _)| first == n)?;
+        let (front, family, ext) = FRONTS.iter().find(|(n, _, _)| first == n)?;
         let target = argv.get(1)?;
         if front.starts_with("python") && target == "-m" {
             let module = argv.get(2)?;
@@ -42,11 +43,19 @@ impl SkillSet {
                 })
             });
         }
-        let reference = self.reference_for(target)?;
+        let mut reference = self.reference_for(target)?;
         if !self.is_script_ref(&reference) {
             return None;
         }
-        let script = match self.resolve(&reference) {
+        let mut resolved = self.resolve(&reference);
+        if matches!(resolved, Err(ResolveError::NotFound(_))) && !reference.ends_with(ext) {
+            let with_ext = format!("{reference}{ext}");
+            let retry = self.resolve(&with_ext);
+            if !matches!(retry, Err(ResolveError::NotFound(_))) {
+                (reference, resolved) = (with_ext, retry);
+            }
+        }
+        let script = match resolved {
             Err(ResolveError::NotFound(_)) if !reference.contains(['/', ':']) => return None,
             Err(ResolveError::NotFound(_)) if self.unqualified_missing(&reference) => return None,
             Err(e) => return Some(Err(e)),
@@ -180,6 +189,16 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((inv.script.skill.as_str(), inv.args_from), ("alpha", 2));
+        let inv = set
+            .invocation(&argv(&["bash", "alpha/scripts/go"]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(inv.script.rel_path, "scripts/go.sh");
+        let inv = set
+            .invocation(&argv(&["python3", "beta/scripts/run"]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(inv.script.skill, "beta");
         let inv = set
             .invocation(&argv(&["python3", "beta/scripts/run.py"]))
             .unwrap()
