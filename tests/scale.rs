@@ -568,6 +568,19 @@ fn agent_by_path_finds_the_skills_beside_it_from_elsewhere() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("LOCAL-BODY"));
+
+    // An agent that names no skills sees every loaded one in the catalog, as in chat.
+    let plain = home.write("proj/agents/plain.toml", "instructions = 'Help.'\n");
+    let out = home
+        .cmd()
+        .current_dir(home.path().join("elsewhere"))
+        .args(["agents", "show"])
+        .arg(&plain)
+        .output()
+        .unwrap();
+    let shown = text(&out.stdout);
+    assert!(shown.contains("- local-one: Local.\n"), "{shown}");
+    assert!(!shown.contains("LOCAL-BODY"), "{shown}");
 }
 
 #[test]

@@ -53,8 +53,11 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             warn_all(&agent.warnings);
             let dirs = args.skill_flags.search_path_for(Some(&name))?;
             let mut set = crate::skills::SkillSet::load_with(&dirs, &super::setup::load_options()?);
-            set.retain_named(&agent.skills)
-                .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
+            // As `chat --agent` does: an agent without skills sees the catalog of all of them.
+            if !agent.skills.is_empty() {
+                set.retain_named(&agent.skills)
+                    .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
+            }
             let skills = agents::skill_prompts_of(&set, &agent.skills);
             let prompt = agents::system_prompt(&agent.instructions, &skills);
             let (_, over_budget) = agents::catalog::size_report(&prompt);
