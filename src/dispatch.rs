@@ -188,12 +188,9 @@ impl Dispatcher {
             return self.builtin_skill(origin, &argv);
         }
         // `python3 scripts/x.py ARGS` as SKILL.md bodies write it: that script, not python3.
-        let invocation = match self.skills.invocation(&argv) {
-            Some(Err(e)) => {
-                return self.block(origin, &argv, None, Decision::Invalid, e.to_string());
-            }
-            Some(Ok(inv)) => Some(inv),
-            None => None,
+        let invocation = match self.skills.invocation(&argv).transpose() {
+            Ok(inv) => inv,
+            Err(e) => return self.block(origin, &argv, None, Decision::Invalid, e.to_string()),
         };
         let args = &argv[invocation.as_ref().map_or(1, |i| i.args_from)..];
         let path_var = self.path_var();
