@@ -250,12 +250,12 @@ impl Dispatcher {
             }
         };
 
-        let sandbox_text = self.sandbox_description();
+        let grants = confirm::grants(&self.policy);
         let prompt = Prompt {
             argv: &argv,
             skill: skill.as_deref(),
             cwd: &cwd,
-            sandbox: &sandbox_text,
+            grants: &grants,
         };
         let verdict = {
             let mut confirmer = self.confirmer.lock().unwrap_or_else(|e| e.into_inner());

@@ -13,7 +13,7 @@ use crate::dispatch::{Dispatcher, Outcome};
 use crate::scan::{Directive, Kind, Piece, ScanOptions, Scanner};
 use input::{Input, Next};
 use output::Output;
-use std::io::{self, ErrorKind, Read, Write};
+use std::io::{self, ErrorKind, IsTerminal, Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -29,6 +29,8 @@ pub struct FilterOptions {
     pub scan: ScanOptions,
     /// Copy side effects' stdout/stderr to stderr.
     pub show_side_effects: bool,
+    /// Show the output inert (a terminal): every control visibly escaped. Off, it is byte-exact.
+    pub sanitize: bool,
 }
 
 /// What the run saw; `problems` drives `--strict`.
@@ -64,7 +66,7 @@ where
     let mut input = Input::new(input, CHUNK);
     let mut buf = vec![0u8; CHUNK];
     let mut scanner = Scanner::new(opts.scan);
-    let mut out = Output::new(output, CHUNK);
+    let mut out = Output::new(output, CHUNK, opts.sanitize);
     // Text goes out as it is scanned; side effects are queued and captures run in place, each
     // after the text before it has been written.
     let handle = |out: &mut Output<W>, input: &mut Input<R>, piece: Piece<'_>| {
@@ -110,11 +112,13 @@ where
             }
             Next::End => {
                 scanner.finish_with(|p| handle(&mut out, &mut input, p));
+                out.finish();
                 true
             }
             Next::Failed(e) => {
                 read_error = Some(e);
                 scanner.finish_with(|p| handle(&mut out, &mut input, p));
+                out.finish();
                 true
             }
         };
@@ -183,8 +187,12 @@ async fn side_effect_worker(
         let outcome = dispatcher.run_body(Kind::SideEffect, &d.body).await;
         if show && let Outcome::Ran(ran) = &outcome {
             let mut err = io::stderr().lock();
-            let _ = err.write_all(&ran.result.stdout);
-            let _ = err.write_all(&ran.result.stderr);
+            for bytes in [&ran.result.stdout, &ran.result.stderr] {
+                let _ = err.write_all(&crate::term::for_terminal(
+                    bytes,
+                    io::stderr().is_terminal(),
+                ));
+            }
         }
         report_outcome(&d, &outcome, &problems);
     }
@@ -192,14 +200,15 @@ async fn side_effect_worker(
 
 /// One stderr line for anything that did not go well.
 fn report_outcome(d: &Directive, outcome: &Outcome, problems: &AtomicBool) {
+    // Reasons and warnings may quote foreign text (a path, a program's name): shown inert.
     if let Outcome::Ran(ran) = outcome {
         for w in &ran.result.warnings {
-            eprintln!("skillpipe: warning: {w}");
+            eprintln!("skillpipe: warning: {}", crate::term::sanitize(w));
         }
     }
     if let Some(line) = notice(d, outcome) {
         problems.store(true, Ordering::Relaxed);
-        eprintln!("{line}");
+        eprintln!("{}", crate::term::sanitize(&line));
     }
 }
 

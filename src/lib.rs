@@ -15,6 +15,7 @@
 //! - [`repl`]: the interactive terminal.
 //! - [`cli`]: command-line definitions and subcommand entry points.
 //! - [`term`]: what may reach a terminal (untrusted text made inert).
+//! - [`trust`]: which working directories may bring their own agents and skills.
 
 pub mod agents;
 pub mod audit;
@@ -33,3 +34,4 @@ pub mod sandbox;
 pub mod scan;
 pub mod skills;
 pub mod term;
+pub mod trust;

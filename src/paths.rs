@@ -37,13 +37,36 @@ pub fn audit_log() -> Option<PathBuf> {
     state_dir().map(|d| d.join("audit.jsonl"))
 }
 
-/// Skill search path, first match by name wins (DESIGN §4). `extra` are the `--skills-dir` flags.
+/// Project-local skill folders, relative to the working directory (used only when it is trusted).
+pub const PROJECT_SKILL_DIRS: &[&str] = &[
+    "skills",
+    ".agents/skills",
+    ".skillpipe/skills",
+    ".claude/skills",
+];
+/// The project-local agent folder (used only when the working directory is trusted).
+pub const PROJECT_AGENT_DIR: &str = "agents";
+
+/// Skill search path, first match by name wins (DESIGN §4). `extra` are the `--skills-dir` flags;
+/// project-local folders come last and only when the working directory is trusted.
 pub fn skill_search_path(extra: &[PathBuf]) -> Vec<PathBuf> {
+    skill_search_path_for(extra, crate::trust::cwd_trusted())
+}
+
+/// [`skill_search_path`] with the trust decision given: the user's own folders before the
+/// project's, so a cloned repository can never shadow a skill the user installed.
+pub fn skill_search_path_for(extra: &[PathBuf], project_trusted: bool) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = extra.to_vec();
-    let cwd = Path::new(".");
-    dirs.push(cwd.join("skills"));
-    dirs.push(cwd.join(".agents/skills"));
-    dirs.push(cwd.join(".skillpipe/skills"));
+    dirs.extend(user_skill_dirs());
+    if project_trusted {
+        dirs.extend(PROJECT_SKILL_DIRS.iter().map(|d| Path::new(".").join(d)));
+    }
+    dirs
+}
+
+/// The user's own skill folders, in search order.
+pub fn user_skill_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
     dirs.extend(config_dir().map(|d| d.join("skills")));
     let home = home();
     dirs.extend(home.as_ref().map(|h| h.join(".agents/skills")));
@@ -53,7 +76,6 @@ pub fn skill_search_path(extra: &[PathBuf]) -> Vec<PathBuf> {
     // Codex installs skills here (OpenAI's curated ones among them).
     dirs.extend(env_path("CODEX_HOME").map(|d| d.join("skills")));
     dirs.extend(home.as_ref().map(|h| h.join(".codex/skills")));
-    dirs.push(cwd.join(".claude/skills"));
     dirs.extend(home.as_ref().map(|h| h.join(".claude/skills")));
     dirs
 }
@@ -77,13 +99,50 @@ pub fn agent_skill_dirs(agent_arg: &str) -> Vec<PathBuf> {
     vec![dir.join("skills"), dir.join("../skills")]
 }
 
-/// Agent search path (DESIGN §5), after an explicit `--agent PATH`: `./agents`,
-/// `$XDG_CONFIG_HOME/skillpipe/agents`, then r9s's `~/.r9s/agents` (folder-per-agent layout).
+/// Agent search path (DESIGN §5), after an explicit `--agent PATH`:
+/// `$XDG_CONFIG_HOME/skillpipe/agents`, r9s's `~/.r9s/agents` (folder-per-agent layout), then
+/// `./agents` when the working directory is trusted.
 pub fn agent_search_path() -> Vec<PathBuf> {
-    let mut dirs = vec![PathBuf::from("agents")];
-    dirs.extend(config_dir().map(|d| d.join("agents")));
-    dirs.extend(home().map(|h| h.join(".r9s/agents")));
+    agent_search_path_for(crate::trust::cwd_trusted())
+}
+
+/// [`agent_search_path`] with the trust decision given.
+pub fn agent_search_path_for(project_trusted: bool) -> Vec<PathBuf> {
+    let mut dirs = user_config_dirs()
+        .into_iter()
+        .map(|d| d.join("agents"))
+        .collect::<Vec<_>>();
+    if project_trusted {
+        dirs.push(PathBuf::from(PROJECT_AGENT_DIR));
+    }
     dirs
+}
+
+/// The user's own config folders: the only places an agent file may raise the script policy from.
+pub fn user_config_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    dirs.extend(config_dir());
+    dirs.extend(home().map(|h| h.join(".r9s")));
+    dirs
+}
+
+/// Whether `file` lies in one of [`user_config_dirs`] (symlinks resolved on both sides).
+pub fn in_user_config(file: &Path) -> bool {
+    let Ok(file) = std::fs::canonicalize(file) else {
+        return false;
+    };
+    user_config_dirs()
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .any(|d| file.starts_with(d))
+}
+
+/// The project-local folders that exist in the working directory (for the "not trusted" notice).
+pub fn project_dirs_present() -> Vec<&'static str> {
+    std::iter::once(PROJECT_AGENT_DIR)
+        .chain(PROJECT_SKILL_DIRS.iter().copied())
+        .filter(|d| Path::new(d).is_dir())
+        .collect()
 }
 
 #[cfg(test)]
@@ -92,9 +151,26 @@ mod tests {
 
     #[test]
     fn skills_dir_flags_come_first() {
-        let p = skill_search_path(&[PathBuf::from("/x")]);
+        let p = skill_search_path_for(&[PathBuf::from("/x")], true);
         assert_eq!(p[0], PathBuf::from("/x"));
-        assert_eq!(p[1], PathBuf::from("./skills"));
+        assert_eq!(p.last(), Some(&PathBuf::from("./.claude/skills")));
+    }
+
+    #[test]
+    fn project_folders_only_when_trusted_and_after_the_users() {
+        let untrusted = skill_search_path_for(&[], false);
+        assert!(
+            untrusted.iter().all(|d| !d.starts_with(".")),
+            "{untrusted:?}"
+        );
+        let trusted = skill_search_path_for(&[], true);
+        let first_project = trusted.iter().position(|d| d.starts_with(".")).unwrap();
+        assert_eq!(first_project, untrusted.len());
+        assert!(!agent_search_path_for(false).contains(&PathBuf::from("agents")));
+        assert_eq!(
+            agent_search_path_for(true).last(),
+            Some(&PathBuf::from("agents"))
+        );
     }
 
     #[test]

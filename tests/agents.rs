@@ -24,12 +24,24 @@ impl World {
         for d in [&cwd, &config, &home] {
             fs::create_dir_all(d).unwrap();
         }
+        // The project is trusted (`skillpipe trust`), so its ./agents are on the search path;
+        // `untrusted` tests take the trust away.
+        let canonical = fs::canonicalize(&cwd).unwrap();
+        write(
+            &config.join("skillpipe/trusted-dirs"),
+            &format!("{}\n", canonical.display()),
+        );
         World {
             cwd,
             config,
             home,
             _root: root,
         }
+    }
+
+    /// Takes back the trust `new` gave the project.
+    fn untrust(&self) {
+        fs::remove_file(self.config.join("skillpipe/trusted-dirs")).unwrap();
     }
 
     fn write(&self, rel: &str, text: &str) -> PathBuf {
@@ -113,11 +125,8 @@ fn list_json_covers_every_search_dir_and_layout() {
         &w.config.join("skillpipe/agents/helper.toml"),
         "description = \"From config\"\nskills = [\"lookup\"]\n",
     );
-    // Same name as the project agent: hidden, with a warning.
-    write(
-        &w.config.join("skillpipe/agents/tutor.toml"),
-        "name = \"tutor\"\n",
-    );
+    // Same name as the user's agent: the project's copy is hidden, with a warning naming both.
+    w.write("agents/helper.toml", "name = \"helper\"\n");
     w.r9s_agent("support", "model = \"gpt-5-mini\"\nstatus = \"draft\"\n");
     let out = w.agents(&["list", "--json"]).success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
@@ -129,23 +138,28 @@ fn list_json_covers_every_search_dir_and_layout() {
         .iter()
         .map(|a| a["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, vec!["tutor", "helper", "support"]);
-    assert_eq!(v[0]["source"], "agents/tutor.toml");
-    assert_eq!(v[0]["model"], "ollama:qwen2.5:0.5b");
-    assert_eq!(v[0]["skills"], serde_json::json!(["say"]));
-    assert_eq!(v[0]["variables"], serde_json::json!(["lang"]));
-    assert_eq!(v[0]["format"], "skillpipe");
-    assert_eq!(v[1]["description"], "From config");
-    assert_eq!(v[2]["format"], "r9s");
-    assert_eq!(v[2]["model"], "gpt-5-mini");
+    // The user's own folders first, the (trusted) project's last.
+    assert_eq!(names, vec!["helper", "support", "tutor"]);
+    assert_eq!(v[2]["source"], "agents/tutor.toml");
+    assert_eq!(v[2]["model"], "ollama:qwen2.5:0.5b");
+    assert_eq!(v[2]["skills"], serde_json::json!(["say"]));
+    assert_eq!(v[2]["variables"], serde_json::json!(["lang"]));
+    assert_eq!(v[2]["format"], "skillpipe");
+    assert_eq!(v[0]["description"], "From config");
+    assert_eq!(v[1]["format"], "r9s");
+    assert_eq!(v[1]["model"], "gpt-5-mini");
     assert!(
-        v[2]["source"]
+        v[1]["source"]
             .as_str()
             .unwrap()
             .ends_with(".r9s/agents/support/versions/1.0.1.toml")
     );
+    let user_helper = w.config.join("skillpipe/agents/helper.toml");
     assert!(
-        stderr.contains("agent `tutor` is hidden by agents/tutor.toml"),
+        stderr.contains(&format!(
+            "agents/helper.toml: agent `helper` is hidden by {}",
+            user_helper.display()
+        )),
         "{stderr}"
     );
 }
@@ -174,9 +188,11 @@ fn list_with_no_agents_says_where_it_looked() {
     w.agents(&["list"])
         .success()
         .stdout("")
-        .stderr(predicate::str::contains(
-            "no agents found (searched agents,",
-        ));
+        .stderr(predicate::str::contains(format!(
+            "no agents found (searched {}, ",
+            w.config.join("skillpipe/agents").display()
+        )))
+        .stderr(predicate::str::contains(", agents)"));
     w.agents(&["list", "--json"]).success().stdout("[]\n");
 }
 
@@ -206,8 +222,10 @@ fn show_prints_config_and_exact_system_prompt() {
         "skills:        say\n",
         "variables:     lang=Spanish\n",
         "params:        {\"max_tokens\":128,\"temperature\":0.3}\n",
-        "  allow_scripts = true\n",
-        "  timeout_seconds = 5\n",
+        // A project's agent may narrow the policy, not raise it (DESIGN §5a).
+        "  allow_scripts = false    # default; agents/tutor.toml (may only narrow) asked to raise it (ignored; grant with --allow-scripts)\n",
+        "  timeout_seconds = 5    # agents/tutor.toml (may only narrow)\n",
+        "  confirm = \"ask\"    # default\n",
         "tool_calls:    false\n",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
@@ -261,7 +279,10 @@ fn show_without_skills_is_instructions_and_guide() {
     let out = w.agents(&["show", path.to_str().unwrap()]).success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(stdout.contains("name:          plain\n"), "{stdout}");
-    assert!(stdout.contains("script_policy: (not set"), "{stdout}");
+    assert!(
+        stdout.contains("  allow_scripts = false    # default\n"),
+        "{stdout}"
+    );
     let (_, prompt) = stdout.split_once(" bytes) ---\n").unwrap();
     assert_eq!(
         prompt,
@@ -382,7 +403,7 @@ fn unknown_agent_lists_search_dirs() {
     let out = w.agents(&["show", "nobody"]).code(2);
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(
-        stderr.contains("unknown agent `nobody` (searched agents, "),
+        stderr.contains("unknown agent `nobody` (searched ") && stderr.contains(", agents);"),
         "{stderr}"
     );
     assert!(
@@ -556,4 +577,66 @@ fn shipped_agents_and_transcripts() {
         (true, true),
         "side effects and captures both shown"
     );
+}
+
+#[test]
+fn an_untrusted_projects_agents_are_not_found_and_the_error_says_why() {
+    let w = World::new();
+    w.write("agents/tutor.toml", TUTOR);
+    w.untrust();
+    let out = w.agents(&["show", "tutor"]).code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("./agents/tutor.toml is not used because this directory is not trusted"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr
+            .matches("is not trusted (run `skillpipe trust`")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    w.agents(&["list", "--json"]).success().stdout("[]\n");
+    // Named by path it is found, and may only narrow the policy.
+    let skills = skills_dir(&w.cwd);
+    w.agents(&[
+        "show",
+        "agents/tutor.toml",
+        "--var",
+        "lang=x",
+        "--skills-dir",
+        skills.to_str().unwrap(),
+    ])
+    .success()
+    .stdout(predicate::str::contains("# default\n"));
+}
+
+#[test]
+fn show_says_the_users_own_agent_raises_the_policy() {
+    let w = World::new();
+    let own = w.config.join("skillpipe/agents/mine.toml");
+    write(
+        &own,
+        "[script_policy]\nallow_scripts = true\nallow_network = true\nwritable_paths = [\"~\"]\n",
+    );
+    let out = w.agents(&["show", "mine"]).success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let from = format!("# {} (your config)\n", own.display());
+    for key in [
+        "allow_scripts = true",
+        "allow_network = true",
+        "writable_paths = [\"~\"]",
+    ] {
+        assert!(
+            stdout.contains(&format!("  {key}    {from}")),
+            "{key}: {stdout}"
+        );
+    }
+    assert!(
+        stdout.contains("  confirm = \"ask\"    # default\n"),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(!stderr.contains("may only narrow"), "{stderr}");
 }

@@ -117,6 +117,7 @@ fn side_effects_run_in_order() {
         .collect();
     let server = Server::start([Reply::chunked(&text, 7)]);
     let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
         .args(["--allow-scripts", "--allow-filesystem", "-y", "go"])
         .output()
         .unwrap();
@@ -191,6 +192,7 @@ fn tool_call_round_trip() {
         Reply::text(["It is 42."]),
     ]);
     let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
         .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
         .output()
         .unwrap();
@@ -270,9 +272,13 @@ fn replay_runs_the_shipped_agent_offline() {
         .cmd()
         .current_dir(root)
         .args([
+            // README's form: the shipped agent and skills named explicitly (a clean checkout
+            // is not a trusted directory).
             "chat",
             "--agent",
-            "researcher",
+            "agents/researcher.toml",
+            "--skills-dir",
+            "skills",
             "--model",
             "replay:agents/transcripts/researcher.jsonl",
             "--allow-scripts",
@@ -429,6 +435,7 @@ fn tool_call_arguments_with_control_characters_are_refused() {
         Reply::text(["Done."]),
     ]);
     let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
         .args(["--tools", "--allow-scripts", "-y", "go"])
         .output()
         .unwrap();

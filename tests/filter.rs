@@ -194,6 +194,7 @@ fn closed_stdout_ends_quietly() {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
         .arg("filter")
         .env("XDG_STATE_HOME", home.path())
+        .current_dir(home.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -320,7 +321,7 @@ fn audit_required_refuses_to_run_when_the_log_cannot_be_written() {
     let home = TestHome::new();
     let canary = home.path().join("canary");
     home.write(
-        "agents/strict-audit.toml",
+        "config/skillpipe/agents/strict-audit.toml",
         "name = \"strict-audit\"\ndescription = \"d\"\ninstructions = \"i\"\n\
          [script_policy]\nallow_scripts = true\nallowed_commands = [\"touch\"]\n\
          confirm = \"never\"\naudit = \"required\"\nallow_filesystem = true\n",
@@ -380,7 +381,7 @@ fn agent_and_skill_flags_choose_skills_and_policy() {
     }
     // The agent brings skill alpha and a policy that runs scripts without asking.
     home.write(
-        "agents/only-alpha.toml",
+        "config/skillpipe/agents/only-alpha.toml",
         "name = \"only-alpha\"\ndescription = \"d\"\ninstructions = \"i\"\nskills = [\"alpha\"]\n\
          [script_policy]\nallow_scripts = true\nconfirm = \"never\"\n",
     );
@@ -432,7 +433,7 @@ fn exec_in_code_runs_directives_inside_code() {
 fn output_over_max_output_bytes_is_cut_with_a_warning() {
     let home = TestHome::new();
     home.write(
-        "agents/small.toml",
+        "config/skillpipe/agents/small.toml",
         "name = \"small\"\ndescription = \"d\"\ninstructions = \"i\"\n\
          [script_policy]\nallow_scripts = true\nallowed_commands = [\"seq\"]\n\
          confirm = \"never\"\nmax_output_bytes = 10\n",

@@ -108,6 +108,8 @@ fn capture_asks_for_confirmation_and_runs_after_y() {
     p.expect("The answer is");
     p.expect("run `echo 42`?");
     p.expect("(Enter = no)");
+    // Keys count only after the guard interval.
+    std::thread::sleep(skillpipe::confirm::GUARD);
     p.send(b"y");
     p.expect("ran !{echo 42}");
     p.expect("forty-two.");
@@ -199,11 +201,11 @@ fn spinner_shows_until_the_first_token_and_ctrl_c_cancels_the_wait() {
 fn slash_commands_help_skills_model_and_unknown() {
     let home = TestHome::new();
     home.write(
-        "skills/greet/SKILL.md",
+        "config/skillpipe/skills/greet/SKILL.md",
         "---\nname: greet\ndescription: Greets people\n---\nSay hello.\n",
     );
     home.write(
-        "skills/greet/scripts/hello.sh",
+        "config/skillpipe/skills/greet/scripts/hello.sh",
         "#!/bin/bash\n# Say hello to someone.\necho hello \"$1\"\n",
     );
     let server = Server::start([Reply::text(["from the other model"])]);
@@ -399,7 +401,7 @@ fn ctrl_c_stops_a_running_script() {
 fn agent_switch_keeps_the_conversation_and_clear_forgets_it() {
     let home = TestHome::new();
     home.write(
-        "agents/tutor.toml",
+        "config/skillpipe/agents/tutor.toml",
         "name = \"tutor\"\ndescription = \"Teaches words\"\ninstructions = \"You are a patient tutor.\"\n\n[params]\ntemperature = 0.3\n",
     );
     let server = Server::start(["one", "two", "three"].map(|t| Reply::text([t])));

@@ -408,7 +408,7 @@ fn helpers_and_package_markers_are_not_offered_as_scripts() {
 /// moment, so a capture that does not wait for it reads nothing.
 fn note_skill(home: &TestHome) -> String {
     skill(
-        &home.path().join("skills"),
+        &home.path().join(".agents/skills"),
         "notes",
         "Notes.",
         "Body.\n",
@@ -466,7 +466,7 @@ fn chat_capture_waits_for_earlier_side_effects() {
 fn failed_capture_gives_the_model_the_stderr_tail() {
     let home = TestHome::new();
     skill(
-        &home.path().join("skills"),
+        &home.path().join(".agents/skills"),
         "picky",
         "Fails loudly.",
         "Body.\n",

@@ -682,9 +682,23 @@ fn list_and_show_through_the_binary() {
             "unknown skill `nope`; available: odd, tools",
         ));
 
-    // Without --skills-dir, ./skills is on the search path.
-    fs::rename(&root, tmp.path().join("skills")).unwrap();
-    skillpipe(tmp.path())
+    // Without --skills-dir, ./skills is on the search path only in a trusted directory.
+    let project = tmp.path().join("project");
+    fs::create_dir(&project).unwrap();
+    fs::rename(&root, project.join("skills")).unwrap();
+    let in_project = || {
+        let mut c = skillpipe(tmp.path());
+        c.current_dir(&project);
+        c
+    };
+    in_project()
+        .args(["skills", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("tools").not())
+        .stderr(predicate::str::contains("skillpipe trust"));
+    in_project().arg("trust").assert().success();
+    in_project()
         .args(["skills", "list"])
         .assert()
         .success()

@@ -11,6 +11,7 @@
 pub mod catalog;
 pub mod config;
 mod error;
+pub mod origin;
 pub mod prompt;
 pub mod search;
 pub mod skill_adapter;

@@ -61,8 +61,18 @@ pub fn find(name_or_path: &str, dirs: &[PathBuf]) -> Result<AgentFile, AgentErro
             searched: dirs.to_vec(),
         });
     }
-    for dir in dirs {
-        if let Some(file) = find_in(dir, name)? {
+    for (i, dir) in dirs.iter().enumerate() {
+        if let Some(mut file) = find_in(dir, name)? {
+            // A later folder (a trusted project's) with the same name is ignored; say so.
+            for later in &dirs[i + 1..] {
+                if let Ok(Some(hidden)) = find_in(later, name) {
+                    file.warnings.push(format!(
+                        "{}: agent `{name}` ignored; {} of the same name is used",
+                        hidden.source.display(),
+                        file.source.display()
+                    ));
+                }
+            }
             return Ok(file);
         }
     }

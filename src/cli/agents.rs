@@ -1,6 +1,7 @@
 //! `skillpipe agents list|show`.
 
 use super::{SkillFlags, usage};
+use crate::agents::origin::Restricted;
 use crate::agents::{self, AgentConfig, AgentError, AgentListing};
 use clap::{Args, Subcommand};
 use std::fmt::Write as _;
@@ -30,6 +31,7 @@ pub enum AgentsCommand {
 }
 
 pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
+    super::setup::project_notice();
     match args.command {
         AgentsCommand::List { json } => {
             let listing = agents::list();
@@ -49,8 +51,12 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
         }
         AgentsCommand::Show { name, vars } => {
             let vars = agents::parse_vars(&vars).map_err(config_error)?;
-            let agent = agents::load(&name, &vars).map_err(config_error)?;
+            let mut agent = agents::load(&name, &vars).map_err(super::setup::agent_error)?;
             warn_all(&agent.warnings);
+            let restricted = agents::origin::restrict(&mut agent);
+            if let Some(n) = &restricted.notice {
+                eprintln!("skillpipe: {n}");
+            }
             let dirs = args.skill_flags.search_path_for(Some(&name))?;
             let mut set = crate::skills::SkillSet::load_with(&dirs, &super::setup::load_options()?);
             // As `chat --agent` does: an agent without skills sees the catalog of all of them.
@@ -64,7 +70,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             if let Some(w) = over_budget {
                 eprintln!("skillpipe: warning: {w}");
             }
-            print!("{}", render_show(&agent, &prompt));
+            print!("{}", render_show(&agent, &restricted, &prompt));
             Ok(super::EXIT_OK)
         }
     }
@@ -130,7 +136,7 @@ fn render_list(listing: &AgentListing, json: bool) -> anyhow::Result<String> {
 }
 
 /// `agents show`: the resolved config, then the exact system prompt.
-fn render_show(agent: &AgentConfig, prompt: &str) -> String {
+fn render_show(agent: &AgentConfig, restricted: &Restricted, prompt: &str) -> String {
     let none = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not set)".into());
     let mut out = String::new();
     let _ = writeln!(out, "name:          {}", agent.name);
@@ -159,16 +165,7 @@ fn render_show(agent: &AgentConfig, prompt: &str) -> String {
         "params:        {}",
         serde_json::Value::Object(agent.params.clone())
     );
-    match &agent.script_policy {
-        Some(policy) => {
-            out.push_str("script_policy:\n");
-            let text = toml::to_string(policy).unwrap_or_default();
-            for line in text.lines() {
-                let _ = writeln!(out, "  {line}");
-            }
-        }
-        None => out.push_str("script_policy: (not set: defaults and flags apply)\n"),
-    }
+    out.push_str(&render_policy(agent, restricted));
     let _ = writeln!(
         out,
         "\n--- system prompt (~{} tokens, {} bytes) ---",
@@ -176,5 +173,35 @@ fn render_show(agent: &AgentConfig, prompt: &str) -> String {
         prompt.len()
     );
     out.push_str(prompt);
+    out
+}
+
+/// The script policy the agent yields (before command-line flags), each key with where its value
+/// came from: the agent file, the default, or the default because the file may not raise it.
+fn render_policy(agent: &AgentConfig, restricted: &Restricted) -> String {
+    let policy = agent.script_policy.clone().unwrap_or_default();
+    let file = agent.source.display().to_string();
+    let file = if restricted.foreign {
+        format!("{file} (may only narrow)")
+    } else {
+        format!("{file} (your config)")
+    };
+    let mut out = String::from("script_policy: (command-line flags apply on top)\n");
+    let table = toml::Table::try_from(&policy).unwrap_or_default();
+    for (key, value) in &table {
+        let set = agent
+            .script_policy_table
+            .as_ref()
+            .is_some_and(|t| t.contains_key(key));
+        let origin = crate::policy::source::origin_of(key, set, &restricted.ignored, &file);
+        let _ = writeln!(out, "  {key} = {value}    # {origin}");
+    }
+    if let Some(i) = restricted.ignored.iter().find(|i| i.key == "model") {
+        let _ = writeln!(
+            out,
+            "  (its replay model was ignored; grant with {})",
+            i.grant
+        );
+    }
     out
 }

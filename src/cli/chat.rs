@@ -151,13 +151,14 @@ fn one_shot(
 ) -> anyhow::Result<i32> {
     let mut ui = PlainUi::default();
     let result = rt.block_on(session.turn(prompt, &mut ui));
+    ui.finish();
     if ui.wrote && !ui.ended_with_newline {
-        ui.text(b"\n");
+        ui.write(b"\n");
     }
     match result {
         Ok(_) => Ok(super::EXIT_OK),
         Err(e) => {
-            eprintln!("skillpipe: {e}");
+            eprintln!("skillpipe: {}", crate::term::sanitize(&e.to_string()));
             Ok(super::EXIT_RUNTIME)
         }
     }
@@ -165,14 +166,27 @@ fn one_shot(
 
 /// Plain output for one-shot mode and pipes: text to stdout, status lines to stderr, no colour,
 /// no spinner.
-#[derive(Default)]
+/// On a terminal the answer is sanitized (DESIGN §8); on a pipe it is the model's bytes.
 pub struct PlainUi {
     ended_with_newline: bool,
     wrote: bool,
+    sanitizer: Option<crate::term::Sanitizer>,
 }
 
-impl Ui for PlainUi {
-    fn text(&mut self, bytes: &[u8]) {
+impl Default for PlainUi {
+    fn default() -> Self {
+        PlainUi {
+            ended_with_newline: false,
+            wrote: false,
+            sanitizer: std::io::stdout()
+                .is_terminal()
+                .then(crate::term::Sanitizer::default),
+        }
+    }
+}
+
+impl PlainUi {
+    fn write(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -183,8 +197,31 @@ impl Ui for PlainUi {
         self.ended_with_newline = bytes.ends_with(b"\n");
     }
 
+    /// Writes what the sanitizer held back at the end of the answer.
+    fn finish(&mut self) {
+        if let Some(s) = &mut self.sanitizer {
+            let mut tail = Vec::new();
+            s.finish(&mut tail);
+            self.write(&tail);
+        }
+    }
+}
+
+impl Ui for PlainUi {
+    fn text(&mut self, bytes: &[u8]) {
+        match &mut self.sanitizer {
+            Some(s) => {
+                let mut shown = Vec::with_capacity(bytes.len());
+                s.push(bytes, &mut shown);
+                self.write(&shown);
+            }
+            None => self.write(bytes),
+        }
+    }
+
+    /// Status lines quote foreign text (tool names, directive bodies): always sanitized.
     fn status(&mut self, line: &str) {
-        eprintln!("skillpipe: {line}");
+        eprintln!("skillpipe: {}", crate::term::sanitize(line));
     }
 
     fn busy(&mut self, _what: Option<&str>) {}

@@ -110,6 +110,17 @@ fn files_section(flags: &SkillFlags) -> String {
     for dir in paths::agent_search_path() {
         let _ = writeln!(s, "    {}", describe(Some(&dir)));
     }
+    let project = if crate::trust::cwd_trusted() {
+        "used (this directory is trusted)".to_string()
+    } else {
+        "ignored (not trusted: `skillpipe trust` uses them)".to_string()
+    };
+    row(&mut s, "project agents/skills", &project);
+    row(
+        &mut s,
+        "trusted directories",
+        &describe(crate::trust::store_path().as_deref()),
+    );
     s
 }
 

@@ -2,6 +2,7 @@
 
 use super::{PolicyFlags, SkillFlags};
 use clap::Args;
+use std::io::IsTerminal;
 
 #[derive(Debug, Clone, Args)]
 pub struct FilterArgs {
@@ -21,6 +22,13 @@ pub struct FilterArgs {
     /// Copy the output of side effects to stderr.
     #[arg(long)]
     pub show_side_effects: bool,
+    /// Write the output byte for byte even to a terminal (the default on a pipe or file).
+    #[arg(long, conflicts_with = "sanitize")]
+    pub raw: bool,
+    /// Show every terminal control in the output visibly escaped, even on a pipe (the default
+    /// on a terminal).
+    #[arg(long)]
+    pub sanitize: bool,
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
@@ -32,8 +40,11 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
             ..Default::default()
         },
         show_side_effects: args.show_side_effects,
+        sanitize: args.sanitize || (!args.raw && std::io::stdout().is_terminal()),
     };
-    let report = crate::filter::run(&rt, setup.dispatcher, opts, raw_stdin()?, raw_stdout())?;
+    // Typed input on the terminal is read only while no confirmation prompt is up.
+    let input = crate::confirm::TtyInput::new(raw_stdin()?);
+    let report = crate::filter::run(&rt, setup.dispatcher, opts, input, raw_stdout())?;
     Ok(if args.strict && report.problems {
         super::EXIT_STRICT
     } else {

@@ -11,6 +11,7 @@ pub mod filter;
 pub mod run;
 pub mod setup;
 pub mod skills;
+pub mod trust;
 
 /// Exit codes (DESIGN §9).
 pub const EXIT_OK: i32 = 0;
@@ -53,6 +54,8 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// Report what this machine can enforce and where files live.
     Doctor(doctor::DoctorArgs),
+    /// Trust a directory: use its ./agents and ./skills (or --list, --revoke).
+    Trust(trust::TrustArgs),
     /// Internal: sandbox launcher (applies restrictions, then execs the command).
     #[command(name = "__launch", hide = true)]
     Launch(crate::sandbox::LaunchArgs),
@@ -77,17 +80,18 @@ impl SkillFlags {
                 d.display()
             )));
         }
+        setup::project_notice();
         Ok(crate::paths::skill_search_path(&self.skills_dirs))
     }
 
-    /// [`Self::search_path`], with the skill folders beside an agent given by path right after
-    /// the `--skills-dir` flags.
+    /// [`Self::search_path`], with the skill folders beside an agent given by path after the
+    /// user's own folders (so they never shadow a skill the user installed).
     pub fn search_path_for(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
         let mut dirs = self.search_path()?;
         let beside = agent
             .map(crate::paths::agent_skill_dirs)
             .unwrap_or_default();
-        let at = self.skills_dirs.len();
+        let at = (self.skills_dirs.len() + crate::paths::user_skill_dirs().len()).min(dirs.len());
         dirs.splice(at..at, beside);
         Ok(dirs)
     }
@@ -147,12 +151,14 @@ pub fn main() -> i32 {
         Command::Skills(a) => skills::run(a),
         Command::Agents(a) => agents::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Trust(a) => trust::run(a),
         Command::Launch(a) => crate::sandbox::launch(a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("skillpipe: {e:#}");
+            // Errors quote files, servers and arguments: shown inert.
+            eprintln!("skillpipe: {}", crate::term::sanitize(&format!("{e:#}")));
             if e.downcast_ref::<UsageError>().is_some() {
                 EXIT_USAGE
             } else {

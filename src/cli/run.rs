@@ -3,8 +3,9 @@
 use super::{PolicyFlags, SkillFlags, usage};
 use crate::audit::Decision;
 use crate::dispatch::{Origin, Outcome, result_json};
+use crate::term::{for_terminal, sanitize};
 use clap::Args;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -56,18 +57,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         Outcome::Ran(ran) => {
             let r = &ran.result;
             for w in &r.warnings {
-                eprintln!("skillpipe: warning: {w}");
+                eprintln!("skillpipe: warning: {}", sanitize(w));
             }
+            // The script's output is foreign: inert on a terminal, exact on a pipe.
+            let tty_out = std::io::stdout().is_terminal();
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&result_json(&ran))?);
+                let text = serde_json::to_string_pretty(&result_json(&ran))? + "\n";
+                std::io::stdout().write_all(&for_terminal(text.as_bytes(), tty_out))?;
             } else {
-                std::io::stdout().write_all(&r.stdout)?;
-                std::io::stderr().write_all(&r.stderr)?;
+                std::io::stdout().write_all(&for_terminal(&r.stdout, tty_out))?;
+                let tty_err = std::io::stderr().is_terminal();
+                std::io::stderr().write_all(&for_terminal(&r.stderr, tty_err))?;
             }
             Ok(exit_code_of(r))
         }
         Outcome::Blocked { reason, .. } => {
-            eprintln!("skillpipe: not run: {reason}");
+            eprintln!("skillpipe: not run: {}", sanitize(&reason));
             Ok(super::EXIT_STRICT)
         }
     }

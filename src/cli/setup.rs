@@ -25,10 +25,25 @@ pub fn build(
     agent_arg: Option<&str>,
     vars: &[String],
 ) -> anyhow::Result<Setup> {
+    project_notice();
     let agent = match agent_arg {
         Some(name) => {
             let vars = crate::agents::parse_vars(vars).map_err(|e| usage(e.to_string()))?;
-            Some(crate::agents::load(name, &vars).map_err(|e| usage(e.to_string()))?)
+            let mut agent = crate::agents::load(name, &vars).map_err(agent_error)?;
+            // Checked as written, so a bad value is reported even when it would be dropped.
+            if let Some(p) = &agent.script_policy {
+                check_policy(p, &agent.source)?;
+            }
+            let mut restricted = crate::agents::origin::restrict(&mut agent);
+            // What the command line grants anyway is not worth a notice.
+            restricted
+                .ignored
+                .retain(|i| !granted_by_flags(i.key, policy_flags));
+            let notice = crate::policy::source::ignored_notice(&agent.source, &restricted.ignored);
+            if let Some(notice) = notice {
+                eprintln!("skillpipe: {notice}");
+            }
+            Some(agent)
         }
         None if !vars.is_empty() => return Err(usage("--var needs --agent")),
         None => None,
@@ -36,9 +51,6 @@ pub fn build(
     if let Some(a) = &agent {
         for w in &a.warnings {
             eprintln!("skillpipe: warning: {w}");
-        }
-        if let Some(p) = &a.script_policy {
-            check_policy(p, &a.source)?;
         }
     }
     let mut policy = agent
@@ -89,4 +101,54 @@ fn check_policy(policy: &ScriptPolicy, source: &std::path::Path) -> anyhow::Resu
 /// Skill loading options from the config file; a bad file is a configuration error.
 pub fn load_options() -> anyhow::Result<crate::skills::LoadOptions> {
     crate::skills::LoadOptions::from_config_file().map_err(usage)
+}
+
+/// Once per process: when the working directory is not trusted but has project-local agents or
+/// skills, one stderr line says they are ignored and how to use them.
+pub fn project_notice() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if crate::trust::cwd_trusted() {
+            return;
+        }
+        let present = crate::paths::project_dirs_present();
+        if present.is_empty() {
+            return;
+        }
+        eprintln!(
+            "skillpipe: ignoring ./{} here: this directory is not trusted (run `skillpipe trust` to use them, or pass --skills-dir / --agent PATH)",
+            present.join(", ./")
+        );
+    });
+}
+
+/// Whether a policy key an agent file may not raise is raised by the command line anyway.
+fn granted_by_flags(key: &str, f: &PolicyFlags) -> bool {
+    match key {
+        "allow_scripts" => f.allow_scripts || !f.allow.is_empty(),
+        "confirm" => f.yes,
+        "allow_network" => f.allow_network,
+        "allow_filesystem" => f.allow_filesystem,
+        "sandbox" => f.sandbox.as_deref() == Some("best-effort"),
+        _ => false,
+    }
+}
+
+/// An agent that cannot be loaded is a configuration error; one that is only in an untrusted
+/// project's `./agents` says how to use it.
+pub fn agent_error(e: crate::agents::AgentError) -> anyhow::Error {
+    if let crate::agents::AgentError::NotFound { name, .. } = &e
+        && !crate::trust::cwd_trusted()
+    {
+        let here =
+            std::path::Path::new(crate::paths::PROJECT_AGENT_DIR).join(format!("{name}.toml"));
+        if here.is_file() {
+            return usage(format!(
+                "{e}; ./{} is not used because this directory is not trusted: run `skillpipe trust`, or pass --agent {}",
+                here.display(),
+                here.display()
+            ));
+        }
+    }
+    usage(e.to_string())
 }

@@ -119,7 +119,7 @@ fn list_text(set: &SkillSet, out: &mut impl Write) -> anyhow::Result<()> {
     if set.is_empty() {
         writeln!(
             out,
-            "no skills found (add one with --skills-dir DIR, or put it in ./skills)"
+            "no skills found (add one with --skills-dir DIR, or put it in $XDG_CONFIG_HOME/skillpipe/skills)"
         )?;
         return Ok(());
     }

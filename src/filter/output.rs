@@ -9,6 +9,9 @@ const DIRECT: usize = 4096;
 /// Keeps the first write error and drops everything after it.
 pub(super) struct Output<W> {
     w: W,
+    /// Set when the output is shown on a terminal: every byte passes it (DESIGN §8).
+    sanitizer: Option<crate::term::Sanitizer>,
+    shown: Vec<u8>,
     buf: Vec<u8>,
     /// Gathered bytes are written once there are this many.
     limit: usize,
@@ -16,9 +19,11 @@ pub(super) struct Output<W> {
 }
 
 impl<W: Write> Output<W> {
-    pub(super) fn new(w: W, limit: usize) -> Self {
+    pub(super) fn new(w: W, limit: usize, sanitize: bool) -> Self {
         Output {
             w,
+            sanitizer: sanitize.then(crate::term::Sanitizer::default),
+            shown: Vec::new(),
             buf: Vec::new(),
             limit,
             error: None,
@@ -55,10 +60,29 @@ impl<W: Write> Output<W> {
         self.error.take()
     }
 
+    /// Writes what a sanitizer held back at the end of the stream.
+    pub(super) fn finish(&mut self) {
+        self.flush();
+        if let Some(mut s) = self.sanitizer.take() {
+            let mut tail = Vec::new();
+            s.finish(&mut tail);
+            self.write(&tail);
+        }
+    }
+
     fn write(&mut self, bytes: &[u8]) {
-        if self.error.is_none()
-            && let Err(e) = self.w.write_all(bytes)
-        {
+        if self.error.is_some() {
+            return;
+        }
+        let result = match &mut self.sanitizer {
+            Some(s) => {
+                self.shown.clear();
+                s.push(bytes, &mut self.shown);
+                self.w.write_all(&self.shown)
+            }
+            None => self.w.write_all(bytes),
+        };
+        if let Err(e) = result {
             self.error = Some(e);
         }
     }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 mod decide;
 mod merge;
+pub mod source;
 
 pub use decide::{Decision, SCRIPTS_NOT_ALLOWED, decide};
 pub use merge::TIMEOUT_RANGE;

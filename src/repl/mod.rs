@@ -316,7 +316,9 @@ impl Repl<'_> {
                 } else {
                     " "
                 };
-                out.push_str(&format!(" {mark} {:<20} {}\n", a.name, a.description));
+                let line = format!(" {mark} {:<20} {}", a.name, a.description);
+                out.push_str(&crate::term::sanitize(&line));
+                out.push('\n');
             }
             out.push_str("/agent NAME switches (the conversation is kept; /clear forgets it)\n");
         }
@@ -333,8 +335,13 @@ impl Repl<'_> {
         }
         let mut out = String::new();
         for s in skills.iter() {
-            out.push_str(&paint(&s.name, Tone::Bold, self.color_out()));
-            out.push_str(&format!(" — {}\n", s.description));
+            // Names and descriptions come from skill files: inert before painting.
+            out.push_str(&paint(
+                &crate::term::sanitize(&s.name),
+                Tone::Bold,
+                self.color_out(),
+            ));
+            out.push_str(&format!(" — {}\n", crate::term::sanitize(&s.description)));
             if !s.allows_scripts() {
                 out.push_str("  (its allowed-tools has no Bash entry: its scripts may not run)\n");
             }
@@ -474,10 +481,12 @@ impl Repl<'_> {
         self.session.transcript = file.transcript_pairs();
         let (prompt, _) = self.prompt();
         for e in &file.transcript {
+            // A saved transcript holds the model's words: shown inert, like when they streamed.
+            let text = crate::term::sanitize(&e.text);
             if e.role == "user" {
-                self.ui.print_bold(&format!("{prompt}{}", e.text));
+                self.ui.print_bold(&format!("{prompt}{text}"));
             } else {
-                self.ui.print(&e.text);
+                self.ui.print(&text);
             }
         }
         self.ui.info(&format!(

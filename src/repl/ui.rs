@@ -4,15 +4,21 @@
 use super::screen::{Looks, Screen, Tone, paint};
 use crate::chat::{TurnReport, Ui};
 use crate::confirm::{Answer, Prompt};
-use std::sync::Arc;
+use crate::term::{Sanitizer, sanitize};
+use std::sync::{Arc, Mutex};
 
 pub struct TermUi {
     screen: Arc<Screen>,
+    /// Model text is foreign: it reaches the terminal only through this (DESIGN §8).
+    sanitizer: Mutex<Sanitizer>,
 }
 
 impl TermUi {
     pub fn new(screen: Arc<Screen>) -> TermUi {
-        TermUi { screen }
+        TermUi {
+            screen,
+            sanitizer: Mutex::default(),
+        }
     }
 
     fn looks(&self) -> Looks {
@@ -22,13 +28,13 @@ impl TermUi {
     /// A dim line of REPL chrome on stderr (welcome, command feedback).
     pub fn info(&self, line: &str) {
         self.screen
-            .line_err(&paint(line, Tone::Dim, self.looks().color_err));
+            .line_err(&paint(&sanitize(line), Tone::Dim, self.looks().color_err));
     }
 
     /// A warning the user should notice, on stderr.
     pub fn warn(&self, line: &str) {
         self.screen.line_err(&paint(
-            &format!("skillpipe: {line}"),
+            &format!("skillpipe: {}", sanitize(line)),
             Tone::Warn,
             self.looks().color_err,
         ));
@@ -36,7 +42,7 @@ impl TermUi {
 
     pub fn error(&self, line: &str) {
         self.screen.line_err(&paint(
-            &format!("skillpipe: error: {line}"),
+            &format!("skillpipe: error: {}", sanitize(line)),
             Tone::Error,
             self.looks().color_err,
         ));
@@ -59,6 +65,12 @@ impl TermUi {
 
     /// After an answer: close its last line, flush waiting status lines, show token counts.
     pub fn finish_answer(&self, report: Option<&TurnReport>) {
+        let mut tail = Vec::new();
+        self.sanitizer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .finish(&mut tail);
+        self.screen.text(&tail);
         self.screen.end_answer();
         if let Some(line) = report.and_then(token_line) {
             self.info(&line);
@@ -97,16 +109,22 @@ pub fn status_line(line: &str, color: bool) -> String {
 
 impl Ui for TermUi {
     fn text(&mut self, bytes: &[u8]) {
-        self.screen.text(bytes);
+        let mut shown = Vec::with_capacity(bytes.len());
+        self.sanitizer
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(bytes, &mut shown);
+        self.screen.text(&shown);
     }
 
+    /// Status lines quote tool names, directive bodies and reasons: sanitized before painting.
     fn status(&mut self, line: &str) {
         self.screen
-            .status(status_line(line, self.looks().color_err));
+            .status(status_line(&sanitize(line), self.looks().color_err));
     }
 
     fn busy(&mut self, what: Option<&str>) {
-        self.screen.set_busy(what);
+        self.screen.set_busy(what.map(sanitize).as_deref());
     }
 }
 

@@ -1,0 +1,53 @@
+//! How far an agent file is believed (DESIGN §5a): one in the user's own config folders is the
+//! user's word; any other (a trusted project's, or one named with `--agent PATH`) may set
+//! instructions, skills, model and params and narrow the script policy, but not raise it, and
+//! may not pick a `replay:` model (a replay file scripts what "the model" says, directives too).
+
+use super::AgentConfig;
+use crate::policy::source::{self, Ignored};
+
+/// What was taken away from a foreign agent file, and the one-line notice saying so.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Restricted {
+    /// False for an agent in the user's own config folders (nothing is restricted then).
+    pub foreign: bool,
+    pub ignored: Vec<Ignored>,
+    pub notice: Option<String>,
+}
+
+/// Applies the rule to `agent` in place, deciding from where its file lies.
+pub fn restrict(agent: &mut AgentConfig) -> Restricted {
+    let foreign = !crate::paths::in_user_config(&agent.source);
+    restrict_if(agent, foreign)
+}
+
+/// [`restrict`] with the decision given (pure).
+pub fn restrict_if(agent: &mut AgentConfig, foreign: bool) -> Restricted {
+    if !foreign {
+        return Restricted::default();
+    }
+    let mut ignored = Vec::new();
+    if let Some(p) = &agent.script_policy {
+        let (narrowed, dropped) = source::narrow_only(p);
+        agent.script_policy = Some(narrowed);
+        ignored = dropped;
+    }
+    let replay = |s: &Option<String>| {
+        s.as_deref()
+            .is_some_and(|m| m == "replay" || m.starts_with("replay:"))
+    };
+    if replay(&agent.model) || replay(&agent.provider) {
+        agent.model = None;
+        agent.provider = None;
+        ignored.push(Ignored {
+            key: "model",
+            grant: "--model replay:FILE",
+        });
+    }
+    let notice = source::ignored_notice(&agent.source, &ignored);
+    Restricted {
+        foreign,
+        ignored,
+        notice,
+    }
+}

@@ -1,0 +1,313 @@
+//! The confirmation prompt (DESIGN §2, `confirm = "ask"`).
+//!
+//! The session state ("always" answers), the prompt's text and the meaning of keys are plain
+//! data here; [`tty`] talks to `/dev/tty` so that only the user can answer (type-ahead flushed,
+//! a guard interval, "always" confirmed by a second key).
+
+mod tty;
+
+use crate::policy::{ConfirmMode, SandboxMode, ScriptPolicy};
+
+pub use tty::{GUARD, TtyInput, ask_tty};
+
+/// What the user answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Once,
+    No,
+    /// Yes, and do not ask again for this argv prefix in this session.
+    Always,
+}
+
+/// What is about to run, as shown in the prompt.
+#[derive(Debug, Clone)]
+pub struct Prompt<'a> {
+    pub argv: &'a [String],
+    pub skill: Option<&'a str>,
+    pub cwd: &'a std::path::Path,
+    /// What the command may reach, one item a line (see [`grants`]).
+    pub grants: &'a [String],
+}
+
+/// Outcome of [`Confirmer::confirm`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Run,
+    /// Declined, with the reason for the audit log and the notice.
+    Declined(String),
+}
+
+/// Session state: the mode and the prefixes the user said "always" to.
+#[derive(Debug, Default)]
+pub struct Confirmer {
+    mode: ConfirmMode,
+    always: Vec<String>,
+}
+
+/// The "always" scope: the program or script (argv[0]), whatever its arguments.
+fn scope(argv: &[String]) -> &str {
+    argv.first().map(String::as_str).unwrap_or("")
+}
+
+impl Confirmer {
+    pub fn new(mode: ConfirmMode) -> Confirmer {
+        Confirmer {
+            mode,
+            always: Vec::new(),
+        }
+    }
+
+    /// Decides whether to run, asking through `ask` only when needed.
+    pub fn confirm(
+        &mut self,
+        prompt: &Prompt<'_>,
+        ask: impl FnOnce(&Prompt<'_>) -> Result<Answer, String>,
+    ) -> Verdict {
+        if self.mode == ConfirmMode::Never || self.always.iter().any(|p| p == scope(prompt.argv)) {
+            return Verdict::Run;
+        }
+        match ask(prompt) {
+            Ok(Answer::Once) => Verdict::Run,
+            Ok(Answer::Always) => {
+                self.always.push(scope(prompt.argv).to_string());
+                Verdict::Run
+            }
+            Ok(Answer::No) => Verdict::Declined("declined at the prompt".into()),
+            Err(why) => Verdict::Declined(why),
+        }
+    }
+}
+
+/// What a command run under `policy` may reach, each item on its own line, nothing summarized:
+/// network and sockets, every writable place, the environment passed through. New kinds of
+/// grant (more policy keys) add lines here.
+pub fn grants(policy: &ScriptPolicy) -> Vec<String> {
+    let mut out = Vec::new();
+    out.push(if policy.allow_network {
+        "network: ALLOWED (any host; new Unix sockets may be opened)".to_string()
+    } else {
+        "network: none (no new sockets)".to_string()
+    });
+    if policy.allow_filesystem {
+        out.push("writes: ANYWHERE".into());
+    } else {
+        out.push("writes: a fresh $TMPDIR, /dev/null, the terminal".into());
+        for p in &policy.writable_paths {
+            out.push(format!("writes: {}", p.display()));
+        }
+    }
+    out.push(format!("environment: {}", policy.env_passthrough.join(" ")));
+    if policy.sandbox == SandboxMode::BestEffort {
+        out.push("sandbox: best-effort (runs even where a restriction cannot be enforced)".into());
+    }
+    out
+}
+
+/// Renders the prompt text (without the trailing key hint line).
+///
+/// Words can come straight from a model (tool-call arguments are not parsed from a directive
+/// body, so nothing rejected their control characters): everything shown is escaped, so that
+/// `\r`, terminal escapes or a right-to-left override cannot redraw the prompt into a lie.
+pub fn render(p: &Prompt<'_>) -> String {
+    use crate::command::escape_controls as shown;
+    let cmd = shown(&shell_words::join(p.argv));
+    let mut s = format!("skillpipe: run `{cmd}`?\r\n");
+    if let Some(skill) = p.skill {
+        s.push_str(&format!("  skill:   {}\r\n", shown(skill)));
+    }
+    s.push_str(&format!(
+        "  cwd:     {}\r\n",
+        shown(&p.cwd.display().to_string())
+    ));
+    for g in p.grants {
+        s.push_str(&format!("  {}\r\n", shown(g)));
+    }
+    s.push_str(&format!(
+        "  [y] yes once  [n] no  [a] always run `{}` (any arguments) this session  (Enter = no) ",
+        shown(scope(p.argv))
+    ));
+    s
+}
+
+/// The question after `a`: "always" is the widest answer, so it takes a second key.
+pub fn render_always(p: &Prompt<'_>) -> String {
+    format!(
+        "\r\n  always run `{}` with any arguments this session? [a] or Enter = always  [y] once  other = no ",
+        crate::command::escape_controls(scope(p.argv))
+    )
+}
+
+/// What the first key means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstKey {
+    Answer(Answer),
+    /// `a`: ask once more before answering "always".
+    ConfirmAlways,
+}
+
+/// Maps the first key to an answer; anything unexpected (Enter, Esc, Ctrl-C) means no.
+pub fn first_key(b: u8) -> FirstKey {
+    match b {
+        b'y' | b'Y' => FirstKey::Answer(Answer::Once),
+        b'a' | b'A' => FirstKey::ConfirmAlways,
+        _ => FirstKey::Answer(Answer::No),
+    }
+}
+
+/// Maps the key after `a`: `a` or Enter confirms "always", `y` is once, anything else no.
+pub fn always_key(b: u8) -> Answer {
+    match b {
+        b'a' | b'A' | b'\r' | b'\n' => Answer::Always,
+        b'y' | b'Y' => Answer::Once,
+        _ => Answer::No,
+    }
+}
+
+/// Before the prompt is drawn: attributes reset, scroll region reset (the cursor saved around
+/// it, since resetting the region homes the cursor), cursor shown, and a query for where the
+/// cursor is (answered `ESC [ row ; col R`), so the prompt can start on a fresh line.
+pub const PREPARE: &str = "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h\x1b[6n";
+
+/// The cursor column from a cursor position report somewhere in `bytes`, if there is one.
+pub fn reported_column(bytes: &[u8]) -> Option<u16> {
+    let mut from = 0;
+    while let Some(at) = bytes[from..].windows(2).position(|w| w == b"\x1b[") {
+        let rest = &bytes[from + at + 2..];
+        if let Some(end) = rest
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b';'))
+            && rest[end] == b'R'
+            && let Some((_, col)) = std::str::from_utf8(&rest[..end])
+                .ok()
+                .and_then(|t| t.split_once(';'))
+            && let Ok(col) = col.parse()
+        {
+            return Some(col);
+        }
+        from += at + 2;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn prompt(argv: &[String]) -> Prompt<'_> {
+        Prompt {
+            argv,
+            skill: Some("lookup"),
+            cwd: Path::new("/tmp"),
+            grants: &[],
+        }
+    }
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn never_mode_does_not_ask() {
+        let mut c = Confirmer::new(ConfirmMode::Never);
+        let v = c.confirm(&prompt(&argv(&["rm", "x"])), |_| panic!("asked"));
+        assert_eq!(v, Verdict::Run);
+    }
+
+    #[test]
+    fn always_covers_the_same_program_only() {
+        let mut c = Confirmer::new(ConfirmMode::Ask);
+        assert_eq!(
+            c.confirm(&prompt(&argv(&["say", "hi"])), |_| Ok(Answer::Always)),
+            Verdict::Run
+        );
+        assert_eq!(
+            c.confirm(&prompt(&argv(&["say", "bye"])), |_| panic!("asked again")),
+            Verdict::Run
+        );
+        let v = c.confirm(&prompt(&argv(&["sayx"])), |_| Ok(Answer::No));
+        assert!(matches!(v, Verdict::Declined(_)));
+    }
+
+    #[test]
+    fn once_asks_every_time_and_errors_decline() {
+        let mut c = Confirmer::new(ConfirmMode::Ask);
+        let mut asked = 0;
+        for _ in 0..2 {
+            c.confirm(&prompt(&argv(&["say"])), |_| {
+                asked += 1;
+                Ok(Answer::Once)
+            });
+        }
+        assert_eq!(asked, 2);
+        let v = c.confirm(&prompt(&argv(&["say"])), |_| Err("no terminal".into()));
+        assert_eq!(v, Verdict::Declined("no terminal".into()));
+    }
+
+    #[test]
+    fn prompt_shows_hostile_words_escaped() {
+        let a = argv(&[
+            "scripts/x.py",
+            "harmless\r\u{1b}[2Kskillpipe: run `ls`?",
+            "\u{202e}txt.exe",
+        ]);
+        let text = render(&prompt(&a));
+        // The prompt's own line ends are the only control characters left.
+        let stripped = text.replace("\r\n", "");
+        assert!(
+            !stripped.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{text:?}"
+        );
+        assert!(text.contains("\\r\\u{1b}[2K"), "{text:?}");
+        assert!(text.contains("\\u{202e}txt.exe"), "{text:?}");
+    }
+
+    #[test]
+    fn keys_map_to_answers_and_prompt_states_the_scope() {
+        assert_eq!(first_key(b'y'), FirstKey::Answer(Answer::Once));
+        assert_eq!(first_key(b'a'), FirstKey::ConfirmAlways);
+        assert_eq!(first_key(b'\r'), FirstKey::Answer(Answer::No));
+        assert_eq!(first_key(0x03), FirstKey::Answer(Answer::No));
+        assert_eq!(first_key(b'x'), FirstKey::Answer(Answer::No));
+        assert_eq!(always_key(b'a'), Answer::Always);
+        assert_eq!(always_key(b'\r'), Answer::Always);
+        assert_eq!(always_key(b'y'), Answer::Once);
+        assert_eq!(always_key(b'n'), Answer::No);
+        assert_eq!(always_key(b' '), Answer::No);
+        let a = argv(&["scripts/lookup.py", "two words"]);
+        let text = render(&prompt(&a));
+        assert!(text.contains("run `scripts/lookup.py 'two words'`?"));
+        assert!(text.contains("always run `scripts/lookup.py` (any arguments) this session"));
+        assert!(text.contains("skill:   lookup"));
+    }
+
+    #[test]
+    fn every_writable_path_and_the_network_are_listed() {
+        let policy = ScriptPolicy {
+            writable_paths: vec!["~".into(), "/srv/out".into()],
+            allow_network: true,
+            ..ScriptPolicy::default()
+        };
+        let g = grants(&policy);
+        assert!(g.contains(&"writes: ~".to_string()), "{g:?}");
+        assert!(g.contains(&"writes: /srv/out".to_string()), "{g:?}");
+        assert!(g[0].starts_with("network: ALLOWED"), "{g:?}");
+        let a = argv(&["say"]);
+        let text = render(&Prompt {
+            grants: &g,
+            ..prompt(&a)
+        });
+        assert!(text.contains("  writes: ~\r\n"), "{text:?}");
+        let g = grants(&ScriptPolicy::default());
+        assert!(g.iter().all(|l| !l.contains("ANY")), "{g:?}");
+        assert!(g.contains(&"environment: PATH HOME LANG TERM".to_string()));
+    }
+
+    #[test]
+    fn cursor_report_is_found_among_other_bytes() {
+        assert_eq!(reported_column(b"\x1b[12;1R"), Some(1));
+        assert_eq!(reported_column(b"xy\x1b[A\x1b[3;40Rz"), Some(40));
+        assert_eq!(reported_column(b"\x1b[3;"), None);
+        assert_eq!(reported_column(b"abc"), None);
+    }
+}

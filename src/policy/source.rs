@@ -1,0 +1,213 @@
+//! Who may raise the script policy (DESIGN §5a). Only the user does: with command-line flags, or
+//! with an agent file in their own config folders. Any other agent file (a trusted project's, or
+//! one named with `--agent PATH`) may only narrow it: a setting that would grant more is dropped
+//! back to its default, and the caller tells the user which flag grants it. Pure.
+
+use super::{ConfirmMode, SandboxMode, ScriptPolicy};
+
+/// A setting dropped from a file that may not raise the policy, and how the user grants it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignored {
+    pub key: &'static str,
+    pub grant: &'static str,
+}
+
+/// What grants a setting that no flag grants: the user copying the agent into their own folder.
+const OWN_AGENT: &str = "an agent file in $XDG_CONFIG_HOME/skillpipe/agents";
+
+/// `p` with every setting that grants more than the default put back to the default, and the
+/// list of what was dropped. Narrowing settings (deny patterns, lower limits, `audit`) stay.
+pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
+    let d = ScriptPolicy::default();
+    let mut out = p.clone();
+    let mut ignored = Vec::new();
+    let mut drop = |raised: bool, key: &'static str, grant: &'static str| {
+        if raised {
+            ignored.push(Ignored { key, grant });
+        }
+        raised
+    };
+    let subset = |a: &[String], b: &[String]| a.iter().all(|x| b.contains(x));
+    if drop(p.allow_scripts, "allow_scripts", "--allow-scripts") {
+        out.allow_scripts = d.allow_scripts;
+    }
+    if drop(p.confirm == ConfirmMode::Never, "confirm", "-y") {
+        out.confirm = d.confirm;
+    }
+    if drop(
+        !subset(&p.allowed_commands, &d.allowed_commands),
+        "allowed_commands",
+        "--allow PATTERN",
+    ) {
+        out.allowed_commands = d.allowed_commands.clone();
+    }
+    if drop(p.allow_network, "allow_network", "--allow-network") {
+        out.allow_network = d.allow_network;
+    }
+    if drop(p.allow_filesystem, "allow_filesystem", "--allow-filesystem") {
+        out.allow_filesystem = d.allow_filesystem;
+    }
+    if drop(!p.writable_paths.is_empty(), "writable_paths", OWN_AGENT) {
+        out.writable_paths = d.writable_paths.clone();
+    }
+    if drop(
+        p.sandbox == SandboxMode::BestEffort,
+        "sandbox",
+        "--sandbox best-effort",
+    ) {
+        out.sandbox = d.sandbox;
+    }
+    if drop(
+        !subset(&p.env_passthrough, &d.env_passthrough),
+        "env_passthrough",
+        OWN_AGENT,
+    ) {
+        out.env_passthrough = d.env_passthrough.clone();
+    }
+    if drop(
+        !subset(&p.allowed_interpreters, &d.allowed_interpreters),
+        "allowed_interpreters",
+        OWN_AGENT,
+    ) {
+        out.allowed_interpreters = d.allowed_interpreters.clone();
+    }
+    if drop(
+        p.timeout_seconds > d.timeout_seconds,
+        "timeout_seconds",
+        "--timeout SECS",
+    ) {
+        out.timeout_seconds = d.timeout_seconds;
+    }
+    if drop(
+        p.max_output_bytes > d.max_output_bytes,
+        "max_output_bytes",
+        OWN_AGENT,
+    ) {
+        out.max_output_bytes = d.max_output_bytes;
+    }
+    if drop(
+        p.max_capture_bytes > d.max_capture_bytes,
+        "max_capture_bytes",
+        OWN_AGENT,
+    ) {
+        out.max_capture_bytes = d.max_capture_bytes;
+    }
+    if drop(
+        p.max_captures_per_turn > d.max_captures_per_turn,
+        "max_captures_per_turn",
+        "--max-captures N",
+    ) {
+        out.max_captures_per_turn = d.max_captures_per_turn;
+    }
+    (out, ignored)
+}
+
+/// The one-line notice for what [`narrow_only`] dropped from `file`, if anything.
+pub fn ignored_notice(file: &std::path::Path, ignored: &[Ignored]) -> Option<String> {
+    if ignored.is_empty() {
+        return None;
+    }
+    let items: Vec<String> = ignored
+        .iter()
+        .map(|i| format!("{} (grant with {})", i.key, i.grant))
+        .collect();
+    Some(format!(
+        "{}: not in your own config folders, so it may only narrow the script policy; ignored: {}",
+        file.display(),
+        items.join(", ")
+    ))
+}
+
+/// Where the value of policy key `key` came from, for `agents show`: the agent file named
+/// `file` set it, it was ignored from there, or it is the default.
+pub fn origin_of(key: &str, set_by_file: bool, ignored: &[Ignored], file: &str) -> String {
+    if let Some(i) = ignored.iter().find(|i| i.key == key) {
+        return format!(
+            "default; {file} asked to raise it (ignored; grant with {})",
+            i.grant
+        );
+    }
+    if set_by_file {
+        return file.to_string();
+    }
+    "default".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_grant_is_dropped_and_named() {
+        let hostile = ScriptPolicy {
+            allow_scripts: true,
+            confirm: ConfirmMode::Never,
+            allowed_commands: vec!["*".into()],
+            allow_network: true,
+            allow_filesystem: true,
+            writable_paths: vec!["~".into()],
+            sandbox: SandboxMode::BestEffort,
+            env_passthrough: vec!["PATH".into(), "OPENAI_API_KEY".into()],
+            allowed_interpreters: vec!["python3".into(), "ruby".into()],
+            timeout_seconds: 600,
+            max_captures_per_turn: 100,
+            ..ScriptPolicy::default()
+        };
+        let (p, ignored) = narrow_only(&hostile);
+        assert_eq!(p, ScriptPolicy::default());
+        let keys: Vec<&str> = ignored.iter().map(|i| i.key).collect();
+        assert_eq!(
+            keys,
+            [
+                "allow_scripts",
+                "confirm",
+                "allowed_commands",
+                "allow_network",
+                "allow_filesystem",
+                "writable_paths",
+                "sandbox",
+                "env_passthrough",
+                "allowed_interpreters",
+                "timeout_seconds",
+                "max_captures_per_turn"
+            ]
+        );
+        let line = ignored_notice(std::path::Path::new("agents/x.toml"), &ignored).unwrap();
+        assert!(line.starts_with("agents/x.toml: not in your own config folders"));
+        assert!(line.contains("allow_scripts (grant with --allow-scripts)"));
+        assert!(line.contains("confirm (grant with -y)"));
+        assert!(!line.contains('\n'));
+    }
+
+    #[test]
+    fn narrowing_settings_stay() {
+        let narrow = ScriptPolicy {
+            denied_commands: vec!["rm".into()],
+            allowed_commands: vec![],
+            env_passthrough: vec!["PATH".into()],
+            allowed_interpreters: vec!["python3".into()],
+            timeout_seconds: 5,
+            max_capture_bytes: 100,
+            audit: super::super::AuditMode::Required,
+            ..ScriptPolicy::default()
+        };
+        let (p, ignored) = narrow_only(&narrow);
+        assert_eq!(p, narrow);
+        assert!(ignored.is_empty());
+        assert_eq!(ignored_notice(std::path::Path::new("x"), &ignored), None);
+    }
+
+    #[test]
+    fn origin_names_file_default_or_ignored() {
+        let ignored = vec![Ignored {
+            key: "allow_network",
+            grant: "--allow-network",
+        }];
+        assert_eq!(
+            origin_of("timeout_seconds", true, &ignored, "a.toml"),
+            "a.toml"
+        );
+        assert_eq!(origin_of("confirm", false, &ignored, "a.toml"), "default");
+        assert!(origin_of("allow_network", true, &ignored, "a.toml").contains("--allow-network"));
+    }
+}

@@ -1,0 +1,172 @@
+//! Which directories the user trusts (DESIGN §5a). A cloned repository is foreign: its `./agents`
+//! and `./skills` folders are used only when the user has said so with `skillpipe trust`.
+//!
+//! The store is a line file of canonical directory paths, `$XDG_CONFIG_HOME/skillpipe/trusted-dirs`
+//! (`#` starts a comment). A directory is trusted when it or one of its ancestors is listed, so
+//! trusting a repository's root also covers its subfolders. Parsing and the decision are pure;
+//! reading and writing the file are the few functions that say so.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// What went wrong with the trust store or a directory to trust.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("neither $XDG_CONFIG_HOME nor $HOME is set: there is nowhere to record trust")]
+    NoConfigDir,
+    #[error(
+        "{}: refusing to trust {what}: it would trust every project below it; trust the project's own directory",
+        path.display()
+    )]
+    TooBroad { path: PathBuf, what: &'static str },
+    #[error(
+        "{} is not listed itself; it is trusted through {}: run `skillpipe trust --revoke {}`",
+        dir.display(),
+        via.display(),
+        via.display()
+    )]
+    TrustedThrough { dir: PathBuf, via: PathBuf },
+    #[error("{} is not trusted (nothing to revoke)", .0.display())]
+    NotTrusted(PathBuf),
+}
+
+/// The trust file's location.
+pub fn store_path() -> Option<PathBuf> {
+    crate::paths::config_dir().map(|d| d.join("trusted-dirs"))
+}
+
+/// The directories listed in a trust file's text, in order, without comments and blanks.
+pub fn parse(text: &str) -> Vec<PathBuf> {
+    text.lines()
+        .map(|l| l.split_once('#').map_or(l, |(a, _)| a).trim())
+        .filter(|l| l.starts_with('/'))
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// The listed directory that covers `dir` (itself or an ancestor), if any. `dir` is canonical.
+pub fn covering<'a>(trusted: &'a [PathBuf], dir: &Path) -> Option<&'a PathBuf> {
+    trusted.iter().find(|t| dir.starts_with(t))
+}
+
+/// Reads the trust file; a missing file trusts nothing.
+pub fn load() -> Result<Vec<PathBuf>, TrustError> {
+    let Some(path) = store_path() else {
+        return Ok(Vec::new());
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(parse(&text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(source) => Err(TrustError::Io { path, source }),
+    }
+}
+
+fn canonical(dir: &Path) -> Result<PathBuf, TrustError> {
+    std::fs::canonicalize(dir).map_err(|source| TrustError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+fn write(list: &[PathBuf]) -> Result<(), TrustError> {
+    let path = store_path().ok_or(TrustError::NoConfigDir)?;
+    let io = |source| TrustError::Io {
+        path: path.clone(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    let mut text = String::from(
+        "# Directories whose ./agents and ./skills skillpipe uses (skillpipe trust --list)\n",
+    );
+    for d in list {
+        text.push_str(&d.to_string_lossy());
+        text.push('\n');
+    }
+    // Written whole and renamed, so a crash never leaves half a list.
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).map_err(io)?;
+    std::fs::rename(&tmp, &path).map_err(io)
+}
+
+/// Records `dir` (canonicalized) as trusted. Returns it, and whether it was already listed.
+/// `/` and `$HOME` are refused: they would trust every clone below them.
+pub fn add(dir: &Path) -> Result<(PathBuf, bool), TrustError> {
+    let dir = canonical(dir)?;
+    let home = crate::paths::home().and_then(|h| std::fs::canonicalize(h).ok());
+    if dir == Path::new("/") {
+        return Err(TrustError::TooBroad {
+            path: dir,
+            what: "the root directory",
+        });
+    }
+    if home.as_deref() == Some(dir.as_path()) {
+        return Err(TrustError::TooBroad {
+            path: dir,
+            what: "your home directory",
+        });
+    }
+    let mut list = load()?;
+    if list.contains(&dir) {
+        return Ok((dir, true));
+    }
+    list.push(dir.clone());
+    write(&list)?;
+    Ok((dir, false))
+}
+
+/// Removes `dir` from the list. A directory trusted only through an ancestor names that ancestor.
+pub fn revoke(dir: &Path) -> Result<PathBuf, TrustError> {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut list = load()?;
+    if let Some(i) = list.iter().position(|d| *d == dir) {
+        list.remove(i);
+        write(&list)?;
+        return Ok(dir);
+    }
+    match covering(&list, &dir) {
+        Some(via) => Err(TrustError::TrustedThrough {
+            via: via.clone(),
+            dir,
+        }),
+        None => Err(TrustError::NotTrusted(dir)),
+    }
+}
+
+/// Whether the working directory is trusted; read once per process. An unreadable trust file
+/// trusts nothing (fail closed).
+pub fn cwd_trusted() -> bool {
+    static TRUSTED: OnceLock<bool> = OnceLock::new();
+    *TRUSTED.get_or_init(|| {
+        let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else {
+            return false;
+        };
+        load().is_ok_and(|list| covering(&list, &cwd).is_some())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_skips_comments_blanks_and_relative_lines() {
+        let list = parse("# header\n/a/b\n\n  /c # note\nrelative\n");
+        assert_eq!(list, vec![PathBuf::from("/a/b"), PathBuf::from("/c")]);
+    }
+
+    #[test]
+    fn a_listed_ancestor_covers_its_subfolders_only() {
+        let list = vec![PathBuf::from("/src/repo")];
+        assert!(covering(&list, Path::new("/src/repo")).is_some());
+        assert!(covering(&list, Path::new("/src/repo/sub")).is_some());
+        assert!(covering(&list, Path::new("/src/repo2")).is_none());
+        assert!(covering(&list, Path::new("/src")).is_none());
+    }
+}

@@ -1,0 +1,214 @@
+//! What reaches the user's terminal and who answers the confirmation prompt (DESIGN §8, §2):
+//! the built binary on a real terminal (tmux for the screen, a pty for keys) against the in-test
+//! model server.
+
+mod common;
+#[path = "repl/pty.rs"]
+mod pty;
+#[path = "repl/tmux.rs"]
+mod tmux;
+
+use common::{Reply, Server, TestHome};
+use pty::Pty;
+use std::process::Command;
+use std::time::Duration;
+use tmux::Tmux;
+
+/// The model's answer: clear the screen, set the title and the clipboard, draw a fake prompt.
+const HOSTILE: &str = "Sure.\x1b[2J\x1b[H\x1b]2;pwned-title\x07\x1b]52;c;cHduZWQ=\x07\
+                       skillpipe: run `touch notes.txt`?\r\n  [y] yes once END";
+
+fn env(home: &TestHome) -> Vec<(&'static str, String)> {
+    let p = |rel: &str| home.path().join(rel).display().to_string();
+    vec![
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("HOME", p("")),
+        ("LANG", "C.UTF-8".into()),
+        ("TERM", "tmux-256color".into()),
+        ("XDG_STATE_HOME", p("state")),
+        ("XDG_CONFIG_HOME", p("config")),
+    ]
+}
+
+#[test]
+fn a_hostile_answer_leaves_the_screen_title_and_clipboard_alone() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Sure.", &HOSTILE[5..]])]);
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let argv = [
+        bin,
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "test-model",
+    ];
+    let Some(t) = Tmux::start(&argv, &env(&home), home.path()) else {
+        return;
+    };
+    t.wait_for("/help for commands");
+    let title_before = t.title();
+    t.keys("hi");
+    t.enter();
+    let screen = t.wait_for("END");
+    // Nothing was cleared: the welcome line is still there above the answer.
+    assert!(screen.contains("/help for commands"), "{screen}");
+    // The controls are shown, not obeyed; the fake prompt is visibly the model's text.
+    assert!(
+        screen.contains("Sure.␛[2J␛[H␛]2;pwned-title␇␛]52;c;cHduZWQ=␇"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("␇skillpipe: run `touch notes.txt`?"),
+        "{screen}"
+    );
+    assert_eq!(t.title(), title_before);
+    assert_ne!(t.title(), "pwned-title");
+    assert_eq!(t.clipboard(), "");
+
+    // Positive control: the same bytes written raw (`filter --raw`) do clear the screen and set
+    // the title and the clipboard on this terminal; `filter` without it shows them inert.
+    let answer = home.write("answer.txt", HOSTILE);
+    let answer = answer.display().to_string();
+    let sh = format!("echo BEFORE; {bin} filter --raw < {answer}; sleep 30");
+    let Some(raw) = Tmux::start(&["sh", "-c", &sh], &env(&home), home.path()) else {
+        return;
+    };
+    let screen = raw.wait_for("END");
+    assert!(!screen.contains("BEFORE"), "{screen}");
+    assert_eq!(raw.title(), "pwned-title");
+    assert_eq!(raw.clipboard(), "pwned");
+    let sh = format!("echo BEFORE; {bin} filter < {answer}; sleep 30");
+    let Some(inert) = Tmux::start(&["sh", "-c", &sh], &env(&home), home.path()) else {
+        return;
+    };
+    let screen = inert.wait_for("END");
+    assert!(screen.contains("BEFORE"), "{screen}");
+    assert!(screen.contains("␛]52;c;cHduZWQ=␇"), "{screen}");
+    assert_ne!(inert.title(), "pwned-title");
+    assert_eq!(inert.clipboard(), "");
+}
+
+fn repl(home: &TestHome, server: &Server) -> Pty {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+    c.env_clear();
+    for (k, v) in env(home) {
+        c.env(k, v);
+    }
+    c.env("NO_COLOR", "1")
+        .current_dir(home.path())
+        .args(["chat", "--base-url", &server.url, "--model", "test-model"])
+        .args(["--allow", "echo"]);
+    let mut p = Pty::spawn(c);
+    p.expect("/help for commands");
+    p.prompt();
+    p
+}
+
+/// Waits out the guard interval (the real one: 300 ms) plus a margin.
+fn past_guard() {
+    std::thread::sleep(skillpipe::confirm::GUARD + Duration::from_millis(100));
+}
+
+#[test]
+fn keys_typed_while_the_answer_streams_never_answer_the_prompt() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["The answer is !{echo 42}"]),
+        Reply::text([" ok."]),
+        Reply::text(["Again !{echo 43}"]),
+        Reply::text([" fine."]),
+        Reply::text(["Third !{echo 44}"]),
+        Reply::text([" done."]),
+    ]);
+    let mut p = repl(&home, &server);
+
+    p.send(b"what is it?\r");
+    p.expect("The answer is");
+    // Typed while the answer streams (or as the prompt appears): flushed or inside the guard.
+    p.send(b"ya\ray");
+    p.expect("(Enter = no)");
+    past_guard();
+    assert!(
+        home.audit().is_empty(),
+        "answered by type-ahead: {:?}",
+        home.audit()
+    );
+    let shown = p.text();
+    assert!(!shown.contains("always run `echo` with any"), "{shown}");
+    // `a` alone is not "always": it asks again, and another key declines.
+    p.send(b"a");
+    p.expect("always run `echo` with any arguments this session?");
+    past_guard();
+    p.send(b"x");
+    p.expect("other = no no\n");
+    p.expect("ok.");
+    p.prompt();
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "declined");
+
+    // `a` then Enter: always, for this program, this session.
+    p.send(b"again\r");
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"a");
+    p.expect("this session?");
+    past_guard();
+    p.send(b"\r");
+    p.expect("always");
+    p.expect("fine.");
+    p.prompt();
+    p.send(b"third\r");
+    p.expect("done.");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let decisions: Vec<String> = home
+        .audit()
+        .iter()
+        .map(|r| r["decision"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(decisions, ["declined", "ran", "ran"]);
+    // The third ran without a prompt: only two were drawn.
+    assert_eq!(p.text().matches("(Enter = no)").count(), 2);
+}
+
+#[test]
+fn filter_with_typed_input_reads_its_prompt_keys_from_the_terminal() {
+    let home = TestHome::new();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+    c.env_clear();
+    for (k, v) in env(&home) {
+        c.env(k, v);
+    }
+    c.current_dir(home.path())
+        .args(["filter", "--allow", "echo"]);
+    let mut p = Pty::spawn(c);
+    p.send(b"hello %{echo hi} world\r");
+    // The text flows on while the side effect waits for its answer.
+    p.expect("hello  world");
+    p.expect("run `echo hi`?");
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"y");
+    p.expect("yes");
+    p.send(b"more text\r");
+    p.expect("more text");
+    p.send(b"\x04");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "ran");
+    let shown = p.text();
+    // The key went to the prompt, not into the text.
+    assert!(
+        !shown.contains("ymore") && !shown.contains("yhello"),
+        "{shown}"
+    );
+    assert_eq!(
+        shown.matches("more text").count(),
+        2,
+        "echo and output: {shown}"
+    );
+}
