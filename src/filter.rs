@@ -229,12 +229,28 @@ pub fn notice(d: &Directive, outcome: &Outcome) -> Option<String> {
             let how = match (&r.signal, r.timed_out) {
                 (_, true) => "timed out".to_string(),
                 (Some(sig), _) => format!("killed by {sig}"),
-                (None, _) => format!("exited with {}", r.exit_code),
+                // Say why: the last line of its stderr is usually the reason.
+                (None, _) => match last_line(&r.stderr) {
+                    Some(why) => format!("exited with {}: {why}", r.exit_code),
+                    None => format!("exited with {}", r.exit_code),
+                },
             };
             Some(format!("skillpipe: failed: {shown}: {how}"))
         }
         Outcome::Ran(_) => None,
     }
+}
+
+/// The last non-blank line of a command's stderr, sanitized and cut to 200 characters.
+fn last_line(stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+    let mut line = crate::term::sanitize(line).into_owned();
+    if let Some((cut, _)) = line.char_indices().nth(200) {
+        line.truncate(cut);
+        line.push('…');
+    }
+    Some(line)
 }
 
 /// Keeps a notice on one line, showing control and invisible characters escaped.
@@ -307,5 +323,25 @@ mod tests {
     #[test]
     fn notices_stay_on_one_line() {
         assert_eq!(one_line("%{echo \"a\nb\"}"), "%{echo \"a\\nb\"}");
+    }
+
+    #[test]
+    fn a_failure_says_why_with_its_last_stderr_line() {
+        assert_eq!(
+            last_line(b"warming up\nno speech engine found\n\n").as_deref(),
+            Some("no speech engine found")
+        );
+        assert_eq!(
+            last_line(b"bad \x1b]0;title\x07\n").as_deref(),
+            Some("bad ␛]0;title␇")
+        );
+        assert_eq!(last_line(b" \n"), None);
+        assert_eq!(
+            last_line("x".repeat(300).as_bytes())
+                .unwrap()
+                .chars()
+                .count(),
+            201
+        );
     }
 }

@@ -29,6 +29,7 @@ pub mod filter;
 pub mod model;
 pub mod paths;
 pub mod policy;
+pub mod render;
 pub mod repl;
 pub mod sandbox;
 pub mod scan;

@@ -490,3 +490,211 @@ fn unreachable_endpoint_fails_cleanly() {
         stderr(&out)
     );
 }
+
+#[test]
+fn answers_on_a_pipe_are_the_raw_markdown() {
+    let home = TestHome::new();
+    let answer = "# Title\n\nSome **bold** text.\n\n> quoted\n\n```sh\necho hi\n```\n";
+    let server = Server::start([Reply::text([answer])]);
+    let out = chat(&home, &server).arg("hi").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), answer);
+}
+
+#[test]
+fn a_base_url_without_a_model_uses_the_servers_only_model() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["hello"])]);
+    server.set_models(&["qwen2.5:0.5b"]);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &server.url, "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("using qwen2.5:0.5b, the only model"),
+        "{}",
+        stderr(&out)
+    );
+    let rec = server.recorded();
+    assert_eq!(rec[0].path, "/v1/models");
+    assert_eq!(rec[1].body["model"], "qwen2.5:0.5b");
+}
+
+#[test]
+fn a_base_url_without_a_model_stops_with_the_servers_list() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["never"])]);
+    server.set_models(&["llama3.2", "qwen2.5"]);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &server.url, "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("serves 2 models; choose one with --model: llama3.2, qwen2.5"),
+        "{err}"
+    );
+    // No chat request was sent, least of all with a hosted model's name.
+    assert!(
+        server
+            .recorded()
+            .iter()
+            .all(|r| r.path.ends_with("/models"))
+    );
+
+    // A server without a list: stop too, and say what to do.
+    let bare = Server::start([Reply::text(["never"])]);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &bare.url, "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("pass --model NAME"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(bare.remaining(), 1);
+}
+
+#[test]
+fn doctor_fails_on_a_broken_config_naming_file_and_line() {
+    let home = TestHome::new();
+    let config = home.write(
+        "config/skillpipe/config.toml",
+        "model = \"m\"\n\n[providers.local]\nbase_url = \"http://127.0.0.1:1/v1\"\nmodle = \"x\"\n",
+    );
+    let out = home.cmd().arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("{}:5: unknown field `modle`", config.display())),
+        "{err}"
+    );
+
+    // The same config, fixed: doctor passes and shows the resolved settings (never the key).
+    home.write(
+        "config/skillpipe/config.toml",
+        "default_provider = \"local\"\n\n[providers.local]\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\napi_key_env = \"LOCAL_KEY\"\n",
+    );
+    let out = home
+        .cmd()
+        .env("LOCAL_KEY", "sk-secret")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("provider               local"), "{text}");
+    assert!(
+        text.contains("endpoint               http://127.0.0.1:1/v1"),
+        "{text}"
+    );
+    assert!(text.contains("model                  m"), "{text}");
+    assert!(
+        text.contains("API key                $LOCAL_KEY (set)"),
+        "{text}"
+    );
+    assert!(!text.contains("sk-secret"));
+}
+
+#[test]
+fn doctor_fails_on_a_broken_agent() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/agents/bad.toml",
+        "name = \"bad\"\nmodle = \"x\"\n",
+    );
+    let out = home.cmd().arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).contains("agents/bad.toml:2"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn doctor_online_lists_the_endpoints_models() {
+    let home = TestHome::new();
+    let server = Server::start([]);
+    server.set_models(&["m1", "m2"]);
+    let out = home
+        .cmd()
+        .args([
+            "doctor",
+            "--online",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m2",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "online                 {}/models answers: 2 models",
+            server.url
+        )),
+        "{text}"
+    );
+    assert!(text.contains("  m1\n"), "{text}");
+
+    let down = Server::start([]);
+    let out = home
+        .cmd()
+        .args([
+            "doctor",
+            "--online",
+            "--base-url",
+            &down.url,
+            "--model",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("online                 FAILED"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_failed_side_effect_says_why_and_show_side_effects_works_in_chat() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text([
+        "Done.%{ls /no-such-dir-for-skillpipe}%{printf 'side output \\033[2J'}",
+    ])]);
+    let out = chat(&home, &server)
+        .args([
+            "--allow",
+            "ls",
+            "--allow",
+            "printf",
+            "-y",
+            "--sandbox",
+            "best-effort",
+        ])
+        .args(["--show-side-effects", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done.\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("failed: %{ls /no-such-dir-for-skillpipe}: exited with 2: ls: cannot access"),
+        "{err}"
+    );
+    // The side effect's output, with its escape made visible.
+    assert!(err.contains("side output \u{241b}[2J"), "{err}");
+    assert!(!err.contains("\u{1b}[2J"), "{err}");
+}

@@ -416,16 +416,16 @@ fn agent_switch_keeps_the_conversation_and_clear_forgets_it() {
     p.prompt();
     p.send(b"/agent tutor\r");
     p.expect("agent: tutor");
-    p.expect("tutor> ");
+    p.expect("tutor@test-model> ");
     p.send(b"again\r");
     p.expect("two");
-    p.expect("tutor> ");
+    p.expect("tutor@test-model> ");
     p.send(b"/clear\r");
     p.expect("conversation cleared");
-    p.expect("tutor> ");
+    p.expect("tutor@test-model> ");
     p.send(b"fresh\r");
     p.expect("three");
-    p.expect("tutor> ");
+    p.expect("tutor@test-model> ");
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 
@@ -464,4 +464,249 @@ fn a_status_line_waits_for_the_end_of_the_line_of_text() {
     p.prompt();
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
+}
+
+/// A Markdown answer with a heading, emphasis, a quote and a fenced code block.
+const MARKDOWN: &str = "# Getting started\n\nThe **quick** brown fox jumps over the lazy dog again and again until the line must wrap.\n\n> a quoted line\n\n```rust\nfn main() {}\n```\n";
+
+#[test]
+fn markdown_answers_render_with_colour_and_wrap_at_word_boundaries() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(
+        MARKDOWN.split_inclusive(' ').collect::<Vec<_>>(),
+    )]);
+    let mut p = Pty::spawn_sized(repl_cmd(&home, &server, &[]), 60);
+    p.expect("/help for commands");
+    p.prompt();
+    p.send(b"show me\r");
+    p.expect("Getting started\n");
+    p.expect("The quick brown fox jumps over the lazy dog again and again\n");
+    p.expect("until the line must wrap.\n");
+    p.expect("\u{2502} a quoted line\n");
+    p.expect("```rust\nfn main() {}\n```\n");
+    p.prompt();
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+    assert!(!p.text().contains("# Getting"), "the heading marker shows");
+    assert!(!p.text().contains("**quick**"), "the emphasis markers show");
+    assert!(raw.contains("\x1b[1;4;35mGetting"), "no heading style");
+    assert!(raw.contains("\x1b[1mquick"), "no bold");
+    // The code is highlighted: the keyword in a colour of its own.
+    assert!(
+        raw.contains("\x1b[38;5;") && raw.contains("mfn\x1b[0m"),
+        "no highlighted code"
+    );
+    assert!(
+        !p.text().contains("> a quoted line"),
+        "a quote looks like the prompt"
+    );
+
+    // Narrower now: the next answer wraps to the new width.
+    p.resize(40);
+    server.push(Reply::text([
+        "one two three four five six seven eight nine ten eleven twelve\n",
+    ]));
+    p.send(b"again\r");
+    p.expect("one two three four five six seven eight\nnine ten eleven twelve\n");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
+#[test]
+fn no_colour_codes_in_the_answer_under_no_color() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text([MARKDOWN])]);
+    let mut cmd = repl_cmd(&home, &server, &[]);
+    cmd.env("NO_COLOR", "1");
+    let mut p = Pty::spawn_sized(cmd, 60);
+    p.expect("/help for commands");
+    p.prompt();
+    p.send(b"show me\r");
+    p.expect("```\n");
+    p.prompt();
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+    let start = raw
+        .find("# Getting started")
+        .expect("the heading keeps its marker");
+    let end = raw[start..].find("```\r\n").unwrap() + start;
+    let answer = &raw[start..end];
+    assert!(!answer.contains('\x1b'), "escape codes in {answer:?}");
+    // Still rendered: the emphasis markers are gone, the line wrapped at a word.
+    assert!(
+        answer.contains("The quick brown fox jumps over the lazy dog again and again\r\nuntil")
+    );
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
+#[test]
+fn raw_flag_shows_the_markdown_as_written() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text([MARKDOWN])]);
+    let mut p = start(&home, &server, &["--raw"]);
+    p.send(b"show me\r");
+    p.expect("# Getting started\n\nThe **quick** brown fox");
+    p.expect("> a quoted line\n");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
+#[test]
+fn an_escape_in_a_rendered_answer_shows_visibly() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text([
+        "## Title \x1b]0;pwned\x07\n\ntext \x1b[2J end\n",
+    ])]);
+    let mut p = start(&home, &server, &[]);
+    p.send(b"hi\r");
+    p.expect("Title \u{241b}]0;pwned\u{2407}\n");
+    p.expect("text \u{241b}[2J end");
+    p.prompt();
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+    assert!(
+        !raw.contains("\x1b]0;pwned"),
+        "the title escape reached the terminal"
+    );
+    assert!(
+        !raw.contains("\x1b[2J"),
+        "the clear-screen escape reached the terminal"
+    );
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
+#[test]
+fn info_names_the_session_and_retry_asks_again() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["first try"]), Reply::text(["second try"])]);
+    let mut p = start(&home, &server, &[]);
+    p.send(b"/retry\r");
+    p.expect("nothing to retry yet");
+    p.prompt();
+    p.send(b"the question\r");
+    p.expect("first try");
+    p.prompt();
+    p.send(b"/info\r");
+    p.expect("model      openai:test-model");
+    p.expect(&format!("endpoint   {}", server.url));
+    p.expect("agent      none");
+    p.expect("policy     scripts off");
+    p.expect("sandbox    required");
+    p.expect("prompt     system ");
+    p.expect("2 messages");
+    p.prompt();
+    p.send(b"/retry\r");
+    p.expect("second try");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    // The retry sent the question again, without the first answer.
+    let m = messages(&server, 1);
+    assert_eq!(m[1..], [pair("user", "the question")]);
+}
+
+#[test]
+fn model_names_complete_from_the_endpoint_list() {
+    let home = TestHome::new();
+    let server = Server::start([]);
+    server.set_models(&["alpha-small", "alpha-large", "beta"]);
+    let mut p = start(&home, &server, &[]);
+    p.send(b"/model be\t");
+    p.expect("/model beta");
+    p.send(b"\r");
+    p.expect("model: openai:beta");
+    p.expect("beta> ");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
+/// A resize redraws the typed line once, also on a terminal that re-wraps its lines. tmux is such
+/// a terminal (itself on a pseudo-terminal); without it the test says so and checks nothing.
+#[test]
+fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed; it is the re-wrapping terminal this test needs");
+        return;
+    }
+    let home = TestHome::new();
+    let answers = home.write("answers.jsonl", "{\"content\":\"fine\"}\n");
+    let socket = home.path().join("tmux.sock");
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    };
+    let screen =
+        || String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "sp"]).stdout).into_owned();
+    let wait_for = |what: &dyn Fn(&str) -> bool| {
+        let deadline = std::time::Instant::now() + pty::TIMEOUT;
+        loop {
+            let s = screen();
+            if what(&s) {
+                return s;
+            }
+            assert!(std::time::Instant::now() < deadline, "screen:\n{s}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    let cmd = format!(
+        "env -i PATH=\"$PATH\" HOME={home} TERM=tmux-256color LANG=C.UTF-8 XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config {bin} chat --model replay:{answers}",
+        home = home.path().display(),
+        bin = env!("CARGO_BIN_EXE_skillpipe"),
+        answers = answers.display()
+    );
+    let dir = home.path().to_str().unwrap();
+    let out = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "sp",
+        "-c",
+        dir,
+        "-x",
+        "60",
+        "-y",
+        "20",
+        &cmd,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // (capture-pane drops trailing spaces: the prompt shows as `replay>`)
+    wait_for(&|s| s.lines().any(|l| l == "replay>"));
+    // rustyline asks the terminal where the cursor is; keys typed before the answer are lost.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let typed = "hello this is a long line that the user typed at the prompt ok";
+    let sent = tmux(&["send-keys", "-t", "sp", "-l", typed]);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    wait_for(&|s| s.contains(" prompt ok"));
+    for width in ["80", "50", "60"] {
+        tmux(&["resize-window", "-t", "sp", "-x", width, "-y", "20"]);
+        wait_for(&|s| {
+            s.lines()
+                .all(|l| l.chars().count() <= width.parse().unwrap())
+        });
+        // Let the redraw that follows the resize arrive.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let s = screen();
+        assert_eq!(
+            s.matches("replay> hello").count(),
+            1,
+            "the typed line drawn twice at {width} columns:\n{s}"
+        );
+        assert!(s.contains("prompt ok"), "{s}");
+    }
+    tmux(&["send-keys", "-t", "sp", "Enter"]);
+    wait_for(&|s| s.contains("fine"));
+    tmux(&["kill-server"]);
 }

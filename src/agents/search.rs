@@ -24,8 +24,10 @@ pub struct AgentSummary {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentListing {
     pub agents: Vec<AgentSummary>,
-    /// Broken files (with file and line) and agents hidden by an earlier one of the same name.
+    /// Agents hidden by an earlier one of the same name, and the agents' own warnings.
     pub warnings: Vec<String>,
+    /// Files that are no valid agent (with file and line): `doctor` fails on them.
+    pub errors: Vec<String>,
 }
 
 /// Load an agent by name or path from the standard search path and fill its variables.
@@ -172,17 +174,19 @@ pub fn list() -> AgentListing {
 /// Every agent in `dirs`: `*.toml` files and r9s folders, sorted by name within a directory.
 /// The first of a name wins; later ones and broken files become warnings.
 pub fn list_in(dirs: &[PathBuf]) -> AgentListing {
-    let (files, warnings) = scan(dirs);
+    let (files, warnings, errors) = scan(dirs);
     AgentListing {
         agents: files.into_iter().map(summary).collect(),
         warnings,
+        errors,
     }
 }
 
 /// Parse every agent in `dirs`, first of a name wins.
-fn scan(dirs: &[PathBuf]) -> (Vec<AgentFile>, Vec<String>) {
+fn scan(dirs: &[PathBuf]) -> (Vec<AgentFile>, Vec<String>, Vec<String>) {
     let mut files: Vec<AgentFile> = Vec::new();
     let mut warnings = Vec::new();
+    let mut errors = Vec::new();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
@@ -214,11 +218,11 @@ fn scan(dirs: &[PathBuf]) -> (Vec<AgentFile>, Vec<String>) {
                         files.push(file);
                     }
                 }
-                Err(e) => warnings.push(e.to_string()),
+                Err(e) => errors.push(e.to_string()),
             }
         }
     }
-    (files, warnings)
+    (files, warnings, errors)
 }
 
 fn summary(file: AgentFile) -> AgentSummary {

@@ -23,6 +23,8 @@ pub trait Ui {
     fn text(&mut self, bytes: &[u8]);
     /// One status line about a directive or the stream (ran, blocked, exit code, retrying, …).
     fn status(&mut self, line: &str);
+    /// What a side effect wrote (`--show-side-effects`), already sanitized for a terminal.
+    fn side_output(&mut self, text: &str);
     /// Something is pending: `Some("thinking")` until the first token, `Some("running …")`
     /// while a script runs, `None` when output flows again.
     fn busy(&mut self, what: Option<&str>);
@@ -37,6 +39,8 @@ pub struct ChatOptions {
     pub stream: bool,
     pub model: String,
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// Show what side effects write (`--show-side-effects`).
+    pub show_side_effects: bool,
 }
 
 /// How one turn went.
@@ -205,7 +209,8 @@ impl Session {
                     });
                     // Every call gets its tool message (the API requires one per call), but
                     // only max_captures_per_turn of them run, however many one answer holds.
-                    drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report).await;
+                    self.drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report)
+                        .await;
                     let mut limited = false;
                     for call in tool_calls {
                         let content = if report.captures >= self.opts.max_captures {
@@ -252,7 +257,8 @@ impl Session {
                     capture_bodies.push(directive.body.clone());
                     report.captures += 1;
                     // Program order: the capture sees every earlier side effect's result.
-                    drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report).await;
+                    self.drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report)
+                        .await;
                     ui.busy(Some(&format!("running {}", directive.body)));
                     let outcome = self
                         .dispatcher
@@ -271,7 +277,8 @@ impl Session {
             }
         };
         // Side effects finish before the turn ends, so their status lines come before the prompt.
-        drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report).await;
+        self.drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report)
+            .await;
         ui.busy(None);
         self.partial_raw.clear();
         report.shown = std::mem::take(&mut self.partial_shown);
@@ -300,6 +307,7 @@ impl Session {
             let item = stream.next().await;
             while let Ok((d, outcome)) = side_rx.try_recv() {
                 *side_pending -= 1;
+                self.side_output(ui, &outcome);
                 report_status(ui, &d, &outcome, report);
             }
             let finished = match item {
@@ -407,6 +415,43 @@ impl Session {
         }
     }
 
+    /// A side effect's stdout and stderr, sanitized, when `--show-side-effects` asks for them.
+    /// Waits until every side effect queued so far has finished, showing each one's output (when
+    /// asked) and status line.
+    async fn drain_side_effects(
+        &self,
+        ui: &mut dyn Ui,
+        pending: &mut usize,
+        done: &mut mpsc::UnboundedReceiver<SideDone>,
+        report: &mut TurnReport,
+    ) {
+        while *pending > 0 {
+            match done.recv().await {
+                Some((d, outcome)) => {
+                    *pending -= 1;
+                    self.side_output(ui, &outcome);
+                    report_status(ui, &d, &outcome, report);
+                }
+                None => break,
+            }
+        }
+    }
+
+    fn side_output(&self, ui: &mut dyn Ui, outcome: &Outcome) {
+        let Outcome::Ran(ran) = outcome else { return };
+        if !self.opts.show_side_effects {
+            return;
+        }
+        let mut clean = Vec::new();
+        let mut san = crate::term::Sanitizer::default();
+        san.push(&ran.result.stdout, &mut clean);
+        san.push(&ran.result.stderr, &mut clean);
+        san.finish(&mut clean);
+        if !clean.is_empty() {
+            ui.side_output(&String::from_utf8_lossy(&clean));
+        }
+    }
+
     fn show(&mut self, ui: &mut dyn Ui, mut bytes: &[u8]) {
         if self.continuing {
             if self.partial_shown.ends_with([' ', '\n']) {
@@ -508,24 +553,6 @@ enum Step {
         raw: String,
         directive: Directive,
     },
-}
-
-/// Waits until every side effect queued so far has finished, showing each one's status line.
-async fn drain_side_effects(
-    ui: &mut dyn Ui,
-    pending: &mut usize,
-    done: &mut mpsc::UnboundedReceiver<SideDone>,
-    report: &mut TurnReport,
-) {
-    while *pending > 0 {
-        match done.recv().await {
-            Some((d, outcome)) => {
-                *pending -= 1;
-                report_status(ui, &d, &outcome, report);
-            }
-            None => break,
-        }
-    }
 }
 
 async fn side_effect_worker(

@@ -35,6 +35,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
     match args.command {
         AgentsCommand::List { json } => {
             let listing = agents::list();
+            warn_all(&listing.errors);
             warn_all(&listing.warnings);
             print!("{}", render_list(&listing, json)?);
             if listing.agents.is_empty() && !json {

@@ -4,6 +4,7 @@ use super::setup::Setup;
 use super::{PolicyFlags, SkillFlags, usage};
 use crate::chat::{ChatOptions, Session, Ui};
 use crate::model::{AgentModel, Settings};
+use crate::render::{Display, Options as RenderOptions};
 use crate::scan::ScanOptions;
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
@@ -39,6 +40,12 @@ pub struct ChatArgs {
     /// Print the system prompt's size (bytes, estimated tokens) and other set-up details to stderr.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Show answers as the model wrote them (no Markdown rendering), even on a terminal.
+    #[arg(long)]
+    pub raw: bool,
+    /// Copy the output of side effects to stderr.
+    #[arg(long)]
+    pub show_side_effects: bool,
     /// Reopen a saved session (lists sessions when no name is given).
     #[arg(long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
@@ -74,14 +81,14 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
     };
     let rt = super::setup::runtime()?;
     let _guard = rt.enter();
-    let (session, label) = build_session(&args, &setup)?;
+    let (session, settings) = build_session(&args, &setup)?;
     match prompt {
-        Some(p) => one_shot(&rt, session, &p),
+        Some(p) => one_shot(&rt, session, &p, args.raw),
         None => crate::repl::run(
             &rt,
             session,
             crate::repl::ReplInfo {
-                model_label: label,
+                model_label: settings.label(),
                 args,
                 setup,
             },
@@ -90,8 +97,8 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
 }
 
 /// Model settings, provider, system prompt and options → a chat session. Returns the
-/// `provider:model` label for display.
-pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session, String)> {
+/// resolved model settings (their `label()` is what the REPL shows).
+pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session, Settings)> {
     if args.max_captures == Some(0) {
         return Err(usage("--max-captures must be at least 1"));
     }
@@ -108,6 +115,7 @@ pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session,
         Settings::from_process(args.model.as_deref(), args.base_url.as_deref(), agent_model)
             .map_err(|e| usage(e.to_string()))?;
     settings.check_api_key().map_err(|e| usage(e.to_string()))?;
+    let settings = choose_model(settings)?;
     let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
     let dispatcher = setup.dispatcher.clone();
     let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
@@ -135,12 +143,48 @@ pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session,
         stream: !args.no_stream,
         model: settings.model.clone(),
         params: settings.params.clone(),
+        show_side_effects: args.show_side_effects,
     };
-    let label = settings.label();
     Ok((
         Session::new(provider, dispatcher, Some(system), opts),
-        label,
+        settings,
     ))
+}
+
+/// A base URL of the user's with no model named: the built-in default model belongs to another
+/// server, so ask this one what it serves and take its only model, or stop and list them.
+fn choose_model(mut settings: Settings) -> anyhow::Result<Settings> {
+    if !settings.model_is_default_for_other_url {
+        return Ok(settings);
+    }
+    let url = settings.base_url.clone();
+    let models = crate::model::models::list(&settings, std::time::Duration::from_secs(10))
+        .map_err(|e| {
+            let msg = format!(
+                "no model named for {url}, and its model list is not available ({e}); pass --model NAME"
+            );
+            // Unreachable is a runtime failure (exit 1), as a chat request would have been.
+            match e {
+                crate::model::models::ListError::Unreachable { .. } => anyhow::anyhow!(msg),
+                _ => usage(msg),
+            }
+        })?;
+    match models.as_slice() {
+        [only] => {
+            eprintln!("skillpipe: using {only}, the only model {url} serves (--model chooses)");
+            settings.model = only.clone();
+            settings.model_is_default_for_other_url = false;
+            Ok(settings)
+        }
+        [] => Err(usage(format!(
+            "no model named, and {url} lists none; pass --model NAME"
+        ))),
+        many => Err(usage(format!(
+            "no model named, and {url} serves {} models; choose one with --model: {}",
+            many.len(),
+            many.join(", ")
+        ))),
+    }
 }
 
 /// One answer on stdout (processed text only), notices on stderr, then exit.
@@ -148,10 +192,17 @@ fn one_shot(
     rt: &tokio::runtime::Runtime,
     mut session: Session,
     prompt: &str,
+    raw: bool,
 ) -> anyhow::Result<i32> {
-    let mut ui = PlainUi::default();
+    let looks = crate::repl::Looks::detect();
+    let opts = RenderOptions::detect(looks.color_out, looks.unicode);
+    let mut ui = PlainUi {
+        display: Display::new(looks.stdout_tty, raw, opts),
+        ..PlainUi::default()
+    };
     let result = rt.block_on(session.turn(prompt, &mut ui));
-    ui.finish();
+    let rest = ui.display.finish(terminal_width());
+    ui.write(&rest);
     if ui.wrote && !ui.ended_with_newline {
         ui.write(b"\n");
     }
@@ -164,13 +215,12 @@ fn one_shot(
     }
 }
 
-/// Plain output for one-shot mode and pipes: text to stdout, status lines to stderr, no colour,
-/// no spinner.
-/// On a terminal the answer is sanitized (DESIGN §8); on a pipe it is the model's bytes.
+/// Output for one-shot mode and pipes: text to stdout (Markdown rendered on a terminal unless
+/// `--raw`), status lines to stderr, no spinner.
 pub struct PlainUi {
     ended_with_newline: bool,
     wrote: bool,
-    sanitizer: Option<crate::term::Sanitizer>,
+    display: Display,
 }
 
 impl Default for PlainUi {
@@ -178,10 +228,17 @@ impl Default for PlainUi {
         PlainUi {
             ended_with_newline: false,
             wrote: false,
-            sanitizer: std::io::stdout()
-                .is_terminal()
-                .then(crate::term::Sanitizer::default),
+            display: Display::Exact,
         }
+    }
+}
+
+/// Columns of the terminal, read for every piece so a resize applies at once; 80 when the
+/// terminal does not say (a pty nobody sized reports 0).
+fn terminal_width() -> usize {
+    match crossterm::terminal::size() {
+        Ok((w, _)) if w > 0 => usize::from(w),
+        _ => 80,
     }
 }
 
@@ -196,32 +253,23 @@ impl PlainUi {
         self.wrote = true;
         self.ended_with_newline = bytes.ends_with(b"\n");
     }
-
-    /// Writes what the sanitizer held back at the end of the answer.
-    fn finish(&mut self) {
-        if let Some(s) = &mut self.sanitizer {
-            let mut tail = Vec::new();
-            s.finish(&mut tail);
-            self.write(&tail);
-        }
-    }
 }
 
 impl Ui for PlainUi {
     fn text(&mut self, bytes: &[u8]) {
-        match &mut self.sanitizer {
-            Some(s) => {
-                let mut shown = Vec::with_capacity(bytes.len());
-                s.push(bytes, &mut shown);
-                self.write(&shown);
-            }
-            None => self.write(bytes),
-        }
+        let out = self.display.push(bytes, terminal_width());
+        self.write(&out);
     }
 
     /// Status lines quote foreign text (tool names, directive bodies): always sanitized.
     fn status(&mut self, line: &str) {
         eprintln!("skillpipe: {}", crate::term::sanitize(line));
+    }
+
+    fn side_output(&mut self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(crate::term::sanitize(text).as_bytes());
+        let _ = err.flush();
     }
 
     fn busy(&mut self, _what: Option<&str>) {}

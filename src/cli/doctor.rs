@@ -1,4 +1,6 @@
-//! `skillpipe doctor`: what this machine can enforce and where files live.
+//! `skillpipe doctor`: what this machine can enforce, where files live, and the mistakes a new
+//! user makes first — a config or agent file that does not parse, the wrong endpoint or model,
+//! a missing API key — found before `chat` trips over them.
 
 use super::SkillFlags;
 use crate::paths;
@@ -11,11 +13,198 @@ use std::path::Path;
 pub struct DoctorArgs {
     #[command(flatten)]
     pub skill_flags: SkillFlags,
+    /// Also ask the endpoint for its model list (checks the URL and the key).
+    #[arg(long)]
+    pub online: bool,
+    /// Check the settings `chat --agent NAME` would use.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub agent: Option<String>,
+    /// Check the settings `chat --model M` would use.
+    #[arg(long, short = 'm')]
+    pub model: Option<String>,
+    /// Check the settings `chat --base-url URL` would use.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
 }
 
 pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     print!("{}", report(&sandbox::probe(), &args.skill_flags));
-    Ok(super::EXIT_OK)
+    let model = model_section(&args);
+    print!("\n{}", model.text);
+    for e in &model.errors {
+        eprintln!("skillpipe: error: {e}");
+    }
+    Ok(if !model.errors.is_empty() {
+        super::EXIT_USAGE
+    } else if model.offline_failure {
+        super::EXIT_RUNTIME
+    } else {
+        super::EXIT_OK
+    })
+}
+
+/// The model part of the report and what it found wrong.
+#[derive(Debug, Default)]
+pub struct ModelReport {
+    pub text: String,
+    /// Configuration errors (file and line named): exit 2.
+    pub errors: Vec<String>,
+    /// `--online` could not get the model list: exit 1.
+    pub offline_failure: bool,
+}
+
+fn model_section(args: &DoctorArgs) -> ModelReport {
+    let mut r = ModelReport {
+        text: String::from("Model\n"),
+        ..ModelReport::default()
+    };
+    match paths::config_file() {
+        Some(path) => match crate::model::Config::load(&path) {
+            Ok(Some(_)) => row(
+                &mut r.text,
+                "config",
+                &format!("{} (parses)", path.display()),
+            ),
+            Ok(None) => row(
+                &mut r.text,
+                "config",
+                &format!("{} (not there: the defaults apply)", path.display()),
+            ),
+            Err(e) => {
+                row(&mut r.text, "config", &format!("ERROR {e}"));
+                r.errors.push(e.to_string());
+            }
+        },
+        None => row(
+            &mut r.text,
+            "config",
+            "unknown (no $HOME or $XDG_CONFIG_HOME)",
+        ),
+    }
+    let listing = crate::agents::list();
+    row(
+        &mut r.text,
+        "agents",
+        &format!(
+            "{} found{}",
+            listing.agents.len(),
+            match listing.errors.len() {
+                0 => String::new(),
+                n => format!(", {n} broken"),
+            }
+        ),
+    );
+    for e in &listing.errors {
+        row(&mut r.text, "", &format!("ERROR {e}"));
+        r.errors.push(e.clone());
+    }
+    for w in &listing.warnings {
+        row(&mut r.text, "", &format!("warning: {w}"));
+    }
+    let agent = match args.agent.as_deref().map(|a| crate::agents::load(a, &[])) {
+        None => None,
+        Some(Ok(a)) => Some(a),
+        Some(Err(e)) => {
+            row(&mut r.text, "agent", &format!("ERROR {e}"));
+            r.errors.push(e.to_string());
+            None
+        }
+    };
+    if !r.errors.is_empty() {
+        return r;
+    }
+    let agent_model = crate::model::AgentModel {
+        model: agent.as_ref().and_then(|a| a.model.clone()),
+        provider: agent.as_ref().and_then(|a| a.provider.clone()),
+        params: agent.as_ref().map(|a| a.params.clone()).unwrap_or_default(),
+        origin: agent
+            .as_ref()
+            .map(|a| format!("agent file {}", a.source.display()))
+            .unwrap_or_default(),
+    };
+    let settings = match crate::model::Settings::from_process(
+        args.model.as_deref(),
+        args.base_url.as_deref(),
+        agent_model,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            row(&mut r.text, "settings", &format!("ERROR {e}"));
+            r.errors.push(e.to_string());
+            return r;
+        }
+    };
+    // A missing key shows in its row; it is no error here (a key may come later, per shell).
+    r.text.push_str(&settings_rows(&settings));
+    if args.online {
+        let listed = crate::model::models::list(&settings, std::time::Duration::from_secs(10));
+        r.text.push_str(&online_rows(&settings, &listed));
+        r.offline_failure = listed.is_err();
+    }
+    r
+}
+
+/// Provider, endpoint, model and key variable (never the key).
+pub fn settings_rows(s: &crate::model::Settings) -> String {
+    let mut t = String::new();
+    row(&mut t, "provider", &s.provider_name);
+    if s.base_url.is_empty() {
+        row(&mut t, "endpoint", "none (replay file)");
+    } else {
+        row(&mut t, "endpoint", &s.base_url);
+    }
+    if s.model_is_default_for_other_url {
+        row(
+            &mut t,
+            "model",
+            "none named: chat asks the endpoint and uses its only model (--model chooses)",
+        );
+    } else {
+        row(&mut t, "model", &s.model);
+    }
+    let local = crate::model::settings::is_loopback(&s.base_url);
+    let key = match (&s.api_key_var, s.api_key.is_some()) {
+        (Some(v), true) => format!("${v} (set)"),
+        (Some(v), false) if local => format!("${v} not set; none needed on this machine"),
+        (Some(v), false) => format!("${v} NOT SET — the endpoint will refuse requests"),
+        (None, _) if s.base_url.is_empty() => "none needed".to_string(),
+        (None, _) => "none configured (api_key_env in [providers.NAME] names one)".to_string(),
+    };
+    row(&mut t, "API key", &key);
+    t
+}
+
+fn online_rows(
+    s: &crate::model::Settings,
+    listed: &Result<Vec<String>, crate::model::models::ListError>,
+) -> String {
+    let mut t = String::new();
+    match listed {
+        Ok(models) => {
+            row(
+                &mut t,
+                "online",
+                &format!(
+                    "{} answers: {} models",
+                    crate::model::models::list_url(s),
+                    models.len()
+                ),
+            );
+            for m in models {
+                row(&mut t, "", &crate::term::sanitize(m));
+            }
+            if !s.model_is_default_for_other_url && !models.is_empty() && !models.contains(&s.model)
+            {
+                row(
+                    &mut t,
+                    "",
+                    &format!("NOTE: {} is not in that list", s.model),
+                );
+            }
+        }
+        Err(e) => row(&mut t, "online", &format!("FAILED — {e}")),
+    }
+    t
 }
 
 /// The whole report as text (separate from printing, for tests).

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 pub mod anthropic;
 pub mod http;
+pub mod models;
 pub mod openai;
 pub mod replay;
 pub mod retry;

@@ -74,6 +74,9 @@ pub struct Settings {
     /// Extra request fields (the agent's `[params]`).
     pub params: Map<String, Value>,
     pub options: ClientOptions,
+    /// The model is the provider's built-in default while the base URL was chosen by the user:
+    /// that server may not know the name, so the caller asks it for its models instead.
+    pub model_is_default_for_other_url: bool,
 }
 
 impl fmt::Debug for Settings {
@@ -112,6 +115,7 @@ impl Settings {
             api_key_var: None,
             params: Map::new(),
             options: ClientOptions::default(),
+            model_is_default_for_other_url: false,
         }
     }
 
@@ -540,7 +544,7 @@ pub fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> {
     {
         levels[1].model = Some(m.to_string());
     }
-    let model = levels
+    let chosen = levels
         .iter()
         .enumerate()
         .find_map(|(i, l)| {
@@ -551,8 +555,9 @@ pub fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> {
             custom
                 .and_then(|c| non_empty(c.model.as_ref()))
                 .map(str::to_string)
-        })
-        .or_else(|| builtin.and_then(|b| b.model).map(str::to_string));
+        });
+    let model_is_default = chosen.is_none();
+    let model = chosen.or_else(|| builtin.and_then(|b| b.model).map(str::to_string));
     let Some(model) = model else {
         let hint = match kind {
             ProviderKind::Replay => "write --model replay:FILE".to_string(),
@@ -565,6 +570,7 @@ pub fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> {
         });
     };
 
+    let mut url_is_default = true;
     let base_url = if kind == ProviderKind::Replay {
         String::new()
     } else {
@@ -601,7 +607,9 @@ pub fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> {
             });
         };
         check_url(url, &origin)?;
-        url.trim_end_matches('/').to_string()
+        let url = url.trim_end_matches('/').to_string();
+        url_is_default = builtin.and_then(|b| b.base_url) == Some(url.as_str());
+        url
     };
 
     let api_key_var = custom
@@ -623,6 +631,7 @@ pub fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> {
         api_key_var,
         params,
         options: ClientOptions::default(),
+        model_is_default_for_other_url: model_is_default && !url_is_default,
     })
 }
 
@@ -1016,6 +1025,25 @@ mod tests {
         };
         let e = resolve(&inp).unwrap_err().to_string();
         assert!(e.contains("R9S_MODEL"), "{e}");
+    }
+
+    #[test]
+    fn a_default_model_is_marked_when_the_url_is_the_users() {
+        let mut i = input();
+        i.flag_base_url = Some("http://localhost:11434/v1".into());
+        let s = resolve(&i).unwrap();
+        assert_eq!(s.model, "gpt-4o-mini");
+        assert!(s.model_is_default_for_other_url);
+        i.flag_model = Some("llama3.2".into());
+        assert!(!resolve(&i).unwrap().model_is_default_for_other_url);
+        let mut i = input();
+        assert!(!resolve(&i).unwrap().model_is_default_for_other_url);
+        i.flag_base_url = Some("https://api.openai.com/v1/".into());
+        assert!(!resolve(&i).unwrap().model_is_default_for_other_url);
+        let mut i = input();
+        i.flag_model = Some("ollama:".into());
+        i.flag_base_url = Some("http://gpu-box:11434/v1".into());
+        assert!(resolve(&i).unwrap().model_is_default_for_other_url);
     }
 
     #[test]

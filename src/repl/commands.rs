@@ -23,6 +23,12 @@ pub enum Command {
     /// Save the conversation: a bare name goes to the sessions folder, anything else is a path.
     Save(Option<String>),
     Copy,
+    /// What this session is: model, endpoint, agent, skills, policy, sandbox, prompt size.
+    Info,
+    /// Ask the last question again (its answer is dropped from the conversation).
+    Retry,
+    /// Ask the model to go on with its last answer.
+    Continue,
     /// A known command given an argument it does not take.
     NoArgument(&'static str),
     /// `/word` that is no command; `suggestion` is the closest one, if any is close.
@@ -45,6 +51,9 @@ const NAMES: &[(&str, Make)] = &[
     ("skills", |_| Command::Skills),
     ("save", Command::Save),
     ("copy", |_| Command::Copy),
+    ("info", |_| Command::Info),
+    ("retry", |_| Command::Retry),
+    ("continue", |_| Command::Continue),
     ("quit", |_| Command::Exit),
     ("q", |_| Command::Exit),
     ("h", |_| Command::Help),
@@ -53,13 +62,28 @@ const NAMES: &[(&str, Make)] = &[
 
 /// Commands that take no argument (a stray argument is reported, not ignored).
 const NO_ARGS: &[&str] = &[
-    "help", "exit", "clear", "skills", "copy", "quit", "q", "h", "?",
+    "help", "exit", "clear", "skills", "copy", "info", "retry", "continue", "quit", "q", "h", "?",
 ];
 
 /// The command words offered for completion and suggestions.
 pub const COMMANDS: &[&str] = &[
-    "/help", "/exit", "/clear", "/model", "/agent", "/skills", "/save", "/copy", "/quit",
+    "/help",
+    "/exit",
+    "/clear",
+    "/model",
+    "/agent",
+    "/skills",
+    "/save",
+    "/copy",
+    "/info",
+    "/retry",
+    "/continue",
+    "/quit",
 ];
+
+/// What `/continue` sends.
+pub const CONTINUE: &str =
+    "Continue your last answer exactly where it stopped, without repeating any of it.";
 
 /// Reads a submitted entry. A line whose first word looks like `/word` is a command; `//text`
 /// sends `/text` to the model; a path such as `/etc/hosts is…` is an ordinary message.
@@ -153,11 +177,15 @@ Commands
                      file path. Without an argument: the session it was resumed from, else a
                      new name from the date and time
   /copy              copy the last answer to the clipboard
+  /info              model, endpoint, agent, skills, policy, sandbox and prompt size
+  /retry             ask the last question again (its answer is dropped)
+  /continue          ask the model to go on where its last answer stopped
   //text             send a message that starts with '/'
 
 Keys
   Enter              send
   Alt-Enter, Ctrl-J  new line (pasted text keeps its lines; a trailing \\ continues too)
+  Tab                complete commands, /model and /agent names, /save and --resume sessions
   Ctrl-C             cancel the answer or script in flight; at the prompt, clear the line
   Ctrl-D             leave (on an empty line)
   Up, Down, Ctrl-R   history (an entry that starts with a space is not kept)
@@ -191,6 +219,10 @@ mod tests {
         assert_eq!(cmd("/agent tutor"), Command::Agent(Some("tutor".into())));
         assert_eq!(cmd("/clear now"), Command::NoArgument("/clear"));
         assert_eq!(cmd("/?"), Command::Help);
+        assert_eq!(cmd("/info"), Command::Info);
+        assert_eq!(cmd("/retry"), Command::Retry);
+        assert_eq!(cmd("/continue"), Command::Continue);
+        assert_eq!(cmd("/retry now"), Command::NoArgument("/retry"));
     }
 
     #[test]

@@ -13,7 +13,10 @@ use rustyline::{
     Cmd, CompletionType, Config, Context, Editor, EventHandler, Helper, KeyCode, KeyEvent,
     Modifiers,
 };
+use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use unicode_width::UnicodeWidthStr;
 
 /// What one read of the prompt gave.
 #[derive(Debug)]
@@ -25,9 +28,31 @@ pub enum Read {
     Eof,
 }
 
-/// Completes slash commands and continues lines that end with a backslash.
-#[derive(Default)]
-pub struct ReplHelper;
+/// What an argument completes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Names {
+    Models,
+    Agents,
+    Sessions,
+}
+
+/// Where completion finds names (the REPL supplies the real lists).
+pub trait NameSource: Send + Sync {
+    fn names(&self, which: Names) -> Vec<String>;
+    /// The user is answering "resume which?": a bare word completes session names.
+    fn picking_session(&self) -> bool;
+}
+
+/// Completes slash commands and their arguments, continues lines that end with a backslash, and
+/// redraws the prompt right after a resize on a re-wrapping terminal (see [`super::reflow`]).
+pub struct ReplHelper {
+    source: Arc<dyn NameSource>,
+    reflows: bool,
+    /// (terminal width, cursor column from the prompt's start) at the last draw.
+    last_draw: Mutex<Option<(usize, usize)>>,
+    /// Width of the prompt being drawn.
+    prompt_width: Mutex<usize>,
+}
 
 impl Completer for ReplHelper {
     type Candidate = Pair;
@@ -38,15 +63,97 @@ impl Completer for ReplHelper {
         pos: usize,
         _: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        Ok((0, complete_command(&line[..pos])))
+        Ok(complete(&line[..pos], self.source.as_ref()))
     }
+}
+
+/// Completion of what is before the cursor: `(start of the replaced text, candidates)`.
+pub fn complete(before: &str, source: &dyn NameSource) -> (usize, Vec<Pair>) {
+    if source.picking_session() && !before.starts_with('/') {
+        return (0, matching(source.names(Names::Sessions), before, ""));
+    }
+    let Some(space) = before.find(char::is_whitespace) else {
+        return (0, complete_command(before));
+    };
+    let which = match &before[..space] {
+        "/model" => Names::Models,
+        "/agent" => Names::Agents,
+        "/save" => Names::Sessions,
+        _ => return (0, Vec::new()),
+    };
+    let start = space + (before[space..].len() - before[space..].trim_start().len());
+    let typed = &before[start..];
+    if typed.contains(char::is_whitespace) {
+        return (0, Vec::new());
+    }
+    (start, matching(source.names(which), typed, ""))
+}
+
+fn matching(names: Vec<String>, typed: &str, suffix: &str) -> Vec<Pair> {
+    names
+        .into_iter()
+        .filter(|n| n.starts_with(typed))
+        .map(|n| Pair {
+            display: n.clone(),
+            replacement: format!("{n}{suffix}"),
+        })
+        .collect()
 }
 
 impl Hinter for ReplHelper {
     type Hint = String;
 }
 
-impl Highlighter for ReplHelper {}
+impl Highlighter for ReplHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(&'s self, prompt: &'p str, _: bool) -> Cow<'b, str> {
+        *lock(&self.prompt_width) = strip_sgr(prompt).width();
+        let fix = match *lock(&self.last_draw) {
+            Some((old, cursor)) if self.reflows => {
+                super::reflow::correction(cursor, old, stdout_width())
+            }
+            _ => None,
+        };
+        match fix {
+            Some(fix) => Cow::Owned(format!("{fix}{prompt}")),
+            None => Cow::Borrowed(prompt),
+        }
+    }
+
+    fn highlight<'l>(&self, line: &'l str, pos: usize) -> Cow<'l, str> {
+        // Only one-row entries are corrected; a multi-line entry keeps rustyline's own redraw.
+        let cursor = (!line.contains('\n'))
+            .then(|| *lock(&self.prompt_width) + line[..pos.min(line.len())].width());
+        *lock(&self.last_draw) = cursor.map(|c| (stdout_width(), c));
+        Cow::Borrowed(line)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The prompt without its SGR styling, for its width.
+fn strip_sgr(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Columns of the terminal on stdout; 0 if unknown (then nothing is corrected).
+fn stdout_width() -> usize {
+    crossterm::terminal::size().map_or(0, |(w, _)| usize::from(w))
+}
 
 impl Validator for ReplHelper {
     fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
@@ -93,7 +200,10 @@ pub struct LineEditor {
 
 impl LineEditor {
     /// An editor whose history lives in `history` (loaded now, appended after every entry).
-    pub fn new(history: Option<PathBuf>) -> anyhow::Result<LineEditor> {
+    pub fn new(
+        history: Option<PathBuf>,
+        source: Arc<dyn NameSource>,
+    ) -> anyhow::Result<LineEditor> {
         let config = Config::builder()
             .max_history_size(2000)?
             .history_ignore_dups(true)?
@@ -102,7 +212,17 @@ impl LineEditor {
             .completion_type(CompletionType::List)
             .build();
         let mut editor = Editor::with_config(config)?;
-        editor.set_helper(Some(ReplHelper));
+        let var = |k: &str| std::env::var(k).ok();
+        let reflows = super::reflow::terminal_reflows(
+            &var("TERM").unwrap_or_default(),
+            var("XTERM_VERSION").as_deref(),
+        );
+        editor.set_helper(Some(ReplHelper {
+            source,
+            reflows,
+            last_draw: Mutex::new(None),
+            prompt_width: Mutex::new(0),
+        }));
         for key in [
             KeyEvent(KeyCode::Enter, Modifiers::ALT),
             KeyEvent::ctrl('J'),
@@ -124,6 +244,10 @@ impl LineEditor {
     /// Reads one entry. `prompt` is (plain, styled); the styled one must be as wide.
     pub fn read(&mut self, prompt: (&str, &str)) -> anyhow::Result<Read> {
         use rustyline::error::ReadlineError;
+        // A new prompt starts on a fresh line: nothing of an earlier one to correct.
+        if let Some(h) = self.editor.helper_mut() {
+            *lock(&h.last_draw) = None;
+        }
         match self.editor.readline(&prompt) {
             Ok(line) => Ok(Read::Entry(join_continued(&line))),
             Err(ReadlineError::Interrupted) => Ok(Read::Interrupted),
@@ -164,6 +288,43 @@ mod tests {
         assert!(!continues("plain"));
         assert_eq!(join_continued("a \\\nb"), "a \nb");
         assert_eq!(join_continued("a\nb"), "a\nb");
+    }
+
+    struct Fixed;
+
+    impl NameSource for Fixed {
+        fn names(&self, which: Names) -> Vec<String> {
+            match which {
+                Names::Models => vec!["gpt-4o".into(), "gpt-4o-mini".into(), "o3".into()],
+                Names::Agents => vec!["tutor".into()],
+                Names::Sessions => vec!["notes".into(), "news".into()],
+            }
+        }
+        fn picking_session(&self) -> bool {
+            false
+        }
+    }
+
+    fn shown(c: (usize, Vec<Pair>)) -> (usize, Vec<String>) {
+        (c.0, c.1.into_iter().map(|p| p.replacement).collect())
+    }
+
+    #[test]
+    fn completes_arguments_from_the_lists() {
+        assert_eq!(
+            shown(complete("/model gpt", &Fixed)),
+            (7, vec!["gpt-4o".into(), "gpt-4o-mini".into()])
+        );
+        assert_eq!(
+            shown(complete("/agent ", &Fixed)),
+            (7, vec!["tutor".into()])
+        );
+        assert_eq!(
+            shown(complete("/save  ne", &Fixed)),
+            (7, vec!["news".into()])
+        );
+        assert_eq!(shown(complete("/clear x", &Fixed)).1.len(), 0);
+        assert_eq!(shown(complete("/mo", &Fixed)), (0, vec!["/model ".into()]));
     }
 
     #[test]

@@ -16,6 +16,9 @@
 mod clipboard;
 pub mod commands;
 mod editor;
+mod info;
+mod reflow;
+mod rewind;
 mod screen;
 pub mod session_file;
 mod ui;
@@ -23,14 +26,18 @@ mod ui;
 use crate::chat::Session;
 use crate::cli::chat::{ChatArgs, build_session};
 use crate::cli::setup::Setup;
+use crate::model::Settings;
 use commands::{Command, Input};
 use editor::{LineEditor, Read};
 use futures::FutureExt;
-use screen::{Looks, Screen, Tone, paint};
+use screen::{Screen, Tone, paint};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::signal::unix::{Signal, SignalKind};
 use ui::TermUi;
+
+pub use screen::Looks;
 
 /// What the REPL needs besides the session: the flags it was started with (to rebuild on
 /// `/model` or `/agent`) and the shared setup.
@@ -46,10 +53,11 @@ pub fn run(rt: &tokio::runtime::Runtime, session: Session, info: ReplInfo) -> an
     // confirmation prompt can hold the screen (see `attach_asker`).
     drop(session);
     let setup = attach_asker(info.setup, &screen);
-    let (session, label) = build_session(&info.args, &setup)?;
+    let (session, settings) = build_session(&info.args, &setup)?;
+    let names = Arc::new(ReplNames::new(&settings));
     let sigint = rt.block_on(async { tokio::signal::unix::signal(SignalKind::interrupt()) })?;
     let history = crate::paths::state_dir().map(|d| d.join("history"));
-    let editor = LineEditor::new(history)?;
+    let editor = LineEditor::new(history, names.clone())?;
     let _spinner = screen.start_spinner();
     let mut repl = Repl {
         rt,
@@ -58,7 +66,8 @@ pub fn run(rt: &tokio::runtime::Runtime, session: Session, info: ReplInfo) -> an
         session,
         args: info.args,
         setup,
-        label,
+        settings,
+        names,
         editor,
         sigint,
         session_path: None,
@@ -87,6 +96,62 @@ fn attach_asker(setup: Setup, screen: &Arc<Screen>) -> Setup {
     }
 }
 
+/// The names Tab completes: the endpoint's models (asked once per endpoint, on the first Tab
+/// after `/model `), the agents and saved sessions (read at each Tab).
+struct ReplNames {
+    settings: Mutex<Settings>,
+    models: Mutex<Option<Vec<String>>>,
+    picking: AtomicBool,
+}
+
+impl ReplNames {
+    fn new(settings: &Settings) -> ReplNames {
+        ReplNames {
+            settings: Mutex::new(settings.clone()),
+            models: Mutex::new(None),
+            picking: AtomicBool::new(false),
+        }
+    }
+
+    fn set_settings(&self, settings: &Settings) {
+        let mut current = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+        if current.base_url != settings.base_url || current.provider != settings.provider {
+            *self.models.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+        *current = settings.clone();
+    }
+}
+
+impl editor::NameSource for ReplNames {
+    fn names(&self, which: editor::Names) -> Vec<String> {
+        match which {
+            editor::Names::Models => {
+                let mut cache = self.models.lock().unwrap_or_else(|e| e.into_inner());
+                cache
+                    .get_or_insert_with(|| {
+                        let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+                        // No list (replay, an endpoint without /models): nothing to offer.
+                        crate::model::models::list(&settings, std::time::Duration::from_secs(3))
+                            .unwrap_or_default()
+                    })
+                    .clone()
+            }
+            editor::Names::Agents => crate::agents::list()
+                .agents
+                .into_iter()
+                .map(|a| a.name)
+                .collect(),
+            editor::Names::Sessions => session_file::sessions_dir()
+                .map(|d| session_file::list(&d).into_iter().map(|l| l.name).collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn picking_session(&self) -> bool {
+        self.picking.load(Ordering::Relaxed)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
     Continue,
@@ -101,7 +166,9 @@ struct Repl<'rt> {
     /// The flags, updated by `/model` and `/agent` so later rebuilds keep the choice.
     args: ChatArgs,
     setup: Setup,
-    label: String,
+    /// The resolved model settings (model, endpoint, key variable).
+    settings: Settings,
+    names: Arc<ReplNames>,
     editor: LineEditor,
     sigint: Signal,
     /// Where `/save` without an argument writes: the resumed or last saved file.
@@ -129,7 +196,7 @@ impl Repl<'_> {
         let mut line = format!(
             "skillpipe {} · {} · agent: {} · skills: {}",
             env!("CARGO_PKG_VERSION"),
-            self.label,
+            self.settings.label(),
             self.agent_name().unwrap_or("none"),
             if skills.is_empty() {
                 "none".to_string()
@@ -144,10 +211,15 @@ impl Repl<'_> {
         self.ui.info(&line);
     }
 
+    /// `agent@model> `, or `model> ` without an agent.
     fn prompt(&self) -> (String, String) {
+        let model = match self.settings.provider {
+            crate::model::ProviderKind::Replay => "replay".to_string(),
+            _ => crate::term::sanitize(&self.settings.model).into_owned(),
+        };
         let plain = match self.agent_name() {
-            Some(a) => format!("{a}> "),
-            None => "> ".to_string(),
+            Some(a) => format!("{a}@{model}> "),
+            None => format!("{model}> "),
         };
         let styled = if self.color_out() {
             use crossterm::style::Stylize;
@@ -189,7 +261,7 @@ impl Repl<'_> {
     fn turn(&mut self, text: &str) {
         // A Ctrl-C pressed between turns must not cancel this one.
         while let Some(Some(())) = self.sigint.recv().now_or_never() {}
-        let mut ui = TermUi::new(self.screen.clone());
+        let mut ui = TermUi::answer(self.screen.clone(), self.args.raw);
         let session = &mut self.session;
         let sigint = &mut self.sigint;
         let outcome = self.rt.block_on(async {
@@ -198,6 +270,7 @@ impl Repl<'_> {
                 _ = sigint.recv() => None,
             }
         });
+        ui.end_render();
         match outcome {
             None => {
                 self.session.cancelled();
@@ -221,15 +294,31 @@ impl Repl<'_> {
                 self.session.clear();
                 self.ui.info("conversation cleared");
             }
-            Command::Model(None) => self
-                .ui
-                .info(&format!("model: {} (/model NAME switches)", self.label)),
+            Command::Model(None) => self.ui.info(&format!(
+                "model: {} (/model NAME switches)",
+                self.settings.label()
+            )),
             Command::Model(Some(m)) => self.switch_model(m),
             Command::Agent(None) => self.show_agents(),
             Command::Agent(Some(name)) => self.switch_agent(name),
             Command::Skills => self.show_skills(),
             Command::Save(arg) => self.save(arg.as_deref()),
             Command::Copy => self.copy(),
+            Command::Info => self.show_info(),
+            Command::Retry => {
+                match rewind::last_question(&mut self.session.history, &mut self.session.transcript)
+                {
+                    Some(question) => self.turn(&question),
+                    None => self.ui.info("nothing to retry yet"),
+                }
+            }
+            Command::Continue => {
+                if self.session.transcript.is_empty() {
+                    self.ui.info("no answer to continue yet");
+                } else {
+                    self.turn(commands::CONTINUE);
+                }
+            }
             Command::NoArgument(c) => self.ui.warn(&format!("{c} takes no argument")),
             Command::Unknown { typed, suggestion } => {
                 let hint = match suggestion {
@@ -255,11 +344,12 @@ impl Repl<'_> {
         let mut args = self.args.clone();
         args.model = Some(model);
         match build_session(&args, &self.setup) {
-            Ok((session, label)) => {
+            Ok((session, settings)) => {
                 self.replace_session(session);
                 self.args = args;
-                self.label = label;
-                self.ui.info(&format!("model: {}", self.label));
+                self.names.set_settings(&settings);
+                self.settings = settings;
+                self.ui.info(&format!("model: {}", self.settings.label()));
             }
             Err(e) => self.ui.error(&format!("{e:#}")),
         }
@@ -276,11 +366,11 @@ impl Repl<'_> {
         )
         .and_then(|setup| {
             let setup = attach_asker(setup, &self.screen);
-            let (session, label) = build_session(&args, &setup)?;
-            Ok((setup, session, label))
+            let (session, settings) = build_session(&args, &setup)?;
+            Ok((setup, session, settings))
         });
         match built {
-            Ok((setup, session, label)) => {
+            Ok((setup, session, settings)) => {
                 if let Some(a) = &setup.agent {
                     for w in &a.warnings {
                         self.ui.warn(&format!("warning: {w}"));
@@ -289,11 +379,43 @@ impl Repl<'_> {
                 self.setup = setup;
                 self.replace_session(session);
                 self.args = args;
-                self.label = label;
+                self.names.set_settings(&settings);
+                self.settings = settings;
                 self.welcome();
             }
             Err(e) => self.ui.error(&format!("{e:#}")),
         }
+    }
+
+    fn show_info(&self) {
+        let history_chars = self
+            .session
+            .history
+            .iter()
+            .map(|m| serde_json::to_string(m).map_or(0, |j| j.len()))
+            .sum();
+        let facts = info::Facts {
+            model: &self.settings.label(),
+            endpoint: &self.settings.base_url,
+            agent: self
+                .setup
+                .agent
+                .as_ref()
+                .map(|a| (a.name.as_str(), a.source.display().to_string())),
+            skills: self
+                .setup
+                .dispatcher
+                .skills()
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect(),
+            policy: self.setup.dispatcher.policy(),
+            tools: self.session.options().tools,
+            system_prompt_chars: self.session.system_prompt().map_or(0, str::len),
+            messages: self.session.history.len(),
+            history_chars,
+        };
+        self.ui.print(&crate::term::sanitize(&info::text(&facts)));
     }
 
     fn show_agents(&self) {
@@ -376,7 +498,7 @@ impl Repl<'_> {
                 Err(e) => return self.ui.error(&e),
             };
         let file = session_file::SessionFile::new(
-            &self.label,
+            &self.settings.label(),
             self.agent_name(),
             &self.session.history,
             &self.session.transcript,
@@ -459,13 +581,20 @@ impl Repl<'_> {
             ));
         }
         self.ui.print(&out);
+        self.names.picking.store(true, Ordering::Relaxed);
+        let picked = self.pick_from(&listed);
+        self.names.picking.store(false, Ordering::Relaxed);
+        picked
+    }
+
+    fn pick_from(&mut self, listed: &[session_file::Listed]) -> anyhow::Result<Picked> {
         loop {
             let question = "resume which? (number or name, Enter = new session) ";
             match self.editor.read((question, question))? {
                 Read::Eof => return Ok(Picked::Exit),
                 Read::Interrupted => return Ok(Picked::New),
                 Read::Entry(answer) if answer.trim().is_empty() => return Ok(Picked::New),
-                Read::Entry(answer) => match session_file::pick(&listed, &answer) {
+                Read::Entry(answer) => match session_file::pick(listed, &answer) {
                     Some(l) => return Ok(Picked::Path(l.path.clone())),
                     None => self
                         .ui
@@ -486,7 +615,7 @@ impl Repl<'_> {
             if e.role == "user" {
                 self.ui.print_bold(&format!("{prompt}{text}"));
             } else {
-                self.ui.print(&text);
+                self.ui.print_markdown(&e.text, self.args.raw);
             }
         }
         self.ui.info(&format!(
@@ -495,10 +624,11 @@ impl Repl<'_> {
             file.history.len(),
             file.saved_at
         ));
-        if file.model != self.label {
+        if file.model != self.settings.label() {
             self.ui.info(&format!(
                 "it was saved with {}; now using {} (/model switches)",
-                file.model, self.label
+                file.model,
+                self.settings.label()
             ));
         }
         if file.agent.as_deref() != self.agent_name() {

@@ -77,7 +77,17 @@ pub fn paint(text: &str, tone: Tone, on: bool) -> String {
 /// The column after writing `bytes` from column `col`. Counts characters (not bytes); good
 /// enough to keep the spinner on the line and to know whether a line is open.
 pub fn advance_column(mut col: usize, bytes: &[u8]) -> usize {
+    // Inside one of the renderer's own SGR sequences (`ESC [ … m`), which take no column.
+    let mut csi = false;
     for &b in bytes {
+        if csi {
+            csi = !(0x40..=0x7e).contains(&b) || b == b'[';
+            continue;
+        }
+        if b == 0x1b {
+            csi = true;
+            continue;
+        }
         match b {
             b'\n' | b'\r' => col = 0,
             b'\t' => col = (col / 8 + 1) * 8,
@@ -389,6 +399,7 @@ mod tests {
         assert_eq!(advance_column(advance_column(0, &e[..1]), &e[1..]), 1);
         assert_eq!(advance_column(3, b"\t"), 8);
         assert_eq!(advance_column(4, b"\x1b"), 4);
+        assert_eq!(advance_column(0, b"\x1b[1;33mab\x1b[0m"), 2);
     }
 
     #[test]

@@ -4,21 +4,46 @@
 use super::screen::{Looks, Screen, Tone, paint};
 use crate::chat::{TurnReport, Ui};
 use crate::confirm::{Answer, Prompt};
-use crate::term::{Sanitizer, sanitize};
-use std::sync::{Arc, Mutex};
+use crate::render::{Display, Options as RenderOptions};
+use crate::term::sanitize;
+use std::sync::Arc;
 
 pub struct TermUi {
     screen: Arc<Screen>,
-    /// Model text is foreign: it reaches the terminal only through this (DESIGN §8).
-    sanitizer: Mutex<Sanitizer>,
+    /// How answer text reaches stdout (rendered, sanitized with `--raw`, exact off a terminal).
+    display: Display,
 }
 
 impl TermUi {
     pub fn new(screen: Arc<Screen>) -> TermUi {
         TermUi {
             screen,
-            sanitizer: Mutex::default(),
+            display: Display::Exact,
         }
+    }
+
+    /// The UI of one answer: rendered Markdown on a terminal unless `raw`.
+    pub fn answer(screen: Arc<Screen>, raw: bool) -> TermUi {
+        let looks = screen.looks();
+        let opts = RenderOptions::detect(looks.color_out, looks.unicode);
+        TermUi {
+            display: Display::new(looks.stdout_tty, raw, opts),
+            screen,
+        }
+    }
+
+    /// Shows what the display still holds (the answer's last line, a table).
+    pub fn end_render(&mut self) {
+        let out = self.display.finish(stdout_width());
+        self.screen.text(&out);
+    }
+
+    /// A whole Markdown text (a resumed answer), rendered like a streamed one.
+    pub fn print_markdown(&self, text: &str, raw: bool) {
+        let mut ui = TermUi::answer(self.screen.clone(), raw);
+        ui.text(text.as_bytes());
+        ui.end_render();
+        self.screen.end_answer();
     }
 
     fn looks(&self) -> Looks {
@@ -65,12 +90,6 @@ impl TermUi {
 
     /// After an answer: close its last line, flush waiting status lines, show token counts.
     pub fn finish_answer(&self, report: Option<&TurnReport>) {
-        let mut tail = Vec::new();
-        self.sanitizer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .finish(&mut tail);
-        self.screen.text(&tail);
         self.screen.end_answer();
         if let Some(line) = report.and_then(token_line) {
             self.info(&line);
@@ -107,20 +126,42 @@ pub fn status_line(line: &str, color: bool) -> String {
     }
 }
 
+/// Columns of the terminal on stdout, read for every piece so a resize applies at once; 80 if
+/// unknown.
+fn stdout_width() -> usize {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ fills the winsize it is given; fd 1 stays open for the process's life.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 {
+        usize::from(ws.ws_col)
+    } else {
+        80
+    }
+}
+
 impl Ui for TermUi {
     fn text(&mut self, bytes: &[u8]) {
-        let mut shown = Vec::with_capacity(bytes.len());
-        self.sanitizer
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(bytes, &mut shown);
-        self.screen.text(&shown);
+        let out = self.display.push(bytes, stdout_width());
+        self.screen.text(&out);
     }
 
     /// Status lines quote tool names, directive bodies and reasons: sanitized before painting.
     fn status(&mut self, line: &str) {
         self.screen
             .status(status_line(&sanitize(line), self.looks().color_err));
+    }
+
+    fn side_output(&mut self, text: &str) {
+        let color = self.looks().color_err;
+        for line in text.lines() {
+            self.screen
+                .status(paint(&format!("│ {}", sanitize(line)), Tone::Dim, color));
+        }
     }
 
     fn busy(&mut self, what: Option<&str>) {

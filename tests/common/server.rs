@@ -186,6 +186,8 @@ struct ServerState {
     recorded: Mutex<Vec<Recorded>>,
     /// Response bodies dropped before they were sent completely (the client went away).
     dropped: AtomicUsize,
+    /// What `GET …/models` lists; `None` answers 404 as a server without a list does.
+    models: Mutex<Option<Vec<String>>>,
 }
 
 /// A running server; stopped when dropped.
@@ -210,6 +212,7 @@ impl Server {
             script: Mutex::new(script.into_iter().collect()),
             recorded: Mutex::new(Vec::new()),
             dropped: AtomicUsize::new(0),
+            models: Mutex::new(None),
         });
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app_state = state.clone();
@@ -237,6 +240,11 @@ impl Server {
             state,
             shutdown: Some(tx),
         }
+    }
+
+    /// Serve `GET …/models` with these ids (OpenAI list format).
+    pub fn set_models(&self, ids: &[&str]) {
+        *self.state.models.lock().unwrap() = Some(ids.iter().map(|s| s.to_string()).collect());
     }
 
     /// Append replies to the script.
@@ -299,6 +307,18 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
         });
         rec.len()
     };
+    if path.ends_with("/models") {
+        return match state.models.lock().unwrap().clone() {
+            Some(ids) => {
+                let data: Vec<Value> = ids
+                    .iter()
+                    .map(|id| json!({"id": id, "object": "model"}))
+                    .collect();
+                json_response(json!({"object": "list", "data": data}))
+            }
+            None => plain(404, format!("test server: no route for {path}")),
+        };
+    }
     let dialect = if path.ends_with("/chat/completions") {
         Dialect::OpenAi
     } else if path.ends_with("/messages") {

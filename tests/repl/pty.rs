@@ -31,11 +31,16 @@ fn cloexec(fd: i32) {
 }
 
 impl Pty {
-    pub fn spawn(mut cmd: Command) -> Pty {
+    pub fn spawn(cmd: Command) -> Pty {
+        Pty::spawn_sized(cmd, 120)
+    }
+
+    /// A terminal `cols` columns wide.
+    pub fn spawn_sized(mut cmd: Command, cols: u16) -> Pty {
         let (mut master, mut slave) = (-1, -1);
         let size = libc::winsize {
             ws_row: 40,
-            ws_col: 120,
+            ws_col: cols,
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
@@ -93,6 +98,21 @@ impl Pty {
             output,
             seen: 0,
         }
+    }
+
+    /// Changes the window's width (the child gets SIGWINCH).
+    #[allow(dead_code)] // used by tests/repl.rs, not by tests/terminal.rs
+    pub fn resize(&mut self, cols: u16) {
+        use std::os::fd::AsRawFd;
+        let size = libc::winsize {
+            ws_row: 40,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: TIOCSWINSZ reads the winsize it is given; the master is open.
+        let rc = unsafe { libc::ioctl(self.master.as_raw_fd(), libc::TIOCSWINSZ, &size) };
+        assert_eq!(rc, 0, "TIOCSWINSZ: {}", std::io::Error::last_os_error());
     }
 
     /// Everything the child wrote, escapes included.

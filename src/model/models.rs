@@ -1,0 +1,131 @@
+//! The endpoint's model list (`GET {base_url}/models`, OpenAI and Anthropic alike): completion of
+//! `/model`, `doctor --online`, and the model of a local server chosen by `--base-url` alone.
+
+use super::http::{client, error_chain, server_message};
+use super::settings::{ProviderKind, Settings};
+use reqwest::header::{AUTHORIZATION, HeaderValue};
+use std::time::Duration;
+
+/// Why the list could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    #[error("cannot reach {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("{url} answered {status}: {message}")]
+    Status {
+        url: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{url} sent no model list ({reason})")]
+    NotAList { url: String, reason: String },
+    #[error("a replay file has no model list")]
+    Replay,
+}
+
+/// The URL of the list for these settings.
+pub fn list_url(s: &Settings) -> String {
+    let base = s.base_url.trim_end_matches('/');
+    match s.provider {
+        ProviderKind::Anthropic if !base.ends_with("/v1") => format!("{base}/v1/models"),
+        _ => format!("{base}/models"),
+    }
+}
+
+/// The ids in a list response (`{"data": [{"id": …}, …]}`), sorted.
+pub fn parse(body: &[u8]) -> Result<Vec<String>, String> {
+    let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    let data = v
+        .get("data")
+        .and_then(|d| d.as_array())
+        .ok_or("no `data` array")?;
+    let mut ids: Vec<String> = data
+        .iter()
+        .filter_map(|m| m.get("id").and_then(|i| i.as_str()).map(str::to_string))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
+}
+
+/// Asks the endpoint for its models. Blocking, on a thread of its own (callable from anywhere,
+/// also inside the chat's runtime), bounded by the connect timeout and `within`.
+pub fn list(s: &Settings, within: Duration) -> Result<Vec<String>, ListError> {
+    if s.provider == ProviderKind::Replay {
+        return Err(ListError::Replay);
+    }
+    let url = list_url(s);
+    let s = s.clone();
+    let u = url.clone();
+    let fetch = move || -> Result<Vec<String>, ListError> {
+        let unreachable = |reason: String| ListError::Unreachable {
+            url: u.clone(),
+            reason,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| unreachable(e.to_string()))?;
+        rt.block_on(async {
+            let c = client(&s.options).map_err(|e| unreachable(e.to_string()))?;
+            let mut req = c.get(&u).timeout(within);
+            if let Some(key) = &s.api_key {
+                req = match s.provider {
+                    ProviderKind::Anthropic => req
+                        .header("x-api-key", key.as_str())
+                        .header("anthropic-version", super::anthropic::API_VERSION),
+                    _ => match HeaderValue::from_str(&format!("Bearer {key}")) {
+                        Ok(v) => req.header(AUTHORIZATION, v),
+                        Err(_) => req,
+                    },
+                };
+            }
+            let resp = req.send().await.map_err(|e| unreachable(error_chain(&e)))?;
+            let status = resp.status().as_u16();
+            let body = resp
+                .bytes()
+                .await
+                .map_err(|e| unreachable(error_chain(&e)))?;
+            if status != 200 {
+                return Err(ListError::Status {
+                    url: u.clone(),
+                    status,
+                    message: server_message(&body),
+                });
+            }
+            parse(&body).map_err(|reason| ListError::NotAList {
+                url: u.clone(),
+                reason,
+            })
+        })
+    };
+    std::thread::scope(|scope| {
+        scope.spawn(fetch).join().unwrap_or_else(|_| {
+            Err(ListError::Unreachable {
+                url,
+                reason: "the request thread failed".into(),
+            })
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_from_an_openai_style_list() {
+        let body = br#"{"object":"list","data":[{"id":"qwen2.5:7b"},{"id":"llama3.2"},{"x":1}]}"#;
+        assert_eq!(parse(body).unwrap(), ["llama3.2", "qwen2.5:7b"]);
+        assert!(parse(b"{}").is_err());
+        assert!(parse(b"<html>").is_err());
+    }
+
+    #[test]
+    fn list_urls() {
+        let s = Settings::new(ProviderKind::OpenAi, "http://127.0.0.1:11434/v1/", "m");
+        assert_eq!(list_url(&s), "http://127.0.0.1:11434/v1/models");
+        let s = Settings::new(ProviderKind::Anthropic, "https://api.anthropic.com", "m");
+        assert_eq!(list_url(&s), "https://api.anthropic.com/v1/models");
+    }
+}

@@ -1,0 +1,68 @@
+//! How an answer reaches stdout: rendered Markdown on a terminal, sanitized text on a terminal
+//! with `--raw`, the exact bytes anywhere else (a pipe or file gets what the model wrote).
+
+use super::{Options, Renderer};
+use crate::term::Sanitizer;
+
+pub enum Display {
+    Rendered(Box<Renderer>),
+    Sanitized(Sanitizer),
+    Exact,
+}
+
+impl Display {
+    pub fn new(stdout_tty: bool, raw: bool, opts: Options) -> Display {
+        match (stdout_tty, raw) {
+            (true, false) => Display::Rendered(Box::new(Renderer::new(opts))),
+            (true, true) => Display::Sanitized(Sanitizer::default()),
+            (false, _) => Display::Exact,
+        }
+    }
+
+    /// What to write for `bytes` of the answer; `width` is the window's.
+    pub fn push(&mut self, bytes: &[u8], width: usize) -> Vec<u8> {
+        match self {
+            Display::Rendered(r) => r.push(bytes, width).into_bytes(),
+            Display::Sanitized(s) => {
+                let mut out = Vec::with_capacity(bytes.len());
+                s.push(bytes, &mut out);
+                out
+            }
+            Display::Exact => bytes.to_vec(),
+        }
+    }
+
+    /// What is still held at the end of the answer.
+    pub fn finish(&mut self, width: usize) -> Vec<u8> {
+        match self {
+            Display::Rendered(r) => r.finish(width).into_bytes(),
+            Display::Sanitized(s) => {
+                let mut out = Vec::new();
+                s.finish(&mut out);
+                out
+            }
+            Display::Exact => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_on_a_pipe_sanitized_raw_on_a_terminal_rendered_otherwise() {
+        let text = b"# T\n\x1b[2J**b**\n";
+        let mut d = Display::new(false, false, Options::default());
+        assert_eq!(d.push(text, 80), text);
+        let mut d = Display::new(true, true, Options::default());
+        assert_eq!(
+            String::from_utf8(d.push(text, 80)).unwrap(),
+            "# T\n\u{241b}[2J**b**\n"
+        );
+        let mut d = Display::new(true, false, Options::default());
+        let mut out = d.push(text, 80);
+        out.extend(d.finish(80));
+        assert_eq!(String::from_utf8(out).unwrap(), "# T\n\u{241b}[2Jb\n");
+    }
+}

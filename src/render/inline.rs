@@ -1,0 +1,211 @@
+//! Inline Markdown (emphasis, strong, code spans, links, strike-through) of one piece of a block's
+//! text → styled spans, parsed with pulldown-cmark.
+
+use super::style::{Color, Style};
+use super::wrap::Span;
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+pub const CODE: Style = Style {
+    bold: false,
+    italic: false,
+    underline: false,
+    dim: false,
+    strike: false,
+    fg: Some(Color::Basic(3)),
+};
+
+/// Styled spans for `text`, on top of `base` (a heading's or a quote's style). Leading and
+/// trailing spaces are kept as spans so that word breaks between pieces survive.
+pub fn spans(text: &str, base: Style) -> Vec<Span> {
+    let mut out = Vec::new();
+    let body = text.trim_matches(' ');
+    if body.is_empty() {
+        if !text.is_empty() {
+            out.push(Span::new(" ", base));
+        }
+        return out;
+    }
+    if text.starts_with(' ') {
+        out.push(Span::new(" ", base));
+    }
+    let mut style = base;
+    let mut depth = Depth::default();
+    let mut link: Option<String> = None;
+    let mut link_text = String::new();
+    let source = escape_block_start(body);
+    let parser = Parser::new_ext(&source, Options::ENABLE_STRIKETHROUGH);
+    for event in parser {
+        match event {
+            Event::Start(Tag::Emphasis) => depth.italic += 1,
+            Event::End(TagEnd::Emphasis) => depth.italic = depth.italic.saturating_sub(1),
+            Event::Start(Tag::Strong) => depth.bold += 1,
+            Event::End(TagEnd::Strong) => depth.bold = depth.bold.saturating_sub(1),
+            Event::Start(Tag::Strikethrough) => depth.strike += 1,
+            Event::End(TagEnd::Strikethrough) => depth.strike = depth.strike.saturating_sub(1),
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                depth.link += 1;
+                link = Some(dest_url.to_string());
+                link_text.clear();
+            }
+            Event::End(TagEnd::Link) => {
+                depth.link = depth.link.saturating_sub(1);
+                if let Some(url) = link.take()
+                    && !url.is_empty()
+                    && url != link_text
+                {
+                    let dim = Style { dim: true, ..base };
+                    out.push(Span::new(format!(" ({url})"), dim));
+                }
+            }
+            Event::Text(t) | Event::Html(t) | Event::InlineHtml(t) => {
+                style = depth.apply(base);
+                if link.is_some() {
+                    link_text.push_str(&t);
+                }
+                out.push(Span::new(t.replace('\n', " "), style));
+            }
+            Event::Code(t) => {
+                let code = Style {
+                    bold: base.bold,
+                    ..CODE
+                };
+                out.push(Span::new(t.to_string(), code));
+            }
+            Event::SoftBreak | Event::HardBreak => out.push(Span::new(" ", style)),
+            _ => {}
+        }
+    }
+    if text.ends_with(' ') {
+        out.push(Span::new(" ", base));
+    }
+    out
+}
+
+#[derive(Default)]
+struct Depth {
+    bold: usize,
+    italic: usize,
+    strike: usize,
+    link: usize,
+}
+
+impl Depth {
+    fn apply(&self, base: Style) -> Style {
+        Style {
+            bold: base.bold || self.bold > 0,
+            italic: base.italic || self.italic > 0,
+            strike: base.strike || self.strike > 0,
+            underline: base.underline || self.link > 0,
+            ..base
+        }
+    }
+}
+
+/// The piece is inline text of a block already recognised: a leading `#`, `>`, `-`, `1.`, … must
+/// not start a heading, quote or list of its own.
+fn escape_block_start(text: &str) -> String {
+    let mut chars = text.chars();
+    let first = chars.next().unwrap_or(' ');
+    let second = chars.next();
+    let rule = text.chars().filter(|c| !c.is_whitespace()).count() >= 3
+        && text.chars().all(|c| c.is_whitespace() || c == first)
+        && matches!(first, '-' | '*' | '_');
+    let escape = rule
+        || matches!(first, '#' | '>' | '-')
+        || (matches!(first, '*' | '+') && second.is_none_or(|c| c == ' '))
+        || text.starts_with("```")
+        || text.starts_with("~~~");
+    if escape {
+        return format!("\\{text}");
+    }
+    let digits = text.chars().take_while(char::is_ascii_digit).count();
+    if digits > 0 && matches!(text[digits..].chars().next(), Some('.' | ')')) {
+        return format!("{}\\{}", &text[..digits], &text[digits..]);
+    }
+    text.to_string()
+}
+
+/// Whether `text` holds nothing Markdown could style: it may be shown before its word ends.
+pub fn plain(text: &str) -> bool {
+    !text.contains(|c: char| "*_`~[]()<>!\\&#|=+-".contains(c) || c.is_ascii_digit())
+}
+
+/// Whether `text` can be rendered now without cutting an emphasis, code span or link in two:
+/// its markers are balanced. A conservative guess; when in doubt the text waits for more.
+pub fn balanced(text: &str) -> bool {
+    let count = |c: char| text.chars().filter(|x| *x == c).count();
+    // Runs of a marker character: `**` opens once, `**b**` opens and closes.
+    let runs = |c: char| {
+        let mut n = 0;
+        let mut prev = ' ';
+        for x in text.chars() {
+            if x == c && prev != c {
+                n += 1;
+            }
+            prev = x;
+        }
+        n
+    };
+    let opening_underscores = text
+        .char_indices()
+        .filter(|(i, c)| *c == '_' && (*i == 0 || text[..*i].ends_with([' ', '(', '*'])))
+        .count();
+    runs('`') % 2 == 0
+        && runs('*') % 2 == 0
+        && runs('~') % 2 == 0
+        && opening_underscores == 0
+        && count('[') == count(']')
+        && count('(') == count(')')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(spans: &[Span]) -> String {
+        spans.iter().map(|s| s.text.as_str()).collect()
+    }
+
+    #[test]
+    fn emphasis_strong_and_code_lose_their_markers() {
+        let s = spans("a **bold** and *it* `x`", Style::default());
+        assert_eq!(shown(&s), "a bold and it x");
+        assert!(s.iter().any(|s| s.text == "bold" && s.style.bold));
+        assert!(s.iter().any(|s| s.text == "it" && s.style.italic));
+        assert!(s.iter().any(|s| s.text == "x" && s.style == CODE));
+    }
+
+    #[test]
+    fn block_markers_inside_a_block_stay_text() {
+        assert_eq!(
+            shown(&spans("# not a heading", Style::default())),
+            "# not a heading"
+        );
+        assert_eq!(
+            shown(&spans("1. not a list", Style::default())),
+            "1. not a list"
+        );
+        assert_eq!(shown(&spans("> no quote", Style::default())), "> no quote");
+    }
+
+    #[test]
+    fn links_show_their_target() {
+        let s = spans("see [docs](https://x.y/z)", Style::default());
+        assert_eq!(shown(&s), "see docs (https://x.y/z)");
+    }
+
+    #[test]
+    fn spaces_at_the_edges_are_kept() {
+        assert_eq!(shown(&spans(" a ", Style::default())), " a ");
+    }
+
+    #[test]
+    fn balance_guesses() {
+        assert!(balanced("a **b** c"));
+        assert!(!balanced("a **b"));
+        assert!(!balanced("a `code"));
+        assert!(balanced("snake_case_name"));
+        assert!(!balanced("an _emph"));
+        assert!(!balanced("[link](http"));
+    }
+}

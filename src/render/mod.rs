@@ -1,0 +1,414 @@
+//! Markdown answers rendered for a terminal as they stream (DESIGN §8): headings, emphasis,
+//! lists, block quotes, tables and fenced code with syntax highlighting, wrapped at word
+//! boundaries to the width given with each piece. Line breaks inside a paragraph are kept, as a
+//! chat reader expects (a model's single newlines are meant), and long lines wrap.
+//!
+//! Pure: bytes in, styled text out; the caller writes it and says how wide the window is, so a
+//! resize applies from the next word on (what is on screen stays as it was drawn).
+//!
+//! Streaming: a paragraph's words go out as soon as they are complete and their emphasis or code
+//! markers are closed; a line whose kind is not yet known (`#`, `-`, a fence, a table row) waits
+//! for its end; a table waits for its last row, since its columns depend on every row.
+//!
+//! Every byte of the answer passes [`crate::term::Sanitizer`] first: the only escapes in the
+//! output are the renderer's own styles. A quote is drawn with a bar (`│`), never as `> `, so it
+//! cannot be taken for the REPL prompt.
+
+mod block;
+mod code;
+mod display;
+mod inline;
+mod style;
+mod table;
+mod wrap;
+
+use crate::term::Sanitizer;
+use block::Line;
+pub use display::Display;
+use style::{Color, Color24, Style};
+use wrap::{Flow, Prefix, Span};
+
+/// How the output may look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// SGR styles and colours (off under `NO_COLOR`).
+    pub color: bool,
+    /// The terminal takes 24-bit colour (`COLORTERM=truecolor`).
+    pub truecolor: bool,
+    /// Box-drawing characters and bullets; ASCII otherwise.
+    pub unicode: bool,
+}
+
+impl Options {
+    /// From the environment, for a stdout that is a terminal with colour `color`.
+    pub fn detect(color: bool, unicode: bool) -> Options {
+        let ct = std::env::var("COLORTERM").unwrap_or_default();
+        Options {
+            color,
+            truecolor: ct == "truecolor" || ct == "24bit",
+            unicode,
+        }
+    }
+}
+
+/// What the open paragraph belongs to, so a following line knows whether it continues it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ctx {
+    None,
+    Para,
+    Quote(usize),
+    Item,
+}
+
+/// The streaming renderer of one answer.
+pub struct Renderer {
+    opts: Options,
+    san: Sanitizer,
+    /// The current source line so far (sanitized).
+    partial: String,
+    /// Bytes of `partial` already rendered.
+    done: usize,
+    /// The kind of `partial`, once its start has been rendered.
+    started: Option<Line>,
+    ctx: Ctx,
+    flow: Flow,
+    /// Inside a fence: its marker and the highlighter for its language.
+    fence: Option<(char, usize, Option<code::Highlighter>)>,
+    table: Vec<String>,
+    /// The last line written was blank (blank lines are not doubled).
+    blank: bool,
+    wrote: bool,
+}
+
+const DIM: Style = Style {
+    bold: false,
+    italic: false,
+    underline: false,
+    dim: true,
+    strike: false,
+    fg: None,
+};
+
+impl Renderer {
+    pub fn new(opts: Options) -> Renderer {
+        Renderer {
+            opts,
+            san: Sanitizer::default(),
+            partial: String::new(),
+            done: 0,
+            started: None,
+            ctx: Ctx::None,
+            flow: Flow::default(),
+            fence: None,
+            table: Vec::new(),
+            blank: false,
+            wrote: false,
+        }
+    }
+
+    fn color(&self) -> Color24 {
+        Color24 {
+            on: self.opts.color,
+            truecolor: self.opts.truecolor,
+        }
+    }
+
+    /// Renders what `bytes` completes; the rest waits for more (or [`Renderer::finish`]).
+    pub fn push(&mut self, bytes: &[u8], width: usize) -> String {
+        let width = width.max(10);
+        let mut clean = Vec::with_capacity(bytes.len());
+        self.san.push(bytes, &mut clean);
+        let text = String::from_utf8_lossy(&clean).into_owned();
+        let mut out = String::new();
+        let mut pieces = text.split('\n').peekable();
+        while let Some(piece) = pieces.next() {
+            self.partial.push_str(piece.trim_end_matches('\r'));
+            if pieces.peek().is_some() {
+                self.end_line(width, &mut out);
+            }
+        }
+        self.early(width, &mut out);
+        self.note(&out);
+        out
+    }
+
+    /// Renders whatever is left at the end of the answer.
+    pub fn finish(&mut self, width: usize) -> String {
+        let width = width.max(10);
+        let mut clean = Vec::new();
+        self.san.finish(&mut clean);
+        self.partial.push_str(&String::from_utf8_lossy(&clean));
+        let mut out = String::new();
+        if !self.partial.is_empty() || self.started.is_some() {
+            self.end_line(width, &mut out);
+        }
+        self.flush_table(width, &mut out);
+        self.close(width, &mut out);
+        self.note(&out);
+        out
+    }
+
+    fn note(&mut self, out: &str) {
+        if !out.is_empty() {
+            self.wrote = true;
+        }
+    }
+
+    fn close(&mut self, width: usize, out: &mut String) {
+        let color = self.color();
+        self.flow.close(width, color, out);
+        self.ctx = Ctx::None;
+    }
+
+    /// Renders the start of a line still arriving, and its complete words.
+    fn early(&mut self, width: usize, out: &mut String) {
+        if self.fence.is_some() || !self.table.is_empty() || self.partial.is_empty() {
+            return;
+        }
+        if self.started.is_none() {
+            let Some(kind) = block::classify_partial(&self.partial) else {
+                return;
+            };
+            let partial = std::mem::take(&mut self.partial);
+            self.done = self.start(&kind, &partial, width, out);
+            self.partial = partial;
+            self.started = Some(kind);
+        }
+        let color = self.color();
+        let pending = &self.partial[self.done..];
+        let (piece, tail) = pending.split_at(pending.rfind(' ').unwrap_or(0));
+        if !piece.is_empty() {
+            if !inline::balanced(piece) {
+                return;
+            }
+            let spans = inline::spans(piece, self.base());
+            self.flow.push(&spans, width, color, out);
+            // The piece ends where a space follows: its last word is complete.
+            self.flow.end_word(width, color, out);
+            self.done += piece.len();
+        }
+        // The word still arriving shows at once when no Markdown marker could change it.
+        if !tail.trim().is_empty() && inline::plain(tail) {
+            let spans = inline::spans(tail, self.base());
+            self.flow.push(&spans, width, color, out);
+            self.flow.show_partial(width, color, out);
+            self.done += tail.len();
+        }
+    }
+
+    /// The style a line's text starts from (a heading is bold).
+    fn base(&self) -> Style {
+        self.started.as_ref().map(heading_of).unwrap_or_default()
+    }
+
+    /// A whole source line has arrived.
+    fn end_line(&mut self, width: usize, out: &mut String) {
+        let line = std::mem::take(&mut self.partial);
+        let done = std::mem::take(&mut self.done);
+        let color = self.color();
+        let (kind, at) = match self.started.take() {
+            Some(kind) => (kind, done),
+            None => {
+                if self.fence.is_some() {
+                    self.code_line(&line, out);
+                    return;
+                }
+                let kind = block::classify(&line);
+                if !self.table.is_empty() {
+                    if kind == Line::Row {
+                        self.table.push(line);
+                        return;
+                    }
+                    self.flush_table(width, out);
+                }
+                let at = self.start(&kind, &line, width, out);
+                match kind {
+                    Line::Row => {
+                        self.table.push(line);
+                        return;
+                    }
+                    Line::Blank | Line::Fence { .. } | Line::Rule => return,
+                    _ => (kind, at),
+                }
+            }
+        };
+        let heading = matches!(kind, Line::Heading { .. });
+        let base = heading_of(&kind);
+        let mut rest = line.get(at..).unwrap_or("");
+        if heading {
+            rest = rest.trim_end().trim_end_matches('#').trim_end();
+        }
+        let spans = inline::spans(rest, base);
+        self.flow.push(&spans, width, color, out);
+        if heading {
+            self.close(width, out);
+        } else {
+            // A model's line breaks are meant (verse, addresses, steps): kept, not re-flowed.
+            self.flow.break_line(width, color, out);
+        }
+    }
+
+    fn code_line(&mut self, line: &str, out: &mut String) {
+        let color = self.color();
+        let Some((ch, len, hl)) = &mut self.fence else {
+            return;
+        };
+        if block::closes(line, *ch, *len) {
+            DIM.paint(line.trim(), color, out);
+            self.fence = None;
+        } else {
+            match hl {
+                Some(h) => {
+                    for s in h.line(line) {
+                        s.style.paint(&s.text, color, out);
+                    }
+                }
+                None => out.push_str(line),
+            }
+        }
+        out.push('\n');
+        self.blank = false;
+    }
+
+    /// Starts the block `kind` begins (closing the open one unless it continues it); returns
+    /// where the line's inline text starts.
+    fn start(&mut self, kind: &Line, line: &str, width: usize, out: &mut String) -> usize {
+        let color = self.color();
+        if *kind != Line::Blank {
+            self.blank = false;
+        }
+        match kind {
+            Line::Blank => {
+                self.close(width, out);
+                if (self.wrote || !out.is_empty()) && !self.blank {
+                    out.push('\n');
+                }
+                self.blank = true;
+                0
+            }
+            Line::Fence { ch, len, info } => {
+                self.close(width, out);
+                DIM.paint(line.trim(), color, out);
+                out.push('\n');
+                let hl = if self.opts.color {
+                    code::Highlighter::for_language(info)
+                } else {
+                    None
+                };
+                self.fence = Some((*ch, *len, hl));
+                0
+            }
+            Line::Rule => {
+                self.close(width, out);
+                let dash = if self.opts.unicode { "─" } else { "-" };
+                DIM.paint(&dash.repeat(width.min(60)), color, out);
+                out.push('\n');
+                0
+            }
+            Line::Row => {
+                self.close(width, out);
+                0
+            }
+            Line::Heading { level, text } => {
+                self.close(width, out);
+                // Without colour the markers stay: they are all that shows it is a heading.
+                let prefix = if self.opts.color {
+                    Vec::new()
+                } else {
+                    vec![Span::new(
+                        format!("{} ", "#".repeat(*level)),
+                        Style::default(),
+                    )]
+                };
+                self.flow = Flow::new(Prefix::same(prefix));
+                *text
+            }
+            Line::Quote { depth, text } => {
+                if self.ctx != Ctx::Quote(*depth) {
+                    self.close(width, out);
+                    let bar = if self.opts.unicode { "│ " } else { "| " };
+                    let bars = vec![Span::new(bar.repeat(*depth), DIM)];
+                    self.flow = Flow::new(Prefix::same(bars));
+                    self.ctx = Ctx::Quote(*depth);
+                }
+                *text
+            }
+            Line::Item {
+                indent,
+                marker,
+                text,
+            } => {
+                self.close(width, out);
+                let bullet = match marker.as_str() {
+                    "-" | "*" | "+" if self.opts.unicode => "•",
+                    "-" | "*" | "+" => "*",
+                    m => m,
+                };
+                let lead = " ".repeat((*indent).min(12));
+                let first = format!("{lead}{bullet} ");
+                let rest = " ".repeat(unicode_width::UnicodeWidthStr::width(first.as_str()));
+                let mark = Style {
+                    fg: Some(Color::Basic(6)),
+                    ..Style::default()
+                };
+                self.flow = Flow::new(Prefix {
+                    first: vec![
+                        Span::new(lead, Style::default()),
+                        Span::new(format!("{bullet} "), mark),
+                    ],
+                    rest: vec![Span::new(rest, Style::default())],
+                });
+                self.ctx = Ctx::Item;
+                *text
+            }
+            Line::Text { text } => {
+                if self.ctx == Ctx::None {
+                    self.close(width, out);
+                    let lead = " ".repeat((*text).min(8));
+                    self.flow = Flow::new(Prefix::same(vec![Span::new(lead, Style::default())]));
+                    self.ctx = Ctx::Para;
+                }
+                *text
+            }
+        }
+    }
+
+    fn flush_table(&mut self, width: usize, out: &mut String) {
+        if self.table.is_empty() {
+            return;
+        }
+        let rows = std::mem::take(&mut self.table);
+        let color = self.color();
+        match table::render(&rows, width, color, self.opts.unicode) {
+            Some(text) => out.push_str(&text),
+            None => {
+                for row in rows {
+                    let mut flow = Flow::new(Prefix::default());
+                    flow.push(&inline::spans(&row, Style::default()), width, color, out);
+                    flow.close(width, color, out);
+                }
+            }
+        }
+        self.blank = false;
+    }
+}
+
+/// The base style of a line's text: headings bold, the first two levels in colour too.
+fn heading_of(kind: &Line) -> Style {
+    match kind {
+        Line::Heading { level, .. } => heading_style(*level),
+        _ => Style::default(),
+    }
+}
+
+fn heading_style(level: usize) -> Style {
+    Style {
+        bold: true,
+        underline: level == 1,
+        fg: (level <= 2).then_some(Color::Basic(5)),
+        ..Style::default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,196 @@
+use super::*;
+
+fn plain() -> Options {
+    Options {
+        color: false,
+        truecolor: false,
+        unicode: true,
+    }
+}
+
+fn coloured() -> Options {
+    Options {
+        color: true,
+        truecolor: true,
+        unicode: true,
+    }
+}
+
+/// Renders `text` fed in pieces of `every` bytes.
+fn render_in(text: &str, width: usize, opts: Options, every: usize) -> String {
+    let mut r = Renderer::new(opts);
+    let mut out = String::new();
+    for piece in text.as_bytes().chunks(every) {
+        out.push_str(&r.push(piece, width));
+    }
+    out.push_str(&r.finish(width));
+    out
+}
+
+fn render(text: &str, width: usize) -> String {
+    render_in(text, width, plain(), usize::MAX)
+}
+
+#[test]
+fn long_lines_wrap_at_word_boundaries_and_line_breaks_stay() {
+    let out = render("The quick brown fox jumps\nover the lazy dog.\n", 20);
+    assert_eq!(out, "The quick brown fox\njumps\nover the lazy dog.\n");
+    let out = render("> one two three four\n> five\n", 12);
+    assert_eq!(out, "│ one two\n│ three four\n│ five\n");
+}
+
+#[test]
+fn the_same_output_for_every_split() {
+    let text = "# Title\n\nSome **bold** text and `code` here, wrapped.\n\n- one item\n- two\n\n> a quote\n\n```rust\nfn main() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+    // The same screen: styles may be cut into more SGR runs, a word shown early may be rubbed
+    // out and moved down, but what the reader sees is identical.
+    let whole = screen(&render_in(text, 24, coloured(), usize::MAX));
+    for every in [1, 2, 3, 5, 7, 13] {
+        assert_eq!(
+            screen(&render_in(text, 24, coloured(), every)),
+            whole,
+            "pieces of {every}"
+        );
+    }
+}
+
+#[test]
+fn structure_without_colour() {
+    let out = render(
+        "## Steps\n\n1. first\n2. second\n\n- *a*\n\n> quoted **text**\n\n---\n",
+        40,
+    );
+    assert!(!out.contains('\x1b'), "{out:?}");
+    assert_eq!(
+        out,
+        "## Steps\n\n1. first\n2. second\n\n• a\n\n│ quoted text\n\n────────────────────────────────────────\n"
+    );
+}
+
+#[test]
+fn a_quote_never_looks_like_the_prompt() {
+    for opts in [
+        plain(),
+        Options {
+            unicode: false,
+            ..plain()
+        },
+    ] {
+        let out = render_in("> a quote\n", 40, opts, usize::MAX);
+        assert!(!out.starts_with('>'), "{out:?}");
+        assert!(out.contains("a quote"));
+    }
+}
+
+#[test]
+fn list_items_wrap_with_a_hanging_indent() {
+    let out = render("- alpha beta gamma delta\n", 14);
+    assert_eq!(out, "• alpha beta\n  gamma delta\n");
+}
+
+#[test]
+fn code_is_highlighted_and_kept_verbatim() {
+    let out = render_in(
+        "```rust\nlet x = 1; // *not emphasis*\n```\n",
+        80,
+        coloured(),
+        4,
+    );
+    assert!(out.contains("\x1b[38;2;"), "no colour in {out:?}");
+    let stripped = strip(&out);
+    assert_eq!(stripped, "```rust\nlet x = 1; // *not emphasis*\n```\n");
+    let out = render("```\nno   wrap    here\n```\n", 8);
+    assert!(out.contains("no   wrap    here"));
+}
+
+#[test]
+fn headings_and_emphasis_are_styled_with_colour() {
+    let out = render_in("# Big\nsome **strong** words\n", 40, coloured(), usize::MAX);
+    assert!(out.contains("\x1b[1;4;35mBig\x1b[0m"), "{out:?}");
+    assert!(out.contains("\x1b[1mstrong\x1b[0m"), "{out:?}");
+    assert_eq!(strip(&out), "Big\nsome strong words\n");
+}
+
+#[test]
+fn an_escape_in_the_answer_comes_out_visible() {
+    let evil = "# Title \x1b]52;c;ZXZpbA==\x07\n\ntext \x1b[2J here\n\n```sh\necho \x1b[31m\n```\n";
+    for opts in [plain(), coloured()] {
+        let out = render_in(evil, 80, opts, 3);
+        let text = strip(&out);
+        assert!(text.contains("␛]52;c;ZXZpbA==␇"), "{out:?}");
+        assert!(text.contains("␛[2J"), "{out:?}");
+        assert!(text.contains("␛[31m"), "{out:?}");
+        // The only escapes left are the renderer's own SGR styles.
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find('\x1b') {
+            let tail = &rest[i + 1..];
+            assert!(tail.starts_with('['), "foreign escape in {out:?}");
+            let end = tail.find('m').expect("SGR ends with m");
+            assert!(tail[1..end].chars().all(|c| c.is_ascii_digit() || c == ';'));
+            rest = &tail[end..];
+        }
+    }
+}
+
+#[test]
+fn words_show_before_the_line_ends() {
+    let mut r = Renderer::new(plain());
+    // A plain word shows as it arrives, even unfinished.
+    assert_eq!(r.push(b"Hello there wor", 80), "Hello there wor");
+    // Emphasis waits for its closing marker.
+    assert_eq!(r.push(b"ld, with **bo", 80), "ld, with");
+    assert_eq!(r.push(b"ld** en", 80), " bold en");
+    assert_eq!(r.push(b"d\n", 80), "d\n");
+    assert_eq!(r.finish(80), "");
+}
+
+#[test]
+fn tables_wait_for_their_last_row() {
+    let mut r = Renderer::new(plain());
+    assert_eq!(r.push(b"| k | v |\n|---|---|\n| a | 1 |\n", 80), "");
+    let out = r.push(b"\nafter\n", 80);
+    assert!(out.starts_with("k │ v\n──┼──\na │ 1\n"), "{out:?}");
+}
+
+#[test]
+fn a_narrower_window_applies_to_the_next_words() {
+    let mut r = Renderer::new(plain());
+    let mut out = r.push(b"aaa bbb ccc ", 40);
+    out.push_str(&r.push(b"ddd eee fff\n", 8));
+    out.push_str(&r.finish(8));
+    assert_eq!(out, "aaa bbb ccc\nddd eee\nfff\n");
+}
+
+/// What a terminal shows: SGR removed, backspaces applied, trailing spaces ignored.
+fn screen(s: &str) -> String {
+    let mut out = String::new();
+    for c in strip(s).chars() {
+        if c == '\u{8}' {
+            out.pop();
+        } else {
+            out.push(c);
+        }
+    }
+    out.lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text without SGR sequences.
+fn strip(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

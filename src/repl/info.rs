@@ -1,0 +1,127 @@
+//! `/info`: what this session is — model, endpoint, agent, skills, policy, sandbox, prompt size
+//! (pure: facts in, text out).
+
+use crate::policy::{ConfirmMode, SandboxMode, ScriptPolicy};
+use std::fmt::Write;
+
+/// What `/info` shows.
+pub struct Facts<'a> {
+    pub model: &'a str,
+    pub endpoint: &'a str,
+    /// Name and file of the agent.
+    pub agent: Option<(&'a str, String)>,
+    pub skills: Vec<&'a str>,
+    pub policy: &'a ScriptPolicy,
+    pub tools: bool,
+    pub system_prompt_chars: usize,
+    pub messages: usize,
+    pub history_chars: usize,
+}
+
+pub fn text(f: &Facts<'_>) -> String {
+    let mut s = String::new();
+    let mut row = |k: &str, v: &str| {
+        let _ = writeln!(s, "  {k:<10} {v}");
+    };
+    row("model", f.model);
+    row(
+        "endpoint",
+        if f.endpoint.is_empty() {
+            "(none: replay)"
+        } else {
+            f.endpoint
+        },
+    );
+    match &f.agent {
+        Some((name, file)) => row("agent", &format!("{name} ({file})")),
+        None => row("agent", "none"),
+    }
+    row(
+        "skills",
+        &if f.skills.is_empty() {
+            "none".to_string()
+        } else {
+            f.skills.join(", ")
+        },
+    );
+    let p = f.policy;
+    let policy = if p.allow_scripts {
+        let mut v = format!("scripts run: allow {}", p.allowed_commands.join(" "));
+        if !p.denied_commands.is_empty() {
+            let _ = write!(v, "; deny {}", p.denied_commands.join(" "));
+        }
+        let confirm = match p.confirm {
+            ConfirmMode::Ask => "ask before each run",
+            ConfirmMode::Never => "no questions (-y)",
+        };
+        let _ = write!(v, "; {confirm}; timeout {} s", p.timeout_seconds);
+        v
+    } else {
+        "scripts off (--allow-scripts turns them on)".to_string()
+    };
+    row("policy", &policy);
+    let mode = match p.sandbox {
+        SandboxMode::Required => "required",
+        SandboxMode::BestEffort => "best-effort",
+    };
+    row(
+        "sandbox",
+        &format!(
+            "{mode}; network {}; filesystem {}",
+            if p.allow_network { "allowed" } else { "off" },
+            if p.allow_filesystem {
+                "writable"
+            } else {
+                "read-only but $TMPDIR"
+            }
+        ),
+    );
+    row(
+        "prompt",
+        &format!(
+            "system {} chars; {} messages, {} chars (~{} tokens in all){}",
+            f.system_prompt_chars,
+            f.messages,
+            f.history_chars,
+            (f.system_prompt_chars + f.history_chars).div_ceil(4),
+            if f.tools {
+                "; skill scripts offered as tools"
+            } else {
+                ""
+            }
+        ),
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_every_part_of_the_session() {
+        let policy = ScriptPolicy::default();
+        let t = text(&Facts {
+            model: "openai:gpt-4o-mini",
+            endpoint: "https://api.openai.com/v1",
+            agent: Some(("tutor", "agents/tutor.toml".into())),
+            skills: vec!["say", "calc"],
+            policy: &policy,
+            tools: false,
+            system_prompt_chars: 400,
+            messages: 2,
+            history_chars: 400,
+        });
+        for want in [
+            "model      openai:gpt-4o-mini",
+            "endpoint   https://api.openai.com/v1",
+            "agent      tutor (agents/tutor.toml)",
+            "skills     say, calc",
+            "policy     scripts off",
+            "sandbox    required; network off",
+            "prompt     system 400 chars; 2 messages, 400 chars (~200 tokens in all)",
+        ] {
+            assert!(t.contains(want), "{want:?} missing from\n{t}");
+        }
+    }
+}
