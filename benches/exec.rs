@@ -1,6 +1,7 @@
 //! Overhead of the sandbox: median wall time of `true` run through the executor directly (the
-//! fast path) and through the launcher with every restriction (user + network + PID namespaces,
-//! Landlock, PID-1 init), interleaved in the same process. Run with `cargo bench --bench exec`.
+//! fast path) and through the launcher with the layers added one by one (user + network + PID
+//! namespaces, Landlock and PID-1 init; then the private mounts, hidden secrets and limits),
+//! interleaved in the same process. Run with `cargo bench --bench exec`.
 
 use skillpipe::exec::{RunSpec, run};
 use skillpipe::sandbox::{self, SandboxSpec};
@@ -35,7 +36,34 @@ fn main() {
     let caps = sandbox::probe();
     println!("capabilities: {caps:?}");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let cases: [(&str, SandboxSpec); 3] = [
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let hide = sandbox::secrets::existing(sandbox::secrets::deny_list(
+        home.as_deref(),
+        &std::env::temp_dir(),
+        &[],
+        &[],
+        &[],
+    ));
+    let layers = SandboxSpec {
+        isolate_network: true,
+        restrict_filesystem: true,
+        required: true,
+        ..SandboxSpec::default()
+    };
+    let mounts = SandboxSpec {
+        private_mounts: true,
+        ..layers.clone()
+    };
+    let hidden = SandboxSpec {
+        hide: hide.clone(),
+        ..mounts.clone()
+    };
+    let all = SandboxSpec {
+        limits: skillpipe::policy::ScriptPolicy::default().limits(),
+        ..hidden.clone()
+    };
+    let hidden_name = format!("  + {} secrets hidden", hide.len());
+    let cases: Vec<(&str, SandboxSpec)> = vec![
         ("unsandboxed", SandboxSpec::default()),
         (
             "filesystem only (Landlock + PID ns)",
@@ -45,15 +73,10 @@ fn main() {
                 ..SandboxSpec::default()
             },
         ),
-        (
-            "sandboxed (net + fs + pid)",
-            SandboxSpec {
-                isolate_network: true,
-                restrict_filesystem: true,
-                required: true,
-                ..SandboxSpec::default()
-            },
-        ),
+        ("net + fs + pid (the earlier layers)", layers),
+        ("  + mount/IPC/UTS ns, /dev /proc tmpfs", mounts),
+        (&hidden_name, hidden),
+        ("  + limits = every layer (default)", all),
     ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     rt.block_on(async {

@@ -44,6 +44,10 @@ pub struct Record {
     pub bytes_err: Option<u64>,
     pub truncated: bool,
     pub sandbox: Option<String>,
+    /// For a run: "started" (written before the command starts, so a run whose skillpipe is
+    /// killed still leaves a trace) or "completed". Absent on refusals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<&'static str>,
 }
 
 impl Record {
@@ -63,6 +67,7 @@ impl Record {
             bytes_err: None,
             truncated: false,
             sandbox: None,
+            phase: None,
         }
     }
 }

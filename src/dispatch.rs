@@ -275,6 +275,7 @@ impl Dispatcher {
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
         env.extend(extra_env);
+        let sandbox = self.sandbox_spec(&cwd);
         let spec = RunSpec {
             program,
             args: prog_args,
@@ -283,11 +284,16 @@ impl Dispatcher {
             stdin,
             timeout: Duration::from_secs(self.policy.timeout_seconds),
             max_output_bytes: self.policy.max_output_bytes,
-            sandbox: self.sandbox_spec(),
+            sandbox,
         };
         // If this future is dropped (Ctrl-C), the command is killed; the log still says so.
+        let _in_flight = InFlight::enter();
+        let mut started = self.record(origin, Decision::Ran, &argv, skill.clone());
+        started.phase = Some("started");
+        self.audit.write_or_warn(&started);
         let mut cancel_record = self.record(origin, Decision::Ran, &argv, skill.clone());
         cancel_record.reason = Some("cancelled".into());
+        cancel_record.phase = Some("completed");
         let guard = AuditOnDrop {
             log: &self.audit,
             record: Some(cancel_record),
@@ -297,6 +303,7 @@ impl Dispatcher {
         match ran {
             Ok(result) => {
                 let mut rec = self.record(origin, Decision::Ran, &argv, skill.clone());
+                rec.phase = Some("completed");
                 rec.exit_code = Some(result.exit_code);
                 rec.signal = result.signal.clone();
                 rec.duration_ms = Some(result.duration.as_millis() as u64);
@@ -320,6 +327,16 @@ impl Dispatcher {
             }
             Err(e @ ExecError::Sandbox(_)) => {
                 self.block(origin, &argv, skill, Decision::Denied, e.to_string())
+            }
+            Err(e @ ExecError::Interrupted(_)) => {
+                let mut rec = self.record(origin, Decision::Ran, &argv, skill);
+                rec.phase = Some("completed");
+                rec.reason = Some(e.to_string());
+                self.audit.write_or_warn(&rec);
+                Outcome::Blocked {
+                    decision: Decision::Ran,
+                    reason: e.to_string(),
+                }
             }
             Err(e) => self.block(origin, &argv, skill, Decision::Invalid, e.to_string()),
         }
@@ -397,15 +414,41 @@ impl Dispatcher {
             .unwrap_or_else(|| FALLBACK_PATH.into())
     }
 
-    fn sandbox_spec(&self) -> SandboxSpec {
+    fn sandbox_spec(&self, cwd: &std::path::Path) -> SandboxSpec {
+        let p = &self.policy;
         SandboxSpec {
-            isolate_network: !self.policy.allow_network,
-            restrict_filesystem: !self.policy.allow_filesystem,
-            writable: self.policy.writable_paths.clone(),
-            required: self.policy.sandbox == policy::SandboxMode::Required,
-            // Lifting restrictions never lifts this: what a command starts dies with it.
+            isolate_network: !p.allow_network,
+            restrict_filesystem: !p.allow_filesystem,
+            writable: p.writable_paths.clone(),
+            required: p.sandbox == policy::SandboxMode::Required,
+            // Lifting restrictions never lifts these: what a command starts dies with it, it
+            // sees only its own /dev, /proc and $TMPDIR, and secrets stay hidden (with both
+            // network and writes allowed, where the machine can; see `sandbox::plan`).
             contain_processes: true,
+            private_mounts: true,
+            hide: crate::sandbox::secrets::hidden(cwd, &p.deny_read, &p.allow_read),
+            limits: p.limits(),
+            sockets: self.allowed_sockets(),
         }
+    }
+
+    /// `allowed_sockets` with `~/` and `$VAR/` expanded (from the environment scripts get), the
+    /// existing ones.
+    fn allowed_sockets(&self) -> Vec<PathBuf> {
+        let home = crate::paths::home();
+        let var = |name: &str| {
+            self.base_env
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var_os(name))
+        };
+        self.policy
+            .allowed_sockets
+            .iter()
+            .filter_map(|p| crate::sandbox::secrets::expand(p, home.as_deref(), var))
+            .filter(|p| p.exists())
+            .collect()
     }
 
     /// Short text for the prompt and the audit log.
@@ -415,12 +458,37 @@ impl Dispatcher {
         } else {
             "no network"
         };
-        let fs = if self.policy.allow_filesystem {
-            "writes anywhere"
-        } else {
-            "writes only to $TMPDIR"
+        let list = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         };
-        format!("{net}, {fs}")
+        let fs = if self.policy.allow_filesystem {
+            "writes anywhere".to_string()
+        } else if self.policy.writable_paths.is_empty() {
+            "writes only to $TMPDIR".to_string()
+        } else {
+            format!(
+                "writes only to $TMPDIR and {}",
+                list(&self.policy.writable_paths)
+            )
+        };
+        let sockets = self.allowed_sockets();
+        let sockets = if sockets.is_empty() {
+            "no Unix sockets".to_string()
+        } else {
+            format!("Unix sockets: {}", list(&sockets))
+        };
+        format!("{net}, {fs}, {sockets}")
+    }
+
+    /// The paths a command may write beneath (besides its $TMPDIR) and the Unix sockets it may
+    /// connect to, for the confirmation prompt; `None` for writes when it may write anywhere.
+    pub fn writable_and_sockets(&self) -> (Option<Vec<PathBuf>>, Vec<PathBuf>) {
+        let writes = (!self.policy.allow_filesystem).then(|| self.policy.writable_paths.clone());
+        (writes, self.allowed_sockets())
     }
 
     fn record(
@@ -479,6 +547,35 @@ impl Drop for AuditOnDrop<'_> {
     }
 }
 
+/// Runs between their "started" and their completed audit line, in this process.
+static IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> InFlight {
+        IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Wait (up to `limit`) until no run is between its "started" and completed audit lines: after
+/// [`crate::exec::interrupt`], so that skillpipe exits with every interrupted run audited.
+pub async fn wait_idle(limit: Duration) {
+    let deadline = tokio::time::Instant::now() + limit;
+    while IN_FLIGHT.load(std::sync::atomic::Ordering::SeqCst) > 0
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// The result object of DESIGN §3 (`skillpipe run --json`, tool results).
 pub fn result_json(ran: &Ran) -> serde_json::Value {
     let r = &ran.result;
@@ -492,5 +589,6 @@ pub fn result_json(ran: &Ran) -> serde_json::Value {
         "duration_ms": r.duration.as_millis() as u64,
         "truncated": {"stdout": r.truncated_stdout, "stderr": r.truncated_stderr},
         "script_path": ran.script_path,
+        "hint": r.hint,
     })
 }

@@ -220,6 +220,8 @@ pub fn notice(d: &Directive, outcome: &Outcome) -> Option<String> {
             let what = match decision {
                 crate::audit::Decision::Invalid => "invalid",
                 crate::audit::Decision::Declined => "declined",
+                // It ran, and skillpipe was stopped under it (SIGINT, SIGHUP, SIGTERM).
+                crate::audit::Decision::Ran => "stopped",
                 _ => "blocked",
             };
             Some(format!("skillpipe: {what}: {shown}: {reason}"))
@@ -235,7 +237,11 @@ pub fn notice(d: &Directive, outcome: &Outcome) -> Option<String> {
                     None => format!("exited with {}", r.exit_code),
                 },
             };
-            Some(format!("skillpipe: failed: {shown}: {how}"))
+            let hint = r
+                .hint
+                .as_ref()
+                .map_or(String::new(), |h| format!("\n  {h}"));
+            Some(format!("skillpipe: failed: {shown}: {how}{hint}"))
         }
         Outcome::Ran(_) => None,
     }

@@ -35,7 +35,7 @@ fn readme_example() {
         assert!(
             s == "none"
                 || s.split(',')
-                    .all(|w| ["network", "filesystem", "pids"].contains(&w)),
+                    .all(|w| ["network", "filesystem", "pids", "mounts", "limits"].contains(&w)),
             "{s}"
         );
     }
@@ -294,9 +294,16 @@ fn concurrent_filters_append_whole_audit_lines() {
         assert!(c.wait().unwrap().success());
     }
     let text = std::fs::read_to_string(&log).unwrap();
-    let lines: Vec<serde_json::Value> = text
+    let all: Vec<serde_json::Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    // Each run also writes a "started" line before it starts.
+    let started = all.iter().filter(|r| r["phase"] == "started").count();
+    assert_eq!(started, 20);
+    let lines: Vec<serde_json::Value> = all
+        .into_iter()
+        .filter(|r| r["phase"] != "started")
         .collect();
     assert_eq!(lines.len(), 200);
     for p in 0..4 {

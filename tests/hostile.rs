@@ -1683,7 +1683,11 @@ fn sandbox_available(test: &str) -> bool {
                     .starts_with("yes")
         })
     };
-    let ok = yes("network isolation") && yes("PID namespace") && yes("filesystem (Landlock)");
+    // Every sandboxed run also gets private mounts (and refuses to run without them).
+    let ok = yes("network isolation")
+        && yes("PID namespace")
+        && yes("filesystem (Landlock)")
+        && yes("private mounts");
     if !ok {
         eprintln!(
             "\n!!!!! SKIPPED {test}: this machine cannot sandbox, so the sandbox was NOT tested !!!!!\n{text}"
@@ -2272,13 +2276,18 @@ fn run_refuses_scripts_outside_the_skill() {
 
 /// Unix sockets bound to a path are files, not network: a network namespace does not cut them
 /// and Landlock does not govern connecting to them. Through one (the D-Bus session bus, the
-/// Docker socket, an ssh agent) a sandboxed script could act outside the sandbox. Abstract
-/// sockets belong to the network namespace. Both are refused unless the network is allowed.
+/// Docker socket, an ssh agent) a sandboxed script could act outside the sandbox. So no Unix
+/// socket can be created unless the policy names some, the network allowed or not; then only
+/// the named ones are in reach (others under /run and in /tmp are covered, abstract ones are
+/// out of reach by the network namespace or a Landlock scope).
 #[test]
-fn sandbox_blocks_unix_sockets_unless_network_is_allowed() {
+fn sandbox_opens_only_the_named_unix_sockets() {
     use std::os::linux::net::SocketAddrExt;
     use std::os::unix::net::{SocketAddr, UnixListener};
-    if !sandbox_available("sandbox_blocks_unix_sockets_unless_network_is_allowed") {
+    if !layers_available(
+        "sandbox_opens_only_the_named_unix_sockets",
+        &["private mounts"],
+    ) {
         return;
     }
     let home = TestHome::new();
@@ -2286,38 +2295,530 @@ fn sandbox_blocks_unix_sockets_unless_network_is_allowed() {
     write_file(
         &home.path().join("skills/good/scripts/unix.py"),
         "import socket, sys\n\
-         addr = sys.argv[1] if sys.argv[1].startswith('/') else '\\0' + sys.argv[1]\n\
-         try:\n    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n\
-         \x20   s.connect(addr); s.sendall(b'from the sandbox'); print('connected')\n\
-         except OSError as e:\n    print('refused')\n",
+         out = []\n\
+         for a in sys.argv[1:]:\n\
+         \x20   addr = a if a.startswith('/') else '\\0' + a\n\
+         \x20   try:\n\
+         \x20       s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n\
+         \x20       s.connect(addr); s.sendall(b'from the sandbox'); out.append('connected')\n\
+         \x20   except OSError as e:\n\
+         \x20       out.append('refused')\n\
+         print(' '.join(out))\n",
         0o644,
     );
-    let path = home.path().join("bus.sock");
-    let by_path = UnixListener::bind(&path).unwrap();
-    by_path.set_nonblocking(true).unwrap();
+    let named_path = home.path().join("sound.sock");
+    let named = UnixListener::bind(&named_path).unwrap();
+    named.set_nonblocking(true).unwrap();
+    let other_path = home.path().join("bus.sock");
+    let other = UnixListener::bind(&other_path).unwrap();
+    other.set_nonblocking(true).unwrap();
+    // A socket directly in /tmp, where ssh-agent and X11 keep theirs.
+    let tmp_path = std::path::PathBuf::from(format!(
+        "/tmp/skillpipe-hostile-{}.sock",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&tmp_path);
+    let in_tmp = UnixListener::bind(&tmp_path).unwrap();
+    in_tmp.set_nonblocking(true).unwrap();
     let name = format!("skillpipe-hostile-{}", std::process::id());
     let abstract_ =
         UnixListener::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();
     abstract_.set_nonblocking(true).unwrap();
     let input = format!(
-        "[!{{scripts/unix.py {}}}] [!{{scripts/unix.py {name}}}]",
-        path.display()
+        "!{{scripts/unix.py {} {} {} {name}}}",
+        named_path.display(),
+        other_path.display(),
+        tmp_path.display()
     );
-    let sandboxed = &["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
-    let out = run(&home, sandboxed, input.as_bytes(), Feed::Whole);
+    let base = &["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
+    let socket_flag = format!("--allow-socket={}", named_path.display());
+    let cases: [(&[&str], &str); 4] = [
+        (&[], "refused refused refused refused"),
+        (&["--allow-network"], "refused refused refused refused"),
+        (&[&socket_flag], "connected refused refused refused"),
+        (
+            &[&socket_flag, "--allow-network"],
+            "connected refused refused refused",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let out = run(&home, &args, input.as_bytes(), Feed::Whole);
+        assert_eq!(out.text(), expected, "{extra:?}: {}", out.stderr);
+        assert!(
+            other.accept().is_err(),
+            "HOLE: {extra:?} reached an unnamed socket"
+        );
+        assert!(
+            in_tmp.accept().is_err(),
+            "HOLE: {extra:?} reached a socket in /tmp"
+        );
+        assert!(
+            abstract_.accept().is_err(),
+            "HOLE: {extra:?} reached an abstract socket"
+        );
+        // The control: the named socket was reached exactly when named.
+        assert_eq!(
+            named.accept().is_ok(),
+            expected.starts_with("connected"),
+            "{extra:?}"
+        );
+    }
+    let _ = std::fs::remove_file(&tmp_path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sandbox's second layer: private mounts, hidden secrets, limits, loopback, interruptions
+
+/// Like `sandbox_available`, and also the doctor rows in `more` say "yes".
+fn layers_available(test: &str, more: &[&str]) -> bool {
+    if !sandbox_available(test) {
+        return false;
+    }
+    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for label in more {
+        let yes = text.lines().any(|l| {
+            l.trim_start().starts_with(label)
+                && l.trim_start()[label.len()..]
+                    .trim_start()
+                    .starts_with("yes")
+        });
+        if !yes {
+            eprintln!(
+                "\n!!!!! SKIPPED {test}: this machine cannot enforce `{label}`, so it was NOT tested !!!!!\n{text}"
+            );
+            return false;
+        }
+    }
+    true
+}
+
+fn good_script(home: &TestHome, name: &str, text: &str) {
+    write_file(
+        &home.path().join("skills/good/scripts").join(name),
+        text,
+        0o755,
+    );
+}
+
+const SANDBOXED: &[&str] = &["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
+
+fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = SANDBOXED.to_vec();
+    v.extend(extra);
+    v
+}
+
+/// Credentials, shell history and the project's `.env` are not readable by a default-policy
+/// script, not even with every other restriction lifted; `--allow-read` lifts one.
+#[test]
+fn secrets_are_unreadable_by_default() {
+    if !layers_available("secrets_are_unreadable_by_default", &["private mounts"]) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let planted = [
+        ".ssh/id_ed25519",
+        ".aws/credentials",
+        ".config/gh/hosts.yml",
+        ".netrc",
+        ".git-credentials",
+        ".docker/config.json",
+        ".kube/config",
+        ".bash_history",
+        ".mozilla/firefox/logins.json",
+        ".env",
+        ".env.local",
+    ];
+    for p in planted {
+        home.write(p, &format!("SECRET-{p}\n"));
+    }
+    good_script(
+        &home,
+        "steal.sh",
+        "#!/bin/bash\nfor f in \"$@\"; do cat \"$HOME/$f\" 2>/dev/null; done; echo end\n",
+    );
+    let input = format!("!{{scripts/steal.sh {}}}", planted.join(" "));
+    for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
+        let out = run(&home, &with(extra), input.as_bytes(), Feed::Whole);
+        assert_eq!(out.text(), "end", "HOLE with {extra:?}: {}", out.stderr);
+    }
+    // Control: lifted per path, the same script reads exactly that one.
+    let out = run(
+        &home,
+        &with(&["--allow-read", "~/.ssh"]),
+        input.as_bytes(),
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "SECRET-.ssh/id_ed25519\nend", "{}", out.stderr);
+    // And doctor names what it hides.
+    let doctor = run(&home, &["doctor"], b"", Feed::Whole).text();
     assert!(
-        by_path.accept().is_err(),
-        "HOLE: a sandboxed script reached a Unix socket by path"
+        doctor.contains(&format!("{}", home.path().join(".aws").display())),
+        "{doctor}"
     );
+}
+
+/// The run gets its own /dev (no ptys, no terminal, no disks) and its own /proc (no host
+/// process and no host command line), its own SysV IPC and its own host name.
+#[test]
+fn private_dev_proc_and_ipc() {
+    if !layers_available("private_dev_proc_and_ipc", &["private mounts"]) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    // A host process with a password on its command line.
+    let marker = format!("--password=hunter{}", std::process::id());
+    // What the script greps for: matches the marker, but not grep's own command line.
+    let pattern = marker.replacen("hunter", "hunte[r]", 1);
+    let mut victim = Command::new("sh")
+        .args(["-c", "sleep 30; true", "sh", &marker])
+        .spawn()
+        .unwrap();
+    good_script(
+        &home,
+        "look.sh",
+        &format!(
+            "#!/bin/bash\n\
+             echo dev: $(ls /dev)\n\
+             ls /dev/pts/ 2>/dev/null | head -1; [ -e /dev/ptmx ] && echo ptmx\n\
+             : < /dev/tty 2>/dev/null && echo tty\n\
+             cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -c -- '{pattern}'\n\
+             echo procs: $(ls -d /proc/[0-9]* | wc -l)\n\
+             ipcmk -M 4096 >/dev/null 2>&1 && echo shm: $(ipcs -m | grep -c '^0x')\n\
+             head -c 4 /dev/urandom | wc -c\n"
+        ),
+    );
+    let before = Command::new("ipcs").arg("-m").output().map(|o| o.stdout);
+    let out = run(&home, SANDBOXED, b"!{scripts/look.sh}", Feed::Whole);
+    let text = out.text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0], "dev: fd full null random shm stderr stdin stdout urandom zero",
+        "{text}\n{}",
+        out.stderr
+    );
+    assert_eq!(
+        lines[1], "0",
+        "HOLE: a host command line was readable: {text}"
+    );
+    assert!(lines[2].starts_with("procs: "), "{text}");
+    let procs: usize = lines[2][7..].trim().parse().unwrap();
+    assert!(procs < 10, "HOLE: the host's processes are visible: {text}");
+    // Control: the script's own segment existed inside.
+    if which("ipcmk").is_empty() {
+        eprintln!("(ipcmk missing: the SysV segment part was not tried)");
+    } else {
+        assert_eq!(lines[3], "shm: 1", "{text}");
+        let after = Command::new("ipcs").arg("-m").output().map(|o| o.stdout);
+        assert_eq!(
+            before.ok(),
+            after.ok(),
+            "HOLE: a SysV segment outlived the run"
+        );
+    }
+    assert_eq!(lines.last(), Some(&"4"), "/dev/urandom works: {text}");
+    // Control: the marker process is there on the host.
+    let host = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "tr '\\0' ' ' < /proc/{}/cmdline | grep -c -- '{pattern}'",
+            victim.id()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&host.stdout).trim(), "1", "control");
+    let _ = victim.kill();
+    let _ = victim.wait();
+}
+
+/// The kernel keyring is shared by all the user's processes: a script can neither read nor
+/// add keys.
+#[test]
+fn keyring_is_out_of_reach() {
+    if !sandbox_available("keyring_is_out_of_reach") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/keys.py"),
+        "import ctypes, os, platform\n\
+         nr = {'x86_64': 250, 'aarch64': 219}[platform.machine()]\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         r = libc.syscall(nr, 0, -3, 0)\n\
+         print('ok' if r >= 0 else os.strerror(ctypes.get_errno()))\n",
+        0o644,
+    );
+    // Control: outside the sandbox the call works on this machine.
+    // SAFETY: KEYCTL_GET_KEYRING_ID of the session keyring, no pointers.
+    let outside = unsafe { libc::syscall(libc::SYS_keyctl, 0, -3i64, 0) };
+    if outside < 0 {
+        eprintln!(
+            "\n!!!!! SKIPPED keyring_is_out_of_reach: keyctl fails here even outside the sandbox !!!!!"
+        );
+        return;
+    }
+    let out = run(
+        &home,
+        &with(&["--allow-network", "--allow-filesystem"]),
+        b"!{scripts/keys.py}",
+        Feed::Whole,
+    );
+    assert_eq!(
+        out.text(),
+        "Operation not permitted",
+        "HOLE: {}",
+        out.stderr
+    );
+}
+
+/// A script's own local server works under the default policy (loopback is up in the empty
+/// network namespace) while the host's listener stays out of reach.
+#[test]
+fn loopback_works_without_the_network() {
+    if !sandbox_available("loopback_works_without_the_network") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/local.py"),
+        "import socket, threading\n\
+         s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n\
+         t = threading.Thread(target=lambda: s.accept()[0].sendall(b'pong')); t.start()\n\
+         c = socket.create_connection(s.getsockname()); print(c.recv(4).decode()); t.join()\n",
+        0o644,
+    );
+    let out = run(&home, SANDBOXED, b"!{scripts/local.py}", Feed::Whole);
+    assert_eq!(out.text(), "pong", "{}", out.stderr);
+}
+
+/// Each limit stops a script that goes over it, and the notice names the key and the flag;
+/// the same script runs with the limit raised (the control).
+#[test]
+fn resource_limits_hold_and_say_which() {
+    if !layers_available(
+        "resource_limits_hold_and_say_which",
+        &["private mounts", "resource limits"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    good_script(&home, "spin.sh", "#!/bin/bash\nwhile :; do :; done\n");
+    good_script(
+        &home,
+        "big.sh",
+        "#!/bin/bash\nhead -c 3000000 /dev/zero > \"$TMPDIR/big\" && echo wrote\n",
+    );
+    write_file(
+        &home.path().join("skills/good/scripts/alloc.py"),
+        "b = bytearray(200 * 1024 * 1024)\nprint('allocated')\n",
+        0o644,
+    );
+    // (directive, flags that stop it, flags that let it finish, key named, output when done)
+    type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a str, &'a str);
+    let cases: [Case; 4] = [
+        // Never prints; with no limit it would run into the timeout instead.
+        (
+            "!{scripts/spin.sh}",
+            &["--max-cpu", "1", "--timeout", "20"],
+            &[],
+            "max_cpu_seconds",
+            "never",
+        ),
+        (
+            "!{scripts/big.sh}",
+            &["--max-file-size", "1"],
+            &["--max-file-size", "10"],
+            "max_file_size_mb",
+            "wrote",
+        ),
+        (
+            "!{scripts/big.sh}",
+            &["--max-tmp", "1"],
+            &["--max-tmp", "10"],
+            "max_tmp_mb",
+            "wrote",
+        ),
+        (
+            "!{scripts/alloc.py}",
+            &["--max-memory", "64"],
+            &["--max-memory", "1024"],
+            "max_memory_mb",
+            "allocated",
+        ),
+    ];
+    for (input, tight, loose, key, ok) in cases {
+        let out = run(&home, &with(tight), input.as_bytes(), Feed::Whole);
+        assert_ne!(out.text(), ok, "HOLE: {input} {tight:?} was not stopped");
+        assert!(
+            out.stderr.contains(key),
+            "{input} {tight:?}: the notice names no key: {}",
+            out.stderr
+        );
+        if !loose.is_empty() {
+            let out = run(&home, &with(loose), input.as_bytes(), Feed::Whole);
+            assert_eq!(out.text(), ok, "control {input} {loose:?}: {}", out.stderr);
+        }
+    }
+    // Processes: RLIMIT_NPROC, or for root (whom it does not hold) a pids cgroup.
+    let doctor = run(&home, &["doctor"], b"", Feed::Whole).text();
+    if doctor
+        .lines()
+        .any(|l| l.trim_start().starts_with("process limit") && l.contains("NO"))
+    {
+        eprintln!(
+            "\n!!!!! SKIPPED the max_processes part of resource_limits_hold_and_say_which: this machine cannot enforce it (see `skillpipe doctor`) !!!!!"
+        );
+        return;
+    }
+    // Children sleep; they die with the run (PID namespace) as soon as the script is done.
+    write_file(
+        &home.path().join("skills/good/scripts/forks.py"),
+        "import os, time\n\
+         n = 0\n\
+         for i in range(20):\n\
+         \x20   try:\n\
+         \x20       pid = os.fork()\n\
+         \x20   except OSError:\n\
+         \x20       break\n\
+         \x20   if pid == 0:\n\
+         \x20       time.sleep(30); os._exit(0)\n\
+         \x20   n += 1\n\
+         print(n)\n",
+        0o644,
+    );
+    let out = run(
+        &home,
+        &with(&["--max-processes", "8"]),
+        b"!{scripts/forks.py}",
+        Feed::Whole,
+    );
+    let n: usize = out.text().trim().parse().unwrap_or(99);
     assert!(
-        abstract_.accept().is_err(),
-        "HOLE: a sandboxed script reached an abstract socket"
+        n < 8,
+        "HOLE: {n} processes under --max-processes 8: {}",
+        out.stderr
     );
-    assert_eq!(out.text(), "[refused] [refused]", "{}", out.stderr);
-    // Allowed network: both work (the control).
-    let mut allowed = sandboxed.to_vec();
-    allowed.push("--allow-network");
-    let out = run(&home, &allowed, input.as_bytes(), Feed::Whole);
-    assert_eq!(out.text(), "[connected] [connected]", "{}", out.stderr);
-    assert!(by_path.accept().is_ok() && abstract_.accept().is_ok());
+    let out = run(
+        &home,
+        &with(&["--max-processes", "64"]),
+        b"!{scripts/forks.py}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "20", "control: {}", out.stderr);
+}
+
+/// `--writable DIR` lets a script write there and nowhere else; `$HOME` itself is refused.
+#[test]
+fn writable_dir_and_what_is_refused() {
+    if !sandbox_available("writable_dir_and_what_is_refused") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    std::fs::create_dir_all(home.path().join("project/out")).unwrap();
+    good_script(
+        &home,
+        "emit.sh",
+        "#!/bin/bash\necho x > \"$HOME/project/out/result\" && echo wrote\necho y > \"$HOME/CANARY\" 2>/dev/null && echo home\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "project/out"]),
+        b"!{scripts/emit.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "wrote", "{}", out.stderr);
+    assert!(home.path().join("project/out/result").exists());
+    assert!(!home.path().join("CANARY").exists(), "HOLE: wrote to $HOME");
+    // Without it the write is refused and the notice says which flag would allow it.
+    std::fs::remove_file(home.path().join("project/out/result")).unwrap();
+    let out = run(&home, &with(&[]), b"!{scripts/emit.sh}", Feed::Whole);
+    assert_eq!(out.text(), "", "{}", out.stderr);
+    assert!(out.stderr.contains("--writable DIR"), "{}", out.stderr);
+    for bad in ["~", ".", "~/.bashrc"] {
+        let out = run(
+            &home,
+            &with(&["--writable", bad]),
+            b"!{scripts/emit.sh}",
+            Feed::Whole,
+        );
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("--force-writable"),
+            "{bad}: {}",
+            out.stderr
+        );
+    }
+}
+
+/// skillpipe killed by SIGTERM in the middle of a run: the run is killed with it, both of its
+/// audit lines are there, and its $TMPDIR is gone (after a `chmod 500` game too).
+#[test]
+fn interrupted_run_is_audited_and_cleaned_up() {
+    if !sandbox_available("interrupted_run_is_audited_and_cleaned_up") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let tmp = home.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let marker = format!("skillpipe-interrupted-{}", std::process::id());
+    good_script(
+        &home,
+        "stay.sh",
+        &format!(
+            "#!/bin/bash\nmkdir \"$TMPDIR/d\"; touch \"$TMPDIR/d/f\"; chmod 500 \"$TMPDIR/d\"\necho started\nexec -a {marker} sleep 30\n"
+        ),
+    );
+    for extra in [&[][..], &["--allow-filesystem", "--allow-network"][..]] {
+        let mut child = command(&home, &with(extra), &[("TMPDIR", tmp.clone().into())])
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"!{scripts/stay.sh}").unwrap();
+        drop(stdin);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while processes_named(&marker).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            !processes_named(&marker).is_empty(),
+            "control: the run started"
+        );
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(128 + libc::SIGTERM),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !processes_named(&marker).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            processes_named(&marker).is_empty(),
+            "HOLE: the run outlived skillpipe"
+        );
+        let all = home.audit_all();
+        let last = &all[all.len() - 1];
+        assert_eq!(all[all.len() - 2]["phase"], "started", "{all:?}");
+        assert_eq!(last["phase"], "completed", "{all:?}");
+        assert!(
+            last["reason"].as_str().unwrap().contains("SIGTERM"),
+            "{last}"
+        );
+        let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+        assert!(left.is_empty(), "{extra:?}: $TMPDIR left behind: {left:?}");
+    }
 }

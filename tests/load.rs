@@ -67,7 +67,8 @@ fn sandbox_or_open<'a>(args: &[&'a str]) -> Vec<&'a str> {
             .any(|l| l.trim_start().starts_with(label) && l.contains(" yes"))
     };
     let mut v = args.to_vec();
-    if !(yes("network isolation") && yes("filesystem (Landlock)")) {
+    // A sandboxed run also needs the private mounts.
+    if !(yes("network isolation") && yes("filesystem (Landlock)") && yes("private mounts")) {
         eprintln!(
             "\n!!!!! this machine cannot sandbox: the load runs WITHOUT the sandbox !!!!!\n{text}"
         );

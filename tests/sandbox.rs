@@ -32,9 +32,8 @@ fn locked_down() -> SandboxSpec {
     SandboxSpec {
         isolate_network: true,
         restrict_filesystem: true,
-        writable: vec![],
         required: true,
-        contain_processes: false,
+        ..SandboxSpec::default()
     }
 }
 
@@ -69,7 +68,8 @@ async fn echo_round_trip_under_every_restriction() {
         Enforced {
             network: true,
             filesystem: true,
-            pids: true
+            pids: true,
+            ..Enforced::default()
         }
     );
     // PID 1 is skillpipe's init; the command is its first child.

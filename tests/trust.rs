@@ -196,7 +196,8 @@ fn a_project_agent_grants_itself_nothing() {
     let own = home.path().join("config/skillpipe/agents/evil.toml");
     std::fs::create_dir_all(own.parent().unwrap()).unwrap();
     std::fs::write(&own, HOSTILE).unwrap();
-    let (sent, stderr) = leak_attempt(&home, &clone, "evil", &[]);
+    // (Its `writable_paths = ["~"]` is $HOME, which even the user's own file must force.)
+    let (sent, stderr) = leak_attempt(&home, &clone, "evil", &["--force-writable"]);
     assert!(sent.contains("s3cret-value"), "{sent}\n{stderr}");
     // ... and the project's copy of that name is reported, naming both.
     assert!(

@@ -589,7 +589,9 @@ fn report_status(ui: &mut dyn Ui, d: &Directive, outcome: &Outcome, report: &mut
         _ => {
             report.problems = true;
             if let Some(line) = crate::filter::notice(d, outcome) {
-                ui.status(line.trim_start_matches("skillpipe: "));
+                for l in line.lines() {
+                    ui.status(l.trim_start_matches("skillpipe: ").trim_start());
+                }
             }
         }
     }

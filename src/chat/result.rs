@@ -30,8 +30,9 @@ pub fn capture_message(body: &str, outcome: &Outcome, max_bytes: usize) -> Strin
                 }
                 None => String::new(),
             };
+            let hint = r.hint.as_ref().map_or(String::new(), |h| format!("{h}\n"));
             format!(
-                "Result of !{{{body}}} ({status}):\n{fence}\n{out}\n{fence}\n{stderr}{CONTINUE}"
+                "Result of !{{{body}}} ({status}):\n{fence}\n{out}\n{fence}\n{stderr}{hint}{CONTINUE}"
             )
         }
         Outcome::Blocked { reason, .. } => {

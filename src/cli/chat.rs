@@ -194,6 +194,7 @@ fn one_shot(
     prompt: &str,
     raw: bool,
 ) -> anyhow::Result<i32> {
+    super::interrupt::install(rt)?;
     let looks = crate::repl::Looks::detect();
     let opts = RenderOptions::detect(looks.color_out, looks.unicode);
     let mut ui = PlainUi {
@@ -205,6 +206,9 @@ fn one_shot(
     ui.write(&rest);
     if ui.wrote && !ui.ended_with_newline {
         ui.write(b"\n");
+    }
+    if let Some(code) = super::interrupt::exit_code(rt) {
+        return Ok(code);
     }
     match result {
         Ok(_) => Ok(super::EXIT_OK),

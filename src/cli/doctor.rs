@@ -4,10 +4,11 @@
 
 use super::SkillFlags;
 use crate::paths;
+use crate::policy::ScriptPolicy;
 use crate::sandbox::{self, Capabilities, Support};
 use clap::Args;
 use std::fmt::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
@@ -28,7 +29,9 @@ pub struct DoctorArgs {
 }
 
 pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
-    print!("{}", report(&sandbox::probe(), &args.skill_flags));
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let hidden = sandbox::secrets::hidden(&cwd, &[], &[]);
+    print!("{}", report(&sandbox::probe(), &args.skill_flags, &hidden));
     let model = model_section(&args);
     print!("\n{}", model.text);
     for e in &model.errors {
@@ -207,11 +210,14 @@ fn online_rows(
     t
 }
 
-/// The whole report as text (separate from printing, for tests).
-pub fn report(caps: &Capabilities, flags: &SkillFlags) -> String {
+/// The whole report as text (separate from printing, for tests). `hidden`: what the default
+/// policy hides from scripts run here.
+pub fn report(caps: &Capabilities, flags: &SkillFlags, hidden: &[PathBuf]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "skillpipe {}", env!("CARGO_PKG_VERSION"));
     s.push_str(&sandbox_section(caps));
+    s.push('\n');
+    s.push_str(&hidden_section(caps, hidden));
     s.push('\n');
     s.push_str(&files_section(flags));
     s
@@ -252,8 +258,32 @@ fn sandbox_section(caps: &Capabilities) -> String {
     if let (Support::No(_), Some(v)) = (&caps.landlock, caps.landlock_abi) {
         row(&mut s, "", &format!("(kernel has Landlock ABI {v})"));
     }
+    support_row(
+        &mut s,
+        "private mounts",
+        &caps.mount_namespace,
+        "own /dev, /proc and $TMPDIR tmpfs; IPC and UTS namespaces; secrets hidden",
+    );
+    let limits = ScriptPolicy::default().limits();
+    let max = limits.processes.unwrap_or(0);
+    let nproc = match sandbox::limits::process_limit_support() {
+        Ok(how) => format!("yes ({how}; max_processes {max})"),
+        Err(p) => format!("NO — {p}"),
+    };
+    row(
+        &mut s,
+        "resource limits",
+        &format!(
+            "yes (defaults: max_memory_mb {}, max_file_size_mb {}, max_tmp_mb {}, max_cpu_seconds {})",
+            limits.memory_mb.unwrap_or(0),
+            limits.file_size_mb.unwrap_or(0),
+            limits.tmp_mb.unwrap_or(0),
+            limits.cpu_seconds.unwrap_or(0),
+        ),
+    );
+    row(&mut s, "process limit", &nproc);
     let seccomp = if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        "yes: no terminal input injection; no Unix sockets without network"
+        "yes: no terminal input injection, no keyring; no Unix sockets unless named"
     } else {
         "NO — no filter for this CPU architecture"
     };
@@ -270,6 +300,22 @@ fn sandbox_section(caps: &Capabilities) -> String {
     match sandbox::launcher_path() {
         Ok(p) => row(&mut s, "launcher", &p.display().to_string()),
         Err(e) => row(&mut s, "launcher", &format!("NOT FOUND — {e}")),
+    }
+    s
+}
+
+fn hidden_section(caps: &Capabilities, hidden: &[PathBuf]) -> String {
+    let mut s = String::from(
+        "Hidden from scripts (default policy, run from here; deny_read adds, --allow-read lifts)\n",
+    );
+    if let Support::No(reason) = &caps.mount_namespace {
+        let _ = writeln!(s, "  NOT ENFORCED — {reason}");
+    }
+    if hidden.is_empty() {
+        s.push_str("  (none of the listed secrets exist here)\n");
+    }
+    for p in hidden {
+        let _ = writeln!(s, "  {}", p.display());
     }
     s
 }
@@ -322,7 +368,7 @@ mod tests {
         let mut caps = Capabilities::all();
         caps.network_namespace =
             Support::No("user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into());
-        let text = report(&caps, &SkillFlags::default());
+        let text = report(&caps, &SkillFlags::default(), &[]);
         assert!(text.contains(
             "network isolation      NO — user namespaces are disabled (kernel.unprivileged_userns_clone=0)"
         ));
@@ -335,7 +381,9 @@ mod tests {
         let flags = SkillFlags {
             skills_dirs: vec!["/opt/my-skills".into()],
         };
-        let text = report(&Capabilities::all(), &flags);
+        let text = report(&Capabilities::all(), &flags, &["/h/.ssh".into()]);
+        assert!(text.contains("Hidden from scripts"));
+        assert!(text.contains("\n  /h/.ssh\n"));
         assert!(text.contains("/opt/my-skills (does not exist)"));
         assert!(text.contains("audit log"));
         assert!(text.contains("agents search path"));

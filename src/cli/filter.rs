@@ -34,6 +34,7 @@ pub struct FilterArgs {
 pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
     let setup = super::setup::build(&args.policy, &args.skill_flags, args.agent.as_deref(), &[])?;
     let rt = super::setup::runtime()?;
+    super::interrupt::install(&rt)?;
     let opts = crate::filter::FilterOptions {
         scan: crate::scan::ScanOptions {
             exec_in_code: args.exec_in_code,
@@ -45,6 +46,9 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
     // Typed input on the terminal is read only while no confirmation prompt is up.
     let input = crate::confirm::TtyInput::new(raw_stdin()?);
     let report = crate::filter::run(&rt, setup.dispatcher, opts, input, raw_stdout())?;
+    if let Some(code) = super::interrupt::exit_code(&rt) {
+        return Ok(code);
+    }
     Ok(if args.strict && report.problems {
         super::EXIT_STRICT
     } else {

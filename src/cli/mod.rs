@@ -8,6 +8,7 @@ pub mod agents;
 pub mod chat;
 pub mod doctor;
 pub mod filter;
+mod interrupt;
 pub mod run;
 pub mod setup;
 pub mod skills;
@@ -133,6 +134,34 @@ pub struct PolicyFlags {
     /// Working directory of skill scripts: the skill's folder, or where skillpipe was started.
     #[arg(long, value_name = "DIR", value_parser = ["skill", "caller"])]
     pub workdir: Option<String>,
+    /// Let commands write beneath DIR (repeatable; `--writable .` is the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub writable: Vec<PathBuf>,
+    /// Accept a --writable/writable_paths entry that is $HOME, a shell start-up file or
+    /// skillpipe's own config/state directory.
+    #[arg(long)]
+    pub force_writable: bool,
+    /// Let commands read PATH although it is hidden by default (see `skillpipe doctor`).
+    #[arg(long, value_name = "PATH")]
+    pub allow_read: Vec<PathBuf>,
+    /// Let commands connect to the Unix socket at PATH (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub allow_socket: Vec<PathBuf>,
+    /// Processes at once per run (0: unlimited).
+    #[arg(long, value_name = "N")]
+    pub max_processes: Option<u64>,
+    /// Writable memory per process in MiB (0: unlimited).
+    #[arg(long, value_name = "MB")]
+    pub max_memory: Option<u64>,
+    /// Largest file a command may write, MiB (0: unlimited).
+    #[arg(long, value_name = "MB")]
+    pub max_file_size: Option<u64>,
+    /// Size of the run's $TMPDIR in MiB (0: the kernel's default, half the RAM).
+    #[arg(long, value_name = "MB")]
+    pub max_tmp: Option<u64>,
+    /// CPU seconds per process (0: unlimited).
+    #[arg(long, value_name = "SECS")]
+    pub max_cpu: Option<u64>,
 }
 
 pub fn main() -> i32 {

@@ -52,7 +52,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut argv = vec![format!("{}/{}", resolved.skill, resolved.rel_path)];
     argv.extend(args.args.iter().cloned());
     let rt = super::setup::runtime()?;
+    super::interrupt::install(&rt)?;
     let outcome = rt.block_on(dispatcher.run_argv(Origin::Run, argv, stdin));
+    if let Some(code) = super::interrupt::exit_code(&rt) {
+        return Ok(code);
+    }
     match outcome {
         Outcome::Ran(ran) => {
             let r = &ran.result;
@@ -68,6 +72,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 std::io::stdout().write_all(&for_terminal(&r.stdout, tty_out))?;
                 let tty_err = std::io::stderr().is_terminal();
                 std::io::stderr().write_all(&for_terminal(&r.stderr, tty_err))?;
+                if let Some(h) = &r.hint {
+                    eprintln!("skillpipe: {}", sanitize(h));
+                }
             }
             Ok(exit_code_of(r))
         }

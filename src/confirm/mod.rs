@@ -84,14 +84,23 @@ impl Confirmer {
 pub fn grants(policy: &ScriptPolicy) -> Vec<String> {
     let mut out = Vec::new();
     out.push(if policy.allow_network {
-        "network: ALLOWED (any host; new Unix sockets may be opened)".to_string()
+        "network: ALLOWED (any host)".to_string()
     } else {
-        "network: none (no new sockets)".to_string()
+        "network: none (loopback only)".to_string()
     });
+    if policy.allowed_sockets.is_empty() {
+        out.push("unix sockets: none".into());
+    }
+    for p in &policy.allowed_sockets {
+        out.push(format!("unix socket: {}", p.display()));
+    }
+    for p in &policy.allow_read {
+        out.push(format!("reads (otherwise hidden): {}", p.display()));
+    }
     if policy.allow_filesystem {
         out.push("writes: ANYWHERE".into());
     } else {
-        out.push("writes: a fresh $TMPDIR, /dev/null, the terminal".into());
+        out.push("writes: a fresh $TMPDIR, /dev/null, /dev/shm".into());
         for p in &policy.writable_paths {
             out.push(format!("writes: {}", p.display()));
         }

@@ -69,6 +69,9 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     /// The restrictions that were in force.
     pub enforced: Enforced,
+    /// When a sandboxed run failed: the restriction it likely ran into and the flag that
+    /// lifts it (see [`sandbox::hint`]).
+    pub hint: Option<String>,
 }
 
 impl RunResult {
@@ -91,6 +94,36 @@ pub enum ExecError {
     /// What was being done, and the OS error.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
+    /// skillpipe itself got this signal (see [`interrupt`]): the command was killed.
+    #[error("interrupted by {0}: the command was killed")]
+    Interrupted(String),
+}
+
+/// The signal skillpipe got (0: none), and the wake-up for runs in flight.
+static INTERRUPTED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static INTERRUPT: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// skillpipe got `sig` and is about to exit: every run in flight (and every later one) ends at
+/// once with [`ExecError::Interrupted`], its process tree killed and its `$TMPDIR` removed.
+pub fn interrupt(sig: libc::c_int) {
+    INTERRUPTED.store(sig, std::sync::atomic::Ordering::SeqCst);
+    INTERRUPT.notify_waiters();
+}
+
+/// The signal passed to [`interrupt`], if any.
+pub fn interrupted_by() -> Option<libc::c_int> {
+    Some(INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
+async fn interrupted() -> String {
+    loop {
+        let notified = INTERRUPT.notified();
+        let sig = INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst);
+        if sig != 0 {
+            return signals::name(sig);
+        }
+        notified.await;
+    }
 }
 
 /// Run one command as `spec` says. Dropping the returned future kills the whole process tree.
@@ -99,8 +132,21 @@ pub enum ExecError {
 /// from a runtime whose threads live as long as the commands should (not from a short-lived
 /// blocking-pool thread).
 pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
+    tokio::select! {
+        // Dropping the run kills its tree and removes its $TMPDIR.
+        sig = interrupted() => Err(ExecError::Interrupted(sig)),
+        r = run_uninterrupted(spec) => r,
+    }
+}
+
+async fn run_uninterrupted(spec: RunSpec) -> Result<RunResult, ExecError> {
     let s = &spec.sandbox;
-    if !(s.isolate_network || s.restrict_filesystem || s.contain_processes) {
+    let sandboxed = s.isolate_network
+        || s.restrict_filesystem
+        || s.contain_processes
+        || s.private_mounts
+        || s.limits.any();
+    if !sandboxed {
         return run_with_capabilities(spec, &Capabilities::none("not probed")).await;
     }
     if sandbox::caps::probed() || std::env::var_os(sandbox::caps::UNAVAILABLE_ENV).is_some() {
@@ -145,10 +191,15 @@ async fn run_planned(
         ));
     }
     let program = resolve::resolve(&spec.program, &spec.env, &spec.cwd)?;
-    let tmp = tempfile::Builder::new()
-        .prefix("skillpipe-run-")
-        .tempdir()
-        .map_err(|e| ExecError::Io("cannot create the per-run TMPDIR".into(), e))?;
+    let tmp = RunTmp(
+        tempfile::Builder::new()
+            .prefix("skillpipe-run-")
+            // Only the command's user may look inside (the shared /tmp is world-readable).
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .map_err(|e| ExecError::Io("cannot create the per-run TMPDIR".into(), e))?
+            .keep(),
+    );
     let mut env: Vec<(OsString, OsString)> = spec
         .env
         .iter()
@@ -157,6 +208,17 @@ async fn run_planned(
         .collect();
     env.push(("TMPDIR".into(), tmp.path().into()));
 
+    // Root is exempt from RLIMIT_NPROC: a pids cgroup, where one can be made (else `doctor`
+    // says that max_processes is not enforced). Removed when the run is over.
+    #[cfg(target_os = "linux")]
+    let pids_cgroup = match spec.sandbox.limits.processes {
+        Some(max) if plan.uses_launcher() && sandbox::limits::nproc_exempt() => {
+            sandbox::limits::PidsCgroup::create(max).ok()
+        }
+        _ => None,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let pids_cgroup: Option<sandbox::limits::PidsCgroup> = None;
     let report = if plan.uses_launcher() {
         Some(ReportPipe::new().map_err(|e| ExecError::Io("cannot create a pipe".into(), e))?)
     } else {
@@ -169,6 +231,13 @@ async fn run_planned(
                 .chain(spec.sandbox.writable.iter().cloned())
                 .collect();
             la.report_fd = Some(report.write.as_raw_fd());
+            if plan.enforce.mounts {
+                la.tmpdir = Some(tmp.path().to_path_buf());
+                la.hide = spec.sandbox.hide.clone();
+                la.socket = spec.sandbox.sockets.clone();
+            }
+            la.set_limits(&spec.sandbox.limits);
+            la.pids_cgroup = pids_cgroup.as_ref().map(|c| c.path().to_path_buf());
             la.arg0 = Some(spec.program.clone());
             la.argv = std::iter::once(program.clone().into_os_string())
                 .chain(spec.args.iter().cloned())
@@ -288,10 +357,57 @@ async fn run_planned(
         }
         warnings.extend(report.warnings);
     }
-    let _ = tmp.close();
-    Ok(result(
-        status, timed_out, duration, out, err, warnings, enforced,
-    ))
+    drop(tmp);
+    let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
+    r.hint = sandbox::hint::explain(&sandbox::hint::Facts {
+        success: r.success(),
+        timed_out: r.timed_out,
+        exit_code: r.exit_code,
+        signal: r.signal.as_deref(),
+        stderr: &r.stderr,
+        enforced,
+        limits: spec.sandbox.limits,
+        hidden: if enforced.mounts {
+            &spec.sandbox.hide
+        } else {
+            &[]
+        },
+    });
+    Ok(r)
+}
+
+/// The per-run TMPDIR, removed with everything in it when dropped (the run finished, or was
+/// abandoned or interrupted) — even what the command made unreadable or unwritable (`chmod 500`
+/// on a subfolder): permissions are restored on the way down. (With a private mount namespace
+/// the files lived on the run's own tmpfs and the directory is empty.)
+struct RunTmp(PathBuf);
+
+impl RunTmp {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for RunTmp {
+    fn drop(&mut self) {
+        if std::fs::remove_dir_all(&self.0).is_ok() {
+            return;
+        }
+        fn open_up(dir: &std::path::Path) {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+            if let Ok(rd) = std::fs::read_dir(dir) {
+                for e in rd.flatten() {
+                    // Not following symlinks: only real directories of the tree.
+                    if e.file_type().is_ok_and(|t| t.is_dir()) {
+                        open_up(&e.path());
+                    }
+                }
+            }
+        }
+        open_up(&self.0);
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn result(
@@ -565,6 +681,25 @@ mod tests {
         assert!(tmp.contains("skillpipe-run-"));
         assert!(!std::path::Path::new(tmp.trim()).exists(), "TMPDIR removed");
         assert_eq!(r.enforced, Enforced::default());
+    }
+
+    #[tokio::test]
+    async fn tmpdir_goes_even_after_chmod_games() {
+        let r = run(spec(
+            "sh",
+            &[
+                "-c",
+                "mkdir \"$TMPDIR/d\"; touch \"$TMPDIR/d/f\"; chmod 500 \"$TMPDIR/d\"; chmod 500 \"$TMPDIR\"; echo \"$TMPDIR\"",
+            ],
+        ))
+        .await
+        .unwrap();
+        let tmp = String::from_utf8(r.stdout).unwrap();
+        assert!(tmp.contains("skillpipe-run-"), "{tmp}");
+        assert!(
+            !std::path::Path::new(tmp.trim()).exists(),
+            "{tmp} left behind"
+        );
     }
 
     #[tokio::test]

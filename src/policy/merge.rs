@@ -70,7 +70,7 @@ impl ScriptPolicy {
         if let Some(w) = workdir {
             self.workdir = w;
         }
-        Ok(())
+        self.apply_sandbox_flags(flags)
     }
 
     /// Check a policy from an agent file. The message names the key (and the pattern).

@@ -99,6 +99,54 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     ) {
         out.max_captures_per_turn = d.max_captures_per_turn;
     }
+    // The sandbox's second layer: reading hidden paths, Unix sockets, higher limits (0 is none).
+    if drop(!p.allow_read.is_empty(), "allow_read", "--allow-read PATH") {
+        out.allow_read = d.allow_read.clone();
+    }
+    if drop(
+        !p.allowed_sockets.is_empty(),
+        "allowed_sockets",
+        "--allow-socket PATH",
+    ) {
+        out.allowed_sockets = d.allowed_sockets.clone();
+    }
+    let higher = |v: u64, dv: u64| v > dv || (v == 0 && dv != 0);
+    for (v, dv, key, grant) in [
+        (
+            &mut out.max_processes,
+            d.max_processes,
+            "max_processes",
+            "--max-processes N",
+        ),
+        (
+            &mut out.max_memory_mb,
+            d.max_memory_mb,
+            "max_memory_mb",
+            "--max-memory MB",
+        ),
+        (
+            &mut out.max_file_size_mb,
+            d.max_file_size_mb,
+            "max_file_size_mb",
+            "--max-file-size MB",
+        ),
+        (
+            &mut out.max_tmp_mb,
+            d.max_tmp_mb,
+            "max_tmp_mb",
+            "--max-tmp MB",
+        ),
+        (
+            &mut out.max_cpu_seconds,
+            d.max_cpu_seconds,
+            "max_cpu_seconds",
+            "--max-cpu SECS",
+        ),
+    ] {
+        if drop(higher(*v, dv), key, grant) {
+            *v = dv;
+        }
+    }
     (out, ignored)
 }
 
@@ -209,5 +257,37 @@ mod tests {
         );
         assert_eq!(origin_of("confirm", false, &ignored, "a.toml"), "default");
         assert!(origin_of("allow_network", true, &ignored, "a.toml").contains("--allow-network"));
+    }
+
+    #[test]
+    fn sandbox_keys_that_grant_more_are_dropped_and_narrowing_ones_kept() {
+        let p = ScriptPolicy {
+            allow_read: vec!["~/.ssh".into()],
+            allowed_sockets: vec!["/run/docker.sock".into()],
+            deny_read: vec!["~/notes".into()],
+            max_processes: 0,
+            max_memory_mb: 64,
+            max_cpu_seconds: 6000,
+            ..ScriptPolicy::default()
+        };
+        let (out, ignored) = narrow_only(&p);
+        let keys: Vec<&str> = ignored.iter().map(|i| i.key).collect();
+        assert_eq!(
+            keys,
+            [
+                "allow_read",
+                "allowed_sockets",
+                "max_processes",
+                "max_cpu_seconds"
+            ]
+        );
+        let d = ScriptPolicy::default();
+        assert!(out.allow_read.is_empty() && out.allowed_sockets.is_empty());
+        assert_eq!(
+            (out.max_processes, out.max_cpu_seconds),
+            (d.max_processes, d.max_cpu_seconds)
+        );
+        assert_eq!(out.max_memory_mb, 64);
+        assert_eq!(out.deny_read, p.deny_read);
     }
 }

@@ -41,7 +41,7 @@ impl fmt::Display for Support {
 pub const MIN_LANDLOCK_ABI: u32 = 3;
 
 /// Environment variable naming mechanisms to treat as missing (comma-separated: `user`,
-/// `network`, `pid`, `landlock`), to try the required/best-effort behaviour on any machine.
+/// `network`, `pid`, `mount`, `landlock`), to try the required/best-effort behaviour on any machine.
 pub const UNAVAILABLE_ENV: &str = "SKILLPIPE_SANDBOX_UNAVAILABLE";
 
 /// What this machine can enforce (see [`probe`]).
@@ -53,6 +53,8 @@ pub struct Capabilities {
     pub network_namespace: Support,
     /// A fresh PID namespace: the whole process tree dies with the command.
     pub pid_namespace: Support,
+    /// Fresh mount, IPC and UTS namespaces: private /dev, /proc and $TMPDIR, hidden secrets.
+    pub mount_namespace: Support,
     /// Landlock write restriction (ABI >= [`MIN_LANDLOCK_ABI`]).
     pub landlock: Support,
     /// The kernel's Landlock ABI version, if Landlock is enabled.
@@ -70,6 +72,7 @@ impl Capabilities {
             user_namespace: no(),
             network_namespace: no(),
             pid_namespace: no(),
+            mount_namespace: no(),
             landlock: no(),
             landlock_abi: None,
             use_user_namespace: false,
@@ -82,6 +85,7 @@ impl Capabilities {
             user_namespace: Support::Yes,
             network_namespace: Support::Yes,
             pid_namespace: Support::Yes,
+            mount_namespace: Support::Yes,
             landlock: Support::Yes,
             landlock_abi: Some(MIN_LANDLOCK_ABI),
             use_user_namespace: true,
@@ -98,10 +102,12 @@ impl Capabilities {
                     if self.use_user_namespace {
                         self.network_namespace = why();
                         self.pid_namespace = why();
+                        self.mount_namespace = why();
                     }
                 }
                 "network" => self.network_namespace = why(),
                 "pid" => self.pid_namespace = why(),
+                "mount" => self.mount_namespace = why(),
                 "landlock" => self.landlock = why(),
                 _ => {}
             }
@@ -143,7 +149,7 @@ fn probe_uncached() -> Capabilities {
 #[cfg(target_os = "linux")]
 pub(crate) mod linux {
     use super::*;
-    use crate::sandbox::ns::{NsError, NsStep, UserNs, unshare};
+    use crate::sandbox::ns::{MOUNT_FLAGS, NsError, NsStep, UserNs, try_proc_mount, unshare};
 
     /// Landlock ABI version, or the errno saying why there is none.
     pub fn landlock_abi() -> Result<u32, i32> {
@@ -194,6 +200,10 @@ pub(crate) mod linux {
             NsStep::IdMap => "writing the user namespace's uid/gid map",
             NsStep::Network => "creating a network namespace",
             NsStep::Pid => "creating a PID namespace",
+            NsStep::Mount => "creating mount, IPC and UTS namespaces",
+            NsStep::Proc => {
+                "mounting a fresh /proc (refused where parts of the host's /proc are covered, as container runtimes do)"
+            }
         };
         let sysctl_hint = || {
             if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
@@ -229,6 +239,9 @@ pub(crate) mod linux {
             e => format!("{what} failed: {}", std::io::Error::from_raw_os_error(e)),
         }
     }
+
+    /// Marks a mount result as the /proc step's errno.
+    const PROC_STEP: i32 = 1 << 16;
 
     /// Steps tried in a child; errno 0 means the step worked, -1 that it was not reached.
     const NOT_TRIED: i32 = -1;
@@ -295,6 +308,8 @@ pub(crate) mod linux {
             NsStep::IdMap => 2,
             NsStep::Network => 3,
             NsStep::Pid => 4,
+            NsStep::Mount => 5,
+            NsStep::Proc => 6,
         }
     }
 
@@ -306,8 +321,8 @@ pub(crate) mod linux {
     /// inside it; if that fails for a privileged process, the namespaces alone.
     pub fn probe() -> Capabilities {
         let userns = UserNs::for_current_process();
-        // [failed user step (0 = none), its errno, network errno, PID errno]
-        let res = in_child(|out: &mut [i32; 4]| {
+        // [failed user step (0 = none), its errno, network errno, PID errno, mount errno]
+        let res = in_child(|out: &mut [i32; 5]| {
             if let Err(e) = userns.enter() {
                 out[0] = step_code(e.step);
                 out[1] = e.errno;
@@ -317,6 +332,11 @@ pub(crate) mod linux {
             out[1] = 0;
             out[2] = errno_of(unshare(libc::CLONE_NEWNET, NsStep::Network));
             out[3] = errno_of(unshare(libc::CLONE_NEWPID, NsStep::Pid));
+            out[4] = errno_of(unshare(MOUNT_FLAGS, NsStep::Mount));
+            if out[3] == 0 && out[4] == 0 {
+                // The step's code in the high bits, so the reason names /proc.
+                out[4] = try_proc_mount().err().map_or(0, |e| e.errno | PROC_STEP);
+            }
         });
         let failed = |step, errno| {
             Err(NsError {
@@ -324,11 +344,16 @@ pub(crate) mod linux {
                 errno: if errno > 0 { errno } else { libc::EAGAIN },
             })
         };
-        let (user, mut net, mut pid) = match res {
-            Some([0, _, n, p]) => (
+        let (user, mut net, mut pid, mut mnt) = match res {
+            Some([0, _, n, p, m]) => (
                 Ok(()),
                 step_result(n, NsStep::Network),
                 step_result(p, NsStep::Pid),
+                if m & PROC_STEP != 0 {
+                    step_result(m & !PROC_STEP, NsStep::Proc)
+                } else {
+                    step_result(m, NsStep::Mount)
+                },
             ),
             Some([step, e, ..]) => {
                 let step = if step == step_code(NsStep::IdMap) {
@@ -337,11 +362,11 @@ pub(crate) mod linux {
                     NsStep::User
                 };
                 let err = failed(step, e);
-                (err, err, err)
+                (err, err, err, err)
             }
             None => {
                 let err = failed(NsStep::User, libc::EAGAIN);
-                (err, err, err)
+                (err, err, err, err)
             }
         };
         let mut use_userns = true;
@@ -349,13 +374,15 @@ pub(crate) mod linux {
         // SAFETY: cannot fail.
         if user.is_err()
             && unsafe { libc::geteuid() } == 0
-            && let Some([0, p]) = in_child(|out: &mut [i32; 2]| {
+            && let Some([0, p, m]) = in_child(|out: &mut [i32; 3]| {
                 out[0] = errno_of(unshare(libc::CLONE_NEWNET, NsStep::Network));
                 out[1] = errno_of(unshare(libc::CLONE_NEWPID, NsStep::Pid));
+                out[2] = errno_of(unshare(MOUNT_FLAGS, NsStep::Mount));
             })
         {
             net = Ok(());
             pid = step_result(p, NsStep::Pid);
+            mnt = step_result(m, NsStep::Mount);
             use_userns = false;
         }
         let abi = landlock_abi();
@@ -367,6 +394,7 @@ pub(crate) mod linux {
             user_namespace: support(user),
             network_namespace: support(net),
             pid_namespace: support(pid),
+            mount_namespace: support(mnt),
             landlock: match landlock_problem(abi) {
                 None => Support::Yes,
                 Some(p) => Support::No(p),

@@ -10,7 +10,8 @@
 
 use super::LaunchArgs;
 use super::caps::linux::explain;
-use super::ns::{NsStep, UserNs, unshare};
+use super::mounts;
+use super::ns::{MOUNT_FLAGS, NsStep, UserNs, loopback_up, unshare};
 use super::plan::Enforced;
 use super::report::{self, EXIT_LAUNCH_FAILED};
 use super::writes;
@@ -55,17 +56,36 @@ impl Reporter {
 }
 
 pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
-    let Some((program, rest)) = args.argv.split_first() else {
+    if args.argv.is_empty() {
         anyhow::bail!("__launch: no command given after --");
-    };
+    }
+    Ok(match set_up_and_run(&args) {
+        Ok(code) | Err(code) => code,
+    })
+}
+
+/// `Err` is the exit code after the launcher reported why it refused.
+fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
+    let (program, rest) = args.argv.split_first().expect("checked by launch");
     let mut reporter = Reporter::open(args.report_fd);
     let required = !args.best_effort;
-    let mut enforced = Enforced::default();
-    let mut warnings = Vec::new();
+    let mut st = State {
+        enforced: Enforced::default(),
+        warnings: Vec::new(),
+        required,
+    };
+
+    // Before the user namespace, while this process still writes the host's cgroup files as
+    // itself.
+    if let Some(dir) = &args.pids_cgroup
+        && let Err(p) = super::limits::join_cgroup(dir)
+    {
+        st.fail_or_warn("max_processes", p, &mut reporter)?;
+    }
 
     // Namespaces first: the user namespace gives the capabilities to create the others.
     let mut userns_problem = None;
-    if args.userns && (args.net || args.pid) {
+    if args.userns && (args.net || args.pid || args.mount) {
         userns_problem = UserNs::for_current_process().enter().err().map(explain);
     }
     let namespace = |wanted: bool, flag, step| -> Option<Result<(), String>> {
@@ -76,66 +96,155 @@ pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
     };
     let net = namespace(args.net, libc::CLONE_NEWNET, NsStep::Network);
     let pid = namespace(args.pid, libc::CLONE_NEWPID, NsStep::Pid);
+    let mnt = namespace(args.mount, MOUNT_FLAGS, NsStep::Mount);
     match net {
-        Some(Ok(())) => enforced.network = true,
-        Some(Err(p)) if required => {
-            reporter.send(&report::error_line(&format!("network isolation: {p}")));
-            return Ok(EXIT_LAUNCH_FAILED);
+        Some(Ok(())) => {
+            st.enforced.network = true;
+            if let Err(p) = loopback_up() {
+                st.warnings.push(p);
+            }
         }
-        Some(Err(p)) => warnings.push(format!("sandbox not enforced: network isolation: {p}")),
+        Some(Err(p)) => st.fail_or_warn("network isolation", p, &mut reporter)?,
         None => {}
     }
     match pid {
-        Some(Ok(())) => enforced.pids = true,
-        Some(Err(p)) => warnings.push(format!(
+        Some(Ok(())) => st.enforced.pids = true,
+        Some(Err(p)) => st.warnings.push(format!(
             "no PID namespace ({p}): background processes that call setsid may outlive the command"
         )),
         None => {}
     }
-    if args.fs {
-        match writes::restrict_writes(&args.writable) {
-            Ok(w) => {
-                enforced.filesystem = true;
-                warnings.extend(w);
+    const MOUNTS: &str = "private /dev, /proc and $TMPDIR, hidden secrets";
+    match (mnt, args.tmpdir.as_deref()) {
+        (Some(Ok(())), Some(tmpdir)) => {
+            let setup = mounts::Setup {
+                tmpdir,
+                tmp_mb: args.max_tmp.unwrap_or(DEFAULT_TMP_MB),
+                hide: &args.hide,
+                sockets: &args.socket,
+            };
+            match mounts::setup(&setup) {
+                Ok(w) => {
+                    st.enforced.mounts = true;
+                    st.warnings.extend(w);
+                }
+                Err(p) => st.fail_or_warn(MOUNTS, p, &mut reporter)?,
             }
-            Err(p) if required => {
-                reporter.send(&report::error_line(&format!("filesystem restriction: {p}")));
-                return Ok(EXIT_LAUNCH_FAILED);
-            }
-            Err(p) => warnings.push(format!("sandbox not enforced: filesystem restriction: {p}")),
         }
+        (Some(Err(p)), _) => st.fail_or_warn(MOUNTS, p, &mut reporter)?,
+        _ => {}
     }
-    // Last, so that nothing above needs a socket: no Unix sockets under network isolation.
-    if enforced.network
-        && let Err(p) = super::unix_sockets::restrict()
-    {
-        if required {
-            reporter.send(&report::error_line(&format!("network isolation: {p}")));
-            return Ok(EXIT_LAUNCH_FAILED);
-        }
-        warnings.push(format!("sandbox not complete: network isolation: {p}"));
-    }
-    // Whatever else is restricted, the command must not type into the user's shell.
-    match super::seccomp::deny_terminal_injection() {
-        Ok(()) => {}
-        Err(p) if required => {
-            reporter.send(&report::error_line(&p));
-            return Ok(EXIT_LAUNCH_FAILED);
-        }
-        Err(p) => warnings.push(format!("sandbox not enforced: {p}")),
-    }
-    for w in &warnings {
-        reporter.send(&report::warning_line(w));
-    }
-    reporter.send(&report::enforced_line(&enforced));
-    drop(reporter);
 
     let arg0 = args.arg0.as_deref();
-    if enforced.pids {
-        run_init(program, arg0, rest)
+    if st.enforced.pids {
+        run_init(program, arg0, rest, args, st, reporter).map_err(|e| {
+            eprintln!("skillpipe: cannot start the sandbox's init: {e}");
+            EXIT_LAUNCH_FAILED
+        })
     } else {
+        if st.enforced.mounts {
+            st.warnings
+                .push("no PID namespace, so /proc shows the host's processes".into());
+        }
+        finish(args, st, reporter)?;
         Ok(exec_command(program, arg0, rest))
     }
+}
+
+/// $TMPDIR's size when no `--max-tmp` is given, MiB.
+const DEFAULT_TMP_MB: u64 = 256;
+
+/// What is in force so far, and what the report will say.
+struct State {
+    enforced: Enforced,
+    warnings: Vec<String>,
+    required: bool,
+}
+
+impl State {
+    /// A restriction could not be set up: refuse when required (after reporting; `Err` is the
+    /// exit code), else warn.
+    fn fail_or_warn(
+        &mut self,
+        what: &str,
+        problem: String,
+        reporter: &mut Reporter,
+    ) -> Result<(), i32> {
+        if self.required {
+            reporter.send(&report::error_line(&format!("{what}: {problem}")));
+            return Err(EXIT_LAUNCH_FAILED);
+        }
+        self.warnings
+            .push(format!("sandbox not enforced: {what}: {problem}"));
+        Ok(())
+    }
+}
+
+/// The last steps, in the process that then starts the command (the launcher itself, or the
+/// init of the PID namespace after it mounted /proc): Landlock, limits, seccomp, the report.
+/// `Err` is the exit code after an error was reported.
+fn finish(args: &LaunchArgs, mut st: State, mut reporter: Reporter) -> Result<(), i32> {
+    if args.fs {
+        let mut writable = args.writable.clone();
+        if st.enforced.mounts {
+            writable.push("/dev/shm".into());
+        }
+        match writes::restrict_writes(&writable) {
+            Ok(w) => {
+                st.enforced.filesystem = true;
+                st.warnings.extend(w);
+            }
+            Err(p) => st.fail_or_warn("filesystem restriction", p, &mut reporter)?,
+        }
+    }
+    let limits = args.limits();
+    if limits.any() {
+        match limits.apply() {
+            Ok(()) => st.enforced.limits = true,
+            Err(p) => st.fail_or_warn("resource limits", p, &mut reporter)?,
+        }
+    }
+    // Last, so that nothing above needs a socket: Unix sockets only when some are named (and
+    // then only those are in reach: see `mounts`), whatever the network setting.
+    let named_sockets = !args.socket.is_empty() && st.enforced.mounts;
+    if !args.socket.is_empty() && !named_sockets {
+        st.warnings.push(
+            "the allowed Unix sockets stay closed: without a private mount namespace the others cannot be kept out of reach"
+                .into(),
+        );
+    }
+    let sockets = if named_sockets {
+        // With the network allowed, abstract sockets are the host's: out of reach too.
+        if st.enforced.network {
+            Ok(())
+        } else {
+            writes::scope_abstract_sockets()
+        }
+    } else {
+        super::unix_sockets::restrict()
+    };
+    if let Err(p) = sockets {
+        if st.required {
+            reporter.send(&report::error_line(&format!("Unix sockets: {p}")));
+            return Err(EXIT_LAUNCH_FAILED);
+        }
+        st.warnings
+            .push(format!("sandbox not complete: Unix sockets: {p}"));
+    }
+    // Whatever else is restricted, the command must not type into the user's shell nor reach
+    // the user's keyring.
+    if let Err(p) = super::seccomp::deny_terminal_injection_and_keyring() {
+        if st.required {
+            reporter.send(&report::error_line(&p));
+            return Err(EXIT_LAUNCH_FAILED);
+        }
+        st.warnings.push(format!("sandbox not enforced: {p}"));
+    }
+    for w in &st.warnings {
+        reporter.send(&report::warning_line(w));
+    }
+    reporter.send(&report::enforced_line(&st.enforced));
+    Ok(())
 }
 
 /// Replace this process with the command. Returns only on failure, with a shell-like code.
@@ -193,19 +302,27 @@ fn wait_for(pid: libc::pid_t) -> i32 {
 }
 
 /// Fork the init (PID 1 of the fresh namespace), wait for it and mirror the command's status.
-fn run_init(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> anyhow::Result<i32> {
+fn run_init(
+    program: &OsStr,
+    arg0: Option<&OsStr>,
+    args: &[OsString],
+    launch: &LaunchArgs,
+    st: State,
+    reporter: Reporter,
+) -> std::io::Result<i32> {
     let (status_r, status_w) = pipe()?;
     let (life_r, life_w) = pipe()?;
     survive_sigterm();
     // SAFETY: this process is single-threaded, so the child may do anything.
     match unsafe { libc::fork() } {
-        -1 => Err(std::io::Error::last_os_error().into()),
+        -1 => Err(std::io::Error::last_os_error()),
         0 => {
             drop(status_r);
             drop(life_w);
-            init(status_w, life_r, program, arg0, args)
+            init(status_w, life_r, program, arg0, args, launch, st, reporter)
         }
         init_pid => {
+            drop(reporter);
             drop(status_w);
             drop(life_r);
             let init_status = wait_for(init_pid);
@@ -222,13 +339,18 @@ fn run_init(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> anyhow:
     }
 }
 
-/// PID 1 of the namespace: start the command, reap everything, report the command's status.
+/// PID 1 of the namespace: mount its /proc, finish the set-up, start the command, reap
+/// everything, report the command's status.
+#[allow(clippy::too_many_arguments)]
 fn init(
     status_w: OwnedFd,
     life_r: OwnedFd,
     program: &OsStr,
     arg0: Option<&OsStr>,
     args: &[OsString],
+    launch: &LaunchArgs,
+    mut st: State,
+    mut reporter: Reporter,
 ) -> ! {
     // SAFETY: plain system calls; `_exit` skips destructors and atexit handlers on purpose.
     unsafe {
@@ -241,6 +363,18 @@ fn init(
         };
         if libc::poll(&mut pfd, 1, 0) > 0 {
             libc::_exit(1);
+        }
+        // Before Landlock, which forbids mounting.
+        if st.enforced.mounts
+            && let Err(p) = mounts::mount_proc()
+        {
+            st.enforced.mounts = false;
+            if let Err(code) = st.fail_or_warn("a private /proc", p, &mut reporter) {
+                libc::_exit(code);
+            }
+        }
+        if let Err(code) = finish(launch, st, reporter) {
+            libc::_exit(code);
         }
         let child = libc::fork();
         if child == 0 {

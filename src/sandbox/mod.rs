@@ -12,20 +12,26 @@ use std::path::PathBuf;
 use std::sync::RwLock;
 
 pub mod caps;
+pub mod hint;
 #[cfg(target_os = "linux")]
 mod launcher;
+pub mod limits;
+#[cfg(target_os = "linux")]
+mod mounts;
 #[cfg(target_os = "linux")]
 pub(crate) mod ns;
 pub mod plan;
 pub mod report;
 #[cfg(target_os = "linux")]
 mod seccomp;
+pub mod secrets;
 #[cfg(target_os = "linux")]
 mod unix_sockets;
 #[cfg(target_os = "linux")]
 mod writes;
 
 pub use caps::{Capabilities, Support, probe};
+pub use limits::Limits;
 pub use plan::{Enforced, Plan, plan};
 
 /// Restrictions requested for one run.
@@ -44,6 +50,16 @@ pub struct SandboxSpec {
     /// the command leaves behind (even ones that called `setsid`) die with it. Where there is
     /// no PID namespace this is silently a plain spawn.
     pub contain_processes: bool,
+    /// Private mount, IPC and UTS namespaces: a minimal /dev, a /proc of the run's own
+    /// processes, `$TMPDIR` on a capped tmpfs, and the `hide` paths covered.
+    pub private_mounts: bool,
+    /// Paths the command must not read (existing ones; see [`secrets`]). Needs `private_mounts`.
+    pub hide: Vec<PathBuf>,
+    /// Resource limits.
+    pub limits: Limits,
+    /// Unix sockets the command may connect to (existing paths). Without any, no Unix socket
+    /// can be created at all, whatever the network setting.
+    pub sockets: Vec<PathBuf>,
 }
 
 /// Arguments of the hidden launcher subcommand:
@@ -63,6 +79,38 @@ pub struct LaunchArgs {
     /// Create the namespaces inside a fresh user namespace (needed when unprivileged).
     #[arg(long)]
     pub userns: bool,
+    /// Private mount, IPC and UTS namespaces: minimal /dev, own /proc, `--tmpdir` on a tmpfs,
+    /// `--hide` paths covered.
+    #[arg(long, requires = "tmpdir")]
+    pub mount: bool,
+    /// The per-run TMPDIR (an empty directory): a private tmpfs is mounted on it.
+    #[arg(long, value_name = "DIR")]
+    pub tmpdir: Option<PathBuf>,
+    /// A path to hide (needs `--mount`).
+    #[arg(long, value_name = "PATH")]
+    pub hide: Vec<PathBuf>,
+    /// A Unix socket the command may connect to (needs `--mount`; without any, no Unix
+    /// socket can be created).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Vec<PathBuf>,
+    /// RLIMIT_NPROC.
+    #[arg(long, value_name = "N")]
+    pub max_processes: Option<u64>,
+    /// A pids cgroup to join first (for root, whom RLIMIT_NPROC does not hold).
+    #[arg(long, value_name = "DIR")]
+    pub pids_cgroup: Option<PathBuf>,
+    /// RLIMIT_DATA in MiB.
+    #[arg(long, value_name = "MB")]
+    pub max_memory: Option<u64>,
+    /// RLIMIT_FSIZE in MiB.
+    #[arg(long, value_name = "MB")]
+    pub max_file_size: Option<u64>,
+    /// Size of the TMPDIR tmpfs in MiB.
+    #[arg(long, value_name = "MB")]
+    pub max_tmp: Option<u64>,
+    /// RLIMIT_CPU in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub max_cpu: Option<u64>,
     /// A path that stays writable under `--fs`.
     #[arg(long, value_name = "PATH")]
     pub writable: Vec<PathBuf>,
@@ -88,9 +136,30 @@ impl LaunchArgs {
             fs: plan.enforce.filesystem,
             pid: plan.enforce.pids,
             userns: plan.user_namespace,
+            mount: plan.enforce.mounts,
             best_effort: !required,
             ..LaunchArgs::default()
         }
+    }
+
+    /// The limits given on the command line.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            processes: self.max_processes,
+            memory_mb: self.max_memory,
+            file_size_mb: self.max_file_size,
+            tmp_mb: self.max_tmp,
+            cpu_seconds: self.max_cpu,
+        }
+    }
+
+    /// Set the limit arguments from `l`.
+    pub fn set_limits(&mut self, l: &Limits) {
+        self.max_processes = l.processes;
+        self.max_memory = l.memory_mb;
+        self.max_file_size = l.file_size_mb;
+        self.max_tmp = l.tmp_mb;
+        self.max_cpu = l.cpu_seconds;
     }
 
     /// Render as arguments for `skillpipe __launch`.
@@ -101,6 +170,7 @@ impl LaunchArgs {
             (self.fs, "--fs"),
             (self.pid, "--pid"),
             (self.userns, "--userns"),
+            (self.mount, "--mount"),
             (self.best_effort, "--best-effort"),
         ] {
             if on {
@@ -111,6 +181,23 @@ impl LaunchArgs {
             out.push("--writable".into());
             out.push(w.into());
         }
+        if let Some(t) = &self.tmpdir {
+            out.push("--tmpdir".into());
+            out.push(t.into());
+        }
+        for h in &self.hide {
+            out.push("--hide".into());
+            out.push(h.into());
+        }
+        for h in &self.socket {
+            out.push("--socket".into());
+            out.push(h.into());
+        }
+        if let Some(c) = &self.pids_cgroup {
+            out.push("--pids-cgroup".into());
+            out.push(c.into());
+        }
+        out.extend(self.limits().to_args());
         if let Some(fd) = self.report_fd {
             out.push("--report-fd".into());
             out.push(fd.to_string().into());
@@ -177,6 +264,8 @@ mod tests {
                     network: true,
                     filesystem: true,
                     pids: false,
+                    mounts: true,
+                    limits: false,
                 },
                 user_namespace: true,
                 warnings: vec![],
@@ -184,14 +273,29 @@ mod tests {
             false,
         );
         a.writable = vec!["/tmp/x y".into()];
+        a.tmpdir = Some("/tmp/run".into());
+        a.hide = vec!["/h/.ssh".into(), "/w/.env".into()];
+        a.socket = vec!["/run/user/1/pulse/native".into()];
+        a.pids_cgroup = Some("/sys/fs/cgroup/pids/x".into());
+        a.set_limits(&Limits {
+            processes: Some(9),
+            tmp_mb: Some(3),
+            ..Limits::default()
+        });
         a.report_fd = Some(7);
         a.arg0 = Some("say".into());
         a.argv = vec!["/usr/bin/say".into(), "--".into(), "-n".into()];
         let mut argv: Vec<std::ffi::OsString> = vec!["skillpipe".into()];
         argv.extend(a.to_args());
         let Sub::Launch(b) = Wrapper::try_parse_from(argv).unwrap().cmd;
-        assert!(b.net && b.fs && !b.pid && b.userns && b.best_effort);
+        assert!(b.net && b.fs && !b.pid && b.userns && b.best_effort && b.mount);
         assert_eq!(b.writable, a.writable);
+        assert_eq!(
+            (&b.tmpdir, &b.hide, &b.socket),
+            (&a.tmpdir, &a.hide, &a.socket)
+        );
+        assert_eq!(b.limits(), a.limits());
+        assert_eq!(b.pids_cgroup, a.pids_cgroup);
         assert_eq!(b.report_fd, Some(7));
         assert_eq!(b.arg0, a.arg0);
         assert_eq!(b.argv, a.argv);

@@ -23,7 +23,15 @@ pub enum NsStep {
     Network,
     /// `unshare(CLONE_NEWPID)`.
     Pid,
+    /// `unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS)`.
+    Mount,
+    /// Mounting a fresh /proc for the PID namespace.
+    Proc,
 }
+
+/// The namespaces that come with a private mount namespace: System V IPC (no shared-memory
+/// segment outlives the run or is seen by the host) and the host name.
+pub const MOUNT_FLAGS: libc::c_int = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
 
 fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
@@ -101,5 +109,87 @@ impl UserNs {
         write_proc_file(c"/proc/self/uid_map", &self.uid_map).map_err(map_err)?;
         write_proc_file(c"/proc/self/gid_map", &self.gid_map).map_err(map_err)?;
         Ok(())
+    }
+}
+
+/// In a fresh mount namespace, from a process that has just unshared its PID namespace: can a
+/// child (PID 1 there) mount a fresh /proc? The kernel refuses when parts of the host's /proc
+/// are covered (as container runtimes do). Async-signal-safe (for the capability probe).
+pub fn try_proc_mount() -> Result<(), NsError> {
+    let err = |errno| NsError {
+        step: NsStep::Proc,
+        errno,
+    };
+    // SAFETY: raw system calls on C string literals; the child only mounts and `_exit`s.
+    unsafe {
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(err(errno()));
+        }
+        let pid = libc::fork();
+        if pid == 0 {
+            let r = libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            );
+            libc::_exit(if r == 0 { 0 } else { errno().clamp(1, 255) });
+        }
+        if pid < 0 {
+            return Err(err(errno()));
+        }
+        let mut status = 0;
+        while libc::waitpid(pid, &mut status, 0) < 0 {
+            if errno() != libc::EINTR {
+                return Err(err(libc::ECHILD));
+            }
+        }
+        match libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)) {
+            Some(0) => Ok(()),
+            Some(e) => Err(err(e)),
+            None => Err(err(libc::EIO)),
+        }
+    }
+}
+
+/// Bring the loopback interface of a fresh network namespace up, so that a command's own local
+/// server (127.0.0.1, ::1) works while nothing outside the namespace is reachable.
+pub fn loopback_up() -> Result<(), String> {
+    let fail = |what: &str| {
+        format!(
+            "bringing loopback up: {what}: {}",
+            std::io::Error::last_os_error()
+        )
+    };
+    // SAFETY: a datagram socket only for the interface ioctls, on a zeroed ifreq we fill in.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if s < 0 {
+            return Err(fail("socket"));
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo\0".iter().enumerate() {
+            req.ifr_name[i] = *b as libc::c_char;
+        }
+        let result = if libc::ioctl(s, libc::SIOCGIFFLAGS, &mut req) < 0 {
+            Err(fail("SIOCGIFFLAGS"))
+        } else {
+            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            if libc::ioctl(s, libc::SIOCSIFFLAGS, &req) < 0 {
+                Err(fail("SIOCSIFFLAGS"))
+            } else {
+                Ok(())
+            }
+        };
+        libc::close(s);
+        result
     }
 }

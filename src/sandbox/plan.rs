@@ -14,6 +14,11 @@ pub struct Enforced {
     pub filesystem: bool,
     /// Fresh PID namespace: the whole tree dies with the command.
     pub pids: bool,
+    /// Private mount, IPC and UTS namespaces: minimal /dev, own /proc, $TMPDIR on a capped
+    /// tmpfs, secrets hidden.
+    pub mounts: bool,
+    /// Resource limits (rlimits).
+    pub limits: bool,
 }
 
 impl Enforced {
@@ -23,6 +28,8 @@ impl Enforced {
             (self.network, "network"),
             (self.filesystem, "filesystem"),
             (self.pids, "pids"),
+            (self.mounts, "mounts"),
+            (self.limits, "limits"),
         ]
         .iter()
         .filter(|(on, _)| *on)
@@ -51,7 +58,7 @@ impl Plan {
     /// Whether the run goes through the `__launch` re-exec (else a plain spawn).
     pub fn uses_launcher(&self) -> bool {
         let e = &self.enforce;
-        e.network || e.filesystem || e.pids
+        e.network || e.filesystem || e.pids || e.mounts || e.limits
     }
 }
 
@@ -59,11 +66,14 @@ impl Plan {
 /// restriction cannot be enforced.
 pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, String> {
     let mut plan = Plan::default();
+    plan.enforce.limits = spec.limits.any();
     if !spec.isolate_network && !spec.restrict_filesystem {
-        // Only containment asked for: a PID namespace if there is one, else the plain spawn
-        // as before (no warning: nothing the user asked to restrict goes unrestricted).
+        // Network and writes both allowed: containment and the private mounts (secrets hidden)
+        // where the machine has them, else the plain spawn as before (no warning: the user
+        // lifted the sandbox's restrictions, and these are extras on top of it).
         if spec.contain_processes && caps.pid_namespace.is_yes() {
             plan.enforce.pids = true;
+            plan.enforce.mounts = spec.private_mounts && caps.mount_namespace.is_yes();
             plan.user_namespace = caps.use_user_namespace;
         }
         return Ok(plan);
@@ -87,6 +97,11 @@ pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, String> {
         &caps.landlock,
         "filesystem restriction",
     );
+    plan.enforce.mounts = check(
+        spec.private_mounts,
+        &caps.mount_namespace,
+        "private /dev, /proc and $TMPDIR, hidden secrets",
+    );
     if !missing.is_empty() {
         if spec.required {
             return Err(missing.join("; "));
@@ -100,7 +115,8 @@ pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, String> {
             "no PID namespace ({reason}): background processes that call setsid may outlive the command"
         )),
     }
-    plan.user_namespace = caps.use_user_namespace && (plan.enforce.network || plan.enforce.pids);
+    let e = &plan.enforce;
+    plan.user_namespace = caps.use_user_namespace && (e.network || e.pids || e.mounts);
     Ok(plan)
 }
 
@@ -112,9 +128,8 @@ mod tests {
         SandboxSpec {
             isolate_network: net,
             restrict_filesystem: fs,
-            writable: vec![],
             required,
-            contain_processes: false,
+            ..SandboxSpec::default()
         }
     }
 
@@ -128,7 +143,8 @@ mod tests {
             Enforced {
                 network: false,
                 filesystem: false,
-                pids: true
+                pids: true,
+                ..Enforced::default()
             }
         );
         assert!(p.uses_launcher() && p.user_namespace && p.warnings.is_empty());
@@ -152,7 +168,8 @@ mod tests {
             Enforced {
                 network: true,
                 filesystem: true,
-                pids: true
+                pids: true,
+                ..Enforced::default()
             }
         );
         assert!(p.user_namespace);
@@ -203,12 +220,39 @@ mod tests {
     }
 
     #[test]
+    fn private_mounts_and_limits_go_through_the_launcher() {
+        let mut s = spec(true, false, true);
+        s.private_mounts = true;
+        let p = plan(&s, &Capabilities::all()).unwrap();
+        assert!(p.enforce.mounts && p.enforce.pids && p.user_namespace);
+        let mut caps = Capabilities::all();
+        caps.mount_namespace = Support::No("nope".into());
+        assert!(
+            plan(&s, &caps)
+                .unwrap_err()
+                .contains("hidden secrets: nope")
+        );
+        // With network and writes allowed they are extras: used where there, else skipped.
+        let mut s = spec(false, false, true);
+        s.private_mounts = true;
+        s.contain_processes = true;
+        assert!(plan(&s, &Capabilities::all()).unwrap().enforce.mounts);
+        let p = plan(&s, &caps).unwrap();
+        assert!(!p.enforce.mounts && p.enforce.pids && p.warnings.is_empty());
+        let mut s = spec(false, false, true);
+        s.limits.cpu_seconds = Some(1);
+        let p = plan(&s, &Capabilities::none("x")).unwrap();
+        assert!(p.uses_launcher() && p.enforce.limits && !p.user_namespace);
+    }
+
+    #[test]
     fn summary_lists_what_is_on() {
         assert_eq!(Enforced::default().summary(), "none");
         let e = Enforced {
             network: true,
             filesystem: false,
             pids: true,
+            ..Enforced::default()
         };
         assert_eq!(e.summary(), "network,pids");
     }

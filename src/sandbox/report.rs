@@ -47,6 +47,8 @@ pub fn parse(bytes: &[u8]) -> Report {
                         "network" => e.network = true,
                         "filesystem" => e.filesystem = true,
                         "pids" => e.pids = true,
+                        "mounts" => e.mounts = true,
+                        "limits" => e.limits = true,
                         _ => {}
                     }
                 }
@@ -68,6 +70,8 @@ mod tests {
             network: true,
             filesystem: true,
             pids: false,
+            mounts: true,
+            limits: true,
         };
         let text = warning_line("a\nb") + &enforced_line(&e) + &error_line("bad");
         let r = parse(text.as_bytes());

@@ -4,6 +4,10 @@
 //! types a command into the user's shell, which runs it after skillpipe exits with none of the
 //! restrictions. The terminal stays writable (DESIGN §2); only the injection is refused (EPERM).
 //!
+//! The same filter refuses the keyring calls (`keyctl`, `add_key`, `request_key`): the user's
+//! session and user keyrings are shared with every process of the user and namespaces do not
+//! separate them.
+//!
 //! System calls made through another ABI (32-bit `int 0x80`, x32) are refused too: their
 //! numbers differ and the filter does not check them.
 
@@ -56,6 +60,10 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
         ));
     }
     code.extend([
+        // The kernel keyring is per user, not per namespace: no reading or adding keys.
+        jeq(libc::SYS_keyctl as u32, To::Deny, To::Next),
+        jeq(libc::SYS_add_key as u32, To::Deny, To::Next),
+        jeq(libc::SYS_request_key as u32, To::Deny, To::Next),
         jeq(libc::SYS_ioctl as u32, To::Next, To::Allow),
         ld(OFF_ARG1_LOW),
         jeq(libc::TIOCSTI as u32, To::Deny, To::Next),
@@ -93,15 +101,16 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
 }
 
 /// Install the filter on this process (single-threaded launcher). `Err` says why not.
-pub fn deny_terminal_injection() -> Result<(), String> {
+pub fn deny_terminal_injection_and_keyring() -> Result<(), String> {
     let (arch, x32) = ARCH.ok_or_else(|| {
         format!(
             "no seccomp filter for the {} architecture, so terminal input injection (TIOCSTI) cannot be blocked",
             std::env::consts::ARCH
         )
     })?;
-    install(&program(arch, x32))
-        .map_err(|e| format!("seccomp filter against terminal input injection: {e}"))
+    install(&program(arch, x32)).map_err(|e| {
+        format!("seccomp filter against terminal input injection and keyring access: {e}")
+    })
 }
 
 /// Install `filter` on this process (and so on everything it starts). Sets no_new_privs,

@@ -1,17 +1,18 @@
-//! No new Unix-domain sockets under network isolation (seccomp).
+//! No new Unix-domain sockets unless some are named (seccomp).
 //!
 //! A fresh network namespace cuts TCP/UDP and abstract Unix sockets, but not Unix sockets
 //! bound to a path: those are files, and Landlock (up to ABI 7) does not govern `connect(2)`
 //! on them. Through one a sandboxed command could reach the user's D-Bus session bus
 //! (`systemd-run --user` runs anything, unsandboxed), the Docker socket or an ssh agent. So
-//! with the network isolated, `socket(AF_UNIX, …)` fails with EACCES. `socketpair(2)` stays
+//! unless the policy names sockets (`allowed_sockets`, bound in by `mounts`), `socket(AF_UNIX,
+//! …)` fails with EACCES, with the network allowed too. `socketpair(2)` stays
 //! allowed (it connects nothing new), and so do pipes.
 //!
 //! Also refused, because they would get around the check: `io_uring_setup(2)` (io_uring can
 //! create and connect sockets without the system call), system calls of another ABI (i386 or
 //! x32 code on x86-64, where `socketcall(2)` hides the family). Programs that need a Unix
 //! socket of their own (Python's multiprocessing with the `forkserver` start method, for one)
-//! need `allow_network`.
+//! need `allowed_sockets` (any one).
 
 use super::seccomp::install;
 

@@ -11,11 +11,20 @@ use std::path::{Path, PathBuf};
 /// Always writable: the bit bucket and the controlling terminal.
 const ALWAYS_WRITABLE: [&str; 2] = ["/dev/null", "/dev/tty"];
 
-/// The access rights handled (and so denied outside the rules): all writes known to
-/// [`super::caps::MIN_LANDLOCK_ABI`] — create, remove, rename/link across directories, write,
-/// truncate.
-fn write_rights() -> landlock::BitFlags<AccessFs> {
-    AccessFs::from_write(ABI::V3)
+/// The ABI whose rights are handled: [`super::caps::MIN_LANDLOCK_ABI`] (3), or 5 where the
+/// kernel has it, which adds `ioctl` on device files (allowed only on the writable paths).
+fn abi_for(kernel_abi: Option<u32>) -> ABI {
+    if kernel_abi.is_some_and(|v| v >= 5) {
+        ABI::V5
+    } else {
+        ABI::V3
+    }
+}
+
+/// The access rights handled (and so denied outside the rules): all writes known to `abi` —
+/// create, remove, rename/link across directories, write, truncate (and device ioctls).
+fn write_rights(abi: ABI) -> landlock::BitFlags<AccessFs> {
+    AccessFs::from_write(abi)
 }
 
 /// Restrict this process (and its future children) to writing beneath `writable`.
@@ -26,7 +35,8 @@ pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, String> {
         return Err(problem);
     }
     let mut warnings = Vec::new();
-    let rights = write_rights();
+    let abi = abi_for(super::caps::linux::landlock_abi().ok());
+    let rights = write_rights(abi);
     let fail = |e: landlock::RulesetError| format!("Landlock: {e}");
     let mut ruleset = Ruleset::default()
         .handle_access(rights)
@@ -51,7 +61,7 @@ pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, String> {
         let access = if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
             rights
         } else {
-            rights & AccessFs::from_file(ABI::V3)
+            rights & AccessFs::from_file(abi)
         };
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, access))
@@ -71,14 +81,44 @@ pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, String> {
     }
 }
 
+/// Landlock scope (ABI 6): no connecting to abstract Unix sockets made outside the sandbox
+/// (the host's D-Bus session bus often is one). For runs that may use the network and some
+/// named Unix sockets, where no network namespace separates the abstract ones.
+pub fn scope_abstract_sockets() -> Result<(), String> {
+    use landlock::Scope;
+    let fail = |e: landlock::RulesetError| format!("Landlock scope for abstract sockets: {e}");
+    match super::caps::linux::landlock_abi() {
+        Ok(v) if v >= 6 => {}
+        _ => {
+            return Err(
+                "abstract Unix sockets cannot be closed: that needs Landlock ABI 6 (Linux 6.12)"
+                    .into(),
+            );
+        }
+    }
+    let status = Ruleset::default()
+        .scope(Scope::AbstractUnixSocket)
+        .map_err(fail)?
+        .create()
+        .map_err(fail)?
+        .restrict_self()
+        .map_err(fail)?;
+    match status.ruleset {
+        RulesetStatus::FullyEnforced => Ok(()),
+        other => Err(format!("Landlock scope not enforced ({other:?})")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn truncation_is_among_the_handled_writes() {
-        let r = write_rights();
+        let r = write_rights(abi_for(Some(3)));
         assert!(r.contains(AccessFs::Truncate));
+        assert!(!r.contains(AccessFs::IoctlDev));
+        assert!(write_rights(abi_for(Some(7))).contains(AccessFs::IoctlDev));
         assert!(r.contains(AccessFs::WriteFile));
         assert!(r.contains(AccessFs::MakeReg));
         assert!(!r.contains(AccessFs::ReadFile));

@@ -24,8 +24,17 @@ impl TestHome {
         self.path().join("state/skillpipe/audit.jsonl")
     }
 
-    /// The audit log's lines, parsed.
+    /// The audit log's lines, parsed, without the `"phase": "started"` line each run writes
+    /// before it starts: one line per decision.
     pub fn audit(&self) -> Vec<Value> {
+        self.audit_all()
+            .into_iter()
+            .filter(|v| v["phase"] != "started")
+            .collect()
+    }
+
+    /// Every audit line, parsed.
+    pub fn audit_all(&self) -> Vec<Value> {
         std::fs::read_to_string(self.audit_path())
             .unwrap_or_default()
             .lines()

@@ -1,0 +1,50 @@
+//! SIGINT, SIGHUP and SIGTERM for `filter`, one-shot `chat` and `run`: kill the runs in flight, let
+//! each write its audit line and remove its `$TMPDIR`, then exit as killed by that signal
+//! would (128 + N).
+
+use std::time::Duration;
+
+/// How long the runs get to write their audit lines after being killed.
+const SETTLE: Duration = Duration::from_secs(2);
+
+/// Install the handlers on `rt`. Call before any run starts.
+pub fn install(rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let _guard = rt.enter();
+    let mut streams = Vec::new();
+    for (kind, num) in [
+        (SignalKind::interrupt(), libc::SIGINT),
+        (SignalKind::hangup(), libc::SIGHUP),
+        (SignalKind::terminate(), libc::SIGTERM),
+    ] {
+        streams.push((signal(kind)?, num));
+    }
+    rt.spawn(async move {
+        // The first of the three to arrive.
+        let waits = streams.iter_mut().map(|(s, num)| {
+            let num = *num;
+            Box::pin(async move {
+                s.recv().await;
+                num
+            })
+        });
+        let (sig, _, _) = futures::future::select_all(waits).await;
+        crate::exec::interrupt(sig);
+        crate::dispatch::wait_idle(SETTLE).await;
+        std::process::exit(stopped(sig));
+    });
+    Ok(())
+}
+
+/// After the work is done: the exit code if a signal stopped it (the main thread may get
+/// there before the handler's own exit).
+pub fn exit_code(rt: &tokio::runtime::Runtime) -> Option<i32> {
+    let sig = crate::exec::interrupted_by()?;
+    rt.block_on(crate::dispatch::wait_idle(SETTLE));
+    Some(stopped(sig))
+}
+
+fn stopped(sig: libc::c_int) -> i32 {
+    eprintln!("skillpipe: stopped by {}", crate::exec::signal_name(sig));
+    128 + sig
+}

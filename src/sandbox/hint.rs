@@ -1,0 +1,271 @@
+//! Why a sandboxed run may have failed: from its exit, signal and stderr, one line naming the
+//! restriction it likely ran into and the flag that lifts it. Pure; a guess from symptoms, so
+//! it is worded "likely" and only given for a failed run.
+
+use super::limits::Limits;
+use super::plan::Enforced;
+use std::path::PathBuf;
+
+/// What is known about a finished run.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts<'a> {
+    pub success: bool,
+    pub timed_out: bool,
+    pub exit_code: i32,
+    /// "SIGXCPU" when killed by a signal.
+    pub signal: Option<&'a str>,
+    pub stderr: &'a [u8],
+    pub enforced: Enforced,
+    pub limits: Limits,
+    /// The paths hidden from the run.
+    pub hidden: &'a [PathBuf],
+}
+
+fn has(text: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|n| text.contains(n))
+}
+
+/// One line, or `None` when nothing points at the sandbox.
+pub fn explain(f: &Facts) -> Option<String> {
+    if f.success || f.timed_out {
+        return None;
+    }
+    let l = &f.limits;
+    let limit = |key: &str, value: Option<u64>, unit: &str, flag: &str| {
+        let v = value.map_or(String::new(), |v| format!(" = {v}{unit}"));
+        format!("sandbox: the run likely hit the limit {key}{v}; raise it with {flag}")
+    };
+    let err = String::from_utf8_lossy(f.stderr);
+    // The command itself killed by the signal, or (a shell's) child: 128 + N and the shell's
+    // message.
+    let by = |sig: &str, code: i32, text: &str| {
+        f.signal == Some(sig) || f.exit_code == 128 + code || err.contains(text)
+    };
+    if f.enforced.limits {
+        let signal = if by("SIGXCPU", libc::SIGXCPU, "CPU time limit exceeded") {
+            Some("SIGXCPU")
+        } else if by("SIGXFSZ", libc::SIGXFSZ, "File size limit exceeded") {
+            Some("SIGXFSZ")
+        } else {
+            None
+        };
+        match signal {
+            Some("SIGXCPU") => {
+                return Some(limit(
+                    "max_cpu_seconds",
+                    l.cpu_seconds,
+                    " s",
+                    "--max-cpu SECS",
+                ));
+            }
+            Some("SIGXFSZ") => {
+                return Some(limit(
+                    "max_file_size_mb",
+                    l.file_size_mb,
+                    " MiB",
+                    "--max-file-size MB",
+                ));
+            }
+            _ => {}
+        }
+    }
+    if f.enforced.mounts && has(&err, &["No space left on device", "ENOSPC"]) {
+        return Some(limit("max_tmp_mb", l.tmp_mb, " MiB", "--max-tmp MB"));
+    }
+    if f.enforced.limits {
+        if has(
+            &err,
+            &[
+                "fork: Resource temporarily unavailable",
+                "fork: retry",
+                "Cannot fork",
+                "can't fork",
+                "BlockingIOError: [Errno 11]",
+                "Resource temporarily unavailable",
+            ],
+        ) && l.processes.is_some()
+        {
+            return Some(limit("max_processes", l.processes, "", "--max-processes N"));
+        }
+        if has(
+            &err,
+            &[
+                "Cannot allocate memory",
+                "MemoryError",
+                "out of memory",
+                "Out of memory",
+                "bad_alloc",
+                "memory allocation of",
+            ],
+        ) && l.memory_mb.is_some()
+        {
+            return Some(limit(
+                "max_memory_mb",
+                l.memory_mb,
+                " MiB",
+                "--max-memory MB",
+            ));
+        }
+    }
+    if let Some(p) = f
+        .hidden
+        .iter()
+        .find(|p| err.contains(p.to_string_lossy().as_ref()))
+    {
+        return Some(format!(
+            "sandbox: {} is hidden from scripts (deny_read); lift it with --allow-read {}",
+            p.display(),
+            p.display()
+        ));
+    }
+    let denied = has(&err, &["Permission denied", "EACCES"]);
+    if denied && has(&err, &["socket", "connect", ".sock"]) {
+        return Some(
+            "sandbox: Unix sockets are closed; allow one with --allow-socket PATH (the network \
+             with --allow-network)"
+                .into(),
+        );
+    }
+    if f.enforced.filesystem
+        && has(
+            &err,
+            &[
+                "Read-only file system",
+                "EROFS",
+                "Permission denied",
+                "EACCES",
+                "Operation not permitted",
+            ],
+        )
+    {
+        return Some(
+            "sandbox: writes outside $TMPDIR are refused; allow a directory with --writable DIR \
+             (or every write with --allow-filesystem)"
+                .into(),
+        );
+    }
+    if f.enforced.network
+        && has(
+            &err,
+            &[
+                "Temporary failure in name resolution",
+                "Name or service not known",
+                "Could not resolve",
+                "getaddrinfo",
+                "Network is unreachable",
+                "nodename nor servname",
+                "No address associated with hostname",
+                "Connection refused",
+                "No route to host",
+            ],
+        )
+    {
+        return Some("sandbox: there is no network; allow it with --allow-network".into());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts<'a>(signal: Option<&'a str>, stderr: &'a str, hidden: &'a [PathBuf]) -> Facts<'a> {
+        Facts {
+            success: false,
+            timed_out: false,
+            exit_code: 1,
+            signal,
+            stderr: stderr.as_bytes(),
+            enforced: Enforced {
+                network: true,
+                filesystem: true,
+                pids: true,
+                mounts: true,
+                limits: true,
+            },
+            limits: Limits {
+                processes: Some(64),
+                memory_mb: Some(512),
+                file_size_mb: Some(100),
+                tmp_mb: Some(256),
+                cpu_seconds: Some(10),
+            },
+            hidden,
+        }
+    }
+
+    #[test]
+    fn each_symptom_names_its_key_and_flag() {
+        let cases = [
+            (
+                Some("SIGXCPU"),
+                "",
+                "max_cpu_seconds = 10 s; raise it with --max-cpu",
+            ),
+            (Some("SIGXFSZ"), "", "max_file_size_mb = 100 MiB"),
+            (
+                None,
+                "line 2: 7 File size limit exceeded head",
+                "--max-file-size MB",
+            ),
+            (
+                None,
+                "cat: x: No space left on device",
+                "max_tmp_mb = 256 MiB",
+            ),
+            (
+                None,
+                "bash: fork: Resource temporarily unavailable",
+                "--max-processes",
+            ),
+            (None, "MemoryError", "max_memory_mb = 512 MiB"),
+            (
+                None,
+                "sh: /home/u/out: Read-only file system",
+                "--writable DIR",
+            ),
+            (
+                None,
+                "touch: cannot touch '/x': Permission denied",
+                "--allow-filesystem",
+            ),
+            (
+                None,
+                "curl: (6) Could not resolve host: example.com",
+                "--allow-network",
+            ),
+            (
+                None,
+                "s.connect('/run/x.sock')\nPermissionError: [Errno 13] Permission denied",
+                "--allow-socket PATH",
+            ),
+        ];
+        for (sig, err, want) in cases {
+            let h = explain(&facts(sig, err, &[])).unwrap_or_default();
+            assert!(h.contains(want), "{err:?}: {h}");
+        }
+    }
+
+    #[test]
+    fn hidden_paths_are_named() {
+        let hidden = [PathBuf::from("/h/.aws")];
+        let h = explain(&facts(
+            None,
+            "cat: /h/.aws/credentials: No such file",
+            &hidden,
+        ))
+        .unwrap();
+        assert!(h.contains("--allow-read /h/.aws"), "{h}");
+    }
+
+    #[test]
+    fn success_unrelated_failures_and_lifted_restrictions_get_none() {
+        let mut f = facts(None, "Permission denied", &[]);
+        f.success = true;
+        assert_eq!(explain(&f), None);
+        assert_eq!(explain(&facts(None, "syntax error", &[])), None);
+        let mut f = facts(None, "Could not resolve host", &[]);
+        f.enforced.network = false;
+        assert_eq!(explain(&f), None);
+    }
+}

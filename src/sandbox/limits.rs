@@ -1,0 +1,211 @@
+//! Resource limits for one run (policy keys `max_processes`, `max_memory_mb`,
+//! `max_file_size_mb`, `max_tmp_mb`, `max_cpu_seconds`). The launcher sets them as hard rlimits
+//! on itself just before the command starts, so neither the command nor anything it starts can
+//! raise them; `$TMPDIR`'s cap is the size of its private tmpfs.
+
+use serde::Serialize;
+
+/// One run's limits; `None` means unlimited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// Processes (and threads) alive at once in the run's user namespace (RLIMIT_NPROC).
+    pub processes: Option<u64>,
+    /// Writable memory per process, MiB (RLIMIT_DATA: heap and private mappings).
+    pub memory_mb: Option<u64>,
+    /// Largest file a process may write, MiB (RLIMIT_FSIZE; SIGXFSZ beyond).
+    pub file_size_mb: Option<u64>,
+    /// Size of the private tmpfs that holds `$TMPDIR` (and `/dev/shm`), MiB.
+    pub tmp_mb: Option<u64>,
+    /// CPU time per process, seconds (RLIMIT_CPU; SIGXCPU, then SIGKILL a second later).
+    pub cpu_seconds: Option<u64>,
+}
+
+impl Limits {
+    pub fn any(&self) -> bool {
+        *self != Limits::default()
+    }
+
+    /// The rlimits to set: (resource, value).
+    #[cfg(target_os = "linux")]
+    fn rlimits(&self) -> Vec<(libc::__rlimit_resource_t, u64, &'static str)> {
+        const MIB: u64 = 1024 * 1024;
+        let mut out = Vec::new();
+        if let Some(n) = self.processes {
+            out.push((libc::RLIMIT_NPROC, n, "max_processes"));
+        }
+        if let Some(m) = self.memory_mb {
+            out.push((libc::RLIMIT_DATA, m.saturating_mul(MIB), "max_memory_mb"));
+        }
+        if let Some(m) = self.file_size_mb {
+            out.push((
+                libc::RLIMIT_FSIZE,
+                m.saturating_mul(MIB),
+                "max_file_size_mb",
+            ));
+        }
+        if let Some(s) = self.cpu_seconds {
+            out.push((libc::RLIMIT_CPU, s, "max_cpu_seconds"));
+        }
+        out
+    }
+
+    /// Set the limits on this process (inherited by what it starts). Soft and hard are equal,
+    /// except CPU, whose hard limit is a second later: SIGXCPU first (which names the cause),
+    /// SIGKILL if it is ignored.
+    #[cfg(target_os = "linux")]
+    pub fn apply(&self) -> Result<(), String> {
+        for (resource, value, key) in self.rlimits() {
+            let hard = if resource == libc::RLIMIT_CPU {
+                value.saturating_add(1)
+            } else {
+                value
+            };
+            let lim = libc::rlimit {
+                rlim_cur: value as libc::rlim_t,
+                rlim_max: hard as libc::rlim_t,
+            };
+            // SAFETY: setrlimit on this process with a valid struct.
+            if unsafe { libc::setrlimit(resource, &lim) } != 0 {
+                return Err(format!(
+                    "cannot set {key} = {value}: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Launcher arguments for these limits.
+    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
+        let mut out = Vec::new();
+        for (flag, v) in [
+            ("--max-processes", self.processes),
+            ("--max-memory", self.memory_mb),
+            ("--max-file-size", self.file_size_mb),
+            ("--max-tmp", self.tmp_mb),
+            ("--max-cpu", self.cpu_seconds),
+        ] {
+            if let Some(v) = v {
+                out.push(flag.into());
+                out.push(v.to_string().into());
+            }
+        }
+        out
+    }
+}
+
+/// Whether RLIMIT_NPROC holds for this process: the kernel exempts uid 0 of the host (even
+/// inside a user namespace that maps it).
+pub fn nproc_exempt() -> bool {
+    // SAFETY: cannot fail.
+    unsafe { libc::getuid() == 0 }
+}
+
+/// How `max_processes` is enforced here, or why it is not: RLIMIT_NPROC for a normal user; for
+/// root, a pids cgroup per run where the pids controller is writable.
+pub fn process_limit_support() -> Result<&'static str, String> {
+    if !nproc_exempt() {
+        return Ok("RLIMIT_NPROC in the run's user namespace");
+    }
+    match PidsCgroup::create(1) {
+        Ok(_) => Ok("a pids cgroup per run, as root is exempt from RLIMIT_NPROC"),
+        Err(e) => Err(format!(
+            "the kernel exempts root (uid 0) from RLIMIT_NPROC and no pids cgroup can be made ({e}), \
+             so max_processes is not enforced; run skillpipe as a normal user"
+        )),
+    }
+}
+
+/// A pids cgroup holding one run (for root, whom RLIMIT_NPROC does not hold): created by
+/// skillpipe with `pids.max`, joined by the launcher before anything else, removed on drop
+/// (after the run, when it is empty).
+#[derive(Debug)]
+pub struct PidsCgroup {
+    dir: std::path::PathBuf,
+}
+
+impl PidsCgroup {
+    /// A fresh cgroup under this process's own pids cgroup (v1, or v2 where the controller is
+    /// enabled for children), with `pids.max = max`.
+    pub fn create(max: u64) -> Result<PidsCgroup, String> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNT: AtomicU64 = AtomicU64::new(0);
+        let own = std::fs::read_to_string("/proc/self/cgroup")
+            .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+        let base = own
+            .lines()
+            .find_map(|l| {
+                let mut parts = l.splitn(3, ':');
+                let (_, ctl, path) = (parts.next()?, parts.next()?, parts.next()?);
+                if ctl.split(',').any(|c| c == "pids") {
+                    Some(
+                        std::path::Path::new("/sys/fs/cgroup/pids")
+                            .join(path.trim_start_matches('/')),
+                    )
+                } else if ctl.is_empty() {
+                    let dir =
+                        std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+                    let enabled = std::fs::read_to_string(dir.join("cgroup.subtree_control"))
+                        .is_ok_and(|c| c.split_whitespace().any(|w| w == "pids"));
+                    enabled.then_some(dir)
+                } else {
+                    None
+                }
+            })
+            .ok_or("no pids cgroup controller is available")?;
+        let name = format!(
+            "skillpipe-run-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = base.join(name);
+        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let cg = PidsCgroup { dir };
+        std::fs::write(cg.dir.join("pids.max"), max.to_string())
+            .map_err(|e| format!("{}/pids.max: {e}", cg.dir.display()))?;
+        Ok(cg)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.dir
+    }
+}
+
+impl Drop for PidsCgroup {
+    fn drop(&mut self) {
+        // Empty once the run is over; a straggler still exiting makes rmdir fail with EBUSY.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
+/// Move this process (and so everything it starts) into the cgroup at `dir`.
+pub fn join_cgroup(dir: &std::path::Path) -> Result<(), String> {
+    std::fs::write(dir.join("cgroup.procs"), "0")
+        .map_err(|e| format!("joining the pids cgroup {}: {e}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_set_limits_become_arguments() {
+        let l = Limits {
+            processes: Some(64),
+            cpu_seconds: Some(5),
+            ..Limits::default()
+        };
+        assert!(l.any() && !Limits::default().any());
+        let args: Vec<String> = l
+            .to_args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(args, ["--max-processes", "64", "--max-cpu", "5"]);
+    }
+}
