@@ -34,6 +34,9 @@ pub struct Record {
     pub agent: Option<String>,
     pub skill: Option<String>,
     pub argv: Vec<String>,
+    /// JSON input given on stdin (a tool's arguments), cut like an argument.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
     pub kind: &'static str,
     pub decision: Decision,
     pub reason: Option<String>,
@@ -57,6 +60,7 @@ impl Record {
             agent: None,
             skill: None,
             argv: argv.iter().map(|a| cut(a)).collect(),
+            stdin: None,
             kind,
             decision,
             reason: None,
@@ -69,6 +73,14 @@ impl Record {
             sandbox: None,
             phase: None,
         }
+    }
+}
+
+impl Record {
+    /// Records the stdin input (JSON), cut to the same length as an argument.
+    pub fn with_stdin(mut self, stdin: Option<&[u8]>) -> Record {
+        self.stdin = stdin.map(|b| cut(&String::from_utf8_lossy(b)));
+        self
     }
 }
 

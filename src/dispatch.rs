@@ -10,7 +10,7 @@ use crate::exec::{self, ExecError, RunResult, RunSpec};
 use crate::policy::{self, AuditMode, ScriptPolicy};
 use crate::sandbox::SandboxSpec;
 use crate::scan::Kind;
-use crate::skills::SkillSet;
+use crate::skills::{SkillSet, Tool, ToolInput};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -166,23 +166,30 @@ impl Dispatcher {
     }
 
     /// Runs argv (argv[0] a skill script reference or a system command) if the policy allows.
+    /// `stdin` is JSON input (`run --input`, a native tool call); for a tool that takes JSON
+    /// without it, the directive's `--flags` become that input (see [`crate::skills::Tool`]).
     pub async fn run_argv(
         &self,
         origin: Origin,
         argv: Vec<String>,
         stdin: Option<Vec<u8>>,
     ) -> Outcome {
+        let mut stdin = stdin;
+        let block =
+            |argv: &[String], skill: Option<String>, stdin: &Option<Vec<u8>>, decision, reason| {
+                self.block_with(origin, argv, skill, stdin.as_deref(), decision, reason)
+            };
         let Some(argv0) = argv.first().cloned() else {
-            return self.block(
-                origin,
+            return block(
                 &argv,
                 None,
+                &stdin,
                 Decision::Invalid,
                 "empty command".into(),
             );
         };
         if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
-            return self.block(origin, &argv, None, Decision::Invalid, e.to_string());
+            return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
         }
         if is_builtin_skill(&argv) {
             return self.builtin_skill(origin, &argv);
@@ -198,6 +205,7 @@ impl Dispatcher {
         let mut script_path = None;
         let mut extra_env = Vec::new();
         let caller_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let mut timeout = Duration::from_secs(self.policy.timeout_seconds);
         let kind = match invocation {
             Some(_) => Argv0Kind::ScriptRef,
             None => command::classify(&argv0),
@@ -210,27 +218,51 @@ impl Dispatcher {
                 {
                     Ok(r) => r,
                     Err(e) => {
-                        return self.block(origin, &argv, None, Decision::Invalid, e.to_string());
+                        return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
                     }
                 };
                 skill = Some(resolved.skill.clone());
+                let policy_path = resolved.policy_path();
                 let target = Target::Script {
                     skill: &resolved.skill,
-                    rel_path: &resolved.rel_path,
+                    rel_path: &policy_path,
                     args,
                 };
                 if let policy::Decision::Deny(why) = policy::decide(&self.policy, &target) {
-                    return self.block(origin, &argv, skill, Decision::Denied, why);
+                    return block(&argv, skill, &stdin, Decision::Denied, why);
                 }
-                let cmd = match resolved.command(args, &self.policy.allowed_interpreters, &path_var)
-                {
+                let mut script_args = args;
+                if let Some(tool) = &resolved.tool {
+                    if let Some(t) = tool.timeout {
+                        // The policy's timeout is the user's bound; a tool may only shorten it.
+                        timeout = timeout.min(t);
+                    }
+                    extra_env.extend(
+                        tool.env
+                            .iter()
+                            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+                    );
+                    if tool.input == ToolInput::StdinJson {
+                        match tool_input(tool, args, stdin.as_deref()) {
+                            Ok(json) => stdin = Some(json),
+                            Err(why) => return block(&argv, skill, &stdin, Decision::Invalid, why),
+                        }
+                        script_args = &[];
+                    }
+                }
+                let cmd = match resolved.command(
+                    script_args,
+                    &self.policy.allowed_interpreters,
+                    &path_var,
+                ) {
                     Ok(c) => c,
                     Err(e) => {
-                        return self.block(origin, &argv, skill, Decision::Denied, e.to_string());
+                        return block(&argv, skill, &stdin, Decision::Denied, e.to_string());
                     }
                 };
                 script_path = Some(resolved.path.clone());
-                extra_env = cmd.env;
+                // The skill's variables first; a tool's own `env` comes after them.
+                extra_env.splice(0..0, cmd.env);
                 let cwd = match self.policy.workdir {
                     policy::Workdir::Skill => cmd.cwd,
                     policy::Workdir::Caller => caller_dir.clone(),
@@ -243,7 +275,7 @@ impl Dispatcher {
                     args,
                 };
                 if let policy::Decision::Deny(why) = policy::decide(&self.policy, &target) {
-                    return self.block(origin, &argv, None, Decision::Denied, why);
+                    return block(&argv, None, &stdin, Decision::Denied, why);
                 }
                 let args = args.iter().map(OsString::from).collect();
                 (OsString::from(&argv0), args, caller_dir.clone())
@@ -262,13 +294,13 @@ impl Dispatcher {
             confirmer.confirm(&prompt, |p| (self.asker)(p))
         };
         if let Verdict::Declined(why) = verdict {
-            return self.block(origin, &argv, skill, Decision::Declined, why);
+            return block(&argv, skill, &stdin, Decision::Declined, why);
         }
         if self.policy.audit == AuditMode::Required
             && let Err(e) = self.audit.check_writable()
         {
             let why = format!("audit = \"required\" and the log cannot be written: {e}");
-            return self.block(origin, &argv, skill, Decision::Denied, why);
+            return block(&argv, skill, &stdin, Decision::Denied, why);
         }
 
         let mut env = self.base_env.clone();
@@ -281,17 +313,29 @@ impl Dispatcher {
             args: prog_args,
             cwd,
             env,
-            stdin,
-            timeout: Duration::from_secs(self.policy.timeout_seconds),
+            stdin: stdin.clone(),
+            timeout,
             max_output_bytes: self.policy.max_output_bytes,
             sandbox,
         };
         // If this future is dropped (Ctrl-C), the command is killed; the log still says so.
         let _in_flight = InFlight::enter();
-        let mut started = self.record(origin, Decision::Ran, &argv, skill.clone());
+        let mut started = self.record(
+            origin,
+            Decision::Ran,
+            &argv,
+            skill.clone(),
+            stdin.as_deref(),
+        );
         started.phase = Some("started");
         self.audit.write_or_warn(&started);
-        let mut cancel_record = self.record(origin, Decision::Ran, &argv, skill.clone());
+        let mut cancel_record = self.record(
+            origin,
+            Decision::Ran,
+            &argv,
+            skill.clone(),
+            stdin.as_deref(),
+        );
         cancel_record.reason = Some("cancelled".into());
         cancel_record.phase = Some("completed");
         let guard = AuditOnDrop {
@@ -301,8 +345,14 @@ impl Dispatcher {
         let ran = exec::run(spec).await;
         guard.disarm();
         match ran {
-            Ok(result) => {
-                let mut rec = self.record(origin, Decision::Ran, &argv, skill.clone());
+            Ok(mut result) => {
+                let mut rec = self.record(
+                    origin,
+                    Decision::Ran,
+                    &argv,
+                    skill.clone(),
+                    stdin.as_deref(),
+                );
                 rec.phase = Some("completed");
                 rec.exit_code = Some(result.exit_code);
                 rec.signal = result.signal.clone();
@@ -315,6 +365,7 @@ impl Dispatcher {
                     rec.reason = Some("timed out".into());
                 }
                 self.audit.write_or_warn(&rec);
+                name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
                 Outcome::Ran(Ran {
                     result,
                     skill,
@@ -323,13 +374,13 @@ impl Dispatcher {
             }
             Err(ExecError::NotFound { .. }) => {
                 let why = format!("command not found: {argv0}");
-                self.block(origin, &argv, skill, Decision::Invalid, why)
+                block(&argv, skill, &stdin, Decision::Invalid, why)
             }
             Err(e @ ExecError::Sandbox(_)) => {
-                self.block(origin, &argv, skill, Decision::Denied, e.to_string())
+                block(&argv, skill, &stdin, Decision::Denied, e.to_string())
             }
             Err(e @ ExecError::Interrupted(_)) => {
-                let mut rec = self.record(origin, Decision::Ran, &argv, skill);
+                let mut rec = self.record(origin, Decision::Ran, &argv, skill, stdin.as_deref());
                 rec.phase = Some("completed");
                 rec.reason = Some(e.to_string());
                 self.audit.write_or_warn(&rec);
@@ -338,7 +389,7 @@ impl Dispatcher {
                     reason: e.to_string(),
                 }
             }
-            Err(e) => self.block(origin, &argv, skill, Decision::Invalid, e.to_string()),
+            Err(e) => block(&argv, skill, &stdin, Decision::Invalid, e.to_string()),
         }
     }
 
@@ -378,7 +429,7 @@ impl Dispatcher {
             duration: started.elapsed(),
             ..Default::default()
         };
-        let mut rec = self.record(origin, Decision::Ran, argv, Some(text.skill.clone()));
+        let mut rec = self.record(origin, Decision::Ran, argv, Some(text.skill.clone()), None);
         rec.exit_code = Some(0);
         rec.duration_ms = Some(result.duration.as_millis() as u64);
         rec.bytes_out = Some(result.stdout.len() as u64);
@@ -497,8 +548,9 @@ impl Dispatcher {
         decision: Decision,
         argv: &[String],
         skill: Option<String>,
+        stdin: Option<&[u8]>,
     ) -> Record {
-        let mut rec = Record::new(origin.as_str(), decision, argv);
+        let mut rec = Record::new(origin.as_str(), decision, argv).with_stdin(stdin);
         rec.agent = self.agent.clone();
         rec.skill = skill;
         // `sandbox` says what was in force, so only a run sets it.
@@ -513,7 +565,19 @@ impl Dispatcher {
         decision: Decision,
         reason: String,
     ) -> Outcome {
-        let mut rec = self.record(origin, decision, argv, skill);
+        self.block_with(origin, argv, skill, None, decision, reason)
+    }
+
+    fn block_with(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        skill: Option<String>,
+        stdin: Option<&[u8]>,
+        decision: Decision,
+        reason: String,
+    ) -> Outcome {
+        let mut rec = self.record(origin, decision, argv, skill, stdin);
         rec.reason = Some(reason.clone());
         self.audit.write_or_warn(&rec);
         Outcome::Blocked { decision, reason }
@@ -525,6 +589,41 @@ pub const BUILTIN_SKILL: &str = "skill";
 
 fn is_builtin_skill(argv: &[String]) -> bool {
     argv.first().is_some_and(|a| a == BUILTIN_SKILL)
+}
+
+/// The JSON a tool gets on stdin: `given` (from `run --input` or a native tool call), else the
+/// directive's flags, validated against the tool's schema. The error names the field.
+fn tool_input(tool: &Tool, args: &[String], given: Option<&[u8]>) -> Result<Vec<u8>, String> {
+    let value = match given {
+        Some(bytes) => {
+            if !args.is_empty() {
+                return Err(format!(
+                    "tool `{}` takes its input as JSON on stdin; arguments as well are not accepted",
+                    tool.id
+                ));
+            }
+            let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+                format!("invalid input for tool `{}`: not valid JSON: {e}", tool.id)
+            })?;
+            tool.validate(&value).map_err(|e| e.to_string())?;
+            value
+        }
+        None => tool.input_from_flags(args).map_err(|e| e.to_string())?,
+    };
+    serde_json::to_vec(&value).map_err(|e| e.to_string())
+}
+
+/// The executor says which stream went over the cap; say also which skill and script.
+fn name_over_cap_warnings(result: &mut RunResult, skill: Option<&str>, argv0: &str) {
+    let whose = match skill {
+        Some(s) => format!("skill `{s}`, script `{argv0}`"),
+        None => format!("command `{argv0}`"),
+    };
+    for w in &mut result.warnings {
+        if w.contains("max_output_bytes") {
+            *w = format!("{whose}: {w}");
+        }
+    }
 }
 
 /// Writes its record when dropped before [`AuditOnDrop::disarm`]: a cancelled run is audited.

@@ -242,13 +242,17 @@ fn show_prints_config_and_exact_system_prompt() {
         }],
     );
     assert_eq!(prompt, expected);
-    assert!(prompt.starts_with(&format!(
-        "You teach Spanish.\n\n# Skills\n{}\n## say\nSpeak text aloud.\n",
+    // Fixed parts first (guide, skills), the instructions with their variable values last.
+    assert!(prompt.starts_with("# Running scripts\n"));
+    assert!(prompt.contains(&format!(
+        "\n# Skills\n{}\n## say\nSpeak text aloud.\n",
         skillpipe::agents::catalog::FILES_HINT
     )));
     assert!(prompt.contains("| scripts/say.sh | Speak TEXT aloud. |"));
-    assert!(prompt.contains("%{command args} runs the command for its effect."));
-    assert!(prompt.contains("message starting \"Result of !{command args}\""));
+    assert!(prompt.contains("`%{…}` to run it only for its effect"));
+    assert!(prompt.contains("To show a directive without running it, put it in backticks"));
+    assert!(prompt.ends_with("\nYou teach Spanish.\n"));
+    assert!(!prompt.contains("Result of"));
     assert!(stdout.contains(&format!(
         "--- system prompt (~{} tokens, {} bytes) ---",
         prompt.len().div_ceil(4),
@@ -273,7 +277,7 @@ fn skills_dir_flag_works_before_the_subcommand_too() {
 }
 
 #[test]
-fn show_without_skills_is_instructions_and_guide() {
+fn show_without_skills_is_guide_and_instructions() {
     let w = World::new();
     let path = w.write("elsewhere/plain.toml", "instructions = 'Be brief.'\n");
     let out = w.agents(&["show", path.to_str().unwrap()]).success();
@@ -286,10 +290,7 @@ fn show_without_skills_is_instructions_and_guide() {
     let (_, prompt) = stdout.split_once(" bytes) ---\n").unwrap();
     assert_eq!(
         prompt,
-        format!(
-            "Be brief.\n\n{}\n",
-            skillpipe::agents::prompt::DIRECTIVE_GUIDE
-        )
+        format!("{}\nBe brief.\n", skillpipe::agents::guide::guide(&[]))
     );
 }
 

@@ -65,13 +65,68 @@ fn capture_round_trip_sends_the_result_and_shows_the_continuation() {
     assert_eq!(m[n - 2]["role"], "assistant");
     assert_eq!(m[n - 2]["content"], "The answer is !{echo 42}");
     assert_eq!(m[n - 1]["role"], "user");
-    let result = m[n - 1]["content"].as_str().unwrap();
+    // The result does not start with (or repeat) the directive, and asks to go on.
+    assert_eq!(m[n - 1]["content"], "Output: 42 — continue your answer.");
+}
+
+#[test]
+fn failed_capture_gives_the_model_the_stderr_tail() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["Listing: !{ls /no-such-dir-for-skillpipe}"]),
+        Reply::text([" it is missing."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--allow", "ls", "-y", "list it"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let m = messages(&server, 1);
+    let result = m.last().unwrap()["content"].as_str().unwrap();
+    assert!(result.starts_with("Failed (exit 2). Error: "), "{result}");
+    assert!(result.contains("No such file or directory"), "{result}");
+    assert!(result.contains("— continue your answer."), "{result}");
+}
+
+#[test]
+fn refusal_reasons_sent_to_the_model_hold_no_absolute_paths() {
+    let home = TestHome::new();
+    let secret = home.path().join("private/dir/tool");
+    let server = Server::start([
+        Reply::text([format!("Run: !{{{}}}", secret.display())]),
+        Reply::text(["Could not."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let m = messages(&server, 1);
+    let result = m.last().unwrap()["content"].as_str().unwrap();
+    assert!(result.starts_with("Not run: "), "{result}");
+    assert!(result.contains("tool"), "{result}");
+    let home_dir = home.path().display().to_string();
+    assert!(!result.contains(&home_dir), "{result}");
+    // The audit log keeps the full command.
     assert!(
-        result.starts_with("Result of !{echo 42} (exit 0):\n"),
-        "{result}"
+        home.audit()[0]["argv"][0]
+            .as_str()
+            .unwrap()
+            .contains(&home_dir)
     );
-    assert!(result.contains("\n42\n"), "{result}");
-    assert!(result.contains("Do not repeat the directive"), "{result}");
+}
+
+#[test]
+fn empty_continuation_shows_the_result() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["!{echo 42}"]), Reply::text([""])]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "what is it?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "42\n");
+    assert_eq!(server.requests().len(), 2);
 }
 
 #[test]
@@ -92,7 +147,7 @@ fn blocked_capture_tells_the_model_it_was_not_run() {
     assert_eq!(stdout(&out), "Doing it: OK, I could not.\n");
     let m = messages(&server, 1);
     let result = m.last().unwrap()["content"].as_str().unwrap();
-    assert!(result.contains(": not run: "), "{result}");
+    assert!(result.starts_with("Not run: "), "{result}");
     assert!(result.contains("not in allowed_commands"), "{result}");
     assert!(stderr(&out).contains("blocked"), "{}", stderr(&out));
     assert_eq!(home.audit()[0]["decision"], "denied");
@@ -211,7 +266,55 @@ fn tool_call_round_trip() {
     let content: Value = serde_json::from_str(tool_msg["content"].as_str().unwrap()).unwrap();
     assert_eq!(content["stdout"], "42\n");
     assert_eq!(content["exit_code"], 0);
+    assert!(content.get("script_path").is_none(), "{content}");
     assert_eq!(home.audit()[0]["kind"], "tool");
+    // Local servers call tools only when asked to choose.
+    assert_eq!(first["tool_choice"], "auto");
+}
+
+#[test]
+fn tool_call_written_as_text_falls_back_to_directives_once() {
+    let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\nCalc.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+    let server = Server::start([
+        Reply::text([r#"{"name": "calc__calc", "arguments": {"args": ["6", "7"]}}"#]),
+        Reply::text(["It is !{scripts/calc.py 6 7}"]),
+        Reply::text([" indeed."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
+        .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.matches("wrote a tool call as text").count(), 1, "{err}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[0].get("tools").is_some());
+    assert!(requests[1].get("tools").is_none(), "{:?}", requests[1]);
+    assert!(requests[1].get("tool_choice").is_none());
+    // The text-only call is not kept as an answer: the question is asked again.
+    let m = messages(&server, 1);
+    assert_eq!(m.last().unwrap()["content"], "6 times 7?");
+    assert!(
+        stdout(&out).ends_with("It is indeed.\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(home.audit()[0]["argv"][0], "scripts/calc.py");
+    let m = messages(&server, 2);
+    assert_eq!(
+        m.last().unwrap()["content"],
+        "Output: 42 — continue your answer."
+    );
 }
 
 #[test]
@@ -236,7 +339,7 @@ fn captures_per_turn_are_bounded() {
 }
 
 #[test]
-fn repeated_capture_loop_is_cut() {
+fn repeated_capture_reuses_the_result_then_stops_with_it_shown() {
     let home = TestHome::new();
     let server = Server::start((0..5).map(|_| Reply::text(["again !{echo same}"])));
     let out = chat(&home, &server)
@@ -245,7 +348,33 @@ fn repeated_capture_loop_is_cut() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 3);
-    assert!(stderr(&out).contains("again"), "{}", stderr(&out));
+    // Run once; the repeat is answered from the first run and the model is told so.
+    assert_eq!(home.audit().len(), 1, "{:?}", home.audit());
+    let m = messages(&server, 2);
+    let told = m.last().unwrap()["content"].as_str().unwrap();
+    assert!(told.contains("not run again"), "{told}");
+    assert!(told.contains("Output: same"), "{told}");
+    let err = stderr(&out);
+    assert!(err.contains("not run again: !{echo same}"), "{err}");
+    assert!(
+        err.contains("stopped: the model wrote !{echo same} again"),
+        "{err}"
+    );
+    // The turn does not end without the result.
+    assert_eq!(stdout(&out), "again again again same\n");
+}
+
+#[test]
+fn a_bare_repeated_capture_never_ends_the_turn_empty() {
+    let home = TestHome::new();
+    let server = Server::start((0..5).map(|_| Reply::text(["!{echo 391}"])));
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "391\n");
+    assert_eq!(home.audit().len(), 1);
 }
 
 #[test]
@@ -492,6 +621,71 @@ fn unreachable_endpoint_fails_cleanly() {
 }
 
 #[test]
+fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
+    let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\nMultiplies.\n\n## Example\n\nUser: What is 8 times 9?\nYou: !{scripts/calc.py 8 9}\nOutput: 72\nYou: 8 times 9 is 72.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+    let server = Server::start([
+        Reply::text(["!{scripts/calc.py 6 7}"]),
+        Reply::text(["6 times 7 is 42."]),
+    ]);
+    // Named with --skill: its body (and example) is shown in full, not as a catalog entry.
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "--skill", "calc"])
+        .args(["--allow-scripts", "-y", "6 times 7?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "6 times 7 is 42.\n");
+    let first = messages(&server, 0);
+    let roles: Vec<&str> = first.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user"
+        ]
+    );
+    let system = first[0]["content"].as_str().unwrap();
+    assert!(
+        !system.contains("What is 8 times 9?"),
+        "the example is not repeated"
+    );
+    // The skill's example, then a question about the syntax answered in backticks.
+    assert_eq!(first[1]["content"], "What is 8 times 9?");
+    assert_eq!(first[2]["content"], "!{scripts/calc.py 8 9}");
+    assert_eq!(first[3]["content"], "Output: 72 — continue your answer.");
+    assert_eq!(first[4]["content"], "8 times 9 is 72.");
+    assert!(
+        first[6]["content"]
+            .as_str()
+            .unwrap()
+            .contains("`!{scripts/calc.py 8 9}`")
+    );
+    assert_eq!(first[7]["content"], "6 times 7?");
+    // The continuation repeats the same prefix (the server's prompt cache keeps it) plus two messages.
+    let second = messages(&server, 1);
+    assert_eq!(second[..first.len()], first[..]);
+    assert_eq!(second.len(), first.len() + 2);
+    assert_eq!(
+        second.last().unwrap()["content"],
+        "Output: 42 — continue your answer."
+    );
+}
+
+#[test]
 fn answers_on_a_pipe_are_the_raw_markdown() {
     let home = TestHome::new();
     let answer = "# Title\n\nSome **bold** text.\n\n> quoted\n\n```sh\necho hi\n```\n";
@@ -697,4 +891,66 @@ fn a_failed_side_effect_says_why_and_show_side_effects_works_in_chat() {
     // The side effect's output, with its escape made visible.
     assert!(err.contains("side output \u{241b}[2J"), "{err}");
     assert!(!err.contains("\u{1b}[2J"), "{err}");
+}
+
+#[test]
+fn a_copied_example_directive_is_not_run() {
+    let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\n## Example\n\nUser: What is 8 times 9?\nYou: !{scripts/calc.py 8 9}\nOutput: 72\nYou: 8 times 9 is 72.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+    let server = Server::start([
+        Reply::text(["Like this: !{scripts/calc.py 8 9}"]),
+        Reply::text([" `!{scripts/calc.py 8 9}` in backticks."]),
+        // Asked for those very numbers, the same directive runs.
+        Reply::text(["!{scripts/calc.py 8 9}"]),
+        Reply::text(["It is 72."]),
+    ]);
+    let out = chat(&home, &server)
+        .args([
+            "--skills-dir",
+            "skills",
+            "--skill",
+            "calc",
+            "--allow-scripts",
+            "-y",
+        ])
+        .arg("How do I write a directive?")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a copy of a worked example"),
+        "{}",
+        stderr(&out)
+    );
+    let told = messages(&server, 1).last().unwrap()["content"].clone();
+    assert_eq!(
+        told,
+        "Not run: a copy of a worked example, not the user's request. To show a directive without running it, put it in backticks. — continue your answer."
+    );
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "denied");
+    assert_eq!(
+        audit[0]["reason"],
+        "a copy of a worked example, not the user's request"
+    );
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
+        .arg("What is 8 times 9?")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It is 72.\n");
+    assert_eq!(
+        home.audit()[1]["decision"],
+        "ran",
+        "asked for, the same directive runs"
+    );
 }

@@ -455,7 +455,7 @@ fn output_over_max_output_bytes_is_cut_with_a_warning() {
     assert_eq!(stdout(&out), "[1\n2\n3\n4\n5]\n");
     assert!(
         stderr(&out)
-            .contains("warning: stdout exceeded max_output_bytes (10 bytes); the rest was dropped"),
+            .contains("warning: command `seq`: stdout was 292 bytes, over max_output_bytes (10 bytes); the rest was dropped"),
         "{}",
         stderr(&out)
     );

@@ -175,10 +175,7 @@ fn skill_capture_loads_a_body_without_allow_scripts_and_is_audited() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(
-        body.starts_with("Result of !{skill big} (exit 0):\n"),
-        "{body}"
-    );
+    assert!(body.starts_with("Output:\n"), "{body}");
     assert!(body.contains("START-OF-BIG-BODY"), "{body}");
     // Cut like any capture: head and tail kept, the middle counted.
     assert!(body.contains("END-OF-BIG-BODY") && body.contains("bytes left out"));
@@ -188,13 +185,13 @@ fn skill_capture_loads_a_body_without_allow_scripts_and_is_audited() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(file.contains("\nEXTRA-REFERENCE-TEXT\n"), "{file}");
+    assert!(file.starts_with("Output: EXTRA-REFERENCE-TEXT "), "{file}");
 
     let outside = messages(&server, 3).last().unwrap()["content"]
         .as_str()
         .unwrap()
         .to_string();
-    assert!(outside.contains("not run: "), "{outside}");
+    assert!(outside.contains("Not run: "), "{outside}");
     assert!(outside.contains("outside the skill folder"), "{outside}");
     assert!(!outside.contains("Kind 1"), "{outside}");
 
@@ -373,7 +370,7 @@ fn ambiguous_short_path_answers_with_the_qualified_candidates() {
         .to_string();
     assert!(
         first.contains(
-            "found in skills alpha, beta; write one of alpha/scripts/office/unpack.py, \
+            "`scripts/office/unpack.py` is in several skills; write one of alpha/scripts/office/unpack.py, \
              beta/scripts/office/unpack.py"
         ),
         "{first}"
@@ -459,7 +456,7 @@ fn chat_capture_waits_for_earlier_side_effects() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(result.contains("(exit 0):\n```\nhello\n```"), "{result}");
+    assert!(result.starts_with("Output: hello "), "{result}");
 }
 
 #[test]
@@ -488,10 +485,9 @@ fn failed_capture_gives_the_model_the_stderr_tail() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(result.starts_with("Result of !{scripts/check.sh input.txt} (exit 3):"));
+    assert!(result.starts_with("Failed (exit 3)."), "{result}");
     assert!(
-        result.contains("stderr:\n```\n[… ")
-            && result.contains("error: expected a PDF, got input.txt\n```"),
+        result.contains("Error:") && result.contains("error: expected a PDF, got input.txt"),
         "{result}"
     );
     assert!(!result.contains("noise line 1\n"), "{result}");

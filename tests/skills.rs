@@ -393,7 +393,7 @@ fn allowed_tools_without_bash_refuses_scripts() {
     let e = set.resolve("scripts/x.py").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "skill `readonly` does not allow running scripts: its allowed-tools has no Bash entry"
+        "skill `readonly` does not allow running scripts: its allowed-tools (Read Grep) has no Bash entry"
     );
     assert!(set.resolve_in("readonly", "x").is_err());
     assert!(set.resolve("scripts/y.py").is_ok());
@@ -417,7 +417,7 @@ fn same_script_in_two_skills_is_ambiguous() {
     let e = set.resolve("scripts/x.py").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "`scripts/x.py` is ambiguous: found in skills alpha, beta; write one of alpha/scripts/x.py, beta/scripts/x.py"
+        "`scripts/x.py` is in several skills; write one of alpha/scripts/x.py, beta/scripts/x.py"
     );
     assert_eq!(set.resolve("beta/scripts/x.py").unwrap().skill, "beta");
 

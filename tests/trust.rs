@@ -160,7 +160,7 @@ fn a_project_agent_grants_itself_nothing() {
     // No flags: nothing runs (allow_scripts, confirm, allowed_commands all ignored).
     let (sent, stderr) = leak_attempt(&home, &clone, "evil", &[]);
     assert!(!sent.contains("s3cret-value"), "{sent}");
-    assert!(sent.contains("not run"), "{sent}");
+    assert!(sent.contains("Not run: "), "{sent}");
     for item in [
         "allow_scripts (grant with --allow-scripts)",
         "confirm (grant with -y)",
@@ -183,10 +183,7 @@ fn a_project_agent_grants_itself_nothing() {
     );
     // The user grants running it; the environment stays the default one.
     let (sent, _) = leak_attempt(&home, &clone, "evil", &["--allow", "printenv", "-y"]);
-    assert!(
-        sent.contains("Result of !{printenv SECRET_KEY} (exit 1)"),
-        "{sent}"
-    );
+    assert!(sent.contains("Failed (exit 1)."), "{sent}");
     assert!(!sent.contains("s3cret-value"), "{sent}");
     // Named by path: the same.
     let (sent, stderr) = leak_attempt(&home, home.path(), "clone/agents/evil.toml", &[]);

@@ -127,7 +127,7 @@ mod tests {
                 entry("plain", "No scripts.", &[]),
             ],
         );
-        assert!(p.starts_with(CATALOG_HEADER), "{p}");
+        assert!(p.contains(CATALOG_HEADER), "{p}");
         assert!(
             p.contains("- notes: Keep notes. Scripts: scripts/add.py.\n"),
             "{p}"

@@ -40,6 +40,20 @@ pub struct AgentConfig {
     pub warnings: Vec<String>,
 }
 
+impl AgentConfig {
+    /// The agent's own folder, which may hold tools (`tools/ID/`, as in a skill):
+    /// `agents/NAME/` beside `agents/NAME.toml`, or r9s's `agents/NAME/`.
+    pub fn folder(&self) -> Option<PathBuf> {
+        match self.format {
+            AgentFormat::Skillpipe => Some(self.source.with_extension("")),
+            AgentFormat::R9s => {
+                let versions = self.source.parent()?;
+                Some(versions.parent()?.to_path_buf())
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentFormat {

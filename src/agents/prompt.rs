@@ -1,6 +1,9 @@
 //! The system prompt (DESIGN §4): the agent's instructions, each active skill with a table of its
-//! scripts, and a short guide to the directive syntax. Pure, so it can be shown (`agents show`),
+//! scripts, and the guide to the directive syntax ([`super::guide`]). Pure, so it can be shown (`agents show`),
 //! measured and tested exactly. Kept short on purpose: small models (0.5B) must follow it.
+
+use super::guide;
+use crate::model::Message;
 
 /// What the model is told about one skill.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -16,46 +19,58 @@ pub struct SkillPrompt {
     pub catalog_only: bool,
 }
 
-/// How to write directives. Examples are plain text on purpose: in backticks they would not run,
-/// and a model copies the form it is shown.
-pub const DIRECTIVE_GUIDE: &str = "\
-# Running commands
-To run a command, write a directive in your reply:
-- %{command args} runs the command for its effect. The directive is removed from your reply and you do not see the output.
-- !{command args} runs the command and gets its output. Your reply stops there, and the output comes back in a message starting \"Result of !{command args}\". Then continue your answer from where you stopped, without repeating the directive.
-Rules: one command per directive. Put quotes around an argument with spaces: %{command \"two words\"}. No shell syntax (no pipes, ;, $ or redirection). Directives inside backticks or code blocks are not run, so write them as plain text.";
-
 /// Build the system prompt. `instructions` are already filled; `skills` are the active skills in
-/// the order the agent names them. Without skills: the instructions and the guide only.
+/// the order the agent names them. The fixed parts come first and the agent's instructions last:
+/// they may hold `{{var}}` values, and a server's prompt cache keeps only the common prefix.
+/// Each skill's worked example moves from its body into [`few_shot`].
 pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
     let mut out = String::new();
+    let mut examples = Vec::new();
+    let mut bodies = Vec::new();
+    let full: Vec<&SkillPrompt> = skills.iter().filter(|s| !s.catalog_only).collect();
+    for skill in &full {
+        let (body, example) = guide::split_example(&skill.body);
+        bodies.push(body);
+        examples.extend(example);
+    }
+    out.push_str(&guide::guide(&examples));
+    if !full.is_empty() {
+        out.push_str("\n# Skills\n");
+        out.push_str(super::catalog::FILES_HINT);
+        for (skill, body) in full.iter().zip(&bodies) {
+            push_skill(&mut out, skill, body, skills);
+        }
+    }
+    // Skills not named by the agent or --skill: one line each (progressive disclosure).
+    super::catalog::push_catalog(&mut out, skills);
     let instructions = instructions.trim();
     if !instructions.is_empty() {
+        out.push('\n');
         out.push_str(instructions);
-        out.push_str("\n\n");
-    }
-    if skills.iter().any(|s| !s.catalog_only) {
-        out.push_str("# Skills\n");
-        out.push_str(super::catalog::FILES_HINT);
-        for skill in skills.iter().filter(|s| !s.catalog_only) {
-            push_skill(&mut out, skill, skills);
-        }
         out.push('\n');
     }
-    super::catalog::push_catalog(&mut out, skills);
-    out.push_str(DIRECTIVE_GUIDE);
-    out.push('\n');
     out
 }
 
-fn push_skill(out: &mut String, skill: &SkillPrompt, all: &[SkillPrompt]) {
+/// The worked examples of `skills`, as messages sent between the system prompt and the
+/// conversation (DESIGN §4).
+pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
+    let examples: Vec<_> = skills
+        .iter()
+        .filter(|s| !s.catalog_only)
+        .filter_map(|s| guide::split_example(&s.body).1)
+        .collect();
+    guide::few_shot(&examples)
+}
+
+fn push_skill(out: &mut String, skill: &SkillPrompt, body: &str, all: &[SkillPrompt]) {
     out.push_str(&format!("\n## {}\n", skill.name));
     let description = skill.description.trim();
     if !description.is_empty() {
         out.push_str(description);
         out.push('\n');
     }
-    let body = skill.body.trim();
+    let body = body.trim();
     if !body.is_empty() {
         out.push('\n');
         out.push_str(body);
@@ -115,11 +130,11 @@ mod tests {
     }
 
     #[test]
-    fn no_skills_is_instructions_and_guide() {
+    fn no_skills_is_guide_and_instructions() {
         let p = system_prompt("  Be brief.\n", &[]);
-        assert_eq!(p, format!("Be brief.\n\n{DIRECTIVE_GUIDE}\n"));
+        assert_eq!(p, format!("{}\nBe brief.\n", guide::guide(&[])));
         assert!(!p.contains("# Skills"));
-        assert_eq!(system_prompt("", &[]), format!("{DIRECTIVE_GUIDE}\n"));
+        assert_eq!(system_prompt("", &[]), guide::guide(&[]));
     }
 
     #[test]
@@ -129,12 +144,29 @@ mod tests {
             &[skill("say", &[("scripts/say.sh", "Speak | TEXT\n aloud")])],
         );
         let expected = format!(
-            "Teach words.\n\n# Skills\n{}\n## say\nsay things\n\n# say\n\nUse it well.\n\n\
-             | script | what it does |\n| --- | --- |\n| scripts/say.sh | Speak \\| TEXT aloud |\n\n\
-             {DIRECTIVE_GUIDE}\n",
+            "{}\n# Skills\n{}\n## say\nsay things\n\n# say\n\nUse it well.\n\n\
+             | script | what it does |\n| --- | --- |\n| scripts/say.sh | Speak \\| TEXT aloud |\n\
+             \nTeach words.\n",
+            guide::guide(&[]),
             super::super::catalog::FILES_HINT
         );
         assert_eq!(p, expected);
+    }
+
+    #[test]
+    fn a_skill_example_moves_into_the_few_shot_and_instructions_come_last() {
+        let mut s = skill("calc", &[("scripts/calc.py", "Compute")]);
+        s.body = "# calc\n\n## Example\n\nUser: What is 23 times 4?\nYou: !{scripts/calc.py \"23 * 4\"}\nOutput: 92\nYou: It is 92.\n".into();
+        let p = system_prompt("You are {{lang}}-speaking.", std::slice::from_ref(&s));
+        assert!(!p.contains("What is 23 times 4?"), "{p}");
+        assert!(
+            p.contains("backticks: `!{scripts/calc.py \"23 * 4\"}`"),
+            "{p}"
+        );
+        assert!(p.ends_with("\nYou are {{lang}}-speaking.\n"), "{p}");
+        let shots = few_shot(&[s]);
+        assert_eq!(shots[0], Message::user("What is 23 times 4?"));
+        assert_eq!(shots.len(), 6);
     }
 
     #[test]
@@ -147,24 +179,5 @@ mod tests {
         assert!(p.contains("| a/scripts/run.py | A |"), "{p}");
         assert!(p.contains("| b/scripts/run.py | B |"), "{p}");
         assert!(p.contains("| scripts/only_a.py |  |"), "{p}");
-    }
-
-    #[test]
-    fn guide_states_the_rules() {
-        let g = DIRECTIVE_GUIDE;
-        for needle in [
-            "%{command args}",
-            "!{command args}",
-            "\"Result of !{command args}\"",
-            "without repeating the directive",
-            "one command per directive",
-            "\"two words\"",
-            "no pipes, ;, $",
-            "inside backticks or code blocks are not run",
-        ] {
-            assert!(g.contains(needle), "guide lacks {needle:?}");
-        }
-        assert!(!g.contains('`'), "no backticks: models copy them");
-        assert!(g.len() < 900, "guide is {} bytes", g.len());
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! The loop talks to the screen only through [`Ui`], so one-shot mode, the REPL and tests share it.
 
+pub mod copies;
 pub mod result;
 pub mod tools;
 
@@ -67,6 +68,13 @@ pub struct Session {
     pub transcript: Vec<(String, String)>,
     tool_defs: Vec<ToolDef>,
     tool_map: tools::ToolMap,
+    /// Worked examples sent after the system prompt (fixed, so the prompt cache keeps them);
+    /// never part of the history or the transcript.
+    few_shot: Vec<Message>,
+    /// The directives of `few_shot`: one written again verbatim is a copy, not a request.
+    examples: copies::Examples,
+    /// The user's message of the turn in flight.
+    turn_user: String,
     /// Text of the answer in flight, kept so a cancelled turn keeps what was shown.
     partial_raw: String,
     partial_shown: String,
@@ -98,6 +106,9 @@ impl Session {
             transcript: Vec::new(),
             tool_defs,
             tool_map,
+            few_shot: Vec::new(),
+            examples: Default::default(),
+            turn_user: String::new(),
             partial_raw: String::new(),
             partial_shown: String::new(),
             continuing: false,
@@ -124,6 +135,32 @@ impl Session {
         self.system = system;
     }
 
+    /// Worked examples (user/assistant messages) sent between the system prompt and the history.
+    pub fn set_few_shot(&mut self, messages: Vec<Message>) {
+        self.examples = copies::Examples::from_messages(&messages);
+        self.few_shot = messages;
+    }
+
+    /// Refuses (and audits) a directive that copies a worked example the user did not ask for.
+    fn refuse_copy(&self, d: &Directive, ui: &mut dyn Ui, report: &mut TurnReport) -> bool {
+        if !self.examples.is_copy(d, &self.turn_user) {
+            return false;
+        }
+        self.dispatcher.refuse(
+            Origin::from(d.kind),
+            std::slice::from_ref(&d.body),
+            Decision::Denied,
+            copies::COPIED.into(),
+        );
+        ui.status(&format!(
+            "not run: {} ({})",
+            String::from_utf8_lossy(&d.raw),
+            copies::COPIED
+        ));
+        report.problems = true;
+        true
+    }
+
     pub fn clear(&mut self) {
         self.history.clear();
         self.transcript.clear();
@@ -143,6 +180,7 @@ impl Session {
         let mut messages = Vec::with_capacity(self.history.len() + 1);
         if let Some(s) = &self.system {
             messages.push(Message::system(s.clone()));
+            messages.extend(self.few_shot.iter().cloned());
         }
         messages.extend(self.history.iter().cloned());
         ChatRequest {
@@ -157,6 +195,7 @@ impl Session {
     /// One user message and the whole answer, captures and tool calls included.
     pub async fn turn(&mut self, user: &str, ui: &mut dyn Ui) -> Result<TurnReport, ModelError> {
         self.history.push(Message::user(user));
+        self.turn_user = user.to_string();
         self.transcript.push(("user".into(), user.to_string()));
         self.partial_raw.clear();
         self.partial_shown.clear();
@@ -172,7 +211,8 @@ impl Session {
             side_tx,
         )));
         let mut side_pending = 0usize;
-        let mut capture_bodies: Vec<String> = Vec::new();
+        let mut captures = Captures::default();
+        let max_bytes = self.dispatcher.policy().max_capture_bytes;
 
         let result = loop {
             ui.busy(Some("thinking"));
@@ -198,6 +238,17 @@ impl Session {
                 }
             };
             match step {
+                Step::Done { raw, tool_calls }
+                    if tool_calls.is_empty()
+                        && !self.tool_defs.is_empty()
+                        && tools::looks_like_tool_call(&raw) =>
+                {
+                    // The server took the tools but the model wrote its call as text: it will
+                    // not call them. Say so once, and ask again with directives only.
+                    ui.status(tools::IGNORED_TOOLS);
+                    self.tool_defs.clear();
+                    self.show(ui, b"\n");
+                }
                 Step::Done { raw, tool_calls } if tool_calls.is_empty() => {
                     self.history.push(Message::assistant(raw));
                     break Ok(());
@@ -226,12 +277,14 @@ impl Session {
                                 why.clone(),
                             );
                             report.problems = true;
-                            tools::error_json(&why)
+                            (tools::error_json(&why), true)
                         } else {
                             report.captures += 1;
                             self.run_tool(&call, ui, &mut report).await
                         };
-                        self.history.push(Message::tool(call.id.clone(), content));
+                        let (content, is_error) = content;
+                        self.history
+                            .push(Message::tool_result(call.id.clone(), content, is_error));
                     }
                     if limited {
                         ui.status(&format!(
@@ -242,40 +295,71 @@ impl Session {
                     }
                 }
                 Step::Capture { raw, directive } => {
-                    self.history.push(Message::assistant(raw));
-                    let repeats = capture_bodies
-                        .iter()
-                        .filter(|b| **b == directive.body)
-                        .count();
-                    if repeats >= 2 {
-                        ui.status(&format!(
-                            "stopped: the model asked for !{{{}}} again (already run {repeats} times this answer)",
-                            directive.body
-                        ));
-                        break Ok(());
-                    }
-                    capture_bodies.push(directive.body.clone());
-                    report.captures += 1;
-                    // Program order: the capture sees every earlier side effect's result.
-                    self.drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report)
-                        .await;
-                    ui.busy(Some(&format!("running {}", directive.body)));
-                    let outcome = self
-                        .dispatcher
-                        .run_body(Kind::Capture, &directive.body)
-                        .await;
-                    ui.busy(None);
-                    report_status(ui, &directive, &outcome, &mut report);
-                    let msg = result::capture_message(
-                        &directive.body,
-                        &outcome,
-                        self.dispatcher.policy().max_capture_bytes,
-                    );
-                    self.history.push(Message::user(msg));
+                    let shown = String::from_utf8_lossy(&directive.raw).into_owned();
+                    let message = match captures.seen(&directive.body) {
+                        Seen::Again(earlier) => {
+                            // The model did not take the result in: give it again, run nothing.
+                            ui.status(&format!(
+                                "not run again: {shown} (same as earlier in this answer)"
+                            ));
+                            self.history.push(Message::assistant(raw));
+                            result::repeated_message(&earlier, max_bytes)
+                        }
+                        Seen::TooOften => {
+                            ui.status(&format!(
+                                "stopped: the model wrote {shown} again after being given its result"
+                            ));
+                            // Keep what came before the directive, not the directive itself.
+                            let before = raw.strip_suffix(shown.as_str()).unwrap_or(&raw);
+                            if !before.trim().is_empty() {
+                                self.history.push(Message::assistant(before));
+                            }
+                            captures.looped = true;
+                            break Ok(());
+                        }
+                        Seen::New if self.refuse_copy(&directive, ui, &mut report) => {
+                            // Kept like a result, so a repeat meets the loop guard below.
+                            self.history.push(Message::assistant(raw));
+                            report.captures += 1;
+                            let outcome = Outcome::Blocked {
+                                decision: Decision::Denied,
+                                reason: copies::COPIED.into(),
+                            };
+                            captures.ran(directive.body.clone(), outcome);
+                            result::copied_message()
+                        }
+                        Seen::New => {
+                            self.history.push(Message::assistant(raw));
+                            report.captures += 1;
+                            // Program order: the capture sees every earlier side effect's result.
+                            self.drain_side_effects(
+                                ui,
+                                &mut side_pending,
+                                &mut side_rx,
+                                &mut report,
+                            )
+                            .await;
+                            ui.busy(Some(&format!("running {}", directive.body)));
+                            let outcome = self
+                                .dispatcher
+                                .run_body(Kind::Capture, &directive.body)
+                                .await;
+                            ui.busy(None);
+                            report_status(ui, &directive, &outcome, &mut report);
+                            let msg = result::capture_message(&outcome, max_bytes);
+                            captures.ran(directive.body.clone(), outcome);
+                            msg
+                        }
+                    };
+                    captures.shown_at = self.partial_shown.len();
+                    self.history.push(Message::user(message));
                     self.continuing = true;
                 }
             }
         };
+        if result.is_ok() {
+            self.never_silent(ui, &captures, max_bytes);
+        }
         // Side effects finish before the turn ends, so their status lines come before the prompt.
         self.drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report)
             .await;
@@ -372,6 +456,9 @@ impl Session {
                     }
                     Event::Directive(d) if d.kind == Kind::SideEffect => {
                         consumed.push_str(&String::from_utf8_lossy(&d.raw));
+                        if self.refuse_copy(&d, ui, report) {
+                            continue;
+                        }
                         *side_pending += 1;
                         let _ = queue.send(d).await;
                     }
@@ -412,6 +499,38 @@ impl Session {
                 let raw = std::mem::take(&mut self.partial_raw);
                 return Ok(Step::Done { raw, tool_calls });
             }
+        }
+    }
+
+    /// A turn never ends without its result: when the model wrote nothing visible after its last
+    /// capture, or was stopped for repeating it, the capture's output is shown (and kept as the
+    /// answer).
+    fn never_silent(&mut self, ui: &mut dyn Ui, captures: &Captures, max_bytes: usize) {
+        let Some(outcome) = &captures.last else {
+            return;
+        };
+        let after = self.partial_shown.get(captures.shown_at..).unwrap_or("");
+        if !captures.looped && !after.trim().is_empty() {
+            return;
+        }
+        let Some(output) = result::shown_output(outcome, max_bytes) else {
+            return;
+        };
+        let sep =
+            if self.partial_shown.is_empty() || self.partial_shown.ends_with(char::is_whitespace) {
+                ""
+            } else {
+                " "
+            };
+        let text = format!("{sep}{output}\n");
+        self.continuing = false;
+        self.show(ui, text.as_bytes());
+        match self.history.last_mut() {
+            Some(Message::Assistant {
+                content,
+                tool_calls,
+            }) if tool_calls.is_empty() => content.push_str(&text),
+            _ => self.history.push(Message::assistant(text)),
         }
     }
 
@@ -468,20 +587,27 @@ impl Session {
         ui.text(bytes);
     }
 
-    async fn run_tool(&self, call: &ToolCall, ui: &mut dyn Ui, report: &mut TurnReport) -> String {
+    /// Runs one native tool call; returns the tool message's content and whether it is an error.
+    async fn run_tool(
+        &self,
+        call: &ToolCall,
+        ui: &mut dyn Ui,
+        report: &mut TurnReport,
+    ) -> (String, bool) {
         if call.name == tools::LOAD_SKILL && !self.tool_defs.is_empty() {
             return self.load_skill_tool(call, ui, report).await;
         }
-        let Some(script) = self.tool_map.get(&call.name) else {
+        let Some(target) = self.tool_map.get(&call.name) else {
             let why = format!("unknown tool `{}`", call.name);
             let argv = std::slice::from_ref(&call.name);
             self.dispatcher
                 .refuse(Origin::Tool, argv, Decision::Invalid, why.clone());
             ui.status(&format!("not run: {why}"));
             report.problems = true;
-            return tools::error_json(&why);
+            return (tools::error_json(&why), true);
         };
-        let (args, input) = match tools::parse_arguments(&call.arguments) {
+        let script = &target.reference;
+        let (args, input) = match tools::parse_arguments(&call.arguments, target) {
             Ok(v) => v,
             Err(e) => {
                 let argv = std::slice::from_ref(script);
@@ -489,7 +615,7 @@ impl Session {
                     .refuse(Origin::Tool, argv, Decision::Invalid, e.clone());
                 ui.status(&format!("not run: tool `{}`: {e}", call.name));
                 report.problems = true;
-                return tools::error_json(&e);
+                return (tools::error_json(&e), true);
             }
         };
         let mut argv = vec![script.clone()];
@@ -517,7 +643,7 @@ impl Session {
         call: &ToolCall,
         ui: &mut dyn Ui,
         report: &mut TurnReport,
-    ) -> String {
+    ) -> (String, bool) {
         let argv = match tools::load_skill_argv(&call.arguments) {
             Ok(argv) => argv,
             Err(e) => {
@@ -526,7 +652,7 @@ impl Session {
                     .refuse(Origin::Tool, argv, Decision::Invalid, e.clone());
                 ui.status(&format!("not run: tool `{}`: {e}", call.name));
                 report.problems = true;
-                return tools::error_json(&e);
+                return (tools::error_json(&e), true);
             }
         };
         let outcome = self
@@ -540,6 +666,44 @@ impl Session {
         };
         report_status(ui, &shown, &outcome, report);
         tools::result_json(&outcome)
+    }
+}
+
+/// The captures of one turn: each body with its outcome, so a repeat is answered, not run.
+#[derive(Default)]
+struct Captures {
+    done: Vec<(String, Outcome, u32)>,
+    /// The latest result given to the model, and how much had been shown when it was given.
+    last: Option<Outcome>,
+    shown_at: usize,
+    /// The turn was stopped because the model kept writing the same capture.
+    looped: bool,
+}
+
+enum Seen {
+    New,
+    /// Written again once: answer with the earlier result.
+    Again(Outcome),
+    /// Written again after that: stop the turn.
+    TooOften,
+}
+
+impl Captures {
+    fn seen(&mut self, body: &str) -> Seen {
+        match self.done.iter_mut().find(|(b, _, _)| b == body) {
+            None => Seen::New,
+            Some((_, outcome, repeats)) if *repeats == 0 => {
+                *repeats += 1;
+                self.last = Some(outcome.clone());
+                Seen::Again(outcome.clone())
+            }
+            Some(_) => Seen::TooOften,
+        }
+    }
+
+    fn ran(&mut self, body: String, outcome: Outcome) {
+        self.last = Some(outcome.clone());
+        self.done.push((body, outcome, 0));
     }
 }
 

@@ -1,14 +1,26 @@
-//! Native tool calling (DESIGN §6): each skill script offered as a function tool
-//! `SKILL__STEM`, arguments `{args: [string], input: object}` → argv and stdin.
+//! Native tool calling (DESIGN §6): each skill tool offered as a function `SKILL__ID` whose
+//! parameters are its own `schema.json` (a free-form object when it has none), and each skill
+//! script as `SKILL__STEM` with arguments `{args: [string], input: object}` → argv and stdin.
 
 use crate::dispatch::Outcome;
 use crate::model::ToolDef;
-use crate::skills::SkillSet;
+use crate::skills::{SkillSet, ToolInput};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-/// Tool name → the script reference a directive would use (`SKILL/scripts/x.py`).
-pub type ToolMap = HashMap<String, String>;
+/// What a function name stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolTarget {
+    /// The reference a directive would use: `SKILL:ID` for a tool, `SKILL/scripts/x.py`.
+    pub reference: String,
+    /// The arguments object is the JSON input itself (a tool that reads JSON on stdin).
+    pub json_input: bool,
+    /// The schema names a property `input` (then an `input` key is never a wrapper).
+    pub has_input_property: bool,
+}
+
+/// Function name → what to run.
+pub type ToolMap = HashMap<String, ToolTarget>;
 
 /// Function names allow `[A-Za-z0-9_-]{1,64}`.
 fn tool_name(skill: &str, id: &str) -> String {
@@ -61,13 +73,57 @@ pub fn load_skill_argv(text: &str) -> Result<Vec<String>, String> {
     Ok(argv)
 }
 
+/// The `{args, input}` parameters of a plain script.
+fn script_parameters() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "args": {"type": "array", "items": {"type": "string"},
+                     "description": "command-line arguments"},
+            "input": {"type": "object", "description": "JSON given on stdin"}
+        }
+    })
+}
+
+/// The functions to offer: each enabled tool first (its name wins over a script's), then
+/// each script, then `load_skill`.
 pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
     let mut defs = Vec::new();
     let mut map = ToolMap::new();
-    if !skills.is_empty() {
-        defs.push(load_skill_def());
-    }
     for skill in skills.iter() {
+        for tool in skill.tools() {
+            let name = tool_name(&skill.name, &tool.id);
+            if map.contains_key(&name) {
+                continue;
+            }
+            let json_input = tool.input == ToolInput::StdinJson;
+            let parameters = match (&tool.schema, json_input) {
+                (Some(schema), _) => schema.clone(),
+                (None, true) => json!({"type": "object"}),
+                (None, false) => script_parameters(),
+            };
+            let has_input_property = parameters
+                .get("properties")
+                .is_some_and(|p| p.get("input").is_some());
+            let what = if tool.description.is_empty() {
+                tool.name.clone()
+            } else {
+                tool.description.clone()
+            };
+            defs.push(ToolDef {
+                name: name.clone(),
+                description: format!("{what} (tool {} of skill {})", tool.id, skill.name),
+                parameters,
+            });
+            map.insert(
+                name,
+                ToolTarget {
+                    reference: format!("{}:{}", skill.name, tool.id),
+                    json_input,
+                    has_input_property,
+                },
+            );
+        }
         for script in skill.scripts() {
             let name = tool_name(&skill.name, &script.id);
             if map.contains_key(&name) || name == LOAD_SKILL {
@@ -84,33 +140,70 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                     script.description, script.rel_path, skill.name
                 )
             };
+            // A script with a schema beside it reads that JSON on stdin: offer the schema.
+            let schema = crate::skills::tools::script_tool(script)
+                .ok()
+                .flatten()
+                .and_then(|t| t.schema);
+            let json_input = schema.is_some();
+            let parameters = schema.unwrap_or_else(script_parameters);
+            let has_input_property = parameters
+                .get("properties")
+                .is_some_and(|p| p.get("input").is_some());
             defs.push(ToolDef {
                 name: name.clone(),
                 description,
-                parameters: json!({
-                    "type": "object",
-                    "properties": {
-                        "args": {"type": "array", "items": {"type": "string"},
-                                 "description": "command-line arguments"},
-                        "input": {"type": "object", "description": "JSON given on stdin"}
-                    }
-                }),
+                parameters,
             });
-            map.insert(name, format!("{}/{}", skill.name, script.rel_path));
+            let reference = if script.rel_path.contains('/') {
+                format!("{}/{}", skill.name, script.rel_path)
+            } else {
+                // A script at the skill root is named by id.
+                format!("{}:{}", skill.name, script.id)
+            };
+            map.insert(
+                name,
+                ToolTarget {
+                    reference,
+                    json_input,
+                    has_input_property,
+                },
+            );
         }
+    }
+    if !skills.is_empty() {
+        defs.push(load_skill_def());
     }
     (defs, map)
 }
 
-/// The call's arguments → (argv after the script, stdin bytes).
-pub fn parse_arguments(text: &str) -> Result<(Vec<String>, Option<Vec<u8>>), String> {
+/// The call's arguments → (argv after the script, stdin bytes). Models send the input both
+/// bare (`{"path": "x"}`) and wrapped (`{"input": {"path": "x"}}`): both are accepted.
+/// For a JSON tool the (unwrapped) object is the input; for a script, `args` are its argv and
+/// `input`, or else the keys other than `args`, its stdin.
+pub fn parse_arguments(
+    text: &str,
+    target: &ToolTarget,
+) -> Result<(Vec<String>, Option<Vec<u8>>), String> {
     let text = if text.trim().is_empty() { "{}" } else { text };
     let v: Value =
         serde_json::from_str(text).map_err(|e| format!("arguments are not valid JSON: {e}"))?;
-    let Value::Object(obj) = v else {
+    let Value::Object(mut obj) = v else {
         return Err("arguments must be a JSON object".into());
     };
-    let args = match obj.get("args") {
+    let to_bytes = |v: &Value| serde_json::to_vec(v).map_err(|e| e.to_string());
+    if target.json_input {
+        let input = match obj.remove("input") {
+            Some(inner @ Value::Object(_)) if obj.is_empty() && !target.has_input_property => inner,
+            Some(other) => {
+                obj.insert("input".into(), other);
+                Value::Object(obj)
+            }
+            None => Value::Object(obj),
+        };
+        return Ok((Vec::new(), Some(to_bytes(&input)?)));
+    }
+    let args = match obj.remove("args") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items
             .iter()
@@ -123,23 +216,58 @@ pub fn parse_arguments(text: &str) -> Result<(Vec<String>, Option<Vec<u8>>), Str
             .collect::<Result<_, _>>()?,
         Some(_) => return Err("`args` must be a list of strings".into()),
     };
-    let input = match obj.get("input") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(serde_json::to_vec(v).map_err(|e| e.to_string())?),
+    let input = match obj.remove("input") {
+        Some(Value::Null) => None,
+        Some(v) => Some(v),
+        None if obj.is_empty() => None,
+        None => Some(Value::Object(obj)),
     };
-    Ok((args, input))
+    Ok((args, input.as_ref().map(to_bytes).transpose()?))
 }
 
+/// A refusal as a tool result: short, without the paths of the user's machine, marked as an
+/// error.
 pub fn error_json(reason: &str) -> String {
-    json!({"success": false, "error": format!("not run: {reason}")}).to_string()
+    let reason = super::result::short_reason(reason);
+    json!({"success": false, "is_error": true, "error": format!("not run: {reason}")}).to_string()
 }
 
-/// The `tool` message content for an outcome.
-pub fn result_json(outcome: &Outcome) -> String {
+/// The tool message for an outcome: its content (DESIGN §3's result object without the script's
+/// absolute path, which the model has no use for and would repeat; marked `"is_error": true` when
+/// the command failed) and whether it is an error.
+pub fn result_json(outcome: &Outcome) -> (String, bool) {
     match outcome {
-        Outcome::Ran(ran) => crate::dispatch::result_json(ran).to_string(),
-        Outcome::Blocked { reason, .. } => error_json(reason),
+        Outcome::Ran(ran) => {
+            let mut v = crate::dispatch::result_json(ran);
+            let failed = !ran.result.success();
+            if let Some(obj) = v.as_object_mut() {
+                obj.remove("script_path");
+                if failed {
+                    obj.insert("is_error".into(), Value::Bool(true));
+                }
+            }
+            (v.to_string(), failed)
+        }
+        Outcome::Blocked { reason, .. } => (error_json(reason), true),
     }
+}
+
+/// What the user is told, once, when a server takes `tools` but its model writes the call as text.
+pub const IGNORED_TOOLS: &str = "the model wrote a tool call as text instead of calling the tool \
+     (this server or model does not do native tool calls); using directives instead of --tools \
+     for the rest of this session";
+
+/// An answer to a request with tools that holds no tool call but text shaped like one: JSON
+/// with a function name and its arguments, or a `<tool_call>` tag (Qwen, Hermes templates).
+pub fn looks_like_tool_call(text: &str) -> bool {
+    if text.contains("<tool_call>") || text.contains("<|tool_call") {
+        return true;
+    }
+    let Some(open) = text.find('{') else {
+        return false;
+    };
+    let json = &text[open..];
+    json.contains("\"name\"") && (json.contains("\"arguments\"") || json.contains("\"parameters\""))
 }
 
 #[cfg(test)]
@@ -151,6 +279,69 @@ mod tests {
         assert_eq!(tool_name("lookup", "lookup"), "lookup__lookup");
         assert_eq!(tool_name("a", "x.y z"), "a__x_y_z");
         assert_eq!(tool_name(&"s".repeat(70), "x").len(), 64);
+    }
+
+    fn script() -> ToolTarget {
+        ToolTarget {
+            reference: "s/scripts/x.py".into(),
+            json_input: false,
+            has_input_property: true,
+        }
+    }
+
+    fn json_tool(has_input_property: bool) -> ToolTarget {
+        ToolTarget {
+            reference: "s:t".into(),
+            json_input: true,
+            has_input_property,
+        }
+    }
+
+    fn stdin_of(text: &str, t: &ToolTarget) -> Value {
+        serde_json::from_slice(&parse_arguments(text, t).unwrap().1.unwrap()).unwrap()
+    }
+
+    #[test]
+    fn tool_call_text_is_recognised() {
+        assert!(looks_like_tool_call(
+            "Sure. {\"name\": \"calc__calc\", \"arguments\": {\"args\": [\"1+1\"]}}"
+        ));
+        assert!(looks_like_tool_call("<tool_call>\n{}\n</tool_call>"));
+        assert!(looks_like_tool_call(
+            "```json\n{\"name\": \"lookup\", \"parameters\": {}}\n```"
+        ));
+        assert!(!looks_like_tool_call("The answer is 42."));
+        assert!(!looks_like_tool_call("Use {\"name\": \"x\"} as the key."));
+        assert!(!looks_like_tool_call(
+            "\"name\" and \"arguments\" without JSON"
+        ));
+    }
+
+    #[test]
+    fn results_for_the_model_carry_no_absolute_paths() {
+        use crate::dispatch::Ran;
+        let ran = Outcome::Ran(Ran {
+            result: Default::default(),
+            skill: Some("calc".into()),
+            script_path: Some("/home/ann/skills/calc/scripts/calc.py".into()),
+        });
+        assert!(
+            !result_json(&ran).0.contains("/home/ann"),
+            "{}",
+            result_json(&ran).0
+        );
+        let blocked = Outcome::Blocked {
+            decision: crate::audit::Decision::Denied,
+            reason: "/home/ann/bin/tool is not allowed".into(),
+        };
+        assert_eq!(
+            result_json(&blocked),
+            (
+                r#"{"error":"not run: tool is not allowed","is_error":true,"success":false}"#
+                    .into(),
+                true
+            )
+        );
     }
 
     #[test]
@@ -178,16 +369,43 @@ mod tests {
     #[test]
     fn arguments_map_to_argv_and_stdin() {
         let (args, input) =
-            parse_arguments(r#"{"args":["ephemeral", 3],"input":{"a":1}}"#).unwrap();
+            parse_arguments(r#"{"args":["ephemeral", 3],"input":{"a":1}}"#, &script()).unwrap();
         assert_eq!(args, vec!["ephemeral", "3"]);
         assert_eq!(input.unwrap(), br#"{"a":1}"#.to_vec());
-        assert_eq!(parse_arguments("").unwrap(), (vec![], None));
-        assert!(parse_arguments("[1]").unwrap_err().contains("object"));
+        assert_eq!(parse_arguments("", &script()).unwrap(), (vec![], None));
         assert!(
-            parse_arguments(r#"{"args":[{}]}"#)
+            parse_arguments("[1]", &script())
+                .unwrap_err()
+                .contains("object")
+        );
+        assert!(
+            parse_arguments(r#"{"args":[{}]}"#, &script())
                 .unwrap_err()
                 .contains("list of strings")
         );
-        assert!(parse_arguments("{").unwrap_err().contains("not valid JSON"));
+        assert!(
+            parse_arguments("{", &script())
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
+        // A script's input without the wrapper is not dropped.
+        assert_eq!(stdin_of(r#"{"word":"x"}"#, &script()), json!({"word": "x"}));
+    }
+
+    #[test]
+    fn tool_input_with_or_without_the_wrapper() {
+        let t = json_tool(false);
+        assert_eq!(stdin_of(r#"{"a":1}"#, &t), json!({"a": 1}));
+        assert_eq!(stdin_of(r#"{"input":{"a":1}}"#, &t), json!({"a": 1}));
+        assert_eq!(stdin_of("", &t), json!({}));
+        // `input` next to other keys, or declared by the schema, is a field.
+        assert_eq!(
+            stdin_of(r#"{"input":{"a":1},"b":2}"#, &t),
+            json!({"input": {"a": 1}, "b": 2})
+        );
+        assert_eq!(
+            stdin_of(r#"{"input":{"a":1}}"#, &json_tool(true)),
+            json!({"input": {"a": 1}})
+        );
     }
 }

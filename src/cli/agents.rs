@@ -65,16 +65,44 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
                 set.retain_named(&agent.skills)
                     .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
             }
-            let skills = agents::skill_prompts_of(&set, &agent.skills);
+            super::setup::add_agent_tools(&mut set, &agent)?;
+            // The agent's own tools are part of it: always shown in full.
+            let mut named = agent.skills.clone();
+            named.push(agent.name.clone());
+            let skills = agents::skill_prompts_of(&set, &named);
             let prompt = agents::system_prompt(&agent.instructions, &skills);
             let (_, over_budget) = agents::catalog::size_report(&prompt);
             if let Some(w) = over_budget {
                 eprintln!("skillpipe: warning: {w}");
             }
             print!("{}", render_show(&agent, &restricted, &prompt));
+            print!("{}", render_few_shot(&agents::prompt::few_shot(&skills)));
             Ok(super::EXIT_OK)
         }
     }
+}
+
+/// The worked examples sent after the system prompt, one `role: text` line each; nothing when
+/// there are none.
+fn render_few_shot(messages: &[crate::model::Message]) -> String {
+    use crate::model::Message;
+    let lines: Vec<String> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::User(t) => Some(format!("user: {t}")),
+            Message::Assistant { content, .. } => Some(format!("assistant: {content}")),
+            _ => None,
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let bytes: usize = lines.iter().map(|l| l.len()).sum();
+    format!(
+        "--- few-shot ({} messages, about {bytes} bytes, sent after the system prompt) ---\n{}\n",
+        lines.len(),
+        lines.join("\n")
+    )
 }
 
 /// Agent config problems are configuration errors: exit 2.

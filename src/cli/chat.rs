@@ -145,10 +145,9 @@ pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session,
         params: settings.params.clone(),
         show_side_effects: args.show_side_effects,
     };
-    Ok((
-        Session::new(provider, dispatcher, Some(system), opts),
-        settings,
-    ))
+    let mut session = Session::new(provider, dispatcher, Some(system), opts);
+    session.set_few_shot(crate::agents::prompt::few_shot(&skills));
+    Ok((session, settings))
 }
 
 /// A base URL of the user's with no model named: the built-in default model belongs to another

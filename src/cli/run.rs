@@ -19,6 +19,12 @@ pub struct RunArgs {
     /// Print the result as JSON (DESIGN §3).
     #[arg(long)]
     pub json: bool,
+    /// Agent name or path to an agent TOML: its script policy and skills apply.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub agent: Option<String>,
+    /// Fill `{{var}}` in the agent's instructions (K=V).
+    #[arg(long = "var", value_name = "K=V")]
+    pub vars: Vec<String>,
     /// Arguments for the script (after `--`).
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -29,6 +35,21 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let json = args.json;
+    match run_inner(args) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            // `--json` promises one JSON object on stdout, whatever happened.
+            if json {
+                let doc = serde_json::json!({"success": false, "error": format!("{e:#}")});
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            }
+            Err(e)
+        }
+    }
+}
+
+fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     let stdin = match &args.input {
         Some(text) => {
             let value: serde_json::Value = serde_json::from_str(text)
@@ -37,7 +58,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         }
         None => None,
     };
-    let setup = super::setup::build(&args.policy, &args.skill_flags, None, &[])?;
+    let setup = super::setup::build(
+        &args.policy,
+        &args.skill_flags,
+        args.agent.as_deref(),
+        &args.vars,
+    )?;
     let dispatcher = setup.dispatcher;
     let resolved = match dispatcher.skills().resolve_in(&args.skill, &args.script) {
         Ok(r) => r,
@@ -46,10 +72,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             let mut argv = vec![format!("{}/{}", args.skill, args.script)];
             argv.extend(args.args.iter().cloned());
             dispatcher.refuse(Origin::Run, &argv, Decision::Invalid, e.to_string());
+            if args.json {
+                print_refusal(Decision::Invalid, &e.to_string())?;
+                eprintln!("skillpipe: {}", sanitize(&e.to_string()));
+                return Ok(super::EXIT_USAGE);
+            }
             return Err(usage(e.to_string()));
         }
     };
-    let mut argv = vec![format!("{}/{}", resolved.skill, resolved.rel_path)];
+    // A tool is run by its id, so that its input, timeout and env apply.
+    let reference = match &resolved.tool {
+        Some(t) => format!("{}:{}", resolved.skill, t.id),
+        None => format!("{}/{}", resolved.skill, resolved.rel_path),
+    };
+    let mut argv = vec![reference];
     argv.extend(args.args.iter().cloned());
     let rt = super::setup::runtime()?;
     super::interrupt::install(&rt)?;
@@ -78,11 +114,26 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             }
             Ok(exit_code_of(r))
         }
-        Outcome::Blocked { reason, .. } => {
+        Outcome::Blocked { decision, reason } => {
+            if args.json {
+                print_refusal(decision, &reason)?;
+            }
             eprintln!("skillpipe: not run: {}", sanitize(&reason));
             Ok(super::EXIT_STRICT)
         }
     }
+}
+
+/// The `--json` object of a command that did not run: `refused` says why, `decision` is the
+/// audit log's (`denied`, `declined`, `invalid`).
+fn print_refusal(decision: Decision, reason: &str) -> anyhow::Result<()> {
+    let doc = serde_json::json!({
+        "success": false,
+        "decision": decision,
+        "refused": reason,
+    });
+    println!("{}", serde_json::to_string_pretty(&doc)?);
+    Ok(())
 }
 
 /// The script's own exit code; a signal death maps to 128 + N as in a shell.

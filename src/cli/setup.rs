@@ -69,18 +69,46 @@ pub fn build(
     if !wanted.is_empty() {
         skills.retain_named(&wanted).map_err(usage)?;
     }
+    if let Some(a) = &agent {
+        add_agent_tools(&mut skills, a)?;
+    }
 
     let audit_path = policy_flags
         .audit_log
         .clone()
         .or_else(crate::paths::audit_log);
+    // The agent's own tools are part of it: always shown in full.
+    let named_skills = wanted
+        .into_iter()
+        .chain(agent.as_ref().map(|a| a.name.clone()))
+        .collect();
     let dispatcher = Dispatcher::new(policy, Arc::new(skills), AuditLog::new(audit_path))
         .with_agent(agent.as_ref().map(|a| a.name.clone()));
     Ok(Setup {
         dispatcher: Arc::new(dispatcher),
         agent,
-        named_skills: wanted,
+        named_skills,
     })
+}
+
+/// An agent folder with `tools/` (see [`AgentConfig::folder`]) joins the skills under the
+/// agent's name, so `AGENT:ID` runs one of its tools.
+pub fn add_agent_tools(
+    skills: &mut SkillSet,
+    agent: &crate::agents::AgentConfig,
+) -> anyhow::Result<()> {
+    let Some(dir) = agent.folder() else {
+        return Ok(());
+    };
+    let owner = crate::skills::discover::tool_owner(&agent.name, &agent.description, &dir)
+        .map_err(usage)?;
+    if let Some(owner) = owner {
+        for w in &owner.warnings {
+            eprintln!("skillpipe: warning: {w}");
+        }
+        skills.add(owner).map_err(usage)?;
+    }
+    Ok(())
 }
 
 /// A multi-threaded runtime sized for this tool: commands and streams, not heavy compute.

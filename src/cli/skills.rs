@@ -105,6 +105,7 @@ fn list_json(set: &SkillSet, out: &mut impl Write) -> anyhow::Result<()> {
                 "folder": s.dir,
                 "version": s.version,
                 "scripts": s.scripts().len(),
+                "tools": s.tools().count(),
                 "allows_scripts": s.allows_scripts(),
                 "warnings": s.warnings,
             })
@@ -164,6 +165,7 @@ fn show(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
     }
     let scripts = skill.scripts();
     writeln!(out)?;
+    show_tools(skill, out)?;
     if scripts.is_empty() {
         writeln!(out, "scripts: none")?;
         return Ok(());
@@ -194,7 +196,63 @@ fn show(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             s.interpreter.as_deref().unwrap_or("?"),
             s.description
         )?;
+        match crate::skills::tools::script_tool(s) {
+            Ok(Some(t)) => writeln!(out, "  {:path_w$}  JSON on stdin: {}", "", t.flag_usage())?,
+            Ok(None) => {}
+            Err(e) => writeln!(out, "  {:path_w$}  warning: {e}", "")?,
+        }
     }
+    Ok(())
+}
+
+/// The tools under `tools/`: id, how a directive calls it, runtime, timeout, env names, and
+/// whether it is disabled. Nothing when the skill has none.
+fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
+    if skill.all_tools.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "tools:")?;
+    for t in &skill.all_tools {
+        let state = if t.enabled { "" } else { "  (disabled)" };
+        writeln!(out, "  {}: {}{state}", t.id, t.name)?;
+        if !t.description.is_empty() {
+            writeln!(
+                out,
+                "    description: {}",
+                cut(&t.description.replace('\n', " "), 100)
+            )?;
+        }
+        writeln!(out, "    script: {}", t.script)?;
+        if let Some(r) = &t.runtime {
+            writeln!(out, "    runtime: {r}")?;
+        }
+        let input = match t.input {
+            crate::skills::ToolInput::StdinJson => "JSON on stdin",
+            crate::skills::ToolInput::Argv => "arguments",
+        };
+        let schema = if t.schema.is_some() {
+            ", schema.json"
+        } else {
+            ""
+        };
+        writeln!(out, "    input: {input}{schema}")?;
+        let usage = t.flag_usage();
+        writeln!(
+            out,
+            "    usage: !{{{}:{}{}{usage}}}",
+            skill.name,
+            t.id,
+            if usage.is_empty() { "" } else { " " }
+        )?;
+        if let Some(d) = t.timeout {
+            writeln!(out, "    timeout: {} s", d.as_secs())?;
+        }
+        if !t.env.is_empty() {
+            let names: Vec<&str> = t.env.iter().map(|(k, _)| k.as_str()).collect();
+            writeln!(out, "    env: {}", names.join(", "))?;
+        }
+    }
+    writeln!(out)?;
     Ok(())
 }
 

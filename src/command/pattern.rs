@@ -233,8 +233,9 @@ impl Pattern {
                     args,
                 },
             ) => (
+                // A script at the skill root (`x.py`) is matched by id too.
                 skill == s
-                    && rel_path.starts_with("scripts/")
+                    && (rel_path.starts_with("scripts/") || !rel_path.contains('/'))
                     && id.matches(file_stem(rel_path), false),
                 args,
             ),
@@ -352,6 +353,11 @@ impl Target<'_> {
     /// exact path, or `SKILL/scripts/...`. Parsing it back gives a pattern that matches `self`.
     pub fn suggest_pattern(&self) -> String {
         let word = match self {
+            Target::Script {
+                skill, rel_path, ..
+            } if is_skill_name(skill) && !rel_path.contains('/') => {
+                format!("{skill}:{}", file_stem(rel_path))
+            }
             Target::Script {
                 skill, rel_path, ..
             } if is_skill_name(skill) => format!("{skill}/{rel_path}"),
@@ -483,6 +489,8 @@ mod tests {
         assert!(!script_matches("good/scripts/*", "goodx", "scripts/x.py"));
         assert!(script_matches("say:speak", "say", "scripts/speak.sh"));
         assert!(script_matches("say:*", "say", "scripts/sub/a.b.py"));
+        assert!(script_matches("say:root", "say", "root.py"));
+        assert!(!script_matches("scripts/*", "say", "root.py"));
         assert!(!script_matches("say:speak", "say", "scripts/speaker.sh"));
         assert!(!script_matches("say:speak", "other", "scripts/speak.sh"));
         // Script patterns never match system commands, and vice versa.

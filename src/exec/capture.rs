@@ -7,6 +7,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 pub struct Capture {
     pub bytes: Vec<u8>,
     pub truncated: bool,
+    /// Every byte the stream carried, kept or not (for the over-cap warning).
+    pub seen: u64,
     cap: usize,
 }
 
@@ -15,12 +17,14 @@ impl Capture {
         Capture {
             bytes: Vec::new(),
             truncated: false,
+            seen: 0,
             cap,
         }
     }
 
     /// Keep what fits under the cap; note that the rest was dropped.
     pub fn push(&mut self, data: &[u8]) {
+        self.seen += data.len() as u64;
         let room = self.cap.saturating_sub(self.bytes.len());
         let keep = room.min(data.len());
         self.bytes.extend_from_slice(&data[..keep]);
@@ -73,5 +77,6 @@ mod tests {
         c.fill(&data[..]).await;
         assert_eq!(c.bytes.len(), 1000);
         assert!(c.truncated);
+        assert_eq!(c.seen, 300_000);
     }
 }

@@ -422,7 +422,8 @@ fn result(
     for (name, capture) in [("stdout", &out), ("stderr", &err)] {
         if capture.truncated {
             warnings.push(format!(
-                "{name} exceeded max_output_bytes ({} bytes); the rest was dropped",
+                "{name} was {} bytes, over max_output_bytes ({} bytes); the rest was dropped",
+                capture.seen,
                 capture.bytes.len()
             ));
         }
@@ -754,8 +755,8 @@ mod tests {
         assert_eq!(
             r.warnings,
             [
-                "stdout exceeded max_output_bytes (4 bytes); the rest was dropped",
-                "stderr exceeded max_output_bytes (4 bytes); the rest was dropped",
+                "stdout was 11 bytes, over max_output_bytes (4 bytes); the rest was dropped",
+                "stderr was 7 bytes, over max_output_bytes (4 bytes); the rest was dropped",
             ]
         );
     }

@@ -95,10 +95,18 @@ pub fn request_body(req: &ChatRequest) -> Value {
                 }));
                 ("assistant", blocks)
             }
-            Message::Tool { call_id, content } => (
-                "user",
-                vec![json!({"type": "tool_result", "tool_use_id": call_id, "content": content})],
-            ),
+            Message::Tool {
+                call_id,
+                content,
+                is_error,
+            } => {
+                let mut block =
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
+                if *is_error {
+                    block["is_error"] = json!(true);
+                }
+                ("user", vec![block])
+            }
         };
         match turns.last_mut() {
             Some((r, existing)) if *r == role => existing.extend(blocks),
@@ -497,7 +505,11 @@ mod tests {
         assert_eq!(msgs[2]["role"], "user");
         assert_eq!(msgs[2]["content"][0]["type"], "tool_result");
         assert_eq!(msgs[2]["content"][0]["tool_use_id"], "t1");
+        assert!(msgs[2]["content"][0].get("is_error").is_none());
         assert_eq!(msgs[2]["content"][1]["text"], "and?");
+        req.messages[3] = Message::tool_result("t1", "failed", true);
+        let b = request_body(&req);
+        assert_eq!(b["messages"][2]["content"][0]["is_error"], true);
     }
 
     #[test]

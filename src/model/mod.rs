@@ -44,10 +44,14 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
-    /// The result of a native tool call (`--tools` mode).
+    /// The result of a native tool call (`--tools` mode). `is_error`: the call failed or was
+    /// refused (Anthropic's `tool_result` carries it as `is_error: true`; for OpenAI-compatible
+    /// servers, which have no such field, the content itself says `"is_error": true`).
     Tool {
         call_id: String,
         content: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
     },
 }
 
@@ -66,9 +70,18 @@ impl Message {
         }
     }
     pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Message::tool_result(call_id, content, false)
+    }
+    /// A tool result that may be an error (see [`Message::Tool`]).
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
         Message::Tool {
             call_id: call_id.into(),
             content: content.into(),
+            is_error,
         }
     }
 }
@@ -268,6 +281,7 @@ mod tests {
                 }],
             },
             Message::tool("1", "r"),
+            Message::tool_result("2", "{\"is_error\":true}", true),
         ];
         let text = serde_json::to_string(&msgs).unwrap();
         let back: Vec<Message> = serde_json::from_str(&text).unwrap();

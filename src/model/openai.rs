@@ -65,6 +65,9 @@ pub fn request_body(req: &ChatRequest) -> Value {
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
+        // llama.cpp-based servers call no tool unless asked to choose; an agent's params may
+        // still pick another value.
+        body.entry("tool_choice").or_insert(json!("auto"));
     }
     Value::Object(body)
 }
@@ -95,7 +98,10 @@ fn message_json(m: &Message) -> Value {
             };
             json!({"role": "assistant", "content": content, "tool_calls": calls})
         }
-        Message::Tool { call_id, content } => {
+        // The chat API has no error flag: an error's content says `"is_error": true` itself.
+        Message::Tool {
+            call_id, content, ..
+        } => {
             json!({"role": "tool", "tool_call_id": call_id, "content": content})
         }
     }
@@ -435,12 +441,18 @@ mod tests {
         assert_eq!(body["temperature"], 0.3);
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["tools"][0]["function"]["name"], "f");
+        assert_eq!(body["tool_choice"], "auto");
         assert_eq!(body["messages"][2]["content"], Value::Null);
         assert_eq!(
             body["messages"][2]["tool_calls"][0]["function"]["name"],
             "f"
         );
         assert_eq!(body["messages"][3]["tool_call_id"], "c");
+        req.params.insert("tool_choice".into(), json!("required"));
+        assert_eq!(request_body(&req)["tool_choice"], "required");
+        req.tools.clear();
+        req.params.remove("tool_choice");
+        assert!(request_body(&req).get("tool_choice").is_none());
         req.stream = false;
         assert!(request_body(&req).get("stream_options").is_none());
     }

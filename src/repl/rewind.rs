@@ -33,7 +33,7 @@ mod tests {
             Message::assistant("one"),
             Message::user("second"),
             Message::assistant("!{x}"),
-            Message::user("Result of !{x} (exit 0):\n2"),
+            Message::user("Output: 2 — continue your answer."),
             Message::assistant("two"),
         ];
         let mut transcript = vec![

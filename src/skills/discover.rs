@@ -161,6 +161,21 @@ impl SkillSet {
             .join(", ")
     }
 
+    /// Adds a skill (e.g. an agent's tools, see [`tool_owner`]); a name already loaded is an error.
+    pub fn add(&mut self, skill: Skill) -> Result<(), String> {
+        if let Some(existing) = self.get(&skill.name) {
+            return Err(format!(
+                "{}: the name `{}` is already a skill's ({})",
+                skill.source.display(),
+                skill.name,
+                existing.dir.display()
+            ));
+        }
+        self.warnings.extend(skill.warnings.iter().cloned());
+        self.skills.push(skill);
+        Ok(())
+    }
+
     /// Keep only the named skills (`--skill`), in load order. An unknown name is an error that
     /// names it and lists what is available; nothing is removed then.
     pub fn retain_named(&mut self, names: &[String]) -> Result<(), String> {
@@ -221,11 +236,17 @@ pub fn load_skill(
             fatal.line, fatal.message
         ));
     }
-    let warnings = issues
+    let mut warnings: Vec<String> = issues
         .iter()
         .filter(|i| i.level == Level::Warn)
         .map(|i| format!("{shown}:{}: {}", i.line, i.message))
         .collect();
+    let (all_tools, tool_problems) = super::tools::load_tools(found_at);
+    warnings.extend(
+        tool_problems
+            .into_iter()
+            .map(|p| format!("{p}; tool skipped")),
+    );
     Ok(Skill {
         name: fm.name,
         description: fm.description,
@@ -238,9 +259,52 @@ pub fn load_skill(
         metadata: fm.metadata,
         allowed_tools: fm.allowed_tools,
         warnings,
+        all_tools,
         ts_interpreter: opts.ts_interpreter.clone(),
         scripts: OnceLock::new(),
     })
+}
+
+/// A folder that is not a skill but holds tools in the same layout (`DIR/tools/ID/`), such as
+/// an agent's folder, as a skill named `name` that has only those tools (so `NAME:ID` runs one).
+/// `Ok(None)` when the folder has no `tools/`; `Err` when `name` cannot name a skill.
+pub fn tool_owner(name: &str, description: &str, dir: &Path) -> Result<Option<Skill>, String> {
+    let tools_dir = dir.join(super::tools::TOOLS_DIR);
+    if !tools_dir.is_dir() {
+        return Ok(None);
+    }
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return Err(format!(
+            "{}: its tools need a name of a-z, 0-9 and `-` to be called as NAME:ID, not `{name}`",
+            tools_dir.display()
+        ));
+    }
+    let canonical = fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (all_tools, problems) = super::tools::load_tools(dir);
+    Ok(Some(Skill {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        dir: canonical,
+        source: tools_dir,
+        body: String::new(),
+        version: String::new(),
+        license: None,
+        compatibility: None,
+        metadata: Default::default(),
+        allowed_tools: None,
+        warnings: problems
+            .into_iter()
+            .map(|p| format!("{p}; tool skipped"))
+            .collect(),
+        all_tools,
+        ts_interpreter: LoadOptions::default().ts_interpreter,
+        // Tools only: the folder's other files are not scripts.
+        scripts: OnceLock::from(Vec::new()),
+    }))
 }
 
 /// The folder name the spec compares `name` with: the name the folder was found under

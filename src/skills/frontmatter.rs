@@ -198,13 +198,44 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
 
 /// Nested entries carry YAML-relative lines; make them file-relative (+1 for the opening `---`).
 fn shift_lines(entries: &mut [Entry]) {
+    shift_lines_by(entries, 1);
+}
+
+fn shift_lines_by(entries: &mut [Entry], by: usize) {
     for e in entries {
         if let Node::Map(inner) = &mut e.value {
             for i in inner.iter_mut() {
-                i.line = if i.line == 0 { e.line } else { i.line + 1 };
+                i.line = if i.line == 0 { e.line } else { i.line + by };
             }
-            shift_lines(inner);
+            shift_lines_by(inner, by);
         }
+    }
+}
+
+/// A whole YAML file (e.g. a tool's `tool.yaml`) that must be a mapping; lines are the file's.
+pub fn parse_mapping(text: &str) -> Result<Vec<Entry>, ParseError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let node: Node =
+        serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|e| ParseError {
+            line: e.location().map_or(1, |l| l.line() as usize),
+            message: format!("invalid YAML: {}", yaml_message(&e)),
+        })?;
+    match node {
+        Node::Map(mut entries) => {
+            for e in &mut entries {
+                e.line = e.line.max(1);
+            }
+            shift_lines_by(&mut entries, 0);
+            Ok(entries)
+        }
+        Node::Null => Ok(Vec::new()),
+        other => Err(ParseError {
+            line: 1,
+            message: format!("must be a mapping of keys, found {}", other.kind()),
+        }),
     }
 }
 

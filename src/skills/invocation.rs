@@ -19,7 +19,7 @@ const FRONTS: &[(&str, &[&str], &str)] = &[
 ];
 
 /// A script found behind an interpreter: run it with `argv[args_from..]` as its arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Invocation {
     pub script: ResolvedScript,
     pub args_from: usize,
@@ -217,7 +217,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "`scripts/run.py` is ambiguous: found in skills alpha, beta; write one of \
+            "`scripts/run.py` is in several skills; write one of \
              alpha/scripts/run.py, beta/scripts/run.py"
         );
 

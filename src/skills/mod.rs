@@ -8,6 +8,7 @@
 //! - [`validate`]: strict validation for `skillpipe skills validate`.
 //! - [`invocation`]: `python3 scripts/x.py`, `python -m scripts.x` as the skill script they name.
 //! - [`files`]: a skill's body and files for the model (`!{skill NAME [FILE]}`).
+//! - [`tools`]: script tools, `tools/{id}/` folders with `tool.yaml` and a JSON Schema.
 
 pub mod discover;
 pub mod files;
@@ -16,11 +17,13 @@ pub mod invocation;
 pub mod resolve;
 pub mod rules;
 pub mod scripts;
+pub mod tools;
 pub mod validate;
 
 pub use discover::{LoadOptions, SkillSet};
 pub use resolve::{ResolveError, ResolvedScript, ScriptCommand};
 pub use scripts::Script;
+pub use tools::{InputError, Tool, ToolInput};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -47,6 +50,8 @@ pub struct Skill {
     pub allowed_tools: Option<Vec<String>>,
     /// Lenient-load warnings, `file:line: message`.
     pub warnings: Vec<String>,
+    /// The tools under `tools/` that loaded, disabled ones included (see [`Skill::tools`]).
+    pub all_tools: Vec<Tool>,
     ts_interpreter: String,
     scripts: OnceLock<Vec<Script>>,
 }
@@ -65,20 +70,34 @@ impl Skill {
             .is_none_or(rules::tools_allow_scripts)
     }
 
+    /// The enabled tools (`enabled: false` hides one from directives, the prompt and `--tools`).
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.all_tools.iter().filter(|t| t.enabled)
+    }
+
+    /// The enabled tool `id`.
+    pub fn tool(&self, id: &str) -> Option<&Tool> {
+        self.tools().find(|t| t.id == id)
+    }
+
     /// The script at `rel_path` (`scripts/x.py`), if detected.
     pub fn script(&self, rel_path: &str) -> Option<&Script> {
         self.scripts().iter().find(|s| s.rel_path == rel_path)
     }
 }
 
-/// `outputs` of a run (DESIGN §3): the last line of stdout parsed as JSON when it is an object, else `{}`.
-pub fn outputs_of(stdout: &[u8]) -> serde_json::Map<String, serde_json::Value> {
+/// `outputs` of a run (DESIGN §3): the whole stdout when it is one JSON value (pretty-printed
+/// JSON included), else the last line when it is a JSON object, else `{}`.
+pub fn outputs_of(stdout: &[u8]) -> serde_json::Value {
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(stdout) {
+        return v;
+    }
     let text = String::from_utf8_lossy(stdout);
     let trimmed = text.trim_end();
     let last = trimmed.rsplit('\n').next().unwrap_or("").trim();
     match serde_json::from_str(last) {
-        Ok(serde_json::Value::Object(map)) => map,
-        _ => serde_json::Map::new(),
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        _ => serde_json::Value::Object(serde_json::Map::new()),
     }
 }
 
@@ -91,9 +110,13 @@ mod tests {
         let m = outputs_of(b"serendipity: luck\n{\"word\":\"serendipity\",\"found\":true}\n\n");
         assert_eq!(m["word"], "serendipity");
         assert_eq!(m["found"], true);
-        assert!(outputs_of(b"{\"a\":1}\nplain\n").is_empty());
-        assert!(outputs_of(b"[1,2]\n").is_empty());
-        assert!(outputs_of(b"").is_empty());
+        let empty = serde_json::json!({});
+        assert_eq!(outputs_of(b"{\"a\":1}\nplain\n"), empty);
+        assert_eq!(outputs_of(b"1\n[1,2]\n"), empty);
+        assert_eq!(outputs_of(b""), empty);
         assert_eq!(outputs_of(b"{\"a\":1}")["a"], 1);
+        // One JSON value, however it is printed.
+        assert_eq!(outputs_of(b"{\n  \"a\": [\n    1\n  ]\n}\n")["a"][0], 1);
+        assert_eq!(outputs_of(b"[1,2]\n"), serde_json::json!([1, 2]));
     }
 }

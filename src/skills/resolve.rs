@@ -6,7 +6,7 @@
 //! interpreter must be allowed and found on the child's PATH. The checks on the file are
 //! repeated in [`ResolvedScript::command`], right before the run.
 
-use super::{Skill, SkillSet, scripts};
+use super::{Skill, SkillSet, Tool, scripts};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -19,7 +19,7 @@ pub enum ResolveError {
     NotFound(String),
     #[error("no loaded skill is named `{name}` (loaded: {available})")]
     UnknownSkill { name: String, available: String },
-    #[error("`{written}` is ambiguous: found in skills {}; write one of {}", skills.join(", "), skills.iter().map(|s| format!("{s}/{rel}")).collect::<Vec<_>>().join(", "))]
+    #[error("`{written}` is in several skills; write one of {}", skills.iter().map(|s| format!("{s}/{rel}")).collect::<Vec<_>>().join(", "))]
     Ambiguous {
         written: String,
         rel: String,
@@ -43,16 +43,21 @@ pub enum ResolveError {
         "`{0}` is not a script: no known extension (.py .sh .bash .js .mjs .ts .rb .pl) and no #! line"
     )]
     NotAScript(String),
+    /// A script's `x.schema.json` is not a usable JSON Schema (`file:line: why`).
+    #[error("{0}")]
+    BadSchema(String),
     #[error("interpreter not found: {0}")]
     InterpreterNotFound(String),
     #[error("interpreter `{0}` is not in allowed_interpreters")]
     InterpreterNotAllowed(String),
-    #[error("skill `{0}` does not allow running scripts: its allowed-tools has no Bash entry")]
-    ToolsDisallow(String),
+    #[error(
+        "skill `{skill}` does not allow running scripts: its allowed-tools ({allowed}) has no Bash entry"
+    )]
+    ToolsDisallow { skill: String, allowed: String },
 }
 
 /// A skill script that passed resolution.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ResolvedScript {
     pub skill: String,
     /// Canonical skill folder.
@@ -67,6 +72,8 @@ pub struct ResolvedScript {
     pub interpreter: String,
     /// `python -m MODULE` (a package-style script run as a module from the skill root).
     pub module: Option<String>,
+    /// The tool, when `SKILL:ID` named one (`rel_path` is then its script, `tools/ID/x.py`).
+    pub tool: Option<Tool>,
 }
 
 /// What to exec for a resolved script: `program args..` in `cwd`, with `env` added to the
@@ -148,7 +155,7 @@ impl SkillSet {
                         "no loaded skill has {rel} (searched: {})",
                         self.names_list()
                     ))),
-                    [skill] => finish(skill, argv0, rel),
+                    [skill] => finish(skill, argv0, rel, None),
                     many => Err(ResolveError::Ambiguous {
                         written: argv0.to_owned(),
                         rel: normalize(rel),
@@ -159,7 +166,7 @@ impl SkillSet {
             Some(Reference::Qualified(name, rel)) => {
                 let skill = self.skill(name)?;
                 check_lexically(argv0, rel, Some(&skill.dir))?;
-                finish(skill, argv0, rel)
+                finish(skill, argv0, rel, None)
             }
             Some(Reference::ById(name, id)) => {
                 let skill = self.skill(name)?;
@@ -176,7 +183,7 @@ impl SkillSet {
         let skill = self.skill(skill)?;
         if script.starts_with("scripts/") {
             check_lexically(script, script, Some(&skill.dir))?;
-            return finish(skill, script, script);
+            return finish(skill, script, script, None);
         }
         if Path::new(script).is_absolute() || script.split('/').any(|c| c == "..") {
             return Err(ResolveError::OutsideSkill {
@@ -186,7 +193,7 @@ impl SkillSet {
         }
         let rel = format!("scripts/{script}");
         if fs::symlink_metadata(skill.dir.join(&rel)).is_ok() {
-            return finish(skill, script, &rel);
+            return finish(skill, script, &rel, None);
         }
         by_id(skill, script, script)
     }
@@ -199,22 +206,37 @@ impl SkillSet {
     }
 }
 
-/// `SKILL:x` / `run SKILL x`: a detected script whose file stem is `id`.
+/// `SKILL:x` / `run SKILL x`: the enabled tool `x`, else a detected script whose file stem is
+/// `x` (under `scripts/` first, then at the skill root).
 fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, ResolveError> {
-    let matches: Vec<&scripts::Script> = skill
+    if let Some(tool) = skill.tool(id) {
+        let mut resolved = finish(skill, written, &tool.script, tool.runtime.as_deref())?;
+        resolved.tool = Some(tool.clone());
+        return Ok(resolved);
+    }
+    let named = |s: &&scripts::Script| s.id == id || s.rel_path.rsplit('/').next() == Some(id);
+    let mut matches: Vec<&scripts::Script> = skill
         .scripts()
         .iter()
-        .filter(|s| s.id == id || s.rel_path.rsplit('/').next() == Some(id))
+        .filter(|s| s.rel_path.starts_with("scripts/"))
+        .filter(named)
         .collect();
+    if matches.is_empty() {
+        matches = skill.scripts().iter().filter(named).collect();
+    }
     match matches.as_slice() {
+        [] if skill.all_tools.iter().any(|t| t.id == id) => Err(ResolveError::NotFound(format!(
+            "tool `{id}` of skill `{}` is disabled (enabled: false in its tool.yaml)",
+            skill.name
+        ))),
         [] => {
             let known: Vec<&str> = skill
-                .scripts()
-                .iter()
-                .map(|s| s.rel_path.as_str())
+                .tools()
+                .map(|t| t.id.as_str())
+                .chain(skill.scripts().iter().map(|s| s.rel_path.as_str()))
                 .collect();
             Err(ResolveError::NotFound(format!(
-                "skill `{}` has no script `{id}` (its scripts: {})",
+                "skill `{}` has no tool or script `{id}` (it has: {})",
                 skill.name,
                 if known.is_empty() {
                     "none".to_owned()
@@ -223,7 +245,7 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
                 }
             )))
         }
-        [one] => finish(skill, written, &one.rel_path),
+        [one] => finish(skill, written, &one.rel_path, None),
         many => Err(ResolveError::AmbiguousId {
             written: written.to_owned(),
             skill: skill.name.clone(),
@@ -262,22 +284,39 @@ fn normalize(rel: &str) -> String {
         .join("/")
 }
 
-/// The checks on the file itself, then the interpreter.
-fn finish(skill: &Skill, written: &str, rel: &str) -> Result<ResolvedScript, ResolveError> {
+/// The checks on the file itself, then the interpreter (`runtime` when a tool names one).
+fn finish(
+    skill: &Skill,
+    written: &str,
+    rel: &str,
+    runtime: Option<&str>,
+) -> Result<ResolvedScript, ResolveError> {
     check_lexically(written, rel, Some(&skill.dir))?;
     if !skill.allows_scripts() {
-        return Err(ResolveError::ToolsDisallow(skill.name.clone()));
+        return Err(ResolveError::ToolsDisallow {
+            skill: skill.name.clone(),
+            allowed: skill.allowed_tools.as_deref().unwrap_or_default().join(" "),
+        });
     }
     let rel = normalize(rel);
     let path = check_file(&skill.dir, &skill.dir.join(&rel), written)?;
     let name = rel.rsplit('/').next().unwrap_or(&rel);
-    let interpreter = scripts::interpreter_for(name, &path, &skill.ts_interpreter)
+    let interpreter = runtime
+        .map(str::to_owned)
+        .or_else(|| scripts::interpreter_for(name, &path, &skill.ts_interpreter))
         .or_else(|| {
             // A link without extension to a file with one (`scripts/run` → `impl.py`).
             let target = path.file_name()?.to_str()?;
             scripts::interpreter_by_extension(target, &skill.ts_interpreter).map(str::to_owned)
         })
         .ok_or_else(|| ResolveError::NotAScript(written.to_owned()))?;
+    // A script with `x.schema.json` beside it takes JSON on stdin, like a tool.
+    let tool = match skill.script(&rel) {
+        Some(script) if runtime.is_none() => {
+            super::tools::script_tool(script).map_err(ResolveError::BadSchema)?
+        }
+        _ => None,
+    };
     Ok(ResolvedScript {
         skill: skill.name.clone(),
         skill_dir: skill.dir.clone(),
@@ -286,6 +325,7 @@ fn finish(skill: &Skill, written: &str, rel: &str) -> Result<ResolvedScript, Res
         path,
         interpreter,
         module: None,
+        tool,
     })
 }
 
@@ -329,6 +369,15 @@ pub(super) fn check_file(dir: &Path, path: &Path, written: &str) -> Result<PathB
 }
 
 impl ResolvedScript {
+    /// The path policy patterns see: a tool counts as the script `scripts/ID` of its skill, so
+    /// `scripts/*`, `SKILL/scripts/ID` and `SKILL:ID` cover it.
+    pub fn policy_path(&self) -> String {
+        match &self.tool {
+            Some(t) if self.rel_path.starts_with("tools/") => format!("scripts/{}", t.id),
+            _ => self.rel_path.clone(),
+        }
+    }
+
     /// Re-check the file, check the interpreter against `allowed_interpreters` and find it on
     /// `path_var` (the PATH the child will get; relative entries are ignored), and build what
     /// to exec: `interpreter script args..` in the skill folder.
@@ -436,11 +485,15 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "`scripts/x.py` is ambiguous: found in skills a, b; write one of a/scripts/x.py, b/scripts/x.py"
+            "`scripts/x.py` is in several skills; write one of a/scripts/x.py, b/scripts/x.py"
         );
         assert_eq!(
-            ResolveError::ToolsDisallow("x".into()).to_string(),
-            "skill `x` does not allow running scripts: its allowed-tools has no Bash entry"
+            ResolveError::ToolsDisallow {
+                skill: "x".into(),
+                allowed: "Read Write".into()
+            }
+            .to_string(),
+            "skill `x` does not allow running scripts: its allowed-tools (Read Write) has no Bash entry"
         );
     }
 

@@ -28,6 +28,14 @@ pub struct Script {
     pub interpreter: Option<String>,
     /// The first comment block joined into one line, or "".
     pub description: String,
+    /// `x.schema.json` beside `x.py`: the script reads one JSON object on stdin, of this schema
+    /// (see [`super::tools::script_tool`]).
+    pub schema: Option<PathBuf>,
+}
+
+/// The schema file that makes a script take JSON on stdin: `x.py` → `x.schema.json`.
+pub fn schema_beside(path: &Path, id: &str) -> PathBuf {
+    path.with_file_name(format!("{id}.schema.json"))
 }
 
 /// The interpreter implied by a file name's extension. `.ts` maps to `ts_interpreter`.
@@ -85,8 +93,9 @@ pub fn interpreter_for(file_name: &str, path: &Path, ts_interpreter: &str) -> Op
     classify(file_name, &head, ts_interpreter).flatten()
 }
 
-/// Detect the scripts under `skill_dir/scripts`. `skill_dir` must be canonical: symlinks whose
-/// target leaves it are skipped. Sorted by `rel_path`.
+/// Detect the scripts under `skill_dir/scripts`, then those at the skill root itself (not
+/// below it: `references/` and `assets/` hold data). `skill_dir` must be canonical: symlinks
+/// whose target leaves it are skipped. Each group sorted by `rel_path`, `scripts/` first.
 pub fn detect(skill_dir: &Path, ts_interpreter: &str) -> Vec<Script> {
     let mut out = Vec::new();
     let root = skill_dir.join("scripts");
@@ -94,6 +103,25 @@ pub fn detect(skill_dir: &Path, ts_interpreter: &str) -> Vec<Script> {
         walk(skill_dir, &root, "scripts", 0, ts_interpreter, &mut out);
     }
     out.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    let mut at_root = Vec::new();
+    if let Ok(entries) = fs::read_dir(skill_dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            // Only regular files: a link at the root is not followed.
+            if skip_name(name)
+                || name == "SKILL.md"
+                || !entry.file_type().is_ok_and(|t| t.is_file())
+            {
+                continue;
+            }
+            if let Some(s) = examine(&entry.path(), name, name.to_owned(), ts_interpreter) {
+                at_root.push(s);
+            }
+        }
+    }
+    at_root.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    out.extend(at_root);
     out
 }
 
@@ -254,12 +282,14 @@ fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script
         Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
         _ => name.to_owned(),
     };
+    let schema = Some(schema_beside(path, &id)).filter(|p| p.is_file());
     Some(Script {
         rel_path,
         id,
         path: path.to_path_buf(),
         interpreter,
         description: describe(&String::from_utf8_lossy(&head)),
+        schema,
     })
 }
 

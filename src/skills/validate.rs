@@ -88,4 +88,10 @@ pub fn validate_skill(dir: &Path, report: &mut Report) {
             .into_iter()
             .map(|i| format!("{shown}:{}: {}", i.line, i.message)),
     );
+    report.problems.extend(super::tools::load_tools(dir).1);
+    for script in super::scripts::detect(&canonical, "node") {
+        if let Err(e) = super::tools::script_tool(&script) {
+            report.problems.push(e);
+        }
+    }
 }

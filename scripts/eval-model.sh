@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Scores how well a model uses skillpipe's directives on scripts/eval-cases.json (issue #13): right
+# directive, false trigger, result used, empty answer, from each case's audit log. Any
+# OpenAI-compatible endpoint; defaults to the local llama.cpp server of README "Measuring a model".
+# Usage: scripts/eval-model.sh [--base-url URL] [--model NAME] [--out DIR] [--only ID] [--tools] ...
+# SKILLPIPE_BIN=path scores another build (e.g. an older one) instead of target/debug/skillpipe.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -n "${SKILLPIPE_BIN:-}" ] || cargo build -q
+exec python3 scripts/eval_model.py "$@"

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Measures how well a model uses skillpipe's directives (issue #13).
+
+Runs every case of a case file (scripts/eval-cases.json) through `skillpipe chat` against an
+OpenAI-compatible endpoint, one process and one audit log per case, and scores each case from its
+audit log and its answer:
+
+- right: a case that needs a directive ran the expected script with the right kind (capture or side
+  effect) and, where the case names one, the right argument or result (a copied example is wrong);
+- false: a case that needs no directive (a plain question, a question about the syntax) made any
+  audit line at all (ran, denied or invalid);
+- used: a capture ran and its output (re-computed by running the same script on the same
+  arguments) appears in the final answer;
+- empty: the final answer is blank.
+
+Shipped agents are copied with `temperature` (and `max_tokens`) replaced, so runs are repeatable.
+Needs only Python 3 and a built skillpipe; see README ("Measuring a model").
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASES = os.path.join(ROOT, "scripts/eval-cases.json")
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--base-url", default=os.environ.get("SKILLPIPE_BASE_URL", "http://127.0.0.1:8088/v1"))
+    p.add_argument("--model", default=os.environ.get("SKILLPIPE_MODEL", "qwen2.5-coder-0.5b"))
+    p.add_argument("--bin", default=os.environ.get("SKILLPIPE_BIN", os.path.join(ROOT, "target/debug/skillpipe")))
+    p.add_argument("--cases", default=CASES)
+    p.add_argument("--root", default=ROOT, help="checkout whose agents/ and skills/ are used (default: this one)")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--max-tokens", type=int, default=300, help="cap on each answer (0: keep the agent's)")
+    p.add_argument("--only", action="append", default=[], help="run only cases whose id starts with this (repeatable)")
+    p.add_argument("--out", help="keep per-case audit logs, answers and a summary.json here")
+    p.add_argument("--timeout", type=int, default=300, help="seconds per case")
+    p.add_argument("--tools", action="store_true", help="pass --tools (native tool calls)")
+    p.add_argument("--extra", action="append", default=[], help="one more skillpipe flag for every case (repeatable)")
+    return p.parse_args()
+
+
+def agent_copy(name, temperature, max_tokens, into):
+    """The shipped agent NAME with its [params] temperature/max_tokens replaced; returns the path."""
+    src = os.path.join(ROOT, "agents", name + ".toml")
+    with open(src, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    out, section, had_params = [], None, False
+    ours = ["temperature = %s" % temperature] + (["max_tokens = %d" % max_tokens] if max_tokens else [])
+    for line in lines:
+        header = re.match(r"^\s*\[([^\]]+)\]\s*$", line)
+        if header:
+            section = header.group(1).strip()
+            out.append(line)
+            if section == "params":
+                had_params = True
+                out.extend(ours)
+            continue
+        if section == "params" and re.match(r"^\s*temperature\s*=", line):
+            continue
+        if section == "params" and max_tokens and re.match(r"^\s*max_tokens\s*=", line):
+            continue
+        out.append(line)
+    if not had_params:
+        out.append("[params]")
+        out.extend(ours)
+    path = os.path.join(into, name + ".toml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+    return path
+
+
+def audit_lines(path):
+    """One record per decision: a run's "started" line is dropped, its "completed" line kept."""
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        records = [json.loads(l) for l in f if l.strip()]
+    return [r for r in records if r.get("phase") != "started"]
+
+
+def script_base(argv0):
+    return argv0.rstrip("/").rsplit("/", 1)[-1]
+
+
+def rerun(rec):
+    """Runs the audited script again, directly, and returns its stdout ('' when it cannot)."""
+    skill, argv = rec.get("skill"), rec.get("argv") or []
+    if not skill or not argv:
+        return ""
+    rel = argv[0][len(skill) + 1:] if argv[0].startswith(skill + "/") else argv[0]
+    path = os.path.join(ROOT, "skills", skill, rel)
+    if not os.path.isfile(path):
+        return ""
+    interp = {"py": "python3", "sh": "bash"}.get(path.rsplit(".", 1)[-1])
+    cmd = ([interp] if interp else []) + [path] + argv[1:]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=os.path.dirname(path))
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return r.stdout
+
+
+def normalise(text):
+    text = text.lower().replace("\u2019", "'")
+    return re.sub(r"(?<=\d),(?=\d{3})", "", text)  # 1,820 -> 1820
+
+
+def value_of(output):
+    """The part of a script's output an answer should contain: the first line, after `word: `."""
+    first = output.strip().split("\n", 1)[0].strip()
+    m = re.match(r"^[\w' -]+: (.+)$", first)
+    return m.group(1) if m else first
+
+
+def used_in(value, answer):
+    value, answer = normalise(value).strip(), normalise(answer)
+    if not value:
+        return False
+    if re.fullmatch(r"-?\d+(\.\d+)?", value):
+        forms = {value}
+        if "." in value:
+            num = float(value)
+            forms |= {"%.2f" % num, "%.1f" % num, ("%.2f" % num).rstrip("0").rstrip(".")}
+        return any(re.search(r"(?<![\d.])" + re.escape(f) + r"(?!\d)", answer) for f in forms)
+    words = [w for w in re.findall(r"[a-z']+", value) if len(w) > 3]
+    if not words:
+        return value in answer
+    return sum(w in answer for w in words) / len(words) >= 0.6
+
+
+def score(case, records, answer):
+    kind = case["kind"]
+    row = {"id": case["id"], "kind": kind, "runs": len(records), "empty": not answer.strip(),
+           "ran": sum(r.get("decision") == "ran" for r in records)}
+    row["got"] = "; ".join(
+        "%s%s%s" % ("!" if r.get("kind") == "capture" else "%", " ".join(r.get("argv") or [])[:40],
+                    "" if r.get("decision") == "ran" else " (" + r.get("decision", "?") + ")")
+        for r in records
+    )
+    if kind in ("none", "syntax"):
+        # Any directive where none was wanted, even one skillpipe refused, is a false trigger.
+        row["false"] = bool(records)
+        return row
+    want_kind = "capture" if kind == "capture" else "side_effect"
+    right = [r for r in records
+             if r.get("kind") in (want_kind, "tool") and r.get("decision") == "ran"
+             and r.get("argv") and script_base(r["argv"][0]) == case["expect"]]
+    if "arg" in case:
+        right = [r for r in right if any(case["arg"].lower() in a.lower() for a in r["argv"][1:])]
+    outputs = [rerun(r) for r in right] if kind == "capture" else []
+    if "answer" in case:
+        keep = [(r, o) for r, o in zip(right, outputs) if used_in(case["answer"], value_of(o))]
+        right, outputs = [r for r, _ in keep], [o for _, o in keep]
+    row["right"] = bool(right)
+    row["stray"] = len(records) - len(right)
+    if kind == "capture":
+        row["used"] = any(used_in(value_of(o), answer) for o in outputs) if right else None
+    return row
+
+
+def pct(n, d):
+    return "%d/%d (%d%%)" % (n, d, round(100.0 * n / d)) if d else "0/0"
+
+
+def prompt_sizes(binary, agents, env):
+    sizes = {}
+    for name, args in agents:
+        path = os.path.join(ROOT, "agents", name + ".toml")
+        r = subprocess.run([binary, "agents", "show", path, "--skills-dir", os.path.join(ROOT, "skills")] + args,
+                           capture_output=True, text=True, cwd=ROOT, env=env)
+        m = re.search(r"system prompt \((\d+) bytes", r.stdout)
+        f = re.search(r"few-shot \((\d+) messages, about (\d+) bytes", r.stdout)
+        sizes[name] = "%s + few-shot %s" % (m.group(1) if m else "?", f.group(2) if f else 0)
+    return sizes
+
+
+def main():
+    global ROOT
+    a = parse_args()
+    ROOT = os.path.abspath(a.root)
+    if not os.path.exists(a.bin):
+        sys.exit("eval: no skillpipe binary at %s (run `cargo build`, or pass --bin)" % a.bin)
+    with open(a.cases, encoding="utf-8") as f:
+        cases = json.load(f)["cases"]
+    if a.only:
+        cases = [c for c in cases if any(c["id"].startswith(o) for o in a.only)]
+    work = tempfile.mkdtemp(prefix="skillpipe-eval-")
+    out = a.out or os.path.join(work, "out")
+    os.makedirs(out, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLPIPE_", "OPENAI_", "R9S_"))}
+    env.update(XDG_CONFIG_HOME=os.path.join(work, "config"), XDG_STATE_HOME=os.path.join(work, "state"), NO_COLOR="1")
+    # The agents are the user's own (their config folder), so their script policy applies as shipped.
+    agents_dir = os.path.join(work, "config", "skillpipe", "agents")
+    os.makedirs(agents_dir)
+    copies = {}
+    rows = []
+    print("eval: %d cases against %s (model %s, temperature %s) with %s" % (len(cases), a.base_url, a.model, a.temperature, a.bin), file=sys.stderr)
+    for case in cases:
+        cmd = [a.bin, "chat", "--base-url", a.base_url, "--model", a.model, "--yes",
+               "--skills-dir", os.path.join(ROOT, "skills"),
+               "--audit-log", os.path.join(out, case["id"] + ".audit.jsonl")]
+        log = cmd[-1]
+        if os.path.exists(log):
+            os.remove(log)
+        if case.get("agent"):
+            name = case["agent"]
+            if name not in copies:
+                copies[name] = agent_copy(name, a.temperature, a.max_tokens, agents_dir)
+            cmd += ["--agent", copies[name]]
+        for v in case.get("vars", []):
+            cmd += ["--var", v]
+        cmd += case.get("args", []) + a.extra + (["--tools"] if a.tools else []) + [case["prompt"]]
+        started = time.time()
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=a.timeout)
+            answer, errors = r.stdout, r.stderr
+        except subprocess.TimeoutExpired as e:
+            answer = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            errors = "eval: timed out after %d s\n" % a.timeout
+        secs = time.time() - started
+        with open(os.path.join(out, case["id"] + ".answer.txt"), "w", encoding="utf-8") as f:
+            f.write(answer + "\n--- stderr ---\n" + errors)
+        row = score(case, audit_lines(log), answer)
+        row["secs"] = round(secs, 1)
+        row["answer"] = answer.strip().replace("\n", " ")[:70]
+        rows.append(row)
+        print("  %-20s %-11s runs=%d %s %.0fs" % (row["id"], row["kind"], row["runs"], row["got"][:50], secs), file=sys.stderr)
+
+    def mark(v):
+        return "-" if v is None else ("yes" if v else "no")
+
+    print("%-20s %-11s %-5s %-5s %-5s %-5s %-4s %s" % ("case", "kind", "right", "false", "used", "empty", "runs", "directives / answer"))
+    for r in rows:
+        print("%-20s %-11s %-5s %-5s %-5s %-5s %-4d %s | %s" % (
+            r["id"], r["kind"], mark(r.get("right")), mark(r.get("false")), mark(r.get("used")),
+            mark(r["empty"]), r["runs"], r["got"][:48] or "-", r["answer"]))
+    need = [r for r in rows if r["kind"] in ("capture", "side_effect")]
+    free = [r for r in rows if r["kind"] in ("none", "syntax")]
+    caps = [r for r in rows if r["kind"] == "capture"]
+    ran_caps = [r for r in caps if r.get("right")]
+    syntax = [r for r in rows if r["kind"] == "syntax"]
+    sizes = prompt_sizes(a.bin, [("researcher", []), ("study-buddy", []), ("vocab-tutor", [])], env)
+    summary = {
+        "right_directive": pct(sum(r["right"] for r in need), len(need)),
+        "false_trigger": pct(sum(r["false"] for r in free), len(free)),
+        "false_trigger_that_ran": pct(sum(r["ran"] > 0 for r in free), len(free)),
+        "syntax_directives": sum(r["runs"] for r in syntax),
+        "syntax_runs": sum(r["ran"] for r in syntax),
+        "result_used_of_ran": pct(sum(bool(r.get("used")) for r in ran_caps), len(ran_caps)),
+        "result_used_of_capture_cases": pct(sum(bool(r.get("used")) for r in caps), len(caps)),
+        "empty_answers": sum(r["empty"] for r in rows),
+        "stray_runs_in_need_cases": sum(r["stray"] for r in need),
+        "system_prompt_bytes": sizes,
+        "seconds": round(sum(r["secs"] for r in rows)),
+    }
+    print()
+    for k, v in summary.items():
+        print("%-30s %s" % (k, v))
+    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump({"summary": summary, "rows": rows, "model": a.model, "base_url": a.base_url,
+                   "temperature": a.temperature, "bin": a.bin}, f, indent=1)
+    if a.out:
+        print("per-case audit logs and answers: %s" % out, file=sys.stderr)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+//! The built-in guide to the directive syntax, and the few-shot exchange that goes with it
+//! (DESIGN §4). Pure.
+//!
+//! Measured on a small model (Qwen2.5-Coder-0.5B, temperature 0, `scripts/eval-model.sh`): rules
+//! alone made it write a directive in about a third of the cases that needed one. Worked examples
+//! written into the system prompt were imitated line by line (it wrote "the next message brings:
+//! 1594323" and copied the example's definition); the same examples sent as prior messages, with
+//! the result in a user message exactly as the chat loop sends it, made it write the right
+//! directive and use the result. So the guide is the rules in a few lines, and the examples are a
+//! few-shot exchange of messages: one per skill, from the skills' own `## Example` sections (their
+//! authors pick a question and values that fit), plus one that shows a directive in backticks.
+
+use crate::chat::result::CONTINUE;
+use crate::model::Message;
+use crate::scan::{Event, Kind, ScanOptions, Scanner};
+
+/// One worked exchange from a skill's `## Example` section:
+/// `User: …`, `You: … directive …`, optionally `Output: …` and the final `You: …`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Example {
+    pub user: String,
+    /// The answer up to and including the directive (a side effect: the whole answer).
+    pub reply: String,
+    pub kind: Kind,
+    /// The directive as written, e.g. `!{scripts/calc.py "23 * 4"}`.
+    pub directive: String,
+    /// What the script gave back (captures only).
+    pub output: Option<String>,
+    /// The answer after the output (captures only).
+    pub answer: Option<String>,
+}
+
+/// Splits a SKILL.md body into the text the prompt shows and its worked example, when it has an
+/// `## Example` section in the `User:` / `You:` form with a directive. The example then goes to
+/// the guide (once, not twice); any other body is returned whole.
+pub fn split_example(body: &str) -> (String, Option<Example>) {
+    let lines: Vec<&str> = body.lines().collect();
+    let Some(start) = lines.iter().position(|l| is_example_heading(l)) else {
+        return (body.to_string(), None);
+    };
+    let end = lines[start + 1..]
+        .iter()
+        .position(|l| l.starts_with("# ") || l.starts_with("## "))
+        .map_or(lines.len(), |i| start + 1 + i);
+    let Some(example) = parse_exchange(&lines[start + 1..end]) else {
+        return (body.to_string(), None);
+    };
+    let mut rest: Vec<&str> = lines[..start].to_vec();
+    rest.extend_from_slice(&lines[end..]);
+    let mut text = rest.join("\n").trim_end().to_string();
+    text.push('\n');
+    (text, Some(example))
+}
+
+fn is_example_heading(line: &str) -> bool {
+    let l = line.trim().to_ascii_lowercase();
+    l == "## example" || l == "## examples"
+}
+
+fn parse_exchange(lines: &[&str]) -> Option<Example> {
+    let mut user = None;
+    let mut replies = Vec::new();
+    let mut output = None;
+    for line in lines.iter().map(|l| l.trim()) {
+        if let Some(t) = line.strip_prefix("User:") {
+            if user.is_some() {
+                break;
+            }
+            user = Some(t.trim().to_string());
+        } else if let Some(t) = line.strip_prefix("You:") {
+            replies.push(t.trim().to_string());
+        } else if let Some(t) = line.strip_prefix("Output:") {
+            output = Some(t.trim().to_string());
+        }
+    }
+    let user = user?;
+    let reply = replies.first()?.clone();
+    let directive = first_directive(&reply)?;
+    let kind = directive.0;
+    let (output, answer) = match kind {
+        Kind::Capture => (Some(output?), Some(replies.get(1)?.clone())),
+        Kind::SideEffect => (None, None),
+    };
+    Some(Example {
+        user,
+        reply,
+        kind,
+        directive: directive.1,
+        output,
+        answer,
+    })
+}
+
+/// The first directive in `text`, read by the real scanner so the guide shows only what runs.
+fn first_directive(text: &str) -> Option<(Kind, String)> {
+    let mut scanner = Scanner::new(ScanOptions::default());
+    let mut events = Vec::new();
+    scanner.feed(text.as_bytes(), &mut events);
+    scanner.finish(&mut events);
+    events.into_iter().find_map(|e| match e {
+        Event::Directive(d) => Some((d.kind, String::from_utf8_lossy(&d.raw).into_owned())),
+        Event::Text(_) => None,
+    })
+}
+
+/// Most worked exchanges in the few-shot: each costs prompt bytes a small model must read.
+pub const MAX_EXAMPLES: usize = 3;
+
+/// The guide: the rules, and how to show a directive without running it (with a real one).
+pub fn guide(examples: &[Example]) -> String {
+    let shown = examples
+        .first()
+        .map_or("%{command \"argument\"}", |e| e.directive.as_str());
+    format!(
+        "# Running scripts\n\
+         You run a script of your skills by writing a directive in your answer:\n\
+         - `!{{…}}`, with the script and its arguments inside, when you need its output. Stop right after it: the output comes back in the next message. Then finish your answer with it.\n\
+         - `%{{…}}` to run it only for its effect (a sound, a notification). Keep writing: nothing comes back.\n\
+         Write a directive only when the request needs the script. Put each argument in double quotes; no shell syntax.\n\
+         To show a directive without running it, put it in backticks: `{shown}`.\n"
+    )
+}
+
+/// The few-shot exchange sent before the conversation: the first [`MAX_EXAMPLES`] examples (one
+/// per skill, in the agent's order), a capture's output in the same message the chat loop sends,
+/// then a question about the syntax answered with directives in backticks. Measured both ways:
+/// with the syntax exchange first, questions about the syntax copied the skills' examples and ran
+/// them (4 runs in 5); last, they were answered in backticks, at a small cost in directives.
+pub fn few_shot(examples: &[Example]) -> Vec<Message> {
+    let mut out = Vec::new();
+    for e in examples.iter().take(MAX_EXAMPLES) {
+        out.push(Message::user(e.user.clone()));
+        out.push(Message::assistant(e.reply.clone()));
+        if let (Some(output), Some(answer)) = (&e.output, &e.answer) {
+            out.push(Message::user(format!("Output: {output} {CONTINUE}")));
+            out.push(Message::assistant(answer.clone()));
+        }
+    }
+    if let Some(e) = examples.first() {
+        out.push(Message::user(
+            "How do I write a directive? Show me, without running it.",
+        ));
+        out.push(Message::assistant(format!(
+            "In backticks it is only shown: `{}`. Without backticks it runs.",
+            e.directive
+        )));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALC: &str = "# calc\n\nComputes.\n\n## Example\n\n    User: What is 23 times 4?\n    You: !{scripts/calc.py \"23 * 4\"}\n    Output: 92\n    You: 23 times 4 is 92.\n\n## Notes\n\nMore.\n";
+    const SAY: &str = "# say\n\n## Example\n\nUser: Teach me the word for cat.\nYou: The word is *gato* %{scripts/say.sh \"gato\"} — it means cat.\n";
+
+    #[test]
+    fn example_section_is_taken_out_of_the_body() {
+        let (body, ex) = split_example(CALC);
+        assert_eq!(body, "# calc\n\nComputes.\n\n## Notes\n\nMore.\n");
+        let ex = ex.expect("an example");
+        assert_eq!(ex.user, "What is 23 times 4?");
+        assert_eq!(ex.kind, Kind::Capture);
+        assert_eq!(ex.directive, "!{scripts/calc.py \"23 * 4\"}");
+        assert_eq!(ex.output.as_deref(), Some("92"));
+        assert_eq!(ex.answer.as_deref(), Some("23 times 4 is 92."));
+        let (_, ex) = split_example(SAY);
+        assert_eq!(ex.unwrap().kind, Kind::SideEffect);
+    }
+
+    #[test]
+    fn bodies_without_a_usable_example_stay_whole() {
+        for body in [
+            "# x\n\nNo example here.\n",
+            "# x\n\n## Example\n\nRun it like this: scripts/x.py\n",
+            "# x\n\n## Example\n\nUser: hi\nYou: `!{scripts/x.py}` in backticks does not run\n",
+            "# x\n\n## Example\n\nUser: hi\nYou: !{scripts/x.py}\n",
+        ] {
+            let (kept, ex) = split_example(body);
+            assert_eq!(kept, body);
+            assert!(ex.is_none(), "{body:?}");
+        }
+    }
+
+    #[test]
+    fn few_shot_is_examples_then_a_syntax_question() {
+        let ex: Vec<Example> = [CALC, SAY, CALC, CALC]
+            .iter()
+            .filter_map(|b| split_example(b).1)
+            .collect();
+        let m = few_shot(&ex);
+        // calc (4 messages), say (2), calc (4), then the syntax question (2).
+        assert_eq!(m.len(), 12, "{m:?}");
+        assert_eq!(m[0], Message::user("What is 23 times 4?"));
+        assert_eq!(m[1], Message::assistant("!{scripts/calc.py \"23 * 4\"}"));
+        assert_eq!(m[2], Message::user("Output: 92 — continue your answer."));
+        assert_eq!(m[3], Message::assistant("23 times 4 is 92."));
+        assert_eq!(m[4], Message::user("Teach me the word for cat."));
+        assert_eq!(
+            m[11],
+            Message::assistant(
+                "In backticks it is only shown: `!{scripts/calc.py \"23 * 4\"}`. Without backticks it runs."
+            )
+        );
+        assert!(few_shot(&[]).is_empty());
+        let g = guide(&ex);
+        assert!(g.contains("put it in backticks: `!{scripts/calc.py \"23 * 4\"}`"));
+        assert!(!g.contains("User:") && !g.contains("Output"), "{g}");
+        assert!(g.len() < 700, "guide is {} bytes", g.len());
+    }
+
+    #[test]
+    fn guide_without_examples_is_the_rules() {
+        let g = guide(&[]);
+        // No placeholder a model could echo as a directive; the forms are in backticks.
+        assert!(g.contains("`!{…}`, with the script and its arguments inside"));
+        assert!(g.contains("`%{…}` to run it only for its effect"));
+        assert!(!g.contains("SCRIPT"));
+        assert!(g.contains("`%{command \"argument\"}`"));
+        assert!(!g.contains("Example"));
+    }
+}

@@ -1,0 +1,91 @@
+//! Directives copied from the worked examples (DESIGN §7). Pure.
+//!
+//! Measured on a 0.5B model: asked how directives work, it wrote the few-shot example's directive
+//! verbatim (`!{scripts/calc.py "287 / 3.5"}`) and so ran it. A directive identical to an example
+//! whose arguments the user did not write is a copy, not the user's request: it is not run.
+
+use crate::model::Message;
+use crate::scan::{Directive, Event, ScanOptions, Scanner};
+
+/// Why a copy is not run, for the model, the status line and the audit log.
+pub const COPIED: &str = "a copy of a worked example, not the user's request";
+
+/// The directives of the few-shot exchange, each with its arguments.
+#[derive(Debug, Default, Clone)]
+pub struct Examples(Vec<(Vec<u8>, Vec<String>)>);
+
+impl Examples {
+    /// The directives the assistant messages of `few_shot` would run.
+    pub fn from_messages(few_shot: &[Message]) -> Examples {
+        let mut found = Vec::new();
+        for m in few_shot {
+            let Message::Assistant { content, .. } = m else {
+                continue;
+            };
+            let mut scanner = Scanner::new(ScanOptions::default());
+            let mut events = Vec::new();
+            scanner.feed(content.as_bytes(), &mut events);
+            scanner.finish(&mut events);
+            for e in events {
+                if let Event::Directive(d) = e {
+                    let args = shell_words::split(&d.body)
+                        .map(|words| words.into_iter().skip(1).collect())
+                        .unwrap_or_default();
+                    found.push((d.raw, args));
+                }
+            }
+        }
+        Examples(found)
+    }
+
+    /// True when `d` is written exactly as an example and `user` does not hold its arguments.
+    pub fn is_copy(&self, d: &Directive, user: &str) -> bool {
+        let user = user.to_lowercase();
+        self.0.iter().any(|(raw, args)| {
+            *raw == d.raw && !args.iter().all(|a| user.contains(&a.to_lowercase()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::Kind;
+
+    fn directive(raw: &str) -> Directive {
+        let kind = if raw.starts_with('!') {
+            Kind::Capture
+        } else {
+            Kind::SideEffect
+        };
+        Directive {
+            kind,
+            body: raw[2..raw.len() - 1].to_string(),
+            raw: raw.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn only_a_verbatim_example_the_user_did_not_ask_for_is_a_copy() {
+        let ex = Examples::from_messages(&[
+            Message::user("A train covers 287 km in 3.5 hours?"),
+            Message::assistant("!{scripts/calc.py \"287 / 3.5\"}"),
+            Message::assistant(
+                "Shown only: `!{scripts/calc.py \"1 + 1\"}`; %{scripts/say.sh \"quay\"}",
+            ),
+        ]);
+        let calc = directive("!{scripts/calc.py \"287 / 3.5\"}");
+        assert!(ex.is_copy(&calc, "How do I write a directive?"));
+        assert!(
+            !ex.is_copy(&calc, "What is 287 / 3.5?"),
+            "the user asked for it"
+        );
+        assert!(!ex.is_copy(&directive("!{scripts/calc.py \"17 * 23\"}"), "17 times 23?"));
+        let say = directive("%{scripts/say.sh \"quay\"}");
+        assert!(ex.is_copy(&say, "Show me how you make me hear a word"));
+        assert!(!ex.is_copy(&say, "How is QUAY pronounced?"));
+        // A directive shown in backticks in the examples is no example directive.
+        assert!(!ex.is_copy(&directive("!{scripts/calc.py \"1 + 1\"}"), "hi"));
+        assert!(!Examples::default().is_copy(&calc, "hi"));
+    }
+}

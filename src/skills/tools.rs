@@ -1,0 +1,784 @@
+//! Script tools: a folder `tools/{id}/` (in a skill, or in any folder with the same layout)
+//! holding `tool.yaml`, an optional `schema.json` (JSON Schema of the input object) and an
+//! optional `description.md`. A tool is a script with typed input: its arguments arrive as one
+//! JSON object on stdin, built from a directive's `--flags` or taken from a native tool call,
+//! and validated against the schema before anything runs.
+//!
+//! Loading is strict per tool: a tool with any problem is left out (a typo such as
+//! `enabeld: false` must not leave a tool enabled), with a `file:line: message` for each problem.
+
+use super::frontmatter::{self, Entry, Node};
+use serde_json::{Map, Value};
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The folder under a skill (or prompt/agent folder) that holds tool folders.
+pub const TOOLS_DIR: &str = "tools";
+/// Longest `timeout` a tool may ask for, as for `timeout_seconds`.
+const MAX_TIMEOUT: u64 = 600;
+/// Schema violations listed in one refusal.
+const MAX_REPORTED: usize = 5;
+/// Variables a tool's `env` may not set: skillpipe owns them.
+const RESERVED_ENV: &[&str] = &[
+    "SKILL_NAME",
+    "SKILL_BASE_DIR",
+    "SKILL_VERSION",
+    "SKILLPIPE_VERSION",
+    "TMPDIR",
+];
+
+/// How a tool receives its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolInput {
+    /// One JSON object on stdin (`input: json`, the default).
+    StdinJson,
+    /// The directive's arguments as argv, stdin empty (`input: args`).
+    Argv,
+}
+
+/// One loaded tool.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    /// The folder name; `SKILL:ID` in a directive.
+    pub id: String,
+    /// Display name (`name:` in tool.yaml, else the id).
+    pub name: String,
+    /// `description.md` (trimmed), else tool.yaml's `description`, else "".
+    pub description: String,
+    /// `schema.json`, checked to be a valid JSON Schema for an object.
+    pub schema: Option<Value>,
+    /// Interpreter named by `runtime:`; `None` means by extension or shebang, as for scripts.
+    pub runtime: Option<String>,
+    /// The script, relative to the owning folder: `tools/ID/run.py`.
+    pub script: String,
+    /// The tool folder (not canonicalized: resolution does that).
+    pub dir: PathBuf,
+    /// `timeout:` in seconds; it can only shorten the policy's `timeout_seconds`.
+    pub timeout: Option<Duration>,
+    /// `env:` added to the command's environment, in file order.
+    pub env: Vec<(String, String)>,
+    /// `enabled: false` hides the tool from directives, the prompt and native tools.
+    pub enabled: bool,
+    pub input: ToolInput,
+    validator: Option<Arc<jsonschema::Validator>>,
+}
+
+/// Why a tool's input was refused. `field` is where (`threshold`, `items.2`), when known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid input for tool `{tool}`: {}{message}", field_prefix(.field))]
+pub struct InputError {
+    pub tool: String,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+fn field_prefix(field: &Option<String>) -> String {
+    match field {
+        Some(f) => format!("field `{f}`: "),
+        None => String::new(),
+    }
+}
+
+impl Tool {
+    /// Checks `input` against the schema (any JSON object passes when there is none).
+    pub fn validate(&self, input: &Value) -> Result<(), InputError> {
+        let err = |field: Option<String>, message: String| InputError {
+            tool: self.id.clone(),
+            field,
+            message,
+        };
+        if !input.is_object() {
+            return Err(err(None, "the input must be a JSON object".into()));
+        }
+        let Some(validator) = &self.validator else {
+            return Ok(());
+        };
+        // The first problem names the field; the others follow in the message, so a model can
+        // fix them all at once.
+        let mut problems = validator.iter_errors(input).take(MAX_REPORTED).map(|e| {
+            let pointer = e.instance_path().as_str();
+            let field = match (pointer, e.kind()) {
+                ("", jsonschema::error::ValidationErrorKind::Required { property }) => {
+                    property.as_str().map(str::to_owned)
+                }
+                ("", _) => None,
+                (p, _) => Some(p.trim_start_matches('/').replace('/', ".")),
+            };
+            (field, e.to_string())
+        });
+        let Some((field, mut message)) = problems.next() else {
+            return Ok(());
+        };
+        for (f, m) in problems {
+            message.push_str(&format!("; {}{m}", field_prefix(&f)));
+        }
+        Err(err(field, message))
+    }
+
+    /// A directive's arguments (`--input-path data.csv --threshold 0.9`) as the validated JSON
+    /// object (`{"input_path": "data.csv", "threshold": 0.9}`). See [`flags_to_json`].
+    pub fn input_from_flags(&self, args: &[String]) -> Result<Value, InputError> {
+        let map =
+            flags_to_json(self.schema.as_ref(), args).map_err(|(field, message)| InputError {
+                tool: self.id.clone(),
+                field,
+                message,
+            })?;
+        let value = Value::Object(map);
+        self.validate(&value)?;
+        Ok(value)
+    }
+
+    /// The tool's parameters in flag form for the system prompt:
+    /// `--input-path TEXT --threshold NUMBER [--verbose]` (optional ones in brackets).
+    pub fn flag_usage(&self) -> String {
+        let Some(props) = self.properties() else {
+            return if self.input == ToolInput::StdinJson {
+                "[--KEY VALUE]...".into()
+            } else {
+                String::new()
+            };
+        };
+        let required = self.required();
+        props
+            .iter()
+            .map(|(key, prop)| {
+                let flag = format!("--{}", key.replace('_', "-"));
+                let text = match type_of(prop) {
+                    Some("boolean") => flag,
+                    Some("integer") => format!("{flag} INTEGER"),
+                    Some("number") => format!("{flag} NUMBER"),
+                    Some("array") => format!("{flag} VALUE..."),
+                    Some("object") => format!("{flag} JSON"),
+                    _ => format!("{flag} TEXT"),
+                };
+                if required.contains(&key.as_str()) {
+                    text
+                } else {
+                    format!("[{text}]")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn properties(&self) -> Option<&Map<String, Value>> {
+        self.schema.as_ref()?.get("properties")?.as_object()
+    }
+
+    fn required(&self) -> Vec<&str> {
+        self.schema
+            .as_ref()
+            .and_then(|s| s.get("required"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The `type` of a schema property, when it names one (`["number","null"]` → `number`).
+fn type_of(prop: &Value) -> Option<&str> {
+    match prop.get("type")? {
+        Value::String(s) => Some(s),
+        Value::Array(types) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null"),
+        _ => None,
+    }
+}
+
+/// Directive flags → a JSON object, typed by `schema`'s properties. Pure.
+///
+/// `--input-path x` and `--input-path=x` give `"input_path": "x"` (kebab-case to snake_case;
+/// a property written with hyphens in the schema keeps them). Values become what the property's
+/// `type` says: `integer`, `number`, `boolean` (a bare `--flag` is true, `--no-flag` false),
+/// `array` (the flag repeated, items typed by `items`), `object` (JSON text); without a type (or
+/// without a schema) a bare flag is true, a number stays a number, anything else is text.
+/// `Err((field, message))` names the flag that was wrong.
+pub fn flags_to_json(
+    schema: Option<&Value>,
+    args: &[String],
+) -> Result<Map<String, Value>, (Option<String>, String)> {
+    let props = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    let mut out = Map::new();
+    let mut i = 0;
+    while i < args.len() {
+        let word = &args[i];
+        i += 1;
+        let Some(flag) = word.strip_prefix("--").filter(|f| !f.is_empty()) else {
+            return Err((
+                None,
+                format!(
+                    "unexpected argument `{word}`: this tool takes --name value flags{}",
+                    known_flags(props)
+                ),
+            ));
+        };
+        let (flag, inline) = match flag.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_owned())),
+            None => (flag, None),
+        };
+        let (key, negated) = key_for(flag, props);
+        let prop = props.and_then(|p| p.get(&key));
+        if props.is_some() && prop.is_none() && schema_closed(schema) {
+            return Err((
+                Some(key),
+                format!("unknown flag `--{flag}`{}", known_flags(props)),
+            ));
+        }
+        let ty = prop.and_then(type_of);
+        let next_is_value = args.get(i).is_some_and(|n| !n.starts_with("--"));
+        let value = match ty {
+            Some("boolean") => {
+                let text = match inline {
+                    Some(v) => Some(v),
+                    None if args.get(i).is_some_and(|n| n == "true" || n == "false") => {
+                        i += 1;
+                        Some(args[i - 1].clone())
+                    }
+                    None => None,
+                };
+                match text.as_deref() {
+                    None => Value::Bool(!negated),
+                    Some("true") => Value::Bool(!negated),
+                    Some("false") => Value::Bool(negated),
+                    Some(other) => {
+                        return Err((Some(key), format!("`{other}` is not true or false")));
+                    }
+                }
+            }
+            _ => {
+                let text = match inline {
+                    Some(v) => v,
+                    None if next_is_value => {
+                        i += 1;
+                        args[i - 1].clone()
+                    }
+                    None if ty.is_none() => {
+                        out.insert(key, Value::Bool(true));
+                        continue;
+                    }
+                    None => return Err((Some(key), format!("`--{flag}` needs a value"))),
+                };
+                let item_ty = match ty {
+                    Some("array") => prop.and_then(|p| p.get("items")).and_then(type_of),
+                    other => other,
+                };
+                let value = typed(&text, item_ty).map_err(|m| (Some(key.clone()), m))?;
+                if ty == Some("array") {
+                    // Only arrays are ever stored under an array property's key.
+                    if let Value::Array(items) = out
+                        .entry(key.clone())
+                        .or_insert_with(|| Value::Array(Vec::new()))
+                    {
+                        items.push(value);
+                    }
+                    continue;
+                }
+                value
+            }
+        };
+        if out.contains_key(&key) {
+            return Err((Some(key), format!("`--{flag}` is given twice")));
+        }
+        out.insert(key, value);
+    }
+    Ok(out)
+}
+
+/// The property key for a flag: the schema's own spelling if it has one, else snake_case.
+/// `--no-x` means `x: false` when `x` is a boolean property. Returns (key, negated).
+fn key_for(flag: &str, props: Option<&Map<String, Value>>) -> (String, bool) {
+    let snake = flag.replace('-', "_");
+    if let Some(props) = props {
+        for candidate in [flag, snake.as_str()] {
+            if props.contains_key(candidate) {
+                return (candidate.to_owned(), false);
+            }
+        }
+        if let Some(rest) = flag.strip_prefix("no-") {
+            let base = rest.replace('-', "_");
+            for candidate in [rest, base.as_str()] {
+                if props
+                    .get(candidate)
+                    .is_some_and(|p| type_of(p) == Some("boolean"))
+                {
+                    return (candidate.to_owned(), true);
+                }
+            }
+        }
+    }
+    (snake, false)
+}
+
+/// Whether the schema refuses keys it does not list (`additionalProperties: false`).
+fn schema_closed(schema: Option<&Value>) -> bool {
+    schema
+        .and_then(|s| s.get("additionalProperties"))
+        .is_some_and(|v| v == &Value::Bool(false))
+}
+
+fn known_flags(props: Option<&Map<String, Value>>) -> String {
+    match props {
+        Some(p) if !p.is_empty() => format!(
+            " (its flags: {})",
+            p.keys()
+                .map(|k| format!("--{}", k.replace('_', "-")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => String::new(),
+    }
+}
+
+/// One flag value as JSON of type `ty` (`None`: a number if it is one, else text).
+fn typed(text: &str, ty: Option<&str>) -> Result<Value, String> {
+    match ty {
+        Some("integer") => text
+            .trim()
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| format!("`{text}` is not an integer")),
+        Some("number") => match serde_json::from_str::<Value>(text.trim()) {
+            Ok(v @ Value::Number(_)) => Ok(v),
+            _ => Err(format!("`{text}` is not a number")),
+        },
+        Some("boolean") => match text {
+            "true" => Ok(Value::Bool(true)),
+            "false" => Ok(Value::Bool(false)),
+            _ => Err(format!("`{text}` is not true or false")),
+        },
+        Some("object") | Some("array") => {
+            serde_json::from_str(text).map_err(|e| format!("`{text}` is not JSON: {e}"))
+        }
+        Some("null") if text == "null" => Ok(Value::Null),
+        Some("string") => Ok(Value::String(text.to_owned())),
+        _ => match serde_json::from_str::<Value>(text.trim()) {
+            Ok(v @ Value::Number(_)) if ty.is_none() => Ok(v),
+            _ => Ok(Value::String(text.to_owned())),
+        },
+    }
+}
+
+/// Loads every tool folder under `owner/tools/`, sorted by id. Returns the tools (disabled ones
+/// included, marked) and the problems, `file:line: message`, of the tools left out.
+pub fn load_tools(owner: &Path) -> (Vec<Tool>, Vec<String>) {
+    let root = owner.join(TOOLS_DIR);
+    let Ok(entries) = fs::read_dir(&root) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    let mut tools = Vec::new();
+    let mut problems = Vec::new();
+    for dir in dirs {
+        match load_tool(&dir) {
+            Ok(t) => tools.push(t),
+            Err(mut p) => problems.append(&mut p),
+        }
+    }
+    (tools, problems)
+}
+
+/// Loads one tool folder, or says everything that is wrong with it.
+pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
+    let folder = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let yaml_path = dir.join("tool.yaml");
+    let shown = yaml_path.display().to_string();
+    let mut problems = Vec::new();
+    let text = fs::read_to_string(&yaml_path).map_err(|e| {
+        vec![format!(
+            "{shown}:1: cannot read: {e}; a tool folder needs a tool.yaml (id, script, ...)"
+        )]
+    })?;
+    let entries = frontmatter::parse_mapping(&text)
+        .map_err(|e| vec![format!("{shown}:{}: {}", e.line, e.message)])?;
+    let mut p = |line: usize, msg: String| problems.push(format!("{shown}:{line}: {msg}"));
+
+    let mut id = None;
+    let mut name = None;
+    let mut description = None;
+    let mut runtime = None;
+    let mut script = None;
+    let mut timeout = None;
+    let mut env = Vec::new();
+    let mut enabled = true;
+    let mut input = ToolInput::StdinJson;
+    for Entry { key, line, value } in &entries {
+        let line = *line;
+        match key.as_str() {
+            "id" => match value {
+                Node::Str(s) if *s == folder => id = Some(s.clone()),
+                Node::Str(s) => p(
+                    line,
+                    format!("key `id`: `{s}` must equal the folder name `{folder}`"),
+                ),
+                other => p(
+                    line,
+                    format!("key `id` must be a string, not {}", other.kind()),
+                ),
+            },
+            "name" => match value.scalar_text() {
+                Some(s) if !s.trim().is_empty() && !matches!(value, Node::Null) => {
+                    name = Some(s.trim().to_owned())
+                }
+                _ => p(line, "key `name` must be a non-empty string".into()),
+            },
+            "description" => match value {
+                Node::Str(s) => description = Some(s.trim().to_owned()),
+                other => p(
+                    line,
+                    format!("key `description` must be a string, not {}", other.kind()),
+                ),
+            },
+            "runtime" => match value {
+                Node::Str(s) if valid_program(s) => runtime = Some(s.clone()),
+                _ => p(
+                    line,
+                    "key `runtime` must be an interpreter name such as python3, bash or node"
+                        .into(),
+                ),
+            },
+            "script" => match value {
+                Node::Str(s) => match check_script(dir, s) {
+                    Ok(()) => script = Some(s.clone()),
+                    Err(why) => p(line, format!("key `script`: {why}")),
+                },
+                other => p(
+                    line,
+                    format!("key `script` must be a file name, not {}", other.kind()),
+                ),
+            },
+            "timeout" => match value {
+                Node::Int(n) if (1..=MAX_TIMEOUT as i128).contains(n) => {
+                    timeout = Some(Duration::from_secs(*n as u64))
+                }
+                _ => p(
+                    line,
+                    format!("key `timeout` must be whole seconds, 1..={MAX_TIMEOUT}"),
+                ),
+            },
+            "env" => match value {
+                Node::Map(vars) => {
+                    for v in vars {
+                        let ok_name = !v.key.is_empty()
+                            && !v.key.starts_with(|c: char| c.is_ascii_digit())
+                            && v.key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                        match v.value.scalar_text() {
+                            _ if !ok_name => {
+                                p(v.line, format!("key `env.{}`: not a variable name", v.key))
+                            }
+                            _ if RESERVED_ENV.contains(&v.key.as_str()) => p(
+                                v.line,
+                                format!("key `env.{}`: skillpipe sets this variable", v.key),
+                            ),
+                            Some(text) => env.push((v.key.clone(), text)),
+                            None => p(
+                                v.line,
+                                format!(
+                                    "key `env.{}` must be a string, not {}",
+                                    v.key,
+                                    v.value.kind()
+                                ),
+                            ),
+                        }
+                    }
+                }
+                other => p(
+                    line,
+                    format!(
+                        "key `env` must be a mapping of NAME: value, not {}",
+                        other.kind()
+                    ),
+                ),
+            },
+            "enabled" => match value {
+                Node::Bool(b) => enabled = *b,
+                _ => p(line, "key `enabled` must be true or false".into()),
+            },
+            "input" => match value {
+                Node::Str(s) if s == "json" => input = ToolInput::StdinJson,
+                Node::Str(s) if s == "args" => input = ToolInput::Argv,
+                _ => p(
+                    line,
+                    "key `input` must be `json` (an object on stdin) or `args` (argv)".into(),
+                ),
+            },
+            other => p(
+                line,
+                format!(
+                    "unknown key `{other}` (known: id, name, description, runtime, script, timeout, env, enabled, input)"
+                ),
+            ),
+        }
+    }
+    if id.is_none() && !entries.iter().any(|e| e.key == "id") {
+        p(1, format!("missing key `id` (the folder name, `{folder}`)"));
+    }
+    if script.is_none() && !entries.iter().any(|e| e.key == "script") {
+        p(
+            1,
+            "missing key `script` (the file in this folder that runs)".into(),
+        );
+    }
+
+    let (schema, validator) = match load_schema(&dir.join("schema.json")) {
+        Ok(Some((s, v))) => (Some(s), Some(Arc::new(v))),
+        Ok(None) => (None, None),
+        Err(e) => {
+            problems.push(e);
+            (None, None)
+        }
+    };
+    if schema.is_some() && input == ToolInput::Argv {
+        problems.push(format!(
+            "{shown}:1: key `input`: a tool with a schema.json takes its input as JSON (`input: json`)"
+        ));
+    }
+    let description = match fs::read_to_string(dir.join("description.md")) {
+        Ok(text) => text.trim().to_owned(),
+        Err(_) => description.unwrap_or_default(),
+    };
+    match (id, script) {
+        (Some(id), Some(script)) if problems.is_empty() => Ok(Tool {
+            name: name.unwrap_or_else(|| id.clone()),
+            script: format!("{TOOLS_DIR}/{id}/{script}"),
+            id,
+            description,
+            schema,
+            runtime,
+            dir: dir.to_path_buf(),
+            timeout,
+            env,
+            enabled,
+            input,
+            validator,
+        }),
+        _ => Err(problems),
+    }
+}
+
+/// A plain script with a schema beside it (`scripts/x.py` + `scripts/x.schema.json`) as a tool
+/// that reads that JSON on stdin: its flags are typed and validated like a tool folder's.
+/// `Ok(None)` for a script without one; `Err` names the schema file and line.
+pub fn script_tool(script: &super::Script) -> Result<Option<Tool>, String> {
+    let Some(path) = &script.schema else {
+        return Ok(None);
+    };
+    let Some((schema, validator)) = load_schema(path)? else {
+        return Ok(None);
+    };
+    Ok(Some(Tool {
+        id: script.id.clone(),
+        name: script.id.clone(),
+        description: script.description.clone(),
+        schema: Some(schema),
+        runtime: None,
+        script: script.rel_path.clone(),
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        timeout: None,
+        env: Vec::new(),
+        enabled: true,
+        input: ToolInput::StdinJson,
+        validator: Some(Arc::new(validator)),
+    }))
+}
+
+fn valid_program(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// The script must be a plain relative path inside the tool folder, and exist.
+fn check_script(dir: &Path, rel: &str) -> Result<(), String> {
+    let lexical_ok = !rel.is_empty()
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+    if !lexical_ok {
+        return Err(format!("`{rel}` must be a path inside the tool folder"));
+    }
+    if !dir.join(rel).is_file() {
+        return Err(format!("`{rel}` is not a file in {}", dir.display()));
+    }
+    Ok(())
+}
+
+/// `schema.json`, parsed and compiled (which checks it against its meta-schema). `Ok(None)`
+/// when there is no such file. A schema for tool input must describe an object.
+fn load_schema(path: &Path) -> Result<Option<(Value, jsonschema::Validator)>, String> {
+    let shown = path.display();
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{shown}:1: cannot read: {e}")),
+    };
+    let schema: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{shown}:{}: not valid JSON: {e}", e.line()))?;
+    let Value::Object(obj) = &schema else {
+        return Err(format!("{shown}:1: a JSON Schema must be an object"));
+    };
+    if obj.get("type").is_some_and(|t| t != "object") {
+        return Err(format!(
+            "{shown}:{}: key `type`: a tool's input is one JSON object, so the schema's type must be \"object\"",
+            key_line(&text, "type")
+        ));
+    }
+    let validator = jsonschema::validator_for(&schema).map_err(|e| {
+        let at = e.instance_path().as_str().trim_start_matches('/');
+        let line = pointer_line(&text, at);
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!("at `{}`: ", at.replace('/', "."))
+        };
+        format!("{shown}:{line}: not a valid JSON Schema: {at}{e}")
+    })?;
+    Ok(Some((schema, validator)))
+}
+
+/// The first line where `"key"` appears as a key (1 when not found).
+fn key_line(text: &str, key: &str) -> usize {
+    key_line_from(text, key, 0).unwrap_or(1)
+}
+
+/// The first line at or after `from` (0-based) where `"key"` is a key; 1-based.
+fn key_line_from(text: &str, key: &str, from: usize) -> Option<usize> {
+    let needle = format!("\"{key}\"");
+    text.lines()
+        .enumerate()
+        .skip(from)
+        .find(|(_, l)| {
+            l.find(&needle)
+                .is_some_and(|i| l[i + needle.len()..].trim_start().starts_with(':'))
+        })
+        .map(|(i, _)| i + 1)
+}
+
+/// The line of a JSON pointer's last key (`properties/n/type`), found by looking for each key
+/// after the line of the one before it. Array indexes are skipped. 1 when not found.
+fn pointer_line(text: &str, pointer: &str) -> usize {
+    let mut line = 1;
+    for seg in pointer.split('/').filter(|s| !s.is_empty()) {
+        if seg.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        match key_line_from(text, seg, line - 1) {
+            Some(l) => line = l,
+            None => break,
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(s: &[&str]) -> Vec<String> {
+        s.iter().map(|a| a.to_string()).collect()
+    }
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "input_path": {"type": "string"},
+                "threshold": {"type": "number"},
+                "limit": {"type": "integer"},
+                "verbose": {"type": "boolean"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "opts": {"type": "object"}
+            },
+            "required": ["input_path"]
+        })
+    }
+
+    #[test]
+    fn flags_become_typed_snake_case_keys() {
+        let s = schema();
+        let m = flags_to_json(
+            Some(&s),
+            &args(&[
+                "--input-path",
+                "data.csv",
+                "--threshold",
+                "0.9",
+                "--limit=3",
+                "--verbose",
+                "--tags",
+                "a",
+                "--tags",
+                "b",
+                "--opts",
+                "{\"x\":1}",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(m),
+            json!({"input_path": "data.csv", "threshold": 0.9, "limit": 3, "verbose": true,
+                   "tags": ["a", "b"], "opts": {"x": 1}})
+        );
+        let m = flags_to_json(Some(&s), &args(&["--no-verbose", "--input-path", "-"])).unwrap();
+        assert_eq!(
+            Value::Object(m),
+            json!({"verbose": false, "input_path": "-"})
+        );
+    }
+
+    #[test]
+    fn without_a_schema_numbers_and_bare_flags_are_typed() {
+        let m = flags_to_json(None, &args(&["--n", "2", "--name", "x y", "--dry-run"])).unwrap();
+        assert_eq!(
+            Value::Object(m),
+            json!({"n": 2, "name": "x y", "dry_run": true})
+        );
+    }
+
+    #[test]
+    fn bad_flags_name_the_field() {
+        let s = schema();
+        let e = flags_to_json(Some(&s), &args(&["--threshold", "high"])).unwrap_err();
+        assert_eq!(
+            e,
+            (Some("threshold".into()), "`high` is not a number".into())
+        );
+        let e = flags_to_json(Some(&s), &args(&["--limit", "2.5"])).unwrap_err();
+        assert_eq!(e.0.as_deref(), Some("limit"));
+        let e = flags_to_json(Some(&s), &args(&["data.csv"])).unwrap_err();
+        assert!(e.1.contains("unexpected argument `data.csv`"), "{e:?}");
+        assert!(e.1.contains("--input-path"), "{e:?}");
+        let e = flags_to_json(Some(&s), &args(&["--limit", "1", "--limit", "2"])).unwrap_err();
+        assert!(e.1.contains("given twice"), "{e:?}");
+        let mut closed = schema();
+        closed["additionalProperties"] = json!(false);
+        let e = flags_to_json(Some(&closed), &args(&["--colour", "red"])).unwrap_err();
+        assert_eq!(e.0.as_deref(), Some("colour"));
+    }
+
+    #[test]
+    fn key_lines_are_found() {
+        let text = "{\n  \"type\": \"object\",\n  \"properties\": {\"a\": {\"type\": 3}}\n}";
+        assert_eq!(key_line(text, "type"), 2);
+        assert_eq!(key_line(text, "properties"), 3);
+        assert_eq!(key_line(text, "nope"), 1);
+        let text = "{\n  \"type\": \"object\",\n  \"properties\": {\n    \"n\": {\"type\": \"strng\"}\n  }\n}";
+        assert_eq!(pointer_line(text, "properties/n/type"), 4);
+    }
+}

@@ -1,0 +1,78 @@
+//! `scripts/eval_model.py` (issue #13's evaluation) scores from audit logs: run against the
+//! in-test model server with a scripted answer per request, so it needs no real model.
+
+mod common;
+
+use common::{Reply, Server, TestHome};
+
+#[test]
+fn eval_scores_directives_results_and_false_triggers() {
+    let home = TestHome::new();
+    let cases = home.write(
+        "cases.json",
+        r#"{"cases": [
+  {"id": "calc", "agent": "researcher", "kind": "capture", "expect": "calc.py", "answer": "391", "prompt": "17 times 23?"},
+  {"id": "copied", "agent": "researcher", "kind": "capture", "expect": "calc.py", "answer": "391", "prompt": "17 times 23, again?"},
+  {"id": "chat", "agent": "researcher", "kind": "none", "prompt": "Hi"},
+  {"id": "syntax", "agent": "researcher", "kind": "syntax", "prompt": "How do I compute?"},
+  {"id": "misfire", "agent": "researcher", "kind": "syntax", "prompt": "Show one."}
+]}"#,
+    );
+    let server = Server::start([
+        Reply::text(["!{scripts/calc.py \"17 * 23\"}"]),
+        Reply::text(["17 times 23 is 391."]),
+        // A copied example value: the right script, the wrong expression.
+        Reply::text(["!{scripts/calc.py \"287 / 3.5\"}"]),
+        Reply::text(["It is 82."]),
+        Reply::text(["Hello!"]),
+        Reply::text(["Write `!{scripts/calc.py \"2 + 2\"}`."]),
+        Reply::text(["Like this: !{scripts/calc.py \"1 + 1\"}"]),
+        Reply::text([" there."]),
+    ]);
+    let out = std::process::Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/eval_model.py"
+        ))
+        .args(["--base-url", &server.url, "--model", "test-model"])
+        .args(["--bin", env!("CARGO_BIN_EXE_skillpipe")])
+        .arg("--cases")
+        .arg(&cases)
+        .env("HOME", home.path())
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row = |id: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("no row {id} in {stdout}"))
+            .split_whitespace()
+            .skip(2)
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // right false used empty runs
+    assert_eq!(row("calc"), "yes - yes no 1");
+    assert_eq!(row("copied"), "no - - no 1");
+    assert_eq!(row("chat"), "- no - no 0");
+    assert_eq!(row("syntax"), "- no - no 0");
+    assert_eq!(row("misfire"), "- yes - no 1");
+    for needle in [
+        "right_directive                1/2 (50%)",
+        "false_trigger                  1/3 (33%)",
+        "syntax_directives              1",
+        "syntax_runs                    1",
+        "false_trigger_that_ran         1/3 (33%)",
+        "result_used_of_ran             1/1 (100%)",
+        "empty_answers                  0",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in\n{stdout}");
+    }
+}

@@ -1,0 +1,664 @@
+//! Script tools (`SKILL/tools/{id}/`) end to end through the built binary: loading and
+//! validation, typed input from directive flags, schema violations, native tool calls against
+//! the in-test model server (OpenAI and Anthropic result shapes), `run --json` and `run --agent`,
+//! and the audit, warning and refusal details.
+
+mod common;
+
+use common::{Reply, Server, TestHome};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The documented layout, in the user's own skills folder (`$XDG_CONFIG_HOME/skillpipe/skills`,
+/// trusted without a project): `skills/data/tools/{id}/` with tool.yaml, schema.json, description.md
+/// and the script. `stats` echoes its stdin, environment and argv as pretty-printed JSON.
+fn data_skill(home: &TestHome) {
+    home.write(
+        "config/skillpipe/skills/data/SKILL.md",
+        "---\nname: data\ndescription: Small tools for CSV files.\n---\nUse the tools.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/stats/tool.yaml",
+        "id: stats\nname: CSV statistics\nruntime: python3\nscript: stats.py\ntimeout: 10\n\
+         env:\n  STATS_MODE: strict\nenabled: true\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/stats/schema.json",
+        r#"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "properties": {
+    "input_path": {"type": "string", "description": "CSV file"},
+    "threshold": {"type": "number", "minimum": 0, "maximum": 1},
+    "verbose": {"type": "boolean"}
+  },
+  "required": ["input_path"],
+  "additionalProperties": false
+}
+"#,
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/stats/description.md",
+        "Count the rows of a CSV file above a threshold.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/stats/stats.py",
+        "import json, os, sys\ndata = json.load(sys.stdin)\n\
+         print(json.dumps({\"got\": data, \"mode\": os.environ.get(\"STATS_MODE\"), \"argv\": sys.argv[1:]}, indent=2))\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/slow/tool.yaml",
+        "id: slow\nscript: slow.sh\ntimeout: 1\ninput: args\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/slow/slow.sh",
+        "sleep 30\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/hidden/tool.yaml",
+        "id: hidden\nscript: hidden.sh\nenabled: false\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/hidden/hidden.sh",
+        "echo hidden ran\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/fail/tool.yaml",
+        "id: fail\nscript: fail.sh\ndescription: Always fails.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/fail/fail.sh",
+        "echo broken >&2\nexit 4\n",
+    );
+}
+
+fn run_json(home: &TestHome, args: &[&str]) -> (Value, std::process::Output) {
+    let out = home.cmd().arg("run").args(args).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {}", stdout(&out)));
+    (v, out)
+}
+
+#[test]
+fn tool_folders_are_shown_and_validated_with_file_line_and_key() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let out = home
+        .cmd()
+        .args(["skills", "show", "data"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("  stats: CSV statistics\n"), "{text}");
+    assert!(
+        text.contains("usage: !{data:stats --input-path TEXT [--threshold NUMBER] [--verbose]}"),
+        "{text}"
+    );
+    assert!(text.contains("  hidden: hidden  (disabled)"), "{text}");
+    assert!(
+        text.contains("timeout: 10 s") && text.contains("env: STATS_MODE"),
+        "{text}"
+    );
+
+    let out = home
+        .cmd()
+        .args(["skills", "validate", "config/skillpipe/skills/data"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+
+    // A typo must not leave a tool enabled: the tool is left out, each problem named.
+    home.write(
+        "config/skillpipe/skills/data/tools/broken/tool.yaml",
+        "id: broken\nscript: b.sh\nenabeld: false\ntimeout: 0\n",
+    );
+    home.write("config/skillpipe/skills/data/tools/broken/b.sh", "echo b\n");
+    home.write(
+        "config/skillpipe/skills/data/tools/broken/schema.json",
+        "{\n  \"type\": \"object\",\n  \"properties\": {\n    \"n\": {\"type\": \"strng\"}\n  }\n}\n",
+    );
+    let out = home
+        .cmd()
+        .args(["skills", "validate", "config/skillpipe/skills/data"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "config/skillpipe/skills/data/tools/broken/tool.yaml:3: unknown key `enabeld`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("config/skillpipe/skills/data/tools/broken/tool.yaml:4: key `timeout` must be whole seconds"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "config/skillpipe/skills/data/tools/broken/schema.json:4: not a valid JSON Schema: at `properties.n.type`"
+        ),
+        "{text}"
+    );
+    let out = home
+        .cmd()
+        .args(["run", "data", "broken", "--allow-scripts", "-y"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a broken tool must not run");
+    assert!(stderr(&out).contains("tool skipped"), "{}", stderr(&out));
+}
+
+#[test]
+fn directive_flags_become_typed_json_on_stdin_with_the_tools_env() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("R: !{data:stats --input-path data.csv --threshold 0.9 --verbose}\n")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let json_part: Value = serde_json::from_str(text.trim_start_matches("R: ").trim()).unwrap();
+    assert_eq!(
+        json_part["got"],
+        json!({"input_path": "data.csv", "threshold": 0.9, "verbose": true})
+    );
+    assert_eq!(json_part["mode"], "strict");
+    assert_eq!(json_part["argv"], json!([]), "flags are not passed as argv");
+    let audit = home.audit();
+    assert_eq!(audit[0]["decision"], "ran");
+    assert_eq!(
+        audit[0]["stdin"],
+        r#"{"input_path":"data.csv","threshold":0.9,"verbose":true}"#
+    );
+}
+
+#[test]
+fn schema_violations_go_back_to_the_model_naming_the_field() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let server = Server::start([
+        Reply::text(["Checking !{data:stats --input-path d.csv --threshold high}"]),
+        Reply::text([" I passed a bad threshold."]),
+    ]);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &server.url, "--model", "m"])
+        .args(["--skill", "data", "--allow-scripts", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    // The system prompt lists the tool in flag form, not the disabled one.
+    let system = reqs[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains(
+            "| data:stats --input-path TEXT [--threshold NUMBER] [--verbose] | Count the rows"
+        ),
+        "{system}"
+    );
+    assert!(!system.contains("data:hidden"), "{system}");
+    let msgs = reqs[1]["messages"].as_array().unwrap();
+    let result = msgs.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        result.contains(
+            "un: invalid input for tool `stats`: field `threshold`: `high` is not a number"
+        ),
+        "{result}"
+    );
+    assert_eq!(home.audit()[0]["decision"], "invalid");
+
+    // Violations found by the schema itself: every one is named.
+    let (v, out) = run_json(
+        &home,
+        &[
+            "data",
+            "stats",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--",
+            "--threshold",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(v["decision"], "invalid");
+    let why = v["refused"].as_str().unwrap();
+    assert!(
+        why.contains("field `threshold`: 2 is greater than the maximum of 1"),
+        "{why}"
+    );
+    assert!(
+        why.contains("field `input_path`: \"input_path\" is a required property"),
+        "{why}"
+    );
+    let (v, _) = run_json(
+        &home,
+        &[
+            "data",
+            "stats",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--",
+            "--colour",
+            "red",
+        ],
+    );
+    assert!(
+        v["refused"]
+            .as_str()
+            .unwrap()
+            .contains("unknown flag `--colour`"),
+        "{v}"
+    );
+}
+
+#[test]
+fn disabled_tools_are_hidden_and_timeouts_apply() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("[!{data:hidden}]\n")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "[]\n");
+    assert!(
+        stderr(&out).contains("tool `hidden` of skill `data` is disabled"),
+        "{}",
+        stderr(&out)
+    );
+    let start = Instant::now();
+    let (v, _) = run_json(&home, &["data", "slow", "--json", "--allow-scripts", "-y"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "the tool's 1 s timeout did not apply"
+    );
+    assert_eq!(v["exit_code"], 124);
+    assert_eq!(v["stderr"], "Timeout", "{v}");
+}
+
+#[test]
+fn openai_tools_offer_the_schema_and_mark_failures() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let server = Server::start([
+        Reply::text(["Let me see."])
+            .tool_call(
+                "c1",
+                "data__stats",
+                [r#"{"input": {"input_path": "a.csv"}}"#],
+            )
+            .tool_call(
+                "c2",
+                "data__stats",
+                [r#"{"input_path": "b.csv", "threshold": 0.5}"#],
+            )
+            .tool_call("c3", "data__stats", [r#"{"threshold": 0.5}"#])
+            .tool_call("c4", "data__fail", ["{}"]),
+        Reply::text(["Done."]),
+    ]);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &server.url, "--model", "m"])
+        .args(["--tools", "--allow-scripts", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    let tools = reqs[0]["tools"].as_array().unwrap();
+    let stats = tools
+        .iter()
+        .find(|t| t["function"]["name"] == "data__stats")
+        .expect("the tool is offered");
+    assert_eq!(
+        stats["function"]["parameters"]["properties"]["threshold"]["maximum"], 1,
+        "its own schema.json is the parameters"
+    );
+    let fail = tools
+        .iter()
+        .find(|t| t["function"]["name"] == "data__fail")
+        .unwrap();
+    assert_eq!(fail["function"]["parameters"], json!({"type": "object"}));
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t["function"]["name"] == "data__hidden")
+    );
+
+    let msgs = reqs[1]["messages"].as_array().unwrap();
+    let result = |id: &str| -> Value {
+        let m = msgs.iter().find(|m| m["tool_call_id"] == id).unwrap();
+        serde_json::from_str(m["content"].as_str().unwrap()).unwrap()
+    };
+    // With and without the `input` wrapper.
+    assert_eq!(
+        result("c1")["outputs"]["got"],
+        json!({"input_path": "a.csv"})
+    );
+    assert_eq!(
+        result("c2")["outputs"]["got"],
+        json!({"input_path": "b.csv", "threshold": 0.5})
+    );
+    assert!(result("c1").get("is_error").is_none());
+    // Refused and failed calls are marked as errors, and say why.
+    let r3 = result("c3");
+    assert_eq!(r3["is_error"], true);
+    assert!(
+        r3["error"].as_str().unwrap().contains("field `input_path`"),
+        "{r3}"
+    );
+    let r4 = result("c4");
+    assert_eq!(r4["is_error"], true);
+    assert_eq!(r4["exit_code"], 4);
+}
+
+#[test]
+fn anthropic_tool_results_carry_is_error() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let server = Server::start([
+        Reply::text(["Looking."])
+            .tool_call("t1", "data__stats", [r#"{"input_path": "a.csv"}"#])
+            .tool_call("t2", "data__fail", ["{}"]),
+        Reply::text(["Done."]),
+    ]);
+    let out = home
+        .cmd()
+        .env("ANTHROPIC_API_KEY", "ak-test")
+        .args([
+            "chat",
+            "--model",
+            "anthropic:claude-test",
+            "--base-url",
+            &server.base,
+        ])
+        .args(["--tools", "--allow-scripts", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = server.recorded();
+    let tools = rec[0].body["tools"].as_array().unwrap();
+    let stats = tools.iter().find(|t| t["name"] == "data__stats").unwrap();
+    assert_eq!(stats["input_schema"]["required"], json!(["input_path"]));
+    let msgs = rec[1].body["messages"].as_array().unwrap();
+    let results: Vec<&Value> = msgs
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 2, "{msgs:?}");
+    let ok = results.iter().find(|b| b["tool_use_id"] == "t1").unwrap();
+    assert!(ok.get("is_error").is_none(), "{ok}");
+    let failed = results.iter().find(|b| b["tool_use_id"] == "t2").unwrap();
+    assert_eq!(failed["is_error"], true, "{failed}");
+}
+
+#[test]
+fn run_json_always_prints_one_object_and_run_takes_an_agent() {
+    let home = TestHome::new();
+    data_skill(&home);
+    // Refused by the policy.
+    let (v, out) = run_json(
+        &home,
+        &["data", "stats", "--json", "--", "--input-path", "x"],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(v["success"], false);
+    assert_eq!(v["decision"], "denied");
+    assert!(
+        v["refused"].as_str().unwrap().contains("--allow-scripts"),
+        "{v}"
+    );
+    // Unknown script, bad --input: still one object.
+    let (v, out) = run_json(&home, &["data", "nope", "--json", "--allow-scripts"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        v["refused"]
+            .as_str()
+            .unwrap()
+            .contains("has no tool or script `nope`"),
+        "{v}"
+    );
+    let (v, out) = run_json(&home, &["data", "stats", "--json", "--input", "{"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("--input is not valid JSON"),
+        "{v}"
+    );
+
+    // An agent's policy applies to `run`; its max_output_bytes cut makes a named warning.
+    home.write(
+        "config/skillpipe/agents/big.toml",
+        "name = \"big\"\ndescription = \"d\"\ninstructions = \"i\"\nskills = [\"data\"]\n\
+         [script_policy]\nallow_scripts = true\nconfirm = \"never\"\nmax_output_bytes = 20\n",
+    );
+    let (v, out) = run_json(
+        &home,
+        &[
+            "data",
+            "stats",
+            "--json",
+            "--agent",
+            "big",
+            "--",
+            "--input-path",
+            "x",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(v["truncated"]["stdout"], true);
+    let err = stderr(&out);
+    assert!(
+        err.contains("skill `data`, script `data:stats`: stdout was ")
+            && err.contains("bytes, over max_output_bytes (20 bytes)"),
+        "{err}"
+    );
+    assert_eq!(home.audit().last().unwrap()["agent"], "big");
+}
+
+#[test]
+fn outputs_take_whole_stdout_json_and_audit_cuts_long_input() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let long = "x".repeat(400);
+    let (v, out) = run_json(
+        &home,
+        &[
+            "data",
+            "stats",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--",
+            "--input-path",
+            &long,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Pretty-printed JSON on stdout is the outputs.
+    assert_eq!(v["outputs"]["mode"], "strict");
+    assert_eq!(v["outputs"]["got"]["input_path"], long.as_str());
+    let stdin = home.audit()[0]["stdin"].as_str().unwrap().to_owned();
+    assert_eq!(stdin.chars().count(), 256);
+    assert!(
+        stdin.starts_with("{\"input_path\":\"xxx") && stdin.ends_with('…'),
+        "{stdin}"
+    );
+}
+
+#[test]
+fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/greet/SKILL.md",
+        "---\nname: greet\ndescription: Greets.\n---\nGreet.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/greet/hello.py",
+        "# Say hello.\nprint('hello from the root')\n",
+    );
+    home.write(
+        "config/skillpipe/skills/greet/scripts/other.sh",
+        "echo other\n",
+    );
+    let out = home
+        .cmd()
+        .args(["skills", "show", "greet"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let (a, b) = (
+        text.find("scripts/other.sh").unwrap(),
+        text.find("hello.py").unwrap(),
+    );
+    assert!(a < b, "scripts/ comes first: {text}");
+    // `scripts/*` covers scripts under scripts/ only; the hint names the root script by id.
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("!{greet:hello}\n")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "\n");
+    assert!(
+        stderr(&out).contains("--allow 'greet:hello'"),
+        "{}",
+        stderr(&out)
+    );
+    let out = home
+        .cmd()
+        .args(["filter", "-y", "--allow", "greet:hello"])
+        .write_stdin("!{greet:hello}\n")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "hello from the root\n", "{}", stderr(&out));
+
+    home.write(
+        "config/skillpipe/skills/locked/SKILL.md",
+        "---\nname: locked\ndescription: Read only.\nallowed-tools: Read Grep\n---\nRead.\n",
+    );
+    home.write("config/skillpipe/skills/locked/scripts/x.sh", "echo x\n");
+    let (v, _) = run_json(&home, &["locked", "x", "--json", "--allow-scripts", "-y"]);
+    let why = v["refused"].as_str().unwrap();
+    assert!(
+        why.contains("its allowed-tools (Read Grep) has no Bash entry"),
+        "{why}"
+    );
+}
+
+#[test]
+fn an_agent_folder_holds_tools_in_the_same_layout() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/agents/quizzer.toml",
+        "name = \"quizzer\"\ndescription = \"Asks questions\"\ninstructions = \"Quiz me.\"\n\
+         [script_policy]\nallow_scripts = true\nconfirm = \"never\"\n",
+    );
+    home.write(
+        "config/skillpipe/agents/quizzer/tools/pick/tool.yaml",
+        "id: pick\nscript: pick.sh\ndescription: Pick a question.\n",
+    );
+    home.write(
+        "config/skillpipe/agents/quizzer/tools/pick/schema.json",
+        r#"{"type": "object", "properties": {"level": {"type": "integer"}}, "required": ["level"]}"#,
+    );
+    home.write(
+        "config/skillpipe/agents/quizzer/tools/pick/pick.sh",
+        "cat\n",
+    );
+    let out = home
+        .cmd()
+        .args(["filter", "--agent", "quizzer"])
+        .write_stdin("Q: !{quizzer:pick --level 3}\n")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Q: {\"level\":3}\n");
+    let out = home
+        .cmd()
+        .args(["agents", "show", "quizzer"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("| quizzer:pick --level INTEGER | Pick a question. |"),
+        "{}",
+        stdout(&out)
+    );
+    let (v, _) = run_json(
+        &home,
+        &[
+            "quizzer", "pick", "--json", "--agent", "quizzer", "--", "--level", "x",
+        ],
+    );
+    assert!(
+        v["refused"].as_str().unwrap().contains("field `level`"),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_script_with_a_schema_beside_it_reads_typed_json() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/conv/SKILL.md",
+        "---\nname: conv\ndescription: Converts units.\n---\nConvert.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/conv/scripts/convert.py",
+        "# Convert a length.\nimport json, sys\nd = json.load(sys.stdin)\nprint(d['value'] * 1000, d['to_unit'])\n",
+    );
+    home.write(
+        "config/skillpipe/skills/conv/scripts/convert.schema.json",
+        r#"{"type": "object",
+            "properties": {"value": {"type": "number"}, "to_unit": {"enum": ["m", "cm"]}},
+            "required": ["value", "to_unit"]}"#,
+    );
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("!{scripts/convert.py --value 3 --to-unit m} / !{conv:convert --value 1 --to-unit mm}\n")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "3000 m / \n", "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("field `to_unit`: \"mm\" is not one of"),
+        "{}",
+        stderr(&out)
+    );
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &server.url, "--model", "m"])
+        .args(["--skill", "conv", "--tools", "--allow-scripts", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let req = &server.requests()[0];
+    let system = req["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("| scripts/convert.py --to-unit TEXT --value NUMBER | Convert a length. |"),
+        "{system}"
+    );
+    let tool = &req["tools"][0]["function"];
+    assert_eq!(tool["name"], "conv__convert");
+    assert_eq!(tool["parameters"]["required"], json!(["value", "to_unit"]));
+}
