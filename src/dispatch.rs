@@ -12,7 +12,9 @@ use crate::sandbox::SandboxSpec;
 use crate::scan::Kind;
 use crate::skills::{SkillSet, Tool, ToolInput};
 use std::ffi::OsString;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,6 +27,8 @@ pub enum Origin {
     Run,
     /// A native tool call.
     Tool,
+    /// A `tools/call` from an MCP client (`skillpipe mcp`).
+    Mcp,
 }
 
 impl Origin {
@@ -34,6 +38,7 @@ impl Origin {
             Origin::Capture => "capture",
             Origin::Run => "run",
             Origin::Tool => "tool",
+            Origin::Mcp => "mcp",
         }
     }
 }
@@ -72,7 +77,10 @@ impl Outcome {
     }
 }
 
-type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync;
+/// An answer that may take a while: a terminal key press, or a protocol peer's reply.
+pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, String>> + Send + 'a>>;
+
+type Asker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync;
 
 /// Holds the policy, skills, audit log and session confirmation state.
 pub struct Dispatcher {
@@ -80,6 +88,9 @@ pub struct Dispatcher {
     skills: Arc<SkillSet>,
     audit: AuditLog,
     confirmer: Mutex<Confirmer>,
+    /// One question at a time: concurrent calls queue for the user instead of talking over
+    /// each other, and an "always" given meanwhile is honoured.
+    asking: tokio::sync::Mutex<()>,
     asker: Box<Asker>,
     agent: Option<String>,
     /// The inherited environment, already reduced to `env_passthrough`.
@@ -101,10 +112,11 @@ impl Dispatcher {
             .collect();
         Dispatcher {
             confirmer: Mutex::new(Confirmer::new(policy.confirm)),
+            asking: tokio::sync::Mutex::new(()),
             policy,
             skills,
             audit,
-            asker: Box::new(confirm::ask_tty),
+            asker: Box::new(|p| Box::pin(std::future::ready(confirm::ask_tty(p)))),
             agent: None,
             base_env,
         }
@@ -119,6 +131,15 @@ impl Dispatcher {
     pub fn with_asker(
         mut self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.asker = Box::new(move |p| Box::pin(std::future::ready(asker(p))));
+        self
+    }
+
+    /// Replaces the terminal prompt with one answered asynchronously (MCP elicitation).
+    pub fn with_async_asker(
+        mut self,
+        asker: impl for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync + 'static,
     ) -> Self {
         self.asker = Box::new(asker);
         self
@@ -289,11 +310,7 @@ impl Dispatcher {
             cwd: &cwd,
             grants: &grants,
         };
-        let verdict = {
-            let mut confirmer = self.confirmer.lock().unwrap_or_else(|e| e.into_inner());
-            confirmer.confirm(&prompt, |p| (self.asker)(p))
-        };
-        if let Verdict::Declined(why) = verdict {
+        if let Verdict::Declined(why) = self.confirm(&prompt).await {
             return block(&argv, skill, &stdin, Decision::Declined, why);
         }
         if self.policy.audit == AuditMode::Required
@@ -455,6 +472,25 @@ impl Dispatcher {
         reason: String,
     ) -> Outcome {
         self.block(origin, argv, None, decision, reason)
+    }
+
+    /// The confirmation step: asks (one question at a time) unless the mode or an earlier
+    /// "always" covers the command.
+    async fn confirm(&self, prompt: &Prompt<'_>) -> Verdict {
+        let needs_asking = |d: &Dispatcher| {
+            let confirmer = d.confirmer.lock().unwrap_or_else(|e| e.into_inner());
+            confirmer.needs_asking(prompt.argv)
+        };
+        if !needs_asking(self) {
+            return Verdict::Run;
+        }
+        let _turn = self.asking.lock().await;
+        if !needs_asking(self) {
+            return Verdict::Run;
+        }
+        let answer = (self.asker)(prompt).await;
+        let mut confirmer = self.confirmer.lock().unwrap_or_else(|e| e.into_inner());
+        confirmer.settle(prompt.argv, answer)
     }
 
     fn path_var(&self) -> OsString {

@@ -13,6 +13,7 @@
 //! - [`filter`]: the Unix filter pipeline.
 //! - [`chat`]: the chat loop (captures go back to the model).
 //! - [`repl`]: the interactive terminal.
+//! - [`mcp`]: the MCP server (`skillpipe mcp`, feature `mcp`).
 //! - [`cli`]: command-line definitions and subcommand entry points.
 //! - [`term`]: what may reach a terminal (untrusted text made inert).
 //! - [`trust`]: which working directories may bring their own agents and skills.
@@ -26,6 +27,8 @@ pub mod confirm;
 pub mod dispatch;
 pub mod exec;
 pub mod filter;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod paths;
 pub mod policy;

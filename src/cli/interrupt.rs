@@ -44,7 +44,8 @@ pub fn exit_code(rt: &tokio::runtime::Runtime) -> Option<i32> {
     Some(stopped(sig))
 }
 
-fn stopped(sig: libc::c_int) -> i32 {
+/// Says so on stderr; the exit code for a stop by `sig`.
+pub(super) fn stopped(sig: libc::c_int) -> i32 {
     eprintln!("skillpipe: stopped by {}", crate::exec::signal_name(sig));
     128 + sig
 }

@@ -9,6 +9,8 @@ pub mod chat;
 pub mod doctor;
 pub mod filter;
 mod interrupt;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod run;
 pub mod setup;
 pub mod skills;
@@ -55,6 +57,9 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// Report what this machine can enforce and where files live.
     Doctor(doctor::DoctorArgs),
+    /// Serve skills and their scripts to an MCP client over stdio.
+    #[cfg(feature = "mcp")]
+    Mcp(mcp::McpArgs),
     /// Trust a directory: use its ./agents and ./skills (or --list, --revoke).
     Trust(trust::TrustArgs),
     /// Internal: sandbox launcher (applies restrictions, then execs the command).
@@ -180,6 +185,8 @@ pub fn main() -> i32 {
         Command::Skills(a) => skills::run(a),
         Command::Agents(a) => agents::run(a),
         Command::Doctor(a) => doctor::run(a),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(a) => mcp::run(a),
         Command::Trust(a) => trust::run(a),
         Command::Launch(a) => crate::sandbox::launch(a),
     };

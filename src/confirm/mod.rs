@@ -45,7 +45,7 @@ pub struct Confirmer {
 }
 
 /// The "always" scope: the program or script (argv[0]), whatever its arguments.
-fn scope(argv: &[String]) -> &str {
+pub fn scope(argv: &[String]) -> &str {
     argv.first().map(String::as_str).unwrap_or("")
 }
 
@@ -63,13 +63,24 @@ impl Confirmer {
         prompt: &Prompt<'_>,
         ask: impl FnOnce(&Prompt<'_>) -> Result<Answer, String>,
     ) -> Verdict {
-        if self.mode == ConfirmMode::Never || self.always.iter().any(|p| p == scope(prompt.argv)) {
+        if !self.needs_asking(prompt.argv) {
             return Verdict::Run;
         }
-        match ask(prompt) {
+        self.settle(prompt.argv, ask(prompt))
+    }
+
+    /// False when the mode or an earlier "always" answer covers `argv`. Split from
+    /// [`Self::settle`] so that an asker which waits (a protocol peer) need not hold this state.
+    pub fn needs_asking(&self, argv: &[String]) -> bool {
+        self.mode != ConfirmMode::Never && !self.always.iter().any(|p| p == scope(argv))
+    }
+
+    /// The verdict for an answer to the prompt about `argv`; "always" is remembered.
+    pub fn settle(&mut self, argv: &[String], answer: Result<Answer, String>) -> Verdict {
+        match answer {
             Ok(Answer::Once) => Verdict::Run,
             Ok(Answer::Always) => {
-                self.always.push(scope(prompt.argv).to_string());
+                self.always.push(scope(argv).to_string());
                 Verdict::Run
             }
             Ok(Answer::No) => Verdict::Declined("declined at the prompt".into()),

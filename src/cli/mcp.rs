@@ -1,0 +1,50 @@
+//! `skillpipe mcp`: serve the loaded skills and their scripts to an MCP client over stdio.
+
+use super::{PolicyFlags, SkillFlags};
+use crate::mcp::{catalog::Catalog, consent, server};
+use clap::Args;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub policy: PolicyFlags,
+    #[command(flatten)]
+    pub skill_flags: SkillFlags,
+    /// Agent name or path to an agent TOML (brings skills and a script policy).
+    #[arg(long, value_name = "NAME|PATH")]
+    pub agent: Option<String>,
+}
+
+pub fn run(args: McpArgs) -> anyhow::Result<i32> {
+    let setup = super::setup::build(&args.policy, &args.skill_flags, args.agent.as_deref(), &[])?;
+    let catalog = Catalog::load(setup.dispatcher.skills());
+    for w in &catalog.warnings {
+        eprintln!("skillpipe: warning: {w}");
+    }
+    let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
+    let peer = consent::Peer::new(out_tx.clone());
+    let dispatcher = match Arc::try_unwrap(setup.dispatcher) {
+        // stdin is the protocol: confirmations go to the client, never to a terminal.
+        Ok(d) => Arc::new(d.with_async_asker(consent::asker(peer.clone()))),
+        Err(_) => anyhow::bail!("internal: the dispatcher is shared before the server starts"),
+    };
+    if !dispatcher.policy().allow_scripts {
+        eprintln!(
+            "skillpipe mcp: every tool call will be refused: {}",
+            crate::policy::SCRIPTS_NOT_ALLOWED
+        );
+    }
+    let rt = super::setup::runtime()?;
+    let signal = rt.block_on(server::serve(
+        dispatcher,
+        Arc::new(catalog),
+        peer,
+        out_rx,
+        out_tx,
+    ))?;
+    // The stdin thread may still be blocked in a read; do not wait for it.
+    rt.shutdown_background();
+    // Closing stdin is how a client ends the session; a signal stops it as it stops `filter`.
+    Ok(signal.map_or(super::EXIT_OK, super::interrupt::stopped))
+}

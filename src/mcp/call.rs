@@ -1,0 +1,178 @@
+//! One `tools/call`: through the [`Dispatcher`] (policy, confirmation, sandbox, caps, timeout,
+//! audit with origin `mcp`), and its outcome as an MCP tool result — text content, `outputs` as
+//! structured content, and `isError` with the reason for every failure and refusal.
+
+use super::catalog::{Catalog, Target};
+use super::session::Call;
+use crate::audit::Decision;
+use crate::dispatch::{Dispatcher, Origin, Outcome, Ran};
+use serde_json::{Value, json};
+
+/// Runs the call and returns the `tools/call` result.
+pub async fn run(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Value {
+    match &call.target {
+        Target::LoadSkill => load_skill(catalog, call),
+        Target::Run(target) => {
+            let text = Value::Object(call.arguments.clone()).to_string();
+            let (args, stdin) = match crate::chat::tools::parse_arguments(&text, target) {
+                Ok(parsed) => parsed,
+                Err(why) => {
+                    let argv = [target.reference.clone()];
+                    let out = dispatcher.refuse(Origin::Mcp, &argv, Decision::Invalid, why);
+                    return result_of(&out, dispatcher);
+                }
+            };
+            let mut argv = vec![target.reference.clone()];
+            argv.extend(args);
+            let out = dispatcher.run_argv(Origin::Mcp, argv, stdin).await;
+            result_of(&out, dispatcher)
+        }
+    }
+}
+
+fn load_skill(catalog: &Catalog, call: &Call) -> Value {
+    let name = call.arguments.get("name").and_then(Value::as_str);
+    match name.and_then(|n| catalog.load_skill_text(n)) {
+        Some(text) => json!({"content": [{"type": "text", "text": text}], "isError": false}),
+        None => {
+            let known: Vec<&str> = catalog.skills.iter().map(|s| s.name.as_str()).collect();
+            error_result(format!(
+                "no skill named {}; the skills are: {}",
+                name.map(|n| format!("`{n}`"))
+                    .unwrap_or("(no `name` given)".into()),
+                known.join(", ")
+            ))
+        }
+    }
+}
+
+/// An `isError` result with one text block.
+pub fn error_result(text: String) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+/// The tool result for an outcome. A run that failed keeps its output, with what failed and
+/// under which restrictions it ran, since a sandbox refusal often looks like a plain failure.
+pub fn result_of(outcome: &Outcome, dispatcher: &Dispatcher) -> Value {
+    match outcome {
+        // It ran and was stopped (skillpipe was interrupted), so it was not refused.
+        Outcome::Blocked {
+            decision: Decision::Ran,
+            reason,
+        } => error_result(format!("stopped: {reason}")),
+        Outcome::Blocked { reason, .. } => error_result(format!("not run: {reason}")),
+        Outcome::Ran(ran) => ran_result(ran, &dispatcher.sandbox_description()),
+    }
+}
+
+fn ran_result(ran: &Ran, sandbox: &str) -> Value {
+    let r = &ran.result;
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    let mut text = String::new();
+    if r.success() {
+        text.push_str(&stdout);
+    } else {
+        let what = if r.timed_out {
+            "timed out and was killed".to_string()
+        } else if let Some(sig) = &r.signal {
+            format!("killed by {sig}")
+        } else {
+            format!("exited with code {}", r.exit_code)
+        };
+        text.push_str(&format!("failed: {what}\n"));
+        if !stdout.is_empty() {
+            text.push_str(&format!("stdout:\n{stdout}\n"));
+        }
+        if !stderr.is_empty() {
+            text.push_str(&format!("stderr:\n{stderr}\n"));
+        }
+        // The sandbox's own guess at what the run ran into, else what was in force.
+        match &r.hint {
+            Some(hint) => text.push_str(hint),
+            None => text.push_str(&format!(
+                "sandbox: {sandbox} (the user can lift these with --allow-network, \
+                 --writable DIR or --allow-filesystem)"
+            )),
+        }
+    }
+    for w in &r.warnings {
+        text.push_str(&format!("\nwarning: {w}"));
+    }
+    // MCP's structured content is an object: any other `outputs` value is wrapped.
+    let outputs = match crate::dispatch::result_json(ran)["outputs"].take() {
+        v @ Value::Object(_) => v,
+        v => json!({ "result": v }),
+    };
+    json!({
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": outputs,
+        "isError": !r.success(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::RunResult;
+
+    fn ran(exit_code: i32, stdout: &str, timed_out: bool) -> Ran {
+        Ran {
+            result: RunResult {
+                exit_code,
+                stdout: stdout.as_bytes().to_vec(),
+                stderr: b"oops".to_vec(),
+                timed_out,
+                ..Default::default()
+            },
+            skill: Some("s".into()),
+            script_path: None,
+        }
+    }
+
+    #[test]
+    fn success_has_text_and_outputs() {
+        let v = ran_result(&ran(0, "hello\n{\"n\":1}\n", false), "no network");
+        assert_eq!(v["isError"], false);
+        assert_eq!(v["structuredContent"], json!({"n": 1}));
+        assert_eq!(v["content"][0]["text"], "hello\n{\"n\":1}\n");
+    }
+
+    #[test]
+    fn outputs_that_are_not_objects_are_wrapped() {
+        let v = ran_result(&ran(0, "42\n", false), "");
+        assert_eq!(v["structuredContent"], json!({"result": 42}));
+        let v = ran_result(&ran(0, "[1, 2]", false), "");
+        assert_eq!(v["structuredContent"], json!({"result": [1, 2]}));
+    }
+
+    #[test]
+    fn the_sandbox_hint_is_passed_on() {
+        let mut r = ran(1, "", false);
+        r.result.hint = Some("sandbox: the run likely needed the network".into());
+        let v = ran_result(&r, "no network");
+        let text = v["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.ends_with("sandbox: the run likely needed the network"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn failures_say_what_failed_and_the_sandbox() {
+        let v = ran_result(&ran(3, "partial", false), "no network");
+        assert_eq!(v["isError"], true);
+        let text = v["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("failed: exited with code 3"), "{text}");
+        assert!(text.contains("stdout:\npartial") && text.contains("stderr:\noops"));
+        assert!(text.contains("sandbox: no network"), "{text}");
+        let v = ran_result(&ran(124, "", true), "no network");
+        assert!(
+            v["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("timed out")
+        );
+        assert_eq!(v["structuredContent"], json!({}));
+    }
+}

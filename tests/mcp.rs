@@ -1,0 +1,739 @@
+//! `skillpipe mcp` driven over stdio the way an MCP client drives it: initialize, list and call
+//! tools (allowed, refused, failing, timed out, cancelled, concurrent), ask for consent by
+//! elicitation, list and read the skill resources, and survive malformed input and a client that
+//! goes away mid-call.
+#![cfg(all(target_os = "linux", feature = "mcp"))]
+
+mod common;
+
+use common::TestHome;
+use common::procs::{eventually, processes_named};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Answers the server's `elicitation/create` params with a result.
+type Elicit = Box<dyn FnMut(&Value) -> Value>;
+
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    next_id: i64,
+    elicit: Option<Elicit>,
+    /// Messages that arrived while waiting for another one.
+    early: Vec<Value>,
+    /// The elicitation requests the server sent.
+    asked: Vec<Value>,
+}
+
+const WAIT: Duration = Duration::from_secs(20);
+
+impl Client {
+    fn start(home: &TestHome, args: &[&str]) -> Client {
+        Client::start_with(home, args, None)
+    }
+
+    /// Spawns the server and initializes the session (declaring elicitation if `elicit`).
+    fn start_with(home: &TestHome, args: &[&str], elicit: Option<Elicit>) -> Client {
+        let bin = assert_cmd::cargo::cargo_bin("skillpipe");
+        let mut child = Command::new(bin)
+            .arg("mcp")
+            .args(["--skills-dir", "skills", "--sandbox", "best-effort"])
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("LANG", "C.UTF-8")
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .current_dir(home.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn skillpipe mcp");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("server wrote a line that is not JSON ({e}): {line}")
+                });
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let caps = if elicit.is_some() {
+            json!({"elicitation": {}})
+        } else {
+            json!({})
+        };
+        let mut c = Client {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next_id: 0,
+            elicit,
+            early: Vec::new(),
+            asked: Vec::new(),
+        };
+        let init = c.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": caps,
+                   "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, msg: &Value) {
+        self.send_raw(msg.to_string().as_bytes());
+    }
+
+    /// Sends a request without waiting; returns its id.
+    fn start_request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.start_request(method, params);
+        self.wait_for(&id)
+    }
+
+    /// The next message from the server, answering its elicitations on the way.
+    fn next(&mut self) -> Value {
+        loop {
+            let msg = self
+                .lines
+                .recv_timeout(WAIT)
+                .expect("the server answered in time");
+            if msg.get("method") == Some(&json!("elicitation/create")) {
+                self.asked.push(msg["params"].clone());
+                let result =
+                    (self.elicit.as_mut().expect("no elicitation declared"))(&msg["params"]);
+                self.send(&json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}));
+                continue;
+            }
+            return msg;
+        }
+    }
+
+    /// The response to request `id` (other messages are kept for later).
+    fn wait_for(&mut self, id: &Value) -> Value {
+        if let Some(i) = self.early.iter().position(|m| &m["id"] == id) {
+            return self.early.remove(i);
+        }
+        loop {
+            let msg = self.next();
+            if &msg["id"] == id {
+                return msg;
+            }
+            self.early.push(msg);
+        }
+    }
+
+    /// A tools/call's result.
+    fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        r.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("no result: {r}"))
+    }
+
+    /// Closes stdin and waits (bounded) for the server to exit.
+    fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        wait_exit(&mut self.child)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the server did not exit");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or("")
+}
+
+fn script(home: &TestHome, name: &str, body: &str) {
+    let p = home.write(&format!("skills/t/scripts/{name}"), body);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A skill `t` with scripts for every kind of outcome and a reference file.
+fn setup() -> TestHome {
+    let home = TestHome::new();
+    home.write(
+        "skills/t/SKILL.md",
+        "---\nname: t\ndescription: Test tools for the MCP server\n---\nCall t__echo to echo.\n",
+    );
+    home.write("skills/t/references/guide.md", "# Guide\nRead me.\n");
+    script(
+        &home,
+        "echo.sh",
+        "#!/bin/bash\n# Echo the arguments and the JSON on stdin.\n\
+         echo \"args: $*\"\nin=$(cat)\n[ -n \"$in\" ] && echo \"stdin: $in\"\necho '{\"count\": '$#'}'\n",
+    );
+    script(
+        &home,
+        "fail.sh",
+        "#!/bin/bash\n# Fail on purpose.\necho partial\necho boom >&2\nexit 3\n",
+    );
+    script(
+        &home,
+        "slow.sh",
+        "#!/bin/bash\n# Take too long.\nsleep 30\n",
+    );
+    script(
+        &home,
+        "orphan.sh",
+        "#!/bin/bash\n# Leave a grandchild behind, then wait.\n\
+         setsid bash -c 'exec -a \"$1\" sleep 30' _ \"$1\" </dev/null >/dev/null 2>&1 &\n\
+         exec -a \"$1-parent\" sleep 30\n",
+    );
+    script(
+        &home,
+        "barrier.sh",
+        "#!/bin/bash\n# Meet another call: mark DIR/ME, wait for DIR/OTHER.\n\
+         touch \"$1/$2\"\nfor i in $(seq 1000); do [ -e \"$1/$3\" ] && { echo met; exit 0; }; sleep 0.01; done\n\
+         echo alone; exit 1\n",
+    );
+    home
+}
+
+fn audit_for(home: &TestHome, script: &str) -> Vec<Value> {
+    home.audit()
+        .into_iter()
+        .filter(|r| r["argv"][0].as_str().is_some_and(|a| a.contains(script)))
+        .collect()
+}
+
+#[test]
+fn tools_and_resources_are_listed_and_read() {
+    let home = setup();
+    let mut c = Client::start(&home, &[]);
+
+    let tools = c.request("tools/list", json!({}));
+    let tools = tools["result"]["tools"].as_array().unwrap().clone();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for want in ["t__echo", "t__fail", "t__slow", "load_skill"] {
+        assert!(names.contains(&want), "{names:?}");
+    }
+    let echo = tools.iter().find(|t| t["name"] == "t__echo").unwrap();
+    assert!(
+        echo["description"]
+            .as_str()
+            .unwrap()
+            .contains("Echo the arguments and the JSON on stdin."),
+        "{echo}"
+    );
+    assert_eq!(echo["inputSchema"]["properties"]["args"]["type"], "array");
+
+    let res = c.request("resources/list", json!({}));
+    let listed = &res["result"]["resources"][0];
+    assert_eq!(listed["uri"], "skill://t/SKILL.md");
+    assert_eq!(listed["name"], "t");
+    assert_eq!(listed["description"], "Test tools for the MCP server");
+
+    let read = c.request("resources/read", json!({"uri": "skill://t/SKILL.md"}));
+    let content = &read["result"]["contents"][0];
+    assert!(content["text"].as_str().unwrap().contains("Call t__echo"));
+    assert_eq!(content["mimeType"], "text/markdown");
+    let guide = c.request(
+        "resources/read",
+        json!({"uri": "skill://t/references/guide.md"}),
+    );
+    assert_eq!(
+        guide["result"]["contents"][0]["text"],
+        "# Guide\nRead me.\n"
+    );
+    let missing = c.request(
+        "resources/read",
+        json!({"uri": "skill://t/../../etc/passwd"}),
+    );
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
+
+    // The Skills extension's manifest: every file with its size and sha256 digest.
+    let skills = c.request("skills/list", json!({}));
+    let t = &skills["result"]["skills"][0];
+    assert_eq!(t["uri"], "skill://t/SKILL.md");
+    assert_eq!(
+        t["frontmatter"]["description"],
+        "Test tools for the MCP server"
+    );
+    let guide_entry = t["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["uri"] == "skill://t/references/guide.md")
+        .expect("guide in the manifest")
+        .clone();
+    assert_eq!(guide_entry["size"], 17);
+    let sum = Command::new("sha256sum")
+        .arg(home.path().join("skills/t/references/guide.md"))
+        .output()
+        .unwrap();
+    let hex = String::from_utf8_lossy(&sum.stdout)[..64].to_string();
+    assert_eq!(guide_entry["digest"], format!("sha256:{hex}"));
+
+    let loaded = c.call("load_skill", json!({"name": "t"}));
+    assert_eq!(loaded["isError"], false);
+    assert!(text(&loaded).contains("Call t__echo to echo."), "{loaded}");
+    assert!(text(&loaded).contains("- t__echo"), "{loaded}");
+    let unknown = c.call("load_skill", json!({"name": "zz"}));
+    assert_eq!(unknown["isError"], true);
+    assert!(text(&unknown).contains("the skills are: t"), "{unknown}");
+
+    assert!(c.close().success());
+}
+
+#[test]
+fn calls_run_fail_time_out_and_are_audited() {
+    let home = setup();
+    let mut c = Client::start(&home, &["--allow-scripts", "-y", "--timeout", "1"]);
+
+    let ok = c.call("t__echo", json!({"args": ["a", "b c"], "input": {"k": 1}}));
+    assert_eq!(ok["isError"], false, "{ok}");
+    assert!(
+        text(&ok).contains("args: a b c\nstdin: {\"k\":1}\n"),
+        "{ok}"
+    );
+    assert_eq!(ok["structuredContent"], json!({"count": 2}));
+
+    let failed = c.call("t__fail", json!({}));
+    assert_eq!(failed["isError"], true);
+    let t = text(&failed);
+    assert!(t.starts_with("failed: exited with code 3"), "{t}");
+    assert!(
+        t.contains("stdout:\npartial") && t.contains("stderr:\nboom"),
+        "{t}"
+    );
+    assert!(t.contains("sandbox: "), "{t}");
+
+    let start = Instant::now();
+    let slow = c.call("t__slow", json!({}));
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "the timeout fired"
+    );
+    assert_eq!(slow["isError"], true);
+    assert!(text(&slow).contains("timed out"), "{slow}");
+
+    let bad = c.call("t__echo", json!({"args": [{"x": 1}]}));
+    assert_eq!(bad["isError"], true);
+    assert!(text(&bad).contains("list of strings"), "{bad}");
+
+    let unknown = c.request("tools/call", json!({"name": "t__nope"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("t__nope")
+    );
+    assert!(c.close().success());
+
+    let audit = home.audit();
+    assert!(audit.iter().all(|r| r["kind"] == "mcp"), "{audit:?}");
+    let echo = &audit_for(&home, "echo.sh")[0];
+    assert_eq!(echo["decision"], "ran");
+    assert_eq!(echo["argv"], json!(["t/scripts/echo.sh", "a", "b c"]));
+    assert_eq!(audit_for(&home, "fail.sh")[0]["exit_code"], 3);
+    assert_eq!(audit_for(&home, "slow.sh")[0]["exit_code"], 124);
+    assert!(
+        audit
+            .iter()
+            .any(|r| r["argv"] == json!(["t__nope"]) && r["decision"] == "invalid"),
+        "{audit:?}"
+    );
+}
+
+#[test]
+fn refusals_are_tool_errors_that_name_what_allows_them() {
+    let home = setup();
+    // Nothing allowed: the call is refused, and nothing ran.
+    let mut c = Client::start(&home, &[]);
+    let r = c.call("t__echo", json!({"args": ["x"]}));
+    assert_eq!(r["isError"], true);
+    assert!(text(&r).contains("--allow-scripts"), "{r}");
+    c.close();
+    // Denied by a pattern.
+    let mut c = Client::start(
+        &home,
+        &["--allow-scripts", "-y", "--deny", "t/scripts/echo.sh"],
+    );
+    let r = c.call("t__echo", json!({}));
+    assert_eq!(r["isError"], true);
+    assert!(text(&r).starts_with("not run: "), "{r}");
+    // Positive control: another script of the same skill runs.
+    let other = c.call("t__fail", json!({}));
+    assert!(
+        text(&other).starts_with("failed: exited with code 3"),
+        "{other}"
+    );
+    c.close();
+    // confirm = "ask" and a client that cannot ask: refused, naming the flag.
+    let mut c = Client::start(&home, &["--allow-scripts"]);
+    let r = c.call("t__echo", json!({}));
+    assert_eq!(r["isError"], true);
+    assert!(text(&r).contains("add -y"), "{r}");
+    c.close();
+
+    let decisions: Vec<String> = audit_for(&home, "echo.sh")
+        .iter()
+        .map(|r| r["decision"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(decisions, ["denied", "denied", "declined"]);
+    assert!(
+        !home
+            .audit()
+            .iter()
+            .any(|r| r["decision"] == "ran" && r["argv"][0] == "t/scripts/echo.sh")
+    );
+}
+
+#[test]
+fn consent_is_asked_by_elicitation() {
+    let home = setup();
+    let answers = std::rc::Rc::new(std::cell::RefCell::new(vec![
+        json!({"action": "decline"}),
+        json!({"action": "accept", "content": {"always": true}}),
+    ]));
+    let queue = answers.clone();
+    let elicit: Elicit = Box::new(move |_| queue.borrow_mut().remove(0));
+    let mut c = Client::start_with(&home, &["--allow-scripts"], Some(elicit));
+
+    let declined = c.call("t__echo", json!({"args": ["one"]}));
+    assert_eq!(declined["isError"], true);
+    assert!(text(&declined).contains("declined"), "{declined}");
+    let ran = c.call("t__echo", json!({"args": ["two"]}));
+    assert_eq!(ran["isError"], false, "{ran}");
+    // "Always" covers the script for the rest of the session: no third question.
+    let again = c.call("t__echo", json!({"args": ["three"]}));
+    assert_eq!(again["isError"], false, "{again}");
+    assert_eq!(c.asked.len(), 2);
+
+    let message = c.asked[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("run `t/scripts/echo.sh one`?"),
+        "{message}"
+    );
+    assert!(message.contains("skill: t"), "{message}");
+    assert!(message.contains("cwd: "), "{message}");
+    assert!(message.contains("network: none"), "{message}");
+    assert!(message.contains("writes: "), "{message}");
+    assert_eq!(
+        c.asked[0]["requestedSchema"]["properties"]["always"]["type"],
+        "boolean"
+    );
+    c.close();
+    let decisions: Vec<Value> = audit_for(&home, "echo.sh")
+        .iter()
+        .map(|r| r["decision"].clone())
+        .collect();
+    assert_eq!(decisions, [json!("declined"), json!("ran"), json!("ran")]);
+}
+
+#[test]
+fn malformed_input_gets_errors_and_the_session_goes_on() {
+    let home = setup();
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+
+    c.send_raw(b"this is not json");
+    let e = c.next();
+    assert_eq!(
+        (e["id"].clone(), e["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+
+    c.send_raw(br#"[{"jsonrpc":"2.0","id":90,"method":"ping"}]"#);
+    assert_eq!(c.next()["error"]["code"], -32600);
+
+    c.send_raw(br#"{"jsonrpc":"2.0","id":91,"method":"no/such"}"#);
+    assert_eq!(c.wait_for(&json!(91))["error"]["code"], -32601);
+
+    c.send_raw(br#"{"jsonrpc":"2.0","id":92,"method":"tools/call","params":{"name":"t__echo","arguments":"x"}}"#);
+    assert_eq!(c.wait_for(&json!(92))["error"]["code"], -32602);
+
+    // Nested far deeper than any parser's limit: answered under its own id.
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":93,"method":"tools/call","params":{{"name":"t__echo","arguments":{{"input":{}1{}}}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    c.send_raw(deep.as_bytes());
+    let e = c.wait_for(&json!(93));
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("deeper"),
+        "{e}"
+    );
+
+    // Over the size limit: answered under its own id, the rest of the line skipped.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":94,"method":"tools/call","params":{{"name":"t__echo","arguments":{{"args":["{}"]}}}}}}"#,
+        "a".repeat(9 << 20)
+    );
+    c.send_raw(huge.as_bytes());
+    let e = c.wait_for(&json!(94));
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("over the limit"),
+        "{e}"
+    );
+
+    // Still serving.
+    let ok = c.call("t__echo", json!({"args": ["after"]}));
+    assert!(text(&ok).contains("args: after"), "{ok}");
+    assert!(c.close().success());
+    // Nothing ran for the rejected lines.
+    assert_eq!(audit_for(&home, "echo.sh").len(), 1);
+}
+
+#[test]
+fn calls_run_concurrently() {
+    let home = setup();
+    let dir = home.path().join("meet");
+    std::fs::create_dir(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let mut c = Client::start(&home, &["--allow-scripts", "-y", "--allow-filesystem"]);
+    // Each call waits for the other: they finish only if both run at once.
+    let a = c.start_request(
+        "tools/call",
+        json!({"name": "t__barrier", "arguments": {"args": [d, "a", "b"]}}),
+    );
+    let b = c.start_request(
+        "tools/call",
+        json!({"name": "t__barrier", "arguments": {"args": [d, "b", "a"]}}),
+    );
+    for id in [a, b] {
+        let r = c.wait_for(&id);
+        assert_eq!(text(&r["result"]), "met\n", "{r}");
+    }
+    c.close();
+}
+
+#[test]
+fn a_cancelled_call_is_killed_and_audited_and_the_session_goes_on() {
+    let home = setup();
+    let marker = format!("mcp-cancel-{}", std::process::id());
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let id = c.start_request(
+        "tools/call",
+        json!({"name": "t__orphan", "arguments": {"args": [marker]}}),
+    );
+    assert!(eventually(|| processes_named(&format!("{marker}-parent"))
+        .len()
+        == 1));
+    c.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": id, "reason": "user stopped it"}}),
+    );
+    assert!(
+        eventually(|| processes_named(&marker).is_empty()),
+        "left running: {:?}",
+        processes_named(&marker)
+    );
+    // No reply to the cancelled call; the next request is answered.
+    let pong = c.request("ping", json!({}));
+    assert_eq!(pong["result"], json!({}));
+    assert!(c.early.iter().all(|m| m["id"] != id), "{:?}", c.early);
+    assert!(c.close().success());
+    let rec = &audit_for(&home, "orphan.sh")[0];
+    assert_eq!(rec["reason"], "cancelled", "{rec}");
+}
+
+#[test]
+fn a_client_that_goes_away_mid_call_leaves_nothing_running() {
+    let home = setup();
+    let marker = format!("mcp-gone-{}", std::process::id());
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    c.start_request(
+        "tools/call",
+        json!({"name": "t__orphan", "arguments": {"args": [marker]}}),
+    );
+    assert!(eventually(|| processes_named(&format!("{marker}-parent"))
+        .len()
+        == 1));
+    let start = Instant::now();
+    let status = c.close();
+    assert!(status.success(), "{status:?}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(
+        eventually(|| processes_named(&marker).is_empty()),
+        "left running: {:?}",
+        processes_named(&marker)
+    );
+    let rec = &audit_for(&home, "orphan.sh")[0];
+    assert_eq!(
+        (rec["decision"].clone(), rec["reason"].clone()),
+        (json!("ran"), json!("cancelled"))
+    );
+}
+
+#[test]
+fn sigterm_mid_call_answers_and_exits() {
+    let home = setup();
+    let marker = format!("mcp-term-{}", std::process::id());
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let id = c.start_request(
+        "tools/call",
+        json!({"name": "t__orphan", "arguments": {"args": [marker]}}),
+    );
+    assert!(eventually(|| processes_named(&format!("{marker}-parent"))
+        .len()
+        == 1));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(c.child.id() as i32, libc::SIGTERM) };
+    // Answered as a stopped call, the tree killed, the audit line written, exit 128 + 15.
+    let r = c.wait_for(&id);
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(
+        text(&r["result"]).starts_with("stopped: interrupted by SIGTERM"),
+        "{r}"
+    );
+    assert_eq!(wait_exit(&mut c.child).code(), Some(143));
+    assert!(eventually(|| processes_named(&marker).is_empty()));
+    let rec = &audit_for(&home, "orphan.sh")[0];
+    assert!(rec["reason"].as_str().unwrap().contains("SIGTERM"), "{rec}");
+}
+
+/// As in `filter`: an agent file outside the user's config (here named by path) may not turn
+/// scripts on; the same file in the user's config folder may.
+#[test]
+fn only_the_user_can_allow_scripts() {
+    let home = setup();
+    let agent = "name = \"runner\"\ndescription = \"Runs t\"\nskills = [\"t\"]\ninstructions = \"x\"\n\
+                 [script_policy]\nallow_scripts = true\nconfirm = \"never\"\n";
+    let foreign = home.write("project/runner.toml", agent);
+    let mut c = Client::start(&home, &["--agent", foreign.to_str().unwrap()]);
+    let r = c.call("t__echo", json!({"args": ["x"]}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("--allow-scripts"), "{r}");
+    c.close();
+
+    home.write("config/skillpipe/agents/runner.toml", agent);
+    let mut c = Client::start(&home, &["--agent", "runner"]);
+    let r = c.call("t__echo", json!({"args": ["x"]}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(text(&r).contains("args: x"), "{r}");
+    c.close();
+    let decisions: Vec<Value> = audit_for(&home, "echo.sh")
+        .iter()
+        .map(|r| json!([r["decision"], r["agent"]]))
+        .collect();
+    assert_eq!(
+        decisions,
+        [json!(["denied", "runner"]), json!(["ran", "runner"])]
+    );
+}
+
+/// A tool folder (`tools/{id}/` with tool.yaml, schema.json, description.md) is offered with its
+/// own schema and description; its input is validated before it runs; its JSON output is the
+/// structured content; a disabled one is not offered.
+#[test]
+fn tool_folders_are_tools_with_their_schema() {
+    let home = setup();
+    home.write(
+        "skills/t/tools/stats/tool.yaml",
+        "id: stats\nname: CSV statistics\nruntime: python3\nscript: stats.py\n",
+    );
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "input_path": {"type": "string"},
+            "threshold": {"type": "number", "minimum": 0, "maximum": 1}
+        },
+        "required": ["input_path"],
+        "additionalProperties": false
+    });
+    home.write("skills/t/tools/stats/schema.json", &schema.to_string());
+    home.write(
+        "skills/t/tools/stats/description.md",
+        "Count the rows of a CSV file above a threshold.\n",
+    );
+    home.write(
+        "skills/t/tools/stats/stats.py",
+        "import json, sys\nprint(json.dumps({\"got\": json.load(sys.stdin)}, indent=2))\n",
+    );
+    home.write(
+        "skills/t/tools/off/tool.yaml",
+        "id: off\nscript: off.sh\nenabled: false\n",
+    );
+    home.write("skills/t/tools/off/off.sh", "echo ran\n");
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+
+    let tools = c.request("tools/list", json!({}));
+    let tools = tools["result"]["tools"].as_array().unwrap().clone();
+    let stats = tools
+        .iter()
+        .find(|t| t["name"] == "t__stats")
+        .expect("the tool folder is offered");
+    assert_eq!(stats["inputSchema"], schema);
+    assert!(
+        stats["description"]
+            .as_str()
+            .unwrap()
+            .contains("Count the rows of a CSV file above a threshold."),
+        "{stats}"
+    );
+    assert!(!tools.iter().any(|t| t["name"] == "t__off"), "{tools:?}");
+
+    let ok = c.call("t__stats", json!({"input_path": "a.csv", "threshold": 0.5}));
+    assert_eq!(ok["isError"], false, "{ok}");
+    assert_eq!(
+        ok["structuredContent"],
+        json!({"got": {"input_path": "a.csv", "threshold": 0.5}})
+    );
+    // Models also send the input wrapped.
+    let wrapped = c.call("t__stats", json!({"input": {"input_path": "b.csv"}}));
+    assert_eq!(
+        wrapped["structuredContent"],
+        json!({"got": {"input_path": "b.csv"}}),
+        "{wrapped}"
+    );
+    let bad = c.call("t__stats", json!({"input_path": "a.csv", "threshold": 2}));
+    assert_eq!(bad["isError"], true, "{bad}");
+    assert!(text(&bad).contains("threshold"), "{bad}");
+    c.close();
+
+    let decisions: Vec<Value> = home
+        .audit()
+        .iter()
+        .filter(|r| r["argv"][0] == "t:stats")
+        .map(|r| r["decision"].clone())
+        .collect();
+    assert_eq!(decisions, [json!("ran"), json!("ran"), json!("invalid")]);
+}
