@@ -55,7 +55,7 @@ where
     W: Write,
 {
     let problems = Arc::new(AtomicBool::new(false));
-    let (side_tx, side_rx) = tokio::sync::mpsc::channel::<Directive>(SIDE_QUEUE);
+    let (side_tx, side_rx) = tokio::sync::mpsc::channel::<SideJob>(SIDE_QUEUE);
     let worker = rt.spawn(side_effect_worker(
         dispatcher.clone(),
         side_rx,
@@ -79,13 +79,18 @@ where
                 out.flush();
                 if !out.failed() {
                     // Not inside the runtime: this thread may block until there is room.
-                    let _ = side_tx.blocking_send(d);
+                    let _ = side_tx.blocking_send(SideJob::Run(d));
                 }
             }
             Piece::Directive(d) => {
                 out.flush();
                 if !out.failed() {
                     input.lend();
+                    // Program order: a capture sees every earlier side effect's result.
+                    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+                    if side_tx.blocking_send(SideJob::Barrier(done_tx)).is_ok() {
+                        let _ = done_rx.blocking_recv();
+                    }
                     let text = rt.block_on(capture(&dispatcher, &d, &problems));
                     out.text(&text);
                 }
@@ -158,13 +163,27 @@ async fn capture(dispatcher: &Dispatcher, d: &Directive, problems: &AtomicBool) 
     }
 }
 
+/// Work for the side-effect queue: a directive to run, or a barrier a capture waits on until
+/// every side effect queued before it has finished.
+enum SideJob {
+    Run(Directive),
+    Barrier(tokio::sync::oneshot::Sender<()>),
+}
+
 async fn side_effect_worker(
     dispatcher: Arc<Dispatcher>,
-    mut rx: tokio::sync::mpsc::Receiver<Directive>,
+    mut rx: tokio::sync::mpsc::Receiver<SideJob>,
     show: bool,
     problems: Arc<AtomicBool>,
 ) {
-    while let Some(d) = rx.recv().await {
+    while let Some(job) = rx.recv().await {
+        let d = match job {
+            SideJob::Run(d) => d,
+            SideJob::Barrier(done) => {
+                let _ = done.send(());
+                continue;
+            }
+        };
         let outcome = dispatcher.run_body(Kind::SideEffect, &d.body).await;
         if show && let Outcome::Ran(ran) = &outcome {
             let mut err = io::stderr().lock();

@@ -4,10 +4,12 @@
 //!   → [`AgentConfig`] once `{{var}}` placeholders are filled. Pure.
 //! - [`search`]: where agents live and how a name is found; `agents list`.
 //! - [`prompt`]: the system prompt a model sees. Pure.
+//! - [`catalog`]: the catalog entries of skills not named (progressive disclosure). Pure.
 //! - [`guide`]: the directive guide and its worked examples, inside that prompt. Pure.
 //! - [`template`]: `{{var}}` placeholders and `--var K=V`. Pure.
 //! - [`skill_adapter`]: the prompt view of loaded skills.
 
+pub mod catalog;
 pub mod config;
 mod error;
 pub mod guide;

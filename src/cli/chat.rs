@@ -37,6 +37,9 @@ pub struct ChatArgs {
     /// Also run directives inside Markdown code.
     #[arg(long)]
     pub exec_in_code: bool,
+    /// Print the system prompt's size (bytes, estimated tokens) and other set-up details to stderr.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Show answers as the model wrote them (no Markdown rendering), even on a terminal.
     #[arg(long)]
     pub raw: bool,
@@ -116,8 +119,19 @@ pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session,
     let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
     let dispatcher = setup.dispatcher.clone();
     let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
-    let skills = crate::agents::skill_prompts_of(dispatcher.skills());
+    let skills = crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills);
     let system = crate::agents::system_prompt(instructions, &skills);
+    let (size, over_budget) = crate::agents::catalog::size_report(&system);
+    if args.verbose {
+        let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
+        eprintln!(
+            "skillpipe: {size} ({} skills in full, {in_catalog} in the catalog)",
+            skills.len() - in_catalog
+        );
+    }
+    if let Some(w) = over_budget {
+        eprintln!("skillpipe: warning: {w}");
+    }
     let policy = dispatcher.policy();
     let opts = ChatOptions {
         scan: ScanOptions {

@@ -89,6 +89,18 @@ impl SkillFlags {
         setup::project_notice();
         Ok(crate::paths::skill_search_path(&self.skills_dirs))
     }
+
+    /// [`Self::search_path`], with the skill folders beside an agent given by path after the
+    /// user's own folders (so they never shadow a skill the user installed).
+    pub fn search_path_for(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
+        let mut dirs = self.search_path()?;
+        let beside = agent
+            .map(crate::paths::agent_skill_dirs)
+            .unwrap_or_default();
+        let at = (self.skills_dirs.len() + crate::paths::user_skill_dirs().len()).min(dirs.len());
+        dirs.splice(at..at, beside);
+        Ok(dirs)
+    }
 }
 
 /// ScriptPolicy overrides (DESIGN §2), shared by filter, chat and run.
@@ -124,6 +136,9 @@ pub struct PolicyFlags {
     /// What to do when a restriction cannot be enforced.
     #[arg(long, value_name = "MODE", value_parser = ["required", "best-effort"])]
     pub sandbox: Option<String>,
+    /// Working directory of skill scripts: the skill's folder, or where skillpipe was started.
+    #[arg(long, value_name = "DIR", value_parser = ["skill", "caller"])]
+    pub workdir: Option<String>,
     /// Let commands write beneath DIR (repeatable; `--writable .` is the working directory).
     #[arg(long, value_name = "DIR")]
     pub writable: Vec<PathBuf>,

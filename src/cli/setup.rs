@@ -12,6 +12,9 @@ use std::sync::Arc;
 pub struct Setup {
     pub dispatcher: Arc<Dispatcher>,
     pub agent: Option<AgentConfig>,
+    /// Skills named by the agent or `--skill`: the system prompt carries their bodies in full,
+    /// every other loaded skill as a catalog entry.
+    pub named_skills: Vec<String>,
 }
 
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence: flags over agent
@@ -19,11 +22,11 @@ pub struct Setup {
 pub fn build(
     policy_flags: &PolicyFlags,
     skill_flags: &SkillFlags,
-    agent: Option<&str>,
+    agent_arg: Option<&str>,
     vars: &[String],
 ) -> anyhow::Result<Setup> {
     project_notice();
-    let agent = match agent {
+    let agent = match agent_arg {
         Some(name) => {
             let vars = crate::agents::parse_vars(vars).map_err(|e| usage(e.to_string()))?;
             let mut agent = crate::agents::load(name, &vars).map_err(agent_error)?;
@@ -56,7 +59,7 @@ pub fn build(
         .unwrap_or_default();
     policy.apply_flags(policy_flags)?;
 
-    let dirs = skill_flags.search_path()?;
+    let dirs = skill_flags.search_path_for(agent_arg)?;
     let mut skills = SkillSet::load_with(&dirs, &load_options()?);
     for w in skills.warnings() {
         eprintln!("skillpipe: warning: {w}");
@@ -74,11 +77,17 @@ pub fn build(
         .audit_log
         .clone()
         .or_else(crate::paths::audit_log);
+    // The agent's own tools are part of it: always shown in full.
+    let named_skills = wanted
+        .into_iter()
+        .chain(agent.as_ref().map(|a| a.name.clone()))
+        .collect();
     let dispatcher = Dispatcher::new(policy, Arc::new(skills), AuditLog::new(audit_path))
         .with_agent(agent.as_ref().map(|a| a.name.clone()));
     Ok(Setup {
         dispatcher: Arc::new(dispatcher),
         agent,
+        named_skills,
     })
 }
 

@@ -36,6 +36,17 @@ impl ScriptPolicy {
             }
         };
 
+        let workdir = match flags.workdir.as_deref() {
+            None => None,
+            Some("skill") => Some(super::Workdir::Skill),
+            Some("caller") => Some(super::Workdir::Caller),
+            Some(other) => {
+                return Err(usage(format!(
+                    "--workdir must be `skill` or `caller`, got `{other}`"
+                )));
+            }
+        };
+
         self.allowed_commands.extend(flags.allow.iter().cloned());
         self.denied_commands.extend(flags.deny.iter().cloned());
         if flags.allow_scripts || !flags.allow.is_empty() {
@@ -55,6 +66,9 @@ impl ScriptPolicy {
         }
         if let Some(mode) = sandbox {
             self.sandbox = mode;
+        }
+        if let Some(w) = workdir {
+            self.workdir = w;
         }
         self.apply_sandbox_flags(flags)
     }
@@ -148,6 +162,7 @@ mod tests {
             allow_network: true,
             allow_filesystem: true,
             sandbox: Some("best-effort".into()),
+            workdir: Some("caller".into()),
             skills: strings(&["ignored"]),
             audit_log: Some("/tmp/ignored".into()),
             ..Default::default()
@@ -160,6 +175,7 @@ mod tests {
             allow_network: true,
             allow_filesystem: true,
             sandbox: SandboxMode::BestEffort,
+            workdir: super::super::Workdir::Caller,
             ..ScriptPolicy::default()
         };
         assert_eq!(p, expected);

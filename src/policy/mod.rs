@@ -38,6 +38,18 @@ pub enum AuditMode {
     Required,
 }
 
+/// The working directory of a skill script (DESIGN §3). Either way `SKILLPIPE_CALLER_DIR`
+/// names the directory skillpipe was started in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workdir {
+    /// The skill's folder: scripts that read their own files by relative path work.
+    #[default]
+    Skill,
+    /// Where the user works: relative paths in arguments (`--repo .`, `input.pdf`) mean theirs.
+    Caller,
+}
+
 /// DESIGN §2 table. Field names are the agent TOML `[script_policy]` keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -65,10 +77,13 @@ pub struct ScriptPolicy {
     pub max_tmp_mb: u64,
     pub max_cpu_seconds: u64,
     pub sandbox: SandboxMode,
+    /// r9s writes this list as `allow_env_vars`.
+    #[serde(alias = "allow_env_vars")]
     pub env_passthrough: Vec<String>,
     pub confirm: ConfirmMode,
     pub max_captures_per_turn: usize,
     pub audit: AuditMode,
+    pub workdir: Workdir,
 }
 
 impl Default for ScriptPolicy {
@@ -97,6 +112,7 @@ impl Default for ScriptPolicy {
             confirm: ConfirmMode::Ask,
             max_captures_per_turn: 8,
             audit: AuditMode::BestEffort,
+            workdir: Workdir::Skill,
         }
     }
 }

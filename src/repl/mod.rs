@@ -92,7 +92,7 @@ fn attach_asker(setup: Setup, screen: &Arc<Screen>) -> Setup {
     };
     Setup {
         dispatcher,
-        agent: setup.agent,
+        ..setup
     }
 }
 
