@@ -69,7 +69,17 @@ impl AppConfig {
             )));
         }
         project_notice();
-        Ok(crate::paths::skill_search_path(&self.skills_dirs))
+        let mut dirs = crate::paths::skill_search_path(&self.skills_dirs);
+        // The skill folders beside an agent given by path, right after the `--skills-dir`s and
+        // the user's own skill folders.
+        let beside = self
+            .agent
+            .as_deref()
+            .map(crate::paths::agent_skill_dirs)
+            .unwrap_or_default();
+        let at = (self.skills_dirs.len() + crate::paths::user_skill_dirs().len()).min(dirs.len());
+        dirs.splice(at..at, beside);
+        Ok(dirs)
     }
 }
 
@@ -79,6 +89,9 @@ pub(crate) struct Setup {
     pub agent: Option<AgentConfig>,
     /// Problems worth a warning (agent file, skills), for the caller to show.
     pub warnings: Vec<String>,
+    /// Skills named by the agent or `--skill`: the system prompt carries their bodies in full,
+    /// every other loaded skill as a catalog entry.
+    pub named_skills: Vec<String>,
 }
 
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
@@ -135,6 +148,11 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Resul
     }
 
     let audit_path = config.audit_log.clone().or_else(crate::paths::audit_log);
+    // The agent's own tools are part of it: always shown in full.
+    let named_skills = wanted
+        .into_iter()
+        .chain(agent.as_ref().map(|a| a.name.clone()))
+        .collect();
     let mut builder = Dispatcher::builder(policy)
         .skills(Arc::new(skills))
         .audit(AuditLog::new(audit_path).on_warning(|e| eprintln!("skillpipe: warning: {e}")));
@@ -149,6 +167,7 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Resul
         dispatcher: Arc::new(dispatcher),
         agent,
         warnings,
+        named_skills,
     })
 }
 
@@ -272,6 +291,8 @@ mod session {
         pub raw: bool,
         /// Show what side effects write.
         pub show_side_effects: bool,
+        /// Print the system prompt's size and other set-up details to stderr.
+        pub verbose: bool,
     }
 
     /// Model settings, provider, system prompt and options → a chat session. Returns the
@@ -303,8 +324,19 @@ mod session {
         let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
         let dispatcher = setup.dispatcher.clone();
         let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
-        let skills = crate::agents::skill_prompts_of(dispatcher.skills());
+        let skills = crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills);
         let system = crate::agents::system_prompt(instructions, &skills);
+        let (size, over_budget) = crate::agents::catalog::size_report(&system);
+        if config.verbose {
+            let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
+            eprintln!(
+                "skillpipe: {size} ({} skills in full, {in_catalog} in the catalog)",
+                skills.len() - in_catalog
+            );
+        }
+        if let Some(w) = over_budget {
+            eprintln!("skillpipe: warning: {w}");
+        }
         let policy = dispatcher.policy();
         let opts = ChatOptions {
             scan: ScanOptions {

@@ -342,6 +342,13 @@ impl Dispatcher {
     /// A directive body: parsed into argv (shell syntax is invalid), then as [`Self::run_argv`].
     pub async fn run_body(&self, kind: Kind, body: &str) -> Outcome {
         let origin = Origin::from(kind);
+        let parsed = command::parse_argv(body);
+        if let Ok(argv) = &parsed
+            && is_builtin_skill(argv)
+        {
+            // Reading a loaded skill runs nothing, so it needs no --allow-scripts.
+            return self.builtin_skill(origin, argv);
+        }
         if !self.policy.allow_scripts {
             // Nothing runs without the master switch; say so before judging the syntax.
             let argv = vec![body.to_string()];
@@ -353,7 +360,7 @@ impl Dispatcher {
                 policy::SCRIPTS_NOT_ALLOWED.into(),
             );
         }
-        match command::parse_argv(body) {
+        match parsed {
             Ok(argv) => self.run_argv(origin, argv, None).await,
             Err(e) => self.block(
                 origin,
@@ -391,15 +398,31 @@ impl Dispatcher {
         if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
             return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
         }
-        let args = &argv[1..];
+        if is_builtin_skill(&argv) {
+            return self.builtin_skill(origin, &argv);
+        }
+        // `python3 scripts/x.py ARGS` as SKILL.md bodies write it: that script, not python3.
+        let invocation = match self.skills.invocation(&argv).transpose() {
+            Ok(inv) => inv,
+            Err(e) => return self.block(origin, &argv, None, Decision::Invalid, e.to_string()),
+        };
+        let args = &argv[invocation.as_ref().map_or(1, |i| i.args_from)..];
         let path_var = self.path_var();
         let mut skill = None;
         let mut script_path = None;
         let mut extra_env = Vec::new();
+        let caller_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let mut timeout = Duration::from_secs(self.policy.timeout_seconds);
-        let (program, prog_args, cwd) = match command::classify(&argv0) {
+        let kind = match invocation {
+            Some(_) => Argv0Kind::ScriptRef,
+            None => command::classify(&argv0),
+        };
+        let (program, prog_args, cwd) = match kind {
             Argv0Kind::ScriptRef => {
-                let resolved = match self.skills.resolve(&argv0) {
+                let resolved = match invocation
+                    .map(|i| Ok(i.script))
+                    .unwrap_or_else(|| self.skills.resolve(&argv0))
+                {
                     Ok(r) => r,
                     Err(e) => {
                         return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
@@ -447,7 +470,11 @@ impl Dispatcher {
                 script_path = Some(resolved.path.clone());
                 // The skill's variables first; a tool's own `env` comes after them.
                 extra_env.splice(0..0, cmd.env);
-                (cmd.program.into_os_string(), cmd.args, cmd.cwd)
+                let cwd = match self.policy.workdir {
+                    policy::Workdir::Skill => cmd.cwd,
+                    policy::Workdir::Caller => caller_dir.clone(),
+                };
+                (cmd.program.into_os_string(), cmd.args, cwd)
             }
             Argv0Kind::Path | Argv0Kind::Bare => {
                 let target = Target::System {
@@ -457,9 +484,8 @@ impl Dispatcher {
                 if let Err(d) = policy::decide(&self.compiled, &target) {
                     return block(&argv, None, &stdin, Decision::Denied, d.reason);
                 }
-                let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
                 let args = args.iter().map(OsString::from).collect();
-                (OsString::from(&argv0), args, cwd)
+                (OsString::from(&argv0), args, caller_dir.clone())
             }
         };
 
@@ -482,6 +508,7 @@ impl Dispatcher {
 
         let mut env = self.base_env.clone();
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
+        env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
         env.extend(extra_env);
         let sandbox = self.sandbox_spec(&cwd);
         let spec = RunSpec {
@@ -567,6 +594,57 @@ impl Dispatcher {
             }
             Err(e) => block(&argv, skill, &stdin, Decision::Invalid, e.to_string()),
         }
+    }
+
+    /// `skill NAME [FILE]`: a loaded skill's SKILL.md body or one of its files, read by
+    /// skillpipe itself (no process, no sandbox needed), audited like a run. A denied pattern
+    /// that matches `skill …` still wins.
+    fn builtin_skill(&self, origin: Origin, argv: &[String]) -> Outcome {
+        let (name, file) = match argv {
+            [_, name] => (name, None),
+            [_, name, file] => (name, Some(file.as_str())),
+            _ => {
+                let why = "usage: skill NAME [FILE] (FILE relative to the skill folder)".into();
+                return self.block(origin, argv, None, Decision::Invalid, why);
+            }
+        };
+        let target = Target::System {
+            program: BUILTIN_SKILL,
+            args: &argv[1..],
+        };
+        for text in &self.policy.denied_commands {
+            if command::Pattern::parse(text).is_ok_and(|p| p.denies(&target)) {
+                let why = format!("`{}` matches denied pattern `{text}`", target.display());
+                return self.block(origin, argv, Some(name.clone()), Decision::Denied, why);
+            }
+        }
+        let started = std::time::Instant::now();
+        let text = match self
+            .skills
+            .read_skill_text(name, file, self.policy.max_output_bytes)
+        {
+            Ok(t) => t,
+            Err(e) => return self.block(origin, argv, None, Decision::Invalid, e.to_string()),
+        };
+        let result = RunResult {
+            stdout: text.bytes,
+            truncated_stdout: text.truncated,
+            duration: started.elapsed(),
+            ..Default::default()
+        };
+        let mut rec = self.record(origin, Decision::Ran, argv, Some(text.skill.clone()), None);
+        rec.exit_code = Some(0);
+        rec.duration_ms = Some(result.duration.as_millis() as u64);
+        rec.bytes_out = Some(result.stdout.len() as u64);
+        rec.bytes_err = Some(0);
+        rec.truncated = result.truncated_stdout;
+        rec.reason = Some("built-in: read by skillpipe, no process".into());
+        self.audit.write_or_warn(&rec);
+        Outcome::Ran(Ran {
+            result,
+            skill: Some(text.skill),
+            script_path: None,
+        })
     }
 
     /// Audits and returns a refusal decided before the policy could be asked (an unknown tool,
@@ -726,6 +804,13 @@ impl Dispatcher {
         self.audit.write_or_warn(&rec);
         Outcome::Blocked { decision, reason }
     }
+}
+
+/// The built-in command that reads a loaded skill (progressive disclosure, DESIGN §4).
+pub const BUILTIN_SKILL: &str = "skill";
+
+fn is_builtin_skill(argv: &[String]) -> bool {
+    argv.first().is_some_and(|a| a == BUILTIN_SKILL)
 }
 
 /// The JSON a tool gets on stdin: `given` (from `run --input` or a native tool call), else the

@@ -73,8 +73,30 @@ pub fn user_skill_dirs() -> Vec<PathBuf> {
     dirs.extend(
         env_path("R9S_SKILLS_DIR").or_else(|| home.as_ref().map(|h| h.join(".r9s/skills"))),
     );
+    // Codex installs skills here (OpenAI's curated ones among them).
+    dirs.extend(env_path("CODEX_HOME").map(|d| d.join("skills")));
+    dirs.extend(home.as_ref().map(|h| h.join(".codex/skills")));
     dirs.extend(home.as_ref().map(|h| h.join(".claude/skills")));
     dirs
+}
+
+/// Skill folders that sit beside an agent given by path (`--agent /proj/agents/x.toml`): the
+/// agent's own folder's `skills/` and its parent's (`/proj/skills`), so the agent finds its
+/// skills from any working directory. Nothing for an agent given by name.
+pub fn agent_skill_dirs(agent_arg: &str) -> Vec<PathBuf> {
+    let path = Path::new(agent_arg);
+    if !agent_arg.contains('/') && !agent_arg.ends_with(".toml") {
+        return Vec::new();
+    }
+    let dir = if path.is_dir() {
+        path
+    } else {
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        }
+    };
+    vec![dir.join("skills"), dir.join("../skills")]
 }
 
 /// Agent search path (DESIGN §5), after an explicit `--agent PATH`:
@@ -149,5 +171,26 @@ mod tests {
             agent_search_path_for(true).last(),
             Some(&PathBuf::from("agents"))
         );
+    }
+
+    #[test]
+    fn skills_beside_an_agent_file() {
+        assert_eq!(
+            agent_skill_dirs("/p/agents/x.toml"),
+            [
+                PathBuf::from("/p/agents/skills"),
+                PathBuf::from("/p/agents/../skills")
+            ]
+        );
+        assert_eq!(agent_skill_dirs("x.toml")[0], PathBuf::from("./skills"));
+        assert!(agent_skill_dirs("tutor").is_empty());
+    }
+
+    #[test]
+    fn codex_skills_are_searched() {
+        let p = skill_search_path(&[]);
+        if let Some(h) = home() {
+            assert!(p.contains(&h.join(".codex/skills")), "{p:?}");
+        }
     }
 }

@@ -238,18 +238,26 @@ fn show_prints_config_and_exact_system_prompt() {
             description: "Speak text aloud.".into(),
             body: "# Say\n\nSpeak short phrases only.\n".into(),
             scripts: vec![("scripts/say.sh".into(), "Speak TEXT aloud.".into())],
+            catalog_only: false,
         }],
     );
     assert_eq!(prompt, expected);
     // Fixed parts first (guide, skills), the instructions with their variable values last.
     assert!(prompt.starts_with("# Running scripts\n"));
-    assert!(prompt.contains("\n# Skills\n\n## say\nSpeak text aloud.\n"));
+    assert!(prompt.contains(&format!(
+        "\n# Skills\n{}\n## say\nSpeak text aloud.\n",
+        skillpipe::agents::catalog::FILES_HINT
+    )));
     assert!(prompt.contains("| scripts/say.sh | Speak TEXT aloud. |"));
     assert!(prompt.contains("`%{…}` to run it only for its effect"));
     assert!(prompt.contains("To show a directive without running it, put it in backticks"));
     assert!(prompt.ends_with("\nYou teach Spanish.\n"));
     assert!(!prompt.contains("Result of"));
-    assert!(stdout.contains(&format!("--- system prompt ({} bytes) ---", prompt.len())));
+    assert!(stdout.contains(&format!(
+        "--- system prompt (~{} tokens, {} bytes) ---",
+        prompt.len().div_ceil(4),
+        prompt.len()
+    )));
 }
 
 #[test]

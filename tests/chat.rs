@@ -635,8 +635,9 @@ fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
         Reply::text(["!{scripts/calc.py 6 7}"]),
         Reply::text(["6 times 7 is 42."]),
     ]);
+    // Named with --skill: its body (and example) is shown in full, not as a catalog entry.
     let out = chat(&home, &server)
-        .args(["--skills-dir", "skills"])
+        .args(["--skills-dir", "skills", "--skill", "calc"])
         .args(["--allow-scripts", "-y", "6 times 7?"])
         .output()
         .unwrap();
@@ -912,7 +913,14 @@ fn a_copied_example_directive_is_not_run() {
         Reply::text(["It is 72."]),
     ]);
     let out = chat(&home, &server)
-        .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
+        .args([
+            "--skills-dir",
+            "skills",
+            "--skill",
+            "calc",
+            "--allow-scripts",
+            "-y",
+        ])
         .arg("How do I write a directive?")
         .output()
         .unwrap();

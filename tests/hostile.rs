@@ -932,6 +932,7 @@ fn scripts_see_only_the_allowed_environment() {
         "SKILL_BASE_DIR",
         "SKILL_VERSION",
         "SKILLPIPE_VERSION",
+        "SKILLPIPE_CALLER_DIR",
         "TMPDIR",
         "PWD",
         "SHLVL",
@@ -1036,9 +1037,24 @@ fn interpreter_attempts() -> Vec<Attempt> {
             Expect::Refused(DENIED),
         ),
         attempt(
-            "bash running a skill script",
-            "%{bash scripts/evil.sh}",
+            "bash running a file that is no skill's script",
+            "%{bash evil.sh}",
             Expect::Refused(DENIED),
+        ),
+        attempt(
+            "bash in front of an absolute path outside every skill",
+            "%{bash {H}/outside/evil.sh}",
+            Expect::Refused(DENIED),
+        ),
+        attempt(
+            "python3 in front of a path that leaves the skill",
+            "%{python3 scripts/../../../outside/evil.sh}",
+            Expect::Refused(REFUSED),
+        ),
+        attempt(
+            "bash in front of a skill script whose skill does not have it",
+            "%{bash other/scripts/evil.sh}",
+            Expect::Refused(REFUSED),
         ),
         attempt(
             "node -e",
@@ -1072,6 +1088,31 @@ fn interpreters_are_chosen_by_extension_and_checked() {
         &attempts,
     );
     assert_no_failures(failures, attempts.len());
+}
+
+/// `bash scripts/evil.sh` is the skill script itself (DESIGN §2), so the script's policy decides:
+/// a pattern that denies the script denies it behind an interpreter too.
+#[test]
+fn an_interpreter_in_front_of_a_skill_script_gets_the_scripts_policy() {
+    let args = &[
+        "filter",
+        "--skills-dir",
+        "skills",
+        "--allow-scripts",
+        "--allow-filesystem",
+        "--allow-network",
+        "-y",
+    ];
+    control_creates_canary(args, &interpreter_setup, "%{bash scripts/evil.sh}");
+    let home = TestHome::new();
+    interpreter_setup(&home);
+    let mut denied = args.to_vec();
+    denied.extend(["--deny", "good/scripts/evil.sh"]);
+    let out = run(&home, &denied, b"%{bash scripts/evil.sh}", Feed::Whole);
+    assert!(!home.path().join("CANARY").exists(), "HOLE: {}", out.stderr);
+    let audit = home.audit();
+    assert_eq!(audit[0]["decision"], "denied", "{audit:?}");
+    assert!(out.stderr.contains("denied pattern"), "{}", out.stderr);
 }
 
 /// `python3 -c` is as powerful as a shell: allowing `python3` is the user's choice, and then it

@@ -417,7 +417,7 @@ fn same_script_in_two_skills_is_ambiguous() {
     let e = set.resolve("scripts/x.py").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "`scripts/x.py` is ambiguous: found in skills alpha, beta; write alpha/scripts/x.py"
+        "`scripts/x.py` is in several skills; write one of alpha/scripts/x.py, beta/scripts/x.py"
     );
     assert_eq!(set.resolve("beta/scripts/x.py").unwrap().skill, "beta");
 

@@ -196,7 +196,7 @@ fn schema_violations_go_back_to_the_model_naming_the_field() {
     let out = home
         .cmd()
         .args(["chat", "--base-url", &server.url, "--model", "m"])
-        .args(["--allow-scripts", "-y", "go"])
+        .args(["--skill", "data", "--allow-scripts", "-y", "go"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -648,7 +648,7 @@ fn a_script_with_a_schema_beside_it_reads_typed_json() {
     let out = home
         .cmd()
         .args(["chat", "--base-url", &server.url, "--model", "m"])
-        .args(["--tools", "--allow-scripts", "-y", "go"])
+        .args(["--skill", "conv", "--tools", "--allow-scripts", "-y", "go"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

@@ -304,12 +304,37 @@ fn split_instructions(i: Option<Instructions>) -> (String, Vec<(String, Option<S
     }
 }
 
+/// r9s writes an unset provider as `provider = "None"`.
+fn provider_of(s: Option<String>) -> Option<String> {
+    non_empty(s).filter(|p| !p.eq_ignore_ascii_case("none"))
+}
+
+/// Skill names without remote references (`github:owner/repo/skill`, URLs), which r9s fetches
+/// and skillpipe does not: each is skipped with a warning instead of making the agent unusable.
+fn local_skills(skills: Vec<String>, file: &Path, warnings: &mut Vec<String>) -> Vec<String> {
+    skills
+        .into_iter()
+        .filter(|s| {
+            let remote = s.contains(':');
+            if remote {
+                warnings.push(format!(
+                    "{}: skill `{s}` is a remote reference; skillpipe loads installed skills only, \
+                     so it is skipped (install it under a skills folder and name it by its name)",
+                    file.display()
+                ));
+            }
+            !remote
+        })
+        .collect()
+}
+
 fn non_empty(s: Option<String>) -> Option<String> {
     s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
 /// Parse a file in skillpipe's own format. `file` names it in errors; its stem is the default name.
 pub fn parse_skillpipe(src: &str, file: &Path) -> Result<AgentFile, AgentError> {
+    let mut warnings = Vec::new();
     let own: OwnFile = toml::from_str(src).map_err(|e| toml_error(file, src, e))?;
     let policy_table = policy_table(src, file)?;
     let (instructions, variables) = split_instructions(own.instructions);
@@ -317,8 +342,8 @@ pub fn parse_skillpipe(src: &str, file: &Path) -> Result<AgentFile, AgentError> 
         name: non_empty(own.name).unwrap_or_else(|| file_stem(file)),
         description: own.description.unwrap_or_default(),
         model: non_empty(own.model),
-        provider: non_empty(own.provider),
-        skills: own.skills,
+        provider: provider_of(own.provider),
+        skills: local_skills(own.skills, file, &mut warnings),
         instructions,
         variables,
         params: toml_table_to_json(own.params),
@@ -327,7 +352,7 @@ pub fn parse_skillpipe(src: &str, file: &Path) -> Result<AgentFile, AgentError> 
         tool_calls: own.tool_calls,
         source: file.to_path_buf(),
         format: AgentFormat::Skillpipe,
-        warnings: Vec::new(),
+        warnings,
     })
 }
 
@@ -363,8 +388,8 @@ pub fn parse_r9s(
             .unwrap_or_else(|| dir_name.to_string()),
         description: m.description.or(v.description).unwrap_or_default(),
         model: non_empty(v.model),
-        provider: non_empty(v.provider),
-        skills: v.skills,
+        provider: provider_of(v.provider),
+        skills: local_skills(v.skills, version, &mut warnings),
         instructions,
         variables,
         params: toml_table_to_json(v.params),
@@ -787,6 +812,32 @@ type = "function"
         let c = a.resolve(&[("company".into(), "Acme".into())]).unwrap();
         assert_eq!(c.instructions, "You support Acme.");
         assert_eq!(c.params["temperature"], serde_json::json!(0.2));
+    }
+
+    #[test]
+    fn r9s_as_r9s_writes_it() {
+        let version = "provider = \"None\"\nmodel = \"m\"\nskills = [\"notes\", \"github:acme/skills/pdf\"]\n\
+                       [script_policy]\nallow_scripts = true\nallow_env_vars = [\"PATH\", \"API_TOKEN\"]\n";
+        let a = parse_r9s(
+            "current_version = '1.0.0'",
+            Path::new("m/agent.toml"),
+            version,
+            Path::new("m/versions/1.0.0.toml"),
+            "m",
+        )
+        .unwrap();
+        assert_eq!(a.provider, None);
+        assert_eq!(a.skills, vec!["notes"]);
+        assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+        assert!(
+            a.warnings[0].starts_with(
+                "m/versions/1.0.0.toml: skill `github:acme/skills/pdf` is a remote reference"
+            ),
+            "{:?}",
+            a.warnings
+        );
+        let policy = a.script_policy.unwrap();
+        assert_eq!(policy.env_passthrough, vec!["PATH", "API_TOKEN"]);
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! - [`prompt`]: the system prompt a model sees. Pure.
 //! - `template`: `{{var}}` placeholders and `--var K=V`. Pure.
 //! - `skill_adapter`: the prompt view of loaded skills.
+//! - [`catalog`]: the catalog entries of skills not named (progressive disclosure). Pure.
 //! - [`guide`]: the directive guide and its worked examples, inside that prompt. Pure.
 
+pub mod catalog;
 // Reached through re-exports; its fields and variants are not documented one by one yet.
 #[allow(missing_docs)]
 pub(crate) mod config;

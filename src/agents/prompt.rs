@@ -16,6 +16,9 @@ pub struct SkillPrompt {
     pub body: String,
     /// `(path relative to the skill folder, e.g. "scripts/x.py", description)`.
     pub scripts: Vec<(String, String)>,
+    /// Shown as a catalog entry (name, description, script paths) instead of in full: the
+    /// model loads the body with `!{skill NAME}` when it needs it (progressive disclosure).
+    pub catalog_only: bool,
 }
 
 /// Build the system prompt. `instructions` are already filled; `skills` are the active skills in
@@ -26,18 +29,22 @@ pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
     let mut out = String::new();
     let mut examples = Vec::new();
     let mut bodies = Vec::new();
-    for skill in skills {
+    let full: Vec<&SkillPrompt> = skills.iter().filter(|s| !s.catalog_only).collect();
+    for skill in &full {
         let (body, example) = guide::split_example(&skill.body);
         bodies.push(body);
         examples.extend(example);
     }
     out.push_str(&guide::guide(&examples));
-    if !skills.is_empty() {
+    if !full.is_empty() {
         out.push_str("\n# Skills\n");
-        for (skill, body) in skills.iter().zip(&bodies) {
+        out.push_str(super::catalog::FILES_HINT);
+        for (skill, body) in full.iter().zip(&bodies) {
             push_skill(&mut out, skill, body, skills);
         }
     }
+    // Skills not named by the agent or --skill: one line each (progressive disclosure).
+    super::catalog::push_catalog(&mut out, skills);
     let instructions = instructions.trim();
     if !instructions.is_empty() {
         out.push('\n');
@@ -52,6 +59,7 @@ pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
 pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
     let examples: Vec<_> = skills
         .iter()
+        .filter(|s| !s.catalog_only)
         .filter_map(|s| guide::split_example(&s.body).1)
         .collect();
     guide::few_shot(&examples)
@@ -99,7 +107,7 @@ pub fn script_ref(skill: &str, path: &str, all: &[SkillPrompt]) -> String {
 }
 
 /// A Markdown table cell: one line, `|` escaped.
-fn cell(s: &str) -> String {
+pub(super) fn cell(s: &str) -> String {
     s.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
@@ -119,6 +127,7 @@ mod tests {
                 .iter()
                 .map(|(p, d)| (p.to_string(), d.to_string()))
                 .collect(),
+            catalog_only: false,
         }
     }
 
@@ -137,10 +146,11 @@ mod tests {
             &[skill("say", &[("scripts/say.sh", "Speak | TEXT\n aloud")])],
         );
         let expected = format!(
-            "{}\n# Skills\n\n## say\nsay things\n\n# say\n\nUse it well.\n\n\
+            "{}\n# Skills\n{}\n## say\nsay things\n\n# say\n\nUse it well.\n\n\
              | script | what it does |\n| --- | --- |\n| scripts/say.sh | Speak \\| TEXT aloud |\n\
              \nTeach words.\n",
-            guide::guide(&[])
+            guide::guide(&[]),
+            super::super::catalog::FILES_HINT
         );
         assert_eq!(p, expected);
     }

@@ -5,8 +5,9 @@
 use super::SkillPrompt;
 use crate::skills::SkillSet;
 
-/// Each active skill as the system prompt shows it, in load order.
-pub fn skill_prompts_of(skills: &SkillSet) -> Vec<SkillPrompt> {
+/// Each loaded skill as the system prompt shows it, in load order: the skills in `named` (by
+/// the agent or `--skill`) in full, every other one as a catalog entry (progressive disclosure).
+pub fn skill_prompts_of(skills: &SkillSet, named: &[String]) -> Vec<SkillPrompt> {
     skills
         .iter()
         .map(|s| SkillPrompt {
@@ -42,6 +43,7 @@ pub fn skill_prompts_of(skills: &SkillSet) -> Vec<SkillPrompt> {
                     (path, sc.description.clone())
                 }))
                 .collect(),
+            catalog_only: !named.contains(&s.name),
         })
         .collect()
 }

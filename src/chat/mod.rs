@@ -357,14 +357,8 @@ impl Session {
                     });
                     // Every call gets its tool message (the API requires one per call), but
                     // only max_captures_per_turn of them run, however many one answer holds.
-                    drain_side_effects(
-                        ui,
-                        self.opts.show_side_effects,
-                        &mut side_pending,
-                        &mut side_rx,
-                        &mut report,
-                    )
-                    .await;
+                    self.drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report)
+                        .await;
                     let mut limited = false;
                     for call in tool_calls {
                         let content = if report.captures >= self.opts.max_captures {
@@ -435,9 +429,8 @@ impl Session {
                             self.history.push(Message::assistant(raw));
                             report.captures += 1;
                             // Program order: the capture sees every earlier side effect's result.
-                            drain_side_effects(
+                            self.drain_side_effects(
                                 ui,
-                                self.opts.show_side_effects,
                                 &mut side_pending,
                                 &mut side_rx,
                                 &mut report,
@@ -465,14 +458,8 @@ impl Session {
             self.never_silent(ui, &captures, max_bytes);
         }
         // Side effects finish before the turn ends, so their status lines come before the prompt.
-        drain_side_effects(
-            ui,
-            self.opts.show_side_effects,
-            &mut side_pending,
-            &mut side_rx,
-            &mut report,
-        )
-        .await;
+        self.drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report)
+            .await;
         ui.busy(None);
         self.partial_raw.clear();
         report.shown = std::mem::take(&mut self.partial_shown);
@@ -648,6 +635,27 @@ impl Session {
         }
     }
 
+    /// Waits until every side effect queued so far has finished, showing each one's output (when
+    /// asked) and status line.
+    async fn drain_side_effects(
+        &self,
+        ui: &mut dyn Ui,
+        pending: &mut usize,
+        done: &mut mpsc::UnboundedReceiver<SideDone>,
+        report: &mut TurnReport,
+    ) {
+        while *pending > 0 {
+            match done.recv().await {
+                Some((d, outcome)) => {
+                    *pending -= 1;
+                    self.side_output(ui, &outcome);
+                    report_status(ui, &d, &outcome, report);
+                }
+                None => break,
+            }
+        }
+    }
+
     /// A side effect's stdout and stderr, sanitized, when `--show-side-effects` asks for them.
     fn side_output(&self, ui: &mut dyn Ui, outcome: &Outcome) {
         show_side_output(self.opts.show_side_effects, ui, outcome);
@@ -676,6 +684,9 @@ impl Session {
         ui: &mut dyn Ui,
         report: &mut TurnReport,
     ) -> (String, bool) {
+        if call.name == tools::LOAD_SKILL && !self.tool_defs.is_empty() {
+            return self.load_skill_tool(call, ui, report).await;
+        }
         let Some(target) = self.tool_map.get(&call.name) else {
             let why = format!("unknown tool `{}`", call.name);
             let argv = std::slice::from_ref(&call.name);
@@ -715,6 +726,44 @@ impl Session {
             .run_argv(Origin::Tool, argv.clone(), input)
             .await;
         ui.busy(None);
+        let shown = Directive {
+            kind: Kind::Capture,
+            body: shell_words::join(&argv),
+            raw: format!("tool {}", call.name).into_bytes(),
+        };
+        report_status(ui, &shown, &outcome, report);
+        tools::result_json(&outcome)
+    }
+}
+
+impl Session {
+    /// The `load_skill` tool: the built-in `skill NAME [FILE]`, through the dispatcher (audited).
+    async fn load_skill_tool(
+        &self,
+        call: &ToolCall,
+        ui: &mut dyn Ui,
+        report: &mut TurnReport,
+    ) -> (String, bool) {
+        let argv = match tools::load_skill_argv(&call.arguments) {
+            Ok(argv) => argv,
+            Err(e) => {
+                let argv = std::slice::from_ref(&call.name);
+                self.dispatcher
+                    .refuse(Origin::Tool, argv, Decision::Invalid, e.clone());
+                ui.report(&Report {
+                    kind: ReportKind::Invalid,
+                    what: format!("tool {}", call.name),
+                    detail: e.clone(),
+                    hint: None,
+                });
+                report.problems = true;
+                return (tools::error_json(&e), true);
+            }
+        };
+        let outcome = self
+            .dispatcher
+            .run_argv(Origin::Tool, argv.clone(), None)
+            .await;
         let shown = Directive {
             kind: Kind::Capture,
             body: shell_words::join(&argv),
@@ -796,27 +845,6 @@ fn show_side_output(show: bool, ui: &mut dyn Ui, outcome: &Outcome) {
     san.finish(&mut clean);
     if !clean.is_empty() {
         ui.side_output(&String::from_utf8_lossy(&clean));
-    }
-}
-
-/// Waits until every side effect queued so far has finished, showing each one's output (when
-/// asked for) and status line.
-async fn drain_side_effects(
-    ui: &mut dyn Ui,
-    show: bool,
-    pending: &mut usize,
-    done: &mut mpsc::UnboundedReceiver<SideDone>,
-    report: &mut TurnReport,
-) {
-    while *pending > 0 {
-        match done.recv().await {
-            Some((d, outcome)) => {
-                *pending -= 1;
-                show_side_output(show, ui, &outcome);
-                report_status(ui, &d, &outcome, report);
-            }
-            None => break,
-        }
     }
 }
 

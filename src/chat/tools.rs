@@ -38,6 +38,41 @@ fn tool_name(skill: &str, id: &str) -> String {
     name
 }
 
+/// The native form of `!{skill NAME [FILE]}`: a loaded skill's instructions or one of its files.
+pub const LOAD_SKILL: &str = "load_skill";
+
+fn load_skill_def() -> ToolDef {
+    ToolDef {
+        name: LOAD_SKILL.into(),
+        description: "Load a skill's instructions (its SKILL.md) before using it, or with `file` \
+                      a file of that skill such as references/x.md."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "the skill's name"},
+                "file": {"type": "string", "description": "a file path relative to the skill folder"}
+            },
+            "required": ["name"]
+        }),
+    }
+}
+
+/// `load_skill` arguments → the argv of the built-in `skill NAME [FILE]`.
+pub fn load_skill_argv(text: &str) -> Result<Vec<String>, String> {
+    let v: Value = serde_json::from_str(if text.trim().is_empty() { "{}" } else { text })
+        .map_err(|e| format!("arguments are not valid JSON: {e}"))?;
+    let field = |k: &str| match v.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("`{k}` must be a string")),
+    };
+    let name = field("name")?.ok_or("`name` is required: the skill to load")?;
+    let mut argv = vec![crate::dispatch::BUILTIN_SKILL.to_string(), name];
+    argv.extend(field("file")?);
+    Ok(argv)
+}
+
 /// The `{args, input}` parameters of a plain script.
 fn script_parameters() -> Value {
     json!({
@@ -51,7 +86,7 @@ fn script_parameters() -> Value {
 }
 
 /// The functions to offer: each enabled tool first (its name wins over a script's), then
-/// each script.
+/// each script, then `load_skill`.
 pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
     let mut defs = Vec::new();
     let mut map = ToolMap::new();
@@ -91,7 +126,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
         }
         for script in skill.scripts() {
             let name = tool_name(&skill.name, &script.id);
-            if map.contains_key(&name) {
+            if map.contains_key(&name) || name == LOAD_SKILL {
                 continue;
             }
             let description = if script.description.is_empty() {
@@ -135,6 +170,9 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 },
             );
         }
+    }
+    if !skills.is_empty() {
+        defs.push(load_skill_def());
     }
     (defs, map)
 }
@@ -303,6 +341,28 @@ mod tests {
                     .into(),
                 true
             )
+        );
+    }
+
+    #[test]
+    fn load_skill_arguments() {
+        assert_eq!(
+            load_skill_argv(r#"{"name":"pdf"}"#).unwrap(),
+            ["skill", "pdf"]
+        );
+        assert_eq!(
+            load_skill_argv(r#"{"name":"pdf","file":"references/forms.md"}"#).unwrap(),
+            ["skill", "pdf", "references/forms.md"]
+        );
+        assert!(
+            load_skill_argv("{}")
+                .unwrap_err()
+                .contains("`name` is required")
+        );
+        assert!(
+            load_skill_argv(r#"{"name":1}"#)
+                .unwrap_err()
+                .contains("string")
         );
     }
 

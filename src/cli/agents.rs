@@ -59,15 +59,25 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             if let Some(n) = &restricted.notice {
                 eprintln!("skillpipe: {n}");
             }
-            let dirs = args.skill_flags.search_path()?;
+            let dirs = args.skill_flags.search_path_for(Some(&name))?;
             let mut set = crate::skills::SkillSet::load_with(&dirs, &crate::app::load_options()?);
-            set.retain_named(&agent.skills)
-                .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
+            // As `chat --agent` does: an agent without skills sees the catalog of all of them.
+            if !agent.skills.is_empty() {
+                set.retain_named(&agent.skills)
+                    .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
+            }
             let mut warnings = Vec::new();
             crate::app::add_agent_tools(&mut set, &agent, &mut warnings)?;
             warn_all(&warnings);
-            let skills = agents::skill_prompts_of(&set);
+            // The agent's own tools are part of it: always shown in full.
+            let mut named = agent.skills.clone();
+            named.push(agent.name.clone());
+            let skills = agents::skill_prompts_of(&set, &named);
             let prompt = agents::system_prompt(&agent.instructions, &skills);
+            let (_, over_budget) = agents::catalog::size_report(&prompt);
+            if let Some(w) = over_budget {
+                eprintln!("skillpipe: warning: {w}");
+            }
             print!("{}", render_show(&agent, &restricted, &prompt));
             print!("{}", render_few_shot(&agents::prompt::few_shot(&skills)));
             Ok(super::EXIT_OK)
@@ -188,7 +198,12 @@ fn render_show(agent: &AgentConfig, restricted: &Restricted, prompt: &str) -> St
         serde_json::Value::Object(agent.params.clone())
     );
     out.push_str(&render_policy(agent, restricted));
-    let _ = writeln!(out, "\n--- system prompt ({} bytes) ---", prompt.len());
+    let _ = writeln!(
+        out,
+        "\n--- system prompt (~{} tokens, {} bytes) ---",
+        agents::catalog::estimated_tokens(prompt),
+        prompt.len()
+    );
     out.push_str(prompt);
     out
 }

@@ -35,6 +35,9 @@ pub struct ChatArgs {
     /// Also run directives inside Markdown code.
     #[arg(long)]
     pub exec_in_code: bool,
+    /// Print the system prompt's size (bytes, estimated tokens) and other set-up details to stderr.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Show answers as the model wrote them (no Markdown rendering), even on a terminal.
     #[arg(long)]
     pub raw: bool,
@@ -66,6 +69,7 @@ impl ChatArgs {
             resume: self.resume.clone(),
             raw: self.raw,
             show_side_effects: self.show_side_effects,
+            verbose: self.verbose,
         })
     }
 }

@@ -72,8 +72,15 @@ impl SkillFlags {
     /// The skill search path. A `--skills-dir` that is not a directory is a usage error: a typo
     /// would otherwise load no skills and leave every directive "not found".
     pub fn search_path(&self) -> anyhow::Result<Vec<PathBuf>> {
+        self.search_path_for(None)
+    }
+
+    /// [`Self::search_path`], with the skill folders beside an agent given by path after the
+    /// user's own folders (so they never shadow a skill the user installed).
+    pub fn search_path_for(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
         let config = AppConfig {
             skills_dirs: self.skills_dirs.clone(),
+            agent: agent.map(str::to_string),
             ..AppConfig::default()
         };
         Ok(config.search_path()?)
@@ -113,6 +120,9 @@ pub struct PolicyFlags {
     /// What to do when a restriction cannot be enforced.
     #[arg(long, value_name = "MODE", value_parser = ["required", "best-effort"])]
     pub sandbox: Option<String>,
+    /// Working directory of skill scripts: the skill's folder, or where skillpipe was started.
+    #[arg(long, value_name = "DIR", value_parser = ["skill", "caller"])]
+    pub workdir: Option<String>,
     /// Let commands write beneath DIR (repeatable; `--writable .` is the working directory).
     #[arg(long, value_name = "DIR")]
     pub writable: Vec<PathBuf>,
@@ -174,6 +184,17 @@ impl PolicyFlags {
                 )));
             }
         };
+        use crate::policy::Workdir;
+        let workdir = match self.workdir.as_deref() {
+            None => None,
+            Some("skill") => Some(Workdir::Skill),
+            Some("caller") => Some(Workdir::Caller),
+            Some(other) => {
+                return Err(usage(format!(
+                    "--workdir must be `skill` or `caller`, got `{other}`"
+                )));
+            }
+        };
         Ok(crate::policy::PolicyOverrides {
             allow_scripts: self.allow_scripts,
             confirm_never: self.yes,
@@ -183,6 +204,7 @@ impl PolicyFlags {
             allow_network: self.allow_network,
             allow_filesystem: self.allow_filesystem,
             sandbox,
+            workdir,
             writable: self.writable.clone(),
             force_writable: self.force_writable,
             allow_read: self.allow_read.clone(),

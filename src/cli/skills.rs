@@ -53,6 +53,11 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
         SkillsCommand::Show { name } => {
             let set = load()?;
             let Some(skill) = set.get(name) else {
+                if let Some(why) = set.skipped(name) {
+                    return Err(usage(format!(
+                        "skill `{name}` was found but not loaded: {why}"
+                    )));
+                }
                 return Err(usage(format!(
                     "unknown skill `{name}`; available: {}",
                     set.names_list()

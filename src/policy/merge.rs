@@ -31,6 +31,8 @@ pub struct PolicyOverrides {
     pub allow_filesystem: bool,
     /// Replaces `sandbox`.
     pub sandbox: Option<SandboxMode>,
+    /// Replaces `workdir`.
+    pub workdir: Option<super::Workdir>,
     /// Paths added to `writable_paths` (`~/` is `$HOME`; made absolute).
     pub writable: Vec<std::path::PathBuf>,
     /// Accept a writable path that is `$HOME`, a shell start-up file or skillpipe's own files.
@@ -127,6 +129,9 @@ impl ScriptPolicy {
         if let Some(mode) = overrides.sandbox {
             self.sandbox = mode;
         }
+        if let Some(w) = overrides.workdir {
+            self.workdir = w;
+        }
         #[cfg(feature = "runtime")]
         self.apply_sandbox_flags(overrides)?;
         Ok(())
@@ -213,6 +218,7 @@ mod tests {
             allow_network: true,
             allow_filesystem: true,
             sandbox: Some(SandboxMode::BestEffort),
+            workdir: Some(super::super::Workdir::Caller),
             ..Default::default()
         };
         p.apply(&flags).unwrap();
@@ -223,6 +229,7 @@ mod tests {
             allow_network: true,
             allow_filesystem: true,
             sandbox: SandboxMode::BestEffort,
+            workdir: super::super::Workdir::Caller,
             ..ScriptPolicy::default()
         };
         assert_eq!(p, expected);

@@ -63,6 +63,18 @@ pub enum Decision {
     Invalid,
 }
 
+/// The working directory of a skill script (DESIGN §3). Either way `SKILLPIPE_CALLER_DIR`
+/// names the directory skillpipe was started in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workdir {
+    /// The skill's folder: scripts that read their own files by relative path work.
+    #[default]
+    Skill,
+    /// Where the user works: relative paths in arguments (`--repo .`, `input.pdf`) mean theirs.
+    Caller,
+}
+
 /// DESIGN §2 table. Field names are the agent TOML `[script_policy]` keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -106,7 +118,8 @@ pub struct ScriptPolicy {
     pub max_cpu_seconds: u64,
     /// Refuse or warn when a restriction cannot be enforced.
     pub sandbox: SandboxMode,
-    /// The only inherited environment variables.
+    /// The only inherited environment variables (r9s writes this list as `allow_env_vars`).
+    #[serde(alias = "allow_env_vars")]
     pub env_passthrough: Vec<String>,
     /// Ask before each run, or not.
     pub confirm: ConfirmMode,
@@ -114,6 +127,8 @@ pub struct ScriptPolicy {
     pub max_captures_per_turn: usize,
     /// Refuse a run whose audit line cannot be written, or not.
     pub audit: AuditMode,
+    /// The working directory of skill scripts.
+    pub workdir: Workdir,
 }
 
 impl Default for ScriptPolicy {
@@ -142,6 +157,7 @@ impl Default for ScriptPolicy {
             confirm: ConfirmMode::Ask,
             max_captures_per_turn: 8,
             audit: AuditMode::BestEffort,
+            workdir: Workdir::Skill,
         }
     }
 }

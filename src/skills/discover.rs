@@ -59,6 +59,8 @@ pub struct UnknownSkills {
 pub struct SkillSet {
     pub(super) skills: Vec<Skill>,
     warnings: Vec<String>,
+    /// `(folder name, file:line: why)` of each skill that could not be loaded.
+    skipped: Vec<(String, String)>,
 }
 
 impl SkillSet {
@@ -83,7 +85,7 @@ impl SkillSet {
                     continue;
                 }
                 seen_dirs.push(canonical.clone());
-                match load_skill(&candidate, canonical, opts) {
+                match load_skill(&candidate, canonical.clone(), opts) {
                     Ok(skill) => {
                         if let Some(&i) = by_name.get(&skill.name) {
                             set.warnings.push(format!(
@@ -98,7 +100,11 @@ impl SkillSet {
                         by_name.insert(skill.name.clone(), set.skills.len());
                         set.skills.push(skill);
                     }
-                    Err(warning) => set.warnings.push(warning),
+                    Err(warning) => {
+                        let folder = folder_name(&canonical, &candidate);
+                        set.skipped.push((folder, warning.clone()));
+                        set.warnings.push(warning);
+                    }
                 }
             }
         }
@@ -109,8 +115,16 @@ impl SkillSet {
     pub fn from_skills(skills: Vec<Skill>) -> SkillSet {
         SkillSet {
             skills,
-            warnings: Vec::new(),
+            ..SkillSet::default()
         }
+    }
+
+    /// Why the skill in folder `name` was skipped (`file:line: message`), if it was.
+    pub fn skipped(&self, name: &str) -> Option<&str> {
+        self.skipped
+            .iter()
+            .find(|(folder, _)| folder == name)
+            .map(|(_, why)| why.as_str())
     }
 
     /// Everything worth telling the user, `file:line: message`: skipped skills, duplicates and

@@ -6,12 +6,16 @@
 //! - [`discover`]: loading skills from the search path, leniently.
 //! - [`resolve`]: from a directive's `argv[0]` to a checked command.
 //! - `validate`: strict validation for `skillpipe skills validate`.
+//! - [`invocation`]: `python3 scripts/x.py`, `python -m scripts.x` as the skill script they name.
+//! - [`files`]: a skill's body and files for the model (`!{skill NAME [FILE]}`).
 //! - [`tools`]: script tools, `tools/{id}/` folders with `tool.yaml` and a JSON Schema.
 
 pub mod discover;
+pub mod files;
 // Reached through re-exports; its fields and variants are not documented one by one yet.
 #[allow(missing_docs)]
 pub(crate) mod frontmatter;
+pub mod invocation;
 // Reached through re-exports; its fields and variants are not documented one by one yet.
 #[allow(missing_docs)]
 pub mod resolve;

@@ -19,7 +19,7 @@ pub enum ResolveError {
     NotFound(String),
     #[error("no loaded skill is named `{name}` (loaded: {available})")]
     UnknownSkill { name: String, available: String },
-    #[error("`{written}` is ambiguous: found in skills {}; write {}/{rel}", skills.join(", "), skills[0])]
+    #[error("`{written}` is in several skills; write one of {}", skills.iter().map(|s| format!("{s}/{rel}")).collect::<Vec<_>>().join(", "))]
     Ambiguous {
         written: String,
         rel: String,
@@ -70,6 +70,8 @@ pub struct ResolvedScript {
     pub path: PathBuf,
     /// Interpreter name, e.g. `python3`.
     pub interpreter: String,
+    /// `python -m MODULE` (a package-style script run as a module from the skill root).
+    pub module: Option<String>,
     /// The tool, when `SKILL:ID` named one (`rel_path` is then its script, `tools/ID/x.py`).
     pub tool: Option<Tool>,
 }
@@ -253,7 +255,11 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
 }
 
 /// Refuse `..`, absolute and root components before touching the file system.
-fn check_lexically(written: &str, rel: &str, dir: Option<&Path>) -> Result<(), ResolveError> {
+pub(super) fn check_lexically(
+    written: &str,
+    rel: &str,
+    dir: Option<&Path>,
+) -> Result<(), ResolveError> {
     let bad = Path::new(rel)
         .components()
         .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));
@@ -318,12 +324,13 @@ fn finish(
         rel_path: rel,
         path,
         interpreter,
+        module: None,
         tool,
     })
 }
 
 /// Canonicalize `path`, require it inside `dir` (canonical), a regular file, not setuid/setgid.
-fn check_file(dir: &Path, path: &Path, written: &str) -> Result<PathBuf, ResolveError> {
+pub(super) fn check_file(dir: &Path, path: &Path, written: &str) -> Result<PathBuf, ResolveError> {
     let canonical = match fs::canonicalize(path) {
         Ok(p) => p,
         Err(_) if fs::symlink_metadata(path).is_ok() => {
@@ -388,10 +395,13 @@ impl ResolvedScript {
         }
         let program = find_on_path(&self.interpreter, path_var)
             .ok_or_else(|| ResolveError::InterpreterNotFound(self.interpreter.clone()))?;
-        let mut argv = Vec::with_capacity(args.len() + 1);
-        argv.push(path.into_os_string());
+        let mut argv = Vec::with_capacity(args.len() + 2);
+        match &self.module {
+            Some(module) => argv.extend(["-m".into(), OsString::from(module)]),
+            None => argv.push(path.into_os_string()),
+        }
         argv.extend(args.iter().map(OsString::from));
-        let env = [
+        let mut env: Vec<(OsString, OsString)> = [
             ("SKILL_NAME", OsString::from(&self.skill)),
             ("SKILL_BASE_DIR", self.skill_dir.clone().into_os_string()),
             ("SKILL_VERSION", OsString::from(&self.version)),
@@ -403,6 +413,10 @@ impl ResolvedScript {
         .into_iter()
         .map(|(k, v)| (OsString::from(k), v))
         .collect();
+        if self.interpreter.starts_with("python") {
+            // Package-style skills import `scripts.utils` from the skill root, whatever the cwd.
+            env.push(("PYTHONPATH".into(), self.skill_dir.clone().into_os_string()));
+        }
         Ok(ScriptCommand {
             program,
             args: argv,
@@ -471,7 +485,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "`scripts/x.py` is ambiguous: found in skills a, b; write a/scripts/x.py"
+            "`scripts/x.py` is in several skills; write one of a/scripts/x.py, b/scripts/x.py"
         );
         assert_eq!(
             ResolveError::ToolsDisallow {

@@ -163,12 +163,109 @@ fn walk(skill_dir: &Path, dir: &Path, rel: &str, depth: usize, ts: &str, out: &m
     }
 }
 
-/// Hidden files, caches, docs and data are never scripts.
+/// Hidden files, caches, compiled files, package markers, docs and data are never scripts.
 fn skip_name(name: &str) -> bool {
+    const COMPILED: &[&str] = &[
+        ".pyc", ".pyo", ".so", ".o", ".a", ".class", ".dylib", ".dll",
+    ];
     name.starts_with('.')
         || name == "__pycache__"
         || name == "node_modules"
+        || name == "__init__.py"
+        || COMPILED.iter().any(|ext| name.ends_with(ext))
         || name.eq_ignore_ascii_case("README.md")
+}
+
+/// Python files read in full to tell a script from an imported helper module.
+const MAX_PYTHON_SCAN: u64 = 1024 * 1024;
+
+/// A Python module that is clearly imported, not run: nothing in it reads the command line or
+/// checks `__main__`, and its top level only defines things (imports, `def`, `class`,
+/// assignments) — `utils.py`, `connections.py`, a validator base class. A file with top-level
+/// statements (`print(...)`) is a script even without a main guard. Offering helpers as tools
+/// would only mislead the model.
+fn is_python_helper(path: &Path) -> bool {
+    let mut text = Vec::new();
+    let read = fs::File::open(path).and_then(|f| f.take(MAX_PYTHON_SCAN).read_to_end(&mut text));
+    if read.is_err() {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&text);
+    const RUN_MARKERS: &[&str] = &[
+        "__main__",
+        "sys.argv",
+        "argparse",
+        "getopt",
+        "import click",
+        "import typer",
+        "fire.Fire",
+    ];
+    !RUN_MARKERS.iter().any(|m| text.contains(m)) && only_definitions(&text)
+}
+
+/// Whether Python source defines functions or classes and its every top-level line defines
+/// something (or is a comment, a docstring, or the continuation of one). Lines inside
+/// triple-quoted strings are skipped. An empty or comment-only file is not clearly a helper.
+fn only_definitions(text: &str) -> bool {
+    let mut defines_code = false;
+    const DEFINING: &[&str] = &[
+        "import ",
+        "from ",
+        "def ",
+        "async def ",
+        "class ",
+        "@",
+        "#",
+        ")",
+        "]",
+        "}",
+        "try:",
+        "except",
+        "else:",
+        "finally:",
+        "if TYPE_CHECKING",
+        "__all__",
+    ];
+    let mut in_string: Option<&str> = None;
+    for line in text.lines() {
+        let starts_in_string = in_string.is_some();
+        for quote in ["\"\"\"", "'''"] {
+            if in_string.is_none_or(|q| q == quote) && line.matches(quote).count() % 2 == 1 {
+                in_string = if in_string.is_some() {
+                    None
+                } else {
+                    Some(quote)
+                };
+            }
+        }
+        if starts_in_string || line.is_empty() || line.starts_with([' ', '\t']) {
+            continue;
+        }
+        defines_code |= ["def ", "async def ", "class "]
+            .iter()
+            .any(|p| line.starts_with(p));
+        let defines = DEFINING.iter().any(|p| line.starts_with(p))
+            || line.starts_with("\"\"\"")
+            || line.starts_with("'''")
+            || is_assignment(line);
+        if !defines {
+            return false;
+        }
+    }
+    defines_code
+}
+
+/// `NAME = …` or `NAME: type = …` (not `==`).
+fn is_assignment(line: &str) -> bool {
+    let name_end = line
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(line.len());
+    if name_end == 0 {
+        return false;
+    }
+    let rest = line[name_end..].trim_start();
+    (rest.starts_with('=') && !rest.starts_with("=="))
+        || (rest.starts_with(':') && rest.contains('='))
 }
 
 fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script> {
@@ -178,6 +275,9 @@ fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script
         return None;
     }
     let interpreter = classify(name, &head, ts)?;
+    if name.ends_with(".py") && is_python_helper(path) {
+        return None;
+    }
     let id = match name.rsplit_once('.') {
         Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
         _ => name.to_owned(),
@@ -344,6 +444,50 @@ fn finish(words: Vec<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn helpers_and_compiled_files_are_not_scripts() {
+        let dir = tempfile::tempdir().unwrap();
+        let scripts = dir.path().join("scripts");
+        fs::create_dir_all(scripts.join("pkg/__pycache__")).unwrap();
+        let files = [
+            ("run.py", "import sys\nprint(sys.argv)\n"),
+            (
+                "cli.py",
+                "def main():\n    pass\n\nif __name__ == \"__main__\":\n    main()\n",
+            ),
+            ("opts.py", "import argparse\n"),
+            ("__init__.py", ""),
+            ("pkg/__init__.py", "from .util import x\n"),
+            (
+                "pkg/util.py",
+                "#!/usr/bin/env python3\n\"\"\"Helpers.\n\nprint(1) in a docstring\n\"\"\"\nimport os\nX: int = 1\n\n\nclass A:\n    pass\n\ndef x():\n    return 1\n",
+            ),
+            ("plain.py", "\"\"\"List things.\"\"\"\nprint('x')\n"),
+            ("empty.py", "\"\"\"Not clearly a helper.\"\"\"\nimport os\n"),
+            ("pkg/__pycache__/util.cpython-312.pyc", "#!binary"),
+            ("pkg/native.so", "#!not really"),
+            ("tool.sh", "echo hi\n"),
+        ];
+        for (rel, text) in files {
+            fs::write(scripts.join(rel), text).unwrap();
+        }
+        let found: Vec<String> = detect(dir.path(), "node")
+            .into_iter()
+            .map(|s| s.rel_path)
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "scripts/cli.py",
+                "scripts/empty.py",
+                "scripts/opts.py",
+                "scripts/plain.py",
+                "scripts/run.py",
+                "scripts/tool.sh"
+            ]
+        );
+    }
 
     #[test]
     fn extension_first() {

@@ -1,0 +1,174 @@
+//! The skill catalog part of the system prompt (DESIGN §4, progressive disclosure): one short
+//! entry per skill that is loaded but not named by the agent or `--skill` — its name, its
+//! description and its scripts' paths. The body comes later, when the model asks with
+//! `!{skill NAME}`, so thirty installed skills cost a few KB instead of hundreds. Pure.
+
+use super::prompt::{SkillPrompt, cell, script_ref};
+
+/// A catalog description longer than this is cut: the full text is in the skill's body, and
+/// real descriptions run past 1 KB.
+pub const MAX_DESCRIPTION_CHARS: usize = 240;
+/// Script paths listed per entry; the rest are counted (the body lists them all).
+pub const MAX_SCRIPTS_LISTED: usize = 6;
+
+/// What the model is told once, above the entries. Plain text, no backticks: models copy them.
+pub const CATALOG_HEADER: &str = "\
+# Skill catalog
+These skills are installed but not loaded. Before you use one, load its instructions with !{skill NAME}. !{skill NAME FILE} reads a file of that skill, such as references/x.md.
+";
+
+/// Said once under the skills shown in full: their bodies often point at files of their own.
+pub const FILES_HINT: &str =
+    "To read a file that a skill mentions, such as references/x.md, write !{skill NAME FILE}.\n";
+
+/// Appends the catalog (header and one line per catalog-only skill) to `out`; nothing when no
+/// skill is catalog-only. `all` are every skill in the prompt, to qualify shared script paths.
+pub fn push_catalog(out: &mut String, all: &[SkillPrompt]) {
+    let mut entries = all.iter().filter(|s| s.catalog_only).peekable();
+    if entries.peek().is_none() {
+        return;
+    }
+    out.push_str(CATALOG_HEADER);
+    for skill in entries {
+        push_entry(out, skill, all);
+    }
+    out.push('\n');
+}
+
+fn push_entry(out: &mut String, skill: &SkillPrompt, all: &[SkillPrompt]) {
+    out.push_str("- ");
+    out.push_str(&skill.name);
+    let description = cut(&cell(&skill.description), MAX_DESCRIPTION_CHARS);
+    if !description.is_empty() {
+        out.push_str(": ");
+        out.push_str(&description);
+    }
+    if !skill.scripts.is_empty() {
+        let listed: Vec<String> = skill
+            .scripts
+            .iter()
+            .take(MAX_SCRIPTS_LISTED)
+            .map(|(path, _)| script_ref(&skill.name, path, all))
+            .collect();
+        out.push_str(" Scripts: ");
+        out.push_str(&listed.join(", "));
+        let more = skill.scripts.len().saturating_sub(MAX_SCRIPTS_LISTED);
+        if more > 0 {
+            out.push_str(&format!(" and {more} more"));
+        }
+        out.push('.');
+    }
+    out.push('\n');
+}
+
+/// At most `max` characters; a cut ends in an ellipsis.
+fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max - 1).collect();
+    t.push('…');
+    t
+}
+
+/// Estimated tokens of a prompt: about four bytes a token for English prose and Markdown, the
+/// usual rule of thumb (exact counts depend on the model's tokenizer).
+pub fn estimated_tokens(prompt: &str) -> usize {
+    prompt.len().div_ceil(4)
+}
+
+/// Above this many bytes `agents show` and `chat --verbose` warn: ~4k tokens is half the context
+/// window of the small local models skillpipe targets, before the conversation starts.
+pub const PROMPT_BUDGET_BYTES: usize = 16 * 1024;
+
+/// The size line shown by `agents show` and `chat --verbose`, and a warning when over budget.
+pub fn size_report(prompt: &str) -> (String, Option<String>) {
+    let line = format!(
+        "system prompt: {} bytes, ~{} tokens",
+        prompt.len(),
+        estimated_tokens(prompt)
+    );
+    let warning = (prompt.len() > PROMPT_BUDGET_BYTES).then(|| {
+        format!(
+            "the system prompt is {} bytes, over the budget of {PROMPT_BUDGET_BYTES} bytes \
+             (~{} tokens): name fewer skills with --skill or in the agent; the others stay \
+             in the catalog",
+            prompt.len(),
+            PROMPT_BUDGET_BYTES / 4
+        )
+    });
+    (line, warning)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::system_prompt;
+
+    fn entry(name: &str, description: &str, scripts: &[&str]) -> SkillPrompt {
+        SkillPrompt {
+            name: name.into(),
+            description: description.into(),
+            body: "a long body that must not appear".into(),
+            scripts: scripts
+                .iter()
+                .map(|p| (p.to_string(), "what it does".into()))
+                .collect(),
+            catalog_only: true,
+        }
+    }
+
+    #[test]
+    fn catalog_entries_have_no_body() {
+        let p = system_prompt(
+            "",
+            &[
+                entry("notes", "Keep notes.", &["scripts/add.py"]),
+                entry("plain", "No scripts.", &[]),
+            ],
+        );
+        assert!(p.contains(CATALOG_HEADER), "{p}");
+        assert!(
+            p.contains("- notes: Keep notes. Scripts: scripts/add.py.\n"),
+            "{p}"
+        );
+        assert!(p.contains("- plain: No scripts.\n"), "{p}");
+        assert!(!p.contains("a long body"), "{p}");
+        assert!(!p.contains("# Skills\n"), "{p}");
+        assert!(!CATALOG_HEADER.contains('`'));
+    }
+
+    #[test]
+    fn full_and_catalog_skills_mix_and_shared_paths_are_qualified() {
+        let mut full = entry("a", "A.", &["scripts/run.py"]);
+        full.catalog_only = false;
+        let p = system_prompt("", &[full, entry("b", "B.", &["scripts/run.py"])]);
+        assert!(p.contains("## a\nA.\n\na long body"), "{p}");
+        assert!(p.contains("| a/scripts/run.py |"), "{p}");
+        assert!(p.contains("- b: B. Scripts: b/scripts/run.py.\n"), "{p}");
+        let skills_at = p.find("# Skills").unwrap();
+        assert!(skills_at < p.find("# Skill catalog").unwrap());
+    }
+
+    #[test]
+    fn long_descriptions_and_script_lists_are_cut() {
+        let scripts: Vec<String> = (0..9).map(|i| format!("scripts/s{i}.py")).collect();
+        let refs: Vec<&str> = scripts.iter().map(String::as_str).collect();
+        let p = system_prompt("", &[entry("big", &"word ".repeat(200), &refs)]);
+        let line = p.lines().find(|l| l.starts_with("- big: ")).unwrap();
+        assert!(line.contains("… Scripts: scripts/s0.py"), "{line}");
+        assert!(line.ends_with("scripts/s5.py and 3 more."), "{line}");
+        assert!(!line.contains("s6.py"));
+    }
+
+    #[test]
+    fn sizes_and_budget() {
+        assert_eq!(estimated_tokens("abcde"), 2);
+        let (line, warn) = size_report("abcd");
+        assert_eq!(line, "system prompt: 4 bytes, ~1 tokens");
+        assert!(warn.is_none());
+        let big = "x".repeat(PROMPT_BUDGET_BYTES + 1);
+        let (_, warn) = size_report(&big);
+        assert!(warn.unwrap().contains("over the budget of 16384 bytes"));
+    }
+}

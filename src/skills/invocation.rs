@@ -1,0 +1,250 @@
+//! Script invocations the way SKILL.md bodies write them (DESIGN §2): `python3 scripts/x.py ARGS`,
+//! `bash SKILL/scripts/x.sh`, `node /abs/path/inside/a/skill/scripts/x.js`, and for packages
+//! `python -m scripts.x ARGS`. When the path names a loaded skill's script this is that script —
+//! the same policy (`scripts/*`), the same interpreter check — not a call of the interpreter.
+
+use super::resolve::ResolvedScript;
+use super::{ResolveError, SkillSet};
+use std::path::Path;
+
+/// Interpreters a SKILL.md may put in front of a script, the interpreter family each one can
+/// run (by the script's detected interpreter), and the extension a body may leave off
+/// (`python scripts/check_fields file.pdf` for `scripts/check_fields.py`).
+const FRONTS: &[(&str, &[&str], &str)] = &[
+    ("python", &["python3", "python"], ".py"),
+    ("python3", &["python3", "python"], ".py"),
+    ("bash", &["bash", "sh"], ".sh"),
+    ("sh", &["bash", "sh"], ".sh"),
+    ("node", &["node"], ".js"),
+];
+
+/// A script found behind an interpreter: run it with `argv[args_from..]` as its arguments.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// The script named.
+    pub script: ResolvedScript,
+    /// Where in argv its own arguments start.
+    pub args_from: usize,
+}
+
+impl SkillSet {
+    /// `None` when argv is not an interpreter in front of a loaded skill's script (it is then a
+    /// system command like any other). `Some(Err)` when it names one but cannot run it: an
+    /// ambiguous path (the error lists the qualified candidates), an unsafe path, or an
+    /// interpreter that does not fit the script.
+    pub fn invocation(&self, argv: &[String]) -> Option<Result<Invocation, ResolveError>> {
+        let first = argv.first()?;
+        let (front, family, ext) = FRONTS.iter().find(|(n, _, _)| first == n)?;
+        let target = argv.get(1)?;
+        if front.starts_with("python") && target == "-m" {
+            let module = argv.get(2)?;
+            return self.module(module).map(|r| {
+                r.map(|script| Invocation {
+                    script,
+                    args_from: 3,
+                })
+            });
+        }
+        let mut reference = self.reference_for(target)?;
+        if !self.is_script_ref(&reference) {
+            return None;
+        }
+        let mut resolved = self.resolve(&reference);
+        if matches!(resolved, Err(ResolveError::NotFound(_))) && !reference.ends_with(ext) {
+            let with_ext = format!("{reference}{ext}");
+            let retry = self.resolve(&with_ext);
+            if !matches!(retry, Err(ResolveError::NotFound(_))) {
+                (reference, resolved) = (with_ext, retry);
+            }
+        }
+        let script = match resolved {
+            Err(ResolveError::NotFound(_)) if !reference.contains(['/', ':']) => return None,
+            Err(ResolveError::NotFound(_)) if self.unqualified_missing(&reference) => return None,
+            Err(e) => return Some(Err(e)),
+            Ok(s) => s,
+        };
+        if !family.contains(&script.interpreter.as_str()) {
+            return Some(Err(ResolveError::NotFound(format!(
+                "`{front} {target}`: {} is a {} script; write {} {} (or the path alone)",
+                script.rel_path, script.interpreter, script.interpreter, target
+            ))));
+        }
+        Some(Ok(Invocation {
+            script,
+            args_from: 2,
+        }))
+    }
+
+    /// How `target` would be written as a script reference: `./scripts/x` → `scripts/x`, an
+    /// absolute path inside a loaded skill → `SKILL/scripts/x`. `None` for anything else.
+    fn reference_for(&self, target: &str) -> Option<String> {
+        let t = target.strip_prefix("./").unwrap_or(target);
+        if Path::new(t).is_absolute() {
+            let canonical = std::fs::canonicalize(t).ok()?;
+            let skill = self.iter().find(|s| canonical.starts_with(&s.dir))?;
+            let rel = canonical.strip_prefix(&skill.dir).ok()?.to_str()?;
+            return rel
+                .starts_with("scripts/")
+                .then(|| format!("{}/{rel}", skill.name));
+        }
+        Some(t.to_owned())
+    }
+
+    /// An unqualified `scripts/x` that no loaded skill has: a file of the user's, not ours.
+    fn unqualified_missing(&self, reference: &str) -> bool {
+        reference.starts_with("scripts/")
+            && self
+                .iter()
+                .all(|s| std::fs::symlink_metadata(s.dir.join(reference)).is_err())
+    }
+
+    /// `python -m scripts.x`: the loaded skill with `scripts/x.py` or `scripts/x/__main__.py`.
+    fn module(&self, module: &str) -> Option<Result<ResolvedScript, ResolveError>> {
+        let rest = module.strip_prefix("scripts.")?;
+        if rest.is_empty() || !rest.split('.').all(is_identifier) {
+            return None;
+        }
+        let base = format!("scripts/{}", rest.replace('.', "/"));
+        let candidates = [format!("{base}.py"), format!("{base}/__main__.py")];
+        let found: Vec<(&str, &String)> = self
+            .iter()
+            .flat_map(|s| {
+                candidates
+                    .iter()
+                    .filter(|c| s.dir.join(c).is_file())
+                    .map(move |c| (s.name.as_str(), c))
+                    .take(1)
+            })
+            .collect();
+        match found.as_slice() {
+            [] => None,
+            [(skill, rel)] => Some(self.resolve(&format!("{skill}/{rel}")).map(|mut r| {
+                r.module = Some(module.to_owned());
+                r
+            })),
+            many => Some(Err(ResolveError::Ambiguous {
+                written: format!("-m {module}"),
+                rel: many[0].1.clone(),
+                skills: many.iter().map(|(s, _)| s.to_string()).collect(),
+            })),
+        }
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn skill(root: &Path, name: &str, files: &[(&str, &str)]) {
+        let dir = root.join(name);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: Test {name}.\n---\nBody\n"),
+        )
+        .unwrap();
+        for (rel, text) in files {
+            let p = dir.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+    }
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn interpreters_in_front_of_skill_scripts() {
+        let root = tempfile::tempdir().unwrap();
+        let main = "if __name__ == '__main__':\n    print(1)\n";
+        skill(
+            root.path(),
+            "alpha",
+            &[("scripts/run.py", main), ("scripts/go.sh", "echo\n")],
+        );
+        skill(
+            root.path(),
+            "beta",
+            &[("scripts/run.py", main), ("scripts/pkg/__main__.py", main)],
+        );
+        let set = SkillSet::load(&[root.path().to_path_buf()]);
+
+        let inv = set.invocation(&argv(&["python", "scripts/go.sh"]));
+        assert!(
+            inv.unwrap()
+                .unwrap_err()
+                .to_string()
+                .contains("is a bash script")
+        );
+        let inv = set
+            .invocation(&argv(&["sh", "./scripts/go.sh", "x"]))
+            .unwrap()
+            .unwrap();
+        assert_eq!((inv.script.skill.as_str(), inv.args_from), ("alpha", 2));
+        let inv = set
+            .invocation(&argv(&["bash", "alpha/scripts/go"]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(inv.script.rel_path, "scripts/go.sh");
+        let inv = set
+            .invocation(&argv(&["python3", "beta/scripts/run"]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(inv.script.skill, "beta");
+        let inv = set
+            .invocation(&argv(&["python3", "beta/scripts/run.py"]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(inv.script.skill, "beta");
+        let abs = root.path().join("alpha/scripts/run.py");
+        let inv = set
+            .invocation(&argv(&["python3", abs.to_str().unwrap()]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(inv.script.skill, "alpha");
+
+        let e = set
+            .invocation(&argv(&["python3", "scripts/run.py"]))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`scripts/run.py` is in several skills; write one of \
+             alpha/scripts/run.py, beta/scripts/run.py"
+        );
+
+        let inv = set
+            .invocation(&argv(&["python", "-m", "scripts.pkg", "a"]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(inv.script.module.as_deref(), Some("scripts.pkg"));
+        assert_eq!((inv.script.skill.as_str(), inv.args_from), ("beta", 3));
+        assert!(
+            set.invocation(&argv(&["python", "-m", "scripts.run"]))
+                .unwrap()
+                .is_err()
+        );
+
+        // Not a skill script: a system command, decided by the policy as usual.
+        for words in [
+            &["python3", "scripts/mine.py"][..],
+            &["python3", "-c", "print(1)"],
+            &["python3", "-m", "http.server"],
+            &["ruby", "scripts/run.py"],
+            &["python3"],
+            &["python3", "/etc/passwd"],
+        ] {
+            assert!(set.invocation(&argv(words)).is_none(), "{words:?}");
+        }
+    }
+}

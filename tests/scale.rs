@@ -1,0 +1,617 @@
+//! Skills at real scale (issue 12), end to end with the built binary and fixture skills of the
+//! shapes real collections have: many installed skills, a 70 KB SKILL.md body, package-style
+//! Python scripts, one script path shared by several skills, scripts that take paths relative
+//! to where the user works. Every fixture is written here.
+
+mod common;
+
+use common::{Reply, Server, TestHome};
+use serde_json::Value;
+use std::path::Path;
+
+/// Above this the system prompt with 30 installed skills and no agent fails the target.
+const TARGET_PROMPT_BYTES: usize = 12 * 1024;
+
+fn chat(home: &TestHome, server: &Server) -> assert_cmd::Command {
+    let mut c = home.cmd();
+    c.args(["chat", "--base-url", &server.url, "--model", "test-model"]);
+    c
+}
+
+fn messages(server: &Server, i: usize) -> Vec<Value> {
+    server.requests()[i]["messages"].as_array().unwrap().clone()
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// A skill folder under `root` with a SKILL.md and the given files.
+fn skill(root: &Path, name: &str, description: &str, body: &str, files: &[(&str, &str)]) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: {description}\n---\n{body}"),
+    )
+    .unwrap();
+    for (rel, content) in files {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+}
+
+/// A body of about `bytes` bytes of generated instructions.
+fn long_body(bytes: usize) -> String {
+    let mut out = String::from("# Big skill\n\nSTART-OF-BIG-BODY\n");
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&format!(
+            "Step {i}: check the input, then write the result to the output file.\n"
+        ));
+        i += 1;
+    }
+    out.push_str("END-OF-BIG-BODY\n");
+    out
+}
+
+/// 30 installed skills in `~/.claude/skills` (one with a 70 KB body, some with scripts and
+/// descriptions near the spec's limit), as a user with real collections has them.
+fn install_thirty(home: &TestHome) -> std::path::PathBuf {
+    let root = home.path().join(".claude/skills");
+    for i in 0..29 {
+        let description = format!(
+            "Handles task family {i} - reading, converting and summarising documents of kind {i}. \
+             Use it when the user asks about kind {i} files, their layout or their contents. {}",
+            "More detail on when it applies. ".repeat(i % 4)
+        );
+        let scripts: Vec<(String, String)> = (0..(i % 5))
+            .map(|k| {
+                (
+                    format!("scripts/tool_{k}.py"),
+                    format!("\"\"\"Tool {k} of kind {i}.\"\"\"\nimport sys\nprint(sys.argv)\n"),
+                )
+            })
+            .collect();
+        let files: Vec<(&str, &str)> = scripts
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        skill(
+            &root,
+            &format!("kind-{i:02}"),
+            &description,
+            &format!("# Kind {i}\n\n{}", "Detailed guidance line.\n".repeat(200)),
+            &files,
+        );
+    }
+    skill(
+        &root,
+        "big",
+        "A skill with a very long body.",
+        &long_body(70 * 1024),
+        &[("references/extra.md", "EXTRA-REFERENCE-TEXT\n")],
+    );
+    root
+}
+
+#[test]
+fn thirty_installed_skills_without_an_agent_stay_under_budget() {
+    let home = TestHome::new();
+    install_thirty(&home);
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = chat(&home, &server).args(["-v", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let system = messages(&server, 0)[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.len() <= TARGET_PROMPT_BYTES,
+        "system prompt is {} bytes",
+        system.len()
+    );
+    assert!(
+        system.contains("- big: A skill with a very long body.\n"),
+        "{system}"
+    );
+    assert!(system.contains("!{skill NAME}"), "{system}");
+    assert!(!system.contains("START-OF-BIG-BODY"));
+    assert!(!system.contains("Detailed guidance line."));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "skillpipe: system prompt: {} bytes, ~{} tokens (0 skills in full, 30 in the catalog)",
+            system.len(),
+            system.len().div_ceil(4)
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("over the budget"), "{stderr}");
+}
+
+#[test]
+fn a_named_skill_keeps_its_body_and_a_big_one_warns() {
+    let home = TestHome::new();
+    install_thirty(&home);
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = chat(&home, &server)
+        .args(["--skill", "big", "-v", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let system = messages(&server, 0)[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.contains("START-OF-BIG-BODY") && system.contains("END-OF-BIG-BODY"));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("(1 skills in full, 0 in the catalog)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("warning: the system prompt is") && stderr.contains("over the budget"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn skill_capture_loads_a_body_without_allow_scripts_and_is_audited() {
+    let home = TestHome::new();
+    install_thirty(&home);
+    let server = Server::start([
+        Reply::text(["Loading. !{skill big}"]),
+        Reply::text(["Reading. !{skill big references/extra.md}"]),
+        Reply::text(["Trying. !{skill big ../kind-01/SKILL.md}"]),
+        Reply::text(["Done."]),
+    ]);
+    let out = chat(&home, &server).arg("use big").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Loading. Reading. Trying. Done.\n");
+
+    let body = messages(&server, 1).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(body.starts_with("Output:\n"), "{body}");
+    assert!(body.contains("START-OF-BIG-BODY"), "{body}");
+    // Cut like any capture: head and tail kept, the middle counted.
+    assert!(body.contains("END-OF-BIG-BODY") && body.contains("bytes left out"));
+    assert!(body.len() < 20 * 1024, "{}", body.len());
+
+    let file = messages(&server, 2).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(file.starts_with("Output: EXTRA-REFERENCE-TEXT "), "{file}");
+
+    let outside = messages(&server, 3).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(outside.contains("Not run: "), "{outside}");
+    assert!(outside.contains("outside the skill folder"), "{outside}");
+    assert!(!outside.contains("Kind 1"), "{outside}");
+
+    let audit = home.audit();
+    let decisions: Vec<(&str, &str)> = audit
+        .iter()
+        .map(|r| (r["decision"].as_str().unwrap(), r["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("ran", "capture"),
+            ("ran", "capture"),
+            ("invalid", "capture")
+        ]
+    );
+    assert_eq!(audit[0]["skill"], "big");
+    assert_eq!(audit[0]["argv"], serde_json::json!(["skill", "big"]));
+}
+
+#[test]
+fn load_skill_tool_returns_the_body() {
+    let home = TestHome::new();
+    install_thirty(&home);
+    let server = Server::start([
+        Reply::text(Vec::<String>::new()).tool_call("c1", "load_skill", [r#"{"name":"big"}"#]),
+        Reply::text(["Loaded."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--tools", "use big"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tools = server.requests()[0]["tools"].as_array().unwrap().clone();
+    assert!(
+        tools.iter().any(|t| t["function"]["name"] == "load_skill"),
+        "{tools:?}"
+    );
+    let m = messages(&server, 1);
+    let tool = m.last().unwrap();
+    assert_eq!(tool["role"], "tool");
+    let result: Value = serde_json::from_str(tool["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["success"], true);
+    assert!(
+        result["stdout"]
+            .as_str()
+            .unwrap()
+            .starts_with("# Big skill\n\nSTART-OF-BIG-BODY\n")
+    );
+}
+
+/// Package-style Python (`from scripts.util import …`, `python -m scripts.x`), a path shared by
+/// two skills, and a script that reports where it runs.
+fn package_skills(home: &TestHome) {
+    let root = home.path().join("skills");
+    let util = "\"\"\"Shared helpers.\"\"\"\n\ndef shout(s):\n    return s.upper()\n";
+    let report = "\"\"\"Report on a file given relative to the caller.\"\"\"\nimport os\nimport sys\n\
+                  from scripts.util import shout\n\n\
+                  if __name__ == \"__main__\":\n    \
+                  print(shout(sys.argv[1]), os.getcwd() == os.environ[\"SKILLPIPE_CALLER_DIR\"])\n    \
+                  print(open(sys.argv[1]).read().strip())\n";
+    let unpack = |who: &str| {
+        format!(
+            "\"\"\"Unpack for {who}.\"\"\"\nimport sys\nif __name__ == \"__main__\":\n    print(\"{who}\", sys.argv[1:])\n"
+        )
+    };
+    let (unpack_a, unpack_b) = (unpack("alpha"), unpack("beta"));
+    skill(
+        &root,
+        "alpha",
+        "Alpha documents.",
+        "Run python3 scripts/report.py FILE.\n",
+        &[
+            ("scripts/__init__.py", ""),
+            ("scripts/util.py", util),
+            ("scripts/report.py", report),
+            ("scripts/office/unpack.py", &unpack_a),
+        ],
+    );
+    skill(
+        &root,
+        "beta",
+        "Beta documents.",
+        "Body.\n",
+        &[("scripts/office/unpack.py", &unpack_b)],
+    );
+    home.write("work/input.txt", "caller's file\n");
+}
+
+fn filter(home: &TestHome, input: &str, extra: &[&str]) -> std::process::Output {
+    home.cmd()
+        .current_dir(home.path().join("work"))
+        .args(["filter", "--skills-dir"])
+        .arg(home.path().join("skills"))
+        .args(["--allow-scripts", "-y"])
+        .args(extra)
+        .write_stdin(input)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn interpreter_in_front_of_a_skill_script_runs_that_script() {
+    let home = TestHome::new();
+    package_skills(&home);
+    // Relative-path argument: the caller's file, with workdir = caller.
+    let out = filter(
+        &home,
+        "[!{python3 scripts/report.py input.txt}]",
+        &["--workdir", "caller"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[INPUT.TXT True\ncaller's file]");
+    let audit = home.audit();
+    assert_eq!(audit[0]["decision"], "ran");
+    assert_eq!(audit[0]["skill"], "alpha");
+
+    // The same as a module, from the skill root on PYTHONPATH, cwd the skill (the default):
+    // the relative path then means the skill's folder, and the script can tell.
+    // The relative path then means the skill's folder: the script says where it runs, and
+    // fails to open the file.
+    let out = filter(&home, "[!{python -m scripts.report input.txt}]", &[]);
+    assert_eq!(text(&out.stdout), "[INPUT.TXT False]");
+    assert!(
+        text(&out.stderr).contains("failed: !{python -m scripts.report input.txt}: exit 1"),
+        "{}",
+        text(&out.stderr)
+    );
+    let caller = home.path().join("work").canonicalize().unwrap();
+    let abs = caller.join("input.txt");
+    let out = filter(
+        &home,
+        &format!("[!{{python -m scripts.report {}}}]", abs.display()),
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.starts_with("[") && shown.contains(" False\ncaller's file]"),
+        "{shown}"
+    );
+
+    // Without --allow-scripts nothing runs, python or not.
+    let out = home
+        .cmd()
+        .current_dir(home.path().join("work"))
+        .args(["filter", "--skills-dir"])
+        .arg(home.path().join("skills"))
+        .write_stdin("!{python3 scripts/report.py input.txt}")
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout), "");
+    assert!(text(&out.stderr).contains("scripts are not allowed"));
+}
+
+#[test]
+fn ambiguous_short_path_answers_with_the_qualified_candidates() {
+    let home = TestHome::new();
+    package_skills(&home);
+    let server = Server::start([
+        Reply::text(["!{python3 scripts/office/unpack.py a.docx}"]),
+        Reply::text(["!{python3 beta/scripts/office/unpack.py a.docx}"]),
+        Reply::text(["done"]),
+    ]);
+    let out = chat(&home, &server)
+        .current_dir(home.path().join("work"))
+        .arg("--skills-dir")
+        .arg(home.path().join("skills"))
+        .args(["--allow-scripts", "-y", "unpack"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = messages(&server, 1).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        first.contains(
+            "`scripts/office/unpack.py` is in several skills; write one of alpha/scripts/office/unpack.py, \
+             beta/scripts/office/unpack.py"
+        ),
+        "{first}"
+    );
+    let second = messages(&server, 2).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(second.contains("beta ['a.docx']"), "{second}");
+}
+
+#[test]
+fn helpers_and_package_markers_are_not_offered_as_scripts() {
+    let home = TestHome::new();
+    package_skills(&home);
+    let out = home
+        .cmd()
+        .args(["skills", "show", "alpha", "--skills-dir"])
+        .arg(home.path().join("skills"))
+        .output()
+        .unwrap();
+    let shown = text(&out.stdout);
+    assert!(shown.contains("scripts/report.py"), "{shown}");
+    assert!(shown.contains("scripts/office/unpack.py"), "{shown}");
+    assert!(
+        !shown.contains("__init__") && !shown.contains("util.py"),
+        "{shown}"
+    );
+}
+
+/// `%{write-note}` then `!{read-note}`: the capture must see the note. The writer takes a
+/// moment, so a capture that does not wait for it reads nothing.
+fn note_skill(home: &TestHome) -> String {
+    skill(
+        &home.path().join(".agents/skills"),
+        "notes",
+        "Notes.",
+        "Body.\n",
+        &[
+            (
+                "scripts/write-note.sh",
+                "# Write a note, slowly.\nsleep 0.3\nprintf '%s' \"$2\" > \"$1\"\n",
+            ),
+            ("scripts/read-note.sh", "# Read the note.\ncat \"$1\"\n"),
+        ],
+    );
+    home.path().join("note.txt").display().to_string()
+}
+
+#[test]
+fn filter_capture_waits_for_earlier_side_effects() {
+    let home = TestHome::new();
+    let note = note_skill(&home);
+    let input =
+        format!("%{{scripts/write-note.sh {note} hello}}read: !{{scripts/read-note.sh {note}}}.");
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "--allow-filesystem", "-y"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "read: hello.");
+}
+
+#[test]
+fn chat_capture_waits_for_earlier_side_effects() {
+    let home = TestHome::new();
+    let note = note_skill(&home);
+    let server = Server::start([
+        Reply::text([
+            format!("Noting. %{{scripts/write-note.sh {note} hello}}"),
+            format!(" Reading: !{{scripts/read-note.sh {note}}}"),
+        ]),
+        Reply::text(["Done."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--allow-scripts", "--allow-filesystem", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result = messages(&server, 1).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(result.starts_with("Output: hello "), "{result}");
+}
+
+#[test]
+fn failed_capture_gives_the_model_the_stderr_tail() {
+    let home = TestHome::new();
+    skill(
+        &home.path().join(".agents/skills"),
+        "picky",
+        "Fails loudly.",
+        "Body.\n",
+        &[(
+            "scripts/check.sh",
+            "# Check input.\nfor i in $(seq 1 400); do echo \"noise line $i\" >&2; done\necho 'error: expected a PDF, got input.txt' >&2\nexit 3\n",
+        )],
+    );
+    let server = Server::start([
+        Reply::text(["!{scripts/check.sh input.txt}"]),
+        Reply::text(["I see."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--allow-scripts", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result = messages(&server, 1).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(result.starts_with("Failed (exit 3)."), "{result}");
+    assert!(
+        result.contains("Error:") && result.contains("error: expected a PDF, got input.txt"),
+        "{result}"
+    );
+    assert!(!result.contains("noise line 1\n"), "{result}");
+}
+
+#[test]
+fn codex_skills_are_found_and_skipped_skills_say_why() {
+    let home = TestHome::new();
+    skill(
+        &home.path().join(".codex/skills"),
+        "from-codex",
+        "Codex skill.",
+        "Body.\n",
+        &[],
+    );
+    skill(
+        &home.path().join("codex-home/skills"),
+        "from-codex-home",
+        "Codex home skill.",
+        "Body.\n",
+        &[],
+    );
+    home.write(
+        ".claude/skills/broken/SKILL.md",
+        "---\nname: broken\ndescription: [unclosed\n---\nBody\n",
+    );
+    let out = home
+        .cmd()
+        .env("CODEX_HOME", home.path().join("codex-home"))
+        .args(["skills", "list"])
+        .output()
+        .unwrap();
+    let listed = text(&out.stdout);
+    assert!(
+        listed.contains("from-codex ") && listed.contains("from-codex-home"),
+        "{listed}"
+    );
+
+    let out = home
+        .cmd()
+        .args(["skills", "show", "broken"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let why = text(&out.stderr);
+    assert!(
+        why.contains("skill `broken` was found but not loaded: ")
+            && why.contains(".claude/skills/broken/SKILL.md:3: "),
+        "{why}"
+    );
+}
+
+#[test]
+fn agent_by_path_finds_the_skills_beside_it_from_elsewhere() {
+    let home = TestHome::new();
+    skill(
+        &home.path().join("proj/skills"),
+        "local-one",
+        "Local.",
+        "LOCAL-BODY\n",
+        &[],
+    );
+    let agent = home.write(
+        "proj/agents/helper.toml",
+        "skills = [\"local-one\"]\ninstructions = 'Help.'\n",
+    );
+    std::fs::create_dir_all(home.path().join("elsewhere")).unwrap();
+    let out = home
+        .cmd()
+        .current_dir(home.path().join("elsewhere"))
+        .args(["agents", "show"])
+        .arg(&agent)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("LOCAL-BODY"));
+
+    // An agent that names no skills sees every loaded one in the catalog, as in chat.
+    let plain = home.write("proj/agents/plain.toml", "instructions = 'Help.'\n");
+    let out = home
+        .cmd()
+        .current_dir(home.path().join("elsewhere"))
+        .args(["agents", "show"])
+        .arg(&plain)
+        .output()
+        .unwrap();
+    let shown = text(&out.stdout);
+    assert!(shown.contains("- local-one: Local.\n"), "{shown}");
+    assert!(!shown.contains("LOCAL-BODY"), "{shown}");
+}
+
+#[test]
+fn r9s_agent_as_r9s_writes_it() {
+    let home = TestHome::new();
+    skill(
+        &home.path().join(".r9s/skills"),
+        "notes",
+        "Notes.",
+        "NOTES-BODY\n",
+        &[],
+    );
+    home.write(
+        ".r9s/agents/helper/agent.toml",
+        "name = \"helper\"\ncurrent_version = \"1.0.0\"\n",
+    );
+    home.write(
+        ".r9s/agents/helper/versions/1.0.0.toml",
+        "provider = \"None\"\nskills = [\"notes\", \"github:acme/skills/pdf\"]\n\
+         instructions = 'Help.'\n[script_policy]\nallow_env_vars = [\"PATH\"]\n",
+    );
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = chat(&home, &server)
+        .args(["--agent", "helper", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("skill `github:acme/skills/pdf` is a remote reference"),
+        "{}",
+        text(&out.stderr)
+    );
+    let system = messages(&server, 0)[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.contains("NOTES-BODY"), "{system}");
+}
