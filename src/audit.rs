@@ -10,18 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// What happened to a directive. Exactly one per audit line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Decision {
-    Ran,
-    /// Refused by the policy (or by a safety rule).
-    Denied,
-    /// The user said no, or there was no terminal to ask.
-    Declined,
-    /// Not a valid command (shell syntax, unknown script, ...).
-    Invalid,
-}
+pub use crate::policy::Decision;
 
 /// Longest argument in a record, in characters; a longer one is cut to this length, its last
 /// character replaced by `…`.
@@ -30,22 +19,36 @@ const MAX_ARG_CHARS: usize = 256;
 /// One audit line.
 #[derive(Debug, Clone, Serialize)]
 pub struct Record {
+    /// When (RFC 3339, UTC, milliseconds).
     pub ts: String,
+    /// The agent in use, if any.
     pub agent: Option<String>,
+    /// The skill whose script it was, if any.
     pub skill: Option<String>,
+    /// The command (arguments cut to 256 characters).
     pub argv: Vec<String>,
     /// JSON input given on stdin (a tool's arguments), cut like an argument.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stdin: Option<String>,
+    /// Where it came from: `side_effect`, `capture`, `run` or `tool`.
     pub kind: &'static str,
+    /// What was decided.
     pub decision: Decision,
+    /// Why it was refused, or a note about the run (timed out, cancelled).
     pub reason: Option<String>,
+    /// Exit code, when it ran.
     pub exit_code: Option<i32>,
+    /// The signal that killed it, e.g. `SIGSEGV`.
     pub signal: Option<String>,
+    /// How long it ran.
     pub duration_ms: Option<u64>,
+    /// Bytes it wrote to stdout.
     pub bytes_out: Option<u64>,
+    /// Bytes it wrote to stderr.
     pub bytes_err: Option<u64>,
+    /// Some output was dropped at `max_output_bytes`.
     pub truncated: bool,
+    /// The restrictions in force, when it ran.
     pub sandbox: Option<String>,
     /// For a run: "started" (written before the command starts, so a run whose skillpipe is
     /// killed still leaves a trace) or "completed". Absent on refusals.
@@ -54,6 +57,7 @@ pub struct Record {
 }
 
 impl Record {
+    /// A record stamped now; the caller fills in the rest.
     pub fn new(kind: &'static str, decision: Decision, argv: &[String]) -> Record {
         Record {
             ts: timestamp(SystemTime::now()),
@@ -95,12 +99,51 @@ fn cut(arg: &str) -> String {
     format!("{}…", &arg[..i])
 }
 
+/// Why the audit log could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// Nowhere to log.
+    #[error("no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)")]
+    NoLocation,
+    /// Creating, opening or writing the file failed.
+    #[error("audit log {}: {source}", .path.display())]
+    Io {
+        /// The log file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Only part of a line was written.
+    #[error("audit log: short write ({written} of {len} bytes)")]
+    ShortWrite {
+        /// Bytes written.
+        written: usize,
+        /// Bytes of the line.
+        len: usize,
+    },
+    /// The record could not be encoded.
+    #[error("audit log: cannot encode the record: {0}")]
+    Encode(String),
+}
+
+/// Told about a failed best-effort write.
+type WarningSink = dyn Fn(&str) + Send + Sync;
+
 /// The append-only log. Opening is lazy so a run that decides nothing creates no file.
-#[derive(Debug)]
 pub struct AuditLog {
     path: Option<PathBuf>,
     file: Mutex<Option<File>>,
     warned: std::sync::atomic::AtomicBool,
+    /// Told (once) when a best-effort write fails; the library itself prints nothing.
+    on_warning: Option<Box<WarningSink>>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog")
+            .field("path", &self.path)
+            .finish()
+    }
 }
 
 impl AuditLog {
@@ -110,62 +153,76 @@ impl AuditLog {
             path,
             file: Mutex::new(None),
             warned: Default::default(),
+            on_warning: None,
         }
     }
 
+    /// Calls `f` with the first failure of a best-effort write (the `skillpipe` binary prints
+    /// it as a warning). Without it such a failure is dropped: the run goes on unlogged, as
+    /// `audit = "best-effort"` says; `audit = "required"` refuses instead.
+    pub fn on_warning(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> AuditLog {
+        self.on_warning = Some(Box::new(f));
+        self
+    }
+
+    /// Where the log is appended, if anywhere.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
 
     /// Opens the log now; used by `audit = "required"` to refuse before running anything.
-    pub fn check_writable(&self) -> Result<(), String> {
+    pub fn check_writable(&self) -> Result<(), AuditError> {
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         self.open(&mut file).map(|_| ())
     }
 
-    fn open<'a>(&self, slot: &'a mut Option<File>) -> Result<&'a mut File, String> {
+    fn open<'a>(&self, slot: &'a mut Option<File>) -> Result<&'a mut File, AuditError> {
         if slot.is_none() {
-            let path = self
-                .path
-                .as_ref()
-                .ok_or("no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)")?;
+            let path = self.path.as_ref().ok_or(AuditError::NoLocation)?;
+            let io = |source| AuditError::Io {
+                path: path.clone(),
+                source,
+            };
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| format!("audit log {}: {e}", path.display()))?;
+                std::fs::create_dir_all(dir).map_err(io)?;
             }
             let f = OpenOptions::new()
                 .append(true)
                 .create(true)
                 .open(path)
-                .map_err(|e| format!("audit log {}: {e}", path.display()))?;
+                .map_err(io)?;
             *slot = Some(f);
         }
         Ok(slot.as_mut().expect("opened above"))
     }
 
     /// Appends one record. Errors are returned so `audit = "required"` callers can act on them.
-    pub fn write(&self, record: &Record) -> Result<(), String> {
-        let mut line = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+    pub fn write(&self, record: &Record) -> Result<(), AuditError> {
+        let mut line = serde_json::to_vec(record).map_err(|e| AuditError::Encode(e.to_string()))?;
         line.push(b'\n');
         let mut slot = self.file.lock().unwrap_or_else(|e| e.into_inner());
         let file = self.open(&mut slot)?;
         // One write call per line: O_APPEND makes it land whole at the end.
         match file.write(&line) {
             Ok(n) if n == line.len() => Ok(()),
-            Ok(n) => Err(format!(
-                "audit log: short write ({n} of {} bytes)",
-                line.len()
-            )),
-            Err(e) => Err(format!("audit log: {e}")),
+            Ok(n) => Err(AuditError::ShortWrite {
+                written: n,
+                len: line.len(),
+            }),
+            Err(source) => Err(AuditError::Io {
+                path: self.path.clone().unwrap_or_default(),
+                source,
+            }),
         }
     }
 
-    /// Best-effort append: a failure is reported once on stderr.
+    /// Best-effort append: a failure is reported once, to [`AuditLog::on_warning`].
     pub fn write_or_warn(&self, record: &Record) {
         if let Err(e) = self.write(record)
             && !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed)
+            && let Some(f) = &self.on_warning
         {
-            eprintln!("skillpipe: warning: {e}");
+            f(&e.to_string());
         }
     }
 }
@@ -248,6 +305,11 @@ mod tests {
     #[test]
     fn unwritable_log_is_an_error() {
         let log = AuditLog::new(Some(PathBuf::from("/proc/no/such/audit.jsonl")));
-        assert!(log.check_writable().unwrap_err().contains("/proc/no/such"));
+        assert!(
+            log.check_writable()
+                .unwrap_err()
+                .to_string()
+                .contains("/proc/no/such")
+        );
     }
 }

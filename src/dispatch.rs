@@ -8,7 +8,7 @@ use crate::command::{self, Argv0Kind, Target};
 use crate::confirm::{self, Answer, Confirmer, Prompt, Verdict};
 use crate::exec::{self, ExecError, RunResult, RunSpec};
 use crate::policy::{self, AuditMode, ScriptPolicy};
-use crate::sandbox::SandboxSpec;
+use crate::sandbox::{LauncherError, SandboxSpec};
 use crate::scan::Kind;
 use crate::skills::{SkillSet, Tool, ToolInput};
 use std::ffi::OsString;
@@ -21,7 +21,9 @@ use std::time::Duration;
 /// Where a request came from; recorded as the audit line's `kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
+    /// A `%{…}` directive.
     SideEffect,
+    /// A `!{…}` directive.
     Capture,
     /// `skillpipe run`.
     Run,
@@ -32,6 +34,7 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// The audit log's name for it.
     pub fn as_str(self) -> &'static str {
         match self {
             Origin::SideEffect => "side_effect",
@@ -55,18 +58,25 @@ impl From<Kind> for Origin {
 /// What happened to a request.
 #[derive(Debug, Clone)]
 pub enum Outcome {
+    /// It ran; see [`Ran`].
     Ran(Ran),
     /// Not run: denied, declined or invalid, with a one-line reason.
     Blocked {
+        /// Which refusal it was.
         decision: Decision,
+        /// Why, in one line.
         reason: String,
     },
 }
 
+/// A command that ran.
 #[derive(Debug, Clone)]
 pub struct Ran {
+    /// Exit status, output, duration and the sandbox in force.
     pub result: RunResult,
+    /// The skill whose script it was, if any.
     pub skill: Option<String>,
+    /// The script's resolved path, if it was a script.
     pub script_path: Option<PathBuf>,
 }
 
@@ -80,28 +90,213 @@ impl Outcome {
 /// An answer that may take a while: a terminal key press, or a protocol peer's reply.
 pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, String>> + Send + 'a>>;
 
-type Asker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync;
+/// Asks the user whether a command may run (see [`DispatcherBuilder::asker`]). An `Err` is a
+/// decline with that reason.
+pub type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync;
 
-/// Holds the policy, skills, audit log and session confirmation state.
+/// [`Asker`] answered asynchronously (see [`DispatcherBuilder::async_asker`]): what the
+/// dispatcher holds.
+pub type AsyncAsker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync;
+
+/// Runs directives: parse, resolve, policy decision, confirmation, audit, sandboxed run.
+///
+/// Built with [`Dispatcher::builder`]; the launcher that sets up each command's sandbox is
+/// settled (and checked) when it is built, see [`Launcher`].
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use skillpipe::{Dispatcher, Kind, Launcher, ScriptPolicy};
+///
+/// let policy = ScriptPolicy {
+///     allow_scripts: true,
+///     allowed_commands: vec!["echo".into()],
+///     ..Default::default()
+/// };
+/// let dispatcher = Dispatcher::builder(policy)
+///     .launcher(Launcher::Path("/usr/local/bin/skillpipe".into()))
+///     .asker(|_prompt| Ok(skillpipe::confirm::Answer::Once))
+///     .build()?;
+/// let outcome = dispatcher.run_body(Kind::Capture, "echo hello").await;
+/// assert!(outcome.succeeded());
+/// # Ok(()) }
+/// ```
 pub struct Dispatcher {
     policy: ScriptPolicy,
+    /// Its patterns, parsed once.
+    compiled: policy::CompiledPolicy,
     skills: Arc<SkillSet>,
     audit: AuditLog,
     confirmer: Mutex<Confirmer>,
     /// One question at a time: concurrent calls queue for the user instead of talking over
     /// each other, and an "always" given meanwhile is honoured.
     asking: tokio::sync::Mutex<()>,
-    asker: Box<Asker>,
+    asker: Box<AsyncAsker>,
     agent: Option<String>,
     /// The inherited environment, already reduced to `env_passthrough`.
     base_env: Vec<(OsString, OsString)>,
+    /// The sandbox launcher; `None`: the process default ([`crate::sandbox::launcher_path`]).
+    launcher: Option<PathBuf>,
+}
+
+/// Which program sets up the sandbox of each command: a fresh single-threaded process that
+/// applies the restrictions to itself, then execs the command.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Launcher {
+    /// This program if it called [`crate::sandbox::run_if_launcher`] (the `skillpipe` binary
+    /// does), else the first `skillpipe` on `PATH` that answers the launcher handshake.
+    #[default]
+    Auto,
+    /// This program. It must call [`crate::sandbox::run_if_launcher`] first thing in `main`,
+    /// before any thread starts.
+    ThisProgram,
+    /// This skillpipe binary (checked with the launcher handshake).
+    Path(PathBuf),
+}
+
+impl Launcher {
+    /// The program to run as launcher, or why there is none.
+    pub fn resolve(&self) -> Result<PathBuf, LauncherError> {
+        crate::sandbox::check_not_in_failed_launcher()?;
+        let this = || {
+            std::env::current_exe().map_err(|e| LauncherError::NoHandshake {
+                path: PathBuf::from("(this program)"),
+                why: format!("cannot find its own executable: {e}"),
+            })
+        };
+        match self {
+            Launcher::ThisProgram if crate::sandbox::hooked() => this(),
+            Launcher::ThisProgram => Err(LauncherError::NotHooked),
+            Launcher::Auto if crate::sandbox::hooked() => this(),
+            Launcher::Auto => crate::sandbox::find_skillpipe().ok_or(LauncherError::NotFound),
+            Launcher::Path(p) => {
+                crate::sandbox::handshake(p)?;
+                Ok(p.clone())
+            }
+        }
+    }
+}
+
+/// Why a [`Dispatcher`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The policy is not valid.
+    #[error("script policy: {0}")]
+    Policy(#[from] crate::policy::PolicyError),
+    /// Commands may run but no sandbox launcher can be used.
+    #[error(transparent)]
+    Launcher(#[from] LauncherError),
+}
+
+/// Builds a [`Dispatcher`]; see [`Dispatcher::builder`].
+pub struct DispatcherBuilder {
+    policy: ScriptPolicy,
+    skills: Arc<SkillSet>,
+    audit: AuditLog,
+    asker: Option<Box<AsyncAsker>>,
+    agent: Option<String>,
+    launcher: Launcher,
+}
+
+impl DispatcherBuilder {
+    /// The skills whose scripts directives may name (default: none).
+    pub fn skills(mut self, skills: Arc<SkillSet>) -> Self {
+        self.skills = skills;
+        self
+    }
+
+    /// Where each decision is logged (default: no log).
+    pub fn audit(mut self, audit: AuditLog) -> Self {
+        self.audit = audit;
+        self
+    }
+
+    /// The agent named in audit lines.
+    pub fn agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self
+    }
+
+    /// How to ask before a run when the policy says `confirm = "ask"` (default: a single key
+    /// press on `/dev/tty`, which declines where there is no terminal or, without the `cli`
+    /// feature, no way to read one).
+    pub fn asker(
+        mut self,
+        asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.asker = Some(Box::new(move |p| Box::pin(std::future::ready(asker(p)))));
+        self
+    }
+
+    /// An asker already boxed (the app layer passes the REPL's or the MCP client's).
+    pub(crate) fn boxed_asker(mut self, asker: Box<AsyncAsker>) -> Self {
+        self.asker = Some(asker);
+        self
+    }
+
+    /// [`DispatcherBuilder::asker`] answered asynchronously (e.g. by a protocol peer).
+    pub fn async_asker(
+        mut self,
+        asker: impl for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync + 'static,
+    ) -> Self {
+        self.asker = Some(Box::new(asker));
+        self
+    }
+
+    /// The sandbox launcher (default [`Launcher::Auto`]).
+    pub fn launcher(mut self, launcher: Launcher) -> Self {
+        self.launcher = launcher;
+        self
+    }
+
+    /// Checks the policy and, when it lets anything run, settles the launcher: a launcher that
+    /// cannot be used is an error now rather than a refusal at every directive.
+    pub fn build(self) -> Result<Dispatcher, BuildError> {
+        let compiled = self.policy.compile()?;
+        let launcher = if self.policy.allow_scripts {
+            Some(self.launcher.resolve()?)
+        } else {
+            None
+        };
+        let mut d = Dispatcher::with_compiled(self.policy, compiled, self.skills, self.audit);
+        d.launcher = launcher;
+        d.agent = self.agent;
+        if let Some(asker) = self.asker {
+            d.asker = asker;
+        }
+        Ok(d)
+    }
 }
 
 /// PATH used to find programs when the policy passes no PATH through.
 const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 impl Dispatcher {
-    pub fn new(policy: ScriptPolicy, skills: Arc<SkillSet>, audit: AuditLog) -> Dispatcher {
+    /// Starts building a dispatcher for `policy`.
+    pub fn builder(policy: ScriptPolicy) -> DispatcherBuilder {
+        DispatcherBuilder {
+            policy,
+            skills: Arc::default(),
+            audit: AuditLog::new(None),
+            asker: None,
+            agent: None,
+            launcher: Launcher::Auto,
+        }
+    }
+
+    /// A dispatcher using the process's default launcher (for tests inside the crate).
+    /// Panics on a policy that does not compile (tests only ever pass valid ones).
+    #[cfg(test)]
+    pub(crate) fn new(policy: ScriptPolicy, skills: Arc<SkillSet>, audit: AuditLog) -> Dispatcher {
+        let compiled = policy.compile().expect("a valid policy");
+        Dispatcher::with_compiled(policy, compiled, skills, audit)
+    }
+
+    fn with_compiled(
+        policy: ScriptPolicy,
+        compiled: policy::CompiledPolicy,
+        skills: Arc<SkillSet>,
+        audit: AuditLog,
+    ) -> Dispatcher {
         let base_env = std::env::vars_os()
             .filter(|(k, _)| {
                 policy
@@ -114,21 +309,19 @@ impl Dispatcher {
             confirmer: Mutex::new(Confirmer::new(policy.confirm)),
             asking: tokio::sync::Mutex::new(()),
             policy,
+            compiled,
             skills,
             audit,
             asker: Box::new(|p| Box::pin(std::future::ready(confirm::ask_tty(p)))),
             agent: None,
             base_env,
+            launcher: None,
         }
     }
 
-    pub fn with_agent(mut self, agent: Option<String>) -> Self {
-        self.agent = agent;
-        self
-    }
-
-    /// Replaces the terminal prompt (the REPL pauses its spinner around it).
-    pub fn with_asker(
+    /// Replaces the terminal prompt (tests inside the crate).
+    #[cfg(test)]
+    pub(crate) fn with_asker(
         mut self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,
     ) -> Self {
@@ -136,19 +329,12 @@ impl Dispatcher {
         self
     }
 
-    /// Replaces the terminal prompt with one answered asynchronously (MCP elicitation).
-    pub fn with_async_asker(
-        mut self,
-        asker: impl for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync + 'static,
-    ) -> Self {
-        self.asker = Box::new(asker);
-        self
-    }
-
+    /// The policy every request is judged by.
     pub fn policy(&self) -> &ScriptPolicy {
         &self.policy
     }
 
+    /// The skills whose scripts may run.
     pub fn skills(&self) -> &SkillSet {
         &self.skills
     }
@@ -186,7 +372,7 @@ impl Dispatcher {
         }
     }
 
-    /// Runs argv (argv[0] a skill script reference or a system command) if the policy allows.
+    /// Runs argv (`argv[0]` a skill script reference or a system command) if the policy allows.
     /// `stdin` is JSON input (`run --input`, a native tool call); for a tool that takes JSON
     /// without it, the directive's `--flags` become that input (see [`crate::skills::Tool`]).
     pub async fn run_argv(
@@ -249,8 +435,8 @@ impl Dispatcher {
                     rel_path: &policy_path,
                     args,
                 };
-                if let policy::Decision::Deny(why) = policy::decide(&self.policy, &target) {
-                    return block(&argv, skill, &stdin, Decision::Denied, why);
+                if let Err(d) = policy::decide(&self.compiled, &target) {
+                    return block(&argv, skill, &stdin, Decision::Denied, d.reason);
                 }
                 let mut script_args = args;
                 if let Some(tool) = &resolved.tool {
@@ -295,8 +481,8 @@ impl Dispatcher {
                     program: &argv0,
                     args,
                 };
-                if let policy::Decision::Deny(why) = policy::decide(&self.policy, &target) {
-                    return block(&argv, None, &stdin, Decision::Denied, why);
+                if let Err(d) = policy::decide(&self.compiled, &target) {
+                    return block(&argv, None, &stdin, Decision::Denied, d.reason);
                 }
                 let args = args.iter().map(OsString::from).collect();
                 (OsString::from(&argv0), args, caller_dir.clone())
@@ -359,7 +545,7 @@ impl Dispatcher {
             log: &self.audit,
             record: Some(cancel_record),
         };
-        let ran = exec::run(spec).await;
+        let ran = exec::run_with_launcher(spec, self.launcher.as_deref()).await;
         guard.disarm();
         match ran {
             Ok(mut result) => {

@@ -1,34 +1,36 @@
 //! The Unix filter pipeline (DESIGN §9): stdin → scanner → stdout, directives run.
 //!
 //! Input is read and scanned on the calling thread, and text is written as soon as it is
-//! scanned, mostly straight from the read buffer. Side effects go to a bounded background queue that
-//! runs them in order (a bounded queue) and is drained before the filter returns; captures run where they stand,
-//! in order, and their stdout (trailing newlines removed) replaces them. While a capture runs,
-//! a helper thread keeps reading input (bounded read-ahead, see [`input`]).
+//! scanned, mostly straight from the read buffer (the zero-copy path the chat loop has no need
+//! for). What happens to directives is [`crate::pipeline`]'s, shared with the chat loop: side
+//! effects go to its bounded queue, which runs them in order and is drained before the filter
+//! returns; a capture runs where it stands once the side effects before it have finished, and
+//! its capture text replaces it; every outcome becomes a typed [`Report`] for the [`Reporter`].
+//! While a capture runs, a helper thread keeps reading input (bounded read-ahead, see `input`).
 
 mod input;
 mod output;
 
-use crate::dispatch::{Dispatcher, Outcome};
+use crate::dispatch::Dispatcher;
+use crate::pipeline::{self, Report};
 use crate::scan::{Directive, Kind, Piece, ScanOptions, Scanner};
 use input::{Input, Next};
 use output::Output;
-use std::io::{self, ErrorKind, IsTerminal, Read, Write};
+use std::io::{self, ErrorKind, Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::runtime::Handle;
 
 /// Bytes per read. A pipe read returns at most what the pipe holds, so this is also the pipe
 /// buffer size `skillpipe filter` asks for.
 pub const CHUNK: usize = 256 * 1024;
-/// Side effects waiting for the one that runs. When the queue is full, scanning waits: a
-/// stream of `%{…}` faster than they run must not pile up in memory (each may hold 8 KiB).
-pub const SIDE_QUEUE: usize = 64;
+pub use crate::pipeline::SIDE_QUEUE;
 
+/// How the filter scans.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FilterOptions {
+    /// Scanner limits and whether Markdown code counts.
     pub scan: ScanOptions,
-    /// Copy side effects' stdout/stderr to stderr.
-    pub show_side_effects: bool,
     /// Show the output inert (a terminal): every control visibly escaped. Off, it is byte-exact.
     pub sanitize: bool,
 }
@@ -42,26 +44,43 @@ pub struct FilterReport {
     pub output_closed: bool,
 }
 
-/// Runs the filter to the end of `input`. `rt` runs the commands.
+/// Where the filter tells what happened besides the text (the `skillpipe` binary writes it
+/// to stderr). Called from the reading thread and from the side-effect worker.
+pub trait Reporter: Send + Sync {
+    /// A directive ended (ran, failed, was blocked, …) or a run left a warning.
+    fn report(&self, report: &Report);
+    /// A side effect's own output (for `--show-side-effects`). Ignored by default.
+    fn side_effect_output(&self, _stdout: &[u8], _stderr: &[u8]) {}
+}
+
+/// Runs the filter to the end of `input`, blocking this thread; `rt` runs the commands. Call it
+/// from a thread that is not driving async tasks (from async code, use [`run_async`]).
 pub fn run<R, W>(
-    rt: &tokio::runtime::Runtime,
+    rt: &Handle,
     dispatcher: Arc<Dispatcher>,
     opts: FilterOptions,
     input: R,
     output: W,
+    reporter: Arc<dyn Reporter>,
 ) -> io::Result<FilterReport>
 where
     R: Read + Send + 'static,
     W: Write,
 {
     let problems = Arc::new(AtomicBool::new(false));
-    let (side_tx, side_rx) = tokio::sync::mpsc::channel::<SideJob>(SIDE_QUEUE);
-    let worker = rt.spawn(side_effect_worker(
-        dispatcher.clone(),
-        side_rx,
-        opts.show_side_effects,
-        problems.clone(),
-    ));
+    let (side_tx, mut done_rx, worker) = pipeline::side_effect_queue(dispatcher.clone());
+    let worker = rt.spawn(worker);
+    let side_reports = {
+        let (problems, reporter) = (problems.clone(), reporter.clone());
+        rt.spawn(async move {
+            while let Some((d, outcome)) = done_rx.recv().await {
+                if let crate::dispatch::Outcome::Ran(ran) = &outcome {
+                    reporter.side_effect_output(&ran.result.stdout, &ran.result.stderr);
+                }
+                report_outcome(&*reporter, &d, &outcome, &problems);
+            }
+        })
+    };
 
     let mut input = Input::new(input, CHUNK);
     let mut buf = vec![0u8; CHUNK];
@@ -79,7 +98,7 @@ where
                 out.flush();
                 if !out.failed() {
                     // Not inside the runtime: this thread may block until there is room.
-                    let _ = side_tx.blocking_send(SideJob::Run(d));
+                    side_tx.blocking_push(d);
                 }
             }
             Piece::Directive(d) => {
@@ -87,12 +106,10 @@ where
                 if !out.failed() {
                     input.lend();
                     // Program order: a capture sees every earlier side effect's result.
-                    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-                    if side_tx.blocking_send(SideJob::Barrier(done_tx)).is_ok() {
-                        let _ = done_rx.blocking_recv();
-                    }
-                    let text = rt.block_on(capture(&dispatcher, &d, &problems));
-                    out.text(&text);
+                    side_tx.blocking_settled();
+                    let outcome = rt.block_on(dispatcher.run_body(Kind::Capture, &d.body));
+                    report_outcome(&*reporter, &d, &outcome, &problems);
+                    out.text(pipeline::capture_text(&outcome));
                 }
             }
         }
@@ -137,6 +154,7 @@ where
     input.close();
     drop(side_tx);
     let _ = rt.block_on(worker);
+    let _ = rt.block_on(side_reports);
     if let Some(e) = read_error {
         return Err(io::Error::new(e.kind(), format!("reading stdin: {e}")));
     }
@@ -144,124 +162,37 @@ where
     Ok(report)
 }
 
-/// Runs a capture and returns the text that replaces it.
-async fn capture(dispatcher: &Dispatcher, d: &Directive, problems: &AtomicBool) -> Vec<u8> {
-    let outcome = dispatcher.run_body(Kind::Capture, &d.body).await;
-    report_outcome(d, &outcome, problems);
-    match outcome {
-        Outcome::Ran(ran) => {
-            let mut out = ran.result.stdout;
-            while out.last() == Some(&b'\n') {
-                out.pop();
-                if out.last() == Some(&b'\r') {
-                    out.pop();
-                }
-            }
-            out
-        }
-        Outcome::Blocked { .. } => Vec::new(),
-    }
-}
-
-/// Work for the side-effect queue: a directive to run, or a barrier a capture waits on until
-/// every side effect queued before it has finished.
-enum SideJob {
-    Run(Directive),
-    Barrier(tokio::sync::oneshot::Sender<()>),
-}
-
-async fn side_effect_worker(
+/// [`run`] for async code: runs it on the runtime's blocking pool and waits for it there.
+pub async fn run_async<R, W>(
     dispatcher: Arc<Dispatcher>,
-    mut rx: tokio::sync::mpsc::Receiver<SideJob>,
-    show: bool,
-    problems: Arc<AtomicBool>,
+    opts: FilterOptions,
+    input: R,
+    output: W,
+    reporter: Arc<dyn Reporter>,
+) -> io::Result<FilterReport>
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
+    let rt = Handle::current();
+    tokio::task::spawn_blocking(move || run(&rt, dispatcher, opts, input, output, reporter))
+        .await
+        .map_err(io::Error::other)?
+}
+
+/// Reports an outcome; a problem marks the run (for `--strict`).
+fn report_outcome(
+    reporter: &dyn Reporter,
+    d: &Directive,
+    outcome: &crate::dispatch::Outcome,
+    problems: &AtomicBool,
 ) {
-    while let Some(job) = rx.recv().await {
-        let d = match job {
-            SideJob::Run(d) => d,
-            SideJob::Barrier(done) => {
-                let _ = done.send(());
-                continue;
-            }
-        };
-        let outcome = dispatcher.run_body(Kind::SideEffect, &d.body).await;
-        if show && let Outcome::Ran(ran) = &outcome {
-            let mut err = io::stderr().lock();
-            for bytes in [&ran.result.stdout, &ran.result.stderr] {
-                let _ = err.write_all(&crate::term::for_terminal(
-                    bytes,
-                    io::stderr().is_terminal(),
-                ));
-            }
+    for r in Report::for_outcome(&d.raw, outcome) {
+        if r.is_problem() {
+            problems.store(true, Ordering::Relaxed);
         }
-        report_outcome(&d, &outcome, &problems);
+        reporter.report(&r);
     }
-}
-
-/// One stderr line for anything that did not go well.
-fn report_outcome(d: &Directive, outcome: &Outcome, problems: &AtomicBool) {
-    // Reasons and warnings may quote foreign text (a path, a program's name): shown inert.
-    if let Outcome::Ran(ran) = outcome {
-        for w in &ran.result.warnings {
-            eprintln!("skillpipe: warning: {}", crate::term::sanitize(w));
-        }
-    }
-    if let Some(line) = notice(d, outcome) {
-        problems.store(true, Ordering::Relaxed);
-        eprintln!("{}", crate::term::sanitize(&line));
-    }
-}
-
-/// The notice for a directive, if it deserves one (blocked, or ran and failed).
-pub fn notice(d: &Directive, outcome: &Outcome) -> Option<String> {
-    let shown = one_line(&String::from_utf8_lossy(&d.raw));
-    match outcome {
-        Outcome::Blocked { decision, reason } => {
-            let what = match decision {
-                crate::audit::Decision::Invalid => "invalid",
-                crate::audit::Decision::Declined => "declined",
-                // It ran, and skillpipe was stopped under it (SIGINT, SIGHUP, SIGTERM).
-                crate::audit::Decision::Ran => "stopped",
-                _ => "blocked",
-            };
-            Some(format!("skillpipe: {what}: {shown}: {reason}"))
-        }
-        Outcome::Ran(ran) if !ran.result.success() => {
-            let r = &ran.result;
-            let how = match (&r.signal, r.timed_out) {
-                (_, true) => "timed out".to_string(),
-                (Some(sig), _) => format!("killed by {sig}"),
-                // Say why: the last line of its stderr is usually the reason.
-                (None, _) => match last_line(&r.stderr) {
-                    Some(why) => format!("exited with {}: {why}", r.exit_code),
-                    None => format!("exited with {}", r.exit_code),
-                },
-            };
-            let hint = r
-                .hint
-                .as_ref()
-                .map_or(String::new(), |h| format!("\n  {h}"));
-            Some(format!("skillpipe: failed: {shown}: {how}{hint}"))
-        }
-        Outcome::Ran(_) => None,
-    }
-}
-
-/// The last non-blank line of a command's stderr, sanitized and cut to 200 characters.
-fn last_line(stderr: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(stderr);
-    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
-    let mut line = crate::term::sanitize(line).into_owned();
-    if let Some((cut, _)) = line.char_indices().nth(200) {
-        line.truncate(cut);
-        line.push('…');
-    }
-    Some(line)
-}
-
-/// Keeps a notice on one line, showing control and invisible characters escaped.
-fn one_line(s: &str) -> String {
-    crate::command::escape_controls(s)
 }
 
 #[cfg(test)]
@@ -304,14 +235,15 @@ mod tests {
         }
         let out = Shared::default();
         let seen = out.clone();
-        let rt = crate::cli::setup::runtime().unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
         let filter = std::thread::spawn(move || {
             run(
-                &rt,
+                rt.handle(),
                 dispatcher,
                 FilterOptions::default(),
                 io::Cursor::new(input),
                 out,
+                Arc::new(Quiet),
             )
             .unwrap()
         });
@@ -326,28 +258,31 @@ mod tests {
         assert!(report.problems);
     }
 
-    #[test]
-    fn notices_stay_on_one_line() {
-        assert_eq!(one_line("%{echo \"a\nb\"}"), "%{echo \"a\\nb\"}");
+    struct Quiet;
+    impl Reporter for Quiet {
+        fn report(&self, _: &Report) {}
     }
 
-    #[test]
-    fn a_failure_says_why_with_its_last_stderr_line() {
-        assert_eq!(
-            last_line(b"warming up\nno speech engine found\n\n").as_deref(),
-            Some("no speech engine found")
-        );
-        assert_eq!(
-            last_line(b"bad \x1b]0;title\x07\n").as_deref(),
-            Some("bad ␛]0;title␇")
-        );
-        assert_eq!(last_line(b" \n"), None);
-        assert_eq!(
-            last_line("x".repeat(300).as_bytes())
-                .unwrap()
-                .chars()
-                .count(),
-            201
-        );
+    /// From async code, `run_async` works where `run` would panic (it blocks).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn runs_from_async_code() {
+        let dispatcher = Arc::new(Dispatcher::new(
+            crate::policy::ScriptPolicy::default(),
+            Arc::default(),
+            crate::audit::AuditLog::new(None),
+        ));
+        let out = Shared::default();
+        let input = io::Cursor::new(b"a %{x} b !{y} c".to_vec());
+        let report = run_async(
+            dispatcher,
+            FilterOptions::default(),
+            input,
+            out.clone(),
+            Arc::new(Quiet),
+        )
+        .await
+        .unwrap();
+        assert_eq!(&*out.0.lock().unwrap(), b"a  b  c");
+        assert!(report.problems, "scripts are off: both were blocked");
     }
 }

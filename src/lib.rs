@@ -1,6 +1,22 @@
 //! skillpipe: lets a language model act through inline directives in its streamed output.
 //!
-//! The crate is a library with a thin binary on top. Each module has one job:
+//! A model writes `%{say "hello"}` to cause a side effect or `!{scripts/lookup.py "term"}` to
+//! run a command and get its output back. This crate finds those directives in a stream fed in
+//! arbitrary chunks, checks each against a [`ScriptPolicy`], runs it (without a shell, under a
+//! sandbox) and hands back the result. The `skillpipe` binary is a thin layer on top.
+//!
+//! # Embedding
+//!
+//! - Only scanning? [`Scanner`] (or [`scan::stream::directives`] for a `futures` stream) needs
+//!   no optional feature: `skillpipe = { version = "0.1", default-features = false }`.
+//! - Running directives: [`Dispatcher`] (feature `runtime`). Commands run under a sandbox set up
+//!   by a *launcher* process; see [`dispatch::Launcher`] for how it is found, and
+//!   [`sandbox::run_if_launcher`] for a host program that wants to be its own launcher.
+//! - A whole chat loop with your own model backend: implement [`Provider`] and [`Ui`], then
+//!   drive a [`Session`] (feature `runtime`; the bundled HTTP clients need feature `http`).
+//! - The Unix filter: [`filter::run`] (blocking) or [`filter::run_async`].
+//!
+//! # Modules
 //! - [`scan`]: finds `%{…}` / `!{…}` directives in a byte stream fed in arbitrary chunks (pure).
 //! - [`command`]: turns a directive body into argv and matches command patterns (pure).
 //! - [`policy`]: the ScriptPolicy as data and the allow/deny decision (pure).
@@ -8,34 +24,84 @@
 //! - [`sandbox`]: OS enforcement of the policy (namespaces, Landlock), kept apart from the decision.
 //! - [`skills`]: skill discovery, script detection and safe resolution.
 //! - [`agents`]: agent configs and the system prompt.
-//! - [`model`]: streaming model clients (OpenAI-compatible, Anthropic, replay) and settings.
+//! - [`model`]: the model interface ([`Provider`]) and, with `http`, the bundled clients.
+//! - [`config`]: the one config file (`config.toml`), read once.
 //! - [`dispatch`]: one directive from decision to result, with confirmation and audit.
+//! - [`pipeline`]: what filter and chat share: outcome wording, capture text, the side-effect queue.
 //! - [`filter`]: the Unix filter pipeline.
 //! - [`chat`]: the chat loop (captures go back to the model).
-//! - [`repl`]: the interactive terminal.
-//! - [`mcp`]: the MCP server (`skillpipe mcp`, feature `mcp`).
-//! - [`cli`]: command-line definitions and subcommand entry points.
+//! - `mcp`: the MCP server (`skillpipe mcp`, feature `mcp`).
 //! - [`term`]: what may reach a terminal (untrusted text made inert).
-//! - [`trust`]: which working directories may bring their own agents and skills.
+//! - `trust`: which working directories may bring their own agents and skills.
+#![warn(missing_docs)]
+// In a build without the binary, what only the binary uses is dead code.
+#![cfg_attr(not(feature = "cli"), allow(dead_code))]
 
-pub mod agents;
-pub mod audit;
-pub mod chat;
-pub mod cli;
 pub mod command;
-pub mod confirm;
-pub mod dispatch;
-pub mod exec;
-pub mod filter;
 #[cfg(feature = "mcp")]
-pub mod mcp;
-pub mod model;
-pub mod paths;
+pub(crate) mod mcp;
 pub mod policy;
-pub mod render;
-pub mod repl;
-pub mod sandbox;
+#[cfg(feature = "cli")]
+pub(crate) mod render;
 pub mod scan;
+
+#[cfg(feature = "runtime")]
+pub mod agents;
+#[cfg(feature = "cli")]
+pub(crate) mod app;
+#[cfg(feature = "runtime")]
+pub mod audit;
+#[cfg(feature = "runtime")]
+pub mod chat;
+#[cfg(feature = "cli")]
+pub(crate) mod cli;
+#[cfg(feature = "runtime")]
+pub mod config;
+#[cfg(feature = "runtime")]
+pub mod confirm;
+#[cfg(feature = "runtime")]
+pub mod dispatch;
+#[cfg(feature = "runtime")]
+pub mod exec;
+#[cfg(feature = "runtime")]
+pub mod filter;
+#[cfg(feature = "runtime")]
+pub mod model;
+#[cfg(feature = "runtime")]
+pub(crate) mod paths;
+#[cfg(feature = "runtime")]
+pub mod pipeline;
+#[cfg(feature = "cli")]
+pub(crate) mod repl;
+#[cfg(feature = "runtime")]
+pub mod sandbox;
+#[cfg(feature = "runtime")]
 pub mod skills;
+#[cfg(feature = "runtime")]
 pub mod term;
-pub mod trust;
+#[cfg(feature = "runtime")]
+pub(crate) mod trust;
+
+pub use policy::ScriptPolicy;
+pub use scan::{Directive, Event, Kind, ScanOptions, Scanner};
+
+#[cfg(feature = "runtime")]
+pub use audit::AuditLog;
+#[cfg(feature = "runtime")]
+pub use chat::{ChatOptions, Session, TurnReport, Ui};
+#[cfg(feature = "runtime")]
+pub use dispatch::{Dispatcher, DispatcherBuilder, Launcher, Outcome};
+#[cfg(feature = "runtime")]
+pub use model::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent};
+#[cfg(feature = "runtime")]
+pub use pipeline::{Report, ReportKind};
+#[cfg(feature = "runtime")]
+pub use skills::SkillSet;
+
+/// The `skillpipe` command line: parses `std::env::args`, runs, returns the exit code.
+/// For the binary; not part of the library API.
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub fn cli_main() -> i32 {
+    cli::main()
+}

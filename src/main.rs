@@ -1,3 +1,3 @@
 fn main() {
-    std::process::exit(skillpipe::cli::main());
+    std::process::exit(skillpipe::cli_main());
 }

@@ -885,7 +885,8 @@ fn a_failed_side_effect_says_why_and_show_side_effects_works_in_chat() {
     assert_eq!(stdout(&out), "Done.\n");
     let err = stderr(&out);
     assert!(
-        err.contains("failed: %{ls /no-such-dir-for-skillpipe}: exited with 2: ls: cannot access"),
+        // One wording for both modes (DESIGN §2): `exit N`, then the last line of stderr.
+        err.contains("failed: %{ls /no-such-dir-for-skillpipe}: exit 2: ls: cannot access"),
         "{err}"
     );
     // The side effect's output, with its escape made visible.

@@ -461,3 +461,30 @@ fn output_over_max_output_bytes_is_cut_with_a_warning() {
     );
     assert_eq!(home.audit()[0]["truncated"], true);
 }
+
+/// Program order: a capture runs only after every side effect before it has finished, so it
+/// sees what they did (positive control: the same capture alone finds nothing).
+#[test]
+fn a_capture_sees_the_side_effects_written_before_it() {
+    let home = TestHome::new();
+    let run = |input: &str| {
+        home.cmd()
+            .args([
+                "filter",
+                "--allow",
+                "sh",
+                "--allow",
+                "cat",
+                "-y",
+                "--allow-filesystem",
+            ])
+            .write_stdin(input)
+            .output()
+            .unwrap()
+    };
+    let alone = run("[!{cat marker}]\n");
+    assert_eq!(stdout(&alone), "[]\n", "{}", stderr(&alone));
+    let out = run("%{sh -c 'sleep 0.2; echo done > marker'}[!{cat marker}]\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[done]\n", "{}", stderr(&out));
+}

@@ -316,7 +316,7 @@ fn interpreter_in_front_of_a_skill_script_runs_that_script() {
     let out = filter(&home, "[!{python -m scripts.report input.txt}]", &[]);
     assert_eq!(text(&out.stdout), "[INPUT.TXT False]");
     assert!(
-        text(&out.stderr).contains("failed: !{python -m scripts.report input.txt}: exited with 1"),
+        text(&out.stderr).contains("failed: !{python -m scripts.report input.txt}: exit 1"),
         "{}",
         text(&out.stderr)
     );

@@ -481,7 +481,7 @@ fn retain_named_filters_or_names_the_unknown() {
     }
     let mut set = SkillSet::load(&[tmp.path().to_path_buf()]);
     let e = set.retain_named(&strings(&["b", "zz"])).unwrap_err();
-    assert_eq!(e, "unknown skill `zz`; available: a, b, c");
+    assert_eq!(e.to_string(), "unknown skill `zz`; available: a, b, c");
     assert_eq!(set.len(), 3);
     set.retain_named(&strings(&["c", "a"])).unwrap();
     let names: Vec<&str> = set.iter().map(|s| s.name.as_str()).collect();

@@ -18,9 +18,11 @@ use crate::scan::{Event, Kind, ScanOptions, Scanner};
 /// `User: …`, `You: … directive …`, optionally `Output: …` and the final `You: …`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Example {
+    /// What the user asks.
     pub user: String,
     /// The answer up to and including the directive (a side effect: the whole answer).
     pub reply: String,
+    /// Side effect or capture.
     pub kind: Kind,
     /// The directive as written, e.g. `!{scripts/calc.py "23 * 4"}`.
     pub directive: String,

@@ -1,23 +1,29 @@
 //! Agent configs (DESIGN §5) and the system prompt (§4).
 //!
-//! - [`config`]: the TOML formats (skillpipe's own, strict; r9s's versioned layout) → [`AgentFile`]
+//! - `config`: the TOML formats (skillpipe's own, strict; r9s's versioned layout) → [`AgentFile`]
 //!   → [`AgentConfig`] once `{{var}}` placeholders are filled. Pure.
-//! - [`search`]: where agents live and how a name is found; `agents list`.
+//! - `search`: where agents live and how a name is found; `agents list`.
 //! - [`prompt`]: the system prompt a model sees. Pure.
+//! - `template`: `{{var}}` placeholders and `--var K=V`. Pure.
+//! - `skill_adapter`: the prompt view of loaded skills.
 //! - [`catalog`]: the catalog entries of skills not named (progressive disclosure). Pure.
 //! - [`guide`]: the directive guide and its worked examples, inside that prompt. Pure.
-//! - [`template`]: `{{var}}` placeholders and `--var K=V`. Pure.
-//! - [`skill_adapter`]: the prompt view of loaded skills.
 
 pub mod catalog;
-pub mod config;
+// Reached through re-exports; its fields and variants are not documented one by one yet.
+#[allow(missing_docs)]
+pub(crate) mod config;
+// Reached through re-exports; its fields and variants are not documented one by one yet.
+#[allow(missing_docs)]
 mod error;
 pub mod guide;
 pub mod origin;
 pub mod prompt;
-pub mod search;
-pub mod skill_adapter;
-pub mod template;
+// Reached through re-exports; its fields and variants are not documented one by one yet.
+#[allow(missing_docs)]
+pub(crate) mod search;
+pub(crate) mod skill_adapter;
+pub(crate) mod template;
 
 pub use config::{AgentConfig, AgentFile, AgentFormat};
 pub use error::AgentError;

@@ -11,7 +11,9 @@ use crate::policy::source::{self, Ignored};
 pub struct Restricted {
     /// False for an agent in the user's own config folders (nothing is restricted then).
     pub foreign: bool,
+    /// The settings dropped.
     pub ignored: Vec<Ignored>,
+    /// One line for the user, when anything was dropped.
     pub notice: Option<String>,
 }
 

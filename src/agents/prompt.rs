@@ -8,7 +8,9 @@ use crate::model::Message;
 /// What the model is told about one skill.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SkillPrompt {
+    /// The skill's name.
     pub name: String,
+    /// What the skill does, from its frontmatter.
     pub description: String,
     /// SKILL.md without its frontmatter.
     pub body: String,

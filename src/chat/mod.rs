@@ -13,42 +13,90 @@ use crate::dispatch::{Dispatcher, Origin, Outcome};
 use crate::model::{
     ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef,
 };
+use crate::pipeline::{Report, ReportKind, SideDone};
 use crate::scan::{Directive, Event, Kind, ScanOptions, Scanner};
 use futures::StreamExt;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Where the loop shows things. Text is the processed answer; everything else is a side channel.
+///
+/// ```
+/// use skillpipe::{Report, Ui};
+///
+/// /// Answer text to stdout, everything else to stderr.
+/// struct Plain;
+///
+/// impl Ui for Plain {
+///     fn text(&mut self, bytes: &[u8]) {
+///         print!("{}", String::from_utf8_lossy(bytes));
+///     }
+///     fn report(&mut self, report: &Report) {
+///         eprintln!("{report}");
+///     }
+///     fn status(&mut self, line: &str) {
+///         eprintln!("{line}");
+///     }
+///     fn busy(&mut self, _what: Option<&str>) {}
+/// }
+/// ```
 pub trait Ui {
     /// A piece of the processed answer (may split a UTF-8 character).
     fn text(&mut self, bytes: &[u8]);
-    /// One status line about a directive or the stream (ran, blocked, exit code, retrying, …).
+    /// How a directive or tool call ended (typed: pick colours from [`Report::kind`]).
+    fn report(&mut self, report: &Report);
+    /// A note about the stream or the turn: retrying, stopped early.
     fn status(&mut self, line: &str);
     /// What a side effect wrote (`--show-side-effects`), already sanitized for a terminal.
-    fn side_output(&mut self, text: &str);
+    /// Ignored unless implemented.
+    fn side_output(&mut self, _text: &str) {}
     /// Something is pending: `Some("thinking")` until the first token, `Some("running …")`
     /// while a script runs, `None` when output flows again.
     fn busy(&mut self, what: Option<&str>);
 }
 
+/// How a [`Session`] talks to the model and runs directives.
 #[derive(Debug, Clone)]
 pub struct ChatOptions {
+    /// Scanner limits and whether Markdown code counts.
     pub scan: ScanOptions,
+    /// Bound on capture round-trips (and tool calls) per user message.
     pub max_captures: usize,
     /// Offer skill scripts as native tools.
     pub tools: bool,
+    /// Stream the answer (false: one request for the whole answer).
     pub stream: bool,
+    /// The model name sent with each request.
     pub model: String,
+    /// Extra request fields (temperature, max_tokens, …).
     pub params: serde_json::Map<String, serde_json::Value>,
     /// Show what side effects write (`--show-side-effects`).
     pub show_side_effects: bool,
 }
 
+impl Default for ChatOptions {
+    /// Streaming, no native tools, at most 8 captures per turn, the provider's model.
+    fn default() -> Self {
+        ChatOptions {
+            scan: ScanOptions::default(),
+            max_captures: 8,
+            tools: false,
+            stream: true,
+            model: String::new(),
+            params: Default::default(),
+            show_side_effects: false,
+        }
+    }
+}
+
 /// How one turn went.
 #[derive(Debug, Default, Clone)]
 pub struct TurnReport {
+    /// Prompt tokens the provider reported.
     pub prompt_tokens: u64,
+    /// Completion tokens the provider reported.
     pub completion_tokens: u64,
+    /// Captures and tool calls run this turn.
     pub captures: usize,
     /// A directive was blocked, invalid or failed.
     pub problems: bool,
@@ -57,6 +105,53 @@ pub struct TurnReport {
 }
 
 /// A conversation: history (with the model's raw text), the provider, and the dispatcher.
+///
+/// ```
+/// use futures::stream;
+/// use skillpipe::{
+///     ChatOptions, ChatRequest, Dispatcher, EventStream, Provider, Report, ScriptPolicy,
+///     Session, StreamEvent, Ui,
+/// };
+/// use std::sync::Arc;
+///
+/// /// A model that always says the same.
+/// struct Canned;
+/// impl Provider for Canned {
+///     fn stream(&self, _req: ChatRequest) -> EventStream {
+///         let tokens = ["Hello ", "%{say hi}", "there."];
+///         Box::pin(stream::iter(tokens.map(|t| Ok(StreamEvent::Text(t.into())))))
+///     }
+/// }
+///
+/// #[derive(Default)]
+/// struct Collect(String, Vec<Report>);
+/// impl Ui for Collect {
+///     fn text(&mut self, bytes: &[u8]) {
+///         self.0.push_str(&String::from_utf8_lossy(bytes));
+///     }
+///     fn report(&mut self, report: &Report) {
+///         self.1.push(report.clone());
+///     }
+///     fn status(&mut self, _line: &str) {}
+///     fn busy(&mut self, _what: Option<&str>) {}
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // Scripts are off (the default policy): directives are stripped and reported, none runs.
+/// let dispatcher = Arc::new(Dispatcher::builder(ScriptPolicy::default()).build()?);
+/// let options = ChatOptions {
+///     model: "canned".into(),
+///     ..Default::default()
+/// };
+/// let mut session = Session::new(Box::new(Canned), dispatcher, None, options);
+/// let mut ui = Collect::default();
+/// let rt = tokio::runtime::Runtime::new()?;
+/// let turn = rt.block_on(session.turn("hi", &mut ui))?;
+/// assert_eq!(ui.0, "Hello there.");
+/// assert_eq!(ui.1[0].to_string(), "blocked: %{say hi}: scripts are not allowed (pass --allow-scripts or set allow_scripts)");
+/// assert!(turn.problems);
+/// # Ok(()) }
+/// ```
 pub struct Session {
     provider: Box<dyn Provider>,
     dispatcher: Arc<Dispatcher>,
@@ -82,10 +177,9 @@ pub struct Session {
     continuing: bool,
 }
 
-/// A side effect finished (or was blocked) on the background queue.
-type SideDone = (Directive, Outcome);
-
 impl Session {
+    /// A conversation with `provider`, running directives through `dispatcher`, with an
+    /// optional system prompt.
     pub fn new(
         provider: Box<dyn Provider>,
         dispatcher: Arc<Dispatcher>,
@@ -115,22 +209,27 @@ impl Session {
         }
     }
 
+    /// The options in force.
     pub fn options(&self) -> &ChatOptions {
         &self.opts
     }
 
+    /// Use another model from the next request on.
     pub fn set_model(&mut self, model: String) {
         self.opts.model = model;
     }
 
+    /// Use another provider from the next request on.
     pub fn set_provider(&mut self, provider: Box<dyn Provider>) {
         self.provider = provider;
     }
 
+    /// The system prompt, if any.
     pub fn system_prompt(&self) -> Option<&str> {
         self.system.as_deref()
     }
 
+    /// Replaces the system prompt.
     pub fn set_system_prompt(&mut self, system: Option<String>) {
         self.system = system;
     }
@@ -152,15 +251,17 @@ impl Session {
             Decision::Denied,
             copies::COPIED.into(),
         );
-        ui.status(&format!(
-            "not run: {} ({})",
-            String::from_utf8_lossy(&d.raw),
-            copies::COPIED
-        ));
+        ui.report(&Report {
+            kind: ReportKind::Blocked,
+            what: crate::command::escape_controls(&String::from_utf8_lossy(&d.raw)),
+            detail: copies::COPIED.into(),
+            hint: None,
+        });
         report.problems = true;
         true
     }
 
+    /// Forgets the conversation (history and transcript).
     pub fn clear(&mut self) {
         self.history.clear();
         self.transcript.clear();
@@ -201,15 +302,11 @@ impl Session {
         self.partial_shown.clear();
         self.continuing = false;
         let mut report = TurnReport::default();
-        let (side_tx, mut side_rx) = mpsc::unbounded_channel::<SideDone>();
         // Bounded: a model streaming side effects faster than they run waits for room.
-        let (queue, queue_rx) = mpsc::channel::<Directive>(crate::filter::SIDE_QUEUE);
+        let (queue, mut side_rx, worker) =
+            crate::pipeline::side_effect_queue(self.dispatcher.clone());
         // Side effects run in order on one worker; dropping the turn (Ctrl-C) aborts it.
-        let _worker = AbortOnDrop(tokio::spawn(side_effect_worker(
-            self.dispatcher.clone(),
-            queue_rx,
-            side_tx,
-        )));
+        let _worker = AbortOnDrop(tokio::spawn(worker));
         let mut side_pending = 0usize;
         let mut captures = Captures::default();
         let max_bytes = self.dispatcher.policy().max_capture_bytes;
@@ -377,7 +474,7 @@ impl Session {
         mut stream: EventStream,
         ui: &mut dyn Ui,
         report: &mut TurnReport,
-        queue: &mpsc::Sender<Directive>,
+        queue: &crate::pipeline::SideQueue,
         side_pending: &mut usize,
         side_rx: &mut mpsc::UnboundedReceiver<SideDone>,
     ) -> Result<Step, ModelError> {
@@ -460,7 +557,7 @@ impl Session {
                             continue;
                         }
                         *side_pending += 1;
-                        let _ = queue.send(d).await;
+                        queue.push(d).await;
                     }
                     Event::Directive(d) => {
                         consumed.push_str(&String::from_utf8_lossy(&d.raw));
@@ -475,10 +572,14 @@ impl Session {
                                 Decision::Denied,
                                 why.clone(),
                             );
-                            ui.status(&format!(
-                                "not run: {} ({why})",
-                                String::from_utf8_lossy(&d.raw)
-                            ));
+                            ui.report(&Report {
+                                kind: ReportKind::Blocked,
+                                what: crate::command::escape_controls(&String::from_utf8_lossy(
+                                    &d.raw,
+                                )),
+                                detail: why,
+                                hint: None,
+                            });
                             report.problems = true;
                             continue;
                         }
@@ -534,7 +635,6 @@ impl Session {
         }
     }
 
-    /// A side effect's stdout and stderr, sanitized, when `--show-side-effects` asks for them.
     /// Waits until every side effect queued so far has finished, showing each one's output (when
     /// asked) and status line.
     async fn drain_side_effects(
@@ -556,19 +656,9 @@ impl Session {
         }
     }
 
+    /// A side effect's stdout and stderr, sanitized, when `--show-side-effects` asks for them.
     fn side_output(&self, ui: &mut dyn Ui, outcome: &Outcome) {
-        let Outcome::Ran(ran) = outcome else { return };
-        if !self.opts.show_side_effects {
-            return;
-        }
-        let mut clean = Vec::new();
-        let mut san = crate::term::Sanitizer::default();
-        san.push(&ran.result.stdout, &mut clean);
-        san.push(&ran.result.stderr, &mut clean);
-        san.finish(&mut clean);
-        if !clean.is_empty() {
-            ui.side_output(&String::from_utf8_lossy(&clean));
-        }
+        show_side_output(self.opts.show_side_effects, ui, outcome);
     }
 
     fn show(&mut self, ui: &mut dyn Ui, mut bytes: &[u8]) {
@@ -602,7 +692,12 @@ impl Session {
             let argv = std::slice::from_ref(&call.name);
             self.dispatcher
                 .refuse(Origin::Tool, argv, Decision::Invalid, why.clone());
-            ui.status(&format!("not run: {why}"));
+            ui.report(&Report {
+                kind: ReportKind::Invalid,
+                what: format!("tool {}", call.name),
+                detail: why.clone(),
+                hint: None,
+            });
             report.problems = true;
             return (tools::error_json(&why), true);
         };
@@ -613,7 +708,12 @@ impl Session {
                 let argv = std::slice::from_ref(script);
                 self.dispatcher
                     .refuse(Origin::Tool, argv, Decision::Invalid, e.clone());
-                ui.status(&format!("not run: tool `{}`: {e}", call.name));
+                ui.report(&Report {
+                    kind: ReportKind::Invalid,
+                    what: format!("tool {}", call.name),
+                    detail: e.clone(),
+                    hint: None,
+                });
                 report.problems = true;
                 return (tools::error_json(&e), true);
             }
@@ -650,7 +750,12 @@ impl Session {
                 let argv = std::slice::from_ref(&call.name);
                 self.dispatcher
                     .refuse(Origin::Tool, argv, Decision::Invalid, e.clone());
-                ui.status(&format!("not run: tool `{}`: {e}", call.name));
+                ui.report(&Report {
+                    kind: ReportKind::Invalid,
+                    what: format!("tool {}", call.name),
+                    detail: e.clone(),
+                    hint: None,
+                });
                 report.problems = true;
                 return (tools::error_json(&e), true);
             }
@@ -719,19 +824,6 @@ enum Step {
     },
 }
 
-async fn side_effect_worker(
-    disp: Arc<Dispatcher>,
-    mut queue: mpsc::Receiver<Directive>,
-    done: mpsc::UnboundedSender<SideDone>,
-) {
-    while let Some(d) = queue.recv().await {
-        let outcome = disp.run_body(Kind::SideEffect, &d.body).await;
-        if done.send((d, outcome)).is_err() {
-            return;
-        }
-    }
-}
-
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
@@ -740,23 +832,26 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// The dim status line for a directive.
-fn report_status(ui: &mut dyn Ui, d: &Directive, outcome: &Outcome, report: &mut TurnReport) {
-    let shown = String::from_utf8_lossy(&d.raw);
-    if let Outcome::Ran(ran) = outcome {
-        for w in &ran.result.warnings {
-            ui.status(&format!("warning: {w}"));
-        }
+/// What a side effect wrote, sanitized, when the user asked to see it (`--show-side-effects`).
+fn show_side_output(show: bool, ui: &mut dyn Ui, outcome: &Outcome) {
+    let Outcome::Ran(ran) = outcome else { return };
+    if !show {
+        return;
     }
-    match outcome {
-        Outcome::Ran(ran) if ran.result.success() => ui.status(&format!("ran {shown}")),
-        _ => {
-            report.problems = true;
-            if let Some(line) = crate::filter::notice(d, outcome) {
-                for l in line.lines() {
-                    ui.status(l.trim_start_matches("skillpipe: ").trim_start());
-                }
-            }
-        }
+    let mut clean = Vec::new();
+    let mut san = crate::term::Sanitizer::default();
+    san.push(&ran.result.stdout, &mut clean);
+    san.push(&ran.result.stderr, &mut clean);
+    san.finish(&mut clean);
+    if !clean.is_empty() {
+        ui.side_output(&String::from_utf8_lossy(&clean));
+    }
+}
+
+/// The status lines for a directive's outcome; a problem marks the turn.
+fn report_status(ui: &mut dyn Ui, d: &Directive, outcome: &Outcome, report: &mut TurnReport) {
+    for r in Report::for_outcome(&d.raw, outcome) {
+        report.problems |= r.is_problem();
+        ui.report(&r);
     }
 }

@@ -29,11 +29,7 @@ pub fn capture_message(outcome: &Outcome, max_bytes: usize) -> String {
         }
         Outcome::Ran(ran) => {
             let r = &ran.result;
-            let status = match (&r.signal, r.timed_out) {
-                (_, true) => "timed out".to_string(),
-                (Some(sig), _) => format!("killed by {sig}"),
-                (None, _) => format!("exit {}", r.exit_code),
-            };
+            let status = crate::pipeline::status_text(r);
             let mut msg = format!("Failed ({status}).");
             let out = stdout_of(outcome, max_bytes);
             if !out.is_empty() {
@@ -92,11 +88,9 @@ pub fn shown_output(outcome: &Outcome, max_bytes: usize) -> Option<String> {
 }
 
 fn stdout_of(outcome: &Outcome, max_bytes: usize) -> String {
-    let Outcome::Ran(ran) = outcome else {
-        return String::new();
-    };
-    let out = String::from_utf8_lossy(&ran.result.stdout);
-    head_tail(out.trim_end_matches(['\n', '\r']), max_bytes)
+    // The one capture-text rule (trailing newlines removed, as in the filter).
+    let out = String::from_utf8_lossy(crate::pipeline::capture_text(outcome));
+    head_tail(&out, max_bytes)
 }
 
 /// `a b`, or `a` then `b` when `a` ends a fenced block.

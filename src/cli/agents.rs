@@ -31,7 +31,7 @@ pub enum AgentsCommand {
 }
 
 pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
-    super::setup::project_notice();
+    crate::app::project_notice();
     match args.command {
         AgentsCommand::List { json } => {
             let listing = agents::list();
@@ -52,20 +52,23 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
         }
         AgentsCommand::Show { name, vars } => {
             let vars = agents::parse_vars(&vars).map_err(config_error)?;
-            let mut agent = agents::load(&name, &vars).map_err(super::setup::agent_error)?;
+            let mut agent = agents::load(&name, &vars)
+                .map_err(|e| anyhow::Error::from(crate::app::agent_error(e)))?;
             warn_all(&agent.warnings);
             let restricted = agents::origin::restrict(&mut agent);
             if let Some(n) = &restricted.notice {
                 eprintln!("skillpipe: {n}");
             }
             let dirs = args.skill_flags.search_path_for(Some(&name))?;
-            let mut set = crate::skills::SkillSet::load_with(&dirs, &super::setup::load_options()?);
+            let mut set = crate::skills::SkillSet::load_with(&dirs, &crate::app::load_options()?);
             // As `chat --agent` does: an agent without skills sees the catalog of all of them.
             if !agent.skills.is_empty() {
                 set.retain_named(&agent.skills)
                     .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
             }
-            super::setup::add_agent_tools(&mut set, &agent)?;
+            let mut warnings = Vec::new();
+            crate::app::add_agent_tools(&mut set, &agent, &mut warnings)?;
+            warn_all(&warnings);
             // The agent's own tools are part of it: always shown in full.
             let mut named = agent.skills.clone();
             named.push(agent.name.clone());

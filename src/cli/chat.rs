@@ -1,11 +1,9 @@
 //! `skillpipe chat`: one-shot answer or the interactive REPL.
 
-use super::setup::Setup;
 use super::{PolicyFlags, SkillFlags, usage};
-use crate::chat::{ChatOptions, Session, Ui};
-use crate::model::{AgentModel, Settings};
+use crate::app::{ChatConfig, build_session};
+use crate::chat::{Session, Ui};
 use crate::render::{Display, Options as RenderOptions};
-use crate::scan::ScanOptions;
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
 
@@ -55,18 +53,34 @@ pub struct ChatArgs {
     pub skill_flags: SkillFlags,
 }
 
+impl ChatArgs {
+    /// The flags as the app layer's plain config.
+    fn config(&self) -> anyhow::Result<ChatConfig> {
+        Ok(ChatConfig {
+            app: self
+                .policy
+                .app_config(&self.skill_flags, self.agent.as_deref(), &self.vars)?,
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            tools: self.tools,
+            no_stream: self.no_stream,
+            max_captures: self.max_captures,
+            exec_in_code: self.exec_in_code,
+            resume: self.resume.clone(),
+            raw: self.raw,
+            show_side_effects: self.show_side_effects,
+            verbose: self.verbose,
+        })
+    }
+}
+
 pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
     if args.resume.is_some() && args.prompt.is_some() {
         return Err(usage(
             "--resume reopens a saved session in the interactive REPL; it does not take a PROMPT",
         ));
     }
-    let setup = super::setup::build(
-        &args.policy,
-        &args.skill_flags,
-        args.agent.as_deref(),
-        &args.vars,
-    )?;
+    let config = args.config()?;
     let prompt = match &args.prompt {
         Some(p) => Some(p.clone()),
         None if args.resume.is_none() && !std::io::stdin().is_terminal() => {
@@ -79,110 +93,19 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
         }
         None => None,
     };
-    let rt = super::setup::runtime()?;
+    let rt = crate::app::runtime()?;
     let _guard = rt.enter();
-    let (session, settings) = build_session(&args, &setup)?;
     match prompt {
-        Some(p) => one_shot(&rt, session, &p, args.raw),
-        None => crate::repl::run(
-            &rt,
-            session,
-            crate::repl::ReplInfo {
-                model_label: settings.label(),
-                args,
-                setup,
-            },
-        ),
-    }
-}
-
-/// Model settings, provider, system prompt and options → a chat session. Returns the
-/// resolved model settings (their `label()` is what the REPL shows).
-pub fn build_session(args: &ChatArgs, setup: &Setup) -> anyhow::Result<(Session, Settings)> {
-    if args.max_captures == Some(0) {
-        return Err(usage("--max-captures must be at least 1"));
-    }
-    let agent = setup.agent.as_ref();
-    let agent_model = AgentModel {
-        model: agent.and_then(|a| a.model.clone()),
-        provider: agent.and_then(|a| a.provider.clone()),
-        params: agent.map(|a| a.params.clone()).unwrap_or_default(),
-        origin: agent
-            .map(|a| format!("agent file {}", a.source.display()))
-            .unwrap_or_default(),
-    };
-    let settings =
-        Settings::from_process(args.model.as_deref(), args.base_url.as_deref(), agent_model)
-            .map_err(|e| usage(e.to_string()))?;
-    settings.check_api_key().map_err(|e| usage(e.to_string()))?;
-    let settings = choose_model(settings)?;
-    let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
-    let dispatcher = setup.dispatcher.clone();
-    let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
-    let skills = crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills);
-    let system = crate::agents::system_prompt(instructions, &skills);
-    let (size, over_budget) = crate::agents::catalog::size_report(&system);
-    if args.verbose {
-        let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
-        eprintln!(
-            "skillpipe: {size} ({} skills in full, {in_catalog} in the catalog)",
-            skills.len() - in_catalog
-        );
-    }
-    if let Some(w) = over_budget {
-        eprintln!("skillpipe: warning: {w}");
-    }
-    let policy = dispatcher.policy();
-    let opts = ChatOptions {
-        scan: ScanOptions {
-            exec_in_code: args.exec_in_code,
-            ..Default::default()
-        },
-        max_captures: args.max_captures.unwrap_or(policy.max_captures_per_turn),
-        tools: args.tools || agent.is_some_and(|a| a.tool_calls),
-        stream: !args.no_stream,
-        model: settings.model.clone(),
-        params: settings.params.clone(),
-        show_side_effects: args.show_side_effects,
-    };
-    let mut session = Session::new(provider, dispatcher, Some(system), opts);
-    session.set_few_shot(crate::agents::prompt::few_shot(&skills));
-    Ok((session, settings))
-}
-
-/// A base URL of the user's with no model named: the built-in default model belongs to another
-/// server, so ask this one what it serves and take its only model, or stop and list them.
-fn choose_model(mut settings: Settings) -> anyhow::Result<Settings> {
-    if !settings.model_is_default_for_other_url {
-        return Ok(settings);
-    }
-    let url = settings.base_url.clone();
-    let models = crate::model::models::list(&settings, std::time::Duration::from_secs(10))
-        .map_err(|e| {
-            let msg = format!(
-                "no model named for {url}, and its model list is not available ({e}); pass --model NAME"
-            );
-            // Unreachable is a runtime failure (exit 1), as a chat request would have been.
-            match e {
-                crate::model::models::ListError::Unreachable { .. } => anyhow::anyhow!(msg),
-                _ => usage(msg),
-            }
-        })?;
-    match models.as_slice() {
-        [only] => {
-            eprintln!("skillpipe: using {only}, the only model {url} serves (--model chooses)");
-            settings.model = only.clone();
-            settings.model_is_default_for_other_url = false;
-            Ok(settings)
+        Some(p) => {
+            let setup = crate::app::build(&config.app, None)?;
+            super::warn_all(&setup.warnings);
+            let (session, _settings) = build_session(&config, &setup)?;
+            one_shot(&rt, session, &p, config.raw)
         }
-        [] => Err(usage(format!(
-            "no model named, and {url} lists none; pass --model NAME"
-        ))),
-        many => Err(usage(format!(
-            "no model named, and {url} serves {} models; choose one with --model: {}",
-            many.len(),
-            many.join(", ")
-        ))),
+        None => {
+            crate::repl::run(&rt, config)?;
+            Ok(super::EXIT_OK)
+        }
     }
 }
 
@@ -213,7 +136,7 @@ fn one_shot(
         Ok(_) => Ok(super::EXIT_OK),
         Err(e) => {
             eprintln!("skillpipe: {}", crate::term::sanitize(&e.to_string()));
-            Ok(super::EXIT_RUNTIME)
+            Ok(crate::app::EXIT_RUNTIME)
         }
     }
 }
@@ -262,6 +185,11 @@ impl Ui for PlainUi {
     fn text(&mut self, bytes: &[u8]) {
         let out = self.display.push(bytes, terminal_width());
         self.write(&out);
+    }
+
+    /// Reports quote foreign text (directive bodies, reasons): always sanitized.
+    fn report(&mut self, report: &crate::pipeline::Report) {
+        eprintln!("skillpipe: {}", crate::term::sanitize(&report.to_string()));
     }
 
     /// Status lines quote foreign text (tool names, directive bodies): always sanitized.

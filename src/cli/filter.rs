@@ -32,20 +32,33 @@ pub struct FilterArgs {
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
-    let setup = super::setup::build(&args.policy, &args.skill_flags, args.agent.as_deref(), &[])?;
-    let rt = super::setup::runtime()?;
+    let config = args
+        .policy
+        .app_config(&args.skill_flags, args.agent.as_deref(), &[])?;
+    let setup = crate::app::build(&config, None)?;
+    super::warn_all(&setup.warnings);
+    let rt = crate::app::runtime()?;
     super::interrupt::install(&rt)?;
     let opts = crate::filter::FilterOptions {
         scan: crate::scan::ScanOptions {
             exec_in_code: args.exec_in_code,
             ..Default::default()
         },
-        show_side_effects: args.show_side_effects,
         sanitize: args.sanitize || (!args.raw && std::io::stdout().is_terminal()),
     };
+    let reporter = std::sync::Arc::new(Stderr {
+        show_side_effects: args.show_side_effects,
+    });
     // Typed input on the terminal is read only while no confirmation prompt is up.
     let input = crate::confirm::TtyInput::new(raw_stdin()?);
-    let report = crate::filter::run(&rt, setup.dispatcher, opts, input, raw_stdout())?;
+    let report = crate::filter::run(
+        rt.handle(),
+        setup.dispatcher,
+        opts,
+        input,
+        raw_stdout(),
+        reporter,
+    )?;
     if let Some(code) = super::interrupt::exit_code(&rt) {
         return Ok(code);
     }
@@ -54,6 +67,34 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
     } else {
         super::EXIT_OK
     })
+}
+
+/// Notices on stderr, one line each (`skillpipe: blocked: %{…}: why`).
+struct Stderr {
+    show_side_effects: bool,
+}
+
+impl crate::filter::Reporter for Stderr {
+    fn report(&self, report: &crate::pipeline::Report) {
+        // A success is not worth a line in a filter's stderr; everything else is.
+        // Reasons and warnings may quote foreign text (a path, a program's name): shown inert.
+        if report.kind != crate::pipeline::ReportKind::Ran {
+            eprintln!("skillpipe: {}", crate::term::sanitize(&report.to_string()));
+        }
+    }
+
+    fn side_effect_output(&self, stdout: &[u8], stderr: &[u8]) {
+        if self.show_side_effects {
+            use std::io::Write;
+            let mut err = std::io::stderr().lock();
+            for bytes in [stdout, stderr] {
+                let _ = err.write_all(&crate::term::for_terminal(
+                    bytes,
+                    std::io::stderr().is_terminal(),
+                ));
+            }
+        }
+    }
 }
 
 /// Stdin without `Stdin`'s lock and buffer: the filter reads big chunks itself.

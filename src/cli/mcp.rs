@@ -17,25 +17,26 @@ pub struct McpArgs {
 }
 
 pub fn run(args: McpArgs) -> anyhow::Result<i32> {
-    let setup = super::setup::build(&args.policy, &args.skill_flags, args.agent.as_deref(), &[])?;
+    let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
+    let peer = consent::Peer::new(out_tx.clone());
+    let config = args
+        .policy
+        .app_config(&args.skill_flags, args.agent.as_deref(), &[])?;
+    // stdin is the protocol: confirmations go to the client, never to a terminal.
+    let setup = crate::app::build(&config, Some(Box::new(consent::asker(peer.clone()))))?;
+    super::warn_all(&setup.warnings);
     let catalog = Catalog::load(setup.dispatcher.skills());
     for w in &catalog.warnings {
         eprintln!("skillpipe: warning: {w}");
     }
-    let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
-    let peer = consent::Peer::new(out_tx.clone());
-    let dispatcher = match Arc::try_unwrap(setup.dispatcher) {
-        // stdin is the protocol: confirmations go to the client, never to a terminal.
-        Ok(d) => Arc::new(d.with_async_asker(consent::asker(peer.clone()))),
-        Err(_) => anyhow::bail!("internal: the dispatcher is shared before the server starts"),
-    };
+    let dispatcher = setup.dispatcher;
     if !dispatcher.policy().allow_scripts {
         eprintln!(
             "skillpipe mcp: every tool call will be refused: {}",
             crate::policy::SCRIPTS_NOT_ALLOWED
         );
     }
-    let rt = super::setup::runtime()?;
+    let rt = crate::app::runtime()?;
     let signal = rt.block_on(server::serve(
         dispatcher,
         Arc::new(catalog),

@@ -1,5 +1,6 @@
 //! Command-line definitions (DESIGN §9) and the entry point. Each subcommand lives in its own
-//! module with a `run` function; this file only parses and maps errors to exit codes.
+//! module with a `run` function that turns its flags into the app layer's plain config
+//! (`crate::app`); this file only parses and maps errors to exit codes.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -12,24 +13,18 @@ mod interrupt;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod run;
-pub mod setup;
 pub mod skills;
 pub mod trust;
 
-/// Exit codes (DESIGN §9).
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_RUNTIME: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
-pub const EXIT_STRICT: i32 = 3;
+use crate::app::{AppConfig, AppError, EXIT_RUNTIME, EXIT_USAGE};
 
-/// A usage or configuration error: exit code 2. The message names the flag, file or line.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+/// Exit codes (DESIGN §9) besides the app layer's 1 (runtime) and 2 (usage).
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_STRICT: i32 = 3;
 
 /// Build a usage error (exit 2) as an `anyhow::Error`.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
-    UsageError(msg.into()).into()
+    crate::app::usage(msg).into()
 }
 
 #[derive(Debug, Parser)]
@@ -62,9 +57,6 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     /// Trust a directory: use its ./agents and ./skills (or --list, --revoke).
     Trust(trust::TrustArgs),
-    /// Internal: sandbox launcher (applies restrictions, then execs the command).
-    #[command(name = "__launch", hide = true)]
-    Launch(crate::sandbox::LaunchArgs),
 }
 
 /// Skill search options accepted by every subcommand.
@@ -80,26 +72,18 @@ impl SkillFlags {
     /// The skill search path. A `--skills-dir` that is not a directory is a usage error: a typo
     /// would otherwise load no skills and leave every directive "not found".
     pub fn search_path(&self) -> anyhow::Result<Vec<PathBuf>> {
-        if let Some(d) = self.skills_dirs.iter().find(|d| !d.is_dir()) {
-            return Err(usage(format!(
-                "--skills-dir {}: no such directory",
-                d.display()
-            )));
-        }
-        setup::project_notice();
-        Ok(crate::paths::skill_search_path(&self.skills_dirs))
+        self.search_path_for(None)
     }
 
     /// [`Self::search_path`], with the skill folders beside an agent given by path after the
     /// user's own folders (so they never shadow a skill the user installed).
     pub fn search_path_for(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
-        let mut dirs = self.search_path()?;
-        let beside = agent
-            .map(crate::paths::agent_skill_dirs)
-            .unwrap_or_default();
-        let at = (self.skills_dirs.len() + crate::paths::user_skill_dirs().len()).min(dirs.len());
-        dirs.splice(at..at, beside);
-        Ok(dirs)
+        let config = AppConfig {
+            skills_dirs: self.skills_dirs.clone(),
+            agent: agent.map(str::to_string),
+            ..AppConfig::default()
+        };
+        Ok(config.search_path()?)
     }
 }
 
@@ -169,7 +153,81 @@ pub struct PolicyFlags {
     pub max_cpu: Option<u64>,
 }
 
+impl PolicyFlags {
+    /// These flags, the skill flags and the agent as the app layer's config.
+    pub fn app_config(
+        &self,
+        skill_flags: &SkillFlags,
+        agent: Option<&str>,
+        vars: &[String],
+    ) -> anyhow::Result<AppConfig> {
+        Ok(AppConfig {
+            overrides: self.overrides()?,
+            skills_dirs: skill_flags.skills_dirs.clone(),
+            only_skills: self.skills.clone(),
+            audit_log: self.audit_log.clone(),
+            agent: agent.map(str::to_string),
+            vars: vars.to_vec(),
+        })
+    }
+
+    /// The flags that change the policy, as the library's plain type.
+    pub fn overrides(&self) -> anyhow::Result<crate::policy::PolicyOverrides> {
+        use crate::policy::SandboxMode;
+        let sandbox = match self.sandbox.as_deref() {
+            None => None,
+            Some("required") => Some(SandboxMode::Required),
+            Some("best-effort") => Some(SandboxMode::BestEffort),
+            Some(other) => {
+                return Err(usage(format!(
+                    "--sandbox must be `required` or `best-effort`, got `{other}`"
+                )));
+            }
+        };
+        use crate::policy::Workdir;
+        let workdir = match self.workdir.as_deref() {
+            None => None,
+            Some("skill") => Some(Workdir::Skill),
+            Some("caller") => Some(Workdir::Caller),
+            Some(other) => {
+                return Err(usage(format!(
+                    "--workdir must be `skill` or `caller`, got `{other}`"
+                )));
+            }
+        };
+        Ok(crate::policy::PolicyOverrides {
+            allow_scripts: self.allow_scripts,
+            confirm_never: self.yes,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            timeout: self.timeout,
+            allow_network: self.allow_network,
+            allow_filesystem: self.allow_filesystem,
+            sandbox,
+            workdir,
+            writable: self.writable.clone(),
+            force_writable: self.force_writable,
+            allow_read: self.allow_read.clone(),
+            allow_socket: self.allow_socket.clone(),
+            max_processes: self.max_processes,
+            max_memory: self.max_memory,
+            max_file_size: self.max_file_size,
+            max_tmp: self.max_tmp,
+            max_cpu: self.max_cpu,
+        })
+    }
+}
+
+/// Warnings of the set-up (agent file, skills), one line each on stderr.
+pub fn warn_all(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("skillpipe: warning: {w}");
+    }
+}
+
 pub fn main() -> i32 {
+    // `skillpipe __launch …` is the sandbox launcher: it must run before anything starts a thread.
+    crate::sandbox::run_if_launcher();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -188,18 +246,14 @@ pub fn main() -> i32 {
         #[cfg(feature = "mcp")]
         Command::Mcp(a) => mcp::run(a),
         Command::Trust(a) => trust::run(a),
-        Command::Launch(a) => crate::sandbox::launch(a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
             // Errors quote files, servers and arguments: shown inert.
             eprintln!("skillpipe: {}", crate::term::sanitize(&format!("{e:#}")));
-            if e.downcast_ref::<UsageError>().is_some() {
-                EXIT_USAGE
-            } else {
-                EXIT_RUNTIME
-            }
+            e.downcast_ref::<AppError>()
+                .map_or(EXIT_RUNTIME, AppError::exit_code)
         }
     }
 }

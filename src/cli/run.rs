@@ -58,12 +58,11 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
         }
         None => None,
     };
-    let setup = super::setup::build(
-        &args.policy,
-        &args.skill_flags,
-        args.agent.as_deref(),
-        &args.vars,
-    )?;
+    let config = args
+        .policy
+        .app_config(&args.skill_flags, args.agent.as_deref(), &args.vars)?;
+    let setup = crate::app::build(&config, None)?;
+    super::warn_all(&setup.warnings);
     let dispatcher = setup.dispatcher;
     let resolved = match dispatcher.skills().resolve_in(&args.skill, &args.script) {
         Ok(r) => r,
@@ -87,7 +86,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     };
     let mut argv = vec![reference];
     argv.extend(args.args.iter().cloned());
-    let rt = super::setup::runtime()?;
+    let rt = crate::app::runtime()?;
     super::interrupt::install(&rt)?;
     let outcome = rt.block_on(dispatcher.run_argv(Origin::Run, argv, stdin));
     if let Some(code) = super::interrupt::exit_code(&rt) {

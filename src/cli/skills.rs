@@ -35,7 +35,7 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
     let load = || -> anyhow::Result<SkillSet> {
         Ok(SkillSet::load_with(
             &args.skill_flags.search_path()?,
-            &super::setup::load_options()?,
+            &crate::app::load_options()?,
         ))
     };
     let mut out = std::io::stdout().lock();

@@ -28,15 +28,41 @@ pub enum InvalidBody {
     /// Nothing but whitespace, or an empty program name (`""`).
     Empty,
     /// Something a shell would interpret: an operator, an expansion, a comment, a newline.
-    ShellSyntax { found: String, offset: usize },
+    /// Unquoted shell syntax (`;`, `|`, `$`, …) at `offset`.
+    ShellSyntax {
+        /// The character(s) found.
+        found: String,
+        /// Byte offset in the body.
+        offset: usize,
+    },
     /// A control or bidi-override character.
-    ControlChar { ch: char, offset: usize },
+    /// A control character at `offset`.
+    ControlChar {
+        /// The character.
+        ch: char,
+        /// Byte offset in the body.
+        offset: usize,
+    },
     /// A quote (`'` or `"`) that is never closed.
-    UnbalancedQuote { quote: char, offset: usize },
+    /// A quote that is never closed.
+    UnbalancedQuote {
+        /// `'` or `"`.
+        quote: char,
+        /// Byte offset of the opening quote.
+        offset: usize,
+    },
     /// A backslash with nothing after it.
-    TrailingBackslash { offset: usize },
+    /// A backslash at the very end.
+    TrailingBackslash {
+        /// Byte offset of the backslash.
+        offset: usize,
+    },
     /// `NAME=value cmd`: a shell would set an environment variable.
-    EnvAssignment { word: String },
+    /// `NAME=value` before the command (a shell would set a variable).
+    EnvAssignment {
+        /// The word.
+        word: String,
+    },
 }
 
 impl InvalidBody {

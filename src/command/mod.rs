@@ -1,7 +1,7 @@
 //! Directive body → argv (shell-word rules, shell syntax rejected) and command patterns. Pure.
 //!
 //! - [`argv`]: [`parse_argv`] and [`InvalidBody`].
-//! - [`pattern`]: [`Pattern`], the [`Target`] it is matched against, and [`classify`] for argv[0].
+//! - [`pattern`]: [`Pattern`], the [`Target`] it is matched against, and [`classify`] for `argv[0]`.
 //! - `glob`: the one-word glob used by patterns.
 
 pub mod argv;

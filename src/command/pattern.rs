@@ -8,10 +8,10 @@
 //! - `SKILL/scripts/GLOB`: the same, for that one skill. `SKILL:GLOB`: that skill's scripts by
 //!   id (file stem).
 //! - a word containing `/` otherwise: one program by path. It matches only a command whose
-//!   argv[0] is byte-for-byte that path. Wildcards are refused here (escaped ones are literal),
+//!   `argv[0]` is byte-for-byte that path. Wildcards are refused here (escaped ones are literal),
 //!   so no path pattern can quietly cover a whole directory.
 //! - a bare word: a program looked up on PATH; the word is a glob but only ever matches a bare
-//!   argv[0], so `touch` (or `t*`) never lets `/usr/bin/touch` or `./touch` through.
+//!   `argv[0]`, so `touch` (or `t*`) never lets `/usr/bin/touch` or `./touch` through.
 //!
 //! Further pattern words are a word-wise prefix of the arguments, each a glob: `git status`
 //! matches `git status --short` but not `git push`. Globs in argument words match any text,
@@ -19,7 +19,7 @@
 //!
 //! Allow matching is exact and case-sensitive. Deny matching ([`Pattern::denies`]) is wider on
 //! purpose, since a deny that can be dodged is worse than one that over-reaches: a bare deny word
-//! also matches the last component of a path argv[0] (deny `rm` blocks `/bin/rm` and `./rm`),
+//! also matches the last component of a path `argv[0]` (deny `rm` blocks `/bin/rm` and `./rm`),
 //! the program word ignores ASCII case (case-insensitive file systems would run `RM`), and path
 //! deny patterns compare with `//` and `/./` collapsed.
 
@@ -32,18 +32,23 @@ use std::fmt;
 pub enum Target<'a> {
     /// A resolved skill script: skill name and path relative to the skill dir, e.g. "scripts/lookup.py".
     Script {
+        /// The skill that holds the script.
         skill: &'a str,
+        /// The script's path inside the skill, e.g. `scripts/x.py`.
         rel_path: &'a str,
+        /// Its arguments.
         args: &'a [String],
     },
-    /// A system command: argv[0] exactly as written (bare name or a path) and the rest.
+    /// A system command: `argv[0]` exactly as written (bare name or a path) and the rest.
     System {
+        /// `argv[0]` as written (a bare name or a path).
         program: &'a str,
+        /// Its arguments.
         args: &'a [String],
     },
 }
 
-/// How argv[0] of a directive is to be resolved.
+/// How `argv[0]` of a directive is to be resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Argv0Kind {
     /// `scripts/...`, `SKILL/scripts/...` or `SKILL:id`: a skill script.
@@ -61,7 +66,7 @@ fn is_skill_name(s: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
-/// Classify argv[0] (or a pattern's first word).
+/// Classify `argv[0]` (or a pattern's first word).
 pub fn classify(argv0: &str) -> Argv0Kind {
     if script_ref(argv0).is_some() {
         Argv0Kind::ScriptRef
@@ -113,7 +118,9 @@ fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
 /// A pattern that could not be parsed; names the pattern and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatternError {
+    /// The pattern as written.
     pub pattern: String,
+    /// Why it is not valid.
     pub reason: String,
 }
 
@@ -154,6 +161,7 @@ impl fmt::Display for Pattern {
 }
 
 impl Pattern {
+    /// Parses a pattern (`say`, `git status`, `scripts/*`, `SKILL/scripts/*`, `*`).
     pub fn parse(text: &str) -> Result<Pattern, PatternError> {
         let err = |reason: String| PatternError {
             pattern: text.to_string(),

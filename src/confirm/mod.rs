@@ -1,7 +1,7 @@
 //! The confirmation prompt (DESIGN §2, `confirm = "ask"`).
 //!
 //! The session state ("always" answers), the prompt's text and the meaning of keys are plain
-//! data here; [`tty`] talks to `/dev/tty` so that only the user can answer (type-ahead flushed,
+//! data here; `tty` talks to `/dev/tty` so that only the user can answer (type-ahead flushed,
 //! a guard interval, "always" confirmed by a second key).
 
 mod tty;
@@ -13,7 +13,9 @@ pub use tty::{GUARD, TtyInput, ask_tty};
 /// What the user answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
+    /// Yes, this once.
     Once,
+    /// No.
     No,
     /// Yes, and do not ask again for this argv prefix in this session.
     Always,
@@ -22,8 +24,11 @@ pub enum Answer {
 /// What is about to run, as shown in the prompt.
 #[derive(Debug, Clone)]
 pub struct Prompt<'a> {
+    /// The command about to run.
     pub argv: &'a [String],
+    /// The skill whose script it is, if any.
     pub skill: Option<&'a str>,
+    /// Where it would run.
     pub cwd: &'a std::path::Path,
     /// What the command may reach, one item a line (see [`grants`]).
     pub grants: &'a [String],
@@ -32,6 +37,7 @@ pub struct Prompt<'a> {
 /// Outcome of [`Confirmer::confirm`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// Go ahead.
     Run,
     /// Declined, with the reason for the audit log and the notice.
     Declined(String),
@@ -44,12 +50,13 @@ pub struct Confirmer {
     always: Vec<String>,
 }
 
-/// The "always" scope: the program or script (argv[0]), whatever its arguments.
+/// The "always" scope: the program or script (`argv[0]`), whatever its arguments.
 pub fn scope(argv: &[String]) -> &str {
     argv.first().map(String::as_str).unwrap_or("")
 }
 
 impl Confirmer {
+    /// Confirmation state for one session, starting from the policy's mode.
     pub fn new(mode: ConfirmMode) -> Confirmer {
         Confirmer {
             mode,
@@ -160,6 +167,7 @@ pub fn render_always(p: &Prompt<'_>) -> String {
 /// What the first key means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FirstKey {
+    /// A final answer.
     Answer(Answer),
     /// `a`: ask once more before answering "always".
     ConfirmAlways,

@@ -223,6 +223,7 @@ pub struct TtyInput<R> {
 }
 
 impl<R: Read + AsRawFd> TtyInput<R> {
+    /// Wraps `inner`: on a terminal it is read only while no prompt is up.
     pub fn new(inner: R) -> TtyInput<R> {
         // SAFETY: isatty on an open descriptor.
         let terminal = unsafe { libc::isatty(inner.as_raw_fd()) } == 1;

@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
@@ -40,11 +40,13 @@ pub struct RunSpec {
     pub program: OsString,
     /// Arguments after the program (argv[1..]).
     pub args: Vec<OsString>,
+    /// Working directory.
     pub cwd: PathBuf,
     /// The complete environment of the child (`TMPDIR` is replaced by the per-run directory).
     pub env: Vec<(OsString, OsString)>,
     /// Bytes for stdin; `None` means stdin is closed (empty).
     pub stdin: Option<Vec<u8>>,
+    /// Wall-clock limit; on expiry the whole process group is killed.
     pub timeout: Duration,
     /// Cap per stream.
     pub max_output_bytes: usize,
@@ -59,11 +61,17 @@ pub struct RunResult {
     pub exit_code: i32,
     /// e.g. "SIGSEGV" when killed by a signal.
     pub signal: Option<String>,
+    /// Standard output (at most `max_output_bytes`).
     pub stdout: Vec<u8>,
+    /// Standard error (at most `max_output_bytes`).
     pub stderr: Vec<u8>,
+    /// Standard output was cut.
     pub truncated_stdout: bool,
+    /// Standard error was cut.
     pub truncated_stderr: bool,
+    /// Killed at the timeout.
     pub timed_out: bool,
+    /// How long it ran.
     pub duration: Duration,
     /// Restrictions that were requested but are not in force (best-effort), and similar notes.
     pub warnings: Vec<String>,
@@ -75,6 +83,7 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// Exited 0 (not killed, not timed out).
     pub fn success(&self) -> bool {
         self.exit_code == 0 && self.signal.is_none() && !self.timed_out
     }
@@ -84,7 +93,11 @@ impl RunResult {
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     #[error("command not found: {program}")]
-    NotFound { program: String },
+    /// The program was not found on the PATH given.
+    NotFound {
+        /// The program as asked for.
+        program: String,
+    },
     /// What the machine lacks, e.g. "network isolation: user namespaces are disabled
     /// (kernel.unprivileged_userns_clone=0)".
     #[error(
@@ -132,14 +145,23 @@ async fn interrupted() -> String {
 /// from a runtime whose threads live as long as the commands should (not from a short-lived
 /// blocking-pool thread).
 pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
+    run_with_launcher(spec, None).await
+}
+
+/// [`run`] with `launcher` (a skillpipe binary, or a program with the launch hook) as the
+/// sandbox launcher; `None` means [`sandbox::launcher_path`].
+pub async fn run_with_launcher(
+    spec: RunSpec,
+    launcher: Option<&Path>,
+) -> Result<RunResult, ExecError> {
     tokio::select! {
         // Dropping the run kills its tree and removes its $TMPDIR.
         sig = interrupted() => Err(ExecError::Interrupted(sig)),
-        r = run_uninterrupted(spec) => r,
+        r = run_uninterrupted(spec, launcher) => r,
     }
 }
 
-async fn run_uninterrupted(spec: RunSpec) -> Result<RunResult, ExecError> {
+async fn run_uninterrupted(spec: RunSpec, launcher: Option<&Path>) -> Result<RunResult, ExecError> {
     let s = &spec.sandbox;
     let sandboxed = s.isolate_network
         || s.restrict_filesystem
@@ -147,10 +169,11 @@ async fn run_uninterrupted(spec: RunSpec) -> Result<RunResult, ExecError> {
         || s.private_mounts
         || s.limits.any();
     if !sandboxed {
-        return run_with_capabilities(spec, &Capabilities::none("not probed")).await;
+        let none = Capabilities::none("not probed");
+        return run_planned(spec, &none, launcher, &mut false).await;
     }
     if sandbox::caps::probed() || std::env::var_os(sandbox::caps::UNAVAILABLE_ENV).is_some() {
-        return run_with_capabilities(spec, &sandbox::probe()).await;
+        return run_planned(spec, &sandbox::probe(), launcher, &mut false).await;
     }
     // The probe costs a fork and three unshares, a third of a short run. The launcher checks
     // every step itself and reports a failure before the command starts, so until something
@@ -161,8 +184,15 @@ async fn run_uninterrupted(spec: RunSpec) -> Result<RunResult, ExecError> {
     let mut optimistic = spec.clone();
     optimistic.sandbox.required = true;
     let mut setup_failed = false;
-    match run_planned(optimistic, &Capabilities::all(), &mut setup_failed).await {
-        Err(_) if setup_failed => run_with_capabilities(spec, &sandbox::probe()).await,
+    match run_planned(
+        optimistic,
+        &Capabilities::all(),
+        launcher,
+        &mut setup_failed,
+    )
+    .await
+    {
+        Err(_) if setup_failed => run_planned(spec, &sandbox::probe(), launcher, &mut false).await,
         other => other,
     }
 }
@@ -173,7 +203,7 @@ pub async fn run_with_capabilities(
     spec: RunSpec,
     caps: &Capabilities,
 ) -> Result<RunResult, ExecError> {
-    run_planned(spec, caps, &mut false).await
+    run_planned(spec, caps, None, &mut false).await
 }
 
 /// The run itself. `setup_failed` is set when the launcher refused before starting the
@@ -181,6 +211,7 @@ pub async fn run_with_capabilities(
 async fn run_planned(
     spec: RunSpec,
     caps: &Capabilities,
+    launcher: Option<&Path>,
     setup_failed: &mut bool,
 ) -> Result<RunResult, ExecError> {
     let plan = sandbox::plan(&spec.sandbox, caps).map_err(ExecError::Sandbox)?;
@@ -208,6 +239,15 @@ async fn run_planned(
         .collect();
     env.push(("TMPDIR".into(), tmp.path().into()));
 
+    let launcher = if plan.uses_launcher() {
+        sandbox::check_not_in_failed_launcher().map_err(|e| ExecError::Sandbox(e.to_string()))?;
+        Some(match launcher {
+            Some(l) => l.to_path_buf(),
+            None => sandbox::launcher_path().map_err(|e| ExecError::Sandbox(e.to_string()))?,
+        })
+    } else {
+        None
+    };
     // Root is exempt from RLIMIT_NPROC: a pids cgroup, where one can be made (else `doctor`
     // says that max_processes is not enforced). Removed when the run is over.
     #[cfg(target_os = "linux")]
@@ -242,13 +282,7 @@ async fn run_planned(
             la.argv = std::iter::once(program.clone().into_os_string())
                 .chain(spec.args.iter().cloned())
                 .collect();
-            let launcher = sandbox::launcher_path().map_err(|e| {
-                ExecError::Io(
-                    "cannot find the skillpipe executable (sandbox launcher)".into(),
-                    e,
-                )
-            })?;
-            let mut cmd = Command::new(launcher);
+            let mut cmd = Command::new(launcher.as_deref().unwrap_or(Path::new("skillpipe")));
             cmd.args(la.to_args());
             cmd
         }
@@ -258,9 +292,12 @@ async fn run_planned(
             cmd
         }
     };
-    cmd.env_clear()
-        .envs(env)
-        .current_dir(&spec.cwd)
+    cmd.env_clear().envs(env);
+    if launcher.is_some() {
+        // The launcher removes it before the command runs; see `sandbox::run_if_launcher`.
+        cmd.env(sandbox::MARKER_ENV, "1");
+    }
+    cmd.current_dir(&spec.cwd)
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -348,10 +385,10 @@ async fn run_planned(
             Some(e) => enforced = e,
             None if timed_out => enforced = plan.enforce,
             None => {
-                let launcher = sandbox::launcher_path().unwrap_or_default();
                 return Err(ExecError::Sandbox(format!(
-                    "the launcher {} did not report; it must be a skillpipe binary (see sandbox::set_launcher)",
-                    launcher.display()
+                    "the launcher {} did not report; it must be a skillpipe binary or a program \
+                     that calls skillpipe::sandbox::run_if_launcher() first thing in main",
+                    launcher.as_deref().unwrap_or(Path::new("?")).display()
                 )));
             }
         }

@@ -16,6 +16,7 @@ pub const API_VERSION: &str = "2023-06-01";
 /// Anthropic requires `max_tokens`; used when the agent's params do not set it.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 
+/// The Anthropic Messages API as a [`Provider`].
 pub struct AnthropicProvider {
     endpoint: Endpoint,
 }
@@ -31,6 +32,7 @@ pub fn messages_url(base_url: &str) -> String {
 }
 
 impl AnthropicProvider {
+    /// A provider for `settings` (base URL, key, model, timeouts).
     pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
         Ok(AnthropicProvider {
             endpoint: Endpoint::new(settings, messages_url(&settings.base_url))?,

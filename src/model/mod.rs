@@ -5,12 +5,12 @@
 //! replay file. Streams must be polled inside a tokio runtime. Dropping a stream drops its HTTP
 //! response, which is how the chat loop stops a model at a capture.
 //!
-//! - [`sse`]: a small incremental Server-Sent Events parser (pure).
+//! - `sse`: a small incremental Server-Sent Events parser (pure).
 //! - [`openai`], [`anthropic`]: wire formats (pure request builders and stream decoders) + providers.
-//! - [`http`]: the shared transport: retries, timeouts, cut streams, error mapping.
-//! - [`retry`]: the backoff policy (pure).
+//! - `http`: the shared transport: retries, timeouts, cut streams, error mapping.
+//! - `retry`: the backoff policy (pure).
 //! - [`replay`]: recorded answers from a JSONL file, for offline demos and tests.
-//! - [`settings`]: which provider, URL, model and key to use (flags > env > agent > config > defaults).
+//! - `settings`: which provider, URL, model and key to use (flags > env > agent > config > defaults).
 
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
@@ -18,16 +18,27 @@ use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::time::Duration;
 
+#[cfg(feature = "http")]
 pub mod anthropic;
-pub mod http;
-pub mod models;
+#[cfg(feature = "http")]
+#[allow(missing_docs)]
+pub(crate) mod http;
+#[cfg(feature = "http")]
+#[allow(missing_docs)]
+pub(crate) mod models;
+#[cfg(feature = "http")]
 pub mod openai;
+#[cfg(feature = "http")]
 pub mod replay;
-pub mod retry;
-pub mod settings;
-pub mod sse;
+pub(crate) mod retry;
+#[cfg(feature = "http")]
+// Reached through re-exports; its fields and variants are not documented one by one yet.
+#[allow(missing_docs)]
+pub(crate) mod settings;
+pub(crate) mod sse;
 
 pub use retry::RetryPolicy;
+#[cfg(feature = "http")]
 pub use settings::{
     AgentModel, ClientOptions, Config, ProviderConfig, ProviderKind, Settings, SettingsError,
     SettingsInput,
@@ -37,10 +48,15 @@ pub use settings::{
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "role", content = "content", rename_all = "lowercase")]
 pub enum Message {
+    /// Instructions before the conversation.
     System(String),
+    /// What the user wrote.
     User(String),
+    /// What the model answered.
     Assistant {
+        /// The answer's text, as the model sent it.
         content: String,
+        /// Native tool calls in the answer.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
@@ -48,17 +64,22 @@ pub enum Message {
     /// refused (Anthropic's `tool_result` carries it as `is_error: true`; for OpenAI-compatible
     /// servers, which have no such field, the content itself says `"is_error": true`).
     Tool {
+        /// The id of the call this answers.
         call_id: String,
+        /// The tool's result (JSON text).
         content: String,
+        /// The call failed or was refused.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
 }
 
 impl Message {
+    /// A system message.
     pub fn system(text: impl Into<String>) -> Self {
         Message::System(text.into())
     }
+    /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
         Message::User(text.into())
     }
@@ -69,6 +90,7 @@ impl Message {
             tool_calls: Vec::new(),
         }
     }
+    /// A tool result for call `call_id`.
     pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> Self {
         Message::tool_result(call_id, content, false)
     }
@@ -89,7 +111,9 @@ impl Message {
 /// A function the model may call (native tool calling).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDef {
+    /// Function name, `SKILL__STEM` for skill scripts.
     pub name: String,
+    /// What it does, for the model.
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: Value,
@@ -98,7 +122,9 @@ pub struct ToolDef {
 /// A complete tool call, assembled from the streamed pieces.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The provider's id for the call.
     pub id: String,
+    /// The function called.
     pub name: String,
     /// The arguments as JSON text, exactly as the model wrote them (may be invalid JSON).
     pub arguments: String,
@@ -109,9 +135,11 @@ pub struct ToolCall {
 pub struct ChatRequest {
     /// Model name; empty means the provider's configured model.
     pub model: String,
+    /// The conversation, system prompt first.
     pub messages: Vec<Message>,
     /// Extra request fields (temperature, top_p, max_tokens, ...), from the agent's `[params]`.
     pub params: Map<String, Value>,
+    /// Native tools offered (empty: none).
     pub tools: Vec<ToolDef>,
     /// false (`--no-stream`): one non-streaming request, yielding the same events.
     pub stream: bool,
@@ -139,19 +167,29 @@ pub enum StreamEvent {
     ToolCall(ToolCall),
     /// Token counts, when the server reports them (usually just before `Finished`).
     Usage {
+        /// Tokens in the request.
         prompt_tokens: u64,
+        /// Tokens in the answer.
         completion_tokens: u64,
     },
     /// The request failed with a retryable status and will be sent again after `delay`.
     /// Nothing of the answer has arrived yet; a display may say "retrying in …".
     Retrying {
+        /// This is retry number `attempt`…
         attempt: u32,
+        /// …of at most this many.
         max_attempts: u32,
+        /// Waiting this long first.
         delay: Duration,
+        /// What went wrong.
         reason: String,
     },
     /// The answer is complete. Always the last event of a successful stream.
-    Finished { reason: Option<String> },
+    /// The answer ended normally.
+    Finished {
+        /// Why, as the provider said (`stop`, `length`, …).
+        reason: Option<String>,
+    },
 }
 
 /// Why a model request failed. Messages say what was wrong and what to check.
@@ -160,46 +198,85 @@ pub enum ModelError {
     #[error(
         "cannot reach the model endpoint {url}: {reason} — check that the server is running and the base URL is right"
     )]
-    Unreachable { url: String, reason: String },
+    /// Could not connect.
+    Unreachable {
+        /// The URL tried.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// 401 or 403.
     #[error("authentication failed ({status}) — {}{}", auth_hint(.var, *.key_sent), detail(.message))]
     Auth {
+        /// The HTTP status.
         status: u16,
         /// The environment variable that held (or should hold) the key.
         var: Option<String>,
+        /// Whether a key was sent at all.
         key_sent: bool,
+        /// The server's message.
         message: String,
     },
     #[error(
         "model {model:?} not found at {base_url} (404){} — check the model name (--model) and the base URL",
         detail(.message)
     )]
+    /// 404 for the model.
     ModelNotFound {
+        /// The model asked for.
         model: String,
+        /// Where.
         base_url: String,
+        /// The server's message.
         message: String,
     },
+    /// Another HTTP error, after any retries.
     #[error("HTTP {status} from {url}{}{}", detail(.message), paren_note(.note))]
     Http {
+        /// The HTTP status.
         status: u16,
+        /// The URL requested.
         url: String,
+        /// The server's message.
         message: String,
         /// e.g. "gave up after 3 attempts".
         note: String,
     },
+    /// The endpoint reported an error inside the stream.
     #[error("the model endpoint reported an error: {message}")]
-    Api { message: String },
+    Api {
+        /// The endpoint's message.
+        message: String,
+    },
     #[error("the stream was cut after {bytes} bytes ({reason}); the answer is incomplete")]
-    StreamCut { bytes: u64, reason: String },
+    /// The stream ended early.
+    StreamCut {
+        /// Bytes received before the cut.
+        bytes: u64,
+        /// Why.
+        reason: String,
+    },
+    /// No progress within a time limit.
     #[error("timed out {what} after {} s at {url}", .after.as_secs_f64())]
     Timeout {
+        /// The URL requested.
         url: String,
+        /// What was awaited (connecting, the first byte, …).
         what: String,
+        /// The limit.
         after: Duration,
     },
+    /// The response could not be decoded.
     #[error("could not decode the model's response: {0}")]
     Decode(String),
     #[error("replay file {}: no recorded answer left (it has {count})", .file.display())]
-    ReplayExhausted { file: PathBuf, count: usize },
+    /// A replay file has no answer left for this turn.
+    ReplayExhausted {
+        /// The file.
+        file: PathBuf,
+        /// How many answers it has.
+        count: usize,
+    },
 }
 
 fn auth_hint(var: &Option<String>, key_sent: bool) -> String {
@@ -233,10 +310,15 @@ fn paren_note(note: &str) -> String {
 pub type EventStream = BoxStream<'static, Result<StreamEvent, ModelError>>;
 
 /// A model backend. `stream` never blocks: all work happens when the stream is polled.
+/// Implement it to drive a [`crate::Session`] with your own model (see the `Session` example
+/// and `examples/own_provider.rs`); the bundled ones (`http` feature) are
+/// `openai::OpenAiProvider`, `anthropic::AnthropicProvider` and `replay::ReplayProvider`.
 pub trait Provider: Send + Sync {
+    /// Starts an answer to `req`; nothing happens until the stream is polled.
     fn stream(&self, req: ChatRequest) -> EventStream;
 }
 
+#[cfg(feature = "http")]
 /// The provider the settings describe. Fails (a configuration error, exit 2) when a remote
 /// endpoint has no API key, or a replay file cannot be read.
 pub fn provider_for(settings: &Settings) -> Result<Box<dyn Provider>, SettingsError> {

@@ -10,11 +10,13 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
+/// An OpenAI-compatible `/chat/completions` endpoint as a [`Provider`].
 pub struct OpenAiProvider {
     endpoint: Endpoint,
 }
 
 impl OpenAiProvider {
+    /// A provider for `settings` (base URL, key, model, timeouts).
     pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
         let url = format!(
             "{}/chat/completions",

@@ -15,10 +15,13 @@ pub const PIECE_BYTES: usize = 4;
 /// One recorded answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
+    /// The recorded text.
     pub content: String,
+    /// Recorded tool calls.
     pub tool_calls: Vec<ToolCall>,
 }
 
+/// Streams recorded answers from a JSONL file, one per turn, for offline demos and tests.
 pub struct ReplayProvider {
     file: PathBuf,
     answers: Vec<Answer>,
@@ -39,6 +42,7 @@ impl ReplayProvider {
         Ok(Self::from_answers(file, answers))
     }
 
+    /// A provider that replays `answers` (`file` names them in errors).
     pub fn from_answers(file: &Path, answers: Vec<Answer>) -> Self {
         ReplayProvider {
             file: file.to_path_buf(),

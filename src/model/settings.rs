@@ -1,6 +1,6 @@
 //! Which provider, base URL, model and API key to use (DESIGN §6).
 //!
-//! [`resolve`] is a pure function of a [`SettingsInput`] (flags, an environment map, the agent's
+//! `resolve` is a pure function of a [`SettingsInput`] (flags, an environment map, the agent's
 //! fields, the parsed config file), so every precedence rule is unit-testable without touching the
 //! real environment. [`Settings::from_process`] gathers the real inputs.
 //!
@@ -20,23 +20,13 @@
 //!   variable that belongs to the chosen provider.
 
 use super::retry::RetryPolicy;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-/// Which wire protocol a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum ProviderKind {
-    #[serde(rename = "openai")]
-    OpenAi,
-    #[serde(rename = "anthropic")]
-    Anthropic,
-    #[serde(rename = "replay")]
-    Replay,
-}
+pub use crate::config::{ConfigFile as Config, ProviderConfig, ProviderKind};
 
 /// Network behaviour; the defaults suit interactive use, tests shorten them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,12 +179,12 @@ pub struct AgentModel {
     pub origin: String,
 }
 
-/// Everything [`resolve`] looks at.
+/// Everything `resolve` looks at.
 #[derive(Debug, Clone, Default)]
 pub struct SettingsInput {
     pub flag_model: Option<String>,
     pub flag_base_url: Option<String>,
-    /// Environment variables (only the ones in [`ENV_VARS`] and `api_key_env`s matter).
+    /// Environment variables (only the ones in `ENV_VARS` and `api_key_env`s matter).
     pub env: BTreeMap<String, String>,
     pub agent: AgentModel,
     pub config: Option<Config>,
@@ -220,10 +210,7 @@ impl SettingsInput {
         flag_base_url: Option<String>,
         agent: AgentModel,
     ) -> Result<Self, SettingsError> {
-        let config = match crate::paths::config_file() {
-            Some(path) => Config::load(&path)?,
-            None => None,
-        };
+        let config = Config::global()?.cloned();
         let mut names: Vec<&str> = ENV_VARS.to_vec();
         if let Some(c) = &config {
             names.extend(
@@ -243,65 +230,6 @@ impl SettingsInput {
             agent,
             config,
         })
-    }
-}
-
-/// `$XDG_CONFIG_HOME/skillpipe/config.toml`, the model part. Other top-level keys belong to
-/// other parts of skillpipe and are left alone; inside `[providers.NAME]` unknown keys are errors.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct Config {
-    #[serde(skip)]
-    pub path: PathBuf,
-    pub default_provider: Option<String>,
-    /// A model, or `provider:model`.
-    pub model: Option<String>,
-    #[serde(default)]
-    pub providers: BTreeMap<String, ProviderConfig>,
-}
-
-/// `[providers.NAME]`: a named endpoint. A name equal to a built-in one refines it.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderConfig {
-    /// Wire protocol; `openai` unless the name is a built-in of another kind.
-    pub kind: Option<ProviderKind>,
-    pub base_url: Option<String>,
-    /// The environment variable that holds this endpoint's key.
-    pub api_key_env: Option<String>,
-    pub model: Option<String>,
-    /// Request fields for every request to this provider (the agent's `[params]` win).
-    #[serde(default)]
-    pub params: Map<String, Value>,
-}
-
-impl Config {
-    /// Parse config text; errors name the file and line.
-    pub fn parse(text: &str, path: &Path) -> Result<Config, SettingsError> {
-        let mut config: Config = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-            SettingsError::Config {
-                file: path.to_path_buf(),
-                line,
-                message: e.message().trim().to_string(),
-            }
-        })?;
-        config.path = path.to_path_buf();
-        Ok(config)
-    }
-
-    /// Read and parse the file; a missing file is no config.
-    pub fn load(path: &Path) -> Result<Option<Config>, SettingsError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Config::parse(&text, path).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(SettingsError::Config {
-                file: path.to_path_buf(),
-                line: None,
-                message: format!("cannot read it: {e}"),
-            }),
-        }
     }
 }
 
@@ -340,6 +268,16 @@ pub enum SettingsError {
     Replay { file: PathBuf, message: String },
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
+}
+
+impl From<crate::config::ConfigError> for SettingsError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        SettingsError::Config {
+            file: e.file,
+            line: e.line,
+            message: e.message,
+        }
+    }
 }
 
 fn missing_key_hint(var: &Option<String>) -> String {
@@ -655,6 +593,7 @@ fn check_url(url: &str, origin: &str) -> Result<(), SettingsError> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::path::Path;
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -998,8 +937,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("/c.toml:1: "), "{e}");
-        // other sections belong to other parts of skillpipe
-        assert!(Config::parse("[interpreters]\nts = \"deno\"\n", Path::new("/c.toml")).is_ok());
+        // one file model: an unknown section is an error too
+        let e = Config::parse("[interpreters]\nts = \"deno\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("/c.toml:1: ") && e.contains("interpreters"),
+            "{e}"
+        );
     }
 
     #[test]

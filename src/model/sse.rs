@@ -112,7 +112,8 @@ impl SseParser {
     }
 }
 
-/// Parse a whole input at once (for tests and non-streaming use).
+/// Parse a whole input at once (for tests).
+#[cfg(test)]
 pub fn parse_all(input: &[u8]) -> Vec<SseEvent> {
     let mut p = SseParser::new();
     let mut out = Vec::new();

@@ -1,9 +1,8 @@
 //! The allow/deny decision for one resolved command (DESIGN §2). Pure.
 //!
 //! Order: master switch, then denied patterns (which win), then allowed patterns; anything not
-//! allowed is denied. Patterns are normally checked by [`ScriptPolicy::validate`] first; if one
-//! still fails to parse here, a bad deny pattern denies everything (we cannot tell what it was
-//! meant to block) and a bad allow pattern allows nothing.
+//! allowed is denied. The patterns are parsed once, by [`ScriptPolicy::compile`]; a policy with a
+//! pattern that does not parse never compiles, so nothing can run under it.
 //!
 //! A deny pattern also sees through programs that run their arguments as a command
 //! ([`WRAPPERS`]: `env touch x`, `nice -n 5 rm y`, `timeout 5 …`, `xargs rm`, `find … -exec rm`):
@@ -13,61 +12,78 @@
 //! `perl -e '…'` — so with `*` allowed, deny the shells and interpreters as well; a deny list is
 //! not a sandbox.
 
-use super::ScriptPolicy;
+use super::{PolicyError, ScriptPolicy};
 use crate::command::{Pattern, Target, escape_controls};
 
-/// The policy's answer. A `Deny` reason is one line, meant for stderr, the audit log and the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    Allow,
-    Deny(String),
+/// The policy's refusal ([`super::Decision::Denied`]): one line, meant for stderr, the audit
+/// log and the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Denied {
+    /// Why, naming the command and the pattern.
+    pub reason: String,
 }
 
-impl Decision {
-    pub fn is_allowed(&self) -> bool {
-        matches!(self, Decision::Allow)
+fn deny(reason: String) -> Result<(), Denied> {
+    Err(Denied { reason })
+}
+
+/// A policy's command patterns, parsed once ([`ScriptPolicy::compile`]).
+#[derive(Debug, Clone)]
+pub struct CompiledPolicy {
+    allow_scripts: bool,
+    /// Each with its text, for the reason.
+    denied: Vec<(String, Pattern)>,
+    allowed: Vec<Pattern>,
+}
+
+impl ScriptPolicy {
+    /// Checks the policy and parses its patterns for [`decide`].
+    pub fn compile(&self) -> Result<CompiledPolicy, PolicyError> {
+        self.validate()?;
+        let parse = |t: &String| Pattern::parse(t).expect("validated above");
+        Ok(CompiledPolicy {
+            allow_scripts: self.allow_scripts,
+            denied: self
+                .denied_commands
+                .iter()
+                .map(|t| (t.clone(), parse(t)))
+                .collect(),
+            allowed: self.allowed_commands.iter().map(parse).collect(),
+        })
     }
 }
 
+/// The reason given when `allow_scripts` is off.
 pub const SCRIPTS_NOT_ALLOWED: &str =
     "scripts are not allowed (pass --allow-scripts or set allow_scripts)";
 
-pub fn decide(policy: &ScriptPolicy, target: &Target) -> Decision {
+/// Judges `target` against the policy: denied patterns win, then an allowed pattern must
+/// match.
+pub fn decide(policy: &CompiledPolicy, target: &Target) -> Result<(), Denied> {
     if !policy.allow_scripts {
-        return Decision::Deny(SCRIPTS_NOT_ALLOWED.to_string());
+        return deny(SCRIPTS_NOT_ALLOWED.to_string());
     }
     let shown = target.display();
     let wrapped = wrapped_commands(target);
-    for text in &policy.denied_commands {
-        match Pattern::parse(text) {
-            Ok(p) if p.denies(target) => {
-                let text = escape_controls(text);
-                return Decision::Deny(format!("`{shown}` matches denied pattern `{text}`"));
-            }
-            Ok(p) => {
-                if let Some(inner) = wrapped.iter().find(|t| p.denies(t)) {
-                    let text = escape_controls(text);
-                    let inner = inner.display();
-                    return Decision::Deny(format!(
-                        "`{shown}` would run `{inner}`, which matches denied pattern `{text}`"
-                    ));
-                }
-            }
-            Err(e) => {
-                return Decision::Deny(format!("denied_commands holds an {e}, so nothing may run"));
-            }
+    for (text, p) in &policy.denied {
+        if p.denies(target) {
+            let text = escape_controls(text);
+            return deny(format!("`{shown}` matches denied pattern `{text}`"));
+        }
+        if let Some(inner) = wrapped.iter().find(|t| p.denies(t)) {
+            let text = escape_controls(text);
+            let inner = inner.display();
+            return deny(format!(
+                "`{shown}` would run `{inner}`, which matches denied pattern `{text}`"
+            ));
         }
     }
-    let allowed = policy
-        .allowed_commands
-        .iter()
-        .filter_map(|text| Pattern::parse(text).ok())
-        .any(|p| p.matches(target));
-    if allowed {
-        return Decision::Allow;
+    if policy.allowed.iter().any(|p| p.matches(target)) {
+        return Ok(());
     }
     let hint = target.suggest_pattern().replace('\'', "'\\''");
-    Decision::Deny(format!(
+    deny(format!(
         "`{shown}` is not in allowed_commands (allow it with --allow '{hint}')"
     ))
 }
@@ -144,6 +160,29 @@ fn wrapped_commands<'a>(target: &Target<'a>) -> Vec<Target<'a>> {
 mod tests {
     use super::*;
     use crate::command::parse_argv;
+
+    /// The answer as the tests compare it. A policy that does not compile denies (at build).
+    #[derive(Debug, PartialEq, Eq)]
+    enum Decision {
+        Allow,
+        Deny(String),
+    }
+
+    impl Decision {
+        fn is_allowed(&self) -> bool {
+            matches!(self, Decision::Allow)
+        }
+    }
+
+    fn decide(policy: &ScriptPolicy, target: &Target) -> Decision {
+        match policy.compile() {
+            Err(e) => Decision::Deny(e.to_string()),
+            Ok(c) => match super::decide(&c, target) {
+                Ok(()) => Decision::Allow,
+                Err(d) => Decision::Deny(d.reason),
+            },
+        }
+    }
 
     fn policy(allowed: &[&str], denied: &[&str]) -> ScriptPolicy {
         ScriptPolicy {

@@ -1,92 +1,156 @@
-//! Layering CLI flags over a ScriptPolicy, and checking a policy loaded from an agent file.
+//! Layering overrides (the command line's policy flags) over a ScriptPolicy, and checking a
+//! policy loaded from an agent file.
 //!
-//! Flags only ever add: a flag that is absent leaves the agent's setting alone, and there is no
-//! flag to switch a restriction back on. A failed `apply_flags` leaves the policy unchanged.
+//! Overrides only ever add: an absent one leaves the agent's setting alone, and there is none
+//! to switch a restriction back on. A failed [`ScriptPolicy::apply`] leaves the policy unchanged.
 
 use super::{ConfirmMode, SandboxMode, ScriptPolicy};
-use crate::cli::{PolicyFlags, usage};
-use crate::command::Pattern;
+use crate::command::{Pattern, PatternError};
 
+/// The allowed range of `timeout_seconds`.
 pub const TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=600;
 
+/// Changes to a policy requested by its user (`skillpipe`'s flags `--allow`, `--deny`,
+/// `--allow-scripts`, `-y`, `--timeout`, `--allow-network`, `--allow-filesystem`, `--sandbox`).
+/// Plain data, so any front end can fill it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicyOverrides {
+    /// Switch the master switch on.
+    pub allow_scripts: bool,
+    /// Never ask before a run (`confirm = "never"`).
+    pub confirm_never: bool,
+    /// Patterns added to `allowed_commands`; any implies `allow_scripts`.
+    pub allow: Vec<String>,
+    /// Patterns added to `denied_commands`.
+    pub deny: Vec<String>,
+    /// Replaces `timeout_seconds`.
+    pub timeout: Option<u64>,
+    /// Let commands use the network.
+    pub allow_network: bool,
+    /// Let commands write anywhere.
+    pub allow_filesystem: bool,
+    /// Replaces `sandbox`.
+    pub sandbox: Option<SandboxMode>,
+    /// Replaces `workdir`.
+    pub workdir: Option<super::Workdir>,
+    /// Paths added to `writable_paths` (`~/` is `$HOME`; made absolute).
+    pub writable: Vec<std::path::PathBuf>,
+    /// Accept a writable path that is `$HOME`, a shell start-up file or skillpipe's own files.
+    pub force_writable: bool,
+    /// Paths added to `allow_read`.
+    pub allow_read: Vec<std::path::PathBuf>,
+    /// Sockets added to `allowed_sockets`.
+    pub allow_socket: Vec<std::path::PathBuf>,
+    /// Replaces `max_processes`.
+    pub max_processes: Option<u64>,
+    /// Replaces `max_memory_mb`.
+    pub max_memory: Option<u64>,
+    /// Replaces `max_file_size_mb`.
+    pub max_file_size: Option<u64>,
+    /// Replaces `max_tmp_mb`.
+    pub max_tmp: Option<u64>,
+    /// Replaces `max_cpu_seconds`.
+    pub max_cpu: Option<u64>,
+}
+
+/// Why a policy or its overrides were refused. The message names the key (or flag) and value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// A command pattern that does not parse; `key` is the list (or flag) it was in.
+    #[error("{}: {error}", shown_key(key, &error.pattern))]
+    Pattern {
+        /// `--allow`, `--deny`, `allowed_commands` or `denied_commands`.
+        key: &'static str,
+        /// What is wrong with it (it names the pattern).
+        error: PatternError,
+    },
+    /// A timeout outside [`TIMEOUT_RANGE`]; `key` is `--timeout` or `timeout_seconds`.
+    #[error("{key} must be between 1 and 600 seconds, got {value}")]
+    Timeout {
+        /// `--timeout` or `timeout_seconds`.
+        key: &'static str,
+        /// The value given.
+        value: u64,
+    },
+    /// A writable path that is refused (or cannot be made absolute); names the flag or key.
+    #[error("{0}")]
+    Writable(String),
+    /// A limit that must be positive.
+    #[error("{key} must be greater than 0")]
+    Zero {
+        /// The key.
+        key: &'static str,
+    },
+}
+
+/// A flag is shown with its value (`--allow 'x'`), a file key alone.
+fn shown_key(key: &str, pattern: &str) -> String {
+    if key.starts_with("--") {
+        format!("{key} '{pattern}'")
+    } else {
+        key.to_string()
+    }
+}
+
 impl ScriptPolicy {
-    /// Apply `--allow`, `--deny`, `--allow-scripts`, `-y`, `--timeout`, `--allow-network`,
-    /// `--allow-filesystem` and `--sandbox`. Errors are usage errors (exit 2) naming the flag.
-    pub fn apply_flags(&mut self, flags: &PolicyFlags) -> anyhow::Result<()> {
-        for (flag, patterns) in [("--allow", &flags.allow), ("--deny", &flags.deny)] {
+    /// Applies `overrides`. Errors name the flag; on error nothing changes.
+    pub fn apply(&mut self, overrides: &PolicyOverrides) -> Result<(), PolicyError> {
+        for (key, patterns) in [("--allow", &overrides.allow), ("--deny", &overrides.deny)] {
             for p in patterns {
-                Pattern::parse(p).map_err(|e| usage(format!("{flag} '{p}': {e}")))?;
+                Pattern::parse(p).map_err(|error| PolicyError::Pattern { key, error })?;
             }
         }
-        if let Some(t) = flags.timeout
+        if let Some(t) = overrides.timeout
             && !TIMEOUT_RANGE.contains(&t)
         {
-            return Err(usage(format!(
-                "--timeout must be between 1 and 600 seconds, got {t}"
-            )));
+            return Err(PolicyError::Timeout {
+                key: "--timeout",
+                value: t,
+            });
         }
-        let sandbox = match flags.sandbox.as_deref() {
-            None => None,
-            Some("required") => Some(SandboxMode::Required),
-            Some("best-effort") => Some(SandboxMode::BestEffort),
-            Some(other) => {
-                return Err(usage(format!(
-                    "--sandbox must be `required` or `best-effort`, got `{other}`"
-                )));
-            }
-        };
-
-        let workdir = match flags.workdir.as_deref() {
-            None => None,
-            Some("skill") => Some(super::Workdir::Skill),
-            Some("caller") => Some(super::Workdir::Caller),
-            Some(other) => {
-                return Err(usage(format!(
-                    "--workdir must be `skill` or `caller`, got `{other}`"
-                )));
-            }
-        };
-
-        self.allowed_commands.extend(flags.allow.iter().cloned());
-        self.denied_commands.extend(flags.deny.iter().cloned());
-        if flags.allow_scripts || !flags.allow.is_empty() {
+        self.allowed_commands
+            .extend(overrides.allow.iter().cloned());
+        self.denied_commands.extend(overrides.deny.iter().cloned());
+        if overrides.allow_scripts || !overrides.allow.is_empty() {
             self.allow_scripts = true;
         }
-        if flags.yes {
+        if overrides.confirm_never {
             self.confirm = ConfirmMode::Never;
         }
-        if let Some(t) = flags.timeout {
+        if let Some(t) = overrides.timeout {
             self.timeout_seconds = t;
         }
-        if flags.allow_network {
+        if overrides.allow_network {
             self.allow_network = true;
         }
-        if flags.allow_filesystem {
+        if overrides.allow_filesystem {
             self.allow_filesystem = true;
         }
-        if let Some(mode) = sandbox {
+        if let Some(mode) = overrides.sandbox {
             self.sandbox = mode;
         }
-        if let Some(w) = workdir {
+        if let Some(w) = overrides.workdir {
             self.workdir = w;
         }
-        self.apply_sandbox_flags(flags)
+        #[cfg(feature = "runtime")]
+        self.apply_sandbox_flags(overrides)?;
+        Ok(())
     }
 
     /// Check a policy from an agent file. The message names the key (and the pattern).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), PolicyError> {
         if !TIMEOUT_RANGE.contains(&self.timeout_seconds) {
-            return Err(format!(
-                "timeout_seconds must be between 1 and 600, got {}",
-                self.timeout_seconds
-            ));
+            return Err(PolicyError::Timeout {
+                key: "timeout_seconds",
+                value: self.timeout_seconds,
+            });
         }
         for (key, patterns) in [
             ("allowed_commands", &self.allowed_commands),
             ("denied_commands", &self.denied_commands),
         ] {
             for p in patterns {
-                Pattern::parse(p).map_err(|e| format!("{key}: {e}"))?;
+                Pattern::parse(p).map_err(|error| PolicyError::Pattern { key, error })?;
             }
         }
         for (key, value) in [
@@ -95,7 +159,7 @@ impl ScriptPolicy {
             ("max_captures_per_turn", self.max_captures_per_turn),
         ] {
             if value == 0 {
-                return Err(format!("{key} must be greater than 0"));
+                return Err(PolicyError::Zero { key });
             }
         }
         Ok(())
@@ -105,37 +169,29 @@ impl ScriptPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::UsageError;
+    #[cfg(feature = "runtime")]
     use serde::Deserialize;
 
     fn strings(s: &[&str]) -> Vec<String> {
         s.iter().map(|w| w.to_string()).collect()
     }
 
-    fn usage_message(e: anyhow::Error) -> String {
-        assert!(
-            e.downcast_ref::<UsageError>().is_some(),
-            "not a usage error: {e}"
-        );
-        e.to_string()
-    }
-
     #[test]
     fn no_flags_change_nothing() {
         let mut p = ScriptPolicy::default();
-        p.apply_flags(&PolicyFlags::default()).unwrap();
+        p.apply(&PolicyOverrides::default()).unwrap();
         assert_eq!(p, ScriptPolicy::default());
     }
 
     #[test]
     fn allow_appends_and_implies_allow_scripts() {
         let mut p = ScriptPolicy::default();
-        let flags = PolicyFlags {
+        let flags = PolicyOverrides {
             allow: strings(&["say", "git status"]),
             deny: strings(&["rm"]),
             ..Default::default()
         };
-        p.apply_flags(&flags).unwrap();
+        p.apply(&flags).unwrap();
         assert!(p.allow_scripts);
         assert_eq!(
             p.allowed_commands,
@@ -144,30 +200,28 @@ mod tests {
         assert_eq!(p.denied_commands, strings(&["rm"]));
 
         let mut p = ScriptPolicy::default();
-        let flags = PolicyFlags {
+        let flags = PolicyOverrides {
             deny: strings(&["rm"]),
             ..Default::default()
         };
-        p.apply_flags(&flags).unwrap();
+        p.apply(&flags).unwrap();
         assert!(!p.allow_scripts, "--deny alone must not switch scripts on");
     }
 
     #[test]
     fn switches_and_values() {
         let mut p = ScriptPolicy::default();
-        let flags = PolicyFlags {
+        let flags = PolicyOverrides {
             allow_scripts: true,
-            yes: true,
+            confirm_never: true,
             timeout: Some(600),
             allow_network: true,
             allow_filesystem: true,
-            sandbox: Some("best-effort".into()),
-            workdir: Some("caller".into()),
-            skills: strings(&["ignored"]),
-            audit_log: Some("/tmp/ignored".into()),
+            sandbox: Some(SandboxMode::BestEffort),
+            workdir: Some(super::super::Workdir::Caller),
             ..Default::default()
         };
-        p.apply_flags(&flags).unwrap();
+        p.apply(&flags).unwrap();
         let expected = ScriptPolicy {
             allow_scripts: true,
             confirm: ConfirmMode::Never,
@@ -192,51 +246,44 @@ mod tests {
             ..ScriptPolicy::default()
         };
         let before = p.clone();
-        p.apply_flags(&PolicyFlags::default()).unwrap();
+        p.apply(&PolicyOverrides::default()).unwrap();
         assert_eq!(p, before);
     }
 
     #[test]
-    fn bad_flags_are_usage_errors_and_change_nothing() {
+    fn bad_overrides_are_errors_naming_the_flag_and_change_nothing() {
         for (flags, expected) in [
             (
-                PolicyFlags {
+                PolicyOverrides {
                     timeout: Some(0),
                     ..Default::default()
                 },
                 "--timeout must be between 1 and 600 seconds, got 0",
             ),
             (
-                PolicyFlags {
+                PolicyOverrides {
                     timeout: Some(601),
                     ..Default::default()
                 },
                 "--timeout must be between 1 and 600 seconds, got 601",
             ),
             (
-                PolicyFlags {
+                PolicyOverrides {
                     allow: strings(&["say", "echo; rm"]),
                     ..Default::default()
                 },
                 "--allow 'echo; rm': invalid pattern `echo; rm`: shell syntax is not supported; commands run without a shell (found `;`)",
             ),
             (
-                PolicyFlags {
+                PolicyOverrides {
                     deny: strings(&["/bin/*"]),
                     ..Default::default()
                 },
                 "--deny '/bin/*': invalid pattern",
             ),
-            (
-                PolicyFlags {
-                    sandbox: Some("off".into()),
-                    ..Default::default()
-                },
-                "--sandbox must be `required` or `best-effort`, got `off`",
-            ),
         ] {
             let mut p = ScriptPolicy::default();
-            let msg = usage_message(p.apply_flags(&flags).unwrap_err());
+            let msg = p.apply(&flags).unwrap_err().to_string();
             assert!(msg.starts_with(expected), "{msg}");
             assert_eq!(p, ScriptPolicy::default());
         }
@@ -248,11 +295,11 @@ mod tests {
         let bad = |f: fn(&mut ScriptPolicy)| {
             let mut p = ScriptPolicy::default();
             f(&mut p);
-            p.validate().unwrap_err()
+            p.validate().unwrap_err().to_string()
         };
         assert_eq!(
             bad(|p| p.timeout_seconds = 0),
-            "timeout_seconds must be between 1 and 600, got 0"
+            "timeout_seconds must be between 1 and 600 seconds, got 0"
         );
         assert!(bad(|p| p.timeout_seconds = 601).contains("601"));
         assert_eq!(
@@ -274,11 +321,13 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "runtime")]
     #[derive(Debug, Deserialize)]
     struct AgentFile {
         script_policy: ScriptPolicy,
     }
 
+    #[cfg(feature = "runtime")]
     #[test]
     fn toml_section_fills_missing_keys_with_defaults() {
         let a: AgentFile = toml::from_str(
@@ -298,6 +347,7 @@ mod tests {
         assert_eq!(a.script_policy, ScriptPolicy::default());
     }
 
+    #[cfg(feature = "runtime")]
     #[test]
     fn toml_unknown_key_is_an_error_naming_key_and_line() {
         let err = toml::from_str::<AgentFile>(

@@ -5,29 +5,39 @@ use std::path::PathBuf;
 
 mod decide;
 mod merge;
+// The sandbox's keys need the sandbox (feature `runtime`); without it nothing runs anyway.
+#[cfg(feature = "runtime")]
 mod sandbox_keys;
 pub mod source;
 
-pub use decide::{Decision, SCRIPTS_NOT_ALLOWED, decide};
-pub use merge::TIMEOUT_RANGE;
+pub use decide::{CompiledPolicy, Denied, SCRIPTS_NOT_ALLOWED, decide};
+pub use merge::{PolicyError, PolicyOverrides, TIMEOUT_RANGE};
+#[cfg(feature = "runtime")]
 pub use sandbox_keys::writable_problem;
 
+/// What to do when a requested restriction cannot be enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
+    /// Refuse to run, and say why.
     #[default]
     Required,
+    /// Run anyway, with a warning.
     BestEffort,
 }
 
+/// Whether to ask before each run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum ConfirmMode {
+    /// Ask on the terminal (declines where there is none).
     #[default]
     Ask,
+    /// Never ask.
     Never,
 }
 
+/// Whether a run may go ahead when its audit line cannot be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuditMode {
@@ -36,6 +46,21 @@ pub enum AuditMode {
     BestEffort,
     /// Refuse to run a command when the log cannot be written.
     Required,
+}
+
+/// What happened to a request: the one vocabulary of the policy, the dispatcher, the reports
+/// and the audit log (exactly one per audit line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// The command ran (whatever its exit status).
+    Ran,
+    /// Refused by the policy (or by a safety rule).
+    Denied,
+    /// The user said no, or there was no terminal to ask.
+    Declined,
+    /// Not a valid command (shell syntax, unknown script, ...).
+    Invalid,
 }
 
 /// The working directory of a skill script (DESIGN §3). Either way `SKILLPIPE_CALLER_DIR`
@@ -54,15 +79,26 @@ pub enum Workdir {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ScriptPolicy {
+    /// Master switch: when false nothing runs and directives are stripped.
     pub allow_scripts: bool,
+    /// Patterns a command must match to run.
     pub allowed_commands: Vec<String>,
+    /// Patterns that win over `allowed_commands`.
     pub denied_commands: Vec<String>,
+    /// Interpreters skill scripts may use.
     pub allowed_interpreters: Vec<String>,
+    /// Wall-clock limit per command (1..=600).
     pub timeout_seconds: u64,
+    /// Cap per output stream; the rest is dropped with a warning.
     pub max_output_bytes: usize,
+    /// How much captured stdout goes back into a model's context (head and tail kept).
     pub max_capture_bytes: usize,
+    /// Let commands use the network (false: a fresh network namespace).
     pub allow_network: bool,
+    /// Let commands write anywhere (false: Landlock, writes only to `$TMPDIR` and
+    /// `writable_paths`).
     pub allow_filesystem: bool,
+    /// Paths that stay writable when `allow_filesystem` is false.
     pub writable_paths: Vec<PathBuf>,
     /// Paths hidden from scripts on top of the built-in list (`~/` is `$HOME`).
     pub deny_read: Vec<PathBuf>,
@@ -70,19 +106,28 @@ pub struct ScriptPolicy {
     pub allow_read: Vec<PathBuf>,
     /// Unix sockets a script may connect to (bound into its sandbox by path).
     pub allowed_sockets: Vec<PathBuf>,
-    /// Limits per run; 0 means unlimited.
+    /// Most processes per run (0: unlimited).
     pub max_processes: u64,
+    /// Most memory per run in MiB (0: unlimited).
     pub max_memory_mb: u64,
+    /// Largest file a run may write, in MiB (0: unlimited).
     pub max_file_size_mb: u64,
+    /// Size of the run's `$TMPDIR` in MiB (0: unlimited).
     pub max_tmp_mb: u64,
+    /// CPU seconds per run (0: unlimited).
     pub max_cpu_seconds: u64,
+    /// Refuse or warn when a restriction cannot be enforced.
     pub sandbox: SandboxMode,
-    /// r9s writes this list as `allow_env_vars`.
+    /// The only inherited environment variables (r9s writes this list as `allow_env_vars`).
     #[serde(alias = "allow_env_vars")]
     pub env_passthrough: Vec<String>,
+    /// Ask before each run, or not.
     pub confirm: ConfirmMode,
+    /// Chat: bound on capture round-trips per user message.
     pub max_captures_per_turn: usize,
+    /// Refuse a run whose audit line cannot be written, or not.
     pub audit: AuditMode,
+    /// The working directory of skill scripts.
     pub workdir: Workdir,
 }
 
@@ -117,6 +162,7 @@ impl Default for ScriptPolicy {
     }
 }
 
+#[cfg(feature = "runtime")]
 impl ScriptPolicy {
     /// The run limits (0 in a key means unlimited).
     pub fn limits(&self) -> crate::sandbox::Limits {

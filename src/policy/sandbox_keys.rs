@@ -2,8 +2,7 @@
 //! limits, and the check that keeps `$HOME`, shell start-up files and skillpipe's own files
 //! from being made writable by accident.
 
-use super::ScriptPolicy;
-use crate::cli::{PolicyFlags, usage};
+use super::{PolicyError, PolicyOverrides, ScriptPolicy};
 use crate::sandbox::secrets::expand_home;
 use std::path::{Path, PathBuf};
 
@@ -60,13 +59,16 @@ pub fn writable_problem(path: &Path, home: Option<&Path>, protected: &[PathBuf])
 impl ScriptPolicy {
     /// The sandbox flags (see `apply_flags`). `--writable` paths are made absolute (against the
     /// working directory) and checked with the policy's own `writable_paths`.
-    pub(super) fn apply_sandbox_flags(&mut self, flags: &PolicyFlags) -> anyhow::Result<()> {
+    pub(super) fn apply_sandbox_flags(
+        &mut self,
+        flags: &PolicyOverrides,
+    ) -> Result<(), PolicyError> {
         let home = crate::paths::home();
         let mut writable = Vec::new();
         let mut to_check = Vec::new();
         for w in &flags.writable {
             let abs = std::path::absolute(expand_home(w, home.as_deref()))
-                .map_err(|e| usage(format!("--writable {}: {e}", w.display())))?;
+                .map_err(|e| PolicyError::Writable(format!("--writable {}: {e}", w.display())))?;
             // As given and as it resolves (a symlink may lead to $HOME).
             to_check.push(abs.clone());
             if let Ok(real) = std::fs::canonicalize(&abs) {
@@ -89,7 +91,7 @@ impl ScriptPolicy {
                 for p in paths {
                     let p = expand_home(p, home.as_deref());
                     if let Some(why) = writable_problem(&p, home.as_deref(), &protected) {
-                        return Err(usage(format!(
+                        return Err(PolicyError::Writable(format!(
                             "{key} {}: refused: {why} (--force-writable accepts it anyway)",
                             p.display()
                         )));
@@ -146,7 +148,7 @@ mod tests {
     #[test]
     fn writable_flag_is_absolute_and_checked() {
         let mut p = ScriptPolicy::default();
-        let flags = PolicyFlags {
+        let flags = PolicyOverrides {
             writable: vec![".".into()],
             max_cpu: Some(5),
             allow_socket: vec!["/run/x.sock".into()],
@@ -161,13 +163,13 @@ mod tests {
         assert_eq!(p.allowed_sockets, [PathBuf::from("/run/x.sock")]);
         let mut p = ScriptPolicy::default();
         let err = p
-            .apply_sandbox_flags(&PolicyFlags {
+            .apply_sandbox_flags(&PolicyOverrides {
                 writable: vec!["/".into()],
                 ..Default::default()
             })
             .unwrap_err();
         assert!(err.to_string().contains("--force-writable"), "{err}");
-        p.apply_sandbox_flags(&PolicyFlags {
+        p.apply_sandbox_flags(&PolicyOverrides {
             writable: vec!["/".into()],
             force_writable: true,
             ..Default::default()

@@ -8,7 +8,9 @@ use super::{ConfirmMode, SandboxMode, ScriptPolicy};
 /// A setting dropped from a file that may not raise the policy, and how the user grants it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ignored {
+    /// The key that was dropped.
     pub key: &'static str,
+    /// The flag or setting that grants it instead.
     pub grant: &'static str,
 }
 

@@ -23,9 +23,8 @@ mod screen;
 pub mod session_file;
 mod ui;
 
+use crate::app::{self, ChatConfig, Setup, build_session};
 use crate::chat::Session;
-use crate::cli::chat::{ChatArgs, build_session};
-use crate::cli::setup::Setup;
 use crate::model::Settings;
 use commands::{Command, Input};
 use editor::{LineEditor, Read};
@@ -39,21 +38,12 @@ use ui::TermUi;
 
 pub use screen::Looks;
 
-/// What the REPL needs besides the session: the flags it was started with (to rebuild on
-/// `/model` or `/agent`) and the shared setup.
-pub struct ReplInfo {
-    pub model_label: String,
-    pub args: ChatArgs,
-    pub setup: Setup,
-}
-
-pub fn run(rt: &tokio::runtime::Runtime, session: Session, info: ReplInfo) -> anyhow::Result<i32> {
+/// Runs the interactive REPL until the user leaves. `config` is what it was started with,
+/// kept so that `/model` and `/agent` rebuild with the rest unchanged.
+pub fn run(rt: &tokio::runtime::Runtime, config: ChatConfig) -> anyhow::Result<()> {
     let screen = Screen::new(Looks::detect());
-    // The session holds the dispatcher built without the REPL's prompt; rebuild both so the
-    // confirmation prompt can hold the screen (see `attach_asker`).
-    drop(session);
-    let setup = attach_asker(info.setup, &screen);
-    let (session, settings) = build_session(&info.args, &setup)?;
+    let setup = app::build(&config.app, Some(asker(&screen)))?;
+    let (session, settings) = build_session(&config, &setup)?;
     let names = Arc::new(ReplNames::new(&settings));
     let sigint = rt.block_on(async { tokio::signal::unix::signal(SignalKind::interrupt()) })?;
     let history = crate::paths::state_dir().map(|d| d.join("history"));
@@ -64,7 +54,7 @@ pub fn run(rt: &tokio::runtime::Runtime, session: Session, info: ReplInfo) -> an
         ui: TermUi::new(screen.clone()),
         screen,
         session,
-        args: info.args,
+        args: config,
         setup,
         settings,
         names,
@@ -73,27 +63,22 @@ pub fn run(rt: &tokio::runtime::Runtime, session: Session, info: ReplInfo) -> an
         session_path: None,
         told_about_ctrl_c: false,
     };
+    for w in &repl.setup.warnings {
+        repl.ui.warn(&format!("warning: {w}"));
+    }
     repl.welcome();
     if let Some(arg) = repl.args.resume.clone()
         && repl.resume(&arg)? == Flow::Exit
     {
-        return Ok(crate::cli::EXIT_OK);
+        return Ok(());
     }
     repl.main_loop()
 }
 
-/// Plugs the REPL's confirmation prompt into a freshly built dispatcher. Only the setup holds
-/// the dispatcher at this point, so it can still be changed; were it shared, the plain prompt
-/// stays (it works, it just does not pause the spinner).
-fn attach_asker(setup: Setup, screen: &Arc<Screen>) -> Setup {
-    let dispatcher = match Arc::try_unwrap(setup.dispatcher) {
-        Ok(d) => Arc::new(d.with_asker(TermUi::asker(screen.clone()))),
-        Err(shared) => shared,
-    };
-    Setup {
-        dispatcher,
-        ..setup
-    }
+/// The REPL's confirmation prompt, which holds the screen while it asks.
+fn asker(screen: &Arc<Screen>) -> Box<crate::dispatch::AsyncAsker> {
+    let ask = TermUi::asker(screen.clone());
+    Box::new(move |p| Box::pin(std::future::ready(ask(p))))
 }
 
 /// The names Tab completes: the endpoint's models (asked once per endpoint, on the first Tab
@@ -164,7 +149,7 @@ struct Repl<'rt> {
     ui: TermUi,
     session: Session,
     /// The flags, updated by `/model` and `/agent` so later rebuilds keep the choice.
-    args: ChatArgs,
+    args: ChatConfig,
     setup: Setup,
     /// The resolved model settings (model, endpoint, key variable).
     settings: Settings,
@@ -230,11 +215,11 @@ impl Repl<'_> {
         (plain, styled)
     }
 
-    fn main_loop(&mut self) -> anyhow::Result<i32> {
+    fn main_loop(&mut self) -> anyhow::Result<()> {
         loop {
             let (plain, styled) = self.prompt();
             match self.editor.read((&plain, &styled))? {
-                Read::Eof => return Ok(crate::cli::EXIT_OK),
+                Read::Eof => return Ok(()),
                 Read::Interrupted => {
                     if !self.told_about_ctrl_c {
                         self.ui.info("(Ctrl-D or /exit leaves)");
@@ -248,7 +233,7 @@ impl Repl<'_> {
                         Input::Message(text) => self.turn(&text),
                         Input::Command(c) => {
                             if self.command(c) == Flow::Exit {
-                                return Ok(crate::cli::EXIT_OK);
+                                return Ok(());
                             }
                         }
                     }
@@ -357,24 +342,15 @@ impl Repl<'_> {
 
     fn switch_agent(&mut self, name: String) {
         let mut args = self.args.clone();
-        args.agent = Some(name);
-        let built = crate::cli::setup::build(
-            &args.policy,
-            &args.skill_flags,
-            args.agent.as_deref(),
-            &args.vars,
-        )
-        .and_then(|setup| {
-            let setup = attach_asker(setup, &self.screen);
+        args.app.agent = Some(name);
+        let built = app::build(&args.app, Some(asker(&self.screen))).and_then(|setup| {
             let (session, settings) = build_session(&args, &setup)?;
             Ok((setup, session, settings))
         });
         match built {
             Ok((setup, session, settings)) => {
-                if let Some(a) = &setup.agent {
-                    for w in &a.warnings {
-                        self.ui.warn(&format!("warning: {w}"));
-                    }
+                for w in &setup.warnings {
+                    self.ui.warn(&format!("warning: {w}"));
                 }
                 self.setup = setup;
                 self.replace_session(session);
@@ -547,9 +523,9 @@ impl Repl<'_> {
                 Picked::Exit => return Ok(Flow::Exit),
             }
         } else {
-            session_file::resolve(arg, dir.as_deref()).map_err(crate::cli::usage)?
+            session_file::resolve(arg, dir.as_deref()).map_err(app::usage)?
         };
-        let file = session_file::load(&path).map_err(|e| crate::cli::usage(format!("{e:#}")))?;
+        let file = session_file::load(&path).map_err(|e| app::usage(format!("{e:#}")))?;
         self.restore(&path, file);
         Ok(Flow::Continue)
     }

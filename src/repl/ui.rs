@@ -4,6 +4,7 @@
 use super::screen::{Looks, Screen, Tone, paint};
 use crate::chat::{TurnReport, Ui};
 use crate::confirm::{Answer, Prompt};
+use crate::pipeline::{Report, ReportKind};
 use crate::render::{Display, Options as RenderOptions};
 use crate::term::sanitize;
 use std::sync::Arc;
@@ -114,10 +115,9 @@ pub fn token_line(r: &TurnReport) -> Option<String> {
     })
 }
 
-/// A directive's status line, dim: `· ran …`; problems (blocked, failed, stopped) also in the
-/// warning colour so they stand out.
-pub fn status_line(line: &str, color: bool) -> String {
-    let fine = line.starts_with("ran ");
+/// A status line, dim: `· ran …`; problems (blocked, failed, stopped) also in the warning
+/// colour so they stand out.
+pub fn status_line(line: &str, fine: bool, color: bool) -> String {
     let text = format!("· {line}");
     if fine {
         paint(&text, Tone::Dim, color)
@@ -150,10 +150,19 @@ impl Ui for TermUi {
         self.screen.text(&out);
     }
 
-    /// Status lines quote tool names, directive bodies and reasons: sanitized before painting.
+    /// Reports quote directive bodies and reasons: sanitized before painting.
+    fn report(&mut self, report: &Report) {
+        let fine = report.kind == ReportKind::Ran;
+        for line in sanitize(&report.to_string()).lines() {
+            self.screen
+                .status(status_line(line.trim_start(), fine, self.looks().color_err));
+        }
+    }
+
+    /// Status lines quote tool names and reasons: sanitized before painting.
     fn status(&mut self, line: &str) {
         self.screen
-            .status(status_line(&sanitize(line), self.looks().color_err));
+            .status(status_line(&sanitize(line), false, self.looks().color_err));
     }
 
     fn side_output(&mut self, text: &str) {
@@ -187,7 +196,10 @@ mod tests {
 
     #[test]
     fn status_lines_are_marked_and_plain_without_colour() {
-        assert_eq!(status_line("ran %{say hi}", false), "· ran %{say hi}");
-        assert!(status_line("blocked: x: y", true).contains("\x1b["));
+        assert_eq!(status_line("ran %{say hi}", true, false), "· ran %{say hi}");
+        let fine = status_line("ran %{say hi}", true, true);
+        let bad = status_line("blocked: x: y", false, true);
+        assert!(bad.contains("\x1b[") && fine.contains("\x1b["));
+        assert_ne!(bad.split("·").next(), fine.split("·").next());
     }
 }

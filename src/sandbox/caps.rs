@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 /// Whether one mechanism works here, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Support {
+    /// It can.
     Yes,
     /// What this machine lacks, e.g. "user namespaces are disabled
     /// (kernel.unprivileged_userns_clone=0)".
@@ -14,6 +15,7 @@ pub enum Support {
 }
 
 impl Support {
+    /// True for [`Support::Yes`].
     pub fn is_yes(&self) -> bool {
         matches!(self, Support::Yes)
     }

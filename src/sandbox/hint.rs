@@ -9,13 +9,19 @@ use std::path::PathBuf;
 /// What is known about a finished run.
 #[derive(Debug, Clone, Copy)]
 pub struct Facts<'a> {
+    /// It exited 0.
     pub success: bool,
+    /// It was killed at the timeout.
     pub timed_out: bool,
+    /// Its exit code.
     pub exit_code: i32,
     /// "SIGXCPU" when killed by a signal.
     pub signal: Option<&'a str>,
+    /// What it wrote to stderr.
     pub stderr: &'a [u8],
+    /// The restrictions in force.
     pub enforced: Enforced,
+    /// The limits in force.
     pub limits: Limits,
     /// The paths hidden from the run.
     pub hidden: &'a [PathBuf],

@@ -55,19 +55,43 @@ impl Reporter {
     }
 }
 
-pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
+/// Sets up the sandbox, runs the command, returns the exit code to exit with.
+pub fn launch(args: LaunchArgs) -> i32 {
     if args.argv.is_empty() {
-        anyhow::bail!("__launch: no command given after --");
+        eprintln!("skillpipe: __launch: no command given after --");
+        return EXIT_LAUNCH_FAILED;
     }
-    Ok(match set_up_and_run(&args) {
+    match set_up_and_run(&args) {
         Ok(code) | Err(code) => code,
-    })
+    }
+}
+
+/// Threads of this process (1 when it cannot tell).
+fn thread_count() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse().ok())
+        })
+        .unwrap_or(1)
 }
 
 /// `Err` is the exit code after the launcher reported why it refused.
 fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
     let (program, rest) = args.argv.split_first().expect("checked by launch");
     let mut reporter = Reporter::open(args.report_fd);
+    // Namespaces can only be entered by a single-threaded process.
+    let threads = thread_count();
+    if threads > 1 {
+        reporter.send(&report::error_line(&format!(
+            "the sandbox launch hook ran with {threads} threads already started; call \
+             skillpipe::sandbox::run_if_launcher() before anything starts a thread \
+             (#[tokio::main] starts its runtime before the body of main)"
+        )));
+        return Err(EXIT_LAUNCH_FAILED);
+    }
     let required = !args.best_effort;
     let mut st = State {
         enforced: Enforced::default(),
@@ -250,7 +274,7 @@ fn finish(args: &LaunchArgs, mut st: State, mut reporter: Reporter) -> Result<()
 /// Replace this process with the command. Returns only on failure, with a shell-like code.
 fn exec_command(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> i32 {
     let mut cmd = std::process::Command::new(program);
-    cmd.args(args);
+    cmd.args(args).env_remove(super::MARKER_ENV);
     if let Some(a0) = arg0 {
         cmd.arg0(a0);
     }

@@ -21,6 +21,7 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// True when any limit is set.
     pub fn any(&self) -> bool {
         *self != Limits::default()
     }
@@ -166,6 +167,7 @@ impl PidsCgroup {
         Ok(cg)
     }
 
+    /// The cgroup's directory.
     pub fn path(&self) -> &std::path::Path {
         &self.dir
     }

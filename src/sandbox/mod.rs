@@ -2,7 +2,7 @@
 //! applies what it is told to, and fails closed when it cannot.
 //!
 //! - [`caps`]: what this machine can enforce ([`probe`], cached) and why not.
-//! - [`plan`]: per run, what to enforce given the request and the machine (pure).
+//! - [`mod@plan`]: per run, what to enforce given the request and the machine (pure).
 //! - the launcher (`skillpipe __launch`, Linux): a re-exec of skillpipe that applies the
 //!   namespaces and Landlock to itself, then runs the command under a tiny PID-1 init.
 //! - `unix_sockets`: with the network isolated, a seccomp filter against new Unix-domain
@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::RwLock;
 
 pub mod caps;
+mod entry;
 pub mod hint;
 #[cfg(target_os = "linux")]
 mod launcher;
@@ -21,7 +22,7 @@ mod mounts;
 #[cfg(target_os = "linux")]
 pub(crate) mod ns;
 pub mod plan;
-pub mod report;
+pub(crate) mod report;
 #[cfg(target_os = "linux")]
 mod seccomp;
 pub mod secrets;
@@ -31,6 +32,8 @@ mod unix_sockets;
 mod writes;
 
 pub use caps::{Capabilities, Support, probe};
+pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher, find_skillpipe};
+pub use entry::{LauncherError, handshake, hooked, run_if_launcher};
 pub use limits::Limits;
 pub use plan::{Enforced, Plan, plan};
 
@@ -65,66 +68,47 @@ pub struct SandboxSpec {
 /// Arguments of the hidden launcher subcommand:
 /// `skillpipe __launch [--net] [--fs] [--pid] [--userns] [--writable DIR]... [--best-effort]
 /// [--report-fd N] [--arg0 NAME] -- PROGRAM ARGS...`
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LaunchArgs {
     /// Run in a fresh network namespace.
-    #[arg(long)]
     pub net: bool,
     /// Restrict writes with Landlock to the `--writable` paths (plus /dev/null, /dev/tty).
-    #[arg(long)]
     pub fs: bool,
     /// Run under an init in a fresh PID namespace.
-    #[arg(long)]
     pub pid: bool,
     /// Create the namespaces inside a fresh user namespace (needed when unprivileged).
-    #[arg(long)]
     pub userns: bool,
     /// Private mount, IPC and UTS namespaces: minimal /dev, own /proc, `--tmpdir` on a tmpfs,
     /// `--hide` paths covered.
-    #[arg(long, requires = "tmpdir")]
     pub mount: bool,
     /// The per-run TMPDIR (an empty directory): a private tmpfs is mounted on it.
-    #[arg(long, value_name = "DIR")]
     pub tmpdir: Option<PathBuf>,
     /// A path to hide (needs `--mount`).
-    #[arg(long, value_name = "PATH")]
     pub hide: Vec<PathBuf>,
     /// A Unix socket the command may connect to (needs `--mount`; without any, no Unix
     /// socket can be created).
-    #[arg(long, value_name = "PATH")]
     pub socket: Vec<PathBuf>,
     /// RLIMIT_NPROC.
-    #[arg(long, value_name = "N")]
     pub max_processes: Option<u64>,
     /// A pids cgroup to join first (for root, whom RLIMIT_NPROC does not hold).
-    #[arg(long, value_name = "DIR")]
     pub pids_cgroup: Option<PathBuf>,
     /// RLIMIT_DATA in MiB.
-    #[arg(long, value_name = "MB")]
     pub max_memory: Option<u64>,
     /// RLIMIT_FSIZE in MiB.
-    #[arg(long, value_name = "MB")]
     pub max_file_size: Option<u64>,
     /// Size of the TMPDIR tmpfs in MiB.
-    #[arg(long, value_name = "MB")]
     pub max_tmp: Option<u64>,
     /// RLIMIT_CPU in seconds.
-    #[arg(long, value_name = "SECS")]
     pub max_cpu: Option<u64>,
     /// A path that stays writable under `--fs`.
-    #[arg(long, value_name = "PATH")]
     pub writable: Vec<PathBuf>,
     /// Run anyway (with a warning) when a restriction cannot be set up.
-    #[arg(long)]
     pub best_effort: bool,
     /// Inherited descriptor for the report to the parent (else messages go to stderr).
-    #[arg(long, value_name = "FD")]
     pub report_fd: Option<i32>,
-    /// argv[0] for the command (default: PROGRAM).
-    #[arg(long, value_name = "NAME")]
+    /// `argv[0]` for the command (default: PROGRAM).
     pub arg0: Option<std::ffi::OsString>,
     /// The command and its arguments (PROGRAM is used as given: no PATH search).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub argv: Vec<std::ffi::OsString>,
 }
 
@@ -164,7 +148,7 @@ impl LaunchArgs {
 
     /// Render as arguments for `skillpipe __launch`.
     pub fn to_args(&self) -> Vec<std::ffi::OsString> {
-        let mut out: Vec<std::ffi::OsString> = vec!["__launch".into()];
+        let mut out: Vec<std::ffi::OsString> = vec![LAUNCH_ARG.into()];
         for (on, flag) in [
             (self.net, "--net"),
             (self.fs, "--fs"),
@@ -212,52 +196,49 @@ impl LaunchArgs {
     }
 }
 
-/// Entry point of `skillpipe __launch`.
+/// The launcher itself: sets up the sandbox, runs the command, returns the exit code.
 #[cfg(target_os = "linux")]
-pub fn launch(args: LaunchArgs) -> anyhow::Result<i32> {
+fn launch(args: LaunchArgs) -> i32 {
     launcher::launch(args)
 }
 
-/// Entry point of `skillpipe __launch`.
 #[cfg(not(target_os = "linux"))]
-pub fn launch(_args: LaunchArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("the sandbox launcher needs Linux (namespaces and Landlock)")
+fn launch(_args: LaunchArgs) -> i32 {
+    eprintln!("skillpipe: the sandbox launcher needs Linux (namespaces and Landlock)");
+    report::EXIT_LAUNCH_FAILED
 }
 
 static LAUNCHER: RwLock<Option<PathBuf>> = RwLock::new(None);
 
-/// Use `path` (a skillpipe binary) as the launcher instead of the running executable. Tests
-/// need this: their executable is the test harness, not skillpipe.
+/// The launcher for [`crate::exec::run`] in this process: `path` (a skillpipe binary, or a
+/// program with the launch hook). A [`crate::Dispatcher`] carries its own and ignores this.
+/// Tests need it: their executable is the test harness, not skillpipe.
 pub fn set_launcher(path: impl Into<PathBuf>) {
     *LAUNCHER.write().unwrap_or_else(|e| e.into_inner()) = Some(path.into());
 }
 
-/// The skillpipe binary re-executed as `__launch`.
-pub fn launcher_path() -> std::io::Result<PathBuf> {
+/// The launcher [`crate::exec::run`] uses: the one set with [`set_launcher`], else this program
+/// when it called [`run_if_launcher`]. Never this program without the hook: it would run
+/// itself again instead of launching.
+pub fn launcher_path() -> Result<PathBuf, LauncherError> {
     if let Some(p) = LAUNCHER.read().unwrap_or_else(|e| e.into_inner()).clone() {
         return Ok(p);
     }
-    std::env::current_exe()
+    if hooked() {
+        return std::env::current_exe().map_err(|e| LauncherError::NoHandshake {
+            path: PathBuf::from("(this program)"),
+            why: format!("cannot find its own executable: {e}"),
+        });
+    }
+    Err(LauncherError::NotFound)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(subcommand)]
-        cmd: Sub,
-    }
-    #[derive(clap::Subcommand)]
-    enum Sub {
-        #[command(name = "__launch")]
-        Launch(LaunchArgs),
-    }
 
     #[test]
-    fn launcher_arguments_round_trip_through_clap() {
+    fn launcher_arguments_round_trip() {
         let mut a = LaunchArgs::for_plan(
             &Plan {
                 enforce: Enforced {
@@ -285,19 +266,21 @@ mod tests {
         a.report_fd = Some(7);
         a.arg0 = Some("say".into());
         a.argv = vec!["/usr/bin/say".into(), "--".into(), "-n".into()];
-        let mut argv: Vec<std::ffi::OsString> = vec!["skillpipe".into()];
-        argv.extend(a.to_args());
-        let Sub::Launch(b) = Wrapper::try_parse_from(argv).unwrap().cmd;
+        let argv = a.to_args();
+        assert_eq!(argv[0], LAUNCH_ARG);
+        let b = LaunchArgs::parse(&argv[1..]).unwrap();
         assert!(b.net && b.fs && !b.pid && b.userns && b.best_effort && b.mount);
-        assert_eq!(b.writable, a.writable);
-        assert_eq!(
-            (&b.tmpdir, &b.hide, &b.socket),
-            (&a.tmpdir, &a.hide, &a.socket)
-        );
         assert_eq!(b.limits(), a.limits());
-        assert_eq!(b.pids_cgroup, a.pids_cgroup);
-        assert_eq!(b.report_fd, Some(7));
-        assert_eq!(b.arg0, a.arg0);
-        assert_eq!(b.argv, a.argv);
+        assert_eq!(b, a);
+    }
+
+    #[test]
+    fn launcher_arguments_without_a_command_are_refused() {
+        let args = |s: &[&str]| s.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert!(LaunchArgs::parse(&args(&["--net"])).is_err());
+        assert!(LaunchArgs::parse(&args(&["--net", "--"])).is_err());
+        assert!(LaunchArgs::parse(&args(&["--report-fd", "x", "--", "ls"])).is_err());
+        assert!(LaunchArgs::parse(&args(&["--bogus", "--", "ls"])).is_err());
+        assert!(LaunchArgs::parse(&args(&["--mount", "--", "ls"])).is_err());
     }
 }

@@ -11,6 +11,8 @@
 pub mod grammar;
 pub mod markdown;
 pub mod scanner;
+#[cfg(feature = "stream")]
+pub mod stream;
 
 pub use grammar::parse_directive;
 pub use scanner::{Piece, Scanner, coalesce, scan_all};
@@ -40,6 +42,7 @@ impl Kind {
 /// A recognised directive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Directive {
+    /// Which sigil opened it.
     pub kind: Kind,
     /// Trimmed command line between the brackets.
     pub body: String,
@@ -51,10 +54,13 @@ pub struct Directive {
 /// chunkings; after merging adjacent texts the event list is the same for every split.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
+    /// Bytes to pass through (may split a UTF-8 character).
     Text(Vec<u8>),
+    /// A complete directive, to run.
     Directive(Directive),
 }
 
+/// Limits of the scanner.
 #[derive(Debug, Clone, Copy)]
 pub struct ScanOptions {
     /// A directive longer than this (raw bytes, sigil to closing bracket) is literal text. The scanner

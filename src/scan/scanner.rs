@@ -86,6 +86,29 @@ enum Outcome {
 }
 
 /// Incremental directive scanner (DESIGN §1). Feed chunks, then call [`Scanner::finish`].
+///
+/// A chunk may end anywhere, even between `%` and `{`; the events are the same for every split.
+///
+/// ```
+/// use skillpipe::{Event, Kind, ScanOptions, Scanner};
+///
+/// let mut scanner = Scanner::new(ScanOptions::default());
+/// let mut events = Vec::new();
+/// for chunk in ["Say %", "{say hi} then !{da", "te}. `%{not this}`"] {
+///     scanner.feed(chunk.as_bytes(), &mut events);
+/// }
+/// scanner.finish(&mut events);
+///
+/// let directives: Vec<_> = events
+///     .iter()
+///     .filter_map(|e| match e {
+///         Event::Directive(d) => Some((d.kind, d.body.as_str())),
+///         Event::Text(_) => None,
+///     })
+///     .collect();
+/// // Directives inside Markdown code are text.
+/// assert_eq!(directives, [(Kind::SideEffect, "say hi"), (Kind::Capture, "date")]);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Scanner {
     opts: ScanOptions,
@@ -100,11 +123,14 @@ pub struct Scanner {
 /// straight from the fed chunk, and only valid during the call.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Piece<'a> {
+    /// Bytes to pass through, borrowed from the chunk or the scanner's buffer.
     Text(&'a [u8]),
+    /// A complete directive, to run.
     Directive(Directive),
 }
 
 impl Scanner {
+    /// A scanner at the start of a stream.
     pub fn new(opts: ScanOptions) -> Scanner {
         Scanner {
             opts,

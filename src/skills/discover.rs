@@ -28,30 +28,30 @@ impl Default for LoadOptions {
 impl LoadOptions {
     /// Options from the `[skills]` table of `$XDG_CONFIG_HOME/skillpipe/config.toml`
     /// (`ts_interpreter = "deno"`); defaults when there is no such file or table.
-    pub fn from_config_file() -> Result<LoadOptions, String> {
-        let Some(path) = crate::paths::config_file().filter(|p| p.is_file()) else {
-            return Ok(LoadOptions::default());
-        };
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        LoadOptions::from_config(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn from_config_file() -> Result<LoadOptions, crate::config::ConfigError> {
+        Ok(crate::config::ConfigFile::global()?
+            .map(LoadOptions::from_config)
+            .unwrap_or_default())
     }
 
-    /// Parses the `[skills]` table of a config file's text.
-    pub fn from_config(text: &str) -> Result<LoadOptions, String> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+    /// The options a parsed config file asks for.
+    pub fn from_config(config: &crate::config::ConfigFile) -> LoadOptions {
         let mut opts = LoadOptions::default();
-        if let Some(skills) = table.get("skills") {
-            match skills.get("ts_interpreter") {
-                None => {}
-                Some(toml::Value::String(s)) if !s.trim().is_empty() => {
-                    opts.ts_interpreter = s.trim().to_string()
-                }
-                Some(_) => return Err("[skills] ts_interpreter must be a program name".into()),
-            }
+        if let Some(ts) = &config.skills.ts_interpreter {
+            opts.ts_interpreter = ts.trim().to_string();
         }
-        Ok(opts)
+        opts
     }
+}
+
+/// Skills asked for by name that were not found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown skill{} `{}`; available: {available}", if names.len() == 1 { "" } else { "s" }, names.join("`, `"))]
+pub struct UnknownSkills {
+    /// The names not found.
+    pub names: Vec<String>,
+    /// The names there are, comma-separated.
+    pub available: String,
 }
 
 /// The skills found on a search path, in search-path order, unique by name.
@@ -133,18 +133,22 @@ impl SkillSet {
         &self.warnings
     }
 
+    /// The skills, in search-path order.
     pub fn iter(&self) -> impl Iterator<Item = &Skill> {
         self.skills.iter()
     }
 
+    /// The skill named `name`.
     pub fn get(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().find(|s| s.name == name)
     }
 
+    /// How many skills there are.
     pub fn len(&self) -> usize {
         self.skills.len()
     }
 
+    /// True when there are none.
     pub fn is_empty(&self) -> bool {
         self.skills.is_empty()
     }
@@ -178,19 +182,17 @@ impl SkillSet {
 
     /// Keep only the named skills (`--skill`), in load order. An unknown name is an error that
     /// names it and lists what is available; nothing is removed then.
-    pub fn retain_named(&mut self, names: &[String]) -> Result<(), String> {
-        let unknown: Vec<&str> = names
+    pub fn retain_named(&mut self, names: &[String]) -> Result<(), UnknownSkills> {
+        let unknown: Vec<String> = names
             .iter()
             .filter(|n| self.get(n).is_none())
-            .map(String::as_str)
+            .cloned()
             .collect();
         if !unknown.is_empty() {
-            let what = if unknown.len() == 1 {
-                format!("unknown skill `{}`", unknown[0])
-            } else {
-                format!("unknown skills `{}`", unknown.join("`, `"))
-            };
-            return Err(format!("{what}; available: {}", self.names_list()));
+            return Err(UnknownSkills {
+                names: unknown,
+                available: self.names_list(),
+            });
         }
         self.skills.retain(|s| names.contains(&s.name));
         Ok(())
@@ -326,12 +328,18 @@ pub fn detect_scripts(skill_dir: &Path, opts: &LoadOptions) -> Vec<scripts::Scri
 #[cfg(test)]
 mod tests {
     use super::LoadOptions;
+    use crate::config::ConfigFile;
+
+    fn options(text: &str) -> LoadOptions {
+        LoadOptions::from_config(&ConfigFile::parse(text, "/c.toml".as_ref()).unwrap())
+    }
 
     #[test]
     fn ts_interpreter_comes_from_the_skills_table() {
-        assert_eq!(LoadOptions::from_config("").unwrap().ts_interpreter, "node");
-        let o = LoadOptions::from_config("[skills]\nts_interpreter = \"deno\"\n").unwrap();
-        assert_eq!(o.ts_interpreter, "deno");
-        assert!(LoadOptions::from_config("[skills]\nts_interpreter = 3\n").is_err());
+        assert_eq!(options("").ts_interpreter, "node");
+        assert_eq!(
+            options("[skills]\nts_interpreter = \"deno\"\n").ts_interpreter,
+            "deno"
+        );
     }
 }

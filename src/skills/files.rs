@@ -11,7 +11,9 @@ use std::io::Read;
 /// cut by the caller's capture limit, like any output).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillText {
+    /// The skill it is from.
     pub skill: String,
+    /// The text (at most `max_bytes`).
     pub bytes: Vec<u8>,
     /// The file was longer than `max_bytes`.
     pub truncated: bool,

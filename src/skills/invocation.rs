@@ -21,7 +21,9 @@ const FRONTS: &[(&str, &[&str], &str)] = &[
 /// A script found behind an interpreter: run it with `argv[args_from..]` as its arguments.
 #[derive(Debug, Clone)]
 pub struct Invocation {
+    /// The script named.
     pub script: ResolvedScript,
+    /// Where in argv its own arguments start.
     pub args_from: usize,
 }
 

@@ -1,6 +1,6 @@
-//! From a directive's argv[0] to a checked command (DESIGN §2, §3).
+//! From a directive's `argv[0]` to a checked command (DESIGN §2, §3).
 //!
-//! argv[0] is untrusted model output. Every step fails closed: the path is checked lexically
+//! `argv[0]` is untrusted model output. Every step fails closed: the path is checked lexically
 //! (no `..`, not absolute), then canonicalized and required to lie inside the canonical skill
 //! folder, setuid/setgid files are refused, the skill's `allowed-tools` must permit Bash, and the
 //! interpreter must be allowed and found on the child's PATH. The checks on the file are
@@ -90,7 +90,7 @@ pub struct ScriptCommand {
     pub env: Vec<(OsString, OsString)>,
 }
 
-/// How argv[0] names a script.
+/// How `argv[0]` names a script.
 #[derive(Debug, PartialEq, Eq)]
 enum Reference<'a> {
     /// `scripts/x.py`: search every skill.
@@ -130,7 +130,7 @@ fn plausible_skill_name(s: &str) -> bool {
 }
 
 impl SkillSet {
-    /// Whether argv[0] refers to a skill script (as opposed to a system command): it starts
+    /// Whether `argv[0]` refers to a skill script (as opposed to a system command): it starts
     /// with `scripts/`, or is `SKILL/scripts/..` or `SKILL:x` for a loaded SKILL.
     pub fn is_script_ref(&self, argv0: &str) -> bool {
         match parse_reference(argv0) {
@@ -140,7 +140,7 @@ impl SkillSet {
         }
     }
 
-    /// Resolve argv[0] as written in a directive: `scripts/x.py`, `SKILL/scripts/x.py` or `SKILL:x`.
+    /// Resolve `argv[0]` as written in a directive: `scripts/x.py`, `SKILL/scripts/x.py` or `SKILL:x`.
     pub fn resolve(&self, argv0: &str) -> Result<ResolvedScript, ResolveError> {
         match parse_reference(argv0) {
             Some(Reference::Unqualified(rel)) => {

@@ -1,0 +1,26 @@
+//! Post-process a chunked model stream with the scanner alone: text flows through, directives
+//! come out as typed events. Nothing runs. (Needs only the `stream` feature.)
+//!
+//! `cargo run --example scan_stream`
+
+use futures::{StreamExt, executor::block_on, stream};
+use skillpipe::{Event, ScanOptions};
+
+fn main() {
+    // As a model might stream it: chunk boundaries anywhere, even inside a directive.
+    let chunks = stream::iter([
+        "Let me check. !{scripts/look",
+        "up.py \"ferret\"} A ferret is ",
+        "a mammal. %{say \"fer",
+        "ret\"}\nIn code, `%{this}` stays text.\n",
+    ]);
+    let mut events = skillpipe::scan::stream::directives(chunks, ScanOptions::default());
+    block_on(async {
+        while let Some(event) = events.next().await {
+            match event {
+                Event::Text(t) => print!("{}", String::from_utf8_lossy(&t)),
+                Event::Directive(d) => print!("⟨{:?}: {}⟩", d.kind, d.body),
+            }
+        }
+    });
+}

@@ -1,0 +1,394 @@
+//! What the command line and the REPL share: from plain settings to a dispatcher (policy from
+//! agent + overrides, skills, audit log) and a chat session. Nothing here parses flags or
+//! prints; the command line fills the config structs and decides exit codes from [`AppError`].
+
+use crate::agents::AgentConfig;
+use crate::audit::AuditLog;
+use crate::dispatch::{AsyncAsker, Dispatcher};
+use crate::policy::{PolicyOverrides, ScriptPolicy};
+use crate::skills::SkillSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Exit codes (DESIGN §9).
+pub(crate) const EXIT_RUNTIME: i32 = 1;
+pub(crate) const EXIT_USAGE: i32 = 2;
+
+/// An error of the application, with the exit code it means.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AppError {
+    /// A usage or configuration error (exit 2); the message names the flag, file or line.
+    #[error("{0}")]
+    Usage(String),
+    /// Anything else that stops a command (exit 1): I/O, the model endpoint.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl AppError {
+    /// The process exit code for this error.
+    pub(crate) fn exit_code(&self) -> i32 {
+        match self {
+            AppError::Usage(_) => EXIT_USAGE,
+            AppError::Runtime(_) => EXIT_RUNTIME,
+        }
+    }
+}
+
+/// A usage error (exit 2).
+pub(crate) fn usage(msg: impl Into<String>) -> AppError {
+    AppError::Usage(msg.into())
+}
+
+/// Where directives may come from and what they may do: the agent, skills, policy overrides
+/// and the audit log, as plain data.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AppConfig {
+    /// Changes to the agent's (or the default) policy.
+    pub overrides: PolicyOverrides,
+    /// Skill directories searched first (`--skills-dir`).
+    pub skills_dirs: Vec<PathBuf>,
+    /// Only these skills are active (`--skill`), besides the agent's.
+    pub only_skills: Vec<String>,
+    /// The audit log (default: under `$XDG_STATE_HOME`).
+    pub audit_log: Option<PathBuf>,
+    /// Agent name or path.
+    pub agent: Option<String>,
+    /// `K=V` for the agent's instructions.
+    pub vars: Vec<String>,
+}
+
+impl AppConfig {
+    /// The skill search path. A `--skills-dir` that is not a directory is a usage error: a typo
+    /// would otherwise load no skills and leave every directive "not found".
+    pub(crate) fn search_path(&self) -> Result<Vec<PathBuf>, AppError> {
+        if let Some(d) = self.skills_dirs.iter().find(|d| !d.is_dir()) {
+            return Err(usage(format!(
+                "--skills-dir {}: no such directory",
+                d.display()
+            )));
+        }
+        project_notice();
+        let mut dirs = crate::paths::skill_search_path(&self.skills_dirs);
+        // The skill folders beside an agent given by path, right after the `--skills-dir`s and
+        // the user's own skill folders.
+        let beside = self
+            .agent
+            .as_deref()
+            .map(crate::paths::agent_skill_dirs)
+            .unwrap_or_default();
+        let at = (self.skills_dirs.len() + crate::paths::user_skill_dirs().len()).min(dirs.len());
+        dirs.splice(at..at, beside);
+        Ok(dirs)
+    }
+}
+
+/// Everything a command needs to run directives.
+pub(crate) struct Setup {
+    pub dispatcher: Arc<Dispatcher>,
+    pub agent: Option<AgentConfig>,
+    /// Problems worth a warning (agent file, skills), for the caller to show.
+    pub warnings: Vec<String>,
+    /// Skills named by the agent or `--skill`: the system prompt carries their bodies in full,
+    /// every other loaded skill as a catalog entry.
+    pub named_skills: Vec<String>,
+}
+
+/// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
+/// agent over defaults), and builds the dispatcher with `asker` (default: the terminal prompt).
+pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Result<Setup, AppError> {
+    project_notice();
+    let mut warnings = Vec::new();
+    let agent = match &config.agent {
+        Some(name) => {
+            let vars = crate::agents::parse_vars(&config.vars).map_err(|e| usage(e.to_string()))?;
+            let mut agent = crate::agents::load(name, &vars).map_err(agent_error)?;
+            // Checked as written, so a bad value is reported even when it would be dropped.
+            if let Some(p) = &agent.script_policy {
+                check_policy(p, &agent.source)?;
+            }
+            let mut restricted = crate::agents::origin::restrict(&mut agent);
+            // What the command line grants anyway is not worth a notice.
+            restricted
+                .ignored
+                .retain(|i| !granted_by_overrides(i.key, &config.overrides));
+            let notice = crate::policy::source::ignored_notice(&agent.source, &restricted.ignored);
+            if let Some(notice) = notice {
+                eprintln!("skillpipe: {notice}");
+            }
+            Some(agent)
+        }
+        None if !config.vars.is_empty() => return Err(usage("--var needs --agent")),
+        None => None,
+    };
+    if let Some(a) = &agent {
+        warnings.extend(a.warnings.iter().cloned());
+    }
+    let mut policy = agent
+        .as_ref()
+        .and_then(|a| a.script_policy.clone())
+        .unwrap_or_default();
+    policy
+        .apply(&config.overrides)
+        .map_err(|e| usage(e.to_string()))?;
+
+    let dirs = config.search_path()?;
+    let mut skills = SkillSet::load_with(&dirs, &load_options()?);
+    warnings.extend(skills.warnings().iter().cloned());
+    let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
+    wanted.extend(config.only_skills.iter().cloned());
+    if !wanted.is_empty() {
+        skills
+            .retain_named(&wanted)
+            .map_err(|e| usage(e.to_string()))?;
+    }
+
+    if let Some(a) = &agent {
+        add_agent_tools(&mut skills, a, &mut warnings)?;
+    }
+
+    let audit_path = config.audit_log.clone().or_else(crate::paths::audit_log);
+    // The agent's own tools are part of it: always shown in full.
+    let named_skills = wanted
+        .into_iter()
+        .chain(agent.as_ref().map(|a| a.name.clone()))
+        .collect();
+    let mut builder = Dispatcher::builder(policy)
+        .skills(Arc::new(skills))
+        .audit(AuditLog::new(audit_path).on_warning(|e| eprintln!("skillpipe: warning: {e}")));
+    if let Some(a) = &agent {
+        builder = builder.agent(a.name.clone());
+    }
+    if let Some(asker) = asker {
+        builder = builder.boxed_asker(asker);
+    }
+    let dispatcher = builder.build().map_err(|e| usage(e.to_string()))?;
+    Ok(Setup {
+        dispatcher: Arc::new(dispatcher),
+        agent,
+        warnings,
+        named_skills,
+    })
+}
+
+/// Once per process: when the working directory is not trusted but has project-local agents or
+/// skills, one stderr line says they are ignored and how to use them.
+pub(crate) fn project_notice() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if crate::trust::cwd_trusted() {
+            return;
+        }
+        let present = crate::paths::project_dirs_present();
+        if present.is_empty() {
+            return;
+        }
+        eprintln!(
+            "skillpipe: ignoring ./{} here: this directory is not trusted (run `skillpipe trust` to use them, or pass --skills-dir / --agent PATH)",
+            present.join(", ./")
+        );
+    });
+}
+
+/// Whether a policy key an agent file may not raise is raised by the overrides anyway.
+fn granted_by_overrides(key: &str, o: &PolicyOverrides) -> bool {
+    match key {
+        "allow_scripts" => o.allow_scripts || !o.allow.is_empty(),
+        "confirm" => o.confirm_never,
+        "allow_network" => o.allow_network,
+        "allow_filesystem" => o.allow_filesystem,
+        "sandbox" => o.sandbox == Some(crate::policy::SandboxMode::BestEffort),
+        _ => false,
+    }
+}
+
+/// An agent that cannot be loaded is a configuration error; one that is only in an untrusted
+/// project's `./agents` says how to use it.
+pub(crate) fn agent_error(e: crate::agents::AgentError) -> AppError {
+    if let crate::agents::AgentError::NotFound { name, .. } = &e
+        && !crate::trust::cwd_trusted()
+    {
+        let here =
+            std::path::Path::new(crate::paths::PROJECT_AGENT_DIR).join(format!("{name}.toml"));
+        if here.is_file() {
+            return usage(format!(
+                "{e}; ./{} is not used because this directory is not trusted: run `skillpipe trust`, or pass --agent {}",
+                here.display(),
+                here.display()
+            ));
+        }
+    }
+    usage(e.to_string())
+}
+
+/// An agent folder with `tools/` (see [`AgentConfig::folder`]) joins the skills under the
+/// agent's name, so `AGENT:ID` runs one of its tools.
+pub(crate) fn add_agent_tools(
+    skills: &mut SkillSet,
+    agent: &AgentConfig,
+    warnings: &mut Vec<String>,
+) -> Result<(), AppError> {
+    let Some(dir) = agent.folder() else {
+        return Ok(());
+    };
+    let owner = crate::skills::discover::tool_owner(&agent.name, &agent.description, &dir)
+        .map_err(usage)?;
+    if let Some(owner) = owner {
+        warnings.extend(owner.warnings.iter().cloned());
+        skills.add(owner).map_err(usage)?;
+    }
+    Ok(())
+}
+
+/// A multi-threaded runtime sized for this tool: commands and streams, not heavy compute.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::Runtime(format!("cannot start the async runtime: {e}")))
+}
+
+/// Checks a policy from an agent TOML, naming the file in the error.
+fn check_policy(policy: &ScriptPolicy, source: &std::path::Path) -> Result<(), AppError> {
+    policy
+        .validate()
+        .map_err(|e| usage(format!("{}: [script_policy]: {e}", source.display())))
+}
+
+/// Skill loading options from the config file; a bad file is a configuration error.
+pub(crate) fn load_options() -> Result<crate::skills::LoadOptions, AppError> {
+    crate::skills::LoadOptions::from_config_file().map_err(|e| usage(e.to_string()))
+}
+
+pub(crate) use session::{ChatConfig, build_session};
+
+mod session {
+    use super::{AppConfig, AppError, Setup, usage};
+    use crate::chat::{ChatOptions, Session};
+    use crate::model::{AgentModel, Settings};
+    use crate::scan::ScanOptions;
+
+    /// A chat's settings besides the [`AppConfig`]: model, endpoint and how to talk to it.
+    #[derive(Debug, Clone, Default)]
+    pub(crate) struct ChatConfig {
+        pub app: AppConfig,
+        /// Model, or provider:model.
+        pub model: Option<String>,
+        /// Base URL of an OpenAI-compatible endpoint.
+        pub base_url: Option<String>,
+        /// Offer skill scripts as native tools.
+        pub tools: bool,
+        /// One request for the whole answer.
+        pub no_stream: bool,
+        /// Bound on capture round-trips per user message.
+        pub max_captures: Option<usize>,
+        /// Run directives inside Markdown code too.
+        pub exec_in_code: bool,
+        /// A saved session to reopen (REPL).
+        pub resume: Option<String>,
+        /// Show answers as the model wrote them (sanitized), not rendered.
+        pub raw: bool,
+        /// Show what side effects write.
+        pub show_side_effects: bool,
+        /// Print the system prompt's size and other set-up details to stderr.
+        pub verbose: bool,
+    }
+
+    /// Model settings, provider, system prompt and options → a chat session. Returns the
+    /// resolved model settings (their `label()` is what the REPL shows).
+    pub(crate) fn build_session(
+        config: &ChatConfig,
+        setup: &Setup,
+    ) -> Result<(Session, Settings), AppError> {
+        if config.max_captures == Some(0) {
+            return Err(usage("--max-captures must be at least 1"));
+        }
+        let agent = setup.agent.as_ref();
+        let agent_model = AgentModel {
+            model: agent.and_then(|a| a.model.clone()),
+            provider: agent.and_then(|a| a.provider.clone()),
+            params: agent.map(|a| a.params.clone()).unwrap_or_default(),
+            origin: agent
+                .map(|a| format!("agent file {}", a.source.display()))
+                .unwrap_or_default(),
+        };
+        let settings = Settings::from_process(
+            config.model.as_deref(),
+            config.base_url.as_deref(),
+            agent_model,
+        )
+        .map_err(|e| usage(e.to_string()))?;
+        settings.check_api_key().map_err(|e| usage(e.to_string()))?;
+        let settings = choose_model(settings)?;
+        let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
+        let dispatcher = setup.dispatcher.clone();
+        let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
+        let skills = crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills);
+        let system = crate::agents::system_prompt(instructions, &skills);
+        let (size, over_budget) = crate::agents::catalog::size_report(&system);
+        if config.verbose {
+            let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
+            eprintln!(
+                "skillpipe: {size} ({} skills in full, {in_catalog} in the catalog)",
+                skills.len() - in_catalog
+            );
+        }
+        if let Some(w) = over_budget {
+            eprintln!("skillpipe: warning: {w}");
+        }
+        let policy = dispatcher.policy();
+        let opts = ChatOptions {
+            scan: ScanOptions {
+                exec_in_code: config.exec_in_code,
+                ..Default::default()
+            },
+            max_captures: config.max_captures.unwrap_or(policy.max_captures_per_turn),
+            tools: config.tools || agent.is_some_and(|a| a.tool_calls),
+            stream: !config.no_stream,
+            model: settings.model.clone(),
+            params: settings.params.clone(),
+            show_side_effects: config.show_side_effects,
+        };
+        let mut session = Session::new(provider, dispatcher, Some(system), opts);
+        session.set_few_shot(crate::agents::prompt::few_shot(&skills));
+        Ok((session, settings))
+    }
+
+    /// A base URL of the user's with no model named: the built-in default model belongs to
+    /// another server, so ask this one what it serves and take its only model, or stop and list
+    /// them.
+    fn choose_model(mut settings: Settings) -> Result<Settings, AppError> {
+        if !settings.model_is_default_for_other_url {
+            return Ok(settings);
+        }
+        let url = settings.base_url.clone();
+        let models = crate::model::models::list(&settings, std::time::Duration::from_secs(10))
+            .map_err(|e| {
+                let msg = format!(
+                    "no model named for {url}, and its model list is not available ({e}); pass --model NAME"
+                );
+                // Unreachable is a runtime failure (exit 1), as a chat request would have been.
+                match e {
+                    crate::model::models::ListError::Unreachable { .. } => AppError::Runtime(msg),
+                    _ => usage(msg),
+                }
+            })?;
+        match models.as_slice() {
+            [only] => {
+                eprintln!("skillpipe: using {only}, the only model {url} serves (--model chooses)");
+                settings.model = only.clone();
+                settings.model_is_default_for_other_url = false;
+                Ok(settings)
+            }
+            [] => Err(usage(format!(
+                "no model named, and {url} lists none; pass --model NAME"
+            ))),
+            many => Err(usage(format!(
+                "no model named, and {url} serves {} models; choose one with --model: {}",
+                many.len(),
+                many.join(", ")
+            ))),
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! `$XDG_CONFIG_HOME/skillpipe/config.toml`, one model for the whole file: read and parsed once
+//! per process ([`ConfigFile::global`]), every part (model settings, skills) reads its section
+//! from it, and an unknown key anywhere (`[skils]`) is an error naming the file and line.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The whole config file.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Where it was read from (empty when parsed from text alone).
+    #[serde(skip)]
+    pub path: PathBuf,
+    /// The provider used when none is named.
+    pub default_provider: Option<String>,
+    /// A model, or `provider:model`.
+    pub model: Option<String>,
+    /// `[providers.NAME]`: named endpoints.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// `[skills]`: how skills are read.
+    #[serde(default)]
+    pub skills: SkillsConfig,
+}
+
+/// Which wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum ProviderKind {
+    /// OpenAI-compatible `/chat/completions`.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// The Anthropic Messages API.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// Recorded answers from a JSONL file.
+    #[serde(rename = "replay")]
+    Replay,
+}
+
+/// `[providers.NAME]`: a named endpoint. A name equal to a built-in one refines it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// Wire protocol; `openai` unless the name is a built-in of another kind.
+    pub kind: Option<ProviderKind>,
+    /// The endpoint.
+    pub base_url: Option<String>,
+    /// The environment variable that holds this endpoint's key.
+    pub api_key_env: Option<String>,
+    /// The model to use with it.
+    pub model: Option<String>,
+    /// Request fields for every request to this provider (the agent's `[params]` win).
+    #[serde(default)]
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `[skills]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsConfig {
+    /// Interpreter for `.ts` scripts without a shebang (default `node`).
+    pub ts_interpreter: Option<String>,
+}
+
+/// A config file that cannot be used: the file, the line when known, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {message}", .file.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ConfigError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line of the problem, when known.
+    pub line: Option<usize>,
+    /// What is wrong (names the key).
+    pub message: String,
+}
+
+impl ConfigFile {
+    /// Parses config text; errors name `path` and the line.
+    pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
+        let mut config: ConfigFile = toml::from_str(text).map_err(|e| ConfigError {
+            file: path.to_path_buf(),
+            line: e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1),
+            message: e.message().trim().replace('\n', "; "),
+        })?;
+        if let Some(ts) = &config.skills.ts_interpreter
+            && ts.trim().is_empty()
+        {
+            return Err(ConfigError {
+                file: path.to_path_buf(),
+                line: text
+                    .lines()
+                    .position(|l| l.trim_start().starts_with("ts_interpreter"))
+                    .map(|i| i + 1),
+                message: "[skills] ts_interpreter must be a program name".into(),
+            });
+        }
+        config.path = path.to_path_buf();
+        Ok(config)
+    }
+
+    /// Reads and parses `path`; a missing file is no config.
+    pub fn load(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => ConfigFile::parse(&text, path).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(ConfigError {
+                file: path.to_path_buf(),
+                line: None,
+                message: format!("cannot read it: {e}"),
+            }),
+        }
+    }
+
+    /// This process's config file (`$XDG_CONFIG_HOME/skillpipe/config.toml`), read once.
+    pub fn global() -> Result<Option<&'static ConfigFile>, ConfigError> {
+        static FILE: OnceLock<Result<Option<ConfigFile>, ConfigError>> = OnceLock::new();
+        FILE.get_or_init(|| match crate::paths::config_file() {
+            Some(path) => ConfigFile::load(&path),
+            None => Ok(None),
+        })
+        .as_ref()
+        .map(Option::as_ref)
+        .map_err(Clone::clone)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ConfigFile, String> {
+        ConfigFile::parse(text, Path::new("/c.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn one_file_holds_every_section() {
+        let c = parse(
+            "model = \"m\"\n[providers.local]\nbase_url = \"http://x\"\n[skills]\nts_interpreter = \"deno\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.model.as_deref(), Some("m"));
+        assert_eq!(c.providers["local"].base_url.as_deref(), Some("http://x"));
+        assert_eq!(c.skills.ts_interpreter.as_deref(), Some("deno"));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_file_and_line() {
+        let e = parse("model = \"m\"\n\n[skils]\nts_interpreter = \"deno\"\n").unwrap_err();
+        assert!(e.starts_with("/c.toml:3: ") && e.contains("skils"), "{e}");
+        let e = parse("[skills]\nts_interpreterr = \"deno\"\n").unwrap_err();
+        assert!(
+            e.starts_with("/c.toml:2: ") && e.contains("ts_interpreterr"),
+            "{e}"
+        );
+        let e = parse("[skills]\nts_interpreter = \" \"\n").unwrap_err();
+        assert_eq!(
+            e,
+            "/c.toml:2: [skills] ts_interpreter must be a program name"
+        );
+        let e = parse("[skills]\nts_interpreter = 3\n").unwrap_err();
+        assert!(e.starts_with("/c.toml:2: "), "{e}");
+    }
+}

@@ -1,0 +1,342 @@
+//! What the filter and the chat loop share once a directive has been found: the typed report of
+//! its outcome (one wording, for stderr and the REPL alike), the one rule for the text a
+//! capture hands back, and the queue that runs side effects in program order.
+//!
+//! The scanning loops differ (the filter writes straight from its read buffer; the chat loop
+//! stops a model's stream at a capture), but both go through these pieces, so the two modes
+//! cannot drift apart in what they say or hand back.
+
+use crate::audit::Decision;
+use crate::dispatch::{Dispatcher, Outcome};
+use crate::scan::{Directive, Kind};
+use std::fmt;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+/// Side effects waiting behind the one that runs. When the queue is full, scanning waits: a
+/// stream of `%{…}` faster than they run must not pile up in memory (each may hold 8 KiB).
+pub const SIDE_QUEUE: usize = 64;
+
+/// How a directive (or tool call) ended, as a front end shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReportKind {
+    /// Ran and exited 0.
+    Ran,
+    /// Ran and failed: exit code, signal or timeout (see [`Report::detail`]).
+    Failed,
+    /// Refused by the policy (or the sandbox could not be set up).
+    Blocked,
+    /// The user said no, or there was no terminal to ask.
+    Declined,
+    /// Not a runnable command (syntax, unknown script, not found).
+    Invalid,
+    /// A run-time note about a run that went ahead (e.g. output cut at `max_output_bytes`).
+    Warning,
+}
+
+/// One line's worth about a directive: what it was, how it ended, and why. Front ends choose
+/// colours and prefixes from [`Report::kind`]; [`fmt::Display`] gives the one wording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// How it ended.
+    pub kind: ReportKind,
+    /// The directive as written (`%{say hi}`) or `tool NAME`, on one line.
+    pub what: String,
+    /// The reason, exit status or warning text; empty for a plain success.
+    pub detail: String,
+    /// What the user might do about a failure (e.g. a sandbox setting to change).
+    pub hint: Option<String>,
+}
+
+impl Report {
+    /// True for anything `--strict` counts: blocked, declined, invalid or failed.
+    pub fn is_problem(&self) -> bool {
+        !matches!(self.kind, ReportKind::Ran | ReportKind::Warning)
+    }
+
+    /// The reports for one outcome: its warnings, then how it ended.
+    pub fn for_outcome(what: &[u8], outcome: &Outcome) -> Vec<Report> {
+        let what = crate::command::escape_controls(&String::from_utf8_lossy(what));
+        let mut out = Vec::new();
+        if let Outcome::Ran(ran) = outcome {
+            for w in &ran.result.warnings {
+                out.push(Report {
+                    kind: ReportKind::Warning,
+                    what: what.clone(),
+                    detail: w.clone(),
+                    hint: None,
+                });
+            }
+        }
+        let hint = match outcome {
+            Outcome::Ran(ran) if !ran.result.success() => ran.result.hint.clone(),
+            _ => None,
+        };
+        let (kind, detail) = match outcome {
+            Outcome::Blocked { decision, reason } => {
+                let kind = match decision {
+                    Decision::Invalid => ReportKind::Invalid,
+                    Decision::Declined => ReportKind::Declined,
+                    _ => ReportKind::Blocked,
+                };
+                (kind, reason.clone())
+            }
+            Outcome::Ran(ran) if ran.result.success() => (ReportKind::Ran, String::new()),
+            Outcome::Ran(ran) => (ReportKind::Failed, failure_text(&ran.result)),
+        };
+        out.push(Report {
+            kind,
+            what,
+            detail,
+            hint,
+        });
+        out
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let word = match self.kind {
+            ReportKind::Ran => return write!(f, "ran {}", self.what),
+            ReportKind::Failed => "failed",
+            ReportKind::Blocked => "blocked",
+            ReportKind::Declined => "declined",
+            ReportKind::Invalid => "invalid",
+            ReportKind::Warning => return write!(f, "warning: {}", self.detail),
+        };
+        if self.detail.is_empty() {
+            write!(f, "{word}: {}", self.what)?;
+        } else {
+            write!(f, "{word}: {}: {}", self.what, self.detail)?;
+        }
+        match &self.hint {
+            Some(h) => write!(f, "\n  {h}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// How a run ended, in the words both modes use: `exit N`, `killed by SIGNAME`, `timed out`.
+pub fn status_text(r: &crate::exec::RunResult) -> String {
+    match (&r.signal, r.timed_out) {
+        (_, true) => "timed out".to_string(),
+        (Some(sig), _) => format!("killed by {sig}"),
+        (None, _) => format!("exit {}", r.exit_code),
+    }
+}
+
+/// Why a run failed, for the user: [`status_text`], and for a plain exit the last line of its
+/// stderr (usually the reason), sanitized and cut to 200 characters.
+fn failure_text(r: &crate::exec::RunResult) -> String {
+    let status = status_text(r);
+    match (r.signal.is_none() && !r.timed_out)
+        .then(|| last_line(&r.stderr))
+        .flatten()
+    {
+        Some(why) => format!("{status}: {why}"),
+        None => status,
+    }
+}
+
+/// The last non-blank line of a command's stderr, sanitized and cut to 200 characters.
+fn last_line(stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+    let mut line = crate::term::sanitize(line).into_owned();
+    if let Some((cut, _)) = line.char_indices().nth(200) {
+        line.truncate(cut);
+        line.push('…');
+    }
+    Some(line)
+}
+
+/// The text a capture hands back: the command's stdout with trailing newlines (`\n` or
+/// `\r\n`) removed, as shell command substitution does; nothing when it did not run.
+pub fn capture_text(outcome: &Outcome) -> &[u8] {
+    match outcome {
+        Outcome::Ran(ran) => {
+            let mut out = &ran.result.stdout[..];
+            while let Some(rest) = out.strip_suffix(b"\n") {
+                out = rest.strip_suffix(b"\r").unwrap_or(rest);
+            }
+            out
+        }
+        Outcome::Blocked { .. } => &[],
+    }
+}
+
+/// A side effect that has finished (or was refused), with its outcome.
+pub type SideDone = (Directive, Outcome);
+
+/// Work for the side-effect worker: a directive, or a barrier that is released once every
+/// side effect queued before it has finished and been handed back.
+#[derive(Debug)]
+enum Job {
+    Run(Directive),
+    Barrier(oneshot::Sender<()>),
+}
+
+/// The sending end of the side-effect queue (see [`side_effect_queue`]). Dropping it ends the
+/// worker once the queue is drained.
+#[derive(Debug, Clone)]
+pub struct SideQueue {
+    tx: mpsc::Sender<Job>,
+}
+
+impl SideQueue {
+    /// Queues a side effect; waits while the queue is full.
+    pub async fn push(&self, d: Directive) {
+        let _ = self.tx.send(Job::Run(d)).await;
+    }
+
+    /// [`SideQueue::push`] from a thread outside the runtime.
+    pub fn blocking_push(&self, d: Directive) {
+        let _ = self.tx.blocking_send(Job::Run(d));
+    }
+
+    /// Waits until every side effect queued so far has finished (program order: a capture sees
+    /// the effects written before it).
+    pub async fn settled(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.tx.send(Job::Barrier(done)).await.is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    /// [`SideQueue::settled`] from a thread outside the runtime.
+    pub fn blocking_settled(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.tx.blocking_send(Job::Barrier(done)).is_ok() {
+            let _ = wait.blocking_recv();
+        }
+    }
+}
+
+/// The side-effect queue: one worker (the returned future, to spawn) runs queued directives in
+/// order and hands each outcome back on the receiver. Bounded ([`SIDE_QUEUE`]).
+pub fn side_effect_queue(
+    dispatcher: Arc<Dispatcher>,
+) -> (
+    SideQueue,
+    mpsc::UnboundedReceiver<SideDone>,
+    impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let (tx, mut rx) = mpsc::channel::<Job>(SIDE_QUEUE);
+    let (done, done_rx) = mpsc::unbounded_channel::<SideDone>();
+    let worker = async move {
+        while let Some(job) = rx.recv().await {
+            match job {
+                Job::Run(d) => {
+                    let outcome = dispatcher.run_body(Kind::SideEffect, &d.body).await;
+                    if done.send((d, outcome)).is_err() {
+                        return;
+                    }
+                }
+                Job::Barrier(release) => {
+                    let _ = release.send(());
+                }
+            }
+        }
+    };
+    (SideQueue { tx }, done_rx, worker)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::Ran;
+    use crate::exec::RunResult;
+
+    fn ran(exit_code: i32, stdout: &[u8]) -> Outcome {
+        Outcome::Ran(Ran {
+            result: RunResult {
+                exit_code,
+                stdout: stdout.to_vec(),
+                ..RunResult::default()
+            },
+            skill: None,
+            script_path: None,
+        })
+    }
+
+    /// A capture waits for the side effects before it: `settled` returns only once both slow
+    /// side effects have been handed back.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn settled_waits_for_every_earlier_side_effect() {
+        let policy = crate::policy::ScriptPolicy {
+            allow_scripts: true,
+            allowed_commands: vec!["slow".into()],
+            ..Default::default()
+        };
+        // The slow part is the confirmation, which takes its time and then says no.
+        let dispatcher = Dispatcher::new(policy, Arc::default(), crate::audit::AuditLog::new(None))
+            .with_asker(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                Ok(crate::confirm::Answer::No)
+            });
+        let (queue, mut done, worker) = side_effect_queue(Arc::new(dispatcher));
+        tokio::spawn(worker);
+        let slow = || Directive {
+            kind: Kind::SideEffect,
+            body: "slow".into(),
+            raw: b"%{slow}".to_vec(),
+        };
+        queue.push(slow()).await;
+        queue.push(slow()).await;
+        assert!(done.try_recv().is_err(), "nothing has finished yet");
+        queue.settled().await;
+        assert!(done.try_recv().is_ok() && done.try_recv().is_ok());
+    }
+
+    #[test]
+    fn capture_text_drops_trailing_newlines_of_both_kinds() {
+        assert_eq!(capture_text(&ran(0, b"a\r\n\n\r\n")), b"a");
+        assert_eq!(capture_text(&ran(0, b"a\nb\n")), b"a\nb");
+        assert_eq!(capture_text(&ran(0, b"a\r")), b"a\r");
+        let blocked = Outcome::Blocked {
+            decision: Decision::Denied,
+            reason: "no".into(),
+        };
+        assert_eq!(capture_text(&blocked), b"");
+    }
+
+    #[test]
+    fn a_failure_says_why_with_its_last_stderr_line() {
+        assert_eq!(
+            last_line(b"warming up\nno speech engine found\n\n").as_deref(),
+            Some("no speech engine found")
+        );
+        assert_eq!(
+            last_line(b"bad \x1b]0;title\x07\n").as_deref(),
+            Some("bad ␛]0;title␇")
+        );
+        assert_eq!(last_line(b" \n"), None);
+        assert_eq!(
+            last_line("x".repeat(300).as_bytes())
+                .unwrap()
+                .chars()
+                .count(),
+            201
+        );
+    }
+
+    #[test]
+    fn one_wording_for_every_outcome() {
+        let show = |o: &Outcome| {
+            Report::for_outcome(b"!{x \"a\nb\"}", o)
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(show(&ran(0, b"")), ["ran !{x \"a\\nb\"}"]);
+        assert_eq!(show(&ran(3, b"")), ["failed: !{x \"a\\nb\"}: exit 3"]);
+        let blocked = Outcome::Blocked {
+            decision: Decision::Declined,
+            reason: "the user said no".into(),
+        };
+        let r = Report::for_outcome(b"%{x}", &blocked);
+        assert_eq!(r[0].kind, ReportKind::Declined);
+        assert!(r[0].is_problem());
+        assert_eq!(r[0].to_string(), "declined: %{x}: the user said no");
+    }
+}

@@ -1,0 +1,234 @@
+//! How a process becomes the sandbox launcher, and how a program that runs commands finds one.
+//!
+//! Commands run under a launcher: a fresh, single-threaded process (`PROGRAM __launch … --
+//! COMMAND`) that applies the restrictions to itself and then execs the command. The `skillpipe`
+//! binary is one. A host program can be its own launcher by calling [`run_if_launcher`] first
+//! thing in `main`; otherwise it names a skillpipe binary. Before a program is trusted as the
+//! launcher it must answer a handshake, and a process started as a launcher that does not act
+//! as one (it never called the hook) refuses to run commands itself, so a misconfiguration is
+//! one clear error, never a process re-running itself without end.
+
+use super::LaunchArgs;
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The first argument that makes a program the launcher.
+pub const LAUNCH_ARG: &str = "__launch";
+/// `PROGRAM __launch --handshake` prints [`HANDSHAKE_REPLY`] and exits 0.
+const HANDSHAKE_ARG: &str = "--handshake";
+const HANDSHAKE_REPLY: &str = "skillpipe-launcher 1\n";
+/// Set in a launcher's environment (and removed before the command runs). A process that
+/// carries it but is about to start a command itself was started as a launcher and did not act
+/// as one.
+pub(crate) const MARKER_ENV: &str = "SKILLPIPE_LAUNCHER_MARKER";
+/// How long a handshake may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+static HOOKED: AtomicBool = AtomicBool::new(false);
+
+/// The launch hook. Call it first thing in `main`, before any thread starts (so before building
+/// a tokio runtime: `#[tokio::main]` starts one before the body of `main` runs). When this
+/// process was started as the sandbox launcher it sets the sandbox up, runs the command and
+/// exits with the command's status; otherwise it returns at once and records that this program
+/// can be its own launcher ([`crate::dispatch::Launcher::ThisProgram`]).
+///
+/// ```no_run
+/// skillpipe::sandbox::run_if_launcher();
+/// // … then build the runtime, and the Dispatcher with `Launcher::ThisProgram`.
+/// let rt = tokio::runtime::Runtime::new().unwrap();
+/// ```
+pub fn run_if_launcher() {
+    HOOKED.store(true, Ordering::SeqCst);
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() != Some(OsStr::new(LAUNCH_ARG)) {
+        return;
+    }
+    let args: Vec<OsString> = args.collect();
+    if args.len() == 1 && args[0] == HANDSHAKE_ARG {
+        print!("{HANDSHAKE_REPLY}");
+        std::process::exit(0);
+    }
+    let code = match LaunchArgs::parse(&args) {
+        Ok(a) => super::launch(a),
+        Err(e) => {
+            eprintln!("skillpipe: {LAUNCH_ARG}: {e}");
+            super::report::EXIT_LAUNCH_FAILED
+        }
+    };
+    std::process::exit(code);
+}
+
+/// True once [`run_if_launcher`] has run in this process.
+pub fn hooked() -> bool {
+    HOOKED.load(Ordering::SeqCst)
+}
+
+/// Why no launcher could be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LauncherError {
+    /// [`crate::dispatch::Launcher::ThisProgram`] without the hook.
+    #[error(
+        "this program is to be its own sandbox launcher but did not call \
+         skillpipe::sandbox::run_if_launcher() first thing in main"
+    )]
+    NotHooked,
+    /// No launcher was named and none was found.
+    #[error(
+        "no sandbox launcher: this program did not call skillpipe::sandbox::run_if_launcher() \
+         and there is no `skillpipe` on PATH; install skillpipe, name a launcher, or add the hook"
+    )]
+    NotFound,
+    /// The named program is not a skillpipe launcher.
+    #[error(
+        "{} is not a skillpipe sandbox launcher ({why}); name the skillpipe binary, or call \
+         skillpipe::sandbox::run_if_launcher() first thing in the program's main",
+        .path.display()
+    )]
+    NoHandshake {
+        /// The program tried.
+        path: PathBuf,
+        /// What it did instead of answering.
+        why: String,
+    },
+    /// This process was started as a launcher but went on as a host program.
+    #[error(
+        "this process was started as skillpipe's sandbox launcher but did not act as one: \
+         the program must call skillpipe::sandbox::run_if_launcher() first thing in main"
+    )]
+    Recursion,
+}
+
+/// Refuses to start anything from a process that was started as a launcher and did not act as
+/// one: running the command from here would start another launcher, and so on.
+pub(crate) fn check_not_in_failed_launcher() -> Result<(), LauncherError> {
+    if std::env::var_os(MARKER_ENV).is_some() {
+        return Err(LauncherError::Recursion);
+    }
+    Ok(())
+}
+
+/// `program` answers the launcher handshake (it is skillpipe, or a host with the hook).
+pub fn handshake(program: &Path) -> Result<(), LauncherError> {
+    check_not_in_failed_launcher()?;
+    let fail = |why: String| LauncherError::NoHandshake {
+        path: program.to_path_buf(),
+        why,
+    };
+    let mut child = Command::new(program)
+        .args([LAUNCH_ARG, HANDSHAKE_ARG])
+        .env(MARKER_ENV, "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| fail(format!("cannot start it: {e}")))?;
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() < HANDSHAKE_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!(
+                    "no answer within {} s",
+                    HANDSHAKE_TIMEOUT.as_secs()
+                )));
+            }
+            Err(e) => return Err(fail(format!("waiting for it: {e}"))),
+        }
+    };
+    let mut out = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        let _ = o.read_to_string(&mut out);
+    }
+    if status.success() && out == HANDSHAKE_REPLY {
+        Ok(())
+    } else {
+        Err(fail(format!(
+            "it exited with {status} without the handshake"
+        )))
+    }
+}
+
+/// `skillpipe` on `PATH`, if there is one that answers the handshake.
+pub fn find_skillpipe() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("skillpipe"))
+        .find(|p| p.is_file() && handshake(p).is_ok())
+}
+
+impl LaunchArgs {
+    /// Parses the launcher's arguments (after `__launch`), as written by [`LaunchArgs::to_args`].
+    pub fn parse(args: &[OsString]) -> Result<LaunchArgs, String> {
+        let mut a = LaunchArgs::default();
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            let mut value = |name: &str| {
+                it.next()
+                    .cloned()
+                    .ok_or_else(|| format!("{name} needs a value"))
+            };
+            match arg.to_str() {
+                Some("--net") => a.net = true,
+                Some("--fs") => a.fs = true,
+                Some("--pid") => a.pid = true,
+                Some("--userns") => a.userns = true,
+                Some("--best-effort") => a.best_effort = true,
+                Some("--mount") => a.mount = true,
+                Some("--writable") => a.writable.push(value("--writable")?.into()),
+                Some("--tmpdir") => a.tmpdir = Some(value("--tmpdir")?.into()),
+                Some("--hide") => a.hide.push(value("--hide")?.into()),
+                Some("--socket") => a.socket.push(value("--socket")?.into()),
+                Some("--pids-cgroup") => a.pids_cgroup = Some(value("--pids-cgroup")?.into()),
+                Some(
+                    flag @ ("--max-processes" | "--max-memory" | "--max-file-size" | "--max-tmp"
+                    | "--max-cpu"),
+                ) => {
+                    let v = value(flag)?;
+                    let n: u64 = v
+                        .to_str()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or_else(|| format!("{flag}: not a number: {}", v.display()))?;
+                    let slot = match flag {
+                        "--max-processes" => &mut a.max_processes,
+                        "--max-memory" => &mut a.max_memory,
+                        "--max-file-size" => &mut a.max_file_size,
+                        "--max-tmp" => &mut a.max_tmp,
+                        _ => &mut a.max_cpu,
+                    };
+                    *slot = Some(n);
+                }
+                Some("--report-fd") => {
+                    let v = value("--report-fd")?;
+                    let fd = v
+                        .to_str()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or_else(|| format!("--report-fd: not a number: {}", v.display()))?;
+                    a.report_fd = Some(fd);
+                }
+                Some("--arg0") => a.arg0 = Some(value("--arg0")?),
+                Some("--") => {
+                    a.argv = it.cloned().collect();
+                    if a.argv.is_empty() {
+                        return Err("no command given after --".into());
+                    }
+                    if a.mount && a.tmpdir.is_none() {
+                        return Err("--mount needs --tmpdir".into());
+                    }
+                    return Ok(a);
+                }
+                _ => return Err(format!("unexpected argument {}", arg.display())),
+            }
+        }
+        Err("no command given (expected -- PROGRAM ARGS...)".into())
+    }
+}

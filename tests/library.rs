@@ -1,0 +1,164 @@
+//! skillpipe as a library: the launcher is explicit and a misconfiguration fails fast (never
+//! recursion), the examples run end to end, and the config file refuses unknown keys.
+
+mod common;
+
+use common::TestHome;
+use skillpipe::sandbox::LauncherError;
+use skillpipe::{Dispatcher, Launcher, ScriptPolicy};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
+
+fn scripts_on() -> ScriptPolicy {
+    ScriptPolicy {
+        allow_scripts: true,
+        allowed_commands: vec!["echo".into()],
+        ..Default::default()
+    }
+}
+
+/// An example built by `cargo test` (examples live next to the test binaries' `deps`).
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(name)
+}
+
+#[test]
+fn this_program_without_the_hook_is_refused_at_build() {
+    // The test harness never called run_if_launcher().
+    let err = Dispatcher::builder(scripts_on())
+        .launcher(Launcher::ThisProgram)
+        .build()
+        .err()
+        .expect("must not build");
+    assert!(err.to_string().contains("run_if_launcher()"), "{err}");
+}
+
+#[test]
+fn a_launcher_that_does_not_answer_the_handshake_is_refused() {
+    let err = Launcher::Path("/bin/true".into()).resolve().unwrap_err();
+    assert!(matches!(err, LauncherError::NoHandshake { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("/bin/true is not a skillpipe sandbox launcher")
+    );
+    // Positive control: the skillpipe binary answers.
+    assert_eq!(
+        Launcher::Path(BIN.into()).resolve().unwrap(),
+        PathBuf::from(BIN)
+    );
+}
+
+#[test]
+fn no_launcher_is_needed_when_nothing_may_run() {
+    let d = Dispatcher::builder(ScriptPolicy::default())
+        .launcher(Launcher::ThisProgram)
+        .build();
+    assert!(d.is_ok(), "allow_scripts is off: nothing will be launched");
+}
+
+#[test]
+fn a_host_started_as_launcher_without_acting_as_one_stops_at_once() {
+    // What the old recursion looked like from the inside: the host is started as a launcher
+    // but runs its own main. With the marker in its environment it refuses to start anything.
+    let exe = example("own_provider");
+    assert!(exe.is_file(), "{} (built by cargo test)", exe.display());
+    let start = Instant::now();
+    let out = Command::new(&exe)
+        .env("SKILLPIPE_LAUNCHER_MARKER", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    // `main` returned the builder's error (printed with Debug): LauncherError::Recursion.
+    assert!(err.contains("Recursion"), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn examples_run_end_to_end() {
+    let out = Command::new(example("scan_stream")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("⟨Capture: scripts/lookup.py \"ferret\"⟩"),
+        "{text}"
+    );
+    assert!(text.contains("`%{this}` stays text"), "{text}");
+
+    let home = TestHome::new();
+    let out = Command::new(example("own_provider"))
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("cannot sandbox") {
+        println!("SKIPPED the chat example: this machine cannot enforce the sandbox: {err}");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    assert_eq!(text, "Let me compute that: The answer is 42.\n", "{err}");
+    assert!(err.contains("[ran !{echo 42}]"), "{err}");
+}
+
+#[test]
+fn the_sandbox_example_runs_refuses_and_confines() {
+    let home = TestHome::new();
+    let out = Command::new(example("sandboxed_directive"))
+        .env("HOME", home.path())
+        .env("TMPDIR", home.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    if text.contains("cannot sandbox") {
+        println!("SKIPPED: this machine cannot enforce the sandbox: {text}");
+        return;
+    }
+    assert!(
+        text.contains("→ exit 0 \"hello from the sandbox\""),
+        "{text}"
+    );
+    assert!(text.contains("→ exit 0 \"wrote to TMPDIR\""), "{text}");
+    assert!(
+        text.contains("→ Denied: `sh -c 'rm -rf /'` matches denied pattern"),
+        "{text}"
+    );
+    assert!(
+        text.contains("→ Invalid: shell syntax is not supported"),
+        "{text}"
+    );
+    // The write outside $TMPDIR was refused by the sandbox, not by luck.
+    assert!(
+        !home.path().join("skillpipe-example-was-here").exists(),
+        "{text}"
+    );
+    assert!(text.contains("Permission denied"), "{text}");
+}
+
+#[test]
+fn an_unknown_config_key_is_an_error_with_file_and_line() {
+    let home = TestHome::new();
+    let cfg = home.write(
+        "config/skillpipe/config.toml",
+        "model = \"m\"\n\n[skils]\nts_interpreter = \"deno\"\n",
+    );
+    let out = home
+        .cmd()
+        .args(["filter"])
+        .write_stdin("text\n")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("{}:3: ", cfg.display())), "{err}");
+    assert!(err.contains("skils"), "{err}");
+}
