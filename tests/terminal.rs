@@ -248,3 +248,28 @@ fn listings_of_a_hostile_skill_leave_the_terminal_alone() {
         assert!(!raw.contains('\x07'), "{sub:?}: {raw:?}");
     }
 }
+
+/// `agents show PATH` quotes a foreign agent file: on a terminal its escapes are inert.
+#[test]
+fn agents_show_of_a_hostile_agent_file_leaves_the_terminal_alone() {
+    let home = TestHome::new();
+    let file = home.write(
+        "evil.toml",
+        "name = \"evil\"\ndescription = \"hi \\u001b]52;c;cHduZWQ=\\u0007 there\"\ninstructions = \"x\"\n",
+    );
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+    c.env_clear();
+    for (k, v) in env(&home) {
+        c.env(k, v);
+    }
+    c.current_dir(home.path())
+        .args(["agents", "show"])
+        .arg(&file);
+    let mut p = Pty::spawn(c);
+    p.expect("there");
+    assert!(p.wait_exit().success(), "{}", p.text());
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+    // Positive control: the description was shown, its escape made visible.
+    assert!(raw.contains("hi ␛]52;c;cHduZWQ=␇ there"), "{raw:?}");
+    assert!(!raw.contains('\x1b') && !raw.contains('\x07'), "{raw:?}");
+}
