@@ -114,7 +114,7 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Resul
                 .retain(|i| !granted_by_overrides(i.key, &config.overrides));
             let notice = crate::policy::source::ignored_notice(&agent.source, &restricted.ignored);
             if let Some(notice) = notice {
-                eprintln!("skillpipe: {notice}");
+                eprintln!("skillpipe: {}", crate::term::sanitize(&notice));
             }
             Some(agent)
         }
@@ -376,7 +376,11 @@ mod session {
             })?;
         match models.as_slice() {
             [only] => {
-                eprintln!("skillpipe: using {only}, the only model {url} serves (--model chooses)");
+                // The name is the server's text.
+                eprintln!(
+                    "skillpipe: using {}, the only model {url} serves (--model chooses)",
+                    crate::term::sanitize(only)
+                );
                 settings.model = only.clone();
                 settings.model_is_default_for_other_url = false;
                 Ok(settings)

@@ -210,3 +210,66 @@ fn filter_with_typed_input_reads_its_prompt_keys_from_the_terminal() {
         "echo and output: {shown}"
     );
 }
+
+/// A skill folder from anywhere (here `--skills-dir`) is foreign: `skills list`, `skills show`
+/// and `agents show` quote its SKILL.md, so on a terminal its escapes must be inert.
+#[test]
+fn listings_of_a_hostile_skill_leave_the_terminal_alone() {
+    let home = TestHome::new();
+    home.write(
+        "sk/evil/SKILL.md",
+        "---\nname: evil\ndescription: \"Reads PDFs \\e]52;c;cHduZWQ=\\a and more\"\n\
+         metadata:\n  author: \"x\\e]2;pwned-title\\a\"\n---\nbody\n",
+    );
+    let dir = home.path().join("sk").display().to_string();
+    for sub in [&["list"][..], &["show", "evil"][..]] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+        c.env_clear();
+        for (k, v) in env(&home) {
+            c.env(k, v);
+        }
+        c.current_dir(home.path())
+            .arg("skills")
+            .args(sub)
+            .args(["--skills-dir", &dir]);
+        let mut p = Pty::spawn(c);
+        p.expect("and more");
+        assert!(p.wait_exit().success(), "{sub:?}: {}", p.text());
+        let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+        // Positive control: the description reached the terminal, its escape made visible.
+        assert!(
+            raw.contains("Reads PDFs ␛]52;c;cHduZWQ=␇ and more"),
+            "{sub:?}: {raw:?}"
+        );
+        assert!(
+            !raw.contains('\x1b'),
+            "{sub:?}: an escape reached the terminal: {raw:?}"
+        );
+        assert!(!raw.contains('\x07'), "{sub:?}: {raw:?}");
+    }
+}
+
+/// `agents show PATH` quotes a foreign agent file: on a terminal its escapes are inert.
+#[test]
+fn agents_show_of_a_hostile_agent_file_leaves_the_terminal_alone() {
+    let home = TestHome::new();
+    let file = home.write(
+        "evil.toml",
+        "name = \"evil\"\ndescription = \"hi \\u001b]52;c;cHduZWQ=\\u0007 there\"\ninstructions = \"x\"\n",
+    );
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+    c.env_clear();
+    for (k, v) in env(&home) {
+        c.env(k, v);
+    }
+    c.current_dir(home.path())
+        .args(["agents", "show"])
+        .arg(&file);
+    let mut p = Pty::spawn(c);
+    p.expect("there");
+    assert!(p.wait_exit().success(), "{}", p.text());
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+    // Positive control: the description was shown, its escape made visible.
+    assert!(raw.contains("hi ␛]52;c;cHduZWQ=␇ there"), "{raw:?}");
+    assert!(!raw.contains('\x1b') && !raw.contains('\x07'), "{raw:?}");
+}

@@ -5,6 +5,7 @@ use crate::agents::origin::Restricted;
 use crate::agents::{self, AgentConfig, AgentError, AgentListing};
 use clap::{Args, Subcommand};
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 #[derive(Debug, Clone, Args)]
 pub struct AgentsArgs {
@@ -37,7 +38,11 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let listing = agents::list();
             warn_all(&listing.errors);
             warn_all(&listing.warnings);
-            print!("{}", render_list(&listing, json)?);
+            write!(
+                crate::term::Guarded::stdout(),
+                "{}",
+                render_list(&listing, json)?
+            )?;
             if listing.agents.is_empty() && !json {
                 eprintln!(
                     "skillpipe: no agents found (searched {})",
@@ -57,7 +62,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             warn_all(&agent.warnings);
             let restricted = agents::origin::restrict(&mut agent);
             if let Some(n) = &restricted.notice {
-                eprintln!("skillpipe: {n}");
+                eprintln!("skillpipe: {}", crate::term::sanitize(n));
             }
             let dirs = args.skill_flags.search_path_for(Some(&name))?;
             let mut set = crate::skills::SkillSet::load_with(&dirs, &crate::app::load_options()?);
@@ -78,8 +83,14 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             if let Some(w) = over_budget {
                 eprintln!("skillpipe: warning: {w}");
             }
-            print!("{}", render_show(&agent, &restricted, &prompt));
-            print!("{}", render_few_shot(&agents::prompt::few_shot(&skills)));
+            // The agent file and its skills are foreign text.
+            let mut out = crate::term::Guarded::stdout();
+            write!(out, "{}", render_show(&agent, &restricted, &prompt))?;
+            write!(
+                out,
+                "{}",
+                render_few_shot(&agents::prompt::few_shot(&skills))
+            )?;
             Ok(super::EXIT_OK)
         }
     }
@@ -115,7 +126,7 @@ fn config_error(e: AgentError) -> anyhow::Error {
 
 fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("skillpipe: warning: {w}");
+        eprintln!("skillpipe: warning: {}", crate::term::sanitize(w));
     }
 }
 

@@ -8,6 +8,7 @@ use crate::policy::ScriptPolicy;
 use crate::sandbox::{self, Capabilities, Support};
 use clap::Args;
 use std::fmt::Write;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Args)]
@@ -31,11 +32,18 @@ pub struct DoctorArgs {
 pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let hidden = sandbox::secrets::hidden(&cwd, &[], &[]);
-    print!("{}", report(&sandbox::probe(), &args.skill_flags, &hidden));
+    // The report quotes config and agent files and skill folders: foreign text.
+    let mut out = crate::term::Guarded::stdout();
+    write!(
+        out,
+        "{}",
+        report(&sandbox::probe(), &args.skill_flags, &hidden)
+    )?;
     let model = model_section(&args);
-    print!("\n{}", model.text);
+    write!(out, "\n{}", model.text)?;
+    drop(out);
     for e in &model.errors {
-        eprintln!("skillpipe: error: {e}");
+        eprintln!("skillpipe: error: {}", crate::term::sanitize(e));
     }
     Ok(if !model.errors.is_empty() {
         super::EXIT_USAGE

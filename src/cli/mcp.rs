@@ -26,9 +26,8 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
     let setup = crate::app::build(&config, Some(Box::new(consent::asker(peer.clone()))))?;
     super::warn_all(&setup.warnings);
     let catalog = Catalog::load(setup.dispatcher.skills());
-    for w in &catalog.warnings {
-        eprintln!("skillpipe: warning: {w}");
-    }
+    // They name files of the skill folders, foreign names.
+    super::warn_all(&catalog.warnings);
     let dispatcher = setup.dispatcher;
     if !dispatcher.policy().allow_scripts {
         eprintln!(

@@ -221,7 +221,7 @@ impl PolicyFlags {
 /// Warnings of the set-up (agent file, skills), one line each on stderr.
 pub fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("skillpipe: warning: {w}");
+        eprintln!("skillpipe: warning: {}", crate::term::sanitize(w));
     }
 }
 

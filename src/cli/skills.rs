@@ -38,7 +38,8 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
             &crate::app::load_options()?,
         ))
     };
-    let mut out = std::io::stdout().lock();
+    // Names, descriptions and metadata come from SKILL.md files, foreign text.
+    let mut out = crate::term::Guarded::stdout();
     match &args.command {
         SkillsCommand::List { json } => {
             let set = load()?;
@@ -91,7 +92,7 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
 
 fn print_warnings(set: &SkillSet) {
     for w in set.warnings() {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", crate::term::sanitize(w));
     }
 }
 

@@ -29,6 +29,29 @@ const RESERVED_ENV: &[&str] = &[
     "TMPDIR",
 ];
 
+/// Why a tool's `env` may not set `name`, if it may not. The sandbox launcher is skillpipe itself
+/// and runs with the command's environment before its restrictions apply, so variables the
+/// dynamic loader, libc or skillpipe read would act outside the sandbox (`LD_PRELOAD` runs code
+/// there); `PATH` is the policy's to set.
+fn env_refusal(name: &str) -> Option<&'static str> {
+    const LOADER: &[&str] = &["LD_", "GLIBC_", "MALLOC_", "SKILLPIPE_"];
+    const EXACT: &[&str] = &[
+        "PATH",
+        "GCONV_PATH",
+        "LOCPATH",
+        "NLSPATH",
+        "HOSTALIASES",
+        "RESOLV_HOST_CONF",
+    ];
+    if RESERVED_ENV.contains(&name) {
+        Some("skillpipe sets this variable")
+    } else if EXACT.contains(&name) || LOADER.iter().any(|p| name.starts_with(p)) {
+        Some("it would act outside the sandbox or the policy; set it in the script instead")
+    } else {
+        None
+    }
+}
+
 /// How a tool receives its input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolInput {
@@ -481,10 +504,9 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
                             _ if !ok_name => {
                                 p(v.line, format!("key `env.{}`: not a variable name", v.key))
                             }
-                            _ if RESERVED_ENV.contains(&v.key.as_str()) => p(
-                                v.line,
-                                format!("key `env.{}`: skillpipe sets this variable", v.key),
-                            ),
+                            _ if let Some(why) = env_refusal(&v.key) => {
+                                p(v.line, format!("key `env.{}`: {why}", v.key))
+                            }
                             Some(text) => env.push((v.key.clone(), text)),
                             None => p(
                                 v.line,
@@ -770,6 +792,49 @@ mod tests {
         closed["additionalProperties"] = json!(false);
         let e = flags_to_json(Some(&closed), &args(&["--colour", "red"])).unwrap_err();
         assert_eq!(e.0.as_deref(), Some("colour"));
+    }
+
+    #[test]
+    fn env_cannot_reach_the_loader_or_the_policy() {
+        for name in [
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "GLIBC_TUNABLES",
+            "PATH",
+            "GCONV_PATH",
+        ] {
+            assert!(env_refusal(name).is_some(), "{name}");
+        }
+        assert!(env_refusal("SKILLPIPE_LAUNCHER_MARKER").is_some());
+        assert_eq!(env_refusal("TMPDIR"), Some("skillpipe sets this variable"));
+        // Positive control: an ordinary variable is allowed.
+        assert_eq!(env_refusal("LANG"), None);
+        assert_eq!(env_refusal("MY_PATH"), None);
+    }
+
+    #[test]
+    fn a_tool_yaml_setting_ld_preload_is_refused_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t");
+        std::fs::create_dir(&t).unwrap();
+        std::fs::write(t.join("run.sh"), "#!/bin/sh\n").unwrap();
+        let yaml = "id: t\nscript: run.sh\nenv:\n  LANG: C\n  LD_PRELOAD: /tmp/x.so\n";
+        std::fs::write(t.join("tool.yaml"), yaml).unwrap();
+        let problems = load_tool(&t).unwrap_err();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains(":5: key `env.LD_PRELOAD`")),
+            "{problems:?}"
+        );
+        // Positive control: without it the folder loads, with LANG set.
+        std::fs::write(
+            t.join("tool.yaml"),
+            "id: t\nscript: run.sh\nenv:\n  LANG: C\n",
+        )
+        .unwrap();
+        let tool = load_tool(&t).unwrap();
+        assert_eq!(tool.env, vec![("LANG".to_string(), "C".to_string())]);
     }
 
     #[test]

@@ -19,3 +19,87 @@ pub fn for_terminal(bytes: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> 
     s.finish(&mut out);
     std::borrow::Cow::Owned(out)
 }
+
+/// A writer for listings that quote foreign text (SKILL.md fields, agent files, tool folders):
+/// sanitized on the way through when `terminal`, exact otherwise, as [`for_terminal`] decides.
+pub struct Guarded<W: std::io::Write> {
+    inner: W,
+    sanitizer: Option<Sanitizer>,
+}
+
+impl<W: std::io::Write> Guarded<W> {
+    /// `inner`, sanitized when `terminal`.
+    pub fn new(inner: W, terminal: bool) -> Self {
+        Guarded {
+            inner,
+            sanitizer: terminal.then(Sanitizer::default),
+        }
+    }
+}
+
+impl Guarded<std::io::StdoutLock<'static>> {
+    /// Standard output, sanitized when it is a terminal.
+    pub fn stdout() -> Self {
+        use std::io::IsTerminal;
+        let out = std::io::stdout();
+        let terminal = out.is_terminal();
+        Guarded::new(out.lock(), terminal)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Guarded<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.sanitizer {
+            Some(s) => {
+                let mut out = Vec::with_capacity(buf.len());
+                s.push(buf, &mut out);
+                self.inner.write_all(&out)?;
+            }
+            None => self.inner.write_all(buf)?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W: std::io::Write> Drop for Guarded<W> {
+    /// Writes what the sanitizer held back (a lone `\r`, a cut UTF-8 character).
+    fn drop(&mut self) {
+        if let Some(s) = &mut self.sanitizer {
+            let mut out = Vec::new();
+            s.finish(&mut out);
+            let _ = self.inner.write_all(&out);
+        }
+        let _ = self.inner.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn guarded_output_is_inert_on_a_terminal_and_exact_elsewhere() {
+        let text = b"desc \x1b]52;c;cHduZWQ=\x07 end\r";
+        let mut shown = Vec::new();
+        {
+            let mut g = Guarded::new(&mut shown, true);
+            g.write_all(&text[..7]).unwrap();
+            g.write_all(&text[7..]).unwrap();
+        }
+        let shown = String::from_utf8(shown).unwrap();
+        assert!(
+            !shown.contains('\x1b') && !shown.contains('\x07'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("␛]52;c;cHduZWQ=␇ end␍"), "{shown:?}");
+        // Positive control: off a terminal the bytes pass exactly.
+        let mut exact = Vec::new();
+        Guarded::new(&mut exact, false).write_all(text).unwrap();
+        assert_eq!(exact, text);
+    }
+}
