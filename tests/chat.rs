@@ -955,3 +955,36 @@ fn a_copied_example_directive_is_not_run() {
         "asked for, the same directive runs"
     );
 }
+
+/// Every way a turn could show nothing gets one line saying what happened.
+#[test]
+fn a_turn_that_shows_nothing_says_so() {
+    // (model replies, what stdout starts with)
+    let cases: [(Vec<Reply>, &str); 4] = [
+        (vec![Reply::text([""])], "(the model wrote no text)\n"),
+        (
+            vec![Reply::text(["%{echo hi}"])],
+            "(the model wrote no text)\n",
+        ),
+        (
+            vec![Reply::text(["!{false}"]), Reply::text(["  "])],
+            "  (no answer: the command failed, exit 1)\n",
+        ),
+        (
+            vec![Reply::text(["!{touch x}"]), Reply::text([""])],
+            "(no answer: not run, `touch x` is not in allowed_commands",
+        ),
+    ];
+    for (replies, want) in cases {
+        let home = TestHome::new();
+        let server = Server::start(replies);
+        let out = chat(&home, &server)
+            .args(["--allow", "echo", "--allow", "false", "-y", "go"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let shown = stdout(&out);
+        assert!(shown.starts_with(want), "{shown:?} {}", stderr(&out));
+        assert!(shown.ends_with('\n'), "{shown:?}");
+    }
+}

@@ -603,18 +603,24 @@ impl Session {
         }
     }
 
-    /// A turn never ends without its result: when the model wrote nothing visible after its last
-    /// capture, or was stopped for repeating it, the capture's output is shown (and kept as the
-    /// answer).
+    /// A turn never ends empty: when the model wrote nothing visible after its last capture, or
+    /// was stopped for repeating it, the capture's output is shown; when the turn showed nothing
+    /// at all (a failed or refused capture, an answer of directives only, no text), a short line
+    /// says what happened. The output is kept as the answer; the line is only shown.
     fn never_silent(&mut self, ui: &mut dyn Ui, captures: &Captures, max_bytes: usize) {
-        let Some(outcome) = &captures.last else {
-            return;
-        };
         let after = self.partial_shown.get(captures.shown_at..).unwrap_or("");
-        if !captures.looped && !after.trim().is_empty() {
-            return;
-        }
-        let Some(output) = result::shown_output(outcome, max_bytes) else {
+        let silent_after = captures.looped || after.trim().is_empty();
+        let output = match &captures.last {
+            Some(outcome) if silent_after => result::shown_output(outcome, max_bytes),
+            _ => None,
+        };
+        let Some(output) = output else {
+            // Shown only: in history the model would take it for something to say.
+            if self.partial_shown.trim().is_empty() {
+                let text = format!("{}\n", result::no_answer(captures.last.as_ref()));
+                self.continuing = false;
+                self.show(ui, text.as_bytes());
+            }
             return;
         };
         let sep =

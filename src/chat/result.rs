@@ -87,6 +87,21 @@ pub fn shown_output(outcome: &Outcome, max_bytes: usize) -> Option<String> {
     }
 }
 
+/// The line shown when a turn would otherwise end with nothing on screen: what became of the
+/// last capture, or that the model wrote no text (directives only, or nothing).
+pub fn no_answer(last: Option<&Outcome>) -> String {
+    match last {
+        Some(Outcome::Ran(ran)) if !ran.result.success() => format!(
+            "(no answer: the command failed, {})",
+            crate::pipeline::status_text(&ran.result)
+        ),
+        Some(Outcome::Blocked { reason, .. }) => {
+            format!("(no answer: not run, {})", short_reason(reason))
+        }
+        _ => "(the model wrote no text)".to_string(),
+    }
+}
+
 fn stdout_of(outcome: &Outcome, max_bytes: usize) -> String {
     // The one capture-text rule (trailing newlines removed, as in the filter).
     let out = String::from_utf8_lossy(crate::pipeline::capture_text(outcome));
@@ -328,6 +343,22 @@ mod tests {
         assert!(m.contains("not run again"), "{m}");
         assert!(m.contains("Output: 42 — continue your answer."), "{m}");
         assert!(!m.contains("!{"), "{m}");
+    }
+
+    #[test]
+    fn no_answer_says_what_became_of_the_last_capture() {
+        assert_eq!(no_answer(None), "(the model wrote no text)");
+        assert_eq!(
+            no_answer(Some(&ran("", 2))),
+            "(no answer: the command failed, exit 2)"
+        );
+        let blocked = Outcome::Blocked {
+            decision: Decision::Denied,
+            reason: "`rm` is not in allowed_commands".into(),
+        };
+        assert!(no_answer(Some(&blocked)).starts_with("(no answer: not run, `rm`"));
+        // A successful capture is shown by its output, not this line.
+        assert_eq!(no_answer(Some(&ran("391", 0))), "(the model wrote no text)");
     }
 
     #[test]
