@@ -240,21 +240,33 @@ impl Session {
         self.few_shot = messages;
     }
 
-    /// Refuses (and audits) a directive that copies a worked example the user did not ask for.
-    fn refuse_copy(&self, d: &Directive, ui: &mut dyn Ui, report: &mut TurnReport) -> bool {
-        if !self.examples.is_copy(d, &self.turn_user) {
-            return false;
+    /// Why `d` is not the user's request: the user asked for nothing to run, or it copies a
+    /// worked example the user did not ask for.
+    fn not_asked_for(&self, d: &Directive) -> Option<&'static str> {
+        if copies::asked_not_to_run(&self.turn_user) {
+            Some(copies::NOT_TO_RUN)
+        } else if self.examples.is_copy(d, &self.turn_user) {
+            Some(copies::COPIED)
+        } else {
+            None
         }
+    }
+
+    /// Refuses (and audits) a directive the user did not ask for ([`Self::not_asked_for`]).
+    fn refuse_copy(&self, d: &Directive, ui: &mut dyn Ui, report: &mut TurnReport) -> bool {
+        let Some(why) = self.not_asked_for(d) else {
+            return false;
+        };
         self.dispatcher.refuse(
             Origin::from(d.kind),
             std::slice::from_ref(&d.body),
             Decision::Denied,
-            copies::COPIED.into(),
+            why.into(),
         );
         ui.report(&Report {
             kind: ReportKind::Blocked,
             what: crate::command::escape_controls(&String::from_utf8_lossy(&d.raw)),
-            detail: copies::COPIED.into(),
+            detail: why.into(),
             hint: None,
         });
         report.problems = true;
@@ -416,14 +428,15 @@ impl Session {
                         }
                         Seen::New if self.refuse_copy(&directive, ui, &mut report) => {
                             // Kept like a result, so a repeat meets the loop guard below.
+                            let why = self.not_asked_for(&directive).unwrap_or(copies::COPIED);
                             self.history.push(Message::assistant(raw));
                             report.captures += 1;
                             let outcome = Outcome::Blocked {
                                 decision: Decision::Denied,
-                                reason: copies::COPIED.into(),
+                                reason: why.into(),
                             };
                             captures.ran(directive.body.clone(), outcome);
-                            result::copied_message()
+                            result::copied_message(why)
                         }
                         Seen::New => {
                             self.history.push(Message::assistant(raw));

@@ -64,11 +64,11 @@ pub fn repeated_message(outcome: &Outcome, max_bytes: usize) -> String {
     join(&join(note, &earlier), "Do not write that directive again.")
 }
 
-/// The message for a capture that copied a worked example: not run, and how to show one instead.
-pub fn copied_message() -> String {
+/// The message for a capture the user did not ask for (a copied example, or the user asked for
+/// nothing to run): not run, `why`, and how to show one instead.
+pub fn copied_message(why: &str) -> String {
     format!(
-        "Not run: {}. To show a directive without running it, put it in backticks. {CONTINUE}",
-        super::copies::COPIED
+        "Not run: {why}. To show a directive without running it, put it in backticks. {CONTINUE}"
     )
 }
 
