@@ -955,3 +955,86 @@ fn a_copied_example_directive_is_not_run() {
         "asked for, the same directive runs"
     );
 }
+
+/// Every way a turn could show nothing gets one line saying what happened.
+#[test]
+fn a_turn_that_shows_nothing_says_so() {
+    // (model replies, what stdout starts with)
+    let cases: [(Vec<Reply>, &str); 4] = [
+        (vec![Reply::text([""])], "(the model wrote no text)\n"),
+        (
+            vec![Reply::text(["%{echo hi}"])],
+            "(the model wrote no text)\n",
+        ),
+        (
+            vec![Reply::text(["!{false}"]), Reply::text(["  "])],
+            "  (no answer: the command failed, exit 1)\n",
+        ),
+        (
+            vec![Reply::text(["!{touch x}"]), Reply::text([""])],
+            "(no answer: not run, `touch x` is not in allowed_commands",
+        ),
+    ];
+    for (replies, want) in cases {
+        let home = TestHome::new();
+        let server = Server::start(replies);
+        let out = chat(&home, &server)
+            .args(["--allow", "echo", "--allow", "false", "-y", "go"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let shown = stdout(&out);
+        assert!(shown.starts_with(want), "{shown:?} {}", stderr(&out));
+        assert!(shown.ends_with('\n'), "{shown:?}");
+    }
+}
+
+/// A user who asks to be shown a directive without running it gets nothing run, even when the
+/// model writes the directive bare; the model is told why.
+#[test]
+fn nothing_runs_when_the_user_says_not_to_run_it() {
+    let home = TestHome::new();
+    let work = home.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let canary = work.join("canary");
+    let capture = format!("!{{touch {}}}", canary.display());
+    let server = Server::start([
+        Reply::text(["It is ", &capture]),
+        Reply::text(["In backticks: `!{touch canary}`."]),
+    ]);
+    let out = chat(&home, &server)
+        .args([
+            "--allow",
+            "touch",
+            "-y",
+            "Show me the directive, but do not run it.",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!canary.exists(), "ran although the user said not to");
+    let m = messages(&server, 1);
+    let result = m.last().unwrap()["content"].as_str().unwrap();
+    assert!(result.contains("the user asked not to run it"), "{result}");
+    assert_eq!(home.audit()[0]["decision"], "denied");
+    // Positive control: the same reply runs when the user did not say so.
+    let home = TestHome::new();
+    let work = home.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let canary = work.join("canary");
+    let capture = format!("!{{touch {}}}", canary.display());
+    let server = Server::start([Reply::text(["It is ", &capture]), Reply::text(["done"])]);
+    let out = chat(&home, &server)
+        .args([
+            "--allow",
+            "touch",
+            "--writable",
+            work.to_str().unwrap(),
+            "-y",
+            "Make the file.",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(canary.exists(), "the control did not run: {}", stderr(&out));
+}

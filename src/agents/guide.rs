@@ -9,6 +9,8 @@
 //! directive and use the result. So the guide is the rules in a few lines, and the examples are a
 //! few-shot exchange of messages: one per skill, from the skills' own `## Example` sections (their
 //! authors pick a question and values that fit), plus one that shows a directive in backticks.
+//! Telling it to answer "everything else (greetings, facts you know, writing) in plain text" was
+//! tried and dropped: right directives fell from 13/16 to 11/16 and no false trigger stopped running.
 
 use crate::chat::result::CONTINUE;
 use crate::model::Message;

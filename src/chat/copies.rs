@@ -10,6 +10,30 @@ use crate::scan::{Directive, Event, ScanOptions, Scanner};
 /// Why a copy is not run, for the model, the status line and the audit log.
 pub const COPIED: &str = "a copy of a worked example, not the user's request";
 
+/// Why nothing runs in a turn whose user asked to be shown a directive without running it.
+pub const NOT_TO_RUN: &str = "the user asked not to run it";
+
+/// True when `user` says in so many words that nothing is to run ("do not run it", "without
+/// running", "don't play it"). Measured on a 0.5B model: asked to show the directive for 2+2
+/// "but do not run it", it wrote it bare and it ran. Refusing then only ever runs less.
+pub fn asked_not_to_run(user: &str) -> bool {
+    let user = user.to_lowercase().replace(['\u{2019}', '`'], "'");
+    let verbs = ["run", "execute", "play"];
+    verbs.iter().any(|v| {
+        ["do not ", "don't ", "dont ", "never "]
+            .iter()
+            .any(|neg| user.contains(&format!("{neg}{v}")))
+            || user.contains(&format!("without {}", gerund(v)))
+    })
+}
+
+fn gerund(verb: &str) -> String {
+    match verb {
+        "run" => "running".into(),
+        v => format!("{}ing", v.strip_suffix('e').unwrap_or(v)),
+    }
+}
+
 /// The directives of the few-shot exchange, each with its arguments.
 #[derive(Debug, Default, Clone)]
 pub struct Examples(Vec<(Vec<u8>, Vec<String>)>);
@@ -62,6 +86,26 @@ mod tests {
             kind,
             body: raw[2..raw.len() - 1].to_string(),
             raw: raw.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_user_who_says_not_to_run_is_heard() {
+        for yes in [
+            "Show me the directive for 2+2, but do not run it.",
+            "Give an example of the syntax without running anything.",
+            "Just show it, don't play it.",
+            "Show it without executing it",
+        ] {
+            assert!(asked_not_to_run(yes), "{yes}");
+        }
+        for no in [
+            "What is 17 times 23?",
+            "Run the tests",
+            "Play the word again",
+            "a runner",
+        ] {
+            assert!(!asked_not_to_run(no), "{no}");
         }
     }
 

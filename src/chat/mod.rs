@@ -240,21 +240,33 @@ impl Session {
         self.few_shot = messages;
     }
 
-    /// Refuses (and audits) a directive that copies a worked example the user did not ask for.
-    fn refuse_copy(&self, d: &Directive, ui: &mut dyn Ui, report: &mut TurnReport) -> bool {
-        if !self.examples.is_copy(d, &self.turn_user) {
-            return false;
+    /// Why `d` is not the user's request: the user asked for nothing to run, or it copies a
+    /// worked example the user did not ask for.
+    fn not_asked_for(&self, d: &Directive) -> Option<&'static str> {
+        if copies::asked_not_to_run(&self.turn_user) {
+            Some(copies::NOT_TO_RUN)
+        } else if self.examples.is_copy(d, &self.turn_user) {
+            Some(copies::COPIED)
+        } else {
+            None
         }
+    }
+
+    /// Refuses (and audits) a directive the user did not ask for ([`Self::not_asked_for`]).
+    fn refuse_copy(&self, d: &Directive, ui: &mut dyn Ui, report: &mut TurnReport) -> bool {
+        let Some(why) = self.not_asked_for(d) else {
+            return false;
+        };
         self.dispatcher.refuse(
             Origin::from(d.kind),
             std::slice::from_ref(&d.body),
             Decision::Denied,
-            copies::COPIED.into(),
+            why.into(),
         );
         ui.report(&Report {
             kind: ReportKind::Blocked,
             what: crate::command::escape_controls(&String::from_utf8_lossy(&d.raw)),
-            detail: copies::COPIED.into(),
+            detail: why.into(),
             hint: None,
         });
         report.problems = true;
@@ -416,14 +428,15 @@ impl Session {
                         }
                         Seen::New if self.refuse_copy(&directive, ui, &mut report) => {
                             // Kept like a result, so a repeat meets the loop guard below.
+                            let why = self.not_asked_for(&directive).unwrap_or(copies::COPIED);
                             self.history.push(Message::assistant(raw));
                             report.captures += 1;
                             let outcome = Outcome::Blocked {
                                 decision: Decision::Denied,
-                                reason: copies::COPIED.into(),
+                                reason: why.into(),
                             };
                             captures.ran(directive.body.clone(), outcome);
-                            result::copied_message()
+                            result::copied_message(why)
                         }
                         Seen::New => {
                             self.history.push(Message::assistant(raw));
@@ -603,18 +616,24 @@ impl Session {
         }
     }
 
-    /// A turn never ends without its result: when the model wrote nothing visible after its last
-    /// capture, or was stopped for repeating it, the capture's output is shown (and kept as the
-    /// answer).
+    /// A turn never ends empty: when the model wrote nothing visible after its last capture, or
+    /// was stopped for repeating it, the capture's output is shown; when the turn showed nothing
+    /// at all (a failed or refused capture, an answer of directives only, no text), a short line
+    /// says what happened. The output is kept as the answer; the line is only shown.
     fn never_silent(&mut self, ui: &mut dyn Ui, captures: &Captures, max_bytes: usize) {
-        let Some(outcome) = &captures.last else {
-            return;
-        };
         let after = self.partial_shown.get(captures.shown_at..).unwrap_or("");
-        if !captures.looped && !after.trim().is_empty() {
-            return;
-        }
-        let Some(output) = result::shown_output(outcome, max_bytes) else {
+        let silent_after = captures.looped || after.trim().is_empty();
+        let output = match &captures.last {
+            Some(outcome) if silent_after => result::shown_output(outcome, max_bytes),
+            _ => None,
+        };
+        let Some(output) = output else {
+            // Shown only: in history the model would take it for something to say.
+            if self.partial_shown.trim().is_empty() {
+                let text = format!("{}\n", result::no_answer(captures.last.as_ref()));
+                self.continuing = false;
+                self.show(ui, text.as_bytes());
+            }
             return;
         };
         let sep =

@@ -64,11 +64,11 @@ pub fn repeated_message(outcome: &Outcome, max_bytes: usize) -> String {
     join(&join(note, &earlier), "Do not write that directive again.")
 }
 
-/// The message for a capture that copied a worked example: not run, and how to show one instead.
-pub fn copied_message() -> String {
+/// The message for a capture the user did not ask for (a copied example, or the user asked for
+/// nothing to run): not run, `why`, and how to show one instead.
+pub fn copied_message(why: &str) -> String {
     format!(
-        "Not run: {}. To show a directive without running it, put it in backticks. {CONTINUE}",
-        super::copies::COPIED
+        "Not run: {why}. To show a directive without running it, put it in backticks. {CONTINUE}"
     )
 }
 
@@ -84,6 +84,21 @@ pub fn shown_output(outcome: &Outcome, max_bytes: usize) -> Option<String> {
             (!out.trim().is_empty()).then_some(out)
         }
         _ => None,
+    }
+}
+
+/// The line shown when a turn would otherwise end with nothing on screen: what became of the
+/// last capture, or that the model wrote no text (directives only, or nothing).
+pub fn no_answer(last: Option<&Outcome>) -> String {
+    match last {
+        Some(Outcome::Ran(ran)) if !ran.result.success() => format!(
+            "(no answer: the command failed, {})",
+            crate::pipeline::status_text(&ran.result)
+        ),
+        Some(Outcome::Blocked { reason, .. }) => {
+            format!("(no answer: not run, {})", short_reason(reason))
+        }
+        _ => "(the model wrote no text)".to_string(),
     }
 }
 
@@ -328,6 +343,22 @@ mod tests {
         assert!(m.contains("not run again"), "{m}");
         assert!(m.contains("Output: 42 — continue your answer."), "{m}");
         assert!(!m.contains("!{"), "{m}");
+    }
+
+    #[test]
+    fn no_answer_says_what_became_of_the_last_capture() {
+        assert_eq!(no_answer(None), "(the model wrote no text)");
+        assert_eq!(
+            no_answer(Some(&ran("", 2))),
+            "(no answer: the command failed, exit 2)"
+        );
+        let blocked = Outcome::Blocked {
+            decision: Decision::Denied,
+            reason: "`rm` is not in allowed_commands".into(),
+        };
+        assert!(no_answer(Some(&blocked)).starts_with("(no answer: not run, `rm`"));
+        // A successful capture is shown by its output, not this line.
+        assert_eq!(no_answer(Some(&ran("391", 0))), "(the model wrote no text)");
     }
 
     #[test]
