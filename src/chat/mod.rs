@@ -708,33 +708,13 @@ impl Session {
         }
         let Some(target) = self.tool_map.get(&call.name) else {
             let why = format!("unknown tool `{}`", call.name);
-            let argv = std::slice::from_ref(&call.name);
-            self.dispatcher
-                .refuse(Origin::Tool, argv, Decision::Invalid, why.clone());
-            ui.report(&Report {
-                kind: ReportKind::Invalid,
-                what: format!("tool {}", call.name),
-                detail: why.clone(),
-                hint: None,
-            });
-            report.problems = true;
-            return (tools::error_json(&why), true);
+            return self.invalid_tool_call(call, &call.name, why, ui, report);
         };
         let script = &target.reference;
         let (args, input) = match tools::parse_arguments(&call.arguments, target) {
             Ok(v) => v,
             Err(e) => {
-                let argv = std::slice::from_ref(script);
-                self.dispatcher
-                    .refuse(Origin::Tool, argv, Decision::Invalid, e.clone());
-                ui.report(&Report {
-                    kind: ReportKind::Invalid,
-                    what: format!("tool {}", call.name),
-                    detail: e.clone(),
-                    hint: None,
-                });
-                report.problems = true;
-                return (tools::error_json(&e), true);
+                return self.invalid_tool_call(call, script, e, ui, report);
             }
         };
         let mut argv = vec![script.clone()];
@@ -756,6 +736,29 @@ impl Session {
 }
 
 impl Session {
+    /// A tool call that cannot become a run (unknown tool, bad arguments): audited as invalid,
+    /// reported, and answered to the model as an error.
+    fn invalid_tool_call(
+        &self,
+        call: &ToolCall,
+        argv0: &String,
+        why: String,
+        ui: &mut dyn Ui,
+        report: &mut TurnReport,
+    ) -> (String, bool) {
+        let argv = std::slice::from_ref(argv0);
+        self.dispatcher
+            .refuse(Origin::Tool, argv, Decision::Invalid, why.clone());
+        ui.report(&Report {
+            kind: ReportKind::Invalid,
+            what: format!("tool {}", call.name),
+            detail: why.clone(),
+            hint: None,
+        });
+        report.problems = true;
+        (tools::error_json(&why), true)
+    }
+
     /// The `load_skill` tool: the built-in `skill NAME [FILE]`, through the dispatcher (audited).
     async fn load_skill_tool(
         &self,
@@ -766,17 +769,7 @@ impl Session {
         let argv = match tools::load_skill_argv(&call.arguments) {
             Ok(argv) => argv,
             Err(e) => {
-                let argv = std::slice::from_ref(&call.name);
-                self.dispatcher
-                    .refuse(Origin::Tool, argv, Decision::Invalid, e.clone());
-                ui.report(&Report {
-                    kind: ReportKind::Invalid,
-                    what: format!("tool {}", call.name),
-                    detail: e.clone(),
-                    hint: None,
-                });
-                report.problems = true;
-                return (tools::error_json(&e), true);
+                return self.invalid_tool_call(call, &call.name, e, ui, report);
             }
         };
         let outcome = self
