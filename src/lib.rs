@@ -33,7 +33,7 @@
 //! - `mcp`: the MCP server (`skillpipe mcp`, feature `mcp`).
 //! - [`term`]: what may reach a terminal (untrusted text made inert).
 //! - `trust`: which working directories may bring their own agents and skills.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 // In a build without the binary, what only the binary uses is dead code.
 #![cfg_attr(not(feature = "cli"), allow(dead_code))]
 

@@ -21,10 +21,8 @@ use std::time::Duration;
 #[cfg(feature = "http")]
 pub mod anthropic;
 #[cfg(feature = "http")]
-#[allow(missing_docs)]
 pub(crate) mod http;
 #[cfg(feature = "http")]
-#[allow(missing_docs)]
 pub(crate) mod models;
 #[cfg(feature = "http")]
 pub mod openai;
@@ -32,8 +30,6 @@ pub mod openai;
 pub mod replay;
 pub(crate) mod retry;
 #[cfg(feature = "http")]
-// Reached through re-exports; its fields and variants are not documented one by one yet.
-#[allow(missing_docs)]
 pub(crate) mod settings;
 pub(crate) mod sse;
 

@@ -84,6 +84,7 @@ pub struct Tool {
     pub env: Vec<(String, String)>,
     /// `enabled: false` hides the tool from directives, the prompt and native tools.
     pub enabled: bool,
+    /// How the input reaches the script (`input:` in tool.yaml).
     pub input: ToolInput,
     validator: Option<Arc<jsonschema::Validator>>,
 }
@@ -92,8 +93,11 @@ pub struct Tool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid input for tool `{tool}`: {}{message}", field_prefix(.field))]
 pub struct InputError {
+    /// The tool's id.
     pub tool: String,
+    /// The JSON path of the bad value, when the schema names one.
     pub field: Option<String>,
+    /// What the schema or the argument mapping refused.
     pub message: String,
 }
 
