@@ -13,7 +13,7 @@ pub mod catalog;
 pub(crate) mod config;
 mod error;
 pub mod guide;
-pub mod origin;
+pub(crate) mod origin;
 pub mod prompt;
 pub(crate) mod search;
 pub(crate) mod skill_adapter;

@@ -217,7 +217,7 @@ impl Drop for Prompting {
 /// when input is waiting and no prompt is up, so the key the user presses at a prompt reaches
 /// the prompt, and the text typed for the program stays the program's. Other inputs (pipes,
 /// files) are read directly.
-pub struct TtyInput<R> {
+pub(crate) struct TtyInput<R> {
     inner: R,
     terminal: bool,
 }

@@ -6,10 +6,11 @@
 //! response, which is how the chat loop stops a model at a capture.
 //!
 //! - `sse`: a small incremental Server-Sent Events parser (pure).
-//! - [`openai`], [`anthropic`]: wire formats (pure request builders and stream decoders) + providers.
+//! - `openai`, `anthropic` (feature `http`): wire formats (pure request builders and stream
+//!   decoders) + providers.
 //! - `http`: the shared transport: retries, timeouts, cut streams, error mapping.
 //! - `retry`: the backoff policy (pure).
-//! - [`replay`]: recorded answers from a JSONL file, for offline demos and tests.
+//! - `replay` (feature `http`): recorded answers from a JSONL file, for offline demos and tests.
 //! - `settings`: which provider, URL, model and key to use (flags > env > agent > config > defaults).
 
 use futures::stream::BoxStream;
