@@ -36,7 +36,7 @@ pub struct ClientOptions {
     /// Longest silence allowed while waiting for the response or between chunks. Generous,
     /// because a local model may think about a long prompt for minutes before the first token.
     pub idle_timeout: Duration,
-    /// How often and how long to retry a request that failed before any answer arrived.
+    /// How often, and after what waits, a request answered 429 or 5xx is sent again.
     pub retry: RetryPolicy,
 }
 
@@ -192,7 +192,7 @@ pub struct AgentModel {
 pub struct SettingsInput {
     /// `--model` (`model` or `provider:model`); wins over everything else.
     pub flag_model: Option<String>,
-    /// `--base-url`; wins over the environment and the config.
+    /// `--base-url`; like `flag_model`, wins over everything else.
     pub flag_base_url: Option<String>,
     /// Environment variables (only the ones in `ENV_VARS` and `api_key_env`s matter).
     pub env: BTreeMap<String, String>,
