@@ -273,3 +273,32 @@ fn agents_show_of_a_hostile_agent_file_leaves_the_terminal_alone() {
     assert!(raw.contains("hi ␛]52;c;cHduZWQ=␇ there"), "{raw:?}");
     assert!(!raw.contains('\x1b') && !raw.contains('\x07'), "{raw:?}");
 }
+
+/// Setext headings and indented code blocks, as a terminal shows them: the underline turns the
+/// line above into a heading (without colour, `# ` before it), the code keeps its spaces and
+/// Markdown characters, and nothing is lost.
+#[test]
+fn setext_headings_and_indented_code_render_on_the_screen() {
+    let home = TestHome::new();
+    let answer = "Setup\n=====\n\nRun it:\n\n    make  *all*  -j4\n    ./go --fast\n\nNotes\n-----\nDone END\n";
+    // In pieces, so the underline arrives after its title is on screen.
+    let server = Server::start([Reply::text(
+        answer.split_inclusive('\n').collect::<Vec<_>>(),
+    )]);
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let argv = [bin, "chat", "--base-url", &server.url, "--model", "m"];
+    let mut env = env(&home);
+    env.push(("NO_COLOR", "1".into()));
+    let Some(t) = Tmux::start(&argv, &env, home.path()) else {
+        return;
+    };
+    t.wait_for("/help for commands");
+    t.keys("hi");
+    t.enter();
+    let screen = t.wait_for("Done END");
+    let want = "# Setup\n\nRun it:\n\n    make  *all*  -j4\n    ./go --fast\n\n## Notes\nDone END";
+    let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let shown = lines.join("\n");
+    assert!(shown.contains(want), "{shown}");
+    assert!(!shown.contains("====="), "{shown}");
+}
