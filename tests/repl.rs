@@ -192,6 +192,26 @@ fn spinner_shows_until_the_first_token_and_ctrl_c_cancels_the_wait() {
     assert_eq!(m[1..], [pair("user", "hello"), pair("user", "next")]);
 }
 
+/// A skill named with --skill is in the prompt in full, and /skills says so.
+#[test]
+fn skills_named_with_skill_are_shown_in_full() {
+    let home = TestHome::new();
+    for name in ["greet", "calc"] {
+        home.write(
+            &format!("config/skillpipe/skills/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: The {name} skill\n---\nBody.\n"),
+        );
+    }
+    let server = Server::start([]);
+    let mut p = start(&home, &server, &["--skill", "greet"]);
+    p.send(b"/skills\r");
+    let listing = p.expect("greet [in full] — The greet skill");
+    assert!(!listing.contains("calc ["), "{listing}");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
 #[test]
 fn slash_commands_help_skills_model_and_unknown() {
     let home = TestHome::new();
@@ -214,7 +234,9 @@ fn slash_commands_help_skills_model_and_unknown() {
     p.expect("did you mean /help?");
     p.prompt();
     p.send(b"/skills\r");
-    p.expect("greet");
+    // No agent and no --skill: every skill is only in the catalog (progressive disclosure).
+    p.expect("[catalog]  only name, description and script paths");
+    p.expect("greet [catalog] — Greets people");
     p.expect("scripts/hello.sh");
     p.expect("Say hello to someone.");
     p.expect("start with --allow-scripts");
