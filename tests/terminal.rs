@@ -302,3 +302,40 @@ fn setext_headings_and_indented_code_render_on_the_screen() {
     assert!(shown.contains(want), "{shown}");
     assert!(!shown.contains("====="), "{shown}");
 }
+
+/// A line half typed when the prompt appears is the filter's input, not type-ahead for the
+/// prompt: it is kept and comes out with the rest of its line (nothing lost).
+#[test]
+fn filter_keeps_a_line_half_typed_when_the_prompt_appears() {
+    let home = TestHome::new();
+    let out = home.path().join("out.txt");
+    let mut c = Command::new("sh");
+    c.env_clear();
+    for (k, v) in env(&home) {
+        c.env(k, v);
+    }
+    // The output goes to a file, so what the filter wrote is not mixed with the echo.
+    c.current_dir(home.path()).args([
+        "-c",
+        &format!(
+            "{} filter --allow echo > {}",
+            env!("CARGO_BIN_EXE_skillpipe"),
+            out.display()
+        ),
+    ]);
+    let mut p = Pty::spawn(c);
+    // One write: a whole line with a side effect, then the start of the next line.
+    p.send(b"hello %{echo hi} world\rhalf a lx\x7fi");
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"y");
+    p.expect("yes");
+    p.send(b"ne and the rest\r");
+    p.send(b"\x04");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    assert_eq!(home.audit()[0]["decision"], "ran");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "hello  world\nhalf a line and the rest\n"
+    );
+}
