@@ -205,7 +205,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
 /// The call's arguments → (argv after the script, stdin bytes). Models send the input both
 /// bare (`{"path": "x"}`) and wrapped (`{"input": {"path": "x"}}`): both are accepted.
 /// For a JSON tool the (unwrapped) object is the input; for a script, `args` are its argv and
-/// `input`, or else the keys other than `args`, its stdin.
+/// `input`, or else the keys other than `args`, its stdin — in the order the caller wrote them.
 pub fn parse_arguments(
     text: &str,
     target: &ToolTarget,
@@ -218,7 +218,7 @@ pub fn parse_arguments(
     };
     let to_bytes = |v: &Value| serde_json::to_vec(v).map_err(|e| e.to_string());
     if target.json_input {
-        let input = match obj.remove("input") {
+        let input = match obj.shift_remove("input") {
             Some(inner @ Value::Object(_)) if obj.is_empty() && !target.has_input_property => inner,
             Some(other) => {
                 obj.insert("input".into(), other);
@@ -228,7 +228,7 @@ pub fn parse_arguments(
         };
         return Ok((Vec::new(), Some(to_bytes(&input)?)));
     }
-    let args = match obj.remove("args") {
+    let args = match obj.shift_remove("args") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items
             .iter()
@@ -241,7 +241,7 @@ pub fn parse_arguments(
             .collect::<Result<_, _>>()?,
         Some(_) => return Err("`args` must be a list of strings".into()),
     };
-    let input = match obj.remove("input") {
+    let input = match obj.shift_remove("input") {
         Some(Value::Null) => None,
         Some(v) => Some(v),
         None if obj.is_empty() => None,
@@ -413,6 +413,14 @@ mod tests {
         );
         // A script's input without the wrapper is not dropped.
         assert_eq!(stdin_of(r#"{"word":"x"}"#, &script()), json!({"word": "x"}));
+    }
+
+    #[test]
+    fn a_scripts_keys_keep_their_order_on_stdin() {
+        let (args, input) =
+            parse_arguments(r#"{"args":["x"],"zeta":1,"alpha":2,"mid":3}"#, &script()).unwrap();
+        assert_eq!(args, ["x"]);
+        assert_eq!(input.unwrap(), br#"{"zeta":1,"alpha":2,"mid":3}"#.to_vec());
     }
 
     #[test]
