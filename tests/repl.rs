@@ -638,8 +638,9 @@ fn model_names_complete_from_the_endpoint_list() {
     assert_eq!(p.wait_exit().code(), Some(0));
 }
 
-/// A resize redraws the typed line once, also on a terminal that re-wraps its lines. tmux is such
-/// a terminal (itself on a pseudo-terminal); without it the test says so and checks nothing.
+/// A resize redraws the typed line once, also on a terminal that re-wraps its lines, and never
+/// erases the answer above it (widening once blanked its last lines). tmux is such a terminal
+/// (itself on a pseudo-terminal); without it the test says so and checks nothing.
 #[test]
 fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
     if Command::new("tmux").arg("-V").output().is_err() {
@@ -647,7 +648,10 @@ fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
         return;
     }
     let home = TestHome::new();
-    let answers = home.write("answers.jsonl", "{\"content\":\"fine\"}\n");
+    let answers = home.write(
+        "answers.jsonl",
+        "{\"content\":\"first answer line one\\nsecond answer line two\"}\n{\"content\":\"fine\"}\n",
+    );
     let socket = home.path().join("tmux.sock");
     let tmux = |args: &[&str]| {
         Command::new("tmux")
@@ -685,7 +689,7 @@ fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
         "-c",
         dir,
         "-x",
-        "60",
+        "40",
         "-y",
         "20",
         &cmd,
@@ -699,15 +703,19 @@ fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
     wait_for(&|s| s.lines().any(|l| l == "replay>"));
     // rustyline asks the terminal where the cursor is; keys typed before the answer are lost.
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let typed = "hello this is a long line that the user typed at the prompt ok";
+    tmux(&["send-keys", "-t", "sp", "hi", "Enter"]);
+    wait_for(&|s| s.contains("second answer line two") && s.lines().any(|l| l == "replay>"));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Three rows at 40 columns.
+    let typed = "hello this is a long line that the user typed at the prompt ok and more words";
     let sent = tmux(&["send-keys", "-t", "sp", "-l", typed]);
     assert!(
         sent.status.success(),
         "{}",
         String::from_utf8_lossy(&sent.stderr)
     );
-    wait_for(&|s| s.contains(" prompt ok"));
-    for width in ["80", "50", "60"] {
+    wait_for(&|s| s.contains("words"));
+    for width in ["100", "50", "30", "60"] {
         tmux(&["resize-window", "-t", "sp", "-x", width, "-y", "20"]);
         wait_for(&|s| {
             s.lines()
@@ -721,7 +729,11 @@ fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
             1,
             "the typed line drawn twice at {width} columns:\n{s}"
         );
-        assert!(s.contains("prompt ok"), "{s}");
+        assert_eq!(s.matches("words").count(), 1, "{s}");
+        assert!(
+            s.contains("first answer line one\nsecond answer line two\nreplay> hello"),
+            "the answer above the prompt was erased at {width} columns:\n{s}"
+        );
     }
     tmux(&["send-keys", "-t", "sp", "Enter"]);
     wait_for(&|s| s.contains("fine"));
