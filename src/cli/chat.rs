@@ -169,6 +169,12 @@ fn terminal_width() -> usize {
 }
 
 impl PlainUi {
+    /// A line the renderer left open ends before a status line is written.
+    fn end_open_line(&mut self) {
+        let owed = self.display.end_open_line();
+        self.write(&owed);
+    }
+
     fn write(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
@@ -189,15 +195,18 @@ impl Ui for PlainUi {
 
     /// Reports quote foreign text (directive bodies, reasons): always sanitized.
     fn report(&mut self, report: &crate::pipeline::Report) {
+        self.end_open_line();
         eprintln!("skillpipe: {}", crate::term::sanitize(&report.to_string()));
     }
 
     /// Status lines quote foreign text (tool names, directive bodies): always sanitized.
     fn status(&mut self, line: &str) {
+        self.end_open_line();
         eprintln!("skillpipe: {}", crate::term::sanitize(line));
     }
 
     fn side_output(&mut self, text: &str) {
+        self.end_open_line();
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(crate::term::sanitize(text).as_bytes());
         let _ = err.flush();

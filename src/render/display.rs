@@ -32,6 +32,15 @@ impl Display {
         }
     }
 
+    /// A line break the display still owes (see [`Renderer::end_open_line`]), to write before
+    /// anything else that goes to the terminal mid-answer.
+    pub fn end_open_line(&mut self) -> Vec<u8> {
+        match self {
+            Display::Rendered(r) => r.end_open_line().into_bytes(),
+            _ => Vec::new(),
+        }
+    }
+
     /// What is still held at the end of the answer.
     pub fn finish(&mut self, width: usize) -> Vec<u8> {
         match self {

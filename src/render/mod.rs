@@ -147,6 +147,17 @@ impl Renderer {
         out
     }
 
+    /// The newline owed after a paragraph's first line, now (empty when none is owed): for a
+    /// caller about to write something else on the terminal (a status line), which must start on
+    /// a line of its own. That line can then no longer become a setext heading.
+    pub fn end_open_line(&mut self) -> String {
+        self.setext = None;
+        match self.owed_newline.take() {
+            Some(_) => "\n".into(),
+            None => String::new(),
+        }
+    }
+
     /// Pays the owed newline once something follows it in `out`.
     fn settle(&mut self, out: &mut String) {
         if let Some(at) = self.owed_newline

@@ -251,3 +251,14 @@ fn strip(s: &str) -> String {
     }
     out
 }
+
+#[test]
+fn an_owed_newline_can_be_paid_before_a_status_line() {
+    let mut r = Renderer::new(plain());
+    assert_eq!(r.push(b"Here you go:\n", 40), "Here you go:");
+    assert_eq!(r.end_open_line(), "\n");
+    assert_eq!(r.end_open_line(), "");
+    // Paid: the next line is a line of its own, and an underline no longer makes a heading.
+    assert_eq!(r.push(b"===\n", 40), "===\n");
+    assert_eq!(r.finish(40), "");
+}

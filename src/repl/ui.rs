@@ -33,6 +33,13 @@ impl TermUi {
         }
     }
 
+    /// Ends a line the renderer left open (see [`Display::end_open_line`]), so that a status
+    /// line shows now rather than waiting for the answer's next line.
+    fn end_open_line(&mut self) {
+        let owed = self.display.end_open_line();
+        self.screen.text(&owed);
+    }
+
     /// Shows what the display still holds (the answer's last line, a table).
     pub fn end_render(&mut self) {
         let out = self.display.finish(stdout_width());
@@ -152,6 +159,7 @@ impl Ui for TermUi {
 
     /// Reports quote directive bodies and reasons: sanitized before painting.
     fn report(&mut self, report: &Report) {
+        self.end_open_line();
         let fine = report.kind == ReportKind::Ran;
         for line in sanitize(&report.to_string()).lines() {
             self.screen
@@ -161,11 +169,13 @@ impl Ui for TermUi {
 
     /// Status lines quote tool names and reasons: sanitized before painting.
     fn status(&mut self, line: &str) {
+        self.end_open_line();
         self.screen
             .status(status_line(&sanitize(line), false, self.looks().color_err));
     }
 
     fn side_output(&mut self, text: &str) {
+        self.end_open_line();
         let color = self.looks().color_err;
         for line in text.lines() {
             self.screen
