@@ -339,3 +339,37 @@ fn filter_keeps_a_line_half_typed_when_the_prompt_appears() {
         "hello  world\nhalf a line and the rest\n"
     );
 }
+
+/// One-shot `chat` on a terminal: a status line that arrives while the answer's line is open
+/// waits for that line to end, as in the REPL, instead of being glued to it.
+#[test]
+fn one_shot_status_lines_start_on_a_line_of_their_own() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Here you go: %{echo hi} and\n", "Done."])]);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+    c.env_clear();
+    for (k, v) in env(&home) {
+        c.env(k, v);
+    }
+    c.current_dir(home.path()).args([
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--allow",
+        "echo",
+        "-y",
+        "go",
+    ]);
+    let mut p = Pty::spawn(c);
+    p.expect("skillpipe: ran %{echo hi}");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    assert!(!shown.contains("skillpipe: ran %{echo hi} and"), "{shown}");
+    assert!(!shown.contains("Done.skillpipe"), "{shown}");
+    assert!(
+        shown.contains("Here you go: and\n") && shown.contains("\nskillpipe: ran %{echo hi}\n"),
+        "{shown}"
+    );
+}
