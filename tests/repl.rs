@@ -91,6 +91,32 @@ fn answers_stream_tokens_show_and_ctrl_d_exits() {
     assert!(String::from_utf8_lossy(&p.raw()).contains("\x1b[2m"));
 }
 
+/// A capture on the line after a sentence: the status line comes right under the prompt's
+/// answer (no blank line from the newline the renderer held back after the sentence).
+#[test]
+fn a_capture_after_a_line_leaves_no_blank_line() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["Let me check:\n", "!{echo 42}"]),
+        Reply::text(["It is 42."]),
+    ]);
+    let mut cmd = repl_cmd(&home, &server, &["--allow", "echo"]);
+    cmd.env("NO_COLOR", "1");
+    let mut p = Pty::spawn(cmd);
+    p.expect("/help for commands");
+    p.prompt();
+    p.send(b"q\r");
+    p.expect("(Enter = no)");
+    std::thread::sleep(skillpipe::confirm::GUARD);
+    p.send(b"y");
+    p.expect("It is 42.");
+    p.prompt();
+    let shown = p.text();
+    assert!(shown.contains("yes\n· ran !{echo 42}"), "{shown}");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
 #[test]
 fn capture_asks_for_confirmation_and_runs_after_y() {
     let home = TestHome::new();

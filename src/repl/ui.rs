@@ -184,6 +184,11 @@ impl Ui for TermUi {
     }
 
     fn busy(&mut self, what: Option<&str>) {
+        if what.is_some() {
+            // A capture or tool is about to run (and may ask): the line that ended in the
+            // answer ends on screen too, so a prompt does not add a blank line after it.
+            self.end_open_line();
+        }
         self.screen.set_busy(what.map(sanitize).as_deref());
     }
 }
