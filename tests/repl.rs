@@ -113,6 +113,18 @@ fn a_capture_after_a_line_leaves_no_blank_line() {
     p.prompt();
     let shown = p.text();
     assert!(shown.contains("yes\n· ran !{echo 42}"), "{shown}");
+
+    // A side effect's prompt after the answer's last line: no blank line after its status.
+    server.push(Reply::text(["Sure:\n%{echo hi}\n", "Done."]));
+    p.send(b"again\r");
+    p.expect("(Enter = no)");
+    std::thread::sleep(skillpipe::confirm::GUARD);
+    p.send(b"y");
+    p.expect("· ran %{echo hi}");
+    p.prompt();
+    let shown = p.text();
+    assert!(!shown.contains("· ran %{echo hi}\n\n"), "{shown}");
+    assert!(!shown.contains("yes\n\n"), "{shown}");
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 }

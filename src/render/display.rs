@@ -41,6 +41,11 @@ impl Display {
         }
     }
 
+    /// Whether the newline ending the last line written is held back.
+    pub fn owes_newline(&self) -> bool {
+        matches!(self, Display::Rendered(r) if r.owes_newline())
+    }
+
     /// What is still held at the end of the answer.
     pub fn finish(&mut self, width: usize) -> Vec<u8> {
         match self {

@@ -158,6 +158,11 @@ impl Renderer {
         }
     }
 
+    /// Whether the newline ending the last line written is held back.
+    pub fn owes_newline(&self) -> bool {
+        self.owed_newline.is_some()
+    }
+
     /// Pays the owed newline once something follows it in `out`.
     fn settle(&mut self, out: &mut String) {
         if let Some(at) = self.owed_newline
