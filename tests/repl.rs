@@ -115,7 +115,7 @@ fn a_capture_after_a_line_leaves_no_blank_line() {
     assert!(shown.contains("yes\n· ran !{echo 42}"), "{shown}");
 
     // A side effect's prompt after the answer's last line: no blank line after its status.
-    server.push(Reply::text(["Sure:\n%{echo hi}\n", "Done."]));
+    server.push(Reply::text(["Sure:\n%{echo hi}", "Done."]));
     p.send(b"again\r");
     p.expect("(Enter = no)");
     std::thread::sleep(skillpipe::confirm::GUARD);
