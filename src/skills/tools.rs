@@ -817,6 +817,24 @@ mod tests {
     }
 
     #[test]
+    fn flags_are_listed_in_the_schemas_own_property_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t");
+        fs::create_dir(&t).unwrap();
+        fs::write(t.join("tool.yaml"), "id: t\nscript: run.sh\n").unwrap();
+        fs::write(t.join("run.sh"), "cat\n").unwrap();
+        fs::write(
+            t.join("schema.json"),
+            r#"{"type": "object", "properties": {"zeta": {"type": "string"},
+                "alpha": {"type": "integer"}, "mid": {"type": "boolean"}},
+                "required": ["zeta"]}"#,
+        )
+        .unwrap();
+        let tool = load_tool(&t).unwrap();
+        assert_eq!(tool.flag_usage(), "--zeta TEXT [--alpha INTEGER] [--mid]");
+    }
+
+    #[test]
     fn a_tool_yaml_setting_ld_preload_is_refused_with_its_line() {
         let dir = tempfile::tempdir().unwrap();
         let t = dir.path().join("t");
