@@ -1,0 +1,355 @@
+//! Named Unix sockets, exactly: every `connect(2)` of the command and its children is handed
+//! to the run's init (seccomp user notification), which makes the connection itself.
+//!
+//! Neither Landlock (up to ABI 7) nor a namespace governs connecting to a Unix socket bound to
+//! a path, and seccomp cannot read the path a `connect` names. So when the policy names sockets
+//! (`allowed_sockets`), a filter in the command's process stops at each `connect` and init:
+//! - copies the address once out of the caller's memory (so nothing the caller changes later
+//!   counts) and takes a duplicate of the caller's socket (`pidfd_getfd`);
+//! - for a Unix address bound to a path, looks the path up (relative ones from the caller's
+//!   working directory) and connects only when it is one of the named sockets, and then to the
+//!   socket it pinned before the command started (`/proc/self/fd/N`), never to what the path
+//!   names by then; anything else gets EACCES (ENOENT when nothing is there);
+//! - for every other address (TCP, UDP, abstract Unix names) connects as asked: the network
+//!   namespace or the Landlock scope, which init shares with the command, still decide.
+//!
+//! The socket is the caller's own (the same open file), so options and non-blocking mode hold,
+//! and the caller's system call returns what init's `connect` returned. What is not a
+//! `connect` cannot reach a path either: datagram Unix sockets (whose `sendto` names a path)
+//! cannot be created, and io_uring is refused (see `unix_sockets`).
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Why the broker could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    /// The filter that hands `connect(2)` to init was refused.
+    #[error(
+        "cannot hand connect(2) to the sandbox's init ({0}; seccomp user notification needs \
+         Linux 5.0 or later); drop --allow-socket to run with Unix sockets closed"
+    )]
+    Filter(super::seccomp::SeccompError),
+    /// Handing the listener from the command's process to init failed.
+    #[error("cannot pass the seccomp listener to the sandbox's init: {0}")]
+    Handover(std::io::Error),
+    /// The command's process said why it has no listener to hand over.
+    #[error("{0}")]
+    InCommand(String),
+}
+
+/// A named socket, pinned: its inode and an `O_PATH` descriptor on it.
+#[derive(Debug)]
+struct Pinned {
+    dev: u64,
+    ino: u64,
+    fd: OwnedFd,
+}
+
+/// The named sockets, opened before anything of the command runs.
+#[derive(Debug, Default)]
+pub struct Named(Vec<Pinned>);
+
+impl Named {
+    /// Pin the sockets at `paths`; a path that is not a socket is left out with a warning.
+    pub fn pin(paths: &[PathBuf], warnings: &mut Vec<String>) -> Named {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let mut out = Vec::new();
+        for p in paths {
+            let pinned = (|| {
+                let c = CString::new(p.as_os_str().as_bytes()).ok()?;
+                // SAFETY: O_PATH open of a valid C string; the descriptor is then owned.
+                let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+                if fd < 0 {
+                    return None;
+                }
+                // SAFETY: fresh descriptor.
+                let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+                let m = std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+                m.file_type().is_socket().then(|| Pinned {
+                    dev: m.dev(),
+                    ino: m.ino(),
+                    fd,
+                })
+            })();
+            match pinned {
+                Some(s) => out.push(s),
+                None => warnings.push(format!(
+                    "allowed socket {} is not a Unix socket (or does not exist); it stays out of reach",
+                    p.display()
+                )),
+            }
+        }
+        Named(out)
+    }
+
+    fn find(&self, dev: u64, ino: u64) -> Option<RawFd> {
+        self.0
+            .iter()
+            .find(|s| s.dev == dev && s.ino == ino)
+            .map(|s| s.fd.as_raw_fd())
+    }
+}
+
+/// In the command's process, just before it execs: install the filter and hand its listener
+/// to init over `channel` (one end of a socket pair), keeping no copy.
+pub fn install_and_hand_over(channel: &OwnedFd) -> Result<(), BrokerError> {
+    let listener = super::seccomp::install_with_listener(&super::unix_sockets::program(true))
+        .map_err(BrokerError::Filter)?;
+    send_fd(channel, &listener).map_err(BrokerError::Handover)
+}
+
+/// In the command's process: tell init why there is no listener.
+pub fn tell_failure(channel: &OwnedFd, e: &BrokerError) {
+    let text = e.to_string();
+    // SAFETY: writing our own buffer to our own socket.
+    unsafe { libc::write(channel.as_raw_fd(), text.as_ptr().cast(), text.len()) };
+}
+
+/// The listener, as received by init (or why the command's process has none).
+pub fn receive(channel: &OwnedFd) -> Result<OwnedFd, BrokerError> {
+    match recv_fd(channel).map_err(BrokerError::Handover)? {
+        Ok(fd) => Ok(fd),
+        Err(text) => Err(BrokerError::InCommand(text)),
+    }
+}
+
+fn send_fd(channel: &OwnedFd, fd: &OwnedFd) -> std::io::Result<()> {
+    let raw = fd.as_raw_fd();
+    let mut byte = [0u8; 1];
+    // SAFETY: a msghdr with one byte of data and a control buffer sized by CMSG_SPACE for one
+    // descriptor; all buffers outlive the call.
+    unsafe {
+        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
+        let mut control = vec![0u8; space];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), raw);
+        if libc::sendmsg(channel.as_raw_fd(), &msg, 0) != 1 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// A descriptor, or the text sent instead.
+fn recv_fd(channel: &OwnedFd) -> std::io::Result<Result<OwnedFd, String>> {
+    let mut data = [0u8; 1024];
+    // SAFETY: as in `send_fd`; a received descriptor is then owned.
+    unsafe {
+        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
+        let mut control = vec![0u8; space];
+        let mut iov = libc::iovec {
+            iov_base: data.as_mut_ptr().cast(),
+            iov_len: data.len(),
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        let n = loop {
+            let n = libc::recvmsg(channel.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
+            if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break n;
+            }
+        };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if !cmsg.is_null()
+            && (*cmsg).cmsg_level == libc::SOL_SOCKET
+            && (*cmsg).cmsg_type == libc::SCM_RIGHTS
+        {
+            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
+            return Ok(Ok(OwnedFd::from_raw_fd(fd)));
+        }
+        let text = String::from_utf8_lossy(&data[..n as usize]).into_owned();
+        Ok(Err(if text.is_empty() {
+            "the command's process ended before handing over the seccomp listener".into()
+        } else {
+            text
+        }))
+    }
+}
+
+/// Serve the listener on a thread of init, for as long as init lives.
+pub fn serve(listener: OwnedFd, named: Named) {
+    let named = std::sync::Arc::new(named);
+    std::thread::spawn(move || {
+        loop {
+            // SAFETY: a zeroed seccomp_notif is what NOTIF_RECV expects.
+            let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+            // SAFETY: ioctl on our listener with a buffer of the right type.
+            let r = unsafe {
+                libc::ioctl(
+                    listener.as_raw_fd(),
+                    libc::SECCOMP_IOCTL_NOTIF_RECV as _,
+                    &mut req,
+                )
+            };
+            if r < 0 {
+                match std::io::Error::last_os_error().raw_os_error() {
+                    // The caller went away before we got it; or a signal.
+                    Some(libc::ENOENT | libc::EINTR) => continue,
+                    _ => return,
+                }
+            }
+            let listener = listener.as_raw_fd();
+            let named = named.clone();
+            // One thread per call: a blocking TCP connect must not hold up the others.
+            std::thread::spawn(move || {
+                let answer = connect_for(listener, &req, &named);
+                respond(listener, req.id, answer);
+            });
+        }
+    });
+}
+
+/// Tell the caller its result: `Ok(())` is 0, `Err(errno)` is -1 with that errno.
+fn respond(listener: RawFd, id: u64, answer: Result<(), i32>) {
+    let resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error: answer.err().map_or(0, |e| -e),
+        flags: 0,
+    };
+    // SAFETY: ioctl on the listener with a response of the right type. ENOENT (the caller
+    // is gone) needs nothing done.
+    unsafe {
+        libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND as _, &resp);
+    }
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// Whether the call `id` is still waiting (so `pid` still names its caller).
+fn still_waiting(listener: RawFd, id: u64) -> Result<(), i32> {
+    // SAFETY: ioctl with a pointer to a u64.
+    if unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID as _, &id) } == 0 {
+        Ok(())
+    } else {
+        Err(libc::EINTR)
+    }
+}
+
+/// The connect the caller asked for, made by init; `Err` is the errno for the caller.
+fn connect_for(listener: RawFd, req: &libc::seccomp_notif, named: &Named) -> Result<(), i32> {
+    let pid = req.pid as libc::pid_t;
+    let [fd, addr, len, ..] = req.data.args;
+    let mut buf = [0u8; std::mem::size_of::<libc::sockaddr_storage>()];
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|&l| l <= buf.len())
+        .ok_or(libc::EINVAL)?;
+    read_memory(pid, addr, &mut buf[..len])?;
+    // SAFETY: pidfd_open and pidfd_getfd return new descriptors we own, or -1.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if pidfd < 0 {
+        return Err(libc::ESRCH);
+    }
+    // SAFETY: fresh descriptor.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) };
+    // The pid may have been reused between the notification and pidfd_open: not if the call
+    // is still waiting now.
+    still_waiting(listener, req.id)?;
+    // SAFETY: as above.
+    let sock = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd as i32, 0) };
+    if sock < 0 {
+        return Err(errno());
+    }
+    // SAFETY: fresh descriptor.
+    let sock = unsafe { OwnedFd::from_raw_fd(sock as RawFd) };
+    let family = u16::from_ne_bytes([buf[0], buf[1]]);
+    let path = (family == libc::AF_UNIX as u16 && len > 2 && buf[2] != 0).then(|| {
+        let p = &buf[2..len];
+        &p[..p.iter().position(|&b| b == 0).unwrap_or(p.len())]
+    });
+    match path {
+        None => connect(&sock, &buf[..len]),
+        Some(path) => {
+            let (dev, ino) = look_up(pid, path)?;
+            still_waiting(listener, req.id)?;
+            let pinned = named.find(dev, ino).ok_or(libc::EACCES)?;
+            connect(&sock, &unix_address(&format!("/proc/self/fd/{pinned}")))
+        }
+    }
+}
+
+/// Copy `buf.len()` bytes at `addr` out of process `pid`.
+fn read_memory(pid: libc::pid_t, addr: u64, buf: &mut [u8]) -> Result<(), i32> {
+    if buf.is_empty() {
+        return Ok(());
+    }
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: the local buffer is ours and as long as said; the remote one is checked by the
+    // kernel.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    if n == buf.len() as isize {
+        Ok(())
+    } else {
+        Err(libc::EFAULT)
+    }
+}
+
+/// The inode at `path` as the caller sees it from its working directory (absolute paths from
+/// init's root, which is the caller's: the command cannot change its root).
+fn look_up(pid: libc::pid_t, path: &[u8]) -> Result<(u64, u64), i32> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let meta = if path.starts_with(b"/") {
+        std::fs::metadata(Path::new(std::ffi::OsStr::from_bytes(path)))
+    } else {
+        let mut full = PathBuf::from(format!("/proc/{pid}/cwd"));
+        full.push(std::ffi::OsStr::from_bytes(path));
+        std::fs::metadata(full)
+    }
+    .map_err(|e| e.raw_os_error().unwrap_or(libc::ENOENT))?;
+    if !meta.file_type().is_socket() {
+        return Err(libc::ECONNREFUSED);
+    }
+    Ok((meta.dev(), meta.ino()))
+}
+
+fn unix_address(path: &str) -> Vec<u8> {
+    let mut out = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+    out.extend_from_slice(path.as_bytes());
+    out.push(0);
+    out
+}
+
+fn connect(sock: &OwnedFd, addr: &[u8]) -> Result<(), i32> {
+    // SAFETY: `addr` is a sockaddr of `addr.len()` bytes, alive for the call.
+    let r = unsafe {
+        libc::connect(
+            sock.as_raw_fd(),
+            addr.as_ptr().cast(),
+            addr.len() as libc::socklen_t,
+        )
+    };
+    if r == 0 { Ok(()) } else { Err(errno()) }
+}
