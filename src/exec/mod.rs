@@ -264,13 +264,6 @@ async fn run_planned(
     } else {
         None
     };
-    // The launcher waits on this until skillpipe has moved it into the pids cgroup.
-    let gate = match &pids_cgroup {
-        Some(_) => {
-            Some(cloexec_pipe(false).map_err(|e| ExecError::Io("cannot create a pipe".into(), e))?)
-        }
-        None => None,
-    };
     let mut cmd = match &report {
         Some(report) => {
             let mut la = LaunchArgs::for_plan(&plan, spec.sandbox.required);
@@ -284,7 +277,7 @@ async fn run_planned(
                 la.socket = spec.sandbox.sockets.clone();
             }
             la.set_limits(&spec.sandbox.limits);
-            la.cgroup_gate = gate.as_ref().map(|(read, _)| read.as_raw_fd());
+            la.pids_cgroup = pids_cgroup.as_ref().map(|c| c.path().to_path_buf());
             la.arg0 = Some(spec.program.clone());
             la.argv = std::iter::once(program.clone().into_os_string())
                 .chain(spec.args.iter().cloned())
@@ -315,12 +308,7 @@ async fn run_planned(
         .kill_on_drop(true);
     // The child starts its own session (see `child_setup`), which also makes it the leader of
     // a fresh process group: `pgid` below is its pid.
-    let inherited: Vec<i32> = report
-        .iter()
-        .map(|r| r.write.as_raw_fd())
-        .chain(gate.iter().map(|(read, _)| read.as_raw_fd()))
-        .collect();
-    let setup = child_setup(inherited);
+    let setup = child_setup(report.as_ref().map(|r| r.write.as_raw_fd()));
     // SAFETY: `child_setup` only makes async-signal-safe system calls.
     unsafe {
         cmd.pre_exec(setup);
@@ -338,25 +326,6 @@ async fn run_planned(
     })?;
     let report = report.map(ReportPipe::into_reader);
     let pgid = child.id().map_or(0, |id| id as libc::pid_t);
-    // The move into the cgroup takes the kernel a grace period: done here, while the launcher
-    // sets the sandbox up, rather than by the launcher before it starts.
-    #[cfg(target_os = "linux")]
-    let admitting = match (&pids_cgroup, gate) {
-        (Some(cg), Some((read, write))) => {
-            drop(read);
-            let dir = cg.path().to_path_buf();
-            let pid = pgid as u32;
-            Some(tokio::task::spawn_blocking(move || {
-                use std::io::Write;
-                let said = match sandbox::limits::admit(&dir, pid) {
-                    Ok(()) => sandbox::limits::ADMITTED.to_vec(),
-                    Err(e) => e.to_string().into_bytes(),
-                };
-                let _ = std::fs::File::from(write).write_all(&said);
-            }))
-        }
-        _ => None,
-    };
     let mut group = GroupGuard { pgid, armed: true };
 
     let mut out = capture::Capture::new(spec.max_output_bytes);
@@ -401,10 +370,6 @@ async fn run_planned(
         waited.map(|(status, timed_out)| (status, timed_out, duration))
     };
     group.armed = false;
-    #[cfg(target_os = "linux")]
-    if let Some(a) = admitting {
-        let _ = a.await;
-    }
     let (status, timed_out, duration) =
         waited.map_err(|e| ExecError::Io(format!("waiting for {}", program.display()), e))?;
 
@@ -585,7 +550,9 @@ impl Drop for GroupGuard {
 ///   pipe): whatever started skillpipe may have left some open, and an open file or socket
 ///   would let the command write past Landlock or talk past the network namespace.
 /// - The parent-death signal (Linux), so the command dies with skillpipe.
-fn child_setup(inherited: Vec<i32>) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
+fn child_setup(
+    report_fd: Option<i32>,
+) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
     #[cfg(target_os = "linux")]
     let parent = std::process::id() as libc::pid_t;
     move || {
@@ -607,8 +574,8 @@ fn child_setup(inherited: Vec<i32>) -> impl FnMut() -> std::io::Result<()> + Sen
                 return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
         }
-        for &fd in &inherited {
-            // SAFETY: clearing close-on-exec on our own pipes in the child only.
+        if let Some(fd) = report_fd {
+            // SAFETY: clearing close-on-exec on our own pipe in the child only.
             if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -658,7 +625,35 @@ struct ReportPipe {
 
 impl ReportPipe {
     fn new() -> std::io::Result<ReportPipe> {
-        let (read, write) = cloexec_pipe(true)?;
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for two descriptors, which we then own.
+        let (read, write) = unsafe {
+            #[cfg(target_os = "linux")]
+            let failed = libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) != 0;
+            // Elsewhere the launcher is never used; this only has to compile and be correct.
+            #[cfg(not(target_os = "linux"))]
+            let failed = libc::pipe(fds.as_mut_ptr()) != 0
+                || fds
+                    .iter()
+                    .any(|&fd| libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) != 0)
+                || libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK) != 0;
+            if failed {
+                return Err(std::io::Error::last_os_error());
+            }
+            (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+        };
+        // The write end must not land on 0..=2, which the child's stdio replaces.
+        let write = if write.as_raw_fd() <= 2 {
+            // SAFETY: duplicating an fd we own to a new one we own.
+            let fd = unsafe { libc::fcntl(write.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: fresh descriptor.
+            unsafe { OwnedFd::from_raw_fd(fd) }
+        } else {
+            write
+        };
         Ok(ReportPipe { read, write })
     }
 
@@ -666,47 +661,6 @@ impl ReportPipe {
     fn into_reader(self) -> ReportReader {
         ReportReader(self.read)
     }
-}
-
-/// A pipe whose ends are both close-on-exec (so concurrent spawns never inherit them) and
-/// above 2 (which the child's stdio replaces); `nonblocking`: both ends O_NONBLOCK.
-fn cloexec_pipe(nonblocking: bool) -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds has room for two descriptors, which we then own.
-    let ends = unsafe {
-        #[cfg(target_os = "linux")]
-        let failed = libc::pipe2(
-            fds.as_mut_ptr(),
-            libc::O_CLOEXEC | if nonblocking { libc::O_NONBLOCK } else { 0 },
-        ) != 0;
-        // Elsewhere the launcher is never used; this only has to compile and be correct.
-        #[cfg(not(target_os = "linux"))]
-        let failed = libc::pipe(fds.as_mut_ptr()) != 0
-            || fds
-                .iter()
-                .any(|&fd| libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) != 0)
-            || (nonblocking
-                && fds
-                    .iter()
-                    .any(|&fd| libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) != 0));
-        if failed {
-            return Err(std::io::Error::last_os_error());
-        }
-        [OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])]
-    };
-    let [read, write] = ends.map(|fd| {
-        if fd.as_raw_fd() > 2 {
-            return Ok(fd);
-        }
-        // SAFETY: duplicating an fd we own to a new one we own.
-        let dup = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
-        if dup < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: fresh descriptor.
-        Ok(unsafe { OwnedFd::from_raw_fd(dup) })
-    });
-    Ok((read?, write?))
 }
 
 struct ReportReader(OwnedFd);

@@ -224,9 +224,10 @@ impl LaunchArgs {
                 Some("--tmpdir") => a.tmpdir = Some(value("--tmpdir")?.into()),
                 Some("--hide") => a.hide.push(value("--hide")?.into()),
                 Some("--socket") => a.socket.push(value("--socket")?.into()),
+                Some("--pids-cgroup") => a.pids_cgroup = Some(value("--pids-cgroup")?.into()),
                 Some(
                     flag @ ("--max-processes" | "--max-memory" | "--max-file-size" | "--max-tmp"
-                    | "--max-cpu" | "--report-fd" | "--cgroup-gate"),
+                    | "--max-cpu" | "--report-fd"),
                 ) => {
                     let flag: &'static str = match flag {
                         "--max-processes" => "--max-processes",
@@ -234,8 +235,7 @@ impl LaunchArgs {
                         "--max-file-size" => "--max-file-size",
                         "--max-tmp" => "--max-tmp",
                         "--max-cpu" => "--max-cpu",
-                        "--report-fd" => "--report-fd",
-                        _ => "--cgroup-gate",
+                        _ => "--report-fd",
                     };
                     let n = number(flag, value(flag)?)?;
                     let fd = || {
@@ -250,8 +250,7 @@ impl LaunchArgs {
                         "--max-file-size" => a.max_file_size = Some(n),
                         "--max-tmp" => a.max_tmp = Some(n),
                         "--max-cpu" => a.max_cpu = Some(n),
-                        "--report-fd" => a.report_fd = Some(fd()?),
-                        _ => a.cgroup_gate = Some(fd()?),
+                        _ => a.report_fd = Some(fd()?),
                     }
                 }
                 Some("--arg0") => a.arg0 = Some(value("--arg0")?),

@@ -100,6 +100,17 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         required,
     };
 
+    // Before the user namespace, while this process still writes the host's cgroup files as
+    // itself, and before it forks anything.
+    if let Some(dir) = &args.pids_cgroup
+        && let Err(p) = super::limits::join_cgroup(dir)
+    {
+        st.fail_or_warn(
+            "max_processes (joining the run's pids cgroup)",
+            p,
+            &mut reporter,
+        )?;
+    }
     // Before anything covers them: the named sockets, for the broker (see `connect_broker`).
     let named = Named::pin(&args.socket, &mut st.warnings);
 
@@ -152,14 +163,6 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         }
         (Some(Err(p)), _) => st.fail_or_warn(MOUNTS, p, &mut reporter)?,
         _ => {}
-    }
-
-    // skillpipe moves this process into the run's pids cgroup while the above is set up; it
-    // must be there before anything is forked.
-    if let Some(fd) = args.cgroup_gate
-        && let Err(p) = super::limits::await_cgroup(fd)
-    {
-        st.fail_or_warn("max_processes", p, &mut reporter)?;
     }
 
     let arg0 = args.arg0.as_deref();

@@ -94,9 +94,8 @@ pub struct LaunchArgs {
     pub socket: Vec<PathBuf>,
     /// RLIMIT_NPROC.
     pub max_processes: Option<u64>,
-    /// Inherited read end on which skillpipe says that it moved the launcher into the run's
-    /// pids cgroup (for root, whom RLIMIT_NPROC does not hold); awaited before any fork.
-    pub cgroup_gate: Option<i32>,
+    /// A pids cgroup to join first (for root, whom RLIMIT_NPROC does not hold).
+    pub pids_cgroup: Option<PathBuf>,
     /// RLIMIT_DATA in MiB.
     pub max_memory: Option<u64>,
     /// RLIMIT_FSIZE in MiB.
@@ -182,9 +181,9 @@ impl LaunchArgs {
             out.push("--socket".into());
             out.push(h.into());
         }
-        if let Some(fd) = self.cgroup_gate {
-            out.push("--cgroup-gate".into());
-            out.push(fd.to_string().into());
+        if let Some(c) = &self.pids_cgroup {
+            out.push("--pids-cgroup".into());
+            out.push(c.into());
         }
         out.extend(self.limits().to_args());
         if let Some(fd) = self.report_fd {
@@ -262,7 +261,7 @@ mod tests {
         a.tmpdir = Some("/tmp/run".into());
         a.hide = vec!["/h/.ssh".into(), "/w/.env".into()];
         a.socket = vec!["/run/user/1/pulse/native".into()];
-        a.cgroup_gate = Some(9);
+        a.pids_cgroup = Some("/sys/fs/cgroup/pids/x".into());
         a.set_limits(&Limits {
             processes: Some(9),
             tmp_mb: Some(3),
