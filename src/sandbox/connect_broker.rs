@@ -13,6 +13,9 @@
 //! - for every other address (TCP, UDP, abstract Unix names) connects as asked: the network
 //!   namespace or the Landlock scope, which init shares with the command, still decide.
 //!
+//! init is not traceable by the command (not dumpable, and its memory belongs to the host's
+//! user namespace), so the command cannot make init connect elsewhere.
+//!
 //! The socket is the caller's own (the same open file), so options and non-blocking mode hold,
 //! and the caller's system call returns what init's `connect` returned. What is not a
 //! `connect` cannot reach a path either: datagram Unix sockets (whose `sendto` names a path)
@@ -35,6 +38,9 @@ pub enum BrokerError {
     /// Handing the listener from the command's process to init failed.
     #[error("cannot pass the seccomp listener to the sandbox's init: {0}")]
     Handover(std::io::Error),
+    /// init could not start the thread that serves the listener.
+    #[error("cannot start the thread that connects for the command: {0}")]
+    Thread(std::io::Error),
     /// The command's process said why it has no listener to hand over.
     #[error("{0}")]
     InCommand(String),
@@ -101,11 +107,45 @@ pub fn install_and_hand_over(channel: &OwnedFd) -> Result<(), BrokerError> {
     send_fd(channel, &listener).map_err(BrokerError::Handover)
 }
 
+/// In init: let the command's process go on to exec (it waits for this after the handover,
+/// so that no command runs whose broker init could not start).
+pub fn send_go(channel: &OwnedFd) {
+    // SAFETY: sending one byte on our own socket; MSG_NOSIGNAL: no SIGPIPE if the other end
+    // is gone (it exec'd without waiting, after its own failure).
+    unsafe {
+        libc::send(
+            channel.as_raw_fd(),
+            b"g".as_ptr().cast(),
+            1,
+            libc::MSG_NOSIGNAL,
+        )
+    };
+}
+
+/// In the command's process: whether init said go (else it is to exit without running).
+pub fn await_go(channel: &OwnedFd) -> bool {
+    let mut byte = [0u8; 1];
+    loop {
+        // SAFETY: reading one byte from our own socket into our buffer.
+        let n = unsafe { libc::read(channel.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
+        if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return n == 1 && byte[0] == b'g';
+        }
+    }
+}
+
 /// In the command's process: tell init why there is no listener.
 pub fn tell_failure(channel: &OwnedFd, e: &BrokerError) {
     let text = e.to_string();
-    // SAFETY: writing our own buffer to our own socket.
-    unsafe { libc::write(channel.as_raw_fd(), text.as_ptr().cast(), text.len()) };
+    // SAFETY: sending our own buffer on our own socket (no SIGPIPE if init is gone).
+    unsafe {
+        libc::send(
+            channel.as_raw_fd(),
+            text.as_ptr().cast(),
+            text.len(),
+            libc::MSG_NOSIGNAL,
+        )
+    };
 }
 
 /// The listener, as received by init (or why the command's process has none).
@@ -187,10 +227,11 @@ fn recv_fd(channel: &OwnedFd) -> std::io::Result<Result<OwnedFd, String>> {
     }
 }
 
-/// Serve the listener on a thread of init, for as long as init lives.
-pub fn serve(listener: OwnedFd, named: Named) {
+/// Serve the listener on a thread of init, for as long as init lives. `Err` when no thread
+/// can be started.
+pub fn serve(listener: OwnedFd, named: Named) -> std::io::Result<()> {
     let named = std::sync::Arc::new(named);
-    std::thread::spawn(move || {
+    std::thread::Builder::new().spawn(move || {
         loop {
             // SAFETY: a zeroed seccomp_notif is what NOTIF_RECV expects.
             let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
@@ -210,14 +251,20 @@ pub fn serve(listener: OwnedFd, named: Named) {
                 }
             }
             let listener = listener.as_raw_fd();
-            let named = named.clone();
-            // One thread per call: a blocking TCP connect must not hold up the others.
-            std::thread::spawn(move || {
-                let answer = connect_for(listener, &req, &named);
+            let for_thread = named.clone();
+            // One thread per call: a blocking TCP connect must not hold up the others. Where
+            // no thread can be had (the run's process limit counts init's threads too), the
+            // call fails as a fork would.
+            let spawned = std::thread::Builder::new().spawn(move || {
+                let answer = connect_for(listener, &req, &for_thread);
                 respond(listener, req.id, answer);
             });
+            if spawned.is_err() {
+                respond(listener, req.id, Err(libc::EAGAIN));
+            }
         }
-    });
+    })?;
+    Ok(())
 }
 
 /// Tell the caller its result: `Ok(())` is 0, `Err(errno)` is -1 with that errno.
@@ -317,8 +364,9 @@ fn read_memory(pid: libc::pid_t, addr: u64, buf: &mut [u8]) -> Result<(), i32> {
     }
 }
 
-/// The inode at `path` as the caller sees it from its working directory (absolute paths from
-/// init's root, which is the caller's: the command cannot change its root).
+/// The inode at `path`: relative to the caller's working directory, absolute from init's
+/// root. A caller that made a mount namespace or root of its own may see another file there;
+/// that only changes what it is refused, as the connection goes to a pinned socket or nowhere.
 fn look_up(pid: libc::pid_t, path: &[u8]) -> Result<(u64, u64), i32> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let meta = if path.starts_with(b"/") {

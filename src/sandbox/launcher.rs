@@ -470,12 +470,16 @@ fn init(
         if let Some((_, theirs)) = &channel {
             // The filter that hands connect(2) to init; if it cannot be had, no Unix socket
             // at all (or, when required, no command).
-            if let Err(e) = connect_broker::install_and_hand_over(theirs) {
-                connect_broker::tell_failure(theirs, &e);
-                if required || super::unix_sockets::restrict().is_err() {
-                    // SAFETY: leaving without destructors.
-                    unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
+            let go = match connect_broker::install_and_hand_over(theirs) {
+                Ok(()) => connect_broker::await_go(theirs),
+                Err(e) => {
+                    connect_broker::tell_failure(theirs, &e);
+                    !required && super::unix_sockets::restrict().is_ok()
                 }
+            };
+            if !go {
+                // SAFETY: leaving without destructors.
+                unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
             }
         }
         drop(channel);
@@ -494,12 +498,18 @@ fn init(
     }
     if let Some((ours, theirs)) = channel {
         drop(theirs);
-        match connect_broker::receive(&ours) {
-            Ok(listener) => connect_broker::serve(listener, named),
+        let served = connect_broker::receive(&ours).and_then(|listener| {
+            connect_broker::serve(listener, named).map_err(connect_broker::BrokerError::Thread)
+        });
+        match served {
+            Ok(()) => connect_broker::send_go(&ours),
+            // No go: the command's process exits without running the command.
             Err(e) if required => reporter.send(&report::error_line(&format!("Unix sockets: {e}"))),
-            Err(e) => st
-                .warnings
-                .push(format!("the allowed Unix sockets stay closed: {e}")),
+            Err(e) => {
+                st.warnings
+                    .push(format!("the allowed Unix sockets stay closed: {e}"));
+                connect_broker::send_go(&ours);
+            }
         }
     }
     send_report(&st, &mut reporter);
