@@ -2609,6 +2609,57 @@ fn keyring_is_out_of_reach() {
     );
 }
 
+/// The run's init connects for the command when sockets are named, and holds the sandbox's
+/// pipes: the command must not be able to trace it or open its descriptors, even where it has
+/// capabilities in its user namespace (started by root), while tracing its own child works
+/// (the control).
+#[test]
+fn init_is_out_of_the_commands_reach() {
+    if !sandbox_available("init_is_out_of_the_commands_reach") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/trace.py"),
+        "import ctypes, os, signal, time\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         def attach(pid):\n\
+         \x20   if libc.ptrace(16, pid, 0, 0) == 0:\n\
+         \x20       return 'attached'\n\
+         \x20   return 'refused'\n\
+         fds = 'refused'\n\
+         try:\n\
+         \x20   names = os.listdir('/proc/1/fd')\n\
+         except OSError:\n\
+         \x20   names = []\n\
+         for n in names:\n\
+         \x20   try:\n\
+         \x20       os.close(os.open('/proc/1/fd/' + n, os.O_RDONLY)); fds = 'opened'\n\
+         \x20   except OSError:\n\
+         \x20       pass\n\
+         child = os.fork()\n\
+         if child == 0:\n\
+         \x20   time.sleep(5); os._exit(0)\n\
+         mine = attach(child)\n\
+         os.kill(child, signal.SIGKILL); os.waitpid(child, 0)\n\
+         print('init', attach(1), 'fds', fds, 'own child', mine)\n",
+        0o644,
+    );
+    let sock_path = home.path().join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock_path).unwrap();
+    let socket_flag = format!("--allow-socket={}", sock_path.display());
+    for extra in [&[][..], &[&socket_flag[..], "--allow-network"][..]] {
+        let out = run(&home, &with(extra), b"!{scripts/trace.py}", Feed::Whole);
+        assert_eq!(
+            out.text(),
+            "init refused fds refused own child attached",
+            "{extra:?}: {}",
+            out.stderr
+        );
+    }
+}
+
 /// A script's own local server works under the default policy (loopback is up in the empty
 /// network namespace) while the host's listener stays out of reach.
 #[test]
