@@ -282,6 +282,7 @@ fn send_report(st: &State, reporter: &mut Reporter) {
 
 /// Replace this process with the command. Returns only on failure, with a shell-like code.
 fn exec_command(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> i32 {
+    drop_capabilities();
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).env_remove(super::MARKER_ENV);
     if let Some(a0) = arg0 {
@@ -293,6 +294,41 @@ fn exec_command(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> i32
         127
     } else {
         126
+    }
+}
+
+/// The command starts with no capabilities, even when started by root (which is root in its
+/// user namespace too): with CAP_SYS_ADMIN there it could unmount what covers the hidden
+/// paths, or with CAP_SYS_PTRACE trace the run's init. Empties the bounding and ambient sets
+/// and locks SECBIT_NOROOT, so exec grants root nothing. A process without CAP_SETPCAP cannot
+/// do this, and needs not: it has no capabilities, and no_new_privs (set with the seccomp
+/// filters) keeps exec from granting any.
+fn drop_capabilities() {
+    const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
+    const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
+    // SAFETY: prctl calls on this process only.
+    unsafe {
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+            {
+                break; // past the last capability this kernel knows
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        libc::prctl(
+            libc::PR_SET_SECUREBITS,
+            SECBIT_NOROOT | SECBIT_NOROOT_LOCKED,
+            0,
+            0,
+            0,
+        );
     }
 }
 
