@@ -2279,27 +2279,35 @@ fn run_refuses_scripts_outside_the_skill() {
 /// and Landlock does not govern connecting to them. Through one (the D-Bus session bus, the
 /// Docker socket, an ssh agent) a sandboxed script could act outside the sandbox. So no Unix
 /// socket can be created unless the policy names some, the network allowed or not; then the
-/// run's init makes every connect and reaches only the named ones, wherever the others are
-/// (here: beside the named one, directly in /tmp, four levels down in /tmp, abstract), and no
-/// datagram socket pair can send to a path.
+/// run's init makes every connect and reaches only the named ones (and the script's own, in
+/// its private $TMPDIR), wherever the others are (here: beside the named one, directly in
+/// /tmp, four levels down in /tmp, abstract), and no datagram socket pair can send to a path.
 #[test]
 fn sandbox_opens_only_the_named_unix_sockets() {
     use std::os::linux::net::SocketAddrExt;
     use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener};
-    if !sandbox_available("sandbox_opens_only_the_named_unix_sockets") {
+    if !layers_available(
+        "sandbox_opens_only_the_named_unix_sockets",
+        &["private mounts"],
+    ) {
         return;
     }
     let home = TestHome::new();
     sandbox_setup(&home);
     write_file(
         &home.path().join("skills/good/scripts/unix.py"),
-        "import socket, sys\n\
+        "import os, socket, sys\n\
          out = []\n\
          for a in sys.argv[1:]:\n\
          \x20   kind, addr = a.split(':', 1)\n\
          \x20   addr = addr if addr.startswith('/') else '\\0' + addr\n\
          \x20   try:\n\
-         \x20       if kind == 'dgram':\n\
+         \x20       if kind == 'own':\n\
+         \x20           addr = os.path.join(os.environ['TMPDIR'], 'own.sock')\n\
+         \x20           srv = socket.socket(socket.AF_UNIX); srv.bind(addr); srv.listen()\n\
+         \x20           s = socket.socket(socket.AF_UNIX); s.connect(addr)\n\
+         \x20           srv.accept(); os.unlink(addr); out.append('connected')\n\
+         \x20       elif kind == 'dgram':\n\
          \x20           p, q = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
          \x20           p.sendto(b'from the sandbox', addr); out.append('sent')\n\
          \x20       else:\n\
@@ -2338,7 +2346,7 @@ fn sandbox_opens_only_the_named_unix_sockets() {
         UnixListener::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();
     abstract_.set_nonblocking(true).unwrap();
     let input = format!(
-        "!{{scripts/unix.py stream:{} stream:{} stream:{} stream:{} stream:{name} dgram:{}}}",
+        "!{{scripts/unix.py stream:{} stream:{} stream:{} stream:{} stream:{name} dgram:{} own:-}}",
         named_path.display(),
         other_path.display(),
         tmp_path.display(),
@@ -2348,22 +2356,23 @@ fn sandbox_opens_only_the_named_unix_sockets() {
     let base = &["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
     let allow = |p: &std::path::Path| format!("--allow-socket={}", p.display());
     let (named_flag, deep_flag) = (allow(&named_path), allow(&deep_path));
-    let none = "refused refused refused refused refused refused";
+    let none = "refused refused refused refused refused refused refused";
     let cases: [(&[&str], &str); 5] = [
         (&[], none),
         (&["--allow-network"], none),
+        // The script's own server in its $TMPDIR (its private tmpfs) stays reachable.
         (
             &[&named_flag],
-            "connected refused refused refused refused refused",
+            "connected refused refused refused refused refused connected",
         ),
         (
             &[&named_flag, "--allow-network"],
-            "connected refused refused refused refused refused",
+            "connected refused refused refused refused refused connected",
         ),
         // The control for the deep place: reached when named, so its refusal above is the rule.
         (
             &[&deep_flag, "--allow-network"],
-            "refused refused refused connected refused refused",
+            "refused refused refused connected refused refused connected",
         ),
     ];
     let reached = |l: &UnixListener| l.accept().is_ok();

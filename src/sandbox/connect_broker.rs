@@ -6,9 +6,10 @@
 //! (`allowed_sockets`), a filter in the command's process stops at each `connect` and init:
 //! - copies the address once out of the caller's memory (so nothing the caller changes later
 //!   counts) and takes a duplicate of the caller's socket (`pidfd_getfd`);
-//! - for a Unix address bound to a path, looks the path up (relative ones from the caller's
-//!   working directory) and connects only when it is one of the named sockets, and then to the
-//!   socket it pinned before the command started (`/proc/self/fd/N`), never to what the path
+//! - for a Unix address bound to a path, opens the path (relative ones from the caller's
+//!   working directory) and connects only when the inode is one of the named sockets (pinned
+//!   before the command started) or lies on the run's own `$TMPDIR` tmpfs (the command's own
+//!   servers), and then through that descriptor (`/proc/self/fd/N`), never to what the path
 //!   names by then; anything else gets EACCES (ENOENT when nothing is there);
 //! - for every other address (TCP, UDP, abstract Unix names) connects as asked: the network
 //!   namespace or the Landlock scope, which init shares with the command, still decide.
@@ -46,17 +47,23 @@ pub enum BrokerError {
     InCommand(String),
 }
 
-/// A named socket, pinned: its inode and an `O_PATH` descriptor on it.
+/// A named socket, pinned: its inode, and an `O_PATH` descriptor on it, held so that the
+/// inode number cannot go to another file while the run lasts.
 #[derive(Debug)]
 struct Pinned {
     dev: u64,
     ino: u64,
-    fd: OwnedFd,
+    _held: OwnedFd,
 }
 
 /// The named sockets, opened before anything of the command runs.
 #[derive(Debug, Default)]
-pub struct Named(Vec<Pinned>);
+pub struct Named {
+    pinned: Vec<Pinned>,
+    /// The device of the run's private `$TMPDIR` tmpfs, where only the run itself makes
+    /// sockets: its own servers stay reachable.
+    own_tmp: Option<u64>,
+}
 
 impl Named {
     /// Pin the sockets at `paths`; a path that is not a socket is left out with a warning.
@@ -77,7 +84,7 @@ impl Named {
                 m.file_type().is_socket().then(|| Pinned {
                     dev: m.dev(),
                     ino: m.ino(),
-                    fd,
+                    _held: fd,
                 })
             })();
             match pinned {
@@ -88,14 +95,22 @@ impl Named {
                 )),
             }
         }
-        Named(out)
+        Named {
+            pinned: out,
+            own_tmp: None,
+        }
     }
 
-    fn find(&self, dev: u64, ino: u64) -> Option<RawFd> {
-        self.0
-            .iter()
-            .find(|s| s.dev == dev && s.ino == ino)
-            .map(|s| s.fd.as_raw_fd())
+    /// Also let the command reach sockets on the file system at `tmpdir` (the run's private
+    /// tmpfs, once mounted).
+    pub fn allow_own_tmp(&mut self, tmpdir: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        self.own_tmp = std::fs::metadata(tmpdir).ok().map(|m| m.dev());
+    }
+
+    /// Whether the socket with this inode may be reached.
+    fn allows(&self, dev: u64, ino: u64) -> bool {
+        self.own_tmp == Some(dev) || self.pinned.iter().any(|s| s.dev == dev && s.ino == ino)
     }
 }
 
@@ -333,10 +348,17 @@ fn connect_for(listener: RawFd, req: &libc::seccomp_notif, named: &Named) -> Res
     match path {
         None => connect(&sock, &buf[..len]),
         Some(path) => {
-            let (dev, ino) = look_up(pid, path)?;
+            let target = open_socket(pid, path)?;
             still_waiting(listener, req.id)?;
-            let pinned = named.find(dev, ino).ok_or(libc::EACCES)?;
-            connect(&sock, &unix_address(&format!("/proc/self/fd/{pinned}")))
+            let (dev, ino) = inode(&target)?;
+            if !named.allows(dev, ino) {
+                return Err(libc::EACCES);
+            }
+            // Through the descriptor: exactly the inode checked, whatever the path names now.
+            connect(
+                &sock,
+                &unix_address(&format!("/proc/self/fd/{}", target.as_raw_fd())),
+            )
         }
     }
 }
@@ -364,23 +386,39 @@ fn read_memory(pid: libc::pid_t, addr: u64, buf: &mut [u8]) -> Result<(), i32> {
     }
 }
 
-/// The inode at `path`: relative to the caller's working directory, absolute from init's
-/// root. A caller that made a mount namespace or root of its own may see another file there;
-/// that only changes what it is refused, as the connection goes to a pinned socket or nowhere.
-fn look_up(pid: libc::pid_t, path: &[u8]) -> Result<(u64, u64), i32> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let meta = if path.starts_with(b"/") {
-        std::fs::metadata(Path::new(std::ffi::OsStr::from_bytes(path)))
+/// An `O_PATH` descriptor on the socket at `path`: relative to the caller's working directory,
+/// absolute from init's root. A caller that made a mount namespace or root of its own may see
+/// another file there; that only changes what it is refused, as the connection goes to the
+/// inode checked or nowhere.
+fn open_socket(pid: libc::pid_t, path: &[u8]) -> Result<OwnedFd, i32> {
+    let full = if path.starts_with(b"/") {
+        path.to_vec()
     } else {
-        let mut full = PathBuf::from(format!("/proc/{pid}/cwd"));
-        full.push(std::ffi::OsStr::from_bytes(path));
-        std::fs::metadata(full)
+        let mut full = format!("/proc/{pid}/cwd/").into_bytes();
+        full.extend_from_slice(path);
+        full
+    };
+    let c = CString::new(full).map_err(|_| libc::EINVAL)?;
+    // SAFETY: O_PATH open of a valid C string; the descriptor is then owned.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(errno());
     }
-    .map_err(|e| e.raw_os_error().unwrap_or(libc::ENOENT))?;
-    if !meta.file_type().is_socket() {
+    // SAFETY: fresh descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// (device, inode) of a socket; ECONNREFUSED for anything else, as `connect` says.
+fn inode(fd: &OwnedFd) -> Result<(u64, u64), i32> {
+    // SAFETY: fstat into a zeroed struct on our descriptor.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return Err(errno());
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
         return Err(libc::ECONNREFUSED);
     }
-    Ok((meta.dev(), meta.ino()))
+    Ok((st.st_dev, st.st_ino))
 }
 
 fn unix_address(path: &str) -> Vec<u8> {

@@ -448,7 +448,7 @@ fn init(
     life_r: OwnedFd,
     command: Command,
     launch: &LaunchArgs,
-    named: Named,
+    mut named: Named,
     mut st: State,
     mut reporter: Reporter,
 ) -> ! {
@@ -477,6 +477,11 @@ fn init(
             // SAFETY: leaving without destructors.
             unsafe { libc::_exit(code) };
         }
+    }
+    if st.enforced.mounts
+        && let Some(tmpdir) = &launch.tmpdir
+    {
+        named.allow_own_tmp(tmpdir);
     }
     let broker = match restrict(launch, &mut st, true, &mut reporter) {
         Ok(b) => b,
