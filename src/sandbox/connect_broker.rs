@@ -439,3 +439,73 @@ fn connect(sock: &OwnedFd, addr: &[u8]) -> Result<(), i32> {
     };
     if r == 0 { Ok(()) } else { Err(errno()) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (OwnedFd, OwnedFd) {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for two descriptors, which we then own.
+        unsafe {
+            assert_eq!(
+                libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr()),
+                0
+            );
+            (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+        }
+    }
+
+    #[test]
+    fn a_descriptor_or_the_reason_crosses_the_channel() {
+        let (a, b) = pair();
+        let file = std::fs::File::open("/dev/null").unwrap();
+        send_fd(&a, &OwnedFd::from(file)).unwrap();
+        let got = receive(&b).unwrap();
+        assert!(inode(&got).is_err(), "/dev/null is no socket");
+        let (a, b) = pair();
+        tell_failure(&a, &BrokerError::InCommand("no filter here".into()));
+        let err = receive(&b).unwrap_err();
+        assert_eq!(err.to_string(), "no filter here");
+        let (a, b) = pair();
+        drop(a);
+        assert!(
+            receive(&b)
+                .unwrap_err()
+                .to_string()
+                .contains("ended before")
+        );
+        let (a, b) = pair();
+        send_go(&a);
+        assert!(await_go(&b));
+        drop(a);
+        assert!(!await_go(&b), "no go when init is gone");
+    }
+
+    #[test]
+    fn only_named_sockets_and_the_runs_own_tmpfs_are_allowed() {
+        let dir = tempfile::tempdir().unwrap();
+        let named_path = dir.path().join("named.sock");
+        let _named = std::os::unix::net::UnixListener::bind(&named_path).unwrap();
+        let other_path = dir.path().join("other.sock");
+        let _other = std::os::unix::net::UnixListener::bind(&other_path).unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        let mut warnings = Vec::new();
+        let mut named = Named::pin(&[named_path.clone(), plain.clone()], &mut warnings);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("plain"), "{warnings:?}");
+        let id = |p: &Path| inode(&open_socket(0, p.as_os_str().as_bytes()).unwrap()).unwrap();
+        let (dev, ino) = id(&named_path);
+        assert!(named.allows(dev, ino));
+        let (dev, ino) = id(&other_path);
+        assert!(!named.allows(dev, ino));
+        // Sockets on the run's own $TMPDIR file system are its own.
+        named.allow_own_tmp(dir.path());
+        assert!(named.allows(dev, ino));
+        assert_eq!(
+            open_socket(0, b"/nonexistent/x.sock").unwrap_err(),
+            libc::ENOENT
+        );
+    }
+}
