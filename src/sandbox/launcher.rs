@@ -492,10 +492,19 @@ fn init(
         match socket_pair() {
             Ok(pair) => Some(pair),
             Err(e) => {
-                if let Err(code) = st.fail_or_warn("Unix sockets", e, &mut reporter) {
+                if st.required {
+                    reporter.send(&report::error_line(&format!("Unix sockets: {e}")));
                     // SAFETY: leaving without destructors.
-                    unsafe { libc::_exit(code) };
+                    unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
                 }
+                // No broker: no Unix socket at all.
+                if let Err(p) = super::unix_sockets::restrict() {
+                    reporter.send(&report::error_line(&format!("Unix sockets: {p}")));
+                    // SAFETY: leaving without destructors.
+                    unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
+                }
+                st.warnings
+                    .push(format!("the allowed Unix sockets stay closed: {e}"));
                 None
             }
         }
