@@ -418,19 +418,64 @@ fn resume_errors_are_usage_errors() {
     assert!(server.requests().is_empty());
 }
 
+/// Processes whose command line is exactly `argv`.
+fn processes_running(argv: &[&str]) -> usize {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Ctrl-C while a directive runs: the run is killed (its whole tree), audited as cancelled and
+/// its $TMPDIR removed, and the REPL goes on.
 #[test]
 fn ctrl_c_stops_a_running_script() {
     let home = TestHome::new();
     let server = Server::start([
-        Reply::text(["Waiting: !{sleep 30}"]),
+        Reply::text(["Waiting: !{sleep 29.517}"]),
         Reply::text(["still here"]),
     ]);
-    let mut p = start(&home, &server, &["--allow", "sleep", "-y"]);
+    let tmp = home.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut c = repl_cmd(&home, &server, &["--allow", "sleep", "-y"]);
+    c.env("TMPDIR", &tmp);
+    let mut p = Pty::spawn(c);
+    p.expect("/help for commands");
+    p.prompt();
     p.send(b"wait\r");
-    p.expect("running sleep 30");
+    p.expect("running sleep 29.517");
+    // The control: the run and its $TMPDIR exist while it runs.
+    let argv = ["sleep", "29.517"];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while processes_running(&argv) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(processes_running(&argv), 1, "the script is not running");
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        1,
+        "no per-run TMPDIR"
+    );
     p.send(b"\x03");
     // Well before the 30 s the script would take (every wait here is bounded by pty::TIMEOUT).
     p.expect("cancelled");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while processes_running(&argv) > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(processes_running(&argv), 0, "the script outlived Ctrl-C");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(
+        left.is_empty(),
+        "the run's TMPDIR was left behind: {left:?}"
+    );
     p.prompt();
     p.send(b"on\r");
     p.expect("still here");
@@ -442,7 +487,7 @@ fn ctrl_c_stops_a_running_script() {
         m[1..],
         [
             pair("user", "wait"),
-            pair("assistant", "Waiting: !{sleep 30}"),
+            pair("assistant", "Waiting: !{sleep 29.517}"),
             pair("user", "on")
         ]
     );
@@ -450,6 +495,13 @@ fn ctrl_c_stops_a_running_script() {
     assert_eq!(audit.len(), 1, "{audit:?}");
     assert_eq!(audit[0]["decision"], "ran");
     assert_eq!(audit[0]["reason"], "cancelled");
+    assert_eq!(audit[0]["phase"], "completed");
+    // And the line before it, written before the spawn.
+    let all = home.audit_all();
+    assert!(
+        all.iter().any(|r| r["phase"] == "started"),
+        "no `started` line: {all:?}"
+    );
 }
 
 #[test]
