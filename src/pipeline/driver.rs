@@ -1,0 +1,415 @@
+//! The one directive pipeline (DESIGN §7, §9): bytes in, typed [`Event`]s out.
+//!
+//! The filter and the chat loop feed their streams through a [`Driver`]: text comes out as it is
+//! scanned, side effects go to the one ordered, bounded queue, a capture either runs where it
+//! stands (the filter: its capture text takes its place) or is handed back (the chat loop stops
+//! the model's stream there and continues after the result), at most `max_captures` of them,
+//! and every outcome becomes typed [`Report`]s through one path that also keeps the problems
+//! flag (`--strict`). What only the chat needs, not running what the user did not ask for, is a
+//! [`Gate`]: admit or refuse.
+
+use super::queue::{SideDone, SideQueue, side_effect_queue};
+use super::report::{Report, capture_text};
+use crate::audit::Decision;
+use crate::dispatch::{Dispatcher, Origin, Outcome};
+use crate::scan::{self, Directive, Kind, Piece, ScanOptions, Scanner};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::runtime::Handle;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// What a sink tells the driver after an event: go on, or stop acting on this stream (the
+/// output is gone, or the caller stops at a capture). Stopped, the driver drops what follows
+/// until [`Driver::restart`].
+pub type Flow = ControlFlow<()>;
+
+/// What the driver makes of the stream, in program order.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// Text to show as it is; for a capture run in place, its capture text.
+    Text(&'a [u8]),
+    /// A directive is about to be acted on: the text before it is complete (write it out now,
+    /// so that what the directive does comes after it).
+    Directive(&'a Directive),
+    /// A capture is about to run (the side effects before it have finished).
+    Running(&'a Directive),
+    /// How a directive ended, or why it was refused.
+    Report(Report),
+    /// What a finished side effect wrote (for `--show-side-effects`), unsanitized.
+    Output {
+        /// Its stdout.
+        stdout: &'a [u8],
+        /// Its stderr.
+        stderr: &'a [u8],
+    },
+    /// A capture for the caller to run ([`CaptureMode::HandBack`]); the driver stops here.
+    Capture(Directive),
+}
+
+/// What the driver does at a capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureMode {
+    /// Run it where it stands and put its capture text in its place (the filter).
+    InPlace,
+    /// Hand it back as [`Event::Capture`] and stop: the caller runs it with
+    /// [`Driver::run_capture`] and feeds what follows in a new stream (the chat loop).
+    HandBack,
+}
+
+/// A gate's decision about one directive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admit {
+    /// Let it go on to the dispatcher (policy, confirmation, sandbox).
+    Run,
+    /// Do not run it: audited as denied and reported with this reason.
+    Refuse(String),
+}
+
+/// A check the caller adds before the dispatcher, e.g. "the user did not ask for this".
+pub type Gate = Box<dyn Fn(&Directive) -> Admit + Send + Sync>;
+
+/// Takes the events of finished side effects on the side-effect worker, as they finish (for a
+/// caller that cannot poll, like the filter blocked on its input).
+pub type Listener = Arc<dyn Fn(Event<'_>) + Send + Sync>;
+
+/// How a [`Driver`] scans and what it does at a capture.
+#[derive(Debug, Clone, Copy)]
+pub struct DriverOptions {
+    /// Scanner limits and whether Markdown code counts.
+    pub scan: ScanOptions,
+    /// Run captures in place or hand them back.
+    pub captures: CaptureMode,
+    /// Captures (and counted tool calls) allowed before further ones are refused.
+    pub max_captures: Option<usize>,
+}
+
+/// How [`Driver::run_capture`] went.
+#[derive(Debug)]
+pub enum Captured {
+    /// The dispatcher decided (ran it, or refused it by policy or the user).
+    Dispatched(Outcome),
+    /// The [`Gate`] refused it, for this reason.
+    NotAdmitted(String),
+}
+
+/// One stream's pipeline (a filter run, a chat turn). Dropping it stops its side-effect worker.
+pub struct Driver {
+    /// `None` only while a chunk is being scanned (the scanner's sink needs the rest of `self`).
+    scanner: Option<Scanner>,
+    /// Scanned events waiting to be routed (the async path).
+    events: Vec<scan::Event>,
+    opts: DriverOptions,
+    dispatcher: Arc<Dispatcher>,
+    queue: SideQueue,
+    /// Finished side effects for [`Driver::finished`]; `None` when a [`Listener`] takes them.
+    finished: Option<mpsc::UnboundedReceiver<SideDone>>,
+    worker: JoinHandle<()>,
+    gate: Option<Gate>,
+    captures: usize,
+    problems: Arc<AtomicBool>,
+    stopped: bool,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.worker.abort();
+    }
+}
+
+impl Driver {
+    /// A driver whose side effects run on `rt`. With a `listener`, finished side effects go to
+    /// it as they finish; without, the caller collects them ([`Driver::finished`],
+    /// [`Driver::settle`]).
+    pub fn new(
+        dispatcher: Arc<Dispatcher>,
+        opts: DriverOptions,
+        rt: &Handle,
+        listener: Option<Listener>,
+    ) -> Driver {
+        let problems = Arc::new(AtomicBool::new(false));
+        let (queue, finished, worker) = match listener {
+            Some(listener) => {
+                let problems = problems.clone();
+                let (queue, worker) = side_effect_queue(dispatcher.clone(), move |(d, o)| {
+                    emit_outcome(&d.raw, &o, true, &problems, &mut |e| {
+                        listener(e);
+                        Flow::Continue(())
+                    })
+                });
+                (queue, None, rt.spawn(worker))
+            }
+            None => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let (queue, worker) = side_effect_queue(dispatcher.clone(), move |done| {
+                    let _ = tx.send(done);
+                });
+                (queue, Some(rx), rt.spawn(worker))
+            }
+        };
+        Driver {
+            scanner: Some(Scanner::new(opts.scan)),
+            events: Vec::new(),
+            opts,
+            dispatcher,
+            queue,
+            finished,
+            worker,
+            gate: None,
+            captures: 0,
+            problems,
+            stopped: false,
+        }
+    }
+
+    /// Adds a check every directive passes before the dispatcher.
+    pub fn with_gate(mut self, gate: Gate) -> Driver {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// A new stream (after a capture was handed back): fresh scanner, no longer stopped.
+    /// Side effects, the capture count and the problems flag carry on.
+    pub fn restart(&mut self) {
+        self.scanner = Some(Scanner::new(self.opts.scan));
+        self.events.clear();
+        self.stopped = false;
+    }
+
+    /// Scans `chunk` on a thread outside the runtime (the filter), text straight from `chunk`;
+    /// directives are acted on through `rt`, blocking this thread.
+    pub fn feed_blocking<S>(&mut self, rt: &Handle, chunk: &[u8], sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow,
+    {
+        let mut scanner = self.scanner.take().expect("not scanning already");
+        scanner.feed_with(chunk, |p| self.piece_blocking(rt, p, sink));
+        self.scanner = Some(scanner);
+    }
+
+    /// The end of the stream, for [`Driver::feed_blocking`]: what the scanner held back.
+    pub fn finish_blocking<S>(&mut self, rt: &Handle, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow,
+    {
+        let mut scanner = self.scanner.take().expect("not scanning already");
+        scanner.finish_with(|p| self.piece_blocking(rt, p, sink));
+        self.scanner = Some(scanner);
+    }
+
+    fn piece_blocking<S>(&mut self, rt: &Handle, piece: Piece<'_>, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow,
+    {
+        if self.stopped {
+            return;
+        }
+        match piece {
+            Piece::Text(t) => self.stopped = sink(Event::Text(t)).is_break(),
+            Piece::Directive(d) => rt.block_on(self.directive(d, sink)),
+        }
+    }
+
+    /// Scans `chunk` from async code (the chat loop).
+    pub async fn feed(&mut self, chunk: &[u8], sink: &mut dyn FnMut(Event<'_>) -> Flow) {
+        let mut events = std::mem::take(&mut self.events);
+        if let Some(scanner) = &mut self.scanner {
+            scanner.feed(chunk, &mut events);
+        }
+        self.route(&mut events, sink).await;
+        self.events = events;
+    }
+
+    /// The end of the stream, for [`Driver::feed`].
+    pub async fn finish(&mut self, sink: &mut dyn FnMut(Event<'_>) -> Flow) {
+        let mut events = std::mem::take(&mut self.events);
+        if let Some(scanner) = &mut self.scanner {
+            scanner.finish(&mut events);
+        }
+        self.route(&mut events, sink).await;
+        self.events = events;
+    }
+
+    /// The stream broke off: what the scanner held back comes out as text, nothing runs.
+    pub fn abandon(&mut self, sink: &mut dyn FnMut(Event<'_>) -> Flow) {
+        let mut events = std::mem::take(&mut self.events);
+        if let Some(scanner) = &mut self.scanner {
+            scanner.finish(&mut events);
+        }
+        for ev in events.drain(..) {
+            if let scan::Event::Text(t) = ev
+                && !self.stopped
+            {
+                self.stopped = sink(Event::Text(&t)).is_break();
+            }
+        }
+        self.events = events;
+    }
+
+    async fn route(
+        &mut self,
+        events: &mut Vec<scan::Event>,
+        sink: &mut dyn FnMut(Event<'_>) -> Flow,
+    ) {
+        for ev in events.drain(..) {
+            if self.stopped {
+                continue;
+            }
+            match ev {
+                scan::Event::Text(t) => self.stopped = sink(Event::Text(&t)).is_break(),
+                scan::Event::Directive(d) => self.directive(d, sink).await,
+            }
+        }
+    }
+
+    /// The one routing of a directive: a side effect to the queue, a capture run in place or
+    /// handed back; refused when over the capture limit or by the gate.
+    async fn directive<S>(&mut self, d: Directive, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        if sink(Event::Directive(&d)).is_break() {
+            self.stopped = true;
+            return;
+        }
+        match d.kind {
+            Kind::SideEffect => match self.admit(&d) {
+                Admit::Run => self.queue.push(d).await,
+                Admit::Refuse(why) => self.refuse_directive(&d, why, sink),
+            },
+            Kind::Capture => {
+                if let Some(why) = self.limit_reached() {
+                    return self.refuse_directive(&d, why, sink);
+                }
+                match self.opts.captures {
+                    CaptureMode::HandBack => {
+                        let _ = sink(Event::Capture(d));
+                        self.stopped = true;
+                    }
+                    CaptureMode::InPlace => {
+                        if let Captured::Dispatched(outcome) = self.run_capture(&d, sink).await {
+                            self.stopped = sink(Event::Text(capture_text(&outcome))).is_break();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs a capture (counted toward the limit): the gate, then every earlier side effect to
+    /// its end (program order), then the dispatcher; its report goes to `sink`.
+    pub async fn run_capture<S>(&mut self, d: &Directive, sink: &mut S) -> Captured
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        self.captures += 1;
+        if let Admit::Refuse(why) = self.admit(d) {
+            self.refuse_directive(d, why.clone(), sink);
+            return Captured::NotAdmitted(why);
+        }
+        self.settle(sink).await;
+        let _ = sink(Event::Running(d));
+        let outcome = self.dispatcher.run_body(Kind::Capture, &d.body).await;
+        self.report(&d.raw, &outcome, sink);
+        Captured::Dispatched(outcome)
+    }
+
+    fn admit(&self, d: &Directive) -> Admit {
+        self.gate.as_ref().map_or(Admit::Run, |gate| gate(d))
+    }
+
+    /// Why no further capture may run, once `max_captures` have.
+    pub fn limit_reached(&self) -> Option<String> {
+        let max = self.opts.max_captures?;
+        (self.captures >= max).then(|| format!("max_captures_per_turn = {max} reached"))
+    }
+
+    /// Counts a capture that runs outside [`Driver::run_capture`] (a native tool call).
+    pub fn count_capture(&mut self) {
+        self.captures += 1;
+    }
+
+    /// Captures (and counted tool calls) so far.
+    pub fn captures(&self) -> usize {
+        self.captures
+    }
+
+    /// A directive, tool call or report was a problem (blocked, declined, invalid, failed).
+    pub fn problems(&self) -> bool {
+        self.problems.load(Ordering::Relaxed)
+    }
+
+    /// Waits until every side effect queued so far has finished; with no [`Listener`], their
+    /// events go to `sink`.
+    pub async fn settle<S>(&mut self, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        self.queue.settled().await;
+        self.finished(sink);
+    }
+
+    /// [`Driver::settle`] from a thread outside the runtime.
+    pub fn settle_blocking<S>(&mut self, rt: &Handle, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow,
+    {
+        rt.block_on(self.settle(sink));
+    }
+
+    /// The events of side effects that have finished by now (with no [`Listener`]).
+    pub fn finished<S>(&mut self, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        let Some(rx) = &mut self.finished else { return };
+        while let Ok((d, outcome)) = rx.try_recv() {
+            emit_outcome(&d.raw, &outcome, true, &self.problems, sink);
+        }
+    }
+
+    /// The reports for an outcome of `what` (a directive as written, or `tool NAME`).
+    pub fn report<S>(&self, what: &[u8], outcome: &Outcome, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        emit_outcome(what, outcome, false, &self.problems, sink);
+    }
+
+    /// Refuses a run without asking the dispatcher's policy: audited with `decision`, and a
+    /// problem. The caller reports the returned outcome, or says so its own way.
+    pub fn refuse(&self, origin: Origin, argv: &[String], decision: Decision, why: String) -> Outcome {
+        self.problems.store(true, Ordering::Relaxed);
+        self.dispatcher.refuse(origin, argv, decision, why)
+    }
+
+    fn refuse_directive<S>(&self, d: &Directive, why: String, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        let argv = std::slice::from_ref(&d.body);
+        let outcome = self.refuse(Origin::from(d.kind), argv, Decision::Denied, why);
+        self.report(&d.raw, &outcome, sink);
+    }
+}
+
+/// The one path from an outcome to events: a side effect's output (when `output`), then its
+/// reports; a problem marks the run.
+fn emit_outcome<S>(what: &[u8], outcome: &Outcome, output: bool, problems: &AtomicBool, sink: &mut S)
+where
+    S: FnMut(Event<'_>) -> Flow + ?Sized,
+{
+    if let (true, Outcome::Ran(ran)) = (output, outcome) {
+        let _ = sink(Event::Output {
+            stdout: &ran.result.stdout,
+            stderr: &ran.result.stderr,
+        });
+    }
+    for r in Report::for_outcome(what, outcome) {
+        if r.is_problem() {
+            problems.store(true, Ordering::Relaxed);
+        }
+        let _ = sink(Event::Report(r));
+    }
+}
