@@ -137,7 +137,12 @@ where
 /// The filter's side of the pipeline: text goes out as it is scanned; before a directive acts,
 /// the text before it is written (and for a capture, input keeps being read meanwhile).
 /// Stops the pipeline once the output has failed.
-fn on_event<R, W>(out: &mut Output<W>, input: &mut Input<R>, reporter: &dyn Reporter, ev: Event<'_>) -> Flow
+fn on_event<R, W>(
+    out: &mut Output<W>,
+    input: &mut Input<R>,
+    reporter: &dyn Reporter,
+    ev: Event<'_>,
+) -> Flow
 where
     R: Read + Send + 'static,
     W: Write,

@@ -470,9 +470,8 @@ impl Session {
                         ui.busy(None);
                         first = false;
                     }
-                    let sink = &mut |ev: Event<'_>| {
-                        self.on_event(ui, ev, &mut consumed, &mut capture)
-                    };
+                    let sink =
+                        &mut |ev: Event<'_>| self.on_event(ui, ev, &mut consumed, &mut capture);
                     driver.feed(t.as_bytes(), sink).await;
                     raw.push_str(&t);
                     false
@@ -733,11 +732,7 @@ enum Step {
 
 /// Why `d` is not the user's request: the user asked for nothing to run, or it copies a
 /// worked example the user did not ask for.
-fn not_asked_for(
-    examples: &copies::Examples,
-    user: &str,
-    d: &Directive,
-) -> Option<&'static str> {
+fn not_asked_for(examples: &copies::Examples, user: &str, d: &Directive) -> Option<&'static str> {
     if copies::asked_not_to_run(user) {
         Some(copies::NOT_TO_RUN)
     } else if examples.is_copy(d, user) {

@@ -379,7 +379,13 @@ impl Driver {
 
     /// Refuses a run without asking the dispatcher's policy: audited with `decision`, and a
     /// problem. The caller reports the returned outcome, or says so its own way.
-    pub fn refuse(&self, origin: Origin, argv: &[String], decision: Decision, why: String) -> Outcome {
+    pub fn refuse(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        decision: Decision,
+        why: String,
+    ) -> Outcome {
         self.problems.store(true, Ordering::Relaxed);
         self.dispatcher.refuse(origin, argv, decision, why)
     }
@@ -396,8 +402,13 @@ impl Driver {
 
 /// The one path from an outcome to events: a side effect's output (when `output`), then its
 /// reports; a problem marks the run.
-fn emit_outcome<S>(what: &[u8], outcome: &Outcome, output: bool, problems: &AtomicBool, sink: &mut S)
-where
+fn emit_outcome<S>(
+    what: &[u8],
+    outcome: &Outcome,
+    output: bool,
+    problems: &AtomicBool,
+    sink: &mut S,
+) where
     S: FnMut(Event<'_>) -> Flow + ?Sized,
 {
     if let (true, Outcome::Ran(ran)) = (output, outcome) {
@@ -411,5 +422,199 @@ where
             problems.store(true, Ordering::Relaxed);
         }
         let _ = sink(Event::Report(r));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Scripts off: every directive is refused by the policy, which is all these tests need.
+    fn dispatcher() -> Arc<Dispatcher> {
+        Arc::new(Dispatcher::new(
+            crate::policy::ScriptPolicy::default(),
+            Arc::default(),
+            crate::audit::AuditLog::new(None),
+        ))
+    }
+
+    fn opts(captures: CaptureMode, max_captures: Option<usize>) -> DriverOptions {
+        DriverOptions {
+            scan: ScanOptions::default(),
+            captures,
+            max_captures,
+        }
+    }
+
+    /// Each event as one line, for comparing.
+    fn line(ev: Event<'_>) -> String {
+        match ev {
+            Event::Text(t) => format!("text {}", String::from_utf8_lossy(t)),
+            Event::Directive(d) => format!("directive {}", String::from_utf8_lossy(&d.raw)),
+            Event::Running(d) => format!("running {}", d.body),
+            Event::Report(r) => format!("report {r}"),
+            Event::Output { .. } => "output".into(),
+            Event::Capture(d) => format!("capture {}", d.body),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_capture_handed_back_stops_the_stream() {
+        let rt = Handle::current();
+        let mut driver = Driver::new(dispatcher(), opts(CaptureMode::HandBack, None), &rt, None);
+        let mut seen = Vec::new();
+        let sink = &mut |ev: Event<'_>| {
+            seen.push(line(ev));
+            Flow::Continue(())
+        };
+        driver.feed(b"a %{x} b !{y} c", sink).await;
+        driver.finish(sink).await;
+        driver.settle(sink).await;
+        assert_eq!(
+            seen,
+            [
+                "text a ",
+                "directive %{x}",
+                "text  b ",
+                "directive !{y}",
+                "capture y",
+                "report blocked: %{x}: scripts are not allowed (pass --allow-scripts or set allow_scripts)",
+            ]
+        );
+        assert!(driver.problems());
+        // A new stream goes on where the capture was.
+        driver.restart();
+        seen.clear();
+        let sink = &mut |ev: Event<'_>| {
+            seen.push(line(ev));
+            Flow::Continue(())
+        };
+        driver.feed(b" c", sink).await;
+        driver.finish(sink).await;
+        assert_eq!(seen, ["text  c"]);
+    }
+
+    #[tokio::test]
+    async fn captures_over_the_limit_and_refused_by_the_gate_are_reported() {
+        let rt = Handle::current();
+        let gate: Gate = Box::new(|d| match d.body.as_str() {
+            "no" => Admit::Refuse("not asked for".into()),
+            _ => Admit::Run,
+        });
+        let mut driver = Driver::new(
+            dispatcher(),
+            opts(CaptureMode::HandBack, Some(1)),
+            &rt,
+            None,
+        )
+        .with_gate(gate);
+        let mut seen = Vec::new();
+        let sink = &mut |ev: Event<'_>| {
+            seen.push(line(ev));
+            Flow::Continue(())
+        };
+        driver.feed(b"%{no}", sink).await;
+        let d = Directive {
+            kind: Kind::Capture,
+            body: "no".into(),
+            raw: b"!{no}".to_vec(),
+        };
+        let captured = driver.run_capture(&d, sink).await;
+        assert!(matches!(captured, Captured::NotAdmitted(ref why) if why == "not asked for"));
+        assert_eq!(driver.captures(), 1);
+        driver.feed(b"!{late}", sink).await;
+        assert_eq!(
+            seen,
+            [
+                "directive %{no}",
+                "report blocked: %{no}: not asked for",
+                "report blocked: !{no}: not asked for",
+                "directive !{late}",
+                "report blocked: !{late}: max_captures_per_turn = 1 reached",
+            ]
+        );
+        assert_eq!(
+            driver.limit_reached().as_deref(),
+            Some("max_captures_per_turn = 1 reached")
+        );
+        assert!(driver.problems());
+    }
+
+    /// The filter's way: blocking, from a plain thread, a capture run in place (its capture text,
+    /// empty when refused, takes its place), side effects reported to the listener before a
+    /// later capture runs.
+    #[test]
+    fn in_place_from_a_thread_with_a_listener() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let listener: Listener = {
+            let heard = heard.clone();
+            Arc::new(move |ev| heard.lock().unwrap().push(line(ev)))
+        };
+        let handle = rt.handle().clone();
+        let mut driver = Driver::new(
+            dispatcher(),
+            opts(CaptureMode::InPlace, None),
+            &handle,
+            Some(listener),
+        );
+        let mut seen = Vec::new();
+        let sink = &mut |ev: Event<'_>| {
+            let l = line(ev);
+            if l.starts_with("running") {
+                // By now the side effect before the capture has been reported.
+                assert_eq!(heard.lock().unwrap().len(), 1);
+            }
+            seen.push(l);
+            Flow::Continue(())
+        };
+        driver.feed_blocking(&handle, b"a %{x} b !{y} c", sink);
+        driver.finish_blocking(&handle, sink);
+        driver.settle_blocking(&handle, sink);
+        assert_eq!(
+            seen,
+            [
+                "text a ",
+                "directive %{x}",
+                "text  b ",
+                "directive !{y}",
+                "running y",
+                "report blocked: !{y}: scripts are not allowed (pass --allow-scripts or set allow_scripts)",
+                "text ",
+                "text  c",
+            ]
+        );
+        assert_eq!(
+            *heard.lock().unwrap(),
+            [
+                "report blocked: %{x}: scripts are not allowed (pass --allow-scripts or set allow_scripts)"
+            ]
+        );
+        assert!(driver.problems());
+    }
+
+    /// A sink that stops (the output is gone) stops everything after it: nothing more is shown
+    /// and no later directive is acted on.
+    #[test]
+    fn a_stopped_sink_stops_the_pipeline() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let handle = rt.handle().clone();
+        let mut driver = Driver::new(
+            dispatcher(),
+            opts(CaptureMode::InPlace, None),
+            &handle,
+            None,
+        );
+        let mut seen = Vec::new();
+        let sink = &mut |ev: Event<'_>| {
+            seen.push(line(ev));
+            Flow::Break(())
+        };
+        driver.feed_blocking(&handle, b"a %{x} b", sink);
+        driver.finish_blocking(&handle, sink);
+        driver.settle_blocking(&handle, sink);
+        assert_eq!(seen, ["text a "]);
+        assert!(!driver.problems());
     }
 }

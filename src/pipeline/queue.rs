@@ -49,7 +49,10 @@ impl SideQueue {
 pub fn side_effect_queue(
     dispatcher: Arc<Dispatcher>,
     mut done: impl FnMut(SideDone) + Send + 'static,
-) -> (SideQueue, impl std::future::Future<Output = ()> + Send + 'static) {
+) -> (
+    SideQueue,
+    impl std::future::Future<Output = ()> + Send + 'static,
+) {
     let (tx, mut rx) = mpsc::channel::<Job>(SIDE_QUEUE);
     let worker = async move {
         while let Some(job) = rx.recv().await {
