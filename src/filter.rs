@@ -137,6 +137,7 @@ where
 /// The filter's side of the pipeline: text goes out as it is scanned; before a directive acts,
 /// the text before it is written (and for a capture, input keeps being read meanwhile).
 /// Stops the pipeline once the output has failed.
+#[inline(always)]
 fn on_event<R, W>(
     out: &mut Output<W>,
     input: &mut Input<R>,
@@ -149,6 +150,23 @@ where
 {
     match ev {
         Event::Text(t) => out.text(t),
+        ev => on_other(out, input, reporter, ev),
+    }
+    if out.failed() {
+        Flow::Break(())
+    } else {
+        Flow::Continue(())
+    }
+}
+
+/// [`on_event`] for all but text, out of the hot path.
+#[inline(never)]
+fn on_other<R, W>(out: &mut Output<W>, input: &mut Input<R>, reporter: &dyn Reporter, ev: Event<'_>)
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    match ev {
         Event::Directive(d) => {
             out.flush();
             if d.kind == Kind::Capture && !out.failed() {
@@ -156,11 +174,6 @@ where
             }
         }
         ev => tell(reporter, ev),
-    }
-    if out.failed() {
-        Flow::Break(())
-    } else {
-        Flow::Continue(())
     }
 }
 

@@ -198,16 +198,29 @@ impl Driver {
         self.scanner = Some(scanner);
     }
 
+    /// Text is the hot path (called per run of text); a directive goes out of line.
+    #[inline(always)]
     fn piece_blocking<S>(&mut self, rt: &Handle, piece: Piece<'_>, sink: &mut S)
     where
         S: FnMut(Event<'_>) -> Flow,
     {
-        if self.stopped {
-            return;
-        }
         match piece {
-            Piece::Text(t) => self.stopped = sink(Event::Text(t)).is_break(),
-            Piece::Directive(d) => rt.block_on(self.directive(d, sink)),
+            Piece::Text(t) => {
+                if !self.stopped && sink(Event::Text(t)).is_break() {
+                    self.stopped = true;
+                }
+            }
+            Piece::Directive(d) => self.directive_blocking(rt, d, sink),
+        }
+    }
+
+    #[inline(never)]
+    fn directive_blocking<S>(&mut self, rt: &Handle, d: Directive, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow,
+    {
+        if !self.stopped {
+            rt.block_on(self.directive(d, sink));
         }
     }
 
