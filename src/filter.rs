@@ -182,7 +182,11 @@ fn tell(reporter: &dyn Reporter, ev: Event<'_>) {
     match ev {
         Event::Report(r) => reporter.report(&r),
         Event::Output { stdout, stderr } => reporter.side_effect_output(stdout, stderr),
-        Event::Text(_) | Event::Directive(_) | Event::Running(_) | Event::Capture(_) => {}
+        Event::Text(_)
+        | Event::Directive(_)
+        | Event::Refused { .. }
+        | Event::Running(_)
+        | Event::Capture(_) => {}
     }
 }
 

@@ -14,9 +14,9 @@ use crate::model::{
     ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef,
 };
 use crate::pipeline::{
-    Admit, CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Gate, Report,
+    Admit, CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Gate, GateAt, Report,
 };
-use crate::scan::{Directive, ScanOptions};
+use crate::scan::{Directive, Kind, ScanOptions};
 use futures::StreamExt;
 use std::sync::Arc;
 
@@ -242,12 +242,18 @@ impl Session {
     }
 
     /// The chat's gate on every directive of this turn: nothing runs that the user did not ask
-    /// for ([`not_asked_for`]).
+    /// for ([`not_asked_for`]). A side effect is judged where it is found; a capture when it
+    /// would run, so that the model is told why and a repeat meets the loop guard.
     fn gate(&self) -> Gate {
         let (examples, user) = (self.examples.clone(), self.turn_user.clone());
-        Box::new(move |d| match not_asked_for(&examples, &user, d) {
-            Some(why) => Admit::Refuse(why.into()),
-            None => Admit::Run,
+        Box::new(move |d, at| {
+            if d.kind == Kind::Capture && at == GateAt::Found {
+                return Admit::Run;
+            }
+            match not_asked_for(&examples, &user, d) {
+                Some(why) => Admit::Refuse(why.into()),
+                None => Admit::Run,
+            }
         })
     }
 

@@ -37,6 +37,14 @@ pub enum Event<'a> {
     Running(&'a Directive),
     /// How a directive ended, or why it was refused.
     Report(Report),
+    /// A directive was refused where it was found (by the [`Gate`] or the capture limit), after
+    /// its report: it will not run, and the stream goes on. A front end may show it.
+    Refused {
+        /// The directive.
+        directive: &'a Directive,
+        /// Why, as in its report.
+        why: &'a str,
+    },
     /// What a finished side effect wrote (for `--show-side-effects`), unsanitized.
     Output {
         /// Its stdout.
@@ -67,8 +75,18 @@ pub enum Admit {
     Refuse(String),
 }
 
+/// Where a [`Gate`] is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateAt {
+    /// As the directive is found in the stream (every side effect and capture).
+    Found,
+    /// Just before a capture runs ([`Driver::run_capture`]): for a capture handed back, after
+    /// the caller's own checks (e.g. the chat's "already ran that").
+    Run,
+}
+
 /// A check the caller adds before the dispatcher, e.g. "the user did not ask for this".
-pub type Gate = Box<dyn Fn(&Directive) -> Admit + Send + Sync>;
+pub type Gate = Box<dyn Fn(&Directive, GateAt) -> Admit + Send + Sync>;
 
 /// Takes the events of finished side effects on the side-effect worker, as they finish (for a
 /// caller that cannot poll, like the filter blocked on its input).
@@ -286,14 +304,14 @@ impl Driver {
             self.stopped = true;
             return;
         }
+        if let Admit::Refuse(why) = self.admit(&d, GateAt::Found) {
+            return self.refuse_found(&d, why, sink);
+        }
         match d.kind {
-            Kind::SideEffect => match self.admit(&d) {
-                Admit::Run => self.queue.push(d).await,
-                Admit::Refuse(why) => self.refuse_directive(&d, why, sink),
-            },
+            Kind::SideEffect => self.queue.push(d).await,
             Kind::Capture => {
                 if let Some(why) = self.limit_reached() {
-                    return self.refuse_directive(&d, why, sink);
+                    return self.refuse_found(&d, why, sink);
                 }
                 match self.opts.captures {
                     CaptureMode::HandBack => {
@@ -317,7 +335,7 @@ impl Driver {
         S: FnMut(Event<'_>) -> Flow + ?Sized,
     {
         self.captures += 1;
-        if let Admit::Refuse(why) = self.admit(d) {
+        if let Admit::Refuse(why) = self.admit(d, GateAt::Run) {
             self.refuse_directive(d, why.clone(), sink);
             return Captured::NotAdmitted(why);
         }
@@ -328,8 +346,8 @@ impl Driver {
         Captured::Dispatched(outcome)
     }
 
-    fn admit(&self, d: &Directive) -> Admit {
-        self.gate.as_ref().map_or(Admit::Run, |gate| gate(d))
+    fn admit(&self, d: &Directive, at: GateAt) -> Admit {
+        self.gate.as_ref().map_or(Admit::Run, |gate| gate(d, at))
     }
 
     /// Why no further capture may run, once `max_captures` have.
@@ -403,6 +421,18 @@ impl Driver {
         self.dispatcher.refuse(origin, argv, decision, why)
     }
 
+    /// [`Driver::refuse_directive`] where the directive was found: the stream goes on.
+    fn refuse_found<S>(&self, d: &Directive, why: String, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        self.refuse_directive(d, why.clone(), sink);
+        let _ = sink(Event::Refused {
+            directive: d,
+            why: &why,
+        });
+    }
+
     fn refuse_directive<S>(&self, d: &Directive, why: String, sink: &mut S)
     where
         S: FnMut(Event<'_>) -> Flow + ?Sized,
@@ -467,6 +497,9 @@ mod tests {
             Event::Directive(d) => format!("directive {}", String::from_utf8_lossy(&d.raw)),
             Event::Running(d) => format!("running {}", d.body),
             Event::Report(r) => format!("report {r}"),
+            Event::Refused { directive, .. } => {
+                format!("refused {}", String::from_utf8_lossy(&directive.raw))
+            }
             Event::Output { .. } => "output".into(),
             Event::Capture(d) => format!("capture {}", d.body),
         }
@@ -511,8 +544,10 @@ mod tests {
     #[tokio::test]
     async fn captures_over_the_limit_and_refused_by_the_gate_are_reported() {
         let rt = Handle::current();
-        let gate: Gate = Box::new(|d| match d.body.as_str() {
-            "no" => Admit::Refuse("not asked for".into()),
+        // Side effects are judged where found, captures when they would run.
+        let gate: Gate = Box::new(|d, at| match (d.body.as_str(), d.kind, at) {
+            (_, Kind::Capture, GateAt::Found) => Admit::Run,
+            ("no", _, _) => Admit::Refuse("not asked for".into()),
             _ => Admit::Run,
         });
         let mut driver = Driver::new(
@@ -527,7 +562,8 @@ mod tests {
             seen.push(line(ev));
             Flow::Continue(())
         };
-        driver.feed(b"%{no}", sink).await;
+        driver.feed(b"%{no}!{no}", sink).await;
+        driver.restart();
         let d = Directive {
             kind: Kind::Capture,
             body: "no".into(),
@@ -542,9 +578,13 @@ mod tests {
             [
                 "directive %{no}",
                 "report blocked: %{no}: not asked for",
+                "refused %{no}",
+                "directive !{no}",
+                "capture no",
                 "report blocked: !{no}: not asked for",
                 "directive !{late}",
                 "report blocked: !{late}: max_captures_per_turn = 1 reached",
+                "refused !{late}",
             ]
         );
         assert_eq!(

@@ -12,7 +12,7 @@ mod queue;
 mod report;
 
 pub use driver::{
-    Admit, CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Gate, Listener,
+    Admit, CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Gate, GateAt, Listener,
 };
 pub use queue::{SIDE_QUEUE, SideDone, SideQueue, side_effect_queue};
 pub use report::{Report, ReportKind, capture_text, status_text};
