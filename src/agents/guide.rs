@@ -140,13 +140,21 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
             out.push(Message::assistant(answer.clone()));
         }
     }
-    if let Some(e) = examples.first() {
+    if !examples.is_empty() {
+        let shown = |kind: Kind, generic: &'static str| {
+            examples
+                .iter()
+                .take(MAX_EXAMPLES)
+                .find(|e| e.kind == kind)
+                .map_or(generic, |e| e.directive.as_str())
+        };
         out.push(Message::user(
             "How do I write a directive? Show me, without running it.",
         ));
         out.push(Message::assistant(format!(
-            "In backticks it is only shown: `{}`. Without backticks it runs.",
-            e.directive
+            "In backticks, as here, a directive is only shown: `{}` runs a script and brings back its output; `{}` runs one only for its effect. Without backticks it runs.",
+            shown(Kind::Capture, "!{…}"),
+            shown(Kind::SideEffect, "%{…}"),
         )));
     }
     out
@@ -204,9 +212,16 @@ mod tests {
         assert_eq!(
             m[11],
             Message::assistant(
-                "In backticks it is only shown: `!{scripts/calc.py \"23 * 4\"}`. Without backticks it runs."
+                "In backticks, as here, a directive is only shown: `!{scripts/calc.py \"23 * 4\"}` runs a script and brings back its output; `%{scripts/say.sh \"gato\"}` runs one only for its effect. Without backticks it runs."
             )
         );
+        // Without an example of a kind, its form is shown bare of arguments.
+        let only_say: Vec<Example> = split_example(SAY).1.into_iter().collect();
+        let m = few_shot(&only_say);
+        let Message::Assistant { content, .. } = &m[3] else {
+            panic!("{m:?}")
+        };
+        assert!(content.contains("`!{…}` runs a script"), "{content}");
         assert!(few_shot(&[]).is_empty());
         let g = guide(&ex);
         assert!(g.contains("put it in backticks: `!{scripts/calc.py \"23 * 4\"}`"));

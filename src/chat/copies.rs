@@ -34,6 +34,18 @@ fn gerund(verb: &str) -> String {
     }
 }
 
+/// `raw` as inline code: fenced by more backticks than any run inside it, so it cannot close
+/// early, and read back by the scanner as text, never as a directive.
+pub fn as_code(raw: &str) -> String {
+    let longest = raw.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if longest > 0 {
+        format!("{fence} {raw} {fence}")
+    } else {
+        format!("{fence}{raw}{fence}")
+    }
+}
+
 /// The directives of the few-shot exchange, each with its arguments.
 #[derive(Debug, Default, Clone)]
 pub struct Examples(Vec<(Vec<u8>, Vec<String>)>);
@@ -106,6 +118,22 @@ mod tests {
             "a runner",
         ] {
             assert!(!asked_not_to_run(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_directive_as_code_stays_code() {
+        assert_eq!(as_code("!{calc \"2 + 2\"}"), "`!{calc \"2 + 2\"}`");
+        assert_eq!(as_code("%{say `x`}"), "`` %{say `x`} ``");
+        for raw in ["!{calc \"2 + 2\"}", "%{say ``x``}"] {
+            let mut scanner = Scanner::new(ScanOptions::default());
+            let mut events = Vec::new();
+            scanner.feed(as_code(raw).as_bytes(), &mut events);
+            scanner.finish(&mut events);
+            assert!(
+                events.iter().all(|e| matches!(e, Event::Text(_))),
+                "{raw}: {events:?}"
+            );
         }
     }
 

@@ -240,23 +240,32 @@ impl Session {
         self.few_shot = messages;
     }
 
-    /// Why `d` is not the user's request: the user asked for nothing to run, or it copies a
-    /// worked example the user did not ask for.
-    fn not_asked_for(&self, d: &Directive) -> Option<&'static str> {
-        if copies::asked_not_to_run(&self.turn_user) {
-            Some(copies::NOT_TO_RUN)
-        } else if self.examples.is_copy(d, &self.turn_user) {
-            Some(copies::COPIED)
-        } else {
-            None
+    /// Refuses (and audits) a directive that copies a worked example the user did not ask for.
+    fn refuse_copy(&self, d: &Directive, ui: &mut dyn Ui, report: &mut TurnReport) -> bool {
+        if !self.examples.is_copy(d, &self.turn_user) {
+            return false;
         }
+        self.refuse_unasked(d, copies::COPIED, ui);
+        report.problems = true;
+        true
     }
 
-    /// Refuses (and audits) a directive the user did not ask for ([`Self::not_asked_for`]).
-    fn refuse_copy(&self, d: &Directive, ui: &mut dyn Ui, report: &mut TurnReport) -> bool {
-        let Some(why) = self.not_asked_for(d) else {
+    /// In a turn whose user asked for nothing to run, a directive is refused (audited) and
+    /// shown where it was written, as code, which is what the user asked to see; the answer
+    /// streams on (no result to wait for).
+    fn show_not_run(&mut self, d: &Directive, ui: &mut dyn Ui) -> bool {
+        if !copies::asked_not_to_run(&self.turn_user) {
             return false;
-        };
+        }
+        self.refuse_unasked(d, copies::NOT_TO_RUN, ui);
+        self.show(
+            ui,
+            copies::as_code(&String::from_utf8_lossy(&d.raw)).as_bytes(),
+        );
+        true
+    }
+
+    fn refuse_unasked(&self, d: &Directive, why: &str, ui: &mut dyn Ui) {
         self.dispatcher.refuse(
             Origin::from(d.kind),
             std::slice::from_ref(&d.body),
@@ -269,8 +278,6 @@ impl Session {
             detail: why.into(),
             hint: None,
         });
-        report.problems = true;
-        true
     }
 
     /// Forgets the conversation (history and transcript).
@@ -428,15 +435,14 @@ impl Session {
                         }
                         Seen::New if self.refuse_copy(&directive, ui, &mut report) => {
                             // Kept like a result, so a repeat meets the loop guard below.
-                            let why = self.not_asked_for(&directive).unwrap_or(copies::COPIED);
                             self.history.push(Message::assistant(raw));
                             report.captures += 1;
                             let outcome = Outcome::Blocked {
                                 decision: Decision::Denied,
-                                reason: why.into(),
+                                reason: copies::COPIED.into(),
                             };
                             captures.ran(directive.body.clone(), outcome);
-                            result::copied_message(why)
+                            result::copied_message(copies::COPIED)
                         }
                         Seen::New => {
                             self.history.push(Message::assistant(raw));
@@ -563,6 +569,10 @@ impl Session {
                     Event::Text(t) => {
                         consumed.push_str(&String::from_utf8_lossy(&t));
                         self.show(ui, &t);
+                    }
+                    // Refuses and shows it when the user asked for nothing to run.
+                    Event::Directive(d) if self.show_not_run(&d, ui) => {
+                        consumed.push_str(&String::from_utf8_lossy(&d.raw));
                     }
                     Event::Directive(d) if d.kind == Kind::SideEffect => {
                         consumed.push_str(&String::from_utf8_lossy(&d.raw));
