@@ -250,14 +250,14 @@ impl Session {
         true
     }
 
-    /// In a turn whose user asked for nothing to run, a directive is refused (audited) and
-    /// shown where it was written, as code, which is what the user asked to see; the answer
-    /// streams on (no result to wait for).
+    /// In a turn whose user asked for nothing to run or about directives themselves, a
+    /// directive is refused (audited) and shown where it was written, as code, which is what
+    /// the user asked to see; the answer streams on (no result to wait for).
     fn show_not_run(&mut self, d: &Directive, ui: &mut dyn Ui) -> bool {
-        if !copies::asked_not_to_run(&self.turn_user) {
+        let Some(why) = copies::nothing_to_run(&self.turn_user) else {
             return false;
-        }
-        self.refuse_unasked(d, copies::NOT_TO_RUN, ui);
+        };
+        self.refuse_unasked(d, why, ui);
         self.show(
             ui,
             copies::as_code(&String::from_utf8_lossy(&d.raw)).as_bytes(),
