@@ -121,7 +121,7 @@ pub fn guide(examples: &[Example]) -> String {
          - `!{{…}}`, with the script and its arguments inside, when you need its output. Stop right after it: the output comes back in the next message. Then finish your answer with it.\n\
          - `%{{…}}` to run it only for its effect (a sound, a notification). Keep writing: nothing comes back.\n\
          Write a directive only when the request needs the script. Put each argument in double quotes; no shell syntax.\n\
-         To show a directive without running it, put it in backticks: `{shown}`.\n"
+         To show a directive without running it, put it in backticks: `{shown}`. Asked about directives, explain them in words and show them only in backticks.\n"
     )
 }
 
