@@ -11,6 +11,18 @@
 //! authors pick a question and values that fit), plus one that shows a directive in backticks.
 //! Telling it to answer "everything else (greetings, facts you know, writing) in plain text" was
 //! tried and dropped: right directives fell from 13/16 to 11/16 and no false trigger stopped running.
+//!
+//! Measured next (26 cases, temperature 0): the syntax exchange showing both kinds in backticks
+//! instead of one cut directives written for questions about the syntax from 4 to 2 (false
+//! triggers 5/10 to 3/10) and kept right directives at 13–14/16; "asked about directives, explain
+//! them in words and show them only in backticks" in the guide raised right directives from 13 to
+//! 14/16 at no cost. Tried and dropped: a plain question answered without a directive as the
+//! first few-shot exchange (right directives 13 to 12/16; the false trigger it aimed at, a
+//! lookup of "Paris" for "the capital of France", stayed); "with the user's words and numbers
+//! copied exactly" for arguments (the two misread arguments, 486.40 for 186.40 and "uniqueness"
+//! for "ubiquitous", stayed; right directives 14 to 13/16); and the researcher agent told to
+//! "answer anything else directly" instead of "never guess a definition or a number" (no false
+//! trigger fewer, one result no longer used).
 
 use crate::chat::result::CONTINUE;
 use crate::model::Message;
