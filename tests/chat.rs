@@ -921,7 +921,8 @@ fn a_copied_example_directive_is_not_run() {
             "--allow-scripts",
             "-y",
         ])
-        .arg("How do I write a directive?")
+        // No word of the not-to-run guards: the copy is caught as a copy.
+        .arg("How do you compute things?")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
