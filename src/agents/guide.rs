@@ -22,7 +22,12 @@
 //! copied exactly" for arguments (the two misread arguments, 486.40 for 186.40 and "uniqueness"
 //! for "ubiquitous", stayed; right directives 14 to 13/16); and the researcher agent told to
 //! "answer anything else directly" instead of "never guess a definition or a number" (no false
-//! trigger fewer, one result no longer used).
+//! trigger fewer, one result no longer used). Each of these cost one result used (10 to 9/12)
+//! and gained nothing: dropping a skill body's `# NAME` line under its `## NAME` heading; calc's
+//! function list cut to "functions such as sqrt and log"; results ending "— continue your answer
+//! with it."; the researcher told "never guess what a word means or the result of a calculation".
+//! One case either way is within the noise of repeated runs (a server's prompt cache changes a
+//! word now and then), so only changes that held on the whole set were kept.
 
 use crate::chat::result::CONTINUE;
 use crate::model::Message;
