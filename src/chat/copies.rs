@@ -33,10 +33,18 @@ pub const ABOUT_DIRECTIVES: &str = "the user asked about directives, not for one
 /// True when `user` names directives ("how do I write a directive?", "the two kinds of
 /// directives"): a question about the syntax, whose answer shows directives rather than runs
 /// them. Measured on a 0.5B model: asked how to write a directive, it wrote one bare and it ran.
+/// A message that opens with a request to act ("use the say directive …", "please run …") asks
+/// for one to run, so it is not about them.
 pub fn about_directives(user: &str) -> bool {
-    user.to_lowercase()
+    const ACT: [&str; 7] = ["use", "run", "execute", "call", "invoke", "try", "please"];
+    let lower = user.to_lowercase();
+    let mut words = lower
         .split(|c: char| !c.is_alphabetic())
-        .any(|w| w == "directive" || w == "directives")
+        .filter(|w| !w.is_empty());
+    if words.clone().next().is_some_and(|w| ACT.contains(&w)) {
+        return false;
+    }
+    words.any(|w| w == "directive" || w == "directives")
 }
 
 /// Why no directive of a turn runs, when its user's message says so ([`asked_not_to_run`],
@@ -141,6 +149,8 @@ mod tests {
             assert!(asked_not_to_run(yes), "{yes}");
         }
         for no in [
+            "Use the say directive to pronounce hola.",
+            "please run the lookup directive for 'candid'",
             "What is 17 times 23?",
             "Run the tests",
             "Play the word again",
@@ -163,6 +173,8 @@ mod tests {
             Some(NOT_TO_RUN)
         );
         for no in [
+            "Use the say directive to pronounce hola.",
+            "please run the lookup directive for 'candid'",
             "What is 17 times 23?",
             "Who is the director?",
             "directed by whom?",
