@@ -2917,3 +2917,107 @@ fn interrupted_run_is_audited_and_cleaned_up() {
         assert!(left.is_empty(), "{extra:?}: $TMPDIR left behind: {left:?}");
     }
 }
+
+/// The connect broker, attacked for real: a named socket reached by a relative path (from the
+/// script's working directory), through a symlink in its $TMPDIR and through /proc/1/root
+/// (positive controls), and an unnamed one the same ways, through a SOCK_RAW socket (which the
+/// kernel makes a datagram one), `sendto` with an address, and a thread that swaps the address
+/// between the named and the unnamed path while `connect` waits for the broker.
+#[test]
+fn the_connect_broker_holds_against_path_tricks_and_races() {
+    use std::os::unix::net::UnixListener;
+    if !layers_available(
+        "the_connect_broker_holds_against_path_tricks_and_races",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/tricks.py"),
+        "import ctypes, os, socket, sys, threading\n\
+         named, other = sys.argv[1], sys.argv[2]\n\
+         tmp = os.environ['TMPDIR']\n\
+         out = []\n\
+         def attempt(f):\n\
+         \x20   try:\n\
+         \x20       f(); out.append('connected')\n\
+         \x20   except OSError:\n\
+         \x20       out.append('refused')\n\
+         def conn(addr):\n\
+         \x20   s = socket.socket(socket.AF_UNIX); s.connect(addr); s.sendall(b'x')\n\
+         def rel(path):\n\
+         \x20   os.chdir(os.path.dirname(path))\n\
+         \x20   try: conn(os.path.basename(path))\n\
+         \x20   finally: os.chdir('/')\n\
+         def link(path):\n\
+         \x20   l = os.path.join(tmp, 'l%d' % len(out)); os.symlink(path, l); conn(l)\n\
+         def raw(path):\n\
+         \x20   socket.socket(socket.AF_UNIX, socket.SOCK_RAW).sendto(b'x', path)\n\
+         def sendto(path):\n\
+         \x20   socket.socket(socket.AF_UNIX).sendto(b'x', path)\n\
+         for p in (named, other):\n\
+         \x20   attempt(lambda: rel(p)); attempt(lambda: link(p)); attempt(lambda: conn('/proc/1/root' + p))\n\
+         attempt(lambda: raw(other)); attempt(lambda: sendto(other))\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         buf = ctypes.create_string_buffer(110)\n\
+         def fill(p):\n\
+         \x20   p = p.encode(); ctypes.memmove(ctypes.addressof(buf), b'\\x01\\x00' + p + bytes(108 - len(p)), 110)\n\
+         stop = []\n\
+         def flip():\n\
+         \x20   while not stop:\n\
+         \x20       fill(other); fill(named)\n\
+         fill(named)\n\
+         t = threading.Thread(target=flip); t.start()\n\
+         for i in range(20):\n\
+         \x20   s = socket.socket(socket.AF_UNIX)\n\
+         \x20   if libc.connect(s.fileno(), buf, 110) == 0: s.sendall(b'x')\n\
+         \x20   s.close()\n\
+         stop.append(1); t.join()\n\
+         print(' '.join(out))\n",
+        0o644,
+    );
+    let listen = |path: &std::path::Path| {
+        let l = UnixListener::bind(path).unwrap();
+        l.set_nonblocking(true).unwrap();
+        l
+    };
+    let named_path = home.path().join("named.sock");
+    let named = listen(&named_path);
+    let other_dir = home.path().join("elsewhere");
+    std::fs::create_dir(&other_dir).unwrap();
+    let other_path = other_dir.join("bus.sock");
+    let other = listen(&other_path);
+    let input = format!(
+        "!{{scripts/tricks.py {} {}}}",
+        named_path.display(),
+        other_path.display()
+    );
+    let flag = format!("--allow-socket={}", named_path.display());
+    let args = [
+        "filter",
+        "--skills-dir",
+        "skills",
+        "--allow-scripts",
+        "-y",
+        &flag,
+        "--allow-network",
+    ];
+    let out = run(&home, &args, input.as_bytes(), Feed::Whole);
+    assert_eq!(
+        out.text(),
+        "connected connected connected refused refused refused refused refused",
+        "{}",
+        out.stderr
+    );
+    let mut accepted = 0;
+    while named.accept().is_ok() {
+        accepted += 1;
+    }
+    assert!(accepted >= 3, "the positive controls reached the named socket");
+    assert!(
+        other.accept().is_err(),
+        "HOLE: a path trick or an address swapped mid-call reached an unnamed socket"
+    );
+}
