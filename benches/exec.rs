@@ -1,7 +1,8 @@
 //! Overhead of the sandbox: median wall time of `true` run through the executor directly (the
 //! fast path) and through the launcher with the layers added one by one (user + network + PID
 //! namespaces, Landlock and PID-1 init; then the private mounts, hidden secrets and limits),
-//! interleaved in the same process. Run with `cargo bench --bench exec`.
+//! interleaved in the same process; and every layer with one named Unix socket (whose connects
+//! the run's init makes). Run with `cargo bench --bench exec`.
 
 use skillpipe::exec::{RunSpec, run};
 use skillpipe::sandbox::{self, SandboxSpec};
@@ -63,6 +64,14 @@ fn main() {
         ..hidden.clone()
     };
     let hidden_name = format!("  + {} secrets hidden", hide.len());
+    let socket_path =
+        std::env::temp_dir().join(format!("skillpipe-bench-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&socket_path);
+    let _listener = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
+    let with_socket = SandboxSpec {
+        sockets: vec![socket_path.clone()],
+        ..all.clone()
+    };
     let cases: Vec<(&str, SandboxSpec)> = vec![
         ("unsandboxed", SandboxSpec::default()),
         (
@@ -77,6 +86,7 @@ fn main() {
         ("  + mount/IPC/UTS ns, /dev /proc tmpfs", mounts),
         (&hidden_name, hidden),
         ("  + limits = every layer (default)", all),
+        ("  + 1 named Unix socket (broker)", with_socket),
     ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     rt.block_on(async {
@@ -93,6 +103,7 @@ fn main() {
             }
         }
     });
+    let _ = std::fs::remove_file(&socket_path);
     let base = median(times[0].clone());
     for ((name, _), t) in cases.iter().zip(times) {
         let m = median(t);

@@ -68,7 +68,7 @@ impl AppConfig {
                 d.display()
             )));
         }
-        project_notice();
+        project_notice(&self.skills_dirs);
         let mut dirs = crate::paths::skill_search_path(&self.skills_dirs);
         // The skill folders beside an agent given by path, right after the `--skills-dir`s and
         // the user's own skill folders.
@@ -97,7 +97,7 @@ pub(crate) struct Setup {
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
 /// agent over defaults), and builds the dispatcher with `asker` (default: the terminal prompt).
 pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Result<Setup, AppError> {
-    project_notice();
+    project_notice(&config.skills_dirs);
     let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
@@ -173,13 +173,20 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Resul
 
 /// Once per process: when the working directory is not trusted but has project-local agents or
 /// skills, one stderr line says they are ignored and how to use them.
-pub(crate) fn project_notice() {
+pub(crate) fn project_notice(explicit: &[PathBuf]) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         if crate::trust::cwd_trusted() {
             return;
         }
-        let present = crate::paths::project_dirs_present();
+        // A folder also given with --skills-dir is used: no notice for it.
+        let given: Vec<PathBuf> = explicit.iter().filter_map(|d| d.canonicalize().ok()).collect();
+        let mut present = crate::paths::project_dirs_present();
+        present.retain(|d| {
+            std::path::Path::new(d)
+                .canonicalize()
+                .is_ok_and(|c| !given.contains(&c))
+        });
         if present.is_empty() {
             return;
         }

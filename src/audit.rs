@@ -228,7 +228,7 @@ impl AuditLog {
 }
 
 /// RFC 3339 UTC timestamp with milliseconds, without a date-time dependency.
-pub fn timestamp(t: SystemTime) -> String {
+pub(crate) fn timestamp(t: SystemTime) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));

@@ -188,6 +188,42 @@ pub enum BuildError {
 }
 
 /// Builds a [`Dispatcher`]; see [`Dispatcher::builder`].
+///
+/// A launcher that cannot be used fails [`build`](Self::build), never a directive later on; a
+/// policy that runs nothing needs no launcher at all.
+///
+/// ```
+/// use skillpipe::dispatch::BuildError;
+/// use skillpipe::policy::Decision;
+/// use skillpipe::{Dispatcher, Kind, Launcher, Outcome, ScriptPolicy};
+///
+/// let policy = ScriptPolicy {
+///     allow_scripts: true,
+///     allowed_commands: vec!["echo".into()],
+///     ..Default::default()
+/// };
+/// let built = Dispatcher::builder(policy)
+///     .launcher(Launcher::Path("/nonexistent/skillpipe".into()))
+///     .build();
+/// let Err(err @ BuildError::Launcher(_)) = built else {
+///     panic!("a launcher that does not exist must fail the build");
+/// };
+/// assert!(err.to_string().contains("/nonexistent/skillpipe"));
+///
+/// // The default policy runs nothing: every directive is blocked, with the reason.
+/// let dispatcher = Dispatcher::builder(ScriptPolicy::default())
+///     .launcher(Launcher::ThisProgram)
+///     .build()?;
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// match rt.block_on(dispatcher.run_body(Kind::SideEffect, "say hi")) {
+///     Outcome::Blocked { decision, reason } => {
+///         assert_eq!(decision, Decision::Denied);
+///         assert!(reason.contains("allow_scripts"));
+///     }
+///     Outcome::Ran(_) => panic!("nothing may run under the default policy"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct DispatcherBuilder {
     policy: ScriptPolicy,
     skills: Arc<SkillSet>,

@@ -2278,13 +2278,14 @@ fn run_refuses_scripts_outside_the_skill() {
 /// Unix sockets bound to a path are files, not network: a network namespace does not cut them
 /// and Landlock does not govern connecting to them. Through one (the D-Bus session bus, the
 /// Docker socket, an ssh agent) a sandboxed script could act outside the sandbox. So no Unix
-/// socket can be created unless the policy names some, the network allowed or not; then only
-/// the named ones are in reach (others under /run and in /tmp are covered, abstract ones are
-/// out of reach by the network namespace or a Landlock scope).
+/// socket can be created unless the policy names some, the network allowed or not; then the
+/// run's init makes every connect and reaches only the named ones (and the script's own, in
+/// its private $TMPDIR), wherever the others are (here: beside the named one, directly in
+/// /tmp, four levels down in /tmp, abstract), and no datagram socket pair can send to a path.
 #[test]
 fn sandbox_opens_only_the_named_unix_sockets() {
     use std::os::linux::net::SocketAddrExt;
-    use std::os::unix::net::{SocketAddr, UnixListener};
+    use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener};
     if !layers_available(
         "sandbox_opens_only_the_named_unix_sockets",
         &["private mounts"],
@@ -2295,78 +2296,117 @@ fn sandbox_opens_only_the_named_unix_sockets() {
     sandbox_setup(&home);
     write_file(
         &home.path().join("skills/good/scripts/unix.py"),
-        "import socket, sys\n\
+        "import os, socket, sys\n\
          out = []\n\
          for a in sys.argv[1:]:\n\
-         \x20   addr = a if a.startswith('/') else '\\0' + a\n\
+         \x20   kind, addr = a.split(':', 1)\n\
+         \x20   addr = addr if addr.startswith('/') else '\\0' + addr\n\
          \x20   try:\n\
-         \x20       s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n\
-         \x20       s.connect(addr); s.sendall(b'from the sandbox'); out.append('connected')\n\
+         \x20       if kind == 'own':\n\
+         \x20           addr = os.path.join(os.environ['TMPDIR'], 'own.sock')\n\
+         \x20           srv = socket.socket(socket.AF_UNIX); srv.bind(addr); srv.listen()\n\
+         \x20           s = socket.socket(socket.AF_UNIX); s.connect(addr)\n\
+         \x20           srv.accept(); os.unlink(addr); out.append('connected')\n\
+         \x20       elif kind == 'dgram':\n\
+         \x20           p, q = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+         \x20           p.sendto(b'from the sandbox', addr); out.append('sent')\n\
+         \x20       else:\n\
+         \x20           s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n\
+         \x20           s.connect(addr); s.sendall(b'from the sandbox'); out.append('connected')\n\
          \x20   except OSError as e:\n\
          \x20       out.append('refused')\n\
          print(' '.join(out))\n",
         0o644,
     );
+    let listen = |path: &std::path::Path| {
+        let _ = std::fs::remove_file(path);
+        let l = UnixListener::bind(path).unwrap();
+        l.set_nonblocking(true).unwrap();
+        l
+    };
     let named_path = home.path().join("sound.sock");
-    let named = UnixListener::bind(&named_path).unwrap();
-    named.set_nonblocking(true).unwrap();
+    let named = listen(&named_path);
     let other_path = home.path().join("bus.sock");
-    let other = UnixListener::bind(&other_path).unwrap();
-    other.set_nonblocking(true).unwrap();
-    // A socket directly in /tmp, where ssh-agent and X11 keep theirs.
-    let tmp_path = std::path::PathBuf::from(format!(
-        "/tmp/skillpipe-hostile-{}.sock",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&tmp_path);
-    let in_tmp = UnixListener::bind(&tmp_path).unwrap();
-    in_tmp.set_nonblocking(true).unwrap();
+    let other = listen(&other_path);
+    // Directly in /tmp, where ssh-agent and X11 keep theirs, and deep down where no list of
+    // usual places looks.
+    let tmp_dir =
+        std::path::PathBuf::from(format!("/tmp/skillpipe-hostile-{}", std::process::id()));
+    let deep_dir = tmp_dir.join("a/b/c");
+    std::fs::create_dir_all(&deep_dir).unwrap();
+    let tmp_path = tmp_dir.join("agent.sock");
+    let in_tmp = listen(&tmp_path);
+    let deep_path = deep_dir.join("deep.sock");
+    let deep = listen(&deep_path);
+    let dgram_path = tmp_dir.join("journal.sock");
+    let dgram = UnixDatagram::bind(&dgram_path).unwrap();
+    dgram.set_nonblocking(true).unwrap();
     let name = format!("skillpipe-hostile-{}", std::process::id());
     let abstract_ =
         UnixListener::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();
     abstract_.set_nonblocking(true).unwrap();
     let input = format!(
-        "!{{scripts/unix.py {} {} {} {name}}}",
+        "!{{scripts/unix.py stream:{} stream:{} stream:{} stream:{} stream:{name} dgram:{} own:-}}",
         named_path.display(),
         other_path.display(),
-        tmp_path.display()
+        tmp_path.display(),
+        deep_path.display(),
+        dgram_path.display(),
     );
     let base = &["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
-    let socket_flag = format!("--allow-socket={}", named_path.display());
-    let cases: [(&[&str], &str); 4] = [
-        (&[], "refused refused refused refused"),
-        (&["--allow-network"], "refused refused refused refused"),
-        (&[&socket_flag], "connected refused refused refused"),
+    let allow = |p: &std::path::Path| format!("--allow-socket={}", p.display());
+    let (named_flag, deep_flag) = (allow(&named_path), allow(&deep_path));
+    let none = "refused refused refused refused refused refused refused";
+    let cases: [(&[&str], &str); 5] = [
+        (&[], none),
+        (&["--allow-network"], none),
+        // The script's own server in its $TMPDIR (its private tmpfs) stays reachable.
         (
-            &[&socket_flag, "--allow-network"],
-            "connected refused refused refused",
+            &[&named_flag],
+            "connected refused refused refused refused refused connected",
+        ),
+        (
+            &[&named_flag, "--allow-network"],
+            "connected refused refused refused refused refused connected",
+        ),
+        // The control for the deep place: reached when named, so its refusal above is the rule.
+        (
+            &[&deep_flag, "--allow-network"],
+            "refused refused refused connected refused refused connected",
         ),
     ];
+    let reached = |l: &UnixListener| l.accept().is_ok();
     for (extra, expected) in cases {
         let mut args = base.to_vec();
         args.extend(extra);
         let out = run(&home, &args, input.as_bytes(), Feed::Whole);
+        let words: Vec<&str> = expected.split(' ').collect();
         assert_eq!(out.text(), expected, "{extra:?}: {}", out.stderr);
+        assert_eq!(reached(&named), words[0] == "connected", "{extra:?}: named");
         assert!(
-            other.accept().is_err(),
+            !reached(&other),
             "HOLE: {extra:?} reached an unnamed socket"
         );
         assert!(
-            in_tmp.accept().is_err(),
+            !reached(&in_tmp),
             "HOLE: {extra:?} reached a socket in /tmp"
         );
+        assert_eq!(
+            reached(&deep),
+            words[3] == "connected",
+            "{extra:?}: deep in /tmp"
+        );
         assert!(
-            abstract_.accept().is_err(),
+            !reached(&abstract_),
             "HOLE: {extra:?} reached an abstract socket"
         );
-        // The control: the named socket was reached exactly when named.
-        assert_eq!(
-            named.accept().is_ok(),
-            expected.starts_with("connected"),
-            "{extra:?}"
+        let mut buf = [0u8; 64];
+        assert!(
+            dgram.recv(&mut buf).is_err(),
+            "HOLE: {extra:?} sent a datagram to an unnamed socket"
         );
     }
-    let _ = std::fs::remove_file(&tmp_path);
+    let _ = std::fs::remove_dir_all(&tmp_dir);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2440,7 +2480,10 @@ fn secrets_are_unreadable_by_default() {
     good_script(
         &home,
         "steal.sh",
-        "#!/bin/bash\nfor f in \"$@\"; do cat \"$HOME/$f\" 2>/dev/null; done; echo end\n",
+        // Unmounting what covers them first (works only with capabilities in the user
+        // namespace, which a command started by root would have kept).
+        "#!/bin/bash\nfor f in \"$@\"; do p=\"$HOME/$f\"; umount -l \"$p\" \"${p%/*}\" 2>/dev/null; done\n\
+         for f in \"$@\"; do cat \"$HOME/$f\" 2>/dev/null; done; echo end\n",
     );
     let input = format!("!{{scripts/steal.sh {}}}", planted.join(" "));
     for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
@@ -2576,6 +2619,57 @@ fn keyring_is_out_of_reach() {
         "HOLE: {}",
         out.stderr
     );
+}
+
+/// The run's init connects for the command when sockets are named, and holds the sandbox's
+/// pipes: the command must not be able to trace it or open its descriptors, even where it has
+/// capabilities in its user namespace (started by root), while tracing its own child works
+/// (the control).
+#[test]
+fn init_is_out_of_the_commands_reach() {
+    if !sandbox_available("init_is_out_of_the_commands_reach") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/trace.py"),
+        "import ctypes, os, signal, time\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         def attach(pid):\n\
+         \x20   if libc.ptrace(16, pid, 0, 0) == 0:\n\
+         \x20       return 'attached'\n\
+         \x20   return 'refused'\n\
+         fds = 'refused'\n\
+         try:\n\
+         \x20   names = os.listdir('/proc/1/fd')\n\
+         except OSError:\n\
+         \x20   names = []\n\
+         for n in names:\n\
+         \x20   try:\n\
+         \x20       os.close(os.open('/proc/1/fd/' + n, os.O_RDONLY)); fds = 'opened'\n\
+         \x20   except OSError:\n\
+         \x20       pass\n\
+         child = os.fork()\n\
+         if child == 0:\n\
+         \x20   time.sleep(5); os._exit(0)\n\
+         mine = attach(child)\n\
+         os.kill(child, signal.SIGKILL); os.waitpid(child, 0)\n\
+         print('init', attach(1), 'fds', fds, 'own child', mine)\n",
+        0o644,
+    );
+    let sock_path = home.path().join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock_path).unwrap();
+    let socket_flag = format!("--allow-socket={}", sock_path.display());
+    for extra in [&[][..], &[&socket_flag[..], "--allow-network"][..]] {
+        let out = run(&home, &with(extra), b"!{scripts/trace.py}", Feed::Whole);
+        assert_eq!(
+            out.text(),
+            "init refused fds refused own child attached",
+            "{extra:?}: {}",
+            out.stderr
+        );
+    }
 }
 
 /// A script's own local server works under the default policy (loopback is up in the empty

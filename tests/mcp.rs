@@ -734,3 +734,210 @@ fn tool_folders_are_tools_with_their_schema() {
         .collect();
     assert_eq!(decisions, [json!("ran"), json!("ran"), json!("invalid")]);
 }
+
+/// A large collection: `tools/list` and `resources/list` come a page at a time, each page's
+/// `nextCursor` leads to the next, the last has none, and every tool and skill is listed once.
+/// Methods the server does not offer (subscriptions, prompts, completion, logging) get a
+/// JSON-RPC error at once, and the session goes on.
+#[test]
+fn large_lists_are_paginated_and_unsupported_methods_answer_errors() {
+    let home = setup();
+    const SKILLS: usize = 130;
+    for i in 0..SKILLS {
+        home.write(
+            &format!("skills/s{i:03}/SKILL.md"),
+            &format!("---\nname: s{i:03}\ndescription: Skill number {i}\n---\nBody.\n"),
+        );
+        home.write(&format!("skills/s{i:03}/scripts/go.sh"), "echo go\n");
+    }
+    let mut c = Client::start(&home, &[]);
+
+    let walk = |c: &mut Client, method: &str, key: &str, field: &str| -> (Vec<String>, usize) {
+        let mut seen = Vec::new();
+        let mut pages = 0;
+        let mut cursor: Option<Value> = None;
+        loop {
+            let params = match &cursor {
+                Some(cur) => json!({"cursor": cur}),
+                None => json!({}),
+            };
+            let r = c.request(method, params);
+            let result = &r["result"];
+            let items = result[key].as_array().unwrap_or_else(|| panic!("{r}"));
+            assert!(
+                !items.is_empty() && items.len() <= 100,
+                "{method}: {}",
+                items.len()
+            );
+            seen.extend(items.iter().map(|t| t[field].as_str().unwrap().to_string()));
+            pages += 1;
+            match result.get("nextCursor") {
+                Some(next) => cursor = Some(next.clone()),
+                None => break,
+            }
+            assert!(pages < 10, "{method} never ends");
+        }
+        (seen, pages)
+    };
+    let (tools, pages) = walk(&mut c, "tools/list", "tools", "name");
+    assert!(pages >= 2, "{} tools in {pages} page(s)", tools.len());
+    let mut unique = tools.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), tools.len(), "a tool listed twice");
+    // `t`'s five scripts, one per `sNNN`, and load_skill.
+    assert_eq!(tools.len(), 5 + SKILLS + 1, "{tools:?}");
+    assert!(tools.contains(&"s129__go".to_string()) && tools.contains(&"load_skill".into()));
+
+    let (resources, pages) = walk(&mut c, "resources/list", "resources", "uri");
+    assert!(pages >= 2);
+    assert_eq!(resources.len(), SKILLS + 1);
+    assert!(resources.contains(&"skill://s129/SKILL.md".to_string()));
+
+    let bad = c.request("tools/list", json!({"cursor": "resources:100"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let bad = c.request("tools/list", json!({"cursor": "tools:99999"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+
+    let templates = c.request("resources/templates/list", json!({}));
+    assert_eq!(
+        templates["result"]["resourceTemplates"][0]["uriTemplate"],
+        "skill://{skill}/{+path}"
+    );
+    for method in [
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "completion/complete",
+        "logging/setLevel",
+    ] {
+        let r = c.request(method, json!({"uri": "skill://t/SKILL.md"}));
+        assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+    }
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+    assert!(c.close().success());
+}
+
+/// The README's registration snippets (the JSON of Claude Desktop / Cursor / Claude Code, the
+/// `claude mcp add` and `codex mcp add` lines, Codex's TOML table) parse in their client's format
+/// and their command line starts a server that answers `tools/list`.
+#[test]
+fn readme_registration_snippets_start_the_server() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = &readme[readme.find("## MCP server").expect("an MCP section")..];
+    let block = |lang: &str, needle: &str| -> String {
+        section
+            .split(&format!("```{lang}\n"))
+            .skip(1)
+            .map(|b| &b[..b.find("```").unwrap()])
+            .find(|b| b.contains(needle))
+            .unwrap_or_else(|| panic!("no ```{lang} block with {needle}"))
+            .to_string()
+    };
+    let home = setup();
+    let skills = home.path().join("skills").display().to_string();
+    let mut command_lines: Vec<(String, Vec<String>)> = Vec::new();
+
+    let desktop: Value = serde_json::from_str(&block("json", "mcpServers")).expect("valid JSON");
+    let server = &desktop["mcpServers"]["skillpipe"];
+    assert!(
+        server["command"].as_str().unwrap().starts_with('/'),
+        "absolute: {server}"
+    );
+    let args = server["args"].as_array().unwrap().iter();
+    command_lines.push((
+        "json".into(),
+        args.map(|a| a.as_str().unwrap().to_string()).collect(),
+    ));
+
+    let codex: toml::Table = block("toml", "[mcp_servers.skillpipe]")
+        .parse()
+        .expect("valid TOML");
+    let table = &codex["mcp_servers"]["skillpipe"];
+    assert_eq!(table["command"].as_str(), Some("skillpipe"));
+    let args = table["args"].as_array().unwrap().iter();
+    command_lines.push((
+        "toml".into(),
+        args.map(|a| a.as_str().unwrap().to_string()).collect(),
+    ));
+
+    for line in block("sh", "mcp add")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
+        let (client, cmd) = line.split_once(" -- ").expect("NAME -- COMMAND");
+        assert!(
+            client.starts_with("claude mcp add ") || client.starts_with("codex mcp add "),
+            "{client}"
+        );
+        let words: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
+        assert_eq!(words[0], "skillpipe", "{line}");
+        command_lines.push((client.into(), words[1..].to_vec()));
+    }
+    assert_eq!(command_lines.len(), 4, "{command_lines:?}");
+
+    // The agent the TOML names, in the user's own config folder.
+    home.write(
+        "config/skillpipe/agents/researcher.toml",
+        "name = \"researcher\"\ndescription = \"d\"\ninstructions = \"i\"\nskills = [\"t\"]\n",
+    );
+    home.write(
+        "config/skillpipe/skills/t/SKILL.md",
+        "---\nname: t\ndescription: d\n---\nb\n",
+    );
+    for (client, args) in command_lines {
+        // The snippets' example paths stand for the user's skills folder.
+        let args: Vec<String> = args
+            .into_iter()
+            .map(|a| {
+                if a.ends_with("/skills") {
+                    skills.clone()
+                } else {
+                    a
+                }
+            })
+            .collect();
+        assert_eq!(args[0], "mcp", "{client}: {args:?}");
+        let out = Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+            .args(&args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                let mut stdin = child.stdin.take().unwrap();
+                stdin.write_all(
+                    b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n\
+                      {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n",
+                )?;
+                drop(stdin);
+                child.wait_with_output()
+            })
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{client}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let list: Value = serde_json::from_str(text.lines().nth(1).unwrap_or("")).unwrap();
+        let tools = &list["result"]["tools"];
+        let has = |name: &str| tools.as_array().unwrap().iter().any(|t| t["name"] == name);
+        if args.contains(&"--skills-dir".to_string()) {
+            assert!(has("t__echo"), "{client}: {text}");
+        } else {
+            // The agent's skill, found in the user's config folder.
+            assert!(
+                has("load_skill") && tools.to_string().contains("\"enum\":[\"t\"]"),
+                "{client}: {text}"
+            );
+        }
+    }
+}

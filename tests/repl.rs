@@ -91,6 +91,44 @@ fn answers_stream_tokens_show_and_ctrl_d_exits() {
     assert!(String::from_utf8_lossy(&p.raw()).contains("\x1b[2m"));
 }
 
+/// A capture on the line after a sentence: the status line comes right under the prompt's
+/// answer (no blank line from the newline the renderer held back after the sentence).
+#[test]
+fn a_capture_after_a_line_leaves_no_blank_line() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["Let me check:\n", "!{echo 42}"]),
+        Reply::text(["It is 42."]),
+    ]);
+    let mut cmd = repl_cmd(&home, &server, &["--allow", "echo"]);
+    cmd.env("NO_COLOR", "1");
+    let mut p = Pty::spawn(cmd);
+    p.expect("/help for commands");
+    p.prompt();
+    p.send(b"q\r");
+    p.expect("(Enter = no)");
+    std::thread::sleep(skillpipe::confirm::GUARD);
+    p.send(b"y");
+    p.expect("It is 42.");
+    p.prompt();
+    let shown = p.text();
+    assert!(shown.contains("yes\n· ran !{echo 42}"), "{shown}");
+
+    // A side effect's prompt after the answer's last line: no blank line after its status.
+    server.push(Reply::text(["Sure:\n%{echo hi}", "Done."]));
+    p.send(b"again\r");
+    p.expect("(Enter = no)");
+    std::thread::sleep(skillpipe::confirm::GUARD);
+    p.send(b"y");
+    p.expect("· ran %{echo hi}");
+    p.prompt();
+    let shown = p.text();
+    assert!(!shown.contains("· ran %{echo hi}\n\n"), "{shown}");
+    assert!(!shown.contains("yes\n\n"), "{shown}");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
 #[test]
 fn capture_asks_for_confirmation_and_runs_after_y() {
     let home = TestHome::new();
@@ -192,6 +230,26 @@ fn spinner_shows_until_the_first_token_and_ctrl_c_cancels_the_wait() {
     assert_eq!(m[1..], [pair("user", "hello"), pair("user", "next")]);
 }
 
+/// A skill named with --skill is in the prompt in full, and /skills says so.
+#[test]
+fn skills_named_with_skill_are_shown_in_full() {
+    let home = TestHome::new();
+    for name in ["greet", "calc"] {
+        home.write(
+            &format!("config/skillpipe/skills/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: The {name} skill\n---\nBody.\n"),
+        );
+    }
+    let server = Server::start([]);
+    let mut p = start(&home, &server, &["--skill", "greet"]);
+    p.send(b"/skills\r");
+    let listing = p.expect("greet [in full] — The greet skill");
+    assert!(!listing.contains("calc ["), "{listing}");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
 #[test]
 fn slash_commands_help_skills_model_and_unknown() {
     let home = TestHome::new();
@@ -214,7 +272,9 @@ fn slash_commands_help_skills_model_and_unknown() {
     p.expect("did you mean /help?");
     p.prompt();
     p.send(b"/skills\r");
-    p.expect("greet");
+    // No agent and no --skill: every skill is only in the catalog (progressive disclosure).
+    p.expect("[catalog]  only name, description and script paths");
+    p.expect("greet [catalog] — Greets people");
     p.expect("scripts/hello.sh");
     p.expect("Say hello to someone.");
     p.expect("start with --allow-scripts");
@@ -358,19 +418,64 @@ fn resume_errors_are_usage_errors() {
     assert!(server.requests().is_empty());
 }
 
+/// Processes whose command line is exactly `argv`.
+fn processes_running(argv: &[&str]) -> usize {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Ctrl-C while a directive runs: the run is killed (its whole tree), audited as cancelled and
+/// its $TMPDIR removed, and the REPL goes on.
 #[test]
 fn ctrl_c_stops_a_running_script() {
     let home = TestHome::new();
     let server = Server::start([
-        Reply::text(["Waiting: !{sleep 30}"]),
+        Reply::text(["Waiting: !{sleep 29.517}"]),
         Reply::text(["still here"]),
     ]);
-    let mut p = start(&home, &server, &["--allow", "sleep", "-y"]);
+    let tmp = home.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut c = repl_cmd(&home, &server, &["--allow", "sleep", "-y"]);
+    c.env("TMPDIR", &tmp);
+    let mut p = Pty::spawn(c);
+    p.expect("/help for commands");
+    p.prompt();
     p.send(b"wait\r");
-    p.expect("running sleep 30");
+    p.expect("running sleep 29.517");
+    // The control: the run and its $TMPDIR exist while it runs.
+    let argv = ["sleep", "29.517"];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while processes_running(&argv) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(processes_running(&argv), 1, "the script is not running");
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        1,
+        "no per-run TMPDIR"
+    );
     p.send(b"\x03");
     // Well before the 30 s the script would take (every wait here is bounded by pty::TIMEOUT).
     p.expect("cancelled");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while processes_running(&argv) > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(processes_running(&argv), 0, "the script outlived Ctrl-C");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(
+        left.is_empty(),
+        "the run's TMPDIR was left behind: {left:?}"
+    );
     p.prompt();
     p.send(b"on\r");
     p.expect("still here");
@@ -382,7 +487,7 @@ fn ctrl_c_stops_a_running_script() {
         m[1..],
         [
             pair("user", "wait"),
-            pair("assistant", "Waiting: !{sleep 30}"),
+            pair("assistant", "Waiting: !{sleep 29.517}"),
             pair("user", "on")
         ]
     );
@@ -390,6 +495,13 @@ fn ctrl_c_stops_a_running_script() {
     assert_eq!(audit.len(), 1, "{audit:?}");
     assert_eq!(audit[0]["decision"], "ran");
     assert_eq!(audit[0]["reason"], "cancelled");
+    assert_eq!(audit[0]["phase"], "completed");
+    // And the line before it, written before the spawn.
+    let all = home.audit_all();
+    assert!(
+        all.iter().any(|r| r["phase"] == "started"),
+        "no `started` line: {all:?}"
+    );
 }
 
 #[test]
@@ -616,8 +728,9 @@ fn model_names_complete_from_the_endpoint_list() {
     assert_eq!(p.wait_exit().code(), Some(0));
 }
 
-/// A resize redraws the typed line once, also on a terminal that re-wraps its lines. tmux is such
-/// a terminal (itself on a pseudo-terminal); without it the test says so and checks nothing.
+/// A resize redraws the typed line once, also on a terminal that re-wraps its lines, and never
+/// erases the answer above it (widening once blanked its last lines). tmux is such a terminal
+/// (itself on a pseudo-terminal); without it the test says so and checks nothing.
 #[test]
 fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
     if Command::new("tmux").arg("-V").output().is_err() {
@@ -625,7 +738,10 @@ fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
         return;
     }
     let home = TestHome::new();
-    let answers = home.write("answers.jsonl", "{\"content\":\"fine\"}\n");
+    let answers = home.write(
+        "answers.jsonl",
+        "{\"content\":\"first answer line one\\nsecond answer line two\"}\n{\"content\":\"fine\"}\n",
+    );
     let socket = home.path().join("tmux.sock");
     let tmux = |args: &[&str]| {
         Command::new("tmux")
@@ -663,7 +779,7 @@ fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
         "-c",
         dir,
         "-x",
-        "60",
+        "40",
         "-y",
         "20",
         &cmd,
@@ -677,15 +793,19 @@ fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
     wait_for(&|s| s.lines().any(|l| l == "replay>"));
     // rustyline asks the terminal where the cursor is; keys typed before the answer are lost.
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let typed = "hello this is a long line that the user typed at the prompt ok";
+    tmux(&["send-keys", "-t", "sp", "hi", "Enter"]);
+    wait_for(&|s| s.contains("second answer line two") && s.lines().any(|l| l == "replay>"));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Three rows at 40 columns.
+    let typed = "hello this is a long line that the user typed at the prompt ok and more words";
     let sent = tmux(&["send-keys", "-t", "sp", "-l", typed]);
     assert!(
         sent.status.success(),
         "{}",
         String::from_utf8_lossy(&sent.stderr)
     );
-    wait_for(&|s| s.contains(" prompt ok"));
-    for width in ["80", "50", "60"] {
+    wait_for(&|s| s.contains("words"));
+    for width in ["100", "50", "30", "60"] {
         tmux(&["resize-window", "-t", "sp", "-x", width, "-y", "20"]);
         wait_for(&|s| {
             s.lines()
@@ -699,7 +819,11 @@ fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
             1,
             "the typed line drawn twice at {width} columns:\n{s}"
         );
-        assert!(s.contains("prompt ok"), "{s}");
+        assert_eq!(s.matches("words").count(), 1, "{s}");
+        assert!(
+            s.contains("first answer line one\nsecond answer line two\nreplay> hello"),
+            "the answer above the prompt was erased at {width} columns:\n{s}"
+        );
     }
     tmux(&["send-keys", "-t", "sp", "Enter"]);
     wait_for(&|s| s.contains("fine"));

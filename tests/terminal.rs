@@ -273,3 +273,103 @@ fn agents_show_of_a_hostile_agent_file_leaves_the_terminal_alone() {
     assert!(raw.contains("hi ␛]52;c;cHduZWQ=␇ there"), "{raw:?}");
     assert!(!raw.contains('\x1b') && !raw.contains('\x07'), "{raw:?}");
 }
+
+/// Setext headings and indented code blocks, as a terminal shows them: the underline turns the
+/// line above into a heading (without colour, `# ` before it), the code keeps its spaces and
+/// Markdown characters, and nothing is lost.
+#[test]
+fn setext_headings_and_indented_code_render_on_the_screen() {
+    let home = TestHome::new();
+    let answer = "Setup\n=====\n\nRun it:\n\n    make  *all*  -j4\n    ./go --fast\n\nNotes\n-----\nDone END\n";
+    // In pieces, so the underline arrives after its title is on screen.
+    let server = Server::start([Reply::text(
+        answer.split_inclusive('\n').collect::<Vec<_>>(),
+    )]);
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let argv = [bin, "chat", "--base-url", &server.url, "--model", "m"];
+    let mut env = env(&home);
+    env.push(("NO_COLOR", "1".into()));
+    let Some(t) = Tmux::start(&argv, &env, home.path()) else {
+        return;
+    };
+    t.wait_for("/help for commands");
+    t.keys("hi");
+    t.enter();
+    let screen = t.wait_for("Done END");
+    let want = "# Setup\n\nRun it:\n\n    make  *all*  -j4\n    ./go --fast\n\n## Notes\nDone END";
+    let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let shown = lines.join("\n");
+    assert!(shown.contains(want), "{shown}");
+    assert!(!shown.contains("====="), "{shown}");
+}
+
+/// A line half typed when the prompt appears is the filter's input, not type-ahead for the
+/// prompt: it is kept and comes out with the rest of its line (nothing lost).
+#[test]
+fn filter_keeps_a_line_half_typed_when_the_prompt_appears() {
+    let home = TestHome::new();
+    let out = home.path().join("out.txt");
+    let mut c = Command::new("sh");
+    c.env_clear();
+    for (k, v) in env(&home) {
+        c.env(k, v);
+    }
+    // The output goes to a file, so what the filter wrote is not mixed with the echo.
+    c.current_dir(home.path()).args([
+        "-c",
+        &format!(
+            "{} filter --allow echo > {}",
+            env!("CARGO_BIN_EXE_skillpipe"),
+            out.display()
+        ),
+    ]);
+    let mut p = Pty::spawn(c);
+    // One write: a whole line with a side effect, then the start of the next line.
+    p.send(b"hello %{echo hi} world\rhalf a lx\x7fi");
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"y");
+    p.expect("yes");
+    p.send(b"ne and the rest\r");
+    p.send(b"\x04");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    assert_eq!(home.audit()[0]["decision"], "ran");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "hello  world\nhalf a line and the rest\n"
+    );
+}
+
+/// One-shot `chat` on a terminal: a status line that arrives while the answer's line is open
+/// waits for that line to end, as in the REPL, instead of being glued to it.
+#[test]
+fn one_shot_status_lines_start_on_a_line_of_their_own() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Here you go: %{echo hi} and\n", "Done."])]);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+    c.env_clear();
+    for (k, v) in env(&home) {
+        c.env(k, v);
+    }
+    c.current_dir(home.path()).args([
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--allow",
+        "echo",
+        "-y",
+        "go",
+    ]);
+    let mut p = Pty::spawn(c);
+    p.expect("skillpipe: ran %{echo hi}");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    assert!(!shown.contains("skillpipe: ran %{echo hi} and"), "{shown}");
+    assert!(!shown.contains("Done.skillpipe"), "{shown}");
+    assert!(
+        shown.contains("Here you go: and\n") && shown.contains("\nskillpipe: ran %{echo hi}\n"),
+        "{shown}"
+    );
+}

@@ -655,10 +655,95 @@ fn a_script_with_a_schema_beside_it_reads_typed_json() {
     let req = &server.requests()[0];
     let system = req["messages"][0]["content"].as_str().unwrap();
     assert!(
-        system.contains("| scripts/convert.py --to-unit TEXT --value NUMBER | Convert a length. |"),
+        system.contains("| scripts/convert.py --value NUMBER --to-unit TEXT | Convert a length. |"),
         "{system}"
     );
     let tool = &req["tools"][0]["function"];
     assert_eq!(tool["name"], "conv__convert");
     assert_eq!(tool["parameters"]["required"], json!(["value", "to_unit"]));
+}
+
+/// `run --input` reads its JSON as a native tool call's arguments: a tool's input with or
+/// without the `input` wrapper, a plain script's `input` (or bare keys) on stdin and its `args`
+/// as argv; and a schema's flags are listed in the schema's own property order.
+#[test]
+fn run_input_is_read_like_native_tool_arguments() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let allow = ["--allow-scripts", "-y"];
+    for input in [
+        r#"{"input_path": "a.csv", "threshold": 0.5}"#,
+        r#"{"input": {"input_path": "a.csv", "threshold": 0.5}}"#,
+    ] {
+        let (v, out) = run_json(
+            &home,
+            &[
+                "data", "stats", "--json", "--input", input, allow[0], allow[1],
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{input}: {}", stderr(&out));
+        assert_eq!(
+            v["outputs"]["got"],
+            json!({"input_path": "a.csv", "threshold": 0.5}),
+            "{input}"
+        );
+    }
+    // A wrapper next to other keys is a field, refused by the closed schema, naming it.
+    let (v, out) = run_json(
+        &home,
+        &[
+            "data",
+            "stats",
+            "--json",
+            "--input",
+            r#"{"input": {"input_path": "a.csv"}, "verbose": true}"#,
+            allow[0],
+            allow[1],
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(v["refused"].as_str().unwrap().contains("input"), "{v}");
+
+    // A plain script: `input` or the bare keys on stdin, `args` before the ones after `--`.
+    home.write(
+        "config/skillpipe/skills/data/scripts/echo.py",
+        "import sys\nprint(sys.stdin.read() + ' ' + ' '.join(sys.argv[1:]))\n",
+    );
+    for (input, expected) in [
+        (r#"{"input": {"a": 1}}"#, r#"{"a":1} x y"#),
+        (r#"{"a": 1}"#, r#"{"a":1} x y"#),
+        (r#"{"args": ["w"], "input": {"a": 1}}"#, r#"{"a":1} w x y"#),
+    ] {
+        let out = home
+            .cmd()
+            .args(["run", "data", "echo", "--input", input])
+            .args(allow)
+            .args(["--", "x", "y"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{input}: {}", stderr(&out));
+        assert_eq!(stdout(&out).trim(), expected, "{input}");
+    }
+
+    // Flags in the schema's order (here not alphabetical), in `skills show` and the usage.
+    home.write(
+        "config/skillpipe/skills/data/tools/order/tool.yaml",
+        "id: order\nscript: run.sh\n",
+    );
+    home.write("config/skillpipe/skills/data/tools/order/run.sh", "cat\n");
+    home.write(
+        "config/skillpipe/skills/data/tools/order/schema.json",
+        r#"{"type": "object", "properties": {"zeta": {"type": "string"},
+            "alpha": {"type": "integer"}, "mid": {"type": "boolean"}}, "required": ["zeta"]}"#,
+    );
+    let out = home
+        .cmd()
+        .args(["skills", "show", "data"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("usage: !{data:order --zeta TEXT [--alpha INTEGER] [--mid]}"),
+        "{text}"
+    );
 }

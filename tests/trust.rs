@@ -324,6 +324,22 @@ fn an_explicit_skills_dir_is_the_users_choice() {
         .output()
         .unwrap();
     assert_eq!(out(&o).0, "x from-flag y", "{:?}", out(&o));
+    // Used, so not "ignored": no notice about ./skills (./agents, unused, still gets one).
+    assert!(!out(&o).1.contains("ignoring"), "{:?}", out(&o));
+    std::fs::create_dir_all(clone.join("agents")).unwrap();
+    let o = cmd_in(&home, &clone)
+        .args(["filter", "--skills-dir", "skills"])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert!(
+        out(&o)
+            .1
+            .contains("ignoring ./agents here: this directory is not trusted"),
+        "{:?}",
+        out(&o)
+    );
+    assert!(!out(&o).1.contains("./skills"), "{:?}", out(&o));
 }
 
 #[test]

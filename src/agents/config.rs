@@ -15,10 +15,13 @@ use toml::de::{DeTable, DeValue};
 /// An agent ready to use: instructions filled, policy parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentConfig {
+    /// What `--agent NAME` finds it by; also the name in the audit log.
     pub name: String,
+    /// One line for `agents list`.
     pub description: String,
     /// `model` or `provider:model`, as written.
     pub model: Option<String>,
+    /// A provider name that overrides the config's default (`openai`, a `[providers.NAME]`, …).
     pub provider: Option<String>,
     /// Skill names, in the order given.
     pub skills: Vec<String>,
@@ -30,9 +33,11 @@ pub struct AgentConfig {
     pub script_policy: Option<ScriptPolicy>,
     /// `[script_policy]` as written: only the keys the agent set, for layering over other config.
     pub script_policy_table: Option<toml::Table>,
+    /// `tool_calls = true`: offer the enabled tools as native tool calls, like `--tools`.
     pub tool_calls: bool,
     /// The file the config came from (the version file for r9s's layout).
     pub source: PathBuf,
+    /// Which layout `source` is in; decides where the agent's own folder is.
     pub format: AgentFormat,
     /// Variable values used, in first-use order (given by `--var` or a default).
     pub variables: Vec<(String, String)>,
@@ -54,6 +59,7 @@ impl AgentConfig {
     }
 }
 
+/// The on-disk layout an agent was read from; shown by `agents list`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentFormat {
@@ -66,21 +72,33 @@ pub enum AgentFormat {
 /// A parsed agent file whose instructions are still a template.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentFile {
+    /// See [`AgentConfig::name`].
     pub name: String,
+    /// See [`AgentConfig::description`].
     pub description: String,
+    /// See [`AgentConfig::model`].
     pub model: Option<String>,
+    /// See [`AgentConfig::provider`].
     pub provider: Option<String>,
+    /// See [`AgentConfig::skills`].
     pub skills: Vec<String>,
     /// Instructions as written, `{{var}}` placeholders included.
     pub instructions: String,
     /// Declared variables (`[instructions] variables`), each with its default if one was given.
     pub variables: Vec<(String, Option<String>)>,
+    /// See [`AgentConfig::params`].
     pub params: serde_json::Map<String, Value>,
+    /// See [`AgentConfig::script_policy`].
     pub script_policy: Option<ScriptPolicy>,
+    /// See [`AgentConfig::script_policy_table`].
     pub script_policy_table: Option<toml::Table>,
+    /// See [`AgentConfig::tool_calls`].
     pub tool_calls: bool,
+    /// See [`AgentConfig::source`].
     pub source: PathBuf,
+    /// See [`AgentConfig::format`].
     pub format: AgentFormat,
+    /// Parse-time warnings (keys ignored); [`AgentConfig::warnings`] adds unused `--var`s.
     pub warnings: Vec<String>,
 }
 

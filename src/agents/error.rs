@@ -3,33 +3,52 @@
 
 use std::path::{Path, PathBuf};
 
+/// Why an agent could not be found, read or filled in.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AgentError {
     /// A mistake at a known place in a config file (unknown key, wrong type, TOML syntax).
     #[error("{}:{line}: {message}", file.display())]
     At {
+        /// The config file.
         file: PathBuf,
+        /// 1-based line of the mistake.
         line: usize,
         /// Dotted key path, e.g. `script_policy.timeout_seconds`, when the place is a key or its value.
         key: Option<String>,
+        /// What was wrong, and what to write instead where that is known.
         message: String,
     },
     /// A problem with a whole file: unreadable, or a required key or companion file is missing.
     #[error("{}: {message}", file.display())]
-    File { file: PathBuf, message: String },
+    File {
+        /// The file (or folder, for r9s's layout) concerned.
+        file: PathBuf,
+        /// What was wrong with it.
+        message: String,
+    },
     /// The instructions use (or declare) a variable that `--var` did not give and has no default.
     #[error("{}: missing variable `{name}`: pass --var {name}=VALUE", file.display())]
-    MissingVariable { file: PathBuf, name: String },
+    MissingVariable {
+        /// The agent file whose instructions need it.
+        file: PathBuf,
+        /// The variable's name, as in `{{name}}`.
+        name: String,
+    },
     /// A `--var` argument that is not `K=V`.
     #[error("--var {arg:?}: expected K=V, e.g. --var lang=Spanish")]
-    BadVar { arg: String },
+    BadVar {
+        /// The argument as given.
+        arg: String,
+    },
     /// No agent of that name on the search path.
     #[error(
         "unknown agent `{name}` (searched {}); `skillpipe agents list` shows the agents found",
         display_dirs(searched)
     )]
     NotFound {
+        /// The name asked for.
         name: String,
+        /// The directories looked in, in search order.
         searched: Vec<PathBuf>,
     },
 }

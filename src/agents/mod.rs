@@ -10,17 +10,11 @@
 //! - [`guide`]: the directive guide and its worked examples, inside that prompt. Pure.
 
 pub mod catalog;
-// Reached through re-exports; its fields and variants are not documented one by one yet.
-#[allow(missing_docs)]
 pub(crate) mod config;
-// Reached through re-exports; its fields and variants are not documented one by one yet.
-#[allow(missing_docs)]
 mod error;
 pub mod guide;
-pub mod origin;
+pub(crate) mod origin;
 pub mod prompt;
-// Reached through re-exports; its fields and variants are not documented one by one yet.
-#[allow(missing_docs)]
 pub(crate) mod search;
 pub(crate) mod skill_adapter;
 pub(crate) mod template;

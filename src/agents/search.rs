@@ -9,20 +9,28 @@ use std::path::{Path, PathBuf};
 /// One row of `agents list`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentSummary {
+    /// The name `--agent` takes.
     pub name: String,
+    /// The agent's one-line description.
     pub description: String,
+    /// The file it was read from (the version file for r9s's layout).
     pub source: PathBuf,
+    /// `model` or `provider:model`, as written in the file.
     pub model: Option<String>,
+    /// The provider the file names, if any.
     pub provider: Option<String>,
+    /// Skill names the agent loads.
     pub skills: Vec<String>,
     /// Variables the instructions need (declared or used).
     pub variables: Vec<String>,
+    /// The on-disk layout.
     pub format: AgentFormat,
 }
 
 /// The agents found, first by name wins, and what was wrong with the rest.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentListing {
+    /// The usable agents, one per name: directory by directory, by file name within each.
     pub agents: Vec<AgentSummary>,
     /// Agents hidden by an earlier one of the same name, and the agents' own warnings.
     pub warnings: Vec<String>,

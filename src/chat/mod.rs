@@ -4,9 +4,9 @@
 //!
 //! The loop talks to the screen only through [`Ui`], so one-shot mode, the REPL and tests share it.
 
-pub mod copies;
-pub mod result;
-pub mod tools;
+pub(crate) mod copies;
+pub(crate) mod result;
+pub(crate) mod tools;
 
 use crate::audit::Decision;
 use crate::dispatch::{Dispatcher, Origin, Outcome};

@@ -4,7 +4,7 @@
 
 use crate::dispatch::Outcome;
 use crate::model::ToolDef;
-use crate::skills::{SkillSet, ToolInput};
+use crate::skills::{ResolvedScript, SkillSet, ToolInput};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -85,6 +85,35 @@ fn script_parameters() -> Value {
     })
 }
 
+/// The parameters name a property `input`: then an `input` key is a field, never a wrapper.
+fn declares_input(parameters: &Value) -> bool {
+    parameters
+        .get("properties")
+        .is_some_and(|p| p.get("input").is_some())
+}
+
+/// The target of a script or tool resolved by name (`run SKILL SCRIPT`), so that its
+/// `--input` is read exactly as a native call's arguments are (see [`parse_arguments`]).
+pub fn target_of(resolved: &ResolvedScript) -> ToolTarget {
+    let reference = match &resolved.tool {
+        Some(t) => format!("{}:{}", resolved.skill, t.id),
+        None => format!("{}/{}", resolved.skill, resolved.rel_path),
+    };
+    match &resolved.tool {
+        Some(t) if t.input == ToolInput::StdinJson => ToolTarget {
+            reference,
+            json_input: true,
+            has_input_property: t.schema.as_ref().is_some_and(declares_input),
+        },
+        _ => ToolTarget {
+            reference,
+            json_input: false,
+            // A plain script's parameters are `{args, input}`.
+            has_input_property: true,
+        },
+    }
+}
+
 /// The functions to offer: each enabled tool first (its name wins over a script's), then
 /// each script, then `load_skill`.
 pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
@@ -102,9 +131,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 (None, true) => json!({"type": "object"}),
                 (None, false) => script_parameters(),
             };
-            let has_input_property = parameters
-                .get("properties")
-                .is_some_and(|p| p.get("input").is_some());
+            let has_input_property = declares_input(&parameters);
             let what = if tool.description.is_empty() {
                 tool.name.clone()
             } else {
@@ -147,9 +174,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 .and_then(|t| t.schema);
             let json_input = schema.is_some();
             let parameters = schema.unwrap_or_else(script_parameters);
-            let has_input_property = parameters
-                .get("properties")
-                .is_some_and(|p| p.get("input").is_some());
+            let has_input_property = declares_input(&parameters);
             defs.push(ToolDef {
                 name: name.clone(),
                 description,
@@ -180,7 +205,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
 /// The call's arguments → (argv after the script, stdin bytes). Models send the input both
 /// bare (`{"path": "x"}`) and wrapped (`{"input": {"path": "x"}}`): both are accepted.
 /// For a JSON tool the (unwrapped) object is the input; for a script, `args` are its argv and
-/// `input`, or else the keys other than `args`, its stdin.
+/// `input`, or else the keys other than `args`, its stdin — in the order the caller wrote them.
 pub fn parse_arguments(
     text: &str,
     target: &ToolTarget,
@@ -193,7 +218,7 @@ pub fn parse_arguments(
     };
     let to_bytes = |v: &Value| serde_json::to_vec(v).map_err(|e| e.to_string());
     if target.json_input {
-        let input = match obj.remove("input") {
+        let input = match obj.shift_remove("input") {
             Some(inner @ Value::Object(_)) if obj.is_empty() && !target.has_input_property => inner,
             Some(other) => {
                 obj.insert("input".into(), other);
@@ -203,7 +228,7 @@ pub fn parse_arguments(
         };
         return Ok((Vec::new(), Some(to_bytes(&input)?)));
     }
-    let args = match obj.remove("args") {
+    let args = match obj.shift_remove("args") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items
             .iter()
@@ -216,7 +241,7 @@ pub fn parse_arguments(
             .collect::<Result<_, _>>()?,
         Some(_) => return Err("`args` must be a list of strings".into()),
     };
-    let input = match obj.remove("input") {
+    let input = match obj.shift_remove("input") {
         Some(Value::Null) => None,
         Some(v) => Some(v),
         None if obj.is_empty() => None,
@@ -334,13 +359,11 @@ mod tests {
             decision: crate::audit::Decision::Denied,
             reason: "/home/ann/bin/tool is not allowed".into(),
         };
+        let (text, is_error) = result_json(&blocked);
+        assert!(is_error);
         assert_eq!(
-            result_json(&blocked),
-            (
-                r#"{"error":"not run: tool is not allowed","is_error":true,"success":false}"#
-                    .into(),
-                true
-            )
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({"error": "not run: tool is not allowed", "is_error": true, "success": false})
         );
     }
 
@@ -390,6 +413,14 @@ mod tests {
         );
         // A script's input without the wrapper is not dropped.
         assert_eq!(stdin_of(r#"{"word":"x"}"#, &script()), json!({"word": "x"}));
+    }
+
+    #[test]
+    fn a_scripts_keys_keep_their_order_on_stdin() {
+        let (args, input) =
+            parse_arguments(r#"{"args":["x"],"zeta":1,"alpha":2,"mid":3}"#, &script()).unwrap();
+        assert_eq!(args, ["x"]);
+        assert_eq!(input.unwrap(), br#"{"zeta":1,"alpha":2,"mid":3}"#.to_vec());
     }
 
     #[test]

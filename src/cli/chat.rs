@@ -121,6 +121,7 @@ fn one_shot(
     let opts = RenderOptions::detect(looks.color_out, looks.unicode);
     let mut ui = PlainUi {
         display: Display::new(looks.stdout_tty, raw, opts),
+        tty: looks.stdout_tty,
         ..PlainUi::default()
     };
     let result = rt.block_on(session.turn(prompt, &mut ui));
@@ -129,6 +130,7 @@ fn one_shot(
     if ui.wrote && !ui.ended_with_newline {
         ui.write(b"\n");
     }
+    ui.flush_pending();
     if let Some(code) = super::interrupt::exit_code(rt) {
         return Ok(code);
     }
@@ -147,6 +149,10 @@ pub struct PlainUi {
     ended_with_newline: bool,
     wrote: bool,
     display: Display,
+    /// stdout is a terminal: stderr lines wait for the answer's line to end, as in the REPL.
+    tty: bool,
+    /// Status lines (for stderr) waiting for the end of the answer's line.
+    pending: Vec<String>,
 }
 
 impl Default for PlainUi {
@@ -155,6 +161,8 @@ impl Default for PlainUi {
             ended_with_newline: false,
             wrote: false,
             display: Display::Exact,
+            tty: false,
+            pending: Vec::new(),
         }
     }
 }
@@ -169,15 +177,49 @@ fn terminal_width() -> usize {
 }
 
 impl PlainUi {
+    /// A line the renderer left open ends before a status line is written.
+    fn end_open_line(&mut self) {
+        let owed = self.display.end_open_line();
+        self.write(&owed);
+    }
+
     fn write(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(bytes);
+        // Lines that waited for the answer's line to end come right after its newline.
+        match memchr::memrchr(b'\n', bytes).filter(|_| !self.pending.is_empty()) {
+            Some(at) => {
+                let _ = out.write_all(&bytes[..=at]);
+                let _ = out.flush();
+                self.flush_pending();
+                let _ = out.write_all(&bytes[at + 1..]);
+            }
+            None => {
+                let _ = out.write_all(bytes);
+            }
+        }
         let _ = out.flush();
         self.wrote = true;
         self.ended_with_newline = bytes.ends_with(b"\n");
+    }
+
+    /// A line for stderr: now, or once the answer's open line on the terminal has ended.
+    fn line_err(&mut self, line: String) {
+        if self.tty && self.wrote && !self.ended_with_newline {
+            self.pending.push(line);
+        } else {
+            eprint!("{line}");
+        }
+    }
+
+    fn flush_pending(&mut self) {
+        let mut err = std::io::stderr().lock();
+        for line in self.pending.drain(..) {
+            let _ = err.write_all(line.as_bytes());
+        }
+        let _ = err.flush();
     }
 }
 
@@ -189,18 +231,22 @@ impl Ui for PlainUi {
 
     /// Reports quote foreign text (directive bodies, reasons): always sanitized.
     fn report(&mut self, report: &crate::pipeline::Report) {
-        eprintln!("skillpipe: {}", crate::term::sanitize(&report.to_string()));
+        self.end_open_line();
+        self.line_err(format!(
+            "skillpipe: {}\n",
+            crate::term::sanitize(&report.to_string())
+        ));
     }
 
     /// Status lines quote foreign text (tool names, directive bodies): always sanitized.
     fn status(&mut self, line: &str) {
-        eprintln!("skillpipe: {}", crate::term::sanitize(line));
+        self.end_open_line();
+        self.line_err(format!("skillpipe: {}\n", crate::term::sanitize(line)));
     }
 
     fn side_output(&mut self, text: &str) {
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(crate::term::sanitize(text).as_bytes());
-        let _ = err.flush();
+        self.end_open_line();
+        self.line_err(crate::term::sanitize(text).into_owned());
     }
 
     fn busy(&mut self, _what: Option<&str>) {}

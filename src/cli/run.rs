@@ -50,12 +50,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
 }
 
 fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
-    let stdin = match &args.input {
-        Some(text) => {
-            let value: serde_json::Value = serde_json::from_str(text)
-                .map_err(|e| usage(format!("--input is not valid JSON: {e}")))?;
-            Some(serde_json::to_vec(&value)?)
-        }
+    let input: Option<serde_json::Value> = match &args.input {
+        Some(text) => Some(
+            serde_json::from_str(text)
+                .map_err(|e| usage(format!("--input is not valid JSON: {e}")))?,
+        ),
         None => None,
     };
     let config = args
@@ -80,11 +79,22 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
         }
     };
     // A tool is run by its id, so that its input, timeout and env apply.
-    let reference = match &resolved.tool {
-        Some(t) => format!("{}:{}", resolved.skill, t.id),
-        None => format!("{}/{}", resolved.skill, resolved.rel_path),
+    let target = crate::chat::tools::target_of(&resolved);
+    let mut argv = vec![target.reference.clone()];
+    let stdin = match input {
+        // Read as a native tool call's arguments: with or without the `input` wrapper, and
+        // a plain script's `args` before the ones after `--`.
+        Some(value @ serde_json::Value::Object(_)) => {
+            let (json_args, stdin) =
+                crate::chat::tools::parse_arguments(&value.to_string(), &target)
+                    .map_err(|e| usage(format!("--input: {e}")))?;
+            argv.extend(json_args);
+            stdin
+        }
+        // Not an object (a list, a string): no wrapper to take off, given as it is.
+        Some(other) => Some(serde_json::to_vec(&other)?),
+        None => None,
     };
-    let mut argv = vec![reference];
     argv.extend(args.args.iter().cloned());
     let rt = crate::app::runtime()?;
     super::interrupt::install(&rt)?;

@@ -8,7 +8,9 @@ mod tty;
 
 use crate::policy::{ConfirmMode, SandboxMode, ScriptPolicy};
 
-pub use tty::{GUARD, TtyInput, ask_tty};
+#[cfg(feature = "cli")]
+pub(crate) use tty::TtyInput;
+pub use tty::{GUARD, ask_tty};
 
 /// What the user answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +68,7 @@ pub struct Confirmer {
 }
 
 /// The "always" scope: the program or script (`argv[0]`), whatever its arguments.
-pub fn scope(argv: &[String]) -> &str {
+pub(crate) fn scope(argv: &[String]) -> &str {
     argv.first().map(String::as_str).unwrap_or("")
 }
 
@@ -150,7 +152,7 @@ pub fn grants(policy: &ScriptPolicy) -> Vec<String> {
 /// Words can come straight from a model (tool-call arguments are not parsed from a directive
 /// body, so nothing rejected their control characters): everything shown is escaped, so that
 /// `\r`, terminal escapes or a right-to-left override cannot redraw the prompt into a lie.
-pub fn render(p: &Prompt<'_>) -> String {
+pub(crate) fn render(p: &Prompt<'_>) -> String {
     use crate::command::escape_controls as shown;
     let cmd = shown(&shell_words::join(p.argv));
     let mut s = format!("skillpipe: run `{cmd}`?\r\n");
@@ -172,7 +174,7 @@ pub fn render(p: &Prompt<'_>) -> String {
 }
 
 /// The question after `a`: "always" is the widest answer, so it takes a second key.
-pub fn render_always(p: &Prompt<'_>) -> String {
+pub(crate) fn render_always(p: &Prompt<'_>) -> String {
     format!(
         "\r\n  always run `{}` with any arguments this session? [a] or Enter = always  [y] once  other = no ",
         crate::command::escape_controls(scope(p.argv))
@@ -181,7 +183,7 @@ pub fn render_always(p: &Prompt<'_>) -> String {
 
 /// What the first key means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FirstKey {
+pub(crate) enum FirstKey {
     /// A final answer.
     Answer(Answer),
     /// `a`: ask once more before answering "always".
@@ -189,7 +191,7 @@ pub enum FirstKey {
 }
 
 /// Maps the first key to an answer; anything unexpected (Enter, Esc, Ctrl-C) means no.
-pub fn first_key(b: u8) -> FirstKey {
+pub(crate) fn first_key(b: u8) -> FirstKey {
     match b {
         b'y' | b'Y' => FirstKey::Answer(Answer::Once),
         b'a' | b'A' => FirstKey::ConfirmAlways,
@@ -198,7 +200,7 @@ pub fn first_key(b: u8) -> FirstKey {
 }
 
 /// Maps the key after `a`: `a` or Enter confirms "always", `y` is once, anything else no.
-pub fn always_key(b: u8) -> Answer {
+pub(crate) fn always_key(b: u8) -> Answer {
     match b {
         b'a' | b'A' | b'\r' | b'\n' => Answer::Always,
         b'y' | b'Y' => Answer::Once,
@@ -209,10 +211,10 @@ pub fn always_key(b: u8) -> Answer {
 /// Before the prompt is drawn: attributes reset, scroll region reset (the cursor saved around
 /// it, since resetting the region homes the cursor), cursor shown, and a query for where the
 /// cursor is (answered `ESC [ row ; col R`), so the prompt can start on a fresh line.
-pub const PREPARE: &str = "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h\x1b[6n";
+pub(crate) const PREPARE: &str = "\x1b[0m\x1b7\x1b[r\x1b8\x1b[?25h\x1b[6n";
 
 /// The cursor column from a cursor position report somewhere in `bytes`, if there is one.
-pub fn reported_column(bytes: &[u8]) -> Option<u16> {
+pub(crate) fn reported_column(bytes: &[u8]) -> Option<u16> {
     let mut from = 0;
     while let Some(at) = bytes[from..].windows(2).position(|w| w == b"\x1b[") {
         let rest = &bytes[from + at + 2..];

@@ -4,7 +4,12 @@
 //!   that counts is read: keys typed while an answer streamed never answer the prompt;
 //! - `a` ("always") takes a second key;
 //! - the prompt is the only reader of the terminal while it is up: another reader of the same
-//!   terminal (the filter reading typed input) goes through [`TtyInput`], which holds off.
+//!   terminal (the filter reading typed input) goes through [`TtyInput`], which holds off;
+//! - when that reader shares the prompt's terminal, what was typed for it is not discarded but
+//!   kept for it (nothing lost): the line half typed when the prompt appears (already edited by
+//!   the line discipline) and keys that arrive during the guard interval (edited here: erase and
+//!   kill applied, Enter as a newline, signal keys and escape sequences dropped). Only the key
+//!   that answers and what arrives in the same read are the prompt's.
 
 use super::{
     Answer, AskError, FirstKey, PREPARE, Prompt, always_key, first_key, render, render_always,
@@ -32,7 +37,10 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     let fd = tty.as_raw_fd();
     let raw = RawMode::enter(fd).map_err(AskError::Terminal)?;
     let shown = Instant::now();
-    flush_input(fd);
+    // Typed for the filter's input on this same terminal: kept for it, not discarded.
+    let keep = shares_input(fd).then(|| LineKeys::of(&raw.saved));
+    let keep = keep.as_ref();
+    take_pending(fd, keep);
     let _ = tty.write_all(PREPARE.as_bytes());
     let _ = tty.flush();
     // The cursor report (if the terminal sends one) says whether a line is open.
@@ -40,6 +48,7 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     read_until(fd, shown + REPORT_WAIT, &mut early, |b| {
         super::reported_column(b).is_some()
     });
+    stash(&early, keep);
     let fresh = if super::reported_column(&early) == Some(1) {
         ""
     } else {
@@ -47,12 +56,12 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     };
     let _ = write!(tty, "{fresh}{}", render(p));
     let _ = tty.flush();
-    let answer = match first_key(read_key(fd, shown).map_err(AskError::Terminal)?) {
+    let answer = match first_key(read_key(fd, shown, keep).map_err(AskError::Terminal)?) {
         FirstKey::Answer(a) => a,
         FirstKey::ConfirmAlways => {
             let _ = tty.write_all(render_always(p).as_bytes());
             let _ = tty.flush();
-            always_key(read_key(fd, Instant::now()).map_err(AskError::Terminal)?)
+            always_key(read_key(fd, Instant::now(), keep).map_err(AskError::Terminal)?)
         }
     };
     let word = match answer {
@@ -67,11 +76,13 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
 }
 
 /// The first key pressed after the guard interval that started at `since`; everything typed
-/// before is discarded. Escape sequences (arrow keys) count as their first byte (no).
-fn read_key(fd: RawFd, since: Instant) -> io::Result<u8> {
-    let mut junk = Vec::new();
-    read_until(fd, since + GUARD, &mut junk, |_| false);
-    flush_input(fd);
+/// before is discarded (or kept for the filter's input, see [`take_pending`]). Escape sequences
+/// (arrow keys) count as their first byte (no).
+fn read_key(fd: RawFd, since: Instant, keep: Option<&LineKeys>) -> io::Result<u8> {
+    let mut early = Vec::new();
+    read_until(fd, since + GUARD, &mut early, |_| false);
+    stash(&early, keep);
+    take_pending(fd, keep);
     loop {
         if poll_in(fd, None)? {
             let mut b = [0u8; 64];
@@ -148,6 +159,123 @@ fn poll_in(fd: RawFd, wait: Option<Duration>) -> io::Result<bool> {
     Ok(rc > 0)
 }
 
+/// What was typed but not yet read: kept for the filter's input when `keep` says how to edit
+/// it, else discarded.
+fn take_pending(fd: RawFd, keep: Option<&LineKeys>) {
+    if keep.is_none() {
+        return flush_input(fd);
+    }
+    let mut pending = Vec::new();
+    while let Ok(true) = poll_in(fd, Some(Duration::ZERO)) {
+        let mut b = [0u8; 256];
+        // SAFETY: reading into a stack buffer of the given length.
+        let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
+        if n <= 0 {
+            break;
+        }
+        pending.extend_from_slice(&b[..n as usize]);
+    }
+    stash(&pending, keep);
+}
+
+/// Keeps `typed` for the filter's input (edited as the line discipline would), when `keep`.
+fn stash(typed: &[u8], keep: Option<&LineKeys>) {
+    if let Some(keys) = keep
+        && !typed.is_empty()
+    {
+        let mut kept = STASH.lock().unwrap_or_else(|e| e.into_inner());
+        keys.edit_into(&mut kept, typed);
+    }
+}
+
+/// The line-editing keys of the terminal's own (cooked) mode, to apply to keys read raw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LineKeys {
+    erase: u8,
+    kill: u8,
+    /// Enter (`\r`) becomes `\n` (ICRNL), or is dropped (IGNCR).
+    cr: Option<u8>,
+}
+
+impl LineKeys {
+    fn of(t: &libc::termios) -> LineKeys {
+        let cr = if t.c_iflag & libc::IGNCR != 0 {
+            None
+        } else if t.c_iflag & libc::ICRNL != 0 {
+            Some(b'\n')
+        } else {
+            Some(b'\r')
+        };
+        LineKeys {
+            erase: t.c_cc[libc::VERASE],
+            kill: t.c_cc[libc::VKILL],
+            cr,
+        }
+    }
+
+    /// Appends `typed` to `line` as cooked input would read: erase removes the last character
+    /// of the unfinished line, kill the whole unfinished line, Enter is a newline, other control
+    /// keys (Ctrl-C, Ctrl-D, …) and escape sequences (arrows, a cursor report) are dropped. Pure.
+    fn edit_into(&self, line: &mut Vec<u8>, typed: &[u8]) {
+        let open_line = |line: &Vec<u8>| {
+            line.len() - line.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)
+        };
+        let mut i = 0;
+        while i < typed.len() {
+            let b = typed[i];
+            i += 1;
+            match b {
+                0x1b => {
+                    // ESC [ params final, or ESC and one byte.
+                    if typed.get(i) == Some(&b'[') {
+                        i += 1;
+                        while i < typed.len() && !(0x40..=0x7e).contains(&typed[i]) {
+                            i += 1;
+                        }
+                    }
+                    i += 1;
+                }
+                b if b == self.erase && b != 0 => {
+                    if open_line(line) > 0 {
+                        // A whole UTF-8 character.
+                        while let Some(last) = line.pop() {
+                            if last & 0xC0 != 0x80 {
+                                break;
+                            }
+                        }
+                    }
+                }
+                b if b == self.kill && b != 0 => {
+                    let n = open_line(line);
+                    line.truncate(line.len() - n);
+                }
+                b'\r' => line.extend(self.cr),
+                b'\n' | b'\t' => line.push(b),
+                b if b < 0x20 || b == 0x7f => {}
+                b => line.push(b),
+            }
+        }
+    }
+}
+
+/// Bytes typed for the reader of this terminal (see [`TtyInput`]) while the prompt was up.
+static STASH: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+/// A [`TtyInput`] reads the controlling terminal, the one the prompt opens as `/dev/tty`.
+static INPUT_IS_TTY: AtomicBool = AtomicBool::new(false);
+
+/// Whether `fd` is this process's controlling terminal (`/dev/tty` has an inode of its own,
+/// so devices are not compared: the terminal's session is).
+fn is_controlling(fd: RawFd) -> bool {
+    // SAFETY: tcgetsid and getsid only read.
+    let (tty_sid, own_sid) = unsafe { (libc::tcgetsid(fd), libc::getsid(0)) };
+    tty_sid != -1 && tty_sid == own_sid
+}
+
+/// Whether a [`TtyInput`] reads the terminal the prompt is on.
+fn shares_input(fd: RawFd) -> bool {
+    INPUT_IS_TTY.load(Ordering::SeqCst) && is_controlling(fd)
+}
+
 /// Discards what was typed but not yet read.
 fn flush_input(fd: RawFd) {
     // SAFETY: tcflush on an open terminal descriptor.
@@ -217,7 +345,7 @@ impl Drop for Prompting {
 /// when input is waiting and no prompt is up, so the key the user presses at a prompt reaches
 /// the prompt, and the text typed for the program stays the program's. Other inputs (pipes,
 /// files) are read directly.
-pub struct TtyInput<R> {
+pub(crate) struct TtyInput<R> {
     inner: R,
     terminal: bool,
 }
@@ -227,6 +355,9 @@ impl<R: Read + AsRawFd> TtyInput<R> {
     pub fn new(inner: R) -> TtyInput<R> {
         // SAFETY: isatty on an open descriptor.
         let terminal = unsafe { libc::isatty(inner.as_raw_fd()) } == 1;
+        if terminal && is_controlling(inner.as_raw_fd()) {
+            INPUT_IS_TTY.store(true, Ordering::SeqCst);
+        }
         TtyInput { inner, terminal }
     }
 }
@@ -238,18 +369,65 @@ impl<R: Read + AsRawFd> Read for TtyInput<R> {
         }
         let fd = self.inner.as_raw_fd();
         loop {
-            if !poll_in(fd, Some(Duration::from_millis(50)))? {
-                continue;
-            }
             {
                 let _l = READING.lock().unwrap_or_else(|e| e.into_inner());
-                // With the lock held and no prompt up, no prompt can flush the queue before
-                // this read: the input seen waiting is still there, so the read does not block.
-                if !PROMPTING.load(Ordering::SeqCst) && poll_in(fd, Some(Duration::ZERO))? {
-                    return self.inner.read(buf);
+                if !PROMPTING.load(Ordering::SeqCst) {
+                    // What was typed while a prompt was up comes first.
+                    let mut kept = STASH.lock().unwrap_or_else(|e| e.into_inner());
+                    if !kept.is_empty() {
+                        let n = kept.len().min(buf.len());
+                        buf[..n].copy_from_slice(&kept[..n]);
+                        kept.drain(..n);
+                        return Ok(n);
+                    }
+                    drop(kept);
+                    // With the lock held and no prompt up, no prompt can take the queue before
+                    // this read: the input seen waiting is still there, so the read does not
+                    // block.
+                    if poll_in(fd, Some(Duration::ZERO))? {
+                        return self.inner.read(buf);
+                    }
                 }
             }
-            std::thread::sleep(Duration::from_millis(20));
+            if poll_in(fd, Some(Duration::from_millis(50)))? {
+                // Input is waiting but a prompt is up: let it finish.
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> LineKeys {
+        LineKeys {
+            erase: 0x7f,
+            kill: 0x15,
+            cr: Some(b'\n'),
+        }
+    }
+
+    fn edit(before: &str, typed: &[u8]) -> String {
+        let mut line = before.as_bytes().to_vec();
+        keys().edit_into(&mut line, typed);
+        String::from_utf8(line).unwrap()
+    }
+
+    #[test]
+    fn keys_read_raw_are_edited_as_the_cooked_line_would_be() {
+        assert_eq!(edit("half a l", b"x\x7fine\r"), "half a line\n");
+        // Erase stops at the line's start and takes a whole character.
+        assert_eq!(edit("done\n", b"\x7f\x7fok"), "done\nok");
+        assert_eq!(edit("caf\u{e9}", b"\x7fe"), "cafe");
+        // Kill drops the unfinished line only.
+        assert_eq!(edit("a\nbcd", b"\x15x"), "a\nx");
+        // Signal keys, Ctrl-D, arrows and a cursor report are not text.
+        assert_eq!(edit("", b"a\x03\x04\x1b[A\x1b[12;1Rb\tc"), "ab\tc");
+        let ignore_cr = LineKeys { cr: None, ..keys() };
+        let mut line = Vec::new();
+        ignore_cr.edit_into(&mut line, b"x\r\n");
+        assert_eq!(line, b"x\n");
     }
 }

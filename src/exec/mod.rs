@@ -214,7 +214,7 @@ async fn run_planned(
     launcher: Option<&Path>,
     setup_failed: &mut bool,
 ) -> Result<RunResult, ExecError> {
-    let plan = sandbox::plan(&spec.sandbox, caps).map_err(ExecError::Sandbox)?;
+    let plan = sandbox::plan(&spec.sandbox, caps).map_err(|e| ExecError::Sandbox(e.to_string()))?;
     if !spec.cwd.is_dir() {
         return Err(ExecError::Io(
             format!("working directory {}", spec.cwd.display()),

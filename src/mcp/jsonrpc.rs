@@ -23,7 +23,8 @@ pub const SHUTTING_DOWN: i64 = -32000;
 pub struct RpcError {
     pub code: i64,
     pub message: String,
-    pub data: Option<Value>,
+    /// Boxed: a `Value` is large (an ordered map), and errors travel in every `Result`.
+    pub data: Option<Box<Value>>,
 }
 
 impl RpcError {
@@ -36,14 +37,14 @@ impl RpcError {
     }
 
     pub fn with_data(mut self, data: Value) -> RpcError {
-        self.data = Some(data);
+        self.data = Some(Box::new(data));
         self
     }
 
     fn to_json(&self) -> Value {
         let mut e = json!({"code": self.code, "message": self.message});
         if let Some(d) = &self.data {
-            e["data"] = d.clone();
+            e["data"] = (**d).clone();
         }
         e
     }
@@ -192,7 +193,7 @@ fn error_of(e: &Value) -> RpcError {
             .and_then(Value::as_str)
             .unwrap_or("error")
             .to_string(),
-        data: e.get("data").cloned(),
+        data: e.get("data").cloned().map(Box::new),
     }
 }
 

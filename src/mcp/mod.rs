@@ -10,6 +10,7 @@
 //! - [`jsonrpc`]: framing, parse and error replies (pure).
 //! - [`catalog`]: tools and skill resources, read once at start.
 //! - [`session`]: the protocol state machine (pure).
+//! - [`page`]: `cursor`/`nextCursor` pagination of the list methods (pure).
 //! - [`consent`]: `confirm = "ask"` as MCP elicitation.
 //! - [`call`]: one tool call through the dispatcher, and its result.
 //! - [`server`]: the stdio transport and the concurrent call loop.
@@ -20,5 +21,6 @@ pub mod call;
 pub mod catalog;
 pub mod consent;
 pub mod jsonrpc;
+pub mod page;
 pub mod server;
 pub mod session;

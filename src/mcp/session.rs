@@ -113,10 +113,12 @@ impl Session {
         let cat = &self.catalog;
         let uri = || params.get("uri").and_then(Value::as_str);
         match method {
-            "tools/list" => Step::Reply(response(&id, cat.tools_json())),
+            "tools/list" => self.page(id, cat.tools_json(), "tools", &params),
             "tools/call" => self.call(id, params),
-            "resources/list" => Step::Reply(response(&id, cat.resources_json())),
-            "resources/templates/list" => Step::Reply(response(&id, cat.templates_json())),
+            "resources/list" => self.page(id, cat.resources_json(), "resources", &params),
+            "resources/templates/list" => {
+                self.page(id, cat.templates_json(), "resourceTemplates", &params)
+            }
             "resources/read" => match uri() {
                 None => err(INVALID_PARAMS, "resources/read needs `uri`".into()),
                 Some(u) => match cat.file(u) {
@@ -141,6 +143,14 @@ impl Session {
                 },
             },
             _ => err(METHOD_NOT_FOUND, format!("method not found: {method}")),
+        }
+    }
+
+    /// One page of a list result (see [`super::page`]).
+    fn page(&self, id: Value, all: Value, key: &str, params: &Map<String, Value>) -> Step {
+        match super::page::page(all, key, params, super::page::PAGE_SIZE) {
+            Ok(result) => Step::Reply(response(&id, result)),
+            Err(e) => Step::Reply(error_response(&id, &e)),
         }
     }
 

@@ -6,10 +6,11 @@
 //! response, which is how the chat loop stops a model at a capture.
 //!
 //! - `sse`: a small incremental Server-Sent Events parser (pure).
-//! - [`openai`], [`anthropic`]: wire formats (pure request builders and stream decoders) + providers.
+//! - `openai`, `anthropic` (feature `http`): wire formats (pure request builders and stream
+//!   decoders) + providers.
 //! - `http`: the shared transport: retries, timeouts, cut streams, error mapping.
 //! - `retry`: the backoff policy (pure).
-//! - [`replay`]: recorded answers from a JSONL file, for offline demos and tests.
+//! - `replay` (feature `http`): recorded answers from a JSONL file, for offline demos and tests.
 //! - `settings`: which provider, URL, model and key to use (flags > env > agent > config > defaults).
 
 use futures::stream::BoxStream;
@@ -21,10 +22,8 @@ use std::time::Duration;
 #[cfg(feature = "http")]
 pub mod anthropic;
 #[cfg(feature = "http")]
-#[allow(missing_docs)]
 pub(crate) mod http;
 #[cfg(feature = "http")]
-#[allow(missing_docs)]
 pub(crate) mod models;
 #[cfg(feature = "http")]
 pub mod openai;
@@ -32,8 +31,6 @@ pub mod openai;
 pub mod replay;
 pub(crate) mod retry;
 #[cfg(feature = "http")]
-// Reached through re-exports; its fields and variants are not documented one by one yet.
-#[allow(missing_docs)]
 pub(crate) mod settings;
 pub(crate) mod sse;
 

@@ -31,10 +31,12 @@ pub use crate::config::{ConfigFile as Config, ProviderConfig, ProviderKind};
 /// Network behaviour; the defaults suit interactive use, tests shorten them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientOptions {
+    /// Longest wait for the TCP and TLS handshake; a dead host fails fast instead of hanging.
     pub connect_timeout: Duration,
     /// Longest silence allowed while waiting for the response or between chunks. Generous,
     /// because a local model may think about a long prompt for minutes before the first token.
     pub idle_timeout: Duration,
+    /// How often, and after what waits, a request answered 429 or 5xx is sent again.
     pub retry: RetryPolicy,
 }
 
@@ -51,6 +53,7 @@ impl Default for ClientOptions {
 /// The resolved model settings.
 #[derive(Clone, PartialEq)]
 pub struct Settings {
+    /// The wire format to speak (OpenAI-compatible, Anthropic, replay).
     pub provider: ProviderKind,
     /// The provider's name (`openai`, `ollama`, a `[providers.NAME]` from the config, …).
     pub provider_name: String,
@@ -58,11 +61,13 @@ pub struct Settings {
     pub base_url: String,
     /// For replay: the JSONL file.
     pub model: String,
+    /// The key sent to the server; `None` for servers on this machine that need none.
     pub api_key: Option<String>,
     /// The variable the key came from, or the one that should hold it when there is no key.
     pub api_key_var: Option<String>,
     /// Extra request fields (the agent's `[params]`).
     pub params: Map<String, Value>,
+    /// Timeouts and retries of the HTTP client.
     pub options: ClientOptions,
     /// The model is the provider's built-in default while the base URL was chosen by the user:
     /// that server may not know the name, so the caller asks it for its models instead.
@@ -172,8 +177,11 @@ pub fn is_loopback(url: &str) -> bool {
 /// The agent's say in the matter (DESIGN §5: `model`, `provider`, `[params]`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentModel {
+    /// The agent's `model` (`model` or `provider:model`).
     pub model: Option<String>,
+    /// The agent's `provider`.
     pub provider: Option<String>,
+    /// The agent's `[params]`, sent as extra request fields.
     pub params: Map<String, Value>,
     /// Where these came from, for error messages (e.g. "agent file agents/tutor.toml").
     pub origin: String,
@@ -182,11 +190,15 @@ pub struct AgentModel {
 /// Everything `resolve` looks at.
 #[derive(Debug, Clone, Default)]
 pub struct SettingsInput {
+    /// `--model` (`model` or `provider:model`); wins over everything else.
     pub flag_model: Option<String>,
+    /// `--base-url`; like `flag_model`, wins over everything else.
     pub flag_base_url: Option<String>,
     /// Environment variables (only the ones in `ENV_VARS` and `api_key_env`s matter).
     pub env: BTreeMap<String, String>,
+    /// What the agent asks for, below flags and environment.
     pub agent: AgentModel,
+    /// The config file, if there is one; lowest before the built-in defaults.
     pub config: Option<Config>,
 }
 
@@ -236,36 +248,71 @@ impl SettingsInput {
 /// A configuration problem (exit code 2). Messages name the flag, variable, file or line.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
+    /// The config file is unreadable or wrong.
     #[error("{}{}: {message}", .file.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
     Config {
+        /// The config file.
         file: PathBuf,
+        /// 1-based line, when the mistake has one.
         line: Option<usize>,
+        /// What was wrong.
         message: String,
     },
+    /// A provider name that is neither built in nor a `[providers.NAME]` of the config.
     #[error("unknown provider {name:?} (from {origin}); known providers: {known}")]
     UnknownProvider {
+        /// The name as written.
         name: String,
+        /// Where it was written (flag, variable, agent file, config).
         origin: String,
+        /// The names that would have worked, comma-separated.
         known: String,
     },
+    /// A base URL that does not parse, is not `http`/`https`, or has no host.
     #[error("invalid base URL {url:?} (from {origin}): {reason}")]
     BadBaseUrl {
+        /// The URL as written.
         url: String,
+        /// Where it was written.
         origin: String,
+        /// Why it was refused.
         reason: String,
     },
+    /// A config provider without `base_url`, and nothing else gave one.
     #[error("provider {provider:?} has no base URL: {hint}")]
-    NoBaseUrl { provider: String, hint: String },
+    NoBaseUrl {
+        /// The provider's name.
+        provider: String,
+        /// Where to set one.
+        hint: String,
+    },
+    /// The provider has no default model and none was given.
     #[error("no model chosen for provider {provider:?}: {hint}")]
-    NoModel { provider: String, hint: String },
+    NoModel {
+        /// The provider's name.
+        provider: String,
+        /// Where to set one.
+        hint: String,
+    },
+    /// A remote server needs a key and none was found.
     #[error("no API key for {provider} at {url}: {}", missing_key_hint(.var))]
     MissingKey {
+        /// The server's base URL.
         url: String,
+        /// The provider's name.
         provider: String,
+        /// The environment variable that should hold the key, when one is known.
         var: Option<String>,
     },
+    /// The replay file is unreadable or not valid JSONL answers.
     #[error("replay file {}: {message}", .file.display())]
-    Replay { file: PathBuf, message: String },
+    Replay {
+        /// The replay file.
+        file: PathBuf,
+        /// What was wrong, with its line where known.
+        message: String,
+    },
+    /// The HTTP client could not be built; the error and its causes.
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
 }

@@ -8,7 +8,7 @@ mod merge;
 // The sandbox's keys need the sandbox (feature `runtime`); without it nothing runs anyway.
 #[cfg(feature = "runtime")]
 mod sandbox_keys;
-pub mod source;
+pub(crate) mod source;
 
 pub use decide::{CompiledPolicy, Denied, SCRIPTS_NOT_ALLOWED, decide};
 pub use merge::{PolicyError, PolicyOverrides, TIMEOUT_RANGE};
@@ -75,7 +75,36 @@ pub enum Workdir {
     Caller,
 }
 
-/// DESIGN §2 table. Field names are the agent TOML `[script_policy]` keys.
+/// What directives may run and under which limits (DESIGN §2 table). Field names are the agent
+/// TOML `[script_policy]` keys. The default runs nothing; [`ScriptPolicy::compile`] checks it
+/// and parses its patterns once for [`decide`].
+///
+/// ```
+/// use skillpipe::ScriptPolicy;
+/// use skillpipe::command::{Target, parse_argv};
+/// use skillpipe::policy::decide;
+///
+/// let policy = ScriptPolicy {
+///     allow_scripts: true,
+///     allowed_commands: vec!["git *".into()],
+///     denied_commands: vec!["git push *".into()],
+///     ..Default::default()
+/// };
+/// let compiled = policy.compile()?;
+/// let judge = |body: &str| {
+///     let argv = parse_argv(body).unwrap();
+///     decide(&compiled, &Target::System { program: &argv[0], args: &argv[1..] })
+/// };
+/// assert!(judge("git status").is_ok());
+/// // Denied patterns win over allowed ones, and the reason names the pattern.
+/// assert!(judge("git push origin main").unwrap_err().reason.contains("git push *"));
+/// // Anything not allowed is denied.
+/// assert!(judge("rm -rf /").is_err());
+/// // A pattern that does not parse is an error before anything can run.
+/// let bad = ScriptPolicy { denied_commands: vec!["rm;ls".into()], ..policy };
+/// assert!(bad.compile().is_err());
+/// # Ok::<(), skillpipe::policy::PolicyError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ScriptPolicy {

@@ -147,6 +147,22 @@ pub fn closes(line: &str, ch: char, len: usize) -> bool {
         && rest.trim_start_matches(ch).trim().is_empty()
 }
 
+/// A setext underline: `===` (level 1) or `---` (level 2), indented by less than four.
+pub fn setext_level(line: &str) -> Option<usize> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    let t = line.trim();
+    if indent >= 4 || t.is_empty() {
+        return None;
+    }
+    if t.chars().all(|c| c == '=') {
+        Some(1)
+    } else if t.chars().all(|c| c == '-') {
+        Some(2)
+    } else {
+        None
+    }
+}
+
 fn is_rule(rest: &str) -> bool {
     let t: String = rest.chars().filter(|c| !c.is_whitespace()).collect();
     t.len() >= 3

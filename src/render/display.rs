@@ -32,6 +32,20 @@ impl Display {
         }
     }
 
+    /// A line break the display still owes (see [`Renderer::end_open_line`]), to write before
+    /// anything else that goes to the terminal mid-answer.
+    pub fn end_open_line(&mut self) -> Vec<u8> {
+        match self {
+            Display::Rendered(r) => r.end_open_line().into_bytes(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether the newline ending the last line written is held back.
+    pub fn owes_newline(&self) -> bool {
+        matches!(self, Display::Rendered(r) if r.owes_newline())
+    }
+
     /// What is still held at the end of the answer.
     pub fn finish(&mut self, width: usize) -> Vec<u8> {
         match self {

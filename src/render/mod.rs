@@ -78,6 +78,16 @@ pub struct Renderer {
     /// The last line written was blank (blank lines are not doubled).
     blank: bool,
     wrote: bool,
+    /// Inside a list (since an item, until a line at the margin): a line indented by four is
+    /// the item's text there, not an indented code block.
+    in_list: bool,
+    /// The newline that ends the last paragraph line is owed, at this offset of the output
+    /// being built: held back so that a setext underline (`===`, `---`) on the next line can
+    /// still turn that line into a heading with a carriage return (no cursor movement).
+    owed_newline: Option<usize>,
+    /// The text of a paragraph that is one source line on one screen row, its newline owed:
+    /// what a setext underline would make a heading of.
+    setext: Option<String>,
 }
 
 const DIM: Style = Style {
@@ -103,6 +113,9 @@ impl Renderer {
             table: Vec::new(),
             blank: false,
             wrote: false,
+            in_list: false,
+            owed_newline: None,
+            setext: None,
         }
     }
 
@@ -120,6 +133,7 @@ impl Renderer {
         self.san.push(bytes, &mut clean);
         let text = String::from_utf8_lossy(&clean).into_owned();
         let mut out = String::new();
+        self.owed_newline = self.owed_newline.map(|_| 0);
         let mut pieces = text.split('\n').peekable();
         while let Some(piece) = pieces.next() {
             self.partial.push_str(piece.trim_end_matches('\r'));
@@ -128,8 +142,36 @@ impl Renderer {
             }
         }
         self.early(width, &mut out);
+        self.settle(&mut out);
         self.note(&out);
         out
+    }
+
+    /// The newline owed after a paragraph's first line, now (empty when none is owed): for a
+    /// caller about to write something else on the terminal (a status line), which must start on
+    /// a line of its own. That line can then no longer become a setext heading.
+    pub fn end_open_line(&mut self) -> String {
+        self.setext = None;
+        match self.owed_newline.take() {
+            Some(_) => "\n".into(),
+            None => String::new(),
+        }
+    }
+
+    /// Whether the newline ending the last line written is held back.
+    pub fn owes_newline(&self) -> bool {
+        self.owed_newline.is_some()
+    }
+
+    /// Pays the owed newline once something follows it in `out`.
+    fn settle(&mut self, out: &mut String) {
+        if let Some(at) = self.owed_newline
+            && out.len() > at
+        {
+            out.insert(at, '\n');
+            self.owed_newline = None;
+            self.setext = None;
+        }
     }
 
     /// Renders whatever is left at the end of the answer.
@@ -139,11 +181,15 @@ impl Renderer {
         self.san.finish(&mut clean);
         self.partial.push_str(&String::from_utf8_lossy(&clean));
         let mut out = String::new();
+        self.owed_newline = self.owed_newline.map(|_| 0);
         if !self.partial.is_empty() || self.started.is_some() {
             self.end_line(width, &mut out);
         }
         self.flush_table(width, &mut out);
         self.close(width, &mut out);
+        if let Some(at) = self.owed_newline.take() {
+            out.insert(at, '\n');
+        }
         self.note(&out);
         out
     }
@@ -169,6 +215,9 @@ impl Renderer {
             let Some(kind) = block::classify_partial(&self.partial) else {
                 return;
             };
+            if self.indented_code(&kind) {
+                return;
+            }
             let partial = std::mem::take(&mut self.partial);
             self.done = self.start(&kind, &partial, width, out);
             self.partial = partial;
@@ -214,6 +263,20 @@ impl Renderer {
                     return;
                 }
                 let kind = block::classify(&line);
+                if let Some(level) = block::setext_level(&line)
+                    && self.setext.is_some()
+                    && self.owed_newline == Some(out.len())
+                {
+                    self.setext_heading(level, width, out);
+                    return;
+                }
+                if self.indented_code(&kind) {
+                    self.close(width, out);
+                    inline::CODE.paint(&line, color, out);
+                    out.push('\n');
+                    self.blank = false;
+                    return;
+                }
                 if !self.table.is_empty() {
                     if kind == Line::Row {
                         self.table.push(line);
@@ -240,12 +303,51 @@ impl Renderer {
         }
         let spans = inline::spans(rest, base);
         self.flow.push(&spans, width, color, out);
+        if !heading {
+            self.flow.end_word(width, color, out);
+        }
         if heading {
             self.close(width, out);
+        } else if matches!(kind, Line::Text { .. })
+            && self.ctx == Ctx::Para
+            && self.flow.rows() == 1
+        {
+            // The paragraph's first line, on one row: its newline is owed, in case the next
+            // line underlines it as a heading.
+            let mut end = String::new();
+            self.flow.break_line(width, color, &mut end);
+            out.push_str(end.strip_suffix('\n').unwrap_or(&end));
+            self.settle(out);
+            self.owed_newline = Some(out.len());
+            if let Line::Text { text } = kind {
+                self.setext = Some(line.get(text..).unwrap_or("").to_string());
+            }
         } else {
             // A model's line breaks are meant (verse, addresses, steps): kept, not re-flowed.
             self.flow.break_line(width, color, out);
         }
+    }
+
+    /// `Title` then `=====` (or `---`): the title's row, still the cursor's, is drawn again as
+    /// a heading after a carriage return (the heading is at least as wide: same text, or `# `
+    /// before it without colour).
+    fn setext_heading(&mut self, level: usize, width: usize, out: &mut String) {
+        let text = self.setext.take().unwrap_or_default();
+        self.owed_newline = None;
+        self.ctx = Ctx::None;
+        self.flow = Flow::default();
+        out.push('\r');
+        let kind = Line::Heading { level, text: 0 };
+        self.start(&kind, "", width, out);
+        let color = self.color();
+        let spans = inline::spans(text.trim(), heading_style(level));
+        self.flow.push(&spans, width, color, out);
+        self.close(width, out);
+    }
+
+    /// An indented line (four spaces) that starts a block outside a list: code, kept verbatim.
+    fn indented_code(&self, kind: &Line) -> bool {
+        matches!(kind, Line::Text { text } if *text >= 4) && self.ctx == Ctx::None && !self.in_list
     }
 
     fn code_line(&mut self, line: &str, out: &mut String) {
@@ -276,6 +378,13 @@ impl Renderer {
         let color = self.color();
         if *kind != Line::Blank {
             self.blank = false;
+        }
+        match kind {
+            Line::Item { .. } => self.in_list = true,
+            Line::Blank => {}
+            // An indented paragraph after an item is that item's text.
+            Line::Text { text } if *text >= 2 || self.ctx != Ctx::None => {}
+            _ => self.in_list = false,
         }
         match kind {
             Line::Blank => {

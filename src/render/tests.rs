@@ -140,8 +140,10 @@ fn words_show_before_the_line_ends() {
     // Emphasis waits for its closing marker.
     assert_eq!(r.push(b"ld, with **bo", 80), "ld, with");
     assert_eq!(r.push(b"ld** en", 80), " bold en");
-    assert_eq!(r.push(b"d\n", 80), "d\n");
-    assert_eq!(r.finish(80), "");
+    // The line's newline is owed until the next line shows it is no setext underline.
+    assert_eq!(r.push(b"d\n", 80), "d");
+    assert_eq!(r.push(b"Next", 80), "\nNext");
+    assert_eq!(r.finish(80), "\n");
 }
 
 #[test]
@@ -161,20 +163,75 @@ fn a_narrower_window_applies_to_the_next_words() {
     assert_eq!(out, "aaa bbb ccc\nddd eee\nfff\n");
 }
 
-/// What a terminal shows: SGR removed, backspaces applied, trailing spaces ignored.
+/// What a terminal shows: SGR removed, backspaces and carriage returns move the cursor back
+/// and later characters overwrite, trailing spaces ignored.
 fn screen(s: &str) -> String {
-    let mut out = String::new();
+    let mut rows: Vec<Vec<char>> = vec![Vec::new()];
+    let mut col: usize = 0;
     for c in strip(s).chars() {
-        if c == '\u{8}' {
-            out.pop();
-        } else {
-            out.push(c);
+        let row = rows.last_mut().unwrap();
+        match c {
+            '\n' => {
+                rows.push(Vec::new());
+                col = 0;
+            }
+            '\r' => col = 0,
+            '\u{8}' => col = col.saturating_sub(1),
+            c => {
+                if col < row.len() {
+                    row[col] = c;
+                } else {
+                    row.push(c);
+                }
+                col += 1;
+            }
         }
     }
-    out.lines()
-        .map(str::trim_end)
+    rows.iter()
+        .map(|r| r.iter().collect::<String>().trim_end().to_string())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[test]
+fn setext_headings_are_headings_for_every_split() {
+    let text = "Title\n=====\n\nSub title\n---\n\nPlain line\nstays\n";
+    for every in [1, 2, 3, 7, usize::MAX] {
+        assert_eq!(
+            screen(&render_in(text, 40, plain(), every)),
+            "# Title\n\n## Sub title\n\nPlain line\nstays\n",
+            "pieces of {every}"
+        );
+        let out = render_in(text, 40, coloured(), every);
+        assert_eq!(
+            screen(&out),
+            "Title\n\nSub title\n\nPlain line\nstays\n",
+            "pieces of {every}"
+        );
+        // Drawn again in the heading's style: bold and underlined (level 1).
+        assert!(out.contains("\r\x1b["), "{out:?}");
+    }
+    // A paragraph of two lines keeps its text; `---` under it stays a rule.
+    let out = screen(&render("one\ntwo\n---\n", 20));
+    assert_eq!(out, "one\ntwo\n────────────────────\n");
+}
+
+#[test]
+fn indented_code_is_kept_verbatim_but_not_inside_a_list() {
+    let text = "Run this:\n\n    let x = *a* +  b;\n    x   *= 2;\n\nDone.\n";
+    for every in [1, 3, usize::MAX] {
+        let out = render_in(text, 12, plain(), every);
+        assert_eq!(
+            screen(&out),
+            "Run this:\n\n    let x = *a* +  b;\n    x   *= 2;\n\nDone.\n",
+            "pieces of {every}"
+        );
+    }
+    // Four spaces inside a list, or continuing a paragraph, are text.
+    let out = screen(&render("- item\n\n    more *text*\n", 40));
+    assert_eq!(out, "• item\n\n    more text\n");
+    let out = screen(&render("a line\n    goes on\n", 40));
+    assert_eq!(out, "a line\ngoes on\n");
 }
 
 /// The text without SGR sequences.
@@ -193,4 +250,15 @@ fn strip(s: &str) -> String {
         }
     }
     out
+}
+
+#[test]
+fn an_owed_newline_can_be_paid_before_a_status_line() {
+    let mut r = Renderer::new(plain());
+    assert_eq!(r.push(b"Here you go:\n", 40), "Here you go:");
+    assert_eq!(r.end_open_line(), "\n");
+    assert_eq!(r.end_open_line(), "");
+    // Paid: the next line is a line of its own, and an underline no longer makes a heading.
+    assert_eq!(r.push(b"===\n", 40), "===\n");
+    assert_eq!(r.finish(40), "");
 }

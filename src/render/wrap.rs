@@ -222,6 +222,11 @@ impl Flow {
         }
     }
 
+    /// Screen rows this block has begun so far.
+    pub fn rows(&self) -> usize {
+        self.lines
+    }
+
     /// Ends the line where the source line ended; the block goes on (a following line gets the
     /// continuation prefix).
     pub fn break_line(&mut self, width: usize, color: Color24, out: &mut String) {

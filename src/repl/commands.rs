@@ -163,6 +163,22 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// What `/skills` says first: how the model sees each skill (progressive disclosure).
+pub const DISCLOSURE_LEGEND: &str = "\
+[in full]  SKILL.md is in the system prompt (named by the agent or --skill)
+[catalog]  only name, description and script paths are; the model loads the rest with
+           !{skill NAME} (load_skill with --tools) when it needs it
+";
+
+/// How skill `name` reaches the model: `named` are the skills the agent or `--skill` named.
+pub fn disclosure(named: &[String], name: &str) -> &'static str {
+    if named.iter().any(|n| n == name) {
+        "in full"
+    } else {
+        "catalog"
+    }
+}
+
 /// The `/help` text.
 pub const HELP: &str = "\
 Commands
@@ -171,7 +187,7 @@ Commands
   /clear             forget the conversation so far
   /model [M]         show the model, or switch to M (a model name or provider:model)
   /agent [NAME]      show the agent and list the others, or switch to agent NAME
-  /skills            the active skills and their scripts
+  /skills            the active skills and their scripts, in full or only in the catalog
   /save [NAME|FILE]  save the conversation. A bare NAME (no '/' or '.') goes to the sessions
                      folder, where `skillpipe chat --resume NAME` finds it; anything else is a
                      file path. Without an argument: the session it was resumed from, else a
@@ -194,6 +210,14 @@ Keys
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn named_skills_are_in_full_the_others_in_the_catalog() {
+        let named = vec!["say".to_string()];
+        assert_eq!(disclosure(&named, "say"), "in full");
+        assert_eq!(disclosure(&named, "calc"), "catalog");
+        assert_eq!(disclosure(&[], "say"), "catalog");
+    }
 
     fn cmd(s: &str) -> Command {
         match parse(s) {

@@ -121,10 +121,16 @@ impl Highlighter for ReplHelper {
 
     fn highlight<'l>(&self, line: &'l str, pos: usize) -> Cow<'l, str> {
         // Only one-row entries are corrected; a multi-line entry keeps rustyline's own redraw.
-        let cursor = (!line.contains('\n'))
-            .then(|| *lock(&self.prompt_width) + line[..pos.min(line.len())].width());
-        *lock(&self.last_draw) = cursor.map(|c| (stdout_width(), c));
-        Cow::Borrowed(line)
+        let prompt_width = *lock(&self.prompt_width);
+        let width = stdout_width();
+        let cursor =
+            (!line.contains('\n')).then(|| prompt_width + line[..pos.min(line.len())].width());
+        *lock(&self.last_draw) = cursor.map(|c| (width, c));
+        match self.reflows {
+            true => super::reflow::hard_rows(prompt_width, line, width)
+                .map_or(Cow::Borrowed(line), Cow::Owned),
+            false => Cow::Borrowed(line),
+        }
     }
 }
 

@@ -431,7 +431,9 @@ impl Repl<'_> {
             );
             return;
         }
+        let named = &self.setup.named_skills;
         let mut out = String::new();
+        out.push_str(commands::DISCLOSURE_LEGEND);
         for s in skills.iter() {
             // Names and descriptions come from skill files: inert before painting.
             out.push_str(&paint(
@@ -439,7 +441,11 @@ impl Repl<'_> {
                 Tone::Bold,
                 self.color_out(),
             ));
-            out.push_str(&format!(" — {}\n", crate::term::sanitize(&s.description)));
+            out.push_str(&format!(
+                " [{}] — {}\n",
+                commands::disclosure(named, &s.name),
+                crate::term::sanitize(&s.description)
+            ));
             if !s.allows_scripts() {
                 out.push_str("  (its allowed-tools has no Bash entry: its scripts may not run)\n");
             }

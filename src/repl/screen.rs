@@ -145,6 +145,12 @@ struct State {
     /// Status lines waiting for the current line of text to end.
     pending: Vec<String>,
     quit: bool,
+    /// The renderer holds back the newline that ends the current line (see
+    /// [`crate::render::Display::end_open_line`]).
+    owed: bool,
+    /// The screen ended a line of the answer itself (for a prompt, a warning): the renderer's
+    /// newline for it is no longer due.
+    paid: bool,
 }
 
 /// The shared terminal. Cheap to clone through an `Arc`.
@@ -266,14 +272,32 @@ impl Screen {
         self.wake.notify_all();
     }
 
+    /// A piece of the rendered answer, after which the renderer does (`owed`) or does not hold
+    /// back the newline ending the line.
+    pub fn answer_text(&self, bytes: &[u8], owed: bool) {
+        let mut st = self.lock();
+        self.write_text(&mut st, bytes);
+        st.owed = owed;
+    }
+
+    /// Whether the screen ended the answer's open line itself (then the renderer's newline for
+    /// it must not be written); clears the mark.
+    pub fn take_paid(&self) -> bool {
+        std::mem::take(&mut self.lock().paid)
+    }
+
     /// A piece of the answer on stdout. Status lines that waited for the line to end come
     /// after the piece's last newline.
     pub fn text(&self, bytes: &[u8]) {
+        let mut st = self.lock();
+        self.write_text(&mut st, bytes);
+    }
+
+    fn write_text(&self, st: &mut State, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
-        let mut st = self.lock();
-        self.erase(&mut st);
+        self.erase(st);
         let mut out = std::io::stdout().lock();
         let split = if st.pending.is_empty() {
             None
@@ -286,7 +310,7 @@ impl Screen {
                 let _ = out.flush();
                 drop(out);
                 st.col = 0;
-                self.flush_pending(&mut st);
+                self.flush_pending(st);
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(&bytes[at..]);
                 let _ = out.flush();
@@ -332,6 +356,8 @@ impl Screen {
             let _ = out.write_all(b"\n");
             let _ = out.flush();
             st.col = 0;
+            st.paid = true;
+            st.owed = false;
         }
         self.flush_pending(&mut st);
     }
@@ -356,6 +382,8 @@ impl Screen {
             let _ = out.write_all(b"\n");
             let _ = out.flush();
             st.col = 0;
+            st.paid = true;
+            st.owed = false;
         }
         self.flush_pending(&mut st);
         let answer = ask();

@@ -13,6 +13,8 @@ pub struct TermUi {
     screen: Arc<Screen>,
     /// How answer text reaches stdout (rendered, sanitized with `--raw`, exact off a terminal).
     display: Display,
+    /// The screen ended the answer's line: the newline the display writes for it is dropped.
+    skip_newline: bool,
 }
 
 impl TermUi {
@@ -20,6 +22,7 @@ impl TermUi {
         TermUi {
             screen,
             display: Display::Exact,
+            skip_newline: false,
         }
     }
 
@@ -30,13 +33,46 @@ impl TermUi {
         TermUi {
             display: Display::new(looks.stdout_tty, raw, opts),
             screen,
+            skip_newline: false,
         }
+    }
+
+    /// Ends a line the renderer left open (see [`Display::end_open_line`]), so that a status
+    /// line shows now rather than waiting for the answer's next line.
+    fn end_open_line(&mut self) {
+        let owed = self.display.end_open_line();
+        self.show(owed);
+    }
+
+    /// Writes rendered text, without the newline of a line the screen already ended.
+    fn show(&mut self, out: Vec<u8>) {
+        self.settle_paid();
+        let mut out = out.as_slice();
+        if self.skip_newline && !out.is_empty() {
+            self.skip_newline = false;
+            out = out.strip_prefix(b"\n").unwrap_or(out);
+        }
+        self.screen.answer_text(out, self.display.owes_newline());
     }
 
     /// Shows what the display still holds (the answer's last line, a table).
     pub fn end_render(&mut self) {
+        self.settle_paid();
         let out = self.display.finish(stdout_width());
-        self.screen.text(&out);
+        self.show(out);
+    }
+
+    /// Takes note of a line the screen ended, before the display renders more: a held-back
+    /// newline is dropped (that line can no longer be redrawn as a heading), any other newline
+    /// the display writes next is skipped.
+    fn settle_paid(&mut self) {
+        if self.screen.take_paid() {
+            if self.display.owes_newline() {
+                let _ = self.display.end_open_line();
+            } else {
+                self.skip_newline = true;
+            }
+        }
     }
 
     /// A whole Markdown text (a resumed answer), rendered like a streamed one.
@@ -147,12 +183,14 @@ fn stdout_width() -> usize {
 
 impl Ui for TermUi {
     fn text(&mut self, bytes: &[u8]) {
+        self.settle_paid();
         let out = self.display.push(bytes, stdout_width());
-        self.screen.text(&out);
+        self.show(out);
     }
 
     /// Reports quote directive bodies and reasons: sanitized before painting.
     fn report(&mut self, report: &Report) {
+        self.end_open_line();
         let fine = report.kind == ReportKind::Ran;
         for line in sanitize(&report.to_string()).lines() {
             self.screen
@@ -162,11 +200,13 @@ impl Ui for TermUi {
 
     /// Status lines quote tool names and reasons: sanitized before painting.
     fn status(&mut self, line: &str) {
+        self.end_open_line();
         self.screen
             .status(status_line(&sanitize(line), false, self.looks().color_err));
     }
 
     fn side_output(&mut self, text: &str) {
+        self.end_open_line();
         let color = self.looks().color_err;
         for line in text.lines() {
             self.screen
@@ -175,6 +215,11 @@ impl Ui for TermUi {
     }
 
     fn busy(&mut self, what: Option<&str>) {
+        if what.is_some() {
+            // A capture or tool is about to run (and may ask): the line that ended in the
+            // answer ends on screen too, so a prompt does not add a blank line after it.
+            self.end_open_line();
+        }
         self.screen.set_busy(what.map(sanitize).as_deref());
     }
 }

@@ -166,16 +166,52 @@ pub fn find_skillpipe() -> Option<PathBuf> {
         .find(|p| p.is_file() && handshake(p).is_ok())
 }
 
+/// What is wrong with a `__launch` command line (written by skillpipe itself, so each of these
+/// means a launcher and a skillpipe of different versions, or a hand-made command line).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchArgsError {
+    /// A flag without its value.
+    #[error("{0} needs a value")]
+    MissingValue(&'static str),
+    /// A numeric flag with something else.
+    #[error("{flag}: not a number: {value}")]
+    NotANumber {
+        flag: &'static str,
+        /// The value given.
+        value: String,
+    },
+    /// An argument the launcher does not know.
+    #[error(
+        "unexpected argument {0}; the launcher and this skillpipe differ in version: name \
+         the skillpipe binary that runs this program as its launcher"
+    )]
+    Unexpected(String),
+    /// `--mount` without the directory its tmpfs goes on.
+    #[error("--mount needs --tmpdir")]
+    MountWithoutTmpdir,
+    /// Nothing after `--`, or no `--`.
+    #[error("no command given (expected -- PROGRAM ARGS...)")]
+    NoCommand,
+}
+
 impl LaunchArgs {
     /// Parses the launcher's arguments (after `__launch`), as written by [`LaunchArgs::to_args`].
-    pub fn parse(args: &[OsString]) -> Result<LaunchArgs, String> {
+    pub fn parse(args: &[OsString]) -> Result<LaunchArgs, LaunchArgsError> {
         let mut a = LaunchArgs::default();
         let mut it = args.iter();
         while let Some(arg) = it.next() {
-            let mut value = |name: &str| {
+            let mut value = |name: &'static str| {
                 it.next()
                     .cloned()
-                    .ok_or_else(|| format!("{name} needs a value"))
+                    .ok_or(LaunchArgsError::MissingValue(name))
+            };
+            let number = |flag: &'static str, v: OsString| -> Result<u64, LaunchArgsError> {
+                v.to_str()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| LaunchArgsError::NotANumber {
+                        flag,
+                        value: v.to_string_lossy().into_owned(),
+                    })
             };
             match arg.to_str() {
                 Some("--net") => a.net = true,
@@ -191,44 +227,50 @@ impl LaunchArgs {
                 Some("--pids-cgroup") => a.pids_cgroup = Some(value("--pids-cgroup")?.into()),
                 Some(
                     flag @ ("--max-processes" | "--max-memory" | "--max-file-size" | "--max-tmp"
-                    | "--max-cpu"),
+                    | "--max-cpu" | "--report-fd"),
                 ) => {
-                    let v = value(flag)?;
-                    let n: u64 = v
-                        .to_str()
-                        .and_then(|s| s.parse().ok())
-                        .ok_or_else(|| format!("{flag}: not a number: {}", v.display()))?;
-                    let slot = match flag {
-                        "--max-processes" => &mut a.max_processes,
-                        "--max-memory" => &mut a.max_memory,
-                        "--max-file-size" => &mut a.max_file_size,
-                        "--max-tmp" => &mut a.max_tmp,
-                        _ => &mut a.max_cpu,
+                    let flag: &'static str = match flag {
+                        "--max-processes" => "--max-processes",
+                        "--max-memory" => "--max-memory",
+                        "--max-file-size" => "--max-file-size",
+                        "--max-tmp" => "--max-tmp",
+                        "--max-cpu" => "--max-cpu",
+                        _ => "--report-fd",
                     };
-                    *slot = Some(n);
-                }
-                Some("--report-fd") => {
-                    let v = value("--report-fd")?;
-                    let fd = v
-                        .to_str()
-                        .and_then(|s| s.parse().ok())
-                        .ok_or_else(|| format!("--report-fd: not a number: {}", v.display()))?;
-                    a.report_fd = Some(fd);
+                    let n = number(flag, value(flag)?)?;
+                    let fd = || {
+                        i32::try_from(n).map_err(|_| LaunchArgsError::NotANumber {
+                            flag,
+                            value: n.to_string(),
+                        })
+                    };
+                    match flag {
+                        "--max-processes" => a.max_processes = Some(n),
+                        "--max-memory" => a.max_memory = Some(n),
+                        "--max-file-size" => a.max_file_size = Some(n),
+                        "--max-tmp" => a.max_tmp = Some(n),
+                        "--max-cpu" => a.max_cpu = Some(n),
+                        _ => a.report_fd = Some(fd()?),
+                    }
                 }
                 Some("--arg0") => a.arg0 = Some(value("--arg0")?),
                 Some("--") => {
                     a.argv = it.cloned().collect();
                     if a.argv.is_empty() {
-                        return Err("no command given after --".into());
+                        return Err(LaunchArgsError::NoCommand);
                     }
                     if a.mount && a.tmpdir.is_none() {
-                        return Err("--mount needs --tmpdir".into());
+                        return Err(LaunchArgsError::MountWithoutTmpdir);
                     }
                     return Ok(a);
                 }
-                _ => return Err(format!("unexpected argument {}", arg.display())),
+                _ => {
+                    return Err(LaunchArgsError::Unexpected(
+                        arg.to_string_lossy().into_owned(),
+                    ));
+                }
             }
         }
-        Err("no command given (expected -- PROGRAM ARGS...)".into())
+        Err(LaunchArgsError::NoCommand)
     }
 }

@@ -10,6 +10,7 @@
 
 use super::LaunchArgs;
 use super::caps::linux::explain;
+use super::connect_broker::{self, Named};
 use super::mounts;
 use super::ns::{MOUNT_FLAGS, NsStep, UserNs, loopback_up, unshare};
 use super::plan::Enforced;
@@ -100,12 +101,18 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
     };
 
     // Before the user namespace, while this process still writes the host's cgroup files as
-    // itself.
+    // itself, and before it forks anything.
     if let Some(dir) = &args.pids_cgroup
         && let Err(p) = super::limits::join_cgroup(dir)
     {
-        st.fail_or_warn("max_processes", p, &mut reporter)?;
+        st.fail_or_warn(
+            "max_processes (joining the run's pids cgroup)",
+            p,
+            &mut reporter,
+        )?;
     }
+    // Before anything covers them: the named sockets, for the broker (see `connect_broker`).
+    let named = Named::pin(&args.socket, &mut st.warnings);
 
     // Namespaces first: the user namespace gives the capabilities to create the others.
     let mut userns_problem = None;
@@ -125,7 +132,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         Some(Ok(())) => {
             st.enforced.network = true;
             if let Err(p) = loopback_up() {
-                st.warnings.push(p);
+                st.warnings.push(p.to_string());
             }
         }
         Some(Err(p)) => st.fail_or_warn("network isolation", p, &mut reporter)?,
@@ -145,7 +152,6 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
                 tmpdir,
                 tmp_mb: args.max_tmp.unwrap_or(DEFAULT_TMP_MB),
                 hide: &args.hide,
-                sockets: &args.socket,
             };
             match mounts::setup(&setup) {
                 Ok(w) => {
@@ -161,7 +167,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
 
     let arg0 = args.arg0.as_deref();
     if st.enforced.pids {
-        run_init(program, arg0, rest, args, st, reporter).map_err(|e| {
+        run_init(program, arg0, rest, args, named, st, reporter).map_err(|e| {
             eprintln!("skillpipe: cannot start the sandbox's init: {e}");
             EXIT_LAUNCH_FAILED
         })
@@ -170,7 +176,10 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
             st.warnings
                 .push("no PID namespace, so /proc shows the host's processes".into());
         }
-        finish(args, st, reporter)?;
+        let broker = restrict(args, &mut st, false, &mut reporter)?;
+        debug_assert!(!broker);
+        send_report(&st, &mut reporter);
+        drop(named);
         Ok(exec_command(program, arg0, rest))
     }
 }
@@ -191,7 +200,7 @@ impl State {
     fn fail_or_warn(
         &mut self,
         what: &str,
-        problem: String,
+        problem: impl std::fmt::Display,
         reporter: &mut Reporter,
     ) -> Result<(), i32> {
         if self.required {
@@ -204,10 +213,17 @@ impl State {
     }
 }
 
-/// The last steps, in the process that then starts the command (the launcher itself, or the
-/// init of the PID namespace after it mounted /proc): Landlock, limits, seccomp, the report.
+/// The last restrictions, in the process that then starts the command (the launcher itself,
+/// or the init of the PID namespace after it mounted /proc): Landlock, limits, seccomp.
+/// `can_broker`: this is init, which can serve the named sockets (see `connect_broker`);
+/// returns whether it is to, i.e. the command's process must install the broker's filter.
 /// `Err` is the exit code after an error was reported.
-fn finish(args: &LaunchArgs, mut st: State, mut reporter: Reporter) -> Result<(), i32> {
+fn restrict(
+    args: &LaunchArgs,
+    st: &mut State,
+    can_broker: bool,
+    reporter: &mut Reporter,
+) -> Result<bool, i32> {
     if args.fs {
         let mut writable = args.writable.clone();
         if st.enforced.mounts {
@@ -218,61 +234,55 @@ fn finish(args: &LaunchArgs, mut st: State, mut reporter: Reporter) -> Result<()
                 st.enforced.filesystem = true;
                 st.warnings.extend(w);
             }
-            Err(p) => st.fail_or_warn("filesystem restriction", p, &mut reporter)?,
+            Err(p) => st.fail_or_warn("filesystem restriction", p, reporter)?,
         }
     }
     let limits = args.limits();
     if limits.any() {
         match limits.apply() {
             Ok(()) => st.enforced.limits = true,
-            Err(p) => st.fail_or_warn("resource limits", p, &mut reporter)?,
+            Err(p) => st.fail_or_warn("resource limits", p, reporter)?,
         }
     }
     // Last, so that nothing above needs a socket: Unix sockets only when some are named (and
-    // then only those are in reach: see `mounts`), whatever the network setting.
-    let named_sockets = !args.socket.is_empty() && st.enforced.mounts;
-    if !args.socket.is_empty() && !named_sockets {
+    // then only those, through the broker), whatever the network setting.
+    let broker = !args.socket.is_empty() && can_broker;
+    if !args.socket.is_empty() && !broker {
         st.warnings.push(
-            "the allowed Unix sockets stay closed: without a private mount namespace the others cannot be kept out of reach"
+            "the allowed Unix sockets stay closed: without a PID namespace there is no init to \
+             connect to them for the command"
                 .into(),
         );
     }
-    let sockets = if named_sockets {
+    if broker {
         // With the network allowed, abstract sockets are the host's: out of reach too.
-        if st.enforced.network {
-            Ok(())
-        } else {
-            writes::scope_abstract_sockets()
+        if !st.enforced.network
+            && let Err(p) = writes::scope_abstract_sockets()
+        {
+            st.fail_or_warn("Unix sockets", p, reporter)?;
         }
-    } else {
-        super::unix_sockets::restrict()
-    };
-    if let Err(p) = sockets {
-        if st.required {
-            reporter.send(&report::error_line(&format!("Unix sockets: {p}")));
-            return Err(EXIT_LAUNCH_FAILED);
-        }
-        st.warnings
-            .push(format!("sandbox not complete: Unix sockets: {p}"));
+    } else if let Err(p) = super::unix_sockets::restrict() {
+        st.fail_or_warn("Unix sockets", p, reporter)?;
     }
     // Whatever else is restricted, the command must not type into the user's shell nor reach
     // the user's keyring.
     if let Err(p) = super::seccomp::deny_terminal_injection_and_keyring() {
-        if st.required {
-            reporter.send(&report::error_line(&p));
-            return Err(EXIT_LAUNCH_FAILED);
-        }
-        st.warnings.push(format!("sandbox not enforced: {p}"));
+        st.fail_or_warn("terminal and keyring filter", p, reporter)?;
     }
+    Ok(broker)
+}
+
+/// The report's last lines: the warnings, then what is in force.
+fn send_report(st: &State, reporter: &mut Reporter) {
     for w in &st.warnings {
         reporter.send(&report::warning_line(w));
     }
     reporter.send(&report::enforced_line(&st.enforced));
-    Ok(())
 }
 
 /// Replace this process with the command. Returns only on failure, with a shell-like code.
 fn exec_command(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> i32 {
+    drop_capabilities();
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).env_remove(super::MARKER_ENV);
     if let Some(a0) = arg0 {
@@ -284,6 +294,41 @@ fn exec_command(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> i32
         127
     } else {
         126
+    }
+}
+
+/// The command starts with no capabilities, even when started by root (which is root in its
+/// user namespace too): with CAP_SYS_ADMIN there it could unmount what covers the hidden
+/// paths, or with CAP_SYS_PTRACE trace the run's init. Empties the bounding and ambient sets
+/// and locks SECBIT_NOROOT, so exec grants root nothing. A process without CAP_SETPCAP cannot
+/// do this, and needs not: it has no capabilities, and no_new_privs (set with the seccomp
+/// filters) keeps exec from granting any.
+fn drop_capabilities() {
+    const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
+    const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
+    // SAFETY: prctl calls on this process only.
+    unsafe {
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+            {
+                break; // past the last capability this kernel knows
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        libc::prctl(
+            libc::PR_SET_SECUREBITS,
+            SECBIT_NOROOT | SECBIT_NOROOT_LOCKED,
+            0,
+            0,
+            0,
+        );
     }
 }
 
@@ -331,6 +376,7 @@ fn run_init(
     arg0: Option<&OsStr>,
     args: &[OsString],
     launch: &LaunchArgs,
+    named: Named,
     st: State,
     reporter: Reporter,
 ) -> std::io::Result<i32> {
@@ -343,10 +389,16 @@ fn run_init(
         0 => {
             drop(status_r);
             drop(life_w);
-            init(status_w, life_r, program, arg0, args, launch, st, reporter)
+            let command = Command {
+                program,
+                arg0,
+                args,
+            };
+            init(status_w, life_r, command, launch, named, st, reporter)
         }
         init_pid => {
             drop(reporter);
+            drop(named);
             drop(status_w);
             drop(life_r);
             let init_status = wait_for(init_pid);
@@ -363,22 +415,49 @@ fn run_init(
     }
 }
 
-/// PID 1 of the namespace: mount its /proc, finish the set-up, start the command, reap
-/// everything, report the command's status.
-#[allow(clippy::too_many_arguments)]
+/// The command to start.
+struct Command<'a> {
+    program: &'a OsStr,
+    arg0: Option<&'a OsStr>,
+    args: &'a [OsString],
+}
+
+/// A stream socket pair for handing the broker's listener over (see `connect_broker`).
+fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for two descriptors, which we then own.
+    unsafe {
+        if libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
+    }
+}
+
+/// PID 1 of the namespace: mount its /proc, finish the set-up, start the command (with the
+/// broker's filter when sockets are named, serving it from here), reap everything, report the
+/// command's status.
 fn init(
     status_w: OwnedFd,
     life_r: OwnedFd,
-    program: &OsStr,
-    arg0: Option<&OsStr>,
-    args: &[OsString],
+    command: Command,
     launch: &LaunchArgs,
+    mut named: Named,
     mut st: State,
     mut reporter: Reporter,
 ) -> ! {
     // SAFETY: plain system calls; `_exit` skips destructors and atexit handlers on purpose.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        // Not traceable from inside: a command with capabilities in the user namespace (one
+        // started by root) could otherwise make init connect for it, or read its pipes.
+        libc::prctl(libc::PR_SET_DUMPABLE, 0);
         // If the launcher died before that took effect, nobody holds the pipe's write end.
         let mut pfd = libc::pollfd {
             fd: life_r.as_raw_fd(),
@@ -388,50 +467,123 @@ fn init(
         if libc::poll(&mut pfd, 1, 0) > 0 {
             libc::_exit(1);
         }
-        // Before Landlock, which forbids mounting.
-        if st.enforced.mounts
-            && let Err(p) = mounts::mount_proc()
-        {
-            st.enforced.mounts = false;
-            if let Err(code) = st.fail_or_warn("a private /proc", p, &mut reporter) {
-                libc::_exit(code);
-            }
-        }
-        if let Err(code) = finish(launch, st, reporter) {
-            libc::_exit(code);
-        }
-        let child = libc::fork();
-        if child == 0 {
-            drop(status_w);
-            drop(life_r);
-            libc::_exit(exec_command(program, arg0, args));
-        }
-        if child < 0 {
-            eprintln!(
-                "skillpipe: cannot start {}: {}",
-                program.to_string_lossy(),
-                std::io::Error::last_os_error()
-            );
-            libc::_exit(126);
-        }
-        let mut command_status = None;
-        loop {
-            let mut status = 0;
-            let pid = libc::waitpid(-1, &mut status, 0);
-            if pid == child {
-                command_status = Some(status);
-                break;
-            }
-            if pid < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                break;
-            }
-        }
-        if let Some(status) = command_status {
-            let bytes = status.to_ne_bytes();
-            libc::write(status_w.as_raw_fd(), bytes.as_ptr().cast(), bytes.len());
-        }
-        libc::_exit(0)
     }
+    // Before Landlock, which forbids mounting.
+    if st.enforced.mounts
+        && let Err(p) = mounts::mount_proc()
+    {
+        st.enforced.mounts = false;
+        if let Err(code) = st.fail_or_warn("a private /proc", p, &mut reporter) {
+            // SAFETY: leaving without destructors.
+            unsafe { libc::_exit(code) };
+        }
+    }
+    if st.enforced.mounts
+        && let Some(tmpdir) = &launch.tmpdir
+    {
+        named.allow_own_tmp(tmpdir);
+    }
+    let broker = match restrict(launch, &mut st, true, &mut reporter) {
+        Ok(b) => b,
+        // SAFETY: leaving without destructors.
+        Err(code) => unsafe { libc::_exit(code) },
+    };
+    let channel = if broker {
+        match socket_pair() {
+            Ok(pair) => Some(pair),
+            Err(e) => {
+                if st.required {
+                    reporter.send(&report::error_line(&format!("Unix sockets: {e}")));
+                    // SAFETY: leaving without destructors.
+                    unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
+                }
+                // No broker: no Unix socket at all.
+                if let Err(p) = super::unix_sockets::restrict() {
+                    reporter.send(&report::error_line(&format!("Unix sockets: {p}")));
+                    // SAFETY: leaving without destructors.
+                    unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
+                }
+                st.warnings
+                    .push(format!("the allowed Unix sockets stay closed: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let required = st.required;
+    // SAFETY: this process is single-threaded (the broker's thread starts below).
+    let child = unsafe { libc::fork() };
+    if child == 0 {
+        drop(status_w);
+        drop(life_r);
+        if let Some((_, theirs)) = &channel {
+            // The filter that hands connect(2) to init; if it cannot be had, no Unix socket
+            // at all (or, when required, no command).
+            let go = match connect_broker::install_and_hand_over(theirs) {
+                Ok(()) => connect_broker::await_go(theirs),
+                Err(e) => {
+                    connect_broker::tell_failure(theirs, &e);
+                    !required && super::unix_sockets::restrict().is_ok()
+                }
+            };
+            if !go {
+                // SAFETY: leaving without destructors.
+                unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
+            }
+        }
+        drop(channel);
+        let code = exec_command(command.program, command.arg0, command.args);
+        // SAFETY: leaving without destructors.
+        unsafe { libc::_exit(code) };
+    }
+    if child < 0 {
+        eprintln!(
+            "skillpipe: cannot start {}: {}",
+            command.program.to_string_lossy(),
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: leaving without destructors.
+        unsafe { libc::_exit(126) };
+    }
+    if let Some((ours, theirs)) = channel {
+        drop(theirs);
+        let served = connect_broker::receive(&ours).and_then(|listener| {
+            connect_broker::serve(listener, named).map_err(connect_broker::BrokerError::Thread)
+        });
+        match served {
+            Ok(()) => connect_broker::send_go(&ours),
+            // No go: the command's process exits without running the command.
+            Err(e) if required => reporter.send(&report::error_line(&format!("Unix sockets: {e}"))),
+            Err(e) => {
+                st.warnings
+                    .push(format!("the allowed Unix sockets stay closed: {e}"));
+                connect_broker::send_go(&ours);
+            }
+        }
+    }
+    send_report(&st, &mut reporter);
+    drop(reporter);
+    let mut command_status = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: waiting for our children.
+        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if pid == child {
+            command_status = Some(status);
+            break;
+        }
+        if pid < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break;
+        }
+    }
+    if let Some(status) = command_status {
+        let bytes = status.to_ne_bytes();
+        // SAFETY: writing to our pipe.
+        unsafe { libc::write(status_w.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+    }
+    // SAFETY: leaving without destructors.
+    unsafe { libc::_exit(0) }
 }
 
 /// Exit like a process with wait status `status`: the same code, or killed by the same signal.

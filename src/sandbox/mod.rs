@@ -5,13 +5,16 @@
 //! - [`mod@plan`]: per run, what to enforce given the request and the machine (pure).
 //! - the launcher (`skillpipe __launch`, Linux): a re-exec of skillpipe that applies the
 //!   namespaces and Landlock to itself, then runs the command under a tiny PID-1 init.
-//! - `unix_sockets`: with the network isolated, a seccomp filter against new Unix-domain
-//!   sockets, which a network namespace does not cover when they are bound to a path.
+//! - `unix_sockets`: a seccomp filter against new Unix-domain sockets, which a network
+//!   namespace does not cover when they are bound to a path; `connect_broker`: when sockets
+//!   are named, the run's init makes every `connect(2)` and reaches only those.
 
 use std::path::PathBuf;
 use std::sync::RwLock;
 
 pub mod caps;
+#[cfg(target_os = "linux")]
+mod connect_broker;
 mod entry;
 pub mod hint;
 #[cfg(target_os = "linux")]
@@ -60,8 +63,9 @@ pub struct SandboxSpec {
     pub hide: Vec<PathBuf>,
     /// Resource limits.
     pub limits: Limits,
-    /// Unix sockets the command may connect to (existing paths). Without any, no Unix socket
-    /// can be created at all, whatever the network setting.
+    /// Unix sockets the command may connect to (existing paths), and no other Unix socket
+    /// bound to a path. Without any, no Unix socket can be created at all, whatever the
+    /// network setting.
     pub sockets: Vec<PathBuf>,
 }
 
@@ -85,8 +89,8 @@ pub struct LaunchArgs {
     pub tmpdir: Option<PathBuf>,
     /// A path to hide (needs `--mount`).
     pub hide: Vec<PathBuf>,
-    /// A Unix socket the command may connect to (needs `--mount`; without any, no Unix
-    /// socket can be created).
+    /// A Unix socket the command may connect to (needs `--pid`, whose init connects for the
+    /// command; without any, no Unix socket can be created).
     pub socket: Vec<PathBuf>,
     /// RLIMIT_NPROC.
     pub max_processes: Option<u64>,

@@ -160,14 +160,24 @@ pub fn try_proc_mount() -> Result<(), NsError> {
     }
 }
 
+/// Why loopback stayed down in the fresh network namespace.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "bringing loopback up failed at {step}: {source}; 127.0.0.1 stays unreachable in the \
+     sandbox (--allow-network runs in the host's network instead)"
+)]
+pub struct LoopbackError {
+    /// The call that failed.
+    pub step: &'static str,
+    pub source: std::io::Error,
+}
+
 /// Bring the loopback interface of a fresh network namespace up, so that a command's own local
 /// server (127.0.0.1, ::1) works while nothing outside the namespace is reachable.
-pub fn loopback_up() -> Result<(), String> {
-    let fail = |what: &str| {
-        format!(
-            "bringing loopback up: {what}: {}",
-            std::io::Error::last_os_error()
-        )
+pub fn loopback_up() -> Result<(), LoopbackError> {
+    let fail = |step| LoopbackError {
+        step,
+        source: std::io::Error::last_os_error(),
     };
     // SAFETY: a datagram socket only for the interface ioctls, on a zeroed ifreq we fill in.
     unsafe {

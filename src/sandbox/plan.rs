@@ -62,9 +62,18 @@ impl Plan {
     }
 }
 
+/// A required restriction this machine cannot enforce.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.join("; "))]
+pub struct PlanError(
+    /// One entry per missing restriction: "what: why", e.g. "network isolation: user
+    /// namespaces are disabled (kernel.unprivileged_userns_clone=0)".
+    pub Vec<String>,
+);
+
 /// Decide what to enforce. `Err` names what is missing when `spec.required` and a requested
 /// restriction cannot be enforced.
-pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, String> {
+pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, PlanError> {
     let mut plan = Plan::default();
     plan.enforce.limits = spec.limits.any();
     if !spec.isolate_network && !spec.restrict_filesystem {
@@ -104,7 +113,7 @@ pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, String> {
     );
     if !missing.is_empty() {
         if spec.required {
-            return Err(missing.join("; "));
+            return Err(PlanError(missing));
         }
         plan.warnings
             .extend(missing.iter().map(|m| format!("sandbox not enforced: {m}")));
@@ -181,7 +190,9 @@ mod tests {
         let mut caps = Capabilities::all();
         caps.network_namespace =
             Support::No("user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into());
-        let err = plan(&spec(true, true, true), &caps).unwrap_err();
+        let err = plan(&spec(true, true, true), &caps)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "network isolation: user namespaces are disabled (kernel.unprivileged_userns_clone=0)"
@@ -230,6 +241,7 @@ mod tests {
         assert!(
             plan(&s, &caps)
                 .unwrap_err()
+                .to_string()
                 .contains("hidden secrets: nope")
         );
         // With network and writes allowed they are extras: used where there, else skipped.

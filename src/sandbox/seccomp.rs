@@ -100,22 +100,52 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
     out
 }
 
-/// Install the filter on this process (single-threaded launcher). `Err` says why not.
-pub fn deny_terminal_injection_and_keyring() -> Result<(), String> {
-    let (arch, x32) = ARCH.ok_or_else(|| {
-        format!(
-            "no seccomp filter for the {} architecture, so terminal input injection (TIOCSTI) cannot be blocked",
-            std::env::consts::ARCH
-        )
-    })?;
-    install(&program(arch, x32)).map_err(|e| {
-        format!("seccomp filter against terminal input injection and keyring access: {e}")
-    })
+/// Why a seccomp filter could not be installed.
+#[derive(Debug, thiserror::Error)]
+pub enum SeccompError {
+    /// No filter is written for this CPU architecture.
+    #[error(
+        "no seccomp filter is written for the {0} architecture; run with --sandbox best-effort \
+         to go without it (with a warning)"
+    )]
+    Architecture(&'static str),
+    /// `prctl(PR_SET_NO_NEW_PRIVS)` failed.
+    #[error("cannot set no_new_privs, which a seccomp filter needs: {0}")]
+    NoNewPrivs(std::io::Error),
+    /// The kernel refused the filter.
+    #[error(
+        "the kernel refused the seccomp filter: {0} (is seccomp compiled in? \
+         see `skillpipe doctor`)"
+    )]
+    Install(std::io::Error),
+}
+
+/// Install the filter against terminal input injection and keyring calls on this process
+/// (single-threaded launcher).
+pub fn deny_terminal_injection_and_keyring() -> Result<(), SeccompError> {
+    let (arch, x32) = ARCH.ok_or(SeccompError::Architecture(std::env::consts::ARCH))?;
+    install(&program(arch, x32))
 }
 
 /// Install `filter` on this process (and so on everything it starts). Sets no_new_privs,
 /// which an unprivileged filter needs. Only system calls: the program is built beforehand.
-pub fn install(filter: &[libc::sock_filter]) -> Result<(), String> {
+pub fn install(filter: &[libc::sock_filter]) -> Result<(), SeccompError> {
+    install_with_flags(filter, 0).map(drop)
+}
+
+/// [`install`], returning the listener of the filter's `SECCOMP_RET_USER_NOTIF` calls.
+pub fn install_with_listener(
+    filter: &[libc::sock_filter],
+) -> Result<std::os::fd::OwnedFd, SeccompError> {
+    let fd = install_with_flags(filter, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER)?;
+    // SAFETY: the kernel returned a new descriptor, which we own.
+    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd as std::os::fd::RawFd) })
+}
+
+fn install_with_flags(
+    filter: &[libc::sock_filter],
+    flags: libc::c_ulong,
+) -> Result<i64, SeccompError> {
     let prog = libc::sock_fprog {
         len: filter.len() as libc::c_ushort,
         filter: filter.as_ptr() as *mut libc::sock_filter,
@@ -123,18 +153,19 @@ pub fn install(filter: &[libc::sock_filter]) -> Result<(), String> {
     // SAFETY: `prog` points at `filter`, which outlives the calls; the kernel copies it.
     unsafe {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
+            return Err(SeccompError::NoNewPrivs(std::io::Error::last_os_error()));
         }
-        if libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER,
+        let r = libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            flags,
             &prog as *const libc::sock_fprog,
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error().to_string());
+        );
+        if r < 0 {
+            return Err(SeccompError::Install(std::io::Error::last_os_error()));
         }
+        Ok(r)
     }
-    Ok(())
 }
 
 #[cfg(test)]

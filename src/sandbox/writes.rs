@@ -27,17 +27,45 @@ fn write_rights(abi: ABI) -> landlock::BitFlags<AccessFs> {
     AccessFs::from_write(abi)
 }
 
+/// Why a Landlock restriction is not in force.
+#[derive(Debug, thiserror::Error)]
+pub enum LandlockError {
+    /// The kernel lacks what is needed (the text says what and how to get it).
+    #[error("{0}")]
+    Unavailable(String),
+    /// The kernel has no Landlock scopes (ABI 6, Linux 6.12).
+    #[error(
+        "abstract Unix sockets cannot be closed: that needs Landlock ABI 6 (Linux 6.12); \
+         drop --allow-socket, or keep the network isolated"
+    )]
+    NoScopes,
+    /// Building or applying the ruleset failed.
+    #[error("Landlock: {0}")]
+    Ruleset(#[from] landlock::RulesetError),
+    /// The kernel applied less than asked.
+    #[error(
+        "Landlock enforced {what} only partly or not at all (kernel status {status}); \
+         --sandbox best-effort runs without it, with a warning"
+    )]
+    NotEnforced {
+        /// Which restriction.
+        what: &'static str,
+        /// The kernel's status, as the landlock crate reports it.
+        status: String,
+    },
+}
+
 /// Restrict this process (and its future children) to writing beneath `writable`.
 /// Returns warnings (e.g. a writable path that does not exist); `Err` says what failed.
-pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, String> {
+pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, LandlockError> {
     if let Some(problem) = super::caps::linux::landlock_problem(super::caps::linux::landlock_abi())
     {
-        return Err(problem);
+        return Err(LandlockError::Unavailable(problem));
     }
     let mut warnings = Vec::new();
     let abi = abi_for(super::caps::linux::landlock_abi().ok());
     let rights = write_rights(abi);
-    let fail = |e: landlock::RulesetError| format!("Landlock: {e}");
+    let fail = LandlockError::Ruleset;
     let mut ruleset = Ruleset::default()
         .handle_access(rights)
         .map_err(fail)?
@@ -70,31 +98,22 @@ pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, String> {
     let status: RestrictionStatus = ruleset.restrict_self().map_err(fail)?;
     match status.ruleset {
         RulesetStatus::FullyEnforced => Ok(warnings),
-        RulesetStatus::PartiallyEnforced => Err(format!(
-            "Landlock enforced only part of the write restriction (kernel status {:?})",
-            status.landlock
-        )),
-        RulesetStatus::NotEnforced => Err(format!(
-            "Landlock did not enforce the write restriction (kernel status {:?})",
-            status.landlock
-        )),
+        _ => Err(LandlockError::NotEnforced {
+            what: "the write restriction",
+            status: format!("{:?}", status.landlock),
+        }),
     }
 }
 
 /// Landlock scope (ABI 6): no connecting to abstract Unix sockets made outside the sandbox
 /// (the host's D-Bus session bus often is one). For runs that may use the network and some
 /// named Unix sockets, where no network namespace separates the abstract ones.
-pub fn scope_abstract_sockets() -> Result<(), String> {
+pub fn scope_abstract_sockets() -> Result<(), LandlockError> {
     use landlock::Scope;
-    let fail = |e: landlock::RulesetError| format!("Landlock scope for abstract sockets: {e}");
+    let fail = LandlockError::Ruleset;
     match super::caps::linux::landlock_abi() {
         Ok(v) if v >= 6 => {}
-        _ => {
-            return Err(
-                "abstract Unix sockets cannot be closed: that needs Landlock ABI 6 (Linux 6.12)"
-                    .into(),
-            );
-        }
+        _ => return Err(LandlockError::NoScopes),
     }
     let status = Ruleset::default()
         .scope(Scope::AbstractUnixSocket)
@@ -105,7 +124,10 @@ pub fn scope_abstract_sockets() -> Result<(), String> {
         .map_err(fail)?;
     match status.ruleset {
         RulesetStatus::FullyEnforced => Ok(()),
-        other => Err(format!("Landlock scope not enforced ({other:?})")),
+        other => Err(LandlockError::NotEnforced {
+            what: "the scope for abstract sockets",
+            status: format!("{other:?}"),
+        }),
     }
 }
 

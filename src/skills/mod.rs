@@ -12,19 +12,11 @@
 
 pub mod discover;
 pub mod files;
-// Reached through re-exports; its fields and variants are not documented one by one yet.
-#[allow(missing_docs)]
 pub(crate) mod frontmatter;
 pub mod invocation;
-// Reached through re-exports; its fields and variants are not documented one by one yet.
-#[allow(missing_docs)]
 pub mod resolve;
-// Reached through re-exports; its fields and variants are not documented one by one yet.
-#[allow(missing_docs)]
 pub(crate) mod rules;
 pub(crate) mod scripts;
-// Reached through re-exports; its fields and variants are not documented one by one yet.
-#[allow(missing_docs)]
 pub mod tools;
 pub(crate) mod validate;
 

@@ -15,30 +15,49 @@ use std::path::{Component, Path, PathBuf};
 /// Why a skill script cannot run. Messages are one line and say what was searched or refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
+    /// No script or tool matched; the message says what was searched.
     #[error("{0}")]
     NotFound(String),
+    /// The skill part of `SKILL/…` or `SKILL:ID` names no loaded skill.
     #[error("no loaded skill is named `{name}` (loaded: {available})")]
-    UnknownSkill { name: String, available: String },
+    UnknownSkill {
+        /// The skill name as written.
+        name: String,
+        /// The loaded skills' names, comma-separated.
+        available: String,
+    },
+    /// A bare `scripts/x` exists in more than one skill; the model must say which.
     #[error("`{written}` is in several skills; write one of {}", skills.iter().map(|s| format!("{s}/{rel}")).collect::<Vec<_>>().join(", "))]
     Ambiguous {
+        /// `argv[0]` as written.
         written: String,
+        /// The path inside each skill, `scripts/x.py`.
         rel: String,
+        /// The skills that have it.
         skills: Vec<String>,
     },
+    /// `SKILL:ID` matches several scripts of one skill (`x.py` and `x.sh`).
     #[error("`{written}` is ambiguous: skill `{skill}` has {}; write {skill}/{}", candidates.join(", "), candidates[0])]
     AmbiguousId {
+        /// `argv[0]` as written.
         written: String,
+        /// The skill searched.
         skill: String,
+        /// The matching scripts, relative to the skill folder.
         candidates: Vec<String>,
     },
+    /// The path escapes the skill folder (`..`, absolute, or a symlink pointing out).
     #[error("`{written}` is outside the skill folder{}", dir.as_ref().map(|d| format!(" {}", d.display())).unwrap_or_default())]
     OutsideSkill {
+        /// `argv[0]` as written.
         written: String,
         /// `None` when refused before a skill was chosen (`scripts/../x`).
         dir: Option<PathBuf>,
     },
+    /// The file has the setuid or setgid bit; never run, whatever the policy.
     #[error("`{0}` is setuid/setgid; refusing to run it")]
     SetId(String),
+    /// Neither the extension nor a `#!` line says which interpreter runs the file.
     #[error(
         "`{0}` is not a script: no known extension (.py .sh .bash .js .mjs .ts .rb .pl) and no #! line"
     )]
@@ -46,19 +65,28 @@ pub enum ResolveError {
     /// A script's `x.schema.json` is not a usable JSON Schema (`file:line: why`).
     #[error("{0}")]
     BadSchema(String),
+    /// The script's interpreter is allowed but not on the child's `PATH`.
     #[error("interpreter not found: {0}")]
     InterpreterNotFound(String),
+    /// The script's interpreter is not in the policy's `allowed_interpreters`.
     #[error("interpreter `{0}` is not in allowed_interpreters")]
     InterpreterNotAllowed(String),
+    /// The skill's `allowed-tools` is set and has no `Bash` entry, so its scripts may not run.
     #[error(
         "skill `{skill}` does not allow running scripts: its allowed-tools ({allowed}) has no Bash entry"
     )]
-    ToolsDisallow { skill: String, allowed: String },
+    ToolsDisallow {
+        /// The skill's name.
+        skill: String,
+        /// Its `allowed-tools`, space-separated.
+        allowed: String,
+    },
 }
 
 /// A skill script that passed resolution.
 #[derive(Debug, Clone)]
 pub struct ResolvedScript {
+    /// The owning skill's name.
     pub skill: String,
     /// Canonical skill folder.
     pub skill_dir: PathBuf,

@@ -84,6 +84,7 @@ pub struct Tool {
     pub env: Vec<(String, String)>,
     /// `enabled: false` hides the tool from directives, the prompt and native tools.
     pub enabled: bool,
+    /// How the input reaches the script (`input:` in tool.yaml).
     pub input: ToolInput,
     validator: Option<Arc<jsonschema::Validator>>,
 }
@@ -92,8 +93,11 @@ pub struct Tool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid input for tool `{tool}`: {}{message}", field_prefix(.field))]
 pub struct InputError {
+    /// The tool's id.
     pub tool: String,
+    /// The JSON path of the bad value, when the schema names one.
     pub field: Option<String>,
+    /// What the schema or the argument mapping refused.
     pub message: String,
 }
 
@@ -810,6 +814,24 @@ mod tests {
         // Positive control: an ordinary variable is allowed.
         assert_eq!(env_refusal("LANG"), None);
         assert_eq!(env_refusal("MY_PATH"), None);
+    }
+
+    #[test]
+    fn flags_are_listed_in_the_schemas_own_property_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t");
+        fs::create_dir(&t).unwrap();
+        fs::write(t.join("tool.yaml"), "id: t\nscript: run.sh\n").unwrap();
+        fs::write(t.join("run.sh"), "cat\n").unwrap();
+        fs::write(
+            t.join("schema.json"),
+            r#"{"type": "object", "properties": {"zeta": {"type": "string"},
+                "alpha": {"type": "integer"}, "mid": {"type": "boolean"}},
+                "required": ["zeta"]}"#,
+        )
+        .unwrap();
+        let tool = load_tool(&t).unwrap();
+        assert_eq!(tool.flag_usage(), "--zeta TEXT [--alpha INTEGER] [--mid]");
     }
 
     #[test]

@@ -9,7 +9,7 @@ pub use sanitize::{Sanitizer, sanitize};
 
 /// `bytes` as they may be shown: sanitized when `terminal`, else unchanged (a pipe or a file gets
 /// the exact bytes).
-pub fn for_terminal(bytes: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> {
+pub(crate) fn for_terminal(bytes: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> {
     if !terminal {
         return std::borrow::Cow::Borrowed(bytes);
     }
@@ -22,7 +22,7 @@ pub fn for_terminal(bytes: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> 
 
 /// A writer for listings that quote foreign text (SKILL.md fields, agent files, tool folders):
 /// sanitized on the way through when `terminal`, exact otherwise, as [`for_terminal`] decides.
-pub struct Guarded<W: std::io::Write> {
+pub(crate) struct Guarded<W: std::io::Write> {
     inner: W,
     sanitizer: Option<Sanitizer>,
 }
