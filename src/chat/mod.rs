@@ -242,17 +242,23 @@ impl Session {
     }
 
     /// The chat's gate on every directive of this turn: nothing runs that the user did not ask
-    /// for ([`not_asked_for`]). A side effect is judged where it is found; a capture when it
+    /// for. In a turn that asks for nothing to run (or is about directives themselves) every
+    /// directive is refused where it is found and shown as code, so the answer streams on; a
+    /// copied example is judged for a side effect where it is found, for a capture when it
     /// would run, so that the model is told why and a repeat meets the loop guard.
     fn gate(&self) -> Gate {
         let (examples, user) = (self.examples.clone(), self.turn_user.clone());
+        let nothing = copies::nothing_to_run(&user);
         Box::new(move |d, at| {
+            if let Some(why) = nothing {
+                return Admit::Refuse(why.into());
+            }
             if d.kind == Kind::Capture && at == GateAt::Found {
                 return Admit::Run;
             }
-            match not_asked_for(&examples, &user, d) {
-                Some(why) => Admit::Refuse(why.into()),
-                None => Admit::Run,
+            match examples.is_copy(d, &user) {
+                true => Admit::Refuse(copies::COPIED.into()),
+                false => Admit::Run,
             }
         })
     }
@@ -556,6 +562,12 @@ impl Session {
             }
             Event::Directive(d) => consumed.push_str(&String::from_utf8_lossy(&d.raw)),
             Event::Capture(d) => *capture = Some(d),
+            // In a turn that asked for nothing to run, the directive is what the user wanted to
+            // see: shown where it was written, as code (the report has said why it did not run).
+            Event::Refused { directive, why } if copies::is_not_to_run(why) => {
+                let code = copies::as_code(&String::from_utf8_lossy(&directive.raw));
+                self.show(ui, code.as_bytes());
+            }
             ev => return side_channel(self.opts.show_side_effects, ui, ev),
         }
         Flow::Continue(())
@@ -734,18 +746,6 @@ enum Step {
         raw: String,
         directive: Directive,
     },
-}
-
-/// Why `d` is not the user's request: the user asked for nothing to run, or it copies a
-/// worked example the user did not ask for.
-fn not_asked_for(examples: &copies::Examples, user: &str, d: &Directive) -> Option<&'static str> {
-    if copies::asked_not_to_run(user) {
-        Some(copies::NOT_TO_RUN)
-    } else if examples.is_copy(d, user) {
-        Some(copies::COPIED)
-    } else {
-        None
-    }
 }
 
 /// Reports, side-effect output and "running" notes go to the [`Ui`]'s side channel.
