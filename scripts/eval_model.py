@@ -11,7 +11,8 @@ audit log and its answer:
   audit line at all (ran, denied or invalid);
 - used: a capture ran and its output (re-computed by running the same script on the same
   arguments) appears in the final answer;
-- empty: the final answer is blank.
+- empty: the model gave no answer: the output is blank, or only the line skillpipe shows when a
+  turn would otherwise show nothing ("(no answer: ...)", "(the model wrote no text)").
 
 Shipped agents are copied with `temperature` (and `max_tokens`) replaced, so runs are repeatable.
 Needs only Python 3 and a built skillpipe; see README ("Measuring a model").
@@ -137,9 +138,17 @@ def used_in(value, answer):
     return sum(w in answer for w in words) / len(words) >= 0.6
 
 
+# The line skillpipe shows in place of an answer (src/chat/result.rs, no_answer): no answer.
+NO_ANSWER = re.compile(r"^\((no answer: .*|the model wrote no text)\)$")
+
+
+def is_empty(answer):
+    return all(not l.strip() or NO_ANSWER.match(l.strip()) for l in answer.split("\n"))
+
+
 def score(case, records, answer):
     kind = case["kind"]
-    row = {"id": case["id"], "kind": kind, "runs": len(records), "empty": not answer.strip(),
+    row = {"id": case["id"], "kind": kind, "runs": len(records), "empty": is_empty(answer),
            "ran": sum(r.get("decision") == "ran" for r in records)}
     row["got"] = "; ".join(
         "%s%s%s" % ("!" if r.get("kind") == "capture" else "%", " ".join(r.get("argv") or [])[:40],
@@ -177,7 +186,7 @@ def prompt_sizes(binary, agents, env):
         path = os.path.join(ROOT, "agents", name + ".toml")
         r = subprocess.run([binary, "agents", "show", path, "--skills-dir", os.path.join(ROOT, "skills")] + args,
                            capture_output=True, text=True, cwd=ROOT, env=env)
-        m = re.search(r"system prompt \((\d+) bytes", r.stdout)
+        m = re.search(r"system prompt \((?:~\d+ tokens, )?(\d+) bytes", r.stdout)
         f = re.search(r"few-shot \((\d+) messages, about (\d+) bytes", r.stdout)
         sizes[name] = "%s + few-shot %s" % (m.group(1) if m else "?", f.group(2) if f else 0)
     return sizes

@@ -242,7 +242,7 @@ pub(crate) fn add_agent_tools(
         .map_err(usage)?;
     if let Some(owner) = owner {
         warnings.extend(owner.warnings.iter().cloned());
-        skills.add(owner).map_err(usage)?;
+        skills.add(owner).map_err(|e| usage(e.to_string()))?;
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 
 use crate::audit::{AuditLog, Decision, Record};
 use crate::command::{self, Argv0Kind, Target};
-use crate::confirm::{self, Answer, Confirmer, Prompt, Verdict};
+use crate::confirm::{self, Answer, AskError, Confirmer, Prompt, Verdict};
 use crate::exec::{self, ExecError, RunResult, RunSpec};
 use crate::policy::{self, AuditMode, ScriptPolicy};
 use crate::sandbox::{LauncherError, SandboxSpec};
@@ -88,11 +88,11 @@ impl Outcome {
 }
 
 /// An answer that may take a while: a terminal key press, or a protocol peer's reply.
-pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, String>> + Send + 'a>>;
+pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, AskError>> + Send + 'a>>;
 
 /// Asks the user whether a command may run (see [`DispatcherBuilder::asker`]). An `Err` is a
-/// decline with that reason.
-pub type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync;
+/// decline with that reason (a host's own reason goes in [`AskError::Other`]).
+pub type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync;
 
 /// [`Asker`] answered asynchronously (see [`DispatcherBuilder::async_asker`]): what the
 /// dispatcher holds.
@@ -257,7 +257,7 @@ impl DispatcherBuilder {
     /// feature, no way to read one).
     pub fn asker(
         mut self,
-        asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,
+        asker: impl Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync + 'static,
     ) -> Self {
         self.asker = Some(Box::new(move |p| Box::pin(std::future::ready(asker(p)))));
         self
@@ -359,7 +359,7 @@ impl Dispatcher {
     #[cfg(test)]
     pub(crate) fn with_asker(
         mut self,
-        asker: impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static,
+        asker: impl Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync + 'static,
     ) -> Self {
         self.asker = Box::new(move |p| Box::pin(std::future::ready(asker(p))));
         self
@@ -648,11 +648,11 @@ impl Dispatcher {
             program: BUILTIN_SKILL,
             args: &argv[1..],
         };
-        for text in &self.policy.denied_commands {
-            if command::Pattern::parse(text).is_ok_and(|p| p.denies(&target)) {
-                let why = format!("`{}` matches denied pattern `{text}`", target.display());
-                return self.block(origin, argv, Some(name.clone()), Decision::Denied, why);
-            }
+        // The patterns parsed once, with the dispatcher.
+        if let Some(text) = self.compiled.denied_by(&target) {
+            let text = command::escape_controls(text);
+            let why = format!("`{}` matches denied pattern `{text}`", target.display());
+            return self.block(origin, argv, Some(name.clone()), Decision::Denied, why);
         }
         let started = std::time::Instant::now();
         let text = match self

@@ -2,23 +2,23 @@
 //!
 //! Input is read and scanned on the calling thread, and text is written as soon as it is
 //! scanned, mostly straight from the read buffer (the zero-copy path the chat loop has no need
-//! for). What happens to directives is [`crate::pipeline`]'s, shared with the chat loop: side
-//! effects go to its bounded queue, which runs them in order and is drained before the filter
-//! returns; a capture runs where it stands once the side effects before it have finished, and
-//! its capture text replaces it; every outcome becomes a typed [`Report`] for the [`Reporter`].
+//! for). Scanning and what happens to directives are the [`Driver`]'s, shared with the chat
+//! loop: side effects go to its bounded queue, which runs them in order and is drained before
+//! the filter returns; a capture runs where it stands once the side effects before it have
+//! finished, and its capture text replaces it; every outcome becomes a typed [`Report`] for the
+//! [`Reporter`], side effects' as soon as they end.
 //! While a capture runs, a helper thread keeps reading input (bounded read-ahead, see `input`).
 
 mod input;
 mod output;
 
 use crate::dispatch::Dispatcher;
-use crate::pipeline::{self, Report};
-use crate::scan::{Directive, Kind, Piece, ScanOptions, Scanner};
+use crate::pipeline::{CaptureMode, Driver, DriverOptions, Event, Flow, Listener, Report};
+use crate::scan::{Kind, ScanOptions};
 use input::{Input, Next};
 use output::Output;
 use std::io::{self, ErrorKind, Read, Write};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::runtime::Handle;
 
 /// Bytes per read. A pipe read returns at most what the pipe holds, so this is also the pipe
@@ -67,74 +67,45 @@ where
     R: Read + Send + 'static,
     W: Write,
 {
-    let problems = Arc::new(AtomicBool::new(false));
-    let (side_tx, mut done_rx, worker) = pipeline::side_effect_queue(dispatcher.clone());
-    let worker = rt.spawn(worker);
-    let side_reports = {
-        let (problems, reporter) = (problems.clone(), reporter.clone());
-        rt.spawn(async move {
-            while let Some((d, outcome)) = done_rx.recv().await {
-                if let crate::dispatch::Outcome::Ran(ran) = &outcome {
-                    reporter.side_effect_output(&ran.result.stdout, &ran.result.stderr);
-                }
-                report_outcome(&*reporter, &d, &outcome, &problems);
-            }
-        })
+    // Side effects finish while this thread may be blocked reading: they report as they end.
+    let listener: Listener = {
+        let reporter = reporter.clone();
+        Arc::new(move |ev| tell(&*reporter, ev))
     };
-
+    let driver_opts = DriverOptions {
+        scan: opts.scan,
+        captures: CaptureMode::InPlace,
+        max_captures: None,
+    };
+    let mut driver = Driver::new(dispatcher, driver_opts, rt, Some(listener));
     let mut input = Input::new(input, CHUNK);
     let mut buf = vec![0u8; CHUNK];
-    let mut scanner = Scanner::new(opts.scan);
     let mut out = Output::new(output, CHUNK, opts.sanitize);
-    // Text goes out as it is scanned; side effects are queued and captures run in place, each
-    // after the text before it has been written.
-    let handle = |out: &mut Output<W>, input: &mut Input<R>, piece: Piece<'_>| {
-        if out.failed() {
-            return;
-        }
-        match piece {
-            Piece::Text(t) => out.text(t),
-            Piece::Directive(d) if d.kind == Kind::SideEffect => {
-                out.flush();
-                if !out.failed() {
-                    // Not inside the runtime: this thread may block until there is room.
-                    side_tx.blocking_push(d);
-                }
-            }
-            Piece::Directive(d) => {
-                out.flush();
-                if !out.failed() {
-                    input.lend();
-                    // Program order: a capture sees every earlier side effect's result.
-                    side_tx.blocking_settled();
-                    let outcome = rt.block_on(dispatcher.run_body(Kind::Capture, &d.body));
-                    report_outcome(&*reporter, &d, &outcome, &problems);
-                    out.text(pipeline::capture_text(&outcome));
-                }
-            }
-        }
-    };
     let mut report = FilterReport::default();
     let mut read_error = None;
     loop {
         let ended = match input.next(&mut buf) {
             Next::Here(len) => {
-                scanner.feed_with(&buf[..len], |p| handle(&mut out, &mut input, p));
+                let sink = &mut |ev: Event<'_>| on_event(&mut out, &mut input, &*reporter, ev);
+                driver.feed_blocking(rt, &buf[..len], sink);
                 false
             }
             Next::Chunk { buf, len } => {
-                scanner.feed_with(&buf[..len], |p| handle(&mut out, &mut input, p));
+                let sink = &mut |ev: Event<'_>| on_event(&mut out, &mut input, &*reporter, ev);
+                driver.feed_blocking(rt, &buf[..len], sink);
                 input.recycle(buf);
                 false
             }
             Next::End => {
-                scanner.finish_with(|p| handle(&mut out, &mut input, p));
+                let sink = &mut |ev: Event<'_>| on_event(&mut out, &mut input, &*reporter, ev);
+                driver.finish_blocking(rt, sink);
                 out.finish();
                 true
             }
             Next::Failed(e) => {
                 read_error = Some(e);
-                scanner.finish_with(|p| handle(&mut out, &mut input, p));
+                let sink = &mut |ev: Event<'_>| on_event(&mut out, &mut input, &*reporter, ev);
+                driver.finish_blocking(rt, sink);
                 out.finish();
                 true
             }
@@ -152,14 +123,71 @@ where
         }
     }
     input.close();
-    drop(side_tx);
-    let _ = rt.block_on(worker);
-    let _ = rt.block_on(side_reports);
+    driver.settle_blocking(rt, &mut |ev| {
+        tell(&*reporter, ev);
+        Flow::Continue(())
+    });
     if let Some(e) = read_error {
         return Err(io::Error::new(e.kind(), format!("reading stdin: {e}")));
     }
-    report.problems = problems.load(Ordering::Relaxed);
+    report.problems = driver.problems();
     Ok(report)
+}
+
+/// The filter's side of the pipeline: text goes out as it is scanned; before a directive acts,
+/// the text before it is written (and for a capture, input keeps being read meanwhile).
+/// Stops the pipeline once the output has failed.
+#[inline(always)]
+fn on_event<R, W>(
+    out: &mut Output<W>,
+    input: &mut Input<R>,
+    reporter: &dyn Reporter,
+    ev: Event<'_>,
+) -> Flow
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    match ev {
+        Event::Text(t) => out.text(t),
+        ev => on_other(out, input, reporter, ev),
+    }
+    if out.failed() {
+        Flow::Break(())
+    } else {
+        Flow::Continue(())
+    }
+}
+
+/// [`on_event`] for all but text, out of the hot path.
+#[inline(never)]
+fn on_other<R, W>(out: &mut Output<W>, input: &mut Input<R>, reporter: &dyn Reporter, ev: Event<'_>)
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    match ev {
+        Event::Directive(d) => {
+            out.flush();
+            if d.kind == Kind::Capture && !out.failed() {
+                input.lend();
+            }
+        }
+        ev => tell(reporter, ev),
+    }
+}
+
+/// Reports and side-effect output go to the [`Reporter`].
+fn tell(reporter: &dyn Reporter, ev: Event<'_>) {
+    match ev {
+        Event::Report(r) => reporter.report(&r),
+        Event::Output { stdout, stderr } => reporter.side_effect_output(stdout, stderr),
+        Event::Text(_)
+        | Event::Directive(_)
+        | Event::Refused { .. }
+        | Event::Running(_)
+        | Event::Capture(_) => {}
+    }
 }
 
 /// [`run`] for async code: runs it on the runtime's blocking pool and waits for it there.
@@ -178,21 +206,6 @@ where
     tokio::task::spawn_blocking(move || run(&rt, dispatcher, opts, input, output, reporter))
         .await
         .map_err(io::Error::other)?
-}
-
-/// Reports an outcome; a problem marks the run (for `--strict`).
-fn report_outcome(
-    reporter: &dyn Reporter,
-    d: &Directive,
-    outcome: &crate::dispatch::Outcome,
-    problems: &AtomicBool,
-) {
-    for r in Report::for_outcome(&d.raw, outcome) {
-        if r.is_problem() {
-            problems.store(true, Ordering::Relaxed);
-        }
-        reporter.report(&r);
-    }
 }
 
 #[cfg(test)]

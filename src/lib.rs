@@ -27,7 +27,8 @@
 //! - [`model`]: the model interface ([`Provider`]) and, with `http`, the bundled clients.
 //! - [`config`]: the one config file (`config.toml`), read once.
 //! - [`dispatch`]: one directive from decision to result, with confirmation and audit.
-//! - [`pipeline`]: what filter and chat share: outcome wording, capture text, the side-effect queue.
+//! - [`pipeline`]: the one directive pipeline filter and chat both drive: bytes in, typed events
+//!   (text, reports, captures) out, one side-effect queue, one outcome wording.
 //! - [`filter`]: the Unix filter pipeline.
 //! - [`chat`]: the chat loop (captures go back to the model).
 //! - `mcp`: the MCP server (`skillpipe mcp`, feature `mcp`).

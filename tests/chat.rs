@@ -921,7 +921,8 @@ fn a_copied_example_directive_is_not_run() {
             "--allow-scripts",
             "-y",
         ])
-        .arg("How do I write a directive?")
+        // No word of the not-to-run guards: the copy is caught as a copy.
+        .arg("How do you compute things?")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -990,7 +991,8 @@ fn a_turn_that_shows_nothing_says_so() {
 }
 
 /// A user who asks to be shown a directive without running it gets nothing run, even when the
-/// model writes the directive bare; the model is told why.
+/// model writes the directive bare: it is shown where it was written, as code, and the answer
+/// streams on.
 #[test]
 fn nothing_runs_when_the_user_says_not_to_run_it() {
     let home = TestHome::new();
@@ -998,10 +1000,8 @@ fn nothing_runs_when_the_user_says_not_to_run_it() {
     std::fs::create_dir(&work).unwrap();
     let canary = work.join("canary");
     let capture = format!("!{{touch {}}}", canary.display());
-    let server = Server::start([
-        Reply::text(["It is ", &capture]),
-        Reply::text(["In backticks: `!{touch canary}`."]),
-    ]);
+    let effect = format!("%{{touch {}}}", canary.display());
+    let server = Server::start([Reply::text(["It is ", &capture, ", or ", &effect, "."])]);
     let out = chat(&home, &server)
         .args([
             "--allow",
@@ -1013,10 +1013,19 @@ fn nothing_runs_when_the_user_says_not_to_run_it() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!canary.exists(), "ran although the user said not to");
-    let m = messages(&server, 1);
-    let result = m.last().unwrap()["content"].as_str().unwrap();
-    assert!(result.contains("the user asked not to run it"), "{result}");
-    assert_eq!(home.audit()[0]["decision"], "denied");
+    assert_eq!(
+        stdout(&out),
+        format!("It is `{capture}`, or `{effect}`.\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.requests().len(), 1, "no result to continue from");
+    let audit = home.audit();
+    assert_eq!(audit.len(), 2, "{audit:?}");
+    for line in audit {
+        assert_eq!(line["decision"], "denied");
+        assert_eq!(line["reason"], "the user asked not to run it");
+    }
     // Positive control: the same reply runs when the user did not say so.
     let home = TestHome::new();
     let work = home.path().join("work");

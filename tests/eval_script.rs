@@ -15,7 +15,8 @@ fn eval_scores_directives_results_and_false_triggers() {
   {"id": "copied", "agent": "researcher", "kind": "capture", "expect": "calc.py", "answer": "391", "prompt": "17 times 23, again?"},
   {"id": "chat", "agent": "researcher", "kind": "none", "prompt": "Hi"},
   {"id": "syntax", "agent": "researcher", "kind": "syntax", "prompt": "How do I compute?"},
-  {"id": "misfire", "agent": "researcher", "kind": "syntax", "prompt": "Show one."}
+  {"id": "misfire", "agent": "researcher", "kind": "syntax", "prompt": "Show one."},
+  {"id": "silent", "agent": "researcher", "kind": "syntax", "prompt": "Explain it."}
 ]}"#,
     );
     let server = Server::start([
@@ -28,6 +29,9 @@ fn eval_scores_directives_results_and_false_triggers() {
         Reply::text(["Write `!{scripts/calc.py \"2 + 2\"}`."]),
         Reply::text(["Like this: !{scripts/calc.py \"1 + 1\"}"]),
         Reply::text([" there."]),
+        // The example copied, refused, then no text: skillpipe's "(no answer: …)" is no answer.
+        Reply::text(["!{scripts/calc.py \"287 / 3.5\"}"]),
+        Reply::text([""]),
     ]);
     let out = std::process::Command::new("python3")
         .arg(concat!(
@@ -64,15 +68,25 @@ fn eval_scores_directives_results_and_false_triggers() {
     assert_eq!(row("chat"), "- no - no 0");
     assert_eq!(row("syntax"), "- no - no 0");
     assert_eq!(row("misfire"), "- yes - no 1");
+    assert_eq!(row("silent"), "- yes - yes 1");
     for needle in [
         "right_directive                1/2 (50%)",
-        "false_trigger                  1/3 (33%)",
-        "syntax_directives              1",
+        "false_trigger                  2/4 (50%)",
+        "syntax_directives              2",
         "syntax_runs                    1",
-        "false_trigger_that_ran         1/3 (33%)",
+        "false_trigger_that_ran         1/4 (25%)",
         "result_used_of_ran             1/1 (100%)",
-        "empty_answers                  0",
+        "empty_answers                  1",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in\n{stdout}");
     }
+    // Every shipped agent's prompt size is read from `agents show`.
+    let sizes = stdout
+        .lines()
+        .find(|l| l.starts_with("system_prompt_bytes"))
+        .unwrap_or_default();
+    assert!(
+        sizes.contains("'researcher': '") && !sizes.contains('?'),
+        "{sizes}"
+    );
 }

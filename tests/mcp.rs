@@ -334,7 +334,7 @@ fn calls_run_fail_time_out_and_are_audited() {
     let failed = c.call("t__fail", json!({}));
     assert_eq!(failed["isError"], true);
     let t = text(&failed);
-    assert!(t.starts_with("failed: exited with code 3"), "{t}");
+    assert!(t.starts_with("failed: exit 3"), "{t}");
     assert!(
         t.contains("stdout:\npartial") && t.contains("stderr:\nboom"),
         "{t}"
@@ -398,10 +398,7 @@ fn refusals_are_tool_errors_that_name_what_allows_them() {
     assert!(text(&r).starts_with("not run: "), "{r}");
     // Positive control: another script of the same skill runs.
     let other = c.call("t__fail", json!({}));
-    assert!(
-        text(&other).starts_with("failed: exited with code 3"),
-        "{other}"
-    );
+    assert!(text(&other).starts_with("failed: exit 3"), "{other}");
     c.close();
     // confirm = "ask" and a client that cannot ask: refused, naming the flag.
     let mut c = Client::start(&home, &["--allow-scripts"]);

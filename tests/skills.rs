@@ -782,6 +782,8 @@ fn calc_evaluates_safely() {
         ("(17.5 * 4) / 3", "23.3333333333333\n"),
         ("0.1 + 0.2", "0.3\n"),
         ("sqrt(16) + 7 // 2 - -1", "8\n"),
+        ("12.5% of 880", "110\n"),
+        ("17 % 5 + 20%of 50", "12\n"),
     ] {
         let out = run_shipped("scripts/calc.py", &[expr], &system_path());
         assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{expr}");
@@ -792,6 +794,7 @@ fn calc_evaluates_safely() {
         ("1/0", "division by zero"),
         ("9**9**9", "too large"),
         ("2 +", "not a valid expression"),
+        ("5% off 80", "not a valid expression"),
         ("open('/etc/passwd')", "not allowed"),
     ] {
         let out = run_shipped("scripts/calc.py", &[expr], &system_path());

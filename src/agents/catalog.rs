@@ -18,8 +18,7 @@ These skills are installed but not loaded. Before you use one, load its instruct
 ";
 
 /// Said once under the skills shown in full: their bodies often point at files of their own.
-pub const FILES_HINT: &str =
-    "To read a file that a skill mentions, such as references/x.md, write !{skill NAME FILE}.\n";
+pub const FILES_HINT: &str = "To read a file that a skill mentions, such as references/x.md, write `!{skill NAME FILE}` without the backticks.\n";
 
 /// Appends the catalog (header and one line per catalog-only skill) to `out`; nothing when no
 /// skill is catalog-only. `all` are every skill in the prompt, to qualify shared script paths.

@@ -11,6 +11,23 @@
 //! authors pick a question and values that fit), plus one that shows a directive in backticks.
 //! Telling it to answer "everything else (greetings, facts you know, writing) in plain text" was
 //! tried and dropped: right directives fell from 13/16 to 11/16 and no false trigger stopped running.
+//!
+//! Measured next (26 cases, temperature 0): the syntax exchange showing both kinds in backticks
+//! instead of one cut directives written for questions about the syntax from 4 to 2 (false
+//! triggers 5/10 to 3/10) and kept right directives at 13–14/16; "asked about directives, explain
+//! them in words and show them only in backticks" in the guide raised right directives from 13 to
+//! 14/16 at no cost. Tried and dropped: a plain question answered without a directive as the
+//! first few-shot exchange (right directives 13 to 12/16; the false trigger it aimed at, a
+//! lookup of "Paris" for "the capital of France", stayed); "with the user's words and numbers
+//! copied exactly" for arguments (the two misread arguments, 486.40 for 186.40 and "uniqueness"
+//! for "ubiquitous", stayed; right directives 14 to 13/16); and the researcher agent told to
+//! "answer anything else directly" instead of "never guess a definition or a number" (no false
+//! trigger fewer, one result no longer used). Each of these cost one result used (10 to 9/12)
+//! and gained nothing: dropping a skill body's `# NAME` line under its `## NAME` heading; calc's
+//! function list cut to "functions such as sqrt and log"; results ending "— continue your answer
+//! with it."; the researcher told "never guess what a word means or the result of a calculation".
+//! One case either way is within the noise of repeated runs (a server's prompt cache changes a
+//! word now and then), so only changes that held on the whole set were kept.
 
 use crate::chat::result::CONTINUE;
 use crate::model::Message;
@@ -121,7 +138,7 @@ pub fn guide(examples: &[Example]) -> String {
          - `!{{…}}`, with the script and its arguments inside, when you need its output. Stop right after it: the output comes back in the next message. Then finish your answer with it.\n\
          - `%{{…}}` to run it only for its effect (a sound, a notification). Keep writing: nothing comes back.\n\
          Write a directive only when the request needs the script. Put each argument in double quotes; no shell syntax.\n\
-         To show a directive without running it, put it in backticks: `{shown}`.\n"
+         To show a directive without running it, put it in backticks: `{shown}`. Asked about directives, explain them in words and show them only in backticks.\n"
     )
 }
 
@@ -140,13 +157,21 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
             out.push(Message::assistant(answer.clone()));
         }
     }
-    if let Some(e) = examples.first() {
+    if !examples.is_empty() {
+        let shown = |kind: Kind, generic: &'static str| {
+            examples
+                .iter()
+                .take(MAX_EXAMPLES)
+                .find(|e| e.kind == kind)
+                .map_or(generic, |e| e.directive.as_str())
+        };
         out.push(Message::user(
             "How do I write a directive? Show me, without running it.",
         ));
         out.push(Message::assistant(format!(
-            "In backticks it is only shown: `{}`. Without backticks it runs.",
-            e.directive
+            "In backticks, as here, a directive is only shown: `{}` runs a script and brings back its output; `{}` runs one only for its effect. Without backticks it runs.",
+            shown(Kind::Capture, "!{…}"),
+            shown(Kind::SideEffect, "%{…}"),
         )));
     }
     out
@@ -204,9 +229,16 @@ mod tests {
         assert_eq!(
             m[11],
             Message::assistant(
-                "In backticks it is only shown: `!{scripts/calc.py \"23 * 4\"}`. Without backticks it runs."
+                "In backticks, as here, a directive is only shown: `!{scripts/calc.py \"23 * 4\"}` runs a script and brings back its output; `%{scripts/say.sh \"gato\"}` runs one only for its effect. Without backticks it runs."
             )
         );
+        // Without an example of a kind, its form is shown bare of arguments.
+        let only_say: Vec<Example> = split_example(SAY).1.into_iter().collect();
+        let m = few_shot(&only_say);
+        let Message::Assistant { content, .. } = &m[3] else {
+            panic!("{m:?}")
+        };
+        assert!(content.contains("`!{…}` runs a script"), "{content}");
         assert!(few_shot(&[]).is_empty());
         let g = guide(&ex);
         assert!(g.contains("put it in backticks: `!{scripts/calc.py \"23 * 4\"}`"));

@@ -27,10 +27,51 @@ pub fn asked_not_to_run(user: &str) -> bool {
     })
 }
 
+/// Why nothing runs in a turn whose user talks about directives themselves.
+pub const ABOUT_DIRECTIVES: &str = "the user asked about directives, not for one to run";
+
+/// True when `user` names directives ("how do I write a directive?", "the two kinds of
+/// directives"): a question about the syntax, whose answer shows directives rather than runs
+/// them. Measured on a 0.5B model: asked how to write a directive, it wrote one bare and it ran.
+pub fn about_directives(user: &str) -> bool {
+    user.to_lowercase()
+        .split(|c: char| !c.is_alphabetic())
+        .any(|w| w == "directive" || w == "directives")
+}
+
+/// Why no directive of a turn runs, when its user's message says so ([`asked_not_to_run`],
+/// [`about_directives`]).
+pub fn nothing_to_run(user: &str) -> Option<&'static str> {
+    if asked_not_to_run(user) {
+        Some(NOT_TO_RUN)
+    } else if about_directives(user) {
+        Some(ABOUT_DIRECTIVES)
+    } else {
+        None
+    }
+}
+
 fn gerund(verb: &str) -> String {
     match verb {
         "run" => "running".into(),
         v => format!("{}ing", v.strip_suffix('e').unwrap_or(v)),
+    }
+}
+
+/// True for the reasons of [`nothing_to_run`]: the directive is to be shown, not run.
+pub fn is_not_to_run(why: &str) -> bool {
+    why == NOT_TO_RUN || why == ABOUT_DIRECTIVES
+}
+
+/// `raw` as inline code: fenced by more backticks than any run inside it, so it cannot close
+/// early, and read back by the scanner as text, never as a directive.
+pub fn as_code(raw: &str) -> String {
+    let longest = raw.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if longest > 0 {
+        format!("{fence} {raw} {fence}")
+    } else {
+        format!("{fence}{raw}{fence}")
     }
 }
 
@@ -106,6 +147,43 @@ mod tests {
             "a runner",
         ] {
             assert!(!asked_not_to_run(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_question_about_directives_runs_nothing() {
+        for yes in [
+            "How do I write a directive that runs a command only for its effect?",
+            "Explain the two kinds of Directives.",
+        ] {
+            assert_eq!(nothing_to_run(yes), Some(ABOUT_DIRECTIVES), "{yes}");
+        }
+        assert_eq!(
+            nothing_to_run("Show it but do not run it"),
+            Some(NOT_TO_RUN)
+        );
+        for no in [
+            "What is 17 times 23?",
+            "Who is the director?",
+            "directed by whom?",
+        ] {
+            assert_eq!(nothing_to_run(no), None, "{no}");
+        }
+    }
+
+    #[test]
+    fn a_directive_as_code_stays_code() {
+        assert_eq!(as_code("!{calc \"2 + 2\"}"), "`!{calc \"2 + 2\"}`");
+        assert_eq!(as_code("%{say `x`}"), "`` %{say `x`} ``");
+        for raw in ["!{calc \"2 + 2\"}", "%{say ``x``}"] {
+            let mut scanner = Scanner::new(ScanOptions::default());
+            let mut events = Vec::new();
+            scanner.feed(as_code(raw).as_bytes(), &mut events);
+            scanner.finish(&mut events);
+            assert!(
+                events.iter().all(|e| matches!(e, Event::Text(_))),
+                "{raw}: {events:?}"
+            );
         }
     }
 

@@ -13,11 +13,12 @@ use crate::dispatch::{Dispatcher, Origin, Outcome};
 use crate::model::{
     ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef,
 };
-use crate::pipeline::{Report, ReportKind, SideDone};
-use crate::scan::{Directive, Event, Kind, ScanOptions, Scanner};
+use crate::pipeline::{
+    Admit, CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Gate, GateAt, Report,
+};
+use crate::scan::{Directive, Kind, ScanOptions};
 use futures::StreamExt;
 use std::sync::Arc;
-use tokio::sync::mpsc;
 
 /// Where the loop shows things. Text is the processed answer; everything else is a side channel.
 ///
@@ -240,37 +241,26 @@ impl Session {
         self.few_shot = messages;
     }
 
-    /// Why `d` is not the user's request: the user asked for nothing to run, or it copies a
-    /// worked example the user did not ask for.
-    fn not_asked_for(&self, d: &Directive) -> Option<&'static str> {
-        if copies::asked_not_to_run(&self.turn_user) {
-            Some(copies::NOT_TO_RUN)
-        } else if self.examples.is_copy(d, &self.turn_user) {
-            Some(copies::COPIED)
-        } else {
-            None
-        }
-    }
-
-    /// Refuses (and audits) a directive the user did not ask for ([`Self::not_asked_for`]).
-    fn refuse_copy(&self, d: &Directive, ui: &mut dyn Ui, report: &mut TurnReport) -> bool {
-        let Some(why) = self.not_asked_for(d) else {
-            return false;
-        };
-        self.dispatcher.refuse(
-            Origin::from(d.kind),
-            std::slice::from_ref(&d.body),
-            Decision::Denied,
-            why.into(),
-        );
-        ui.report(&Report {
-            kind: ReportKind::Blocked,
-            what: crate::command::escape_controls(&String::from_utf8_lossy(&d.raw)),
-            detail: why.into(),
-            hint: None,
-        });
-        report.problems = true;
-        true
+    /// The chat's gate on every directive of this turn: nothing runs that the user did not ask
+    /// for. In a turn that asks for nothing to run (or is about directives themselves) every
+    /// directive is refused where it is found and shown as code, so the answer streams on; a
+    /// copied example is judged for a side effect where it is found, for a capture when it
+    /// would run, so that the model is told why and a repeat meets the loop guard.
+    fn gate(&self) -> Gate {
+        let (examples, user) = (self.examples.clone(), self.turn_user.clone());
+        let nothing = copies::nothing_to_run(&user);
+        Box::new(move |d, at| {
+            if let Some(why) = nothing {
+                return Admit::Refuse(why.into());
+            }
+            if d.kind == Kind::Capture && at == GateAt::Found {
+                return Admit::Run;
+            }
+            match examples.is_copy(d, &user) {
+                true => Admit::Refuse(copies::COPIED.into()),
+                false => Admit::Run,
+            }
+        })
     }
 
     /// Forgets the conversation (history and transcript).
@@ -314,12 +304,17 @@ impl Session {
         self.partial_shown.clear();
         self.continuing = false;
         let mut report = TurnReport::default();
-        // Bounded: a model streaming side effects faster than they run waits for room.
-        let (queue, mut side_rx, worker) =
-            crate::pipeline::side_effect_queue(self.dispatcher.clone());
-        // Side effects run in order on one worker; dropping the turn (Ctrl-C) aborts it.
-        let _worker = AbortOnDrop(tokio::spawn(worker));
-        let mut side_pending = 0usize;
+        // One pipeline for the whole turn: side effects run in order on its worker (dropping the
+        // turn, Ctrl-C, stops it); captures are handed back here to stop the model's stream.
+        let pipeline = DriverOptions {
+            scan: self.opts.scan,
+            captures: CaptureMode::HandBack,
+            max_captures: Some(self.opts.max_captures),
+        };
+        let rt = tokio::runtime::Handle::current();
+        let mut driver =
+            Driver::new(self.dispatcher.clone(), pipeline, &rt, None).with_gate(self.gate());
+        let show_side = self.opts.show_side_effects;
         let mut captures = Captures::default();
         let max_bytes = self.dispatcher.policy().max_capture_bytes;
 
@@ -327,14 +322,7 @@ impl Session {
             ui.busy(Some("thinking"));
             let stream = self.provider.stream(self.request());
             let step = self
-                .stream_answer(
-                    stream,
-                    ui,
-                    &mut report,
-                    &queue,
-                    &mut side_pending,
-                    &mut side_rx,
-                )
+                .stream_answer(stream, ui, &mut report, &mut driver)
                 .await;
             let step = match step {
                 Ok(step) => step,
@@ -369,27 +357,20 @@ impl Session {
                     });
                     // Every call gets its tool message (the API requires one per call), but
                     // only max_captures_per_turn of them run, however many one answer holds.
-                    self.drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report)
+                    driver
+                        .settle(&mut |ev: Event<'_>| side_channel(show_side, ui, ev))
                         .await;
                     let mut limited = false;
                     for call in tool_calls {
-                        let content = if report.captures >= self.opts.max_captures {
+                        let content = if let Some(why) = driver.limit_reached() {
+                            // Audited, not reported one by one: the status line below says it.
                             limited = true;
-                            let why = format!(
-                                "max_captures_per_turn = {} reached",
-                                self.opts.max_captures
-                            );
-                            self.dispatcher.refuse(
-                                Origin::Tool,
-                                std::slice::from_ref(&call.name),
-                                Decision::Denied,
-                                why.clone(),
-                            );
-                            report.problems = true;
+                            let argv = std::slice::from_ref(&call.name);
+                            driver.refuse(Origin::Tool, argv, Decision::Denied, why.clone());
                             (tools::error_json(&why), true)
                         } else {
-                            report.captures += 1;
-                            self.run_tool(&call, ui, &mut report).await
+                            driver.count_capture();
+                            self.run_tool(&call, ui, &driver).await
                         };
                         let (content, is_error) = content;
                         self.history
@@ -426,39 +407,29 @@ impl Session {
                             captures.looped = true;
                             break Ok(());
                         }
-                        Seen::New if self.refuse_copy(&directive, ui, &mut report) => {
-                            // Kept like a result, so a repeat meets the loop guard below.
-                            let why = self.not_asked_for(&directive).unwrap_or(copies::COPIED);
-                            self.history.push(Message::assistant(raw));
-                            report.captures += 1;
-                            let outcome = Outcome::Blocked {
-                                decision: Decision::Denied,
-                                reason: why.into(),
-                            };
-                            captures.ran(directive.body.clone(), outcome);
-                            result::copied_message(why)
-                        }
                         Seen::New => {
                             self.history.push(Message::assistant(raw));
-                            report.captures += 1;
                             // Program order: the capture sees every earlier side effect's result.
-                            self.drain_side_effects(
-                                ui,
-                                &mut side_pending,
-                                &mut side_rx,
-                                &mut report,
-                            )
-                            .await;
-                            ui.busy(Some(&format!("running {}", directive.body)));
-                            let outcome = self
-                                .dispatcher
-                                .run_body(Kind::Capture, &directive.body)
-                                .await;
+                            let sink = &mut |ev: Event<'_>| side_channel(show_side, ui, ev);
+                            let captured = driver.run_capture(&directive, sink).await;
                             ui.busy(None);
-                            report_status(ui, &directive, &outcome, &mut report);
-                            let msg = result::capture_message(&outcome, max_bytes);
-                            captures.ran(directive.body.clone(), outcome);
-                            msg
+                            match captured {
+                                Captured::NotAdmitted(why) => {
+                                    // Kept like a result, so a repeat meets the loop guard.
+                                    let message = result::copied_message(&why);
+                                    let outcome = Outcome::Blocked {
+                                        decision: Decision::Denied,
+                                        reason: why,
+                                    };
+                                    captures.ran(directive.body.clone(), outcome);
+                                    message
+                                }
+                                Captured::Dispatched(outcome) => {
+                                    let msg = result::capture_message(&outcome, max_bytes);
+                                    captures.ran(directive.body.clone(), outcome);
+                                    msg
+                                }
+                            }
                         }
                     };
                     captures.shown_at = self.partial_shown.len();
@@ -471,8 +442,11 @@ impl Session {
             self.never_silent(ui, &captures, max_bytes);
         }
         // Side effects finish before the turn ends, so their status lines come before the prompt.
-        self.drain_side_effects(ui, &mut side_pending, &mut side_rx, &mut report)
+        driver
+            .settle(&mut |ev: Event<'_>| side_channel(show_side, ui, ev))
             .await;
+        report.captures = driver.captures();
+        report.problems = driver.problems();
         ui.busy(None);
         self.partial_raw.clear();
         report.shown = std::mem::take(&mut self.partial_shown);
@@ -487,23 +461,20 @@ impl Session {
         mut stream: EventStream,
         ui: &mut dyn Ui,
         report: &mut TurnReport,
-        queue: &crate::pipeline::SideQueue,
-        side_pending: &mut usize,
-        side_rx: &mut mpsc::UnboundedReceiver<SideDone>,
+        driver: &mut Driver,
     ) -> Result<Step, ModelError> {
-        let mut scanner = Scanner::new(self.opts.scan);
-        let mut events = Vec::new();
-        // Raw text of this answer up to what has been scanned (what the history keeps).
+        driver.restart();
+        let show_side = self.opts.show_side_effects;
+        // Raw text of this answer (what the history keeps when the stream breaks off).
         let mut raw = String::new();
         let mut tool_calls: Vec<ToolCall> = Vec::new();
         let mut first = true;
         loop {
             let item = stream.next().await;
-            while let Ok((d, outcome)) = side_rx.try_recv() {
-                *side_pending -= 1;
-                self.side_output(ui, &outcome);
-                report_status(ui, &d, &outcome, report);
-            }
+            driver.finished(&mut |ev: Event<'_>| side_channel(show_side, ui, ev));
+            // The raw text this item let the pipeline get through, and the capture it stopped at.
+            let mut consumed = String::new();
+            let mut capture = None;
             let finished = match item {
                 None => true,
                 Some(Ok(StreamEvent::Text(t))) => {
@@ -511,7 +482,9 @@ impl Session {
                         ui.busy(None);
                         first = false;
                     }
-                    scanner.feed(t.as_bytes(), &mut events);
+                    let sink =
+                        &mut |ev: Event<'_>| self.on_event(ui, ev, &mut consumed, &mut capture);
+                    driver.feed(t.as_bytes(), sink).await;
                     raw.push_str(&t);
                     false
                 }
@@ -542,12 +515,9 @@ impl Session {
                 Some(Ok(StreamEvent::Finished { .. })) => true,
                 Some(Err(e)) => {
                     // Keep and show what arrived; the caller reports the error.
-                    scanner.finish(&mut events);
-                    for ev in events.drain(..) {
-                        if let Event::Text(t) = ev {
-                            self.show(ui, &t);
-                        }
-                    }
+                    driver.abandon(&mut |ev: Event<'_>| {
+                        self.on_event(ui, ev, &mut consumed, &mut capture)
+                    });
                     if !raw.is_empty() {
                         self.history.push(Message::assistant(raw));
                     }
@@ -555,58 +525,18 @@ impl Session {
                 }
             };
             if finished {
-                scanner.finish(&mut events);
+                let sink = &mut |ev: Event<'_>| self.on_event(ui, ev, &mut consumed, &mut capture);
+                driver.finish(sink).await;
             }
-            let mut consumed = String::new();
-            for ev in events.drain(..) {
-                match ev {
-                    Event::Text(t) => {
-                        consumed.push_str(&String::from_utf8_lossy(&t));
-                        self.show(ui, &t);
-                    }
-                    Event::Directive(d) if d.kind == Kind::SideEffect => {
-                        consumed.push_str(&String::from_utf8_lossy(&d.raw));
-                        if self.refuse_copy(&d, ui, report) {
-                            continue;
-                        }
-                        *side_pending += 1;
-                        queue.push(d).await;
-                    }
-                    Event::Directive(d) => {
-                        consumed.push_str(&String::from_utf8_lossy(&d.raw));
-                        if report.captures >= self.opts.max_captures {
-                            let why = format!(
-                                "max_captures_per_turn = {} reached",
-                                self.opts.max_captures
-                            );
-                            self.dispatcher.refuse(
-                                Origin::Capture,
-                                std::slice::from_ref(&d.body),
-                                Decision::Denied,
-                                why.clone(),
-                            );
-                            ui.report(&Report {
-                                kind: ReportKind::Blocked,
-                                what: crate::command::escape_controls(&String::from_utf8_lossy(
-                                    &d.raw,
-                                )),
-                                detail: why,
-                                hint: None,
-                            });
-                            report.problems = true;
-                            continue;
-                        }
-                        // Stop here: the model continues once it has the result.
-                        drop(stream);
-                        let mut so_far = self.partial_raw.clone();
-                        so_far.push_str(&consumed);
-                        self.partial_raw.clear();
-                        return Ok(Step::Capture {
-                            raw: so_far,
-                            directive: d,
-                        });
-                    }
-                }
+            if let Some(directive) = capture {
+                // Stop here: the model continues once it has the result.
+                drop(stream);
+                let mut so_far = std::mem::take(&mut self.partial_raw);
+                so_far.push_str(&consumed);
+                return Ok(Step::Capture {
+                    raw: so_far,
+                    directive,
+                });
             }
             self.partial_raw.push_str(&consumed);
             if finished {
@@ -614,6 +544,33 @@ impl Session {
                 return Ok(Step::Done { raw, tool_calls });
             }
         }
+    }
+
+    /// The chat's side of the pipeline: text is shown and kept raw for the history, as is a
+    /// directive; a capture is kept to run once the stream has stopped.
+    fn on_event(
+        &mut self,
+        ui: &mut dyn Ui,
+        ev: Event<'_>,
+        consumed: &mut String,
+        capture: &mut Option<Directive>,
+    ) -> Flow {
+        match ev {
+            Event::Text(t) => {
+                consumed.push_str(&String::from_utf8_lossy(t));
+                self.show(ui, t);
+            }
+            Event::Directive(d) => consumed.push_str(&String::from_utf8_lossy(&d.raw)),
+            Event::Capture(d) => *capture = Some(d),
+            // In a turn that asked for nothing to run, the directive is what the user wanted to
+            // see: shown where it was written, as code (the report has said why it did not run).
+            Event::Refused { directive, why } if copies::is_not_to_run(why) => {
+                let code = copies::as_code(&String::from_utf8_lossy(&directive.raw));
+                self.show(ui, code.as_bytes());
+            }
+            ev => return side_channel(self.opts.show_side_effects, ui, ev),
+        }
+        Flow::Continue(())
     }
 
     /// A turn never ends empty: when the model wrote nothing visible after its last capture, or
@@ -654,32 +611,6 @@ impl Session {
         }
     }
 
-    /// Waits until every side effect queued so far has finished, showing each one's output (when
-    /// asked) and status line.
-    async fn drain_side_effects(
-        &self,
-        ui: &mut dyn Ui,
-        pending: &mut usize,
-        done: &mut mpsc::UnboundedReceiver<SideDone>,
-        report: &mut TurnReport,
-    ) {
-        while *pending > 0 {
-            match done.recv().await {
-                Some((d, outcome)) => {
-                    *pending -= 1;
-                    self.side_output(ui, &outcome);
-                    report_status(ui, &d, &outcome, report);
-                }
-                None => break,
-            }
-        }
-    }
-
-    /// A side effect's stdout and stderr, sanitized, when `--show-side-effects` asks for them.
-    fn side_output(&self, ui: &mut dyn Ui, outcome: &Outcome) {
-        show_side_output(self.opts.show_side_effects, ui, outcome);
-    }
-
     fn show(&mut self, ui: &mut dyn Ui, mut bytes: &[u8]) {
         if self.continuing {
             if self.partial_shown.ends_with([' ', '\n']) {
@@ -697,45 +628,41 @@ impl Session {
     }
 
     /// Runs one native tool call; returns the tool message's content and whether it is an error.
-    async fn run_tool(
-        &self,
-        call: &ToolCall,
-        ui: &mut dyn Ui,
-        report: &mut TurnReport,
-    ) -> (String, bool) {
+    async fn run_tool(&self, call: &ToolCall, ui: &mut dyn Ui, driver: &Driver) -> (String, bool) {
         if call.name == tools::LOAD_SKILL && !self.tool_defs.is_empty() {
-            return self.load_skill_tool(call, ui, report).await;
+            return self.load_skill_tool(call, ui, driver).await;
         }
         let Some(target) = self.tool_map.get(&call.name) else {
             let why = format!("unknown tool `{}`", call.name);
-            return self.invalid_tool_call(call, &call.name, why, ui, report);
+            return self.invalid_tool_call(call, &call.name, why, ui, driver);
         };
         let script = &target.reference;
         let (args, input) = match tools::parse_arguments(&call.arguments, target) {
             Ok(v) => v,
             Err(e) => {
-                return self.invalid_tool_call(call, script, e, ui, report);
+                return self.invalid_tool_call(call, script, e, ui, driver);
             }
         };
         let mut argv = vec![script.clone()];
         argv.extend(args);
         ui.busy(Some(&format!("running {script}")));
-        let outcome = self
-            .dispatcher
-            .run_argv(Origin::Tool, argv.clone(), input)
-            .await;
+        let outcome = self.dispatcher.run_argv(Origin::Tool, argv, input).await;
         ui.busy(None);
-        let shown = Directive {
-            kind: Kind::Capture,
-            body: shell_words::join(&argv),
-            raw: format!("tool {}", call.name).into_bytes(),
-        };
-        report_status(ui, &shown, &outcome, report);
+        self.tool_report(call, &outcome, ui, driver);
         tools::result_json(&outcome)
     }
 }
 
 impl Session {
+    /// A tool call's reports, through the pipeline's one wording (`tool NAME`).
+    fn tool_report(&self, call: &ToolCall, outcome: &Outcome, ui: &mut dyn Ui, driver: &Driver) {
+        let show_side = self.opts.show_side_effects;
+        let what = format!("tool {}", call.name);
+        driver.report(what.as_bytes(), outcome, &mut |ev: Event<'_>| {
+            side_channel(show_side, ui, ev)
+        });
+    }
+
     /// A tool call that cannot become a run (unknown tool, bad arguments): audited as invalid,
     /// reported, and answered to the model as an error.
     fn invalid_tool_call(
@@ -744,18 +671,11 @@ impl Session {
         argv0: &String,
         why: String,
         ui: &mut dyn Ui,
-        report: &mut TurnReport,
+        driver: &Driver,
     ) -> (String, bool) {
         let argv = std::slice::from_ref(argv0);
-        self.dispatcher
-            .refuse(Origin::Tool, argv, Decision::Invalid, why.clone());
-        ui.report(&Report {
-            kind: ReportKind::Invalid,
-            what: format!("tool {}", call.name),
-            detail: why.clone(),
-            hint: None,
-        });
-        report.problems = true;
+        let outcome = driver.refuse(Origin::Tool, argv, Decision::Invalid, why.clone());
+        self.tool_report(call, &outcome, ui, driver);
         (tools::error_json(&why), true)
     }
 
@@ -764,24 +684,16 @@ impl Session {
         &self,
         call: &ToolCall,
         ui: &mut dyn Ui,
-        report: &mut TurnReport,
+        driver: &Driver,
     ) -> (String, bool) {
         let argv = match tools::load_skill_argv(&call.arguments) {
             Ok(argv) => argv,
             Err(e) => {
-                return self.invalid_tool_call(call, &call.name, e, ui, report);
+                return self.invalid_tool_call(call, &call.name, e, ui, driver);
             }
         };
-        let outcome = self
-            .dispatcher
-            .run_argv(Origin::Tool, argv.clone(), None)
-            .await;
-        let shown = Directive {
-            kind: Kind::Capture,
-            body: shell_words::join(&argv),
-            raw: format!("tool {}", call.name).into_bytes(),
-        };
-        report_status(ui, &shown, &outcome, report);
+        let outcome = self.dispatcher.run_argv(Origin::Tool, argv, None).await;
+        self.tool_report(call, &outcome, ui, driver);
         tools::result_json(&outcome)
     }
 }
@@ -836,34 +748,25 @@ enum Step {
     },
 }
 
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
+/// Reports, side-effect output and "running" notes go to the [`Ui`]'s side channel.
+fn side_channel(show_side: bool, ui: &mut dyn Ui, ev: Event<'_>) -> Flow {
+    match ev {
+        Event::Report(r) => ui.report(&r),
+        Event::Running(d) => ui.busy(Some(&format!("running {}", d.body))),
+        Event::Output { stdout, stderr } if show_side => show_side_output(ui, stdout, stderr),
+        _ => {}
     }
+    Flow::Continue(())
 }
 
-/// What a side effect wrote, sanitized, when the user asked to see it (`--show-side-effects`).
-fn show_side_output(show: bool, ui: &mut dyn Ui, outcome: &Outcome) {
-    let Outcome::Ran(ran) = outcome else { return };
-    if !show {
-        return;
-    }
+/// What a side effect wrote, sanitized (`--show-side-effects`).
+fn show_side_output(ui: &mut dyn Ui, stdout: &[u8], stderr: &[u8]) {
     let mut clean = Vec::new();
     let mut san = crate::term::Sanitizer::default();
-    san.push(&ran.result.stdout, &mut clean);
-    san.push(&ran.result.stderr, &mut clean);
+    san.push(stdout, &mut clean);
+    san.push(stderr, &mut clean);
     san.finish(&mut clean);
     if !clean.is_empty() {
         ui.side_output(&String::from_utf8_lossy(&clean));
-    }
-}
-
-/// The status lines for a directive's outcome; a problem marks the turn.
-fn report_status(ui: &mut dyn Ui, d: &Directive, outcome: &Outcome, report: &mut TurnReport) {
-    for r in Report::for_outcome(&d.raw, outcome) {
-        report.problems |= r.is_problem();
-        ui.report(&r);
     }
 }

@@ -36,6 +36,21 @@ pub struct Prompt<'a> {
     pub grants: &'a [String],
 }
 
+/// Why there is no answer to a confirmation. It counts as "no", with this as the reason in the
+/// audit log and the notice.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    /// No controlling terminal (a pipe, a service, CI).
+    #[error("no terminal to ask for confirmation (pass -y to run without asking)")]
+    NoTerminal,
+    /// The terminal could not be put in raw mode or read.
+    #[error("no terminal to ask for confirmation (pass -y to run without asking): {0}")]
+    Terminal(#[source] std::io::Error),
+    /// Another front end's reason (e.g. an MCP client that cannot ask), or a host program's.
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// Outcome of [`Confirmer::confirm`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -70,7 +85,7 @@ impl Confirmer {
     pub fn confirm(
         &mut self,
         prompt: &Prompt<'_>,
-        ask: impl FnOnce(&Prompt<'_>) -> Result<Answer, String>,
+        ask: impl FnOnce(&Prompt<'_>) -> Result<Answer, AskError>,
     ) -> Verdict {
         if !self.needs_asking(prompt.argv) {
             return Verdict::Run;
@@ -85,7 +100,7 @@ impl Confirmer {
     }
 
     /// The verdict for an answer to the prompt about `argv`; "always" is remembered.
-    pub fn settle(&mut self, argv: &[String], answer: Result<Answer, String>) -> Verdict {
+    pub fn settle(&mut self, argv: &[String], answer: Result<Answer, AskError>) -> Verdict {
         match answer {
             Ok(Answer::Once) => Verdict::Run,
             Ok(Answer::Always) => {
@@ -93,7 +108,7 @@ impl Confirmer {
                 Verdict::Run
             }
             Ok(Answer::No) => Verdict::Declined("declined at the prompt".into()),
-            Err(why) => Verdict::Declined(why),
+            Err(why) => Verdict::Declined(why.to_string()),
         }
     }
 }
@@ -270,8 +285,9 @@ mod tests {
             });
         }
         assert_eq!(asked, 2);
-        let v = c.confirm(&prompt(&argv(&["say"])), |_| Err("no terminal".into()));
-        assert_eq!(v, Verdict::Declined("no terminal".into()));
+        let v = c.confirm(&prompt(&argv(&["say"])), |_| Err(AskError::NoTerminal));
+        assert_eq!(v, Verdict::Declined(AskError::NoTerminal.to_string()));
+        assert!(AskError::NoTerminal.to_string().contains("pass -y"));
     }
 
     #[test]

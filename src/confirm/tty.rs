@@ -11,7 +11,9 @@
 //!   kill applied, Enter as a newline, signal keys and escape sequences dropped). Only the key
 //!   that answers and what arrives in the same read are the prompt's.
 
-use super::{Answer, FirstKey, PREPARE, Prompt, always_key, first_key, render, render_always};
+use super::{
+    Answer, AskError, FirstKey, PREPARE, Prompt, always_key, first_key, render, render_always,
+};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Mutex;
@@ -23,19 +25,17 @@ pub const GUARD: Duration = Duration::from_millis(300);
 /// How long to wait for the terminal's cursor position report.
 const REPORT_WAIT: Duration = Duration::from_millis(100);
 
-const NO_TTY: &str = "no terminal to ask for confirmation (pass -y to run without asking)";
-
 /// Asks on the controlling terminal. Without a terminal it returns an error (a decline with a
 /// hint), so it never hangs and never silently allows.
-pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, String> {
+pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     let mut tty = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/tty")
-        .map_err(|_| NO_TTY.to_string())?;
+        .map_err(|_| AskError::NoTerminal)?;
     let _prompting = Prompting::begin();
     let fd = tty.as_raw_fd();
-    let raw = RawMode::enter(fd).map_err(|e| format!("{NO_TTY}: {e}"))?;
+    let raw = RawMode::enter(fd).map_err(AskError::Terminal)?;
     let shown = Instant::now();
     // Typed for the filter's input on this same terminal: kept for it, not discarded.
     let keep = shares_input(fd).then(|| LineKeys::of(&raw.saved));
@@ -56,12 +56,12 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, String> {
     };
     let _ = write!(tty, "{fresh}{}", render(p));
     let _ = tty.flush();
-    let answer = match first_key(read_key(fd, shown, keep).map_err(|e| format!("{NO_TTY}: {e}"))?) {
+    let answer = match first_key(read_key(fd, shown, keep).map_err(AskError::Terminal)?) {
         FirstKey::Answer(a) => a,
         FirstKey::ConfirmAlways => {
             let _ = tty.write_all(render_always(p).as_bytes());
             let _ = tty.flush();
-            always_key(read_key(fd, Instant::now(), keep).map_err(|e| format!("{NO_TTY}: {e}"))?)
+            always_key(read_key(fd, Instant::now(), keep).map_err(AskError::Terminal)?)
         }
     };
     let word = match answer {

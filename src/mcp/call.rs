@@ -73,13 +73,8 @@ fn ran_result(ran: &Ran, sandbox: &str) -> Value {
     if r.success() {
         text.push_str(&stdout);
     } else {
-        let what = if r.timed_out {
-            "timed out and was killed".to_string()
-        } else if let Some(sig) = &r.signal {
-            format!("killed by {sig}")
-        } else {
-            format!("exited with code {}", r.exit_code)
-        };
+        // The pipeline's wording, as in the chat's reports and capture results.
+        let what = crate::pipeline::status_text(r);
         text.push_str(&format!("failed: {what}\n"));
         if !stdout.is_empty() {
             text.push_str(&format!("stdout:\n{stdout}\n"));
@@ -163,7 +158,7 @@ mod tests {
         let v = ran_result(&ran(3, "partial", false), "no network");
         assert_eq!(v["isError"], true);
         let text = v["content"][0]["text"].as_str().unwrap();
-        assert!(text.starts_with("failed: exited with code 3"), "{text}");
+        assert!(text.starts_with("failed: exit 3"), "{text}");
         assert!(text.contains("stdout:\npartial") && text.contains("stderr:\noops"));
         assert!(text.contains("sandbox: no network"), "{text}");
         let v = ran_result(&ran(124, "", true), "no network");

@@ -5,7 +5,7 @@
 
 use super::jsonrpc::{RpcError, request};
 use crate::command::escape_controls as shown;
-use crate::confirm::{Answer, Prompt, scope};
+use crate::confirm::{Answer, AskError, Prompt, scope};
 use crate::dispatch::AskFuture;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -22,6 +22,41 @@ pub const NO_ELICITATION: &str = "confirmation is needed (confirm = \"ask\") and
     cannot ask the user (it declared no elicitation capability); to run without asking, add -y \
     to the `skillpipe mcp` command in the client's server config, or set confirm = \"never\" in \
     the agent's [script_policy]";
+
+/// Why the client gave no answer to a confirmation; each counts as "no" with this reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConsentError {
+    /// The client declared no elicitation capability.
+    #[error("{NO_ELICITATION}")]
+    NoElicitation,
+    /// The connection to the client is closed.
+    #[error("the client is gone")]
+    ClientGone,
+    /// The user did not answer in time.
+    #[error("no answer to the confirmation within {seconds} s")]
+    NoAnswer {
+        /// How long it waited.
+        seconds: u64,
+    },
+    /// The client answered the request with an error.
+    #[error("the client could not ask the user: {message}")]
+    ClientFailed {
+        /// The client's error message.
+        message: String,
+    },
+    /// The user closed the question without choosing.
+    #[error("the user dismissed the confirmation")]
+    Dismissed,
+    /// The answer had no `action` of `accept`, `decline` or `cancel`.
+    #[error("the client's answer to the confirmation had no valid `action`")]
+    NoAction,
+}
+
+impl From<ConsentError> for AskError {
+    fn from(e: ConsentError) -> AskError {
+        AskError::Other(Box::new(e))
+    }
+}
 
 type Pending = Mutex<HashMap<String, oneshot::Sender<Result<Value, RpcError>>>>;
 
@@ -62,7 +97,7 @@ impl Peer {
     }
 
     /// Sends a request and waits for its answer (bounded by [`ANSWER_TIMEOUT`]).
-    async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+    async fn request(&self, method: &str, params: Value) -> Result<Value, ConsentError> {
         let id = json!(format!(
             "skillpipe-{}",
             self.next_id.fetch_add(1, Ordering::SeqCst)
@@ -74,22 +109,21 @@ impl Peer {
         let _forget = Forget { peer: self, key };
         self.out
             .send(request(&id, method, params))
-            .map_err(|_| "the client is gone".to_string())?;
+            .map_err(|_| ConsentError::ClientGone)?;
         match tokio::time::timeout(ANSWER_TIMEOUT, rx).await {
-            Err(_) => Err(format!(
-                "no answer to the confirmation within {} s",
-                ANSWER_TIMEOUT.as_secs()
-            )),
-            Ok(Err(_)) => Err("the client is gone".into()),
-            Ok(Ok(Err(e))) => Err(format!("the client could not ask the user: {}", e.message)),
+            Err(_) => Err(ConsentError::NoAnswer {
+                seconds: ANSWER_TIMEOUT.as_secs(),
+            }),
+            Ok(Err(_)) => Err(ConsentError::ClientGone),
+            Ok(Ok(Err(e))) => Err(ConsentError::ClientFailed { message: e.message }),
             Ok(Ok(Ok(v))) => Ok(v),
         }
     }
 
     /// Asks the user through the client, or refuses when the client cannot ask.
-    pub async fn ask(&self, p: &Prompt<'_>) -> Result<Answer, String> {
+    pub async fn ask(&self, p: &Prompt<'_>) -> Result<Answer, ConsentError> {
         if !self.elicitation.load(Ordering::SeqCst) {
-            return Err(NO_ELICITATION.into());
+            return Err(ConsentError::NoElicitation);
         }
         let result = self.request("elicitation/create", elicitation(p)).await?;
         answer_of(&result)
@@ -111,7 +145,7 @@ impl Drop for Forget<'_> {
 pub fn asker(peer: Arc<Peer>) -> impl for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync {
     move |p| {
         let peer = peer.clone();
-        Box::pin(async move { peer.ask(p).await })
+        Box::pin(async move { peer.ask(p).await.map_err(AskError::from) })
     }
 }
 
@@ -148,7 +182,7 @@ pub fn elicitation(p: &Prompt<'_>) -> Value {
 }
 
 /// The user's answer: accept → once (or always), decline → no, cancel → declined with reason.
-pub fn answer_of(result: &Value) -> Result<Answer, String> {
+pub fn answer_of(result: &Value) -> Result<Answer, ConsentError> {
     match result.get("action").and_then(Value::as_str) {
         Some("accept") => {
             let always = result
@@ -159,8 +193,8 @@ pub fn answer_of(result: &Value) -> Result<Answer, String> {
             Ok(if always { Answer::Always } else { Answer::Once })
         }
         Some("decline") => Ok(Answer::No),
-        Some("cancel") => Err("the user dismissed the confirmation".into()),
-        _ => Err("the client's answer to the confirmation had no valid `action`".into()),
+        Some("cancel") => Err(ConsentError::Dismissed),
+        _ => Err(ConsentError::NoAction),
     }
 }
 
@@ -207,8 +241,11 @@ mod tests {
             Ok(Answer::Always)
         );
         assert_eq!(answer_of(&json!({"action": "decline"})), Ok(Answer::No));
-        assert!(answer_of(&json!({"action": "cancel"})).is_err());
-        assert!(answer_of(&json!({})).is_err());
+        assert_eq!(
+            answer_of(&json!({"action": "cancel"})),
+            Err(ConsentError::Dismissed)
+        );
+        assert_eq!(answer_of(&json!({})), Err(ConsentError::NoAction));
     }
 
     #[tokio::test]
@@ -223,7 +260,8 @@ mod tests {
             grants: &[],
         };
         let err = peer.ask(&p).await.unwrap_err();
-        assert!(err.contains("-y"), "{err}");
+        assert_eq!(err, ConsentError::NoElicitation);
+        assert!(err.to_string().contains("-y"), "{err}");
         assert!(rx.try_recv().is_err(), "nothing was sent");
     }
 

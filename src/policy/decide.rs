@@ -54,6 +54,16 @@ impl ScriptPolicy {
     }
 }
 
+impl CompiledPolicy {
+    /// The first denied pattern that matches `target` itself (as written in the policy).
+    pub fn denied_by(&self, target: &Target) -> Option<&str> {
+        self.denied
+            .iter()
+            .find(|(_, p)| p.denies(target))
+            .map(|(text, _)| text.as_str())
+    }
+}
+
 /// The reason given when `allow_scripts` is off.
 pub const SCRIPTS_NOT_ALLOWED: &str =
     "scripts are not allowed (pass --allow-scripts or set allow_scripts)";

@@ -80,8 +80,16 @@ fn run_tool(argv: &[&str], text: &str) -> bool {
     }
 }
 
+/// Nothing could take the text: no terminal for OSC 52 and no clipboard tool worked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "could not copy: no terminal for OSC 52 and no clipboard tool (wl-copy, xclip, xsel, pbcopy) \
+     worked; install one of them, or use a terminal that allows clipboard access"
+)]
+pub struct CopyError;
+
 /// Copies `text`; returns a sentence saying how, or why it could not.
-pub fn copy(text: &str) -> Result<String, String> {
+pub fn copy(text: &str) -> Result<String, CopyError> {
     let chars = text.chars().count();
     let mut ways = Vec::new();
     for argv in tools() {
@@ -102,15 +110,14 @@ pub fn copy(text: &str) -> Result<String, String> {
         (Some(tool), true) => Ok(format!(
             "copied the last answer ({chars} characters) with {tool} and the terminal (OSC 52)"
         )),
-        (Some(tool), false) => Ok(format!("copied the last answer ({chars} characters) with {tool}")),
+        (Some(tool), false) => Ok(format!(
+            "copied the last answer ({chars} characters) with {tool}"
+        )),
         (None, true) => Ok(format!(
             "sent the last answer ({chars} characters) to the terminal's clipboard (OSC 52; \
              works when the terminal allows clipboard access)"
         )),
-        (None, false) => Err(
-            "could not copy: no terminal for OSC 52 and no clipboard tool (wl-copy, xclip, xsel, pbcopy) worked"
-                .into(),
-        ),
+        (None, false) => Err(CopyError),
     }
 }
 

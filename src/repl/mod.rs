@@ -477,7 +477,7 @@ impl Repl<'_> {
             match session_file::save_target(arg, self.session_path.as_deref(), dir.as_deref(), now)
             {
                 Ok(p) => p,
-                Err(e) => return self.ui.error(&e),
+                Err(e) => return self.ui.error(&e.to_string()),
             };
         let file = session_file::SessionFile::new(
             &self.settings.label(),
@@ -515,7 +515,7 @@ impl Repl<'_> {
         };
         match clipboard::copy(text) {
             Ok(how) => self.ui.info(&how),
-            Err(why) => self.ui.warn(&why),
+            Err(why) => self.ui.warn(&why.to_string()),
         }
     }
 
@@ -529,7 +529,7 @@ impl Repl<'_> {
                 Picked::Exit => return Ok(Flow::Exit),
             }
         } else {
-            session_file::resolve(arg, dir.as_deref()).map_err(app::usage)?
+            session_file::resolve(arg, dir.as_deref()).map_err(|e| app::usage(e.to_string()))?
         };
         let file = session_file::load(&path).map_err(|e| app::usage(format!("{e:#}")))?;
         self.restore(&path, file);

@@ -99,13 +99,10 @@ pub fn save_target(
     current: Option<&Path>,
     dir: Option<&Path>,
     now: SystemTime,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, SessionPathError> {
     let named = |name: &str| match dir {
         Some(d) => Ok(d.join(format!("{name}.json"))),
-        None => Err(
-            "no sessions folder: neither $XDG_STATE_HOME nor $HOME is set; give a file path"
-                .to_string(),
-        ),
+        None => Err(SessionPathError::NoSessionsFolder),
     };
     match arg {
         Some(a) if is_bare_name(a) => named(a),
@@ -125,8 +122,26 @@ pub fn time_name(now: SystemTime) -> String {
     format!("{date}-{time}")
 }
 
+/// Why a session name does not lead to a file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionPathError {
+    /// A bare name, and no folder to keep sessions in.
+    #[error("no sessions folder: neither $XDG_STATE_HOME nor $HOME is set; give a file path")]
+    NoSessionsFolder,
+    /// `--resume NAME` found nothing.
+    #[error(
+        "no saved session `{name}` (looked for {looked}); `skillpipe chat --resume` lists them"
+    )]
+    NotFound {
+        /// The name or path given.
+        name: String,
+        /// Where it looked.
+        looked: String,
+    },
+}
+
 /// Finds a session for `--resume ARG`: an existing file, else a name in `dir`.
-pub fn resolve(arg: &str, dir: Option<&Path>) -> Result<PathBuf, String> {
+pub fn resolve(arg: &str, dir: Option<&Path>) -> Result<PathBuf, SessionPathError> {
     let as_path = PathBuf::from(arg);
     if as_path.is_file() {
         return Ok(as_path);
@@ -142,9 +157,10 @@ pub fn resolve(arg: &str, dir: Option<&Path>) -> Result<PathBuf, String> {
         Some(d) => format!("{arg} or {}", d.join(format!("{arg}.json")).display()),
         None => arg.to_string(),
     };
-    Err(format!(
-        "no saved session `{arg}` (looked for {looked}); `skillpipe chat --resume` lists them"
-    ))
+    Err(SessionPathError::NotFound {
+        name: arg.to_string(),
+        looked,
+    })
 }
 
 /// Writes a session file. Conversations are private: folders it creates are 0700, a new file
@@ -257,7 +273,10 @@ mod tests {
             PathBuf::from("/x/y.json")
         );
         assert_eq!(t(None, None), dir.join("2025-01-31-142501.json"));
-        assert!(save_target(Some("work"), None, None, now).is_err());
+        assert_eq!(
+            save_target(Some("work"), None, None, now),
+            Err(SessionPathError::NoSessionsFolder)
+        );
     }
 
     #[test]
@@ -282,7 +301,7 @@ mod tests {
         assert_eq!(listed[0].file.first_prompt(), "hi there you");
         assert_eq!(resolve("older", Some(tmp.path())).unwrap(), older);
         let missing = resolve("gone", Some(tmp.path())).unwrap_err();
-        assert!(missing.contains("gone.json"), "{missing}");
+        assert!(missing.to_string().contains("gone.json"), "{missing}");
     }
 
     #[test]

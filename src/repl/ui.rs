@@ -136,7 +136,8 @@ impl TermUi {
     /// The confirmation prompt, with the screen held so the spinner and text stay out of it.
     pub fn asker(
         screen: Arc<Screen>,
-    ) -> impl Fn(&Prompt<'_>) -> Result<Answer, String> + Send + Sync + 'static {
+    ) -> impl Fn(&Prompt<'_>) -> Result<Answer, crate::confirm::AskError> + Send + Sync + 'static
+    {
         move |p| screen.exclusive(|| crate::confirm::ask_tty(p))
     }
 }

@@ -54,6 +54,22 @@ pub struct UnknownSkills {
     pub available: String,
 }
 
+/// A skill added under a name another skill already has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}: the name `{name}` is already a skill's ({}); rename one of the two",
+    file.display(),
+    existing.display()
+)]
+pub struct DuplicateSkill {
+    /// The file that declares the new skill.
+    pub file: PathBuf,
+    /// The name both have.
+    pub name: String,
+    /// The folder of the skill that has it already.
+    pub existing: PathBuf,
+}
+
 /// The skills found on a search path, in search-path order, unique by name.
 #[derive(Debug, Clone, Default)]
 pub struct SkillSet {
@@ -166,14 +182,13 @@ impl SkillSet {
     }
 
     /// Adds a skill (e.g. an agent's tools, see [`tool_owner`]); a name already loaded is an error.
-    pub fn add(&mut self, skill: Skill) -> Result<(), String> {
+    pub fn add(&mut self, skill: Skill) -> Result<(), DuplicateSkill> {
         if let Some(existing) = self.get(&skill.name) {
-            return Err(format!(
-                "{}: the name `{}` is already a skill's ({})",
-                skill.source.display(),
-                skill.name,
-                existing.dir.display()
-            ));
+            return Err(DuplicateSkill {
+                file: skill.source.clone(),
+                name: skill.name.clone(),
+                existing: existing.dir.clone(),
+            });
         }
         self.warnings.extend(skill.warnings.iter().cloned());
         self.skills.push(skill);

@@ -1,21 +1,9 @@
-//! What the filter and the chat loop share once a directive has been found: the typed report of
-//! its outcome (one wording, for stderr and the REPL alike), the one rule for the text a
-//! capture hands back, and the queue that runs side effects in program order.
-//!
-//! The scanning loops differ (the filter writes straight from its read buffer; the chat loop
-//! stops a model's stream at a capture), but both go through these pieces, so the two modes
-//! cannot drift apart in what they say or hand back.
+//! The typed report of how a directive (or tool call) ended, in the one wording the filter, the
+//! chat loop, the REPL and MCP results share; and the one rule for the text a capture hands back.
 
 use crate::audit::Decision;
-use crate::dispatch::{Dispatcher, Outcome};
-use crate::scan::{Directive, Kind};
+use crate::dispatch::Outcome;
 use std::fmt;
-use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot};
-
-/// Side effects waiting behind the one that runs. When the queue is full, scanning waits: a
-/// stream of `%{…}` faster than they run must not pile up in memory (each may hold 8 KiB).
-pub const SIDE_QUEUE: usize = 64;
 
 /// How a directive (or tool call) ended, as a front end shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,82 +153,6 @@ pub fn capture_text(outcome: &Outcome) -> &[u8] {
     }
 }
 
-/// A side effect that has finished (or was refused), with its outcome.
-pub type SideDone = (Directive, Outcome);
-
-/// Work for the side-effect worker: a directive, or a barrier that is released once every
-/// side effect queued before it has finished and been handed back.
-#[derive(Debug)]
-enum Job {
-    Run(Directive),
-    Barrier(oneshot::Sender<()>),
-}
-
-/// The sending end of the side-effect queue (see [`side_effect_queue`]). Dropping it ends the
-/// worker once the queue is drained.
-#[derive(Debug, Clone)]
-pub struct SideQueue {
-    tx: mpsc::Sender<Job>,
-}
-
-impl SideQueue {
-    /// Queues a side effect; waits while the queue is full.
-    pub async fn push(&self, d: Directive) {
-        let _ = self.tx.send(Job::Run(d)).await;
-    }
-
-    /// [`SideQueue::push`] from a thread outside the runtime.
-    pub fn blocking_push(&self, d: Directive) {
-        let _ = self.tx.blocking_send(Job::Run(d));
-    }
-
-    /// Waits until every side effect queued so far has finished (program order: a capture sees
-    /// the effects written before it).
-    pub async fn settled(&self) {
-        let (done, wait) = oneshot::channel();
-        if self.tx.send(Job::Barrier(done)).await.is_ok() {
-            let _ = wait.await;
-        }
-    }
-
-    /// [`SideQueue::settled`] from a thread outside the runtime.
-    pub fn blocking_settled(&self) {
-        let (done, wait) = oneshot::channel();
-        if self.tx.blocking_send(Job::Barrier(done)).is_ok() {
-            let _ = wait.blocking_recv();
-        }
-    }
-}
-
-/// The side-effect queue: one worker (the returned future, to spawn) runs queued directives in
-/// order and hands each outcome back on the receiver. Bounded ([`SIDE_QUEUE`]).
-pub fn side_effect_queue(
-    dispatcher: Arc<Dispatcher>,
-) -> (
-    SideQueue,
-    mpsc::UnboundedReceiver<SideDone>,
-    impl std::future::Future<Output = ()> + Send + 'static,
-) {
-    let (tx, mut rx) = mpsc::channel::<Job>(SIDE_QUEUE);
-    let (done, done_rx) = mpsc::unbounded_channel::<SideDone>();
-    let worker = async move {
-        while let Some(job) = rx.recv().await {
-            match job {
-                Job::Run(d) => {
-                    let outcome = dispatcher.run_body(Kind::SideEffect, &d.body).await;
-                    if done.send((d, outcome)).is_err() {
-                        return;
-                    }
-                }
-                Job::Barrier(release) => {
-                    let _ = release.send(());
-                }
-            }
-        }
-    };
-    (SideQueue { tx }, done_rx, worker)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,35 +169,6 @@ mod tests {
             skill: None,
             script_path: None,
         })
-    }
-
-    /// A capture waits for the side effects before it: `settled` returns only once both slow
-    /// side effects have been handed back.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn settled_waits_for_every_earlier_side_effect() {
-        let policy = crate::policy::ScriptPolicy {
-            allow_scripts: true,
-            allowed_commands: vec!["slow".into()],
-            ..Default::default()
-        };
-        // The slow part is the confirmation, which takes its time and then says no.
-        let dispatcher = Dispatcher::new(policy, Arc::default(), crate::audit::AuditLog::new(None))
-            .with_asker(|_| {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                Ok(crate::confirm::Answer::No)
-            });
-        let (queue, mut done, worker) = side_effect_queue(Arc::new(dispatcher));
-        tokio::spawn(worker);
-        let slow = || Directive {
-            kind: Kind::SideEffect,
-            body: "slow".into(),
-            raw: b"%{slow}".to_vec(),
-        };
-        queue.push(slow()).await;
-        queue.push(slow()).await;
-        assert!(done.try_recv().is_err(), "nothing has finished yet");
-        queue.settled().await;
-        assert!(done.try_recv().is_ok() && done.try_recv().is_ok());
     }
 
     #[test]

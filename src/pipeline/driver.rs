@@ -1,0 +1,673 @@
+//! The one directive pipeline (DESIGN §7, §9): bytes in, typed [`Event`]s out.
+//!
+//! The filter and the chat loop feed their streams through a [`Driver`]: text comes out as it is
+//! scanned, side effects go to the one ordered, bounded queue, a capture either runs where it
+//! stands (the filter: its capture text takes its place) or is handed back (the chat loop stops
+//! the model's stream there and continues after the result), at most `max_captures` of them,
+//! and every outcome becomes typed [`Report`]s through one path that also keeps the problems
+//! flag (`--strict`). What only the chat needs, not running what the user did not ask for, is a
+//! [`Gate`]: admit or refuse.
+
+use super::queue::{SideDone, SideQueue, side_effect_queue};
+use super::report::{Report, capture_text};
+use crate::audit::Decision;
+use crate::dispatch::{Dispatcher, Origin, Outcome};
+use crate::scan::{self, Directive, Kind, Piece, ScanOptions, Scanner};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::runtime::Handle;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// What a sink tells the driver after an event: go on, or stop acting on this stream (the
+/// output is gone, or the caller stops at a capture). Stopped, the driver drops what follows
+/// until [`Driver::restart`].
+pub type Flow = ControlFlow<()>;
+
+/// What the driver makes of the stream, in program order.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// Text to show as it is; for a capture run in place, its capture text.
+    Text(&'a [u8]),
+    /// A directive is about to be acted on: the text before it is complete (write it out now,
+    /// so that what the directive does comes after it).
+    Directive(&'a Directive),
+    /// A capture is about to run (the side effects before it have finished).
+    Running(&'a Directive),
+    /// How a directive ended, or why it was refused.
+    Report(Report),
+    /// A directive was refused where it was found (by the [`Gate`] or the capture limit), after
+    /// its report: it will not run, and the stream goes on. A front end may show it.
+    Refused {
+        /// The directive.
+        directive: &'a Directive,
+        /// Why, as in its report.
+        why: &'a str,
+    },
+    /// What a finished side effect wrote (for `--show-side-effects`), unsanitized.
+    Output {
+        /// Its stdout.
+        stdout: &'a [u8],
+        /// Its stderr.
+        stderr: &'a [u8],
+    },
+    /// A capture for the caller to run ([`CaptureMode::HandBack`]); the driver stops here.
+    Capture(Directive),
+}
+
+/// What the driver does at a capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureMode {
+    /// Run it where it stands and put its capture text in its place (the filter).
+    InPlace,
+    /// Hand it back as [`Event::Capture`] and stop: the caller runs it with
+    /// [`Driver::run_capture`] and feeds what follows in a new stream (the chat loop).
+    HandBack,
+}
+
+/// A gate's decision about one directive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admit {
+    /// Let it go on to the dispatcher (policy, confirmation, sandbox).
+    Run,
+    /// Do not run it: audited as denied and reported with this reason.
+    Refuse(String),
+}
+
+/// Where a [`Gate`] is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateAt {
+    /// As the directive is found in the stream (every side effect and capture).
+    Found,
+    /// Just before a capture runs ([`Driver::run_capture`]): for a capture handed back, after
+    /// the caller's own checks (e.g. the chat's "already ran that").
+    Run,
+}
+
+/// A check the caller adds before the dispatcher, e.g. "the user did not ask for this".
+pub type Gate = Box<dyn Fn(&Directive, GateAt) -> Admit + Send + Sync>;
+
+/// Takes the events of finished side effects on the side-effect worker, as they finish (for a
+/// caller that cannot poll, like the filter blocked on its input).
+pub type Listener = Arc<dyn Fn(Event<'_>) + Send + Sync>;
+
+/// How a [`Driver`] scans and what it does at a capture.
+#[derive(Debug, Clone, Copy)]
+pub struct DriverOptions {
+    /// Scanner limits and whether Markdown code counts.
+    pub scan: ScanOptions,
+    /// Run captures in place or hand them back.
+    pub captures: CaptureMode,
+    /// Captures (and counted tool calls) allowed before further ones are refused.
+    pub max_captures: Option<usize>,
+}
+
+/// How [`Driver::run_capture`] went.
+#[derive(Debug)]
+pub enum Captured {
+    /// The dispatcher decided (ran it, or refused it by policy or the user).
+    Dispatched(Outcome),
+    /// The [`Gate`] refused it, for this reason.
+    NotAdmitted(String),
+}
+
+/// One stream's pipeline (a filter run, a chat turn). Dropping it stops its side-effect worker.
+pub struct Driver {
+    /// `None` only while a chunk is being scanned (the scanner's sink needs the rest of `self`).
+    scanner: Option<Scanner>,
+    /// Scanned events waiting to be routed (the async path).
+    events: Vec<scan::Event>,
+    opts: DriverOptions,
+    dispatcher: Arc<Dispatcher>,
+    queue: SideQueue,
+    /// Finished side effects for [`Driver::finished`]; `None` when a [`Listener`] takes them.
+    finished: Option<mpsc::UnboundedReceiver<SideDone>>,
+    worker: JoinHandle<()>,
+    gate: Option<Gate>,
+    captures: usize,
+    problems: Arc<AtomicBool>,
+    stopped: bool,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.worker.abort();
+    }
+}
+
+impl Driver {
+    /// A driver whose side effects run on `rt`. With a `listener`, finished side effects go to
+    /// it as they finish; without, the caller collects them ([`Driver::finished`],
+    /// [`Driver::settle`]).
+    pub fn new(
+        dispatcher: Arc<Dispatcher>,
+        opts: DriverOptions,
+        rt: &Handle,
+        listener: Option<Listener>,
+    ) -> Driver {
+        let problems = Arc::new(AtomicBool::new(false));
+        let (queue, finished, worker) = match listener {
+            Some(listener) => {
+                let problems = problems.clone();
+                let (queue, worker) = side_effect_queue(dispatcher.clone(), move |(d, o)| {
+                    emit_outcome(&d.raw, &o, true, &problems, &mut |e| {
+                        listener(e);
+                        Flow::Continue(())
+                    })
+                });
+                (queue, None, rt.spawn(worker))
+            }
+            None => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let (queue, worker) = side_effect_queue(dispatcher.clone(), move |done| {
+                    let _ = tx.send(done);
+                });
+                (queue, Some(rx), rt.spawn(worker))
+            }
+        };
+        Driver {
+            scanner: Some(Scanner::new(opts.scan)),
+            events: Vec::new(),
+            opts,
+            dispatcher,
+            queue,
+            finished,
+            worker,
+            gate: None,
+            captures: 0,
+            problems,
+            stopped: false,
+        }
+    }
+
+    /// Adds a check every directive passes before the dispatcher.
+    pub fn with_gate(mut self, gate: Gate) -> Driver {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// A new stream (after a capture was handed back): fresh scanner, no longer stopped.
+    /// Side effects, the capture count and the problems flag carry on.
+    pub fn restart(&mut self) {
+        self.scanner = Some(Scanner::new(self.opts.scan));
+        self.events.clear();
+        self.stopped = false;
+    }
+
+    /// Scans `chunk` on a thread outside the runtime (the filter), text straight from `chunk`;
+    /// directives are acted on through `rt`, blocking this thread.
+    pub fn feed_blocking<S>(&mut self, rt: &Handle, chunk: &[u8], sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow,
+    {
+        let mut scanner = self.scanner.take().expect("not scanning already");
+        scanner.feed_with(chunk, |p| self.piece_blocking(rt, p, sink));
+        self.scanner = Some(scanner);
+    }
+
+    /// The end of the stream, for [`Driver::feed_blocking`]: what the scanner held back.
+    pub fn finish_blocking<S>(&mut self, rt: &Handle, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow,
+    {
+        let mut scanner = self.scanner.take().expect("not scanning already");
+        scanner.finish_with(|p| self.piece_blocking(rt, p, sink));
+        self.scanner = Some(scanner);
+    }
+
+    /// Text is the hot path (called per run of text); a directive goes out of line.
+    #[inline(always)]
+    fn piece_blocking<S>(&mut self, rt: &Handle, piece: Piece<'_>, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow,
+    {
+        match piece {
+            Piece::Text(t) => {
+                if !self.stopped && sink(Event::Text(t)).is_break() {
+                    self.stopped = true;
+                }
+            }
+            Piece::Directive(d) => self.directive_blocking(rt, d, sink),
+        }
+    }
+
+    #[inline(never)]
+    fn directive_blocking<S>(&mut self, rt: &Handle, d: Directive, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow,
+    {
+        if !self.stopped {
+            rt.block_on(self.directive(d, sink));
+        }
+    }
+
+    /// Scans `chunk` from async code (the chat loop).
+    pub async fn feed(&mut self, chunk: &[u8], sink: &mut dyn FnMut(Event<'_>) -> Flow) {
+        let mut events = std::mem::take(&mut self.events);
+        if let Some(scanner) = &mut self.scanner {
+            scanner.feed(chunk, &mut events);
+        }
+        self.route(&mut events, sink).await;
+        self.events = events;
+    }
+
+    /// The end of the stream, for [`Driver::feed`].
+    pub async fn finish(&mut self, sink: &mut dyn FnMut(Event<'_>) -> Flow) {
+        let mut events = std::mem::take(&mut self.events);
+        if let Some(scanner) = &mut self.scanner {
+            scanner.finish(&mut events);
+        }
+        self.route(&mut events, sink).await;
+        self.events = events;
+    }
+
+    /// The stream broke off: what the scanner held back comes out as text, nothing runs.
+    pub fn abandon(&mut self, sink: &mut dyn FnMut(Event<'_>) -> Flow) {
+        let mut events = std::mem::take(&mut self.events);
+        if let Some(scanner) = &mut self.scanner {
+            scanner.finish(&mut events);
+        }
+        for ev in events.drain(..) {
+            if let scan::Event::Text(t) = ev
+                && !self.stopped
+            {
+                self.stopped = sink(Event::Text(&t)).is_break();
+            }
+        }
+        self.events = events;
+    }
+
+    async fn route(
+        &mut self,
+        events: &mut Vec<scan::Event>,
+        sink: &mut dyn FnMut(Event<'_>) -> Flow,
+    ) {
+        for ev in events.drain(..) {
+            if self.stopped {
+                continue;
+            }
+            match ev {
+                scan::Event::Text(t) => self.stopped = sink(Event::Text(&t)).is_break(),
+                scan::Event::Directive(d) => self.directive(d, sink).await,
+            }
+        }
+    }
+
+    /// The one routing of a directive: a side effect to the queue, a capture run in place or
+    /// handed back; refused when over the capture limit or by the gate.
+    async fn directive<S>(&mut self, d: Directive, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        if sink(Event::Directive(&d)).is_break() {
+            self.stopped = true;
+            return;
+        }
+        if let Admit::Refuse(why) = self.admit(&d, GateAt::Found) {
+            return self.refuse_found(&d, why, sink);
+        }
+        match d.kind {
+            Kind::SideEffect => self.queue.push(d).await,
+            Kind::Capture => {
+                if let Some(why) = self.limit_reached() {
+                    return self.refuse_found(&d, why, sink);
+                }
+                match self.opts.captures {
+                    CaptureMode::HandBack => {
+                        let _ = sink(Event::Capture(d));
+                        self.stopped = true;
+                    }
+                    CaptureMode::InPlace => {
+                        if let Captured::Dispatched(outcome) = self.run_capture(&d, sink).await {
+                            self.stopped = sink(Event::Text(capture_text(&outcome))).is_break();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs a capture (counted toward the limit): the gate, then every earlier side effect to
+    /// its end (program order), then the dispatcher; its report goes to `sink`.
+    pub async fn run_capture<S>(&mut self, d: &Directive, sink: &mut S) -> Captured
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        self.captures += 1;
+        if let Admit::Refuse(why) = self.admit(d, GateAt::Run) {
+            self.refuse_directive(d, why.clone(), sink);
+            return Captured::NotAdmitted(why);
+        }
+        self.settle(sink).await;
+        let _ = sink(Event::Running(d));
+        let outcome = self.dispatcher.run_body(Kind::Capture, &d.body).await;
+        self.report(&d.raw, &outcome, sink);
+        Captured::Dispatched(outcome)
+    }
+
+    fn admit(&self, d: &Directive, at: GateAt) -> Admit {
+        self.gate.as_ref().map_or(Admit::Run, |gate| gate(d, at))
+    }
+
+    /// Why no further capture may run, once `max_captures` have.
+    pub fn limit_reached(&self) -> Option<String> {
+        let max = self.opts.max_captures?;
+        (self.captures >= max).then(|| format!("max_captures_per_turn = {max} reached"))
+    }
+
+    /// Counts a capture that runs outside [`Driver::run_capture`] (a native tool call).
+    pub fn count_capture(&mut self) {
+        self.captures += 1;
+    }
+
+    /// Captures (and counted tool calls) so far.
+    pub fn captures(&self) -> usize {
+        self.captures
+    }
+
+    /// A directive, tool call or report was a problem (blocked, declined, invalid, failed).
+    pub fn problems(&self) -> bool {
+        self.problems.load(Ordering::Relaxed)
+    }
+
+    /// Waits until every side effect queued so far has finished; with no [`Listener`], their
+    /// events go to `sink`.
+    pub async fn settle<S>(&mut self, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        self.queue.settled().await;
+        self.finished(sink);
+    }
+
+    /// [`Driver::settle`] from a thread outside the runtime.
+    pub fn settle_blocking<S>(&mut self, rt: &Handle, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow,
+    {
+        rt.block_on(self.settle(sink));
+    }
+
+    /// The events of side effects that have finished by now (with no [`Listener`]).
+    pub fn finished<S>(&mut self, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        let Some(rx) = &mut self.finished else { return };
+        while let Ok((d, outcome)) = rx.try_recv() {
+            emit_outcome(&d.raw, &outcome, true, &self.problems, sink);
+        }
+    }
+
+    /// The reports for an outcome of `what` (a directive as written, or `tool NAME`).
+    pub fn report<S>(&self, what: &[u8], outcome: &Outcome, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        emit_outcome(what, outcome, false, &self.problems, sink);
+    }
+
+    /// Refuses a run without asking the dispatcher's policy: audited with `decision`, and a
+    /// problem. The caller reports the returned outcome, or says so its own way.
+    pub fn refuse(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        decision: Decision,
+        why: String,
+    ) -> Outcome {
+        self.problems.store(true, Ordering::Relaxed);
+        self.dispatcher.refuse(origin, argv, decision, why)
+    }
+
+    /// [`Driver::refuse_directive`] where the directive was found: the stream goes on.
+    fn refuse_found<S>(&self, d: &Directive, why: String, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        self.refuse_directive(d, why.clone(), sink);
+        let _ = sink(Event::Refused {
+            directive: d,
+            why: &why,
+        });
+    }
+
+    fn refuse_directive<S>(&self, d: &Directive, why: String, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        let argv = std::slice::from_ref(&d.body);
+        let outcome = self.refuse(Origin::from(d.kind), argv, Decision::Denied, why);
+        self.report(&d.raw, &outcome, sink);
+    }
+}
+
+/// The one path from an outcome to events: a side effect's output (when `output`), then its
+/// reports; a problem marks the run.
+fn emit_outcome<S>(
+    what: &[u8],
+    outcome: &Outcome,
+    output: bool,
+    problems: &AtomicBool,
+    sink: &mut S,
+) where
+    S: FnMut(Event<'_>) -> Flow + ?Sized,
+{
+    if let (true, Outcome::Ran(ran)) = (output, outcome) {
+        let _ = sink(Event::Output {
+            stdout: &ran.result.stdout,
+            stderr: &ran.result.stderr,
+        });
+    }
+    for r in Report::for_outcome(what, outcome) {
+        if r.is_problem() {
+            problems.store(true, Ordering::Relaxed);
+        }
+        let _ = sink(Event::Report(r));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Scripts off: every directive is refused by the policy, which is all these tests need.
+    fn dispatcher() -> Arc<Dispatcher> {
+        Arc::new(Dispatcher::new(
+            crate::policy::ScriptPolicy::default(),
+            Arc::default(),
+            crate::audit::AuditLog::new(None),
+        ))
+    }
+
+    fn opts(captures: CaptureMode, max_captures: Option<usize>) -> DriverOptions {
+        DriverOptions {
+            scan: ScanOptions::default(),
+            captures,
+            max_captures,
+        }
+    }
+
+    /// Each event as one line, for comparing.
+    fn line(ev: Event<'_>) -> String {
+        match ev {
+            Event::Text(t) => format!("text {}", String::from_utf8_lossy(t)),
+            Event::Directive(d) => format!("directive {}", String::from_utf8_lossy(&d.raw)),
+            Event::Running(d) => format!("running {}", d.body),
+            Event::Report(r) => format!("report {r}"),
+            Event::Refused { directive, .. } => {
+                format!("refused {}", String::from_utf8_lossy(&directive.raw))
+            }
+            Event::Output { .. } => "output".into(),
+            Event::Capture(d) => format!("capture {}", d.body),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_capture_handed_back_stops_the_stream() {
+        let rt = Handle::current();
+        let mut driver = Driver::new(dispatcher(), opts(CaptureMode::HandBack, None), &rt, None);
+        let mut seen = Vec::new();
+        let sink = &mut |ev: Event<'_>| {
+            seen.push(line(ev));
+            Flow::Continue(())
+        };
+        driver.feed(b"a %{x} b !{y} c", sink).await;
+        driver.finish(sink).await;
+        driver.settle(sink).await;
+        assert_eq!(
+            seen,
+            [
+                "text a ",
+                "directive %{x}",
+                "text  b ",
+                "directive !{y}",
+                "capture y",
+                "report blocked: %{x}: scripts are not allowed (pass --allow-scripts or set allow_scripts)",
+            ]
+        );
+        assert!(driver.problems());
+        // A new stream goes on where the capture was.
+        driver.restart();
+        seen.clear();
+        let sink = &mut |ev: Event<'_>| {
+            seen.push(line(ev));
+            Flow::Continue(())
+        };
+        driver.feed(b" c", sink).await;
+        driver.finish(sink).await;
+        assert_eq!(seen, ["text  c"]);
+    }
+
+    #[tokio::test]
+    async fn captures_over_the_limit_and_refused_by_the_gate_are_reported() {
+        let rt = Handle::current();
+        // Side effects are judged where found, captures when they would run.
+        let gate: Gate = Box::new(|d, at| match (d.body.as_str(), d.kind, at) {
+            (_, Kind::Capture, GateAt::Found) => Admit::Run,
+            ("no", _, _) => Admit::Refuse("not asked for".into()),
+            _ => Admit::Run,
+        });
+        let mut driver = Driver::new(
+            dispatcher(),
+            opts(CaptureMode::HandBack, Some(1)),
+            &rt,
+            None,
+        )
+        .with_gate(gate);
+        let mut seen = Vec::new();
+        let sink = &mut |ev: Event<'_>| {
+            seen.push(line(ev));
+            Flow::Continue(())
+        };
+        driver.feed(b"%{no}!{no}", sink).await;
+        driver.restart();
+        let d = Directive {
+            kind: Kind::Capture,
+            body: "no".into(),
+            raw: b"!{no}".to_vec(),
+        };
+        let captured = driver.run_capture(&d, sink).await;
+        assert!(matches!(captured, Captured::NotAdmitted(ref why) if why == "not asked for"));
+        assert_eq!(driver.captures(), 1);
+        driver.feed(b"!{late}", sink).await;
+        assert_eq!(
+            seen,
+            [
+                "directive %{no}",
+                "report blocked: %{no}: not asked for",
+                "refused %{no}",
+                "directive !{no}",
+                "capture no",
+                "report blocked: !{no}: not asked for",
+                "directive !{late}",
+                "report blocked: !{late}: max_captures_per_turn = 1 reached",
+                "refused !{late}",
+            ]
+        );
+        assert_eq!(
+            driver.limit_reached().as_deref(),
+            Some("max_captures_per_turn = 1 reached")
+        );
+        assert!(driver.problems());
+    }
+
+    /// The filter's way: blocking, from a plain thread, a capture run in place (its capture text,
+    /// empty when refused, takes its place), side effects reported to the listener before a
+    /// later capture runs.
+    #[test]
+    fn in_place_from_a_thread_with_a_listener() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let listener: Listener = {
+            let heard = heard.clone();
+            Arc::new(move |ev| heard.lock().unwrap().push(line(ev)))
+        };
+        let handle = rt.handle().clone();
+        let mut driver = Driver::new(
+            dispatcher(),
+            opts(CaptureMode::InPlace, None),
+            &handle,
+            Some(listener),
+        );
+        let mut seen = Vec::new();
+        let sink = &mut |ev: Event<'_>| {
+            let l = line(ev);
+            if l.starts_with("running") {
+                // By now the side effect before the capture has been reported.
+                assert_eq!(heard.lock().unwrap().len(), 1);
+            }
+            seen.push(l);
+            Flow::Continue(())
+        };
+        driver.feed_blocking(&handle, b"a %{x} b !{y} c", sink);
+        driver.finish_blocking(&handle, sink);
+        driver.settle_blocking(&handle, sink);
+        assert_eq!(
+            seen,
+            [
+                "text a ",
+                "directive %{x}",
+                "text  b ",
+                "directive !{y}",
+                "running y",
+                "report blocked: !{y}: scripts are not allowed (pass --allow-scripts or set allow_scripts)",
+                "text ",
+                "text  c",
+            ]
+        );
+        assert_eq!(
+            *heard.lock().unwrap(),
+            [
+                "report blocked: %{x}: scripts are not allowed (pass --allow-scripts or set allow_scripts)"
+            ]
+        );
+        assert!(driver.problems());
+    }
+
+    /// A sink that stops (the output is gone) stops everything after it: nothing more is shown
+    /// and no later directive is acted on.
+    #[test]
+    fn a_stopped_sink_stops_the_pipeline() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let handle = rt.handle().clone();
+        let mut driver = Driver::new(
+            dispatcher(),
+            opts(CaptureMode::InPlace, None),
+            &handle,
+            None,
+        );
+        let mut seen = Vec::new();
+        let sink = &mut |ev: Event<'_>| {
+            seen.push(line(ev));
+            Flow::Break(())
+        };
+        driver.feed_blocking(&handle, b"a %{x} b", sink);
+        driver.finish_blocking(&handle, sink);
+        driver.settle_blocking(&handle, sink);
+        assert_eq!(seen, ["text a "]);
+        assert!(!driver.problems());
+    }
+}
