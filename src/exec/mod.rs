@@ -24,8 +24,7 @@ mod capture;
 mod resolve;
 mod signals;
 
-pub use resolve::resolve;
-pub use signals::name as signal_name;
+pub(crate) use signals::name as signal_name;
 
 /// Time between SIGTERM and SIGKILL on timeout.
 const GRACE: Duration = Duration::from_millis(200);
@@ -78,7 +77,7 @@ pub struct RunResult {
     /// The restrictions that were in force.
     pub enforced: Enforced,
     /// When a sandboxed run failed: the restriction it likely ran into and the flag that
-    /// lifts it (see [`sandbox::hint`]).
+    /// lifts it.
     pub hint: Option<String>,
 }
 

@@ -197,8 +197,10 @@ impl PidsCgroup {
                 }
             })
             .ok_or(CgroupError::NoController)?;
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| sweep(&base));
         let name = format!(
-            "skillpipe-run-{}-{}",
+            "{CGROUP_PREFIX}{}-{}",
             std::process::id(),
             COUNT.fetch_add(1, Ordering::Relaxed)
         );
@@ -219,6 +221,36 @@ impl PidsCgroup {
     /// The cgroup's directory.
     pub fn path(&self) -> &std::path::Path {
         &self.dir
+    }
+}
+
+/// The name of a run's cgroup: this prefix, skillpipe's pid, a counter.
+const CGROUP_PREFIX: &str = "skillpipe-run-";
+
+/// Remove the run cgroups that skillpipe processes no longer alive left in `base`: a process
+/// that exits (or is stopped by a signal) with a run in flight never gets to drop its
+/// [`PidsCgroup`]. Only empty ones go (the kernel refuses the rest), and none of a live
+/// skillpipe, whose launcher may be about to join one.
+fn sweep(base: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(CGROUP_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks whether the process exists.
+        let gone = unsafe { libc::kill(owner, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir(e.path());
+        }
     }
 }
 
@@ -252,6 +284,41 @@ pub fn join_cgroup(dir: &std::path::Path) -> Result<(), CgroupError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sweep_removes_only_what_dead_skillpipes_left() {
+        let base = tempfile::tempdir().unwrap();
+        let dead = {
+            let mut c = std::process::Command::new("true").spawn().unwrap();
+            c.wait().unwrap();
+            c.id()
+        };
+        let mine = std::process::id();
+        for name in [
+            format!("{CGROUP_PREFIX}{dead}-0"),
+            format!("{CGROUP_PREFIX}{mine}-0"),
+            format!("{CGROUP_PREFIX}{dead}-1"),
+            "unrelated".to_string(),
+        ] {
+            std::fs::create_dir(base.path().join(name)).unwrap();
+        }
+        // Not empty: the kernel's rmdir refuses it, as it refuses a cgroup with processes.
+        std::fs::write(base.path().join(format!("{CGROUP_PREFIX}{dead}-1/x")), "").unwrap();
+        sweep(base.path());
+        let mut left: Vec<String> = std::fs::read_dir(base.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut want = vec![
+            format!("{CGROUP_PREFIX}{dead}-1"),
+            format!("{CGROUP_PREFIX}{mine}-0"),
+            "unrelated".to_string(),
+        ];
+        want.sort();
+        assert_eq!(left, want);
+    }
 
     #[test]
     fn only_set_limits_become_arguments() {

@@ -16,10 +16,10 @@ pub mod caps;
 #[cfg(target_os = "linux")]
 mod connect_broker;
 mod entry;
-pub mod hint;
+pub(crate) mod hint;
 #[cfg(target_os = "linux")]
 mod launcher;
-pub mod limits;
+pub(crate) mod limits;
 #[cfg(target_os = "linux")]
 mod mounts;
 #[cfg(target_os = "linux")]
@@ -36,7 +36,8 @@ mod writes;
 
 pub use caps::{Capabilities, Support, probe};
 pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher, find_skillpipe};
-pub use entry::{LauncherError, handshake, hooked, run_if_launcher};
+pub use entry::{LauncherError, run_if_launcher};
+pub(crate) use entry::{handshake, hooked};
 pub use limits::Limits;
 pub use plan::{Enforced, Plan, plan};
 
