@@ -2506,6 +2506,46 @@ fn secrets_are_unreadable_by_default() {
     );
 }
 
+/// skillpipe's own state is as private as a shell history: its REPL history (what the user
+/// typed), saved sessions (whole conversations) and audit log are not readable by a
+/// default-policy script; `--allow-read` on the folder lifts it (the control).
+#[test]
+fn skillpipes_own_history_sessions_and_audit_log_are_unreadable() {
+    if !layers_available(
+        "skillpipes_own_history_sessions_and_audit_log_are_unreadable",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let planted = [
+        "state/skillpipe/history",
+        "state/skillpipe/sessions/work.json",
+        "state/skillpipe/audit.jsonl",
+    ];
+    for p in planted {
+        home.write(p, &format!("SECRET-{p}\n"));
+    }
+    good_script(
+        &home,
+        "peek.sh",
+        "#!/bin/bash\nfor f in \"$@\"; do grep -h SECRET \"$HOME/$f\" 2>/dev/null; done; echo end\n",
+    );
+    let input = format!("!{{scripts/peek.sh {}}}", planted.join(" "));
+    let out = run(&home, SANDBOXED, input.as_bytes(), Feed::Whole);
+    assert_eq!(out.text(), "end", "HOLE: {}", out.stderr);
+    let state = home.path().join("state/skillpipe");
+    let allow = format!("--allow-read={}", state.display());
+    let out = run(&home, &with(&[&allow]), input.as_bytes(), Feed::Whole);
+    let want: Vec<String> = planted
+        .iter()
+        .map(|p| format!("SECRET-{p}"))
+        .chain(["end".to_string()])
+        .collect();
+    assert_eq!(out.text(), want.join("\n"), "{}", out.stderr);
+}
+
 /// The run gets its own /dev (no ptys, no terminal, no disks) and its own /proc (no host
 /// process and no host command line), its own SysV IPC and its own host name.
 #[test]
@@ -3015,7 +3055,10 @@ fn the_connect_broker_holds_against_path_tricks_and_races() {
     while named.accept().is_ok() {
         accepted += 1;
     }
-    assert!(accepted >= 3, "the positive controls reached the named socket");
+    assert!(
+        accepted >= 3,
+        "the positive controls reached the named socket"
+    );
     assert!(
         other.accept().is_err(),
         "HOLE: a path trick or an address swapped mid-call reached an unnamed socket"

@@ -117,11 +117,13 @@ pub fn existing(list: Vec<PathBuf>) -> Vec<PathBuf> {
 /// `allow_read` (see [`deny_list`]).
 pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<PathBuf> {
     let home = crate::paths::home();
-    // skillpipe's config file holds the model API key, wherever XDG_CONFIG_HOME puts it.
+    // skillpipe's config file holds the model API key, wherever XDG_CONFIG_HOME puts it; its
+    // state folder holds the REPL history, saved conversations and the audit log.
     let extra: Vec<PathBuf> = deny_read
         .iter()
         .cloned()
         .chain(crate::paths::config_file())
+        .chain(crate::paths::state_dir())
         .collect();
     let mut list = deny_list(home.as_deref(), cwd, &entries(cwd), &extra, allow_read);
     if let Ok(here) = std::env::current_dir()
