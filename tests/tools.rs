@@ -747,3 +747,53 @@ fn run_input_is_read_like_native_tool_arguments() {
         "{text}"
     );
 }
+
+/// A user who says in so many words that nothing is to run is heard for native tool calls as
+/// for directives: the call is not run, the model is told why, and the audit log says denied.
+/// Control: the same call in a turn that asks for nothing of the kind runs.
+#[test]
+fn a_tool_call_does_not_run_when_the_user_asked_not_to_run() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let call =
+        || Reply::text(["Here."]).tool_call("c1", "data__stats", [r#"{"input_path": "a.csv"}"#]);
+    let server = Server::start([
+        call(),
+        Reply::text(["Done."]),
+        call(),
+        Reply::text(["Done."]),
+    ]);
+    let chat = |message: &str| {
+        home.cmd()
+            .args(["chat", "--base-url", &server.url, "--model", "m"])
+            .args(["--tools", "--allow-scripts", "-y", message])
+            .output()
+            .unwrap()
+    };
+    let result = |req: &Value| -> Value {
+        let msgs = req["messages"].as_array().unwrap();
+        let m = msgs.iter().find(|m| m["tool_call_id"] == "c1").unwrap();
+        serde_json::from_str(m["content"].as_str().unwrap()).unwrap()
+    };
+    let out = chat("Which tool would count the rows of a.csv? Do not run it.");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let refused = result(&server.requests()[1]);
+    assert_eq!(refused["is_error"], true, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("the user asked not to run it"),
+        "{refused}"
+    );
+    let audit = std::fs::read_to_string(home.path().join("state/skillpipe/audit.jsonl")).unwrap();
+    assert!(audit.contains("denied"), "{audit}");
+    let out = chat("Count the rows of a.csv.");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ran = result(&server.requests()[3]);
+    assert_eq!(
+        ran["outputs"]["got"],
+        json!({"input_path": "a.csv"}),
+        "{ran}"
+    );
+}

@@ -629,6 +629,13 @@ impl Session {
 
     /// Runs one native tool call; returns the tool message's content and whether it is an error.
     async fn run_tool(&self, call: &ToolCall, ui: &mut dyn Ui, driver: &Driver) -> (String, bool) {
+        // The user said nothing is to run: a tool call is refused as a directive would be.
+        if let Some(why) = copies::nothing_to_run(&self.turn_user) {
+            let argv = std::slice::from_ref(&call.name);
+            let outcome = driver.refuse(Origin::Tool, argv, Decision::Denied, why.into());
+            self.tool_report(call, &outcome, ui, driver);
+            return (tools::error_json(why), true);
+        }
         if call.name == tools::LOAD_SKILL && !self.tool_defs.is_empty() {
             return self.load_skill_tool(call, ui, driver).await;
         }
