@@ -735,10 +735,18 @@ impl Dispatcher {
             // network and writes allowed, where the machine can; see `sandbox::plan`).
             contain_processes: true,
             private_mounts: true,
-            hide: crate::sandbox::secrets::hidden(cwd, &p.deny_read, &p.allow_read),
+            hide: crate::sandbox::secrets::hidden(cwd, &self.deny_read(), &p.allow_read),
             limits: p.limits(),
             sockets: self.allowed_sockets(),
         }
+    }
+
+    /// `deny_read` and the audit log, wherever it is kept (it holds every command and its
+    /// input, as private as skillpipe's state folder).
+    fn deny_read(&self) -> Vec<std::path::PathBuf> {
+        // Absolute: the launcher runs in the command's working directory.
+        let audit = self.audit.path().and_then(|a| std::path::absolute(a).ok());
+        self.policy.deny_read.iter().cloned().chain(audit).collect()
     }
 
     /// `allowed_sockets` with `~/` and `$VAR/` expanded (from the environment scripts get), the

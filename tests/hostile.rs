@@ -2535,6 +2535,25 @@ fn skillpipes_own_history_sessions_and_audit_log_are_unreadable() {
     let input = format!("!{{scripts/peek.sh {}}}", planted.join(" "));
     let out = run(&home, SANDBOXED, input.as_bytes(), Feed::Whole);
     assert_eq!(out.text(), "end", "HOLE: {}", out.stderr);
+    // An audit log kept elsewhere (`--audit-log`, relative here) is as private.
+    home.write("my-audit.jsonl", "{\"argv\": [\"an earlier run\"]}\n");
+    good_script(
+        &home,
+        "audit.sh",
+        "#!/bin/bash\n[ -s \"$HOME/my-audit.jsonl\" ] && echo read-the-audit-log; echo end\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--audit-log", "my-audit.jsonl"]),
+        b"!{scripts/audit.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "end", "HOLE: {}", out.stderr);
+    let log = std::fs::read_to_string(home.path().join("my-audit.jsonl")).unwrap();
+    assert!(
+        log.contains("audit.sh"),
+        "the control: the run is logged there: {log}"
+    );
     let state = home.path().join("state/skillpipe");
     let allow = format!("--allow-read={}", state.display());
     let out = run(&home, &with(&[&allow]), input.as_bytes(), Feed::Whole);
