@@ -2869,6 +2869,63 @@ fn resource_limits_hold_and_say_which() {
     assert_eq!(out.text(), "20", "control: {}", out.stderr);
 }
 
+/// With writes allowed everywhere, a script (started by root, whose limit is a pids cgroup)
+/// cannot move itself out of the run's cgroup to fork past `max_processes`.
+#[test]
+fn the_process_limit_holds_with_writes_allowed_everywhere() {
+    let test = "the_process_limit_holds_with_writes_allowed_everywhere";
+    if !layers_available(test, &["private mounts", "process limit"]) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    // Into the parent of its pids cgroup (v1 or v2), then as many children as it can get.
+    write_file(
+        &home.path().join("skills/good/scripts/escape.py"),
+        "import os, time\n\
+         for line in open('/proc/self/cgroup'):\n\
+         \x20   _, ctl, path = line.strip().split(':', 2)\n\
+         \x20   base = '/sys/fs/cgroup/pids' if 'pids' in ctl.split(',') else '/sys/fs/cgroup' if ctl == '' else None\n\
+         \x20   if base:\n\
+         \x20       for f in ('tasks', 'cgroup.procs'):\n\
+         \x20           try:\n\
+         \x20               open(base + os.path.dirname(path) + '/' + f, 'w').write('0')\n\
+         \x20           except OSError:\n\
+         \x20               pass\n\
+         n = 0\n\
+         for i in range(20):\n\
+         \x20   try:\n\
+         \x20       pid = os.fork()\n\
+         \x20   except OSError:\n\
+         \x20       break\n\
+         \x20   if pid == 0:\n\
+         \x20       time.sleep(30); os._exit(0)\n\
+         \x20   n += 1\n\
+         print(n)\n",
+        0o644,
+    );
+    let input = b"!{scripts/escape.py}";
+    let out = run(
+        &home,
+        &with(&["--allow-filesystem", "--max-processes", "8"]),
+        input,
+        Feed::Whole,
+    );
+    let n: usize = out.text().trim().parse().unwrap_or(99);
+    assert!(
+        n < 8,
+        "HOLE: {n} processes under --max-processes 8: {}",
+        out.stderr
+    );
+    let out = run(
+        &home,
+        &with(&["--allow-filesystem", "--max-processes", "64"]),
+        input,
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "20", "control: {}", out.stderr);
+}
+
 /// `--writable DIR` lets a script write there and nowhere else; `$HOME` itself is refused.
 #[test]
 fn writable_dir_and_what_is_refused() {

@@ -277,6 +277,11 @@ async fn run_planned(
             }
             la.set_limits(&spec.sandbox.limits);
             la.pids_cgroup = pids_cgroup.as_ref().map(|c| c.path().to_path_buf());
+            // Root's command could write itself out of that cgroup where writes are allowed
+            // (`--allow-filesystem`): the cgroup file system is covered in its mount namespace.
+            if la.pids_cgroup.is_some() && plan.enforce.mounts {
+                la.hide.push(PathBuf::from("/sys/fs/cgroup"));
+            }
             la.arg0 = Some(spec.program.clone());
             la.argv = std::iter::once(program.clone().into_os_string())
                 .chain(spec.args.iter().cloned())
