@@ -504,6 +504,50 @@ fn ctrl_c_stops_a_running_script() {
     );
 }
 
+/// Ctrl-C while a side effect runs (the turn waits for it at its end): the side-effect worker
+/// stops, so the run is killed and audited as cancelled, and the REPL goes on.
+#[test]
+fn ctrl_c_stops_a_running_side_effect() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["Working %{sleep 29.523} on it."]),
+        Reply::text(["still here"]),
+    ]);
+    let mut p = start(&home, &server, &["--allow", "sleep", "-y"]);
+    p.send(b"work\r");
+    p.expect("on it.");
+    let argv = ["sleep", "29.523"];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while processes_running(&argv) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(
+        processes_running(&argv),
+        1,
+        "the side effect is not running"
+    );
+    p.send(b"\x03");
+    p.expect("cancelled");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while processes_running(&argv) > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(
+        processes_running(&argv),
+        0,
+        "the side effect outlived Ctrl-C"
+    );
+    p.prompt();
+    p.send(b"on\r");
+    p.expect("still here");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["reason"], "cancelled");
+}
+
 #[test]
 fn agent_switch_keeps_the_conversation_and_clear_forgets_it() {
     let home = TestHome::new();
