@@ -744,8 +744,13 @@ impl Dispatcher {
     /// `deny_read` and the audit log, wherever it is kept (it holds every command and its
     /// input, as private as skillpipe's state folder).
     fn deny_read(&self) -> Vec<std::path::PathBuf> {
-        // Absolute: the launcher runs in the command's working directory.
-        let audit = self.audit.path().and_then(|a| std::path::absolute(a).ok());
+        // A file only (not `/dev/stderr`); absolute, as the launcher runs in the command's
+        // working directory.
+        let audit = self
+            .audit
+            .path()
+            .filter(|a| std::fs::metadata(a).is_ok_and(|m| m.is_file()))
+            .and_then(|a| std::path::absolute(a).ok());
         self.policy.deny_read.iter().cloned().chain(audit).collect()
     }
 

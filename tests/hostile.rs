@@ -2554,6 +2554,14 @@ fn skillpipes_own_history_sessions_and_audit_log_are_unreadable() {
         log.contains("audit.sh"),
         "the control: the run is logged there: {log}"
     );
+    // An audit log on stderr is no file to hide: the run goes ahead.
+    let out = run(
+        &home,
+        &with(&["--audit-log", "/dev/stderr"]),
+        b"!{scripts/ok.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "ok", "{}", out.stderr);
     let state = home.path().join("state/skillpipe");
     let allow = format!("--allow-read={}", state.display());
     let out = run(&home, &with(&[&allow]), input.as_bytes(), Feed::Whole);
