@@ -249,10 +249,23 @@ async fn run_planned(
     };
     // Root is exempt from RLIMIT_NPROC: a pids cgroup, where one can be made (else `doctor`
     // says that max_processes is not enforced). Removed when the run is over.
+    // When none can be made, the run goes on (root in a container without a delegated pids
+    // controller would run nothing otherwise) but says so: the limit is not silently dropped.
+    #[cfg(target_os = "linux")]
+    let mut cgroup_warning = None;
     #[cfg(target_os = "linux")]
     let pids_cgroup = match spec.sandbox.limits.processes {
         Some(max) if plan.uses_launcher() && sandbox::limits::nproc_exempt() => {
-            sandbox::limits::PidsCgroup::create(max).ok()
+            match sandbox::limits::PidsCgroup::create(max) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    cgroup_warning = Some(format!(
+                        "max_processes = {max} is not enforced for this run: root is exempt \
+                         from RLIMIT_NPROC and no pids cgroup could be made ({e})"
+                    ));
+                    None
+                }
+            }
         }
         _ => None,
     };
@@ -378,6 +391,8 @@ async fn run_planned(
         waited.map_err(|e| ExecError::Io(format!("waiting for {}", program.display()), e))?;
 
     let mut warnings = plan.warnings.clone();
+    #[cfg(target_os = "linux")]
+    warnings.extend(cgroup_warning);
     let mut enforced = Enforced::default();
     if let Some(reader) = report {
         let report = sandbox::report::parse(&reader.read_available());
