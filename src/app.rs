@@ -239,7 +239,7 @@ pub(crate) fn add_agent_tools(
         return Ok(());
     };
     let owner = crate::skills::discover::tool_owner(&agent.name, &agent.description, &dir)
-        .map_err(usage)?;
+        .map_err(|e| usage(e.to_string()))?;
     if let Some(owner) = owner {
         warnings.extend(owner.warnings.iter().cloned());
         skills.add(owner).map_err(|e| usage(e.to_string()))?;

@@ -18,9 +18,20 @@ pub enum ListError {
         message: String,
     },
     #[error("{url} sent no model list ({reason})")]
-    NotAList { url: String, reason: String },
+    NotAList { url: String, reason: NotAList },
     #[error("a replay file has no model list")]
     Replay,
+}
+
+/// Why a list response's body is not a model list.
+#[derive(Debug, thiserror::Error)]
+pub enum NotAList {
+    /// The body is not JSON (an HTML error page, a proxy's answer): check `base_url`.
+    #[error("the body is not JSON: {0}; check that base_url points at the API")]
+    NotJson(#[from] serde_json::Error),
+    /// JSON without the `data` array of `{"id": …}` objects both OpenAI and Anthropic send.
+    #[error("no `data` array; check that base_url points at an OpenAI- or Anthropic-style API")]
+    NoData,
 }
 
 /// The URL of the list for these settings.
@@ -33,12 +44,12 @@ pub fn list_url(s: &Settings) -> String {
 }
 
 /// The ids in a list response (`{"data": [{"id": …}, …]}`), sorted.
-pub fn parse(body: &[u8]) -> Result<Vec<String>, String> {
-    let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+pub fn parse(body: &[u8]) -> Result<Vec<String>, NotAList> {
+    let v: serde_json::Value = serde_json::from_slice(body)?;
     let data = v
         .get("data")
         .and_then(|d| d.as_array())
-        .ok_or("no `data` array")?;
+        .ok_or(NotAList::NoData)?;
     let mut ids: Vec<String> = data
         .iter()
         .filter_map(|m| m.get("id").and_then(|i| i.as_str()).map(str::to_string))
@@ -117,8 +128,10 @@ mod tests {
     fn ids_from_an_openai_style_list() {
         let body = br#"{"object":"list","data":[{"id":"qwen2.5:7b"},{"id":"llama3.2"},{"x":1}]}"#;
         assert_eq!(parse(body).unwrap(), ["llama3.2", "qwen2.5:7b"]);
-        assert!(parse(b"{}").is_err());
-        assert!(parse(b"<html>").is_err());
+        assert!(matches!(parse(b"{}"), Err(NotAList::NoData)));
+        let html = parse(b"<html>").unwrap_err();
+        assert!(matches!(html, NotAList::NotJson(_)));
+        assert!(html.to_string().contains("base_url"), "{html}");
     }
 
     #[test]

@@ -70,6 +70,63 @@ pub struct DuplicateSkill {
     pub existing: PathBuf,
 }
 
+/// Why a skill folder was skipped. Each message is `file:line: why; skill skipped`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkillSkipped {
+    /// `SKILL.md` exists but cannot be read (permissions, not UTF-8).
+    #[error("{}:1: cannot read: {reason}; skill skipped", file.display())]
+    Unreadable {
+        /// The `SKILL.md`.
+        file: PathBuf,
+        /// What reading said.
+        reason: String,
+    },
+    /// The frontmatter is not a `---` fenced YAML mapping.
+    #[error("{}:{line}: {message}; skill skipped", file.display())]
+    Frontmatter {
+        /// The `SKILL.md`.
+        file: PathBuf,
+        /// The line of the problem.
+        line: usize,
+        /// What is wrong there.
+        message: String,
+    },
+    /// A frontmatter key breaks a rule the skill cannot load without (e.g. no `name`).
+    #[error("{}:{line}: {message}; skill skipped", file.display())]
+    Fatal {
+        /// The `SKILL.md`.
+        file: PathBuf,
+        /// The line of the key.
+        line: usize,
+        /// The rule broken and how to fix it.
+        message: String,
+    },
+}
+
+/// Why a folder's tools cannot join the skills (see [`tool_owner`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolOwnerError {
+    /// The owner's name cannot be the `NAME` of `NAME:ID`.
+    #[error(
+        "{}: its tools need a name of a-z, 0-9 and `-` to be called as NAME:ID, not `{name}`; rename it",
+        tools_dir.display()
+    )]
+    BadName {
+        /// The folder's `tools/`.
+        tools_dir: PathBuf,
+        /// The name given.
+        name: String,
+    },
+    /// The folder cannot be resolved to its canonical path.
+    #[error("{}: cannot resolve the folder: {reason}", dir.display())]
+    Unresolvable {
+        /// The folder.
+        dir: PathBuf,
+        /// What the file system said.
+        reason: String,
+    },
+}
+
 /// The skills found on a search path, in search-path order, unique by name.
 #[derive(Debug, Clone, Default)]
 pub struct SkillSet {
@@ -116,7 +173,8 @@ impl SkillSet {
                         by_name.insert(skill.name.clone(), set.skills.len());
                         set.skills.push(skill);
                     }
-                    Err(warning) => {
+                    Err(skipped) => {
+                        let warning = skipped.to_string();
                         let folder = folder_name(&canonical, &candidate);
                         set.skipped.push((folder, warning.clone()));
                         set.warnings.push(warning);
@@ -233,25 +291,31 @@ fn skill_folders(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Load one skill leniently. `Err` is the `file:line: message` warning that explains the skip.
+/// Load one skill leniently. `Err` says why it was skipped; its message is the warning.
 pub fn load_skill(
     found_at: &Path,
     canonical: PathBuf,
     opts: &LoadOptions,
-) -> Result<Skill, String> {
+) -> Result<Skill, SkillSkipped> {
     let source = found_at.join("SKILL.md");
     let shown = source.display();
-    let text = fs::read_to_string(&source)
-        .map_err(|e| format!("{shown}:1: cannot read: {e}; skill skipped"))?;
-    let parsed = frontmatter::parse(&text)
-        .map_err(|e| format!("{shown}:{}: {}; skill skipped", e.line, e.message))?;
+    let text = fs::read_to_string(&source).map_err(|e| SkillSkipped::Unreadable {
+        file: source.clone(),
+        reason: e.to_string(),
+    })?;
+    let parsed = frontmatter::parse(&text).map_err(|e| SkillSkipped::Frontmatter {
+        file: source.clone(),
+        line: e.line,
+        message: e.message,
+    })?;
     let folder = folder_name(&canonical, found_at);
     let (fm, issues) = rules::check(&parsed.entries, &folder);
     if let Some(fatal) = issues.iter().find(|i| i.level == Level::Fatal) {
-        return Err(format!(
-            "{shown}:{}: {}; skill skipped",
-            fatal.line, fatal.message
-        ));
+        return Err(SkillSkipped::Fatal {
+            file: source.clone(),
+            line: fatal.line,
+            message: fatal.message.clone(),
+        });
     }
     let mut warnings: Vec<String> = issues
         .iter()
@@ -285,7 +349,11 @@ pub fn load_skill(
 /// A folder that is not a skill but holds tools in the same layout (`DIR/tools/ID/`), such as
 /// an agent's folder, as a skill named `name` that has only those tools (so `NAME:ID` runs one).
 /// `Ok(None)` when the folder has no `tools/`; `Err` when `name` cannot name a skill.
-pub fn tool_owner(name: &str, description: &str, dir: &Path) -> Result<Option<Skill>, String> {
+pub fn tool_owner(
+    name: &str,
+    description: &str,
+    dir: &Path,
+) -> Result<Option<Skill>, ToolOwnerError> {
     let tools_dir = dir.join(super::tools::TOOLS_DIR);
     if !tools_dir.is_dir() {
         return Ok(None);
@@ -295,12 +363,15 @@ pub fn tool_owner(name: &str, description: &str, dir: &Path) -> Result<Option<Sk
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
     {
-        return Err(format!(
-            "{}: its tools need a name of a-z, 0-9 and `-` to be called as NAME:ID, not `{name}`",
-            tools_dir.display()
-        ));
+        return Err(ToolOwnerError::BadName {
+            tools_dir,
+            name: name.to_owned(),
+        });
     }
-    let canonical = fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let canonical = fs::canonicalize(dir).map_err(|e| ToolOwnerError::Unresolvable {
+        dir: dir.to_owned(),
+        reason: e.to_string(),
+    })?;
     let (all_tools, problems) = super::tools::load_tools(dir);
     Ok(Some(Skill {
         name: name.to_owned(),
@@ -347,6 +418,60 @@ mod tests {
 
     fn options(text: &str) -> LoadOptions {
         LoadOptions::from_config(&ConfigFile::parse(text, "/c.toml".as_ref()).unwrap())
+    }
+
+    #[test]
+    fn tool_owner_errors_are_typed() {
+        let dir = tempfile::tempdir().unwrap();
+        // No tools/: nothing to add, whatever the name.
+        assert_eq!(
+            super::tool_owner("Bad Name", "", dir.path())
+                .unwrap()
+                .map(|s| s.name),
+            None
+        );
+        std::fs::create_dir(dir.path().join("tools")).unwrap();
+        let err = super::tool_owner("Bad Name", "", dir.path()).unwrap_err();
+        assert_eq!(
+            err,
+            super::ToolOwnerError::BadName {
+                tools_dir: dir.path().join("tools"),
+                name: "Bad Name".into()
+            }
+        );
+        assert!(
+            err.to_string().contains("not `Bad Name`; rename it"),
+            "{err}"
+        );
+        // Positive control: a good name makes a skill of the folder.
+        let owner = super::tool_owner("good-name", "d", dir.path())
+            .unwrap()
+            .unwrap();
+        assert_eq!(owner.name, "good-name");
+    }
+
+    #[test]
+    fn a_skipped_skill_says_why_with_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path().join("s");
+        std::fs::create_dir(&skill).unwrap();
+        std::fs::write(skill.join("SKILL.md"), "---\nname: s\n---\nbody\n").unwrap();
+        let canonical = std::fs::canonicalize(&skill).unwrap();
+        let err =
+            super::load_skill(&skill, canonical.clone(), &LoadOptions::default()).unwrap_err();
+        assert!(
+            matches!(&err, super::SkillSkipped::Fatal { file, .. } if *file == skill.join("SKILL.md")),
+            "{err:?}"
+        );
+        assert!(err.to_string().ends_with("; skill skipped"), "{err}");
+        // Positive control: with a description it loads.
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: s\ndescription: d\n---\nbody\n",
+        )
+        .unwrap();
+        let loaded = super::load_skill(&skill, canonical, &LoadOptions::default()).unwrap();
+        assert_eq!(loaded.name, "s");
     }
 
     #[test]

@@ -63,8 +63,8 @@ pub enum ResolveError {
     )]
     NotAScript(String),
     /// A script's `x.schema.json` is not a usable JSON Schema (`file:line: why`).
-    #[error("{0}")]
-    BadSchema(String),
+    #[error(transparent)]
+    BadSchema(#[from] super::tools::SchemaError),
     /// The script's interpreter is allowed but not on the child's `PATH`.
     #[error("interpreter not found: {0}")]
     InterpreterNotFound(String),
@@ -340,9 +340,7 @@ fn finish(
         .ok_or_else(|| ResolveError::NotAScript(written.to_owned()))?;
     // A script with `x.schema.json` beside it takes JSON on stdin, like a tool.
     let tool = match skill.script(&rel) {
-        Some(script) if runtime.is_none() => {
-            super::tools::script_tool(script).map_err(ResolveError::BadSchema)?
-        }
+        Some(script) if runtime.is_none() => super::tools::script_tool(script)?,
         _ => None,
     };
     Ok(ResolvedScript {

@@ -565,7 +565,7 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
         Ok(Some((s, v))) => (Some(s), Some(Arc::new(v))),
         Ok(None) => (None, None),
         Err(e) => {
-            problems.push(e);
+            problems.push(e.to_string());
             (None, None)
         }
     };
@@ -600,7 +600,7 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
 /// A plain script with a schema beside it (`scripts/x.py` + `scripts/x.schema.json`) as a tool
 /// that reads that JSON on stdin: its flags are typed and validated like a tool folder's.
 /// `Ok(None)` for a script without one; `Err` names the schema file and line.
-pub fn script_tool(script: &super::Script) -> Result<Option<Tool>, String> {
+pub fn script_tool(script: &super::Script) -> Result<Option<Tool>, SchemaError> {
     let Some(path) = &script.schema else {
         return Ok(None);
     };
@@ -644,25 +644,90 @@ fn check_script(dir: &Path, rel: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Why a tool's `schema.json` (or a script's `x.schema.json`) is not usable. Each message starts
+/// `file:line:` so an editor jumps to the spot.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    /// The file exists but cannot be read (permissions, not UTF-8).
+    #[error("{}:1: cannot read: {reason}", path.display())]
+    Unreadable {
+        /// The schema file.
+        path: PathBuf,
+        /// What reading said.
+        reason: String,
+    },
+    /// The file is not JSON.
+    #[error("{}:{line}: not valid JSON: {reason}", path.display())]
+    NotJson {
+        /// The schema file.
+        path: PathBuf,
+        /// The line the parser stopped at.
+        line: usize,
+        /// The parser's complaint.
+        reason: String,
+    },
+    /// The JSON is not an object, so it cannot be a JSON Schema.
+    #[error(
+        "{}:1: a JSON Schema must be an object, such as {{\"type\": \"object\", \"properties\": {{…}}}}",
+        path.display()
+    )]
+    NotAnObject {
+        /// The schema file.
+        path: PathBuf,
+    },
+    /// Key `type` is something other than `"object"`: a tool's input is one JSON object.
+    #[error(
+        "{}:{line}: key `type`: a tool's input is one JSON object, so the schema's type must be \"object\"",
+        path.display()
+    )]
+    NotObjectType {
+        /// The schema file.
+        path: PathBuf,
+        /// The line of the `type` key.
+        line: usize,
+    },
+    /// The schema does not compile against its meta-schema.
+    #[error("{}:{line}: not a valid JSON Schema: {at}{reason}", path.display())]
+    Invalid {
+        /// The schema file.
+        path: PathBuf,
+        /// The line of the offending key (1 when not found).
+        line: usize,
+        /// `at `a.b`: ` naming the offending key, or empty at the top level.
+        at: String,
+        /// The meta-schema's complaint.
+        reason: String,
+    },
+}
+
 /// `schema.json`, parsed and compiled (which checks it against its meta-schema). `Ok(None)`
 /// when there is no such file. A schema for tool input must describe an object.
-fn load_schema(path: &Path) -> Result<Option<(Value, jsonschema::Validator)>, String> {
-    let shown = path.display();
+fn load_schema(path: &Path) -> Result<Option<(Value, jsonschema::Validator)>, SchemaError> {
     let text = match fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{shown}:1: cannot read: {e}")),
+        Err(e) => {
+            return Err(SchemaError::Unreadable {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            });
+        }
     };
-    let schema: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{shown}:{}: not valid JSON: {e}", e.line()))?;
+    let schema: Value = serde_json::from_str(&text).map_err(|e| SchemaError::NotJson {
+        path: path.to_owned(),
+        line: e.line(),
+        reason: e.to_string(),
+    })?;
     let Value::Object(obj) = &schema else {
-        return Err(format!("{shown}:1: a JSON Schema must be an object"));
+        return Err(SchemaError::NotAnObject {
+            path: path.to_owned(),
+        });
     };
     if obj.get("type").is_some_and(|t| t != "object") {
-        return Err(format!(
-            "{shown}:{}: key `type`: a tool's input is one JSON object, so the schema's type must be \"object\"",
-            key_line(&text, "type")
-        ));
+        return Err(SchemaError::NotObjectType {
+            path: path.to_owned(),
+            line: key_line(&text, "type"),
+        });
     }
     let validator = jsonschema::validator_for(&schema).map_err(|e| {
         let at = e.instance_path().as_str().trim_start_matches('/');
@@ -672,7 +737,12 @@ fn load_schema(path: &Path) -> Result<Option<(Value, jsonschema::Validator)>, St
         } else {
             format!("at `{}`: ", at.replace('/', "."))
         };
-        format!("{shown}:{line}: not a valid JSON Schema: {at}{e}")
+        SchemaError::Invalid {
+            path: path.to_owned(),
+            line,
+            at,
+            reason: e.to_string(),
+        }
     })?;
     Ok(Some((schema, validator)))
 }
@@ -857,6 +927,46 @@ mod tests {
         .unwrap();
         let tool = load_tool(&t).unwrap();
         assert_eq!(tool.env, vec![("LANG".to_string(), "C".to_string())]);
+    }
+
+    #[test]
+    fn each_schema_problem_is_its_own_error_naming_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.schema.json");
+        assert_eq!(load_schema(&path).unwrap().map(|(v, _)| v), None);
+        let err = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            load_schema(&path).err()
+        };
+        let shown = path.display().to_string();
+        match err("{\n  \"type\": \"object\",\n  oops\n}") {
+            Some(e @ SchemaError::NotJson { line: 3, .. }) => {
+                assert!(
+                    e.to_string()
+                        .starts_with(&format!("{shown}:3: not valid JSON"))
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            err("[1]"),
+            Some(SchemaError::NotAnObject { path: path.clone() })
+        );
+        assert_eq!(
+            err("{\n  \"type\": \"string\"\n}"),
+            Some(SchemaError::NotObjectType {
+                path: path.clone(),
+                line: 2
+            })
+        );
+        match err("{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"strng\"}}}") {
+            Some(SchemaError::Invalid { line: 1, at, .. }) => {
+                assert_eq!(at, "at `properties.n.type`: ")
+            }
+            other => panic!("{other:?}"),
+        }
+        // Positive control: a schema for an object loads.
+        assert_eq!(err("{\"type\": \"object\"}"), None);
     }
 
     #[test]

@@ -91,7 +91,7 @@ pub fn validate_skill(dir: &Path, report: &mut Report) {
     report.problems.extend(super::tools::load_tools(dir).1);
     for script in super::scripts::detect(&canonical, "node") {
         if let Err(e) = super::tools::script_tool(&script) {
-            report.problems.push(e);
+            report.problems.push(e.to_string());
         }
     }
 }
