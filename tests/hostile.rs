@@ -3148,3 +3148,44 @@ fn the_connect_broker_holds_against_path_tricks_and_races() {
         "HOLE: a path trick or an address swapped mid-call reached an unnamed socket"
     );
 }
+
+/// System secrets: a skillpipe run as root maps root into the run, whose owner permissions would
+/// let a script read `/etc/shadow`; it is hidden. The control: `--allow-read /etc/shadow` reads it.
+#[test]
+fn system_secrets_are_unreadable_even_for_root() {
+    if !layers_available(
+        "system_secrets_are_unreadable_even_for_root",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let readable = std::fs::read("/etc/shadow").is_ok_and(|b| !b.is_empty());
+    if !readable {
+        println!(
+            "SKIPPED system_secrets_are_unreadable_even_for_root: this test process cannot read a \
+             non-empty /etc/shadow (not root), so a script could not either"
+        );
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    good_script(
+        &home,
+        "shadow.sh",
+        "#!/bin/bash\n[ -s /etc/shadow ] && head -c 5 /etc/shadow >/dev/null && echo read-shadow; echo end\n",
+    );
+    let out = run(&home, SANDBOXED, b"!{scripts/shadow.sh}", Feed::Whole);
+    assert_eq!(out.text(), "end", "HOLE: {}", out.stderr);
+    let out = run(
+        &home,
+        &with(&["--allow-read=/etc/shadow"]),
+        b"!{scripts/shadow.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(
+        out.text(),
+        "read-shadow\nend",
+        "the control: {}",
+        out.stderr
+    );
+}

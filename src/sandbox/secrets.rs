@@ -52,6 +52,35 @@ pub const DEFAULT_HOME: &[&str] = &[
     ".config/skillpipe/config.toml",
 ];
 
+/// System-wide secrets. Unreadable to ordinary users anyway, but a skillpipe run as root (in
+/// a container, say) maps root into the run, whose owner permissions then let a script read
+/// them.
+pub const DEFAULT_SYSTEM: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssl/private",
+];
+
+/// The host's private SSH keys (`ssh_host_*_key`, not the `.pub` halves) in `dir`.
+pub fn host_keys(dir: &Path) -> Vec<PathBuf> {
+    let mut keys: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("ssh_host_") && n.ends_with("_key"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    keys.sort();
+    keys
+}
+
 /// File names in the working directory that start with this are hidden (`.env`, `.env.local`).
 pub const DOTENV_PREFIX: &str = ".env";
 
@@ -124,6 +153,8 @@ pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<
         .cloned()
         .chain(crate::paths::config_file())
         .chain(crate::paths::state_dir())
+        .chain(DEFAULT_SYSTEM.iter().map(PathBuf::from))
+        .chain(host_keys(Path::new("/etc/ssh")))
         .collect();
     let mut list = deny_list(home.as_deref(), cwd, &entries(cwd), &extra, allow_read);
     if let Ok(here) = std::env::current_dir()
@@ -156,6 +187,23 @@ pub fn entries(dir: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_keys_are_the_private_halves_only() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in [
+            "ssh_host_ed25519_key",
+            "ssh_host_ed25519_key.pub",
+            "sshd_config",
+        ] {
+            std::fs::write(dir.path().join(n), "x").unwrap();
+        }
+        assert_eq!(
+            host_keys(dir.path()),
+            [dir.path().join("ssh_host_ed25519_key")]
+        );
+        assert!(host_keys(&dir.path().join("missing")).is_empty());
+    }
 
     #[test]
     fn defaults_dotenv_extra_and_lifted() {
