@@ -36,12 +36,13 @@ pub const ABOUT_DIRECTIVES: &str = "the user asked about directives, not for one
 /// A message that opens with a request to act ("use the say directive …", "please run …") asks
 /// for one to run, so it is not about them.
 pub fn about_directives(user: &str) -> bool {
-    const ACT: [&str; 7] = ["use", "run", "execute", "call", "invoke", "try", "please"];
+    const ACT: [&str; 6] = ["use", "run", "execute", "call", "invoke", "try"];
     let lower = user.to_lowercase();
     let mut words = lower
         .split(|c: char| !c.is_alphabetic())
         .filter(|w| !w.is_empty());
-    if words.clone().next().is_some_and(|w| ACT.contains(&w)) {
+    let first = words.clone().find(|w| *w != "please");
+    if first.is_some_and(|w| ACT.contains(&w)) {
         return false;
     }
     words.any(|w| w == "directive" || w == "directives")
@@ -165,6 +166,7 @@ mod tests {
         for yes in [
             "How do I write a directive that runs a command only for its effect?",
             "Explain the two kinds of Directives.",
+            "Please explain what a directive is.",
         ] {
             assert_eq!(nothing_to_run(yes), Some(ABOUT_DIRECTIVES), "{yes}");
         }
