@@ -24,6 +24,7 @@ mod capture;
 mod resolve;
 mod signals;
 
+#[cfg(feature = "cli")]
 pub(crate) use signals::name as signal_name;
 
 /// Time between SIGTERM and SIGKILL on timeout.
