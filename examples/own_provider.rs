@@ -64,11 +64,8 @@ impl Ui for Print {
     fn notice(&mut self, notice: &Notice) {
         eprintln!("[{}]", sanitize(&notice.to_string()));
     }
-    fn busy(&mut self, what: Option<Busy<'_>>) {
-        if let Some(Busy::Running(command)) = what {
-            eprintln!("[running {}]", sanitize(command));
-        }
-    }
+    /// No spinner here (a terminal UI would show `Busy::Thinking` / `Busy::Running`).
+    fn busy(&mut self, _what: Option<Busy<'_>>) {}
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
