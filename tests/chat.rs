@@ -364,6 +364,36 @@ fn repeated_capture_reuses_the_result_then_stops_with_it_shown() {
     assert_eq!(stdout(&out), "again again again same\n");
 }
 
+/// The loop guard's notices quote the model's directive: a terminal escape in it (here one that
+/// would set the window title) reaches stderr escaped, on one line, never as the control.
+#[test]
+fn a_notice_quoting_a_hostile_directive_is_shown_escaped() {
+    let home = TestHome::new();
+    let hostile = "x !{echo \x1b]2;pwned\x07}";
+    let server = Server::start((0..5).map(|_| Reply::text([hostile])));
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Positive control: the escape did come from the model (the history sends it back as is).
+    let m = messages(&server, 1);
+    let again = m.iter().rev().find(|m| m["role"] == "assistant").unwrap();
+    assert!(
+        again["content"].as_str().unwrap().contains('\x1b'),
+        "{again}"
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains(r"skillpipe: not run again: !{echo \u{1b}]2;pwned\u{7}} (same as"),
+        "{err}"
+    );
+    assert!(
+        err.contains(r"skillpipe: stopped: the model wrote !{echo \u{1b}]2;pwned\u{7}} again"),
+        "{err}"
+    );
+    assert!(!err.contains(['\x1b', '\x07']), "{err:?}");
+}
 #[test]
 fn a_bare_repeated_capture_never_ends_the_turn_empty() {
     let home = TestHome::new();

@@ -6,8 +6,8 @@ mod common;
 use common::{Reply, Server};
 use futures::StreamExt;
 use skillpipe::model::{
-    ChatRequest, Message, ModelError, Provider, ProviderKind, Settings, SettingsError, StreamEvent,
-    ToolCall, ToolDef, provider_for,
+    ChatRequest, GiveUp, Message, ModelError, Provider, ProviderKind, Settings, SettingsError,
+    StreamEvent, ToolCall, ToolDef, provider_for,
 };
 use std::time::Duration;
 
@@ -225,7 +225,20 @@ async fn server_errors_are_retried_then_reported() {
         .filter(|e| matches!(e, StreamEvent::Retrying { .. }))
         .count();
     assert_eq!(retries, 2);
-    let msg = err.expect("an error").to_string();
+    let err = err.expect("an error");
+    // Why it stopped is typed, not only worded.
+    assert!(
+        matches!(
+            err,
+            ModelError::Http {
+                status: 503,
+                gave_up: Some(GiveUp::Exhausted { attempts: 3 }),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let msg = err.to_string();
     assert!(msg.starts_with("HTTP 503 from http://127.0.0.1:"), "{msg}");
     assert!(msg.contains("overloaded"), "{msg}");
     assert!(msg.contains("gave up after 3 attempts"), "{msg}");
@@ -237,7 +250,18 @@ async fn server_errors_are_retried_then_reported() {
 async fn a_long_retry_after_is_not_waited_for() {
     let server = Server::start([Reply::status(429, "quota").header("Retry-After", "3600")]);
     let (_, err) = collect(&*openai(&server), request("hi")).await;
-    let msg = err.expect("an error").to_string();
+    let err = err.expect("an error");
+    assert!(
+        matches!(
+            err,
+            ModelError::Http {
+                gave_up: Some(GiveUp::WaitTooLong { asked }),
+                ..
+            } if asked == Duration::from_secs(3600)
+        ),
+        "{err:?}"
+    );
+    let msg = err.to_string();
     assert!(msg.contains("asks to wait 3600 s"), "{msg}");
     assert_eq!(server.requests().len(), 1);
 }

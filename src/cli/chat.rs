@@ -2,7 +2,7 @@
 
 use super::{PolicyFlags, SkillFlags, usage};
 use crate::app::{ChatConfig, build_session};
-use crate::chat::{Session, Ui};
+use crate::chat::{Busy, Notice, Session, Ui};
 use crate::render::{Display, Options as RenderOptions};
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
@@ -238,10 +238,13 @@ impl Ui for PlainUi {
         ));
     }
 
-    /// Status lines quote foreign text (tool names, directive bodies): always sanitized.
-    fn status(&mut self, line: &str) {
+    /// Notices quote foreign text (directives, a server's reasons): always sanitized.
+    fn notice(&mut self, notice: &Notice) {
         self.end_open_line();
-        self.line_err(format!("skillpipe: {}\n", crate::term::sanitize(line)));
+        self.line_err(format!(
+            "skillpipe: {}\n",
+            crate::term::sanitize(&notice.to_string())
+        ));
     }
 
     fn side_output(&mut self, text: &str) {
@@ -249,5 +252,5 @@ impl Ui for PlainUi {
         self.line_err(crate::term::sanitize(text).into_owned());
     }
 
-    fn busy(&mut self, _what: Option<&str>) {}
+    fn busy(&mut self, _what: Option<Busy<'_>>) {}
 }

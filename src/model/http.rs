@@ -135,8 +135,8 @@ pub fn run<D: Decoder>(req: HttpRequest, mut decoder: D) -> EventStream {
                             attempt += 1;
                         }
                         Err(give_up) => {
-                            let note = give_up.note();
-                            yield Err(ModelError::Http { status, url: req.url.clone(), message, note });
+                            let gave_up = Some(give_up);
+                            yield Err(ModelError::Http { status, url: req.url.clone(), message, gave_up });
                             return;
                         }
                     }
@@ -307,7 +307,7 @@ async fn send_once(req: &HttpRequest) -> Attempt {
             status,
             url: req.url.clone(),
             message,
-            note: String::new(),
+            gave_up: None,
         }),
     }
 }
