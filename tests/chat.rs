@@ -47,6 +47,36 @@ fn side_effect_split_across_events_runs_and_is_stripped() {
 }
 
 #[test]
+fn a_line_that_held_only_directives_is_not_shown_but_kept_in_history() {
+    let home = TestHome::new();
+    let answer = "The word is *gato*.\n  %{echo a} %{echo b}\nIt means cat.\n\nSay %{echo c} it.\n";
+    let server = Server::start([Reply::chunked(answer, 2)]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "a word"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // No empty line where the side effects stood; the model's own blank line and the spaces
+    // around a directive inside a sentence stay.
+    assert_eq!(
+        stdout(&out),
+        "The word is *gato*.\nIt means cat.\n\nSay  it.\n"
+    );
+    assert_eq!(home.audit().len(), 3);
+    // `filter` keeps every byte that was not a directive (the control: the line is there).
+    let o = home
+        .cmd()
+        .args(["filter", "--allow", "echo", "-y"])
+        .write_stdin(answer)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        "The word is *gato*.\n   \nIt means cat.\n\nSay  it.\n"
+    );
+}
+
+#[test]
 fn capture_round_trip_sends_the_result_and_shows_the_continuation() {
     let home = TestHome::new();
     let server = Server::start([
@@ -999,7 +1029,8 @@ fn a_turn_that_shows_nothing_says_so() {
         ),
         (
             vec![Reply::text(["!{false}"]), Reply::text(["  "])],
-            "  (no answer: the command failed, exit 1)\n",
+            // The spaces after the capture were all its line held: not shown.
+            "(no answer: the command failed, exit 1)\n",
         ),
         (
             vec![Reply::text(["!{touch x}"]), Reply::text([""])],

@@ -5,6 +5,7 @@
 //! The loop talks to the screen only through [`Ui`], so one-shot mode, the REPL and tests share it.
 
 pub(crate) mod copies;
+mod lines;
 mod notice;
 pub(crate) mod result;
 pub(crate) mod tools;
@@ -184,6 +185,8 @@ pub struct Session {
     partial_shown: String,
     /// The next text continues after a capture: a space there would double the one shown.
     continuing: bool,
+    /// Lines that held only directives are not shown.
+    lines: lines::DirectiveLines,
 }
 
 impl Session {
@@ -215,6 +218,7 @@ impl Session {
             partial_raw: String::new(),
             partial_shown: String::new(),
             continuing: false,
+            lines: Default::default(),
         }
     }
 
@@ -311,6 +315,7 @@ impl Session {
         self.partial_raw.clear();
         self.partial_shown.clear();
         self.continuing = false;
+        self.lines = Default::default();
         let mut report = TurnReport::default();
         // One pipeline for the whole turn: side effects run in order on its worker (dropping the
         // turn, Ctrl-C, stops it); captures are handed back here to stop the model's stream.
@@ -441,6 +446,9 @@ impl Session {
                 }
             }
         };
+        let mut held = Vec::new();
+        self.lines.finish(&mut held);
+        self.show(ui, &held);
         if result.is_ok() {
             self.never_silent(ui, &captures, max_bytes);
         }
@@ -563,9 +571,14 @@ impl Session {
         match ev {
             Event::Text(t) => {
                 consumed.push_str(&String::from_utf8_lossy(t));
-                self.show(ui, t);
+                let mut shown = Vec::with_capacity(t.len());
+                self.lines.text(t, &mut shown);
+                self.show(ui, &shown);
             }
-            Event::Directive(d) => consumed.push_str(&String::from_utf8_lossy(&d.raw)),
+            Event::Directive(d) => {
+                consumed.push_str(&String::from_utf8_lossy(&d.raw));
+                self.lines.directive();
+            }
             Event::Capture(d) => *capture = Some(d),
             // In a turn that asked for nothing to run, the directive is what the user wanted to
             // see: shown where it was written, as code (the report has said why it did not run).
@@ -574,7 +587,9 @@ impl Session {
                 if copies::nothing_to_run(&self.turn_user).is_some() =>
             {
                 let code = copies::as_code(&String::from_utf8_lossy(&directive.raw));
-                self.show(ui, code.as_bytes());
+                let mut shown = Vec::new();
+                self.lines.text(code.as_bytes(), &mut shown);
+                self.show(ui, &shown);
             }
             ev => return side_channel(self.opts.show_side_effects, ui, ev),
         }
@@ -620,6 +635,9 @@ impl Session {
     }
 
     fn show(&mut self, ui: &mut dyn Ui, mut bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         if self.continuing {
             if self.partial_shown.ends_with([' ', '\n']) {
                 while let [b' ', rest @ ..] = bytes {
