@@ -212,6 +212,35 @@ async fn rate_limit_then_success() {
 }
 
 #[tokio::test]
+async fn an_answer_with_nothing_in_it_is_asked_for_again() {
+    // A busy llama.cpp-based server ends a second request at once: role chunk, `[DONE]`.
+    let server = Server::start([Reply::busy(), Reply::text(["fine"])]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert!(
+        matches!(&events[0], StreamEvent::Retrying { attempt: 1, reason, .. }
+            if reason.contains("nothing in it")),
+        "{events:?}"
+    );
+    assert_eq!(text(&events), "fine");
+    assert_eq!(server.requests().len(), 2);
+    // Once the retries are used up, the empty answer is passed on as it came.
+    let server = Server::start([Reply::busy(), Reply::busy(), Reply::busy()]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(server.requests().len(), 3);
+    assert!(matches!(
+        events.last(),
+        Some(StreamEvent::Finished { reason: None })
+    ));
+    // The control: an empty answer the server finished ("stop") is the model's, not retried.
+    let server = Server::start([Reply::text([""]), Reply::text(["never sent"])]);
+    let (events, _) = collect(&*openai(&server), request("hi")).await;
+    assert_eq!(server.requests().len(), 1, "{events:?}");
+    assert_eq!(text(&events), "");
+}
+
+#[tokio::test]
 async fn server_errors_are_retried_then_reported() {
     let server = Server::start([
         Reply::status(500, "boom 1"),

@@ -112,9 +112,17 @@ pub fn client(options: &ClientOptions) -> Result<reqwest::Client, SettingsError>
 }
 
 /// Send the request and stream its decoded events.
-pub fn run<D: Decoder>(req: HttpRequest, mut decoder: D) -> EventStream {
+///
+/// An answer that ends with nothing in it — no text, no tool call, no finish reason — is the
+/// server failing, not the model: a llama.cpp-based server that is still busy with another
+/// request answers a second one with its role chunk and `[DONE]` at once. Nothing of it has
+/// been shown, so it is asked for again like a 503, under the same retry policy; once retries
+/// are used up, the empty answer is passed on as it came.
+pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
     Box::pin(async_stream::stream! {
         let mut attempt = 1;
+        let mut decoder = decoder;
+        'request: loop {
         let response = loop {
             match send_once(&req).await {
                 Attempt::Done(r) => break r,
@@ -172,6 +180,8 @@ pub fn run<D: Decoder>(req: HttpRequest, mut decoder: D) -> EventStream {
         let mut parser = SseParser::new();
         let mut events = Vec::new();
         let mut bytes: u64 = 0;
+        // Text or a tool call has been passed on: from then on the answer is the model's.
+        let mut answered = false;
         loop {
             let next = tokio::time::timeout(idle, body.next()).await;
             let chunk = match next {
@@ -195,6 +205,15 @@ pub fn run<D: Decoder>(req: HttpRequest, mut decoder: D) -> EventStream {
                     }
                     if failed.is_none() && !finished {
                         finished = decoder.end(&mut out);
+                    }
+                    if failed.is_none() && !answered && ended_empty(&out) {
+                        if let Ok(delay) = req.options.retry.delay(attempt, None) {
+                            yield Ok(empty_retry(attempt, &req, delay));
+                            tokio::time::sleep(delay).await;
+                            attempt += 1;
+                            decoder = D::default();
+                            continue 'request;
+                        }
                     }
                     for ev in out.drain(..) {
                         yield Ok(ev);
@@ -229,6 +248,19 @@ pub fn run<D: Decoder>(req: HttpRequest, mut decoder: D) -> EventStream {
                 }
             }
             events.clear();
+            if failed.is_none() && !answered && ended_empty(&out) {
+                if let Ok(delay) = req.options.retry.delay(attempt, None) {
+                    drop(body);
+                    yield Ok(empty_retry(attempt, &req, delay));
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                    decoder = D::default();
+                    continue 'request;
+                }
+            }
+            answered |= out
+                .iter()
+                .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)));
             for ev in out.drain(..) {
                 yield Ok(ev);
             }
@@ -244,7 +276,28 @@ pub fn run<D: Decoder>(req: HttpRequest, mut decoder: D) -> EventStream {
                 return;
             }
         }
+        }
     })
+}
+
+/// True when `out` ends the answer with no finish reason and holds no text or tool call (the
+/// caller knows none came before).
+fn ended_empty(out: &[StreamEvent]) -> bool {
+    out.iter()
+        .any(|e| matches!(e, StreamEvent::Finished { reason: None }))
+        && !out
+            .iter()
+            .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)))
+}
+
+/// The notice for asking again after an empty answer.
+fn empty_retry(attempt: u32, req: &HttpRequest, delay: Duration) -> StreamEvent {
+    StreamEvent::Retrying {
+        attempt,
+        max_attempts: req.options.retry.max_attempts,
+        delay,
+        reason: "the server ended an answer with nothing in it (busy with another request?)".into(),
+    }
 }
 
 enum Attempt {
