@@ -302,6 +302,8 @@ mod session {
         pub no_stream: bool,
         /// Bound on capture round-trips per user message.
         pub max_captures: Option<usize>,
+        /// Request fields from the command line, over the agent's and the config file's.
+        pub params: Vec<(String, serde_json::Value)>,
         /// Run directives inside Markdown code too.
         pub exec_in_code: bool,
         /// A saved session to reopen (REPL).
@@ -366,7 +368,11 @@ mod session {
             tools: config.tools || agent.is_some_and(|a| a.tool_calls),
             stream: !config.no_stream,
             model: settings.model.clone(),
-            params: settings.params.clone(),
+            params: {
+                let mut params = settings.params.clone();
+                params.extend(config.params.iter().cloned());
+                params
+            },
             show_side_effects: config.show_side_effects,
         };
         let mut session = Session::new(provider, dispatcher, Some(system), opts);

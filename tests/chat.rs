@@ -1108,3 +1108,60 @@ fn nothing_runs_when_the_user_says_not_to_run_it() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(canary.exists(), "the control did not run: {}", stderr(&out));
 }
+
+#[test]
+fn request_fields_from_the_command_line_win_over_the_agents() {
+    let home = TestHome::new();
+    let agent = home.path().join("a.toml");
+    std::fs::write(
+        &agent,
+        "name = \"a\"\ninstructions = \"Hi.\"\n[params]\ntemperature = 0.9\ntop_p = 0.1\n",
+    )
+    .unwrap();
+    let server = Server::start([Reply::text(["ok"]), Reply::text(["ok"])]);
+    let out = chat(&home, &server)
+        .arg("--agent")
+        .arg(&agent)
+        .args(["--temperature", "0", "--max-tokens", "50"])
+        .args([
+            "--param",
+            "top_p=0.5",
+            "--param",
+            "stop=[\"x\"]",
+            "--param",
+            "user=bob",
+        ])
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let req = &server.requests()[0];
+    assert_eq!(req["temperature"], 0.0);
+    assert_eq!(req["max_tokens"], 50);
+    assert_eq!(req["top_p"], 0.5);
+    assert_eq!(req["stop"], serde_json::json!(["x"]));
+    assert_eq!(req["user"], "bob");
+    // The control: without the flags, the agent's own values are sent.
+    let out = chat(&home, &server)
+        .arg("--agent")
+        .arg(&agent)
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let req = &server.requests()[1];
+    assert_eq!(req["temperature"], 0.9);
+    assert_eq!(req["top_p"], 0.1);
+    assert!(req.get("max_tokens").is_none(), "{req}");
+    // A malformed one names the flag and the form.
+    let out = chat(&home, &server)
+        .args(["--param", "top_p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--param top_p: expected KEY=VALUE"),
+        "{}",
+        stderr(&out)
+    );
+}
