@@ -345,9 +345,26 @@ mod session {
         let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
         let dispatcher = setup.dispatcher.clone();
         let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
-        let skills = crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills);
-        let system = crate::agents::system_prompt(instructions, &skills);
-        let (size, over_budget) = crate::agents::catalog::size_report(&system);
+        let policy = dispatcher.policy();
+        // Teaching directives to a model that can run nothing only makes it write directives
+        // that are refused: with no skill (whose text `!{skill NAME}` reads even with scripts
+        // off) and no command allowed besides skill scripts, it is a plain chat.
+        let runnable = !dispatcher.skills().is_empty()
+            || (policy.allow_scripts
+                && policy
+                    .allowed_commands
+                    .iter()
+                    .any(|p| !p.starts_with("scripts/")));
+        let skills = match runnable {
+            true => crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills),
+            false => Vec::new(),
+        };
+        let system = match runnable {
+            true => Some(crate::agents::system_prompt(instructions, &skills)),
+            false => Some(instructions.trim().to_string()).filter(|i| !i.is_empty()),
+        };
+        let (size, over_budget) =
+            crate::agents::catalog::size_report(system.as_deref().unwrap_or(""));
         if config.verbose {
             let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
             eprintln!(
@@ -358,7 +375,6 @@ mod session {
         if let Some(w) = over_budget {
             eprintln!("skillpipe: warning: {w}");
         }
-        let policy = dispatcher.policy();
         let opts = ChatOptions {
             scan: ScanOptions {
                 exec_in_code: config.exec_in_code,
@@ -375,7 +391,7 @@ mod session {
             },
             show_side_effects: config.show_side_effects,
         };
-        let mut session = Session::new(provider, dispatcher, Some(system), opts);
+        let mut session = Session::new(provider, dispatcher, system, opts);
         session.set_few_shot(crate::agents::prompt::few_shot(&skills));
         Ok((session, settings))
     }
