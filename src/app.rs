@@ -150,9 +150,13 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Resul
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
     if !wanted.is_empty() {
-        skills
-            .retain_named(&wanted)
-            .map_err(|e| usage(e.to_string()))?;
+        skills.retain_named(&wanted).map_err(|e| {
+            let hint = e.names.iter().find_map(|n| untrusted_skill_hint(n));
+            usage(match hint {
+                Some(hint) => format!("{e}; {hint}"),
+                None => e.to_string(),
+            })
+        })?;
     }
 
     if let Some(a) = &agent {
@@ -207,6 +211,34 @@ pub(crate) fn project_notice(explicit: &[PathBuf]) {
             present.join(", ./")
         );
     });
+}
+
+/// For a skill that is not loaded but sits in a project folder of an untrusted working directory:
+/// how to use it (the error alone says "unknown skill", which a user who can see
+/// `./skills/NAME` cannot make sense of).
+pub(crate) fn untrusted_skill_hint(name: &str) -> Option<String> {
+    if crate::trust::cwd_trusted() {
+        return None;
+    }
+    crate::paths::PROJECT_SKILL_DIRS
+        .iter()
+        .map(|d| std::path::Path::new(".").join(d).join(name))
+        .find(|d| d.join("SKILL.md").is_file())
+        .map(|d| {
+            let folder = d.parent().map(|p| p.display().to_string()).unwrap_or_default();
+            format!(
+                "{} is not used because this directory is not trusted: run `skillpipe trust`, or pass --skills-dir {folder}",
+                d.display()
+            )
+        })
+}
+
+/// `e` for skill `name`, with [`untrusted_skill_hint`] when there is one.
+pub(crate) fn skill_error(e: impl std::fmt::Display, name: &str) -> String {
+    match untrusted_skill_hint(name) {
+        Some(hint) => format!("{e}; {hint}"),
+        None => e.to_string(),
+    }
 }
 
 /// Whether a policy key an agent file may not raise is raised by the overrides anyway.

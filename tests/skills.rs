@@ -896,7 +896,10 @@ fn notify_uses_notify_send_or_rings() {
     let out = run_shipped_detached("scripts/notify.sh", &["Done"], &path);
     assert_eq!(out.status.code(), Some(69));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--allow-socket \"$XDG_RUNTIME_DIR/bus\""), "{err}");
+    assert!(
+        err.contains("--allow-socket \"$XDG_RUNTIME_DIR/bus\""),
+        "{err}"
+    );
     assert!(err.trim_end().ends_with("not shown: Done"), "{err}");
 }
 
