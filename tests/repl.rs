@@ -387,6 +387,52 @@ fn save_then_resume_by_name_and_from_the_list() {
     assert_eq!(p.wait_exit().code(), Some(0));
 }
 
+/// A session goes on with the endpoint and model it was saved with: `chat --resume` alone
+/// (no OpenAI key on this machine) talks to the server the session was held with.
+#[test]
+fn resume_brings_back_the_endpoint_and_model() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Hello there"]), Reply::text(["again"])]);
+    let mut p = start(&home, &server, &[]);
+    p.send(b"hi\r");
+    p.expect("Hello there");
+    p.prompt();
+    p.send(b"/save here\r");
+    p.expect("resume with");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let saved = home.path().join("state/skillpipe/sessions/here.json");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
+    assert_eq!(saved["base_url"], server.url.as_str());
+
+    for args in [&["chat", "--resume", "here"][..], &["chat", "--resume"][..]] {
+        // The same environment, without --base-url and --model.
+        let c = repl_cmd(&home, &server, &[]);
+        let mut bare = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+        bare.env_clear()
+            .envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .current_dir(home.path())
+            .args(args);
+        let mut p = Pty::spawn(bare);
+        if args.len() == 2 {
+            p.expect("resume which?");
+            p.send(b"1\r");
+        }
+        p.expect("resumed");
+        p.prompt();
+        if args.len() == 3 {
+            p.send(b"more\r");
+            p.expect("again");
+            p.prompt();
+        }
+        p.send(b"/exit\r");
+        assert_eq!(p.wait_exit().code(), Some(0));
+    }
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(server.requests()[1]["model"], "test-model");
+}
+
 #[test]
 fn resume_errors_are_usage_errors() {
     let home = TestHome::new();
