@@ -69,6 +69,15 @@ impl AppConfig {
             )));
         }
         project_notice(&self.named_dirs());
+        for d in &self.skills_dirs {
+            if crate::skills::discover::skill_folders(d).is_empty() {
+                eprintln!(
+                    "skillpipe: warning: --skills-dir {}: no skill found; {}",
+                    d.display(),
+                    crate::skills::discover::no_skills_hint(d)
+                );
+            }
+        }
         let mut dirs = crate::paths::skill_search_path(&self.skills_dirs);
         // The skill folders beside an agent given by path, right after the `--skills-dir`s and
         // the user's own skill folders.
@@ -400,7 +409,7 @@ mod session {
         if config.verbose {
             let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
             eprintln!(
-                "skillpipe: {size} ({} skills in full, {in_catalog} in the catalog)",
+                "skillpipe: {size} (skills: {} in full, {in_catalog} in the catalog)",
                 skills.len() - in_catalog
             );
         }

@@ -1054,3 +1054,45 @@ fn a_missing_skills_dir_is_a_usage_error() {
             ));
     }
 }
+
+/// A collection that groups its skills in (hidden) subfolders, `skills/.curated/NAME`: named
+/// with --skills-dir at its top, it says where the skills are instead of "no skills found".
+#[test]
+fn a_collection_one_level_deeper_is_pointed_at() {
+    let tmp = TempDir::new().unwrap();
+    let top = tmp.path().join("collection");
+    skill(&top.join(".curated"), "one", &basic("one"), &[]);
+    skill(&top.join(".curated"), "two", &basic("two"), &[]);
+    skill(&top.join("extra"), "three", &basic("three"), &[]);
+    let hint = format!(
+        "its skills are one level down, in .curated (2), extra (1): pass --skills-dir {} (once for each)",
+        top.join(".curated").display()
+    );
+    let out = skillpipe(tmp.path())
+        .args(["skills", "list", "--skills-dir"])
+        .arg(&top)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&hint), "{err}");
+    let out = skillpipe(tmp.path())
+        .args(["skills", "validate"])
+        .arg(&top)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains(&hint), "{text}");
+    // The control: the folder it names loads, with no such warning.
+    let out = skillpipe(tmp.path())
+        .args(["skills", "list", "--skills-dir"])
+        .arg(top.join(".curated"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("one"));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("one level down"));
+}
