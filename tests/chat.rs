@@ -159,6 +159,36 @@ fn empty_continuation_shows_the_result() {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// A skill's text goes to the model, not on screen: read and followed by nothing, one line says
+/// so (the SKILL.md had been shown as the whole answer).
+#[test]
+fn a_skill_read_with_nothing_after_it_is_not_shown_as_the_answer() {
+    let home = TestHome::new();
+    home.write(
+        "skills/guide/SKILL.md",
+        "---\nname: guide\ndescription: A long guide.\n---\nSECRET-LOOKING GUIDE TEXT\n",
+    );
+    let server = Server::start([Reply::text(["!{skill guide}"]), Reply::text([""])]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "make a pdf"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "(the model read the `guide` skill and wrote nothing after it)\n"
+    );
+    // The model did get the text (the control: the skill was read).
+    let m = messages(&server, 1);
+    assert!(
+        m.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("SECRET-LOOKING GUIDE TEXT"),
+        "{m:?}"
+    );
+}
+
 #[test]
 fn blocked_capture_tells_the_model_it_was_not_run() {
     let home = TestHome::new();
