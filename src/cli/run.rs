@@ -16,7 +16,7 @@ pub struct RunArgs {
     /// JSON given to the script on stdin.
     #[arg(long, value_name = "JSON")]
     pub input: Option<String>,
-    /// Print the result as JSON (DESIGN §3).
+    /// Print the result as one JSON object: success, exit code, signal, stdout, stderr, timing.
     #[arg(long)]
     pub json: bool,
     /// Agent name or path to an agent TOML: its script policy and skills apply.
