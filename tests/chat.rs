@@ -1222,3 +1222,29 @@ fn a_chat_that_can_run_nothing_is_not_taught_directives() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(system_of(2).is_some_and(|s| s.contains("!{")));
 }
+
+#[test]
+fn a_provider_name_one_letter_off_is_an_error_not_a_model_name() {
+    let home = TestHome::new();
+    let out = home
+        .cmd()
+        .args(["chat", "--model", "anthropc:claude-x", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(
+            "unknown provider \"anthropc\" (from --model); known providers: openai, anthropic"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // The control: an Ollama-style model name with a colon is a model, sent as written.
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = chat(&home, &server)
+        .args(["--model", "llama3:8b", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests()[0]["model"], "llama3:8b");
+}
