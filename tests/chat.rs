@@ -1241,8 +1241,16 @@ fn a_provider_name_one_letter_off_is_an_error_not_a_model_name() {
     );
     // The control: an Ollama-style model name with a colon is a model, sent as written.
     let server = Server::start([Reply::text(["ok"])]);
-    let out = chat(&home, &server)
-        .args(["--model", "llama3:8b", "hi"])
+    let out = home
+        .cmd()
+        .args([
+            "chat",
+            "--base-url",
+            &server.url,
+            "--model",
+            "llama3:8b",
+            "hi",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
