@@ -521,7 +521,8 @@ fn init(
             // The filter that hands connect(2) to init; if it cannot be had, no Unix socket
             // at all (or, when required, no command).
             let go = match connect_broker::install_and_hand_over(theirs) {
-                Ok(()) => connect_broker::await_go(theirs),
+                // Held until init has taken its duplicate.
+                Ok(_listener) => connect_broker::await_go(theirs),
                 Err(e) => {
                     connect_broker::tell_failure(theirs, &e);
                     !required && super::unix_sockets::restrict().is_ok()
@@ -548,7 +549,7 @@ fn init(
     }
     if let Some((ours, theirs)) = channel {
         drop(theirs);
-        let served = connect_broker::receive(&ours).and_then(|listener| {
+        let served = connect_broker::receive(&ours, child).and_then(|listener| {
             connect_broker::serve(listener, named).map_err(connect_broker::BrokerError::Thread)
         });
         match served {
