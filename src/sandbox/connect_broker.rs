@@ -351,8 +351,7 @@ impl<'a> Caller<'a> {
     pub fn still_waiting(&self) -> Result<(), i32> {
         let id = self.req.id;
         // SAFETY: ioctl with a pointer to a u64.
-        if unsafe { libc::ioctl(self.listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID as _, &id) }
-            == 0
+        if unsafe { libc::ioctl(self.listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID as _, &id) } == 0
         {
             Ok(())
         } else {
@@ -461,7 +460,11 @@ fn parse_status(status: &str) -> Option<StatusIds> {
     };
     let ids = |name: &str| -> Option<[u32; 3]> {
         let f = field(name)?;
-        Some([f.first()?.parse().ok()?, f.get(1)?.parse().ok()?, f.get(2)?.parse().ok()?])
+        Some([
+            f.first()?.parse().ok()?,
+            f.get(1)?.parse().ok()?,
+            f.get(2)?.parse().ok()?,
+        ])
     };
     Some(StatusIds {
         tgid: field("Tgid:")?.first()?.parse().ok()?,
@@ -486,9 +489,7 @@ impl Destination {
     pub fn address(&self) -> Vec<u8> {
         match self {
             Destination::AsGiven(a) => a.clone(),
-            Destination::Pinned(fd) => {
-                unix_address(&format!("/proc/self/fd/{}", fd.as_raw_fd()))
-            }
+            Destination::Pinned(fd) => unix_address(&format!("/proc/self/fd/{}", fd.as_raw_fd())),
         }
     }
 }
@@ -612,7 +613,8 @@ mod tests {
 
     #[test]
     fn the_ids_of_a_caller_are_read_from_its_status() {
-        let status = "Name:\tx\nTgid:\t42\nPid:\t43\nUid:\t1000\t1001\t1002\t1003\nGid:\t7\t8\t9\t10\n";
+        let status =
+            "Name:\tx\nTgid:\t42\nPid:\t43\nUid:\t1000\t1001\t1002\t1003\nGid:\t7\t8\t9\t10\n";
         assert_eq!(
             parse_status(status),
             Some(StatusIds {

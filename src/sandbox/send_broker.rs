@@ -343,7 +343,7 @@ mod tests {
         out[8..12].copy_from_slice(&level.to_ne_bytes());
         out[12..16].copy_from_slice(&kind.to_ne_bytes());
         out.extend_from_slice(data);
-        while out.len() % 8 != 0 {
+        while !out.len().is_multiple_of(8) {
             out.push(0);
         }
         out
