@@ -232,19 +232,20 @@ fn take_descriptor(pid: libc::pid_t, fd: RawFd) -> std::io::Result<OwnedFd> {
 /// Serve the listener on a thread of init, for as long as init lives. `Err` when no thread
 /// can be started.
 pub fn serve(listener: OwnedFd, named: Named) -> std::io::Result<()> {
-    let named = std::sync::Arc::new(named);
+    let (jobs, queue) = std::sync::mpsc::channel();
+    let workers = Workers {
+        named: std::sync::Arc::new(named),
+        listener: std::sync::Arc::new(listener),
+        queue: std::sync::Arc::new(std::sync::Mutex::new(queue)),
+        idle: std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+    };
     std::thread::Builder::new().spawn(move || {
+        let listener = workers.listener.as_raw_fd();
         loop {
             // SAFETY: a zeroed seccomp_notif is what NOTIF_RECV expects.
             let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
             // SAFETY: ioctl on our listener with a buffer of the right type.
-            let r = unsafe {
-                libc::ioctl(
-                    listener.as_raw_fd(),
-                    libc::SECCOMP_IOCTL_NOTIF_RECV as _,
-                    &mut req,
-                )
-            };
+            let r = unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV as _, &mut req) };
             if r < 0 {
                 match std::io::Error::last_os_error().raw_os_error() {
                     // The caller went away before we got it; or a signal.
@@ -252,21 +253,52 @@ pub fn serve(listener: OwnedFd, named: Named) -> std::io::Result<()> {
                     _ => return,
                 }
             }
-            let listener = listener.as_raw_fd();
-            let for_thread = named.clone();
-            // One thread per call: a blocking TCP connect or send must not hold up the
-            // others. Where no thread can be had (the run's process limit counts init's
-            // threads too), the call fails as a fork would.
-            let spawned = std::thread::Builder::new().spawn(move || {
-                let answer = call_for(listener, &req, &for_thread);
-                respond(listener, req.id, answer);
-            });
-            if spawned.is_err() {
+            // A worker for each call: a blocking TCP connect or send must not hold up the
+            // others. Where none is idle and no thread can be had (the run's process limit
+            // counts init's threads too), the call fails as a fork would.
+            if workers.reserve().is_err() || jobs.send(req).is_err() {
                 respond(listener, req.id, Err(libc::EAGAIN));
             }
         }
     })?;
     Ok(())
+}
+
+/// The threads that make the calls, kept for the next ones (a thread per call would cost more
+/// than most calls).
+#[derive(Clone)]
+struct Workers {
+    named: std::sync::Arc<Named>,
+    listener: std::sync::Arc<OwnedFd>,
+    queue: std::sync::Arc<std::sync::Mutex<std::sync::mpsc::Receiver<libc::seccomp_notif>>>,
+    /// Workers waiting for a call that no queued call has been promised to.
+    idle: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Workers {
+    /// Promise the next queued call a worker: an idle one, else a new one. So no call waits
+    /// behind another that blocks.
+    fn reserve(&self) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self
+            .idle
+            .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Ok(());
+        }
+        let me = self.clone();
+        std::thread::Builder::new().spawn(move || {
+            loop {
+                let next = me.queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                let Ok(req) = next else { return };
+                let listener = me.listener.as_raw_fd();
+                respond(listener, req.id, call_for(listener, &req, &me.named));
+                me.idle.fetch_add(1, SeqCst);
+            }
+        })?;
+        Ok(())
+    }
 }
 
 /// The call the caller asked for, made by init: its return value, or the errno.
