@@ -3092,6 +3092,7 @@ fn the_connect_broker_holds_against_path_tricks_and_races() {
          for p in (named, other):\n\
          \x20   attempt(lambda: rel(p)); attempt(lambda: link(p)); attempt(lambda: conn('/proc/1/root' + p))\n\
          attempt(lambda: raw(other)); attempt(lambda: sendto(other))\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
          buf = ctypes.create_string_buffer(110)\n\
          def fill(p):\n\
          \x20   p = p.encode(); ctypes.memmove(ctypes.addressof(buf), b'\\x01\\x00' + p + bytes(108 - len(p)), 110)\n\
