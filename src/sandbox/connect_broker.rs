@@ -229,18 +229,44 @@ fn take_descriptor(pid: libc::pid_t, fd: RawFd) -> std::io::Result<OwnedFd> {
     }
 }
 
-/// Serve the listener on a thread of init, for as long as init lives. `Err` when no thread
+/// Serve the listener on threads of init, for as long as init lives. `Err` when no thread
 /// can be started.
 pub fn serve(listener: OwnedFd, named: Named) -> std::io::Result<()> {
-    let (jobs, queue) = std::sync::mpsc::channel();
-    let workers = Workers {
+    Workers {
         named: std::sync::Arc::new(named),
         listener: std::sync::Arc::new(listener),
-        queue: std::sync::Arc::new(std::sync::Mutex::new(queue)),
         idle: std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-    };
-    std::thread::Builder::new().spawn(move || {
-        let listener = workers.listener.as_raw_fd();
+    }
+    .add()
+}
+
+/// The threads that take the calls and make them: each waits for a call, makes it itself (no
+/// hand-off to wake), and first starts another when it was the last one waiting, so that a
+/// blocking TCP connect or send holds up no other call.
+#[derive(Clone)]
+struct Workers {
+    named: std::sync::Arc<Named>,
+    listener: std::sync::Arc<OwnedFd>,
+    /// Threads waiting for a call.
+    idle: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Workers {
+    /// Start one more worker.
+    fn add(&self) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let me = self.clone();
+        self.idle.fetch_add(1, SeqCst);
+        let started = std::thread::Builder::new().spawn(move || me.work());
+        if started.is_err() {
+            self.idle.fetch_sub(1, SeqCst);
+        }
+        started.map(drop)
+    }
+
+    fn work(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        let listener = self.listener.as_raw_fd();
         loop {
             // SAFETY: a zeroed seccomp_notif is what NOTIF_RECV expects.
             let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
@@ -253,51 +279,14 @@ pub fn serve(listener: OwnedFd, named: Named) -> std::io::Result<()> {
                     _ => return,
                 }
             }
-            // A worker for each call: a blocking TCP connect or send must not hold up the
-            // others. Where none is idle and no thread can be had (the run's process limit
-            // counts init's threads too), the call fails as a fork would.
-            if workers.reserve().is_err() || jobs.send(req).is_err() {
-                respond(listener, req.id, Err(libc::EAGAIN));
+            // Where no thread can be had (the run's process limit counts init's threads too),
+            // the next calls wait in the kernel until this one is made.
+            if self.idle.fetch_sub(1, SeqCst) == 1 {
+                let _ = self.add();
             }
+            respond(listener, req.id, call_for(listener, &req, &self.named));
+            self.idle.fetch_add(1, SeqCst);
         }
-    })?;
-    Ok(())
-}
-
-/// The threads that make the calls, kept for the next ones (a thread per call would cost more
-/// than most calls).
-#[derive(Clone)]
-struct Workers {
-    named: std::sync::Arc<Named>,
-    listener: std::sync::Arc<OwnedFd>,
-    queue: std::sync::Arc<std::sync::Mutex<std::sync::mpsc::Receiver<libc::seccomp_notif>>>,
-    /// Workers waiting for a call that no queued call has been promised to.
-    idle: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-}
-
-impl Workers {
-    /// Promise the next queued call a worker: an idle one, else a new one. So no call waits
-    /// behind another that blocks.
-    fn reserve(&self) -> std::io::Result<()> {
-        use std::sync::atomic::Ordering::SeqCst;
-        if self
-            .idle
-            .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
-            .is_ok()
-        {
-            return Ok(());
-        }
-        let me = self.clone();
-        std::thread::Builder::new().spawn(move || {
-            loop {
-                let next = me.queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                let Ok(req) = next else { return };
-                let listener = me.listener.as_raw_fd();
-                respond(listener, req.id, call_for(listener, &req, &me.named));
-                me.idle.fetch_add(1, SeqCst);
-            }
-        })?;
-        Ok(())
     }
 }
 
@@ -335,48 +324,52 @@ pub(super) fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-/// The thread waiting in a handed-over call, and its process.
+/// The thread waiting in a handed-over call.
 pub(super) struct Caller<'a> {
     listener: RawFd,
     pub req: &'a libc::seccomp_notif,
     /// The calling thread (the notification's pid is a thread id, in init's PID namespace).
     pub tid: libc::pid_t,
-    /// Its process: its thread-group id, real/effective/saved user and group ids.
-    pub tgid: libc::pid_t,
-    pub uids: [u32; 3],
-    pub gids: [u32; 3],
+    /// A pidfd on it (Linux 6.9), else on its process.
     pidfd: OwnedFd,
 }
 
+/// `PIDFD_THREAD` (linux/pidfd.h, Linux 6.9): a pidfd on a thread rather than its process.
+const PIDFD_THREAD: libc::c_int = libc::O_EXCL;
+
 impl<'a> Caller<'a> {
-    /// Find the caller's process (a pidfd), making sure the thread id still names it.
+    /// Find the caller (a pidfd), making sure the thread id still names it.
     fn of(listener: RawFd, req: &'a libc::seccomp_notif) -> Result<Caller<'a>, i32> {
         let tid = req.pid as libc::pid_t;
-        let status =
-            std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
-        let ids = parse_status(&status).ok_or(libc::ESRCH)?;
-        // SAFETY: pidfd_open returns a new descriptor we own, or -1. On the thread-group
-        // leader: before Linux 6.9 a pidfd cannot name another thread.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, ids.tgid, 0) };
+        // SAFETY: pidfd_open returns a new descriptor we own, or -1.
+        let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) };
+        if pidfd < 0 && errno() == libc::EINVAL {
+            // Before Linux 6.9 a pidfd names a process, by its thread-group leader.
+            let tgid = read_ids(tid)?.tgid;
+            // SAFETY: as above.
+            pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) };
+        }
         if pidfd < 0 {
             return Err(libc::ESRCH);
         }
-        // SAFETY: fresh descriptor.
-        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) };
         let caller = Caller {
             listener,
             req,
             tid,
-            tgid: ids.tgid,
-            uids: ids.uids,
-            gids: ids.gids,
-            pidfd,
+            // SAFETY: fresh descriptor.
+            pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) },
         };
-        // The thread id may have been reused between the notification and the reading of
-        // its status: not if the call is still waiting now (a thread that ends takes its
-        // call with it).
+        // The thread id may have been reused between the notification and here: not if the
+        // call is still waiting now (a thread that ends takes its call with it).
         caller.still_waiting()?;
         Ok(caller)
+    }
+
+    /// The caller's process id and user and group ids.
+    pub fn ids(&self) -> Result<StatusIds, i32> {
+        let ids = read_ids(self.tid)?;
+        self.still_waiting()?;
+        Ok(ids)
     }
 
     /// Whether the call is still waiting (so `tid` still names its caller).
@@ -475,12 +468,19 @@ impl<'a> Caller<'a> {
     }
 }
 
-/// The ids in a `/proc/PID/status`.
+/// The ids in a `/proc/PID/status`: the thread-group id, the real, effective and saved user
+/// and group ids.
 #[derive(Debug, PartialEq, Eq)]
-struct StatusIds {
-    tgid: libc::pid_t,
-    uids: [u32; 3],
-    gids: [u32; 3],
+pub(super) struct StatusIds {
+    pub tgid: libc::pid_t,
+    pub uids: [u32; 3],
+    pub gids: [u32; 3],
+}
+
+/// The ids of thread `tid`, from the run's own /proc.
+fn read_ids(tid: libc::pid_t) -> Result<StatusIds, i32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+    parse_status(&status).ok_or(libc::ESRCH)
 }
 
 fn parse_status(status: &str) -> Option<StatusIds> {

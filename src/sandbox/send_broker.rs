@@ -26,7 +26,7 @@
 //! than [`MAX_DATA`] fails with EMSGSIZE; a stream send is cut there, returning the count
 //! sent, as a partial send may. `EPIPE` raises `SIGPIPE` in the caller, as the kernel would.
 
-use super::connect_broker::{Caller, Named, errno};
+use super::connect_broker::{Caller, Named, StatusIds, errno};
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The most data init copies for one message (Unix datagrams are capped far below by the
@@ -244,7 +244,7 @@ fn check_control(caller: &Caller, buf: &mut [u8]) -> Result<Vec<OwnedFd>, i32> {
                 }
                 let word = |i: usize| u32::from_ne_bytes(d[i..i + 4].try_into().expect("4"));
                 let (pid, uid, gid) = (word(0) as i32, word(4), word(8));
-                if !credentials_are_the_callers(caller, pid, uid, gid) {
+                if !credentials_are_the_callers(&caller.ids()?, pid, uid, gid) {
                     return Err(libc::EPERM);
                 }
             }
@@ -262,8 +262,8 @@ fn check_control(caller: &Caller, buf: &mut [u8]) -> Result<Vec<OwnedFd>, i32> {
 
 /// What the kernel lets an unprivileged process claim: its own pid, one of its user and
 /// group ids. (init could claim more, having privileges in the run's namespaces.)
-fn credentials_are_the_callers(caller: &Caller, pid: i32, uid: u32, gid: u32) -> bool {
-    pid == caller.tgid && caller.uids.contains(&uid) && caller.gids.contains(&gid)
+fn credentials_are_the_callers(ids: &StatusIds, pid: i32, uid: u32, gid: u32) -> bool {
+    pid == ids.tgid && ids.uids.contains(&uid) && ids.gids.contains(&gid)
 }
 
 /// `SO_TYPE` of a socket; ENOTSOCK for any other descriptor.
@@ -325,9 +325,12 @@ fn send_one(
         return Ok(n as i64);
     }
     let e = errno();
-    if e == libc::EPIPE && flags & libc::MSG_NOSIGNAL == 0 {
-        // SAFETY: a signal to the waiting thread, checked to be the caller just above.
-        unsafe { libc::syscall(libc::SYS_tgkill, caller.tgid, caller.tid, libc::SIGPIPE) };
+    if e == libc::EPIPE
+        && flags & libc::MSG_NOSIGNAL == 0
+        && let Ok(ids) = caller.ids()
+    {
+        // SAFETY: a signal to the waiting thread, checked to be the caller just now.
+        unsafe { libc::syscall(libc::SYS_tgkill, ids.tgid, caller.tid, libc::SIGPIPE) };
     }
     Err(e)
 }
@@ -335,6 +338,28 @@ fn send_one(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_must_be_the_callers_own() {
+        let ids = StatusIds {
+            tgid: 7,
+            uids: [1000, 1000, 1000],
+            gids: [100, 100, 100],
+        };
+        assert!(credentials_are_the_callers(&ids, 7, 1000, 100));
+        assert!(
+            !credentials_are_the_callers(&ids, 1, 1000, 100),
+            "another pid"
+        );
+        assert!(
+            !credentials_are_the_callers(&ids, 7, 0, 100),
+            "another user"
+        );
+        assert!(
+            !credentials_are_the_callers(&ids, 7, 1000, 0),
+            "another group"
+        );
+    }
 
     fn cmsg(level: i32, kind: i32, data: &[u8]) -> Vec<u8> {
         let header = std::mem::size_of::<libc::cmsghdr>();
