@@ -386,7 +386,8 @@ impl<'a> Caller<'a> {
 
     /// A duplicate of the caller's descriptor `fd` (the same open file).
     pub fn descriptor(&self, fd: u64) -> Result<OwnedFd, i32> {
-        let fd = i32::try_from(fd).map_err(|_| libc::EBADF)?;
+        // An `int`, as the kernel reads it.
+        let fd = fd as u32 as i32;
         // SAFETY: pidfd_getfd returns a new descriptor we own, or -1.
         let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, self.pidfd.as_raw_fd(), fd, 0) };
         if got < 0 {
@@ -530,7 +531,7 @@ impl Destination {
 fn connect_for(caller: &Caller, named: &Named) -> Result<(), i32> {
     let [fd, addr, len, ..] = caller.req.data.args;
     let mut buf = [0u8; std::mem::size_of::<libc::sockaddr_storage>()];
-    let len = usize::try_from(len)
+    let len = usize::try_from(len as u32 as i32)
         .ok()
         .filter(|&l| l <= buf.len())
         .ok_or(libc::EINVAL)?;

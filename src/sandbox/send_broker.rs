@@ -48,7 +48,8 @@ pub(super) fn send_for(caller: &Caller, named: &Named) -> Result<i64, i32> {
     match i64::from(caller.req.data.nr) {
         libc::SYS_sendto => {
             let [_, buf, len, flags, addr, addrlen] = args;
-            let name = match usize::try_from(addrlen) {
+            // An `int`, as the kernel reads it.
+            let name = match usize::try_from(addrlen as u32 as i32) {
                 Ok(0) => Vec::new(),
                 Ok(l) if l <= std::mem::size_of::<libc::sockaddr_storage>() => {
                     let mut name = vec![0u8; l];
@@ -74,7 +75,7 @@ pub(super) fn send_for(caller: &Caller, named: &Named) -> Result<i64, i32> {
             let [_, vec, vlen, flags, ..] = args;
             let size = std::mem::size_of::<libc::mmsghdr>() as u64;
             let mut sent = 0u64;
-            for i in 0..vlen.min(MAX_IOV as u64) {
+            for i in 0..u64::from(vlen as u32).min(MAX_IOV as u64) {
                 let at = vec.wrapping_add(i * size);
                 let one = Message::copy(caller, at, stream)
                     .and_then(|m| send_one(caller, named, &sock, &m, flags));
