@@ -9,9 +9,10 @@
 
 use futures::stream;
 use skillpipe::confirm::Answer;
+use skillpipe::term::sanitize;
 use skillpipe::{
-    ChatOptions, ChatRequest, Dispatcher, EventStream, Launcher, Message, Provider, Report,
-    ScriptPolicy, Session, StreamEvent, Ui,
+    Busy, ChatOptions, ChatRequest, Dispatcher, EventStream, Launcher, Message, Notice, Provider,
+    Report, ScriptPolicy, Session, StreamEvent, Ui,
 };
 use std::io::Write;
 use std::sync::Arc;
@@ -47,6 +48,8 @@ impl Provider for Scripted {
     }
 }
 
+/// Prints the answer as it comes, and the rest in brackets on stderr. Model text inside a report
+/// or notice (a directive, a reason) is made inert first: it may hold terminal escapes.
 struct Print;
 
 impl Ui for Print {
@@ -56,12 +59,13 @@ impl Ui for Print {
         let _ = out.flush();
     }
     fn report(&mut self, report: &Report) {
-        eprintln!("[{report}]");
+        eprintln!("[{}]", sanitize(&report.to_string()));
     }
-    fn status(&mut self, line: &str) {
-        eprintln!("[{line}]");
+    fn notice(&mut self, notice: &Notice) {
+        eprintln!("[{}]", sanitize(&notice.to_string()));
     }
-    fn busy(&mut self, _what: Option<&str>) {}
+    /// No spinner here (a terminal UI would show `Busy::Thinking` / `Busy::Running`).
+    fn busy(&mut self, _what: Option<Busy<'_>>) {}
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -68,7 +68,7 @@ impl AppConfig {
                 d.display()
             )));
         }
-        project_notice(&self.skills_dirs);
+        project_notice(&self.named_dirs());
         let mut dirs = crate::paths::skill_search_path(&self.skills_dirs);
         // The skill folders beside an agent given by path, right after the `--skills-dir`s and
         // the user's own skill folders.
@@ -80,6 +80,18 @@ impl AppConfig {
         let at = (self.skills_dirs.len() + crate::paths::user_skill_dirs().len()).min(dirs.len());
         dirs.splice(at..at, beside);
         Ok(dirs)
+    }
+
+    /// Folders the user named on the command line: the `--skills-dir`s, and for an agent given
+    /// by path its folder and the skill folders beside it. They are used whether or not the
+    /// working directory is trusted, so the untrusted-project notice leaves them out.
+    fn named_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = self.skills_dirs.clone();
+        if let Some(agent) = self.agent.as_deref() {
+            dirs.extend(crate::paths::agent_dir(agent));
+            dirs.extend(crate::paths::agent_skill_dirs(agent));
+        }
+        dirs
     }
 }
 
@@ -97,7 +109,7 @@ pub(crate) struct Setup {
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
 /// agent over defaults), and builds the dispatcher with `asker` (default: the terminal prompt).
 pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Result<Setup, AppError> {
-    project_notice(&config.skills_dirs);
+    project_notice(&config.named_dirs());
     let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
@@ -179,7 +191,7 @@ pub(crate) fn project_notice(explicit: &[PathBuf]) {
         if crate::trust::cwd_trusted() {
             return;
         }
-        // A folder also given with --skills-dir is used: no notice for it.
+        // A folder the user named (--skills-dir, beside --agent PATH) is used: no notice for it.
         let given: Vec<PathBuf> = explicit.iter().filter_map(|d| d.canonicalize().ok()).collect();
         let mut present = crate::paths::project_dirs_present();
         present.retain(|d| {
@@ -290,6 +302,8 @@ mod session {
         pub no_stream: bool,
         /// Bound on capture round-trips per user message.
         pub max_captures: Option<usize>,
+        /// Request fields from the command line, over the agent's and the config file's.
+        pub params: Vec<(String, serde_json::Value)>,
         /// Run directives inside Markdown code too.
         pub exec_in_code: bool,
         /// A saved session to reopen (REPL).
@@ -354,7 +368,11 @@ mod session {
             tools: config.tools || agent.is_some_and(|a| a.tool_calls),
             stream: !config.no_stream,
             model: settings.model.clone(),
-            params: settings.params.clone(),
+            params: {
+                let mut params = settings.params.clone();
+                params.extend(config.params.iter().cloned());
+                params
+            },
             show_side_effects: config.show_side_effects,
         };
         let mut session = Session::new(provider, dispatcher, Some(system), opts);

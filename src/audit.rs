@@ -127,7 +127,7 @@ pub enum AuditError {
 }
 
 /// Told about a failed best-effort write.
-type WarningSink = dyn Fn(&str) + Send + Sync;
+type WarningSink = dyn Fn(&AuditError) + Send + Sync;
 
 /// The append-only log. Opening is lazy so a run that decides nothing creates no file.
 pub struct AuditLog {
@@ -160,7 +160,7 @@ impl AuditLog {
     /// Calls `f` with the first failure of a best-effort write (the `skillpipe` binary prints
     /// it as a warning). Without it such a failure is dropped: the run goes on unlogged, as
     /// `audit = "best-effort"` says; `audit = "required"` refuses instead.
-    pub fn on_warning(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> AuditLog {
+    pub fn on_warning(mut self, f: impl Fn(&AuditError) + Send + Sync + 'static) -> AuditLog {
         self.on_warning = Some(Box::new(f));
         self
     }
@@ -222,7 +222,7 @@ impl AuditLog {
             && !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed)
             && let Some(f) = &self.on_warning
         {
-            f(&e.to_string());
+            f(&e);
         }
     }
 }

@@ -92,7 +92,7 @@ pub use scan::{Directive, Event, Kind, ScanOptions, Scanner};
 #[cfg(feature = "runtime")]
 pub use audit::AuditLog;
 #[cfg(feature = "runtime")]
-pub use chat::{ChatOptions, Session, TurnReport, Ui};
+pub use chat::{Busy, ChatOptions, Notice, Session, TurnReport, Ui};
 #[cfg(feature = "runtime")]
 pub use dispatch::{Dispatcher, DispatcherBuilder, Launcher, Outcome};
 #[cfg(feature = "runtime")]

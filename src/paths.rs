@@ -80,23 +80,30 @@ pub fn user_skill_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// The folder of an agent given by path (`--agent /proj/agents/x.toml` → `/proj/agents`; a
+/// folder-per-agent path is its own folder). `None` for an agent given by name.
+pub fn agent_dir(agent_arg: &str) -> Option<PathBuf> {
+    let path = Path::new(agent_arg);
+    if !agent_arg.contains('/') && !agent_arg.ends_with(".toml") {
+        return None;
+    }
+    Some(if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    })
+}
+
 /// Skill folders that sit beside an agent given by path (`--agent /proj/agents/x.toml`): the
 /// agent's own folder's `skills/` and its parent's (`/proj/skills`), so the agent finds its
 /// skills from any working directory. Nothing for an agent given by name.
 pub fn agent_skill_dirs(agent_arg: &str) -> Vec<PathBuf> {
-    let path = Path::new(agent_arg);
-    if !agent_arg.contains('/') && !agent_arg.ends_with(".toml") {
-        return Vec::new();
-    }
-    let dir = if path.is_dir() {
-        path
-    } else {
-        match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        }
-    };
-    vec![dir.join("skills"), dir.join("../skills")]
+    agent_dir(agent_arg)
+        .map(|dir| vec![dir.join("skills"), dir.join("../skills")])
+        .unwrap_or_default()
 }
 
 /// Agent search path (DESIGN §5), after an explicit `--agent PATH`:

@@ -47,6 +47,36 @@ fn side_effect_split_across_events_runs_and_is_stripped() {
 }
 
 #[test]
+fn a_line_that_held_only_directives_is_not_shown_but_kept_in_history() {
+    let home = TestHome::new();
+    let answer = "The word is *gato*.\n  %{echo a} %{echo b}\nIt means cat.\n\nSay %{echo c} it.\n";
+    let server = Server::start([Reply::chunked(answer, 2)]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "a word"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // No empty line where the side effects stood; the model's own blank line and the spaces
+    // around a directive inside a sentence stay.
+    assert_eq!(
+        stdout(&out),
+        "The word is *gato*.\nIt means cat.\n\nSay  it.\n"
+    );
+    assert_eq!(home.audit().len(), 3);
+    // `filter` keeps every byte that was not a directive (the control: the line is there).
+    let o = home
+        .cmd()
+        .args(["filter", "--allow", "echo", "-y"])
+        .write_stdin(answer)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        "The word is *gato*.\n   \nIt means cat.\n\nSay  it.\n"
+    );
+}
+
+#[test]
 fn capture_round_trip_sends_the_result_and_shows_the_continuation() {
     let home = TestHome::new();
     let server = Server::start([
@@ -364,6 +394,36 @@ fn repeated_capture_reuses_the_result_then_stops_with_it_shown() {
     assert_eq!(stdout(&out), "again again again same\n");
 }
 
+/// The loop guard's notices quote the model's directive: a terminal escape in it (here one that
+/// would set the window title) reaches stderr escaped, on one line, never as the control.
+#[test]
+fn a_notice_quoting_a_hostile_directive_is_shown_escaped() {
+    let home = TestHome::new();
+    let hostile = "x !{echo \x1b]2;pwned\x07}";
+    let server = Server::start((0..5).map(|_| Reply::text([hostile])));
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Positive control: the escape did come from the model (the history sends it back as is).
+    let m = messages(&server, 1);
+    let again = m.iter().rev().find(|m| m["role"] == "assistant").unwrap();
+    assert!(
+        again["content"].as_str().unwrap().contains('\x1b'),
+        "{again}"
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains(r"skillpipe: not run again: !{echo \u{1b}]2;pwned\u{7}} (same as"),
+        "{err}"
+    );
+    assert!(
+        err.contains(r"skillpipe: stopped: the model wrote !{echo \u{1b}]2;pwned\u{7}} again"),
+        "{err}"
+    );
+    assert!(!err.contains(['\x1b', '\x07']), "{err:?}");
+}
 #[test]
 fn a_bare_repeated_capture_never_ends_the_turn_empty() {
     let home = TestHome::new();
@@ -969,7 +1029,8 @@ fn a_turn_that_shows_nothing_says_so() {
         ),
         (
             vec![Reply::text(["!{false}"]), Reply::text(["  "])],
-            "  (no answer: the command failed, exit 1)\n",
+            // The spaces after the capture were all its line held: not shown.
+            "(no answer: the command failed, exit 1)\n",
         ),
         (
             vec![Reply::text(["!{touch x}"]), Reply::text([""])],
@@ -1046,4 +1107,61 @@ fn nothing_runs_when_the_user_says_not_to_run_it() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(canary.exists(), "the control did not run: {}", stderr(&out));
+}
+
+#[test]
+fn request_fields_from_the_command_line_win_over_the_agents() {
+    let home = TestHome::new();
+    let agent = home.path().join("a.toml");
+    std::fs::write(
+        &agent,
+        "name = \"a\"\ninstructions = \"Hi.\"\n[params]\ntemperature = 0.9\ntop_p = 0.1\n",
+    )
+    .unwrap();
+    let server = Server::start([Reply::text(["ok"]), Reply::text(["ok"])]);
+    let out = chat(&home, &server)
+        .arg("--agent")
+        .arg(&agent)
+        .args(["--temperature", "0", "--max-tokens", "50"])
+        .args([
+            "--param",
+            "top_p=0.5",
+            "--param",
+            "stop=[\"x\"]",
+            "--param",
+            "user=bob",
+        ])
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let req = &server.requests()[0];
+    assert_eq!(req["temperature"], 0.0);
+    assert_eq!(req["max_tokens"], 50);
+    assert_eq!(req["top_p"], 0.5);
+    assert_eq!(req["stop"], serde_json::json!(["x"]));
+    assert_eq!(req["user"], "bob");
+    // The control: without the flags, the agent's own values are sent.
+    let out = chat(&home, &server)
+        .arg("--agent")
+        .arg(&agent)
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let req = &server.requests()[1];
+    assert_eq!(req["temperature"], 0.9);
+    assert_eq!(req["top_p"], 0.1);
+    assert!(req.get("max_tokens").is_none(), "{req}");
+    // A malformed one names the flag and the form.
+    let out = chat(&home, &server)
+        .args(["--param", "top_p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--param top_p: expected KEY=VALUE"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -239,12 +239,15 @@ async fn helper_run_until_killed() {
 }
 
 #[test]
-fn children_die_with_skillpipe() {
+fn children_die_with_skillpipe_and_its_run_directory_is_swept_later() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let mut helper = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "helper_run_until_killed", "--ignored", "--quiet"])
         .env("SKILLPIPE_TEST_PIDFILE", &pidfile)
+        .env("TMPDIR", &tmp)
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
@@ -254,4 +257,36 @@ fn children_die_with_skillpipe() {
     helper.kill().unwrap();
     helper.wait().unwrap();
     assert!(eventually(|| !alive(pid)), "{pid} outlived its parent");
+
+    // SIGKILL leaves no chance to clean up: the run directory stays (the positive control)…
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("skillpipe-run-")
+        })
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    // …until a later skillpipe's first run removes it, once it is past the grace period.
+    let old = std::time::SystemTime::now() - Duration::from_secs(120);
+    std::fs::File::open(&left[0])
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let o = assert_cmd::Command::new(env!("CARGO_BIN_EXE_skillpipe"))
+        .args(["filter", "--allow", "echo", "-y"])
+        .env("TMPDIR", &tmp)
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .write_stdin("a !{echo b} c")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "a b c", "{o:?}");
+    assert!(!left[0].exists(), "the abandoned run directory stays");
+    let now: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(now.is_empty(), "the new run left {now:?}");
 }

@@ -6,8 +6,8 @@ mod common;
 use common::{Reply, Server};
 use futures::StreamExt;
 use skillpipe::model::{
-    ChatRequest, Message, ModelError, Provider, ProviderKind, Settings, SettingsError, StreamEvent,
-    ToolCall, ToolDef, provider_for,
+    ChatRequest, GiveUp, Message, ModelError, Provider, ProviderKind, Settings, SettingsError,
+    StreamEvent, ToolCall, ToolDef, provider_for,
 };
 use std::time::Duration;
 
@@ -212,6 +212,35 @@ async fn rate_limit_then_success() {
 }
 
 #[tokio::test]
+async fn an_answer_with_nothing_in_it_is_asked_for_again() {
+    // A busy llama.cpp-based server ends a second request at once: role chunk, `[DONE]`.
+    let server = Server::start([Reply::busy(), Reply::text(["fine"])]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert!(
+        matches!(&events[0], StreamEvent::Retrying { attempt: 1, reason, .. }
+            if reason.contains("nothing in it")),
+        "{events:?}"
+    );
+    assert_eq!(text(&events), "fine");
+    assert_eq!(server.requests().len(), 2);
+    // Once the retries are used up, the empty answer is passed on as it came.
+    let server = Server::start([Reply::busy(), Reply::busy(), Reply::busy()]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(server.requests().len(), 3);
+    assert!(matches!(
+        events.last(),
+        Some(StreamEvent::Finished { reason: None })
+    ));
+    // The control: an empty answer the server finished ("stop") is the model's, not retried.
+    let server = Server::start([Reply::text([""]), Reply::text(["never sent"])]);
+    let (events, _) = collect(&*openai(&server), request("hi")).await;
+    assert_eq!(server.requests().len(), 1, "{events:?}");
+    assert_eq!(text(&events), "");
+}
+
+#[tokio::test]
 async fn server_errors_are_retried_then_reported() {
     let server = Server::start([
         Reply::status(500, "boom 1"),
@@ -225,7 +254,20 @@ async fn server_errors_are_retried_then_reported() {
         .filter(|e| matches!(e, StreamEvent::Retrying { .. }))
         .count();
     assert_eq!(retries, 2);
-    let msg = err.expect("an error").to_string();
+    let err = err.expect("an error");
+    // Why it stopped is typed, not only worded.
+    assert!(
+        matches!(
+            err,
+            ModelError::Http {
+                status: 503,
+                gave_up: Some(GiveUp::Exhausted { attempts: 3 }),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let msg = err.to_string();
     assert!(msg.starts_with("HTTP 503 from http://127.0.0.1:"), "{msg}");
     assert!(msg.contains("overloaded"), "{msg}");
     assert!(msg.contains("gave up after 3 attempts"), "{msg}");
@@ -237,7 +279,18 @@ async fn server_errors_are_retried_then_reported() {
 async fn a_long_retry_after_is_not_waited_for() {
     let server = Server::start([Reply::status(429, "quota").header("Retry-After", "3600")]);
     let (_, err) = collect(&*openai(&server), request("hi")).await;
-    let msg = err.expect("an error").to_string();
+    let err = err.expect("an error");
+    assert!(
+        matches!(
+            err,
+            ModelError::Http {
+                gave_up: Some(GiveUp::WaitTooLong { asked }),
+                ..
+            } if asked == Duration::from_secs(3600)
+        ),
+        "{err:?}"
+    );
+    let msg = err.to_string();
     assert!(msg.contains("asks to wait 3600 s"), "{msg}");
     assert_eq!(server.requests().len(), 1);
 }

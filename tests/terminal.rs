@@ -87,6 +87,36 @@ fn a_hostile_answer_leaves_the_screen_title_and_clipboard_alone() {
     assert_eq!(inert.clipboard(), "");
 }
 
+/// The REPL's notices quote the model's directive (the loop guard: `not run again`, `stopped`):
+/// one that would set the window title is shown escaped on its status line, and the title stays.
+#[test]
+fn a_notice_quoting_a_hostile_directive_leaves_the_title_alone() {
+    let home = TestHome::new();
+    let server = Server::start((0..4).map(|_| Reply::text(["x !{echo \x1b]2;pwned\x07}"])));
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let argv = [bin, "chat", "--base-url", &server.url, "--model", "m"];
+    let mut env = env(&home);
+    env.push(("NO_COLOR", "1".into()));
+    let Some(t) = Tmux::start(&argv, &env, home.path()) else {
+        return;
+    };
+    t.wait_for("/help for commands");
+    let title_before = t.title();
+    t.keys("go");
+    t.enter();
+    let screen = t.wait_for("again after being given its result");
+    assert!(
+        screen.contains(r"· not run again: !{echo \u{1b}]2;pwned\u{7}} (same as earlier"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(r"· stopped: the model wrote !{echo \u{1b}]2;pwned\u{7}} again"),
+        "{screen}"
+    );
+    assert_eq!(t.title(), title_before);
+    assert_ne!(t.title(), "pwned");
+}
+
 fn repl(home: &TestHome, server: &Server) -> Pty {
     let mut c = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
     c.env_clear();

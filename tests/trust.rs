@@ -343,6 +343,44 @@ fn an_explicit_skills_dir_is_the_users_choice() {
 }
 
 #[test]
+fn an_agent_given_by_path_uses_its_folder_and_the_skills_beside_it_without_a_notice() {
+    let home = TestHome::new();
+    let clone = project(&home);
+    skill(&clone.join("skills"), "helper", "beside-agent");
+    std::fs::create_dir_all(clone.join("agents")).unwrap();
+    std::fs::write(
+        clone.join("agents/mine.toml"),
+        "name = \"mine\"\nskills = [\"helper\"]\ninstructions = \"Help.\"\n",
+    )
+    .unwrap();
+    let o = cmd_in(&home, &clone)
+        .args([
+            "filter",
+            "--agent",
+            "agents/mine.toml",
+            "--allow-scripts",
+            "-y",
+        ])
+        .write_stdin("x !{helper/scripts/say.sh} y")
+        .output()
+        .unwrap();
+    // ./skills is used (beside the agent), and ./agents holds the agent named: nothing ignored.
+    assert_eq!(out(&o).0, "x beside-agent y", "{:?}", out(&o));
+    assert!(!out(&o).1.contains("ignoring"), "{:?}", out(&o));
+    // Positive control: by name, neither is used, and the notice says so.
+    let o = cmd_in(&home, &clone)
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert!(
+        out(&o).1.contains("ignoring ./agents, ./skills here"),
+        "{:?}",
+        out(&o)
+    );
+}
+
+#[test]
 fn filter_on_a_pipe_is_byte_exact_unless_asked_to_sanitize() {
     let home = TestHome::new();
     let input = "a\x1b]52;c;aGk=\x07b\x1b[2J\u{202e}c\n";

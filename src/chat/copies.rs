@@ -67,11 +67,6 @@ fn gerund(verb: &str) -> String {
     }
 }
 
-/// True for the reasons of [`nothing_to_run`]: the directive is to be shown, not run.
-pub fn is_not_to_run(why: &str) -> bool {
-    why == NOT_TO_RUN || why == ABOUT_DIRECTIVES
-}
-
 /// `raw` as inline code: fenced by more backticks than any run inside it, so it cannot close
 /// early, and read back by the scanner as text, never as a directive.
 pub fn as_code(raw: &str) -> String {

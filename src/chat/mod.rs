@@ -5,6 +5,8 @@
 //! The loop talks to the screen only through [`Ui`], so one-shot mode, the REPL and tests share it.
 
 pub(crate) mod copies;
+mod lines;
+mod notice;
 pub(crate) mod result;
 pub(crate) mod tools;
 
@@ -18,12 +20,16 @@ use crate::pipeline::{
 };
 use crate::scan::{Directive, Kind, ScanOptions};
 use futures::StreamExt;
+pub use notice::{Busy, Notice};
 use std::sync::Arc;
 
-/// Where the loop shows things. Text is the processed answer; everything else is a side channel.
+/// Where the loop shows things. Text is the processed answer; everything else is a side channel,
+/// typed ([`Report`], [`Notice`], [`Busy`]) so a front end picks its looks from the variant.
+/// Model text reaches the side channel unsanitized: make it inert before a terminal sees it
+/// ([`crate::term::sanitize`]).
 ///
 /// ```
-/// use skillpipe::{Report, Ui};
+/// use skillpipe::{Busy, Notice, Report, Ui};
 ///
 /// /// Answer text to stdout, everything else to stderr.
 /// struct Plain;
@@ -35,10 +41,13 @@ use std::sync::Arc;
 ///     fn report(&mut self, report: &Report) {
 ///         eprintln!("{report}");
 ///     }
-///     fn status(&mut self, line: &str) {
-///         eprintln!("{line}");
+///     fn notice(&mut self, notice: &Notice) {
+///         match notice {
+///             Notice::Retrying { .. } => eprintln!("(waiting) {notice}"),
+///             _ => eprintln!("{notice}"),
+///         }
 ///     }
-///     fn busy(&mut self, _what: Option<&str>) {}
+///     fn busy(&mut self, _what: Option<Busy<'_>>) {}
 /// }
 /// ```
 pub trait Ui {
@@ -46,14 +55,14 @@ pub trait Ui {
     fn text(&mut self, bytes: &[u8]);
     /// How a directive or tool call ended (typed: pick colours from [`Report::kind`]).
     fn report(&mut self, report: &Report);
-    /// A note about the stream or the turn: retrying, stopped early.
-    fn status(&mut self, line: &str);
+    /// A note about the stream or the turn: retrying, a capture not run again, stopped early.
+    fn notice(&mut self, notice: &Notice);
     /// What a side effect wrote (`--show-side-effects`), already sanitized for a terminal.
     /// Ignored unless implemented.
     fn side_output(&mut self, _text: &str) {}
-    /// Something is pending: `Some("thinking")` until the first token, `Some("running …")`
-    /// while a script runs, `None` when output flows again.
-    fn busy(&mut self, what: Option<&str>);
+    /// Something is pending: [`Busy::Thinking`] until the first token, [`Busy::Running`] while
+    /// a script runs, `None` when output flows again.
+    fn busy(&mut self, what: Option<Busy<'_>>);
 }
 
 /// How a [`Session`] talks to the model and runs directives.
@@ -110,8 +119,8 @@ pub struct TurnReport {
 /// ```
 /// use futures::stream;
 /// use skillpipe::{
-///     ChatOptions, ChatRequest, Dispatcher, EventStream, Provider, Report, ScriptPolicy,
-///     Session, StreamEvent, Ui,
+///     Busy, ChatOptions, ChatRequest, Dispatcher, EventStream, Notice, Provider, Report,
+///     ScriptPolicy, Session, StreamEvent, Ui,
 /// };
 /// use std::sync::Arc;
 ///
@@ -133,8 +142,8 @@ pub struct TurnReport {
 ///     fn report(&mut self, report: &Report) {
 ///         self.1.push(report.clone());
 ///     }
-///     fn status(&mut self, _line: &str) {}
-///     fn busy(&mut self, _what: Option<&str>) {}
+///     fn notice(&mut self, _notice: &Notice) {}
+///     fn busy(&mut self, _what: Option<Busy<'_>>) {}
 /// }
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -176,6 +185,8 @@ pub struct Session {
     partial_shown: String,
     /// The next text continues after a capture: a space there would double the one shown.
     continuing: bool,
+    /// Lines that held only directives are not shown.
+    lines: lines::DirectiveLines,
 }
 
 impl Session {
@@ -207,6 +218,7 @@ impl Session {
             partial_raw: String::new(),
             partial_shown: String::new(),
             continuing: false,
+            lines: Default::default(),
         }
     }
 
@@ -303,6 +315,7 @@ impl Session {
         self.partial_raw.clear();
         self.partial_shown.clear();
         self.continuing = false;
+        self.lines = Default::default();
         let mut report = TurnReport::default();
         // One pipeline for the whole turn: side effects run in order on its worker (dropping the
         // turn, Ctrl-C, stops it); captures are handed back here to stop the model's stream.
@@ -319,7 +332,7 @@ impl Session {
         let max_bytes = self.dispatcher.policy().max_capture_bytes;
 
         let result = loop {
-            ui.busy(Some("thinking"));
+            ui.busy(Some(Busy::Thinking));
             let stream = self.provider.stream(self.request());
             let step = self
                 .stream_answer(stream, ui, &mut report, &mut driver)
@@ -342,7 +355,7 @@ impl Session {
                 {
                     // The server took the tools but the model wrote its call as text: it will
                     // not call them. Say so once, and ask again with directives only.
-                    ui.status(tools::IGNORED_TOOLS);
+                    ui.notice(&Notice::ToolsIgnored);
                     self.tool_defs.clear();
                     self.show(ui, b"\n");
                 }
@@ -363,7 +376,7 @@ impl Session {
                     let mut limited = false;
                     for call in tool_calls {
                         let content = if let Some(why) = driver.limit_reached() {
-                            // Audited, not reported one by one: the status line below says it.
+                            // Audited, not reported one by one: the notice below says it.
                             limited = true;
                             let argv = std::slice::from_ref(&call.name);
                             driver.refuse(Origin::Tool, argv, Decision::Denied, why.clone());
@@ -377,30 +390,25 @@ impl Session {
                             .push(Message::tool_result(call.id.clone(), content, is_error));
                     }
                     if limited {
-                        ui.status(&format!(
-                            "stopped: more than {} tool calls in one answer (max_captures_per_turn)",
-                            self.opts.max_captures
-                        ));
+                        ui.notice(&Notice::StoppedToolCalls {
+                            max: self.opts.max_captures,
+                        });
                         break Ok(());
                     }
                 }
                 Step::Capture { raw, directive } => {
-                    let shown = String::from_utf8_lossy(&directive.raw).into_owned();
                     let message = match captures.seen(&directive.body) {
                         Seen::Again(earlier) => {
                             // The model did not take the result in: give it again, run nothing.
-                            ui.status(&format!(
-                                "not run again: {shown} (same as earlier in this answer)"
-                            ));
+                            ui.notice(&Notice::not_run_again(&directive.raw));
                             self.history.push(Message::assistant(raw));
                             result::repeated_message(&earlier, max_bytes)
                         }
                         Seen::TooOften => {
-                            ui.status(&format!(
-                                "stopped: the model wrote {shown} again after being given its result"
-                            ));
+                            ui.notice(&Notice::stopped_repeating(&directive.raw));
                             // Keep what came before the directive, not the directive itself.
-                            let before = raw.strip_suffix(shown.as_str()).unwrap_or(&raw);
+                            let written = String::from_utf8_lossy(&directive.raw);
+                            let before = raw.strip_suffix(&*written).unwrap_or(&raw);
                             if !before.trim().is_empty() {
                                 self.history.push(Message::assistant(before));
                             }
@@ -438,10 +446,13 @@ impl Session {
                 }
             }
         };
+        let mut held = Vec::new();
+        self.lines.finish(&mut held);
+        self.show(ui, &held);
         if result.is_ok() {
             self.never_silent(ui, &captures, max_bytes);
         }
-        // Side effects finish before the turn ends, so their status lines come before the prompt.
+        // Side effects finish before the turn ends, so their reports come before the prompt.
         driver
             .settle(&mut |ev: Event<'_>| side_channel(show_side, ui, ev))
             .await;
@@ -506,10 +517,12 @@ impl Session {
                     delay,
                     reason,
                 })) => {
-                    ui.status(&format!(
-                        "{reason}; retrying in {:.1} s ({attempt}/{max_attempts})",
-                        delay.as_secs_f64()
-                    ));
+                    ui.notice(&Notice::Retrying {
+                        reason,
+                        delay,
+                        attempt,
+                        max_attempts,
+                    });
                     false
                 }
                 Some(Ok(StreamEvent::Finished { .. })) => true,
@@ -558,15 +571,25 @@ impl Session {
         match ev {
             Event::Text(t) => {
                 consumed.push_str(&String::from_utf8_lossy(t));
-                self.show(ui, t);
+                let mut shown = Vec::with_capacity(t.len());
+                self.lines.text(t, &mut shown);
+                self.show(ui, &shown);
             }
-            Event::Directive(d) => consumed.push_str(&String::from_utf8_lossy(&d.raw)),
+            Event::Directive(d) => {
+                consumed.push_str(&String::from_utf8_lossy(&d.raw));
+                self.lines.directive();
+            }
             Event::Capture(d) => *capture = Some(d),
             // In a turn that asked for nothing to run, the directive is what the user wanted to
             // see: shown where it was written, as code (the report has said why it did not run).
-            Event::Refused { directive, why } if copies::is_not_to_run(why) => {
+            // The gate refuses every directive of such a turn, before any other refusal.
+            Event::Refused { directive, .. }
+                if copies::nothing_to_run(&self.turn_user).is_some() =>
+            {
                 let code = copies::as_code(&String::from_utf8_lossy(&directive.raw));
-                self.show(ui, code.as_bytes());
+                let mut shown = Vec::new();
+                self.lines.text(code.as_bytes(), &mut shown);
+                self.show(ui, &shown);
             }
             ev => return side_channel(self.opts.show_side_effects, ui, ev),
         }
@@ -612,6 +635,9 @@ impl Session {
     }
 
     fn show(&mut self, ui: &mut dyn Ui, mut bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         if self.continuing {
             if self.partial_shown.ends_with([' ', '\n']) {
                 while let [b' ', rest @ ..] = bytes {
@@ -652,7 +678,7 @@ impl Session {
         };
         let mut argv = vec![script.clone()];
         argv.extend(args);
-        ui.busy(Some(&format!("running {script}")));
+        ui.busy(Some(Busy::Running(script)));
         let outcome = self.dispatcher.run_argv(Origin::Tool, argv, input).await;
         ui.busy(None);
         self.tool_report(call, &outcome, ui, driver);
@@ -759,7 +785,7 @@ enum Step {
 fn side_channel(show_side: bool, ui: &mut dyn Ui, ev: Event<'_>) -> Flow {
     match ev {
         Event::Report(r) => ui.report(&r),
-        Event::Running(d) => ui.busy(Some(&format!("running {}", d.body))),
+        Event::Running(d) => ui.busy(Some(Busy::Running(&d.body))),
         Event::Output { stdout, stderr } if show_side => show_side_output(ui, stdout, stderr),
         _ => {}
     }

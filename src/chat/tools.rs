@@ -277,11 +277,6 @@ pub fn result_json(outcome: &Outcome) -> (String, bool) {
     }
 }
 
-/// What the user is told, once, when a server takes `tools` but its model writes the call as text.
-pub const IGNORED_TOOLS: &str = "the model wrote a tool call as text instead of calling the tool \
-     (this server or model does not do native tool calls); using directives instead of --tools \
-     for the rest of this session";
-
 /// An answer to a request with tools that holds no tool call but text shaped like one: JSON
 /// with a function name and its arguments, or a `<tool_call>` tag (Qwen, Hermes templates).
 pub fn looks_like_tool_call(text: &str) -> bool {

@@ -2,7 +2,7 @@
 
 use super::{PolicyFlags, SkillFlags, usage};
 use crate::app::{ChatConfig, build_session};
-use crate::chat::{Session, Ui};
+use crate::chat::{Busy, Notice, Session, Ui};
 use crate::render::{Display, Options as RenderOptions};
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
@@ -32,6 +32,16 @@ pub struct ChatArgs {
     /// Bound on capture round-trips per user message.
     #[arg(long, value_name = "N")]
     pub max_captures: Option<usize>,
+    /// Sampling temperature sent with each request (the same as --param temperature=T).
+    #[arg(long, value_name = "T")]
+    pub temperature: Option<f64>,
+    /// Most tokens per answer (the same as --param max_tokens=N).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// A request field for every request, over the agent's [params] and the config file's
+    /// (repeatable; VALUE is JSON when it parses as JSON, else a string): --param top_p=0.9.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
     /// Also run directives inside Markdown code.
     #[arg(long)]
     pub exec_in_code: bool,
@@ -54,6 +64,28 @@ pub struct ChatArgs {
 }
 
 impl ChatArgs {
+    /// `--param`s in order, then `--temperature` and `--max-tokens`: a later one wins.
+    fn params(&self) -> anyhow::Result<Vec<(String, serde_json::Value)>> {
+        let mut out = Vec::new();
+        for p in &self.params {
+            let Some((key, value)) = p.split_once('=').filter(|(k, _)| !k.trim().is_empty()) else {
+                return Err(usage(format!(
+                    "--param {p}: expected KEY=VALUE, e.g. --param top_p=0.9"
+                )));
+            };
+            let value = serde_json::from_str(value)
+                .unwrap_or_else(|_| serde_json::Value::String(value.into()));
+            out.push((key.trim().to_string(), value));
+        }
+        if let Some(t) = self.temperature {
+            out.push(("temperature".into(), t.into()));
+        }
+        if let Some(n) = self.max_tokens {
+            out.push(("max_tokens".into(), n.into()));
+        }
+        Ok(out)
+    }
+
     /// The flags as the app layer's plain config.
     fn config(&self) -> anyhow::Result<ChatConfig> {
         Ok(ChatConfig {
@@ -65,6 +97,7 @@ impl ChatArgs {
             tools: self.tools,
             no_stream: self.no_stream,
             max_captures: self.max_captures,
+            params: self.params()?,
             exec_in_code: self.exec_in_code,
             resume: self.resume.clone(),
             raw: self.raw,
@@ -238,10 +271,13 @@ impl Ui for PlainUi {
         ));
     }
 
-    /// Status lines quote foreign text (tool names, directive bodies): always sanitized.
-    fn status(&mut self, line: &str) {
+    /// Notices quote foreign text (directives, a server's reasons): always sanitized.
+    fn notice(&mut self, notice: &Notice) {
         self.end_open_line();
-        self.line_err(format!("skillpipe: {}\n", crate::term::sanitize(line)));
+        self.line_err(format!(
+            "skillpipe: {}\n",
+            crate::term::sanitize(&notice.to_string())
+        ));
     }
 
     fn side_output(&mut self, text: &str) {
@@ -249,5 +285,5 @@ impl Ui for PlainUi {
         self.line_err(crate::term::sanitize(text).into_owned());
     }
 
-    fn busy(&mut self, _what: Option<&str>) {}
+    fn busy(&mut self, _what: Option<Busy<'_>>) {}
 }

@@ -10,6 +10,7 @@
 //!   under a PID-1 init, so the whole tree (even processes that called `setsid`) dies with it.
 
 use crate::sandbox::{self, Capabilities, Enforced, LaunchArgs};
+use run_tmp::RunTmp;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -22,6 +23,7 @@ use tokio::process::{Child, Command};
 
 mod capture;
 mod resolve;
+mod run_tmp;
 mod signals;
 
 #[cfg(feature = "cli")]
@@ -222,15 +224,8 @@ async fn run_planned(
         ));
     }
     let program = resolve::resolve(&spec.program, &spec.env, &spec.cwd)?;
-    let tmp = RunTmp(
-        tempfile::Builder::new()
-            .prefix("skillpipe-run-")
-            // Only the command's user may look inside (the shared /tmp is world-readable).
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .tempdir()
-            .map_err(|e| ExecError::Io("cannot create the per-run TMPDIR".into(), e))?
-            .keep(),
-    );
+    let tmp = RunTmp::create()
+        .map_err(|e| ExecError::Io("cannot create the per-run TMPDIR".into(), e))?;
     let mut env: Vec<(OsString, OsString)> = spec
         .env
         .iter()
@@ -431,40 +426,6 @@ async fn run_planned(
         },
     });
     Ok(r)
-}
-
-/// The per-run TMPDIR, removed with everything in it when dropped (the run finished, or was
-/// abandoned or interrupted) — even what the command made unreadable or unwritable (`chmod 500`
-/// on a subfolder): permissions are restored on the way down. (With a private mount namespace
-/// the files lived on the run's own tmpfs and the directory is empty.)
-struct RunTmp(PathBuf);
-
-impl RunTmp {
-    fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for RunTmp {
-    fn drop(&mut self) {
-        if std::fs::remove_dir_all(&self.0).is_ok() {
-            return;
-        }
-        fn open_up(dir: &std::path::Path) {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-            if let Ok(rd) = std::fs::read_dir(dir) {
-                for e in rd.flatten() {
-                    // Not following symlinks: only real directories of the tree.
-                    if e.file_type().is_ok_and(|t| t.is_dir()) {
-                        open_up(&e.path());
-                    }
-                }
-            }
-        }
-        open_up(&self.0);
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn result(

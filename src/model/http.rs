@@ -112,139 +112,196 @@ pub fn client(options: &ClientOptions) -> Result<reqwest::Client, SettingsError>
 }
 
 /// Send the request and stream its decoded events.
-pub fn run<D: Decoder>(req: HttpRequest, mut decoder: D) -> EventStream {
+///
+/// An answer that ends with nothing in it — no text, no tool call, no finish reason — is the
+/// server failing, not the model: a llama.cpp-based server that is still busy with another
+/// request answers a second one with its role chunk and `[DONE]` at once. Nothing of it has
+/// been shown, so it is asked for again like a 503, under the same retry policy; once retries
+/// are used up, the empty answer is passed on as it came.
+pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
     Box::pin(async_stream::stream! {
         let mut attempt = 1;
-        let response = loop {
-            match send_once(&req).await {
-                Attempt::Done(r) => break r,
-                Attempt::Fail(e) => {
+        let mut decoder = decoder;
+        'request: loop {
+            let response = loop {
+                match send_once(&req).await {
+                    Attempt::Done(r) => break r,
+                    Attempt::Fail(e) => {
+                        yield Err(e);
+                        return;
+                    }
+                    Attempt::Retry { status, retry_after, message } => {
+                        match req.options.retry.delay(attempt, retry_after) {
+                            Ok(delay) => {
+                                yield Ok(StreamEvent::Retrying {
+                                    attempt,
+                                    max_attempts: req.options.retry.max_attempts,
+                                    delay,
+                                    reason: format!("HTTP {status}"),
+                                });
+                                tokio::time::sleep(delay).await;
+                                attempt += 1;
+                            }
+                            Err(give_up) => {
+                                let gave_up = Some(give_up);
+                                yield Err(ModelError::Http { status, url: req.url.clone(), message, gave_up });
+                                return;
+                            }
+                        }
+                    }
+                }
+            };
+            let idle = req.options.idle_timeout;
+            let mut out = Vec::new();
+
+            if !req.stream {
+                let body = match tokio::time::timeout(idle, response.bytes()).await {
+                    Err(_) => {
+                        yield Err(timeout(&req, "reading the response", idle));
+                        return;
+                    }
+                    Ok(Err(e)) => {
+                        yield Err(ModelError::StreamCut { bytes: 0, reason: error_chain(&e) });
+                        return;
+                    }
+                    Ok(Ok(b)) => b,
+                };
+                let result = decoder.whole(&body, &mut out);
+                for ev in out.drain(..) {
+                    yield Ok(ev);
+                }
+                if let Err(e) = result {
+                    yield Err(e);
+                }
+                return;
+            }
+
+            let mut body = response.bytes_stream();
+            let mut parser = SseParser::new();
+            let mut events = Vec::new();
+            let mut bytes: u64 = 0;
+            // Text or a tool call has been passed on: from then on the answer is the model's.
+            let mut answered = false;
+            loop {
+                let next = tokio::time::timeout(idle, body.next()).await;
+                let chunk = match next {
+                    Err(_) => {
+                        let what = format!("waiting for the next chunk ({bytes} bytes received)");
+                        yield Err(timeout(&req, &what, idle));
+                        return;
+                    }
+                    Ok(Some(Err(e))) => {
+                        yield Err(ModelError::StreamCut { bytes, reason: root_cause(&e) });
+                        return;
+                    }
+                    Ok(None) => {
+                        let mut finished = false;
+                        let mut failed = None;
+                        if let Some(ev) = parser.finish() {
+                            match decoder.event(&ev, &mut out) {
+                                Ok(done) => finished = done,
+                                Err(e) => failed = Some(e),
+                            }
+                        }
+                        if failed.is_none() && !finished {
+                            finished = decoder.end(&mut out);
+                        }
+                        if failed.is_none()
+                            && !answered
+                            && ended_empty(&out)
+                            && let Ok(delay) = req.options.retry.delay(attempt, None)
+                        {
+                            yield Ok(empty_retry(attempt, &req, delay));
+                            tokio::time::sleep(delay).await;
+                            attempt += 1;
+                            decoder = D::default();
+                            continue 'request;
+                        }
+                        for ev in out.drain(..) {
+                            yield Ok(ev);
+                        }
+                        if let Some(e) = failed {
+                            yield Err(e);
+                        } else if !finished {
+                            yield Err(ModelError::StreamCut {
+                                bytes,
+                                reason: "the connection closed before the end of the answer".into(),
+                            });
+                        }
+                        return;
+                    }
+                    Ok(Some(Ok(chunk))) => chunk,
+                };
+                bytes += chunk.len() as u64;
+                parser.feed(&chunk, &mut events);
+                let mut done = false;
+                let mut failed = None;
+                for ev in events.drain(..) {
+                    match decoder.event(&ev, &mut out) {
+                        Ok(true) => {
+                            done = true;
+                            break;
+                        }
+                        Ok(false) => {}
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                events.clear();
+                if failed.is_none()
+                    && !answered
+                    && ended_empty(&out)
+                    && let Ok(delay) = req.options.retry.delay(attempt, None)
+                {
+                    drop(body);
+                    yield Ok(empty_retry(attempt, &req, delay));
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                    decoder = D::default();
+                    continue 'request;
+                }
+                answered |= out
+                    .iter()
+                    .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)));
+                for ev in out.drain(..) {
+                    yield Ok(ev);
+                }
+                if let Some(e) = failed {
                     yield Err(e);
                     return;
                 }
-                Attempt::Retry { status, retry_after, message } => {
-                    match req.options.retry.delay(attempt, retry_after) {
-                        Ok(delay) => {
-                            yield Ok(StreamEvent::Retrying {
-                                attempt,
-                                max_attempts: req.options.retry.max_attempts,
-                                delay,
-                                reason: format!("HTTP {status}"),
-                            });
-                            tokio::time::sleep(delay).await;
-                            attempt += 1;
-                        }
-                        Err(give_up) => {
-                            let note = give_up.note();
-                            yield Err(ModelError::Http { status, url: req.url.clone(), message, note });
-                            return;
-                        }
-                    }
-                }
-            }
-        };
-        let idle = req.options.idle_timeout;
-        let mut out = Vec::new();
-
-        if !req.stream {
-            let body = match tokio::time::timeout(idle, response.bytes()).await {
-                Err(_) => {
-                    yield Err(timeout(&req, "reading the response", idle));
+                if done {
+                    // Read the (normally empty) rest so the connection can be reused; a consumer
+                    // that drops the stream after `Finished` never waits for this.
+                    let drain = async { while let Some(Ok(_)) = body.next().await {} };
+                    let _ = tokio::time::timeout(idle.min(Duration::from_secs(1)), drain).await;
                     return;
                 }
-                Ok(Err(e)) => {
-                    yield Err(ModelError::StreamCut { bytes: 0, reason: error_chain(&e) });
-                    return;
-                }
-                Ok(Ok(b)) => b,
-            };
-            let result = decoder.whole(&body, &mut out);
-            for ev in out.drain(..) {
-                yield Ok(ev);
-            }
-            if let Err(e) = result {
-                yield Err(e);
-            }
-            return;
-        }
-
-        let mut body = response.bytes_stream();
-        let mut parser = SseParser::new();
-        let mut events = Vec::new();
-        let mut bytes: u64 = 0;
-        loop {
-            let next = tokio::time::timeout(idle, body.next()).await;
-            let chunk = match next {
-                Err(_) => {
-                    let what = format!("waiting for the next chunk ({bytes} bytes received)");
-                    yield Err(timeout(&req, &what, idle));
-                    return;
-                }
-                Ok(Some(Err(e))) => {
-                    yield Err(ModelError::StreamCut { bytes, reason: root_cause(&e) });
-                    return;
-                }
-                Ok(None) => {
-                    let mut finished = false;
-                    let mut failed = None;
-                    if let Some(ev) = parser.finish() {
-                        match decoder.event(&ev, &mut out) {
-                            Ok(done) => finished = done,
-                            Err(e) => failed = Some(e),
-                        }
-                    }
-                    if failed.is_none() && !finished {
-                        finished = decoder.end(&mut out);
-                    }
-                    for ev in out.drain(..) {
-                        yield Ok(ev);
-                    }
-                    if let Some(e) = failed {
-                        yield Err(e);
-                    } else if !finished {
-                        yield Err(ModelError::StreamCut {
-                            bytes,
-                            reason: "the connection closed before the end of the answer".into(),
-                        });
-                    }
-                    return;
-                }
-                Ok(Some(Ok(chunk))) => chunk,
-            };
-            bytes += chunk.len() as u64;
-            parser.feed(&chunk, &mut events);
-            let mut done = false;
-            let mut failed = None;
-            for ev in events.drain(..) {
-                match decoder.event(&ev, &mut out) {
-                    Ok(true) => {
-                        done = true;
-                        break;
-                    }
-                    Ok(false) => {}
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
-                    }
-                }
-            }
-            events.clear();
-            for ev in out.drain(..) {
-                yield Ok(ev);
-            }
-            if let Some(e) = failed {
-                yield Err(e);
-                return;
-            }
-            if done {
-                // Read the (normally empty) rest so the connection can be reused; a consumer
-                // that drops the stream after `Finished` never waits for this.
-                let drain = async { while let Some(Ok(_)) = body.next().await {} };
-                let _ = tokio::time::timeout(idle.min(Duration::from_secs(1)), drain).await;
-                return;
             }
         }
     })
+}
+
+/// True when `out` ends the answer with no finish reason and holds no text or tool call (the
+/// caller knows none came before).
+fn ended_empty(out: &[StreamEvent]) -> bool {
+    out.iter()
+        .any(|e| matches!(e, StreamEvent::Finished { reason: None }))
+        && !out
+            .iter()
+            .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)))
+}
+
+/// The notice for asking again after an empty answer.
+fn empty_retry(attempt: u32, req: &HttpRequest, delay: Duration) -> StreamEvent {
+    StreamEvent::Retrying {
+        attempt,
+        max_attempts: req.options.retry.max_attempts,
+        delay,
+        reason: "the server ended an answer with nothing in it (busy with another request?)".into(),
+    }
 }
 
 enum Attempt {
@@ -307,7 +364,7 @@ async fn send_once(req: &HttpRequest) -> Attempt {
             status,
             url: req.url.clone(),
             message,
-            note: String::new(),
+            gave_up: None,
         }),
     }
 }

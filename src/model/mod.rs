@@ -34,7 +34,7 @@ pub(crate) mod retry;
 pub(crate) mod settings;
 pub(crate) mod sse;
 
-pub use retry::RetryPolicy;
+pub use retry::{GiveUp, RetryPolicy};
 #[cfg(feature = "http")]
 pub use settings::{
     AgentModel, ClientOptions, Config, ProviderConfig, ProviderKind, Settings, SettingsError,
@@ -228,7 +228,7 @@ pub enum ModelError {
         message: String,
     },
     /// Another HTTP error, after any retries.
-    #[error("HTTP {status} from {url}{}{}", detail(.message), paren_note(.note))]
+    #[error("HTTP {status} from {url}{}{}", detail(.message), gave_up_note(.gave_up))]
     Http {
         /// The HTTP status.
         status: u16,
@@ -236,8 +236,8 @@ pub enum ModelError {
         url: String,
         /// The server's message.
         message: String,
-        /// e.g. "gave up after 3 attempts".
-        note: String,
+        /// Why it was not retried (further), for a retryable status.
+        gave_up: Option<GiveUp>,
     },
     /// The endpoint reported an error inside the stream.
     #[error("the model endpoint reported an error: {message}")]
@@ -295,11 +295,10 @@ fn detail(message: &str) -> String {
     }
 }
 
-fn paren_note(note: &str) -> String {
-    if note.is_empty() {
-        String::new()
-    } else {
-        format!(" ({note})")
+fn gave_up_note(gave_up: &Option<GiveUp>) -> String {
+    match gave_up.as_ref().map(GiveUp::note) {
+        Some(note) if !note.is_empty() => format!(" ({note})"),
+        _ => String::new(),
     }
 }
 

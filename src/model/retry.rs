@@ -24,17 +24,23 @@ impl Default for RetryPolicy {
     }
 }
 
-/// Why no further attempt is made.
+/// Why no further attempt is made at a retryable status (429, 5xx).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GiveUp {
     /// All attempts were used.
-    Exhausted { attempts: u32 },
-    /// The server asked to wait longer than `max_delay`.
-    WaitTooLong { asked: Duration },
+    Exhausted {
+        /// Attempts made, the first included.
+        attempts: u32,
+    },
+    /// The server asked (Retry-After) to wait longer than [`RetryPolicy::max_delay`].
+    WaitTooLong {
+        /// The wait it asked for.
+        asked: Duration,
+    },
 }
 
 impl GiveUp {
-    /// A short note for the error message.
+    /// A short note for the error message; empty when no retry was allowed at all.
     pub fn note(&self) -> String {
         match self {
             GiveUp::Exhausted { attempts: 1 } => String::new(),

@@ -1,8 +1,8 @@
-//! The REPL's [`Ui`]: answer text on stdout, status lines, notices and token counts dim on
-//! stderr, a spinner while waiting; all through the shared [`Screen`].
+//! The REPL's [`Ui`]: answer text on stdout, status lines (reports and notices) and token
+//! counts dim on stderr, a spinner while waiting; all through the shared [`Screen`].
 
 use super::screen::{Looks, Screen, Tone, paint};
-use crate::chat::{TurnReport, Ui};
+use crate::chat::{Busy, Notice, TurnReport, Ui};
 use crate::confirm::{Answer, Prompt};
 use crate::pipeline::{Report, ReportKind};
 use crate::render::{Display, Options as RenderOptions};
@@ -72,6 +72,14 @@ impl TermUi {
             } else {
                 self.skip_newline = true;
             }
+        }
+    }
+
+    /// The status lines of a report or a notice.
+    fn status_lines(&mut self, text: &str, fine: bool) {
+        self.end_open_line();
+        for line in status_lines(text, fine, self.looks().color_err) {
+            self.screen.status(line);
         }
     }
 
@@ -163,6 +171,28 @@ pub fn status_line(line: &str, fine: bool, color: bool) -> String {
     }
 }
 
+/// `text` (a report or a notice, which quote model text) sanitized, one [`status_line`] per
+/// line.
+fn status_lines(text: &str, fine: bool, color: bool) -> Vec<String> {
+    sanitize(text)
+        .lines()
+        .map(|line| status_line(line.trim_start(), fine, color))
+        .collect()
+}
+
+/// Whether a notice reads as routine (dim) rather than as a problem (dim in the warning
+/// colour). Each says the turn did not go as asked (a retry, a capture not run, a turn cut
+/// short, tools dropped), so each stands out.
+fn notice_is_fine(notice: &Notice) -> bool {
+    match notice {
+        Notice::Retrying { .. }
+        | Notice::NotRunAgain { .. }
+        | Notice::StoppedRepeating { .. }
+        | Notice::StoppedToolCalls { .. }
+        | Notice::ToolsIgnored => false,
+    }
+}
+
 /// Columns of the terminal on stdout, read for every piece so a resize applies at once; 80 if
 /// unknown.
 fn stdout_width() -> usize {
@@ -190,19 +220,13 @@ impl Ui for TermUi {
 
     /// Reports quote directive bodies and reasons: sanitized before painting.
     fn report(&mut self, report: &Report) {
-        self.end_open_line();
         let fine = report.kind == ReportKind::Ran;
-        for line in sanitize(&report.to_string()).lines() {
-            self.screen
-                .status(status_line(line.trim_start(), fine, self.looks().color_err));
-        }
+        self.status_lines(&report.to_string(), fine);
     }
 
-    /// Status lines quote tool names and reasons: sanitized before painting.
-    fn status(&mut self, line: &str) {
-        self.end_open_line();
-        self.screen
-            .status(status_line(&sanitize(line), false, self.looks().color_err));
+    /// Notices quote directives and a server's reasons: sanitized before painting.
+    fn notice(&mut self, notice: &Notice) {
+        self.status_lines(&notice.to_string(), notice_is_fine(notice));
     }
 
     fn side_output(&mut self, text: &str) {
@@ -214,13 +238,14 @@ impl Ui for TermUi {
         }
     }
 
-    fn busy(&mut self, what: Option<&str>) {
+    fn busy(&mut self, what: Option<Busy<'_>>) {
         if what.is_some() {
             // A capture or tool is about to run (and may ask): the line that ended in the
             // answer ends on screen too, so a prompt does not add a blank line after it.
             self.end_open_line();
         }
-        self.screen.set_busy(what.map(sanitize).as_deref());
+        let label = what.map(|b| sanitize(&b.to_string()).into_owned());
+        self.screen.set_busy(label.as_deref());
     }
 }
 
@@ -247,5 +272,31 @@ mod tests {
         let bad = status_line("blocked: x: y", false, true);
         assert!(bad.contains("\x1b[") && fine.contains("\x1b["));
         assert_ne!(bad.split("·").next(), fine.split("·").next());
+    }
+
+    #[test]
+    fn notices_are_shown_inert_in_the_warning_tone() {
+        // A provider's reason is not escaped by the notice: the REPL makes it inert.
+        let retry = Notice::Retrying {
+            reason: "overloaded \x1b]2;pwned\x07\nsecond".into(),
+            delay: std::time::Duration::from_secs(1),
+            attempt: 1,
+            max_attempts: 3,
+        };
+        let lines = status_lines(&retry.to_string(), notice_is_fine(&retry), false);
+        assert_eq!(
+            lines,
+            [
+                "· overloaded ␛]2;pwned␇",
+                "· second; retrying in 1.0 s (1/3)"
+            ]
+        );
+        let stopped = Notice::stopped_repeating(b"!{echo \x1b[2J}");
+        let lines = status_lines(&stopped.to_string(), notice_is_fine(&stopped), true);
+        assert_eq!(lines.len(), 1);
+        // Only the paint's own escapes: the model's is shown as text.
+        assert!(lines[0].contains(r"!{echo \u{1b}[2J}"), "{lines:?}");
+        assert!(!lines[0].contains("\x1b[2J"), "{lines:?}");
+        assert_eq!(lines[0], status_line(&stopped.to_string(), false, true));
     }
 }

@@ -45,6 +45,9 @@ pub struct Answer {
     pub finish_reason: Option<String>,
     /// Re-cut the SSE bytes into chunks of this many bytes (events then straddle chunks).
     pub split_every: Option<usize>,
+    /// Leave out the finishing chunk (OpenAI dialect: `[DONE]` follows the last piece at once),
+    /// as a llama.cpp-based server does to a request it is too busy to answer.
+    pub no_finish: bool,
 }
 
 /// What the server does with one request.
@@ -79,6 +82,14 @@ impl Reply {
     {
         Reply::Answer(Answer {
             chunks: chunks.into_iter().map(Into::into).collect(),
+            ..Answer::default()
+        })
+    }
+
+    /// What a busy llama.cpp-based server sends: the role chunk, then `[DONE]`, nothing else.
+    pub fn busy() -> Reply {
+        Reply::Answer(Answer {
+            no_finish: true,
             ..Answer::default()
         })
     }
@@ -506,7 +517,9 @@ fn events(dialect: Dialect, a: &Answer, cut: Option<usize>) -> Vec<String> {
                     ));
                 }
             }
-            tail.push(chunk(json!({}), json!(reason)));
+            if !a.no_finish {
+                tail.push(chunk(json!({}), json!(reason)));
+            }
             if let Some((p, c)) = a.usage {
                 tail.push(sse(&json!({"id": "chatcmpl-test", "choices": [],
                     "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}})));
