@@ -150,9 +150,13 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Resul
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
     if !wanted.is_empty() {
-        skills
-            .retain_named(&wanted)
-            .map_err(|e| usage(e.to_string()))?;
+        skills.retain_named(&wanted).map_err(|e| {
+            let hint = e.names.iter().find_map(|n| untrusted_skill_hint(n));
+            usage(match hint {
+                Some(hint) => format!("{e}; {hint}"),
+                None => e.to_string(),
+            })
+        })?;
     }
 
     if let Some(a) = &agent {
@@ -207,6 +211,34 @@ pub(crate) fn project_notice(explicit: &[PathBuf]) {
             present.join(", ./")
         );
     });
+}
+
+/// For a skill that is not loaded but sits in a project folder of an untrusted working directory:
+/// how to use it (the error alone says "unknown skill", which a user who can see
+/// `./skills/NAME` cannot make sense of).
+pub(crate) fn untrusted_skill_hint(name: &str) -> Option<String> {
+    if crate::trust::cwd_trusted() {
+        return None;
+    }
+    crate::paths::PROJECT_SKILL_DIRS
+        .iter()
+        .map(|d| std::path::Path::new(".").join(d).join(name))
+        .find(|d| d.join("SKILL.md").is_file())
+        .map(|d| {
+            let folder = d.parent().map(|p| p.display().to_string()).unwrap_or_default();
+            format!(
+                "{} is not used because this directory is not trusted: run `skillpipe trust`, or pass --skills-dir {folder}",
+                d.display()
+            )
+        })
+}
+
+/// `e` for skill `name`, with [`untrusted_skill_hint`] when there is one.
+pub(crate) fn skill_error(e: impl std::fmt::Display, name: &str) -> String {
+    match untrusted_skill_hint(name) {
+        Some(hint) => format!("{e}; {hint}"),
+        None => e.to_string(),
+    }
 }
 
 /// Whether a policy key an agent file may not raise is raised by the overrides anyway.
@@ -345,9 +377,26 @@ mod session {
         let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
         let dispatcher = setup.dispatcher.clone();
         let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
-        let skills = crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills);
-        let system = crate::agents::system_prompt(instructions, &skills);
-        let (size, over_budget) = crate::agents::catalog::size_report(&system);
+        let policy = dispatcher.policy();
+        // Teaching directives to a model that can run nothing only makes it write directives
+        // that are refused: with no skill (whose text `!{skill NAME}` reads even with scripts
+        // off) and no command allowed besides skill scripts, it is a plain chat.
+        let runnable = !dispatcher.skills().is_empty()
+            || (policy.allow_scripts
+                && policy
+                    .allowed_commands
+                    .iter()
+                    .any(|p| !p.starts_with("scripts/")));
+        let skills = match runnable {
+            true => crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills),
+            false => Vec::new(),
+        };
+        let system = match runnable {
+            true => Some(crate::agents::system_prompt(instructions, &skills)),
+            false => Some(instructions.trim().to_string()).filter(|i| !i.is_empty()),
+        };
+        let (size, over_budget) =
+            crate::agents::catalog::size_report(system.as_deref().unwrap_or(""));
         if config.verbose {
             let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
             eprintln!(
@@ -358,7 +407,6 @@ mod session {
         if let Some(w) = over_budget {
             eprintln!("skillpipe: warning: {w}");
         }
-        let policy = dispatcher.policy();
         let opts = ChatOptions {
             scan: ScanOptions {
                 exec_in_code: config.exec_in_code,
@@ -375,7 +423,7 @@ mod session {
             },
             show_side_effects: config.show_side_effects,
         };
-        let mut session = Session::new(provider, dispatcher, Some(system), opts);
+        let mut session = Session::new(provider, dispatcher, system, opts);
         session.set_few_shot(crate::agents::prompt::few_shot(&skills));
         Ok((session, settings))
     }

@@ -499,6 +499,8 @@ fn anthropic_provider_from_the_command_line() {
             "anthropic:claude-test",
             "--base-url",
             &server.base,
+            "--allow",
+            "echo",
             "hi",
         ])
         .output()
@@ -1164,4 +1166,29 @@ fn request_fields_from_the_command_line_win_over_the_agents() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn a_chat_that_can_run_nothing_is_not_taught_directives() {
+    let home = TestHome::new();
+    let server = Server::start((0..3).map(|_| Reply::text(["Hello."])));
+    let system_of = |i: usize| {
+        let m = messages(&server, i);
+        (m[0]["role"] == "system").then(|| m[0]["content"].as_str().unwrap().to_string())
+    };
+    // Scripts not allowed; allowed but no skill to run: a plain chat, no system prompt.
+    for flags in [&[][..], &["--allow-scripts"][..]] {
+        let out = chat(&home, &server).args(flags).arg("hi").output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(system_of(0), None, "{:?}", messages(&server, 0));
+    assert_eq!(system_of(1), None, "{:?}", messages(&server, 1));
+    assert_eq!(messages(&server, 1).len(), 1, "no few-shot either");
+    // The control: a command allowed, the guide is there.
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(system_of(2).is_some_and(|s| s.contains("!{")));
 }

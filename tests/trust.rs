@@ -403,3 +403,31 @@ fn filter_on_a_pipe_is_byte_exact_unless_asked_to_sanitize() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn a_skill_of_an_untrusted_project_is_named_with_how_to_use_it() {
+    let home = TestHome::new();
+    let clone = project(&home);
+    skill(&clone.join("skills"), "helper", "from-project");
+    let hint = "./skills/helper is not used because this directory is not trusted: run `skillpipe trust`, or pass --skills-dir ./skills";
+    for args in [
+        &["skills", "show", "helper"][..],
+        &["run", "helper", "scripts/say.sh"][..],
+        &["filter", "--skill", "helper"][..],
+    ] {
+        let o = cmd_in(&home, &clone)
+            .args(args)
+            .write_stdin("")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {:?}", out(&o));
+        assert!(out(&o).1.contains(hint), "{args:?}: {:?}", out(&o));
+    }
+    // The control: a skill no project folder has gets no such hint.
+    let o = cmd_in(&home, &clone)
+        .args(["skills", "show", "elsewhere"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out(&o).1.contains("not trusted:"), "{:?}", out(&o));
+}

@@ -75,7 +75,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
                 eprintln!("skillpipe: {}", sanitize(&e.to_string()));
                 return Ok(super::EXIT_USAGE);
             }
-            return Err(usage(e.to_string()));
+            return Err(usage(crate::app::skill_error(e, &args.skill)));
         }
     };
     // A tool is run by its id, so that its input, timeout and env apply.
