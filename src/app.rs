@@ -68,7 +68,7 @@ impl AppConfig {
                 d.display()
             )));
         }
-        project_notice(&self.named_dirs());
+        project_notice(&self.named_dirs(), false);
         for d in &self.skills_dirs {
             if crate::skills::discover::skill_folders(d).is_empty() {
                 eprintln!(
@@ -118,7 +118,7 @@ pub(crate) struct Setup {
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
 /// agent over defaults), and builds the dispatcher with `asker` (default: the terminal prompt).
 pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Result<Setup, AppError> {
-    project_notice(&config.named_dirs());
+    project_notice(&config.named_dirs(), false);
     let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
@@ -196,9 +196,10 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Resul
     })
 }
 
-/// Once per process: when the working directory is not trusted but has project-local agents or
-/// skills, one stderr line says they are ignored and how to use them.
-pub(crate) fn project_notice(explicit: &[PathBuf]) {
+/// Once per process: when the working directory is not trusted but has project-local skills (and
+/// with `agents`, agents: only for commands that would have looked there), one stderr line says
+/// they are ignored and how to use them.
+pub(crate) fn project_notice(explicit: &[PathBuf], agents: bool) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         if crate::trust::cwd_trusted() {
@@ -208,9 +209,10 @@ pub(crate) fn project_notice(explicit: &[PathBuf]) {
         let given: Vec<PathBuf> = explicit.iter().filter_map(|d| d.canonicalize().ok()).collect();
         let mut present = crate::paths::project_dirs_present();
         present.retain(|d| {
-            std::path::Path::new(d)
-                .canonicalize()
-                .is_ok_and(|c| !given.contains(&c))
+            (agents || *d != crate::paths::PROJECT_AGENT_DIR)
+                && std::path::Path::new(d)
+                    .canonicalize()
+                    .is_ok_and(|c| !given.contains(&c))
         });
         if present.is_empty() {
             return;
