@@ -512,18 +512,20 @@ impl Repl<'_> {
         let named = &self.setup.named_skills;
         let mut out = String::new();
         out.push_str(commands::DISCLOSURE_LEGEND);
+        let width = ui::stdout_width();
         for s in skills.iter() {
-            // Names and descriptions come from skill files: inert before painting.
-            out.push_str(&paint(
-                &crate::term::sanitize(&s.name),
-                Tone::Bold,
-                self.color_out(),
-            ));
-            out.push_str(&format!(
-                " [{}] — {}\n",
+            // Names and descriptions come from skill files: inert before painting. Wrapped at
+            // words to the terminal, continuation lines indented under the name.
+            let name = crate::term::sanitize(&s.name);
+            let line = format!(
+                "{name} [{}] — {}",
                 commands::disclosure(named, &s.name),
                 crate::term::sanitize(&s.description)
-            ));
+            );
+            let wrapped = crate::render::wrap_plain(&line, width, "", "    ");
+            let rest = wrapped.strip_prefix(&*name).unwrap_or(&wrapped);
+            out.push_str(&paint(&name, Tone::Bold, self.color_out()));
+            out.push_str(rest);
             if !s.allows_scripts() {
                 out.push_str("  (its allowed-tools has no Bash entry: its scripts may not run)\n");
             }
@@ -531,11 +533,12 @@ impl Repl<'_> {
                 out.push_str("  no scripts\n");
             }
             for sc in s.scripts() {
-                if sc.description.is_empty() {
-                    out.push_str(&format!("  {}\n", sc.rel_path));
-                } else {
-                    out.push_str(&format!("  {:<28} {}\n", sc.rel_path, sc.description));
-                }
+                let path = crate::term::sanitize(&sc.rel_path);
+                let line = match sc.description.is_empty() {
+                    true => path.to_string(),
+                    false => format!("{path:<28} {}", crate::term::sanitize(&sc.description)),
+                };
+                out.push_str(&crate::render::wrap_plain(&line, width, "  ", "      "));
             }
         }
         if !self.setup.dispatcher.policy().allow_scripts {
