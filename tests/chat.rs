@@ -1256,3 +1256,33 @@ fn a_provider_name_one_letter_off_is_an_error_not_a_model_name() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests()[0]["model"], "llama3:8b");
 }
+
+#[test]
+fn an_answer_cut_short_says_so() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["The first half"]).finish_reason("length"),
+        Reply::text(["Half an ans"]).no_finish(),
+        Reply::text(["A whole answer."]),
+    ]);
+    let run = |prompt: &str| chat(&home, &server).arg(prompt).output().unwrap();
+    let out = run("one");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The first half\n");
+    assert!(
+        stderr(&out).contains("the answer was cut at the token limit (--max-tokens N"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run("two");
+    assert_eq!(stdout(&out), "Half an ans\n");
+    assert!(
+        stderr(&out).contains("ended the answer without saying it was complete"),
+        "{}",
+        stderr(&out)
+    );
+    // The control: a finished answer gets neither.
+    let out = run("three");
+    assert_eq!(stdout(&out), "A whole answer.\n");
+    assert!(!stderr(&out).contains("cut"), "{}", stderr(&out));
+}

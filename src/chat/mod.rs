@@ -480,6 +480,7 @@ impl Session {
         let mut raw = String::new();
         let mut tool_calls: Vec<ToolCall> = Vec::new();
         let mut first = true;
+        let mut end_notice = None;
         loop {
             let item = stream.next().await;
             driver.finished(&mut |ev: Event<'_>| side_channel(show_side, ui, ev));
@@ -525,7 +526,17 @@ impl Session {
                     });
                     false
                 }
-                Some(Ok(StreamEvent::Finished { .. })) => true,
+                Some(Ok(StreamEvent::Finished { reason })) => {
+                    // Said once the answer's text is all shown (below).
+                    end_notice = match reason.as_deref() {
+                        Some("length" | "max_tokens") => Some(Notice::CutAtTokenLimit),
+                        None if !raw.is_empty() || !tool_calls.is_empty() => {
+                            Some(Notice::NoFinishReason)
+                        }
+                        _ => None,
+                    };
+                    true
+                }
                 Some(Err(e)) => {
                     // Keep and show what arrived; the caller reports the error.
                     driver.abandon(&mut |ev: Event<'_>| {
@@ -553,6 +564,9 @@ impl Session {
             }
             self.partial_raw.push_str(&consumed);
             if finished {
+                if let Some(notice) = end_notice.take() {
+                    ui.notice(&notice);
+                }
                 let raw = std::mem::take(&mut self.partial_raw);
                 return Ok(Step::Done { raw, tool_calls });
             }

@@ -44,6 +44,12 @@ pub enum Notice {
     /// not do native tool calls): the tools are dropped for the rest of the session and the
     /// answer is asked for again, with directives only.
     ToolsIgnored,
+    /// The answer reached the model's token limit (finish reason `length`, or `max_tokens` from
+    /// Anthropic): what was shown is all there is.
+    CutAtTokenLimit,
+    /// The server ended the answer without a finish reason after some text: it may have been
+    /// cut (a llama.cpp-based server does this to an answer while it serves another request).
+    NoFinishReason,
 }
 
 impl Notice {
@@ -100,6 +106,14 @@ impl fmt::Display for Notice {
                 "the model wrote a tool call as text instead of calling the tool (this server or \
                  model does not do native tool calls); using directives instead of --tools for \
                  the rest of this session",
+            ),
+            Notice::CutAtTokenLimit => f.write_str(
+                "the answer was cut at the token limit (--max-tokens N, or max_tokens in the \
+                 agent's [params], allows more)",
+            ),
+            Notice::NoFinishReason => f.write_str(
+                "the server ended the answer without saying it was complete: it may be cut \
+                 (/retry asks again)",
             ),
         }
     }

@@ -189,7 +189,9 @@ fn notice_is_fine(notice: &Notice) -> bool {
         | Notice::NotRunAgain { .. }
         | Notice::StoppedRepeating { .. }
         | Notice::StoppedToolCalls { .. }
-        | Notice::ToolsIgnored => false,
+        | Notice::ToolsIgnored
+        | Notice::CutAtTokenLimit
+        | Notice::NoFinishReason => false,
     }
 }
 

@@ -160,6 +160,12 @@ impl Reply {
         self
     }
 
+    /// Leave out the finishing chunk: `[DONE]` follows the last piece.
+    pub fn no_finish(mut self) -> Reply {
+        self.answer_mut().no_finish = true;
+        self
+    }
+
     pub fn split_every(mut self, bytes: usize) -> Reply {
         self.answer_mut().split_every = Some(bytes.max(1));
         self
