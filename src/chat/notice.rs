@@ -112,8 +112,7 @@ impl fmt::Display for Notice {
                  agent's [params], allows more)",
             ),
             Notice::NoFinishReason => f.write_str(
-                "the server ended the answer without saying it was complete: it may be cut \
-                 (/retry asks again)",
+                "the server ended the answer without saying it was complete: it may be cut",
             ),
         }
     }
