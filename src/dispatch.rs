@@ -532,8 +532,15 @@ impl Dispatcher {
             cwd: &cwd,
             grants: &grants,
         };
-        if let Verdict::Declined(why) = self.confirm(&prompt).await {
-            return block(&argv, skill, &stdin, Decision::Declined, why);
+        match self.confirm(&prompt).await {
+            Verdict::Run => {}
+            Verdict::Declined(why) => return block(&argv, skill, &stdin, Decision::Declined, why),
+            Verdict::Interrupted(why) => {
+                // Audited first: the SIGINT may end the program before this returns.
+                let outcome = block(&argv, skill, &stdin, Decision::Declined, why);
+                exec::raise_interrupt().await;
+                return outcome;
+            }
         }
         if self.policy.audit == AuditMode::Required
             && let Err(e) = self.audit.check_writable()

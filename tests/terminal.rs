@@ -403,3 +403,101 @@ fn one_shot_status_lines_start_on_a_line_of_their_own() {
         "{shown}"
     );
 }
+
+/// `cmd` on a pty with the test environment, run from `home`.
+fn on_pty(home: &TestHome, program: &str, args: &[&str]) -> Pty {
+    let mut c = Command::new(program);
+    c.env_clear();
+    for (k, v) in env(home) {
+        c.env(k, v);
+    }
+    c.env("NO_COLOR", "1").current_dir(home.path()).args(args);
+    Pty::spawn(c)
+}
+
+/// The audit says the command was not run because of Ctrl-C at the prompt (a reason only the
+/// raw key produces: a SIGINT from the terminal would leave no declined line).
+fn assert_interrupted_at_the_prompt(home: &TestHome, argv0: &str) {
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["argv"][0], argv0, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "declined", "{audit:?}");
+    assert_eq!(
+        audit[0]["reason"], "interrupted by SIGINT (Ctrl-C at the prompt): not run",
+        "{audit:?}"
+    );
+}
+
+/// Ctrl-C at the prompt is "stop", not "no": the filter ends as on SIGINT (exit 130), the rest
+/// of its input is not run, even when the key comes within the guard interval.
+#[test]
+fn ctrl_c_at_the_prompt_stops_the_filter_as_sigint() {
+    let home = TestHome::new();
+    let script = format!(
+        "printf 'a %%{{echo one}} b\\nc %%{{echo two}} d\\n' | {} filter --allow echo > out.txt",
+        env!("CARGO_BIN_EXE_skillpipe")
+    );
+    let mut p = on_pty(&home, "sh", &["-c", &script]);
+    p.expect("run `echo one`?");
+    p.expect("(Enter = no)");
+    // Within the guard: Ctrl-C still counts (stopping runs nothing).
+    p.send(b"\x03");
+    p.expect("interrupted");
+    p.expect("skillpipe: stopped by SIGINT");
+    assert_eq!(p.wait_exit().code(), Some(130));
+    assert_interrupted_at_the_prompt(&home, "echo");
+    assert!(!p.text().contains("echo two`?"), "{}", p.text());
+}
+
+/// One-shot `chat` and `run`: Ctrl-C at the prompt exits 130 with the command audited as not run.
+#[test]
+fn ctrl_c_at_the_prompt_stops_one_shot_chat_and_run() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["Let me look: !{echo 42}"]),
+        Reply::text(["never asked for"]),
+    ]);
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let args = [
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--allow",
+        "echo",
+        "what is it?",
+    ];
+    let mut p = on_pty(&home, bin, &args);
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"\x03");
+    p.expect("interrupted");
+    p.expect("skillpipe: stopped by SIGINT");
+    assert_eq!(p.wait_exit().code(), Some(130));
+    assert_interrupted_at_the_prompt(&home, "echo");
+    assert_eq!(server.requests().len(), 1, "the model was not asked again");
+
+    let home = TestHome::new();
+    home.write(
+        "sk/hi/SKILL.md",
+        "---\nname: hi\ndescription: Says hi.\n---\nSay hi.\n",
+    );
+    home.write("sk/hi/scripts/hello.sh", "#!/bin/sh\necho hello\n");
+    let args = [
+        "run",
+        "hi",
+        "hello",
+        "--skills-dir",
+        "sk",
+        "--allow-scripts",
+    ];
+    let mut p = on_pty(&home, bin, &args);
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"\x03");
+    p.expect("skillpipe: stopped by SIGINT");
+    assert_eq!(p.wait_exit().code(), Some(130));
+    assert_interrupted_at_the_prompt(&home, "hi/scripts/hello.sh");
+    assert!(!p.text().contains("hello\n"), "{}", p.text());
+}
