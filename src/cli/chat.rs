@@ -6,6 +6,7 @@ use crate::chat::{Busy, Notice, Session, Ui};
 use crate::render::{Display, Options as RenderOptions};
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Args)]
 pub struct ChatArgs {
@@ -157,7 +158,26 @@ fn one_shot(
         tty: looks.stdout_tty,
         ..PlainUi::default()
     };
-    let result = rt.block_on(session.turn(prompt, &mut ui));
+    // The reader of stdout may go (`| head -1`) while the model still streams: the turn stops
+    // then, as the filter stops, and main ends quietly (a broken pipe on stdout).
+    let closed = Arc::new(tokio::sync::Notify::new());
+    let watch = closed.clone();
+    std::thread::Builder::new()
+        .name("stdout-watch".into())
+        .spawn(move || {
+            if crate::term::closed::reader_gone(libc::STDOUT_FILENO, None) {
+                watch.notify_one();
+            }
+        })?;
+    let result = rt.block_on(async {
+        tokio::select! {
+            r = session.turn(prompt, &mut ui) => Some(r),
+            _ = closed.notified() => None,
+        }
+    });
+    let Some(result) = result else {
+        return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe).into());
+    };
     let rest = ui.display.finish(terminal_width());
     ui.write(&rest);
     if ui.wrote && !ui.ended_with_newline {

@@ -249,6 +249,9 @@ pub fn main() -> i32 {
     };
     match result {
         Ok(code) => code,
+        // The reader of stdout has gone (`| head -1`): the output ended early, which is not a
+        // failure (as in `filter`): no message, exit 0.
+        Err(e) if output_closed(&e) => EXIT_OK,
         Err(e) => {
             // Errors quote files, servers and arguments: shown inert.
             eprintln!("skillpipe: {}", crate::term::sanitize(&format!("{e:#}")));
@@ -256,4 +259,11 @@ pub fn main() -> i32 {
                 .map_or(EXIT_RUNTIME, AppError::exit_code)
         }
     }
+}
+
+/// Whether `e` is, or was caused by, a write to stdout after its reader had gone.
+fn output_closed(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(crate::term::closed::stdout_reader_gone)
 }

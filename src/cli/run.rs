@@ -42,7 +42,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             // `--json` promises one JSON object on stdout, whatever happened.
             if json {
                 let doc = serde_json::json!({"success": false, "error": format!("{e:#}")});
-                println!("{}", serde_json::to_string_pretty(&doc)?);
+                writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&doc)?)?;
             }
             Err(e)
         }
@@ -141,7 +141,7 @@ fn print_refusal(decision: Decision, reason: &str) -> anyhow::Result<()> {
         "decision": decision,
         "refused": reason,
     });
-    println!("{}", serde_json::to_string_pretty(&doc)?);
+    writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&doc)?)?;
     Ok(())
 }
 

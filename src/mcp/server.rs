@@ -112,7 +112,7 @@ pub async fn serve(
     std::thread::Builder::new()
         .name("mcp-stdout".into())
         .spawn(move || {
-            if wait_reader_gone(libc::STDOUT_FILENO) {
+            if crate::term::closed::reader_gone(libc::STDOUT_FILENO, None) {
                 let _ = watch.send(true);
             }
         })?;
@@ -170,34 +170,6 @@ pub async fn serve(
     // Replies already queued go out before the process exits (bounded: the client may be gone).
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
     Ok(signal)
-}
-
-/// Blocks until the reading end of `fd` (a pipe or socket) is closed; true then. False at
-/// once if it cannot be watched. A file or terminal never reports it: this waits forever, on
-/// its own thread, which the process does not wait for.
-fn wait_reader_gone(fd: libc::c_int) -> bool {
-    loop {
-        // No events asked for: poll reports only POLLERR (a pipe without readers) and POLLHUP.
-        let mut p = libc::pollfd {
-            fd,
-            events: 0,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        let rc = unsafe { libc::poll(&mut p, 1, -1) };
-        if rc < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return false;
-        }
-        if p.revents & libc::POLLNVAL != 0 {
-            return false;
-        }
-        if p.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
-            return true;
-        }
-    }
 }
 
 /// Writes each message as one line; says when stdout is gone.

@@ -3,6 +3,7 @@
 //! so that foreign bytes can never move the cursor, set the clipboard or the title, hide a link or
 //! draw a fake prompt.
 
+pub(crate) mod closed;
 mod sanitize;
 
 pub use sanitize::{Sanitizer, sanitize};
