@@ -477,6 +477,12 @@ fn ctrl_c_at_the_prompt_stops_one_shot_chat_and_run() {
     assert_eq!(p.wait_exit().code(), Some(130));
     assert_interrupted_at_the_prompt(&home, "echo");
     assert_eq!(server.requests().len(), 1, "the model was not asked again");
+    // The prompt ended its line and no ^C was echoed: no blank line before the status line.
+    let shown = p.text();
+    assert!(
+        shown.contains("interrupted\nskillpipe: stopped by SIGINT"),
+        "{shown:?}"
+    );
 
     let home = TestHome::new();
     home.write(
@@ -500,4 +506,83 @@ fn ctrl_c_at_the_prompt_stops_one_shot_chat_and_run() {
     assert_eq!(p.wait_exit().code(), Some(130));
     assert_interrupted_at_the_prompt(&home, "hi/scripts/hello.sh");
     assert!(!p.text().contains("hello\n"), "{}", p.text());
+}
+
+/// A status line on stderr starts at the beginning of a line when the shared terminal's cursor
+/// is mid-line: after a side effect's output without a newline (`--show-side-effects`, filter
+/// and one-shot chat) and after an answer cut off by Ctrl-C; at column 0 no blank line is added.
+#[test]
+fn status_lines_start_a_line_after_output_left_open() {
+    let home = TestHome::new();
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let script = format!(
+        "printf 'a %%{{printf red}} b %%{{false}} c\\n' | {bin} filter --allow printf \
+         --allow false -y --show-side-effects"
+    );
+    let mut p = on_pty(&home, "sh", &["-c", &script]);
+    p.expect("skillpipe: failed: %{false}: exit 1");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    assert!(shown.contains("red\nskillpipe: failed"), "{shown:?}");
+    assert!(!shown.contains("\n\nskillpipe"), "a blank line: {shown:?}");
+
+    let server = Server::start([Reply::text(["Here: %{printf red}\n", "Done."])]);
+    let args = [
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--allow",
+        "printf",
+        "-y",
+        "--show-side-effects",
+        "go",
+    ];
+    let mut p = on_pty(&home, bin, &args);
+    p.expect("Done.");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    assert!(
+        shown.contains("red\nskillpipe: ran %{printf red}\n"),
+        "{shown:?}"
+    );
+
+    // Ctrl-C mid-answer: the terminal echoes ^C after the open line; the status line follows
+    // on a line of its own.
+    let server = Server::start([Reply::text(["The first w"]).stall_after(1)]);
+    let args = ["chat", "--base-url", &server.url, "--model", "m", "go"];
+    let mut p = on_pty(&home, bin, &args);
+    p.expect("The first w");
+    p.send(b"\x03");
+    p.expect("skillpipe: stopped by SIGINT");
+    assert_eq!(p.wait_exit().code(), Some(130));
+    let shown = p.text();
+    assert!(
+        shown.contains("The first w^C\nskillpipe: stopped by SIGINT"),
+        "{shown:?}"
+    );
+
+    // At column 0 (`--raw`: the line end is not held for a heading underline) the echoed ^C
+    // alone leaves the cursor mid-line.
+    let server = Server::start([Reply::text(["A whole line.\n"]).stall_after(1)]);
+    let args = [
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--raw",
+        "go",
+    ];
+    let mut p = on_pty(&home, bin, &args);
+    p.expect("A whole line.\n");
+    p.send(b"\x03");
+    p.expect("skillpipe: stopped by SIGINT");
+    assert_eq!(p.wait_exit().code(), Some(130));
+    let shown = p.text();
+    assert!(
+        shown.contains("A whole line.\n^C\nskillpipe: stopped by SIGINT"),
+        "{shown:?}"
+    );
 }

@@ -221,7 +221,7 @@ impl PolicyFlags {
 /// Warnings of the set-up (agent file, skills), one line each on stderr.
 pub fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("skillpipe: warning: {}", crate::term::sanitize(w));
+        crate::term::line::status(&format!("skillpipe: warning: {}", crate::term::sanitize(w)));
     }
 }
 
@@ -254,7 +254,9 @@ pub fn main() -> i32 {
         Err(e) if output_closed(&e) => EXIT_OK,
         Err(e) => {
             // Errors quote files, servers and arguments: shown inert.
-            eprintln!("skillpipe: {}", crate::term::sanitize(&format!("{e:#}")));
+            let text = format!("{e:#}");
+            let text = crate::term::sanitize(&text);
+            crate::term::line::status(&format!("skillpipe: {text}"));
             e.downcast_ref::<AppError>()
                 .map_or(EXIT_RUNTIME, AppError::exit_code)
         }

@@ -82,6 +82,7 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     };
     let _ = write!(tty, "{word}\r\n");
     let _ = tty.flush();
+    crate::term::line::at_line_start();
     drop(raw);
     answer
 }
