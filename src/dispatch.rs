@@ -91,7 +91,9 @@ impl Outcome {
 pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, AskError>> + Send + 'a>>;
 
 /// Asks the user whether a command may run (see [`DispatcherBuilder::asker`]). An `Err` is a
-/// decline with that reason (a host's own reason goes in [`AskError::Other`]).
+/// decline with that reason (a host's own reason goes in [`AskError::Other`]), except
+/// [`AskError::Interrupted`]: the command is audited as not run and the process is sent SIGINT,
+/// as the terminal would have sent it (see [`crate::exec::raise_interrupt`]).
 pub type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync;
 
 /// [`Asker`] answered asynchronously (see [`DispatcherBuilder::async_asker`]): what the
