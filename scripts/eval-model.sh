@@ -6,5 +6,8 @@
 # SKILLPIPE_BIN=path scores another build (e.g. an older one) instead of target/debug/skillpipe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case " $* " in
+  *" -h "*|*" --help "*) exec python3 scripts/eval_model.py "$@" ;;
+esac
 [ -n "${SKILLPIPE_BIN:-}" ] || cargo build -q
 exec python3 scripts/eval_model.py "$@"

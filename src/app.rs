@@ -68,7 +68,16 @@ impl AppConfig {
                 d.display()
             )));
         }
-        project_notice(&self.named_dirs());
+        project_notice(&self.named_dirs(), false);
+        for d in &self.skills_dirs {
+            if crate::skills::discover::skill_folders(d).is_empty() {
+                eprintln!(
+                    "skillpipe: warning: --skills-dir {}: no skill found; {}",
+                    d.display(),
+                    crate::skills::discover::no_skills_hint(d)
+                );
+            }
+        }
         let mut dirs = crate::paths::skill_search_path(&self.skills_dirs);
         // The skill folders beside an agent given by path, right after the `--skills-dir`s and
         // the user's own skill folders.
@@ -109,7 +118,7 @@ pub(crate) struct Setup {
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
 /// agent over defaults), and builds the dispatcher with `asker` (default: the terminal prompt).
 pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Result<Setup, AppError> {
-    project_notice(&config.named_dirs());
+    project_notice(&config.named_dirs(), false);
     let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
@@ -150,9 +159,13 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Resul
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
     if !wanted.is_empty() {
-        skills
-            .retain_named(&wanted)
-            .map_err(|e| usage(e.to_string()))?;
+        skills.retain_named(&wanted).map_err(|e| {
+            let hint = e.names.iter().find_map(|n| untrusted_skill_hint(n));
+            usage(match hint {
+                Some(hint) => format!("{e}; {hint}"),
+                None => e.to_string(),
+            })
+        })?;
     }
 
     if let Some(a) = &agent {
@@ -183,9 +196,10 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Resul
     })
 }
 
-/// Once per process: when the working directory is not trusted but has project-local agents or
-/// skills, one stderr line says they are ignored and how to use them.
-pub(crate) fn project_notice(explicit: &[PathBuf]) {
+/// Once per process: when the working directory is not trusted but has project-local skills (and
+/// with `agents`, agents: only for commands that would have looked there), one stderr line says
+/// they are ignored and how to use them.
+pub(crate) fn project_notice(explicit: &[PathBuf], agents: bool) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         if crate::trust::cwd_trusted() {
@@ -195,9 +209,10 @@ pub(crate) fn project_notice(explicit: &[PathBuf]) {
         let given: Vec<PathBuf> = explicit.iter().filter_map(|d| d.canonicalize().ok()).collect();
         let mut present = crate::paths::project_dirs_present();
         present.retain(|d| {
-            std::path::Path::new(d)
-                .canonicalize()
-                .is_ok_and(|c| !given.contains(&c))
+            (agents || *d != crate::paths::PROJECT_AGENT_DIR)
+                && std::path::Path::new(d)
+                    .canonicalize()
+                    .is_ok_and(|c| !given.contains(&c))
         });
         if present.is_empty() {
             return;
@@ -207,6 +222,34 @@ pub(crate) fn project_notice(explicit: &[PathBuf]) {
             present.join(", ./")
         );
     });
+}
+
+/// For a skill that is not loaded but sits in a project folder of an untrusted working directory:
+/// how to use it (the error alone says "unknown skill", which a user who can see
+/// `./skills/NAME` cannot make sense of).
+pub(crate) fn untrusted_skill_hint(name: &str) -> Option<String> {
+    if crate::trust::cwd_trusted() {
+        return None;
+    }
+    crate::paths::PROJECT_SKILL_DIRS
+        .iter()
+        .map(|d| std::path::Path::new(".").join(d).join(name))
+        .find(|d| d.join("SKILL.md").is_file())
+        .map(|d| {
+            let folder = d.parent().map(|p| p.display().to_string()).unwrap_or_default();
+            format!(
+                "{} is not used because this directory is not trusted: run `skillpipe trust`, or pass --skills-dir {folder}",
+                d.display()
+            )
+        })
+}
+
+/// `e` for skill `name`, with [`untrusted_skill_hint`] when there is one.
+pub(crate) fn skill_error(e: impl std::fmt::Display, name: &str) -> String {
+    match untrusted_skill_hint(name) {
+        Some(hint) => format!("{e}; {hint}"),
+        None => e.to_string(),
+    }
 }
 
 /// Whether a policy key an agent file may not raise is raised by the overrides anyway.
@@ -345,20 +388,36 @@ mod session {
         let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
         let dispatcher = setup.dispatcher.clone();
         let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
-        let skills = crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills);
-        let system = crate::agents::system_prompt(instructions, &skills);
-        let (size, over_budget) = crate::agents::catalog::size_report(&system);
+        let policy = dispatcher.policy();
+        // Teaching directives to a model that can run nothing only makes it write directives
+        // that are refused: with no skill (whose text `!{skill NAME}` reads even with scripts
+        // off) and no command allowed besides skill scripts, it is a plain chat.
+        let runnable = !dispatcher.skills().is_empty()
+            || (policy.allow_scripts
+                && policy
+                    .allowed_commands
+                    .iter()
+                    .any(|p| !p.starts_with("scripts/")));
+        let skills = match runnable {
+            true => crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills),
+            false => Vec::new(),
+        };
+        let system = match runnable {
+            true => Some(crate::agents::system_prompt(instructions, &skills)),
+            false => Some(instructions.trim().to_string()).filter(|i| !i.is_empty()),
+        };
+        let (size, over_budget) =
+            crate::agents::catalog::size_report(system.as_deref().unwrap_or(""));
         if config.verbose {
             let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
             eprintln!(
-                "skillpipe: {size} ({} skills in full, {in_catalog} in the catalog)",
+                "skillpipe: {size} (skills: {} in full, {in_catalog} in the catalog)",
                 skills.len() - in_catalog
             );
         }
         if let Some(w) = over_budget {
             eprintln!("skillpipe: warning: {w}");
         }
-        let policy = dispatcher.policy();
         let opts = ChatOptions {
             scan: ScanOptions {
                 exec_in_code: config.exec_in_code,
@@ -375,7 +434,7 @@ mod session {
             },
             show_side_effects: config.show_side_effects,
         };
-        let mut session = Session::new(provider, dispatcher, Some(system), opts);
+        let mut session = Session::new(provider, dispatcher, system, opts);
         session.set_few_shot(crate::agents::prompt::few_shot(&skills));
         Ok((session, settings))
     }

@@ -159,6 +159,36 @@ fn empty_continuation_shows_the_result() {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// A skill's text goes to the model, not on screen: read and followed by nothing, one line says
+/// so (the SKILL.md had been shown as the whole answer).
+#[test]
+fn a_skill_read_with_nothing_after_it_is_not_shown_as_the_answer() {
+    let home = TestHome::new();
+    home.write(
+        "skills/guide/SKILL.md",
+        "---\nname: guide\ndescription: A long guide.\n---\nSECRET-LOOKING GUIDE TEXT\n",
+    );
+    let server = Server::start([Reply::text(["!{skill guide}"]), Reply::text([""])]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "make a pdf"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "(the model read the `guide` skill and wrote nothing after it)\n"
+    );
+    // The model did get the text (the control: the skill was read).
+    let m = messages(&server, 1);
+    assert!(
+        m.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("SECRET-LOOKING GUIDE TEXT"),
+        "{m:?}"
+    );
+}
+
 #[test]
 fn blocked_capture_tells_the_model_it_was_not_run() {
     let home = TestHome::new();
@@ -499,6 +529,8 @@ fn anthropic_provider_from_the_command_line() {
             "anthropic:claude-test",
             "--base-url",
             &server.base,
+            "--allow",
+            "echo",
             "hi",
         ])
         .output()
@@ -1203,4 +1235,63 @@ fn a_reader_that_goes_ends_the_answer_quietly() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_chat_that_can_run_nothing_is_not_taught_directives() {
+    let home = TestHome::new();
+    let server = Server::start((0..3).map(|_| Reply::text(["Hello."])));
+    let system_of = |i: usize| {
+        let m = messages(&server, i);
+        (m[0]["role"] == "system").then(|| m[0]["content"].as_str().unwrap().to_string())
+    };
+    // Scripts not allowed; allowed but no skill to run: a plain chat, no system prompt.
+    for flags in [&[][..], &["--allow-scripts"][..]] {
+        let out = chat(&home, &server).args(flags).arg("hi").output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(system_of(0), None, "{:?}", messages(&server, 0));
+    assert_eq!(system_of(1), None, "{:?}", messages(&server, 1));
+    assert_eq!(messages(&server, 1).len(), 1, "no few-shot either");
+    // The control: a command allowed, the guide is there.
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(system_of(2).is_some_and(|s| s.contains("!{")));
+}
+
+#[test]
+fn a_provider_name_one_letter_off_is_an_error_not_a_model_name() {
+    let home = TestHome::new();
+    let out = home
+        .cmd()
+        .args(["chat", "--model", "anthropc:claude-x", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(
+            "unknown provider \"anthropc\" (from --model); known providers: openai, anthropic"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // The control: an Ollama-style model name with a colon is a model, sent as written.
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = home
+        .cmd()
+        .args([
+            "chat",
+            "--base-url",
+            &server.url,
+            "--model",
+            "llama3:8b",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests()[0]["model"], "llama3:8b");
 }

@@ -2281,7 +2281,8 @@ fn run_refuses_scripts_outside_the_skill() {
 /// socket can be created unless the policy names some, the network allowed or not; then the
 /// run's init makes every connect and reaches only the named ones (and the script's own, in
 /// its private $TMPDIR), wherever the others are (here: beside the named one, directly in
-/// /tmp, four levels down in /tmp, abstract), and no datagram socket pair can send to a path.
+/// /tmp, four levels down in /tmp, abstract), and a datagram socket pair sends to a path only
+/// when it is named.
 #[test]
 fn sandbox_opens_only_the_named_unix_sockets() {
     use std::os::linux::net::SocketAddrExt;
@@ -2356,8 +2357,9 @@ fn sandbox_opens_only_the_named_unix_sockets() {
     let base = &["filter", "--skills-dir", "skills", "--allow-scripts", "-y"];
     let allow = |p: &std::path::Path| format!("--allow-socket={}", p.display());
     let (named_flag, deep_flag) = (allow(&named_path), allow(&deep_path));
+    let dgram_flag = allow(&dgram_path);
     let none = "refused refused refused refused refused refused refused";
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&[], none),
         (&["--allow-network"], none),
         // The script's own server in its $TMPDIR (its private tmpfs) stays reachable.
@@ -2373,6 +2375,11 @@ fn sandbox_opens_only_the_named_unix_sockets() {
         (
             &[&deep_flag, "--allow-network"],
             "refused refused refused connected refused refused connected",
+        ),
+        // And for the datagram socket: reached by a socket pair's `sendto` when named.
+        (
+            &[&dgram_flag],
+            "refused refused refused refused refused sent connected",
         ),
     ];
     let reached = |l: &UnixListener| l.accept().is_ok();
@@ -2401,9 +2408,10 @@ fn sandbox_opens_only_the_named_unix_sockets() {
             "HOLE: {extra:?} reached an abstract socket"
         );
         let mut buf = [0u8; 64];
-        assert!(
-            dgram.recv(&mut buf).is_err(),
-            "HOLE: {extra:?} sent a datagram to an unnamed socket"
+        assert_eq!(
+            dgram.recv(&mut buf).is_ok(),
+            words[5] == "sent",
+            "{extra:?}: a datagram to the socket in /tmp (a HOLE where not named)"
         );
     }
     let _ = std::fs::remove_dir_all(&tmp_dir);
@@ -3147,6 +3155,247 @@ fn the_connect_broker_holds_against_path_tricks_and_races() {
         other.accept().is_err(),
         "HOLE: a path trick or an address swapped mid-call reached an unnamed socket"
     );
+}
+
+/// Named datagram sockets (the system log, a notify socket): with `--allow-socket` a script
+/// reaches the named one every way a datagram can go (`sendto`, `connect` then `send`,
+/// `sendmsg` with an address, a relative path, a symlink in its $TMPDIR, its own
+/// `/proc/PID/fd/N` of the socket, its own credentials, from a thread, `sendmmsg`, and
+/// `logger -u` where there is one: the positive controls; and a broken pipe still raises
+/// SIGPIPE), while the same ways to an unnamed socket beside it, an abstract
+/// one, credentials of another process, and a thread that swaps the address in memory while
+/// `sendto` or `sendmsg` waits for the broker, reach nothing. Datagram socket pairs and
+/// descriptors passed to the script's own socket work. Without the flag nothing is sent.
+#[test]
+fn named_datagram_sockets_are_reached_and_no_other() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixDatagram};
+    if !layers_available(
+        "named_datagram_sockets_are_reached_and_no_other",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/dgram.py"),
+        "import ctypes, os, shutil, socket, struct, subprocess, sys, threading\n\
+         named, other, abstract = sys.argv[1], sys.argv[2], '\\0' + sys.argv[3]\n\
+         tmp = os.environ['TMPDIR']\n\
+         out = []\n\
+         def attempt(f):\n\
+         \x20   try:\n\
+         \x20       f(); out.append('sent')\n\
+         \x20   except OSError:\n\
+         \x20       out.append('refused')\n\
+         def dgram(): return socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+         def sendto(p): dgram().sendto(b'sendto', p)\n\
+         def connected(p):\n\
+         \x20   s = dgram(); s.connect(p); s.send(b'connect')\n\
+         def sendmsg(p): dgram().sendmsg([b'send', b'msg'], [], 0, p)\n\
+         def rel(p):\n\
+         \x20   os.chdir(os.path.dirname(p))\n\
+         \x20   try: dgram().sendto(b'relative', os.path.basename(p))\n\
+         \x20   finally: os.chdir('/')\n\
+         def link(p):\n\
+         \x20   l = os.path.join(tmp, 'l%d' % len(out)); os.symlink(p, l); dgram().sendto(b'symlink', l)\n\
+         def procfd(p):\n\
+         \x20   fd = os.open(p, os.O_PATH); dgram().sendto(b'procfd', '/proc/%d/fd/%d' % (os.getpid(), fd))\n\
+         def creds(pid):\n\
+         \x20   c = struct.pack('iII', pid, os.getuid(), os.getgid())\n\
+         \x20   dgram().sendmsg([b'creds'], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, c)], 0, named)\n\
+         for p in (named, other):\n\
+         \x20   for f in (sendto, connected, sendmsg, rel, link, procfd):\n\
+         \x20       attempt(lambda: f(p))\n\
+         attempt(lambda: sendto(abstract))\n\
+         attempt(lambda: creds(os.getpid())); attempt(lambda: creds(1))\n\
+         def pair():\n\
+         \x20   a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.send(b'p')\n\
+         \x20   assert b.recv(1) == b'p'\n\
+         attempt(pair)\n\
+         def pass_fd():\n\
+         \x20   own = os.path.join(tmp, 'own.sock'); srv = dgram(); srv.bind(own)\n\
+         \x20   r, w = os.pipe(); os.write(w, b'through')\n\
+         \x20   dgram().sendmsg([b'fd'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack('i', r))], 0, own)\n\
+         \x20   msg, anc, _, _ = srv.recvmsg(16, socket.CMSG_SPACE(4))\n\
+         \x20   got = struct.unpack('i', anc[0][2][:4])[0]\n\
+         \x20   assert os.read(got, 7) == b'through'\n\
+         attempt(pass_fd)\n\
+         def threaded():\n\
+         \x20   err = []\n\
+         \x20   def f():\n\
+         \x20       try: dgram().sendto(b'thread', named)\n\
+         \x20       except OSError as e: err.append(e)\n\
+         \x20   t = threading.Thread(target=f); t.start(); t.join()\n\
+         \x20   if err: raise err[0]\n\
+         attempt(threaded)\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         class Iov(ctypes.Structure): _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]\n\
+         class Msg(ctypes.Structure): _fields_ = [('name', ctypes.c_void_p), ('namelen', ctypes.c_uint32), ('iov', ctypes.POINTER(Iov)), ('iovlen', ctypes.c_size_t), ('control', ctypes.c_void_p), ('controllen', ctypes.c_size_t), ('flags', ctypes.c_int)]\n\
+         class MMsg(ctypes.Structure): _fields_ = [('hdr', Msg), ('len', ctypes.c_uint)]\n\
+         def mmsg():\n\
+         \x20   s = dgram(); s.connect(named)\n\
+         \x20   bufs = [ctypes.create_string_buffer(b'mmsg1'), ctypes.create_string_buffer(b'mmsg22')]\n\
+         \x20   iovs = [Iov(ctypes.addressof(b), len(b.value)) for b in bufs]\n\
+         \x20   msgs = (MMsg * 2)(*[MMsg(Msg(None, 0, ctypes.pointer(v), 1, None, 0, 0), 0) for v in iovs])\n\
+         \x20   n = libc.sendmmsg(s.fileno(), msgs, 2, 0)\n\
+         \x20   if n != 2 or [m.len for m in msgs] != [5, 6]: raise OSError(ctypes.get_errno(), 'sendmmsg')\n\
+         attempt(mmsg)\n\
+         def pipe():\n\
+         \x20   import signal\n\
+         \x20   got = []; signal.signal(signal.SIGPIPE, lambda *a: got.append(1))\n\
+         \x20   a, b = socket.socketpair(); b.close()\n\
+         \x20   try: a.sendmsg([b'x'])\n\
+         \x20   except BrokenPipeError: pass\n\
+         \x20   for _ in range(1000):\n\
+         \x20       if got: return\n\
+         \x20   raise OSError(0, 'no SIGPIPE')\n\
+         attempt(pipe)\n\
+         if shutil.which('logger'):\n\
+         \x20   for p in (named, other): subprocess.run(['logger', '-u', p, 'from logger'], stderr=subprocess.DEVNULL)\n\
+         else:\n\
+         \x20   out.append('no-logger')\n\
+         buf = ctypes.create_string_buffer(110)\n\
+         def fill(p):\n\
+         \x20   p = p.encode(); ctypes.memmove(ctypes.addressof(buf), b'\\x01\\x00' + p + bytes(108 - len(p)), 110)\n\
+         data = ctypes.create_string_buffer(b'race')\n\
+         iov = Iov(ctypes.addressof(data), 4)\n\
+         msg = Msg(ctypes.addressof(buf), 110, ctypes.pointer(iov), 1, None, 0, 0)\n\
+         stop = []\n\
+         def flip():\n\
+         \x20   while not stop:\n\
+         \x20       fill(other); fill(named)\n\
+         fill(named)\n\
+         t = threading.Thread(target=flip, daemon=True); t.start()\n\
+         def race():\n\
+         \x20   s = dgram()\n\
+         \x20   for i in range(100):\n\
+         \x20       libc.sendto(s.fileno(), data, 4, 0, buf, 110)\n\
+         \x20       libc.sendmsg(s.fileno(), ctypes.byref(msg), 0)\n\
+         attempt(race)\n\
+         stop.append(1); t.join()\n\
+         print(' '.join(out))\n",
+        0o644,
+    );
+    // Read as they come: a datagram socket queues only a few (net.unix.max_dgram_qlen), and
+    // a full queue would hold the senders up.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let drain = |s: UnixDatagram| {
+        let stop = stop.clone();
+        let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let into = got.clone();
+        s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let t = std::thread::spawn(move || {
+            let mut buf = [0u8; 256];
+            loop {
+                match s.recv(&mut buf) {
+                    Ok(n) => into
+                        .lock()
+                        .unwrap()
+                        .push(String::from_utf8_lossy(&buf[..n]).into_owned()),
+                    Err(_) if stop.load(std::sync::atomic::Ordering::SeqCst) => return,
+                    Err(_) => {}
+                }
+            }
+        });
+        (got, t)
+    };
+    let named_path = home.path().join("log.sock");
+    let (named, named_t) = drain(UnixDatagram::bind(&named_path).unwrap());
+    let other_dir = home.path().join("elsewhere");
+    std::fs::create_dir(&other_dir).unwrap();
+    let other_path = other_dir.join("journal.sock");
+    let (other, other_t) = drain(UnixDatagram::bind(&other_path).unwrap());
+    let name = format!("skillpipe-hostile-dgram-{}", std::process::id());
+    let (abstract_, abstract_t) =
+        drain(UnixDatagram::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap());
+    // What arrived (the reader takes a queued datagram within its next 20 ms wait).
+    let received = |got: &std::sync::Arc<std::sync::Mutex<Vec<String>>>| {
+        std::thread::sleep(Duration::from_millis(100));
+        std::mem::take(&mut *got.lock().unwrap())
+    };
+    let input = format!(
+        "!{{scripts/dgram.py {} {} {name}}}",
+        named_path.display(),
+        other_path.display()
+    );
+    let flag = format!("--allow-socket={}", named_path.display());
+    // Without the flag: no Unix socket at all (the control for the named one's arrivals).
+    let out = run(
+        &home,
+        &with(&["--allow-network"]),
+        input.as_bytes(),
+        Feed::Whole,
+    );
+    assert!(
+        out.text().starts_with(&["refused"; 19].join(" ")),
+        "without --allow-socket: {} {}",
+        out.text(),
+        out.stderr
+    );
+    assert!(
+        received(&named).is_empty(),
+        "HOLE: reached without the flag"
+    );
+    assert!(
+        received(&other).is_empty(),
+        "HOLE: reached an unnamed socket"
+    );
+    let out = run(
+        &home,
+        &with(&[&flag, "--allow-network"]),
+        input.as_bytes(),
+        Feed::Whole,
+    );
+    let text = out.text();
+    let (expected, logger) = match text.strip_suffix(" no-logger") {
+        Some(t) => (t.to_string(), false),
+        None => (text.clone(), true),
+    };
+    assert_eq!(
+        expected,
+        "sent sent sent sent sent sent \
+         refused refused refused refused refused refused \
+         refused sent refused sent sent sent sent sent sent",
+        "{}",
+        out.stderr
+    );
+    let got = received(&named);
+    for want in [
+        "sendto", "connect", "sendmsg", "relative", "symlink", "procfd", "creds", "thread",
+        "mmsg1", "mmsg22", "race",
+    ] {
+        assert!(
+            got.iter().any(|m| m == want),
+            "{want} not received: {got:?}"
+        );
+    }
+    if logger {
+        assert!(
+            got.iter().any(|m| m.ends_with("from logger")),
+            "logger -u: {got:?}"
+        );
+    } else {
+        println!("logger is not installed: `logger -u` NOT tried");
+    }
+    assert!(
+        got.iter().filter(|m| *m == "race").count() >= 10,
+        "the racing sends mostly reached the named socket: {got:?}"
+    );
+    assert_eq!(
+        received(&other),
+        Vec::<String>::new(),
+        "HOLE: a datagram reached an unnamed socket"
+    );
+    assert!(
+        received(&abstract_).is_empty(),
+        "HOLE: a datagram reached an abstract socket"
+    );
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for t in [named_t, other_t, abstract_t] {
+        t.join().unwrap();
+    }
 }
 
 /// System secrets: a skillpipe run as root maps root into the run, whose owner permissions would

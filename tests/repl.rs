@@ -33,6 +33,15 @@ fn start(home: &TestHome, server: &Server, extra: &[&str]) -> Pty {
     p
 }
 
+/// The messages of request `i` after the system prompt, if there is one.
+fn conversation(server: &Server, i: usize) -> Vec<(String, String)> {
+    let mut m = messages(server, i);
+    if m.first().is_some_and(|(role, _)| role == "system") {
+        m.remove(0);
+    }
+    m
+}
+
 /// The messages of request `i`, as (role, content) pairs.
 fn messages(server: &Server, i: usize) -> Vec<(String, String)> {
     server.requests()[i]["messages"]
@@ -197,9 +206,9 @@ fn ctrl_c_mid_stream_cancels_and_keeps_the_partial_answer() {
         "Ctrl-C must not end the program"
     );
 
-    let m = messages(&server, 1);
+    let m = conversation(&server, 1);
     assert_eq!(
-        m[1..],
+        m[..],
         [
             pair("user", "first"),
             pair("assistant", "partial answer"),
@@ -279,8 +288,8 @@ fn spinner_shows_until_the_first_token_and_ctrl_c_cancels_the_wait() {
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
     // Nothing arrived, so nothing of the first answer is kept.
-    let m = messages(&server, 1);
-    assert_eq!(m[1..], [pair("user", "hello"), pair("user", "next")]);
+    let m = conversation(&server, 1);
+    assert_eq!(m[..], [pair("user", "hello"), pair("user", "next")]);
 }
 
 /// A skill named with --skill is in the prompt in full, and /skills says so.
@@ -409,9 +418,9 @@ fn save_then_resume_by_name_and_from_the_list() {
     p.prompt();
     p.send(b"\x04");
     assert_eq!(p.wait_exit().code(), Some(0));
-    let m = messages(&server, 0);
+    let m = conversation(&server, 0);
     assert_eq!(
-        m[1..],
+        m[..],
         [
             pair("user", "hi"),
             pair("assistant", "Hello there"),
@@ -429,6 +438,52 @@ fn save_then_resume_by_name_and_from_the_list() {
     p.prompt();
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
+}
+
+/// A session goes on with the endpoint and model it was saved with: `chat --resume` alone
+/// (no OpenAI key on this machine) talks to the server the session was held with.
+#[test]
+fn resume_brings_back_the_endpoint_and_model() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Hello there"]), Reply::text(["again"])]);
+    let mut p = start(&home, &server, &[]);
+    p.send(b"hi\r");
+    p.expect("Hello there");
+    p.prompt();
+    p.send(b"/save here\r");
+    p.expect("resume with");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let saved = home.path().join("state/skillpipe/sessions/here.json");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
+    assert_eq!(saved["base_url"], server.url.as_str());
+
+    for args in [&["chat", "--resume", "here"][..], &["chat", "--resume"][..]] {
+        // The same environment, without --base-url and --model.
+        let c = repl_cmd(&home, &server, &[]);
+        let mut bare = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+        bare.env_clear()
+            .envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .current_dir(home.path())
+            .args(args);
+        let mut p = Pty::spawn(bare);
+        if args.len() == 2 {
+            p.expect("resume which?");
+            p.send(b"1\r");
+        }
+        p.expect("resumed");
+        p.prompt();
+        if args.len() == 3 {
+            p.send(b"more\r");
+            p.expect("again");
+            p.prompt();
+        }
+        p.send(b"/exit\r");
+        assert_eq!(p.wait_exit().code(), Some(0));
+    }
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(server.requests()[1]["model"], "test-model");
 }
 
 #[test]
@@ -806,8 +861,8 @@ fn info_names_the_session_and_retry_asks_again() {
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
     // The retry sent the question again, without the first answer.
-    let m = messages(&server, 1);
-    assert_eq!(m[1..], [pair("user", "the question")]);
+    let m = conversation(&server, 1);
+    assert_eq!(m[..], [pair("user", "the question")]);
 }
 
 #[test]

@@ -122,7 +122,7 @@ fn thirty_installed_skills_without_an_agent_stay_under_budget() {
     let stderr = text(&out.stderr);
     assert!(
         stderr.contains(&format!(
-            "skillpipe: system prompt: {} bytes, ~{} tokens (0 skills in full, 30 in the catalog)",
+            "skillpipe: system prompt: {} bytes, ~{} tokens (skills: 0 in full, 30 in the catalog)",
             system.len(),
             system.len().div_ceil(4)
         )),
@@ -148,7 +148,7 @@ fn a_named_skill_keeps_its_body_and_a_big_one_warns() {
     assert!(system.contains("START-OF-BIG-BODY") && system.contains("END-OF-BIG-BODY"));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("(1 skills in full, 0 in the catalog)"),
+        stderr.contains("(skills: 1 in full, 0 in the catalog)"),
         "{stderr}"
     );
     assert!(

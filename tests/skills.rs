@@ -878,10 +878,55 @@ fn notify_uses_notify_send_or_rings() {
         "--|Done|All 3 tasks finished|\n"
     );
 
+    // No service and no terminal to ring (as in skillpipe's sandbox): a failure that says so,
+    // not a success nobody saw.
     let (path, _) = fake_path(&tmp.path().join("none"), &[]);
-    let out = run_shipped("scripts/notify.sh", &["Done", "ok"], &path);
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("notify: Done: ok"));
+    let out = run_shipped_detached("scripts/notify.sh", &["Done", "ok"], &path);
+    assert_eq!(out.status.code(), Some(69));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.trim_end(),
+        "notify.sh: no notification service found (tried notify-send, osascript); not shown: Done: ok"
+    );
+    // notify-send there but failing (no session bus): the reason names the socket to grant.
+    let (path, _) = fake_path(&tmp.path().join("nobus"), &[]);
+    let failing = tmp.path().join("nobus/fakebin/notify-send");
+    fs::write(&failing, "#!/bin/sh\nexit 1\n").unwrap();
+    fs::set_permissions(&failing, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = run_shipped_detached("scripts/notify.sh", &["Done"], &path);
+    assert_eq!(out.status.code(), Some(69));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--allow-socket \"$XDG_RUNTIME_DIR/bus\""),
+        "{err}"
+    );
+    assert!(err.trim_end().ends_with("not shown: Done"), "{err}");
+}
+
+/// [`run_shipped`] in a new session: no controlling terminal, as in the sandbox.
+fn run_shipped_detached(argv0: &str, args: &[&str], path: &OsString) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let set = SkillSet::load(&[shipped()]);
+    let cmd = set
+        .resolve(argv0)
+        .unwrap()
+        .command(&strings(args), &strings(&["python3", "bash"]), path)
+        .unwrap();
+    let mut c = std::process::Command::new(&cmd.program);
+    c.args(&cmd.args)
+        .current_dir(&cmd.cwd)
+        .env_clear()
+        .env("PATH", path)
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches only the child.
+    unsafe {
+        c.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    c.output().unwrap()
 }
 
 #[test]
@@ -1064,4 +1109,46 @@ fn a_closed_stdout_ends_every_command_quietly() {
             assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
         }
     }
+}
+
+/// A collection that groups its skills in (hidden) subfolders, `skills/.curated/NAME`: named
+/// with --skills-dir at its top, it says where the skills are instead of "no skills found".
+#[test]
+fn a_collection_one_level_deeper_is_pointed_at() {
+    let tmp = TempDir::new().unwrap();
+    let top = tmp.path().join("collection");
+    skill(&top.join(".curated"), "one", &basic("one"), &[]);
+    skill(&top.join(".curated"), "two", &basic("two"), &[]);
+    skill(&top.join("extra"), "three", &basic("three"), &[]);
+    let hint = format!(
+        "its skills are one level down, in .curated (2), extra (1): pass --skills-dir {} (once for each)",
+        top.join(".curated").display()
+    );
+    let out = skillpipe(tmp.path())
+        .args(["skills", "list", "--skills-dir"])
+        .arg(&top)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&hint), "{err}");
+    let out = skillpipe(tmp.path())
+        .args(["skills", "validate"])
+        .arg(&top)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains(&hint), "{text}");
+    // The control: the folder it names loads, with no such warning.
+    let out = skillpipe(tmp.path())
+        .args(["skills", "list", "--skills-dir"])
+        .arg(top.join(".curated"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("one"));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("one level down"));
 }

@@ -76,8 +76,18 @@ fn an_untrusted_project_is_ignored_with_one_line_until_trusted() {
         .filter(|l| l.contains("not trusted"))
         .collect();
     assert_eq!(notices.len(), 1, "{stderr}");
-    assert!(notices[0].contains("./agents, ./skills"), "{stderr}");
+    // `skills list` never looks at agents: only ./skills is named.
+    assert!(notices[0].contains("ignoring ./skills here"), "{stderr}");
     assert!(notices[0].contains("skillpipe trust"), "{stderr}");
+    let o = cmd_in(&home, &clone)
+        .args(["agents", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        out(&o).1.contains("ignoring ./agents, ./skills here"),
+        "{:?}",
+        out(&o)
+    );
     let o = cmd_in(&home, &clone)
         .args(["agents", "show", "evil"])
         .output()
@@ -332,14 +342,19 @@ fn an_explicit_skills_dir_is_the_users_choice() {
         .write_stdin("x")
         .output()
         .unwrap();
+    // The filter never looks for agents: ./agents is not worth a line either.
+    assert!(!out(&o).1.contains("ignoring"), "{:?}", out(&o));
+    let o = cmd_in(&home, &clone)
+        .args(["agents", "list"])
+        .output()
+        .unwrap();
     assert!(
         out(&o)
             .1
-            .contains("ignoring ./agents here: this directory is not trusted"),
+            .contains("ignoring ./agents, ./skills here: this directory is not trusted"),
         "{:?}",
         out(&o)
     );
-    assert!(!out(&o).1.contains("./skills"), "{:?}", out(&o));
 }
 
 #[test]
@@ -367,14 +382,14 @@ fn an_agent_given_by_path_uses_its_folder_and_the_skills_beside_it_without_a_not
     // ./skills is used (beside the agent), and ./agents holds the agent named: nothing ignored.
     assert_eq!(out(&o).0, "x beside-agent y", "{:?}", out(&o));
     assert!(!out(&o).1.contains("ignoring"), "{:?}", out(&o));
-    // Positive control: by name, neither is used, and the notice says so.
+    // Positive control: without the agent, ./skills is not used, and the notice says so.
     let o = cmd_in(&home, &clone)
         .args(["filter", "--allow-scripts", "-y"])
         .write_stdin("x")
         .output()
         .unwrap();
     assert!(
-        out(&o).1.contains("ignoring ./agents, ./skills here"),
+        out(&o).1.contains("ignoring ./skills here"),
         "{:?}",
         out(&o)
     );
@@ -402,4 +417,32 @@ fn filter_on_a_pipe_is_byte_exact_unless_asked_to_sanitize() {
         .args(["filter", "--raw", "--sanitize"])
         .assert()
         .code(2);
+}
+
+#[test]
+fn a_skill_of_an_untrusted_project_is_named_with_how_to_use_it() {
+    let home = TestHome::new();
+    let clone = project(&home);
+    skill(&clone.join("skills"), "helper", "from-project");
+    let hint = "./skills/helper is not used because this directory is not trusted: run `skillpipe trust`, or pass --skills-dir ./skills";
+    for args in [
+        &["skills", "show", "helper"][..],
+        &["run", "helper", "scripts/say.sh"][..],
+        &["filter", "--skill", "helper"][..],
+    ] {
+        let o = cmd_in(&home, &clone)
+            .args(args)
+            .write_stdin("")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {:?}", out(&o));
+        assert!(out(&o).1.contains(hint), "{args:?}: {:?}", out(&o));
+    }
+    // The control: a skill no project folder has gets no such hint.
+    let o = cmd_in(&home, &clone)
+        .args(["skills", "show", "elsewhere"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out(&o).1.contains("not trusted:"), "{:?}", out(&o));
 }

@@ -603,6 +603,16 @@ impl Session {
     fn never_silent(&mut self, ui: &mut dyn Ui, captures: &Captures, max_bytes: usize) {
         let after = self.partial_shown.get(captures.shown_at..).unwrap_or("");
         let silent_after = captures.looped || after.trim().is_empty();
+        // A skill's text is for the model to act on, not an answer: when the model read one
+        // and said nothing after it, one line says so instead of showing the whole SKILL.md.
+        if silent_after
+            && let Some(name) = captures.last_body.as_deref().and_then(result::skill_read)
+        {
+            let text = format!("({})\n", result::read_skill_only(&name));
+            self.continuing = false;
+            self.show(ui, text.as_bytes());
+            return;
+        }
         let output = match &captures.last {
             Some(outcome) if silent_after => result::shown_output(outcome, max_bytes),
             _ => None,
@@ -737,6 +747,8 @@ struct Captures {
     done: Vec<(String, Outcome, u32)>,
     /// The latest result given to the model, and how much had been shown when it was given.
     last: Option<Outcome>,
+    /// The body of the directive that [`Captures::last`] answers.
+    last_body: Option<String>,
     shown_at: usize,
     /// The turn was stopped because the model kept writing the same capture.
     looped: bool,
@@ -757,6 +769,7 @@ impl Captures {
             Some((_, outcome, repeats)) if *repeats == 0 => {
                 *repeats += 1;
                 self.last = Some(outcome.clone());
+                self.last_body = Some(body.to_string());
                 Seen::Again(outcome.clone())
             }
             Some(_) => Seen::TooOften,
@@ -765,6 +778,7 @@ impl Captures {
 
     fn ran(&mut self, body: String, outcome: Outcome) {
         self.last = Some(outcome.clone());
+        self.last_body = Some(body.clone());
         self.done.push((body, outcome, 0));
     }
 }

@@ -87,6 +87,23 @@ pub fn shown_output(outcome: &Outcome, max_bytes: usize) -> Option<String> {
     }
 }
 
+/// The skill a capture's body reads (`skill NAME [FILE]`, the built-in of DESIGN §4), if it is one.
+pub fn skill_read(body: &str) -> Option<String> {
+    let words = shell_words::split(body).ok()?;
+    match words.as_slice() {
+        [cmd, name, ..] if cmd == crate::dispatch::BUILTIN_SKILL => Some(name.clone()),
+        _ => None,
+    }
+}
+
+/// What is shown when the model read a skill and wrote nothing after it.
+pub fn read_skill_only(name: &str) -> String {
+    format!(
+        "the model read the `{}` skill and wrote nothing after it",
+        crate::command::escape_controls(name)
+    )
+}
+
 /// The line shown when a turn would otherwise end with nothing on screen: what became of the
 /// last capture, or that the model wrote no text (directives only, or nothing).
 pub fn no_answer(last: Option<&Outcome>) -> String {

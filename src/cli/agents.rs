@@ -32,7 +32,7 @@ pub enum AgentsCommand {
 }
 
 pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
-    crate::app::project_notice(&[]);
+    crate::app::project_notice(&[], true);
     match args.command {
         AgentsCommand::List { json } => {
             let listing = agents::list();

@@ -196,9 +196,10 @@ fn online_rows(
                 &mut t,
                 "online",
                 &format!(
-                    "{} answers: {} models",
+                    "{} answers: {} model{}",
                     crate::model::models::list_url(s),
-                    models.len()
+                    models.len(),
+                    if models.len() == 1 { "" } else { "s" }
                 ),
             );
             for m in models {

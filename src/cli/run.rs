@@ -16,7 +16,7 @@ pub struct RunArgs {
     /// JSON given to the script on stdin.
     #[arg(long, value_name = "JSON")]
     pub input: Option<String>,
-    /// Print the result as JSON (DESIGN §3).
+    /// Print the result as one JSON object: success, exit code, signal, stdout, stderr, timing.
     #[arg(long)]
     pub json: bool,
     /// Agent name or path to an agent TOML: its script policy and skills apply.
@@ -75,7 +75,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
                 eprintln!("skillpipe: {}", sanitize(&e.to_string()));
                 return Ok(super::EXIT_USAGE);
             }
-            return Err(usage(e.to_string()));
+            return Err(usage(crate::app::skill_error(e, &args.skill)));
         }
     };
     // A tool is run by its id, so that its input, timeout and env apply.

@@ -59,10 +59,8 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                         "skill `{name}` was found but not loaded: {why}"
                     )));
                 }
-                return Err(usage(format!(
-                    "unknown skill `{name}`; available: {}",
-                    set.names_list()
-                )));
+                let e = format!("unknown skill `{name}`; available: {}", set.names_list());
+                return Err(usage(crate::app::skill_error(e, name)));
             };
             show(skill, &mut out)?;
             Ok(EXIT_OK)

@@ -417,6 +417,22 @@ fn split_spec(spec: &str, known: &[String]) -> (Option<String>, Option<String>) 
     (None, (!spec.is_empty()).then(|| spec.to_string()))
 }
 
+/// True when `a` and `b` differ by one inserted, deleted or replaced character, and are long
+/// enough (5+) that this is unlikely by chance: `anthropc`/`anthropic`, not `llama3`/`ollama`.
+fn one_edit_apart(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a == b || a.len().min(b.len()) < 5 || a.len().abs_diff(b.len()) > 1 {
+        return false;
+    }
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let (ra, rb) = (&a[prefix..], &b[prefix..]);
+    match ra.len().cmp(&rb.len()) {
+        std::cmp::Ordering::Equal => ra[1..] == rb[1..],
+        std::cmp::Ordering::Greater => ra[1..] == *rb,
+        std::cmp::Ordering::Less => *ra == rb[1..],
+    }
+}
+
 fn non_empty(v: Option<&String>) -> Option<&str> {
     v.map(|s| s.trim()).filter(|s| !s.is_empty())
 }
@@ -443,6 +459,20 @@ pub fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> {
         origin,
         known: known.join(", "),
     };
+
+    // A prefix one letter away from a provider's name is a typo, not part of a model name
+    // (`anthropc:claude-x` would otherwise go to the default provider as a model).
+    for (spec, origin) in [
+        (input.flag_model.as_deref(), "--model".to_string()),
+        (env("SKILLPIPE_MODEL"), "SKILLPIPE_MODEL".to_string()),
+    ] {
+        if let Some((prefix, _)) = spec.and_then(|s| s.trim().split_once(':'))
+            && !known.iter().any(|k| k == prefix)
+            && known.iter().any(|k| one_edit_apart(k, prefix))
+        {
+            return Err(unknown(prefix, origin));
+        }
+    }
 
     // The four levels, highest first.
     let mut levels = Vec::with_capacity(4);
@@ -638,6 +668,20 @@ fn check_url(url: &str, origin: &str) -> Result<(), SettingsError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn one_edit_apart_is_a_typo_only_for_long_enough_names() {
+        assert!(one_edit_apart("anthropic", "anthropc"));
+        assert!(one_edit_apart("openai", "opena1"));
+        assert!(one_edit_apart("ollama", "olama"));
+        assert!(
+            !one_edit_apart("ollama", "llama3"),
+            "an Ollama model, two edits away"
+        );
+        assert!(!one_edit_apart("ollama", "ollama"));
+        assert!(!one_edit_apart("replay", "qwen2.5"));
+        assert!(!one_edit_apart("groq", "grok"), "too short to tell");
+    }
     use super::*;
     use serde_json::json;
     use std::path::Path;

@@ -28,6 +28,23 @@ pub use display::Display;
 use style::{Color, Color24, Style};
 use wrap::{Flow, Prefix, Span};
 
+/// `text` (plain, one paragraph) wrapped at word boundaries to `width` columns, the first line
+/// after `first`, the others after `rest` (a hanging indent). Every line ends with `\n`; a word
+/// longer than a line is broken. Pure.
+pub fn wrap_plain(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let plain = |s: &str| vec![Span::new(s, Style::default())];
+    let prefix = Prefix {
+        first: plain(first),
+        rest: plain(rest),
+    };
+    let mut flow = Flow::new(prefix);
+    let mut out = String::new();
+    let width = width.max(first.len().max(rest.len()) + 8);
+    flow.push(&plain(text), width, Color24::default(), &mut out);
+    flow.close(width, Color24::default(), &mut out);
+    out
+}
+
 /// How the output may look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Options {

@@ -262,3 +262,17 @@ fn an_owed_newline_can_be_paid_before_a_status_line() {
     assert_eq!(r.push(b"===\n", 40), "===\n");
     assert_eq!(r.finish(40), "");
 }
+
+#[test]
+fn wrap_plain_breaks_at_words_with_a_hanging_indent() {
+    assert_eq!(
+        super::wrap_plain(
+            "pdf [catalog] — Fill in and read PDF forms quickly",
+            24,
+            "",
+            "    "
+        ),
+        "pdf [catalog] — Fill in\n    and read PDF forms\n    quickly\n"
+    );
+    assert_eq!(super::wrap_plain("short", 80, "  ", "  "), "  short\n");
+}

@@ -40,18 +40,34 @@ pub use screen::Looks;
 
 /// Runs the interactive REPL until the user leaves. `config` is what it was started with,
 /// kept so that `/model` and `/agent` rebuild with the rest unchanged.
-pub fn run(rt: &tokio::runtime::Runtime, config: ChatConfig) -> anyhow::Result<()> {
+pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Result<()> {
     let screen = Screen::new(Looks::detect());
+    let mut ui = TermUi::new(screen.clone());
+    let names = Arc::new(ReplNames::default());
+    let history = crate::paths::state_dir().map(|d| d.join("history"));
+    let mut editor = LineEditor::new(history, names.clone())?;
+    // A saved session is chosen and read before anything is built: it brings the model and the
+    // endpoint it was held with (the defaults may not even be usable, e.g. with no API key).
+    let resumed = match config.resume.as_deref() {
+        None => None,
+        Some(arg) => match pick_and_load(arg, &mut ui, &mut editor, &names)? {
+            Picked::Exit => return Ok(()),
+            Picked::New => None,
+            Picked::Path(path) => {
+                let file = session_file::load(&path).map_err(|e| app::usage(format!("{e:#}")))?;
+                file.apply_to(&mut config);
+                Some((path, file))
+            }
+        },
+    };
     let setup = app::build(&config.app, Some(asker(&screen)))?;
     let (session, settings) = build_session(&config, &setup)?;
-    let names = Arc::new(ReplNames::new(&settings));
+    names.set_settings(&settings);
     let sigint = rt.block_on(async { tokio::signal::unix::signal(SignalKind::interrupt()) })?;
-    let history = crate::paths::state_dir().map(|d| d.join("history"));
-    let editor = LineEditor::new(history, names.clone())?;
     let _spinner = screen.start_spinner();
     let mut repl = Repl {
         rt,
-        ui: TermUi::new(screen.clone()),
+        ui,
         screen,
         session,
         args: config,
@@ -67,12 +83,74 @@ pub fn run(rt: &tokio::runtime::Runtime, config: ChatConfig) -> anyhow::Result<(
         repl.ui.warn(&format!("warning: {w}"));
     }
     repl.welcome();
-    if let Some(arg) = repl.args.resume.clone()
-        && repl.resume(&arg)? == Flow::Exit
-    {
-        return Ok(());
+    if let Some((path, file)) = resumed {
+        repl.restore(&path, file);
     }
     repl.main_loop()
+}
+
+/// `--resume ARG`: the named session, or with an empty ARG the one the user picks from the list.
+fn pick_and_load(
+    arg: &str,
+    ui: &mut TermUi,
+    editor: &mut LineEditor,
+    names: &ReplNames,
+) -> anyhow::Result<Picked> {
+    let dir = session_file::sessions_dir();
+    if !arg.is_empty() {
+        let path =
+            session_file::resolve(arg, dir.as_deref()).map_err(|e| app::usage(e.to_string()))?;
+        return Ok(Picked::Path(path));
+    }
+    let listed = dir.as_deref().map(session_file::list).unwrap_or_default();
+    if listed.is_empty() {
+        let where_ = dir
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|| "(no state folder)".into());
+        ui.info(&format!(
+            "no saved sessions in {where_}; /save NAME keeps one — starting a new session"
+        ));
+        return Ok(Picked::New);
+    }
+    let mut out = String::from("saved sessions (newest first):\n");
+    for (i, l) in listed.iter().enumerate() {
+        out.push_str(&format!(
+            "  {:>2}. {:<24} {}  {:>3} messages  {}\n",
+            i + 1,
+            l.name,
+            l.file
+                .saved_at
+                .get(..16)
+                .unwrap_or(&l.file.saved_at)
+                .replace('T', " "),
+            l.file.history.len(),
+            l.file.first_prompt()
+        ));
+    }
+    ui.print(&out);
+    names.picking.store(true, Ordering::Relaxed);
+    let picked = pick_from(&listed, ui, editor);
+    names.picking.store(false, Ordering::Relaxed);
+    picked
+}
+
+fn pick_from(
+    listed: &[session_file::Listed],
+    ui: &mut TermUi,
+    editor: &mut LineEditor,
+) -> anyhow::Result<Picked> {
+    loop {
+        let question = "resume which? (number or name, Enter = new session) ";
+        match editor.read((question, question))? {
+            Read::Eof => return Ok(Picked::Exit),
+            Read::Interrupted => return Ok(Picked::New),
+            Read::Entry(answer) if answer.trim().is_empty() => return Ok(Picked::New),
+            Read::Entry(answer) => match session_file::pick(listed, &answer) {
+                Some(l) => return Ok(Picked::Path(l.path.clone())),
+                None => ui.warn(&format!("no session `{}` in the list", answer.trim())),
+            },
+        }
+    }
 }
 
 /// The REPL's confirmation prompt, which holds the screen while it asks.
@@ -83,27 +161,24 @@ fn asker(screen: &Arc<Screen>) -> Box<crate::dispatch::AsyncAsker> {
 
 /// The names Tab completes: the endpoint's models (asked once per endpoint, on the first Tab
 /// after `/model `), the agents and saved sessions (read at each Tab).
+#[derive(Default)]
 struct ReplNames {
-    settings: Mutex<Settings>,
+    /// None until the session is built (a `--resume` pick comes first).
+    settings: Mutex<Option<Settings>>,
     models: Mutex<Option<Vec<String>>>,
     picking: AtomicBool,
 }
 
 impl ReplNames {
-    fn new(settings: &Settings) -> ReplNames {
-        ReplNames {
-            settings: Mutex::new(settings.clone()),
-            models: Mutex::new(None),
-            picking: AtomicBool::new(false),
-        }
-    }
-
     fn set_settings(&self, settings: &Settings) {
         let mut current = self.settings.lock().unwrap_or_else(|e| e.into_inner());
-        if current.base_url != settings.base_url || current.provider != settings.provider {
+        let same = current
+            .as_ref()
+            .is_some_and(|c| c.base_url == settings.base_url && c.provider == settings.provider);
+        if !same {
             *self.models.lock().unwrap_or_else(|e| e.into_inner()) = None;
         }
-        *current = settings.clone();
+        *current = Some(settings.clone());
     }
 }
 
@@ -112,11 +187,14 @@ impl editor::NameSource for ReplNames {
         match which {
             editor::Names::Models => {
                 let mut cache = self.models.lock().unwrap_or_else(|e| e.into_inner());
+                let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(settings) = settings.as_ref() else {
+                    return Vec::new();
+                };
                 cache
                     .get_or_insert_with(|| {
-                        let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner());
                         // No list (replay, an endpoint without /models): nothing to offer.
-                        crate::model::models::list(&settings, std::time::Duration::from_secs(3))
+                        crate::model::models::list(settings, std::time::Duration::from_secs(3))
                             .unwrap_or_default()
                     })
                     .clone()
@@ -434,18 +512,20 @@ impl Repl<'_> {
         let named = &self.setup.named_skills;
         let mut out = String::new();
         out.push_str(commands::DISCLOSURE_LEGEND);
+        let width = ui::stdout_width();
         for s in skills.iter() {
-            // Names and descriptions come from skill files: inert before painting.
-            out.push_str(&paint(
-                &crate::term::sanitize(&s.name),
-                Tone::Bold,
-                self.color_out(),
-            ));
-            out.push_str(&format!(
-                " [{}] — {}\n",
+            // Names and descriptions come from skill files: inert before painting. Wrapped at
+            // words to the terminal, continuation lines indented under the name.
+            let name = crate::term::sanitize(&s.name);
+            let line = format!(
+                "{name} [{}] — {}",
                 commands::disclosure(named, &s.name),
                 crate::term::sanitize(&s.description)
-            ));
+            );
+            let wrapped = crate::render::wrap_plain(&line, width, "", "    ");
+            let rest = wrapped.strip_prefix(&*name).unwrap_or(&wrapped);
+            out.push_str(&paint(&name, Tone::Bold, self.color_out()));
+            out.push_str(rest);
             if !s.allows_scripts() {
                 out.push_str("  (its allowed-tools has no Bash entry: its scripts may not run)\n");
             }
@@ -453,11 +533,12 @@ impl Repl<'_> {
                 out.push_str("  no scripts\n");
             }
             for sc in s.scripts() {
-                if sc.description.is_empty() {
-                    out.push_str(&format!("  {}\n", sc.rel_path));
-                } else {
-                    out.push_str(&format!("  {:<28} {}\n", sc.rel_path, sc.description));
-                }
+                let path = crate::term::sanitize(&sc.rel_path);
+                let line = match sc.description.is_empty() {
+                    true => path.to_string(),
+                    false => format!("{path:<28} {}", crate::term::sanitize(&sc.description)),
+                };
+                out.push_str(&crate::render::wrap_plain(&line, width, "  ", "      "));
             }
         }
         if !self.setup.dispatcher.policy().allow_scripts {
@@ -479,13 +560,14 @@ impl Repl<'_> {
                 Ok(p) => p,
                 Err(e) => return self.ui.error(&e.to_string()),
             };
-        let file = session_file::SessionFile::new(
+        let mut file = session_file::SessionFile::new(
             &self.settings.label(),
             self.agent_name(),
             &self.session.history,
             &self.session.transcript,
             now,
         );
+        file.base_url = Some(self.settings.base_url.clone()).filter(|u| !u.is_empty());
         match session_file::save(&path, &file) {
             Ok(()) => {
                 let how = match (dir.as_deref(), path.parent(), path.file_stem()) {
@@ -516,73 +598,6 @@ impl Repl<'_> {
         match clipboard::copy(text) {
             Ok(how) => self.ui.info(&how),
             Err(why) => self.ui.warn(&why.to_string()),
-        }
-    }
-
-    /// `--resume`: an empty name lists the saved sessions and asks which one.
-    fn resume(&mut self, arg: &str) -> anyhow::Result<Flow> {
-        let dir = session_file::sessions_dir();
-        let path = if arg.is_empty() {
-            match self.pick_session(dir.as_deref())? {
-                Picked::Path(p) => p,
-                Picked::New => return Ok(Flow::Continue),
-                Picked::Exit => return Ok(Flow::Exit),
-            }
-        } else {
-            session_file::resolve(arg, dir.as_deref()).map_err(|e| app::usage(e.to_string()))?
-        };
-        let file = session_file::load(&path).map_err(|e| app::usage(format!("{e:#}")))?;
-        self.restore(&path, file);
-        Ok(Flow::Continue)
-    }
-
-    fn pick_session(&mut self, dir: Option<&std::path::Path>) -> anyhow::Result<Picked> {
-        let listed = dir.map(session_file::list).unwrap_or_default();
-        if listed.is_empty() {
-            let where_ = dir
-                .map(|d| d.display().to_string())
-                .unwrap_or_else(|| "(no state folder)".into());
-            self.ui.info(&format!(
-                "no saved sessions in {where_}; /save NAME keeps one — starting a new session"
-            ));
-            return Ok(Picked::New);
-        }
-        let mut out = String::from("saved sessions (newest first):\n");
-        for (i, l) in listed.iter().enumerate() {
-            out.push_str(&format!(
-                "  {:>2}. {:<24} {}  {:>3} messages  {}\n",
-                i + 1,
-                l.name,
-                l.file
-                    .saved_at
-                    .get(..16)
-                    .unwrap_or(&l.file.saved_at)
-                    .replace('T', " "),
-                l.file.history.len(),
-                l.file.first_prompt()
-            ));
-        }
-        self.ui.print(&out);
-        self.names.picking.store(true, Ordering::Relaxed);
-        let picked = self.pick_from(&listed);
-        self.names.picking.store(false, Ordering::Relaxed);
-        picked
-    }
-
-    fn pick_from(&mut self, listed: &[session_file::Listed]) -> anyhow::Result<Picked> {
-        loop {
-            let question = "resume which? (number or name, Enter = new session) ";
-            match self.editor.read((question, question))? {
-                Read::Eof => return Ok(Picked::Exit),
-                Read::Interrupted => return Ok(Picked::New),
-                Read::Entry(answer) if answer.trim().is_empty() => return Ok(Picked::New),
-                Read::Entry(answer) => match session_file::pick(listed, &answer) {
-                    Some(l) => return Ok(Picked::Path(l.path.clone())),
-                    None => self
-                        .ui
-                        .warn(&format!("no session `{}` in the list", answer.trim())),
-                },
-            }
         }
     }
 

@@ -20,6 +20,9 @@ pub struct SessionFile {
     pub saved_at: String,
     /// `provider:model` at the time of saving.
     pub model: String,
+    /// The endpoint it talked to (none for a replay); older files have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
     pub agent: Option<String>,
     /// What the model saw (raw text, directives included), without the system prompt.
     pub history: Vec<Message>,
@@ -45,6 +48,7 @@ impl SessionFile {
             skillpipe_session: FORMAT,
             saved_at: crate::audit::timestamp(now),
             model: model.to_string(),
+            base_url: None,
             agent: agent.map(str::to_string),
             history: history.to_vec(),
             transcript: transcript
@@ -54,6 +58,15 @@ impl SessionFile {
                     text: text.clone(),
                 })
                 .collect(),
+        }
+    }
+
+    /// Resuming goes on with the model and endpoint the session was held with, unless the
+    /// command line names others.
+    pub fn apply_to(&self, config: &mut crate::app::ChatConfig) {
+        if config.model.is_none() && config.base_url.is_none() {
+            config.model = Some(self.model.clone());
+            config.base_url = self.base_url.clone();
         }
     }
 

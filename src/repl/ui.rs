@@ -195,7 +195,7 @@ fn notice_is_fine(notice: &Notice) -> bool {
 
 /// Columns of the terminal on stdout, read for every piece so a resize applies at once; 80 if
 /// unknown.
-fn stdout_width() -> usize {
+pub(crate) fn stdout_width() -> usize {
     let mut ws = libc::winsize {
         ws_row: 0,
         ws_col: 0,

@@ -14,13 +14,19 @@
 //! - for every other address (TCP, UDP, abstract Unix names) connects as asked: the network
 //!   namespace or the Landlock scope, which init shares with the command, still decide.
 //!
+//! The same check decides where a datagram goes: `sendto` with an address, `sendmsg` and
+//! `sendmmsg` are handed over too, and init sends them itself (see `send_broker`).
+//!
 //! init is not traceable by the command (not dumpable, and its memory belongs to the host's
 //! user namespace), so the command cannot make init connect elsewhere.
 //!
 //! The socket is the caller's own (the same open file), so options and non-blocking mode hold,
-//! and the caller's system call returns what init's `connect` returned. What is not a
-//! `connect` cannot reach a path either: datagram Unix sockets (whose `sendto` names a path)
-//! cannot be created, and io_uring is refused (see `unix_sockets`).
+//! and the caller's system call returns what init's `connect` returned. The peer sees init as
+//! the connecting process (`SO_PEERCRED`: init's pid; the same user and group). The caller
+//! waits killably (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV` where the kernel has it, 5.19):
+//! a handled signal does not interrupt a call init is already making, so no restarted call
+//! makes it twice. io_uring, which could connect and send without these calls, is refused
+//! (see `unix_sockets`).
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -114,13 +120,30 @@ impl Named {
     }
 }
 
-/// In the command's process, just before it execs: install the filter and hand its listener
-/// to init over `channel` (one end of a socket pair), keeping no copy.
-pub fn install_and_hand_over(channel: &OwnedFd) -> Result<(), BrokerError> {
+/// In the command's process, just before it execs: install the filter and tell init over
+/// `channel` (one end of a socket pair) the listener's number, for init to take a duplicate
+/// (`pidfd_getfd`; passing it in a `sendmsg` would wait for the broker it is to start). The
+/// listener is to be held until init said go (see [`await_go`]), then dropped.
+pub fn install_and_hand_over(channel: &OwnedFd) -> Result<OwnedFd, BrokerError> {
     let listener = super::seccomp::install_with_listener(&super::unix_sockets::program(true))
         .map_err(BrokerError::Filter)?;
-    send_fd(channel, &listener).map_err(BrokerError::Handover)
+    // This process inherited init's "not dumpable", which keeps init from taking the
+    // listener; exec would make it dumpable anyway, and nothing of the command runs yet.
+    // SAFETY: prctl on this process only.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1) };
+    let mut msg = vec![LISTENER_TAG];
+    msg.extend_from_slice(&listener.as_raw_fd().to_ne_bytes());
+    // SAFETY: writing our own buffer to our own socket.
+    let n = unsafe { libc::write(channel.as_raw_fd(), msg.as_ptr().cast(), msg.len()) };
+    if n != msg.len() as isize {
+        return Err(BrokerError::Handover(std::io::Error::last_os_error()));
+    }
+    Ok(listener)
 }
+
+/// The first byte of the message that names the listener (any other message says why there
+/// is none).
+const LISTENER_TAG: u8 = 0;
 
 /// In init: let the command's process go on to exec (it waits for this after the handover,
 /// so that no command runs whose broker init could not start).
@@ -163,101 +186,92 @@ pub fn tell_failure(channel: &OwnedFd, e: &BrokerError) {
     };
 }
 
-/// The listener, as received by init (or why the command's process has none).
-pub fn receive(channel: &OwnedFd) -> Result<OwnedFd, BrokerError> {
-    match recv_fd(channel).map_err(BrokerError::Handover)? {
-        Ok(fd) => Ok(fd),
-        Err(text) => Err(BrokerError::InCommand(text)),
-    }
-}
-
-fn send_fd(channel: &OwnedFd, fd: &OwnedFd) -> std::io::Result<()> {
-    let raw = fd.as_raw_fd();
-    let mut byte = [0u8; 1];
-    // SAFETY: a msghdr with one byte of data and a control buffer sized by CMSG_SPACE for one
-    // descriptor; all buffers outlive the call.
-    unsafe {
-        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
-        let mut control = vec![0u8; space];
-        let mut iov = libc::iovec {
-            iov_base: byte.as_mut_ptr().cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), raw);
-        if libc::sendmsg(channel.as_raw_fd(), &msg, 0) != 1 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// A descriptor, or the text sent instead.
-fn recv_fd(channel: &OwnedFd) -> std::io::Result<Result<OwnedFd, String>> {
+/// The listener, taken by init from the command's process `child` (or why it has none).
+pub fn receive(channel: &OwnedFd, child: libc::pid_t) -> Result<OwnedFd, BrokerError> {
     let mut data = [0u8; 1024];
-    // SAFETY: as in `send_fd`; a received descriptor is then owned.
+    let n = loop {
+        // SAFETY: reading into our own buffer from our own socket.
+        let n = unsafe { libc::read(channel.as_raw_fd(), data.as_mut_ptr().cast(), data.len()) };
+        if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break n;
+        }
+    };
+    if n < 0 {
+        return Err(BrokerError::Handover(std::io::Error::last_os_error()));
+    }
+    let data = &data[..n as usize];
+    if data.len() == 5 && data[0] == LISTENER_TAG {
+        let fd = i32::from_ne_bytes(data[1..5].try_into().expect("4 bytes"));
+        return take_descriptor(child, fd).map_err(BrokerError::Handover);
+    }
+    let text = String::from_utf8_lossy(data).into_owned();
+    Err(BrokerError::InCommand(if text.is_empty() {
+        "the command's process ended before handing over the seccomp listener".into()
+    } else {
+        text
+    }))
+}
+
+/// A duplicate of descriptor `fd` of process `pid` (our child, waiting for us).
+fn take_descriptor(pid: libc::pid_t, fd: RawFd) -> std::io::Result<OwnedFd> {
+    // SAFETY: pidfd_open and pidfd_getfd return new descriptors we own, or -1.
     unsafe {
-        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
-        let mut control = vec![0u8; space];
-        let mut iov = libc::iovec {
-            iov_base: data.as_mut_ptr().cast(),
-            iov_len: data.len(),
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
-        let n = loop {
-            let n = libc::recvmsg(channel.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
-            if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                break n;
-            }
-        };
-        if n < 0 {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
+        if pidfd < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if !cmsg.is_null()
-            && (*cmsg).cmsg_level == libc::SOL_SOCKET
-            && (*cmsg).cmsg_type == libc::SCM_RIGHTS
-        {
-            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
-            return Ok(Ok(OwnedFd::from_raw_fd(fd)));
+        let pidfd = OwnedFd::from_raw_fd(pidfd as RawFd);
+        let got = libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0);
+        if got < 0 {
+            return Err(std::io::Error::last_os_error());
         }
-        let text = String::from_utf8_lossy(&data[..n as usize]).into_owned();
-        Ok(Err(if text.is_empty() {
-            "the command's process ended before handing over the seccomp listener".into()
-        } else {
-            text
-        }))
+        Ok(OwnedFd::from_raw_fd(got as RawFd))
     }
 }
 
-/// Serve the listener on a thread of init, for as long as init lives. `Err` when no thread
+/// Serve the listener on threads of init, for as long as init lives. `Err` when no thread
 /// can be started.
 pub fn serve(listener: OwnedFd, named: Named) -> std::io::Result<()> {
-    let named = std::sync::Arc::new(named);
-    std::thread::Builder::new().spawn(move || {
+    Workers {
+        named: std::sync::Arc::new(named),
+        listener: std::sync::Arc::new(listener),
+        idle: std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+    }
+    .add()
+}
+
+/// The threads that take the calls and make them: each waits for a call, makes it itself (no
+/// hand-off to wake), and first starts another when it was the last one waiting, so that a
+/// blocking TCP connect or send holds up no other call.
+#[derive(Clone)]
+struct Workers {
+    named: std::sync::Arc<Named>,
+    listener: std::sync::Arc<OwnedFd>,
+    /// Threads waiting for a call.
+    idle: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Workers {
+    /// Start one more worker.
+    fn add(&self) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let me = self.clone();
+        self.idle.fetch_add(1, SeqCst);
+        let started = std::thread::Builder::new().spawn(move || me.work());
+        if started.is_err() {
+            self.idle.fetch_sub(1, SeqCst);
+        }
+        started.map(drop)
+    }
+
+    fn work(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        let listener = self.listener.as_raw_fd();
         loop {
             // SAFETY: a zeroed seccomp_notif is what NOTIF_RECV expects.
             let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
             // SAFETY: ioctl on our listener with a buffer of the right type.
-            let r = unsafe {
-                libc::ioctl(
-                    listener.as_raw_fd(),
-                    libc::SECCOMP_IOCTL_NOTIF_RECV as _,
-                    &mut req,
-                )
-            };
+            let r = unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV as _, &mut req) };
             if r < 0 {
                 match std::io::Error::last_os_error().raw_os_error() {
                     // The caller went away before we got it; or a signal.
@@ -265,28 +279,35 @@ pub fn serve(listener: OwnedFd, named: Named) -> std::io::Result<()> {
                     _ => return,
                 }
             }
-            let listener = listener.as_raw_fd();
-            let for_thread = named.clone();
-            // One thread per call: a blocking TCP connect must not hold up the others. Where
-            // no thread can be had (the run's process limit counts init's threads too), the
-            // call fails as a fork would.
-            let spawned = std::thread::Builder::new().spawn(move || {
-                let answer = connect_for(listener, &req, &for_thread);
-                respond(listener, req.id, answer);
-            });
-            if spawned.is_err() {
-                respond(listener, req.id, Err(libc::EAGAIN));
+            // Where no thread can be had (the run's process limit counts init's threads too),
+            // the next calls wait in the kernel until this one is made.
+            if self.idle.fetch_sub(1, SeqCst) == 1 {
+                let _ = self.add();
             }
+            respond(listener, req.id, call_for(listener, &req, &self.named));
+            self.idle.fetch_add(1, SeqCst);
         }
-    })?;
-    Ok(())
+    }
 }
 
-/// Tell the caller its result: `Ok(())` is 0, `Err(errno)` is -1 with that errno.
-fn respond(listener: RawFd, id: u64, answer: Result<(), i32>) {
+/// The call the caller asked for, made by init: its return value, or the errno.
+fn call_for(listener: RawFd, req: &libc::seccomp_notif, named: &Named) -> Result<i64, i32> {
+    let caller = Caller::of(listener, req)?;
+    match i64::from(req.data.nr) {
+        libc::SYS_connect => connect_for(&caller, named).map(|()| 0),
+        libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_sendmmsg => {
+            super::send_broker::send_for(&caller, named)
+        }
+        // The filter hands over nothing else.
+        _ => Err(libc::ENOSYS),
+    }
+}
+
+/// Tell the caller its result: `Ok(n)` is n, `Err(errno)` is -1 with that errno.
+fn respond(listener: RawFd, id: u64, answer: Result<i64, i32>) {
     let resp = libc::seccomp_notif_resp {
         id,
-        val: 0,
+        val: *answer.as_ref().unwrap_or(&0),
         error: answer.err().map_or(0, |e| -e),
         flags: 0,
     };
@@ -297,93 +318,229 @@ fn respond(listener: RawFd, id: u64, answer: Result<(), i32>) {
     }
 }
 
-fn errno() -> i32 {
+pub(super) fn errno() -> i32 {
     std::io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)
 }
 
-/// Whether the call `id` is still waiting (so `pid` still names its caller).
-fn still_waiting(listener: RawFd, id: u64) -> Result<(), i32> {
-    // SAFETY: ioctl with a pointer to a u64.
-    if unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID as _, &id) } == 0 {
-        Ok(())
-    } else {
-        Err(libc::EINTR)
+/// The thread waiting in a handed-over call.
+pub(super) struct Caller<'a> {
+    listener: RawFd,
+    pub req: &'a libc::seccomp_notif,
+    /// The calling thread (the notification's pid is a thread id, in init's PID namespace).
+    pub tid: libc::pid_t,
+    /// A pidfd on it (Linux 6.9), else on its process.
+    pidfd: OwnedFd,
+}
+
+/// `PIDFD_THREAD` (linux/pidfd.h, Linux 6.9): a pidfd on a thread rather than its process.
+const PIDFD_THREAD: libc::c_int = libc::O_EXCL;
+
+impl<'a> Caller<'a> {
+    /// Find the caller (a pidfd), making sure the thread id still names it.
+    fn of(listener: RawFd, req: &'a libc::seccomp_notif) -> Result<Caller<'a>, i32> {
+        let tid = req.pid as libc::pid_t;
+        // SAFETY: pidfd_open returns a new descriptor we own, or -1.
+        let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) };
+        if pidfd < 0 && errno() == libc::EINVAL {
+            // Before Linux 6.9 a pidfd names a process, by its thread-group leader.
+            let tgid = read_ids(tid)?.tgid;
+            // SAFETY: as above.
+            pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) };
+        }
+        if pidfd < 0 {
+            return Err(libc::ESRCH);
+        }
+        let caller = Caller {
+            listener,
+            req,
+            tid,
+            // SAFETY: fresh descriptor.
+            pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) },
+        };
+        // The thread id may have been reused between the notification and here: not if the
+        // call is still waiting now (a thread that ends takes its call with it).
+        caller.still_waiting()?;
+        Ok(caller)
+    }
+
+    /// The caller's process id and user and group ids.
+    pub fn ids(&self) -> Result<StatusIds, i32> {
+        let ids = read_ids(self.tid)?;
+        self.still_waiting()?;
+        Ok(ids)
+    }
+
+    /// Whether the call is still waiting (so `tid` still names its caller).
+    pub fn still_waiting(&self) -> Result<(), i32> {
+        let id = self.req.id;
+        // SAFETY: ioctl with a pointer to a u64.
+        if unsafe { libc::ioctl(self.listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID as _, &id) } == 0
+        {
+            Ok(())
+        } else {
+            Err(libc::EINTR)
+        }
+    }
+
+    /// A duplicate of the caller's descriptor `fd` (the same open file).
+    pub fn descriptor(&self, fd: u64) -> Result<OwnedFd, i32> {
+        // An `int`, as the kernel reads it.
+        let fd = fd as u32 as i32;
+        // SAFETY: pidfd_getfd returns a new descriptor we own, or -1.
+        let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, self.pidfd.as_raw_fd(), fd, 0) };
+        if got < 0 {
+            return Err(errno());
+        }
+        // SAFETY: fresh descriptor.
+        Ok(unsafe { OwnedFd::from_raw_fd(got as RawFd) })
+    }
+
+    /// Copy `buf.len()` bytes at `addr` out of the caller's memory.
+    pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), i32> {
+        let remote = libc::iovec {
+            iov_base: addr as *mut libc::c_void,
+            iov_len: buf.len(),
+        };
+        self.read_vectored(&[remote], buf)
+    }
+
+    /// Fill `buf` from the caller's buffers `remote`, which add up to its length; EFAULT
+    /// where one cannot be read.
+    pub fn read_vectored(&self, remote: &[libc::iovec], buf: &mut [u8]) -> Result<(), i32> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let local = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        // SAFETY: the local buffer is ours and as long as said; the remote ones are checked by
+        // the kernel.
+        let n = unsafe {
+            libc::process_vm_readv(self.tid, &local, 1, remote.as_ptr(), remote.len() as _, 0)
+        };
+        if n == buf.len() as isize {
+            Ok(())
+        } else {
+            Err(libc::EFAULT)
+        }
+    }
+
+    /// Write `bytes` at `addr` in the caller's memory (a result it asked for).
+    pub fn write(&self, addr: u64, bytes: &[u8]) -> Result<(), i32> {
+        let local = libc::iovec {
+            iov_base: bytes.as_ptr() as *mut libc::c_void,
+            iov_len: bytes.len(),
+        };
+        let remote = libc::iovec {
+            iov_base: addr as *mut libc::c_void,
+            iov_len: bytes.len(),
+        };
+        // SAFETY: as in `read_vectored`, the other way.
+        let n = unsafe { libc::process_vm_writev(self.tid, &local, 1, &remote, 1, 0) };
+        if n == bytes.len() as isize {
+            Ok(())
+        } else {
+            Err(libc::EFAULT)
+        }
+    }
+
+    /// Where `addr` (a socket address copied out of the caller) may be reached, or why not.
+    pub fn destination(&self, addr: &[u8], named: &Named) -> Result<Destination, i32> {
+        let family = addr
+            .get(..2)
+            .map_or(libc::AF_UNSPEC as u16, |f| u16::from_ne_bytes([f[0], f[1]]));
+        let path = (family == libc::AF_UNIX as u16 && addr.len() > 2 && addr[2] != 0).then(|| {
+            let p = &addr[2..];
+            &p[..p.iter().position(|&b| b == 0).unwrap_or(p.len())]
+        });
+        let Some(path) = path else {
+            return Ok(Destination::AsGiven(addr.to_vec()));
+        };
+        let target = open_socket(self.tid, path)?;
+        self.still_waiting()?;
+        let (dev, ino) = inode(&target)?;
+        if !named.allows(dev, ino) {
+            return Err(libc::EACCES);
+        }
+        Ok(Destination::Pinned(target))
     }
 }
 
-/// The connect the caller asked for, made by init; `Err` is the errno for the caller.
-fn connect_for(listener: RawFd, req: &libc::seccomp_notif, named: &Named) -> Result<(), i32> {
-    let pid = req.pid as libc::pid_t;
-    let [fd, addr, len, ..] = req.data.args;
-    let mut buf = [0u8; std::mem::size_of::<libc::sockaddr_storage>()];
-    let len = usize::try_from(len)
-        .ok()
-        .filter(|&l| l <= buf.len())
-        .ok_or(libc::EINVAL)?;
-    read_memory(pid, addr, &mut buf[..len])?;
-    // SAFETY: pidfd_open and pidfd_getfd return new descriptors we own, or -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if pidfd < 0 {
-        return Err(libc::ESRCH);
-    }
-    // SAFETY: fresh descriptor.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) };
-    // The pid may have been reused between the notification and pidfd_open: not if the call
-    // is still waiting now.
-    still_waiting(listener, req.id)?;
-    // SAFETY: as above.
-    let sock = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd as i32, 0) };
-    if sock < 0 {
-        return Err(errno());
-    }
-    // SAFETY: fresh descriptor.
-    let sock = unsafe { OwnedFd::from_raw_fd(sock as RawFd) };
-    let family = u16::from_ne_bytes([buf[0], buf[1]]);
-    let path = (family == libc::AF_UNIX as u16 && len > 2 && buf[2] != 0).then(|| {
-        let p = &buf[2..len];
-        &p[..p.iter().position(|&b| b == 0).unwrap_or(p.len())]
-    });
-    match path {
-        None => connect(&sock, &buf[..len]),
-        Some(path) => {
-            let target = open_socket(pid, path)?;
-            still_waiting(listener, req.id)?;
-            let (dev, ino) = inode(&target)?;
-            if !named.allows(dev, ino) {
-                return Err(libc::EACCES);
-            }
-            // Through the descriptor: exactly the inode checked, whatever the path names now.
-            connect(
-                &sock,
-                &unix_address(&format!("/proc/self/fd/{}", target.as_raw_fd())),
-            )
+/// The ids in a `/proc/PID/status`: the thread-group id, the real, effective and saved user
+/// and group ids.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct StatusIds {
+    pub tgid: libc::pid_t,
+    pub uids: [u32; 3],
+    pub gids: [u32; 3],
+}
+
+/// The ids of thread `tid`, from the run's own /proc.
+fn read_ids(tid: libc::pid_t) -> Result<StatusIds, i32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+    parse_status(&status).ok_or(libc::ESRCH)
+}
+
+fn parse_status(status: &str) -> Option<StatusIds> {
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|rest| rest.split_whitespace().collect::<Vec<_>>())
+    };
+    let ids = |name: &str| -> Option<[u32; 3]> {
+        let f = field(name)?;
+        Some([
+            f.first()?.parse().ok()?,
+            f.get(1)?.parse().ok()?,
+            f.get(2)?.parse().ok()?,
+        ])
+    };
+    Some(StatusIds {
+        tgid: field("Tgid:")?.first()?.parse().ok()?,
+        uids: ids("Uid:")?,
+        gids: ids("Gid:")?,
+    })
+}
+
+/// A checked destination.
+pub(super) enum Destination {
+    /// Not a Unix socket bound to a path (TCP, UDP, abstract, unspecified): as the caller
+    /// gave it; the network namespace or the Landlock scope, which init shares with the
+    /// command, decide.
+    AsGiven(Vec<u8>),
+    /// A named socket (or one on the run's own tmpfs), opened and checked: reached through
+    /// this descriptor, never through what its path names by then.
+    Pinned(OwnedFd),
+}
+
+impl Destination {
+    /// The address to give the kernel.
+    pub fn address(&self) -> Vec<u8> {
+        match self {
+            Destination::AsGiven(a) => a.clone(),
+            Destination::Pinned(fd) => unix_address(&format!("/proc/self/fd/{}", fd.as_raw_fd())),
         }
     }
 }
 
-/// Copy `buf.len()` bytes at `addr` out of process `pid`.
-fn read_memory(pid: libc::pid_t, addr: u64, buf: &mut [u8]) -> Result<(), i32> {
-    if buf.is_empty() {
-        return Ok(());
-    }
-    let local = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: buf.len(),
-    };
-    // SAFETY: the local buffer is ours and as long as said; the remote one is checked by the
-    // kernel.
-    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
-    if n == buf.len() as isize {
-        Ok(())
-    } else {
-        Err(libc::EFAULT)
-    }
+/// The connect the caller asked for, made by init; `Err` is the errno for the caller.
+fn connect_for(caller: &Caller, named: &Named) -> Result<(), i32> {
+    let [fd, addr, len, ..] = caller.req.data.args;
+    let mut buf = [0u8; std::mem::size_of::<libc::sockaddr_storage>()];
+    let len = usize::try_from(len as u32 as i32)
+        .ok()
+        .filter(|&l| l <= buf.len())
+        .ok_or(libc::EINVAL)?;
+    caller.read(addr, &mut buf[..len])?;
+    // What was read is the caller's only if the call still waits (its thread id not reused).
+    caller.still_waiting()?;
+    let sock = caller.descriptor(fd)?;
+    let dest = caller.destination(&buf[..len], named)?;
+    connect(&sock, &dest.address())
 }
 
 /// An `O_PATH` descriptor on the socket at `path`: relative to the caller's working directory,
@@ -421,7 +578,7 @@ fn inode(fd: &OwnedFd) -> Result<(u64, u64), i32> {
     Ok((st.st_dev, st.st_ino))
 }
 
-fn unix_address(path: &str) -> Vec<u8> {
+pub(super) fn unix_address(path: &str) -> Vec<u8> {
     let mut out = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
     out.extend_from_slice(path.as_bytes());
     out.push(0);
@@ -459,18 +616,23 @@ mod tests {
     #[test]
     fn a_descriptor_or_the_reason_crosses_the_channel() {
         let (a, b) = pair();
-        let file = std::fs::File::open("/dev/null").unwrap();
-        send_fd(&a, &OwnedFd::from(file)).unwrap();
-        let got = receive(&b).unwrap();
+        let file = OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
+        let mut msg = vec![LISTENER_TAG];
+        msg.extend_from_slice(&file.as_raw_fd().to_ne_bytes());
+        // SAFETY: writing our buffer to our socket.
+        unsafe { libc::write(a.as_raw_fd(), msg.as_ptr().cast(), msg.len()) };
+        // SAFETY: getpid cannot fail.
+        let got = receive(&b, unsafe { libc::getpid() }).unwrap();
         assert!(inode(&got).is_err(), "/dev/null is no socket");
+        assert_ne!(got.as_raw_fd(), file.as_raw_fd(), "a duplicate");
         let (a, b) = pair();
         tell_failure(&a, &BrokerError::InCommand("no filter here".into()));
-        let err = receive(&b).unwrap_err();
+        let err = receive(&b, 0).unwrap_err();
         assert_eq!(err.to_string(), "no filter here");
         let (a, b) = pair();
         drop(a);
         assert!(
-            receive(&b)
+            receive(&b, 0)
                 .unwrap_err()
                 .to_string()
                 .contains("ended before")
@@ -480,6 +642,21 @@ mod tests {
         assert!(await_go(&b));
         drop(a);
         assert!(!await_go(&b), "no go when init is gone");
+    }
+
+    #[test]
+    fn the_ids_of_a_caller_are_read_from_its_status() {
+        let status =
+            "Name:\tx\nTgid:\t42\nPid:\t43\nUid:\t1000\t1001\t1002\t1003\nGid:\t7\t8\t9\t10\n";
+        assert_eq!(
+            parse_status(status),
+            Some(StatusIds {
+                tgid: 42,
+                uids: [1000, 1001, 1002],
+                gids: [7, 8, 9]
+            })
+        );
+        assert_eq!(parse_status("Tgid:\t1\n"), None);
     }
 
     #[test]

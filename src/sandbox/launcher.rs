@@ -215,8 +215,9 @@ impl State {
 
 /// The last restrictions, in the process that then starts the command (the launcher itself,
 /// or the init of the PID namespace after it mounted /proc): Landlock, limits, seccomp.
-/// `can_broker`: this is init, which can serve the named sockets (see `connect_broker`);
-/// returns whether it is to, i.e. the command's process must install the broker's filter.
+/// `can_broker`: this is init, with the run's own /proc (whose pids are those the broker is
+/// told), so it can serve the named sockets (see `connect_broker`); returns whether it is to,
+/// i.e. the command's process must install the broker's filter.
 /// `Err` is the exit code after an error was reported.
 fn restrict(
     args: &LaunchArgs,
@@ -249,8 +250,8 @@ fn restrict(
     let broker = !args.socket.is_empty() && can_broker;
     if !args.socket.is_empty() && !broker {
         st.warnings.push(
-            "the allowed Unix sockets stay closed: without a PID namespace there is no init to \
-             connect to them for the command"
+            "the allowed Unix sockets stay closed: without a PID namespace and a /proc of its \
+             own there is no init to connect to them for the command"
                 .into(),
         );
     }
@@ -483,7 +484,8 @@ fn init(
     {
         named.allow_own_tmp(tmpdir);
     }
-    let broker = match restrict(launch, &mut st, true, &mut reporter) {
+    let can_broker = st.enforced.mounts;
+    let broker = match restrict(launch, &mut st, can_broker, &mut reporter) {
         Ok(b) => b,
         // SAFETY: leaving without destructors.
         Err(code) => unsafe { libc::_exit(code) },
@@ -521,7 +523,8 @@ fn init(
             // The filter that hands connect(2) to init; if it cannot be had, no Unix socket
             // at all (or, when required, no command).
             let go = match connect_broker::install_and_hand_over(theirs) {
-                Ok(()) => connect_broker::await_go(theirs),
+                // Held until init has taken its duplicate.
+                Ok(_listener) => connect_broker::await_go(theirs),
                 Err(e) => {
                     connect_broker::tell_failure(theirs, &e);
                     !required && super::unix_sockets::restrict().is_ok()
@@ -548,7 +551,7 @@ fn init(
     }
     if let Some((ours, theirs)) = channel {
         drop(theirs);
-        let served = connect_broker::receive(&ours).and_then(|listener| {
+        let served = connect_broker::receive(&ours, child).and_then(|listener| {
             connect_broker::serve(listener, named).map_err(connect_broker::BrokerError::Thread)
         });
         match served {

@@ -7,7 +7,8 @@
 //!   namespaces and Landlock to itself, then runs the command under a tiny PID-1 init.
 //! - `unix_sockets`: a seccomp filter against new Unix-domain sockets, which a network
 //!   namespace does not cover when they are bound to a path; `connect_broker`: when sockets
-//!   are named, the run's init makes every `connect(2)` and reaches only those.
+//!   are named, the run's init makes every `connect(2)` and reaches only those;
+//!   `send_broker`: and every send that can name a destination (datagrams).
 
 use std::path::PathBuf;
 use std::sync::RwLock;
@@ -29,6 +30,8 @@ pub(crate) mod report;
 #[cfg(target_os = "linux")]
 mod seccomp;
 pub mod secrets;
+#[cfg(target_os = "linux")]
+mod send_broker;
 #[cfg(target_os = "linux")]
 mod unix_sockets;
 #[cfg(target_os = "linux")]

@@ -133,11 +133,21 @@ pub fn install(filter: &[libc::sock_filter]) -> Result<(), SeccompError> {
     install_with_flags(filter, 0).map(drop)
 }
 
-/// [`install`], returning the listener of the filter's `SECCOMP_RET_USER_NOTIF` calls.
+/// [`install`], returning the listener of the filter's `SECCOMP_RET_USER_NOTIF` calls. Once
+/// the listener has a call, the caller waits for the answer killably (only a fatal signal
+/// ends the wait), where the kernel can (5.19): else a handled signal would let the caller
+/// restart a call the listener is making, and make it twice.
 pub fn install_with_listener(
     filter: &[libc::sock_filter],
 ) -> Result<std::os::fd::OwnedFd, SeccompError> {
-    let fd = install_with_flags(filter, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER)?;
+    let flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    let fd = match install_with_flags(filter, flags | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+    {
+        Err(SeccompError::Install(e)) if e.raw_os_error() == Some(libc::EINVAL) => {
+            install_with_flags(filter, flags)?
+        }
+        other => other?,
+    };
     // SAFETY: the kernel returned a new descriptor, which we own.
     Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd as std::os::fd::RawFd) })
 }

@@ -2,16 +2,22 @@
 //!
 //! A fresh network namespace cuts TCP/UDP and abstract Unix sockets, but not Unix sockets
 //! bound to a path: those are files, and Landlock (up to ABI 7) does not govern `connect(2)`
-//! on them. Through one a sandboxed command could reach the user's D-Bus session bus
-//! (`systemd-run --user` runs anything, unsandboxed), the Docker socket or an ssh agent. So
-//! unless the policy names sockets (`allowed_sockets`), `socket(AF_UNIX, …)` fails with
-//! EACCES, with the network allowed too. When it names some, Unix stream sockets may be made
-//! and every `connect(2)` is handed to the run's init, which connects only to the named ones
-//! (see `connect_broker`).
+//! or a datagram's `sendto(2)` on them. Through one a sandboxed command could reach the user's
+//! D-Bus session bus (`systemd-run --user` runs anything, unsandboxed), the Docker socket, an
+//! ssh agent, or write the system log as anyone. So unless the policy names sockets
+//! (`allowed_sockets`), `socket(AF_UNIX, …)` fails with EACCES, with the network allowed too,
+//! and `socketpair(2)` is allowed for stream and seqpacket pairs only (they connect nothing
+//! new), not for datagram ones, whose `sendto(2)` can name any socket path.
 //!
-//! Either way `socketpair(2)` stays allowed for stream and seqpacket pairs (they connect
-//! nothing new), not for datagram ones, whose `sendto(2)` or `connect(2)` can name any socket
-//! path. Also refused, because they would get around the check: `io_uring_setup(2)` (io_uring
+//! When it names some, Unix sockets of every type may be made, and every system call that can
+//! name where its bytes go is handed to the run's init, which makes it itself after checking
+//! the destination: `connect(2)`, `sendmsg(2)`, `sendmmsg(2)`, and `sendto(2)` with an
+//! address (see `connect_broker` and `send_broker`). A `sendto` without one, `write(2)` and
+//! the like go where the socket is connected, which only init can have chosen (or
+//! `socketpair` did). A filter can see a `sendto`'s address pointer (a register) but not a
+//! `sendmsg`'s (in memory the caller can change under it), hence every `sendmsg` goes to init.
+//!
+//! Also refused, because they would get around the check: `io_uring_setup(2)` (io_uring
 //! can create and connect sockets without the system call), system calls of another ABI
 //! (i386 or x32 code on x86-64, where `socketcall(2)` hides the family). Programs that need a
 //! Unix socket of their own (Python's multiprocessing with the `forkserver` start method, for
@@ -37,10 +43,15 @@ const OFFSET_ARG0_LOW: u32 = 16;
 #[cfg(target_endian = "big")]
 const OFFSET_ARG0_LOW: u32 = 20;
 const OFFSET_ARG1_LOW: u32 = OFFSET_ARG0_LOW + 8;
+/// The fifth argument (`sendto`'s destination address), both halves.
+const OFFSET_ARG4_LOW: u32 = OFFSET_ARG0_LOW + 4 * 8;
+#[cfg(target_endian = "little")]
+const OFFSET_ARG4_HIGH: u32 = OFFSET_ARG4_LOW + 4;
+#[cfg(target_endian = "big")]
+const OFFSET_ARG4_HIGH: u32 = OFFSET_ARG4_LOW - 4;
 
-/// Labels of the program.
-const SOCKET: u8 = 0;
-const TYPE_CHECK: u8 = 1;
+/// Label of the program: the `socketpair` check.
+const PAIR: u8 = 0;
 
 /// A socket type without the SOCK_NONBLOCK/SOCK_CLOEXEC flags.
 const SOCK_TYPE_MASK: u32 = 0xf;
@@ -138,10 +149,12 @@ fn assemble(code: &[Op]) -> Vec<libc::sock_filter> {
     out
 }
 
-/// The BPF program. `named`: some sockets are named, so Unix stream sockets may be created and
-/// every `connect` goes to the broker (see `connect_broker`); else no Unix socket at all.
-/// Either way: no datagram Unix socket pairs (a `sendto` on one names any path), no io_uring,
-/// no other system-call ABI. Built before anything is applied; pure.
+/// The BPF program. `named`: some sockets are named, so Unix sockets of every type may be
+/// created and every system call that can name a destination goes to the broker (`connect`,
+/// `sendmsg`, `sendmmsg`, and `sendto` with an address: see `connect_broker` and
+/// `send_broker`); else no Unix socket at all and no datagram socket pair (a `sendto` on one
+/// names any path). Either way: no io_uring, no other system-call ABI. Built before anything
+/// is applied; pure.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn program(named: bool) -> Vec<libc::sock_filter> {
     use libc::{BPF_ABS, BPF_ALU, BPF_AND, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_W};
@@ -165,31 +178,29 @@ pub fn program(named: bool) -> Vec<libc::sock_filter> {
         ),
     ];
     if named {
-        code.push(jeq(
-            libc::SYS_connect as u32,
-            To::Ret(Ret::Notify),
-            To::Next,
-        ));
-    }
-    // socket(AF_UNIX, …): refused, or (named) a stream or seqpacket type only;
-    // socketpair(AF_UNIX, …): a stream or seqpacket type only.
-    code.extend([
-        jeq(libc::SYS_socket as u32, To::Label(SOCKET), To::Next),
-        jeq(
-            libc::SYS_socketpair as u32,
-            To::Label(TYPE_CHECK),
-            To::Ret(Ret::Allow),
-        ),
-        Op::Label(SOCKET),
-    ]);
-    if !named {
+        // The broker checks the destination and makes the call; a `sendto` without an
+        // address (a register, not memory: nothing to race) goes where the socket is
+        // connected, which only the broker can have set.
+        let notify = To::Ret(Ret::Notify);
         code.extend([
-            load(OFFSET_ARG0_LOW),
-            jeq(libc::AF_UNIX as u32, To::Ret(refuse), To::Ret(Ret::Allow)),
+            jeq(libc::SYS_connect as u32, notify, To::Next),
+            jeq(libc::SYS_sendmsg as u32, notify, To::Next),
+            jeq(libc::SYS_sendmmsg as u32, notify, To::Next),
+            jeq(libc::SYS_sendto as u32, To::Next, To::Ret(Ret::Allow)),
+            load(OFFSET_ARG4_LOW),
+            jeq(0, To::Next, notify),
+            load(OFFSET_ARG4_HIGH),
+            jeq(0, To::Ret(Ret::Allow), notify),
         ]);
+        return assemble(&code);
     }
+    // socket(AF_UNIX, …): refused; socketpair(AF_UNIX, …): a stream or seqpacket type only.
     code.extend([
-        Op::Label(TYPE_CHECK),
+        jeq(libc::SYS_socket as u32, To::Next, To::Label(PAIR)),
+        load(OFFSET_ARG0_LOW),
+        jeq(libc::AF_UNIX as u32, To::Ret(refuse), To::Ret(Ret::Allow)),
+        Op::Label(PAIR),
+        jeq(libc::SYS_socketpair as u32, To::Next, To::Ret(Ret::Allow)),
         load(OFFSET_ARG0_LOW),
         jeq(libc::AF_UNIX as u32, To::Next, To::Ret(Ret::Allow)),
         load(OFFSET_ARG1_LOW),
@@ -222,20 +233,45 @@ mod tests {
     use super::super::seccomp::install;
     use super::*;
 
-    /// In a forked child (the filter is for ever): what each attempt returns (0 or the errno).
-    fn child_results(named: bool) -> [i32; 6] {
+    /// What each attempt returned (0 or the errno), in a forked child (the filter is for ever).
+    /// Installed without a listener, a call handed to the broker fails with ENOSYS.
+    #[derive(Debug, Default, Clone, Copy)]
+    #[repr(C)]
+    struct Results {
+        unix: i32,
+        inet: i32,
+        pair: i32,
+        dgram_pair: i32,
+        dgram: i32,
+        uring: i32,
+        /// `send` (a `sendto` without an address) on a datagram socket pair.
+        send: i32,
+        /// `sendto` with an address, `sendmsg` without one, `connect`.
+        sendto: i32,
+        sendmsg: i32,
+        connect: i32,
+    }
+
+    fn child_results(named: bool) -> Results {
         let filter = program(named);
         let mut fds = [0; 2];
         // SAFETY: a pipe for the results; the child only makes system calls and `_exit`s.
         unsafe {
             assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+            // Made before the filter: a datagram pair to send on.
+            let mut pair = [0; 2];
+            assert_eq!(
+                libc::socketpair(libc::AF_UNIX, libc::SOCK_DGRAM, 0, pair.as_mut_ptr()),
+                0
+            );
             let pid = libc::fork();
             if pid == 0 {
-                let mut out = [0i32; 6];
+                let mut out = Results::default();
                 if install(&filter).is_err() {
                     libc::_exit(2);
                 }
                 let errno = || *libc::__errno_location();
+                let ret = |r: isize| if r >= 0 { 0 } else { errno() };
                 let try_socket = |family, kind| {
                     let s = libc::socket(family, kind, 0);
                     if s >= 0 {
@@ -247,29 +283,44 @@ mod tests {
                 };
                 let try_pair = |kind| {
                     let mut pair = [0; 2];
-                    if libc::socketpair(libc::AF_UNIX, kind, 0, pair.as_mut_ptr()) == 0 {
-                        0
-                    } else {
-                        errno()
-                    }
+                    ret(libc::socketpair(libc::AF_UNIX, kind, 0, pair.as_mut_ptr()) as isize)
                 };
-                out[0] = try_socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC);
-                out[1] = try_socket(libc::AF_INET, libc::SOCK_STREAM);
-                out[2] = try_pair(libc::SOCK_STREAM);
-                out[3] = try_pair(libc::SOCK_DGRAM | libc::SOCK_NONBLOCK);
-                out[4] = try_socket(libc::AF_UNIX, libc::SOCK_DGRAM);
-                out[5] =
-                    if libc::syscall(libc::SYS_io_uring_setup, 1, std::ptr::null_mut::<u8>()) < 0 {
-                        errno()
-                    } else {
-                        0
-                    };
-                libc::write(fds[1], out.as_ptr().cast(), std::mem::size_of_val(&out));
+                out.unix = try_socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC);
+                out.inet = try_socket(libc::AF_INET, libc::SOCK_STREAM);
+                out.pair = try_pair(libc::SOCK_STREAM);
+                out.dgram_pair = try_pair(libc::SOCK_DGRAM | libc::SOCK_NONBLOCK);
+                out.dgram = try_socket(libc::AF_UNIX, libc::SOCK_DGRAM);
+                out.uring = ret(libc::syscall(
+                    libc::SYS_io_uring_setup,
+                    1,
+                    std::ptr::null_mut::<u8>(),
+                ) as isize);
+                let byte = [0u8; 1];
+                out.send = ret(libc::send(pair[0], byte.as_ptr().cast(), 1, 0));
+                let mut addr: libc::sockaddr_un = std::mem::zeroed();
+                addr.sun_family = libc::AF_UNIX as u16;
+                addr.sun_path[0] = b'/' as libc::c_char;
+                let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+                let a = (&raw const addr).cast::<libc::sockaddr>();
+                out.sendto = ret(libc::sendto(pair[0], byte.as_ptr().cast(), 1, 0, a, len));
+                let mut iov = libc::iovec {
+                    iov_base: byte.as_ptr() as *mut libc::c_void,
+                    iov_len: 1,
+                };
+                let mut msg: libc::msghdr = std::mem::zeroed();
+                msg.msg_iov = &mut iov;
+                msg.msg_iovlen = 1;
+                out.sendmsg = ret(libc::sendmsg(pair[0], &msg, 0));
+                let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+                out.connect = ret(libc::connect(s, a, len) as isize);
+                libc::write(fds[1], (&raw const out).cast(), std::mem::size_of_val(&out));
                 libc::_exit(0);
             }
             libc::close(fds[1]);
-            let mut out = [0i32; 6];
-            let n = libc::read(fds[0], out.as_mut_ptr().cast(), std::mem::size_of_val(&out));
+            libc::close(pair[0]);
+            libc::close(pair[1]);
+            let mut out = Results::default();
+            let n = libc::read(fds[0], (&raw mut out).cast(), std::mem::size_of_val(&out));
             let mut status = 0;
             libc::waitpid(pid, &mut status, 0);
             libc::close(fds[0]);
@@ -284,38 +335,48 @@ mod tests {
 
     #[test]
     fn unix_sockets_are_refused_and_the_rest_is_not() {
-        let [unix, inet, pair, dgram_pair, dgram, uring] = child_results(false);
-        assert_eq!(unix, libc::EACCES, "socket(AF_UNIX)");
-        assert_eq!(inet, 0, "socket(AF_INET)");
-        assert_eq!(pair, 0, "socketpair(AF_UNIX, SOCK_STREAM)");
-        assert_eq!(dgram_pair, libc::EACCES, "socketpair(AF_UNIX, SOCK_DGRAM)");
-        assert_eq!(dgram, libc::EACCES, "socket(AF_UNIX, SOCK_DGRAM)");
-        assert_eq!(uring, libc::EPERM, "io_uring_setup");
+        let r = child_results(false);
+        assert_eq!(r.unix, libc::EACCES, "socket(AF_UNIX) {r:?}");
+        assert_eq!(r.inet, 0, "socket(AF_INET) {r:?}");
+        assert_eq!(r.pair, 0, "socketpair(AF_UNIX, SOCK_STREAM) {r:?}");
+        assert_eq!(r.dgram_pair, libc::EACCES, "datagram socketpair {r:?}");
+        assert_eq!(r.dgram, libc::EACCES, "socket(AF_UNIX, SOCK_DGRAM) {r:?}");
+        assert_eq!(r.uring, libc::EPERM, "io_uring_setup {r:?}");
+        // No broker: sends and connects are the kernel's (no datagram socket can be made).
+        assert_eq!((r.send, r.sendmsg), (0, 0), "{r:?}");
+        assert_ne!(r.connect, libc::ENOSYS, "{r:?}");
     }
 
     #[test]
-    fn with_named_sockets_only_stream_unix_sockets_are_made() {
-        let [unix, inet, pair, dgram_pair, dgram, uring] = child_results(true);
-        assert_eq!(unix, 0, "socket(AF_UNIX, SOCK_STREAM)");
-        assert_eq!(inet, 0, "socket(AF_INET)");
-        assert_eq!(pair, 0, "socketpair(AF_UNIX, SOCK_STREAM)");
-        assert_eq!(dgram_pair, libc::EACCES, "socketpair(AF_UNIX, SOCK_DGRAM)");
-        assert_eq!(dgram, libc::EACCES, "socket(AF_UNIX, SOCK_DGRAM)");
-        assert_eq!(uring, libc::EPERM, "io_uring_setup");
+    fn with_named_sockets_every_destination_goes_to_the_broker() {
+        let r = child_results(true);
+        assert_eq!(r.unix, 0, "socket(AF_UNIX, SOCK_STREAM) {r:?}");
+        assert_eq!(r.inet, 0, "socket(AF_INET) {r:?}");
+        assert_eq!(r.pair, 0, "socketpair(AF_UNIX, SOCK_STREAM) {r:?}");
+        assert_eq!(r.dgram_pair, 0, "datagram socketpair {r:?}");
+        assert_eq!(r.dgram, 0, "socket(AF_UNIX, SOCK_DGRAM) {r:?}");
+        assert_eq!(r.uring, libc::EPERM, "io_uring_setup {r:?}");
+        assert_eq!(r.send, 0, "send without an address is the kernel's {r:?}");
+        // Handed to the broker (ENOSYS: this test has none).
+        assert_eq!(r.sendto, libc::ENOSYS, "sendto with an address {r:?}");
+        assert_eq!(r.sendmsg, libc::ENOSYS, "sendmsg {r:?}");
+        assert_eq!(r.connect, libc::ENOSYS, "connect {r:?}");
     }
 
     #[test]
-    fn named_mode_hands_connect_to_the_broker() {
+    fn named_mode_hands_connect_and_sends_to_the_broker() {
         let p = program(true);
         let notify = p
             .iter()
             .position(|i| i.k == libc::SECCOMP_RET_USER_NOTIF)
             .expect("a USER_NOTIF return");
-        let connect = p
-            .iter()
-            .position(|i| i.k == libc::SYS_connect as u32)
-            .expect("a check for connect");
-        assert_eq!(connect + 1 + p[connect].jt as usize, notify);
+        for nr in [libc::SYS_connect, libc::SYS_sendmsg, libc::SYS_sendmmsg] {
+            let at = p
+                .iter()
+                .position(|i| i.k == nr as u32 && i.code & 0x07 == libc::BPF_JMP as u16)
+                .expect("a check for the call");
+            assert_eq!(at + 1 + p[at].jt as usize, notify, "{nr}");
+        }
         assert!(
             !program(false)
                 .iter()

@@ -274,7 +274,7 @@ impl SkillSet {
 
 /// The skill folders `dir` stands for: itself if it has SKILL.md, else its subfolders that
 /// have one (sorted by name, hidden ones skipped).
-fn skill_folders(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn skill_folders(dir: &Path) -> Vec<PathBuf> {
     if dir.join("SKILL.md").is_file() {
         return vec![dir.to_path_buf()];
     }
@@ -289,6 +289,47 @@ fn skill_folders(dir: &Path) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
+}
+
+/// For a folder with no skill folder in it: its subfolders, hidden ones included, that hold skill
+/// folders one level further down (a collection that groups its skills, as in
+/// `skills/.curated/NAME/SKILL.md`), with how many each holds. Sorted by name.
+pub(crate) fn skills_one_level_deeper(dir: &Path) -> Vec<(String, usize)> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, usize)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let inner = fs::read_dir(e.path()).ok()?;
+            let n = inner
+                .flatten()
+                .filter(|c| c.path().join("SKILL.md").is_file())
+                .count();
+            (n > 0).then(|| (e.file_name().to_string_lossy().into_owned(), n))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// What to say about `dir`, named by the user, when it holds no skill folder: where skills are
+/// one level down, if they are.
+pub(crate) fn no_skills_hint(dir: &Path) -> String {
+    let deeper = skills_one_level_deeper(dir);
+    let Some((first, _)) = deeper.first() else {
+        return "a skill is a folder with a SKILL.md; none is in it".into();
+    };
+    let listed: Vec<String> = deeper
+        .iter()
+        .map(|(name, n)| format!("{name} ({n})"))
+        .collect();
+    format!(
+        "its skills are one level down, in {}: pass --skills-dir {} (once for each)",
+        listed.join(", "),
+        dir.join(first).display()
+    )
 }
 
 /// Load one skill leniently. `Err` says why it was skipped; its message is the warning.

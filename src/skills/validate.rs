@@ -52,7 +52,8 @@ pub fn validate_path(path: &Path, report: &mut Report) {
     children.sort();
     if children.is_empty() {
         report.problems.push(format!(
-            "{shown}: no SKILL.md here or in its subfolders; a skill is a folder with a SKILL.md"
+            "{shown}: no SKILL.md here or in its subfolders; {}",
+            super::discover::no_skills_hint(path)
         ));
     }
     for child in children {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Show a desktop notification with TITLE and MESSAGE: notify-send (Linux) or osascript
-# (macOS); without either, ring the terminal bell and print the notification on stderr.
+# (macOS); without either, ring the terminal bell if the terminal can be opened.
 #
 # Usage: notify.sh TITLE [MESSAGE...]
-# Exit status: 0 notified (or bell fallback); 2 no title.
+# Exit status: 0 notified (or the bell rang); 2 no title; 69 nothing reached the user (a
+# one-line reason on stderr).
 set -u
 
 if [ $# -lt 1 ] || [ -z "$1" ]; then
@@ -30,11 +31,16 @@ if command -v osascript >/dev/null 2>&1; then
     fi
 fi
 
-# Fallback: the terminal bell, then the text where the user can see it.
-{ printf '\a' >/dev/tty; } 2>/dev/null || printf '\a' >&2
-if [ -n "$message" ]; then
-    echo "notify: $title: $message" >&2
-else
-    echo "notify: $title" >&2
+# Fallback: the terminal bell, when the script may open the terminal (never in skillpipe's
+# sandbox, which gives scripts no terminal).
+if { printf '\a' >/dev/tty; } 2>/dev/null; then
+    exit 0
 fi
-exit 0
+# Nothing reached the user: say so, and what would let it through, instead of succeeding.
+if command -v notify-send >/dev/null 2>&1; then
+    why="notify-send could not reach the session bus (a sandboxed script needs the bus socket: --allow-socket \"\$XDG_RUNTIME_DIR/bus\", with XDG_RUNTIME_DIR passed through)"
+else
+    why="no notification service found (tried notify-send, osascript)"
+fi
+echo "notify.sh: $why; not shown: $title${message:+: $message}" >&2
+exit 69
