@@ -713,6 +713,41 @@ fn sigterm_mid_call_answers_and_exits() {
     assert!(rec["reason"].as_str().unwrap().contains("SIGTERM"), "{rec}");
 }
 
+/// After the end of stdin the server waits for the calls it received, but a signal still stops
+/// them at once.
+#[test]
+fn sigterm_after_stdin_closed_still_stops_at_once() {
+    let home = setup();
+    let marker = format!("mcp-eof-term-{}", std::process::id());
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let id = c.start_request(
+        "tools/call",
+        json!({"name": "t__orphan", "arguments": {"args": [marker]}}),
+    );
+    assert!(eventually(|| processes_named(&format!("{marker}-parent"))
+        .len()
+        == 1));
+    drop(c.stdin.take());
+    // Still running: the end of stdin did not cancel it.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        c.child.try_wait().unwrap().is_none(),
+        "exited at the end of stdin"
+    );
+    assert_eq!(processes_named(&format!("{marker}-parent")).len(), 1);
+    let start = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(c.child.id() as i32, libc::SIGTERM) };
+    let r = c.wait_for(&id);
+    assert!(
+        text(&r["result"]).starts_with("stopped: interrupted by SIGTERM"),
+        "{r}"
+    );
+    assert_eq!(wait_exit(&mut c.child).code(), Some(143));
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(eventually(|| processes_named(&marker).is_empty()));
+}
+
 /// As in `filter`: an agent file outside the user's config (here named by path) may not turn
 /// scripts on; the same file in the user's config folder may.
 #[test]
