@@ -91,7 +91,9 @@ impl Outcome {
 pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, AskError>> + Send + 'a>>;
 
 /// Asks the user whether a command may run (see [`DispatcherBuilder::asker`]). An `Err` is a
-/// decline with that reason (a host's own reason goes in [`AskError::Other`]).
+/// decline with that reason (a host's own reason goes in [`AskError::Other`]), except
+/// [`AskError::Interrupted`]: the command is audited as not run and the process is sent SIGINT,
+/// as the terminal would have sent it (see [`crate::exec::raise_interrupt`]).
 pub type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync;
 
 /// [`Asker`] answered asynchronously (see [`DispatcherBuilder::async_asker`]): what the
@@ -532,8 +534,15 @@ impl Dispatcher {
             cwd: &cwd,
             grants: &grants,
         };
-        if let Verdict::Declined(why) = self.confirm(&prompt).await {
-            return block(&argv, skill, &stdin, Decision::Declined, why);
+        match self.confirm(&prompt).await {
+            Verdict::Run => {}
+            Verdict::Declined(why) => return block(&argv, skill, &stdin, Decision::Declined, why),
+            Verdict::Interrupted(why) => {
+                // Audited first: the SIGINT may end the program before this returns.
+                let outcome = block(&argv, skill, &stdin, Decision::Declined, why);
+                exec::raise_interrupt().await;
+                return outcome;
+            }
         }
         if self.policy.audit == AuditMode::Required
             && let Err(e) = self.audit.check_writable()

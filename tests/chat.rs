@@ -1198,6 +1198,45 @@ fn request_fields_from_the_command_line_win_over_the_agents() {
     );
 }
 
+/// `skillpipe chat PROMPT | head -1`: once the reader of stdout has gone, the turn stops (while
+/// the model still streams) and skillpipe exits 0 without a "Broken pipe" error.
+#[test]
+fn a_reader_that_goes_ends_the_answer_quietly() {
+    use std::io::BufRead;
+    let home = TestHome::new();
+    // The model sends two lines and then goes silent: only the reader's going can end this.
+    let server = Server::start([Reply::text(["first line\n", "second line\n"]).stall_after(2)]);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .current_dir(home.path())
+        .args(["chat", "--base-url", &server.url, "--model", "m", "hi"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "first line\n");
+    // The reader is gone (dropped with the BufReader).
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(10) {
+            child.kill().unwrap();
+            panic!("skillpipe went on after its reader had gone");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
 #[test]
 fn a_chat_that_can_run_nothing_is_not_taught_directives() {
     let home = TestHome::new();

@@ -38,18 +38,7 @@ impl Client {
 
     /// Spawns the server and initializes the session (declaring elicitation if `elicit`).
     fn start_with(home: &TestHome, args: &[&str], elicit: Option<Elicit>) -> Client {
-        let bin = assert_cmd::cargo::cargo_bin("skillpipe");
-        let mut child = Command::new(bin)
-            .arg("mcp")
-            .args(["--skills-dir", "skills", "--sandbox", "best-effort"])
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("LANG", "C.UTF-8")
-            .env("XDG_STATE_HOME", home.path().join("state"))
-            .env("XDG_CONFIG_HOME", home.path().join("config"))
-            .current_dir(home.path())
+        let mut child = server_cmd(home, args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -161,6 +150,23 @@ impl Client {
         drop(self.stdin.take());
         wait_exit(&mut self.child)
     }
+}
+
+/// `skillpipe mcp` on the skills of `home` with a clean environment.
+fn server_cmd(home: &TestHome, args: &[&str]) -> Command {
+    let bin = assert_cmd::cargo::cargo_bin("skillpipe");
+    let mut c = Command::new(bin);
+    c.arg("mcp")
+        .args(["--skills-dir", "skills", "--sandbox", "best-effort"])
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("LANG", "C.UTF-8")
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .current_dir(home.path());
+    c
 }
 
 impl Drop for Client {
@@ -572,20 +578,30 @@ fn a_cancelled_call_is_killed_and_audited_and_the_session_goes_on() {
     assert_eq!(rec["reason"], "cancelled", "{rec}");
 }
 
+/// The client goes away (both pipes closed) while a call runs: the call's tree is killed at
+/// once, not left to its timeout, and audited `cancelled`; the server exits 0.
 #[test]
 fn a_client_that_goes_away_mid_call_leaves_nothing_running() {
     let home = setup();
     let marker = format!("mcp-gone-{}", std::process::id());
-    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
-    c.start_request(
-        "tools/call",
-        json!({"name": "t__orphan", "arguments": {"args": [marker]}}),
-    );
+    let mut child = server_cmd(&home, &["--allow-scripts", "-y"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "t__orphan", "arguments": {"args": [marker]}}});
+    writeln!(stdin, "{init}\n{call}").unwrap();
     assert!(eventually(|| processes_named(&format!("{marker}-parent"))
         .len()
         == 1));
     let start = Instant::now();
-    let status = c.close();
+    drop(stdin);
+    drop(child.stdout.take());
+    let status = wait_exit(&mut child);
     assert!(status.success(), "{status:?}");
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(
@@ -597,6 +613,76 @@ fn a_client_that_goes_away_mid_call_leaves_nothing_running() {
     assert_eq!(
         (rec["decision"].clone(), rec["reason"].clone()),
         (json!("ran"), json!("cancelled"))
+    );
+}
+
+/// The end of stdin is the end of the client's requests, not of their answers: every call it
+/// sent is answered (a script run, a failure, `load_skill`), a confirmation that can no longer
+/// be answered is a "no" at once, and the server exits 0 — so `printf … | skillpipe mcp` works.
+#[test]
+fn stdin_closed_lets_received_calls_finish_and_be_answered() {
+    let home = setup();
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "load_skill", "arguments": {"name": "t"}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "t__echo", "arguments": {"args": ["hi"]}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+               "params": {"name": "t__fail", "arguments": {}}}),
+    ];
+    let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    let run = |args: &[&str], caps: Value| {
+        let mut input = input.clone();
+        if !caps.is_null() {
+            let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                              "params": {"capabilities": caps}});
+            input = input.replacen(&requests[0].to_string(), &init.to_string(), 1);
+        }
+        let start = Instant::now();
+        let out = assert_cmd::Command::from_std(server_cmd(&home, args))
+            .write_stdin(input)
+            .timeout(WAIT)
+            .output()
+            .unwrap();
+        assert!(start.elapsed() < Duration::from_secs(10), "{out:?}");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let replies: Vec<Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let by_id = |id: i64| -> Value {
+            let r = replies.iter().find(|r| r["id"] == json!(id));
+            r.unwrap_or_else(|| panic!("no reply to {id}: {replies:?}"))
+                .clone()
+        };
+        (by_id(2), by_id(3), by_id(4))
+    };
+
+    let (skill, echo, fail) = run(&["--allow-scripts", "-y"], Value::Null);
+    assert!(
+        text(&skill["result"]).contains("Call t__echo to echo."),
+        "{skill}"
+    );
+    assert_eq!(echo["result"]["isError"], false, "{echo}");
+    assert!(text(&echo["result"]).contains("args: hi"), "{echo}");
+    assert_eq!(fail["result"]["isError"], true, "{fail}");
+    let failed = text(&fail["result"]);
+    assert!(failed.starts_with("failed: exit 3"), "{fail}");
+    // A plain failure: nothing suggests lifting a restriction.
+    assert!(
+        !failed.contains("--allow") && !failed.contains("lift"),
+        "{fail}"
+    );
+    assert_eq!(audit_for(&home, "echo.sh")[0]["decision"], "ran");
+
+    // Asked by elicitation, but the client's input has ended: declined at once.
+    let (_, echo, _) = run(&["--allow-scripts"], json!({"elicitation": {}}));
+    assert_eq!(echo["result"]["isError"], true, "{echo}");
+    assert!(
+        text(&echo["result"]).contains("not run: the client is gone"),
+        "{echo}"
     );
 }
 
@@ -625,6 +711,41 @@ fn sigterm_mid_call_answers_and_exits() {
     assert!(eventually(|| processes_named(&marker).is_empty()));
     let rec = &audit_for(&home, "orphan.sh")[0];
     assert!(rec["reason"].as_str().unwrap().contains("SIGTERM"), "{rec}");
+}
+
+/// After the end of stdin the server waits for the calls it received, but a signal still stops
+/// them at once.
+#[test]
+fn sigterm_after_stdin_closed_still_stops_at_once() {
+    let home = setup();
+    let marker = format!("mcp-eof-term-{}", std::process::id());
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let id = c.start_request(
+        "tools/call",
+        json!({"name": "t__orphan", "arguments": {"args": [marker]}}),
+    );
+    assert!(eventually(|| processes_named(&format!("{marker}-parent"))
+        .len()
+        == 1));
+    drop(c.stdin.take());
+    // Still running: the end of stdin did not cancel it.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        c.child.try_wait().unwrap().is_none(),
+        "exited at the end of stdin"
+    );
+    assert_eq!(processes_named(&format!("{marker}-parent")).len(), 1);
+    let start = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(c.child.id() as i32, libc::SIGTERM) };
+    let r = c.wait_for(&id);
+    assert!(
+        text(&r["result"]).starts_with("stopped: interrupted by SIGTERM"),
+        "{r}"
+    );
+    assert_eq!(wait_exit(&mut c.child).code(), Some(143));
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(eventually(|| processes_named(&marker).is_empty()));
 }
 
 /// As in `filter`: an agent file outside the user's config (here named by path) may not turn
@@ -940,4 +1061,56 @@ fn readme_registration_snippets_start_the_server() {
             );
         }
     }
+}
+
+/// README's "try it by hand" line, run as written (from the repository, so `skills` is the
+/// shipped folder): the tools/call in it gets its result.
+#[test]
+fn readme_try_it_by_hand_shows_a_call_result() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = &readme[readme.find("## MCP server").expect("an MCP section")..];
+    let snippet = section
+        .split("```sh\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").unwrap()])
+        .find(|b| b.contains("tools/call"))
+        .expect("a ```sh block with a tools/call");
+    let home = TestHome::new();
+    let bin_dir = assert_cmd::cargo::cargo_bin("skillpipe")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("sh")
+        .args(["-c", snippet])
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home.path())
+        .env("LANG", "C.UTF-8")
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let replies: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let call = replies
+        .iter()
+        .find(|r| r["id"] == json!(3))
+        .unwrap_or_else(|| panic!("no reply to the call: {replies:?}"));
+    if text(&call["result"]).contains("cannot sandbox") {
+        eprintln!("skipped: this machine cannot enforce the default sandbox: {call}");
+        return;
+    }
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    assert_eq!(call["result"]["structuredContent"], json!({"result": 1024}));
 }

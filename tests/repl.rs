@@ -218,6 +218,59 @@ fn ctrl_c_mid_stream_cancels_and_keeps_the_partial_answer() {
     assert!(!p.text().contains("never shown"));
 }
 
+/// Ctrl-C at the confirmation prompt cancels the turn as Ctrl-C mid-stream does: no "not run"
+/// line is shown as the answer or kept in the history, the session file or the next request.
+#[test]
+fn ctrl_c_at_the_confirmation_prompt_cancels_the_turn() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["Let me look: !{echo 42}"]),
+        Reply::text(["next answer"]),
+    ]);
+    let mut p = start(&home, &server, &["--allow", "echo"]);
+    p.send(b"first\r");
+    p.expect("(Enter = no)");
+    std::thread::sleep(skillpipe::confirm::GUARD);
+    p.send(b"\x03");
+    p.expect("interrupted");
+    p.expect("cancelled");
+    p.prompt();
+    p.send(b"/save s\r");
+    p.expect("resume with");
+    p.prompt();
+    p.send(b"again\r");
+    p.expect("next answer");
+    p.prompt();
+    p.send(b"\x04");
+    assert_eq!(
+        p.wait_exit().code(),
+        Some(0),
+        "Ctrl-C must not end the REPL"
+    );
+
+    let m = messages(&server, 1);
+    assert_eq!(
+        m[1..],
+        [
+            pair("user", "first"),
+            pair("assistant", "Let me look: !{echo 42}"),
+            pair("user", "again")
+        ]
+    );
+    let shown = p.text();
+    assert!(!shown.to_lowercase().contains("not run"), "{shown}");
+    let file = home.path().join("state/skillpipe/sessions/s.json");
+    let saved = std::fs::read_to_string(file).unwrap();
+    assert!(!saved.to_lowercase().contains("not run"), "{saved}");
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "declined");
+    assert_eq!(
+        audit[0]["reason"],
+        "interrupted by SIGINT (Ctrl-C at the prompt): not run"
+    );
+}
+
 #[test]
 fn spinner_shows_until_the_first_token_and_ctrl_c_cancels_the_wait() {
     let home = TestHome::new();

@@ -1055,6 +1055,62 @@ fn a_missing_skills_dir_is_a_usage_error() {
     }
 }
 
+/// `skillpipe … | head -1`: a stdout whose reader has gone ends the command quietly with 0, as
+/// in `filter` — no "Broken pipe" error, no panic — for every command that writes to stdout.
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let tmp = TempDir::new().unwrap();
+    let skills = concat!(env!("CARGO_MANIFEST_DIR"), "/skills");
+    let cases: [&[&str]; 6] = [
+        &["skills", "list", "--skills-dir", skills],
+        &["skills", "list", "--json", "--skills-dir", skills],
+        &["skills", "show", "calc", "--skills-dir", skills],
+        &["doctor"],
+        &["trust", "--list"],
+        &[
+            "run",
+            "calc",
+            "calc",
+            "--skills-dir",
+            skills,
+            "--allow-scripts",
+            "-y",
+            "--json",
+            "--",
+            "2+2",
+        ],
+    ];
+    for args in cases {
+        // Positive control: with a reader, the command writes something.
+        let out = skillpipe(tmp.path())
+            .env("XDG_STATE_HOME", tmp.path().join("state"))
+            .args(args)
+            .output()
+            .unwrap();
+        let wrote = !out.stdout.is_empty();
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+            .current_dir(tmp.path())
+            .env("HOME", tmp.path())
+            .env("XDG_CONFIG_HOME", tmp.path().join(".config"))
+            .env("XDG_STATE_HOME", tmp.path().join("state"))
+            .env_remove("R9S_SKILLS_DIR")
+            .args(args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("Broken pipe") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+        if wrote {
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        }
+    }
+}
+
 /// A collection that groups its skills in (hidden) subfolders, `skills/.curated/NAME`: named
 /// with --skills-dir at its top, it says where the skills are instead of "no skills found".
 #[test]

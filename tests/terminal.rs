@@ -403,3 +403,186 @@ fn one_shot_status_lines_start_on_a_line_of_their_own() {
         "{shown}"
     );
 }
+
+/// `cmd` on a pty with the test environment, run from `home`.
+fn on_pty(home: &TestHome, program: &str, args: &[&str]) -> Pty {
+    let mut c = Command::new(program);
+    c.env_clear();
+    for (k, v) in env(home) {
+        c.env(k, v);
+    }
+    c.env("NO_COLOR", "1").current_dir(home.path()).args(args);
+    Pty::spawn(c)
+}
+
+/// The audit says the command was not run because of Ctrl-C at the prompt (a reason only the
+/// raw key produces: a SIGINT from the terminal would leave no declined line).
+fn assert_interrupted_at_the_prompt(home: &TestHome, argv0: &str) {
+    let audit = home.audit();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["argv"][0], argv0, "{audit:?}");
+    assert_eq!(audit[0]["decision"], "declined", "{audit:?}");
+    assert_eq!(
+        audit[0]["reason"], "interrupted by SIGINT (Ctrl-C at the prompt): not run",
+        "{audit:?}"
+    );
+}
+
+/// Ctrl-C at the prompt is "stop", not "no": the filter ends as on SIGINT (exit 130), the rest
+/// of its input is not run, even when the key comes within the guard interval.
+#[test]
+fn ctrl_c_at_the_prompt_stops_the_filter_as_sigint() {
+    let home = TestHome::new();
+    let script = format!(
+        "printf 'a %%{{echo one}} b\\nc %%{{echo two}} d\\n' | {} filter --allow echo > out.txt",
+        env!("CARGO_BIN_EXE_skillpipe")
+    );
+    let mut p = on_pty(&home, "sh", &["-c", &script]);
+    p.expect("run `echo one`?");
+    p.expect("(Enter = no)");
+    // Within the guard: Ctrl-C still counts (stopping runs nothing).
+    p.send(b"\x03");
+    p.expect("interrupted");
+    p.expect("skillpipe: stopped by SIGINT");
+    assert_eq!(p.wait_exit().code(), Some(130));
+    assert_interrupted_at_the_prompt(&home, "echo");
+    assert!(!p.text().contains("echo two`?"), "{}", p.text());
+}
+
+/// One-shot `chat` and `run`: Ctrl-C at the prompt exits 130 with the command audited as not run.
+#[test]
+fn ctrl_c_at_the_prompt_stops_one_shot_chat_and_run() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["Let me look: !{echo 42}"]),
+        Reply::text(["never asked for"]),
+    ]);
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let args = [
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--allow",
+        "echo",
+        "what is it?",
+    ];
+    let mut p = on_pty(&home, bin, &args);
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"\x03");
+    p.expect("interrupted");
+    p.expect("skillpipe: stopped by SIGINT");
+    assert_eq!(p.wait_exit().code(), Some(130));
+    assert_interrupted_at_the_prompt(&home, "echo");
+    assert_eq!(server.requests().len(), 1, "the model was not asked again");
+    // The prompt ended its line and no ^C was echoed: no blank line before the status line.
+    let shown = p.text();
+    assert!(
+        shown.contains("interrupted\nskillpipe: stopped by SIGINT"),
+        "{shown:?}"
+    );
+
+    let home = TestHome::new();
+    home.write(
+        "sk/hi/SKILL.md",
+        "---\nname: hi\ndescription: Says hi.\n---\nSay hi.\n",
+    );
+    home.write("sk/hi/scripts/hello.sh", "#!/bin/sh\necho hello\n");
+    let args = [
+        "run",
+        "hi",
+        "hello",
+        "--skills-dir",
+        "sk",
+        "--allow-scripts",
+    ];
+    let mut p = on_pty(&home, bin, &args);
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"\x03");
+    p.expect("skillpipe: stopped by SIGINT");
+    assert_eq!(p.wait_exit().code(), Some(130));
+    assert_interrupted_at_the_prompt(&home, "hi/scripts/hello.sh");
+    assert!(!p.text().contains("hello\n"), "{}", p.text());
+}
+
+/// A status line on stderr starts at the beginning of a line when the shared terminal's cursor
+/// is mid-line: after a side effect's output without a newline (`--show-side-effects`, filter
+/// and one-shot chat) and after an answer cut off by Ctrl-C; at column 0 no blank line is added.
+#[test]
+fn status_lines_start_a_line_after_output_left_open() {
+    let home = TestHome::new();
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let script = format!(
+        "printf 'a %%{{printf red}} b %%{{false}} c\\n' | {bin} filter --allow printf \
+         --allow false -y --show-side-effects"
+    );
+    let mut p = on_pty(&home, "sh", &["-c", &script]);
+    p.expect("skillpipe: failed: %{false}: exit 1");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    assert!(shown.contains("red\nskillpipe: failed"), "{shown:?}");
+    assert!(!shown.contains("\n\nskillpipe"), "a blank line: {shown:?}");
+
+    let server = Server::start([Reply::text(["Here: %{printf red}\n", "Done."])]);
+    let args = [
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--allow",
+        "printf",
+        "-y",
+        "--show-side-effects",
+        "go",
+    ];
+    let mut p = on_pty(&home, bin, &args);
+    p.expect("Done.");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    assert!(
+        shown.contains("red\nskillpipe: ran %{printf red}\n"),
+        "{shown:?}"
+    );
+
+    // Ctrl-C mid-answer: the terminal echoes ^C after the open line; the status line follows
+    // on a line of its own.
+    let server = Server::start([Reply::text(["The first w"]).stall_after(1)]);
+    let args = ["chat", "--base-url", &server.url, "--model", "m", "go"];
+    let mut p = on_pty(&home, bin, &args);
+    p.expect("The first w");
+    p.send(b"\x03");
+    p.expect("skillpipe: stopped by SIGINT");
+    assert_eq!(p.wait_exit().code(), Some(130));
+    let shown = p.text();
+    assert!(
+        shown.contains("The first w^C\nskillpipe: stopped by SIGINT"),
+        "{shown:?}"
+    );
+
+    // At column 0 (`--raw`: the line end is not held for a heading underline) the echoed ^C
+    // alone leaves the cursor mid-line.
+    let server = Server::start([Reply::text(["A whole line.\n"]).stall_after(1)]);
+    let args = [
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--raw",
+        "go",
+    ];
+    let mut p = on_pty(&home, bin, &args);
+    p.expect("A whole line.\n");
+    p.send(b"\x03");
+    p.expect("skillpipe: stopped by SIGINT");
+    assert_eq!(p.wait_exit().code(), Some(130));
+    let shown = p.text();
+    assert!(
+        shown.contains("A whole line.\n^C\nskillpipe: stopped by SIGINT"),
+        "{shown:?}"
+    );
+}

@@ -4,8 +4,10 @@ use super::{PolicyFlags, SkillFlags, usage};
 use crate::app::{ChatConfig, build_session};
 use crate::chat::{Busy, Notice, Session, Ui};
 use crate::render::{Display, Options as RenderOptions};
+use crate::term::line;
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Args)]
 pub struct ChatArgs {
@@ -157,7 +159,26 @@ fn one_shot(
         tty: looks.stdout_tty,
         ..PlainUi::default()
     };
-    let result = rt.block_on(session.turn(prompt, &mut ui));
+    // The reader of stdout may go (`| head -1`) while the model still streams: the turn stops
+    // then, as the filter stops, and main ends quietly (a broken pipe on stdout).
+    let closed = Arc::new(tokio::sync::Notify::new());
+    let watch = closed.clone();
+    std::thread::Builder::new()
+        .name("stdout-watch".into())
+        .spawn(move || {
+            if crate::term::closed::reader_gone(libc::STDOUT_FILENO, None) {
+                watch.notify_one();
+            }
+        })?;
+    let result = rt.block_on(async {
+        tokio::select! {
+            r = session.turn(prompt, &mut ui) => Some(r),
+            _ = closed.notified() => None,
+        }
+    });
+    let Some(result) = result else {
+        return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe).into());
+    };
     let rest = ui.display.finish(terminal_width());
     ui.write(&rest);
     if ui.wrote && !ui.ended_with_newline {
@@ -170,7 +191,10 @@ fn one_shot(
     match result {
         Ok(_) => Ok(super::EXIT_OK),
         Err(e) => {
-            eprintln!("skillpipe: {}", crate::term::sanitize(&e.to_string()));
+            line::status(&format!(
+                "skillpipe: {}",
+                crate::term::sanitize(&e.to_string())
+            ));
             Ok(crate::app::EXIT_RUNTIME)
         }
     }
@@ -184,8 +208,25 @@ pub struct PlainUi {
     display: Display,
     /// stdout is a terminal: stderr lines wait for the answer's line to end, as in the REPL.
     tty: bool,
-    /// Status lines (for stderr) waiting for the end of the answer's line.
-    pending: Vec<String>,
+    /// What waits (for stderr) for the end of the answer's line.
+    pending: Vec<ToStderr>,
+}
+
+/// Something for stderr.
+enum ToStderr {
+    /// A status line, on a line of its own (without its newline).
+    Status(String),
+    /// A side effect's output, as it is.
+    Raw(String),
+}
+
+impl ToStderr {
+    fn write(&self) {
+        match self {
+            ToStderr::Status(s) => line::status(s),
+            ToStderr::Raw(s) => line::stderr_raw(s.as_bytes()),
+        }
+    }
 }
 
 impl Default for PlainUi {
@@ -220,7 +261,7 @@ impl PlainUi {
         if bytes.is_empty() {
             return;
         }
-        let mut out = std::io::stdout().lock();
+        let mut out = line::Noted::new(std::io::stdout().lock(), line::Stream::Stdout);
         // Lines that waited for the answer's line to end come right after its newline.
         match memchr::memrchr(b'\n', bytes).filter(|_| !self.pending.is_empty()) {
             Some(at) => {
@@ -238,21 +279,19 @@ impl PlainUi {
         self.ended_with_newline = bytes.ends_with(b"\n");
     }
 
-    /// A line for stderr: now, or once the answer's open line on the terminal has ended.
-    fn line_err(&mut self, line: String) {
+    /// For stderr: now, or once the answer's open line on the terminal has ended.
+    fn line_err(&mut self, what: ToStderr) {
         if self.tty && self.wrote && !self.ended_with_newline {
-            self.pending.push(line);
+            self.pending.push(what);
         } else {
-            eprint!("{line}");
+            what.write();
         }
     }
 
     fn flush_pending(&mut self) {
-        let mut err = std::io::stderr().lock();
-        for line in self.pending.drain(..) {
-            let _ = err.write_all(line.as_bytes());
+        for what in self.pending.drain(..) {
+            what.write();
         }
-        let _ = err.flush();
     }
 }
 
@@ -265,24 +304,24 @@ impl Ui for PlainUi {
     /// Reports quote foreign text (directive bodies, reasons): always sanitized.
     fn report(&mut self, report: &crate::pipeline::Report) {
         self.end_open_line();
-        self.line_err(format!(
-            "skillpipe: {}\n",
+        self.line_err(ToStderr::Status(format!(
+            "skillpipe: {}",
             crate::term::sanitize(&report.to_string())
-        ));
+        )));
     }
 
     /// Notices quote foreign text (directives, a server's reasons): always sanitized.
     fn notice(&mut self, notice: &Notice) {
         self.end_open_line();
-        self.line_err(format!(
-            "skillpipe: {}\n",
+        self.line_err(ToStderr::Status(format!(
+            "skillpipe: {}",
             crate::term::sanitize(&notice.to_string())
-        ));
+        )));
     }
 
     fn side_output(&mut self, text: &str) {
         self.end_open_line();
-        self.line_err(crate::term::sanitize(text).into_owned());
+        self.line_err(ToStderr::Raw(crate::term::sanitize(text).into_owned()));
     }
 
     fn busy(&mut self, _what: Option<Busy<'_>>) {}

@@ -79,19 +79,17 @@ impl crate::filter::Reporter for Stderr {
         // A success is not worth a line in a filter's stderr; everything else is.
         // Reasons and warnings may quote foreign text (a path, a program's name): shown inert.
         if report.kind != crate::pipeline::ReportKind::Ran {
-            eprintln!("skillpipe: {}", crate::term::sanitize(&report.to_string()));
+            let text = report.to_string();
+            let text = crate::term::sanitize(&text);
+            crate::term::line::status(&format!("skillpipe: {text}"));
         }
     }
 
     fn side_effect_output(&self, stdout: &[u8], stderr: &[u8]) {
         if self.show_side_effects {
-            use std::io::Write;
-            let mut err = std::io::stderr().lock();
+            let tty = std::io::stderr().is_terminal();
             for bytes in [stdout, stderr] {
-                let _ = err.write_all(&crate::term::for_terminal(
-                    bytes,
-                    std::io::stderr().is_terminal(),
-                ));
+                crate::term::line::stderr_raw(&crate::term::for_terminal(bytes, tty));
             }
         }
     }
@@ -122,12 +120,13 @@ fn raw_stdin() -> anyhow::Result<std::fs::File> {
 }
 
 /// Unbuffered stdout: the filter writes whole scanned chunks, so a line buffer would only add
-/// system calls and delay.
+/// system calls and delay. Recorded, so that status lines on a shared terminal start a line.
 fn raw_stdout() -> impl std::io::Write {
+    use crate::term::line::{Noted, Stream};
     use std::os::fd::AsFd;
     let fd = std::io::stdout()
         .as_fd()
         .try_clone_to_owned()
         .expect("stdout is open");
-    std::fs::File::from(fd)
+    Noted::new(std::fs::File::from(fd), Stream::Stdout)
 }

@@ -29,6 +29,10 @@ pub fn install(rt: &tokio::runtime::Runtime) -> anyhow::Result<()> {
             })
         });
         let (sig, _, _) = futures::future::select_all(waits).await;
+        // The key, not skillpipe (the prompt's Ctrl-C, sent on from raw mode, echoes nothing).
+        if sig == libc::SIGINT && !crate::exec::interrupt_raised() {
+            crate::term::line::interrupt_key_echoed();
+        }
         crate::exec::interrupt(sig);
         crate::dispatch::wait_idle(SETTLE).await;
         std::process::exit(stopped(sig));
@@ -46,6 +50,7 @@ pub fn exit_code(rt: &tokio::runtime::Runtime) -> Option<i32> {
 
 /// Says so on stderr; the exit code for a stop by `sig`.
 pub(super) fn stopped(sig: libc::c_int) -> i32 {
-    eprintln!("skillpipe: stopped by {}", crate::exec::signal_name(sig));
+    let name = crate::exec::signal_name(sig);
+    crate::term::line::status(&format!("skillpipe: stopped by {name}"));
     128 + sig
 }

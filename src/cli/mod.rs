@@ -221,7 +221,7 @@ impl PolicyFlags {
 /// Warnings of the set-up (agent file, skills), one line each on stderr.
 pub fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("skillpipe: warning: {}", crate::term::sanitize(w));
+        crate::term::line::status(&format!("skillpipe: warning: {}", crate::term::sanitize(w)));
     }
 }
 
@@ -249,11 +249,23 @@ pub fn main() -> i32 {
     };
     match result {
         Ok(code) => code,
+        // The reader of stdout has gone (`| head -1`): the output ended early, which is not a
+        // failure (as in `filter`): no message, exit 0.
+        Err(e) if output_closed(&e) => EXIT_OK,
         Err(e) => {
             // Errors quote files, servers and arguments: shown inert.
-            eprintln!("skillpipe: {}", crate::term::sanitize(&format!("{e:#}")));
+            let text = format!("{e:#}");
+            let text = crate::term::sanitize(&text);
+            crate::term::line::status(&format!("skillpipe: {text}"));
             e.downcast_ref::<AppError>()
                 .map_or(EXIT_RUNTIME, AppError::exit_code)
         }
     }
+}
+
+/// Whether `e` is, or was caused by, a write to stdout after its reader had gone.
+fn output_closed(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(crate::term::closed::stdout_reader_gone)
 }

@@ -3,7 +3,7 @@
 use super::{PolicyFlags, SkillFlags, usage};
 use crate::audit::Decision;
 use crate::dispatch::{Origin, Outcome, result_json};
-use crate::term::{for_terminal, sanitize};
+use crate::term::{for_terminal, line, sanitize};
 use clap::Args;
 use std::io::{IsTerminal, Write};
 
@@ -42,7 +42,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             // `--json` promises one JSON object on stdout, whatever happened.
             if json {
                 let doc = serde_json::json!({"success": false, "error": format!("{e:#}")});
-                println!("{}", serde_json::to_string_pretty(&doc)?);
+                writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&doc)?)?;
             }
             Err(e)
         }
@@ -106,19 +106,21 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
         Outcome::Ran(ran) => {
             let r = &ran.result;
             for w in &r.warnings {
-                eprintln!("skillpipe: warning: {}", sanitize(w));
+                line::status(&format!("skillpipe: warning: {}", sanitize(w)));
             }
             // The script's output is foreign: inert on a terminal, exact on a pipe.
             let tty_out = std::io::stdout().is_terminal();
+            let mut out = line::Noted::new(std::io::stdout(), line::Stream::Stdout);
             if args.json {
                 let text = serde_json::to_string_pretty(&result_json(&ran))? + "\n";
-                std::io::stdout().write_all(&for_terminal(text.as_bytes(), tty_out))?;
+                out.write_all(&for_terminal(text.as_bytes(), tty_out))?;
             } else {
-                std::io::stdout().write_all(&for_terminal(&r.stdout, tty_out))?;
+                out.write_all(&for_terminal(&r.stdout, tty_out))?;
+                out.flush()?;
                 let tty_err = std::io::stderr().is_terminal();
-                std::io::stderr().write_all(&for_terminal(&r.stderr, tty_err))?;
+                line::stderr_raw(&for_terminal(&r.stderr, tty_err));
                 if let Some(h) = &r.hint {
-                    eprintln!("skillpipe: {}", sanitize(h));
+                    line::status(&format!("skillpipe: {}", sanitize(h)));
                 }
             }
             Ok(exit_code_of(r))
@@ -127,7 +129,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
             if args.json {
                 print_refusal(decision, &reason)?;
             }
-            eprintln!("skillpipe: not run: {}", sanitize(&reason));
+            line::status(&format!("skillpipe: not run: {}", sanitize(&reason)));
             Ok(super::EXIT_STRICT)
         }
     }
@@ -141,7 +143,7 @@ fn print_refusal(decision: Decision, reason: &str) -> anyhow::Result<()> {
         "decision": decision,
         "refused": reason,
     });
-    println!("{}", serde_json::to_string_pretty(&doc)?);
+    writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&doc)?)?;
     Ok(())
 }
 

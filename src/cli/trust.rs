@@ -20,8 +20,10 @@ pub fn run(args: TrustArgs) -> anyhow::Result<i32> {
     let config_error = |e: crate::trust::TrustError| usage(e.to_string());
     if args.list {
         let list = crate::trust::load().map_err(config_error)?;
+        let mut out = std::io::stdout().lock();
         for d in &list {
-            println!("{}", d.display());
+            use std::io::Write;
+            writeln!(out, "{}", d.display())?;
         }
         if list.is_empty() {
             eprintln!("skillpipe: no directory is trusted (skillpipe trust DIR adds one)");

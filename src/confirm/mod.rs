@@ -46,6 +46,11 @@ pub enum AskError {
     /// The terminal could not be put in raw mode or read.
     #[error("no terminal to ask for confirmation (pass -y to run without asking): {0}")]
     Terminal(#[source] std::io::Error),
+    /// The user pressed the interrupt key (Ctrl-C) at the prompt: not a "no" but "stop". The
+    /// prompt reads keys raw, so the key arrives as a byte instead of the SIGINT the terminal
+    /// would have sent; the dispatcher audits the command as not run and sends that SIGINT.
+    #[error("interrupted by SIGINT (Ctrl-C at the prompt): not run")]
+    Interrupted,
     /// Another front end's reason (e.g. an MCP client that cannot ask), or a host program's.
     #[error(transparent)]
     Other(Box<dyn std::error::Error + Send + Sync>),
@@ -58,6 +63,9 @@ pub enum Verdict {
     Run,
     /// Declined, with the reason for the audit log and the notice.
     Declined(String),
+    /// Not run because the user interrupted at the prompt (Ctrl-C), with the reason for the
+    /// audit log: the program is to stop as on SIGINT.
+    Interrupted(String),
 }
 
 /// Session state: the mode and the prefixes the user said "always" to.
@@ -108,6 +116,7 @@ impl Confirmer {
                 Verdict::Run
             }
             Ok(Answer::No) => Verdict::Declined("declined at the prompt".into()),
+            Err(why @ AskError::Interrupted) => Verdict::Interrupted(why.to_string()),
             Err(why) => Verdict::Declined(why.to_string()),
         }
     }
@@ -188,23 +197,29 @@ pub(crate) enum FirstKey {
     Answer(Answer),
     /// `a`: ask once more before answering "always".
     ConfirmAlways,
+    /// The terminal's interrupt key (Ctrl-C): stop, as SIGINT would.
+    Interrupt,
 }
 
-/// Maps the first key to an answer; anything unexpected (Enter, Esc, Ctrl-C) means no.
-pub(crate) fn first_key(b: u8) -> FirstKey {
+/// Maps the first key to an answer; `intr` is the terminal's interrupt key (`VINTR`, 0 when
+/// disabled). Anything unexpected (Enter, Esc) means no.
+pub(crate) fn first_key(b: u8, intr: u8) -> FirstKey {
     match b {
+        b if b == intr && b != 0 => FirstKey::Interrupt,
         b'y' | b'Y' => FirstKey::Answer(Answer::Once),
         b'a' | b'A' => FirstKey::ConfirmAlways,
         _ => FirstKey::Answer(Answer::No),
     }
 }
 
-/// Maps the key after `a`: `a` or Enter confirms "always", `y` is once, anything else no.
-pub(crate) fn always_key(b: u8) -> Answer {
+/// Maps the key after `a`: `a` or Enter confirms "always", `y` is once, the interrupt key
+/// interrupts, anything else is no.
+pub(crate) fn always_key(b: u8, intr: u8) -> Result<Answer, AskError> {
     match b {
-        b'a' | b'A' | b'\r' | b'\n' => Answer::Always,
-        b'y' | b'Y' => Answer::Once,
-        _ => Answer::No,
+        b if b == intr && b != 0 => Err(AskError::Interrupted),
+        b'a' | b'A' | b'\r' | b'\n' => Ok(Answer::Always),
+        b'y' | b'Y' => Ok(Answer::Once),
+        _ => Ok(Answer::No),
     }
 }
 
@@ -287,6 +302,9 @@ mod tests {
         assert_eq!(asked, 2);
         let v = c.confirm(&prompt(&argv(&["say"])), |_| Err(AskError::NoTerminal));
         assert_eq!(v, Verdict::Declined(AskError::NoTerminal.to_string()));
+        // Ctrl-C at the prompt is not a "no": the caller stops as on SIGINT.
+        let v = c.confirm(&prompt(&argv(&["say"])), |_| Err(AskError::Interrupted));
+        assert_eq!(v, Verdict::Interrupted(AskError::Interrupted.to_string()));
         assert!(AskError::NoTerminal.to_string().contains("pass -y"));
     }
 
@@ -310,16 +328,23 @@ mod tests {
 
     #[test]
     fn keys_map_to_answers_and_prompt_states_the_scope() {
-        assert_eq!(first_key(b'y'), FirstKey::Answer(Answer::Once));
-        assert_eq!(first_key(b'a'), FirstKey::ConfirmAlways);
-        assert_eq!(first_key(b'\r'), FirstKey::Answer(Answer::No));
-        assert_eq!(first_key(0x03), FirstKey::Answer(Answer::No));
-        assert_eq!(first_key(b'x'), FirstKey::Answer(Answer::No));
-        assert_eq!(always_key(b'a'), Answer::Always);
-        assert_eq!(always_key(b'\r'), Answer::Always);
-        assert_eq!(always_key(b'y'), Answer::Once);
-        assert_eq!(always_key(b'n'), Answer::No);
-        assert_eq!(always_key(b' '), Answer::No);
+        let answer = FirstKey::Answer;
+        assert_eq!(first_key(b'y', 3), answer(Answer::Once));
+        assert_eq!(first_key(b'a', 3), FirstKey::ConfirmAlways);
+        assert_eq!(first_key(b'\r', 3), answer(Answer::No));
+        assert_eq!(first_key(b'x', 3), answer(Answer::No));
+        // Ctrl-C interrupts (the terminal's VINTR, whatever it is); with VINTR disabled it is
+        // just another key.
+        assert_eq!(first_key(0x03, 3), FirstKey::Interrupt);
+        assert_eq!(first_key(0x1d, 0x1d), FirstKey::Interrupt);
+        assert_eq!(first_key(0x03, 0), answer(Answer::No));
+        assert_eq!(first_key(0, 0), answer(Answer::No));
+        assert_eq!(always_key(b'a', 3).ok(), Some(Answer::Always));
+        assert_eq!(always_key(b'\r', 3).ok(), Some(Answer::Always));
+        assert_eq!(always_key(b'y', 3).ok(), Some(Answer::Once));
+        assert_eq!(always_key(b'n', 3).ok(), Some(Answer::No));
+        assert_eq!(always_key(b' ', 3).ok(), Some(Answer::No));
+        assert!(matches!(always_key(0x03, 3), Err(AskError::Interrupted)));
         let a = argv(&["scripts/lookup.py", "two words"]);
         let text = render(&prompt(&a));
         assert!(text.contains("run `scripts/lookup.py 'two words'`?"));

@@ -43,10 +43,13 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     take_pending(fd, keep);
     let _ = tty.write_all(PREPARE.as_bytes());
     let _ = tty.flush();
+    // Raw mode turned the interrupt key (Ctrl-C) into a byte: it stops, at any time.
+    let intr = raw.saved.c_cc[libc::VINTR];
+    let interrupt = |b: &[u8]| intr != 0 && b.contains(&intr);
     // The cursor report (if the terminal sends one) says whether a line is open.
     let mut early = Vec::new();
     read_until(fd, shown + REPORT_WAIT, &mut early, |b| {
-        super::reported_column(b).is_some()
+        super::reported_column(b).is_some() || interrupt(b)
     });
     stash(&early, keep);
     let fresh = if super::reported_column(&early) == Some(1) {
@@ -56,32 +59,46 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     };
     let _ = write!(tty, "{fresh}{}", render(p));
     let _ = tty.flush();
-    let answer = match first_key(read_key(fd, shown, keep).map_err(AskError::Terminal)?) {
-        FirstKey::Answer(a) => a,
+    let first = if interrupt(&early) {
+        intr
+    } else {
+        read_key(fd, shown, keep, intr).map_err(AskError::Terminal)?
+    };
+    let answer = match first_key(first, intr) {
+        FirstKey::Answer(a) => Ok(a),
+        FirstKey::Interrupt => Err(AskError::Interrupted),
         FirstKey::ConfirmAlways => {
             let _ = tty.write_all(render_always(p).as_bytes());
             let _ = tty.flush();
-            always_key(read_key(fd, Instant::now(), keep).map_err(AskError::Terminal)?)
+            let key = read_key(fd, Instant::now(), keep, intr).map_err(AskError::Terminal)?;
+            always_key(key, intr)
         }
     };
     let word = match answer {
-        Answer::Once => "yes",
-        Answer::Always => "always",
-        Answer::No => "no",
+        Ok(Answer::Once) => "yes",
+        Ok(Answer::Always) => "always",
+        Ok(Answer::No) => "no",
+        Err(_) => "interrupted",
     };
     let _ = write!(tty, "{word}\r\n");
     let _ = tty.flush();
+    crate::term::line::at_line_start();
     drop(raw);
-    Ok(answer)
+    answer
 }
 
 /// The first key pressed after the guard interval that started at `since`; everything typed
-/// before is discarded (or kept for the filter's input, see [`take_pending`]). Escape sequences
-/// (arrow keys) count as their first byte (no).
-fn read_key(fd: RawFd, since: Instant, keep: Option<&LineKeys>) -> io::Result<u8> {
+/// before is discarded (or kept for the filter's input, see [`take_pending`]) except the
+/// interrupt key `intr`, which counts at once: stopping runs nothing, so it needs no guard.
+/// Escape sequences (arrow keys) count as their first byte (no).
+fn read_key(fd: RawFd, since: Instant, keep: Option<&LineKeys>, intr: u8) -> io::Result<u8> {
     let mut early = Vec::new();
-    read_until(fd, since + GUARD, &mut early, |_| false);
+    let interrupt = |b: &[u8]| intr != 0 && b.contains(&intr);
+    read_until(fd, since + GUARD, &mut early, interrupt);
     stash(&early, keep);
+    if interrupt(&early) {
+        return Ok(intr);
+    }
     take_pending(fd, keep);
     loop {
         if poll_in(fd, None)? {

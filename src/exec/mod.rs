@@ -130,6 +130,30 @@ pub fn interrupted_by() -> Option<libc::c_int> {
     Some(INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)).filter(|&s| s != 0)
 }
 
+/// [`raise_interrupt`] sent a SIGINT: the terminal echoed no `^C` for it.
+static RAISED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether skillpipe sent itself SIGINT ([`raise_interrupt`]) rather than a key or `kill`.
+pub fn interrupt_raised() -> bool {
+    RAISED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// How long [`raise_interrupt`] waits for the program's SIGINT handling to take over.
+const HANDOVER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Sends this process the SIGINT the terminal would have sent for Ctrl-C had the key not been
+/// read raw (at the confirmation prompt), so that the program's one way of handling SIGINT
+/// applies: `filter`, one-shot `chat` and `run` exit 130, the REPL drops the turn. Waits a
+/// while for that to stop the caller; a host that ignores SIGINT gets control back then.
+pub async fn raise_interrupt() {
+    RAISED.store(true, std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: kill with this process's own id and a valid signal number.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGINT);
+    }
+    tokio::time::sleep(HANDOVER).await;
+}
+
 async fn interrupted() -> String {
     loop {
         let notified = INTERRUPT.notified();

@@ -82,13 +82,12 @@ fn ran_result(ran: &Ran, sandbox: &str) -> Value {
         if !stderr.is_empty() {
             text.push_str(&format!("stderr:\n{stderr}\n"));
         }
-        // The sandbox's own guess at what the run ran into, else what was in force.
+        // The sandbox's own guess at what the run ran into, with the flag that lifts it; else
+        // only what was in force: a plain failure (a division by zero) must not read as a
+        // reason for the client to ask for more access.
         match &r.hint {
             Some(hint) => text.push_str(hint),
-            None => text.push_str(&format!(
-                "sandbox: {sandbox} (the user can lift these with --allow-network, \
-                 --writable DIR or --allow-filesystem)"
-            )),
+            None => text.push_str(&format!("sandbox: {sandbox}")),
         }
     }
     for w in &r.warnings {
@@ -161,6 +160,11 @@ mod tests {
         assert!(text.starts_with("failed: exit 3"), "{text}");
         assert!(text.contains("stdout:\npartial") && text.contains("stderr:\noops"));
         assert!(text.contains("sandbox: no network"), "{text}");
+        // Nothing pointed at the sandbox: no flag is offered.
+        assert!(
+            !text.contains("--allow") && !text.contains("lift"),
+            "{text}"
+        );
         let v = ran_result(&ran(124, "", true), "no network");
         assert!(
             v["content"][0]["text"]

@@ -66,6 +66,8 @@ pub struct Peer {
     pending: Pending,
     next_id: AtomicU64,
     elicitation: AtomicBool,
+    /// The client's input has ended: no answer can come any more.
+    closed: AtomicBool,
 }
 
 impl Peer {
@@ -75,7 +77,16 @@ impl Peer {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             elicitation: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
         })
+    }
+
+    /// The client's input has ended: questions waiting for an answer, and any asked later,
+    /// end at once as [`ConsentError::ClientGone`] (a "no") instead of waiting out their time.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        // Dropping the senders wakes their waiters.
+        self.lock().clear();
     }
 
     /// Set from the client's `initialize`.
@@ -104,7 +115,14 @@ impl Peer {
         ));
         let key = id.to_string();
         let (tx, rx) = oneshot::channel();
-        self.lock().insert(key.clone(), tx);
+        {
+            let mut pending = self.lock();
+            // Checked under the lock `close` clears, so no question slips in after it.
+            if self.closed.load(Ordering::SeqCst) {
+                return Err(ConsentError::ClientGone);
+            }
+            pending.insert(key.clone(), tx);
+        }
         // A call cancelled while asking leaves no entry behind.
         let _forget = Forget { peer: self, key };
         self.out
@@ -205,6 +223,26 @@ mod tests {
 
     fn argv() -> Vec<String> {
         vec!["lookup/scripts/x.py".into(), "a\u{1b}[2Kb".into()]
+    }
+
+    /// After the client's input ends, a question waiting for its answer and any later one
+    /// are "no" at once (the client is gone), instead of waiting out ANSWER_TIMEOUT.
+    #[tokio::test]
+    async fn closing_answers_waiting_and_later_questions_at_once() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let peer = Peer::new(tx);
+        let waiting = tokio::spawn({
+            let peer = peer.clone();
+            async move { peer.request("elicitation/create", json!({})).await }
+        });
+        // The question went out; nobody will answer it.
+        assert!(rx.recv().await.is_some());
+        peer.close();
+        let got = tokio::time::timeout(Duration::from_secs(5), waiting).await;
+        assert_eq!(got.unwrap().unwrap(), Err(ConsentError::ClientGone));
+        let later = peer.request("elicitation/create", json!({})).await;
+        assert_eq!(later, Err(ConsentError::ClientGone));
+        assert!(rx.try_recv().is_err(), "no question is sent once closed");
     }
 
     #[test]

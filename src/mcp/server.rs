@@ -1,10 +1,13 @@
 //! The stdio transport: a reader thread that cuts stdin into capped lines, one writer task that
 //! owns stdout, and the loop that feeds the [`Session`] and runs tool calls concurrently.
 //!
-//! Shutdown: new requests are refused and requests already read are answered "shutting down".
-//! On SIGTERM/SIGINT/SIGHUP the runs in flight are interrupted as in `filter` (process tree
-//! killed, audit line `interrupted by SIG…`) and answered as stopped tool calls; on stdin closed
-//! or stdout gone (the client went away), or for a call still waiting (for a turn, or for the
+//! Ending: at the end of stdin (the client has sent all it will) the calls already received
+//! run to their end (each bounded by its own timeout; a confirmation can no longer be answered,
+//! so it is a "no") and are answered, then the server exits 0 — `printf '…' | skillpipe mcp`
+//! shows its results. On SIGTERM/SIGINT/SIGHUP, new requests are refused, requests already read
+//! are answered "shutting down", the runs in flight are interrupted as in `filter` (process tree
+//! killed, audit line `interrupted by SIG…`) and answered as stopped tool calls; on stdout gone
+//! (the client went away), or for a call still waiting after a signal (for a turn, or for the
 //! user's answer), the call's future is dropped — which kills its process tree and writes its
 //! audit line (`cancelled`) — and it gets an error reply in case the client still reads.
 
@@ -102,6 +105,17 @@ pub async fn serve(
         .name("mcp-stdin".into())
         .spawn(move || read_lines(std::io::stdin().lock(), &line_tx, MAX_MESSAGE_BYTES))?;
     let (gone_tx, mut gone) = tokio::sync::watch::channel(false);
+    let gone_tx = Arc::new(gone_tx);
+    // A client that went away closed stdout too: known at once, not at the next reply, so that
+    // calls still running after stdin ended are not left to run to their timeout.
+    let watch = gone_tx.clone();
+    std::thread::Builder::new()
+        .name("mcp-stdout".into())
+        .spawn(move || {
+            if crate::term::closed::reader_gone(libc::STDOUT_FILENO, None) {
+                let _ = watch.send(true);
+            }
+        })?;
     let writer = tokio::spawn(write_messages(out_rx, gone_tx));
 
     let mut server = Server {
@@ -118,11 +132,20 @@ pub async fn serve(
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     let mut hup = signal(SignalKind::hangup())?;
+    let mut reading = true;
     let signal = loop {
+        if !reading && server.calls.is_empty() {
+            break None;
+        }
         tokio::select! {
-            line = lines.recv() => match line {
+            line = lines.recv(), if reading => match line {
                 Some(line) => server.line(line),
-                None => break None,
+                None => {
+                    // The client has said all it will: what it asked for is still answered.
+                    reading = false;
+                    server.session.begin_shutdown();
+                    server.peer.close();
+                }
             },
             Some(done) = server.calls.join_next_with_id(), if !server.calls.is_empty() => {
                 server.finished(done);
@@ -152,7 +175,7 @@ pub async fn serve(
 /// Writes each message as one line; says when stdout is gone.
 async fn write_messages(
     mut rx: mpsc::UnboundedReceiver<Value>,
-    gone: tokio::sync::watch::Sender<bool>,
+    gone: Arc<tokio::sync::watch::Sender<bool>>,
 ) {
     let mut out = tokio::io::stdout();
     while let Some(msg) = rx.recv().await {

@@ -3,6 +3,8 @@
 //! so that foreign bytes can never move the cursor, set the clipboard or the title, hide a link or
 //! draw a fake prompt.
 
+pub(crate) mod closed;
+pub(crate) mod line;
 mod sanitize;
 
 pub use sanitize::{Sanitizer, sanitize};

@@ -1,0 +1,138 @@
+//! Where the terminal's cursor stands after what skillpipe wrote to it, so that a status line
+//! on stderr starts at the beginning of a line: stdout and stderr often share one terminal, and
+//! an answer or a side effect's output that ends mid-line must not get "skillpipe: …" glued to
+//! it. Everything skillpipe writes to stdout or stderr outside the REPL (which keeps its own
+//! screen) passes [`note`], a [`Noted`] writer or [`status`]; a stream that is not a terminal
+//! does not count.
+
+use std::io::{IsTerminal, Write};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// One of this process's output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// The last byte skillpipe wrote to the terminal was not a newline.
+static MID_LINE: AtomicBool = AtomicBool::new(false);
+
+fn is_terminal(stream: Stream) -> bool {
+    static TTY: OnceLock<(bool, bool)> = OnceLock::new();
+    let (out, err) = *TTY.get_or_init(|| {
+        (
+            std::io::stdout().is_terminal(),
+            std::io::stderr().is_terminal(),
+        )
+    });
+    match stream {
+        Stream::Stdout => out,
+        Stream::Stderr => err,
+    }
+}
+
+/// Whether the cursor is mid-line after `bytes`, if it was (`mid_line`) before them. Pure.
+fn mid_line_after(mid_line: bool, bytes: &[u8]) -> bool {
+    match bytes.last() {
+        None => mid_line,
+        Some(b) => *b != b'\n',
+    }
+}
+
+/// What a status line needs in front: a newline when the cursor is mid-line, else nothing (no
+/// blank line at column 0). Pure.
+fn lead(mid_line: bool) -> &'static str {
+    if mid_line { "\n" } else { "" }
+}
+
+/// Records `bytes` as written to `stream`.
+pub(crate) fn note(stream: Stream, bytes: &[u8]) {
+    if is_terminal(stream) {
+        let was = MID_LINE.load(Ordering::SeqCst);
+        MID_LINE.store(mid_line_after(was, bytes), Ordering::SeqCst);
+    }
+}
+
+/// Something else ended the terminal's line (the confirmation prompt writes its answer and a
+/// line end to `/dev/tty` itself).
+pub(crate) fn at_line_start() {
+    MID_LINE.store(false, Ordering::SeqCst);
+}
+
+/// Ctrl-C was pressed: a terminal that echoes control keys (`ECHOCTL`, the default) wrote `^C`
+/// where the cursor stood, so it is mid-line whatever skillpipe wrote last.
+pub(crate) fn interrupt_key_echoed() {
+    if !is_terminal(Stream::Stderr) {
+        return;
+    }
+    // SAFETY: termios is plain data; tcgetattr fills it for an open terminal.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    if unsafe { libc::tcgetattr(libc::STDERR_FILENO, &mut t) } != 0 {
+        return;
+    }
+    let echo = libc::ISIG | libc::ECHO | libc::ECHOCTL;
+    if t.c_lflag & echo == echo {
+        MID_LINE.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Writes `bytes` to stderr as they are (a side effect's output), recorded.
+pub(crate) fn stderr_raw(bytes: &[u8]) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(bytes);
+    let _ = err.flush();
+    note(Stream::Stderr, bytes);
+}
+
+/// Writes `line` (a newline is added) to stderr, starting on a line of its own on a terminal.
+pub(crate) fn status(line: &str) {
+    let lead = if is_terminal(Stream::Stderr) {
+        lead(MID_LINE.load(Ordering::SeqCst))
+    } else {
+        ""
+    };
+    let text = format!("{lead}{line}\n");
+    stderr_raw(text.as_bytes());
+}
+
+/// A writer whose bytes are recorded as written to `stream`.
+pub(crate) struct Noted<W> {
+    inner: W,
+    stream: Stream,
+}
+
+impl<W: Write> Noted<W> {
+    pub fn new(inner: W, stream: Stream) -> Noted<W> {
+        Noted { inner, stream }
+    }
+}
+
+impl<W: Write> Write for Noted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        note(self.stream, &buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_line_starts_a_line_only_when_the_cursor_is_mid_line() {
+        assert!(mid_line_after(false, b"red"));
+        assert!(!mid_line_after(true, b"red\n"));
+        assert!(mid_line_after(true, b""), "nothing written: unchanged");
+        assert!(!mid_line_after(false, b""));
+        assert!(mid_line_after(false, b"a\nb"));
+        assert_eq!(lead(true), "\n");
+        assert_eq!(lead(false), "", "no blank line at column 0");
+    }
+}
