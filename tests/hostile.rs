@@ -3045,6 +3045,12 @@ fn interrupted_run_is_audited_and_cleaned_up() {
             last["reason"].as_str().unwrap().contains("SIGTERM"),
             "{last}"
         );
+        // It ran and was stopped: reported as a failure, not as a refusal.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("failed: !{scripts/stay.sh}: interrupted by SIGTERM"),
+            "{stderr}"
+        );
         let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
         assert!(left.is_empty(), "{extra:?}: $TMPDIR left behind: {left:?}");
     }

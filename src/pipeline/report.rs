@@ -65,6 +65,8 @@ impl Report {
                 let kind = match decision {
                     Decision::Invalid => ReportKind::Invalid,
                     Decision::Declined => ReportKind::Declined,
+                    // It started and was stopped (an interruption killed it): not a refusal.
+                    Decision::Ran => ReportKind::Failed,
                     _ => ReportKind::Blocked,
                 };
                 (kind, reason.clone())
