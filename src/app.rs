@@ -115,9 +115,19 @@ pub(crate) struct Setup {
     pub named_skills: Vec<String>,
 }
 
+/// Who answers the confirmation prompts.
+pub(crate) enum Asking {
+    /// The dispatcher's default: a key press on `/dev/tty`.
+    Default,
+    /// Another terminal prompt of skillpipe's (the REPL's), which reads Ctrl-C as a key.
+    Terminal(Box<AsyncAsker>),
+    /// A protocol peer (an MCP client).
+    Peer(Box<AsyncAsker>),
+}
+
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
-/// agent over defaults), and builds the dispatcher with `asker` (default: the terminal prompt).
-pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Result<Setup, AppError> {
+/// agent over defaults), and builds the dispatcher asking as `asking` says.
+pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppError> {
     project_notice(&config.named_dirs(), false);
     let mut warnings = Vec::new();
     let agent = match &config.agent {
@@ -184,8 +194,10 @@ pub(crate) fn build(config: &AppConfig, asker: Option<Box<AsyncAsker>>) -> Resul
     if let Some(a) = &agent {
         builder = builder.agent(a.name.clone());
     }
-    if let Some(asker) = asker {
-        builder = builder.boxed_asker(asker);
+    match asking {
+        Asking::Default => {}
+        Asking::Terminal(asker) => builder = builder.boxed_asker(asker, true),
+        Asking::Peer(asker) => builder = builder.boxed_asker(asker, false),
     }
     let dispatcher = builder.build().map_err(|e| usage(e.to_string()))?;
     Ok(Setup {

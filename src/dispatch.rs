@@ -91,9 +91,10 @@ impl Outcome {
 pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, AskError>> + Send + 'a>>;
 
 /// Asks the user whether a command may run (see [`DispatcherBuilder::asker`]). An `Err` is a
-/// decline with that reason (a host's own reason goes in [`AskError::Other`]), except
-/// [`AskError::Interrupted`]: the command is audited as not run and the process is sent SIGINT,
-/// as the terminal would have sent it (see [`crate::exec::raise_interrupt`]).
+/// decline with that reason (a host's own reason goes in [`AskError::Other`]). Only from
+/// skillpipe's own terminal prompt is [`AskError::Interrupted`] more: the process is then sent
+/// the SIGINT the terminal would have sent (see [`crate::exec::raise_interrupt`]); a host's
+/// asker never gets its process signalled.
 pub type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync;
 
 /// [`Asker`] answered asynchronously (see [`DispatcherBuilder::async_asker`]): what the
@@ -133,6 +134,10 @@ pub struct Dispatcher {
     /// each other, and an "always" given meanwhile is honoured.
     asking: tokio::sync::Mutex<()>,
     asker: Box<AsyncAsker>,
+    /// The asker is one of skillpipe's own terminal prompts, which read Ctrl-C as a key: its
+    /// [`AskError::Interrupted`] is turned back into the SIGINT the terminal would have sent.
+    /// A host's own asker gets no signal sent to its process: its `Interrupted` is a decline.
+    asker_is_terminal: bool,
     agent: Option<String>,
     /// The inherited environment, already reduced to `env_passthrough`.
     base_env: Vec<(OsString, OsString)>,
@@ -230,7 +235,7 @@ pub struct DispatcherBuilder {
     policy: ScriptPolicy,
     skills: Arc<SkillSet>,
     audit: AuditLog,
-    asker: Option<Box<AsyncAsker>>,
+    asker: Option<(Box<AsyncAsker>, bool)>,
     agent: Option<String>,
     launcher: Launcher,
 }
@@ -254,20 +259,23 @@ impl DispatcherBuilder {
         self
     }
 
-    /// How to ask before a run when the policy says `confirm = "ask"` (default: a single key
-    /// press on `/dev/tty`, which declines where there is no terminal or, without the `cli`
-    /// feature, no way to read one).
+    /// How to ask before a run when the policy says `confirm = "ask"`. Default: with the `cli`
+    /// feature (on by default), a single key press on `/dev/tty`, declined where there is no
+    /// terminal; without it, every confirmation is declined ([`AskError::NoAsker`]), so a
+    /// library never draws on a terminal it was not given.
     pub fn asker(
         mut self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync + 'static,
     ) -> Self {
-        self.asker = Some(Box::new(move |p| Box::pin(std::future::ready(asker(p)))));
+        let asker: Box<AsyncAsker> = Box::new(move |p| Box::pin(std::future::ready(asker(p))));
+        self.asker = Some((asker, false));
         self
     }
 
-    /// An asker already boxed (the app layer passes the REPL's or the MCP client's).
-    pub(crate) fn boxed_asker(mut self, asker: Box<AsyncAsker>) -> Self {
-        self.asker = Some(asker);
+    /// An asker already boxed (the app layer passes the REPL's terminal prompt, which reads
+    /// Ctrl-C as a key, or an MCP client's).
+    pub(crate) fn boxed_asker(mut self, asker: Box<AsyncAsker>, terminal: bool) -> Self {
+        self.asker = Some((asker, terminal));
         self
     }
 
@@ -276,7 +284,7 @@ impl DispatcherBuilder {
         mut self,
         asker: impl for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync + 'static,
     ) -> Self {
-        self.asker = Some(Box::new(asker));
+        self.asker = Some((Box::new(asker), false));
         self
     }
 
@@ -298,10 +306,23 @@ impl DispatcherBuilder {
         let mut d = Dispatcher::with_compiled(self.policy, compiled, self.skills, self.audit);
         d.launcher = launcher;
         d.agent = self.agent;
-        if let Some(asker) = self.asker {
+        if let Some((asker, terminal)) = self.asker {
             d.asker = asker;
+            d.asker_is_terminal = terminal;
         }
         Ok(d)
+    }
+}
+
+/// The asker when the host gives none: with the `cli` feature (the `skillpipe` binary's), a key
+/// press on `/dev/tty`; without it, a decline: a library never takes over a terminal unasked.
+fn default_ask(p: &Prompt<'_>) -> Result<Answer, AskError> {
+    #[cfg(feature = "cli")]
+    return confirm::ask_tty(p);
+    #[cfg(not(feature = "cli"))]
+    {
+        let _ = p;
+        Err(AskError::NoAsker)
     }
 }
 
@@ -350,7 +371,8 @@ impl Dispatcher {
             compiled,
             skills,
             audit,
-            asker: Box::new(|p| Box::pin(std::future::ready(confirm::ask_tty(p)))),
+            asker: Box::new(|p| Box::pin(std::future::ready(default_ask(p)))),
+            asker_is_terminal: cfg!(feature = "cli"),
             agent: None,
             base_env,
             launcher: None,
@@ -364,6 +386,7 @@ impl Dispatcher {
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync + 'static,
     ) -> Self {
         self.asker = Box::new(move |p| Box::pin(std::future::ready(asker(p))));
+        self.asker_is_terminal = false;
         self
     }
 
@@ -540,7 +563,9 @@ impl Dispatcher {
             Verdict::Interrupted(why) => {
                 // Audited first: the SIGINT may end the program before this returns.
                 let outcome = block(&argv, skill, &stdin, Decision::Declined, why);
-                exec::raise_interrupt().await;
+                if self.asker_is_terminal {
+                    exec::raise_interrupt().await;
+                }
                 return outcome;
             }
         }

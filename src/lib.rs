@@ -86,13 +86,15 @@ pub mod term;
 #[cfg(feature = "runtime")]
 pub(crate) mod trust;
 
-pub use policy::ScriptPolicy;
+pub use policy::{Decision, ScriptPolicy};
 pub use scan::{Directive, Event, Kind, ScanOptions, Scanner};
 
 #[cfg(feature = "runtime")]
 pub use audit::AuditLog;
 #[cfg(feature = "runtime")]
 pub use chat::{Busy, ChatOptions, Notice, Session, TurnReport, Ui};
+#[cfg(feature = "runtime")]
+pub use confirm::{Answer, AskError, Prompt};
 #[cfg(feature = "runtime")]
 pub use dispatch::{Dispatcher, DispatcherBuilder, Launcher, Outcome};
 #[cfg(feature = "runtime")]

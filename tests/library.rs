@@ -162,3 +162,90 @@ fn an_unknown_config_key_is_an_error_with_file_and_line() {
     assert!(err.contains(&format!("{}:3: ", cfg.display())), "{err}");
     assert!(err.contains("skils"), "{err}");
 }
+
+/// A turn is a `Send` future: a server spawns one per request on a multi-threaded runtime.
+#[test]
+fn a_chat_turn_can_be_spawned() {
+    use futures::stream;
+    use skillpipe::{
+        Busy, ChatOptions, ChatRequest, EventStream, Notice, Provider, Report, Session,
+        StreamEvent, Ui,
+    };
+    use std::sync::Arc;
+
+    struct Canned;
+    impl Provider for Canned {
+        fn stream(&self, _req: ChatRequest) -> EventStream {
+            let tokens = ["Hello ", "%{say hi}", "there."];
+            Box::pin(stream::iter(
+                tokens.map(|t| Ok(StreamEvent::Text(t.into()))),
+            ))
+        }
+    }
+    #[derive(Default)]
+    struct Collect(String);
+    impl Ui for Collect {
+        fn text(&mut self, bytes: &[u8]) {
+            self.0.push_str(&String::from_utf8_lossy(bytes));
+        }
+        fn report(&mut self, _report: &Report) {}
+        fn notice(&mut self, _notice: &Notice) {}
+        fn busy(&mut self, _what: Option<Busy<'_>>) {}
+    }
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dispatcher = Arc::new(
+        Dispatcher::builder(ScriptPolicy::default())
+            .build()
+            .unwrap(),
+    );
+    let shown = rt
+        .block_on(rt.spawn(async move {
+            let options = ChatOptions {
+                model: "canned".into(),
+                ..Default::default()
+            };
+            let mut session = Session::new(Box::new(Canned), dispatcher, None, options);
+            let mut ui = Collect::default();
+            session.turn("hi", &mut ui).await.unwrap();
+            ui.0
+        }))
+        .unwrap();
+    assert_eq!(shown, "Hello there.");
+}
+
+/// A host's own asker that answers "interrupted" gets a decline, never a signal sent to its
+/// process (only skillpipe's terminal prompts turn Ctrl-C back into SIGINT).
+#[test]
+fn a_hosts_asker_is_never_answered_with_a_signal() {
+    use skillpipe::{AskError, Kind, Outcome};
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = asked.clone();
+    let dispatcher = Dispatcher::builder(scripts_on())
+        .launcher(Launcher::Path(PathBuf::from(BIN)))
+        .asker(move |_| {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Err(AskError::Interrupted)
+        })
+        .build()
+        .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let outcome = rt.block_on(dispatcher.run_body(Kind::Capture, "echo hi"));
+    // Still here (a SIGINT would have ended the test binary), and the command did not run.
+    assert_eq!(
+        asked.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the control: it asked"
+    );
+    match outcome {
+        Outcome::Blocked { decision, reason } => {
+            assert_eq!(decision, skillpipe::Decision::Declined);
+            assert!(reason.contains("interrupted"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

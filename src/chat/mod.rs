@@ -50,7 +50,7 @@ use std::sync::Arc;
 ///     fn busy(&mut self, _what: Option<Busy<'_>>) {}
 /// }
 /// ```
-pub trait Ui {
+pub trait Ui: Send {
     /// A piece of the processed answer (may split a UTF-8 character).
     fn text(&mut self, bytes: &[u8]);
     /// How a directive or tool call ended (typed: pick colours from [`Report::kind`]).
@@ -295,8 +295,8 @@ impl Session {
         let mut messages = Vec::with_capacity(self.history.len() + 1);
         if let Some(s) = &self.system {
             messages.push(Message::system(s.clone()));
-            messages.extend(self.few_shot.iter().cloned());
         }
+        messages.extend(self.few_shot.iter().cloned());
         messages.extend(self.history.iter().cloned());
         ChatRequest {
             model: self.opts.model.clone(),
@@ -307,7 +307,9 @@ impl Session {
         }
     }
 
-    /// One user message and the whole answer, captures and tool calls included.
+    /// One user message and the whole answer, captures and tool calls included. Runs inside a
+    /// tokio runtime (the side effects run on it); the future is `Send`, so a server may spawn
+    /// one per request.
     pub async fn turn(&mut self, user: &str, ui: &mut dyn Ui) -> Result<TurnReport, ModelError> {
         self.history.push(Message::user(user));
         self.turn_user = user.to_string();
@@ -488,7 +490,13 @@ impl Session {
             let mut consumed = String::new();
             let mut capture = None;
             let finished = match item {
-                None => true,
+                None => {
+                    // A stream must end with `Finished`: without it, the answer may be cut.
+                    if !raw.is_empty() || !tool_calls.is_empty() {
+                        end_notice = Some(Notice::NoFinishReason);
+                    }
+                    true
+                }
                 Some(Ok(StreamEvent::Text(t))) => {
                     if first {
                         ui.busy(None);

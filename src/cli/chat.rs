@@ -132,7 +132,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
     let _guard = rt.enter();
     match prompt {
         Some(p) => {
-            let setup = crate::app::build(&config.app, None)?;
+            let setup = crate::app::build(&config.app, crate::app::Asking::Default)?;
             super::warn_all(&setup.warnings);
             let (session, _settings) = build_session(&config, &setup)?;
             one_shot(&rt, session, &p, config.raw)

@@ -35,7 +35,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
     let config = args
         .policy
         .app_config(&args.skill_flags, args.agent.as_deref(), &[])?;
-    let setup = crate::app::build(&config, None)?;
+    let setup = crate::app::build(&config, crate::app::Asking::Default)?;
     super::warn_all(&setup.warnings);
     let rt = crate::app::runtime()?;
     super::interrupt::install(&rt)?;

@@ -23,7 +23,10 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
         .policy
         .app_config(&args.skill_flags, args.agent.as_deref(), &[])?;
     // stdin is the protocol: confirmations go to the client, never to a terminal.
-    let setup = crate::app::build(&config, Some(Box::new(consent::asker(peer.clone()))))?;
+    let setup = crate::app::build(
+        &config,
+        crate::app::Asking::Peer(Box::new(consent::asker(peer.clone()))),
+    )?;
     super::warn_all(&setup.warnings);
     let catalog = Catalog::load(setup.dispatcher.skills());
     // They name files of the skill folders, foreign names.

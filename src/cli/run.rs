@@ -60,7 +60,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     let config = args
         .policy
         .app_config(&args.skill_flags, args.agent.as_deref(), &args.vars)?;
-    let setup = crate::app::build(&config, None)?;
+    let setup = crate::app::build(&config, crate::app::Asking::Default)?;
     super::warn_all(&setup.warnings);
     let dispatcher = setup.dispatcher;
     let resolved = match dispatcher.skills().resolve_in(&args.skill, &args.script) {

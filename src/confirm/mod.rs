@@ -48,9 +48,16 @@ pub enum AskError {
     Terminal(#[source] std::io::Error),
     /// The user pressed the interrupt key (Ctrl-C) at the prompt: not a "no" but "stop". The
     /// prompt reads keys raw, so the key arrives as a byte instead of the SIGINT the terminal
-    /// would have sent; the dispatcher audits the command as not run and sends that SIGINT.
+    /// would have sent; the dispatcher audits the command as not run and, for its own terminal
+    /// prompts only, sends that SIGINT (from a host's asker it is a decline).
     #[error("interrupted by SIGINT (Ctrl-C at the prompt): not run")]
     Interrupted,
+    /// The program gave no way to ask (a library build without the `cli` feature and no
+    /// [`crate::DispatcherBuilder::asker`]).
+    #[error(
+        "confirmation needed, but this program gives no way to ask (DispatcherBuilder::asker); not run"
+    )]
+    NoAsker,
     /// Another front end's reason (e.g. an MCP client that cannot ask), or a host program's.
     #[error(transparent)]
     Other(Box<dyn std::error::Error + Send + Sync>),

@@ -181,8 +181,8 @@ pub enum StreamEvent {
         /// What went wrong.
         reason: String,
     },
-    /// The answer is complete. Always the last event of a successful stream.
-    /// The answer ended normally.
+    /// The answer is complete. Always the last event of a successful stream (the chat loop
+    /// says an answer may be cut when a stream ends without it, or without a reason).
     Finished {
         /// Why, as the provider said (`stop`, `length`, …).
         reason: Option<String>,
@@ -274,6 +274,9 @@ pub enum ModelError {
         /// How many answers it has.
         count: usize,
     },
+    /// A host program's own provider failed in its own way.
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync>),
 }
 
 fn auth_hint(var: &Option<String>, key_sent: bool) -> String {

@@ -243,7 +243,7 @@ impl Driver {
     }
 
     /// Scans `chunk` from async code (the chat loop).
-    pub async fn feed(&mut self, chunk: &[u8], sink: &mut dyn FnMut(Event<'_>) -> Flow) {
+    pub async fn feed(&mut self, chunk: &[u8], sink: &mut (dyn FnMut(Event<'_>) -> Flow + Send)) {
         let mut events = std::mem::take(&mut self.events);
         if let Some(scanner) = &mut self.scanner {
             scanner.feed(chunk, &mut events);
@@ -253,7 +253,7 @@ impl Driver {
     }
 
     /// The end of the stream, for [`Driver::feed`].
-    pub async fn finish(&mut self, sink: &mut dyn FnMut(Event<'_>) -> Flow) {
+    pub async fn finish(&mut self, sink: &mut (dyn FnMut(Event<'_>) -> Flow + Send)) {
         let mut events = std::mem::take(&mut self.events);
         if let Some(scanner) = &mut self.scanner {
             scanner.finish(&mut events);
@@ -263,7 +263,7 @@ impl Driver {
     }
 
     /// The stream broke off: what the scanner held back comes out as text, nothing runs.
-    pub fn abandon(&mut self, sink: &mut dyn FnMut(Event<'_>) -> Flow) {
+    pub fn abandon(&mut self, sink: &mut (dyn FnMut(Event<'_>) -> Flow + Send)) {
         let mut events = std::mem::take(&mut self.events);
         if let Some(scanner) = &mut self.scanner {
             scanner.finish(&mut events);
@@ -281,7 +281,7 @@ impl Driver {
     async fn route(
         &mut self,
         events: &mut Vec<scan::Event>,
-        sink: &mut dyn FnMut(Event<'_>) -> Flow,
+        sink: &mut (dyn FnMut(Event<'_>) -> Flow + Send),
     ) {
         for ev in events.drain(..) {
             if self.stopped {

@@ -110,7 +110,9 @@ pub enum Workdir {
 pub struct ScriptPolicy {
     /// Master switch: when false nothing runs and directives are stripped.
     pub allow_scripts: bool,
-    /// Patterns a command must match to run.
+    /// Patterns a command must match to run. The default, `["scripts/*"]`, is every skill
+    /// script; a list of your own replaces it, so keep `"scripts/*"` in it for skill scripts to
+    /// run (`allowed_commands: vec!["echo".into(), "scripts/*".into()]`).
     pub allowed_commands: Vec<String>,
     /// Patterns that win over `allowed_commands`.
     pub denied_commands: Vec<String>,

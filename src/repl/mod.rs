@@ -60,7 +60,7 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
             }
         },
     };
-    let setup = app::build(&config.app, Some(asker(&screen)))?;
+    let setup = app::build(&config.app, app::Asking::Terminal(asker(&screen)))?;
     let (session, settings) = build_session(&config, &setup)?;
     names.set_settings(&settings);
     let sigint = rt.block_on(async { tokio::signal::unix::signal(SignalKind::interrupt()) })?;
@@ -421,10 +421,11 @@ impl Repl<'_> {
     fn switch_agent(&mut self, name: String) {
         let mut args = self.args.clone();
         args.app.agent = Some(name);
-        let built = app::build(&args.app, Some(asker(&self.screen))).and_then(|setup| {
-            let (session, settings) = build_session(&args, &setup)?;
-            Ok((setup, session, settings))
-        });
+        let built =
+            app::build(&args.app, app::Asking::Terminal(asker(&self.screen))).and_then(|setup| {
+                let (session, settings) = build_session(&args, &setup)?;
+                Ok((setup, session, settings))
+            });
         match built {
             Ok((setup, session, settings)) => {
                 for w in &setup.warnings {

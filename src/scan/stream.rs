@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// Scans the chunks of `chunks` (anything that is bytes: `Vec<u8>`, `String`, `Bytes`, …).
+/// The stream must be `Unpin`: pin one that is not with `Box::pin` (or `std::pin::pin!`).
 ///
 /// ```
 /// use futures::{StreamExt, executor::block_on, stream};
@@ -23,7 +24,7 @@ use std::task::{Context, Poll};
 /// ```
 pub fn directives<S>(chunks: S, opts: ScanOptions) -> Directives<S>
 where
-    S: Stream,
+    S: Stream + Unpin,
     S::Item: AsRef<[u8]>,
 {
     Directives {
