@@ -359,6 +359,8 @@ impl Target<'_> {
 
     /// The narrowest pattern text that allows this program (any arguments): the bare name, the
     /// exact path, or `SKILL/scripts/...`. Parsing it back gives a pattern that matches `self`.
+    /// Empty when no pattern short of the whole command says what runs (an interpreter given
+    /// code in an option).
     pub fn suggest_pattern(&self) -> String {
         let word = match self {
             Target::Script {
@@ -370,6 +372,18 @@ impl Target<'_> {
                 skill, rel_path, ..
             } if is_skill_name(skill) => format!("{skill}/{rel_path}"),
             Target::Script { rel_path, .. } => rel_path.to_string(),
+            // An interpreter runs its script: allow that script, never the interpreter alone
+            // (`python3` would be any Python). Code in an option (`-c`) has no short pattern.
+            Target::System { program, args } if super::interpreter::is_interpreter(program) => {
+                return match args.first().filter(|a| !a.starts_with('-')) {
+                    Some(script) => format!(
+                        "{} {}",
+                        quote_word(&glob::escape(program)),
+                        quote_word(&glob::escape(script))
+                    ),
+                    None => String::new(),
+                };
+            }
             Target::System { program, .. } => program.to_string(),
         };
         quote_word(&glob::escape(&word))
@@ -634,6 +648,26 @@ mod tests {
             args: &none,
         };
         assert_eq!(say.suggest_pattern(), "say");
+        // An interpreter: its script, never the interpreter alone; code in an option: nothing.
+        let script = words(&["tools/x.py", "--fast"]);
+        let py = Target::System {
+            program: "python3",
+            args: &script,
+        };
+        assert_eq!(py.suggest_pattern(), "python3 tools/x.py");
+        let p = Pattern::parse(&py.suggest_pattern()).unwrap();
+        assert!(p.matches(&py));
+        let other = words(&["tools/y.py"]);
+        assert!(!p.matches(&Target::System {
+            program: "python3",
+            args: &other
+        }));
+        let code = words(&["-c", "print(1)"]);
+        let inline = Target::System {
+            program: "python3",
+            args: &code,
+        };
+        assert_eq!(inline.suggest_pattern(), "");
         // Escaped: allowing the program literally named `e*o` must not allow `echo`.
         let p = Pattern::parse(&targets[1].suggest_pattern()).unwrap();
         assert!(!p.matches(&Target::System {

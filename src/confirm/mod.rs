@@ -75,16 +75,53 @@ pub enum Verdict {
     Interrupted(String),
 }
 
-/// Session state: the mode and the prefixes the user said "always" to.
+/// Session state: the mode and the scopes the user said "always" to.
 #[derive(Debug, Default)]
 pub struct Confirmer {
     mode: ConfirmMode,
-    always: Vec<String>,
+    always: Vec<Scope>,
 }
 
-/// The "always" scope: the program or script (`argv[0]`), whatever its arguments.
-pub(crate) fn scope(argv: &[String]) -> &str {
-    argv.first().map(String::as_str).unwrap_or("")
+/// What an "always" answer covers: what runs (the program or script, or an interpreter with its
+/// script), whatever arguments follow; or, where code comes in an option (`python3 -c …`),
+/// exactly this command and nothing else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Scope {
+    words: Vec<String>,
+    exact: bool,
+}
+
+/// The "always" scope of `argv` (see [`Scope`]).
+pub(crate) fn scope(argv: &[String]) -> Scope {
+    match crate::command::interpreter::what_runs(argv) {
+        Some(words) => Scope {
+            words: words.to_vec(),
+            exact: false,
+        },
+        None => Scope {
+            words: argv.to_vec(),
+            exact: true,
+        },
+    }
+}
+
+impl Scope {
+    fn covers(&self, argv: &[String]) -> bool {
+        match self.exact {
+            true => argv == self.words.as_slice(),
+            false => argv.starts_with(&self.words),
+        }
+    }
+
+    /// For the prompt: "`python3 scripts/x.py` (any arguments)", or "exactly `…`". Model text:
+    /// controls escaped.
+    pub(crate) fn shown(&self) -> String {
+        let words = crate::command::escape_controls(&self.words.join(" "));
+        match self.exact {
+            true => format!("exactly `{words}`"),
+            false => format!("`{words}` (any arguments)"),
+        }
+    }
 }
 
 impl Confirmer {
@@ -111,7 +148,7 @@ impl Confirmer {
     /// False when the mode or an earlier "always" answer covers `argv`. Split from
     /// [`Self::settle`] so that an asker which waits (a protocol peer) need not hold this state.
     pub fn needs_asking(&self, argv: &[String]) -> bool {
-        self.mode != ConfirmMode::Never && !self.always.iter().any(|p| p == scope(argv))
+        self.mode != ConfirmMode::Never && !self.always.iter().any(|s| s.covers(argv))
     }
 
     /// The verdict for an answer to the prompt about `argv`; "always" is remembered.
@@ -119,7 +156,7 @@ impl Confirmer {
         match answer {
             Ok(Answer::Once) => Verdict::Run,
             Ok(Answer::Always) => {
-                self.always.push(scope(argv).to_string());
+                self.always.push(scope(argv));
                 Verdict::Run
             }
             Ok(Answer::No) => Verdict::Declined("declined at the prompt".into()),
@@ -183,8 +220,8 @@ pub(crate) fn render(p: &Prompt<'_>) -> String {
         s.push_str(&format!("  {}\r\n", shown(g)));
     }
     s.push_str(&format!(
-        "  [y] yes once  [n] no  [a] always run `{}` (any arguments) this session  (Enter = no) ",
-        shown(scope(p.argv))
+        "  [y] yes once  [n] no  [a] always run {} this session  (Enter = no) ",
+        scope(p.argv).shown()
     ));
     s
 }
@@ -192,8 +229,8 @@ pub(crate) fn render(p: &Prompt<'_>) -> String {
 /// The question after `a`: "always" is the widest answer, so it takes a second key.
 pub(crate) fn render_always(p: &Prompt<'_>) -> String {
     format!(
-        "\r\n  always run `{}` with any arguments this session? [a] or Enter = always  [y] once  other = no ",
-        crate::command::escape_controls(scope(p.argv))
+        "\r\n  always run {} this session? [a] or Enter = always  [y] once  other = no ",
+        scope(p.argv).shown()
     )
 }
 
@@ -294,6 +331,51 @@ mod tests {
         );
         let v = c.confirm(&prompt(&argv(&["sayx"])), |_| Ok(Answer::No));
         assert!(matches!(v, Verdict::Declined(_)));
+    }
+
+    #[test]
+    fn always_for_an_interpreter_covers_its_script_only() {
+        let mut c = Confirmer::new(ConfirmMode::Ask);
+        let run = |c: &mut Confirmer, a: &[&str], answer: Answer| {
+            c.confirm(&prompt(&argv(a)), |_| Ok(answer))
+        };
+        assert_eq!(
+            run(&mut c, &["python3", "scripts/a.py", "x"], Answer::Always),
+            Verdict::Run
+        );
+        // The same script, other arguments: covered.
+        assert_eq!(
+            c.confirm(&prompt(&argv(&["python3", "scripts/a.py", "y"])), |_| {
+                panic!("asked again")
+            }),
+            Verdict::Run
+        );
+        // Another script, or code in an option: asked (and here declined).
+        for other in [
+            &["python3", "scripts/b.py"][..],
+            &["python3", "-c", "print(1)"],
+        ] {
+            let v = run(&mut c, other, Answer::No);
+            assert!(matches!(v, Verdict::Declined(_)), "{other:?} ran unasked");
+        }
+        // Code in an option: "always" covers exactly that command.
+        run(&mut c, &["python3", "-c", "print(1)"], Answer::Always);
+        assert_eq!(
+            c.confirm(&prompt(&argv(&["python3", "-c", "print(1)"])), |_| {
+                panic!("asked again")
+            }),
+            Verdict::Run
+        );
+        let v = run(&mut c, &["python3", "-c", "print(1)", "more"], Answer::No);
+        assert!(matches!(v, Verdict::Declined(_)));
+        assert_eq!(
+            scope(&argv(&["python3", "scripts/a.py", "x"])).shown(),
+            "`python3 scripts/a.py` (any arguments)"
+        );
+        assert_eq!(
+            scope(&argv(&["node", "-e", "x"])).shown(),
+            "exactly `node -e x`"
+        );
     }
 
     #[test]

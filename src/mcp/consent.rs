@@ -188,8 +188,8 @@ pub fn elicitation(p: &Prompt<'_>) -> Value {
                     "type": "boolean",
                     "title": "Always",
                     "description": format!(
-                        "Also run `{}` (any arguments) without asking again this session",
-                        shown(scope(p.argv))
+                        "Also run {} without asking again this session",
+                        scope(p.argv).shown()
                     ),
                     "default": false,
                 }

@@ -93,6 +93,11 @@ pub fn decide(policy: &CompiledPolicy, target: &Target) -> Result<(), Denied> {
         return Ok(());
     }
     let hint = target.suggest_pattern().replace('\'', "'\\''");
+    if hint.is_empty() {
+        return deny(format!(
+            "`{shown}` is not in allowed_commands (code given to an interpreter: no pattern short of allowing the interpreter itself covers it)"
+        ));
+    }
     deny(format!(
         "`{shown}` is not in allowed_commands (allow it with --allow '{hint}')"
     ))
