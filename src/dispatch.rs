@@ -576,6 +576,12 @@ impl Dispatcher {
             return block(&argv, skill, &stdin, Decision::Denied, why);
         }
 
+        // A skill script runs in its skill's folder: a relative path meant for where the user
+        // is would not be found there. Said only if the run then fails.
+        let elsewhere = match script_path.is_some() && cwd != caller_dir {
+            true => relative_arg_elsewhere(&prog_args, &cwd, &caller_dir),
+            false => None,
+        };
         let mut env = self.base_env.clone();
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
@@ -639,6 +645,15 @@ impl Dispatcher {
                 }
                 self.audit.write_or_warn(&rec);
                 name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
+                if !result.success()
+                    && result.hint.is_none()
+                    && let Some(arg) = elsewhere
+                {
+                    result.hint = Some(format!(
+                        "the script ran in its skill's folder, where `{}` does not exist (it does where you are): --workdir caller runs skill scripts where you are",
+                        command::escape_controls(&arg)
+                    ));
+                }
                 Outcome::Ran(Ran {
                     result,
                     skill,
@@ -887,6 +902,20 @@ impl Dispatcher {
         self.audit.write_or_warn(&rec);
         Outcome::Blocked { decision, reason }
     }
+}
+
+/// The first argument that is a relative path found under `caller` but not under `cwd` (where
+/// the script runs).
+fn relative_arg_elsewhere(
+    args: &[OsString],
+    cwd: &std::path::Path,
+    caller: &std::path::Path,
+) -> Option<String> {
+    args.iter()
+        .filter_map(|a| a.to_str())
+        .filter(|a| !a.is_empty() && !a.starts_with('-') && !a.starts_with('/'))
+        .find(|a| caller.join(a).exists() && !cwd.join(a).exists())
+        .map(str::to_string)
 }
 
 /// The built-in command that reads a loaded skill (progressive disclosure, DESIGN §4).

@@ -1152,3 +1152,43 @@ fn a_collection_one_level_deeper_is_pointed_at() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("one"));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("one level down"));
 }
+
+/// A skill script given a path relative to where the user is: it runs in its skill's folder, so
+/// the failure says so and names the flag (instead of a bare "not found").
+#[test]
+fn a_relative_path_meant_for_the_callers_folder_gets_a_workdir_hint() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        &tmp.path().join("skills"),
+        "check",
+        &basic("check"),
+        &[(
+            "scripts/exists.sh",
+            "#!/bin/bash\ntest -e \"$1\" || { echo \"not found: $1\" >&2; exit 1; }\necho found\n",
+        )],
+    );
+    let work = tmp.path().join("work");
+    fs::create_dir_all(&work).unwrap();
+    fs::write(work.join("data.txt"), "x").unwrap();
+    let run = |extra: &[&str]| {
+        skillpipe(tmp.path())
+            .current_dir(&work)
+            .args(["run", "--skills-dir"])
+            .arg(tmp.path().join("skills"))
+            .args(["--allow-scripts", "-y"])
+            .args(extra)
+            .args(["check", "exists", "--", "data.txt"])
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("where `data.txt` does not exist (it does where you are): --workdir caller"),
+        "{err}"
+    );
+    // The control: where the user is, it is found.
+    let out = run(&["--workdir", "caller"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "found\n", "{out:?}");
+}
