@@ -645,6 +645,16 @@ impl Dispatcher {
                 }
                 self.audit.write_or_warn(&rec);
                 name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
+                if result.timed_out && result.hint.is_none() {
+                    let mut hint = format!(
+                        "stopped at the timeout (timeout_seconds = {} s): --timeout SECS allows longer (at most 600)",
+                        timeout.as_secs()
+                    );
+                    if !self.policy.allow_network {
+                        hint.push_str("; with the network off, a script waiting on a download also ends here (--allow-network)");
+                    }
+                    result.hint = Some(hint);
+                }
                 if !result.success()
                     && result.hint.is_none()
                     && let Some(arg) = elsewhere

@@ -1859,6 +1859,13 @@ fn setsid_grandchild_dies_with_the_timeout() {
         );
         assert_eq!(out.text(), "[]");
         assert!(out.stderr.contains("timed out"), "{}", out.stderr);
+        // The notice names the limit and the flag.
+        assert!(
+            out.stderr
+                .contains("stopped at the timeout (timeout_seconds = 1 s): --timeout SECS"),
+            "{}",
+            out.stderr
+        );
         let audit = home.audit();
         assert_eq!(audit[0]["exit_code"], 124, "{audit:?}");
         let left = processes_named(&marker);
