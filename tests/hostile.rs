@@ -2977,6 +2977,20 @@ fn writable_dir_and_what_is_refused() {
     let out = run(&home, &with(&[]), b"!{scripts/emit.sh}", Feed::Whole);
     assert_eq!(out.text(), "", "{}", out.stderr);
     assert!(out.stderr.contains("--writable DIR"), "{}", out.stderr);
+    // A script that reports the refused write on stdout gets the same notice.
+    good_script(
+        &home,
+        "tell.py",
+        "#!/usr/bin/env python3
+import os, sys
+try:
+    open(os.environ['HOME'] + '/project/out/r', 'w')
+except OSError as e:
+    print('Error:', e); sys.exit(1)
+",
+    );
+    let out = run(&home, &with(&[]), b"!{scripts/tell.py}", Feed::Whole);
+    assert!(out.stderr.contains("--writable DIR"), "{}", out.stderr);
     for bad in ["~", ".", "~/.bashrc"] {
         let out = run(
             &home,

@@ -435,12 +435,16 @@ async fn run_planned(
     }
     drop(tmp);
     let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
+    // Some scripts print their errors on stdout: its end is read too.
+    let mut said = r.stderr.clone();
+    said.push(b'\n');
+    said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
     r.hint = sandbox::hint::explain(&sandbox::hint::Facts {
         success: r.success(),
         timed_out: r.timed_out,
         exit_code: r.exit_code,
         signal: r.signal.as_deref(),
-        stderr: &r.stderr,
+        stderr: &said,
         enforced,
         limits: spec.sandbox.limits,
         hidden: if enforced.mounts {

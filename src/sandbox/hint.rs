@@ -17,7 +17,8 @@ pub struct Facts<'a> {
     pub exit_code: i32,
     /// "SIGXCPU" when killed by a signal.
     pub signal: Option<&'a str>,
-    /// What it wrote to stderr.
+    /// What it wrote to stderr (the executor adds the end of its stdout: some scripts print
+    /// their errors there).
     pub stderr: &'a [u8],
     /// The restrictions in force.
     pub enforced: Enforced,
