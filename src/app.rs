@@ -165,7 +165,17 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
 
     let dirs = config.search_path()?;
     let mut skills = SkillSet::load_with(&dirs, &load_options()?);
-    warnings.extend(skills.warnings().iter().cloned());
+    // Which skill is used is said every time; the skills' own spec warnings once in a line
+    // (they are `skills validate`'s to list, and repeated on every command they were noise).
+    warnings.extend(skills.load_problems().iter().cloned());
+    let linted = skills.iter().filter(|s| !s.warnings.is_empty()).count();
+    if linted > 0 {
+        warnings.push(format!(
+            "{linted} skill{} ha{} spec warnings (`skillpipe skills list` shows them)",
+            if linted == 1 { "" } else { "s" },
+            if linted == 1 { "s" } else { "ve" }
+        ));
+    }
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
     if !wanted.is_empty() {

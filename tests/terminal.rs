@@ -166,7 +166,7 @@ fn keys_typed_while_the_answer_streams_never_answer_the_prompt() {
     assert!(!shown.contains("always run `echo` with any"), "{shown}");
     // `a` alone is not "always": it asks again, and another key declines.
     p.send(b"a");
-    p.expect("always run `echo` with any arguments this session?");
+    p.expect("always run `echo` (any arguments) this session?");
     past_guard();
     p.send(b"x");
     p.expect("other = no no\n");

@@ -132,6 +132,8 @@ pub enum ToolOwnerError {
 pub struct SkillSet {
     pub(super) skills: Vec<Skill>,
     warnings: Vec<String>,
+    /// The warnings about which skill is used: duplicates and skipped skills.
+    load_problems: Vec<String>,
     /// `(folder name, file:line: why)` of each skill that could not be loaded.
     skipped: Vec<(String, String)>,
 }
@@ -161,12 +163,14 @@ impl SkillSet {
                 match load_skill(&candidate, canonical.clone(), opts) {
                     Ok(skill) => {
                         if let Some(&i) = by_name.get(&skill.name) {
-                            set.warnings.push(format!(
+                            let warning = format!(
                                 "{}:1: duplicate skill `{}` ignored; already loaded from {}",
                                 skill.source.display(),
                                 skill.name,
                                 set.skills[i].dir.display()
-                            ));
+                            );
+                            set.load_problems.push(warning.clone());
+                            set.warnings.push(warning);
                             continue;
                         }
                         set.warnings.extend(skill.warnings.iter().cloned());
@@ -177,6 +181,7 @@ impl SkillSet {
                         let warning = skipped.to_string();
                         let folder = folder_name(&canonical, &candidate);
                         set.skipped.push((folder, warning.clone()));
+                        set.load_problems.push(warning.clone());
                         set.warnings.push(warning);
                     }
                 }
@@ -205,6 +210,12 @@ impl SkillSet {
     /// the loaded skills' own warnings.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// The warnings that say which skill is used (a duplicate ignored, a skill skipped), without
+    /// the loaded skills' own (spec) warnings: what a command that runs skills shows each time.
+    pub fn load_problems(&self) -> &[String] {
+        &self.load_problems
     }
 
     /// The skills, in search-path order.
