@@ -311,6 +311,20 @@ async fn a_cut_stream_keeps_the_text_and_says_so() {
         err.to_string().starts_with("the stream was cut after "),
         "{err}"
     );
+    // Nothing at all: what some servers do with a request longer than their context.
+    let server = Server::start([Reply::status(200, "")]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(text(&events).is_empty());
+    let err = err.expect("an error");
+    assert!(
+        matches!(err, ModelError::StreamCut { bytes: 0, .. }),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains("a request longer than its context does this on some servers"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

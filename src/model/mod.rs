@@ -245,7 +245,7 @@ pub enum ModelError {
         /// The endpoint's message.
         message: String,
     },
-    #[error("the stream was cut after {bytes} bytes ({reason}); the answer is incomplete")]
+    #[error("{}", cut_message(*.bytes, .reason))]
     /// The stream ended early.
     StreamCut {
         /// Bytes received before the cut.
@@ -327,6 +327,18 @@ pub fn provider_for(settings: &Settings) -> Result<Box<dyn Provider>, SettingsEr
         ProviderKind::Replay => Ok(Box::new(replay::ReplayProvider::open(
             std::path::Path::new(&settings.model),
         )?)),
+    }
+}
+
+/// [`ModelError::StreamCut`]'s message. Nothing at all before the cut is what some servers do
+/// with a request longer than their context, so that is said.
+fn cut_message(bytes: u64, reason: &str) -> String {
+    if bytes == 0 {
+        format!(
+            "the server closed the stream before sending anything ({reason}); a request longer than its context does this on some servers: fewer skills (--skill NAME), no --tools, or a larger context may help"
+        )
+    } else {
+        format!("the stream was cut after {bytes} bytes ({reason}); the answer is incomplete")
     }
 }
 
