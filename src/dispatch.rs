@@ -462,6 +462,13 @@ impl Dispatcher {
         if is_builtin_skill(&argv) {
             return self.builtin_skill(origin, &argv);
         }
+        // A tool's function name (`SKILL__ID`, as native tool calls offer it) written as a
+        // command means that tool: run as `SKILL:ID`.
+        let mut argv = argv;
+        if let Some(reference) = self.skills.reference_for_function(&argv0) {
+            argv[0] = reference;
+        }
+        let argv0 = argv[0].clone();
         // `python3 scripts/x.py ARGS` as SKILL.md bodies write it: that script, not python3.
         let invocation = match self.skills.invocation(&argv).transpose() {
             Ok(inv) => inv,

@@ -185,6 +185,36 @@ fn directive_flags_become_typed_json_on_stdin_with_the_tools_env() {
     );
 }
 
+/// A model offered native tools may write a tool's function name (`data__stats`) as a
+/// directive: that is the tool, run as `data:stats`.
+#[test]
+fn a_tools_function_name_written_as_a_directive_runs_the_tool() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("R: !{data__stats --input-path d.csv}\n")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json_part: Value =
+        serde_json::from_str(stdout(&out).trim_start_matches("R: ").trim()).unwrap();
+    assert_eq!(json_part["got"], json!({"input_path": "d.csv"}));
+    // The control: a name that is no tool's stays an unknown command.
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("!{data__nope}")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("not in allowed_commands"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn schema_violations_go_back_to_the_model_naming_the_field() {
     let home = TestHome::new();

@@ -22,21 +22,7 @@ pub struct ToolTarget {
 /// Function name → what to run.
 pub type ToolMap = HashMap<String, ToolTarget>;
 
-/// Function names allow `[A-Za-z0-9_-]{1,64}`.
-fn tool_name(skill: &str, id: &str) -> String {
-    let mut name: String = format!("{skill}__{id}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    name.truncate(64);
-    name
-}
+use crate::skills::tools::function_name as tool_name;
 
 /// The native form of `!{skill NAME [FILE]}`: a loaded skill's instructions or one of its files.
 pub const LOAD_SKILL: &str = "load_skill";

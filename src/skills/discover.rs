@@ -218,6 +218,23 @@ impl SkillSet {
         &self.load_problems
     }
 
+    /// `SKILL:ID` for a tool or script offered as function `name` ([`super::tools::function_name`]):
+    /// a model that was offered native tools may write the function name as a command.
+    pub fn reference_for_function(&self, name: &str) -> Option<String> {
+        if !name.contains("__") {
+            return None;
+        }
+        self.skills.iter().find_map(|skill| {
+            let ids = skill
+                .tools()
+                .map(|t| t.id.clone())
+                .chain(skill.scripts().iter().map(|s| s.id.clone()));
+            ids.into_iter()
+                .find(|id| super::tools::function_name(&skill.name, id) == name)
+                .map(|id| format!("{}:{id}", skill.name))
+        })
+    }
+
     /// The skills, in search-path order.
     pub fn iter(&self) -> impl Iterator<Item = &Skill> {
         self.skills.iter()
