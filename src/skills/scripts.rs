@@ -200,7 +200,41 @@ fn is_python_helper(path: &Path) -> bool {
         "import typer",
         "fire.Fire",
     ];
-    !RUN_MARKERS.iter().any(|m| text.contains(m)) && only_definitions(&text)
+    (!RUN_MARKERS.iter().any(|m| text.contains(m)) && only_definitions(&text))
+        || not_runnable(&text)
+        || imported_by_its_package(path)
+}
+
+/// A module that cannot or will not run as a script: it imports relatively (`from .base import
+/// …` fails outside its package), or its `__main__` guard only raises ("should not be run
+/// directly").
+fn not_runnable(text: &str) -> bool {
+    let mut lines = text.lines();
+    let relative = text.lines().any(|l| l.starts_with("from ."));
+    let guard_raises = lines
+        .by_ref()
+        .position(|l| l.starts_with("if __name__ ==") && l.contains("__main__"))
+        .and_then(|_| lines.find(|l| !l.trim().is_empty()))
+        .is_some_and(|l| l.trim_start().starts_with("raise "));
+    relative || guard_raises
+}
+
+/// A file its own package's `__init__.py` imports (`from .base import …`): part of a library.
+fn imported_by_its_package(path: &Path) -> bool {
+    let (Some(dir), Some(stem)) = (path.parent(), path.file_stem().and_then(|s| s.to_str())) else {
+        return false;
+    };
+    let Ok(init) = fs::read_to_string(dir.join("__init__.py")) else {
+        return false;
+    };
+    init.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with(&format!("from .{stem} import"))
+            || (l.starts_with("from . import")
+                && l["from . import".len()..]
+                    .split(',')
+                    .any(|n| n.split_whitespace().next() == Some(stem)))
+    })
 }
 
 /// Whether Python source defines functions or classes and its every top-level line defines
@@ -458,7 +492,25 @@ mod tests {
             ),
             ("opts.py", "import argparse\n"),
             ("__init__.py", ""),
-            ("pkg/__init__.py", "from .util import x\n"),
+            (
+                "pkg/__init__.py",
+                "from .util import x\nfrom .base import B\n",
+            ),
+            // Imported by its package, with a guard that only refuses to run.
+            (
+                "pkg/base.py",
+                "import re\nclass B:\n    pass\nprint_me = re.compile('x')\nB.x = 1\n\nif __name__ == \"__main__\":\n    raise RuntimeError(\"not run directly\")\n",
+            ),
+            // Imports relatively: fails outside its package, even with a main guard.
+            (
+                "pkg/rel.py",
+                "import sys\nfrom .base import B\nprint(sys.argv)\nif __name__ == \"__main__\":\n    main()\n",
+            ),
+            // The control: a package's own runnable script stays.
+            (
+                "pkg/tool.py",
+                "import sys\nprint(sys.argv)\nif __name__ == \"__main__\":\n    main()\n",
+            ),
             (
                 "pkg/util.py",
                 "#!/usr/bin/env python3\n\"\"\"Helpers.\n\nprint(1) in a docstring\n\"\"\"\nimport os\nX: int = 1\n\n\nclass A:\n    pass\n\ndef x():\n    return 1\n",
@@ -482,6 +534,7 @@ mod tests {
                 "scripts/cli.py",
                 "scripts/empty.py",
                 "scripts/opts.py",
+                "scripts/pkg/tool.py",
                 "scripts/plain.py",
                 "scripts/run.py",
                 "scripts/tool.sh"
