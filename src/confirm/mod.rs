@@ -190,7 +190,18 @@ pub fn grants(policy: &ScriptPolicy) -> Vec<String> {
     } else {
         out.push("writes: a fresh $TMPDIR, /dev/null, /dev/shm".into());
         for p in &policy.writable_paths {
-            out.push(format!("writes: {}", p.display()));
+            // A missing folder is not made: said now, not after the user said yes.
+            let missing = match p.strip_prefix("~") {
+                Ok(rest) => std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(rest)),
+                Err(_) => Some(p.clone()),
+            }
+            .is_some_and(|p| !p.exists());
+            let note = if missing {
+                " (does not exist: nothing is writable there)"
+            } else {
+                ""
+            };
+            out.push(format!("writes: {}{note}", p.display()));
         }
     }
     out.push(format!("environment: {}", policy.env_passthrough.join(" ")));
@@ -444,13 +455,19 @@ mod tests {
     #[test]
     fn every_writable_path_and_the_network_are_listed() {
         let policy = ScriptPolicy {
-            writable_paths: vec!["~".into(), "/srv/out".into()],
+            writable_paths: vec!["~".into(), "/nonexistent-skillpipe/out".into()],
             allow_network: true,
             ..ScriptPolicy::default()
         };
         let g = grants(&policy);
         assert!(g.contains(&"writes: ~".to_string()), "{g:?}");
-        assert!(g.contains(&"writes: /srv/out".to_string()), "{g:?}");
+        assert!(
+            g.contains(
+                &"writes: /nonexistent-skillpipe/out (does not exist: nothing is writable there)"
+                    .to_string()
+            ),
+            "{g:?}"
+        );
         assert!(g[0].starts_with("network: ALLOWED"), "{g:?}");
         let a = argv(&["say"]);
         let text = render(&Prompt {
