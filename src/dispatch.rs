@@ -677,13 +677,19 @@ impl Dispatcher {
                     script_path,
                 })
             }
+            // A `started` line is written: these end the run, so their line completes it.
             Err(ExecError::NotFound { .. }) => {
                 let why = format!("command not found: {argv0}");
-                block(&argv, skill, &stdin, Decision::Invalid, why)
+                self.end_with(origin, &argv, skill, &stdin, Decision::Invalid, why)
             }
-            Err(e @ ExecError::Sandbox(_)) => {
-                block(&argv, skill, &stdin, Decision::Denied, e.to_string())
-            }
+            Err(e @ ExecError::Sandbox(_)) => self.end_with(
+                origin,
+                &argv,
+                skill,
+                &stdin,
+                Decision::Denied,
+                e.to_string(),
+            ),
             Err(e @ ExecError::Interrupted(_)) => {
                 let mut rec = self.record(origin, Decision::Ran, &argv, skill, stdin.as_deref());
                 rec.phase = Some("completed");
@@ -694,8 +700,32 @@ impl Dispatcher {
                     reason: e.to_string(),
                 }
             }
-            Err(e) => block(&argv, skill, &stdin, Decision::Invalid, e.to_string()),
+            Err(e) => self.end_with(
+                origin,
+                &argv,
+                skill,
+                &stdin,
+                Decision::Invalid,
+                e.to_string(),
+            ),
         }
+    }
+
+    /// A refusal of a run whose `started` line is written: its line has phase `completed`.
+    fn end_with(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        skill: Option<String>,
+        stdin: &Option<Vec<u8>>,
+        decision: Decision,
+        reason: String,
+    ) -> Outcome {
+        let mut rec = self.record(origin, decision, argv, skill, stdin.as_deref());
+        rec.reason = Some(reason.clone());
+        rec.phase = Some("completed");
+        self.audit.write_or_warn(&rec);
+        Outcome::Blocked { decision, reason }
     }
 
     /// `skill NAME [FILE]`: a loaded skill's SKILL.md body or one of its files, read by

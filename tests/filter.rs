@@ -488,3 +488,22 @@ fn a_capture_sees_the_side_effects_written_before_it() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "[done]\n", "{}", stderr(&out));
 }
+
+/// A command that is not installed: its `started` line is followed by one `completed` line
+/// saying why (the run never ends without it).
+#[test]
+fn a_missing_command_completes_its_audit_entry() {
+    let home = common::TestHome::new();
+    let out = home
+        .cmd()
+        .args(["filter", "--allow", "no-such-program-xyz", "-y"])
+        .write_stdin("a !{no-such-program-xyz go} b")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "a  b");
+    let audit = home.audit_all();
+    let phases: Vec<&str> = audit.iter().filter_map(|r| r["phase"].as_str()).collect();
+    assert_eq!(phases, ["started", "completed"], "{audit:?}");
+    assert_eq!(audit[1]["decision"], "invalid");
+    assert_eq!(audit[1]["reason"], "command not found: no-such-program-xyz");
+}
