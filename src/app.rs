@@ -167,8 +167,8 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     let mut skills = SkillSet::load_with(&dirs, &load_options()?);
     // Which skill is used is said every time; the skills' own spec warnings once in a line
     // (they are `skills validate`'s to list, and repeated on every command they were noise).
-    warnings.extend(skills.load_problems().iter().cloned());
-    let linted = skills.iter().filter(|s| !s.warnings.is_empty()).count();
+    warnings.extend(skills.load_problems().into_iter().map(str::to_string));
+    let linted = skills.linted();
     if linted > 0 {
         warnings.push(format!(
             "{linted} skill{} ha{} spec warnings (`skillpipe skills list` shows them)",

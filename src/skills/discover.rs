@@ -212,10 +212,28 @@ impl SkillSet {
         &self.warnings
     }
 
-    /// The warnings that say which skill is used (a duplicate ignored, a skill skipped), without
-    /// the loaded skills' own (spec) warnings: what a command that runs skills shows each time.
-    pub fn load_problems(&self) -> &[String] {
-        &self.load_problems
+    /// The warnings that say which skill or tool is used (a duplicate ignored, a skill or tool
+    /// skipped), without the loaded skills' spec warnings: what a command that runs skills shows
+    /// each time.
+    pub fn load_problems(&self) -> Vec<&str> {
+        let skipped_tools = self
+            .skills
+            .iter()
+            .flat_map(|s| &s.warnings)
+            .filter(|w| w.ends_with(TOOL_SKIPPED));
+        self.load_problems
+            .iter()
+            .chain(skipped_tools)
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// How many loaded skills have warnings other than skipped tools (spec warnings).
+    pub fn linted(&self) -> usize {
+        self.skills
+            .iter()
+            .filter(|s| s.warnings.iter().any(|w| !w.ends_with(TOOL_SKIPPED)))
+            .count()
     }
 
     /// `SKILL:ID` for a tool or script offered as function `name` ([`super::tools::function_name`]):
@@ -360,6 +378,9 @@ pub(crate) fn no_skills_hint(dir: &Path) -> String {
     )
 }
 
+/// How a tool-folder problem's warning ends (the tool is left out, the skill loads).
+const TOOL_SKIPPED: &str = "; tool skipped";
+
 /// Load one skill leniently. `Err` says why it was skipped; its message is the warning.
 pub fn load_skill(
     found_at: &Path,
@@ -395,7 +416,7 @@ pub fn load_skill(
     warnings.extend(
         tool_problems
             .into_iter()
-            .map(|p| format!("{p}; tool skipped")),
+            .map(|p| format!("{p}{TOOL_SKIPPED}")),
     );
     Ok(Skill {
         name: fm.name,
@@ -455,7 +476,7 @@ pub fn tool_owner(
         allowed_tools: None,
         warnings: problems
             .into_iter()
-            .map(|p| format!("{p}; tool skipped"))
+            .map(|p| format!("{p}{TOOL_SKIPPED}"))
             .collect(),
         all_tools,
         ts_interpreter: LoadOptions::default().ts_interpreter,
