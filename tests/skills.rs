@@ -731,21 +731,25 @@ fn shipped_skills_validate() {
 /// Run a shipped script as skillpipe would: resolved, interpreter from PATH, only the
 /// contract's environment, in the skill folder.
 fn run_shipped(argv0: &str, args: &[&str], path: &OsString) -> std::process::Output {
+    shipped_command(argv0, args, path).output().unwrap()
+}
+
+/// A shipped skill's script as the dispatcher would start it, with only `path` on PATH.
+fn shipped_command(argv0: &str, args: &[&str], path: &OsString) -> std::process::Command {
     let set = SkillSet::load(&[shipped()]);
     let cmd = set
         .resolve(argv0)
         .unwrap()
         .command(&strings(args), &strings(&["python3", "bash"]), path)
         .unwrap();
-    std::process::Command::new(&cmd.program)
-        .args(&cmd.args)
+    let mut c = std::process::Command::new(&cmd.program);
+    c.args(&cmd.args)
         .current_dir(&cmd.cwd)
         .env_clear()
         .env("PATH", path)
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+        .stdin(std::process::Stdio::null());
+    c
 }
 
 #[test]
@@ -906,19 +910,7 @@ fn notify_uses_notify_send_or_rings() {
 /// [`run_shipped`] in a new session: no controlling terminal, as in the sandbox.
 fn run_shipped_detached(argv0: &str, args: &[&str], path: &OsString) -> std::process::Output {
     use std::os::unix::process::CommandExt;
-    let set = SkillSet::load(&[shipped()]);
-    let cmd = set
-        .resolve(argv0)
-        .unwrap()
-        .command(&strings(args), &strings(&["python3", "bash"]), path)
-        .unwrap();
-    let mut c = std::process::Command::new(&cmd.program);
-    c.args(&cmd.args)
-        .current_dir(&cmd.cwd)
-        .env_clear()
-        .env("PATH", path)
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .stdin(std::process::Stdio::null());
+    let mut c = shipped_command(argv0, args, path);
     // SAFETY: setsid is async-signal-safe and touches only the child.
     unsafe {
         c.pre_exec(|| {

@@ -435,10 +435,13 @@ async fn run_planned(
     }
     drop(tmp);
     let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
-    // Some scripts print their errors on stdout: its end is read too.
-    let mut said = r.stderr.clone();
-    said.push(b'\n');
-    said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
+    // Some scripts print their errors on stdout: its end is read too (only a failure is read).
+    let mut said = Vec::new();
+    if !r.success() {
+        said.extend_from_slice(&r.stderr);
+        said.push(b'\n');
+        said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
+    }
     r.hint = sandbox::hint::explain(&sandbox::hint::Facts {
         success: r.success(),
         timed_out: r.timed_out,
