@@ -38,7 +38,7 @@ fn main() {
     println!("capabilities: {caps:?}");
     let rt = tokio::runtime::Runtime::new().unwrap();
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let hide = sandbox::secrets::existing(sandbox::secrets::deny_list(
+    let hide = sandbox::existing(sandbox::deny_list(
         home.as_deref(),
         &std::env::temp_dir(),
         &[],

@@ -2,7 +2,7 @@
 //! and the catalog of 30 installed skills for the system prompt (target < 5 ms).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use skillpipe::skills::{LoadOptions, SkillSet, discover::detect_scripts};
+use skillpipe::skills::{LoadOptions, SkillSet, detect_scripts};
 use std::fs;
 use std::hint::black_box;
 

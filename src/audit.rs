@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub use crate::policy::Decision;
+pub(crate) use crate::policy::Decision;
 
 /// Longest argument in a record, in characters; a longer one is cut to this length, its last
 /// character replaced by `…`.
@@ -18,7 +18,7 @@ const MAX_ARG_CHARS: usize = 256;
 
 /// One audit line.
 #[derive(Debug, Clone, Serialize)]
-pub struct Record {
+pub(crate) struct Record {
     /// When (RFC 3339, UTC, milliseconds).
     pub ts: String,
     /// The agent in use, if any.
@@ -197,7 +197,7 @@ impl AuditLog {
     }
 
     /// Appends one record. Errors are returned so `audit = "required"` callers can act on them.
-    pub fn write(&self, record: &Record) -> Result<(), AuditError> {
+    pub(crate) fn write(&self, record: &Record) -> Result<(), AuditError> {
         let mut line = serde_json::to_vec(record).map_err(|e| AuditError::Encode(e.to_string()))?;
         line.push(b'\n');
         let mut slot = self.file.lock().unwrap_or_else(|e| e.into_inner());
@@ -217,7 +217,7 @@ impl AuditLog {
     }
 
     /// Best-effort append: a failure is reported once, to [`AuditLog::on_warning`].
-    pub fn write_or_warn(&self, record: &Record) {
+    pub(crate) fn write_or_warn(&self, record: &Record) {
         if let Err(e) = self.write(record)
             && !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed)
             && let Some(f) = &self.on_warning

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 /// Where a request came from; recorded as the audit line's `kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// A `%{…}` directive.
     SideEffect,
     /// A `!{…}` directive.
@@ -90,16 +90,13 @@ impl Outcome {
 /// An answer that may take a while: a terminal key press, or a protocol peer's reply.
 pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, AskError>> + Send + 'a>>;
 
-/// Asks the user whether a command may run (see [`DispatcherBuilder::asker`]). An `Err` is a
-/// decline with that reason (a host's own reason goes in [`AskError::Other`]). Only from
-/// skillpipe's own terminal prompt is [`AskError::Interrupted`] more: the process is then sent
-/// the SIGINT the terminal would have sent (see [`crate::exec::raise_interrupt`]); a host's
-/// asker never gets its process signalled.
-pub type Asker = dyn Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync;
-
-/// [`Asker`] answered asynchronously (see [`DispatcherBuilder::async_asker`]): what the
-/// dispatcher holds.
-pub type AsyncAsker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync;
+/// Asks the user whether a command may run, answered asynchronously (see
+/// [`DispatcherBuilder::asker`]): what the dispatcher holds. An `Err` is a decline with that
+/// reason (a host's own reason goes in [`AskError::Other`]). Only from skillpipe's own terminal
+/// prompt is [`AskError::Interrupted`] more: the process is then sent the SIGINT the terminal
+/// would have sent (see [`crate::exec::raise_interrupt`]); a host's asker never gets its process
+/// signalled.
+pub(crate) type AsyncAsker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync;
 
 /// Runs directives: parse, resolve, policy decision, confirmation, audit, sandboxed run.
 ///
@@ -400,7 +397,7 @@ impl Dispatcher {
         &self.skills
     }
 
-    /// A directive body: parsed into argv (shell syntax is invalid), then as [`Self::run_argv`].
+    /// A directive body: parsed into argv (shell syntax is invalid), then as `Self::run_argv`.
     pub async fn run_body(&self, kind: Kind, body: &str) -> Outcome {
         let origin = Origin::from(kind);
         let parsed = command::parse_argv(body);
@@ -436,7 +433,7 @@ impl Dispatcher {
     /// Runs argv (`argv[0]` a skill script reference or a system command) if the policy allows.
     /// `stdin` is JSON input (`run --input`, a native tool call); for a tool that takes JSON
     /// without it, the directive's `--flags` become that input (see [`crate::skills::Tool`]).
-    pub async fn run_argv(
+    pub(crate) async fn run_argv(
         &self,
         origin: Origin,
         argv: Vec<String>,
@@ -782,7 +779,7 @@ impl Dispatcher {
     /// Audits and returns a refusal decided before the policy could be asked (an unknown tool,
     /// unusable tool arguments, a script that does not resolve, a per-turn limit), so that
     /// these too leave their line in the audit log.
-    pub fn refuse(
+    pub(crate) fn refuse(
         &self,
         origin: Origin,
         argv: &[String],
@@ -870,7 +867,7 @@ impl Dispatcher {
     }
 
     /// Short text for the prompt and the audit log.
-    pub fn sandbox_description(&self) -> String {
+    pub(crate) fn sandbox_description(&self) -> String {
         let net = if self.policy.allow_network {
             "network allowed"
         } else {
@@ -900,13 +897,6 @@ impl Dispatcher {
             format!("Unix sockets: {}", list(&sockets))
         };
         format!("{net}, {fs}, {sockets}")
-    }
-
-    /// The paths a command may write beneath (besides its $TMPDIR) and the Unix sockets it may
-    /// connect to, for the confirmation prompt; `None` for writes when it may write anywhere.
-    pub fn writable_and_sockets(&self) -> (Option<Vec<PathBuf>>, Vec<PathBuf>) {
-        let writes = (!self.policy.allow_filesystem).then(|| self.policy.writable_paths.clone());
-        (writes, self.allowed_sockets())
     }
 
     fn record(
@@ -966,7 +956,7 @@ fn relative_arg_elsewhere(
 }
 
 /// The built-in command that reads a loaded skill (progressive disclosure, DESIGN §4).
-pub const BUILTIN_SKILL: &str = "skill";
+pub(crate) const BUILTIN_SKILL: &str = "skill";
 
 fn is_builtin_skill(argv: &[String]) -> bool {
     argv.first().is_some_and(|a| a == BUILTIN_SKILL)
@@ -1047,7 +1037,7 @@ impl Drop for InFlight {
 
 /// Wait (up to `limit`) until no run is between its "started" and completed audit lines: after
 /// [`crate::exec::interrupt`], so that skillpipe exits with every interrupted run audited.
-pub async fn wait_idle(limit: Duration) {
+pub(crate) async fn wait_idle(limit: Duration) {
     let deadline = tokio::time::Instant::now() + limit;
     while IN_FLIGHT.load(std::sync::atomic::Ordering::SeqCst) > 0
         && tokio::time::Instant::now() < deadline
@@ -1057,7 +1047,7 @@ pub async fn wait_idle(limit: Duration) {
 }
 
 /// The result object of DESIGN §3 (`skillpipe run --json`, tool results).
-pub fn result_json(ran: &Ran) -> serde_json::Value {
+pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
     let r = &ran.result;
     serde_json::json!({
         "success": r.success(),

@@ -2,7 +2,7 @@
 //!
 //! Input is read and scanned on the calling thread, and text is written as soon as it is
 //! scanned, mostly straight from the read buffer (the zero-copy path the chat loop has no need
-//! for). Scanning and what happens to directives are the [`Driver`]'s, shared with the chat
+//! for). Scanning and what happens to directives are the `Driver`'s, shared with the chat
 //! loop: side effects go to its bounded queue, which runs them in order and is drained before
 //! the filter returns; a capture runs where it stands once the side effects before it have
 //! finished, and its capture text replaces it; every outcome becomes a typed [`Report`] for the
@@ -23,8 +23,7 @@ use tokio::runtime::Handle;
 
 /// Bytes per read. A pipe read returns at most what the pipe holds, so this is also the pipe
 /// buffer size `skillpipe filter` asks for.
-pub const CHUNK: usize = 256 * 1024;
-pub use crate::pipeline::SIDE_QUEUE;
+pub(crate) const CHUNK: usize = 256 * 1024;
 
 /// How the filter scans.
 #[derive(Debug, Clone, Copy, Default)]
@@ -264,7 +263,7 @@ mod tests {
         let early = seen.0.lock().unwrap().len();
         let report = filter.join().unwrap();
         assert!(
-            early <= SIDE_QUEUE + 1,
+            early <= crate::pipeline::SIDE_QUEUE + 1,
             "{early} texts written while the queue was full"
         );
         assert_eq!(seen.0.lock().unwrap().len(), 1000);

@@ -25,7 +25,7 @@
 //! - [`skills`]: skill discovery, script detection and safe resolution.
 //! - [`agents`]: agent configs and the system prompt.
 //! - [`model`]: the model interface ([`Provider`]) and, with `http`, the bundled clients.
-//! - [`config`]: the one config file (`config.toml`), read once.
+//! - `config`: the one config file (`config.toml`), read once (the binary's).
 //! - [`dispatch`]: one directive from decision to result, with confirmation and audit.
 //! - [`pipeline`]: the one directive pipeline filter and chat both drive: bytes in, typed events
 //!   (text, reports, captures) out, one side-effect queue, one outcome wording.
@@ -38,8 +38,9 @@
 // The crate docs above describe the whole crate; without `runtime` most of their links have no
 // target.
 #![cfg_attr(not(feature = "runtime"), allow(rustdoc::broken_intra_doc_links))]
-// In a build without the binary, what only the binary uses is dead code.
-#![cfg_attr(not(feature = "cli"), allow(dead_code))]
+// In a build without the binary, what only the binary uses is dead code (and its crate-internal
+// re-exports unused).
+#![cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
 
 pub mod command;
 #[cfg(feature = "mcp")]
@@ -60,7 +61,7 @@ pub mod chat;
 #[cfg(feature = "cli")]
 pub(crate) mod cli;
 #[cfg(feature = "runtime")]
-pub mod config;
+pub(crate) mod config;
 #[cfg(feature = "runtime")]
 pub mod confirm;
 #[cfg(feature = "runtime")]

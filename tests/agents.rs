@@ -244,10 +244,8 @@ fn show_prints_config_and_exact_system_prompt() {
     assert_eq!(prompt, expected);
     // Fixed parts first (guide, skills), the instructions with their variable values last.
     assert!(prompt.starts_with("# Running scripts\n"));
-    assert!(prompt.contains(&format!(
-        "\n# Skills\n{}\n## say\nSpeak text aloud.\n",
-        skillpipe::agents::catalog::FILES_HINT
-    )));
+    let skills = prompt.find("\n# Skills\n").expect("a skills section");
+    assert!(prompt[skills..].contains("\n## say\nSpeak text aloud.\n"));
     assert!(prompt.contains("| scripts/say.sh | Speak TEXT aloud. |"));
     assert!(prompt.contains("`%{…}` to run it only for its effect"));
     assert!(prompt.contains("To show a directive without running it, put it in backticks"));
@@ -288,10 +286,7 @@ fn show_without_skills_is_guide_and_instructions() {
         "{stdout}"
     );
     let (_, prompt) = stdout.split_once(" bytes) ---\n").unwrap();
-    assert_eq!(
-        prompt,
-        format!("{}\nBe brief.\n", skillpipe::agents::guide::guide(&[]))
-    );
+    assert_eq!(prompt, skillpipe::agents::system_prompt("Be brief.", &[]));
 }
 
 #[test]

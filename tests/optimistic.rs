@@ -22,7 +22,7 @@ async fn setup_failure_is_decided_again_after_a_probe() {
     std::fs::write(&launcher, script).unwrap();
     std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
     sandbox::set_launcher(&launcher);
-    assert!(!sandbox::caps::probed());
+    assert!(!sandbox::probed());
 
     let spec = RunSpec {
         program: "sh".into(),
@@ -48,7 +48,7 @@ async fn setup_failure_is_decided_again_after_a_probe() {
     assert!(!ran.exists(), "the command started");
     let n = std::fs::read_to_string(&calls).unwrap().lines().count();
     // (With SKILLPIPE_SANDBOX_UNAVAILABLE set, runs are decided on the probe from the start.)
-    let optimistic = std::env::var_os(sandbox::caps::UNAVAILABLE_ENV).is_none();
+    let optimistic = std::env::var_os(sandbox::UNAVAILABLE_ENV).is_none();
     if optimistic
         && sandbox::probe().network_namespace.is_yes()
         && sandbox::probe().landlock.is_yes()
@@ -56,7 +56,7 @@ async fn setup_failure_is_decided_again_after_a_probe() {
         // Optimistic try, then the decided one.
         assert_eq!(n, 2);
     }
-    assert!(sandbox::caps::probed());
+    assert!(sandbox::probed());
     // Once probed, a run goes straight to the decided launch.
     let _ = exec::run(spec).await;
     let m = std::fs::read_to_string(&calls).unwrap().lines().count();

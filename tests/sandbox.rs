@@ -417,7 +417,7 @@ fn launcher_works_for_an_unprivileged_user() {
 fn doctor_reports_what_is_enforceable_and_honours_the_override() {
     BinCommand::new(BIN)
         .arg("doctor")
-        .env(sandbox::caps::UNAVAILABLE_ENV, "landlock")
+        .env(sandbox::UNAVAILABLE_ENV, "landlock")
         .assert()
         .success()
         .stdout(predicates::str::contains(

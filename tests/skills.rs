@@ -40,6 +40,13 @@ fn system_path() -> OsString {
     std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into())
 }
 
+/// The first executable `name` in the directories of `path_var`.
+fn find_on_path(name: &str, path_var: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path_var)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 fn shipped() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("skills")
 }
@@ -830,7 +837,7 @@ fn fake_path(tmp: &Path, programs: &[&str]) -> (OsString, PathBuf) {
     // bash must still be found, but not any real speech or notification tool.
     let mut dirs = vec![bin];
     for interp in ["bash"] {
-        if let Some(p) = skillpipe::skills::resolve::find_on_path(interp, &system_path()) {
+        if let Some(p) = find_on_path(interp, &system_path()) {
             let link_dir = tmp.join("interp");
             fs::create_dir_all(&link_dir).unwrap();
             let _ = symlink(&p, link_dir.join(interp));

@@ -3,18 +3,18 @@
 //! - `config`: the TOML formats (skillpipe's own, strict; r9s's versioned layout) → [`AgentFile`]
 //!   → [`AgentConfig`] once `{{var}}` placeholders are filled. Pure.
 //! - `search`: where agents live and how a name is found; `agents list`.
-//! - [`prompt`]: the system prompt a model sees. Pure.
+//! - `prompt`: the system prompt a model sees. Pure.
 //! - `template`: `{{var}}` placeholders and `--var K=V`. Pure.
 //! - `skill_adapter`: the prompt view of loaded skills.
-//! - [`catalog`]: the catalog entries of skills not named (progressive disclosure). Pure.
-//! - [`guide`]: the directive guide and its worked examples, inside that prompt. Pure.
+//! - `catalog`: the catalog entries of skills not named (progressive disclosure). Pure.
+//! - `guide`: the directive guide and its worked examples, inside that prompt. Pure.
 
-pub mod catalog;
+pub(crate) mod catalog;
 pub(crate) mod config;
 mod error;
-pub mod guide;
+pub(crate) mod guide;
 pub(crate) mod origin;
-pub mod prompt;
+pub(crate) mod prompt;
 pub(crate) mod search;
 pub(crate) mod skill_adapter;
 pub(crate) mod template;
@@ -24,4 +24,4 @@ pub use error::AgentError;
 pub use prompt::{SkillPrompt, system_prompt};
 pub use search::{AgentListing, AgentSummary, find, list, list_in, load, load_from};
 pub use skill_adapter::skill_prompts_of;
-pub use template::parse_vars;
+pub(crate) use template::parse_vars;

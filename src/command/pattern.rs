@@ -204,11 +204,6 @@ impl Pattern {
         })
     }
 
-    /// The pattern as written.
-    pub fn as_str(&self) -> &str {
-        &self.text
-    }
-
     /// Allow semantics: exact, case-sensitive.
     pub fn matches(&self, target: &Target) -> bool {
         self.matches_with(target, false)

@@ -10,7 +10,10 @@ use crate::policy::{ConfirmMode, SandboxMode, ScriptPolicy};
 
 #[cfg(feature = "cli")]
 pub(crate) use tty::TtyInput;
-pub use tty::{GUARD, ask_tty};
+// For the terminal tests, which wait it out before answering; not part of the API.
+#[doc(hidden)]
+pub use tty::GUARD;
+pub(crate) use tty::ask_tty;
 
 /// What the user answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +35,7 @@ pub struct Prompt<'a> {
     pub skill: Option<&'a str>,
     /// Where it would run.
     pub cwd: &'a std::path::Path,
-    /// What the command may reach, one item a line (see [`grants`]).
+    /// What the command may reach, one item a line (see `grants`).
     pub grants: &'a [String],
 }
 
@@ -65,7 +68,7 @@ pub enum AskError {
 
 /// Outcome of [`Confirmer::confirm`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Go ahead.
     Run,
     /// Declined, with the reason for the audit log and the notice.
@@ -77,7 +80,7 @@ pub enum Verdict {
 
 /// Session state: the mode and the scopes the user said "always" to.
 #[derive(Debug, Default)]
-pub struct Confirmer {
+pub(crate) struct Confirmer {
     mode: ConfirmMode,
     always: Vec<Scope>,
 }
@@ -133,7 +136,9 @@ impl Confirmer {
         }
     }
 
-    /// Decides whether to run, asking through `ask` only when needed.
+    /// Decides whether to run, asking through `ask` only when needed (the dispatcher asks
+    /// asynchronously, through [`Self::needs_asking`] and [`Self::settle`]).
+    #[cfg(test)]
     pub fn confirm(
         &mut self,
         prompt: &Prompt<'_>,
@@ -169,7 +174,7 @@ impl Confirmer {
 /// What a command run under `policy` may reach, each item on its own line, nothing summarized:
 /// network and sockets, every writable place, the environment passed through. New kinds of
 /// grant (more policy keys) add lines here.
-pub fn grants(policy: &ScriptPolicy) -> Vec<String> {
+pub(crate) fn grants(policy: &ScriptPolicy) -> Vec<String> {
     let mut out = Vec::new();
     out.push(if policy.allow_network {
         "network: ALLOWED (any host)".to_string()

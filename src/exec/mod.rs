@@ -109,7 +109,7 @@ pub enum ExecError {
     /// What was being done, and the OS error.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
-    /// skillpipe itself got this signal (see [`interrupt`]): the command was killed.
+    /// The program got this signal (skillpipe's own signal handling): the command was killed.
     #[error("interrupted by {0}: the command was killed")]
     Interrupted(String),
 }
@@ -120,13 +120,13 @@ static INTERRUPT: tokio::sync::Notify = tokio::sync::Notify::const_new();
 
 /// skillpipe got `sig` and is about to exit: every run in flight (and every later one) ends at
 /// once with [`ExecError::Interrupted`], its process tree killed and its `$TMPDIR` removed.
-pub fn interrupt(sig: libc::c_int) {
+pub(crate) fn interrupt(sig: libc::c_int) {
     INTERRUPTED.store(sig, std::sync::atomic::Ordering::SeqCst);
     INTERRUPT.notify_waiters();
 }
 
 /// The signal passed to [`interrupt`], if any.
-pub fn interrupted_by() -> Option<libc::c_int> {
+pub(crate) fn interrupted_by() -> Option<libc::c_int> {
     Some(INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)).filter(|&s| s != 0)
 }
 
@@ -134,7 +134,7 @@ pub fn interrupted_by() -> Option<libc::c_int> {
 static RAISED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Whether skillpipe sent itself SIGINT ([`raise_interrupt`]) rather than a key or `kill`.
-pub fn interrupt_raised() -> bool {
+pub(crate) fn interrupt_raised() -> bool {
     RAISED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
@@ -145,7 +145,7 @@ const HANDOVER: std::time::Duration = std::time::Duration::from_secs(2);
 /// read raw (at the confirmation prompt), so that the program's one way of handling SIGINT
 /// applies: `filter`, one-shot `chat` and `run` exit 130, the REPL drops the turn. Waits a
 /// while for that to stop the caller; a host that ignores SIGINT gets control back then.
-pub async fn raise_interrupt() {
+pub(crate) async fn raise_interrupt() {
     RAISED.store(true, std::sync::atomic::Ordering::SeqCst);
     // SAFETY: kill with this process's own id and a valid signal number.
     unsafe {
@@ -176,7 +176,7 @@ pub async fn run(spec: RunSpec) -> Result<RunResult, ExecError> {
 
 /// [`run`] with `launcher` (a skillpipe binary, or a program with the launch hook) as the
 /// sandbox launcher; `None` means [`sandbox::launcher_path`].
-pub async fn run_with_launcher(
+pub(crate) async fn run_with_launcher(
     spec: RunSpec,
     launcher: Option<&Path>,
 ) -> Result<RunResult, ExecError> {
@@ -224,7 +224,8 @@ async fn run_uninterrupted(spec: RunSpec, launcher: Option<&Path>) -> Result<Run
 }
 
 /// [`run`], deciding the sandbox against `caps` instead of this machine's probe (for tests of
-/// the required/best-effort behaviour).
+/// the required/best-effort behaviour; not part of the API).
+#[doc(hidden)]
 pub async fn run_with_capabilities(
     spec: RunSpec,
     caps: &Capabilities,

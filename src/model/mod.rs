@@ -20,15 +20,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 #[cfg(feature = "http")]
-pub mod anthropic;
+pub(crate) mod anthropic;
 #[cfg(feature = "http")]
 pub(crate) mod http;
 #[cfg(feature = "http")]
 pub(crate) mod models;
 #[cfg(feature = "http")]
-pub mod openai;
+pub(crate) mod openai;
 #[cfg(feature = "http")]
-pub mod replay;
+pub(crate) mod replay;
 pub(crate) mod retry;
 #[cfg(feature = "http")]
 pub(crate) mod settings;
@@ -36,10 +36,9 @@ pub(crate) mod sse;
 
 pub use retry::{GiveUp, RetryPolicy};
 #[cfg(feature = "http")]
-pub use settings::{
-    AgentModel, ClientOptions, Config, ProviderConfig, ProviderKind, Settings, SettingsError,
-    SettingsInput,
-};
+pub(crate) use settings::{AgentModel, Config};
+#[cfg(feature = "http")]
+pub use settings::{ClientOptions, ProviderKind, Settings, SettingsError};
 
 /// One message of a conversation, in the order the model sees them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -26,7 +26,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use crate::config::{ConfigFile as Config, ProviderConfig, ProviderKind};
+pub(crate) use crate::config::ConfigFile as Config;
+pub use crate::config::ProviderKind;
 
 /// Network behaviour; the defaults suit interactive use, tests shorten them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +116,7 @@ impl Settings {
     }
 
     /// Resolve from the real flags, environment and config file.
-    pub fn from_process(
+    pub(crate) fn from_process(
         flag_model: Option<&str>,
         flag_base_url: Option<&str>,
         agent: AgentModel,
@@ -160,7 +161,7 @@ impl Settings {
 }
 
 /// Whether the URL's host is this machine.
-pub fn is_loopback(url: &str) -> bool {
+pub(crate) fn is_loopback(url: &str) -> bool {
     let Ok(u) = reqwest::Url::parse(url) else {
         return false;
     };
@@ -176,7 +177,7 @@ pub fn is_loopback(url: &str) -> bool {
 
 /// The agent's say in the matter (DESIGN §5: `model`, `provider`, `[params]`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct AgentModel {
+pub(crate) struct AgentModel {
     /// The agent's `model` (`model` or `provider:model`).
     pub model: Option<String>,
     /// The agent's `provider`.
@@ -189,7 +190,7 @@ pub struct AgentModel {
 
 /// Everything `resolve` looks at.
 #[derive(Debug, Clone, Default)]
-pub struct SettingsInput {
+pub(crate) struct SettingsInput {
     /// `--model` (`model` or `provider:model`); wins over everything else.
     pub flag_model: Option<String>,
     /// `--base-url`; like `flag_model`, wins over everything else.
@@ -438,7 +439,7 @@ fn non_empty(v: Option<&String>) -> Option<&str> {
 }
 
 /// Resolve the settings (see the module docs for the rules).
-pub fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> {
+pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> {
     let env = |k: &str| non_empty(input.env.get(k));
     let config = input.config.as_ref();
     let config_origin = |what: &str| match config {

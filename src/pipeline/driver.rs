@@ -42,8 +42,6 @@ pub enum Event<'a> {
     Refused {
         /// The directive.
         directive: &'a Directive,
-        /// Why, as in its report.
-        why: &'a str,
     },
     /// What a finished side effect wrote (for `--show-side-effects`), unsanitized.
     Output {
@@ -426,11 +424,8 @@ impl Driver {
     where
         S: FnMut(Event<'_>) -> Flow + ?Sized,
     {
-        self.refuse_directive(d, why.clone(), sink);
-        let _ = sink(Event::Refused {
-            directive: d,
-            why: &why,
-        });
+        self.refuse_directive(d, why, sink);
+        let _ = sink(Event::Refused { directive: d });
     }
 
     fn refuse_directive<S>(&self, d: &Directive, why: String, sink: &mut S)

@@ -43,7 +43,7 @@ impl Report {
     }
 
     /// The reports for one outcome: its warnings, then how it ended.
-    pub fn for_outcome(what: &[u8], outcome: &Outcome) -> Vec<Report> {
+    pub(crate) fn for_outcome(what: &[u8], outcome: &Outcome) -> Vec<Report> {
         let what = crate::command::escape_controls(&String::from_utf8_lossy(what));
         let mut out = Vec::new();
         if let Outcome::Ran(ran) = outcome {

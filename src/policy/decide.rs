@@ -65,7 +65,7 @@ impl CompiledPolicy {
 }
 
 /// The reason given when `allow_scripts` is off.
-pub const SCRIPTS_NOT_ALLOWED: &str =
+pub(crate) const SCRIPTS_NOT_ALLOWED: &str =
     "scripts are not allowed (pass --allow-scripts or set allow_scripts)";
 
 /// Judges `target` against the policy: denied patterns win, then an allowed pattern must
@@ -105,7 +105,7 @@ pub fn decide(policy: &CompiledPolicy, target: &Target) -> Result<(), Denied> {
 
 /// Programs that start their arguments (or some of them) as a command. Compared by file name,
 /// ignoring case, as deny patterns are.
-pub const WRAPPERS: &[&str] = &[
+pub(crate) const WRAPPERS: &[&str] = &[
     "env",
     "command",
     "exec",

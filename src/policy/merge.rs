@@ -64,7 +64,7 @@ pub enum PolicyError {
         /// What is wrong with it (it names the pattern).
         error: PatternError,
     },
-    /// A timeout outside [`TIMEOUT_RANGE`]; `key` is `--timeout` or `timeout_seconds`.
+    /// A timeout outside 1..=600 seconds; `key` is `--timeout` or `timeout_seconds`.
     #[error("{key} must be between 1 and 600 seconds, got {value}")]
     Timeout {
         /// `--timeout` or `timeout_seconds`.
@@ -94,7 +94,7 @@ fn shown_key(key: &str, pattern: &str) -> String {
 
 impl ScriptPolicy {
     /// Applies `overrides`. Errors name the flag; on error nothing changes.
-    pub fn apply(&mut self, overrides: &PolicyOverrides) -> Result<(), PolicyError> {
+    pub(crate) fn apply(&mut self, overrides: &PolicyOverrides) -> Result<(), PolicyError> {
         for (key, patterns) in [("--allow", &overrides.allow), ("--deny", &overrides.deny)] {
             for p in patterns {
                 Pattern::parse(p).map_err(|error| PolicyError::Pattern { key, error })?;

@@ -10,10 +10,10 @@ mod merge;
 mod sandbox_keys;
 pub(crate) mod source;
 
-pub use decide::{CompiledPolicy, Denied, SCRIPTS_NOT_ALLOWED, decide};
-pub use merge::{PolicyError, PolicyOverrides, TIMEOUT_RANGE};
-#[cfg(feature = "runtime")]
-pub use sandbox_keys::writable_problem;
+pub(crate) use decide::SCRIPTS_NOT_ALLOWED;
+pub use decide::{CompiledPolicy, Denied, decide};
+pub use merge::PolicyError;
+pub(crate) use merge::PolicyOverrides;
 
 /// What to do when a requested restriction cannot be enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -57,7 +57,7 @@ pub struct Capabilities {
     pub pid_namespace: Support,
     /// Fresh mount, IPC and UTS namespaces: private /dev, /proc and $TMPDIR, hidden secrets.
     pub mount_namespace: Support,
-    /// Landlock write restriction (ABI >= [`MIN_LANDLOCK_ABI`]).
+    /// Landlock write restriction (ABI >= `MIN_LANDLOCK_ABI`).
     pub landlock: Support,
     /// The kernel's Landlock ABI version, if Landlock is enabled.
     pub landlock_abi: Option<u32>,

@@ -1,8 +1,8 @@
 //! OS enforcement of the policy's restrictions. The decision lives in `policy`; this module only
 //! applies what it is told to, and fails closed when it cannot.
 //!
-//! - [`caps`]: what this machine can enforce ([`probe`], cached) and why not.
-//! - [`mod@plan`]: per run, what to enforce given the request and the machine (pure).
+//! - `caps`: what this machine can enforce (probed once, cached) and why not.
+//! - `plan`: per run, what to enforce given the request and the machine (pure).
 //! - the launcher (`skillpipe __launch`, Linux): a re-exec of skillpipe that applies the
 //!   namespaces and Landlock to itself, then runs the command under a tiny PID-1 init.
 //! - `unix_sockets`: a seccomp filter against new Unix-domain sockets, which a network
@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::sync::RwLock;
 
-pub mod caps;
+pub(crate) mod caps;
 #[cfg(target_os = "linux")]
 mod connect_broker;
 mod entry;
@@ -25,11 +25,11 @@ pub(crate) mod limits;
 mod mounts;
 #[cfg(target_os = "linux")]
 pub(crate) mod ns;
-pub mod plan;
+mod plan;
 pub(crate) mod report;
 #[cfg(target_os = "linux")]
 mod seccomp;
-pub mod secrets;
+pub(crate) mod secrets;
 #[cfg(target_os = "linux")]
 mod send_broker;
 #[cfg(target_os = "linux")]
@@ -37,12 +37,17 @@ mod unix_sockets;
 #[cfg(target_os = "linux")]
 mod writes;
 
-pub use caps::{Capabilities, Support, probe};
+// For the sandbox's integration tests and benchmark; not part of the API.
+#[doc(hidden)]
+pub use caps::{Capabilities, Support, UNAVAILABLE_ENV, probe, probed};
 pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher, find_skillpipe};
 pub use entry::{LauncherError, run_if_launcher};
 pub(crate) use entry::{handshake, hooked};
 pub use limits::Limits;
-pub use plan::{Enforced, Plan, plan};
+pub use plan::Enforced;
+pub(crate) use plan::{Plan, plan};
+#[doc(hidden)]
+pub use secrets::{deny_list, existing};
 
 /// Restrictions requested for one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -63,7 +68,7 @@ pub struct SandboxSpec {
     /// Private mount, IPC and UTS namespaces: a minimal /dev, a /proc of the run's own
     /// processes, `$TMPDIR` on a capped tmpfs, and the `hide` paths covered.
     pub private_mounts: bool,
-    /// Paths the command must not read (existing ones; see [`secrets`]). Needs `private_mounts`.
+    /// Paths the command must not read (existing ones). Needs `private_mounts`.
     pub hide: Vec<PathBuf>,
     /// Resource limits.
     pub limits: Limits,
@@ -77,7 +82,7 @@ pub struct SandboxSpec {
 /// `skillpipe __launch [--net] [--fs] [--pid] [--userns] [--writable DIR]... [--best-effort]
 /// [--report-fd N] [--arg0 NAME] -- PROGRAM ARGS...`
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LaunchArgs {
+pub(crate) struct LaunchArgs {
     /// Run in a fresh network namespace.
     pub net: bool,
     /// Restrict writes with Landlock to the `--writable` paths (plus /dev/null, /dev/tty).
@@ -220,7 +225,8 @@ static LAUNCHER: RwLock<Option<PathBuf>> = RwLock::new(None);
 
 /// The launcher for [`crate::exec::run`] in this process: `path` (a skillpipe binary, or a
 /// program with the launch hook). A [`crate::Dispatcher`] carries its own and ignores this.
-/// Tests need it: their executable is the test harness, not skillpipe.
+/// Tests need it: their executable is the test harness, not skillpipe. Not part of the API.
+#[doc(hidden)]
 pub fn set_launcher(path: impl Into<PathBuf>) {
     *LAUNCHER.write().unwrap_or_else(|e| e.into_inner()) = Some(path.into());
 }
@@ -228,7 +234,7 @@ pub fn set_launcher(path: impl Into<PathBuf>) {
 /// The launcher [`crate::exec::run`] uses: the one set with [`set_launcher`], else this program
 /// when it called [`run_if_launcher`]. Never this program without the hook: it would run
 /// itself again instead of launching.
-pub fn launcher_path() -> Result<PathBuf, LauncherError> {
+pub(crate) fn launcher_path() -> Result<PathBuf, LauncherError> {
     if let Some(p) = LAUNCHER.read().unwrap_or_else(|e| e.into_inner()).clone() {
         return Ok(p);
     }

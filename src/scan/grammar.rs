@@ -87,7 +87,7 @@ pub(crate) fn closing(open: u8) -> u8 {
 
 /// Parses one directive at the start of `input`: its kind and the untrimmed bytes between the
 /// brackets.
-pub fn directive(input: &[u8]) -> IResult<&[u8], (Kind, &[u8])> {
+pub(crate) fn directive(input: &[u8]) -> IResult<&[u8], (Kind, &[u8])> {
     let (body, (sigil, open)) = (one_of("%!"), one_of("{<")).parse(input)?;
     let kind = if sigil == '%' {
         Kind::SideEffect

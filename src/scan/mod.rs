@@ -1,16 +1,16 @@
 //! Streaming directive scanner (DESIGN §1). Pure: no I/O.
 //!
-//! - [`scanner`]: [`Scanner`] (feed chunks, get [`Event`]s), framing of candidates, escapes, limits.
-//! - [`markdown`]: which bytes are inside Markdown code (directives there are literal).
-//! - [`grammar`]: the nom grammar of one complete directive.
+//! - `scanner`: [`Scanner`] (feed chunks, get [`Event`]s), framing of candidates, escapes, limits.
+//! - `markdown`: which bytes are inside Markdown code (directives there are literal).
+//! - `grammar`: the nom grammar of one complete directive.
 //!
 //! Every input byte ends up either in a `Text` event or in a directive's `raw`, except the backslash
 //! of an escaped directive (`\%{…}`), which is dropped. The events are the same for every way of
 //! splitting the input into chunks (compare with [`coalesce`]).
 
-pub mod grammar;
-pub mod markdown;
-pub mod scanner;
+mod grammar;
+mod markdown;
+mod scanner;
 #[cfg(feature = "stream")]
 pub mod stream;
 
@@ -64,7 +64,7 @@ pub enum Event {
 #[derive(Debug, Clone, Copy)]
 pub struct ScanOptions {
     /// A directive longer than this (raw bytes, sigil to closing bracket) is literal text. The scanner
-    /// never holds back more than `max(max_directive_bytes, 2)` bytes; see [`scanner`] for how it
+    /// never holds back more than `max(max_directive_bytes, 2)` bytes; see `scanner` for how it
     /// resumes after giving up on a long candidate.
     pub max_directive_bytes: usize,
     /// Recognise directives inside Markdown code too.

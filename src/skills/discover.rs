@@ -28,14 +28,14 @@ impl Default for LoadOptions {
 impl LoadOptions {
     /// Options from the `[skills]` table of `$XDG_CONFIG_HOME/skillpipe/config.toml`
     /// (`ts_interpreter = "deno"`); defaults when there is no such file or table.
-    pub fn from_config_file() -> Result<LoadOptions, crate::config::ConfigError> {
+    pub(crate) fn from_config_file() -> Result<LoadOptions, crate::config::ConfigError> {
         Ok(crate::config::ConfigFile::global()?
             .map(LoadOptions::from_config)
             .unwrap_or_default())
     }
 
     /// The options a parsed config file asks for.
-    pub fn from_config(config: &crate::config::ConfigFile) -> LoadOptions {
+    pub(crate) fn from_config(config: &crate::config::ConfigFile) -> LoadOptions {
         let mut opts = LoadOptions::default();
         if let Some(ts) = &config.skills.ts_interpreter {
             opts.ts_interpreter = ts.trim().to_string();
@@ -236,9 +236,9 @@ impl SkillSet {
             .count()
     }
 
-    /// `SKILL:ID` for a tool or script offered as function `name` ([`super::tools::function_name`]):
+    /// `SKILL:ID` for a tool or script offered as function `name` (`super::tools::function_name`):
     /// a model that was offered native tools may write the function name as a command.
-    pub fn reference_for_function(&self, name: &str) -> Option<String> {
+    pub(crate) fn reference_for_function(&self, name: &str) -> Option<String> {
         if !name.contains("__") {
             return None;
         }
@@ -285,7 +285,7 @@ impl SkillSet {
             .join(", ")
     }
 
-    /// Adds a skill (e.g. an agent's tools, see [`tool_owner`]); a name already loaded is an error.
+    /// Adds a skill (e.g. an agent's tools, see `tool_owner`); a name already loaded is an error.
     pub fn add(&mut self, skill: Skill) -> Result<(), DuplicateSkill> {
         if let Some(existing) = self.get(&skill.name) {
             return Err(DuplicateSkill {

@@ -21,7 +21,7 @@ pub struct SkillText {
 
 impl SkillSet {
     /// The body of skill `name` (no `file`), or the file `file` inside its folder.
-    pub fn read_skill_text(
+    pub(crate) fn read_skill_text(
         &self,
         name: &str,
         file: Option<&str>,

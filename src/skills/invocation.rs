@@ -32,7 +32,7 @@ impl SkillSet {
     /// system command like any other). `Some(Err)` when it names one but cannot run it: an
     /// ambiguous path (the error lists the qualified candidates), an unsafe path, or an
     /// interpreter that does not fit the script.
-    pub fn invocation(&self, argv: &[String]) -> Option<Result<Invocation, ResolveError>> {
+    pub(crate) fn invocation(&self, argv: &[String]) -> Option<Result<Invocation, ResolveError>> {
         let first = argv.first()?;
         let (front, family, ext) = FRONTS.iter().find(|(n, _, _)| first == n)?;
         let target = argv.get(1)?;

@@ -3,24 +3,27 @@
 //! - `frontmatter`: split SKILL.md and parse its YAML with line numbers (pure).
 //! - `rules`: the frontmatter spec as checks with severity (pure).
 //! - `scripts`: which files under `scripts/` are scripts, their interpreter and description.
-//! - [`discover`]: loading skills from the search path, leniently.
-//! - [`resolve`]: from a directive's `argv[0]` to a checked command.
+//! - `discover`: loading skills from the search path, leniently.
+//! - `resolve`: from a directive's `argv[0]` to a checked command.
 //! - `validate`: strict validation for `skillpipe skills validate`.
-//! - [`invocation`]: `python3 scripts/x.py`, `python -m scripts.x` as the skill script they name.
-//! - [`files`]: a skill's body and files for the model (`!{skill NAME [FILE]}`).
-//! - [`tools`]: script tools, `tools/{id}/` folders with `tool.yaml` and a JSON Schema.
+//! - `invocation`: `python3 scripts/x.py`, `python -m scripts.x` as the skill script they name.
+//! - `files`: a skill's body and files for the model (`!{skill NAME [FILE]}`).
+//! - `tools`: script tools, `tools/{id}/` folders with `tool.yaml` and a JSON Schema.
 
-pub mod discover;
-pub mod files;
+pub(crate) mod discover;
+pub(crate) mod files;
 pub(crate) mod frontmatter;
-pub mod invocation;
-pub mod resolve;
+pub(crate) mod invocation;
+pub(crate) mod resolve;
 pub(crate) mod rules;
 pub(crate) mod scripts;
-pub mod tools;
+pub(crate) mod tools;
 pub(crate) mod validate;
 
-pub use discover::{LoadOptions, SkillSet, UnknownSkills};
+// For the skills benchmark; not part of the API.
+#[doc(hidden)]
+pub use discover::detect_scripts;
+pub use discover::{DuplicateSkill, LoadOptions, SkillSet, UnknownSkills};
 pub use resolve::{ResolveError, ResolvedScript, ScriptCommand};
 pub use scripts::Script;
 pub use tools::{InputError, Tool, ToolInput};
@@ -91,7 +94,9 @@ impl Skill {
 }
 
 /// `outputs` of a run (DESIGN §3): the whole stdout when it is one JSON value (pretty-printed
-/// JSON included), else the last line when it is a JSON object, else `{}`.
+/// JSON included), else the last line when it is a JSON object, else `{}`. (Public for the
+/// shipped skills' integration tests; not part of the API.)
+#[doc(hidden)]
 pub fn outputs_of(stdout: &[u8]) -> serde_json::Value {
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(stdout) {
         return v;

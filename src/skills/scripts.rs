@@ -29,7 +29,7 @@ pub struct Script {
     /// The first comment block joined into one line, or "".
     pub description: String,
     /// `x.schema.json` beside `x.py`: the script reads one JSON object on stdin, of this schema
-    /// (see [`super::tools::script_tool`]).
+    /// (see `super::tools::script_tool`).
     pub schema: Option<PathBuf>,
 }
 

@@ -145,7 +145,7 @@ impl Tool {
     }
 
     /// A directive's arguments (`--input-path data.csv --threshold 0.9`) as the validated JSON
-    /// object (`{"input_path": "data.csv", "threshold": 0.9}`). See [`flags_to_json`].
+    /// object (`{"input_path": "data.csv", "threshold": 0.9}`). See `flags_to_json`.
     pub fn input_from_flags(&self, args: &[String]) -> Result<Value, InputError> {
         let map =
             flags_to_json(self.schema.as_ref(), args).map_err(|(field, message)| InputError {
