@@ -11,16 +11,13 @@ use std::time::{Duration, Instant};
 const ROUNDS: usize = 200;
 
 fn spec(sandbox: SandboxSpec) -> RunSpec {
-    RunSpec {
-        program: "true".into(),
-        args: vec![],
-        cwd: std::env::temp_dir(),
-        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
-        stdin: None,
-        timeout: Duration::from_secs(10),
-        max_output_bytes: 1 << 20,
-        sandbox,
-    }
+    let mut spec = RunSpec::new("true", Vec::<String>::new());
+    spec.cwd = std::env::temp_dir();
+    spec.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    spec.timeout = Duration::from_secs(10);
+    spec.max_output_bytes = 1 << 20;
+    spec.sandbox = sandbox;
+    spec
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -45,43 +42,29 @@ fn main() {
         &[],
         &[],
     ));
-    let layers = SandboxSpec {
-        isolate_network: true,
-        restrict_filesystem: true,
-        required: true,
-        ..SandboxSpec::default()
-    };
-    let mounts = SandboxSpec {
-        private_mounts: true,
-        ..layers.clone()
-    };
-    let hidden = SandboxSpec {
-        hide: hide.clone(),
-        ..mounts.clone()
-    };
-    let all = SandboxSpec {
-        limits: skillpipe::policy::ScriptPolicy::default().limits(),
-        ..hidden.clone()
-    };
+    let mut layers = SandboxSpec::default();
+    layers.isolate_network = true;
+    layers.restrict_filesystem = true;
+    layers.required = true;
+    let mut mounts = layers.clone();
+    mounts.private_mounts = true;
+    let mut hidden = mounts.clone();
+    hidden.hide = hide.clone();
+    let mut all = hidden.clone();
+    all.limits = skillpipe::policy::ScriptPolicy::default().limits();
     let hidden_name = format!("  + {} secrets hidden", hide.len());
     let socket_path =
         std::env::temp_dir().join(format!("skillpipe-bench-{}.sock", std::process::id()));
     let _ = std::fs::remove_file(&socket_path);
     let _listener = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
-    let with_socket = SandboxSpec {
-        sockets: vec![socket_path.clone()],
-        ..all.clone()
-    };
+    let mut with_socket = all.clone();
+    with_socket.sockets = vec![socket_path.clone()];
+    let mut fs_only = SandboxSpec::default();
+    fs_only.restrict_filesystem = true;
+    fs_only.required = true;
     let cases: Vec<(&str, SandboxSpec)> = vec![
         ("unsandboxed", SandboxSpec::default()),
-        (
-            "filesystem only (Landlock + PID ns)",
-            SandboxSpec {
-                restrict_filesystem: true,
-                required: true,
-                ..SandboxSpec::default()
-            },
-        ),
+        ("filesystem only (Landlock + PID ns)", fs_only),
         ("net + fs + pid (the earlier layers)", layers),
         ("  + mount/IPC/UTS ns, /dev /proc tmpfs", mounts),
         (&hidden_name, hidden),

@@ -71,21 +71,14 @@ impl Ui for Print {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     skillpipe::sandbox::run_if_launcher();
 
-    let policy = ScriptPolicy {
-        allow_scripts: true,
-        allowed_commands: vec!["echo".into()],
-        ..Default::default()
-    };
+    let policy = ScriptPolicy::allowing(["echo"]);
     let dispatcher = Dispatcher::builder(policy)
         .launcher(Launcher::ThisProgram)
         // A real program would ask its user; this one allows what the policy allows.
         .asker(|_| Ok(Answer::Once))
         .build()?;
-    let options = ChatOptions {
-        max_captures: 4,
-        model: "scripted".into(),
-        ..Default::default()
-    };
+    let mut options = ChatOptions::new("scripted");
+    options.max_captures = 4;
     let mut session = Session::new(Box::new(Scripted), Arc::new(dispatcher), None, options);
 
     let rt = tokio::runtime::Runtime::new()?;

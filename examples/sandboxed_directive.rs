@@ -11,12 +11,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     skillpipe::sandbox::run_if_launcher();
 
     let audit = std::env::temp_dir().join("skillpipe-example-audit.jsonl");
-    let policy = ScriptPolicy {
-        allow_scripts: true,
-        allowed_commands: vec!["sh".into(), "echo".into()],
-        denied_commands: vec!["sh -c *rm*".into()],
-        ..Default::default()
-    };
+    let mut policy = ScriptPolicy::allowing(["sh", "echo"]);
+    policy.denied_commands = vec!["sh -c *rm*".into()];
     let dispatcher = Dispatcher::builder(policy)
         .launcher(Launcher::ThisProgram)
         .audit(AuditLog::new(Some(audit.clone())))

@@ -101,6 +101,7 @@ fn cut(arg: &str) -> String {
 
 /// Why the audit log could not be written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AuditError {
     /// Nowhere to log.
     #[error("no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)")]

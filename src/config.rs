@@ -28,6 +28,7 @@ pub struct ConfigFile {
 
 /// Which wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
 pub enum ProviderKind {
     /// OpenAI-compatible `/chat/completions`.
     #[serde(rename = "openai")]

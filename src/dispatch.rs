@@ -55,7 +55,8 @@ impl From<Kind> for Origin {
     }
 }
 
-/// What happened to a request.
+/// What happened to a request. Complete by nature (it ran, or it did not): a new kind of
+/// refusal is a new [`Decision`], so this stays exhaustive.
 #[derive(Debug, Clone)]
 pub enum Outcome {
     /// It ran; see [`Ran`].
@@ -71,6 +72,7 @@ pub enum Outcome {
 
 /// A command that ran.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Ran {
     /// Exit status, output, duration and the sandbox in force.
     pub result: RunResult,
@@ -107,11 +109,7 @@ pub(crate) type AsyncAsker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + S
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use skillpipe::{Dispatcher, Kind, Launcher, ScriptPolicy};
 ///
-/// let policy = ScriptPolicy {
-///     allow_scripts: true,
-///     allowed_commands: vec!["echo".into()],
-///     ..Default::default()
-/// };
+/// let policy = ScriptPolicy::allowing(["echo"]);
 /// let dispatcher = Dispatcher::builder(policy)
 ///     .launcher(Launcher::Path("/usr/local/bin/skillpipe".into()))
 ///     .asker(|_prompt| Ok(skillpipe::confirm::Answer::Once))
@@ -145,6 +143,7 @@ pub struct Dispatcher {
 /// Which program sets up the sandbox of each command: a fresh single-threaded process that
 /// applies the restrictions to itself, then execs the command.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Launcher {
     /// This program if it called [`crate::sandbox::run_if_launcher`] (the `skillpipe` binary
     /// does), else the first `skillpipe` on `PATH` that answers the launcher handshake.
@@ -182,6 +181,7 @@ impl Launcher {
 
 /// Why a [`Dispatcher`] could not be built.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// The policy is not valid.
     #[error("script policy: {0}")]
@@ -201,11 +201,7 @@ pub enum BuildError {
 /// use skillpipe::policy::Decision;
 /// use skillpipe::{Dispatcher, Kind, Launcher, Outcome, ScriptPolicy};
 ///
-/// let policy = ScriptPolicy {
-///     allow_scripts: true,
-///     allowed_commands: vec!["echo".into()],
-///     ..Default::default()
-/// };
+/// let policy = ScriptPolicy::allowing(["echo"]);
 /// let built = Dispatcher::builder(policy)
 ///     .launcher(Launcher::Path("/nonexistent/skillpipe".into()))
 ///     .build();

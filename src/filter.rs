@@ -27,6 +27,7 @@ pub(crate) const CHUNK: usize = 256 * 1024;
 
 /// How the filter scans.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct FilterOptions {
     /// Scanner limits and whether Markdown code counts.
     pub scan: ScanOptions,
@@ -36,6 +37,7 @@ pub struct FilterOptions {
 
 /// What the run saw; `problems` drives `--strict`.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct FilterReport {
     /// At least one directive was blocked, invalid or failed.
     pub problems: bool,

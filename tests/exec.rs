@@ -11,16 +11,11 @@ use std::time::Duration;
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 fn spec(program: &str, args: &[&str]) -> RunSpec {
-    RunSpec {
-        program: program.into(),
-        args: args.iter().map(OsString::from).collect(),
-        cwd: std::env::temp_dir(),
-        env: vec![("PATH".into(), PATH.into())],
-        stdin: None,
-        timeout: Duration::from_secs(20),
-        max_output_bytes: 10 << 20,
-        sandbox: Default::default(),
-    }
+    let mut spec = RunSpec::new(program, args.iter().map(OsString::from));
+    spec.cwd = std::env::temp_dir();
+    spec.env = vec![("PATH".into(), PATH.into())];
+    spec.timeout = Duration::from_secs(20);
+    spec
 }
 
 fn bash(script: &str, args: &[&str]) -> RunSpec {

@@ -13,11 +13,7 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
 
 fn scripts_on() -> ScriptPolicy {
-    ScriptPolicy {
-        allow_scripts: true,
-        allowed_commands: vec!["echo".into()],
-        ..Default::default()
-    }
+    ScriptPolicy::allowing(["echo"])
 }
 
 /// An example built by `cargo test` (examples live next to the test binaries' `deps`).
@@ -205,10 +201,7 @@ fn a_chat_turn_can_be_spawned() {
     );
     let shown = rt
         .block_on(rt.spawn(async move {
-            let options = ChatOptions {
-                model: "canned".into(),
-                ..Default::default()
-            };
+            let options = ChatOptions::new("canned");
             let mut session = Session::new(Box::new(Canned), dispatcher, None, options);
             let mut ui = Collect::default();
             session.turn("hi", &mut ui).await.unwrap();

@@ -24,22 +24,19 @@ async fn setup_failure_is_decided_again_after_a_probe() {
     sandbox::set_launcher(&launcher);
     assert!(!sandbox::probed());
 
-    let spec = RunSpec {
-        program: "sh".into(),
-        args: vec!["-c".into(), format!("touch '{}'", ran.display()).into()],
-        cwd: dir.path().to_path_buf(),
-        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
-        stdin: None,
-        timeout: Duration::from_secs(10),
-        max_output_bytes: 1 << 20,
-        sandbox: SandboxSpec {
-            isolate_network: true,
-            restrict_filesystem: true,
-            required: true,
-            contain_processes: true,
-            ..SandboxSpec::default()
-        },
-    };
+    let mut spec = RunSpec::new(
+        "sh",
+        ["-c".to_string(), format!("touch '{}'", ran.display())],
+    );
+    spec.cwd = dir.path().to_path_buf();
+    spec.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    spec.timeout = Duration::from_secs(10);
+    spec.max_output_bytes = 1 << 20;
+    spec.sandbox = SandboxSpec::default();
+    spec.sandbox.isolate_network = true;
+    spec.sandbox.restrict_filesystem = true;
+    spec.sandbox.required = true;
+    spec.sandbox.contain_processes = true;
     let err = exec::run(spec.clone()).await.unwrap_err();
     assert!(
         matches!(err, ExecError::Sandbox(ref m) if m.contains("simulated")),

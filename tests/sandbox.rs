@@ -29,27 +29,22 @@ fn sandbox_available() -> bool {
 }
 
 fn locked_down() -> SandboxSpec {
-    SandboxSpec {
-        isolate_network: true,
-        restrict_filesystem: true,
-        required: true,
-        ..SandboxSpec::default()
-    }
+    let mut s = SandboxSpec::default();
+    s.isolate_network = true;
+    s.restrict_filesystem = true;
+    s.required = true;
+    s
 }
 
 fn bash(script: &str, args: &[&str]) -> RunSpec {
     let mut all: Vec<OsString> = vec!["-c".into(), script.into(), "bash".into()];
     all.extend(args.iter().map(OsString::from));
-    RunSpec {
-        program: "bash".into(),
-        args: all,
-        cwd: std::env::temp_dir(),
-        env: vec![("PATH".into(), PATH.into())],
-        stdin: None,
-        timeout: Duration::from_secs(20),
-        max_output_bytes: 10 << 20,
-        sandbox: locked_down(),
-    }
+    let mut spec = RunSpec::new("bash", all);
+    spec.cwd = std::env::temp_dir();
+    spec.env = vec![("PATH".into(), PATH.into())];
+    spec.timeout = Duration::from_secs(20);
+    spec.sandbox = locked_down();
+    spec
 }
 
 /// Shell snippet: write this process's pid *as the host sees it* (inside a PID namespace `$$`
@@ -63,15 +58,11 @@ async fn echo_round_trip_under_every_restriction() {
     }
     let r = run(bash("echo hello; echo $$", &[])).await.unwrap();
     assert_eq!(r.exit_code, 0, "{}", String::from_utf8_lossy(&r.stderr));
-    assert_eq!(
-        r.enforced,
-        Enforced {
-            network: true,
-            filesystem: true,
-            pids: true,
-            ..Enforced::default()
-        }
-    );
+    let mut all_three = Enforced::default();
+    all_three.network = true;
+    all_three.filesystem = true;
+    all_three.pids = true;
+    assert_eq!(r.enforced, all_three);
     // PID 1 is skillpipe's init; the command is its first child.
     assert_eq!(r.stdout, b"hello\n2\n");
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);

@@ -65,10 +65,10 @@ fn input() -> impl Strategy<Value = Vec<u8>> {
 
 fn options() -> impl Strategy<Value = ScanOptions> {
     (prop_oneof![Just(8192usize), 0usize..40], any::<bool>()).prop_map(|(max, exec_in_code)| {
-        ScanOptions {
-            max_directive_bytes: max,
-            exec_in_code,
-        }
+        let mut opts = ScanOptions::default();
+        opts.max_directive_bytes = max;
+        opts.exec_in_code = exec_in_code;
+        opts
     })
 }
 

@@ -42,14 +42,13 @@ fuzz_target!(|data: &[u8]| {
     if data.len() < 5 {
         return;
     }
-    let opts = ScanOptions {
-        max_directive_bytes: if data[0] & 0x80 != 0 {
-            8192
-        } else {
-            (data[0] & 0x3f) as usize
-        },
-        exec_in_code: data[0] & 0x40 != 0,
+    let mut opts = ScanOptions::default();
+    opts.max_directive_bytes = if data[0] & 0x80 != 0 {
+        8192
+    } else {
+        (data[0] & 0x3f) as usize
     };
+    opts.exec_in_code = data[0] & 0x40 != 0;
     let input = &data[5..];
     let mut cuts: Vec<usize> = data[1..5]
         .iter()

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// Why an agent could not be found, read or filled in.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// A mistake at a known place in a config file (unknown key, wrong type, TOML syntax).
     #[error("{}:{line}: {message}", file.display())]

@@ -67,6 +67,7 @@ pub trait Ui: Send {
 
 /// How a [`Session`] talks to the model and runs directives.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ChatOptions {
     /// Scanner limits and whether Markdown code counts.
     pub scan: ScanOptions,
@@ -82,6 +83,16 @@ pub struct ChatOptions {
     pub params: serde_json::Map<String, serde_json::Value>,
     /// Show what side effects write (`--show-side-effects`).
     pub show_side_effects: bool,
+}
+
+impl ChatOptions {
+    /// The defaults, with `model` as the model name sent with each request.
+    pub fn new(model: impl Into<String>) -> ChatOptions {
+        ChatOptions {
+            model: model.into(),
+            ..ChatOptions::default()
+        }
+    }
 }
 
 impl Default for ChatOptions {
@@ -101,6 +112,7 @@ impl Default for ChatOptions {
 
 /// How one turn went.
 #[derive(Debug, Default, Clone)]
+#[non_exhaustive]
 pub struct TurnReport {
     /// Prompt tokens the provider reported.
     pub prompt_tokens: u64,
@@ -149,10 +161,7 @@ pub struct TurnReport {
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// // Scripts are off (the default policy): directives are stripped and reported, none runs.
 /// let dispatcher = Arc::new(Dispatcher::builder(ScriptPolicy::default()).build()?);
-/// let options = ChatOptions {
-///     model: "canned".into(),
-///     ..Default::default()
-/// };
+/// let options = ChatOptions::new("canned");
 /// let mut session = Session::new(Box::new(Canned), dispatcher, None, options);
 /// let mut ui = Collect::default();
 /// let rt = tokio::runtime::Runtime::new()?;

@@ -24,6 +24,7 @@ use std::fmt;
 
 /// Why a directive body is not a runnable command. Offsets are byte offsets into the body.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InvalidBody {
     /// Nothing but whitespace, or an empty program name (`""`).
     Empty,

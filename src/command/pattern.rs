@@ -29,6 +29,7 @@ use std::fmt;
 
 /// What a command resolved to, for matching.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Target<'a> {
     /// A resolved skill script: skill name and path relative to the skill dir, e.g. "scripts/lookup.py".
     Script {

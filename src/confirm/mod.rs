@@ -28,6 +28,7 @@ pub enum Answer {
 
 /// What is about to run, as shown in the prompt.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Prompt<'a> {
     /// The command about to run.
     pub argv: &'a [String],
@@ -42,6 +43,7 @@ pub struct Prompt<'a> {
 /// Why there is no answer to a confirmation. It counts as "no", with this as the reason in the
 /// audit log and the notice.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AskError {
     /// No controlling terminal (a pipe, a service, CI).
     #[error("no terminal to ask for confirmation (pass -y to run without asking)")]

@@ -37,6 +37,7 @@ const DRAIN: Duration = Duration::from_millis(250);
 
 /// Everything needed to start a command. Decided before, enforced here.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunSpec {
     /// Program to exec (absolute path, or a bare name resolved on the spec's PATH).
     pub program: OsString,
@@ -56,8 +57,31 @@ pub struct RunSpec {
     pub sandbox: crate::sandbox::SandboxSpec,
 }
 
+impl RunSpec {
+    /// `program` with `args`, in the current directory, with an empty environment, stdin
+    /// closed, a 30 s timeout, 10 MiB per output stream and no restrictions; set the fields to
+    /// change any of it.
+    pub fn new<I, S>(program: impl Into<OsString>, args: I) -> RunSpec
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        RunSpec {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            env: Vec::new(),
+            stdin: None,
+            timeout: Duration::from_secs(30),
+            max_output_bytes: 10 << 20,
+            sandbox: crate::sandbox::SandboxSpec::default(),
+        }
+    }
+}
+
 /// The outcome of a run (DESIGN §3).
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct RunResult {
     /// 124 on timeout, -SIGNUM when killed by a signal.
     pub exit_code: i32,
@@ -93,6 +117,7 @@ impl RunResult {
 
 /// Why a command could not be run (as opposed to ran and failed).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExecError {
     #[error("command not found: {program}")]
     /// The program was not found on the PATH given.

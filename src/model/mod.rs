@@ -43,6 +43,7 @@ pub use settings::{ClientOptions, ProviderKind, Settings, SettingsError};
 /// One message of a conversation, in the order the model sees them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "role", content = "content", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Message {
     /// Instructions before the conversation.
     System(String),
@@ -128,6 +129,7 @@ pub struct ToolCall {
 
 /// What to ask the model.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ChatRequest {
     /// Model name; empty means the provider's configured model.
     pub model: String,
@@ -156,6 +158,7 @@ impl ChatRequest {
 
 /// One step of an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StreamEvent {
     /// A piece of the answer's text, in order. Never empty.
     Text(String),
@@ -190,6 +193,7 @@ pub enum StreamEvent {
 
 /// Why a model request failed. Messages say what was wrong and what to check.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     #[error(
         "cannot reach the model endpoint {url}: {reason} — check that the server is running and the base URL is right"

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 /// How often and how long to wait before sending a request again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RetryPolicy {
     /// Total attempts, the first included (1 = never retry).
     pub max_attempts: u32,
@@ -26,6 +27,7 @@ impl Default for RetryPolicy {
 
 /// Why no further attempt is made at a retryable status (429, 5xx).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GiveUp {
     /// All attempts were used.
     Exhausted {

@@ -31,6 +31,7 @@ pub use crate::config::ProviderKind;
 
 /// Network behaviour; the defaults suit interactive use, tests shorten them.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ClientOptions {
     /// Longest wait for the TCP and TLS handshake; a dead host fails fast instead of hanging.
     pub connect_timeout: Duration,
@@ -53,6 +54,7 @@ impl Default for ClientOptions {
 
 /// The resolved model settings.
 #[derive(Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Settings {
     /// The wire format to speak (OpenAI-compatible, Anthropic, replay).
     pub provider: ProviderKind,
@@ -248,6 +250,7 @@ impl SettingsInput {
 
 /// A configuration problem (exit code 2). Messages name the flag, variable, file or line.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SettingsError {
     /// The config file is unreadable or wrong.
     #[error("{}{}: {message}", .file.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]

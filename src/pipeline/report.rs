@@ -7,6 +7,7 @@ use std::fmt;
 
 /// How a directive (or tool call) ended, as a front end shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReportKind {
     /// Ran and exited 0.
     Ran,
@@ -25,6 +26,7 @@ pub enum ReportKind {
 /// One line's worth about a directive: what it was, how it ended, and why. Front ends choose
 /// colours and prefixes from [`Report::kind`]; [`fmt::Display`] gives the one wording.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     /// How it ended.
     pub kind: ReportKind,

@@ -55,6 +55,7 @@ pub struct PolicyOverrides {
 
 /// Why a policy or its overrides were refused. The message names the key (or flag) and value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// A command pattern that does not parse; `key` is the list (or flag) it was in.
     #[error("{}: {error}", shown_key(key, &error.pattern))]

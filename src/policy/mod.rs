@@ -18,6 +18,7 @@ pub(crate) use merge::PolicyOverrides;
 /// What to do when a requested restriction cannot be enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum SandboxMode {
     /// Refuse to run, and say why.
     #[default]
@@ -29,6 +30,7 @@ pub enum SandboxMode {
 /// Whether to ask before each run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ConfirmMode {
     /// Ask on the terminal (declines where there is none).
     #[default]
@@ -40,6 +42,7 @@ pub enum ConfirmMode {
 /// Whether a run may go ahead when its audit line cannot be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum AuditMode {
     /// Log when possible; a log that cannot be written is a warning.
     #[default]
@@ -52,6 +55,7 @@ pub enum AuditMode {
 /// and the audit log (exactly one per audit line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Decision {
     /// The command ran (whatever its exit status).
     Ran,
@@ -67,6 +71,7 @@ pub enum Decision {
 /// names the directory skillpipe was started in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Workdir {
     /// The skill's folder: scripts that read their own files by relative path work.
     #[default]
@@ -84,12 +89,8 @@ pub enum Workdir {
 /// use skillpipe::command::{Target, parse_argv};
 /// use skillpipe::policy::decide;
 ///
-/// let policy = ScriptPolicy {
-///     allow_scripts: true,
-///     allowed_commands: vec!["git *".into()],
-///     denied_commands: vec!["git push *".into()],
-///     ..Default::default()
-/// };
+/// let mut policy = ScriptPolicy::allowing(["git *"]);
+/// policy.denied_commands = vec!["git push *".into()];
 /// let compiled = policy.compile()?;
 /// let judge = |body: &str| {
 ///     let argv = parse_argv(body).unwrap();
@@ -101,12 +102,14 @@ pub enum Workdir {
 /// // Anything not allowed is denied.
 /// assert!(judge("rm -rf /").is_err());
 /// // A pattern that does not parse is an error before anything can run.
-/// let bad = ScriptPolicy { denied_commands: vec!["rm;ls".into()], ..policy };
+/// let mut bad = policy;
+/// bad.denied_commands = vec!["rm;ls".into()];
 /// assert!(bad.compile().is_err());
 /// # Ok::<(), skillpipe::policy::PolicyError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ScriptPolicy {
     /// Master switch: when false nothing runs and directives are stripped.
     pub allow_scripts: bool,
@@ -189,6 +192,22 @@ impl Default for ScriptPolicy {
             max_captures_per_turn: 8,
             audit: AuditMode::BestEffort,
             workdir: Workdir::Skill,
+        }
+    }
+}
+
+impl ScriptPolicy {
+    /// The defaults with scripts on and `commands` as the allowed patterns (e.g. `["echo",
+    /// "git *", "scripts/*"]`); set the other fields on the result.
+    pub fn allowing<I, S>(commands: I) -> ScriptPolicy
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        ScriptPolicy {
+            allow_scripts: true,
+            allowed_commands: commands.into_iter().map(Into::into).collect(),
+            ..ScriptPolicy::default()
         }
     }
 }

@@ -69,6 +69,7 @@ pub fn hooked() -> bool {
 
 /// Why no launcher could be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LauncherError {
     /// [`crate::dispatch::Launcher::ThisProgram`] without the hook.
     #[error(

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 /// One run's limits; `None` means unlimited.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Limits {
     /// Processes (and threads) alive at once in the run's user namespace (RLIMIT_NPROC).
     pub processes: Option<u64>,

@@ -51,6 +51,7 @@ pub use secrets::{deny_list, existing};
 
 /// Restrictions requested for one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SandboxSpec {
     /// Fresh network namespace: no route out.
     pub isolate_network: bool,

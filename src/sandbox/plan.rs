@@ -7,6 +7,7 @@ use serde::Serialize;
 
 /// The restrictions actually in force for a run (reported in `RunResult` and the audit log).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Enforced {
     /// Fresh network namespace: no network.
     pub network: bool,

@@ -41,6 +41,7 @@ impl Kind {
 
 /// A recognised directive.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Directive {
     /// Which sigil opened it.
     pub kind: Kind,
@@ -62,6 +63,7 @@ pub enum Event {
 
 /// Limits of the scanner.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct ScanOptions {
     /// A directive longer than this (raw bytes, sigil to closing bracket) is literal text. The scanner
     /// never holds back more than `max(max_directive_bytes, 2)` bytes; see `scanner` for how it

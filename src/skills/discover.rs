@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 
 /// Settings that change how skills are read.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// Interpreter for `.ts` scripts without a shebang (DESIGN §2: "`.ts` per config").
     pub ts_interpreter: String,

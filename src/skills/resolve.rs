@@ -14,6 +14,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Why a skill script cannot run. Messages are one line and say what was searched or refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ResolveError {
     /// No script or tool matched; the message says what was searched.
     #[error("{0}")]

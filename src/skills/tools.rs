@@ -54,6 +54,7 @@ fn env_refusal(name: &str) -> Option<&'static str> {
 
 /// How a tool receives its input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ToolInput {
     /// One JSON object on stdin (`input: json`, the default).
     StdinJson,
