@@ -2,6 +2,8 @@
 //! agent + overrides, skills, audit log) and a chat session. Nothing here parses flags or
 //! prints; the command line fills the config structs and decides exit codes from [`AppError`].
 
+pub(crate) mod wording;
+
 use crate::agents::AgentConfig;
 use crate::audit::AuditLog;
 use crate::dispatch::{AsyncAsker, Dispatcher};
@@ -199,6 +201,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         .chain(agent.as_ref().map(|a| a.name.clone()))
         .collect();
     let mut builder = Dispatcher::builder(policy)
+        .wording(wording::CLI)
         .skills(Arc::new(skills))
         .audit(AuditLog::new(audit_path).on_warning(|e| eprintln!("skillpipe: warning: {e}")));
     if let Some(a) = &agent {

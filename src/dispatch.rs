@@ -100,6 +100,29 @@ pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, AskError>> +
 /// signalled.
 pub(crate) type AsyncAsker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync;
 
+/// How a dispatcher words the refusals it reports (the outcome, hence the report, the audit
+/// line and what the model is told). The library's is each reason's `Display`, in the
+/// policy's terms; the `skillpipe` binary adds its command-line flags (`app::wording`).
+#[derive(Clone, Copy)]
+pub(crate) struct Wording {
+    /// A policy refusal.
+    pub(crate) denied: fn(&policy::Denied) -> String,
+    /// A confirmation that got no answer.
+    pub(crate) ask: fn(&AskError) -> String,
+    /// A command that could not be started (e.g. the sandbox cannot be set up).
+    pub(crate) exec: fn(&ExecError) -> String,
+}
+
+impl Default for Wording {
+    fn default() -> Self {
+        Wording {
+            denied: |d| d.to_string(),
+            ask: |e| e.to_string(),
+            exec: |e| e.to_string(),
+        }
+    }
+}
+
 /// Runs directives: parse, resolve, policy decision, confirmation, audit, sandboxed run.
 ///
 /// Built with [`Dispatcher::builder`]; the launcher that sets up each command's sandbox is
@@ -138,6 +161,7 @@ pub struct Dispatcher {
     base_env: Vec<(OsString, OsString)>,
     /// The sandbox launcher; `None`: the process default ([`crate::sandbox::launcher_path`]).
     launcher: Option<PathBuf>,
+    wording: Wording,
 }
 
 /// Which program sets up the sandbox of each command: a fresh single-threaded process that
@@ -231,6 +255,7 @@ pub struct DispatcherBuilder {
     asker: Option<(Box<AsyncAsker>, bool)>,
     agent: Option<String>,
     launcher: Launcher,
+    wording: Wording,
 }
 
 impl DispatcherBuilder {
@@ -272,6 +297,12 @@ impl DispatcherBuilder {
         self
     }
 
+    /// How refusals are worded (the binary's adds its flags).
+    pub(crate) fn wording(mut self, wording: Wording) -> Self {
+        self.wording = wording;
+        self
+    }
+
     /// [`DispatcherBuilder::asker`] answered asynchronously (e.g. by a protocol peer).
     pub fn async_asker(
         mut self,
@@ -299,6 +330,7 @@ impl DispatcherBuilder {
         let mut d = Dispatcher::with_compiled(self.policy, compiled, self.skills, self.audit);
         d.launcher = launcher;
         d.agent = self.agent;
+        d.wording = self.wording;
         if let Some((asker, terminal)) = self.asker {
             d.asker = asker;
             d.asker_is_terminal = terminal;
@@ -332,6 +364,7 @@ impl Dispatcher {
             asker: None,
             agent: None,
             launcher: Launcher::Auto,
+            wording: Wording::default(),
         }
     }
 
@@ -369,6 +402,7 @@ impl Dispatcher {
             agent: None,
             base_env,
             launcher: None,
+            wording: Wording::default(),
         }
     }
 
@@ -411,7 +445,7 @@ impl Dispatcher {
                 &argv,
                 None,
                 Decision::Denied,
-                policy::SCRIPTS_NOT_ALLOWED.into(),
+                (self.wording.denied)(&policy::Denied::ScriptsOff),
             );
         }
         match parsed {
@@ -497,7 +531,13 @@ impl Dispatcher {
                     args,
                 };
                 if let Err(d) = policy::decide(&self.compiled, &target) {
-                    return block(&argv, skill, &stdin, Decision::Denied, d.reason);
+                    return block(
+                        &argv,
+                        skill,
+                        &stdin,
+                        Decision::Denied,
+                        (self.wording.denied)(&d),
+                    );
                 }
                 let mut script_args = args;
                 if let Some(tool) = &resolved.tool {
@@ -543,7 +583,13 @@ impl Dispatcher {
                     args,
                 };
                 if let Err(d) = policy::decide(&self.compiled, &target) {
-                    return block(&argv, None, &stdin, Decision::Denied, d.reason);
+                    return block(
+                        &argv,
+                        None,
+                        &stdin,
+                        Decision::Denied,
+                        (self.wording.denied)(&d),
+                    );
                 }
                 let args = args.iter().map(OsString::from).collect();
                 (OsString::from(&argv0), args, caller_dir.clone())
@@ -681,7 +727,7 @@ impl Dispatcher {
                 skill,
                 &stdin,
                 Decision::Denied,
-                e.to_string(),
+                (self.wording.exec)(&e),
             ),
             Err(e @ ExecError::Interrupted(_)) => {
                 let mut rec = self.record(origin, Decision::Ran, &argv, skill, stdin.as_deref());
@@ -801,7 +847,7 @@ impl Dispatcher {
         }
         let answer = (self.asker)(prompt).await;
         let mut confirmer = self.confirmer.lock().unwrap_or_else(|e| e.into_inner());
-        confirmer.settle(prompt.argv, answer)
+        confirmer.settle(prompt.argv, answer, self.wording.ask)
     }
 
     fn path_var(&self) -> OsString {

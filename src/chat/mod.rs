@@ -167,7 +167,7 @@ pub struct TurnReport {
 /// let rt = tokio::runtime::Runtime::new()?;
 /// let turn = rt.block_on(session.turn("hi", &mut ui))?;
 /// assert_eq!(ui.0, "Hello there.");
-/// assert_eq!(ui.1[0].to_string(), "blocked: %{say hi}: scripts are not allowed (pass --allow-scripts or set allow_scripts)");
+/// assert_eq!(ui.1[0].to_string(), "blocked: %{say hi}: scripts are not allowed (allow_scripts is off)");
 /// assert!(turn.problems);
 /// # Ok(()) }
 /// ```

@@ -35,7 +35,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
     if !dispatcher.policy().allow_scripts {
         eprintln!(
             "skillpipe mcp: every tool call will be refused: {}",
-            crate::policy::SCRIPTS_NOT_ALLOWED
+            crate::app::wording::denied(&crate::policy::Denied::ScriptsOff)
         );
     }
     let rt = crate::app::runtime()?;

@@ -128,7 +128,7 @@ pub enum ExecError {
     /// What the machine lacks, e.g. "network isolation: user namespaces are disabled
     /// (kernel.unprivileged_userns_clone=0)".
     #[error(
-        "cannot sandbox the command: {0} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)"
+        "cannot sandbox the command: {0} (sandbox = \"best-effort\" runs it anyway, with a warning)"
     )]
     Sandbox(String),
     /// What was being done, and the OS error.

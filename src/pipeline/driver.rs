@@ -520,7 +520,7 @@ mod tests {
                 "text  b ",
                 "directive !{y}",
                 "capture y",
-                "report blocked: %{x}: scripts are not allowed (pass --allow-scripts or set allow_scripts)",
+                "report blocked: %{x}: scripts are not allowed (allow_scripts is off)",
             ]
         );
         assert!(driver.problems());
@@ -628,16 +628,14 @@ mod tests {
                 "text  b ",
                 "directive !{y}",
                 "running y",
-                "report blocked: !{y}: scripts are not allowed (pass --allow-scripts or set allow_scripts)",
+                "report blocked: !{y}: scripts are not allowed (allow_scripts is off)",
                 "text ",
                 "text  c",
             ]
         );
         assert_eq!(
             *heard.lock().unwrap(),
-            [
-                "report blocked: %{x}: scripts are not allowed (pass --allow-scripts or set allow_scripts)"
-            ]
+            ["report blocked: %{x}: scripts are not allowed (allow_scripts is off)"]
         );
         assert!(driver.problems());
     }

@@ -15,17 +15,60 @@
 use super::{PolicyError, ScriptPolicy};
 use crate::command::{Pattern, Target, escape_controls};
 
-/// The policy's refusal ([`super::Decision::Denied`]): one line, meant for stderr, the audit
-/// log and the model.
+/// The policy's refusal ([`super::Decision::Denied`]): what was refused and why. Its `Display`
+/// is one line naming the command and the pattern, in the policy's terms (no command-line
+/// flags: the `skillpipe` binary adds its own where it prints). Commands and patterns are shown
+/// with control characters escaped (they may be model text).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{reason}")]
-pub struct Denied {
-    /// Why, naming the command and the pattern.
-    pub reason: String,
+#[non_exhaustive]
+pub enum Denied {
+    /// `allow_scripts` is off: nothing runs.
+    #[error("scripts are not allowed (allow_scripts is off)")]
+    ScriptsOff,
+    /// The command matches a denied pattern.
+    #[error("`{command}` matches denied pattern `{pattern}`")]
+    Pattern {
+        /// The command, as one quoted line.
+        command: String,
+        /// The denied pattern, as written in the policy.
+        pattern: String,
+    },
+    /// The command would start another (`env`, `xargs`, `find -exec` …) that matches a denied
+    /// pattern.
+    #[error("`{command}` would run `{inner}`, which matches denied pattern `{pattern}`")]
+    Wrapped {
+        /// The command, as one quoted line.
+        command: String,
+        /// The command it would start.
+        inner: String,
+        /// The denied pattern, as written in the policy.
+        pattern: String,
+    },
+    /// No allowed pattern matches.
+    #[error("{}", not_allowed(command, suggestion.as_deref()))]
+    NotAllowed {
+        /// The command, as one quoted line.
+        command: String,
+        /// A pattern that would allow it (the program, or `SKILL:SCRIPT`); `None` when code is
+        /// given to an interpreter, which no pattern short of the interpreter itself covers.
+        suggestion: Option<String>,
+    },
 }
 
-fn deny(reason: String) -> Result<(), Denied> {
-    Err(Denied { reason })
+fn not_allowed(command: &str, suggestion: Option<&str>) -> String {
+    match suggestion {
+        Some(p) => format!(
+            "`{command}` is not in allowed_commands (the pattern `{}` would allow it)",
+            escape_controls(p)
+        ),
+        None => format!(
+            "`{command}` is not in allowed_commands (code given to an interpreter: no pattern short of allowing the interpreter itself covers it)"
+        ),
+    }
+}
+
+fn deny(denied: Denied) -> Result<(), Denied> {
+    Err(denied)
 }
 
 /// A policy's command patterns, parsed once ([`ScriptPolicy::compile`]).
@@ -64,43 +107,37 @@ impl CompiledPolicy {
     }
 }
 
-/// The reason given when `allow_scripts` is off.
-pub(crate) const SCRIPTS_NOT_ALLOWED: &str =
-    "scripts are not allowed (pass --allow-scripts or set allow_scripts)";
-
 /// Judges `target` against the policy: denied patterns win, then an allowed pattern must
 /// match.
 pub fn decide(policy: &CompiledPolicy, target: &Target) -> Result<(), Denied> {
     if !policy.allow_scripts {
-        return deny(SCRIPTS_NOT_ALLOWED.to_string());
+        return deny(Denied::ScriptsOff);
     }
-    let shown = target.display();
+    let command = target.display();
     let wrapped = wrapped_commands(target);
     for (text, p) in &policy.denied {
         if p.denies(target) {
-            let text = escape_controls(text);
-            return deny(format!("`{shown}` matches denied pattern `{text}`"));
+            let pattern = escape_controls(text);
+            return deny(Denied::Pattern { command, pattern });
         }
         if let Some(inner) = wrapped.iter().find(|t| p.denies(t)) {
-            let text = escape_controls(text);
+            let pattern = escape_controls(text);
             let inner = inner.display();
-            return deny(format!(
-                "`{shown}` would run `{inner}`, which matches denied pattern `{text}`"
-            ));
+            return deny(Denied::Wrapped {
+                command,
+                inner,
+                pattern,
+            });
         }
     }
     if policy.allowed.iter().any(|p| p.matches(target)) {
         return Ok(());
     }
-    let hint = target.suggest_pattern().replace('\'', "'\\''");
-    if hint.is_empty() {
-        return deny(format!(
-            "`{shown}` is not in allowed_commands (code given to an interpreter: no pattern short of allowing the interpreter itself covers it)"
-        ));
-    }
-    deny(format!(
-        "`{shown}` is not in allowed_commands (allow it with --allow '{hint}')"
-    ))
+    let suggestion = Some(target.suggest_pattern()).filter(|s| !s.is_empty());
+    deny(Denied::NotAllowed {
+        command,
+        suggestion,
+    })
 }
 
 /// Programs that start their arguments (or some of them) as a command. Compared by file name,
@@ -194,7 +231,7 @@ mod tests {
             Err(e) => Decision::Deny(e.to_string()),
             Ok(c) => match super::decide(&c, target) {
                 Ok(()) => Decision::Allow,
-                Err(d) => Decision::Deny(d.reason),
+                Err(d) => Decision::Deny(d.to_string()),
             },
         }
     }
@@ -340,7 +377,7 @@ mod tests {
         assert_eq!(
             d,
             Decision::Deny(
-                "`evil/scripts/x.py` is not in allowed_commands (allow it with --allow 'evil/scripts/x.py')"
+                "`evil/scripts/x.py` is not in allowed_commands (the pattern `evil/scripts/x.py` would allow it)"
                     .into()
             )
         );
@@ -352,7 +389,7 @@ mod tests {
         p.allow_scripts = false;
         assert_eq!(
             run(&p, "s", "echo hi"),
-            Ok(Decision::Deny(SCRIPTS_NOT_ALLOWED.into()))
+            Ok(Decision::Deny(Denied::ScriptsOff.to_string()))
         );
     }
 
@@ -451,9 +488,10 @@ mod tests {
         assert!(!r.contains('\n'), "{r}");
         assert_eq!(
             r,
-            r"`'it'\''s' 'a\nb'` is not in allowed_commands (allow it with --allow ''\''it'\''\'\'''\''s'\''')"
+            r"`'it'\''s' 'a\nb'` is not in allowed_commands (the pattern `'it'\''s'` would allow it)"
         );
-        // What the shell hands to --allow is the suggested pattern, which allows the target.
+        // The suggested pattern, quoted for a shell (as the binary's `--allow` hint does), comes
+        // back as itself and allows the target.
         let hint = t.suggest_pattern();
         let shell_arg = &parse_argv(&format!("x '{}'", hint.replace('\'', "'\\''"))).unwrap()[1];
         assert_eq!(shell_arg, &hint);

@@ -10,7 +10,6 @@ mod merge;
 mod sandbox_keys;
 pub(crate) mod source;
 
-pub(crate) use decide::SCRIPTS_NOT_ALLOWED;
 pub use decide::{CompiledPolicy, Denied, decide};
 pub use merge::PolicyError;
 pub(crate) use merge::PolicyOverrides;
@@ -87,7 +86,7 @@ pub enum Workdir {
 /// ```
 /// use skillpipe::ScriptPolicy;
 /// use skillpipe::command::{Target, parse_argv};
-/// use skillpipe::policy::decide;
+/// use skillpipe::policy::{Denied, decide};
 ///
 /// let mut policy = ScriptPolicy::allowing(["git *"]);
 /// policy.denied_commands = vec!["git push *".into()];
@@ -98,7 +97,9 @@ pub enum Workdir {
 /// };
 /// assert!(judge("git status").is_ok());
 /// // Denied patterns win over allowed ones, and the reason names the pattern.
-/// assert!(judge("git push origin main").unwrap_err().reason.contains("git push *"));
+/// let denied = judge("git push origin main").unwrap_err();
+/// assert!(matches!(&denied, Denied::Pattern { pattern, .. } if pattern == "git push *"));
+/// assert_eq!(denied.to_string(), "`git push origin main` matches denied pattern `git push *`");
 /// // Anything not allowed is denied.
 /// assert!(judge("rm -rf /").is_err());
 /// // A pattern that does not parse is an error before anything can run.

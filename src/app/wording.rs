@@ -1,0 +1,117 @@
+//! How the `skillpipe` binary words refusals: the library's reasons (in the policy's terms) with
+//! the command-line flag that lifts each, as users of the binary have always seen them. Every
+//! front end of the binary (filter, chat, REPL, `run`, MCP) gets it through its dispatcher.
+
+use crate::confirm::AskError;
+use crate::dispatch::Wording;
+use crate::exec::ExecError;
+use crate::policy::Denied;
+
+/// The binary's wording, given to every dispatcher it builds.
+pub(crate) const CLI: Wording = Wording { denied, ask, exec };
+
+/// A policy refusal, with `--allow-scripts` / `--allow PATTERN` where one lifts it.
+pub(crate) fn denied(d: &Denied) -> String {
+    match d {
+        Denied::ScriptsOff => {
+            "scripts are not allowed (pass --allow-scripts or set allow_scripts)".to_string()
+        }
+        Denied::NotAllowed {
+            command,
+            suggestion: Some(pattern),
+        } => {
+            // Quoted for a shell: pasted as is, `--allow` gets the pattern back.
+            let quoted = pattern.replace('\'', "'\\''");
+            format!("`{command}` is not in allowed_commands (allow it with --allow '{quoted}')")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// No answer to a confirmation, with `-y` where there is no terminal.
+fn ask(e: &AskError) -> String {
+    const NO_TERMINAL: &str = "no terminal to ask for confirmation (pass -y to run without asking)";
+    match e {
+        AskError::NoTerminal => NO_TERMINAL.to_string(),
+        AskError::Terminal(io) => format!("{NO_TERMINAL}: {io}"),
+        other => other.to_string(),
+    }
+}
+
+/// A command that could not start, with `skillpipe doctor` and `--sandbox best-effort` when the
+/// sandbox is what failed.
+fn exec(e: &ExecError) -> String {
+    match e {
+        ExecError::Sandbox(why) => format!(
+            "cannot sandbox the command: {why} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)"
+        ),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::{Target, parse_argv};
+
+    fn judged(policy: &crate::ScriptPolicy, program: &str, args: &[String]) -> Denied {
+        let target = Target::System { program, args };
+        crate::policy::decide(&policy.compile().unwrap(), &target).unwrap_err()
+    }
+
+    #[test]
+    fn the_binary_names_its_flags_and_the_library_does_not() {
+        let off = Denied::ScriptsOff;
+        assert_eq!(
+            denied(&off),
+            "scripts are not allowed (pass --allow-scripts or set allow_scripts)"
+        );
+        assert!(!off.to_string().contains("--"), "{off}");
+
+        let nothing = crate::ScriptPolicy::allowing(Vec::<String>::new());
+        let d = judged(&nothing, "it's", &["a\nb".to_string()]);
+        assert_eq!(
+            denied(&d),
+            r"`'it'\''s' 'a\nb'` is not in allowed_commands (allow it with --allow ''\''it'\''\'\'''\''s'\''')"
+        );
+        assert!(!d.to_string().contains("--allow"), "{d}");
+        // What the shell hands to --allow is the suggested pattern, which allows the command.
+        let Denied::NotAllowed {
+            suggestion: Some(pattern),
+            ..
+        } = &d
+        else {
+            panic!("{d:?}")
+        };
+        let pasted = format!("x '{}'", pattern.replace('\'', "'\\''"));
+        assert_eq!(&parse_argv(&pasted).unwrap()[1], pattern);
+
+        // A denied pattern needs no flag: the same text either way.
+        let mut policy = crate::ScriptPolicy::allowing(["git *"]);
+        policy.denied_commands = vec!["git push *".into()];
+        let d = judged(&policy, "git", &parse_argv("push origin").unwrap());
+        assert_eq!(denied(&d), d.to_string());
+        assert_eq!(
+            d.to_string(),
+            "`git push origin` matches denied pattern `git push *`"
+        );
+    }
+
+    #[test]
+    fn a_missing_terminal_names_y_and_a_failed_sandbox_names_doctor() {
+        assert_eq!(
+            ask(&AskError::NoTerminal),
+            "no terminal to ask for confirmation (pass -y to run without asking)"
+        );
+        assert_eq!(
+            AskError::NoTerminal.to_string(),
+            "no terminal to ask for confirmation"
+        );
+        let e = ExecError::Sandbox("network isolation: no user namespaces".into());
+        assert_eq!(
+            exec(&e),
+            "cannot sandbox the command: network isolation: no user namespaces (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)"
+        );
+        assert!(!e.to_string().contains("--sandbox"), "{e}");
+    }
+}
