@@ -212,7 +212,13 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         Asking::Terminal(asker) => builder = builder.boxed_asker(asker, true),
         Asking::Peer(asker) => builder = builder.boxed_asker(asker, false),
     }
-    let dispatcher = builder.build().map_err(|e| usage(e.to_string()))?;
+    let dispatcher = builder.build().map_err(|e| match e {
+        crate::dispatch::BuildError::NoAuditLog => usage(format!(
+            "audit = \"required\" but there is {} (set XDG_STATE_HOME or HOME, or pass --audit-log)",
+            "no audit log location"
+        )),
+        e => usage(e.to_string()),
+    })?;
     Ok(Setup {
         dispatcher: Arc::new(dispatcher),
         agent,

@@ -184,17 +184,9 @@ impl Launcher {
     /// The program to run as launcher, or why there is none.
     pub fn resolve(&self) -> Result<PathBuf, LauncherError> {
         crate::sandbox::check_not_in_failed_launcher()?;
-        let this = || {
-            std::env::current_exe().map_err(|e| LauncherError::NoHandshake {
-                path: PathBuf::from("(this program)"),
-                why: format!("cannot find its own executable: {e}"),
-            })
-        };
         match self {
-            Launcher::ThisProgram if crate::sandbox::hooked() => this(),
-            Launcher::ThisProgram => Err(LauncherError::NotHooked),
-            Launcher::Auto if crate::sandbox::hooked() => this(),
-            Launcher::Auto => crate::sandbox::find_skillpipe().ok_or(LauncherError::NotFound),
+            Launcher::ThisProgram => crate::sandbox::this_program(),
+            Launcher::Auto => crate::sandbox::auto_launcher(),
             Launcher::Path(p) => {
                 crate::sandbox::handshake(p)?;
                 Ok(p.clone())
@@ -213,6 +205,12 @@ pub enum BuildError {
     /// Commands may run but no sandbox launcher can be used.
     #[error(transparent)]
     Launcher(#[from] LauncherError),
+    /// The policy says `audit = "required"` but there is no log to write: nothing could run.
+    #[error(
+        "the policy requires an audit log (audit = \"required\") but none was given \
+         (DispatcherBuilder::audit with a path), so no command could run"
+    )]
+    NoAuditLog,
 }
 
 /// Builds a [`Dispatcher`]; see [`Dispatcher::builder`].
@@ -318,10 +316,18 @@ impl DispatcherBuilder {
         self
     }
 
-    /// Checks the policy and, when it lets anything run, settles the launcher: a launcher that
-    /// cannot be used is an error now rather than a refusal at every directive.
+    /// Checks the policy and, when it lets anything run, the rest of the setup: a launcher
+    /// that cannot be used (not found, not a launcher, this program without the hook or with
+    /// the hook called after threads started) and a required audit log with no path are errors
+    /// now rather than a refusal at every directive.
     pub fn build(self) -> Result<Dispatcher, BuildError> {
         let compiled = self.policy.compile()?;
+        if self.policy.allow_scripts
+            && self.policy.audit == AuditMode::Required
+            && self.audit.path().is_none()
+        {
+            return Err(BuildError::NoAuditLog);
+        }
         let launcher = if self.policy.allow_scripts {
             Some(self.launcher.resolve()?)
         } else {

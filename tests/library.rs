@@ -53,6 +53,65 @@ fn a_launcher_that_does_not_answer_the_handshake_is_refused() {
     );
 }
 
+/// Run in its own process (by the test below): the hook sets process-wide state that would
+/// change what the other tests here see.
+#[test]
+#[ignore = "run in a child process by a_hook_called_after_threads_started_fails_the_build"]
+fn late_hook_child() {
+    // As in a host whose `#[tokio::main]` started its runtime before the hook ran.
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        let _ = rx.recv();
+    });
+    skillpipe::sandbox::run_if_launcher();
+    let err = Dispatcher::builder(scripts_on())
+        .launcher(Launcher::ThisProgram)
+        .build()
+        .err()
+        .expect("must not build");
+    drop(tx);
+    worker.join().unwrap();
+    println!("BUILD ERROR: {err}");
+}
+
+#[test]
+fn a_hook_called_after_threads_started_fails_the_build() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "late_hook_child", "--ignored", "--nocapture"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("BUILD ERROR: "), "{text}");
+    assert!(text.contains("threads, too late"), "{text}");
+    assert!(text.contains("before building a runtime"), "{text}");
+}
+
+#[test]
+fn a_required_audit_log_without_a_path_fails_the_build() {
+    let mut policy = scripts_on();
+    policy.audit = skillpipe::policy::AuditMode::Required;
+    let err = Dispatcher::builder(policy.clone())
+        .launcher(Launcher::Path(PathBuf::from(BIN)))
+        .build()
+        .err()
+        .expect("must not build");
+    assert!(
+        matches!(err, skillpipe::dispatch::BuildError::NoAuditLog),
+        "{err}"
+    );
+    assert!(err.to_string().contains("audit = \"required\""), "{err}");
+    // The control: with a log path it builds.
+    let home = TestHome::new();
+    let built = Dispatcher::builder(policy)
+        .launcher(Launcher::Path(PathBuf::from(BIN)))
+        .audit(skillpipe::AuditLog::new(Some(
+            home.path().join("audit.jsonl"),
+        )))
+        .build();
+    assert!(built.is_ok(), "{:?}", built.err());
+}
+
 #[test]
 fn no_launcher_is_needed_when_nothing_may_run() {
     let d = Dispatcher::builder(ScriptPolicy::default())

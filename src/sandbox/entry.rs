@@ -13,7 +13,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The first argument that makes a program the launcher.
@@ -29,6 +29,8 @@ pub(crate) const MARKER_ENV: &str = "SKILLPIPE_LAUNCHER_MARKER";
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
 static HOOKED: AtomicBool = AtomicBool::new(false);
+/// Threads this process had when the hook ran (0: not hooked, or cannot tell).
+static THREADS_AT_HOOK: AtomicUsize = AtomicUsize::new(0);
 
 /// The launch hook. Call it first thing in `main`, before any thread starts (so before building
 /// a tokio runtime: `#[tokio::main]` starts one before the body of `main` runs). When this
@@ -42,6 +44,8 @@ static HOOKED: AtomicBool = AtomicBool::new(false);
 /// let rt = tokio::runtime::Runtime::new().unwrap();
 /// ```
 pub fn run_if_launcher() {
+    #[cfg(target_os = "linux")]
+    THREADS_AT_HOOK.store(super::launcher::thread_count(), Ordering::SeqCst);
     HOOKED.store(true, Ordering::SeqCst);
     let mut args = std::env::args_os().skip(1);
     if args.next().as_deref() != Some(OsStr::new(LAUNCH_ARG)) {
@@ -49,6 +53,12 @@ pub fn run_if_launcher() {
     }
     let args: Vec<OsString> = args.collect();
     if args.len() == 1 && args[0] == HANDSHAKE_ARG {
+        // A launcher that hooks too late could not set up a sandbox: no handshake, the reason
+        // on stderr for the program asking.
+        if let Err(e) = hooked_in_time(THREADS_AT_HOOK.load(Ordering::SeqCst)) {
+            eprintln!("{e}");
+            std::process::exit(super::report::EXIT_LAUNCH_FAILED);
+        }
         print!("{HANDSHAKE_REPLY}");
         std::process::exit(0);
     }
@@ -63,8 +73,38 @@ pub fn run_if_launcher() {
 }
 
 /// True once [`run_if_launcher`] has run in this process.
-pub fn hooked() -> bool {
+pub(crate) fn hooked() -> bool {
     HOOKED.load(Ordering::SeqCst)
+}
+
+/// This program as its own launcher: it called the hook, before any thread started (a
+/// launcher started from a program that hooks late could not enter the namespaces).
+pub(crate) fn this_program() -> Result<PathBuf, LauncherError> {
+    if !hooked() {
+        return Err(LauncherError::NotHooked);
+    }
+    hooked_in_time(THREADS_AT_HOOK.load(Ordering::SeqCst))?;
+    std::env::current_exe().map_err(|e| LauncherError::NoHandshake {
+        path: PathBuf::from("(this program)"),
+        why: format!("cannot find its own executable: {e}"),
+    })
+}
+
+/// The launcher when none is named ([`crate::Launcher::Auto`]): this program if it called the
+/// hook, else the first `skillpipe` on `PATH` that answers the handshake.
+pub(crate) fn auto_launcher() -> Result<PathBuf, LauncherError> {
+    check_not_in_failed_launcher()?;
+    match hooked() {
+        true => this_program(),
+        false => find_skillpipe(),
+    }
+}
+
+fn hooked_in_time(threads: usize) -> Result<(), LauncherError> {
+    match threads {
+        0 | 1 => Ok(()),
+        threads => Err(LauncherError::HookedLate { threads }),
+    }
 }
 
 /// Why no launcher could be used.
@@ -77,6 +117,18 @@ pub enum LauncherError {
          skillpipe::sandbox::run_if_launcher() first thing in main"
     )]
     NotHooked,
+    /// The hook ran when the process already had threads: as a launcher it could not enter
+    /// the namespaces (they need a single-threaded process).
+    #[error(
+        "skillpipe::sandbox::run_if_launcher() was called when this program already had \
+         {threads} threads, too late for it to be its own sandbox launcher; call it first thing \
+         in a plain `fn main`, before building a runtime (`#[tokio::main]` starts one before the \
+         body of main runs), or name a skillpipe binary as the launcher"
+    )]
+    HookedLate {
+        /// Threads at the time of the hook.
+        threads: usize,
+    },
     /// No launcher was named and none was found.
     #[error(
         "no sandbox launcher: this program did not call skillpipe::sandbox::run_if_launcher() \
@@ -113,7 +165,7 @@ pub(crate) fn check_not_in_failed_launcher() -> Result<(), LauncherError> {
 }
 
 /// `program` answers the launcher handshake (it is skillpipe, or a host with the hook).
-pub fn handshake(program: &Path) -> Result<(), LauncherError> {
+pub(crate) fn handshake(program: &Path) -> Result<(), LauncherError> {
     check_not_in_failed_launcher()?;
     let fail = |why: String| LauncherError::NoHandshake {
         path: program.to_path_buf(),
@@ -124,7 +176,7 @@ pub fn handshake(program: &Path) -> Result<(), LauncherError> {
         .env(MARKER_ENV, "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| fail(format!("cannot start it: {e}")))?;
     let start = Instant::now();
@@ -138,7 +190,7 @@ pub fn handshake(program: &Path) -> Result<(), LauncherError> {
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(fail(format!(
-                    "no answer within {} s",
+                    "no answer to `{LAUNCH_ARG} {HANDSHAKE_ARG}` within {} s",
                     HANDSHAKE_TIMEOUT.as_secs()
                 )));
             }
@@ -150,21 +202,45 @@ pub fn handshake(program: &Path) -> Result<(), LauncherError> {
         let _ = o.read_to_string(&mut out);
     }
     if status.success() && out == HANDSHAKE_REPLY {
-        Ok(())
-    } else {
-        Err(fail(format!(
+        return Ok(());
+    }
+    // What it said, if anything (a launcher that hooked too late says why).
+    let mut said = String::new();
+    if let Some(e) = child.stderr.take() {
+        let _ = e.take(4096).read_to_string(&mut said);
+    }
+    match said.lines().map(str::trim).find(|l| !l.is_empty()) {
+        Some(line) => Err(fail(format!(
+            "it exited with {status} without the handshake, saying: {line}"
+        ))),
+        None => Err(fail(format!(
             "it exited with {status} without the handshake"
-        )))
+        ))),
     }
 }
 
-/// `skillpipe` on `PATH`, if there is one that answers the handshake.
-pub fn find_skillpipe() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+/// The first `skillpipe` on `PATH` that answers the handshake. When there are some but none
+/// answers, the first one's failure (naming it and why), not "none on PATH".
+pub(crate) fn find_skillpipe() -> Result<PathBuf, LauncherError> {
+    find_skillpipe_in(&std::env::var_os("PATH").unwrap_or_default())
+}
+
+fn find_skillpipe_in(path: &OsStr) -> Result<PathBuf, LauncherError> {
+    let mut first_failure = None;
+    for candidate in std::env::split_paths(path)
         .filter(|d| d.is_absolute())
         .map(|d| d.join("skillpipe"))
-        .find(|p| p.is_file() && handshake(p).is_ok())
+        .filter(|p| p.is_file())
+    {
+        match handshake(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e @ LauncherError::Recursion) => return Err(e),
+            Err(e) => {
+                first_failure.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_failure.unwrap_or(LauncherError::NotFound))
 }
 
 /// What is wrong with a `__launch` command line (written by skillpipe itself, so each of these
@@ -273,5 +349,47 @@ impl LaunchArgs {
             }
         }
         Err(LaunchArgsError::NoCommand)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_hook_after_threads_started_is_too_late() {
+        assert_eq!(
+            hooked_in_time(0),
+            Ok(()),
+            "cannot tell: the launcher checks again"
+        );
+        assert_eq!(hooked_in_time(1), Ok(()));
+        let err = hooked_in_time(3).unwrap_err();
+        assert_eq!(err, LauncherError::HookedLate { threads: 3 });
+        let text = err.to_string();
+        assert!(text.contains("already had 3 threads"), "{text}");
+        assert!(text.contains("#[tokio::main]"), "{text}");
+    }
+
+    #[test]
+    fn a_skillpipe_on_path_that_does_not_answer_is_named_not_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("skillpipe");
+        std::fs::write(&fake, "#!/bin/sh\necho 'not today' >&2\nexit 3\n").unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = find_skillpipe_in(dir.path().as_os_str()).unwrap_err();
+        let LauncherError::NoHandshake { path, why } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(path, &fake);
+        assert!(why.contains("saying: not today"), "{why}");
+        assert!(!err.to_string().contains("on PATH"), "{err}");
+        // The control: with no skillpipe there at all, it says so.
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(
+            find_skillpipe_in(empty.path().as_os_str()),
+            Err(LauncherError::NotFound)
+        );
     }
 }

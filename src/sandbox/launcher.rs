@@ -68,7 +68,7 @@ pub fn launch(args: LaunchArgs) -> i32 {
 }
 
 /// Threads of this process (1 when it cannot tell).
-fn thread_count() -> usize {
+pub(super) fn thread_count() -> usize {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

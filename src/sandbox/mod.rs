@@ -40,9 +40,9 @@ mod writes;
 // For the sandbox's integration tests and benchmark; not part of the API.
 #[doc(hidden)]
 pub use caps::{Capabilities, Support, UNAVAILABLE_ENV, probe, probed};
-pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher, find_skillpipe};
+pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher};
 pub use entry::{LauncherError, run_if_launcher};
-pub(crate) use entry::{handshake, hooked};
+pub(crate) use entry::{auto_launcher, handshake, this_program};
 pub use limits::Limits;
 pub use plan::Enforced;
 pub(crate) use plan::{Plan, plan};
@@ -232,20 +232,20 @@ pub fn set_launcher(path: impl Into<PathBuf>) {
     *LAUNCHER.write().unwrap_or_else(|e| e.into_inner()) = Some(path.into());
 }
 
-/// The launcher [`crate::exec::run`] uses: the one set with [`set_launcher`], else this program
-/// when it called [`run_if_launcher`]. Never this program without the hook: it would run
-/// itself again instead of launching.
+/// The launcher [`crate::exec::run`] uses: the one set with [`set_launcher`], else as
+/// [`crate::Launcher::Auto`] finds it (this program when it called [`run_if_launcher`] in
+/// time, else the first `skillpipe` on `PATH` that answers the handshake; found once). Never
+/// this program without the hook: it would run itself again instead of launching.
 pub(crate) fn launcher_path() -> Result<PathBuf, LauncherError> {
     if let Some(p) = LAUNCHER.read().unwrap_or_else(|e| e.into_inner()).clone() {
         return Ok(p);
     }
-    if hooked() {
-        return std::env::current_exe().map_err(|e| LauncherError::NoHandshake {
-            path: PathBuf::from("(this program)"),
-            why: format!("cannot find its own executable: {e}"),
-        });
-    }
-    Err(LauncherError::NotFound)
+    let found = auto_launcher()?;
+    Ok(LAUNCHER
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert(found)
+        .clone())
 }
 
 #[cfg(test)]
