@@ -78,7 +78,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .asker(|_| Ok(Answer::Once))
         .build()?;
     let mut options = ChatOptions::new("scripted");
-    options.max_captures = 4;
+    // At most 4 captures per message (the policy's bound, 8 by default, would allow more).
+    options.max_captures = Some(4);
     let mut session = Session::new(Box::new(Scripted), Arc::new(dispatcher), None, options);
 
     let rt = tokio::runtime::Runtime::new()?;

@@ -374,8 +374,6 @@ mod session {
         pub tools: bool,
         /// One request for the whole answer.
         pub no_stream: bool,
-        /// Bound on capture round-trips per user message.
-        pub max_captures: Option<usize>,
         /// Request fields from the command line, over the agent's and the config file's.
         pub params: Vec<(String, serde_json::Value)>,
         /// Run directives inside Markdown code too.
@@ -396,9 +394,6 @@ mod session {
         config: &ChatConfig,
         setup: &Setup,
     ) -> Result<(Session, Settings), AppError> {
-        if config.max_captures == Some(0) {
-            return Err(usage("--max-captures must be at least 1"));
-        }
         let agent = setup.agent.as_ref();
         let agent_model = AgentModel {
             model: agent.and_then(|a| a.model.clone()),
@@ -454,7 +449,6 @@ mod session {
                 exec_in_code: config.exec_in_code,
                 ..Default::default()
             },
-            max_captures: config.max_captures.unwrap_or(policy.max_captures_per_turn),
             tools: config.tools || agent.is_some_and(|a| a.tool_calls),
             stream: !config.no_stream,
             model: settings.model.clone(),
@@ -464,6 +458,8 @@ mod session {
                 params
             },
             show_side_effects: config.show_side_effects,
+            // `--max-captures` is in the policy (see `PolicyOverrides::max_captures`).
+            max_captures: None,
         };
         let mut session = Session::new(provider, dispatcher, system, opts);
         session.set_few_shot(crate::agents::prompt::few_shot(&skills));

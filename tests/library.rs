@@ -301,3 +301,62 @@ fn a_hosts_asker_is_never_answered_with_a_signal() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The policy's `max_captures_per_turn` bounds a chat message's captures; `ChatOptions` may
+/// only lower it.
+#[test]
+fn the_policy_bounds_captures_and_options_may_only_lower_it() {
+    use futures::stream;
+    use skillpipe::policy::{ConfirmMode, SandboxMode};
+    use skillpipe::{
+        Busy, ChatOptions, ChatRequest, EventStream, Notice, Provider, Report, Session,
+        StreamEvent, Ui,
+    };
+    use std::sync::Arc;
+
+    /// Asks for another (different) capture every time.
+    struct Again;
+    impl Provider for Again {
+        fn stream(&self, req: ChatRequest) -> EventStream {
+            let text = format!("!{{echo {}}}", req.messages.len());
+            Box::pin(stream::iter([Ok(StreamEvent::Text(text))]))
+        }
+    }
+    struct Quiet;
+    impl Ui for Quiet {
+        fn text(&mut self, _bytes: &[u8]) {}
+        fn report(&mut self, report: &Report) {
+            eprintln!("REPORT {report}");
+        }
+        fn notice(&mut self, notice: &Notice) {
+            eprintln!("NOTICE {notice}");
+        }
+        fn busy(&mut self, _what: Option<Busy<'_>>) {}
+    }
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let captures = |policy_max: usize, option: Option<usize>| {
+        let mut policy = scripts_on();
+        policy.confirm = ConfirmMode::Never;
+        // Counted whether or not this machine can sandbox `echo`.
+        policy.sandbox = SandboxMode::BestEffort;
+        policy.max_captures_per_turn = policy_max;
+        let dispatcher = Dispatcher::builder(policy)
+            .launcher(Launcher::Path(PathBuf::from(BIN)))
+            .build()
+            .unwrap();
+        let mut options = ChatOptions::new("again");
+        options.max_captures = option;
+        let mut session = Session::new(Box::new(Again), Arc::new(dispatcher), None, options);
+        assert_eq!(
+            session.max_captures(),
+            option.map_or(policy_max, |o| o.min(policy_max))
+        );
+        rt.block_on(session.turn("go", &mut Quiet))
+            .unwrap()
+            .captures
+    };
+    assert_eq!(captures(2, None), 2, "the policy's bound");
+    assert_eq!(captures(2, Some(1)), 1, "lowered by the options");
+    assert_eq!(captures(2, Some(5)), 2, "not raised by the options");
+}

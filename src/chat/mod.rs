@@ -71,8 +71,10 @@ pub trait Ui: Send {
 pub struct ChatOptions {
     /// Scanner limits and whether Markdown code counts.
     pub scan: ScanOptions,
-    /// Bound on capture round-trips (and tool calls) per user message.
-    pub max_captures: usize,
+    /// Lowers the policy's `max_captures_per_turn` (the bound on capture round-trips and tool
+    /// calls per user message) for this session; `None`: the policy's bound. The policy is
+    /// the one source of the bound: a larger value here has no effect.
+    pub max_captures: Option<usize>,
     /// Offer skill scripts as native tools.
     pub tools: bool,
     /// Stream the answer (false: one request for the whole answer).
@@ -96,11 +98,11 @@ impl ChatOptions {
 }
 
 impl Default for ChatOptions {
-    /// Streaming, no native tools, at most 8 captures per turn, the provider's model.
+    /// Streaming, no native tools, the policy's capture bound, the provider's model.
     fn default() -> Self {
         ChatOptions {
             scan: ScanOptions::default(),
-            max_captures: 8,
+            max_captures: None,
             tools: false,
             stream: true,
             model: String::new(),
@@ -236,6 +238,13 @@ impl Session {
         &self.opts
     }
 
+    /// Most captures (and tool calls) per user message: the policy's `max_captures_per_turn`,
+    /// or the options' lower one.
+    pub fn max_captures(&self) -> usize {
+        let policy = self.dispatcher.policy().max_captures_per_turn;
+        self.opts.max_captures.map_or(policy, |m| m.min(policy))
+    }
+
     /// Use another model from the next request on.
     pub fn set_model(&mut self, model: String) {
         self.opts.model = model;
@@ -333,7 +342,7 @@ impl Session {
         let pipeline = DriverOptions {
             scan: self.opts.scan,
             captures: CaptureMode::HandBack,
-            max_captures: Some(self.opts.max_captures),
+            max_captures: Some(self.max_captures()),
         };
         let rt = tokio::runtime::Handle::current();
         let mut driver =
@@ -402,7 +411,7 @@ impl Session {
                     }
                     if limited {
                         ui.notice(&Notice::StoppedToolCalls {
-                            max: self.opts.max_captures,
+                            max: self.max_captures(),
                         });
                         break Ok(());
                     }

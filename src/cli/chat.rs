@@ -90,15 +90,16 @@ impl ChatArgs {
 
     /// The flags as the app layer's plain config.
     fn config(&self) -> anyhow::Result<ChatConfig> {
+        let mut app =
+            self.policy
+                .app_config(&self.skill_flags, self.agent.as_deref(), &self.vars)?;
+        app.overrides.max_captures = self.max_captures;
         Ok(ChatConfig {
-            app: self
-                .policy
-                .app_config(&self.skill_flags, self.agent.as_deref(), &self.vars)?,
+            app,
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             tools: self.tools,
             no_stream: self.no_stream,
-            max_captures: self.max_captures,
             params: self.params()?,
             exec_in_code: self.exec_in_code,
             resume: self.resume.clone(),

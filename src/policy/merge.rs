@@ -51,6 +51,9 @@ pub struct PolicyOverrides {
     pub max_tmp: Option<u64>,
     /// Replaces `max_cpu_seconds`.
     pub max_cpu: Option<u64>,
+    /// Replaces `max_captures_per_turn` (`--max-captures`: the user's bound, which may raise
+    /// an agent's).
+    pub max_captures: Option<usize>,
 }
 
 /// Why a policy or its overrides were refused. The message names the key (or flag) and value.
@@ -109,6 +112,11 @@ impl ScriptPolicy {
                 value: t,
             });
         }
+        if overrides.max_captures == Some(0) {
+            return Err(PolicyError::Zero {
+                key: "--max-captures",
+            });
+        }
         self.allowed_commands
             .extend(overrides.allow.iter().cloned());
         self.denied_commands.extend(overrides.deny.iter().cloned());
@@ -132,6 +140,9 @@ impl ScriptPolicy {
         }
         if let Some(w) = overrides.workdir {
             self.workdir = w;
+        }
+        if let Some(n) = overrides.max_captures {
+            self.max_captures_per_turn = n;
         }
         #[cfg(feature = "runtime")]
         self.apply_sandbox_flags(overrides)?;
