@@ -35,7 +35,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 skillpipe::pipeline::status_text(&ran.result),
                 String::from_utf8_lossy(&ran.result.stderr).trim()
             ),
-            Outcome::Blocked { decision, reason } => {
+            Outcome::Blocked {
+                decision, reason, ..
+            } => {
                 println!("!{{{body}}} → {decision:?}: {reason}")
             }
         }

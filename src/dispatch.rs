@@ -65,8 +65,11 @@ pub enum Outcome {
     Blocked {
         /// Which refusal it was.
         decision: Decision,
-        /// Why, in one line.
+        /// Why, in one line (as the audit log and the model get it).
         reason: String,
+        /// When the policy refused it: what and why, typed (the pattern, or one that would
+        /// allow it).
+        denied: Option<policy::Denied>,
     },
 }
 
@@ -238,7 +241,7 @@ pub enum BuildError {
 ///     .build()?;
 /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 /// match rt.block_on(dispatcher.run_body(Kind::SideEffect, "say hi")) {
-///     Outcome::Blocked { decision, reason } => {
+///     Outcome::Blocked { decision, reason, .. } => {
 ///         assert_eq!(decision, Decision::Denied);
 ///         assert!(reason.contains("allow_scripts"));
 ///     }
@@ -446,13 +449,7 @@ impl Dispatcher {
         if !self.policy.allow_scripts {
             // Nothing runs without the master switch; say so before judging the syntax.
             let argv = vec![body.to_string()];
-            return self.block(
-                origin,
-                &argv,
-                None,
-                Decision::Denied,
-                (self.wording.denied)(&policy::Denied::ScriptsOff),
-            );
+            return self.denied(origin, &argv, None, None, policy::Denied::ScriptsOff);
         }
         match parsed {
             Ok(argv) => self.run_argv(origin, argv, None).await,
@@ -537,13 +534,7 @@ impl Dispatcher {
                     args,
                 };
                 if let Err(d) = policy::decide(&self.compiled, &target) {
-                    return block(
-                        &argv,
-                        skill,
-                        &stdin,
-                        Decision::Denied,
-                        (self.wording.denied)(&d),
-                    );
+                    return self.denied(origin, &argv, skill, stdin.as_deref(), d);
                 }
                 let mut script_args = args;
                 if let Some(tool) = &resolved.tool {
@@ -589,13 +580,7 @@ impl Dispatcher {
                     args,
                 };
                 if let Err(d) = policy::decide(&self.compiled, &target) {
-                    return block(
-                        &argv,
-                        None,
-                        &stdin,
-                        Decision::Denied,
-                        (self.wording.denied)(&d),
-                    );
+                    return self.denied(origin, &argv, None, stdin.as_deref(), d);
                 }
                 let args = args.iter().map(OsString::from).collect();
                 (OsString::from(&argv0), args, caller_dir.clone())
@@ -743,6 +728,7 @@ impl Dispatcher {
                 Outcome::Blocked {
                     decision: Decision::Ran,
                     reason: e.to_string(),
+                    denied: None,
                 }
             }
             Err(e) => self.end_with(
@@ -770,7 +756,11 @@ impl Dispatcher {
         rec.reason = Some(reason.clone());
         rec.phase = Some("completed");
         self.audit.write_or_warn(&rec);
-        Outcome::Blocked { decision, reason }
+        Outcome::Blocked {
+            decision,
+            reason,
+            denied: None,
+        }
     }
 
     /// `skill NAME [FILE]`: a loaded skill's SKILL.md body or one of its files, read by
@@ -985,7 +975,31 @@ impl Dispatcher {
         let mut rec = self.record(origin, decision, argv, skill, stdin);
         rec.reason = Some(reason.clone());
         self.audit.write_or_warn(&rec);
-        Outcome::Blocked { decision, reason }
+        Outcome::Blocked {
+            decision,
+            reason,
+            denied: None,
+        }
+    }
+
+    /// A policy refusal: audited and reported in the dispatcher's wording, and kept typed.
+    fn denied(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        skill: Option<String>,
+        stdin: Option<&[u8]>,
+        denied: policy::Denied,
+    ) -> Outcome {
+        let reason = (self.wording.denied)(&denied);
+        let mut rec = self.record(origin, Decision::Denied, argv, skill, stdin);
+        rec.reason = Some(reason.clone());
+        self.audit.write_or_warn(&rec);
+        Outcome::Blocked {
+            decision: Decision::Denied,
+            reason,
+            denied: Some(denied),
+        }
     }
 }
 

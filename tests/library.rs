@@ -294,7 +294,9 @@ fn a_hosts_asker_is_never_answered_with_a_signal() {
         "the control: it asked"
     );
     match outcome {
-        Outcome::Blocked { decision, reason } => {
+        Outcome::Blocked {
+            decision, reason, ..
+        } => {
             assert_eq!(decision, skillpipe::Decision::Declined);
             assert!(reason.contains("interrupted"), "{reason}");
         }
@@ -359,4 +361,47 @@ fn the_policy_bounds_captures_and_options_may_only_lower_it() {
     assert_eq!(captures(2, None), 2, "the policy's bound");
     assert_eq!(captures(2, Some(1)), 1, "lowered by the options");
     assert_eq!(captures(2, Some(5)), 2, "not raised by the options");
+}
+
+/// A refusal comes typed (what and why) and worded in the policy's terms: an embedder has no
+/// command-line flags.
+#[test]
+fn a_policy_refusal_is_typed_and_names_no_flags() {
+    use skillpipe::policy::Denied;
+    use skillpipe::{Kind, Outcome};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let off = Dispatcher::builder(ScriptPolicy::default())
+        .build()
+        .unwrap();
+    let Outcome::Blocked { reason, denied, .. } = rt.block_on(off.run_body(Kind::Capture, "ls"))
+    else {
+        panic!("nothing may run under the default policy")
+    };
+    assert_eq!(denied, Some(Denied::ScriptsOff));
+    assert_eq!(reason, "scripts are not allowed (allow_scripts is off)");
+
+    let dispatcher = Dispatcher::builder(scripts_on())
+        .launcher(Launcher::Path(PathBuf::from(BIN)))
+        .build()
+        .unwrap();
+    let Outcome::Blocked { reason, denied, .. } =
+        rt.block_on(dispatcher.run_body(Kind::Capture, "rm -rf x"))
+    else {
+        panic!("rm is not allowed")
+    };
+    let Some(Denied::NotAllowed {
+        command,
+        suggestion,
+        ..
+    }) = denied
+    else {
+        panic!("{denied:?}")
+    };
+    assert_eq!(command, "rm -rf x");
+    assert_eq!(suggestion.as_deref(), Some("rm"));
+    assert_eq!(
+        reason,
+        "`rm -rf x` is not in allowed_commands (the pattern `rm` would allow it)"
+    );
+    assert!(!reason.contains("--"), "{reason}");
 }

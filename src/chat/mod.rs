@@ -448,6 +448,7 @@ impl Session {
                                     let outcome = Outcome::Blocked {
                                         decision: Decision::Denied,
                                         reason: why,
+                                        denied: None,
                                     };
                                     captures.ran(directive.body.clone(), outcome);
                                     message

@@ -329,6 +329,7 @@ mod tests {
         let o = Outcome::Blocked {
             decision: Decision::Denied,
             reason: "script /home/ann/.agents/skills/x/scripts/run.py is outside ~/work/allowed/dir.\nsecond line".into(),
+            denied: None,
         };
         let m = capture_message(&o, 100);
         assert_eq!(
@@ -338,6 +339,7 @@ mod tests {
         let long = Outcome::Blocked {
             decision: Decision::Denied,
             reason: "x".repeat(500),
+            denied: None,
         };
         assert!(capture_message(&long, 100).contains(&format!("{}…", "x".repeat(199))));
     }
@@ -372,6 +374,7 @@ mod tests {
         let blocked = Outcome::Blocked {
             decision: Decision::Denied,
             reason: "`rm` is not in allowed_commands".into(),
+            denied: None,
         };
         assert!(no_answer(Some(&blocked)).starts_with("(no answer: not run, `rm`"));
         // A successful capture is shown by its output, not this line.

@@ -339,6 +339,7 @@ mod tests {
         let blocked = Outcome::Blocked {
             decision: crate::audit::Decision::Denied,
             reason: "/home/ann/bin/tool is not allowed".into(),
+            denied: None,
         };
         let (text, is_error) = result_json(&blocked);
         assert!(is_error);

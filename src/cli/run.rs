@@ -125,7 +125,9 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
             }
             Ok(exit_code_of(r))
         }
-        Outcome::Blocked { decision, reason } => {
+        Outcome::Blocked {
+            decision, reason, ..
+        } => {
             if args.json {
                 print_refusal(decision, &reason)?;
             }

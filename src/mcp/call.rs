@@ -59,6 +59,7 @@ pub fn result_of(outcome: &Outcome, dispatcher: &Dispatcher) -> Value {
         Outcome::Blocked {
             decision: Decision::Ran,
             reason,
+            ..
         } => error_result(format!("stopped: {reason}")),
         Outcome::Blocked { reason, .. } => error_result(format!("not run: {reason}")),
         Outcome::Ran(ran) => ran_result(ran, &dispatcher.sandbox_description()),

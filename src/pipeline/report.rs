@@ -63,7 +63,9 @@ impl Report {
             _ => None,
         };
         let (kind, detail) = match outcome {
-            Outcome::Blocked { decision, reason } => {
+            Outcome::Blocked {
+                decision, reason, ..
+            } => {
                 let kind = match decision {
                     Decision::Invalid => ReportKind::Invalid,
                     Decision::Declined => ReportKind::Declined,
@@ -183,6 +185,7 @@ mod tests {
         let blocked = Outcome::Blocked {
             decision: Decision::Denied,
             reason: "no".into(),
+            denied: None,
         };
         assert_eq!(capture_text(&blocked), b"");
     }
@@ -220,6 +223,7 @@ mod tests {
         let blocked = Outcome::Blocked {
             decision: Decision::Declined,
             reason: "the user said no".into(),
+            denied: None,
         };
         let r = Report::for_outcome(b"%{x}", &blocked);
         assert_eq!(r[0].kind, ReportKind::Declined);
