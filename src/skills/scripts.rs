@@ -430,9 +430,10 @@ pub fn describe(text: &str) -> String {
         let mut prose_lines = 0;
         while let Some(t) = line {
             let Some(content) = t.strip_prefix(marker) else {
-                // One comment line right above code (`# Exit on error` over `set -e`) says what
-                // that line does, not what the script does.
-                if prose_lines == 1 && !t.is_empty() {
+                // One comment line right above a shell's set-up line (`# Exit on error` over
+                // `set -e`) says what that line does, not what the script does. Above other code
+                // it is usually the script's one-line description, so it stays.
+                if prose_lines == 1 && is_shell_setup(t) {
                     return String::new();
                 }
                 break;
@@ -453,6 +454,13 @@ pub fn describe(text: &str) -> String {
         return finish(words);
     }
     String::new()
+}
+
+/// A shell line that sets up how the rest runs (options, traps, the word separator).
+fn is_shell_setup(line: &str) -> bool {
+    ["set -", "set +", "shopt ", "trap ", "IFS="]
+        .iter()
+        .any(|p| line.starts_with(p))
 }
 
 /// Comment lines that are instructions to tools, not prose.
@@ -634,7 +642,19 @@ mod tests {
         assert_eq!(describe("# ----------\n# Title\n"), "Title");
         // A comment over the code line it explains is not the script's description.
         assert_eq!(describe("#!/bin/bash\n\n# Exit on error\nset -e\n"), "");
-        assert_eq!(describe("// Imports\nconst fs = require('fs');\n"), "");
+        assert_eq!(
+            describe("#!/bin/bash\n# Strict mode\nset -euo pipefail\n"),
+            ""
+        );
+        // Above other code, one line is the script's description.
+        assert_eq!(
+            describe("#!/bin/sh\n# Speak TEXT aloud.\necho \"$1\"\n"),
+            "Speak TEXT aloud."
+        );
+        assert_eq!(
+            describe("// Render a page.\nconsole.log(1)\n"),
+            "Render a page."
+        );
         assert_eq!(
             describe("#!/bin/sh\n# Say hello.\n\necho hello\n"),
             "Say hello."
