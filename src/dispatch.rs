@@ -8,7 +8,7 @@ use crate::command::{self, Argv0Kind, Target};
 use crate::confirm::{self, Answer, AskError, Confirmer, Prompt, Verdict};
 use crate::exec::{self, ExecError, RunResult, RunSpec};
 use crate::policy::{self, AuditMode, ScriptPolicy};
-use crate::sandbox::{LauncherError, SandboxSpec};
+use crate::sandbox::{Hint, LauncherError, SandboxSpec};
 use crate::scan::Kind;
 use crate::skills::{SkillSet, Tool, ToolInput};
 use std::ffi::OsString;
@@ -114,6 +114,8 @@ pub(crate) struct Wording {
     pub(crate) ask: fn(&AskError) -> String,
     /// A command that could not be started (e.g. the sandbox cannot be set up).
     pub(crate) exec: fn(&ExecError) -> String,
+    /// What a failed run likely ran into (`RunResult::hint`).
+    pub(crate) hint: fn(&Hint) -> String,
 }
 
 impl Default for Wording {
@@ -122,6 +124,7 @@ impl Default for Wording {
             denied: |d| d.to_string(),
             ask: |e| e.to_string(),
             exec: |e| e.to_string(),
+            hint: |h| h.to_string(),
         }
     }
 }
@@ -682,25 +685,21 @@ impl Dispatcher {
                 }
                 self.audit.write_or_warn(&rec);
                 name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
-                if result.timed_out && result.hint.is_none() {
-                    let mut hint = format!(
-                        "stopped at the timeout (timeout_seconds = {} s): --timeout SECS allows longer (at most 600)",
-                        timeout.as_secs()
-                    );
-                    if !self.policy.allow_network {
-                        hint.push_str("; with the network off, a script waiting on a download also ends here (--allow-network)");
-                    }
-                    result.hint = Some(hint);
+                if result.timed_out && result.why.is_none() {
+                    result.why = Some(Hint::Timeout {
+                        seconds: timeout.as_secs(),
+                        network_off: !self.policy.allow_network,
+                    });
                 }
                 if !result.success()
-                    && result.hint.is_none()
+                    && result.why.is_none()
                     && let Some(arg) = elsewhere
                 {
-                    result.hint = Some(format!(
-                        "the script ran in its skill's folder, where `{}` does not exist (it does where you are): --workdir caller runs skill scripts where you are",
-                        command::escape_controls(&arg)
-                    ));
+                    result.why = Some(Hint::Workdir {
+                        arg: command::escape_controls(&arg),
+                    });
                 }
+                result.hint = result.why.as_ref().map(self.wording.hint);
                 Outcome::Ran(Ran {
                     result,
                     skill,

@@ -6,9 +6,15 @@ use crate::confirm::AskError;
 use crate::dispatch::Wording;
 use crate::exec::ExecError;
 use crate::policy::Denied;
+use crate::sandbox::Hint;
 
 /// The binary's wording, given to every dispatcher it builds.
-pub(crate) const CLI: Wording = Wording { denied, ask, exec };
+pub(crate) const CLI: Wording = Wording {
+    denied,
+    ask,
+    exec,
+    hint,
+};
 
 /// A policy refusal, with `--allow-scripts` / `--allow PATTERN` where one lifts it.
 pub(crate) fn denied(d: &Denied) -> String {
@@ -46,6 +52,56 @@ fn exec(e: &ExecError) -> String {
             "cannot sandbox the command: {why} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)"
         ),
         other => other.to_string(),
+    }
+}
+
+/// What a failed run likely ran into, with the flag that lifts it.
+fn hint(h: &Hint) -> String {
+    match h {
+        Hint::Limit { key, value, unit } => {
+            let flag = match *key {
+                "max_cpu_seconds" => "--max-cpu SECS",
+                "max_file_size_mb" => "--max-file-size MB",
+                "max_tmp_mb" => "--max-tmp MB",
+                "max_processes" => "--max-processes N",
+                "max_memory_mb" => "--max-memory MB",
+                _ => return h.to_string(),
+            };
+            let v = value.map_or(String::new(), |v| format!(" = {v}{unit}"));
+            format!("sandbox: the run likely hit the limit {key}{v}; raise it with {flag}")
+        }
+        Hint::Hidden { path } => format!(
+            "sandbox: {} is hidden from scripts (deny_read); lift it with --allow-read {}",
+            path.display(),
+            path.display()
+        ),
+        Hint::Sockets => "sandbox: Unix sockets are closed; allow one with --allow-socket PATH \
+                          (the network with --allow-network)"
+            .to_string(),
+        Hint::Writes => "sandbox: writes outside $TMPDIR are refused; allow a directory with \
+                         --writable DIR (or every write with --allow-filesystem)"
+            .to_string(),
+        Hint::Network => "sandbox: there is no network; allow it with --allow-network".to_string(),
+        Hint::Timeout {
+            seconds,
+            network_off,
+        } => {
+            let mut s = format!(
+                "stopped at the timeout (timeout_seconds = {seconds} s): --timeout SECS allows \
+                 longer (at most 600)"
+            );
+            if *network_off {
+                s.push_str(
+                    "; with the network off, a script waiting on a download also ends here \
+                     (--allow-network)",
+                );
+            }
+            s
+        }
+        Hint::Workdir { arg } => format!(
+            "the script ran in its skill's folder, where `{arg}` does not exist (it does where you \
+             are): --workdir caller runs skill scripts where you are"
+        ),
     }
 }
 
@@ -95,6 +151,55 @@ mod tests {
             d.to_string(),
             "`git push origin` matches denied pattern `git push *`"
         );
+    }
+
+    #[test]
+    fn a_sandbox_hint_names_the_flag_and_the_library_the_key() {
+        let cases = [
+            (
+                Hint::Limit {
+                    key: "max_cpu_seconds",
+                    value: Some(10),
+                    unit: " s",
+                },
+                "sandbox: the run likely hit the limit max_cpu_seconds = 10 s; raise it with --max-cpu SECS",
+            ),
+            (
+                Hint::Hidden {
+                    path: "/h/.aws".into(),
+                },
+                "sandbox: /h/.aws is hidden from scripts (deny_read); lift it with --allow-read /h/.aws",
+            ),
+            (
+                Hint::Writes,
+                "sandbox: writes outside $TMPDIR are refused; allow a directory with --writable DIR (or every write with --allow-filesystem)",
+            ),
+            (
+                Hint::Sockets,
+                "sandbox: Unix sockets are closed; allow one with --allow-socket PATH (the network with --allow-network)",
+            ),
+            (
+                Hint::Network,
+                "sandbox: there is no network; allow it with --allow-network",
+            ),
+            (
+                Hint::Timeout {
+                    seconds: 5,
+                    network_off: true,
+                },
+                "stopped at the timeout (timeout_seconds = 5 s): --timeout SECS allows longer (at most 600); with the network off, a script waiting on a download also ends here (--allow-network)",
+            ),
+            (
+                Hint::Workdir {
+                    arg: "input.pdf".into(),
+                },
+                "the script ran in its skill's folder, where `input.pdf` does not exist (it does where you are): --workdir caller runs skill scripts where you are",
+            ),
+        ];
+        for (h, cli) in cases {
+            assert_eq!(hint(&h), cli);
+            assert!(!h.to_string().contains("--"), "{h}");
+        }
     }
 
     #[test]

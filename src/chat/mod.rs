@@ -455,7 +455,7 @@ impl Session {
                                 }
                                 Captured::Dispatched(outcome) => {
                                     let msg = result::capture_message(&outcome, max_bytes);
-                                    captures.ran(directive.body.clone(), outcome);
+                                    captures.ran(directive.body.clone(), *outcome);
                                     msg
                                 }
                             }
@@ -798,7 +798,7 @@ struct Captures {
 enum Seen {
     New,
     /// Written again once: answer with the earlier result.
-    Again(Outcome),
+    Again(Box<Outcome>),
     /// Written again after that: stop the turn.
     TooOften,
 }
@@ -811,7 +811,7 @@ impl Captures {
                 *repeats += 1;
                 self.last = Some(outcome.clone());
                 self.last_body = Some(body.to_string());
-                Seen::Again(outcome.clone())
+                Seen::Again(Box::new(outcome.clone()))
             }
             Some(_) => Seen::TooOften,
         }

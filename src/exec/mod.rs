@@ -103,9 +103,13 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     /// The restrictions that were in force.
     pub enforced: Enforced,
-    /// When a sandboxed run failed: the restriction it likely ran into and the flag that
-    /// lifts it.
+    /// When a sandboxed run failed: the restriction it likely ran into and what lifts it, in
+    /// one line ([`Self::why`] worded: the policy key, or the flag when the `skillpipe` binary
+    /// ran it).
     pub hint: Option<String>,
+    /// [`Self::hint`], typed.
+    #[serde(skip)]
+    pub why: Option<crate::sandbox::Hint>,
 }
 
 impl RunResult {
@@ -468,7 +472,7 @@ async fn run_planned(
         said.push(b'\n');
         said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
     }
-    r.hint = sandbox::hint::explain(&sandbox::hint::Facts {
+    r.why = sandbox::hint::explain(&sandbox::hint::Facts {
         success: r.success(),
         timed_out: r.timed_out,
         exit_code: r.exit_code,
@@ -482,6 +486,7 @@ async fn run_planned(
             &[]
         },
     });
+    r.hint = r.why.as_ref().map(ToString::to_string);
     Ok(r)
 }
 

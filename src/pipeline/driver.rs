@@ -105,7 +105,7 @@ pub struct DriverOptions {
 #[derive(Debug)]
 pub enum Captured {
     /// The dispatcher decided (ran it, or refused it by policy or the user).
-    Dispatched(Outcome),
+    Dispatched(Box<Outcome>),
     /// The [`Gate`] refused it, for this reason.
     NotAdmitted(String),
 }
@@ -341,7 +341,7 @@ impl Driver {
         let _ = sink(Event::Running(d));
         let outcome = self.dispatcher.run_body(Kind::Capture, &d.body).await;
         self.report(&d.raw, &outcome, sink);
-        Captured::Dispatched(outcome)
+        Captured::Dispatched(Box::new(outcome))
     }
 
     fn admit(&self, d: &Directive, at: GateAt) -> Admit {

@@ -1,6 +1,7 @@
-//! Why a sandboxed run may have failed: from its exit, signal and stderr, one line naming the
-//! restriction it likely ran into and the flag that lifts it. Pure; a guess from symptoms, so
-//! it is worded "likely" and only given for a failed run.
+//! Why a sandboxed run may have failed: from its exit, signal and stderr, the restriction it
+//! likely ran into ([`Hint`]), whose one line names the policy key that lifts it (the binary
+//! names its flag instead). Pure; a guess from symptoms, so it is worded "likely" and only given
+//! for a failed run.
 
 use super::limits::Limits;
 use super::plan::Enforced;
@@ -28,19 +29,109 @@ pub struct Facts<'a> {
     pub hidden: &'a [PathBuf],
 }
 
+/// What a failed run likely ran into, and so which policy key would have let it through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Hint {
+    /// A resource limit (`key` is the policy key, e.g. `max_cpu_seconds`).
+    Limit {
+        /// The policy key of the limit.
+        key: &'static str,
+        /// Its value in force.
+        value: Option<u64>,
+        /// The unit shown after the value (`" s"`, `" MiB"`, or empty).
+        unit: &'static str,
+    },
+    /// It read a path hidden from scripts (`deny_read`).
+    Hidden {
+        /// The hidden path.
+        path: PathBuf,
+    },
+    /// It tried a Unix socket; none is open to it.
+    Sockets,
+    /// It wrote outside its `$TMPDIR` and the writable paths.
+    Writes,
+    /// It needed the network; there is none.
+    Network,
+    /// It was stopped at the timeout (`network_off`: a download may have been what it waited
+    /// for).
+    Timeout {
+        /// The timeout in force, in seconds.
+        seconds: u64,
+        /// The run had no network.
+        network_off: bool,
+    },
+    /// A skill script ran in its skill's folder and missed `arg`, which exists where the user is.
+    Workdir {
+        /// The relative path it was given (control characters escaped).
+        arg: String,
+    },
+}
+
+impl std::fmt::Display for Hint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Hint::Limit { key, value, unit } => write!(
+                f,
+                "sandbox: the run likely hit the limit {key}{}; raise {key}",
+                value.map_or(String::new(), |v| format!(" = {v}{unit}"))
+            ),
+            Hint::Hidden { path } => write!(
+                f,
+                "sandbox: {} is hidden from scripts (deny_read); lift it with allow_read",
+                path.display()
+            ),
+            Hint::Sockets => f.write_str(
+                "sandbox: Unix sockets are closed; allow one in allowed_sockets (the network with \
+                 allow_network)",
+            ),
+            Hint::Writes => f.write_str(
+                "sandbox: writes outside $TMPDIR are refused; allow a directory in writable_paths \
+                 (or every write with allow_filesystem)",
+            ),
+            Hint::Network => {
+                f.write_str("sandbox: there is no network; allow it with allow_network")
+            }
+            Hint::Timeout {
+                seconds,
+                network_off,
+            } => {
+                write!(
+                    f,
+                    "stopped at the timeout (timeout_seconds = {seconds} s): a larger \
+                     timeout_seconds allows longer (at most 600)"
+                )?;
+                if *network_off {
+                    f.write_str(
+                        "; with the network off, a script waiting on a download also ends here \
+                         (allow_network)",
+                    )?;
+                }
+                Ok(())
+            }
+            Hint::Workdir { arg } => write!(
+                f,
+                "the script ran in its skill's folder, where `{arg}` does not exist (it does where \
+                 you are): workdir = \"caller\" runs skill scripts where you are"
+            ),
+        }
+    }
+}
+
 fn has(text: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| text.contains(n))
 }
 
-/// One line, or `None` when nothing points at the sandbox.
-pub fn explain(f: &Facts) -> Option<String> {
+/// The likely cause, or `None` when nothing points at the sandbox.
+pub fn explain(f: &Facts) -> Option<Hint> {
     if f.success || f.timed_out {
         return None;
     }
     let l = &f.limits;
-    let limit = |key: &str, value: Option<u64>, unit: &str, flag: &str| {
-        let v = value.map_or(String::new(), |v| format!(" = {v}{unit}"));
-        format!("sandbox: the run likely hit the limit {key}{v}; raise it with {flag}")
+    let limit = |key: &'static str, value: Option<u64>, unit: &'static str| Hint::Limit {
+        key,
+        value,
+        unit,
     };
     let err = String::from_utf8_lossy(f.stderr);
     // The command itself killed by the signal, or (a shell's) child: 128 + N and the shell's
@@ -58,26 +149,16 @@ pub fn explain(f: &Facts) -> Option<String> {
         };
         match signal {
             Some("SIGXCPU") => {
-                return Some(limit(
-                    "max_cpu_seconds",
-                    l.cpu_seconds,
-                    " s",
-                    "--max-cpu SECS",
-                ));
+                return Some(limit("max_cpu_seconds", l.cpu_seconds, " s"));
             }
             Some("SIGXFSZ") => {
-                return Some(limit(
-                    "max_file_size_mb",
-                    l.file_size_mb,
-                    " MiB",
-                    "--max-file-size MB",
-                ));
+                return Some(limit("max_file_size_mb", l.file_size_mb, " MiB"));
             }
             _ => {}
         }
     }
     if f.enforced.mounts && has(&err, &["No space left on device", "ENOSPC"]) {
-        return Some(limit("max_tmp_mb", l.tmp_mb, " MiB", "--max-tmp MB"));
+        return Some(limit("max_tmp_mb", l.tmp_mb, " MiB"));
     }
     if f.enforced.limits {
         if has(
@@ -92,7 +173,7 @@ pub fn explain(f: &Facts) -> Option<String> {
             ],
         ) && l.processes.is_some()
         {
-            return Some(limit("max_processes", l.processes, "", "--max-processes N"));
+            return Some(limit("max_processes", l.processes, ""));
         }
         if has(
             &err,
@@ -106,12 +187,7 @@ pub fn explain(f: &Facts) -> Option<String> {
             ],
         ) && l.memory_mb.is_some()
         {
-            return Some(limit(
-                "max_memory_mb",
-                l.memory_mb,
-                " MiB",
-                "--max-memory MB",
-            ));
+            return Some(limit("max_memory_mb", l.memory_mb, " MiB"));
         }
     }
     if let Some(p) = f
@@ -119,19 +195,11 @@ pub fn explain(f: &Facts) -> Option<String> {
         .iter()
         .find(|p| err.contains(p.to_string_lossy().as_ref()))
     {
-        return Some(format!(
-            "sandbox: {} is hidden from scripts (deny_read); lift it with --allow-read {}",
-            p.display(),
-            p.display()
-        ));
+        return Some(Hint::Hidden { path: p.clone() });
     }
     let denied = has(&err, &["Permission denied", "EACCES"]);
     if denied && has(&err, &["socket", "connect", ".sock"]) {
-        return Some(
-            "sandbox: Unix sockets are closed; allow one with --allow-socket PATH (the network \
-             with --allow-network)"
-                .into(),
-        );
+        return Some(Hint::Sockets);
     }
     if f.enforced.filesystem
         && has(
@@ -145,11 +213,7 @@ pub fn explain(f: &Facts) -> Option<String> {
             ],
         )
     {
-        return Some(
-            "sandbox: writes outside $TMPDIR are refused; allow a directory with --writable DIR \
-             (or every write with --allow-filesystem)"
-                .into(),
-        );
+        return Some(Hint::Writes);
     }
     if f.enforced.network
         && has(
@@ -167,7 +231,7 @@ pub fn explain(f: &Facts) -> Option<String> {
             ],
         )
     {
-        return Some("sandbox: there is no network; allow it with --allow-network".into());
+        return Some(Hint::Network);
     }
     None
 }
@@ -202,18 +266,18 @@ mod tests {
     }
 
     #[test]
-    fn each_symptom_names_its_key_and_flag() {
+    fn each_symptom_names_the_key_that_lifts_it() {
         let cases = [
             (
                 Some("SIGXCPU"),
                 "",
-                "max_cpu_seconds = 10 s; raise it with --max-cpu",
+                "max_cpu_seconds = 10 s; raise max_cpu_seconds",
             ),
             (Some("SIGXFSZ"), "", "max_file_size_mb = 100 MiB"),
             (
                 None,
                 "line 2: 7 File size limit exceeded head",
-                "--max-file-size MB",
+                "raise max_file_size_mb",
             ),
             (
                 None,
@@ -223,32 +287,35 @@ mod tests {
             (
                 None,
                 "bash: fork: Resource temporarily unavailable",
-                "--max-processes",
+                "raise max_processes",
             ),
             (None, "MemoryError", "max_memory_mb = 512 MiB"),
             (
                 None,
                 "sh: /home/u/out: Read-only file system",
-                "--writable DIR",
+                "allow a directory in writable_paths",
             ),
             (
                 None,
                 "touch: cannot touch '/x': Permission denied",
-                "--allow-filesystem",
+                "every write with allow_filesystem",
             ),
             (
                 None,
                 "curl: (6) Could not resolve host: example.com",
-                "--allow-network",
+                "allow it with allow_network",
             ),
             (
                 None,
                 "s.connect('/run/x.sock')\nPermissionError: [Errno 13] Permission denied",
-                "--allow-socket PATH",
+                "allow one in allowed_sockets",
             ),
         ];
         for (sig, err, want) in cases {
-            let h = explain(&facts(sig, err, &[])).unwrap_or_default();
+            let h = explain(&facts(sig, err, &[]))
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            assert!(!h.contains("--"), "no flags in the library: {h}");
             assert!(h.contains(want), "{err:?}: {h}");
         }
     }
@@ -261,8 +328,12 @@ mod tests {
             "cat: /h/.aws/credentials: No such file",
             &hidden,
         ))
-        .unwrap();
-        assert!(h.contains("--allow-read /h/.aws"), "{h}");
+        .unwrap()
+        .to_string();
+        assert!(
+            h.contains("/h/.aws is hidden from scripts (deny_read)"),
+            "{h}"
+        );
     }
 
     #[test]
