@@ -1184,3 +1184,43 @@ fn a_relative_path_meant_for_the_callers_folder_gets_a_workdir_hint() {
     let out = run(&["--workdir", "caller"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "found\n", "{out:?}");
 }
+
+#[test]
+fn a_missing_python_module_gets_an_install_hint() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        &tmp.path().join("skills"),
+        "office",
+        &basic("office"),
+        &[(
+            "scripts/read.py",
+            "#!/usr/bin/env python3\nimport sys\nif sys.argv[1:] == ['plain']:\n    \
+             sys.exit('usage: read.py FILE')\nimport docx_absent_zz.sub\n",
+        )],
+    );
+    let run = |arg: &str| {
+        skillpipe(tmp.path())
+            .args(["run", "--skills-dir"])
+            .arg(tmp.path().join("skills"))
+            .args(["--allow-scripts", "-y", "office", "read", "--", arg])
+            .output()
+            .unwrap()
+    };
+    let out = run("doc.docx");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "skillpipe: python: the module `docx_absent_zz` is missing; install it with \
+             `pip install docx_absent_zz`"
+        ),
+        "{err}"
+    );
+    // The control: a plain failure gets no such line.
+    let out = run("plain");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("usage: read.py FILE") && !err.contains("pip install"),
+        "{err}"
+    );
+}
