@@ -318,6 +318,16 @@ pub trait Provider: Send + Sync {
 }
 
 #[cfg(feature = "http")]
+/// The JSON body the provider of `kind` sends for `req`, for reports of what a request costs
+/// (a replay file sends nothing: it is measured as an OpenAI-compatible body).
+pub fn request_body(kind: ProviderKind, req: &ChatRequest) -> Value {
+    match kind {
+        ProviderKind::Anthropic => anthropic::request_body(req),
+        ProviderKind::OpenAi | ProviderKind::Replay => openai::request_body(req),
+    }
+}
+
+#[cfg(feature = "http")]
 /// The provider the settings describe. Fails (a configuration error, exit 2) when a remote
 /// endpoint has no API key, or a replay file cannot be read.
 pub fn provider_for(settings: &Settings) -> Result<Box<dyn Provider>, SettingsError> {
