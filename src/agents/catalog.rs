@@ -37,7 +37,7 @@ pub fn push_catalog(out: &mut String, all: &[SkillPrompt]) {
 fn push_entry(out: &mut String, skill: &SkillPrompt, all: &[SkillPrompt]) {
     out.push_str("- ");
     out.push_str(&skill.name);
-    let description = cut(&cell(&skill.description), MAX_DESCRIPTION_CHARS);
+    let description = crate::skills::excerpt(&cell(&skill.description), MAX_DESCRIPTION_CHARS);
     if !description.is_empty() {
         out.push_str(": ");
         out.push_str(&description);
@@ -58,16 +58,6 @@ fn push_entry(out: &mut String, skill: &SkillPrompt, all: &[SkillPrompt]) {
         out.push('.');
     }
     out.push('\n');
-}
-
-/// At most `max` characters; a cut ends in an ellipsis.
-fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(max - 1).collect();
-    t.push('…');
-    t
 }
 
 /// Estimated tokens of a prompt: about four bytes a token for English prose and Markdown, the
