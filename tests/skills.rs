@@ -1224,3 +1224,23 @@ fn a_missing_python_module_gets_an_install_hint() {
         "{err}"
     );
 }
+
+#[test]
+fn run_takes_its_skill_positionally_and_has_no_skill_flag() {
+    let tmp = TempDir::new().unwrap();
+    let help = skillpipe(tmp.path()).args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("<SKILL> <SCRIPT>"), "{help}");
+    assert!(!help.contains("--skill "), "{help}");
+    skillpipe(tmp.path())
+        .args(["run", "--skill", "calc", "calc", "calc"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unexpected argument '--skill'"));
+    // The commands that load many skills keep it.
+    for cmd in ["filter", "chat", "mcp"] {
+        let help = skillpipe(tmp.path()).args([cmd, "--help"]).output().unwrap();
+        let help = String::from_utf8_lossy(&help.stdout);
+        assert!(help.contains("--skill <NAME>"), "{cmd}: {help}");
+    }
+}
