@@ -394,7 +394,7 @@ fn bad_var_flag_is_a_usage_error() {
     w.agents(&["show", "x", "--var", "lang"])
         .code(2)
         .stderr(predicate::str::contains(
-            "--var \"lang\": expected K=V, e.g. --var lang=Spanish",
+            "--var `lang`: expected K=V, e.g. --var lang=Spanish",
         ));
 }
 

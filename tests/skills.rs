@@ -585,7 +585,7 @@ fn validate_reports_every_violation_and_exits_3() {
     let lines: Vec<&str> = out.lines().collect();
     let broken = "s/broken/SKILL.md";
     for (line, needle) in [
-        (2, "character 'B'"),
+        (2, "character `B`"),
         (2, "consecutive hyphens"),
         (2, "does not match its folder name `broken`"),
         (4, "`compatibility` must be 1 to 500 characters"),
@@ -1228,7 +1228,10 @@ fn a_missing_python_module_gets_an_install_hint() {
 #[test]
 fn run_takes_its_skill_positionally_and_has_no_skill_flag() {
     let tmp = TempDir::new().unwrap();
-    let help = skillpipe(tmp.path()).args(["run", "--help"]).output().unwrap();
+    let help = skillpipe(tmp.path())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(help.contains("<SKILL> <SCRIPT>"), "{help}");
     assert!(!help.contains("--skill "), "{help}");
@@ -1239,7 +1242,10 @@ fn run_takes_its_skill_positionally_and_has_no_skill_flag() {
         .stderr(predicate::str::contains("unexpected argument '--skill'"));
     // The commands that load many skills keep it.
     for cmd in ["filter", "chat", "mcp"] {
-        let help = skillpipe(tmp.path()).args([cmd, "--help"]).output().unwrap();
+        let help = skillpipe(tmp.path())
+            .args([cmd, "--help"])
+            .output()
+            .unwrap();
         let help = String::from_utf8_lossy(&help.stdout);
         assert!(help.contains("--skill <NAME>"), "{cmd}: {help}");
     }

@@ -215,7 +215,8 @@ pub enum ModelError {
         message: String,
     },
     #[error(
-        "model {model:?} not found at {base_url} (404){} — check the model name (--model) and the base URL",
+        "model `{}` not found at {base_url} (404){} — check the model name (--model) and the base URL",
+        crate::command::escape_controls(.model),
         detail(.message)
     )]
     /// 404 for the model.
