@@ -473,6 +473,46 @@ fn first_skill_of_a_name_wins_and_duplicates_are_reported() {
     assert!(set.get("other").is_some());
 }
 
+/// The duplicate warning names the flag that brings the shadowed skill back, and that flag works.
+#[test]
+fn a_shadowed_skill_is_reached_with_the_flag_its_warning_names() {
+    let tmp = TempDir::new().unwrap();
+    for (col, said) in [("first col", "from first"), ("second col", "from second")] {
+        skill(
+            &tmp.path().join(col),
+            "calc",
+            "name: calc\ndescription: A calc\n",
+            &[("scripts/who.sh", &format!("#!/bin/sh\necho {said}\n"))],
+        );
+    }
+    let run = |dirs: &[&Path]| {
+        let mut cmd = skillpipe(tmp.path());
+        cmd.arg("run");
+        for d in dirs {
+            cmd.arg("--skills-dir").arg(d);
+        }
+        cmd.args(["--allow-scripts", "-y", "calc", "who"])
+            .output()
+            .unwrap()
+    };
+    let first = tmp.path().join("first col");
+    let second = tmp.path().join("second col");
+    let out = run(&[&first, &second]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "from first\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let flag = err
+        .split("name its folder first: --skills-dir ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_else(|| panic!("no flag named: {err}"));
+    let words = shell_words::split(flag).unwrap();
+    assert_eq!(words.len(), 1, "{flag}");
+    let named = PathBuf::from(&words[0]);
+    assert_eq!(named, fs::canonicalize(second.join("calc")).unwrap());
+    let out = run(&[&named, &first, &second]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "from second\n");
+}
+
 #[test]
 fn retain_named_filters_or_names_the_unknown() {
     let tmp = TempDir::new().unwrap();
