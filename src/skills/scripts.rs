@@ -427,8 +427,14 @@ pub fn describe(text: &str) -> String {
             continue;
         }
         let mut line = Some(first);
+        let mut prose_lines = 0;
         while let Some(t) = line {
             let Some(content) = t.strip_prefix(marker) else {
+                // One comment line right above code (`# Exit on error` over `set -e`) says what
+                // that line does, not what the script does.
+                if prose_lines == 1 && !t.is_empty() {
+                    return String::new();
+                }
                 break;
             };
             let content = content.trim_start_matches(marker.chars().next().unwrap_or('#'));
@@ -440,6 +446,7 @@ pub fn describe(text: &str) -> String {
                 }
             } else {
                 push(&mut words, content);
+                prose_lines += 1;
             }
             line = lines.next().map(str::trim);
         }
@@ -620,6 +627,13 @@ mod tests {
         assert_eq!(describe(""), "");
         assert_eq!(describe("#!/bin/sh\n"), "");
         assert_eq!(describe("# ----------\n# Title\n"), "Title");
+        // A comment over the code line it explains is not the script's description.
+        assert_eq!(describe("#!/bin/bash\n\n# Exit on error\nset -e\n"), "");
+        assert_eq!(describe("// Imports\nconst fs = require('fs');\n"), "");
+        assert_eq!(
+            describe("#!/bin/sh\n# Say hello.\n\necho hello\n"),
+            "Say hello."
+        );
     }
 
     #[test]
