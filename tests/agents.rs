@@ -92,7 +92,7 @@ fn skills_dir(root: &Path) -> PathBuf {
     );
     write(
         &dir.join("say/scripts/say.sh"),
-        "#!/bin/sh\n# Speak TEXT aloud.\necho \"$1\"\n",
+        "#!/bin/sh\n# Speak TEXT aloud.\n\necho \"$1\"\n",
     );
     write(
         &dir.join("lookup/SKILL.md"),

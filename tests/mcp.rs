@@ -208,7 +208,7 @@ fn setup() -> TestHome {
     script(
         &home,
         "echo.sh",
-        "#!/bin/bash\n# Echo the arguments and the JSON on stdin.\n\
+        "#!/bin/bash\n# Echo the arguments and the JSON on stdin.\n\n\
          echo \"args: $*\"\nin=$(cat)\n[ -n \"$in\" ] && echo \"stdin: $in\"\necho '{\"count\": '$#'}'\n",
     );
     script(

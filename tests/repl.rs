@@ -370,7 +370,7 @@ fn slash_commands_help_skills_model_and_unknown() {
     );
     home.write(
         "config/skillpipe/skills/greet/scripts/hello.sh",
-        "#!/bin/bash\n# Say hello to someone.\necho hello \"$1\"\n",
+        "#!/bin/bash\n# Say hello to someone.\n\necho hello \"$1\"\n",
     );
     let server = Server::start([Reply::text(["from the other model"])]);
     let mut p = start(&home, &server, &[]);
