@@ -19,8 +19,9 @@ const PACKAGES: &[(&str, &str)] = &[
     ("yaml", "PyYAML"),
 ];
 
-/// Variables that point Python at installed packages.
-pub const PYTHON_VARS: &[&str] = &["PYTHONPATH", "PYTHONUSERBASE", "VIRTUAL_ENV"];
+/// Variables that point Python at installed packages. (Not `VIRTUAL_ENV`: an active venv is
+/// found through `PATH`, which is passed, and its python needs no variable.)
+pub const PYTHON_VARS: &[&str] = &["PYTHONPATH", "PYTHONUSERBASE"];
 
 /// What is known about the failed run besides its output.
 #[derive(Debug, Clone, Copy)]
