@@ -96,7 +96,7 @@ pub fn text(f: &Facts<'_>) -> String {
     row(
         "env",
         &format!(
-            "{} passed to scripts, and SKILL_NAME, SKILL_BASE_DIR, SKILL_VERSION",
+            "{} passed to scripts (besides skillpipe's own SKILL_*, SKILLPIPE_*, TMPDIR)",
             match p.env_passthrough.is_empty() {
                 true => "nothing".to_string(),
                 false => p.env_passthrough.join(", "),
