@@ -869,39 +869,6 @@ impl Dispatcher {
             .collect()
     }
 
-    /// Short text for the prompt and the audit log.
-    pub fn sandbox_description(&self) -> String {
-        let net = if self.policy.allow_network {
-            "network allowed"
-        } else {
-            "no network"
-        };
-        let list = |paths: &[PathBuf]| {
-            paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let fs = if self.policy.allow_filesystem {
-            "writes anywhere".to_string()
-        } else if self.policy.writable_paths.is_empty() {
-            "writes only to $TMPDIR".to_string()
-        } else {
-            format!(
-                "writes only to $TMPDIR and {}",
-                list(&self.policy.writable_paths)
-            )
-        };
-        let sockets = self.allowed_sockets();
-        let sockets = if sockets.is_empty() {
-            "no Unix sockets".to_string()
-        } else {
-            format!("Unix sockets: {}", list(&sockets))
-        };
-        format!("{net}, {fs}, {sockets}")
-    }
-
     /// The paths a command may write beneath (besides its $TMPDIR) and the Unix sockets it may
     /// connect to, for the confirmation prompt; `None` for writes when it may write anywhere.
     pub fn writable_and_sockets(&self) -> (Option<Vec<PathBuf>>, Vec<PathBuf>) {

@@ -451,7 +451,7 @@ mod tests {
         assert!(!r.contains('\n'), "{r}");
         assert_eq!(
             r,
-            r"`'it'\''s' 'a\nb'` is not in allowed_commands (allow it with --allow ''\''it'\''\'\'''\''s'\''')"
+            r"`'it'\''s' 'a␊b'` is not in allowed_commands (allow it with --allow ''\''it'\''\'\'''\''s'\''')"
         );
         // What the shell hands to --allow is the suggested pattern, which allows the target.
         let hint = t.suggest_pattern();
@@ -471,7 +471,7 @@ mod tests {
         };
         assert_eq!(
             decide(&p, &t),
-            Decision::Deny(r"`echo 'a\nb'` matches denied pattern `echo 'a\nb'`".into())
+            Decision::Deny(r"`echo 'a␊b'` matches denied pattern `echo 'a␊b'`".into())
         );
     }
 

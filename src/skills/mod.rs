@@ -11,6 +11,7 @@
 //! - [`tools`]: script tools, `tools/{id}/` folders with `tool.yaml` and a JSON Schema.
 
 pub mod discover;
+mod excerpt;
 pub mod files;
 pub(crate) mod frontmatter;
 pub mod invocation;
@@ -21,6 +22,7 @@ pub mod tools;
 pub(crate) mod validate;
 
 pub use discover::{LoadOptions, SkillSet, UnknownSkills};
+pub(crate) use excerpt::excerpt;
 pub use resolve::{ResolveError, ResolvedScript, ScriptCommand};
 pub use scripts::Script;
 pub use tools::{InputError, Tool, ToolInput};
