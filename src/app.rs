@@ -434,16 +434,11 @@ mod session {
         };
         let (size, over_budget) =
             crate::agents::catalog::size_report(system.as_deref().unwrap_or(""));
-        if config.verbose {
-            let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
-            eprintln!(
-                "skillpipe: {size} (skills: {} in full, {in_catalog} in the catalog)",
-                skills.len() - in_catalog
-            );
-        }
-        if let Some(w) = over_budget {
-            eprintln!("skillpipe: warning: {w}");
-        }
+        let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
+        let size = format!(
+            "{size} (skills: {} in full, {in_catalog} in the catalog)",
+            skills.len() - in_catalog
+        );
         let opts = ChatOptions {
             scan: ScanOptions {
                 exec_in_code: config.exec_in_code,
@@ -463,6 +458,24 @@ mod session {
         };
         let mut session = Session::new(provider, dispatcher, system, opts);
         session.set_few_shot(crate::agents::prompt::few_shot(&skills));
+        // What is sent, measured as sent: the tool schemas (`--tools`) and the few-shot
+        // examples ride on every request besides the system prompt.
+        let body = crate::model::request_body(settings.provider, &session.request());
+        let tools = body["tools"].as_array().map_or(0, Vec::len);
+        let tool_bytes = match tools {
+            0 => 0,
+            _ => body["tools"].to_string().len(),
+        };
+        let body_bytes = body.to_string().len();
+        if config.verbose {
+            let line = crate::agents::catalog::request_line(&size, tools, tool_bytes, body_bytes);
+            eprintln!("skillpipe: {line}");
+        }
+        let over_budget = over_budget
+            .or_else(|| crate::agents::catalog::tools_over_budget(tool_bytes, body_bytes));
+        if let Some(w) = over_budget {
+            eprintln!("skillpipe: warning: {w}");
+        }
         Ok((session, settings))
     }
 

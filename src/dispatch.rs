@@ -685,21 +685,24 @@ impl Dispatcher {
                 }
                 self.audit.write_or_warn(&rec);
                 name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
-                if result.timed_out && result.why.is_none() {
+                if result.timed_out && result.hint.is_none() {
                     result.why = Some(Hint::Timeout {
                         seconds: timeout.as_secs(),
                         network_off: !self.policy.allow_network,
                     });
                 }
                 if !result.success()
-                    && result.why.is_none()
+                    && result.hint.is_none()
                     && let Some(arg) = elsewhere
                 {
                     result.why = Some(Hint::Workdir {
                         arg: command::escape_controls(&arg),
                     });
                 }
-                result.hint = result.why.as_ref().map(self.wording.hint);
+                // The typed hint in this dispatcher's wording (a missing module has none).
+                if let Some(why) = &result.why {
+                    result.hint = Some((self.wording.hint)(why));
+                }
                 Outcome::Ran(Ran {
                     result,
                     skill,
@@ -901,39 +904,6 @@ impl Dispatcher {
             .filter_map(|p| crate::sandbox::secrets::expand(p, home.as_deref(), var))
             .filter(|p| p.exists())
             .collect()
-    }
-
-    /// Short text for the prompt and the audit log.
-    pub(crate) fn sandbox_description(&self) -> String {
-        let net = if self.policy.allow_network {
-            "network allowed"
-        } else {
-            "no network"
-        };
-        let list = |paths: &[PathBuf]| {
-            paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let fs = if self.policy.allow_filesystem {
-            "writes anywhere".to_string()
-        } else if self.policy.writable_paths.is_empty() {
-            "writes only to $TMPDIR".to_string()
-        } else {
-            format!(
-                "writes only to $TMPDIR and {}",
-                list(&self.policy.writable_paths)
-            )
-        };
-        let sockets = self.allowed_sockets();
-        let sockets = if sockets.is_empty() {
-            "no Unix sockets".to_string()
-        } else {
-            format!("Unix sockets: {}", list(&sockets))
-        };
-        format!("{net}, {fs}, {sockets}")
     }
 
     fn record(

@@ -92,7 +92,7 @@ fn skills_dir(root: &Path) -> PathBuf {
     );
     write(
         &dir.join("say/scripts/say.sh"),
-        "#!/bin/sh\n# Speak TEXT aloud.\necho \"$1\"\n",
+        "#!/bin/sh\n# Speak TEXT aloud.\n\necho \"$1\"\n",
     );
     write(
         &dir.join("lookup/SKILL.md"),
@@ -389,7 +389,7 @@ fn bad_var_flag_is_a_usage_error() {
     w.agents(&["show", "x", "--var", "lang"])
         .code(2)
         .stderr(predicate::str::contains(
-            "--var \"lang\": expected K=V, e.g. --var lang=Spanish",
+            "--var `lang`: expected K=V, e.g. --var lang=Spanish",
         ));
 }
 

@@ -445,11 +445,11 @@ fn a_notice_quoting_a_hostile_directive_is_shown_escaped() {
     );
     let err = stderr(&out);
     assert!(
-        err.contains(r"skillpipe: not run again: !{echo \u{1b}]2;pwned\u{7}} (same as"),
+        err.contains("skillpipe: not run again: !{echo ␛]2;pwned␇} (same as"),
         "{err}"
     );
     assert!(
-        err.contains(r"skillpipe: stopped: the model wrote !{echo \u{1b}]2;pwned\u{7}} again"),
+        err.contains("skillpipe: stopped: the model wrote !{echo ␛]2;pwned␇} again"),
         "{err}"
     );
     assert!(!err.contains(['\x1b', '\x07']), "{err:?}");
@@ -1273,7 +1273,7 @@ fn a_provider_name_one_letter_off_is_an_error_not_a_model_name() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains(
-            "unknown provider \"anthropc\" (from --model); known providers: openai, anthropic"
+            "unknown provider `anthropc` (from --model); known providers: openai, anthropic"
         ),
         "{}",
         stderr(&out)

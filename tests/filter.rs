@@ -507,3 +507,34 @@ fn a_missing_command_completes_its_audit_entry() {
     assert_eq!(audit[1]["decision"], "invalid");
     assert_eq!(audit[1]["reason"], "command not found: no-such-program-xyz");
 }
+
+/// Foreign text on stderr — a directive's body, a script's last stderr line — shows its escapes
+/// in the one wording of the terminal sanitizer (`␛`), never as Rust escapes (`\u{1b}`).
+#[test]
+fn escapes_on_stderr_have_one_wording() {
+    let home = TestHome::new();
+    home.write(
+        "sk/e/SKILL.md",
+        "---\nname: e\ndescription: Fails in red\n---\nRun it.\n",
+    );
+    home.write(
+        "sk/e/scripts/red.sh",
+        "#!/bin/bash\nprintf 'bad \\033[31mred\\n' >&2\nexit 1\n",
+    );
+    let out = home
+        .cmd()
+        .args(["filter", "--skills-dir", "sk", "--allow-scripts", "-y"])
+        .write_stdin("!{e/scripts/red.sh \"a\x1bb\"}\n!{e/scripts/red.sh \"a\tb\"}\n")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains("invalid: !{e/scripts/red.sh \"a␛b\"}: control character U+001B"),
+        "{err}"
+    );
+    assert!(
+        err.contains("failed: !{e/scripts/red.sh \"a␉b\"}: exit 1: bad ␛[31mred"),
+        "{err}"
+    );
+    assert!(!err.contains("\\u{") && !err.contains('\x1b'), "{err}");
+}

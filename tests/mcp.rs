@@ -208,7 +208,7 @@ fn setup() -> TestHome {
     script(
         &home,
         "echo.sh",
-        "#!/bin/bash\n# Echo the arguments and the JSON on stdin.\n\
+        "#!/bin/bash\n# Echo the arguments and the JSON on stdin.\n\n\
          echo \"args: $*\"\nin=$(cat)\n[ -n \"$in\" ] && echo \"stdin: $in\"\necho '{\"count\": '$#'}'\n",
     );
     script(
@@ -243,6 +243,41 @@ fn audit_for(home: &TestHome, script: &str) -> Vec<Value> {
         .into_iter()
         .filter(|r| r["argv"][0].as_str().is_some_and(|a| a.contains(script)))
         .collect()
+}
+
+/// A script whose doc comment runs past the description limit is offered cut at a sentence,
+/// with an ellipsis, never inside a word or a character.
+#[test]
+fn long_tool_descriptions_are_cut_at_a_boundary() {
+    let home = setup();
+    let doc = "Überträgt jede Tabelle einer Arbeitsmappe in CSV-Dateien, eine je Blatt. \
+               Formeln werden mit den gespeicherten Werten übernommen; verbundene Zellen \
+               erhalten den Wert ihrer Zelle oben links. Datumsangaben erscheinen als \
+               ISO-Datum, Zahlen ohne Tausendertrennzeichen. Der Ausgabeordner wird angelegt, \
+               wenn er fehlt; vorhandene Dateien werden ersetzt — außer mit --keep.";
+    assert!(doc.chars().count() > 300);
+    script(
+        &home,
+        "sheets.py",
+        &format!("#!/usr/bin/env python3\n\"\"\"{doc}\"\"\"\n"),
+    );
+    let mut c = Client::start(&home, &[]);
+    let tools = c.request("tools/list", json!({}));
+    let tool = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "t__sheets")
+        .unwrap()
+        .clone();
+    let description = tool["description"].as_str().unwrap();
+    let (kept, suffix) = description
+        .split_once(" …")
+        .unwrap_or_else(|| panic!("{description}"));
+    assert_eq!(suffix, " (scripts/sheets.py of skill t)");
+    assert!(kept.ends_with('.'), "{description}");
+    assert!(doc.starts_with(kept), "{description}");
+    assert!(c.close().success());
 }
 
 #[test]
@@ -345,7 +380,8 @@ fn calls_run_fail_time_out_and_are_audited() {
         t.contains("stdout:\npartial") && t.contains("stderr:\nboom"),
         "{t}"
     );
-    assert!(t.contains("sandbox: "), "{t}");
+    // A plain failure (nothing like a denial in its stderr) says nothing of the sandbox.
+    assert!(!t.contains("sandbox"), "{t}");
 
     let start = Instant::now();
     let slow = c.call("t__slow", json!({}));

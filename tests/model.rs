@@ -340,7 +340,7 @@ async fn unknown_model_is_named() {
     let msg = err.to_string();
     assert!(matches!(err, ModelError::ModelNotFound { .. }));
     assert!(
-        msg.starts_with("model \"nope\" not found at http://127.0.0.1:"),
+        msg.starts_with("model `nope` not found at http://127.0.0.1:"),
         "{msg}"
     );
     assert!(msg.contains("/v1 (404)"), "{msg}");

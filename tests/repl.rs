@@ -312,6 +312,55 @@ fn skills_named_with_skill_are_shown_in_full() {
     assert_eq!(p.wait_exit().code(), Some(0));
 }
 
+/// `/skills` lists a skill's tools (a tool folder, a script with a schema) with their typed
+/// flags; `/info` names the writable grants and the environment passed to scripts.
+#[test]
+fn skills_lists_tools_and_info_names_writes_and_env() {
+    let home = TestHome::new();
+    let dir = "config/skillpipe/skills/stats";
+    home.write(
+        &format!("{dir}/SKILL.md"),
+        "---\nname: stats\ndescription: Statistics\n---\nBody.\n",
+    );
+    home.write(
+        &format!("{dir}/tools/summarize/tool.yaml"),
+        "id: summarize\nscript: run.py\n",
+    );
+    home.write(&format!("{dir}/tools/summarize/run.py"), "print(1)\n");
+    home.write(
+        &format!("{dir}/tools/summarize/description.md"),
+        "Summarize a column.\n",
+    );
+    home.write(
+        &format!("{dir}/tools/summarize/schema.json"),
+        r#"{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}"#,
+    );
+    home.write(
+        &format!("{dir}/scripts/hist.py"),
+        "\"\"\"Histogram of a column.\"\"\"\n",
+    );
+    home.write(
+        &format!("{dir}/scripts/hist.schema.json"),
+        r#"{"type":"object","properties":{"bins":{"type":"integer"}}}"#,
+    );
+    let out = home.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let server = Server::start([]);
+    let mut p = start(&home, &server, &["--writable", out.to_str().unwrap()]);
+    p.send(b"/skills\r");
+    p.expect("!{stats:summarize --path TEXT} — Summarize a column.");
+    p.expect("scripts/hist.py");
+    p.expect("JSON on stdin: [--bins INTEGER]");
+    p.prompt();
+    p.send(b"/info\r");
+    p.expect("writable   $TMPDIR, ");
+    p.expect("/out");
+    p.expect("env        PATH, HOME, LANG, TERM passed to scripts");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
 #[test]
 fn slash_commands_help_skills_model_and_unknown() {
     let home = TestHome::new();
@@ -321,7 +370,7 @@ fn slash_commands_help_skills_model_and_unknown() {
     );
     home.write(
         "config/skillpipe/skills/greet/scripts/hello.sh",
-        "#!/bin/bash\n# Say hello to someone.\necho hello \"$1\"\n",
+        "#!/bin/bash\n# Say hello to someone.\n\necho hello \"$1\"\n",
     );
     let server = Server::start([Reply::text(["from the other model"])]);
     let mut p = start(&home, &server, &[]);

@@ -132,6 +132,30 @@ fn thirty_installed_skills_without_an_agent_stay_under_budget() {
 }
 
 #[test]
+fn verbose_counts_the_tool_schemas_sent_with_tools() {
+    let home = TestHome::new();
+    install_thirty(&home);
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = chat(&home, &server)
+        .args(["-v", "--tools", "--allow-scripts", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tools = server.requests()[0]["tools"].clone();
+    let n = tools.as_array().unwrap().len();
+    let bytes = tools.to_string().len();
+    assert!(n > 30, "{tools}");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "; tool schemas: {n} tools, {bytes} bytes, ~{} tokens; each request starts with ",
+            bytes.div_ceil(4)
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_named_skill_keeps_its_body_and_a_big_one_warns() {
     let home = TestHome::new();
     install_thirty(&home);

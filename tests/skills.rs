@@ -78,13 +78,13 @@ fn detects_scripts_with_their_interpreters() {
                 "scripts/run.sh",
                 "#!/bin/sh\n# Run the thing\n# quickly.\necho run\n",
             ),
-            ("scripts/page.js", "// Render a page.\nconsole.log(1)\n"),
+            ("scripts/page.js", "// Render a page.\n\nconsole.log(1)\n"),
             (
                 "scripts/tool",
                 "#!/usr/bin/env python3\n\"\"\"Shebang only.\"\"\"\n",
             ),
             ("scripts/mismatch.py", "#!/bin/bash\necho hi\n"),
-            ("scripts/sub/deep/nested.rb", "# Nested ruby.\nputs 1\n"),
+            ("scripts/sub/deep/nested.rb", "# Nested ruby.\n\nputs 1\n"),
             ("scripts/a/b/c/d/e/five.pl", "print 1\n"),
             ("scripts/a/b/c/d/e/f/six.py", "print(1)\n"),
             ("scripts/README.md", "# Not a script\n"),
@@ -480,6 +480,46 @@ fn first_skill_of_a_name_wins_and_duplicates_are_reported() {
     assert!(set.get("other").is_some());
 }
 
+/// The duplicate warning names the flag that brings the shadowed skill back, and that flag works.
+#[test]
+fn a_shadowed_skill_is_reached_with_the_flag_its_warning_names() {
+    let tmp = TempDir::new().unwrap();
+    for (col, said) in [("first col", "from first"), ("second col", "from second")] {
+        skill(
+            &tmp.path().join(col),
+            "calc",
+            "name: calc\ndescription: A calc\n",
+            &[("scripts/who.sh", &format!("#!/bin/sh\necho {said}\n"))],
+        );
+    }
+    let run = |dirs: &[&Path]| {
+        let mut cmd = skillpipe(tmp.path());
+        cmd.arg("run");
+        for d in dirs {
+            cmd.arg("--skills-dir").arg(d);
+        }
+        cmd.args(["--allow-scripts", "-y", "calc", "who"])
+            .output()
+            .unwrap()
+    };
+    let first = tmp.path().join("first col");
+    let second = tmp.path().join("second col");
+    let out = run(&[&first, &second]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "from first\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let flag = err
+        .split("name its folder first: --skills-dir ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_else(|| panic!("no flag named: {err}"));
+    let words = shell_words::split(flag).unwrap();
+    assert_eq!(words.len(), 1, "{flag}");
+    let named = PathBuf::from(&words[0]);
+    assert_eq!(named, fs::canonicalize(second.join("calc")).unwrap());
+    let out = run(&[&named, &first, &second]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "from second\n");
+}
+
 #[test]
 fn retain_named_filters_or_names_the_unknown() {
     let tmp = TempDir::new().unwrap();
@@ -592,7 +632,7 @@ fn validate_reports_every_violation_and_exits_3() {
     let lines: Vec<&str> = out.lines().collect();
     let broken = "s/broken/SKILL.md";
     for (line, needle) in [
-        (2, "character 'B'"),
+        (2, "character `B`"),
         (2, "consecutive hyphens"),
         (2, "does not match its folder name `broken`"),
         (4, "`compatibility` must be 1 to 500 characters"),
@@ -1190,4 +1230,70 @@ fn a_relative_path_meant_for_the_callers_folder_gets_a_workdir_hint() {
     // The control: where the user is, it is found.
     let out = run(&["--workdir", "caller"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "found\n", "{out:?}");
+}
+
+#[test]
+fn a_missing_python_module_gets_an_install_hint() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        &tmp.path().join("skills"),
+        "office",
+        &basic("office"),
+        &[(
+            "scripts/read.py",
+            "#!/usr/bin/env python3\nimport sys\nif sys.argv[1:] == ['plain']:\n    \
+             sys.exit('usage: read.py FILE')\nimport docx_absent_zz.sub\n",
+        )],
+    );
+    let run = |arg: &str| {
+        skillpipe(tmp.path())
+            .args(["run", "--skills-dir"])
+            .arg(tmp.path().join("skills"))
+            .args(["--allow-scripts", "-y", "office", "read", "--", arg])
+            .output()
+            .unwrap()
+    };
+    let out = run("doc.docx");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "skillpipe: python: the module `docx_absent_zz` is missing; install it with \
+             `pip install docx_absent_zz`"
+        ),
+        "{err}"
+    );
+    // The control: a plain failure gets no such line.
+    let out = run("plain");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("usage: read.py FILE") && !err.contains("pip install"),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_takes_its_skill_positionally_and_has_no_skill_flag() {
+    let tmp = TempDir::new().unwrap();
+    let help = skillpipe(tmp.path())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("<SKILL> <SCRIPT>"), "{help}");
+    assert!(!help.contains("--skill "), "{help}");
+    skillpipe(tmp.path())
+        .args(["run", "--skill", "calc", "calc", "calc"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unexpected argument '--skill'"));
+    // The commands that load many skills keep it.
+    for cmd in ["filter", "chat", "mcp"] {
+        let help = skillpipe(tmp.path())
+            .args([cmd, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&help.stdout);
+        assert!(help.contains("--skill <NAME>"), "{cmd}: {help}");
+    }
 }

@@ -106,11 +106,11 @@ fn a_notice_quoting_a_hostile_directive_leaves_the_title_alone() {
     t.enter();
     let screen = t.wait_for("again after being given its result");
     assert!(
-        screen.contains(r"· not run again: !{echo \u{1b}]2;pwned\u{7}} (same as earlier"),
+        screen.contains("· not run again: !{echo ␛]2;pwned␇} (same as earlier"),
         "{screen}"
     );
     assert!(
-        screen.contains(r"· stopped: the model wrote !{echo \u{1b}]2;pwned\u{7}} again"),
+        screen.contains("· stopped: the model wrote !{echo ␛]2;pwned␇} again"),
         "{screen}"
     );
     assert_eq!(t.title(), title_before);

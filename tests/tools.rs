@@ -654,7 +654,7 @@ fn a_script_with_a_schema_beside_it_reads_typed_json() {
     );
     home.write(
         "config/skillpipe/skills/conv/scripts/convert.py",
-        "# Convert a length.\nimport json, sys\nd = json.load(sys.stdin)\nprint(d['value'] * 1000, d['to_unit'])\n",
+        "# Convert a length.\n\nimport json, sys\nd = json.load(sys.stdin)\nprint(d['value'] * 1000, d['to_unit'])\n",
     );
     home.write(
         "config/skillpipe/skills/conv/scripts/convert.schema.json",

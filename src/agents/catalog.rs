@@ -37,7 +37,7 @@ pub fn push_catalog(out: &mut String, all: &[SkillPrompt]) {
 fn push_entry(out: &mut String, skill: &SkillPrompt, all: &[SkillPrompt]) {
     out.push_str("- ");
     out.push_str(&skill.name);
-    let description = cut(&cell(&skill.description), MAX_DESCRIPTION_CHARS);
+    let description = crate::skills::excerpt(&cell(&skill.description), MAX_DESCRIPTION_CHARS);
     if !description.is_empty() {
         out.push_str(": ");
         out.push_str(&description);
@@ -58,16 +58,6 @@ fn push_entry(out: &mut String, skill: &SkillPrompt, all: &[SkillPrompt]) {
         out.push('.');
     }
     out.push('\n');
-}
-
-/// At most `max` characters; a cut ends in an ellipsis.
-fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(max - 1).collect();
-    t.push('…');
-    t
 }
 
 /// Estimated tokens of a prompt: about four bytes a token for English prose and Markdown, the
@@ -99,6 +89,36 @@ pub fn size_report(prompt: &str) -> (String, Option<String>) {
     (line, warning)
 }
 
+/// `chat --verbose`'s line: the system prompt's [`size_report`] line, the tool schemas when
+/// any are sent, and the whole request body before the first message.
+pub fn request_line(system: &str, tools: usize, tool_bytes: usize, body_bytes: usize) -> String {
+    let tools = match tools {
+        0 => String::new(),
+        n => format!(
+            "; tool schemas: {n} tool{}, {tool_bytes} bytes, ~{} tokens",
+            if n == 1 { "" } else { "s" },
+            tool_bytes.div_ceil(4)
+        ),
+    };
+    format!(
+        "{system}{tools}; each request starts with {body_bytes} bytes, ~{} tokens",
+        body_bytes.div_ceil(4)
+    )
+}
+
+/// The warning for tool schemas that take what every request starts with over
+/// [`PROMPT_BUDGET_BYTES`] (the system prompt's own excess is [`size_report`]'s).
+pub fn tools_over_budget(tool_bytes: usize, body_bytes: usize) -> Option<String> {
+    (tool_bytes > 0 && body_bytes > PROMPT_BUDGET_BYTES).then(|| {
+        format!(
+            "every request starts with {body_bytes} bytes, {tool_bytes} of them tool schemas \
+             (--tools), over the budget of {PROMPT_BUDGET_BYTES} bytes (~{} tokens): name fewer \
+             skills with --skill, or leave out --tools",
+            PROMPT_BUDGET_BYTES / 4
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +135,21 @@ mod tests {
                 .collect(),
             catalog_only: true,
         }
+    }
+
+    #[test]
+    fn the_request_line_counts_the_tool_schemas() {
+        let l = request_line("system prompt: 10 bytes, ~3 tokens", 2, 401, 500);
+        assert_eq!(
+            l,
+            "system prompt: 10 bytes, ~3 tokens; tool schemas: 2 tools, 401 bytes, ~101 tokens; \
+             each request starts with 500 bytes, ~125 tokens"
+        );
+        assert!(!request_line("s", 0, 0, 12).contains("tool"));
+        assert!(tools_over_budget(0, PROMPT_BUDGET_BYTES + 1).is_none());
+        assert!(tools_over_budget(10, PROMPT_BUDGET_BYTES).is_none());
+        let w = tools_over_budget(9000, PROMPT_BUDGET_BYTES + 1).unwrap();
+        assert!(w.contains("9000 of them tool schemas"), "{w}");
     }
 
     #[test]

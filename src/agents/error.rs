@@ -36,7 +36,7 @@ pub enum AgentError {
         name: String,
     },
     /// A `--var` argument that is not `K=V`.
-    #[error("--var {arg:?}: expected K=V, e.g. --var lang=Spanish")]
+    #[error("--var `{}`: expected K=V, e.g. --var lang=Spanish", crate::command::escape_controls(.arg))]
     BadVar {
         /// The argument as given.
         arg: String,

@@ -148,7 +148,10 @@ fn read_r9s(folder: &Path) -> Result<AgentFile, AgentError> {
     if version.contains('/') || version.contains("..") {
         return Err(AgentError::file(
             &manifest,
-            format!("bad current_version {version:?}"),
+            format!(
+                "bad current_version `{}`",
+                crate::command::escape_controls(&version)
+            ),
         ));
     }
     let version_file = folder.join("versions").join(format!("{version}.toml"));

@@ -64,7 +64,7 @@ mod tests {
         let e = parse_vars(&["lang".into()]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "--var \"lang\": expected K=V, e.g. --var lang=Spanish"
+            "--var `lang`: expected K=V, e.g. --var lang=Spanish"
         );
         assert!(parse_vars(&["=x".into()]).is_err());
     }

@@ -98,6 +98,8 @@ fn hint(h: &Hint) -> String {
             }
             s
         }
+        // Names no key: the same either way.
+        Hint::Refused { .. } => h.to_string(),
         Hint::Workdir { arg } => format!(
             "the script ran in its skill's folder, where `{arg}` does not exist (it does where you \
              are): --workdir caller runs skill scripts where you are"
@@ -128,7 +130,7 @@ mod tests {
         let d = judged(&nothing, "it's", &["a\nb".to_string()]);
         assert_eq!(
             denied(&d),
-            r"`'it'\''s' 'a\nb'` is not in allowed_commands (allow it with --allow ''\''it'\''\'\'''\''s'\''')"
+            r"`'it'\''s' 'a␊b'` is not in allowed_commands (allow it with --allow ''\''it'\''\'\'''\''s'\''')"
         );
         assert!(!d.to_string().contains("--allow"), "{d}");
         // What the shell hands to --allow is the suggested pattern, which allows the command.

@@ -309,7 +309,9 @@ impl Session {
         self.transcript.push(("assistant".into(), shown));
     }
 
-    fn request(&self) -> ChatRequest {
+    /// The request of the next turn, as far as it is known: before the first turn, what every
+    /// request starts with (system prompt, few-shot examples, tool schemas).
+    pub(crate) fn request(&self) -> ChatRequest {
         let mut messages = Vec::with_capacity(self.history.len() + 1);
         if let Some(s) = &self.system {
             messages.push(Message::system(s.clone()));

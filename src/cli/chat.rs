@@ -1,6 +1,6 @@
 //! `skillpipe chat`: one-shot answer or the interactive REPL.
 
-use super::{PolicyFlags, SkillFlags, usage};
+use super::{OnlySkills, PolicyFlags, SkillFlags, usage};
 use crate::app::{ChatConfig, build_session};
 use crate::chat::{Busy, Notice, Session, Ui};
 use crate::render::{Display, Options as RenderOptions};
@@ -60,6 +60,8 @@ pub struct ChatArgs {
     #[arg(long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
     #[command(flatten)]
+    pub only: OnlySkills,
+    #[command(flatten)]
     pub policy: PolicyFlags,
     #[command(flatten)]
     pub skill_flags: SkillFlags,
@@ -90,9 +92,12 @@ impl ChatArgs {
 
     /// The flags as the app layer's plain config.
     fn config(&self) -> anyhow::Result<ChatConfig> {
-        let mut app =
-            self.policy
-                .app_config(&self.skill_flags, self.agent.as_deref(), &self.vars)?;
+        let mut app = self.policy.app_config(
+            &self.skill_flags,
+            &self.only.skills,
+            self.agent.as_deref(),
+            &self.vars,
+        )?;
         app.overrides.max_captures = self.max_captures;
         Ok(ChatConfig {
             app,

@@ -1,11 +1,13 @@
 //! `skillpipe filter`: model output on stdin, processed text on stdout.
 
-use super::{PolicyFlags, SkillFlags};
+use super::{OnlySkills, PolicyFlags, SkillFlags};
 use clap::Args;
 use std::io::IsTerminal;
 
 #[derive(Debug, Clone, Args)]
 pub struct FilterArgs {
+    #[command(flatten)]
+    pub only: OnlySkills,
     #[command(flatten)]
     pub policy: PolicyFlags,
     #[command(flatten)]
@@ -32,9 +34,12 @@ pub struct FilterArgs {
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
-    let config = args
-        .policy
-        .app_config(&args.skill_flags, args.agent.as_deref(), &[])?;
+    let config = args.policy.app_config(
+        &args.skill_flags,
+        &args.only.skills,
+        args.agent.as_deref(),
+        &[],
+    )?;
     let setup = crate::app::build(&config, crate::app::Asking::Default)?;
     super::warn_all(&setup.warnings);
     let rt = crate::app::runtime()?;

@@ -1,12 +1,14 @@
 //! `skillpipe mcp`: serve the loaded skills and their scripts to an MCP client over stdio.
 
-use super::{PolicyFlags, SkillFlags};
+use super::{OnlySkills, PolicyFlags, SkillFlags};
 use crate::mcp::{catalog::Catalog, consent, server};
 use clap::Args;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Args)]
 pub struct McpArgs {
+    #[command(flatten)]
+    pub only: OnlySkills,
     #[command(flatten)]
     pub policy: PolicyFlags,
     #[command(flatten)]
@@ -19,9 +21,12 @@ pub struct McpArgs {
 pub fn run(args: McpArgs) -> anyhow::Result<i32> {
     let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
     let peer = consent::Peer::new(out_tx.clone());
-    let config = args
-        .policy
-        .app_config(&args.skill_flags, args.agent.as_deref(), &[])?;
+    let config = args.policy.app_config(
+        &args.skill_flags,
+        &args.only.skills,
+        args.agent.as_deref(),
+        &[],
+    )?;
     // stdin is the protocol: confirmations go to the client, never to a terminal.
     let setup = crate::app::build(
         &config,

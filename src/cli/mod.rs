@@ -87,6 +87,14 @@ impl SkillFlags {
     }
 }
 
+/// `--skill` for filter, chat and mcp; not `run`, which names its one skill itself.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OnlySkills {
+    /// Only these skills (by name) are active.
+    #[arg(long = "skill", value_name = "NAME")]
+    pub skills: Vec<String>,
+}
+
 /// ScriptPolicy overrides (DESIGN §2), shared by filter, chat and run.
 #[derive(Debug, Clone, Default, Args)]
 pub struct PolicyFlags {
@@ -102,9 +110,6 @@ pub struct PolicyFlags {
     /// Deny a command pattern (wins over --allow).
     #[arg(long = "deny", value_name = "PATTERN")]
     pub deny: Vec<String>,
-    /// Only these skills (by name) are active.
-    #[arg(long = "skill", value_name = "NAME")]
-    pub skills: Vec<String>,
     /// Timeout per command in seconds (1..=600).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
@@ -158,13 +163,14 @@ impl PolicyFlags {
     pub fn app_config(
         &self,
         skill_flags: &SkillFlags,
+        only: &[String],
         agent: Option<&str>,
         vars: &[String],
     ) -> anyhow::Result<AppConfig> {
         Ok(AppConfig {
             overrides: self.overrides()?,
             skills_dirs: skill_flags.skills_dirs.clone(),
-            only_skills: self.skills.clone(),
+            only_skills: only.to_vec(),
             audit_log: self.audit_log.clone(),
             agent: agent.map(str::to_string),
             vars: vars.to_vec(),

@@ -57,9 +57,9 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
         ),
         None => None,
     };
-    let config = args
-        .policy
-        .app_config(&args.skill_flags, args.agent.as_deref(), &args.vars)?;
+    let config =
+        args.policy
+            .app_config(&args.skill_flags, &[], args.agent.as_deref(), &args.vars)?;
     let setup = crate::app::build(&config, crate::app::Asking::Default)?;
     super::warn_all(&setup.warnings);
     let dispatcher = setup.dispatcher;

@@ -131,7 +131,7 @@ fn list_text(set: &SkillSet, out: &mut impl Write) -> anyhow::Result<()> {
             "{:name_w$}  {:>7}  {}",
             s.name,
             s.scripts().len(),
-            cut(&s.description, 72)
+            crate::skills::excerpt(&s.description, 72)
         )?;
         writeln!(out, "{:name_w$}  {:>7}  {}", "", "", s.dir.display())?;
     }
@@ -218,7 +218,7 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             writeln!(
                 out,
                 "    description: {}",
-                cut(&t.description.replace('\n', " "), 100)
+                crate::skills::excerpt(&t.description.replace('\n', " "), 100)
             )?;
         }
         writeln!(out, "    script: {}", t.script)?;
@@ -253,14 +253,4 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
     }
     writeln!(out)?;
     Ok(())
-}
-
-/// At most `max` characters, with an ellipsis when cut.
-fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
-    }
-    let mut t: String = s.chars().take(max - 1).collect();
-    t.push('…');
-    t
 }

@@ -292,16 +292,20 @@ fn normalize(path: &str) -> (bool, Vec<&str>) {
     )
 }
 
-/// Control characters as escapes (`\n`), so text shown in a one-line message stays one line;
-/// invisible and bidirectional format characters too (`\u{202e}`), so what is shown — in a
-/// notice or the confirmation prompt — reads as what would run.
+/// Text shown in a one-line message (a notice, an error, the confirmation prompt, a refusal) in
+/// the terminal sanitizer's wording (`term::sanitize`; a test there holds the two together):
+/// controls as their pictures (`␛`, and `␊`, `␉` too, so the message stays on its line), C1
+/// controls and invisible or bidirectional format characters as `<U+XXXX>`, so what is shown
+/// reads as what would run.
 pub fn escape_controls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() || is_invisible_format(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
+        match c as u32 {
+            b @ 0x00..=0x1f => out.push(char::from_u32(0x2400 + b).expect("control picture")),
+            0x7f => out.push('␡'),
+            0x80..=0x9f => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            _ if is_invisible_format(c) => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            _ => out.push(c),
         }
     }
     out
@@ -572,10 +576,10 @@ mod tests {
 
     #[test]
     fn escaped_text_shows_invisible_characters() {
-        assert_eq!(escape_controls("a\nb\u{1b}[2J"), "a\\nb\\u{1b}[2J");
+        assert_eq!(escape_controls("a\nb\u{1b}[2J"), "a␊b␛[2J");
         assert_eq!(
             escape_controls("e\u{200d}cho \u{202e}txt"),
-            "e\\u{200d}cho \\u{202e}txt"
+            "e<U+200D>cho <U+202E>txt"
         );
         assert_eq!(escape_controls("é ｅ"), "é ｅ");
     }
@@ -587,7 +591,7 @@ mod tests {
             program: "echo",
             args: &args,
         };
-        assert_eq!(t.display(), r"echo 'a b' 'it'\''s' 'x\ny'");
+        assert_eq!(t.display(), r"echo 'a b' 'it'\''s' 'x␊y'");
         let long = words(&["x".repeat(500).as_str()]);
         let t = Target::System {
             program: "echo",

@@ -436,8 +436,8 @@ mod tests {
             !stripped.chars().any(|c| c.is_control() || c == '\u{202e}'),
             "{text:?}"
         );
-        assert!(text.contains("\\r\\u{1b}[2K"), "{text:?}");
-        assert!(text.contains("\\u{202e}txt.exe"), "{text:?}");
+        assert!(text.contains("␍␛[2K"), "{text:?}");
+        assert!(text.contains("<U+202E>txt.exe"), "{text:?}");
     }
 
     #[test]

@@ -22,6 +22,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 
 mod capture;
+mod missing_module;
 mod resolve;
 mod run_tmp;
 mod signals;
@@ -103,9 +104,9 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     /// The restrictions that were in force.
     pub enforced: Enforced,
-    /// When a sandboxed run failed: the restriction it likely ran into and what lifts it, in
-    /// one line ([`Self::why`] worded: the policy key, or the flag when the `skillpipe` binary
-    /// ran it).
+    /// When a run failed: the Python module it missed and how to install it, or (sandboxed)
+    /// the restriction it likely ran into and what lifts it ([`Self::why`] worded: the policy
+    /// key, or the flag when the `skillpipe` binary ran it).
     pub hint: Option<String>,
     /// [`Self::hint`], typed.
     #[serde(skip)]
@@ -472,21 +473,41 @@ async fn run_planned(
         said.push(b'\n');
         said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
     }
-    r.why = sandbox::hint::explain(&sandbox::hint::Facts {
-        success: r.success(),
-        timed_out: r.timed_out,
-        exit_code: r.exit_code,
-        signal: r.signal.as_deref(),
-        stderr: &said,
-        enforced,
-        limits: spec.sandbox.limits,
-        hidden: if enforced.mounts {
-            &spec.sandbox.hide
-        } else {
-            &[]
-        },
-    });
-    r.hint = r.why.as_ref().map(ToString::to_string);
+    let hidden: &[PathBuf] = if enforced.mounts {
+        &spec.sandbox.hide
+    } else {
+        &[]
+    };
+    // A missing Python module is the likelier story than any restriction: it goes first.
+    let dropped: Vec<&str> = missing_module::PYTHON_VARS
+        .iter()
+        .copied()
+        .filter(|v| std::env::var_os(v).is_some() && !spec.env.iter().any(|(k, _)| k == v))
+        .collect();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let module = (!r.success())
+        .then(|| {
+            let reach = missing_module::Reach {
+                home: home.as_deref(),
+                hidden,
+                dropped: &dropped,
+            };
+            missing_module::explain(&String::from_utf8_lossy(&said), &reach)
+        })
+        .flatten();
+    if module.is_none() {
+        r.why = sandbox::hint::explain(&sandbox::hint::Facts {
+            success: r.success(),
+            timed_out: r.timed_out,
+            exit_code: r.exit_code,
+            signal: r.signal.as_deref(),
+            stderr: &said,
+            enforced,
+            limits: spec.sandbox.limits,
+            hidden,
+        });
+    }
+    r.hint = module.or_else(|| r.why.as_ref().map(ToString::to_string));
     Ok(r)
 }
 

@@ -19,13 +19,13 @@ pub async fn run(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Val
                 Err(why) => {
                     let argv = [target.reference.clone()];
                     let out = dispatcher.refuse(Origin::Mcp, &argv, Decision::Invalid, why);
-                    return result_of(&out, dispatcher);
+                    return result_of(&out);
                 }
             };
             let mut argv = vec![target.reference.clone()];
             argv.extend(args);
             let out = dispatcher.run_argv(Origin::Mcp, argv, stdin).await;
-            result_of(&out, dispatcher)
+            result_of(&out)
         }
     }
 }
@@ -52,8 +52,8 @@ pub fn error_result(text: String) -> Value {
 }
 
 /// The tool result for an outcome. A run that failed keeps its output, with what failed and
-/// under which restrictions it ran, since a sandbox refusal often looks like a plain failure.
-pub fn result_of(outcome: &Outcome, dispatcher: &Dispatcher) -> Value {
+/// the sandbox's hint where one fired.
+pub fn result_of(outcome: &Outcome) -> Value {
     match outcome {
         // It ran and was stopped (skillpipe was interrupted), so it was not refused.
         Outcome::Blocked {
@@ -62,11 +62,11 @@ pub fn result_of(outcome: &Outcome, dispatcher: &Dispatcher) -> Value {
             ..
         } => error_result(format!("stopped: {reason}")),
         Outcome::Blocked { reason, .. } => error_result(format!("not run: {reason}")),
-        Outcome::Ran(ran) => ran_result(ran, &dispatcher.sandbox_description()),
+        Outcome::Ran(ran) => ran_result(ran),
     }
 }
 
-fn ran_result(ran: &Ran, sandbox: &str) -> Value {
+fn ran_result(ran: &Ran) -> Value {
     let r = &ran.result;
     let stdout = String::from_utf8_lossy(&r.stdout);
     let stderr = String::from_utf8_lossy(&r.stderr);
@@ -83,12 +83,13 @@ fn ran_result(ran: &Ran, sandbox: &str) -> Value {
         if !stderr.is_empty() {
             text.push_str(&format!("stderr:\n{stderr}\n"));
         }
-        // The sandbox's own guess at what the run ran into, with the flag that lifts it; else
-        // only what was in force: a plain failure (a division by zero) must not read as a
-        // reason for the client to ask for more access.
+        // The sandbox's own guess at what the run ran into (the flag that lifts it, or what was
+        // in force for a denial), as the chat and `run` say it; a plain failure (a usage error,
+        // a division by zero) says nothing about the sandbox: it is no reason to ask for more.
         match &r.hint {
             Some(hint) => text.push_str(hint),
-            None => text.push_str(&format!("sandbox: {sandbox}")),
+            // The separator after the last block (always ours).
+            None => _ = text.pop(),
         }
     }
     for w in &r.warnings {
@@ -127,7 +128,7 @@ mod tests {
 
     #[test]
     fn success_has_text_and_outputs() {
-        let v = ran_result(&ran(0, "hello\n{\"n\":1}\n", false), "no network");
+        let v = ran_result(&ran(0, "hello\n{\"n\":1}\n", false));
         assert_eq!(v["isError"], false);
         assert_eq!(v["structuredContent"], json!({"n": 1}));
         assert_eq!(v["content"][0]["text"], "hello\n{\"n\":1}\n");
@@ -135,9 +136,9 @@ mod tests {
 
     #[test]
     fn outputs_that_are_not_objects_are_wrapped() {
-        let v = ran_result(&ran(0, "42\n", false), "");
+        let v = ran_result(&ran(0, "42\n", false));
         assert_eq!(v["structuredContent"], json!({"result": 42}));
-        let v = ran_result(&ran(0, "[1, 2]", false), "");
+        let v = ran_result(&ran(0, "[1, 2]", false));
         assert_eq!(v["structuredContent"], json!({"result": [1, 2]}));
     }
 
@@ -145,7 +146,7 @@ mod tests {
     fn the_sandbox_hint_is_passed_on() {
         let mut r = ran(1, "", false);
         r.result.hint = Some("sandbox: the run likely needed the network".into());
-        let v = ran_result(&r, "no network");
+        let v = ran_result(&r);
         let text = v["content"][0]["text"].as_str().unwrap();
         assert!(
             text.ends_with("sandbox: the run likely needed the network"),
@@ -154,19 +155,19 @@ mod tests {
     }
 
     #[test]
-    fn failures_say_what_failed_and_the_sandbox() {
-        let v = ran_result(&ran(3, "partial", false), "no network");
+    fn failures_say_what_failed_and_nothing_of_the_sandbox_without_a_hint() {
+        let v = ran_result(&ran(3, "partial", false));
         assert_eq!(v["isError"], true);
         let text = v["content"][0]["text"].as_str().unwrap();
         assert!(text.starts_with("failed: exit 3"), "{text}");
         assert!(text.contains("stdout:\npartial") && text.contains("stderr:\noops"));
-        assert!(text.contains("sandbox: no network"), "{text}");
-        // Nothing pointed at the sandbox: no flag is offered.
+        // Nothing pointed at the sandbox (a usage error): it is not mentioned, no flag offered.
+        assert!(!text.contains("sandbox"), "{text}");
         assert!(
             !text.contains("--allow") && !text.contains("lift"),
             "{text}"
         );
-        let v = ran_result(&ran(124, "", true), "no network");
+        let v = ran_result(&ran(124, "", true));
         assert!(
             v["content"][0]["text"]
                 .as_str()

@@ -257,10 +257,7 @@ mod tests {
         };
         let e = elicitation(&p);
         let m = e["message"].as_str().unwrap();
-        assert!(
-            m.contains("run `lookup/scripts/x.py 'a\\u{1b}[2Kb'`?"),
-            "{m}"
-        );
+        assert!(m.contains("run `lookup/scripts/x.py 'a␛[2Kb'`?"), "{m}");
         assert!(
             m.contains("skill: lookup\ncwd: /s/lookup\nnetwork: none (no new sockets)"),
             "{m}"

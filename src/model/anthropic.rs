@@ -301,7 +301,11 @@ impl AnthropicDecoder {
 
 fn decode_error(e: serde_json::Error, data: &str) -> ModelError {
     let shown: String = data.chars().take(120).collect();
-    ModelError::Decode(format!("{e} in {shown:?}"))
+    // The server's text, in the one wording for foreign text.
+    ModelError::Decode(format!(
+        "{e} in `{}`",
+        crate::command::escape_controls(&shown)
+    ))
 }
 
 impl Decoder for AnthropicDecoder {

@@ -218,7 +218,8 @@ pub enum ModelError {
         message: String,
     },
     #[error(
-        "model {model:?} not found at {base_url} (404){} — check the model name (--model) and the base URL",
+        "model `{}` not found at {base_url} (404){} — check the model name (--model) and the base URL",
+        crate::command::escape_controls(.model),
         detail(.message)
     )]
     /// 404 for the model.
@@ -318,6 +319,16 @@ pub type EventStream = BoxStream<'static, Result<StreamEvent, ModelError>>;
 pub trait Provider: Send + Sync {
     /// Starts an answer to `req`; nothing happens until the stream is polled.
     fn stream(&self, req: ChatRequest) -> EventStream;
+}
+
+#[cfg(feature = "http")]
+/// The JSON body the provider of `kind` sends for `req`, for reports of what a request costs
+/// (a replay file sends nothing: it is measured as an OpenAI-compatible body).
+pub fn request_body(kind: ProviderKind, req: &ChatRequest) -> Value {
+    match kind {
+        ProviderKind::Anthropic => anthropic::request_body(req),
+        ProviderKind::OpenAi | ProviderKind::Replay => openai::request_body(req),
+    }
 }
 
 #[cfg(feature = "http")]

@@ -265,7 +265,11 @@ fn decode_error(e: serde_json::Error, data: &str) -> ModelError {
     if shown.len() < data.len() {
         shown.push('…');
     }
-    ModelError::Decode(format!("{e} in {shown:?}"))
+    // The server's text, in the one wording for foreign text.
+    ModelError::Decode(format!(
+        "{e} in `{}`",
+        crate::command::escape_controls(&shown)
+    ))
 }
 
 impl Decoder for OpenAiDecoder {

@@ -263,7 +263,7 @@ pub enum SettingsError {
         message: String,
     },
     /// A provider name that is neither built in nor a `[providers.NAME]` of the config.
-    #[error("unknown provider {name:?} (from {origin}); known providers: {known}")]
+    #[error("unknown provider `{}` (from {origin}); known providers: {known}", crate::command::escape_controls(.name))]
     UnknownProvider {
         /// The name as written.
         name: String,
@@ -273,7 +273,7 @@ pub enum SettingsError {
         known: String,
     },
     /// A base URL that does not parse, is not `http`/`https`, or has no host.
-    #[error("invalid base URL {url:?} (from {origin}): {reason}")]
+    #[error("invalid base URL `{}` (from {origin}): {reason}", crate::command::escape_controls(.url))]
     BadBaseUrl {
         /// The URL as written.
         url: String,
@@ -283,7 +283,7 @@ pub enum SettingsError {
         reason: String,
     },
     /// A config provider without `base_url`, and nothing else gave one.
-    #[error("provider {provider:?} has no base URL: {hint}")]
+    #[error("provider `{}` has no base URL: {hint}", crate::command::escape_controls(.provider))]
     NoBaseUrl {
         /// The provider's name.
         provider: String,
@@ -291,7 +291,7 @@ pub enum SettingsError {
         hint: String,
     },
     /// The provider has no default model and none was given.
-    #[error("no model chosen for provider {provider:?}: {hint}")]
+    #[error("no model chosen for provider `{}`: {hint}", crate::command::escape_controls(.provider))]
     NoModel {
         /// The provider's name.
         provider: String,
@@ -1003,7 +1003,7 @@ mod tests {
             ..Default::default()
         };
         let e = resolve(&inp).unwrap_err().to_string();
-        assert!(e.contains("\"openia\""), "{e}");
+        assert!(e.contains("`openia`"), "{e}");
         assert!(e.contains("agents/x.toml"), "{e}");
         assert!(e.contains("openai, anthropic, ollama, r9s, replay"), "{e}");
 

@@ -218,8 +218,8 @@ mod tests {
                 .map(|r| r.to_string())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(show(&ran(0, b"")), ["ran !{x \"a\\nb\"}"]);
-        assert_eq!(show(&ran(3, b"")), ["failed: !{x \"a\\nb\"}: exit 3"]);
+        assert_eq!(show(&ran(0, b"")), ["ran !{x \"a␊b\"}"]);
+        assert_eq!(show(&ran(3, b"")), ["failed: !{x \"a␊b\"}: exit 3"]);
         let blocked = Outcome::Blocked {
             decision: Decision::Declined,
             reason: "the user said no".into(),

@@ -488,7 +488,7 @@ mod tests {
         assert!(!r.contains('\n'), "{r}");
         assert_eq!(
             r,
-            r"`'it'\''s' 'a\nb'` is not in allowed_commands (the pattern `'it'\''s'` would allow it)"
+            r"`'it'\''s' 'a␊b'` is not in allowed_commands (the pattern `'it'\''s'` would allow it)"
         );
         // The suggested pattern, quoted for a shell (as the binary's `--allow` hint does), comes
         // back as itself and allows the target.
@@ -509,7 +509,7 @@ mod tests {
         };
         assert_eq!(
             decide(&p, &t),
-            Decision::Deny(r"`echo 'a\nb'` matches denied pattern `echo 'a\nb'`".into())
+            Decision::Deny(r"`echo 'a␊b'` matches denied pattern `echo 'a␊b'`".into())
         );
     }
 

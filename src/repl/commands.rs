@@ -187,7 +187,7 @@ Commands
   /clear             forget the conversation so far
   /model [M]         show the model, or switch to M (a model name or provider:model)
   /agent [NAME]      show the agent and list the others, or switch to agent NAME
-  /skills            the active skills and their scripts, in full or only in the catalog
+  /skills            the active skills, their tools and scripts, in full or only in the catalog
   /save [NAME|FILE]  save the conversation. A bare NAME (no '/' or '.') goes to the sessions
                      folder, where `skillpipe chat --resume NAME` finds it; anything else is a
                      file path. Without an argument: the session it was resumed from, else a

@@ -16,12 +16,16 @@ pub struct Facts<'a> {
     pub system_prompt_chars: usize,
     pub messages: usize,
     pub history_chars: usize,
+    /// The terminal's width: rows wrap at words under their value.
+    pub width: usize,
 }
 
 pub fn text(f: &Facts<'_>) -> String {
     let mut s = String::new();
     let mut row = |k: &str, v: &str| {
-        let _ = writeln!(s, "  {k:<10} {v}");
+        let first = format!("  {k:<10} ");
+        let rest = " ".repeat(first.len());
+        s.push_str(&crate::render::wrap_plain(v, f.width, &first, &rest));
     };
     row("model", f.model);
     row(
@@ -76,6 +80,29 @@ pub fn text(f: &Facts<'_>) -> String {
             }
         ),
     );
+    let writes = if p.allow_filesystem {
+        "anywhere (--allow-filesystem)".to_string()
+    } else {
+        let mut v = String::from("$TMPDIR");
+        for w in &p.writable_paths {
+            let _ = write!(v, ", {}", w.display());
+        }
+        if p.writable_paths.is_empty() {
+            v.push_str(" only (--writable DIR adds one)");
+        }
+        v
+    };
+    row("writable", &writes);
+    row(
+        "env",
+        &format!(
+            "{} passed to scripts (besides skillpipe's own SKILL_*, SKILLPIPE_*, TMPDIR)",
+            match p.env_passthrough.is_empty() {
+                true => "nothing".to_string(),
+                false => p.env_passthrough.join(", "),
+            }
+        ),
+    );
     row(
         "prompt",
         &format!(
@@ -111,6 +138,7 @@ mod tests {
             system_prompt_chars: 400,
             messages: 2,
             history_chars: 400,
+            width: 200,
         });
         for want in [
             "model      openai:gpt-4o-mini",
@@ -120,8 +148,37 @@ mod tests {
             "policy     scripts off",
             "sandbox    required; network off",
             "prompt     system 400 chars; 2 messages, 400 chars (~200 tokens in all)",
+            "writable   $TMPDIR only (--writable DIR adds one)",
+            "env        PATH, HOME, LANG, TERM passed to scripts",
         ] {
             assert!(t.contains(want), "{want:?} missing from\n{t}");
         }
+    }
+
+    #[test]
+    fn writable_grants_and_the_environment_are_named_and_wrapped() {
+        let policy = ScriptPolicy {
+            writable_paths: vec!["/home/u/out".into(), "/srv/data/long/folder".into()],
+            env_passthrough: vec!["PATH".into(), "PYTHONPATH".into()],
+            ..Default::default()
+        };
+        let t = text(&Facts {
+            model: "m",
+            endpoint: "e",
+            agent: None,
+            skills: vec![],
+            policy: &policy,
+            tools: false,
+            system_prompt_chars: 0,
+            messages: 0,
+            history_chars: 0,
+            width: 40,
+        });
+        assert!(
+            t.contains("  writable   $TMPDIR, /home/u/out,\n             /srv/data/long/folder\n"),
+            "{t}"
+        );
+        assert!(t.contains("  env        PATH, PYTHONPATH passed to"), "{t}");
+        assert!(t.lines().all(|l| l.chars().count() <= 40), "{t}");
     }
 }

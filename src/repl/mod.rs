@@ -469,6 +469,7 @@ impl Repl<'_> {
             system_prompt_chars: self.session.system_prompt().map_or(0, str::len),
             messages: self.session.history.len(),
             history_chars,
+            width: ui::stdout_width(),
         };
         self.ui.print(&crate::term::sanitize(&info::text(&facts)));
     }
@@ -530,8 +531,20 @@ impl Repl<'_> {
             if !s.allows_scripts() {
                 out.push_str("  (its allowed-tools has no Bash entry: its scripts may not run)\n");
             }
-            if s.scripts().is_empty() {
+            if s.scripts().is_empty() && s.tools().next().is_none() {
                 out.push_str("  no scripts\n");
+            }
+            for t in s.tools() {
+                // A tool folder: how a directive calls it, typed by its schema.
+                let usage = t.flag_usage();
+                let sep = if usage.is_empty() { "" } else { " " };
+                let call = format!("!{{{}:{}{sep}{usage}}}", s.name, t.id);
+                let mut line = crate::term::sanitize(&call).into_owned();
+                if !t.description.is_empty() {
+                    let about = t.description.replace('\n', " ");
+                    line = format!("{line} — {}", crate::term::sanitize(&about));
+                }
+                out.push_str(&crate::render::wrap_plain(&line, width, "  ", "      "));
             }
             for sc in s.scripts() {
                 let path = crate::term::sanitize(&sc.rel_path);
@@ -540,6 +553,14 @@ impl Repl<'_> {
                     false => format!("{path:<28} {}", crate::term::sanitize(&sc.description)),
                 };
                 out.push_str(&crate::render::wrap_plain(&line, width, "  ", "      "));
+                // A script with a schema beside it takes typed flags, as a tool does.
+                if let Ok(Some(t)) = crate::skills::tools::script_tool(sc) {
+                    let usage = format!("JSON on stdin: {}", t.flag_usage());
+                    let usage = crate::term::sanitize(&usage);
+                    out.push_str(&crate::render::wrap_plain(
+                        &usage, width, "      ", "      ",
+                    ));
+                }
             }
         }
         if !self.setup.dispatcher.policy().allow_scripts {

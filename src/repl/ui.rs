@@ -297,7 +297,7 @@ mod tests {
         let lines = status_lines(&stopped.to_string(), notice_is_fine(&stopped), true);
         assert_eq!(lines.len(), 1);
         // Only the paint's own escapes: the model's is shown as text.
-        assert!(lines[0].contains(r"!{echo \u{1b}[2J}"), "{lines:?}");
+        assert!(lines[0].contains("!{echo ␛[2J}"), "{lines:?}");
         assert!(!lines[0].contains("\x1b[2J"), "{lines:?}");
         assert_eq!(lines[0], status_line(&stopped.to_string(), false, true));
     }

@@ -61,6 +61,14 @@ pub enum Hint {
         /// The run had no network.
         network_off: bool,
     },
+    /// The OS refused something (`said`: "Permission denied", …) and restrictions were in
+    /// force, though none of the symptoms above points at one.
+    Refused {
+        /// What the refusal said.
+        said: &'static str,
+        /// The restrictions in force, in words.
+        in_force: String,
+    },
     /// A skill script ran in its skill's folder and missed `arg`, which exists where the user is.
     Workdir {
         /// The relative path it was given (control characters escaped).
@@ -109,6 +117,10 @@ impl std::fmt::Display for Hint {
                 }
                 Ok(())
             }
+            Hint::Refused { said, in_force } => write!(
+                f,
+                "sandbox: `{said}` may come from the sandbox ({in_force} in force)"
+            ),
             Hint::Workdir { arg } => write!(
                 f,
                 "the script ran in its skill's folder, where `{arg}` does not exist (it does where \
@@ -233,7 +245,48 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     {
         return Some(Hint::Network);
     }
-    None
+    denial(&err)
+        .filter(|_| f.enforced != Enforced::default())
+        .map(|said| Hint::Refused {
+            said,
+            in_force: in_force(f.enforced),
+        })
+}
+
+/// What a refusal by the OS says: a failure without any of these has nothing to do with the
+/// sandbox (a usage error, a division by zero), so nothing about the sandbox is said.
+fn denial(err: &str) -> Option<&'static str> {
+    [
+        "Operation not permitted",
+        "EPERM",
+        "Permission denied",
+        "EACCES",
+        "Read-only file system",
+        "EROFS",
+        "Network is unreachable",
+        "ENETUNREACH",
+    ]
+    .into_iter()
+    .find(|n| err.contains(n))
+}
+
+/// The restrictions in force, in words.
+fn in_force(e: Enforced) -> String {
+    [
+        (e.network, "no network"),
+        (
+            e.filesystem,
+            "writes only to $TMPDIR and the writable paths",
+        ),
+        (e.pids, "own process tree"),
+        (e.mounts, "private /tmp and /dev, secrets hidden"),
+        (e.limits, "resource limits"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, words)| *words)
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 #[cfg(test)]
@@ -344,6 +397,27 @@ mod tests {
         assert_eq!(explain(&facts(None, "syntax error", &[])), None);
         let mut f = facts(None, "Could not resolve host", &[]);
         f.enforced.network = false;
+        assert_eq!(explain(&f), None);
+        // A usage error says nothing about the sandbox.
+        assert_eq!(
+            explain(&facts(None, "usage: x.py [-h] FILE\nx.py: error: bad", &[])),
+            None
+        );
+    }
+
+    #[test]
+    fn a_denial_no_layer_explains_names_what_was_in_force() {
+        let mut f = facts(None, "ptrace: Operation not permitted", &[]);
+        f.enforced.filesystem = false;
+        let h = explain(&f).unwrap().to_string();
+        assert!(
+            h.contains("`Operation not permitted` may come from the sandbox"),
+            "{h}"
+        );
+        assert!(h.contains("no network, own process tree"), "{h}");
+        assert!(!h.contains("writes only"), "{h}");
+        // Nothing in force: the denial is not the sandbox's.
+        f.enforced = Enforced::default();
         assert_eq!(explain(&f), None);
     }
 }

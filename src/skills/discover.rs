@@ -164,11 +164,15 @@ impl SkillSet {
                 match load_skill(&candidate, canonical.clone(), opts) {
                     Ok(skill) => {
                         if let Some(&i) = by_name.get(&skill.name) {
+                            // A skill folder is a search-path entry of its own: put first,
+                            // it is the one loaded (directives name skills, not folders).
                             let warning = format!(
-                                "{}:1: duplicate skill `{}` ignored; already loaded from {}",
+                                "{}:1: duplicate skill `{}` ignored; already loaded from {}; to \
+                                 use this one, name its folder first: --skills-dir {}",
                                 skill.source.display(),
                                 skill.name,
-                                set.skills[i].dir.display()
+                                set.skills[i].dir.display(),
+                                shell_words::quote(&skill.dir.to_string_lossy())
                             );
                             set.load_problems.push(warning.clone());
                             set.warnings.push(warning);

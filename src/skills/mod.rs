@@ -11,6 +11,7 @@
 //! - `tools`: script tools, `tools/{id}/` folders with `tool.yaml` and a JSON Schema.
 
 pub(crate) mod discover;
+mod excerpt;
 pub(crate) mod files;
 pub(crate) mod frontmatter;
 pub(crate) mod invocation;
@@ -24,6 +25,7 @@ pub(crate) mod validate;
 #[doc(hidden)]
 pub use discover::detect_scripts;
 pub use discover::{DuplicateSkill, LoadOptions, SkillSet, UnknownSkills};
+pub(crate) use excerpt::excerpt;
 pub use resolve::{ResolveError, ResolvedScript, ScriptCommand};
 pub use scripts::Script;
 pub use tools::{InputError, Tool, ToolInput};

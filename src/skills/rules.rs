@@ -274,7 +274,9 @@ pub fn name_problems(name: &str) -> Vec<String> {
         .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
     {
         out.push(format!(
-            "`name` `{name}` has the character {c:?}; use only a-z, 0-9 and hyphens"
+            "`name` `{}` has the character `{}`; use only a-z, 0-9 and hyphens",
+            crate::command::escape_controls(name),
+            crate::command::escape_controls(&c.to_string())
         ));
     }
     if name.starts_with('-') || name.ends_with('-') {

@@ -482,12 +482,7 @@ fn is_pragma(t: &str) -> bool {
 }
 
 fn finish(words: Vec<String>) -> String {
-    let mut s = words.join(" ");
-    if s.chars().count() > MAX_DESCRIPTION {
-        s = s.chars().take(MAX_DESCRIPTION - 1).collect::<String>();
-        s.push('…');
-    }
-    s
+    super::excerpt(&words.join(" "), MAX_DESCRIPTION)
 }
 
 #[cfg(test)]
@@ -666,6 +661,14 @@ mod tests {
         let s = format!("# {}\n", "word ".repeat(200));
         let d = describe(&s);
         assert_eq!(d.chars().count(), MAX_DESCRIPTION);
-        assert!(d.ends_with('…'));
+        assert!(d.ends_with(" word…"), "{d}");
+        // A long doc comment ends at a sentence, not inside a word (MCP tool descriptions).
+        let s = format!(
+            "\"\"\"{}Dates are written in ISO form and numbers without thousands separators.\"\"\"\n",
+            "This sentence is forty-five characters long. ".repeat(6)
+        );
+        let d = describe(&s);
+        assert!(d.ends_with("characters long. …"), "{d}");
+        assert!(d.chars().count() <= MAX_DESCRIPTION, "{d}");
     }
 }

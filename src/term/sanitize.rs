@@ -196,6 +196,29 @@ mod tests {
     }
 
     #[test]
+    fn one_line_messages_use_the_same_wording() {
+        // `escape_controls` (notices, errors, the confirmation prompt) shows every character
+        // this sanitizer escapes exactly as it does; it escapes line breaks, tabs and invisible
+        // format characters besides.
+        use crate::command::escape_controls;
+        for c in (0..0x3000).filter_map(char::from_u32) {
+            if matches!(c, '\n' | '\t' | '\r') {
+                continue;
+            }
+            let s = c.to_string();
+            let shown = sanitize(&s);
+            if shown != s {
+                assert_eq!(escape_controls(&s), shown, "U+{:04X}", c as u32);
+            }
+        }
+        assert_eq!(escape_controls("a\nb\tc\rd"), "a␊b␉c␍d");
+        assert_eq!(
+            escape_controls("\x1b]52;c;x\x07"),
+            sanitize("\x1b]52;c;x\x07")
+        );
+    }
+
+    #[test]
     fn invalid_utf8_is_shown_as_hex() {
         let mut s = Sanitizer::default();
         let mut out = Vec::new();

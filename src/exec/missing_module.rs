@@ -1,0 +1,178 @@
+//! A Python script that failed on an import: one line naming the module, the package that
+//! provides it, and what of skillpipe's own making (a hidden folder, a variable not passed) may
+//! keep an installed one out of reach. Pure; real skill collections import pypdf, openpyxl,
+//! docx… without saying so.
+
+use std::path::{Path, PathBuf};
+
+/// Import names whose package on PyPI has another name.
+const PACKAGES: &[(&str, &str)] = &[
+    ("PIL", "Pillow"),
+    ("bs4", "beautifulsoup4"),
+    ("cv2", "opencv-python"),
+    ("dateutil", "python-dateutil"),
+    ("docx", "python-docx"),
+    ("dotenv", "python-dotenv"),
+    ("fitz", "PyMuPDF"),
+    ("pptx", "python-pptx"),
+    ("sklearn", "scikit-learn"),
+    ("yaml", "PyYAML"),
+];
+
+/// Variables that point Python at installed packages. (Not `VIRTUAL_ENV`: an active venv is
+/// found through `PATH`, which is passed, and its python needs no variable.)
+pub const PYTHON_VARS: &[&str] = &["PYTHONPATH", "PYTHONUSERBASE"];
+
+/// What is known about the failed run besides its output.
+#[derive(Debug, Clone, Copy)]
+pub struct Reach<'a> {
+    /// The user's home, where `pip install --user` puts packages (`~/.local/lib`).
+    pub home: Option<&'a Path>,
+    /// The paths hidden from the run (only when they were hidden).
+    pub hidden: &'a [PathBuf],
+    /// Of [`PYTHON_VARS`], those set for skillpipe but not passed to the run.
+    pub dropped: &'a [&'a str],
+}
+
+/// One line for a run whose stderr (or end of stdout) says a module is missing; `None` else.
+pub fn explain(said: &str, reach: &Reach) -> Option<String> {
+    let module = missing(said)?;
+    // Only the top package can be installed: `No module named 'google.protobuf'` is `google`'s.
+    let top = module.split('.').next().unwrap_or(module);
+    let package = PACKAGES
+        .iter()
+        .find(|(import, _)| *import == top)
+        .map_or(top, |(_, package)| *package);
+    let shown = crate::command::escape_controls(module);
+    let mut line = format!(
+        "python: the module `{shown}` is missing; install it with `pip install {}`",
+        crate::command::escape_controls(package)
+    );
+    if package != top {
+        line.push_str(&format!(
+            " (the package's name is not the module's `{top}`)"
+        ));
+    }
+    let user_site = reach.home.map(|h| h.join(".local/lib"));
+    if let Some(hider) = user_site.as_ref().and_then(|site| {
+        reach
+            .hidden
+            .iter()
+            .find(|p| site.starts_with(p) || p.starts_with(site))
+    }) {
+        line.push_str(&format!(
+            "; the sandbox hides {} (deny_read), where `pip install --user` puts packages: \
+             --allow-read {} shows it",
+            hider.display(),
+            hider.display()
+        ));
+    }
+    if !reach.dropped.is_empty() {
+        line.push_str(&format!(
+            "; {} is set here but not passed to scripts (add it to env_passthrough)",
+            reach.dropped.join(", ")
+        ));
+    }
+    Some(line)
+}
+
+/// The module a Python traceback says is missing: its last `No module named` line.
+fn missing(said: &str) -> Option<&str> {
+    let line = said
+        .lines()
+        .rev()
+        .find(|l| l.contains("ModuleNotFoundError") || l.contains("ImportError"))?;
+    let rest = line.split_once("No module named ")?.1.trim();
+    let name = rest
+        .strip_prefix('\'')
+        .and_then(|r| r.split_once('\''))
+        .map_or(rest, |(name, _)| name);
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    valid.then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TRACE: &str = "Traceback (most recent call last):\n  File \"/s/pdf/scripts/x.py\", \
+                         line 2, in <module>\n    from pypdf import PdfReader\n\
+                         ModuleNotFoundError: No module named 'pypdf'\n";
+
+    fn reach<'a>(hidden: &'a [PathBuf], dropped: &'a [&'a str]) -> Reach<'a> {
+        Reach {
+            home: Some(Path::new("/home/u")),
+            hidden,
+            dropped,
+        }
+    }
+
+    #[test]
+    fn names_the_module_and_the_package() {
+        let h = explain(TRACE, &reach(&[], &[])).unwrap();
+        assert_eq!(
+            h,
+            "python: the module `pypdf` is missing; install it with `pip install pypdf`"
+        );
+        let h = explain(
+            "ModuleNotFoundError: No module named 'docx'",
+            &reach(&[], &[]),
+        )
+        .unwrap();
+        assert!(h.contains("`pip install python-docx`"), "{h}");
+        assert!(h.contains("not the module's `docx`"), "{h}");
+        let h = explain(
+            "ModuleNotFoundError: No module named 'PIL.Image'",
+            &reach(&[], &[]),
+        )
+        .unwrap();
+        assert!(
+            h.contains("`PIL.Image`") && h.contains("pip install Pillow"),
+            "{h}"
+        );
+        // Python 2's wording.
+        let h = explain("ImportError: No module named yaml", &reach(&[], &[])).unwrap();
+        assert!(h.contains("pip install PyYAML"), "{h}");
+    }
+
+    #[test]
+    fn says_what_keeps_an_installed_one_out_of_reach() {
+        let hidden = [PathBuf::from("/home/u/.local")];
+        let h = explain(TRACE, &reach(&hidden, &["PYTHONPATH"])).unwrap();
+        assert!(
+            h.contains("the sandbox hides /home/u/.local (deny_read)")
+                && h.contains("--allow-read /home/u/.local"),
+            "{h}"
+        );
+        assert!(
+            h.contains("PYTHONPATH is set here but not passed to scripts"),
+            "{h}"
+        );
+        // A hidden folder elsewhere is not named.
+        let hidden = [PathBuf::from("/home/u/.ssh")];
+        assert!(
+            !explain(TRACE, &reach(&hidden, &[]))
+                .unwrap()
+                .contains("hides")
+        );
+    }
+
+    #[test]
+    fn other_failures_and_odd_names_get_none() {
+        assert_eq!(explain("ValueError: bad", &reach(&[], &[])), None);
+        assert_eq!(
+            explain(
+                "ModuleNotFoundError: No module named '\u{1b}[2J'",
+                &reach(&[], &[])
+            ),
+            None
+        );
+        assert_eq!(
+            explain("error: No module named 'x'", &reach(&[], &[])),
+            None
+        );
+    }
+}
