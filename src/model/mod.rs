@@ -324,7 +324,7 @@ pub trait Provider: Send + Sync {
 #[cfg(feature = "http")]
 /// The JSON body the provider of `kind` sends for `req`, for reports of what a request costs
 /// (a replay file sends nothing: it is measured as an OpenAI-compatible body).
-pub fn request_body(kind: ProviderKind, req: &ChatRequest) -> Value {
+pub(crate) fn request_body(kind: ProviderKind, req: &ChatRequest) -> Value {
     match kind {
         ProviderKind::Anthropic => anthropic::request_body(req),
         ProviderKind::OpenAi | ProviderKind::Replay => openai::request_body(req),
