@@ -562,6 +562,7 @@ impl Dispatcher {
                     script_args,
                     &self.policy.allowed_interpreters,
                     &path_var,
+                    self.inherited("PYTHONPATH"),
                 ) {
                     Ok(c) => c,
                     Err(e) => {
@@ -699,7 +700,7 @@ impl Dispatcher {
                         arg: command::escape_controls(&arg),
                     });
                 }
-                // The typed hint in this dispatcher's wording (a missing module has none).
+                // The typed hint in this dispatcher's wording.
                 if let Some(why) = &result.why {
                     result.hint = Some((self.wording.hint)(why));
                 }
@@ -849,11 +850,17 @@ impl Dispatcher {
     }
 
     fn path_var(&self) -> OsString {
+        self.inherited("PATH")
+            .map(OsString::from)
+            .unwrap_or_else(|| FALLBACK_PATH.into())
+    }
+
+    /// The value of `name` that commands inherit (passed through `env_passthrough`).
+    fn inherited(&self, name: &str) -> Option<&std::ffi::OsStr> {
         self.base_env
             .iter()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| FALLBACK_PATH.into())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_os_str())
     }
 
     fn sandbox_spec(&self, cwd: &std::path::Path) -> SandboxSpec {

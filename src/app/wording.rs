@@ -104,6 +104,9 @@ fn hint(h: &Hint) -> String {
             "the script ran in its skill's folder, where `{arg}` does not exist (it does where you \
              are): --workdir caller runs skill scripts where you are"
         ),
+        Hint::MissingModule(_) => {
+            h.missing_module(|path| format!("--allow-read {}", path.display()))
+        }
     }
 }
 
@@ -197,10 +200,22 @@ mod tests {
                 },
                 "the script ran in its skill's folder, where `input.pdf` does not exist (it does where you are): --workdir caller runs skill scripts where you are",
             ),
+            (
+                Hint::MissingModule(Box::new(crate::sandbox::hint::MissingModule {
+                    module: "docx".into(),
+                    package: "python-docx".into(),
+                    renamed: Some("docx".into()),
+                    hidden: Some("/home/u/.local".into()),
+                    dropped: vec!["PYTHONPATH"],
+                })),
+                "python: the module `docx` is missing; install it with `pip install python-docx` (the package's name is not the module's `docx`); the sandbox hides /home/u/.local (deny_read), where `pip install --user` puts packages: --allow-read /home/u/.local shows it; PYTHONPATH is set here but not passed to scripts (add it to env_passthrough)",
+            ),
         ];
         for (h, cli) in cases {
             assert_eq!(hint(&h), cli);
-            assert!(!h.to_string().contains("--"), "{h}");
+            // pip's own flag is not skillpipe's.
+            let library = h.to_string().replace("pip install --user", "");
+            assert!(!library.contains("--"), "{h}");
         }
     }
 

@@ -106,7 +106,7 @@ pub struct RunResult {
     pub enforced: Enforced,
     /// When a run failed: the Python module it missed and how to install it, or (sandboxed)
     /// the restriction it likely ran into and what lifts it ([`Self::why`] worded: the policy
-    /// key, or the flag when the `skillpipe` binary ran it).
+    /// key, or the flag when the `skillpipe` binary's dispatcher ran it).
     pub hint: Option<String>,
     /// [`Self::hint`], typed.
     #[serde(skip)]
@@ -479,13 +479,9 @@ async fn run_planned(
         &[]
     };
     // A missing Python module is the likelier story than any restriction: it goes first.
-    let dropped: Vec<&str> = missing_module::PYTHON_VARS
-        .iter()
-        .copied()
-        .filter(|v| std::env::var_os(v).is_some() && !spec.env.iter().any(|(k, _)| k == v))
-        .collect();
+    let dropped = missing_module::dropped(&spec.env, |v| std::env::var_os(v));
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let module = (!r.success())
+    r.why = (!r.success())
         .then(|| {
             let reach = missing_module::Reach {
                 home: home.as_deref(),
@@ -495,7 +491,7 @@ async fn run_planned(
             missing_module::explain(&String::from_utf8_lossy(&said), &reach)
         })
         .flatten();
-    if module.is_none() {
+    if r.why.is_none() {
         r.why = sandbox::hint::explain(&sandbox::hint::Facts {
             success: r.success(),
             timed_out: r.timed_out,
@@ -507,7 +503,7 @@ async fn run_planned(
             hidden,
         });
     }
-    r.hint = module.or_else(|| r.why.as_ref().map(ToString::to_string));
+    r.hint = r.why.as_ref().map(ToString::to_string);
     Ok(r)
 }
 

@@ -43,7 +43,7 @@ pub use caps::{Capabilities, Support, UNAVAILABLE_ENV, probe, probed};
 pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher};
 pub use entry::{LauncherError, run_if_launcher};
 pub(crate) use entry::{auto_launcher, handshake, this_program};
-pub use hint::Hint;
+pub use hint::{Hint, MissingModule};
 pub use limits::Limits;
 pub use plan::Enforced;
 pub(crate) use plan::{Plan, plan};
