@@ -116,6 +116,8 @@ pub(crate) struct Wording {
     pub(crate) exec: fn(&ExecError) -> String,
     /// What a failed run likely ran into (`RunResult::hint`).
     pub(crate) hint: fn(&Hint) -> String,
+    /// A setting a sandbox message names (`RunResult::warnings`, `ExecError::Sandbox`).
+    pub(crate) setting: fn(&crate::sandbox::Setting) -> String,
 }
 
 impl Default for Wording {
@@ -125,6 +127,7 @@ impl Default for Wording {
             ask: |e| e.to_string(),
             exec: |e| e.to_string(),
             hint: |h| h.to_string(),
+            setting: |s| s.to_string(),
         }
     }
 }
@@ -685,6 +688,10 @@ impl Dispatcher {
                     rec.reason = Some("timed out".into());
                 }
                 self.audit.write_or_warn(&rec);
+                // The warnings in this dispatcher's wording.
+                result.warnings = (result.warned.iter())
+                    .map(|w| w.word(self.wording.setting))
+                    .collect();
                 name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
                 if result.timed_out && result.hint.is_none() {
                     result.why = Some(Hint::Timeout {

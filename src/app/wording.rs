@@ -6,7 +6,7 @@ use crate::confirm::AskError;
 use crate::dispatch::Wording;
 use crate::exec::ExecError;
 use crate::policy::Denied;
-use crate::sandbox::Hint;
+use crate::sandbox::{Hint, Setting};
 
 /// The binary's wording, given to every dispatcher it builds.
 pub(crate) const CLI: Wording = Wording {
@@ -14,6 +14,7 @@ pub(crate) const CLI: Wording = Wording {
     ask,
     exec,
     hint,
+    setting,
 };
 
 /// A policy refusal, with `--allow-scripts` / `--allow PATTERN` where one lifts it.
@@ -49,9 +50,20 @@ fn ask(e: &AskError) -> String {
 fn exec(e: &ExecError) -> String {
     match e {
         ExecError::Sandbox(why) => format!(
-            "cannot sandbox the command: {why} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)"
+            "cannot sandbox the command: {} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)",
+            why.word(setting)
         ),
         other => other.to_string(),
+    }
+}
+
+/// A setting a sandbox message names, as the flag that sets it.
+fn setting(s: &Setting) -> String {
+    match s {
+        Setting::BestEffort => "--sandbox best-effort".to_string(),
+        Setting::AllowRead(path) => format!("--allow-read {path}"),
+        Setting::AllowedSockets => "--allow-socket".to_string(),
+        Setting::AllowNetwork => "--allow-network".to_string(),
     }
 }
 
@@ -217,6 +229,41 @@ mod tests {
             let library = h.to_string().replace("pip install --user", "");
             assert!(!library.contains("--"), "{h}");
         }
+    }
+
+    #[test]
+    fn the_launchers_messages_name_flags_as_they_always_did_and_the_library_keys() {
+        let old = [
+            "hiding /h/.aws: mounting tmpfs on /h/.aws: Operation not permitted (os error 1) (`skillpipe doctor` shows whether private mounts work here; --sandbox best-effort runs without them, with a warning); lift it with --allow-read /h/.aws if it need not be hidden",
+            "abstract Unix sockets cannot be closed: that needs Landlock ABI 6 (Linux 6.12); drop --allow-socket, or keep the network isolated",
+            "Landlock enforced writes only partly or not at all (kernel status partial); --sandbox best-effort runs without it, with a warning",
+            "no seccomp filter is written for the mips architecture; run with --sandbox best-effort to go without it (with a warning)",
+            "cannot hand connect(2) to the sandbox's init (no seccomp filter is written for the mips architecture; run with --sandbox best-effort to go without it (with a warning); seccomp user notification needs Linux 5.0 or later); drop --allow-socket to run with Unix sockets closed",
+            "bringing loopback up failed at SIOCSIFFLAGS: Operation not permitted (os error 1); 127.0.0.1 stays unreachable in the sandbox (--allow-network runs in the host's network instead)",
+        ];
+        let messages = crate::sandbox::messages_naming_settings();
+        assert_eq!(messages.len(), old.len());
+        for (m, old) in messages.iter().zip(old) {
+            assert_eq!(m.word(setting), old);
+            assert!(!m.to_string().contains("--"), "{m}");
+        }
+        assert!(
+            messages[0]
+                .to_string()
+                .contains("lift it with allow_read = [\"/h/.aws\"] if"),
+            "{}",
+            messages[0]
+        );
+        // Through the error the dispatcher words.
+        let e = ExecError::Sandbox(messages[1].clone());
+        assert_eq!(
+            exec(&e),
+            format!(
+                "cannot sandbox the command: {} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)",
+                old[1]
+            )
+        );
+        assert!(!e.to_string().contains("--"), "{e}");
     }
 
     #[test]
