@@ -118,6 +118,8 @@ pub(crate) struct Wording {
     pub(crate) hint: fn(&Hint) -> String,
     /// A setting a sandbox message names (`RunResult::warnings`, `ExecError::Sandbox`).
     pub(crate) setting: fn(&crate::sandbox::Setting) -> String,
+    /// An audit log that cannot be written, when `audit = "required"` refuses the run.
+    pub(crate) audit: fn(&crate::audit::AuditError) -> String,
 }
 
 impl Default for Wording {
@@ -128,6 +130,7 @@ impl Default for Wording {
             exec: |e| e.to_string(),
             hint: |h| h.to_string(),
             setting: |s| s.to_string(),
+            audit: |e| e.to_string(),
         }
     }
 }
@@ -616,7 +619,10 @@ impl Dispatcher {
         if self.policy.audit == AuditMode::Required
             && let Err(e) = self.audit.check_writable()
         {
-            let why = format!("audit = \"required\" and the log cannot be written: {e}");
+            let why = format!(
+                "audit = \"required\" and the log cannot be written: {}",
+                (self.wording.audit)(&e)
+            );
             return block(&argv, skill, &stdin, Decision::Denied, why);
         }
 

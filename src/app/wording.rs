@@ -2,9 +2,11 @@
 //! the command-line flag that lifts each, as users of the binary have always seen them. Every
 //! front end of the binary (filter, chat, REPL, `run`, MCP) gets it through its dispatcher.
 
+use crate::audit::AuditError;
 use crate::confirm::AskError;
 use crate::dispatch::Wording;
 use crate::exec::ExecError;
+use crate::model::{ModelError, ModelWords};
 use crate::policy::Denied;
 use crate::sandbox::{Hint, Setting};
 
@@ -15,6 +17,7 @@ pub(crate) const CLI: Wording = Wording {
     exec,
     hint,
     setting,
+    audit,
 };
 
 /// A policy refusal, with `--allow-scripts` / `--allow PATTERN` where one lifts it.
@@ -55,6 +58,25 @@ fn exec(e: &ExecError) -> String {
         ),
         other => other.to_string(),
     }
+}
+
+/// An audit log that cannot be written, with `--audit-log` where there is no place for it.
+pub(crate) fn audit(e: &AuditError) -> String {
+    match e {
+        AuditError::NoLocation => {
+            "no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A model endpoint's error, with the flags that change what was asked.
+pub(crate) fn model(e: &ModelError) -> String {
+    e.worded(&ModelWords {
+        model: "the model name (--model)",
+        fewer_skills: "fewer skills (--skill NAME)",
+        no_tools: "no --tools",
+    })
 }
 
 /// A setting a sandbox message names, as the flag that sets it.
@@ -264,6 +286,41 @@ mod tests {
             )
         );
         assert!(!e.to_string().contains("--"), "{e}");
+    }
+
+    #[test]
+    fn model_errors_name_the_flags_and_the_library_the_settings() {
+        let e = ModelError::ModelNotFound {
+            model: "gpt-x".into(),
+            base_url: "http://h/v1".into(),
+            message: "no such model".into(),
+        };
+        assert_eq!(
+            model(&e),
+            "model `gpt-x` not found at http://h/v1 (404): no such model — check the model name (--model) and the base URL"
+        );
+        assert_eq!(
+            e.to_string(),
+            "model `gpt-x` not found at http://h/v1 (404): no such model — check the model name and the base URL"
+        );
+        let e = ModelError::StreamCut {
+            bytes: 0,
+            reason: "connection reset".into(),
+        };
+        assert_eq!(
+            model(&e),
+            "the server closed the stream before sending anything (connection reset); a request longer than its context does this on some servers: fewer skills (--skill NAME), no --tools, or a larger context may help"
+        );
+        assert!(!e.to_string().contains("--"), "{e}");
+    }
+
+    #[test]
+    fn no_audit_log_location_names_the_flag_and_the_library_the_constructor() {
+        assert_eq!(
+            audit(&AuditError::NoLocation),
+            "no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)"
+        );
+        assert!(!AuditError::NoLocation.to_string().contains("--"));
     }
 
     #[test]

@@ -199,7 +199,7 @@ fn one_shot(
         Err(e) => {
             line::status(&format!(
                 "skillpipe: {}",
-                crate::term::sanitize(&e.to_string())
+                crate::term::sanitize(&crate::app::wording::model(&e))
             ));
             Ok(crate::app::EXIT_RUNTIME)
         }
