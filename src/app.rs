@@ -390,7 +390,10 @@ fn check_policy(policy: &ScriptPolicy, source: &std::path::Path) -> Result<(), A
 
 /// Skill loading options from the config file; a bad file is a configuration error.
 pub(crate) fn load_options() -> Result<crate::skills::LoadOptions, AppError> {
-    crate::skills::LoadOptions::from_config_file().map_err(|e| usage(e.to_string()))
+    let mut opts =
+        crate::skills::LoadOptions::from_config_file().map_err(|e| usage(e.to_string()))?;
+    opts.put_first = wording::put_first;
+    Ok(opts)
 }
 
 pub(crate) use session::{ChatConfig, build_session};

@@ -485,6 +485,11 @@ fn first_skill_of_a_name_wins_and_duplicates_are_reported() {
         )),
         "{w}"
     );
+    // The library names the search path, not the binary's flag.
+    assert!(
+        w.contains("name its folder first in the skill search path: ") && !w.contains("--"),
+        "{w}"
+    );
 
     // A search-path entry may itself be a skill folder.
     let set = SkillSet::load(&[second.path().join("other")]);

@@ -3,6 +3,7 @@
 //! front end of the binary (filter, chat, REPL, `run`, MCP) gets it through its dispatcher.
 
 use crate::audit::AuditError;
+use crate::chat::Notice;
 use crate::confirm::AskError;
 use crate::dispatch::Wording;
 use crate::exec::ExecError;
@@ -66,6 +67,22 @@ pub(crate) fn audit(e: &AuditError) -> String {
         AuditError::NoLocation => {
             "no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)".to_string()
         }
+        other => other.to_string(),
+    }
+}
+
+/// How a duplicate skill's warning ends: the flag that puts its folder (shell-quoted) first.
+pub(crate) fn put_first(dir: &str) -> String {
+    format!("name its folder first: --skills-dir {dir}")
+}
+
+/// A chat notice, with the flags that change what it is about.
+pub(crate) fn notice(n: &Notice) -> String {
+    match n {
+        Notice::ToolsIgnored => crate::chat::notice::tools_ignored("--tools"),
+        Notice::CutAtTokenLimit => crate::chat::notice::cut_at_token_limit(
+            "--max-tokens N, or max_tokens in the agent's [params],",
+        ),
         other => other.to_string(),
     }
 }
@@ -286,6 +303,19 @@ mod tests {
             )
         );
         assert!(!e.to_string().contains("--"), "{e}");
+    }
+
+    #[test]
+    fn notices_name_the_flags_as_before() {
+        assert_eq!(
+            notice(&Notice::CutAtTokenLimit),
+            "the answer was cut at the token limit (--max-tokens N, or max_tokens in the agent's [params], allows more)"
+        );
+        assert_eq!(
+            notice(&Notice::ToolsIgnored),
+            "the model wrote a tool call as text instead of calling the tool (this server or model does not do native tool calls); using directives instead of --tools for the rest of this session"
+        );
+        assert!(!Notice::ToolsIgnored.to_string().contains("--"));
     }
 
     #[test]
