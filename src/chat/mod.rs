@@ -6,7 +6,7 @@
 
 pub(crate) mod copies;
 mod lines;
-mod notice;
+pub(crate) mod notice;
 pub(crate) mod result;
 pub(crate) mod tools;
 

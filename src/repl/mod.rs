@@ -344,7 +344,7 @@ impl Repl<'_> {
             Some(Ok(report)) => self.ui.finish_answer(Some(&report)),
             Some(Err(e)) => {
                 self.ui.finish_answer(None);
-                self.ui.error(&e.to_string());
+                self.ui.error(&crate::app::wording::model(&e));
             }
         }
     }
