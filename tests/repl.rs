@@ -902,7 +902,7 @@ fn info_names_the_session_and_retry_asks_again() {
     p.expect("policy     scripts off");
     p.expect("sandbox    required");
     p.expect("prompt     system ");
-    p.expect("2 messages");
+    p.expect("2 conversation messages; the next request ");
     p.prompt();
     p.send(b"/retry\r");
     p.expect("second try");

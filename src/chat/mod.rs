@@ -292,6 +292,11 @@ impl Session {
         })
     }
 
+    /// How many worked-example messages go before the conversation in every request.
+    pub(crate) fn few_shot_len(&self) -> usize {
+        self.few_shot.len()
+    }
+
     /// Forgets the conversation (history and transcript).
     pub fn clear(&mut self) {
         self.history.clear();

@@ -443,12 +443,11 @@ impl Repl<'_> {
     }
 
     fn show_info(&self) {
-        let history_chars = self
-            .session
-            .history
-            .iter()
-            .map(|m| serde_json::to_string(m).map_or(0, |j| j.len()))
-            .sum();
+        // Measured as sent, as `chat -v` does: the body the provider would send next.
+        let request = self.session.request();
+        let request_bytes = crate::model::request_body(self.settings.provider, &request)
+            .to_string()
+            .len();
         let facts = info::Facts {
             model: &self.settings.label(),
             endpoint: &self.settings.base_url,
@@ -467,8 +466,9 @@ impl Repl<'_> {
             policy: self.setup.dispatcher.policy(),
             tools: self.session.options().tools,
             system_prompt_chars: self.session.system_prompt().map_or(0, str::len),
+            few_shot: self.session.few_shot_len(),
             messages: self.session.history.len(),
-            history_chars,
+            request_bytes,
             width: ui::stdout_width(),
         };
         self.ui.print(&crate::term::sanitize(&info::text(&facts)));
