@@ -46,8 +46,10 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
     let names = Arc::new(ReplNames::default());
     let history = crate::paths::state_dir().map(|d| d.join("history"));
     let mut editor = LineEditor::new(history, names.clone())?;
-    // A saved session is chosen and read before anything is built: it brings the model and the
-    // endpoint it was held with (the defaults may not even be usable, e.g. with no API key).
+    // A saved session is chosen and read before anything is built: it brings the model, the
+    // endpoint and the agent it was held with (the defaults may not even be usable, e.g. with no
+    // API key).
+    let mut agent_restored = false;
     let resumed = match config.resume.as_deref() {
         None => None,
         Some(arg) => match pick_and_load(arg, &mut ui, &mut editor, &names)? {
@@ -55,12 +57,23 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
             Picked::New => None,
             Picked::Path(path) => {
                 let file = session_file::load(&path).map_err(|e| app::usage(format!("{e:#}")))?;
-                file.apply_to(&mut config);
+                agent_restored = file.apply_to(&mut config);
                 Some((path, file))
             }
         },
     };
-    let setup = app::build(&config.app, app::Asking::Terminal(asker(&screen)))?;
+    let setup = match app::build(&config.app, app::Asking::Terminal(asker(&screen))) {
+        // The saved agent may be gone (renamed, or given by a path elsewhere): the conversation
+        // still resumes, without it.
+        Err(e) if agent_restored => {
+            ui.warn(&format!(
+                "warning: the session's agent cannot be loaded ({e:#}); resuming without an agent"
+            ));
+            config.app.agent = None;
+            app::build(&config.app, app::Asking::Terminal(asker(&screen)))?
+        }
+        built => built?,
+    };
     let (session, settings) = build_session(&config, &setup)?;
     names.set_settings(&settings);
     let sigint = rt.block_on(async { tokio::signal::unix::signal(SignalKind::interrupt()) })?;
