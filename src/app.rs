@@ -169,14 +169,6 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     // Which skill is used is said every time; the skills' own spec warnings once in a line
     // (they are `skills validate`'s to list, and repeated on every command they were noise).
     warnings.extend(skills.load_problems().into_iter().map(str::to_string));
-    let linted = skills.linted();
-    if linted > 0 {
-        warnings.push(format!(
-            "{linted} skill{} ha{} spec warnings (`skillpipe skills list` shows them)",
-            if linted == 1 { "" } else { "s" },
-            if linted == 1 { "s" } else { "ve" }
-        ));
-    }
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
     if !wanted.is_empty() {
@@ -187,6 +179,15 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
                 None => e.to_string(),
             })
         })?;
+    }
+    // Counted among the skills in use: an agent or `--skill` hears nothing of the others.
+    let linted = skills.linted();
+    if linted > 0 {
+        warnings.push(format!(
+            "{linted} skill{} ha{} spec warnings (`skillpipe skills list` shows them)",
+            if linted == 1 { "" } else { "s" },
+            if linted == 1 { "s" } else { "ve" }
+        ));
     }
 
     if let Some(a) = &agent {
