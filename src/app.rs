@@ -145,7 +145,10 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
             restricted
                 .ignored
                 .retain(|i| !granted_by_overrides(i.key, &config.overrides));
-            let notice = crate::policy::source::ignored_notice(&agent.source, &restricted.ignored);
+            let notice = crate::policy::source::ignored_notice(
+                &crate::agents::origin::shown_source(&agent.source),
+                &restricted.ignored,
+            );
             if let Some(notice) = notice {
                 eprintln!("skillpipe: {}", crate::term::sanitize(&notice));
             }
