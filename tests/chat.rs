@@ -371,6 +371,29 @@ fn a_tagged_tool_call_written_as_text_never_reaches_the_output() {
 }
 
 #[test]
+fn a_tagged_tool_call_after_some_text_is_not_shown() {
+    let home = TestHome::new();
+    calc_skill(&home);
+    let server = Server::start([
+        Reply::text([
+            "I will compute it.\n<",
+            "tool_call>\n{\"name\": \"calc__calc\", \"arguments\": {\"args\": [\"6\", \"7\"]}}",
+            "\n</tool_call>",
+        ]),
+        Reply::text(["It is 42."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
+        .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // What came before the call had shown; the call did not.
+    assert_eq!(stdout(&out), "I will compute it.\nIt is 42.\n");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
 fn an_answer_that_only_starts_like_a_tool_call_is_shown_whole() {
     let home = TestHome::new();
     calc_skill(&home);

@@ -1,49 +1,68 @@
-//! The start of an answer to a request with tools, held back while it may still be a tool call
-//! written as text (DESIGN §6). Such an answer is dropped and the question asked again without
-//! tools, so its text must not have reached the screen; every other answer streams as before,
-//! held at most until its first characters show it is no call. Pure.
+//! The text of an answer to a request with tools that may still be a tool call written as text,
+//! held back (DESIGN §6). Such an answer is dropped and the question asked again without tools,
+//! so the call must not have reached the screen: the answer's start is held while it may be a
+//! call, and later a `<tool_call>` tag from its first `<` (a tag ends the answer's showing).
+//! Every other answer streams as before, held at most until a few characters show it is no
+//! call. Pure.
 
 use super::tools::looks_like_tool_call;
+
+/// The tags a tool call written as text is wrapped in (Qwen, Hermes templates and the like).
+const TAGS: [&str; 2] = ["<tool_call>", "<|tool_call"];
 
 /// How a tool call written as text begins (after leading whitespace).
 const OPENERS: [&str; 5] = ["<tool_call>", "<|tool_call", "{", "```json", "```\n{"];
 
-/// Holds the start of one answer.
+/// Holds what of one answer may be a tool call.
 #[derive(Debug, Default)]
 pub(crate) struct CallHold {
     held: String,
-    /// Nothing more is held: the answer is known not to start with a tool call.
-    released: bool,
+    /// Holding nothing (no tools offered).
+    off: bool,
+    /// Past the answer's start (it is no call); a tag may still come.
+    started: bool,
 }
 
 impl CallHold {
     /// For an answer to a request with tools (`on`); otherwise it holds nothing.
     pub(crate) fn new(on: bool) -> CallHold {
         CallHold {
-            held: String::new(),
-            released: !on,
+            off: !on,
+            ..CallHold::default()
         }
     }
 
     /// `text` arrived: what may be shown now.
     pub(crate) fn push(&mut self, text: &str) -> String {
-        if self.released {
+        if self.off {
             return text.to_string();
         }
         self.held.push_str(text);
-        if may_be_call(&self.held) {
-            return String::new();
+        if !self.started {
+            if may_be_call(&self.held) {
+                return String::new();
+            }
+            self.started = true;
         }
-        self.released = true;
-        std::mem::take(&mut self.held)
+        let keep = tag_start(&self.held).unwrap_or(self.held.len());
+        let rest = self.held.split_off(keep);
+        std::mem::replace(&mut self.held, rest)
     }
 
-    /// The answer ended (or broke off): what is still held. The caller drops it when the whole
+    /// The answer ended (or broke off): what is still held. The caller drops it when the
     /// answer turned out to be a tool call.
     pub(crate) fn finish(&mut self) -> String {
-        self.released = true;
         std::mem::take(&mut self.held)
     }
+}
+
+/// Where in `text` a tag begins, or may begin as more text comes (a tag cut at the end).
+fn tag_start(text: &str) -> Option<usize> {
+    text.match_indices('<').map(|(i, _)| i).find(|&i| {
+        let t = &text[i..];
+        TAGS.iter()
+            .any(|tag| t.starts_with(tag) || tag.starts_with(t))
+    })
 }
 
 /// Whether `text`, the start of an answer, may still be (or is) a tool call written as text.
@@ -161,6 +180,24 @@ mod tests {
         // Without tools nothing is held.
         let (shown, _) = run(false, &["<tool_call>", "{}"]);
         assert_eq!(shown, ["<tool_call>", "{}"]);
+    }
+
+    #[test]
+    fn a_tag_after_some_text_is_held_from_its_start() {
+        let (shown, left) = run(
+            true,
+            &[
+                "I will compute it. <",
+                "tool_call>{\"name\": \"x\"",
+                "} more",
+            ],
+        );
+        assert_eq!(shown, ["I will compute it. ", "", ""]);
+        assert_eq!(left, "<tool_call>{\"name\": \"x\"} more");
+        // A `<` that starts no tag waits only until it is clear.
+        let (shown, left) = run(true, &["a <", "= b and <", "|t", "x|> c"]);
+        assert_eq!(shown, ["a ", "<= b and ", "", "<|tx|> c"]);
+        assert_eq!(left, "");
     }
 
     #[test]

@@ -371,12 +371,12 @@ impl Session {
                 }
             };
             match step {
-                Step::CallAsText { shown } => {
+                Step::CallAsText { open_line } => {
                     // The server took the tools but the model wrote its call as text: it will
                     // not call them. Say so once, and ask again with directives only.
                     ui.notice(&Notice::ToolsIgnored);
                     self.tool_defs.clear();
-                    if shown {
+                    if open_line {
                         self.show(ui, b"\n");
                     }
                 }
@@ -616,8 +616,9 @@ impl Session {
                 }
                 let raw = std::mem::take(&mut self.partial_raw);
                 if call_as_text {
-                    let shown = self.partial_shown.len() > shown_at;
-                    return Ok(Step::CallAsText { shown });
+                    let open_line =
+                        self.partial_shown.len() > shown_at && !self.partial_shown.ends_with('\n');
+                    return Ok(Step::CallAsText { open_line });
                 }
                 return Ok(Step::Done { raw, tool_calls });
             }
@@ -858,10 +859,10 @@ enum Step {
         raw: String,
         directive: Directive,
     },
-    /// The answer was a tool call written as text (not kept, not shown unless text came
-    /// before it); `shown`: some of its text did show.
+    /// The answer was a tool call written as text (not kept; not shown, but for text before
+    /// it); `open_line`: that text left a line open.
     CallAsText {
-        shown: bool,
+        open_line: bool,
     },
 }
 
