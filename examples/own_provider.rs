@@ -39,10 +39,14 @@ impl Provider for Scripted {
         } else {
             "Let me compute that: !{echo 42}".to_string()
         };
-        // Token by token, as a real model would stream it.
+        // Token by token, as a real model would stream it, then the end of the answer (without
+        // it the chat loop would say the answer may have been cut).
         let tokens: Vec<_> = answer
             .split_inclusive(' ')
             .map(|t| Ok(StreamEvent::Text(t.to_string())))
+            .chain([Ok(StreamEvent::Finished {
+                reason: Some("stop".into()),
+            })])
             .collect();
         Box::pin(stream::iter(tokens))
     }

@@ -134,8 +134,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
-            let vars = crate::agents::parse_vars(&config.vars).map_err(|e| usage(e.to_string()))?;
-            let mut agent = crate::agents::load(name, &vars).map_err(agent_error)?;
+            let mut agent = load_agent(name, &config.vars)?;
             // Checked as written, so a bad value is reported even when it would be dropped.
             if let Some(p) = &agent.script_policy {
                 check_policy(p, &agent.source)?;
@@ -170,14 +169,6 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     // Which skill is used is said every time; the skills' own spec warnings once in a line
     // (they are `skills validate`'s to list, and repeated on every command they were noise).
     warnings.extend(skills.load_problems().into_iter().map(str::to_string));
-    let linted = skills.linted();
-    if linted > 0 {
-        warnings.push(format!(
-            "{linted} skill{} ha{} spec warnings (`skillpipe skills list` shows them)",
-            if linted == 1 { "" } else { "s" },
-            if linted == 1 { "s" } else { "ve" }
-        ));
-    }
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
     if !wanted.is_empty() {
@@ -188,6 +179,15 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
                 None => e.to_string(),
             })
         })?;
+    }
+    // Counted among the skills in use: an agent or `--skill` hears nothing of the others.
+    let linted = skills.linted();
+    if linted > 0 {
+        warnings.push(format!(
+            "{linted} skill{} ha{} spec warnings (`skillpipe skills list` shows them)",
+            if linted == 1 { "" } else { "s" },
+            if linted == 1 { "s" } else { "ve" }
+        ));
     }
 
     if let Some(a) = &agent {
@@ -203,7 +203,10 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     let mut builder = Dispatcher::builder(policy)
         .wording(wording::CLI)
         .skills(Arc::new(skills))
-        .audit(AuditLog::new(audit_path).on_warning(|e| eprintln!("skillpipe: warning: {e}")));
+        .audit(
+            AuditLog::new(audit_path)
+                .on_warning(|e| eprintln!("skillpipe: warning: {}", wording::audit(e))),
+        );
     if let Some(a) = &agent {
         builder = builder.agent(a.name.clone());
     }
@@ -295,9 +298,46 @@ fn granted_by_overrides(key: &str, o: &PolicyOverrides) -> bool {
     }
 }
 
-/// An agent that cannot be loaded is a configuration error; one that is only in an untrusted
-/// project's `./agents` says how to use it.
+/// The agent `name` with its instructions filled from `--var K=V` arguments; a variable it does
+/// not use is a warning.
+pub(crate) fn load_agent(name: &str, vars: &[String]) -> Result<AgentConfig, AppError> {
+    let vars = parse_vars(vars)?;
+    let mut agent = crate::agents::load(name, &vars).map_err(agent_error)?;
+    let mut unused: Vec<&str> = Vec::new();
+    for (k, _) in &vars {
+        if !agent.variables.iter().any(|(n, _)| n == k) && !unused.contains(&k.as_str()) {
+            unused.push(k);
+        }
+    }
+    for k in unused {
+        let w = format!("--var {k}: agent `{}` has no variable `{k}`", agent.name);
+        agent.warnings.push(w);
+    }
+    Ok(agent)
+}
+
+/// `--var K=V` arguments; a missing `=` or an empty key is a usage error naming the flag.
+fn parse_vars(kv: &[String]) -> Result<Vec<(String, String)>, AppError> {
+    kv.iter()
+        .map(|arg| match arg.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(usage(format!(
+                "--var `{}`: expected K=V, e.g. --var lang=Spanish",
+                crate::command::escape_controls(arg)
+            ))),
+        })
+        .collect()
+}
+
+/// An agent that cannot be loaded is a configuration error, with `--var` where a variable is
+/// missing; one that is only in an untrusted project's `./agents` says how to use it.
 pub(crate) fn agent_error(e: crate::agents::AgentError) -> AppError {
+    if let crate::agents::AgentError::MissingVariable { file, name } = &e {
+        return usage(format!(
+            "{}: missing variable `{name}`: pass --var {name}=VALUE",
+            file.display()
+        ));
+    }
     if let crate::agents::AgentError::NotFound { name, .. } = &e
         && !crate::trust::cwd_trusted()
     {
@@ -351,7 +391,10 @@ fn check_policy(policy: &ScriptPolicy, source: &std::path::Path) -> Result<(), A
 
 /// Skill loading options from the config file; a bad file is a configuration error.
 pub(crate) fn load_options() -> Result<crate::skills::LoadOptions, AppError> {
-    crate::skills::LoadOptions::from_config_file().map_err(|e| usage(e.to_string()))
+    let mut opts =
+        crate::skills::LoadOptions::from_config_file().map_err(|e| usage(e.to_string()))?;
+    opts.put_first = wording::put_first;
+    Ok(opts)
 }
 
 pub(crate) use session::{ChatConfig, build_session};

@@ -104,7 +104,7 @@ fn cut(arg: &str) -> String {
 #[non_exhaustive]
 pub enum AuditError {
     /// Nowhere to log.
-    #[error("no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)")]
+    #[error("no audit log location (set XDG_STATE_HOME or HOME, or give AuditLog::new a path)")]
     NoLocation,
     /// Creating, opening or writing the file failed.
     #[error("audit log {}: {source}", .path.display())]

@@ -116,6 +116,10 @@ pub(crate) struct Wording {
     pub(crate) exec: fn(&ExecError) -> String,
     /// What a failed run likely ran into (`RunResult::hint`).
     pub(crate) hint: fn(&Hint) -> String,
+    /// A setting a sandbox message names (`RunResult::warnings`, `ExecError::Sandbox`).
+    pub(crate) setting: fn(&crate::sandbox::Setting) -> String,
+    /// An audit log that cannot be written, when `audit = "required"` refuses the run.
+    pub(crate) audit: fn(&crate::audit::AuditError) -> String,
 }
 
 impl Default for Wording {
@@ -125,6 +129,8 @@ impl Default for Wording {
             ask: |e| e.to_string(),
             exec: |e| e.to_string(),
             hint: |h| h.to_string(),
+            setting: |s| s.to_string(),
+            audit: |e| e.to_string(),
         }
     }
 }
@@ -562,6 +568,7 @@ impl Dispatcher {
                     script_args,
                     &self.policy.allowed_interpreters,
                     &path_var,
+                    self.inherited("PYTHONPATH"),
                 ) {
                     Ok(c) => c,
                     Err(e) => {
@@ -612,7 +619,10 @@ impl Dispatcher {
         if self.policy.audit == AuditMode::Required
             && let Err(e) = self.audit.check_writable()
         {
-            let why = format!("audit = \"required\" and the log cannot be written: {e}");
+            let why = format!(
+                "audit = \"required\" and the log cannot be written: {}",
+                (self.wording.audit)(&e)
+            );
             return block(&argv, skill, &stdin, Decision::Denied, why);
         }
 
@@ -684,6 +694,10 @@ impl Dispatcher {
                     rec.reason = Some("timed out".into());
                 }
                 self.audit.write_or_warn(&rec);
+                // The warnings in this dispatcher's wording.
+                result.warnings = (result.warned.iter())
+                    .map(|w| w.word(self.wording.setting))
+                    .collect();
                 name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
                 if result.timed_out && result.hint.is_none() {
                     result.why = Some(Hint::Timeout {
@@ -699,7 +713,7 @@ impl Dispatcher {
                         arg: command::escape_controls(&arg),
                     });
                 }
-                // The typed hint in this dispatcher's wording (a missing module has none).
+                // The typed hint in this dispatcher's wording.
                 if let Some(why) = &result.why {
                     result.hint = Some((self.wording.hint)(why));
                 }
@@ -849,11 +863,17 @@ impl Dispatcher {
     }
 
     fn path_var(&self) -> OsString {
+        self.inherited("PATH")
+            .map(OsString::from)
+            .unwrap_or_else(|| FALLBACK_PATH.into())
+    }
+
+    /// The value of `name` that commands inherit (passed through `env_passthrough`).
+    fn inherited(&self, name: &str) -> Option<&std::ffi::OsStr> {
         self.base_env
             .iter()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| FALLBACK_PATH.into())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_os_str())
     }
 
     fn sandbox_spec(&self, cwd: &std::path::Path) -> SandboxSpec {

@@ -56,6 +56,12 @@ pub trait Reporter: Send + Sync {
 
 /// Runs the filter to the end of `input`, blocking this thread; `rt` runs the commands. Call it
 /// from a thread that is not driving async tasks (from async code, use [`run_async`]).
+///
+/// # Panics
+/// Called inside a tokio runtime's `block_on` or a task (e.g. from `#[tokio::main]`), it panics
+/// at the first directive with tokio's "Cannot start a runtime from within a runtime": which of
+/// those a thread is cannot be told apart beforehand from a `spawn_blocking` thread, where the
+/// call is fine.
 pub fn run<R, W>(
     rt: &Handle,
     dispatcher: Arc<Dispatcher>,

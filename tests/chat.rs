@@ -1128,6 +1128,77 @@ fn a_copied_example_directive_is_not_run() {
     );
 }
 
+/// A request that names directives, or a proverb with "do not run" in it, still runs what the
+/// user asked for in their own words; a directive the user never wrote is still held back.
+#[test]
+fn a_request_that_mentions_directives_runs_the_users_own_words() {
+    let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\n## Example\n\nUser: What is 287 divided by 3.5?\nYou: !{scripts/calc.py \"287 / 3.5\"}\nOutput: 82\nYou: It is 82.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Evaluate an expression.\nimport sys\nprint(eval(sys.argv[1], {}))\n",
+    );
+    let args = [
+        "--skills-dir",
+        "skills",
+        "--skill",
+        "calc",
+        "--allow-scripts",
+        "-y",
+    ];
+    for (user, directive, result) in [
+        (
+            "Could you compute 2**10 with a directive?",
+            "!{scripts/calc.py \"2**10\"}",
+            "1024",
+        ),
+        (
+            "What is 287 divided by 3.5?",
+            "!{scripts/calc.py \"287 / 3.5\"}",
+            "82.0",
+        ),
+        (
+            "Do not run before you can walk: what is 6*7?",
+            "!{scripts/calc.py \"6*7\"}",
+            "42",
+        ),
+    ] {
+        let server = Server::start([Reply::text([directive]), Reply::text(["Done."])]);
+        let out = chat(&home, &server).args(args).arg(user).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out), "Done.\n", "{user}: {}", stderr(&out));
+        let told = messages(&server, 1).last().unwrap()["content"].clone();
+        assert!(told.as_str().unwrap().contains(result), "{user}: {told}");
+    }
+    // Control: asked how directives work, the example's numbers are not the user's: not run.
+    let server = Server::start([Reply::text(["Like this: !{scripts/calc.py \"287 / 3.5\"}"])]);
+    let out = chat(&home, &server)
+        .args(args)
+        .arg("How do I write a directive?")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "Like this: `!{scripts/calc.py \"287 / 3.5\"}`\n",
+        "{}",
+        stderr(&out)
+    );
+    let audit = home.audit();
+    assert_eq!(audit.len(), 4, "{audit:?}");
+    assert!(
+        audit[..3].iter().all(|l| l["decision"] == "ran"),
+        "{audit:?}"
+    );
+    assert_eq!(
+        audit[3]["reason"],
+        "the user asked about directives, not for one to run"
+    );
+}
+
 /// Every way a turn could show nothing gets one line saying what happened.
 #[test]
 fn a_turn_that_shows_nothing_says_so() {

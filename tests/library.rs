@@ -162,6 +162,8 @@ fn examples_run_end_to_end() {
     assert!(out.status.success(), "{err}");
     assert_eq!(text, "Let me compute that: The answer is 42.\n", "{err}");
     assert!(err.contains("[ran !{echo 42}]"), "{err}");
+    // Its provider ends each answer as a real one does: no notice that it may be cut.
+    assert!(!err.contains("cut"), "{err}");
 }
 
 #[test]

@@ -39,7 +39,7 @@ async fn setup_failure_is_decided_again_after_a_probe() {
     spec.sandbox.contain_processes = true;
     let err = exec::run(spec.clone()).await.unwrap_err();
     assert!(
-        matches!(err, ExecError::Sandbox(ref m) if m.contains("simulated")),
+        matches!(err, ExecError::Sandbox(ref m) if m.to_string().contains("simulated")),
         "{err}"
     );
     assert!(!ran.exists(), "the command started");

@@ -535,6 +535,49 @@ fn resume_brings_back_the_endpoint_and_model() {
     assert_eq!(server.requests()[1]["model"], "test-model");
 }
 
+/// A session saved under an agent resumes under it; if the agent is gone, without it.
+#[test]
+fn resume_brings_back_the_agent() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/agents/tutor.toml",
+        "name = \"tutor\"\ndescription = \"Teaches words\"\ninstructions = \"You are a patient tutor.\"\n",
+    );
+    let server = Server::start(["one", "two", "three"].map(|t| Reply::text([t])));
+    let mut p = start(&home, &server, &["--agent", "tutor"]);
+    p.send(b"hi\r");
+    p.expect("one");
+    p.expect("tutor@test-model> ");
+    p.send(b"/save lesson\r");
+    p.expect("resume with");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+
+    let mut p = start(&home, &server, &["--resume", "lesson"]);
+    p.expect("resumed");
+    p.expect("tutor@test-model> ");
+    p.send(b"more\r");
+    p.expect("two");
+    p.expect("tutor@test-model> ");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let m = messages(&server, 1);
+    assert!(m[0].1.contains("You are a patient tutor."), "{m:?}");
+
+    std::fs::remove_file(home.path().join("config/skillpipe/agents/tutor.toml")).unwrap();
+    let mut p = Pty::spawn(repl_cmd(&home, &server, &["--resume", "lesson"]));
+    p.expect("the session's agent cannot be loaded");
+    p.expect("resumed");
+    p.send(b"last\r");
+    p.expect("three");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let m = messages(&server, 2);
+    assert!(!m[0].1.contains("You are a patient tutor."), "{m:?}");
+}
+
 #[test]
 fn resume_errors_are_usage_errors() {
     let home = TestHome::new();
@@ -902,7 +945,7 @@ fn info_names_the_session_and_retry_asks_again() {
     p.expect("policy     scripts off");
     p.expect("sandbox    required");
     p.expect("prompt     system ");
-    p.expect("2 messages");
+    p.expect("2 conversation messages; the next request ");
     p.prompt();
     p.send(b"/retry\r");
     p.expect("second try");

@@ -299,7 +299,10 @@ async fn required_refuses_when_a_restriction_is_missing() {
     let ExecError::Sandbox(what) = &err else {
         panic!("{err:?}")
     };
-    assert_eq!(what, "filesystem restriction: simulated: no Landlock here");
+    assert_eq!(
+        what.to_string(),
+        "filesystem restriction: simulated: no Landlock here"
+    );
     assert!(err.to_string().contains("best-effort"));
     assert!(!home.path().join("f").exists(), "nothing ran");
 }

@@ -181,6 +181,7 @@ fn resolves_every_form_and_builds_the_command() {
             &strings(&["a b", "c"]),
             &strings(&["python3"]),
             &system_path(),
+            Some(std::ffi::OsStr::new("/vendored:/more")),
         )
         .unwrap();
     assert!(cmd.program.is_absolute());
@@ -206,6 +207,11 @@ fn resolves_every_form_and_builds_the_command() {
         env.iter()
             .any(|(k, v)| k == "SKILLPIPE_VERSION" && !v.is_empty())
     );
+    // The skill folder first, the PYTHONPATH passed through after it.
+    assert!(env.contains(&(
+        "PYTHONPATH".into(),
+        format!("{}:/vendored:/more", dir.display())
+    )));
 }
 
 #[test]
@@ -340,7 +346,7 @@ fn setuid_and_setgid_files_are_refused() {
     fs::set_permissions(&plain, fs::Permissions::from_mode(0o4755)).unwrap();
     if fs::metadata(&plain).unwrap().permissions().mode() & 0o4000 != 0 {
         let e = r
-            .command(&[], &strings(&["bash"]), &system_path())
+            .command(&[], &strings(&["bash"]), &system_path(), None)
             .unwrap_err();
         assert!(matches!(e, ResolveError::SetId(_)), "{e}");
     }
@@ -360,11 +366,16 @@ fn interpreters_must_be_allowed_and_present() {
     let set = SkillSet::load(&[tmp.path().to_path_buf()]);
     let r = set.resolve("scripts/r.rb").unwrap();
     let e = r
-        .command(&[], &strings(&["python3", "ruby"]), empty_bin.as_os_str())
+        .command(
+            &[],
+            &strings(&["python3", "ruby"]),
+            empty_bin.as_os_str(),
+            None,
+        )
         .unwrap_err();
     assert_eq!(e.to_string(), "interpreter not found: ruby");
     let e = r
-        .command(&[], &strings(&["python3", "bash"]), &system_path())
+        .command(&[], &strings(&["python3", "bash"]), &system_path(), None)
         .unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -376,7 +387,7 @@ fn interpreters_must_be_allowed_and_present() {
     fs::write(&fake, "#!/bin/sh\n").unwrap();
     fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
     let cmd = p
-        .command(&[], &strings(&["python3"]), empty_bin.as_os_str())
+        .command(&[], &strings(&["python3"]), empty_bin.as_os_str(), None)
         .unwrap();
     assert_eq!(cmd.program, fake);
 }
@@ -472,6 +483,11 @@ fn first_skill_of_a_name_wins_and_duplicates_are_reported() {
             "{}:1: duplicate skill `tools`",
             second.path().join("tools/SKILL.md").display()
         )),
+        "{w}"
+    );
+    // The library names the search path, not the binary's flag.
+    assert!(
+        w.contains("name its folder first in the skill search path: ") && !w.contains("--"),
         "{w}"
     );
 
@@ -787,7 +803,7 @@ fn shipped_command(argv0: &str, args: &[&str], path: &OsString) -> std::process:
     let cmd = set
         .resolve(argv0)
         .unwrap()
-        .command(&strings(args), &strings(&["python3", "bash"]), path)
+        .command(&strings(args), &strings(&["python3", "bash"]), path, None)
         .unwrap();
     let mut c = std::process::Command::new(&cmd.program);
     c.args(&cmd.args)
@@ -1232,6 +1248,128 @@ fn a_relative_path_meant_for_the_callers_folder_gets_a_workdir_hint() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "found\n", "{out:?}");
 }
 
+/// The user's own agent (in `$XDG_CONFIG_HOME/skillpipe/agents`, so it may widen the policy).
+fn own_agent(home: &Path, name: &str, policy: &str) {
+    let dir = home.join(".config/skillpipe/agents");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join(format!("{name}.toml")),
+        format!("name = \"{name}\"\ninstructions = \"x\"\n[script_policy]\n{policy}\n"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_python_script_gets_its_skill_folder_then_the_users_pythonpath() {
+    let tmp = TempDir::new().unwrap();
+    let vendor = tmp.path().join("vendor");
+    fs::create_dir_all(&vendor).unwrap();
+    fs::write(vendor.join("vendored_zz.py"), "WHO = 'vendor'\n").unwrap();
+    skill(
+        &tmp.path().join("skills"),
+        "py",
+        &basic("py"),
+        &[
+            ("helper_zz.py", "WHO = 'skill'\n"),
+            (
+                "scripts/both.py",
+                "import os, helper_zz, vendored_zz\nprint(helper_zz.WHO, vendored_zz.WHO)\n\
+                 print(os.environ['PYTHONPATH'])\n",
+            ),
+        ],
+    );
+    own_agent(
+        tmp.path(),
+        "passes",
+        r#"env_passthrough = ["PATH", "HOME", "LANG", "TERM", "PYTHONPATH"]"#,
+    );
+    let run = |agent: Option<&str>| {
+        let mut c = skillpipe(tmp.path());
+        c.env("PYTHONPATH", &vendor)
+            .args(["run", "--skills-dir"])
+            .arg(tmp.path().join("skills"))
+            .args(["--allow-scripts", "-y"]);
+        if let Some(a) = agent {
+            c.args(["--agent", a]);
+        }
+        c.args(["py", "both"]).output().unwrap()
+    };
+    let out = run(Some("passes"));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let skill_dir = fs::canonicalize(tmp.path().join("skills/py")).unwrap();
+    assert_eq!(
+        stdout,
+        format!(
+            "skill vendor\n{}:{}\n",
+            skill_dir.display(),
+            vendor.display()
+        )
+    );
+    // The control: not passed through, the vendored module is out of reach, and the hint
+    // says why.
+    let out = run(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "skillpipe: python: the module `vendored_zz` is missing; install it with \
+             `pip install vendored_zz`; PYTHONPATH is set here but not passed to scripts (add it \
+             to env_passthrough)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_missing_module_hint_names_the_flag_that_shows_a_hidden_user_site() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        &tmp.path().join("skills"),
+        "office",
+        &basic("office"),
+        &[(
+            "scripts/read.py",
+            "#!/usr/bin/env python3\nimport docx_absent_zz\n",
+        )],
+    );
+    // Only a path that exists is hidden.
+    fs::create_dir_all(tmp.path().join(".local/lib")).unwrap();
+    own_agent(tmp.path(), "hides", r#"deny_read = ["~/.local"]"#);
+    let out = skillpipe(tmp.path())
+        .args(["run", "--skills-dir"])
+        .arg(tmp.path().join("skills"))
+        .args([
+            "--allow-scripts",
+            "-y",
+            "--agent",
+            "hides",
+            "office",
+            "read",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    if err.contains("sandbox not enforced") || !err.contains("is missing") {
+        eprintln!("skipped: private mounts (hiding) are not enforced here: {err}");
+        return;
+    }
+    let local = tmp.path().join(".local");
+    assert!(
+        err.contains(&format!(
+            "the sandbox hides {} (deny_read), where `pip install --user` puts packages: \
+             --allow-read {} shows it",
+            local.display(),
+            local.display()
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_missing_python_module_gets_an_install_hint() {
     let tmp = TempDir::new().unwrap();
@@ -1296,4 +1434,30 @@ fn run_takes_its_skill_positionally_and_has_no_skill_flag() {
         let help = String::from_utf8_lossy(&help.stdout);
         assert!(help.contains("--skill <NAME>"), "{cmd}: {help}");
     }
+}
+
+/// The one-line count of skills with spec warnings counts the skills in use: with `--skill`
+/// (or an agent's list) a skill left out is not mentioned.
+#[test]
+fn spec_warnings_count_only_the_skills_in_use() {
+    let tmp = TempDir::new().unwrap();
+    let sk = tmp.path().join("sk");
+    // Its name does not match its folder: a spec warning.
+    skill(&sk, "odd", "name: other\ndescription: Odd.\n", &[]);
+    skill(&sk, "good", &basic("good"), &[]);
+    let run = |extra: &[&str]| {
+        let out = skillpipe(tmp.path())
+            .args(["filter", "--skills-dir", "sk"])
+            .args(extra)
+            .write_stdin("hi\n")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout, b"hi\n");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let all = run(&[]);
+    assert!(all.contains("1 skill has spec warnings"), "{all}");
+    let one = run(&["--skill", "good"]);
+    assert!(!one.contains("spec warnings"), "{one}");
 }

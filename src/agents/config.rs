@@ -41,7 +41,8 @@ pub struct AgentConfig {
     pub format: AgentFormat,
     /// Variable values used, in first-use order (given by `--var` or a default).
     pub variables: Vec<(String, String)>,
-    /// Things worth telling the user that do not stop the agent (unused `--var`, ignored keys).
+    /// Things worth telling the user that do not stop the agent (ignored keys). A given
+    /// variable the agent does not use is not in [`Self::variables`].
     pub warnings: Vec<String>,
 }
 
@@ -98,7 +99,7 @@ pub struct AgentFile {
     pub source: PathBuf,
     /// See [`AgentConfig::format`].
     pub format: AgentFormat,
-    /// Parse-time warnings (keys ignored); [`AgentConfig::warnings`] adds unused `--var`s.
+    /// Parse-time warnings (keys ignored).
     pub warnings: Vec<String>,
 }
 
@@ -115,7 +116,7 @@ impl AgentFile {
     }
 
     /// Fill the instructions from `vars` (later pairs win) and defaults. A needed variable with
-    /// neither is an error naming it; a `--var` nobody uses is only a warning.
+    /// neither is an error naming it; one nobody uses is left out of `variables`.
     pub fn resolve(self, vars: &[(String, String)]) -> Result<AgentConfig, AgentError> {
         let given = |k: &str| vars.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v);
         let mut values: Vec<(String, String)> = Vec::new();
@@ -135,19 +136,7 @@ impl AgentFile {
                 }
             }
         }
-        let mut warnings = self.warnings;
-        let mut unused: Vec<&str> = Vec::new();
-        for (k, _) in vars {
-            if !values.iter().any(|(n, _)| n == k) && !unused.contains(&k.as_str()) {
-                unused.push(k);
-            }
-        }
-        for k in unused {
-            warnings.push(format!(
-                "--var {k}: agent `{}` has no variable `{k}`",
-                self.name
-            ));
-        }
+        let warnings = self.warnings;
         let instructions = template::fill(&self.instructions, |k| {
             values.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
         });
@@ -712,7 +701,7 @@ allowed_commands = ["say", "scripts/*"]
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "agents/x.toml: missing variable `extra`: pass --var extra=VALUE"
+            "agents/x.toml: missing variable `extra`: give it a value"
         );
         let c = a
             .resolve(&[
@@ -724,10 +713,8 @@ allowed_commands = ["say", "scripts/*"]
             ])
             .unwrap();
         assert_eq!(c.instructions, "Teach French at A1 level.");
-        assert_eq!(
-            c.warnings,
-            vec!["--var unused: agent `x` has no variable `unused`"]
-        );
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert!(!c.variables.iter().any(|(n, _)| n == "unused"));
     }
 
     #[test]
@@ -755,7 +742,7 @@ allowed_commands = ["say", "scripts/*"]
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "agents/x.toml: missing variable `lang`: pass --var lang=VALUE"
+            "agents/x.toml: missing variable `lang`: give it a value"
         );
     }
 

@@ -27,19 +27,13 @@ pub enum AgentError {
         /// What was wrong with it.
         message: String,
     },
-    /// The instructions use (or declare) a variable that `--var` did not give and has no default.
-    #[error("{}: missing variable `{name}`: pass --var {name}=VALUE", file.display())]
+    /// The instructions use (or declare) a variable that was not given and has no default.
+    #[error("{}: missing variable `{name}`: give it a value", file.display())]
     MissingVariable {
         /// The agent file whose instructions need it.
         file: PathBuf,
         /// The variable's name, as in `{{name}}`.
         name: String,
-    },
-    /// A `--var` argument that is not `K=V`.
-    #[error("--var `{}`: expected K=V, e.g. --var lang=Spanish", crate::command::escape_controls(.arg))]
-    BadVar {
-        /// The argument as given.
-        arg: String,
     },
     /// No agent of that name on the search path.
     #[error(

@@ -24,4 +24,3 @@ pub use error::AgentError;
 pub use prompt::{SkillPrompt, system_prompt};
 pub use search::{AgentListing, AgentSummary, find, list, list_in, load, load_from};
 pub use skill_adapter::skill_prompts_of;
-pub(crate) use template::parse_vars;

@@ -1,6 +1,5 @@
-//! `{{var}}` placeholders in instructions and the `--var K=V` flags that fill them. Pure.
+//! `{{var}}` placeholders in instructions. Pure.
 
-use super::AgentError;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -9,16 +8,6 @@ use std::sync::LazyLock;
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}").expect("placeholder regex")
 });
-
-/// Parse `--var K=V` arguments. A missing `=` or an empty key is an error naming the flag.
-pub fn parse_vars(kv: &[String]) -> Result<Vec<(String, String)>, AgentError> {
-    kv.iter()
-        .map(|arg| match arg.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-            _ => Err(AgentError::BadVar { arg: arg.clone() }),
-        })
-        .collect()
-}
 
 /// Variable names used in `text`, first use first, without repeats.
 pub fn placeholders(text: &str) -> Vec<String> {
@@ -45,29 +34,6 @@ pub fn fill(text: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_vars() {
-        let v = parse_vars(&["lang=Spanish".into(), "x=a=b".into(), "e=".into()]).unwrap();
-        assert_eq!(
-            v,
-            vec![
-                ("lang".into(), "Spanish".into()),
-                ("x".into(), "a=b".into()),
-                ("e".into(), "".into())
-            ]
-        );
-    }
-
-    #[test]
-    fn bad_var_names_the_flag() {
-        let e = parse_vars(&["lang".into()]).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "--var `lang`: expected K=V, e.g. --var lang=Spanish"
-        );
-        assert!(parse_vars(&["=x".into()]).is_err());
-    }
 
     #[test]
     fn finds_and_fills_placeholders() {

@@ -2,11 +2,14 @@
 //! the command-line flag that lifts each, as users of the binary have always seen them. Every
 //! front end of the binary (filter, chat, REPL, `run`, MCP) gets it through its dispatcher.
 
+use crate::audit::AuditError;
+use crate::chat::Notice;
 use crate::confirm::AskError;
 use crate::dispatch::Wording;
 use crate::exec::ExecError;
+use crate::model::{ModelError, ModelWords};
 use crate::policy::Denied;
-use crate::sandbox::Hint;
+use crate::sandbox::{Hint, Setting};
 
 /// The binary's wording, given to every dispatcher it builds.
 pub(crate) const CLI: Wording = Wording {
@@ -14,6 +17,8 @@ pub(crate) const CLI: Wording = Wording {
     ask,
     exec,
     hint,
+    setting,
+    audit,
 };
 
 /// A policy refusal, with `--allow-scripts` / `--allow PATTERN` where one lifts it.
@@ -49,9 +54,55 @@ fn ask(e: &AskError) -> String {
 fn exec(e: &ExecError) -> String {
     match e {
         ExecError::Sandbox(why) => format!(
-            "cannot sandbox the command: {why} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)"
+            "cannot sandbox the command: {} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)",
+            why.word(setting)
         ),
         other => other.to_string(),
+    }
+}
+
+/// An audit log that cannot be written, with `--audit-log` where there is no place for it.
+pub(crate) fn audit(e: &AuditError) -> String {
+    match e {
+        AuditError::NoLocation => {
+            "no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// How a duplicate skill's warning ends: the flag that puts its folder (shell-quoted) first.
+pub(crate) fn put_first(dir: &str) -> String {
+    format!("name its folder first: --skills-dir {dir}")
+}
+
+/// A chat notice, with the flags that change what it is about.
+pub(crate) fn notice(n: &Notice) -> String {
+    match n {
+        Notice::ToolsIgnored => crate::chat::notice::tools_ignored("--tools"),
+        Notice::CutAtTokenLimit => crate::chat::notice::cut_at_token_limit(
+            "--max-tokens N, or max_tokens in the agent's [params],",
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// A model endpoint's error, with the flags that change what was asked.
+pub(crate) fn model(e: &ModelError) -> String {
+    e.worded(&ModelWords {
+        model: "the model name (--model)",
+        fewer_skills: "fewer skills (--skill NAME)",
+        no_tools: "no --tools",
+    })
+}
+
+/// A setting a sandbox message names, as the flag that sets it.
+fn setting(s: &Setting) -> String {
+    match s {
+        Setting::BestEffort => "--sandbox best-effort".to_string(),
+        Setting::AllowRead(path) => format!("--allow-read {path}"),
+        Setting::AllowedSockets => "--allow-socket".to_string(),
+        Setting::AllowNetwork => "--allow-network".to_string(),
     }
 }
 
@@ -104,6 +155,9 @@ fn hint(h: &Hint) -> String {
             "the script ran in its skill's folder, where `{arg}` does not exist (it does where you \
              are): --workdir caller runs skill scripts where you are"
         ),
+        Hint::MissingModule(_) => {
+            h.missing_module(|path| format!("--allow-read {}", path.display()))
+        }
     }
 }
 
@@ -197,11 +251,106 @@ mod tests {
                 },
                 "the script ran in its skill's folder, where `input.pdf` does not exist (it does where you are): --workdir caller runs skill scripts where you are",
             ),
+            (
+                Hint::MissingModule(Box::new(crate::sandbox::hint::MissingModule {
+                    module: "docx".into(),
+                    package: "python-docx".into(),
+                    renamed: Some("docx".into()),
+                    hidden: Some("/home/u/.local".into()),
+                    dropped: vec!["PYTHONPATH"],
+                })),
+                "python: the module `docx` is missing; install it with `pip install python-docx` (the package's name is not the module's `docx`); the sandbox hides /home/u/.local (deny_read), where `pip install --user` puts packages: --allow-read /home/u/.local shows it; PYTHONPATH is set here but not passed to scripts (add it to env_passthrough)",
+            ),
         ];
         for (h, cli) in cases {
             assert_eq!(hint(&h), cli);
-            assert!(!h.to_string().contains("--"), "{h}");
+            // pip's own flag is not skillpipe's.
+            let library = h.to_string().replace("pip install --user", "");
+            assert!(!library.contains("--"), "{h}");
         }
+    }
+
+    #[test]
+    fn the_launchers_messages_name_flags_as_they_always_did_and_the_library_keys() {
+        let old = [
+            "hiding /h/.aws: mounting tmpfs on /h/.aws: Operation not permitted (os error 1) (`skillpipe doctor` shows whether private mounts work here; --sandbox best-effort runs without them, with a warning); lift it with --allow-read /h/.aws if it need not be hidden",
+            "abstract Unix sockets cannot be closed: that needs Landlock ABI 6 (Linux 6.12); drop --allow-socket, or keep the network isolated",
+            "Landlock enforced writes only partly or not at all (kernel status partial); --sandbox best-effort runs without it, with a warning",
+            "no seccomp filter is written for the mips architecture; run with --sandbox best-effort to go without it (with a warning)",
+            "cannot hand connect(2) to the sandbox's init (no seccomp filter is written for the mips architecture; run with --sandbox best-effort to go without it (with a warning); seccomp user notification needs Linux 5.0 or later); drop --allow-socket to run with Unix sockets closed",
+            "bringing loopback up failed at SIOCSIFFLAGS: Operation not permitted (os error 1); 127.0.0.1 stays unreachable in the sandbox (--allow-network runs in the host's network instead)",
+        ];
+        let messages = crate::sandbox::messages_naming_settings();
+        assert_eq!(messages.len(), old.len());
+        for (m, old) in messages.iter().zip(old) {
+            assert_eq!(m.word(setting), old);
+            assert!(!m.to_string().contains("--"), "{m}");
+        }
+        assert!(
+            messages[0]
+                .to_string()
+                .contains("lift it with allow_read = [\"/h/.aws\"] if"),
+            "{}",
+            messages[0]
+        );
+        // Through the error the dispatcher words.
+        let e = ExecError::Sandbox(messages[1].clone());
+        assert_eq!(
+            exec(&e),
+            format!(
+                "cannot sandbox the command: {} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)",
+                old[1]
+            )
+        );
+        assert!(!e.to_string().contains("--"), "{e}");
+    }
+
+    #[test]
+    fn notices_name_the_flags_as_before() {
+        assert_eq!(
+            notice(&Notice::CutAtTokenLimit),
+            "the answer was cut at the token limit (--max-tokens N, or max_tokens in the agent's [params], allows more)"
+        );
+        assert_eq!(
+            notice(&Notice::ToolsIgnored),
+            "the model wrote a tool call as text instead of calling the tool (this server or model does not do native tool calls); using directives instead of --tools for the rest of this session"
+        );
+        assert!(!Notice::ToolsIgnored.to_string().contains("--"));
+    }
+
+    #[test]
+    fn model_errors_name_the_flags_and_the_library_the_settings() {
+        let e = ModelError::ModelNotFound {
+            model: "gpt-x".into(),
+            base_url: "http://h/v1".into(),
+            message: "no such model".into(),
+        };
+        assert_eq!(
+            model(&e),
+            "model `gpt-x` not found at http://h/v1 (404): no such model — check the model name (--model) and the base URL"
+        );
+        assert_eq!(
+            e.to_string(),
+            "model `gpt-x` not found at http://h/v1 (404): no such model — check the model name and the base URL"
+        );
+        let e = ModelError::StreamCut {
+            bytes: 0,
+            reason: "connection reset".into(),
+        };
+        assert_eq!(
+            model(&e),
+            "the server closed the stream before sending anything (connection reset); a request longer than its context does this on some servers: fewer skills (--skill NAME), no --tools, or a larger context may help"
+        );
+        assert!(!e.to_string().contains("--"), "{e}");
+    }
+
+    #[test]
+    fn no_audit_log_location_names_the_flag_and_the_library_the_constructor() {
+        assert_eq!(
+            audit(&AuditError::NoLocation),
+            "no audit log location (set XDG_STATE_HOME or HOME, or pass --audit-log)"
+        );
+        assert!(!AuditError::NoLocation.to_string().contains("--"));
     }
 
     #[test]

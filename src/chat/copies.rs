@@ -14,16 +14,28 @@ pub const COPIED: &str = "a copy of a worked example, not the user's request";
 pub const NOT_TO_RUN: &str = "the user asked not to run it";
 
 /// True when `user` says in so many words that nothing is to run ("do not run it", "without
-/// running", "don't play it"). Measured on a 0.5B model: asked to show the directive for 2+2
-/// "but do not run it", it wrote it bare and it ran. Refusing then only ever runs less.
+/// running anything", "don't play it"). Measured on a 0.5B model: asked to show the directive
+/// for 2+2 "but do not run it", it wrote it bare and it ran. Only a negated verb with an object
+/// of its own counts: "do not run before you can walk" asks for nothing of the kind.
 pub fn asked_not_to_run(user: &str) -> bool {
+    const OBJECTS: [&str; 6] = ["it", "anything", "them", "this", "that", "one"];
     let user = user.to_lowercase().replace(['\u{2019}', '`'], "'");
+    let words: Vec<&str> = user
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let object_after = |i: usize| words.get(i + 1).is_none_or(|w| OBJECTS.contains(w));
     let verbs = ["run", "execute", "play"];
-    verbs.iter().any(|v| {
-        ["do not ", "don't ", "dont ", "never "]
-            .iter()
-            .any(|neg| user.contains(&format!("{neg}{v}")))
-            || user.contains(&format!("without {}", gerund(v)))
+    (0..words.len()).any(|i| {
+        let w = words[i];
+        let negated = |v: &str| {
+            w == v
+                && i > 0
+                && (matches!(words[i - 1], "don't" | "dont" | "never")
+                    || (words[i - 1] == "not" && i > 1 && words[i - 2] == "do"))
+        };
+        let without = |v: &str| w == gerund(v) && i > 0 && words[i - 1] == "without";
+        verbs.iter().any(|v| negated(v) || without(v)) && object_after(i)
     })
 }
 
@@ -48,16 +60,57 @@ pub fn about_directives(user: &str) -> bool {
     words.any(|w| w == "directive" || w == "directives")
 }
 
-/// Why no directive of a turn runs, when its user's message says so ([`asked_not_to_run`],
-/// [`about_directives`]).
-pub fn nothing_to_run(user: &str) -> Option<&'static str> {
+/// Why a directive (or tool call, given its arguments' text) of this turn is not to run, when
+/// its user's message says so: asked not to run anything ([`asked_not_to_run`]); or asked about
+/// directives ([`about_directives`]) and the arguments are not the user's own words ("look up
+/// ubiquitous with a directive" runs `lookup "ubiquitous"`; the example a model copies to
+/// explain the syntax does not run).
+pub fn nothing_to_run(user: &str, args: &str) -> Option<&'static str> {
     if asked_not_to_run(user) {
         Some(NOT_TO_RUN)
-    } else if about_directives(user) {
+    } else if about_directives(user) && !holds_args(user, args) {
         Some(ABOUT_DIRECTIVES)
     } else {
         None
     }
+}
+
+/// The words and numbers of `text`, lower-case: runs of letters and digits, a `.` or `,` between
+/// digits kept (`3.5`). Operators, quotes and spacing are not compared: "287 divided by 3.5"
+/// holds the arguments of `calc "287 / 3.5"`.
+fn tokens(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.to_lowercase().chars().collect();
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let inner_mark = (c == '.' || c == ',')
+            && i > 0
+            && chars[i - 1].is_ascii_digit()
+            && chars.get(i + 1).is_some_and(char::is_ascii_digit);
+        if c.is_alphanumeric() || inner_mark {
+            cur.push(c);
+        } else if !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// True when `args` has words or numbers and the user wrote every one of them.
+fn holds_args(user: &str, args: &str) -> bool {
+    let user = tokens(user);
+    let args = tokens(args);
+    !args.is_empty() && args.iter().all(|a| user.contains(a))
+}
+
+/// A directive's arguments as one text (the body after its program).
+pub fn args_of(d: &Directive) -> String {
+    shell_words::split(&d.body)
+        .map(|words| words.into_iter().skip(1).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 fn gerund(verb: &str) -> String {
@@ -107,12 +160,12 @@ impl Examples {
         Examples(found)
     }
 
-    /// True when `d` is written exactly as an example and `user` does not hold its arguments.
+    /// True when `d` is written exactly as an example and `user` does not hold its arguments
+    /// (their words and numbers: "287 divided by 3.5" asks for `calc "287 / 3.5"`).
     pub fn is_copy(&self, d: &Directive, user: &str) -> bool {
-        let user = user.to_lowercase();
-        self.0.iter().any(|(raw, args)| {
-            *raw == d.raw && !args.iter().all(|a| user.contains(&a.to_lowercase()))
-        })
+        self.0
+            .iter()
+            .any(|(raw, args)| *raw == d.raw && !holds_args(user, &args.join(" ")))
     }
 }
 
@@ -151,9 +204,15 @@ mod tests {
             "Run the tests",
             "Play the word again",
             "a runner",
+            // A negated verb about something else asks for nothing to be held back.
+            "What does the proverb 'do not run before you can walk' mean? Look up walk.",
+            "How do I stay fit without running marathons?",
         ] {
             assert!(!asked_not_to_run(no), "{no}");
         }
+        assert!(asked_not_to_run(
+            "Show the command; please don\u{2019}t run."
+        ));
     }
 
     #[test]
@@ -163,12 +222,32 @@ mod tests {
             "Explain the two kinds of Directives.",
             "Please explain what a directive is.",
         ] {
-            assert_eq!(nothing_to_run(yes), Some(ABOUT_DIRECTIVES), "{yes}");
+            // The example a model copies to explain them has arguments the user never wrote.
+            assert_eq!(
+                nothing_to_run(yes, "287 / 3.5"),
+                Some(ABOUT_DIRECTIVES),
+                "{yes}"
+            );
+            assert_eq!(nothing_to_run(yes, ""), Some(ABOUT_DIRECTIVES), "{yes}");
         }
         assert_eq!(
-            nothing_to_run("Show it but do not run it"),
+            nothing_to_run("Show it but do not run it", "2 + 2"),
             Some(NOT_TO_RUN)
         );
+        // Naming directives while asking for the user's own words or numbers asks for a run.
+        for (user, args) in [
+            (
+                "Can you use the lookup directive for ubiquitous?",
+                "ubiquitous",
+            ),
+            ("Look up ubiquitous with a directive.", "ubiquitous"),
+            (
+                "Could you compute 2**10 for me? I know how directives work.",
+                "2**10",
+            ),
+        ] {
+            assert_eq!(nothing_to_run(user, args), None, "{user}");
+        }
         for no in [
             "Use the say directive to pronounce hola.",
             "please run the lookup directive for 'candid'",
@@ -176,7 +255,7 @@ mod tests {
             "Who is the director?",
             "directed by whom?",
         ] {
-            assert_eq!(nothing_to_run(no), None, "{no}");
+            assert_eq!(nothing_to_run(no, "x"), None, "{no}");
         }
     }
 
@@ -211,6 +290,10 @@ mod tests {
             !ex.is_copy(&calc, "What is 287 / 3.5?"),
             "the user asked for it"
         );
+        // The same numbers in words: still the user's request.
+        assert!(!ex.is_copy(&calc, "What is 287 divided by 3.5?"));
+        assert!(!ex.is_copy(&calc, "A train covers 287 km in 3.5 hours. How fast is it?"));
+        assert!(ex.is_copy(&calc, "What is 287 divided by 3?"));
         assert!(!ex.is_copy(&directive("!{scripts/calc.py \"17 * 23\"}"), "17 times 23?"));
         let say = directive("%{scripts/say.sh \"quay\"}");
         assert!(ex.is_copy(&say, "Show me how you make me hear a word"));

@@ -7,7 +7,7 @@
 mod call_hold;
 pub(crate) mod copies;
 mod lines;
-mod notice;
+pub(crate) mod notice;
 pub(crate) mod result;
 pub(crate) mod tools;
 
@@ -279,9 +279,8 @@ impl Session {
     /// would run, so that the model is told why and a repeat meets the loop guard.
     fn gate(&self) -> Gate {
         let (examples, user) = (self.examples.clone(), self.turn_user.clone());
-        let nothing = copies::nothing_to_run(&user);
         Box::new(move |d, at| {
-            if let Some(why) = nothing {
+            if let Some(why) = copies::nothing_to_run(&user, &copies::args_of(d)) {
                 return Admit::Refuse(why.into());
             }
             if d.kind == Kind::Capture && at == GateAt::Found {
@@ -292,6 +291,11 @@ impl Session {
                 false => Admit::Run,
             }
         })
+    }
+
+    /// How many worked-example messages go before the conversation in every request.
+    pub(crate) fn few_shot_len(&self) -> usize {
+        self.few_shot.len()
     }
 
     /// Forgets the conversation (history and transcript).
@@ -650,7 +654,8 @@ impl Session {
             // see: shown where it was written, as code (the report has said why it did not run).
             // The gate refuses every directive of such a turn, before any other refusal.
             Event::Refused { directive, .. }
-                if copies::nothing_to_run(&self.turn_user).is_some() =>
+                if copies::nothing_to_run(&self.turn_user, &copies::args_of(directive))
+                    .is_some() =>
             {
                 let code = copies::as_code(&String::from_utf8_lossy(&directive.raw));
                 let mut shown = Vec::new();
@@ -732,7 +737,8 @@ impl Session {
     /// Runs one native tool call; returns the tool message's content and whether it is an error.
     async fn run_tool(&self, call: &ToolCall, ui: &mut dyn Ui, driver: &Driver) -> (String, bool) {
         // The user said nothing is to run: a tool call is refused as a directive would be.
-        if let Some(why) = copies::nothing_to_run(&self.turn_user) {
+        let args = tools::argument_values(&call.arguments);
+        if let Some(why) = copies::nothing_to_run(&self.turn_user, &args) {
             let argv = std::slice::from_ref(&call.name);
             let outcome = driver.refuse(Origin::Tool, argv, Decision::Denied, why.into());
             self.tool_report(call, &outcome, ui, driver);

@@ -4,8 +4,9 @@
 use std::fmt;
 use std::time::Duration;
 
-/// A note about the stream or the turn (a retry, a turn stopped early). [`fmt::Display`] gives
-/// the wording the `skillpipe` binary shows; text from the model or the server inside it
+/// A note about the stream or the turn (a retry, a turn stopped early). [`fmt::Display`] names
+/// settings by their keys (the `skillpipe` binary names its flags); text from the model or the
+/// server inside it
 /// (a directive, a reason) is not sanitized for a terminal: sanitize the line before showing it
 /// (see [`crate::term::sanitize`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,20 +103,29 @@ impl fmt::Display for Notice {
                 "stopped: more than {max} tool call{} in one answer (max_captures_per_turn)",
                 if *max == 1 { "" } else { "s" }
             ),
-            Notice::ToolsIgnored => f.write_str(
-                "the model wrote a tool call as text instead of calling the tool (this server or \
-                 model does not do native tool calls); using directives instead of --tools for \
-                 the rest of this session",
-            ),
-            Notice::CutAtTokenLimit => f.write_str(
-                "the answer was cut at the token limit (--max-tokens N, or max_tokens in the \
-                 agent's [params], allows more)",
-            ),
+            Notice::ToolsIgnored => f.write_str(&tools_ignored("native tool calls")),
+            Notice::CutAtTokenLimit => f.write_str(&cut_at_token_limit(
+                "a larger max_tokens in the agent's [params]",
+            )),
             Notice::NoFinishReason => f.write_str(
                 "the server ended the answer without saying it was complete: it may be cut",
             ),
         }
     }
+}
+
+/// [`Notice::ToolsIgnored`]'s line, `tools` naming what is given up.
+pub(crate) fn tools_ignored(tools: &str) -> String {
+    format!(
+        "the model wrote a tool call as text instead of calling the tool (this server or model \
+         does not do native tool calls); using directives instead of {tools} for the rest of \
+         this session"
+    )
+}
+
+/// [`Notice::CutAtTokenLimit`]'s line, `more` naming what allows more.
+pub(crate) fn cut_at_token_limit(more: &str) -> String {
+    format!("the answer was cut at the token limit ({more} allows more)")
 }
 
 /// What the loop is waiting for, while nothing else shows (a spinner's label).
@@ -143,7 +153,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wording_is_the_binary_s() {
+    fn wording_names_keys_not_flags() {
         let retry = Notice::Retrying {
             reason: "HTTP 429".into(),
             delay: Duration::from_millis(1500),
@@ -170,7 +180,12 @@ mod tests {
         assert!(
             Notice::ToolsIgnored
                 .to_string()
-                .contains("instead of --tools")
+                .contains("instead of native tool calls")
+        );
+        assert_eq!(
+            Notice::CutAtTokenLimit.to_string(),
+            "the answer was cut at the token limit (a larger max_tokens in the agent's [params] \
+             allows more)"
         );
         assert_eq!(Busy::Thinking.to_string(), "thinking");
         assert_eq!(Busy::Running("say hi").to_string(), "running say hi");

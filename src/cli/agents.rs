@@ -2,7 +2,7 @@
 
 use super::{SkillFlags, usage};
 use crate::agents::origin::Restricted;
-use crate::agents::{self, AgentConfig, AgentError, AgentListing};
+use crate::agents::{self, AgentConfig, AgentListing};
 use clap::{Args, Subcommand};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -56,9 +56,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             Ok(super::EXIT_OK)
         }
         AgentsCommand::Show { name, vars } => {
-            let vars = agents::parse_vars(&vars).map_err(config_error)?;
-            let mut agent = agents::load(&name, &vars)
-                .map_err(|e| anyhow::Error::from(crate::app::agent_error(e)))?;
+            let mut agent = crate::app::load_agent(&name, &vars).map_err(anyhow::Error::from)?;
             warn_all(&agent.warnings);
             let restricted = agents::origin::restrict(&mut agent);
             if let Some(n) = &restricted.notice {
@@ -117,11 +115,6 @@ fn render_few_shot(messages: &[crate::model::Message]) -> String {
         lines.len(),
         lines.join("\n")
     )
-}
-
-/// Agent config problems are configuration errors: exit 2.
-fn config_error(e: AgentError) -> anyhow::Error {
-    usage(e.to_string())
 }
 
 fn warn_all(warnings: &[String]) {

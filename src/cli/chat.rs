@@ -199,7 +199,7 @@ fn one_shot(
         Err(e) => {
             line::status(&format!(
                 "skillpipe: {}",
-                crate::term::sanitize(&e.to_string())
+                crate::term::sanitize(&crate::app::wording::model(&e))
             ));
             Ok(crate::app::EXIT_RUNTIME)
         }
@@ -321,7 +321,7 @@ impl Ui for PlainUi {
         self.end_open_line();
         self.line_err(ToStderr::Status(format!(
             "skillpipe: {}",
-            crate::term::sanitize(&notice.to_string())
+            crate::term::sanitize(&crate::app::wording::notice(notice))
         )));
     }
 

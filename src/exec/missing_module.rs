@@ -1,8 +1,11 @@
-//! A Python script that failed on an import: one line naming the module, the package that
-//! provides it, and what of skillpipe's own making (a hidden folder, a variable not passed) may
-//! keep an installed one out of reach. Pure; real skill collections import pypdf, openpyxl,
-//! docx… without saying so.
+//! A Python script that failed on an import: the module, the package that provides it, and
+//! what of skillpipe's own making (a hidden folder, a variable not passed) may keep an installed
+//! one out of reach, as a typed [`Hint::MissingModule`] (worded in policy keys by the library,
+//! with flags by the binary). Pure; real skill collections import pypdf, openpyxl, docx…
+//! without saying so.
 
+use crate::sandbox::Hint;
+use crate::sandbox::hint::MissingModule;
 use std::path::{Path, PathBuf};
 
 /// Import names whose package on PyPI has another name.
@@ -31,11 +34,44 @@ pub struct Reach<'a> {
     /// The paths hidden from the run (only when they were hidden).
     pub hidden: &'a [PathBuf],
     /// Of [`PYTHON_VARS`], those set for skillpipe but not passed to the run.
-    pub dropped: &'a [&'a str],
+    pub dropped: &'a [&'static str],
 }
 
-/// One line for a run whose stderr (or end of stdout) says a module is missing; `None` else.
-pub fn explain(said: &str, reach: &Reach) -> Option<String> {
+/// Of [`PYTHON_VARS`], those set here (`ours`) whose entries the run's `env` lacks: not passed
+/// through, as a Python script's `PYTHONPATH` always exists (the skill folder) but then holds
+/// only that.
+pub fn dropped(
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ours: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Vec<&'static str> {
+    let entries = |v: &std::ffi::OsStr| {
+        v.to_string_lossy()
+            .split(':')
+            .filter(|e| !e.is_empty())
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    PYTHON_VARS
+        .iter()
+        .copied()
+        .filter(|var| {
+            let Some(ours) = ours(var).filter(|v| !v.is_empty()) else {
+                return false;
+            };
+            // The last setting wins, as in the child.
+            let theirs = env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == var)
+                .map(|(_, v)| entries(v));
+            let theirs = theirs.unwrap_or_default();
+            !entries(&ours).iter().all(|e| theirs.contains(e))
+        })
+        .collect()
+}
+
+/// The hint for a run whose stderr (or end of stdout) says a module is missing; `None` else.
+pub fn explain(said: &str, reach: &Reach) -> Option<Hint> {
     let module = missing(said)?;
     // Only the top package can be installed: `No module named 'google.protobuf'` is `google`'s.
     let top = module.split('.').next().unwrap_or(module);
@@ -43,37 +79,20 @@ pub fn explain(said: &str, reach: &Reach) -> Option<String> {
         .iter()
         .find(|(import, _)| *import == top)
         .map_or(top, |(_, package)| *package);
-    let shown = crate::command::escape_controls(module);
-    let mut line = format!(
-        "python: the module `{shown}` is missing; install it with `pip install {}`",
-        crate::command::escape_controls(package)
-    );
-    if package != top {
-        line.push_str(&format!(
-            " (the package's name is not the module's `{top}`)"
-        ));
-    }
     let user_site = reach.home.map(|h| h.join(".local/lib"));
-    if let Some(hider) = user_site.as_ref().and_then(|site| {
+    let hidden = user_site.as_ref().and_then(|site| {
         reach
             .hidden
             .iter()
             .find(|p| site.starts_with(p) || p.starts_with(site))
-    }) {
-        line.push_str(&format!(
-            "; the sandbox hides {} (deny_read), where `pip install --user` puts packages: \
-             --allow-read {} shows it",
-            hider.display(),
-            hider.display()
-        ));
-    }
-    if !reach.dropped.is_empty() {
-        line.push_str(&format!(
-            "; {} is set here but not passed to scripts (add it to env_passthrough)",
-            reach.dropped.join(", ")
-        ));
-    }
-    Some(line)
+    });
+    Some(Hint::MissingModule(Box::new(MissingModule {
+        module: crate::command::escape_controls(module),
+        package: crate::command::escape_controls(package),
+        renamed: (package != top).then(|| top.to_string()),
+        hidden: hidden.cloned(),
+        dropped: reach.dropped.to_vec(),
+    })))
 }
 
 /// The module a Python traceback says is missing: its last `No module named` line.
@@ -102,7 +121,7 @@ mod tests {
                          line 2, in <module>\n    from pypdf import PdfReader\n\
                          ModuleNotFoundError: No module named 'pypdf'\n";
 
-    fn reach<'a>(hidden: &'a [PathBuf], dropped: &'a [&'a str]) -> Reach<'a> {
+    fn reach<'a>(hidden: &'a [PathBuf], dropped: &'a [&'static str]) -> Reach<'a> {
         Reach {
             home: Some(Path::new("/home/u")),
             hidden,
@@ -112,7 +131,7 @@ mod tests {
 
     #[test]
     fn names_the_module_and_the_package() {
-        let h = explain(TRACE, &reach(&[], &[])).unwrap();
+        let h = explain(TRACE, &reach(&[], &[])).unwrap().to_string();
         assert_eq!(
             h,
             "python: the module `pypdf` is missing; install it with `pip install pypdf`"
@@ -121,32 +140,39 @@ mod tests {
             "ModuleNotFoundError: No module named 'docx'",
             &reach(&[], &[]),
         )
-        .unwrap();
+        .unwrap()
+        .to_string();
         assert!(h.contains("`pip install python-docx`"), "{h}");
         assert!(h.contains("not the module's `docx`"), "{h}");
         let h = explain(
             "ModuleNotFoundError: No module named 'PIL.Image'",
             &reach(&[], &[]),
         )
-        .unwrap();
+        .unwrap()
+        .to_string();
         assert!(
             h.contains("`PIL.Image`") && h.contains("pip install Pillow"),
             "{h}"
         );
         // Python 2's wording.
-        let h = explain("ImportError: No module named yaml", &reach(&[], &[])).unwrap();
+        let h = explain("ImportError: No module named yaml", &reach(&[], &[]))
+            .unwrap()
+            .to_string();
         assert!(h.contains("pip install PyYAML"), "{h}");
     }
 
     #[test]
     fn says_what_keeps_an_installed_one_out_of_reach() {
         let hidden = [PathBuf::from("/home/u/.local")];
-        let h = explain(TRACE, &reach(&hidden, &["PYTHONPATH"])).unwrap();
+        let h = explain(TRACE, &reach(&hidden, &["PYTHONPATH"]))
+            .unwrap()
+            .to_string();
         assert!(
             h.contains("the sandbox hides /home/u/.local (deny_read)")
-                && h.contains("--allow-read /home/u/.local"),
+                && h.contains("listing it in allow_read shows it"),
             "{h}"
         );
+        assert!(!h.contains("--allow"), "no flags in the library: {h}");
         assert!(
             h.contains("PYTHONPATH is set here but not passed to scripts"),
             "{h}"
@@ -156,8 +182,20 @@ mod tests {
         assert!(
             !explain(TRACE, &reach(&hidden, &[]))
                 .unwrap()
+                .to_string()
                 .contains("hides")
         );
+    }
+
+    #[test]
+    fn a_variable_is_dropped_unless_its_entries_reach_the_run() {
+        let ours = |v: &str| (v == "PYTHONPATH").then(|| "/vendor:/lib".into());
+        let env = |v: &str| vec![("PYTHONPATH".into(), v.into())];
+        // A Python script's own PYTHONPATH (the skill folder) does not carry the user's.
+        assert_eq!(dropped(&env("/skill"), ours), ["PYTHONPATH"]);
+        assert_eq!(dropped(&[], ours), ["PYTHONPATH"]);
+        assert!(dropped(&env("/skill:/vendor:/lib"), ours).is_empty());
+        assert!(dropped(&env("/skill"), |_| None).is_empty());
     }
 
     #[test]

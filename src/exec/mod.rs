@@ -100,13 +100,18 @@ pub struct RunResult {
     pub timed_out: bool,
     /// How long it ran.
     pub duration: Duration,
-    /// Restrictions that were requested but are not in force (best-effort), and similar notes.
+    /// Restrictions that were requested but are not in force (best-effort), and similar notes
+    /// ([`Self::warned`] worded: policy keys, or flags when the `skillpipe` binary's dispatcher
+    /// ran it).
     pub warnings: Vec<String>,
+    /// [`Self::warnings`], with the settings they name typed.
+    #[serde(skip)]
+    pub warned: Vec<crate::sandbox::Message>,
     /// The restrictions that were in force.
     pub enforced: Enforced,
     /// When a run failed: the Python module it missed and how to install it, or (sandboxed)
     /// the restriction it likely ran into and what lifts it ([`Self::why`] worded: the policy
-    /// key, or the flag when the `skillpipe` binary ran it).
+    /// key, or the flag when the `skillpipe` binary's dispatcher ran it).
     pub hint: Option<String>,
     /// [`Self::hint`], typed.
     #[serde(skip)]
@@ -131,11 +136,12 @@ pub enum ExecError {
         program: String,
     },
     /// What the machine lacks, e.g. "network isolation: user namespaces are disabled
-    /// (kernel.unprivileged_userns_clone=0)".
+    /// (kernel.unprivileged_userns_clone=0)"; the settings it names stay typed (the launcher
+    /// says it from another process).
     #[error(
         "cannot sandbox the command: {0} (sandbox = \"best-effort\" runs it anyway, with a warning)"
     )]
-    Sandbox(String),
+    Sandbox(crate::sandbox::Message),
     /// What was being done, and the OS error.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
@@ -271,7 +277,8 @@ async fn run_planned(
     launcher: Option<&Path>,
     setup_failed: &mut bool,
 ) -> Result<RunResult, ExecError> {
-    let plan = sandbox::plan(&spec.sandbox, caps).map_err(|e| ExecError::Sandbox(e.to_string()))?;
+    let plan =
+        sandbox::plan(&spec.sandbox, caps).map_err(|e| ExecError::Sandbox(e.to_string().into()))?;
     if !spec.cwd.is_dir() {
         return Err(ExecError::Io(
             format!("working directory {}", spec.cwd.display()),
@@ -290,10 +297,13 @@ async fn run_planned(
     env.push(("TMPDIR".into(), tmp.path().into()));
 
     let launcher = if plan.uses_launcher() {
-        sandbox::check_not_in_failed_launcher().map_err(|e| ExecError::Sandbox(e.to_string()))?;
+        sandbox::check_not_in_failed_launcher()
+            .map_err(|e| ExecError::Sandbox(e.to_string().into()))?;
         Some(match launcher {
             Some(l) => l.to_path_buf(),
-            None => sandbox::launcher_path().map_err(|e| ExecError::Sandbox(e.to_string()))?,
+            None => {
+                sandbox::launcher_path().map_err(|e| ExecError::Sandbox(e.to_string().into()))?
+            }
         })
     } else {
         None
@@ -441,9 +451,10 @@ async fn run_planned(
     let (status, timed_out, duration) =
         waited.map_err(|e| ExecError::Io(format!("waiting for {}", program.display()), e))?;
 
-    let mut warnings = plan.warnings.clone();
+    let mut warnings: Vec<sandbox::Message> =
+        plan.warnings.iter().cloned().map(Into::into).collect();
     #[cfg(target_os = "linux")]
-    warnings.extend(cgroup_warning);
+    warnings.extend(cgroup_warning.map(Into::into));
     let mut enforced = Enforced::default();
     if let Some(reader) = report {
         let report = sandbox::report::parse(&reader.read_available());
@@ -455,11 +466,15 @@ async fn run_planned(
             Some(e) => enforced = e,
             None if timed_out => enforced = plan.enforce,
             None => {
-                return Err(ExecError::Sandbox(format!(
-                    "the launcher {} did not report; it must be a skillpipe binary or a program \
-                     that calls skillpipe::sandbox::run_if_launcher() first thing in main",
-                    launcher.as_deref().unwrap_or(Path::new("?")).display()
-                )));
+                return Err(ExecError::Sandbox(
+                    format!(
+                        "the launcher {} did not report; it must be a skillpipe binary or a \
+                         program that calls skillpipe::sandbox::run_if_launcher() first thing in \
+                         main",
+                        launcher.as_deref().unwrap_or(Path::new("?")).display()
+                    )
+                    .into(),
+                ));
             }
         }
         warnings.extend(report.warnings);
@@ -479,13 +494,9 @@ async fn run_planned(
         &[]
     };
     // A missing Python module is the likelier story than any restriction: it goes first.
-    let dropped: Vec<&str> = missing_module::PYTHON_VARS
-        .iter()
-        .copied()
-        .filter(|v| std::env::var_os(v).is_some() && !spec.env.iter().any(|(k, _)| k == v))
-        .collect();
+    let dropped = missing_module::dropped(&spec.env, |v| std::env::var_os(v));
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let module = (!r.success())
+    r.why = (!r.success())
         .then(|| {
             let reach = missing_module::Reach {
                 home: home.as_deref(),
@@ -495,7 +506,7 @@ async fn run_planned(
             missing_module::explain(&String::from_utf8_lossy(&said), &reach)
         })
         .flatten();
-    if module.is_none() {
+    if r.why.is_none() {
         r.why = sandbox::hint::explain(&sandbox::hint::Facts {
             success: r.success(),
             timed_out: r.timed_out,
@@ -507,7 +518,7 @@ async fn run_planned(
             hidden,
         });
     }
-    r.hint = module.or_else(|| r.why.as_ref().map(ToString::to_string));
+    r.hint = r.why.as_ref().map(ToString::to_string);
     Ok(r)
 }
 
@@ -517,16 +528,19 @@ fn result(
     duration: Duration,
     out: capture::Capture,
     err: capture::Capture,
-    mut warnings: Vec<String>,
+    mut warned: Vec<sandbox::Message>,
     enforced: Enforced,
 ) -> RunResult {
     for (name, capture) in [("stdout", &out), ("stderr", &err)] {
         if capture.truncated {
-            warnings.push(format!(
-                "{name} was {} bytes, over max_output_bytes ({} bytes); the rest was dropped",
-                capture.seen,
-                capture.bytes.len()
-            ));
+            warned.push(
+                format!(
+                    "{name} was {} bytes, over max_output_bytes ({} bytes); the rest was dropped",
+                    capture.seen,
+                    capture.bytes.len()
+                )
+                .into(),
+            );
         }
     }
     let mut r = RunResult {
@@ -536,7 +550,8 @@ fn result(
         truncated_stderr: err.truncated,
         timed_out,
         duration,
-        warnings,
+        warnings: warned.iter().map(ToString::to_string).collect(),
+        warned,
         enforced,
         ..RunResult::default()
     };

@@ -217,11 +217,7 @@ pub enum ModelError {
         /// The server's message.
         message: String,
     },
-    #[error(
-        "model `{}` not found at {base_url} (404){} — check the model name (--model) and the base URL",
-        crate::command::escape_controls(.model),
-        detail(.message)
-    )]
+    #[error("{}", self.worded(&ModelWords::LIBRARY))]
     /// 404 for the model.
     ModelNotFound {
         /// The model asked for.
@@ -249,7 +245,7 @@ pub enum ModelError {
         /// The endpoint's message.
         message: String,
     },
-    #[error("{}", cut_message(*.bytes, .reason))]
+    #[error("{}", self.worded(&ModelWords::LIBRARY))]
     /// The stream ended early.
     StreamCut {
         /// Bytes received before the cut.
@@ -344,15 +340,54 @@ pub fn provider_for(settings: &Settings) -> Result<Box<dyn Provider>, SettingsEr
     }
 }
 
-/// [`ModelError::StreamCut`]'s message. Nothing at all before the cut is what some servers do
-/// with a request longer than their context, so that is said.
-fn cut_message(bytes: u64, reason: &str) -> String {
-    if bytes == 0 {
-        format!(
-            "the server closed the stream before sending anything ({reason}); a request longer than its context does this on some servers: fewer skills (--skill NAME), no --tools, or a larger context may help"
-        )
-    } else {
-        format!("the stream was cut after {bytes} bytes ({reason}); the answer is incomplete")
+/// How a front end names the settings a [`ModelError`] points at: the library in its own
+/// terms, the `skillpipe` binary by its flags.
+pub(crate) struct ModelWords {
+    /// The model's name.
+    pub model: &'static str,
+    /// Fewer skills in the prompt.
+    pub fewer_skills: &'static str,
+    /// No tool definitions in the request.
+    pub no_tools: &'static str,
+}
+
+impl ModelWords {
+    /// The library's.
+    pub(crate) const LIBRARY: ModelWords = ModelWords {
+        model: "the model name",
+        fewer_skills: "fewer skills",
+        no_tools: "no tool definitions",
+    };
+}
+
+impl ModelError {
+    /// The message, with the settings it points at named by `words` (the other variants name
+    /// none: their `Display`).
+    pub(crate) fn worded(&self, words: &ModelWords) -> String {
+        match self {
+            ModelError::ModelNotFound {
+                model,
+                base_url,
+                message,
+            } => format!(
+                "model `{}` not found at {base_url} (404){} — check {} and the base URL",
+                crate::command::escape_controls(model),
+                detail(message),
+                words.model
+            ),
+            // Nothing at all before the cut is what some servers do with a request longer than
+            // their context, so that is said.
+            ModelError::StreamCut { bytes: 0, reason } => format!(
+                "the server closed the stream before sending anything ({reason}); a request \
+                 longer than its context does this on some servers: {}, {}, or a larger context \
+                 may help",
+                words.fewer_skills, words.no_tools
+            ),
+            ModelError::StreamCut { bytes, reason } => format!(
+                "the stream was cut after {bytes} bytes ({reason}); the answer is incomplete"
+            ),
+            other => other.to_string(),
+        }
     }
 }
 

@@ -14,8 +14,12 @@ pub struct Facts<'a> {
     pub policy: &'a ScriptPolicy,
     pub tools: bool,
     pub system_prompt_chars: usize,
+    /// Worked-example messages sent before the conversation with every request.
+    pub few_shot: usize,
     pub messages: usize,
-    pub history_chars: usize,
+    /// The next request's body as the provider would send it (system prompt, few-shot,
+    /// history, tool schemas), in bytes.
+    pub request_bytes: usize,
     /// The terminal's width: rows wrap at words under their value.
     pub width: usize,
 }
@@ -106,11 +110,13 @@ pub fn text(f: &Facts<'_>) -> String {
     row(
         "prompt",
         &format!(
-            "system {} chars; {} messages, {} chars (~{} tokens in all){}",
+            "system {} chars; {} few-shot and {} conversation messages; the next request {} \
+             bytes (~{} tokens){}",
             f.system_prompt_chars,
+            f.few_shot,
             f.messages,
-            f.history_chars,
-            (f.system_prompt_chars + f.history_chars).div_ceil(4),
+            f.request_bytes,
+            f.request_bytes.div_ceil(4),
             if f.tools {
                 "; skill scripts offered as tools"
             } else {
@@ -136,8 +142,9 @@ mod tests {
             policy: &policy,
             tools: false,
             system_prompt_chars: 400,
+            few_shot: 4,
             messages: 2,
-            history_chars: 400,
+            request_bytes: 1000,
             width: 200,
         });
         for want in [
@@ -147,7 +154,7 @@ mod tests {
             "skills     say, calc",
             "policy     scripts off",
             "sandbox    required; network off",
-            "prompt     system 400 chars; 2 messages, 400 chars (~200 tokens in all)",
+            "prompt     system 400 chars; 4 few-shot and 2 conversation messages; the next request 1000 bytes (~250 tokens)",
             "writable   $TMPDIR only (--writable DIR adds one)",
             "env        PATH, HOME, LANG, TERM passed to scripts",
         ] {
@@ -170,8 +177,9 @@ mod tests {
             policy: &policy,
             tools: false,
             system_prompt_chars: 0,
+            few_shot: 0,
             messages: 0,
-            history_chars: 0,
+            request_bytes: 0,
             width: 40,
         });
         assert!(

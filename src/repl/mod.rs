@@ -46,8 +46,10 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
     let names = Arc::new(ReplNames::default());
     let history = crate::paths::state_dir().map(|d| d.join("history"));
     let mut editor = LineEditor::new(history, names.clone())?;
-    // A saved session is chosen and read before anything is built: it brings the model and the
-    // endpoint it was held with (the defaults may not even be usable, e.g. with no API key).
+    // A saved session is chosen and read before anything is built: it brings the model, the
+    // endpoint and the agent it was held with (the defaults may not even be usable, e.g. with no
+    // API key).
+    let mut agent_restored = false;
     let resumed = match config.resume.as_deref() {
         None => None,
         Some(arg) => match pick_and_load(arg, &mut ui, &mut editor, &names)? {
@@ -55,12 +57,23 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
             Picked::New => None,
             Picked::Path(path) => {
                 let file = session_file::load(&path).map_err(|e| app::usage(format!("{e:#}")))?;
-                file.apply_to(&mut config);
+                agent_restored = file.apply_to(&mut config);
                 Some((path, file))
             }
         },
     };
-    let setup = app::build(&config.app, app::Asking::Terminal(asker(&screen)))?;
+    let setup = match app::build(&config.app, app::Asking::Terminal(asker(&screen))) {
+        // The saved agent may be gone (renamed, or given by a path elsewhere): the conversation
+        // still resumes, without it.
+        Err(e) if agent_restored => {
+            ui.warn(&format!(
+                "warning: the session's agent cannot be loaded ({e:#}); resuming without an agent"
+            ));
+            config.app.agent = None;
+            app::build(&config.app, app::Asking::Terminal(asker(&screen)))?
+        }
+        built => built?,
+    };
     let (session, settings) = build_session(&config, &setup)?;
     names.set_settings(&settings);
     let sigint = rt.block_on(async { tokio::signal::unix::signal(SignalKind::interrupt()) })?;
@@ -344,7 +357,7 @@ impl Repl<'_> {
             Some(Ok(report)) => self.ui.finish_answer(Some(&report)),
             Some(Err(e)) => {
                 self.ui.finish_answer(None);
-                self.ui.error(&e.to_string());
+                self.ui.error(&crate::app::wording::model(&e));
             }
         }
     }
@@ -443,12 +456,11 @@ impl Repl<'_> {
     }
 
     fn show_info(&self) {
-        let history_chars = self
-            .session
-            .history
-            .iter()
-            .map(|m| serde_json::to_string(m).map_or(0, |j| j.len()))
-            .sum();
+        // Measured as sent, as `chat -v` does: the body the provider would send next.
+        let request = self.session.request();
+        let request_bytes = crate::model::request_body(self.settings.provider, &request)
+            .to_string()
+            .len();
         let facts = info::Facts {
             model: &self.settings.label(),
             endpoint: &self.settings.base_url,
@@ -467,8 +479,9 @@ impl Repl<'_> {
             policy: self.setup.dispatcher.policy(),
             tools: self.session.options().tools,
             system_prompt_chars: self.session.system_prompt().map_or(0, str::len),
+            few_shot: self.session.few_shot_len(),
             messages: self.session.history.len(),
-            history_chars,
+            request_bytes,
             width: ui::stdout_width(),
         };
         self.ui.print(&crate::term::sanitize(&info::text(&facts)));

@@ -63,10 +63,18 @@ impl SessionFile {
 
     /// Resuming goes on with the model and endpoint the session was held with, unless the
     /// command line names others.
-    pub fn apply_to(&self, config: &mut crate::app::ChatConfig) {
+    /// Returns true when it also brought back the agent (none was given on the command line).
+    pub fn apply_to(&self, config: &mut crate::app::ChatConfig) -> bool {
         if config.model.is_none() && config.base_url.is_none() {
             config.model = Some(self.model.clone());
             config.base_url = self.base_url.clone();
+        }
+        match (&config.app.agent, &self.agent) {
+            (None, Some(name)) => {
+                config.app.agent = Some(name.clone());
+                true
+            }
+            _ => false,
         }
     }
 

@@ -228,7 +228,7 @@ impl Ui for TermUi {
 
     /// Notices quote directives and a server's reasons: sanitized before painting.
     fn notice(&mut self, notice: &Notice) {
-        self.status_lines(&notice.to_string(), notice_is_fine(notice));
+        self.status_lines(&crate::app::wording::notice(notice), notice_is_fine(notice));
     }
 
     fn side_output(&mut self, text: &str) {

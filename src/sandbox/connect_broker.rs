@@ -28,6 +28,7 @@
 //! makes it twice. io_uring, which could connect and send without these calls, is refused
 //! (see `unix_sockets`).
 
+use super::message::{Message, Setting};
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -37,10 +38,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum BrokerError {
     /// The filter that hands `connect(2)` to init was refused.
-    #[error(
-        "cannot hand connect(2) to the sandbox's init ({0}; seccomp user notification needs \
-         Linux 5.0 or later); drop --allow-socket to run with Unix sockets closed"
-    )]
+    #[error("{}", self.message())]
     Filter(super::seccomp::SeccompError),
     /// Handing the listener from the command's process to init failed.
     #[error("cannot pass the seccomp listener to the sandbox's init: {0}")]
@@ -50,7 +48,24 @@ pub enum BrokerError {
     Thread(std::io::Error),
     /// The command's process said why it has no listener to hand over.
     #[error("{0}")]
-    InCommand(String),
+    InCommand(Message),
+}
+
+impl BrokerError {
+    /// The error, with the setting that lets the run go on kept typed.
+    pub fn message(&self) -> Message {
+        match self {
+            BrokerError::Filter(e) => {
+                Message::text("cannot hand connect(2) to the sandbox's init (")
+                    .and_message(e.message())
+                    .and("; seccomp user notification needs Linux 5.0 or later); drop ")
+                    .and_setting(Setting::AllowedSockets)
+                    .and(" to run with Unix sockets closed")
+            }
+            BrokerError::InCommand(m) => m.clone(),
+            other => Message::text(other.to_string()),
+        }
+    }
 }
 
 /// A named socket, pinned: its inode, and an `O_PATH` descriptor on it, held so that the
@@ -73,7 +88,7 @@ pub struct Named {
 
 impl Named {
     /// Pin the sockets at `paths`; a path that is not a socket is left out with a warning.
-    pub fn pin(paths: &[PathBuf], warnings: &mut Vec<String>) -> Named {
+    pub fn pin(paths: &[PathBuf], warnings: &mut Vec<Message>) -> Named {
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
         let mut out = Vec::new();
         for p in paths {
@@ -95,10 +110,14 @@ impl Named {
             })();
             match pinned {
                 Some(s) => out.push(s),
-                None => warnings.push(format!(
-                    "allowed socket {} is not a Unix socket (or does not exist); it stays out of reach",
-                    p.display()
-                )),
+                None => warnings.push(
+                    format!(
+                        "allowed socket {} is not a Unix socket (or does not exist); it stays out \
+                         of reach",
+                        p.display()
+                    )
+                    .into(),
+                ),
             }
         }
         Named {
@@ -174,7 +193,7 @@ pub fn await_go(channel: &OwnedFd) -> bool {
 
 /// In the command's process: tell init why there is no listener.
 pub fn tell_failure(channel: &OwnedFd, e: &BrokerError) {
-    let text = e.to_string();
+    let text = e.message().encode();
     // SAFETY: sending our own buffer on our own socket (no SIGPIPE if init is gone).
     unsafe {
         libc::send(
@@ -204,11 +223,11 @@ pub fn receive(channel: &OwnedFd, child: libc::pid_t) -> Result<OwnedFd, BrokerE
         let fd = i32::from_ne_bytes(data[1..5].try_into().expect("4 bytes"));
         return take_descriptor(child, fd).map_err(BrokerError::Handover);
     }
-    let text = String::from_utf8_lossy(data).into_owned();
+    let text = String::from_utf8_lossy(data);
     Err(BrokerError::InCommand(if text.is_empty() {
         "the command's process ended before handing over the seccomp listener".into()
     } else {
-        text
+        Message::decode(&text)
     }))
 }
 
@@ -671,7 +690,7 @@ mod tests {
         let mut warnings = Vec::new();
         let mut named = Named::pin(&[named_path.clone(), plain.clone()], &mut warnings);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].contains("plain"), "{warnings:?}");
+        assert!(warnings[0].to_string().contains("plain"), "{warnings:?}");
         let id = |p: &Path| inode(&open_socket(0, p.as_os_str().as_bytes()).unwrap()).unwrap();
         let (dev, ino) = id(&named_path);
         assert!(named.allows(dev, ino));

@@ -74,6 +74,66 @@ pub enum Hint {
         /// The relative path it was given (control characters escaped).
         arg: String,
     },
+    /// A Python script failed to import a module: the likelier story than any restriction.
+    MissingModule(Box<MissingModule>),
+}
+
+/// A module a Python script could not import, and what may keep an installed one out of reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MissingModule {
+    /// The module, as the traceback names it (control characters escaped).
+    pub module: String,
+    /// The package on PyPI that provides it (control characters escaped).
+    pub package: String,
+    /// The top module, when the package's name differs from it (`docx`: `python-docx`).
+    pub renamed: Option<String>,
+    /// A hidden path (`deny_read`) over the user's site (`~/.local/lib`, where
+    /// `pip install --user` puts packages).
+    pub hidden: Option<PathBuf>,
+    /// Variables that point Python at packages, set here but not passed to the run
+    /// (`env_passthrough`).
+    pub dropped: Vec<&'static str>,
+}
+
+impl Hint {
+    /// [`Hint::MissingModule`]'s line, with `show(path)` saying what lifts the hiding of `path`
+    /// (the library names the key, the binary its flag).
+    pub(crate) fn missing_module(&self, show: impl Fn(&std::path::Path) -> String) -> String {
+        let Hint::MissingModule(m) = self else {
+            return self.to_string();
+        };
+        let MissingModule {
+            module,
+            package,
+            renamed,
+            hidden,
+            dropped,
+        } = &**m;
+        let mut line = format!(
+            "python: the module `{module}` is missing; install it with `pip install {package}`"
+        );
+        if let Some(top) = renamed {
+            line.push_str(&format!(
+                " (the package's name is not the module's `{top}`)"
+            ));
+        }
+        if let Some(hider) = hidden {
+            line.push_str(&format!(
+                "; the sandbox hides {} (deny_read), where `pip install --user` puts packages: {} \
+                 shows it",
+                hider.display(),
+                show(hider)
+            ));
+        }
+        if !dropped.is_empty() {
+            line.push_str(&format!(
+                "; {} is set here but not passed to scripts (add it to env_passthrough)",
+                dropped.join(", ")
+            ));
+        }
+        line
+    }
 }
 
 impl std::fmt::Display for Hint {
@@ -126,6 +186,9 @@ impl std::fmt::Display for Hint {
                 "the script ran in its skill's folder, where `{arg}` does not exist (it does where \
                  you are): workdir = \"caller\" runs skill scripts where you are"
             ),
+            Hint::MissingModule(_) => {
+                f.write_str(&self.missing_module(|_| "listing it in allow_read".to_string()))
+            }
         }
     }
 }

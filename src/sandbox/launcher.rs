@@ -11,6 +11,7 @@
 use super::LaunchArgs;
 use super::caps::linux::explain;
 use super::connect_broker::{self, Named};
+use super::message::Message;
 use super::mounts;
 use super::ns::{MOUNT_FLAGS, NsStep, UserNs, loopback_up, unshare};
 use super::plan::Enforced;
@@ -48,8 +49,8 @@ impl Reporter {
             Some(p) => {
                 let _ = p.write_all(line.as_bytes());
             }
-            None => match line.split_once(' ') {
-                Some((kind, text)) => eprint!("skillpipe: {kind}: {text}"),
+            None => match line.trim_end().split_once(' ') {
+                Some((kind, text)) => eprintln!("skillpipe: {kind}: {}", Message::decode(text)),
                 None => eprint!("skillpipe: {line}"),
             },
         }
@@ -86,11 +87,11 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
     // Namespaces can only be entered by a single-threaded process.
     let threads = thread_count();
     if threads > 1 {
-        reporter.send(&report::error_line(&format!(
+        reporter.send(&report::error_line(&Message::text(format!(
             "the sandbox launch hook ran with {threads} threads already started; call \
              skillpipe::sandbox::run_if_launcher() before anything starts a thread \
              (#[tokio::main] starts its runtime before the body of main)"
-        )));
+        ))));
         return Err(EXIT_LAUNCH_FAILED);
     }
     let required = !args.best_effort;
@@ -107,7 +108,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
     {
         st.fail_or_warn(
             "max_processes (joining the run's pids cgroup)",
-            p,
+            p.to_string(),
             &mut reporter,
         )?;
     }
@@ -132,7 +133,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         Some(Ok(())) => {
             st.enforced.network = true;
             if let Err(p) = loopback_up() {
-                st.warnings.push(p.to_string());
+                st.warnings.push(p.message());
             }
         }
         Some(Err(p)) => st.fail_or_warn("network isolation", p, &mut reporter)?,
@@ -140,9 +141,13 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
     }
     match pid {
         Some(Ok(())) => st.enforced.pids = true,
-        Some(Err(p)) => st.warnings.push(format!(
-            "no PID namespace ({p}): background processes that call setsid may outlive the command"
-        )),
+        Some(Err(p)) => st.warnings.push(
+            format!(
+                "no PID namespace ({p}): background processes that call setsid may outlive the \
+                 command"
+            )
+            .into(),
+        ),
         None => {}
     }
     const MOUNTS: &str = "private /dev, /proc and $TMPDIR, hidden secrets";
@@ -156,9 +161,9 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
             match mounts::setup(&setup) {
                 Ok(w) => {
                     st.enforced.mounts = true;
-                    st.warnings.extend(w);
+                    st.warnings.extend(w.into_iter().map(Message::from));
                 }
-                Err(p) => st.fail_or_warn(MOUNTS, p, &mut reporter)?,
+                Err(p) => st.fail_or_warn(MOUNTS, p.message(), &mut reporter)?,
             }
         }
         (Some(Err(p)), _) => st.fail_or_warn(MOUNTS, p, &mut reporter)?,
@@ -190,7 +195,7 @@ const DEFAULT_TMP_MB: u64 = 256;
 /// What is in force so far, and what the report will say.
 struct State {
     enforced: Enforced,
-    warnings: Vec<String>,
+    warnings: Vec<Message>,
     required: bool,
 }
 
@@ -200,15 +205,17 @@ impl State {
     fn fail_or_warn(
         &mut self,
         what: &str,
-        problem: impl std::fmt::Display,
+        problem: impl Into<Message>,
         reporter: &mut Reporter,
     ) -> Result<(), i32> {
+        let problem = problem.into();
         if self.required {
-            reporter.send(&report::error_line(&format!("{what}: {problem}")));
+            let m = Message::text(format!("{what}: ")).and_message(problem);
+            reporter.send(&report::error_line(&m));
             return Err(EXIT_LAUNCH_FAILED);
         }
-        self.warnings
-            .push(format!("sandbox not enforced: {what}: {problem}"));
+        let m = Message::text(format!("sandbox not enforced: {what}: ")).and_message(problem);
+        self.warnings.push(m);
         Ok(())
     }
 }
@@ -233,16 +240,16 @@ fn restrict(
         match writes::restrict_writes(&writable) {
             Ok(w) => {
                 st.enforced.filesystem = true;
-                st.warnings.extend(w);
+                st.warnings.extend(w.into_iter().map(Message::from));
             }
-            Err(p) => st.fail_or_warn("filesystem restriction", p, reporter)?,
+            Err(p) => st.fail_or_warn("filesystem restriction", p.message(), reporter)?,
         }
     }
     let limits = args.limits();
     if limits.any() {
         match limits.apply() {
             Ok(()) => st.enforced.limits = true,
-            Err(p) => st.fail_or_warn("resource limits", p, reporter)?,
+            Err(p) => st.fail_or_warn("resource limits", p.to_string(), reporter)?,
         }
     }
     // Last, so that nothing above needs a socket: Unix sockets only when some are named (and
@@ -260,15 +267,15 @@ fn restrict(
         if !st.enforced.network
             && let Err(p) = writes::scope_abstract_sockets()
         {
-            st.fail_or_warn("Unix sockets", p, reporter)?;
+            st.fail_or_warn("Unix sockets", p.message(), reporter)?;
         }
     } else if let Err(p) = super::unix_sockets::restrict() {
-        st.fail_or_warn("Unix sockets", p, reporter)?;
+        st.fail_or_warn("Unix sockets", p.message(), reporter)?;
     }
     // Whatever else is restricted, the command must not type into the user's shell nor reach
     // the user's keyring.
     if let Err(p) = super::seccomp::deny_terminal_injection_and_keyring() {
-        st.fail_or_warn("terminal and keyring filter", p, reporter)?;
+        st.fail_or_warn("terminal and keyring filter", p.message(), reporter)?;
     }
     Ok(broker)
 }
@@ -474,7 +481,7 @@ fn init(
         && let Err(p) = mounts::mount_proc()
     {
         st.enforced.mounts = false;
-        if let Err(code) = st.fail_or_warn("a private /proc", p, &mut reporter) {
+        if let Err(code) = st.fail_or_warn("a private /proc", p.message(), &mut reporter) {
             // SAFETY: leaving without destructors.
             unsafe { libc::_exit(code) };
         }
@@ -495,18 +502,19 @@ fn init(
             Ok(pair) => Some(pair),
             Err(e) => {
                 if st.required {
-                    reporter.send(&report::error_line(&format!("Unix sockets: {e}")));
+                    reporter.send(&report::error_line(&format!("Unix sockets: {e}").into()));
                     // SAFETY: leaving without destructors.
                     unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
                 }
                 // No broker: no Unix socket at all.
                 if let Err(p) = super::unix_sockets::restrict() {
-                    reporter.send(&report::error_line(&format!("Unix sockets: {p}")));
+                    let m = Message::text("Unix sockets: ").and_message(p.message());
+                    reporter.send(&report::error_line(&m));
                     // SAFETY: leaving without destructors.
                     unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
                 }
                 st.warnings
-                    .push(format!("the allowed Unix sockets stay closed: {e}"));
+                    .push(format!("the allowed Unix sockets stay closed: {e}").into());
                 None
             }
         }
@@ -557,10 +565,14 @@ fn init(
         match served {
             Ok(()) => connect_broker::send_go(&ours),
             // No go: the command's process exits without running the command.
-            Err(e) if required => reporter.send(&report::error_line(&format!("Unix sockets: {e}"))),
+            Err(e) if required => reporter.send(&report::error_line(
+                &Message::text("Unix sockets: ").and_message(e.message()),
+            )),
             Err(e) => {
-                st.warnings
-                    .push(format!("the allowed Unix sockets stay closed: {e}"));
+                st.warnings.push(
+                    Message::text("the allowed Unix sockets stay closed: ")
+                        .and_message(e.message()),
+                );
                 connect_broker::send_go(&ours);
             }
         }

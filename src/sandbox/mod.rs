@@ -21,6 +21,7 @@ pub(crate) mod hint;
 #[cfg(target_os = "linux")]
 mod launcher;
 pub(crate) mod limits;
+pub(crate) mod message;
 #[cfg(target_os = "linux")]
 mod mounts;
 #[cfg(target_os = "linux")]
@@ -43,12 +44,52 @@ pub use caps::{Capabilities, Support, UNAVAILABLE_ENV, probe, probed};
 pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher};
 pub use entry::{LauncherError, run_if_launcher};
 pub(crate) use entry::{auto_launcher, handshake, this_program};
-pub use hint::Hint;
+pub use hint::{Hint, MissingModule};
 pub use limits::Limits;
+pub use message::{Message, Setting};
 pub use plan::Enforced;
 pub(crate) use plan::{Plan, plan};
 #[doc(hidden)]
 pub use secrets::{deny_list, existing};
+
+/// One of each launcher message that names a setting, as it comes back over the report pipe
+/// (for the wording tests).
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn messages_naming_settings() -> Vec<Message> {
+    let eperm = || std::io::Error::from_raw_os_error(libc::EPERM);
+    let hide = mounts::MountError::Hide {
+        path: "/h/.aws".into(),
+        source: Box::new(mounts::MountError::Mount {
+            what: "tmpfs".into(),
+            target: "/h/.aws".into(),
+            source: eperm(),
+        }),
+    };
+    let arch = || seccomp::SeccompError::Architecture("mips");
+    [
+        hide.message(),
+        writes::LandlockError::NoScopes.message(),
+        writes::LandlockError::NotEnforced {
+            what: "writes",
+            status: "partial".into(),
+        }
+        .message(),
+        arch().message(),
+        connect_broker::BrokerError::Filter(arch()).message(),
+        ns::LoopbackError {
+            step: "SIOCSIFFLAGS",
+            source: eperm(),
+        }
+        .message(),
+    ]
+    .into_iter()
+    .map(|m| {
+        report::parse(report::error_line(&m).as_bytes())
+            .error
+            .unwrap()
+    })
+    .collect()
+}
 
 /// Restrictions requested for one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

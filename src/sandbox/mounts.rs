@@ -9,6 +9,7 @@
 //!   `/dev/null` over a file;
 //! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]).
 
+use super::message::{Message, Setting};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -23,11 +24,7 @@ pub enum MountError {
     #[error("{}: the path has a NUL byte; rename it, or leave it out of the policy", .0.display())]
     NulInPath(PathBuf),
     /// The kernel refused a mount.
-    #[error(
-        "mounting {what} on {}: {source} (`skillpipe doctor` shows whether private mounts work \
-         here; --sandbox best-effort runs without them, with a warning)",
-        .target.display()
-    )]
+    #[error("{}", self.message())]
     Mount {
         /// The file system type or source.
         what: String,
@@ -41,11 +38,7 @@ pub enum MountError {
         source: std::io::Error,
     },
     /// A path to hide could not be looked at or covered.
-    #[error(
-        "hiding {}: {source}; lift it with --allow-read {} if it need not be hidden",
-        .path.display(),
-        .path.display()
-    )]
+    #[error("{}", self.message())]
     Hide {
         path: PathBuf,
         source: Box<MountError>,
@@ -56,6 +49,33 @@ pub enum MountError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+impl MountError {
+    /// The error, with the setting that lets the run go on kept typed.
+    pub fn message(&self) -> Message {
+        match self {
+            MountError::Mount {
+                what,
+                target,
+                source,
+            } => Message::text(format!(
+                "mounting {what} on {}: {source} (`skillpipe doctor` shows whether private \
+                 mounts work here; ",
+                target.display()
+            ))
+            .and_setting(Setting::BestEffort)
+            .and(" runs without them, with a warning)"),
+            MountError::Hide { path, source } => {
+                Message::text(format!("hiding {}: ", path.display()))
+                    .and_message(source.message())
+                    .and("; lift it with ")
+                    .and_setting(Setting::AllowRead(path.display().to_string()))
+                    .and(" if it need not be hidden")
+            }
+            other => Message::text(other.to_string()),
+        }
+    }
 }
 
 fn cstr(p: &Path) -> Result<CString, MountError> {

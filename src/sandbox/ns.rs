@@ -162,14 +162,23 @@ pub fn try_proc_mount() -> Result<(), NsError> {
 
 /// Why loopback stayed down in the fresh network namespace.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "bringing loopback up failed at {step}: {source}; 127.0.0.1 stays unreachable in the \
-     sandbox (--allow-network runs in the host's network instead)"
-)]
+#[error("{}", self.message())]
 pub struct LoopbackError {
     /// The call that failed.
     pub step: &'static str,
     pub source: std::io::Error,
+}
+
+impl LoopbackError {
+    /// The warning, with the setting that lifts it kept typed.
+    pub fn message(&self) -> super::message::Message {
+        super::message::Message::text(format!(
+            "bringing loopback up failed at {}: {}; 127.0.0.1 stays unreachable in the sandbox (",
+            self.step, self.source
+        ))
+        .and_setting(super::message::Setting::AllowNetwork)
+        .and(" runs in the host's network instead)")
+    }
 }
 
 /// Bring the loopback interface of a fresh network namespace up, so that a command's own local

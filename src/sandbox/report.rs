@@ -1,6 +1,8 @@
 //! What the launcher tells its parent over an inherited pipe, before it runs the command: the
-//! restrictions in force, warnings, or the error that stopped it. One line per message. Pure.
+//! restrictions in force, warnings, or the error that stopped it. One line per message; a
+//! warning or error is a [`Message`] (the settings it names stay typed). Pure.
 
+use super::message::Message;
 use super::plan::Enforced;
 
 /// Exit code of the launcher when it refused to run the command (like `env`'s 125).
@@ -12,20 +14,16 @@ pub struct Report {
     /// `None` if the launcher never got as far as reporting (it did not start, or is not
     /// skillpipe).
     pub enforced: Option<Enforced>,
-    pub warnings: Vec<String>,
-    pub error: Option<String>,
+    pub warnings: Vec<Message>,
+    pub error: Option<Message>,
 }
 
-fn one_line(text: &str) -> String {
-    text.replace('\n', " ")
+pub fn warning_line(m: &Message) -> String {
+    format!("warning {}\n", m.encode())
 }
 
-pub fn warning_line(text: &str) -> String {
-    format!("warning {}\n", one_line(text))
-}
-
-pub fn error_line(text: &str) -> String {
-    format!("error {}\n", one_line(text))
+pub fn error_line(m: &Message) -> String {
+    format!("error {}\n", m.encode())
 }
 
 pub fn enforced_line(e: &Enforced) -> String {
@@ -38,8 +36,8 @@ pub fn parse(bytes: &[u8]) -> Report {
     for line in String::from_utf8_lossy(bytes).lines() {
         let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
         match key {
-            "warning" => report.warnings.push(rest.to_string()),
-            "error" => report.error = Some(rest.to_string()),
+            "warning" => report.warnings.push(Message::decode(rest)),
+            "error" => report.error = Some(Message::decode(rest)),
             "enforced" => {
                 let mut e = Enforced::default();
                 for name in rest.split(',') {
@@ -73,11 +71,11 @@ mod tests {
             mounts: true,
             limits: true,
         };
-        let text = warning_line("a\nb") + &enforced_line(&e) + &error_line("bad");
+        let text = warning_line(&"a\nb".into()) + &enforced_line(&e) + &error_line(&"bad".into());
         let r = parse(text.as_bytes());
         assert_eq!(r.enforced, Some(e));
-        assert_eq!(r.warnings, ["a b"]);
-        assert_eq!(r.error.as_deref(), Some("bad"));
+        assert_eq!(r.warnings, [Message::text("a\nb")]);
+        assert_eq!(r.error, Some(Message::text("bad")));
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! System calls made through another ABI (32-bit `int 0x80`, x32) are refused too: their
 //! numbers differ and the filter does not check them.
 
+use super::message::{Message, Setting};
+
 /// `AUDIT_ARCH_*` of the native ABI (linux/audit.h), and the x32 bit where there is one.
 #[cfg(target_arch = "x86_64")]
 const ARCH: Option<(u32, Option<u32>)> = Some((0xC000_003E, Some(0x4000_0000)));
@@ -104,10 +106,7 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
 #[derive(Debug, thiserror::Error)]
 pub enum SeccompError {
     /// No filter is written for this CPU architecture.
-    #[error(
-        "no seccomp filter is written for the {0} architecture; run with --sandbox best-effort \
-         to go without it (with a warning)"
-    )]
+    #[error("{}", self.message())]
     Architecture(&'static str),
     /// `prctl(PR_SET_NO_NEW_PRIVS)` failed.
     #[error("cannot set no_new_privs, which a seccomp filter needs: {0}")]
@@ -118,6 +117,20 @@ pub enum SeccompError {
          see `skillpipe doctor`)"
     )]
     Install(std::io::Error),
+}
+
+impl SeccompError {
+    /// The error, with the setting that lets the run go on kept typed.
+    pub fn message(&self) -> Message {
+        match self {
+            SeccompError::Architecture(arch) => Message::text(format!(
+                "no seccomp filter is written for the {arch} architecture; run with "
+            ))
+            .and_setting(Setting::BestEffort)
+            .and(" to go without it (with a warning)"),
+            other => Message::text(other.to_string()),
+        }
+    }
 }
 
 /// Install the filter against terminal input injection and keyring calls on this process

@@ -2,6 +2,7 @@
 //! ruleset); every kind of write is denied except beneath the given paths, `/dev/null` and the
 //! terminal. Applied by the launcher to itself, so the command and all its children inherit it.
 
+use super::message::{Message, Setting};
 use landlock::{
     ABI, AccessFs, PathBeneath, PathFd, RestrictionStatus, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus,
@@ -34,25 +35,39 @@ pub enum LandlockError {
     #[error("{0}")]
     Unavailable(String),
     /// The kernel has no Landlock scopes (ABI 6, Linux 6.12).
-    #[error(
-        "abstract Unix sockets cannot be closed: that needs Landlock ABI 6 (Linux 6.12); \
-         drop --allow-socket, or keep the network isolated"
-    )]
+    #[error("{}", self.message())]
     NoScopes,
     /// Building or applying the ruleset failed.
     #[error("Landlock: {0}")]
     Ruleset(#[from] landlock::RulesetError),
     /// The kernel applied less than asked.
-    #[error(
-        "Landlock enforced {what} only partly or not at all (kernel status {status}); \
-         --sandbox best-effort runs without it, with a warning"
-    )]
+    #[error("{}", self.message())]
     NotEnforced {
         /// Which restriction.
         what: &'static str,
         /// The kernel's status, as the landlock crate reports it.
         status: String,
     },
+}
+
+impl LandlockError {
+    /// The error, with the setting that lets the run go on kept typed.
+    pub fn message(&self) -> Message {
+        match self {
+            LandlockError::NoScopes => Message::text(
+                "abstract Unix sockets cannot be closed: that needs Landlock ABI 6 (Linux 6.12); \
+                 drop ",
+            )
+            .and_setting(Setting::AllowedSockets)
+            .and(", or keep the network isolated"),
+            LandlockError::NotEnforced { what, status } => Message::text(format!(
+                "Landlock enforced {what} only partly or not at all (kernel status {status}); "
+            ))
+            .and_setting(Setting::BestEffort)
+            .and(" runs without it, with a warning"),
+            other => Message::text(other.to_string()),
+        }
+    }
 }
 
 /// Restrict this process (and its future children) to writing beneath `writable`.

@@ -16,12 +16,16 @@ use std::sync::OnceLock;
 pub struct LoadOptions {
     /// Interpreter for `.ts` scripts without a shebang (DESIGN §2: "`.ts` per config").
     pub ts_interpreter: String,
+    /// How a duplicate skill's warning ends: what puts its folder (shell-quoted) first. The
+    /// library names the search path; the `skillpipe` binary its `--skills-dir` flag.
+    pub(crate) put_first: fn(&str) -> String,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             ts_interpreter: "node".into(),
+            put_first: |dir| format!("name its folder first in the skill search path: {dir}"),
         }
     }
 }
@@ -168,11 +172,11 @@ impl SkillSet {
                             // it is the one loaded (directives name skills, not folders).
                             let warning = format!(
                                 "{}:1: duplicate skill `{}` ignored; already loaded from {}; to \
-                                 use this one, name its folder first: --skills-dir {}",
+                                 use this one, {}",
                                 skill.source.display(),
                                 skill.name,
                                 set.skills[i].dir.display(),
-                                shell_words::quote(&skill.dir.to_string_lossy())
+                                (opts.put_first)(&shell_words::quote(&skill.dir.to_string_lossy()))
                             );
                             set.load_problems.push(warning.clone());
                             set.warnings.push(warning);

@@ -407,12 +407,15 @@ impl ResolvedScript {
 
     /// Re-check the file, check the interpreter against `allowed_interpreters` and find it on
     /// `path_var` (the PATH the child will get; relative entries are ignored), and build what
-    /// to exec: `interpreter script args..` in the skill folder.
+    /// to exec: `interpreter script args..` in the skill folder. `python_path` is the
+    /// `PYTHONPATH` the child would inherit (passed through `env_passthrough`): a Python
+    /// script gets the skill folder first, then those entries.
     pub fn command(
         &self,
         args: &[String],
         allowed_interpreters: &[String],
         path_var: &OsStr,
+        python_path: Option<&OsStr>,
     ) -> Result<ScriptCommand, ResolveError> {
         let path = check_file(&self.skill_dir, &self.path, &self.rel_path)?;
         if !allowed_interpreters.contains(&self.interpreter) {
@@ -441,8 +444,14 @@ impl ResolvedScript {
         .map(|(k, v)| (OsString::from(k), v))
         .collect();
         if self.interpreter.starts_with("python") {
-            // Package-style skills import `scripts.utils` from the skill root, whatever the cwd.
-            env.push(("PYTHONPATH".into(), self.skill_dir.clone().into_os_string()));
+            // Package-style skills import `scripts.utils` from the skill root, whatever the cwd;
+            // the user's own entries (a vendored library) still count, after it.
+            let mut value = self.skill_dir.clone().into_os_string();
+            if let Some(theirs) = python_path.filter(|p| !p.is_empty()) {
+                value.push(":");
+                value.push(theirs);
+            }
+            env.push(("PYTHONPATH".into(), value));
         }
         Ok(ScriptCommand {
             program,

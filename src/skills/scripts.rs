@@ -207,7 +207,7 @@ fn is_python_helper(path: &Path) -> bool {
 
 /// A module that cannot or will not run as a script: it imports relatively (`from .base import
 /// …` fails outside its package), or its `__main__` guard only raises ("should not be run
-/// directly").
+/// directly"). `raise SystemExit(main())` is how many scripts run their `main`: not a refusal.
 fn not_runnable(text: &str) -> bool {
     let mut lines = text.lines();
     let relative = text.lines().any(|l| l.starts_with("from ."));
@@ -215,7 +215,10 @@ fn not_runnable(text: &str) -> bool {
         .by_ref()
         .position(|l| l.starts_with("if __name__ ==") && l.contains("__main__"))
         .and_then(|_| lines.find(|l| !l.trim().is_empty()))
-        .is_some_and(|l| l.trim_start().starts_with("raise "));
+        .is_some_and(|l| {
+            let l = l.trim_start();
+            l.starts_with("raise ") && !l.starts_with("raise SystemExit")
+        });
     relative || guard_raises
 }
 
@@ -526,6 +529,15 @@ mod tests {
                 "#!/usr/bin/env python3\n\"\"\"Helpers.\n\nprint(1) in a docstring\n\"\"\"\nimport os\nX: int = 1\n\n\nclass A:\n    pass\n\ndef x():\n    return 1\n",
             ),
             ("plain.py", "\"\"\"List things.\"\"\"\nprint('x')\n"),
+            // A guard that exits with main's status runs main; one that raises refuses to run.
+            (
+                "exits.py",
+                "def main():\n    return 0\n\nif __name__ == \"__main__\":\n    raise SystemExit(main())\n",
+            ),
+            (
+                "refuses.py",
+                "def f():\n    return 0\n\nif __name__ == \"__main__\":\n    raise ImportError(\"a library\")\n",
+            ),
             ("empty.py", "\"\"\"Not clearly a helper.\"\"\"\nimport os\n"),
             ("pkg/__pycache__/util.cpython-312.pyc", "#!binary"),
             ("pkg/native.so", "#!not really"),
@@ -543,6 +555,7 @@ mod tests {
             [
                 "scripts/cli.py",
                 "scripts/empty.py",
+                "scripts/exits.py",
                 "scripts/opts.py",
                 "scripts/pkg/tool.py",
                 "scripts/plain.py",
