@@ -130,7 +130,8 @@ pub(crate) enum Asking {
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
 /// agent over defaults), and builds the dispatcher asking as `asking` says.
 pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppError> {
-    project_notice(&config.named_dirs(), false);
+    // With an agent named, a project's ./agents is one place it could have come from.
+    project_notice(&config.named_dirs(), config.agent.is_some());
     let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
