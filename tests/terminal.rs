@@ -586,3 +586,46 @@ fn status_lines_start_a_line_after_output_left_open() {
         "{shown:?}"
     );
 }
+
+/// The text that leads to a directive is on screen when its confirmation is asked, also when
+/// Markdown would hold it back (an emphasis marker still waiting for its closer), in the REPL
+/// and in one-shot chat, for a capture and a side effect.
+#[test]
+fn the_text_before_a_directive_is_on_screen_when_it_asks() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["I will *compute it for you: !{echo 42}"]),
+        Reply::text([" ok."]),
+        Reply::text(["I will *say it for you: %{echo 43}"]),
+    ]);
+    let mut p = repl(&home, &server);
+    p.send(b"compute\r");
+    p.expect("I will *compute it for you:");
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"n");
+    p.expect("ok.");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+
+    let mut p = on_pty(
+        &home,
+        env!("CARGO_BIN_EXE_skillpipe"),
+        &[
+            "chat",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m",
+            "--allow",
+            "echo",
+            "say it",
+        ],
+    );
+    p.expect("I will *say it for you:");
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"n");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}

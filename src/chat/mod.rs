@@ -64,6 +64,10 @@ pub trait Ui: Send {
     /// Something is pending: [`Busy::Thinking`] until the first token, [`Busy::Running`] while
     /// a script runs, `None` when output flows again.
     fn busy(&mut self, what: Option<Busy<'_>>);
+    /// A directive is about to run and may ask the user first: the text so far must be on
+    /// screen as it stands (a renderer holding back a word or an unclosed marker shows it now),
+    /// so a prompt never hides what led to it. Ignored unless implemented.
+    fn flush(&mut self) {}
 }
 
 /// How a [`Session`] talks to the model and runs directives.
@@ -648,6 +652,8 @@ impl Session {
             Event::Directive(d) => {
                 consumed.push_str(&String::from_utf8_lossy(&d.raw));
                 self.lines.directive();
+                // A side effect is queued: its confirmation may be drawn at once.
+                ui.flush();
             }
             Event::Capture(d) => *capture = Some(d),
             // In a turn that asked for nothing to run, the directive is what the user wanted to
@@ -876,7 +882,10 @@ enum Step {
 fn side_channel(show_side: bool, ui: &mut dyn Ui, ev: Event<'_>) -> Flow {
     match ev {
         Event::Report(r) => ui.report(&r),
-        Event::Running(d) => ui.busy(Some(Busy::Running(&d.body))),
+        Event::Running(d) => {
+            ui.flush();
+            ui.busy(Some(Busy::Running(&d.body)))
+        }
         Event::Output { stdout, stderr } if show_side => show_side_output(ui, stdout, stderr),
         _ => {}
     }

@@ -331,4 +331,11 @@ impl Ui for PlainUi {
     }
 
     fn busy(&mut self, _what: Option<Busy<'_>>) {}
+
+    /// A directive may ask next: what the answer said before it is shown in full first,
+    /// markers still waiting for their closer included.
+    fn flush(&mut self) {
+        let out = self.display.release(terminal_width());
+        self.write(&out);
+    }
 }

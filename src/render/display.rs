@@ -41,6 +41,15 @@ impl Display {
         }
     }
 
+    /// The line still arriving, shown as it stands (see [`Renderer::release`]): before a
+    /// confirmation prompt is drawn under it.
+    pub fn release(&mut self, width: usize) -> Vec<u8> {
+        match self {
+            Display::Rendered(r) => r.release(width).into_bytes(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Whether the newline ending the last line written is held back.
     pub fn owes_newline(&self) -> bool {
         matches!(self, Display::Rendered(r) if r.owes_newline())

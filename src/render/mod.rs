@@ -223,8 +223,26 @@ impl Renderer {
         self.ctx = Ctx::None;
     }
 
+    /// Shows the line still arriving as it stands, markers waiting for their closer as written:
+    /// something is about to be drawn below it (a confirmation prompt) and the user must see
+    /// the text that led there. Code blocks and tables keep their whole lines.
+    pub fn release(&mut self, width: usize) -> String {
+        let width = width.max(10);
+        let mut out = String::new();
+        self.owed_newline = self.owed_newline.map(|_| 0);
+        self.shown_early(width, &mut out, true);
+        self.settle(&mut out);
+        self.note(&out);
+        out
+    }
+
     /// Renders the start of a line still arriving, and its complete words.
     fn early(&mut self, width: usize, out: &mut String) {
+        self.shown_early(width, out, false);
+    }
+
+    /// [`Renderer::early`]; with `all`, also what Markdown markers still hold back.
+    fn shown_early(&mut self, width: usize, out: &mut String, all: bool) {
         if self.fence.is_some() || !self.table.is_empty() || self.partial.is_empty() {
             return;
         }
@@ -244,7 +262,7 @@ impl Renderer {
         let pending = &self.partial[self.done..];
         let (piece, tail) = pending.split_at(pending.rfind(' ').unwrap_or(0));
         if !piece.is_empty() {
-            if !inline::balanced(piece) {
+            if !all && !inline::balanced(piece) {
                 return;
             }
             let spans = inline::spans(piece, self.base());
@@ -254,7 +272,7 @@ impl Renderer {
             self.done += piece.len();
         }
         // The word still arriving shows at once when no Markdown marker could change it.
-        if !tail.trim().is_empty() && inline::plain(tail) {
+        if !tail.trim().is_empty() && (all || inline::plain(tail)) {
             let spans = inline::spans(tail, self.base());
             self.flow.push(&spans, width, color, out);
             self.flow.show_partial(width, color, out);

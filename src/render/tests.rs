@@ -147,6 +147,22 @@ fn words_show_before_the_line_ends() {
 }
 
 #[test]
+fn what_markers_hold_back_is_released_before_a_prompt() {
+    let mut r = Renderer::new(plain());
+    assert_eq!(r.push(b"I will *compute it now: ", 80), "");
+    // A prompt is about to be drawn: the text that led there shows as written.
+    assert_eq!(r.release(80), "I will *compute it now:");
+    assert_eq!(r.release(80), "", "nothing twice");
+    assert_eq!(r.push(b"done\n", 80), " done");
+    // A code span's markers never held anything back.
+    let mut r = Renderer::new(plain());
+    assert_eq!(
+        r.push(b"I will compute `365*24` for you now: ", 80),
+        "I will compute 365*24 for you now:"
+    );
+}
+
+#[test]
 fn tables_wait_for_their_last_row() {
     let mut r = Renderer::new(plain());
     assert_eq!(r.push(b"| k | v |\n|---|---|\n| a | 1 |\n", 80), "");

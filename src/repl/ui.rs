@@ -240,6 +240,11 @@ impl Ui for TermUi {
         }
     }
 
+    fn flush(&mut self) {
+        let out = self.display.release(stdout_width());
+        self.show(out);
+    }
+
     fn busy(&mut self, what: Option<Busy<'_>>) {
         if what.is_some() {
             // A capture or tool is about to run (and may ask): the line that ended in the
