@@ -595,6 +595,53 @@ fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
     );
 }
 
+/// `run SKILL SCRIPT` runs a root script as the directive `SKILL:ID` would, under the same
+/// pattern; the refusal's hint names a pattern that then lets it run, for each kind of target.
+#[test]
+fn run_takes_root_scripts_and_each_hint_names_a_working_pattern() {
+    let home = TestHome::new();
+    data_skill(&home);
+    home.write(
+        "config/skillpipe/skills/data/root.py",
+        "# At the root.\nimport sys\nprint('root', sys.argv[1:])\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/scripts/sub/deep.sh",
+        "echo deep\n",
+    );
+    // An agent of the user's own narrows allowed_commands to nothing skill-related.
+    home.write(
+        "config/skillpipe/agents/narrow.toml",
+        "name = \"narrow\"\ndescription = \"d\"\nskills = [\"data\"]\ninstructions = \"i\"\n\
+         [script_policy]\nallow_scripts = true\nallowed_commands = [\"say\"]\n",
+    );
+    for (script, hint, expect) in [
+        ("root", "data:root", "root []\n"),
+        ("root.py", "data:root", "root []\n"),
+        ("data:root", "data:root", "root []\n"),
+        ("deep", "data/scripts/sub/deep.sh", "deep\n"),
+        ("fail", "data/scripts/fail", ""),
+    ] {
+        let base = ["--agent", "narrow", "data", script, "-y"];
+        let out = home.cmd().arg("run").args(base).output().unwrap();
+        let err = stderr(&out);
+        let quoted = format!("--allow '{hint}'");
+        assert!(err.contains(&quoted), "{script}: {err}");
+        let out = home
+            .cmd()
+            .arg("run")
+            .args(base)
+            .args(["--allow", hint])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&out), expect, "{script}: {}", stderr(&out));
+        if expect.is_empty() {
+            // The tool `fail` ran: its own stderr, no refusal.
+            assert!(stderr(&out).starts_with("broken\n"), "{}", stderr(&out));
+        }
+    }
+}
+
 #[test]
 fn an_agent_folder_holds_tools_in_the_same_layout() {
     let home = TestHome::new();

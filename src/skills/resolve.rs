@@ -207,8 +207,14 @@ impl SkillSet {
         }
     }
 
-    /// Resolve for `skillpipe run SKILL SCRIPT`: SCRIPT may be `scripts/x.py`, `x.py` or `x`.
+    /// Resolve for `skillpipe run SKILL SCRIPT`: SCRIPT may be `scripts/x.py`, `x.py` or `x`,
+    /// or the directive's `SKILL:x` of that same skill.
     pub fn resolve_in(&self, skill: &str, script: &str) -> Result<ResolvedScript, ResolveError> {
+        let script = script
+            .strip_prefix(skill)
+            .and_then(|s| s.strip_prefix(':'))
+            .filter(|s| !s.is_empty())
+            .unwrap_or(script);
         let skill = self.skill(skill)?;
         if script.starts_with("scripts/") {
             check_lexically(script, script, Some(&skill.dir))?;
@@ -393,6 +399,17 @@ pub(super) fn check_file(dir: &Path, path: &Path, written: &str) -> Result<PathB
         return Err(ResolveError::SetId(written.to_owned()));
     }
     Ok(canonical)
+}
+
+/// How a directive names the script `rel_path` of `skill` so that it resolves to that file:
+/// `SKILL/scripts/x.py` under `scripts/`, `SKILL:x.py` at the skill root (a root script has no
+/// path form; its file name, not its stem, keeps `x.py` apart from an `x.sh` beside it).
+pub fn script_reference(skill: &str, rel_path: &str) -> String {
+    if rel_path.contains('/') {
+        format!("{skill}/{rel_path}")
+    } else {
+        format!("{skill}:{rel_path}")
+    }
 }
 
 impl ResolvedScript {
