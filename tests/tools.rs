@@ -642,6 +642,50 @@ fn run_takes_root_scripts_and_each_hint_names_a_working_pattern() {
     }
 }
 
+/// Tool folders and `#!` lines written for other systems say `python`: it runs as `python3`, the
+/// name `allowed_interpreters` knows. An interpreter that is really not allowed is refused with
+/// the list and where to add it.
+#[test]
+fn runtime_python_runs_as_python3_and_a_missing_interpreter_says_how_to_allow_it() {
+    let home = TestHome::new();
+    data_skill(&home);
+    home.write(
+        "config/skillpipe/skills/data/tools/py/tool.yaml",
+        "id: py\nruntime: python\nscript: py.py\ninput: args\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/py/py.py",
+        "import sys\nprint('py', sys.version_info[0])\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/scripts/bang",
+        "#!/usr/bin/env python\nimport sys\nprint('bang', sys.version_info[0])\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/scripts/pl",
+        "#!/usr/bin/env perl\nprint 1;\n",
+    );
+    for (script, expect) in [("py", "py 3\n"), ("bang", "bang 3\n")] {
+        let out = home
+            .cmd()
+            .args(["run", "data", script, "-y", "--allow-scripts"])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&out), expect, "{script}: {}", stderr(&out));
+    }
+    let out = home
+        .cmd()
+        .args(["run", "data", "pl", "-y", "--allow-scripts"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains("interpreter `perl` is not in allowed_interpreters (python3, bash, sh, node)")
+            && err.contains("allowed_interpreters under [script_policy]"),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_agent_folder_holds_tools_in_the_same_layout() {
     let home = TestHome::new();

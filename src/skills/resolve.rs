@@ -70,8 +70,15 @@ pub enum ResolveError {
     #[error("interpreter not found: {0}")]
     InterpreterNotFound(String),
     /// The script's interpreter is not in the policy's `allowed_interpreters`.
-    #[error("interpreter `{0}` is not in allowed_interpreters")]
-    InterpreterNotAllowed(String),
+    #[error(
+        "interpreter `{interpreter}` is not in allowed_interpreters ({allowed}); to allow it, add it to allowed_interpreters under [script_policy] in an agent file of your own config folder and run with that agent"
+    )]
+    InterpreterNotAllowed {
+        /// The interpreter the script needs.
+        interpreter: String,
+        /// The policy's `allowed_interpreters`, comma-separated (`none` when empty).
+        allowed: String,
+    },
     /// The skill's `allowed-tools` is set and has no `Bash` entry, so its scripts may not run.
     #[error(
         "skill `{skill}` does not allow running scripts: its allowed-tools ({allowed}) has no Bash entry"
@@ -436,9 +443,14 @@ impl ResolvedScript {
     ) -> Result<ScriptCommand, ResolveError> {
         let path = check_file(&self.skill_dir, &self.path, &self.rel_path)?;
         if !allowed_interpreters.contains(&self.interpreter) {
-            return Err(ResolveError::InterpreterNotAllowed(
-                self.interpreter.clone(),
-            ));
+            return Err(ResolveError::InterpreterNotAllowed {
+                interpreter: self.interpreter.clone(),
+                allowed: if allowed_interpreters.is_empty() {
+                    "none".to_owned()
+                } else {
+                    allowed_interpreters.join(", ")
+                },
+            });
         }
         let program = find_on_path(&self.interpreter, path_var)
             .ok_or_else(|| ResolveError::InterpreterNotFound(self.interpreter.clone()))?;

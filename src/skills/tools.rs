@@ -473,7 +473,9 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
                 ),
             },
             "runtime" => match value {
-                Node::Str(s) if valid_program(s) => runtime = Some(s.clone()),
+                Node::Str(s) if valid_program(s) => {
+                    runtime = Some(super::scripts::interpreter_name(s))
+                }
                 _ => p(
                     line,
                     "key `runtime` must be an interpreter name such as python3, bash or node"
