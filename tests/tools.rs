@@ -686,6 +686,41 @@ fn runtime_python_runs_as_python3_and_a_missing_interpreter_says_how_to_allow_it
     );
 }
 
+/// skillpipe's own line after a script's stderr that ends mid-line starts a line of its own,
+/// on a pipe too; the script's bytes are all there, in order.
+#[test]
+fn a_notice_after_stderr_without_a_final_newline_starts_its_own_line() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/files/SKILL.md",
+        "---\nname: files\ndescription: Opens files.\n---\nOpen.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/files/scripts/opener.py",
+        "import sys\nsys.stderr.write('cannot open ' + sys.argv[1])\nsys.exit(1)\n",
+    );
+    // Where skillpipe runs, not in the skill's folder: the run fails and a hint follows.
+    home.write("data.csv", "a,b\n");
+    let out = home
+        .cmd()
+        .args([
+            "run",
+            "files",
+            "opener",
+            "-y",
+            "--allow-scripts",
+            "--",
+            "data.csv",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("cannot open data.csv\nskillpipe: "),
+        "{err:?}"
+    );
+}
+
 #[test]
 fn an_agent_folder_holds_tools_in_the_same_layout() {
     let home = TestHome::new();
