@@ -3068,6 +3068,32 @@ fn writable_refusals_name_the_real_folder_and_the_class() {
     assert_eq!(code, Some(0), "control: {err}");
 }
 
+/// A `--writable` path that cannot be opened is named once, in backticks, with the system's
+/// reason — not the Landlock crate's Rust-quoted text.
+#[test]
+fn an_unusable_writable_path_is_named_plainly() {
+    if !sandbox_available("an_unusable_writable_path_is_named_plainly") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    good_script(&home, "ok.sh", "#!/bin/bash\necho ok\n");
+    let missing = home.path().join("missing");
+    let out = run(
+        &home,
+        &with(&["--writable", missing.to_str().unwrap()]),
+        b"!{scripts/ok.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "ok", "{}", out.stderr);
+    let want = format!(
+        "writable path `{}` is not usable (cannot open it: No such file or directory",
+        missing.display()
+    );
+    assert!(out.stderr.contains(&want), "{}", out.stderr);
+    assert!(!out.stderr.contains('"'), "{}", out.stderr);
+}
+
 /// skillpipe killed by SIGTERM in the middle of a run: the run is killed with it, both of its
 /// audit lines are there, and its $TMPDIR is gone (after a `chmod 500` game too).
 #[test]

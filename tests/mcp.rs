@@ -975,6 +975,12 @@ fn large_lists_are_paginated_and_unsupported_methods_answer_errors() {
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
     let bad = c.request("tools/list", json!({"cursor": "tools:99999"}));
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let bad = c.request("tools/list", json!({"cursor": "bogus"}));
+    let msg = bad["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("invalid cursor `bogus` for the tools list"),
+        "{msg}"
+    );
 
     let templates = c.request("resources/templates/list", json!({}));
     assert_eq!(
