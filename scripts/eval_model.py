@@ -34,16 +34,19 @@ CASES = os.path.join(ROOT, "scripts/eval-cases.json")
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--base-url", default=os.environ.get("SKILLPIPE_BASE_URL", "http://127.0.0.1:8088/v1"))
-    p.add_argument("--model", default=os.environ.get("SKILLPIPE_MODEL", "qwen2.5-coder-0.5b"))
-    p.add_argument("--bin", default=os.environ.get("SKILLPIPE_BIN", os.path.join(ROOT, "target/debug/skillpipe")))
-    p.add_argument("--cases", default=CASES)
+    p.add_argument("--base-url", default=os.environ.get("SKILLPIPE_BASE_URL", "http://127.0.0.1:8088/v1"),
+                   help="OpenAI-compatible endpoint (default: $SKILLPIPE_BASE_URL or %(default)s)")
+    p.add_argument("--model", default=os.environ.get("SKILLPIPE_MODEL", "qwen2.5-coder-0.5b"),
+                   help="model name the endpoint serves (default: $SKILLPIPE_MODEL or %(default)s)")
+    p.add_argument("--bin", default=os.environ.get("SKILLPIPE_BIN", os.path.join(ROOT, "target/debug/skillpipe")),
+                   help="skillpipe binary to score (default: $SKILLPIPE_BIN, else this checkout's debug build, built first)")
+    p.add_argument("--cases", default=CASES, help="case set, JSON (default: scripts/eval-cases.json)")
     p.add_argument("--root", default=ROOT, help="checkout whose agents/ and skills/ are used (default: this one)")
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--max-tokens", type=int, default=300, help="cap on each answer (0: keep the agent's)")
+    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default: %(default)s)")
+    p.add_argument("--max-tokens", type=int, default=300, help="cap on each answer (0: keep the agent's; default: %(default)s)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id starts with this (repeatable)")
     p.add_argument("--out", help="keep per-case audit logs, answers and a summary.json here")
-    p.add_argument("--timeout", type=int, default=300, help="seconds per case")
+    p.add_argument("--timeout", type=int, default=300, help="seconds per case (default: %(default)s)")
     p.add_argument("--tools", action="store_true", help="pass --tools (native tool calls)")
     p.add_argument("--extra", action="append", default=[], help="one more skillpipe flag for every case (repeatable)")
     return p.parse_args()

@@ -130,7 +130,8 @@ pub(crate) enum Asking {
 /// Loads the agent (if any), the skills and the policy, in DESIGN's precedence (overrides over
 /// agent over defaults), and builds the dispatcher asking as `asking` says.
 pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppError> {
-    project_notice(&config.named_dirs(), false);
+    // With an agent named, a project's ./agents is one place it could have come from.
+    project_notice(&config.named_dirs(), config.agent.is_some());
     let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
@@ -144,7 +145,10 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
             restricted
                 .ignored
                 .retain(|i| !granted_by_overrides(i.key, &config.overrides));
-            let notice = crate::policy::source::ignored_notice(&agent.source, &restricted.ignored);
+            let notice = crate::policy::source::ignored_notice(
+                &crate::agents::origin::shown_source(&agent.source),
+                &restricted.ignored,
+            );
             if let Some(notice) = notice {
                 eprintln!("skillpipe: {}", crate::term::sanitize(&notice));
             }
@@ -169,14 +173,6 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     // Which skill is used is said every time; the skills' own spec warnings once in a line
     // (they are `skills validate`'s to list, and repeated on every command they were noise).
     warnings.extend(skills.load_problems().into_iter().map(str::to_string));
-    let linted = skills.linted();
-    if linted > 0 {
-        warnings.push(format!(
-            "{linted} skill{} ha{} spec warnings (`skillpipe skills list` shows them)",
-            if linted == 1 { "" } else { "s" },
-            if linted == 1 { "s" } else { "ve" }
-        ));
-    }
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
     if !wanted.is_empty() {
@@ -187,6 +183,15 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
                 None => e.to_string(),
             })
         })?;
+    }
+    // Counted among the skills in use: an agent or `--skill` hears nothing of the others.
+    let linted = skills.linted();
+    if linted > 0 {
+        warnings.push(format!(
+            "{linted} skill{} ha{} spec warnings (`skillpipe skills list` shows them)",
+            if linted == 1 { "" } else { "s" },
+            if linted == 1 { "s" } else { "ve" }
+        ));
     }
 
     if let Some(a) = &agent {

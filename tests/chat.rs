@@ -332,6 +332,88 @@ fn tool_call_round_trip() {
     assert_eq!(first["tool_choice"], "auto");
 }
 
+/// The calc skill of the tool tests, in `skills/`.
+fn calc_skill(home: &TestHome) {
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\nCalc.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+}
+
+#[test]
+fn a_tagged_tool_call_written_as_text_never_reaches_the_output() {
+    let home = TestHome::new();
+    calc_skill(&home);
+    // Tagged as a Qwen or Hermes template writes it, cut into pieces as a server streams it.
+    let server = Server::start([
+        Reply::text([
+            "<tool",
+            "_call>\n{\"name\": \"calc__calc\", ",
+            "\"arguments\": {\"args\": [\"6\", \"7\"]}}\n</tool_call>",
+        ]),
+        Reply::text(["Six times seven ", "is 42."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
+        .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Six times seven is 42.\n");
+    let err = stderr(&out);
+    assert_eq!(err.matches("wrote a tool call as text").count(), 1, "{err}");
+    assert!(!err.contains("tool_call>"), "{err}");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn a_tagged_tool_call_after_some_text_is_not_shown() {
+    let home = TestHome::new();
+    calc_skill(&home);
+    let server = Server::start([
+        Reply::text([
+            "I will compute it.\n<",
+            "tool_call>\n{\"name\": \"calc__calc\", \"arguments\": {\"args\": [\"6\", \"7\"]}}",
+            "\n</tool_call>",
+        ]),
+        Reply::text(["It is 42."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
+        .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // What came before the call had shown; the call did not.
+    assert_eq!(stdout(&out), "I will compute it.\nIt is 42.\n");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn an_answer_that_only_starts_like_a_tool_call_is_shown_whole() {
+    let home = TestHome::new();
+    calc_skill(&home);
+    // Held while it may be a call, shown (every byte) once it is clearly not one.
+    let server = Server::start([Reply::text([
+        "{\"a\"",
+        ": 1} is JSON; ",
+        "<t",
+        "able> is a tag.",
+    ])]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
+        .args(["--tools", "--allow-scripts", "-y", "show JSON"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "{\"a\": 1} is JSON; <table> is a tag.\n");
+    assert_eq!(server.requests().len(), 1, "no second request");
+}
+
 #[test]
 fn tool_call_written_as_text_falls_back_to_directives_once() {
     let home = TestHome::new();
@@ -364,11 +446,8 @@ fn tool_call_written_as_text_falls_back_to_directives_once() {
     // The text-only call is not kept as an answer: the question is asked again.
     let m = messages(&server, 1);
     assert_eq!(m.last().unwrap()["content"], "6 times 7?");
-    assert!(
-        stdout(&out).ends_with("It is indeed.\n"),
-        "{}",
-        stdout(&out)
-    );
+    // The rejected text never reached the output.
+    assert_eq!(stdout(&out), "It is indeed.\n");
     assert_eq!(home.audit()[0]["argv"][0], "scripts/calc.py");
     let m = messages(&server, 2);
     assert_eq!(

@@ -1073,3 +1073,40 @@ fn a_resize_draws_the_typed_line_once_on_a_rewrapping_terminal() {
     wait_for(&|s| s.contains("fine"));
     tmux(&["kill-server"]);
 }
+
+/// `--tools` against a model that writes its call as text: the REPL says so once and shows only
+/// the answer asked for again, never the rejected `<tool_call>` text.
+#[test]
+fn a_tool_call_written_as_text_is_not_shown() {
+    let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\nCalc.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+    let server = Server::start([
+        Reply::text([
+            "<tool_call>\n{\"name\": \"calc__calc\", ",
+            "\"arguments\": {\"args\": [\"6\", \"7\"]}}\n</tool_call>",
+        ]),
+        Reply::text(["Six times seven is 42."]),
+    ]);
+    let mut p = start(
+        &home,
+        &server,
+        &["--skills-dir", "skills", "--tools", "--allow-scripts", "-y"],
+    );
+    p.send(b"6 times 7?\r");
+    p.expect("wrote a tool call as text");
+    p.expect("Six times seven is 42.");
+    p.prompt();
+    let shown = p.text();
+    assert!(!shown.contains("tool_call>"), "{shown}");
+    assert!(!shown.contains("calc__calc"), "{shown}");
+    assert_eq!(server.requests().len(), 2);
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}

@@ -1436,3 +1436,29 @@ fn run_takes_its_skill_positionally_and_has_no_skill_flag() {
         assert!(help.contains("--skill <NAME>"), "{cmd}: {help}");
     }
 }
+
+/// The one-line count of skills with spec warnings counts the skills in use: with `--skill`
+/// (or an agent's list) a skill left out is not mentioned.
+#[test]
+fn spec_warnings_count_only_the_skills_in_use() {
+    let tmp = TempDir::new().unwrap();
+    let sk = tmp.path().join("sk");
+    // Its name does not match its folder: a spec warning.
+    skill(&sk, "odd", "name: other\ndescription: Odd.\n", &[]);
+    skill(&sk, "good", &basic("good"), &[]);
+    let run = |extra: &[&str]| {
+        let out = skillpipe(tmp.path())
+            .args(["filter", "--skills-dir", "sk"])
+            .args(extra)
+            .write_stdin("hi\n")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout, b"hi\n");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let all = run(&[]);
+    assert!(all.contains("1 skill has spec warnings"), "{all}");
+    let one = run(&["--skill", "good"]);
+    assert!(!one.contains("spec warnings"), "{one}");
+}

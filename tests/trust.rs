@@ -88,6 +88,23 @@ fn an_untrusted_project_is_ignored_with_one_line_until_trusted() {
         "{:?}",
         out(&o)
     );
+    // With an agent named (the user's own), ./agents is one place it could have come from.
+    home.write(
+        "config/skillpipe/agents/evil.toml",
+        "name = \"evil\"\ninstructions = \"Mine.\"\n",
+    );
+    let o = cmd_in(&home, &clone)
+        .args(["filter", "--agent", "evil"])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert_eq!(out(&o).0, "x", "{:?}", out(&o));
+    assert!(
+        out(&o).1.contains("ignoring ./agents, ./skills here"),
+        "{:?}",
+        out(&o)
+    );
+    std::fs::remove_file(home.path().join("config/skillpipe/agents/evil.toml")).unwrap();
     let o = cmd_in(&home, &clone)
         .args(["agents", "show", "evil"])
         .output()

@@ -23,6 +23,17 @@ pub fn restrict(agent: &mut AgentConfig) -> Restricted {
     restrict_if(agent, foreign)
 }
 
+/// An agent file as a notice names it: a link (e.g. into the user's config folder) with where it
+/// leads, since that is what decides whether the file is the user's own.
+pub fn shown_source(path: &std::path::Path) -> String {
+    match path.canonicalize() {
+        Ok(real) if path.is_symlink() => {
+            format!("{} (a link to {})", path.display(), real.display())
+        }
+        _ => path.display().to_string(),
+    }
+}
+
 /// [`restrict`] with the decision given (pure).
 pub fn restrict_if(agent: &mut AgentConfig, foreign: bool) -> Restricted {
     if !foreign {
@@ -46,10 +57,30 @@ pub fn restrict_if(agent: &mut AgentConfig, foreign: bool) -> Restricted {
             grant: "--model replay:FILE",
         });
     }
-    let notice = source::ignored_notice(&agent.source, &ignored);
+    let notice = source::ignored_notice(&shown_source(&agent.source), &ignored);
     Restricted {
         foreign,
         ignored,
         notice,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_linked_agent_file_is_named_with_where_it_leads() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("elsewhere.toml");
+        std::fs::write(&real, "name = \"x\"\n").unwrap();
+        let link = dir.path().join("linked.toml");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let real = real.canonicalize().unwrap();
+        assert_eq!(
+            shown_source(&link),
+            format!("{} (a link to {})", link.display(), real.display())
+        );
+        assert_eq!(shown_source(&real), real.display().to_string());
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! The loop talks to the screen only through [`Ui`], so one-shot mode, the REPL and tests share it.
 
+mod call_hold;
 pub(crate) mod copies;
 mod lines;
 pub(crate) mod notice;
@@ -374,16 +375,14 @@ impl Session {
                 }
             };
             match step {
-                Step::Done { raw, tool_calls }
-                    if tool_calls.is_empty()
-                        && !self.tool_defs.is_empty()
-                        && tools::looks_like_tool_call(&raw) =>
-                {
+                Step::CallAsText { open_line } => {
                     // The server took the tools but the model wrote its call as text: it will
                     // not call them. Say so once, and ask again with directives only.
                     ui.notice(&Notice::ToolsIgnored);
                     self.tool_defs.clear();
-                    self.show(ui, b"\n");
+                    if open_line {
+                        self.show(ui, b"\n");
+                    }
                 }
                 Step::Done { raw, tool_calls } if tool_calls.is_empty() => {
                     self.history.push(Message::assistant(raw));
@@ -508,6 +507,9 @@ impl Session {
         let mut tool_calls: Vec<ToolCall> = Vec::new();
         let mut first = true;
         let mut end_notice = None;
+        // A tool call the model writes as text is not shown: the question is asked again.
+        let mut hold = call_hold::CallHold::new(!self.tool_defs.is_empty());
+        let shown_at = self.partial_shown.len();
         loop {
             let item = stream.next().await;
             driver.finished(&mut |ev: Event<'_>| side_channel(show_side, ui, ev));
@@ -523,14 +525,17 @@ impl Session {
                     true
                 }
                 Some(Ok(StreamEvent::Text(t))) => {
-                    if first {
-                        ui.busy(None);
-                        first = false;
-                    }
-                    let sink =
-                        &mut |ev: Event<'_>| self.on_event(ui, ev, &mut consumed, &mut capture);
-                    driver.feed(t.as_bytes(), sink).await;
                     raw.push_str(&t);
+                    let t = hold.push(&t);
+                    if !t.is_empty() {
+                        if first {
+                            ui.busy(None);
+                            first = false;
+                        }
+                        let sink =
+                            &mut |ev: Event<'_>| self.on_event(ui, ev, &mut consumed, &mut capture);
+                        driver.feed(t.as_bytes(), sink).await;
+                    }
                     false
                 }
                 Some(Ok(StreamEvent::ToolCall(c))) => {
@@ -572,17 +577,30 @@ impl Session {
                 }
                 Some(Err(e)) => {
                     // Keep and show what arrived; the caller reports the error.
-                    driver.abandon(&mut |ev: Event<'_>| {
-                        self.on_event(ui, ev, &mut consumed, &mut capture)
-                    });
+                    let held = hold.finish();
+                    let sink =
+                        &mut |ev: Event<'_>| self.on_event(ui, ev, &mut consumed, &mut capture);
+                    driver.feed(held.as_bytes(), sink).await;
+                    driver.abandon(sink);
                     if !raw.is_empty() {
                         self.history.push(Message::assistant(raw));
                     }
                     return Err(e);
                 }
             };
+            let mut call_as_text = false;
             if finished {
+                call_as_text = tool_calls.is_empty()
+                    && !self.tool_defs.is_empty()
+                    && tools::looks_like_tool_call(&raw);
+                let held = hold.finish();
+                if first && !held.is_empty() && !call_as_text {
+                    ui.busy(None);
+                }
                 let sink = &mut |ev: Event<'_>| self.on_event(ui, ev, &mut consumed, &mut capture);
+                if !call_as_text {
+                    driver.feed(held.as_bytes(), sink).await;
+                }
                 driver.finish(sink).await;
             }
             if let Some(directive) = capture {
@@ -601,6 +619,11 @@ impl Session {
                     ui.notice(&notice);
                 }
                 let raw = std::mem::take(&mut self.partial_raw);
+                if call_as_text {
+                    let open_line =
+                        self.partial_shown.len() > shown_at && !self.partial_shown.ends_with('\n');
+                    return Ok(Step::CallAsText { open_line });
+                }
                 return Ok(Step::Done { raw, tool_calls });
             }
         }
@@ -841,6 +864,11 @@ enum Step {
     Capture {
         raw: String,
         directive: Directive,
+    },
+    /// The answer was a tool call written as text (not kept; not shown, but for text before
+    /// it); `open_line`: that text left a line open.
+    CallAsText {
+        open_line: bool,
     },
 }
 

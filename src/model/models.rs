@@ -11,7 +11,7 @@ use std::time::Duration;
 pub enum ListError {
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
-    #[error("{url} answered {status}: {message}")]
+    #[error("{url} answered {status}{}", said(message))]
     Status {
         url: String,
         status: u16,
@@ -21,6 +21,14 @@ pub enum ListError {
     NotAList { url: String, reason: NotAList },
     #[error("a replay file has no model list")]
     Replay,
+}
+
+/// A server's message after its status, when it sent one (a bare 404 has none).
+fn said(message: &str) -> String {
+    match message {
+        "" => String::new(),
+        m => format!(": {m}"),
+    }
 }
 
 /// Why a list response's body is not a model list.
@@ -123,6 +131,20 @@ pub fn list(s: &Settings, within: Duration) -> Result<Vec<String>, ListError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_without_a_message_says_only_the_status() {
+        let e = |message: &str| ListError::Status {
+            url: "http://h/v1/models".into(),
+            status: 404,
+            message: message.into(),
+        };
+        assert_eq!(e("").to_string(), "http://h/v1/models answered 404");
+        assert_eq!(
+            e("not found").to_string(),
+            "http://h/v1/models answered 404: not found"
+        );
+    }
 
     #[test]
     fn ids_from_an_openai_style_list() {

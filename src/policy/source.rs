@@ -153,7 +153,7 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
 }
 
 /// The one-line notice for what [`narrow_only`] dropped from `file`, if anything.
-pub fn ignored_notice(file: &std::path::Path, ignored: &[Ignored]) -> Option<String> {
+pub fn ignored_notice(file: &str, ignored: &[Ignored]) -> Option<String> {
     if ignored.is_empty() {
         return None;
     }
@@ -163,7 +163,7 @@ pub fn ignored_notice(file: &std::path::Path, ignored: &[Ignored]) -> Option<Str
         .collect();
     Some(format!(
         "{}: not in your own config folders, so it may only narrow the script policy; ignored: {}",
-        file.display(),
+        file,
         items.join(", ")
     ))
 }
@@ -222,7 +222,7 @@ mod tests {
                 "max_captures_per_turn"
             ]
         );
-        let line = ignored_notice(std::path::Path::new("agents/x.toml"), &ignored).unwrap();
+        let line = ignored_notice("agents/x.toml", &ignored).unwrap();
         assert!(line.starts_with("agents/x.toml: not in your own config folders"));
         assert!(line.contains("allow_scripts (grant with --allow-scripts)"));
         assert!(line.contains("confirm (grant with -y)"));
@@ -244,7 +244,7 @@ mod tests {
         let (p, ignored) = narrow_only(&narrow);
         assert_eq!(p, narrow);
         assert!(ignored.is_empty());
-        assert_eq!(ignored_notice(std::path::Path::new("x"), &ignored), None);
+        assert_eq!(ignored_notice("x", &ignored), None);
     }
 
     #[test]

@@ -132,7 +132,38 @@ pub fn plain(text: &str) -> bool {
 
 /// Whether `text` can be rendered now without cutting an emphasis, code span or link in two:
 /// its markers are balanced. A conservative guess; when in doubt the text waits for more.
+/// Inside a closed code span nothing is a marker (`` `365*24` `` holds no emphasis).
 pub fn balanced(text: &str) -> bool {
+    match without_code_spans(text) {
+        Some(rest) => markers_balanced(&rest),
+        None => false,
+    }
+}
+
+/// `text` with its code spans (a run of N backticks up to the next run of exactly N) left out;
+/// `None` when a span is still open.
+fn without_code_spans(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('`') {
+        out.push_str(&rest[..at]);
+        let run = rest[at..].chars().take_while(|c| *c == '`').count();
+        let mut after = &rest[at + run..];
+        loop {
+            let close = after.find('`')?;
+            let len = after[close..].chars().take_while(|c| *c == '`').count();
+            after = &after[close + len..];
+            if len == run {
+                break;
+            }
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+fn markers_balanced(text: &str) -> bool {
     let count = |c: char| text.chars().filter(|x| *x == c).count();
     // Runs of a marker character: `**` opens once, `**b**` opens and closes.
     let runs = |c: char| {
@@ -150,8 +181,7 @@ pub fn balanced(text: &str) -> bool {
         .char_indices()
         .filter(|(i, c)| *c == '_' && (*i == 0 || text[..*i].ends_with([' ', '(', '*'])))
         .count();
-    runs('`') % 2 == 0
-        && runs('*') % 2 == 0
+    runs('*') % 2 == 0
         && runs('~') % 2 == 0
         && opening_underscores == 0
         && count('[') == count(']')
@@ -164,6 +194,16 @@ mod tests {
 
     fn shown(spans: &[Span]) -> String {
         spans.iter().map(|s| s.text.as_str()).collect()
+    }
+
+    #[test]
+    fn markers_inside_code_spans_do_not_count() {
+        assert!(balanced("I will compute `365*24` for you"));
+        assert!(balanced("``a ` b*`` and *c*"));
+        assert!(!balanced("`open *span"));
+        assert!(!balanced("``a` b``` *c"));
+        assert!(!balanced("a *b"));
+        assert!(balanced("a *b* [c](d)"));
     }
 
     #[test]

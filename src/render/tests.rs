@@ -44,10 +44,10 @@ fn the_same_output_for_every_split() {
     let text = "# Title\n\nSome **bold** text and `code` here, wrapped.\n\n- one item\n- two\n\n> a quote\n\n```rust\nfn main() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
     // The same screen: styles may be cut into more SGR runs, a word shown early may be rubbed
     // out and moved down, but what the reader sees is identical.
-    let whole = screen(&render_in(text, 24, coloured(), usize::MAX));
+    let whole = screen(&render_in(text, 24, coloured(), usize::MAX), 24);
     for every in [1, 2, 3, 5, 7, 13] {
         assert_eq!(
-            screen(&render_in(text, 24, coloured(), every)),
+            screen(&render_in(text, 24, coloured(), every), 24),
             whole,
             "pieces of {every}"
         );
@@ -163,32 +163,73 @@ fn a_narrower_window_applies_to_the_next_words() {
     assert_eq!(out, "aaa bbb ccc\nddd eee\nfff\n");
 }
 
-/// What a terminal shows: SGR removed, backspaces and carriage returns move the cursor back
-/// and later characters overwrite, trailing spaces ignored.
-fn screen(s: &str) -> String {
+/// What a terminal `width` columns wide shows: SGR removed, trailing spaces ignored, a row the
+/// terminal wrapped (autowrap) shown as two. Strict about the last column, as xterm is: a
+/// character written there leaves the cursor on it with the wrap pending (the next printable
+/// character wraps first; a backspace moves to the column before it; `\r` and `\n` cancel it).
+/// A wide character that does not fit in the row wraps whole; writing over either half of one
+/// blanks the other half.
+fn screen(s: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    /// The second half of a wide character.
+    const HALF: char = '\0';
     let mut rows: Vec<Vec<char>> = vec![Vec::new()];
-    let mut col: usize = 0;
+    let (mut row, mut col, mut pending) = (0usize, 0usize, false);
+    let new_row = |rows: &mut Vec<Vec<char>>, row: &mut usize| {
+        *row += 1;
+        if rows.len() <= *row {
+            rows.push(Vec::new());
+        }
+    };
     for c in strip(s).chars() {
-        let row = rows.last_mut().unwrap();
         match c {
+            // The tty's output processing (ONLCR) makes it CR LF.
             '\n' => {
-                rows.push(Vec::new());
-                col = 0;
+                new_row(&mut rows, &mut row);
+                (col, pending) = (0, false);
             }
-            '\r' => col = 0,
-            '\u{8}' => col = col.saturating_sub(1),
+            '\r' => (col, pending) = (0, false),
+            '\u{8}' => (col, pending) = (col.saturating_sub(1), false),
             c => {
-                if col < row.len() {
-                    row[col] = c;
-                } else {
-                    row.push(c);
+                let cw = c.width().unwrap_or(0);
+                if cw == 0 {
+                    continue;
                 }
-                col += 1;
+                if pending || col + cw > width {
+                    new_row(&mut rows, &mut row);
+                    (col, pending) = (0, false);
+                }
+                let cells = &mut rows[row];
+                if cells.len() < col + cw {
+                    cells.resize(col + cw, ' ');
+                }
+                // Overwriting half of a wide character blanks its other half.
+                if cells[col] == HALF {
+                    cells[col - 1] = ' ';
+                }
+                if cells.get(col + cw) == Some(&HALF) {
+                    cells[col + cw] = ' ';
+                }
+                cells[col] = c;
+                if cw == 2 {
+                    cells[col + 1] = HALF;
+                }
+                if col + cw >= width {
+                    (col, pending) = (width - 1, true);
+                } else {
+                    col += cw;
+                }
             }
         }
     }
     rows.iter()
-        .map(|r| r.iter().collect::<String>().trim_end().to_string())
+        .map(|r| {
+            r.iter()
+                .filter(|&&c| c != HALF)
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -198,13 +239,13 @@ fn setext_headings_are_headings_for_every_split() {
     let text = "Title\n=====\n\nSub title\n---\n\nPlain line\nstays\n";
     for every in [1, 2, 3, 7, usize::MAX] {
         assert_eq!(
-            screen(&render_in(text, 40, plain(), every)),
+            screen(&render_in(text, 40, plain(), every), 40),
             "# Title\n\n## Sub title\n\nPlain line\nstays\n",
             "pieces of {every}"
         );
         let out = render_in(text, 40, coloured(), every);
         assert_eq!(
-            screen(&out),
+            screen(&out, 40),
             "Title\n\nSub title\n\nPlain line\nstays\n",
             "pieces of {every}"
         );
@@ -212,7 +253,7 @@ fn setext_headings_are_headings_for_every_split() {
         assert!(out.contains("\r\x1b["), "{out:?}");
     }
     // A paragraph of two lines keeps its text; `---` under it stays a rule.
-    let out = screen(&render("one\ntwo\n---\n", 20));
+    let out = screen(&render("one\ntwo\n---\n", 20), 20);
     assert_eq!(out, "one\ntwo\n────────────────────\n");
 }
 
@@ -221,16 +262,21 @@ fn indented_code_is_kept_verbatim_but_not_inside_a_list() {
     let text = "Run this:\n\n    let x = *a* +  b;\n    x   *= 2;\n\nDone.\n";
     for every in [1, 3, usize::MAX] {
         let out = render_in(text, 12, plain(), every);
+        assert!(
+            out.contains("    let x = *a* +  b;\n    x   *= 2;\n"),
+            "{out:?}"
+        );
+        // Not wrapped by the renderer: the terminal wraps it.
         assert_eq!(
-            screen(&out),
-            "Run this:\n\n    let x = *a* +  b;\n    x   *= 2;\n\nDone.\n",
+            screen(&out, 12),
+            "Run this:\n\n    let x =\n*a* +  b;\n    x   *= 2\n;\n\nDone.\n",
             "pieces of {every}"
         );
     }
     // Four spaces inside a list, or continuing a paragraph, are text.
-    let out = screen(&render("- item\n\n    more *text*\n", 40));
+    let out = screen(&render("- item\n\n    more *text*\n", 40), 40);
     assert_eq!(out, "• item\n\n    more text\n");
-    let out = screen(&render("a line\n    goes on\n", 40));
+    let out = screen(&render("a line\n    goes on\n", 40), 40);
     assert_eq!(out, "a line\ngoes on\n");
 }
 
@@ -275,4 +321,35 @@ fn wrap_plain_breaks_at_words_with_a_hanging_indent() {
         "pdf [catalog] — Fill in\n    and read PDF forms\n    quickly\n"
     );
     assert_eq!(super::wrap_plain("short", 80, "  ", "  "), "  short\n");
+}
+
+#[test]
+fn a_word_shown_early_is_rubbed_out_cleanly_at_the_last_column() {
+    // Streamed a character at a time, a word shown before it was complete may have to move to
+    // the next row; what it leaves behind must be blank on a terminal that keeps the cursor on
+    // the last column after writing there (xterm), for every width and with wide characters.
+    let texts = [
+        "The quick brown fox jumps over the lazy dog and keeps running across the wide green \
+         field until the sun goes down behind the distant hills.",
+        "Party 🎉🎉 time with 🎉🎉🎉 emoji a🎉 everywhere 🎉 and more 🎉🎉words here 🎉🎉🎉🎉 ok.",
+        "中文 文字 测试 这是一个 很长的 句子 用来 测试 宽字符 a中 在 行尾 的 情况 好的。",
+        "- alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu\n\n> quoted words \
+         wrap here too at the edge of the window\n",
+    ];
+    for text in texts {
+        for width in 10..=40 {
+            let whole = screen(&render_in(text, width, plain(), usize::MAX), width);
+            for every in [1, 2, 3] {
+                let streamed = screen(&render_in(text, width, plain(), every), width);
+                assert_eq!(streamed, whole, "{width} columns, pieces of {every}");
+            }
+        }
+    }
+    // The reviewer's case: 30 columns, one character at a time.
+    let text = texts[0];
+    assert_eq!(
+        screen(&render_in(text, 30, plain(), 1), 30),
+        "The quick brown fox jumps over\nthe lazy dog and keeps running\nacross the wide green field\n\
+         until the sun goes down behind\nthe distant hills.\n"
+    );
 }

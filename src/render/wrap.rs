@@ -117,22 +117,33 @@ impl Flow {
 
     /// Shows the word being collected before it is complete, as far as it fits on the line, so a
     /// stream that pauses mid-word shows every character that came.
+    ///
+    /// Never into the last column: after writing there the cursor stays on it with the wrap
+    /// pending (xterm) or moves past it (tmux), so the backspaces that may rub the word out
+    /// would land differently; short of it, they land the same everywhere. The last column
+    /// gets the word once it is complete.
     pub fn show_partial(&mut self, width: usize, color: Color24, out: &mut String) {
         if self.word.is_empty() {
             return;
         }
         let w = width_of(&self.word);
         if self.shown == 0 {
+            let (col, space) = if self.open {
+                (self.col, self.space && self.col > self.start)
+            } else {
+                (width_of(self.next_prefix()), false)
+            };
+            if col + usize::from(space) + w >= width {
+                return;
+            }
             if !self.open {
                 self.start_line(color, out);
-            } else if self.col + w + usize::from(self.space) > width {
-                return;
-            } else if self.space && self.col > self.start {
+            } else if space {
                 out.push(' ');
                 self.col += 1;
             }
             self.space = false;
-        } else if self.col + (w - self.shown_width) > width {
+        } else if self.col + (w - self.shown_width) >= width {
             return;
         }
         let rest = self.unshown();
@@ -186,6 +197,15 @@ impl Flow {
         out.push('\n');
         self.start_line(color, out);
         self.write_word(word, width, color, out);
+    }
+
+    /// The prefix the next line begins with.
+    fn next_prefix(&self) -> &[Span] {
+        if self.lines == 0 {
+            &self.prefix.first
+        } else {
+            &self.prefix.rest
+        }
     }
 
     fn start_line(&mut self, color: Color24, out: &mut String) {
@@ -284,16 +304,25 @@ mod tests {
         let c = Color24::default();
         let mut f = Flow::new(Prefix::default());
         let mut out = String::new();
+        f.push(&plain("abc de"), 7, c, &mut out);
+        f.show_partial(7, c, &mut out);
+        assert_eq!(out, "abc de");
+        f.push(&plain("fg"), 7, c, &mut out);
+        f.show_partial(7, c, &mut out);
+        // "defg" no longer fits: it stays as shown until the word ends.
+        assert_eq!(out, "abc de");
+        f.push(&plain(" h"), 7, c, &mut out);
+        f.close(7, c, &mut out);
+        assert_eq!(out, "abc de\u{8}\u{8}  \u{8}\u{8}\ndefg h\n");
+        // An unfinished word never takes the last column (it may have to be rubbed out): it
+        // shows once complete.
+        let mut f = Flow::new(Prefix::default());
+        let mut out = String::new();
         f.push(&plain("abc de"), 6, c, &mut out);
         f.show_partial(6, c, &mut out);
+        assert_eq!(out, "abc");
+        f.push(&plain(" "), 6, c, &mut out);
         assert_eq!(out, "abc de");
-        f.push(&plain("f"), 6, c, &mut out);
-        f.show_partial(6, c, &mut out);
-        // "def" no longer fits: it stays as shown until the word ends.
-        assert_eq!(out, "abc de");
-        f.push(&plain(" g"), 6, c, &mut out);
-        f.close(6, c, &mut out);
-        assert_eq!(out, "abc de\u{8}\u{8}  \u{8}\u{8}\ndef g\n");
         // A word that fits is simply continued.
         let mut f = Flow::new(Prefix::default());
         let mut out = String::new();

@@ -4,7 +4,8 @@
 //! Everything that writes takes one lock, so the spinner (its own thread), side-effect prompts
 //! (asked from the dispatcher's worker thread) and the streamed answer never interleave:
 //! - the spinner is drawn after the text on the current line (cursor saved and restored) and
-//!   erased with "erase to end of line", so it never eats text, whatever the column;
+//!   erased with "erase to end of line", so it never eats text; not on a full row, where the
+//!   cursor's place after the last column differs between terminals;
 //! - a status line that arrives mid-line waits for the end of that line (or of the answer);
 //! - the confirmation prompt holds the lock while it asks: the spinner is erased first and
 //!   cannot redraw, and streamed text waits until the user has answered.
@@ -74,9 +75,10 @@ pub fn paint(text: &str, tone: Tone, on: bool) -> String {
     }
 }
 
-/// The column after writing `bytes` from column `col`. Counts characters (not bytes); good
-/// enough to keep the spinner on the line and to know whether a line is open.
-pub fn advance_column(mut col: usize, bytes: &[u8]) -> usize {
+/// The column after writing `bytes` from column `col`, in display columns (a wide character
+/// takes two), so the spinner knows whether the row is full. `split` keeps the first bytes of
+/// a character the write cut off; it is counted once complete.
+pub fn advance_column(mut col: usize, split: &mut Vec<u8>, bytes: &[u8]) -> usize {
     // Inside one of the renderer's own SGR sequences (`ESC [ … m`), which take no column.
     let mut csi = false;
     for &b in bytes {
@@ -84,19 +86,44 @@ pub fn advance_column(mut col: usize, bytes: &[u8]) -> usize {
             csi = !(0x40..=0x7e).contains(&b) || b == b'[';
             continue;
         }
-        if b == 0x1b {
-            csi = true;
+        if b >= 0x80 {
+            if b >= 0xC0 && !split.is_empty() {
+                // A new character before the last was complete: that one took a column.
+                split.clear();
+                col += 1;
+            }
+            split.push(b);
+            if let Ok(s) = std::str::from_utf8(split) {
+                col += unicode_width::UnicodeWidthStr::width(s);
+                split.clear();
+            } else if split.len() >= 4 {
+                split.clear();
+                col += 1;
+            }
             continue;
         }
+        if !split.is_empty() {
+            split.clear();
+            col += 1;
+        }
         match b {
+            0x1b => csi = true,
             b'\n' | b'\r' => col = 0,
             b'\t' => col = (col / 8 + 1) * 8,
-            0x80..=0xBF => {} // UTF-8 continuation byte
             b if b < 0x20 || b == 0x7f => {}
             _ => col += 1,
         }
     }
     col
+}
+
+/// Where the spinner goes on a terminal `width` columns wide, the text having reached column
+/// `col` (past `width` where the terminal wrapped it): `None` when the row is full. Then the
+/// cursor is on the last column with the wrap pending (xterm) or past it (tmux): the spinner
+/// would land on the next row, and erasing it from there would take the row's last character.
+pub fn spinner_column(col: usize, width: usize) -> Option<usize> {
+    let width = width.max(1);
+    (col == 0 || !col.is_multiple_of(width)).then_some(col % width)
 }
 
 /// Columns of the terminal on stderr (where the spinner is drawn); 80 if unknown. A direct
@@ -142,6 +169,8 @@ struct State {
     frame: usize,
     /// Column of the cursor after the last text written to stdout.
     col: usize,
+    /// The first bytes of a character the last write cut off (see [`advance_column`]).
+    split: Vec<u8>,
     /// Status lines waiting for the current line of text to end.
     pending: Vec<String>,
     quit: bool,
@@ -234,7 +263,10 @@ impl Screen {
         st.frame += 1;
         let width = stderr_width();
         let col = if self.looks.stdout_tty {
-            st.col % width
+            match spinner_column(st.col, width) {
+                Some(col) => col,
+                None => return,
+            }
         } else {
             0
         };
@@ -314,12 +346,13 @@ impl Screen {
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(&bytes[at..]);
                 let _ = out.flush();
-                st.col = advance_column(0, &bytes[at..]);
+                st.split.clear();
+                st.col = advance_column(0, &mut st.split, &bytes[at..]);
             }
             None => {
                 let _ = out.write_all(bytes);
                 let _ = out.flush();
-                st.col = advance_column(st.col, bytes);
+                st.col = advance_column(st.col, &mut st.split, bytes);
             }
         }
     }
@@ -418,16 +451,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn columns_count_characters_and_reset_on_newline() {
-        assert_eq!(advance_column(0, b"abc"), 3);
-        assert_eq!(advance_column(5, b"x\ny"), 1);
-        assert_eq!(advance_column(0, "héllo".as_bytes()), 5);
-        // A character split across two writes counts once.
-        let e = "é".as_bytes();
-        assert_eq!(advance_column(advance_column(0, &e[..1]), &e[1..]), 1);
-        assert_eq!(advance_column(3, b"\t"), 8);
-        assert_eq!(advance_column(4, b"\x1b"), 4);
-        assert_eq!(advance_column(0, b"\x1b[1;33mab\x1b[0m"), 2);
+    fn columns_count_display_width_and_reset_on_newline() {
+        let col = |c, b: &[u8]| advance_column(c, &mut Vec::new(), b);
+        assert_eq!(col(0, b"abc"), 3);
+        assert_eq!(col(5, b"x\ny"), 1);
+        assert_eq!(col(0, "héllo".as_bytes()), 5);
+        // Wide characters take two columns.
+        assert_eq!(col(0, "中文 🎉".as_bytes()), 7);
+        // A character split across two writes counts once, when complete.
+        let mut split = Vec::new();
+        for s in ["é", "中", "🎉"] {
+            let b = s.as_bytes();
+            let first = advance_column(0, &mut split, &b[..1]);
+            assert_eq!(first, 0);
+            let w = unicode_width::UnicodeWidthStr::width(s);
+            assert_eq!(advance_column(first, &mut split, &b[1..]), w, "{s}");
+        }
+        // A broken sequence still takes a column.
+        assert_eq!(col(0, b"\xe4a"), 2);
+        assert_eq!(col(3, b"\t"), 8);
+        assert_eq!(col(4, b"\x1b"), 4);
+        assert_eq!(col(0, b"\x1b[1;33mab\x1b[0m"), 2);
+    }
+
+    #[test]
+    fn no_spinner_on_a_full_row() {
+        assert_eq!(spinner_column(0, 30), Some(0));
+        assert_eq!(spinner_column(12, 30), Some(12));
+        assert_eq!(spinner_column(30, 30), None);
+        assert_eq!(spinner_column(60, 30), None);
+        // Text the terminal wrapped: the spinner goes after it on its last row.
+        assert_eq!(spinner_column(35, 30), Some(5));
     }
 
     #[test]

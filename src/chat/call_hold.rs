@@ -1,0 +1,209 @@
+//! The text of an answer to a request with tools that may still be a tool call written as text,
+//! held back (DESIGN §6). Such an answer is dropped and the question asked again without tools,
+//! so the call must not have reached the screen: the answer's start is held while it may be a
+//! call, and later a `<tool_call>` tag from its first `<` (a tag ends the answer's showing).
+//! Every other answer streams as before, held at most until a few characters show it is no
+//! call. Pure.
+
+use super::tools::looks_like_tool_call;
+
+/// The tags a tool call written as text is wrapped in (Qwen, Hermes templates and the like).
+const TAGS: [&str; 2] = ["<tool_call>", "<|tool_call"];
+
+/// How a tool call written as text begins (after leading whitespace).
+const OPENERS: [&str; 5] = ["<tool_call>", "<|tool_call", "{", "```json", "```\n{"];
+
+/// Holds what of one answer may be a tool call.
+#[derive(Debug, Default)]
+pub(crate) struct CallHold {
+    held: String,
+    /// Holding nothing (no tools offered).
+    off: bool,
+    /// Past the answer's start (it is no call); a tag may still come.
+    started: bool,
+}
+
+impl CallHold {
+    /// For an answer to a request with tools (`on`); otherwise it holds nothing.
+    pub(crate) fn new(on: bool) -> CallHold {
+        CallHold {
+            off: !on,
+            ..CallHold::default()
+        }
+    }
+
+    /// `text` arrived: what may be shown now.
+    pub(crate) fn push(&mut self, text: &str) -> String {
+        if self.off {
+            return text.to_string();
+        }
+        self.held.push_str(text);
+        if !self.started {
+            if may_be_call(&self.held) {
+                return String::new();
+            }
+            self.started = true;
+        }
+        let keep = tag_start(&self.held).unwrap_or(self.held.len());
+        let rest = self.held.split_off(keep);
+        std::mem::replace(&mut self.held, rest)
+    }
+
+    /// The answer ended (or broke off): what is still held. The caller drops it when the
+    /// answer turned out to be a tool call.
+    pub(crate) fn finish(&mut self) -> String {
+        std::mem::take(&mut self.held)
+    }
+}
+
+/// Where in `text` a tag begins, or may begin as more text comes (a tag cut at the end).
+fn tag_start(text: &str) -> Option<usize> {
+    text.match_indices('<').map(|(i, _)| i).find(|&i| {
+        let t = &text[i..];
+        TAGS.iter()
+            .any(|tag| t.starts_with(tag) || tag.starts_with(t))
+    })
+}
+
+/// Whether `text`, the start of an answer, may still be (or is) a tool call written as text.
+fn may_be_call(text: &str) -> bool {
+    let t = text.trim_start();
+    if t.is_empty() {
+        return true;
+    }
+    OPENERS.iter().any(|opener| {
+        if opener.starts_with(t) {
+            // Too short to tell.
+            return true;
+        }
+        let Some(rest) = t.strip_prefix(opener) else {
+            return false;
+        };
+        match *opener {
+            "{" => match object_end(t) {
+                None => true,
+                Some(end) => looks_like_tool_call(&t[..end]),
+            },
+            "```json" | "```\n{" => match rest.find("\n```") {
+                None => true,
+                Some(end) => looks_like_tool_call(&rest[..end]),
+            },
+            // A tag is a call whatever follows.
+            _ => true,
+        }
+    })
+}
+
+/// Where the JSON object `text` starts with ends (the byte after its closing brace), or `None`
+/// while it is still open.
+fn object_end(text: &str) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' => depth += 1,
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What shows of `pieces`, piece by piece, and what is still held at the end.
+    fn run(on: bool, pieces: &[&str]) -> (Vec<String>, String) {
+        let mut hold = CallHold::new(on);
+        let shown = pieces.iter().map(|p| hold.push(p)).collect();
+        (shown, hold.finish())
+    }
+
+    #[test]
+    fn a_call_written_as_text_is_held_to_the_end() {
+        for pieces in [
+            &[
+                "<tool",
+                "_call>\n{\"name\": \"x\",",
+                " \"arguments\": {}}\n</tool_call>",
+            ][..],
+            &[
+                "  {\"na",
+                "me\": \"calc\", \"arguments\": {\"a\": \"}\"}}",
+                "\n",
+            ],
+            &[
+                "```",
+                "json\n{\"name\": \"x\", \"parameters\": {}}\n",
+                "```\n",
+            ],
+            &["<|tool_call|>", "x"],
+        ] {
+            let (shown, left) = run(true, pieces);
+            assert!(shown.iter().all(String::is_empty), "{pieces:?}: {shown:?}");
+            assert_eq!(left, pieces.concat());
+        }
+    }
+
+    #[test]
+    fn other_answers_show_as_soon_as_they_cannot_be_a_call() {
+        // Plain text at once; a look-alike start only until it differs.
+        let (shown, left) = run(true, &["Hello", " there"]);
+        assert_eq!(
+            (shown, left),
+            (vec!["Hello".into(), " there".into()], "".into())
+        );
+        let (shown, _) = run(true, &["<t", "able> no", " more"]);
+        assert_eq!(shown, ["", "<table> no", " more"]);
+        let (shown, _) = run(true, &["```", "python\nx = 1\n"]);
+        assert_eq!(shown, ["", "```python\nx = 1\n"]);
+        // JSON that is no call shows once its object closes.
+        let (shown, _) = run(true, &["{\"a\": ", "1} is JSON", "."]);
+        assert_eq!(shown, ["", "{\"a\": 1} is JSON", "."]);
+        let (shown, _) = run(true, &["```json\n{\"a\": 1}\n", "```\nok"]);
+        assert_eq!(shown, ["", "```json\n{\"a\": 1}\n```\nok"]);
+        // Without tools nothing is held.
+        let (shown, _) = run(false, &["<tool_call>", "{}"]);
+        assert_eq!(shown, ["<tool_call>", "{}"]);
+    }
+
+    #[test]
+    fn a_tag_after_some_text_is_held_from_its_start() {
+        let (shown, left) = run(
+            true,
+            &[
+                "I will compute it. <",
+                "tool_call>{\"name\": \"x\"",
+                "} more",
+            ],
+        );
+        assert_eq!(shown, ["I will compute it. ", "", ""]);
+        assert_eq!(left, "<tool_call>{\"name\": \"x\"} more");
+        // A `<` that starts no tag waits only until it is clear.
+        let (shown, left) = run(true, &["a <", "= b and <", "|t", "x|> c"]);
+        assert_eq!(shown, ["a ", "<= b and ", "", "<|tx|> c"]);
+        assert_eq!(left, "");
+    }
+
+    #[test]
+    fn an_answer_that_ends_while_undecided_is_all_given_back() {
+        let (shown, left) = run(true, &["  {\"name\": \"x\""]);
+        assert_eq!(shown, [""]);
+        assert_eq!(left, "  {\"name\": \"x\"");
+    }
+}
