@@ -670,6 +670,7 @@ impl Dispatcher {
         let guard = AuditOnDrop {
             log: &self.audit,
             record: Some(cancel_record),
+            started: std::time::Instant::now(),
         };
         let ran = exec::run_with_launcher(spec, self.launcher.as_deref()).await;
         guard.disarm();
@@ -1048,10 +1049,12 @@ fn name_over_cap_warnings(result: &mut RunResult, skill: Option<&str>, argv0: &s
     }
 }
 
-/// Writes its record when dropped before [`AuditOnDrop::disarm`]: a cancelled run is audited.
+/// Writes its record when dropped before [`AuditOnDrop::disarm`]: a cancelled run is audited,
+/// stamped when it ended, with how long it ran.
 struct AuditOnDrop<'a> {
     log: &'a AuditLog,
     record: Option<Record>,
+    started: std::time::Instant,
 }
 
 impl AuditOnDrop<'_> {
@@ -1062,7 +1065,9 @@ impl AuditOnDrop<'_> {
 
 impl Drop for AuditOnDrop<'_> {
     fn drop(&mut self) {
-        if let Some(rec) = self.record.take() {
+        if let Some(mut rec) = self.record.take() {
+            rec.ts = crate::audit::timestamp(std::time::SystemTime::now());
+            rec.duration_ms = Some(self.started.elapsed().as_millis() as u64);
             self.log.write_or_warn(&rec);
         }
     }

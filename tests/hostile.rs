@@ -3007,6 +3007,93 @@ except OSError as e:
     }
 }
 
+/// skillpipe's own folders (wherever XDG puts them), places where code runs later and paths
+/// scripts cannot see are refused as `--writable`, each naming the folder once and what lifts
+/// it; an ordinary folder is accepted (positive control).
+#[test]
+fn writable_refusals_name_the_real_folder_and_the_class() {
+    let home = TestHome::new();
+    for d in [
+        "config/skillpipe/skills",
+        "state/skillpipe",
+        ".local/bin",
+        ".ssh",
+        "project",
+    ] {
+        std::fs::create_dir_all(home.path().join(d)).unwrap();
+    }
+    let writable = |dir: &str, extra: &[&str]| {
+        let out = home
+            .cmd()
+            .args(["filter", "--allow-scripts", "-y", "--writable", dir])
+            .args(extra)
+            .write_stdin("plain text\n")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let p = home.path().display().to_string();
+    for (dir, own) in [
+        ("config/skillpipe/skills", "config/skillpipe"),
+        ("state/skillpipe", "state/skillpipe"),
+        ("state", "state/skillpipe"),
+    ] {
+        let (code, err) = writable(dir, &[]);
+        assert_eq!(code, Some(2), "{dir}: {err}");
+        assert!(
+            err.contains(&format!(
+                "skillpipe's own folder {p}/{own} (--force-writable"
+            )),
+            "{dir}: {err}"
+        );
+        assert!(!err.contains("skillpipe/skillpipe"), "{dir}: {err}");
+    }
+    let (code, err) = writable(".local/bin", &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("code runs later") && err.contains("on PATH"),
+        "{err}"
+    );
+    // ~/.ssh is hidden from scripts: writable, it still could not be seen.
+    let (code, err) = writable(".ssh", &["--force-writable"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("hidden from scripts") && err.contains("--allow-read"),
+        "{err}"
+    );
+    let (code, err) = writable("project", &[]);
+    assert_eq!(code, Some(0), "control: {err}");
+}
+
+/// A `--writable` path that cannot be opened is named once, in backticks, with the system's
+/// reason — not the Landlock crate's Rust-quoted text.
+#[test]
+fn an_unusable_writable_path_is_named_plainly() {
+    if !sandbox_available("an_unusable_writable_path_is_named_plainly") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    good_script(&home, "ok.sh", "#!/bin/bash\necho ok\n");
+    let missing = home.path().join("missing");
+    let out = run(
+        &home,
+        &with(&["--writable", missing.to_str().unwrap()]),
+        b"!{scripts/ok.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "ok", "{}", out.stderr);
+    let want = format!(
+        "writable path `{}` is not usable (cannot open it: No such file or directory",
+        missing.display()
+    );
+    assert!(out.stderr.contains(&want), "{}", out.stderr);
+    assert!(!out.stderr.contains('"'), "{}", out.stderr);
+}
+
 /// skillpipe killed by SIGTERM in the middle of a run: the run is killed with it, both of its
 /// audit lines are there, and its $TMPDIR is gone (after a `chmod 500` game too).
 #[test]

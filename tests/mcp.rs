@@ -612,6 +612,25 @@ fn a_cancelled_call_is_killed_and_audited_and_the_session_goes_on() {
     assert!(c.close().success());
     let rec = &audit_for(&home, "orphan.sh")[0];
     assert_eq!(rec["reason"], "cancelled", "{rec}");
+    cancelled_line_says_when_it_ended(&home, rec);
+}
+
+/// A `cancelled` completed line carries the time the run ended (after its `started` line's, by
+/// at least the time it ran) and how long it ran.
+fn cancelled_line_says_when_it_ended(home: &TestHome, rec: &Value) {
+    let started = home
+        .audit_all()
+        .into_iter()
+        .find(|r| r["phase"] == "started" && r["argv"] == rec["argv"])
+        .expect("a started line");
+    let ms = rec["duration_ms"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no duration_ms: {rec}"));
+    assert!(ms > 0, "{rec}");
+    assert!(
+        rec["ts"].as_str().unwrap() > started["ts"].as_str().unwrap(),
+        "ends after it started: {started} {rec}"
+    );
 }
 
 /// The client goes away (both pipes closed) while a call runs: the call's tree is killed at
@@ -650,6 +669,7 @@ fn a_client_that_goes_away_mid_call_leaves_nothing_running() {
         (rec["decision"].clone(), rec["reason"].clone()),
         (json!("ran"), json!("cancelled"))
     );
+    cancelled_line_says_when_it_ended(&home, rec);
 }
 
 /// The end of stdin is the end of the client's requests, not of their answers: every call it
@@ -955,6 +975,12 @@ fn large_lists_are_paginated_and_unsupported_methods_answer_errors() {
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
     let bad = c.request("tools/list", json!({"cursor": "tools:99999"}));
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let bad = c.request("tools/list", json!({"cursor": "bogus"}));
+    let msg = bad["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("invalid cursor `bogus` for the tools list"),
+        "{msg}"
+    );
 
     let templates = c.request("resources/templates/list", json!({}));
     assert_eq!(

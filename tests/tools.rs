@@ -595,6 +595,132 @@ fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
     );
 }
 
+/// `run SKILL SCRIPT` runs a root script as the directive `SKILL:ID` would, under the same
+/// pattern; the refusal's hint names a pattern that then lets it run, for each kind of target.
+#[test]
+fn run_takes_root_scripts_and_each_hint_names_a_working_pattern() {
+    let home = TestHome::new();
+    data_skill(&home);
+    home.write(
+        "config/skillpipe/skills/data/root.py",
+        "# At the root.\nimport sys\nprint('root', sys.argv[1:])\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/scripts/sub/deep.sh",
+        "echo deep\n",
+    );
+    // An agent of the user's own narrows allowed_commands to nothing skill-related.
+    home.write(
+        "config/skillpipe/agents/narrow.toml",
+        "name = \"narrow\"\ndescription = \"d\"\nskills = [\"data\"]\ninstructions = \"i\"\n\
+         [script_policy]\nallow_scripts = true\nallowed_commands = [\"say\"]\n",
+    );
+    for (script, hint, expect) in [
+        ("root", "data:root", "root []\n"),
+        ("root.py", "data:root", "root []\n"),
+        ("data:root", "data:root", "root []\n"),
+        ("deep", "data/scripts/sub/deep.sh", "deep\n"),
+        ("fail", "data/scripts/fail", ""),
+    ] {
+        let base = ["--agent", "narrow", "data", script, "-y"];
+        let out = home.cmd().arg("run").args(base).output().unwrap();
+        let err = stderr(&out);
+        let quoted = format!("--allow '{hint}'");
+        assert!(err.contains(&quoted), "{script}: {err}");
+        let out = home
+            .cmd()
+            .arg("run")
+            .args(base)
+            .args(["--allow", hint])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&out), expect, "{script}: {}", stderr(&out));
+        if expect.is_empty() {
+            // The tool `fail` ran: its own stderr, no refusal.
+            assert!(stderr(&out).starts_with("broken\n"), "{}", stderr(&out));
+        }
+    }
+}
+
+/// Tool folders and `#!` lines written for other systems say `python`: it runs as `python3`, the
+/// name `allowed_interpreters` knows. An interpreter that is really not allowed is refused with
+/// the list and where to add it.
+#[test]
+fn runtime_python_runs_as_python3_and_a_missing_interpreter_says_how_to_allow_it() {
+    let home = TestHome::new();
+    data_skill(&home);
+    home.write(
+        "config/skillpipe/skills/data/tools/py/tool.yaml",
+        "id: py\nruntime: python\nscript: py.py\ninput: args\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/tools/py/py.py",
+        "import sys\nprint('py', sys.version_info[0])\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/scripts/bang",
+        "#!/usr/bin/env python\nimport sys\nprint('bang', sys.version_info[0])\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/scripts/pl",
+        "#!/usr/bin/env perl\nprint 1;\n",
+    );
+    for (script, expect) in [("py", "py 3\n"), ("bang", "bang 3\n")] {
+        let out = home
+            .cmd()
+            .args(["run", "data", script, "-y", "--allow-scripts"])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&out), expect, "{script}: {}", stderr(&out));
+    }
+    let out = home
+        .cmd()
+        .args(["run", "data", "pl", "-y", "--allow-scripts"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains("interpreter `perl` is not in allowed_interpreters (python3, bash, sh, node)")
+            && err.contains("allowed_interpreters under [script_policy]"),
+        "{err}"
+    );
+}
+
+/// skillpipe's own line after a script's stderr that ends mid-line starts a line of its own,
+/// on a pipe too; the script's bytes are all there, in order.
+#[test]
+fn a_notice_after_stderr_without_a_final_newline_starts_its_own_line() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/files/SKILL.md",
+        "---\nname: files\ndescription: Opens files.\n---\nOpen.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/files/scripts/opener.py",
+        "import sys\nsys.stderr.write('cannot open ' + sys.argv[1])\nsys.exit(1)\n",
+    );
+    // Where skillpipe runs, not in the skill's folder: the run fails and a hint follows.
+    home.write("data.csv", "a,b\n");
+    let out = home
+        .cmd()
+        .args([
+            "run",
+            "files",
+            "opener",
+            "-y",
+            "--allow-scripts",
+            "--",
+            "data.csv",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("cannot open data.csv\nskillpipe: "),
+        "{err:?}"
+    );
+}
+
 #[test]
 fn an_agent_folder_holds_tools_in_the_same_layout() {
     let home = TestHome::new();

@@ -83,7 +83,7 @@ fn declares_input(parameters: &Value) -> bool {
 pub fn target_of(resolved: &ResolvedScript) -> ToolTarget {
     let reference = match &resolved.tool {
         Some(t) => format!("{}:{}", resolved.skill, t.id),
-        None => format!("{}/{}", resolved.skill, resolved.rel_path),
+        None => crate::skills::script_reference(&resolved.skill, &resolved.rel_path),
     };
     match &resolved.tool {
         Some(t) if t.input == ToolInput::StdinJson => ToolTarget {
@@ -166,12 +166,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 description,
                 parameters,
             });
-            let reference = if script.rel_path.contains('/') {
-                format!("{}/{}", skill.name, script.rel_path)
-            } else {
-                // A script at the skill root is named by id.
-                format!("{}:{}", skill.name, script.id)
-            };
+            let reference = crate::skills::script_reference(&skill.name, &script.rel_path);
             map.insert(
                 name,
                 ToolTarget {

@@ -38,7 +38,7 @@ fn load_skill(catalog: &Catalog, call: &Call) -> Value {
             let known: Vec<&str> = catalog.skills.iter().map(|s| s.name.as_str()).collect();
             error_result(format!(
                 "no skill named {}; the skills are: {}",
-                name.map(|n| format!("`{n}`"))
+                name.map(|n| format!("`{}`", crate::command::escape_controls(n)))
                     .unwrap_or("(no `name` given)".into()),
                 known.join(", ")
             ))

@@ -4,6 +4,7 @@
 //! asks again with it as `cursor`). Pure.
 
 use super::jsonrpc::{INVALID_PARAMS, RpcError};
+use crate::command::escape_controls;
 use serde_json::{Map, Value};
 
 /// Items per page: large enough that a usual collection fits in one answer, small enough that
@@ -37,8 +38,10 @@ pub fn page(
                 RpcError::new(
                     INVALID_PARAMS,
                     format!(
-                        "invalid cursor {c} for the {key} list: pass the `nextCursor` of the \
-                         previous page, or no cursor for the first"
+                        "invalid cursor `{}` for the {key} list: pass the `nextCursor` of the \
+                         previous page, or no cursor for the first",
+                        // A string as it is (no JSON quotes), anything else as its JSON.
+                        escape_controls(&c.as_str().map_or_else(|| c.to_string(), str::to_owned))
                     ),
                 )
             })?,
@@ -98,5 +101,24 @@ mod tests {
             assert_eq!(e.code, INVALID_PARAMS, "{bad}");
             assert!(e.message.contains("nextCursor"), "{}", e.message);
         }
+        // Shown in backticks as written, controls escaped: no JSON or Rust quoting.
+        let e = page(
+            all.clone(),
+            "tools",
+            &params(json!({"cursor": "bo\u{1b}gus"})),
+            2,
+        )
+        .unwrap_err();
+        assert!(
+            e.message.starts_with("invalid cursor `bo␛gus` for"),
+            "{}",
+            e.message
+        );
+        let e = page(all, "tools", &params(json!({"cursor": 3})), 2).unwrap_err();
+        assert!(
+            e.message.starts_with("invalid cursor `3` for"),
+            "{}",
+            e.message
+        );
     }
 }

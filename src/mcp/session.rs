@@ -7,6 +7,7 @@ use super::jsonrpc::{
     INVALID_PARAMS, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError,
     SHUTTING_DOWN, error_response, response,
 };
+use crate::command::escape_controls;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -107,7 +108,10 @@ impl Session {
         if self.client.is_none() {
             return err(
                 INVALID_REQUEST,
-                format!("`{method}` before `initialize`: initialize the session first"),
+                format!(
+                    "`{}` before `initialize`: initialize the session first",
+                    escape_controls(method)
+                ),
             );
         }
         let cat = &self.catalog;
@@ -125,8 +129,11 @@ impl Session {
                     Some(f) => Step::Reply(response(&id, Catalog::read_json(f))),
                     None => Step::Reply(error_response(
                         &id,
-                        &RpcError::new(RESOURCE_NOT_FOUND, format!("no resource {u}"))
-                            .with_data(json!({"uri": u})),
+                        &RpcError::new(
+                            RESOURCE_NOT_FOUND,
+                            format!("no resource `{}`", escape_controls(u)),
+                        )
+                        .with_data(json!({"uri": u})),
                     )),
                 },
             },
@@ -137,12 +144,18 @@ impl Session {
                     Some(s) => Step::Reply(response(&id, s)),
                     None => Step::Reply(error_response(
                         &id,
-                        &RpcError::new(RESOURCE_NOT_FOUND, format!("no skill at {u}"))
-                            .with_data(json!({"uri": u})),
+                        &RpcError::new(
+                            RESOURCE_NOT_FOUND,
+                            format!("no skill at `{}`", escape_controls(u)),
+                        )
+                        .with_data(json!({"uri": u})),
                     )),
                 },
             },
-            _ => err(METHOD_NOT_FOUND, format!("method not found: {method}")),
+            _ => err(
+                METHOD_NOT_FOUND,
+                format!("method not found: `{}`", escape_controls(method)),
+            ),
         }
     }
 
@@ -212,7 +225,10 @@ impl Session {
                 name: name.to_string(),
                 reply: error_response(
                     &id,
-                    &RpcError::new(INVALID_PARAMS, format!("unknown tool: {name}")),
+                    &RpcError::new(
+                        INVALID_PARAMS,
+                        format!("unknown tool: `{}`", escape_controls(name)),
+                    ),
                 ),
             },
         }

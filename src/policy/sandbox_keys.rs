@@ -1,26 +1,62 @@
 //! The sandbox's policy keys and flags: `--writable`, `--allow-read`, `--allow-socket` and the
-//! limits, and the check that keeps `$HOME`, shell start-up files and skillpipe's own files
-//! from being made writable by accident.
+//! limits, and the check that keeps `$HOME`, places where code runs later (shell start-up,
+//! login, PATH, tools' settings) and skillpipe's own files from being made writable by accident.
 
 use super::{PolicyError, PolicyOverrides, ScriptPolicy};
 use crate::sandbox::secrets::expand_home;
 use std::path::{Path, PathBuf};
 
-/// Beneath `$HOME`: files that run at the user's next login or shell.
-const SHELL_START_UP: &[&str] = &[
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    ".config/fish",
-    ".config/environment.d",
-    ".config/autostart",
-    ".config/systemd",
+/// Beneath `$HOME`: places where what a script writes runs later, outside any sandbox — at the
+/// next shell or login, in place of a command, or from a tool's settings — each with why.
+const RUNS_LATER: &[(&str, &str)] = &[
+    (".bashrc", "shell start-up"),
+    (".bash_profile", "shell start-up"),
+    (".bash_login", "shell start-up"),
+    (".bash_logout", "shell start-up"),
+    (".profile", "shell start-up"),
+    (".zshrc", "shell start-up"),
+    (".zshenv", "shell start-up"),
+    (".zprofile", "shell start-up"),
+    (".zlogin", "shell start-up"),
+    (".zlogout", "shell start-up"),
+    (".kshrc", "shell start-up"),
+    (".mkshrc", "shell start-up"),
+    (".cshrc", "shell start-up"),
+    (".tcshrc", "shell start-up"),
+    (".login", "shell start-up"),
+    (".config/fish", "shell start-up"),
+    (".config/environment.d", "run at login"),
+    (".config/autostart", "run at login"),
+    (".config/systemd", "run at login"),
+    (".local/share/systemd", "run at login"),
+    (".xprofile", "run at login"),
+    (".xinitrc", "run at login"),
+    (".xsession", "run at login"),
+    (".xsessionrc", "run at login"),
+    (".pam_environment", "run at login"),
+    (".local/share/applications", "run from the desktop's menus"),
+    (
+        ".local/bin",
+        "on PATH: a program there runs in place of another",
+    ),
+    ("bin", "on PATH: a program there runs in place of another"),
+    (".cargo", "on PATH and build settings that run commands"),
+    (
+        ".local/lib",
+        "Python's user site: a .pth file there runs at every Python start",
+    ),
+    (".ssh", "authorized_keys and ssh settings run commands"),
+    (".gitconfig", "git settings run commands"),
+    (".config/git", "git settings run commands"),
+    (".vimrc", "editor settings run commands"),
+    (".vim", "editor settings run commands"),
+    (".config/nvim", "editor settings run commands"),
+    (".emacs", "editor settings run commands"),
+    (".emacs.d", "editor settings run commands"),
+    (".tmux.conf", "tmux settings run commands"),
+    (".config/tmux", "tmux settings run commands"),
+    (".gdbinit", "gdb settings run commands"),
+    (".ipython", "IPython start-up files run"),
 ];
 
 /// Why `path` must not be writable without `--force-writable`, or `None`. `protected` are
@@ -33,11 +69,17 @@ pub fn writable_problem(path: &Path, home: Option<&Path>, protected: &[PathBuf])
                 path.display()
             ));
         }
-        for f in SHELL_START_UP {
+        for (f, why) in RUNS_LATER {
             let p = h.join(f);
-            if p.starts_with(path) || path.starts_with(&p) {
+            if path.starts_with(&p) {
                 return Some(format!(
-                    "{} would let a script change {} (shell start-up)",
+                    "{} is where code runs later, outside the sandbox ({why})",
+                    path.display()
+                ));
+            }
+            if p.starts_with(path) {
+                return Some(format!(
+                    "{} holds {}, where code runs later, outside the sandbox ({why})",
                     path.display(),
                     p.display()
                 ));
@@ -48,12 +90,41 @@ pub fn writable_problem(path: &Path, home: Option<&Path>, protected: &[PathBuf])
         .iter()
         .find(|p| p.starts_with(path) || path.starts_with(p))
         .map(|p| {
+            let how = if path.starts_with(p) {
+                "is in"
+            } else {
+                "holds"
+            };
             format!(
-                "{} would let a script change skillpipe's own files ({})",
+                "{} {how} skillpipe's own folder {}",
                 path.display(),
                 p.display()
             )
         })
+}
+
+/// The entry of `hidden` (what scripts may not read) that covers `path`, if any: writable there,
+/// a script would still see only an empty read-only stand-in. Pure.
+pub fn hidden_cover<'a>(path: &Path, hidden: &'a [PathBuf]) -> Option<&'a Path> {
+    hidden
+        .iter()
+        .find(|h| path.starts_with(h))
+        .map(PathBuf::as_path)
+}
+
+/// The same places once each, by where they lead (the first spelling kept): `--writable DIR
+/// --writable .` in DIR is one place, listed once in the confirmation.
+fn dedup_places(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for p in paths {
+        let key = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+        if !seen.contains(&key) {
+            seen.push(key);
+            out.push(p);
+        }
+    }
+    out
 }
 
 impl ScriptPolicy {
@@ -78,11 +149,37 @@ impl ScriptPolicy {
                 writable.push(abs);
             }
         }
+        // `config_dir` and `state_dir` are skillpipe's own folders already.
         let protected: Vec<PathBuf> = [crate::paths::config_dir(), crate::paths::state_dir()]
             .into_iter()
             .flatten()
-            .map(|d| d.join("skillpipe"))
             .collect();
+        self.allow_read.extend(flags.allow_read.iter().cloned());
+        // What scripts cannot read (the built-in list, `deny_read`, minus `allow_read`): a
+        // writable path beneath one of these would not work, whatever the force.
+        let hidden = crate::sandbox::secrets::deny_list(
+            home.as_deref(),
+            Path::new("/"),
+            &[],
+            &self.deny_read,
+            &self.allow_read,
+        );
+        for (key, paths) in [
+            ("--writable", &to_check),
+            ("writable_paths", &self.writable_paths),
+        ] {
+            for p in paths {
+                let p = expand_home(p, home.as_deref());
+                if let Some(h) = hidden_cover(&p, &hidden) {
+                    return Err(PolicyError::Writable(format!(
+                        "{key} {}: refused: {} is hidden from scripts (deny_read), so a script could not see what it writes there (--allow-read {} lifts that)",
+                        p.display(),
+                        h.display(),
+                        h.display()
+                    )));
+                }
+            }
+        }
         if !flags.force_writable {
             for (key, paths) in [
                 ("--writable", &to_check),
@@ -99,13 +196,13 @@ impl ScriptPolicy {
                 }
             }
         }
-        self.writable_paths = self
-            .writable_paths
-            .iter()
-            .map(|p| expand_home(p, home.as_deref()))
-            .chain(writable)
-            .collect();
-        self.allow_read.extend(flags.allow_read.iter().cloned());
+        self.writable_paths = dedup_places(
+            self.writable_paths
+                .iter()
+                .map(|p| expand_home(p, home.as_deref()))
+                .chain(writable)
+                .collect(),
+        );
         self.allowed_sockets
             .extend(flags.allow_socket.iter().cloned());
         for (value, key) in [
@@ -136,13 +233,80 @@ mod tests {
         assert!(no("/").unwrap().contains("$HOME"));
         assert!(no("/home/u/.config").unwrap().contains("fish"));
         assert!(no("/home/u/.bashrc").unwrap().contains("start-up"));
-        assert!(
-            no("/home/u/.config/skillpipe/skills")
-                .unwrap()
-                .contains("own files")
+        assert_eq!(
+            no("/home/u/.config/skillpipe/skills").unwrap(),
+            "/home/u/.config/skillpipe/skills is in skillpipe's own folder /home/u/.config/skillpipe"
+        );
+        // Where code runs later, as a class: login, PATH, tools' settings.
+        for p in [
+            "/home/u/.config/systemd/user",
+            "/home/u/.config/autostart",
+            "/home/u/.local/bin",
+            "/home/u/.local",
+            "/home/u/bin",
+            "/home/u/.ssh",
+            "/home/u/.gitconfig",
+            "/home/u/.local/lib/python3.12/site-packages",
+        ] {
+            assert!(no(p).unwrap().contains("code runs later"), "{p}");
+        }
+        assert_eq!(
+            no("/home/u/binaries"),
+            None,
+            "a prefix of a name is not the name"
         );
         assert_eq!(no("/home/u/project"), None);
         assert_eq!(no("/tmp/out"), None);
+    }
+
+    #[test]
+    fn a_writable_place_given_twice_is_kept_once() {
+        let here = std::env::current_dir().unwrap();
+        let mut p = ScriptPolicy::default();
+        p.apply_sandbox_flags(&PolicyOverrides {
+            writable: vec![here.clone(), ".".into(), here.join("./")],
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(p.writable_paths.len(), 1, "{:?}", p.writable_paths);
+    }
+
+    #[test]
+    fn a_writable_path_hidden_from_scripts_is_refused_unless_shown() {
+        let hidden = [
+            PathBuf::from("/home/u/.ssh"),
+            PathBuf::from("/home/u/.netrc"),
+        ];
+        assert_eq!(
+            hidden_cover(Path::new("/home/u/.ssh/keys"), &hidden),
+            Some(Path::new("/home/u/.ssh"))
+        );
+        assert_eq!(hidden_cover(Path::new("/home/u/.sshx"), &hidden), None);
+        // Holding a hidden path is fine: it stays hidden, the rest is writable.
+        assert_eq!(hidden_cover(Path::new("/home/u/proj"), &hidden), None);
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::create_dir(&secret).unwrap();
+        let mut p = ScriptPolicy {
+            deny_read: vec![secret.clone()],
+            ..Default::default()
+        };
+        let flags = PolicyOverrides {
+            writable: vec![secret.clone()],
+            ..Default::default()
+        };
+        let err = p
+            .clone()
+            .apply_sandbox_flags(&flags)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("hidden from scripts"), "{err}");
+        assert!(err.contains("--allow-read"), "{err}");
+        p.apply_sandbox_flags(&PolicyOverrides {
+            allow_read: vec![secret.clone()],
+            ..flags
+        })
+        .unwrap();
     }
 
     #[test]

@@ -24,7 +24,10 @@ impl fmt::Display for Setting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Setting::BestEffort => f.write_str("sandbox = \"best-effort\""),
-            Setting::AllowRead(path) => write!(f, "allow_read = [{path:?}]"),
+            // A TOML line to paste into a policy: the path as a TOML string, not Rust's quoting.
+            Setting::AllowRead(path) => {
+                write!(f, "allow_read = [{}]", toml::Value::String(path.clone()))
+            }
             Setting::AllowedSockets => f.write_str("allowed_sockets"),
             Setting::AllowNetwork => f.write_str("allow_network"),
         }
@@ -139,6 +142,9 @@ mod tests {
             }),
             "hiding /h/x: EPERM; lift it with --allow-read /h/x if it need not be hidden"
         );
+        // A path with a control character or a quote is a TOML string, not Rust's debug form.
+        let odd = Message::text("").and_setting(Setting::AllowRead("/h/a\"b\u{1b}".into()));
+        assert_eq!(odd.to_string(), r#"allow_read = ["/h/a\"b\u001B"]"#);
         // Plain text (not what `encode` writes) is taken as it is.
         assert_eq!(Message::decode("bad\tthing"), Message::text("bad\tthing"));
     }

@@ -93,9 +93,14 @@ pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, LandlockErro
             Ok(fd) => fd,
             Err(e) => {
                 if explicit {
+                    // The crate's own text quotes the path Rust-style: say it once, plainly.
+                    let why = match &e {
+                        landlock::PathFdError::OpenCall { source, .. } => source.to_string(),
+                        other => other.to_string(),
+                    };
                     warnings.push(format!(
-                        "writable path {} is not usable ({e}); it stays read-only",
-                        path.display()
+                        "writable path `{}` is not usable (cannot open it: {why}); it stays read-only",
+                        crate::command::escape_controls(&path.display().to_string())
                     ));
                 }
                 continue;
@@ -113,9 +118,9 @@ pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, LandlockErro
     let status: RestrictionStatus = ruleset.restrict_self().map_err(fail)?;
     match status.ruleset {
         RulesetStatus::FullyEnforced => Ok(warnings),
-        _ => Err(LandlockError::NotEnforced {
+        other => Err(LandlockError::NotEnforced {
             what: "the write restriction",
-            status: format!("{:?}", status.landlock),
+            status: ruleset_words(other),
         }),
     }
 }
@@ -141,9 +146,19 @@ pub fn scope_abstract_sockets() -> Result<(), LandlockError> {
         RulesetStatus::FullyEnforced => Ok(()),
         other => Err(LandlockError::NotEnforced {
             what: "the scope for abstract sockets",
-            status: format!("{other:?}"),
+            status: ruleset_words(other),
         }),
     }
+}
+
+/// The kernel's answer in words (not the crate's Rust names).
+fn ruleset_words(status: RulesetStatus) -> String {
+    match status {
+        RulesetStatus::FullyEnforced => "fully enforced",
+        RulesetStatus::PartiallyEnforced => "partly enforced",
+        RulesetStatus::NotEnforced => "not enforced",
+    }
+    .to_string()
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ pub(crate) mod validate;
 pub use discover::detect_scripts;
 pub use discover::{DuplicateSkill, LoadOptions, SkillSet, UnknownSkills};
 pub(crate) use excerpt::excerpt;
-pub use resolve::{ResolveError, ResolvedScript, ScriptCommand};
+pub use resolve::{ResolveError, ResolvedScript, ScriptCommand, script_reference};
 pub use scripts::Script;
 pub use tools::{InputError, Tool, ToolInput};
 

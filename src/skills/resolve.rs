@@ -70,8 +70,15 @@ pub enum ResolveError {
     #[error("interpreter not found: {0}")]
     InterpreterNotFound(String),
     /// The script's interpreter is not in the policy's `allowed_interpreters`.
-    #[error("interpreter `{0}` is not in allowed_interpreters")]
-    InterpreterNotAllowed(String),
+    #[error(
+        "interpreter `{interpreter}` is not in allowed_interpreters ({allowed}); to allow it, add it to allowed_interpreters under [script_policy] in an agent file of your own config folder and run with that agent"
+    )]
+    InterpreterNotAllowed {
+        /// The interpreter the script needs.
+        interpreter: String,
+        /// The policy's `allowed_interpreters`, comma-separated (`none` when empty).
+        allowed: String,
+    },
     /// The skill's `allowed-tools` is set and has no `Bash` entry, so its scripts may not run.
     #[error(
         "skill `{skill}` does not allow running scripts: its allowed-tools ({allowed}) has no Bash entry"
@@ -207,8 +214,14 @@ impl SkillSet {
         }
     }
 
-    /// Resolve for `skillpipe run SKILL SCRIPT`: SCRIPT may be `scripts/x.py`, `x.py` or `x`.
+    /// Resolve for `skillpipe run SKILL SCRIPT`: SCRIPT may be `scripts/x.py`, `x.py` or `x`,
+    /// or the directive's `SKILL:x` of that same skill.
     pub fn resolve_in(&self, skill: &str, script: &str) -> Result<ResolvedScript, ResolveError> {
+        let script = script
+            .strip_prefix(skill)
+            .and_then(|s| s.strip_prefix(':'))
+            .filter(|s| !s.is_empty())
+            .unwrap_or(script);
         let skill = self.skill(skill)?;
         if script.starts_with("scripts/") {
             check_lexically(script, script, Some(&skill.dir))?;
@@ -395,6 +408,17 @@ pub(super) fn check_file(dir: &Path, path: &Path, written: &str) -> Result<PathB
     Ok(canonical)
 }
 
+/// How a directive names the script `rel_path` of `skill` so that it resolves to that file:
+/// `SKILL/scripts/x.py` under `scripts/`, `SKILL:x.py` at the skill root (a root script has no
+/// path form; its file name, not its stem, keeps `x.py` apart from an `x.sh` beside it).
+pub fn script_reference(skill: &str, rel_path: &str) -> String {
+    if rel_path.contains('/') {
+        format!("{skill}/{rel_path}")
+    } else {
+        format!("{skill}:{rel_path}")
+    }
+}
+
 impl ResolvedScript {
     /// The path policy patterns see: a tool counts as the script `scripts/ID` of its skill, so
     /// `scripts/*`, `SKILL/scripts/ID` and `SKILL:ID` cover it.
@@ -419,9 +443,14 @@ impl ResolvedScript {
     ) -> Result<ScriptCommand, ResolveError> {
         let path = check_file(&self.skill_dir, &self.path, &self.rel_path)?;
         if !allowed_interpreters.contains(&self.interpreter) {
-            return Err(ResolveError::InterpreterNotAllowed(
-                self.interpreter.clone(),
-            ));
+            return Err(ResolveError::InterpreterNotAllowed {
+                interpreter: self.interpreter.clone(),
+                allowed: if allowed_interpreters.is_empty() {
+                    "none".to_owned()
+                } else {
+                    allowed_interpreters.join(", ")
+                },
+            });
         }
         let program = find_on_path(&self.interpreter, path_var)
             .ok_or_else(|| ResolveError::InterpreterNotFound(self.interpreter.clone()))?;

@@ -52,6 +52,16 @@ pub fn interpreter_by_extension<'a>(file_name: &str, ts_interpreter: &'a str) ->
     })
 }
 
+/// The name skillpipe runs an interpreter by: `python` is `python3` (tool folders and `#!`
+/// lines written for other systems say `python`, which many machines no longer have, and which
+/// `allowed_interpreters` lists as `python3`); any other name as it is.
+pub fn interpreter_name(name: &str) -> String {
+    match name {
+        "python" => "python3".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
 /// The interpreter named by a `#!` line: `#!/bin/bash` → `bash`, `#!/usr/bin/env python3` →
 /// `python3`, `#!/usr/bin/env -S node --flag` → `node`. Arguments after it are not kept.
 pub fn shebang_interpreter(head: &[u8]) -> Option<String> {
@@ -69,7 +79,7 @@ pub fn shebang_interpreter(head: &[u8]) -> Option<String> {
     } else {
         base(program)
     };
-    (!name.is_empty()).then_some(name)
+    (!name.is_empty()).then(|| interpreter_name(&name))
 }
 
 /// Whether a file is a script (known extension or a shebang) and with which interpreter.
@@ -604,6 +614,19 @@ mod tests {
             Some("node".into())
         );
         assert_eq!(shebang_interpreter(b"#!/usr/bin/env\n"), None);
+        // `python` runs as `python3`, the name allowed_interpreters knows.
+        assert_eq!(
+            shebang_interpreter(b"#!/usr/bin/env python\n"),
+            Some("python3".into())
+        );
+        assert_eq!(
+            shebang_interpreter(b"#!/usr/bin/python -u\n"),
+            Some("python3".into())
+        );
+        assert_eq!(
+            shebang_interpreter(b"#!/usr/bin/python2\n"),
+            Some("python2".into())
+        );
         assert_eq!(shebang_interpreter(b"echo hi\n"), None);
     }
 

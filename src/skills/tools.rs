@@ -160,7 +160,8 @@ impl Tool {
     }
 
     /// The tool's parameters in flag form for the system prompt:
-    /// `--input-path TEXT --threshold NUMBER [--verbose]` (optional ones in brackets).
+    /// `--input-path TEXT --threshold NUMBER [--verbose]` (optional ones in brackets). An array
+    /// is its flag repeated, one value each: `[--tags VALUE]...` (`--tags a --tags b`).
     pub fn flag_usage(&self) -> String {
         let Some(props) = self.properties() else {
             return if self.input == ToolInput::StdinJson {
@@ -178,14 +179,16 @@ impl Tool {
                     Some("boolean") => flag,
                     Some("integer") => format!("{flag} INTEGER"),
                     Some("number") => format!("{flag} NUMBER"),
-                    Some("array") => format!("{flag} VALUE..."),
+                    Some("array") => format!("{flag} VALUE"),
                     Some("object") => format!("{flag} JSON"),
                     _ => format!("{flag} TEXT"),
                 };
-                if required.contains(&key.as_str()) {
-                    text
-                } else {
-                    format!("[{text}]")
+                let repeated = type_of(prop) == Some("array");
+                match (required.contains(&key.as_str()), repeated) {
+                    (true, false) => text,
+                    (true, true) => format!("{text} [{text}]..."),
+                    (false, false) => format!("[{text}]"),
+                    (false, true) => format!("[{text}]..."),
                 }
             })
             .collect::<Vec<_>>()
@@ -223,7 +226,8 @@ fn type_of(prop: &Value) -> Option<&str> {
 /// `--input-path x` and `--input-path=x` give `"input_path": "x"` (kebab-case to snake_case;
 /// a property written with hyphens in the schema keeps them). Values become what the property's
 /// `type` says: `integer`, `number`, `boolean` (a bare `--flag` is true, `--no-flag` false),
-/// `array` (the flag repeated, items typed by `items`), `object` (JSON text); without a type (or
+/// `array` (the flag repeated, one value each, items typed by `items`: `--tags a --tags b`; a
+/// second word after one value is refused, saying so), `object` (JSON text); without a type (or
 /// without a schema) a bare flag is true, a number stays a number, anything else is text.
 /// `Err((field, message))` names the flag that was wrong.
 pub fn flags_to_json(
@@ -235,10 +239,20 @@ pub fn flags_to_json(
         .and_then(Value::as_object);
     let mut out = Map::new();
     let mut i = 0;
+    // The array flag whose value came just before, as written (`tags`).
+    let mut after_array: Option<(String, String)> = None;
     while i < args.len() {
         let word = &args[i];
         i += 1;
         let Some(flag) = word.strip_prefix("--").filter(|f| !f.is_empty()) else {
+            if let Some((key, flag)) = after_array {
+                return Err((
+                    Some(key),
+                    format!(
+                        "unexpected argument `{word}`: `--{flag}` takes one value; give a list by repeating the flag: `--{flag} a --{flag} b`"
+                    ),
+                ));
+            }
             return Err((
                 None,
                 format!(
@@ -247,6 +261,7 @@ pub fn flags_to_json(
                 ),
             ));
         };
+        after_array = None;
         let (flag, inline) = match flag.split_once('=') {
             Some((f, v)) => (f, Some(v.to_owned())),
             None => (flag, None),
@@ -299,6 +314,7 @@ pub fn flags_to_json(
                 };
                 let value = typed(&text, item_ty).map_err(|m| (Some(key.clone()), m))?;
                 if ty == Some("array") {
+                    after_array = Some((key.clone(), flag.to_owned()));
                     // Only arrays are ever stored under an array property's key.
                     if let Value::Array(items) = out
                         .entry(key.clone())
@@ -473,7 +489,9 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
                 ),
             },
             "runtime" => match value {
-                Node::Str(s) if valid_program(s) => runtime = Some(s.clone()),
+                Node::Str(s) if valid_program(s) => {
+                    runtime = Some(super::scripts::interpreter_name(s))
+                }
                 _ => p(
                     line,
                     "key `runtime` must be an interpreter name such as python3, bash or node"
@@ -878,6 +896,12 @@ mod tests {
         let e = flags_to_json(Some(&s), &args(&["data.csv"])).unwrap_err();
         assert!(e.1.contains("unexpected argument `data.csv`"), "{e:?}");
         assert!(e.1.contains("--input-path"), "{e:?}");
+        // A list is the flag repeated; a second value after one is refused, saying so.
+        let e = flags_to_json(Some(&s), &args(&["--tags", "a", "b"])).unwrap_err();
+        assert_eq!(e.0.as_deref(), Some("tags"));
+        assert!(e.1.contains("`--tags a --tags b`"), "{e:?}");
+        let m = flags_to_json(Some(&s), &args(&["--tags", "a", "--tags=b"])).unwrap();
+        assert_eq!(m["tags"], json!(["a", "b"]));
         let e = flags_to_json(Some(&s), &args(&["--limit", "1", "--limit", "2"])).unwrap_err();
         assert!(e.1.contains("given twice"), "{e:?}");
         let mut closed = schema();
@@ -914,12 +938,17 @@ mod tests {
         fs::write(
             t.join("schema.json"),
             r#"{"type": "object", "properties": {"zeta": {"type": "string"},
-                "alpha": {"type": "integer"}, "mid": {"type": "boolean"}},
-                "required": ["zeta"]}"#,
+                "alpha": {"type": "integer"}, "mid": {"type": "boolean"},
+                "tags": {"type": "array"}, "ids": {"type": "array"}},
+                "required": ["zeta", "ids"]}"#,
         )
         .unwrap();
         let tool = load_tool(&t).unwrap();
-        assert_eq!(tool.flag_usage(), "--zeta TEXT [--alpha INTEGER] [--mid]");
+        // An array is its flag repeated, as the parser reads it.
+        assert_eq!(
+            tool.flag_usage(),
+            "--zeta TEXT [--alpha INTEGER] [--mid] [--tags VALUE]... --ids VALUE [--ids VALUE]..."
+        );
     }
 
     #[test]

@@ -1,11 +1,12 @@
-//! Where the terminal's cursor stands after what skillpipe wrote to it, so that a status line
-//! on stderr starts at the beginning of a line: stdout and stderr often share one terminal, and
-//! an answer or a side effect's output that ends mid-line must not get "skillpipe: …" glued to
+//! Where the line stands after what skillpipe wrote to stderr, so that a status line there
+//! starts at the beginning of a line: a script's stderr passed through, or an answer or a side
+//! effect's output on a shared terminal, that ends mid-line must not get "skillpipe: …" glued to
 //! it. Everything skillpipe writes to stdout or stderr outside the REPL (which keeps its own
-//! screen) passes [`note`], a [`Noted`] writer or [`status`]; a stream that is not a terminal
-//! does not count.
+//! screen) passes [`note`], a [`Noted`] writer or [`status`]. Stdout counts only where it
+//! shows together with stderr: both terminals, or one file or pipe (`2>&1`).
 
 use std::io::{IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -16,7 +17,7 @@ pub(crate) enum Stream {
     Stderr,
 }
 
-/// The last byte skillpipe wrote to the terminal was not a newline.
+/// The last byte skillpipe wrote where stderr shows was not a newline.
 static MID_LINE: AtomicBool = AtomicBool::new(false);
 
 fn is_terminal(stream: Stream) -> bool {
@@ -30,6 +31,27 @@ fn is_terminal(stream: Stream) -> bool {
     match stream {
         Stream::Stdout => out,
         Stream::Stderr => err,
+    }
+}
+
+/// Whether bytes written to `stream` land where stderr's lines do: stderr itself; stdout when
+/// both are terminals or both are the same open file or pipe.
+fn shares_stderr(stream: Stream) -> bool {
+    static SAME: OnceLock<bool> = OnceLock::new();
+    match stream {
+        Stream::Stderr => true,
+        Stream::Stdout => *SAME.get_or_init(|| {
+            let id = |m: std::io::Result<std::fs::Metadata>| {
+                use std::os::unix::fs::MetadataExt;
+                m.ok().map(|m| (m.dev(), m.ino()))
+            };
+            let file =
+                |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().map(std::fs::File::from);
+            let out = id(file(std::io::stdout().as_fd()).and_then(|f| f.metadata()));
+            let err = id(file(std::io::stderr().as_fd()).and_then(|f| f.metadata()));
+            (is_terminal(Stream::Stdout) && is_terminal(Stream::Stderr))
+                || (out.is_some() && out == err)
+        }),
     }
 }
 
@@ -49,7 +71,7 @@ fn lead(mid_line: bool) -> &'static str {
 
 /// Records `bytes` as written to `stream`.
 pub(crate) fn note(stream: Stream, bytes: &[u8]) {
-    if is_terminal(stream) {
+    if shares_stderr(stream) {
         let was = MID_LINE.load(Ordering::SeqCst);
         MID_LINE.store(mid_line_after(was, bytes), Ordering::SeqCst);
     }
@@ -86,13 +108,9 @@ pub(crate) fn stderr_raw(bytes: &[u8]) {
     note(Stream::Stderr, bytes);
 }
 
-/// Writes `line` (a newline is added) to stderr, starting on a line of its own on a terminal.
+/// Writes `line` (a newline is added) to stderr, starting on a line of its own.
 pub(crate) fn status(line: &str) {
-    let lead = if is_terminal(Stream::Stderr) {
-        lead(MID_LINE.load(Ordering::SeqCst))
-    } else {
-        ""
-    };
+    let lead = lead(MID_LINE.load(Ordering::SeqCst));
     let text = format!("{lead}{line}\n");
     stderr_raw(text.as_bytes());
 }
