@@ -506,13 +506,27 @@ mod session {
         session.set_few_shot(crate::agents::prompt::few_shot(&skills));
         // What is sent, measured as sent: the tool schemas (`--tools`) and the few-shot
         // examples ride on every request besides the system prompt.
-        let body = crate::model::request_body(settings.provider, &session.request());
-        let tools = body["tools"].as_array().map_or(0, Vec::len);
-        let tool_bytes = match tools {
-            0 => 0,
-            _ => body["tools"].to_string().len(),
+        let measure = |session: &Session| {
+            let body = crate::model::request_body(settings.provider, &session.request());
+            let tools = body["tools"].as_array().map_or(0, Vec::len);
+            let tool_bytes = match tools {
+                0 => 0,
+                _ => body["tools"].to_string().len(),
+            };
+            (tools, tool_bytes, body.to_string().len())
         };
-        let body_bytes = body.to_string().len();
+        let (mut tools, mut tool_bytes, mut body_bytes) = measure(&session);
+        // Every skill's tools on every request would cost more than the budget: only the
+        // skills named in full go with it at first, a catalog skill's once the model loads it.
+        if crate::agents::catalog::tools_over_budget(tool_bytes, body_bytes).is_some() {
+            session.offer_tools_of(&setup.named_skills);
+            let all = tools;
+            (tools, tool_bytes, body_bytes) = measure(&session);
+            eprintln!(
+                "skillpipe: --tools: {} of {all} tools are offered at first (the skills named in full); a catalog skill's tools join once the model loads it (load_skill)",
+                tools
+            );
+        }
         if config.verbose {
             let line = crate::agents::catalog::request_line(&size, tools, tool_bytes, body_bytes);
             eprintln!("skillpipe: {line}");

@@ -144,11 +144,17 @@ fn verbose_counts_the_tool_schemas_sent_with_tools() {
     let tools = server.requests()[0]["tools"].clone();
     let n = tools.as_array().unwrap().len();
     let bytes = tools.to_string().len();
-    assert!(n > 30, "{tools}");
+    // Every skill's tools would take each request over the budget: only `load_skill` goes
+    // at first (no skill is named in full), and the user is told.
+    assert_eq!(n, 1, "{tools}");
     let stderr = text(&out.stderr);
     assert!(
+        stderr.contains("--tools: 1 of ") && stderr.contains(" tools are offered at first"),
+        "{stderr}"
+    );
+    assert!(
         stderr.contains(&format!(
-            "; tool schemas: {n} tools, {bytes} bytes, ~{} tokens; each request starts with ",
+            "; tool schemas: {n} tool, {bytes} bytes, ~{} tokens; each request starts with ",
             bytes.div_ceil(4)
         )),
         "{stderr}"
@@ -242,6 +248,7 @@ fn load_skill_tool_returns_the_body() {
     install_thirty(&home);
     let server = Server::start([
         Reply::text(Vec::<String>::new()).tool_call("c1", "load_skill", [r#"{"name":"big"}"#]),
+        Reply::text(Vec::<String>::new()).tool_call("c2", "load_skill", [r#"{"name":"kind-03"}"#]),
         Reply::text(["Loaded."]),
     ]);
     let out = chat(&home, &server)
@@ -254,8 +261,28 @@ fn load_skill_tool_returns_the_body() {
         tools.iter().any(|t| t["function"]["name"] == "load_skill"),
         "{tools:?}"
     );
+    // The loaded skill's tools go with the next request; no other catalog skill's do.
+    let names = |i: usize| -> Vec<String> {
+        server.requests()[i]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(0), ["load_skill"]);
+    assert_eq!(names(1), ["load_skill"], "big has no tools");
+    let second = names(2);
+    assert!(
+        second.iter().any(|n| n.starts_with("kind-03")),
+        "{second:?}"
+    );
+    assert!(
+        !second.iter().any(|n| n.starts_with("kind-04")),
+        "{second:?}"
+    );
     let m = messages(&server, 1);
-    let tool = m.last().unwrap();
+    let tool = &m[m.len() - 1];
     assert_eq!(tool["role"], "tool");
     let result: Value = serde_json::from_str(tool["content"].as_str().unwrap()).unwrap();
     assert_eq!(result["success"], true);

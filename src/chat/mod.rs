@@ -189,6 +189,9 @@ pub struct Session {
     pub transcript: Vec<(String, String)>,
     tool_defs: Vec<ToolDef>,
     tool_map: tools::ToolMap,
+    /// When tools are offered by skill (see [`Session::offer_tools_of`]): the skills whose
+    /// tools go with each request; a skill the model loads joins them. `None`: every tool.
+    offered: std::sync::Mutex<Option<Vec<String>>>,
     /// Worked examples sent after the system prompt (fixed, so the prompt cache keeps them);
     /// never part of the history or the transcript.
     few_shot: Vec<Message>,
@@ -228,6 +231,7 @@ impl Session {
             transcript: Vec::new(),
             tool_defs,
             tool_map,
+            offered: std::sync::Mutex::new(None),
             few_shot: Vec::new(),
             examples: Default::default(),
             turn_user: String::new(),
@@ -331,9 +335,36 @@ impl Session {
             model: self.opts.model.clone(),
             messages,
             params: self.opts.params.clone(),
-            tools: self.tool_defs.clone(),
+            tools: self.offered_tools(),
             stream: self.opts.stream,
         }
+    }
+
+    /// Offers only the tools of `skills` (and `load_skill`) with each request; a skill the
+    /// model loads (`load_skill`) adds its own. For many skills, whose tool schemas on every
+    /// request would cost more than their catalog entries: the same progressive disclosure as
+    /// the system prompt's.
+    pub(crate) fn offer_tools_of(&mut self, skills: &[String]) {
+        *self.offered.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(skills.to_vec());
+    }
+
+    /// The tool definitions that go with the next request.
+    fn offered_tools(&self) -> Vec<ToolDef> {
+        let offered = self.offered.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(skills) = offered.as_ref() else {
+            return self.tool_defs.clone();
+        };
+        self.tool_defs
+            .iter()
+            .filter(|d| {
+                d.name == tools::LOAD_SKILL
+                    || self
+                        .tool_map
+                        .get(&d.name)
+                        .is_some_and(|t| skills.contains(&t.skill))
+            })
+            .cloned()
+            .collect()
     }
 
     /// One user message and the whole answer, captures and tool calls included. Runs inside a
@@ -813,8 +844,18 @@ impl Session {
                 return self.invalid_tool_call(call, &call.name, e, ui, driver);
             }
         };
+        let skill = argv.get(1).cloned();
         let outcome = self.dispatcher.run_argv(Origin::Tool, argv, None).await;
         self.tool_report(call, &outcome, ui, driver);
+        // Loaded: its tools go with the following requests.
+        if let (true, Some(skill)) = (outcome.succeeded(), skill) {
+            let mut offered = self.offered.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(skills) = offered.as_mut()
+                && !skills.contains(&skill)
+            {
+                skills.push(skill);
+            }
+        }
         tools::result_json(&outcome)
     }
 }

@@ -11,6 +11,8 @@ use std::collections::HashMap;
 /// What a function name stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolTarget {
+    /// The skill it belongs to.
+    pub skill: String,
     /// The reference a directive would use: `SKILL:ID` for a tool, `SKILL/scripts/x.py`.
     pub reference: String,
     /// The arguments object is the JSON input itself (a tool that reads JSON on stdin).
@@ -87,11 +89,13 @@ pub fn target_of(resolved: &ResolvedScript) -> ToolTarget {
     };
     match &resolved.tool {
         Some(t) if t.input == ToolInput::StdinJson => ToolTarget {
+            skill: resolved.skill.clone(),
             reference,
             json_input: true,
             has_input_property: t.schema.as_ref().is_some_and(declares_input),
         },
         _ => ToolTarget {
+            skill: resolved.skill.clone(),
             reference,
             json_input: false,
             // A plain script's parameters are `{args, input}`.
@@ -131,6 +135,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
             map.insert(
                 name,
                 ToolTarget {
+                    skill: skill.name.clone(),
                     reference: format!("{}:{}", skill.name, tool.id),
                     json_input,
                     has_input_property,
@@ -170,6 +175,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
             map.insert(
                 name,
                 ToolTarget {
+                    skill: skill.name.clone(),
                     reference,
                     json_input,
                     has_input_property,
@@ -315,6 +321,7 @@ mod tests {
 
     fn script() -> ToolTarget {
         ToolTarget {
+            skill: "s".into(),
             reference: "s/scripts/x.py".into(),
             json_input: false,
             has_input_property: true,
@@ -323,6 +330,7 @@ mod tests {
 
     fn json_tool(has_input_property: bool) -> ToolTarget {
         ToolTarget {
+            skill: "s".into(),
             reference: "s:t".into(),
             json_input: true,
             has_input_property,

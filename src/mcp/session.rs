@@ -248,6 +248,7 @@ mod tests {
                 description: "x".into(),
                 input_schema: json!({"type": "object"}),
                 target: Target::Run(ToolTarget {
+                    skill: "s".into(),
                     reference: "s/scripts/x.sh".into(),
                     json_input: false,
                     has_input_property: true,
