@@ -18,7 +18,10 @@ pub const NOT_TO_RUN: &str = "the user asked not to run it";
 /// for 2+2 "but do not run it", it wrote it bare and it ran. Only a negated verb with an object
 /// of its own counts: "do not run before you can walk" asks for nothing of the kind.
 pub fn asked_not_to_run(user: &str) -> bool {
-    const OBJECTS: [&str; 6] = ["it", "anything", "them", "this", "that", "one"];
+    const OBJECTS: [&str; 13] = [
+        "it", "anything", "them", "this", "that", "one", "the", "a", "an", "any", "these", "those",
+        "your",
+    ];
     let user = user.to_lowercase().replace(['\u{2019}', '`'], "'");
     let words: Vec<&str> = user
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
@@ -212,6 +215,9 @@ mod tests {
         }
         assert!(asked_not_to_run(
             "Show the command; please don\u{2019}t run."
+        ));
+        assert!(asked_not_to_run(
+            "Write the directive but do not execute the command."
         ));
     }
 
