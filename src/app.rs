@@ -184,6 +184,21 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
             })
         })?;
     }
+    if let Some(a) = agent
+        .as_ref()
+        .filter(|a| crate::paths::in_user_config(&a.source))
+        && let Some((skill, folder)) = project_skill_of(&skills, &a.skills, &config.skills_dirs)
+    {
+        return Err(usage(format!(
+            "agent `{}` ({}) names skill `{skill}`, which only this project has ({}): a \
+             project's skill does not run under your own agent's grants; install it in your \
+             skills folder, or pass --skills-dir {} to choose it",
+            a.name,
+            a.source.display(),
+            folder.join(&skill).display(),
+            folder.display()
+        )));
+    }
     // Counted among the skills in use: an agent or `--skill` hears nothing of the others.
     let linted = skills.linted();
     if linted > 0 {
@@ -230,6 +245,35 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         agent,
         warnings,
         named_skills,
+    })
+}
+
+/// Of the skills `names` (a user's own agent's), the first that was found in a project folder of
+/// the working directory (a trusted one: else none is loaded) and not in a `--skills-dir` the
+/// user gave: its name and that project folder. An agent of the user's carries the user's
+/// grants (network, writable paths, environment); a project's script must not inherit them by
+/// sharing a name with a skill the user does not have.
+fn project_skill_of(
+    skills: &SkillSet,
+    names: &[String],
+    given: &[PathBuf],
+) -> Option<(String, PathBuf)> {
+    let canonical = |d: &std::path::Path| d.canonicalize().ok();
+    let given: Vec<PathBuf> = given.iter().filter_map(|d| canonical(d)).collect();
+    let project: Vec<(PathBuf, PathBuf)> = crate::paths::PROJECT_SKILL_DIRS
+        .iter()
+        .map(|d| PathBuf::from(".").join(d))
+        .filter_map(|d| canonical(&d).map(|c| (d, c)))
+        .collect();
+    names.iter().find_map(|name| {
+        let skill = skills.iter().find(|s| &s.name == name)?;
+        if given.iter().any(|g| skill.dir.starts_with(g)) {
+            return None;
+        }
+        project
+            .iter()
+            .find(|(_, c)| skill.dir.starts_with(c))
+            .map(|(shown, _)| (name.clone(), shown.clone()))
     })
 }
 

@@ -334,9 +334,31 @@ fn a_project_skill_never_satisfies_a_user_agents_skill() {
             && stderr.contains(&user_dir.display().to_string()),
         "{stderr}"
     );
-    // Positive control: a skill only the trusted project has is now found.
+    // Trusted, a skill only the project has still does not run under the user's own agent
+    // (whose grants are the user's): the error names how to choose it.
     let (o, sent) = run("needy");
+    assert_eq!(o.status.code(), Some(2), "{:?}", out(&o));
+    assert!(sent.is_empty(), "{sent}");
+    let err = out(&o).1;
+    assert!(
+        err.contains("names skill `only-here`, which only this project has (./skills/only-here)")
+            && err.contains("--skills-dir ./skills"),
+        "{err}"
+    );
+    // Positive control: chosen with --skills-dir, the trusted project's skill is found.
+    let server = Server::start([Reply::text(["!{scripts/say.sh}"]), Reply::text(["ok"])]);
+    let o = cmd_in(&home, &clone)
+        .args(["chat", "--agent", "needy", "--skills-dir", "./skills"])
+        .args(["--base-url", &server.url, "--model", "test-model"])
+        .args(["--allow-scripts", "-y", "hi"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{:?}", out(&o));
+    let sent: String = server
+        .requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect();
     assert!(sent.contains("only-here"), "{sent}");
 }
 
