@@ -882,10 +882,13 @@ fn no_colour_codes_in_the_answer_under_no_color() {
     let end = raw[start..].find("```\r\n").unwrap() + start;
     let answer = &raw[start..end];
     assert!(!answer.contains('\x1b'), "escape codes in {answer:?}");
-    // Still rendered: the emphasis markers are gone, the line wrapped at a word.
+    // Still rendered: the line wrapped at a word, the quote drawn; with no colour to show it,
+    // the emphasis keeps its markers as text.
     assert!(
-        answer.contains("The quick brown fox jumps over the lazy dog again and again\r\nuntil")
+        answer.contains("The **quick** brown fox jumps over the lazy dog again and\r\nagain"),
+        "{answer:?}"
     );
+    assert!(answer.contains("│ a quoted line"), "{answer:?}");
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 }

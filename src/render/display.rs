@@ -86,6 +86,6 @@ mod tests {
         let mut d = Display::new(true, false, Options::default());
         let mut out = d.push(text, 80);
         out.extend(d.finish(80));
-        assert_eq!(String::from_utf8(out).unwrap(), "# T\n\u{241b}[2Jb\n");
+        assert_eq!(String::from_utf8(out).unwrap(), "# T\n\u{241b}[2J**b**\n");
     }
 }

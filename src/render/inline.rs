@@ -17,6 +17,13 @@ pub const CODE: Style = Style {
 /// Styled spans for `text`, on top of `base` (a heading's or a quote's style). Leading and
 /// trailing spaces are kept as spans so that word breaks between pieces survive.
 pub fn spans(text: &str, base: Style) -> Vec<Span> {
+    spans_marked(text, base, false)
+}
+
+/// [`spans`]; with `marked`, emphasis, strong, strike-through and code keep their markers as
+/// text (`*it*`, `**b**`, `~~s~~`, `` `c` ``): without colour (`NO_COLOR`) no style can show
+/// them, and the words alone would lose what the writer stressed.
+pub fn spans_marked(text: &str, base: Style, marked: bool) -> Vec<Span> {
     let mut out = Vec::new();
     let body = text.trim_matches(' ');
     if body.is_empty() {
@@ -34,14 +41,37 @@ pub fn spans(text: &str, base: Style) -> Vec<Span> {
     let mut link_text = String::new();
     let source = escape_block_start(body);
     let parser = Parser::new_ext(&source, Options::ENABLE_STRIKETHROUGH);
+    let mark = |out: &mut Vec<Span>, m: &str, style: Style| {
+        if marked {
+            out.push(Span::new(m, style));
+        }
+    };
     for event in parser {
         match event {
-            Event::Start(Tag::Emphasis) => depth.italic += 1,
-            Event::End(TagEnd::Emphasis) => depth.italic = depth.italic.saturating_sub(1),
-            Event::Start(Tag::Strong) => depth.bold += 1,
-            Event::End(TagEnd::Strong) => depth.bold = depth.bold.saturating_sub(1),
-            Event::Start(Tag::Strikethrough) => depth.strike += 1,
-            Event::End(TagEnd::Strikethrough) => depth.strike = depth.strike.saturating_sub(1),
+            Event::Start(Tag::Emphasis) => {
+                mark(&mut out, "*", depth.apply(base));
+                depth.italic += 1
+            }
+            Event::End(TagEnd::Emphasis) => {
+                depth.italic = depth.italic.saturating_sub(1);
+                mark(&mut out, "*", depth.apply(base));
+            }
+            Event::Start(Tag::Strong) => {
+                mark(&mut out, "**", depth.apply(base));
+                depth.bold += 1
+            }
+            Event::End(TagEnd::Strong) => {
+                depth.bold = depth.bold.saturating_sub(1);
+                mark(&mut out, "**", depth.apply(base));
+            }
+            Event::Start(Tag::Strikethrough) => {
+                mark(&mut out, "~~", depth.apply(base));
+                depth.strike += 1
+            }
+            Event::End(TagEnd::Strikethrough) => {
+                depth.strike = depth.strike.saturating_sub(1);
+                mark(&mut out, "~~", depth.apply(base));
+            }
             Event::Start(Tag::Link { dest_url, .. }) => {
                 depth.link += 1;
                 link = Some(dest_url.to_string());
@@ -69,7 +99,12 @@ pub fn spans(text: &str, base: Style) -> Vec<Span> {
                     bold: base.bold,
                     ..CODE
                 };
-                out.push(Span::new(t.to_string(), code));
+                let fence = if marked {
+                    "`".repeat(t.split(|c| c != '`').map(str::len).max().unwrap_or(0) + 1)
+                } else {
+                    String::new()
+                };
+                out.push(Span::new(format!("{fence}{t}{fence}"), code));
             }
             Event::SoftBreak | Event::HardBreak => out.push(Span::new(" ", style)),
             _ => {}
@@ -204,6 +239,16 @@ mod tests {
         assert!(!balanced("``a` b``` *c"));
         assert!(!balanced("a *b"));
         assert!(balanced("a *b* [c](d)"));
+    }
+
+    #[test]
+    fn without_colour_the_markers_stay() {
+        let s = spans_marked(
+            "a **bold** and *it* `x` ~~s~~ ``a`b``",
+            Style::default(),
+            true,
+        );
+        assert_eq!(shown(&s), "a **bold** and *it* `x` ~~s~~ ``a`b``");
     }
 
     #[test]

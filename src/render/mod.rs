@@ -265,7 +265,7 @@ impl Renderer {
             if !all && !inline::balanced(piece) {
                 return;
             }
-            let spans = inline::spans(piece, self.base());
+            let spans = self.spans(piece, self.base());
             self.flow.push(&spans, width, color, out);
             // The piece ends where a space follows: its last word is complete.
             self.flow.end_word(width, color, out);
@@ -273,11 +273,16 @@ impl Renderer {
         }
         // The word still arriving shows at once when no Markdown marker could change it.
         if !tail.trim().is_empty() && (all || inline::plain(tail)) {
-            let spans = inline::spans(tail, self.base());
+            let spans = self.spans(tail, self.base());
             self.flow.push(&spans, width, color, out);
             self.flow.show_partial(width, color, out);
             self.done += tail.len();
         }
+    }
+
+    /// A piece's spans; without colour its emphasis and code keep their markers as text.
+    fn spans(&self, text: &str, base: Style) -> Vec<wrap::Span> {
+        inline::spans_marked(text, base, !self.opts.color)
     }
 
     /// The style a line's text starts from (a heading is bold).
@@ -336,7 +341,7 @@ impl Renderer {
         if heading {
             rest = rest.trim_end().trim_end_matches('#').trim_end();
         }
-        let spans = inline::spans(rest, base);
+        let spans = self.spans(rest, base);
         self.flow.push(&spans, width, color, out);
         if !heading {
             self.flow.end_word(width, color, out);
