@@ -638,10 +638,10 @@ fn processes_running(argv: &[&str]) -> usize {
 #[test]
 fn ctrl_c_stops_a_running_script() {
     let home = TestHome::new();
-    let server = Server::start([
-        Reply::text(["Waiting: !{sleep 29.517}"]),
-        Reply::text(["still here"]),
-    ]);
+    // A duration no other run of this test on the machine uses (its processes are counted).
+    let secs = format!("29.{:06}", std::process::id());
+    let waiting = format!("Waiting: !{{sleep {secs}}}");
+    let server = Server::start([Reply::text([waiting.as_str()]), Reply::text(["still here"])]);
     let tmp = home.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let mut c = repl_cmd(&home, &server, &["--allow", "sleep", "-y"]);
@@ -650,9 +650,9 @@ fn ctrl_c_stops_a_running_script() {
     p.expect("/help for commands");
     p.prompt();
     p.send(b"wait\r");
-    p.expect("running sleep 29.517");
+    p.expect(&format!("running sleep {secs}"));
     // The control: the run and its $TMPDIR exist while it runs.
-    let argv = ["sleep", "29.517"];
+    let argv = ["sleep", secs.as_str()];
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while processes_running(&argv) == 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -687,7 +687,7 @@ fn ctrl_c_stops_a_running_script() {
         m[1..],
         [
             pair("user", "wait"),
-            pair("assistant", "Waiting: !{sleep 29.517}"),
+            pair("assistant", &waiting),
             pair("user", "on")
         ]
     );
