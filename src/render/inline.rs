@@ -41,37 +41,22 @@ pub fn spans_marked(text: &str, base: Style, marked: bool) -> Vec<Span> {
     let mut link_text = String::new();
     let source = escape_block_start(body);
     let parser = Parser::new_ext(&source, Options::ENABLE_STRIKETHROUGH);
-    let mark = |out: &mut Vec<Span>, m: &str, style: Style| {
-        if marked {
-            out.push(Span::new(m, style));
-        }
-    };
     for event in parser {
+        // Emphasis, strong, strike-through: one depth each, and (`marked`) the marker as text,
+        // styled as the text around it.
+        if let Some((kind, opens)) = emphasis_of(&event) {
+            if !opens {
+                *depth.of(kind) = depth.of(kind).saturating_sub(1);
+            }
+            if marked {
+                out.push(Span::new(kind.marker(), depth.apply(base)));
+            }
+            if opens {
+                *depth.of(kind) += 1;
+            }
+            continue;
+        }
         match event {
-            Event::Start(Tag::Emphasis) => {
-                mark(&mut out, "*", depth.apply(base));
-                depth.italic += 1
-            }
-            Event::End(TagEnd::Emphasis) => {
-                depth.italic = depth.italic.saturating_sub(1);
-                mark(&mut out, "*", depth.apply(base));
-            }
-            Event::Start(Tag::Strong) => {
-                mark(&mut out, "**", depth.apply(base));
-                depth.bold += 1
-            }
-            Event::End(TagEnd::Strong) => {
-                depth.bold = depth.bold.saturating_sub(1);
-                mark(&mut out, "**", depth.apply(base));
-            }
-            Event::Start(Tag::Strikethrough) => {
-                mark(&mut out, "~~", depth.apply(base));
-                depth.strike += 1
-            }
-            Event::End(TagEnd::Strikethrough) => {
-                depth.strike = depth.strike.saturating_sub(1);
-                mark(&mut out, "~~", depth.apply(base));
-            }
             Event::Start(Tag::Link { dest_url, .. }) => {
                 depth.link += 1;
                 link = Some(dest_url.to_string());
@@ -116,6 +101,37 @@ pub fn spans_marked(text: &str, base: Style, marked: bool) -> Vec<Span> {
     out
 }
 
+/// The inline styles a pair of markers opens and closes.
+#[derive(Clone, Copy)]
+enum Emphasis {
+    Italic,
+    Bold,
+    Strike,
+}
+
+impl Emphasis {
+    fn marker(self) -> &'static str {
+        match self {
+            Emphasis::Italic => "*",
+            Emphasis::Bold => "**",
+            Emphasis::Strike => "~~",
+        }
+    }
+}
+
+/// The style `event` opens (`true`) or closes, if it is one of [`Emphasis`].
+fn emphasis_of(event: &Event) -> Option<(Emphasis, bool)> {
+    match event {
+        Event::Start(Tag::Emphasis) => Some((Emphasis::Italic, true)),
+        Event::End(TagEnd::Emphasis) => Some((Emphasis::Italic, false)),
+        Event::Start(Tag::Strong) => Some((Emphasis::Bold, true)),
+        Event::End(TagEnd::Strong) => Some((Emphasis::Bold, false)),
+        Event::Start(Tag::Strikethrough) => Some((Emphasis::Strike, true)),
+        Event::End(TagEnd::Strikethrough) => Some((Emphasis::Strike, false)),
+        _ => None,
+    }
+}
+
 #[derive(Default)]
 struct Depth {
     bold: usize,
@@ -125,6 +141,14 @@ struct Depth {
 }
 
 impl Depth {
+    fn of(&mut self, kind: Emphasis) -> &mut usize {
+        match kind {
+            Emphasis::Italic => &mut self.italic,
+            Emphasis::Bold => &mut self.bold,
+            Emphasis::Strike => &mut self.strike,
+        }
+    }
+
     fn apply(&self, base: Style) -> Style {
         Style {
             bold: base.bold || self.bold > 0,
