@@ -73,9 +73,15 @@ pub fn user_skill_dirs() -> Vec<PathBuf> {
     dirs.extend(
         env_path("R9S_SKILLS_DIR").or_else(|| home.as_ref().map(|h| h.join(".r9s/skills"))),
     );
-    // Codex installs skills here (OpenAI's curated ones among them).
-    dirs.extend(env_path("CODEX_HOME").map(|d| d.join("skills")));
-    dirs.extend(home.as_ref().map(|h| h.join(".codex/skills")));
+    // Codex installs skills here (OpenAI's curated ones among them), and keeps the ones it ships
+    // itself in the hidden `.system` folder below, which a folder walk skips.
+    let codex_roots = env_path("CODEX_HOME")
+        .into_iter()
+        .chain(home.as_ref().map(|h| h.join(".codex")));
+    for root in codex_roots {
+        dirs.push(root.join("skills"));
+        dirs.push(root.join("skills/.system"));
+    }
     dirs.extend(home.as_ref().map(|h| h.join(".claude/skills")));
     dirs
 }
@@ -197,7 +203,12 @@ mod tests {
     fn codex_skills_are_searched() {
         let p = skill_search_path(&[]);
         if let Some(h) = home() {
-            assert!(p.contains(&h.join(".codex/skills")), "{p:?}");
+            let user = p
+                .iter()
+                .position(|d| *d == h.join(".codex/skills"))
+                .unwrap();
+            let system = p.iter().position(|d| *d == h.join(".codex/skills/.system"));
+            assert_eq!(system, Some(user + 1), "{p:?}");
         }
     }
 }

@@ -555,6 +555,13 @@ fn codex_skills_are_found_and_skipped_skills_say_why() {
         &[],
     );
     skill(
+        &home.path().join(".codex/skills/.system"),
+        "codex-shipped",
+        "A skill Codex ships itself.",
+        "Body.\n",
+        &[],
+    );
+    skill(
         &home.path().join("codex-home/skills"),
         "from-codex-home",
         "Codex home skill.",
@@ -573,7 +580,9 @@ fn codex_skills_are_found_and_skipped_skills_say_why() {
         .unwrap();
     let listed = text(&out.stdout);
     assert!(
-        listed.contains("from-codex ") && listed.contains("from-codex-home"),
+        listed.contains("from-codex ")
+            && listed.contains("from-codex-home")
+            && listed.contains("codex-shipped"),
         "{listed}"
     );
 
