@@ -953,3 +953,40 @@ fn a_tool_call_does_not_run_when_the_user_asked_not_to_run() {
         "{ran}"
     );
 }
+
+/// An agent whose `allowed_commands` leaves a tool out: the refusal offers `--allow 'data:stats'`
+/// (the name a directive uses), and that flag, pasted as offered, lets the tool run.
+#[test]
+fn a_refused_tool_suggests_its_directive_name_and_the_suggestion_works() {
+    let home = TestHome::new();
+    data_skill(&home);
+    home.write(
+        "config/skillpipe/agents/narrow.toml",
+        "name = \"narrow\"\nskills = [\"data\"]\n\n[script_policy]\nallow_scripts = true\n\
+         allowed_commands = [\"ls\"]\n",
+    );
+    let directive = "R: !{data:stats --input-path d.csv}\n";
+    let out = home
+        .cmd()
+        .args(["filter", "--agent", "narrow", "-y"])
+        .write_stdin(directive)
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("(allow it with --allow 'data:stats')"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stdout(&out).contains("input_path"), "{}", stdout(&out));
+    let out = home
+        .cmd()
+        .args(["filter", "--agent", "narrow", "-y", "--allow", "data:stats"])
+        .write_stdin(directive)
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("\"input_path\": \"d.csv\""),
+        "{}",
+        stdout(&out)
+    );
+}

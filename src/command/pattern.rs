@@ -358,14 +358,17 @@ impl Target<'_> {
     }
 
     /// The narrowest pattern text that allows this program (any arguments): the bare name, the
-    /// exact path, or `SKILL/scripts/...`. Parsing it back gives a pattern that matches `self`.
+    /// exact path, `SKILL:NAME` (which also covers a same-named script with another extension
+    /// in that skill's `scripts/`), or `SKILL/scripts/...` for a script deeper down. Parsing it back gives a pattern that matches `self`.
     /// Empty when no pattern short of the whole command says what runs (an interpreter given
     /// code in an option).
     pub fn suggest_pattern(&self) -> String {
         let word = match self {
+            // A script at the skill root or directly in `scripts/` (a tool counts as
+            // `scripts/ID`): `SKILL:NAME`, the name a directive calls it by.
             Target::Script {
                 skill, rel_path, ..
-            } if is_skill_name(skill) && !rel_path.contains('/') => {
+            } if is_skill_name(skill) && !rel_path.trim_start_matches("scripts/").contains('/') => {
                 format!("{skill}:{}", file_stem(rel_path))
             }
             Target::Script {
@@ -648,6 +651,17 @@ mod tests {
             args: &none,
         };
         assert_eq!(say.suggest_pattern(), "say");
+        let script = |rel_path| Target::Script {
+            skill: "data",
+            rel_path,
+            args: &none,
+        };
+        assert_eq!(script("scripts/stats").suggest_pattern(), "data:stats");
+        assert_eq!(script("run.py").suggest_pattern(), "data:run");
+        assert_eq!(
+            script("scripts/office/unpack.py").suggest_pattern(),
+            "data/scripts/office/unpack.py"
+        );
         // An interpreter: its script, never the interpreter alone; code in an option: nothing.
         let script = words(&["tools/x.py", "--fast"]);
         let py = Target::System {
