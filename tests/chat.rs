@@ -394,6 +394,27 @@ fn a_tagged_tool_call_after_some_text_is_not_shown() {
 }
 
 #[test]
+fn a_bare_json_tool_call_after_some_text_is_not_shown() {
+    let home = TestHome::new();
+    calc_skill(&home);
+    let server = Server::start([
+        Reply::text([
+            "Let me compute it. {",
+            "\"name\": \"calc__calc\", \"arguments\": {\"args\": [\"6\", \"7\"]}}",
+        ]),
+        Reply::text(["It is 42."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
+        .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Let me compute it. \nIt is 42.\n");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
 fn an_answer_that_only_starts_like_a_tool_call_is_shown_whole() {
     let home = TestHome::new();
     calc_skill(&home);

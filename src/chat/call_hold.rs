@@ -1,9 +1,10 @@
 //! The text of an answer to a request with tools that may still be a tool call written as text,
 //! held back (DESIGN §6). Such an answer is dropped and the question asked again without tools,
 //! so the call must not have reached the screen: the answer's start is held while it may be a
-//! call, and later a `<tool_call>` tag from its first `<` (a tag ends the answer's showing).
-//! Every other answer streams as before, held at most until a few characters show it is no
-//! call. Pure.
+//! call, and later a `<tool_call>` tag from its first `<` (a tag ends the answer's showing) or a
+//! JSON object whose first key is `"name"` (bare or in a fence) from its `{` or fence, until it
+//! closes. Every other answer streams as before, held at most until a few characters show it is
+//! no call. Pure.
 
 use super::tools::looks_like_tool_call;
 
@@ -44,7 +45,7 @@ impl CallHold {
             }
             self.started = true;
         }
-        let keep = tag_start(&self.held).unwrap_or(self.held.len());
+        let keep = call_start(&self.held).unwrap_or(self.held.len());
         let rest = self.held.split_off(keep);
         std::mem::replace(&mut self.held, rest)
     }
@@ -56,13 +57,48 @@ impl CallHold {
     }
 }
 
-/// Where in `text` a tag begins, or may begin as more text comes (a tag cut at the end).
-fn tag_start(text: &str) -> Option<usize> {
-    text.match_indices('<').map(|(i, _)| i).find(|&i| {
-        let t = &text[i..];
-        TAGS.iter()
-            .any(|tag| t.starts_with(tag) || tag.starts_with(t))
-    })
+/// Where in `text`, past the answer's start, a call may begin: a tag, or may begin as more text
+/// comes (a tag cut at the end), or a JSON call (see [`may_be_json_call`]).
+fn call_start(text: &str) -> Option<usize> {
+    text.match_indices(['<', '{', '`'])
+        .map(|(i, _)| i)
+        .find(|&i| {
+            let t = &text[i..];
+            TAGS.iter()
+                .any(|tag| t.starts_with(tag) || tag.starts_with(t))
+                || may_be_json_call(t)
+        })
+}
+
+/// Fences a JSON call written mid-answer may be wrapped in.
+const FENCES: [&str; 2] = ["```json\n", "```\n"];
+
+/// Whether `t`, from a `{` or a fence in the middle of an answer, is or may still become a
+/// tool call: an object whose first key is `"name"`, held until it closes and is judged. A
+/// narrower test than at the answer's start, so code and other JSON in prose keep streaming.
+fn may_be_json_call(t: &str) -> bool {
+    let mut body = t;
+    if t.starts_with('`') {
+        if FENCES.iter().any(|f| f.starts_with(t)) {
+            return true;
+        }
+        match FENCES.iter().find_map(|f| t.strip_prefix(f)) {
+            Some(rest) => body = rest,
+            None => return false,
+        }
+    }
+    if body.is_empty() {
+        return true;
+    }
+    let Some(inner) = body.strip_prefix('{') else {
+        return false;
+    };
+    const KEY: &str = "\"name\"";
+    let key = inner.trim_start();
+    if key.len() < KEY.len() {
+        return KEY.starts_with(key);
+    }
+    key.starts_with(KEY) && may_be_call(t)
 }
 
 /// Whether `text`, the start of an answer, may still be (or is) a tool call written as text.
@@ -198,6 +234,40 @@ mod tests {
         let (shown, left) = run(true, &["a <", "= b and <", "|t", "x|> c"]);
         assert_eq!(shown, ["a ", "<= b and ", "", "<|tx|> c"]);
         assert_eq!(left, "");
+    }
+
+    #[test]
+    fn a_json_call_after_some_text_is_held_from_its_brace_or_fence() {
+        let (shown, left) = run(
+            true,
+            &[
+                "Let me compute it. {",
+                "\"name\": \"calc__calc\", ",
+                "\"arguments\": {\"args\": [\"1+1\"]}}",
+            ],
+        );
+        assert_eq!(shown, ["Let me compute it. ", "", ""]);
+        assert_eq!(
+            left,
+            "{\"name\": \"calc__calc\", \"arguments\": {\"args\": [\"1+1\"]}}"
+        );
+        let (shown, left) = run(
+            true,
+            &[
+                "Here:\n``",
+                "`json\n{ \"name\": \"x\", \"arguments\": {}}\n```\n",
+            ],
+        );
+        assert_eq!(shown, ["Here:\n", ""]);
+        assert!(left.starts_with("```json\n{"), "{left}");
+        // A name-first object that is no call shows once it closes; other JSON and code at once.
+        let (shown, left) = run(true, &["See {\"name\": \"Ann\"", ", \"age\": 3} ok"]);
+        assert_eq!(shown, ["See ", "{\"name\": \"Ann\", \"age\": 3} ok"]);
+        assert_eq!(left, "");
+        let (shown, _) = run(true, &["f() { return 1; }", " and {\"a\": 1}"]);
+        assert_eq!(shown, ["f() { return 1; }", " and {\"a\": 1}"]);
+        let (shown, _) = run(true, &["x ```", "python\nprint(1)\n"]);
+        assert_eq!(shown, ["x ", "```python\nprint(1)\n"]);
     }
 
     #[test]
