@@ -126,15 +126,19 @@ impl Tool {
         // The first problem names the field; the others follow in the message, so a model can
         // fix them all at once.
         let mut problems = validator.iter_errors(input).take(MAX_REPORTED).map(|e| {
+            use jsonschema::error::ValidationErrorKind::Required;
             let pointer = e.instance_path().as_str();
             let field = match (pointer, e.kind()) {
-                ("", jsonschema::error::ValidationErrorKind::Required { property }) => {
-                    property.as_str().map(str::to_owned)
-                }
+                ("", Required { property }) => property.as_str().map(str::to_owned),
                 ("", _) => None,
                 (p, _) => Some(p.trim_start_matches('/').replace('/', ".")),
             };
-            (field, e.to_string())
+            // The field is already named; the schema library's own text would quote it again.
+            let message = match e.kind() {
+                Required { .. } if field.is_some() => "required, and missing".to_string(),
+                _ => e.to_string(),
+            };
+            (field, message)
         });
         let Some((field, mut message)) = problems.next() else {
             return Ok(());
