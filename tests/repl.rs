@@ -578,6 +578,95 @@ fn resume_brings_back_the_agent() {
     assert!(!m[0].1.contains("You are a patient tutor."), "{m:?}");
 }
 
+/// `skillpipe chat` on a terminal in `dir`, with a clean environment rooted in `home` and no
+/// model server (a replay model, say).
+fn bare_repl_cmd(home: &TestHome, dir: &std::path::Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skillpipe"));
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("LANG", "C.UTF-8")
+        .env("TERM", "xterm-256color")
+        .env("NO_COLOR", "1")
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .current_dir(dir)
+        .arg("chat")
+        .args(args);
+    c
+}
+
+/// A project with an agent, a skill folder and a replay file, all named by relative paths.
+fn path_project(home: &TestHome) -> std::path::PathBuf {
+    home.write(
+        "project/agents/tutor.toml",
+        "name = \"tutor\"\ndescription = \"Teaches words\"\nskills = [\"hello\"]\ninstructions = \"You are a patient tutor.\"\n",
+    );
+    home.write(
+        "project/myskills/hello/SKILL.md",
+        "---\nname: hello\ndescription: Greets the user by name.\n---\nRun `%{scripts/hi.sh NAME}`.\n",
+    );
+    home.write("project/myskills/hello/scripts/hi.sh", "echo hi\n");
+    home.write("project/answers.jsonl", "\"Replayed answer.\"\n");
+    home.path().join("project")
+}
+
+/// A session started with an agent and a skill folder given by path and a replay model by a
+/// relative file resumes from another folder with all three (the policy flags are not kept:
+/// the REPL says to pass them again). Piped input continues it once, and stdout gets only the
+/// new answer.
+#[test]
+fn resume_elsewhere_brings_back_an_agent_skills_and_a_replay_given_by_path() {
+    let home = TestHome::new();
+    let project = path_project(&home);
+    let started = [
+        "--agent",
+        "agents/tutor.toml",
+        "--skills-dir",
+        "myskills",
+        "--model",
+        "replay:answers.jsonl",
+        "--allow-scripts",
+        "-y",
+    ];
+    let mut p = Pty::spawn(bare_repl_cmd(&home, &project, &started));
+    p.expect("/help for commands");
+    p.expect("tutor@replay> ");
+    p.send(b"hi\r");
+    p.expect("Replayed answer.");
+    p.expect("tutor@replay> ");
+    p.send(b"/save s\r");
+    p.expect("resume with: skillpipe chat --resume s");
+    p.expect("tutor@replay> ");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+
+    let mut p = Pty::spawn(bare_repl_cmd(&home, home.path(), &["--resume", "s"]));
+    p.expect("resumed");
+    p.expect("pass --allow-scripts");
+    p.expect("tutor@replay> ");
+    p.send(b"/skills\r");
+    p.expect("hello [in full]");
+    p.expect("scripts/hi.sh");
+    p.expect("tutor@replay> ");
+    p.send(b"more\r");
+    p.expect("Replayed answer.");
+    p.expect("tutor@replay> ");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    assert!(!shown.contains("cannot be loaded"), "{shown}");
+
+    let out = home
+        .cmd()
+        .args(["chat", "--resume", "s"])
+        .write_stdin("again")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Replayed answer.\n");
+}
+
 #[test]
 fn resume_errors_are_usage_errors() {
     let home = TestHome::new();
@@ -614,7 +703,24 @@ fn resume_errors_are_usage_errors() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("does not take a PROMPT"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no saved session `x`"), "{err}");
+    // The picker needs a terminal: with a PROMPT the session must be named.
+    let out = home
+        .cmd()
+        .args([
+            "chat",
+            "--model",
+            "replay:x.jsonl",
+            "--resume",
+            "--",
+            "hello",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("name the session: --resume NAME"), "{err}");
     assert!(server.requests().is_empty());
 }
 

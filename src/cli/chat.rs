@@ -116,15 +116,21 @@ impl ChatArgs {
 }
 
 pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
-    if args.resume.is_some() && args.prompt.is_some() {
+    let one_shot_wanted = args.prompt.is_some() || !std::io::stdin().is_terminal();
+    if args.resume.as_deref() == Some("") && one_shot_wanted {
         return Err(usage(
-            "--resume reopens a saved session in the interactive REPL; it does not take a PROMPT",
+            "--resume without a name lists the saved sessions to pick from in the REPL; with a PROMPT or piped input, name the session: --resume NAME",
         ));
     }
-    let config = args.config()?;
+    let mut config = args.config()?;
+    // A named session is found (or not) before stdin is read.
+    let resumed = match config.resume.as_deref() {
+        Some(name) if one_shot_wanted => Some(load_resumed(name)?),
+        _ => None,
+    };
     let prompt = match &args.prompt {
         Some(p) => Some(p.clone()),
-        None if args.resume.is_none() && !std::io::stdin().is_terminal() => {
+        None if !std::io::stdin().is_terminal() => {
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text)?;
             if text.trim().is_empty() {
@@ -138,9 +144,23 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
     let _guard = rt.enter();
     match prompt {
         Some(p) => {
-            let setup = crate::app::build(&config.app, crate::app::Asking::Default)?;
+            // `--resume NAME` with a prompt goes on with that conversation; only the new
+            // answer is written (the saved one is not shown again, nor is the file changed).
+            let setup = match &resumed {
+                Some(file) => crate::repl::build_resumed(
+                    &mut config,
+                    file,
+                    &|w| line::status(&format!("skillpipe: {}", crate::term::sanitize(w))),
+                    &|| crate::app::Asking::Default,
+                )?,
+                None => crate::app::build(&config.app, crate::app::Asking::Default)?,
+            };
             super::warn_all(&setup.warnings);
-            let (session, _settings) = build_session(&config, &setup)?;
+            let (mut session, _settings) = build_session(&config, &setup)?;
+            if let Some(file) = resumed {
+                session.transcript = file.transcript_pairs();
+                session.history = file.history;
+            }
             one_shot(&rt, session, &p, config.raw)
         }
         None => {
@@ -148,6 +168,14 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
             Ok(super::EXIT_OK)
         }
     }
+}
+
+/// The saved session `name` (a name in the sessions folder or a file).
+fn load_resumed(name: &str) -> anyhow::Result<crate::repl::session_file::SessionFile> {
+    use crate::repl::session_file;
+    let dir = session_file::sessions_dir();
+    let path = session_file::resolve(name, dir.as_deref()).map_err(|e| usage(e.to_string()))?;
+    session_file::load(&path).map_err(|e| usage(format!("{e:#}")))
 }
 
 /// One answer on stdout (processed text only), notices on stderr, then exit.

@@ -49,7 +49,6 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
     // A saved session is chosen and read before anything is built: it brings the model, the
     // endpoint and the agent it was held with (the defaults may not even be usable, e.g. with no
     // API key).
-    let mut agent_restored = false;
     let resumed = match config.resume.as_deref() {
         None => None,
         Some(arg) => match pick_and_load(arg, &mut ui, &mut editor, &names)? {
@@ -57,22 +56,15 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
             Picked::New => None,
             Picked::Path(path) => {
                 let file = session_file::load(&path).map_err(|e| app::usage(format!("{e:#}")))?;
-                agent_restored = file.apply_to(&mut config);
                 Some((path, file))
             }
         },
     };
-    let setup = match app::build(&config.app, app::Asking::Terminal(asker(&screen))) {
-        // The saved agent may be gone (renamed, or given by a path elsewhere): the conversation
-        // still resumes, without it.
-        Err(e) if agent_restored => {
-            ui.warn(&format!(
-                "warning: the session's agent cannot be loaded ({e:#}); resuming without an agent"
-            ));
-            config.app.agent = None;
-            app::build(&config.app, app::Asking::Terminal(asker(&screen)))?
-        }
-        built => built?,
+    let setup = match &resumed {
+        Some((_, file)) => build_resumed(&mut config, file, &|w| ui.warn(w), &|| {
+            app::Asking::Terminal(asker(&screen))
+        })?,
+        None => app::build(&config.app, app::Asking::Terminal(asker(&screen)))?,
     };
     let (session, settings) = build_session(&config, &setup)?;
     names.set_settings(&settings);
@@ -100,6 +92,37 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
         repl.restore(&path, file);
     }
     repl.main_loop()
+}
+
+/// Builds what a saved session needs (its agent, skill folders, `--skill`s) unless the command
+/// line names them; the REPL and a one-shot `chat --resume` share it. `warn` gets what could
+/// not be brought back, `asking` makes the confirmation asker (called again after a failure).
+pub(crate) fn build_resumed(
+    config: &mut ChatConfig,
+    file: &session_file::SessionFile,
+    warn: &dyn Fn(&str),
+    asking: &dyn Fn() -> app::Asking,
+) -> Result<Setup, app::AppError> {
+    let applied = file.apply_to(config);
+    for d in &applied.missing_dirs {
+        warn(&format!(
+            "warning: the session's skill folder {} is gone; resuming without it",
+            d.display()
+        ));
+    }
+    match app::build(&config.app, asking()) {
+        // The saved agent may be gone (renamed, moved): the conversation still resumes,
+        // without it.
+        Err(e) if applied.agent => {
+            warn(&format!(
+                "warning: the session's agent cannot be loaded ({e:#}); resuming without an agent"
+            ));
+            config.app.agent = None;
+            config.app.vars.clear();
+            app::build(&config.app, asking())
+        }
+        built => built,
+    }
 }
 
 /// `--resume ARG`: the named session, or with an empty ARG the one the user picks from the list.
@@ -603,6 +626,11 @@ impl Repl<'_> {
             now,
         );
         file.base_url = Some(self.settings.base_url.clone()).filter(|u| !u.is_empty());
+        // Resumable from any folder: relative paths made absolute where they were meant.
+        let cwd = std::env::current_dir().unwrap_or_default();
+        file.model = session_file::absolute_model(&file.model, &cwd);
+        let scripts = self.setup.dispatcher.policy().allow_scripts;
+        file.reload = session_file::Reload::of(&self.args, scripts, &cwd);
         match session_file::save(&path, &file) {
             Ok(()) => {
                 let how = match (dir.as_deref(), path.parent(), path.file_stem()) {
@@ -669,6 +697,11 @@ impl Repl<'_> {
                 file.agent.as_deref().unwrap_or("none"),
                 self.agent_name().unwrap_or("none")
             ));
+        }
+        if file.reload.scripts_allowed && !self.setup.dispatcher.policy().allow_scripts {
+            self.ui.info(
+                "it ran with scripts allowed; a saved session does not carry the policy: pass --allow-scripts (and the other policy flags) again to run them",
+            );
         }
         self.session_path = Some(path.to_path_buf());
     }

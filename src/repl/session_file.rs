@@ -24,10 +24,90 @@ pub struct SessionFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     pub agent: Option<String>,
+    /// How to load it all again from any folder (see [`Reload`]); older files have none.
+    #[serde(default, skip_serializing_if = "Reload::is_empty")]
+    pub reload: Reload,
     /// What the model saw (raw text, directives included), without the system prompt.
     pub history: Vec<Message>,
     /// What the user saw (processed text), for showing on resume and for `/copy`.
     pub transcript: Vec<Entry>,
+}
+
+/// What a resumed session needs to be built as it was, from whatever folder it is resumed in:
+/// paths are absolute. The policy is not among them: what may run is the user's choice at each
+/// start (DESIGN §8), so the flags that grant it are given again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reload {
+    /// The `--agent` argument: a name, or an agent file's absolute path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The `--skills-dir` folders, absolute.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills_dirs: Vec<PathBuf>,
+    /// The `--skill` names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
+    /// The `--var K=V` values for the agent's instructions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vars: Vec<String>,
+    /// Scripts were allowed when it was saved (said on resume when they no longer are).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scripts_allowed: bool,
+}
+
+impl Reload {
+    fn is_empty(&self) -> bool {
+        *self == Reload::default()
+    }
+
+    /// From the session's configuration, paths made absolute against `cwd` (where skillpipe
+    /// was started, which the REPL never changes).
+    pub fn of(config: &crate::app::ChatConfig, scripts_allowed: bool, cwd: &Path) -> Reload {
+        let app = &config.app;
+        Reload {
+            agent: app
+                .agent
+                .as_deref()
+                .map(|a| match crate::paths::agent_dir(a) {
+                    // Given by path: absolute, so another folder finds the same file.
+                    Some(_) => absolute(cwd, Path::new(a)).display().to_string(),
+                    None => a.to_string(),
+                }),
+            skills_dirs: app.skills_dirs.iter().map(|d| absolute(cwd, d)).collect(),
+            skills: app.only_skills.clone(),
+            vars: app.vars.clone(),
+            scripts_allowed,
+        }
+    }
+}
+
+/// `path` against `cwd` when relative, with `.` components dropped (no file system access:
+/// the path may be gone by the time it is read back).
+fn absolute(cwd: &Path, path: &Path) -> PathBuf {
+    let joined = cwd.join(path);
+    joined
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
+}
+
+/// A `replay:FILE` model with FILE absolute; other models as they are.
+pub fn absolute_model(label: &str, cwd: &Path) -> String {
+    match label.strip_prefix("replay:") {
+        Some(file) if !file.is_empty() => {
+            format!("replay:{}", absolute(cwd, Path::new(file)).display())
+        }
+        _ => label.to_string(),
+    }
+}
+
+/// What resuming brought back from the file, for the REPL to say.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// The agent came from the file (none was given on the command line).
+    pub agent: bool,
+    /// Saved skill folders that are gone (left out, so the rest still loads).
+    pub missing_dirs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +130,7 @@ impl SessionFile {
             model: model.to_string(),
             base_url: None,
             agent: agent.map(str::to_string),
+            reload: Reload::default(),
             history: history.to_vec(),
             transcript: transcript
                 .iter()
@@ -62,20 +143,38 @@ impl SessionFile {
     }
 
     /// Resuming goes on with the model and endpoint the session was held with, unless the
-    /// command line names others.
-    /// Returns true when it also brought back the agent (none was given on the command line).
-    pub fn apply_to(&self, config: &mut crate::app::ChatConfig) -> bool {
+    /// command line names others; likewise with its agent (and its `--var`s), its skill folders
+    /// and its `--skill` names. Policy flags are never taken from the file.
+    pub fn apply_to(&self, config: &mut crate::app::ChatConfig) -> Applied {
+        let mut applied = Applied::default();
         if config.model.is_none() && config.base_url.is_none() {
             config.model = Some(self.model.clone());
             config.base_url = self.base_url.clone();
         }
-        match (&config.app.agent, &self.agent) {
-            (None, Some(name)) => {
-                config.app.agent = Some(name.clone());
-                true
+        let app = &mut config.app;
+        // Older files have only the agent's name.
+        let agent = self.reload.agent.as_ref().or(self.agent.as_ref());
+        if let (None, Some(agent)) = (&app.agent, agent) {
+            app.agent = Some(agent.clone());
+            if app.vars.is_empty() {
+                app.vars = self.reload.vars.clone();
             }
-            _ => false,
+            applied.agent = true;
         }
+        if app.skills_dirs.is_empty() {
+            let (here, gone): (Vec<PathBuf>, Vec<PathBuf>) = self
+                .reload
+                .skills_dirs
+                .iter()
+                .cloned()
+                .partition(|d| d.is_dir());
+            app.skills_dirs = here;
+            applied.missing_dirs = gone;
+        }
+        if app.only_skills.is_empty() {
+            app.only_skills = self.reload.skills.clone();
+        }
+        applied
     }
 
     /// The transcript as the session keeps it.
@@ -323,6 +422,63 @@ mod tests {
         assert_eq!(resolve("older", Some(tmp.path())).unwrap(), older);
         let missing = resolve("gone", Some(tmp.path())).unwrap_err();
         assert!(missing.to_string().contains("gone.json"), "{missing}");
+    }
+
+    #[test]
+    fn paths_are_saved_absolute_and_brought_back_unless_given_again() {
+        use crate::app::ChatConfig;
+        let cwd = Path::new("/work/project");
+        let mut started = ChatConfig::default();
+        started.app.agent = Some("./agents/tutor.toml".into());
+        started.app.skills_dirs = vec![PathBuf::from("skills"), PathBuf::from("/gone")];
+        started.app.only_skills = vec!["say".into()];
+        started.app.vars = vec!["lang=French".into()];
+        let reload = Reload::of(&started, true, cwd);
+        assert_eq!(
+            reload.agent.as_deref(),
+            Some("/work/project/agents/tutor.toml")
+        );
+        assert_eq!(reload.skills_dirs[0], PathBuf::from("/work/project/skills"));
+        assert_eq!(
+            absolute_model("replay:t/a.jsonl", cwd),
+            "replay:/work/project/t/a.jsonl"
+        );
+        assert_eq!(absolute_model("openai:gpt-4o", cwd), "openai:gpt-4o");
+        // An agent found by name stays a name.
+        started.app.agent = Some("tutor".into());
+        assert_eq!(
+            Reload::of(&started, false, cwd).agent.as_deref(),
+            Some("tutor")
+        );
+
+        let tmp = tempfile::tempdir().unwrap();
+        let mut file = sample(1);
+        file.reload = Reload {
+            agent: Some("/a/tutor.toml".into()),
+            skills_dirs: vec![tmp.path().to_path_buf(), PathBuf::from("/no/such/dir")],
+            skills: vec!["say".into()],
+            vars: vec!["lang=French".into()],
+            scripts_allowed: true,
+        };
+        let mut resumed = ChatConfig::default();
+        let applied = file.apply_to(&mut resumed);
+        assert!(applied.agent);
+        assert_eq!(applied.missing_dirs, [PathBuf::from("/no/such/dir")]);
+        assert_eq!(resumed.app.agent.as_deref(), Some("/a/tutor.toml"));
+        assert_eq!(resumed.app.skills_dirs, [tmp.path().to_path_buf()]);
+        assert_eq!(resumed.app.vars, ["lang=French"]);
+        assert_eq!(resumed.app.only_skills, ["say"]);
+        // No policy comes back.
+        assert!(!resumed.app.overrides.allow_scripts && !resumed.app.overrides.confirm_never);
+        // What the command line names wins.
+        let mut given = ChatConfig::default();
+        given.app.agent = Some("other".into());
+        given.app.skills_dirs = vec![PathBuf::from("mine")];
+        let applied = file.apply_to(&mut given);
+        assert!(!applied.agent);
+        assert_eq!(given.app.agent.as_deref(), Some("other"));
+        assert_eq!(given.app.skills_dirs, [PathBuf::from("mine")]);
+        assert!(given.app.vars.is_empty());
     }
 
     #[test]
