@@ -37,6 +37,14 @@ impl AppError {
     }
 }
 
+/// A line of skillpipe's own on stderr (a notice, a warning), on a line of its own and wrapped
+/// at words when stderr is a terminal, as the REPL's lines are.
+pub(crate) fn note(line: &str) {
+    let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX);
+    let wrapped = crate::render::wrap_text(line, width);
+    crate::term::line::status(wrapped.trim_end_matches('\n'));
+}
+
 /// A usage error (exit 2).
 pub(crate) fn usage(msg: impl Into<String>) -> AppError {
     AppError::Usage(msg.into())
@@ -73,11 +81,11 @@ impl AppConfig {
         project_notice(&self.named_dirs(), false);
         for d in &self.skills_dirs {
             if crate::skills::discover::skill_folders(d).is_empty() {
-                eprintln!(
+                note(&format!(
                     "skillpipe: warning: --skills-dir {}: no skill found; {}",
                     d.display(),
                     crate::skills::discover::no_skills_hint(d)
-                );
+                ));
             }
         }
         let mut dirs = crate::paths::skill_search_path(&self.skills_dirs);
@@ -150,7 +158,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
                 &restricted.ignored,
             );
             if let Some(notice) = notice {
-                eprintln!("skillpipe: {}", crate::term::sanitize(&notice));
+                note(&format!("skillpipe: {}", crate::term::sanitize(&notice)));
             }
             Some(agent)
         }
@@ -298,10 +306,10 @@ pub(crate) fn project_notice(explicit: &[PathBuf], agents: bool) {
         if present.is_empty() {
             return;
         }
-        eprintln!(
+        note(&format!(
             "skillpipe: ignoring ./{} here: this directory is not trusted (run `skillpipe trust` to use them, or pass --skills-dir / --agent PATH)",
             present.join(", ./")
-        );
+        ));
     });
 }
 
@@ -447,7 +455,7 @@ pub(crate) fn load_options() -> Result<crate::skills::LoadOptions, AppError> {
 pub(crate) use session::{ChatConfig, build_session};
 
 mod session {
-    use super::{AppConfig, AppError, Setup, usage};
+    use super::{AppConfig, AppError, Setup, note, usage};
     use crate::chat::{ChatOptions, Session};
     use crate::model::{AgentModel, Settings};
     use crate::scan::ScanOptions;
@@ -566,19 +574,19 @@ mod session {
             session.offer_tools_of(&setup.named_skills);
             let all = tools;
             (tools, tool_bytes, body_bytes) = measure(&session);
-            eprintln!(
+            note(&format!(
                 "skillpipe: --tools: {} of {all} tools are offered at first (the skills named in full); a catalog skill's tools join once the model loads it (load_skill)",
                 tools
-            );
+            ));
         }
         if config.verbose {
             let line = crate::agents::catalog::request_line(&size, tools, tool_bytes, body_bytes);
-            eprintln!("skillpipe: {line}");
+            note(&format!("skillpipe: {line}"));
         }
         let over_budget = over_budget
             .or_else(|| crate::agents::catalog::tools_over_budget(tool_bytes, body_bytes));
         if let Some(w) = over_budget {
-            eprintln!("skillpipe: warning: {w}");
+            note(&format!("skillpipe: warning: {w}"));
         }
         Ok((session, settings))
     }
@@ -605,10 +613,10 @@ mod session {
         match models.as_slice() {
             [only] => {
                 // The name is the server's text.
-                eprintln!(
+                note(&format!(
                     "skillpipe: using {}, the only model {url} serves (--model chooses)",
                     crate::term::sanitize(only)
-                );
+                ));
                 settings.model = only.clone();
                 settings.model_is_default_for_other_url = false;
                 Ok(settings)

@@ -28,7 +28,8 @@ fn repl_cmd(home: &TestHome, server: &Server, extra: &[&str]) -> Command {
 
 fn start(home: &TestHome, server: &Server, extra: &[&str]) -> Pty {
     let mut p = Pty::spawn(repl_cmd(home, server, extra));
-    p.expect("/help for commands");
+    // The end of the welcome line ("… · /help for commands", wrapped at words).
+    p.expect("commands");
     p.prompt();
     p
 }
@@ -112,7 +113,7 @@ fn a_capture_after_a_line_leaves_no_blank_line() {
     let mut cmd = repl_cmd(&home, &server, &["--allow", "echo"]);
     cmd.env("NO_COLOR", "1");
     let mut p = Pty::spawn(cmd);
-    p.expect("/help for commands");
+    p.expect("commands");
     p.prompt();
     p.send(b"q\r");
     p.expect("(Enter = no)");
@@ -148,7 +149,7 @@ fn capture_asks_for_confirmation_and_runs_after_y() {
     let mut cmd = repl_cmd(&home, &server, &["--allow", "echo"]);
     cmd.env("NO_COLOR", "1");
     let mut p = Pty::spawn(cmd);
-    p.expect("/help for commands");
+    p.expect("commands");
     p.prompt();
 
     p.send(b"what is it?\r");
@@ -236,7 +237,7 @@ fn ctrl_c_at_the_confirmation_prompt_cancels_the_turn() {
     p.expect("cancelled");
     p.prompt();
     p.send(b"/save s\r");
-    p.expect("resume with");
+    p.expect("chat --resume");
     p.prompt();
     p.send(b"again\r");
     p.expect("next answer");
@@ -445,7 +446,7 @@ fn save_then_resume_by_name_and_from_the_list() {
     p.expect("Hello there");
     p.prompt();
     p.send(b"/save work\r");
-    p.expect("resume with: skillpipe chat --resume work");
+    p.expect("skillpipe chat --resume work");
     p.prompt();
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
@@ -500,7 +501,7 @@ fn resume_brings_back_the_endpoint_and_model() {
     p.expect("Hello there");
     p.prompt();
     p.send(b"/save here\r");
-    p.expect("resume with");
+    p.expect("chat --resume");
     p.prompt();
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
@@ -549,7 +550,7 @@ fn resume_brings_back_the_agent() {
     p.expect("one");
     p.expect("tutor@test-model> ");
     p.send(b"/save lesson\r");
-    p.expect("resume with");
+    p.expect("chat --resume");
     p.prompt();
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
@@ -630,13 +631,13 @@ fn resume_elsewhere_brings_back_an_agent_skills_and_a_replay_given_by_path() {
         "-y",
     ];
     let mut p = Pty::spawn(bare_repl_cmd(&home, &project, &started));
-    p.expect("/help for commands");
+    p.expect("commands");
     p.expect("tutor@replay> ");
     p.send(b"hi\r");
     p.expect("Replayed answer.");
     p.expect("tutor@replay> ");
     p.send(b"/save s\r");
-    p.expect("resume with: skillpipe chat --resume s");
+    p.expect("skillpipe chat --resume s");
     p.expect("tutor@replay> ");
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
@@ -753,7 +754,7 @@ fn ctrl_c_stops_a_running_script() {
     let mut c = repl_cmd(&home, &server, &["--allow", "sleep", "-y"]);
     c.env("TMPDIR", &tmp);
     let mut p = Pty::spawn(c);
-    p.expect("/help for commands");
+    p.expect("commands");
     p.prompt();
     p.send(b"wait\r");
     p.expect(&format!("running sleep {secs}"));
@@ -933,7 +934,7 @@ fn markdown_answers_render_with_colour_and_wrap_at_word_boundaries() {
         MARKDOWN.split_inclusive(' ').collect::<Vec<_>>(),
     )]);
     let mut p = Pty::spawn_sized(repl_cmd(&home, &server, &[]), 60);
-    p.expect("/help for commands");
+    p.expect("commands");
     p.prompt();
     p.send(b"show me\r");
     p.expect("Getting started\n");
@@ -976,7 +977,7 @@ fn no_colour_codes_in_the_answer_under_no_color() {
     let mut cmd = repl_cmd(&home, &server, &[]);
     cmd.env("NO_COLOR", "1");
     let mut p = Pty::spawn_sized(cmd, 60);
-    p.expect("/help for commands");
+    p.expect("commands");
     p.prompt();
     p.send(b"show me\r");
     p.expect("```\n");
@@ -1216,6 +1217,185 @@ fn a_tool_call_written_as_text_is_not_shown() {
     assert!(!shown.contains("tool_call>"), "{shown}");
     assert!(!shown.contains("calc__calc"), "{shown}");
     assert_eq!(server.requests().len(), 2);
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
+/// With stdout piped (`skillpipe chat | tee log`) the line editor, its prompt and escapes and
+/// the REPL's own output (`/help`, a resumed transcript) stay on the terminal: the pipe gets
+/// the answers only, exactly as the model wrote them.
+#[test]
+fn a_piped_stdout_gets_only_the_answers() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["Hello **there**"]),
+        Reply::text(["Second answer"]),
+    ]);
+    let mut p = Pty::spawn_piped(repl_cmd(&home, &server, &[]), 80);
+    p.expect("commands");
+    p.expect("test-model> ");
+    p.send(b"hi\r");
+    p.expect("test-model> ");
+    p.send(b"/help\r");
+    p.expect("Alt-Enter, Ctrl-J");
+    p.expect("test-model> ");
+    p.send(b"/save piped\r");
+    p.expect("--resume piped");
+    p.expect("test-model> ");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let piped = String::from_utf8_lossy(&p.piped()).into_owned();
+    assert_eq!(piped.trim_end(), "Hello **there**", "{piped:?}");
+
+    // Resumed with stdout piped: the saved conversation is shown on the terminal, the pipe
+    // gets the new answer only.
+    let mut p = Pty::spawn_piped(repl_cmd(&home, &server, &["--resume", "piped"]), 80);
+    p.expect("Hello");
+    p.expect("resumed");
+    p.expect("test-model> ");
+    p.send(b"more\r");
+    p.expect("test-model> ");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let piped = String::from_utf8_lossy(&p.piped()).into_owned();
+    assert_eq!(piped.trim_end(), "Second answer", "{piped:?}");
+}
+
+/// Rows of what the terminal shows, none wider than `width` (so the terminal wrapped none of
+/// them mid-word), or the offending ones.
+fn rows_wider_than(text: &str, width: usize) -> Vec<String> {
+    text.lines()
+        // The line editor's own rows (it wraps the typed line itself).
+        .filter(|l| !l.contains("@replay> "))
+        .filter(|l| l.chars().count() > width)
+        .map(str::to_string)
+        .collect()
+}
+
+/// At 40 columns every line of the REPL's own — the agent's warning and the startup line,
+/// `/help`, the `/skills` legend, a status line, the `/save` confirmation — is wrapped at word
+/// boundaries to the width: the terminal never has to break one mid-word.
+#[test]
+fn the_repl_wraps_its_own_text_at_words() {
+    let home = TestHome::new();
+    let project = path_project(&home);
+    home.write(
+        "project/answers.jsonl",
+        "\"Here we go. %{scripts/hi.sh someone-with-a-long-name}\"\n",
+    );
+    // An agent file outside the user's config that asks for more than it may: a warning.
+    home.write(
+        "project/agents/tutor.toml",
+        "name = \"tutor\"\ndescription = \"Teaches words\"\nskills = [\"hello\"]\ninstructions = \"You are a patient tutor.\"\n[script_policy]\nallow_network = true\nenv_passthrough = [\"PATH\", \"SECRET_TOKEN\"]\n",
+    );
+    let args = [
+        "--agent",
+        "agents/tutor.toml",
+        "--skills-dir",
+        "myskills",
+        "--model",
+        "replay:answers.jsonl",
+    ];
+    let mut p = Pty::spawn_sized(bare_repl_cmd(&home, &project, &args), 40);
+    p.expect("tutor@replay> ");
+    p.send(b"/help\r");
+    p.expect("tutor@replay> ");
+    p.send(b"/skills\r");
+    p.expect("tutor@replay> ");
+    p.send(b"hi\r");
+    p.expect("blocked");
+    p.expect("tutor@replay> ");
+    p.send(b"/save a-session-with-a-long-name\r");
+    p.expect("chat --resume");
+    p.expect("tutor@replay> ");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    assert!(shown.contains("ignored:"), "no agent warning: {shown}");
+    let wide = rows_wider_than(&shown, 40);
+    assert!(
+        wide.is_empty(),
+        "rows wider than 40 columns: {wide:#?}\n{shown}"
+    );
+    // Words stay whole: the rows joined give the sentences back.
+    let words: Vec<&str> = shown.split_whitespace().collect();
+    let joined = words.join(" ");
+    for phrase in [
+        "forget the conversation so far",
+        "only name, description and script paths are; the model loads the rest with !{skill NAME}",
+        "scripts are not allowed",
+        "resume with: skillpipe chat --resume a-session-with-a-long-name",
+        "not in your own config folders, so it may only narrow the script policy",
+    ] {
+        assert!(joined.contains(phrase), "{phrase:?} broken in:\n{shown}");
+    }
+}
+
+/// Without colour a side effect's output (`--show-side-effects`) and a block quote in the
+/// answer look different: the quote has its bar, the output its own gutter under a status
+/// line that names it.
+#[test]
+fn side_effect_output_is_marked_apart_from_a_quote() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text([
+        "> a quoted line\n\nNow: %{echo from-the-script}\n",
+        "Done.",
+    ])]);
+    let mut cmd = repl_cmd(
+        &home,
+        &server,
+        &["--allow", "echo", "-y", "--show-side-effects"],
+    );
+    cmd.env("NO_COLOR", "1");
+    let mut p = Pty::spawn(cmd);
+    p.expect("commands");
+    p.prompt();
+    p.send(b"go\r");
+    p.expect("Done.");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    assert!(shown.contains("│ a quoted line"), "{shown}");
+    assert!(
+        shown
+            .contains("· ran %{echo from-the-script} — side effect output:\n  ┆ from-the-script\n"),
+        "{shown}"
+    );
+    assert!(!shown.contains("│ from-the-script"), "{shown}");
+}
+
+/// `/skills NAME` shows that one skill in detail (where it lives, how a directive calls its
+/// scripts), and Tab completes the name from the loaded skills.
+#[test]
+fn skills_name_shows_one_skill_and_completes() {
+    let home = TestHome::new();
+    for name in ["greet", "calc"] {
+        home.write(
+            &format!("config/skillpipe/skills/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: The {name} skill\n---\nBody.\n"),
+        );
+        home.write(
+            &format!("config/skillpipe/skills/{name}/scripts/run.sh"),
+            "#!/bin/bash\n# Does the thing.\necho x\n",
+        );
+    }
+    let server = Server::start([]);
+    let mut p = start(&home, &server, &[]);
+    p.send(b"/skills gr\t");
+    p.expect("/skills greet");
+    p.send(b"\r");
+    let shown = p.expect("test-model> ");
+    assert!(
+        shown.contains("greet [catalog] — The greet skill"),
+        "{shown}"
+    );
+    assert!(shown.contains("skills/greet"), "{shown}");
+    assert!(shown.contains("!{scripts/run.sh ARGS}"), "{shown}");
+    assert!(!shown.contains("calc"), "{shown}");
+    p.send(b"/skills nope\r");
+    p.expect("no active skill `nope`");
+    p.prompt();
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 }

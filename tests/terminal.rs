@@ -543,8 +543,9 @@ fn status_lines_start_a_line_after_output_left_open() {
     p.expect("Done.");
     assert_eq!(p.wait_exit().code(), Some(0));
     let shown = p.text();
+    // On a terminal the output goes under its status line, marked as a side effect's.
     assert!(
-        shown.contains("red\nskillpipe: ran %{printf red}\n"),
+        shown.contains("skillpipe: ran %{printf red} — side effect output:\n  ┆ red\n"),
         "{shown:?}"
     );
 

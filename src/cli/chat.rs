@@ -244,6 +244,8 @@ pub struct PlainUi {
     tty: bool,
     /// What waits (for stderr) for the end of the answer's line.
     pending: Vec<ToStderr>,
+    /// A side effect's output on a terminal, shown under the report that follows it.
+    side_output: Option<String>,
 }
 
 /// Something for stderr.
@@ -257,7 +259,7 @@ enum ToStderr {
 impl ToStderr {
     fn write(&self) {
         match self {
-            ToStderr::Status(s) => line::status(s),
+            ToStderr::Status(s) => crate::app::note(s),
             ToStderr::Raw(s) => line::stderr_raw(s.as_bytes()),
         }
     }
@@ -271,6 +273,7 @@ impl Default for PlainUi {
             display: Display::Exact,
             tty: false,
             pending: Vec::new(),
+            side_output: None,
         }
     }
 }
@@ -338,10 +341,20 @@ impl Ui for PlainUi {
     /// Reports quote foreign text (directive bodies, reasons): always sanitized.
     fn report(&mut self, report: &crate::pipeline::Report) {
         self.end_open_line();
+        let output = self.side_output.take();
+        let label = match output {
+            Some(_) => format!(" — {}", crate::render::SIDE_OUTPUT_LABEL),
+            None => String::new(),
+        };
         self.line_err(ToStderr::Status(format!(
-            "skillpipe: {}",
+            "skillpipe: {}{label}",
             crate::term::sanitize(&report.to_string())
         )));
+        let Some(output) = output else { return };
+        let gutter = crate::render::side_output_gutter(crate::repl::Looks::detect().unicode);
+        for l in output.lines() {
+            self.line_err(ToStderr::Status(format!("{gutter}{l}")));
+        }
     }
 
     /// Notices quote foreign text (directives, a server's reasons): always sanitized.
@@ -353,7 +366,14 @@ impl Ui for PlainUi {
         )));
     }
 
+    /// On a terminal, marked as a side effect's (under its report) so that it cannot pass for
+    /// the answer; elsewhere as it is.
     fn side_output(&mut self, text: &str) {
+        if std::io::stderr().is_terminal() {
+            let text = crate::term::sanitize(text);
+            self.side_output.get_or_insert_default().push_str(&text);
+            return;
+        }
         self.end_open_line();
         self.line_err(ToStderr::Raw(crate::term::sanitize(text).into_owned()));
     }

@@ -229,7 +229,7 @@ impl PolicyFlags {
 /// Warnings of the set-up (agent file, skills), one line each on stderr.
 pub fn warn_all(warnings: &[String]) {
     for w in warnings {
-        crate::term::line::status(&format!("skillpipe: warning: {}", crate::term::sanitize(w)));
+        crate::app::note(&format!("skillpipe: warning: {}", crate::term::sanitize(w)));
     }
 }
 

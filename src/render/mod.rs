@@ -15,6 +15,7 @@
 //! cannot be taken for the REPL prompt.
 
 mod block;
+mod chrome;
 mod code;
 mod display;
 mod inline;
@@ -24,6 +25,7 @@ mod wrap;
 
 use crate::term::Sanitizer;
 use block::Line;
+pub use chrome::{SIDE_OUTPUT_LABEL, side_output_gutter, wrap_text};
 pub use display::Display;
 use style::{Color, Color24, Style};
 use wrap::{Flow, Prefix, Span};

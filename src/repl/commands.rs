@@ -19,7 +19,8 @@ pub enum Command {
     Model(Option<String>),
     /// Show the agent and list the others, or switch to this one (name or path).
     Agent(Option<String>),
-    Skills,
+    /// The active skills, or the one named in detail.
+    Skills(Option<String>),
     /// Save the conversation: a bare name goes to the sessions folder, anything else is a path.
     Save(Option<String>),
     Copy,
@@ -48,7 +49,7 @@ const NAMES: &[(&str, Make)] = &[
     ("clear", |_| Command::Clear),
     ("model", Command::Model),
     ("agent", Command::Agent),
-    ("skills", |_| Command::Skills),
+    ("skills", Command::Skills),
     ("save", Command::Save),
     ("copy", |_| Command::Copy),
     ("info", |_| Command::Info),
@@ -62,7 +63,7 @@ const NAMES: &[(&str, Make)] = &[
 
 /// Commands that take no argument (a stray argument is reported, not ignored).
 const NO_ARGS: &[&str] = &[
-    "help", "exit", "clear", "skills", "copy", "info", "retry", "continue", "quit", "q", "h", "?",
+    "help", "exit", "clear", "copy", "info", "retry", "continue", "quit", "q", "h", "?",
 ];
 
 /// The command words offered for completion and suggestions.
@@ -166,8 +167,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// What `/skills` says first: how the model sees each skill (progressive disclosure).
 pub const DISCLOSURE_LEGEND: &str = "\
 [in full]  SKILL.md is in the system prompt (named by the agent or --skill)
-[catalog]  only name, description and script paths are; the model loads the rest with
-           !{skill NAME} (load_skill with --tools) when it needs it
+[catalog]  only name, description and script paths are; the model loads the rest with !{skill NAME} (load_skill with --tools) when it needs it
 ";
 
 /// How skill `name` reaches the model: `named` are the skills the agent or `--skill` named.
@@ -187,11 +187,8 @@ Commands
   /clear             forget the conversation so far
   /model [M]         show the model, or switch to M (a model name or provider:model)
   /agent [NAME]      show the agent and list the others, or switch to agent NAME
-  /skills            the active skills, their tools and scripts, in full or only in the catalog
-  /save [NAME|FILE]  save the conversation. A bare NAME (no '/' or '.') goes to the sessions
-                     folder, where `skillpipe chat --resume NAME` finds it; anything else is a
-                     file path. Without an argument: the session it was resumed from, else a
-                     new name from the date and time
+  /skills [NAME]     the active skills, their tools and scripts, in full or only in the catalog; with NAME that skill in detail
+  /save [NAME|FILE]  save the conversation. A bare NAME (no '/' or '.') goes to the sessions folder, where `skillpipe chat --resume NAME` finds it; anything else is a file path. Without an argument: the session it was resumed from, else a new name from the date and time
   /copy              copy the last answer to the clipboard
   /info              model, endpoint, agent, skills, policy, sandbox and prompt size
   /retry             ask the last question again (its answer is dropped)
@@ -201,7 +198,7 @@ Commands
 Keys
   Enter              send
   Alt-Enter, Ctrl-J  new line (pasted text keeps its lines; a trailing \\ continues too)
-  Tab                complete commands, /model and /agent names, /save and --resume sessions
+  Tab                complete commands, /model, /agent and /skills names, /save and --resume sessions
   Ctrl-C             cancel the answer or script in flight; at the prompt, clear the line
   Ctrl-D             leave (on an empty line)
   Up, Down, Ctrl-R   history (an entry that starts with a space is not kept)
@@ -241,6 +238,8 @@ mod tests {
             Command::Save(Some("my notes.json".into()))
         );
         assert_eq!(cmd("/agent tutor"), Command::Agent(Some("tutor".into())));
+        assert_eq!(cmd("/skills"), Command::Skills(None));
+        assert_eq!(cmd("/skills say"), Command::Skills(Some("say".into())));
         assert_eq!(cmd("/clear now"), Command::NoArgument("/clear"));
         assert_eq!(cmd("/?"), Command::Help);
         assert_eq!(cmd("/info"), Command::Info);

@@ -34,6 +34,8 @@ pub enum Names {
     Models,
     Agents,
     Sessions,
+    /// The active skills (`/skills NAME`).
+    Skills,
 }
 
 /// Where completion finds names (the REPL supplies the real lists).
@@ -79,6 +81,7 @@ pub fn complete(before: &str, source: &dyn NameSource) -> (usize, Vec<Pair>) {
         "/model" => Names::Models,
         "/agent" => Names::Agents,
         "/save" => Names::Sessions,
+        "/skills" => Names::Skills,
         _ => return (0, Vec::new()),
     };
     let start = space + (before[space..].len() - before[space..].trim_start().len());
@@ -216,6 +219,10 @@ impl LineEditor {
             .history_ignore_space(true)
             .auto_add_history(false)
             .completion_type(CompletionType::List)
+            // The editor draws on the terminal itself (`/dev/tty`), not on stdout: with stdout
+            // piped (`skillpipe chat | tee log`) its prompt and escapes stay on the screen and
+            // the pipe gets the answers only, as Python's REPL keeps its prompt off stdout.
+            .behavior(rustyline::Behavior::PreferTerm)
             .build();
         let mut editor = Editor::with_config(config)?;
         let var = |k: &str| std::env::var(k).ok();
@@ -304,6 +311,7 @@ mod tests {
                 Names::Models => vec!["gpt-4o".into(), "gpt-4o-mini".into(), "o3".into()],
                 Names::Agents => vec!["tutor".into()],
                 Names::Sessions => vec!["notes".into(), "news".into()],
+                Names::Skills => vec!["say".into(), "search".into(), "calc".into()],
             }
         }
         fn picking_session(&self) -> bool {
@@ -328,6 +336,10 @@ mod tests {
         assert_eq!(
             shown(complete("/save  ne", &Fixed)),
             (7, vec!["news".into()])
+        );
+        assert_eq!(
+            shown(complete("/skills s", &Fixed)),
+            (8, vec!["say".into(), "search".into()])
         );
         assert_eq!(shown(complete("/clear x", &Fixed)).1.len(), 0);
         assert_eq!(shown(complete("/mo", &Fixed)), (0, vec!["/model ".into()]));

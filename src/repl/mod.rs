@@ -68,6 +68,7 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
     };
     let (session, settings) = build_session(&config, &setup)?;
     names.set_settings(&settings);
+    names.set_skills(&setup);
     let sigint = rt.block_on(async { tokio::signal::unix::signal(SignalKind::interrupt()) })?;
     let _spinner = screen.start_spinner();
     let mut repl = Repl {
@@ -202,10 +203,17 @@ struct ReplNames {
     /// None until the session is built (a `--resume` pick comes first).
     settings: Mutex<Option<Settings>>,
     models: Mutex<Option<Vec<String>>>,
+    /// The active skills' names (set at each build).
+    skills: Mutex<Vec<String>>,
     picking: AtomicBool,
 }
 
 impl ReplNames {
+    fn set_skills(&self, setup: &Setup) {
+        let names = setup.dispatcher.skills().iter().map(|s| s.name.clone());
+        *self.skills.lock().unwrap_or_else(|e| e.into_inner()) = names.collect();
+    }
+
     fn set_settings(&self, settings: &Settings) {
         let mut current = self.settings.lock().unwrap_or_else(|e| e.into_inner());
         let same = current
@@ -240,6 +248,11 @@ impl editor::NameSource for ReplNames {
                 .into_iter()
                 .map(|a| a.name)
                 .collect(),
+            editor::Names::Skills => self
+                .skills
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
             editor::Names::Sessions => session_file::sessions_dir()
                 .map(|d| session_file::list(&d).into_iter().map(|l| l.name).collect())
                 .unwrap_or_default(),
@@ -276,10 +289,6 @@ struct Repl<'rt> {
 }
 
 impl Repl<'_> {
-    fn color_out(&self) -> bool {
-        self.screen.looks().color_out
-    }
-
     fn agent_name(&self) -> Option<&str> {
         self.setup.agent.as_ref().map(|a| a.name.as_str())
     }
@@ -320,7 +329,7 @@ impl Repl<'_> {
             Some(a) => format!("{a}@{model}> "),
             None => format!("{model}> "),
         };
-        let styled = if self.color_out() {
+        let styled = if self.screen.looks().color_tty {
             use crossterm::style::Stylize;
             plain.as_str().green().bold().to_string()
         } else {
@@ -400,7 +409,7 @@ impl Repl<'_> {
             Command::Model(Some(m)) => self.switch_model(m),
             Command::Agent(None) => self.show_agents(),
             Command::Agent(Some(name)) => self.switch_agent(name),
-            Command::Skills => self.show_skills(),
+            Command::Skills(name) => self.show_skills(name.as_deref()),
             Command::Save(arg) => self.save(arg.as_deref()),
             Command::Copy => self.copy(),
             Command::Info => self.show_info(),
@@ -467,6 +476,7 @@ impl Repl<'_> {
                 for w in &setup.warnings {
                     self.ui.warn(&format!("warning: {w}"));
                 }
+                self.names.set_skills(&setup);
                 self.setup = setup;
                 self.replace_session(session);
                 self.args = args;
@@ -539,7 +549,8 @@ impl Repl<'_> {
         self.ui.print(&out);
     }
 
-    fn show_skills(&self) {
+    /// `/skills`: every active skill; `/skills NAME`: that one in detail.
+    fn show_skills(&self, name: Option<&str>) {
         let skills = self.setup.dispatcher.skills();
         if skills.is_empty() {
             self.ui.info(
@@ -547,62 +558,108 @@ impl Repl<'_> {
             );
             return;
         }
-        let named = &self.setup.named_skills;
+        let width = self.ui.width();
         let mut out = String::new();
-        out.push_str(commands::DISCLOSURE_LEGEND);
-        let width = ui::stdout_width();
-        for s in skills.iter() {
-            // Names and descriptions come from skill files: inert before painting. Wrapped at
-            // words to the terminal, continuation lines indented under the name.
-            let name = crate::term::sanitize(&s.name);
-            let line = format!(
-                "{name} [{}] — {}",
-                commands::disclosure(named, &s.name),
-                crate::term::sanitize(&s.description)
-            );
-            let wrapped = crate::render::wrap_plain(&line, width, "", "    ");
-            let rest = wrapped.strip_prefix(&*name).unwrap_or(&wrapped);
-            out.push_str(&paint(&name, Tone::Bold, self.color_out()));
-            out.push_str(rest);
-            if !s.allows_scripts() {
-                out.push_str("  (its allowed-tools has no Bash entry: its scripts may not run)\n");
-            }
-            if s.scripts().is_empty() && s.tools().next().is_none() {
-                out.push_str("  no scripts\n");
-            }
-            for t in s.tools() {
-                // A tool folder: how a directive calls it, typed by its schema.
-                let usage = t.flag_usage();
-                let sep = if usage.is_empty() { "" } else { " " };
-                let call = format!("!{{{}:{}{sep}{usage}}}", s.name, t.id);
-                let mut line = crate::term::sanitize(&call).into_owned();
-                if !t.description.is_empty() {
-                    let about = t.description.replace('\n', " ");
-                    line = format!("{line} — {}", crate::term::sanitize(&about));
+        match name {
+            None => {
+                out.push_str(&crate::render::wrap_text(
+                    commands::DISCLOSURE_LEGEND,
+                    width,
+                ));
+                for s in skills.iter() {
+                    out.push_str(&self.skill_block(s, width, false));
                 }
-                out.push_str(&crate::render::wrap_plain(&line, width, "  ", "      "));
             }
-            for sc in s.scripts() {
-                let path = crate::term::sanitize(&sc.rel_path);
-                let line = match sc.description.is_empty() {
-                    true => path.to_string(),
-                    false => format!("{path:<28} {}", crate::term::sanitize(&sc.description)),
-                };
-                out.push_str(&crate::render::wrap_plain(&line, width, "  ", "      "));
-                // A script with a schema beside it takes typed flags, as a tool does.
-                if let Ok(Some(t)) = crate::skills::tools::script_tool(sc) {
-                    let usage = format!("JSON on stdin: {}", t.flag_usage());
-                    let usage = crate::term::sanitize(&usage);
-                    out.push_str(&crate::render::wrap_plain(
-                        &usage, width, "      ", "      ",
+            Some(name) => match skills.iter().find(|s| s.name == name) {
+                Some(s) => out.push_str(&self.skill_block(s, width, true)),
+                None => {
+                    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+                    return self.ui.warn(&format!(
+                        "no active skill `{}`; active: {} (/skills lists them)",
+                        crate::command::escape_controls(name),
+                        names.join(", ")
                     ));
                 }
-            }
+            },
         }
         if !self.setup.dispatcher.policy().allow_scripts {
-            out.push_str("directives do not run in this session: start with --allow-scripts\n");
+            let line = "directives do not run in this session: start with --allow-scripts";
+            out.push_str(&crate::render::wrap_text(line, width));
         }
-        self.ui.print(&out);
+        self.ui.print_styled(&out);
+    }
+
+    /// One skill as `/skills` shows it: its name, how the model sees it, its description, tools
+    /// and scripts with how a directive calls them; `detail` adds where it lives and how the
+    /// model reads it. Names and descriptions come from skill files: inert before painting.
+    /// Wrapped at words to `width`, continuation lines indented.
+    fn skill_block(&self, s: &crate::skills::Skill, width: usize, detail: bool) -> String {
+        use crate::term::sanitize;
+        let wrap = |text: &str, first: &str, rest: &str| {
+            crate::render::wrap_plain(text, width, first, rest)
+        };
+        let mut out = String::new();
+        let name = sanitize(&s.name);
+        let line = format!(
+            "{name} [{}] — {}",
+            commands::disclosure(&self.setup.named_skills, &s.name),
+            sanitize(&s.description.replace('\n', " "))
+        );
+        let wrapped = wrap(&line, "", "    ");
+        let rest = wrapped.strip_prefix(&*name).unwrap_or(&wrapped);
+        out.push_str(&paint(&name, Tone::Bold, self.ui.color()));
+        out.push_str(rest);
+        if detail {
+            let folder = format!("folder: {}", s.dir.display());
+            out.push_str(&wrap(&sanitize(&folder), "  ", "    "));
+            if let Some(c) = &s.compatibility {
+                out.push_str(&wrap(&sanitize(&format!("needs: {c}")), "  ", "    "));
+            }
+            let read = format!(
+                "the model reads its SKILL.md with !{{skill {name}}}, a file of it with !{{skill {name} FILE}}"
+            );
+            out.push_str(&wrap(&read, "  ", "    "));
+        }
+        if !s.allows_scripts() {
+            let why = "(its allowed-tools has no Bash entry: its scripts may not run)";
+            out.push_str(&wrap(why, "  ", "    "));
+        }
+        if s.scripts().is_empty() && s.tools().next().is_none() {
+            out.push_str("  no scripts\n");
+        }
+        for t in s.tools() {
+            // A tool folder: how a directive calls it, typed by its schema.
+            let usage = t.flag_usage();
+            let sep = if usage.is_empty() { "" } else { " " };
+            let call = format!("!{{{}:{}{sep}{usage}}}", s.name, t.id);
+            let mut line = sanitize(&call).into_owned();
+            if !t.description.is_empty() {
+                let about = t.description.replace('\n', " ");
+                line = format!("{line} — {}", sanitize(&about));
+            }
+            out.push_str(&wrap(&line, "  ", "      "));
+        }
+        for sc in s.scripts() {
+            let path = sanitize(&sc.rel_path);
+            let line = match sc.description.is_empty() {
+                true => path.to_string(),
+                false => format!("{path:<28} {}", sanitize(&sc.description)),
+            };
+            out.push_str(&wrap(&line, "  ", "      "));
+            // A script with a schema beside it takes typed flags, as a tool does.
+            let typed = crate::skills::tools::script_tool(sc).ok().flatten();
+            if let Some(t) = &typed {
+                let usage = format!("JSON on stdin: {}", t.flag_usage());
+                out.push_str(&wrap(&sanitize(&usage), "      ", "      "));
+            }
+            if detail && typed.is_none() {
+                let usage = format!(
+                    "!{{{path} ARGS}} (output back to the model), %{{{path} ARGS}} (output not shown)"
+                );
+                out.push_str(&wrap(&usage, "      ", "      "));
+            }
+        }
+        out
     }
 
     fn save(&mut self, arg: Option<&str>) {

@@ -20,7 +20,10 @@ use std::time::{Duration, Instant};
 pub struct Looks {
     pub color_out: bool,
     pub color_err: bool,
+    /// Colour for the line editor, which draws on the terminal the user types on.
+    pub color_tty: bool,
     pub stdout_tty: bool,
+    pub stderr_tty: bool,
     pub spinner: bool,
     pub unicode: bool,
 }
@@ -42,7 +45,9 @@ impl Looks {
         Looks {
             color_out: out && !no_color,
             color_err: err && !no_color,
+            color_tty: std::io::stdin().is_terminal() && !no_color,
             stdout_tty: out,
+            stderr_tty: err,
             spinner: err && var("TERM") != "dumb",
             unicode: locale.contains("utf-8") || locale.contains("utf8"),
         }
@@ -58,6 +63,8 @@ pub enum Tone {
     Warn,
     Error,
     Bold,
+    /// The gutter of a side effect's output.
+    Output,
 }
 
 /// `text` in `tone` when `on`; plain otherwise.
@@ -72,6 +79,7 @@ pub fn paint(text: &str, tone: Tone, on: bool) -> String {
         Tone::Warn => text.yellow().to_string(),
         Tone::Error => text.red().bold().to_string(),
         Tone::Bold => text.bold().to_string(),
+        Tone::Output => text.magenta().to_string(),
     }
 }
 
@@ -126,22 +134,9 @@ pub fn spinner_column(col: usize, width: usize) -> Option<usize> {
     (col == 0 || !col.is_multiple_of(width)).then_some(col % width)
 }
 
-/// Columns of the terminal on stderr (where the spinner is drawn); 80 if unknown. A direct
-/// ioctl: this runs for every frame and must never fall back to spawning a program.
+/// Columns of the terminal on stderr (where the spinner is drawn); 80 if unknown.
 fn stderr_width() -> usize {
-    let mut ws = libc::winsize {
-        ws_row: 0,
-        ws_col: 0,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCGWINSZ fills the winsize it is given; fd 2 stays open for the process's life.
-    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 {
-        usize::from(ws.ws_col)
-    } else {
-        80
-    }
+    crate::term::columns(libc::STDERR_FILENO).unwrap_or(80)
 }
 
 /// The spinner's text for `label`, cut to fit `room` columns (None if nothing fits).
@@ -393,6 +388,42 @@ impl Screen {
             st.owed = false;
         }
         self.flush_pending(&mut st);
+    }
+
+    /// Output of the REPL's own (a command's listing, a resumed transcript): on stdout when it
+    /// is the terminal, else on stderr, so that a pipe on stdout gets answers only.
+    pub fn chrome(&self, bytes: &[u8]) {
+        self.end_answer();
+        if self.looks.stdout_tty {
+            return self.text(bytes);
+        }
+        let st = self.lock();
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(bytes);
+        let _ = err.flush();
+        drop(st);
+    }
+
+    /// Whether [`Screen::chrome`] writes to a terminal, and its colour.
+    pub fn chrome_looks(&self) -> (bool, bool) {
+        match self.looks.stdout_tty {
+            true => (true, self.looks.color_out),
+            false => (self.looks.stderr_tty, self.looks.color_err),
+        }
+    }
+
+    /// How wide [`Screen::chrome`]'s lines may be: its terminal's width, unbounded off one.
+    pub fn chrome_width(&self) -> usize {
+        let fd = match self.looks.stdout_tty {
+            true => libc::STDOUT_FILENO,
+            false => libc::STDERR_FILENO,
+        };
+        crate::term::columns(fd).unwrap_or(usize::MAX)
+    }
+
+    /// How wide a line on stderr may be: the terminal's width, unbounded off one.
+    pub fn err_width(&self) -> usize {
+        crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX)
     }
 
     /// A whole line (already styled) on stderr, after ending any open line of text.

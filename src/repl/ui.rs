@@ -15,6 +15,8 @@ pub struct TermUi {
     display: Display,
     /// The screen ended the answer's line: the newline the display writes for it is dropped.
     skip_newline: bool,
+    /// A side effect's output, shown under the report that follows it.
+    side_output: Option<String>,
 }
 
 impl TermUi {
@@ -23,6 +25,7 @@ impl TermUi {
             screen,
             display: Display::Exact,
             skip_newline: false,
+            side_output: None,
         }
     }
 
@@ -34,6 +37,7 @@ impl TermUi {
             display: Display::new(looks.stdout_tty, raw, opts),
             screen,
             skip_newline: false,
+            side_output: None,
         }
     }
 
@@ -75,62 +79,115 @@ impl TermUi {
         }
     }
 
-    /// The status lines of a report or a notice.
+    /// The status lines of a report or a notice, and a side effect's output waiting for it.
     fn status_lines(&mut self, text: &str, fine: bool) {
         self.end_open_line();
-        for line in status_lines(text, fine, self.looks().color_err) {
+        let (color, width) = (self.looks().color_err, self.screen.err_width());
+        let output = self.side_output.take();
+        let mut text = text.to_string();
+        if output.is_some() {
+            text = format!("{text} — {}", crate::render::SIDE_OUTPUT_LABEL);
+        }
+        for line in status_lines(&text, fine, color, width) {
             self.screen.status(line);
+        }
+        let Some(output) = output else { return };
+        let gutter = crate::render::side_output_gutter(self.looks().unicode);
+        let gutter = paint(gutter, Tone::Output, color);
+        let bare = crate::render::side_output_gutter(self.looks().unicode);
+        for line in output.lines() {
+            // Every row keeps the gutter: a row the terminal wrapped would lose it.
+            let wrapped = crate::render::wrap_text(&format!("{bare}{line}"), width);
+            for row in wrapped.lines() {
+                let row = row.strip_prefix(bare).unwrap_or(row.trim_start());
+                self.screen.status(format!("{gutter}{row}"));
+            }
         }
     }
 
-    /// A whole Markdown text (a resumed answer), rendered like a streamed one.
+    /// A whole Markdown text (a resumed answer), rendered like a streamed one where the REPL's
+    /// own output goes ([`Screen::chrome`]).
     pub fn print_markdown(&self, text: &str, raw: bool) {
-        let mut ui = TermUi::answer(self.screen.clone(), raw);
-        ui.text(text.as_bytes());
-        ui.end_render();
-        self.screen.end_answer();
+        if self.looks().stdout_tty {
+            let mut ui = TermUi::answer(self.screen.clone(), raw);
+            ui.text(text.as_bytes());
+            ui.end_render();
+            self.screen.end_answer();
+            return;
+        }
+        let (tty, color) = self.screen.chrome_looks();
+        let opts = RenderOptions::detect(color, self.looks().unicode);
+        let mut display = Display::new(tty, raw, opts);
+        let width = self.screen.chrome_width().min(1000);
+        let mut out = display.push(text.as_bytes(), width);
+        out.extend(display.finish(width));
+        if !out.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+        self.screen.chrome(&out);
     }
 
     fn looks(&self) -> Looks {
         self.screen.looks()
     }
 
+    /// A line of REPL chrome on stderr, sanitized, wrapped at words to the terminal, painted.
+    fn line_err(&self, line: &str, tone: Tone) {
+        let wrapped = crate::render::wrap_text(&sanitize(line), self.screen.err_width());
+        let color = self.looks().color_err;
+        let rows: Vec<String> = wrapped.lines().map(|r| paint(r, tone, color)).collect();
+        self.screen.line_err(&rows.join("\n"));
+    }
+
     /// A dim line of REPL chrome on stderr (welcome, command feedback).
     pub fn info(&self, line: &str) {
-        self.screen
-            .line_err(&paint(&sanitize(line), Tone::Dim, self.looks().color_err));
+        self.line_err(line, Tone::Dim);
     }
 
     /// A warning the user should notice, on stderr.
     pub fn warn(&self, line: &str) {
-        self.screen.line_err(&paint(
-            &format!("skillpipe: {}", sanitize(line)),
-            Tone::Warn,
-            self.looks().color_err,
-        ));
+        self.line_err(&format!("skillpipe: {line}"), Tone::Warn);
     }
 
     pub fn error(&self, line: &str) {
-        self.screen.line_err(&paint(
-            &format!("skillpipe: error: {}", sanitize(line)),
-            Tone::Error,
-            self.looks().color_err,
-        ));
+        self.line_err(&format!("skillpipe: error: {line}"), Tone::Error);
     }
 
-    /// Plain output of a command (/help, /skills, …) on stdout.
+    /// Plain output of a command (/help, /agent, /info, …; sanitized by the caller where it
+    /// quotes foreign text), wrapped at words, where the REPL's own output goes.
     pub fn print(&self, text: &str) {
-        self.screen.end_answer();
+        let wrapped = crate::render::wrap_text(text, self.screen.chrome_width());
+        self.screen.chrome(wrapped.as_bytes());
+    }
+
+    /// Output already laid out for the width and styled (`/skills`).
+    pub fn print_styled(&self, text: &str) {
         let mut text = text.to_string();
         if !text.ends_with('\n') {
             text.push('\n');
         }
-        self.screen.text(text.as_bytes());
+        self.screen.chrome(text.as_bytes());
     }
 
-    /// Text in bold on stdout when colour is on (headings, the user's turns on resume).
+    /// Text in bold when colour is on (the user's turns on resume), wrapped at words.
     pub fn print_bold(&self, text: &str) {
-        self.print(&paint(text, Tone::Bold, self.looks().color_out));
+        let wrapped = crate::render::wrap_text(text, self.screen.chrome_width());
+        let color = self.screen.chrome_looks().1;
+        let rows: Vec<String> = wrapped
+            .lines()
+            .map(|r| paint(r, Tone::Bold, color))
+            .collect();
+        self.print_styled(&rows.join("\n"));
+    }
+
+    /// How wide the REPL's own output may be (see [`Screen::chrome_width`]).
+    pub fn width(&self) -> usize {
+        self.screen.chrome_width()
+    }
+
+    /// Whether the REPL's own output gets colour.
+    pub fn color(&self) -> bool {
+        self.screen.chrome_looks().1
     }
 
     /// After an answer: close its last line, flush waiting status lines, show token counts.
@@ -172,12 +229,24 @@ pub fn status_line(line: &str, fine: bool, color: bool) -> String {
 }
 
 /// `text` (a report or a notice, which quote model text) sanitized, one [`status_line`] per
-/// line.
-fn status_lines(text: &str, fine: bool, color: bool) -> Vec<String> {
-    sanitize(text)
-        .lines()
-        .map(|line| status_line(line.trim_start(), fine, color))
-        .collect()
+/// row: each line wrapped at words to `width`, its rows after the first indented under its text.
+fn status_lines(text: &str, fine: bool, color: bool, width: usize) -> Vec<String> {
+    let mut rows = Vec::new();
+    for line in sanitize(text).lines() {
+        let wrapped = crate::render::wrap_text(&format!("· {}", line.trim_start()), width);
+        for (i, row) in wrapped.lines().enumerate() {
+            // The marker is the first row's; the others keep their indent.
+            let row = match i {
+                0 => row.strip_prefix("· ").unwrap_or(row).to_string(),
+                _ => row.to_string(),
+            };
+            rows.push(match i {
+                0 => status_line(&row, fine, color),
+                _ => paint(&row, if fine { Tone::Dim } else { Tone::DimWarn }, color),
+            });
+        }
+    }
+    rows
 }
 
 /// Whether a notice reads as routine (dim) rather than as a problem (dim in the warning
@@ -231,12 +300,13 @@ impl Ui for TermUi {
         self.status_lines(&crate::app::wording::notice(notice), notice_is_fine(notice));
     }
 
+    /// Shown under the report that follows it (the side effect's status line), which then says
+    /// what it is.
     fn side_output(&mut self, text: &str) {
-        self.end_open_line();
-        let color = self.looks().color_err;
-        for line in text.lines() {
-            self.screen
-                .status(paint(&format!("│ {}", sanitize(line)), Tone::Dim, color));
+        let text = sanitize(text).into_owned();
+        match &mut self.side_output {
+            Some(held) => held.push_str(&text),
+            None => self.side_output = Some(text),
         }
     }
 
@@ -290,7 +360,7 @@ mod tests {
             attempt: 1,
             max_attempts: 3,
         };
-        let lines = status_lines(&retry.to_string(), notice_is_fine(&retry), false);
+        let lines = status_lines(&retry.to_string(), notice_is_fine(&retry), false, 80);
         assert_eq!(
             lines,
             [
@@ -299,7 +369,7 @@ mod tests {
             ]
         );
         let stopped = Notice::stopped_repeating(b"!{echo \x1b[2J}");
-        let lines = status_lines(&stopped.to_string(), notice_is_fine(&stopped), true);
+        let lines = status_lines(&stopped.to_string(), notice_is_fine(&stopped), true, 80);
         assert_eq!(lines.len(), 1);
         // Only the paint's own escapes: the model's is shown as text.
         assert!(lines[0].contains("!{echo ␛[2J}"), "{lines:?}");

@@ -9,6 +9,21 @@ mod sanitize;
 
 pub use sanitize::{Sanitizer, sanitize};
 
+/// Columns of the terminal on `fd`, None when it is not a terminal (or does not say). A direct
+/// ioctl: the spinner asks for every frame and must never fall back to spawning a program.
+pub(crate) fn columns(fd: i32) -> Option<usize> {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ fills the winsize it is given, or fails on a descriptor that is no
+    // terminal (or closed).
+    let ok = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+}
+
 /// `bytes` as they may be shown: sanitized when `terminal`, else unchanged (a pipe or a file gets
 /// the exact bytes).
 pub(crate) fn for_terminal(bytes: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> {

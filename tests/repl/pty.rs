@@ -19,6 +19,8 @@ pub struct Pty {
     master: std::fs::File,
     child: Child,
     output: Arc<Mutex<Vec<u8>>>,
+    /// What the child wrote to stdout when that is a pipe ([`Pty::spawn_piped`]).
+    piped: Option<Arc<Mutex<Vec<u8>>>>,
     /// Byte offset into the cleaned text up to the end of the last match.
     seen: usize,
 }
@@ -36,7 +38,17 @@ impl Pty {
     }
 
     /// A terminal `cols` columns wide.
-    pub fn spawn_sized(mut cmd: Command, cols: u16) -> Pty {
+    pub fn spawn_sized(cmd: Command, cols: u16) -> Pty {
+        Pty::spawn_with(cmd, cols, false)
+    }
+
+    /// A terminal as stdin, stderr and controlling terminal, stdout a pipe (`… | tee log`).
+    #[allow(dead_code)] // used by tests/repl.rs, not by tests/terminal.rs
+    pub fn spawn_piped(cmd: Command, cols: u16) -> Pty {
+        Pty::spawn_with(cmd, cols, true)
+    }
+
+    fn spawn_with(mut cmd: Command, cols: u16, pipe_stdout: bool) -> Pty {
         let (mut master, mut slave) = (-1, -1);
         let size = libc::winsize {
             ws_row: 40,
@@ -62,7 +74,10 @@ impl Pty {
         let (master, slave) =
             unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
         cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
-            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(match pipe_stdout {
+                true => Stdio::piped(),
+                false => Stdio::from(slave.try_clone().unwrap()),
+            })
             .stderr(Stdio::from(slave));
         // SAFETY: setsid and ioctl are async-signal-safe.
         unsafe {
@@ -76,7 +91,21 @@ impl Pty {
                 Ok(())
             });
         }
-        let child = cmd.spawn().expect("spawn skillpipe on a pty");
+        let mut child = cmd.spawn().expect("spawn skillpipe on a pty");
+        let piped = child.stdout.take().map(|mut out| {
+            let sink = Arc::new(Mutex::new(Vec::new()));
+            let keep = sink.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = out.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    keep.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            });
+            sink
+        });
         drop(cmd); // closes our copies of the slave side
         let master = std::fs::File::from(master);
         let output = Arc::new(Mutex::new(Vec::new()));
@@ -96,6 +125,7 @@ impl Pty {
             master,
             child,
             output,
+            piped,
             seen: 0,
         }
     }
@@ -113,6 +143,17 @@ impl Pty {
         // SAFETY: TIOCSWINSZ reads the winsize it is given; the master is open.
         let rc = unsafe { libc::ioctl(self.master.as_raw_fd(), libc::TIOCSWINSZ, &size) };
         assert_eq!(rc, 0, "TIOCSWINSZ: {}", std::io::Error::last_os_error());
+    }
+
+    /// What the child wrote to its piped stdout so far.
+    #[allow(dead_code)] // used by tests/repl.rs, not by tests/terminal.rs
+    pub fn piped(&self) -> Vec<u8> {
+        self.piped
+            .as_ref()
+            .expect("spawned with spawn_piped")
+            .lock()
+            .unwrap()
+            .clone()
     }
 
     /// Everything the child wrote, escapes included.
