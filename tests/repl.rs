@@ -1399,3 +1399,27 @@ fn skills_name_shows_one_skill_and_completes() {
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 }
+
+/// Emphasis opened on one line and closed on the next (CommonMark allows it) is rendered on a
+/// terminal, streamed a few bytes at a time, the model's line break kept.
+#[test]
+fn emphasis_across_a_line_break_is_rendered() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text([
+        "Start **bold across\nlines** and *more\nhere* ok.",
+    ])
+    .split_every(3)]);
+    let mut p = start(&home, &server, &[]);
+    p.send(b"go\r");
+    p.expect("ok.");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    assert!(
+        shown.contains("Start bold across\nlines and more\nhere ok."),
+        "{shown}"
+    );
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+    assert!(raw.contains("\x1b[1mlines\x1b[0m"), "{raw:?}");
+}

@@ -24,6 +24,32 @@ pub fn spans(text: &str, base: Style) -> Vec<Span> {
 /// text (`*it*`, `**b**`, `~~s~~`, `` `c` ``): without colour (`NO_COLOR`) no style can show
 /// them, and the words alone would lose what the writer stressed.
 pub fn spans_marked(text: &str, base: Style, marked: bool) -> Vec<Span> {
+    let mut out = parse(text, base, marked);
+    for s in out.iter_mut().filter(|s| s.text == LINE_BREAK) {
+        s.text = " ".to_string();
+    }
+    out
+}
+
+/// [`spans_marked`] of text that spans several source lines of one paragraph (an emphasis
+/// opened on one line and closed on a later one): parsed as one, its spans split where the
+/// source's lines end, since the model's line breaks are kept.
+pub fn lines_marked(text: &str, base: Style, marked: bool) -> Vec<Vec<Span>> {
+    let mut lines = vec![Vec::new()];
+    for span in parse(text, base, marked) {
+        match span.text == LINE_BREAK {
+            true => lines.push(Vec::new()),
+            false => lines.last_mut().expect("never empty").push(span),
+        }
+    }
+    lines
+}
+
+/// What a line break inside the parsed text becomes before [`spans_marked`] or
+/// [`lines_marked`] decides (no text event holds a newline: they are made spaces).
+const LINE_BREAK: &str = "\n";
+
+fn parse(text: &str, base: Style, marked: bool) -> Vec<Span> {
     let mut out = Vec::new();
     let body = text.trim_matches(' ');
     if body.is_empty() {
@@ -91,7 +117,7 @@ pub fn spans_marked(text: &str, base: Style, marked: bool) -> Vec<Span> {
                 };
                 out.push(Span::new(format!("{fence}{t}{fence}"), code));
             }
-            Event::SoftBreak | Event::HardBreak => out.push(Span::new(" ", style)),
+            Event::SoftBreak | Event::HardBreak => out.push(Span::new(LINE_BREAK, style)),
             _ => {}
         }
     }
@@ -222,6 +248,54 @@ fn without_code_spans(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// Whether `text` (inline text of a paragraph, up to a line end) leaves an emphasis, strong or
+/// strike-through open: a delimiter run that may open (CommonMark's left-flanking rule; `_`
+/// not inside a word) with no run after it that may close it. Such text waits for the next
+/// line of its paragraph, where the closer may come (`**bold across\nlines**`). A lone `*`
+/// between spaces (`5 * 3`) opens nothing. Code spans are left out; an open one opens nothing.
+pub fn open_emphasis(text: &str) -> bool {
+    let Some(text) = without_code_spans(text) else {
+        return false;
+    };
+    let chars: Vec<char> = text.chars().collect();
+    let mut open: Vec<char> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            i += 2;
+            continue;
+        }
+        if !matches!(c, '*' | '_' | '~') {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && chars[i] == c {
+            i += 1;
+        }
+        let before = start.checked_sub(1).map(|b| chars[b]);
+        let after = chars.get(i).copied();
+        let space = |x: Option<char>| x.is_none_or(char::is_whitespace);
+        let punct = |x: Option<char>| x.is_some_and(|x| x.is_ascii_punctuation());
+        let left = !space(after) && (!punct(after) || space(before) || punct(before));
+        let right = !space(before) && (!punct(before) || space(after) || punct(after));
+        let (opens, closes) = match c {
+            '_' => (
+                left && (!right || punct(before)),
+                right && (!left || punct(after)),
+            ),
+            _ => (left, right),
+        };
+        if closes && let Some(at) = open.iter().rposition(|o| *o == c) {
+            open.truncate(at);
+        } else if opens {
+            open.push(c);
+        }
+    }
+    !open.is_empty()
+}
+
 fn markers_balanced(text: &str) -> bool {
     let count = |c: char| text.chars().filter(|x| *x == c).count();
     // Runs of a marker character: `**` opens once, `**b**` opens and closes.
@@ -306,6 +380,40 @@ mod tests {
     #[test]
     fn spaces_at_the_edges_are_kept() {
         assert_eq!(shown(&spans(" a ", Style::default())), " a ");
+    }
+
+    #[test]
+    fn an_emphasis_left_open_at_a_line_end_is_found() {
+        assert!(open_emphasis("**bold across"));
+        assert!(open_emphasis("some *it"));
+        assert!(open_emphasis("a ~~gone"));
+        assert!(open_emphasis("an _emph"));
+        assert!(!open_emphasis("**bold across\nlines** ok"));
+        assert!(!open_emphasis("5 * 3 = 15"));
+        assert!(!open_emphasis("snake_case_name"));
+        assert!(!open_emphasis("a **b** c"));
+        assert!(!open_emphasis("`open *span"));
+        assert!(!open_emphasis("`a *b` c"));
+        assert!(!open_emphasis("\\*not"));
+        assert!(open_emphasis("**a *b** c"));
+    }
+
+    #[test]
+    fn text_across_lines_is_parsed_as_one_and_split_at_the_line_ends() {
+        let lines = lines_marked("**bold across\nlines** ok", Style::default(), false);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(shown(&lines[0]), "bold across");
+        assert_eq!(shown(&lines[1]), "lines ok");
+        assert!(lines[0].iter().all(|s| s.style.bold));
+        assert!(lines[1].iter().any(|s| s.text == "lines" && s.style.bold));
+        assert!(
+            lines[1]
+                .iter()
+                .any(|s| s.text.contains("ok") && !s.style.bold)
+        );
+        let marked = lines_marked("**bold across\nlines** ok", Style::default(), true);
+        assert_eq!(shown(&marked[0]), "**bold across");
+        assert_eq!(shown(&marked[1]), "lines** ok");
     }
 
     #[test]

@@ -107,7 +107,16 @@ pub struct Renderer {
     /// The text of a paragraph that is one source line on one screen row, its newline owed:
     /// what a setext underline would make a heading of.
     setext: Option<String>,
+    /// Inline text of the open paragraph not yet drawn, its lines joined by `\n`: it leaves an
+    /// emphasis open (`**bold across`), whose closer may come on the paragraph's next line. It
+    /// goes out with the line that closes it, or as written when the paragraph ends, after
+    /// [`MAX_HELD_LINES`] lines, or when the text so far must be shown ([`Renderer::release`]).
+    held: Option<String>,
 }
+
+/// The most source lines an open emphasis holds back waiting for its closer: a stray marker
+/// must not hold a whole paragraph.
+const MAX_HELD_LINES: usize = 4;
 
 const DIM: Style = Style {
     bold: false,
@@ -135,6 +144,7 @@ impl Renderer {
             in_list: false,
             owed_newline: None,
             setext: None,
+            held: None,
         }
     }
 
@@ -220,9 +230,33 @@ impl Renderer {
     }
 
     fn close(&mut self, width: usize, out: &mut String) {
+        self.release_held(width, out);
         let color = self.color();
         self.flow.close(width, color, out);
         self.ctx = Ctx::None;
+    }
+
+    /// Draws the held lines as written (their emphasis never closed), each on its own line.
+    fn release_held(&mut self, width: usize, out: &mut String) {
+        if let Some(text) = self.held.take() {
+            self.push_lines(&text, Style::default(), width, out);
+            let color = self.color();
+            self.flow.break_line(width, color, out);
+        }
+    }
+
+    /// Inline text of one or more source lines (joined by `\n`) into the open block, parsed as
+    /// one; a line break between them is kept. The last line stays open.
+    fn push_lines(&mut self, text: &str, base: Style, width: usize, out: &mut String) {
+        let color = self.color();
+        let lines = inline::lines_marked(text, base, !self.opts.color);
+        let last = lines.len().saturating_sub(1);
+        for (i, spans) in lines.into_iter().enumerate() {
+            self.flow.push(&spans, width, color, out);
+            if i < last {
+                self.flow.break_line(width, color, out);
+            }
+        }
     }
 
     /// Shows the line still arriving as it stands, markers waiting for their closer as written:
@@ -232,6 +266,7 @@ impl Renderer {
         let width = width.max(10);
         let mut out = String::new();
         self.owed_newline = self.owed_newline.map(|_| 0);
+        self.release_held(width, &mut out);
         self.shown_early(width, &mut out, true);
         self.settle(&mut out);
         self.note(&out);
@@ -263,6 +298,18 @@ impl Renderer {
         let color = self.color();
         let pending = &self.partial[self.done..];
         let (piece, tail) = pending.split_at(pending.rfind(' ').unwrap_or(0));
+        if let Some(held) = &self.held {
+            // The line may close what the held lines opened: they go out together once it has.
+            let joined = format!("{held}\n{piece}");
+            if piece.is_empty() || inline::open_emphasis(&joined) || !inline::balanced(&joined) {
+                return;
+            }
+            self.held = None;
+            self.done += piece.len();
+            self.push_lines(&joined, self.base(), width, out);
+            self.flow.end_word(width, color, out);
+            return;
+        }
         if !piece.is_empty() {
             if !all && !inline::balanced(piece) {
                 return;
@@ -343,10 +390,23 @@ impl Renderer {
         if heading {
             rest = rest.trim_end().trim_end_matches('#').trim_end();
         }
-        let spans = self.spans(rest, base);
-        self.flow.push(&spans, width, color, out);
         if !heading {
+            let text = match self.held.take() {
+                Some(held) => format!("{held}\n{rest}"),
+                None => rest.to_string(),
+            };
+            // An emphasis left open waits for the paragraph's next line (CommonMark lets it
+            // close there); nothing of this line is drawn yet.
+            if inline::open_emphasis(&text) && text.matches('\n').count() + 1 < MAX_HELD_LINES {
+                self.held = Some(text);
+                self.setext = None;
+                return;
+            }
+            self.push_lines(&text, base, width, out);
             self.flow.end_word(width, color, out);
+        } else {
+            let spans = self.spans(rest, base);
+            self.flow.push(&spans, width, color, out);
         }
         if heading {
             self.close(width, out);

@@ -370,3 +370,43 @@ fn a_word_shown_early_is_rubbed_out_cleanly_at_the_last_column() {
          until the sun goes down behind\nthe distant hills.\n"
     );
 }
+
+#[test]
+fn emphasis_across_a_soft_line_break_is_rendered() {
+    let text = "Here **bold across\nlines** ok\nand *it\nspans ~~three\nlines~~ too* done\n";
+    for every in [1, 2, 3, 7, usize::MAX] {
+        let out = render_in(text, 40, coloured(), every);
+        assert_eq!(
+            strip(&out),
+            "Here bold across\nlines ok\nand it\nspans three\nlines too done\n",
+            "pieces of {every}: {out:?}"
+        );
+        assert!(
+            out.contains("\x1b[1mbold\x1b[0m \x1b[1macross\x1b[0m"),
+            "{out:?}"
+        );
+        assert!(out.contains("\x1b[1mlines\x1b[0m"), "{out:?}");
+    }
+    // Without colour the markers stay as written, on the same lines.
+    let out = render_in("**bold across\nlines** ok\n", 40, plain(), 1);
+    assert_eq!(out, "**bold across\nlines** ok\n");
+}
+
+#[test]
+fn an_emphasis_that_never_closes_is_shown_as_written_without_holding_the_paragraph() {
+    // Closed by the paragraph's end: the held line goes out as written, before what follows.
+    let out = render_in("a **open\n\nnext\n", 40, coloured(), 2);
+    assert_eq!(strip(&out), "a **open\n\nnext\n");
+    // A stray marker holds at most a few lines.
+    let text = "x *y\nline two\nline three\nline four\nline five\nline six\n";
+    let mut r = Renderer::new(coloured());
+    let shown = r.push(text.as_bytes(), 40);
+    assert!(strip(&shown).starts_with("x *y\nline two\n"), "{shown:?}");
+    // A lone `*` between spaces opens nothing: the line goes out at once.
+    let mut r = Renderer::new(coloured());
+    assert!(strip(&r.push(b"5 * 3 = 15\nnext", 40)).starts_with("5 * 3 = 15\n"));
+    // What is held shows when the screen needs it (a confirmation prompt below it).
+    let mut r = Renderer::new(plain());
+    assert_eq!(r.push(b"see **this\n", 40), "");
+    assert_eq!(r.release(40), "see **this\n");
+}
