@@ -230,9 +230,10 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     let mut builder = Dispatcher::builder(policy)
         .wording(wording::CLI)
         .skills(Arc::new(skills))
-        .audit(AuditLog::new(audit_path).on_warning(|e| {
-            crate::term::line::status(&format!("skillpipe: warning: {}", wording::audit(e)))
-        }));
+        .audit(
+            AuditLog::new(audit_path)
+                .on_warning(|e| note(&format!("skillpipe: warning: {}", wording::audit(e)))),
+        );
     if let Some(a) = &agent {
         builder = builder.agent(a.name.clone());
     }

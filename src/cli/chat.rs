@@ -150,7 +150,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
                 Some(file) => crate::repl::build_resumed(
                     &mut config,
                     file,
-                    &|w| line::status(&format!("skillpipe: {}", crate::term::sanitize(w))),
+                    &|w| crate::app::note(&format!("skillpipe: {}", crate::term::sanitize(w))),
                     &|| crate::app::Asking::Default,
                 )?,
                 None => crate::app::build(&config.app, crate::app::Asking::Default)?,
@@ -225,7 +225,7 @@ fn one_shot(
     match result {
         Ok(_) => Ok(super::EXIT_OK),
         Err(e) => {
-            line::status(&format!(
+            crate::app::note(&format!(
                 "skillpipe: {}",
                 crate::term::sanitize(&crate::app::wording::model(&e))
             ));
@@ -254,6 +254,8 @@ enum ToStderr {
     Status(String),
     /// A side effect's output, as it is.
     Raw(String),
+    /// A line of a side effect's output on a terminal, after its gutter on every row.
+    Output(String),
 }
 
 impl ToStderr {
@@ -261,6 +263,14 @@ impl ToStderr {
         match self {
             ToStderr::Status(s) => crate::app::note(s),
             ToStderr::Raw(s) => line::stderr_raw(s.as_bytes()),
+            ToStderr::Output(s) => {
+                let unicode = crate::repl::Looks::detect().unicode;
+                let gutter = crate::render::side_output_gutter(unicode);
+                let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX);
+                for row in crate::render::side_output_rows(s, width, unicode) {
+                    line::status(&format!("{gutter}{row}"));
+                }
+            }
         }
     }
 }
@@ -351,9 +361,8 @@ impl Ui for PlainUi {
             crate::term::sanitize(&report.to_string())
         )));
         let Some(output) = output else { return };
-        let gutter = crate::render::side_output_gutter(crate::repl::Looks::detect().unicode);
         for l in output.lines() {
-            self.line_err(ToStderr::Status(format!("{gutter}{l}")));
+            self.line_err(ToStderr::Output(l.to_string()));
         }
     }
 

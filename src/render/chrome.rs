@@ -53,6 +53,21 @@ pub fn side_output_gutter(unicode: bool) -> &'static str {
     if unicode { "  ┆ " } else { "  : " }
 }
 
+/// A line of a side effect's output as rows of at most `width` columns after the gutter (the
+/// gutter itself left out, for the caller to paint): every row gets one, as a row the terminal
+/// wrapped would not.
+pub fn side_output_rows(line: &str, width: usize, unicode: bool) -> Vec<String> {
+    let gutter = side_output_gutter(unicode);
+    wrap_text(&format!("{gutter}{line}"), width)
+        .lines()
+        .map(|row| {
+            row.strip_prefix(gutter)
+                .unwrap_or(row.trim_start())
+                .to_string()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +127,9 @@ mod tests {
         assert_eq!(side_output_gutter(true), "  ┆ ");
         assert_eq!(side_output_gutter(false), "  : ");
         assert!(!side_output_gutter(true).contains('│'));
+        assert_eq!(
+            side_output_rows("no speech engine found anywhere", 20, true),
+            ["no speech engine", "found anywhere"]
+        );
     }
 }

@@ -246,10 +246,10 @@ impl LineEditor {
             && path.exists()
             && let Err(e) = editor.load_history(path)
         {
-            eprintln!(
+            crate::app::note(&format!(
                 "skillpipe: warning: cannot read history {}: {e}",
                 path.display()
-            );
+            ));
         }
         Ok(LineEditor { editor, history })
     }
@@ -281,10 +281,10 @@ impl LineEditor {
             let _ = std::fs::create_dir_all(dir);
         }
         if let Err(e) = self.editor.history_mut().append(path) {
-            eprintln!(
+            crate::app::note(&format!(
                 "skillpipe: warning: cannot write history {}: {e}",
                 path.display()
-            );
+            ));
             self.history = None;
         }
     }

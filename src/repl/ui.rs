@@ -94,12 +94,9 @@ impl TermUi {
         let Some(output) = output else { return };
         let gutter = crate::render::side_output_gutter(self.looks().unicode);
         let gutter = paint(gutter, Tone::Output, color);
-        let bare = crate::render::side_output_gutter(self.looks().unicode);
         for line in output.lines() {
             // Every row keeps the gutter: a row the terminal wrapped would lose it.
-            let wrapped = crate::render::wrap_text(&format!("{bare}{line}"), width);
-            for row in wrapped.lines() {
-                let row = row.strip_prefix(bare).unwrap_or(row.trim_start());
+            for row in crate::render::side_output_rows(line, width, self.looks().unicode) {
                 self.screen.status(format!("{gutter}{row}"));
             }
         }
