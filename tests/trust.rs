@@ -342,13 +342,35 @@ fn a_project_skill_never_satisfies_a_user_agents_skill() {
     let err = out(&o).1;
     assert!(
         err.contains("names skill `only-here`, which only this project has (./skills/only-here)")
-            && err.contains("--skills-dir ./skills"),
+            && err.contains("--skills-dir ./skills/only-here"),
         "{err}"
+    );
+    // An agent of the user's that names no skills does not take the project's either: its
+    // grants would apply to them. The user's own `say` stays.
+    std::fs::write(agents.join("open.toml"), "instructions = \"Help.\"\n").unwrap();
+    let (o, sent) = run("open");
+    assert!(o.status.success(), "{:?}", out(&o));
+    assert!(
+        sent.contains("user-say") && !sent.contains("only-here") && !sent.contains("project-say"),
+        "{sent}"
+    );
+    assert!(
+        out(&o)
+            .1
+            .contains("does not use this project's skills (only-here)"),
+        "{:?}",
+        out(&o)
     );
     // Positive control: chosen with --skills-dir, the trusted project's skill is found.
     let server = Server::start([Reply::text(["!{scripts/say.sh}"]), Reply::text(["ok"])]);
     let o = cmd_in(&home, &clone)
-        .args(["chat", "--agent", "needy", "--skills-dir", "./skills"])
+        .args([
+            "chat",
+            "--agent",
+            "needy",
+            "--skills-dir",
+            "./skills/only-here",
+        ])
         .args(["--base-url", &server.url, "--model", "test-model"])
         .args(["--allow-scripts", "-y", "hi"])
         .output()
