@@ -151,6 +151,37 @@ fn an_untrusted_project_is_ignored_with_one_line_until_trusted() {
         .stderr(predicates::str::contains(
             "refusing to trust your home directory",
         ));
+    // So would a folder that holds $HOME.
+    let above = home.path().parent().unwrap();
+    cmd_in(&home, &clone)
+        .arg("trust")
+        .arg(above)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "refusing to trust a folder that holds your home directory",
+        ));
+    // A newline in a folder's name would add a second line (`/tmp`) to the trust list.
+    let odd = clone.join("y\n/tmp");
+    std::fs::create_dir_all(&odd).unwrap();
+    let o = cmd_in(&home, &odd).arg("trust").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{:?}", out(&o));
+    assert!(
+        out(&o)
+            .1
+            .contains("y␊/tmp: refusing to trust a path with a control character"),
+        "{:?}",
+        out(&o)
+    );
+    let listed = cmd_in(&home, &clone)
+        .args(["trust", "--list"])
+        .output()
+        .unwrap();
+    assert!(
+        !out(&listed).0.lines().any(|l| l == "/tmp"),
+        "{:?}",
+        out(&listed)
+    );
 }
 
 /// The model asks for the secret; what came back to it says whether the agent's grants held.
