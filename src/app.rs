@@ -175,14 +175,20 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     warnings.extend(skills.load_problems().into_iter().map(str::to_string));
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
-    if !wanted.is_empty() {
-        skills.retain_named(&wanted).map_err(|e| {
-            let hint = e.names.iter().find_map(|n| untrusted_skill_hint(n));
-            usage(match hint {
-                Some(hint) => format!("{e}; {hint}"),
-                None => e.to_string(),
-            })
-        })?;
+    if !wanted.is_empty()
+        && let Err(e) = skills.retain_named(&wanted)
+    {
+        // Found but skipped (a broken SKILL.md) says why; else where it would have been.
+        let hint = e.names.iter().find_map(|n| {
+            skills
+                .skipped(n)
+                .map(|why| format!("skill `{n}` was found but not loaded: {why}"))
+                .or_else(|| untrusted_skill_hint(n))
+        });
+        return Err(usage(match hint {
+            Some(hint) => format!("{e}; {hint}"),
+            None => e.to_string(),
+        }));
     }
     if let Some(a) = agent
         .as_ref()
