@@ -989,6 +989,42 @@ fn doctor_fails_on_a_broken_config_naming_file_and_line() {
     assert!(!text.contains("sk-secret"));
 }
 
+/// What `chat` would refuse to start with (a remote endpoint and no key) fails doctor too.
+#[test]
+fn doctor_fails_without_the_key_a_remote_endpoint_needs() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/config.toml",
+        "default_provider = \"remote\"\n\n[providers.remote]\nbase_url = \"https://models.example/v1\"\nmodel = \"m\"\napi_key_env = \"REMOTE_KEY\"\n",
+    );
+    let out = home
+        .cmd()
+        .env_remove("REMOTE_KEY")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("no API key for remote"),
+        "{}",
+        stderr(&out)
+    );
+    let refused = home
+        .cmd()
+        .env_remove("REMOTE_KEY")
+        .args(["chat", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "chat refuses the same");
+    let out = home
+        .cmd()
+        .env("REMOTE_KEY", "k")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 #[test]
 fn doctor_fails_on_a_broken_agent() {
     let home = TestHome::new();

@@ -145,8 +145,11 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
             return r;
         }
     };
-    // A missing key shows in its row; it is no error here (a key may come later, per shell).
     r.text.push_str(&settings_rows(&settings));
+    // What `chat` would refuse to start with is an error here too: doctor is asked first.
+    if let Err(e) = settings.check_api_key() {
+        r.errors.push(e.to_string());
+    }
     if args.online {
         let listed = crate::model::models::list(&settings, std::time::Duration::from_secs(10));
         r.text.push_str(&online_rows(&settings, &listed));
