@@ -598,11 +598,11 @@ mod session {
         Ok((session, settings))
     }
 
-    /// A base URL of the user's with no model named: the built-in default model belongs to
-    /// another server, so ask this one what it serves and take its only model, or stop and list
-    /// them.
+    /// No model named, and the default is only a guess for this server (see
+    /// `Settings::ask_endpoint_for_model`): ask it what it serves and take its only model, or
+    /// the default when it serves that among others, or stop and list them.
     fn choose_model(mut settings: Settings) -> Result<Settings, AppError> {
-        if !settings.model_is_default_for_other_url {
+        if !settings.ask_endpoint_for_model {
             return Ok(settings);
         }
         let url = settings.base_url.clone();
@@ -625,12 +625,16 @@ mod session {
                     crate::term::sanitize(only)
                 );
                 settings.model = only.clone();
-                settings.model_is_default_for_other_url = false;
+                settings.ask_endpoint_for_model = false;
                 Ok(settings)
             }
             [] => Err(usage(format!(
                 "no model named, and {url} lists none; pass --model NAME"
             ))),
+            many if many.contains(&settings.model) => {
+                settings.ask_endpoint_for_model = false;
+                Ok(settings)
+            }
             many => Err(usage(format!(
                 "no model named, and {url} serves {} models; choose one with --model: {}",
                 many.len(),

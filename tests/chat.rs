@@ -908,6 +908,40 @@ fn a_base_url_without_a_model_uses_the_servers_only_model() {
     assert_eq!(rec[1].body["model"], "qwen2.5:0.5b");
 }
 
+/// A provider from the config with no model is asked for its models, like a bare --base-url;
+/// Ollama's default model is used only when the server has it.
+#[test]
+fn a_configured_server_without_a_model_is_asked_for_its_models() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["hello"])]);
+    server.set_models(&["served-one"]);
+    home.write(
+        "config/skillpipe/config.toml",
+        &format!(
+            "default_provider = \"local\"\n\n[providers.local]\nbase_url = \"{}\"\n",
+            server.url
+        ),
+    );
+    let out = home.cmd().args(["chat", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.recorded()[1].body["model"], "served-one");
+
+    let server = Server::start([Reply::text(["hello"])]);
+    server.set_models(&["llama3.2", "qwen2.5"]);
+    home.write(
+        "config/skillpipe/config.toml",
+        &format!(
+            "default_provider = \"ollama\"\n\n[providers.ollama]\nbase_url = \"{}\"\n",
+            server.url
+        ),
+    );
+    let out = home.cmd().args(["chat", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = server.recorded();
+    assert_eq!(rec[0].path, "/v1/models");
+    assert_eq!(rec[1].body["model"], "llama3.2");
+}
+
 #[test]
 fn a_base_url_without_a_model_stops_with_the_servers_list() {
     let home = TestHome::new();

@@ -167,7 +167,7 @@ pub fn settings_rows(s: &crate::model::Settings) -> String {
     } else {
         row(&mut t, "endpoint", &s.base_url);
     }
-    if s.model_is_default_for_other_url {
+    if s.ask_endpoint_for_model {
         row(
             &mut t,
             "model",
@@ -208,8 +208,7 @@ fn online_rows(
             for m in models {
                 row(&mut t, "", &crate::term::sanitize(m));
             }
-            if !s.model_is_default_for_other_url && !models.is_empty() && !models.contains(&s.model)
-            {
+            if !s.ask_endpoint_for_model && !models.is_empty() && !models.contains(&s.model) {
                 row(
                     &mut t,
                     "",
