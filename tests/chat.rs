@@ -993,7 +993,10 @@ fn doctor_fails_on_a_broken_config_naming_file_and_line() {
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     let err = stderr(&out);
     assert!(
-        err.contains(&format!("{}:5: unknown field `modle`", config.display())),
+        err.contains(&format!(
+            "{}:5: unknown key `modle` in [providers.local] (expected one of",
+            config.display()
+        )),
         "{err}"
     );
 

@@ -43,7 +43,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     write!(out, "\n{}", model.text)?;
     drop(out);
     for e in &model.errors {
-        eprintln!("skillpipe: error: {}", crate::term::sanitize(e));
+        eprintln!("skillpipe: {}", crate::term::sanitize(e));
     }
     Ok(if !model.errors.is_empty() {
         super::EXIT_USAGE
