@@ -515,7 +515,7 @@ impl Repl<'_> {
             few_shot: self.session.few_shot_len(),
             messages: self.session.history.len(),
             request_bytes,
-            width: ui::stdout_width(),
+            width: self.ui.width(),
         };
         self.ui.print(&crate::term::sanitize(&info::text(&facts)));
     }

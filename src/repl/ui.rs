@@ -264,19 +264,7 @@ fn notice_is_fine(notice: &Notice) -> bool {
 /// Columns of the terminal on stdout, read for every piece so a resize applies at once; 80 if
 /// unknown.
 pub(crate) fn stdout_width() -> usize {
-    let mut ws = libc::winsize {
-        ws_row: 0,
-        ws_col: 0,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCGWINSZ fills the winsize it is given; fd 1 stays open for the process's life.
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 {
-        usize::from(ws.ws_col)
-    } else {
-        80
-    }
+    crate::term::columns(libc::STDOUT_FILENO).unwrap_or(80)
 }
 
 impl Ui for TermUi {
