@@ -601,7 +601,9 @@ fn bare_repl_cmd(home: &TestHome, dir: &std::path::Path, args: &[&str]) -> Comma
 fn path_project(home: &TestHome) -> std::path::PathBuf {
     home.write(
         "project/agents/tutor.toml",
-        "name = \"tutor\"\ndescription = \"Teaches words\"\nskills = [\"hello\"]\ninstructions = \"You are a patient tutor.\"\n",
+        // It asks for the network, which a file outside the user's config may not grant: a
+        // notice each time it is loaded.
+        "name = \"tutor\"\ndescription = \"Teaches words\"\nskills = [\"hello\"]\ninstructions = \"You are a patient tutor.\"\n[script_policy]\nallow_network = true\n",
     );
     home.write(
         "project/myskills/hello/SKILL.md",
@@ -665,6 +667,29 @@ fn resume_elsewhere_brings_back_an_agent_skills_and_a_replay_given_by_path() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Replayed answer.\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tutor.toml: not in your own"),
+        "agent not loaded: {err}"
+    );
+
+    // A session file that came with a project is not the user's own: the agent file and skill
+    // folders it names are not loaded (fail closed); the conversation still goes on.
+    let shared = project.join("shared.json");
+    std::fs::copy(home.path().join("state/skillpipe/sessions/s.json"), &shared).unwrap();
+    let out = home
+        .cmd()
+        .args(["chat", "--resume", shared.to_str().unwrap(), "again"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not one of your saved sessions"), "{err}");
+    assert!(
+        !err.contains("tutor.toml: not in your own"),
+        "agent loaded: {err}"
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Replayed answer.\n");
 }
 

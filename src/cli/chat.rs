@@ -147,8 +147,9 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
             // `--resume NAME` with a prompt goes on with that conversation; only the new
             // answer is written (the saved one is not shown again, nor is the file changed).
             let setup = match &resumed {
-                Some(file) => crate::repl::build_resumed(
+                Some((path, file)) => crate::repl::build_resumed(
                     &mut config,
+                    path,
                     file,
                     &|w| crate::app::note(&format!("skillpipe: {}", crate::term::sanitize(w))),
                     &|| crate::app::Asking::Default,
@@ -157,7 +158,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
             };
             super::warn_all(&setup.warnings);
             let (mut session, _settings) = build_session(&config, &setup)?;
-            if let Some(file) = resumed {
+            if let Some((_, file)) = resumed {
                 session.transcript = file.transcript_pairs();
                 session.history = file.history;
             }
@@ -171,11 +172,14 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
 }
 
 /// The saved session `name` (a name in the sessions folder or a file).
-fn load_resumed(name: &str) -> anyhow::Result<crate::repl::session_file::SessionFile> {
+fn load_resumed(
+    name: &str,
+) -> anyhow::Result<(std::path::PathBuf, crate::repl::session_file::SessionFile)> {
     use crate::repl::session_file;
     let dir = session_file::sessions_dir();
     let path = session_file::resolve(name, dir.as_deref()).map_err(|e| usage(e.to_string()))?;
-    session_file::load(&path).map_err(|e| usage(format!("{e:#}")))
+    let file = session_file::load(&path).map_err(|e| usage(format!("{e:#}")))?;
+    Ok((path, file))
 }
 
 /// One answer on stdout (processed text only), notices on stderr, then exit.

@@ -61,7 +61,7 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
         },
     };
     let setup = match &resumed {
-        Some((_, file)) => build_resumed(&mut config, file, &|w| ui.warn(w), &|| {
+        Some((path, file)) => build_resumed(&mut config, path, file, &|w| ui.warn(w), &|| {
             app::Asking::Terminal(asker(&screen))
         })?,
         None => app::build(&config.app, app::Asking::Terminal(asker(&screen)))?,
@@ -100,11 +100,18 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
 /// not be brought back, `asking` makes the confirmation asker (called again after a failure).
 pub(crate) fn build_resumed(
     config: &mut ChatConfig,
+    path: &std::path::Path,
     file: &session_file::SessionFile,
     warn: &dyn Fn(&str),
     asking: &dyn Fn() -> app::Asking,
 ) -> Result<Setup, app::AppError> {
-    let applied = file.apply_to(config);
+    let applied = file.apply_to(config, session_file::is_kept(path));
+    if applied.paths_left_out {
+        warn(&format!(
+            "warning: {} is not one of your saved sessions, so the agent file and skill folders it names are not loaded; pass --agent PATH and --skills-dir DIR to use them",
+            path.display()
+        ));
+    }
     for d in &applied.missing_dirs {
         warn(&format!(
             "warning: the session's skill folder {} is gone; resuming without it",

@@ -108,6 +108,9 @@ pub struct Applied {
     pub agent: bool,
     /// Saved skill folders that are gone (left out, so the rest still loads).
     pub missing_dirs: Vec<PathBuf>,
+    /// The file is not one of the user's saved sessions: the agent file and skill folders it
+    /// names were left out.
+    pub paths_left_out: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,8 +147,11 @@ impl SessionFile {
 
     /// Resuming goes on with the model and endpoint the session was held with, unless the
     /// command line names others; likewise with its agent (and its `--var`s), its skill folders
-    /// and its `--skill` names. Policy flags are never taken from the file.
-    pub fn apply_to(&self, config: &mut crate::app::ChatConfig) -> Applied {
+    /// and its `--skill` names. Policy flags are never taken from the file. A file that is not
+    /// `kept` (one of the user's saved sessions, in [`sessions_dir`]) may have come with a
+    /// project: the agent file and skill folders it names are not loaded from it (fail closed),
+    /// only an agent by name.
+    pub fn apply_to(&self, config: &mut crate::app::ChatConfig, kept: bool) -> Applied {
         let mut applied = Applied::default();
         if config.model.is_none() && config.base_url.is_none() {
             config.model = Some(self.model.clone());
@@ -154,6 +160,11 @@ impl SessionFile {
         let app = &mut config.app;
         // Older files have only the agent's name.
         let agent = self.reload.agent.as_ref().or(self.agent.as_ref());
+        let by_path = agent.is_some_and(|a| crate::paths::agent_dir(a).is_some());
+        let agent = agent.filter(|_| kept || !by_path);
+        applied.paths_left_out = !kept
+            && ((by_path && app.agent.is_none())
+                || (!self.reload.skills_dirs.is_empty() && app.skills_dirs.is_empty()));
         if let (None, Some(agent)) = (&app.agent, agent) {
             app.agent = Some(agent.clone());
             if app.vars.is_empty() {
@@ -161,7 +172,7 @@ impl SessionFile {
             }
             applied.agent = true;
         }
-        if app.skills_dirs.is_empty() {
+        if app.skills_dirs.is_empty() && kept {
             let (here, gone): (Vec<PathBuf>, Vec<PathBuf>) = self
                 .reload
                 .skills_dirs
@@ -205,6 +216,13 @@ impl SessionFile {
 /// Where named sessions live.
 pub fn sessions_dir() -> Option<PathBuf> {
     crate::paths::state_dir().map(|d| d.join("sessions"))
+}
+
+/// Whether `path` is one of the user's saved sessions (directly in [`sessions_dir`]).
+pub fn is_kept(path: &Path) -> bool {
+    let canon = |p: &Path| p.canonicalize().ok();
+    let folder = sessions_dir().as_deref().and_then(canon);
+    folder.is_some() && path.parent().and_then(canon) == folder
 }
 
 /// A bare name lives in the sessions folder; anything with `/` or `.` is a path.
@@ -461,7 +479,7 @@ mod tests {
             scripts_allowed: true,
         };
         let mut resumed = ChatConfig::default();
-        let applied = file.apply_to(&mut resumed);
+        let applied = file.apply_to(&mut resumed, true);
         assert!(applied.agent);
         assert_eq!(applied.missing_dirs, [PathBuf::from("/no/such/dir")]);
         assert_eq!(resumed.app.agent.as_deref(), Some("/a/tutor.toml"));
@@ -474,11 +492,23 @@ mod tests {
         let mut given = ChatConfig::default();
         given.app.agent = Some("other".into());
         given.app.skills_dirs = vec![PathBuf::from("mine")];
-        let applied = file.apply_to(&mut given);
+        let applied = file.apply_to(&mut given, true);
         assert!(!applied.agent);
         assert_eq!(given.app.agent.as_deref(), Some("other"));
         assert_eq!(given.app.skills_dirs, [PathBuf::from("mine")]);
         assert!(given.app.vars.is_empty());
+        // A file from elsewhere (a project's) brings no agent file and no skill folder.
+        let mut elsewhere = ChatConfig::default();
+        let applied = file.apply_to(&mut elsewhere, false);
+        assert!(applied.paths_left_out && !applied.agent);
+        assert!(elsewhere.app.agent.is_none() && elsewhere.app.skills_dirs.is_empty());
+        assert_eq!(elsewhere.model.as_deref(), Some(file.model.as_str()));
+        file.reload.agent = Some("tutor".into());
+        file.reload.skills_dirs.clear();
+        let mut by_name = ChatConfig::default();
+        let applied = file.apply_to(&mut by_name, false);
+        assert!(applied.agent && !applied.paths_left_out);
+        assert_eq!(by_name.app.agent.as_deref(), Some("tutor"));
     }
 
     #[test]
