@@ -3571,3 +3571,170 @@ fn system_secrets_are_unreadable_even_for_root() {
         out.stderr
     );
 }
+
+/// Mode, owner, times and extended attributes of a file, to see whether a script changed any.
+fn metadata_of(path: &Path) -> (u32, u32, i64, Option<Vec<u8>>) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).unwrap();
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    let mut buf = [0u8; 64];
+    // SAFETY: `c` is a valid C string, `buf` has room for 64 bytes.
+    let n = unsafe {
+        libc::getxattr(
+            c.as_ptr(),
+            c"user.planted".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            64,
+        )
+    };
+    let xattr = (n >= 0).then(|| buf[..n as usize].to_vec());
+    (m.mode(), m.uid(), m.mtime(), xattr)
+}
+
+/// Landlock does not cover metadata: with writes restricted every mount but `$TMPDIR`,
+/// `/dev/shm` and the writable paths is read-only, so a script can neither chmod, chown,
+/// touch nor set an extended attribute on the user's files; inside a writable path it can
+/// (control), and with `--allow-filesystem` the same script changes everything (control).
+#[test]
+fn metadata_outside_the_writable_paths_is_read_only() {
+    if !layers_available(
+        "metadata_outside_the_writable_paths_is_read_only",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let victim = home.write("VICTIM", "precious");
+    let tool = home.write("tool", "#!/bin/sh\n");
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mine = home.write("project/mine", "x");
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o600)).unwrap();
+    good_script(
+        &home,
+        "meta.py",
+        "#!/usr/bin/env python3\n\
+         import os, sys\n\
+         h = os.environ['HOME']\n\
+         def tryit(name, f):\n\
+         \x20   try:\n\
+         \x20       f(); print(name)\n\
+         \x20   except OSError as e:\n\
+         \x20       print(name, 'refused:', e.strerror, file=sys.stderr)\n\
+         tryit('chmod', lambda: os.chmod(h + '/VICTIM', 0o666))\n\
+         tryit('setuid', lambda: os.chmod(h + '/tool', 0o4755))\n\
+         tryit('home', lambda: os.chmod(h, 0o777))\n\
+         tryit('chown', lambda: os.chown(h + '/VICTIM', os.getuid(), os.getgid()))\n\
+         tryit('utime', lambda: os.utime(h + '/VICTIM', (1, 1)))\n\
+         tryit('xattr', lambda: os.setxattr(h + '/VICTIM', b'user.planted', b'1'))\n\
+         tryit('project', lambda: os.chmod(h + '/project/mine', 0o644))\n\
+         tryit('tmp', lambda: (open(os.environ['TMPDIR'] + '/t', 'w').close(), os.chmod(os.environ['TMPDIR'] + '/t', 0o600)))\n",
+    );
+    let before: Vec<_> = [&victim, &tool, &home.path().to_path_buf()]
+        .iter()
+        .map(|p| metadata_of(p))
+        .collect();
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/meta.py}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "project\ntmp", "HOLE: {}", out.stderr);
+    let after: Vec<_> = [&victim, &tool, &home.path().to_path_buf()]
+        .iter()
+        .map(|p| metadata_of(p))
+        .collect();
+    assert_eq!(before, after, "HOLE: metadata changed: {}", out.stderr);
+    // Control: with every write allowed, the same script changes all of it.
+    let out = run(
+        &home,
+        &with(&["--allow-filesystem"]),
+        b"!{scripts/meta.py}",
+        Feed::Whole,
+    );
+    let want = "chmod\nsetuid\nhome\nchown\nutime\nxattr\nproject\ntmp";
+    if out.text() != want
+        && out
+            .stderr
+            .contains("xattr refused: Operation not supported")
+    {
+        eprintln!("(user extended attributes are not supported here: that part was not tried)");
+    } else {
+        assert_eq!(out.text(), want, "control: {}", out.stderr);
+    }
+    assert_ne!(
+        metadata_of(&victim).0 & 0o777,
+        0o600,
+        "control: the mode changed"
+    );
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `--writable DIR` in a repository: git's config and hooks (and Mercurial's, and a linked
+/// worktree's `.git` file) stay read-only, since they run commands outside the sandbox on the
+/// user's next `git status`; the rest of DIR is writable (control).
+#[test]
+fn version_control_metadata_stays_read_only_in_writable_paths() {
+    if !layers_available(
+        "version_control_metadata_stays_read_only_in_writable_paths",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    home.write("project/.git/config", "[core]\n");
+    home.write("project/.git/hooks/README", "hooks\n");
+    home.write("project/.hg/hgrc", "[ui]\n");
+    home.write("worktree/.git", "gitdir: /elsewhere\n");
+    good_script(
+        &home,
+        "plant.sh",
+        "#!/bin/bash\n\
+         p=\"$HOME/project\"\n\
+         echo out > \"$p/out\" && echo wrote-out\n\
+         echo out > \"$HOME/worktree/out\" && echo wrote-worktree\n\
+         printf '\\tfsmonitor = touch %s/PWNED\\n' \"$HOME\" >> \"$p/.git/config\" 2>/dev/null && echo git-config\n\
+         printf '#!/bin/sh\\n' > \"$p/.git/hooks/pre-commit\" 2>/dev/null && echo git-hook\n\
+         chmod 777 \"$p/.git/hooks\" 2>/dev/null && echo git-chmod\n\
+         mv \"$p/.git\" \"$p/.git-old\" 2>/dev/null && echo git-moved\n\
+         printf '[hooks]\\n' >> \"$p/.hg/hgrc\" 2>/dev/null && echo hg-config\n\
+         echo 'gitdir: /tmp/evil' > \"$HOME/worktree/.git\" 2>/dev/null && echo gitfile\n\
+         echo end\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "project", "--writable", "worktree"]),
+        b"!{scripts/plant.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(
+        out.text(),
+        "wrote-out\nwrote-worktree\nend",
+        "HOLE: {}",
+        out.stderr
+    );
+    let read = |p: &str| std::fs::read_to_string(home.path().join(p)).unwrap();
+    assert_eq!(read("project/.git/config"), "[core]\n", "HOLE");
+    assert!(
+        !home.path().join("project/.git/hooks/pre-commit").exists(),
+        "HOLE"
+    );
+    assert_eq!(read("project/.hg/hgrc"), "[ui]\n", "HOLE");
+    assert_eq!(read("worktree/.git"), "gitdir: /elsewhere\n", "HOLE");
+    // Control: with every write allowed the same script plants all of it.
+    let out = run(
+        &home,
+        &with(&["--allow-filesystem"]),
+        b"!{scripts/plant.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(
+        out.text(),
+        "wrote-out\nwrote-worktree\ngit-config\ngit-hook\ngit-chmod\ngit-moved\nhg-config\ngitfile\nend",
+        "control: {}",
+        out.stderr
+    );
+}

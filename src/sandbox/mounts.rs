@@ -7,7 +7,11 @@
 //!   no `chmod` game can leave anything behind);
 //! - every hidden path (see `secrets`): an empty read-only tmpfs over a directory, a read-only
 //!   `/dev/null` over a file;
-//! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]).
+//! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]);
+//! - with writes restricted: every mount read-only ([`read_only_except`]) but `$TMPDIR`,
+//!   `/dev/shm` and the writable paths, and inside those the VCS metadata ([`VCS_METADATA`])
+//!   read-only again. Landlock does not cover `chmod`, `chown`, `utimes` or `setxattr`; a
+//!   read-only mount refuses them all (EROFS).
 
 use super::message::{Message, Setting};
 use std::ffi::CString;
@@ -49,6 +53,12 @@ pub enum MountError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A mount could not be made read-only.
+    #[error("{}", self.message())]
+    ReadOnly {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl MountError {
@@ -73,6 +83,13 @@ impl MountError {
                     .and_setting(Setting::AllowRead(path.display().to_string()))
                     .and(" if it need not be hidden")
             }
+            MountError::ReadOnly { path, source } => Message::text(format!(
+                "making the mount {} read-only: {source} (without it a script could chmod, \
+                 chown or touch files outside the writable paths; ",
+                path.display()
+            ))
+            .and_setting(Setting::BestEffort)
+            .and(" runs without it, with a warning)"),
             other => Message::text(other.to_string()),
         }
     }
@@ -143,6 +160,9 @@ pub struct Setup<'a> {
     pub tmp_mb: u64,
     /// Paths to hide, existing ones only.
     pub hide: &'a [PathBuf],
+    /// With writes restricted: the paths that stay writable (besides `$TMPDIR` and
+    /// `/dev/shm`); every other mount is made read-only. `None`: mounts keep their flags.
+    pub writable: Option<&'a [PathBuf]>,
 }
 
 /// Set up the private mounts (the process must be in a fresh mount namespace it has
@@ -179,7 +199,165 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
             }
         }
     }
+    if let Some(writable) = s.writable {
+        read_only_except(writable, s.tmpdir)?;
+    }
     Ok(warnings)
+}
+
+/// Directories of version control metadata kept read-only inside a writable path: their
+/// configuration and hooks run commands (git's `core.fsmonitor`, `.git/hooks/*`, Mercurial's
+/// `[hooks]`) outside the sandbox the next time the user runs the tool there.
+pub const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
+
+/// Make every mount of this namespace read-only except `$TMPDIR`, `/dev/shm` and `writable`
+/// (each bound onto itself first, so that it is a mount of its own that the pass leaves
+/// alone), and the [`VCS_METADATA`] at the top of each writable path read-only again.
+/// A mount keeps the flags it has (nosuid, nodev, noexec, atime): those inherited from the
+/// host are locked, and the kernel refuses a remount that drops one.
+fn read_only_except(writable: &[PathBuf], tmpdir: &Path) -> Result<(), MountError> {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut keep = vec![real(tmpdir), PathBuf::from("/dev/shm")];
+    let mut roots = Vec::new();
+    for w in writable {
+        // One that cannot be opened stays read-only (Landlock's rules warn about it).
+        let Ok(w) = std::fs::canonicalize(w) else {
+            continue;
+        };
+        if keep.iter().any(|k| w.starts_with(k)) {
+            continue;
+        }
+        bind(&w, &w, false)?;
+        keep.push(w.clone());
+        roots.push(w);
+    }
+    let mut again = Vec::new();
+    for root in &roots {
+        for name in VCS_METADATA {
+            let p = root.join(name);
+            if p.symlink_metadata().is_err() {
+                continue;
+            }
+            let Ok(p) = std::fs::canonicalize(&p) else {
+                continue;
+            };
+            bind(&p, &p, false)?;
+            again.push(p);
+        }
+    }
+    let info =
+        std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| MountError::ReadOnly {
+            path: "/proc/self/mountinfo".into(),
+            source,
+        })?;
+    let entries = parse_mountinfo(&info);
+    let mut paths: Vec<&Path> = entries.iter().map(|e| e.path.as_path()).collect();
+    paths.sort();
+    paths.dedup();
+    for path in paths {
+        let stays_writable =
+            keep.iter().any(|k| path.starts_with(k)) && !again.iter().any(|a| path.starts_with(a));
+        if stays_writable {
+            continue;
+        }
+        // The mount a script reaches at this path: a path whose mount is covered, or that
+        // resolves elsewhere, is not reachable (and so not made read-only here).
+        let Some(id) = mount_id(path) else { continue };
+        let Some(entry) = entries.iter().find(|e| e.id == id && e.path == path) else {
+            continue;
+        };
+        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | entry.kept_flags;
+        mount(None, path, None, flags, None).map_err(|e| match e {
+            MountError::Mount { source, .. } => MountError::ReadOnly {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => other,
+        })?;
+    }
+    Ok(())
+}
+
+/// The id of the mount `path` resolves to (`None`: it cannot be reached).
+fn mount_id(path: &Path) -> Option<u64> {
+    let c = cstr(path).ok()?;
+    // SAFETY: a zeroed statx buffer the kernel fills in; `c` is a valid C string.
+    unsafe {
+        let mut stx: libc::statx = std::mem::zeroed();
+        let r = libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::AT_STATX_DONT_SYNC | libc::AT_NO_AUTOMOUNT,
+            libc::STATX_MNT_ID,
+            &mut stx,
+        );
+        (r == 0 && stx.stx_mask & libc::STATX_MNT_ID != 0).then_some(stx.stx_mnt_id)
+    }
+}
+
+/// One mount of `/proc/self/mountinfo`.
+#[derive(Debug, PartialEq, Eq)]
+struct MountEntry {
+    id: u64,
+    path: PathBuf,
+    /// Its per-mount flags a remount must keep: nosuid, nodev, noexec, nosymfollow and the
+    /// atime mode (strictatime when none is shown).
+    kept_flags: libc::c_ulong,
+}
+
+/// The mounts listed in `mountinfo` text (lines it cannot read are skipped).
+fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ');
+            let id = fields.next()?.parse().ok()?;
+            let path = unescape(fields.nth(3)?);
+            let options = fields.next()?;
+            let mut flags = 0;
+            let mut atime = libc::MS_STRICTATIME;
+            for o in options.split(',') {
+                match o {
+                    "nosuid" => flags |= libc::MS_NOSUID,
+                    "nodev" => flags |= libc::MS_NODEV,
+                    "noexec" => flags |= libc::MS_NOEXEC,
+                    "nosymfollow" => flags |= libc::MS_NOSYMFOLLOW,
+                    "nodiratime" => flags |= libc::MS_NODIRATIME,
+                    "noatime" => atime = libc::MS_NOATIME,
+                    "relatime" => atime = libc::MS_RELATIME,
+                    _ => {}
+                }
+            }
+            Some(MountEntry {
+                id,
+                path,
+                kept_flags: flags | atime,
+            })
+        })
+        .collect()
+}
+
+/// A mountinfo path: space, tab, newline and backslash are written as `\ooo`.
+fn unescape(field: &str) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match octal {
+            Some(d) => {
+                out.push(d.iter().fold(0u8, |v, c| v.wrapping_mul(8) + (c - b'0')));
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(std::ffi::OsString::from_vec(out))
 }
 
 /// Build the new `/dev` on a tmpfs at `staging`, then move it over `/dev`.
@@ -265,4 +443,31 @@ pub fn mount_proc() -> Result<(), MountError> {
         libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
         None,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_lines_give_the_path_and_the_flags_to_keep() {
+        let text = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
+                    28 27 0:25 / /mnt/my\\040dir ro,nosuid,nodev,noatime master:1 - tmpfs x ro\n\
+                    29 27 0:26 / /media/a\\134b rw,noexec,nodiratime - tmpfs x rw\n\
+                    garbage\n";
+        let e = parse_mountinfo(text);
+        assert_eq!(e.len(), 3);
+        assert_eq!((e[0].id, e[0].path.as_path()), (27, Path::new("/")));
+        assert_eq!(e[0].kept_flags, libc::MS_RELATIME);
+        assert_eq!(e[1].path, Path::new("/mnt/my dir"));
+        assert_eq!(
+            e[1].kept_flags,
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOATIME
+        );
+        assert_eq!(e[2].path, Path::new("/media/a\\b"));
+        assert_eq!(
+            e[2].kept_flags,
+            libc::MS_NOEXEC | libc::MS_NODIRATIME | libc::MS_STRICTATIME
+        );
+    }
 }
