@@ -3738,3 +3738,72 @@ fn version_control_metadata_stays_read_only_in_writable_paths() {
         out.stderr
     );
 }
+
+/// Namespaces made by a script: each attempt in a child of its own (a process in a fresh user
+/// namespace cannot make the next one), then a thread (clone3 falls back to clone).
+const NAMESPACES_PY: &str = "import ctypes, os, platform, threading\n\
+libc = ctypes.CDLL(None, use_errno=True)\n\
+nr_clone = {'x86_64': 56, 'aarch64': 220}[platform.machine()]\n\
+class Args(ctypes.Structure):\n\
+\x20   _fields_ = [(n, ctypes.c_uint64) for n in 'flags pidfd ctid ptid sig stack size tls'.split()]\n\
+def clone3():\n\
+\x20   a = Args(flags=0x10000000, sig=17)\n\
+\x20   return libc.syscall(435, ctypes.byref(a), ctypes.sizeof(a))\n\
+tries = [('unshare-user', lambda: libc.unshare(0x10000000 | 0x00020000)),\n\
+\x20        ('unshare-net', lambda: libc.unshare(0x40000000)),\n\
+\x20        ('clone-user', lambda: libc.syscall(nr_clone, 0x10000000 | 17, 0, 0, 0, 0)),\n\
+\x20        ('clone3-user', clone3),\n\
+\x20        ('unshare-files', lambda: libc.unshare(0x400))]\n\
+for name, f in tries:\n\
+\x20   r, w = os.pipe()\n\
+\x20   pid = os.fork()\n\
+\x20   if pid == 0:\n\
+\x20       x = f()\n\
+\x20       if x == 0 and name.startswith('clone'):\n\
+\x20           os._exit(0)\n\
+\x20       os.write(w, (('ok' if x >= 0 else os.strerror(ctypes.get_errno())) + '\\n').encode())\n\
+\x20       os._exit(0)\n\
+\x20   os.close(w); os.waitpid(pid, 0)\n\
+\x20   print(name + ':', os.read(r, 100).decode().strip())\n\
+t = threading.Thread(target=lambda: print('thread: ok')); t.start(); t.join()\n";
+
+/// A script cannot make namespaces of its own (a nested user namespace would give it
+/// capabilities over fresh mount and network namespaces): `unshare` and `clone` with a
+/// namespace flag are refused, `clone3` says ENOSYS so that threads fall back to `clone`.
+/// Controls: the same script outside skillpipe makes them all, and inside, an unshare without
+/// a namespace flag and a thread still work.
+#[test]
+fn scripts_cannot_make_namespaces_of_their_own() {
+    if !sandbox_available("scripts_cannot_make_namespaces_of_their_own") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/ns.py"),
+        NAMESPACES_PY,
+        0o644,
+    );
+    let outside = Command::new("python3")
+        .arg(home.path().join("skills/good/scripts/ns.py"))
+        .output()
+        .unwrap();
+    let outside = String::from_utf8_lossy(&outside.stdout).into_owned();
+    if !outside.starts_with("unshare-user: ok\nunshare-net: ok\nclone-user: ok\n") {
+        eprintln!(
+            "\n!!!!! SKIPPED scripts_cannot_make_namespaces_of_their_own: this machine refuses \
+             user namespaces even outside the sandbox, so the refusal was NOT tested !!!!!\n{outside}"
+        );
+        return;
+    }
+    let refused = "unshare-user: Operation not permitted\n\
+                   unshare-net: Operation not permitted\n\
+                   clone-user: Operation not permitted\n\
+                   clone3-user: Function not implemented\n\
+                   unshare-files: ok\n\
+                   thread: ok";
+    for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
+        let out = run(&home, &with(extra), b"!{scripts/ns.py}", Feed::Whole);
+        assert_eq!(out.text(), refused, "HOLE with {extra:?}: {}", out.stderr);
+    }
+}
