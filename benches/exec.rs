@@ -34,10 +34,8 @@ fn main() {
     let caps = sandbox::probe();
     println!("capabilities: {caps:?}");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let hide = sandbox::existing(sandbox::deny_list(
-        home.as_deref(),
-        &std::env::temp_dir(),
+        &sandbox::Bases::from_env(),
         &[],
         &[],
         &[],

@@ -3807,3 +3807,71 @@ fn scripts_cannot_make_namespaces_of_their_own() {
         assert_eq!(out.text(), refused, "HOLE with {extra:?}: {}", out.stderr);
     }
 }
+
+/// The read-deny list's classes: AI tools' logins, database and cloud client passwords,
+/// container registry logins, X authority, snap/flatpak browser profiles, KWallet, VS Code's
+/// stored tokens; XDG-relative entries where XDG_CONFIG_HOME points (not only ~/.config); and
+/// a `.env` above the working directory up to the project's root. Control: `--allow-read`
+/// on the home folder shows all of them to the same script.
+#[test]
+fn secrets_of_every_class_are_unreadable() {
+    if !layers_available("secrets_of_every_class_are_unreadable", &["private mounts"]) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    // `command` sets XDG_CONFIG_HOME to $HOME/config.
+    let planted = [
+        ".codex/auth.json",
+        ".claude/.credentials.json",
+        ".gemini/oauth_creds.json",
+        ".pgpass",
+        ".my.cnf",
+        ".s3cfg",
+        ".config/rclone/rclone.conf",
+        "config/rclone/rclone.conf",
+        "config/gh/hosts.yml",
+        "config/containers/auth.json",
+        ".Xauthority",
+        "snap/firefox/common/.mozilla/firefox/p/logins.json",
+        ".var/app/org.mozilla.firefox/.mozilla/firefox/p/logins.json",
+        ".local/share/kwalletd/kdewallet.kwl",
+        ".config/Code/User/globalStorage/state.vscdb",
+        "proj/.env",
+    ];
+    for p in planted {
+        home.write(p, &format!("SECRET-{p}\n"));
+    }
+    home.write(".codex/skills/mine/SKILL.md", "stays readable\n");
+    std::fs::create_dir_all(home.path().join("proj/.git")).unwrap();
+    std::fs::create_dir_all(home.path().join("proj/sub")).unwrap();
+    good_script(
+        &home,
+        "steal.sh",
+        "#!/bin/bash\nfor f in \"$@\"; do cat \"$HOME/$f\" 2>/dev/null; done\n\
+         cat \"$SKILLPIPE_CALLER_DIR/../.env\" 2>/dev/null\n\
+         [ -r \"$HOME/.codex/skills/mine/SKILL.md\" ] && echo skills-readable; echo end\n",
+    );
+    let input = format!("!{{scripts/steal.sh {}}}", planted.join(" "));
+    let skills = home.path().join("skills");
+    let run_in_sub = |extra: &[&str]| {
+        let mut args = vec!["filter", "--skills-dir", skills.to_str().unwrap()];
+        args.extend(["--allow-scripts", "-y"]);
+        args.extend(extra);
+        let mut c = command(&home, &args, &[]);
+        c.current_dir(home.path().join("proj/sub"));
+        let mut child = c.spawn().unwrap();
+        let writer = write_input(&mut child, input.clone().into_bytes(), Feed::Whole);
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let out = run_in_sub(&[]);
+    assert!(out.starts_with("skills-readable\nend"), "HOLE: {out}");
+    // Control: the same script reads every one of them once they are allowed.
+    let allow = format!("--allow-read={}", home.path().display());
+    let out = run_in_sub(&[&allow]);
+    for p in planted {
+        assert!(out.contains(&format!("SECRET-{p}")), "control, {p}: {out}");
+    }
+}

@@ -50,7 +50,7 @@ pub use message::{Message, Setting};
 pub use plan::Enforced;
 pub(crate) use plan::{Plan, plan};
 #[doc(hidden)]
-pub use secrets::{deny_list, existing};
+pub use secrets::{Bases, deny_list, existing};
 
 /// One of each launcher message that names a setting, as it comes back over the report pipe
 /// (for the wording tests).
