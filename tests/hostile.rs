@@ -3875,3 +3875,82 @@ fn secrets_of_every_class_are_unreadable() {
         assert!(out.contains(&format!("SECRET-{p}")), "control, {p}: {out}");
     }
 }
+
+/// A failed run's notice names the restriction as it stands with the flags given: a refused
+/// Unix socket offers the network only while the network is off; a refused `unshare -Ur` says
+/// that namespaces are refused (not that a write was); a refused write names the writable
+/// paths in force. Each with the other flags as the control.
+#[test]
+fn sandbox_notices_reflect_the_grants_in_force() {
+    if !sandbox_available("sandbox_notices_reflect_the_grants_in_force") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    std::fs::create_dir_all(home.path().join("project")).unwrap();
+    let sock = home.path().join("other.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    write_file(
+        &home.path().join("skills/good/scripts/sock.py"),
+        &format!(
+            "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\n",
+            sock.display().to_string()
+        ),
+        0o644,
+    );
+    let out = run(
+        &home,
+        &with(&["--allow-network"]),
+        b"!{scripts/sock.py}",
+        Feed::Whole,
+    );
+    assert!(out.stderr.contains("--allow-socket PATH"), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("--allow-network"),
+        "the network is allowed already: {}",
+        out.stderr
+    );
+    let out = run(&home, SANDBOXED, b"!{scripts/sock.py}", Feed::Whole);
+    assert!(
+        out.stderr.contains("(the network with --allow-network)"),
+        "control: {}",
+        out.stderr
+    );
+    if which("unshare").is_empty() {
+        eprintln!("(unshare missing: the namespace notice was not tried)");
+    } else {
+        good_script(&home, "ns.sh", "#!/bin/bash\nexec unshare -Ur true\n");
+        let out = run(&home, SANDBOXED, b"!{scripts/ns.sh}", Feed::Whole);
+        assert!(
+            out.stderr.contains("cannot make namespaces of their own"),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("--writable"), "{}", out.stderr);
+    }
+    good_script(
+        &home,
+        "w.sh",
+        "#!/bin/bash\necho x > \"$HOME/project/ok\" && echo x > \"$HOME/elsewhere\"\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/w.sh}",
+        Feed::Whole,
+    );
+    let project = home.path().join("project");
+    let real = std::fs::canonicalize(&project).unwrap();
+    assert!(
+        out.stderr.contains(&format!(
+            "outside $TMPDIR and {} are refused",
+            real.display()
+        )) || out.stderr.contains(&format!(
+            "outside $TMPDIR and {} are refused",
+            project.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(project.join("ok").exists(), "control: the grant works");
+}

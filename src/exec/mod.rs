@@ -516,6 +516,8 @@ async fn run_planned(
             enforced,
             limits: spec.sandbox.limits,
             hidden,
+            writable: &spec.sandbox.writable,
+            sockets_named: !spec.sandbox.sockets.is_empty(),
         });
     }
     r.hint = r.why.as_ref().map(ToString::to_string);

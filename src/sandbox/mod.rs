@@ -91,6 +91,11 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
     .collect()
 }
 
+/// Version control metadata: kept read-only inside a writable path (its configuration and
+/// hooks run commands — git's `core.fsmonitor`, `.git/hooks/*`, Mercurial's `[hooks]` — outside
+/// the sandbox the next time the user runs the tool there), and the mark of a project's root.
+pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
+
 /// Restrictions requested for one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]

@@ -13,6 +13,7 @@
 //!   read-only again. Landlock does not cover `chmod`, `chown`, `utimes` or `setxattr`; a
 //!   read-only mount refuses them all (EROFS).
 
+use super::VCS_METADATA;
 use super::message::{Message, Setting};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -204,11 +205,6 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
     }
     Ok(warnings)
 }
-
-/// Directories of version control metadata kept read-only inside a writable path: their
-/// configuration and hooks run commands (git's `core.fsmonitor`, `.git/hooks/*`, Mercurial's
-/// `[hooks]`) outside the sandbox the next time the user runs the tool there.
-pub const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 
 /// Make every mount of this namespace read-only except `$TMPDIR`, `/dev/shm` and `writable`
 /// (each bound onto itself first, so that it is a mount of its own that the pass leaves

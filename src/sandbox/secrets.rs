@@ -261,9 +261,6 @@ pub fn deny_list(
     out
 }
 
-/// Version control folders that mark a project's root.
-const PROJECT_MARKERS: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
-
 /// `dir` and the folders above it, up to the first that is a project's root (`is_root`), or
 /// `home`, or `/` — where a project's `.env` may be (a script run from `proj/sub` reads
 /// `../.env` just as well). Pure.
@@ -284,7 +281,7 @@ pub fn project_dirs(
 
 /// The `.env*` files in `dir` and the folders above it (see [`project_dirs`]).
 pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let is_root = |d: &Path| PROJECT_MARKERS.iter().any(|m| d.join(m).exists());
+    let is_root = |d: &Path| super::VCS_METADATA.iter().any(|m| d.join(m).exists());
     project_dirs(dir, home, is_root)
         .into_iter()
         .flat_map(|d| {
