@@ -3954,3 +3954,49 @@ fn sandbox_notices_reflect_the_grants_in_force() {
     );
     assert!(project.join("ok").exists(), "control: the grant works");
 }
+
+/// `$TMPDIR` and `/dev/shm` share one tmpfs of `max_tmp_mb`: a run gets that much RAM-backed
+/// space in all, not twice. Control: either alone takes 3 MiB of 4.
+#[test]
+fn tmpdir_and_dev_shm_share_one_cap() {
+    if !layers_available("tmpdir_and_dev_shm_share_one_cap", &["private mounts"]) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    good_script(
+        &home,
+        "fill.sh",
+        "#!/bin/bash\nfor d in \"$@\"; do head -c 3M /dev/zero > \"$d/fill\" 2>/dev/null && echo \"$d\"; done\necho end\n",
+    );
+    good_script(
+        &home,
+        "fill2.sh",
+        "#!/bin/bash\nexec \"$(dirname \"$0\")/fill.sh\" \"$TMPDIR\" /dev/shm\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--max-tmp", "4"]),
+        b"!{scripts/fill2.sh}",
+        Feed::Whole,
+    );
+    let text = out.text();
+    assert!(text.ends_with("end"), "{text}: {}", out.stderr);
+    assert_eq!(
+        text.lines().count(),
+        2,
+        "HOLE: both took 3 MiB of a 4 MiB cap: {text}"
+    );
+    good_script(
+        &home,
+        "shm.sh",
+        "#!/bin/bash\nexec \"$(dirname \"$0\")/fill.sh\" /dev/shm\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--max-tmp", "4"]),
+        b"!{scripts/shm.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "/dev/shm\nend", "control: {}", out.stderr);
+}

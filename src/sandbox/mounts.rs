@@ -3,8 +3,9 @@
 //! - `/dev`: a small tmpfs holding only null, zero, full, random and urandom (bound from the
 //!   host), the `fd`/`stdin`/`stdout`/`stderr` links and a private `/dev/shm`; no ptys, no
 //!   `/dev/tty`, no disks;
-//! - `$TMPDIR`: a fresh tmpfs, mode 0700, capped at `max_tmp_mb` (it vanishes with the run, so
-//!   no `chmod` game can leave anything behind);
+//! - `$TMPDIR` and `/dev/shm`: two folders of one fresh tmpfs capped at `max_tmp_mb` (so the run
+//!   gets that much RAM-backed space in all, not twice), `$TMPDIR` mode 0700; it vanishes with
+//!   the run, so no `chmod` game can leave anything behind;
 //! - every hidden path (see `secrets`): an empty read-only tmpfs over a directory, a read-only
 //!   `/dev/null` over a file;
 //! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]);
@@ -179,14 +180,6 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
         None,
     )?;
     private_dev(s.tmpdir, s.tmp_mb)?;
-    let nosuid_nodev = libc::MS_NOSUID | libc::MS_NODEV;
-    mount(
-        Some("tmpfs"),
-        s.tmpdir,
-        Some("tmpfs"),
-        nosuid_nodev,
-        Some(&format!("mode=0700,size={}m", s.tmp_mb.max(1))),
-    )?;
     let mut warnings = Vec::new();
     for path in s.hide {
         match hide(path) {
@@ -356,8 +349,10 @@ fn unescape(field: &str) -> PathBuf {
     PathBuf::from(std::ffi::OsString::from_vec(out))
 }
 
-/// Build the new `/dev` on a tmpfs at `staging`, then move it over `/dev`.
-fn private_dev(staging: &Path, shm_mb: u64) -> Result<(), MountError> {
+/// Build the new `/dev` on a tmpfs at `staging` (the empty `$TMPDIR`), with the run's space —
+/// one tmpfs of `tmp_mb` holding `tmp` and `shm` — mounted on its `run` folder; move it over
+/// `/dev`; bind `tmp` onto `staging` and `shm` onto `/dev/shm`; then drop `/dev/run`.
+fn private_dev(staging: &Path, tmp_mb: u64) -> Result<(), MountError> {
     mount(
         Some("tmpfs"),
         staging,
@@ -383,8 +378,27 @@ fn private_dev(staging: &Path, shm_mb: u64) -> Result<(), MountError> {
         let l = staging.join(link);
         std::os::unix::fs::symlink(target, &l).map_err(|e| io(&l, e))?;
     }
-    let shm = staging.join("shm");
-    std::fs::create_dir(&shm).map_err(|e| io(&shm, e))?;
+    let mkdir = |p: &Path, mode: u32| {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        std::fs::DirBuilder::new()
+            .mode(mode)
+            .create(p)
+            .and_then(|()| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)))
+            .map_err(|e| io(p, e))
+    };
+    let (shm, run) = (staging.join("shm"), staging.join("run"));
+    mkdir(&shm, 0o755)?;
+    mkdir(&run, 0o700)?;
+    mount(
+        Some("tmpfs"),
+        &run,
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some(&format!("mode=0700,size={}m", tmp_mb.max(1))),
+    )?;
+    mkdir(&run.join("tmp"), 0o700)?;
+    mkdir(&run.join("shm"), 0o1777)?;
+    bind(&run.join("shm"), &shm, false)?;
     let staging_s = staging.to_string_lossy();
     mount(
         Some(&staging_s),
@@ -393,13 +407,19 @@ fn private_dev(staging: &Path, shm_mb: u64) -> Result<(), MountError> {
         libc::MS_MOVE,
         None,
     )?;
-    mount(
-        Some("tmpfs"),
-        Path::new("/dev/shm"),
-        Some("tmpfs"),
-        libc::MS_NOSUID | libc::MS_NODEV,
-        Some(&format!("mode=1777,size={}m", shm_mb.max(1))),
-    )?;
+    let run = Path::new("/dev/run");
+    bind(&run.join("tmp"), staging, false)?;
+    // The binds hold the tmpfs; its own mount point goes.
+    let run_c = cstr(run)?;
+    // SAFETY: a valid C string; detaching a mount this process made.
+    if unsafe { libc::umount2(run_c.as_ptr(), libc::MNT_DETACH) } != 0 {
+        return Err(MountError::Mount {
+            what: "umount".into(),
+            target: run.to_path_buf(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    std::fs::remove_dir(run).map_err(|e| io(run, e))?;
     // The tmpfs itself read-only: nothing new appears in /dev.
     mount(
         None,
