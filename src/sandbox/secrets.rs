@@ -342,7 +342,12 @@ pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<
     if let Ok(here) = std::env::current_dir()
         && here != cwd
     {
-        dotenv.extend(dotenv_files(&here, home));
+        dotenv.extend(
+            dotenv_files(&here, home)
+                .into_iter()
+                .filter(|p| !dotenv.contains(p))
+                .collect::<Vec<_>>(),
+        );
     }
     existing(deny_list(&bases, &dotenv, &extra, allow_read))
 }
@@ -352,10 +357,15 @@ pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<
 pub fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .map(|rd| {
+            // The name first: a folder above the project (`/tmp`) may hold thousands of entries.
             rd.filter_map(|e| e.ok())
+                .filter(|e| {
+                    e.file_name()
+                        .as_encoded_bytes()
+                        .starts_with(DOTENV_PREFIX.as_bytes())
+                })
                 .filter(|e| e.path().is_file())
                 .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.starts_with(DOTENV_PREFIX))
                 .collect()
         })
         .unwrap_or_default()
