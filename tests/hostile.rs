@@ -3724,6 +3724,38 @@ fn version_control_metadata_stays_read_only_in_writable_paths() {
     );
     assert_eq!(read("project/.hg/hgrc"), "[ui]\n", "HOLE");
     assert_eq!(read("worktree/.git"), "gitdir: /elsewhere\n", "HOLE");
+    // A repository made where there was none cannot be refused (nothing is there to cover):
+    // the run is told of, once.
+    std::fs::create_dir_all(home.path().join("fresh")).unwrap();
+    good_script(
+        &home,
+        "init.sh",
+        "#!/bin/bash\nmkdir -p \"$HOME/fresh/.git\"; echo made\n",
+    );
+    let warned = "the run made ";
+    let out = run(
+        &home,
+        &with(&["--writable", "fresh"]),
+        b"!{scripts/init.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "made", "{}", out.stderr);
+    assert!(
+        out.stderr.contains(warned) && out.stderr.contains("fresh/.git"),
+        "{}",
+        out.stderr
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "fresh"]),
+        b"!{scripts/init.sh}",
+        Feed::Whole,
+    );
+    assert!(
+        !out.stderr.contains(warned),
+        "it was there before: {}",
+        out.stderr
+    );
     // Control: with every write allowed the same script plants all of it.
     let out = run(
         &home,

@@ -96,6 +96,31 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
 /// the sandbox the next time the user runs the tool there), and the mark of a project's root.
 pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 
+/// The [`VCS_METADATA`] entries at the top of `roots` (the writable paths) that exist now.
+/// A run cannot change those, but it can make one where there was none; the executor compares
+/// before and after and warns (see [`made_vcs_metadata`]).
+pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
+    roots
+        .iter()
+        .flat_map(|r| VCS_METADATA.iter().map(move |n| r.join(n)))
+        .filter(|p| p.symlink_metadata().is_ok())
+        .collect()
+}
+
+/// The warning for version control metadata a run made at the top of a writable path.
+pub(crate) fn made_vcs_metadata(path: &std::path::Path) -> Message {
+    let tool = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map_or("", |n| n.trim_start_matches('.'));
+    Message::text(format!(
+        "the run made {}: {tool} runs hooks and settings from there (git's core.fsmonitor …) \
+         outside the sandbox; look at it before you run {tool} in {}",
+        crate::command::escape_controls(&path.display().to_string()),
+        crate::command::escape_controls(&path.parent().unwrap_or(path).display().to_string())
+    ))
+}
+
 /// Restrictions requested for one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
