@@ -127,7 +127,9 @@ pub(crate) fn made_vcs_metadata(path: &std::path::Path) -> Message {
 pub struct SandboxSpec {
     /// Fresh network namespace: no route out.
     pub isolate_network: bool,
-    /// Landlock: write only to `writable` paths.
+    /// Landlock: write only to `writable` paths. With `private_mounts` too, every other mount
+    /// is read-only as well, which is what refuses `chmod`, `chown`, `utimes` and `setxattr`
+    /// (Landlock alone does not cover them).
     pub restrict_filesystem: bool,
     /// Paths that stay writable under `restrict_filesystem` (the per-run TMPDIR is added by the
     /// executor; `/dev/null` and `/dev/tty` always are).
