@@ -273,7 +273,8 @@ fn sandbox_section(caps: &Capabilities) -> String {
         &mut s,
         "private mounts",
         &caps.mount_namespace,
-        "own /dev, /proc and $TMPDIR tmpfs; IPC and UTS namespaces; secrets hidden",
+        "own /dev, /proc and $TMPDIR tmpfs; IPC and UTS namespaces; secrets hidden; \
+         other mounts read-only unless writes are allowed",
     );
     let limits = ScriptPolicy::default().limits();
     let max = limits.processes.unwrap_or(0);
