@@ -3689,6 +3689,7 @@ fn version_control_metadata_stays_read_only_in_writable_paths() {
     home.write("project/.git/hooks/README", "hooks\n");
     home.write("project/.hg/hgrc", "[ui]\n");
     home.write("worktree/.git", "gitdir: /elsewhere\n");
+    home.write("project/app/.git/config", "[core]\n");
     good_script(
         &home,
         "plant.sh",
@@ -3701,6 +3702,7 @@ fn version_control_metadata_stays_read_only_in_writable_paths() {
          chmod 777 \"$p/.git/hooks\" 2>/dev/null && echo git-chmod\n\
          mv \"$p/.git\" \"$p/.git-old\" 2>/dev/null && echo git-moved\n\
          printf '[hooks]\\n' >> \"$p/.hg/hgrc\" 2>/dev/null && echo hg-config\n\
+         printf '[core]\\n' >> \"$p/app/.git/config\" 2>/dev/null && echo nested-git\n\
          echo 'gitdir: /tmp/evil' > \"$HOME/worktree/.git\" 2>/dev/null && echo gitfile\n\
          echo end\n",
     );
@@ -3765,7 +3767,7 @@ fn version_control_metadata_stays_read_only_in_writable_paths() {
     );
     assert_eq!(
         out.text(),
-        "wrote-out\nwrote-worktree\ngit-config\ngit-hook\ngit-chmod\ngit-moved\nhg-config\ngitfile\nend",
+        "wrote-out\nwrote-worktree\ngit-config\ngit-hook\ngit-chmod\ngit-moved\nhg-config\nnested-git\ngitfile\nend",
         "control: {}",
         out.stderr
     );

@@ -96,13 +96,26 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
 /// the sandbox the next time the user runs the tool there), and the mark of a project's root.
 pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 
-/// The [`VCS_METADATA`] entries at the top of `roots` (the writable paths) that exist now.
-/// A run cannot change those, but it can make one where there was none; the executor compares
-/// before and after and warns (see [`made_vcs_metadata`]).
+/// The [`VCS_METADATA`] entries that exist now at the top of `roots` (the writable paths) and
+/// of each folder directly in one (a folder of projects, a repository's submodules). The run
+/// cannot change those; it can make one where there was none, so the executor compares before
+/// and after and warns (see [`made_vcs_metadata`]).
 pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
-    roots
-        .iter()
-        .flat_map(|r| VCS_METADATA.iter().map(move |n| r.join(n)))
+    let is_vcs = |name: &std::ffi::OsStr| VCS_METADATA.iter().any(|n| name == *n);
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        dirs.push(root.clone());
+        if let Ok(rd) = std::fs::read_dir(root) {
+            // The entry's own type (no stat, no symlink followed).
+            dirs.extend(
+                rd.filter_map(|e| e.ok())
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && !is_vcs(&e.file_name()))
+                    .map(|e| e.path()),
+            );
+        }
+    }
+    dirs.iter()
+        .flat_map(|d| VCS_METADATA.iter().map(move |n| d.join(n)))
         .filter(|p| p.symlink_metadata().is_ok())
         .collect()
 }
@@ -361,6 +374,22 @@ mod tests {
         assert!(b.net && b.fs && !b.pid && b.userns && b.best_effort && b.mount);
         assert_eq!(b.limits(), a.limits());
         assert_eq!(b, a);
+    }
+
+    #[test]
+    fn vcs_metadata_at_the_top_and_one_folder_down() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        for d in [".git/hooks", "app/.hg", "app/deep/.git", "lib"] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        std::fs::write(r.join("lib/.git"), "gitdir: ../.git/modules/lib").unwrap();
+        let mut found = vcs_metadata(&[r.to_path_buf()]);
+        found.sort();
+        assert_eq!(
+            found,
+            [r.join(".git"), r.join("app/.hg"), r.join("lib/.git")]
+        );
     }
 
     #[test]

@@ -10,11 +10,10 @@
 //!   `/dev/null` over a file;
 //! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]);
 //! - with writes restricted: every mount read-only ([`read_only_except`]) but `$TMPDIR`,
-//!   `/dev/shm` and the writable paths, and inside those the VCS metadata ([`VCS_METADATA`])
-//!   read-only again. Landlock does not cover `chmod`, `chown`, `utimes` or `setxattr`; a
+//!   `/dev/shm` and the writable paths, and inside those the version control metadata
+//!   ([`super::VCS_METADATA`]) read-only again. Landlock does not cover `chmod`, `chown`, `utimes` or `setxattr`; a
 //!   read-only mount refuses them all (EROFS).
 
-use super::VCS_METADATA;
 use super::message::{Message, Setting};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -201,7 +200,8 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
 
 /// Make every mount of this namespace read-only except `$TMPDIR`, `/dev/shm` and `writable`
 /// (each bound onto itself first, so that it is a mount of its own that the pass leaves
-/// alone), and the [`VCS_METADATA`] at the top of each writable path read-only again.
+/// alone), and the [`VCS_METADATA`] at the top of each writable path and of the folders directly
+/// in it read-only again (see [`super::vcs_metadata`]).
 /// A mount keeps the flags it has (nosuid, nodev, noexec, atime): those inherited from the
 /// host are locked, and the kernel refuses a remount that drops one.
 fn read_only_except(writable: &[PathBuf], tmpdir: &Path) -> Result<(), MountError> {
@@ -221,18 +221,12 @@ fn read_only_except(writable: &[PathBuf], tmpdir: &Path) -> Result<(), MountErro
         roots.push(w);
     }
     let mut again = Vec::new();
-    for root in &roots {
-        for name in VCS_METADATA {
-            let p = root.join(name);
-            if p.symlink_metadata().is_err() {
-                continue;
-            }
-            let Ok(p) = std::fs::canonicalize(&p) else {
-                continue;
-            };
-            bind(&p, &p, false)?;
-            again.push(p);
-        }
+    for p in super::vcs_metadata(&roots) {
+        let Ok(p) = std::fs::canonicalize(&p) else {
+            continue;
+        };
+        bind(&p, &p, false)?;
+        again.push(p);
     }
     let info =
         std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| MountError::ReadOnly {
