@@ -578,11 +578,29 @@ impl Dispatcher {
                 script_path = Some(resolved.path.clone());
                 // The skill's variables first; a tool's own `env` comes after them.
                 extra_env.splice(0..0, cmd.env);
+                let mut args = cmd.args;
                 let cwd = match self.policy.workdir {
                     policy::Workdir::Skill => cmd.cwd,
-                    policy::Workdir::Caller => caller_dir.clone(),
+                    policy::Workdir::Caller => {
+                        if let Some(module) = &resolved.module {
+                            // Else Python imports `scripts.x` from the user's folder first.
+                            if !exec::python_has_safe_path(&cmd.program) {
+                                let why = format!(
+                                    "`python -m {module}` with workdir = caller needs Python 3.11 or later \
+                                     ({} has no -P, so the module could be imported from {} instead of \
+                                     skill `{}`): run it with --workdir skill, or install a newer Python",
+                                    cmd.program.display(),
+                                    caller_dir.display(),
+                                    resolved.skill
+                                );
+                                return block(&argv, skill, &stdin, Decision::Denied, why);
+                            }
+                            args.insert(0, "-P".into());
+                        }
+                        caller_dir.clone()
+                    }
                 };
-                (cmd.program.into_os_string(), cmd.args, cwd)
+                (cmd.program.into_os_string(), args, cwd)
             }
             Argv0Kind::Path | Argv0Kind::Bare => {
                 let target = Target::System {

@@ -385,6 +385,27 @@ fn interpreter_in_front_of_a_skill_script_runs_that_script() {
         "{shown}"
     );
 
+    // A module run where the user works imports the skill's package, never a same-named one
+    // in the user's folder (Python puts the cwd first on sys.path for `-m`).
+    home.write("work/scripts/__init__.py", "");
+    home.write("work/scripts/report.py", "print('HIJACK')\n");
+    home.write("work/scripts/util.py", "print('HIJACK')\n");
+    let out = filter(
+        &home,
+        "[!{python -m scripts.report input.txt}]",
+        &["--workdir", "caller"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[INPUT.TXT True\ncaller's file]");
+    // A plain script path: its own folder is sys.path[0], the user's folder is not searched.
+    let out = filter(
+        &home,
+        "[!{python3 scripts/report.py input.txt}]",
+        &["--workdir", "caller"],
+    );
+    assert_eq!(text(&out.stdout), "[INPUT.TXT True\ncaller's file]");
+    std::fs::remove_dir_all(home.path().join("work/scripts")).unwrap();
+
     // Without --allow-scripts nothing runs, python or not.
     let out = home
         .cmd()
