@@ -1176,3 +1176,58 @@ fn readme_try_it_by_hand_shows_a_call_result() {
     assert_eq!(call["result"]["isError"], false, "{call}");
     assert_eq!(call["result"]["structuredContent"], json!({"result": 1024}));
 }
+
+/// Two scripts with one stem, a skill name long enough to fill a function name, and a skill
+/// whose allowed-tools has no Bash: every script that can run is offered under its own name
+/// (the one it runs), and none of the locked skill's is.
+#[test]
+fn every_script_is_offered_under_a_name_of_its_own() {
+    let home = setup();
+    let long = "l".repeat(64);
+    home.write(
+        "skills/many/SKILL.md",
+        "---\nname: many\ndescription: Same stems\n---\nBody\n",
+    );
+    home.write(
+        &format!("skills/{long}/SKILL.md"),
+        &format!("---\nname: {long}\ndescription: Long name\n---\nBody\n"),
+    );
+    home.write(
+        "skills/locked/SKILL.md",
+        "---\nname: locked\ndescription: No Bash\nallowed-tools: Read\n---\nBody\n",
+    );
+    home.write("skills/locked/scripts/hi.sh", "#!/bin/sh\necho hi\n");
+    for (rel, says) in [
+        ("many/scripts/a/run.sh", "A"),
+        ("many/scripts/b/run.sh", "B"),
+        (&format!("{long}/scripts/first.sh"), "first"),
+        (&format!("{long}/scripts/second.sh"), "second"),
+    ] {
+        home.write(
+            &format!("skills/{rel}"),
+            &format!("#!/bin/sh\necho {says}\n"),
+        );
+    }
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let tools = c.request("tools/list", json!({}));
+    let names: Vec<String> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with("locked")), "{names:?}");
+    assert!(names.iter().all(|n| n.len() <= 64), "{names:?}");
+    let mut ran = Vec::new();
+    for name in names
+        .iter()
+        .filter(|n| n.starts_with("many") || n.starts_with("lll"))
+    {
+        let r = c.call(name, json!({}));
+        assert_eq!(r["isError"], false, "{name}: {r}");
+        ran.push(text(&r).trim().to_owned());
+    }
+    ran.sort();
+    assert_eq!(ran, ["A", "B", "first", "second"], "{names:?}");
+    c.close();
+}

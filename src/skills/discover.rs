@@ -245,21 +245,17 @@ impl SkillSet {
             .count()
     }
 
-    /// `SKILL:ID` for a tool or script offered as function `name` (`super::tools::function_name`):
-    /// a model that was offered native tools may write the function name as a command.
+    /// The reference of the tool or script offered as function `name`
+    /// ([`super::functions()`]): a model that was offered native tools may write the function
+    /// name as a command.
     pub(crate) fn reference_for_function(&self, name: &str) -> Option<String> {
         if !name.contains("__") {
             return None;
         }
-        self.skills.iter().find_map(|skill| {
-            let ids = skill
-                .tools()
-                .map(|t| t.id.clone())
-                .chain(skill.scripts().iter().map(|s| s.id.clone()));
-            ids.into_iter()
-                .find(|id| super::tools::function_name(&skill.name, id) == name)
-                .map(|id| format!("{}:{id}", skill.name))
-        })
+        super::functions::functions(self)
+            .into_iter()
+            .find(|f| f.name == name)
+            .map(|f| f.reference)
     }
 
     /// The skills, in search-path order.
