@@ -621,6 +621,7 @@ impl Dispatcher {
             skill: skill.as_deref(),
             cwd: &cwd,
             grants: &grants,
+            input: stdin.as_deref(),
         };
         match self.confirm(&prompt).await {
             Verdict::Run => {}

@@ -1231,3 +1231,30 @@ fn every_script_is_offered_under_a_name_of_its_own() {
     assert_eq!(ran, ["A", "B", "first", "second"], "{names:?}");
     c.close();
 }
+
+/// A JSON-input tool's arguments are all on stdin: the question shows them (as JSON, so
+/// escaped), not only the tool's name.
+#[test]
+fn consent_for_a_json_tool_shows_its_input() {
+    let home = setup();
+    home.write(
+        "skills/t/tools/stats/tool.yaml",
+        "id: stats\nruntime: python3\nscript: stats.py\n",
+    );
+    home.write(
+        "skills/t/tools/stats/schema.json",
+        r#"{"type": "object", "properties": {"input_path": {"type": "string"}}}"#,
+    );
+    home.write("skills/t/tools/stats/stats.py", "print('{}')\n");
+    let elicit: Elicit = Box::new(|_| json!({"action": "decline"}));
+    let mut c = Client::start_with(&home, &["--allow-scripts"], Some(elicit));
+    let r = c.call("t__stats", json!({"input_path": "secret\u{1b}[2J.csv"}));
+    assert_eq!(r["isError"], true, "{r}");
+    let message = c.asked[0]["message"].as_str().unwrap();
+    assert!(message.contains("run `t:stats`?"), "{message}");
+    assert!(
+        message.contains(r#"input: {"input_path":"secret\u001b[2J.csv"}"#),
+        "{message}"
+    );
+    c.close();
+}
