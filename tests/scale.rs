@@ -447,6 +447,11 @@ fn ambiguous_short_path_answers_with_the_qualified_candidates() {
         ),
         "{first}"
     );
+    // The model is asked to correct itself, not to give up on the script.
+    assert!(
+        first.ends_with("Write it again with that fixed, or answer without it."),
+        "{first}"
+    );
     let second = messages(&server, 2).last().unwrap()["content"]
         .as_str()
         .unwrap()
