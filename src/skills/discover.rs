@@ -386,6 +386,19 @@ pub(crate) fn no_skills_hint(dir: &Path) -> String {
 /// How a tool-folder problem's warning ends (the tool is left out, the skill loads).
 const TOOL_SKIPPED: &str = "; tool skipped";
 
+impl Skill {
+    /// Why the tool folder `tools/ID/` of this skill was left out at load, as its first problem
+    /// (`tools/ID/FILE:LINE: what`), or `None` when no folder of that name was skipped.
+    pub(crate) fn skipped_tool(&self, id: &str) -> Option<String> {
+        let folder = format!("/{}/{id}/", super::tools::TOOLS_DIR);
+        self.warnings.iter().find_map(|w| {
+            let problem = w.strip_suffix(TOOL_SKIPPED)?;
+            let at = problem.find(&folder)?;
+            Some(problem[at + 1..].to_owned())
+        })
+    }
+}
+
 /// Load one skill leniently. `Err` says why it was skipped; its message is the warning.
 pub fn load_skill(
     found_at: &Path,

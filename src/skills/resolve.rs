@@ -271,6 +271,11 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
             "tool `{id}` of skill `{}` is disabled (enabled: false in its tool.yaml)",
             skill.name
         ))),
+        [] if let Some(why) = skill.skipped_tool(id) => Err(ResolveError::NotFound(format!(
+            "tool `{id}` of skill `{}` exists but was skipped at load: {why} (fix that file; \
+             `skillpipe skills validate` shows every problem)",
+            skill.name
+        ))),
         [] => {
             let known: Vec<&str> = skill
                 .tools()
