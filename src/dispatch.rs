@@ -520,6 +520,8 @@ impl Dispatcher {
         let mut extra_env = Vec::new();
         let caller_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let mut timeout = Duration::from_secs(self.policy.timeout_seconds);
+        // The tool whose tool.yaml shortened the timeout, and the policy's.
+        let mut tool_timeout: Option<(String, Duration)> = None;
         let kind = match invocation {
             Some(_) => Argv0Kind::ScriptRef,
             None => command::classify(&argv0),
@@ -547,9 +549,12 @@ impl Dispatcher {
                 }
                 let mut script_args = args;
                 if let Some(tool) = &resolved.tool {
-                    if let Some(t) = tool.timeout {
+                    if let Some(t) = tool.timeout
+                        && t < timeout
+                    {
                         // The policy's timeout is the user's bound; a tool may only shorten it.
-                        timeout = timeout.min(t);
+                        tool_timeout = Some((format!("{}:{}", resolved.skill, tool.id), timeout));
+                        timeout = t;
                     }
                     extra_env.extend(
                         tool.env
@@ -723,6 +728,7 @@ impl Dispatcher {
                     result.why = Some(Hint::Timeout {
                         seconds: timeout.as_secs(),
                         network_off: !self.policy.allow_network,
+                        tool: tool_timeout.map(|(t, policy)| (t, policy.as_secs())),
                     });
                 }
                 if !result.success()

@@ -391,6 +391,8 @@ fn calls_run_fail_time_out_and_are_audited() {
     );
     assert_eq!(slow["isError"], true);
     assert!(text(&slow).contains("timed out"), "{slow}");
+    // The script wrote nothing: no stderr block made of the runner's status.
+    assert!(!text(&slow).contains("stderr:"), "{slow}");
 
     let bad = c.call("t__echo", json!({"args": [{"x": 1}]}));
     assert_eq!(bad["isError"], true);

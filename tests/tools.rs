@@ -340,6 +340,22 @@ fn disabled_tools_are_hidden_and_timeouts_apply() {
     );
     assert_eq!(v["exit_code"], 124);
     assert_eq!(v["stderr"], "Timeout", "{v}");
+    // The tool's own timeout stopped it: the hint names its tool.yaml, not --timeout.
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y", "--timeout", "10"])
+        .write_stdin("!{data:slow 4}")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "stopped at the timeout of tool `data:slow` (timeout: 1 in its tool.yaml): a larger \
+             timeout there allows longer (up to the policy's 10 s)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("--timeout SECS"), "{err}");
 }
 
 #[test]

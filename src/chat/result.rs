@@ -36,7 +36,7 @@ pub fn capture_message(outcome: &Outcome, max_bytes: usize) -> String {
             if !out.is_empty() {
                 msg = join(&msg, &labelled("Output:", &out));
             }
-            let err = stderr_tail(&r.stderr);
+            let err = stderr_tail(own_stderr(r));
             if !err.is_empty() {
                 msg = join(&msg, &labelled("Error:", &err));
             }
@@ -71,6 +71,21 @@ fn refusal_message(decision: Decision, reason: &str) -> String {
             "Not run: {}. {CONTINUE} Answer without it.",
             short_reason(reason)
         )
+    }
+}
+
+/// The run's own stderr, without the `Timeout` or `Signal: NAME` line the runner adds at its
+/// end: the status already says that, and as stderr it reads as the script's own words.
+pub fn own_stderr(r: &crate::exec::RunResult) -> &[u8] {
+    let marker = match (&r.signal, r.timed_out) {
+        (_, true) => "Timeout".to_owned(),
+        (Some(name), false) => format!("Signal: {name}"),
+        (None, false) => return &r.stderr,
+    };
+    match r.stderr.strip_suffix(marker.as_bytes()) {
+        Some(rest) if rest.is_empty() => rest,
+        Some(rest) => rest.strip_suffix(b"\n").unwrap_or(&r.stderr),
+        None => &r.stderr,
     }
 }
 
@@ -327,6 +342,32 @@ mod tests {
             m,
             "Failed (exit 1). Output: partial Error: boom — continue your answer. Fix the command and try once more, or explain the problem."
         );
+    }
+
+    #[test]
+    fn the_runners_status_line_is_not_the_scripts_stderr() {
+        let timed = |stderr: &str| RunResult {
+            exit_code: 124,
+            timed_out: true,
+            stderr: stderr.as_bytes().to_vec(),
+            ..Default::default()
+        };
+        assert_eq!(own_stderr(&timed("Timeout")), b"");
+        assert_eq!(own_stderr(&timed("oops\nTimeout")), b"oops");
+        assert_eq!(own_stderr(&timed("noTimeout")), b"noTimeout");
+        let killed = RunResult {
+            exit_code: -9,
+            signal: Some("SIGKILL".into()),
+            stderr: b"x\nSignal: SIGKILL".to_vec(),
+            ..Default::default()
+        };
+        assert_eq!(own_stderr(&killed), b"x");
+        let plain = RunResult {
+            exit_code: 1,
+            stderr: b"Timeout".to_vec(),
+            ..Default::default()
+        };
+        assert_eq!(own_stderr(&plain), b"Timeout");
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub fn result_of(outcome: &Outcome) -> Value {
 fn ran_result(ran: &Ran) -> Value {
     let r = &ran.result;
     let stdout = String::from_utf8_lossy(&r.stdout);
-    let stderr = String::from_utf8_lossy(&r.stderr);
+    let stderr = String::from_utf8_lossy(crate::chat::result::own_stderr(r));
     let mut text = String::new();
     if r.success() {
         text.push_str(&stdout);
