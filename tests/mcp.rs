@@ -354,9 +354,117 @@ fn tools_and_resources_are_listed_and_read() {
     assert!(text(&loaded).contains("- t__echo"), "{loaded}");
     let unknown = c.call("load_skill", json!({"name": "zz"}));
     assert_eq!(unknown["isError"], true);
-    assert!(text(&unknown).contains("the skills are: t"), "{unknown}");
+    assert!(text(&unknown).contains("(loaded: t)"), "{unknown}");
 
     assert!(c.close().success());
+}
+
+/// `load_skill` reads a file as chat's `!{skill NAME FILE}` does (another letter case found
+/// when unique), under one rule with resources: a hidden file or one the sandbox hides from
+/// scripts is never handed over. Reads are audited like chat's.
+#[test]
+fn load_skill_reads_files_under_the_rule_of_chat_and_is_audited() {
+    let home = setup();
+    home.write(
+        "skills/t/forms.md",
+        "# Forms
+",
+    );
+    home.write(
+        "skills/t/.env",
+        "TOKEN=secret
+",
+    );
+    home.write(
+        "skills/t/secret.pem",
+        "KEY
+",
+    );
+    std::os::unix::fs::symlink(".env", home.path().join("skills/t/env.txt")).unwrap();
+    let pem = home
+        .path()
+        .join("skills/t/secret.pem")
+        .canonicalize()
+        .unwrap();
+    let pem_s = pem.display().to_string();
+    home.write(
+        "config/skillpipe/agents/reader.toml",
+        &format!(
+            "name = \"reader\"\ndescription = \"Reads t\"\nskills = [\"t\"]\ninstructions = \"x\"\n\
+             [script_policy]\ndeny_read = [\"{pem_s}\"]\n"
+        ),
+    );
+    let mut c = Client::start(&home, &["--agent", "reader"]);
+
+    let tools = c.request("tools/list", json!({}));
+    let load = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "load_skill")
+        .unwrap()
+        .clone();
+    assert_eq!(load["inputSchema"]["properties"]["file"]["type"], "string");
+
+    let forms = c.call("load_skill", json!({"name": "t", "file": "FORMS.md"}));
+    assert_eq!(forms["isError"], false, "{forms}");
+    assert_eq!(text(&forms), "# Forms\n");
+    for hidden in [".env", "env.txt", "secret.pem"] {
+        let r = c.call("load_skill", json!({"name": "t", "file": hidden}));
+        assert_eq!(r["isError"], true, "{hidden}: {r}");
+        assert!(
+            !text(&r).contains("secret") || hidden == "secret.pem",
+            "{r}"
+        );
+        assert!(
+            !text(&r).contains("TOKEN") && !text(&r).contains("KEY"),
+            "{r}"
+        );
+        let uri = format!("skill://t/{hidden}");
+        let read = c.request("resources/read", json!({"uri": uri}));
+        assert!(read["error"].is_object(), "{hidden}: {read}");
+    }
+    // Positive control: a plain file is read both ways.
+    let guide = c.request(
+        "resources/read",
+        json!({"uri": "skill://t/references/guide.md"}),
+    );
+    assert_eq!(
+        guide["result"]["contents"][0]["text"],
+        "# Guide\nRead me.\n"
+    );
+    let body = c.call("load_skill", json!({"name": "t"}));
+    assert!(text(&body).contains("Call t__echo to echo."), "{body}");
+    assert!(text(&body).contains("skill://t/forms.md"), "{body}");
+    assert!(!text(&body).contains(".env"), "{body}");
+    assert!(c.close().success());
+
+    let reads: Vec<Value> = home
+        .audit()
+        .into_iter()
+        .filter(|r| r["argv"][0] == "skill")
+        .map(|r| json!([r["argv"], r["decision"], r["kind"]]))
+        .collect();
+    assert!(
+        reads.contains(&json!([["skill", "t", "FORMS.md"], "ran", "mcp"])),
+        "{reads:?}"
+    );
+    assert!(
+        reads.contains(&json!([
+            ["skill", "t", "references/guide.md"],
+            "ran",
+            "mcp"
+        ])),
+        "{reads:?}"
+    );
+    assert!(
+        reads.contains(&json!([["skill", "t", ".env"], "invalid", "mcp"])),
+        "{reads:?}"
+    );
+    assert!(
+        reads.contains(&json!([["skill", "t"], "ran", "mcp"])),
+        "{reads:?}"
+    );
 }
 
 #[test]

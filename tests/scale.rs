@@ -701,3 +701,63 @@ fn r9s_agent_as_r9s_writes_it() {
         .to_string();
     assert!(system.contains("NOTES-BODY"), "{system}");
 }
+
+/// `!{skill NAME}` returns the body and then every script of the skill in the form a directive
+/// writes it (the catalog lists six and "and N more"); `!{skill NAME FILE}` finds a file named
+/// in another letter case when it is the only one, and never reads a hidden file.
+#[test]
+fn a_loaded_body_lists_every_script_and_hidden_files_stay_hidden() {
+    let home = TestHome::new();
+    let root = home.path().join("skills");
+    let scripts: Vec<(String, String)> = (0..9)
+        .map(|i| {
+            (
+                format!("scripts/step_{i}.sh"),
+                format!("#!/bin/sh\n# Step {i} of nine.\necho {i}\n"),
+            )
+        })
+        .collect();
+    let mut files: Vec<(&str, &str)> = scripts
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    files.push(("forms.md", "# Forms\n"));
+    files.push((".env", "TOKEN=secret\n"));
+    skill(
+        &root,
+        "many",
+        "Nine steps.",
+        "Run the steps in order.\n",
+        &files,
+    );
+    home.write("work/.keep", "");
+    let read = |body: &str| {
+        home.cmd()
+            .current_dir(home.path().join("work"))
+            .args(["filter", "--skills-dir"])
+            .arg(&root)
+            .write_stdin(body)
+            .output()
+            .unwrap()
+    };
+    let out = read("!{skill many}");
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with("Run the steps in order."), "{shown}");
+    for i in 0..9 {
+        assert!(
+            shown.contains(&format!("| scripts/step_{i}.sh | Step {i} of nine. |")),
+            "{shown}"
+        );
+    }
+    let out = read("!{skill many FORMS.md}");
+    assert_eq!(text(&out.stdout), "# Forms");
+    for hidden in [".env", "./.env"] {
+        let out = read(&format!("!{{skill many {hidden}}}"));
+        assert_eq!(text(&out.stdout), "", "{hidden}");
+        assert!(
+            text(&out.stderr).contains("a hidden file"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -60,6 +60,23 @@ fn push_entry(out: &mut String, skill: &SkillPrompt, all: &[SkillPrompt]) {
     out.push('\n');
 }
 
+/// What `!{skill NAME}` appends to the body: every script and tool of the skill, in the form a
+/// directive writes it — the catalog entry lists only [`MAX_SCRIPTS_LISTED`]. Empty when the
+/// skill has none or is not loaded.
+pub fn loaded_scripts(skills: &crate::skills::SkillSet, name: &str) -> String {
+    let names: Vec<String> = skills.iter().map(|s| s.name.clone()).collect();
+    let all = super::skill_adapter::skill_prompts_of(skills, &names);
+    match all.iter().find(|s| s.name == name) {
+        Some(skill) if !skill.scripts.is_empty() => {
+            format!(
+                "\n\n# Scripts of skill {name}{}",
+                super::prompt::scripts_table(skill, &all)
+            )
+        }
+        _ => String::new(),
+    }
+}
+
 /// Estimated tokens of a prompt: about four bytes a token for English prose and Markdown, the
 /// usual rule of thumb (exact counts depend on the model's tokenizer).
 pub fn estimated_tokens(prompt: &str) -> usize {

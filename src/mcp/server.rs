@@ -248,6 +248,27 @@ impl Server {
                 );
                 self.send(reply);
             }
+            Step::ReadResource { id, skill, uri } => {
+                let reply = match self.catalog.file_of(&uri) {
+                    Some((_, f)) => match self.dispatcher.serve_skill_file(
+                        Origin::Mcp,
+                        &skill,
+                        &f.rel,
+                        f.bytes.len(),
+                    ) {
+                        Ok(()) => jsonrpc::response(&id, Catalog::read_json(f)),
+                        Err(why) => jsonrpc::error_response(
+                            &id,
+                            &RpcError::new(jsonrpc::INVALID_REQUEST, why),
+                        ),
+                    },
+                    None => jsonrpc::error_response(
+                        &id,
+                        &RpcError::new(jsonrpc::RESOURCE_NOT_FOUND, "no such resource"),
+                    ),
+                };
+                self.send(reply);
+            }
             Step::Cancel(id) => {
                 for r in self.running.values_mut().filter(|r| r.id == id) {
                     r.by_client = true;
