@@ -385,6 +385,28 @@ fn interpreter_in_front_of_a_skill_script_runs_that_script() {
         "{shown}"
     );
 
+    // Interpreter options that take no code keep it that script (not a python call).
+    let out = filter(
+        &home,
+        "[!{python3 -u -B scripts/report.py input.txt}]",
+        &["--workdir", "caller"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[INPUT.TXT True\ncaller's file]");
+    assert_eq!(home.audit().last().unwrap()["skill"], "alpha");
+    // One that runs code (`-c`) leaves it a python call, which the policy does not allow.
+    let out = filter(
+        &home,
+        "[!{python3 -c 'print(1)' scripts/report.py}]",
+        &["--workdir", "caller"],
+    );
+    assert_eq!(text(&out.stdout), "[]");
+    assert!(
+        text(&out.stderr).contains("not in allowed_commands"),
+        "{}",
+        text(&out.stderr)
+    );
+
     // A module run where the user works imports the skill's package, never a same-named one
     // in the user's folder (Python puts the cwd first on sys.path for `-m`).
     home.write("work/scripts/__init__.py", "");
