@@ -697,6 +697,7 @@ impl Dispatcher {
             started: std::time::Instant::now(),
         };
         let ran = exec::run_with_launcher(spec, self.launcher.as_deref()).await;
+        let ran_for = guard.started.elapsed();
         guard.disarm();
         match ran {
             Ok(mut result) => {
@@ -765,6 +766,7 @@ impl Dispatcher {
             Err(e @ ExecError::Interrupted(_)) => {
                 let mut rec = self.record(origin, Decision::Ran, &argv, skill, stdin.as_deref());
                 rec.phase = Some("completed");
+                rec.duration_ms = Some(ran_for.as_millis() as u64);
                 rec.reason = Some(e.to_string());
                 self.audit.write_or_warn(&rec);
                 Outcome::Blocked {

@@ -1368,3 +1368,61 @@ fn consent_for_a_json_tool_shows_its_input() {
     );
     c.close();
 }
+
+/// More calls than run at once, then SIGTERM: the running ones are stopped and audited (with
+/// how long they ran); the ones still waiting for a turn never start — answered -32000
+/// "shutting down", with no audit line.
+#[test]
+fn sigterm_with_calls_waiting_for_a_turn_starts_none_of_them() {
+    const RUNNING: usize = 16;
+    let home = setup();
+    let marker = format!("mcp-queue-{}", std::process::id());
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let ids: Vec<Value> = (0..RUNNING + 2)
+        .map(|i| {
+            c.start_request(
+                "tools/call",
+                json!({"name": "t__orphan", "arguments": {"args": [format!("{marker}-{i}")]}}),
+            )
+        })
+        .collect();
+    assert!(eventually(|| processes_named(&marker)
+        .iter()
+        .filter(|p| p.contains("-parent"))
+        .count()
+        == RUNNING));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(c.child.id() as i32, libc::SIGTERM) };
+    let replies: Vec<Value> = ids.iter().map(|id| c.wait_for(id)).collect();
+    let stopped = replies
+        .iter()
+        .filter(|r| text(&r["result"]).starts_with("stopped: interrupted by SIGTERM"))
+        .count();
+    let unstarted: Vec<&Value> = replies.iter().filter(|r| r["error"].is_object()).collect();
+    assert_eq!(stopped, RUNNING, "{replies:?}");
+    assert_eq!(unstarted.len(), 2, "{replies:?}");
+    for r in unstarted {
+        assert_eq!(r["error"]["code"], -32000, "{r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("shutting down"),
+            "{r}"
+        );
+    }
+    assert_eq!(wait_exit(&mut c.child).code(), Some(143));
+    assert!(eventually(|| processes_named(&marker).is_empty()));
+    let started = home
+        .audit_all()
+        .into_iter()
+        .filter(|r| r["phase"] == "started")
+        .count();
+    assert_eq!(started, RUNNING, "only the running ones started");
+    let lines = audit_for(&home, "orphan.sh");
+    assert_eq!(lines.len(), RUNNING, "one decision per running call");
+    for rec in &lines {
+        assert!(rec["reason"].as_str().unwrap().contains("SIGTERM"), "{rec}");
+        assert!(rec["duration_ms"].is_u64(), "{rec}");
+    }
+}
