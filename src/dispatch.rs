@@ -520,6 +520,8 @@ impl Dispatcher {
         let mut extra_env = Vec::new();
         let caller_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let mut timeout = Duration::from_secs(self.policy.timeout_seconds);
+        // `python -P -m …` (workdir = caller): an old Python's refusal of -P is explained.
+        let mut safe_path = false;
         // The tool whose tool.yaml shortened the timeout, and the policy's.
         let mut tool_timeout: Option<(String, Duration)> = None;
         let kind = match invocation {
@@ -587,20 +589,11 @@ impl Dispatcher {
                 let cwd = match self.policy.workdir {
                     policy::Workdir::Skill => cmd.cwd,
                     policy::Workdir::Caller => {
-                        if let Some(module) = &resolved.module {
-                            // Else Python imports `scripts.x` from the user's folder first.
-                            if !exec::python_has_safe_path(&cmd.program) {
-                                let why = format!(
-                                    "`python -m {module}` with workdir = caller needs Python 3.11 or later \
-                                     ({} has no -P, so the module could be imported from {} instead of \
-                                     skill `{}`): run it with --workdir skill, or install a newer Python",
-                                    cmd.program.display(),
-                                    caller_dir.display(),
-                                    resolved.skill
-                                );
-                                return block(&argv, skill, &stdin, Decision::Denied, why);
-                            }
+                        if resolved.module.is_some() {
+                            // Else Python imports `scripts.x` from the user's folder first. A
+                            // Python before 3.11 refuses the option: it fails closed, said below.
                             args.insert(0, "-P".into());
+                            safe_path = true;
                         }
                         caller_dir.clone()
                     }
@@ -700,6 +693,16 @@ impl Dispatcher {
         let ran_for = guard.started.elapsed();
         guard.disarm();
         match ran {
+            Ok(result) if safe_path && python_lacks_safe_path(&result) => {
+                let why = format!(
+                    "`{}` with workdir = caller needs Python 3.11 or later: its -P keeps your \
+                     folder off sys.path, so that the module is the skill's, not a file of yours \
+                     with its name; this Python is older (\"Unknown option: -P\"): run it with \
+                     --workdir skill, or install a newer Python",
+                    argv.join(" ")
+                );
+                self.end_with(origin, &argv, skill, &stdin, Decision::Denied, why)
+            }
             Ok(mut result) => {
                 let mut rec = self.record(
                     origin,
@@ -1144,6 +1147,15 @@ fn name_over_cap_warnings(result: &mut RunResult, skill: Option<&str>, argv0: &s
             *w = format!("{whose}: {w}");
         }
     }
+}
+
+/// The run ended at Python's own refusal of `-P` (before 3.11), before any module was imported.
+fn python_lacks_safe_path(r: &RunResult) -> bool {
+    r.exit_code == 2
+        && String::from_utf8_lossy(&r.stderr)
+            .lines()
+            .next()
+            .is_some_and(|l| l.trim() == "Unknown option: -P")
 }
 
 /// Writes its record when dropped before [`AuditOnDrop::disarm`]: a cancelled run is audited,

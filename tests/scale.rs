@@ -426,6 +426,53 @@ fn interpreter_in_front_of_a_skill_script_runs_that_script() {
         &["--workdir", "caller"],
     );
     assert_eq!(text(&out.stdout), "[INPUT.TXT True\ncaller's file]");
+    // A Python before 3.11 refuses -P: nothing is imported, and the refusal says why.
+    let old = home.write(
+        "oldbin/python3",
+        "#!/bin/sh\nfor a; do [ \"$a\" = -P ] && { echo 'Unknown option: -P' >&2; \
+         echo 'usage: python3 [option] ...' >&2; exit 2; }; done\necho OLD-PYTHON-RAN\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        old.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = home
+        .cmd()
+        .current_dir(home.path().join("work"))
+        .env("PATH", &path)
+        .args(["filter", "--skills-dir"])
+        .arg(home.path().join("skills"))
+        .args(["--allow-scripts", "-y", "--workdir", "caller"])
+        .write_stdin("[!{python -m scripts.report input.txt}]")
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout), "[]");
+    assert!(
+        text(&out.stderr).contains("with workdir = caller needs Python 3.11 or later"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(home.audit().last().unwrap()["decision"], "denied");
+    // Positive control: the same old Python runs a module in the skill's folder (no -P needed).
+    let out = home
+        .cmd()
+        .current_dir(home.path().join("work"))
+        .env("PATH", &path)
+        .args(["filter", "--skills-dir"])
+        .arg(home.path().join("skills"))
+        .args(["--allow-scripts", "-y"])
+        .write_stdin("[!{python -m scripts.report input.txt}]")
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        "[OLD-PYTHON-RAN]",
+        "{}",
+        text(&out.stderr)
+    );
     std::fs::remove_dir_all(home.path().join("work/scripts")).unwrap();
 
     // Without --allow-scripts nothing runs, python or not.

@@ -24,7 +24,6 @@ use tokio::process::{Child, Command};
 mod capture;
 mod missing_module;
 mod resolve;
-pub use resolve::python_has_safe_path;
 mod run_tmp;
 mod signals;
 

@@ -75,32 +75,6 @@ pub fn resolve(
         .ok_or_else(|| not_found(program))
 }
 
-/// Whether the Python at `program` knows `-P` (3.11+: the working directory is not put first on
-/// `sys.path`). `python -m` otherwise imports `scripts.x` from the cwd before `PYTHONPATH`, so a
-/// module run in the user's folder could load the folder's file under the skill's approval.
-/// Asked once per interpreter with `-I -S -P -c pass` (no site, no environment: no user code).
-pub fn python_has_safe_path(program: &Path) -> bool {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static SEEN: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();
-    let seen = SEEN.get_or_init(Default::default);
-    if let Some(known) = seen.lock().ok().and_then(|m| m.get(program).copied()) {
-        return known;
-    }
-    let knows = std::process::Command::new(program)
-        .args(["-I", "-S", "-P", "-c", "pass"])
-        .env_clear()
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if let Ok(mut m) = seen.lock() {
-        m.insert(program.to_owned(), knows);
-    }
-    knows
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,19 +133,6 @@ mod tests {
             resolve("./plain".as_ref(), &env(""), d.path()),
             Err(ExecError::Io(..))
         ));
-    }
-
-    #[test]
-    fn safe_path_probe_fails_closed() {
-        let d = tempfile::tempdir().unwrap();
-        // An "interpreter" that rejects -P, as Python before 3.11 does.
-        let old = script(d.path(), "python-old", 0o755);
-        std::fs::write(&old, "#!/bin/sh\necho 'Unknown option: -P' >&2\nexit 2\n").unwrap();
-        assert!(!python_has_safe_path(&old));
-        assert!(!python_has_safe_path(&d.path().join("missing")));
-        let new = script(d.path(), "python-new", 0o755);
-        std::fs::write(&new, "#!/bin/sh\n[ \"$3\" = -P ] && exit 0; exit 2\n").unwrap();
-        assert!(python_has_safe_path(&new));
     }
 
     #[test]
