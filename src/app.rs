@@ -175,29 +175,49 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     warnings.extend(skills.load_problems().into_iter().map(str::to_string));
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
-    if !wanted.is_empty() {
-        skills.retain_named(&wanted).map_err(|e| {
-            let hint = e.names.iter().find_map(|n| untrusted_skill_hint(n));
-            usage(match hint {
-                Some(hint) => format!("{e}; {hint}"),
-                None => e.to_string(),
-            })
-        })?;
+    if !wanted.is_empty()
+        && let Err(e) = skills.retain_named(&wanted)
+    {
+        // Found but skipped (a broken SKILL.md) says why; else where it would have been.
+        let hint = e.names.iter().find_map(|n| {
+            skills
+                .skipped(n)
+                .map(|why| format!("skill `{n}` was found but not loaded: {why}"))
+                .or_else(|| untrusted_skill_hint(n))
+        });
+        return Err(usage(match hint {
+            Some(hint) => format!("{e}; {hint}"),
+            None => e.to_string(),
+        }));
     }
     if let Some(a) = agent
         .as_ref()
         .filter(|a| crate::paths::in_user_config(&a.source))
-        && let Some((skill, folder)) = project_skill_of(&skills, &a.skills, &config.skills_dirs)
     {
-        return Err(usage(format!(
-            "agent `{}` ({}) names skill `{skill}`, which only this project has ({}): a \
-             project's skill does not run under your own agent's grants; install it in your \
-             skills folder, or pass --skills-dir {} to choose it",
-            a.name,
-            a.source.display(),
-            folder.join(&skill).display(),
-            folder.display()
-        )));
+        let project = project_skills(&skills, &config.skills_dirs);
+        if let Some((skill, folder)) = project.iter().find(|(name, _)| a.skills.contains(name)) {
+            return Err(usage(format!(
+                "agent `{}` ({}) names skill `{skill}`, which only this project has ({}): a \
+                 project's skill does not run under your own agent's grants; install it in your \
+                 skills folder, or pass --skills-dir {} to choose it",
+                a.name,
+                a.source.display(),
+                folder.display(),
+                shell_words::quote(&folder.to_string_lossy())
+            )));
+        }
+        // An agent with no skill list would otherwise take them all: not the project's.
+        if !project.is_empty() {
+            let names: Vec<&str> = project.iter().map(|(n, _)| n.as_str()).collect();
+            skills.remove_named(&names);
+            warnings.push(format!(
+                "agent `{}` is yours, so it does not use this project's skills ({}): a project's \
+                 script does not run under your own agent's grants; pass --skills-dir FOLDER to \
+                 choose one",
+                a.name,
+                names.join(", ")
+            ));
+        }
     }
     // Counted among the skills in use: an agent or `--skill` hears nothing of the others.
     let linted = skills.linted();
@@ -248,16 +268,12 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     })
 }
 
-/// Of the skills `names` (a user's own agent's), the first that was found in a project folder of
-/// the working directory (a trusted one: else none is loaded) and not in a `--skills-dir` the
-/// user gave: its name and that project folder. An agent of the user's carries the user's
-/// grants (network, writable paths, environment); a project's script must not inherit them by
-/// sharing a name with a skill the user does not have.
-fn project_skill_of(
-    skills: &SkillSet,
-    names: &[String],
-    given: &[PathBuf],
-) -> Option<(String, PathBuf)> {
+/// The loaded skills that were found in a project folder of the working directory (a trusted
+/// one: else none is loaded) and not in a `--skills-dir` the user gave: each name and its folder
+/// as the user would name it (`./skills/NAME`). An agent of the user's carries the user's grants
+/// (network, writable paths, environment); a project's script must not inherit them, neither by
+/// sharing a name with a skill the user does not have nor by an agent that names no skills.
+fn project_skills(skills: &SkillSet, given: &[PathBuf]) -> Vec<(String, PathBuf)> {
     let canonical = |d: &std::path::Path| d.canonicalize().ok();
     let given: Vec<PathBuf> = given.iter().filter_map(|d| canonical(d)).collect();
     let project: Vec<(PathBuf, PathBuf)> = crate::paths::PROJECT_SKILL_DIRS
@@ -265,16 +281,15 @@ fn project_skill_of(
         .map(|d| PathBuf::from(".").join(d))
         .filter_map(|d| canonical(&d).map(|c| (d, c)))
         .collect();
-    names.iter().find_map(|name| {
-        let skill = skills.iter().find(|s| &s.name == name)?;
-        if given.iter().any(|g| skill.dir.starts_with(g)) {
-            return None;
-        }
-        project
-            .iter()
-            .find(|(_, c)| skill.dir.starts_with(c))
-            .map(|(shown, _)| (name.clone(), shown.clone()))
-    })
+    skills
+        .iter()
+        .filter(|skill| !given.iter().any(|g| skill.dir.starts_with(g)))
+        .filter_map(|skill| {
+            let (shown, canon) = project.iter().find(|(_, c)| skill.dir.starts_with(c))?;
+            let rest = skill.dir.strip_prefix(canon).ok()?;
+            Some((skill.name.clone(), shown.join(rest)))
+        })
+        .collect()
 }
 
 /// Once per process: when the working directory is not trusted but has project-local skills (and
@@ -583,11 +598,11 @@ mod session {
         Ok((session, settings))
     }
 
-    /// A base URL of the user's with no model named: the built-in default model belongs to
-    /// another server, so ask this one what it serves and take its only model, or stop and list
-    /// them.
+    /// No model named, and the default is only a guess for this server (see
+    /// `Settings::ask_endpoint_for_model`): ask it what it serves and take its only model, or
+    /// the default when it serves that among others, or stop and list them.
     fn choose_model(mut settings: Settings) -> Result<Settings, AppError> {
-        if !settings.model_is_default_for_other_url {
+        if !settings.ask_endpoint_for_model {
             return Ok(settings);
         }
         let url = settings.base_url.clone();
@@ -610,12 +625,16 @@ mod session {
                     crate::term::sanitize(only)
                 );
                 settings.model = only.clone();
-                settings.model_is_default_for_other_url = false;
+                settings.ask_endpoint_for_model = false;
                 Ok(settings)
             }
             [] => Err(usage(format!(
                 "no model named, and {url} lists none; pass --model NAME"
             ))),
+            many if many.contains(&settings.model) => {
+                settings.ask_endpoint_for_model = false;
+                Ok(settings)
+            }
             many => Err(usage(format!(
                 "no model named, and {url} serves {} models; choose one with --model: {}",
                 many.len(),

@@ -81,12 +81,13 @@ pub struct ConfigError {
 impl ConfigFile {
     /// Parses config text; errors name `path` and the line.
     pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
-        let mut config: ConfigFile = toml::from_str(text).map_err(|e| ConfigError {
-            file: path.to_path_buf(),
-            line: e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1),
-            message: e.message().trim().replace('\n', "; "),
+        let mut config: ConfigFile = toml::from_str(text).map_err(|e| {
+            let found = crate::toml_words::locate(text, &e);
+            ConfigError {
+                file: path.to_path_buf(),
+                line: found.line,
+                message: found.message,
+            }
         })?;
         if let Some(ts) = &config.skills.ts_interpreter
             && ts.trim().is_empty()

@@ -85,6 +85,8 @@ pub mod skills;
 #[cfg(feature = "runtime")]
 pub mod term;
 #[cfg(feature = "runtime")]
+pub(crate) mod toml_words;
+#[cfg(feature = "runtime")]
 pub(crate) mod trust;
 
 pub use policy::{Decision, ScriptPolicy};

@@ -33,6 +33,12 @@ pub enum TrustError {
     TrustedThrough { dir: PathBuf, via: PathBuf },
     #[error("{} is not trusted (nothing to revoke)", .0.display())]
     NotTrusted(PathBuf),
+    #[error(
+        "{}: refusing to trust a path with a control character or invalid UTF-8 in it: the \
+         trust list holds one path per line; rename the directory",
+        crate::command::escape_controls(&.0.to_string_lossy())
+    )]
+    Unlistable(PathBuf),
 }
 
 /// The trust file's location.
@@ -96,21 +102,25 @@ fn write(list: &[PathBuf]) -> Result<(), TrustError> {
 }
 
 /// Records `dir` (canonicalized) as trusted. Returns it, and whether it was already listed.
-/// `/` and `$HOME` are refused: they would trust every clone below them.
+/// `/`, `$HOME` and its ancestors are refused: they would trust every clone below them. So is a
+/// path a line of the list cannot hold (a newline in it would list a second directory).
 pub fn add(dir: &Path) -> Result<(PathBuf, bool), TrustError> {
     let dir = canonical(dir)?;
-    let home = crate::paths::home().and_then(|h| std::fs::canonicalize(h).ok());
-    if dir == Path::new("/") {
-        return Err(TrustError::TooBroad {
-            path: dir,
-            what: "the root directory",
-        });
+    if dir.to_str().is_none_or(|d| d.chars().any(char::is_control)) {
+        return Err(TrustError::Unlistable(dir));
     }
-    if home.as_deref() == Some(dir.as_path()) {
-        return Err(TrustError::TooBroad {
-            path: dir,
-            what: "your home directory",
-        });
+    let home = crate::paths::home().and_then(|h| std::fs::canonicalize(h).ok());
+    let too_broad = if dir == Path::new("/") {
+        Some("the root directory")
+    } else if home.as_deref() == Some(dir.as_path()) {
+        Some("your home directory")
+    } else if home.as_deref().is_some_and(|h| h.starts_with(&dir)) {
+        Some("a folder that holds your home directory")
+    } else {
+        None
+    };
+    if let Some(what) = too_broad {
+        return Err(TrustError::TooBroad { path: dir, what });
     }
     let mut list = load()?;
     if list.contains(&dir) {

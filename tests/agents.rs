@@ -201,7 +201,10 @@ fn show_prints_config_and_exact_system_prompt() {
     let w = World::new();
     w.write(
         "agents/tutor.toml",
-        &format!("{TUTOR}\n[script_policy]\nallow_scripts = true\ntimeout_seconds = 5\n"),
+        &format!(
+            "{TUTOR}\n[script_policy]\nallow_scripts = true\ntimeout_seconds = 5\n\
+             allow_env_vars = [\"PATH\"]\n"
+        ),
     );
     let skills = skills_dir(&w.cwd);
     let out = w
@@ -225,6 +228,8 @@ fn show_prints_config_and_exact_system_prompt() {
         // A project's agent may narrow the policy, not raise it (DESIGN §5a).
         "  allow_scripts = false    # default; agents/tutor.toml (may only narrow) asked to raise it (ignored; grant with --allow-scripts)\n",
         "  timeout_seconds = 5    # agents/tutor.toml (may only narrow)\n",
+        // Written as r9s spells it, the key still came from the file.
+        "  env_passthrough = [\"PATH\"]    # agents/tutor.toml (may only narrow)\n",
         "  confirm = \"ask\"    # default\n",
         "tool_calls:    false\n",
     ] {

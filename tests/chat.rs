@@ -908,6 +908,40 @@ fn a_base_url_without_a_model_uses_the_servers_only_model() {
     assert_eq!(rec[1].body["model"], "qwen2.5:0.5b");
 }
 
+/// A provider from the config with no model is asked for its models, like a bare --base-url;
+/// Ollama's default model is used only when the server has it.
+#[test]
+fn a_configured_server_without_a_model_is_asked_for_its_models() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["hello"])]);
+    server.set_models(&["served-one"]);
+    home.write(
+        "config/skillpipe/config.toml",
+        &format!(
+            "default_provider = \"local\"\n\n[providers.local]\nbase_url = \"{}\"\n",
+            server.url
+        ),
+    );
+    let out = home.cmd().args(["chat", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.recorded()[1].body["model"], "served-one");
+
+    let server = Server::start([Reply::text(["hello"])]);
+    server.set_models(&["llama3.2", "qwen2.5"]);
+    home.write(
+        "config/skillpipe/config.toml",
+        &format!(
+            "default_provider = \"ollama\"\n\n[providers.ollama]\nbase_url = \"{}\"\n",
+            server.url
+        ),
+    );
+    let out = home.cmd().args(["chat", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = server.recorded();
+    assert_eq!(rec[0].path, "/v1/models");
+    assert_eq!(rec[1].body["model"], "llama3.2");
+}
+
 #[test]
 fn a_base_url_without_a_model_stops_with_the_servers_list() {
     let home = TestHome::new();
@@ -959,7 +993,10 @@ fn doctor_fails_on_a_broken_config_naming_file_and_line() {
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     let err = stderr(&out);
     assert!(
-        err.contains(&format!("{}:5: unknown field `modle`", config.display())),
+        err.contains(&format!(
+            "{}:5: unknown key `modle` in [providers.local] (expected one of",
+            config.display()
+        )),
         "{err}"
     );
 
@@ -987,6 +1024,42 @@ fn doctor_fails_on_a_broken_config_naming_file_and_line() {
         "{text}"
     );
     assert!(!text.contains("sk-secret"));
+}
+
+/// What `chat` would refuse to start with (a remote endpoint and no key) fails doctor too.
+#[test]
+fn doctor_fails_without_the_key_a_remote_endpoint_needs() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/config.toml",
+        "default_provider = \"remote\"\n\n[providers.remote]\nbase_url = \"https://models.example/v1\"\nmodel = \"m\"\napi_key_env = \"REMOTE_KEY\"\n",
+    );
+    let out = home
+        .cmd()
+        .env_remove("REMOTE_KEY")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("no API key for remote"),
+        "{}",
+        stderr(&out)
+    );
+    let refused = home
+        .cmd()
+        .env_remove("REMOTE_KEY")
+        .args(["chat", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "chat refuses the same");
+    let out = home
+        .cmd()
+        .env("REMOTE_KEY", "k")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]

@@ -693,6 +693,21 @@ fn codex_skills_are_found_and_skipped_skills_say_why() {
             && why.contains(".claude/skills/broken/SKILL.md:3: "),
         "{why}"
     );
+    // Named to be used (`--skill`, or an agent's list), the same reason comes with the error.
+    let out = home
+        .cmd()
+        .args(["filter", "--skill", "broken"])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let why = text(&out.stderr);
+    assert!(
+        why.contains("unknown skill `broken`")
+            && why.contains("skill `broken` was found but not loaded: ")
+            && why.contains(".claude/skills/broken/SKILL.md:3: "),
+        "{why}"
+    );
 }
 
 #[test]

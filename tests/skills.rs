@@ -1121,7 +1121,8 @@ fn a_closed_stdout_ends_every_command_quietly() {
         &["skills", "list", "--skills-dir", skills],
         &["skills", "list", "--json", "--skills-dir", skills],
         &["skills", "show", "calc", "--skills-dir", skills],
-        &["doctor"],
+        // A model on this machine: no API key is needed, so doctor has nothing to fail on.
+        &["doctor", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
         &["trust", "--list"],
         &[
             "run",

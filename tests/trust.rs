@@ -151,6 +151,37 @@ fn an_untrusted_project_is_ignored_with_one_line_until_trusted() {
         .stderr(predicates::str::contains(
             "refusing to trust your home directory",
         ));
+    // So would a folder that holds $HOME.
+    let above = home.path().parent().unwrap();
+    cmd_in(&home, &clone)
+        .arg("trust")
+        .arg(above)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "refusing to trust a folder that holds your home directory",
+        ));
+    // A newline in a folder's name would add a second line (`/tmp`) to the trust list.
+    let odd = clone.join("y\n/tmp");
+    std::fs::create_dir_all(&odd).unwrap();
+    let o = cmd_in(&home, &odd).arg("trust").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{:?}", out(&o));
+    assert!(
+        out(&o)
+            .1
+            .contains("y␊/tmp: refusing to trust a path with a control character"),
+        "{:?}",
+        out(&o)
+    );
+    let listed = cmd_in(&home, &clone)
+        .args(["trust", "--list"])
+        .output()
+        .unwrap();
+    assert!(
+        !out(&listed).0.lines().any(|l| l == "/tmp"),
+        "{:?}",
+        out(&listed)
+    );
 }
 
 /// The model asks for the secret; what came back to it says whether the agent's grants held.
@@ -342,13 +373,35 @@ fn a_project_skill_never_satisfies_a_user_agents_skill() {
     let err = out(&o).1;
     assert!(
         err.contains("names skill `only-here`, which only this project has (./skills/only-here)")
-            && err.contains("--skills-dir ./skills"),
+            && err.contains("--skills-dir ./skills/only-here"),
         "{err}"
+    );
+    // An agent of the user's that names no skills does not take the project's either: its
+    // grants would apply to them. The user's own `say` stays.
+    std::fs::write(agents.join("open.toml"), "instructions = \"Help.\"\n").unwrap();
+    let (o, sent) = run("open");
+    assert!(o.status.success(), "{:?}", out(&o));
+    assert!(
+        sent.contains("user-say") && !sent.contains("only-here") && !sent.contains("project-say"),
+        "{sent}"
+    );
+    assert!(
+        out(&o)
+            .1
+            .contains("does not use this project's skills (only-here)"),
+        "{:?}",
+        out(&o)
     );
     // Positive control: chosen with --skills-dir, the trusted project's skill is found.
     let server = Server::start([Reply::text(["!{scripts/say.sh}"]), Reply::text(["ok"])]);
     let o = cmd_in(&home, &clone)
-        .args(["chat", "--agent", "needy", "--skills-dir", "./skills"])
+        .args([
+            "chat",
+            "--agent",
+            "needy",
+            "--skills-dir",
+            "./skills/only-here",
+        ])
         .args(["--base-url", &server.url, "--model", "test-model"])
         .args(["--allow-scripts", "-y", "hi"])
         .output()

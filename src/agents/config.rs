@@ -10,7 +10,7 @@ use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use toml::de::{DeTable, DeValue};
+use toml::de::DeTable;
 
 /// An agent ready to use: instructions filled, policy parsed.
 #[derive(Debug, Clone, PartialEq)]
@@ -424,7 +424,7 @@ fn ignored_keys(src: &str, file: &Path, ours: &[&str]) -> Vec<String> {
             format!(
                 "{}:{}: ignoring unknown key `{}`",
                 file.display(),
-                line_of(src, k.span().start),
+                crate::toml_words::line_of(src, k.span().start),
                 k.get_ref()
             )
         })
@@ -461,109 +461,17 @@ fn toml_table_to_json(t: toml::Table) -> serde_json::Map<String, Value> {
     t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect()
 }
 
-/// 1-based line of a byte offset.
-pub(crate) fn line_of(src: &str, offset: usize) -> usize {
-    let end = offset.min(src.len());
-    src.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
 /// Turn a toml/serde error into one naming file, line and key, in skillpipe's words.
 fn toml_error(file: &Path, src: &str, err: toml::de::Error) -> AgentError {
-    let raw = err.message().trim().replace('\n', "; ");
-    let Some(span) = err.span() else {
-        return AgentError::file(file, raw);
-    };
-    let path = DeTable::parse(src)
-        .map(|doc| {
-            let mut path = Vec::new();
-            table_path(doc.get_ref(), span.start, &mut path);
-            path
-        })
-        .unwrap_or_default();
-    let message = describe(&raw, &path);
-    AgentError::At {
-        file: file.to_path_buf(),
-        line: line_of(src, span.start),
-        key: (!path.is_empty()).then(|| path.join(".")),
-        message,
-    }
-}
-
-/// Reword serde's messages: "field" → "key", "sequence" → "array", and say which key or table.
-fn describe(raw: &str, path: &[String]) -> String {
-    let table = |p: &[String]| {
-        if p.is_empty() {
-            String::new()
-        } else {
-            format!(" in [{}]", p.join("."))
-        }
-    };
-    if let Some(rest) = raw.strip_prefix("unknown field `") {
-        let (key, tail) = rest.split_once('`').unwrap_or((rest, ""));
-        // The error points at the unknown key itself, so the path ends with it.
-        let parent = match path.last() {
-            Some(last) if last == key => &path[..path.len() - 1],
-            _ => path,
-        };
-        let expected = tail
-            .trim_start_matches(", ")
-            .strip_prefix("expected ")
-            .map(|e| {
-                e.trim_start_matches("one of ")
-                    .replace("` or `", ", ")
-                    .replace('`', "")
-            });
-        return match expected {
-            Some(list) => format!(
-                "unknown key `{key}`{} (expected one of {list})",
-                table(parent)
-            ),
-            None => format!("unknown key `{key}`{}", table(parent)),
-        };
-    }
-    if let Some(rest) = raw.strip_prefix("missing field `") {
-        let key = rest.split_once('`').map(|(k, _)| k).unwrap_or(rest);
-        return format!("missing key `{key}`{}", table(path));
-    }
-    let msg = raw
-        .replace("a sequence", "an array")
-        .replace("a map", "a table");
-    if path.is_empty() {
-        msg
-    } else {
-        format!("key `{}`: {msg}", path.join("."))
-    }
-}
-
-fn covers(span: &std::ops::Range<usize>, pos: usize) -> bool {
-    span.start <= pos && pos < span.end.max(span.start + 1)
-}
-
-/// The key path (outermost first) of the key or value at byte offset `pos`. Header tables
-/// (`[script_policy]`) span only their header line, so children are searched even when the
-/// table's own span does not cover `pos`.
-fn table_path(table: &DeTable, pos: usize, path: &mut Vec<String>) -> bool {
-    for (k, v) in table.iter() {
-        path.push(k.get_ref().to_string());
-        if covers(&k.span(), pos) || value_path(v.get_ref(), pos, path) || covers(&v.span(), pos) {
-            return true;
-        }
-        path.pop();
-    }
-    false
-}
-
-fn value_path(v: &DeValue, pos: usize, path: &mut Vec<String>) -> bool {
-    match v {
-        DeValue::Table(t) => table_path(t, pos, path),
-        DeValue::Array(a) => a
-            .iter()
-            .any(|item| value_path(item.get_ref(), pos, path) || covers(&item.span(), pos)),
-        _ => false,
+    let found = crate::toml_words::locate(src, &err);
+    match found.line {
+        None => AgentError::file(file, found.message),
+        Some(line) => AgentError::At {
+            file: file.to_path_buf(),
+            line,
+            key: found.key,
+            message: found.message,
+        },
     }
 }
 
@@ -870,12 +778,5 @@ type = "function"
             r9s_current_version("current_version = '2.0.0'", Path::new("m")).unwrap(),
             "2.0.0"
         );
-    }
-
-    #[test]
-    fn line_of_counts_newlines() {
-        assert_eq!(line_of("a\nb\nc", 0), 1);
-        assert_eq!(line_of("a\nb\nc", 2), 2);
-        assert_eq!(line_of("a\nb\nc", 99), 3);
     }
 }

@@ -225,10 +225,12 @@ fn render_policy(agent: &AgentConfig, restricted: &Restricted) -> String {
     let mut out = String::from("script_policy: (command-line flags apply on top)\n");
     let table = toml::Table::try_from(&policy).unwrap_or_default();
     for (key, value) in &table {
-        let set = agent
-            .script_policy_table
-            .as_ref()
-            .is_some_and(|t| t.contains_key(key));
+        let set = agent.script_policy_table.as_ref().is_some_and(|t| {
+            t.contains_key(key)
+                || crate::policy::KEY_ALIASES
+                    .iter()
+                    .any(|(written, k)| k == key && t.contains_key(*written))
+        });
         let origin = crate::policy::source::origin_of(key, set, &restricted.ignored, &file);
         let _ = writeln!(out, "  {key} = {value}    # {origin}");
     }

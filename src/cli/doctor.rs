@@ -43,7 +43,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     write!(out, "\n{}", model.text)?;
     drop(out);
     for e in &model.errors {
-        eprintln!("skillpipe: error: {}", crate::term::sanitize(e));
+        eprintln!("skillpipe: {}", crate::term::sanitize(e));
     }
     Ok(if !model.errors.is_empty() {
         super::EXIT_USAGE
@@ -145,8 +145,11 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
             return r;
         }
     };
-    // A missing key shows in its row; it is no error here (a key may come later, per shell).
     r.text.push_str(&settings_rows(&settings));
+    // What `chat` would refuse to start with is an error here too: doctor is asked first.
+    if let Err(e) = settings.check_api_key() {
+        r.errors.push(e.to_string());
+    }
     if args.online {
         let listed = crate::model::models::list(&settings, std::time::Duration::from_secs(10));
         r.text.push_str(&online_rows(&settings, &listed));
@@ -164,7 +167,7 @@ pub fn settings_rows(s: &crate::model::Settings) -> String {
     } else {
         row(&mut t, "endpoint", &s.base_url);
     }
-    if s.model_is_default_for_other_url {
+    if s.ask_endpoint_for_model {
         row(
             &mut t,
             "model",
@@ -205,8 +208,7 @@ fn online_rows(
             for m in models {
                 row(&mut t, "", &crate::term::sanitize(m));
             }
-            if !s.model_is_default_for_other_url && !models.is_empty() && !models.contains(&s.model)
-            {
+            if !s.ask_endpoint_for_model && !models.is_empty() && !models.contains(&s.model) {
                 row(
                     &mut t,
                     "",

@@ -23,7 +23,7 @@ pub fn run(args: TrustArgs) -> anyhow::Result<i32> {
         let mut out = std::io::stdout().lock();
         for d in &list {
             use std::io::Write;
-            writeln!(out, "{}", d.display())?;
+            writeln!(out, "{}", shown(d))?;
         }
         if list.is_empty() {
             eprintln!("skillpipe: no directory is trusted (skillpipe trust DIR adds one)");
@@ -35,7 +35,7 @@ pub fn run(args: TrustArgs) -> anyhow::Result<i32> {
         let dir = crate::trust::revoke(&dir).map_err(config_error)?;
         eprintln!(
             "skillpipe: {} is no longer trusted: its ./agents and ./skills are ignored",
-            dir.display()
+            shown(&dir)
         );
     } else {
         let (dir, already) = crate::trust::add(&dir).map_err(config_error)?;
@@ -43,8 +43,13 @@ pub fn run(args: TrustArgs) -> anyhow::Result<i32> {
         eprintln!(
             "skillpipe: {} {what} trusted: its ./agents and ./skills are used (after your own); \
              their agents may still only narrow the script policy",
-            dir.display()
+            shown(&dir)
         );
     }
     Ok(super::EXIT_OK)
+}
+
+/// A directory as one line of text: a name may hold a newline or an escape.
+fn shown(dir: &std::path::Path) -> String {
+    crate::command::escape_controls(&dir.to_string_lossy())
 }

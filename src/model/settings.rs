@@ -72,9 +72,11 @@ pub struct Settings {
     pub params: Map<String, Value>,
     /// Timeouts and retries of the HTTP client.
     pub options: ClientOptions,
-    /// The model is the provider's built-in default while the base URL was chosen by the user:
-    /// that server may not know the name, so the caller asks it for its models instead.
-    pub model_is_default_for_other_url: bool,
+    /// No model was named and `model` is only a guess for this server: the provider's built-in
+    /// default while the base URL is the user's, Ollama's default (it serves what its user
+    /// pulled), or empty for a configured provider with no model. The caller asks the server for
+    /// its models instead.
+    pub ask_endpoint_for_model: bool,
 }
 
 impl fmt::Debug for Settings {
@@ -113,7 +115,7 @@ impl Settings {
             api_key_var: None,
             params: Map::new(),
             options: ClientOptions::default(),
-            model_is_default_for_other_url: false,
+            ask_endpoint_for_model: false,
         }
     }
 
@@ -350,6 +352,9 @@ struct Builtin {
     base_url_env: Option<&'static str>,
     key_env: Option<&'static str>,
     model: Option<&'static str>,
+    /// Its default model is a guess even at its default URL (a local server serves what its
+    /// user installed): ask the server when no model is named.
+    model_is_guess: bool,
 }
 
 const BUILTINS: &[Builtin] = &[
@@ -360,6 +365,7 @@ const BUILTINS: &[Builtin] = &[
         base_url_env: Some("OPENAI_BASE_URL"),
         key_env: Some("OPENAI_API_KEY"),
         model: Some("gpt-4o-mini"),
+        model_is_guess: false,
     },
     Builtin {
         name: "anthropic",
@@ -368,6 +374,7 @@ const BUILTINS: &[Builtin] = &[
         base_url_env: Some("ANTHROPIC_BASE_URL"),
         key_env: Some("ANTHROPIC_API_KEY"),
         model: Some("claude-haiku-4-5"),
+        model_is_guess: false,
     },
     Builtin {
         name: "ollama",
@@ -376,6 +383,7 @@ const BUILTINS: &[Builtin] = &[
         base_url_env: None,
         key_env: None,
         model: Some("llama3.2"),
+        model_is_guess: true,
     },
     Builtin {
         name: "r9s",
@@ -384,6 +392,7 @@ const BUILTINS: &[Builtin] = &[
         base_url_env: Some("R9S_BASE_URL"),
         key_env: Some("R9S_API_KEY"),
         model: None,
+        model_is_guess: false,
     },
     Builtin {
         name: "replay",
@@ -392,6 +401,7 @@ const BUILTINS: &[Builtin] = &[
         base_url_env: None,
         key_env: None,
         model: None,
+        model_is_guess: false,
     },
 ];
 
@@ -577,6 +587,10 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
         });
     let model_is_default = chosen.is_none();
     let model = chosen.or_else(|| builtin.and_then(|b| b.model).map(str::to_string));
+    // A configured server with no model named: it is asked for its models.
+    let model = model.or_else(|| {
+        (custom.is_some() && builtin.is_none() && kind != ProviderKind::Replay).then(String::new)
+    });
     let Some(model) = model else {
         let hint = match kind {
             ProviderKind::Replay => "write --model replay:FILE".to_string(),
@@ -650,7 +664,8 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
         api_key_var,
         params,
         options: ClientOptions::default(),
-        model_is_default_for_other_url: model_is_default && !url_is_default,
+        ask_endpoint_for_model: model_is_default
+            && (!url_is_default || builtin.is_none_or(|b| b.model_is_guess)),
     })
 }
 
@@ -1073,17 +1088,32 @@ mod tests {
         i.flag_base_url = Some("http://localhost:11434/v1".into());
         let s = resolve(&i).unwrap();
         assert_eq!(s.model, "gpt-4o-mini");
-        assert!(s.model_is_default_for_other_url);
+        assert!(s.ask_endpoint_for_model);
         i.flag_model = Some("llama3.2".into());
-        assert!(!resolve(&i).unwrap().model_is_default_for_other_url);
+        assert!(!resolve(&i).unwrap().ask_endpoint_for_model);
         let mut i = input();
-        assert!(!resolve(&i).unwrap().model_is_default_for_other_url);
+        assert!(!resolve(&i).unwrap().ask_endpoint_for_model);
         i.flag_base_url = Some("https://api.openai.com/v1/".into());
-        assert!(!resolve(&i).unwrap().model_is_default_for_other_url);
+        assert!(!resolve(&i).unwrap().ask_endpoint_for_model);
         let mut i = input();
         i.flag_model = Some("ollama:".into());
         i.flag_base_url = Some("http://gpu-box:11434/v1".into());
-        assert!(resolve(&i).unwrap().model_is_default_for_other_url);
+        assert!(resolve(&i).unwrap().ask_endpoint_for_model);
+        // Ollama serves what its user pulled: its default is a guess even at its own URL.
+        let mut i = input();
+        i.flag_model = Some("ollama:".into());
+        assert!(resolve(&i).unwrap().ask_endpoint_for_model);
+        i.flag_model = Some("ollama:qwen2.5:1.5b".into());
+        assert!(!resolve(&i).unwrap().ask_endpoint_for_model);
+        // A configured server with no model is asked, not refused.
+        let i = SettingsInput {
+            config: Some(config(
+                "default_provider = \"local\"\n[providers.local]\nbase_url = \"http://h/v1\"\n",
+            )),
+            ..Default::default()
+        };
+        let s = resolve(&i).unwrap();
+        assert_eq!((s.model.as_str(), s.ask_endpoint_for_model), ("", true));
     }
 
     #[test]

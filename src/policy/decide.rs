@@ -377,7 +377,7 @@ mod tests {
         assert_eq!(
             d,
             Decision::Deny(
-                "`evil/scripts/x.py` is not in allowed_commands (the pattern `evil/scripts/x.py` would allow it)"
+                "`evil/scripts/x.py` is not in allowed_commands (the pattern `evil:x` would allow it)"
                     .into()
             )
         );

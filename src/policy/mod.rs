@@ -79,6 +79,9 @@ pub enum Workdir {
     Caller,
 }
 
+/// Other spellings a policy table may use for a key (the serde aliases), as `(written, key)`.
+pub(crate) const KEY_ALIASES: [(&str, &str); 1] = [("allow_env_vars", "env_passthrough")];
+
 /// What directives may run and under which limits (DESIGN §2 table). Field names are the agent
 /// TOML `[script_policy]` keys. The default runs nothing; [`ScriptPolicy::compile`] checks it
 /// and parses its patterns once for [`decide`].
@@ -153,7 +156,8 @@ pub struct ScriptPolicy {
     pub max_cpu_seconds: u64,
     /// Refuse or warn when a restriction cannot be enforced.
     pub sandbox: SandboxMode,
-    /// The only inherited environment variables (r9s writes this list as `allow_env_vars`).
+    /// The only inherited environment variables (r9s writes this list as `allow_env_vars`;
+    /// `KEY_ALIASES` lists it for those who read the file as written).
     #[serde(alias = "allow_env_vars")]
     pub env_passthrough: Vec<String>,
     /// Ask before each run, or not.

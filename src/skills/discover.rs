@@ -304,6 +304,11 @@ impl SkillSet {
         Ok(())
     }
 
+    /// Drops the named skills (those a caller must not use); other names are ignored.
+    pub(crate) fn remove_named(&mut self, names: &[&str]) {
+        self.skills.retain(|s| !names.contains(&s.name.as_str()));
+    }
+
     /// Keep only the named skills (`--skill`), in load order. An unknown name is an error that
     /// names it and lists what is available; nothing is removed then.
     pub fn retain_named(&mut self, names: &[String]) -> Result<(), UnknownSkills> {
