@@ -411,7 +411,13 @@ fn launcher_works_for_an_unprivileged_user() {
 fn doctor_reports_what_is_enforceable_and_honours_the_override() {
     BinCommand::new(BIN)
         // A model on this machine needs no key: the exit status is the sandbox part's.
-        .args(["doctor", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"])
+        .args([
+            "doctor",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+        ])
         .env(sandbox::UNAVAILABLE_ENV, "landlock")
         .assert()
         .success()

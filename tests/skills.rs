@@ -1122,7 +1122,13 @@ fn a_closed_stdout_ends_every_command_quietly() {
         &["skills", "list", "--json", "--skills-dir", skills],
         &["skills", "show", "calc", "--skills-dir", skills],
         // A model on this machine: no API key is needed, so doctor has nothing to fail on.
-        &["doctor", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+        &[
+            "doctor",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+        ],
         &["trust", "--list"],
         &[
             "run",
