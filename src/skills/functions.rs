@@ -5,13 +5,12 @@
 //! script part; the skill part is what gets shortened.
 
 use super::{Skill, SkillSet};
+use std::collections::HashMap;
 
 /// Longest function name providers accept.
 const MAX_NAME: usize = 64;
 /// Longest script part kept whole; a longer one is cut and given a digest.
 const MAX_PART: usize = 48;
-/// Name reserved for the built-in that loads a skill.
-const RESERVED: &[&str] = &["load_skill"];
 
 /// One function to offer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,37 +37,33 @@ pub fn functions(skills: &SkillSet) -> Vec<Function> {
         }
         wanted.extend(of_skill(skill));
     }
-    // A name wanted by several (or reserved) is replaced, for each of them, by one that spells
+    // (`load_skill` has no `__`: no name here can be it.) A name wanted by several is replaced, for each of them, by one that spells
     // the script's path; a clash left after that gets a digest of the reference.
-    let clashing = |wanted: &[(Function, String)], name: &str| {
-        RESERVED.contains(&name) || wanted.iter().filter(|(f, _)| f.name == name).count() > 1
-    };
-    let renamed: Vec<bool> = wanted
-        .iter()
-        .map(|(f, _)| clashing(&wanted, &f.name))
-        .collect();
-    for ((f, path_part), again) in wanted.iter_mut().zip(renamed) {
-        if again {
-            f.name = compose(&f.skill, path_part);
-        }
-    }
-    let renamed: Vec<bool> = wanted
-        .iter()
-        .map(|(f, _)| clashing(&wanted, &f.name))
-        .collect();
-    for ((f, path_part), again) in wanted.iter_mut().zip(renamed) {
-        if again {
-            f.name = compose(
+    let passes: [fn(&Function, &str) -> String; 2] = [
+        |f, path| compose(&f.skill, path),
+        |f, path| {
+            compose(
                 &f.skill,
-                &format!("{path_part}_{}", digest(f.reference.as_bytes())),
-            );
+                &format!("{path}_{}", digest(f.reference.as_bytes())),
+            )
+        },
+    ];
+    for rename in passes {
+        let mut wanting: HashMap<String, usize> = HashMap::new();
+        for (f, _) in &wanted {
+            *wanting.entry(f.name.clone()).or_default() += 1;
+        }
+        for (f, path) in &mut wanted {
+            if wanting[&f.name] > 1 {
+                f.name = rename(f, path);
+            }
         }
     }
     // Still taken (a digest collision): a counter, so that every one is offered.
     let mut out: Vec<Function> = Vec::with_capacity(wanted.len());
     for (mut f, path_part) in wanted {
         let mut n = 2;
-        while RESERVED.contains(&f.name.as_str()) || out.iter().any(|o| o.name == f.name) {
+        while out.iter().any(|o| o.name == f.name) {
             f.name = compose(&f.skill, &format!("{path_part}_{n}"));
             n += 1;
         }
@@ -180,6 +175,17 @@ mod tests {
         );
         skill(
             root.path(),
+            "both",
+            "",
+            &["scripts/go.sh", "tools/go/tool.yaml", "tools/go/go.sh"],
+        );
+        fs::write(
+            root.path().join("both/tools/go/tool.yaml"),
+            "id: go\nscript: go.sh\ninput: args\n",
+        )
+        .unwrap();
+        skill(
+            root.path(),
             "locked",
             "allowed-tools: Read\n",
             &["scripts/hi.sh"],
@@ -197,6 +203,9 @@ mod tests {
         assert!(long_names.iter().any(|n| n.ends_with("__first")));
         assert!(long_names.iter().any(|n| n.ends_with("__second")));
         assert!(names.iter().all(|n| n.len() <= MAX_NAME));
+        // A tool and a script of one name: each spells what it is.
+        assert!(names.contains(&"both__tool_go"), "{names:?}");
+        assert!(names.contains(&"both__go_sh"), "{names:?}");
         // A skill whose allowed-tools has no Bash can never run one: none offered.
         assert!(!names.iter().any(|n| n.starts_with("locked")), "{names:?}");
     }
