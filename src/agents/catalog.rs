@@ -53,7 +53,10 @@ fn push_entry(out: &mut String, skill: &SkillPrompt, all: &[SkillPrompt]) {
         out.push_str(&listed.join(", "));
         let more = skill.scripts.len().saturating_sub(MAX_SCRIPTS_LISTED);
         if more > 0 {
-            out.push_str(&format!(" and {more} more"));
+            out.push_str(&format!(
+                " and {more} more (its !{{skill {}}} lists all)",
+                skill.name
+            ));
         }
         out.push('.');
     }
@@ -208,7 +211,10 @@ mod tests {
         let p = system_prompt("", &[entry("big", &"word ".repeat(200), &refs)]);
         let line = p.lines().find(|l| l.starts_with("- big: ")).unwrap();
         assert!(line.contains("… Scripts: scripts/s0.py"), "{line}");
-        assert!(line.ends_with("scripts/s5.py and 3 more."), "{line}");
+        assert!(
+            line.ends_with("scripts/s5.py and 3 more (its !{skill big} lists all)."),
+            "{line}"
+        );
         assert!(!line.contains("s6.py"));
     }
 
