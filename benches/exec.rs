@@ -1,6 +1,7 @@
 //! Overhead of the sandbox: median wall time of `true` run through the executor directly (the
 //! fast path) and through the launcher with the layers added one by one (user + network + PID
-//! namespaces, Landlock and PID-1 init; then the private mounts, hidden secrets and limits),
+//! namespaces, Landlock and PID-1 init; then the private mounts — with writes restricted, every
+//! mount read-only but `$TMPDIR`, `/dev/shm` and the writable paths — hidden secrets and limits),
 //! interleaved in the same process; and every layer with one named Unix socket (whose connects
 //! the run's init makes). Run with `cargo bench --bench exec`.
 
@@ -34,10 +35,8 @@ fn main() {
     let caps = sandbox::probe();
     println!("capabilities: {caps:?}");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let hide = sandbox::existing(sandbox::deny_list(
-        home.as_deref(),
-        &std::env::temp_dir(),
+        &sandbox::Bases::from_env(),
         &[],
         &[],
         &[],

@@ -3571,3 +3571,466 @@ fn system_secrets_are_unreadable_even_for_root() {
         out.stderr
     );
 }
+
+/// Mode, owner, times and extended attributes of a file, to see whether a script changed any.
+fn metadata_of(path: &Path) -> (u32, u32, i64, Option<Vec<u8>>) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).unwrap();
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    let mut buf = [0u8; 64];
+    // SAFETY: `c` is a valid C string, `buf` has room for 64 bytes.
+    let n = unsafe {
+        libc::getxattr(
+            c.as_ptr(),
+            c"user.planted".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            64,
+        )
+    };
+    let xattr = (n >= 0).then(|| buf[..n as usize].to_vec());
+    (m.mode(), m.uid(), m.mtime(), xattr)
+}
+
+/// Landlock does not cover metadata: with writes restricted every mount but `$TMPDIR`,
+/// `/dev/shm` and the writable paths is read-only, so a script can neither chmod, chown,
+/// touch nor set an extended attribute on the user's files; inside a writable path it can
+/// (control), and with `--allow-filesystem` the same script changes everything (control).
+#[test]
+fn metadata_outside_the_writable_paths_is_read_only() {
+    if !layers_available(
+        "metadata_outside_the_writable_paths_is_read_only",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let victim = home.write("VICTIM", "precious");
+    let tool = home.write("tool", "#!/bin/sh\n");
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mine = home.write("project/mine", "x");
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o600)).unwrap();
+    good_script(
+        &home,
+        "meta.py",
+        "#!/usr/bin/env python3\n\
+         import os, sys\n\
+         h = os.environ['HOME']\n\
+         def tryit(name, f):\n\
+         \x20   try:\n\
+         \x20       f(); print(name)\n\
+         \x20   except OSError as e:\n\
+         \x20       print(name, 'refused:', e.strerror, file=sys.stderr)\n\
+         tryit('chmod', lambda: os.chmod(h + '/VICTIM', 0o666))\n\
+         tryit('setuid', lambda: os.chmod(h + '/tool', 0o4755))\n\
+         tryit('home', lambda: os.chmod(h, 0o777))\n\
+         tryit('chown', lambda: os.chown(h + '/VICTIM', os.getuid(), os.getgid()))\n\
+         tryit('utime', lambda: os.utime(h + '/VICTIM', (1, 1)))\n\
+         tryit('xattr', lambda: os.setxattr(h + '/VICTIM', b'user.planted', b'1'))\n\
+         tryit('project', lambda: os.chmod(h + '/project/mine', 0o644))\n\
+         tryit('tmp', lambda: (open(os.environ['TMPDIR'] + '/t', 'w').close(), os.chmod(os.environ['TMPDIR'] + '/t', 0o600)))\n",
+    );
+    let before: Vec<_> = [&victim, &tool, &home.path().to_path_buf()]
+        .iter()
+        .map(|p| metadata_of(p))
+        .collect();
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/meta.py}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "project\ntmp", "HOLE: {}", out.stderr);
+    let after: Vec<_> = [&victim, &tool, &home.path().to_path_buf()]
+        .iter()
+        .map(|p| metadata_of(p))
+        .collect();
+    assert_eq!(before, after, "HOLE: metadata changed: {}", out.stderr);
+    // Control: with every write allowed, the same script changes all of it.
+    let out = run(
+        &home,
+        &with(&["--allow-filesystem"]),
+        b"!{scripts/meta.py}",
+        Feed::Whole,
+    );
+    let want = "chmod\nsetuid\nhome\nchown\nutime\nxattr\nproject\ntmp";
+    if out.text() != want
+        && out
+            .stderr
+            .contains("xattr refused: Operation not supported")
+    {
+        eprintln!("(user extended attributes are not supported here: that part was not tried)");
+    } else {
+        assert_eq!(out.text(), want, "control: {}", out.stderr);
+    }
+    assert_ne!(
+        metadata_of(&victim).0 & 0o777,
+        0o600,
+        "control: the mode changed"
+    );
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `--writable DIR` in a repository: git's config and hooks (and Mercurial's, and a linked
+/// worktree's `.git` file) stay read-only, since they run commands outside the sandbox on the
+/// user's next `git status`; the rest of DIR is writable (control).
+#[test]
+fn version_control_metadata_stays_read_only_in_writable_paths() {
+    if !layers_available(
+        "version_control_metadata_stays_read_only_in_writable_paths",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    home.write("project/.git/config", "[core]\n");
+    home.write("project/.git/hooks/README", "hooks\n");
+    home.write("project/.hg/hgrc", "[ui]\n");
+    home.write("worktree/.git", "gitdir: /elsewhere\n");
+    home.write("project/app/.git/config", "[core]\n");
+    good_script(
+        &home,
+        "plant.sh",
+        "#!/bin/bash\n\
+         p=\"$HOME/project\"\n\
+         echo out > \"$p/out\" && echo wrote-out\n\
+         echo out > \"$HOME/worktree/out\" && echo wrote-worktree\n\
+         printf '\\tfsmonitor = touch %s/PWNED\\n' \"$HOME\" >> \"$p/.git/config\" 2>/dev/null && echo git-config\n\
+         printf '#!/bin/sh\\n' > \"$p/.git/hooks/pre-commit\" 2>/dev/null && echo git-hook\n\
+         chmod 777 \"$p/.git/hooks\" 2>/dev/null && echo git-chmod\n\
+         mv \"$p/.git\" \"$p/.git-old\" 2>/dev/null && echo git-moved\n\
+         printf '[hooks]\\n' >> \"$p/.hg/hgrc\" 2>/dev/null && echo hg-config\n\
+         printf '[core]\\n' >> \"$p/app/.git/config\" 2>/dev/null && echo nested-git\n\
+         echo 'gitdir: /tmp/evil' > \"$HOME/worktree/.git\" 2>/dev/null && echo gitfile\n\
+         echo end\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "project", "--writable", "worktree"]),
+        b"!{scripts/plant.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(
+        out.text(),
+        "wrote-out\nwrote-worktree\nend",
+        "HOLE: {}",
+        out.stderr
+    );
+    let read = |p: &str| std::fs::read_to_string(home.path().join(p)).unwrap();
+    assert_eq!(read("project/.git/config"), "[core]\n", "HOLE");
+    assert!(
+        !home.path().join("project/.git/hooks/pre-commit").exists(),
+        "HOLE"
+    );
+    assert_eq!(read("project/.hg/hgrc"), "[ui]\n", "HOLE");
+    assert_eq!(read("worktree/.git"), "gitdir: /elsewhere\n", "HOLE");
+    // A repository made where there was none cannot be refused (nothing is there to cover):
+    // the run is told of, once.
+    std::fs::create_dir_all(home.path().join("fresh")).unwrap();
+    good_script(
+        &home,
+        "init.sh",
+        "#!/bin/bash\nmkdir -p \"$HOME/fresh/.git\"; echo made\n",
+    );
+    let warned = "the run made ";
+    let out = run(
+        &home,
+        &with(&["--writable", "fresh"]),
+        b"!{scripts/init.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "made", "{}", out.stderr);
+    assert!(
+        out.stderr.contains(warned) && out.stderr.contains("fresh/.git"),
+        "{}",
+        out.stderr
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "fresh"]),
+        b"!{scripts/init.sh}",
+        Feed::Whole,
+    );
+    assert!(
+        !out.stderr.contains(warned),
+        "it was there before: {}",
+        out.stderr
+    );
+    // Control: with every write allowed the same script plants all of it.
+    let out = run(
+        &home,
+        &with(&["--allow-filesystem"]),
+        b"!{scripts/plant.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(
+        out.text(),
+        "wrote-out\nwrote-worktree\ngit-config\ngit-hook\ngit-chmod\ngit-moved\nhg-config\nnested-git\ngitfile\nend",
+        "control: {}",
+        out.stderr
+    );
+}
+
+/// Namespaces made by a script: each attempt in a child of its own (a process in a fresh user
+/// namespace cannot make the next one), then a thread (clone3 falls back to clone).
+const NAMESPACES_PY: &str = "import ctypes, os, platform, threading\n\
+libc = ctypes.CDLL(None, use_errno=True)\n\
+nr_clone = {'x86_64': 56, 'aarch64': 220}[platform.machine()]\n\
+class Args(ctypes.Structure):\n\
+\x20   _fields_ = [(n, ctypes.c_uint64) for n in 'flags pidfd ctid ptid sig stack size tls'.split()]\n\
+def clone3():\n\
+\x20   a = Args(flags=0x10000000, sig=17)\n\
+\x20   return libc.syscall(435, ctypes.byref(a), ctypes.sizeof(a))\n\
+tries = [('unshare-user', lambda: libc.unshare(0x10000000 | 0x00020000)),\n\
+\x20        ('unshare-net', lambda: libc.unshare(0x40000000)),\n\
+\x20        ('clone-user', lambda: libc.syscall(nr_clone, 0x10000000 | 17, 0, 0, 0, 0)),\n\
+\x20        ('clone3-user', clone3),\n\
+\x20        ('unshare-files', lambda: libc.unshare(0x400))]\n\
+for name, f in tries:\n\
+\x20   r, w = os.pipe()\n\
+\x20   pid = os.fork()\n\
+\x20   if pid == 0:\n\
+\x20       x = f()\n\
+\x20       if x == 0 and name.startswith('clone'):\n\
+\x20           os._exit(0)\n\
+\x20       os.write(w, (('ok' if x >= 0 else os.strerror(ctypes.get_errno())) + '\\n').encode())\n\
+\x20       os._exit(0)\n\
+\x20   os.close(w); os.waitpid(pid, 0)\n\
+\x20   print(name + ':', os.read(r, 100).decode().strip())\n\
+t = threading.Thread(target=lambda: print('thread: ok')); t.start(); t.join()\n";
+
+/// A script cannot make namespaces of its own (a nested user namespace would give it
+/// capabilities over fresh mount and network namespaces): `unshare` and `clone` with a
+/// namespace flag are refused, `clone3` says ENOSYS so that threads fall back to `clone`.
+/// Controls: the same script outside skillpipe makes them all, and inside, an unshare without
+/// a namespace flag and a thread still work.
+#[test]
+fn scripts_cannot_make_namespaces_of_their_own() {
+    if !sandbox_available("scripts_cannot_make_namespaces_of_their_own") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/ns.py"),
+        NAMESPACES_PY,
+        0o644,
+    );
+    let outside = Command::new("python3")
+        .arg(home.path().join("skills/good/scripts/ns.py"))
+        .output()
+        .unwrap();
+    let outside = String::from_utf8_lossy(&outside.stdout).into_owned();
+    if !outside.starts_with("unshare-user: ok\nunshare-net: ok\nclone-user: ok\n") {
+        eprintln!(
+            "\n!!!!! SKIPPED scripts_cannot_make_namespaces_of_their_own: this machine refuses \
+             user namespaces even outside the sandbox, so the refusal was NOT tested !!!!!\n{outside}"
+        );
+        return;
+    }
+    let refused = "unshare-user: Operation not permitted\n\
+                   unshare-net: Operation not permitted\n\
+                   clone-user: Operation not permitted\n\
+                   clone3-user: Function not implemented\n\
+                   unshare-files: ok\n\
+                   thread: ok";
+    for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
+        let out = run(&home, &with(extra), b"!{scripts/ns.py}", Feed::Whole);
+        assert_eq!(out.text(), refused, "HOLE with {extra:?}: {}", out.stderr);
+    }
+}
+
+/// The read-deny list's classes: AI tools' logins, database and cloud client passwords,
+/// container registry logins, X authority, snap/flatpak browser profiles, KWallet, VS Code's
+/// stored tokens; XDG-relative entries where XDG_CONFIG_HOME points (not only ~/.config); and
+/// a `.env` above the working directory up to the project's root. Control: `--allow-read`
+/// on the home folder shows all of them to the same script.
+#[test]
+fn secrets_of_every_class_are_unreadable() {
+    if !layers_available("secrets_of_every_class_are_unreadable", &["private mounts"]) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    // `command` sets XDG_CONFIG_HOME to $HOME/config.
+    let planted = [
+        ".codex/auth.json",
+        ".claude/.credentials.json",
+        ".gemini/oauth_creds.json",
+        ".pgpass",
+        ".my.cnf",
+        ".s3cfg",
+        ".config/rclone/rclone.conf",
+        "config/rclone/rclone.conf",
+        "config/gh/hosts.yml",
+        "config/containers/auth.json",
+        ".Xauthority",
+        "snap/firefox/common/.mozilla/firefox/p/logins.json",
+        ".var/app/org.mozilla.firefox/.mozilla/firefox/p/logins.json",
+        ".local/share/kwalletd/kdewallet.kwl",
+        ".config/Code/User/globalStorage/state.vscdb",
+        "proj/.env",
+    ];
+    for p in planted {
+        home.write(p, &format!("SECRET-{p}\n"));
+    }
+    home.write(".codex/skills/mine/SKILL.md", "stays readable\n");
+    std::fs::create_dir_all(home.path().join("proj/.git")).unwrap();
+    std::fs::create_dir_all(home.path().join("proj/sub")).unwrap();
+    good_script(
+        &home,
+        "steal.sh",
+        "#!/bin/bash\nfor f in \"$@\"; do cat \"$HOME/$f\" 2>/dev/null; done\n\
+         cat \"$SKILLPIPE_CALLER_DIR/../.env\" 2>/dev/null\n\
+         [ -r \"$HOME/.codex/skills/mine/SKILL.md\" ] && echo skills-readable; echo end\n",
+    );
+    let input = format!("!{{scripts/steal.sh {}}}", planted.join(" "));
+    let skills = home.path().join("skills");
+    let run_in_sub = |extra: &[&str]| {
+        let mut args = vec!["filter", "--skills-dir", skills.to_str().unwrap()];
+        args.extend(["--allow-scripts", "-y"]);
+        args.extend(extra);
+        let mut c = command(&home, &args, &[]);
+        c.current_dir(home.path().join("proj/sub"));
+        let mut child = c.spawn().unwrap();
+        let writer = write_input(&mut child, input.clone().into_bytes(), Feed::Whole);
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let out = run_in_sub(&[]);
+    assert!(out.starts_with("skills-readable\nend"), "HOLE: {out}");
+    // Control: the same script reads every one of them once they are allowed.
+    let allow = format!("--allow-read={}", home.path().display());
+    let out = run_in_sub(&[&allow]);
+    for p in planted {
+        assert!(out.contains(&format!("SECRET-{p}")), "control, {p}: {out}");
+    }
+}
+
+/// A failed run's notice names the restriction as it stands with the flags given: a refused
+/// Unix socket offers the network only while the network is off; a refused `unshare -Ur` says
+/// that namespaces are refused (not that a write was); a refused write names the writable
+/// paths in force. Each with the other flags as the control.
+#[test]
+fn sandbox_notices_reflect_the_grants_in_force() {
+    if !sandbox_available("sandbox_notices_reflect_the_grants_in_force") {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    std::fs::create_dir_all(home.path().join("project")).unwrap();
+    let sock = home.path().join("other.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    write_file(
+        &home.path().join("skills/good/scripts/sock.py"),
+        &format!(
+            "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\n",
+            sock.display().to_string()
+        ),
+        0o644,
+    );
+    let out = run(
+        &home,
+        &with(&["--allow-network"]),
+        b"!{scripts/sock.py}",
+        Feed::Whole,
+    );
+    assert!(out.stderr.contains("--allow-socket PATH"), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("--allow-network"),
+        "the network is allowed already: {}",
+        out.stderr
+    );
+    let out = run(&home, SANDBOXED, b"!{scripts/sock.py}", Feed::Whole);
+    assert!(
+        out.stderr.contains("(the network with --allow-network)"),
+        "control: {}",
+        out.stderr
+    );
+    if which("unshare").is_empty() {
+        eprintln!("(unshare missing: the namespace notice was not tried)");
+    } else {
+        good_script(&home, "ns.sh", "#!/bin/bash\nexec unshare -Ur true\n");
+        let out = run(&home, SANDBOXED, b"!{scripts/ns.sh}", Feed::Whole);
+        assert!(
+            out.stderr.contains("cannot make namespaces of their own"),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("--writable"), "{}", out.stderr);
+    }
+    good_script(
+        &home,
+        "w.sh",
+        "#!/bin/bash\necho x > \"$HOME/project/ok\" && echo x > \"$HOME/elsewhere\"\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/w.sh}",
+        Feed::Whole,
+    );
+    let project = home.path().join("project");
+    let real = std::fs::canonicalize(&project).unwrap();
+    assert!(
+        out.stderr.contains(&format!(
+            "outside $TMPDIR and {} are refused",
+            real.display()
+        )) || out.stderr.contains(&format!(
+            "outside $TMPDIR and {} are refused",
+            project.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(project.join("ok").exists(), "control: the grant works");
+}
+
+/// `$TMPDIR` and `/dev/shm` share one tmpfs of `max_tmp_mb`: a run gets that much RAM-backed
+/// space in all, not twice. Control: either alone takes 3 MiB of 4.
+#[test]
+fn tmpdir_and_dev_shm_share_one_cap() {
+    if !layers_available("tmpdir_and_dev_shm_share_one_cap", &["private mounts"]) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    good_script(
+        &home,
+        "fill.sh",
+        "#!/bin/bash\nfor d in \"$@\"; do head -c 3M /dev/zero > \"$d/fill\" 2>/dev/null && echo \"$d\"; done\necho end\n",
+    );
+    good_script(
+        &home,
+        "fill2.sh",
+        "#!/bin/bash\nexec \"$(dirname \"$0\")/fill.sh\" \"$TMPDIR\" /dev/shm\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--max-tmp", "4"]),
+        b"!{scripts/fill2.sh}",
+        Feed::Whole,
+    );
+    let text = out.text();
+    assert!(text.ends_with("end"), "{text}: {}", out.stderr);
+    assert_eq!(
+        text.lines().count(),
+        2,
+        "HOLE: both took 3 MiB of a 4 MiB cap: {text}"
+    );
+    good_script(
+        &home,
+        "shm.sh",
+        "#!/bin/bash\nexec \"$(dirname \"$0\")/fill.sh\" /dev/shm\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--max-tmp", "4"]),
+        b"!{scripts/shm.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "/dev/shm\nend", "control: {}", out.stderr);
+}

@@ -126,12 +126,29 @@ fn hint(h: &Hint) -> String {
             path.display(),
             path.display()
         ),
-        Hint::Sockets => "sandbox: Unix sockets are closed; allow one with --allow-socket PATH \
-                          (the network with --allow-network)"
-            .to_string(),
-        Hint::Writes => "sandbox: writes outside $TMPDIR are refused; allow a directory with \
-                         --writable DIR (or every write with --allow-filesystem)"
-            .to_string(),
+        Hint::Sockets { network_off, named } => format!(
+            "{}; allow one with --allow-socket PATH{}",
+            crate::sandbox::hint::sockets_closed(*named),
+            if *network_off {
+                " (the network with --allow-network)"
+            } else {
+                ""
+            }
+        ),
+        Hint::Writes { writable } => format!(
+            "{}; allow {} with --writable DIR (or every write with --allow-filesystem)",
+            crate::sandbox::hint::writes_refused(writable),
+            if writable.is_empty() {
+                "a directory"
+            } else {
+                "another directory"
+            }
+        ),
+        Hint::VcsMetadata { name } => format!(
+            "{}; every write, {name} too, with --allow-filesystem",
+            crate::sandbox::hint::vcs_read_only(name)
+        ),
+        Hint::Namespaces => h.to_string(),
         Hint::Network => "sandbox: there is no network; allow it with --allow-network".to_string(),
         Hint::Timeout {
             seconds,
@@ -231,12 +248,36 @@ mod tests {
                 "sandbox: /h/.aws is hidden from scripts (deny_read); lift it with --allow-read /h/.aws",
             ),
             (
-                Hint::Writes,
+                Hint::Writes { writable: vec![] },
                 "sandbox: writes outside $TMPDIR are refused; allow a directory with --writable DIR (or every write with --allow-filesystem)",
             ),
             (
-                Hint::Sockets,
+                Hint::Writes {
+                    writable: vec!["/p/out".into()],
+                },
+                "sandbox: writes outside $TMPDIR and /p/out are refused; allow another directory with --writable DIR (or every write with --allow-filesystem)",
+            ),
+            (
+                Hint::VcsMetadata { name: ".git" },
+                "sandbox: .git stays read-only inside writable paths (its hooks and config would run commands outside the sandbox); every write, .git too, with --allow-filesystem",
+            ),
+            (
+                Hint::Sockets {
+                    network_off: true,
+                    named: false,
+                },
                 "sandbox: Unix sockets are closed; allow one with --allow-socket PATH (the network with --allow-network)",
+            ),
+            (
+                Hint::Sockets {
+                    network_off: false,
+                    named: true,
+                },
+                "sandbox: only the Unix sockets named in the policy are open; allow one with --allow-socket PATH",
+            ),
+            (
+                Hint::Namespaces,
+                "sandbox: scripts cannot make namespaces of their own (unshare, user namespaces, a nested sandbox or container); no setting lifts that",
             ),
             (
                 Hint::Network,

@@ -273,7 +273,8 @@ fn sandbox_section(caps: &Capabilities) -> String {
         &mut s,
         "private mounts",
         &caps.mount_namespace,
-        "own /dev, /proc and $TMPDIR tmpfs; IPC and UTS namespaces; secrets hidden",
+        "own /dev, /proc and $TMPDIR tmpfs; IPC and UTS namespaces; secrets hidden; \
+         other mounts read-only unless writes are allowed",
     );
     let limits = ScriptPolicy::default().limits();
     let max = limits.processes.unwrap_or(0);
@@ -294,7 +295,7 @@ fn sandbox_section(caps: &Capabilities) -> String {
     );
     row(&mut s, "process limit", &nproc);
     let seccomp = if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        "yes: no terminal input injection, no keyring; no Unix sockets unless named"
+        "yes: no terminal input injection, no keyring, no new namespaces; no Unix sockets unless named"
     } else {
         "NO — no filter for this CPU architecture"
     };

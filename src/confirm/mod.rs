@@ -221,16 +221,30 @@ pub(crate) fn grants(policy: &ScriptPolicy) -> Vec<String> {
     } else {
         out.push("writes: a fresh $TMPDIR, /dev/null, /dev/shm".into());
         for p in &policy.writable_paths {
-            // A missing folder is not made: said now, not after the user said yes.
-            let missing = match p.strip_prefix("~") {
+            let real = match p.strip_prefix("~") {
                 Ok(rest) => std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(rest)),
                 Err(_) => Some(p.clone()),
-            }
-            .is_some_and(|p| !p.exists());
-            let note = if missing {
-                " (does not exist: nothing is writable there)"
-            } else {
-                ""
+            };
+            // A missing folder is not made: said now, not after the user said yes. Version
+            // control metadata in it stays read-only: said too, so a refused write is expected.
+            let note = match real {
+                Some(r) if !r.exists() => {
+                    " (does not exist: nothing is writable there)".to_string()
+                }
+                Some(r) => {
+                    let vcs = crate::sandbox::vcs_metadata(std::slice::from_ref(&r));
+                    let names: Vec<String> = vcs
+                        .iter()
+                        .filter_map(|m| m.strip_prefix(&r).ok())
+                        .map(|m| m.display().to_string())
+                        .collect();
+                    if names.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (but {} read-only)", names.join(", "))
+                    }
+                }
+                None => String::new(),
             };
             out.push(format!("writes: {}{note}", p.display()));
         }
@@ -518,7 +532,7 @@ mod tests {
             ..ScriptPolicy::default()
         };
         let g = grants(&policy);
-        assert!(g.contains(&"writes: ~".to_string()), "{g:?}");
+        assert!(g.iter().any(|l| l.starts_with("writes: ~")), "{g:?}");
         assert!(
             g.contains(
                 &"writes: /nonexistent-skillpipe/out (does not exist: nothing is writable there)"
@@ -527,12 +541,21 @@ mod tests {
             "{g:?}"
         );
         assert!(g[0].starts_with("network: ALLOWED"), "{g:?}");
+        // A repository's metadata is said to stay read-only.
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join(".git")).unwrap();
+        let policy = ScriptPolicy {
+            writable_paths: vec![repo.path().to_path_buf()],
+            ..ScriptPolicy::default()
+        };
+        let line = format!("writes: {} (but .git read-only)", repo.path().display());
+        assert!(grants(&policy).contains(&line), "{:?}", grants(&policy));
         let a = argv(&["say"]);
         let text = render(&Prompt {
             grants: &g,
             ..prompt(&a)
         });
-        assert!(text.contains("  writes: ~\r\n"), "{text:?}");
+        assert!(text.contains("  writes: ~"), "{text:?}");
         let g = grants(&ScriptPolicy::default());
         assert!(g.iter().all(|l| !l.contains("ANY")), "{g:?}");
         assert!(g.contains(&"environment: PATH HOME LANG TERM".to_string()));

@@ -392,6 +392,12 @@ async fn run_planned(
         cmd.pre_exec(setup);
     }
 
+    // Existing version control metadata stays read-only in the run; a new one is told of.
+    let vcs_before = if plan.enforce.filesystem {
+        sandbox::vcs_metadata(&spec.sandbox.writable)
+    } else {
+        Vec::new()
+    };
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| {
         if report.is_none() && e.kind() == std::io::ErrorKind::NotFound {
@@ -479,6 +485,14 @@ async fn run_planned(
         }
         warnings.extend(report.warnings);
     }
+    if enforced.filesystem {
+        warnings.extend(
+            sandbox::vcs_metadata(&spec.sandbox.writable)
+                .into_iter()
+                .filter(|p| !vcs_before.contains(p))
+                .map(|p| sandbox::made_vcs_metadata(&p)),
+        );
+    }
     drop(tmp);
     let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
     // Some scripts print their errors on stdout: its end is read too (only a failure is read).
@@ -516,6 +530,8 @@ async fn run_planned(
             enforced,
             limits: spec.sandbox.limits,
             hidden,
+            writable: &spec.sandbox.writable,
+            sockets_named: !spec.sandbox.sockets.is_empty(),
         });
     }
     r.hint = r.why.as_ref().map(ToString::to_string);

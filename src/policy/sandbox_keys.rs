@@ -158,8 +158,10 @@ impl ScriptPolicy {
         // What scripts cannot read (the built-in list, `deny_read`, minus `allow_read`): a
         // writable path beneath one of these would not work, whatever the force.
         let hidden = crate::sandbox::secrets::deny_list(
-            home.as_deref(),
-            Path::new("/"),
+            &crate::sandbox::secrets::Bases {
+                home: home.clone(),
+                ..crate::sandbox::secrets::Bases::from_env()
+            },
             &[],
             &self.deny_read,
             &self.allow_read,

@@ -27,6 +27,10 @@ pub struct Facts<'a> {
     pub limits: Limits,
     /// The paths hidden from the run.
     pub hidden: &'a [PathBuf],
+    /// The writable paths granted (besides `$TMPDIR`), in force when `enforced.filesystem`.
+    pub writable: &'a [PathBuf],
+    /// Some Unix sockets are named (`allowed_sockets`).
+    pub sockets_named: bool,
 }
 
 /// What a failed run likely ran into, and so which policy key would have let it through.
@@ -47,10 +51,26 @@ pub enum Hint {
         /// The hidden path.
         path: PathBuf,
     },
-    /// It tried a Unix socket; none is open to it.
-    Sockets,
+    /// It tried a Unix socket not open to it.
+    Sockets {
+        /// The network is off too (a refused connection may have been meant for it).
+        network_off: bool,
+        /// Some sockets are open (`allowed_sockets`), just not this one.
+        named: bool,
+    },
     /// It wrote outside its `$TMPDIR` and the writable paths.
-    Writes,
+    Writes {
+        /// The writable paths in force (besides `$TMPDIR`).
+        writable: Vec<PathBuf>,
+    },
+    /// It wrote into version control metadata (`.git` …), which stays read-only inside the
+    /// writable paths.
+    VcsMetadata {
+        /// The folder's name, as the error showed it (`.git`).
+        name: &'static str,
+    },
+    /// It tried to make a namespace of its own (`unshare`, a nested sandbox or container).
+    Namespaces,
     /// It needed the network; there is none.
     Network,
     /// It was stopped at the timeout (`network_off`: a download may have been what it waited
@@ -152,14 +172,30 @@ impl std::fmt::Display for Hint {
                 "sandbox: {} is hidden from scripts (deny_read); lift it with allow_read",
                 path.display()
             ),
-            Hint::Sockets => f.write_str(
-                "sandbox: Unix sockets are closed; allow one in allowed_sockets (the network with \
-                 allow_network)",
+            Hint::Sockets { network_off, named } => {
+                f.write_str(sockets_closed(*named))?;
+                f.write_str("; allow one in allowed_sockets")?;
+                if *network_off {
+                    f.write_str(" (the network with allow_network)")?;
+                }
+                Ok(())
+            }
+            Hint::Writes { writable } => write!(
+                f,
+                "{}; allow {} in writable_paths (or every write with allow_filesystem)",
+                writes_refused(writable),
+                if writable.is_empty() {
+                    "a directory"
+                } else {
+                    "another directory"
+                }
             ),
-            Hint::Writes => f.write_str(
-                "sandbox: writes outside $TMPDIR are refused; allow a directory in writable_paths \
-                 (or every write with allow_filesystem)",
+            Hint::VcsMetadata { name } => write!(
+                f,
+                "{}; every write, {name} too, with allow_filesystem",
+                vcs_read_only(name)
             ),
+            Hint::Namespaces => f.write_str(NAMESPACES),
             Hint::Network => {
                 f.write_str("sandbox: there is no network; allow it with allow_network")
             }
@@ -199,6 +235,43 @@ impl std::fmt::Display for Hint {
         }
     }
 }
+
+/// [`Hint::Sockets`]'s first words.
+pub(crate) fn sockets_closed(named: bool) -> &'static str {
+    if named {
+        "sandbox: only the Unix sockets named in the policy are open"
+    } else {
+        "sandbox: Unix sockets are closed"
+    }
+}
+
+/// [`Hint::Writes`]'s first words: what is writable now.
+pub(crate) fn writes_refused(writable: &[PathBuf]) -> String {
+    let shown: Vec<String> = writable
+        .iter()
+        .map(|p| crate::command::escape_controls(&p.display().to_string()))
+        .collect();
+    if shown.is_empty() {
+        "sandbox: writes outside $TMPDIR are refused".to_string()
+    } else {
+        format!(
+            "sandbox: writes outside $TMPDIR and {} are refused",
+            shown.join(", ")
+        )
+    }
+}
+
+/// [`Hint::VcsMetadata`]'s first words.
+pub(crate) fn vcs_read_only(name: &str) -> String {
+    format!(
+        "sandbox: {name} stays read-only inside writable paths (its hooks and config would run \
+         commands outside the sandbox)"
+    )
+}
+
+/// [`Hint::Namespaces`]: names no setting, so the same for the library and the binary.
+pub(crate) const NAMESPACES: &str = "sandbox: scripts cannot make namespaces of their own \
+     (unshare, user namespaces, a nested sandbox or container); no setting lifts that";
 
 fn has(text: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| text.contains(n))
@@ -279,23 +352,45 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     {
         return Some(Hint::Hidden { path: p.clone() });
     }
-    let denied = has(&err, &["Permission denied", "EACCES"]);
-    if denied && has(&err, &["socket", "connect", ".sock"]) {
-        return Some(Hint::Sockets);
-    }
-    if f.enforced.filesystem
+    let sandboxed = f.enforced != Enforced::default();
+    // The seccomp filter refuses them with EPERM; `unshare -r` and the like say which call.
+    if sandboxed
+        && has(&err, &["Operation not permitted", "EPERM"])
         && has(
             &err,
             &[
-                "Read-only file system",
-                "EROFS",
-                "Permission denied",
-                "EACCES",
-                "Operation not permitted",
+                "unshare",
+                "uid_map",
+                "gid_map",
+                "setgroups",
+                "namespace",
+                "CLONE_NEW",
             ],
         )
     {
-        return Some(Hint::Writes);
+        return Some(Hint::Namespaces);
+    }
+    let denied = has(&err, &["Permission denied", "EACCES"]);
+    if denied && has(&err, &["socket", "connect", ".sock"]) {
+        return Some(Hint::Sockets {
+            network_off: f.enforced.network,
+            named: f.sockets_named,
+        });
+    }
+    let read_only = has(&err, &["Read-only file system", "EROFS"]);
+    if f.enforced.filesystem && read_only && !f.writable.is_empty() {
+        let vcs = super::VCS_METADATA
+            .into_iter()
+            .find(|name| err.contains(&format!("/{name}/")) || err.contains(&format!("/{name}'")));
+        if let Some(name) = vcs {
+            return Some(Hint::VcsMetadata { name });
+        }
+    }
+    // Landlock refuses with EACCES, a read-only mount with EROFS (EPERM is neither's).
+    if f.enforced.filesystem && (read_only || denied) {
+        return Some(Hint::Writes {
+            writable: f.writable.to_vec(),
+        });
     }
     if f.enforced.network
         && has(
@@ -316,7 +411,7 @@ pub fn explain(f: &Facts) -> Option<Hint> {
         return Some(Hint::Network);
     }
     denial(&err)
-        .filter(|_| f.enforced != Enforced::default())
+        .filter(|_| sandboxed)
         .map(|said| Hint::Refused {
             said,
             in_force: in_force(f.enforced),
@@ -351,6 +446,7 @@ fn in_force(e: Enforced) -> String {
         (e.pids, "own process tree"),
         (e.mounts, "private /tmp and /dev, secrets hidden"),
         (e.limits, "resource limits"),
+        (e != Enforced::default(), "no namespaces of its own"),
     ]
     .iter()
     .filter(|(on, _)| *on)
@@ -394,6 +490,8 @@ mod tests {
                 cpu_seconds: Some(10),
             },
             hidden,
+            writable: &[],
+            sockets_named: false,
         }
     }
 
@@ -450,6 +548,47 @@ mod tests {
             assert!(!h.contains("--"), "no flags in the library: {h}");
             assert!(h.contains(want), "{err:?}: {h}");
         }
+    }
+
+    #[test]
+    fn hints_reflect_the_grants_in_force() {
+        // A refused namespace is not a refused write.
+        let h = explain(&facts(
+            None,
+            "unshare: write failed /proc/self/uid_map: Operation not permitted",
+            &[],
+        ));
+        assert_eq!(h, Some(Hint::Namespaces));
+        let h = explain(&facts(
+            None,
+            "unshare: unshare failed: Operation not permitted",
+            &[],
+        ));
+        assert_eq!(h, Some(Hint::Namespaces));
+        // EPERM alone is neither Landlock's (EACCES) nor a read-only mount's (EROFS).
+        let h = explain(&facts(None, "chattr: Operation not permitted", &[]));
+        assert!(matches!(h, Some(Hint::Refused { .. })), "{h:?}");
+        // With the network allowed, a refused socket does not offer the network.
+        let socket = "connect('/run/x.sock')\nPermissionError: [Errno 13] Permission denied";
+        let mut f = facts(None, socket, &[]);
+        f.enforced.network = false;
+        f.sockets_named = true;
+        let h = explain(&f).unwrap().to_string();
+        assert!(!h.contains("allow_network"), "{h}");
+        assert!(
+            h.contains("only the Unix sockets named in the policy"),
+            "{h}"
+        );
+        // The writable paths in force are named; their .git is its own story.
+        let writable = [PathBuf::from("/p")];
+        let mut f = facts(None, "sh: /h/out: Read-only file system", &[]);
+        f.writable = &writable;
+        let h = explain(&f).unwrap().to_string();
+        assert!(h.contains("outside $TMPDIR and /p are refused"), "{h}");
+        assert!(h.contains("allow another directory"), "{h}");
+        let mut f = facts(None, "sh: /p/.git/config: Read-only file system", &[]);
+        f.writable = &writable;
+        assert_eq!(explain(&f), Some(Hint::VcsMetadata { name: ".git" }));
     }
 
     #[test]

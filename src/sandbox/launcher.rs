@@ -155,6 +155,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
                 tmpdir,
                 tmp_mb: args.max_tmp.unwrap_or(DEFAULT_TMP_MB),
                 hide: &args.hide,
+                writable: args.fs.then_some(args.writable.as_slice()),
             };
             match mounts::setup(&setup) {
                 Ok(w) => {
@@ -270,10 +271,14 @@ fn restrict(
     } else if let Err(p) = super::unix_sockets::restrict() {
         st.fail_or_warn("Unix sockets", p.message(), reporter)?;
     }
-    // Whatever else is restricted, the command must not type into the user's shell nor reach
-    // the user's keyring.
-    if let Err(p) = super::seccomp::deny_terminal_injection_and_keyring() {
-        st.fail_or_warn("terminal and keyring filter", p.message(), reporter)?;
+    // Whatever else is restricted, the command must not type into the user's shell, reach
+    // the user's keyring or make namespaces of its own.
+    if let Err(p) = super::seccomp::deny_escapes() {
+        st.fail_or_warn(
+            "terminal, keyring and namespace filter",
+            p.message(),
+            reporter,
+        )?;
     }
     Ok(broker)
 }

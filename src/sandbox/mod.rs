@@ -50,7 +50,7 @@ pub use message::{Message, Setting};
 pub use plan::Enforced;
 pub(crate) use plan::{Plan, plan};
 #[doc(hidden)]
-pub use secrets::{deny_list, existing};
+pub use secrets::{Bases, deny_list, existing};
 
 /// One of each launcher message that names a setting, as it comes back over the report pipe
 /// (for the wording tests).
@@ -91,13 +91,58 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
     .collect()
 }
 
+/// Version control metadata: kept read-only inside a writable path (its configuration and
+/// hooks run commands — git's `core.fsmonitor`, `.git/hooks/*`, Mercurial's `[hooks]` — outside
+/// the sandbox the next time the user runs the tool there), and the mark of a project's root.
+pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
+
+/// The [`VCS_METADATA`] entries that exist now at the top of `roots` (the writable paths) and
+/// of each folder directly in one (a folder of projects, a repository's submodules). The run
+/// cannot change those; it can make one where there was none, so the executor compares before
+/// and after and warns (see [`made_vcs_metadata`]).
+pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let is_vcs = |name: &std::ffi::OsStr| VCS_METADATA.iter().any(|n| name == *n);
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        dirs.push(root.clone());
+        if let Ok(rd) = std::fs::read_dir(root) {
+            // The entry's own type (no stat, no symlink followed).
+            dirs.extend(
+                rd.filter_map(|e| e.ok())
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && !is_vcs(&e.file_name()))
+                    .map(|e| e.path()),
+            );
+        }
+    }
+    dirs.iter()
+        .flat_map(|d| VCS_METADATA.iter().map(move |n| d.join(n)))
+        .filter(|p| p.symlink_metadata().is_ok())
+        .collect()
+}
+
+/// The warning for version control metadata a run made at the top of a writable path.
+pub(crate) fn made_vcs_metadata(path: &std::path::Path) -> Message {
+    let tool = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map_or("", |n| n.trim_start_matches('.'));
+    Message::text(format!(
+        "the run made {}: {tool} runs hooks and settings from there (git's core.fsmonitor …) \
+         outside the sandbox; look at it before you run {tool} in {}",
+        crate::command::escape_controls(&path.display().to_string()),
+        crate::command::escape_controls(&path.parent().unwrap_or(path).display().to_string())
+    ))
+}
+
 /// Restrictions requested for one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SandboxSpec {
     /// Fresh network namespace: no route out.
     pub isolate_network: bool,
-    /// Landlock: write only to `writable` paths.
+    /// Landlock: write only to `writable` paths. With `private_mounts` too, every other mount
+    /// is read-only as well, which is what refuses `chmod`, `chown`, `utimes` and `setxattr`
+    /// (Landlock alone does not cover them).
     pub restrict_filesystem: bool,
     /// Paths that stay writable under `restrict_filesystem` (the per-run TMPDIR is added by the
     /// executor; `/dev/null` and `/dev/tty` always are).
@@ -329,6 +374,22 @@ mod tests {
         assert!(b.net && b.fs && !b.pid && b.userns && b.best_effort && b.mount);
         assert_eq!(b.limits(), a.limits());
         assert_eq!(b, a);
+    }
+
+    #[test]
+    fn vcs_metadata_at_the_top_and_one_folder_down() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        for d in [".git/hooks", "app/.hg", "app/deep/.git", "lib"] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        std::fs::write(r.join("lib/.git"), "gitdir: ../.git/modules/lib").unwrap();
+        let mut found = vcs_metadata(&[r.to_path_buf()]);
+        found.sort();
+        assert_eq!(
+            found,
+            [r.join(".git"), r.join("app/.hg"), r.join("lib/.git")]
+        );
     }
 
     #[test]

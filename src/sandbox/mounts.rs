@@ -3,11 +3,16 @@
 //! - `/dev`: a small tmpfs holding only null, zero, full, random and urandom (bound from the
 //!   host), the `fd`/`stdin`/`stdout`/`stderr` links and a private `/dev/shm`; no ptys, no
 //!   `/dev/tty`, no disks;
-//! - `$TMPDIR`: a fresh tmpfs, mode 0700, capped at `max_tmp_mb` (it vanishes with the run, so
-//!   no `chmod` game can leave anything behind);
+//! - `$TMPDIR` and `/dev/shm`: two folders of one fresh tmpfs capped at `max_tmp_mb` (so the run
+//!   gets that much RAM-backed space in all, not twice), `$TMPDIR` mode 0700; it vanishes with
+//!   the run, so no `chmod` game can leave anything behind;
 //! - every hidden path (see `secrets`): an empty read-only tmpfs over a directory, a read-only
 //!   `/dev/null` over a file;
-//! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]).
+//! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]);
+//! - with writes restricted: every mount read-only ([`read_only_except`]) but `$TMPDIR`,
+//!   `/dev/shm` and the writable paths, and inside those the version control metadata
+//!   ([`super::VCS_METADATA`]) read-only again. Landlock does not cover `chmod`, `chown`, `utimes` or `setxattr`; a
+//!   read-only mount refuses them all (EROFS).
 
 use super::message::{Message, Setting};
 use std::ffi::CString;
@@ -49,6 +54,12 @@ pub enum MountError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A mount could not be made read-only.
+    #[error("{}", self.message())]
+    ReadOnly {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl MountError {
@@ -73,6 +84,13 @@ impl MountError {
                     .and_setting(Setting::AllowRead(path.display().to_string()))
                     .and(" if it need not be hidden")
             }
+            MountError::ReadOnly { path, source } => Message::text(format!(
+                "making the mount {} read-only: {source} (without it a script could chmod, \
+                 chown or touch files outside the writable paths; ",
+                path.display()
+            ))
+            .and_setting(Setting::BestEffort)
+            .and(" runs without it, with a warning)"),
             other => Message::text(other.to_string()),
         }
     }
@@ -143,6 +161,9 @@ pub struct Setup<'a> {
     pub tmp_mb: u64,
     /// Paths to hide, existing ones only.
     pub hide: &'a [PathBuf],
+    /// With writes restricted: the paths that stay writable (besides `$TMPDIR` and
+    /// `/dev/shm`); every other mount is made read-only. `None`: mounts keep their flags.
+    pub writable: Option<&'a [PathBuf]>,
 }
 
 /// Set up the private mounts (the process must be in a fresh mount namespace it has
@@ -158,14 +179,6 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
         None,
     )?;
     private_dev(s.tmpdir, s.tmp_mb)?;
-    let nosuid_nodev = libc::MS_NOSUID | libc::MS_NODEV;
-    mount(
-        Some("tmpfs"),
-        s.tmpdir,
-        Some("tmpfs"),
-        nosuid_nodev,
-        Some(&format!("mode=0700,size={}m", s.tmp_mb.max(1))),
-    )?;
     let mut warnings = Vec::new();
     for path in s.hide {
         match hide(path) {
@@ -179,11 +192,161 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
             }
         }
     }
+    if let Some(writable) = s.writable {
+        read_only_except(writable, s.tmpdir)?;
+    }
     Ok(warnings)
 }
 
-/// Build the new `/dev` on a tmpfs at `staging`, then move it over `/dev`.
-fn private_dev(staging: &Path, shm_mb: u64) -> Result<(), MountError> {
+/// Make every mount of this namespace read-only except `$TMPDIR`, `/dev/shm` and `writable`
+/// (each bound onto itself first, so that it is a mount of its own that the pass leaves
+/// alone), and the [`VCS_METADATA`] at the top of each writable path and of the folders directly
+/// in it read-only again (see [`super::vcs_metadata`]).
+/// A mount keeps the flags it has (nosuid, nodev, noexec, atime): those inherited from the
+/// host are locked, and the kernel refuses a remount that drops one.
+fn read_only_except(writable: &[PathBuf], tmpdir: &Path) -> Result<(), MountError> {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut keep = vec![real(tmpdir), PathBuf::from("/dev/shm")];
+    let mut roots = Vec::new();
+    for w in writable {
+        // One that cannot be opened stays read-only (Landlock's rules warn about it).
+        let Ok(w) = std::fs::canonicalize(w) else {
+            continue;
+        };
+        if keep.iter().any(|k| w.starts_with(k)) {
+            continue;
+        }
+        bind(&w, &w, false)?;
+        keep.push(w.clone());
+        roots.push(w);
+    }
+    let mut again = Vec::new();
+    for p in super::vcs_metadata(&roots) {
+        let Ok(p) = std::fs::canonicalize(&p) else {
+            continue;
+        };
+        bind(&p, &p, false)?;
+        again.push(p);
+    }
+    let info =
+        std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| MountError::ReadOnly {
+            path: "/proc/self/mountinfo".into(),
+            source,
+        })?;
+    let entries = parse_mountinfo(&info);
+    let mut paths: Vec<&Path> = entries.iter().map(|e| e.path.as_path()).collect();
+    paths.sort();
+    paths.dedup();
+    for path in paths {
+        let stays_writable =
+            keep.iter().any(|k| path.starts_with(k)) && !again.iter().any(|a| path.starts_with(a));
+        if stays_writable {
+            continue;
+        }
+        // The mount a script reaches at this path: a path whose mount is covered, or that
+        // resolves elsewhere, is not reachable (and so not made read-only here).
+        let Some(id) = mount_id(path) else { continue };
+        let Some(entry) = entries.iter().find(|e| e.id == id && e.path == path) else {
+            continue;
+        };
+        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | entry.kept_flags;
+        mount(None, path, None, flags, None).map_err(|e| match e {
+            MountError::Mount { source, .. } => MountError::ReadOnly {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => other,
+        })?;
+    }
+    Ok(())
+}
+
+/// The id of the mount `path` resolves to (`None`: it cannot be reached).
+fn mount_id(path: &Path) -> Option<u64> {
+    let c = cstr(path).ok()?;
+    // SAFETY: a zeroed statx buffer the kernel fills in; `c` is a valid C string.
+    unsafe {
+        let mut stx: libc::statx = std::mem::zeroed();
+        let r = libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::AT_STATX_DONT_SYNC | libc::AT_NO_AUTOMOUNT,
+            libc::STATX_MNT_ID,
+            &mut stx,
+        );
+        (r == 0 && stx.stx_mask & libc::STATX_MNT_ID != 0).then_some(stx.stx_mnt_id)
+    }
+}
+
+/// One mount of `/proc/self/mountinfo`.
+#[derive(Debug, PartialEq, Eq)]
+struct MountEntry {
+    id: u64,
+    path: PathBuf,
+    /// Its per-mount flags a remount must keep: nosuid, nodev, noexec, nosymfollow and the
+    /// atime mode (strictatime when none is shown).
+    kept_flags: libc::c_ulong,
+}
+
+/// The mounts listed in `mountinfo` text (lines it cannot read are skipped).
+fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ');
+            let id = fields.next()?.parse().ok()?;
+            let path = unescape(fields.nth(3)?);
+            let options = fields.next()?;
+            let mut flags = 0;
+            let mut atime = libc::MS_STRICTATIME;
+            for o in options.split(',') {
+                match o {
+                    "nosuid" => flags |= libc::MS_NOSUID,
+                    "nodev" => flags |= libc::MS_NODEV,
+                    "noexec" => flags |= libc::MS_NOEXEC,
+                    "nosymfollow" => flags |= libc::MS_NOSYMFOLLOW,
+                    "nodiratime" => flags |= libc::MS_NODIRATIME,
+                    "noatime" => atime = libc::MS_NOATIME,
+                    "relatime" => atime = libc::MS_RELATIME,
+                    _ => {}
+                }
+            }
+            Some(MountEntry {
+                id,
+                path,
+                kept_flags: flags | atime,
+            })
+        })
+        .collect()
+}
+
+/// A mountinfo path: space, tab, newline and backslash are written as `\ooo`.
+fn unescape(field: &str) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match octal {
+            Some(d) => {
+                out.push(d.iter().fold(0u8, |v, c| v.wrapping_mul(8) + (c - b'0')));
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(std::ffi::OsString::from_vec(out))
+}
+
+/// Build the new `/dev` on a tmpfs at `staging` (the empty `$TMPDIR`), with the run's space —
+/// one tmpfs of `tmp_mb` holding `tmp` and `shm` — mounted on its `run` folder; move it over
+/// `/dev`; bind `tmp` onto `staging` and `shm` onto `/dev/shm`; then drop `/dev/run`.
+fn private_dev(staging: &Path, tmp_mb: u64) -> Result<(), MountError> {
     mount(
         Some("tmpfs"),
         staging,
@@ -209,8 +372,27 @@ fn private_dev(staging: &Path, shm_mb: u64) -> Result<(), MountError> {
         let l = staging.join(link);
         std::os::unix::fs::symlink(target, &l).map_err(|e| io(&l, e))?;
     }
-    let shm = staging.join("shm");
-    std::fs::create_dir(&shm).map_err(|e| io(&shm, e))?;
+    let mkdir = |p: &Path, mode: u32| {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        std::fs::DirBuilder::new()
+            .mode(mode)
+            .create(p)
+            .and_then(|()| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)))
+            .map_err(|e| io(p, e))
+    };
+    let (shm, run) = (staging.join("shm"), staging.join("run"));
+    mkdir(&shm, 0o755)?;
+    mkdir(&run, 0o700)?;
+    mount(
+        Some("tmpfs"),
+        &run,
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some(&format!("mode=0700,size={}m", tmp_mb.max(1))),
+    )?;
+    mkdir(&run.join("tmp"), 0o700)?;
+    mkdir(&run.join("shm"), 0o1777)?;
+    bind(&run.join("shm"), &shm, false)?;
     let staging_s = staging.to_string_lossy();
     mount(
         Some(&staging_s),
@@ -219,13 +401,19 @@ fn private_dev(staging: &Path, shm_mb: u64) -> Result<(), MountError> {
         libc::MS_MOVE,
         None,
     )?;
-    mount(
-        Some("tmpfs"),
-        Path::new("/dev/shm"),
-        Some("tmpfs"),
-        libc::MS_NOSUID | libc::MS_NODEV,
-        Some(&format!("mode=1777,size={}m", shm_mb.max(1))),
-    )?;
+    let run = Path::new("/dev/run");
+    bind(&run.join("tmp"), staging, false)?;
+    // The binds hold the tmpfs; its own mount point goes.
+    let run_c = cstr(run)?;
+    // SAFETY: a valid C string; detaching a mount this process made.
+    if unsafe { libc::umount2(run_c.as_ptr(), libc::MNT_DETACH) } != 0 {
+        return Err(MountError::Mount {
+            what: "umount".into(),
+            target: run.to_path_buf(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    std::fs::remove_dir(run).map_err(|e| io(run, e))?;
     // The tmpfs itself read-only: nothing new appears in /dev.
     mount(
         None,
@@ -265,4 +453,31 @@ pub fn mount_proc() -> Result<(), MountError> {
         libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
         None,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_lines_give_the_path_and_the_flags_to_keep() {
+        let text = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
+                    28 27 0:25 / /mnt/my\\040dir ro,nosuid,nodev,noatime master:1 - tmpfs x ro\n\
+                    29 27 0:26 / /media/a\\134b rw,noexec,nodiratime - tmpfs x rw\n\
+                    garbage\n";
+        let e = parse_mountinfo(text);
+        assert_eq!(e.len(), 3);
+        assert_eq!((e[0].id, e[0].path.as_path()), (27, Path::new("/")));
+        assert_eq!(e[0].kept_flags, libc::MS_RELATIME);
+        assert_eq!(e[1].path, Path::new("/mnt/my dir"));
+        assert_eq!(
+            e[1].kept_flags,
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOATIME
+        );
+        assert_eq!(e[2].path, Path::new("/media/a\\b"));
+        assert_eq!(
+            e[2].kept_flags,
+            libc::MS_NOEXEC | libc::MS_NODIRATIME | libc::MS_STRICTATIME
+        );
+    }
 }

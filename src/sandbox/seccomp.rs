@@ -8,6 +8,11 @@
 //! session and user keyrings are shared with every process of the user and namespaces do not
 //! separate them.
 //!
+//! And it refuses new namespaces (`unshare`, `clone` with a `CLONE_NEW*` flag: EPERM; `clone3`,
+//! whose flags it cannot read: ENOSYS, so the C library falls back to `clone`), as container
+//! runtimes do: a nested user namespace hands the command capabilities over fresh mount and
+//! network namespaces, and much kernel code reachable only with them.
+//!
 //! System calls made through another ABI (32-bit `int 0x80`, x32) are refused too: their
 //! numbers differ and the filter does not check them.
 
@@ -28,10 +33,27 @@ const ARCH: Option<(u32, Option<u32>)> = Some((0xC000_00F3, None));
 const ARCH: Option<(u32, Option<u32>)> = None;
 
 /// Offsets in `struct seccomp_data`: nr, arch, then args[6] as u64 (low half first: these
-/// architectures are little-endian; the kernel reads an ioctl request as 32 bits anyway).
+/// architectures are little-endian; the kernel reads an ioctl request and the namespace flags
+/// as 32 bits anyway).
 const OFF_NR: u32 = 0;
 const OFF_ARCH: u32 = 4;
+const OFF_ARG0_LOW: u32 = 16;
 const OFF_ARG1_LOW: u32 = 16 + 8;
+
+/// The flags that make a new namespace. Inside the run a fresh user namespace would give the
+/// command every capability over namespaces of its own (mounts, network) and a kernel attack
+/// surface a container runtime keeps shut; the run's own namespaces are made before this filter.
+const NEW_NAMESPACES: u32 = (libc::CLONE_NEWNS
+    | libc::CLONE_NEWCGROUP
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUSER
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWNET
+    | libc::CLONE_NEWTIME) as u32;
+
+/// For `clone(2)`, whose low byte is the exit signal (`CLONE_NEWTIME`'s bit is one of it).
+const NEW_NAMESPACES_CLONE: u32 = NEW_NAMESPACES & !(libc::CSIGNAL as u32);
 
 /// Where a conditional jump goes.
 #[derive(Clone, Copy)]
@@ -39,6 +61,13 @@ enum To {
     Next,
     Allow,
     Deny,
+    /// `ENOSYS`: for `clone3`, whose flags sit in memory the filter cannot read; the C library
+    /// then falls back to `clone`, whose flags it can.
+    NoSys,
+    /// The check of `unshare`'s flags.
+    Unshare,
+    /// The check of `clone`'s flags.
+    Clone,
 }
 
 /// The filter program for the native `arch` (with its x32 bit, if any).
@@ -52,6 +81,7 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
         )
     };
     let jeq = |k: u32, t: To, f: To| (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, k, t, f);
+    let jset = |k: u32, t: To, f: To| (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K, k, t, f);
     let mut code = vec![ld(OFF_ARCH), jeq(arch, To::Next, To::Deny), ld(OFF_NR)];
     if let Some(bit) = x32_bit {
         code.push((
@@ -66,18 +96,32 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
         jeq(libc::SYS_keyctl as u32, To::Deny, To::Next),
         jeq(libc::SYS_add_key as u32, To::Deny, To::Next),
         jeq(libc::SYS_request_key as u32, To::Deny, To::Next),
+        // No namespace of the command's own.
+        jeq(libc::SYS_unshare as u32, To::Unshare, To::Next),
+        jeq(libc::SYS_clone as u32, To::Clone, To::Next),
+        jeq(libc::SYS_clone3 as u32, To::NoSys, To::Next),
         jeq(libc::SYS_ioctl as u32, To::Next, To::Allow),
         ld(OFF_ARG1_LOW),
         jeq(libc::TIOCSTI as u32, To::Deny, To::Next),
         jeq(libc::TIOCLINUX as u32, To::Deny, To::Allow),
     ]);
-    // The two returns close the program: ALLOW at `n`, DENY at `n + 1`.
+    let unshare_at = code.len();
+    code.extend([ld(OFF_ARG0_LOW), jset(NEW_NAMESPACES, To::Deny, To::Allow)]);
+    let clone_at = code.len();
+    code.extend([
+        ld(OFF_ARG0_LOW),
+        jset(NEW_NAMESPACES_CLONE, To::Deny, To::Allow),
+    ]);
+    // The returns close the program: ALLOW at `n`, DENY at `n + 1`, ENOSYS at `n + 2`.
     let n = code.len();
     let offset = |from: usize, to: To| -> u8 {
         let target = match to {
             To::Next => from + 1,
             To::Allow => n,
             To::Deny => n + 1,
+            To::NoSys => n + 2,
+            To::Unshare => unshare_at,
+            To::Clone => clone_at,
         };
         (target - from - 1) as u8
     };
@@ -99,6 +143,7 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
     };
     out.push(ret(libc::SECCOMP_RET_ALLOW));
     out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EPERM as u32));
+    out.push(ret(libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
     out
 }
 
@@ -133,9 +178,9 @@ impl SeccompError {
     }
 }
 
-/// Install the filter against terminal input injection and keyring calls on this process
-/// (single-threaded launcher).
-pub fn deny_terminal_injection_and_keyring() -> Result<(), SeccompError> {
+/// Install the filter against terminal input injection, keyring calls and new namespaces on
+/// this process (single-threaded launcher).
+pub fn deny_escapes() -> Result<(), SeccompError> {
     let (arch, x32) = ARCH.ok_or(SeccompError::Architecture(std::env::consts::ARCH))?;
     install(&program(arch, x32))
 }
@@ -200,14 +245,23 @@ mod tests {
         let p = program(0xC000_003E, Some(0x4000_0000));
         let n = p.len();
         let ret = (libc::BPF_RET | libc::BPF_K) as u16;
-        assert_eq!((p[n - 2].code, p[n - 2].k), (ret, libc::SECCOMP_RET_ALLOW));
-        assert_eq!(p[n - 1].k, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32);
+        assert_eq!((p[n - 3].code, p[n - 3].k), (ret, libc::SECCOMP_RET_ALLOW));
+        assert_eq!(p[n - 2].k, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32);
+        assert_eq!(p[n - 1].k, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32);
         for (i, insn) in p.iter().enumerate() {
             if insn.code & 0x07 == libc::BPF_JMP as u16 {
                 assert!(i + 1 + (insn.jt as usize) < n && i + 1 + (insn.jf as usize) < n);
             }
         }
         // A wrong architecture goes straight to DENY.
-        assert_eq!(1 + 1 + p[1].jf as usize, n - 1);
+        assert_eq!(1 + 1 + p[1].jf as usize, n - 2);
+    }
+
+    #[test]
+    fn clone_keeps_its_exit_signal_and_unshare_checks_every_namespace() {
+        assert_eq!(NEW_NAMESPACES_CLONE & libc::SIGCHLD as u32, 0);
+        assert_eq!(NEW_NAMESPACES_CLONE & libc::CLONE_NEWTIME as u32, 0);
+        assert_ne!(NEW_NAMESPACES & libc::CLONE_NEWTIME as u32, 0);
+        assert_ne!(NEW_NAMESPACES_CLONE & libc::CLONE_NEWUSER as u32, 0);
     }
 }

@@ -1,56 +1,212 @@
-//! Which paths a sandboxed run must not read: credentials, browser and password stores, shell
-//! histories and the working directory's `.env*` files. The launcher hides each one that exists
+//! Which paths a sandboxed run must not read: a table of classes (credentials, AI tools' logins,
+//! password and browser stores, histories), each entry under `$HOME` or an XDG folder, and the
+//! project's `.env*` files (the working directory and the folders above it up to the project's
+//! root). The launcher hides each one that exists
 //! (an empty read-only tmpfs over a directory, `/dev/null` over a file) in the run's private
 //! mount namespace. Extended by the policy's `deny_read`, lifted per path by `--allow-read`.
 
 use std::path::{Path, PathBuf};
 
-/// Beneath `$HOME`. Directories and files alike; what does not exist is skipped.
-pub const DEFAULT_HOME: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/hub",
-    ".config/git/credentials",
-    ".git-credentials",
-    ".netrc",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".docker",
-    ".kube",
-    ".terraform.d",
-    ".vault-token",
-    ".password-store",
-    ".local/share/keyrings",
-    ".config/op",
-    ".mozilla",
-    ".thunderbird",
-    ".config/google-chrome",
-    ".config/chromium",
-    ".config/BraveSoftware",
-    ".config/microsoft-edge",
-    ".config/vivaldi",
-    ".bash_history",
-    ".zsh_history",
-    ".zhistory",
-    ".history",
-    ".sh_history",
-    ".local/share/fish/fish_history",
-    ".python_history",
-    ".node_repl_history",
-    ".psql_history",
-    ".mysql_history",
-    ".sqlite_history",
-    ".lesshst",
-    ".viminfo",
-    // skillpipe's own configuration holds the model API key.
-    ".config/skillpipe/config.toml",
+/// The folder a default entry lies in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    /// `$HOME`.
+    Home,
+    /// `~/.config`, and `$XDG_CONFIG_HOME` too where it points elsewhere.
+    Config,
+    /// `~/.local/share`, and `$XDG_DATA_HOME` too where it points elsewhere.
+    Data,
+    /// `$XDG_RUNTIME_DIR` (podman keeps its registry logins there).
+    Runtime,
+}
+
+/// One default entry: a file or directory (what does not exist is skipped).
+#[derive(Debug, Clone, Copy)]
+pub struct Secret {
+    pub base: Base,
+    pub path: &'static str,
+}
+
+const fn home(path: &'static str) -> Secret {
+    Secret {
+        base: Base::Home,
+        path,
+    }
+}
+const fn config(path: &'static str) -> Secret {
+    Secret {
+        base: Base::Config,
+        path,
+    }
+}
+const fn data(path: &'static str) -> Secret {
+    Secret {
+        base: Base::Data,
+        path,
+    }
+}
+const fn runtime(path: &'static str) -> Secret {
+    Secret {
+        base: Base::Runtime,
+        path,
+    }
+}
+
+/// Keys, tokens and logins of command-line tools and clouds.
+pub const CREDENTIALS: &[Secret] = &[
+    home(".ssh"),
+    home(".gnupg"),
+    home(".aws"),
+    home(".azure"),
+    config("gcloud"),
+    config("gh"),
+    config("hub"),
+    config("git/credentials"),
+    home(".git-credentials"),
+    home(".netrc"),
+    home(".npmrc"),
+    home(".pypirc"),
+    home(".cargo/credentials"),
+    home(".cargo/credentials.toml"),
+    home(".docker"),
+    config("containers/auth.json"),
+    runtime("containers/auth.json"),
+    home(".kube"),
+    home(".terraform.d"),
+    home(".vault-token"),
+    home(".pgpass"),
+    home(".my.cnf"),
+    home(".s3cfg"),
+    config("rclone/rclone.conf"),
+    home(".Xauthority"),
+    config("github-copilot"),
 ];
+
+/// Logins of AI coding tools (their skill folders stay readable).
+pub const AI_TOOLS: &[Secret] = &[
+    home(".codex/auth.json"),
+    home(".claude/.credentials.json"),
+    home(".gemini/oauth_creds.json"),
+    home(".gemini/.env"),
+    // skillpipe's own configuration holds the model API key.
+    config("skillpipe/config.toml"),
+];
+
+/// Password stores and keyrings, browser profiles (cookies, saved logins) and editors' stored
+/// tokens.
+pub const STORES: &[Secret] = &[
+    home(".password-store"),
+    data("keyrings"),
+    data("kwalletd"),
+    config("op"),
+    home(".mozilla"),
+    home(".thunderbird"),
+    home("snap/firefox"),
+    home("snap/chromium"),
+    home("snap/thunderbird"),
+    home(".var/app/org.mozilla.firefox"),
+    home(".var/app/org.mozilla.Thunderbird"),
+    home(".var/app/org.chromium.Chromium"),
+    home(".var/app/com.google.Chrome"),
+    home(".var/app/com.brave.Browser"),
+    config("google-chrome"),
+    config("chromium"),
+    config("BraveSoftware"),
+    config("microsoft-edge"),
+    config("vivaldi"),
+    config("Code/User/globalStorage"),
+    config("Code - Insiders/User/globalStorage"),
+    config("Code - OSS/User/globalStorage"),
+    config("VSCodium/User/globalStorage"),
+    config("Cursor/User/globalStorage"),
+];
+
+/// Shell and interpreter histories (passwords typed on a command line, what the user did).
+pub const HISTORIES: &[Secret] = &[
+    home(".bash_history"),
+    home(".zsh_history"),
+    home(".zhistory"),
+    home(".history"),
+    home(".sh_history"),
+    data("fish/fish_history"),
+    home(".python_history"),
+    home(".node_repl_history"),
+    home(".psql_history"),
+    home(".mysql_history"),
+    home(".sqlite_history"),
+    home(".lesshst"),
+    home(".viminfo"),
+];
+
+/// Every class of the built-in list.
+pub const DEFAULTS: [&[Secret]; 4] = [CREDENTIALS, AI_TOOLS, STORES, HISTORIES];
+
+/// The folders the entries of [`DEFAULTS`] lie in, as this process sees them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bases {
+    /// `$HOME`, when set.
+    pub home: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME`, when set.
+    pub config: Option<PathBuf>,
+    /// `$XDG_DATA_HOME`, when set.
+    pub data: Option<PathBuf>,
+    /// `$XDG_RUNTIME_DIR`, when set.
+    pub runtime: Option<PathBuf>,
+}
+
+impl Bases {
+    /// `$HOME` and the XDG variables of this process (an empty or relative one is ignored, as
+    /// the XDG specification says).
+    pub fn from_env() -> Bases {
+        let var = |n: &str| {
+            std::env::var_os(n)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
+        Bases {
+            home: crate::paths::home(),
+            config: var("XDG_CONFIG_HOME"),
+            data: var("XDG_DATA_HOME"),
+            runtime: var("XDG_RUNTIME_DIR"),
+        }
+    }
+
+    /// `$HOME` only.
+    pub fn home(home: Option<&Path>) -> Bases {
+        Bases {
+            home: home.map(Path::to_path_buf),
+            ..Bases::default()
+        }
+    }
+
+    /// Where `s` is: one path, or two for a config or data entry when the XDG variable points
+    /// away from the default folder.
+    pub fn resolve(&self, s: &Secret) -> Vec<PathBuf> {
+        let under_home = |rel: &str| self.home.as_ref().map(|h| h.join(rel));
+        let (default, xdg) = match s.base {
+            Base::Home => (under_home(""), None),
+            Base::Config => (under_home(".config"), self.config.clone()),
+            Base::Data => (under_home(".local/share"), self.data.clone()),
+            Base::Runtime => (None, self.runtime.clone()),
+        };
+        let mut out: Vec<PathBuf> = default
+            .into_iter()
+            .chain(xdg)
+            .map(|b| b.join(s.path))
+            .collect();
+        out.dedup();
+        out
+    }
+
+    /// Every entry of [`DEFAULTS`], resolved.
+    pub fn defaults(&self) -> Vec<PathBuf> {
+        DEFAULTS
+            .iter()
+            .flat_map(|class| class.iter())
+            .flat_map(|s| self.resolve(s))
+            .collect()
+    }
+}
 
 /// System-wide secrets. Unreadable to ordinary users anyway, but a skillpipe run as root (in
 /// a container, say) maps root into the run, whose owner permissions then let a script read
@@ -81,34 +237,59 @@ pub fn host_keys(dir: &Path) -> Vec<PathBuf> {
     keys
 }
 
-/// File names in the working directory that start with this are hidden (`.env`, `.env.local`).
+/// File names that start with this are hidden (`.env`, `.env.local`, `.envrc`) in the working
+/// directory and in each folder above it up to the project's root (see [`project_dirs`]).
 pub const DOTENV_PREFIX: &str = ".env";
 
-/// What to hide for one run, pure: the default list under `home`, `.env*` among `cwd_entries`
-/// (the names in the working directory), plus `extra` (policy `deny_read`, `~/` expanded),
-/// minus every entry equal to or beneath a path in `allow` (`--allow-read`).
+/// What to hide for one run, pure: the built-in list ([`DEFAULTS`] in `bases`), the `.env*`
+/// files found (`dotenv`), plus `extra` (policy `deny_read`, `~/` expanded), minus every
+/// entry equal to or beneath a path in `allow` (`--allow-read`).
 pub fn deny_list(
-    home: Option<&Path>,
-    cwd: &Path,
-    cwd_entries: &[String],
+    bases: &Bases,
+    dotenv: &[PathBuf],
     extra: &[PathBuf],
     allow: &[PathBuf],
 ) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    if let Some(h) = home {
-        out.extend(DEFAULT_HOME.iter().map(|p| h.join(p)));
-    }
-    let mut dotenv: Vec<&String> = cwd_entries
-        .iter()
-        .filter(|n| n.starts_with(DOTENV_PREFIX) && !n.contains('/'))
-        .collect();
-    dotenv.sort();
-    out.extend(dotenv.into_iter().map(|n| cwd.join(n)));
+    let home = bases.home.as_deref();
+    let mut out = bases.defaults();
+    out.extend(dotenv.iter().cloned());
     out.extend(extra.iter().map(|p| expand_home(p, home)));
     let allow: Vec<PathBuf> = allow.iter().map(|p| expand_home(p, home)).collect();
     out.retain(|p| !allow.iter().any(|a| p.starts_with(a)));
-    out.dedup();
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
     out
+}
+
+/// `dir` and the folders above it, up to the first that is a project's root (`is_root`), or
+/// `home`, or `/` — where a project's `.env` may be (a script run from `proj/sub` reads
+/// `../.env` just as well). Pure.
+pub fn project_dirs(
+    dir: &Path,
+    home: Option<&Path>,
+    is_root: impl Fn(&Path) -> bool,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for d in dir.ancestors() {
+        out.push(d.to_path_buf());
+        if Some(d) == home || is_root(d) {
+            break;
+        }
+    }
+    out
+}
+
+/// The `.env*` files in `dir` and the folders above it (see [`project_dirs`]).
+pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let is_root = |d: &Path| super::VCS_METADATA.iter().any(|m| d.join(m).exists());
+    project_dirs(dir, home, is_root)
+        .into_iter()
+        .flat_map(|d| {
+            let mut names = entries(&d);
+            names.sort();
+            names.into_iter().map(move |n| d.join(n))
+        })
+        .collect()
 }
 
 /// `~/x` → `$HOME/x`; other paths unchanged.
@@ -142,10 +323,11 @@ pub fn existing(list: Vec<PathBuf>) -> Vec<PathBuf> {
 }
 
 /// The existing paths a script run in `cwd` must not read: the built-in list, `deny_read`, the
-/// `.env*` files of `cwd` and of skillpipe's own working directory (the user's project), minus
-/// `allow_read` (see [`deny_list`]).
+/// `.env*` files of `cwd` and of skillpipe's own working directory (the user's project) and of
+/// the folders above them up to the project's root, minus `allow_read` (see [`deny_list`]).
 pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<PathBuf> {
-    let home = crate::paths::home();
+    let bases = Bases::from_env();
+    let home = bases.home.as_deref();
     // skillpipe's config file holds the model API key, wherever XDG_CONFIG_HOME puts it; its
     // state folder holds the REPL history, saved conversations and the audit log.
     let extra: Vec<PathBuf> = deny_read
@@ -156,18 +338,18 @@ pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<
         .chain(DEFAULT_SYSTEM.iter().map(PathBuf::from))
         .chain(host_keys(Path::new("/etc/ssh")))
         .collect();
-    let mut list = deny_list(home.as_deref(), cwd, &entries(cwd), &extra, allow_read);
+    let mut dotenv = dotenv_files(cwd, home);
     if let Ok(here) = std::env::current_dir()
         && here != cwd
     {
-        let more = deny_list(None, &here, &entries(&here), &[], allow_read);
-        list.extend(
-            more.into_iter()
-                .filter(|p| !list.contains(p))
+        dotenv.extend(
+            dotenv_files(&here, home)
+                .into_iter()
+                .filter(|p| !dotenv.contains(p))
                 .collect::<Vec<_>>(),
         );
     }
-    existing(list)
+    existing(deny_list(&bases, &dotenv, &extra, allow_read))
 }
 
 /// The `.env*` files in `dir` (none when it cannot be read). Directories are not secrets files
@@ -175,10 +357,15 @@ pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<
 pub fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .map(|rd| {
+            // The name first: a folder above the project (`/tmp`) may hold thousands of entries.
             rd.filter_map(|e| e.ok())
+                .filter(|e| {
+                    e.file_name()
+                        .as_encoded_bytes()
+                        .starts_with(DOTENV_PREFIX.as_bytes())
+                })
                 .filter(|e| e.path().is_file())
                 .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.starts_with(DOTENV_PREFIX))
                 .collect()
         })
         .unwrap_or_default()
@@ -207,32 +394,79 @@ mod tests {
 
     #[test]
     fn defaults_dotenv_extra_and_lifted() {
-        let home = Path::new("/h");
+        let bases = Bases::home(Some(Path::new("/h")));
         let list = deny_list(
-            Some(home),
-            Path::new("/w"),
-            &[
-                ".env".into(),
-                ".envrc".into(),
-                "env".into(),
-                ".env.local".into(),
-            ],
+            &bases,
+            &["/w/.env".into(), "/w/.envrc".into(), "/.env".into()],
             &["~/secret".into(), "/etc/shadow".into()],
             &["~/.ssh".into(), "/w/.envrc".into()],
         );
-        assert!(list.contains(&PathBuf::from("/h/.aws")));
-        assert!(list.contains(&PathBuf::from("/h/.config/gh")));
+        for want in [
+            "/h/.aws",
+            "/h/.config/gh",
+            "/h/.codex/auth.json",
+            "/h/.claude/.credentials.json",
+            "/h/.pgpass",
+            "/h/.local/share/kwalletd",
+            "/h/snap/firefox",
+            "/h/.config/Code/User/globalStorage",
+            "/w/.env",
+            "/.env",
+            "/h/secret",
+            "/etc/shadow",
+        ] {
+            assert!(list.contains(&PathBuf::from(want)), "{want}: {list:?}");
+        }
         assert!(!list.contains(&PathBuf::from("/h/.ssh")), "lifted");
-        assert!(list.contains(&PathBuf::from("/w/.env")));
-        assert!(list.contains(&PathBuf::from("/w/.env.local")));
         assert!(!list.contains(&PathBuf::from("/w/.envrc")), "lifted");
-        assert!(
-            !list
-                .iter()
-                .any(|p| p.ends_with("env") && p.starts_with("/w/env"))
+        assert!(!list.contains(&PathBuf::from("/h/.codex")), "skills stay");
+    }
+
+    #[test]
+    fn xdg_entries_are_hidden_where_the_variables_point_too() {
+        let bases = Bases {
+            home: Some("/h".into()),
+            config: Some("/cfg".into()),
+            data: Some("/h/.local/share".into()),
+            runtime: Some("/run/user/7".into()),
+        };
+        let list = deny_list(&bases, &[], &[], &[]);
+        for want in [
+            "/h/.config/gh",
+            "/cfg/gh",
+            "/cfg/rclone/rclone.conf",
+            "/h/.local/share/keyrings",
+            "/run/user/7/containers/auth.json",
+        ] {
+            assert!(list.contains(&PathBuf::from(want)), "{want}");
+        }
+        let keyrings = list.iter().filter(|p| p.ends_with("keyrings")).count();
+        assert_eq!(keyrings, 1, "the same place once");
+    }
+
+    #[test]
+    fn dotenv_is_looked_for_up_to_the_project_root_or_home() {
+        let root = |d: &Path| d == Path::new("/p");
+        let dirs = |d: &str, h: Option<&str>| project_dirs(Path::new(d), h.map(Path::new), root);
+        let paths = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(
+            dirs("/p/sub/deep", None),
+            paths(&["/p/sub/deep", "/p/sub", "/p"])
         );
-        assert!(list.contains(&PathBuf::from("/h/secret")));
-        assert!(list.contains(&PathBuf::from("/etc/shadow")));
+        assert_eq!(dirs("/h/x/y", Some("/h")), paths(&["/h/x/y", "/h/x", "/h"]));
+        assert_eq!(dirs("/t/x", Some("/h")), paths(&["/t/x", "/t", "/"]));
+    }
+
+    #[test]
+    fn dotenv_files_above_the_working_directory_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let proj = dir.path().join("proj");
+        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        std::fs::create_dir_all(proj.join("sub/.env")).unwrap(); // a virtualenv: stays
+        std::fs::write(proj.join(".env"), "K=v").unwrap();
+        std::fs::write(dir.path().join(".env"), "outside the project").unwrap();
+        let found = dotenv_files(&proj.join("sub"), None);
+        assert_eq!(found, [proj.join(".env")]);
     }
 
     #[test]
@@ -252,8 +486,7 @@ mod tests {
     #[test]
     fn allowing_a_parent_lifts_everything_beneath() {
         let list = deny_list(
-            Some(Path::new("/h")),
-            Path::new("/w"),
+            &Bases::home(Some(Path::new("/h"))),
             &[],
             &[],
             &["/h".into()],
