@@ -520,6 +520,10 @@ impl Dispatcher {
         let mut extra_env = Vec::new();
         let caller_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let mut timeout = Duration::from_secs(self.policy.timeout_seconds);
+        // `python -P -m …` (workdir = caller): an old Python's refusal of -P is explained.
+        let mut safe_path = false;
+        // The tool whose tool.yaml shortened the timeout, and the policy's.
+        let mut tool_timeout: Option<(String, Duration)> = None;
         let kind = match invocation {
             Some(_) => Argv0Kind::ScriptRef,
             None => command::classify(&argv0),
@@ -547,9 +551,12 @@ impl Dispatcher {
                 }
                 let mut script_args = args;
                 if let Some(tool) = &resolved.tool {
-                    if let Some(t) = tool.timeout {
+                    if let Some(t) = tool.timeout
+                        && t < timeout
+                    {
                         // The policy's timeout is the user's bound; a tool may only shorten it.
-                        timeout = timeout.min(t);
+                        tool_timeout = Some((format!("{}:{}", resolved.skill, tool.id), timeout));
+                        timeout = t;
                     }
                     extra_env.extend(
                         tool.env
@@ -578,11 +585,20 @@ impl Dispatcher {
                 script_path = Some(resolved.path.clone());
                 // The skill's variables first; a tool's own `env` comes after them.
                 extra_env.splice(0..0, cmd.env);
+                let mut args = cmd.args;
                 let cwd = match self.policy.workdir {
                     policy::Workdir::Skill => cmd.cwd,
-                    policy::Workdir::Caller => caller_dir.clone(),
+                    policy::Workdir::Caller => {
+                        if resolved.module.is_some() {
+                            // Else Python imports `scripts.x` from the user's folder first. A
+                            // Python before 3.11 refuses the option: it fails closed, said below.
+                            args.insert(0, "-P".into());
+                            safe_path = true;
+                        }
+                        caller_dir.clone()
+                    }
                 };
-                (cmd.program.into_os_string(), cmd.args, cwd)
+                (cmd.program.into_os_string(), args, cwd)
             }
             Argv0Kind::Path | Argv0Kind::Bare => {
                 let target = Target::System {
@@ -603,6 +619,7 @@ impl Dispatcher {
             skill: skill.as_deref(),
             cwd: &cwd,
             grants: &grants,
+            input: stdin.as_deref(),
         };
         match self.confirm(&prompt).await {
             Verdict::Run => {}
@@ -673,8 +690,19 @@ impl Dispatcher {
             started: std::time::Instant::now(),
         };
         let ran = exec::run_with_launcher(spec, self.launcher.as_deref()).await;
+        let ran_for = guard.started.elapsed();
         guard.disarm();
         match ran {
+            Ok(result) if safe_path && python_lacks_safe_path(&result) => {
+                let why = format!(
+                    "`{}` with workdir = caller needs Python 3.11 or later: its -P keeps your \
+                     folder off sys.path, so that the module is the skill's, not a file of yours \
+                     with its name; this Python is older (\"Unknown option: -P\"): run it with \
+                     --workdir skill, or install a newer Python",
+                    argv.join(" ")
+                );
+                self.end_with(origin, &argv, skill, &stdin, Decision::Denied, why)
+            }
             Ok(mut result) => {
                 let mut rec = self.record(
                     origin,
@@ -704,6 +732,7 @@ impl Dispatcher {
                     result.why = Some(Hint::Timeout {
                         seconds: timeout.as_secs(),
                         network_off: !self.policy.allow_network,
+                        tool: tool_timeout.map(|(t, policy)| (t, policy.as_secs())),
                     });
                 }
                 if !result.success()
@@ -740,6 +769,7 @@ impl Dispatcher {
             Err(e @ ExecError::Interrupted(_)) => {
                 let mut rec = self.record(origin, Decision::Ran, &argv, skill, stdin.as_deref());
                 rec.phase = Some("completed");
+                rec.duration_ms = Some(ran_for.as_millis() as u64);
                 rec.reason = Some(e.to_string());
                 self.audit.write_or_warn(&rec);
                 Outcome::Blocked {
@@ -784,6 +814,19 @@ impl Dispatcher {
     /// skillpipe itself (no process, no sandbox needed), audited like a run. A denied pattern
     /// that matches `skill …` still wins.
     fn builtin_skill(&self, origin: Origin, argv: &[String]) -> Outcome {
+        self.read_skill(origin, argv, true)
+    }
+
+    /// `skill NAME [FILE]` read for `origin`; `with_scripts` appends, after a body, the table of
+    /// the skill's scripts in directive form (MCP has its own: tool names, resource URIs).
+    /// Hidden files and what the sandbox hides from scripts are refused (one rule with MCP's
+    /// resources: [`crate::skills::files::readable`]).
+    pub(crate) fn read_skill(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        with_scripts: bool,
+    ) -> Outcome {
         let (name, file) = match argv {
             [_, name] => (name, None),
             [_, name, file] => (name, Some(file.as_str())),
@@ -792,43 +835,93 @@ impl Dispatcher {
                 return self.block(origin, argv, None, Decision::Invalid, why);
             }
         };
-        let target = Target::System {
-            program: BUILTIN_SKILL,
-            args: &argv[1..],
-        };
-        // The patterns parsed once, with the dispatcher.
-        if let Some(text) = self.compiled.denied_by(&target) {
-            let text = command::escape_controls(text);
-            let why = format!("`{}` matches denied pattern `{text}`", target.display());
-            return self.block(origin, argv, Some(name.clone()), Decision::Denied, why);
+        if let Some(refused) = self.skill_read_denied(origin, argv, name) {
+            return refused;
         }
         let started = std::time::Instant::now();
-        let text = match self
-            .skills
-            .read_skill_text(name, file, self.policy.max_output_bytes)
-        {
+        let hidden = self.read_hidden();
+        let max = self.policy.max_output_bytes;
+        let mut text = match self.skills.read_skill_text(name, file, max, &hidden) {
             Ok(t) => t,
             Err(e) => return self.block(origin, argv, None, Decision::Invalid, e.to_string()),
         };
+        if with_scripts && file.is_none_or(|f| f == "SKILL.md") && !text.truncated {
+            let table = crate::agents::catalog::loaded_scripts(&self.skills, &text.skill);
+            text.bytes.extend_from_slice(table.as_bytes());
+            text.truncated = text.bytes.len() > max;
+            text.bytes.truncate(max);
+        }
         let result = RunResult {
             stdout: text.bytes,
             truncated_stdout: text.truncated,
             duration: started.elapsed(),
             ..Default::default()
         };
-        let mut rec = self.record(origin, Decision::Ran, argv, Some(text.skill.clone()), None);
-        rec.exit_code = Some(0);
-        rec.duration_ms = Some(result.duration.as_millis() as u64);
-        rec.bytes_out = Some(result.stdout.len() as u64);
-        rec.bytes_err = Some(0);
-        rec.truncated = result.truncated_stdout;
-        rec.reason = Some("built-in: read by skillpipe, no process".into());
-        self.audit.write_or_warn(&rec);
+        let (bytes, took) = (result.stdout.len(), result.duration);
+        self.record_skill_read(
+            origin,
+            argv,
+            &text.skill,
+            bytes,
+            took,
+            result.truncated_stdout,
+        );
         Outcome::Ran(Ran {
             result,
             skill: Some(text.skill),
             script_path: None,
         })
+    }
+
+    /// A denied pattern that matches `skill …` wins over any read: the refusal, audited.
+    fn skill_read_denied(&self, origin: Origin, argv: &[String], name: &str) -> Option<Outcome> {
+        let target = Target::System {
+            program: BUILTIN_SKILL,
+            args: &argv[1..],
+        };
+        // The patterns parsed once, with the dispatcher.
+        let text = self.compiled.denied_by(&target)?;
+        let text = command::escape_controls(text);
+        let why = format!("`{}` matches denied pattern `{text}`", target.display());
+        Some(self.block(origin, argv, Some(name.to_owned()), Decision::Denied, why))
+    }
+
+    fn record_skill_read(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        skill: &str,
+        bytes: usize,
+        took: Duration,
+        truncated: bool,
+    ) {
+        let mut rec = self.record(origin, Decision::Ran, argv, Some(skill.to_owned()), None);
+        rec.exit_code = Some(0);
+        rec.duration_ms = Some(took.as_millis() as u64);
+        rec.bytes_out = Some(bytes as u64);
+        rec.bytes_err = Some(0);
+        rec.truncated = truncated;
+        rec.reason = Some("built-in: read by skillpipe, no process".into());
+        self.audit.write_or_warn(&rec);
+    }
+
+    /// A skill file served from elsewhere (MCP's resources, read once at start under the same
+    /// rule as [`Self::read_skill`]): checked against the denied patterns and audited as
+    /// `skill NAME FILE`, like a read. `Err` is the refusal's reason.
+    pub(crate) fn serve_skill_file(
+        &self,
+        origin: Origin,
+        skill: &str,
+        rel: &str,
+        bytes: usize,
+    ) -> Result<(), String> {
+        let argv = [BUILTIN_SKILL.to_owned(), skill.to_owned(), rel.to_owned()];
+        if let Some(Outcome::Blocked { reason, .. }) = self.skill_read_denied(origin, &argv, skill)
+        {
+            return Err(reason);
+        }
+        self.record_skill_read(origin, &argv, skill, bytes, Duration::ZERO, false);
+        Ok(())
     }
 
     /// Audits and returns a refusal decided before the policy could be asked (an unknown tool,
@@ -893,6 +986,13 @@ impl Dispatcher {
             limits: p.limits(),
             sockets: self.allowed_sockets(),
         }
+    }
+
+    /// What the sandbox hides from scripts (run in the caller's folder): skill files there are
+    /// not read for the model either.
+    pub(crate) fn read_hidden(&self) -> Vec<std::path::PathBuf> {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        crate::sandbox::secrets::hidden(&cwd, &self.deny_read(), &self.policy.allow_read)
     }
 
     /// `deny_read` and the audit log, wherever it is kept (it holds every command and its
@@ -1047,6 +1147,15 @@ fn name_over_cap_warnings(result: &mut RunResult, skill: Option<&str>, argv0: &s
             *w = format!("{whose}: {w}");
         }
     }
+}
+
+/// The run ended at Python's own refusal of `-P` (before 3.11), before any module was imported.
+fn python_lacks_safe_path(r: &RunResult) -> bool {
+    r.exit_code == 2
+        && String::from_utf8_lossy(&r.stderr)
+            .lines()
+            .next()
+            .is_some_and(|l| l.trim() == "Unknown option: -P")
 }
 
 /// Writes its record when dropped before [`AuditOnDrop::disarm`]: a cancelled run is audited,

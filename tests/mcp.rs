@@ -354,9 +354,117 @@ fn tools_and_resources_are_listed_and_read() {
     assert!(text(&loaded).contains("- t__echo"), "{loaded}");
     let unknown = c.call("load_skill", json!({"name": "zz"}));
     assert_eq!(unknown["isError"], true);
-    assert!(text(&unknown).contains("the skills are: t"), "{unknown}");
+    assert!(text(&unknown).contains("(loaded: t)"), "{unknown}");
 
     assert!(c.close().success());
+}
+
+/// `load_skill` reads a file as chat's `!{skill NAME FILE}` does (another letter case found
+/// when unique), under one rule with resources: a hidden file or one the sandbox hides from
+/// scripts is never handed over. Reads are audited like chat's.
+#[test]
+fn load_skill_reads_files_under_the_rule_of_chat_and_is_audited() {
+    let home = setup();
+    home.write(
+        "skills/t/forms.md",
+        "# Forms
+",
+    );
+    home.write(
+        "skills/t/.env",
+        "TOKEN=secret
+",
+    );
+    home.write(
+        "skills/t/secret.pem",
+        "KEY
+",
+    );
+    std::os::unix::fs::symlink(".env", home.path().join("skills/t/env.txt")).unwrap();
+    let pem = home
+        .path()
+        .join("skills/t/secret.pem")
+        .canonicalize()
+        .unwrap();
+    let pem_s = pem.display().to_string();
+    home.write(
+        "config/skillpipe/agents/reader.toml",
+        &format!(
+            "name = \"reader\"\ndescription = \"Reads t\"\nskills = [\"t\"]\ninstructions = \"x\"\n\
+             [script_policy]\ndeny_read = [\"{pem_s}\"]\n"
+        ),
+    );
+    let mut c = Client::start(&home, &["--agent", "reader"]);
+
+    let tools = c.request("tools/list", json!({}));
+    let load = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "load_skill")
+        .unwrap()
+        .clone();
+    assert_eq!(load["inputSchema"]["properties"]["file"]["type"], "string");
+
+    let forms = c.call("load_skill", json!({"name": "t", "file": "FORMS.md"}));
+    assert_eq!(forms["isError"], false, "{forms}");
+    assert_eq!(text(&forms), "# Forms\n");
+    for hidden in [".env", "env.txt", "secret.pem"] {
+        let r = c.call("load_skill", json!({"name": "t", "file": hidden}));
+        assert_eq!(r["isError"], true, "{hidden}: {r}");
+        assert!(
+            !text(&r).contains("secret") || hidden == "secret.pem",
+            "{r}"
+        );
+        assert!(
+            !text(&r).contains("TOKEN") && !text(&r).contains("KEY"),
+            "{r}"
+        );
+        let uri = format!("skill://t/{hidden}");
+        let read = c.request("resources/read", json!({"uri": uri}));
+        assert!(read["error"].is_object(), "{hidden}: {read}");
+    }
+    // Positive control: a plain file is read both ways.
+    let guide = c.request(
+        "resources/read",
+        json!({"uri": "skill://t/references/guide.md"}),
+    );
+    assert_eq!(
+        guide["result"]["contents"][0]["text"],
+        "# Guide\nRead me.\n"
+    );
+    let body = c.call("load_skill", json!({"name": "t"}));
+    assert!(text(&body).contains("Call t__echo to echo."), "{body}");
+    assert!(text(&body).contains("skill://t/forms.md"), "{body}");
+    assert!(!text(&body).contains(".env"), "{body}");
+    assert!(c.close().success());
+
+    let reads: Vec<Value> = home
+        .audit()
+        .into_iter()
+        .filter(|r| r["argv"][0] == "skill")
+        .map(|r| json!([r["argv"], r["decision"], r["kind"]]))
+        .collect();
+    assert!(
+        reads.contains(&json!([["skill", "t", "FORMS.md"], "ran", "mcp"])),
+        "{reads:?}"
+    );
+    assert!(
+        reads.contains(&json!([
+            ["skill", "t", "references/guide.md"],
+            "ran",
+            "mcp"
+        ])),
+        "{reads:?}"
+    );
+    assert!(
+        reads.contains(&json!([["skill", "t", ".env"], "invalid", "mcp"])),
+        "{reads:?}"
+    );
+    assert!(
+        reads.contains(&json!([["skill", "t"], "ran", "mcp"])),
+        "{reads:?}"
+    );
 }
 
 #[test]
@@ -391,6 +499,8 @@ fn calls_run_fail_time_out_and_are_audited() {
     );
     assert_eq!(slow["isError"], true);
     assert!(text(&slow).contains("timed out"), "{slow}");
+    // The script wrote nothing: no stderr block made of the runner's status.
+    assert!(!text(&slow).contains("stderr:"), "{slow}");
 
     let bad = c.call("t__echo", json!({"args": [{"x": 1}]}));
     assert_eq!(bad["isError"], true);
@@ -1175,4 +1285,144 @@ fn readme_try_it_by_hand_shows_a_call_result() {
     }
     assert_eq!(call["result"]["isError"], false, "{call}");
     assert_eq!(call["result"]["structuredContent"], json!({"result": 1024}));
+}
+
+/// Two scripts with one stem, a skill name long enough to fill a function name, and a skill
+/// whose allowed-tools has no Bash: every script that can run is offered under its own name
+/// (the one it runs), and none of the locked skill's is.
+#[test]
+fn every_script_is_offered_under_a_name_of_its_own() {
+    let home = setup();
+    let long = "l".repeat(64);
+    home.write(
+        "skills/many/SKILL.md",
+        "---\nname: many\ndescription: Same stems\n---\nBody\n",
+    );
+    home.write(
+        &format!("skills/{long}/SKILL.md"),
+        &format!("---\nname: {long}\ndescription: Long name\n---\nBody\n"),
+    );
+    home.write(
+        "skills/locked/SKILL.md",
+        "---\nname: locked\ndescription: No Bash\nallowed-tools: Read\n---\nBody\n",
+    );
+    home.write("skills/locked/scripts/hi.sh", "#!/bin/sh\necho hi\n");
+    for (rel, says) in [
+        ("many/scripts/a/run.sh", "A"),
+        ("many/scripts/b/run.sh", "B"),
+        (&format!("{long}/scripts/first.sh"), "first"),
+        (&format!("{long}/scripts/second.sh"), "second"),
+    ] {
+        home.write(
+            &format!("skills/{rel}"),
+            &format!("#!/bin/sh\necho {says}\n"),
+        );
+    }
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let tools = c.request("tools/list", json!({}));
+    let names: Vec<String> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with("locked")), "{names:?}");
+    assert!(names.iter().all(|n| n.len() <= 64), "{names:?}");
+    let mut ran = Vec::new();
+    for name in names
+        .iter()
+        .filter(|n| n.starts_with("many") || n.starts_with("lll"))
+    {
+        let r = c.call(name, json!({}));
+        assert_eq!(r["isError"], false, "{name}: {r}");
+        ran.push(text(&r).trim().to_owned());
+    }
+    ran.sort();
+    assert_eq!(ran, ["A", "B", "first", "second"], "{names:?}");
+    c.close();
+}
+
+/// A JSON-input tool's arguments are all on stdin: the question shows them (as JSON, so
+/// escaped), not only the tool's name.
+#[test]
+fn consent_for_a_json_tool_shows_its_input() {
+    let home = setup();
+    home.write(
+        "skills/t/tools/stats/tool.yaml",
+        "id: stats\nruntime: python3\nscript: stats.py\n",
+    );
+    home.write(
+        "skills/t/tools/stats/schema.json",
+        r#"{"type": "object", "properties": {"input_path": {"type": "string"}}}"#,
+    );
+    home.write("skills/t/tools/stats/stats.py", "print('{}')\n");
+    let elicit: Elicit = Box::new(|_| json!({"action": "decline"}));
+    let mut c = Client::start_with(&home, &["--allow-scripts"], Some(elicit));
+    let r = c.call("t__stats", json!({"input_path": "secret\u{1b}[2J.csv"}));
+    assert_eq!(r["isError"], true, "{r}");
+    let message = c.asked[0]["message"].as_str().unwrap();
+    assert!(message.contains("run `t:stats`?"), "{message}");
+    assert!(
+        message.contains(r#"input: {"input_path":"secret\u001b[2J.csv"}"#),
+        "{message}"
+    );
+    c.close();
+}
+
+/// More calls than run at once, then SIGTERM: the running ones are stopped and audited (with
+/// how long they ran); the ones still waiting for a turn never start — answered -32000
+/// "shutting down", with no audit line.
+#[test]
+fn sigterm_with_calls_waiting_for_a_turn_starts_none_of_them() {
+    const RUNNING: usize = 16;
+    let home = setup();
+    let marker = format!("mcp-queue-{}", std::process::id());
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let ids: Vec<Value> = (0..RUNNING + 2)
+        .map(|i| {
+            c.start_request(
+                "tools/call",
+                json!({"name": "t__orphan", "arguments": {"args": [format!("{marker}-{i}")]}}),
+            )
+        })
+        .collect();
+    assert!(eventually(|| processes_named(&marker)
+        .iter()
+        .filter(|p| p.contains("-parent"))
+        .count()
+        == RUNNING));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(c.child.id() as i32, libc::SIGTERM) };
+    let replies: Vec<Value> = ids.iter().map(|id| c.wait_for(id)).collect();
+    let stopped = replies
+        .iter()
+        .filter(|r| text(&r["result"]).starts_with("stopped: interrupted by SIGTERM"))
+        .count();
+    let unstarted: Vec<&Value> = replies.iter().filter(|r| r["error"].is_object()).collect();
+    assert_eq!(stopped, RUNNING, "{replies:?}");
+    assert_eq!(unstarted.len(), 2, "{replies:?}");
+    for r in unstarted {
+        assert_eq!(r["error"]["code"], -32000, "{r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("shutting down"),
+            "{r}"
+        );
+    }
+    assert_eq!(wait_exit(&mut c.child).code(), Some(143));
+    assert!(eventually(|| processes_named(&marker).is_empty()));
+    let started = home
+        .audit_all()
+        .into_iter()
+        .filter(|r| r["phase"] == "started")
+        .count();
+    assert_eq!(started, RUNNING, "only the running ones started");
+    let lines = audit_for(&home, "orphan.sh");
+    assert_eq!(lines.len(), RUNNING, "one decision per running call");
+    for rec in &lines {
+        assert!(rec["reason"].as_str().unwrap().contains("SIGTERM"), "{rec}");
+        assert!(rec["duration_ms"].is_u64(), "{rec}");
+    }
 }

@@ -385,6 +385,96 @@ fn interpreter_in_front_of_a_skill_script_runs_that_script() {
         "{shown}"
     );
 
+    // Interpreter options that take no code keep it that script (not a python call).
+    let out = filter(
+        &home,
+        "[!{python3 -u -B scripts/report.py input.txt}]",
+        &["--workdir", "caller"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[INPUT.TXT True\ncaller's file]");
+    assert_eq!(home.audit().last().unwrap()["skill"], "alpha");
+    // One that runs code (`-c`) leaves it a python call, which the policy does not allow.
+    let out = filter(
+        &home,
+        "[!{python3 -c 'print(1)' scripts/report.py}]",
+        &["--workdir", "caller"],
+    );
+    assert_eq!(text(&out.stdout), "[]");
+    assert!(
+        text(&out.stderr).contains("not in allowed_commands"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A module run where the user works imports the skill's package, never a same-named one
+    // in the user's folder (Python puts the cwd first on sys.path for `-m`).
+    home.write("work/scripts/__init__.py", "");
+    home.write("work/scripts/report.py", "print('HIJACK')\n");
+    home.write("work/scripts/util.py", "print('HIJACK')\n");
+    let out = filter(
+        &home,
+        "[!{python -m scripts.report input.txt}]",
+        &["--workdir", "caller"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[INPUT.TXT True\ncaller's file]");
+    // A plain script path: its own folder is sys.path[0], the user's folder is not searched.
+    let out = filter(
+        &home,
+        "[!{python3 scripts/report.py input.txt}]",
+        &["--workdir", "caller"],
+    );
+    assert_eq!(text(&out.stdout), "[INPUT.TXT True\ncaller's file]");
+    // A Python before 3.11 refuses -P: nothing is imported, and the refusal says why.
+    let old = home.write(
+        "oldbin/python3",
+        "#!/bin/sh\nfor a; do [ \"$a\" = -P ] && { echo 'Unknown option: -P' >&2; \
+         echo 'usage: python3 [option] ...' >&2; exit 2; }; done\necho OLD-PYTHON-RAN\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        old.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = home
+        .cmd()
+        .current_dir(home.path().join("work"))
+        .env("PATH", &path)
+        .args(["filter", "--skills-dir"])
+        .arg(home.path().join("skills"))
+        .args(["--allow-scripts", "-y", "--workdir", "caller"])
+        .write_stdin("[!{python -m scripts.report input.txt}]")
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout), "[]");
+    assert!(
+        text(&out.stderr).contains("with workdir = caller needs Python 3.11 or later"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(home.audit().last().unwrap()["decision"], "denied");
+    // Positive control: the same old Python runs a module in the skill's folder (no -P needed).
+    let out = home
+        .cmd()
+        .current_dir(home.path().join("work"))
+        .env("PATH", &path)
+        .args(["filter", "--skills-dir"])
+        .arg(home.path().join("skills"))
+        .args(["--allow-scripts", "-y"])
+        .write_stdin("[!{python -m scripts.report input.txt}]")
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        "[OLD-PYTHON-RAN]",
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(home.path().join("work/scripts")).unwrap();
+
     // Without --allow-scripts nothing runs, python or not.
     let out = home
         .cmd()
@@ -424,6 +514,11 @@ fn ambiguous_short_path_answers_with_the_qualified_candidates() {
             "`scripts/office/unpack.py` is in several skills; write one of alpha/scripts/office/unpack.py, \
              beta/scripts/office/unpack.py"
         ),
+        "{first}"
+    );
+    // The model is asked to correct itself, not to give up on the script.
+    assert!(
+        first.ends_with("Write it again with that fixed, or answer without it."),
         "{first}"
     );
     let second = messages(&server, 2).last().unwrap()["content"]
@@ -689,4 +784,64 @@ fn r9s_agent_as_r9s_writes_it() {
         .unwrap()
         .to_string();
     assert!(system.contains("NOTES-BODY"), "{system}");
+}
+
+/// `!{skill NAME}` returns the body and then every script of the skill in the form a directive
+/// writes it (the catalog lists six and "and N more"); `!{skill NAME FILE}` finds a file named
+/// in another letter case when it is the only one, and never reads a hidden file.
+#[test]
+fn a_loaded_body_lists_every_script_and_hidden_files_stay_hidden() {
+    let home = TestHome::new();
+    let root = home.path().join("skills");
+    let scripts: Vec<(String, String)> = (0..9)
+        .map(|i| {
+            (
+                format!("scripts/step_{i}.sh"),
+                format!("#!/bin/sh\n# Step {i} of nine.\necho {i}\n"),
+            )
+        })
+        .collect();
+    let mut files: Vec<(&str, &str)> = scripts
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    files.push(("forms.md", "# Forms\n"));
+    files.push((".env", "TOKEN=secret\n"));
+    skill(
+        &root,
+        "many",
+        "Nine steps.",
+        "Run the steps in order.\n",
+        &files,
+    );
+    home.write("work/.keep", "");
+    let read = |body: &str| {
+        home.cmd()
+            .current_dir(home.path().join("work"))
+            .args(["filter", "--skills-dir"])
+            .arg(&root)
+            .write_stdin(body)
+            .output()
+            .unwrap()
+    };
+    let out = read("!{skill many}");
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with("Run the steps in order."), "{shown}");
+    for i in 0..9 {
+        assert!(
+            shown.contains(&format!("| scripts/step_{i}.sh | Step {i} of nine. |")),
+            "{shown}"
+        );
+    }
+    let out = read("!{skill many FORMS.md}");
+    assert_eq!(text(&out.stdout), "# Forms");
+    for hidden in [".env", "./.env"] {
+        let out = read(&format!("!{{skill many {hidden}}}"));
+        assert_eq!(text(&out.stdout), "", "{hidden}");
+        assert!(
+            text(&out.stderr).contains("a hidden file"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
 }

@@ -156,6 +156,25 @@ fn tool_folders_are_shown_and_validated_with_file_line_and_key() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "a broken tool must not run");
     assert!(stderr(&out).contains("tool skipped"), "{}", stderr(&out));
+    // Called by its name, it is said to exist and why it was left out, in one line.
+    assert!(
+        stderr(&out).contains(
+            "tool `broken` of skill `data` exists but was skipped at load: tools/broken/tool.yaml:3: unknown key `enabeld`"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("!{data:broken}")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("exists but was skipped at load: tools/broken/tool.yaml:3:"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -321,6 +340,22 @@ fn disabled_tools_are_hidden_and_timeouts_apply() {
     );
     assert_eq!(v["exit_code"], 124);
     assert_eq!(v["stderr"], "Timeout", "{v}");
+    // The tool's own timeout stopped it: the hint names its tool.yaml, not --timeout.
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y", "--timeout", "10"])
+        .write_stdin("!{data:slow 4}")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "stopped at the timeout of tool `data:slow` (timeout: 1 in its tool.yaml): a larger \
+             timeout there allows longer (up to the policy's 10 s)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("--timeout SECS"), "{err}");
 }
 
 #[test]

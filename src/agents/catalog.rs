@@ -53,11 +53,31 @@ fn push_entry(out: &mut String, skill: &SkillPrompt, all: &[SkillPrompt]) {
         out.push_str(&listed.join(", "));
         let more = skill.scripts.len().saturating_sub(MAX_SCRIPTS_LISTED);
         if more > 0 {
-            out.push_str(&format!(" and {more} more"));
+            out.push_str(&format!(
+                " and {more} more (its !{{skill {}}} lists all)",
+                skill.name
+            ));
         }
         out.push('.');
     }
     out.push('\n');
+}
+
+/// What `!{skill NAME}` appends to the body: every script and tool of the skill, in the form a
+/// directive writes it — the catalog entry lists only [`MAX_SCRIPTS_LISTED`]. Empty when the
+/// skill has none or is not loaded.
+pub fn loaded_scripts(skills: &crate::skills::SkillSet, name: &str) -> String {
+    let names: Vec<String> = skills.iter().map(|s| s.name.clone()).collect();
+    let all = super::skill_adapter::skill_prompts_of(skills, &names);
+    match all.iter().find(|s| s.name == name) {
+        Some(skill) if !skill.scripts.is_empty() => {
+            format!(
+                "\n\n# Scripts of skill {name}{}",
+                super::prompt::scripts_table(skill, &all)
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 /// Estimated tokens of a prompt: about four bytes a token for English prose and Markdown, the
@@ -191,7 +211,10 @@ mod tests {
         let p = system_prompt("", &[entry("big", &"word ".repeat(200), &refs)]);
         let line = p.lines().find(|l| l.starts_with("- big: ")).unwrap();
         assert!(line.contains("… Scripts: scripts/s0.py"), "{line}");
-        assert!(line.ends_with("scripts/s5.py and 3 more."), "{line}");
+        assert!(
+            line.ends_with("scripts/s5.py and 3 more (its !{skill big} lists all)."),
+            "{line}"
+        );
         assert!(!line.contains("s6.py"));
     }
 

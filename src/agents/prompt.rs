@@ -78,10 +78,16 @@ fn push_skill(out: &mut String, skill: &SkillPrompt, body: &str, all: &[SkillPro
         out.push_str(body);
         out.push('\n');
     }
+    out.push_str(&scripts_table(skill, all));
+}
+
+/// The table of a skill's scripts and tools, as a directive writes each (empty when it has
+/// none): under the skill in the system prompt, and after the body `!{skill NAME}` returns.
+pub fn scripts_table(skill: &SkillPrompt, all: &[SkillPrompt]) -> String {
     if skill.scripts.is_empty() {
-        return;
+        return String::new();
     }
-    out.push_str("\n| script | what it does |\n| --- | --- |\n");
+    let mut out = String::from("\n| script | what it does |\n| --- | --- |\n");
     for (path, desc) in &skill.scripts {
         out.push_str(&format!(
             "| {} | {} |\n",
@@ -89,6 +95,7 @@ fn push_skill(out: &mut String, skill: &SkillPrompt, body: &str, all: &[SkillPro
             cell(desc)
         ));
     }
+    out
 }
 
 /// How the model should write a script: `scripts/x.py`, or `SKILL/scripts/x.py` when another

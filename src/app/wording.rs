@@ -153,11 +153,15 @@ fn hint(h: &Hint) -> String {
         Hint::Timeout {
             seconds,
             network_off,
+            tool,
         } => {
-            let mut s = format!(
-                "stopped at the timeout (timeout_seconds = {seconds} s): --timeout SECS allows \
-                 longer (at most 600)"
-            );
+            let mut s = match tool {
+                Some((tool, policy)) => crate::sandbox::hint::tool_timeout(tool, *seconds, *policy),
+                None => format!(
+                    "stopped at the timeout (timeout_seconds = {seconds} s): --timeout SECS \
+                     allows longer (at most 600)"
+                ),
+            };
             if *network_off {
                 s.push_str(
                     "; with the network off, a script waiting on a download also ends here \
@@ -283,6 +287,7 @@ mod tests {
                 Hint::Timeout {
                     seconds: 5,
                     network_off: true,
+                    tool: None,
                 },
                 "stopped at the timeout (timeout_seconds = 5 s): --timeout SECS allows longer (at most 600); with the network off, a script waiting on a download also ends here (--allow-network)",
             ),

@@ -5,6 +5,7 @@
 //! directives. So the message starts with what happened (`Output:`, `Failed`, `Not run:`), carries
 //! the data, and ends with what to do next.
 
+use crate::audit::Decision;
 use crate::dispatch::Outcome;
 
 /// What ends every result message: the model carries on with its answer.
@@ -35,7 +36,7 @@ pub fn capture_message(outcome: &Outcome, max_bytes: usize) -> String {
             if !out.is_empty() {
                 msg = join(&msg, &labelled("Output:", &out));
             }
-            let err = stderr_tail(&r.stderr);
+            let err = stderr_tail(own_stderr(r));
             if !err.is_empty() {
                 msg = join(&msg, &labelled("Error:", &err));
             }
@@ -47,12 +48,44 @@ pub fn capture_message(outcome: &Outcome, max_bytes: usize) -> String {
                 format!("{CONTINUE} Fix the command and try once more, or explain the problem.");
             join(&msg, &next)
         }
-        Outcome::Blocked { reason, .. } => {
-            format!(
-                "Not run: {}. {CONTINUE} Answer without it.",
-                short_reason(reason)
-            )
-        }
+        Outcome::Blocked {
+            decision, reason, ..
+        } => refusal_message(*decision, reason),
+    }
+}
+
+/// Most characters of a refusal the model can fix (the candidates to choose from, the field).
+const MAX_FIXABLE_CHARS: usize = 500;
+
+/// A refusal, worded by what the model can do about it: a command it wrote wrongly (a
+/// validation error, an ambiguous or unknown script, a malformed body — [`Decision::Invalid`])
+/// it can write again as the reason says; one the policy or the user refused it cannot.
+fn refusal_message(decision: Decision, reason: &str) -> String {
+    if decision == Decision::Invalid {
+        format!(
+            "Not run: {}. {CONTINUE} Write it again with that fixed, or answer without it.",
+            cut_reason(reason, MAX_FIXABLE_CHARS)
+        )
+    } else {
+        format!(
+            "Not run: {}. {CONTINUE} Answer without it.",
+            short_reason(reason)
+        )
+    }
+}
+
+/// The run's own stderr, without the `Timeout` or `Signal: NAME` line the runner adds at its
+/// end: the status already says that, and as stderr it reads as the script's own words.
+pub fn own_stderr(r: &crate::exec::RunResult) -> &[u8] {
+    let marker = match (&r.signal, r.timed_out) {
+        (_, true) => "Timeout".to_owned(),
+        (Some(name), false) => format!("Signal: {name}"),
+        (None, false) => return &r.stderr,
+    };
+    match r.stderr.strip_suffix(marker.as_bytes()) {
+        Some(rest) if rest.is_empty() => rest,
+        Some(rest) => rest.strip_suffix(b"\n").unwrap_or(&r.stderr),
+        None => &r.stderr,
     }
 }
 
@@ -166,13 +199,18 @@ fn stderr_tail(stderr: &[u8]) -> String {
 
 /// A refusal reason as the model sees it: the first line, without absolute paths, and short.
 pub fn short_reason(reason: &str) -> String {
+    cut_reason(reason, MAX_REASON_CHARS)
+}
+
+/// The first line of `reason`, without absolute paths, at most `max` characters.
+fn cut_reason(reason: &str, max: usize) -> String {
     let line = reason.lines().next().unwrap_or("").trim();
     let line = path_free(line);
     let line = line.trim_end_matches('.');
-    if line.chars().count() <= MAX_REASON_CHARS {
+    if line.chars().count() <= max {
         return line.to_string();
     }
-    let cut: String = line.chars().take(MAX_REASON_CHARS - 1).collect();
+    let cut: String = line.chars().take(max - 1).collect();
     format!("{cut}…")
 }
 
@@ -242,7 +280,6 @@ pub fn head_tail(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::Decision;
     use crate::dispatch::Ran;
     use crate::exec::RunResult;
 
@@ -308,6 +345,32 @@ mod tests {
     }
 
     #[test]
+    fn the_runners_status_line_is_not_the_scripts_stderr() {
+        let timed = |stderr: &str| RunResult {
+            exit_code: 124,
+            timed_out: true,
+            stderr: stderr.as_bytes().to_vec(),
+            ..Default::default()
+        };
+        assert_eq!(own_stderr(&timed("Timeout")), b"");
+        assert_eq!(own_stderr(&timed("oops\nTimeout")), b"oops");
+        assert_eq!(own_stderr(&timed("noTimeout")), b"noTimeout");
+        let killed = RunResult {
+            exit_code: -9,
+            signal: Some("SIGKILL".into()),
+            stderr: b"x\nSignal: SIGKILL".to_vec(),
+            ..Default::default()
+        };
+        assert_eq!(own_stderr(&killed), b"x");
+        let plain = RunResult {
+            exit_code: 1,
+            stderr: b"Timeout".to_vec(),
+            ..Default::default()
+        };
+        assert_eq!(own_stderr(&plain), b"Timeout");
+    }
+
+    #[test]
     fn a_sandbox_hint_follows_the_error() {
         let mut o = ran_with("", "Permission denied", 1);
         if let Outcome::Ran(r) = &mut o {
@@ -342,6 +405,40 @@ mod tests {
             denied: None,
         };
         assert!(capture_message(&long, 100).contains(&format!("{}…", "x".repeat(199))));
+    }
+
+    #[test]
+    fn a_refusal_the_model_can_fix_asks_for_the_fix() {
+        let ambiguous = Outcome::Blocked {
+            decision: Decision::Invalid,
+            reason: "`scripts/run.py` is in several skills; write one of alpha/scripts/run.py, beta/scripts/run.py".into(),
+            denied: None,
+        };
+        assert_eq!(
+            capture_message(&ambiguous, 100),
+            "Not run: `scripts/run.py` is in several skills; write one of alpha/scripts/run.py, \
+             beta/scripts/run.py. — continue your answer. Write it again with that fixed, or \
+             answer without it."
+        );
+        let schema = Outcome::Blocked {
+            decision: Decision::Invalid,
+            reason: format!(
+                "input {}: field `threshold`: 2 is greater than 1",
+                "x".repeat(250)
+            ),
+            denied: None,
+        };
+        let m = capture_message(&schema, 100);
+        assert!(m.contains("field `threshold`: 2 is greater than 1."), "{m}");
+        assert!(!m.contains("Answer without it"), "{m}");
+        for decision in [Decision::Denied, Decision::Declined] {
+            let o = Outcome::Blocked {
+                decision,
+                reason: "no".into(),
+                denied: None,
+            };
+            assert!(capture_message(&o, 100).ends_with("Answer without it."));
+        }
     }
 
     #[test]

@@ -24,8 +24,6 @@ pub struct ToolTarget {
 /// Function name → what to run.
 pub type ToolMap = HashMap<String, ToolTarget>;
 
-use crate::skills::tools::function_name as tool_name;
-
 /// The native form of `!{skill NAME [FILE]}`: a loaded skill's instructions or one of its files.
 pub const LOAD_SKILL: &str = "load_skill";
 
@@ -104,84 +102,77 @@ pub fn target_of(resolved: &ResolvedScript) -> ToolTarget {
     }
 }
 
-/// The functions to offer: each enabled tool first (its name wins over a script's), then
-/// each script, then `load_skill`.
+/// The functions to offer: each enabled tool and script of the skills that may run scripts,
+/// under the unique names of [`crate::skills::functions`], then `load_skill`.
 pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
     let mut defs = Vec::new();
     let mut map = ToolMap::new();
-    for skill in skills.iter() {
-        for tool in skill.tools() {
-            let name = tool_name(&skill.name, &tool.id);
-            if map.contains_key(&name) {
-                continue;
+    for f in crate::skills::functions(skills) {
+        let Some(skill) = skills.get(&f.skill) else {
+            continue;
+        };
+        let (description, parameters, json_input) = match &f.tool {
+            Some(id) => {
+                let Some(tool) = skill.tool(id) else {
+                    continue;
+                };
+                let json_input = tool.input == ToolInput::StdinJson;
+                let parameters = match (&tool.schema, json_input) {
+                    (Some(schema), _) => schema.clone(),
+                    (None, true) => json!({"type": "object"}),
+                    (None, false) => script_parameters(),
+                };
+                let what = if tool.description.is_empty() {
+                    tool.name.clone()
+                } else {
+                    tool.description.clone()
+                };
+                let description = format!("{what} (tool {} of skill {})", tool.id, skill.name);
+                (description, parameters, json_input)
             }
-            let json_input = tool.input == ToolInput::StdinJson;
-            let parameters = match (&tool.schema, json_input) {
-                (Some(schema), _) => schema.clone(),
-                (None, true) => json!({"type": "object"}),
-                (None, false) => script_parameters(),
-            };
-            let has_input_property = declares_input(&parameters);
-            let what = if tool.description.is_empty() {
-                tool.name.clone()
-            } else {
-                tool.description.clone()
-            };
-            defs.push(ToolDef {
-                name: name.clone(),
-                description: format!("{what} (tool {} of skill {})", tool.id, skill.name),
-                parameters,
-            });
-            map.insert(
-                name,
-                ToolTarget {
-                    skill: skill.name.clone(),
-                    reference: format!("{}:{}", skill.name, tool.id),
+            None => {
+                let Some(script) = skill.scripts().iter().find(|s| s.rel_path == f.rel_path) else {
+                    continue;
+                };
+                let description = if script.description.is_empty() {
+                    format!(
+                        "Run {} of skill {}: {}",
+                        script.rel_path, skill.name, skill.description
+                    )
+                } else {
+                    format!(
+                        "{} ({} of skill {})",
+                        script.description, script.rel_path, skill.name
+                    )
+                };
+                // A script with a schema beside it reads that JSON on stdin: offer the schema.
+                let schema = crate::skills::tools::script_tool(script)
+                    .ok()
+                    .flatten()
+                    .and_then(|t| t.schema);
+                let json_input = schema.is_some();
+                (
+                    description,
+                    schema.unwrap_or_else(script_parameters),
                     json_input,
-                    has_input_property,
-                },
-            );
-        }
-        for script in skill.scripts() {
-            let name = tool_name(&skill.name, &script.id);
-            if map.contains_key(&name) || name == LOAD_SKILL {
-                continue;
+                )
             }
-            let description = if script.description.is_empty() {
-                format!(
-                    "Run {} of skill {}: {}",
-                    script.rel_path, skill.name, skill.description
-                )
-            } else {
-                format!(
-                    "{} ({} of skill {})",
-                    script.description, script.rel_path, skill.name
-                )
-            };
-            // A script with a schema beside it reads that JSON on stdin: offer the schema.
-            let schema = crate::skills::tools::script_tool(script)
-                .ok()
-                .flatten()
-                .and_then(|t| t.schema);
-            let json_input = schema.is_some();
-            let parameters = schema.unwrap_or_else(script_parameters);
-            let has_input_property = declares_input(&parameters);
-            defs.push(ToolDef {
-                name: name.clone(),
-                description,
-                parameters,
-            });
-            let reference = crate::skills::script_reference(&skill.name, &script.rel_path);
-            map.insert(
-                name,
-                ToolTarget {
-                    skill: skill.name.clone(),
-                    reference,
-                    json_input,
-                    has_input_property,
-                },
-            );
-        }
+        };
+        let has_input_property = declares_input(&parameters);
+        defs.push(ToolDef {
+            name: f.name.clone(),
+            description,
+            parameters,
+        });
+        map.insert(
+            f.name,
+            ToolTarget {
+                skill: f.skill,
+                reference: f.reference,
+                json_input,
+                has_input_property,
+            },
+        );
     }
     if !skills.is_empty() {
         defs.push(load_skill_def());
@@ -310,13 +301,6 @@ mod tests {
             "ubiquitous 2"
         );
         assert_eq!(argument_values("not json"), "not json");
-    }
-
-    #[test]
-    fn tool_names_are_sanitised() {
-        assert_eq!(tool_name("lookup", "lookup"), "lookup__lookup");
-        assert_eq!(tool_name("a", "x.y z"), "a__x_y_z");
-        assert_eq!(tool_name(&"s".repeat(70), "x").len(), 64);
     }
 
     fn script() -> ToolTarget {

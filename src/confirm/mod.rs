@@ -38,6 +38,24 @@ pub struct Prompt<'a> {
     pub cwd: &'a std::path::Path,
     /// What the command may reach, one item a line (see `grants`).
     pub grants: &'a [String],
+    /// What it gets on stdin: for a JSON-input tool called natively, all of its arguments.
+    pub input: Option<&'a [u8]>,
+}
+
+/// Most characters of the input a prompt shows.
+const MAX_INPUT_SHOWN: usize = 1000;
+
+/// The input as one escaped line, cut to [`MAX_INPUT_SHOWN`] characters with the full size
+/// said; `None` when there is none.
+pub(crate) fn input_shown(input: Option<&[u8]>) -> Option<String> {
+    use crate::command::escape_controls as shown;
+    let bytes = input.filter(|b| !b.is_empty())?;
+    let text = String::from_utf8_lossy(bytes);
+    let one_line = shown(text.trim_end());
+    Some(match one_line.char_indices().nth(MAX_INPUT_SHOWN) {
+        Some((at, _)) => format!("{}… ({} bytes in all)", &one_line[..at], bytes.len()),
+        None => one_line,
+    })
 }
 
 /// Why there is no answer to a confirmation. It counts as "no", with this as the reason in the
@@ -247,6 +265,9 @@ pub(crate) fn render(p: &Prompt<'_>) -> String {
     use crate::command::escape_controls as shown;
     let cmd = shown(&shell_words::join(p.argv));
     let mut s = format!("skillpipe: run `{cmd}`?\r\n");
+    if let Some(input) = input_shown(p.input) {
+        s.push_str(&format!("  input:   {input}\r\n"));
+    }
     if let Some(skill) = p.skill {
         s.push_str(&format!("  skill:   {}\r\n", shown(skill)));
     }
@@ -342,7 +363,30 @@ mod tests {
             skill: Some("lookup"),
             cwd: Path::new("/tmp"),
             grants: &[],
+            input: None,
         }
+    }
+
+    #[test]
+    fn the_input_is_shown_escaped_and_capped() {
+        assert_eq!(input_shown(None), None);
+        assert_eq!(input_shown(Some(b"")), None);
+        let a = argv(&["data:stats"]);
+        let text = render(&Prompt {
+            input: Some(b"{\"path\":\n \"a\x1b[2J\"}\n"),
+            ..prompt(&a)
+        });
+        assert!(
+            text.contains("  input:   {\"path\":␊ \"a␛[2J\"}\r\n"),
+            "{text:?}"
+        );
+        let big = format!("{{\"x\": \"{}\"}}", "y".repeat(5000));
+        let shown = input_shown(Some(big.as_bytes())).unwrap();
+        assert!(shown.ends_with("… (5009 bytes in all)"), "{shown}");
+        assert_eq!(
+            shown.chars().count(),
+            MAX_INPUT_SHOWN + "… (5009 bytes in all)".len() - 2
+        );
     }
 
     fn argv(words: &[&str]) -> Vec<String> {

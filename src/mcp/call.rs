@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 /// Runs the call and returns the `tools/call` result.
 pub async fn run(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Value {
     match &call.target {
-        Target::LoadSkill => load_skill(catalog, call),
+        Target::LoadSkill => load_skill(dispatcher, catalog, call),
         Target::Run(target) => {
             let text = Value::Object(call.arguments.clone()).to_string();
             let (args, stdin) = match crate::chat::tools::parse_arguments(&text, target) {
@@ -30,19 +30,36 @@ pub async fn run(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Val
     }
 }
 
-fn load_skill(catalog: &Catalog, call: &Call) -> Value {
-    let name = call.arguments.get("name").and_then(Value::as_str);
-    match name.and_then(|n| catalog.load_skill_text(n)) {
-        Some(text) => json!({"content": [{"type": "text", "text": text}], "isError": false}),
-        None => {
+/// `load_skill {name, file?}`: chat's `!{skill NAME [FILE]}` — the same reader, rule and audit
+/// line —, the instructions followed by the skill's MCP tools and files.
+fn load_skill(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Value {
+    let field = |k: &str| match call.arguments.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("`{k}` must be a string")),
+    };
+    let (name, file) = match (field("name"), field("file")) {
+        (Ok(Some(name)), Ok(file)) => (name, file),
+        (Err(why), _) | (_, Err(why)) => return error_result(why),
+        (Ok(None), _) => {
             let known: Vec<&str> = catalog.skills.iter().map(|s| s.name.as_str()).collect();
-            error_result(format!(
-                "no skill named {}; the skills are: {}",
-                name.map(|n| format!("`{}`", crate::command::escape_controls(n)))
-                    .unwrap_or("(no `name` given)".into()),
+            return error_result(format!(
+                "`name` is required: the skill to load; the skills are: {}",
                 known.join(", ")
-            ))
+            ));
         }
+    };
+    let mut argv = vec![crate::dispatch::BUILTIN_SKILL.to_owned(), name.clone()];
+    argv.extend(file.clone());
+    match dispatcher.read_skill(Origin::Mcp, &argv, false) {
+        Outcome::Ran(ran) => {
+            let mut text = String::from_utf8_lossy(&ran.result.stdout).into_owned();
+            if file.is_none() {
+                text.push_str(&catalog.load_skill_tail(&name).unwrap_or_default());
+            }
+            json!({"content": [{"type": "text", "text": text}], "isError": false})
+        }
+        Outcome::Blocked { reason, .. } => error_result(reason),
     }
 }
 
@@ -69,7 +86,7 @@ pub fn result_of(outcome: &Outcome) -> Value {
 fn ran_result(ran: &Ran) -> Value {
     let r = &ran.result;
     let stdout = String::from_utf8_lossy(&r.stdout);
-    let stderr = String::from_utf8_lossy(&r.stderr);
+    let stderr = String::from_utf8_lossy(crate::chat::result::own_stderr(r));
     let mut text = String::new();
     if r.success() {
         text.push_str(&stdout);

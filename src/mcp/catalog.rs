@@ -9,7 +9,7 @@ use crate::chat::tools::ToolTarget;
 use crate::skills::{Skill, SkillSet};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The name of the tool that returns a skill's instructions.
@@ -70,8 +70,9 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Reads every loaded skill's folder.
-    pub fn load(skills: &SkillSet) -> Catalog {
+    /// Reads every loaded skill's folder. `hidden`: what the sandbox hides from scripts; such a
+    /// file, like a hidden (dot) file, is not published ([`crate::skills::files::readable`]).
+    pub fn load(skills: &SkillSet, hidden: &[PathBuf]) -> Catalog {
         let mut cat = Catalog::default();
         let (defs, map) = crate::chat::tools::tool_defs(skills);
         for def in defs {
@@ -96,7 +97,7 @@ impl Catalog {
                 .filter(|t| matches!(&t.target, Target::Run(r) if of_skill(&r.reference)))
                 .map(|t| t.name.clone())
                 .collect();
-            let files = skill_files(skill, &mut cat.warnings);
+            let files = skill_files(skill, hidden, &mut cat.warnings);
             cat.skills.push(SkillEntry {
                 name: skill.name.clone(),
                 description: skill.description.clone(),
@@ -164,10 +165,11 @@ impl Catalog {
         }]})
     }
 
-    /// The file at `uri`, matched after percent-encoding normalisation.
-    pub fn file(&self, uri: &str) -> Option<&File> {
+    /// The skill and the file at `uri`, matched after percent-encoding normalisation.
+    pub fn file_of(&self, uri: &str) -> Option<(&str, &File)> {
         let (name, rel) = split_uri(uri)?;
-        self.skill(&name)?.files.iter().find(|f| f.rel == rel)
+        let s = self.skill(&name)?;
+        Some((s.name.as_str(), s.files.iter().find(|f| f.rel == rel)?))
     }
 
     /// `resources/read` contents for a file: text when it is UTF-8, else base64.
@@ -196,16 +198,12 @@ impl Catalog {
         Some(json!({ "skill": skill_json(s) }))
     }
 
-    /// The `load_skill` answer: the whole SKILL.md, then the skill's tools and files, so that a
-    /// client without resources gets the same progressive disclosure as a chat.
-    pub fn load_skill_text(&self, name: &str) -> Option<String> {
+    /// What follows a skill's instructions in the `load_skill` answer: its tools (by their MCP
+    /// names) and its files (by URI), so that a client without resources gets the same
+    /// progressive disclosure as a chat.
+    pub fn load_skill_tail(&self, name: &str) -> Option<String> {
         let s = self.skill(name)?;
-        let md = s.files.first()?;
-        let mut out = String::from_utf8_lossy(&md.bytes).into_owned();
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str(&format!("\n---\nTools of skill {}:", s.name));
+        let mut out = format!("\n\n---\nTools of skill {}:", s.name);
         if s.tools.is_empty() {
             out.push_str(" none (its instructions only)\n");
         } else {
@@ -214,8 +212,8 @@ impl Catalog {
                 out.push_str(&format!("- {t}\n"));
             }
         }
-        out.push_str("Files (read them as resources by URI):\n");
-        for f in &s.files[1..] {
+        out.push_str("Files (load_skill with `file`, or read them as resources by URI):\n");
+        for f in s.files.iter().skip(1) {
             out.push_str(&format!("- {} ({} bytes)\n", f.uri, f.bytes.len()));
         }
         Some(out)
@@ -245,8 +243,8 @@ fn skill_json(s: &SkillEntry) -> Value {
 
 fn load_skill_tool(skills: &[SkillEntry]) -> Tool {
     let mut description = String::from(
-        "Load a skill: returns its instructions (SKILL.md), its tools and its files. \
-         Load a skill before using its tools. Skills:",
+        "Load a skill: returns its instructions (SKILL.md), its tools and its files; with `file`, \
+         one of its files. Load a skill before using its tools. Skills:",
     );
     for s in skills {
         description.push_str(&format!("\n- {}: {}", s.name, s.description));
@@ -257,7 +255,10 @@ fn load_skill_tool(skills: &[SkillEntry]) -> Tool {
         description,
         input_schema: json!({
             "type": "object",
-            "properties": {"name": {"type": "string", "enum": names, "description": "the skill's name"}},
+            "properties": {
+                "name": {"type": "string", "enum": names, "description": "the skill's name"},
+                "file": {"type": "string", "description": "a file of that skill, by its path in the skill folder (references/x.md); without it, the skill's instructions"}
+            },
             "required": ["name"],
         }),
         target: Target::LoadSkill,
@@ -285,9 +286,13 @@ fn frontmatter(skill: &Skill) -> Map<String, Value> {
 
 /// SKILL.md first, then every other regular file up to [`MAX_DEPTH`], sorted; hidden entries
 /// and anything that leads outside the skill folder are left out.
-fn skill_files(skill: &Skill, warnings: &mut Vec<String>) -> Vec<File> {
+fn skill_files(skill: &Skill, hidden: &[PathBuf], warnings: &mut Vec<String>) -> Vec<File> {
     let mut found = BTreeMap::new();
     walk(&skill.dir, &skill.dir, 0, &mut found, warnings);
+    found.retain(|rel, _| {
+        let real = skill.dir.join(rel).canonicalize().unwrap_or_default();
+        crate::skills::files::readable(&skill.dir, rel, &real, hidden).is_ok()
+    });
     let mut files = Vec::new();
     if let Some(bytes) = found.remove("SKILL.md") {
         files.push(file(&skill.name, "SKILL.md", bytes));
@@ -460,7 +465,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         skill_dir(tmp.path());
         let set = SkillSet::load(&[tmp.path().to_path_buf()]);
-        let cat = Catalog::load(&set);
+        let cat = Catalog::load(&set, &[]);
         let names: Vec<&str> = cat.tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["lookup__define", LOAD_SKILL]);
         let Target::Run(t) = &cat.tool("lookup__define").unwrap().target else {
@@ -483,10 +488,10 @@ mod tests {
         let res = cat.resources_json();
         assert_eq!(res["resources"][0]["uri"], "skill://lookup/SKILL.md");
         assert_eq!(res["resources"][0]["description"], "Look words up");
-        let f = cat.file("skill://lookup/references/a%20b.md").unwrap();
+        let (_, f) = cat.file_of("skill://lookup/references/a%20b.md").unwrap();
         assert_eq!(Catalog::read_json(f)["contents"][0]["text"], "notes");
-        assert!(cat.file("skill://lookup/.secret").is_none());
-        assert!(cat.file("skill://lookup/../lookup/SKILL.md").is_none());
+        assert!(cat.file_of("skill://lookup/.secret").is_none());
+        assert!(cat.file_of("skill://lookup/../lookup/SKILL.md").is_none());
 
         let listed = cat.skills_json();
         assert_eq!(listed["skills"][0]["frontmatter"]["name"], "lookup");
@@ -500,8 +505,7 @@ mod tests {
                 .is_none()
         );
 
-        let text = cat.load_skill_text("lookup").unwrap();
-        assert!(text.contains("Use the tool."), "{text}");
+        let text = cat.load_skill_tail("lookup").unwrap();
         assert!(text.contains("- lookup__define"), "{text}");
         assert!(text.contains("skill://lookup/scripts/define.py"), "{text}");
     }
@@ -513,9 +517,30 @@ mod tests {
         std::fs::write(tmp.path().join("outside.txt"), "secret").unwrap();
         std::os::unix::fs::symlink(tmp.path().join("outside.txt"), dir.join("leak.txt")).unwrap();
         let set = SkillSet::load(&[tmp.path().to_path_buf()]);
-        let cat = Catalog::load(&set);
-        assert!(cat.file("skill://lookup/leak.txt").is_none());
-        assert!(cat.file("skill://lookup/SKILL.md").is_some());
+        let cat = Catalog::load(&set, &[]);
+        assert!(cat.file_of("skill://lookup/leak.txt").is_none());
+        assert!(cat.file_of("skill://lookup/SKILL.md").is_some());
+    }
+
+    #[test]
+    fn hidden_files_and_what_the_sandbox_hides_are_not_published() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = skill_dir(tmp.path());
+        std::fs::write(dir.join(".env"), "TOKEN=x").unwrap();
+        std::os::unix::fs::symlink(".env", dir.join("env.txt")).unwrap();
+        std::fs::write(dir.join("key.pem"), "k").unwrap();
+        let set = SkillSet::load(&[tmp.path().to_path_buf()]);
+        // Positive control: without a hidden list the plain file is published.
+        assert!(
+            Catalog::load(&set, &[])
+                .file_of("skill://lookup/key.pem")
+                .is_some()
+        );
+        let hidden = [dir.canonicalize().unwrap().join("key.pem")];
+        let cat = Catalog::load(&set, &hidden);
+        for f in [".env", "env.txt", "key.pem"] {
+            assert!(cat.file_of(&format!("skill://lookup/{f}")).is_none(), "{f}");
+        }
     }
 
     #[test]

@@ -171,6 +171,9 @@ pub fn asker(peer: Arc<Peer>) -> impl for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a
 /// yes/no field for "always" (the words are escaped: they may come from a model).
 pub fn elicitation(p: &Prompt<'_>) -> Value {
     let mut message = format!("skillpipe: run `{}`?\n", shown(&shell_words::join(p.argv)));
+    if let Some(input) = crate::confirm::input_shown(p.input) {
+        message.push_str(&format!("input: {input}\n"));
+    }
     if let Some(skill) = p.skill {
         message.push_str(&format!("skill: {}\n", shown(skill)));
     }
@@ -254,12 +257,13 @@ mod tests {
             skill: Some("lookup"),
             cwd: Path::new("/s/lookup"),
             grants: &grants,
+            input: Some(b"{\"q\": \"a\x1b[2Kb\"}\n"),
         };
         let e = elicitation(&p);
         let m = e["message"].as_str().unwrap();
         assert!(m.contains("run `lookup/scripts/x.py 'a␛[2Kb'`?"), "{m}");
         assert!(
-            m.contains("skill: lookup\ncwd: /s/lookup\nnetwork: none (no new sockets)"),
+            m.contains("input: {\"q\": \"a␛[2Kb\"}\nskill: lookup\ncwd: /s/lookup\nnetwork: none (no new sockets)"),
             "{m}"
         );
         assert_eq!(
@@ -293,6 +297,7 @@ mod tests {
             skill: None,
             cwd: Path::new("/"),
             grants: &[],
+            input: None,
         };
         let err = peer.ask(&p).await.unwrap_err();
         assert_eq!(err, ConsentError::NoElicitation);
@@ -311,6 +316,7 @@ mod tests {
             skill: None,
             cwd: Path::new("/"),
             grants: &[],
+            input: None,
         };
         let asking = peer.ask(&p);
         let answering = async {

@@ -6,10 +6,11 @@
 //! so it is a "no") and are answered, then the server exits 0 — `printf '…' | skillpipe mcp`
 //! shows its results. On SIGTERM/SIGINT/SIGHUP, new requests are refused, requests already read
 //! are answered "shutting down", the runs in flight are interrupted as in `filter` (process tree
-//! killed, audit line `interrupted by SIG…`) and answered as stopped tool calls; on stdout gone
-//! (the client went away), or for a call still waiting after a signal (for a turn, or for the
-//! user's answer), the call's future is dropped — which kills its process tree and writes its
-//! audit line (`cancelled`) — and it gets an error reply in case the client still reads.
+//! killed, audit line `interrupted by SIG…`) and answered as stopped tool calls; a call still
+//! waiting for its turn is answered -32000 "shutting down" and never runs (no audit line: nothing
+//! was decided); on stdout gone (the client went away), or for a call still waiting after a
+//! signal for the user's answer, the call's future is dropped — which kills its process tree and
+//! writes its audit line (`cancelled`) — and it gets an error reply in case the client still reads.
 
 use super::call;
 use super::catalog::Catalog;
@@ -162,6 +163,8 @@ pub async fn serve(
         server.line(line);
     }
     if let Some(sig) = signal {
+        // Before the interruption frees turns: what has not started stays unstarted.
+        server.turns.close();
         crate::exec::interrupt(sig);
         server.settle().await;
     }
@@ -248,6 +251,27 @@ impl Server {
                 );
                 self.send(reply);
             }
+            Step::ReadResource { id, skill, uri } => {
+                let reply = match self.catalog.file_of(&uri) {
+                    Some((_, f)) => match self.dispatcher.serve_skill_file(
+                        Origin::Mcp,
+                        &skill,
+                        &f.rel,
+                        f.bytes.len(),
+                    ) {
+                        Ok(()) => jsonrpc::response(&id, Catalog::read_json(f)),
+                        Err(why) => jsonrpc::error_response(
+                            &id,
+                            &RpcError::new(jsonrpc::INVALID_REQUEST, why),
+                        ),
+                    },
+                    None => jsonrpc::error_response(
+                        &id,
+                        &RpcError::new(jsonrpc::RESOURCE_NOT_FOUND, "no such resource"),
+                    ),
+                };
+                self.send(reply);
+            }
             Step::Cancel(id) => {
                 for r in self.running.values_mut().filter(|r| r.id == id) {
                     r.by_client = true;
@@ -259,7 +283,11 @@ impl Server {
                 let turns = self.turns.clone();
                 let id = c.id.clone();
                 let abort = self.calls.spawn(async move {
-                    let _turn = turns.acquire_owned().await;
+                    // Closed at a signal: a call still waiting for its turn never starts.
+                    let Ok(_turn) = turns.acquire_owned().await else {
+                        let why = "the server is shutting down: the call was not started";
+                        return jsonrpc::error_response(&c.id, &RpcError::new(SHUTTING_DOWN, why));
+                    };
                     let result = call::run(&dispatcher, &catalog, &c).await;
                     jsonrpc::response(&c.id, result)
                 });

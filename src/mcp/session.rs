@@ -28,6 +28,13 @@ pub enum Step {
         name: String,
         reply: Value,
     },
+    /// Read a published skill file: audit it (a refusal by a denied pattern is an error), then
+    /// reply with its contents.
+    ReadResource {
+        id: Value,
+        skill: String,
+        uri: String,
+    },
     /// The client cancelled request `id`: stop it, send nothing.
     Cancel(Value),
     /// The client answered our request `id`.
@@ -125,8 +132,12 @@ impl Session {
             }
             "resources/read" => match uri() {
                 None => err(INVALID_PARAMS, "resources/read needs `uri`".into()),
-                Some(u) => match cat.file(u) {
-                    Some(f) => Step::Reply(response(&id, Catalog::read_json(f))),
+                Some(u) => match cat.file_of(u) {
+                    Some((skill, f)) => Step::ReadResource {
+                        id,
+                        skill: skill.to_owned(),
+                        uri: f.uri.clone(),
+                    },
                     None => Step::Reply(error_response(
                         &id,
                         &RpcError::new(

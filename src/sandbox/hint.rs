@@ -80,6 +80,9 @@ pub enum Hint {
         seconds: u64,
         /// The run had no network.
         network_off: bool,
+        /// `Some((tool, policy_seconds))` when a tool's `timeout:` in its tool.yaml, shorter
+        /// than the policy's, set it: that file is what allows longer, not the policy.
+        tool: Option<(String, u64)>,
     },
     /// The OS refused something (`said`: "Permission denied", …) and restrictions were in
     /// force, though none of the symptoms above points at one.
@@ -199,12 +202,16 @@ impl std::fmt::Display for Hint {
             Hint::Timeout {
                 seconds,
                 network_off,
+                tool,
             } => {
-                write!(
-                    f,
-                    "stopped at the timeout (timeout_seconds = {seconds} s): a larger \
-                     timeout_seconds allows longer (at most 600)"
-                )?;
+                match tool {
+                    Some((tool, policy)) => write!(f, "{}", tool_timeout(tool, *seconds, *policy))?,
+                    None => write!(
+                        f,
+                        "stopped at the timeout (timeout_seconds = {seconds} s): a larger \
+                         timeout_seconds allows longer (at most 600)"
+                    )?,
+                }
                 if *network_off {
                     f.write_str(
                         "; with the network off, a script waiting on a download also ends here \
@@ -446,6 +453,15 @@ fn in_force(e: Enforced) -> String {
     .map(|(_, words)| *words)
     .collect::<Vec<_>>()
     .join(", ")
+}
+
+/// A tool stopped at its own tool.yaml `timeout:` (the same words for every caller: the key
+/// is in the tool's file, not a flag).
+pub fn tool_timeout(tool: &str, seconds: u64, policy: u64) -> String {
+    format!(
+        "stopped at the timeout of tool `{tool}` (timeout: {seconds} in its tool.yaml): a larger \
+         timeout there allows longer (up to the policy's {policy} s)"
+    )
 }
 
 #[cfg(test)]

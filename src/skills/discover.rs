@@ -245,21 +245,17 @@ impl SkillSet {
             .count()
     }
 
-    /// `SKILL:ID` for a tool or script offered as function `name` (`super::tools::function_name`):
-    /// a model that was offered native tools may write the function name as a command.
+    /// The reference of the tool or script offered as function `name`
+    /// ([`super::functions()`]): a model that was offered native tools may write the function
+    /// name as a command.
     pub(crate) fn reference_for_function(&self, name: &str) -> Option<String> {
         if !name.contains("__") {
             return None;
         }
-        self.skills.iter().find_map(|skill| {
-            let ids = skill
-                .tools()
-                .map(|t| t.id.clone())
-                .chain(skill.scripts().iter().map(|s| s.id.clone()));
-            ids.into_iter()
-                .find(|id| super::tools::function_name(&skill.name, id) == name)
-                .map(|id| format!("{}:{id}", skill.name))
-        })
+        super::functions::functions(self)
+            .into_iter()
+            .find(|f| f.name == name)
+            .map(|f| f.reference)
     }
 
     /// The skills, in search-path order.
@@ -394,6 +390,19 @@ pub(crate) fn no_skills_hint(dir: &Path) -> String {
 
 /// How a tool-folder problem's warning ends (the tool is left out, the skill loads).
 const TOOL_SKIPPED: &str = "; tool skipped";
+
+impl Skill {
+    /// Why the tool folder `tools/ID/` of this skill was left out at load, as its first problem
+    /// (`tools/ID/FILE:LINE: what`), or `None` when no folder of that name was skipped.
+    pub(crate) fn skipped_tool(&self, id: &str) -> Option<String> {
+        let folder = format!("/{}/{id}/", super::tools::TOOLS_DIR);
+        self.warnings.iter().find_map(|w| {
+            let problem = w.strip_suffix(TOOL_SKIPPED)?;
+            let at = problem.find(&folder)?;
+            Some(problem[at + 1..].to_owned())
+        })
+    }
+}
 
 /// Load one skill leniently. `Err` says why it was skipped; its message is the warning.
 pub fn load_skill(

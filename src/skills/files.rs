@@ -6,6 +6,7 @@
 use super::resolve::{check_file, check_lexically};
 use super::{ResolveError, SkillSet};
 use std::io::Read;
+use std::path::{Component, Path, PathBuf};
 
 /// The text `!{skill NAME [FILE]}` returns, at most `max_bytes` of it (the rest is reported as
 /// cut by the caller's capture limit, like any output).
@@ -19,13 +20,19 @@ pub struct SkillText {
     pub truncated: bool,
 }
 
+/// Most candidates a "no such file" answer lists.
+const MAX_CANDIDATES: usize = 12;
+
 impl SkillSet {
-    /// The body of skill `name` (no `file`), or the file `file` inside its folder.
+    /// The body of skill `name` (no `file`), or the file `file` inside its folder. `hidden` are
+    /// the paths the sandbox hides from scripts (its read-deny list): what a skill's own
+    /// scripts cannot read is not handed to the model either (see [`readable`]).
     pub(crate) fn read_skill_text(
         &self,
         name: &str,
         file: Option<&str>,
         max_bytes: usize,
+        hidden: &[PathBuf],
     ) -> Result<SkillText, ResolveError> {
         let skill = self.get(name).ok_or_else(|| ResolveError::UnknownSkill {
             name: name.to_owned(),
@@ -43,11 +50,18 @@ impl SkillSet {
         };
         let written = format!("{name} {file}");
         check_lexically(&written, file, Some(&skill.dir))?;
-        let path = check_file(&skill.dir, &skill.dir.join(file), file)?;
+        let rel = match std::fs::symlink_metadata(skill.dir.join(file)) {
+            Ok(_) => file.to_owned(),
+            Err(_) => same_but_case(&skill.dir, file, hidden)?,
+        };
+        let path = check_file(&skill.dir, &skill.dir.join(&rel), &rel)?;
+        readable(&skill.dir, &rel, &path, hidden).map_err(|why| {
+            ResolveError::NotFound(format!("{rel} of skill `{}`: {why}", skill.name))
+        })?;
         let mut bytes = Vec::new();
         std::fs::File::open(&path)
             .and_then(|f| f.take(max_bytes as u64 + 1).read_to_end(&mut bytes))
-            .map_err(|e| ResolveError::NotFound(format!("{file}: {e}")))?;
+            .map_err(|e| ResolveError::NotFound(format!("{rel}: {e}")))?;
         let truncated = bytes.len() > max_bytes;
         bytes.truncate(max_bytes);
         Ok(SkillText {
@@ -56,6 +70,97 @@ impl SkillSet {
             truncated,
         })
     }
+}
+
+/// Whether a skill's file may be handed to the model (chat's `!{skill NAME FILE}`, MCP's
+/// `load_skill` and resources — one rule): not a hidden file or folder (`.env`, `.git/…`), as
+/// written or where it really is, and not a path the sandbox hides from scripts. `Err` says why.
+pub(crate) fn readable(
+    skill_dir: &Path,
+    rel: &str,
+    real: &Path,
+    hidden: &[PathBuf],
+) -> Result<(), &'static str> {
+    let dotted = |p: &Path| {
+        p.components()
+            .any(|c| matches!(c, Component::Normal(n) if n.to_string_lossy().starts_with('.')))
+    };
+    if dotted(Path::new(rel)) || real.strip_prefix(skill_dir).is_ok_and(dotted) {
+        return Err("a hidden file (its name or a folder's starts with a dot): not shown");
+    }
+    if hidden.iter().any(|h| real.starts_with(h)) {
+        return Err("hidden from scripts by the sandbox (deny_read): not shown");
+    }
+    Ok(())
+}
+
+/// The one file of `dir` whose path (or, failing that, whose name) is `written` but for
+/// letter case (`FORMS.md` for `forms.md`); else the error lists the candidates.
+fn same_but_case(dir: &Path, written: &str, hidden: &[PathBuf]) -> Result<String, ResolveError> {
+    let files = listed_files(dir, hidden);
+    let name_of = |p: &str| p.rsplit('/').next().unwrap_or(p).to_lowercase();
+    let wanted = written.to_lowercase();
+    let mut found: Vec<&String> = files
+        .iter()
+        .filter(|f| f.to_lowercase() == wanted)
+        .collect();
+    if found.is_empty() {
+        let name = name_of(written);
+        found = files.iter().filter(|f| name_of(f) == name).collect();
+    }
+    match found.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(ResolveError::NotFound(format!(
+            "`{written}`: no such file in the skill; its files: {}",
+            list(files.iter())
+        ))),
+        many => Err(ResolveError::NotFound(format!(
+            "`{written}`: no such file in the skill; write one of {}",
+            list(many.iter().copied())
+        ))),
+    }
+}
+
+fn list<'a>(files: impl ExactSizeIterator<Item = &'a String>) -> String {
+    let n = files.len();
+    let mut shown: Vec<&str> = files.take(MAX_CANDIDATES).map(String::as_str).collect();
+    if shown.is_empty() {
+        return "none".into();
+    }
+    if n > MAX_CANDIDATES {
+        shown.push("…");
+    }
+    shown.join(", ")
+}
+
+/// The files of a skill folder the model may read, relative and sorted (a few levels deep).
+fn listed_files(dir: &Path, hidden: &[PathBuf]) -> Vec<String> {
+    fn walk(dir: &Path, rel: &str, depth: usize, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || out.len() > 1000 {
+                continue;
+            }
+            let path = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            match e.file_type() {
+                Ok(t) if t.is_dir() && depth < 4 => walk(&e.path(), &path, depth + 1, out),
+                Ok(t) if t.is_file() => out.push(path),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, "", 0, &mut out);
+    out.retain(|f| f != "SKILL.md" && readable(dir, f, &dir.join(f), hidden).is_ok());
+    out.sort();
+    out
 }
 
 #[cfg(test)]
@@ -82,23 +187,74 @@ mod tests {
     #[test]
     fn body_and_files_inside_only() {
         let (_root, set) = set();
-        let body = set.read_skill_text("notes", None, 1000).unwrap();
+        let body = set.read_skill_text("notes", None, 1000, &[]).unwrap();
         assert_eq!(body.bytes, b"# Notes\nBody text.");
         let f = set
-            .read_skill_text("notes", Some("references/more.md"), 1000)
+            .read_skill_text("notes", Some("references/more.md"), 1000, &[])
             .unwrap();
         assert_eq!(f.bytes, b"more detail");
         let cut = set
-            .read_skill_text("notes", Some("references/more.md"), 4)
+            .read_skill_text("notes", Some("references/more.md"), 4, &[])
             .unwrap();
         assert_eq!((cut.bytes.as_slice(), cut.truncated), (&b"more"[..], true));
         for bad in ["../secret.txt", "/etc/passwd", "link.txt", "references"] {
             assert!(
-                set.read_skill_text("notes", Some(bad), 1000).is_err(),
+                set.read_skill_text("notes", Some(bad), 1000, &[]).is_err(),
                 "{bad} was read"
             );
         }
-        let e = set.read_skill_text("nope", None, 10).unwrap_err();
+        let e = set.read_skill_text("nope", None, 10, &[]).unwrap_err();
         assert!(e.to_string().contains("no loaded skill is named `nope`"));
+    }
+
+    #[test]
+    fn hidden_files_and_what_the_sandbox_hides_are_not_read() {
+        let (root, set) = set();
+        let dir = root.path().join("notes");
+        fs::write(dir.join(".env"), "TOKEN=x").unwrap();
+        fs::create_dir_all(dir.join(".git")).unwrap();
+        fs::write(dir.join(".git/config"), "x").unwrap();
+        std::os::unix::fs::symlink(".env", dir.join("env.txt")).unwrap();
+        fs::write(dir.join("secret.key"), "k").unwrap();
+        let read = |f: &str, hidden: &[std::path::PathBuf]| {
+            set.read_skill_text("notes", Some(f), 100, hidden)
+        };
+        for f in [".env", ".git/config", "env.txt", "./.env"] {
+            let e = read(f, &[]).unwrap_err().to_string();
+            assert!(e.contains("a hidden file"), "{f}: {e}");
+        }
+        // Positive control: the same kind of file without a dot is read...
+        assert_eq!(read("secret.key", &[]).unwrap().bytes, b"k");
+        // ...unless the sandbox hides it from scripts.
+        let hidden = [dir.canonicalize().unwrap().join("secret.key")];
+        let e = read("secret.key", &hidden).unwrap_err().to_string();
+        assert!(e.contains("deny_read"), "{e}");
+        assert!(
+            !read("SECRET.KEY", &hidden)
+                .unwrap_err()
+                .to_string()
+                .contains("secret.key")
+        );
+    }
+
+    #[test]
+    fn a_name_in_another_case_is_found_when_unique() {
+        let (root, set) = set();
+        let dir = root.path().join("notes");
+        fs::write(dir.join("forms.md"), "forms").unwrap();
+        fs::write(dir.join("references/Guide.md"), "g1").unwrap();
+        fs::create_dir_all(dir.join("other")).unwrap();
+        fs::write(dir.join("other/guide.md"), "g2").unwrap();
+        let read = |f: &str| set.read_skill_text("notes", Some(f), 100, &[]);
+        assert_eq!(read("FORMS.md").unwrap().bytes, b"forms");
+        assert_eq!(read("references/FORMS.md").unwrap().bytes, b"forms");
+        let e = read("GUIDE.md").unwrap_err().to_string();
+        assert!(
+            e.contains("write one of other/guide.md, references/Guide.md"),
+            "{e}"
+        );
+        let e = read("nothing.md").unwrap_err().to_string();
+        assert!(e.contains("its files: forms.md, other/guide.md"), "{e}");
+        assert!(!e.contains("SKILL.md"), "{e}");
     }
 }

@@ -18,6 +18,88 @@ const FRONTS: &[(&str, &[&str], &str)] = &[
     ("node", &["node"], ".js"),
 ];
 
+/// Options an interpreter may be given before the script that take no code, no file to run
+/// and no module to import — the call still runs that script, with them. Anything else
+/// (`python -c`/`-i`/`-W`, `bash -c`, `node -e`/`-r`/`--require`…) leaves the command an
+/// interpreter call, decided by the policy as such. Python short options may be combined
+/// (`-uB`). `(interpreter family, option, why it is harmless)`:
+const OPTIONS: &[(&str, &str, &str)] = &[
+    ("python", "-u", "unbuffered stdout and stderr"),
+    ("python", "-B", "no .pyc files written"),
+    ("python", "-O", "assertions off"),
+    ("python", "-E", "PYTHON* variables ignored"),
+    ("python", "-s", "no user site-packages"),
+    ("python", "-S", "no `site` import"),
+    ("python", "-I", "isolated: -E -s -P"),
+    ("python", "-P", "the cwd not put on sys.path"),
+    ("python", "-q", "no banner"),
+    ("python", "-b", "warnings on bytes/str mixing"),
+    ("python", "-v", "import tracing on stderr"),
+    // `-W` is left out: its category (`-W error::pkg.Warning`) is imported, from sys.path.
+    ("bash", "-e", "stop at the first failing command"),
+    ("bash", "-u", "unset variables are errors"),
+    ("bash", "-x", "trace commands on stderr"),
+    ("bash", "-v", "echo input lines on stderr"),
+    ("node", "--no-warnings", "warnings silenced"),
+    ("node", "--no-deprecation", "deprecation warnings silenced"),
+    ("node", "--trace-warnings", "stack traces for warnings"),
+    (
+        "node",
+        "--trace-uncaught",
+        "stack traces for uncaught exceptions",
+    ),
+    ("node", "--enable-source-maps", "source-mapped stack traces"),
+];
+
+/// `python -X OPT` values that only change diagnostics or encoding (`pycache_prefix=`, `frozen_modules`
+/// and the like are left out: they point Python at files).
+const PYTHON_X: &[&str] = &[
+    "utf8",
+    "utf8=0",
+    "utf8=1",
+    "dev",
+    "importtime",
+    "faulthandler",
+    "tracemalloc",
+    "warn_default_encoding",
+    "no_debug_ranges",
+];
+
+/// The options at the start of `words` that are in [`OPTIONS`] for `family`, and how many
+/// words they take; `None` when one is not (then this is no script invocation).
+fn leading_options(family: &str, words: &[String]) -> Option<(Vec<String>, usize)> {
+    let known = |o: &str| OPTIONS.iter().any(|(f, opt, _)| *f == family && *opt == o);
+    let mut options = Vec::new();
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        if !w.starts_with('-') || w == "-m" || w == "-" {
+            break;
+        }
+        let ok = if family == "python" && (w == "-X" || w.starts_with("-X")) {
+            let value = match w.strip_prefix("-X").filter(|v| !v.is_empty()) {
+                Some(v) => v,
+                None => {
+                    i += 1;
+                    options.push(w.clone());
+                    words.get(i)?.as_str()
+                }
+            };
+            PYTHON_X.contains(&value)
+        } else if family != "node" && !w.starts_with("--") && w.len() > 2 {
+            // Combined short options: `-uB`, `-eu`.
+            w[1..].chars().all(|c| known(&format!("-{c}")))
+        } else {
+            known(w)
+        };
+        if !ok {
+            return None;
+        }
+        options.push(words[i].clone());
+        i += 1;
+    }
+    Some((options, i))
+}
+
 /// A script found behind an interpreter: run it with `argv[args_from..]` as its arguments.
 #[derive(Debug, Clone)]
 pub struct Invocation {
@@ -35,13 +117,24 @@ impl SkillSet {
     pub(crate) fn invocation(&self, argv: &[String]) -> Option<Result<Invocation, ResolveError>> {
         let first = argv.first()?;
         let (front, family, ext) = FRONTS.iter().find(|(n, _, _)| first == n)?;
-        let target = argv.get(1)?;
+        let table = match *front {
+            "python" | "python3" => "python",
+            "node" => "node",
+            _ => "bash",
+        };
+        let (options, skipped) = leading_options(table, &argv[1..])?;
+        let at = 1 + skipped;
+        let with_options = |mut script: ResolvedScript| {
+            script.options = options.clone();
+            script
+        };
+        let target = argv.get(at)?;
         if front.starts_with("python") && target == "-m" {
-            let module = argv.get(2)?;
+            let module = argv.get(at + 1)?;
             return self.module(module).map(|r| {
                 r.map(|script| Invocation {
-                    script,
-                    args_from: 3,
+                    script: with_options(script),
+                    args_from: at + 2,
                 })
             });
         }
@@ -70,8 +163,8 @@ impl SkillSet {
             ))));
         }
         Some(Ok(Invocation {
-            script,
-            args_from: 2,
+            script: with_options(script),
+            args_from: at + 1,
         }))
     }
 
@@ -235,8 +328,46 @@ mod tests {
                 .is_err()
         );
 
+        // Options that take no code: still the script, the options passed on.
+        for (words, options, from) in [
+            (
+                &["python3", "-u", "beta/scripts/run.py", "a"][..],
+                &["-u"][..],
+                3,
+            ),
+            (
+                &["python3", "-uB", "-X", "utf8", "beta/scripts/run.py"],
+                &["-uB", "-X", "utf8"],
+                5,
+            ),
+            (
+                &["python", "-Ximporttime", "-m", "scripts.pkg", "a"],
+                &["-Ximporttime"],
+                4,
+            ),
+            (&["bash", "-eu", "alpha/scripts/go.sh"], &["-eu"], 3),
+        ] {
+            let inv = set.invocation(&argv(words)).unwrap().unwrap();
+            assert_eq!(inv.script.options, options, "{words:?}");
+            assert_eq!(inv.args_from, from, "{words:?}");
+        }
+
         // Not a skill script: a system command, decided by the policy as usual.
         for words in [
+            &["python3", "-c", "print(1)", "beta/scripts/run.py"][..],
+            &["python3", "-i", "beta/scripts/run.py"],
+            &["python3", "-uc", "print(1)"],
+            &["python3", "-W", "error::x.Y", "beta/scripts/run.py"],
+            &[
+                "python3",
+                "-X",
+                "pycache_prefix=/tmp",
+                "beta/scripts/run.py",
+            ],
+            &["python3", "-X"],
+            &["bash", "-c", "alpha/scripts/go.sh"],
+            &["bash", "-o", "pipefail", "alpha/scripts/go.sh"],
+            &["node", "-r", "x", "alpha/scripts/go.sh"],
             &["python3", "scripts/mine.py"][..],
             &["python3", "-c", "print(1)"],
             &["python3", "-m", "http.server"],

@@ -110,6 +110,9 @@ pub struct ResolvedScript {
     pub module: Option<String>,
     /// The tool, when `SKILL:ID` named one (`rel_path` is then its script, `tools/ID/x.py`).
     pub tool: Option<Tool>,
+    /// Interpreter options written before the script (`python3 -u scripts/x.py`), passed on;
+    /// only ones that take no code (see `super::invocation`).
+    pub options: Vec<String>,
 }
 
 /// What to exec for a resolved script: `program args..` in `cwd`, with `env` added to the
@@ -271,6 +274,11 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
             "tool `{id}` of skill `{}` is disabled (enabled: false in its tool.yaml)",
             skill.name
         ))),
+        [] if let Some(why) = skill.skipped_tool(id) => Err(ResolveError::NotFound(format!(
+            "tool `{id}` of skill `{}` exists but was skipped at load: {why} (fix that file; \
+             `skillpipe skills validate` shows every problem)",
+            skill.name
+        ))),
         [] => {
             let known: Vec<&str> = skill
                 .tools()
@@ -366,6 +374,7 @@ fn finish(
         interpreter,
         module: None,
         tool,
+        options: Vec::new(),
     })
 }
 
@@ -455,6 +464,7 @@ impl ResolvedScript {
         let program = find_on_path(&self.interpreter, path_var)
             .ok_or_else(|| ResolveError::InterpreterNotFound(self.interpreter.clone()))?;
         let mut argv = Vec::with_capacity(args.len() + 2);
+        argv.extend(self.options.iter().map(OsString::from));
         match &self.module {
             Some(module) => argv.extend(["-m".into(), OsString::from(module)]),
             None => argv.push(path.into_os_string()),

@@ -804,23 +804,6 @@ fn pointer_line(text: &str, pointer: &str) -> usize {
     line
 }
 
-/// The function name under which tool (or script) `id` of `skill` is offered to a model with
-/// native tool calls: `SKILL__ID`. Function names allow `[A-Za-z0-9_-]{1,64}`.
-pub fn function_name(skill: &str, id: &str) -> String {
-    let mut name: String = format!("{skill}__{id}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    name.truncate(64);
-    name
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,225 @@
+//! The names under which skill tools and scripts are offered as functions (native tool calls,
+//! MCP tools). Function names allow `[A-Za-z0-9_-]{1,64}`, so two scripts with one stem
+//! (`scripts/a/run.sh`, `scripts/b/run.sh`) or a long skill name would otherwise end up under
+//! one name, or lose their script part to the cut: every name here is unique and keeps the
+//! script part; the skill part is what gets shortened.
+
+use super::{Skill, SkillSet};
+use std::collections::HashMap;
+
+/// Longest function name providers accept.
+const MAX_NAME: usize = 64;
+/// Longest script part kept whole; a longer one is cut and given a digest.
+const MAX_PART: usize = 48;
+
+/// One function to offer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    /// The function name, unique in the set.
+    pub name: String,
+    /// The skill it belongs to.
+    pub skill: String,
+    /// `Some(id)` for an enabled tool folder, `None` for a script.
+    pub tool: Option<String>,
+    /// The script's path in the skill folder (for a tool, its id).
+    pub rel_path: String,
+    /// How a directive names it unambiguously: `SKILL:ID` for a tool, the path form for a script.
+    pub reference: String,
+}
+
+/// Every enabled tool and script of the skills that may run scripts, each under a unique name.
+pub fn functions(skills: &SkillSet) -> Vec<Function> {
+    let mut wanted: Vec<(Function, String)> = Vec::new();
+    for skill in skills.iter() {
+        if !skill.allows_scripts() {
+            // It could never run one: offering them would only produce refusals.
+            continue;
+        }
+        wanted.extend(of_skill(skill));
+    }
+    // (`load_skill` has no `__`: no name here can be it.) A name wanted by several is replaced, for each of them, by one that spells
+    // the script's path; a clash left after that gets a digest of the reference.
+    let passes: [fn(&Function, &str) -> String; 2] = [
+        |f, path| compose(&f.skill, path),
+        |f, path| {
+            compose(
+                &f.skill,
+                &format!("{path}_{}", digest(f.reference.as_bytes())),
+            )
+        },
+    ];
+    for rename in passes {
+        let mut wanting: HashMap<String, usize> = HashMap::new();
+        for (f, _) in &wanted {
+            *wanting.entry(f.name.clone()).or_default() += 1;
+        }
+        for (f, path) in &mut wanted {
+            if wanting[&f.name] > 1 {
+                f.name = rename(f, path);
+            }
+        }
+    }
+    // Still taken (a digest collision): a counter, so that every one is offered.
+    let mut out: Vec<Function> = Vec::with_capacity(wanted.len());
+    for (mut f, path_part) in wanted {
+        let mut n = 2;
+        while out.iter().any(|o| o.name == f.name) {
+            f.name = compose(&f.skill, &format!("{path_part}_{n}"));
+            n += 1;
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// The tools then the scripts of `skill`, each with its plain name and the path part used if
+/// that name clashes.
+fn of_skill(skill: &Skill) -> Vec<(Function, String)> {
+    let tools = skill.tools().map(|t| {
+        let f = Function {
+            name: compose(&skill.name, &t.id),
+            skill: skill.name.clone(),
+            tool: Some(t.id.clone()),
+            rel_path: t.id.clone(),
+            reference: format!("{}:{}", skill.name, t.id),
+        };
+        (f, format!("tool_{}", t.id))
+    });
+    let scripts = skill.scripts().iter().map(|s| {
+        let f = Function {
+            name: compose(&skill.name, &s.id),
+            skill: skill.name.clone(),
+            tool: None,
+            rel_path: s.rel_path.clone(),
+            reference: super::script_reference(&skill.name, &s.rel_path),
+        };
+        let path = s.rel_path.strip_prefix("scripts/").unwrap_or(&s.rel_path);
+        (f, path.to_owned())
+    });
+    tools.chain(scripts).collect()
+}
+
+/// `SKILL__PART`, sanitised, at most 64 characters: a long part is cut to 48 with a digest of
+/// the whole; the skill part is cut to what is left, with a digest of the skill's name.
+pub fn compose(skill: &str, part: &str) -> String {
+    let mut part = sanitise(part);
+    if part.len() > MAX_PART {
+        let d = digest(part.as_bytes());
+        part.truncate(MAX_PART - d.len() - 1);
+        part = format!("{part}_{d}");
+    }
+    let mut skill_part = sanitise(skill);
+    if skill_part.len() + 2 + part.len() > MAX_NAME {
+        let d = digest(skill.as_bytes());
+        skill_part.truncate(MAX_NAME - 2 - part.len() - d.len() - 1);
+        skill_part = format!("{skill_part}_{d}");
+    }
+    format!("{skill_part}__{part}")
+}
+
+fn sanitise(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => c,
+            _ => '_',
+        })
+        .collect()
+}
+
+/// Four hex digits (FNV-1a folded to 16 bits): short, stable across runs and platforms.
+fn digest(bytes: &[u8]) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in bytes {
+        h ^= u32::from(*b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{:04x}", (h >> 16) ^ (h & 0xffff))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::path::Path;
+
+    fn skill(root: &Path, name: &str, extra: &str, files: &[&str]) {
+        let dir = root.join(name);
+        for rel in files {
+            let p = dir.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, "#!/bin/sh\necho\n").unwrap();
+        }
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: Test.\n{extra}---\nBody\n"),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn names_are_unique_and_keep_the_script_part() {
+        let root = tempfile::tempdir().unwrap();
+        skill(
+            root.path(),
+            "many",
+            "",
+            &["scripts/a/run.sh", "scripts/b/run.sh", "scripts/solo.sh"],
+        );
+        let long = "l".repeat(64);
+        skill(
+            root.path(),
+            &long,
+            "",
+            &["scripts/first.sh", "scripts/second.sh"],
+        );
+        skill(
+            root.path(),
+            "both",
+            "",
+            &["scripts/go.sh", "tools/go/tool.yaml", "tools/go/go.sh"],
+        );
+        fs::write(
+            root.path().join("both/tools/go/tool.yaml"),
+            "id: go\nscript: go.sh\ninput: args\n",
+        )
+        .unwrap();
+        skill(
+            root.path(),
+            "locked",
+            "allowed-tools: Read\n",
+            &["scripts/hi.sh"],
+        );
+        let set = SkillSet::load(&[root.path().to_path_buf()]);
+        let fns = functions(&set);
+        let names: Vec<&str> = fns.iter().map(|f| f.name.as_str()).collect();
+        assert!(names.contains(&"many__a_run_sh"), "{names:?}");
+        assert!(names.contains(&"many__b_run_sh"), "{names:?}");
+        assert!(names.contains(&"many__solo"), "{names:?}");
+        let a = fns.iter().find(|f| f.name == "many__a_run_sh").unwrap();
+        assert_eq!(a.reference, "many/scripts/a/run.sh");
+        let long_names: Vec<&&str> = names.iter().filter(|n| n.starts_with("lll")).collect();
+        assert_eq!(long_names.len(), 2, "{names:?}");
+        assert!(long_names.iter().any(|n| n.ends_with("__first")));
+        assert!(long_names.iter().any(|n| n.ends_with("__second")));
+        assert!(names.iter().all(|n| n.len() <= MAX_NAME));
+        // A tool and a script of one name: each spells what it is.
+        assert!(names.contains(&"both__tool_go"), "{names:?}");
+        assert!(names.contains(&"both__go_sh"), "{names:?}");
+        // A skill whose allowed-tools has no Bash can never run one: none offered.
+        assert!(!names.iter().any(|n| n.starts_with("locked")), "{names:?}");
+    }
+
+    #[test]
+    fn composing() {
+        assert_eq!(compose("lookup", "lookup"), "lookup__lookup");
+        assert_eq!(compose("a", "x.y z"), "a__x_y_z");
+        let n = compose(&"s".repeat(70), "script");
+        assert_eq!(n.len(), MAX_NAME);
+        assert!(n.ends_with("__script"), "{n}");
+        let n = compose("s", &"p".repeat(70));
+        assert!(n.len() <= MAX_NAME, "{n}");
+        assert_ne!(compose("s", &"p".repeat(70)), compose("s", &"p".repeat(71)));
+        assert_ne!(compose(&"a".repeat(70), "x"), compose(&"a".repeat(71), "x"));
+    }
+}
