@@ -141,7 +141,7 @@ pub const HISTORIES: &[Secret] = &[
 /// Every class of the built-in list.
 pub const DEFAULTS: [&[Secret]; 4] = [CREDENTIALS, AI_TOOLS, STORES, HISTORIES];
 
-/// The folders the entries of [`DEFAULTS`] lie in, as this process sees them.
+/// The folders the entries of `DEFAULTS` lie in, as this process sees them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Bases {
     /// `$HOME`, when set.
@@ -241,7 +241,7 @@ pub fn host_keys(dir: &Path) -> Vec<PathBuf> {
 /// directory and in each folder above it up to the project's root (see [`project_dirs`]).
 pub const DOTENV_PREFIX: &str = ".env";
 
-/// What to hide for one run, pure: the built-in list ([`DEFAULTS`] in `bases`), the `.env*`
+/// What to hide for one run, pure: the built-in list (`DEFAULTS` in `bases`), the `.env*`
 /// files found (`dotenv`), plus `extra` (policy `deny_read`, `~/` expanded), minus every
 /// entry equal to or beneath a path in `allow` (`--allow-read`).
 pub fn deny_list(
