@@ -630,3 +630,42 @@ fn the_text_before_a_directive_is_on_screen_when_it_asks() {
     p.send(b"n");
     assert_eq!(p.wait_exit().code(), Some(0));
 }
+
+/// On a narrow terminal the confirmation prompt is broken at spaces (rows no wider than the
+/// terminal, room left for the answer), never mid-word by the terminal; "yes" ends its row.
+#[test]
+fn the_prompt_fits_a_narrow_terminal_at_words() {
+    let home = TestHome::new();
+    let script = format!(
+        "printf 'a %%{{echo one two three four}} b\\n' | {} filter --allow echo > out.txt",
+        env!("CARGO_BIN_EXE_skillpipe")
+    );
+    let mut c = Command::new("sh");
+    c.env_clear();
+    for (k, v) in env(&home) {
+        c.env(k, v);
+    }
+    c.env("NO_COLOR", "1")
+        .current_dir(home.path())
+        .args(["-c", &script]);
+    let mut p = Pty::spawn_sized(c, 40);
+    p.expect("(Enter");
+    past_guard();
+    p.send(b"y");
+    p.expect("yes");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let text = pty::clean(&p.text());
+    let rows: Vec<&str> = text.lines().collect();
+    let start = rows
+        .iter()
+        .position(|r| r.contains("skillpipe: run"))
+        .unwrap();
+    let prompt = &rows[start..];
+    // Positive control: unbroken, the prompt would not fit.
+    assert!(prompt.concat().chars().count() > 80, "{prompt:?}");
+    assert!(prompt.iter().all(|r| r.chars().count() <= 40), "{prompt:?}");
+    assert!(
+        prompt.iter().any(|r| r.trim_end().ends_with("yes")),
+        "{prompt:?}"
+    );
+}

@@ -293,6 +293,46 @@ pub(crate) fn render_always(p: &Prompt<'_>) -> String {
     )
 }
 
+/// Room kept at the end of the prompt's last line for the answer echoed after it ("interrupted").
+const ANSWER_ROOM: usize = 12;
+
+/// `text` (lines ended by `\r\n`; the last one is where the answer is typed) broken at spaces
+/// so no line is wider than `width` columns, continuation rows indented: the terminal would
+/// otherwise break a word, or the answer, at its right edge. A word wider than a row stays
+/// whole. Pure.
+pub(crate) fn fit(text: &str, width: usize) -> String {
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    let last = lines.len() - 1;
+    let mut out = String::with_capacity(text.len() + 16);
+    for (n, line) in lines.iter().enumerate() {
+        let room = if n == last {
+            width.saturating_sub(ANSWER_ROOM)
+        } else {
+            width
+        }
+        .max(20);
+        let mut used = 0;
+        for (k, word) in line.split(' ').enumerate() {
+            let len = word.chars().count();
+            if k > 0 {
+                if used > 0 && used + 1 + len > room {
+                    out.push_str("\r\n    ");
+                    used = 4;
+                } else {
+                    out.push(' ');
+                    used += 1;
+                }
+            }
+            out.push_str(word);
+            used += len;
+        }
+        if n < last {
+            out.push_str("\r\n");
+        }
+    }
+    out
+}
+
 /// What the first key means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FirstKey {
@@ -522,6 +562,26 @@ mod tests {
         assert!(text.contains("run `scripts/lookup.py 'two words'`?"));
         assert!(text.contains("always run `scripts/lookup.py` (any arguments) this session"));
         assert!(text.contains("skill:   lookup"));
+    }
+
+    #[test]
+    fn a_prompt_fits_the_width_at_spaces_with_room_for_the_answer() {
+        let text = "skillpipe: run `say hello there`?\r\n  cwd:     /tmp\r\n  [y] yes once  [n] no  [a] always run `say` (any arguments) this session  (Enter = no) ";
+        let fitted = fit(text, 40);
+        let rows: Vec<&str> = fitted.split("\r\n").collect();
+        assert!(rows.iter().all(|r| r.chars().count() <= 40), "{rows:?}");
+        assert!(
+            rows.last().unwrap().chars().count() + ANSWER_ROOM <= 40,
+            "{rows:?}"
+        );
+        // Nothing but the breaks changed.
+        assert_eq!(
+            fitted.replace("\r\n    ", " "),
+            text,
+            "the words and their order stay"
+        );
+        // Wide enough: unchanged.
+        assert_eq!(fit(text, 200), text);
     }
 
     #[test]

@@ -57,7 +57,8 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     } else {
         "\r\n"
     };
-    let _ = write!(tty, "{fresh}{}", render(p));
+    let width = crate::term::columns(fd).unwrap_or(80);
+    let _ = write!(tty, "{fresh}{}", super::fit(&render(p), width));
     let _ = tty.flush();
     let first = if interrupt(&early) {
         intr
@@ -68,7 +69,7 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
         FirstKey::Answer(a) => Ok(a),
         FirstKey::Interrupt => Err(AskError::Interrupted),
         FirstKey::ConfirmAlways => {
-            let _ = tty.write_all(render_always(p).as_bytes());
+            let _ = tty.write_all(super::fit(&render_always(p), width).as_bytes());
             let _ = tty.flush();
             let key = read_key(fd, Instant::now(), keep, intr).map_err(AskError::Terminal)?;
             always_key(key, intr)
