@@ -4034,3 +4034,60 @@ fn tmpdir_and_dev_shm_share_one_cap() {
     );
     assert_eq!(out.text(), "/dev/shm\nend", "control: {}", out.stderr);
 }
+
+/// `--writable .` from the folder the user works in: relative paths write there (the command's
+/// working directory is entered again through the writable mount), and a hidden `.env` in it
+/// stays hidden by a relative path too. Control: an absolute path into the same folder works
+/// either way.
+#[test]
+fn relative_paths_write_in_a_writable_working_directory() {
+    if !layers_available(
+        "relative_paths_write_in_a_writable_working_directory",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join(".env"), "TOKEN=hidden-value\n").unwrap();
+    let mut child = command(
+        &home,
+        &["filter", "--allow", "sh", "-y", "--writable", "."],
+        &[],
+    )
+    .current_dir(&work)
+    .spawn()
+    .unwrap();
+    let input = format!(
+        "!{{sh -c 'echo abs > {}/abs.txt; echo rel > rel.txt; cat .env; echo read'}}",
+        work.display()
+    );
+    write_input(&mut child, input.into_bytes(), Feed::Whole)
+        .join()
+        .unwrap();
+    let done = child.wait_with_output().unwrap();
+    let out = Out {
+        status: done.status,
+        stdout: done.stdout,
+        stderr: String::from_utf8_lossy(&done.stderr).into_owned(),
+    };
+    assert!(out.status.success(), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(work.join("abs.txt"))
+            .ok()
+            .as_deref(),
+        Some("abs\n"),
+        "control: {}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("rel.txt"))
+            .ok()
+            .as_deref(),
+        Some("rel\n"),
+        "a relative path in the writable working directory: {}",
+        out.stderr
+    );
+    assert_eq!(out.text(), "read", "HOLE: {}", out.stderr);
+}

@@ -60,6 +60,12 @@ pub enum MountError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The working directory could not be entered again through the new mounts.
+    #[error("entering the working directory {} again: {source}", .path.display())]
+    Reenter {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl MountError {
@@ -195,7 +201,20 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
     if let Some(writable) = s.writable {
         read_only_except(writable, s.tmpdir)?;
     }
+    reenter_cwd()?;
     Ok(warnings)
+}
+
+/// The working directory was entered before the mounts were made, so it is still the directory
+/// underneath them: a writable path's own mount would not apply to relative paths, nor a hidden
+/// folder's cover. Entered again by its path, it is the directory as the run sees it; when that
+/// fails (the cover of a hidden folder has no such subfolder), the run must not go on.
+fn reenter_cwd() -> Result<(), MountError> {
+    let cwd = std::env::current_dir().map_err(|source| MountError::Reenter {
+        path: PathBuf::from("."),
+        source,
+    })?;
+    std::env::set_current_dir(&cwd).map_err(|source| MountError::Reenter { path: cwd, source })
 }
 
 /// Make every mount of this namespace read-only except `$TMPDIR`, `/dev/shm` and `writable`
