@@ -3758,6 +3758,26 @@ fn version_control_metadata_stays_read_only_in_writable_paths() {
         "it was there before: {}",
         out.stderr
     );
+    // A repository one folder down moved aside, and a new `.git` made in its place: the warning
+    // names the new one (compared by identity), not the moved one.
+    std::fs::create_dir_all(home.path().join("projects/repo/.git")).unwrap();
+    good_script(
+        &home,
+        "swap.sh",
+        "#!/bin/bash\ncd \"$HOME/projects\" && mv repo repo-old && mkdir -p repo/.git && echo swapped\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "projects"]),
+        b"!{scripts/swap.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "swapped", "{}", out.stderr);
+    assert!(
+        out.stderr.contains("projects/repo/.git") && !out.stderr.contains("repo-old"),
+        "{}",
+        out.stderr
+    );
     // Control: with every write allowed the same script plants all of it.
     let out = run(
         &home,

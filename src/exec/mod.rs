@@ -393,8 +393,13 @@ async fn run_planned(
     }
 
     // Existing version control metadata stays read-only in the run; a new one is told of.
-    let vcs_before = if plan.enforce.filesystem {
+    // Compared by identity (device and inode), not path: a repository renamed in the run and a
+    // new `.git` made where it was is a new one, and the warning names that one.
+    let vcs_before: Vec<(u64, u64)> = if plan.enforce.filesystem {
         sandbox::vcs_metadata(&spec.sandbox.writable)
+            .iter()
+            .filter_map(|p| file_identity(p))
+            .collect()
     } else {
         Vec::new()
     };
@@ -489,7 +494,7 @@ async fn run_planned(
         warnings.extend(
             sandbox::vcs_metadata(&spec.sandbox.writable)
                 .into_iter()
-                .filter(|p| !vcs_before.contains(p))
+                .filter(|p| file_identity(p).is_none_or(|id| !vcs_before.contains(&id)))
                 .map(|p| sandbox::made_vcs_metadata(&p)),
         );
     }
@@ -772,6 +777,12 @@ impl ReportReader {
         }
         buf
     }
+}
+
+/// A file's device and inode (the link itself, not its target).
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    path.symlink_metadata().ok().map(|m| (m.dev(), m.ino()))
 }
 
 #[cfg(test)]
