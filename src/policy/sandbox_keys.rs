@@ -57,11 +57,51 @@ const RUNS_LATER: &[(&str, &str)] = &[
     (".config/tmux", "tmux settings run commands"),
     (".gdbinit", "gdb settings run commands"),
     (".ipython", "IPython start-up files run"),
+    (
+        ".claude",
+        "Claude Code's settings run hooks and MCP servers",
+    ),
+    (".codex", "Codex's settings run MCP servers and commands"),
+    (".gemini", "Gemini CLI's settings run MCP servers"),
+    (".cursor", "Cursor's settings run MCP servers"),
+    (".vscode", "editor settings and extensions run commands"),
+    (
+        ".config/Code",
+        "editor settings and extensions run commands",
+    ),
+    (".config/direnv", "direnv runs its files in every shell"),
+    (".pyenv", "on PATH (its shims run in place of python)"),
+    (".nvm", "on PATH (node and npm run from there)"),
+    (
+        ".npm-global",
+        "on PATH: a program there runs in place of another",
+    ),
+    (
+        ".config/pip",
+        "pip settings choose where packages come from",
+    ),
+    (".npmrc", "npm settings run scripts and choose registries"),
 ];
+
+/// Version control folders: a path in one (`--writable .git/hooks`) would let a script write
+/// what the tool runs later, outside the sandbox — the reason they stay read-only in writable
+/// paths.
+const VCS_DIRS: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 
 /// Why `path` must not be writable without `--force-writable`, or `None`. `protected` are
 /// skillpipe's own config and state directories. Pure.
 pub fn writable_problem(path: &Path, home: Option<&Path>, protected: &[PathBuf]) -> Option<String> {
+    if let Some(vcs) = path
+        .components()
+        .find(|c| VCS_DIRS.iter().any(|d| c.as_os_str() == *d))
+    {
+        return Some(format!(
+            "{} is in version control metadata ({}): its hooks and settings run commands outside \
+             the sandbox; name the working tree instead",
+            path.display(),
+            vcs.as_os_str().to_string_lossy()
+        ));
+    }
     if let Some(h) = home {
         if h.starts_with(path) {
             return Some(format!(
@@ -249,9 +289,23 @@ mod tests {
             "/home/u/.ssh",
             "/home/u/.gitconfig",
             "/home/u/.local/lib/python3.12/site-packages",
+            "/home/u/.claude",
+            "/home/u/.codex/config.toml",
+            "/home/u/.config/direnv",
+            "/home/u/.pyenv",
+            "/home/u/.config/Code/User",
         ] {
             assert!(no(p).unwrap().contains("code runs later"), "{p}");
         }
+        // Inside a repository's metadata, wherever the repository is.
+        for p in [
+            "/tmp/repo/.git",
+            "/tmp/repo/.git/hooks",
+            "/home/u/project/.hg",
+        ] {
+            assert!(no(p).unwrap().contains("version control metadata"), "{p}");
+        }
+        assert_eq!(no("/tmp/repo/.github"), None, "a name that starts alike");
         assert_eq!(
             no("/home/u/binaries"),
             None,
