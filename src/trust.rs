@@ -39,6 +39,27 @@ pub enum TrustError {
         crate::command::escape_controls(&.0.to_string_lossy())
     )]
     Unlistable(PathBuf),
+    #[error(
+        "{}: refusing to trust a directory {why}: others could put agents and skills in it",
+        .path.display()
+    )]
+    NotYours { path: PathBuf, why: &'static str },
+}
+
+/// Why `dir` is not the user's alone to trust (another user owns it, or anyone may write to
+/// it), or `None`. Checked when it is added and again when it is used: its owner may change.
+fn not_yours(dir: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir).ok()?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        Some("that another user owns")
+    } else if meta.mode() & 0o002 != 0 {
+        Some("that anyone may write to")
+    } else {
+        None
+    }
 }
 
 /// The trust file's location.
@@ -122,6 +143,9 @@ pub fn add(dir: &Path) -> Result<(PathBuf, bool), TrustError> {
     if let Some(what) = too_broad {
         return Err(TrustError::TooBroad { path: dir, what });
     }
+    if let Some(why) = not_yours(&dir) {
+        return Err(TrustError::NotYours { path: dir, why });
+    }
     let mut list = load()?;
     if list.contains(&dir) {
         return Ok((dir, true));
@@ -157,7 +181,7 @@ pub fn cwd_trusted() -> bool {
         let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else {
             return false;
         };
-        load().is_ok_and(|list| covering(&list, &cwd).is_some())
+        load().is_ok_and(|list| covering(&list, &cwd).is_some_and(|d| not_yours(d).is_none()))
     })
 }
 

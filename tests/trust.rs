@@ -161,6 +161,36 @@ fn an_untrusted_project_is_ignored_with_one_line_until_trusted() {
         .stderr(predicates::str::contains(
             "refusing to trust a folder that holds your home directory",
         ));
+    // A folder anyone may write to is not the user's to trust; once it is listed, opening it
+    // to everyone ends the trust too.
+    use std::os::unix::fs::PermissionsExt;
+    let shared = home.path().join("shared");
+    std::fs::create_dir_all(shared.join("skills/x")).unwrap();
+    std::fs::write(
+        shared.join("skills/x/SKILL.md"),
+        "---\nname: from-shared\ndescription: d\n---\nB\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let o = cmd_in(&home, &shared).arg("trust").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{:?}", out(&o));
+    assert!(
+        out(&o).1.contains("that anyone may write to"),
+        "{:?}",
+        out(&o)
+    );
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    cmd_in(&home, &shared).arg("trust").assert().success();
+    let listed = |home: &TestHome| {
+        let o = cmd_in(home, &shared)
+            .args(["skills", "list"])
+            .output()
+            .unwrap();
+        out(&o).0.contains("from-shared")
+    };
+    assert!(listed(&home), "control: trusted, its skills are used");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    assert!(!listed(&home), "opened to everyone after being trusted");
     // A newline in a folder's name would add a second line (`/tmp`) to the trust list.
     let odd = clone.join("y\n/tmp");
     std::fs::create_dir_all(&odd).unwrap();
