@@ -79,6 +79,10 @@ pub enum PolicyError {
     /// A writable path that is refused (or cannot be made absolute); names the flag or key.
     #[error("{0}")]
     Writable(String),
+    /// An `--allow-read` that would show nothing: no such path, or a path inside a folder
+    /// that is hidden as a whole.
+    #[error("{0}")]
+    AllowRead(String),
     /// A limit that must be positive.
     #[error("{key} must be greater than 0")]
     Zero {

@@ -206,6 +206,26 @@ impl ScriptPolicy {
             &self.deny_read,
             &self.allow_read,
         );
+        // An `--allow-read` that shows nothing is a mistake the user should hear of: a typo,
+        // or a file in a folder hidden as a whole (a tmpfs covers the folder, not its files).
+        for p in &flags.allow_read {
+            let p = expand_home(p, home.as_deref());
+            if p.symlink_metadata().is_err() {
+                return Err(PolicyError::AllowRead(format!(
+                    "--allow-read {}: no such file or directory",
+                    p.display()
+                )));
+            }
+            if let Some(h) = hidden_cover(&p, &hidden) {
+                return Err(PolicyError::AllowRead(format!(
+                    "--allow-read {}: it is inside {}, which is hidden as a whole; pass \
+                     --allow-read {} to show that folder",
+                    p.display(),
+                    h.display(),
+                    h.display()
+                )));
+            }
+        }
         for (key, paths) in [
             ("--writable", &to_check),
             ("writable_paths", &self.writable_paths),
@@ -343,7 +363,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let secret = dir.path().join("secret");
         std::fs::create_dir(&secret).unwrap();
-        let mut p = ScriptPolicy {
+        let p = ScriptPolicy {
             deny_read: vec![secret.clone()],
             ..Default::default()
         };
@@ -358,11 +378,29 @@ mod tests {
             .to_string();
         assert!(err.contains("hidden from scripts"), "{err}");
         assert!(err.contains("--allow-read"), "{err}");
-        p.apply_sandbox_flags(&PolicyOverrides {
-            allow_read: vec![secret.clone()],
-            ..flags
-        })
-        .unwrap();
+        p.clone()
+            .apply_sandbox_flags(&PolicyOverrides {
+                allow_read: vec![secret.clone()],
+                ..flags
+            })
+            .unwrap();
+        // An --allow-read that would show nothing says so: a file of a folder hidden as a
+        // whole, or a path that is not there.
+        std::fs::write(secret.join("key"), "k").unwrap();
+        for (path, says) in [
+            (secret.join("key"), "hidden as a whole; pass --allow-read"),
+            (dir.path().join("typo"), "no such file or directory"),
+        ] {
+            let err = p
+                .clone()
+                .apply_sandbox_flags(&PolicyOverrides {
+                    allow_read: vec![path],
+                    ..Default::default()
+                })
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{err}");
+        }
     }
 
     #[test]
