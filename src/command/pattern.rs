@@ -109,9 +109,17 @@ fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
     if let Some((skill, id)) = word.split_once(':')
         && is_skill_name(skill)
         && !id.is_empty()
-        && !id.contains('/')
     {
-        return Some(ScriptRef::Id { skill, id });
+        // `SKILL:scripts/x.py` (as models write it, mixing the two forms) is the path form.
+        if id.strip_prefix("scripts/").is_some_and(|r| !r.is_empty()) {
+            return Some(ScriptRef::Path {
+                skill: Some(skill),
+                rel_path: id,
+            });
+        }
+        if !id.contains('/') {
+            return Some(ScriptRef::Id { skill, id });
+        }
     }
     None
 }

@@ -147,9 +147,15 @@ fn parse_reference(argv0: &str) -> Option<Reference<'_>> {
     if let Some((skill, id)) = argv0.split_once(':')
         && plausible_skill_name(skill)
         && !id.is_empty()
-        && !id.contains('/')
     {
-        return Some(Reference::ById(skill, id));
+        // `SKILL:scripts/x.py` mixes the two forms: it is the path form (see
+        // `command::classify`, which reads it the same way).
+        if id.starts_with("scripts/") {
+            return Some(Reference::Qualified(skill, id));
+        }
+        if !id.contains('/') {
+            return Some(Reference::ById(skill, id));
+        }
     }
     if let Some((skill, rest)) = argv0.split_once('/')
         && plausible_skill_name(skill)
@@ -536,6 +542,16 @@ mod tests {
         assert_eq!(parse_reference("say"), None);
         assert_eq!(parse_reference("a/b/scripts/x"), None);
         assert_eq!(parse_reference("say:a/b"), None);
+        // The two forms mixed, as models write them: the path form.
+        assert_eq!(
+            parse_reference("say:scripts/say.sh"),
+            Some(Reference::Qualified("say", "scripts/say.sh"))
+        );
+        // The policy reads it the same way: a script of that skill.
+        assert_eq!(
+            crate::command::classify("say:scripts/say.sh"),
+            crate::command::Argv0Kind::ScriptRef
+        );
     }
 
     #[test]
