@@ -153,10 +153,12 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
             restricted
                 .ignored
                 .retain(|i| !granted_by_overrides(i.key, &config.overrides));
-            let notice = crate::policy::source::ignored_notice(
-                &crate::agents::origin::shown_source(&agent.source),
-                &restricted.ignored,
-            );
+            let mut shown = crate::agents::origin::shown_source(&agent.source);
+            if agent.source.is_symlink() {
+                // Reached from the user's folder, it still counts where it leads.
+                shown.push_str(" (to let it grant, copy the file into your own config folder)");
+            }
+            let notice = crate::policy::source::ignored_notice(&shown, &restricted.ignored);
             if let Some(notice) = notice {
                 note(&format!("skillpipe: {}", crate::term::sanitize(&notice)));
             }

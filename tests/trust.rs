@@ -568,3 +568,37 @@ fn a_skill_of_an_untrusted_project_is_named_with_how_to_use_it() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!out(&o).1.contains("not trusted:"), "{:?}", out(&o));
 }
+
+/// An agent file linked into the user's own folder from elsewhere (a dotfiles checkout) counts
+/// where it leads: it grants nothing, and the notice says how to make it grant.
+#[test]
+fn a_linked_agent_file_says_how_to_let_it_grant() {
+    let home = TestHome::new();
+    let elsewhere = home.write(
+        "dotfiles/dot.toml",
+        "[script_policy]\nallow_scripts = true\n",
+    );
+    let agents = home.path().join("config/skillpipe/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, agents.join("dot.toml")).unwrap();
+    let o = cmd_in(&home, home.path())
+        .args(["filter", "--agent", "dot"])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    let err = out(&o).1;
+    assert!(
+        err.contains("copy the file into your own config folder")
+            && err.contains("ignored: allow_scripts"),
+        "{err}"
+    );
+    // Control: the same file copied there grants.
+    std::fs::remove_file(agents.join("dot.toml")).unwrap();
+    std::fs::copy(&elsewhere, agents.join("dot.toml")).unwrap();
+    let o = cmd_in(&home, home.path())
+        .args(["filter", "--agent", "dot"])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert!(!out(&o).1.contains("ignored"), "{:?}", out(&o));
+}
