@@ -4111,3 +4111,56 @@ fn relative_paths_write_in_a_writable_working_directory() {
     );
     assert_eq!(out.text(), "read", "HOLE: {}", out.stderr);
 }
+
+/// A skill script runs in its own folder: with only where the user works writable, a relative
+/// output path is refused, and the hint names `--workdir caller`, which then writes there.
+#[test]
+fn a_relative_write_from_a_skill_folder_names_workdir_caller() {
+    if !layers_available(
+        "a_relative_write_from_a_skill_folder_names_workdir_caller",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    good_script(&home, "made-here.sh", "#!/bin/sh\necho made > out.txt\n");
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let skills = home.path().join("skills");
+    let go = |extra: &[&str]| {
+        let mut args = vec![
+            "filter",
+            "--skills-dir",
+            skills.to_str().unwrap(),
+            "--allow-scripts",
+            "-y",
+            "--writable",
+            ".",
+        ];
+        args.extend(extra);
+        let mut child = command(&home, &args, &[])
+            .current_dir(&work)
+            .spawn()
+            .unwrap();
+        write_input(&mut child, b"!{good:made-here}".to_vec(), Feed::Whole)
+            .join()
+            .unwrap();
+        let done = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&done.stderr).into_owned()
+    };
+    let err = go(&[]);
+    assert!(!work.join("out.txt").exists(), "{err}");
+    assert!(
+        err.contains("not where you work, so a relative path wrote there; --workdir caller"),
+        "{err}"
+    );
+    let err = go(&["--workdir", "caller"]);
+    assert_eq!(
+        std::fs::read_to_string(work.join("out.txt"))
+            .ok()
+            .as_deref(),
+        Some("made\n"),
+        "{err}"
+    );
+}

@@ -135,7 +135,15 @@ fn hint(h: &Hint) -> String {
                 ""
             }
         ),
-        Hint::Writes { writable } => format!(
+        Hint::Writes {
+            writable,
+            ran_in: Some(dir),
+        } => format!(
+            "{}; {}",
+            crate::sandbox::hint::writes_refused(writable),
+            crate::sandbox::hint::ran_elsewhere(dir, "--workdir caller")
+        ),
+        Hint::Writes { writable, .. } => format!(
             "{}; allow {} with --writable DIR (or every write with --allow-filesystem)",
             crate::sandbox::hint::writes_refused(writable),
             if writable.is_empty() {
@@ -248,12 +256,16 @@ mod tests {
                 "sandbox: /h/.aws is hidden from scripts (deny_read); lift it with --allow-read /h/.aws",
             ),
             (
-                Hint::Writes { writable: vec![] },
+                Hint::Writes {
+                    writable: vec![],
+                    ran_in: None,
+                },
                 "sandbox: writes outside $TMPDIR are refused; allow a directory with --writable DIR (or every write with --allow-filesystem)",
             ),
             (
                 Hint::Writes {
                     writable: vec!["/p/out".into()],
+                    ran_in: None,
                 },
                 "sandbox: writes outside $TMPDIR and /p/out are refused; allow another directory with --writable DIR (or every write with --allow-filesystem)",
             ),

@@ -525,6 +525,14 @@ async fn run_planned(
             missing_module::explain(&String::from_utf8_lossy(&said), &reach)
         })
         .flatten();
+    // Outside every writable path while the user's own folder is in one: a relative path
+    // meant for the user's folder wrote into the folder the command ran in.
+    let writable = &spec.sandbox.writable;
+    let under = |d: &Path| writable.iter().any(|w| d.starts_with(w));
+    let ran_elsewhere = std::env::current_dir()
+        .ok()
+        .filter(|here| !writable.is_empty() && under(here) && !under(&spec.cwd))
+        .map(|_| spec.cwd.clone());
     if r.why.is_none() {
         r.why = sandbox::hint::explain(&sandbox::hint::Facts {
             success: r.success(),
@@ -537,6 +545,7 @@ async fn run_planned(
             hidden,
             writable: &spec.sandbox.writable,
             sockets_named: !spec.sandbox.sockets.is_empty(),
+            ran_elsewhere: ran_elsewhere.as_deref(),
         });
     }
     r.hint = r.why.as_ref().map(ToString::to_string);

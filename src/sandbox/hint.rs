@@ -31,6 +31,10 @@ pub struct Facts<'a> {
     pub writable: &'a [PathBuf],
     /// Some Unix sockets are named (`allowed_sockets`).
     pub sockets_named: bool,
+    /// The working directory, when it is outside every writable path while the folder the user
+    /// works in is inside one: a relative path then wrote where it may not (a skill script run
+    /// in its own folder, `workdir = "skill"`).
+    pub ran_elsewhere: Option<&'a std::path::Path>,
 }
 
 /// What a failed run likely ran into, and so which policy key would have let it through.
@@ -62,6 +66,8 @@ pub enum Hint {
     Writes {
         /// The writable paths in force (besides `$TMPDIR`).
         writable: Vec<PathBuf>,
+        /// See [`Facts::ran_elsewhere`]: the folder it ran in, not writable.
+        ran_in: Option<PathBuf>,
     },
     /// It wrote into version control metadata (`.git` …), which stays read-only inside the
     /// writable paths.
@@ -180,7 +186,16 @@ impl std::fmt::Display for Hint {
                 }
                 Ok(())
             }
-            Hint::Writes { writable } => write!(
+            Hint::Writes {
+                writable,
+                ran_in: Some(dir),
+            } => write!(
+                f,
+                "{}; {}",
+                writes_refused(writable),
+                ran_elsewhere(dir, "workdir = \"caller\"")
+            ),
+            Hint::Writes { writable, .. } => write!(
                 f,
                 "{}; allow {} in writable_paths (or every write with allow_filesystem)",
                 writes_refused(writable),
@@ -243,6 +258,16 @@ pub(crate) fn sockets_closed(named: bool) -> &'static str {
     } else {
         "sandbox: Unix sockets are closed"
     }
+}
+
+/// A write refused in the folder a skill script ran in, while where the user works is
+/// writable: `how` names the setting that runs it there.
+pub(crate) fn ran_elsewhere(dir: &std::path::Path, how: &str) -> String {
+    format!(
+        "it ran in {}, not where you work, so a relative path wrote there; {how} runs it in your \
+         folder",
+        dir.display()
+    )
 }
 
 /// [`Hint::Writes`]'s first words: what is writable now.
@@ -390,6 +415,7 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     if f.enforced.filesystem && (read_only || denied) {
         return Some(Hint::Writes {
             writable: f.writable.to_vec(),
+            ran_in: f.ran_elsewhere.map(std::path::Path::to_path_buf),
         });
     }
     if f.enforced.network
@@ -492,6 +518,7 @@ mod tests {
             hidden,
             writable: &[],
             sockets_named: false,
+            ran_elsewhere: None,
         }
     }
 
