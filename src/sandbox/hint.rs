@@ -66,7 +66,7 @@ pub enum Hint {
     Writes {
         /// The writable paths in force (besides `$TMPDIR`).
         writable: Vec<PathBuf>,
-        /// See [`Facts::ran_elsewhere`]: the folder it ran in, not writable.
+        /// The folder it ran in, outside every writable path while the user's own folder is writable.
         ran_in: Option<PathBuf>,
     },
     /// It wrote into version control metadata (`.git` …), which stays read-only inside the
