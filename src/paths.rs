@@ -74,15 +74,15 @@ pub fn user_skill_dirs() -> Vec<PathBuf> {
         env_path("R9S_SKILLS_DIR").or_else(|| home.as_ref().map(|h| h.join(".r9s/skills"))),
     );
     // Codex installs skills here (OpenAI's curated ones among them), and keeps the ones it ships
-    // itself in the hidden `.system` folder below, which a folder walk skips.
-    let codex_roots = env_path("CODEX_HOME")
+    // itself in the hidden `.system` folder below, which a folder walk skips: searched last, so
+    // that an installed skill of the same name wins.
+    let codex_roots: Vec<PathBuf> = env_path("CODEX_HOME")
         .into_iter()
-        .chain(home.as_ref().map(|h| h.join(".codex")));
-    for root in codex_roots {
-        dirs.push(root.join("skills"));
-        dirs.push(root.join("skills/.system"));
-    }
+        .chain(home.as_ref().map(|h| h.join(".codex")))
+        .collect();
+    dirs.extend(codex_roots.iter().map(|r| r.join("skills")));
     dirs.extend(home.as_ref().map(|h| h.join(".claude/skills")));
+    dirs.extend(codex_roots.iter().map(|r| r.join("skills/.system")));
     dirs
 }
 
@@ -203,12 +203,12 @@ mod tests {
     fn codex_skills_are_searched() {
         let p = skill_search_path(&[]);
         if let Some(h) = home() {
-            let user = p
+            let claude = p
                 .iter()
-                .position(|d| *d == h.join(".codex/skills"))
+                .position(|d| *d == h.join(".claude/skills"))
                 .unwrap();
             let system = p.iter().position(|d| *d == h.join(".codex/skills/.system"));
-            assert_eq!(system, Some(user + 1), "{p:?}");
+            assert!(system > Some(claude), "shipped skills come last: {p:?}");
         }
     }
 }

@@ -693,6 +693,40 @@ fn codex_skills_are_found_and_skipped_skills_say_why() {
             && why.contains(".claude/skills/broken/SKILL.md:3: "),
         "{why}"
     );
+    // Codex's own shipped copy of a skill the user installed yields to it quietly on every
+    // run; `skills list` still says so.
+    skill(
+        &home.path().join(".claude/skills"),
+        "creator",
+        "Installed.",
+        "Body.\n",
+        &[],
+    );
+    skill(
+        &home.path().join(".codex/skills/.system"),
+        "creator",
+        "Shipped.",
+        "Body.\n",
+        &[],
+    );
+    let out = home
+        .cmd()
+        .args(["filter", "--skill", "creator"])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("duplicate skill"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = home.cmd().args(["skills", "list"]).output().unwrap();
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        all.contains("duplicate skill `creator` ignored") && all.contains(".system/creator"),
+        "{all}"
+    );
     // Named to be used (`--skill`, or an agent's list), the same reason comes with the error.
     let out = home
         .cmd()

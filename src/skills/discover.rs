@@ -178,7 +178,12 @@ impl SkillSet {
                                 set.skills[i].dir.display(),
                                 (opts.put_first)(&shell_words::quote(&skill.dir.to_string_lossy()))
                             );
-                            set.load_problems.push(warning.clone());
+                            // A tool's own shipped copy losing to an installed skill of the
+                            // same name is expected (and lasting): `skills list` says it,
+                            // every run need not.
+                            if !is_shipped_folder(dir) {
+                                set.load_problems.push(warning.clone());
+                            }
                             set.warnings.push(warning);
                             continue;
                         }
@@ -326,6 +331,12 @@ impl SkillSet {
         self.skills.retain(|s| names.contains(&s.name));
         Ok(())
     }
+}
+
+/// Whether `dir` is where a tool keeps the skills it ships itself (Codex's `.system`), which
+/// an installed skill of the same name overrides.
+fn is_shipped_folder(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| n == ".system")
 }
 
 /// The skill folders `dir` stands for: itself if it has SKILL.md, else its subfolders that
