@@ -35,6 +35,8 @@ pub struct Reach<'a> {
     pub hidden: &'a [PathBuf],
     /// Of [`PYTHON_VARS`], those set for skillpipe but not passed to the run.
     pub dropped: &'a [&'static str],
+    /// The run's `PYTHONPATH` entries (the skill folder first, for a skill's Python script).
+    pub python_path: &'a [PathBuf],
 }
 
 /// Of [`PYTHON_VARS`], those set here (`ours`) whose entries the run's `env` lacks: not passed
@@ -75,6 +77,12 @@ pub fn explain(said: &str, reach: &Reach) -> Option<Hint> {
     let module = missing(said)?;
     // Only the top package can be installed: `No module named 'google.protobuf'` is `google`'s.
     let top = module.split('.').next().unwrap_or(module);
+    // The skill's own package (`scripts`), there on PYTHONPATH: no install would help. It is
+    // missing because the interpreter ignored PYTHONPATH (`-I`, `-E`); the error says enough.
+    let own = |dir: &PathBuf| dir.join(top).is_dir() || dir.join(format!("{top}.py")).is_file();
+    if reach.python_path.iter().any(own) {
+        return None;
+    }
     let package = PACKAGES
         .iter()
         .find(|(import, _)| *import == top)
@@ -126,7 +134,23 @@ mod tests {
             home: Some(Path::new("/home/u")),
             hidden,
             dropped,
+            python_path: &[],
         }
+    }
+
+    #[test]
+    fn the_skills_own_package_gets_no_install_hint() {
+        let skill = tempfile::tempdir().unwrap();
+        std::fs::create_dir(skill.path().join("scripts")).unwrap();
+        let path = [skill.path().to_path_buf()];
+        let said = "ModuleNotFoundError: No module named 'scripts.utils'";
+        let r = Reach {
+            python_path: &path,
+            ..reach(&[], &[])
+        };
+        assert_eq!(explain(said, &r), None);
+        // Control: not the skill's, it is a package to install.
+        assert!(explain(said, &reach(&[], &[])).is_some());
     }
 
     #[test]

@@ -517,10 +517,17 @@ async fn run_planned(
     let home = std::env::var_os("HOME").map(PathBuf::from);
     r.why = (!r.success())
         .then(|| {
+            let python_path: Vec<PathBuf> = spec
+                .env
+                .iter()
+                .filter(|(k, _)| k == "PYTHONPATH")
+                .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
+                .collect();
             let reach = missing_module::Reach {
                 home: home.as_deref(),
                 hidden,
                 dropped: &dropped,
+                python_path: &python_path,
             };
             missing_module::explain(&String::from_utf8_lossy(&said), &reach)
         })
