@@ -827,13 +827,15 @@ impl Dispatcher {
         argv: &[String],
         with_scripts: bool,
     ) -> Outcome {
-        let (name, file) = match argv {
-            [_, name] => (name, None),
-            [_, name, file] => (name, Some(file.as_str())),
-            _ => {
-                let why = "usage: skill NAME [FILE] (FILE relative to the skill folder)".into();
-                return self.block(origin, argv, None, Decision::Invalid, why);
-            }
+        let usage = "usage: skill NAME [FILE [PAGE]] (FILE relative to the skill folder)";
+        let (name, file, page) = match argv {
+            [_, name] => (name, None, None),
+            [_, name, file] => (name, Some(file.as_str()), None),
+            [_, name, file, page] if with_scripts => match page.parse::<usize>() {
+                Ok(n) if n > 0 => (name, Some(file.as_str()), Some(n)),
+                _ => return self.block(origin, argv, None, Decision::Invalid, usage.into()),
+            },
+            _ => return self.block(origin, argv, None, Decision::Invalid, usage.into()),
         };
         if let Some(refused) = self.skill_read_denied(origin, argv, name) {
             return refused;
@@ -845,11 +847,41 @@ impl Dispatcher {
             Ok(t) => t,
             Err(e) => return self.block(origin, argv, None, Decision::Invalid, e.to_string()),
         };
-        if with_scripts && file.is_none_or(|f| f == "SKILL.md") && !text.truncated {
-            let table = crate::agents::catalog::loaded_scripts(&self.skills, &text.skill);
-            text.bytes.extend_from_slice(table.as_bytes());
-            text.truncated = text.bytes.len() > max;
-            text.bytes.truncate(max);
+        let table = if with_scripts && file.is_none_or(|f| f == "SKILL.md") && !text.truncated {
+            crate::agents::catalog::loaded_scripts(&self.skills, &text.skill)
+        } else {
+            String::new()
+        };
+        if with_scripts {
+            // Longer than a capture may be, a file comes in pages that each fit, the script
+            // table on the first, each saying how to read the next: the capture limit would
+            // otherwise drop its middle, which the model could not ask for.
+            let size = self
+                .policy
+                .max_capture_bytes
+                .saturating_sub(table.len() + PAGE_NOTE_ROOM)
+                .max(1024);
+            let wanted = page.unwrap_or(1);
+            let Some((part, count)) = crate::skills::files::page(&text.bytes, size, wanted) else {
+                let count = crate::skills::files::page(&text.bytes, size, 1).map_or(1, |p| p.1);
+                let why = format!("there is no page {wanted}: the file has {count}");
+                return self.block(origin, argv, None, Decision::Invalid, why);
+            };
+            let mut bytes = part.to_vec();
+            if wanted < count {
+                let shown_file = shell_words::quote(file.unwrap_or("SKILL.md"));
+                bytes.extend_from_slice(
+                    format!(
+                        "\n[page {wanted} of {count}: !{{skill {name} {shown_file} {}}} reads the next]\n",
+                        wanted + 1
+                    )
+                    .as_bytes(),
+                );
+            }
+            if wanted == 1 {
+                bytes.extend_from_slice(table.as_bytes());
+            }
+            text.bytes = bytes;
         }
         let result = RunResult {
             stdout: text.bytes,
@@ -1109,6 +1141,9 @@ fn relative_arg_elsewhere(
 
 /// The built-in command that reads a loaded skill (progressive disclosure, DESIGN §4).
 pub(crate) const BUILTIN_SKILL: &str = "skill";
+
+/// Room kept in a page of a skill file for the note that names the next page.
+const PAGE_NOTE_ROOM: usize = 200;
 
 fn is_builtin_skill(argv: &[String]) -> bool {
     argv.first().is_some_and(|a| a == BUILTIN_SKILL)

@@ -207,8 +207,12 @@ fn skill_capture_loads_a_body_without_allow_scripts_and_is_audited() {
         .to_string();
     assert!(body.starts_with("Output:\n"), "{body}");
     assert!(body.contains("START-OF-BIG-BODY"), "{body}");
-    // Cut like any capture: head and tail kept, the middle counted.
-    assert!(body.contains("END-OF-BIG-BODY") && body.contains("bytes left out"));
+    // Longer than a capture: its first page, which names the next (nothing cut from a middle).
+    assert!(
+        body.contains("[page 1 of ") && body.contains("!{skill big SKILL.md 2} reads the next]"),
+        "{body}"
+    );
+    assert!(!body.contains("bytes left out"), "{body}");
     assert!(body.len() < 20 * 1024, "{}", body.len());
 
     let file = messages(&server, 2).last().unwrap()["content"]
@@ -878,4 +882,53 @@ fn a_loaded_body_lists_every_script_and_hidden_files_stay_hidden() {
             text(&out.stderr)
         );
     }
+}
+
+/// A SKILL.md longer than a capture comes in pages that each fit, cut at line ends, each naming
+/// the next: read in turn they are the whole body, and nothing is dropped from its middle.
+#[test]
+fn a_long_skill_is_read_in_pages() {
+    let home = TestHome::new();
+    let body: String = (1..=3000)
+        .map(|i| format!("line {i} of the body\n"))
+        .collect();
+    skill(
+        &home.path().join("config/skillpipe/skills"),
+        "big",
+        "A long skill.",
+        &body,
+        &[],
+    );
+    let read = |directive: &str| {
+        let out = home
+            .cmd()
+            .args(["filter"])
+            .write_stdin(directive)
+            .output()
+            .unwrap();
+        (text(&out.stdout), text(&out.stderr))
+    };
+    let (first, _) = read("!{skill big}");
+    assert!(first.len() <= 16 * 1024, "{}", first.len());
+    let count: usize = first
+        .split("[page 1 of ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no page note: {}", &first[first.len() - 200..]));
+    assert!(
+        first.contains("!{skill big SKILL.md 2} reads the next]"),
+        "{first}"
+    );
+    let mut all = first.split("\n[page 1 of").next().unwrap().to_string();
+    for n in 2..=count {
+        let (part, err) = read(&format!("!{{skill big SKILL.md {n}}}"));
+        assert!(err.is_empty() || !err.contains("invalid"), "{err}");
+        all.push_str(part.split("\n[page ").next().unwrap());
+    }
+    assert!(all.contains("line 1 of the body\n") && all.contains("line 3000 of the body"));
+    assert!(!all.contains("bytes left out"), "nothing dropped");
+    assert_eq!(all.matches(" of the body").count(), 3000, "each line once");
+    let (_, err) = read(&format!("!{{skill big SKILL.md {}}}", count + 1));
+    assert!(err.contains(&format!("the file has {count}")), "{err}");
 }

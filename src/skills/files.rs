@@ -163,10 +163,55 @@ fn listed_files(dir: &Path, hidden: &[PathBuf]) -> Vec<String> {
     out
 }
 
+/// Page `n` (from 1) of `text` cut into pages of at most `size` bytes at line ends (a line
+/// longer than a page is cut at a character boundary), and how many pages there are; `None`
+/// when there is no page `n`. A text that fits is one page. Pure.
+pub(crate) fn page(text: &[u8], size: usize, n: usize) -> Option<(&[u8], usize)> {
+    let size = size.max(1);
+    let mut starts = vec![0];
+    let mut at = 0;
+    while text.len() - at > size {
+        let window = &text[at..at + size];
+        let mut end = match window.iter().rposition(|&b| b == b'\n') {
+            Some(i) if i > 0 => at + i + 1,
+            _ => at + size,
+        };
+        // Never inside a UTF-8 character (a continuation byte is 0b10xxxxxx).
+        while end > at + 1 && end < text.len() && text[end] & 0xC0 == 0x80 {
+            end -= 1;
+        }
+        at = end;
+        starts.push(at);
+    }
+    let count = starts.len();
+    let start = *starts.get(n.checked_sub(1)?)?;
+    let end = starts.get(n).copied().unwrap_or(text.len());
+    Some((&text[start..end], count))
+}
+
 #[cfg(test)]
 mod tests {
+    use super::page;
     use crate::skills::SkillSet;
     use std::fs;
+
+    #[test]
+    fn pages_end_at_lines_and_cover_the_text() {
+        let text = "one\ntwo\nthree\nfour\n".as_bytes();
+        assert_eq!(page(text, 100, 1), Some((text, 1)));
+        assert_eq!(page(text, 100, 2), None);
+        assert_eq!(page(text, 100, 0), None);
+        let (p1, n) = page(text, 9, 1).unwrap();
+        assert_eq!((p1, n), ("one\ntwo\n".as_bytes(), 3));
+        let all: Vec<u8> = (1..=n)
+            .flat_map(|i| page(text, 9, i).unwrap().0.to_vec())
+            .collect();
+        assert_eq!(all, text);
+        // A long line is cut, never inside a character.
+        let wide = "ééééé".as_bytes();
+        let (p, n) = page(wide, 3, 1).unwrap();
+        assert_eq!((std::str::from_utf8(p).unwrap(), n), ("é", 5));
+    }
 
     fn set() -> (tempfile::TempDir, SkillSet) {
         let root = tempfile::tempdir().unwrap();
