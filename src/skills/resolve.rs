@@ -48,7 +48,7 @@ pub enum ResolveError {
         candidates: Vec<String>,
     },
     /// The path escapes the skill folder (`..`, absolute, or a symlink pointing out).
-    #[error("`{written}` is outside the skill folder{}", dir.as_ref().map(|d| format!(" {}", d.display())).unwrap_or_default())]
+    #[error("`{written}` is outside the skill folder{} (a path in a skill is relative to its folder, with no `..`, and may not lead out of it through a link)", dir.as_ref().map(|d| format!(" {}", d.display())).unwrap_or_default())]
     OutsideSkill {
         /// `argv[0]` as written.
         written: String,
@@ -560,7 +560,8 @@ mod tests {
             check_lexically("scripts/../../x", "scripts/../../x", None)
                 .unwrap_err()
                 .to_string(),
-            "`scripts/../../x` is outside the skill folder"
+            "`scripts/../../x` is outside the skill folder (a path in a skill is relative to its \
+             folder, with no `..`, and may not lead out of it through a link)"
         );
         assert!(check_lexically("w", "/etc/passwd", None).is_err());
         assert!(check_lexically("w", "scripts/./a/x.py", None).is_ok());
