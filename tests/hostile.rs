@@ -4164,3 +4164,36 @@ fn a_relative_write_from_a_skill_folder_names_workdir_caller() {
         "{err}"
     );
 }
+
+/// A writable path inside another one (given in either order) keeps its `.git` read-only too.
+#[test]
+fn nested_writable_paths_keep_their_git_read_only() {
+    if !layers_available(
+        "nested_writable_paths_keep_their_git_read_only",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    let hooks = home.path().join("p/a/b/.git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    for order in [["p", "p/a/b"], ["p/a/b", "p"]] {
+        let mut args = vec!["filter", "--allow", "sh", "-y"];
+        for w in order {
+            args.extend(["--writable", w]);
+        }
+        let out = run(
+            &home,
+            &args,
+            b"!{sh -c 'touch p/a/b/.git/hooks/planted; touch p/a/ok && echo wrote-ok'}",
+            Feed::Whole,
+        );
+        // Control: the writable folder itself takes the write.
+        assert_eq!(out.text(), "wrote-ok", "{order:?}: {}", out.stderr);
+        assert!(
+            !hooks.join("planted").exists(),
+            "HOLE {order:?}: {}",
+            out.stderr
+        );
+    }
+}

@@ -232,20 +232,23 @@ fn read_only_except(writable: &[PathBuf], tmpdir: &Path) -> Result<(), MountErro
         let Ok(w) = std::fs::canonicalize(w) else {
             continue;
         };
-        if keep.iter().any(|k| w.starts_with(k)) {
-            continue;
+        // Inside another writable path it needs no mount of its own, but its version control
+        // metadata is looked for all the same (whatever order the paths were given in).
+        if !keep.iter().any(|k| w.starts_with(k)) {
+            bind(&w, &w, false)?;
+            keep.push(w.clone());
         }
-        bind(&w, &w, false)?;
-        keep.push(w.clone());
         roots.push(w);
     }
-    let mut again = Vec::new();
+    let mut again: Vec<PathBuf> = Vec::new();
     for p in super::vcs_metadata(&roots) {
         let Ok(p) = std::fs::canonicalize(&p) else {
             continue;
         };
-        bind(&p, &p, false)?;
-        again.push(p);
+        if !again.contains(&p) {
+            bind(&p, &p, false)?;
+            again.push(p);
+        }
     }
     let info =
         std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| MountError::ReadOnly {
