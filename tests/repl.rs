@@ -674,13 +674,22 @@ fn resume_elsewhere_brings_back_an_agent_skills_and_a_replay_given_by_path() {
         "agent not loaded: {err}"
     );
 
-    // A session file that came with a project is not the user's own: the agent file and skill
-    // folders it names are not loaded (fail closed); the conversation still goes on.
+    // A session file that came with a project is not the user's own: the agent file, skill
+    // folders and endpoint it names are not used (fail closed: the user's key would go to its
+    // server); with a model the user names, the conversation still goes on.
     let shared = project.join("shared.json");
     std::fs::copy(home.path().join("state/skillpipe/sessions/s.json"), &shared).unwrap();
+    let replay = format!("replay:{}", project.join("answers.jsonl").display());
     let out = home
         .cmd()
-        .args(["chat", "--resume", shared.to_str().unwrap(), "again"])
+        .args([
+            "chat",
+            "--resume",
+            shared.to_str().unwrap(),
+            "--model",
+            &replay,
+        ])
+        .arg("again")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -691,6 +700,19 @@ fn resume_elsewhere_brings_back_an_agent_skills_and_a_replay_given_by_path() {
         "agent loaded: {err}"
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Replayed answer.\n");
+    // Without one, the file's endpoint is not taken.
+    let out = home
+        .cmd()
+        .env_remove("OPENAI_API_KEY")
+        .args(["chat", "--resume", shared.to_str().unwrap(), "again"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("model endpoint it names are not used"),
+        "{err}"
+    );
+    assert_ne!(String::from_utf8_lossy(&out.stdout), "Replayed answer.\n");
 }
 
 #[test]

@@ -108,7 +108,7 @@ pub(crate) fn build_resumed(
     let applied = file.apply_to(config, session_file::is_kept(path));
     if applied.paths_left_out {
         warn(&format!(
-            "warning: {} is not one of your saved sessions, so the agent file and skill folders it names are not loaded; pass --agent PATH and --skills-dir DIR to use them",
+            "warning: {} is not one of your saved sessions, so the agent file, skill folders and model endpoint it names are not used; pass --agent PATH, --skills-dir DIR and --model/--base-url to use them",
             path.display()
         ));
     }

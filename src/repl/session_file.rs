@@ -108,8 +108,8 @@ pub struct Applied {
     pub agent: bool,
     /// Saved skill folders that are gone (left out, so the rest still loads).
     pub missing_dirs: Vec<PathBuf>,
-    /// The file is not one of the user's saved sessions: the agent file and skill folders it
-    /// names were left out.
+    /// The file is not one of the user's saved sessions: the agent file, skill folders and
+    /// model endpoint it names were left out.
     pub paths_left_out: bool,
 }
 
@@ -153,7 +153,9 @@ impl SessionFile {
     /// only an agent by name.
     pub fn apply_to(&self, config: &mut crate::app::ChatConfig, kept: bool) -> Applied {
         let mut applied = Applied::default();
-        if config.model.is_none() && config.base_url.is_none() {
+        // The endpoint too: the user's API key would go to a server the file names.
+        let endpoint_open = config.model.is_none() && config.base_url.is_none();
+        if endpoint_open && kept {
             config.model = Some(self.model.clone());
             config.base_url = self.base_url.clone();
         }
@@ -164,7 +166,8 @@ impl SessionFile {
         let agent = agent.filter(|_| kept || !by_path);
         applied.paths_left_out = !kept
             && ((by_path && app.agent.is_none())
-                || (!self.reload.skills_dirs.is_empty() && app.skills_dirs.is_empty()));
+                || (!self.reload.skills_dirs.is_empty() && app.skills_dirs.is_empty())
+                || endpoint_open);
         if let (None, Some(agent)) = (&app.agent, agent) {
             app.agent = Some(agent.clone());
             if app.vars.is_empty() {
@@ -502,10 +505,13 @@ mod tests {
         let applied = file.apply_to(&mut elsewhere, false);
         assert!(applied.paths_left_out && !applied.agent);
         assert!(elsewhere.app.agent.is_none() && elsewhere.app.skills_dirs.is_empty());
-        assert_eq!(elsewhere.model.as_deref(), Some(file.model.as_str()));
+        assert_eq!(elsewhere.model, None, "nor the endpoint it names");
         file.reload.agent = Some("tutor".into());
         file.reload.skills_dirs.clear();
-        let mut by_name = ChatConfig::default();
+        let mut by_name = ChatConfig {
+            model: Some("m".into()),
+            ..ChatConfig::default()
+        };
         let applied = file.apply_to(&mut by_name, false);
         assert!(applied.agent && !applied.paths_left_out);
         assert_eq!(by_name.app.agent.as_deref(), Some("tutor"));
