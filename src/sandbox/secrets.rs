@@ -279,17 +279,36 @@ pub fn project_dirs(
     out
 }
 
-/// The `.env*` files in `dir` and the folders above it (see [`project_dirs`]).
+/// The `.env*` files in `dir` and the folders above it (see [`project_dirs`]). Above `dir`,
+/// only the user's own folders that others cannot write to count (not `/tmp`), and only
+/// regular files: hiding covers a link's target, so a link planted in a shared folder could
+/// otherwise hide any file from every run.
 pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let is_root = |d: &Path| super::VCS_METADATA.iter().any(|m| d.join(m).exists());
-    project_dirs(dir, home, is_root)
-        .into_iter()
-        .flat_map(|d| {
-            let mut names = entries(&d);
-            names.sort();
-            names.into_iter().map(move |n| d.join(n))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (i, d) in project_dirs(dir, home, is_root).into_iter().enumerate() {
+        let above = i > 0;
+        if above && !users_own(&d) {
+            break;
+        }
+        let mut names = entries(&d);
+        names.sort();
+        out.extend(
+            names
+                .into_iter()
+                .map(|n| d.join(n))
+                .filter(|p| !above || p.symlink_metadata().is_ok_and(|m| m.is_file())),
+        );
+    }
+    out
+}
+
+/// Whether `dir` belongs to this process's user and no one else may write to it.
+fn users_own(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    std::fs::metadata(dir).is_ok_and(|m| m.uid() == me && m.mode() & 0o002 == 0)
 }
 
 /// `~/x` → `$HOME/x`; other paths unchanged.
@@ -467,6 +486,20 @@ mod tests {
         std::fs::write(dir.path().join(".env"), "outside the project").unwrap();
         let found = dotenv_files(&proj.join("sub"), None);
         assert_eq!(found, [proj.join(".env")]);
+        // Above the working directory a link is not followed (it would hide its target), and
+        // a folder anyone may write to ends the search.
+        use std::os::unix::fs::PermissionsExt;
+        let free = dir.path().join("free");
+        std::fs::create_dir_all(free.join("w/deep")).unwrap();
+        std::os::unix::fs::symlink("/usr/bin/env", free.join("w/.env-planted")).unwrap();
+        std::fs::write(free.join(".env"), "in a shared folder").unwrap();
+        std::fs::write(free.join("w/deep/.env"), "here").unwrap();
+        std::fs::set_permissions(&free, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let found = dotenv_files(&free.join("w/deep"), None);
+        assert_eq!(found, [free.join("w/deep/.env")]);
+        // Control: in the working directory itself a link is hidden (its target is the secret).
+        std::os::unix::fs::symlink("/usr/bin/env", free.join("w/deep/.env-link")).unwrap();
+        assert!(dotenv_files(&free.join("w/deep"), None).contains(&free.join("w/deep/.env-link")));
     }
 
     #[test]
