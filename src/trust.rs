@@ -34,8 +34,9 @@ pub enum TrustError {
     #[error("{} is not trusted (nothing to revoke)", .0.display())]
     NotTrusted(PathBuf),
     #[error(
-        "{}: refusing to trust a path with a control character or invalid UTF-8 in it: the \
-         trust list holds one path per line; rename the directory",
+        "{}: refusing to trust a path with a control character, `#`, a space at an end or \
+         invalid UTF-8 in it: the trust list holds one path per line (`#` starts a comment); \
+         rename the directory",
         crate::command::escape_controls(&.0.to_string_lossy())
     )]
     Unlistable(PathBuf),
@@ -127,7 +128,11 @@ fn write(list: &[PathBuf]) -> Result<(), TrustError> {
 /// path a line of the list cannot hold (a newline in it would list a second directory).
 pub fn add(dir: &Path) -> Result<(PathBuf, bool), TrustError> {
     let dir = canonical(dir)?;
-    if dir.to_str().is_none_or(|d| d.chars().any(char::is_control)) {
+    // A line of the list is cut at `#` and trimmed (`parse`): such a path would list another.
+    if dir
+        .to_str()
+        .is_none_or(|d| d.chars().any(char::is_control) || d.contains('#') || d.trim() != d)
+    {
         return Err(TrustError::Unlistable(dir));
     }
     let home = crate::paths::home().and_then(|h| std::fs::canonicalize(h).ok());

@@ -203,10 +203,20 @@ fn an_untrusted_project_is_ignored_with_one_line_until_trusted() {
         "{:?}",
         out(&o)
     );
+    // A `#` would cut the line: `x#y` would list `x`.
+    let hashed = clone.join("x#y");
+    std::fs::create_dir_all(&hashed).unwrap();
+    let o = cmd_in(&home, &hashed).arg("trust").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{:?}", out(&o));
     let listed = cmd_in(&home, &clone)
         .args(["trust", "--list"])
         .output()
         .unwrap();
+    assert!(
+        !out(&listed).0.lines().any(|l| l.ends_with("/x")),
+        "{:?}",
+        out(&listed)
+    );
     assert!(
         !out(&listed).0.lines().any(|l| l == "/tmp"),
         "{:?}",
