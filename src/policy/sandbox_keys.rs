@@ -194,7 +194,14 @@ impl ScriptPolicy {
             .into_iter()
             .flatten()
             .collect();
-        self.allow_read.extend(flags.allow_read.iter().cloned());
+        // Made absolute as `--writable` is: hidden paths are compared as absolute paths.
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let allow_read: Vec<PathBuf> = flags
+            .allow_read
+            .iter()
+            .map(|p| cwd.join(expand_home(p, home.as_deref())))
+            .collect();
+        self.allow_read.extend(allow_read.iter().cloned());
         // What scripts cannot read (the built-in list, `deny_read`, minus `allow_read`): a
         // writable path beneath one of these would not work, whatever the force.
         let hidden = crate::sandbox::secrets::deny_list(
@@ -208,15 +215,16 @@ impl ScriptPolicy {
         );
         // An `--allow-read` that shows nothing is a mistake the user should hear of: a typo,
         // or a file in a folder hidden as a whole (a tmpfs covers the folder, not its files).
-        for p in &flags.allow_read {
-            let p = expand_home(p, home.as_deref());
+        // Everything a run hides (the state folder and system files too), as the launcher gets it.
+        let hidden_all = crate::sandbox::secrets::hidden(&cwd, &self.deny_read, &self.allow_read);
+        for p in &allow_read {
             if p.symlink_metadata().is_err() {
                 return Err(PolicyError::AllowRead(format!(
                     "--allow-read {}: no such file or directory",
                     p.display()
                 )));
             }
-            if let Some(h) = hidden_cover(&p, &hidden) {
+            if let Some(h) = hidden_cover(p, &hidden_all) {
                 return Err(PolicyError::AllowRead(format!(
                     "--allow-read {}: it is inside {}, which is hidden as a whole; pass \
                      --allow-read {} to show that folder",
@@ -401,6 +409,17 @@ mod tests {
                 .to_string();
             assert!(err.contains(says), "{err}");
         }
+        // A relative path is made absolute, as hidden paths are compared.
+        let mut q = ScriptPolicy::default();
+        q.apply_sandbox_flags(&PolicyOverrides {
+            allow_read: vec!["Cargo.toml".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            q.allow_read,
+            [std::env::current_dir().unwrap().join("Cargo.toml")]
+        );
     }
 
     #[test]
