@@ -270,6 +270,18 @@ pub(crate) fn ran_elsewhere(dir: &std::path::Path, how: &str) -> String {
     )
 }
 
+/// Whether `err` names a path with the component `name` (`/x/.git/hooks`, `'.git/config'`,
+/// `'.git'`), not merely a word that contains it (`.github`, `my.git`).
+fn names_component(err: &str, name: &str) -> bool {
+    err.match_indices(name).any(|(i, _)| {
+        let before = err[..i].chars().next_back();
+        let after = err[i + name.len()..].chars().next();
+        let starts = before.is_none_or(|c| matches!(c, '/' | '\'' | '"' | ' ' | '`' | '\n'));
+        let ends = after.is_none_or(|c| matches!(c, '/' | '\'' | '"' | ' ' | '`' | ':' | '\n'));
+        starts && ends
+    })
+}
+
 /// [`Hint::Writes`]'s first words: what is writable now.
 pub(crate) fn writes_refused(writable: &[PathBuf]) -> String {
     let shown: Vec<String> = writable
@@ -406,7 +418,7 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     if f.enforced.filesystem && read_only && !f.writable.is_empty() {
         let vcs = super::VCS_METADATA
             .into_iter()
-            .find(|name| err.contains(&format!("/{name}/")) || err.contains(&format!("/{name}'")));
+            .find(|name| names_component(&err, name));
         if let Some(name) = vcs {
             return Some(Hint::VcsMetadata { name });
         }
@@ -520,6 +532,25 @@ mod tests {
             sockets_named: false,
             ran_elsewhere: None,
         }
+    }
+
+    #[test]
+    fn version_control_folders_are_found_as_path_parts() {
+        for err in [
+            "touch: cannot touch '.git/hooks/x': Read-only file system",
+            "touch: cannot touch '.git': Read-only file system",
+            "OSError: [Errno 30] Read-only file system: '/p/.git/config'",
+            "sh: 1: cannot create /p/.hg/hgrc: Read-only file system",
+        ] {
+            assert!(
+                super::super::VCS_METADATA
+                    .iter()
+                    .any(|n| names_component(err, n)),
+                "{err}"
+            );
+        }
+        assert!(!names_component("cannot touch '.github/x'", ".git"));
+        assert!(!names_component("cannot touch 'my.git/x'", ".git"));
     }
 
     #[test]
