@@ -423,8 +423,10 @@ pub fn explain(f: &Facts) -> Option<Hint> {
             return Some(Hint::VcsMetadata { name });
         }
     }
-    // Landlock refuses with EACCES, a read-only mount with EROFS (EPERM is neither's).
-    if f.enforced.filesystem && (read_only || denied) {
+    // Landlock refuses with EACCES, a read-only mount with EROFS (EPERM is neither's). A
+    // program the launcher could not start (`cannot run X: Permission denied`) wrote nothing.
+    let not_started = has(&err, &["skillpipe: cannot run "]);
+    if f.enforced.filesystem && (read_only || denied) && !not_started {
         return Some(Hint::Writes {
             writable: f.writable.to_vec(),
             ran_in: f.ran_elsewhere.map(std::path::Path::to_path_buf),
@@ -532,6 +534,20 @@ mod tests {
             sockets_named: false,
             ran_elsewhere: None,
         }
+    }
+
+    #[test]
+    fn a_program_that_could_not_start_is_no_refused_write() {
+        let hidden = [];
+        let f = facts(
+            None,
+            "skillpipe: cannot run /usr/bin/cat: Permission denied (os error 13)",
+            &hidden,
+        );
+        assert!(!matches!(explain(&f), Some(Hint::Writes { .. })));
+        // Control: a refused write is one.
+        let f = facts(None, "sh: 1: cannot create out: Permission denied", &hidden);
+        assert!(matches!(explain(&f), Some(Hint::Writes { .. })));
     }
 
     #[test]
