@@ -245,10 +245,12 @@ impl Pattern {
                     args,
                 },
             ) => (
-                // A script at the skill root (`x.py`) is matched by id too.
+                // A script at the skill root (`x.py`) is matched by id too; the id with its
+                // extension (`say:x.sh`, which the resolver also takes) is the same script.
                 skill == s
                     && (rel_path.starts_with("scripts/") || !rel_path.contains('/'))
-                    && id.matches(file_stem(rel_path), false),
+                    && (id.matches(file_stem(rel_path), broad)
+                        || id.matches(rel_path.rsplit('/').next().unwrap_or(rel_path), broad)),
                 args,
             ),
             (Kind::Bare(name), Target::System { program, args }) => {
@@ -423,6 +425,31 @@ mod tests {
             rel_path,
             args: &[],
         })
+    }
+
+    #[test]
+    fn an_id_pattern_with_its_extension_names_the_same_script() {
+        for pattern in ["say:danger", "say:danger.sh", "say:danger.*"] {
+            assert!(
+                script_matches(pattern, "say", "scripts/danger.sh"),
+                "{pattern}"
+            );
+            let p = Pattern::parse(pattern).unwrap();
+            assert!(
+                p.denies(&Target::Script {
+                    skill: "say",
+                    rel_path: "scripts/danger.sh",
+                    args: &[],
+                }),
+                "{pattern}"
+            );
+        }
+        assert!(!script_matches("say:danger.py", "say", "scripts/danger.sh"));
+        assert!(!script_matches(
+            "say:danger.sh",
+            "other",
+            "scripts/danger.sh"
+        ));
     }
 
     #[test]
