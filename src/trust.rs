@@ -186,7 +186,15 @@ pub fn cwd_trusted() -> bool {
         let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else {
             return false;
         };
-        load().is_ok_and(|list| covering(&list, &cwd).is_some_and(|d| not_yours(d).is_none()))
+        load().is_ok_and(|list| {
+            covering(&list, &cwd).is_some_and(|listed| {
+                // The listed folder and every folder from it down to here: one that others
+                // may write to (or own) could hold agents and skills of theirs.
+                cwd.ancestors()
+                    .take_while(|d| d.starts_with(listed))
+                    .all(|d| not_yours(d).is_none())
+            })
+        })
     })
 }
 

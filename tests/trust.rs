@@ -189,6 +189,26 @@ fn an_untrusted_project_is_ignored_with_one_line_until_trusted() {
         out(&o).0.contains("from-shared")
     };
     assert!(listed(&home), "control: trusted, its skills are used");
+    // A folder below it that anyone may write to is not trusted through it.
+    let open = shared.join("pub");
+    std::fs::create_dir_all(open.join("skills/y")).unwrap();
+    std::fs::write(
+        open.join("skills/y/SKILL.md"),
+        "---\nname: from-pub\ndescription: d\n---\nB\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let o = cmd_in(&home, &open)
+        .args(["skills", "list"])
+        .output()
+        .unwrap();
+    assert!(!out(&o).0.contains("from-pub"), "{:?}", out(&o));
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = cmd_in(&home, &open)
+        .args(["skills", "list"])
+        .output()
+        .unwrap();
+    assert!(out(&o).0.contains("from-pub"), "control: {:?}", out(&o));
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     assert!(!listed(&home), "opened to everyone after being trusted");
     // A newline in a folder's name would add a second line (`/tmp`) to the trust list.
