@@ -152,6 +152,23 @@ pub fn hidden_cover<'a>(path: &Path, hidden: &'a [PathBuf]) -> Option<&'a Path> 
         .map(PathBuf::as_path)
 }
 
+/// `/a/b/../c/./d` → `/a/c/d`, without looking at the file system (`..` at the root stays at
+/// the root). Pure.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The same places once each, by where they lead (the first spelling kept): `--writable DIR
 /// --writable .` in DIR is one place, listed once in the confirmation.
 fn dedup_places(paths: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -194,14 +211,22 @@ impl ScriptPolicy {
             .into_iter()
             .flatten()
             .collect();
-        // Made absolute as `--writable` is: hidden paths are compared as absolute paths.
+        // Hidden paths are compared as absolute paths, component by component: made absolute
+        // and without `.` or `..`, plus where a link leads (the user named what it shows).
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let allow_read: Vec<PathBuf> = flags
             .allow_read
             .iter()
-            .map(|p| cwd.join(expand_home(p, home.as_deref())))
+            .map(|p| lexical(&cwd.join(expand_home(p, home.as_deref()))))
             .collect();
-        self.allow_read.extend(allow_read.iter().cloned());
+        for p in &allow_read {
+            self.allow_read.push(p.clone());
+            if let Ok(real) = std::fs::canonicalize(p)
+                && real != *p
+            {
+                self.allow_read.push(real);
+            }
+        }
         // What scripts cannot read (the built-in list, `deny_read`, minus `allow_read`): a
         // writable path beneath one of these would not work, whatever the force.
         let hidden = crate::sandbox::secrets::deny_list(
@@ -409,6 +434,8 @@ mod tests {
                 .to_string();
             assert!(err.contains(says), "{err}");
         }
+        assert_eq!(lexical(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
+        assert_eq!(lexical(Path::new("/../x")), PathBuf::from("/x"));
         // A relative path is made absolute, as hidden paths are compared.
         let mut q = ScriptPolicy::default();
         q.apply_sandbox_flags(&PolicyOverrides {
@@ -417,8 +444,19 @@ mod tests {
         })
         .unwrap();
         assert_eq!(
-            q.allow_read,
-            [std::env::current_dir().unwrap().join("Cargo.toml")]
+            q.allow_read[0],
+            std::env::current_dir().unwrap().join("Cargo.toml")
+        );
+        // With `..`: the same file, compared as hidden paths are.
+        let mut q = ScriptPolicy::default();
+        q.apply_sandbox_flags(&PolicyOverrides {
+            allow_read: vec!["src/../Cargo.toml".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            q.allow_read[0],
+            std::env::current_dir().unwrap().join("Cargo.toml")
         );
     }
 
