@@ -869,7 +869,8 @@ impl Dispatcher {
             };
             let mut bytes = part.to_vec();
             if wanted < count {
-                let shown_file = shell_words::quote(file.unwrap_or("SKILL.md"));
+                // Quoted as directive words are (a `}` would end the directive).
+                let shown_file = crate::command::quote_word(file.unwrap_or("SKILL.md"));
                 bytes.extend_from_slice(
                     format!(
                         "\n[page {wanted} of {count}: !{{skill {name} {shown_file} {}}} reads the next]\n",

@@ -14,5 +14,5 @@ mod pattern;
 
 pub(crate) use argv::check_word;
 pub use argv::{InvalidBody, parse_argv};
-pub(crate) use pattern::{Argv0Kind, Pattern, classify, escape_controls};
+pub(crate) use pattern::{Argv0Kind, Pattern, classify, escape_controls, quote_word};
 pub use pattern::{PatternError, Target};

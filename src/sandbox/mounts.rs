@@ -208,7 +208,8 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
 /// The working directory was entered before the mounts were made, so it is still the directory
 /// underneath them: a writable path's own mount would not apply to relative paths, nor a hidden
 /// folder's cover. Entered again by its path, it is the directory as the run sees it; when that
-/// fails (the cover of a hidden folder has no such subfolder), the run must not go on.
+/// fails (the cover of a hidden folder has no such subfolder), the mounts count as not set up
+/// (the run stops, unless `sandbox = "best-effort"` lets it go on with a warning).
 fn reenter_cwd() -> Result<(), MountError> {
     let cwd = std::env::current_dir().map_err(|source| MountError::Reenter {
         path: PathBuf::from("."),

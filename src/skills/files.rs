@@ -176,9 +176,14 @@ pub(crate) fn page(text: &[u8], size: usize, n: usize) -> Option<(&[u8], usize)>
             Some(i) if i > 0 => at + i + 1,
             _ => at + size,
         };
-        // Never inside a UTF-8 character (a continuation byte is 0b10xxxxxx).
-        while end > at + 1 && end < text.len() && text[end] & 0xC0 == 0x80 {
+        // Never inside a UTF-8 character (a continuation byte is 0b10xxxxxx): back off at
+        // most a character's length; text that is no UTF-8 there is cut where it is.
+        let cut = end;
+        while end > at + 1 && cut - end < 4 && end < text.len() && text[end] & 0xC0 == 0x80 {
             end -= 1;
+        }
+        if end < text.len() && text[end] & 0xC0 == 0x80 {
+            end = cut;
         }
         at = end;
         starts.push(at);
@@ -211,6 +216,12 @@ mod tests {
         let wide = "ééééé".as_bytes();
         let (p, n) = page(wide, 3, 1).unwrap();
         assert_eq!((std::str::from_utf8(p).unwrap(), n), ("é", 5));
+        // Bytes that are no UTF-8 are cut at the page size, not a byte at a time.
+        let junk = vec![0x80u8; 10_000];
+        assert_eq!(
+            page(&junk, 1000, 1).map(|(p, n)| (p.len(), n)),
+            Some((1000, 10))
+        );
     }
 
     fn set() -> (tempfile::TempDir, SkillSet) {
