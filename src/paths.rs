@@ -158,6 +158,25 @@ pub fn project_dirs_present() -> Vec<&'static str> {
         .collect()
 }
 
+/// Why `dir` is not this user's alone (another user owns it, anyone may write to it, or it
+/// cannot be looked at), or `None`: such a folder may hold files others put there (trust, and
+/// the `.env` search above the working directory, go no further).
+pub(crate) fn not_users_alone(dir: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(dir) else {
+        return Some("that cannot be looked at");
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        Some("that another user owns")
+    } else if meta.mode() & 0o002 != 0 {
+        Some("that anyone may write to")
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

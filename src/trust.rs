@@ -47,22 +47,6 @@ pub enum TrustError {
     NotYours { path: PathBuf, why: &'static str },
 }
 
-/// Why `dir` is not the user's alone to trust (another user owns it, or anyone may write to
-/// it), or `None`. Checked when it is added and again when it is used: its owner may change.
-fn not_yours(dir: &Path) -> Option<&'static str> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(dir).ok()?;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() != me {
-        Some("that another user owns")
-    } else if meta.mode() & 0o002 != 0 {
-        Some("that anyone may write to")
-    } else {
-        None
-    }
-}
-
 /// The trust file's location.
 pub fn store_path() -> Option<PathBuf> {
     crate::paths::config_dir().map(|d| d.join("trusted-dirs"))
@@ -148,7 +132,7 @@ pub fn add(dir: &Path) -> Result<(PathBuf, bool), TrustError> {
     if let Some(what) = too_broad {
         return Err(TrustError::TooBroad { path: dir, what });
     }
-    if let Some(why) = not_yours(&dir) {
+    if let Some(why) = crate::paths::not_users_alone(&dir) {
         return Err(TrustError::NotYours { path: dir, why });
     }
     let mut list = load()?;
@@ -192,7 +176,7 @@ pub fn cwd_trusted() -> bool {
                 // may write to (or own) could hold agents and skills of theirs.
                 cwd.ancestors()
                     .take_while(|d| d.starts_with(listed))
-                    .all(|d| not_yours(d).is_none())
+                    .all(|d| crate::paths::not_users_alone(d).is_none())
             })
         })
     })

@@ -288,7 +288,7 @@ pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for (i, d) in project_dirs(dir, home, is_root).into_iter().enumerate() {
         let above = i > 0;
-        if above && !users_own(&d) {
+        if above && crate::paths::not_users_alone(&d).is_some() {
             break;
         }
         let mut names = entries(&d);
@@ -301,14 +301,6 @@ pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         );
     }
     out
-}
-
-/// Whether `dir` belongs to this process's user and no one else may write to it.
-fn users_own(dir: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    std::fs::metadata(dir).is_ok_and(|m| m.uid() == me && m.mode() & 0o002 == 0)
 }
 
 /// `~/x` → `$HOME/x`; other paths unchanged.
