@@ -199,6 +199,8 @@ def main():
     global ROOT
     a = parse_args()
     ROOT = os.path.abspath(a.root)
+    # Cases run in scratch folders, so a relative binary path is resolved here, against the caller's folder.
+    a.bin = os.path.abspath(a.bin)
     if not os.path.exists(a.bin):
         sys.exit("eval: no skillpipe binary at %s (run `cargo build`, or pass --bin)" % a.bin)
     with open(a.cases, encoding="utf-8") as f:

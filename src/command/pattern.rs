@@ -60,11 +60,19 @@ pub enum Argv0Kind {
     Bare,
 }
 
-/// `SKILL` in `SKILL/scripts/x` and `SKILL:x`: a-z, 0-9 and `-`.
-fn is_skill_name(s: &str) -> bool {
+/// `SKILL` in `SKILL/scripts/x` and `SKILL:x`: any name a loaded skill can have (a skill whose
+/// `name` breaks the spec still loads, so this is wider than a-z, 0-9 and `-`): not empty, not
+/// `.` or `..`, and no `/`, `:`, `\`, space, control or glob character (a pattern's skill is
+/// matched literally, so `s*/scripts/x` is refused as a path with a wildcard instead).
+pub(crate) fn is_skill_word(s: &str) -> bool {
     !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s != "."
+        && s != ".."
+        && !s.chars().any(|c| {
+            matches!(c, '/' | ':' | '\\' | '*' | '?' | '[' | ']' | '{' | '}')
+                || c.is_whitespace()
+                || c.is_control()
+        })
 }
 
 /// Classify `argv[0]` (or a pattern's first word).
@@ -78,9 +86,10 @@ pub fn classify(argv0: &str) -> Argv0Kind {
     }
 }
 
-/// The parts of a script reference.
+/// The parts of a script reference; the one reading of the three forms, for policy patterns,
+/// directives and the skill resolver alike.
 #[derive(Debug, PartialEq, Eq)]
-enum ScriptRef<'a> {
+pub(crate) enum ScriptRef<'a> {
     /// `scripts/...` or `SKILL/scripts/...`: the skill, if named, and the `scripts/...` path.
     Path {
         skill: Option<&'a str>,
@@ -90,7 +99,7 @@ enum ScriptRef<'a> {
     Id { skill: &'a str, id: &'a str },
 }
 
-fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
+pub(crate) fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
     if word.strip_prefix("scripts/").is_some_and(|r| !r.is_empty()) {
         return Some(ScriptRef::Path {
             skill: None,
@@ -98,7 +107,7 @@ fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
         });
     }
     if let Some((skill, rest)) = word.split_once('/')
-        && is_skill_name(skill)
+        && is_skill_word(skill)
         && rest.strip_prefix("scripts/").is_some_and(|r| !r.is_empty())
     {
         return Some(ScriptRef::Path {
@@ -107,7 +116,7 @@ fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
         });
     }
     if let Some((skill, id)) = word.split_once(':')
-        && is_skill_name(skill)
+        && is_skill_word(skill)
         && !id.is_empty()
     {
         // `SKILL:scripts/x.py` (as models write it, mixing the two forms) is the path form.
@@ -378,12 +387,12 @@ impl Target<'_> {
             // `scripts/ID`): `SKILL:NAME`, the name a directive calls it by.
             Target::Script {
                 skill, rel_path, ..
-            } if is_skill_name(skill) && !rel_path.trim_start_matches("scripts/").contains('/') => {
+            } if is_skill_word(skill) && !rel_path.trim_start_matches("scripts/").contains('/') => {
                 format!("{skill}:{}", file_stem(rel_path))
             }
             Target::Script {
                 skill, rel_path, ..
-            } if is_skill_name(skill) => format!("{skill}/{rel_path}"),
+            } if is_skill_word(skill) => format!("{skill}/{rel_path}"),
             Target::Script { rel_path, .. } => rel_path.to_string(),
             // An interpreter runs its script: allow that script, never the interpreter alone
             // (`python3` would be any Python). Code in an option (`-c`) has no short pattern.
@@ -462,8 +471,11 @@ mod tests {
             ("my-skill2/scripts/x", ScriptRef),
             ("say:speak", ScriptRef),
             ("scripts/", Path),
-            ("Say/scripts/x", Path),
-            ("a_b/scripts/x", Path),
+            // A skill whose name breaks the spec still loads, and is addressed the same way.
+            ("Say/scripts/x", ScriptRef),
+            ("a_b:x", ScriptRef),
+            ("s*/scripts/x", Path),
+            ("../scripts/x", Path),
             ("say:", Bare),
             ("say:a/b", Path),
             ("./scripts/x.py", Path),

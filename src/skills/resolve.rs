@@ -7,6 +7,7 @@
 //! repeated in [`ResolvedScript::command`], right before the run.
 
 use super::{Skill, SkillSet, Tool, scripts};
+use crate::command::{self, ScriptRef};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -140,38 +141,20 @@ enum Reference<'a> {
     ById(&'a str, &'a str),
 }
 
+/// `argv[0]` read by the rules policy patterns use (`command::script_ref`), so a directive
+/// resolves as the policy matched it.
 fn parse_reference(argv0: &str) -> Option<Reference<'_>> {
-    if argv0.starts_with("scripts/") {
-        return Some(Reference::Unqualified(argv0));
-    }
-    if let Some((skill, id)) = argv0.split_once(':')
-        && plausible_skill_name(skill)
-        && !id.is_empty()
-    {
-        // `SKILL:scripts/x.py` mixes the two forms: it is the path form (see
-        // `command::classify`, which reads it the same way).
-        if id.starts_with("scripts/") {
-            return Some(Reference::Qualified(skill, id));
-        }
-        if !id.contains('/') {
-            return Some(Reference::ById(skill, id));
-        }
-    }
-    if let Some((skill, rest)) = argv0.split_once('/')
-        && plausible_skill_name(skill)
-        && rest.starts_with("scripts/")
-    {
-        return Some(Reference::Qualified(skill, rest));
-    }
-    None
-}
-
-fn plausible_skill_name(s: &str) -> bool {
-    !s.is_empty()
-        && s != "."
-        && s != ".."
-        && !s.contains(['/', ':', '\\'])
-        && !s.contains(char::is_whitespace)
+    Some(match command::script_ref(argv0)? {
+        ScriptRef::Path {
+            skill: None,
+            rel_path,
+        } => Reference::Unqualified(rel_path),
+        ScriptRef::Path {
+            skill: Some(skill),
+            rel_path,
+        } => Reference::Qualified(skill, rel_path),
+        ScriptRef::Id { skill, id } => Reference::ById(skill, id),
+    })
 }
 
 impl SkillSet {
@@ -542,6 +525,11 @@ mod tests {
         assert_eq!(parse_reference("say"), None);
         assert_eq!(parse_reference("a/b/scripts/x"), None);
         assert_eq!(parse_reference("say:a/b"), None);
+        // A skill whose name breaks the spec (it still loads) is addressed like any other.
+        assert_eq!(
+            parse_reference("My_Tools:hi"),
+            Some(Reference::ById("My_Tools", "hi"))
+        );
         // The two forms mixed, as models write them: the path form.
         assert_eq!(
             parse_reference("say:scripts/say.sh"),

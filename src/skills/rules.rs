@@ -294,12 +294,7 @@ pub fn name_problems(name: &str) -> Vec<String> {
 
 /// A name we can address in directives (`NAME/scripts/x`, `NAME:x`) even if it breaks the spec.
 fn usable_as_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name
-            .chars()
-            .any(|c| c == '/' || c == ':' || c == '\\' || c.is_whitespace() || c.is_control())
-        && name != "."
-        && name != ".."
+    crate::command::is_skill_word(name)
 }
 
 /// `allowed-tools` as a string: entries separated by whitespace outside parentheses,
