@@ -19,7 +19,7 @@ use input::{Input, Next};
 use output::Output;
 use std::io::{self, ErrorKind, Read, Write};
 use std::sync::Arc;
-use tokio::runtime::Handle;
+use tokio::runtime::{Handle, RuntimeFlavor};
 
 /// Bytes per read. A pipe read returns at most what the pipe holds, so this is also the pipe
 /// buffer size `skillpipe filter` asks for.
@@ -54,15 +54,42 @@ pub trait Reporter: Send + Sync {
     fn side_effect_output(&self, _stdout: &[u8], _stderr: &[u8]) {}
 }
 
-/// Runs the filter to the end of `input`, blocking this thread; `rt` runs the commands. Call it
-/// from a thread that is not driving async tasks (from async code, use [`run_async`]).
+/// Runs the filter to the end of `input`, blocking this thread; `rt` runs the commands.
+///
+/// Any thread may call it: a plain one, a `spawn_blocking` one, or a worker of a multi-thread
+/// runtime (e.g. straight from `#[tokio::main]` code), whose other tasks move to another worker
+/// while this one blocks. From async code [`run_async`] is the better fit (it keeps the worker).
 ///
 /// # Panics
-/// Called inside a tokio runtime's `block_on` or a task (e.g. from `#[tokio::main]`), it panics
-/// at the first directive with tokio's "Cannot start a runtime from within a runtime": which of
-/// those a thread is cannot be told apart beforehand from a `spawn_blocking` thread, where the
-/// call is fine.
+/// Called from a task of a current-thread runtime (`#[tokio::main(flavor = "current_thread")]`,
+/// `#[tokio::test]`), it panics with tokio's "can call blocking only when running on the
+/// multi-threaded runtime": that thread is the runtime, so blocking it would stall the commands
+/// it is to run. Use [`run_async`] there.
 pub fn run<R, W>(
+    rt: &Handle,
+    dispatcher: Arc<Dispatcher>,
+    opts: FilterOptions,
+    input: R,
+    output: W,
+    reporter: Arc<dyn Reporter>,
+) -> io::Result<FilterReport>
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    let here = move || run_here(rt, dispatcher, opts, input, output, reporter);
+    match Handle::try_current() {
+        // On a worker (or a current-thread runtime's task), blocking needs the runtime's leave;
+        // elsewhere (no runtime, a blocking-pool thread) it passes `here` straight through.
+        Ok(current) if current.runtime_flavor() != RuntimeFlavor::CurrentThread => {
+            tokio::task::block_in_place(here)
+        }
+        _ => here(),
+    }
+}
+
+/// [`run`] on a thread that may block.
+fn run_here<R, W>(
     rt: &Handle,
     dispatcher: Arc<Dispatcher>,
     opts: FilterOptions,
@@ -283,7 +310,7 @@ mod tests {
         fn report(&self, _: &Report) {}
     }
 
-    /// From async code, `run_async` works where `run` would panic (it blocks).
+    /// From async code, `run_async` works too (without taking a worker).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn runs_from_async_code() {
         let dispatcher = Arc::new(Dispatcher::new(

@@ -411,3 +411,62 @@ fn a_policy_refusal_is_typed_and_names_no_flags() {
     );
     assert!(!reason.contains("--"), "{reason}");
 }
+
+/// Collects what the filter writes, to look at after it returns.
+#[derive(Clone, Default)]
+struct Written(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Written {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Keeps each report's text, for the assertion message.
+#[derive(Default)]
+struct Reports(std::sync::Mutex<Vec<String>>);
+impl skillpipe::filter::Reporter for Reports {
+    fn report(&self, r: &skillpipe::Report) {
+        self.0.lock().unwrap().push(format!("{r:?}"));
+    }
+}
+
+/// Straight from a multi-thread runtime's task (as under `#[tokio::main]`), the blocking
+/// `filter::run` blocks in place instead of panicking, and the directive runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_blocking_filter_runs_from_a_runtime_task() {
+    let home = TestHome::new();
+    let mut policy = scripts_on();
+    policy.confirm = skillpipe::policy::ConfirmMode::Never;
+    // Runs whether or not this machine can sandbox `echo`.
+    policy.sandbox = skillpipe::policy::SandboxMode::BestEffort;
+    let dispatcher = Dispatcher::builder(policy)
+        .launcher(Launcher::Path(PathBuf::from(BIN)))
+        .audit(skillpipe::AuditLog::new(Some(
+            home.path().join("audit.jsonl"),
+        )))
+        .build()
+        .unwrap();
+    let out = Written::default();
+    let reports = std::sync::Arc::new(Reports::default());
+    let report = skillpipe::filter::run(
+        &tokio::runtime::Handle::current(),
+        std::sync::Arc::new(dispatcher),
+        skillpipe::filter::FilterOptions::default(),
+        std::io::Cursor::new(b"a !{echo hi} b".to_vec()),
+        out.clone(),
+        reports.clone(),
+    )
+    .unwrap();
+    let seen = reports.0.lock().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.0.lock().unwrap()),
+        "a hi b",
+        "{seen:?}"
+    );
+    assert!(!report.problems);
+}
