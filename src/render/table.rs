@@ -3,6 +3,7 @@
 use super::inline;
 use super::style::{Color24, Style};
 use super::wrap::{Flow, Prefix, Span, width_of};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Align {
@@ -92,9 +93,9 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
         ..Style::default()
     };
     let mut out = String::new();
-    let total: usize = widths.iter().sum::<usize>() + 3 * n.saturating_sub(1);
-    if total > width {
-        // Too wide for aligned columns: one wrapped line per row, cells apart by bars.
+    let gaps = 3 * n.saturating_sub(1);
+    let Some(widths) = fit(&widths, width.saturating_sub(gaps)) else {
+        // Too narrow even for narrow columns: one wrapped line per row, cells apart by bars.
         for row in body {
             let mut spans = Vec::new();
             for (i, cell) in row.into_iter().enumerate() {
@@ -108,27 +109,41 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
             flow.close(width, color, &mut out);
         }
         return Some(out);
-    }
+    };
     for (r, row) in body.into_iter().enumerate() {
-        for (i, cell) in row.into_iter().enumerate() {
-            if i > 0 {
-                dim.paint(&format!(" {bar} "), color, &mut out);
+        // Each cell wrapped to its column; the row is as tall as its tallest cell.
+        let cells: Vec<Vec<Vec<Span>>> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| wrap_cell(cell, *w))
+            .collect();
+        let height = cells.iter().map(Vec::len).max().unwrap_or(1).max(1);
+        for line in 0..height {
+            for (i, cell) in cells.iter().enumerate() {
+                if i > 0 {
+                    dim.paint(&format!(" {bar} "), color, &mut out);
+                }
+                let empty = Vec::new();
+                let spans = cell.get(line).unwrap_or(&empty);
+                let pad = widths[i].saturating_sub(width_of(spans));
+                let (left, right) = match aligns.get(i).copied().unwrap_or(Align::Left) {
+                    Align::Left => (0, pad),
+                    Align::Right => (pad, 0),
+                    Align::Center => (pad / 2, pad - pad / 2),
+                };
+                if i + 1 == n && spans.is_empty() {
+                    break; // nothing to pad for at the end of a line
+                }
+                out.push_str(&" ".repeat(left));
+                for s in spans {
+                    s.style.paint(&s.text, color, &mut out);
+                }
+                if i + 1 < n {
+                    out.push_str(&" ".repeat(right));
+                }
             }
-            let pad = widths[i] - width_of(&cell);
-            let (left, right) = match aligns.get(i).copied().unwrap_or(Align::Left) {
-                Align::Left => (0, pad),
-                Align::Right => (pad, 0),
-                Align::Center => (pad / 2, pad - pad / 2),
-            };
-            out.push_str(&" ".repeat(left));
-            for s in &cell {
-                s.style.paint(&s.text, color, &mut out);
-            }
-            if i + 1 < n {
-                out.push_str(&" ".repeat(right));
-            }
+            out.push('\n');
         }
-        out.push('\n');
         if r == 0 {
             let line: Vec<String> = widths.iter().map(|w| dash.repeat(*w)).collect();
             dim.paint(&line.join(&format!("{dash}{cross}{dash}")), color, &mut out);
@@ -136,6 +151,129 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
         }
     }
     Some(out)
+}
+
+/// Narrowest a column is squeezed to before the table gives up on columns: a short word fits.
+const MIN_COLUMN: usize = 6;
+
+/// Column widths that fit in `room`: the natural ones when they fit; else narrow columns keep
+/// their width and the room left is shared among the wide ones in proportion to their text.
+/// `None` when even `MIN_COLUMN` per column does not fit.
+fn fit(natural: &[usize], room: usize) -> Option<Vec<usize>> {
+    if natural.iter().sum::<usize>() <= room {
+        return Some(natural.to_vec());
+    }
+    let floor: Vec<usize> = natural.iter().map(|w| (*w).clamp(1, MIN_COLUMN)).collect();
+    if floor.iter().sum::<usize>() > room {
+        return None;
+    }
+    // Columns no wider than their fair share keep their width; the rest share what is left.
+    let mut fixed = vec![false; natural.len()];
+    loop {
+        let left = room
+            - (0..natural.len())
+                .filter(|i| fixed[*i])
+                .map(|i| natural[i])
+                .sum::<usize>();
+        let open: Vec<usize> = (0..natural.len()).filter(|i| !fixed[*i]).collect();
+        let share = left / open.len().max(1);
+        let narrow: Vec<usize> = open
+            .iter()
+            .copied()
+            .filter(|i| natural[*i] <= share)
+            .collect();
+        if narrow.is_empty() {
+            let weight: usize = open.iter().map(|i| natural[*i]).sum::<usize>().max(1);
+            let mut out: Vec<usize> = (0..natural.len())
+                .map(|i| {
+                    if fixed[i] {
+                        natural[i]
+                    } else {
+                        (natural[i] * left / weight).max(floor[i])
+                    }
+                })
+                .collect();
+            // Rounding (and floors) can overshoot or leave room: settle on the widest column.
+            let total: usize = out.iter().sum();
+            let widest = open.iter().copied().max_by_key(|i| out[*i])?;
+            if total > room {
+                out[widest] = out[widest].saturating_sub(total - room).max(1);
+            } else {
+                out[widest] += room - total;
+            }
+            return (out.iter().sum::<usize>() <= room).then_some(out);
+        }
+        for i in narrow {
+            fixed[i] = true;
+        }
+    }
+}
+
+/// A cell's spans in lines no wider than `width`, broken between words (a longer word is cut).
+fn wrap_cell(cell: &[Span], width: usize) -> Vec<Vec<Span>> {
+    let mut lines: Vec<Vec<Span>> = vec![Vec::new()];
+    let mut col = 0;
+    for span in cell {
+        for word in span.text.split_inclusive(' ') {
+            let bare = word.trim_end_matches(' ');
+            let w = bare.width();
+            if col > 0 && col + w > width {
+                trim_end(lines.last_mut().expect("a line"));
+                lines.push(Vec::new());
+                col = 0;
+            }
+            if w > width {
+                // A word wider than the column: cut it at character boundaries.
+                let mut piece = String::new();
+                for ch in word.chars() {
+                    let cw = ch.width().unwrap_or(0);
+                    if col + cw > width && col > 0 {
+                        lines
+                            .last_mut()
+                            .expect("a line")
+                            .push(Span::new(std::mem::take(&mut piece), span.style));
+                        lines.push(Vec::new());
+                        col = 0;
+                    }
+                    piece.push(ch);
+                    col += cw;
+                }
+                lines
+                    .last_mut()
+                    .expect("a line")
+                    .push(Span::new(piece, span.style));
+                continue;
+            }
+            let text = if col + word.width() > width {
+                bare
+            } else {
+                word
+            };
+            if !(col == 0 && text.trim().is_empty()) {
+                lines
+                    .last_mut()
+                    .expect("a line")
+                    .push(Span::new(text, span.style));
+                col += text.width();
+            }
+        }
+    }
+    for line in &mut lines {
+        trim_end(line);
+    }
+    lines
+}
+
+/// Drops trailing spaces of a line, so padding counts only text.
+fn trim_end(line: &mut Vec<Span>) {
+    while let Some(last) = line.last_mut() {
+        let t = last.text.trim_end_matches(' ').len();
+        last.text.truncate(t);
+        if !last.text.is_empty() {
+            break;
+        }
+        line.pop();
+    }
 }
 
 #[cfg(test)]
@@ -159,7 +297,46 @@ mod tests {
     }
 
     #[test]
-    fn too_wide_tables_become_wrapped_rows() {
+    fn too_wide_tables_wrap_cells_in_their_columns() {
+        let t = rows(
+            "| word | meaning |\n|---|---|\n| ubiquitous | present, appearing, or found everywhere |\n| tea | a drink |",
+        );
+        let out = render(&t, 30, Color24::default(), false).unwrap();
+        assert!(out.lines().all(|l| l.chars().count() <= 30), "{out}");
+        // Every line has its bar in the same column: the columns still line up.
+        let bars: Vec<usize> = out
+            .lines()
+            .filter(|l| !l.starts_with('-'))
+            .map(|l| l.find('|').unwrap())
+            .collect();
+        assert!(bars.windows(2).all(|w| w[0] == w[1]), "{out}");
+        assert!(
+            out.lines().count() > 4,
+            "the long meaning takes several lines: {out}"
+        );
+        // No word is lost or cut while it fits.
+        for w in [
+            "present,",
+            "appearing,",
+            "everywhere",
+            "ubiquitous",
+            "drink",
+        ] {
+            assert!(out.contains(w), "{w}: {out}");
+        }
+    }
+
+    #[test]
+    fn column_widths_fit_the_room() {
+        assert_eq!(fit(&[4, 10], 20), Some(vec![4, 10]));
+        let w = fit(&[10, 39], 27).unwrap();
+        assert_eq!(w.iter().sum::<usize>(), 27);
+        assert_eq!(w[0], 10, "a column within its share keeps its width");
+        assert_eq!(fit(&[30, 30, 30], 12), None);
+    }
+
+    #[test]
+    fn too_narrow_tables_become_wrapped_rows() {
         let t = rows("| a | b |\n|---|---|\n| one two three | four five |");
         let out = render(&t, 12, Color24::default(), false).unwrap();
         assert!(out.lines().all(|l| l.chars().count() <= 12), "{out}");
