@@ -66,6 +66,9 @@ pub(crate) struct AppConfig {
     pub agent: Option<String>,
     /// `K=V` for the agent's instructions.
     pub vars: Vec<String>,
+    /// The agent's instructions go to a model (chat): every variable they use needs a value.
+    /// Off (filter, mcp, run), only the agent's policy and skills are used.
+    pub instructions: bool,
 }
 
 impl AppConfig {
@@ -143,7 +146,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
-            let mut agent = load_agent(name, &config.vars)?;
+            let mut agent = load_agent(name, &config.vars, config.instructions)?;
             // Checked as written, so a bad value is reported even when it would be dropped.
             if let Some(p) = &agent.script_policy {
                 check_policy(p, &agent.source)?;
@@ -372,10 +375,21 @@ fn granted_by_overrides(key: &str, o: &PolicyOverrides) -> bool {
 }
 
 /// The agent `name` with its instructions filled from `--var K=V` arguments; a variable it does
-/// not use is a warning.
-pub(crate) fn load_agent(name: &str, vars: &[String]) -> Result<AgentConfig, AppError> {
+/// not use is a warning. Without `instructions` (they go to no model), a variable left without
+/// a value is no error.
+pub(crate) fn load_agent(
+    name: &str,
+    vars: &[String],
+    instructions: bool,
+) -> Result<AgentConfig, AppError> {
     let vars = parse_vars(vars)?;
-    let mut agent = crate::agents::load(name, &vars).map_err(agent_error)?;
+    let file =
+        crate::agents::find(name, &crate::paths::agent_search_path()).map_err(agent_error)?;
+    let mut agent = if instructions {
+        file.resolve(&vars).map_err(agent_error)?
+    } else {
+        file.resolve_policy_only(&vars)
+    };
     let mut unused: Vec<&str> = Vec::new();
     for (k, _) in &vars {
         if !agent.variables.iter().any(|(n, _)| n == k) && !unused.contains(&k.as_str()) {

@@ -387,6 +387,42 @@ fn missing_variable_is_named() {
         ));
 }
 
+/// `filter` and `mcp` never show the instructions to a model (and have no `--var`): an agent
+/// whose instructions need a variable still lends them its policy and skills.
+#[test]
+fn filter_uses_an_agent_whose_variables_have_no_value() {
+    let w = World::new();
+    w.write("agents/x.toml", "instructions = 'Teach {{lang}}.'\n");
+    w.cmd()
+        .args(["filter", "--agent", "x", "--allow", "echo", "-y"])
+        .args(["--sandbox", "best-effort"])
+        .write_stdin("a !{echo hi} b")
+        .assert()
+        .success()
+        .stdout("a hi b")
+        .stderr(predicate::str::contains("missing variable").not());
+    w.cmd()
+        .args(["doctor", "--agent", "x"])
+        .assert()
+        .stdout(predicate::str::contains("missing variable").not())
+        .stderr(predicate::str::contains("missing variable").not());
+    // The control: chat shows the instructions, so there the variable is needed.
+    w.cmd()
+        .args([
+            "chat",
+            "--agent",
+            "x",
+            "--model",
+            "replay:/nonexistent",
+            "hi",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "missing variable `lang`: pass --var lang=VALUE",
+        ));
+}
+
 #[test]
 fn bad_var_flag_is_a_usage_error() {
     let w = World::new();

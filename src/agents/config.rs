@@ -118,6 +118,18 @@ impl AgentFile {
     /// Fill the instructions from `vars` (later pairs win) and defaults. A needed variable with
     /// neither is an error naming it; one nobody uses is left out of `variables`.
     pub fn resolve(self, vars: &[(String, String)]) -> Result<AgentConfig, AgentError> {
+        self.fill(vars, true)
+    }
+
+    /// [`Self::resolve`] for a command that never shows the instructions to a model (`filter`,
+    /// `mcp`, `doctor`): a needed variable without a value stays `{{NAME}}` instead of being
+    /// an error, so such an agent's policy and skills can still be used.
+    pub fn resolve_policy_only(self, vars: &[(String, String)]) -> AgentConfig {
+        self.fill(vars, false)
+            .expect("without strict filling nothing is missing")
+    }
+
+    fn fill(self, vars: &[(String, String)], strict: bool) -> Result<AgentConfig, AgentError> {
         let given = |k: &str| vars.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v);
         let mut values: Vec<(String, String)> = Vec::new();
         for name in self.variable_names() {
@@ -128,6 +140,7 @@ impl AgentFile {
                 .and_then(|(_, d)| d.as_ref());
             match given(&name).or(default) {
                 Some(v) => values.push((name, v.clone())),
+                None if !strict => {}
                 None => {
                     return Err(AgentError::MissingVariable {
                         file: self.source.clone(),

@@ -56,7 +56,8 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             Ok(super::EXIT_OK)
         }
         AgentsCommand::Show { name, vars } => {
-            let mut agent = crate::app::load_agent(&name, &vars).map_err(anyhow::Error::from)?;
+            let mut agent =
+                crate::app::load_agent(&name, &vars, true).map_err(anyhow::Error::from)?;
             warn_all(&agent.warnings);
             let restricted = agents::origin::restrict(&mut agent);
             if let Some(n) = &restricted.notice {

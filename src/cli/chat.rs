@@ -99,6 +99,7 @@ impl ChatArgs {
             &self.vars,
         )?;
         app.overrides.max_captures = self.max_captures;
+        app.instructions = true;
         Ok(ChatConfig {
             app,
             model: self.model.clone(),

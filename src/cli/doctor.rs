@@ -112,7 +112,13 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     for w in &listing.warnings {
         row(&mut r.text, "", &format!("warning: {w}"));
     }
-    let agent = match args.agent.as_deref().map(|a| crate::agents::load(a, &[])) {
+    // Checked for what doctor reports (policy, model, skills): a variable of the instructions
+    // has no value here, and needs none.
+    let found = |a: &str| {
+        crate::agents::find(a, &crate::paths::agent_search_path())
+            .map(|f| f.resolve_policy_only(&[]))
+    };
+    let agent = match args.agent.as_deref().map(found) {
         None => None,
         Some(Ok(a)) => Some(a),
         Some(Err(e)) => {

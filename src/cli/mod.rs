@@ -174,6 +174,7 @@ impl PolicyFlags {
             audit_log: self.audit_log.clone(),
             agent: agent.map(str::to_string),
             vars: vars.to_vec(),
+            instructions: false,
         })
     }
 
