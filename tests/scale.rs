@@ -932,3 +932,51 @@ fn a_long_skill_is_read_in_pages() {
     let (_, err) = read(&format!("!{{skill big SKILL.md {}}}", count + 1));
     assert!(err.contains(&format!("the file has {count}")), "{err}");
 }
+
+/// A saved conversation in which the model loaded a skill with `load_skill` offers that
+/// skill's tools again when resumed, as the live conversation did.
+#[test]
+fn a_resumed_conversation_keeps_the_tools_of_skills_it_loaded() {
+    let home = TestHome::new();
+    install_thirty(&home);
+    let session = serde_json::json!({
+        "skillpipe_session": 1,
+        "saved_at": "2026-01-01T00:00:00.000Z",
+        "model": "openai:test-model",
+        "agent": null,
+        "history": [
+            {"role": "user", "content": "use kind 3"},
+            {"role": "assistant", "content": {"content": "", "tool_calls": [
+                {"id": "c1", "name": "load_skill", "arguments": "{\"name\":\"kind-03\"}"},
+                {"id": "c2", "name": "load_skill", "arguments": "{\"name\":\"kind-04\"}"}
+            ]}},
+            {"role": "tool", "content": {"call_id": "c1", "content": "{\"success\":true}"}},
+            {"role": "tool", "content": {"call_id": "c2", "content": "{\"success\":false}", "is_error": true}},
+            {"role": "assistant", "content": {"content": "Loaded."}}
+        ],
+        "transcript": [
+            {"role": "user", "text": "use kind 3"},
+            {"role": "assistant", "text": "Loaded."}
+        ]
+    });
+    home.write(
+        "state/skillpipe/sessions/s1.json",
+        &serde_json::to_string_pretty(&session).unwrap(),
+    );
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = chat(&home, &server)
+        .args(["--tools", "--resume", "s1", "more"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let names: Vec<String> = server.requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("kind-03")), "{names:?}");
+    // A load that failed brought no tools, and no other catalog skill's come along.
+    assert!(!names.iter().any(|n| n.starts_with("kind-04")), "{names:?}");
+    assert!(names.contains(&"load_skill".to_string()), "{names:?}");
+}

@@ -348,6 +348,22 @@ impl Session {
         *self.offered.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(skills.to_vec());
     }
 
+    /// Puts a conversation in place of this one's (a saved session resumed, or the one a
+    /// rebuilt session carries on): its history and transcript, and the skills the model
+    /// loaded in it, whose tools go with the following requests again.
+    pub fn restore(&mut self, history: Vec<Message>, transcript: Vec<(String, String)>) {
+        let loaded = tools::loaded_skills(&history);
+        if let Some(skills) = self.offered.get_mut().unwrap_or_else(|e| e.into_inner()) {
+            for skill in loaded {
+                if !skills.contains(&skill) {
+                    skills.push(skill);
+                }
+            }
+        }
+        self.history = history;
+        self.transcript = transcript;
+    }
+
     /// The tool definitions that go with the next request.
     fn offered_tools(&self) -> Vec<ToolDef> {
         let offered = self.offered.lock().unwrap_or_else(|e| e.into_inner());

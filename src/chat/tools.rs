@@ -3,7 +3,7 @@
 //! script as `SKILL__STEM` with arguments `{args: [string], input: object}` → argv and stdin.
 
 use crate::dispatch::Outcome;
-use crate::model::ToolDef;
+use crate::model::{Message, ToolDef};
 use crate::skills::{ResolvedScript, SkillSet, ToolInput};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -57,6 +57,40 @@ pub fn load_skill_argv(text: &str) -> Result<Vec<String>, String> {
     let mut argv = vec![crate::dispatch::BUILTIN_SKILL.to_string(), name];
     argv.extend(field("file")?);
     Ok(argv)
+}
+
+/// The skills a conversation loaded with successful `load_skill` calls, in order: a resumed
+/// conversation offers their tools again, as the live one did.
+pub fn loaded_skills(history: &[Message]) -> Vec<String> {
+    let mut asked: Vec<(&str, String)> = Vec::new();
+    let mut loaded: Vec<String> = Vec::new();
+    for m in history {
+        match m {
+            Message::Assistant { tool_calls, .. } => {
+                for c in tool_calls.iter().filter(|c| c.name == LOAD_SKILL) {
+                    if let Some(skill) = load_skill_argv(&c.arguments)
+                        .ok()
+                        .and_then(|argv| argv.into_iter().nth(1))
+                    {
+                        asked.push((c.id.as_str(), skill));
+                    }
+                }
+            }
+            Message::Tool {
+                call_id,
+                is_error: false,
+                ..
+            } => {
+                if let Some((_, skill)) = asked.iter().find(|(id, _)| id == call_id)
+                    && !loaded.contains(skill)
+                {
+                    loaded.push(skill.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    loaded
 }
 
 /// The `{args, input}` parameters of a plain script.

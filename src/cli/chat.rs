@@ -160,8 +160,8 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
             super::warn_all(&setup.warnings);
             let (mut session, _settings) = build_session(&config, &setup)?;
             if let Some((_, file)) = resumed {
-                session.transcript = file.transcript_pairs();
-                session.history = file.history;
+                let transcript = file.transcript_pairs();
+                session.restore(file.history, transcript);
             }
             one_shot(&rt, session, &p, config.raw)
         }

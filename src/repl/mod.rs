@@ -450,8 +450,10 @@ impl Repl<'_> {
 
     /// Moves the conversation into a rebuilt session.
     fn replace_session(&mut self, mut new: Session) {
-        new.history = std::mem::take(&mut self.session.history);
-        new.transcript = std::mem::take(&mut self.session.transcript);
+        new.restore(
+            std::mem::take(&mut self.session.history),
+            std::mem::take(&mut self.session.transcript),
+        );
         self.session = new;
     }
 
@@ -730,8 +732,8 @@ impl Repl<'_> {
 
     /// Puts a saved conversation back and shows it as it was seen.
     fn restore(&mut self, path: &std::path::Path, file: session_file::SessionFile) {
-        self.session.history = file.history.clone();
-        self.session.transcript = file.transcript_pairs();
+        self.session
+            .restore(file.history.clone(), file.transcript_pairs());
         let (prompt, _) = self.prompt();
         for e in &file.transcript {
             // A saved transcript holds the model's words: shown inert, like when they streamed.
