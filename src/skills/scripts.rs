@@ -340,6 +340,14 @@ fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script
     })
 }
 
+/// The [`describe`] of a file's first [`HEAD_BYTES`], or "" when it cannot be read: a tool
+/// folder without a description is described by its script, as a plain script is.
+pub fn describe_file(path: &Path) -> String {
+    read_head(path)
+        .map(|head| describe(&String::from_utf8_lossy(&head)))
+        .unwrap_or_default()
+}
+
 fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::with_capacity(HEAD_BYTES);
     fs::File::open(path)?

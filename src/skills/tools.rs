@@ -465,8 +465,13 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
     let mut env = Vec::new();
     let mut enabled = true;
     let mut input = ToolInput::StdinJson;
+    // Where `input` is written, for a problem that involves it (1 when it is left out).
+    let mut input_line = 1;
     for Entry { key, line, value } in &entries {
         let line = *line;
+        if key == "input" {
+            input_line = line;
+        }
         match key.as_str() {
             "id" => match value {
                 Node::Str(s) if *s == folder => id = Some(s.clone()),
@@ -594,12 +599,17 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
     };
     if schema.is_some() && input == ToolInput::Argv {
         problems.push(format!(
-            "{shown}:1: key `input`: a tool with a schema.json takes its input as JSON (`input: json`)"
+            "{shown}:{input_line}: key `input`: a tool with a schema.json takes its input as JSON (`input: json`)"
         ));
     }
     let description = match fs::read_to_string(dir.join("description.md")) {
         Ok(text) => text.trim().to_owned(),
         Err(_) => description.unwrap_or_default(),
+    };
+    // With neither, the script's own doc comment says what it does, as for a plain script.
+    let description = match (&script, description.is_empty()) {
+        (Some(file), true) => super::scripts::describe_file(&dir.join(file)),
+        _ => description,
     };
     match (id, script) {
         (Some(id), Some(script)) if problems.is_empty() => Ok(Tool {
@@ -936,6 +946,46 @@ mod tests {
             tool.flag_usage(),
             "--zeta TEXT [--alpha INTEGER] [--mid] [--tags VALUE]... --ids VALUE [--ids VALUE]..."
         );
+    }
+
+    #[test]
+    fn a_tool_without_a_description_is_described_by_its_script() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("stats");
+        std::fs::create_dir(&t).unwrap();
+        std::fs::write(
+            t.join("stats.py"),
+            "#!/usr/bin/env python3\n\"\"\"Summarise a CSV column.\"\"\"\nimport sys\n",
+        )
+        .unwrap();
+        std::fs::write(t.join("tool.yaml"), "id: stats\nscript: stats.py\n").unwrap();
+        assert_eq!(load_tool(&t).unwrap().description, "Summarise a CSV column.");
+        // tool.yaml's own description wins over the comment.
+        std::fs::write(
+            t.join("tool.yaml"),
+            "id: stats\nscript: stats.py\ndescription: Column stats.\n",
+        )
+        .unwrap();
+        assert_eq!(load_tool(&t).unwrap().description, "Column stats.");
+    }
+
+    #[test]
+    fn input_args_with_a_schema_names_the_line_of_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t");
+        std::fs::create_dir(&t).unwrap();
+        std::fs::write(t.join("run.sh"), "#!/bin/sh\n").unwrap();
+        std::fs::write(t.join("schema.json"), r#"{"type": "object"}"#).unwrap();
+        std::fs::write(t.join("tool.yaml"), "id: t\nscript: run.sh\ninput: args\n").unwrap();
+        let problems = load_tool(&t).unwrap_err();
+        assert!(
+            problems.iter().any(|p| p.ends_with("tool.yaml:3: key `input`: a tool with a \
+                 schema.json takes its input as JSON (`input: json`)")),
+            "{problems:?}"
+        );
+        // Positive control: `input: json` loads.
+        std::fs::write(t.join("tool.yaml"), "id: t\nscript: run.sh\ninput: json\n").unwrap();
+        assert!(load_tool(&t).is_ok());
     }
 
     #[test]
