@@ -17,18 +17,40 @@ use tokio::sync::{mpsc, oneshot};
 /// How long a question waits for the user before it counts as "no".
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Said when the client cannot ask its user.
-pub const NO_ELICITATION: &str = "confirmation is needed (confirm = \"ask\") and this MCP client \
-    cannot ask the user (it declared no elicitation capability); to run without asking, add -y \
-    to the `skillpipe mcp` command in the client's server config, or set confirm = \"never\" in \
-    the agent's [script_policy]";
+/// Why a client cannot ask its user, from the elicitation modes it declared in `initialize`
+/// (`None`: no capability; `[]`: a bare `elicitation: {}`, which means form mode); `None` when
+/// it can. A confirmation is a form (a choice), so only form mode will do.
+pub fn elicitation_gap(declared: Option<&[String]>) -> Option<String> {
+    match declared {
+        None => Some("it declared no elicitation capability".into()),
+        Some(modes) if modes.is_empty() || modes.iter().any(|m| m == "form") => None,
+        Some(modes) => Some(format!(
+            "it declared elicitation in {} mode only, and a confirmation needs `form` mode",
+            modes
+                .iter()
+                .map(|m| format!("`{}`", crate::term::sanitize(m)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Said when the client cannot ask its user (`gap` from [`elicitation_gap`]).
+pub fn no_elicitation(gap: &str) -> String {
+    format!(
+        "confirmation is needed (confirm = \"ask\") and this MCP client cannot ask the user \
+         ({gap}); to run without asking, add -y to the `skillpipe mcp` command in the client's \
+         server config, or set confirm = \"never\" in the agent's [script_policy]"
+    )
+}
 
 /// Why the client gave no answer to a confirmation; each counts as "no" with this reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConsentError {
-    /// The client declared no elicitation capability.
-    #[error("{NO_ELICITATION}")]
-    NoElicitation,
+    /// The client cannot ask its user (no elicitation capability, or not in form mode): the
+    /// whole message, from [`no_elicitation`].
+    #[error("{0}")]
+    NoElicitation(String),
     /// The connection to the client is closed.
     #[error("the client is gone")]
     ClientGone,
@@ -65,7 +87,8 @@ pub struct Peer {
     out: mpsc::UnboundedSender<Value>,
     pending: Pending,
     next_id: AtomicU64,
-    elicitation: AtomicBool,
+    /// Why the client cannot ask (see [`elicitation_gap`]); `None` when it can.
+    elicitation_gap: Mutex<Option<String>>,
     /// The client's input has ended: no answer can come any more.
     closed: AtomicBool,
 }
@@ -76,7 +99,7 @@ impl Peer {
             out,
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
-            elicitation: AtomicBool::new(false),
+            elicitation_gap: Mutex::new(elicitation_gap(None)),
             closed: AtomicBool::new(false),
         })
     }
@@ -89,9 +112,12 @@ impl Peer {
         self.lock().clear();
     }
 
-    /// Set from the client's `initialize`.
-    pub fn set_elicitation(&self, supported: bool) {
-        self.elicitation.store(supported, Ordering::SeqCst);
+    /// Set from the client's `initialize`: the elicitation modes it declared.
+    pub fn set_elicitation(&self, declared: Option<&[String]>) {
+        *self
+            .elicitation_gap
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = elicitation_gap(declared);
     }
 
     /// Routes the client's answer to the request waiting for it; false if none is.
@@ -140,8 +166,13 @@ impl Peer {
 
     /// Asks the user through the client, or refuses when the client cannot ask.
     pub async fn ask(&self, p: &Prompt<'_>) -> Result<Answer, ConsentError> {
-        if !self.elicitation.load(Ordering::SeqCst) {
-            return Err(ConsentError::NoElicitation);
+        let gap = self
+            .elicitation_gap
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(gap) = gap {
+            return Err(ConsentError::NoElicitation(no_elicitation(&gap)));
         }
         let result = self.request("elicitation/create", elicitation(p)).await?;
         answer_of(&result)
@@ -300,8 +331,22 @@ mod tests {
             input: None,
         };
         let err = peer.ask(&p).await.unwrap_err();
-        assert_eq!(err, ConsentError::NoElicitation);
+        assert!(matches!(err, ConsentError::NoElicitation(_)), "{err}");
         assert!(err.to_string().contains("-y"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("(it declared no elicitation capability)"),
+            "{err}"
+        );
+        // A client that declares only URL mode is told which mode is missing.
+        peer.set_elicitation(Some(&["url".to_string()]));
+        let err = peer.ask(&p).await.unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "(it declared elicitation in `url` mode only, and a confirmation needs `form` mode)"
+            ),
+            "{err}"
+        );
         assert!(rx.try_recv().is_err(), "nothing was sent");
     }
 
@@ -309,7 +354,7 @@ mod tests {
     async fn a_request_is_answered_by_its_id() {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let peer = Peer::new(tx);
-        peer.set_elicitation(true);
+        peer.set_elicitation(Some(&[]));
         let a = argv();
         let p = Prompt {
             argv: &a,

@@ -229,10 +229,16 @@ impl Server {
         let was_initialized = self.session.client().is_some();
         let step = self.session.handle(msg);
         if !was_initialized && let Some(c) = self.session.client() {
-            self.peer.set_elicitation(c.elicitation);
-            if !c.elicitation && self.dispatcher.policy().confirm == ConfirmMode::Ask {
+            self.peer.set_elicitation(c.elicitation.as_deref());
+            let gap = super::consent::elicitation_gap(c.elicitation.as_deref());
+            if let Some(gap) = gap
+                && self.dispatcher.policy().confirm == ConfirmMode::Ask
+            {
                 // The client's log is where its user will look for why every call is refused.
-                eprintln!("skillpipe mcp: warning: {}", super::consent::NO_ELICITATION);
+                eprintln!(
+                    "skillpipe mcp: warning: {}",
+                    super::consent::no_elicitation(&gap)
+                );
             }
         }
         match step {

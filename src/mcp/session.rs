@@ -56,8 +56,9 @@ pub struct Call {
 /// What the client said about itself in `initialize`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Client {
-    /// Form-mode elicitation: the client can ask its user and send the answer back.
-    pub elicitation: bool,
+    /// The elicitation modes the client declared (`[]` for a bare `elicitation: {}`, which
+    /// means form mode); `None` when it declared no elicitation capability.
+    pub elicitation: Option<Vec<String>>,
     pub name: String,
     pub version: String,
 }
@@ -184,7 +185,7 @@ impl Session {
         let elicitation = caps
             .and_then(|c| c.get("elicitation"))
             .and_then(Value::as_object)
-            .is_some_and(|e| e.is_empty() || e.contains_key("form"));
+            .map(|e| e.keys().cloned().collect());
         let info = params.get("clientInfo");
         let text = |k: &str| {
             info.and_then(|i| i.get(k))
@@ -301,7 +302,7 @@ mod tests {
             r["result"]["capabilities"]["extensions"][SKILLS_EXTENSION],
             json!({})
         );
-        assert!(s.client().unwrap().elicitation);
+        assert_eq!(s.client().unwrap().elicitation, Some(vec![]));
         let r = reply(s.handle(req(
             2,
             "initialize",
@@ -309,7 +310,7 @@ mod tests {
             "capabilities": {"elicitation": {"url": {}}}}),
         )));
         assert_eq!(r["result"]["protocolVersion"], VERSIONS[0]);
-        assert!(!s.client().unwrap().elicitation);
+        assert_eq!(s.client().unwrap().elicitation, Some(vec!["url".to_string()]));
     }
 
     #[test]
