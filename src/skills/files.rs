@@ -49,6 +49,10 @@ impl SkillSet {
             });
         };
         let written = format!("{name} {file}");
+        // An absolute path inside the skill folder (as listed, or where it really is) is
+        // read as the path below it; any other absolute path is refused below.
+        let inside = inside_skill(skill, file);
+        let file = inside.as_deref().unwrap_or(file);
         check_lexically(&written, file, Some(&skill.dir))?;
         let rel = match std::fs::symlink_metadata(skill.dir.join(file)) {
             Ok(_) => file.to_owned(),
@@ -70,6 +74,23 @@ impl SkillSet {
             truncated,
         })
     }
+}
+
+/// `file` relative to the skill folder when it is an absolute path below the folder, as
+/// canonical or as found on the search path (`~/.claude/skills/x` may be a link); else `None`.
+/// Lexical: the relative rest is checked (no `..`, no link out) like any path the model writes.
+fn inside_skill(skill: &super::Skill, file: &str) -> Option<String> {
+    let path = Path::new(file);
+    if !path.is_absolute() {
+        return None;
+    }
+    let found = skill.source.parent();
+    [Some(skill.dir.as_path()), found]
+        .into_iter()
+        .flatten()
+        .find_map(|root| path.strip_prefix(root).ok())
+        .map(|rest| rest.to_string_lossy().into_owned())
+        .filter(|rest| !rest.is_empty())
 }
 
 /// Whether a skill's file may be handed to the model (chat's `!{skill NAME FILE}`, MCP's
@@ -259,6 +280,18 @@ mod tests {
                 "{bad} was read"
             );
         }
+        // An absolute path inside the skill is that file; `..` still may not lead out.
+        let dir = set.get("notes").unwrap().dir.clone();
+        let abs = dir.join("references/more.md");
+        let f = set
+            .read_skill_text("notes", Some(abs.to_str().unwrap()), 1000, &[])
+            .unwrap();
+        assert_eq!(f.bytes, b"more detail");
+        let out = format!("{}/../secret.txt", dir.display());
+        let e = set
+            .read_skill_text("notes", Some(&out), 1000, &[])
+            .unwrap_err();
+        assert!(e.to_string().contains("outside the skill folder"), "{e}");
         let e = set.read_skill_text("nope", None, 10, &[]).unwrap_err();
         assert!(e.to_string().contains("no loaded skill is named `nope`"));
     }
