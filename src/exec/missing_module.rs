@@ -37,6 +37,8 @@ pub struct Reach<'a> {
     pub dropped: &'a [&'static str],
     /// The run's `PYTHONPATH` entries (the skill folder first, for a skill's Python script).
     pub python_path: &'a [PathBuf],
+    /// The folder of the skill whose script ran (`SKILL_BASE_DIR`), if it was one.
+    pub skill_dir: Option<&'a Path>,
 }
 
 /// Of [`PYTHON_VARS`], those set here (`ours`) whose entries the run's `env` lacks: not passed
@@ -83,6 +85,12 @@ pub fn explain(said: &str, reach: &Reach) -> Option<Hint> {
     if reach.python_path.iter().any(own) {
         return None;
     }
+    // Bundled anywhere in the skill (xlsx's `scripts/office/`, imported by `scripts/recalc.py`
+    // as `office`): the script was run so that its own folder is not on the path; pip's
+    // `office` would be another package altogether.
+    if reach.skill_dir.is_some_and(|dir| bundles(dir, top)) {
+        return None;
+    }
     let package = PACKAGES
         .iter()
         .find(|(import, _)| *import == top)
@@ -101,6 +109,44 @@ pub fn explain(said: &str, reach: &Reach) -> Option<Hint> {
         hidden: hidden.cloned(),
         dropped: reach.dropped.to_vec(),
     })))
+}
+
+/// How deep below a skill folder [`bundles`] looks, and at most how many entries it reads:
+/// a bound for a folder that holds more than a skill should.
+const BUNDLE_DEPTH: usize = 6;
+const BUNDLE_ENTRIES: usize = 20_000;
+
+/// Whether the skill folder holds the module `top` anywhere below it: a folder `top/` or a
+/// file `top.py` (dot folders and `__pycache__` skipped, links not followed).
+fn bundles(dir: &Path, top: &str) -> bool {
+    let file = format!("{top}.py");
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    let mut seen = 0;
+    while let Some((d, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > BUNDLE_ENTRIES {
+                return false;
+            }
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
+                if name == top {
+                    return true;
+                }
+                if depth + 1 < BUNDLE_DEPTH && !name.starts_with('.') && name != "__pycache__" {
+                    stack.push((e.path(), depth + 1));
+                }
+            } else if kind.is_file() && name == file {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// The module a Python traceback says is missing: its last `No module named` line.
@@ -135,6 +181,7 @@ mod tests {
             hidden,
             dropped,
             python_path: &[],
+            skill_dir: None,
         }
     }
 
@@ -151,6 +198,28 @@ mod tests {
         assert_eq!(explain(said, &r), None);
         // Control: not the skill's, it is a package to install.
         assert!(explain(said, &reach(&[], &[])).is_some());
+    }
+
+    #[test]
+    fn a_module_the_skill_bundles_anywhere_gets_no_install_hint() {
+        let skill = tempfile::tempdir().unwrap();
+        let office = skill.path().join("scripts/office/helpers");
+        std::fs::create_dir_all(&office).unwrap();
+        std::fs::write(skill.path().join("scripts/helpers_mod.py"), "").unwrap();
+        let r = Reach {
+            skill_dir: Some(skill.path()),
+            ..reach(&[], &[])
+        };
+        for said in [
+            "ModuleNotFoundError: No module named 'office'",
+            "ModuleNotFoundError: No module named 'office.soffice'",
+            "ModuleNotFoundError: No module named 'helpers_mod'",
+        ] {
+            assert_eq!(explain(said, &r), None, "{said}");
+        }
+        // Control: a module the skill does not have is still one to install.
+        let h = explain("ModuleNotFoundError: No module named 'openpyxl'", &r).unwrap();
+        assert!(h.to_string().contains("pip install openpyxl"), "{h}");
     }
 
     #[test]

@@ -523,11 +523,18 @@ async fn run_planned(
                 .filter(|(k, _)| k == "PYTHONPATH")
                 .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
                 .collect();
+            let skill_dir = spec
+                .env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "SKILL_BASE_DIR")
+                .map(|(_, v)| Path::new(v));
             let reach = missing_module::Reach {
                 home: home.as_deref(),
                 hidden,
                 dropped: &dropped,
                 python_path: &python_path,
+                skill_dir,
             };
             missing_module::explain(&String::from_utf8_lossy(&said), &reach)
         })
