@@ -988,3 +988,56 @@ fn a_tool_call_does_not_run_when_the_user_asked_not_to_run() {
         "{ran}"
     );
 }
+
+/// A skill whose allowed-tools has no Bash: its scripts are not in the system prompt (full or
+/// catalog) nor offered as tools, and a native call to one anyway is refused with the
+/// allowed-tools reason, not as an unknown tool.
+#[test]
+fn a_skill_whose_allowed_tools_forbid_scripts_shows_none_and_says_why() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/locked/SKILL.md",
+        "---\nname: locked\ndescription: locked skill\nallowed-tools: Read\n---\nRead only.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/locked/scripts/hi.sh",
+        "# Say hi.\necho hi\n",
+    );
+    home.write(
+        "config/skillpipe/skills/open/SKILL.md",
+        "---\nname: open\ndescription: open skill\n---\nRuns.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/open/scripts/yo.sh",
+        "# Say yo.\necho yo\n",
+    );
+    for named in [&["--skill", "locked", "--skill", "open"][..], &[][..]] {
+        let server = Server::start([
+            Reply::text(["Trying."]).tool_call("c1", "locked__hi", ["{}"]),
+            Reply::text(["Done."]),
+        ]);
+        let out = home
+            .cmd()
+            .args(["chat", "--base-url", &server.url, "--model", "m"])
+            .args(["--tools", "--allow-scripts", "-y", "go"])
+            .args(named)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let reqs = server.requests();
+        let system = reqs[0]["messages"][0]["content"].as_str().unwrap();
+        assert!(!system.contains("hi.sh"), "{system}");
+        // Positive control: the other skill's script is listed.
+        assert!(system.contains("scripts/yo.sh"), "{system}");
+        let msgs = reqs[1]["messages"].as_array().unwrap();
+        let m = msgs.iter().find(|m| m["tool_call_id"] == "c1").unwrap();
+        let r: Value = serde_json::from_str(m["content"].as_str().unwrap()).unwrap();
+        assert_eq!(r["is_error"], true);
+        let why = r["error"].as_str().unwrap();
+        assert!(
+            why.contains("its allowed-tools (Read) has no Bash entry"),
+            "{why}"
+        );
+        assert!(!why.contains("unknown tool"), "{why}");
+    }
+}

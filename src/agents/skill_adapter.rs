@@ -14,8 +14,10 @@ pub fn skill_prompts_of(skills: &SkillSet, named: &[String]) -> Vec<SkillPrompt>
             name: s.name.clone(),
             description: s.description.clone(),
             body: s.body.clone(),
+            // A skill whose allowed-tools forbid its scripts lists none: each would be refused.
             scripts: s
                 .tools()
+                .filter(|_| s.allows_scripts())
                 .map(|t| {
                     let usage = t.flag_usage();
                     let call = if usage.is_empty() {
@@ -30,7 +32,7 @@ pub fn skill_prompts_of(skills: &SkillSet, named: &[String]) -> Vec<SkillPrompt>
                     };
                     (call, what)
                 })
-                .chain(s.scripts().iter().map(|sc| {
+                .chain(s.scripts().iter().filter(|_| s.allows_scripts()).map(|sc| {
                     let mut path = if sc.rel_path.contains('/') {
                         sc.rel_path.clone()
                     } else {

@@ -214,6 +214,21 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
     (defs, map)
 }
 
+/// The target of `name` when it is a function of a skill whose `allowed-tools` forbids its
+/// scripts (never offered): the call goes to the dispatcher like any other, whose refusal
+/// names the tools the skill allows.
+pub fn locked_target(skills: &SkillSet, name: &str) -> Option<ToolTarget> {
+    crate::skills::functions::locked(skills)
+        .into_iter()
+        .find(|f| f.name == name)
+        .map(|f| ToolTarget {
+            skill: f.skill,
+            reference: f.reference,
+            json_input: false,
+            has_input_property: true,
+        })
+}
+
 /// The call's arguments → (argv after the script, stdin bytes). Models send the input both
 /// bare (`{"path": "x"}`) and wrapped (`{"input": {"path": "x"}}`): both are accepted.
 /// For a JSON tool the (unwrapped) object is the input; for a script, `args` are its argv and

@@ -310,7 +310,10 @@ mod tests {
             "capabilities": {"elicitation": {"url": {}}}}),
         )));
         assert_eq!(r["result"]["protocolVersion"], VERSIONS[0]);
-        assert_eq!(s.client().unwrap().elicitation, Some(vec!["url".to_string()]));
+        assert_eq!(
+            s.client().unwrap().elicitation,
+            Some(vec!["url".to_string()])
+        );
     }
 
     #[test]

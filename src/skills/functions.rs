@@ -72,6 +72,17 @@ pub fn functions(skills: &SkillSet) -> Vec<Function> {
     out
 }
 
+/// The functions the skills that may not run scripts (`allowed-tools` without `Bash`) would
+/// have: never offered, but a model that calls one by its name is told why it cannot run
+/// rather than that no such tool exists.
+pub fn locked(skills: &SkillSet) -> Vec<Function> {
+    skills
+        .iter()
+        .filter(|s| !s.allows_scripts())
+        .flat_map(|s| of_skill(s).into_iter().map(|(f, _)| f))
+        .collect()
+}
+
 /// The tools then the scripts of `skill`, each with its plain name and the path part used if
 /// that name clashes.
 fn of_skill(skill: &Skill) -> Vec<(Function, String)> {

@@ -959,7 +959,10 @@ mod tests {
         )
         .unwrap();
         std::fs::write(t.join("tool.yaml"), "id: stats\nscript: stats.py\n").unwrap();
-        assert_eq!(load_tool(&t).unwrap().description, "Summarise a CSV column.");
+        assert_eq!(
+            load_tool(&t).unwrap().description,
+            "Summarise a CSV column."
+        );
         // tool.yaml's own description wins over the comment.
         std::fs::write(
             t.join("tool.yaml"),
@@ -979,8 +982,10 @@ mod tests {
         std::fs::write(t.join("tool.yaml"), "id: t\nscript: run.sh\ninput: args\n").unwrap();
         let problems = load_tool(&t).unwrap_err();
         assert!(
-            problems.iter().any(|p| p.ends_with("tool.yaml:3: key `input`: a tool with a \
-                 schema.json takes its input as JSON (`input: json`)")),
+            problems.iter().any(|p| p.ends_with(
+                "tool.yaml:3: key `input`: a tool with a \
+                 schema.json takes its input as JSON (`input: json`)"
+            )),
             "{problems:?}"
         );
         // Positive control: `input: json` loads.
