@@ -507,6 +507,15 @@ impl Dispatcher {
         if let Some(reference) = self.skills.reference_for_function(&argv0) {
             argv[0] = reference;
         }
+        // `<path-to-skill>/scripts/x.py` and a root script's file name, as SKILL.md bodies
+        // write them: the script they name.
+        match self.skills.written_reference(&argv[0]) {
+            Some(Ok(reference)) => argv[0] = reference,
+            Some(Err(e)) => {
+                return self.block(origin, &argv, None, Decision::Invalid, e.to_string());
+            }
+            None => {}
+        }
         let argv0 = argv[0].clone();
         // `python3 scripts/x.py ARGS` as SKILL.md bodies write it: that script, not python3.
         let invocation = match self.skills.invocation(&argv).transpose() {

@@ -1041,3 +1041,101 @@ fn a_skill_whose_allowed_tools_forbid_scripts_shows_none_and_says_why() {
         assert!(!why.contains("unknown tool"), "{why}");
     }
 }
+
+/// A script at the skill root, written as a SKILL.md body or a model would (its file name,
+/// `SKILL/FILE`, behind an interpreter): every refusal names it `SKILL:FILE` and suggests a
+/// pattern under which the very same directive then runs; listings name it so too.
+#[test]
+fn a_root_script_is_named_and_allowed_by_a_reference_that_resolves() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/data/SKILL.md",
+        "---\nname: data\ndescription: Data.\n---\nRun rootscript.sh.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/data/rootscript.sh",
+        "# Echo at the root.\necho root \"$@\"\n",
+    );
+    for directive in [
+        "!{rootscript.sh a}",
+        "!{data/rootscript.sh a}",
+        "!{data:rootscript a}",
+        "!{sh rootscript.sh a}",
+        "!{bash data/rootscript.sh a}",
+    ] {
+        let out = home
+            .cmd()
+            .args(["filter", "--allow-scripts", "-y"])
+            .write_stdin(format!("{directive}\n"))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert!(
+            err.contains("`data:rootscript.sh a` is not in allowed_commands (allow it with --allow 'data:rootscript')"),
+            "{directive}: {err}"
+        );
+        let out = home
+            .cmd()
+            .args(["filter", "-y", "--allow", "data:rootscript"])
+            .write_stdin(format!("{directive}\n"))
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&out), "root a\n", "{directive}: {}", stderr(&out));
+    }
+    // A file name that is no root script stays a system command.
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("!{other.sh a}\n")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("(allow it with --allow 'other.sh')"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Placeholders that stand for the skill folder in real SKILL.md files (OpenAI's gh-fix-ci
+/// writes `python "<path-to-skill>/scripts/inspect_pr_checks.py" --repo .`) are that skill's
+/// script, under `scripts/*`.
+#[test]
+fn a_skill_folder_placeholder_in_front_of_a_script_is_that_script() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/gh-fix-ci/SKILL.md",
+        "---\nname: gh-fix-ci\ndescription: Fix CI.\n---\nRun `python \"<path-to-skill>/scripts/inspect_pr_checks.py\" --repo \".\"`.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/gh-fix-ci/scripts/inspect_pr_checks.py",
+        "import sys\nprint('inspect', sys.argv[1:])\n",
+    );
+    for directive in [
+        "!{python \"<path-to-skill>/scripts/inspect_pr_checks.py\" --repo .}",
+        "!{python3 {baseDir}/scripts/inspect_pr_checks.py --repo .}",
+        "!{python '$SKILL_DIR/scripts/inspect_pr_checks.py' --repo .}",
+        "!{python \"<gh-fix-ci-path>/scripts/inspect_pr_checks.py\" --repo .}",
+        "!{\"<path-to-skill>/scripts/inspect_pr_checks.py\" --repo .}",
+    ] {
+        let out = home
+            .cmd()
+            .args(["filter", "--allow-scripts", "-y"])
+            .write_stdin(format!("{directive}\n"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            stdout(&out),
+            "inspect ['--repo', '.']\n",
+            "{directive}: {}",
+            stderr(&out)
+        );
+    }
+    // Control: without the placeholder the same path is the user's own file, not run.
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("!{python \"<elsewhere>/scripts/inspect_pr_checks.py\"}\n")
+        .output()
+        .unwrap();
+    assert!(stderr(&out).contains("blocked"), "{}", stderr(&out));
+}

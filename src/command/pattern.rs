@@ -360,7 +360,13 @@ impl Target<'_> {
                 skill,
                 rel_path,
                 args,
-            } => (format!("{skill}/{rel_path}"), *args),
+            } if rel_path.contains('/') => (format!("{skill}/{rel_path}"), *args),
+            // At the skill root: the form that resolves to it (`SKILL/x.sh` would not).
+            Target::Script {
+                skill,
+                rel_path,
+                args,
+            } => (format!("{skill}:{rel_path}"), *args),
             Target::System { program, args } => (program.to_string(), *args),
         };
         let words: Vec<String> = std::iter::once(head.as_str())

@@ -138,7 +138,12 @@ impl SkillSet {
                 })
             });
         }
-        let mut reference = self.reference_for(target)?;
+        let mut reference =
+            match self.written_reference(target.strip_prefix("./").unwrap_or(target)) {
+                Some(Ok(reference)) => reference,
+                Some(Err(e)) => return Some(Err(e)),
+                None => self.reference_for(target)?,
+            };
         if !self.is_script_ref(&reference) {
             return None;
         }

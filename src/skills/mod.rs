@@ -9,6 +9,7 @@
 //! - `invocation`: `python3 scripts/x.py`, `python -m scripts.x` as the skill script they name.
 //! - `files`: a skill's body and files for the model (`!{skill NAME [FILE]}`).
 //! - `tools`: script tools, `tools/{id}/` folders with `tool.yaml` and a JSON Schema.
+//! - `written`: `<path-to-skill>/scripts/x.py` and a root script's file name as references.
 
 pub(crate) mod discover;
 mod excerpt;
@@ -21,6 +22,7 @@ pub(crate) mod rules;
 pub(crate) mod scripts;
 pub(crate) mod tools;
 pub(crate) mod validate;
+pub(crate) mod written;
 
 // For the skills benchmark; not part of the API.
 #[doc(hidden)]

@@ -39,7 +39,7 @@ pub enum ResolveError {
         skills: Vec<String>,
     },
     /// `SKILL:ID` matches several scripts of one skill (`x.py` and `x.sh`).
-    #[error("`{written}` is ambiguous: skill `{skill}` has {}; write {skill}/{}", candidates.join(", "), candidates[0])]
+    #[error("`{written}` is ambiguous: skill `{skill}` has {}; write {}", candidates.join(", "), script_reference(skill, &candidates[0]))]
     AmbiguousId {
         /// `argv[0]` as written.
         written: String,
@@ -269,10 +269,18 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
             skill.name
         ))),
         [] => {
-            let known: Vec<&str> = skill
+            let known: Vec<String> = skill
                 .tools()
-                .map(|t| t.id.as_str())
-                .chain(skill.scripts().iter().map(|s| s.rel_path.as_str()))
+                .map(|t| t.id.clone())
+                .chain(
+                    skill
+                        .scripts()
+                        .iter()
+                        .map(|s| match s.rel_path.contains('/') {
+                            true => s.rel_path.clone(),
+                            false => script_reference(&skill.name, &s.rel_path),
+                        }),
+                )
                 .collect();
             Err(ResolveError::NotFound(format!(
                 "skill `{}` has no tool or script `{id}` (it has: {})",

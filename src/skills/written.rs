@@ -1,0 +1,183 @@
+//! Script paths as SKILL.md bodies and models write them, mapped to the reference a directive
+//! resolves (DESIGN §2):
+//! - a placeholder for the skill folder in front of the path — `<path-to-skill>/scripts/x.py`
+//!   (OpenAI's gh-fix-ci), `{baseDir}/scripts/x.py`, `'$SKILL_DIR/scripts/x.py'` — is that
+//!   path of a loaded skill: `scripts/x.py`, or `NAME/scripts/x.py` for `<NAME-path>`;
+//! - a script at a skill's root written by its file name (`rootscript.sh`, `data/rootscript.sh`)
+//!   is `SKILL:rootscript.sh`, the one form that resolves to it.
+//!
+//! Pure but for the skills' detected scripts.
+
+use super::{ResolveError, SkillSet};
+
+/// Placeholders for "this skill's folder" that do not say which skill. Surveyed in Anthropic's
+/// and OpenAI's public collections (`<path-to-skill>`, `<skill-path>`) and in the conventions
+/// other clients document for SKILL.md (`{baseDir}`, `$SKILL_DIR`, `${CLAUDE_SKILL_DIR}`), plus
+/// skillpipe's own `$SKILL_BASE_DIR`. A `$` form only reaches here single-quoted: unquoted or in
+/// double quotes it is shell syntax, refused before.
+const GENERIC: &[&str] = &[
+    "<path-to-skill>",
+    "<skill-path>",
+    "<skill-dir>",
+    "<skill-root>",
+    "<skill_dir>",
+    "<skill-folder>",
+    "{baseDir}",
+    "{skillDir}",
+    "{skill_dir}",
+    "$SKILL_DIR",
+    "${SKILL_DIR}",
+    "$SKILL_ROOT",
+    "${SKILL_ROOT}",
+    "$SKILL_BASE_DIR",
+    "${SKILL_BASE_DIR}",
+    "$CLAUDE_SKILL_DIR",
+    "${CLAUDE_SKILL_DIR}",
+];
+
+/// `<NAME-path>` / `<NAME-dir>` (skill-creator's `<skill-creator-path>`): that skill's folder.
+const NAMED_SUFFIXES: &[&str] = &["-path>", "-dir>"];
+
+impl SkillSet {
+    /// The reference `word` stands for when it is written one of the ways above; `None` when
+    /// it is not (it is then read as written). `Some(Err)` for a root file name that several
+    /// loaded skills have: the error lists the qualified candidates.
+    pub(crate) fn written_reference(&self, word: &str) -> Option<Result<String, ResolveError>> {
+        if let Some(reference) = self.placeholder(word) {
+            return Some(Ok(reference));
+        }
+        self.root_script(word)
+    }
+
+    /// `PLACEHOLDER/REST` → `REST`, `<NAME-path>/REST` → `NAME/REST` for a loaded NAME.
+    fn placeholder(&self, word: &str) -> Option<String> {
+        let (head, rest) = word.split_once('/')?;
+        if rest.is_empty() {
+            return None;
+        }
+        if GENERIC.contains(&head) {
+            return Some(rest.to_owned());
+        }
+        let name = head.strip_prefix('<').and_then(|h| {
+            NAMED_SUFFIXES
+                .iter()
+                .find_map(|suffix| h.strip_suffix(suffix))
+        })?;
+        self.get(name).map(|_| format!("{name}/{rest}"))
+    }
+
+    /// `FILE` (with an extension: a bare name without one is a system command) or
+    /// `SKILL/FILE`, where FILE is a script detected at the skill's root → `SKILL:FILE`.
+    fn root_script(&self, word: &str) -> Option<Result<String, ResolveError>> {
+        let is_root =
+            |skill: &super::Skill, file: &str| skill.scripts().iter().any(|s| s.rel_path == file);
+        if let Some((name, file)) = word.split_once('/') {
+            let skill = self.get(name)?;
+            return (!file.contains('/') && is_root(skill, file))
+                .then(|| Ok(format!("{name}:{file}")));
+        }
+        let has_extension = word.rfind('.').is_some_and(|i| i > 0 && i + 1 < word.len());
+        if !has_extension {
+            return None;
+        }
+        let owners: Vec<&str> = self
+            .iter()
+            .filter(|s| is_root(s, word))
+            .map(|s| s.name.as_str())
+            .collect();
+        match owners.as_slice() {
+            [] => None,
+            [one] => Some(Ok(format!("{one}:{word}"))),
+            many => Some(Err(ResolveError::NotFound(format!(
+                "`{word}` is a script at the root of several skills; write one of {}",
+                many.iter()
+                    .map(|s| format!("{s}:{word}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::skills::{LoadOptions, SkillSet};
+    use std::fs;
+
+    fn set() -> (tempfile::TempDir, SkillSet) {
+        let root = tempfile::tempdir().unwrap();
+        for (name, files) in [
+            ("gh-fix-ci", &["scripts/inspect.py"][..]),
+            ("data", &["rootscript.sh", "scripts/sub.sh"][..]),
+            ("more", &["shared.py"][..]),
+            ("also", &["shared.py"][..]),
+        ] {
+            let dir = root.path().join(name);
+            fs::create_dir_all(dir.join("scripts")).unwrap();
+            fs::write(
+                dir.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: d\n---\nb\n"),
+            )
+            .unwrap();
+            for f in files {
+                fs::write(dir.join(f), "import sys\nprint(sys.argv)\n").unwrap();
+            }
+        }
+        let set = SkillSet::load_with(&[root.path().to_path_buf()], &LoadOptions::default());
+        (root, set)
+    }
+
+    fn ok(set: &SkillSet, word: &str) -> Option<String> {
+        set.written_reference(word).map(Result::unwrap)
+    }
+
+    #[test]
+    fn placeholders_for_the_skill_folder() {
+        let (_root, set) = set();
+        for p in [
+            "<path-to-skill>",
+            "{baseDir}",
+            "$SKILL_DIR",
+            "${CLAUDE_SKILL_DIR}",
+        ] {
+            assert_eq!(
+                ok(&set, &format!("{p}/scripts/inspect.py")).as_deref(),
+                Some("scripts/inspect.py"),
+                "{p}"
+            );
+        }
+        assert_eq!(
+            ok(&set, "<gh-fix-ci-path>/scripts/inspect.py").as_deref(),
+            Some("gh-fix-ci/scripts/inspect.py")
+        );
+        // Not a loaded skill, not a placeholder, or nothing after it: read as written.
+        assert_eq!(ok(&set, "<nope-path>/scripts/inspect.py"), None);
+        assert_eq!(ok(&set, "<other>/scripts/inspect.py"), None);
+        assert_eq!(ok(&set, "<path-to-skill>/"), None);
+        assert_eq!(ok(&set, "scripts/inspect.py"), None);
+    }
+
+    #[test]
+    fn root_scripts_by_file_name() {
+        let (_root, set) = set();
+        assert_eq!(
+            ok(&set, "rootscript.sh").as_deref(),
+            Some("data:rootscript.sh")
+        );
+        assert_eq!(
+            ok(&set, "data/rootscript.sh").as_deref(),
+            Some("data:rootscript.sh")
+        );
+        // A system command stays one: no extension, not a root script, a deeper path.
+        assert_eq!(ok(&set, "ls"), None);
+        assert_eq!(ok(&set, "sub.sh"), None);
+        assert_eq!(ok(&set, "data/scripts/sub.sh"), None);
+        assert_eq!(ok(&set, "bin/rootscript.sh"), None);
+        let e = set.written_reference("shared.py").unwrap().unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("more:shared.py") && e.contains("also:shared.py"),
+            "{e}"
+        );
+    }
+}
