@@ -1426,3 +1426,37 @@ fn sigterm_with_calls_waiting_for_a_turn_starts_none_of_them() {
         assert!(rec["duration_ms"].is_u64(), "{rec}");
     }
 }
+
+/// A script at the skill root is described and refused under the name a directive resolves
+/// (`t:root.sh`), and the pattern the refusal suggests lets the call run.
+#[test]
+fn a_root_script_is_named_as_a_directive_names_it() {
+    let home = setup();
+    home.write(
+        "skills/t/root.sh",
+        "#!/bin/sh\n# At the root.\necho root \"$@\"\n",
+    );
+    let mut c = Client::start(&home, &["--allow-scripts", "-y", "--allow", "x"]);
+    let tools = c.request("tools/list", json!({}));
+    let root = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "t__root")
+        .unwrap()
+        .clone();
+    assert_eq!(root["description"], "At the root. (t:root.sh of skill t)");
+    let r = c.call("t__root", json!({"args": ["a"]}));
+    assert_eq!(r["isError"], true);
+    assert!(
+        text(&r)
+            .contains("`t:root.sh a` is not in allowed_commands (allow it with --allow 't:root'"),
+        "{r}"
+    );
+    c.close();
+    let mut c = Client::start(&home, &["-y", "--allow", "t:root"]);
+    let r = c.call("t__root", json!({"args": ["a"]}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(text(&r).trim(), "root a");
+    c.close();
+}

@@ -168,16 +168,15 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 let Some(script) = skill.scripts().iter().find(|s| s.rel_path == f.rel_path) else {
                     continue;
                 };
+                // Named as a directive names it: a root script has no path form.
+                let shown = match script.rel_path.contains('/') {
+                    true => script.rel_path.clone(),
+                    false => f.reference.clone(),
+                };
                 let description = if script.description.is_empty() {
-                    format!(
-                        "Run {} of skill {}: {}",
-                        script.rel_path, skill.name, skill.description
-                    )
+                    format!("Run {shown} of skill {}: {}", skill.name, skill.description)
                 } else {
-                    format!(
-                        "{} ({} of skill {})",
-                        script.description, script.rel_path, skill.name
-                    )
+                    format!("{} ({shown} of skill {})", script.description, skill.name)
                 };
                 // A script with a schema beside it reads that JSON on stdin: offer the schema.
                 let schema = crate::skills::tools::script_tool(script)
