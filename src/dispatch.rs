@@ -1136,7 +1136,8 @@ impl Dispatcher {
 }
 
 /// The first argument that is a relative path found under `caller` but not under `cwd` (where
-/// the script runs).
+/// the script runs), or `.` itself (`--repo .`), which both have but which means another
+/// folder there. Called only when the two differ.
 fn relative_arg_elsewhere(
     args: &[OsString],
     cwd: &std::path::Path,
@@ -1145,7 +1146,9 @@ fn relative_arg_elsewhere(
     args.iter()
         .filter_map(|a| a.to_str())
         .filter(|a| !a.is_empty() && !a.starts_with('-') && !a.starts_with('/'))
-        .find(|a| caller.join(a).exists() && !cwd.join(a).exists())
+        .find(|a| {
+            crate::sandbox::hint::is_here(a) || (caller.join(a).exists() && !cwd.join(a).exists())
+        })
         .map(str::to_string)
 }
 

@@ -1256,6 +1256,51 @@ fn a_relative_path_meant_for_the_callers_folder_gets_a_workdir_hint() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "found\n", "{out:?}");
 }
 
+/// `--repo .` (OpenAI's gh-fix-ci): `.` exists in the skill's folder too, but is not the
+/// user's; when the script fails there, the hint is given for it as well.
+#[test]
+fn a_dot_argument_gets_the_workdir_hint_when_the_script_fails_elsewhere() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        &tmp.path().join("skills"),
+        "check",
+        &basic("check"),
+        &[(
+            "scripts/in_repo.sh",
+            "#!/bin/bash
+test -e \"$2/.marker\" || { echo \"Error: not inside a Git repository.\" >&2; exit 1; }\necho ok\n",
+        )],
+    );
+    let work = tmp.path().join("work");
+    fs::create_dir_all(&work).unwrap();
+    fs::write(work.join(".marker"), "x").unwrap();
+    let run = |extra: &[&str]| {
+        skillpipe(tmp.path())
+            .current_dir(&work)
+            .args(["run", "--skills-dir"])
+            .arg(tmp.path().join("skills"))
+            .args(["--allow-scripts", "-y"])
+            .args(extra)
+            .args(["check", "in_repo", "--", "--repo", "."])
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "the script ran in its skill's folder, so `.` was that folder, not where you are: \
+             --workdir caller runs skill scripts where you are"
+        ),
+        "{err}"
+    );
+    // The control: run where the user is, it succeeds, and no hint comes.
+    let out = run(&["--workdir", "caller"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n", "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("--workdir caller"));
+}
+
 /// The user's own agent (in `$XDG_CONFIG_HOME/skillpipe/agents`, so it may widen the policy).
 fn own_agent(home: &Path, name: &str, policy: &str) {
     let dir = home.join(".config/skillpipe/agents");

@@ -181,8 +181,8 @@ fn hint(h: &Hint) -> String {
         // Names no key: the same either way.
         Hint::Refused { .. } => h.to_string(),
         Hint::Workdir { arg } => format!(
-            "the script ran in its skill's folder, where `{arg}` does not exist (it does where you \
-             are): --workdir caller runs skill scripts where you are"
+            "{}: --workdir caller runs skill scripts where you are",
+            crate::sandbox::hint::workdir_story(arg)
         ),
         Hint::MissingModule(_) => {
             h.missing_module(|path| format!("--allow-read {}", path.display()))

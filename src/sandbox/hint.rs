@@ -241,8 +241,8 @@ impl std::fmt::Display for Hint {
             ),
             Hint::Workdir { arg } => write!(
                 f,
-                "the script ran in its skill's folder, where `{arg}` does not exist (it does where \
-                 you are): workdir = \"caller\" runs skill scripts where you are"
+                "{}: workdir = \"caller\" runs skill scripts where you are",
+                workdir_story(arg)
             ),
             Hint::MissingModule(_) => {
                 f.write_str(&self.missing_module(|_| "listing it in allow_read".to_string()))
@@ -257,6 +257,25 @@ pub(crate) fn sockets_closed(named: bool) -> &'static str {
         "sandbox: only the Unix sockets named in the policy are open"
     } else {
         "sandbox: Unix sockets are closed"
+    }
+}
+
+/// `.` or `./`: the folder a command runs in, whichever that is.
+pub(crate) fn is_here(arg: &str) -> bool {
+    matches!(arg, "." | "./")
+}
+
+/// What went wrong for [`Hint::Workdir`]: `arg` missing in the skill's folder, or `.` (which
+/// exists everywhere) naming the skill's folder instead of the user's.
+pub(crate) fn workdir_story(arg: &str) -> String {
+    match is_here(arg) {
+        true => format!(
+            "the script ran in its skill's folder, so `{arg}` was that folder, not where you are"
+        ),
+        false => format!(
+            "the script ran in its skill's folder, where `{arg}` does not exist (it does where \
+             you are)"
+        ),
     }
 }
 
