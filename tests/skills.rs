@@ -1514,3 +1514,71 @@ fn spec_warnings_count_only_the_skills_in_use() {
     let one = run(&["--skill", "good"]);
     assert!(!one.contains("spec warnings"), "{one}");
 }
+
+/// The same collection in two folders of the search path (`cp -r ~/.claude/skills
+/// ~/.agents/skills`): identical copies are one skill, with no warning; copies that differ are
+/// one summary line on ordinary commands, each named with its folders by `skills list`.
+#[test]
+fn identical_copies_are_one_skill_and_real_clashes_are_summed_up() {
+    let tmp = TempDir::new().unwrap();
+    let home = tmp.path();
+    let names = ["alpha", "beta", "gamma"];
+    for root in [".claude/skills", ".agents/skills"] {
+        for name in names {
+            skill(
+                &home.join(root),
+                name,
+                &basic(name),
+                &[("scripts/run.sh", "echo run\n")],
+            );
+        }
+    }
+    let filter = || {
+        let out = skillpipe(home)
+            .arg("filter")
+            .write_stdin("x")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = filter();
+    assert!(
+        !err.contains("duplicate") && !err.contains("ignored"),
+        "{err}"
+    );
+    // Two copies now differ (one in a script, one in its SKILL.md).
+    fs::write(
+        home.join(".claude/skills/alpha/scripts/run.sh"),
+        "echo other\n",
+    )
+    .unwrap();
+    fs::write(
+        home.join(".claude/skills/beta/SKILL.md"),
+        "---\nname: beta\ndescription: Changed.\n---\nBody.\n",
+    )
+    .unwrap();
+    let err = filter();
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("ignored")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0]
+            .contains("2 skills are also found later in the skill search path with other contents")
+            && lines[0].contains("alpha, beta")
+            && !lines[0].contains("gamma"),
+        "{err}"
+    );
+    let out = skillpipe(home).args(["skills", "list"]).output().unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["alpha", "beta"] {
+        assert!(
+            all.contains(&format!("duplicate skill `{name}` ignored")),
+            "{all}"
+        );
+    }
+    assert!(!all.contains("duplicate skill `gamma`"), "{all}");
+}

@@ -108,6 +108,24 @@ pub enum SkillSkipped {
     },
 }
 
+/// What commands that use skills say about differing duplicates: the warning itself for one,
+/// one line naming them all for several (`skills list` gives each warning).
+fn clash_summary(clashes: Vec<(String, String)>) -> Option<String> {
+    match clashes.len() {
+        0 => None,
+        1 => clashes.into_iter().next().map(|(_, warning)| warning),
+        n => {
+            let mut names: Vec<String> = clashes.into_iter().map(|(name, _)| name).collect();
+            names.dedup();
+            Some(format!(
+                "{n} skills are also found later in the skill search path with other contents, \
+                 and those copies are ignored: {} (`skillpipe skills list` says where each is)",
+                names.join(", ")
+            ))
+        }
+    }
+}
+
 /// Why a folder's tools cannot join the skills (see [`tool_owner`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToolOwnerError {
@@ -156,6 +174,9 @@ impl SkillSet {
         let mut set = SkillSet::default();
         let mut seen_dirs: Vec<PathBuf> = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
+        // Each duplicate that differs from the skill loaded, with its warning (for the
+        // one-line summary commands show).
+        let mut clashes: Vec<(String, String)> = Vec::new();
         for dir in dirs {
             for candidate in skill_folders(dir) {
                 let Ok(canonical) = fs::canonicalize(&candidate) else {
@@ -168,6 +189,11 @@ impl SkillSet {
                 match load_skill(&candidate, canonical.clone(), opts) {
                     Ok(skill) => {
                         if let Some(&i) = by_name.get(&skill.name) {
+                            // A copy of the skill loaded (the same collection in two
+                            // folders) is that skill: nothing to say.
+                            if super::copies::identical(&set.skills[i].dir, &skill.dir) {
+                                continue;
+                            }
                             // A skill folder is a search-path entry of its own: put first,
                             // it is the one loaded (directives name skills, not folders).
                             let warning = format!(
@@ -182,7 +208,7 @@ impl SkillSet {
                             // same name is expected (and lasting): `skills list` says it,
                             // every run need not.
                             if !is_shipped_folder(dir) {
-                                set.load_problems.push(warning.clone());
+                                clashes.push((skill.name.clone(), warning.clone()));
                             }
                             set.warnings.push(warning);
                             continue;
@@ -201,6 +227,7 @@ impl SkillSet {
                 }
             }
         }
+        set.load_problems.extend(clash_summary(clashes));
         set
     }
 
