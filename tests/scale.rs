@@ -185,6 +185,78 @@ fn a_named_skill_keeps_its_body_and_a_big_one_warns() {
         stderr.contains("warning: the system prompt is") && stderr.contains("over the budget"),
         "{stderr}"
     );
+    // The advice fits: one skill named in full, none in the catalog.
+    assert!(
+        stderr.contains("skill `big` is sent in full (")
+            && stderr.contains("left unnamed, it is a one-line catalog entry")
+            && !stderr.contains("the others stay in the catalog"),
+        "{stderr}"
+    );
+}
+
+/// 30 spec-valid skills with descriptions near the 1024-character limit and six scripts each
+/// (script names shared, so every path is qualified): the catalog keeps its own budget.
+#[test]
+fn thirty_skills_at_the_spec_limits_stay_under_budget() {
+    let home = TestHome::new();
+    let root = home.path().join(".claude/skills");
+    let description = "Handles a family of document tasks - reading, converting, checking and \
+                       summarising files of this kind, with care for layout and content. "
+        .repeat(8)[..1020]
+        .trim()
+        .to_string();
+    let names = [
+        "extract_text",
+        "convert_format",
+        "check_layout",
+        "summarise_doc",
+        "validate_input",
+        "render_output",
+    ];
+    let scripts: Vec<(String, String)> = names
+        .iter()
+        .map(|n| {
+            (
+                format!("scripts/{n}.py"),
+                format!("\"\"\"{n} does things.\"\"\"\nimport sys\nprint(sys.argv)\n"),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = scripts
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    for i in 0..30 {
+        skill(
+            &root,
+            &format!("skill-number-{i:02}"),
+            &description,
+            "# Body\nUse the scripts.\n",
+            &files,
+        );
+    }
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = chat(&home, &server).args(["-v", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let system = messages(&server, 0)[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.len() <= TARGET_PROMPT_BYTES,
+        "system prompt is {} bytes",
+        system.len()
+    );
+    for i in 0..30 {
+        assert!(
+            system.contains(&format!("- skill-number-{i:02}: Handles a family")),
+            "{system}"
+        );
+    }
+    assert!(
+        system.contains("skill-number-00/scripts/"),
+        "script paths are still listed: {system}"
+    );
 }
 
 #[test]

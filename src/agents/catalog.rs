@@ -10,6 +10,22 @@ use super::prompt::{SkillPrompt, cell, script_ref};
 pub const MAX_DESCRIPTION_CHARS: usize = 240;
 /// Script paths listed per entry; the rest are counted (the body lists them all).
 pub const MAX_SCRIPTS_LISTED: usize = 6;
+/// The most the catalog (header and entries) may take. With many skills, every entry is cut
+/// alike — fewer script paths first, then shorter descriptions (see [`CUTS`]) — until it fits:
+/// with the guide, thirty installed skills stay within DESIGN's 12 KB.
+pub const CATALOG_BUDGET_BYTES: usize = 10 * 1024;
+/// `(description characters, script paths listed)` per entry, tried in order: the first that
+/// fits [`CATALOG_BUDGET_BYTES`] is used, else the last. A description is what the model picks a
+/// skill by, so script paths (which `!{skill NAME}` lists anyway) go first.
+const CUTS: &[(usize, usize)] = &[
+    (MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED),
+    (MAX_DESCRIPTION_CHARS, 4),
+    (180, 4),
+    (180, 2),
+    (120, 2),
+    (120, 0),
+    (80, 0),
+];
 
 /// What the model is told once, above the entries. Plain text, no backticks: models copy them.
 pub const CATALOG_HEADER: &str = "\
@@ -23,40 +39,69 @@ pub const FILES_HINT: &str = "To read a file that a skill mentions, such as refe
 /// Appends the catalog (header and one line per catalog-only skill) to `out`; nothing when no
 /// skill is catalog-only. `all` are every skill in the prompt, to qualify shared script paths.
 pub fn push_catalog(out: &mut String, all: &[SkillPrompt]) {
-    let mut entries = all.iter().filter(|s| s.catalog_only).peekable();
-    if entries.peek().is_none() {
-        return;
-    }
-    out.push_str(CATALOG_HEADER);
-    for skill in entries {
-        push_entry(out, skill, all);
-    }
-    out.push('\n');
+    out.push_str(&catalog(all));
 }
 
-fn push_entry(out: &mut String, skill: &SkillPrompt, all: &[SkillPrompt]) {
+/// The catalog: the first of [`CUTS`] whose rendering fits [`CATALOG_BUDGET_BYTES`], else the
+/// shortest; "" when no skill is catalog-only.
+fn catalog(all: &[SkillPrompt]) -> String {
+    let mut shortest = String::new();
+    for &(chars, scripts) in CUTS {
+        shortest = render(all, chars, scripts);
+        if shortest.len() <= CATALOG_BUDGET_BYTES {
+            break;
+        }
+    }
+    shortest
+}
+
+fn render(all: &[SkillPrompt], chars: usize, scripts: usize) -> String {
+    let mut entries = all.iter().filter(|s| s.catalog_only).peekable();
+    if entries.peek().is_none() {
+        return String::new();
+    }
+    let mut out = String::from(CATALOG_HEADER);
+    for skill in entries {
+        push_entry(&mut out, skill, all, chars, scripts);
+    }
+    out.push('\n');
+    out
+}
+
+fn push_entry(
+    out: &mut String,
+    skill: &SkillPrompt,
+    all: &[SkillPrompt],
+    chars: usize,
+    scripts: usize,
+) {
     out.push_str("- ");
     out.push_str(&skill.name);
-    let description = crate::skills::excerpt(&cell(&skill.description), MAX_DESCRIPTION_CHARS);
+    let description = crate::skills::excerpt(&cell(&skill.description), chars);
     if !description.is_empty() {
         out.push_str(": ");
         out.push_str(&description);
     }
-    if !skill.scripts.is_empty() {
+    let total = skill.scripts.len();
+    if total > 0 {
         let listed: Vec<String> = skill
             .scripts
             .iter()
-            .take(MAX_SCRIPTS_LISTED)
+            .take(scripts)
             .map(|(path, _)| script_ref(&skill.name, path, all))
             .collect();
-        out.push_str(" Scripts: ");
-        out.push_str(&listed.join(", "));
-        let more = skill.scripts.len().saturating_sub(MAX_SCRIPTS_LISTED);
-        if more > 0 {
-            out.push_str(&format!(
-                " and {more} more (its !{{skill {}}} lists all)",
-                skill.name
-            ));
+        let more = total - listed.len();
+        let lists = format!("!{{skill {}}} lists", skill.name);
+        match (listed.is_empty(), more) {
+            (true, _) => out.push_str(&format!(
+                " Scripts: {total} ({lists} {})",
+                if total == 1 { "it" } else { "them" }
+            )),
+            (false, 0) => out.push_str(&format!(" Scripts: {}", listed.join(", "))),
+            (false, _) => out.push_str(&format!(
+                " Scripts: {} and {more} more (its {lists} all)",
+                listed.join(", ")
+            )),
         }
         out.push('.');
     }
@@ -90,8 +135,9 @@ pub fn estimated_tokens(prompt: &str) -> usize {
 /// window of the small local models skillpipe targets, before the conversation starts.
 pub const PROMPT_BUDGET_BYTES: usize = 16 * 1024;
 
-/// The size line shown by `agents show` and `chat --verbose`, and a warning when over budget.
-pub fn size_report(prompt: &str) -> (String, Option<String>) {
+/// The size line shown by `agents show` and `chat --verbose`, and a warning when over budget
+/// whose advice fits what fills the prompt: `skills` are the skills in it.
+pub fn size_report(prompt: &str, skills: &[SkillPrompt]) -> (String, Option<String>) {
     let line = format!(
         "system prompt: {} bytes, ~{} tokens",
         prompt.len(),
@@ -100,13 +146,60 @@ pub fn size_report(prompt: &str) -> (String, Option<String>) {
     let warning = (prompt.len() > PROMPT_BUDGET_BYTES).then(|| {
         format!(
             "the system prompt is {} bytes, over the budget of {PROMPT_BUDGET_BYTES} bytes \
-             (~{} tokens): name fewer skills with --skill or in the agent; the others stay \
-             in the catalog",
+             (~{} tokens): {}",
             prompt.len(),
-            PROMPT_BUDGET_BYTES / 4
+            PROMPT_BUDGET_BYTES / 4,
+            advice(skills)
         )
     });
     (line, warning)
+}
+
+/// What would shrink the prompt: the skills sent in full (biggest first), when they take more
+/// of it than the catalog; else the catalog. Only the skills named (by `--skill` or an agent)
+/// are loaded, so naming fewer drops the others, and naming none lists every installed skill
+/// in the catalog instead.
+fn advice(skills: &[SkillPrompt]) -> String {
+    let mut full: Vec<(&str, usize)> = skills
+        .iter()
+        .filter(|s| !s.catalog_only)
+        .map(|s| (s.name.as_str(), s.body.len() + s.description.len()))
+        .collect();
+    full.sort_by(|a, b| b.1.cmp(&a.1));
+    let full_bytes: usize = full.iter().map(|(_, b)| b).sum();
+    let catalog = catalog(skills);
+    let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
+    if !full.is_empty() && full_bytes >= catalog.len() {
+        let sizes: Vec<String> = full
+            .iter()
+            .take(3)
+            .map(|(n, b)| format!("`{n}` {b} bytes"))
+            .collect();
+        let more = match full.len() {
+            n if n > 3 => format!(", and {} more", n - 3),
+            _ => String::new(),
+        };
+        return match full.as_slice() {
+            [(name, bytes)] => format!(
+                "skill `{name}` is sent in full ({bytes} bytes) because --skill or the agent \
+                 names it; left unnamed, it is a one-line catalog entry whose body the model \
+                 loads with !{{skill {name}}} when it needs it"
+            ),
+            _ => format!(
+                "{} skills are sent in full ({}{more}) because --skill or the agent names them; \
+                 name only those this task needs, or none: then each installed skill is a \
+                 one-line catalog entry whose body the model loads when it needs it",
+                full.len(),
+                sizes.join(", ")
+            ),
+        };
+    }
+    format!(
+        "the catalog of {in_catalog} installed skills takes {} bytes; pick the skills this task \
+         needs with --skill NAME (repeatable) or an agent's `skills` list: the others are then \
+         not loaded",
+        catalog.len()
+    )
 }
 
 /// `chat --verbose`'s line: the system prompt's [`size_report`] line, the tool schemas when
@@ -218,14 +311,88 @@ mod tests {
         assert!(!line.contains("s6.py"));
     }
 
+    /// 30 spec-valid skills at the limits real collections reach: 1020-character
+    /// descriptions, six scripts each, every script path shared (so each is qualified).
+    fn thirty_at_the_limits() -> Vec<SkillPrompt> {
+        let description = "Handles a family of document tasks - reading, converting, checking \
+                           and summarising files of this kind. "
+            .repeat(12)[..1020]
+            .to_string();
+        let scripts = [
+            "scripts/extract_text.py",
+            "scripts/convert_format.py",
+            "scripts/check_layout.py",
+            "scripts/summarise_doc.py",
+            "scripts/validate_input.py",
+            "scripts/render_output.py",
+        ];
+        (0..30)
+            .map(|i| entry(&format!("document-skill-{i:02}"), &description, &scripts))
+            .collect()
+    }
+
+    #[test]
+    fn thirty_skills_at_the_limits_fit_the_catalog_budget() {
+        let skills = thirty_at_the_limits();
+        // Uncut, it would not fit.
+        assert!(
+            render(&skills, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED).len() > CATALOG_BUDGET_BYTES
+        );
+        let p = system_prompt("", &skills);
+        assert!(p.len() <= 12 * 1024, "{} bytes", p.len());
+        let catalog = catalog(&skills);
+        assert!(catalog.len() <= CATALOG_BUDGET_BYTES, "{}", catalog.len());
+        // Every skill is still there, with its scripts counted and a way to list them.
+        for i in 0..30 {
+            let name = format!("document-skill-{i:02}");
+            let line = p
+                .lines()
+                .find(|l| l.starts_with(&format!("- {name}: ")))
+                .unwrap_or_else(|| panic!("{name} missing: {p}"));
+            assert!(line.contains(&format!("!{{skill {name}}} lists")), "{line}");
+            assert!(
+                line.contains("Handles a family of document tasks"),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_budget_advice_fits_what_fills_the_prompt() {
+        let mut big = entry("claude-api", "Use the API.", &[]);
+        big.catalog_only = false;
+        big.body = "x".repeat(20_000);
+        let a = advice(std::slice::from_ref(&big));
+        assert!(
+            a.starts_with("skill `claude-api` is sent in full (20012 bytes) because --skill or the agent names it"),
+            "{a}"
+        );
+        assert!(!a.contains("stay in the catalog"), "{a}");
+        let mut other = big.clone();
+        other.name = "pdf".into();
+        other.body = "y".repeat(9_000);
+        let a = advice(&[other, big.clone()]);
+        assert!(
+            a.starts_with("2 skills are sent in full (`claude-api` 20012 bytes, `pdf` 9012 bytes)"),
+            "{a}"
+        );
+        // Only catalog entries: naming fewer in full is not the fix; picking is.
+        let a = advice(&thirty_at_the_limits());
+        assert!(
+            a.starts_with("the catalog of 30 installed skills takes ")
+                && a.contains("--skill NAME (repeatable)"),
+            "{a}"
+        );
+    }
+
     #[test]
     fn sizes_and_budget() {
         assert_eq!(estimated_tokens("abcde"), 2);
-        let (line, warn) = size_report("abcd");
+        let (line, warn) = size_report("abcd", &[]);
         assert_eq!(line, "system prompt: 4 bytes, ~1 tokens");
         assert!(warn.is_none());
         let big = "x".repeat(PROMPT_BUDGET_BYTES + 1);
-        let (_, warn) = size_report(&big);
+        let (_, warn) = size_report(&big, &[]);
         assert!(warn.unwrap().contains("over the budget of 16384 bytes"));
     }
 }
