@@ -344,6 +344,7 @@ fn skills_lists_tools_and_info_names_writes_and_env() {
         &format!("{dir}/scripts/hist.schema.json"),
         r#"{"type":"object","properties":{"bins":{"type":"integer"}}}"#,
     );
+    home.write(&format!("{dir}/top.sh"), "# At the root.\necho top\n");
     let out = home.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let server = Server::start([]);
@@ -352,6 +353,8 @@ fn skills_lists_tools_and_info_names_writes_and_env() {
     p.expect("!{stats:summarize --path TEXT} — Summarize a column.");
     p.expect("scripts/hist.py");
     p.expect("JSON on stdin: [--bins INTEGER]");
+    // A script at the skill root, by the name a directive resolves.
+    p.expect("stats:top.sh");
     p.prompt();
     p.send(b"/info\r");
     p.expect("writable   $TMPDIR, ");
