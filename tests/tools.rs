@@ -596,6 +596,8 @@ fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
         text.find("hello.py").unwrap(),
     );
     assert!(a < b, "scripts/ comes first: {text}");
+    // Listed by the name a directive resolves.
+    assert!(text.contains("greet:hello.py"), "{text}");
     // `scripts/*` covers scripts under scripts/ only; the hint names the root script by id.
     let out = home
         .cmd()

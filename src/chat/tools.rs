@@ -168,11 +168,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 let Some(script) = skill.scripts().iter().find(|s| s.rel_path == f.rel_path) else {
                     continue;
                 };
-                // Named as a directive names it: a root script has no path form.
-                let shown = match script.rel_path.contains('/') {
-                    true => script.rel_path.clone(),
-                    false => f.reference.clone(),
-                };
+                let shown = crate::skills::listed_name(&skill.name, &script.rel_path);
                 let description = if script.description.is_empty() {
                     format!("Run {shown} of skill {}: {}", skill.name, skill.description)
                 } else {

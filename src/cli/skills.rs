@@ -170,12 +170,12 @@ fn show(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
         return Ok(());
     }
     writeln!(out, "scripts:")?;
-    let path_w = scripts
+    // As a directive names each: a script at the skill root as `SKILL:FILE`.
+    let names: Vec<String> = scripts
         .iter()
-        .map(|s| s.rel_path.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
+        .map(|s| crate::skills::listed_name(&skill.name, &s.rel_path))
+        .collect();
+    let path_w = names.iter().map(String::len).max().unwrap_or(6).max(6);
     let interp_w = scripts
         .iter()
         .map(|s| s.interpreter.as_deref().map_or(1, str::len))
@@ -185,13 +185,13 @@ fn show(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
     writeln!(
         out,
         "  {:path_w$}  {:interp_w$}  DESCRIPTION",
-        "PATH", "INTERPRETER"
+        "SCRIPT", "INTERPRETER"
     )?;
-    for s in scripts {
+    for (s, name) in scripts.iter().zip(&names) {
         writeln!(
             out,
             "  {:path_w$}  {:interp_w$}  {}",
-            s.rel_path,
+            name,
             s.interpreter.as_deref().unwrap_or("?"),
             s.description
         )?;

@@ -649,12 +649,8 @@ impl Repl<'_> {
             out.push_str(&wrap(&line, "  ", "      "));
         }
         for sc in s.scripts() {
-            // As a directive names it: a root script has no path form (`SKILL:x.sh`).
-            let reference = match sc.rel_path.contains('/') {
-                true => sc.rel_path.clone(),
-                false => crate::skills::script_reference(&s.name, &sc.rel_path),
-            };
-            let path = sanitize(&reference);
+            let name = crate::skills::listed_name(&s.name, &sc.rel_path);
+            let path = sanitize(&name);
             let line = match sc.description.is_empty() {
                 true => path.to_string(),
                 false => format!("{path:<28} {}", sanitize(&sc.description)),

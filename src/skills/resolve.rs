@@ -276,10 +276,7 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
                     skill
                         .scripts()
                         .iter()
-                        .map(|s| match s.rel_path.contains('/') {
-                            true => s.rel_path.clone(),
-                            false => script_reference(&skill.name, &s.rel_path),
-                        }),
+                        .map(|s| listed_name(&skill.name, &s.rel_path)),
                 )
                 .collect();
             Err(ResolveError::NotFound(format!(
@@ -422,6 +419,15 @@ pub fn script_reference(skill: &str, rel_path: &str) -> String {
         format!("{skill}/{rel_path}")
     } else {
         format!("{skill}:{rel_path}")
+    }
+}
+
+/// How listings name a script: its path (`scripts/x.py`), or for one at the skill root, which
+/// has no path form, [`script_reference`]'s `SKILL:x.py`.
+pub fn listed_name(skill: &str, rel_path: &str) -> String {
+    match rel_path.contains('/') {
+        true => rel_path.to_owned(),
+        false => script_reference(skill, rel_path),
     }
 }
 
