@@ -462,13 +462,16 @@ impl Dispatcher {
         }
         match parsed {
             Ok(argv) => self.run_argv(origin, argv, None).await,
-            Err(e) => self.block(
-                origin,
-                &[body.to_string()],
-                None,
-                Decision::Invalid,
-                e.to_string(),
-            ),
+            Err(e) => {
+                let mut why = e.to_string();
+                // `$SKILL_DIR/scripts/x.py` as a SKILL.md wrote it: say what to write instead.
+                let placeholder =
+                    (e.offset()).and_then(|at| crate::skills::written::placeholder_at(body, at));
+                if let Some(p) = placeholder {
+                    why.push_str(&crate::skills::written::placeholder_advice(p));
+                }
+                self.block(origin, &[body.to_string()], None, Decision::Invalid, why)
+            }
         }
     }
 

@@ -1132,6 +1132,20 @@ fn a_skill_folder_placeholder_in_front_of_a_script_is_that_script() {
             stderr(&out)
         );
     }
+    // Unquoted, a `$` form is shell syntax: refused, saying how to write it.
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("!{python $SKILL_DIR/scripts/inspect_pr_checks.py}\n")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains(
+            "`$SKILL_DIR` stands for the skill's folder: write the script's path without it"
+        ),
+        "{}",
+        stderr(&out)
+    );
     // Control: without the placeholder the same path is the user's own file, not run.
     let out = home
         .cmd()

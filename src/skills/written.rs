@@ -38,6 +38,25 @@ const GENERIC: &[&str] = &[
 /// `<NAME-path>` / `<NAME-dir>` (skill-creator's `<skill-creator-path>`): that skill's folder.
 const NAMED_SUFFIXES: &[&str] = &["-path>", "-dir>"];
 
+/// The skill-folder placeholder that starts at byte `offset` of a directive body and is
+/// followed by `/` — where shell syntax was found (`$SKILL_DIR/…` unquoted, `<path-to-skill>/…`
+/// unquoted): the refusal can then say how to write the path instead.
+pub(crate) fn placeholder_at(body: &str, offset: usize) -> Option<&'static str> {
+    let rest = body.get(offset..)?;
+    GENERIC
+        .iter()
+        .copied()
+        .find(|p| rest.starts_with(p) && rest[p.len()..].starts_with('/'))
+}
+
+/// Said after the shell-syntax refusal of a body with a [`placeholder_at`].
+pub(crate) fn placeholder_advice(placeholder: &str) -> String {
+    format!(
+        "; `{placeholder}` stands for the skill's folder: write the script's path without it \
+         (scripts/x.py, or SKILL/scripts/x.py), or put it in single quotes"
+    )
+}
+
 impl SkillSet {
     /// The reference `word` stands for when it is written one of the ways above; `None` when
     /// it is not (it is then read as written). `Some(Err)` for a root file name that several
@@ -155,6 +174,16 @@ mod tests {
         assert_eq!(ok(&set, "<other>/scripts/inspect.py"), None);
         assert_eq!(ok(&set, "<path-to-skill>/"), None);
         assert_eq!(ok(&set, "scripts/inspect.py"), None);
+    }
+
+    #[test]
+    fn a_placeholder_where_shell_syntax_was_found_is_named() {
+        let body = "python $SKILL_DIR/scripts/x.py";
+        assert_eq!(super::placeholder_at(body, 7), Some("$SKILL_DIR"));
+        assert_eq!(super::placeholder_at("echo $HOME/x", 5), None);
+        assert_eq!(super::placeholder_at("x <path-to-skill>", 2), None);
+        let a = super::placeholder_advice("$SKILL_DIR");
+        assert!(a.contains("write the script's path without it"), "{a}");
     }
 
     #[test]
