@@ -1430,11 +1430,21 @@ fn a_missing_python_module_gets_an_install_hint() {
         &tmp.path().join("skills"),
         "office",
         &basic("office"),
-        &[(
-            "scripts/read.py",
-            "#!/usr/bin/env python3\nimport sys\nif sys.argv[1:] == ['plain']:\n    \
-             sys.exit('usage: read.py FILE')\nimport docx_absent_zz.sub\n",
-        )],
+        &[
+            (
+                "scripts/read.py",
+                "#!/usr/bin/env python3\nimport sys\nif sys.argv[1:] == ['plain']:\n    \
+                 sys.exit('usage: read.py FILE')\nimport docx_absent_zz.sub\n",
+            ),
+            // xlsx's shape: `scripts/recalc.py` imports its own `scripts/office/`, which
+            // `python -m scripts.recalc` (run from the skill root) does not put on the path.
+            (
+                "scripts/recalc.py",
+                "import sys\nfrom office_pkg_zz.soffice import run\nrun(sys.argv)\n",
+            ),
+            ("scripts/office_pkg_zz/__init__.py", ""),
+            ("scripts/office_pkg_zz/soffice.py", "def run(a):\n    print(a)\n"),
+        ],
     );
     let run = |arg: &str| {
         skillpipe(tmp.path())
@@ -1459,6 +1469,19 @@ fn a_missing_python_module_gets_an_install_hint() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("usage: read.py FILE") && !err.contains("pip install"),
+        "{err}"
+    );
+    // A module the skill bundles (anywhere in its folder) is not one to install.
+    let out = skillpipe(tmp.path())
+        .args(["filter", "--skills-dir"])
+        .arg(tmp.path().join("skills"))
+        .args(["--allow-scripts", "-y"])
+        .write_stdin("!{python -m scripts.recalc x.xlsx}\n")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("No module named 'office_pkg_zz'") && !err.contains("pip install"),
         "{err}"
     );
 }
