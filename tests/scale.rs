@@ -1052,3 +1052,34 @@ fn a_resumed_conversation_keeps_the_tools_of_skills_it_loaded() {
     assert!(!names.iter().any(|n| n.starts_with("kind-04")), "{names:?}");
     assert!(names.contains(&"load_skill".to_string()), "{names:?}");
 }
+
+/// `!{skill NAME FILE}` with FILE an absolute path inside that skill's folder (as a model
+/// copies it from a listing) reads that file; one in another skill's folder stays refused.
+#[test]
+fn an_absolute_path_inside_the_skill_is_read() {
+    let home = TestHome::new();
+    let root = install_thirty(&home);
+    let inside = root.join("big/references/extra.md");
+    let other = root.join("kind-01/SKILL.md");
+    let out = home
+        .cmd()
+        .arg("filter")
+        .write_stdin(format!(
+            "!{{skill big {}}}\n!{{skill big {}}}\n",
+            inside.display(),
+            other.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        "EXTRA-REFERENCE-TEXT\n\n",
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("outside the skill folder"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -1443,7 +1443,10 @@ fn a_missing_python_module_gets_an_install_hint() {
                 "import sys\nfrom office_pkg_zz.soffice import run\nrun(sys.argv)\n",
             ),
             ("scripts/office_pkg_zz/__init__.py", ""),
-            ("scripts/office_pkg_zz/soffice.py", "def run(a):\n    print(a)\n"),
+            (
+                "scripts/office_pkg_zz/soffice.py",
+                "def run(a):\n    print(a)\n",
+            ),
         ],
     );
     let run = |arg: &str| {
