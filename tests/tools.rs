@@ -1155,3 +1155,56 @@ fn a_skill_folder_placeholder_in_front_of_a_script_is_that_script() {
         .unwrap();
     assert!(stderr(&out).contains("blocked"), "{}", stderr(&out));
 }
+
+/// A tool folder with neither description.md nor a `description` key is described by its
+/// script's doc comment, as a plain script is (in the prompt, --tools and `skills show`).
+#[test]
+fn a_tool_without_a_description_is_described_by_its_script() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: Sums.\n---\nAdd.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/calc/tools/add/tool.yaml",
+        "id: add\nscript: add.py\n",
+    );
+    home.write(
+        "config/skillpipe/skills/calc/tools/add/add.py",
+        "#!/usr/bin/env python3\n\"\"\"Add two numbers from the JSON input.\"\"\"\nimport json, sys\n",
+    );
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &server.url, "--model", "m"])
+        .args(["--tools", "--allow-scripts", "--skill", "calc", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let req = &server.requests()[0];
+    let system = req["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("| calc:add [--KEY VALUE]... | Add two numbers from the JSON input. |"),
+        "{system}"
+    );
+    let tool = req["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "calc__add")
+        .unwrap();
+    assert_eq!(
+        tool["function"]["description"],
+        "Add two numbers from the JSON input. (tool add of skill calc)"
+    );
+    let out = home
+        .cmd()
+        .args(["skills", "show", "calc"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("Add two numbers from the JSON input."),
+        "{}",
+        stdout(&out)
+    );
+}
