@@ -1460,3 +1460,51 @@ fn a_root_script_is_named_as_a_directive_names_it() {
     assert_eq!(text(&r).trim(), "root a");
     c.close();
 }
+
+/// A client that declares elicitation in `url` mode only cannot be asked to confirm (a choice
+/// needs `form`): the refusal says which mode it lacks, not that it declared none.
+#[test]
+fn a_client_with_url_elicitation_only_is_told_form_is_missing() {
+    let home = setup();
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {"url": {}}},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "t__echo", "arguments": {}}}),
+    ]
+    .iter()
+    .map(|v| format!("{v}\n"))
+    .collect::<String>();
+    let mut child = server_cmd(&home, &["--allow-scripts"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut call = Value::Null;
+    for line in stdout.lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["id"] == 2 {
+            call = v;
+            break;
+        }
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let why = text(&call["result"]).to_string();
+    assert_eq!(call["result"]["isError"], true, "{call}");
+    assert!(
+        why.contains(
+            "it declared elicitation in `url` mode only, and a confirmation needs `form` mode"
+        ),
+        "{why}"
+    );
+    assert!(!why.contains("declared no elicitation capability"), "{why}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("in `url` mode only"), "{err}");
+}
