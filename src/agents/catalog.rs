@@ -165,7 +165,7 @@ fn advice(skills: &[SkillPrompt]) -> String {
         .filter(|s| !s.catalog_only)
         .map(|s| (s.name.as_str(), s.body.len() + s.description.len()))
         .collect();
-    full.sort_by(|a, b| b.1.cmp(&a.1));
+    full.sort_by_key(|&(_, bytes)| std::cmp::Reverse(bytes));
     let full_bytes: usize = full.iter().map(|(_, b)| b).sum();
     let catalog = catalog(skills);
     let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
