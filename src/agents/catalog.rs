@@ -45,9 +45,17 @@ pub fn push_catalog(out: &mut String, all: &[SkillPrompt]) {
 /// The catalog: the first of [`CUTS`] whose rendering fits [`CATALOG_BUDGET_BYTES`], else the
 /// shortest; "" when no skill is catalog-only.
 fn catalog(all: &[SkillPrompt]) -> String {
+    let entries: Vec<Entry> = all
+        .iter()
+        .filter(|s| s.catalog_only)
+        .map(|s| Entry::of(s, all))
+        .collect();
+    if entries.is_empty() {
+        return String::new();
+    }
     let mut shortest = String::new();
     for &(chars, scripts) in CUTS {
-        shortest = render(all, chars, scripts);
+        shortest = render(&entries, chars, scripts);
         if shortest.len() <= CATALOG_BUDGET_BYTES {
             break;
         }
@@ -55,43 +63,55 @@ fn catalog(all: &[SkillPrompt]) -> String {
     shortest
 }
 
-fn render(all: &[SkillPrompt], chars: usize, scripts: usize) -> String {
-    let mut entries = all.iter().filter(|s| s.catalog_only).peekable();
-    if entries.peek().is_none() {
-        return String::new();
+/// A catalog-only skill, worked out once for every cut tried.
+struct Entry<'a> {
+    name: &'a str,
+    /// The description on one line.
+    description: String,
+    /// Its first [`MAX_SCRIPTS_LISTED`] scripts, as a directive writes each.
+    scripts: Vec<String>,
+    /// How many scripts it has.
+    total: usize,
+}
+
+impl<'a> Entry<'a> {
+    fn of(skill: &'a SkillPrompt, all: &[SkillPrompt]) -> Entry<'a> {
+        Entry {
+            name: &skill.name,
+            description: cell(&skill.description),
+            scripts: skill
+                .scripts
+                .iter()
+                .take(MAX_SCRIPTS_LISTED)
+                .map(|(path, _)| script_ref(&skill.name, path, all))
+                .collect(),
+            total: skill.scripts.len(),
+        }
     }
+}
+
+fn render(entries: &[Entry], chars: usize, scripts: usize) -> String {
     let mut out = String::from(CATALOG_HEADER);
-    for skill in entries {
-        push_entry(&mut out, skill, all, chars, scripts);
+    for entry in entries {
+        push_entry(&mut out, entry, chars, scripts);
     }
     out.push('\n');
     out
 }
 
-fn push_entry(
-    out: &mut String,
-    skill: &SkillPrompt,
-    all: &[SkillPrompt],
-    chars: usize,
-    scripts: usize,
-) {
+fn push_entry(out: &mut String, entry: &Entry, chars: usize, scripts: usize) {
     out.push_str("- ");
-    out.push_str(&skill.name);
-    let description = crate::skills::excerpt(&cell(&skill.description), chars);
+    out.push_str(entry.name);
+    let description = crate::skills::excerpt(&entry.description, chars);
     if !description.is_empty() {
         out.push_str(": ");
         out.push_str(&description);
     }
-    let total = skill.scripts.len();
+    let total = entry.total;
     if total > 0 {
-        let listed: Vec<String> = skill
-            .scripts
-            .iter()
-            .take(scripts)
-            .map(|(path, _)| script_ref(&skill.name, path, all))
-            .collect();
+        let listed = &entry.scripts[..scripts.min(entry.scripts.len())];
         let more = total - listed.len();
-        let lists = format!("!{{skill {}}} lists", skill.name);
+        let lists = format!("!{{skill {}}} lists", entry.name);
         match (listed.is_empty(), more) {
             (true, _) => out.push_str(&format!(
                 " Scripts: {total} ({lists} {})",
@@ -335,9 +355,9 @@ mod tests {
     fn thirty_skills_at_the_limits_fit_the_catalog_budget() {
         let skills = thirty_at_the_limits();
         // Uncut, it would not fit.
-        assert!(
-            render(&skills, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED).len() > CATALOG_BUDGET_BYTES
-        );
+        let entries: Vec<Entry> = skills.iter().map(|s| Entry::of(s, &skills)).collect();
+        let uncut = render(&entries, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED);
+        assert!(uncut.len() > CATALOG_BUDGET_BYTES, "{}", uncut.len());
         let p = system_prompt("", &skills);
         assert!(p.len() <= 12 * 1024, "{} bytes", p.len());
         let catalog = catalog(&skills);
