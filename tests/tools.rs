@@ -1132,6 +1132,19 @@ fn a_skill_folder_placeholder_in_front_of_a_script_is_that_script() {
             stderr(&out)
         );
     }
+    // A placeholder path no loaded skill has is said so, not run as a call of python.
+    let out = home
+        .cmd()
+        .args(["filter", "--allow-scripts", "-y"])
+        .write_stdin("!{python \"<path-to-skill>/scripts/nope.py\"}\n")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("invalid: ")
+            && stderr(&out).contains("no loaded skill has scripts/nope.py"),
+        "{}",
+        stderr(&out)
+    );
     // Unquoted, a `$` form is shell syntax: refused, saying how to write it.
     let out = home
         .cmd()

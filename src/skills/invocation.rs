@@ -138,12 +138,15 @@ impl SkillSet {
                 })
             });
         }
-        let mut reference =
-            match self.written_reference(target.strip_prefix("./").unwrap_or(target)) {
-                Some(Ok(reference)) => reference,
-                Some(Err(e)) => return Some(Err(e)),
-                None => self.reference_for(target)?,
-            };
+        let written = self.written_reference(target.strip_prefix("./").unwrap_or(target));
+        // Written as a skill's path (a placeholder for its folder, a root script's name), it
+        // can be no file of the user's: not found is said, not run as an interpreter call.
+        let skills_only = written.is_some();
+        let mut reference = match written {
+            Some(Ok(reference)) => reference,
+            Some(Err(e)) => return Some(Err(e)),
+            None => self.reference_for(target)?,
+        };
         if !self.is_script_ref(&reference) {
             return None;
         }
@@ -156,8 +159,14 @@ impl SkillSet {
             }
         }
         let script = match resolved {
-            Err(ResolveError::NotFound(_)) if !reference.contains(['/', ':']) => return None,
-            Err(ResolveError::NotFound(_)) if self.unqualified_missing(&reference) => return None,
+            Err(ResolveError::NotFound(_)) if !skills_only && !reference.contains(['/', ':']) => {
+                return None;
+            }
+            Err(ResolveError::NotFound(_))
+                if !skills_only && self.unqualified_missing(&reference) =>
+            {
+                return None;
+            }
             Err(e) => return Some(Err(e)),
             Ok(s) => s,
         };
