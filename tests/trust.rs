@@ -285,7 +285,7 @@ fn a_project_agent_grants_itself_nothing() {
         "allowed_commands (grant with --allow PATTERN)",
         "allow_network (grant with --allow-network)",
         "allow_filesystem (grant with --allow-filesystem)",
-        "writable_paths (grant with",
+        "writable_paths (grant with --writable DIR)",
         "sandbox (grant with --sandbox best-effort)",
         "env_passthrough (grant with",
     ] {
