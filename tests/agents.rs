@@ -629,7 +629,7 @@ fn an_untrusted_projects_agents_are_not_found_and_the_error_says_why() {
     );
     assert_eq!(
         stderr
-            .matches("is not trusted (run `skillpipe trust`")
+            .matches("skillpipe: ignoring ./agents here: this directory is not trusted")
             .count(),
         1,
         "{stderr}"
