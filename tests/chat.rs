@@ -498,6 +498,30 @@ fn captures_per_turn_are_bounded() {
     );
 }
 
+/// The same command written with other spacing or quoting is the same command.
+#[test]
+fn a_capture_respelled_is_still_a_repeat() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["a !{echo \"x y\"}"]),
+        Reply::text(["b !{ echo  'x y' }"]),
+        Reply::text(["c !{echo x\\ y}"]),
+        Reply::text(["done"]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(home.audit().len(), 1, "ran once: {:?}", home.audit());
+    assert!(stderr(&out).contains("not run again"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("stopped: the model wrote"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn repeated_capture_reuses_the_result_then_stops_with_it_shown() {
     let home = TestHome::new();
