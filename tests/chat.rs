@@ -544,8 +544,12 @@ fn repeated_capture_reuses_the_result_then_stops_with_it_shown() {
         err.contains("stopped: the model wrote !{echo same} again"),
         "{err}"
     );
-    // The turn does not end without the result.
+    // The turn does not end without the result, and the user is told whose words those are.
     assert_eq!(stdout(&out), "again again again same\n");
+    assert!(
+        err.contains("the command's output is shown as the answer"),
+        "{err}"
+    );
 }
 
 /// The loop guard's notices quote the model's directive: a terminal escape in it (here one that

@@ -774,6 +774,7 @@ impl Session {
             };
         let text = format!("{sep}{output}\n");
         self.continuing = false;
+        ui.notice(&Notice::ShowedOutput);
         self.show(ui, text.as_bytes());
         match self.history.last_mut() {
             Some(Message::Assistant {
