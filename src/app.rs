@@ -676,29 +676,47 @@ mod session {
                     _ => usage(msg),
                 }
             })?;
-        match models.as_slice() {
-            [only] => {
-                // The name is the server's text.
-                note(&format!(
-                    "skillpipe: using {}, the only model {url} serves (--model chooses)",
-                    crate::term::sanitize(only)
-                ));
-                settings.model = only.clone();
-                settings.ask_endpoint_for_model = false;
-                Ok(settings)
-            }
-            [] => Err(usage(format!(
-                "no model named, and {url} lists none; pass --model NAME"
-            ))),
-            many if many.contains(&settings.model) => {
-                settings.ask_endpoint_for_model = false;
-                Ok(settings)
-            }
-            many => Err(usage(format!(
-                "no model named, and {url} serves {} models; choose one with --model: {}",
-                many.len(),
-                many.join(", ")
-            ))),
+        let chosen = crate::app::model_from_list(&settings.model, &models)
+            .map_err(|why| usage(format!("no model named, and {url} {why}")))?;
+        if chosen.only {
+            // The name is the server's text.
+            note(&format!(
+                "skillpipe: using {}, the only model {url} serves (--model chooses)",
+                crate::term::sanitize(&chosen.name)
+            ));
         }
+        settings.model = chosen.name;
+        settings.ask_endpoint_for_model = false;
+        Ok(settings)
+    }
+}
+
+/// The model a chat with no model named uses, from the endpoint's list.
+pub(crate) struct Chosen {
+    /// Its name.
+    pub name: String,
+    /// It is the only one the endpoint serves (the default was not among several).
+    pub only: bool,
+}
+
+/// Picks from the endpoint's `models` for a chat that named none: its only model, or the
+/// `default` when it serves that among others; else what the list is, to follow "no model
+/// named, and URL …". The one rule for `chat` and `doctor --online`.
+pub(crate) fn model_from_list(default: &str, models: &[String]) -> Result<Chosen, String> {
+    match models {
+        [only] => Ok(Chosen {
+            name: only.clone(),
+            only: true,
+        }),
+        [] => Err("lists none; pass --model NAME".into()),
+        many if many.iter().any(|m| m == default) => Ok(Chosen {
+            name: default.to_string(),
+            only: false,
+        }),
+        many => Err(format!(
+            "serves {} models; choose one with --model: {}",
+            many.len(),
+            many.join(", ")
+        )),
     }
 }

@@ -1134,6 +1134,47 @@ fn doctor_online_lists_the_endpoints_models() {
     );
     assert!(text.contains("  m1\n"), "{text}");
 
+    // No model named: doctor fails where chat would stop (two models, none chosen)…
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--base-url", &server.url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("serves 2 models; choose one with --model: m1, m2"),
+        "{}",
+        stdout(&out)
+    );
+    // …and, the control, says which model chat would use when there is one.
+    let one = Server::start([]);
+    one.set_models(&["solo"]);
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--base-url", &one.url])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("chat would use solo"),
+        "{}",
+        stdout(&out)
+    );
+    // A broken agent file elsewhere fails doctor but the endpoint is still checked.
+    home.write("config/skillpipe/agents/typo.toml", "modle = \"y\"\n");
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--base-url", &one.url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("answers: 1 model"),
+        "{}",
+        stdout(&out)
+    );
+    std::fs::remove_file(home.path().join("config/skillpipe/agents/typo.toml")).unwrap();
+
     let down = Server::start([]);
     let out = home
         .cmd()
