@@ -448,6 +448,10 @@ fn save_then_resume_by_name_and_from_the_list() {
     p.send(b"/save work\r");
     p.expect("skillpipe chat --resume work");
     p.prompt();
+    // A name with a space is quoted in the hint, so the hint works as typed.
+    p.send(b"/save my notes\r");
+    p.expect("--resume 'my");
+    p.prompt();
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 
