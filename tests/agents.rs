@@ -244,6 +244,7 @@ fn show_prints_config_and_exact_system_prompt() {
             body: "# Say\n\nSpeak short phrases only.\n".into(),
             scripts: vec![("scripts/say.sh".into(), "Speak TEXT aloud.".into())],
             catalog_only: false,
+            has_files: false,
         }],
     );
     assert_eq!(prompt, expected);
