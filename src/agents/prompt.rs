@@ -27,7 +27,8 @@ pub struct SkillPrompt {
 /// Build the system prompt. `instructions` are already filled; `skills` are the active skills in
 /// the order the agent names them. The fixed parts come first and the agent's instructions last:
 /// they may hold `{{var}}` values, and a server's prompt cache keeps only the common prefix.
-/// Each skill's worked example moves from its body into `few_shot`.
+/// Each skill's worked example moves from its body into [`few_shot`], whose messages go to
+/// [`crate::Session::set_few_shot`]: models write directives far more often with them.
 pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
     let mut out = String::new();
     let mut examples = Vec::new();
