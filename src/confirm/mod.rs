@@ -345,7 +345,7 @@ pub(crate) fn render(p: &Prompt<'_>, detail: Detail, dropped: usize) -> String {
         let dropped = dropped.min(lines.len());
         lines.truncate(lines.len() - dropped);
         lines.push(format!(
-            "  ⟨{dropped} more lines not shown: the window is too small⟩"
+            "  ⟨{dropped}\u{a0}more\u{a0}lines\u{a0}not\u{a0}shown: the window is too small⟩"
         ));
     }
     for line in lines {
@@ -386,10 +386,13 @@ pub(crate) fn fit(text: &str, width: usize) -> String {
         }
         .max(20);
         let mut used = 0;
+        let words = line.split(' ').count();
         for (k, word) in line.split(' ').enumerate() {
             let len = shown::columns(word);
+            // The space the answer follows stays on its row (the room kept is for the answer).
+            let answer_space = n == last && k + 1 == words && word.is_empty();
             if k > 0 {
-                if used > 0 && used + 1 + len > room {
+                if used > 0 && used + 1 + len > room && !answer_space {
                     out.push_str("\r\n    ");
                     used = 4;
                 } else {
@@ -660,6 +663,9 @@ mod tests {
         );
         // Wide enough: unchanged.
         assert_eq!(fit(text, 200), text);
+        // The last row exactly as wide as the room: the answer still follows on it.
+        let hint = "  [y] yes once  [n] no  [a] always run `echo` (any arguments) this session  (Enter = no) ";
+        assert_eq!(fit(hint, 88 + ANSWER_ROOM), hint);
     }
 
     #[test]
@@ -766,7 +772,11 @@ mod tests {
                 l.main
             );
             if a == &spaces {
-                assert!(l.main.contains("⟨3000 spaces⟩echo hello'"), "{}", l.main);
+                assert!(
+                    l.main.contains("⟨3000\u{a0}spaces⟩echo hello'"),
+                    "{}",
+                    l.main
+                );
             }
         }
         // A window too small for even the least detail: lines of detail go, and a line says so.
@@ -785,7 +795,7 @@ mod tests {
         assert!(l.main.starts_with("skillpipe: run `rm x`?"), "{}", l.main);
         assert!(
             l.main
-                .contains("more lines not shown: the window is too small⟩"),
+                .contains("⟨22\u{a0}more\u{a0}lines\u{a0}not\u{a0}shown: the window is too small⟩"),
             "{}",
             l.main
         );

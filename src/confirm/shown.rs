@@ -2,7 +2,8 @@
 //! directory, paths): controls escaped, and shortened where whole it would push the prompt off
 //! the screen — a long run of blanks becomes one marker that says how many, a very long piece
 //! keeps its start and its end around a marker that says how much is not shown. Every marker is
-//! in `⟨…⟩`, so that nothing is hidden silently. Pure.
+//! in `⟨…⟩`, its words joined by no-break spaces so that the prompt's line breaking keeps it
+//! whole, and nothing is hidden silently. Pure.
 
 use crate::command::{escape_controls, quote_word};
 
@@ -74,9 +75,9 @@ impl Piece {
                 let what = if *spaces {
                     "spaces"
                 } else {
-                    "blank characters"
+                    "blank\u{a0}characters"
                 };
-                format!("⟨{count} {what}⟩")
+                format!("⟨{count}\u{a0}{what}⟩")
             }
         }
     }
@@ -138,7 +139,7 @@ pub(crate) fn text(text: &str, max: usize) -> String {
     }
     let hidden: usize = all[head..tail].iter().map(Piece::stands_for).sum();
     let mut out: String = all[..head].iter().map(Piece::text).collect();
-    out.push_str(&format!("⟨{hidden} more characters⟩"));
+    out.push_str(&format!("⟨{hidden}\u{a0}more\u{a0}characters⟩"));
     out.extend(all[tail..].iter().map(Piece::text));
     out
 }
@@ -154,7 +155,7 @@ pub(crate) fn command(argv: &[String], detail: Detail) -> String {
     let first = detail.words.max(2) - 1;
     let hidden = argv.len() - first - 1;
     let mut words: Vec<String> = argv[..first].iter().map(word).collect();
-    words.push(format!("⟨{hidden} more arguments⟩"));
+    words.push(format!("⟨{hidden}\u{a0}more\u{a0}arguments⟩"));
     words.push(word(&argv[argv.len() - 1]));
     words.join(" ")
 }
@@ -171,12 +172,12 @@ mod tests {
     fn long_blank_runs_become_a_counted_marker_and_short_ones_stay() {
         let word = format!("rm -rf x;{}echo hello", " ".repeat(3000));
         let shown = text(&word, usize::MAX);
-        assert_eq!(shown, "rm -rf x;⟨3000 spaces⟩echo hello");
+        assert_eq!(shown, "rm -rf x;⟨3000\u{a0}spaces⟩echo hello");
         // Indentation, a newline (escaped) and other blanks.
         assert_eq!(text("a␊    b", usize::MAX), "a␊    b");
         assert_eq!(
             text(&format!("a{}b", "\u{3000}".repeat(20)), usize::MAX),
-            "a⟨20 blank characters⟩b"
+            "a⟨20\u{a0}blank\u{a0}characters⟩b"
         );
         // Escaped controls are not blanks: they stay visible.
         assert_eq!(text("a\n\n", usize::MAX), "a␊␊");
@@ -188,16 +189,19 @@ mod tests {
         let shown = text(&long, 60);
         assert!(shown.starts_with("startxx"), "{shown}");
         assert!(shown.ends_with("xxend"), "{shown}");
-        assert!(shown.contains("more characters⟩"), "{shown}");
+        assert!(shown.contains("\u{a0}more\u{a0}characters⟩"), "{shown}");
         // What is shown plus what the marker counts is all of it.
         let hidden: usize = shown
             .split('⟨')
             .nth(1)
-            .and_then(|m| m.split(' ').next())
+            .and_then(|m| m.split('\u{a0}').next())
             .unwrap()
             .parse()
             .unwrap();
-        let kept = shown.chars().count() - format!("⟨{hidden} more characters⟩").chars().count();
+        let kept = shown.chars().count()
+            - format!("⟨{hidden}\u{a0}more\u{a0}characters⟩")
+                .chars()
+                .count();
         assert_eq!(kept + hidden, long.chars().count());
         assert!(columns(&shown) <= 60 + 30, "{shown}");
         // Short enough: whole.
@@ -212,10 +216,13 @@ mod tests {
             &format!("rm -rf d;{}echo hi", " ".repeat(3000)),
         ]);
         let shown = command(&a, Detail::STEPS[0]);
-        assert_eq!(shown, "bash -c 'rm -rf d;⟨3000 spaces⟩echo hi'");
+        assert_eq!(shown, "bash -c 'rm -rf d;⟨3000\u{a0}spaces⟩echo hi'");
         let many: Vec<String> = (0..100).map(|n| format!("f{n}")).collect();
         let shown = command(&many, Detail::STEPS[5]);
-        assert_eq!(shown, "f0 f1 f2 f3 f4 f5 f6 ⟨92 more arguments⟩ f99");
+        assert_eq!(
+            shown,
+            "f0 f1 f2 f3 f4 f5 f6 ⟨92\u{a0}more\u{a0}arguments⟩ f99"
+        );
         assert_eq!(
             command(&argv(&["printf", "hi there"]), Detail::STEPS[5]),
             "printf 'hi there'"
