@@ -52,12 +52,28 @@ impl Detail {
     ];
 }
 
-/// Columns `text` takes, counting characters from U+1100 on as two (wide CJK and emoji; a few
-/// narrow ones are over-counted, which only makes the prompt shorten a little sooner).
+/// Columns `text` takes: two for the East Asian wide blocks and emoji, one for the rest. The
+/// main blocks only (the library has no width tables without the `cli` feature): a character
+/// outside them that a terminal shows wide can make a row wrap, not hide the command.
 pub(crate) fn columns(text: &str) -> usize {
-    text.chars()
-        .map(|c| if c >= '\u{1100}' { 2 } else { 1 })
-        .sum()
+    text.chars().map(|c| if wide(c) { 2 } else { 1 }).sum()
+}
+
+/// Whether `c` takes two columns (Hangul Jamo, CJK, Hangul, compatibility forms, fullwidth
+/// forms, emoji and the supplementary ideographic planes).
+fn wide(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x115F
+            | 0x2E80..=0x303E
+            | 0x3041..=0xA4CF
+            | 0xAC00..=0xD7A3
+            | 0xF900..=0xFAFF
+            | 0xFE30..=0xFE4F
+            | 0xFF00..=0xFF60
+            | 0xFFE0..=0xFFE6
+            | 0x1F300..=0x1F64F
+            | 0x1F900..=0x1F9FF
+            | 0x20000..=0x3FFFD)
 }
 
 /// One piece of shown text: a character, or a run of blanks shown as a marker.
@@ -179,6 +195,7 @@ mod tests {
             text(&format!("a{}b", "\u{3000}".repeat(20)), usize::MAX),
             "a⟨20\u{a0}blank\u{a0}characters⟩b"
         );
+        assert_eq!(columns("a␊中🎉"), 6);
         // Escaped controls are not blanks: they stay visible.
         assert_eq!(text("a\n\n", usize::MAX), "a␊␊");
     }
