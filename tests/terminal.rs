@@ -717,7 +717,7 @@ fn fake_prompt_waits_for_the_answer(t: &Tmux, sent: impl Fn() -> bool) {
 
 /// Nothing is written to the terminal while a confirmation prompt is up: text the model sends
 /// after a side effect (here a fake prompt, drawn below the real one before) waits for the
-/// answer, in one-shot `chat` and in `filter`.
+/// answer, in one-shot `chat`, the REPL and `filter`.
 #[test]
 fn text_after_a_side_effect_waits_until_its_prompt_is_answered() {
     let home = TestHome::new();
@@ -751,6 +751,25 @@ fn text_after_a_side_effect_waits_until_its_prompt_is_answered() {
         !server.requests().is_empty() && asked.elapsed() > Duration::from_millis(1200)
     });
     t.wait_for("skillpipe: declined");
+    assert_eq!(home.audit()[0]["decision"], "declined");
+
+    // The REPL, the same way.
+    let home = TestHome::new();
+    server.push(
+        Reply::text(["Sure, I'll make the notes file. %{echo real}", FAKE_PROMPT])
+            .gap(Duration::from_millis(250)),
+    );
+    let mut env = self::env(&home);
+    env.push(("NO_COLOR", "1".into()));
+    let Some(t) = Tmux::start(&argv[..argv.len() - 1], &env, home.path()) else {
+        return;
+    };
+    t.wait_for("/help for commands");
+    t.keys("hi");
+    t.enter();
+    let asked = std::time::Instant::now();
+    fake_prompt_waits_for_the_answer(&t, || asked.elapsed() > Duration::from_millis(1200));
+    t.wait_for("· declined");
     assert_eq!(home.audit()[0]["decision"], "declined");
 
     let home = TestHome::new();
