@@ -330,6 +330,8 @@ impl PlainUi {
         if bytes.is_empty() {
             return;
         }
+        // Held first (before stdout's lock): text waits while a prompt is up.
+        let _terminal = crate::term::gate::hold();
         let mut out = line::Noted::new(std::io::stdout().lock(), line::Stream::Stdout);
         // Lines that waited for the answer's line to end come right after its newline.
         match memchr::memrchr(b'\n', bytes).filter(|_| !self.pending.is_empty()) {
