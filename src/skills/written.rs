@@ -41,12 +41,27 @@ const NAMED_SUFFIXES: &[&str] = &["-path>", "-dir>"];
 /// The skill-folder placeholder that starts at byte `offset` of a directive body and is
 /// followed by `/` — where shell syntax was found (`$SKILL_DIR/…` unquoted, `<path-to-skill>/…`
 /// unquoted): the refusal can then say how to write the path instead.
-pub(crate) fn placeholder_at(body: &str, offset: usize) -> Option<&'static str> {
+pub(crate) fn placeholder_at(body: &str, offset: usize) -> Option<&str> {
     let rest = body.get(offset..)?;
-    GENERIC
+    let generic = GENERIC
         .iter()
         .copied()
-        .find(|p| rest.starts_with(p) && rest[p.len()..].starts_with('/'))
+        .find(|p| rest.starts_with(p) && rest[p.len()..].starts_with('/'));
+    // `<NAME-path>/`: NAME of a-z, 0-9 and `-`, as skill names are.
+    let named = || {
+        let (head, _) = rest.split_once('/')?;
+        let name = head.strip_prefix('<').and_then(|h| {
+            NAMED_SUFFIXES
+                .iter()
+                .find_map(|suffix| h.strip_suffix(suffix))
+        })?;
+        let valid = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        valid.then_some(head)
+    };
+    generic.or_else(named)
 }
 
 /// Said after the shell-syntax refusal of a body with a [`placeholder_at`].
@@ -63,6 +78,13 @@ impl SkillSet {
     /// loaded skills have: the error lists the qualified candidates.
     pub(crate) fn written_reference(&self, word: &str) -> Option<Result<String, ResolveError>> {
         if let Some(reference) = self.placeholder(word) {
+            // Only a skill's scripts run (a placeholder path is never the user's own file).
+            if !self.is_script_ref(&reference) {
+                return Some(Err(ResolveError::NotFound(format!(
+                    "`{word}` is `{reference}` of a skill, not one of its scripts (those are in \
+                     scripts/ or at the skill's root; `skillpipe skills show NAME` lists them)"
+                ))));
+            }
             return Some(Ok(reference));
         }
         self.root_script(word)
@@ -169,6 +191,12 @@ mod tests {
             ok(&set, "<gh-fix-ci-path>/scripts/inspect.py").as_deref(),
             Some("gh-fix-ci/scripts/inspect.py")
         );
+        // A file of the skill that is no script: said, not run as something else.
+        let e = set
+            .written_reference("<path-to-skill>/eval-viewer/view.py")
+            .unwrap()
+            .unwrap_err();
+        assert!(e.to_string().contains("not one of its scripts"), "{e}");
         // Not a loaded skill, not a placeholder, or nothing after it: read as written.
         assert_eq!(ok(&set, "<nope-path>/scripts/inspect.py"), None);
         assert_eq!(ok(&set, "<other>/scripts/inspect.py"), None);
@@ -181,6 +209,11 @@ mod tests {
         let body = "python $SKILL_DIR/scripts/x.py";
         assert_eq!(super::placeholder_at(body, 7), Some("$SKILL_DIR"));
         assert_eq!(super::placeholder_at("echo $HOME/x", 5), None);
+        assert_eq!(
+            super::placeholder_at("python <skill-creator-path>/x.py", 7),
+            Some("<skill-creator-path>")
+        );
+        assert_eq!(super::placeholder_at("x <a>/b", 2), None);
         assert_eq!(super::placeholder_at("x <path-to-skill>", 2), None);
         let a = super::placeholder_advice("$SKILL_DIR");
         assert!(a.contains("write the script's path without it"), "{a}");
