@@ -1327,6 +1327,13 @@ fn every_script_is_offered_under_a_name_of_its_own() {
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
     assert!(!names.iter().any(|n| n.starts_with("locked")), "{names:?}");
+    // Called anyway, the locked skill's script is refused with the allowed-tools reason.
+    let r = c.call("locked__hi", json!({}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        text(&r).contains("its allowed-tools (Read) has no Bash entry"),
+        "{r}"
+    );
     assert!(names.iter().all(|n| n.len() <= 64), "{names:?}");
     let mut ran = Vec::new();
     for name in names

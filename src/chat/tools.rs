@@ -213,15 +213,27 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
 /// scripts (never offered): the call goes to the dispatcher like any other, whose refusal
 /// names the tools the skill allows.
 pub fn locked_target(skills: &SkillSet, name: &str) -> Option<ToolTarget> {
+    locked_targets(skills)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, t)| t)
+}
+
+/// Every function name of the skills whose `allowed-tools` forbid their scripts, with its
+/// target (see [`locked_target`]).
+pub fn locked_targets(skills: &SkillSet) -> Vec<(String, ToolTarget)> {
     crate::skills::functions::locked(skills)
         .into_iter()
-        .find(|f| f.name == name)
-        .map(|f| ToolTarget {
-            skill: f.skill,
-            reference: f.reference,
-            json_input: false,
-            has_input_property: true,
+        .map(|f| {
+            let target = ToolTarget {
+                skill: f.skill,
+                reference: f.reference,
+                json_input: false,
+                has_input_property: true,
+            };
+            (f.name, target)
         })
+        .collect()
 }
 
 /// The call's arguments → (argv after the script, stdin bytes). Models send the input both

@@ -64,6 +64,9 @@ pub struct SkillEntry {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     pub tools: Vec<Tool>,
+    /// The functions of skills whose `allowed-tools` forbid their scripts: not listed, but a
+    /// call to one is refused with that reason rather than as an unknown tool.
+    pub locked: Vec<(String, crate::chat::tools::ToolTarget)>,
     pub skills: Vec<SkillEntry>,
     /// Files left out, for stderr.
     pub warnings: Vec<String>,
@@ -109,11 +112,23 @@ impl Catalog {
         if !cat.skills.is_empty() {
             cat.tools.push(load_skill_tool(&cat.skills));
         }
+        cat.locked = crate::chat::tools::locked_targets(skills);
         cat
     }
 
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// What a call to `name` runs: a listed tool's target, or a locked skill's script (which
+    /// the dispatcher then refuses, naming the skill's allowed tools).
+    pub fn target(&self, name: &str) -> Option<Target> {
+        self.tool(name).map(|t| t.target.clone()).or_else(|| {
+            self.locked
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, t)| Target::Run(t.clone()))
+        })
     }
 
     pub fn skill(&self, name: &str) -> Option<&SkillEntry> {

@@ -226,11 +226,11 @@ impl Session {
             Some(Value::Object(a)) => a.clone(),
             Some(_) => return bad("`arguments` must be an object"),
         };
-        match self.catalog.tool(name) {
-            Some(t) => Step::Call(Call {
+        match self.catalog.target(name) {
+            Some(target) => Step::Call(Call {
                 id,
                 tool: name.to_string(),
-                target: t.target.clone(),
+                target,
                 arguments,
             }),
             None => Step::UnknownTool {
