@@ -379,6 +379,29 @@ mod tests {
     }
 
     #[test]
+    fn long_names_and_deep_shared_paths_fit_too() {
+        // 64-character names, six deep script paths each, all shared: ~27 KB uncut.
+        let scripts: Vec<String> = (0..6)
+            .map(|k| format!("scripts/office/helpers/validators/check_document_part_{k}.py"))
+            .collect();
+        let refs: Vec<&str> = scripts.iter().map(String::as_str).collect();
+        let skills: Vec<SkillPrompt> = (0..30)
+            .map(|i| {
+                entry(
+                    &format!("{i:02}{}", "-long-skill-name".repeat(4))[..64],
+                    &"word ".repeat(300),
+                    &refs,
+                )
+            })
+            .collect();
+        let entries: Vec<Entry> = skills.iter().map(|s| Entry::of(s, &skills)).collect();
+        let uncut = render(&entries, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED);
+        assert!(uncut.len() > 25_000, "{}", uncut.len());
+        let p = system_prompt("", &skills);
+        assert!(p.len() <= 12 * 1024, "{} bytes", p.len());
+    }
+
+    #[test]
     fn the_budget_advice_fits_what_fills_the_prompt() {
         let mut big = entry("claude-api", "Use the API.", &[]);
         big.catalog_only = false;
