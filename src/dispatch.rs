@@ -1138,9 +1138,9 @@ impl Dispatcher {
     }
 }
 
-/// The first argument that is a relative path found under `caller` but not under `cwd` (where
-/// the script runs), or `.` itself (`--repo .`), which both have but which means another
-/// folder there. Called only when the two differ.
+/// The first argument (or `--flag=VALUE`'s value) that is a relative path found under
+/// `caller` but not under `cwd` (where the script runs), or `.` itself (`--repo .`), which both
+/// have but which means another folder there. Called only when the two differ.
 fn relative_arg_elsewhere(
     args: &[OsString],
     cwd: &std::path::Path,
@@ -1148,6 +1148,10 @@ fn relative_arg_elsewhere(
 ) -> Option<String> {
     args.iter()
         .filter_map(|a| a.to_str())
+        .filter_map(|a| match a.strip_prefix('-') {
+            Some(flag) => flag.split_once('=').map(|(_, value)| value),
+            None => Some(a),
+        })
         .filter(|a| !a.is_empty() && !a.starts_with('-') && !a.starts_with('/'))
         .find(|a| {
             crate::sandbox::hint::is_here(a) || (caller.join(a).exists() && !cwd.join(a).exists())

@@ -1274,17 +1274,25 @@ test -e \"$2/.marker\" || { echo \"Error: not inside a Git repository.\" >&2; ex
     let work = tmp.path().join("work");
     fs::create_dir_all(&work).unwrap();
     fs::write(work.join(".marker"), "x").unwrap();
-    let run = |extra: &[&str]| {
+    let run_with = |extra: &[&str], args: &[&str]| {
         skillpipe(tmp.path())
             .current_dir(&work)
             .args(["run", "--skills-dir"])
             .arg(tmp.path().join("skills"))
             .args(["--allow-scripts", "-y"])
             .args(extra)
-            .args(["check", "in_repo", "--", "--repo", "."])
+            .args(["check", "in_repo", "--"])
+            .args(args)
             .output()
             .unwrap()
     };
+    let run = |extra: &[&str]| run_with(extra, &["--repo", "."]);
+    // Written `--repo=.`, the same.
+    let out = run_with(&[], &["--repo=."]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("so `.` was that folder"),
+        "{out:?}"
+    );
     let out = run(&[]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
