@@ -168,7 +168,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 let Some(script) = skill.scripts().iter().find(|s| s.rel_path == f.rel_path) else {
                     continue;
                 };
-                let shown = crate::skills::listed_name(&skill.name, &script.rel_path);
+                let shown = skills.listed_name(&skill.name, &script.rel_path);
                 let description = if script.description.is_empty() {
                     format!("Run {shown} of skill {}: {}", skill.name, skill.description)
                 } else {

@@ -649,7 +649,7 @@ impl Repl<'_> {
             out.push_str(&wrap(&line, "  ", "      "));
         }
         for sc in s.scripts() {
-            let name = crate::skills::listed_name(&s.name, &sc.rel_path);
+            let name = (self.setup.dispatcher.skills()).listed_name(&s.name, &sc.rel_path);
             let path = sanitize(&name);
             let line = match sc.description.is_empty() {
                 true => path.to_string(),

@@ -276,7 +276,7 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
                     skill
                         .scripts()
                         .iter()
-                        .map(|s| listed_name(&skill.name, &s.rel_path)),
+                        .map(|s| script_reference(&skill.name, &s.rel_path)),
                 )
                 .collect();
             Err(ResolveError::NotFound(format!(
@@ -422,12 +422,27 @@ pub fn script_reference(skill: &str, rel_path: &str) -> String {
     }
 }
 
-/// How listings name a script: its path (`scripts/x.py`), or for one at the skill root, which
-/// has no path form, [`script_reference`]'s `SKILL:x.py`.
+/// How a one-skill listing (`skills show`) names a script: its path (`scripts/x.py`), or for
+/// one at the skill root, which has no path form, [`script_reference`]'s `SKILL:x.py`.
 pub fn listed_name(skill: &str, rel_path: &str) -> String {
     match rel_path.contains('/') {
         true => rel_path.to_owned(),
         false => script_reference(skill, rel_path),
+    }
+}
+
+impl SkillSet {
+    /// How a listing of the loaded skills names a script so that the name resolves to it:
+    /// [`listed_name`], qualified (`SKILL/scripts/x.py`) when another loaded skill has a
+    /// script at the same path (the bare path would be ambiguous).
+    pub fn listed_name(&self, skill: &str, rel_path: &str) -> String {
+        let shared = self
+            .iter()
+            .any(|s| s.name != skill && s.script(rel_path).is_some());
+        match shared {
+            true => script_reference(skill, rel_path),
+            false => listed_name(skill, rel_path),
+        }
     }
 }
 

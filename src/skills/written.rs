@@ -152,6 +152,7 @@ mod tests {
             ("data", &["rootscript.sh", "scripts/sub.sh"][..]),
             ("more", &["shared.py"][..]),
             ("also", &["shared.py"][..]),
+            ("twin", &["scripts/inspect.py"][..]),
         ] {
             let dir = root.path().join(name);
             fs::create_dir_all(dir.join("scripts")).unwrap();
@@ -217,6 +218,28 @@ mod tests {
         assert_eq!(super::placeholder_at("x <path-to-skill>", 2), None);
         let a = super::placeholder_advice("$SKILL_DIR");
         assert!(a.contains("write the script's path without it"), "{a}");
+    }
+
+    #[test]
+    fn listings_name_each_script_so_that_it_resolves() {
+        let (_root, set) = set();
+        assert_eq!(set.listed_name("data", "scripts/sub.sh"), "scripts/sub.sh");
+        assert_eq!(
+            set.listed_name("data", "rootscript.sh"),
+            "data:rootscript.sh"
+        );
+        // Another skill has the same path: qualified.
+        assert_eq!(
+            set.listed_name("twin", "scripts/inspect.py"),
+            "twin/scripts/inspect.py"
+        );
+        for name in [
+            "scripts/sub.sh",
+            "data:rootscript.sh",
+            "twin/scripts/inspect.py",
+        ] {
+            assert!(set.resolve(name).is_ok(), "{name}");
+        }
     }
 
     #[test]
