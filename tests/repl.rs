@@ -1447,7 +1447,8 @@ fn skills_name_shows_one_skill_and_completes() {
         "{shown}"
     );
     assert!(shown.contains("skills/greet"), "{shown}");
-    assert!(shown.contains("!{scripts/run.sh ARGS}"), "{shown}");
+    // Both skills have scripts/run.sh: the bare path would be ambiguous, so it is qualified.
+    assert!(shown.contains("!{greet/scripts/run.sh ARGS}"), "{shown}");
     assert!(!shown.contains("calc"), "{shown}");
     p.send(b"/skills nope\r");
     p.expect("no active skill `nope`");
