@@ -3654,22 +3654,117 @@ fn metadata_outside_the_writable_paths_is_read_only() {
         b"!{scripts/meta.py}",
         Feed::Whole,
     );
-    let want = "chmod\nsetuid\nhome\nchown\nutime\nxattr\nproject\ntmp";
-    if out.text() != want
-        && out
-            .stderr
-            .contains("xattr refused: Operation not supported")
-    {
-        eprintln!("(user extended attributes are not supported here: that part was not tried)");
-    } else {
-        assert_eq!(out.text(), want, "control: {}", out.stderr);
-    }
+    // Set-id bits and extended attributes stay refused even then (seccomp; see
+    // `set_id_bits_and_file_capabilities_are_refused_in_writable_paths`).
+    assert_eq!(
+        out.text(),
+        "chmod\nhome\nchown\nutime\nproject\ntmp",
+        "control: {}",
+        out.stderr
+    );
     assert_ne!(
         metadata_of(&victim).0 & 0o777,
         0o600,
         "control: the mode changed"
     );
     std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A script may write files the user runs later, never ones that run with more rights than
+/// the one who starts them: inside a writable path (and with `--allow-filesystem`) it cannot
+/// set the set-user-ID or set-group-ID bit — by `chmod`, `open`/`mknod` making the file, or
+/// `O_TMPFILE` — nor set an extended attribute (file capabilities live in
+/// `security.capability`). Controls: the same script run directly sets the bits (and, as root,
+/// the capability), and in the sandbox a plain `chmod 755` in the same folder works.
+#[test]
+fn set_id_bits_and_file_capabilities_are_refused_in_writable_paths() {
+    if !layers_available(
+        "set_id_bits_and_file_capabilities_are_refused_in_writable_paths",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    std::fs::create_dir_all(home.path().join("project")).unwrap();
+    good_script(
+        &home,
+        "setid.py",
+        "#!/usr/bin/env python3\n\
+         import os, shutil, stat, struct, sys\n\
+         d = os.path.join(os.environ['HOME'], sys.argv[1])\n\
+         def tryit(name, f):\n\
+         \x20   try:\n\
+         \x20       f(); print(name)\n\
+         \x20   except OSError as e:\n\
+         \x20       print(name, 'refused:', e.strerror)\n\
+         shutil.copy('/bin/sh', d + '/sh')\n\
+         tryit('plain', lambda: os.chmod(d + '/sh', 0o755))\n\
+         tryit('setuid', lambda: os.chmod(d + '/sh', 0o4755))\n\
+         tryit('setgid', lambda: os.chmod(d + '/sh', 0o2755))\n\
+         tryit('fchmod', lambda: os.fchmod(os.open(d + '/sh', os.O_RDONLY), 0o4755))\n\
+         tryit('open', lambda: os.close(os.open(d + '/made', os.O_CREAT | os.O_WRONLY, 0o4755)))\n\
+         tryit('mknod', lambda: os.mknod(d + '/node', stat.S_IFREG | 0o6755))\n\
+         tryit('tmpfile', lambda: os.close(os.open(d, os.O_TMPFILE | os.O_WRONLY, 0o4755)))\n\
+         cap = struct.pack('<IIIII', 0x02000001, 1 << 7, 0, 0, 0)\n\
+         tryit('capability', lambda: os.setxattr(d + '/sh', 'security.capability', cap))\n",
+    );
+    let script = home.path().join("skills/good/scripts/setid.py");
+    let project = home.path().join("project");
+    let set_id = |name: &str| {
+        std::fs::metadata(project.join(name)).is_ok_and(|m| m.permissions().mode() & 0o6000 != 0)
+    };
+    let capability = || {
+        let c = std::ffi::CString::new(project.join("sh").as_os_str().as_encoded_bytes()).unwrap();
+        let mut buf = [0u8; 64];
+        // SAFETY: `c` is a valid C string, `buf` has room for 64 bytes.
+        let n = unsafe {
+            libc::getxattr(
+                c.as_ptr(),
+                c"security.capability".as_ptr(),
+                buf.as_mut_ptr().cast(),
+                64,
+            )
+        };
+        n > 0
+    };
+    for args in [
+        with(&["--writable", "project"]),
+        with(&["--allow-filesystem"]),
+    ] {
+        let out = run(&home, &args, b"!{scripts/setid.py project}", Feed::Whole);
+        // The control inside the sandbox: an ordinary mode change in the same folder.
+        let said = out.text();
+        assert!(
+            said.lines().next() == Some("plain"),
+            "HOLE ({args:?}): {said}{}",
+            out.stderr
+        );
+        for name in ["sh", "made", "node"] {
+            assert!(!set_id(name), "HOLE ({args:?}): {name} is set-id");
+        }
+        assert!(!capability(), "HOLE ({args:?}): sh has a capability");
+        for refused in ["setuid", "setgid", "fchmod", "open", "mknod", "capability"] {
+            assert!(
+                said.contains(&format!("\n{refused} refused")),
+                "HOLE {refused} ({args:?}): {said}"
+            );
+        }
+        for f in ["sh", "made", "node"] {
+            let _ = std::fs::remove_file(project.join(f));
+        }
+    }
+    // Control: outside skillpipe the same script sets the bits (a capability only as root).
+    let out = Command::new(&script).arg(&project).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("setuid"), "control: {said}");
+    assert!(set_id("sh") && set_id("made"), "control: {said}");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(capability(), "control: {said}");
+    } else {
+        eprintln!("(not root: the file-capability control was not tried)");
+    }
 }
 
 /// `--writable DIR` in a repository: git's config and hooks (and Mercurial's, and a linked
