@@ -2588,6 +2588,103 @@ fn skillpipes_own_history_sessions_and_audit_log_are_unreadable() {
     assert_eq!(out.text(), want.join("\n"), "{}", out.stderr);
 }
 
+/// An audit log that does not exist yet when skillpipe starts (the first run ever, a new
+/// `--audit-log`) is made before the run's sandbox, so the script finds it hidden like an old
+/// one: it can neither read its own `started` line, nor forge a line, nor move the log away.
+/// A folder above the log renamed by the script is told of, and the lines stay in the log.
+/// Controls: the same script forges and moves a file of its own beside the log.
+#[test]
+fn a_new_audit_log_is_hidden_from_the_first_run() {
+    if !layers_available(
+        "a_new_audit_log_is_hidden_from_the_first_run",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    std::fs::create_dir_all(home.path().join("project/logs")).unwrap();
+    good_script(
+        &home,
+        "forge.sh",
+        "#!/bin/bash\n\
+         cd \"$HOME/project\"\n\
+         for f in \"$@\"; do\n\
+         \x20 grep -q started \"$f\" 2>/dev/null && echo read-$f\n\
+         \x20 echo '{\"decision\":\"FORGED\"}' >> \"$f\" 2>/dev/null && echo forged-$f\n\
+         \x20 mv \"$f\" \"$f.moved\" 2>/dev/null && echo moved-$f\n\
+         done\n\
+         echo end\n",
+    );
+    // The first run ever: no state folder yet.
+    let state_log = home.audit_path();
+    assert!(!state_log.exists());
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        format!("!{{scripts/forge.sh {}}}", state_log.display()).as_bytes(),
+        Feed::Whole,
+    );
+    let said = out
+        .text()
+        .replace(&format!("forged-{}\n", state_log.display()), "");
+    assert_eq!(said, "end", "HOLE: {}", out.stderr);
+    let phases: Vec<Value> = home
+        .audit_all()
+        .into_iter()
+        .map(|v| v["phase"].clone())
+        .collect();
+    assert_eq!(phases, ["started", "completed"], "{}", out.stderr);
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(&state_log).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // A new log kept in the writable path, beside a file of the script's own (the control).
+    let log = home.path().join("project/aud.jsonl");
+    let out = run(
+        &home,
+        &with(&["--writable", "project", "--audit-log", "project/aud.jsonl"]),
+        b"!{scripts/forge.sh aud.jsonl mine.jsonl}",
+        Feed::Whole,
+    );
+    // A write to the log's stand-in (`/dev/null`) may "succeed": it goes nowhere (below).
+    let said = out.text().replace("forged-aud.jsonl\n", "");
+    assert_eq!(
+        said, "forged-mine.jsonl\nmoved-mine.jsonl\nend",
+        "HOLE (or the control failed): {}",
+        out.stderr
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("FORGED"), "HOLE: {text}");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(!home.path().join("project/aud.jsonl.moved").exists());
+    // The folder above the log renamed and a stand-in put in its place: told of, lines kept.
+    good_script(
+        &home,
+        "swap.sh",
+        "#!/bin/bash\ncd \"$HOME/project\" && mv logs logs2 && mkdir logs && \
+         echo '{\"decision\":\"FORGED\"}' > logs/aud.jsonl && echo swapped\n",
+    );
+    let out = run(
+        &home,
+        &with(&[
+            "--writable",
+            "project",
+            "--audit-log",
+            "project/logs/aud.jsonl",
+        ]),
+        b"!{scripts/swap.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "swapped", "{}", out.stderr);
+    assert!(
+        out.stderr.contains("moved or replaced while skillpipe ran"),
+        "HOLE: not told: {}",
+        out.stderr
+    );
+    let kept = std::fs::read_to_string(home.path().join("project/logs2/aud.jsonl")).unwrap();
+    assert_eq!(kept.lines().count(), 2, "{kept}");
+}
+
 /// The run gets its own /dev (no ptys, no terminal, no disks) and its own /proc (no host
 /// process and no host command line), its own SysV IPC and its own host name.
 #[test]
