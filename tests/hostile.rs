@@ -3104,20 +3104,36 @@ except OSError as e:
     }
 }
 
-/// skillpipe's own folders (wherever XDG puts them), places where code runs later and paths
+/// skillpipe's own folders (wherever XDG puts them), the user's agent and skill folders (what a
+/// script planted there would come back as the user's own: an agent granting scripts more),
+/// bare git repositories (their hooks run later), places where code runs later and paths
 /// scripts cannot see are refused as `--writable`, each naming the folder once and what lifts
-/// it; an ordinary folder is accepted (positive control).
+/// it; an ordinary folder is accepted, and `--force-writable` lets a script plant an agent
+/// (positive controls).
 #[test]
 fn writable_refusals_name_the_real_folder_and_the_class() {
     let home = TestHome::new();
     for d in [
         "config/skillpipe/skills",
         "state/skillpipe",
+        ".r9s/agents",
+        ".agents/skills",
         ".local/bin",
         ".ssh",
         "project",
     ] {
         std::fs::create_dir_all(home.path().join(d)).unwrap();
+    }
+    let git = Command::new("git")
+        .args(["init", "-q", "--bare", "bare.git"])
+        .current_dir(home.path())
+        .status();
+    if !git.is_ok_and(|s| s.success()) {
+        for d in ["bare.git/objects", "bare.git/refs", "bare.git/hooks"] {
+            std::fs::create_dir_all(home.path().join(d)).unwrap();
+        }
+        home.write("bare.git/HEAD", "ref: refs/heads/main\n");
+        home.write("bare.git/config", "[core]\n\tbare = true\n");
     }
     let writable = |dir: &str, extra: &[&str]| {
         let out = home
@@ -3133,20 +3149,62 @@ fn writable_refusals_name_the_real_folder_and_the_class() {
         )
     };
     let p = home.path().display().to_string();
-    for (dir, own) in [
-        ("config/skillpipe/skills", "config/skillpipe"),
-        ("state/skillpipe", "state/skillpipe"),
-        ("state", "state/skillpipe"),
+    for (dir, why) in [
+        (
+            "config/skillpipe/skills",
+            format!("is in {p}/config/skillpipe, which holds skillpipe's config"),
+        ),
+        ("state/skillpipe", "holds skillpipe's state".into()),
+        (
+            "state",
+            format!("holds {p}/state/skillpipe, which holds skillpipe's state"),
+        ),
+        (".r9s", "holds your agents".into()),
+        (
+            ".r9s/agents/evil",
+            format!("is in {p}/.r9s, which holds your agents"),
+        ),
+        (".agents/skills", "holds your skills".into()),
+        (
+            ".agents",
+            format!("holds {p}/.agents/skills, which holds your skills"),
+        ),
+        (
+            "bare.git",
+            format!("is the bare git repository {p}/bare.git"),
+        ),
+        (
+            "bare.git/hooks",
+            format!("is in the bare git repository {p}/bare.git"),
+        ),
     ] {
         let (code, err) = writable(dir, &[]);
-        assert_eq!(code, Some(2), "{dir}: {err}");
+        assert_eq!(code, Some(2), "HOLE {dir}: {err}");
         assert!(
-            err.contains(&format!(
-                "skillpipe's own folder {p}/{own} (--force-writable"
-            )),
+            err.contains(&format!("{p}/{dir} {why}")) && err.contains("(--force-writable"),
             "{dir}: {err}"
         );
         assert!(!err.contains("skillpipe/skillpipe"), "{dir}: {err}");
+    }
+    // Control: forced, a script plants an agent where skillpipe looks for the user's.
+    let plant = "!{bash -c \"mkdir -p .r9s/agents/evil && echo x > .r9s/agents/evil/agent.toml && echo planted\"}";
+    let out = home
+        .cmd()
+        .args(["filter", "--allow", "bash", "-y", "--writable", ".r9s"])
+        .args(["--force-writable"])
+        .write_stdin(plant)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    if said == "planted" {
+        assert!(home.path().join(".r9s/agents/evil/agent.toml").exists());
+    } else {
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("cannot sandbox"),
+            "control: {said} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!("(no sandbox here: the planting control was not tried)");
     }
     let (code, err) = writable(".local/bin", &[]);
     assert_eq!(code, Some(2), "{err}");
