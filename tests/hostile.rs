@@ -3922,6 +3922,57 @@ fn set_id_bits_and_file_capabilities_are_refused_in_writable_paths() {
     }
 }
 
+/// Deeper down a writable path version control metadata is not covered, so what a run made
+/// or changed there is told of: a `docs/api/.git` with `core.fsmonitor` (run by the user's next
+/// `git status` there), a hook planted in a nested repository. Controls: the writes happened
+/// (the warning is about real files), and ordinary files written beside them raise no warning.
+#[test]
+fn version_control_metadata_made_deep_in_a_writable_path_is_told_of() {
+    if !layers_available(
+        "version_control_metadata_made_deep_in_a_writable_path_is_told_of",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    home.write("project/vendor/lib/sub/.git/config", "[core]\n");
+    home.write("project/docs/README", "docs\n");
+    good_script(
+        &home,
+        "deep.sh",
+        "#!/bin/bash\n\
+         p=\"$HOME/project\"\n\
+         echo notes > \"$p/docs/notes\" && echo wrote\n\
+         [ \"$1\" = plain ] && exit 0\n\
+         mkdir -p \"$p/docs/api/.git\" && printf '[core]\\n\\tfsmonitor = touch /tmp/X\\n' > \"$p/docs/api/.git/config\" && echo made\n\
+         mkdir -p \"$p/vendor/lib/sub/.git/hooks\" && printf '#!/bin/sh\\n' > \"$p/vendor/lib/sub/.git/hooks/post-checkout\" && echo hooked\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/deep.sh plain}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "wrote", "{}", out.stderr);
+    assert!(!out.stderr.contains("warning"), "control: {}", out.stderr);
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/deep.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "wrote\nmade\nhooked", "control: {}", out.stderr);
+    let p = home.path().join("project");
+    let made = format!("the run made {}", p.join("docs/api/.git").display());
+    assert!(out.stderr.contains(&made), "HOLE: {}", out.stderr);
+    let changed = format!(
+        "the run changed the settings or hooks in {}",
+        p.join("vendor/lib/sub/.git").display()
+    );
+    assert!(out.stderr.contains(&changed), "HOLE: {}", out.stderr);
+}
+
 /// `--writable DIR` in a repository: git's config and hooks (and Mercurial's, and a linked
 /// worktree's `.git` file) stay read-only, since they run commands outside the sandbox on the
 /// user's next `git status`; the rest of DIR is writable (control).

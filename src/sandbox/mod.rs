@@ -35,6 +35,7 @@ pub(crate) mod secrets;
 mod send_broker;
 #[cfg(target_os = "linux")]
 mod unix_sockets;
+pub(crate) mod vcs_scan;
 #[cfg(target_os = "linux")]
 mod writes;
 

@@ -1,0 +1,202 @@
+//! Version control metadata anywhere in the writable paths, before and after a run. Only the
+//! metadata at the top of a writable path and of the folders directly in it is kept read-only
+//! (see [`super::vcs_metadata`]); deeper down a script can make a repository (`docs/api/.git`
+//! with `core.fsmonitor` set) or change the config and hooks of one, and the user's next `git
+//! status` there runs them outside the sandbox. Nothing can be mounted over what does not exist
+//! yet, so the executor compares a snapshot taken before the run with one taken after, and
+//! warns of each repository made or changed.
+//!
+//! The walk is bounded ([`MAX_ENTRIES`]): a writable path may hold a huge tree, and a run must
+//! not wait on it. When the bound is hit the warning says that the rest was not looked at.
+
+use super::{Message, VCS_METADATA};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Directory entries looked at per snapshot, over all writable paths.
+pub(crate) const MAX_ENTRIES: usize = 10_000;
+
+/// The files in a metadata folder whose change makes the tool run something: git's and
+/// Mercurial's settings, and the hooks folder (and what is in it).
+const RUNS_FROM: [&str; 3] = ["config", "hgrc", "hooks"];
+
+/// One piece of version control metadata found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Found {
+    path: PathBuf,
+    /// Device and inode (of the entry itself, not a link's target).
+    id: (u64, u64),
+    /// The latest status change (ctime, which a script cannot set back) of the entry if it is
+    /// a file (a linked worktree's `.git`), else of its [`RUNS_FROM`] files and hooks.
+    changed: (i64, i64),
+}
+
+/// The version control metadata in the writable paths at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Snapshot {
+    found: Vec<Found>,
+    /// The walk stopped at this many entries.
+    capped: Option<usize>,
+}
+
+impl Snapshot {
+    /// Walk `roots` (not following links, not into the metadata itself), breadth first, so
+    /// what is near the top is found before the bound is reached.
+    pub(crate) fn take(roots: &[PathBuf]) -> Snapshot {
+        Snapshot::take_bounded(roots, MAX_ENTRIES)
+    }
+
+    fn take_bounded(roots: &[PathBuf], max_entries: usize) -> Snapshot {
+        let mut snap = Snapshot::default();
+        let mut queue: std::collections::VecDeque<PathBuf> = roots.iter().cloned().collect();
+        let mut seen = 0usize;
+        'walk: while let Some(dir) = queue.pop_front() {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in rd.filter_map(Result::ok) {
+                seen += 1;
+                if seen > max_entries {
+                    snap.capped = Some(max_entries);
+                    break 'walk;
+                }
+                let name = entry.file_name();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if VCS_METADATA.iter().any(|n| name == *n) {
+                    let path = entry.path();
+                    if let Ok(m) = path.symlink_metadata() {
+                        snap.found.push(Found {
+                            changed: last_change(&path, &m),
+                            id: (m.dev(), m.ino()),
+                            path,
+                        });
+                    }
+                } else if kind.is_dir() {
+                    queue.push_back(entry.path());
+                }
+            }
+        }
+        snap
+    }
+
+    /// The warnings for what the run did, this snapshot taken after it and `before` before.
+    pub(crate) fn warnings_since(&self, before: &Snapshot) -> Vec<Message> {
+        let mut out: Vec<Message> = self
+            .found
+            .iter()
+            .filter_map(|f| match before.found.iter().find(|b| b.id == f.id) {
+                None => Some(super::made_vcs_metadata(&f.path)),
+                Some(b) if b.changed != f.changed => Some(changed_vcs_metadata(&f.path)),
+                Some(_) => None,
+            })
+            .collect();
+        if let Some(max) = self.capped {
+            out.push(Message::text(format!(
+                "looked for version control metadata the run made or changed in the first \
+                 {max} entries of the writable paths only; a repository deeper down was not \
+                 looked for"
+            )));
+        }
+        out
+    }
+}
+
+/// The latest ctime of `path` (a file) or of what in it makes the tool run something.
+fn last_change(path: &Path, meta: &std::fs::Metadata) -> (i64, i64) {
+    let stamp = |m: &std::fs::Metadata| (m.ctime(), m.ctime_nsec());
+    if !meta.is_dir() {
+        return stamp(meta);
+    }
+    let mut latest = (i64::MIN, 0);
+    for name in RUNS_FROM {
+        let p = path.join(name);
+        let Ok(m) = p.symlink_metadata() else {
+            continue;
+        };
+        latest = latest.max(stamp(&m));
+        if m.is_dir()
+            && let Ok(rd) = std::fs::read_dir(&p)
+        {
+            for e in rd.filter_map(Result::ok) {
+                if let Ok(m) = e.path().symlink_metadata() {
+                    latest = latest.max(stamp(&m));
+                }
+            }
+        }
+    }
+    latest
+}
+
+/// The warning for settings or hooks a run changed in existing version control metadata.
+fn changed_vcs_metadata(path: &Path) -> Message {
+    let tool = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map_or("", |n| n.trim_start_matches('.'));
+    Message::text(format!(
+        "the run changed the settings or hooks in {}: {tool} runs them outside the sandbox; \
+         look at them before you run {tool} in {}",
+        crate::command::escape_controls(&path.display().to_string()),
+        crate::command::escape_controls(&path.parent().unwrap_or(path).display().to_string())
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(m: Vec<Message>) -> Vec<String> {
+        m.iter().map(|m| m.to_string()).collect()
+    }
+
+    #[test]
+    fn made_and_changed_metadata_at_any_depth_is_told_of() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        for d in ["a/b/c/old/.git/hooks", "a/b/quiet/.hg", "lib/x"] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        std::fs::write(r.join("a/b/c/old/.git/config"), "[core]\n").unwrap();
+        let roots = [r.to_path_buf()];
+        let before = Snapshot::take(&roots);
+        assert_eq!(before.found.len(), 2);
+        assert!(texts(Snapshot::take(&roots).warnings_since(&before)).is_empty());
+        // Made deep down, a linked worktree's file, a hook planted in an old one.
+        std::fs::create_dir_all(r.join("docs/api/.git")).unwrap();
+        std::fs::write(r.join("lib/x/.git"), "gitdir: /elsewhere\n").unwrap();
+        std::fs::write(r.join("a/b/c/old/.git/hooks/post-checkout"), "#!/bin/sh\n").unwrap();
+        // Work in a repository that touches no settings is not worth a word.
+        std::fs::write(r.join("a/b/quiet/.hg/dirstate"), "x").unwrap();
+        let said = texts(Snapshot::take(&roots).warnings_since(&before));
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(said.iter().any(|s| s.starts_with(&format!(
+            "the run made {}",
+            r.join("docs/api/.git").display()
+        ))));
+        assert!(
+            said.iter()
+                .any(|s| s.contains(&r.join("lib/x/.git").display().to_string()))
+        );
+        assert!(said.iter().any(|s| s.starts_with(&format!(
+            "the run changed the settings or hooks in {}",
+            r.join("a/b/c/old/.git").display()
+        ))));
+    }
+
+    #[test]
+    fn the_walk_is_bounded_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..5 {
+            std::fs::create_dir(dir.path().join(format!("d{i}"))).unwrap();
+        }
+        let roots = [dir.path().to_path_buf()];
+        let full = Snapshot::take_bounded(&roots, 5);
+        assert_eq!(full.capped, None);
+        let cut = Snapshot::take_bounded(&roots, 4);
+        assert_eq!(cut.capped, Some(4));
+        let said = texts(cut.warnings_since(&Snapshot::default()));
+        assert!(said[0].contains("in the first 4 entries"), "{said:?}");
+    }
+}
