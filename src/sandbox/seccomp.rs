@@ -64,7 +64,7 @@ const NEW_NAMESPACES_CLONE: u32 = NEW_NAMESPACES & !(libc::CSIGNAL as u32);
 /// Set-user-ID and set-group-ID mode bits. A script may not set them, even on its own files in
 /// a writable path: such a file outlives the run, and whoever runs it later (root included, or
 /// another user) runs it as the file's owner — with skillpipe started by root, as root.
-const SET_ID: u32 = (libc::S_ISUID | libc::S_ISGID) as u32;
+const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
 
 /// The `open` flags that make a file (`O_TMPFILE` without its `O_DIRECTORY` bit, which plain
 /// directory opens carry too): only then is the mode argument read by the kernel.
