@@ -9,5 +9,9 @@ cd "$(dirname "$0")/.."
 case " $* " in
   *" -h "*|*" --help "*) exec python3 scripts/eval_model.py "$@" ;;
 esac
-[ -n "${SKILLPIPE_BIN:-}" ] || cargo build -q
+# Built first unless another binary is named (SKILLPIPE_BIN or --bin); the first build takes minutes.
+case " $* " in
+  *" --bin "*|*" --bin="*) ;;
+  *) [ -n "${SKILLPIPE_BIN:-}" ] || cargo build ;;
+esac
 exec python3 scripts/eval_model.py "$@"

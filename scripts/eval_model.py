@@ -10,7 +10,8 @@ audit log and its answer:
 - false: a case that needs no directive (a plain question, a question about the syntax) made any
   audit line at all (ran, denied or invalid);
 - used: a capture ran and its output (re-computed by running the same script on the same
-  arguments) appears in the final answer;
+  arguments) appears in the final answer, in the model's own words: when the model said nothing
+  after it and skillpipe showed the output instead (its notice on stderr), it is not counted;
 - empty: the model gave no answer: the output is blank, or only the line skillpipe shows when a
   turn would otherwise show nothing ("(no answer: ...)", "(the model wrote no text)").
 
@@ -149,7 +150,12 @@ def is_empty(answer):
     return all(not l.strip() or NO_ANSWER.match(l.strip()) for l in answer.split("\n"))
 
 
-def score(case, records, answer):
+# skillpipe's notice when it showed a capture's output because the model said nothing after it
+# (src/chat/notice.rs, ShowedOutput): the answer's words are then the command's, not the model's.
+SHOWED_OUTPUT = "the command's output is shown as the answer"
+
+
+def score(case, records, answer, errors=""):
     kind = case["kind"]
     row = {"id": case["id"], "kind": kind, "runs": len(records), "empty": is_empty(answer),
            "ran": sum(r.get("decision") == "ran" for r in records)}
@@ -175,7 +181,9 @@ def score(case, records, answer):
     row["right"] = bool(right)
     row["stray"] = len(records) - len(right)
     if kind == "capture":
-        row["used"] = any(used_in(value_of(o), answer) for o in outputs) if right else None
+        row["shown"] = SHOWED_OUTPUT in errors
+        used = any(used_in(value_of(o), answer) for o in outputs)
+        row["used"] = (used and not row["shown"]) if right else None
     return row
 
 
@@ -210,7 +218,10 @@ def main():
     work = tempfile.mkdtemp(prefix="skillpipe-eval-")
     out = a.out or os.path.join(work, "out")
     os.makedirs(out, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLPIPE_", "OPENAI_", "R9S_"))}
+    # Settings that would change the endpoint or the model are dropped (the flags name them);
+    # the API key stays, so a hosted endpoint can be scored too.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SKILLPIPE_", "OPENAI_", "R9S_")) or k == "OPENAI_API_KEY"}
     env.update(XDG_CONFIG_HOME=os.path.join(work, "config"), XDG_STATE_HOME=os.path.join(work, "state"), NO_COLOR="1")
     # The agents are the user's own (their config folder), so their script policy applies as shipped.
     agents_dir = os.path.join(work, "config", "skillpipe", "agents")
@@ -243,7 +254,7 @@ def main():
         secs = time.time() - started
         with open(os.path.join(out, case["id"] + ".answer.txt"), "w", encoding="utf-8") as f:
             f.write(answer + "\n--- stderr ---\n" + errors)
-        row = score(case, audit_lines(log), answer)
+        row = score(case, audit_lines(log), answer, errors)
         row["secs"] = round(secs, 1)
         row["answer"] = answer.strip().replace("\n", " ")[:70]
         rows.append(row)
@@ -271,6 +282,7 @@ def main():
         "syntax_runs": sum(r["ran"] for r in syntax),
         "result_used_of_ran": pct(sum(bool(r.get("used")) for r in ran_caps), len(ran_caps)),
         "result_used_of_capture_cases": pct(sum(bool(r.get("used")) for r in caps), len(caps)),
+        "results_shown_by_skillpipe": sum(bool(r.get("shown")) for r in caps),
         "empty_answers": sum(r["empty"] for r in rows),
         "stray_runs_in_need_cases": sum(r["stray"] for r in need),
         "system_prompt_bytes": sizes,

@@ -306,51 +306,85 @@ fn project_skills(skills: &SkillSet, given: &[PathBuf]) -> Vec<(String, PathBuf)
         .collect()
 }
 
-/// Once per process: when the working directory is not trusted but has project-local skills (and
-/// with `agents`, agents: only for commands that would have looked there), one stderr line says
-/// they are ignored and how to use them.
+/// Tells once, before anything else is said, which project folders of the working directory
+/// are not used and why; folders the user named on the command line, and the user's own skill
+/// and agent folders (the working directory may be `$HOME`), are used and left out.
 pub(crate) fn project_notice(explicit: &[PathBuf], agents: bool) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        if crate::trust::cwd_trusted() {
+        let canonical = |d: &std::path::Path| d.canonicalize().ok();
+        let mut used: Vec<PathBuf> = explicit.iter().filter_map(|d| canonical(d)).collect();
+        used.extend(
+            crate::paths::user_skill_dirs()
+                .iter()
+                .filter_map(|d| canonical(d)),
+        );
+        used.extend(
+            crate::paths::agent_search_path_for(false)
+                .iter()
+                .filter_map(|d| canonical(d)),
+        );
+        let present = crate::paths::project_dirs_present()
+            .into_iter()
+            .filter(|d| {
+                (agents || *d != crate::paths::PROJECT_AGENT_DIR)
+                    && canonical(std::path::Path::new(d)).is_some_and(|c| !used.contains(&c))
+            });
+        if let Some(why) = project_refusal("--skills-dir / --agent PATH") {
+            let present: Vec<&str> = present.collect();
+            if !present.is_empty() {
+                note(&format!(
+                    "skillpipe: ignoring ./{} here: {why}",
+                    present.join(", ./")
+                ));
+            }
             return;
         }
-        // A folder the user named (--skills-dir, beside --agent PATH) is used: no notice for it.
-        let given: Vec<PathBuf> = explicit.iter().filter_map(|d| d.canonicalize().ok()).collect();
-        let mut present = crate::paths::project_dirs_present();
-        present.retain(|d| {
-            (agents || *d != crate::paths::PROJECT_AGENT_DIR)
-                && std::path::Path::new(d)
-                    .canonicalize()
-                    .is_ok_and(|c| !given.contains(&c))
-        });
-        if present.is_empty() {
-            return;
+        // Trusted: a folder others may write to is still left out, one notice each.
+        for d in present {
+            if let Some((dir, how)) = crate::paths::project_folder_problem(d) {
+                note(&format!(
+                    "skillpipe: ignoring ./{d} here: {} is a folder {how}; {MAKE_IT_YOURS}",
+                    dir.display()
+                ));
+            }
         }
-        note(&format!(
-            "skillpipe: ignoring ./{} here: this directory is not trusted (run `skillpipe trust` to use them, or pass --skills-dir / --agent PATH)",
-            present.join(", ./")
-        ));
     });
+}
+
+const MAKE_IT_YOURS: &str =
+    "make it yours alone again (your own, not writable by others) to use it";
+
+/// Why the working directory's project folders are not used, and how to use one anyway (`alt`:
+/// the flag that names it, e.g. `--skills-dir ./skills`); `None` when it is trusted.
+fn project_refusal(alt: &str) -> Option<String> {
+    match crate::trust::cwd_trust() {
+        crate::trust::CwdTrust::Trusted => None,
+        crate::trust::CwdTrust::NotListed => Some(format!(
+            "this directory is not trusted: run `skillpipe trust`, or pass {alt}"
+        )),
+        crate::trust::CwdTrust::Unsafe { dir, why } => Some(format!(
+            "{} is listed as trusted, but it is a folder {why}: {MAKE_IT_YOURS}, or pass {alt}",
+            crate::term::sanitize(&dir.display().to_string())
+        )),
+    }
 }
 
 /// For a skill that is not loaded but sits in a project folder of an untrusted working directory:
 /// how to use it (the error alone says "unknown skill", which a user who can see
 /// `./skills/NAME` cannot make sense of).
 pub(crate) fn untrusted_skill_hint(name: &str) -> Option<String> {
-    if crate::trust::cwd_trusted() {
-        return None;
-    }
     crate::paths::PROJECT_SKILL_DIRS
         .iter()
         .map(|d| std::path::Path::new(".").join(d).join(name))
         .find(|d| d.join("SKILL.md").is_file())
-        .map(|d| {
-            let folder = d.parent().map(|p| p.display().to_string()).unwrap_or_default();
-            format!(
-                "{} is not used because this directory is not trusted: run `skillpipe trust`, or pass --skills-dir {folder}",
-                d.display()
-            )
+        .and_then(|d| {
+            let folder = d
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            let why = project_refusal(&format!("--skills-dir {folder}"))?;
+            Some(format!("{} is not used because {why}", d.display()))
         })
 }
 
@@ -425,15 +459,15 @@ pub(crate) fn agent_error(e: crate::agents::AgentError) -> AppError {
             file.display()
         ));
     }
-    if let crate::agents::AgentError::NotFound { name, .. } = &e
-        && !crate::trust::cwd_trusted()
-    {
+    if let crate::agents::AgentError::NotFound { name, .. } = &e {
         let here =
             std::path::Path::new(crate::paths::PROJECT_AGENT_DIR).join(format!("{name}.toml"));
-        if here.is_file() {
+        let alt = format!("--agent ./{}", here.display());
+        if here.is_file()
+            && let Some(why) = project_refusal(&alt)
+        {
             return usage(format!(
-                "{e}; ./{} is not used because this directory is not trusted: run `skillpipe trust`, or pass --agent {}",
-                here.display(),
+                "{e}; ./{} is not used because {why}",
                 here.display()
             ));
         }
@@ -642,29 +676,47 @@ mod session {
                     _ => usage(msg),
                 }
             })?;
-        match models.as_slice() {
-            [only] => {
-                // The name is the server's text.
-                note(&format!(
-                    "skillpipe: using {}, the only model {url} serves (--model chooses)",
-                    crate::term::sanitize(only)
-                ));
-                settings.model = only.clone();
-                settings.ask_endpoint_for_model = false;
-                Ok(settings)
-            }
-            [] => Err(usage(format!(
-                "no model named, and {url} lists none; pass --model NAME"
-            ))),
-            many if many.contains(&settings.model) => {
-                settings.ask_endpoint_for_model = false;
-                Ok(settings)
-            }
-            many => Err(usage(format!(
-                "no model named, and {url} serves {} models; choose one with --model: {}",
-                many.len(),
-                many.join(", ")
-            ))),
+        let chosen = crate::app::model_from_list(&settings.model, &models)
+            .map_err(|why| usage(format!("no model named, and {url} {why}")))?;
+        if chosen.only {
+            // The name is the server's text.
+            note(&format!(
+                "skillpipe: using {}, the only model {url} serves (--model chooses)",
+                crate::term::sanitize(&chosen.name)
+            ));
         }
+        settings.model = chosen.name;
+        settings.ask_endpoint_for_model = false;
+        Ok(settings)
+    }
+}
+
+/// The model a chat with no model named uses, from the endpoint's list.
+pub(crate) struct Chosen {
+    /// Its name.
+    pub name: String,
+    /// It is the only one the endpoint serves (the default was not among several).
+    pub only: bool,
+}
+
+/// Picks from the endpoint's `models` for a chat that named none: its only model, or the
+/// `default` when it serves that among others; else what the list is, to follow "no model
+/// named, and URL …". The one rule for `chat` and `doctor --online`.
+pub(crate) fn model_from_list(default: &str, models: &[String]) -> Result<Chosen, String> {
+    match models {
+        [only] => Ok(Chosen {
+            name: only.clone(),
+            only: true,
+        }),
+        [] => Err("lists none; pass --model NAME".into()),
+        many if many.iter().any(|m| m == default) => Ok(Chosen {
+            name: default.to_string(),
+            only: false,
+        }),
+        many => Err(format!(
+            "serves {} models; choose one with --model: {}",
+            many.len(),
+            many.join(", ")
+        )),
     }
 }

@@ -59,9 +59,31 @@ pub fn skill_search_path_for(extra: &[PathBuf], project_trusted: bool) -> Vec<Pa
     let mut dirs: Vec<PathBuf> = extra.to_vec();
     dirs.extend(user_skill_dirs());
     if project_trusted {
-        dirs.extend(PROJECT_SKILL_DIRS.iter().map(|d| Path::new(".").join(d)));
+        dirs.extend(
+            PROJECT_SKILL_DIRS
+                .iter()
+                .filter(|d| project_folder_problem(d).is_none())
+                .map(|d| Path::new(".").join(d)),
+        );
     }
     dirs
+}
+
+/// Why the project folder `rel` (e.g. `.claude/skills`) of a trusted working directory is not
+/// used: the first folder on the way down to it that is not the user's alone (another user may
+/// have put agents or skills there), with how. `None` when it may be used (or does not exist).
+pub fn project_folder_problem(rel: &str) -> Option<(PathBuf, &'static str)> {
+    let mut dir = PathBuf::from(".");
+    for part in Path::new(rel).components() {
+        dir.push(part);
+        if !dir.is_dir() {
+            return None;
+        }
+        if let Some(why) = not_users_alone(&dir) {
+            return Some((dir, why));
+        }
+    }
+    None
 }
 
 /// The user's own skill folders, in search order.
@@ -125,7 +147,7 @@ pub fn agent_search_path_for(project_trusted: bool) -> Vec<PathBuf> {
         .into_iter()
         .map(|d| d.join("agents"))
         .collect::<Vec<_>>();
-    if project_trusted {
+    if project_trusted && project_folder_problem(PROJECT_AGENT_DIR).is_none() {
         dirs.push(PathBuf::from(PROJECT_AGENT_DIR));
     }
     dirs

@@ -162,24 +162,54 @@ pub fn revoke(dir: &Path) -> Result<PathBuf, TrustError> {
     }
 }
 
-/// Whether the working directory is trusted; read once per process. An unreadable trust file
+/// Whether the working directory's project folders may be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CwdTrust {
+    /// Listed (itself or a folder above it), and every folder from there down is the user's alone.
+    Trusted,
+    /// Not on the list.
+    NotListed,
+    /// Listed, but `dir` (the listed folder or one below it, down to here) is not the user's
+    /// alone any more: `why` says how (see [`crate::paths::not_users_alone`]).
+    Unsafe {
+        /// The folder that failed the check.
+        dir: PathBuf,
+        /// How it failed, e.g. "that anyone may write to".
+        why: &'static str,
+    },
+}
+
+/// The working directory's [`CwdTrust`]; read once per process. An unreadable trust file
 /// trusts nothing (fail closed).
-pub fn cwd_trusted() -> bool {
-    static TRUSTED: OnceLock<bool> = OnceLock::new();
-    *TRUSTED.get_or_init(|| {
+pub fn cwd_trust() -> &'static CwdTrust {
+    static TRUST: OnceLock<CwdTrust> = OnceLock::new();
+    TRUST.get_or_init(|| {
         let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else {
-            return false;
+            return CwdTrust::NotListed;
         };
-        load().is_ok_and(|list| {
-            covering(&list, &cwd).is_some_and(|listed| {
-                // The listed folder and every folder from it down to here: one that others
-                // may write to (or own) could hold agents and skills of theirs.
-                cwd.ancestors()
-                    .take_while(|d| d.starts_with(listed))
-                    .all(|d| crate::paths::not_users_alone(d).is_none())
+        let Ok(list) = load() else {
+            return CwdTrust::NotListed;
+        };
+        let Some(listed) = covering(&list, &cwd) else {
+            return CwdTrust::NotListed;
+        };
+        // The listed folder and every folder from it down to here: one that others may write
+        // to (or own) could hold agents and skills of theirs.
+        cwd.ancestors()
+            .take_while(|d| d.starts_with(listed))
+            .find_map(|d| {
+                crate::paths::not_users_alone(d).map(|why| CwdTrust::Unsafe {
+                    dir: d.to_path_buf(),
+                    why,
+                })
             })
-        })
+            .unwrap_or(CwdTrust::Trusted)
     })
+}
+
+/// Whether the working directory is trusted ([`CwdTrust::Trusted`]).
+pub fn cwd_trusted() -> bool {
+    *cwd_trust() == CwdTrust::Trusted
 }
 
 #[cfg(test)]

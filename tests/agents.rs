@@ -244,6 +244,7 @@ fn show_prints_config_and_exact_system_prompt() {
             body: "# Say\n\nSpeak short phrases only.\n".into(),
             scripts: vec![("scripts/say.sh".into(), "Speak TEXT aloud.".into())],
             catalog_only: false,
+            has_files: false,
         }],
     );
     assert_eq!(prompt, expected);
@@ -629,7 +630,7 @@ fn an_untrusted_projects_agents_are_not_found_and_the_error_says_why() {
     );
     assert_eq!(
         stderr
-            .matches("is not trusted (run `skillpipe trust`")
+            .matches("skillpipe: ignoring ./agents here: this directory is not trusted")
             .count(),
         1,
         "{stderr}"

@@ -498,6 +498,30 @@ fn captures_per_turn_are_bounded() {
     );
 }
 
+/// The same command written with other spacing or quoting is the same command.
+#[test]
+fn a_capture_respelled_is_still_a_repeat() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["a !{echo \"x y\"}"]),
+        Reply::text(["b !{ echo  'x y' }"]),
+        Reply::text(["c !{echo x\\ y}"]),
+        Reply::text(["done"]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(home.audit().len(), 1, "ran once: {:?}", home.audit());
+    assert!(stderr(&out).contains("not run again"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("stopped: the model wrote"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn repeated_capture_reuses_the_result_then_stops_with_it_shown() {
     let home = TestHome::new();
@@ -520,8 +544,12 @@ fn repeated_capture_reuses_the_result_then_stops_with_it_shown() {
         err.contains("stopped: the model wrote !{echo same} again"),
         "{err}"
     );
-    // The turn does not end without the result.
+    // The turn does not end without the result, and the user is told whose words those are.
     assert_eq!(stdout(&out), "again again again same\n");
+    assert!(
+        err.contains("the command's output is shown as the answer"),
+        "{err}"
+    );
 }
 
 /// The loop guard's notices quote the model's directive: a terminal escape in it (here one that
@@ -1105,6 +1133,47 @@ fn doctor_online_lists_the_endpoints_models() {
         "{text}"
     );
     assert!(text.contains("  m1\n"), "{text}");
+
+    // No model named: doctor fails where chat would stop (two models, none chosen)…
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--base-url", &server.url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("serves 2 models; choose one with --model: m1, m2"),
+        "{}",
+        stdout(&out)
+    );
+    // …and, the control, says which model chat would use when there is one.
+    let one = Server::start([]);
+    one.set_models(&["solo"]);
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--base-url", &one.url])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("chat would use solo"),
+        "{}",
+        stdout(&out)
+    );
+    // A broken agent file elsewhere fails doctor but the endpoint is still checked.
+    home.write("config/skillpipe/agents/typo.toml", "modle = \"y\"\n");
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--base-url", &one.url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("answers: 1 model"),
+        "{}",
+        stdout(&out)
+    );
+    std::fs::remove_file(home.path().join("config/skillpipe/agents/typo.toml")).unwrap();
 
     let down = Server::start([]);
     let out = home

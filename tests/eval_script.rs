@@ -16,7 +16,8 @@ fn eval_scores_directives_results_and_false_triggers() {
   {"id": "chat", "agent": "researcher", "kind": "none", "prompt": "Hi"},
   {"id": "syntax", "agent": "researcher", "kind": "syntax", "prompt": "How do I compute?"},
   {"id": "misfire", "agent": "researcher", "kind": "syntax", "prompt": "Show one."},
-  {"id": "silent", "agent": "researcher", "kind": "syntax", "prompt": "Explain it."}
+  {"id": "silent", "agent": "researcher", "kind": "syntax", "prompt": "Explain it."},
+  {"id": "mute", "agent": "researcher", "kind": "capture", "expect": "calc.py", "answer": "391", "prompt": "And 17 times 23 once more?"}
 ]}"#,
     );
     let server = Server::start([
@@ -31,6 +32,9 @@ fn eval_scores_directives_results_and_false_triggers() {
         Reply::text([" there."]),
         // The example copied, refused, then no text: skillpipe's "(no answer: …)" is no answer.
         Reply::text(["!{scripts/calc.py \"287 / 3.5\"}"]),
+        Reply::text([""]),
+        // The right capture, then nothing: skillpipe shows 391, which is not the model using it.
+        Reply::text(["!{scripts/calc.py \"17 * 23\"}"]),
         Reply::text([""]),
     ]);
     let out = std::process::Command::new("python3")
@@ -69,13 +73,15 @@ fn eval_scores_directives_results_and_false_triggers() {
     assert_eq!(row("syntax"), "- no - no 0");
     assert_eq!(row("misfire"), "- yes - no 1");
     assert_eq!(row("silent"), "- yes - yes 1");
+    assert_eq!(row("mute"), "yes - no no 1");
     for needle in [
-        "right_directive                1/2 (50%)",
+        "right_directive                2/3 (67%)",
         "false_trigger                  2/4 (50%)",
         "syntax_directives              2",
         "syntax_runs                    1",
         "false_trigger_that_ran         1/4 (25%)",
-        "result_used_of_ran             1/1 (100%)",
+        "result_used_of_ran             1/2 (50%)",
+        "results_shown_by_skillpipe     1",
         "empty_answers                  1",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in\n{stdout}");

@@ -65,6 +65,43 @@ fn nothing_runs_without_allow_scripts() {
     );
 }
 
+/// A directive shown in an indented code block is an example, as the renderer draws it: it
+/// stays text and does not run; the same line in a list item's text runs.
+#[test]
+fn a_directive_in_an_indented_code_block_is_text() {
+    let home = TestHome::new();
+    let input = "To show it:\n\n    %{echo RAN}\n\nDone.\n- item\n\n    %{echo LISTED}\n";
+    let out = home
+        .cmd()
+        .args([
+            "filter",
+            "--allow",
+            "echo",
+            "-y",
+            "--sandbox",
+            "best-effort",
+        ])
+        .args(["--show-side-effects"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "To show it:\n\n    %{echo RAN}\n\nDone.\n- item\n\n    \n"
+    );
+    let ran: Vec<_> = home
+        .audit()
+        .into_iter()
+        .map(|r| r["argv"].clone())
+        .collect();
+    assert_eq!(
+        ran,
+        [serde_json::json!(["echo", "LISTED"])],
+        "only the list item's ran"
+    );
+}
+
 #[test]
 fn strict_exits_3_on_blocked_or_invalid_or_failed() {
     let home = TestHome::new();

@@ -203,6 +203,19 @@ fn an_untrusted_project_is_ignored_with_one_line_until_trusted() {
         .output()
         .unwrap();
     assert!(!out(&o).0.contains("from-pub"), "{:?}", out(&o));
+    // The notice says why, not "run `skillpipe trust`" (which would refuse this folder).
+    assert!(
+        out(&o)
+            .1
+            .contains("is listed as trusted, but it is a folder that anyone may write to"),
+        "{:?}",
+        out(&o)
+    );
+    assert!(
+        !out(&o).1.contains("run `skillpipe trust`"),
+        "{:?}",
+        out(&o)
+    );
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
     let o = cmd_in(&home, &open)
         .args(["skills", "list"])
@@ -285,7 +298,7 @@ fn a_project_agent_grants_itself_nothing() {
         "allowed_commands (grant with --allow PATTERN)",
         "allow_network (grant with --allow-network)",
         "allow_filesystem (grant with --allow-filesystem)",
-        "writable_paths (grant with",
+        "writable_paths (grant with --writable DIR)",
         "sandbox (grant with --sandbox best-effort)",
         "env_passthrough (grant with",
     ] {
@@ -596,7 +609,7 @@ fn a_skill_of_an_untrusted_project_is_named_with_how_to_use_it() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(!out(&o).1.contains("not trusted:"), "{:?}", out(&o));
+    assert!(!out(&o).1.contains("is not used because"), "{:?}", out(&o));
 }
 
 /// An agent file linked into the user's own folder from elsewhere (a dotfiles checkout) counts
@@ -631,4 +644,67 @@ fn a_linked_agent_file_says_how_to_let_it_grant() {
         .output()
         .unwrap();
     assert!(!out(&o).1.contains("ignored"), "{:?}", out(&o));
+}
+
+/// In a trusted project, a project folder that others may write to (on the way down to it) is
+/// left out, with a notice naming the folder.
+#[test]
+fn a_trusted_projects_folder_open_to_others_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = TestHome::new();
+    let clone = project(&home);
+    skill(&clone.join(".claude/skills"), "open-skill", "open");
+    cmd_in(&home, &clone).arg("trust").assert().success();
+    let list = |home: &TestHome| {
+        let o = cmd_in(home, &clone)
+            .args(["skills", "list"])
+            .output()
+            .unwrap();
+        out(&o)
+    };
+    let (stdout, _) = list(&home);
+    assert!(
+        stdout.contains("open-skill"),
+        "control: used while yours alone: {stdout}"
+    );
+    std::fs::set_permissions(
+        clone.join(".claude"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    let (stdout, stderr) = list(&home);
+    assert!(!stdout.contains("open-skill"), "{stdout}");
+    assert!(
+        stderr.contains(
+            "ignoring ./.claude/skills here: ./.claude is a folder that anyone may write to"
+        ),
+        "{stderr}"
+    );
+}
+
+/// Run from the home folder, `./.agents/skills` is the user's own skill folder: used, and no
+/// notice calls it an untrusted project's.
+#[test]
+fn the_home_folder_is_not_an_untrusted_project() {
+    let home = TestHome::new();
+    skill(&home.path().join(".agents/skills"), "home-skill", "home");
+    let o = cmd_in(&home, home.path())
+        .args(["skills", "list"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = out(&o);
+    assert!(stdout.contains("home-skill"), "{stdout}");
+    assert!(!stderr.contains("ignoring"), "{stderr}");
+    // Positive control: the same folder in another directory is a project's, and noticed.
+    let clone = project(&home);
+    skill(&clone.join(".agents/skills"), "clone-skill", "clone");
+    let o = cmd_in(&home, &clone)
+        .args(["skills", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        out(&o).1.contains("ignoring ./.agents/skills here"),
+        "{:?}",
+        out(&o)
+    );
 }

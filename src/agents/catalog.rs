@@ -154,6 +154,7 @@ mod tests {
                 .map(|p| (p.to_string(), "what it does".into()))
                 .collect(),
             catalog_only: true,
+            has_files: false,
         }
     }
 

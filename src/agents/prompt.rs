@@ -19,12 +19,16 @@ pub struct SkillPrompt {
     /// Shown as a catalog entry (name, description, script paths) instead of in full: the
     /// model loads the body with `!{skill NAME}` when it needs it (progressive disclosure).
     pub catalog_only: bool,
+    /// The skill folder holds files besides SKILL.md and its scripts (references, assets),
+    /// which `!{skill NAME FILE}` reads: only then is the model told how.
+    pub has_files: bool,
 }
 
 /// Build the system prompt. `instructions` are already filled; `skills` are the active skills in
 /// the order the agent names them. The fixed parts come first and the agent's instructions last:
 /// they may hold `{{var}}` values, and a server's prompt cache keeps only the common prefix.
-/// Each skill's worked example moves from its body into `few_shot`.
+/// Each skill's worked example moves from its body into [`few_shot`], whose messages go to
+/// [`crate::Session::set_few_shot`]: models write directives far more often with them.
 pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
     let mut out = String::new();
     let mut examples = Vec::new();
@@ -38,7 +42,9 @@ pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
     out.push_str(&guide::guide(&examples));
     if !full.is_empty() {
         out.push_str("\n# Skills\n");
-        out.push_str(super::catalog::FILES_HINT);
+        if full.iter().any(|s| s.has_files) {
+            out.push_str(super::catalog::FILES_HINT);
+        }
         for (skill, body) in full.iter().zip(&bodies) {
             push_skill(&mut out, skill, body, skills);
         }
@@ -135,6 +141,7 @@ mod tests {
                 .map(|(p, d)| (p.to_string(), d.to_string()))
                 .collect(),
             catalog_only: false,
+            has_files: false,
         }
     }
 
@@ -153,13 +160,22 @@ mod tests {
             &[skill("say", &[("scripts/say.sh", "Speak | TEXT\n aloud")])],
         );
         let expected = format!(
-            "{}\n# Skills\n{}\n## say\nsay things\n\n# say\n\nUse it well.\n\n\
+            "{}\n# Skills\n\n## say\nsay things\n\n# say\n\nUse it well.\n\n\
              | script | what it does |\n| --- | --- |\n| scripts/say.sh | Speak \\| TEXT aloud |\n\
              \nTeach words.\n",
             guide::guide(&[]),
-            super::super::catalog::FILES_HINT
         );
         assert_eq!(p, expected);
+    }
+
+    /// How to read a skill's files is said only when a skill shown in full has some.
+    #[test]
+    fn the_files_hint_only_with_files() {
+        let hint = super::super::catalog::FILES_HINT;
+        let mut s = skill("pdf", &[]);
+        assert!(!system_prompt("", std::slice::from_ref(&s)).contains(hint));
+        s.has_files = true;
+        assert!(system_prompt("", &[s]).contains(hint));
     }
 
     #[test]

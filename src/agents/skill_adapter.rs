@@ -44,6 +44,7 @@ pub fn skill_prompts_of(skills: &SkillSet, named: &[String]) -> Vec<SkillPrompt>
                 }))
                 .collect(),
             catalog_only: !named.contains(&s.name),
+            has_files: s.has_files(),
         })
         .collect()
 }

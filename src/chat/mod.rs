@@ -364,6 +364,21 @@ impl Session {
         self.transcript = transcript;
     }
 
+    /// What makes two captures the same command: the words as parsed (spacing and quoting
+    /// aside), with a skill script named by what it resolves to (`calc/scripts/calc.py` is
+    /// `scripts/calc.py` of `calc`). A body that does not parse is its own key.
+    fn capture_key(&self, body: &str) -> String {
+        let Ok(mut argv) = crate::command::parse_argv(body) else {
+            return body.trim().to_string();
+        };
+        if let Some(first) = argv.first_mut()
+            && let Ok(script) = self.dispatcher.skills().resolve(first)
+        {
+            *first = format!("{}/{}", script.skill, script.rel_path);
+        }
+        argv.join("\0")
+    }
+
     /// The tool definitions that go with the next request.
     fn offered_tools(&self) -> Vec<ToolDef> {
         let offered = self.offered.lock().unwrap_or_else(|e| e.into_inner());
@@ -473,7 +488,8 @@ impl Session {
                     }
                 }
                 Step::Capture { raw, directive } => {
-                    let message = match captures.seen(&directive.body) {
+                    let key = self.capture_key(&directive.body);
+                    let message = match captures.seen(&key) {
                         Seen::Again(earlier) => {
                             // The model did not take the result in: give it again, run nothing.
                             ui.notice(&Notice::not_run_again(&directive.raw));
@@ -506,12 +522,12 @@ impl Session {
                                         reason: why,
                                         denied: None,
                                     };
-                                    captures.ran(directive.body.clone(), outcome);
+                                    captures.ran(key, directive.body.clone(), outcome);
                                     message
                                 }
                                 Captured::Dispatched(outcome) => {
                                     let msg = result::capture_message(&outcome, max_bytes);
-                                    captures.ran(directive.body.clone(), *outcome);
+                                    captures.ran(key, directive.body.clone(), *outcome);
                                     msg
                                 }
                             }
@@ -758,6 +774,7 @@ impl Session {
             };
         let text = format!("{sep}{output}\n");
         self.continuing = false;
+        ui.notice(&Notice::ShowedOutput);
         self.show(ui, text.as_bytes());
         match self.history.last_mut() {
             Some(Message::Assistant {
@@ -879,7 +896,8 @@ impl Session {
 /// The captures of one turn: each body with its outcome, so a repeat is answered, not run.
 #[derive(Default)]
 struct Captures {
-    done: Vec<(String, Outcome, u32)>,
+    /// Each capture run: its key, its body as written, what came of it, and repeats so far.
+    done: Vec<(String, String, Outcome, u32)>,
     /// The latest result given to the model, and how much had been shown when it was given.
     last: Option<Outcome>,
     /// The body of the directive that [`Captures::last`] answers.
@@ -898,23 +916,24 @@ enum Seen {
 }
 
 impl Captures {
-    fn seen(&mut self, body: &str) -> Seen {
-        match self.done.iter_mut().find(|(b, _, _)| b == body) {
+    /// Whether a capture with this [`Session::capture_key`] ran before in this turn.
+    fn seen(&mut self, key: &str) -> Seen {
+        match self.done.iter_mut().find(|(k, _, _, _)| k == key) {
             None => Seen::New,
-            Some((_, outcome, repeats)) if *repeats == 0 => {
+            Some((_, body, outcome, repeats)) if *repeats == 0 => {
                 *repeats += 1;
                 self.last = Some(outcome.clone());
-                self.last_body = Some(body.to_string());
+                self.last_body = Some(body.clone());
                 Seen::Again(Box::new(outcome.clone()))
             }
             Some(_) => Seen::TooOften,
         }
     }
 
-    fn ran(&mut self, body: String, outcome: Outcome) {
+    fn ran(&mut self, key: String, body: String, outcome: Outcome) {
         self.last = Some(outcome.clone());
         self.last_body = Some(body.clone());
-        self.done.push((body, outcome, 0));
+        self.done.push((key, body, outcome, 0));
     }
 }
 

@@ -45,6 +45,9 @@ pub enum Notice {
     /// not do native tool calls): the tools are dropped for the rest of the session and the
     /// answer is asked for again, with directives only.
     ToolsIgnored,
+    /// The model said nothing after its last capture (or was stopped for repeating it): the
+    /// capture's output is shown as the answer, so the user knows those words are the command's.
+    ShowedOutput,
     /// The answer reached the model's token limit (finish reason `length`, or `max_tokens` from
     /// Anthropic): what was shown is all there is.
     CutAtTokenLimit,
@@ -102,6 +105,9 @@ impl fmt::Display for Notice {
                 f,
                 "stopped: more than {max} tool call{} in one answer (max_captures_per_turn)",
                 if *max == 1 { "" } else { "s" }
+            ),
+            Notice::ShowedOutput => f.write_str(
+                "the model said nothing after its last capture: the command's output is shown as the answer",
             ),
             Notice::ToolsIgnored => f.write_str(&tools_ignored("native tool calls")),
             Notice::CutAtTokenLimit => f.write_str(&cut_at_token_limit(

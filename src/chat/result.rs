@@ -214,9 +214,42 @@ fn cut_reason(reason: &str, max: usize) -> String {
     format!("{cut}…")
 }
 
-/// Replaces every absolute path (`/a/b/c`, `~/a/b`) by its last component, so the model does
-/// not learn (and repeat) where things live on the user's machine.
+/// Replaces every absolute path that tells where things live on the user's machine (under
+/// `/home`, `/root`, `/Users`, a temporary folder, `$HOME`, the working directory, or `~/…`) by
+/// its last component, so the model does not learn (and repeat) them. Other paths (`/etc/hostname`,
+/// `/usr/bin/rm`, often the model's own words) stay as written: cut, a command or a pattern
+/// quoted back would read as another one (`cat /etc/*` as `cat *`).
 pub fn path_free(text: &str) -> String {
+    let mut private: Vec<String> = Vec::new();
+    private.extend(std::env::var("HOME").ok());
+    private.extend(std::env::var("TMPDIR").ok());
+    private.extend(
+        std::env::current_dir()
+            .ok()
+            .and_then(|d| d.to_str().map(str::to_owned)),
+    );
+    private.retain(|p| p.len() > 1 && p.starts_with('/'));
+    path_free_in(text, &private)
+}
+
+/// Folders whose paths are the user's wherever skillpipe runs.
+const PRIVATE: [&str; 6] = ["/home", "/root", "/Users", "/tmp", "/var/tmp", "/run/user"];
+
+/// [`path_free`] with the machine's own private folders given (besides [`PRIVATE`]).
+fn path_free_in(text: &str, private: &[String]) -> String {
+    let is_private = |token: &str| {
+        token.starts_with("~/")
+            || PRIVATE
+                .iter()
+                .copied()
+                .chain(private.iter().map(String::as_str))
+                .any(|p| {
+                    let p = p.trim_end_matches('/');
+                    token
+                        .strip_prefix(p)
+                        .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+                })
+    };
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find(['/', '~']) {
@@ -226,14 +259,13 @@ pub fn path_free(text: &str) -> String {
             .chars()
             .next_back()
             .is_none_or(|c| c.is_whitespace() || "'\"`([{=:,".contains(c));
-        let is_home = from.starts_with("~/");
         let end = from
             .find(|c: char| c.is_whitespace() || "'\"`)]},;".contains(c))
             .unwrap_or(from.len());
         let token = &from[..end];
         let token = token.trim_end_matches(['.', ':']);
         let slashes = token.matches('/').count();
-        if starts_word && (from.starts_with('/') || is_home) && slashes >= 2 {
+        if starts_word && is_private(token) && slashes >= 2 {
             let last = token.trim_end_matches('/').rsplit('/').next().unwrap_or("");
             out.push_str(last);
             rest = &from[token.len()..];
@@ -443,14 +475,29 @@ mod tests {
 
     #[test]
     fn path_free_keeps_relative_paths_and_words() {
-        assert_eq!(path_free("`/usr/bin/rm` is denied"), "`rm` is denied");
+        let private = ["/srv/me".to_string()];
+        let free = |t: &str| path_free_in(t, &private);
+        assert_eq!(free("`/home/ann/bin/rm` is denied"), "`rm` is denied");
         assert_eq!(
-            path_free("scripts/calc.py and a/b and 1/2"),
+            free("scripts/calc.py and a/b and 1/2"),
             "scripts/calc.py and a/b and 1/2"
         );
-        assert_eq!(path_free("in /tmp: gone"), "in /tmp: gone");
-        assert_eq!(path_free("dir /srv/x/y/, then"), "dir y, then");
-        assert_eq!(path_free("é /a/b/ç"), "é ç");
+        assert_eq!(free("in /tmp: gone"), "in /tmp: gone");
+        assert_eq!(free("dir /srv/me/x/y/, then"), "dir y, then");
+        assert_eq!(free("dir /srv/meat/x, then"), "dir /srv/meat/x, then");
+        assert_eq!(free("é /home/b/ç"), "é ç");
+        assert_eq!(free("see ~/notes/a.md"), "see a.md");
+    }
+
+    /// A command or pattern quoted back keeps its system paths: cut, `cat /etc/*` read as `cat *`.
+    #[test]
+    fn system_paths_stay_as_written() {
+        let free = |t: &str| path_free_in(t, &[]);
+        assert_eq!(
+            free("`cat /etc/hostname` matches denied pattern `cat /etc/*`"),
+            "`cat /etc/hostname` matches denied pattern `cat /etc/*`"
+        );
+        assert_eq!(free("`/usr/bin/rm -rf /tmp/x/y`"), "`/usr/bin/rm -rf y`");
     }
 
     #[test]

@@ -118,18 +118,17 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
         crate::agents::find(a, &crate::paths::agent_search_path())
             .map(|f| f.resolve_policy_only(&[]))
     };
+    // A broken agent file elsewhere is reported above and fails doctor, but the endpoint is
+    // still checked; only the agent asked for, when it cannot be read, stops here.
     let agent = match args.agent.as_deref().map(found) {
         None => None,
         Some(Ok(a)) => Some(a),
         Some(Err(e)) => {
             row(&mut r.text, "agent", &format!("ERROR {e}"));
             r.errors.push(e.to_string());
-            None
+            return r;
         }
     };
-    if !r.errors.is_empty() {
-        return r;
-    }
     let agent_model = crate::model::AgentModel {
         model: agent.as_ref().and_then(|a| a.model.clone()),
         provider: agent.as_ref().and_then(|a| a.provider.clone()),
@@ -160,6 +159,25 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
         let listed = crate::model::models::list(&settings, std::time::Duration::from_secs(10));
         r.text.push_str(&online_rows(&settings, &listed));
         r.offline_failure = listed.is_err();
+        // No model named: what chat would pick from that list, or why it would stop.
+        if let (true, Ok(models)) = (settings.ask_endpoint_for_model, &listed) {
+            match crate::app::model_from_list(&settings.model, models) {
+                Ok(chosen) => row(
+                    &mut r.text,
+                    "",
+                    &format!("chat would use {}", crate::term::sanitize(&chosen.name)),
+                ),
+                Err(why) => {
+                    let e = format!(
+                        "no model named, and {} {}",
+                        settings.base_url,
+                        crate::term::sanitize(&why)
+                    );
+                    row(&mut r.text, "", &format!("ERROR {e}"));
+                    r.errors.push(e);
+                }
+            }
+        }
     }
     r
 }

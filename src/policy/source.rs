@@ -49,7 +49,11 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     if drop(p.allow_filesystem, "allow_filesystem", "--allow-filesystem") {
         out.allow_filesystem = d.allow_filesystem;
     }
-    if drop(!p.writable_paths.is_empty(), "writable_paths", OWN_AGENT) {
+    if drop(
+        !p.writable_paths.is_empty(),
+        "writable_paths",
+        "--writable DIR",
+    ) {
         out.writable_paths = d.writable_paths.clone();
     }
     if drop(

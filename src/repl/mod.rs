@@ -703,6 +703,8 @@ impl Repl<'_> {
                     (Some(d), Some(p), Some(stem)) if p == d => stem.to_string_lossy().into_owned(),
                     _ => path.display().to_string(),
                 };
+                // Quoted as a shell needs it: `/save my notes` resumes as `--resume 'my notes'`.
+                let how = shell_words::quote(&how);
                 self.ui.info(&format!(
                     "saved {} messages to {} — resume with: skillpipe chat --resume {how}",
                     file.history.len(),

@@ -256,6 +256,7 @@ fn notice_is_fine(notice: &Notice) -> bool {
         | Notice::StoppedRepeating { .. }
         | Notice::StoppedToolCalls { .. }
         | Notice::ToolsIgnored
+        | Notice::ShowedOutput
         | Notice::CutAtTokenLimit
         | Notice::NoFinishReason => false,
     }

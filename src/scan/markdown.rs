@@ -16,8 +16,12 @@
 //!   (code spans cannot cross paragraphs) or at a fence opener line (fences interrupt paragraphs).
 //!   Until then its bytes are code: a stray backtick disables directives only to the end of its
 //!   paragraph, and fails closed meanwhile.
-//! - Not handled: indented code blocks, and fences inside block quotes or list items are only
-//!   recognised when indented at most 3 spaces. Backslash-escaped backticks still count as
+//! - An indented code block, as the terminal renderer shows one: a line of at least 4 leading
+//!   spaces that starts a block (at the start of the stream, after a blank line, or after another
+//!   such line) outside a list (since a line starting with a list marker, until a line at the
+//!   margin after a blank line) is code from its 4th space to its end.
+//! - Not handled: fences inside block quotes or list items are only recognised when indented at
+//!   most 3 spaces. Backslash-escaped backticks still count as
 //!   delimiters (fail closed). Inside code, backslashes are never escape characters.
 //! - Known approximation: a line-start backtick run inside a code span of the same length, followed
 //!   on its line by another backtick, closes the span, but the bytes between were already released
@@ -92,6 +96,26 @@ enum Mode {
     },
     /// Inside a fenced block; `line` tracks whether the current line may close it.
     Fence { ch: u8, len: usize, line: FenceLine },
+    /// The rest of a line of an indented code block.
+    Indented,
+}
+
+/// Whether the current line starts with a list marker (`-`, `*`, `+`, or 1 to 9 digits and `.`
+/// or `)`, then a space or the end of the line), read as its first bytes arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Marker {
+    /// Only spaces so far.
+    Start,
+    /// A bullet: a space (or the line's end) makes it a marker.
+    Bullet,
+    /// This many digits.
+    Digits(u8),
+    /// Digits and `.` or `)`: a space (or the line's end) makes it a marker.
+    Delim,
+    /// Decided: it starts with a marker.
+    Yes,
+    /// Decided: it does not.
+    No,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +143,17 @@ pub(crate) struct CodeTracker {
     /// The current line so far is whitespace only (kept up to date inside code spans).
     blank: bool,
     run: Option<Run>,
+    /// Leading spaces of the current line so far, up to 4 (`None` once another byte came).
+    lead: Option<u8>,
+    /// The leading spaces of the current line, once counted (for the list rule).
+    lead_seen: u8,
+    /// A line here may start an indented code block: the stream's start, after a blank line or
+    /// after a line of such a block.
+    block_start: bool,
+    /// Inside a list, where a line indented by four is an item's text, not code.
+    in_list: bool,
+    /// Whether the current line starts with a list marker.
+    marker: Marker,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -134,7 +169,74 @@ impl CodeTracker {
             indent: Some(0),
             blank: true,
             run: None,
+            lead: Some(0),
+            lead_seen: 0,
+            block_start: true,
+            in_list: false,
+            marker: Marker::Start,
         }
+    }
+
+    /// A line of prose ended: what it was decides whether the next may start indented code.
+    fn prose_line_end(&mut self) {
+        let blank = self.marker == Marker::Start;
+        if blank {
+            self.block_start = true;
+        } else {
+            let item = matches!(self.marker, Marker::Yes | Marker::Bullet | Marker::Delim);
+            if item {
+                self.in_list = true;
+            } else if self.lead_seen < 2 && self.block_start {
+                // A line at the margin after a blank line ends the list.
+                self.in_list = false;
+            }
+            self.block_start = false;
+        }
+        self.new_line();
+    }
+
+    /// Line-start state for the next line.
+    fn new_line(&mut self) {
+        self.indent = Some(0);
+        self.lead = Some(0);
+        self.lead_seen = 0;
+        self.marker = Marker::Start;
+    }
+
+    /// A byte of a prose line's start: counts leading spaces, reads a list marker, and turns
+    /// the line into indented code at its 4th space where one may start. True when it did.
+    fn line_start_byte(&mut self, b: u8) -> bool {
+        if let Some(k) = self.lead {
+            if b == b' ' {
+                let k = k + 1;
+                if k >= 4 && self.block_start && !self.in_list {
+                    self.mode = Mode::Indented;
+                    self.lead = None;
+                    self.lead_seen = k;
+                    return true;
+                }
+                self.lead = Some(k.min(4));
+                return false;
+            }
+            self.lead = None;
+            self.lead_seen = k;
+        }
+        self.marker = match (self.marker, b) {
+            (Marker::Start, b'\t' | b'\r') => Marker::Start,
+            (Marker::Start, b'-' | b'*' | b'+') => Marker::Bullet,
+            (Marker::Start, b'0'..=b'9') => Marker::Digits(1),
+            (Marker::Digits(n), b'0'..=b'9') if n < 9 => Marker::Digits(n + 1),
+            (Marker::Digits(_), b'.' | b')') => Marker::Delim,
+            (Marker::Bullet | Marker::Delim, b' ') => Marker::Yes,
+            (m @ (Marker::Yes | Marker::No), _) => m,
+            _ => Marker::No,
+        };
+        false
+    }
+
+    /// The line-start reading is still going on (bytes must be stepped one by one).
+    fn reading_line_start(&self) -> bool {
+        self.lead.is_some() || !matches!(self.marker, Marker::Yes | Marker::No)
     }
 
     /// Advances over text bytes. With `stop_at_sigils`, stops at the first `%`, `!` or `\` that is
@@ -174,7 +276,7 @@ impl CodeTracker {
             return k;
         }
         let found = match self.mode {
-            Mode::Normal if self.indent.is_none() => {
+            Mode::Normal if self.indent.is_none() && !self.reading_line_start() => {
                 if stop_at_sigils {
                     find_prose_stop(bytes)
                 } else {
@@ -183,7 +285,7 @@ impl CodeTracker {
             }
             Mode::Span(_) if self.indent.is_none() && !self.blank => memchr2(b'`', b'\n', bytes),
             Mode::FenceInfo { ch: b'`', .. } => memchr2(b'`', b'\n', bytes),
-            Mode::FenceInfo { .. } => memchr(b'\n', bytes),
+            Mode::FenceInfo { .. } | Mode::Indented => memchr(b'\n', bytes),
             Mode::Fence {
                 line: FenceLine::Content,
                 ..
@@ -239,9 +341,25 @@ impl CodeTracker {
             self.run = None;
             self.end_run(run);
         }
+        if self.mode == Mode::Normal
+            && b != b'\n'
+            && self.reading_line_start()
+            && self.line_start_byte(b)
+        {
+            // The 4th leading space: the rest of the line is code.
+            self.indent = None;
+            return false;
+        }
         match self.mode {
+            Mode::Indented => {
+                if b == b'\n' {
+                    self.mode = Mode::Normal;
+                    self.block_start = true;
+                    self.new_line();
+                }
+            }
             Mode::Normal => match b {
-                b'\n' => self.indent = Some(0),
+                b'\n' => self.prose_line_end(),
                 b' ' => self.indent_space(),
                 b'`' => self.start_run(b),
                 b'~' if self.indent.is_some() => self.start_run(b),
@@ -256,7 +374,14 @@ impl CodeTracker {
                     if self.blank {
                         self.mode = Mode::Normal;
                     }
-                    self.indent = Some(0);
+                    // A blank line ends the paragraph (and the span): a block may start after
+                    // it. Otherwise the span goes on, and the line's start is not read.
+                    self.block_start = self.blank;
+                    self.new_line();
+                    if !self.blank {
+                        self.lead = None;
+                        self.marker = Marker::No;
+                    }
                     self.blank = true;
                 }
                 b' ' => self.indent_space(),
@@ -302,7 +427,8 @@ impl CodeTracker {
                     };
                     if closes {
                         self.mode = Mode::Normal;
-                        self.indent = Some(0);
+                        self.block_start = true;
+                        self.new_line();
                         return false;
                     }
                     FenceLine::Indent(0)
@@ -377,6 +503,26 @@ mod tests {
             ("`a\n~~~\n\n%\n~~~\n!", "!"),
             ("~~ %", "%"),
             ("```\r\n%\r\n```\r\n!", "!"),
+            // Indented code: at the start, after a blank line, or after another such line.
+            ("    % !", ""),
+            ("x\n\n    % !\n\n    !\n%", "%"),
+            ("x\n\n    %\n    !\n!", "!"),
+            // A paragraph's indented line is its text (no blank line before it).
+            ("x\n    % !", "%!"),
+            // Three spaces, or a tab, are no indented code (as the renderer shows them).
+            ("\n   % !", "%!"),
+            ("\n\t% !", "%!"),
+            // In a list, a line indented by four is the item's text; after a line at the
+            // margin (following a blank line) the list is over.
+            ("- a\n\n    % !", "%!"),
+            ("1. a\n\n    % !", "%!"),
+            ("- a\n\nb\n\n    % !\n", ""),
+            ("-a\n\n    % !", ""),
+            // After a fence, and after a code span that ended at a blank line.
+            ("```\nx\n```\n    % !", ""),
+            ("`a\n\n    % !", ""),
+            // A span's later lines are not line starts: its closing is followed by prose.
+            ("x `a\n    b` % !", "%!"),
         ];
         for (input, want) in cases {
             assert_eq!(prose_sigils(input), want, "input {input:?}");

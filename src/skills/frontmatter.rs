@@ -252,15 +252,56 @@ fn yaml_message(e: &serde_saphyr::Error) -> String {
     if let Some(i) = line.find(", set ").filter(|_| line.contains("Options")) {
         line = &line[..i];
     }
-    match line.rfind(" at line ") {
-        Some(i) if line[i..].contains("column") => line[..i].to_owned(),
-        _ => line.to_owned(),
+    let line = match line.rfind(" at line ") {
+        Some(i) if line[i..].contains("column") => &line[..i],
+        _ => line,
+    };
+    unescape_rust(line)
+}
+
+/// The parser writes an odd character as Rust source would (`\u{1b}`); shown the way every
+/// other message shows one (`␛`, `<U+200B>`), so no message carries two styles.
+fn unescape_rust(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(i) = rest.find("\\u{") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 3..];
+        let parsed = after.find('}').and_then(|end| {
+            let c = u32::from_str_radix(&after[..end], 16)
+                .ok()
+                .and_then(char::from_u32)?;
+            Some((c, end))
+        });
+        match parsed {
+            Some((c, end)) => {
+                out.push_str(&crate::command::escape_controls(&c.to_string()));
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push_str("\\u{");
+                rest = after;
+            }
+        }
     }
+    out.push_str(rest);
+    crate::command::escape_controls(&out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn odd_characters_in_parse_errors_are_shown_as_elsewhere() {
+        assert_eq!(
+            unescape_rust("unexpected character: `\\u{1b}' and \\u{200b}, \\u{zz}"),
+            "unexpected character: `␛' and <U+200B>, \\u{zz}"
+        );
+        let p = parse("---\nname: x\ndescription: a\n\u{1b}: b\n---\n");
+        let e = p.expect_err("ESC cannot start a key");
+        assert!(!e.message.contains("\\u{"), "{}", e.message);
+    }
 
     #[test]
     fn parses_entries_with_key_lines() {

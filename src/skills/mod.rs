@@ -95,6 +95,24 @@ impl Skill {
     pub fn script(&self, rel_path: &str) -> Option<&Script> {
         self.scripts().iter().find(|s| s.rel_path == rel_path)
     }
+
+    /// Whether the folder holds something for `!{skill NAME FILE}` to read: an entry besides
+    /// SKILL.md, `scripts/`, `tools/`, a licence and hidden ones (references, assets, docs).
+    pub fn has_files(&self) -> bool {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return false;
+        };
+        entries.flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().to_ascii_uppercase();
+            !(name.starts_with('.')
+                || name == "SKILL.MD"
+                || name == "SCRIPTS"
+                || name == "TOOLS"
+                || name.starts_with("LICENSE")
+                || name.starts_with("LICENCE")
+                || name.starts_with("COPYING"))
+        })
+    }
 }
 
 /// `outputs` of a run (DESIGN §3): the whole stdout when it is one JSON value (pretty-printed
