@@ -3971,6 +3971,39 @@ fn version_control_metadata_made_deep_in_a_writable_path_is_told_of() {
         p.join("vendor/lib/sub/.git").display()
     );
     assert!(out.stderr.contains(&changed), "HOLE: {}", out.stderr);
+    // A bare repository directly in a writable path: its config and hooks stay read-only like
+    // a `.git` folder's, its objects writable (the control).
+    for d in [
+        "project/srv.git/objects",
+        "project/srv.git/refs",
+        "project/srv.git/hooks",
+    ] {
+        std::fs::create_dir_all(home.path().join(d)).unwrap();
+    }
+    home.write("project/srv.git/HEAD", "ref: refs/heads/main\n");
+    home.write("project/srv.git/config", "[core]\n\tbare = true\n");
+    good_script(
+        &home,
+        "bare.sh",
+        "#!/bin/bash\n\
+         b=\"$HOME/project/srv.git\"\n\
+         echo x > \"$b/objects/pack\" && echo objects\n\
+         printf '#!/bin/sh\\n' > \"$b/hooks/post-update\" 2>/dev/null && echo hooked\n\
+         printf '[core]\\n\\tfsmonitor = touch /tmp/X\\n' >> \"$b/config\" 2>/dev/null && echo configured\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/bare.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "objects", "HOLE: {}", out.stderr);
+    assert!(
+        !home
+            .path()
+            .join("project/srv.git/hooks/post-update")
+            .exists()
+    );
 }
 
 /// `--writable DIR` in a repository: git's config and hooks (and Mercurial's, and a linked

@@ -151,20 +151,11 @@ pub fn writable_problem(
         })
 }
 
-/// The bare git repository `path` is or lies in (nearest first): a folder holding `HEAD`
-/// and `config` files and `objects/` and `refs/` folders, as git itself recognises one. Its
-/// hooks and config run commands outside the sandbox like a `.git` folder's, but no `.git` in
-/// the path says so.
+/// The bare git repository `path` is or lies in (nearest first; see
+/// [`crate::sandbox::is_bare_repository`]).
 pub fn bare_repository(path: &Path) -> Option<&Path> {
-    let is = |d: &Path, name: &str, dir: bool| {
-        std::fs::metadata(d.join(name)).is_ok_and(|m| if dir { m.is_dir() } else { m.is_file() })
-    };
-    path.ancestors().find(|d| {
-        is(d, "HEAD", false)
-            && is(d, "config", false)
-            && is(d, "objects", true)
-            && is(d, "refs", true)
-    })
+    path.ancestors()
+        .find(|d| crate::sandbox::is_bare_repository(d))
 }
 
 /// The entry of `hidden` (what scripts may not read) that covers `path`, if any: writable there,

@@ -26,9 +26,11 @@ struct Found {
     path: PathBuf,
     /// Device and inode (of the entry itself, not a link's target).
     id: (u64, u64),
-    /// The latest status change (ctime, which a script cannot set back) of the entry if it is
-    /// a file (a linked worktree's `.git`), else of its [`RUNS_FROM`] files and hooks.
-    changed: (i64, i64),
+    /// What makes the tool run something, as it stands: the entry itself if it is a file (a
+    /// linked worktree's `.git`), else its [`RUNS_FROM`] files and hooks — each one's name,
+    /// inode, size and status change (ctime, which a script cannot set back; the rest catches
+    /// a change within the file system's clock tick).
+    changed: Vec<Stamp>,
 }
 
 /// The version control metadata in the writable paths at one moment.
@@ -54,6 +56,8 @@ impl Snapshot {
             let Ok(rd) = std::fs::read_dir(&dir) else {
                 continue;
             };
+            let mut subdirs = Vec::new();
+            let mut has_head = false;
             for entry in rd.filter_map(Result::ok) {
                 seen += 1;
                 if seen > max_entries {
@@ -64,21 +68,32 @@ impl Snapshot {
                 let Ok(kind) = entry.file_type() else {
                     continue;
                 };
+                has_head |= name == "HEAD";
                 if VCS_METADATA.iter().any(|n| name == *n) {
-                    let path = entry.path();
-                    if let Ok(m) = path.symlink_metadata() {
-                        snap.found.push(Found {
-                            changed: last_change(&path, &m),
-                            id: (m.dev(), m.ino()),
-                            path,
-                        });
-                    }
+                    snap.add(entry.path());
                 } else if kind.is_dir() {
-                    queue.push_back(entry.path());
+                    subdirs.push(entry.path());
                 }
+            }
+            // A bare repository (looked at only where a `HEAD` is: a cheap first test) is
+            // metadata as a whole; a root is one only when forced (`--force-writable`).
+            if has_head && !roots.contains(&dir) && super::is_bare_repository(&dir) {
+                snap.add(dir);
+            } else {
+                queue.extend(subdirs);
             }
         }
         snap
+    }
+
+    fn add(&mut self, path: PathBuf) {
+        if let Ok(m) = path.symlink_metadata() {
+            self.found.push(Found {
+                changed: last_change(&path, &m),
+                id: (m.dev(), m.ino()),
+                path,
+            });
+        }
     }
 
     /// The warnings for what the run did, this snapshot taken after it and `before` before.
@@ -103,38 +118,41 @@ impl Snapshot {
     }
 }
 
-/// The latest ctime of `path` (a file) or of what in it makes the tool run something.
-fn last_change(path: &Path, meta: &std::fs::Metadata) -> (i64, i64) {
-    let stamp = |m: &std::fs::Metadata| (m.ctime(), m.ctime_nsec());
+/// One file's name, inode, size and ctime.
+type Stamp = (std::ffi::OsString, u64, u64, i64, i64);
+
+/// The [`Found::changed`] of `path`, whose own metadata is `meta`.
+fn last_change(path: &Path, meta: &std::fs::Metadata) -> Vec<Stamp> {
+    let stamp = |name: std::ffi::OsString, m: &std::fs::Metadata| {
+        (name, m.ino(), m.size(), m.ctime(), m.ctime_nsec())
+    };
     if !meta.is_dir() {
-        return stamp(meta);
+        return vec![stamp(Default::default(), meta)];
     }
-    let mut latest = (i64::MIN, 0);
+    let mut out = Vec::new();
     for name in RUNS_FROM {
         let p = path.join(name);
         let Ok(m) = p.symlink_metadata() else {
             continue;
         };
-        latest = latest.max(stamp(&m));
+        out.push(stamp(name.into(), &m));
         if m.is_dir()
             && let Ok(rd) = std::fs::read_dir(&p)
         {
             for e in rd.filter_map(Result::ok) {
                 if let Ok(m) = e.path().symlink_metadata() {
-                    latest = latest.max(stamp(&m));
+                    out.push(stamp(Path::new(name).join(e.file_name()).into(), &m));
                 }
             }
         }
     }
-    latest
+    out.sort();
+    out
 }
 
 /// The warning for settings or hooks a run changed in existing version control metadata.
 fn changed_vcs_metadata(path: &Path) -> Message {
-    let tool = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map_or("", |n| n.trim_start_matches('.'));
+    let tool = super::vcs_tool(path);
     Message::text(format!(
         "the run changed the settings or hooks in {}: {tool} runs them outside the sandbox; \
          look at them before you run {tool} in {}",
@@ -167,10 +185,21 @@ mod tests {
         std::fs::create_dir_all(r.join("docs/api/.git")).unwrap();
         std::fs::write(r.join("lib/x/.git"), "gitdir: /elsewhere\n").unwrap();
         std::fs::write(r.join("a/b/c/old/.git/hooks/post-checkout"), "#!/bin/sh\n").unwrap();
+        // A bare repository made deep down, whose objects are not walked.
+        for d in ["srv/x.git/objects/ab", "srv/x.git/refs/heads"] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        std::fs::write(r.join("srv/x.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(r.join("srv/x.git/config"), "[core]\n").unwrap();
         // Work in a repository that touches no settings is not worth a word.
         std::fs::write(r.join("a/b/quiet/.hg/dirstate"), "x").unwrap();
         let said = texts(Snapshot::take(&roots).warnings_since(&before));
-        assert_eq!(said.len(), 3, "{said:?}");
+        assert_eq!(said.len(), 4, "{said:?}");
+        let bare = r.join("srv/x.git");
+        assert!(
+            said.iter()
+                .any(|s| s.starts_with(&format!("the run made {}: git runs", bare.display())))
+        );
         assert!(said.iter().any(|s| s.starts_with(&format!(
             "the run made {}",
             r.join("docs/api/.git").display()
