@@ -2657,31 +2657,31 @@ fn a_new_audit_log_is_hidden_from_the_first_run() {
     assert!(!text.contains("FORGED"), "HOLE: {text}");
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(!home.path().join("project/aud.jsonl.moved").exists());
-    // The folder above the log renamed and a stand-in put in its place: told of, lines kept.
+    // Nor can the folders between the writable path and the log be moved (with a stand-in put
+    // in the log's place); a folder beside them can (the control).
+    std::fs::create_dir_all(home.path().join("project/other")).unwrap();
     good_script(
         &home,
         "swap.sh",
-        "#!/bin/bash\ncd \"$HOME/project\" && mv logs logs2 && mkdir logs && \
-         echo '{\"decision\":\"FORGED\"}' > logs/aud.jsonl && echo swapped\n",
+        "#!/bin/bash\ncd \"$HOME/project\"\n\
+         for d in logs logs/deeper other; do mv $d $d.moved 2>/dev/null && echo moved-$d; done\n\
+         echo end\n",
     );
+    std::fs::create_dir_all(home.path().join("project/logs/deeper")).unwrap();
     let out = run(
         &home,
         &with(&[
             "--writable",
             "project",
             "--audit-log",
-            "project/logs/aud.jsonl",
+            "project/logs/deeper/aud.jsonl",
         ]),
         b"!{scripts/swap.sh}",
         Feed::Whole,
     );
-    assert_eq!(out.text(), "swapped", "{}", out.stderr);
-    assert!(
-        out.stderr.contains("moved or replaced while skillpipe ran"),
-        "HOLE: not told: {}",
-        out.stderr
-    );
-    let kept = std::fs::read_to_string(home.path().join("project/logs2/aud.jsonl")).unwrap();
+    assert_eq!(out.text(), "moved-other\nend", "HOLE: {}", out.stderr);
+    assert!(!out.stderr.contains("moved or replaced"), "{}", out.stderr);
+    let kept = std::fs::read_to_string(home.path().join("project/logs/deeper/aud.jsonl")).unwrap();
     assert_eq!(kept.lines().count(), 2, "{kept}");
 }
 
