@@ -1638,3 +1638,33 @@ fn an_answer_cut_short_says_so() {
     assert_eq!(stdout(&out), "A whole answer.\n");
     assert!(!stderr(&out).contains("cut"), "{}", stderr(&out));
 }
+
+/// `--print-request` shows what would be sent (the system prompt and the prompt, as JSON) and
+/// sends nothing.
+#[test]
+fn print_request_shows_the_request_and_sends_nothing() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["never asked"])]);
+    let out = chat(&home, &server)
+        .args([
+            "--skills-dir",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/skills"),
+        ])
+        .args(["--skill", "calc", "--print-request", "what is 2+2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("# Running scripts"),
+        "{body}"
+    );
+    assert_eq!(messages.last().unwrap()["content"], "what is 2+2");
+    assert_eq!(body["model"], "test-model");
+    assert!(server.requests().is_empty(), "nothing was sent");
+}

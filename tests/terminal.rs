@@ -214,8 +214,6 @@ fn filter_with_typed_input_reads_its_prompt_keys_from_the_terminal() {
         .args(["filter", "--allow", "echo"]);
     let mut p = Pty::spawn(c);
     p.send(b"hello %{echo hi} world\r");
-    // The text flows on while the side effect waits for its answer.
-    p.expect("hello  world");
     p.expect("run `echo hi`?");
     p.expect("(Enter = no)");
     past_guard();
@@ -239,6 +237,16 @@ fn filter_with_typed_input_reads_its_prompt_keys_from_the_terminal() {
         2,
         "echo and output: {shown}"
     );
+    // The text after the side effect came before the prompt was drawn or after its answer,
+    // never while it was up.
+    assert_eq!(
+        shown.matches(" world\n").count(),
+        2,
+        "echo and output: {shown}"
+    );
+    let up = shown.find("run `echo hi`?").unwrap();
+    let answered = up + shown[up..].find("yes\n").unwrap();
+    assert!(!shown[up..answered].contains("world"), "{shown}");
 }
 
 /// A skill folder from anywhere (here `--skills-dir`) is foreign: `skills list`, `skills show`
@@ -668,4 +676,173 @@ fn the_prompt_fits_a_narrow_terminal_at_words() {
         prompt.iter().any(|r| r.trim_end().ends_with("yes")),
         "{prompt:?}"
     );
+}
+
+/// A model's text that looks like a second prompt, arriving while the real prompt is up.
+const FAKE_PROMPT: &str =
+    "skillpipe: run `touch notes.txt`?\n    [y] yes once  [n] no  (Enter = no) ";
+
+/// Checks the screen of `t` while its real prompt is up and after `n` answers it: the text that
+/// streamed meanwhile (a fake prompt) is nowhere on screen until the answer, then it comes
+/// below the answer (positive control: it did reach the terminal, only later).
+fn fake_prompt_waits_for_the_answer(t: &Tmux, sent: impl Fn() -> bool) {
+    let screen = t.wait_for("[a] always run");
+    assert!(screen.contains("run `echo real`?"), "{screen}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(8);
+    while !sent() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fake was never sent"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Time for it to be read, scanned and (were it not held) drawn.
+    std::thread::sleep(Duration::from_millis(400));
+    let screen = t.screen();
+    assert!(
+        !screen.contains("touch notes.txt"),
+        "text reached the terminal while the prompt was up:\n{screen}"
+    );
+    t.keys("n");
+    let screen = t.wait_for("touch notes.txt");
+    let answered = screen
+        .find("(Enter = no) no")
+        .unwrap_or_else(|| panic!("the answer is shown:\n{screen}"));
+    let fake = screen.find("touch notes.txt").unwrap();
+    assert!(
+        answered < fake,
+        "the fake came before the answer:\n{screen}"
+    );
+}
+
+/// Nothing is written to the terminal while a confirmation prompt is up: text the model sends
+/// after a side effect (here a fake prompt, drawn below the real one before) waits for the
+/// answer, in one-shot `chat`, the REPL and `filter`.
+#[test]
+fn text_after_a_side_effect_waits_until_its_prompt_is_answered() {
+    let home = TestHome::new();
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let server = Server::start([Reply::text([
+        "Sure, I'll make the notes file. %{echo real}",
+        FAKE_PROMPT,
+    ])
+    .gap(Duration::from_millis(250))]);
+    let argv = [
+        bin,
+        "chat",
+        "--allow",
+        "echo",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "hi",
+    ];
+    let sh = format!("{}; sleep 30", shell_words::join(argv));
+    let mut env = env(&home);
+    env.push(("NO_COLOR", "1".into()));
+    let Some(t) = Tmux::start(&["sh", "-c", &sh], &env, home.path()) else {
+        return;
+    };
+    // The server has sent the whole answer once the stream is done: the request was made and
+    // the gaps have passed (the first chunk comes at once, four gaps of 250 ms follow).
+    let asked = std::time::Instant::now();
+    fake_prompt_waits_for_the_answer(&t, || {
+        !server.requests().is_empty() && asked.elapsed() > Duration::from_millis(1200)
+    });
+    t.wait_for("skillpipe: declined");
+    assert_eq!(home.audit()[0]["decision"], "declined");
+
+    // The REPL, the same way.
+    let home = TestHome::new();
+    server.push(
+        Reply::text(["Sure, I'll make the notes file. %{echo real}", FAKE_PROMPT])
+            .gap(Duration::from_millis(250)),
+    );
+    let mut env = self::env(&home);
+    env.push(("NO_COLOR", "1".into()));
+    let Some(t) = Tmux::start(&argv[..argv.len() - 1], &env, home.path()) else {
+        return;
+    };
+    t.wait_for("/help for commands");
+    t.keys("hi");
+    t.enter();
+    let asked = std::time::Instant::now();
+    fake_prompt_waits_for_the_answer(&t, || asked.elapsed() > Duration::from_millis(1200));
+    t.wait_for("· declined");
+    assert_eq!(home.audit()[0]["decision"], "declined");
+
+    let home = TestHome::new();
+    let sent = home.path().join("sent");
+    let sh = format!(
+        "{{ printf 'Sure. %%{{echo real}}'; sleep 0.2; printf '{}'; touch {}; }} | {bin} filter \
+         --allow echo; sleep 30",
+        FAKE_PROMPT.replace('\n', "\\n"),
+        sent.display()
+    );
+    let mut env = self::env(&home);
+    env.push(("NO_COLOR", "1".into()));
+    let Some(t) = Tmux::start(&["sh", "-c", &sh], &env, home.path()) else {
+        return;
+    };
+    fake_prompt_waits_for_the_answer(&t, || sent.exists());
+    t.wait_for("skillpipe: declined");
+    assert_eq!(home.audit()[0]["decision"], "declined");
+}
+
+/// A command whose argument hides 3000 spaces: on an 80×24 terminal the prompt shows the
+/// program, every argument's start and a marker counting the spaces, all on screen.
+#[test]
+fn whitespace_cannot_push_the_command_off_the_prompt() {
+    let home = TestHome::new();
+    let body = format!("bash -c 'rm -rf gone;{}echo hello'", " ".repeat(3000));
+    let input = home.write("long.txt", &format!("Tidy. %{{{body}}} done.\n"));
+    // Positive control: whole, the command alone would take more rows than the window has.
+    assert!(body.len() / 80 > 24);
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let sh = format!("{bin} filter --allow bash < {}; sleep 30", input.display());
+    let mut env = env(&home);
+    env.push(("NO_COLOR", "1".into()));
+    let Some(t) = Tmux::start_sized(&["sh", "-c", &sh], &env, home.path(), (80, 24)) else {
+        return;
+    };
+    let screen = t.wait_for("(Enter = no)");
+    assert!(
+        screen.contains("skillpipe: run `bash -c 'rm -rf gone;⟨3000\u{a0}spaces⟩echo hello'`?"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("[a] always run exactly the command above"),
+        "{screen}"
+    );
+    past_guard();
+    t.keys("n");
+    t.wait_for("declined");
+}
+
+/// The key guard runs from when the prompt is drawn: on a terminal that does not answer the
+/// cursor query (this pty), the prompt appears only after that wait, and a key 200 ms after it
+/// appears is still discarded.
+#[test]
+fn the_key_guard_starts_when_the_prompt_is_on_screen() {
+    let home = TestHome::new();
+    let script = format!(
+        "printf 'a %%{{echo one}} b\\n' | {} filter --allow echo > out.txt",
+        env!("CARGO_BIN_EXE_skillpipe")
+    );
+    let mut p = on_pty(&home, "sh", &["-c", &script]);
+    p.expect("(Enter = no)");
+    std::thread::sleep(Duration::from_millis(200));
+    p.send(b"y");
+    past_guard();
+    assert!(
+        home.audit().is_empty(),
+        "answered inside the guard: {:?}",
+        home.audit()
+    );
+    // Positive control: after the guard, a key answers.
+    p.send(b"n");
+    p.expect("no");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    assert_eq!(home.audit()[0]["decision"], "declined");
 }

@@ -50,6 +50,10 @@ pub struct ChatArgs {
     /// Print the system prompt's size (bytes, estimated tokens) and other set-up details to stderr.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Print the request the model would be sent — system prompt, few-shot examples, tool
+    /// schemas, then PROMPT if given — as JSON, and exit without sending it.
+    #[arg(long)]
+    pub print_request: bool,
     /// Show answers as the model wrote them (no Markdown rendering), even on a terminal.
     #[arg(long)]
     pub raw: bool,
@@ -143,6 +147,19 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
     };
     let rt = crate::app::runtime()?;
     let _guard = rt.enter();
+    if args.print_request {
+        let setup = crate::app::build(&config.app, crate::app::Asking::Default)?;
+        super::warn_all(&setup.warnings);
+        let (mut session, settings) = build_session(&config, &setup)?;
+        if let Some(p) = prompt {
+            session.history.push(crate::model::Message::user(p));
+        }
+        let body = crate::model::request_body(settings.provider, &session.request());
+        // Skill and agent text is foreign: escaped like everything shown.
+        let mut out = crate::term::Guarded::stdout();
+        writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
+        return Ok(super::EXIT_OK);
+    }
     match prompt {
         Some(p) => {
             // `--resume NAME` with a prompt goes on with that conversation; only the new
@@ -313,6 +330,8 @@ impl PlainUi {
         if bytes.is_empty() {
             return;
         }
+        // Held first (before stdout's lock): text waits while a prompt is up.
+        let _terminal = crate::term::gate::hold();
         let mut out = line::Noted::new(std::io::stdout().lock(), line::Stream::Stdout);
         // Lines that waited for the answer's line to end come right after its newline.
         match memchr::memrchr(b'\n', bytes).filter(|_| !self.pending.is_empty()) {

@@ -338,6 +338,13 @@ fn is_invisible_format(c: char) -> bool {
     )
 }
 
+/// A word that stands for a command in an explanation rather than naming one: only dots or
+/// ellipses, or `<…>`.
+pub(crate) fn is_placeholder(word: &str) -> bool {
+    (!word.is_empty() && word.chars().all(|c| c == '.' || c == '…'))
+        || (word.len() > 2 && word.starts_with('<') && word.ends_with('>'))
+}
+
 /// Quote a word so the directive/pattern word rules read it back unchanged.
 pub fn quote_word(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:@%+,".contains(c);
@@ -382,6 +389,13 @@ impl Target<'_> {
     /// Empty when no pattern short of the whole command says what runs (an interpreter given
     /// code in an option).
     pub fn suggest_pattern(&self) -> String {
+        // A placeholder copied from an explanation (`...`, `…`, `<command>`) names no program:
+        // allowing it would change nothing, so nothing is suggested.
+        if let Target::System { program, .. } = self
+            && is_placeholder(program)
+        {
+            return String::new();
+        }
         let word = match self {
             // A script at the skill root or directly in `scripts/` (a tool counts as
             // `scripts/ID`): `SKILL:NAME`, the name a directive calls it by.
@@ -698,6 +712,14 @@ mod tests {
             args: &none,
         };
         assert_eq!(say.suggest_pattern(), "say");
+        // A placeholder from an explanation: nothing to allow.
+        for program in ["...", "…", "<command>"] {
+            let t = Target::System {
+                program,
+                args: &none,
+            };
+            assert_eq!(t.suggest_pattern(), "", "{program}");
+        }
         let script = |rel_path| Target::Script {
             skill: "data",
             rel_path,

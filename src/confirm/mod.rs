@@ -4,9 +4,11 @@
 //! data here; `tty` talks to `/dev/tty` so that only the user can answer (type-ahead flushed,
 //! a guard interval, "always" confirmed by a second key).
 
+mod shown;
 mod tty;
 
 use crate::policy::{ConfirmMode, SandboxMode, ScriptPolicy};
+pub(crate) use shown::Detail;
 
 #[cfg(feature = "cli")]
 pub(crate) use tty::TtyInput;
@@ -136,16 +138,22 @@ impl Scope {
         }
     }
 
-    /// For the prompt: "`python3 scripts/x.py` (any arguments)", or "exactly `…`". Model text:
-    /// controls escaped.
-    pub(crate) fn shown(&self) -> String {
-        let words = crate::command::escape_controls(&self.words.join(" "));
+    /// For the prompt: "`python3 scripts/x.py` (any arguments)", or "exactly `…`" when that
+    /// is short, else "exactly the command above" (the first line shows it; said again in full
+    /// a long command would push the prompt off the screen). Words quoted and shown as the
+    /// first line shows them.
+    pub(crate) fn shown(&self, detail: Detail) -> String {
+        let words = shown::command(&self.words, detail);
         match self.exact {
-            true => format!("exactly `{words}`"),
+            true if shown::columns(&words) <= SCOPE_SHOWN => format!("exactly `{words}`"),
+            true => "exactly the command above".into(),
             false => format!("`{words}` (any arguments)"),
         }
     }
 }
+
+/// Longest exact scope (in columns) the key hint repeats.
+const SCOPE_SHOWN: usize = 40;
 
 impl Confirmer {
     /// Confirmation state for one session, starting from the policy's mode.
@@ -256,40 +264,106 @@ pub(crate) fn grants(policy: &ScriptPolicy) -> Vec<String> {
     out
 }
 
-/// Renders the prompt text (without the trailing key hint line).
-///
-/// Words can come straight from a model (tool-call arguments are not parsed from a directive
-/// body, so nothing rejected their control characters): everything shown is escaped, so that
-/// `\r`, terminal escapes or a right-to-left override cannot redraw the prompt into a lie.
-pub(crate) fn render(p: &Prompt<'_>) -> String {
-    use crate::command::escape_controls as shown;
-    let cmd = shown(&shell_words::join(p.argv));
-    let mut s = format!("skillpipe: run `{cmd}`?\r\n");
+/// The prompt as drawn: its text (broken at spaces to the width, see [`fit`]) and the question
+/// `a` adds under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Layout {
+    pub main: String,
+    pub always: String,
+}
+
+/// The prompt for a terminal `width` columns wide and `height` rows high: the first [`Detail`]
+/// step whose text (with the question `a` adds) fits the height, so the first line — the
+/// program and the start of every argument — stays on screen. Where even the least detail does
+/// not fit, lines of detail are left out from the end of the list, and a line says how many.
+pub(crate) fn layout(p: &Prompt<'_>, width: usize, height: usize) -> Layout {
+    let at = |detail: Detail, dropped: usize| {
+        let main = fit(&render(p, detail, dropped), width);
+        let always = fit(&render_always(p, detail), width);
+        let tall = rows(&main, width) + rows(&always, width) - 1;
+        (Layout { main, always }, tall)
+    };
+    for detail in Detail::STEPS {
+        let (layout, tall) = at(detail, 0);
+        if tall <= height {
+            return layout;
+        }
+    }
+    let least = Detail::STEPS[Detail::STEPS.len() - 1];
+    let details = detail_lines(p, least).len();
+    let mut dropped = 1;
+    loop {
+        let (layout, tall) = at(least, dropped);
+        if tall <= height || dropped >= details {
+            return layout;
+        }
+        dropped += 1;
+    }
+}
+
+/// Rows `fitted` takes on a terminal `width` columns wide (a line wider than a row wraps).
+fn rows(fitted: &str, width: usize) -> usize {
+    let width = width.max(1);
+    fitted
+        .split("\r\n")
+        .map(|l| shown::columns(l).div_ceil(width).max(1))
+        .sum()
+}
+
+/// The lines under the question: input, skill, working directory, grants, as shown.
+fn detail_lines(p: &Prompt<'_>, detail: Detail) -> Vec<String> {
+    let shown = |t: &str| shown::text(t, detail.piece);
+    let mut lines = Vec::new();
     if let Some(input) = input_shown(p.input) {
-        s.push_str(&format!("  input:   {input}\r\n"));
+        lines.push(format!("  input:   {}", shown(&input)));
     }
     if let Some(skill) = p.skill {
-        s.push_str(&format!("  skill:   {}\r\n", shown(skill)));
+        lines.push(format!("  skill:   {}", shown(skill)));
     }
-    s.push_str(&format!(
-        "  cwd:     {}\r\n",
+    lines.push(format!(
+        "  cwd:     {}",
         shown(&p.cwd.display().to_string())
     ));
     for g in p.grants {
-        s.push_str(&format!("  {}\r\n", shown(g)));
+        lines.push(format!("  {}", shown(g)));
+    }
+    lines
+}
+
+/// Renders the prompt text, the key hint last, at `detail`; the last `dropped` lines of detail
+/// are replaced by one that counts them.
+///
+/// Words can come straight from a model (tool-call arguments are not parsed from a directive
+/// body, so nothing rejected their control characters): everything shown is escaped, so that
+/// `\r`, terminal escapes or a right-to-left override cannot redraw the prompt into a lie, and
+/// shortened (see [`shown`]) so that whitespace or length cannot push it off the screen.
+pub(crate) fn render(p: &Prompt<'_>, detail: Detail, dropped: usize) -> String {
+    let cmd = shown::command(p.argv, detail);
+    let mut s = format!("skillpipe: run `{cmd}`?\r\n");
+    let mut lines = detail_lines(p, detail);
+    if dropped > 0 {
+        let dropped = dropped.min(lines.len());
+        lines.truncate(lines.len() - dropped);
+        lines.push(format!(
+            "  ⟨{dropped}\u{a0}more\u{a0}lines\u{a0}not\u{a0}shown: the window is too small⟩"
+        ));
+    }
+    for line in lines {
+        s.push_str(&line);
+        s.push_str("\r\n");
     }
     s.push_str(&format!(
         "  [y] yes once  [n] no  [a] always run {} this session  (Enter = no) ",
-        scope(p.argv).shown()
+        scope(p.argv).shown(detail)
     ));
     s
 }
 
 /// The question after `a`: "always" is the widest answer, so it takes a second key.
-pub(crate) fn render_always(p: &Prompt<'_>) -> String {
+pub(crate) fn render_always(p: &Prompt<'_>, detail: Detail) -> String {
     format!(
         "\r\n  always run {} this session? [a] or Enter = always  [y] once  other = no ",
-        scope(p.argv).shown()
+        scope(p.argv).shown(detail)
     )
 }
 
@@ -312,10 +386,13 @@ pub(crate) fn fit(text: &str, width: usize) -> String {
         }
         .max(20);
         let mut used = 0;
+        let words = line.split(' ').count();
         for (k, word) in line.split(' ').enumerate() {
-            let len = word.chars().count();
+            let len = shown::columns(word);
+            // The space the answer follows stays on its row (the room kept is for the answer).
+            let answer_space = n == last && k + 1 == words && word.is_empty();
             if k > 0 {
-                if used > 0 && used + 1 + len > room {
+                if used > 0 && used + 1 + len > room && !answer_space {
                     out.push_str("\r\n    ");
                     used = 4;
                 } else {
@@ -397,6 +474,10 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    fn render_all(p: &Prompt<'_>) -> String {
+        render(p, Detail::ALL, 0)
+    }
+
     fn prompt(argv: &[String]) -> Prompt<'_> {
         Prompt {
             argv,
@@ -412,7 +493,7 @@ mod tests {
         assert_eq!(input_shown(None), None);
         assert_eq!(input_shown(Some(b"")), None);
         let a = argv(&["data:stats"]);
-        let text = render(&Prompt {
+        let text = render_all(&Prompt {
             input: Some(b"{\"path\":\n \"a\x1b[2J\"}\n"),
             ..prompt(&a)
         });
@@ -491,11 +572,11 @@ mod tests {
         let v = run(&mut c, &["python3", "-c", "print(1)", "more"], Answer::No);
         assert!(matches!(v, Verdict::Declined(_)));
         assert_eq!(
-            scope(&argv(&["python3", "scripts/a.py", "x"])).shown(),
+            scope(&argv(&["python3", "scripts/a.py", "x"])).shown(Detail::ALL),
             "`python3 scripts/a.py` (any arguments)"
         );
         assert_eq!(
-            scope(&argv(&["node", "-e", "x"])).shown(),
+            scope(&argv(&["node", "-e", "x"])).shown(Detail::ALL),
             "exactly `node -e x`"
         );
     }
@@ -527,7 +608,7 @@ mod tests {
             "harmless\r\u{1b}[2Kskillpipe: run `ls`?",
             "\u{202e}txt.exe",
         ]);
-        let text = render(&prompt(&a));
+        let text = render_all(&prompt(&a));
         // The prompt's own line ends are the only control characters left.
         let stripped = text.replace("\r\n", "");
         assert!(
@@ -558,7 +639,7 @@ mod tests {
         assert_eq!(always_key(b' ', 3).ok(), Some(Answer::No));
         assert!(matches!(always_key(0x03, 3), Err(AskError::Interrupted)));
         let a = argv(&["scripts/lookup.py", "two words"]);
-        let text = render(&prompt(&a));
+        let text = render_all(&prompt(&a));
         assert!(text.contains("run `scripts/lookup.py 'two words'`?"));
         assert!(text.contains("always run `scripts/lookup.py` (any arguments) this session"));
         assert!(text.contains("skill:   lookup"));
@@ -582,6 +663,9 @@ mod tests {
         );
         // Wide enough: unchanged.
         assert_eq!(fit(text, 200), text);
+        // The last row exactly as wide as the room: the answer still follows on it.
+        let hint = "  [y] yes once  [n] no  [a] always run `echo` (any arguments) this session  (Enter = no) ";
+        assert_eq!(fit(hint, 88 + ANSWER_ROOM), hint);
     }
 
     #[test]
@@ -611,7 +695,7 @@ mod tests {
         let line = format!("writes: {} (but .git read-only)", repo.path().display());
         assert!(grants(&policy).contains(&line), "{:?}", grants(&policy));
         let a = argv(&["say"]);
-        let text = render(&Prompt {
+        let text = render_all(&Prompt {
             grants: &g,
             ..prompt(&a)
         });
@@ -619,6 +703,105 @@ mod tests {
         let g = grants(&ScriptPolicy::default());
         assert!(g.iter().all(|l| !l.contains("ANY")), "{g:?}");
         assert!(g.contains(&"environment: PATH HOME LANG TERM".to_string()));
+    }
+
+    #[test]
+    fn the_always_line_quotes_words_and_does_not_repeat_a_long_command() {
+        let a = argv(&["bash", "-c", "printf hi"]);
+        let text = render_all(&prompt(&a));
+        assert!(text.contains("run `bash -c 'printf hi'`?"), "{text}");
+        assert!(
+            text.contains("[a] always run exactly `bash -c 'printf hi'` this session"),
+            "{text}"
+        );
+        let long = argv(&["bash", "-c", &format!("echo {}", "word ".repeat(40))]);
+        let text = render_all(&prompt(&long));
+        assert!(
+            text.contains("[a] always run exactly the command above this session"),
+            "{text}"
+        );
+        assert!(
+            render_always(&prompt(&long), Detail::ALL)
+                .contains("always run exactly the command above"),
+        );
+    }
+
+    /// Every row of `fitted` as the terminal shows it, `width` wide.
+    fn screen_rows(fitted: &str, width: usize) -> usize {
+        rows(fitted, width)
+    }
+
+    #[test]
+    fn whitespace_and_length_never_push_the_command_off_the_screen() {
+        let grants = grants(&ScriptPolicy::default());
+        let spaces = argv(&[
+            "bash",
+            "-c",
+            &format!("rm -rf /tmp/x;{}echo hello", " ".repeat(3000)),
+        ]);
+        let huge = argv(&[
+            "bash",
+            "-c",
+            &format!("rm -rf /tmp/x; {}", "y".repeat(20_000)),
+        ]);
+        let many: Vec<String> = std::iter::once("rm".to_string())
+            .chain((0..2000).map(|n| format!("file{n}")))
+            .collect();
+        for a in [&spaces, &huge, &many] {
+            let p = Prompt {
+                grants: &grants,
+                ..prompt(a)
+            };
+            // Positive control: shown whole, the command alone is taller than the window.
+            let whole = crate::command::escape_controls(&shell_words::join(a));
+            assert!(whole.chars().count() / 80 > 24);
+            let l = layout(&p, 80, 24);
+            let tall = screen_rows(&l.main, 80) + screen_rows(&l.always, 80) - 1;
+            assert!(tall <= 24, "{tall} rows: {}", l.main);
+            assert!(
+                l.main
+                    .starts_with("skillpipe: run `bash -c 'rm -rf /tmp/x;")
+                    || l.main.starts_with("skillpipe: run `rm file0 file1"),
+                "{}",
+                l.main
+            );
+            assert!(l.main.contains("(Enter = no)"), "{}", l.main);
+            assert!(
+                l.main.contains("⟨"),
+                "a marker says what is hidden: {}",
+                l.main
+            );
+            if a == &spaces {
+                assert!(
+                    l.main.contains("⟨3000\u{a0}spaces⟩echo hello'"),
+                    "{}",
+                    l.main
+                );
+            }
+        }
+        // A window too small for even the least detail: lines of detail go, and a line says so.
+        let many_grants: Vec<String> = (0..30).map(|n| format!("writes: /data/{n}")).collect();
+        let a = argv(&["rm", "x"]);
+        let p = Prompt {
+            grants: &many_grants,
+            ..prompt(&a)
+        };
+        let l = layout(&p, 80, 16);
+        assert!(
+            screen_rows(&l.main, 80) + screen_rows(&l.always, 80) - 1 <= 16,
+            "{}",
+            l.main
+        );
+        assert!(l.main.starts_with("skillpipe: run `rm x`?"), "{}", l.main);
+        assert!(
+            l.main
+                .contains("⟨22\u{a0}more\u{a0}lines\u{a0}not\u{a0}shown: the window is too small⟩"),
+            "{}",
+            l.main
+        );
+        // Room enough: everything, unchanged.
+        let l = layout(&p, 80, 60);
+        assert_eq!(l.main, fit(&render(&p, Detail::ALL, 0), 80));
     }
 
     #[test]

@@ -11,9 +11,7 @@
 //!   kill applied, Enter as a newline, signal keys and escape sequences dropped). Only the key
 //!   that answers and what arrives in the same read are the prompt's.
 
-use super::{
-    Answer, AskError, FirstKey, PREPARE, Prompt, always_key, first_key, render, render_always,
-};
+use super::{Answer, AskError, FirstKey, PREPARE, Prompt, always_key, first_key, layout};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Mutex;
@@ -26,7 +24,8 @@ pub const GUARD: Duration = Duration::from_millis(300);
 const REPORT_WAIT: Duration = Duration::from_millis(100);
 
 /// Asks on the controlling terminal. Without a terminal it returns an error (a decline with a
-/// hint), so it never hangs and never silently allows.
+/// hint), so it never hangs and never silently allows. While it asks it holds the terminal
+/// ([`crate::term::gate`]): skillpipe's other output waits for the answer.
 pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     let mut tty = std::fs::OpenOptions::new()
         .read(true)
@@ -34,9 +33,11 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
         .open("/dev/tty")
         .map_err(|_| AskError::NoTerminal)?;
     let _prompting = Prompting::begin();
+    // Writes under way finish first; later ones wait until the answer is written.
+    let _terminal = crate::term::gate::hold();
     let fd = tty.as_raw_fd();
     let raw = RawMode::enter(fd).map_err(AskError::Terminal)?;
-    let shown = Instant::now();
+    let asked = Instant::now();
     // Typed for the filter's input on this same terminal: kept for it, not discarded.
     let keep = shares_input(fd).then(|| LineKeys::of(&raw.saved));
     let keep = keep.as_ref();
@@ -48,7 +49,7 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     let interrupt = |b: &[u8]| intr != 0 && b.contains(&intr);
     // The cursor report (if the terminal sends one) says whether a line is open.
     let mut early = Vec::new();
-    read_until(fd, shown + REPORT_WAIT, &mut early, |b| {
+    read_until(fd, asked + REPORT_WAIT, &mut early, |b| {
         super::reported_column(b).is_some() || interrupt(b)
     });
     stash(&early, keep);
@@ -58,18 +59,22 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
         "\r\n"
     };
     let width = crate::term::columns(fd).unwrap_or(80);
-    let _ = write!(tty, "{fresh}{}", super::fit(&render(p), width));
+    let height = crate::term::rows(fd).unwrap_or(24);
+    let shown = layout(p, width, height);
+    let _ = write!(tty, "{fresh}{}", shown.main);
     let _ = tty.flush();
+    // The guard runs from when the prompt is on screen, not from before the cursor query.
+    let drawn = Instant::now();
     let first = if interrupt(&early) {
         intr
     } else {
-        read_key(fd, shown, keep, intr).map_err(AskError::Terminal)?
+        read_key(fd, drawn, keep, intr).map_err(AskError::Terminal)?
     };
     let answer = match first_key(first, intr) {
         FirstKey::Answer(a) => Ok(a),
         FirstKey::Interrupt => Err(AskError::Interrupted),
         FirstKey::ConfirmAlways => {
-            let _ = tty.write_all(super::fit(&render_always(p), width).as_bytes());
+            let _ = tty.write_all(shown.always.as_bytes());
             let _ = tty.flush();
             let key = read_key(fd, Instant::now(), keep, intr).map_err(AskError::Terminal)?;
             always_key(key, intr)

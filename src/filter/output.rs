@@ -74,6 +74,8 @@ impl<W: Write> Output<W> {
         if self.error.is_some() {
             return;
         }
+        // Text scanned while a confirmation prompt is up waits for its answer (DESIGN §2a).
+        let _terminal = crate::term::gate::hold();
         let result = match &mut self.sanitizer {
             Some(s) => {
                 self.shown.clear();

@@ -192,7 +192,7 @@ pub fn elicitation(p: &Prompt<'_>) -> Value {
                     "title": "Always",
                     "description": format!(
                         "Also run {} without asking again this session",
-                        scope(p.argv).shown()
+                        scope(p.argv).shown(crate::confirm::Detail::ALL)
                     ),
                     "default": false,
                 }

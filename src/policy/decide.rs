@@ -50,16 +50,24 @@ pub enum Denied {
         /// The command, as one quoted line.
         command: String,
         /// A pattern that would allow it (the program, or `SKILL:SCRIPT`); `None` when code is
-        /// given to an interpreter, which no pattern short of the interpreter itself covers.
+        /// given to an interpreter, which no pattern short of the interpreter itself covers, or
+        /// the program is a placeholder (`...`, `<command>`) that names none.
         suggestion: Option<String>,
     },
 }
 
 fn not_allowed(command: &str, suggestion: Option<&str>) -> String {
+    let program = crate::command::parse_argv(command)
+        .ok()
+        .and_then(|argv| argv.into_iter().next())
+        .unwrap_or_default();
     match suggestion {
         Some(p) => format!(
             "`{command}` is not in allowed_commands (the pattern `{}` would allow it)",
             escape_controls(p)
+        ),
+        None if crate::command::is_placeholder(&program) => format!(
+            "`{command}` is a placeholder, not a command (to show the syntax, put it in backticks)"
         ),
         None => format!(
             "`{command}` is not in allowed_commands (code given to an interpreter: no pattern short of allowing the interpreter itself covers it)"
@@ -269,6 +277,18 @@ mod tests {
             },
         };
         Ok(decide(policy, &target))
+    }
+
+    /// A placeholder copied from an explanation gets no pattern to allow, and says what it is.
+    #[test]
+    fn a_placeholder_is_named_as_one() {
+        let p = policy(&["echo"], &[]);
+        for body in ["...", "…", "... x"] {
+            let Ok(Decision::Deny(d)) = run(&p, "s", body) else {
+                panic!("{body}: not denied");
+            };
+            assert!(d.to_string().contains("is a placeholder, not a command"), "{d}");
+        }
     }
 
     /// Every hostile body is either invalid or denied — never allowed — under a policy that

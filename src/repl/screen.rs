@@ -8,7 +8,8 @@
 //!   cursor's place after the last column differs between terminals;
 //! - a status line that arrives mid-line waits for the end of that line (or of the answer);
 //! - the confirmation prompt holds the lock while it asks: the spinner is erased first and
-//!   cannot redraw, and streamed text waits until the user has answered.
+//!   cannot redraw, and streamed text waits until the user has answered (every write here also
+//!   holds the terminal, [`crate::term::gate`], the one rule filter and one-shot `chat` follow).
 
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -269,6 +270,7 @@ impl Screen {
             return;
         };
         let text = paint(&text, Tone::Dim, self.looks.color_err);
+        let _terminal = crate::term::gate::hold();
         let mut err = std::io::stderr().lock();
         // Save the cursor, draw after the text, clear the rest, go back.
         let _ = write!(err, "\x1b7{text}\x1b[K\x1b8");
@@ -278,6 +280,7 @@ impl Screen {
 
     fn erase(&self, st: &mut State) {
         if st.drawn {
+            let _terminal = crate::term::gate::hold();
             let mut err = std::io::stderr().lock();
             let _ = err.write_all(b"\x1b[K");
             let _ = err.flush();
@@ -325,6 +328,7 @@ impl Screen {
             return;
         }
         self.erase(st);
+        let _terminal = crate::term::gate::hold();
         let mut out = std::io::stdout().lock();
         let split = if st.pending.is_empty() {
             None
@@ -338,6 +342,7 @@ impl Screen {
                 drop(out);
                 st.col = 0;
                 self.flush_pending(st);
+                let _terminal = crate::term::gate::hold();
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(&bytes[at..]);
                 let _ = out.flush();
@@ -366,6 +371,7 @@ impl Screen {
             return;
         }
         self.erase(st);
+        let _terminal = crate::term::gate::hold();
         let mut err = std::io::stderr().lock();
         for line in st.pending.drain(..) {
             let _ = writeln!(err, "{line}");
@@ -380,6 +386,7 @@ impl Screen {
         st.busy = None;
         self.erase(&mut st);
         if st.col != 0 {
+            let _terminal = crate::term::gate::hold();
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(b"\n");
             let _ = out.flush();
@@ -398,6 +405,7 @@ impl Screen {
             return self.text(bytes);
         }
         let st = self.lock();
+        let _terminal = crate::term::gate::hold();
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(bytes);
         let _ = err.flush();
@@ -430,6 +438,7 @@ impl Screen {
     pub fn line_err(&self, styled: &str) {
         self.end_answer();
         let st = self.lock();
+        let _terminal = crate::term::gate::hold();
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{styled}");
         let _ = err.flush();
@@ -442,6 +451,7 @@ impl Screen {
         let mut st = self.lock();
         self.erase(&mut st);
         if st.col != 0 && self.looks.stdout_tty {
+            let _terminal = crate::term::gate::hold();
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(b"\n");
             let _ = out.flush();

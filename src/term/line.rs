@@ -3,7 +3,8 @@
 //! effect's output on a shared terminal, that ends mid-line must not get "skillpipe: …" glued to
 //! it. Everything skillpipe writes to stdout or stderr outside the REPL (which keeps its own
 //! screen) passes [`note`], a [`Noted`] writer or [`status`]. Stdout counts only where it
-//! shows together with stderr: both terminals, or one file or pipe (`2>&1`).
+//! shows together with stderr: both terminals, or one file or pipe (`2>&1`). Each of these
+//! writes holds the terminal ([`super::gate`]): none lands while a confirmation prompt is up.
 
 use std::io::{IsTerminal, Write};
 use std::os::fd::AsFd;
@@ -100,8 +101,10 @@ pub(crate) fn interrupt_key_echoed() {
     }
 }
 
-/// Writes `bytes` to stderr as they are (a side effect's output), recorded.
+/// Writes `bytes` to stderr as they are (a side effect's output), recorded; after any prompt
+/// that is up has its answer.
 pub(crate) fn stderr_raw(bytes: &[u8]) {
+    let _terminal = super::gate::hold();
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(bytes);
     let _ = err.flush();
@@ -115,7 +118,8 @@ pub(crate) fn status(line: &str) {
     stderr_raw(text.as_bytes());
 }
 
-/// A writer whose bytes are recorded as written to `stream`.
+/// A writer whose bytes are recorded as written to `stream`, each write made after any prompt
+/// that is up has its answer.
 pub(crate) struct Noted<W> {
     inner: W,
     stream: Stream,
@@ -129,12 +133,14 @@ impl<W: Write> Noted<W> {
 
 impl<W: Write> Write for Noted<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _terminal = super::gate::hold();
         let n = self.inner.write(buf)?;
         note(self.stream, &buf[..n]);
         Ok(n)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
+        let _terminal = super::gate::hold();
         self.inner.flush()
     }
 }

@@ -4,6 +4,7 @@
 //! draw a fake prompt.
 
 pub(crate) mod closed;
+pub(crate) mod gate;
 pub(crate) mod line;
 mod sanitize;
 
@@ -12,6 +13,16 @@ pub use sanitize::{Sanitizer, sanitize};
 /// Columns of the terminal on `fd`, None when it is not a terminal (or does not say). A direct
 /// ioctl: the spinner asks for every frame and must never fall back to spawning a program.
 pub(crate) fn columns(fd: i32) -> Option<usize> {
+    size(fd).map(|(cols, _)| cols)
+}
+
+/// Rows of the terminal on `fd`, None when it is not a terminal (or does not say).
+pub(crate) fn rows(fd: i32) -> Option<usize> {
+    size(fd).map(|(_, rows)| rows).filter(|r| *r > 0)
+}
+
+/// (columns, rows) of the terminal on `fd`; None when it is not one or reports no width.
+fn size(fd: i32) -> Option<(usize, usize)> {
     let mut ws = libc::winsize {
         ws_row: 0,
         ws_col: 0,
@@ -21,7 +32,7 @@ pub(crate) fn columns(fd: i32) -> Option<usize> {
     // SAFETY: TIOCGWINSZ fills the winsize it is given, or fails on a descriptor that is no
     // terminal (or closed).
     let ok = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) } == 0;
-    (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+    (ok && ws.ws_col > 0).then_some((usize::from(ws.ws_col), usize::from(ws.ws_row)))
 }
 
 /// `bytes` as they may be shown: sanitized when `terminal`, else unchanged (a pipe or a file gets

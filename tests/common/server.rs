@@ -48,6 +48,8 @@ pub struct Answer {
     /// Leave out the finishing chunk (OpenAI dialect: `[DONE]` follows the last piece at once),
     /// as a llama.cpp-based server does to a request it is too busy to answer.
     pub no_finish: bool,
+    /// Wait this long before each SSE chunk after the first (text arriving while a prompt is up).
+    pub gap: Option<std::time::Duration>,
 }
 
 /// What the server does with one request.
@@ -163,6 +165,12 @@ impl Reply {
     /// Leave out the finishing chunk: `[DONE]` follows the last piece.
     pub fn no_finish(mut self) -> Reply {
         self.answer_mut().no_finish = true;
+        self
+    }
+
+    /// Pause this long between SSE chunks.
+    pub fn gap(mut self, pause: std::time::Duration) -> Reply {
+        self.answer_mut().gap = Some(pause);
         self
     }
 
@@ -366,19 +374,28 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
         }
         Reply::Answer(a) if !stream => json_response(whole(dialect, &a)),
         Reply::Answer(a) => {
-            sse_response(state, events(dialect, &a, None), a.split_every, End::Close)
+            let gap = a.gap;
+            sse_response(
+                state,
+                events(dialect, &a, None),
+                a.split_every,
+                End::Close,
+                gap,
+            )
         }
         Reply::CutAfter { answer, pieces } => sse_response(
             state,
             events(dialect, &answer, Some(pieces)),
             answer.split_every,
             End::Cut,
+            answer.gap,
         ),
         Reply::StallAfter { answer, pieces } => sse_response(
             state,
             events(dialect, &answer, Some(pieces)),
             answer.split_every,
             End::Stall,
+            answer.gap,
         ),
     }
 }
@@ -427,6 +444,7 @@ fn sse_response(
     events: Vec<String>,
     split_every: Option<usize>,
     end: End,
+    gap: Option<std::time::Duration>,
 ) -> Response {
     let chunks: Vec<Bytes> = match split_every {
         None => events.into_iter().map(Bytes::from).collect(),
@@ -442,7 +460,10 @@ fn sse_response(
         complete: false,
     };
     let body = async_stream::stream! {
-        for c in chunks {
+        for (n, c) in chunks.into_iter().enumerate() {
+            if let Some(pause) = gap.filter(|_| n > 0) {
+                tokio::time::sleep(pause).await;
+            }
             yield Ok::<Bytes, std::io::Error>(c);
         }
         match end {

@@ -15,6 +15,16 @@ pub struct Tmux {
 impl Tmux {
     /// Runs `argv` with exactly `env` in a 100×30 terminal, from `cwd`.
     pub fn start(argv: &[&str], env: &[(&str, String)], cwd: &std::path::Path) -> Option<Tmux> {
+        Tmux::start_sized(argv, env, cwd, (100, 30))
+    }
+
+    /// [`Tmux::start`] in a terminal of (columns, rows).
+    pub fn start_sized(
+        argv: &[&str],
+        env: &[(&str, String)],
+        cwd: &std::path::Path,
+        (cols, rows): (u16, u16),
+    ) -> Option<Tmux> {
         if !Command::new("tmux")
             .arg("-V")
             .output()
@@ -40,9 +50,9 @@ impl Tmux {
                 "-s",
                 "t",
                 "-x",
-                "100",
+                &cols.to_string(),
                 "-y",
-                "30",
+                &rows.to_string(),
                 "-c",
             ])
             .arg(cwd)

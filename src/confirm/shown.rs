@@ -1,0 +1,248 @@
+//! How the prompt shows text it did not write (a command's words, the input, the working
+//! directory, paths): controls escaped, and shortened where whole it would push the prompt off
+//! the screen — a long run of blanks becomes one marker that says how many, a very long piece
+//! keeps its start and its end around a marker that says how much is not shown. Every marker is
+//! in `⟨…⟩`, its words joined by no-break spaces so that the prompt's line breaking keeps it
+//! whole, and nothing is hidden silently. Pure.
+
+use crate::command::{escape_controls, quote_word};
+
+/// Blanks in a row beyond this many are shown as one marker (indentation stays as it is).
+const BLANK_RUN: usize = 16;
+
+/// How much of long text is shown: the prompt tries less and less until it fits the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Detail {
+    /// Most columns one word (or one line of detail) takes; longer ones are cut in the middle.
+    pub piece: usize,
+    /// Most words of a command shown; the ones between are counted in a marker.
+    pub words: usize,
+}
+
+impl Detail {
+    /// Everything (long blank runs still folded): where no window limits the text.
+    pub(crate) const ALL: Detail = Detail::STEPS[0];
+
+    /// From everything to little, in the order the prompt tries them.
+    pub(crate) const STEPS: [Detail; 6] = [
+        Detail {
+            piece: usize::MAX,
+            words: usize::MAX,
+        },
+        Detail {
+            piece: 1000,
+            words: usize::MAX,
+        },
+        Detail {
+            piece: 300,
+            words: 256,
+        },
+        Detail {
+            piece: 120,
+            words: 64,
+        },
+        Detail {
+            piece: 48,
+            words: 24,
+        },
+        Detail {
+            piece: 24,
+            words: 8,
+        },
+    ];
+}
+
+/// Columns `text` takes: two for the East Asian wide blocks and emoji, one for the rest. The
+/// main blocks only (the library has no width tables without the `cli` feature): a character
+/// outside them that a terminal shows wide can make a row wrap, not hide the command.
+pub(crate) fn columns(text: &str) -> usize {
+    text.chars().map(|c| if wide(c) { 2 } else { 1 }).sum()
+}
+
+/// Whether `c` takes two columns (Hangul Jamo, CJK, Hangul, compatibility forms, fullwidth
+/// forms, emoji and the supplementary ideographic planes).
+fn wide(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x115F
+            | 0x2E80..=0x303E
+            | 0x3041..=0xA4CF
+            | 0xAC00..=0xD7A3
+            | 0xF900..=0xFAFF
+            | 0xFE30..=0xFE4F
+            | 0xFF00..=0xFF60
+            | 0xFFE0..=0xFFE6
+            | 0x1F300..=0x1F64F
+            | 0x1F900..=0x1F9FF
+            | 0x20000..=0x3FFFD)
+}
+
+/// One piece of shown text: a character, or a run of blanks shown as a marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Char(char),
+    Blanks { count: usize, spaces: bool },
+}
+
+impl Piece {
+    fn text(&self) -> String {
+        match self {
+            Piece::Char(c) => c.to_string(),
+            Piece::Blanks { count, spaces } => {
+                let what = if *spaces {
+                    "spaces"
+                } else {
+                    "blank\u{a0}characters"
+                };
+                format!("⟨{count}\u{a0}{what}⟩")
+            }
+        }
+    }
+
+    /// Characters of the original text it stands for.
+    fn stands_for(&self) -> usize {
+        match self {
+            Piece::Char(_) => 1,
+            Piece::Blanks { count, .. } => *count,
+        }
+    }
+}
+
+/// `text` (controls already escaped) as pieces, long runs of blanks folded.
+fn pieces(text: &str) -> Vec<Piece> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::with_capacity(chars.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let run = chars[i..].iter().take_while(|c| c.is_whitespace()).count();
+        if run > BLANK_RUN {
+            let spaces = chars[i..i + run].iter().all(|c| *c == ' ');
+            out.push(Piece::Blanks { count: run, spaces });
+            i += run;
+        } else if run > 0 {
+            out.extend(chars[i..i + run].iter().map(|c| Piece::Char(*c)));
+            i += run;
+        } else {
+            out.push(Piece::Char(chars[i]));
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `text` as the prompt shows it: controls escaped, long blank runs folded, and cut to about
+/// `max` columns keeping its start (two thirds) and its end, with a marker in between.
+pub(crate) fn text(text: &str, max: usize) -> String {
+    let all = pieces(&escape_controls(text));
+    let width = |p: &[Piece]| p.iter().map(|p| columns(&p.text())).sum::<usize>();
+    if width(&all) <= max {
+        return all.iter().map(Piece::text).collect();
+    }
+    let head_room = max * 2 / 3;
+    let tail_room = max - head_room;
+    let mut head = 0;
+    let mut used = 0;
+    while head < all.len() && used + columns(&all[head].text()) <= head_room {
+        used += columns(&all[head].text());
+        head += 1;
+    }
+    // At least one piece of the start, whatever its width.
+    head = head.max(1);
+    let mut tail = all.len();
+    used = 0;
+    while tail > head && used + columns(&all[tail - 1].text()) <= tail_room {
+        used += columns(&all[tail - 1].text());
+        tail -= 1;
+    }
+    let hidden: usize = all[head..tail].iter().map(Piece::stands_for).sum();
+    let mut out: String = all[..head].iter().map(Piece::text).collect();
+    out.push_str(&format!("⟨{hidden}\u{a0}more\u{a0}characters⟩"));
+    out.extend(all[tail..].iter().map(Piece::text));
+    out
+}
+
+/// `argv` as one line: each word quoted as a directive would read it back, shown as [`text`]
+/// does; past `detail.words` words the first ones and the last stay, with a marker counting
+/// those between. The program is always there, and every word shown starts as written.
+pub(crate) fn command(argv: &[String], detail: Detail) -> String {
+    let word = |w: &String| text(&quote_word(w), detail.piece);
+    if argv.len() <= detail.words.max(2) {
+        return argv.iter().map(word).collect::<Vec<_>>().join(" ");
+    }
+    let first = detail.words.max(2) - 1;
+    let hidden = argv.len() - first - 1;
+    let mut words: Vec<String> = argv[..first].iter().map(word).collect();
+    words.push(format!("⟨{hidden}\u{a0}more\u{a0}arguments⟩"));
+    words.push(word(&argv[argv.len() - 1]));
+    words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn long_blank_runs_become_a_counted_marker_and_short_ones_stay() {
+        let word = format!("rm -rf x;{}echo hello", " ".repeat(3000));
+        let shown = text(&word, usize::MAX);
+        assert_eq!(shown, "rm -rf x;⟨3000\u{a0}spaces⟩echo hello");
+        // Indentation, a newline (escaped) and other blanks.
+        assert_eq!(text("a␊    b", usize::MAX), "a␊    b");
+        assert_eq!(
+            text(&format!("a{}b", "\u{3000}".repeat(20)), usize::MAX),
+            "a⟨20\u{a0}blank\u{a0}characters⟩b"
+        );
+        assert_eq!(columns("a␊中🎉"), 6);
+        // Escaped controls are not blanks: they stay visible.
+        assert_eq!(text("a\n\n", usize::MAX), "a␊␊");
+    }
+
+    #[test]
+    fn a_long_piece_keeps_its_start_and_end_and_says_how_much_is_cut() {
+        let long = format!("start{}end", "x".repeat(5000));
+        let shown = text(&long, 60);
+        assert!(shown.starts_with("startxx"), "{shown}");
+        assert!(shown.ends_with("xxend"), "{shown}");
+        assert!(shown.contains("\u{a0}more\u{a0}characters⟩"), "{shown}");
+        // What is shown plus what the marker counts is all of it.
+        let hidden: usize = shown
+            .split('⟨')
+            .nth(1)
+            .and_then(|m| m.split('\u{a0}').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        let kept = shown.chars().count()
+            - format!("⟨{hidden}\u{a0}more\u{a0}characters⟩")
+                .chars()
+                .count();
+        assert_eq!(kept + hidden, long.chars().count());
+        assert!(columns(&shown) <= 60 + 30, "{shown}");
+        // Short enough: whole.
+        assert_eq!(text("short", 60), "short");
+    }
+
+    #[test]
+    fn a_command_shows_its_program_and_every_words_start() {
+        let a = argv(&[
+            "bash",
+            "-c",
+            &format!("rm -rf d;{}echo hi", " ".repeat(3000)),
+        ]);
+        let shown = command(&a, Detail::STEPS[0]);
+        assert_eq!(shown, "bash -c 'rm -rf d;⟨3000\u{a0}spaces⟩echo hi'");
+        let many: Vec<String> = (0..100).map(|n| format!("f{n}")).collect();
+        let shown = command(&many, Detail::STEPS[5]);
+        assert_eq!(
+            shown,
+            "f0 f1 f2 f3 f4 f5 f6 ⟨92\u{a0}more\u{a0}arguments⟩ f99"
+        );
+        assert_eq!(
+            command(&argv(&["printf", "hi there"]), Detail::STEPS[5]),
+            "printf 'hi there'"
+        );
+    }
+}
