@@ -287,7 +287,10 @@ mod tests {
             let Ok(Decision::Deny(d)) = run(&p, "s", body) else {
                 panic!("{body}: not denied");
             };
-            assert!(d.to_string().contains("is a placeholder, not a command"), "{d}");
+            assert!(
+                d.to_string().contains("is a placeholder, not a command"),
+                "{d}"
+            );
         }
     }
 
