@@ -107,7 +107,12 @@ impl Snapshot {
                 Some(_) => None,
             })
             .collect();
-        if let Some(max) = self.capped {
+        // Said once per process: in a big tree every run would hit the bound, and a session
+        // of runs would repeat the same line after each.
+        static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if let Some(max) = self.capped
+            && !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
             out.push(Message::text(format!(
                 "looked for version control metadata the run made or changed in the first \
                  {max} entries of the writable paths only; a repository deeper down was not \
