@@ -125,6 +125,20 @@ pub enum AuditError {
     /// The record could not be encoded.
     #[error("audit log: cannot encode the record: {0}")]
     Encode(String),
+    /// The file at the log's path is no longer the one skillpipe opened: moved, renamed or
+    /// replaced (a script can rename a folder above it in a writable path). Lines go on in the
+    /// file skillpipe opened, wherever it is now.
+    #[error(
+        "audit log {}: moved or replaced while skillpipe ran (a script in a writable path may \
+         have done it); the file there now is not the log, and its lines go on in the file \
+         skillpipe opened: look for it before trusting {}",
+        .path.display(),
+        .path.display()
+    )]
+    Moved {
+        /// The log file.
+        path: PathBuf,
+    },
 }
 
 /// Told about a failed best-effort write.
@@ -171,10 +185,29 @@ impl AuditLog {
         self.path.as_deref()
     }
 
-    /// Opens the log now; used by `audit = "required"` to refuse before running anything.
+    /// Opens the log now (making it, mode 0600, if there is none yet), and checks that its path
+    /// still leads to the file opened. A run calls it before its sandbox is built, so that the
+    /// log is there to be hidden from the script like skillpipe's other files; `audit =
+    /// "required"` refuses the run on an error.
     pub fn check_writable(&self) -> Result<(), AuditError> {
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        self.open(&mut file).map(|_| ())
+        let f = self.open(&mut file)?;
+        self.still_in_place(f)
+    }
+
+    /// `Moved` when the log's path does not lead to `file` (compared by device and inode).
+    fn still_in_place(&self, file: &File) -> Result<(), AuditError> {
+        use std::os::unix::fs::MetadataExt;
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let id = |m: &std::fs::Metadata| (m.dev(), m.ino());
+        match (file.metadata(), std::fs::metadata(path)) {
+            (Ok(open), Ok(there)) if id(&open) == id(&there) => Ok(()),
+            // What cannot be looked at is reported by the writes themselves.
+            (Err(_), _) => Ok(()),
+            _ => Err(AuditError::Moved { path: path.clone() }),
+        }
     }
 
     fn open<'a>(&self, slot: &'a mut Option<File>) -> Result<&'a mut File, AuditError> {
@@ -184,12 +217,19 @@ impl AuditLog {
                 path: path.clone(),
                 source,
             };
+            use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+            // The log holds every command and its input: for the user's eyes only.
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(io)?;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)
+                    .map_err(io)?;
             }
             let f = OpenOptions::new()
                 .append(true)
                 .create(true)
+                .mode(0o600)
                 .open(path)
                 .map_err(io)?;
             *slot = Some(f);
@@ -205,7 +245,7 @@ impl AuditLog {
         let file = self.open(&mut slot)?;
         // One write call per line: O_APPEND makes it land whole at the end.
         match file.write(&line) {
-            Ok(n) if n == line.len() => Ok(()),
+            Ok(n) if n == line.len() => self.still_in_place(file),
             Ok(n) => Err(AuditError::ShortWrite {
                 written: n,
                 len: line.len(),
@@ -301,6 +341,31 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[2]["argv"][0], "cmd2");
         assert_eq!(lines[0]["decision"], "denied");
+    }
+
+    #[test]
+    fn a_new_log_is_private_and_a_moved_one_is_told_of() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/audit.jsonl");
+        let log = AuditLog::new(Some(path.clone()));
+        log.check_writable().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&dir.path().join("state")), 0o700);
+        let r = Record::new("run", Decision::Ran, &["x".to_string()]);
+        log.write(&r).unwrap();
+        // Its folder renamed, and a stand-in put where it was.
+        std::fs::rename(dir.path().join("state"), dir.path().join("moved")).unwrap();
+        std::fs::create_dir(dir.path().join("state")).unwrap();
+        std::fs::write(&path, "{\"decision\":\"FORGED\"}\n").unwrap();
+        let err = log.write(&r).unwrap_err();
+        assert!(matches!(err, AuditError::Moved { .. }), "{err}");
+        assert!(log.check_writable().is_err());
+        // Nothing lost: the line is in the file opened, not in the stand-in.
+        let moved = std::fs::read_to_string(dir.path().join("moved/audit.jsonl")).unwrap();
+        assert_eq!(moved.lines().count(), 2);
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
     }
 
     #[test]

@@ -645,8 +645,12 @@ impl Dispatcher {
                 return outcome;
             }
         }
+        // The log exists before the sandbox is built (made now on the first run), so that the
+        // run hides it from the script like skillpipe's other files: one it found missing, the
+        // script could write to and move.
+        let log_ready = self.audit.check_writable();
         if self.policy.audit == AuditMode::Required
-            && let Err(e) = self.audit.check_writable()
+            && let Err(e) = log_ready
         {
             let why = format!(
                 "audit = \"required\" and the log cannot be written: {}",

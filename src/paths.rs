@@ -161,6 +161,34 @@ pub fn user_config_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// Every folder skillpipe reads as the user's own, with what it holds there: its config and
+/// state, the user's agent folders ([`user_config_dirs`]) and skill folders
+/// ([`user_skill_dirs`]). What a script wrote there would come back as the user's own — an agent
+/// granting scripts more, a skill the model runs — so none may be a writable path.
+pub fn own_folders() -> Vec<(PathBuf, &'static str)> {
+    let mut out: Vec<(PathBuf, &'static str)> = Vec::new();
+    let listed = config_dir()
+        .map(|d| (d, "skillpipe's config"))
+        .into_iter()
+        .chain(state_dir().map(|d| (d, "skillpipe's state")))
+        .chain(
+            user_config_dirs()
+                .into_iter()
+                .map(|d| (d, "your agents, whose files set what scripts may do")),
+        )
+        .chain(
+            user_skill_dirs()
+                .into_iter()
+                .map(|d| (d, "your skills, whose scripts the model runs")),
+        );
+    for (dir, what) in listed {
+        if !out.iter().any(|(d, _)| *d == dir) {
+            out.push((dir, what));
+        }
+    }
+    out
+}
+
 /// Whether `file` lies in one of [`user_config_dirs`] (symlinks resolved on both sides).
 pub fn in_user_config(file: &Path) -> bool {
     let Ok(file) = std::fs::canonicalize(file) else {
@@ -238,6 +266,23 @@ mod tests {
         );
         assert_eq!(agent_skill_dirs("x.toml")[0], PathBuf::from("./skills"));
         assert!(agent_skill_dirs("tutor").is_empty());
+    }
+
+    #[test]
+    fn own_folders_hold_every_agent_and_skill_folder_of_the_users() {
+        let own: Vec<PathBuf> = own_folders().into_iter().map(|(d, _)| d).collect();
+        let covered = |p: &Path| own.iter().any(|d| p.starts_with(d));
+        for d in user_skill_dirs()
+            .into_iter()
+            .chain(agent_search_path_for(false))
+            .chain(state_dir())
+        {
+            assert!(covered(&d), "{d:?} not in {own:?}");
+        }
+        if let Some(h) = home() {
+            assert!(covered(&h.join(".r9s/agents/evil")), "{own:?}");
+            assert!(covered(&h.join(".agents/skills")), "{own:?}");
+        }
     }
 
     #[test]

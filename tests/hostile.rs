@@ -2588,6 +2588,103 @@ fn skillpipes_own_history_sessions_and_audit_log_are_unreadable() {
     assert_eq!(out.text(), want.join("\n"), "{}", out.stderr);
 }
 
+/// An audit log that does not exist yet when skillpipe starts (the first run ever, a new
+/// `--audit-log`) is made before the run's sandbox, so the script finds it hidden like an old
+/// one: it can neither read its own `started` line, nor forge a line, nor move the log away.
+/// A folder above the log renamed by the script is told of, and the lines stay in the log.
+/// Controls: the same script forges and moves a file of its own beside the log.
+#[test]
+fn a_new_audit_log_is_hidden_from_the_first_run() {
+    if !layers_available(
+        "a_new_audit_log_is_hidden_from_the_first_run",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    std::fs::create_dir_all(home.path().join("project/logs")).unwrap();
+    good_script(
+        &home,
+        "forge.sh",
+        "#!/bin/bash\n\
+         cd \"$HOME/project\"\n\
+         for f in \"$@\"; do\n\
+         \x20 grep -q started \"$f\" 2>/dev/null && echo read-$f\n\
+         \x20 echo '{\"decision\":\"FORGED\"}' >> \"$f\" 2>/dev/null && echo forged-$f\n\
+         \x20 mv \"$f\" \"$f.moved\" 2>/dev/null && echo moved-$f\n\
+         done\n\
+         echo end\n",
+    );
+    // The first run ever: no state folder yet.
+    let state_log = home.audit_path();
+    assert!(!state_log.exists());
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        format!("!{{scripts/forge.sh {}}}", state_log.display()).as_bytes(),
+        Feed::Whole,
+    );
+    let said = out
+        .text()
+        .replace(&format!("forged-{}\n", state_log.display()), "");
+    assert_eq!(said, "end", "HOLE: {}", out.stderr);
+    let phases: Vec<Value> = home
+        .audit_all()
+        .into_iter()
+        .map(|v| v["phase"].clone())
+        .collect();
+    assert_eq!(phases, ["started", "completed"], "{}", out.stderr);
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(&state_log).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // A new log kept in the writable path, beside a file of the script's own (the control).
+    let log = home.path().join("project/aud.jsonl");
+    let out = run(
+        &home,
+        &with(&["--writable", "project", "--audit-log", "project/aud.jsonl"]),
+        b"!{scripts/forge.sh aud.jsonl mine.jsonl}",
+        Feed::Whole,
+    );
+    // A write to the log's stand-in (`/dev/null`) may "succeed": it goes nowhere (below).
+    let said = out.text().replace("forged-aud.jsonl\n", "");
+    assert_eq!(
+        said, "forged-mine.jsonl\nmoved-mine.jsonl\nend",
+        "HOLE (or the control failed): {}",
+        out.stderr
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("FORGED"), "HOLE: {text}");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(!home.path().join("project/aud.jsonl.moved").exists());
+    // Nor can the folders between the writable path and the log be moved (with a stand-in put
+    // in the log's place); a folder beside them can (the control).
+    std::fs::create_dir_all(home.path().join("project/other")).unwrap();
+    good_script(
+        &home,
+        "swap.sh",
+        "#!/bin/bash\ncd \"$HOME/project\"\n\
+         for d in logs logs/deeper other; do mv $d $d.moved 2>/dev/null && echo moved-$d; done\n\
+         echo end\n",
+    );
+    std::fs::create_dir_all(home.path().join("project/logs/deeper")).unwrap();
+    let out = run(
+        &home,
+        &with(&[
+            "--writable",
+            "project",
+            "--audit-log",
+            "project/logs/deeper/aud.jsonl",
+        ]),
+        b"!{scripts/swap.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "moved-other\nend", "HOLE: {}", out.stderr);
+    assert!(!out.stderr.contains("moved or replaced"), "{}", out.stderr);
+    let kept = std::fs::read_to_string(home.path().join("project/logs/deeper/aud.jsonl")).unwrap();
+    assert_eq!(kept.lines().count(), 2, "{kept}");
+}
+
 /// The run gets its own /dev (no ptys, no terminal, no disks) and its own /proc (no host
 /// process and no host command line), its own SysV IPC and its own host name.
 #[test]
@@ -3007,20 +3104,36 @@ except OSError as e:
     }
 }
 
-/// skillpipe's own folders (wherever XDG puts them), places where code runs later and paths
+/// skillpipe's own folders (wherever XDG puts them), the user's agent and skill folders (what a
+/// script planted there would come back as the user's own: an agent granting scripts more),
+/// bare git repositories (their hooks run later), places where code runs later and paths
 /// scripts cannot see are refused as `--writable`, each naming the folder once and what lifts
-/// it; an ordinary folder is accepted (positive control).
+/// it; an ordinary folder is accepted, and `--force-writable` lets a script plant an agent
+/// (positive controls).
 #[test]
 fn writable_refusals_name_the_real_folder_and_the_class() {
     let home = TestHome::new();
     for d in [
         "config/skillpipe/skills",
         "state/skillpipe",
+        ".r9s/agents",
+        ".agents/skills",
         ".local/bin",
         ".ssh",
         "project",
     ] {
         std::fs::create_dir_all(home.path().join(d)).unwrap();
+    }
+    let git = Command::new("git")
+        .args(["init", "-q", "--bare", "bare.git"])
+        .current_dir(home.path())
+        .status();
+    if !git.is_ok_and(|s| s.success()) {
+        for d in ["bare.git/objects", "bare.git/refs", "bare.git/hooks"] {
+            std::fs::create_dir_all(home.path().join(d)).unwrap();
+        }
+        home.write("bare.git/HEAD", "ref: refs/heads/main\n");
+        home.write("bare.git/config", "[core]\n\tbare = true\n");
     }
     let writable = |dir: &str, extra: &[&str]| {
         let out = home
@@ -3036,20 +3149,62 @@ fn writable_refusals_name_the_real_folder_and_the_class() {
         )
     };
     let p = home.path().display().to_string();
-    for (dir, own) in [
-        ("config/skillpipe/skills", "config/skillpipe"),
-        ("state/skillpipe", "state/skillpipe"),
-        ("state", "state/skillpipe"),
+    for (dir, why) in [
+        (
+            "config/skillpipe/skills",
+            format!("is in {p}/config/skillpipe, which holds skillpipe's config"),
+        ),
+        ("state/skillpipe", "holds skillpipe's state".into()),
+        (
+            "state",
+            format!("holds {p}/state/skillpipe, which holds skillpipe's state"),
+        ),
+        (".r9s", "holds your agents".into()),
+        (
+            ".r9s/agents/evil",
+            format!("is in {p}/.r9s, which holds your agents"),
+        ),
+        (".agents/skills", "holds your skills".into()),
+        (
+            ".agents",
+            format!("holds {p}/.agents/skills, which holds your skills"),
+        ),
+        (
+            "bare.git",
+            format!("is the bare git repository {p}/bare.git"),
+        ),
+        (
+            "bare.git/hooks",
+            format!("is in the bare git repository {p}/bare.git"),
+        ),
     ] {
         let (code, err) = writable(dir, &[]);
-        assert_eq!(code, Some(2), "{dir}: {err}");
+        assert_eq!(code, Some(2), "HOLE {dir}: {err}");
         assert!(
-            err.contains(&format!(
-                "skillpipe's own folder {p}/{own} (--force-writable"
-            )),
+            err.contains(&format!("{p}/{dir} {why}")) && err.contains("(--force-writable"),
             "{dir}: {err}"
         );
         assert!(!err.contains("skillpipe/skillpipe"), "{dir}: {err}");
+    }
+    // Control: forced, a script plants an agent where skillpipe looks for the user's.
+    let plant = "!{bash -c \"mkdir -p .r9s/agents/evil && echo x > .r9s/agents/evil/agent.toml && echo planted\"}";
+    let out = home
+        .cmd()
+        .args(["filter", "--allow", "bash", "-y", "--writable", ".r9s"])
+        .args(["--force-writable"])
+        .write_stdin(plant)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    if said == "planted" {
+        assert!(home.path().join(".r9s/agents/evil/agent.toml").exists());
+    } else {
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("cannot sandbox"),
+            "control: {said} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!("(no sandbox here: the planting control was not tried)");
     }
     let (code, err) = writable(".local/bin", &[]);
     assert_eq!(code, Some(2), "{err}");
@@ -3654,22 +3809,201 @@ fn metadata_outside_the_writable_paths_is_read_only() {
         b"!{scripts/meta.py}",
         Feed::Whole,
     );
-    let want = "chmod\nsetuid\nhome\nchown\nutime\nxattr\nproject\ntmp";
-    if out.text() != want
-        && out
-            .stderr
-            .contains("xattr refused: Operation not supported")
-    {
-        eprintln!("(user extended attributes are not supported here: that part was not tried)");
-    } else {
-        assert_eq!(out.text(), want, "control: {}", out.stderr);
-    }
+    // Set-id bits and extended attributes stay refused even then (seccomp; see
+    // `set_id_bits_and_file_capabilities_are_refused_in_writable_paths`).
+    assert_eq!(
+        out.text(),
+        "chmod\nhome\nchown\nutime\nproject\ntmp",
+        "control: {}",
+        out.stderr
+    );
     assert_ne!(
         metadata_of(&victim).0 & 0o777,
         0o600,
         "control: the mode changed"
     );
     std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A script may write files the user runs later, never ones that run with more rights than
+/// the one who starts them: inside a writable path (and with `--allow-filesystem`) it cannot
+/// set the set-user-ID or set-group-ID bit — by `chmod`, `open`/`mknod` making the file, or
+/// `O_TMPFILE` — nor set an extended attribute (file capabilities live in
+/// `security.capability`). Controls: the same script run directly sets the bits (and, as root,
+/// the capability), and in the sandbox a plain `chmod 755` in the same folder works.
+#[test]
+fn set_id_bits_and_file_capabilities_are_refused_in_writable_paths() {
+    if !layers_available(
+        "set_id_bits_and_file_capabilities_are_refused_in_writable_paths",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    std::fs::create_dir_all(home.path().join("project")).unwrap();
+    good_script(
+        &home,
+        "setid.py",
+        "#!/usr/bin/env python3\n\
+         import os, shutil, stat, struct, sys\n\
+         d = os.path.join(os.environ['HOME'], sys.argv[1])\n\
+         def tryit(name, f):\n\
+         \x20   try:\n\
+         \x20       f(); print(name)\n\
+         \x20   except OSError as e:\n\
+         \x20       print(name, 'refused:', e.strerror)\n\
+         shutil.copy('/bin/sh', d + '/sh')\n\
+         tryit('plain', lambda: os.chmod(d + '/sh', 0o755))\n\
+         tryit('setuid', lambda: os.chmod(d + '/sh', 0o4755))\n\
+         tryit('setgid', lambda: os.chmod(d + '/sh', 0o2755))\n\
+         tryit('fchmod', lambda: os.fchmod(os.open(d + '/sh', os.O_RDONLY), 0o4755))\n\
+         tryit('open', lambda: os.close(os.open(d + '/made', os.O_CREAT | os.O_WRONLY, 0o4755)))\n\
+         tryit('mknod', lambda: os.mknod(d + '/node', stat.S_IFREG | 0o6755))\n\
+         tryit('tmpfile', lambda: os.close(os.open(d, os.O_TMPFILE | os.O_WRONLY, 0o4755)))\n\
+         cap = struct.pack('<IIIII', 0x02000001, 1 << 7, 0, 0, 0)\n\
+         tryit('capability', lambda: os.setxattr(d + '/sh', 'security.capability', cap))\n",
+    );
+    let script = home.path().join("skills/good/scripts/setid.py");
+    let project = home.path().join("project");
+    let set_id = |name: &str| {
+        std::fs::metadata(project.join(name)).is_ok_and(|m| m.permissions().mode() & 0o6000 != 0)
+    };
+    let capability = || {
+        let c = std::ffi::CString::new(project.join("sh").as_os_str().as_encoded_bytes()).unwrap();
+        let mut buf = [0u8; 64];
+        // SAFETY: `c` is a valid C string, `buf` has room for 64 bytes.
+        let n = unsafe {
+            libc::getxattr(
+                c.as_ptr(),
+                c"security.capability".as_ptr(),
+                buf.as_mut_ptr().cast(),
+                64,
+            )
+        };
+        n > 0
+    };
+    for args in [
+        with(&["--writable", "project"]),
+        with(&["--allow-filesystem"]),
+    ] {
+        let out = run(&home, &args, b"!{scripts/setid.py project}", Feed::Whole);
+        // The control inside the sandbox: an ordinary mode change in the same folder.
+        let said = out.text();
+        assert!(
+            said.lines().next() == Some("plain"),
+            "HOLE ({args:?}): {said}{}",
+            out.stderr
+        );
+        for name in ["sh", "made", "node"] {
+            assert!(!set_id(name), "HOLE ({args:?}): {name} is set-id");
+        }
+        assert!(!capability(), "HOLE ({args:?}): sh has a capability");
+        for refused in ["setuid", "setgid", "fchmod", "open", "mknod", "capability"] {
+            assert!(
+                said.contains(&format!("\n{refused} refused")),
+                "HOLE {refused} ({args:?}): {said}"
+            );
+        }
+        for f in ["sh", "made", "node"] {
+            let _ = std::fs::remove_file(project.join(f));
+        }
+    }
+    // Control: outside skillpipe the same script sets the bits (a capability only as root).
+    let out = Command::new(&script).arg(&project).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("setuid"), "control: {said}");
+    assert!(set_id("sh") && set_id("made"), "control: {said}");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(capability(), "control: {said}");
+    } else {
+        eprintln!("(not root: the file-capability control was not tried)");
+    }
+}
+
+/// Deeper down a writable path version control metadata is not covered, so what a run made
+/// or changed there is told of: a `docs/api/.git` with `core.fsmonitor` (run by the user's next
+/// `git status` there), a hook planted in a nested repository. Controls: the writes happened
+/// (the warning is about real files), and ordinary files written beside them raise no warning.
+#[test]
+fn version_control_metadata_made_deep_in_a_writable_path_is_told_of() {
+    if !layers_available(
+        "version_control_metadata_made_deep_in_a_writable_path_is_told_of",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    home.write("project/vendor/lib/sub/.git/config", "[core]\n");
+    home.write("project/docs/README", "docs\n");
+    good_script(
+        &home,
+        "deep.sh",
+        "#!/bin/bash\n\
+         p=\"$HOME/project\"\n\
+         echo notes > \"$p/docs/notes\" && echo wrote\n\
+         [ \"$1\" = plain ] && exit 0\n\
+         mkdir -p \"$p/docs/api/.git\" && printf '[core]\\n\\tfsmonitor = touch /tmp/X\\n' > \"$p/docs/api/.git/config\" && echo made\n\
+         mkdir -p \"$p/vendor/lib/sub/.git/hooks\" && printf '#!/bin/sh\\n' > \"$p/vendor/lib/sub/.git/hooks/post-checkout\" && echo hooked\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/deep.sh plain}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "wrote", "{}", out.stderr);
+    assert!(!out.stderr.contains("warning"), "control: {}", out.stderr);
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/deep.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "wrote\nmade\nhooked", "control: {}", out.stderr);
+    let p = home.path().join("project");
+    let made = format!("the run made {}", p.join("docs/api/.git").display());
+    assert!(out.stderr.contains(&made), "HOLE: {}", out.stderr);
+    let changed = format!(
+        "the run changed the settings or hooks in {}",
+        p.join("vendor/lib/sub/.git").display()
+    );
+    assert!(out.stderr.contains(&changed), "HOLE: {}", out.stderr);
+    // A bare repository directly in a writable path: its config and hooks stay read-only like
+    // a `.git` folder's, its objects writable (the control).
+    for d in [
+        "project/srv.git/objects",
+        "project/srv.git/refs",
+        "project/srv.git/hooks",
+    ] {
+        std::fs::create_dir_all(home.path().join(d)).unwrap();
+    }
+    home.write("project/srv.git/HEAD", "ref: refs/heads/main\n");
+    home.write("project/srv.git/config", "[core]\n\tbare = true\n");
+    good_script(
+        &home,
+        "bare.sh",
+        "#!/bin/bash\n\
+         b=\"$HOME/project/srv.git\"\n\
+         echo x > \"$b/objects/pack\" && echo objects\n\
+         printf '#!/bin/sh\\n' > \"$b/hooks/post-update\" 2>/dev/null && echo hooked\n\
+         printf '[core]\\n\\tfsmonitor = touch /tmp/X\\n' >> \"$b/config\" 2>/dev/null && echo configured\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/bare.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "objects", "HOLE: {}", out.stderr);
+    assert!(
+        !home
+            .path()
+            .join("project/srv.git/hooks/post-update")
+            .exists()
+    );
 }
 
 /// `--writable DIR` in a repository: git's config and hooks (and Mercurial's, and a linked

@@ -319,7 +319,8 @@ fn sandbox_section(caps: &Capabilities) -> String {
     );
     row(&mut s, "process limit", &nproc);
     let seccomp = if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        "yes: no terminal input injection, no keyring, no new namespaces; no Unix sockets unless named"
+        "yes: no terminal input injection, no keyring, no new namespaces, no setuid/setgid bits or \
+         extended attributes; no Unix sockets unless named"
     } else {
         "NO — no filter for this CPU architecture"
     };

@@ -392,17 +392,14 @@ async fn run_planned(
         cmd.pre_exec(setup);
     }
 
-    // Existing version control metadata stays read-only in the run; a new one is told of.
-    // Compared by identity (device and inode), not path: a repository renamed in the run and a
-    // new `.git` made where it was is a new one, and the warning names that one.
-    let vcs_before: Vec<(u64, u64)> = if plan.enforce.filesystem {
-        sandbox::vcs_metadata(&spec.sandbox.writable)
-            .iter()
-            .filter_map(|p| file_identity(p))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // Version control metadata near the top of a writable path stays read-only in the run;
+    // what the run makes or changes anywhere in one is told of. Compared by identity (device
+    // and inode), not path: a repository renamed in the run and a new `.git` made where it was
+    // is a new one, and the warning names that one.
+    let vcs_before = plan
+        .enforce
+        .filesystem
+        .then(|| sandbox::vcs_scan::Snapshot::take(&spec.sandbox.writable));
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| {
         if report.is_none() && e.kind() == std::io::ErrorKind::NotFound {
@@ -490,12 +487,11 @@ async fn run_planned(
         }
         warnings.extend(report.warnings);
     }
-    if enforced.filesystem {
+    if enforced.filesystem
+        && let Some(before) = &vcs_before
+    {
         warnings.extend(
-            sandbox::vcs_metadata(&spec.sandbox.writable)
-                .into_iter()
-                .filter(|p| file_identity(p).is_none_or(|id| !vcs_before.contains(&id)))
-                .map(|p| sandbox::made_vcs_metadata(&p)),
+            sandbox::vcs_scan::Snapshot::take(&spec.sandbox.writable).warnings_since(before),
         );
     }
     drop(tmp);
@@ -800,12 +796,6 @@ impl ReportReader {
         }
         buf
     }
-}
-
-/// A file's device and inode (the link itself, not its target).
-fn file_identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    path.symlink_metadata().ok().map(|m| (m.dev(), m.ino()))
 }
 
 #[cfg(test)]

@@ -88,9 +88,14 @@ const RUNS_LATER: &[(&str, &str)] = &[
 /// paths.
 const VCS_DIRS: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 
-/// Why `path` must not be writable without `--force-writable`, or `None`. `protected` are
-/// skillpipe's own config and state directories. Pure.
-pub fn writable_problem(path: &Path, home: Option<&Path>, protected: &[PathBuf]) -> Option<String> {
+/// Why `path` must not be writable without `--force-writable`, or `None`. `protected` are the
+/// folders skillpipe reads as the user's own, each with what it holds
+/// ([`crate::paths::own_folders`]). Pure.
+pub fn writable_problem(
+    path: &Path,
+    home: Option<&Path>,
+    protected: &[(PathBuf, &str)],
+) -> Option<String> {
     if let Some(vcs) = path
         .components()
         .find(|c| VCS_DIRS.iter().any(|d| c.as_os_str() == *d))
@@ -128,19 +133,29 @@ pub fn writable_problem(path: &Path, home: Option<&Path>, protected: &[PathBuf])
     }
     protected
         .iter()
-        .find(|p| p.starts_with(path) || path.starts_with(p))
-        .map(|p| {
-            let how = if path.starts_with(p) {
-                "is in"
-            } else {
+        .find(|(p, _)| p.starts_with(path) || path.starts_with(p))
+        .map(|(p, what)| {
+            if path == p {
+                return format!("{} holds {what}", path.display());
+            }
+            let how = if p.starts_with(path) {
                 "holds"
+            } else {
+                "is in"
             };
             format!(
-                "{} {how} skillpipe's own folder {}",
+                "{} {how} {}, which holds {what}",
                 path.display(),
                 p.display()
             )
         })
+}
+
+/// The bare git repository `path` is or lies in (nearest first; see
+/// [`crate::sandbox::is_bare_repository`]).
+pub fn bare_repository(path: &Path) -> Option<&Path> {
+    path.ancestors()
+        .find(|d| crate::sandbox::is_bare_repository(d))
 }
 
 /// The entry of `hidden` (what scripts may not read) that covers `path`, if any: writable there,
@@ -206,10 +221,13 @@ impl ScriptPolicy {
                 writable.push(abs);
             }
         }
-        // `config_dir` and `state_dir` are skillpipe's own folders already.
-        let protected: Vec<PathBuf> = [crate::paths::config_dir(), crate::paths::state_dir()]
+        // Each as named and as it resolves (a link may lead there).
+        let protected: Vec<(PathBuf, &str)> = crate::paths::own_folders()
             .into_iter()
-            .flatten()
+            .flat_map(|(dir, what)| {
+                let real = std::fs::canonicalize(&dir).ok().filter(|r| *r != dir);
+                std::iter::once((dir, what)).chain(real.map(|r| (r, what)))
+            })
             .collect();
         // Hidden paths are compared as absolute paths, component by component: made absolute
         // and without `.` or `..`, plus where a link leads (the user named what it shows).
@@ -282,7 +300,18 @@ impl ScriptPolicy {
             ] {
                 for p in paths {
                     let p = expand_home(p, home.as_deref());
-                    if let Some(why) = writable_problem(&p, home.as_deref(), &protected) {
+                    let why = writable_problem(&p, home.as_deref(), &protected).or_else(|| {
+                        bare_repository(&p).map(|repo| {
+                            let how = if repo == p { "is" } else { "is in" };
+                            format!(
+                                "{} {how} the bare git repository {}: its hooks and config run \
+                                 commands outside the sandbox; name a folder outside it",
+                                p.display(),
+                                repo.display()
+                            )
+                        })
+                    });
+                    if let Some(why) = why {
                         return Err(PolicyError::Writable(format!(
                             "{key} {}: refused: {why} (--force-writable accepts it anyway)",
                             p.display()
@@ -322,7 +351,14 @@ mod tests {
     #[test]
     fn home_start_up_files_and_own_dirs_are_refused() {
         let home = Some(Path::new("/home/u"));
-        let own = [PathBuf::from("/home/u/.config/skillpipe")];
+        let own = [
+            (
+                PathBuf::from("/home/u/.config/skillpipe"),
+                "skillpipe's config",
+            ),
+            (PathBuf::from("/home/u/.r9s"), "your agents"),
+            (PathBuf::from("/home/u/.agents/skills"), "your skills"),
+        ];
         let no = |p: &str| writable_problem(Path::new(p), home, &own);
         assert!(no("/home/u").unwrap().contains("$HOME"));
         assert!(no("/").unwrap().contains("$HOME"));
@@ -330,8 +366,21 @@ mod tests {
         assert!(no("/home/u/.bashrc").unwrap().contains("start-up"));
         assert_eq!(
             no("/home/u/.config/skillpipe/skills").unwrap(),
-            "/home/u/.config/skillpipe/skills is in skillpipe's own folder /home/u/.config/skillpipe"
+            "/home/u/.config/skillpipe/skills is in /home/u/.config/skillpipe, which holds \
+             skillpipe's config"
         );
+        assert_eq!(
+            no("/home/u/.r9s").unwrap(),
+            "/home/u/.r9s holds your agents"
+        );
+        assert!(no("/home/u/.r9s/agents/x").unwrap().contains("your agents"));
+        assert!(no("/home/u/.agents").unwrap().contains("holds"));
+        assert!(
+            no("/home/u/.agents/skills/s")
+                .unwrap()
+                .contains("your skills")
+        );
+        assert!(no("/home/u/.agents/other").is_none());
         // Where code runs later, as a class: login, PATH, tools' settings.
         for p in [
             "/home/u/.config/systemd/user",
@@ -458,6 +507,27 @@ mod tests {
             q.allow_read[0],
             std::env::current_dir().unwrap().join("Cargo.toml")
         );
+    }
+
+    #[test]
+    fn a_bare_repository_and_what_is_in_it_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let bare = dir.path().join("bare.git");
+        for d in ["objects/ab", "refs/heads", "hooks"] {
+            std::fs::create_dir_all(bare.join(d)).unwrap();
+        }
+        std::fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(bare.join("config"), "[core]\n\tbare = true\n").unwrap();
+        assert_eq!(bare_repository(&bare), Some(bare.as_path()));
+        assert_eq!(bare_repository(&bare.join("hooks")), Some(bare.as_path()));
+        assert_eq!(
+            bare_repository(&bare.join("not/made/yet")),
+            Some(bare.as_path())
+        );
+        assert_eq!(bare_repository(dir.path()), None);
+        // A folder that only looks a little like one.
+        std::fs::remove_dir_all(bare.join("refs")).unwrap();
+        assert_eq!(bare_repository(&bare), None);
     }
 
     #[test]

@@ -505,7 +505,10 @@ fn in_force(e: Enforced) -> String {
         (e.pids, "own process tree"),
         (e.mounts, "private /tmp and /dev, secrets hidden"),
         (e.limits, "resource limits"),
-        (e != Enforced::default(), "no namespaces of its own"),
+        (
+            e != Enforced::default(),
+            "no namespaces of its own, no setuid/setgid bits or extended attributes",
+        ),
     ]
     .iter()
     .filter(|(on, _)| *on)

@@ -35,6 +35,7 @@ pub(crate) mod secrets;
 mod send_broker;
 #[cfg(target_os = "linux")]
 mod unix_sockets;
+pub(crate) mod vcs_scan;
 #[cfg(target_os = "linux")]
 mod writes;
 
@@ -96,10 +97,26 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
 /// the sandbox the next time the user runs the tool there), and the mark of a project's root.
 pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 
+/// Whether `dir` is a bare git repository (or a `.git` folder): `HEAD` and `config` files,
+/// `objects/` and `refs/` folders, as git itself tells one. Its `config` and `hooks/` run
+/// commands like a `.git` folder's, with no `.git` in the path to say so.
+pub(crate) fn is_bare_repository(dir: &std::path::Path) -> bool {
+    let is = |name: &str, folder: bool| {
+        std::fs::metadata(dir.join(name))
+            .is_ok_and(|m| if folder { m.is_dir() } else { m.is_file() })
+    };
+    is("HEAD", false) && is("config", false) && is("objects", true) && is("refs", true)
+}
+
+/// What in a bare repository runs commands: kept read-only like a `.git` folder (the rest of
+/// it — objects, refs — stays writable, so a push into it still works).
+pub(crate) const BARE_REPOSITORY_RUNS: [&str; 2] = ["config", "hooks"];
+
 /// The [`VCS_METADATA`] entries that exist now at the top of `roots` (the writable paths) and
-/// of each folder directly in one (a folder of projects, a repository's submodules). The run
-/// cannot change those; it can make one where there was none, so the executor compares before
-/// and after and warns (see [`made_vcs_metadata`]).
+/// of each folder directly in one (a folder of projects, a repository's submodules), and the
+/// [`BARE_REPOSITORY_RUNS`] of a bare repository directly in one. The run cannot change those;
+/// it can make one where there was none, or change one deeper down, so the executor compares
+/// before and after and warns (see [`vcs_scan`]).
 pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
     let is_vcs = |name: &std::ffi::OsStr| VCS_METADATA.iter().any(|n| name == *n);
     let mut dirs: Vec<PathBuf> = Vec::new();
@@ -115,17 +132,29 @@ pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
         }
     }
     dirs.iter()
-        .flat_map(|d| VCS_METADATA.iter().map(move |n| d.join(n)))
+        .flat_map(|d| {
+            // A root is one only when forced (`--force-writable`): then it is writable as asked.
+            let bare = match !roots.contains(d) && is_bare_repository(d) {
+                true => &BARE_REPOSITORY_RUNS[..],
+                false => &[],
+            };
+            VCS_METADATA.iter().chain(bare).map(move |n| d.join(n))
+        })
         .filter(|p| p.symlink_metadata().is_ok())
         .collect()
 }
 
-/// The warning for version control metadata a run made at the top of a writable path.
-pub(crate) fn made_vcs_metadata(path: &std::path::Path) -> Message {
-    let tool = path
-        .file_name()
+/// The tool whose metadata `path` is: `git` for `.git` and a bare repository, `hg` for `.hg` …
+pub(crate) fn vcs_tool(path: &std::path::Path) -> &str {
+    path.file_name()
         .and_then(|n| n.to_str())
-        .map_or("", |n| n.trim_start_matches('.'));
+        .filter(|n| VCS_METADATA.contains(n))
+        .map_or("git", |n| n.trim_start_matches('.'))
+}
+
+/// The warning for version control metadata a run made in a writable path.
+pub(crate) fn made_vcs_metadata(path: &std::path::Path) -> Message {
+    let tool = vcs_tool(path);
     Message::text(format!(
         "the run made {}: {tool} runs hooks and settings from there (git's core.fsmonitor …) \
          outside the sandbox; look at it before you run {tool} in {}",
@@ -384,11 +413,23 @@ mod tests {
             std::fs::create_dir_all(r.join(d)).unwrap();
         }
         std::fs::write(r.join("lib/.git"), "gitdir: ../.git/modules/lib").unwrap();
+        // A bare repository: its settings and hooks, not its objects.
+        for d in ["srv.git/objects", "srv.git/refs", "srv.git/hooks"] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        std::fs::write(r.join("srv.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(r.join("srv.git/config"), "[core]\n").unwrap();
         let mut found = vcs_metadata(&[r.to_path_buf()]);
         found.sort();
         assert_eq!(
             found,
-            [r.join(".git"), r.join("app/.hg"), r.join("lib/.git")]
+            [
+                r.join(".git"),
+                r.join("app/.hg"),
+                r.join("lib/.git"),
+                r.join("srv.git/config"),
+                r.join("srv.git/hooks")
+            ]
         );
     }
 

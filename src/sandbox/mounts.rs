@@ -7,7 +7,8 @@
 //!   gets that much RAM-backed space in all, not twice), `$TMPDIR` mode 0700; it vanishes with
 //!   the run, so no `chmod` game can leave anything behind;
 //! - every hidden path (see `secrets`): an empty read-only tmpfs over a directory, a read-only
-//!   `/dev/null` over a file;
+//!   `/dev/null` over a file; in a writable path, the folders above it up to that path bound
+//!   onto themselves, so that nothing moves it away;
 //! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]);
 //! - with writes restricted: every mount read-only ([`read_only_except`]) but `$TMPDIR`,
 //!   `/dev/shm` and the writable paths, and inside those the version control metadata
@@ -199,7 +200,7 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
         }
     }
     if let Some(writable) = s.writable {
-        read_only_except(writable, s.tmpdir)?;
+        read_only_except(writable, s.tmpdir, s.hide)?;
     }
     reenter_cwd()?;
     Ok(warnings)
@@ -222,9 +223,17 @@ fn reenter_cwd() -> Result<(), MountError> {
 /// (each bound onto itself first, so that it is a mount of its own that the pass leaves
 /// alone), and the [`VCS_METADATA`] at the top of each writable path and of the folders directly
 /// in it read-only again (see [`super::vcs_metadata`]).
+/// A hidden path in a writable path is a mount point, which cannot be moved or removed; the
+/// folders between the two are bound onto themselves (still writable) so that they cannot be
+/// either: else renaming one would carry the hidden file away and let a stand-in take its path
+/// — the audit log's, say, which skillpipe appends to after the run.
 /// A mount keeps the flags it has (nosuid, nodev, noexec, atime): those inherited from the
 /// host are locked, and the kernel refuses a remount that drops one.
-fn read_only_except(writable: &[PathBuf], tmpdir: &Path) -> Result<(), MountError> {
+fn read_only_except(
+    writable: &[PathBuf],
+    tmpdir: &Path,
+    hidden: &[PathBuf],
+) -> Result<(), MountError> {
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let mut keep = vec![real(tmpdir), PathBuf::from("/dev/shm")];
     let mut roots = Vec::new();
@@ -240,6 +249,23 @@ fn read_only_except(writable: &[PathBuf], tmpdir: &Path) -> Result<(), MountErro
             keep.push(w.clone());
         }
         roots.push(w);
+    }
+    let mut pinned: Vec<PathBuf> = Vec::new();
+    for h in hidden.iter().filter_map(|h| std::fs::canonicalize(h).ok()) {
+        // The outermost writable path holding it: a writable path inside another can be moved.
+        let Some(root) = roots
+            .iter()
+            .filter(|r| h.starts_with(r))
+            .min_by_key(|r| r.components().count())
+        else {
+            continue;
+        };
+        for folder in h.ancestors().skip(1).take_while(|a| a != root) {
+            if !pinned.iter().any(|p| p == folder) {
+                bind(folder, folder, false)?;
+                pinned.push(folder.to_path_buf());
+            }
+        }
     }
     let mut again: Vec<PathBuf> = Vec::new();
     for p in super::vcs_metadata(&roots) {

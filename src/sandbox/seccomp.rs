@@ -13,6 +13,12 @@
 //! runtimes do: a nested user namespace hands the command capabilities over fresh mount and
 //! network namespaces, and much kernel code reachable only with them.
 //!
+//! And it refuses set-user-ID and set-group-ID bits (`chmod` and friends, `mknod`, `open` and
+//! `creat` making a file) and setting extended attributes (file capabilities live in one): a
+//! script may write a file the user, or root, runs later outside the sandbox, but never one that
+//! runs with more rights than the one who starts it. `io_uring`, which could do the same past
+//! the filter, and `openat2`, whose mode the filter cannot read, are refused too.
+//!
 //! System calls made through another ABI (32-bit `int 0x80`, x32) are refused too: their
 //! numbers differ and the filter does not check them.
 
@@ -55,6 +61,60 @@ const NEW_NAMESPACES: u32 = (libc::CLONE_NEWNS
 /// For `clone(2)`, whose low byte is the exit signal (`CLONE_NEWTIME`'s bit is one of it).
 const NEW_NAMESPACES_CLONE: u32 = NEW_NAMESPACES & !(libc::CSIGNAL as u32);
 
+/// Set-user-ID and set-group-ID mode bits. A script may not set them, even on its own files in
+/// a writable path: such a file outlives the run, and whoever runs it later (root included, or
+/// another user) runs it as the file's owner — with skillpipe started by root, as root.
+const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
+
+/// The `open` flags that make a file (`O_TMPFILE` without its `O_DIRECTORY` bit, which plain
+/// directory opens carry too): only then is the mode argument read by the kernel.
+const CREATES: u32 = (libc::O_CREAT | (libc::O_TMPFILE & !libc::O_DIRECTORY)) as u32;
+
+/// `fchmodat2(2)` (Linux 6.6) and `setxattrat(2)` (Linux 6.15): one number on every
+/// architecture here; not in every libc yet.
+const SYS_FCHMODAT2: u32 = 452;
+const SYS_SETXATTRAT: u32 = 463;
+
+/// System calls whose mode argument (at this index) sets a file's mode: refused when it holds a
+/// set-id bit. `mkdir`'s is not among them: the kernel drops those bits from it.
+fn mode_calls() -> Vec<(u32, u32)> {
+    let mut calls = vec![
+        (libc::SYS_fchmod as u32, 1),
+        (libc::SYS_fchmodat as u32, 2),
+        (SYS_FCHMODAT2, 2),
+        (libc::SYS_mknodat as u32, 2),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        (libc::SYS_chmod as u32, 1),
+        (libc::SYS_creat as u32, 1),
+        (libc::SYS_mknod as u32, 1),
+    ]);
+    calls
+}
+
+/// System calls that make a file when their flags (at the first index) say so, with the mode
+/// at the second.
+fn open_calls() -> Vec<(u32, u32, u32)> {
+    let mut calls = vec![(libc::SYS_openat as u32, 2, 3)];
+    #[cfg(target_arch = "x86_64")]
+    calls.push((libc::SYS_open as u32, 1, 2));
+    calls
+}
+
+/// Extended attributes: `security.capability` gives a file capabilities (root's, with skillpipe
+/// started by root), and the attribute's name lies in memory a filter cannot read, so every
+/// set is refused with `EOPNOTSUPP` — what a file system without extended attributes answers,
+/// which `cp -a`, `tar` and `rsync` take in their stride. Removing one stays allowed.
+fn xattr_calls() -> [u32; 4] {
+    [
+        libc::SYS_setxattr as u32,
+        libc::SYS_lsetxattr as u32,
+        libc::SYS_fsetxattr as u32,
+        SYS_SETXATTRAT,
+    ]
+}
+
 /// Where a conditional jump goes.
 #[derive(Clone, Copy)]
 enum To {
@@ -62,26 +122,41 @@ enum To {
     Allow,
     Deny,
     /// `ENOSYS`: for `clone3`, whose flags sit in memory the filter cannot read; the C library
-    /// then falls back to `clone`, whose flags it can.
+    /// then falls back to `clone`, whose flags it can; and `openat2`, whose flags and mode do.
     NoSys,
-    /// The check of `unshare`'s flags.
-    Unshare,
-    /// The check of `clone`'s flags.
-    Clone,
+    /// `EOPNOTSUPP`: setting an extended attribute.
+    NotSup,
+    /// The instruction at this index of the program being built.
+    At(usize),
+}
+
+/// One instruction before its jumps are resolved: (opcode, k, jump if true, jump if false).
+type Insn = (u32, u32, To, To);
+
+fn ld(off: u32) -> Insn {
+    (
+        libc::BPF_LD | libc::BPF_W | libc::BPF_ABS,
+        off,
+        To::Next,
+        To::Next,
+    )
+}
+
+fn jeq(k: u32, t: To, f: To) -> Insn {
+    (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, k, t, f)
+}
+
+fn jset(k: u32, t: To, f: To) -> Insn {
+    (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K, k, t, f)
+}
+
+/// The low half of argument `i` (see [`OFF_ARG0_LOW`]).
+fn arg(i: u32) -> u32 {
+    OFF_ARG0_LOW + 8 * i
 }
 
 /// The filter program for the native `arch` (with its x32 bit, if any).
 fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
-    let ld = |off: u32| {
-        (
-            libc::BPF_LD | libc::BPF_W | libc::BPF_ABS,
-            off,
-            To::Next,
-            To::Next,
-        )
-    };
-    let jeq = |k: u32, t: To, f: To| (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, k, t, f);
-    let jset = |k: u32, t: To, f: To| (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K, k, t, f);
     let mut code = vec![ld(OFF_ARCH), jeq(arch, To::Next, To::Deny), ld(OFF_NR)];
     if let Some(bit) = x32_bit {
         code.push((
@@ -96,23 +171,70 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
         jeq(libc::SYS_keyctl as u32, To::Deny, To::Next),
         jeq(libc::SYS_add_key as u32, To::Deny, To::Next),
         jeq(libc::SYS_request_key as u32, To::Deny, To::Next),
-        // No namespace of the command's own.
-        jeq(libc::SYS_unshare as u32, To::Unshare, To::Next),
-        jeq(libc::SYS_clone as u32, To::Clone, To::Next),
-        jeq(libc::SYS_clone3 as u32, To::NoSys, To::Next),
+        // io_uring opens and sets attributes past this filter.
+        jeq(libc::SYS_io_uring_setup as u32, To::Deny, To::Next),
+        jeq(libc::SYS_openat2 as u32, To::NoSys, To::Next),
+    ]);
+    code.extend(xattr_calls().map(|nr| jeq(nr, To::NotSup, To::Next)));
+    // The checks of arguments come after the dispatch on the number; their places are known
+    // once the dispatch is laid out, so the dispatch is patched afterwards.
+    let modes = mode_calls();
+    let opens = open_calls();
+    let dispatch_at = code.len();
+    let namespace_checks = 2;
+    let dispatch_len = namespace_checks + 1 + modes.len() + opens.len() + 4;
+    let body_at = dispatch_at + dispatch_len;
+    let mut body: Vec<Insn> = Vec::new();
+    let mut dispatch: Vec<Insn> = Vec::new();
+    let check = |body: &mut Vec<Insn>, insns: &[Insn]| -> To {
+        let at = body_at + body.len();
+        body.extend_from_slice(insns);
+        To::At(at)
+    };
+    // No namespace of the command's own.
+    let unshare = check(
+        &mut body,
+        &[ld(arg(0)), jset(NEW_NAMESPACES, To::Deny, To::Allow)],
+    );
+    let clone = check(
+        &mut body,
+        &[ld(arg(0)), jset(NEW_NAMESPACES_CLONE, To::Deny, To::Allow)],
+    );
+    dispatch.push(jeq(libc::SYS_unshare as u32, unshare, To::Next));
+    dispatch.push(jeq(libc::SYS_clone as u32, clone, To::Next));
+    dispatch.push(jeq(libc::SYS_clone3 as u32, To::NoSys, To::Next));
+    // No set-id bits.
+    for (nr, mode) in modes {
+        let to = check(
+            &mut body,
+            &[ld(arg(mode)), jset(SET_ID, To::Deny, To::Allow)],
+        );
+        dispatch.push(jeq(nr, to, To::Next));
+    }
+    for (nr, flags, mode) in opens {
+        let to = check(
+            &mut body,
+            &[
+                ld(arg(flags)),
+                jset(CREATES, To::Next, To::Allow),
+                ld(arg(mode)),
+                jset(SET_ID, To::Deny, To::Allow),
+            ],
+        );
+        dispatch.push(jeq(nr, to, To::Next));
+    }
+    // No typing into the terminal.
+    dispatch.extend([
         jeq(libc::SYS_ioctl as u32, To::Next, To::Allow),
         ld(OFF_ARG1_LOW),
         jeq(libc::TIOCSTI as u32, To::Deny, To::Next),
         jeq(libc::TIOCLINUX as u32, To::Deny, To::Allow),
     ]);
-    let unshare_at = code.len();
-    code.extend([ld(OFF_ARG0_LOW), jset(NEW_NAMESPACES, To::Deny, To::Allow)]);
-    let clone_at = code.len();
-    code.extend([
-        ld(OFF_ARG0_LOW),
-        jset(NEW_NAMESPACES_CLONE, To::Deny, To::Allow),
-    ]);
-    // The returns close the program: ALLOW at `n`, DENY at `n + 1`, ENOSYS at `n + 2`.
+    debug_assert_eq!(dispatch.len(), dispatch_len);
+    code.extend(dispatch);
+    code.extend(body);
+    // The returns close the program: ALLOW at `n`, DENY at `n + 1`, ENOSYS at `n + 2`,
+    // EOPNOTSUPP at `n + 3`.
     let n = code.len();
     let offset = |from: usize, to: To| -> u8 {
         let target = match to {
@@ -120,10 +242,10 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
             To::Allow => n,
             To::Deny => n + 1,
             To::NoSys => n + 2,
-            To::Unshare => unshare_at,
-            To::Clone => clone_at,
+            To::NotSup => n + 3,
+            To::At(at) => at,
         };
-        (target - from - 1) as u8
+        u8::try_from(target - from - 1).expect("a BPF jump reaches at most 255 ahead")
     };
     let mut out: Vec<libc::sock_filter> = code
         .iter()
@@ -144,6 +266,7 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
     out.push(ret(libc::SECCOMP_RET_ALLOW));
     out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EPERM as u32));
     out.push(ret(libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
+    out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32));
     out
 }
 
@@ -178,8 +301,8 @@ impl SeccompError {
     }
 }
 
-/// Install the filter against terminal input injection, keyring calls and new namespaces on
-/// this process (single-threaded launcher).
+/// Install the filter against terminal input injection, keyring calls, new namespaces, set-id
+/// bits and file capabilities on this process (single-threaded launcher).
 pub fn deny_escapes() -> Result<(), SeccompError> {
     let (arch, x32) = ARCH.ok_or(SeccompError::Architecture(std::env::consts::ARCH))?;
     install(&program(arch, x32))
@@ -245,16 +368,101 @@ mod tests {
         let p = program(0xC000_003E, Some(0x4000_0000));
         let n = p.len();
         let ret = (libc::BPF_RET | libc::BPF_K) as u16;
-        assert_eq!((p[n - 3].code, p[n - 3].k), (ret, libc::SECCOMP_RET_ALLOW));
-        assert_eq!(p[n - 2].k, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32);
-        assert_eq!(p[n - 1].k, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32);
+        assert_eq!((p[n - 4].code, p[n - 4].k), (ret, libc::SECCOMP_RET_ALLOW));
+        assert_eq!(p[n - 3].k, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32);
+        assert_eq!(p[n - 2].k, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32);
+        assert_eq!(
+            p[n - 1].k,
+            libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32
+        );
         for (i, insn) in p.iter().enumerate() {
             if insn.code & 0x07 == libc::BPF_JMP as u16 {
                 assert!(i + 1 + (insn.jt as usize) < n && i + 1 + (insn.jf as usize) < n);
             }
         }
         // A wrong architecture goes straight to DENY.
-        assert_eq!(1 + 1 + p[1].jf as usize, n - 2);
+        assert_eq!(1 + 1 + p[1].jf as usize, n - 3);
+    }
+
+    /// Runs `p` as the kernel would on one call (number `nr`, arguments `args`): the return.
+    fn verdict(p: &[libc::sock_filter], nr: u32, args: [u64; 6]) -> u32 {
+        let mut data = vec![nr, 0xC000_003E];
+        data.extend([0, 0]); // instruction pointer
+        for a in args {
+            data.extend([a as u32, (a >> 32) as u32]);
+        }
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let i = p[pc];
+            let class = u32::from(i.code) & 0x07;
+            if class == libc::BPF_RET {
+                return i.k;
+            }
+            if class == libc::BPF_LD {
+                acc = data[i.k as usize / 4];
+                pc += 1;
+                continue;
+            }
+            let hit = match u32::from(i.code) & 0xf0 {
+                libc::BPF_JEQ => acc == i.k,
+                libc::BPF_JSET => acc & i.k != 0,
+                libc::BPF_JGE => acc >= i.k,
+                op => panic!("unexpected jump {op:#x}"),
+            };
+            pc += 1 + usize::from(if hit { i.jt } else { i.jf });
+        }
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn set_id_bits_and_extended_attributes_are_refused() {
+        let p = program(0xC000_003E, Some(0x4000_0000));
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        let nosup = libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32;
+        let nosys = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
+        let call = |nr: libc::c_long, args: [u64; 6]| verdict(&p, nr as u32, args);
+        // chmod family: the mode decides.
+        assert_eq!(call(libc::SYS_chmod, [0, 0o4755, 0, 0, 0, 0]), eperm);
+        assert_eq!(call(libc::SYS_chmod, [0, 0o755, 0, 0, 0, 0]), allow);
+        assert_eq!(call(libc::SYS_fchmod, [3, 0o2755, 0, 0, 0, 0]), eperm);
+        assert_eq!(call(libc::SYS_fchmodat, [3, 0, 0o6755, 0, 0, 0]), eperm);
+        assert_eq!(call(libc::SYS_fchmodat, [3, 0, 0o1777, 0, 0, 0]), allow);
+        assert_eq!(verdict(&p, SYS_FCHMODAT2, [3, 0, 0o4700, 0, 0, 0]), eperm);
+        assert_eq!(call(libc::SYS_creat, [0, 0o4755, 0, 0, 0, 0]), eperm);
+        assert_eq!(call(libc::SYS_mknodat, [3, 0, 0o104755, 0, 0, 0]), eperm);
+        // open: the mode only counts when the call makes a file.
+        let creat = libc::O_CREAT as u64 | libc::O_WRONLY as u64;
+        assert_eq!(call(libc::SYS_openat, [3, 0, creat, 0o4755, 0, 0]), eperm);
+        assert_eq!(call(libc::SYS_openat, [3, 0, creat, 0o644, 0, 0]), allow);
+        let tmpfile = libc::O_TMPFILE as u64 | libc::O_RDWR as u64;
+        assert_eq!(call(libc::SYS_openat, [3, 0, tmpfile, 0o2755, 0, 0]), eperm);
+        let dir = libc::O_DIRECTORY as u64;
+        assert_eq!(call(libc::SYS_openat, [3, 0, dir, 0o4755, 0, 0]), allow);
+        assert_eq!(call(libc::SYS_open, [0, creat, 0o6755, 0, 0, 0]), eperm);
+        assert_eq!(call(libc::SYS_open, [0, 0, 0o4755, 0, 0, 0]), allow);
+        assert_eq!(call(libc::SYS_mkdir, [0, 0o4777, 0, 0, 0, 0]), allow);
+        // Attributes and what would get past the filter.
+        for nr in xattr_calls() {
+            assert_eq!(verdict(&p, nr, [0; 6]), nosup);
+        }
+        assert_eq!(call(libc::SYS_removexattr, [0; 6]), allow);
+        assert_eq!(call(libc::SYS_io_uring_setup, [0; 6]), eperm);
+        assert_eq!(call(libc::SYS_openat2, [0; 6]), nosys);
+        // What was there before still holds.
+        assert_eq!(call(libc::SYS_ioctl, [0, libc::TIOCSTI, 0, 0, 0, 0]), eperm);
+        assert_eq!(
+            call(libc::SYS_ioctl, [0, libc::TIOCGWINSZ, 0, 0, 0, 0]),
+            allow
+        );
+        let newuser = libc::CLONE_NEWUSER as u64;
+        assert_eq!(call(libc::SYS_unshare, [newuser, 0, 0, 0, 0, 0]), eperm);
+        assert_eq!(
+            call(libc::SYS_clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+            allow
+        );
+        assert_eq!(call(libc::SYS_clone3, [0; 6]), nosys);
+        assert_eq!(call(libc::SYS_write, [1, 0, 0o4755, 0, 0, 0]), allow);
     }
 
     #[test]

@@ -1,0 +1,236 @@
+//! Version control metadata anywhere in the writable paths, before and after a run. Only the
+//! metadata at the top of a writable path and of the folders directly in it is kept read-only
+//! (see [`super::vcs_metadata`]); deeper down a script can make a repository (`docs/api/.git`
+//! with `core.fsmonitor` set) or change the config and hooks of one, and the user's next `git
+//! status` there runs them outside the sandbox. Nothing can be mounted over what does not exist
+//! yet, so the executor compares a snapshot taken before the run with one taken after, and
+//! warns of each repository made or changed.
+//!
+//! The walk is bounded ([`MAX_ENTRIES`]): a writable path may hold a huge tree, and a run must
+//! not wait on it. When the bound is hit the warning says that the rest was not looked at.
+
+use super::{Message, VCS_METADATA};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Directory entries looked at per snapshot, over all writable paths.
+pub(crate) const MAX_ENTRIES: usize = 10_000;
+
+/// The files in a metadata folder whose change makes the tool run something: git's and
+/// Mercurial's settings, and the hooks folder (and what is in it).
+const RUNS_FROM: [&str; 3] = ["config", "hgrc", "hooks"];
+
+/// One piece of version control metadata found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Found {
+    path: PathBuf,
+    /// Device and inode (of the entry itself, not a link's target).
+    id: (u64, u64),
+    /// What makes the tool run something, as it stands: the entry itself if it is a file (a
+    /// linked worktree's `.git`), else its [`RUNS_FROM`] files and hooks — each one's name,
+    /// inode, size and status change (ctime, which a script cannot set back; the rest catches
+    /// a change within the file system's clock tick).
+    changed: Vec<Stamp>,
+}
+
+/// The version control metadata in the writable paths at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Snapshot {
+    found: Vec<Found>,
+    /// The walk stopped at this many entries.
+    capped: Option<usize>,
+}
+
+impl Snapshot {
+    /// Walk `roots` (not following links, not into the metadata itself), breadth first, so
+    /// what is near the top is found before the bound is reached.
+    pub(crate) fn take(roots: &[PathBuf]) -> Snapshot {
+        Snapshot::take_bounded(roots, MAX_ENTRIES)
+    }
+
+    fn take_bounded(roots: &[PathBuf], max_entries: usize) -> Snapshot {
+        let mut snap = Snapshot::default();
+        let mut queue: std::collections::VecDeque<PathBuf> = roots.iter().cloned().collect();
+        let mut seen = 0usize;
+        'walk: while let Some(dir) = queue.pop_front() {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut subdirs = Vec::new();
+            let mut has_head = false;
+            for entry in rd.filter_map(Result::ok) {
+                seen += 1;
+                if seen > max_entries {
+                    snap.capped = Some(max_entries);
+                    break 'walk;
+                }
+                let name = entry.file_name();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                has_head |= name == "HEAD";
+                if VCS_METADATA.iter().any(|n| name == *n) {
+                    snap.add(entry.path());
+                } else if kind.is_dir() {
+                    subdirs.push(entry.path());
+                }
+            }
+            // A bare repository (looked at only where a `HEAD` is: a cheap first test) is
+            // metadata as a whole; a root is one only when forced (`--force-writable`).
+            if has_head && !roots.contains(&dir) && super::is_bare_repository(&dir) {
+                snap.add(dir);
+            } else {
+                queue.extend(subdirs);
+            }
+        }
+        snap
+    }
+
+    fn add(&mut self, path: PathBuf) {
+        if let Ok(m) = path.symlink_metadata() {
+            self.found.push(Found {
+                changed: last_change(&path, &m),
+                id: (m.dev(), m.ino()),
+                path,
+            });
+        }
+    }
+
+    /// The warnings for what the run did, this snapshot taken after it and `before` before.
+    pub(crate) fn warnings_since(&self, before: &Snapshot) -> Vec<Message> {
+        let mut out: Vec<Message> = self
+            .found
+            .iter()
+            .filter_map(|f| match before.found.iter().find(|b| b.id == f.id) {
+                None => Some(super::made_vcs_metadata(&f.path)),
+                Some(b) if b.changed != f.changed => Some(changed_vcs_metadata(&f.path)),
+                Some(_) => None,
+            })
+            .collect();
+        // Said once per process: in a big tree every run would hit the bound, and a session
+        // of runs would repeat the same line after each.
+        static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if let Some(max) = self.capped
+            && !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            out.push(Message::text(format!(
+                "looked for version control metadata the run made or changed in the first \
+                 {max} entries of the writable paths only; a repository deeper down was not \
+                 looked for"
+            )));
+        }
+        out
+    }
+}
+
+/// One file's name, inode, size and ctime.
+type Stamp = (std::ffi::OsString, u64, u64, i64, i64);
+
+/// The [`Found::changed`] of `path`, whose own metadata is `meta`.
+fn last_change(path: &Path, meta: &std::fs::Metadata) -> Vec<Stamp> {
+    let stamp = |name: std::ffi::OsString, m: &std::fs::Metadata| {
+        (name, m.ino(), m.size(), m.ctime(), m.ctime_nsec())
+    };
+    if !meta.is_dir() {
+        return vec![stamp(Default::default(), meta)];
+    }
+    let mut out = Vec::new();
+    for name in RUNS_FROM {
+        let p = path.join(name);
+        let Ok(m) = p.symlink_metadata() else {
+            continue;
+        };
+        out.push(stamp(name.into(), &m));
+        if m.is_dir()
+            && let Ok(rd) = std::fs::read_dir(&p)
+        {
+            for e in rd.filter_map(Result::ok) {
+                if let Ok(m) = e.path().symlink_metadata() {
+                    out.push(stamp(Path::new(name).join(e.file_name()).into(), &m));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The warning for settings or hooks a run changed in existing version control metadata.
+fn changed_vcs_metadata(path: &Path) -> Message {
+    let tool = super::vcs_tool(path);
+    Message::text(format!(
+        "the run changed the settings or hooks in {}: {tool} runs them outside the sandbox; \
+         look at them before you run {tool} in {}",
+        crate::command::escape_controls(&path.display().to_string()),
+        crate::command::escape_controls(&path.parent().unwrap_or(path).display().to_string())
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(m: Vec<Message>) -> Vec<String> {
+        m.iter().map(|m| m.to_string()).collect()
+    }
+
+    #[test]
+    fn made_and_changed_metadata_at_any_depth_is_told_of() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        for d in ["a/b/c/old/.git/hooks", "a/b/quiet/.hg", "lib/x"] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        std::fs::write(r.join("a/b/c/old/.git/config"), "[core]\n").unwrap();
+        let roots = [r.to_path_buf()];
+        let before = Snapshot::take(&roots);
+        assert_eq!(before.found.len(), 2);
+        assert!(texts(Snapshot::take(&roots).warnings_since(&before)).is_empty());
+        // Made deep down, a linked worktree's file, a hook planted in an old one.
+        std::fs::create_dir_all(r.join("docs/api/.git")).unwrap();
+        std::fs::write(r.join("lib/x/.git"), "gitdir: /elsewhere\n").unwrap();
+        std::fs::write(r.join("a/b/c/old/.git/hooks/post-checkout"), "#!/bin/sh\n").unwrap();
+        // A bare repository made deep down, whose objects are not walked.
+        for d in ["srv/x.git/objects/ab", "srv/x.git/refs/heads"] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        std::fs::write(r.join("srv/x.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(r.join("srv/x.git/config"), "[core]\n").unwrap();
+        // Work in a repository that touches no settings is not worth a word.
+        std::fs::write(r.join("a/b/quiet/.hg/dirstate"), "x").unwrap();
+        let said = texts(Snapshot::take(&roots).warnings_since(&before));
+        assert_eq!(said.len(), 4, "{said:?}");
+        let bare = r.join("srv/x.git");
+        assert!(
+            said.iter()
+                .any(|s| s.starts_with(&format!("the run made {}: git runs", bare.display())))
+        );
+        assert!(said.iter().any(|s| s.starts_with(&format!(
+            "the run made {}",
+            r.join("docs/api/.git").display()
+        ))));
+        assert!(
+            said.iter()
+                .any(|s| s.contains(&r.join("lib/x/.git").display().to_string()))
+        );
+        assert!(said.iter().any(|s| s.starts_with(&format!(
+            "the run changed the settings or hooks in {}",
+            r.join("a/b/c/old/.git").display()
+        ))));
+    }
+
+    #[test]
+    fn the_walk_is_bounded_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..5 {
+            std::fs::create_dir(dir.path().join(format!("d{i}"))).unwrap();
+        }
+        let roots = [dir.path().to_path_buf()];
+        let full = Snapshot::take_bounded(&roots, 5);
+        assert_eq!(full.capped, None);
+        let cut = Snapshot::take_bounded(&roots, 4);
+        assert_eq!(cut.capped, Some(4));
+        let said = texts(cut.warnings_since(&Snapshot::default()));
+        assert!(said[0].contains("in the first 4 entries"), "{said:?}");
+    }
+}
