@@ -1,6 +1,7 @@
 //! Syntax highlighting of fenced code, line by line as it streams (syntect). The grammars and
-//! themes are loaded the first time a fenced block with a known language appears, so start-up and
-//! answers without code pay nothing for them.
+//! themes (tens of ms to load, more in a debug build) are loaded on a thread of their own when a coloured display starts
+//! ([`warm_up`]), while the request is on its way to the model, so start-up pays nothing for
+//! them and the first fenced block rarely waits.
 
 use super::style::{Color, Style};
 use super::wrap::Span;
@@ -20,6 +21,20 @@ fn theme() -> &'static Theme {
         let mut set = ThemeSet::load_defaults();
         set.themes.remove("base16-ocean.dark").unwrap_or_default()
     })
+}
+
+/// Loads the grammars and the theme in the background; a block that needs them before they
+/// are ready waits for the load in progress (a `OnceLock` runs it once).
+pub fn warm_up() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("syntax-load".into())
+            .spawn(|| {
+                syntaxes();
+                theme();
+            });
+    });
 }
 
 /// Highlights one fenced block; `None` for a language it does not know (plain code then).

@@ -13,7 +13,12 @@ pub enum Display {
 impl Display {
     pub fn new(stdout_tty: bool, raw: bool, opts: Options) -> Display {
         match (stdout_tty, raw) {
-            (true, false) => Display::Rendered(Box::new(Renderer::new(opts))),
+            (true, false) => {
+                if opts.color {
+                    super::code::warm_up();
+                }
+                Display::Rendered(Box::new(Renderer::new(opts)))
+            }
             (true, true) => Display::Sanitized(Sanitizer::default()),
             (false, _) => Display::Exact,
         }
