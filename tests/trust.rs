@@ -708,3 +708,39 @@ fn the_home_folder_is_not_an_untrusted_project() {
         out(&o)
     );
 }
+
+/// The user's own agent may grant writable paths, but a relative one is the working directory,
+/// checked like `--writable .`: from the home folder (or `/`) it is refused, not each run's
+/// folder.
+#[test]
+fn a_relative_writable_path_in_an_agent_is_checked_where_it_points() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/agents/w.toml",
+        "[script_policy]\nallow_scripts = true\nwritable_paths = [\".\"]\n",
+    );
+    for dir in [home.path(), Path::new("/")] {
+        let o = cmd_in(&home, dir)
+            .args(["filter", "--agent", "w", "-y", "--allow", "touch"])
+            .write_stdin("x !{touch pwned} y")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{dir:?}: {:?}", out(&o));
+        assert!(
+            out(&o).1.contains("writable_paths ") && out(&o).1.contains(": refused: "),
+            "{:?}",
+            out(&o)
+        );
+    }
+    assert!(!home.path().join("pwned").exists());
+    // The control: from a project folder the same agent's `.` is that folder, accepted.
+    let clone = project(&home);
+    let o = cmd_in(&home, &clone)
+        .args(["filter", "--agent", "w", "-y", "--allow", "touch"])
+        .args(["--sandbox", "best-effort"])
+        .write_stdin("x !{touch made} y")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", out(&o));
+    assert!(clone.join("made").exists(), "{:?}", out(&o));
+}

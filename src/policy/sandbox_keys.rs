@@ -207,6 +207,25 @@ impl ScriptPolicy {
         flags: &PolicyOverrides,
     ) -> Result<(), PolicyError> {
         let home = crate::paths::home();
+        // The policy's own writable_paths (an agent file's) are made absolute against the
+        // working directory here, once, like `--writable`: left relative, `.` would be checked
+        // as written and then meant each run's folder (a skill's, `/`, `$HOME`).
+        let mut own = Vec::new();
+        let mut own_check = Vec::new();
+        for w in &self.writable_paths {
+            let abs = std::path::absolute(expand_home(w, home.as_deref())).map_err(|e| {
+                PolicyError::Writable(format!("writable_paths {}: {e}", w.display()))
+            })?;
+            own_check.push(abs.clone());
+            match std::fs::canonicalize(&abs) {
+                Ok(real) => {
+                    own_check.push(real.clone());
+                    own.push(real);
+                }
+                Err(_) => own.push(lexical(&abs)),
+            }
+        }
+        self.writable_paths = own;
         let mut writable = Vec::new();
         let mut to_check = Vec::new();
         for w in &flags.writable {
@@ -277,10 +296,7 @@ impl ScriptPolicy {
                 )));
             }
         }
-        for (key, paths) in [
-            ("--writable", &to_check),
-            ("writable_paths", &self.writable_paths),
-        ] {
+        for (key, paths) in [("--writable", &to_check), ("writable_paths", &own_check)] {
             for p in paths {
                 let p = expand_home(p, home.as_deref());
                 if let Some(h) = hidden_cover(&p, &hidden) {
@@ -294,10 +310,7 @@ impl ScriptPolicy {
             }
         }
         if !flags.force_writable {
-            for (key, paths) in [
-                ("--writable", &to_check),
-                ("writable_paths", &self.writable_paths),
-            ] {
+            for (key, paths) in [("--writable", &to_check), ("writable_paths", &own_check)] {
                 for p in paths {
                     let p = expand_home(p, home.as_deref());
                     let why = writable_problem(&p, home.as_deref(), &protected).or_else(|| {
