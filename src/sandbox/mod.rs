@@ -97,20 +97,29 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
 /// the sandbox the next time the user runs the tool there), and the mark of a project's root.
 pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 
-/// Whether `dir` is a bare git repository (or a `.git` folder): `HEAD` and `config` files,
-/// `objects/` and `refs/` folders, as git itself tells one. Its `config` and `hooks/` run
+/// Whether `dir` is a bare git repository (or a `.git` folder): a `HEAD` file, `objects/` and
+/// `refs/` folders, as git itself tells one (it needs no `config`). Its `config` and `hooks/` run
 /// commands like a `.git` folder's, with no `.git` in the path to say so.
 pub(crate) fn is_bare_repository(dir: &std::path::Path) -> bool {
     let is = |name: &str, folder: bool| {
         std::fs::metadata(dir.join(name))
             .is_ok_and(|m| if folder { m.is_dir() } else { m.is_file() })
     };
-    is("HEAD", false) && is("config", false) && is("objects", true) && is("refs", true)
+    // git takes a folder with these for a repository even without its `config`.
+    is("HEAD", false) && is("objects", true) && is("refs", true)
 }
 
-/// What in a bare repository runs commands: kept read-only like a `.git` folder (the rest of
-/// it — objects, refs — stays writable, so a push into it still works).
-pub(crate) const BARE_REPOSITORY_RUNS: [&str; 2] = ["config", "hooks"];
+/// What in a bare repository runs commands, or sends git elsewhere for settings and hooks
+/// (`commondir`, `worktrees/`): kept read-only like a `.git` folder where it exists (the rest
+/// of it — objects, refs — stays writable, so a push into it still works). One the run makes
+/// is warned of after it (see [`vcs_scan`]).
+pub(crate) const BARE_REPOSITORY_RUNS: [&str; 5] = [
+    "config",
+    "hooks",
+    "commondir",
+    "config.worktree",
+    "worktrees",
+];
 
 /// The [`VCS_METADATA`] entries that exist now at the top of `roots` (the writable paths) and
 /// of each folder directly in one (a folder of projects, a repository's submodules), and the

@@ -17,8 +17,17 @@ use std::path::{Path, PathBuf};
 pub(crate) const MAX_ENTRIES: usize = 10_000;
 
 /// The files in a metadata folder whose change makes the tool run something: git's and
-/// Mercurial's settings, and the hooks folder (and what is in it).
-const RUNS_FROM: [&str; 3] = ["config", "hgrc", "hooks"];
+/// Mercurial's settings, the hooks folder (and what is in it), and what sends git to read
+/// settings and hooks elsewhere: `commondir` (the folder it takes them from), a worktree's own
+/// `config.worktree`, and `worktrees/` (each linked worktree's `commondir` and `gitdir`).
+const RUNS_FROM: [&str; 6] = [
+    "config",
+    "hgrc",
+    "hooks",
+    "commondir",
+    "config.worktree",
+    "worktrees",
+];
 
 /// One piece of version control metadata found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,8 +154,18 @@ fn last_change(path: &Path, meta: &std::fs::Metadata) -> Vec<Stamp> {
             && let Ok(rd) = std::fs::read_dir(&p)
         {
             for e in rd.filter_map(Result::ok) {
-                if let Ok(m) = e.path().symlink_metadata() {
-                    out.push(stamp(Path::new(name).join(e.file_name()).into(), &m));
+                let Ok(m) = e.path().symlink_metadata() else {
+                    continue;
+                };
+                let rel = Path::new(name).join(e.file_name());
+                out.push(stamp(rel.clone().into(), &m));
+                // A linked worktree's folder: its `commondir` and `gitdir` say where git goes.
+                if name == "worktrees" && m.is_dir() {
+                    for f in ["commondir", "gitdir", "config.worktree"] {
+                        if let Ok(m) = e.path().join(f).symlink_metadata() {
+                            out.push(stamp(rel.join(f).into(), &m));
+                        }
+                    }
                 }
             }
         }
@@ -172,6 +191,32 @@ mod tests {
 
     fn texts(m: Vec<Message>) -> Vec<String> {
         m.iter().map(|m| m.to_string()).collect()
+    }
+
+    /// git reads settings and hooks from where `commondir` (or a linked worktree's folder)
+    /// points: making or changing one is changing the settings.
+    #[test]
+    fn a_redirect_to_other_settings_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("a/b/repo/.git/worktrees/w")).unwrap();
+        std::fs::create_dir_all(r.join("srv.git/objects")).unwrap();
+        std::fs::create_dir_all(r.join("srv.git/refs")).unwrap();
+        std::fs::write(r.join("srv.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let roots = [r.to_path_buf()];
+        let before = Snapshot::take(&roots);
+        // A bare repository without a config is one to git, and to the walk.
+        assert_eq!(before.found.len(), 2, "{:?}", before.found);
+        std::fs::write(r.join("a/b/repo/.git/commondir"), "../../.cx\n").unwrap();
+        std::fs::write(r.join("a/b/repo/.git/worktrees/w/commondir"), "../x\n").unwrap();
+        std::fs::write(r.join("srv.git/commondir"), "../cache\n").unwrap();
+        let said = texts(Snapshot::take(&roots).warnings_since(&before));
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said.iter()
+                .all(|s| s.starts_with("the run changed the settings")),
+            "{said:?}"
+        );
     }
 
     #[test]
