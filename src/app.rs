@@ -289,7 +289,13 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
 /// sharing a name with a skill the user does not have nor by an agent that names no skills.
 fn project_skills(skills: &SkillSet, given: &[PathBuf]) -> Vec<(String, PathBuf)> {
     let canonical = |d: &std::path::Path| d.canonicalize().ok();
-    let given: Vec<PathBuf> = given.iter().filter_map(|d| canonical(d)).collect();
+    // The user's own skill folders are the user's even when the working directory holds them
+    // (`./.agents/skills` run from `$HOME`).
+    let given: Vec<PathBuf> = given
+        .iter()
+        .chain(crate::paths::user_skill_dirs().iter())
+        .filter_map(|d| canonical(d))
+        .collect();
     let project: Vec<(PathBuf, PathBuf)> = crate::paths::PROJECT_SKILL_DIRS
         .iter()
         .map(|d| PathBuf::from(".").join(d))

@@ -59,14 +59,30 @@ pub fn skill_search_path_for(extra: &[PathBuf], project_trusted: bool) -> Vec<Pa
     let mut dirs: Vec<PathBuf> = extra.to_vec();
     dirs.extend(user_skill_dirs());
     if project_trusted {
+        let users = canonical_all(&dirs);
         dirs.extend(
             PROJECT_SKILL_DIRS
                 .iter()
                 .filter(|d| project_folder_problem(d).is_none())
-                .map(|d| Path::new(".").join(d)),
+                .map(|d| Path::new(".").join(d))
+                // Run from `$HOME`, `./.agents/skills` is the user's own folder: searched (and
+                // counted) as that, not as a project's.
+                .filter(|d| !is_one_of(d, &users)),
         );
     }
     dirs
+}
+
+/// The canonical paths of those of `dirs` that exist.
+fn canonical_all(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    dirs.iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .collect()
+}
+
+/// Whether `dir` is (resolves to) one of `canonical`.
+fn is_one_of(dir: &Path, canonical: &[PathBuf]) -> bool {
+    std::fs::canonicalize(dir).is_ok_and(|c| canonical.contains(&c))
 }
 
 /// Why the project folder `rel` (e.g. `.claude/skills`) of a trusted working directory is not
@@ -147,7 +163,10 @@ pub fn agent_search_path_for(project_trusted: bool) -> Vec<PathBuf> {
         .into_iter()
         .map(|d| d.join("agents"))
         .collect::<Vec<_>>();
-    if project_trusted && project_folder_problem(PROJECT_AGENT_DIR).is_none() {
+    if project_trusted
+        && project_folder_problem(PROJECT_AGENT_DIR).is_none()
+        && !is_one_of(Path::new(PROJECT_AGENT_DIR), &canonical_all(&dirs))
+    {
         dirs.push(PathBuf::from(PROJECT_AGENT_DIR));
     }
     dirs

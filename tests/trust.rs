@@ -744,3 +744,23 @@ fn a_relative_writable_path_in_an_agent_is_checked_where_it_points() {
     assert!(o.status.success(), "{:?}", out(&o));
     assert!(clone.join("made").exists(), "{:?}", out(&o));
 }
+
+/// Run from the home folder, the user's own agent uses the user's own skills, which sit in
+/// `./.agents/skills` there: they are not "this project's".
+#[test]
+fn from_home_the_users_agent_keeps_the_users_skills() {
+    let home = TestHome::new();
+    skill(&home.path().join(".agents/skills"), "hello", "hi");
+    home.write(
+        "config/skillpipe/agents/w2.toml",
+        "skills = [\"hello\"]\n[script_policy]\nallow_scripts = true\n",
+    );
+    let o = cmd_in(&home, home.path())
+        .args(["filter", "--agent", "w2", "-y", "--sandbox", "best-effort"])
+        .write_stdin("x !{hello/scripts/say.sh} y")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", out(&o));
+    assert_eq!(out(&o).0, "x hi y", "{:?}", out(&o));
+    assert!(!out(&o).1.contains("project"), "{:?}", out(&o));
+}
