@@ -489,6 +489,10 @@ fn denial(err: &str) -> Option<&'static str> {
         "EROFS",
         "Network is unreachable",
         "ENETUNREACH",
+        // Setting an extended attribute (`rsync -X`, `setfattr`, `os.setxattr`) is refused so.
+        "Operation not supported",
+        "EOPNOTSUPP",
+        "ENOTSUP",
     ]
     .into_iter()
     .find(|n| err.contains(n))
@@ -662,6 +666,15 @@ mod tests {
         ));
         assert_eq!(h, Some(Hint::Namespaces));
         // EPERM alone is neither Landlock's (EACCES) nor a read-only mount's (EROFS).
+        let h = explain(&facts(
+            None,
+            "rsync: lsetxattr(\"a\",\"user.foo\") failed: Operation not supported (95)",
+            &[],
+        ));
+        assert!(
+            h.is_some_and(|h| h.to_string().contains("extended attributes")),
+            "an xattr refusal names the rule"
+        );
         let h = explain(&facts(None, "chattr: Operation not permitted", &[]));
         assert!(matches!(h, Some(Hint::Refused { .. })), "{h:?}");
         // With the network allowed, a refused socket does not offer the network.
