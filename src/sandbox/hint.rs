@@ -401,10 +401,13 @@ pub fn explain(f: &Facts) -> Option<Hint> {
             return Some(limit("max_memory_mb", l.memory_mb, " MiB"));
         }
     }
+    // The outermost hidden path the error names: a file in a folder hidden as a whole shows
+    // only once the folder is lifted (`--allow-read` refuses the file alone).
     if let Some(p) = f
         .hidden
         .iter()
-        .find(|p| err.contains(p.to_string_lossy().as_ref()))
+        .filter(|p| err.contains(p.to_string_lossy().as_ref()))
+        .min_by_key(|p| p.as_os_str().len())
     {
         return Some(Hint::Hidden { path: p.clone() });
     }
@@ -666,6 +669,21 @@ mod tests {
         ));
         assert_eq!(h, Some(Hint::Namespaces));
         // EPERM alone is neither Landlock's (EACCES) nor a read-only mount's (EROFS).
+        // A file in a folder hidden as a whole: the folder is what --allow-read takes.
+        let hidden = [
+            PathBuf::from("/s/skillpipe/audit.jsonl"),
+            PathBuf::from("/s/skillpipe"),
+        ];
+        assert_eq!(
+            explain(&facts(
+                None,
+                "cat: /s/skillpipe/audit.jsonl: No such file",
+                &hidden
+            )),
+            Some(Hint::Hidden {
+                path: PathBuf::from("/s/skillpipe")
+            })
+        );
         let h = explain(&facts(
             None,
             "rsync: lsetxattr(\"a\",\"user.foo\") failed: Operation not supported (95)",
