@@ -17,8 +17,8 @@
 //!   Until then its bytes are code: a stray backtick disables directives only to the end of its
 //!   paragraph, and fails closed meanwhile.
 //! - An indented code block, as the terminal renderer shows one: a line of at least 4 leading
-//!   spaces that starts a block (at the start of the stream, after a blank line, or after another
-//!   such line) outside a list (since a line starting with a list marker, until a line at the
+//!   spaces that starts a block (at the start of the stream, after a blank line, a fence, a
+//!   heading, a thematic break, or another such line) outside a list (since a line starting with a list marker, until a line at the
 //!   margin after a blank line) is code from its 4th space to its end.
 //! - Not handled: fences inside block quotes or list items are only recognised when indented at
 //!   most 3 spaces. Backslash-escaped backticks still count as
@@ -118,6 +118,20 @@ enum Marker {
     No,
 }
 
+/// Whether the current line is a heading (`#` first) or a thematic break (three or more of
+/// one of `-`, `*`, `_`, spaces between), after which a block may start, as after a blank line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// Only spaces so far.
+    Start,
+    /// A `#` first: a heading (the renderer takes `#x` for text, which only fails closed).
+    Heading,
+    /// This many of `ch` (and spaces) so far: a break once there are three.
+    Rule { ch: u8, n: u8 },
+    /// Decided: neither.
+    Other,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum FenceLine {
     Indent(u8),
@@ -154,6 +168,8 @@ pub(crate) struct CodeTracker {
     in_list: bool,
     /// Whether the current line starts with a list marker.
     marker: Marker,
+    /// Whether the current line is a heading or a break.
+    shape: Shape,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -174,14 +190,21 @@ impl CodeTracker {
             block_start: true,
             in_list: false,
             marker: Marker::Start,
+            shape: Shape::Start,
         }
     }
 
     /// A line of prose ended: what it was decides whether the next may start indented code.
     fn prose_line_end(&mut self) {
         let blank = self.marker == Marker::Start;
+        let closed = matches!(self.shape, Shape::Heading | Shape::Rule { n: 3.., .. });
         if blank {
             self.block_start = true;
+        } else if closed {
+            // A heading or a break is a block of one line: the next may start another, and
+            // it ends a list.
+            self.block_start = true;
+            self.in_list = false;
         } else {
             let item = matches!(self.marker, Marker::Yes | Marker::Bullet | Marker::Delim);
             if item {
@@ -201,6 +224,7 @@ impl CodeTracker {
         self.lead = Some(0);
         self.lead_seen = 0;
         self.marker = Marker::Start;
+        self.shape = Shape::Start;
     }
 
     /// A byte of a prose line's start: counts leading spaces, reads a list marker, and turns
@@ -221,6 +245,18 @@ impl CodeTracker {
             self.lead = None;
             self.lead_seen = k;
         }
+        self.shape = match (self.shape, b) {
+            (Shape::Start, b' ' | b'\t' | b'\r') => Shape::Start,
+            (Shape::Start, b'#') => Shape::Heading,
+            (Shape::Start, b'-' | b'*' | b'_') => Shape::Rule { ch: b, n: 1 },
+            (Shape::Rule { ch, n }, c) if c == ch => Shape::Rule {
+                ch,
+                n: n.saturating_add(1),
+            },
+            (r @ Shape::Rule { .. }, b' ' | b'\t' | b'\r') => r,
+            (Shape::Heading, _) => Shape::Heading,
+            _ => Shape::Other,
+        };
         self.marker = match (self.marker, b) {
             (Marker::Start, b'\t' | b'\r') => Marker::Start,
             (Marker::Start, b'-' | b'*' | b'+') => Marker::Bullet,
@@ -236,7 +272,9 @@ impl CodeTracker {
 
     /// The line-start reading is still going on (bytes must be stepped one by one).
     fn reading_line_start(&self) -> bool {
-        self.lead.is_some() || !matches!(self.marker, Marker::Yes | Marker::No)
+        self.lead.is_some()
+            || !matches!(self.marker, Marker::Yes | Marker::No)
+            || matches!(self.shape, Shape::Start | Shape::Rule { .. })
     }
 
     /// Advances over text bytes. With `stop_at_sigils`, stops at the first `%`, `!` or `\` that is
@@ -381,6 +419,7 @@ impl CodeTracker {
                     if !self.blank {
                         self.lead = None;
                         self.marker = Marker::No;
+                        self.shape = Shape::Other;
                     }
                     self.blank = true;
                 }
@@ -518,6 +557,12 @@ mod tests {
             ("1. a\n\n    % !", "%!"),
             ("- a\n\nb\n\n    % !\n", ""),
             ("-a\n\n    % !", ""),
+            // After a heading or a break (a block of one line each).
+            ("# Title\n    % !", ""),
+            ("x\n\n---\n    % !", ""),
+            ("- a\n* * *\n    % !", ""),
+            ("#x\n    % !", ""),
+            ("--x\n    % !", "%!"),
             // After a fence, and after a code span that ended at a blank line.
             ("```\nx\n```\n    % !", ""),
             ("`a\n\n    % !", ""),
