@@ -138,7 +138,12 @@ impl SkillSet {
                 })
             });
         }
-        let written = self.written_reference(target.strip_prefix("./").unwrap_or(target));
+        // `./FILE` is the user's file in the working directory, never a skill's root script of
+        // that name; `./scripts/x` and `./SKILL/x` still name a skill's path.
+        let written = match target.strip_prefix("./") {
+            Some(file) if !file.contains('/') => None,
+            stripped => self.written_reference(stripped.unwrap_or(target)),
+        };
         // Written as a skill's path (a placeholder for its folder, a root script's name), it
         // can be no file of the user's: not found is said, not run as an interpreter call.
         let skills_only = written.is_some();
@@ -392,4 +397,45 @@ mod tests {
             assert!(set.invocation(&argv(words)).is_none(), "{words:?}");
         }
     }
+
+    #[test]
+    fn a_root_file_named_with_its_extension_is_that_file() {
+        let root = tempfile::tempdir().unwrap();
+        skill(
+            root.path(),
+            "tool",
+            &[("build.sh", "echo root\n"), ("scripts/build.sh", "echo sub\n")],
+        );
+        skill(root.path(), "other", &[("run.py", "print(1)\n")]);
+        let set = SkillSet::load(&[root.path().to_path_buf()]);
+        let rel = |r: Result<ResolvedScript, ResolveError>| r.unwrap().rel_path;
+        // The file name with its extension: the root file; the stem or the path: scripts/.
+        assert_eq!(rel(set.resolve("tool:build.sh")), "build.sh");
+        assert_eq!(rel(set.resolve("tool:build")), "scripts/build.sh");
+        assert_eq!(rel(set.resolve("tool/scripts/build.sh")), "scripts/build.sh");
+        for written in ["build.sh", "tool/build.sh"] {
+            let reference = set.written_reference(written).unwrap().unwrap();
+            assert_eq!(rel(set.resolve(&reference)), "build.sh", "{written}");
+        }
+        for (script, want) in [
+            ("tool:build.sh", "build.sh"),
+            ("build.sh", "build.sh"),
+            ("build", "scripts/build.sh"),
+            ("scripts/build.sh", "scripts/build.sh"),
+        ] {
+            assert_eq!(rel(set.resolve_in("tool", script)), want, "{script}");
+        }
+        // The functions offered (native tools, MCP) run what they are described as.
+        for f in crate::skills::functions(&set) {
+            assert_eq!(rel(set.resolve(&f.reference)), f.rel_path, "{}", f.name);
+        }
+        let inv = set.invocation(&argv(&["bash", "build.sh"])).unwrap().unwrap();
+        assert_eq!(inv.script.rel_path, "build.sh");
+
+        // `./FILE` is the user's file, not a skill's root script; the bare name is the skill's.
+        assert!(set.invocation(&argv(&["python3", "./run.py"])).is_none());
+        let inv = set.invocation(&argv(&["python3", "run.py"])).unwrap().unwrap();
+        assert_eq!(inv.script.skill, "other");
+    }
+
 }

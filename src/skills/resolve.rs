@@ -225,6 +225,9 @@ impl SkillSet {
                 dir: Some(skill.dir.clone()),
             });
         }
+        if let Some(root) = root_file(skill, script) {
+            return finish(skill, script, &root.rel_path, None);
+        }
         let rel = format!("scripts/{script}");
         if fs::symlink_metadata(skill.dir.join(&rel)).is_ok() {
             return finish(skill, script, &rel, None);
@@ -240,13 +243,28 @@ impl SkillSet {
     }
 }
 
-/// `SKILL:x` / `run SKILL x`: the enabled tool `x`, else a detected script whose file stem is
-/// `x` (under `scripts/` first, then at the skill root).
+/// The script at the skill root whose file name is `id` written with its extension
+/// (`build.sh`): named by its full file name, it is that file, even beside a `scripts/build.sh`
+/// (which the stem `build` and the path `scripts/build.sh` name).
+fn root_file<'s>(skill: &'s Skill, id: &str) -> Option<&'s scripts::Script> {
+    let has_extension = id.rfind('.').is_some_and(|i| i > 0 && i + 1 < id.len());
+    if !has_extension || id.contains('/') {
+        return None;
+    }
+    skill.script(id)
+}
+
+/// `SKILL:x` / `run SKILL x`: the enabled tool `x`, else the root script whose file name is `x`
+/// (`x.sh`, [`root_file`]), else a detected script whose file stem or name is `x` (under
+/// `scripts/` first, then at the skill root).
 fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, ResolveError> {
     if let Some(tool) = skill.tool(id) {
         let mut resolved = finish(skill, written, &tool.script, tool.runtime.as_deref())?;
         resolved.tool = Some(tool.clone());
         return Ok(resolved);
+    }
+    if let Some(root) = root_file(skill, id) {
+        return finish(skill, written, &root.rel_path, None);
     }
     let named = |s: &&scripts::Script| s.id == id || s.rel_path.rsplit('/').next() == Some(id);
     let mut matches: Vec<&scripts::Script> = skill
