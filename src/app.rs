@@ -647,7 +647,7 @@ mod session {
             let all = tools;
             (tools, tool_bytes, body_bytes) = measure(&session);
             note(&format!(
-                "skillpipe: --tools: {} of {all} tools are offered at first (the skills named in full); a catalog skill's tools join once the model loads it (load_skill)",
+                "skillpipe: --tools: {} of {all} tools are offered at first (the skills named in full); a catalog skill's tools join once the model loads it (load_skill or !{{skill NAME}})",
                 tools
             ));
         }

@@ -370,6 +370,37 @@ fn load_skill_tool_returns_the_body() {
     );
 }
 
+/// The catalog tells the model to write `!{skill NAME}`: loaded that way, as with `load_skill`,
+/// the skill's tools go with the following requests; a failed load adds none.
+#[test]
+fn a_skill_loaded_by_its_directive_offers_its_tools() {
+    let home = TestHome::new();
+    install_thirty(&home);
+    let server = Server::start([
+        Reply::text(["!{skill kind-99}"]),
+        Reply::text(["!{skill kind-03}"]),
+        Reply::text(["Loaded."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--tools", "use kind-03"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let names = |i: usize| -> Vec<String> {
+        server.requests()[i]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(0), ["load_skill"]);
+    assert_eq!(names(1), ["load_skill"], "no such skill: nothing joins");
+    let third = names(2);
+    assert!(third.iter().any(|n| n.starts_with("kind-03")), "{third:?}");
+    assert!(!third.iter().any(|n| n.starts_with("kind-04")), "{third:?}");
+}
+
 /// Package-style Python (`from scripts.util import …`, `python -m scripts.x`), a path shared by
 /// two skills, and a script that reports where it runs.
 fn package_skills(home: &TestHome) {

@@ -341,7 +341,7 @@ impl Session {
     }
 
     /// Offers only the tools of `skills` (and `load_skill`) with each request; a skill the
-    /// model loads (`load_skill`) adds its own. For many skills, whose tool schemas on every
+    /// model loads (`load_skill`, `!{skill NAME}`) adds its own. For many skills, whose tool schemas on every
     /// request would cost more than their catalog entries: the same progressive disclosure as
     /// the system prompt's.
     pub(crate) fn offer_tools_of(&mut self, skills: &[String]) {
@@ -526,6 +526,12 @@ impl Session {
                                     message
                                 }
                                 Captured::Dispatched(outcome) => {
+                                    if outcome.succeeded()
+                                        && let Some(skill) =
+                                            tools::skill_loaded_by(&directive.body)
+                                    {
+                                        self.offer_skill(skill);
+                                    }
                                     let msg = result::capture_message(&outcome, max_bytes);
                                     captures.ran(key, directive.body.clone(), *outcome);
                                     msg
@@ -886,16 +892,21 @@ impl Session {
         let skill = argv.get(1).cloned();
         let outcome = self.dispatcher.run_argv(Origin::Tool, argv, None).await;
         self.tool_report(call, &outcome, ui, driver);
-        // Loaded: its tools go with the following requests.
         if let (true, Some(skill)) = (outcome.succeeded(), skill) {
-            let mut offered = self.offered.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(skills) = offered.as_mut()
-                && !skills.contains(&skill)
-            {
-                skills.push(skill);
-            }
+            self.offer_skill(skill);
         }
         tools::result_json(&outcome)
+    }
+
+    /// A skill the model loaded (`load_skill`, `!{skill NAME}`): its tools go with the
+    /// following requests.
+    fn offer_skill(&self, skill: String) {
+        let mut offered = self.offered.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(skills) = offered.as_mut()
+            && !skills.contains(&skill)
+        {
+            skills.push(skill);
+        }
     }
 }
 

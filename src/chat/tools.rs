@@ -59,14 +59,39 @@ pub fn load_skill_argv(text: &str) -> Result<Vec<String>, String> {
     Ok(argv)
 }
 
-/// The skills a conversation loaded with successful `load_skill` calls, in order: a resumed
+/// The skill a capture body loads: `skill NAME [FILE]` (what the catalog tells the model to
+/// write), as the `load_skill` tool does.
+pub fn skill_loaded_by(body: &str) -> Option<String> {
+    let argv = crate::command::parse_argv(body).ok()?;
+    match argv.as_slice() {
+        [builtin, name, ..] if builtin == crate::dispatch::BUILTIN_SKILL => Some(name.clone()),
+        _ => None,
+    }
+}
+
+/// The capture an answer ends with (the history keeps an answer cut at the capture that
+/// ran), when it loads a skill.
+fn skill_loaded_at_end(answer: &str) -> Option<String> {
+    answer
+        .rmatch_indices('!')
+        .find_map(|(i, _)| crate::scan::parse_directive(answer[i..].as_bytes()))
+        .filter(|d| d.kind == crate::scan::Kind::Capture)
+        .and_then(|d| skill_loaded_by(&d.body))
+}
+
+/// The skills a conversation loaded, in order: with successful `load_skill` calls, or with a
+/// `!{skill NAME}` capture whose result (the next message) was its output. A resumed
 /// conversation offers their tools again, as the live one did.
 pub fn loaded_skills(history: &[Message]) -> Vec<String> {
     let mut asked: Vec<(&str, String)> = Vec::new();
     let mut loaded: Vec<String> = Vec::new();
+    let mut capture: Option<String> = None;
     for m in history {
-        match m {
-            Message::Assistant { tool_calls, .. } => {
+        let found = match m {
+            Message::Assistant {
+                tool_calls,
+                content,
+            } => {
                 for c in tool_calls.iter().filter(|c| c.name == LOAD_SKILL) {
                     if let Some(skill) = load_skill_argv(&c.arguments)
                         .ok()
@@ -75,19 +100,26 @@ pub fn loaded_skills(history: &[Message]) -> Vec<String> {
                         asked.push((c.id.as_str(), skill));
                     }
                 }
+                capture = skill_loaded_at_end(content);
+                continue;
             }
             Message::Tool {
                 call_id,
                 is_error: false,
                 ..
-            } => {
-                if let Some((_, skill)) = asked.iter().find(|(id, _)| id == call_id)
-                    && !loaded.contains(skill)
-                {
-                    loaded.push(skill.clone());
-                }
-            }
-            _ => {}
+            } => asked
+                .iter()
+                .find(|(id, _)| id == call_id)
+                .map(|(_, skill)| skill.clone()),
+            // A capture's result: `Output:` is a success (see `result::capture_message`).
+            Message::User(text) if text.starts_with("Output:") => capture.take(),
+            _ => None,
+        };
+        capture = None;
+        if let Some(skill) = found
+            && !loaded.contains(&skill)
+        {
+            loaded.push(skill);
         }
     }
     loaded
@@ -349,6 +381,43 @@ pub fn looks_like_tool_call(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skills_loaded_by_tool_or_directive() {
+        let ran = Outcome::Ran(crate::dispatch::Ran {
+            result: crate::exec::RunResult {
+                stdout: b"body".to_vec(),
+                ..Default::default()
+            },
+            skill: None,
+            script_path: None,
+        });
+        // The message a successful capture gives the model, as the chat loop writes it.
+        let success = crate::chat::result::capture_message(&ran, 1000);
+        let history = vec![
+            Message::user("use pdf"),
+            Message::assistant("First the skill. !{skill pdf}"),
+            Message::user(success.clone()),
+            // Refused: not loaded.
+            Message::assistant("!{skill nope}"),
+            Message::user("Not run: no skill `nope`. — continue your answer."),
+            // Not at the end of the answer: no capture that ran.
+            Message::assistant("!{skill early} and more"),
+            Message::user(success.clone()),
+            Message::assistant("!{skill xlsx references/a.md}"),
+            Message::user(success),
+            Message::Assistant {
+                content: String::new(),
+                tool_calls: vec![crate::model::ToolCall {
+                    id: "c1".into(),
+                    name: LOAD_SKILL.into(),
+                    arguments: r#"{"name":"docx"}"#.into(),
+                }],
+            },
+            Message::tool_result("c1", "{}", false),
+        ];
+        assert_eq!(loaded_skills(&history), ["pdf", "xlsx", "docx"]);
+    }
 
     #[test]
     fn argument_values_leave_out_the_keys() {
