@@ -602,8 +602,11 @@ mod session {
             true => Some(crate::agents::system_prompt(instructions, &skills)),
             false => Some(instructions.trim().to_string()).filter(|i| !i.is_empty()),
         };
-        let (size, over_budget) =
-            crate::agents::catalog::size_report(system.as_deref().unwrap_or(""), &skills);
+        let (size, over_budget) = crate::agents::catalog::size_report(
+            system.as_deref().unwrap_or(""),
+            instructions,
+            &skills,
+        );
         let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
         let size = format!(
             "{size} (skills: {} in full, {in_catalog} in the catalog)",

@@ -156,8 +156,13 @@ pub fn estimated_tokens(prompt: &str) -> usize {
 pub const PROMPT_BUDGET_BYTES: usize = 16 * 1024;
 
 /// The size line shown by `agents show` and `chat --verbose`, and a warning when over budget
-/// whose advice fits what fills the prompt: `skills` are the skills in it.
-pub fn size_report(prompt: &str, skills: &[SkillPrompt]) -> (String, Option<String>) {
+/// whose advice fits what fills the prompt: `instructions` are the agent's own (filled) text,
+/// `skills` the skills in it.
+pub fn size_report(
+    prompt: &str,
+    instructions: &str,
+    skills: &[SkillPrompt],
+) -> (String, Option<String>) {
     let line = format!(
         "system prompt: {} bytes, ~{} tokens",
         prompt.len(),
@@ -169,17 +174,17 @@ pub fn size_report(prompt: &str, skills: &[SkillPrompt]) -> (String, Option<Stri
              (~{} tokens): {}",
             prompt.len(),
             PROMPT_BUDGET_BYTES / 4,
-            advice(skills)
+            advice(instructions, skills)
         )
     });
     (line, warning)
 }
 
-/// What would shrink the prompt: the skills sent in full (biggest first), when they take more
-/// of it than the catalog; else the catalog. Only the skills named (by `--skill` or an agent)
+/// What would shrink the prompt, by its biggest part: the agent's instructions; the skills sent
+/// in full (biggest first); or the catalog. Only the skills named (by `--skill` or an agent)
 /// are loaded, so naming fewer drops the others, and naming none lists every installed skill
 /// in the catalog instead.
-fn advice(skills: &[SkillPrompt]) -> String {
+fn advice(instructions: &str, skills: &[SkillPrompt]) -> String {
     let mut full: Vec<(&str, usize)> = skills
         .iter()
         .filter(|s| !s.catalog_only)
@@ -189,6 +194,13 @@ fn advice(skills: &[SkillPrompt]) -> String {
     let full_bytes: usize = full.iter().map(|(_, b)| b).sum();
     let catalog = catalog(skills);
     let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
+    let own = instructions.trim().len();
+    if own > 0 && own >= full_bytes && own >= catalog.len() {
+        return format!(
+            "the agent's own instructions take {own} bytes of it; shorten them, or move the \
+             detail into a skill whose body the model loads with !{{skill NAME}} when it needs it"
+        );
+    }
     if !full.is_empty() && full_bytes >= catalog.len() {
         let sizes: Vec<String> = full
             .iter()
@@ -406,7 +418,7 @@ mod tests {
         let mut big = entry("claude-api", "Use the API.", &[]);
         big.catalog_only = false;
         big.body = "x".repeat(20_000);
-        let a = advice(std::slice::from_ref(&big));
+        let a = advice("Be brief.", std::slice::from_ref(&big));
         assert!(
             a.starts_with("skill `claude-api` is sent in full (20012 bytes) because --skill or the agent names it"),
             "{a}"
@@ -415,28 +427,45 @@ mod tests {
         let mut other = big.clone();
         other.name = "pdf".into();
         other.body = "y".repeat(9_000);
-        let a = advice(&[other, big.clone()]);
+        let a = advice("", &[other, big.clone()]);
         assert!(
             a.starts_with("2 skills are sent in full (`claude-api` 20012 bytes, `pdf` 9012 bytes)"),
             "{a}"
         );
         // Only catalog entries: naming fewer in full is not the fix; picking is.
-        let a = advice(&thirty_at_the_limits());
+        let a = advice("", &thirty_at_the_limits());
         assert!(
             a.starts_with("the catalog of 30 installed skills takes ")
                 && a.contains("--skill NAME (repeatable)"),
             "{a}"
         );
+        // The agent's own instructions are the biggest part: they are named, not the skills.
+        let instructions = "Do this carefully.\n".repeat(1300);
+        let small = entry("rooty", "Root scripts.", &[]);
+        for skills in [
+            vec![SkillPrompt {
+                catalog_only: false,
+                ..small.clone()
+            }],
+            thirty_at_the_limits(),
+            vec![],
+        ] {
+            let a = advice(&instructions, &skills);
+            assert!(
+                a.starts_with("the agent's own instructions take 24699 bytes of it;"),
+                "{a}"
+            );
+        }
     }
 
     #[test]
     fn sizes_and_budget() {
         assert_eq!(estimated_tokens("abcde"), 2);
-        let (line, warn) = size_report("abcd", &[]);
+        let (line, warn) = size_report("abcd", "", &[]);
         assert_eq!(line, "system prompt: 4 bytes, ~1 tokens");
         assert!(warn.is_none());
         let big = "x".repeat(PROMPT_BUDGET_BYTES + 1);
-        let (_, warn) = size_report(&big, &[]);
+        let (_, warn) = size_report(&big, "", &[]);
         assert!(warn.unwrap().contains("over the budget of 16384 bytes"));
     }
 }

@@ -527,8 +527,7 @@ impl Session {
                                 }
                                 Captured::Dispatched(outcome) => {
                                     if outcome.succeeded()
-                                        && let Some(skill) =
-                                            tools::skill_loaded_by(&directive.body)
+                                        && let Some(skill) = tools::skill_loaded_by(&directive.body)
                                     {
                                         self.offer_skill(skill);
                                     }

@@ -78,7 +78,8 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             named.push(agent.name.clone());
             let skills = agents::skill_prompts_of(&set, &named);
             let prompt = agents::system_prompt(&agent.instructions, &skills);
-            let (_, over_budget) = agents::catalog::size_report(&prompt, &skills);
+            let (_, over_budget) =
+                agents::catalog::size_report(&prompt, &agent.instructions, &skills);
             if let Some(w) = over_budget {
                 eprintln!("skillpipe: warning: {w}");
             }

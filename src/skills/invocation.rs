@@ -404,7 +404,10 @@ mod tests {
         skill(
             root.path(),
             "tool",
-            &[("build.sh", "echo root\n"), ("scripts/build.sh", "echo sub\n")],
+            &[
+                ("build.sh", "echo root\n"),
+                ("scripts/build.sh", "echo sub\n"),
+            ],
         );
         skill(root.path(), "other", &[("run.py", "print(1)\n")]);
         let set = SkillSet::load(&[root.path().to_path_buf()]);
@@ -412,7 +415,10 @@ mod tests {
         // The file name with its extension: the root file; the stem or the path: scripts/.
         assert_eq!(rel(set.resolve("tool:build.sh")), "build.sh");
         assert_eq!(rel(set.resolve("tool:build")), "scripts/build.sh");
-        assert_eq!(rel(set.resolve("tool/scripts/build.sh")), "scripts/build.sh");
+        assert_eq!(
+            rel(set.resolve("tool/scripts/build.sh")),
+            "scripts/build.sh"
+        );
         for written in ["build.sh", "tool/build.sh"] {
             let reference = set.written_reference(written).unwrap().unwrap();
             assert_eq!(rel(set.resolve(&reference)), "build.sh", "{written}");
@@ -429,13 +435,18 @@ mod tests {
         for f in crate::skills::functions(&set) {
             assert_eq!(rel(set.resolve(&f.reference)), f.rel_path, "{}", f.name);
         }
-        let inv = set.invocation(&argv(&["bash", "build.sh"])).unwrap().unwrap();
+        let inv = set
+            .invocation(&argv(&["bash", "build.sh"]))
+            .unwrap()
+            .unwrap();
         assert_eq!(inv.script.rel_path, "build.sh");
 
         // `./FILE` is the user's file, not a skill's root script; the bare name is the skill's.
         assert!(set.invocation(&argv(&["python3", "./run.py"])).is_none());
-        let inv = set.invocation(&argv(&["python3", "run.py"])).unwrap().unwrap();
+        let inv = set
+            .invocation(&argv(&["python3", "run.py"]))
+            .unwrap()
+            .unwrap();
         assert_eq!(inv.script.skill, "other");
     }
-
 }
