@@ -10,58 +10,114 @@
 
 use super::{ResolveError, SkillSet};
 
-/// Placeholders for "this skill's folder" that do not say which skill. Surveyed in Anthropic's
-/// and OpenAI's public collections (`<path-to-skill>`, `<skill-path>`) and in the conventions
-/// other clients document for SKILL.md (`{baseDir}`, `$SKILL_DIR`, `${CLAUDE_SKILL_DIR}`), plus
-/// skillpipe's own `$SKILL_BASE_DIR`. A `$` form only reaches here single-quoted: unquoted or in
-/// double quotes it is shell syntax, refused before.
-const GENERIC: &[&str] = &[
-    "<path-to-skill>",
-    "<skill-path>",
-    "<skill-dir>",
-    "<skill-root>",
-    "<skill_dir>",
-    "<skill-folder>",
-    "{baseDir}",
-    "{skillDir}",
-    "{skill_dir}",
-    "$SKILL_DIR",
-    "${SKILL_DIR}",
-    "$SKILL_ROOT",
-    "${SKILL_ROOT}",
-    "$SKILL_BASE_DIR",
-    "${SKILL_BASE_DIR}",
-    "$CLAUDE_SKILL_DIR",
-    "${CLAUDE_SKILL_DIR}",
-];
+/// Placeholders for "this skill's folder", surveyed in Anthropic's and OpenAI's public
+/// collections (`<path-to-skill>`, `<skill-path>`, `<SKILL_DIR>`, `<path/to/skill>`) and in the
+/// conventions other clients document for SKILL.md (`{baseDir}`, `$SKILL_DIR`,
+/// `${CLAUDE_SKILL_DIR}`), plus skillpipe's own `$SKILL_BASE_DIR`. Read by shape, not from a
+/// list, since every collection spells them its own way:
+/// - `<…>` or `{…}` (any case, words joined by `-`, `_`, `/`, spaces or camelCase) made only of
+///   [`PLACEHOLDER_WORDS`], with `skill` and one of [`FOLDER_WORDS`] among them;
+/// - `$NAME` / `${NAME}` whose NAME holds `SKILL` and ends with one of [`FOLDER_WORDS`] (a `$`
+///   form only reaches here single-quoted: unquoted or in double quotes it is shell syntax,
+///   refused before);
+/// - `<NAME-path>` (or `-dir`, `-root`, `-folder`; skill-creator's `<skill-creator-path>`,
+///   `<xlsx-skill-path>`): the folder of skill NAME.
+const FOLDER_WORDS: &[&str] = &["path", "dir", "directory", "root", "folder", "base"];
 
-/// `<NAME-path>` / `<NAME-dir>` (skill-creator's `<skill-creator-path>`): that skill's folder.
-const NAMED_SUFFIXES: &[&str] = &["-path>", "-dir>"];
+/// The words a placeholder that names no skill may be made of, besides [`FOLDER_WORDS`].
+const PLACEHOLDER_WORDS: &[&str] = &["skill", "skills", "to", "the", "this", "your", "my", "of"];
+
+/// Spelled without `skill`, but documented as its folder.
+const LITERAL: &[&str] = &["{baseDir}"];
+
+/// What a placeholder stands for.
+#[derive(Debug, PartialEq, Eq)]
+enum Placeholder {
+    /// The folder of whichever loaded skill has the path after it.
+    AnySkill,
+    /// `<NAME-path>`: skill NAME's folder (`NAME` lowercased, maybe with `-skill` after it).
+    Named(String),
+}
+
+/// The placeholder a path starts with and what follows its `/`: `<…>`, `{…}`, `${…}` or `$NAME`.
+fn split_head(word: &str) -> Option<(&str, &str)> {
+    let end = match word.as_bytes().first()? {
+        b'<' => word.find('>')? + 1,
+        b'{' => word.find('}')? + 1,
+        b'$' if word.starts_with("${") => word.find('}')? + 1,
+        b'$' => word.find('/')?,
+        _ => return None,
+    };
+    let rest = word[end..].strip_prefix('/')?;
+    Some((&word[..end], rest))
+}
+
+/// `<SKILL_DIR>` → `skill dir`, `{skillDir}` → `skill dir`: the words, lowercased.
+fn words_of(inner: &str) -> Vec<String> {
+    let mut spaced = String::with_capacity(inner.len() + 4);
+    let mut lower_before = false;
+    for c in inner.chars() {
+        if c.is_ascii_uppercase() && lower_before {
+            spaced.push(' ');
+        }
+        lower_before = c.is_ascii_lowercase() || c.is_ascii_digit();
+        spaced.push(c.to_ascii_lowercase());
+    }
+    spaced
+        .split(['-', '_', '/', ' ', '.'])
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether `head` has the shape of a placeholder for a skill's folder, and which.
+fn shape(head: &str) -> Option<Placeholder> {
+    if LITERAL.contains(&head) {
+        return Some(Placeholder::AnySkill);
+    }
+    if let Some(var) = head.strip_prefix('$') {
+        let name = var
+            .strip_prefix('{')
+            .and_then(|v| v.strip_suffix('}'))
+            .unwrap_or(var);
+        let valid =
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        let upper = name.to_ascii_uppercase();
+        let folder = FOLDER_WORDS
+            .iter()
+            .any(|w| upper.ends_with(&w.to_ascii_uppercase()));
+        return (valid && upper.contains("SKILL") && folder).then_some(Placeholder::AnySkill);
+    }
+    let (inner, angled) = match head.strip_prefix('<').and_then(|h| h.strip_suffix('>')) {
+        Some(inner) => (inner, true),
+        None => (head.strip_prefix('{')?.strip_suffix('}')?, false),
+    };
+    let words = words_of(inner);
+    let generic = words
+        .iter()
+        .all(|w| PLACEHOLDER_WORDS.contains(&w.as_str()) || FOLDER_WORDS.contains(&w.as_str()))
+        && words.iter().any(|w| w.starts_with("skill"))
+        && words.iter().any(|w| FOLDER_WORDS.contains(&w.as_str()));
+    if generic {
+        return Some(Placeholder::AnySkill);
+    }
+    // `<NAME-path>`: NAME of a-z, 0-9 and `-`, as skill names are.
+    let lower = inner.to_ascii_lowercase();
+    let name = FOLDER_WORDS
+        .iter()
+        .find_map(|w| lower.strip_suffix(w)?.strip_suffix('-'))
+        .filter(|n| angled && !n.is_empty())?;
+    name.bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        .then(|| Placeholder::Named(name.to_owned()))
+}
 
 /// The skill-folder placeholder that starts at byte `offset` of a directive body and is
 /// followed by `/` — where shell syntax was found (`$SKILL_DIR/…` unquoted, `<path-to-skill>/…`
 /// unquoted): the refusal can then say how to write the path instead.
 pub(crate) fn placeholder_at(body: &str, offset: usize) -> Option<&str> {
-    let rest = body.get(offset..)?;
-    let generic = GENERIC
-        .iter()
-        .copied()
-        .find(|p| rest.starts_with(p) && rest[p.len()..].starts_with('/'));
-    // `<NAME-path>/`: NAME of a-z, 0-9 and `-`, as skill names are.
-    let named = || {
-        let (head, _) = rest.split_once('/')?;
-        let name = head.strip_prefix('<').and_then(|h| {
-            NAMED_SUFFIXES
-                .iter()
-                .find_map(|suffix| h.strip_suffix(suffix))
-        })?;
-        let valid = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        valid.then_some(head)
-    };
-    generic.or_else(named)
+    let (head, _) = split_head(body.get(offset..)?)?;
+    shape(head).map(|_| head)
 }
 
 /// Said after the shell-syntax refusal of a body with a [`placeholder_at`].
@@ -90,21 +146,23 @@ impl SkillSet {
         self.root_script(word)
     }
 
-    /// `PLACEHOLDER/REST` → `REST`, `<NAME-path>/REST` → `NAME/REST` for a loaded NAME.
+    /// `PLACEHOLDER/REST` → `REST`, `<NAME-path>/REST` → `NAME/REST` for a loaded NAME (or
+    /// `<NAME-skill-path>` for a loaded NAME).
     fn placeholder(&self, word: &str) -> Option<String> {
-        let (head, rest) = word.split_once('/')?;
+        let (head, rest) = split_head(word)?;
         if rest.is_empty() {
             return None;
         }
-        if GENERIC.contains(&head) {
-            return Some(rest.to_owned());
+        match shape(head)? {
+            Placeholder::AnySkill => Some(rest.to_owned()),
+            Placeholder::Named(name) => {
+                let loaded = [Some(name.as_str()), name.strip_suffix("-skill")]
+                    .into_iter()
+                    .flatten()
+                    .find(|n| self.get(n).is_some())?;
+                Some(format!("{loaded}/{rest}"))
+            }
         }
-        let name = head.strip_prefix('<').and_then(|h| {
-            NAMED_SUFFIXES
-                .iter()
-                .find_map(|suffix| h.strip_suffix(suffix))
-        })?;
-        self.get(name).map(|_| format!("{name}/{rest}"))
     }
 
     /// `FILE` (with an extension: a bare name without one is a system command) or
@@ -181,6 +239,15 @@ mod tests {
             "{baseDir}",
             "$SKILL_DIR",
             "${CLAUDE_SKILL_DIR}",
+            // Spellings found by shape, not listed one by one.
+            "<SKILL_DIR>",
+            "<skill_path>",
+            "<path/to/skill>",
+            "<Path-To-This-Skill>",
+            "{skillDir}",
+            "$SKILL_PATH",
+            "${SKILL_ROOT}",
+            "$SKILL_BASE_DIR",
         ] {
             assert_eq!(
                 ok(&set, &format!("{p}/scripts/inspect.py")).as_deref(),
@@ -188,10 +255,28 @@ mod tests {
                 "{p}"
             );
         }
-        assert_eq!(
-            ok(&set, "<gh-fix-ci-path>/scripts/inspect.py").as_deref(),
-            Some("gh-fix-ci/scripts/inspect.py")
-        );
+        for p in [
+            "<gh-fix-ci-path>",
+            "<gh-fix-ci-skill-path>",
+            "<GH-FIX-CI-dir>",
+        ] {
+            assert_eq!(
+                ok(&set, &format!("{p}/scripts/inspect.py")).as_deref(),
+                Some("gh-fix-ci/scripts/inspect.py"),
+                "{p}"
+            );
+        }
+        // Not a skill's folder: `$HOME`, a folder word without `skill`, other words.
+        for p in [
+            "$HOME",
+            "$SKILL_NAME",
+            "<path>",
+            "<base-dir>",
+            "<skill-name>",
+            "<file-path>",
+        ] {
+            assert_eq!(ok(&set, &format!("{p}/scripts/inspect.py")), None, "{p}");
+        }
         // A file of the skill that is no script: said, not run as something else.
         let e = set
             .written_reference("<path-to-skill>/eval-viewer/view.py")
@@ -215,6 +300,14 @@ mod tests {
             Some("<skill-creator-path>")
         );
         assert_eq!(super::placeholder_at("x <a>/b", 2), None);
+        assert_eq!(
+            super::placeholder_at("python <path/to/skill>/x.py", 7),
+            Some("<path/to/skill>")
+        );
+        assert_eq!(
+            super::placeholder_at("python $SKILL_PATH/x.py", 7),
+            Some("$SKILL_PATH")
+        );
         assert_eq!(super::placeholder_at("x <path-to-skill>", 2), None);
         let a = super::placeholder_advice("$SKILL_DIR");
         assert!(a.contains("write the script's path without it"), "{a}");
