@@ -459,10 +459,13 @@ fn parse_vars(kv: &[String]) -> Result<Vec<(String, String)>, AppError> {
 /// An agent that cannot be loaded is a configuration error, with `--var` where a variable is
 /// missing; one that is only in an untrusted project's `./agents` says how to use it.
 pub(crate) fn agent_error(e: crate::agents::AgentError) -> AppError {
-    if let crate::agents::AgentError::MissingVariable { file, name } = &e {
+    if let crate::agents::AgentError::MissingVariable { file, names } = &e {
+        let flags: Vec<String> = names.iter().map(|n| format!("--var {n}=VALUE")).collect();
         return usage(format!(
-            "{}: missing variable `{name}`: pass --var {name}=VALUE",
-            file.display()
+            "{}: {}: pass {}",
+            file.display(),
+            crate::agents::missing_variables(names),
+            flags.join(" ")
         ));
     }
     if let crate::agents::AgentError::NotFound { name, .. } = &e {

@@ -386,6 +386,21 @@ fn missing_variable_is_named() {
         .stderr(predicate::str::contains(
             "missing variable `topic`: pass --var topic=VALUE",
         ));
+    // Several missing: all named at once, so one run can give every value.
+    w.write(
+        "agents/z.toml",
+        "instructions = 'For {{user}} on {{project}}, {{user}} again.'\n",
+    );
+    w.agents(&["show", "z"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "agents/z.toml: missing variables `user`, `project`: pass --var user=VALUE --var project=VALUE",
+        ));
+    w.agents(&["show", "z", "--var", "user=ann"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "missing variable `project`: pass --var project=VALUE",
+        ));
 }
 
 /// `filter` and `mcp` never show the instructions to a model (and have no `--var`): an agent

@@ -115,8 +115,8 @@ impl AgentFile {
         names
     }
 
-    /// Fill the instructions from `vars` (later pairs win) and defaults. A needed variable with
-    /// neither is an error naming it; one nobody uses is left out of `variables`.
+    /// Fill the instructions from `vars` (later pairs win) and defaults. Needed variables with
+    /// neither are an error naming them all; one nobody uses is left out of `variables`.
     pub fn resolve(self, vars: &[(String, String)]) -> Result<AgentConfig, AgentError> {
         self.fill(vars, true)
     }
@@ -132,6 +132,7 @@ impl AgentFile {
     fn fill(self, vars: &[(String, String)], strict: bool) -> Result<AgentConfig, AgentError> {
         let given = |k: &str| vars.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v);
         let mut values: Vec<(String, String)> = Vec::new();
+        let mut missing: Vec<String> = Vec::new();
         for name in self.variable_names() {
             let default = self
                 .variables
@@ -141,13 +142,14 @@ impl AgentFile {
             match given(&name).or(default) {
                 Some(v) => values.push((name, v.clone())),
                 None if !strict => {}
-                None => {
-                    return Err(AgentError::MissingVariable {
-                        file: self.source.clone(),
-                        name,
-                    });
-                }
+                None => missing.push(name),
             }
+        }
+        if !missing.is_empty() {
+            return Err(AgentError::MissingVariable {
+                file: self.source.clone(),
+                names: missing,
+            });
         }
         let warnings = self.warnings;
         let instructions = template::fill(&self.instructions, |k| {
@@ -652,6 +654,18 @@ allowed_commands = ["say", "scripts/*"]
                 .unwrap()
                 .instructions,
             "A German tutor"
+        );
+    }
+
+    #[test]
+    fn every_missing_variable_is_named_at_once() {
+        let e = own("instructions = 'For {{user}} on {{project}} ({{user}}).'")
+            .unwrap()
+            .resolve(&[])
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "agents/x.toml: missing variables `user`, `project`: give each a value"
         );
     }
 

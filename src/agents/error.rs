@@ -27,13 +27,14 @@ pub enum AgentError {
         /// What was wrong with it.
         message: String,
     },
-    /// The instructions use (or declare) a variable that was not given and has no default.
-    #[error("{}: missing variable `{name}`: give it a value", file.display())]
+    /// The instructions use (or declare) variables that were not given and have no default:
+    /// all of them, so that one run can give every value.
+    #[error("{}: {}: give {} a value", file.display(), missing_variables(names), if names.len() == 1 { "it" } else { "each" })]
     MissingVariable {
-        /// The agent file whose instructions need it.
+        /// The agent file whose instructions need them.
         file: PathBuf,
-        /// The variable's name, as in `{{name}}`.
-        name: String,
+        /// The variables' names, as in `{{name}}`, first use first.
+        names: Vec<String>,
     },
     /// No agent of that name on the search path.
     #[error(
@@ -66,4 +67,14 @@ pub(crate) fn display_dirs(dirs: &[PathBuf]) -> String {
         .map(|d| d.display().to_string())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// "missing variable `a`", "missing variables `a`, `b`".
+pub(crate) fn missing_variables(names: &[String]) -> String {
+    let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    format!(
+        "missing variable{} {}",
+        if names.len() == 1 { "" } else { "s" },
+        listed.join(", ")
+    )
 }
