@@ -49,6 +49,14 @@ impl SkillSet {
             });
         };
         let written = format!("{name} {file}");
+        if is_skill_folder(skill, file) {
+            let files = listed_files(&skill.dir, hidden);
+            return Err(ResolveError::NotFound(format!(
+                "`{file}` is the folder of skill `{name}` itself, not a file: name a file in it \
+                 (!{{skill {name} FILE}}; its files: {}), or write !{{skill {name}}} for its SKILL.md",
+                list(files.iter())
+            )));
+        }
         // An absolute path inside the skill folder (as listed, or where it really is) is
         // read as the path below it; any other absolute path is refused below.
         let inside = inside_skill(skill, file);
@@ -91,6 +99,17 @@ fn inside_skill(skill: &super::Skill, file: &str) -> Option<String> {
         .find_map(|root| path.strip_prefix(root).ok())
         .map(|rest| rest.to_string_lossy().into_owned())
         .filter(|rest| !rest.is_empty())
+}
+
+/// Whether `file` names the skill folder itself: its absolute path (as canonical or as found)
+/// or `.`.
+fn is_skill_folder(skill: &super::Skill, file: &str) -> bool {
+    let path = Path::new(file);
+    let roots = [Some(skill.dir.as_path()), skill.source.parent()];
+    match path.is_absolute() {
+        true => roots.into_iter().flatten().any(|root| path == root),
+        false => path.components().all(|c| c == Component::CurDir),
+    }
 }
 
 /// Whether a skill's file may be handed to the model (chat's `!{skill NAME FILE}`, MCP's
@@ -292,6 +311,24 @@ mod tests {
             .read_skill_text("notes", Some(&out), 1000, &[])
             .unwrap_err();
         assert!(e.to_string().contains("outside the skill folder"), "{e}");
+        // The skill folder itself: said so, with how to name a file in it or the body.
+        for folder in [
+            dir.display().to_string(),
+            format!("{}/", dir.display()),
+            ".".into(),
+        ] {
+            let e = set
+                .read_skill_text("notes", Some(&folder), 1000, &[])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("is the folder of skill `notes` itself, not a file")
+                    && e.contains("references/more.md")
+                    && e.contains("write !{skill notes} for its SKILL.md")
+                    && !e.contains("outside"),
+                "{e}"
+            );
+        }
         let e = set.read_skill_text("nope", None, 10, &[]).unwrap_err();
         assert!(e.to_string().contains("no loaded skill is named `nope`"));
     }
