@@ -74,7 +74,7 @@ pub fn skill_loaded_by(body: &str) -> Option<String> {
 fn skill_loaded_at_end(answer: &str) -> Option<String> {
     answer
         .rmatch_indices('!')
-        .find_map(|(i, _)| crate::scan::parse_directive(answer[i..].as_bytes()))
+        .find_map(|(i, _)| crate::scan::parse_directive(&answer.as_bytes()[i..]))
         .filter(|d| d.kind == crate::scan::Kind::Capture)
         .and_then(|d| skill_loaded_by(&d.body))
 }
