@@ -556,6 +556,9 @@ mod session {
         pub show_side_effects: bool,
         /// Print the system prompt's size and other set-up details to stderr.
         pub verbose: bool,
+        /// Only show what would be sent (`--print-request`): no API key is needed and the
+        /// endpoint is not asked for its models (the default model name stands).
+        pub offline: bool,
     }
 
     /// Model settings, provider, system prompt and options → a chat session. Returns the
@@ -579,9 +582,21 @@ mod session {
             agent_model,
         )
         .map_err(|e| usage(e.to_string()))?;
-        settings.check_api_key().map_err(|e| usage(e.to_string()))?;
-        let settings = choose_model(settings)?;
-        let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
+        let settings = if config.offline {
+            settings
+        } else {
+            settings.check_api_key().map_err(|e| usage(e.to_string()))?;
+            choose_model(settings)?
+        };
+        let provider = if config.offline {
+            // Never asked (nothing is sent), so it needs no key.
+            let mut unsent = settings.clone();
+            unsent.api_key.get_or_insert_with(String::new);
+            crate::model::provider_for(&unsent)
+        } else {
+            crate::model::provider_for(&settings)
+        }
+        .map_err(|e| usage(e.to_string()))?;
         let dispatcher = setup.dispatcher.clone();
         let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
         let policy = dispatcher.policy();
