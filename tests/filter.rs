@@ -102,6 +102,33 @@ fn a_directive_in_an_indented_code_block_is_text() {
     );
 }
 
+/// `...` (or `…`) in place of an argument is a placeholder copied from an explanation: not
+/// run. `.` and `..` are folders, and run.
+#[test]
+fn a_placeholder_argument_is_not_run() {
+    let home = TestHome::new();
+    let out = home
+        .cmd()
+        .args([
+            "filter",
+            "--allow",
+            "echo",
+            "-y",
+            "--sandbox",
+            "best-effort",
+        ])
+        .write_stdin("a !{echo ...} b !{echo …} c !{echo ..} d")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "a  b  c .. d");
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("is a placeholder, not a value").count(),
+        2,
+        "{err}"
+    );
+}
+
 #[test]
 fn strict_exits_3_on_blocked_or_invalid_or_failed() {
     let home = TestHome::new();
