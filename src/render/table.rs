@@ -71,7 +71,11 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
         ..Style::default()
     };
     let row_spans = |cells: Vec<String>, base: Style| -> Vec<Vec<Span>> {
-        let mut r: Vec<Vec<Span>> = cells.iter().map(|c| inline::spans(c, base)).collect();
+        // Without colour the markers stay, as in a paragraph: no style could show them.
+        let mut r: Vec<Vec<Span>> = cells
+            .iter()
+            .map(|c| inline::spans_marked(c, base, !color.on))
+            .collect();
         r.resize(n, Vec::new());
         r.truncate(n);
         r
@@ -289,6 +293,19 @@ mod tests {
         let t = rows("| name | n |\n|---|--:|\n| apple | 3 |\n| fig | 12 |");
         let out = render(&t, 80, Color24::default(), true).unwrap();
         assert_eq!(out, "name  │  n\n──────┼───\napple │  3\nfig   │ 12\n");
+    }
+
+    /// Under `NO_COLOR` a cell keeps its Markdown markers, as a paragraph does.
+    #[test]
+    fn without_colour_cells_keep_their_markers() {
+        let t = rows("| a |\n|---|\n| **b** `c` *e* |");
+        let out = render(&t, 80, Color24::default(), false).unwrap();
+        assert!(out.contains("**b** `c` *e*"), "{out}");
+        let on = Color24 {
+            on: true,
+            truecolor: false,
+        };
+        assert!(!render(&t, 80, on, false).unwrap().contains("**b**"));
     }
 
     #[test]
