@@ -1175,6 +1175,21 @@ fn doctor_online_lists_the_endpoints_models() {
     );
     std::fs::remove_file(home.path().join("config/skillpipe/agents/typo.toml")).unwrap();
 
+    // A replay file has nothing to reach: not a failure.
+    let replay = home.write("r.jsonl", "{\"content\": \"x\"}\n");
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--model"])
+        .arg(format!("replay:{}", replay.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("nothing to reach"),
+        "{}",
+        stdout(&out)
+    );
+
     let down = Server::start([]);
     let out = home
         .cmd()

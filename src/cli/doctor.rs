@@ -155,7 +155,10 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     if let Err(e) = settings.check_api_key() {
         r.errors.push(e.to_string());
     }
-    if args.online {
+    if args.online && settings.base_url.is_empty() {
+        // A replay file answers from the file: there is nothing to reach.
+        row(&mut r.text, "online", "nothing to reach (a replay file)");
+    } else if args.online {
         let listed = crate::model::models::list(&settings, std::time::Duration::from_secs(10));
         r.text.push_str(&online_rows(&settings, &listed));
         r.offline_failure = listed.is_err();
