@@ -385,10 +385,9 @@ fn files_section(flags: &SkillFlags) -> String {
     for dir in paths::agent_search_path() {
         let _ = writeln!(s, "    {}", describe(Some(&dir)));
     }
-    let project = if crate::trust::cwd_trusted() {
-        "used (this directory is trusted)".to_string()
-    } else {
-        "ignored (not trusted: `skillpipe trust` uses them)".to_string()
+    let project = match crate::app::project_refusal("--skills-dir / --agent PATH") {
+        None => "used (this directory is trusted)".to_string(),
+        Some(why) => format!("ignored: {why}"),
     };
     row(&mut s, "project agents/skills", &project);
     row(
