@@ -145,8 +145,14 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     ) {
         Ok(s) => s,
         Err(e) => {
-            row(&mut r.text, "settings", &format!("ERROR {e}"));
-            r.errors.push(e.to_string());
+            // The config file's own error, already on its row: said once.
+            let e = e.to_string();
+            if r.errors.contains(&e) {
+                row(&mut r.text, "settings", "not resolved (the config file above)");
+            } else {
+                row(&mut r.text, "settings", &format!("ERROR {e}"));
+                r.errors.push(e);
+            }
             return r;
         }
     };
