@@ -358,21 +358,46 @@ pub(crate) fn project_notice(explicit: &[PathBuf], agents: bool) {
     });
 }
 
+/// Whether the working directory is `$HOME` or a folder that holds it.
+fn cwd_holds_home() -> bool {
+    let canonical = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+    match (
+        std::env::current_dir().ok().and_then(|d| canonical(&d)),
+        crate::paths::home().and_then(|h| canonical(&h)),
+    ) {
+        (Some(cwd), Some(home)) => home.starts_with(cwd),
+        _ => false,
+    }
+}
+
 const MAKE_IT_YOURS: &str =
     "make it yours alone again (your own, not writable by others) to use it";
 
 /// Why the working directory's project folders are not used, and how to use one anyway (`alt`:
 /// the flag that names it, e.g. `--skills-dir ./skills`); `None` when it is trusted.
-fn project_refusal(alt: &str) -> Option<String> {
+pub(crate) fn project_refusal(alt: &str) -> Option<String> {
     match crate::trust::cwd_trust() {
         crate::trust::CwdTrust::Trusted => None,
+        // `trust` refuses the home folder and the folders holding it: no use suggesting it.
+        crate::trust::CwdTrust::NotListed if cwd_holds_home() => Some(format!(
+            "this directory is (or holds) your home directory, which is never trusted as a \
+             project: pass {alt}"
+        )),
         crate::trust::CwdTrust::NotListed => Some(format!(
             "this directory is not trusted: run `skillpipe trust`, or pass {alt}"
         )),
-        crate::trust::CwdTrust::Unsafe { dir, why } => Some(format!(
-            "{} is listed as trusted, but it is a folder {why}: {MAKE_IT_YOURS}, or pass {alt}",
-            crate::term::sanitize(&dir.display().to_string())
-        )),
+        crate::trust::CwdTrust::Unsafe { listed, dir, why } => {
+            let shown =
+                |p: &std::path::Path| crate::term::sanitize(&p.display().to_string()).into_owned();
+            let which = match dir == listed {
+                true => "it".to_string(),
+                false => format!("{}, on the way here,", shown(dir)),
+            };
+            Some(format!(
+                "{} is listed as trusted, but {which} is a folder {why}: {MAKE_IT_YOURS}, or pass {alt}",
+                shown(listed)
+            ))
+        }
     }
 }
 
@@ -559,6 +584,9 @@ mod session {
         pub show_side_effects: bool,
         /// Print the system prompt's size and other set-up details to stderr.
         pub verbose: bool,
+        /// Only show what would be sent (`--print-request`): no API key is needed and the
+        /// endpoint is not asked for its models (the default model name stands).
+        pub offline: bool,
     }
 
     /// Model settings, provider, system prompt and options → a chat session. Returns the
@@ -582,9 +610,21 @@ mod session {
             agent_model,
         )
         .map_err(|e| usage(e.to_string()))?;
-        settings.check_api_key().map_err(|e| usage(e.to_string()))?;
-        let settings = choose_model(settings)?;
-        let provider = crate::model::provider_for(&settings).map_err(|e| usage(e.to_string()))?;
+        let settings = if config.offline {
+            settings
+        } else {
+            settings.check_api_key().map_err(|e| usage(e.to_string()))?;
+            choose_model(settings)?
+        };
+        let provider = if config.offline {
+            // Never asked (nothing is sent), so it needs no key.
+            let mut unsent = settings.clone();
+            unsent.api_key.get_or_insert_with(String::new);
+            crate::model::provider_for(&unsent)
+        } else {
+            crate::model::provider_for(&settings)
+        }
+        .map_err(|e| usage(e.to_string()))?;
         let dispatcher = setup.dispatcher.clone();
         let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
         let policy = dispatcher.policy();

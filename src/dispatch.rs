@@ -501,6 +501,17 @@ impl Dispatcher {
         if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
             return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
         }
+        // `!{scripts/calc.py ...}`, copied from an explanation: the `...` stands for a value.
+        if let Some(w) = argv[1..]
+            .iter()
+            .find(|w| *w == "…" || (w.len() >= 3 && w.bytes().all(|b| b == b'.')))
+        {
+            let why = format!(
+                "`{w}` is a placeholder, not a value: write the real argument (or show the \
+                 directive in backticks)"
+            );
+            return block(&argv, None, &stdin, Decision::Invalid, why);
+        }
         if is_builtin_skill(&argv) {
             return self.builtin_skill(origin, &argv);
         }

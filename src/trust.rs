@@ -172,6 +172,8 @@ pub enum CwdTrust {
     /// Listed, but `dir` (the listed folder or one below it, down to here) is not the user's
     /// alone any more: `why` says how (see [`crate::paths::not_users_alone`]).
     Unsafe {
+        /// The folder on the list that covers the working directory.
+        listed: PathBuf,
         /// The folder that failed the check.
         dir: PathBuf,
         /// How it failed, e.g. "that anyone may write to".
@@ -199,6 +201,7 @@ pub fn cwd_trust() -> &'static CwdTrust {
             .take_while(|d| d.starts_with(listed))
             .find_map(|d| {
                 crate::paths::not_users_alone(d).map(|why| CwdTrust::Unsafe {
+                    listed: listed.clone(),
                     dir: d.to_path_buf(),
                     why,
                 })

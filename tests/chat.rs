@@ -1175,6 +1175,21 @@ fn doctor_online_lists_the_endpoints_models() {
     );
     std::fs::remove_file(home.path().join("config/skillpipe/agents/typo.toml")).unwrap();
 
+    // A replay file has nothing to reach: not a failure.
+    let replay = home.write("r.jsonl", "{\"content\": \"x\"}\n");
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--model"])
+        .arg(format!("replay:{}", replay.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("nothing to reach"),
+        "{}",
+        stdout(&out)
+    );
+
     let down = Server::start([]);
     let out = home
         .cmd()
@@ -1667,4 +1682,29 @@ fn print_request_shows_the_request_and_sends_nothing() {
     assert_eq!(messages.last().unwrap()["content"], "what is 2+2");
     assert_eq!(body["model"], "test-model");
     assert!(server.requests().is_empty(), "nothing was sent");
+
+    // Nothing is asked of the endpoint either: no model list, no API key, no prompt needed.
+    server.set_models(&["a", "b"]);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &server.url, "--print-request"])
+        .write_stdin("")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(body["messages"].as_array().unwrap().is_empty(), "{body}");
+    let hosted = home
+        .cmd()
+        .args(["chat", "--model", "openai:gpt-x", "--print-request", "hi"])
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert!(hosted.status.success(), "{}", stderr(&hosted));
+    // (`recorded` holds every request, the model list's `GET …/models` too.)
+    assert!(
+        server.recorded().is_empty(),
+        "nothing sent, not even for the model list"
+    );
 }

@@ -102,6 +102,56 @@ fn a_directive_in_an_indented_code_block_is_text() {
     );
 }
 
+/// `...` (or `…`) in place of an argument is a placeholder copied from an explanation: not
+/// run. `.` and `..` are folders, and run.
+#[test]
+fn a_placeholder_argument_is_not_run() {
+    let home = TestHome::new();
+    let out = home
+        .cmd()
+        .args([
+            "filter",
+            "--allow",
+            "echo",
+            "-y",
+            "--sandbox",
+            "best-effort",
+        ])
+        .write_stdin("a !{echo ...} b !{echo …} c !{echo ..} d")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "a  b  c .. d");
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("is a placeholder, not a value").count(),
+        2,
+        "{err}"
+    );
+}
+
+/// A status line shows a huge directive cut with a count, and a run of blanks folded, so one
+/// line never fills the screen.
+#[test]
+fn a_long_directive_is_shown_shortened_in_its_report() {
+    let home = TestHome::new();
+    let input = format!(
+        "a !{{echo {}}} b !{{echo 'c{}d'}} e",
+        "x".repeat(3000),
+        " ".repeat(100)
+    );
+    let out = home
+        .cmd()
+        .arg("filter")
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    let first = err.lines().next().unwrap();
+    assert!(first.chars().count() < 400, "{first}");
+    assert!(first.contains("more\u{a0}characters⟩"), "{first}");
+    assert!(err.contains("'c⟨100\u{a0}spaces⟩d'"), "{err}");
+}
+
 #[test]
 fn strict_exits_3_on_blocked_or_invalid_or_failed() {
     let home = TestHome::new();

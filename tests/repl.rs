@@ -455,11 +455,16 @@ fn save_then_resume_by_name_and_from_the_list() {
     p.send(b"/save my notes\r");
     p.expect("--resume 'my");
     p.prompt();
+    // One starting with `-` goes after `=`, or the hint would read as a flag.
+    p.send(b"/save -dash\r");
+    p.expect("--resume=-dash");
+    p.prompt();
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 
     // Only `work` stays, for the list below.
     std::fs::remove_file(home.path().join("state/skillpipe/sessions/my notes.json")).unwrap();
+    std::fs::remove_file(home.path().join("state/skillpipe/sessions/-dash.json")).unwrap();
     let file = home.path().join("state/skillpipe/sessions/work.json");
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(saved["model"], "openai:test-model");

@@ -207,7 +207,11 @@ fn an_untrusted_project_is_ignored_with_one_line_until_trusted() {
     assert!(
         out(&o)
             .1
-            .contains("is listed as trusted, but it is a folder that anyone may write to"),
+            .contains(&format!(
+                "{} is listed as trusted, but {}, on the way here, is a folder that anyone may write to",
+                shared.display(),
+                open.display()
+            )),
         "{:?}",
         out(&o)
     );
@@ -695,6 +699,19 @@ fn the_home_folder_is_not_an_untrusted_project() {
     let (stdout, stderr) = out(&o);
     assert!(stdout.contains("home-skill"), "{stdout}");
     assert!(!stderr.contains("ignoring"), "{stderr}");
+    // A `~/skills` folder is a project folder there, and `trust` would refuse the home folder:
+    // the notice does not suggest it.
+    skill(&home.path().join("skills"), "loose", "loose");
+    let o = cmd_in(&home, home.path())
+        .args(["skills", "list"])
+        .output()
+        .unwrap();
+    let (_, stderr) = out(&o);
+    assert!(
+        stderr.contains("ignoring ./skills here: this directory is (or holds) your home directory"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("skillpipe trust"), "{stderr}");
     // Positive control: the same folder in another directory is a project's, and noticed.
     let clone = project(&home);
     skill(&clone.join(".agents/skills"), "clone-skill", "clone");

@@ -131,7 +131,8 @@ pub const MAX_EXAMPLES: usize = 3;
 pub fn guide(examples: &[Example]) -> String {
     let shown = examples
         .first()
-        .map_or("%{command \"argument\"}", |e| e.directive.as_str());
+        // Without a real one, the bare form: a word like `command` would be copied and run.
+        .map_or("!{…}", |e| e.directive.as_str());
     format!(
         "# Running scripts\n\
          You run a script of your skills by writing a directive in your answer:\n\
@@ -253,7 +254,8 @@ mod tests {
         assert!(g.contains("`!{…}`, with the script and its arguments inside"));
         assert!(g.contains("`%{…}` to run it only for its effect"));
         assert!(!g.contains("SCRIPT"));
-        assert!(g.contains("`%{command \"argument\"}`"));
+        assert!(g.contains("put it in backticks: `!{…}`."));
+        assert!(!g.contains("command \""));
         assert!(!g.contains("Example"));
     }
 }

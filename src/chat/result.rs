@@ -67,9 +67,16 @@ fn refusal_message(decision: Decision, reason: &str) -> String {
             cut_reason(reason, MAX_FIXABLE_CHARS)
         )
     } else {
+        // The flag that would allow it is the user's to pass (shown to the user on stderr);
+        // to the model it is noise, and wrong once the path in it was cut.
+        let line = reason.lines().next().unwrap_or("");
+        let line = match line.rfind(" (allow it with --allow ") {
+            Some(i) if line.ends_with(')') => &line[..i],
+            _ => line,
+        };
         format!(
             "Not run: {}. {CONTINUE} Answer without it.",
-            short_reason(reason)
+            short_reason(line)
         )
     }
 }
@@ -417,6 +424,20 @@ mod tests {
             "{m}"
         );
         assert!(m.contains(CONTINUE));
+    }
+
+    /// The user's flag is not the model's to pass: a policy refusal goes without it.
+    #[test]
+    fn a_refusal_to_the_model_names_no_flag() {
+        let o = Outcome::Blocked {
+            decision: Decision::Denied,
+            reason: "`/home/u/p/calc.py 1+1` is not in allowed_commands (allow it with --allow '/home/u/p/calc.py')".into(),
+            denied: None,
+        };
+        assert_eq!(
+            capture_message(&o, 100),
+            "Not run: `calc.py 1+1` is not in allowed_commands. — continue your answer. Answer without it."
+        );
     }
 
     #[test]

@@ -116,12 +116,14 @@ impl ChatArgs {
             raw: self.raw,
             show_side_effects: self.show_side_effects,
             verbose: self.verbose,
+            offline: self.print_request,
         })
     }
 }
 
 pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
-    let one_shot_wanted = args.prompt.is_some() || !std::io::stdin().is_terminal();
+    let one_shot_wanted =
+        args.prompt.is_some() || args.print_request || !std::io::stdin().is_terminal();
     if args.resume.as_deref() == Some("") && one_shot_wanted {
         return Err(usage(
             "--resume without a name lists the saved sessions to pick from in the REPL; with a PROMPT or piped input, name the session: --resume NAME",
@@ -138,55 +140,53 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
         None if !std::io::stdin().is_terminal() => {
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text)?;
-            if text.trim().is_empty() {
-                return Err(usage("no prompt: stdin was empty (give a PROMPT argument)"));
+            match text.trim().is_empty() {
+                // What is sent before any prompt is worth printing too.
+                true if args.print_request => None,
+                true => return Err(usage("no prompt: stdin was empty (give a PROMPT argument)")),
+                false => Some(text),
             }
-            Some(text)
         }
         None => None,
     };
     let rt = crate::app::runtime()?;
     let _guard = rt.enter();
-    if args.print_request {
-        let setup = crate::app::build(&config.app, crate::app::Asking::Default)?;
+    if args.print_request || prompt.is_some() {
+        // `--resume NAME` with a prompt goes on with that conversation; only the new answer is
+        // written (the saved one is not shown again, nor is the file changed).
+        let setup = match &resumed {
+            Some((path, file)) => crate::repl::build_resumed(
+                &mut config,
+                path,
+                file,
+                &|w| crate::app::note(&format!("skillpipe: {}", crate::term::sanitize(w))),
+                &|| crate::app::Asking::Default,
+            )?,
+            None => crate::app::build(&config.app, crate::app::Asking::Default)?,
+        };
         super::warn_all(&setup.warnings);
         let (mut session, settings) = build_session(&config, &setup)?;
-        if let Some(p) = prompt {
-            session.history.push(crate::model::Message::user(p));
+        if let Some((_, file)) = resumed {
+            let transcript = file.transcript_pairs();
+            session.restore(file.history, transcript);
         }
-        let body = crate::model::request_body(settings.provider, &session.request());
-        // Skill and agent text is foreign: escaped like everything shown.
-        let mut out = crate::term::Guarded::stdout();
-        writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
-        return Ok(super::EXIT_OK);
-    }
-    match prompt {
-        Some(p) => {
-            // `--resume NAME` with a prompt goes on with that conversation; only the new
-            // answer is written (the saved one is not shown again, nor is the file changed).
-            let setup = match &resumed {
-                Some((path, file)) => crate::repl::build_resumed(
-                    &mut config,
-                    path,
-                    file,
-                    &|w| crate::app::note(&format!("skillpipe: {}", crate::term::sanitize(w))),
-                    &|| crate::app::Asking::Default,
-                )?,
-                None => crate::app::build(&config.app, crate::app::Asking::Default)?,
-            };
-            super::warn_all(&setup.warnings);
-            let (mut session, _settings) = build_session(&config, &setup)?;
-            if let Some((_, file)) = resumed {
-                let transcript = file.transcript_pairs();
-                session.restore(file.history, transcript);
+        if args.print_request {
+            // Exactly what the next request would carry, sent nowhere.
+            if let Some(p) = prompt {
+                session.history.push(crate::model::Message::user(p));
             }
-            one_shot(&rt, session, &p, config.raw)
+            let body = crate::model::request_body(settings.provider, &session.request());
+            // Skill and agent text is foreign: escaped like everything shown.
+            let mut out = crate::term::Guarded::stdout();
+            writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;
+            return Ok(super::EXIT_OK);
         }
-        None => {
-            crate::repl::run(&rt, config)?;
-            Ok(super::EXIT_OK)
+        if let Some(p) = prompt {
+            return one_shot(&rt, session, &p, config.raw);
         }
     }
+    crate::repl::run(&rt, config)?;
+    Ok(super::EXIT_OK)
 }
 
 /// The saved session `name` (a name in the sessions folder or a file).

@@ -145,8 +145,14 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     ) {
         Ok(s) => s,
         Err(e) => {
-            row(&mut r.text, "settings", &format!("ERROR {e}"));
-            r.errors.push(e.to_string());
+            // The config file's own error, already on its row: said once.
+            let e = e.to_string();
+            if r.errors.contains(&e) {
+                row(&mut r.text, "settings", "not resolved (the config file above)");
+            } else {
+                row(&mut r.text, "settings", &format!("ERROR {e}"));
+                r.errors.push(e);
+            }
             return r;
         }
     };
@@ -155,7 +161,10 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     if let Err(e) = settings.check_api_key() {
         r.errors.push(e.to_string());
     }
-    if args.online {
+    if args.online && settings.base_url.is_empty() {
+        // A replay file answers from the file: there is nothing to reach.
+        row(&mut r.text, "online", "nothing to reach (a replay file)");
+    } else if args.online {
         let listed = crate::model::models::list(&settings, std::time::Duration::from_secs(10));
         r.text.push_str(&online_rows(&settings, &listed));
         r.offline_failure = listed.is_err();
@@ -382,10 +391,9 @@ fn files_section(flags: &SkillFlags) -> String {
     for dir in paths::agent_search_path() {
         let _ = writeln!(s, "    {}", describe(Some(&dir)));
     }
-    let project = if crate::trust::cwd_trusted() {
-        "used (this directory is trusted)".to_string()
-    } else {
-        "ignored (not trusted: `skillpipe trust` uses them)".to_string()
+    let project = match crate::app::project_refusal("--skills-dir / --agent PATH") {
+        None => "used (this directory is trusted)".to_string(),
+        Some(why) => format!("ignored: {why}"),
     };
     row(&mut s, "project agents/skills", &project);
     row(

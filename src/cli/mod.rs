@@ -131,8 +131,10 @@ pub struct PolicyFlags {
     /// Let commands write beneath DIR (repeatable; `--writable .` is the working directory).
     #[arg(long, value_name = "DIR")]
     pub writable: Vec<PathBuf>,
-    /// Accept a --writable/writable_paths entry that is $HOME, a shell start-up file or
-    /// skillpipe's own config/state directory.
+    /// Accept a --writable/writable_paths entry that is refused by default: $HOME or a folder
+    /// holding it, a place where code runs later (shell start-up files, PATH folders, tools'
+    /// settings), version-control metadata or a bare repository, or a folder skillpipe reads
+    /// as yours (its config and state, your agent and skill folders).
     #[arg(long)]
     pub force_writable: bool,
     /// Let commands read PATH although it is hidden by default (see `skillpipe doctor`).

@@ -341,7 +341,9 @@ fn is_invisible_format(c: char) -> bool {
 /// A word that stands for a command in an explanation rather than naming one: only dots or
 /// ellipses, or `<…>`.
 pub(crate) fn is_placeholder(word: &str) -> bool {
-    (!word.is_empty() && word.chars().all(|c| c == '.' || c == '…'))
+    // `.` and `..` are folders; three dots or more, or `…`, stand for something left out.
+    word == "…"
+        || (word.len() >= 3 && word.bytes().all(|b| b == b'.'))
         || (word.len() > 2 && word.starts_with('<') && word.ends_with('>'))
 }
 

@@ -4,7 +4,7 @@
 //! data here; `tty` talks to `/dev/tty` so that only the user can answer (type-ahead flushed,
 //! a guard interval, "always" confirmed by a second key).
 
-mod shown;
+pub(crate) mod shown;
 mod tty;
 
 use crate::policy::{ConfirmMode, SandboxMode, ScriptPolicy};

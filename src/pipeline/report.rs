@@ -38,6 +38,9 @@ pub struct Report {
     pub hint: Option<String>,
 }
 
+/// Widest a directive is shown in a report, in columns.
+const MAX_WHAT_COLUMNS: usize = 240;
+
 impl Report {
     /// True for anything `--strict` counts: blocked, declined, invalid or failed.
     pub fn is_problem(&self) -> bool {
@@ -46,7 +49,10 @@ impl Report {
 
     /// The reports for one outcome: its warnings, then how it ended.
     pub(crate) fn for_outcome(what: &[u8], outcome: &Outcome) -> Vec<Report> {
-        let what = crate::command::escape_controls(&String::from_utf8_lossy(what));
+        // As the confirmation prompt shows a command: controls escaped, a long run of blanks
+        // folded and counted, a very long directive cut in the middle with a count, so one
+        // status line never fills the screen.
+        let what = crate::confirm::shown::text(&String::from_utf8_lossy(what), MAX_WHAT_COLUMNS);
         let mut out = Vec::new();
         if let Outcome::Ran(ran) = outcome {
             for w in &ran.result.warnings {

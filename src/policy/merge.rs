@@ -35,7 +35,8 @@ pub struct PolicyOverrides {
     pub workdir: Option<super::Workdir>,
     /// Paths added to `writable_paths` (`~/` is `$HOME`; made absolute).
     pub writable: Vec<std::path::PathBuf>,
-    /// Accept a writable path that is `$HOME`, a shell start-up file or skillpipe's own files.
+    /// Accept a writable path refused by default (`$HOME`, start-up files, version-control
+    /// metadata, skillpipe's own and the user's agent and skill folders, …).
     pub force_writable: bool,
     /// Paths added to `allow_read`.
     pub allow_read: Vec<std::path::PathBuf>,

@@ -71,7 +71,11 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
         ..Style::default()
     };
     let row_spans = |cells: Vec<String>, base: Style| -> Vec<Vec<Span>> {
-        let mut r: Vec<Vec<Span>> = cells.iter().map(|c| inline::spans(c, base)).collect();
+        // Without colour the markers stay, as in a paragraph: no style could show them.
+        let mut r: Vec<Vec<Span>> = cells
+            .iter()
+            .map(|c| inline::spans_marked(c, base, !color.on))
+            .collect();
         r.resize(n, Vec::new());
         r.truncate(n);
         r
@@ -94,7 +98,17 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
     };
     let mut out = String::new();
     let gaps = 3 * n.saturating_sub(1);
-    let Some(widths) = fit(&widths, width.saturating_sub(gaps)) else {
+    let longest_word: Vec<usize> = (0..n)
+        .map(|i| {
+            body.iter()
+                .flat_map(|r| r[i].iter())
+                .flat_map(|s| s.text.split(' '))
+                .map(UnicodeWidthStr::width)
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let Some(widths) = fit(&widths, &longest_word, width.saturating_sub(gaps)) else {
         // Too narrow even for narrow columns: one wrapped line per row, cells apart by bars.
         for row in body {
             let mut spans = Vec::new();
@@ -157,16 +171,24 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
 const MIN_COLUMN: usize = 6;
 
 /// Column widths that fit in `room`: the natural ones when they fit; else narrow columns keep
-/// their width and the room left is shared among the wide ones in proportion to their text.
-/// `None` when even `MIN_COLUMN` per column does not fit.
-fn fit(natural: &[usize], room: usize) -> Option<Vec<usize>> {
+/// their width and the room left is shared among the wide ones in proportion to their text,
+/// none narrower than its longest word where all of those fit (a word is cut only when they
+/// do not). `None` when even `MIN_COLUMN` per column does not fit.
+fn fit(natural: &[usize], longest_word: &[usize], room: usize) -> Option<Vec<usize>> {
     if natural.iter().sum::<usize>() <= room {
         return Some(natural.to_vec());
     }
-    let floor: Vec<usize> = natural.iter().map(|w| (*w).clamp(1, MIN_COLUMN)).collect();
-    if floor.iter().sum::<usize>() > room {
+    let hard: Vec<usize> = natural.iter().map(|w| (*w).clamp(1, MIN_COLUMN)).collect();
+    if hard.iter().sum::<usize>() > room {
         return None;
     }
+    let soft: Vec<usize> = (0..natural.len())
+        .map(|i| hard[i].max(longest_word[i].min(natural[i])))
+        .collect();
+    let floor = match soft.iter().sum::<usize>() <= room {
+        true => soft,
+        false => hard,
+    };
     // Columns no wider than their fair share keep their width; the rest share what is left.
     let mut fixed = vec![false; natural.len()];
     loop {
@@ -193,15 +215,19 @@ fn fit(natural: &[usize], room: usize) -> Option<Vec<usize>> {
                     }
                 })
                 .collect();
-            // Rounding (and floors) can overshoot or leave room: settle on the widest column.
-            let total: usize = out.iter().sum();
-            let widest = open.iter().copied().max_by_key(|i| out[*i])?;
-            if total > room {
-                out[widest] = out[widest].saturating_sub(total - room).max(1);
-            } else {
-                out[widest] += room - total;
+            // Rounding (and floors) can overshoot or leave room: take it from the columns with
+            // the most above their floor, or give it to the widest.
+            let mut total: usize = out.iter().sum();
+            while total > room {
+                let i = (0..out.len())
+                    .filter(|i| out[*i] > floor[*i])
+                    .max_by_key(|i| out[*i] - floor[*i])?;
+                out[i] -= 1;
+                total -= 1;
             }
-            return (out.iter().sum::<usize>() <= room).then_some(out);
+            let widest = open.iter().copied().max_by_key(|i| out[*i])?;
+            out[widest] += room - total;
+            return Some(out);
         }
         for i in narrow {
             fixed[i] = true;
@@ -291,6 +317,19 @@ mod tests {
         assert_eq!(out, "name  │  n\n──────┼───\napple │  3\nfig   │ 12\n");
     }
 
+    /// Under `NO_COLOR` a cell keeps its Markdown markers, as a paragraph does.
+    #[test]
+    fn without_colour_cells_keep_their_markers() {
+        let t = rows("| a |\n|---|\n| **b** `c` *e* |");
+        let out = render(&t, 80, Color24::default(), false).unwrap();
+        assert!(out.contains("**b** `c` *e*"), "{out}");
+        let on = Color24 {
+            on: true,
+            truecolor: false,
+        };
+        assert!(!render(&t, 80, on, false).unwrap().contains("**b**"));
+    }
+
     #[test]
     fn not_a_table_without_a_delimiter_row() {
         assert!(render(&rows("| a |\n| b |"), 80, Color24::default(), true).is_none());
@@ -328,11 +367,15 @@ mod tests {
 
     #[test]
     fn column_widths_fit_the_room() {
-        assert_eq!(fit(&[4, 10], 20), Some(vec![4, 10]));
-        let w = fit(&[10, 39], 27).unwrap();
+        assert_eq!(fit(&[4, 10], &[4, 5], 20), Some(vec![4, 10]));
+        let w = fit(&[10, 39], &[10, 8], 27).unwrap();
         assert_eq!(w.iter().sum::<usize>(), 27);
         assert_eq!(w[0], 10, "a column within its share keeps its width");
-        assert_eq!(fit(&[30, 30, 30], 12), None);
+        assert_eq!(fit(&[30, 30, 30], &[5, 5, 5], 12), None);
+        // No column is cut below its longest word while those all fit.
+        let w = fit(&[8, 30, 30], &[8, 9, 6], 36).unwrap();
+        assert_eq!(w.iter().sum::<usize>(), 36);
+        assert!(w[0] >= 8 && w[1] >= 9, "{w:?}");
     }
 
     #[test]

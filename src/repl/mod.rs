@@ -704,10 +704,15 @@ impl Repl<'_> {
                     (Some(d), Some(p), Some(stem)) if p == d => stem.to_string_lossy().into_owned(),
                     _ => path.display().to_string(),
                 };
-                // Quoted as a shell needs it: `/save my notes` resumes as `--resume 'my notes'`.
-                let how = shell_words::quote(&how);
+                // Quoted as a shell needs it: `/save my notes` resumes as `--resume 'my notes'`,
+                // and a name starting with `-` goes after `=`, or it would read as a flag.
+                let quoted = shell_words::quote(&how);
+                let how = match how.starts_with('-') {
+                    true => format!("--resume={quoted}"),
+                    false => format!("--resume {quoted}"),
+                };
                 self.ui.info(&format!(
-                    "saved {} messages to {} — resume with: skillpipe chat --resume {how}",
+                    "saved {} messages to {} — resume with: skillpipe chat {how}",
                     file.history.len(),
                     path.display()
                 ));

@@ -164,9 +164,13 @@ pub(crate) fn vcs_tool(path: &std::path::Path) -> &str {
 /// The warning for version control metadata a run made in a writable path.
 pub(crate) fn made_vcs_metadata(path: &std::path::Path) -> Message {
     let tool = vcs_tool(path);
+    let example = match tool {
+        "git" => " (core.fsmonitor …)",
+        _ => "",
+    };
     Message::text(format!(
-        "the run made {}: {tool} runs hooks and settings from there (git's core.fsmonitor …) \
-         outside the sandbox; look at it before you run {tool} in {}",
+        "the run made {}: {tool} runs hooks and settings from there{example} outside the \
+         sandbox; look at it before you run {tool} in {}",
         crate::command::escape_controls(&path.display().to_string()),
         crate::command::escape_controls(&path.parent().unwrap_or(path).display().to_string())
     ))
