@@ -148,7 +148,11 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
             // The config file's own error, already on its row: said once.
             let e = e.to_string();
             if r.errors.contains(&e) {
-                row(&mut r.text, "settings", "not resolved (the config file above)");
+                row(
+                    &mut r.text,
+                    "settings",
+                    "not resolved (the config file above)",
+                );
             } else {
                 row(&mut r.text, "settings", &format!("ERROR {e}"));
                 r.errors.push(e);
