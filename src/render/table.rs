@@ -358,6 +358,10 @@ mod tests {
             out.lines().count() > 4,
             "the long meaning takes several lines: {out}"
         );
+        assert!(
+            out.lines().all(|l| !l.ends_with(' ')),
+            "no trailing blanks: {out}"
+        );
         // No word is lost or cut while it fits.
         for w in [
             "present,",
