@@ -134,11 +134,16 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
         let height = cells.iter().map(Vec::len).max().unwrap_or(1).max(1);
         for line in 0..height {
             for (i, cell) in cells.iter().enumerate() {
-                if i > 0 {
-                    dim.paint(&format!(" {bar} "), color, &mut out);
-                }
                 let empty = Vec::new();
                 let spans = cell.get(line).unwrap_or(&empty);
+                // The last cell empty on this line: the bar ends the line, with no space after.
+                let gap = match i + 1 == n && spans.is_empty() {
+                    true => format!(" {bar}"),
+                    false => format!(" {bar} "),
+                };
+                if i > 0 {
+                    dim.paint(&gap, color, &mut out);
+                }
                 let pad = widths[i].saturating_sub(width_of(spans));
                 let (left, right) = match aligns.get(i).copied().unwrap_or(Align::Left) {
                     Align::Left => (0, pad),
@@ -352,6 +357,10 @@ mod tests {
         assert!(
             out.lines().count() > 4,
             "the long meaning takes several lines: {out}"
+        );
+        assert!(
+            out.lines().all(|l| !l.ends_with(' ')),
+            "no trailing blanks: {out}"
         );
         // No word is lost or cut while it fits.
         for w in [
