@@ -522,6 +522,42 @@ fn a_capture_respelled_is_still_a_repeat() {
     );
 }
 
+/// A side effect between two same captures may change what the second would answer: it runs
+/// again (program order), where without one it would not.
+#[test]
+fn a_capture_after_a_side_effect_runs_again() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["First !{cat note}"]),
+        Reply::text(["I see. %{touch note} now !{cat note}"]),
+        Reply::text(["Done."]),
+    ]);
+    let work = home.path().join("w");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = chat(&home, &server)
+        .current_dir(&work)
+        .args([
+            "--allow",
+            "cat",
+            "--allow",
+            "touch",
+            "-y",
+            "--writable",
+            ".",
+        ])
+        .args(["--sandbox", "best-effort", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not run again"), "{}", stderr(&out));
+    let cats = home
+        .audit()
+        .iter()
+        .filter(|r| r["argv"][0] == "cat")
+        .count();
+    assert_eq!(cats, 2, "{:?}", home.audit());
+}
+
 #[test]
 fn repeated_capture_reuses_the_result_then_stops_with_it_shown() {
     let home = TestHome::new();

@@ -206,6 +206,9 @@ pub struct Session {
     continuing: bool,
     /// Lines that held only directives are not shown.
     lines: lines::DirectiveLines,
+    /// Side effects and tool calls so far: a capture written again after one of them may see
+    /// another world, so it is no repeat (see [`Session::capture_key`]).
+    changes: u64,
 }
 
 impl Session {
@@ -239,6 +242,7 @@ impl Session {
             partial_shown: String::new(),
             continuing: false,
             lines: Default::default(),
+            changes: 0,
         }
     }
 
@@ -366,17 +370,19 @@ impl Session {
 
     /// What makes two captures the same command: the words as parsed (spacing and quoting
     /// aside), with a skill script named by what it resolves to (`calc/scripts/calc.py` is
-    /// `scripts/calc.py` of `calc`). A body that does not parse is its own key.
+    /// `scripts/calc.py` of `calc`), and no side effect or tool call between them (after one
+    /// the same command may answer otherwise). A body that does not parse is its own key.
     fn capture_key(&self, body: &str) -> String {
+        let changes = self.changes;
         let Ok(mut argv) = crate::command::parse_argv(body) else {
-            return body.trim().to_string();
+            return format!("{changes}\0{}", body.trim());
         };
         if let Some(first) = argv.first_mut()
             && let Ok(script) = self.dispatcher.skills().resolve(first)
         {
             *first = format!("{}/{}", script.skill, script.rel_path);
         }
-        argv.join("\0")
+        format!("{changes}\0{}", argv.join("\0"))
     }
 
     /// The tool definitions that go with the next request.
@@ -474,6 +480,7 @@ impl Session {
                             (tools::error_json(&why), true)
                         } else {
                             driver.count_capture();
+                            self.changes += 1;
                             self.run_tool(&call, ui, &driver).await
                         };
                         let (content, is_error) = content;
@@ -719,6 +726,9 @@ impl Session {
             }
             Event::Directive(d) => {
                 consumed.push_str(&String::from_utf8_lossy(&d.raw));
+                if d.kind == crate::scan::Kind::SideEffect {
+                    self.changes += 1;
+                }
                 self.lines.directive();
                 // A side effect is queued: its confirmation may be drawn at once.
                 ui.flush();
