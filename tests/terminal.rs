@@ -457,6 +457,32 @@ fn ctrl_c_at_the_prompt_stops_the_filter_as_sigint() {
     assert!(!p.text().contains("echo two`?"), "{}", p.text());
 }
 
+/// A signal while a prompt waits for its key stops skillpipe as it would anywhere else (exit
+/// 128 + the signal): the prompt gives way, it does not hold the terminal until a key comes.
+#[test]
+fn a_signal_at_the_prompt_stops_the_filter() {
+    let home = TestHome::new();
+    let script = format!(
+        "printf 'a %%{{echo one}} b\\n' | {} filter --allow echo > out.txt & echo $! > pid; wait $!",
+        env!("CARGO_BIN_EXE_skillpipe")
+    );
+    let mut p = on_pty(&home, "sh", &["-c", &script]);
+    p.expect("(Enter = no)");
+    let pid = std::fs::read_to_string(home.path().join("pid")).unwrap();
+    let killed = Command::new("kill")
+        .args(["-TERM", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    p.expect("stopped by SIGTERM");
+    assert_eq!(p.wait_exit().code(), Some(143));
+    assert!(
+        home.audit().iter().all(|r| r["decision"] != "ran"),
+        "{:?}",
+        home.audit()
+    );
+}
+
 /// One-shot `chat` and `run`: Ctrl-C at the prompt exits 130 with the command audited as not run.
 #[test]
 fn ctrl_c_at_the_prompt_stops_one_shot_chat_and_run() {

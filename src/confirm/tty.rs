@@ -68,7 +68,7 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     let first = if interrupt(&early) {
         intr
     } else {
-        read_key(fd, drawn, keep, intr).map_err(AskError::Terminal)?
+        read_key(fd, drawn, keep, intr).map_err(key_error)?
     };
     let answer = match first_key(first, intr) {
         FirstKey::Answer(a) => Ok(a),
@@ -76,7 +76,7 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
         FirstKey::ConfirmAlways => {
             let _ = tty.write_all(shown.always.as_bytes());
             let _ = tty.flush();
-            let key = read_key(fd, Instant::now(), keep, intr).map_err(AskError::Terminal)?;
+            let key = read_key(fd, Instant::now(), keep, intr).map_err(key_error)?;
             always_key(key, intr)
         }
     };
@@ -97,6 +97,9 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
 /// before is discarded (or kept for the filter's input, see [`take_pending`]) except the
 /// interrupt key `intr`, which counts at once: stopping runs nothing, so it needs no guard.
 /// Escape sequences (arrow keys) count as their first byte (no).
+/// How often a prompt waiting for a key looks whether a signal is stopping skillpipe.
+const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
 fn read_key(fd: RawFd, since: Instant, keep: Option<&LineKeys>, intr: u8) -> io::Result<u8> {
     let mut early = Vec::new();
     let interrupt = |b: &[u8]| intr != 0 && b.contains(&intr);
@@ -107,7 +110,18 @@ fn read_key(fd: RawFd, since: Instant, keep: Option<&LineKeys>, intr: u8) -> io:
     }
     take_pending(fd, keep);
     loop {
-        if poll_in(fd, None)? {
+        // Woken now and then to see whether a signal is stopping skillpipe: the prompt then
+        // gives way (it holds the terminal, which the exit needs for its last line).
+        if !poll_in(fd, Some(SIGNAL_CHECK))? {
+            if crate::exec::interrupted_by().is_some() {
+                return Err(io::Error::new(
+                    io::ErrorKind::Interrupted,
+                    "stopped by a signal",
+                ));
+            }
+            continue;
+        }
+        {
             let mut b = [0u8; 64];
             // SAFETY: reading into a stack buffer of the given length.
             let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
@@ -134,6 +148,15 @@ fn read_key(fd: RawFd, since: Instant, keep: Option<&LineKeys>, intr: u8) -> io:
                 }
             }
         }
+    }
+}
+
+/// A failed key read: a signal stopping skillpipe is an interruption, anything else the
+/// terminal's failure.
+fn key_error(e: io::Error) -> AskError {
+    match e.kind() {
+        io::ErrorKind::Interrupted => AskError::Interrupted,
+        _ => AskError::Terminal(e),
     }
 }
 
