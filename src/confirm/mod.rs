@@ -343,7 +343,12 @@ pub(crate) fn render(p: &Prompt<'_>, detail: Detail, dropped: usize) -> String {
     let mut lines = detail_lines(p, detail);
     if dropped > 0 {
         let dropped = dropped.min(lines.len());
-        lines.truncate(lines.len() - dropped);
+        // What the command may do (the grants, last) is the last to go: input, skill and
+        // working directory first.
+        let plain = lines.len() - p.grants.len();
+        let from_front = dropped.min(plain);
+        lines.drain(plain - from_front..plain);
+        lines.truncate(lines.len() - (dropped - from_front));
         lines.push(format!(
             "  ⟨{dropped}\u{a0}more\u{a0}lines\u{a0}not\u{a0}shown: the window is too small⟩"
         ));
@@ -799,6 +804,10 @@ mod tests {
             "{}",
             l.main
         );
+        // The grants are the last to go: the working directory went first, and the first
+        // grants are still there.
+        assert!(!l.main.contains("cwd:"), "{}", l.main);
+        assert!(l.main.contains("writes: /data/0"), "{}", l.main);
         // Room enough: everything, unchanged.
         let l = layout(&p, 80, 60);
         assert_eq!(l.main, fit(&render(&p, Detail::ALL, 0), 80));
