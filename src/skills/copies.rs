@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 /// stays, which is the safe side).
 const MAX_ENTRIES: usize = 10_000;
 
+/// Beyond this many bytes of file content (per folder) the folders are not compared byte by
+/// byte: this runs on every load, and a large asset in two search folders would be read twice
+/// each command. Over the cap they count as different (the warning stays).
+const MAX_BYTES: u64 = 8 * 1024 * 1024;
+
 /// One entry of a folder, relative to it: a file with its size, a link with its target, or a
 /// folder.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -20,12 +25,20 @@ enum Entry {
 }
 
 /// True when `a` and `b` hold the same tree: the same names, kinds, link targets, and file
-/// bytes. Any error reading either counts as different.
+/// bytes. Any error reading either, or more than [`MAX_BYTES`] to compare, counts as different.
 pub(super) fn identical(a: &Path, b: &Path) -> bool {
     let (Some(left), Some(right)) = (listing(a), listing(b)) else {
         return false;
     };
+    let total: u64 = left
+        .iter()
+        .map(|e| match e {
+            Entry::File(_, len) => *len,
+            _ => 0,
+        })
+        .sum();
     left == right
+        && total <= MAX_BYTES
         && left.iter().all(|e| match e {
             Entry::File(rel, _) => same_bytes(&a.join(rel), &b.join(rel)),
             _ => true,
@@ -125,5 +138,28 @@ mod tests {
         fs::create_dir(b.join("assets")).unwrap();
         assert!(!identical(&a, &b));
         assert!(!identical(&a, &t.path().join("missing")));
+    }
+
+    #[test]
+    fn copies_over_the_byte_cap_count_as_different_unread() {
+        let t = tempfile::tempdir().unwrap();
+        let (a, b) = (t.path().join("a"), t.path().join("b"));
+        for root in [&a, &b] {
+            fs::create_dir_all(root).unwrap();
+            // Sparse: no data written, the size alone is over the cap.
+            let f = fs::File::create(root.join("big.bin")).unwrap();
+            f.set_len(MAX_BYTES + 1).unwrap();
+        }
+        assert!(!identical(&a, &b));
+        // Positive control: at the cap they are still compared (and equal).
+        for root in [&a, &b] {
+            fs::OpenOptions::new()
+                .write(true)
+                .open(root.join("big.bin"))
+                .unwrap()
+                .set_len(MAX_BYTES)
+                .unwrap();
+        }
+        assert!(identical(&a, &b));
     }
 }

@@ -207,15 +207,27 @@ impl SkillSet {
     }
 
     /// Resolve for `skillpipe run SKILL SCRIPT`: SCRIPT may be `scripts/x.py`, `x.py` or `x`,
-    /// or the directive's `SKILL:x` of that same skill.
+    /// or any name listings print for that same skill (`SKILL:x`, `SKILL/scripts/x.py`, a
+    /// detected script's path `SKILL/lib/x.py`).
     pub fn resolve_in(&self, skill: &str, script: &str) -> Result<ResolvedScript, ResolveError> {
+        let name = skill;
+        let skill = self.skill(name)?;
         let script = script
-            .strip_prefix(skill)
-            .and_then(|s| s.strip_prefix(':'))
+            .strip_prefix(name)
+            .and_then(|s| {
+                s.strip_prefix(':').or_else(|| {
+                    // `SKILL/dir/x`: the listing's path form; a folder of the skill named
+                    // like the skill itself keeps its meaning.
+                    s.strip_prefix('/')
+                        .filter(|r| r.contains('/'))
+                        .filter(|_| fs::symlink_metadata(skill.dir.join(script)).is_err())
+                })
+            })
             .filter(|s| !s.is_empty())
             .unwrap_or(script);
-        let skill = self.skill(skill)?;
-        if script.starts_with("scripts/") {
+        if script.starts_with("scripts/")
+            || (script.contains('/') && skill.script(script).is_some())
+        {
             check_lexically(script, script, Some(&skill.dir))?;
             return finish(skill, script, script, None);
         }
@@ -622,6 +634,47 @@ mod tests {
             .to_string(),
             "skill `x` does not allow running scripts: its allowed-tools (Read Write) has no Bash entry"
         );
+    }
+
+    #[test]
+    fn run_accepts_every_name_its_listing_prints() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("docx");
+        for (rel, text) in [
+            ("SKILL.md", "---\nname: docx\ndescription: d\n---\n"),
+            ("scripts/office/unpack.py", "print(1)\n"),
+            ("scripts/pack.py", "print(2)\n"),
+            ("lib/helper.sh", "echo 3\n"),
+        ] {
+            let p = dir.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        let set = SkillSet::load(&[root.path().to_path_buf()]);
+        let skill = set.get("docx").unwrap();
+        let mut names = Vec::new();
+        for s in skill.scripts() {
+            names.push((script_reference("docx", &s.rel_path), s.rel_path.clone()));
+            names.push((set.listed_name("docx", &s.rel_path), s.rel_path.clone()));
+        }
+        names.extend(
+            [
+                ("docx:unpack", "scripts/office/unpack.py"),
+                ("unpack.py", "scripts/office/unpack.py"),
+                ("pack", "scripts/pack.py"),
+            ]
+            .map(|(a, b)| (a.to_owned(), b.to_owned())),
+        );
+        assert!(names.iter().any(|(n, _)| n == "docx/scripts/office/unpack.py"));
+        for (written, want) in names {
+            match set.resolve_in("docx", &written) {
+                Ok(r) => assert_eq!(r.rel_path, want, "{written}"),
+                Err(e) => panic!("{written}: {e}"),
+            }
+        }
+        // Still confined to the skill.
+        assert!(set.resolve_in("docx", "docx/../docx/scripts/pack.py").is_err());
+        assert!(set.resolve_in("docx", "docx/nothing/x.py").is_err());
     }
 
     #[test]
