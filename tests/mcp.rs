@@ -381,6 +381,11 @@ fn load_skill_reads_files_under_the_rule_of_chat_and_is_audited() {
 ",
     );
     std::os::unix::fs::symlink(".env", home.path().join("skills/t/env.txt")).unwrap();
+    std::fs::write(
+        home.path().join("skills/t/img.png"),
+        b"\x89PNG\r\n\x1a\n\0\0\0\0",
+    )
+    .unwrap();
     let pem = home
         .path()
         .join("skills/t/secret.pem")
@@ -432,6 +437,21 @@ fn load_skill_reads_files_under_the_rule_of_chat_and_is_audited() {
     assert_eq!(
         guide["result"]["contents"][0]["text"],
         "# Guide\nRead me.\n"
+    );
+    // A binary file: a note (what it is, its size) and the resource with its bytes, never
+    // the raw bytes as text.
+    let png = c.call("load_skill", json!({"name": "t", "file": "img.png"}));
+    assert_eq!(png["isError"], false, "{png}");
+    assert_eq!(
+        text(&png),
+        "[img.png of skill `t` is a binary file (PNG image, 12 bytes), not text: it cannot be \
+         read here. A script of the skill can use it by that path.]\n\
+         Its bytes, base64-encoded: resources/read skill://t/img.png (image/png).\n"
+    );
+    let read = c.request("resources/read", json!({"uri": "skill://t/img.png"}));
+    assert_eq!(
+        read["result"]["contents"][0]["blob"], "iVBORw0KGgoAAAAA",
+        "{read}"
     );
     let body = c.call("load_skill", json!({"name": "t"}));
     assert!(text(&body).contains("Call t__echo to echo."), "{body}");

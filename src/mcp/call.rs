@@ -54,8 +54,21 @@ fn load_skill(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Value 
     match dispatcher.read_skill(Origin::Mcp, &argv, false) {
         Outcome::Ran(ran) => {
             let mut text = String::from_utf8_lossy(&ran.result.stdout).into_owned();
-            if file.is_none() {
-                text.push_str(&catalog.load_skill_tail(&name).unwrap_or_default());
+            match &file {
+                None => text.push_str(&catalog.load_skill_tail(&name).unwrap_or_default()),
+                // The reader gave a note for a binary file; its bytes are a resource.
+                Some(rel) => {
+                    let published = catalog
+                        .skill(&name)
+                        .and_then(|s| s.files.iter().find(|f| &f.rel == rel))
+                        .filter(|f| crate::skills::files::is_binary(&f.bytes));
+                    if let Some(f) = published {
+                        text.push_str(&format!(
+                            "Its bytes, base64-encoded: resources/read {} ({}).\n",
+                            f.uri, f.mime
+                        ));
+                    }
+                }
             }
             json!({"content": [{"type": "text", "text": text}], "isError": false})
         }

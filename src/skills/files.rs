@@ -74,6 +74,16 @@ impl SkillSet {
         std::fs::File::open(&path)
             .and_then(|f| f.take(max_bytes as u64 + 1).read_to_end(&mut bytes))
             .map_err(|e| ResolveError::NotFound(format!("{rel}: {e}")))?;
+        if is_binary(&bytes) {
+            // Bytes that are no text would reach the model as NULs and replacement
+            // characters (pages of them): a note says what the file is instead.
+            let size = std::fs::metadata(&path).map_or(bytes.len() as u64, |m| m.len());
+            return Ok(SkillText {
+                skill: skill.name.clone(),
+                bytes: binary_note(&rel, &skill.name, size, &bytes).into_bytes(),
+                truncated: false,
+            });
+        }
         let truncated = bytes.len() > max_bytes;
         bytes.truncate(max_bytes);
         Ok(SkillText {
@@ -82,6 +92,83 @@ impl SkillSet {
             truncated,
         })
     }
+}
+
+/// Whether `bytes` (a file's start) is not text: a NUL byte, or more than one byte in twenty
+/// that is no UTF-8 (a character cut at the end does not count). Pure.
+pub(crate) fn is_binary(bytes: &[u8]) -> bool {
+    if bytes.contains(&0) {
+        return true;
+    }
+    let mut invalid = 0;
+    let mut chunks = bytes.utf8_chunks().peekable();
+    while let Some(chunk) = chunks.next() {
+        // The last chunk's invalid tail may be a character cut by the read limit.
+        if chunks.peek().is_some() || chunk.invalid().len() > 3 {
+            invalid += chunk.invalid().len();
+        }
+    }
+    invalid * 20 > bytes.len()
+}
+
+/// What a binary file probably is, from its first bytes, else its extension. Pure.
+fn kind_of(rel: &str, head: &[u8]) -> &'static str {
+    const MAGIC: &[(&[u8], &str)] = &[
+        (b"\x89PNG", "PNG image"),
+        (b"\xff\xd8\xff", "JPEG image"),
+        (b"GIF8", "GIF image"),
+        (b"%PDF", "PDF document"),
+        (b"\x00\x01\x00\x00", "TrueType font"),
+        (b"true", "TrueType font"),
+        (b"OTTO", "OpenType font"),
+        (b"wOFF", "WOFF font"),
+        (b"wOF2", "WOFF2 font"),
+        (b"\x1f\x8b", "gzip archive"),
+        (b"\x7fELF", "ELF executable"),
+        (b"BZh", "bzip2 archive"),
+        (b"\xfd7zXZ", "xz archive"),
+        (b"7z\xbc\xaf", "7-Zip archive"),
+        (b"SQLite format 3", "SQLite database"),
+    ];
+    let ext = rel
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    if head.starts_with(b"PK\x03\x04") {
+        return match ext.as_str() {
+            "docx" => "Word document (zip)",
+            "xlsx" => "Excel workbook (zip)",
+            "pptx" => "PowerPoint presentation (zip)",
+            "jar" => "Java archive (zip)",
+            _ => "zip archive",
+        };
+    }
+    if head.starts_with(b"RIFF") && head.get(8..12) == Some(b"WEBP") {
+        return "WebP image";
+    }
+    if let Some((_, kind)) = MAGIC.iter().find(|(m, _)| head.starts_with(m)) {
+        return kind;
+    }
+    match ext.as_str() {
+        "ttf" => "TrueType font",
+        "otf" => "OpenType font",
+        "ico" => "icon",
+        "bmp" => "BMP image",
+        "mp3" | "wav" | "ogg" | "flac" => "audio",
+        "mp4" | "mov" | "webm" => "video",
+        "pyc" => "compiled Python",
+        "so" | "dylib" | "dll" | "exe" => "compiled program",
+        _ => "unknown type",
+    }
+}
+
+/// The short note the model gets for a binary file instead of its bytes. Pure.
+fn binary_note(rel: &str, skill: &str, size: u64, head: &[u8]) -> String {
+    format!(
+        "[{rel} of skill `{skill}` is a binary file ({}, {size} bytes), not text: it cannot be \
+         read here. A script of the skill can use it by that path.]\n",
+        kind_of(rel, head)
+    )
 }
 
 /// `file` relative to the skill folder when it is an absolute path below the folder, as
@@ -361,6 +448,40 @@ mod tests {
                 .to_string()
                 .contains("secret.key")
         );
+    }
+
+    #[test]
+    fn a_binary_file_is_a_note_not_its_bytes() {
+        let (root, set) = set();
+        let dir = root.path().join("notes");
+        let mut font = vec![0u8, 1, 0, 0];
+        font.extend(std::iter::repeat_n(0u8, 12_000));
+        fs::write(dir.join("font.ttf"), &font).unwrap();
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        png.extend((0..2000u32).map(|i| (i * 7 + 128) as u8 | 0x80));
+        fs::write(dir.join("img.dat"), &png).unwrap();
+        let read = |f: &str, max| {
+            let t = set.read_skill_text("notes", Some(f), max, &[]).unwrap();
+            (String::from_utf8(t.bytes).unwrap(), t.truncated)
+        };
+        let (text, truncated) = read("font.ttf", 100_000);
+        assert_eq!(
+            text,
+            "[font.ttf of skill `notes` is a binary file (TrueType font, 12004 bytes), not \
+             text: it cannot be read here. A script of the skill can use it by that path.]\n"
+        );
+        assert!(!truncated);
+        // Seen in the first bytes read, with no NUL: the magic names it, the size is the file's.
+        let (text, _) = read("img.dat", 100);
+        assert!(text.contains("(PNG image, 2008 bytes)"), "{text}");
+        // Positive control: text, even cut inside a character, is text.
+        fs::write(dir.join("t.md"), "é".repeat(100)).unwrap();
+        let t = set
+            .read_skill_text("notes", Some("t.md"), 101, &[])
+            .unwrap();
+        assert!(t.truncated && t.bytes.len() == 101);
+        assert!(!super::is_binary("é".repeat(50).as_bytes().split_at(99).0));
+        assert!(super::is_binary(b"abc\0def"));
     }
 
     #[test]
