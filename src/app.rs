@@ -198,6 +198,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
                 .map(|why| format!("skill `{n}` was found but not loaded: {why}"))
                 .or_else(|| untrusted_skill_hint(n))
         });
+        let hint = hint.or_else(|| skills.is_empty().then(|| nothing_loaded_hint(&dirs)));
         return Err(usage(match hint {
             Some(hint) => format!("{e}; {hint}"),
             None => e.to_string(),
@@ -417,6 +418,31 @@ pub(crate) fn untrusted_skill_hint(name: &str) -> Option<String> {
             let why = project_refusal(&format!("--skills-dir {folder}"))?;
             Some(format!("{} is not used because {why}", d.display()))
         })
+}
+
+/// For an unknown skill when none is loaded at all ("available: none" alone says nothing):
+/// where skills were looked for (`~` for the home folder) and how to add one.
+pub(crate) fn nothing_loaded_hint(searched: &[PathBuf]) -> String {
+    let home = crate::paths::home();
+    let shown: Vec<String> = searched
+        .iter()
+        .map(
+            |d| match home.as_deref().and_then(|h| d.strip_prefix(h).ok()) {
+                Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+                Some(rest) => format!("~/{}", rest.display()),
+                None => d.display().to_string(),
+            },
+        )
+        .map(|d| crate::term::sanitize(&d).into_owned())
+        .collect();
+    let searched = match shown.is_empty() {
+        true => "no folder".to_string(),
+        false => shown.join(", "),
+    };
+    format!(
+        "no skill is loaded: looked in {searched}; add skills with --skills-dir DIR (a skill's \
+         folder, or a folder of them)"
+    )
 }
 
 /// `e` for skill `name`, with [`untrusted_skill_hint`] when there is one.

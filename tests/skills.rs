@@ -537,6 +537,47 @@ fn a_shadowed_skill_is_reached_with_the_flag_its_warning_names() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "from second\n");
 }
 
+/// With no skill loaded at all, an unknown skill says where skills were looked for and how to
+/// add one, in every command that names a skill.
+#[test]
+fn with_no_skill_loaded_an_unknown_skill_says_where_to_put_one() {
+    let tmp = TempDir::new().unwrap();
+    let commands: [&[&str]; 4] = [
+        &["skills", "show", "calc"],
+        &["run", "calc", "x"],
+        &["filter", "--skill", "calc"],
+        &["chat", "--allow-scripts", "--skill", "calc", "-y"],
+    ];
+    for args in commands {
+        let out = skillpipe(tmp.path())
+            .args(args)
+            .write_stdin("12 * 37?\n")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(
+                "no skill is loaded: looked in ~/.config/skillpipe/skills, ~/.agents/skills"
+            ) && err.contains("--skills-dir DIR"),
+            "{args:?}: {err}"
+        );
+    }
+    // Positive control: with a skill loaded, the list of names is the answer.
+    let dir = tmp.path().join("col");
+    skill(&dir, "other", &basic("other"), &[]);
+    let out = skillpipe(tmp.path())
+        .args(["skills", "show", "calc", "--skills-dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("available: other") && !err.contains("no skill is loaded"),
+        "{err}"
+    );
+}
+
 #[test]
 fn retain_named_filters_or_names_the_unknown() {
     let tmp = TempDir::new().unwrap();

@@ -75,7 +75,14 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
                 eprintln!("skillpipe: {}", sanitize(&e.to_string()));
                 return Ok(super::EXIT_USAGE);
             }
-            return Err(usage(crate::app::skill_error(e, &args.skill)));
+            let mut why = crate::app::skill_error(e, &args.skill);
+            if dispatcher.skills().is_empty()
+                && crate::app::untrusted_skill_hint(&args.skill).is_none()
+            {
+                let searched = crate::paths::skill_search_path(&config.skills_dirs);
+                why = format!("{why}; {}", crate::app::nothing_loaded_hint(&searched));
+            }
+            return Err(usage(why));
         }
     };
     // A tool is run by its id, so that its input, timeout and env apply.

@@ -59,7 +59,11 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                         "skill `{name}` was found but not loaded: {why}"
                     )));
                 }
-                let e = format!("unknown skill `{name}`; available: {}", set.names_list());
+                let mut e = format!("unknown skill `{name}`; available: {}", set.names_list());
+                if set.is_empty() && crate::app::untrusted_skill_hint(name).is_none() {
+                    let searched = args.skill_flags.search_path()?;
+                    e = format!("{e}; {}", crate::app::nothing_loaded_hint(&searched));
+                }
                 return Err(usage(crate::app::skill_error(e, name)));
             };
             show(skill, &mut out)?;

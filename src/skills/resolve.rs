@@ -665,7 +665,11 @@ mod tests {
             ]
             .map(|(a, b)| (a.to_owned(), b.to_owned())),
         );
-        assert!(names.iter().any(|(n, _)| n == "docx/scripts/office/unpack.py"));
+        assert!(
+            names
+                .iter()
+                .any(|(n, _)| n == "docx/scripts/office/unpack.py")
+        );
         for (written, want) in names {
             match set.resolve_in("docx", &written) {
                 Ok(r) => assert_eq!(r.rel_path, want, "{written}"),
@@ -673,7 +677,10 @@ mod tests {
             }
         }
         // Still confined to the skill.
-        assert!(set.resolve_in("docx", "docx/../docx/scripts/pack.py").is_err());
+        assert!(
+            set.resolve_in("docx", "docx/../docx/scripts/pack.py")
+                .is_err()
+        );
         assert!(set.resolve_in("docx", "docx/nothing/x.py").is_err());
     }
 
