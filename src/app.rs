@@ -473,13 +473,34 @@ pub(crate) fn load_agent(
     vars: &[String],
     instructions: bool,
 ) -> Result<AgentConfig, AppError> {
+    load_agent_with(name, vars, instructions).map(|(agent, _)| agent)
+}
+
+/// For `agents show`, which shows the prompt and sends it nowhere: the agent with its
+/// instructions filled where a value is given, a variable without one left as `{{NAME}}`,
+/// and those variables' names (the `--var` flags `chat` will require).
+pub(crate) fn load_agent_to_show(
+    name: &str,
+    vars: &[String],
+) -> Result<(AgentConfig, Vec<String>), AppError> {
+    load_agent_with(name, vars, false)
+}
+
+/// [`load_agent`]; not `strict`, a missing variable is left unfilled and named.
+fn load_agent_with(
+    name: &str,
+    vars: &[String],
+    strict: bool,
+) -> Result<(AgentConfig, Vec<String>), AppError> {
     let vars = parse_vars(vars)?;
     let file =
         crate::agents::find(name, &crate::paths::agent_search_path()).map_err(agent_error)?;
-    let mut agent = if instructions {
-        file.resolve(&vars).map_err(agent_error)?
-    } else {
-        file.resolve_policy_only(&vars)
+    let (mut agent, missing) = match file.clone().resolve(&vars) {
+        Ok(agent) => (agent, Vec::new()),
+        Err(crate::agents::AgentError::MissingVariable { names, .. }) if !strict => {
+            (file.resolve_policy_only(&vars), names)
+        }
+        Err(e) => return Err(agent_error(e)),
     };
     let mut unused: Vec<&str> = Vec::new();
     for (k, _) in &vars {
@@ -491,7 +512,7 @@ pub(crate) fn load_agent(
         let w = format!("--var {k}: agent `{}` has no variable `{k}`", agent.name);
         agent.warnings.push(w);
     }
-    Ok(agent)
+    Ok((agent, missing))
 }
 
 /// `--var K=V` arguments; a missing `=` or an empty key is a usage error naming the flag.

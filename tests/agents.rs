@@ -368,23 +368,28 @@ fn bad_script_policy_key_has_line() {
     ));
 }
 
+/// `agents show` shows the prompt with a variable that has no value left as written, and names
+/// the flags; `chat`, which sends the prompt, still requires every value.
 #[test]
 fn missing_variable_is_named() {
     let w = World::new();
     w.write("agents/x.toml", "instructions = 'Teach {{lang}}.'\n");
     w.agents(&["show", "x"])
-        .code(2)
+        .success()
+        .stdout(predicate::str::contains("Teach {{lang}}."))
         .stderr(predicate::str::contains(
-            "agents/x.toml: missing variable `lang`: pass --var lang=VALUE",
+            "agents/x.toml: missing variable `lang`, left as written below; chat and the other \
+             commands that send the prompt need --var lang=VALUE",
         ));
     w.write(
         "agents/y.toml",
         "[instructions]\nvalue = 'No placeholders.'\nvariables = [\"topic\"]\n",
     );
     w.agents(&["show", "y"])
-        .code(2)
+        .success()
         .stderr(predicate::str::contains(
-            "missing variable `topic`: pass --var topic=VALUE",
+            "missing variable `topic`, left as written below; chat and the other commands that \
+             send the prompt need --var topic=VALUE",
         ));
     // Several missing: all named at once, so one run can give every value.
     w.write(
@@ -392,14 +397,42 @@ fn missing_variable_is_named() {
         "instructions = 'For {{user}} on {{project}}, {{user}} again.'\n",
     );
     w.agents(&["show", "z"])
-        .code(2)
+        .success()
+        .stdout(predicate::str::contains(
+            "For {{user}} on {{project}}, {{user}} again.",
+        ))
         .stderr(predicate::str::contains(
-            "agents/z.toml: missing variables `user`, `project`: pass --var user=VALUE --var project=VALUE",
+            "agents/z.toml: missing variables `user`, `project`, left as written below; chat and \
+             the other commands that send the prompt need --var user=VALUE --var project=VALUE",
         ));
     w.agents(&["show", "z", "--var", "user=ann"])
+        .success()
+        .stdout(predicate::str::contains(
+            "For ann on {{project}}, ann again.",
+        ))
+        .stderr(predicate::str::contains(
+            "missing variable `project`, left as written below",
+        ));
+    // Given every value: no warning (positive control).
+    w.agents(&["show", "z", "--var", "user=ann", "--var", "project=p"])
+        .success()
+        .stdout(predicate::str::contains("For ann on p, ann again."))
+        .stderr(predicate::str::contains("missing variable").not());
+    // Chat sends the prompt: a missing value is still an error.
+    w.cmd()
+        .args([
+            "chat",
+            "--agent",
+            "z",
+            "--var",
+            "user=ann",
+            "--print-request",
+            "hi",
+        ])
+        .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "missing variable `project`: pass --var project=VALUE",
+            "agents/z.toml: missing variable `project`: pass --var project=VALUE",
         ));
 }
 

@@ -56,9 +56,21 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             Ok(super::EXIT_OK)
         }
         AgentsCommand::Show { name, vars } => {
-            let mut agent =
-                crate::app::load_agent(&name, &vars, true).map_err(anyhow::Error::from)?;
+            let (mut agent, missing) =
+                crate::app::load_agent_to_show(&name, &vars).map_err(anyhow::Error::from)?;
             warn_all(&agent.warnings);
+            if !missing.is_empty() {
+                // Shown, not sent: the prompt with `{{NAME}}` as written; chat needs the values.
+                let flags: Vec<String> =
+                    missing.iter().map(|n| format!("--var {n}=VALUE")).collect();
+                eprintln!(
+                    "skillpipe: warning: {}: {}, left as written below; chat and the other \
+                     commands that send the prompt need {}",
+                    crate::term::sanitize(&agent.source.display().to_string()),
+                    crate::agents::missing_variables(&missing),
+                    flags.join(" ")
+                );
+            }
             let restricted = agents::origin::restrict(&mut agent);
             if let Some(n) = &restricted.notice {
                 eprintln!("skillpipe: {}", crate::term::sanitize(n));
