@@ -611,6 +611,59 @@ fn bare_repl_cmd(home: &TestHome, dir: &std::path::Path, args: &[&str]) -> Comma
     c
 }
 
+/// A trusted project's agent named by name is saved by its path: the session resumes with it
+/// from another folder (where `researcher` names nothing), and the agent, a project's file,
+/// still grants nothing there.
+#[test]
+fn resume_elsewhere_brings_back_a_project_agent_named_by_name() {
+    let home = TestHome::new();
+    let project = path_project(&home);
+    home.write(
+        "project/agents/researcher.toml",
+        "name = \"researcher\"\ndescription = \"Finds things\"\ninstructions = \"You research carefully.\"\n",
+    );
+    let trusted = home
+        .cmd()
+        .current_dir(&project)
+        .arg("trust")
+        .output()
+        .unwrap();
+    assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
+    let started = ["--agent", "researcher", "--model", "replay:answers.jsonl"];
+    let mut p = Pty::spawn(bare_repl_cmd(&home, &project, &started));
+    p.expect("commands");
+    p.expect("researcher@replay> ");
+    p.send(b"hi\r");
+    p.expect("Replayed answer.");
+    p.expect("researcher@replay> ");
+    p.send(b"/save rs2\r");
+    p.expect("skillpipe chat --resume rs2");
+    p.expect("researcher@replay> ");
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+
+    let out = home
+        .cmd()
+        .args(["chat", "--resume", "rs2", "--print-request", "x"])
+        .output()
+        .unwrap();
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("cannot be loaded"), "{err}");
+    assert!(stdout.contains("You research carefully."), "{stdout}");
+    let saved =
+        std::fs::read_to_string(home.path().join("state/skillpipe/sessions/rs2.json")).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    let agent = saved["reload"]["agent"].as_str().unwrap();
+    assert!(
+        agent.starts_with('/') && agent.ends_with("project/agents/researcher.toml"),
+        "{agent}"
+    );
+}
+
 /// A project with an agent, a skill folder and a replay file, all named by relative paths.
 fn path_project(home: &TestHome) -> std::path::PathBuf {
     home.write(

@@ -71,13 +71,26 @@ impl Reload {
                 .map(|a| match crate::paths::agent_dir(a) {
                     // Given by path: absolute, so another folder finds the same file.
                     Some(_) => absolute(cwd, Path::new(a)).display().to_string(),
-                    None => a.to_string(),
+                    None => agent_by_name(a, cwd),
                 }),
             skills_dirs: app.skills_dirs.iter().map(|d| absolute(cwd, d)).collect(),
             skills: app.only_skills.clone(),
             vars: app.vars.clone(),
             scripts_allowed,
         }
+    }
+}
+
+/// How to find agent `name` again from any folder: a trusted project's agent (found in
+/// `./agents` here, and nowhere from another folder) by its absolute path; the user's own
+/// agent stays a name. A file saved by path loads as any agent file outside the user's config
+/// does (it grants nothing), and only from the user's own saved sessions.
+fn agent_by_name(name: &str, cwd: &Path) -> String {
+    match crate::agents::find(name, &crate::paths::agent_search_path()) {
+        Ok(file) if !crate::paths::in_user_config(&file.source) => {
+            absolute(cwd, &file.source).display().to_string()
+        }
+        _ => name.to_string(),
     }
 }
 
