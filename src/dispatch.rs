@@ -501,17 +501,6 @@ impl Dispatcher {
         if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
             return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
         }
-        // `!{scripts/calc.py ...}`, copied from an explanation: the `...` stands for a value.
-        if let Some(w) = argv[1..]
-            .iter()
-            .find(|w| *w == "…" || (w.len() >= 3 && w.bytes().all(|b| b == b'.')))
-        {
-            let why = format!(
-                "`{w}` is a placeholder, not a value: write the real argument (or show the \
-                 directive in backticks)"
-            );
-            return block(&argv, None, &stdin, Decision::Invalid, why);
-        }
         if is_builtin_skill(&argv) {
             return self.builtin_skill(origin, &argv);
         }
@@ -551,6 +540,17 @@ impl Dispatcher {
             Some(_) => Argv0Kind::ScriptRef,
             None => command::classify(&argv0),
         };
+        // `!{scripts/calc.py ...}`, copied from an explanation: the `...` stands for a value. A
+        // skill script's only: to a system command (`grep -c '...'`) it may be a real one.
+        if kind == Argv0Kind::ScriptRef
+            && let Some(w) = args.iter().find(|w| command::is_left_out(w))
+        {
+            let why = format!(
+                "`{w}` is a placeholder, not a value: write the real argument (or show the \
+                 directive in backticks)"
+            );
+            return block(&argv, None, &stdin, Decision::Invalid, why);
+        }
         let (program, prog_args, cwd) = match kind {
             Argv0Kind::ScriptRef => {
                 let resolved = match invocation
