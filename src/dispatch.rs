@@ -501,6 +501,15 @@ impl Dispatcher {
         if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
             return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
         }
+        // A signal is stopping skillpipe: nothing new starts (the runs under way are being
+        // killed, and a command started now would be too, or outlive the exit).
+        if let Some(sig) = crate::exec::interrupted_by() {
+            let why = format!(
+                "not run: skillpipe is stopping ({})",
+                crate::exec::signal_name(sig)
+            );
+            return block(&argv, None, &stdin, Decision::Declined, why);
+        }
         if is_builtin_skill(&argv) {
             return self.builtin_skill(origin, &argv);
         }
