@@ -1751,7 +1751,7 @@ fn print_request_shows_the_request_and_sends_nothing() {
 fn a_signal_during_a_capture_sends_the_model_nothing_more() {
     let home = TestHome::new();
     let server = Server::start([Reply::text(["go !{sleep 30} after"]), Reply::text(["more"])]);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skillpipe"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_skillpipe"))
         .args(["chat", "--base-url", &server.url, "--model", "test-model"])
         .args(["--allow", "sleep", "-y", "--sandbox", "best-effort", "hi"])
         .env("HOME", home.path())
