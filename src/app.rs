@@ -157,7 +157,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
                 .ignored
                 .retain(|i| !granted_by_overrides(i.key, &config.overrides));
             let mut shown = crate::agents::origin::shown_source(&agent.source);
-            if agent.source.is_symlink() {
+            if crate::agents::origin::linked_to(&agent.source).is_some() {
                 // Reached from the user's folder, it still counts where it leads.
                 shown.push_str(" (to let it grant, copy the file into your own config folder)");
             }
