@@ -157,7 +157,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
                 .ignored
                 .retain(|i| !granted_by_overrides(i.key, &config.overrides));
             let mut shown = crate::agents::origin::shown_source(&agent.source);
-            if agent.source.is_symlink() {
+            if crate::agents::origin::linked_to(&agent.source).is_some() {
                 // Reached from the user's folder, it still counts where it leads.
                 shown.push_str(" (to let it grant, copy the file into your own config folder)");
             }
@@ -739,9 +739,12 @@ mod session {
             session.offer_tools_of(&setup.named_skills);
             let all = tools;
             (tools, tool_bytes, body_bytes) = measure(&session);
+            let which = match setup.named_skills.is_empty() {
+                true => "only load_skill: no skill is named in full",
+                false => "load_skill and the tools of the skills named in full",
+            };
             note(&format!(
-                "skillpipe: --tools: {} of {all} tools are offered at first (the skills named in full); a catalog skill's tools join once the model loads it (load_skill or !{{skill NAME}})",
-                tools
+                "skillpipe: --tools: {tools} of {all} tools are offered at first ({which}); a catalog skill's tools join once the model loads it (load_skill or !{{skill NAME}})"
             ));
         }
         if config.verbose {

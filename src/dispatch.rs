@@ -501,16 +501,14 @@ impl Dispatcher {
         if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
             return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
         }
-        // `!{scripts/calc.py ...}`, copied from an explanation: the `...` stands for a value.
-        if let Some(w) = argv[1..]
-            .iter()
-            .find(|w| *w == "…" || (w.len() >= 3 && w.bytes().all(|b| b == b'.')))
-        {
+        // A signal is stopping skillpipe: nothing new starts (the runs under way are being
+        // killed, and a command started now would be too, or outlive the exit).
+        if let Some(sig) = crate::exec::interrupted_by() {
             let why = format!(
-                "`{w}` is a placeholder, not a value: write the real argument (or show the \
-                 directive in backticks)"
+                "not run: skillpipe is stopping ({})",
+                crate::exec::signal_name(sig)
             );
-            return block(&argv, None, &stdin, Decision::Invalid, why);
+            return block(&argv, None, &stdin, Decision::Declined, why);
         }
         if is_builtin_skill(&argv) {
             return self.builtin_skill(origin, &argv);
@@ -551,6 +549,17 @@ impl Dispatcher {
             Some(_) => Argv0Kind::ScriptRef,
             None => command::classify(&argv0),
         };
+        // `!{scripts/calc.py ...}`, copied from an explanation: the `...` stands for a value. A
+        // skill script's only: to a system command (`grep -c '...'`) it may be a real one.
+        if kind == Argv0Kind::ScriptRef
+            && let Some(w) = args.iter().find(|w| command::is_left_out(w))
+        {
+            let why = format!(
+                "`{w}` is a placeholder, not a value: write the real argument (or show the \
+                 directive in backticks)"
+            );
+            return block(&argv, None, &stdin, Decision::Invalid, why);
+        }
         let (program, prog_args, cwd) = match kind {
             Argv0Kind::ScriptRef => {
                 let resolved = match invocation

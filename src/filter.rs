@@ -118,6 +118,12 @@ where
     let mut report = FilterReport::default();
     let mut read_error = None;
     loop {
+        // A signal is stopping skillpipe: what is still to come is not read, nor run.
+        if crate::exec::interrupted_by().is_some() {
+            out.finish();
+            out.flush();
+            break;
+        }
         let ended = match input.next(&mut buf) {
             Next::Here(len) => {
                 let sink = &mut |ev: Event<'_>| on_event(&mut out, &mut input, &*reporter, ev);

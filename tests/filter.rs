@@ -102,8 +102,8 @@ fn a_directive_in_an_indented_code_block_is_text() {
     );
 }
 
-/// `...` (or `…`) in place of an argument is a placeholder copied from an explanation: not
-/// run. `.` and `..` are folders, and run.
+/// `...` (or `…`) in place of a skill script's argument is a placeholder copied from an
+/// explanation: not run. To a system command it may be a real argument (`grep -c '...'`).
 #[test]
 fn a_placeholder_argument_is_not_run() {
     let home = TestHome::new();
@@ -111,45 +111,27 @@ fn a_placeholder_argument_is_not_run() {
         .cmd()
         .args([
             "filter",
+            "--skills-dir",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/skills"),
+        ])
+        .args([
+            "--allow-scripts",
             "--allow",
             "echo",
             "-y",
             "--sandbox",
             "best-effort",
         ])
-        .write_stdin("a !{echo ...} b !{echo …} c !{echo ..} d")
+        .write_stdin("a !{scripts/calc.py ...} b !{scripts/calc.py …} c !{echo ...} d")
         .output()
         .unwrap();
-    assert_eq!(stdout(&out), "a  b  c .. d");
+    assert_eq!(stdout(&out), "a  b  c ... d");
     let err = stderr(&out);
     assert_eq!(
         err.matches("is a placeholder, not a value").count(),
         2,
         "{err}"
     );
-}
-
-/// A status line shows a huge directive cut with a count, and a run of blanks folded, so one
-/// line never fills the screen.
-#[test]
-fn a_long_directive_is_shown_shortened_in_its_report() {
-    let home = TestHome::new();
-    let input = format!(
-        "a !{{echo {}}} b !{{echo 'c{}d'}} e",
-        "x".repeat(3000),
-        " ".repeat(100)
-    );
-    let out = home
-        .cmd()
-        .arg("filter")
-        .write_stdin(input)
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    let first = err.lines().next().unwrap();
-    assert!(first.chars().count() < 400, "{first}");
-    assert!(first.contains("more\u{a0}characters⟩"), "{first}");
-    assert!(err.contains("'c⟨100\u{a0}spaces⟩d'"), "{err}");
 }
 
 #[test]
@@ -624,4 +606,63 @@ fn escapes_on_stderr_have_one_wording() {
         "{err}"
     );
     assert!(!err.contains("\\u{") && !err.contains('\x1b'), "{err}");
+}
+
+/// A signal stops the filter where it is: the run under way is killed, and what is still to
+/// come is not run (declined as stopping, never "failed" for a command that never started).
+#[test]
+fn a_signal_stops_the_filter_before_the_next_directive() {
+    let home = TestHome::new();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skillpipe"))
+        .args(["filter", "--allow", "sleep", "--allow", "echo", "-y"])
+        .args(["--sandbox", "best-effort"])
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .current_dir(home.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"a !{sleep 30} b\nc !{echo SECOND} d\n")
+        .unwrap();
+    // Wait until the sleep has started (its audit line), then stop the filter.
+    let started = std::time::Instant::now();
+    while !home
+        .audit_all()
+        .iter()
+        .any(|r| r["argv"][0] == "sleep" && r["phase"] == "started")
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(143));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stopped by SIGTERM"), "{err}");
+    assert!(!err.contains("failed: !{echo SECOND}"), "{err}");
+    assert!(
+        home.audit_all()
+            .iter()
+            .filter(|r| r["argv"][0] == "echo")
+            .all(|r| r["decision"] == "declined"),
+        "{:?}",
+        home.audit_all()
+    );
 }

@@ -459,6 +459,10 @@ fn save_then_resume_by_name_and_from_the_list() {
     p.send(b"/save -dash\r");
     p.expect("--resume=-dash");
     p.prompt();
+    // A file elsewhere: by its absolute path, with what it will not bring back.
+    p.send(b"/save ./mine.json\r");
+    p.expect("(outside your sessions");
+    p.prompt();
     p.send(b"/exit\r");
     assert_eq!(p.wait_exit().code(), Some(0));
 

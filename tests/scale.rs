@@ -149,7 +149,10 @@ fn verbose_counts_the_tool_schemas_sent_with_tools() {
     assert_eq!(n, 1, "{tools}");
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("--tools: 1 of ") && stderr.contains(" tools are offered at first"),
+        stderr.contains("--tools: 1 of ")
+            && stderr.contains(
+                " tools are offered at first (only load_skill: no skill is named in full)"
+            ),
         "{stderr}"
     );
     assert!(

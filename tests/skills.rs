@@ -1657,3 +1657,53 @@ fn identical_copies_are_one_skill_and_real_clashes_are_summed_up() {
     }
     assert!(!all.contains("duplicate skill `gamma`"), "{all}");
 }
+
+/// `SKILL/FILE` for a skill's root script is also a path from the working directory: when the
+/// user has that file there, neither is picked silently; `./SKILL/FILE` is always the user's.
+#[test]
+fn a_root_script_path_that_is_also_the_users_file_is_not_guessed() {
+    let tmp = TempDir::new().unwrap();
+    let skills = tmp.path().join("sk");
+    skill(
+        &skills,
+        "docs",
+        &basic("docs"),
+        &[("build.sh", "#!/bin/sh\necho SKILL\n")],
+    );
+    let work = tmp.path().join("w");
+    fs::create_dir_all(work.join("docs")).unwrap();
+    fs::write(work.join("docs/build.sh"), "#!/bin/sh\necho MINE\n").unwrap();
+    let run = |body: &str| {
+        skillpipe(tmp.path())
+            .current_dir(&work)
+            .args(["filter", "--skills-dir"])
+            .arg(&skills)
+            .args([
+                "--allow",
+                "sh ./docs/build.sh",
+                "--allow",
+                "docs:build",
+                "-y",
+            ])
+            .args(["--sandbox", "best-effort"])
+            .write_stdin(body.to_string())
+            .output()
+            .unwrap()
+    };
+    let out = run("!{docs/build.sh}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is both skill `docs`'s script and a file here"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing ran");
+    assert_eq!(
+        String::from_utf8_lossy(&run("!{sh ./docs/build.sh}").stdout),
+        "MINE"
+    );
+    // The control: qualified by id, the skill's runs.
+    assert_eq!(
+        String::from_utf8_lossy(&run("!{docs:build.sh}").stdout),
+        "SKILL"
+    );
+}

@@ -648,6 +648,19 @@ fn a_linked_agent_file_says_how_to_let_it_grant() {
         .output()
         .unwrap();
     assert!(!out(&o).1.contains("ignored"), "{:?}", out(&o));
+    // A linked `agents/` folder counts where it leads too, and the notice says it is a link.
+    std::fs::remove_dir_all(&agents).unwrap();
+    std::os::unix::fs::symlink(elsewhere.parent().unwrap(), &agents).unwrap();
+    let o = cmd_in(&home, home.path())
+        .args(["filter", "--agent", "dot"])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    let err = out(&o).1;
+    assert!(
+        err.contains("(a link to ") && err.contains("copy the file into your own config folder"),
+        "{err}"
+    );
 }
 
 /// In a trusted project, a project folder that others may write to (on the way down to it) is

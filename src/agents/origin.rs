@@ -26,12 +26,21 @@ pub fn restrict(agent: &mut AgentConfig) -> Restricted {
 /// An agent file as a notice names it: a link (e.g. into the user's config folder) with where it
 /// leads, since that is what decides whether the file is the user's own.
 pub fn shown_source(path: &std::path::Path) -> String {
-    match path.canonicalize() {
-        Ok(real) if path.is_symlink() => {
-            format!("{} (a link to {})", path.display(), real.display())
-        }
-        _ => path.display().to_string(),
+    match linked_to(path) {
+        Some(real) => format!("{} (a link to {})", path.display(), real.display()),
+        None => path.display().to_string(),
     }
+}
+
+/// Where `path` really is when a link on the way (the file itself, or a linked `agents/`
+/// folder) leads elsewhere; `None` when it is where it says.
+pub fn linked_to(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let absolute = std::path::absolute(path).ok()?;
+    absolute
+        .ancestors()
+        .any(std::path::Path::is_symlink)
+        .then(|| path.canonicalize().ok())
+        .flatten()
 }
 
 /// [`restrict`] with the decision given (pure).

@@ -28,6 +28,13 @@ pub fn asked_not_to_run(user: &str) -> bool {
         .filter(|w| !w.is_empty())
         .collect();
     let object_after = |i: usize| words.get(i + 1).is_none_or(|w| OBJECTS.contains(w));
+    // "do not run it twice", "without running anything else": one run is wanted, only not
+    // more, or not another.
+    let limited = |i: usize| {
+        words
+            .get(i + 2)
+            .is_some_and(|w| matches!(*w, "twice" | "else" | "other" | "more"))
+    };
     let verbs = ["run", "execute", "play"];
     (0..words.len()).any(|i| {
         let w = words[i];
@@ -38,7 +45,7 @@ pub fn asked_not_to_run(user: &str) -> bool {
                     || (words[i - 1] == "not" && i > 1 && words[i - 2] == "do"))
         };
         let without = |v: &str| w == gerund(v) && i > 0 && words[i - 1] == "without";
-        verbs.iter().any(|v| negated(v) || without(v)) && object_after(i)
+        verbs.iter().any(|v| negated(v) || without(v)) && object_after(i) && !limited(i)
     })
 }
 
@@ -210,6 +217,9 @@ mod tests {
             // A negated verb about something else asks for nothing to be held back.
             "What does the proverb 'do not run before you can walk' mean? Look up walk.",
             "How do I stay fit without running marathons?",
+            // One run is wanted, only not more, or not another.
+            "What is 17*23? Do not run it twice, once is enough.",
+            "My script keeps failing, so without running anything else, what is 17 * 23?",
         ] {
             assert!(!asked_not_to_run(no), "{no}");
         }

@@ -493,6 +493,9 @@ impl Session {
                         });
                         break Ok(());
                     }
+                    if crate::exec::interrupted_by().is_some() {
+                        break Ok(());
+                    }
                 }
                 Step::Capture { raw, directive } => {
                     let key = self.capture_key(&directive.body);
@@ -548,6 +551,11 @@ impl Session {
                     captures.shown_at = self.partial_shown.len();
                     self.history.push(Message::user(message));
                     self.continuing = true;
+                    // A signal is stopping skillpipe: no further request (it would be billed,
+                    // and tell the model a killed command did not run).
+                    if crate::exec::interrupted_by().is_some() {
+                        break Ok(());
+                    }
                 }
             }
         };

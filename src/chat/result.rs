@@ -67,17 +67,25 @@ fn refusal_message(decision: Decision, reason: &str) -> String {
             cut_reason(reason, MAX_FIXABLE_CHARS)
         )
     } else {
-        // The flag that would allow it is the user's to pass (shown to the user on stderr);
-        // to the model it is noise, and wrong once the path in it was cut.
-        let line = reason.lines().next().unwrap_or("");
-        let line = match line.rfind(" (allow it with --allow ") {
-            Some(i) if line.ends_with(')') => &line[..i],
-            _ => line,
-        };
         format!(
             "Not run: {}. {CONTINUE} Answer without it.",
-            short_reason(line)
+            short_reason(without_flags(reason))
         )
+    }
+}
+
+/// The first line of a policy refusal without the flag that lifts it: that is the user's to
+/// pass (shown to the user on stderr); to the model it is noise, and wrong once a path in it
+/// was cut.
+pub fn without_flags(reason: &str) -> &str {
+    let line = reason.lines().next().unwrap_or("");
+    let flag = [" (allow it with --allow ", " (pass --"]
+        .iter()
+        .filter_map(|f| line.rfind(f))
+        .min();
+    match flag {
+        Some(i) if line.ends_with(')') => &line[..i],
+        _ => line,
     }
 }
 
@@ -437,6 +445,15 @@ mod tests {
         assert_eq!(
             capture_message(&o, 100),
             "Not run: `calc.py 1+1` is not in allowed_commands. — continue your answer. Answer without it."
+        );
+        let off = Outcome::Blocked {
+            decision: Decision::Denied,
+            reason: "scripts are not allowed (pass --allow-scripts or set allow_scripts)".into(),
+            denied: None,
+        };
+        assert_eq!(
+            capture_message(&off, 100),
+            "Not run: scripts are not allowed. — continue your answer. Answer without it."
         );
     }
 

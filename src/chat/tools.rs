@@ -361,7 +361,7 @@ pub fn result_json(outcome: &Outcome) -> (String, bool) {
             }
             (v.to_string(), failed)
         }
-        Outcome::Blocked { reason, .. } => (error_json(reason), true),
+        Outcome::Blocked { reason, .. } => (error_json(super::result::without_flags(reason)), true),
     }
 }
 

@@ -15,7 +15,7 @@ mod pattern;
 pub(crate) use argv::check_word;
 pub use argv::{InvalidBody, parse_argv};
 pub(crate) use pattern::{
-    Argv0Kind, Pattern, ScriptRef, classify, escape_controls, is_placeholder, is_skill_word,
-    quote_word, script_ref,
+    Argv0Kind, Pattern, ScriptRef, classify, escape_controls, is_left_out, is_placeholder,
+    is_skill_word, quote_word, script_ref,
 };
 pub use pattern::{PatternError, Target};

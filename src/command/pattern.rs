@@ -338,13 +338,16 @@ fn is_invisible_format(c: char) -> bool {
     )
 }
 
-/// A word that stands for a command in an explanation rather than naming one: only dots or
-/// ellipses, or `<…>`.
+/// A program word that stands for a command in an explanation rather than naming one: one
+/// [`is_left_out`], or `<…>`.
 pub(crate) fn is_placeholder(word: &str) -> bool {
-    // `.` and `..` are folders; three dots or more, or `…`, stand for something left out.
-    word == "…"
-        || (word.len() >= 3 && word.bytes().all(|b| b == b'.'))
-        || (word.len() > 2 && word.starts_with('<') && word.ends_with('>'))
+    is_left_out(word) || (word.len() > 2 && word.starts_with('<') && word.ends_with('>'))
+}
+
+/// A word that stands for something left out: three dots or more, or `…` (`.` and `..` are
+/// folders). As an argument `<…>` is not one: it may be a value (`"<b>"`).
+pub(crate) fn is_left_out(word: &str) -> bool {
+    word == "…" || (word.len() >= 3 && word.bytes().all(|b| b == b'.'))
 }
 
 /// Quote a word so the directive/pattern word rules read it back unchanged.

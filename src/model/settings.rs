@@ -573,18 +573,35 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
     {
         levels[1].model = Some(m.to_string());
     }
+    let mut chosen_level = None;
     let chosen = levels
         .iter()
         .enumerate()
         .find_map(|(i, l)| {
             let same = i <= p_level || l.provider.as_deref().unwrap_or(fallback) == name;
-            l.model.clone().filter(|_| same)
+            let m = l.model.clone().filter(|_| same);
+            chosen_level = m.as_ref().map(|_| i);
+            m
         })
         .or_else(|| {
             custom
                 .and_then(|c| non_empty(c.model.as_ref()))
                 .map(str::to_string)
         });
+    // A model an agent, the environment or the config file names for a hosted provider
+    // (`openai:gpt-4o-mini`) is that service's: with `--base-url` pointing elsewhere it is not
+    // sent there, and the server is asked for its models as if none were named.
+    let hosted_elsewhere = chosen_level.is_some_and(|i| {
+        i > 0
+            && levels[i]
+                .provider
+                .as_deref()
+                .and_then(self::builtin)
+                .is_some_and(|b| b.base_url.is_some())
+            && non_empty(input.flag_base_url.as_ref())
+                .is_some_and(|u| Some(u.trim_end_matches('/')) != builtin.and_then(|b| b.base_url))
+    });
+    let chosen = chosen.filter(|_| !hosted_elsewhere);
     let model_is_default = chosen.is_none();
     let model = chosen.or_else(|| builtin.and_then(|b| b.model).map(str::to_string));
     // A configured server with no model named: it is asked for its models.
@@ -1080,6 +1097,29 @@ mod tests {
         };
         let e = resolve(&inp).unwrap_err().to_string();
         assert!(e.contains("R9S_MODEL"), "{e}");
+    }
+
+    /// An agent's model for a hosted service is that service's: `--base-url` elsewhere asks
+    /// the server instead of sending it the hosted name; at the service's own URL it stands.
+    #[test]
+    fn a_hosted_model_of_an_agent_is_not_sent_to_another_server() {
+        let mut i = input();
+        i.agent.model = Some("openai:gpt-4.1".into());
+        i.flag_base_url = Some("http://127.0.0.1:8080/v1".into());
+        let s = resolve(&i).unwrap();
+        assert_ne!(s.model, "gpt-4.1");
+        assert!(s.ask_endpoint_for_model);
+        i.flag_base_url = Some("https://api.openai.com/v1".into());
+        let s = resolve(&i).unwrap();
+        assert_eq!(
+            (s.model.as_str(), s.ask_endpoint_for_model),
+            ("gpt-4.1", false)
+        );
+        // Named on the command line, it is the user's choice for that server.
+        let mut i = input();
+        i.flag_model = Some("openai:gpt-4.1".into());
+        i.flag_base_url = Some("http://127.0.0.1:8080/v1".into());
+        assert_eq!(resolve(&i).unwrap().model, "gpt-4.1");
     }
 
     #[test]

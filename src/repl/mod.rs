@@ -700,9 +700,20 @@ impl Repl<'_> {
         file.reload = session_file::Reload::of(&self.args, scripts, &cwd);
         match session_file::save(&path, &file) {
             Ok(()) => {
-                let how = match (dir.as_deref(), path.parent(), path.file_stem()) {
-                    (Some(d), Some(p), Some(stem)) if p == d => stem.to_string_lossy().into_owned(),
-                    _ => path.display().to_string(),
+                let (how, outside) = match (dir.as_deref(), path.parent(), path.file_stem()) {
+                    (Some(d), Some(p), Some(stem)) if p == d => {
+                        (stem.to_string_lossy().into_owned(), "")
+                    }
+                    // Outside the sessions folder: by its absolute path (the hint works from
+                    // anywhere), and it comes back as a file not of the user's own folder does.
+                    _ => (
+                        std::path::absolute(&path)
+                            .unwrap_or_else(|_| path.clone())
+                            .display()
+                            .to_string(),
+                        " (outside your sessions folder, so it brings back the conversation but \
+                         not its agent, skills folders or endpoint)",
+                    ),
                 };
                 // Quoted as a shell needs it: `/save my notes` resumes as `--resume 'my notes'`,
                 // and a name starting with `-` goes after `=`, or it would read as a flag.
@@ -712,7 +723,7 @@ impl Repl<'_> {
                     false => format!("--resume {quoted}"),
                 };
                 self.ui.info(&format!(
-                    "saved {} messages to {} — resume with: skillpipe chat {how}",
+                    "saved {} messages to {} — resume with: skillpipe chat {how}{outside}",
                     file.history.len(),
                     path.display()
                 ));

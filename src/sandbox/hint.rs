@@ -406,7 +406,7 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     if let Some(p) = f
         .hidden
         .iter()
-        .filter(|p| err.contains(p.to_string_lossy().as_ref()))
+        .filter(|p| names_path(&err, &p.to_string_lossy()))
         .min_by_key(|p| p.as_os_str().len())
     {
         return Some(Hint::Hidden { path: p.clone() });
@@ -480,6 +480,17 @@ pub fn explain(f: &Facts) -> Option<Hint> {
         })
 }
 
+/// Whether `err` names `path` as a whole (followed by `/`, a quote, `:`, a space or the end):
+/// `/h/.a` is not named by `/h/.aws/credentials`.
+fn names_path(err: &str, path: &str) -> bool {
+    err.match_indices(path).any(|(i, _)| {
+        err[i + path.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| matches!(c, '/' | '\'' | '"' | ':' | '`' | ')') || c.is_whitespace())
+    })
+}
+
 /// What a refusal by the OS says: a failure without any of these has nothing to do with the
 /// sandbox (a usage error, a division by zero), so nothing about the sandbox is said.
 fn denial(err: &str) -> Option<&'static str> {
@@ -492,13 +503,19 @@ fn denial(err: &str) -> Option<&'static str> {
         "EROFS",
         "Network is unreachable",
         "ENETUNREACH",
-        // Setting an extended attribute (`rsync -X`, `setfattr`, `os.setxattr`) is refused so.
-        "Operation not supported",
-        "EOPNOTSUPP",
-        "ENOTSUP",
     ]
     .into_iter()
     .find(|n| err.contains(n))
+    .or_else(|| {
+        // Setting an extended attribute (`rsync -X`, `setfattr`, `os.setxattr`) is refused
+        // so; the same words from a file system (fallocate on tmpfs) are no refusal.
+        let xattr = ["xattr", "setfattr", "extended attribute"]
+            .iter()
+            .any(|w| err.contains(w));
+        ["Operation not supported", "EOPNOTSUPP", "ENOTSUP"]
+            .into_iter()
+            .find(|n| xattr && err.contains(n))
+    })
 }
 
 /// The restrictions in force, in words.
@@ -669,6 +686,20 @@ mod tests {
         ));
         assert_eq!(h, Some(Hint::Namespaces));
         // EPERM alone is neither Landlock's (EACCES) nor a read-only mount's (EROFS).
+        // Only the operation that an extended attribute explains.
+        assert!(explain(&facts(None, "fallocate: Operation not supported", &[])).is_none());
+        // A hidden path is named only as a whole: `/h/.a` is not in `/h/.aws/credentials`.
+        let near = [PathBuf::from("/h/.a"), PathBuf::from("/h/.aws")];
+        assert_eq!(
+            explain(&facts(
+                None,
+                "cat: /h/.aws/credentials: No such file",
+                &near
+            )),
+            Some(Hint::Hidden {
+                path: PathBuf::from("/h/.aws")
+            })
+        );
         // A file in a folder hidden as a whole: the folder is what --allow-read takes.
         let hidden = [
             PathBuf::from("/s/skillpipe/audit.jsonl"),

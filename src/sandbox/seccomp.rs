@@ -70,7 +70,7 @@ const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
 /// directory opens carry too): only then is the mode argument read by the kernel.
 const CREATES: u32 = (libc::O_CREAT | (libc::O_TMPFILE & !libc::O_DIRECTORY)) as u32;
 
-/// `fchmodat2(2)` (Linux 6.6) and `setxattrat(2)` (Linux 6.15): one number on every
+/// `fchmodat2(2)` (Linux 6.6) and `setxattrat(2)` (Linux 6.13): one number on every
 /// architecture here; not in every libc yet.
 const SYS_FCHMODAT2: u32 = 452;
 const SYS_SETXATTRAT: u32 = 463;

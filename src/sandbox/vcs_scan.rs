@@ -116,11 +116,12 @@ impl Snapshot {
                 Some(_) => None,
             })
             .collect();
-        // Said once per process: in a big tree every run would hit the bound, and a session
-        // of runs would repeat the same line after each.
+        // Said once per process for a tree that was over the bound before the run (every run
+        // there would repeat it), but always when the run itself pushed it over: a script could
+        // fill the top of the tree to hide what it made below.
         static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         if let Some(max) = self.capped
-            && !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed)
+            && (before.capped.is_none() || !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed))
         {
             out.push(Message::text(format!(
                 "looked for version control metadata the run made or changed in the first \

@@ -138,10 +138,10 @@ impl SkillSet {
                 })
             });
         }
-        // `./FILE` is the user's file in the working directory, never a skill's root script of
-        // that name; `./scripts/x` and `./SKILL/x` still name a skill's path.
+        // `./FILE` and `./SKILL/FILE` are the user's files in the working directory, never a
+        // skill's root script of that name; `./scripts/x` still names a skill's path.
         let written = match target.strip_prefix("./") {
-            Some(file) if !file.contains('/') => None,
+            Some(file) if !file.starts_with("scripts/") && !file.contains(['<', '{', '$']) => None,
             stripped => self.written_reference(stripped.unwrap_or(target)),
         };
         // Written as a skill's path (a placeholder for its folder, a root script's name), it

@@ -172,8 +172,18 @@ impl SkillSet {
             |skill: &super::Skill, file: &str| skill.scripts().iter().any(|s| s.rel_path == file);
         if let Some((name, file)) = word.split_once('/') {
             let skill = self.get(name)?;
-            return (!file.contains('/') && is_root(skill, file))
-                .then(|| Ok(format!("{name}:{file}")));
+            if file.contains('/') || !is_root(skill, file) {
+                return None;
+            }
+            // Also a path from the working directory: the user's file there is not silently
+            // traded for the skill's.
+            if std::path::Path::new(word).exists() {
+                return Some(Err(ResolveError::NotFound(format!(
+                    "`{word}` is both skill `{name}`'s script and a file here: write \
+                     {name}:{file} for the skill's, or ./{word} for yours"
+                ))));
+            }
+            return Some(Ok(format!("{name}:{file}")));
         }
         let has_extension = word.rfind('.').is_some_and(|i| i > 0 && i + 1 < word.len());
         if !has_extension {
