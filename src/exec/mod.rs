@@ -27,7 +27,6 @@ mod resolve;
 mod run_tmp;
 mod signals;
 
-#[cfg(feature = "cli")]
 pub(crate) use signals::name as signal_name;
 
 /// Time between SIGTERM and SIGKILL on timeout.
