@@ -1751,36 +1751,23 @@ fn print_request_shows_the_request_and_sends_nothing() {
 fn a_signal_during_a_capture_sends_the_model_nothing_more() {
     let home = TestHome::new();
     let server = Server::start([Reply::text(["go !{sleep 30} after"]), Reply::text(["more"])]);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_skillpipe"))
-        .args(["chat", "--base-url", &server.url, "--model", "test-model"])
-        .args(["--allow", "sleep", "-y", "--sandbox", "best-effort", "hi"])
-        .env("HOME", home.path())
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .current_dir(home.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    while !home
-        .audit_all()
-        .iter()
-        .any(|r| r["argv"][0] == "sleep" && r["phase"] == "started")
-    {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(10),
-            "never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let pid = child.id().to_string();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
+    let out = home.stop_once_started(
+        &[
+            "chat",
+            "--base-url",
+            &server.url,
+            "--model",
+            "test-model",
+            "--allow",
+            "sleep",
+            "-y",
+            "--sandbox",
+            "best-effort",
+            "hi",
+        ],
+        b"",
+        "sleep",
+    );
     assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 1, "no request after the signal");
 }

@@ -613,46 +613,20 @@ fn escapes_on_stderr_have_one_wording() {
 #[test]
 fn a_signal_stops_the_filter_before_the_next_directive() {
     let home = TestHome::new();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skillpipe"))
-        .args(["filter", "--allow", "sleep", "--allow", "echo", "-y"])
-        .args(["--sandbox", "best-effort"])
-        .env("HOME", home.path())
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .current_dir(home.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(b"a !{sleep 30} b\nc !{echo SECOND} d\n")
-        .unwrap();
-    // Wait until the sleep has started (its audit line), then stop the filter.
-    let started = std::time::Instant::now();
-    while !home
-        .audit_all()
-        .iter()
-        .any(|r| r["argv"][0] == "sleep" && r["phase"] == "started")
-    {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(10),
-            "never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let pid = child.id().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
+    let out = home.stop_once_started(
+        &[
+            "filter",
+            "--allow",
+            "sleep",
+            "--allow",
+            "echo",
+            "-y",
+            "--sandbox",
+            "best-effort",
+        ],
+        b"a !{sleep 30} b\nc !{echo SECOND} d\n",
+        "sleep",
     );
-    let out = child.wait_with_output().unwrap();
-    drop(stdin);
     assert_eq!(out.status.code(), Some(143));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("stopped by SIGTERM"), "{err}");

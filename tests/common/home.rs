@@ -55,6 +55,55 @@ impl TestHome {
         c
     }
 
+    /// Runs `skillpipe ARGS` (environment as [`TestHome::cmd`]) with `stdin`, sends it SIGTERM
+    /// once a run of `program` has started (its audit line), and returns how it ended.
+    pub fn stop_once_started(
+        &self,
+        args: &[&str],
+        stdin: &[u8],
+        program: &str,
+    ) -> std::process::Output {
+        use std::io::Write as _;
+        use std::process::Stdio;
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path())
+            .env("LANG", "C.UTF-8")
+            .env("XDG_STATE_HOME", self.path().join("state"))
+            .env("XDG_CONFIG_HOME", self.path().join("config"))
+            .current_dir(self.path())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("skillpipe starts");
+        // Kept open: input that has not ended is still to come when the signal arrives.
+        let mut input = child.stdin.take().expect("stdin piped");
+        input.write_all(stdin).expect("stdin written");
+        let started = std::time::Instant::now();
+        while !self
+            .audit_all()
+            .iter()
+            .any(|r| r["argv"][0] == program && r["phase"] == "started")
+        {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(10),
+                "{program} never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let killed = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success());
+        let out = child.wait_with_output().expect("skillpipe ends");
+        drop(input);
+        out
+    }
+
     /// Writes a file under this home (parents created) and returns its path.
     pub fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.path().join(rel);
