@@ -48,7 +48,8 @@ impl SkillSet {
                 truncated,
             });
         };
-        let written = format!("{name} {file}");
+        // As written, for a refusal: the file alone (the skill is named by the directive).
+        let written = file.to_owned();
         if is_skill_folder(skill, file) {
             let files = listed_files(&skill.dir, hidden);
             return Err(ResolveError::NotFound(format!(
@@ -398,6 +399,11 @@ mod tests {
             .read_skill_text("notes", Some(&out), 1000, &[])
             .unwrap_err();
         assert!(e.to_string().contains("outside the skill folder"), "{e}");
+        // The refusal quotes the file as written, not glued to the skill's name.
+        let e = set
+            .read_skill_text("notes", Some("../.."), 1000, &[])
+            .unwrap_err();
+        assert!(e.to_string().starts_with("`../..` is outside"), "{e}");
         // The skill folder itself: said so, with how to name a file in it or the body.
         for folder in [
             dir.display().to_string(),
