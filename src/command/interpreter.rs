@@ -44,30 +44,108 @@ const INTERPRETERS: &[&str] = &[
     "jq",
 ];
 
+/// Programs that start their arguments (or some of them) as a command. Compared by file name,
+/// ignoring case, as deny patterns are.
+const WRAPPERS: &[&str] = &[
+    "env",
+    "command",
+    "exec",
+    "builtin",
+    "nice",
+    "nohup",
+    "timeout",
+    "stdbuf",
+    "setsid",
+    "time",
+    "xargs",
+    "find",
+    "sudo",
+    "doas",
+    "run0",
+    "pkexec",
+    "runuser",
+    "setpriv",
+    "ionice",
+    "chrt",
+    "taskset",
+    "flock",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "prlimit",
+    "busybox",
+    "strace",
+    "ltrace",
+    "valgrind",
+    "catchsegv",
+    "watch",
+    "systemd-run",
+    "firejail",
+    "bwrap",
+    "fakeroot",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "parallel",
+    "script",
+    "su",
+    "eatmydata",
+    "numactl",
+    "cpulimit",
+];
+
+/// True when `program` (a name or a path) starts its arguments as a command (`env`, `timeout`,
+/// `xargs`, `sudo` …): what runs is in the arguments, not the program's name.
+pub fn is_wrapper(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    WRAPPERS.iter().any(|w| w.eq_ignore_ascii_case(name))
+}
+
+/// Runners whose first argument is a subcommand: `uv run x.py`, `deno run x.ts`, `bun run x`,
+/// `pipx run tool`. Only `run SCRIPT` says what runs; any other subcommand (`deno eval CODE`)
+/// may carry code.
+const RUNNERS: &[&str] = &["uv", "uvx", "deno", "bun", "pipx", "npx"];
+
 /// True when `program` (a name or a path) is an interpreter: its arguments are code.
 pub fn is_interpreter(program: &str) -> bool {
+    INTERPRETERS.contains(&base_name(program).as_str())
+}
+
+/// How much of `argv` names what runs, for a decision that outlives this one command ("always",
+/// an allow pattern): the program alone for most programs; for an interpreter, the program and
+/// its script (`python3 scripts/x.py`; a runner with its `run` and script: `uv run x.py`). `None`
+/// when nothing short of the whole command says what runs: code in an option (`-c`, `-e`) or
+/// from stdin, a runner's other subcommands (`deno eval CODE`, `uvx TOOL ARGS`), and a wrapper
+/// (`env`, `timeout`, `sudo` …), whose arguments are the command.
+pub fn what_runs(argv: &[String]) -> Option<&[String]> {
+    let program = argv.first()?;
+    if is_wrapper(program) {
+        return None;
+    }
+    if !is_interpreter(program) {
+        return Some(&argv[..1]);
+    }
+    let script_at = |i: usize| argv.get(i).is_some_and(|w| !w.starts_with('-'));
+    if RUNNERS.contains(&base_name(program).as_str()) {
+        return match argv.get(1).map(String::as_str) {
+            Some("run") if script_at(2) => Some(&argv[..3]),
+            // `bun x.ts`: a file given straight to the runner.
+            Some(w) if script_at(1) && (w.contains('/') || w.contains('.')) => Some(&argv[..2]),
+            _ => None,
+        };
+    }
+    script_at(1).then(|| &argv[..2])
+}
+
+/// `program`'s file name, lower-case, version suffix stripped (`/usr/bin/Python3.12` → `python`).
+fn base_name(program: &str) -> String {
     let name = program
         .rsplit('/')
         .next()
         .unwrap_or(program)
         .to_ascii_lowercase();
-    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    INTERPRETERS.contains(&base)
-}
-
-/// How much of `argv` names what runs, for a decision that outlives this one command ("always",
-/// an allow pattern): the program alone for most programs; for an interpreter, the program and
-/// its script (`python3 scripts/x.py`), or `None` when code comes in an option (`-c`, `-e`) or
-/// from stdin — then nothing short of the whole command says what runs.
-pub fn what_runs(argv: &[String]) -> Option<&[String]> {
-    let program = argv.first()?;
-    if !is_interpreter(program) {
-        return Some(&argv[..1]);
-    }
-    match argv.get(1) {
-        Some(script) if !script.starts_with('-') => Some(&argv[..2]),
-        _ => None,
-    }
+    name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.')
+        .to_owned()
 }
 
 #[cfg(test)]
@@ -105,6 +183,20 @@ mod tests {
         );
         assert_eq!(what_runs(&v(&["python3", "-c", "print(1)"])), None);
         assert_eq!(what_runs(&v(&["bash"])), None);
+        // A runner's `run` and its script; its other subcommands may carry code.
+        assert_eq!(
+            what_runs(&v(&["uv", "run", "scripts/fill.py", "a"])),
+            Some(&v(&["uv", "run", "scripts/fill.py"])[..])
+        );
+        assert_eq!(what_runs(&v(&["uv", "run", "--with", "x", "python"])), None);
+        assert_eq!(what_runs(&v(&["deno", "eval", "Deno.exit()"])), None);
+        assert_eq!(
+            what_runs(&v(&["bun", "x.ts"])),
+            Some(&v(&["bun", "x.ts"])[..])
+        );
+        // A wrapper's arguments are the command.
+        assert_eq!(what_runs(&v(&["env", "bash", "-c", "x"])), None);
+        assert_eq!(what_runs(&v(&["/usr/bin/timeout", "5", "rm", "x"])), None);
         assert_eq!(what_runs(&[]), None);
     }
 }

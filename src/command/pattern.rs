@@ -256,7 +256,15 @@ impl Pattern {
             ) => (
                 // A script at the skill root (`x.py`) is matched by id too; the id with its
                 // extension (`say:x.sh`, which the resolver also takes) is the same script.
+                // Deeper scripts (`scripts/sub/x.py`) are not what a plain `SKILL:x` names
+                // (the resolver looks only in `scripts/` and the root); a glob (`SKILL:*`)
+                // covers them.
                 skill == s
+                    && (id.literal().is_none()
+                        || !rel_path
+                            .strip_prefix("scripts/")
+                            .unwrap_or(rel_path)
+                            .contains('/'))
                     && (rel_path.starts_with("scripts/") || !rel_path.contains('/'))
                     && (id.matches(file_stem(rel_path), broad)
                         || id.matches(rel_path.rsplit('/').next().unwrap_or(rel_path), broad)),
@@ -412,7 +420,12 @@ impl Target<'_> {
             // `scripts/ID`): `SKILL:NAME`, the name a directive calls it by.
             Target::Script {
                 skill, rel_path, ..
-            } if is_skill_word(skill) && !rel_path.trim_start_matches("scripts/").contains('/') => {
+            } if is_skill_word(skill)
+                && !rel_path
+                    .strip_prefix("scripts/")
+                    .unwrap_or(rel_path)
+                    .contains('/') =>
+            {
                 format!("{skill}:{}", file_stem(rel_path))
             }
             Target::Script {
@@ -421,17 +434,20 @@ impl Target<'_> {
             Target::Script { rel_path, .. } => rel_path.to_string(),
             // An interpreter runs its script: allow that script, never the interpreter alone
             // (`python3` would be any Python). Code in an option (`-c`) has no short pattern.
-            Target::System { program, args } if super::interpreter::is_interpreter(program) => {
-                return match args.first().filter(|a| !a.starts_with('-')) {
-                    Some(script) => format!(
-                        "{} {}",
-                        quote_word(&glob::escape(program)),
-                        quote_word(&glob::escape(script))
-                    ),
-                    None => String::new(),
-                };
+            // Wrappers (`env`, `sudo` …) and runners' other subcommands have none either.
+            Target::System { program, args } => {
+                let argv: Vec<String> = std::iter::once(*program)
+                    .chain(args.iter().map(String::as_str))
+                    .map(str::to_owned)
+                    .collect();
+                return super::interpreter::what_runs(&argv).map_or_else(String::new, |words| {
+                    words
+                        .iter()
+                        .map(|w| quote_word(&glob::escape(w)))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                });
             }
-            Target::System { program, .. } => program.to_string(),
         };
         quote_word(&glob::escape(&word))
     }
@@ -587,6 +603,7 @@ mod tests {
         assert!(script_matches("say:speak", "say", "scripts/speak.sh"));
         assert!(script_matches("say:*", "say", "scripts/sub/a.b.py"));
         assert!(script_matches("say:root", "say", "root.py"));
+        assert!(!script_matches("say:a", "say", "scripts/sub/a.py"));
         assert!(!script_matches("scripts/*", "say", "root.py"));
         assert!(!script_matches("say:speak", "say", "scripts/speaker.sh"));
         assert!(!script_matches("say:speak", "other", "scripts/speak.sh"));
@@ -762,6 +779,20 @@ mod tests {
             args: &code,
         };
         assert_eq!(inline.suggest_pattern(), "");
+        // A runner: its `run` and script; a wrapper: nothing (its arguments are the command).
+        let run = words(&["run", "scripts/fill.py", "a"]);
+        let uv = Target::System {
+            program: "uv",
+            args: &run,
+        };
+        assert_eq!(uv.suggest_pattern(), "uv run scripts/fill.py");
+        assert!(Pattern::parse(&uv.suggest_pattern()).unwrap().matches(&uv));
+        let wrapped = words(&["bash", "-c", "x"]);
+        let env = Target::System {
+            program: "env",
+            args: &wrapped,
+        };
+        assert_eq!(env.suggest_pattern(), "");
         // Escaped: allowing the program literally named `e*o` must not allow `echo`.
         let p = Pattern::parse(&targets[1].suggest_pattern()).unwrap();
         assert!(!p.matches(&Target::System {

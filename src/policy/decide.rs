@@ -5,7 +5,7 @@
 //! pattern that does not parse never compiles, so nothing can run under it.
 //!
 //! A deny pattern also sees through programs that run their arguments as a command
-//! ([`WRAPPERS`]: `env touch x`, `nice -n 5 rm y`, `timeout 5 …`, `xargs rm`, `find … -exec rm`):
+//! ([`is_wrapper`]: `env touch x`, `nice -n 5 rm y`, `timeout 5 …`, `xargs rm`, `find … -exec rm`):
 //! under `--allow '*' --deny rm` each of these is denied too. Every later argument of a wrapper
 //! is tried as the start of a command, which can deny a harmless call (`find -name rm`): the
 //! safe side. What a deny list cannot see is code in a string — `sh -c '…'`, `python3 -c '…'`,
@@ -13,6 +13,7 @@
 //! not a sandbox.
 
 use super::{PolicyError, ScriptPolicy};
+use crate::command::interpreter::is_wrapper;
 use crate::command::{Pattern, Target, escape_controls};
 
 /// The policy's refusal ([`super::Decision::Denied`]): what was refused and why. Its `Display`
@@ -148,64 +149,13 @@ pub fn decide(policy: &CompiledPolicy, target: &Target) -> Result<(), Denied> {
     })
 }
 
-/// Programs that start their arguments (or some of them) as a command. Compared by file name,
-/// ignoring case, as deny patterns are.
-pub(crate) const WRAPPERS: &[&str] = &[
-    "env",
-    "command",
-    "exec",
-    "builtin",
-    "nice",
-    "nohup",
-    "timeout",
-    "stdbuf",
-    "setsid",
-    "time",
-    "xargs",
-    "find",
-    "sudo",
-    "doas",
-    "run0",
-    "pkexec",
-    "runuser",
-    "setpriv",
-    "ionice",
-    "chrt",
-    "taskset",
-    "flock",
-    "chroot",
-    "unshare",
-    "nsenter",
-    "prlimit",
-    "busybox",
-    "strace",
-    "ltrace",
-    "valgrind",
-    "catchsegv",
-    "watch",
-    "systemd-run",
-    "firejail",
-    "bwrap",
-    "fakeroot",
-    "torsocks",
-    "proxychains",
-    "proxychains4",
-    "parallel",
-    "script",
-    "su",
-    "eatmydata",
-    "numactl",
-    "cpulimit",
-];
-
 /// The commands a wrapper target might start: every suffix of its arguments, taken as a
 /// command line. Nested wrappers need no recursion — their inner commands are suffixes too.
 fn wrapped_commands<'a>(target: &Target<'a>) -> Vec<Target<'a>> {
     let Target::System { program, args } = *target else {
         return Vec::new();
     };
-    let name = program.rsplit('/').next().unwrap_or(program);
-    if !WRAPPERS.iter().any(|w| w.eq_ignore_ascii_case(name)) {
+    if !is_wrapper(program) {
         return Vec::new();
     }
     (0..args.len())
