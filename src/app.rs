@@ -41,7 +41,8 @@ impl AppError {
 /// at words when stderr is a terminal, as the REPL's lines are.
 pub(crate) fn note(line: &str) {
     let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX);
-    let wrapped = crate::render::wrap_text(line, width);
+    // Notes quote skill names, paths and agents' text, which are foreign.
+    let wrapped = crate::render::wrap_text(&crate::term::sanitize(line), width);
     crate::term::line::status(wrapped.trim_end_matches('\n'));
 }
 

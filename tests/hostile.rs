@@ -3219,6 +3219,10 @@ fn writable_refusals_name_the_real_folder_and_the_class() {
         err.contains("hidden from scripts") && err.contains("--allow-read"),
         "{err}"
     );
+    // skillpipe's state folder is hidden from scripts too: forced, it is still refused.
+    let (code, err) = writable("state/skillpipe", &["--force-writable"]);
+    assert_eq!(code, Some(2), "HOLE: {err}");
+    assert!(err.contains("hidden from scripts"), "{err}");
     let (code, err) = writable("project", &[]);
     assert_eq!(code, Some(0), "control: {err}");
 }

@@ -199,6 +199,9 @@ pub struct Session {
     examples: copies::Examples,
     /// The user's message of the turn in flight.
     turn_user: String,
+    /// Where the last turn's question went into the history (its index), for `/retry`; `None`
+    /// before a turn and after the history was replaced.
+    turn_start: Option<usize>,
     /// Text of the answer in flight, kept so a cancelled turn keeps what was shown.
     partial_raw: String,
     partial_shown: String,
@@ -238,6 +241,7 @@ impl Session {
             few_shot: Vec::new(),
             examples: Default::default(),
             turn_user: String::new(),
+            turn_start: None,
             partial_raw: String::new(),
             partial_shown: String::new(),
             continuing: false,
@@ -314,6 +318,14 @@ impl Session {
     pub fn clear(&mut self) {
         self.history.clear();
         self.transcript.clear();
+        self.turn_start = None;
+    }
+
+    /// The index in [`Session::history`] where the last turn's question went in (a question
+    /// whose request failed was taken out again: then the history's length). `None` before the
+    /// first turn and after [`Session::restore`] or [`Session::clear`].
+    pub fn turn_start(&self) -> Option<usize> {
+        self.turn_start
     }
 
     /// Keeps the partial answer of a turn that was cancelled (Ctrl-C) in the history.
@@ -366,6 +378,7 @@ impl Session {
         }
         self.history = history;
         self.transcript = transcript;
+        self.turn_start = None;
     }
 
     /// What makes two captures the same command: the words as parsed (spacing and quoting
@@ -408,6 +421,7 @@ impl Session {
     /// tokio runtime (the side effects run on it); the future is `Send`, so a server may spawn
     /// one per request.
     pub async fn turn(&mut self, user: &str, ui: &mut dyn Ui) -> Result<TurnReport, ModelError> {
+        self.turn_start = Some(self.history.len());
         self.history.push(Message::user(user));
         self.turn_user = user.to_string();
         self.transcript.push(("user".into(), user.to_string()));

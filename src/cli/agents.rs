@@ -93,7 +93,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let (_, over_budget) =
                 agents::catalog::size_report(&prompt, &agent.instructions, &skills);
             if let Some(w) = over_budget {
-                eprintln!("skillpipe: warning: {w}");
+                eprintln!("skillpipe: warning: {}", crate::term::sanitize(&w));
             }
             // The agent file and its skills are foreign text.
             let mut out = crate::term::Guarded::stdout();

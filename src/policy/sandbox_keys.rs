@@ -296,19 +296,6 @@ impl ScriptPolicy {
                 )));
             }
         }
-        for (key, paths) in [("--writable", &to_check), ("writable_paths", &own_check)] {
-            for p in paths {
-                let p = expand_home(p, home.as_deref());
-                if let Some(h) = hidden_cover(&p, &hidden) {
-                    return Err(PolicyError::Writable(format!(
-                        "{key} {}: refused: {} is hidden from scripts (deny_read), so a script could not see what it writes there (--allow-read {} lifts that)",
-                        p.display(),
-                        h.display(),
-                        h.display()
-                    )));
-                }
-            }
-        }
         if !flags.force_writable {
             for (key, paths) in [("--writable", &to_check), ("writable_paths", &own_check)] {
                 for p in paths {
@@ -330,6 +317,23 @@ impl ScriptPolicy {
                             p.display()
                         )));
                     }
+                }
+            }
+        }
+        // Writable paths are checked against both: the built-in list as written (a folder that
+        // does not exist yet, such as `~/.ssh`, stays refused) and everything a run hides
+        // (skillpipe's own config and state, system secrets, `.env` files).
+        let hidden: Vec<PathBuf> = hidden.into_iter().chain(hidden_all).collect();
+        for (key, paths) in [("--writable", &to_check), ("writable_paths", &own_check)] {
+            for p in paths {
+                let p = expand_home(p, home.as_deref());
+                if let Some(h) = hidden_cover(&p, &hidden) {
+                    return Err(PolicyError::Writable(format!(
+                        "{key} {}: refused: {} is hidden from scripts (deny_read), so a script could not see what it writes there (--allow-read {} lifts that)",
+                        p.display(),
+                        h.display(),
+                        h.display()
+                    )));
                 }
             }
         }

@@ -421,8 +421,12 @@ impl Repl<'_> {
             Command::Copy => self.copy(),
             Command::Info => self.show_info(),
             Command::Retry => {
-                match rewind::last_question(&mut self.session.history, &mut self.session.transcript)
-                {
+                let start = self.session.turn_start();
+                match rewind::last_question(
+                    &mut self.session.history,
+                    &mut self.session.transcript,
+                    start,
+                ) {
                     Some(question) => self.turn(&question),
                     None => self.ui.info("nothing to retry yet"),
                 }

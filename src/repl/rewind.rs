@@ -4,18 +4,31 @@ use crate::model::Message;
 
 /// Drops the last question and everything after it (its answer, captures, tool results) from
 /// the history and the transcript; returns the question to ask again. `None` before any question.
+/// `start` is where the session put that question in the history ([`Session::turn_start`]), when
+/// it knows.
+///
+/// [`Session::turn_start`]: crate::chat::Session::turn_start
 pub fn last_question(
     history: &mut Vec<Message>,
     transcript: &mut Vec<(String, String)>,
+    start: Option<usize>,
 ) -> Option<String> {
     let t = transcript.iter().rposition(|(role, _)| role == "user")?;
     let question = transcript[t].1.clone();
-    // Capture results are user messages too; the question is the last one with its text. A
-    // question whose request failed is no longer in the history (the chat loop took it out).
-    if let Some(h) = history
-        .iter()
-        .rposition(|m| matches!(m, Message::User(text) if *text == question))
-    {
+    // Where the question went in: there still, or (its request failed, so the chat loop took it
+    // out) the end. Searching by text instead would find an earlier identical question after a
+    // failed request and drop the turns between.
+    let known = start.filter(|&s| {
+        s == history.len()
+            || matches!(history.get(s), Some(Message::User(text)) if *text == question)
+    });
+    // Without it (a resumed session), capture results are user messages too: the question is
+    // the last one with its text.
+    if let Some(h) = known.or_else(|| {
+        history
+            .iter()
+            .rposition(|m| matches!(m, Message::User(text) if *text == question))
+    }) {
         history.truncate(h);
     }
     transcript.truncate(t);
@@ -43,7 +56,7 @@ mod tests {
             ("assistant".into(), "2 two".into()),
         ];
         assert_eq!(
-            last_question(&mut history, &mut transcript).as_deref(),
+            last_question(&mut history, &mut transcript, None).as_deref(),
             Some("second")
         );
         assert_eq!(history, [Message::user("first"), Message::assistant("one")]);
@@ -60,7 +73,7 @@ mod tests {
             ("assistant".into(), String::new()),
         ];
         assert_eq!(
-            last_question(&mut history, &mut transcript).as_deref(),
+            last_question(&mut history, &mut transcript, None).as_deref(),
             Some("second")
         );
         assert_eq!(history.len(), 2);
@@ -68,7 +81,35 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_repeat_of_an_earlier_question_keeps_that_earlier_turn() {
+        // "continue" answered, then "continue" again whose request failed: the session knows
+        // the failed one went in at index 2 (and was taken out), so turn one stays.
+        let mut history = vec![Message::user("continue"), Message::assistant("one")];
+        let mut transcript = vec![
+            ("user".into(), "continue".into()),
+            ("assistant".into(), "one".into()),
+            ("user".into(), "continue".into()),
+            ("assistant".into(), String::new()),
+        ];
+        assert_eq!(
+            last_question(&mut history, &mut transcript, Some(2)).as_deref(),
+            Some("continue")
+        );
+        assert_eq!(history.len(), 2);
+        assert_eq!(transcript.len(), 2);
+        // Without the index the text search would have dropped turn one: the control.
+        let mut h = history.clone();
+        let mut t = transcript.clone();
+        t.extend([
+            ("user".into(), "continue".into()),
+            ("assistant".into(), String::new()),
+        ]);
+        last_question(&mut h, &mut t, None);
+        assert!(h.is_empty());
+    }
+
+    #[test]
     fn nothing_to_retry_at_the_start() {
-        assert_eq!(last_question(&mut Vec::new(), &mut Vec::new()), None);
+        assert_eq!(last_question(&mut Vec::new(), &mut Vec::new(), None), None);
     }
 }

@@ -142,13 +142,13 @@ fn stderr_width() -> usize {
 
 /// The spinner's text for `label`, cut to fit `room` columns (None if nothing fits).
 pub fn spinner_text(frame: &str, label: &str, room: usize) -> Option<String> {
+    // Display columns, not characters: a wide label counted short would wrap the row.
     let full = format!(" {frame} {label}…");
-    let width = full.chars().count();
-    if width <= room {
+    if unicode_width::UnicodeWidthStr::width(full.as_str()) <= room {
         return Some(full);
     }
     let bare = format!(" {frame}");
-    (bare.chars().count() <= room).then_some(bare)
+    (unicode_width::UnicodeWidthStr::width(bare.as_str()) <= room).then_some(bare)
 }
 
 const FRAMES_UNICODE: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -530,6 +530,8 @@ mod tests {
         assert_eq!(spinner_text("-", "thinking", 80).unwrap(), " - thinking…");
         assert_eq!(spinner_text("-", "thinking", 5).unwrap(), " -");
         assert!(spinner_text("-", "thinking", 1).is_none());
+        // Wide characters count two columns each: 6 of them do not fit in 12.
+        assert_eq!(spinner_text("-", "漢字漢字漢字", 12).unwrap(), " -");
     }
 
     #[test]

@@ -307,7 +307,9 @@ impl Ui for TermUi {
             // answer ends on screen too, so a prompt does not add a blank line after it.
             self.end_open_line();
         }
-        let label = what.map(|b| sanitize(&b.to_string()).into_owned());
+        // One line: a directive's body may hold a newline (in quotes), which would move the
+        // cursor and leave the label's tail drawn below the answer.
+        let label = what.map(|b| crate::command::escape_controls(&b.to_string()));
         self.screen.set_busy(label.as_deref());
     }
 }

@@ -53,6 +53,7 @@ pub struct Frontmatter {
 /// Check the entries of a SKILL.md found in folder `folder` (its file name).
 pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
     let mut issues = Vec::new();
+    let folder_raw = folder;
     let mut fm = Frontmatter {
         name: folder.to_owned(),
         ..Frontmatter::default()
@@ -65,6 +66,9 @@ pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
         })
     };
     let find = |key: &str| entries.iter().find(|e| e.key == key);
+    // Quoted in messages: a folder name is the cloned repository's choice, controls included.
+    let folder_shown = crate::command::escape_controls(folder);
+    let folder = folder_shown.as_str();
 
     match find("name") {
         None => issue(
@@ -97,6 +101,21 @@ pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
                 ),
             ),
         },
+    }
+
+    // The folder's name stands in only when it could be a name itself: it is the word a
+    // directive, a pattern and every listing use (`!{skill NAME}`), so a space, a `}` or a
+    // control character in it would break them or reach the terminal.
+    if fm.name == folder_raw && !usable_as_name(&fm.name) {
+        issue(
+            1,
+            Level::Fatal,
+            format!(
+                "the folder name `{folder}` cannot be a skill name (it has a space, a control \
+                 character or one of `/ : \\ * ? [ ] {{ }}`); \
+                 give the skill a `name` in its frontmatter, or rename the folder"
+            ),
+        );
     }
 
     match find("description") {
@@ -382,6 +401,24 @@ mod tests {
         assert_eq!(issues[0].level, Level::Warn);
         assert_eq!(issues[0].line, 2);
         assert!(issues[0].message.contains("folder"), "{:?}", issues);
+    }
+
+    #[test]
+    fn a_folder_name_that_cannot_be_a_name_is_fatal_without_a_usable_name() {
+        for folder in ["my skill", "x\u{1b}[2J", "a}b"] {
+            let (_, issues) = run("description: d\n", folder);
+            let fatal = issues.iter().find(|i| i.level == Level::Fatal);
+            let fatal = fatal.unwrap_or_else(|| panic!("{folder:?}: {issues:?}"));
+            assert!(
+                fatal.message.contains("cannot be a skill name"),
+                "{fatal:?}"
+            );
+            assert!(!fatal.message.contains('\u{1b}'), "{fatal:?}");
+        }
+        // A usable `name` makes the folder's name irrelevant: the control.
+        let (fm, issues) = run("name: ok\ndescription: d\n", "my skill");
+        assert_eq!(fm.name, "ok");
+        assert!(issues.iter().all(|i| i.level != Level::Fatal), "{issues:?}");
     }
 
     #[test]
