@@ -540,6 +540,37 @@ fn run_json_always_prints_one_object_and_run_takes_an_agent() {
     assert_eq!(home.audit().last().unwrap()["agent"], "big");
 }
 
+/// A signal that stops `run --json` still leaves one JSON object on stdout, saying so.
+#[test]
+fn run_json_stopped_by_a_signal_prints_one_object() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let out = home.stop_once_started(
+        &[
+            "run",
+            "data",
+            "slow",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--sandbox",
+            "best-effort",
+        ],
+        b"",
+        "data:slow",
+    );
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {}", stdout(&out)));
+    assert_eq!(v["success"], false);
+    assert_eq!(v["interrupted"], "SIGTERM");
+    assert!(
+        stderr(&out).contains("stopped by SIGTERM"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn outputs_take_whole_stdout_json_and_audit_cuts_long_input() {
     let home = TestHome::new();

@@ -48,9 +48,26 @@ pub fn exit_code(rt: &tokio::runtime::Runtime) -> Option<i32> {
     Some(stopped(sig))
 }
 
+/// What a command still prints when a signal stops it (`run --json` its one JSON object), set
+/// before [`install`]. Called once, by whichever of the handler and the main thread gets there
+/// first.
+static LAST_WORDS: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Set what is printed when a signal stops the command (see [`LAST_WORDS`]); given the
+/// signal's name.
+pub fn on_stop(last_words: fn(&str)) {
+    let _ = LAST_WORDS.set(last_words);
+}
+
 /// Says so on stderr; the exit code for a stop by `sig`.
 pub(super) fn stopped(sig: libc::c_int) -> i32 {
     let name = crate::exec::signal_name(sig);
+    if let Some(last_words) = LAST_WORDS.get()
+        && !SAID.swap(true, std::sync::atomic::Ordering::SeqCst)
+    {
+        last_words(&name);
+    }
     crate::term::line::status(&format!("skillpipe: stopped by {name}"));
     128 + sig
 }

@@ -104,6 +104,17 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     };
     argv.extend(args.args.iter().cloned());
     let rt = crate::app::runtime()?;
+    if args.json {
+        // One JSON object on stdout even when a signal stops the run.
+        super::interrupt::on_stop(|signal| {
+            let doc = serde_json::json!({
+                "success": false,
+                "error": format!("stopped by {signal}"),
+                "interrupted": signal,
+            });
+            let _ = writeln!(std::io::stdout(), "{doc}");
+        });
+    }
     super::interrupt::install(&rt)?;
     let outcome = rt.block_on(dispatcher.run_argv(Origin::Run, argv, stdin));
     if let Some(code) = super::interrupt::exit_code(&rt) {

@@ -283,7 +283,7 @@ impl Pattern {
             }
             (Kind::Path(path), Target::System { program, args }) => {
                 let ok = if broad {
-                    normalize(path) == normalize(program)
+                    normalize(path) == normalize(program) || same_file(path, program)
                 } else {
                     path == program
                 };
@@ -311,12 +311,30 @@ fn file_stem(rel_path: &str) -> &str {
 
 /// `a//b/./c` → `a/b/c`; keeps whether the path is absolute and any `..`.
 fn normalize(path: &str) -> (bool, Vec<&str>) {
-    (
-        path.starts_with('/'),
-        path.split('/')
-            .filter(|c| !c.is_empty() && *c != ".")
-            .collect(),
-    )
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        // `..` folded away (`/usr/bin/../bin/rm` is `/usr/bin/rm`); one that climbs above the
+        // start stays, so a relative `../x` is not taken for `x`.
+        if c == ".." && parts.last().is_some_and(|p| *p != "..") {
+            parts.pop();
+        } else {
+            parts.push(c);
+        }
+    }
+    (path.starts_with('/'), parts)
+}
+
+/// For a deny: both paths lead to the same existing file (`/bin/rm` and `/usr/bin/rm` where
+/// `/bin` links to `/usr/bin`). The one place a pattern looks at the file system, and only to
+/// refuse more.
+fn same_file(pattern: &str, program: &str) -> bool {
+    match (
+        std::fs::canonicalize(pattern),
+        std::fs::canonicalize(program),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// Text shown in a one-line message (a notice, an error, the confirmation prompt, a refusal) in
@@ -643,6 +661,33 @@ mod tests {
             args: &none,
         };
         assert!(p.denies(&t) && !p.matches(&t));
+        // `..` folded; and the same file by another path (a link) is that file.
+        for program in ["/usr/bin/../bin/rm", "/usr/lib/../bin/rm"] {
+            let t = Target::System {
+                program,
+                args: &none,
+            };
+            assert!(p.denies(&t), "{program}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("tool");
+        std::fs::write(&real, "").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        let deny = Pattern::parse(&glob::escape(real.to_str().unwrap())).unwrap();
+        let other = link.join("tool");
+        let t = Target::System {
+            program: other.to_str().unwrap(),
+            args: &none,
+        };
+        assert!(deny.denies(&t) && !deny.matches(&t));
+        // Control: another file there is not denied.
+        std::fs::write(dir.path().join("other"), "").unwrap();
+        let elsewhere = link.join("other");
+        assert!(!deny.denies(&Target::System {
+            program: elsewhere.to_str().unwrap(),
+            args: &none,
+        }));
         // Arguments stay exact: `git push` is not `git PUSH` to git.
         let p = Pattern::parse("git push").unwrap();
         let args = words(&["PUSH"]);
