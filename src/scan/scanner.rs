@@ -14,9 +14,10 @@
 //!   that a fence or code span inside them is still followed. A directive's own bytes are opaque
 //!   to Markdown: a backtick inside `!{…}` opens no code span.
 //!
-//! Escapes: a backslash right before sigil + bracket (in prose) is dropped and the candidate that
-//! follows is parsed as usual but comes out as literal text whatever its fate, so nothing inside
-//! `\%{…}` runs. Any other backslash is text.
+//! Escapes: a backslash right before sigil + bracket (in prose) makes the candidate that follows
+//! literal text whatever its fate, so nothing inside `\%{…}` runs. The backslash is dropped when
+//! that candidate is a directive (the escape did its work) and kept when it is not (`\%{}`,
+//! `\%{open` never closed: LaTeX and the like come through whole). Any other backslash is text.
 
 use memchr::{memchr, memchr2};
 
@@ -279,7 +280,12 @@ impl Scanner {
             Held::Sigil(s) => sink(Piece::Text(&[s])),
             Held::Backslash => sink(Piece::Text(b"\\")),
             Held::BackslashSigil(s) => sink(Piece::Text(&[b'\\', s])),
-            Held::Candidate => sink(Piece::Text(&self.raw)),
+            Held::Candidate => {
+                if self.cand.escaped {
+                    sink(Piece::Text(b"\\"));
+                }
+                sink(Piece::Text(&self.raw))
+            }
         }
         self.held = Held::Nothing;
         self.raw.clear();
@@ -386,21 +392,27 @@ impl Scanner {
             "framer and grammar disagree on {:?}",
             String::from_utf8_lossy(&self.raw)
         );
-        if !self.cand.escaped
-            && let Some(d) = grammar::parse_directive(&self.raw)
-        {
-            self.held = Held::Nothing;
-            self.raw.clear();
-            sink(Piece::Directive(d));
-            return;
+        if let Some(d) = grammar::parse_directive(&self.raw) {
+            if !self.cand.escaped {
+                self.held = Held::Nothing;
+                self.raw.clear();
+                sink(Piece::Directive(d));
+                return;
+            }
+            // Its backslash escaped a directive: that is what it was for, so it goes.
+            self.cand.escaped = false;
         }
         self.literal(sink);
     }
 
     /// The held candidate is not a directive: its bytes become text (and Markdown sees them).
+    /// A backslash before it escaped nothing (`\%{}`, `\%{open` never closed), so it stays.
     fn literal(&mut self, sink: &mut impl FnMut(Piece<'_>)) {
         self.held = Held::Nothing;
         self.code.scan(&self.raw, false);
+        if self.cand.escaped {
+            sink(Piece::Text(b"\\"));
+        }
         sink(Piece::Text(&self.raw));
         self.raw.clear();
     }
