@@ -950,8 +950,11 @@ impl Dispatcher {
         };
         // The patterns parsed once, with the dispatcher.
         let text = self.compiled.denied_by(&target)?;
-        let text = command::escape_controls(text);
-        let why = format!("`{}` matches denied pattern `{text}`", target.display());
+        let why = policy::Denied::Pattern {
+            command: target.display(),
+            pattern: command::escape_controls(text),
+        }
+        .to_string();
         Some(self.block(origin, argv, Some(name.to_owned()), Decision::Denied, why))
     }
 

@@ -20,7 +20,19 @@ pub struct Restricted {
 /// Applies the rule to `agent` in place, deciding from where its file lies.
 pub fn restrict(agent: &mut AgentConfig) -> Restricted {
     let foreign = !crate::paths::in_user_config(&agent.source);
-    restrict_if(agent, foreign)
+    // The user's own providers of the replay kind are replay models too, by another name.
+    let replays: Vec<String> = crate::config::ConfigFile::global()
+        .ok()
+        .flatten()
+        .map(|c| {
+            c.providers
+                .iter()
+                .filter(|(_, p)| p.kind == Some(crate::config::ProviderKind::Replay))
+                .map(|(name, _)| name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    restrict_if(agent, foreign, &replays)
 }
 
 /// An agent file as a notice names it: a link (e.g. into the user's config folder) with where it
@@ -43,8 +55,9 @@ pub fn linked_to(path: &std::path::Path) -> Option<std::path::PathBuf> {
         .flatten()
 }
 
-/// [`restrict`] with the decision given (pure).
-pub fn restrict_if(agent: &mut AgentConfig, foreign: bool) -> Restricted {
+/// [`restrict`] with the decision given (pure); `replays` names the providers of the replay
+/// kind besides `replay` itself.
+pub fn restrict_if(agent: &mut AgentConfig, foreign: bool, replays: &[String]) -> Restricted {
     if !foreign {
         return Restricted::default();
     }
@@ -55,8 +68,10 @@ pub fn restrict_if(agent: &mut AgentConfig, foreign: bool) -> Restricted {
         ignored = dropped;
     }
     let replay = |s: &Option<String>| {
-        s.as_deref()
-            .is_some_and(|m| m == "replay" || m.starts_with("replay:"))
+        s.as_deref().is_some_and(|m| {
+            let provider = m.split_once(':').map_or(m, |(p, _)| p).trim();
+            provider == "replay" || replays.iter().any(|r| r == provider)
+        })
     };
     if replay(&agent.model) || replay(&agent.provider) {
         agent.model = None;
@@ -77,6 +92,52 @@ pub fn restrict_if(agent: &mut AgentConfig, foreign: bool) -> Restricted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn agent(model: Option<&str>, provider: Option<&str>) -> AgentConfig {
+        AgentConfig {
+            name: "a".into(),
+            description: String::new(),
+            model: model.map(str::to_owned),
+            provider: provider.map(str::to_owned),
+            skills: Vec::new(),
+            instructions: String::new(),
+            params: Default::default(),
+            script_policy: None,
+            script_policy_table: None,
+            tool_calls: false,
+            source: "/project/agents/a.toml".into(),
+            format: super::super::AgentFormat::Skillpipe,
+            variables: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_foreign_agent_may_not_pick_a_replay_model_by_any_name() {
+        let replays = ["rec".to_string()];
+        for (model, provider) in [
+            (Some("replay:answers.jsonl"), None),
+            (Some("answers.jsonl"), Some("replay")),
+            (Some("answers.jsonl"), Some("rec")),
+            (Some("rec:answers.jsonl"), None),
+        ] {
+            let mut a = agent(model, provider);
+            let r = restrict_if(&mut a, true, &replays);
+            assert_eq!(
+                (a.model, a.provider),
+                (None, None),
+                "{model:?} {provider:?}"
+            );
+            assert!(r.ignored.iter().any(|i| i.key == "model"));
+        }
+        // Controls: an ordinary model stays; the user's own agent keeps a replay model.
+        let mut a = agent(Some("ollama:llama3:8b"), None);
+        restrict_if(&mut a, true, &replays);
+        assert_eq!(a.model.as_deref(), Some("ollama:llama3:8b"));
+        let mut a = agent(Some("answers.jsonl"), Some("rec"));
+        restrict_if(&mut a, false, &replays);
+        assert_eq!(a.provider.as_deref(), Some("rec"));
+    }
 
     #[test]
     fn a_linked_agent_file_is_named_with_where_it_leads() {

@@ -408,7 +408,8 @@ impl Ui for PlainUi {
             return;
         }
         self.end_open_line();
-        self.line_err(ToStderr::Raw(crate::term::sanitize(text).into_owned()));
+        // Off a terminal exact, as the filter's `--show-side-effects` output is.
+        self.line_err(ToStderr::Raw(text.to_owned()));
     }
 
     fn busy(&mut self, _what: Option<Busy<'_>>) {}

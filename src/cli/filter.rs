@@ -61,7 +61,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
         setup.dispatcher,
         opts,
         input,
-        raw_stdout(),
+        raw_stdout()?,
         reporter,
     )?;
     if let Some(code) = super::interrupt::exit_code(&rt) {
@@ -126,12 +126,11 @@ fn raw_stdin() -> anyhow::Result<std::fs::File> {
 
 /// Unbuffered stdout: the filter writes whole scanned chunks, so a line buffer would only add
 /// system calls and delay. Recorded, so that status lines on a shared terminal start a line.
-fn raw_stdout() -> impl std::io::Write {
+fn raw_stdout() -> anyhow::Result<impl std::io::Write> {
     use crate::term::line::{Noted, Stream};
+    use anyhow::Context;
     use std::os::fd::AsFd;
-    let fd = std::io::stdout()
-        .as_fd()
-        .try_clone_to_owned()
-        .expect("stdout is open");
-    Noted::new(std::fs::File::from(fd), Stream::Stdout)
+    let fd = std::io::stdout().as_fd().try_clone_to_owned();
+    let fd = fd.context("stdout is not open (nowhere to write the output)")?;
+    Ok(Noted::new(std::fs::File::from(fd), Stream::Stdout))
 }

@@ -29,7 +29,6 @@ pub enum InvalidBody {
     /// Nothing but whitespace, or an empty program name (`""`).
     Empty,
     /// Something a shell would interpret: an operator, an expansion, a comment, a newline.
-    /// Unquoted shell syntax (`;`, `|`, `$`, …) at `offset`.
     ShellSyntax {
         /// The character(s) found.
         found: String,
@@ -37,7 +36,6 @@ pub enum InvalidBody {
         offset: usize,
     },
     /// A control or bidi-override character.
-    /// A control character at `offset`.
     ControlChar {
         /// The character.
         ch: char,
@@ -45,7 +43,6 @@ pub enum InvalidBody {
         offset: usize,
     },
     /// A quote (`'` or `"`) that is never closed.
-    /// A quote that is never closed.
     UnbalancedQuote {
         /// `'` or `"`.
         quote: char,
@@ -53,13 +50,11 @@ pub enum InvalidBody {
         offset: usize,
     },
     /// A backslash with nothing after it.
-    /// A backslash at the very end.
     TrailingBackslash {
         /// Byte offset of the backslash.
         offset: usize,
     },
     /// `NAME=value cmd`: a shell would set an environment variable.
-    /// `NAME=value` before the command (a shell would set a variable).
     EnvAssignment {
         /// The word.
         word: String,

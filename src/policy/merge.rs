@@ -104,6 +104,15 @@ fn shown_key(key: &str, pattern: &str) -> String {
 impl ScriptPolicy {
     /// Applies `overrides`. Errors name the flag; on error nothing changes.
     pub(crate) fn apply(&mut self, overrides: &PolicyOverrides) -> Result<(), PolicyError> {
+        // Worked on a copy, kept only when every check passed (the sandbox flags' checks come
+        // after other keys are set).
+        let mut next = self.clone();
+        next.apply_to(overrides)?;
+        *self = next;
+        Ok(())
+    }
+
+    fn apply_to(&mut self, overrides: &PolicyOverrides) -> Result<(), PolicyError> {
         for (key, patterns) in [("--allow", &overrides.allow), ("--deny", &overrides.deny)] {
             for p in patterns {
                 Pattern::parse(p).map_err(|error| PolicyError::Pattern { key, error })?;
@@ -297,6 +306,17 @@ mod tests {
                     ..Default::default()
                 },
                 "--deny '/bin/*': invalid pattern",
+            ),
+            // A sandbox flag checked last, after the others were set on the copy.
+            #[cfg(feature = "runtime")]
+            (
+                PolicyOverrides {
+                    allow_scripts: true,
+                    allow_network: true,
+                    allow_read: vec!["/no/such/path/anywhere".into()],
+                    ..Default::default()
+                },
+                "--allow-read /no/such/path/anywhere: no such file or directory",
             ),
         ] {
             let mut p = ScriptPolicy::default();
