@@ -58,9 +58,10 @@ pub trait Ui: Send {
     fn report(&mut self, report: &Report);
     /// A note about the stream or the turn: retrying, a capture not run again, stopped early.
     fn notice(&mut self, notice: &Notice);
-    /// What a side effect wrote (`--show-side-effects`), already sanitized for a terminal.
-    /// Ignored unless implemented.
-    fn side_output(&mut self, _text: &str) {}
+    /// What a side effect wrote (`--show-side-effects`): its stdout then its stderr, as the
+    /// bytes came. Foreign: make it inert (`term::sanitize`) before it reaches a terminal; a pipe
+    /// or file may get it exact. Ignored unless implemented.
+    fn side_output(&mut self, _output: &[u8]) {}
     /// Something is pending: [`Busy::Thinking`] until the first token, [`Busy::Running`] while
     /// a script runs, `None` when output flows again.
     fn busy(&mut self, what: Option<Busy<'_>>);
@@ -1016,14 +1017,9 @@ fn side_channel(show_side: bool, ui: &mut dyn Ui, ev: Event<'_>) -> Flow {
     Flow::Continue(())
 }
 
-/// What a side effect wrote, sanitized (`--show-side-effects`).
+/// What a side effect wrote (`--show-side-effects`), stdout then stderr.
 fn show_side_output(ui: &mut dyn Ui, stdout: &[u8], stderr: &[u8]) {
-    let mut clean = Vec::new();
-    let mut san = crate::term::Sanitizer::default();
-    san.push(stdout, &mut clean);
-    san.push(stderr, &mut clean);
-    san.finish(&mut clean);
-    if !clean.is_empty() {
-        ui.side_output(&String::from_utf8_lossy(&clean));
+    if !stdout.is_empty() || !stderr.is_empty() {
+        ui.side_output(&[stdout, stderr].concat());
     }
 }

@@ -275,7 +275,7 @@ enum ToStderr {
     /// A status line, on a line of its own (without its newline).
     Status(String),
     /// A side effect's output, as it is.
-    Raw(String),
+    Raw(Vec<u8>),
     /// A line of a side effect's output on a terminal, after its gutter on every row.
     Output(String),
 }
@@ -284,7 +284,7 @@ impl ToStderr {
     fn write(&self) {
         match self {
             ToStderr::Status(s) => crate::app::note(s),
-            ToStderr::Raw(s) => line::stderr_raw(s.as_bytes()),
+            ToStderr::Raw(bytes) => line::stderr_raw(bytes),
             ToStderr::Output(s) => {
                 let unicode = crate::repl::Looks::detect().unicode;
                 let gutter = crate::render::side_output_gutter(unicode);
@@ -399,17 +399,16 @@ impl Ui for PlainUi {
         )));
     }
 
-    /// On a terminal, marked as a side effect's (under its report) so that it cannot pass for
-    /// the answer; elsewhere as it is.
-    fn side_output(&mut self, text: &str) {
+    /// On a terminal inert and marked as a side effect's (under its report) so that it cannot
+    /// pass for the answer; elsewhere byte for byte, as the filter's.
+    fn side_output(&mut self, output: &[u8]) {
         if std::io::stderr().is_terminal() {
-            let text = crate::term::sanitize(text);
+            let text = crate::term::sanitize_bytes(output);
             self.side_output.get_or_insert_default().push_str(&text);
             return;
         }
         self.end_open_line();
-        // Off a terminal exact, as the filter's `--show-side-effects` output is.
-        self.line_err(ToStderr::Raw(text.to_owned()));
+        self.line_err(ToStderr::Raw(output.to_vec()));
     }
 
     fn busy(&mut self, _what: Option<Busy<'_>>) {}

@@ -6,7 +6,7 @@ use crate::chat::{Busy, Notice, TurnReport, Ui};
 use crate::confirm::{Answer, Prompt};
 use crate::pipeline::{Report, ReportKind};
 use crate::render::{Display, Options as RenderOptions};
-use crate::term::sanitize;
+use crate::term::{sanitize, sanitize_bytes};
 use std::sync::Arc;
 
 pub struct TermUi {
@@ -288,8 +288,8 @@ impl Ui for TermUi {
 
     /// Shown under the report that follows it (the side effect's status line), which then says
     /// what it is.
-    fn side_output(&mut self, text: &str) {
-        let text = sanitize(text).into_owned();
+    fn side_output(&mut self, output: &[u8]) {
+        let text = sanitize_bytes(output);
         match &mut self.side_output {
             Some(held) => held.push_str(&text),
             None => self.side_output = Some(text),

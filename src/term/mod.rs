@@ -8,7 +8,7 @@ pub(crate) mod gate;
 pub(crate) mod line;
 mod sanitize;
 
-pub use sanitize::{Sanitizer, sanitize};
+pub use sanitize::{Sanitizer, sanitize, sanitize_bytes};
 
 /// Columns of the terminal on `fd`, None when it is not a terminal (or does not say). A direct
 /// ioctl: the spinner asks for every frame and must never fall back to spawning a program.

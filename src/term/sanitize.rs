@@ -29,6 +29,15 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(out).expect("sanitizer output is UTF-8"))
 }
 
+/// [`sanitize`] for bytes that may not be UTF-8 (a script's output): those show as `\xNN`.
+pub fn sanitize_bytes(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len() + 8);
+    let mut san = Sanitizer::default();
+    san.push(bytes, &mut out);
+    san.finish(&mut out);
+    String::from_utf8(out).expect("sanitizer output is UTF-8")
+}
+
 /// Streaming form of [`sanitize`]: bytes may arrive split anywhere (inside a UTF-8 character,
 /// between `\r` and `\n`); the output is the same as for the whole input at once.
 #[derive(Debug, Default)]
