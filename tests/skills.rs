@@ -1538,6 +1538,72 @@ fn a_missing_python_module_gets_an_install_hint() {
     );
 }
 
+/// A script the SKILL.md tells the model to run from another folder (skill-creator's
+/// `eval-viewer/generate_review.py`) is one of the skill's scripts: listed, run the ways the
+/// body writes it, and allowed by its own pattern — not by `scripts/*`. A file it does not name
+/// there stays data.
+#[test]
+fn a_script_the_skill_names_outside_scripts_runs_under_its_own_pattern() {
+    let tmp = TempDir::new().unwrap();
+    let dir = skill(
+        &tmp.path().join("skills"),
+        "viewer",
+        &basic("viewer"),
+        &[
+            (
+                "review/show.py",
+                "import sys\nprint('shown', sys.argv[1:])\n",
+            ),
+            ("review/other.py", "print('other ran')\n"),
+        ],
+    );
+    fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: viewer\ndescription: Shows results.\n---\n\nRun \
+         `python <viewer-path>/review/show.py WORKSPACE` to show them.\n",
+    )
+    .unwrap();
+    let show = skillpipe(tmp.path())
+        .args(["skills", "show", "viewer", "--skills-dir"])
+        .arg(tmp.path().join("skills"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(text.contains("review/show.py"), "{text}");
+    assert!(!text.contains("review/other.py"), "{text}");
+    let filter = |allow: &str, input: &str| {
+        let out = skillpipe(tmp.path())
+            .args(["filter", "--skills-dir"])
+            .arg(tmp.path().join("skills"))
+            .args(["--allow", allow, "-y", "--sandbox", "best-effort"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // `scripts/*` does not cover it; the refusal names the pattern that does.
+    let (out, err) = filter("scripts/*", "!{python review/show.py ws}\n");
+    assert!(!out.contains("shown"), "{out}");
+    assert!(err.contains("--allow 'viewer:review/show.py'"), "{err}");
+    // Allowed by that pattern, each way a body or a model writes it.
+    for written in [
+        "python review/show.py ws",
+        "python3 viewer/review/show.py ws",
+        "viewer:review/show.py ws",
+        "review/show.py ws",
+    ] {
+        let (out, err) = filter("viewer:review/*", &format!("!{{{written}}}\n"));
+        assert!(out.contains("shown ['ws']"), "{written}: {out} {err}");
+    }
+    // A file the body does not name is not a script, whatever the pattern.
+    let (out, err) = filter("viewer:review/*", "!{viewer:review/other.py}\n");
+    assert!(!out.contains("other ran"), "{out}");
+    assert!(err.contains("is not a script of skill `viewer`"), "{err}");
+}
+
 #[test]
 fn run_takes_its_skill_positionally_and_has_no_skill_flag() {
     let tmp = TempDir::new().unwrap();

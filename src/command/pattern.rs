@@ -119,8 +119,9 @@ pub(crate) fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
         && is_skill_word(skill)
         && !id.is_empty()
     {
-        // `SKILL:scripts/x.py` (as models write it, mixing the two forms) is the path form.
-        if id.strip_prefix("scripts/").is_some_and(|r| !r.is_empty()) {
+        // `SKILL:scripts/x.py` (as models write it, mixing the two forms) is the path form, and
+        // `SKILL:DIR/x.py` the one form of a script its SKILL.md names in another folder.
+        if id.contains('/') && !id.ends_with('/') {
             return Some(ScriptRef::Path {
                 skill: Some(skill),
                 rel_path: id,
@@ -398,8 +399,9 @@ impl Target<'_> {
                 skill,
                 rel_path,
                 args,
-            } if rel_path.contains('/') => (format!("{skill}/{rel_path}"), *args),
-            // At the skill root: the form that resolves to it (`SKILL/x.sh` would not).
+            } if rel_path.starts_with("scripts/") => (format!("{skill}/{rel_path}"), *args),
+            // At the skill root, or in a folder its SKILL.md names: the form that resolves to
+            // it (`SKILL/x.sh` would not).
             Target::Script {
                 skill,
                 rel_path,
@@ -448,7 +450,13 @@ impl Target<'_> {
             }
             Target::Script {
                 skill, rel_path, ..
-            } if is_skill_word(skill) => format!("{skill}/{rel_path}"),
+            } if is_skill_word(skill) && rel_path.starts_with("scripts/") => {
+                format!("{skill}/{rel_path}")
+            }
+            // A script in another folder, which its SKILL.md names: `SKILL:DIR/x.py`.
+            Target::Script {
+                skill, rel_path, ..
+            } if is_skill_word(skill) => format!("{skill}:{rel_path}"),
             Target::Script { rel_path, .. } => rel_path.to_string(),
             // An interpreter runs its script: allow that script, never the interpreter alone
             // (`python3` would be any Python). Code in an option (`-c`) has no short pattern.
@@ -536,7 +544,8 @@ mod tests {
             ("s*/scripts/x", Path),
             ("../scripts/x", Path),
             ("say:", Bare),
-            ("say:a/b", Path),
+            // `SKILL:DIR/x`: a script its SKILL.md names in another folder.
+            ("say:a/b", ScriptRef),
             ("./scripts/x.py", Path),
             ("/usr/bin/touch", Path),
             ("../touch", Path),

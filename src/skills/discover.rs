@@ -557,9 +557,10 @@ pub(super) fn folder_name(canonical: &Path, found_at: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Detect scripts of a folder without loading the skill (benchmarks, tools).
+/// Detect scripts of a folder without loading the skill (benchmarks, tools): those in
+/// `scripts/` and at the root (the ones its SKILL.md names elsewhere need the loaded skill).
 pub fn detect_scripts(skill_dir: &Path, opts: &LoadOptions) -> Vec<scripts::Script> {
-    scripts::detect(skill_dir, &opts.ts_interpreter)
+    scripts::detect(skill_dir, &opts.ts_interpreter, "")
 }
 
 #[cfg(test)]

@@ -72,10 +72,11 @@ pub struct Skill {
 }
 
 impl Skill {
-    /// The scripts under `scripts/`, detected on first use.
+    /// The scripts under `scripts/`, at the root, and those the body names elsewhere in the
+    /// folder, detected on first use.
     pub fn scripts(&self) -> &[Script] {
         self.scripts
-            .get_or_init(|| scripts::detect(&self.dir, &self.ts_interpreter))
+            .get_or_init(|| scripts::detect(&self.dir, &self.ts_interpreter, &self.body))
     }
 
     /// False when `allowed-tools` is present without a `Bash` or `Bash(..)` entry.

@@ -194,6 +194,15 @@ impl SkillSet {
             Some(Reference::Qualified(name, rel)) => {
                 let skill = self.skill(name)?;
                 check_lexically(argv0, rel, Some(&skill.dir))?;
+                // Outside `scripts/`, only a script its SKILL.md names (`SKILL:DIR/x.py`):
+                // assets and references are data, never run.
+                if !rel.starts_with("scripts/") && skill.script(&normalize(rel)).is_none() {
+                    return Err(ResolveError::NotFound(format!(
+                        "`{rel}` is not a script of skill `{name}` (its scripts are in scripts/, \
+                         at its root, or named in its SKILL.md; `skillpipe skills show {name}` \
+                         lists them)"
+                    )));
+                }
                 finish(skill, argv0, rel, None)
             }
             Some(Reference::ById(name, id)) => {
@@ -445,9 +454,10 @@ pub(super) fn check_file(dir: &Path, path: &Path, written: &str) -> Result<PathB
 /// `SKILL/scripts/x.py` under `scripts/`, `SKILL:x.py` at the skill root (a root script has no
 /// path form; its file name, not its stem, keeps `x.py` apart from an `x.sh` beside it).
 pub fn script_reference(skill: &str, rel_path: &str) -> String {
-    if rel_path.contains('/') {
+    if rel_path.starts_with("scripts/") {
         format!("{skill}/{rel_path}")
     } else {
+        // At the root (`SKILL:x.py`) or in a folder its SKILL.md names (`SKILL:DIR/x.py`).
         format!("{skill}:{rel_path}")
     }
 }
@@ -583,7 +593,10 @@ mod tests {
         assert_eq!(parse_reference("../scripts/x"), None);
         assert_eq!(parse_reference("say"), None);
         assert_eq!(parse_reference("a/b/scripts/x"), None);
-        assert_eq!(parse_reference("say:a/b"), None);
+        assert_eq!(
+            parse_reference("say:a/b"),
+            Some(Reference::Qualified("say", "a/b"))
+        );
         // A skill whose name breaks the spec (it still loads) is addressed like any other.
         assert_eq!(
             parse_reference("My_Tools:hi"),

@@ -103,10 +103,77 @@ pub fn interpreter_for(file_name: &str, path: &Path, ts_interpreter: &str) -> Op
     classify(file_name, &head, ts_interpreter).flatten()
 }
 
+/// Most paths taken from a SKILL.md body as scripts it names (see [`detect`]).
+const MAX_NAMED: usize = 64;
+
 /// Detect the scripts under `skill_dir/scripts`, then those at the skill root itself (not
-/// below it: `references/` and `assets/` hold data). `skill_dir` must be canonical: symlinks
+/// below it: `references/` and `assets/` hold data), then the scripts `body` (the SKILL.md
+/// text) names by a path into another folder (`eval-viewer/generate_review.py`): an author who
+/// tells the model to run a file there made it one. `skill_dir` must be canonical: symlinks
 /// whose target leaves it are skipped. Each group sorted by `rel_path`, `scripts/` first.
-pub fn detect(skill_dir: &Path, ts_interpreter: &str) -> Vec<Script> {
+pub fn detect(skill_dir: &Path, ts_interpreter: &str, body: &str) -> Vec<Script> {
+    let mut out = detect_in_folders(skill_dir, ts_interpreter);
+    let mut named = Vec::new();
+    for rel in named_paths(body) {
+        if out.iter().chain(&named).any(|s: &Script| s.rel_path == rel) {
+            continue;
+        }
+        let path = skill_dir.join(&rel);
+        // A regular file inside the skill, reached without a link: a body can name anything.
+        let inside = fs::canonicalize(&path).is_ok_and(|c| c == path);
+        let name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
+        if inside
+            && !skip_name(&name)
+            && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+            && let Some(script) = examine(&path, &name, rel, ts_interpreter)
+        {
+            named.push(script);
+        }
+    }
+    named.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    out.extend(named);
+    out
+}
+
+/// Relative paths with a folder and a script's extension in `body`, each tail of a longer one
+/// too (`eval-viewer/generate_review.py` in `python <path>/eval-viewer/generate_review.py`).
+/// Paths in `scripts/` and ones with `..` are left out. Pure.
+fn named_paths(body: &str) -> Vec<String> {
+    const EXTENSIONS: &[&str] = &[
+        "py", "sh", "bash", "js", "mjs", "cjs", "ts", "mts", "rb", "pl",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    let words =
+        body.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')));
+    for word in words {
+        let word = word.trim_end_matches('.');
+        let Some((_, ext)) = word.rsplit_once('.') else {
+            continue;
+        };
+        if !EXTENSIONS.contains(&ext) || word.split('/').any(|c| c == "..") {
+            continue;
+        }
+        // The path may start with where the skill is (`<skill-path>/`, `~/.claude/skills/x/`):
+        // each tail with a folder in it is a candidate; only one that exists in the skill counts.
+        let parts: Vec<&str> = word
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect();
+        for start in 0..parts.len().saturating_sub(1) {
+            let tail = parts[start..].join("/");
+            if tail.starts_with("scripts/") || out.contains(&tail) {
+                continue;
+            }
+            out.push(tail);
+            if out.len() == MAX_NAMED {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+fn detect_in_folders(skill_dir: &Path, ts_interpreter: &str) -> Vec<Script> {
     let mut out = Vec::new();
     let root = skill_dir.join("scripts");
     if root.is_dir() {
@@ -564,7 +631,7 @@ mod tests {
         for (rel, text) in files {
             fs::write(scripts.join(rel), text).unwrap();
         }
-        let found: Vec<String> = detect(dir.path(), "node")
+        let found: Vec<String> = detect(dir.path(), "node", "")
             .into_iter()
             .map(|s| s.rel_path)
             .collect();
@@ -581,6 +648,38 @@ mod tests {
                 "scripts/tool.sh"
             ]
         );
+    }
+
+    #[test]
+    fn scripts_the_body_names_elsewhere_in_the_folder_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        for (rel, text) in [
+            (
+                "eval-viewer/generate_review.py",
+                "import sys\nprint(sys.argv)\n",
+            ),
+            ("eval-viewer/unnamed.py", "print(1)\n"),
+            ("core/helpers.py", "def f():\n    return 1\n"),
+            ("assets/data.json", "{}"),
+        ] {
+            fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+            fs::write(root.join(rel), text).unwrap();
+        }
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("x.py"), "print(1)\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("linked")).unwrap();
+        let body = "Run `python <skill-path>/eval-viewer/generate_review.py ws` to review.\n\
+                    Uses core/helpers.py, ../other/x.py, /etc/x.sh, linked/x.py, \
+                    eval-viewer/missing.py and assets/data.json.";
+        let found: Vec<String> = detect(&root, "node", body)
+            .into_iter()
+            .map(|s| s.rel_path)
+            .collect();
+        // Named and runnable only: not a helper of definitions, not through a link leading out,
+        // not a file the body does not name.
+        assert_eq!(found, ["eval-viewer/generate_review.py"]);
+        assert!(detect(&root, "node", "").is_empty(), "the control");
     }
 
     #[test]

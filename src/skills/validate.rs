@@ -90,7 +90,7 @@ pub fn validate_skill(dir: &Path, report: &mut Report) {
             .map(|i| format!("{shown}:{}: {}", i.line, i.message)),
     );
     report.problems.extend(super::tools::load_tools(dir).1);
-    for script in super::scripts::detect(&canonical, "node") {
+    for script in super::scripts::detect(&canonical, "node", &parsed.body) {
         if let Err(e) = super::tools::script_tool(&script) {
             report.problems.push(e.to_string());
         }

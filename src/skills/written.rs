@@ -134,6 +134,10 @@ impl SkillSet {
     /// loaded skills have: the error lists the qualified candidates.
     pub(crate) fn written_reference(&self, word: &str) -> Option<Result<String, ResolveError>> {
         if let Some(reference) = self.placeholder(word) {
+            // A script its SKILL.md names in another folder (`eval-viewer/x.py`).
+            if let Some(named) = self.named_script(&reference, false) {
+                return Some(named);
+            }
             // Only a skill's scripts run (a placeholder path is never the user's own file).
             if !self.is_script_ref(&reference) {
                 return Some(Err(ResolveError::NotFound(format!(
@@ -144,6 +148,47 @@ impl SkillSet {
             return Some(Ok(reference));
         }
         self.root_script(word)
+            .or_else(|| self.named_script(word, true))
+    }
+
+    /// `DIR/FILE` or `SKILL/DIR/FILE`, where that is a script the skill's SKILL.md names
+    /// outside `scripts/` (`eval-viewer/generate_review.py`) → `SKILL:DIR/FILE`, the form that
+    /// resolves to it. `here`: the word may also be a path from the working directory, whose
+    /// file (the user's) is then not silently traded for the skill's.
+    fn named_script(&self, word: &str, here: bool) -> Option<Result<String, ResolveError>> {
+        let named = |skill: &super::Skill, rel: &str| {
+            rel.contains('/')
+                && !rel.starts_with("scripts/")
+                && skill.scripts().iter().any(|s| s.rel_path == rel)
+        };
+        let owners: Vec<(String, &str)> = match word.split_once('/') {
+            Some((name, rel)) if self.get(name).is_some_and(|s| named(s, rel)) => {
+                vec![(name.to_owned(), rel)]
+            }
+            _ => self
+                .iter()
+                .filter(|s| named(s, word))
+                .map(|s| (s.name.clone(), word))
+                .collect(),
+        };
+        match owners.as_slice() {
+            [] => None,
+            _ if here && std::path::Path::new(word).exists() => {
+                let (name, rel) = &owners[0];
+                Some(Err(ResolveError::NotFound(format!(
+                    "`{word}` is both skill `{name}`'s script and a file here: write \
+                     {name}:{rel} for the skill's, or ./{word} for yours"
+                ))))
+            }
+            [(name, rel)] => Some(Ok(format!("{name}:{rel}"))),
+            many => Some(Err(ResolveError::NotFound(format!(
+                "`{word}` is a script of several skills; write one of {}",
+                many.iter()
+                    .map(|(s, rel)| format!("{s}:{rel}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))),
+        }
     }
 
     /// `PLACEHOLDER/REST` → `REST`, `<NAME-path>/REST` → `NAME/REST` for a loaded NAME (or
