@@ -17,6 +17,21 @@ pub struct Ignored {
 /// What grants a setting that no flag grants: the user copying the agent into their own folder.
 const OWN_AGENT: &str = "an agent file in $XDG_CONFIG_HOME/skillpipe/agents";
 
+/// True when `pattern` allows only what the default `scripts/*` allows: a script path under
+/// `scripts/` (`scripts/x.py`, `SKILL/scripts/x.py`, `SKILL:scripts/x.py`), with or without
+/// arguments after it. `SKILL:x` is not: it also names a script at the skill root.
+fn within_scripts(pattern: &str) -> bool {
+    let Ok(words) = shell_words::split(pattern) else {
+        return false;
+    };
+    match words.first().and_then(|w| crate::command::script_ref(w)) {
+        Some(crate::command::ScriptRef::Path { rel_path, .. }) => {
+            rel_path.starts_with("scripts/") && crate::command::Pattern::parse(pattern).is_ok()
+        }
+        _ => false,
+    }
+}
+
 /// `p` with every setting that grants more than the default put back to the default, and the
 /// list of what was dropped. Narrowing settings (deny patterns, lower limits, `audit`) stay.
 pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
@@ -36,12 +51,19 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     if drop(p.confirm == ConfirmMode::Never, "confirm", "-y") {
         out.confirm = d.confirm;
     }
-    if drop(
-        !subset(&p.allowed_commands, &d.allowed_commands),
-        "allowed_commands",
-        "--allow PATTERN",
-    ) {
-        out.allowed_commands = d.allowed_commands.clone();
+    // Patterns within the default's (`scripts/x.py`, `SKILL/scripts/*`) narrow it and stay;
+    // any other is dropped. None left: the default, as if the key were absent.
+    let (within, raising): (Vec<String>, Vec<String>) = p
+        .allowed_commands
+        .iter()
+        .cloned()
+        .partition(|pat| d.allowed_commands.contains(pat) || within_scripts(pat));
+    if drop(!raising.is_empty(), "allowed_commands", "--allow PATTERN") {
+        out.allowed_commands = if within.is_empty() {
+            d.allowed_commands.clone()
+        } else {
+            within
+        };
     }
     if drop(p.allow_network, "allow_network", "--allow-network") {
         out.allow_network = d.allow_network;
@@ -249,6 +271,35 @@ mod tests {
         assert_eq!(p, narrow);
         assert!(ignored.is_empty());
         assert_eq!(ignored_notice("x", &ignored), None);
+    }
+
+    #[test]
+    fn script_patterns_within_the_default_narrow_it() {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for pats in [
+            &["data/scripts/echo.py"][..],
+            &["scripts/x.py --fast", "data:scripts/y.sh"],
+        ] {
+            let (p, ignored) = narrow_only(&ScriptPolicy {
+                allowed_commands: strings(pats),
+                ..ScriptPolicy::default()
+            });
+            assert_eq!(p.allowed_commands, strings(pats));
+            assert!(ignored.is_empty(), "{pats:?}");
+        }
+        // A raising one is dropped, the narrowing ones stay.
+        let (p, ignored) = narrow_only(&ScriptPolicy {
+            allowed_commands: strings(&["data/scripts/echo.py", "git", "data:root"]),
+            ..ScriptPolicy::default()
+        });
+        assert_eq!(p.allowed_commands, strings(&["data/scripts/echo.py"]));
+        assert_eq!(ignored[0].key, "allowed_commands");
+        // Only raising ones: the default, as if the key were absent.
+        let (p, _) = narrow_only(&ScriptPolicy {
+            allowed_commands: strings(&["*"]),
+            ..ScriptPolicy::default()
+        });
+        assert_eq!(p.allowed_commands, ScriptPolicy::default().allowed_commands);
     }
 
     #[test]
