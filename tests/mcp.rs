@@ -997,6 +997,11 @@ fn tool_folders_are_tools_with_their_schema() {
         "id: off\nscript: off.sh\nenabled: false\n",
     );
     home.write("skills/t/tools/off/off.sh", "echo ran\n");
+    home.write(
+        "skills/t/tools/typo/tool.yaml",
+        "id: typo\nscript: typo.sh\nenabeld: false\n",
+    );
+    home.write("skills/t/tools/typo/typo.sh", "echo ran\n");
     let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
 
     let tools = c.request("tools/list", json!({}));
@@ -1031,6 +1036,20 @@ fn tool_folders_are_tools_with_their_schema() {
     let bad = c.call("t__stats", json!({"input_path": "a.csv", "threshold": 2}));
     assert_eq!(bad["isError"], true, "{bad}");
     assert!(text(&bad).contains("threshold"), "{bad}");
+    // A disabled tool, and one skipped for a typo in its tool.yaml, are not "unknown": the
+    // answer says why (a truly unknown name is the control).
+    for (name, why) in [
+        ("t__off", "is disabled (enabled: false"),
+        (
+            "t__typo",
+            "exists but was skipped at load: tools/typo/tool.yaml:",
+        ),
+        ("t__nope", "unknown tool: `t__nope`"),
+    ] {
+        let r = c.request("tools/call", json!({"name": name, "arguments": {}}));
+        let msg = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(why), "{name}: {r}");
+    }
     c.close();
 
     let decisions: Vec<Value> = home

@@ -68,6 +68,9 @@ pub struct Catalog {
     /// call to one is refused with that reason rather than as an unknown tool.
     pub locked: Vec<(String, crate::chat::tools::ToolTarget)>,
     pub skills: Vec<SkillEntry>,
+    /// Tool folders of loaded skills that are not offered (disabled, or skipped at load for a
+    /// problem in them), by the name they would have, with why: a call says so, not "unknown".
+    pub unavailable: Vec<(String, String)>,
     /// Files left out, for stderr.
     pub warnings: Vec<String>,
 }
@@ -100,6 +103,14 @@ impl Catalog {
                 .filter(|t| matches!(&t.target, Target::Run(r) if of_skill(&r.reference)))
                 .map(|t| t.name.clone())
                 .collect();
+            for id in tool_folders(&skill.dir) {
+                if skill.tool(&id).is_none()
+                    && let Err(e) = skills.resolve_in(&skill.name, &format!("{}:{id}", skill.name))
+                {
+                    let name = crate::skills::functions::compose(&skill.name, &id);
+                    cat.unavailable.push((name, e.to_string()));
+                }
+            }
             let files = skill_files(skill, hidden, &mut cat.warnings);
             cat.skills.push(SkillEntry {
                 name: skill.name.clone(),
@@ -114,6 +125,14 @@ impl Catalog {
         }
         cat.locked = crate::chat::tools::locked_targets(skills);
         cat
+    }
+
+    /// Why the tool `name` is not offered, when it is a tool folder of a loaded skill.
+    pub fn unavailable(&self, name: &str) -> Option<&str> {
+        self.unavailable
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, why)| why.as_str())
     }
 
     pub fn tool(&self, name: &str) -> Option<&Tool> {
@@ -450,6 +469,20 @@ fn split_uri(uri: &str) -> Option<(String, String)> {
 fn base64_encode(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The folder names under `dir/tools/` (each a tool folder, loaded or not).
+fn tool_folders(dir: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir.join(crate::skills::tools::TOOLS_DIR)) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .collect();
+    ids.sort();
+    ids
 }
 
 #[cfg(test)]

@@ -40,7 +40,8 @@ pub fn no_elicitation(gap: &str) -> String {
     format!(
         "confirmation is needed (confirm = \"ask\") and this MCP client cannot ask the user \
          ({gap}); to run without asking, add -y to the `skillpipe mcp` command in the client's \
-         server config, or set confirm = \"never\" in the agent's [script_policy]"
+         server config, or set confirm = \"never\" in the [script_policy] of an agent in \
+         your own config folder ($XDG_CONFIG_HOME/skillpipe/agents)"
     )
 }
 

@@ -239,7 +239,10 @@ impl Session {
                     &id,
                     &RpcError::new(
                         INVALID_PARAMS,
-                        format!("unknown tool: `{}`", escape_controls(name)),
+                        match self.catalog.unavailable(name) {
+                            Some(why) => escape_controls(why),
+                            None => format!("unknown tool: `{}`", escape_controls(name)),
+                        },
                     ),
                 ),
             },

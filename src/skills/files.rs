@@ -34,10 +34,7 @@ impl SkillSet {
         max_bytes: usize,
         hidden: &[PathBuf],
     ) -> Result<SkillText, ResolveError> {
-        let skill = self.get(name).ok_or_else(|| ResolveError::UnknownSkill {
-            name: name.to_owned(),
-            available: self.names_list(),
-        })?;
+        let skill = self.skill(name)?;
         let Some(file) = file.filter(|f| *f != "SKILL.md") else {
             let mut bytes = skill.body.as_bytes().to_vec();
             let truncated = bytes.len() > max_bytes;

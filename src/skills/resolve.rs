@@ -28,6 +28,16 @@ pub enum ResolveError {
         /// The loaded skills' names, comma-separated.
         available: String,
     },
+    /// The skill named was found but not loaded (its SKILL.md has a fatal problem).
+    #[error(
+        "skill `{name}` was skipped at load: {why} (fix that file; `skillpipe skills validate` shows every problem)"
+    )]
+    SkippedSkill {
+        /// The skill name as written.
+        name: String,
+        /// `file:line: message`.
+        why: String,
+    },
     /// A bare `scripts/x` exists in more than one skill; the model must say which.
     #[error("`{written}` is in several skills; write one of {}", skills.iter().map(|s| format!("{s}/{rel}")).collect::<Vec<_>>().join(", "))]
     Ambiguous {
@@ -256,10 +266,16 @@ impl SkillSet {
         by_id(skill, script, script)
     }
 
-    fn skill(&self, name: &str) -> Result<&Skill, ResolveError> {
-        self.get(name).ok_or_else(|| ResolveError::UnknownSkill {
-            name: name.to_owned(),
-            available: self.names_list(),
+    pub(crate) fn skill(&self, name: &str) -> Result<&Skill, ResolveError> {
+        self.get(name).ok_or_else(|| match self.skipped(name) {
+            Some(why) => ResolveError::SkippedSkill {
+                name: name.to_owned(),
+                why: why.to_owned(),
+            },
+            None => ResolveError::UnknownSkill {
+                name: name.to_owned(),
+                available: self.names_list(),
+            },
         })
     }
 }
