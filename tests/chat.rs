@@ -370,6 +370,34 @@ fn a_tagged_tool_call_written_as_text_never_reaches_the_output() {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// An answer that shows a JSON call of some other function (explaining what a tool call looks
+/// like) is an answer: shown whole, not asked again, tools kept.
+#[test]
+fn a_json_example_of_another_function_is_an_answer() {
+    let home = TestHome::new();
+    calc_skill(&home);
+    let answer = "Here is an example:\n\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```\n\nThe server sends that back.";
+    let server = Server::start([Reply::text([answer])]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
+        .args([
+            "--tools",
+            "--allow-scripts",
+            "-y",
+            "What does a tool call look like?",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{answer}\n"));
+    assert!(
+        !stderr(&out).contains("tool call as text"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
 #[test]
 fn a_tagged_tool_call_after_some_text_is_not_shown() {
     let home = TestHome::new();

@@ -357,6 +357,11 @@ impl Session {
         }
     }
 
+    /// The names of the functions offered with requests.
+    fn tool_names(&self) -> Vec<String> {
+        self.tool_defs.iter().map(|d| d.name.clone()).collect()
+    }
+
     /// Offers only the tools of `skills` (and `load_skill`) with each request; a skill the
     /// model loads (`load_skill`, `!{skill NAME}`) adds its own. For many skills, whose tool schemas on every
     /// request would cost more than their catalog entries: the same progressive disclosure as
@@ -610,7 +615,7 @@ impl Session {
         let mut first = true;
         let mut end_notice = None;
         // A tool call the model writes as text is not shown: the question is asked again.
-        let mut hold = call_hold::CallHold::new(!self.tool_defs.is_empty());
+        let mut hold = call_hold::CallHold::new(self.tool_names());
         let shown_at = self.partial_shown.len();
         loop {
             let item = stream.next().await;
@@ -694,7 +699,7 @@ impl Session {
             if finished {
                 call_as_text = tool_calls.is_empty()
                     && !self.tool_defs.is_empty()
-                    && tools::looks_like_tool_call(&raw);
+                    && tools::looks_like_tool_call(&raw, &self.tool_names());
                 let held = hold.finish();
                 if first && !held.is_empty() && !call_as_text {
                     ui.busy(None);
