@@ -174,9 +174,12 @@ fn a_skill_read_with_nothing_after_it_is_not_shown_as_the_answer() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        stdout(&out),
-        "(the model read the `guide` skill and wrote nothing after it)\n"
+    assert!(stdout(&out).trim().is_empty(), "{:?}", stdout(&out));
+    assert!(
+        stderr(&out)
+            .contains("skillpipe: the model read the `guide` skill and wrote nothing after it\n"),
+        "{}",
+        stderr(&out)
     );
     // The model did get the text (the control: the skill was read).
     let m = messages(&server, 1);
@@ -1444,21 +1447,24 @@ fn a_request_that_mentions_directives_runs_the_users_own_words() {
 /// Every way a turn could show nothing gets one line saying what happened.
 #[test]
 fn a_turn_that_shows_nothing_says_so() {
-    // (model replies, what stdout starts with)
+    // (model replies, the notice on stderr); stdout, a pipe here, stays what the model wrote.
     let cases: [(Vec<Reply>, &str); 4] = [
-        (vec![Reply::text([""])], "(the model wrote no text)\n"),
+        (
+            vec![Reply::text([""])],
+            "skillpipe: the model wrote no text\n",
+        ),
         (
             vec![Reply::text(["%{echo hi}"])],
-            "(the model wrote no text)\n",
+            "skillpipe: the model wrote no text\n",
         ),
         (
             vec![Reply::text(["!{false}"]), Reply::text(["  "])],
             // The spaces after the capture were all its line held: not shown.
-            "(no answer: the command failed, exit 1)\n",
+            "skillpipe: no answer: the command failed, exit 1\n",
         ),
         (
             vec![Reply::text(["!{touch x}"]), Reply::text([""])],
-            "(no answer: not run, `touch x` is not in allowed_commands",
+            "skillpipe: no answer: not run, `touch x` is not in allowed_commands",
         ),
     ];
     for (replies, want) in cases {
@@ -1469,9 +1475,9 @@ fn a_turn_that_shows_nothing_says_so() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
-        let shown = stdout(&out);
-        assert!(shown.starts_with(want), "{shown:?} {}", stderr(&out));
-        assert!(shown.ends_with('\n'), "{shown:?}");
+        let err = stderr(&out);
+        assert!(err.contains(want), "{err}");
+        assert!(stdout(&out).trim().is_empty(), "{:?}", stdout(&out));
     }
 }
 

@@ -781,8 +781,8 @@ impl Session {
 
     /// A turn never ends empty: when the model wrote nothing visible after its last capture, or
     /// was stopped for repeating it, the capture's output is shown; when the turn showed nothing
-    /// at all (a failed or refused capture, an answer of directives only, no text), a short line
-    /// says what happened. The output is kept as the answer; the line is only shown.
+    /// at all (a failed or refused capture, an answer of directives only, no text), a notice
+    /// says what happened. The output is kept as the answer; the notice is only shown.
     fn never_silent(&mut self, ui: &mut dyn Ui, captures: &Captures, max_bytes: usize) {
         let after = self.partial_shown.get(captures.shown_at..).unwrap_or("");
         let silent_after = captures.looped || after.trim().is_empty();
@@ -791,9 +791,7 @@ impl Session {
         if silent_after
             && let Some(name) = captures.last_body.as_deref().and_then(result::skill_read)
         {
-            let text = format!("({})\n", result::read_skill_only(&name));
-            self.continuing = false;
-            self.show(ui, text.as_bytes());
+            ui.notice(&Notice::NoAnswer(result::read_skill_only(&name)));
             return;
         }
         let output = match &captures.last {
@@ -801,11 +799,10 @@ impl Session {
             _ => None,
         };
         let Some(output) = output else {
-            // Shown only: in history the model would take it for something to say.
+            // A notice, never answer text: not in the history (the model would take it for
+            // something to say), nor on stdout (a pipe gets exactly what the model wrote).
             if self.partial_shown.trim().is_empty() {
-                let text = format!("{}\n", result::no_answer(captures.last.as_ref()));
-                self.continuing = false;
-                self.show(ui, text.as_bytes());
+                ui.notice(&Notice::NoAnswer(result::no_answer(captures.last.as_ref())));
             }
             return;
         };

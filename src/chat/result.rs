@@ -152,18 +152,18 @@ pub fn read_skill_only(name: &str) -> String {
     )
 }
 
-/// The line shown when a turn would otherwise end with nothing on screen: what became of the
+/// The notice when a turn would otherwise end with nothing on screen: what became of the
 /// last capture, or that the model wrote no text (directives only, or nothing).
 pub fn no_answer(last: Option<&Outcome>) -> String {
     match last {
         Some(Outcome::Ran(ran)) if !ran.result.success() => format!(
-            "(no answer: the command failed, {})",
+            "no answer: the command failed, {}",
             crate::pipeline::status_text(&ran.result)
         ),
         Some(Outcome::Blocked { reason, .. }) => {
-            format!("(no answer: not run, {})", short_reason(reason))
+            format!("no answer: not run, {}", short_reason(reason))
         }
-        _ => "(the model wrote no text)".to_string(),
+        _ => "the model wrote no text".to_string(),
     }
 }
 
@@ -548,19 +548,19 @@ mod tests {
 
     #[test]
     fn no_answer_says_what_became_of_the_last_capture() {
-        assert_eq!(no_answer(None), "(the model wrote no text)");
+        assert_eq!(no_answer(None), "the model wrote no text");
         assert_eq!(
             no_answer(Some(&ran("", 2))),
-            "(no answer: the command failed, exit 2)"
+            "no answer: the command failed, exit 2"
         );
         let blocked = Outcome::Blocked {
             decision: Decision::Denied,
             reason: "`rm` is not in allowed_commands".into(),
             denied: None,
         };
-        assert!(no_answer(Some(&blocked)).starts_with("(no answer: not run, `rm`"));
+        assert!(no_answer(Some(&blocked)).starts_with("no answer: not run, `rm`"));
         // A successful capture is shown by its output, not this line.
-        assert_eq!(no_answer(Some(&ran("391", 0))), "(the model wrote no text)");
+        assert_eq!(no_answer(Some(&ran("391", 0))), "the model wrote no text");
     }
 
     #[test]
