@@ -118,31 +118,43 @@ fn failed_capture_gives_the_model_the_stderr_tail() {
     assert!(result.contains("— continue your answer."), "{result}");
 }
 
+/// Paths of the user's machine that the model did not write (the skill folder a refusal names)
+/// do not reach it; a path it wrote itself is quoted back as it wrote it (cut, it would read as
+/// another file).
 #[test]
 fn refusal_reasons_sent_to_the_model_hold_no_absolute_paths() {
     let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\nCalc.\n",
+    );
     let secret = home.path().join("private/dir/tool");
     let server = Server::start([
+        Reply::text(["Read: !{skill calc ../../x}"]),
         Reply::text([format!("Run: !{{{}}}", secret.display())]),
         Reply::text(["Could not."]),
     ]);
     let out = chat(&home, &server)
-        .args(["--allow", "echo", "-y", "go"])
+        .args(["--skills-dir", "skills", "--allow", "echo", "-y", "go"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+    let home_dir = home.path().display().to_string();
     let m = messages(&server, 1);
     let result = m.last().unwrap()["content"].as_str().unwrap();
-    assert!(result.starts_with("Not run: "), "{result}");
-    assert!(result.contains("tool"), "{result}");
-    let home_dir = home.path().display().to_string();
+    assert!(result.contains("outside the skill folder calc"), "{result}");
     assert!(!result.contains(&home_dir), "{result}");
+    let m = messages(&server, 2);
+    let result = m.last().unwrap()["content"].as_str().unwrap();
+    assert!(result.starts_with("Not run: "), "{result}");
+    assert!(result.contains(&secret.display().to_string()), "{result}");
     // The audit log keeps the full command.
     assert!(
-        home.audit()[0]["argv"][0]
-            .as_str()
-            .unwrap()
-            .contains(&home_dir)
+        home.audit()
+            .iter()
+            .any(|r| r["argv"][0].as_str().unwrap().contains(&home_dir)),
+        "{:?}",
+        home.audit()
     );
 }
 

@@ -524,7 +524,7 @@ impl Session {
                             // The model did not take the result in: give it again, run nothing.
                             ui.notice(&Notice::not_run_again(&directive.raw));
                             self.history.push(Message::assistant(raw));
-                            result::repeated_message(&earlier, max_bytes)
+                            result::repeated_message(&earlier, max_bytes, &directive.body)
                         }
                         Seen::TooOften => {
                             ui.notice(&Notice::stopped_repeating(&directive.raw));
@@ -561,7 +561,11 @@ impl Session {
                                     {
                                         self.offer_skill(skill);
                                     }
-                                    let msg = result::capture_message(&outcome, max_bytes);
+                                    let msg = result::capture_message(
+                                        &outcome,
+                                        max_bytes,
+                                        &directive.body,
+                                    );
                                     captures.ran(key, directive.body.clone(), *outcome);
                                     msg
                                 }

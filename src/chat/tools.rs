@@ -414,7 +414,7 @@ mod tests {
             script_path: None,
         });
         // The message a successful capture gives the model, as the chat loop writes it.
-        let success = crate::chat::result::capture_message(&ran, 1000);
+        let success = crate::chat::result::capture_message(&ran, 1000, "");
         let history = vec![
             Message::user("use pdf"),
             Message::assistant("First the skill. !{skill pdf}"),
