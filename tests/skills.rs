@@ -715,6 +715,26 @@ fn validate_reports_every_violation_and_exits_3() {
         .assert()
         .code(0)
         .stdout("ok: 1 skill valid\n");
+    // By name, on the search path: a skill that loads, and one that loading skipped.
+    skillpipe(tmp.path())
+        .args(["skills", "validate", "good", "--skills-dir", "s"])
+        .assert()
+        .code(0)
+        .stdout("ok: 1 skill valid\n");
+    skillpipe(tmp.path())
+        .args(["skills", "validate", "bad-yaml", "--skills-dir", "s"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "bad-yaml/SKILL.md:3: invalid YAML",
+        ));
+    skillpipe(tmp.path())
+        .args(["skills", "validate", "nope", "--skills-dir", "s"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "nope: no such file or folder, nor a skill of that name on the search path",
+        ));
 }
 
 #[test]
