@@ -1729,6 +1729,23 @@ fn identical_copies_are_one_skill_and_real_clashes_are_summed_up() {
             && !lines[0].contains("gamma"),
         "{err}"
     );
+    // With the skills named, only a clash among them is said: the others are not in use.
+    let named = |skill: &str| {
+        let out = skillpipe(home)
+            .args(["filter", "--skill", skill])
+            .write_stdin("x")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = named("gamma");
+    assert!(!err.contains("ignored"), "{err}");
+    let err = named("alpha");
+    assert!(
+        err.contains("duplicate skill `alpha` ignored") && !err.contains("beta"),
+        "{err}"
+    );
     let out = skillpipe(home).args(["skills", "list"]).output().unwrap();
     let all = format!(
         "{}{}",
