@@ -954,6 +954,8 @@ fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
             "assistant",
             "user",
             "assistant",
+            "user",
+            "assistant",
             "user"
         ]
     );
@@ -962,18 +964,21 @@ fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
         !system.contains("What is 8 times 9?"),
         "the example is not repeated"
     );
-    // The skill's example, then a question about the syntax answered in backticks.
-    assert_eq!(first[1]["content"], "What is 8 times 9?");
-    assert_eq!(first[2]["content"], "!{scripts/calc.py 8 9}");
-    assert_eq!(first[3]["content"], "Output: 72 — continue your answer.");
-    assert_eq!(first[4]["content"], "8 times 9 is 72.");
+    // A message answered in words, the skill's example, then a question about the syntax
+    // answered in backticks.
+    assert_eq!(first[1]["content"], "Thanks, that is all I needed.");
+    let shots = &first[3..];
+    assert_eq!(shots[0]["content"], "What is 8 times 9?");
+    assert_eq!(shots[1]["content"], "!{scripts/calc.py 8 9}");
+    assert_eq!(shots[2]["content"], "Output: 72 — continue your answer.");
+    assert_eq!(shots[3]["content"], "8 times 9 is 72.");
     assert!(
-        first[6]["content"]
+        shots[5]["content"]
             .as_str()
             .unwrap()
             .contains("`!{scripts/calc.py 8 9}`")
     );
-    assert_eq!(first[7]["content"], "6 times 7?");
+    assert_eq!(shots[6]["content"], "6 times 7?");
     // The continuation repeats the same prefix (the server's prompt cache keeps it) plus two messages.
     let second = messages(&server, 1);
     assert_eq!(second[..first.len()], first[..]);

@@ -16,9 +16,11 @@
 //! instead of one cut directives written for questions about the syntax from 4 to 2 (false
 //! triggers 5/10 to 3/10) and kept right directives at 13–14/16; "asked about directives, explain
 //! them in words and show them only in backticks" in the guide raised right directives from 13 to
-//! 14/16 at no cost. Tried and dropped: a plain question answered without a directive as the
-//! first few-shot exchange (right directives 13 to 12/16; the false trigger it aimed at, a
-//! lookup of "Paris" for "the capital of France", stayed); "with the user's words and numbers
+//! 14/16 at no cost. Tried and dropped then: a plain question answered without a directive
+//! as the first few-shot exchange (right directives 13 to 12/16; the false trigger it aimed at,
+//! a lookup of "Paris" for "the capital of France", stayed) — measured again on 33 cases, with
+//! catalog mode among them, a plain thank-you exchange cut false triggers written from 5 to 3
+//! of 14 (run: 2 to 1) at no cost, so it opens the exchange now ([`PLAIN`]); "with the user's words and numbers
 //! copied exactly" for arguments (the two misread arguments, 486.40 for 186.40 and "uniqueness"
 //! for "ubiquitous", stayed; right directives 14 to 13/16); and the researcher agent told to
 //! "answer anything else directly" instead of "never guess a definition or a number" (no false
@@ -143,6 +145,14 @@ pub fn guide(examples: &[Example]) -> String {
     )
 }
 
+/// The exchange that opens the few-shot: a message answered in words, with no directive.
+/// Measured (33 cases, temperature 0): false triggers written 5 → 3 of 14 and run 2 → 1, right
+/// directives unchanged at 17/19, results used unchanged.
+const PLAIN: (&str, &str) = (
+    "Thanks, that is all I needed.",
+    "You're welcome! Ask any time.",
+);
+
 /// The few-shot exchange sent before the conversation: the first [`MAX_EXAMPLES`] examples (one
 /// per skill, in the agent's order), a capture's output in the same message the chat loop sends,
 /// then a question about the syntax answered with directives in backticks. Measured both ways:
@@ -150,6 +160,10 @@ pub fn guide(examples: &[Example]) -> String {
 /// them (4 runs in 5); last, they were answered in backticks, at a small cost in directives.
 pub fn few_shot(examples: &[Example]) -> Vec<Message> {
     let mut out = Vec::new();
+    if !examples.is_empty() {
+        out.push(Message::user(PLAIN.0));
+        out.push(Message::assistant(PLAIN.1));
+    }
     for e in examples.iter().take(MAX_EXAMPLES) {
         out.push(Message::user(e.user.clone()));
         out.push(Message::assistant(e.reply.clone()));
@@ -220,8 +234,14 @@ mod tests {
             .filter_map(|b| split_example(b).1)
             .collect();
         let m = few_shot(&ex);
-        // calc (4 messages), say (2), calc (4), then the syntax question (2).
-        assert_eq!(m.len(), 12, "{m:?}");
+        // A plain exchange (2), then calc (4 messages), say (2), calc (4), then the syntax
+        // question (2).
+        assert_eq!(m.len(), 14, "{m:?}");
+        assert_eq!(
+            m[..2],
+            [Message::user(PLAIN.0), Message::assistant(PLAIN.1)]
+        );
+        let m = &m[2..];
         assert_eq!(m[0], Message::user("What is 23 times 4?"));
         assert_eq!(m[1], Message::assistant("!{scripts/calc.py \"23 * 4\"}"));
         assert_eq!(m[2], Message::user("Output: 92 — continue your answer."));
@@ -236,7 +256,7 @@ mod tests {
         // Without an example of a kind, its form is shown bare of arguments.
         let only_say: Vec<Example> = split_example(SAY).1.into_iter().collect();
         let m = few_shot(&only_say);
-        let Message::Assistant { content, .. } = &m[3] else {
+        let Message::Assistant { content, .. } = &m[5] else {
             panic!("{m:?}")
         };
         assert!(content.contains("`!{…}` runs a script"), "{content}");

@@ -192,8 +192,8 @@ mod tests {
         );
         assert!(p.ends_with("\nYou are {{lang}}-speaking.\n"), "{p}");
         let shots = few_shot(&[s]);
-        assert_eq!(shots[0], Message::user("What is 23 times 4?"));
-        assert_eq!(shots.len(), 6);
+        assert_eq!(shots[2], Message::user("What is 23 times 4?"));
+        assert_eq!(shots.len(), 8);
     }
 
     /// With no skill named, every skill is in the catalog: their examples still make the
@@ -207,7 +207,7 @@ mod tests {
         let mut other = skill("other", &[]);
         other.catalog_only = true;
         let shots = few_shot(&[calc.clone(), other.clone()]);
-        assert_eq!(shots[0], Message::user("What is 23 times 4?"));
+        assert!(shots.contains(&Message::user("What is 23 times 4?")));
         other.catalog_only = false;
         let shots = few_shot(&[calc, other]);
         assert!(
