@@ -2,7 +2,7 @@
 //! password and browser stores, histories), each entry under `$HOME` or an XDG folder, and the
 //! project's `.env*` files (the working directory and the folders above it up to the project's
 //! root). The launcher hides each one that exists
-//! (an empty read-only tmpfs over a directory, `/dev/null` over a file) in the run's private
+//! (an empty read-only tmpfs over a directory, an empty read-only file over a file) in the run's private
 //! mount namespace. Extended by the policy's `deny_read`, lifted per path by `--allow-read`.
 
 use std::path::{Path, PathBuf};
