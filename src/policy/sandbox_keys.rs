@@ -364,11 +364,43 @@ impl ScriptPolicy {
         // or a file in a folder hidden as a whole (a tmpfs covers the folder, not its files).
         // Everything a run hides (the state folder and system files too), as the launcher gets it.
         let hidden_all = crate::sandbox::secrets::hidden(&cwd, &self.deny_read, &self.allow_read);
+        // Everything hidden before any --allow-read: a path that only holds some is refused.
+        let before: Vec<PathBuf> = crate::sandbox::secrets::hidden(&cwd, &self.deny_read, &[])
+            .into_iter()
+            .chain(crate::sandbox::secrets::deny_list(
+                &crate::sandbox::secrets::Bases {
+                    home: home.clone(),
+                    ..crate::sandbox::secrets::Bases::from_env()
+                },
+                &[],
+                &self.deny_read,
+                &[],
+            ))
+            .collect();
         for p in &allow_read {
             if p.symlink_metadata().is_err() {
                 return Err(PolicyError::AllowRead(format!(
                     "--allow-read {}: no such file or directory",
                     p.display()
+                )));
+            }
+            let held = crate::sandbox::secrets::holds_hidden(p, &before);
+            if let Some(first) = held.first() {
+                let mut few: Vec<String> = Vec::new();
+                for h in &held {
+                    let h = h.display().to_string();
+                    if !few.contains(&h) && few.len() < 3 {
+                        few.push(h);
+                    }
+                }
+                return Err(PolicyError::AllowRead(format!(
+                    "--allow-read {}: refused: it holds paths hidden from scripts ({}{}); it \
+                     shows only a hidden path it names, so name the one to show, e.g. \
+                     --allow-read {}",
+                    p.display(),
+                    few.join(", "),
+                    if held.len() > few.len() { ", …" } else { "" },
+                    first.display()
                 )));
             }
             if let Some(h) = hidden_cover(p, &hidden_all) {
@@ -616,6 +648,12 @@ mod tests {
         for (path, says) in [
             (secret.join("key"), "hidden as a whole; pass --allow-read"),
             (dir.path().join("typo"), "no such file or directory"),
+            // A folder that only holds hidden paths: each must be named.
+            (dir.path().to_path_buf(), "refused: it holds paths hidden from scripts ("),
+            (
+                dir.path().to_path_buf(),
+                &format!("e.g. --allow-read {}", secret.display()),
+            ),
         ] {
             let err = p
                 .clone()
