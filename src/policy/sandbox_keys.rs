@@ -363,10 +363,18 @@ impl ScriptPolicy {
         // An `--allow-read` that shows nothing is a mistake the user should hear of: a typo,
         // or a file in a folder hidden as a whole (a tmpfs covers the folder, not its files).
         // Everything a run hides (the state folder and system files too), as the launcher gets it.
-        let hidden_all = crate::sandbox::secrets::hidden(&cwd, &self.deny_read, &self.allow_read);
+        // (Not looked for when nothing is checked against it: the `.env*` walk has a cost.)
+        let checked = !allow_read.is_empty() || !to_check.is_empty() || !own_check.is_empty();
+        let hidden_all = match checked {
+            true => crate::sandbox::secrets::hidden(&cwd, &self.deny_read, &self.allow_read),
+            false => Vec::new(),
+        };
         // Everything hidden before any --allow-read: a path that only holds some is refused.
-        let before: Vec<PathBuf> = crate::sandbox::secrets::hidden(&cwd, &self.deny_read, &[])
+        // (Looked for only when there is one: the `.env*` walk has a cost.)
+        let before: Vec<PathBuf> = (!allow_read.is_empty())
+            .then(|| crate::sandbox::secrets::hidden(&cwd, &self.deny_read, &[]))
             .into_iter()
+            .flatten()
             .chain(crate::sandbox::secrets::deny_list(
                 &crate::sandbox::secrets::Bases {
                     home: home.clone(),
@@ -384,7 +392,9 @@ impl ScriptPolicy {
                     p.display()
                 )));
             }
-            let held = crate::sandbox::secrets::holds_hidden(p, &before);
+            let mut held = crate::sandbox::secrets::holds_hidden(p, &before);
+            // Those on this machine first: the example should be one that is there.
+            held.sort_by_key(|h| !h.exists());
             if let Some(first) = held.first() {
                 let mut few: Vec<String> = Vec::new();
                 for h in &held {
