@@ -659,7 +659,10 @@ mod tests {
             (secret.join("key"), "hidden as a whole; pass --allow-read"),
             (dir.path().join("typo"), "no such file or directory"),
             // A folder that only holds hidden paths: each must be named.
-            (dir.path().to_path_buf(), "refused: it holds paths hidden from scripts ("),
+            (
+                dir.path().to_path_buf(),
+                "refused: it holds paths hidden from scripts (",
+            ),
             (
                 dir.path().to_path_buf(),
                 &format!("e.g. --allow-read {}", secret.display()),
