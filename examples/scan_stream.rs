@@ -5,6 +5,7 @@
 
 use futures::{StreamExt, executor::block_on, stream};
 use skillpipe::{Event, ScanOptions};
+use std::io::Write;
 
 fn main() {
     // As a model might stream it: chunk boundaries anywhere, even inside a directive.
@@ -18,7 +19,9 @@ fn main() {
     block_on(async {
         while let Some(event) = events.next().await {
             match event {
-                Event::Text(t) => print!("{}", String::from_utf8_lossy(&t)),
+                // Bytes as they came: a chunk may end inside a UTF-8 character, so decoding each
+                // event on its own could break one in two. Written as bytes, it stays whole.
+                Event::Text(t) => std::io::stdout().write_all(&t).unwrap(),
                 Event::Directive(d) => print!("⟨{:?}: {}⟩", d.kind, d.body),
             }
         }

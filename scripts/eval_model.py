@@ -12,8 +12,8 @@ audit log and its answer:
 - used: a capture ran and its output (re-computed by running the same script on the same
   arguments) appears in the final answer, in the model's own words: when the model said nothing
   after it and skillpipe showed the output instead (its notice on stderr), it is not counted;
-- empty: the model gave no answer: the output is blank, or only the line skillpipe shows when a
-  turn would otherwise show nothing ("(no answer: ...)", "(the model wrote no text)").
+- empty: the model gave no answer: the output is blank (skillpipe's "no answer: ..." or "the
+  model wrote no text" notice goes to stderr).
 
 Shipped agents are copied with `temperature` (and `max_tokens`) replaced, so runs are repeatable.
 Needs only Python 3 and a built skillpipe; see README ("Measuring a model").
@@ -142,12 +142,10 @@ def used_in(value, answer):
     return sum(w in answer for w in words) / len(words) >= 0.6
 
 
-# The line skillpipe shows in place of an answer (src/chat/result.rs, no_answer): no answer.
-NO_ANSWER = re.compile(r"^\((no answer: .*|the model wrote no text)\)$")
-
-
 def is_empty(answer):
-    return all(not l.strip() or NO_ANSWER.match(l.strip()) for l in answer.split("\n"))
+    # skillpipe's "no answer" is a notice on stderr (src/chat/result.rs, no_answer), so an
+    # empty answer is blank stdout.
+    return not answer.strip()
 
 
 # skillpipe's notice when it showed a capture's output because the model said nothing after it

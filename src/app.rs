@@ -184,11 +184,12 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
 
     let dirs = config.search_path()?;
     let mut skills = SkillSet::load_with(&dirs, &load_options()?);
-    // Which skill is used is said every time; the skills' own spec warnings once in a line
-    // (they are `skills validate`'s to list, and repeated on every command they were noise).
-    warnings.extend(skills.load_problems().into_iter().map(str::to_string));
     let mut wanted: Vec<String> = agent.as_ref().map(|a| a.skills.clone()).unwrap_or_default();
     wanted.extend(config.only_skills.iter().cloned());
+    // Which skill is used is said every time (of the skills named, when some are); the
+    // skills' own spec warnings once in a line (they are `skills validate`'s to list, and
+    // repeated on every command they were noise).
+    warnings.extend(skills.load_problems(&wanted));
     if !wanted.is_empty()
         && let Err(e) = skills.retain_named(&wanted)
     {

@@ -62,9 +62,9 @@ pub trait Reporter: Send + Sync {
 ///
 /// # Panics
 /// Called from a task of a current-thread runtime (`#[tokio::main(flavor = "current_thread")]`,
-/// `#[tokio::test]`), it panics with tokio's "can call blocking only when running on the
-/// multi-threaded runtime": that thread is the runtime, so blocking it would stall the commands
-/// it is to run. Use [`run_async`] there.
+/// `#[tokio::test]`), it panics with tokio's "Cannot start a runtime from within a runtime"
+/// when the first directive arrives (the text before it has been written by then): that thread
+/// is the runtime, so blocking it would stall the commands it is to run. Use [`run_async`] there.
 pub fn run<R, W>(
     rt: &Handle,
     dispatcher: Arc<Dispatcher>,

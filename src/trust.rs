@@ -17,6 +17,12 @@ pub enum TrustError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The folder to trust or revoke cannot be found.
+    #[error("cannot trust {}: {source}; name an existing project folder", path.display())]
+    Folder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("neither $XDG_CONFIG_HOME nor $HOME is set: there is nowhere to record trust")]
     NoConfigDir,
     #[error(
@@ -79,7 +85,7 @@ pub fn load() -> Result<Vec<PathBuf>, TrustError> {
 }
 
 fn canonical(dir: &Path) -> Result<PathBuf, TrustError> {
-    std::fs::canonicalize(dir).map_err(|source| TrustError::Io {
+    std::fs::canonicalize(dir).map_err(|source| TrustError::Folder {
         path: dir.to_path_buf(),
         source,
     })

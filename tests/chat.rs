@@ -118,31 +118,43 @@ fn failed_capture_gives_the_model_the_stderr_tail() {
     assert!(result.contains("— continue your answer."), "{result}");
 }
 
+/// Paths of the user's machine that the model did not write (the skill folder a refusal names)
+/// do not reach it; a path it wrote itself is quoted back as it wrote it (cut, it would read as
+/// another file).
 #[test]
 fn refusal_reasons_sent_to_the_model_hold_no_absolute_paths() {
     let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\nCalc.\n",
+    );
     let secret = home.path().join("private/dir/tool");
     let server = Server::start([
+        Reply::text(["Read: !{skill calc ../../x}"]),
         Reply::text([format!("Run: !{{{}}}", secret.display())]),
         Reply::text(["Could not."]),
     ]);
     let out = chat(&home, &server)
-        .args(["--allow", "echo", "-y", "go"])
+        .args(["--skills-dir", "skills", "--allow", "echo", "-y", "go"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+    let home_dir = home.path().display().to_string();
     let m = messages(&server, 1);
     let result = m.last().unwrap()["content"].as_str().unwrap();
-    assert!(result.starts_with("Not run: "), "{result}");
-    assert!(result.contains("tool"), "{result}");
-    let home_dir = home.path().display().to_string();
+    assert!(result.contains("outside the skill folder calc"), "{result}");
     assert!(!result.contains(&home_dir), "{result}");
+    let m = messages(&server, 2);
+    let result = m.last().unwrap()["content"].as_str().unwrap();
+    assert!(result.starts_with("Not run: "), "{result}");
+    assert!(result.contains(&secret.display().to_string()), "{result}");
     // The audit log keeps the full command.
     assert!(
-        home.audit()[0]["argv"][0]
-            .as_str()
-            .unwrap()
-            .contains(&home_dir)
+        home.audit()
+            .iter()
+            .any(|r| r["argv"][0].as_str().unwrap().contains(&home_dir)),
+        "{:?}",
+        home.audit()
     );
 }
 
@@ -174,9 +186,12 @@ fn a_skill_read_with_nothing_after_it_is_not_shown_as_the_answer() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        stdout(&out),
-        "(the model read the `guide` skill and wrote nothing after it)\n"
+    assert!(stdout(&out).trim().is_empty(), "{:?}", stdout(&out));
+    assert!(
+        stderr(&out)
+            .contains("skillpipe: the model read the `guide` skill and wrote nothing after it\n"),
+        "{}",
+        stderr(&out)
     );
     // The model did get the text (the control: the skill was read).
     let m = messages(&server, 1);
@@ -368,6 +383,34 @@ fn a_tagged_tool_call_written_as_text_never_reaches_the_output() {
     assert_eq!(err.matches("wrote a tool call as text").count(), 1, "{err}");
     assert!(!err.contains("tool_call>"), "{err}");
     assert_eq!(server.requests().len(), 2);
+}
+
+/// An answer that shows a JSON call of some other function (explaining what a tool call looks
+/// like) is an answer: shown whole, not asked again, tools kept.
+#[test]
+fn a_json_example_of_another_function_is_an_answer() {
+    let home = TestHome::new();
+    calc_skill(&home);
+    let answer = "Here is an example:\n\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```\n\nThe server sends that back.";
+    let server = Server::start([Reply::text([answer])]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
+        .args([
+            "--tools",
+            "--allow-scripts",
+            "-y",
+            "What does a tool call look like?",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{answer}\n"));
+    assert!(
+        !stderr(&out).contains("tool call as text"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[test]
@@ -1416,21 +1459,24 @@ fn a_request_that_mentions_directives_runs_the_users_own_words() {
 /// Every way a turn could show nothing gets one line saying what happened.
 #[test]
 fn a_turn_that_shows_nothing_says_so() {
-    // (model replies, what stdout starts with)
+    // (model replies, the notice on stderr); stdout, a pipe here, stays what the model wrote.
     let cases: [(Vec<Reply>, &str); 4] = [
-        (vec![Reply::text([""])], "(the model wrote no text)\n"),
+        (
+            vec![Reply::text([""])],
+            "skillpipe: the model wrote no text\n",
+        ),
         (
             vec![Reply::text(["%{echo hi}"])],
-            "(the model wrote no text)\n",
+            "skillpipe: the model wrote no text\n",
         ),
         (
             vec![Reply::text(["!{false}"]), Reply::text(["  "])],
             // The spaces after the capture were all its line held: not shown.
-            "(no answer: the command failed, exit 1)\n",
+            "skillpipe: no answer: the command failed, exit 1\n",
         ),
         (
             vec![Reply::text(["!{touch x}"]), Reply::text([""])],
-            "(no answer: not run, `touch x` is not in allowed_commands",
+            "skillpipe: no answer: not run, `touch x` is not in allowed_commands",
         ),
     ];
     for (replies, want) in cases {
@@ -1441,9 +1487,9 @@ fn a_turn_that_shows_nothing_says_so() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
-        let shown = stdout(&out);
-        assert!(shown.starts_with(want), "{shown:?} {}", stderr(&out));
-        assert!(shown.ends_with('\n'), "{shown:?}");
+        let err = stderr(&out);
+        assert!(err.contains(want), "{err}");
+        assert!(stdout(&out).trim().is_empty(), "{:?}", stdout(&out));
     }
 }
 

@@ -1061,6 +1061,52 @@ fn tool_folders_are_tools_with_their_schema() {
     assert_eq!(decisions, [json!("ran"), json!("ran"), json!("invalid")]);
 }
 
+/// An agent folder's tools are offered as tools; the folder itself is no skill, so neither its
+/// agent file nor its tool files are published as resources.
+#[test]
+fn an_agent_folders_tools_are_tools_not_skill_resources() {
+    let home = setup();
+    home.write(
+        "config/skillpipe/agents/quizzer.toml",
+        "name = \"quizzer\"\ndescription = \"Asks\"\ninstructions = \"Quiz.\"\nskills = [\"t\"]\n",
+    );
+    home.write(
+        "config/skillpipe/agents/quizzer/tools/pick/tool.yaml",
+        "id: pick\nscript: pick.sh\ndescription: Pick a question.\n",
+    );
+    home.write(
+        "config/skillpipe/agents/quizzer/tools/pick/pick.sh",
+        "echo picked\n",
+    );
+    let mut c = Client::start(&home, &["--agent", "quizzer", "--allow-scripts", "-y"]);
+    let tools = c.request("tools/list", json!({}));
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"quizzer__pick"), "{names:?}");
+    let picked = c.call("quizzer__pick", json!({}));
+    assert!(text(&picked).contains("picked"), "{picked}");
+    let resources = c.request("resources/list", json!({}));
+    let uris: Vec<&str> = resources["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert!(
+        uris.iter().any(|u| u.starts_with("skill://t/")),
+        "the control: {uris:?}"
+    );
+    assert!(
+        !uris.iter().any(|u| u.starts_with("skill://quizzer/")),
+        "{uris:?}"
+    );
+    c.close();
+}
+
 /// A large collection: `tools/list` and `resources/list` come a page at a time, each page's
 /// `nextCursor` leads to the next, the last has none, and every tool and skill is listed once.
 /// Methods the server does not offer (subscriptions, prompts, completion, logging) get a

@@ -715,6 +715,26 @@ fn validate_reports_every_violation_and_exits_3() {
         .assert()
         .code(0)
         .stdout("ok: 1 skill valid\n");
+    // By name, on the search path: a skill that loads, and one that loading skipped.
+    skillpipe(tmp.path())
+        .args(["skills", "validate", "good", "--skills-dir", "s"])
+        .assert()
+        .code(0)
+        .stdout("ok: 1 skill valid\n");
+    skillpipe(tmp.path())
+        .args(["skills", "validate", "bad-yaml", "--skills-dir", "s"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "bad-yaml/SKILL.md:3: invalid YAML",
+        ));
+    skillpipe(tmp.path())
+        .args(["skills", "validate", "nope", "--skills-dir", "s"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "nope: no such file or folder, nor a skill of that name on the search path",
+        ));
 }
 
 #[test]
@@ -1707,6 +1727,23 @@ fn identical_copies_are_one_skill_and_real_clashes_are_summed_up() {
             .contains("2 skills are also found later in the skill search path with other contents")
             && lines[0].contains("alpha, beta")
             && !lines[0].contains("gamma"),
+        "{err}"
+    );
+    // With the skills named, only a clash among them is said: the others are not in use.
+    let named = |skill: &str| {
+        let out = skillpipe(home)
+            .args(["filter", "--skill", skill])
+            .write_stdin("x")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = named("gamma");
+    assert!(!err.contains("ignored"), "{err}");
+    let err = named("alpha");
+    assert!(
+        err.contains("duplicate skill `alpha` ignored") && !err.contains("beta"),
         "{err}"
     );
     let out = skillpipe(home).args(["skills", "list"]).output().unwrap();

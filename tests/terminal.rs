@@ -412,6 +412,38 @@ fn one_shot_status_lines_start_on_a_line_of_their_own() {
     );
 }
 
+/// A status line that waited for the answer's line comes right after that line, not after a
+/// later one that already opened the next block (a code fence).
+#[test]
+fn a_waiting_status_line_comes_before_the_next_block() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::text(["Number: !{echo 42}"]),
+        Reply::text([" so it is 42.\n\n```sh\nls\n```\n\nEnd.\n"]),
+    ]);
+    let args = [
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--allow",
+        "echo",
+        "-y",
+        "go",
+    ];
+    let mut p = on_pty(&home, env!("CARGO_BIN_EXE_skillpipe"), &args);
+    p.expect("End.");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    let status = shown
+        .find("skillpipe: ran !{echo 42}")
+        .expect("the status line");
+    let code = shown.find("\nls").expect("the code block");
+    assert!(status < code, "{shown}");
+    assert!(shown[..status].contains("so it is 42."), "{shown}");
+}
+
 /// `cmd` on a pty with the test environment, run from `home`.
 fn on_pty(home: &TestHome, program: &str, args: &[&str]) -> Pty {
     let mut c = Command::new(program);

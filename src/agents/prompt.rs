@@ -63,9 +63,11 @@ pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
 /// The worked examples of `skills`, as messages sent between the system prompt and the
 /// conversation (DESIGN §4).
 pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
+    // With no skill named (every one in the catalog), the catalog's own examples show how.
+    let all_catalog = skills.iter().all(|s| s.catalog_only);
     let examples: Vec<_> = skills
         .iter()
-        .filter(|s| !s.catalog_only)
+        .filter(|s| !s.catalog_only || all_catalog)
         .filter_map(|s| guide::split_example(&s.body).1)
         .collect();
     guide::few_shot(&examples)
@@ -192,6 +194,26 @@ mod tests {
         let shots = few_shot(&[s]);
         assert_eq!(shots[0], Message::user("What is 23 times 4?"));
         assert_eq!(shots.len(), 6);
+    }
+
+    /// With no skill named, every skill is in the catalog: their examples still make the
+    /// few-shot (measured on a 0.5B model: right directives 0/5 without, 4/5 with); with one
+    /// named, only the named skills' do.
+    #[test]
+    fn catalog_skills_give_examples_only_when_no_skill_is_named() {
+        let mut calc = skill("calc", &[("scripts/calc.py", "Compute")]);
+        calc.body = "## Example\n\nUser: What is 23 times 4?\nYou: !{scripts/calc.py \"23 * 4\"}\nOutput: 92\nYou: It is 92.\n".into();
+        calc.catalog_only = true;
+        let mut other = skill("other", &[]);
+        other.catalog_only = true;
+        let shots = few_shot(&[calc.clone(), other.clone()]);
+        assert_eq!(shots[0], Message::user("What is 23 times 4?"));
+        other.catalog_only = false;
+        let shots = few_shot(&[calc, other]);
+        assert!(
+            !shots.contains(&Message::user("What is 23 times 4?")),
+            "{shots:?}"
+        );
     }
 
     #[test]

@@ -18,6 +18,8 @@ const OPENERS: [&str; 5] = ["<tool_call>", "<|tool_call", "{", "```json", "```\n
 #[derive(Debug, Default)]
 pub(crate) struct CallHold {
     held: String,
+    /// The functions offered: only a call of one of them is held as a call.
+    offered: Vec<String>,
     /// Holding nothing (no tools offered).
     off: bool,
     /// Past the answer's start (it is no call); a tag may still come.
@@ -25,10 +27,11 @@ pub(crate) struct CallHold {
 }
 
 impl CallHold {
-    /// For an answer to a request with tools (`on`); otherwise it holds nothing.
-    pub(crate) fn new(on: bool) -> CallHold {
+    /// For an answer to a request offering the functions `offered`; with none it holds nothing.
+    pub(crate) fn new(offered: Vec<String>) -> CallHold {
         CallHold {
-            off: !on,
+            off: offered.is_empty(),
+            offered,
             ..CallHold::default()
         }
     }
@@ -40,12 +43,12 @@ impl CallHold {
         }
         self.held.push_str(text);
         if !self.started {
-            if may_be_call(&self.held) {
+            if may_be_call(&self.held, &self.offered) {
                 return String::new();
             }
             self.started = true;
         }
-        let keep = call_start(&self.held).unwrap_or(self.held.len());
+        let keep = call_start(&self.held, &self.offered).unwrap_or(self.held.len());
         let rest = self.held.split_off(keep);
         std::mem::replace(&mut self.held, rest)
     }
@@ -59,14 +62,14 @@ impl CallHold {
 
 /// Where in `text`, past the answer's start, a call may begin: a tag, or may begin as more text
 /// comes (a tag cut at the end), or a JSON call (see [`may_be_json_call`]).
-fn call_start(text: &str) -> Option<usize> {
+fn call_start(text: &str, offered: &[String]) -> Option<usize> {
     text.match_indices(['<', '{', '`'])
         .map(|(i, _)| i)
         .find(|&i| {
             let t = &text[i..];
             TAGS.iter()
                 .any(|tag| t.starts_with(tag) || tag.starts_with(t))
-                || may_be_json_call(t)
+                || may_be_json_call(t, offered)
         })
 }
 
@@ -76,7 +79,7 @@ const FENCES: [&str; 2] = ["```json\n", "```\n"];
 /// Whether `t`, from a `{` or a fence in the middle of an answer, is or may still become a
 /// tool call: an object whose first key is `"name"`, held until it closes and is judged. A
 /// narrower test than at the answer's start, so code and other JSON in prose keep streaming.
-fn may_be_json_call(t: &str) -> bool {
+fn may_be_json_call(t: &str, offered: &[String]) -> bool {
     let mut body = t;
     if t.starts_with('`') {
         if FENCES.iter().any(|f| f.starts_with(t)) {
@@ -98,11 +101,11 @@ fn may_be_json_call(t: &str) -> bool {
     if key.len() < KEY.len() {
         return KEY.starts_with(key);
     }
-    key.starts_with(KEY) && may_be_call(t)
+    key.starts_with(KEY) && may_be_call(t, offered)
 }
 
 /// Whether `text`, the start of an answer, may still be (or is) a tool call written as text.
-fn may_be_call(text: &str) -> bool {
+fn may_be_call(text: &str, offered: &[String]) -> bool {
     let t = text.trim_start();
     if t.is_empty() {
         return true;
@@ -118,11 +121,11 @@ fn may_be_call(text: &str) -> bool {
         match *opener {
             "{" => match object_end(t) {
                 None => true,
-                Some(end) => looks_like_tool_call(&t[..end]),
+                Some(end) => looks_like_tool_call(&t[..end], offered),
             },
             "```json" | "```\n{" => match rest.find("\n```") {
                 None => true,
-                Some(end) => looks_like_tool_call(&rest[..end]),
+                Some(end) => looks_like_tool_call(&rest[..end], offered),
             },
             // A tag is a call whatever follows.
             _ => true,
@@ -165,7 +168,8 @@ mod tests {
 
     /// What shows of `pieces`, piece by piece, and what is still held at the end.
     fn run(on: bool, pieces: &[&str]) -> (Vec<String>, String) {
-        let mut hold = CallHold::new(on);
+        let offered = ["calc__calc", "x__x"].map(String::from).to_vec();
+        let mut hold = CallHold::new(if on { offered } else { Vec::new() });
         let shown = pieces.iter().map(|p| hold.push(p)).collect();
         (shown, hold.finish())
     }

@@ -357,6 +357,11 @@ impl Session {
         }
     }
 
+    /// The names of the functions offered with requests.
+    fn tool_names(&self) -> Vec<String> {
+        self.tool_defs.iter().map(|d| d.name.clone()).collect()
+    }
+
     /// Offers only the tools of `skills` (and `load_skill`) with each request; a skill the
     /// model loads (`load_skill`, `!{skill NAME}`) adds its own. For many skills, whose tool schemas on every
     /// request would cost more than their catalog entries: the same progressive disclosure as
@@ -519,7 +524,7 @@ impl Session {
                             // The model did not take the result in: give it again, run nothing.
                             ui.notice(&Notice::not_run_again(&directive.raw));
                             self.history.push(Message::assistant(raw));
-                            result::repeated_message(&earlier, max_bytes)
+                            result::repeated_message(&earlier, max_bytes, &directive.body)
                         }
                         Seen::TooOften => {
                             ui.notice(&Notice::stopped_repeating(&directive.raw));
@@ -556,7 +561,11 @@ impl Session {
                                     {
                                         self.offer_skill(skill);
                                     }
-                                    let msg = result::capture_message(&outcome, max_bytes);
+                                    let msg = result::capture_message(
+                                        &outcome,
+                                        max_bytes,
+                                        &directive.body,
+                                    );
                                     captures.ran(key, directive.body.clone(), *outcome);
                                     msg
                                 }
@@ -610,7 +619,7 @@ impl Session {
         let mut first = true;
         let mut end_notice = None;
         // A tool call the model writes as text is not shown: the question is asked again.
-        let mut hold = call_hold::CallHold::new(!self.tool_defs.is_empty());
+        let mut hold = call_hold::CallHold::new(self.tool_names());
         let shown_at = self.partial_shown.len();
         loop {
             let item = stream.next().await;
@@ -694,7 +703,7 @@ impl Session {
             if finished {
                 call_as_text = tool_calls.is_empty()
                     && !self.tool_defs.is_empty()
-                    && tools::looks_like_tool_call(&raw);
+                    && tools::looks_like_tool_call(&raw, &self.tool_names());
                 let held = hold.finish();
                 if first && !held.is_empty() && !call_as_text {
                     ui.busy(None);
@@ -776,8 +785,8 @@ impl Session {
 
     /// A turn never ends empty: when the model wrote nothing visible after its last capture, or
     /// was stopped for repeating it, the capture's output is shown; when the turn showed nothing
-    /// at all (a failed or refused capture, an answer of directives only, no text), a short line
-    /// says what happened. The output is kept as the answer; the line is only shown.
+    /// at all (a failed or refused capture, an answer of directives only, no text), a notice
+    /// says what happened. The output is kept as the answer; the notice is only shown.
     fn never_silent(&mut self, ui: &mut dyn Ui, captures: &Captures, max_bytes: usize) {
         let after = self.partial_shown.get(captures.shown_at..).unwrap_or("");
         let silent_after = captures.looped || after.trim().is_empty();
@@ -786,9 +795,7 @@ impl Session {
         if silent_after
             && let Some(name) = captures.last_body.as_deref().and_then(result::skill_read)
         {
-            let text = format!("({})\n", result::read_skill_only(&name));
-            self.continuing = false;
-            self.show(ui, text.as_bytes());
+            ui.notice(&Notice::NoAnswer(result::read_skill_only(&name)));
             return;
         }
         let output = match &captures.last {
@@ -796,11 +803,10 @@ impl Session {
             _ => None,
         };
         let Some(output) = output else {
-            // Shown only: in history the model would take it for something to say.
+            // A notice, never answer text: not in the history (the model would take it for
+            // something to say), nor on stdout (a pipe gets exactly what the model wrote).
             if self.partial_shown.trim().is_empty() {
-                let text = format!("{}\n", result::no_answer(captures.last.as_ref()));
-                self.continuing = false;
-                self.show(ui, text.as_bytes());
+                ui.notice(&Notice::NoAnswer(result::no_answer(captures.last.as_ref())));
             }
             return;
         };

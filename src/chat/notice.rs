@@ -54,6 +54,10 @@ pub enum Notice {
     /// The server ended the answer without a finish reason after some text: it may have been
     /// cut (a llama.cpp-based server does this to an answer while it serves another request).
     NoFinishReason,
+    /// The turn showed nothing at all: why (the model wrote no text, only read a skill, or its
+    /// last capture failed or was not run). Said beside the answer, never as its text: output to
+    /// a pipe stays exactly what the model wrote.
+    NoAnswer(String),
 }
 
 impl Notice {
@@ -116,6 +120,7 @@ impl fmt::Display for Notice {
             Notice::NoFinishReason => f.write_str(
                 "the server ended the answer without saying it was complete: it may be cut",
             ),
+            Notice::NoAnswer(why) => f.write_str(why),
         }
     }
 }

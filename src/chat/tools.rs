@@ -365,9 +365,12 @@ pub fn result_json(outcome: &Outcome) -> (String, bool) {
     }
 }
 
-/// An answer to a request with tools that holds no tool call but text shaped like one: JSON
-/// with a function name and its arguments, or a `<tool_call>` tag (Qwen, Hermes templates).
-pub fn looks_like_tool_call(text: &str) -> bool {
+/// An answer to a request with tools that holds no tool call but text shaped like one: a
+/// `<tool_call>` tag (Qwen, Hermes templates), or JSON with arguments whose `"name"` is one of
+/// the `offered` functions (or the skill or script part of one: `lookup` for `lookup__lookup`).
+/// A JSON example about something else (`"name": "get_weather"` in an answer explaining tool
+/// calls) is an answer, not a call.
+pub fn looks_like_tool_call(text: &str, offered: &[String]) -> bool {
     if text.contains("<tool_call>") || text.contains("<|tool_call") {
         return true;
     }
@@ -375,7 +378,25 @@ pub fn looks_like_tool_call(text: &str) -> bool {
         return false;
     };
     let json = &text[open..];
-    json.contains("\"name\"") && (json.contains("\"arguments\"") || json.contains("\"parameters\""))
+    if !(json.contains("\"arguments\"") || json.contains("\"parameters\"")) {
+        return false;
+    }
+    let Some(name) = name_value(json) else {
+        return false;
+    };
+    offered.iter().any(|f| {
+        f == name
+            || f.split_once("__")
+                .is_some_and(|(skill, part)| skill == name || part == name)
+    })
+}
+
+/// The string after the first `"name"` key: `"name": "calc__calc"` → `calc__calc`.
+fn name_value(json: &str) -> Option<&str> {
+    let at = json.find("\"name\"")? + "\"name\"".len();
+    let rest = json[at..].trim_start().strip_prefix(':')?.trim_start();
+    let rest = rest.strip_prefix('"')?;
+    rest.find('"').map(|end| &rest[..end])
 }
 
 #[cfg(test)]
@@ -393,7 +414,7 @@ mod tests {
             script_path: None,
         });
         // The message a successful capture gives the model, as the chat loop writes it.
-        let success = crate::chat::result::capture_message(&ran, 1000);
+        let success = crate::chat::result::capture_message(&ran, 1000, "");
         let history = vec![
             Message::user("use pdf"),
             Message::assistant("First the skill. !{skill pdf}"),
@@ -452,17 +473,21 @@ mod tests {
 
     #[test]
     fn tool_call_text_is_recognised() {
-        assert!(looks_like_tool_call(
+        let offered = ["calc__calc".to_string(), "lookup__lookup".to_string()];
+        let call = |t: &str| looks_like_tool_call(t, &offered);
+        assert!(call(
             "Sure. {\"name\": \"calc__calc\", \"arguments\": {\"args\": [\"1+1\"]}}"
         ));
-        assert!(looks_like_tool_call("<tool_call>\n{}\n</tool_call>"));
-        assert!(looks_like_tool_call(
+        assert!(call("<tool_call>\n{}\n</tool_call>"));
+        assert!(call(
             "```json\n{\"name\": \"lookup\", \"parameters\": {}}\n```"
         ));
-        assert!(!looks_like_tool_call("The answer is 42."));
-        assert!(!looks_like_tool_call("Use {\"name\": \"x\"} as the key."));
-        assert!(!looks_like_tool_call(
-            "\"name\" and \"arguments\" without JSON"
+        assert!(!call("The answer is 42."));
+        assert!(!call("Use {\"name\": \"x\"} as the key."));
+        assert!(!call("\"name\" and \"arguments\" without JSON"));
+        // An example of some other function, in an answer about tool calls: an answer.
+        assert!(!call(
+            "Here is one:\n\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```"
         ));
     }
 

@@ -333,8 +333,9 @@ impl PlainUi {
         // Held first (before stdout's lock): text waits while a prompt is up.
         let _terminal = crate::term::gate::hold();
         let mut out = line::Noted::new(std::io::stdout().lock(), line::Stream::Stdout);
-        // Lines that waited for the answer's line to end come right after its newline.
-        match memchr::memrchr(b'\n', bytes).filter(|_| !self.pending.is_empty()) {
+        // Lines that waited for the answer's line to end come right after its newline: the
+        // first one (a later one may already be inside the next block, a code fence's).
+        match memchr::memchr(b'\n', bytes).filter(|_| !self.pending.is_empty()) {
             Some(at) => {
                 let _ = out.write_all(&bytes[..=at]);
                 let _ = out.flush();

@@ -26,7 +26,9 @@ pub enum SkillsCommand {
     Show { name: String },
     /// Check skill folders against the spec; exit 3 on any violation.
     Validate {
-        #[arg(required = true)]
+        /// A skill folder, its SKILL.md, a folder of skill folders, or the name of a skill on
+        /// the search path (`skills list` shows them).
+        #[arg(required = true, value_name = "PATH|NAME")]
         paths: Vec<PathBuf>,
     },
 }
@@ -72,7 +74,21 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
         SkillsCommand::Validate { paths } => {
             let mut report = validate::Report::default();
             for p in paths {
-                validate::validate_path(p, &mut report);
+                // Not a path here but a skill's name: that skill's folder on the search path
+                // (found even when loading skipped it, which is what validating is for).
+                let named = p
+                    .to_str()
+                    .filter(|n| !p.exists() && crate::command::is_skill_word(n))
+                    .map(|n| {
+                        args.skill_flags.search_path().map(|dirs| {
+                            dirs.into_iter()
+                                .map(|d| d.join(n))
+                                .find(|d| d.join("SKILL.md").is_file())
+                        })
+                    })
+                    .transpose()?
+                    .flatten();
+                validate::validate_path(named.as_deref().unwrap_or(p), &mut report);
             }
             for problem in &report.problems {
                 writeln!(out, "{problem}")?;

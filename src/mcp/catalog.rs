@@ -93,6 +93,19 @@ impl Catalog {
             });
         }
         for skill in skills.iter() {
+            for id in tool_folders(&skill.dir) {
+                if skill.tool(&id).is_none()
+                    && let Err(e) = skills.resolve_in(&skill.name, &format!("{}:{id}", skill.name))
+                {
+                    let name = crate::skills::functions::compose(&skill.name, &id);
+                    cat.unavailable.push((name, e.to_string()));
+                }
+            }
+            // An agent's or prompt's folder with tools only: its tools are offered, but it is no
+            // skill to publish (its other files are the agent's own, not a skill's resources).
+            if !skill.source.ends_with("SKILL.md") {
+                continue;
+            }
             let of_skill = |r: &str| {
                 r.strip_prefix(skill.name.as_str())
                     .is_some_and(|rest| rest.starts_with('/') || rest.starts_with(':'))
@@ -103,14 +116,6 @@ impl Catalog {
                 .filter(|t| matches!(&t.target, Target::Run(r) if of_skill(&r.reference)))
                 .map(|t| t.name.clone())
                 .collect();
-            for id in tool_folders(&skill.dir) {
-                if skill.tool(&id).is_none()
-                    && let Err(e) = skills.resolve_in(&skill.name, &format!("{}:{id}", skill.name))
-                {
-                    let name = crate::skills::functions::compose(&skill.name, &id);
-                    cat.unavailable.push((name, e.to_string()));
-                }
-            }
             let files = skill_files(skill, hidden, &mut cat.warnings);
             cat.skills.push(SkillEntry {
                 name: skill.name.clone(),

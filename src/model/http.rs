@@ -355,7 +355,8 @@ async fn send_once(req: &HttpRequest) -> Attempt {
             base_url: ctx.base_url.clone(),
             message,
         }),
-        408 | 429 | 500..=599 => Attempt::Retry {
+        // 501 (not implemented) and 505 (version not supported) will not change on a retry.
+        408 | 429 | 500 | 502..=504 | 506..=599 => Attempt::Retry {
             status,
             retry_after,
             message,
@@ -423,7 +424,52 @@ pub fn server_message(body: &[u8]) -> String {
             return shorten(m.trim());
         }
     }
-    shorten(String::from_utf8_lossy(body).trim())
+    let text = String::from_utf8_lossy(body);
+    if let Some(page) = html_text(&text) {
+        return shorten(&page);
+    }
+    shorten(text.trim())
+}
+
+/// An HTML error page (a web server's or a proxy's) as one line: the text of its `<body>`
+/// without tags (it says most), else its `<title>`. `None` when `text` is no HTML page.
+fn html_text(text: &str) -> Option<String> {
+    let lower = text.trim_start().to_ascii_lowercase();
+    if !(lower.starts_with("<!doctype html") || lower.starts_with("<html")) {
+        return None;
+    }
+    let between = |open: &str, close: &str| {
+        let start = lower.find(open)? + open.len();
+        let start = start + lower[start..].find('>')? + 1;
+        let end = start + lower[start..].find(close)?;
+        Some(text.trim_start()[start..end].to_string())
+    };
+    let body = between("<body", "</body>");
+    let title = between("<title", "</title>");
+    let raw = match body.or(title) {
+        Some(raw) => strip_tags(&raw),
+        None => strip_tags(text),
+    };
+    let line = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!line.is_empty()).then_some(line)
+}
+
+/// `text` with every `<…>` tag made a space.
+fn strip_tags(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in text.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 fn shorten(s: &str) -> String {
@@ -454,5 +500,16 @@ mod tests {
         );
         assert_eq!(server_message(b"  plain text\n"), "plain text");
         assert_eq!(server_message(&[b'a'; 400]).chars().count(), 301);
+        // A web server's HTML page: its title, on one line.
+        assert_eq!(
+            server_message(
+                b"<!DOCTYPE HTML>\n<html><head><title>Error response</title></head>\n<body><h1>Error</h1><p>Code: 501</p></body></html>\n"
+            ),
+            "Error Code: 501"
+        );
+        assert_eq!(
+            server_message(b"<html><body><h1>Not  Found</h1>\n<p>x</p></body></html>"),
+            "Not Found x"
+        );
     }
 }

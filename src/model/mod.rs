@@ -228,7 +228,7 @@ pub enum ModelError {
         message: String,
     },
     /// Another HTTP error, after any retries.
-    #[error("HTTP {status} from {url}{}{}", detail(.message), gave_up_note(.gave_up))]
+    #[error("HTTP {status} from {url}{}{}{}", detail(.message), gave_up_note(.gave_up), missing_v1(*.status, .url))]
     Http {
         /// The HTTP status.
         status: u16,
@@ -295,6 +295,27 @@ fn detail(message: &str) -> String {
         String::new()
     } else {
         format!(": {message}")
+    }
+}
+
+/// A hint when the path the server did not know lacks `/v1`: most OpenAI-compatible servers
+/// (Ollama, llama.cpp, vLLM, LM Studio) serve `…/v1/chat/completions`.
+fn missing_v1(status: u16, url: &str) -> String {
+    let unknown_path = matches!(status, 404 | 405 | 501);
+    let base = ["/chat/completions", "/models"]
+        .iter()
+        .find_map(|end| url.strip_suffix(end));
+    // Any version segment (`/v1`, `/v1beta`, `/api/v2`) means the path was meant as it is.
+    let versioned = |b: &str| {
+        b.split('/').skip(3).any(|seg| {
+            seg.strip_prefix('v')
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
+    };
+    if let Some(base) = base.filter(|b| unknown_path && !versioned(b)) {
+        format!(" — is /v1 missing from the base URL? Try {base}/v1")
+    } else {
+        String::new()
     }
 }
 
@@ -370,10 +391,12 @@ impl ModelError {
                 base_url,
                 message,
             } => format!(
-                "model `{}` not found at {base_url} (404){} — check {} and the base URL",
+                "model `{}` not found at {base_url} (404){} — check {} and the base URL{}",
                 crate::command::escape_controls(model),
                 detail(message),
-                words.model
+                words.model,
+                missing_v1(404, &format!("{}/models", base_url.trim_end_matches('/')))
+                    .replace(" — is", "; is")
             ),
             // Nothing at all before the cut is what some servers do with a request longer than
             // their context, so that is said.
@@ -394,6 +417,23 @@ impl ModelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_v1_is_suggested_only_where_it_may_be() {
+        assert_eq!(
+            missing_v1(501, "http://127.0.0.1:8080/chat/completions"),
+            " — is /v1 missing from the base URL? Try http://127.0.0.1:8080/v1"
+        );
+        assert!(missing_v1(404, "http://h:1/models").contains("Try http://h:1/v1"));
+        for (status, url) in [
+            (404, "http://h/v1/chat/completions"),
+            (404, "http://h/api/v1beta/models"),
+            (500, "http://h/chat/completions"),
+            (404, "http://h/v1/messages"),
+        ] {
+            assert_eq!(missing_v1(status, url), "", "{status} {url}");
+        }
+    }
 
     #[test]
     fn auth_error_names_the_variable() {

@@ -11,7 +11,7 @@ use std::time::Duration;
 pub enum ListError {
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
-    #[error("{url} answered {status}{}", said(message))]
+    #[error("{url} answered {status}{}{}", said(message), super::missing_v1(*status, url))]
     Status {
         url: String,
         status: u16,

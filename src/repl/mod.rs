@@ -761,7 +761,10 @@ impl Repl<'_> {
         for e in &file.transcript {
             // A saved transcript holds the model's words: shown inert, like when they streamed.
             let text = crate::term::sanitize(&e.text);
-            if e.role == "user" {
+            if e.role == "user" && e.text == commands::CONTINUE {
+                // What `/continue` sent, not the user's words: shown as the command typed.
+                self.ui.print_bold(&format!("{prompt}/continue"));
+            } else if e.role == "user" {
                 self.ui.print_bold(&format!("{prompt}{text}"));
             } else {
                 self.ui.print_markdown(&e.text, self.args.raw);

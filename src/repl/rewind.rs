@@ -13,11 +13,17 @@ pub fn last_question(
     transcript: &mut Vec<(String, String)>,
     start: Option<usize>,
 ) -> Option<String> {
-    let t = transcript.iter().rposition(|(role, _)| role == "user")?;
+    // A `/continue` is no question: the one asked before it is (with its continuations).
+    let t = transcript
+        .iter()
+        .rposition(|(role, text)| role == "user" && text != super::commands::CONTINUE)?;
+    let continued = transcript[t + 1..].iter().any(|(role, _)| role == "user");
     let question = transcript[t].1.clone();
     // Where the question went in: there still, or (its request failed, so the chat loop took it
     // out) the end. Searching by text instead would find an earlier identical question after a
     // failed request and drop the turns between.
+    // After continuations, where the last turn began is where the `/continue` went in.
+    let start = start.filter(|_| !continued);
     let known = start.filter(|&s| {
         s == history.len()
             || matches!(history.get(s), Some(Message::User(text)) if *text == question)
@@ -106,6 +112,34 @@ mod tests {
         ]);
         last_question(&mut h, &mut t, None);
         assert!(h.is_empty());
+    }
+
+    #[test]
+    fn a_continue_is_retried_as_the_question_before_it() {
+        let cont = crate::repl::commands::CONTINUE;
+        let mut history = vec![
+            Message::user("first"),
+            Message::assistant("one"),
+            Message::user("long one"),
+            Message::assistant("cut"),
+            Message::user(cont),
+            Message::assistant("rest"),
+        ];
+        let mut transcript = vec![
+            ("user".into(), "first".into()),
+            ("assistant".into(), "one".into()),
+            ("user".into(), "long one".into()),
+            ("assistant".into(), "cut".into()),
+            ("user".into(), cont.to_string()),
+            ("assistant".into(), "rest".into()),
+        ];
+        // The session's index is the `/continue`'s; the question is asked again from before it.
+        assert_eq!(
+            last_question(&mut history, &mut transcript, Some(4)).as_deref(),
+            Some("long one")
+        );
+        assert_eq!(history, [Message::user("first"), Message::assistant("one")]);
+        assert_eq!(transcript.len(), 2);
     }
 
     #[test]

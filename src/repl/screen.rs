@@ -317,7 +317,7 @@ impl Screen {
     }
 
     /// A piece of the answer on stdout. Status lines that waited for the line to end come
-    /// after the piece's last newline.
+    /// after the piece's first newline.
     pub fn text(&self, bytes: &[u8]) {
         let mut st = self.lock();
         self.write_text(&mut st, bytes);
@@ -333,7 +333,8 @@ impl Screen {
         let split = if st.pending.is_empty() {
             None
         } else {
-            memchr::memrchr(b'\n', bytes).map(|i| i + 1)
+            // The first newline ends the open line; a later one may be inside the next block.
+            memchr::memchr(b'\n', bytes).map(|i| i + 1)
         };
         match split {
             Some(at) => {

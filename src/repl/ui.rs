@@ -258,7 +258,8 @@ fn notice_is_fine(notice: &Notice) -> bool {
         | Notice::ToolsIgnored
         | Notice::ShowedOutput
         | Notice::CutAtTokenLimit
-        | Notice::NoFinishReason => false,
+        | Notice::NoFinishReason
+        | Notice::NoAnswer(_) => false,
     }
 }
 

@@ -2,6 +2,9 @@
 //!
 //! Needs the `stream` feature (on with `runtime`). Chunks may split anything, even a UTF-8
 //! character or a directive's sigil from its bracket; the events are those [`Scanner`] gives.
+//! Text comes as bytes, cut where the chunks were: a character split between two chunks is split
+//! between two `Event::Text`s, so write them out as bytes (or decode with a streaming decoder),
+//! never each one with `String::from_utf8_lossy`. A directive's body is always whole.
 
 use super::{Event, ScanOptions, Scanner};
 use futures_core::Stream;

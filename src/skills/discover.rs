@@ -155,8 +155,9 @@ pub enum ToolOwnerError {
 pub struct SkillSet {
     pub(super) skills: Vec<Skill>,
     warnings: Vec<String>,
-    /// The warnings about which skill is used: duplicates and skipped skills.
-    load_problems: Vec<String>,
+    /// `(skill name, warning)` of each duplicate that differs from the skill loaded (not a
+    /// tool's own shipped copy losing to an installed skill).
+    clashes: Vec<(String, String)>,
     /// `(folder name, file:line: why)` of each skill that could not be loaded.
     skipped: Vec<(String, String)>,
 }
@@ -174,9 +175,6 @@ impl SkillSet {
         let mut set = SkillSet::default();
         let mut seen_dirs: Vec<PathBuf> = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
-        // Each duplicate that differs from the skill loaded, with its warning (for the
-        // one-line summary commands show).
-        let mut clashes: Vec<(String, String)> = Vec::new();
         for dir in dirs {
             for candidate in skill_folders(dir) {
                 let Ok(canonical) = fs::canonicalize(&candidate) else {
@@ -208,7 +206,7 @@ impl SkillSet {
                             // same name is expected (and lasting): `skills list` says it,
                             // every run need not.
                             if !is_shipped_folder(dir) {
-                                clashes.push((skill.name.clone(), warning.clone()));
+                                set.clashes.push((skill.name.clone(), warning.clone()));
                             }
                             set.warnings.push(warning);
                             continue;
@@ -221,13 +219,11 @@ impl SkillSet {
                         let warning = skipped.to_string();
                         let folder = folder_name(&canonical, &candidate);
                         set.skipped.push((folder, warning.clone()));
-                        set.load_problems.push(warning.clone());
                         set.warnings.push(warning);
                     }
                 }
             }
         }
-        set.load_problems.extend(clash_summary(clashes));
         set
     }
 
@@ -255,17 +251,31 @@ impl SkillSet {
 
     /// The warnings that say which skill or tool is used (a duplicate ignored, a skill or tool
     /// skipped), without the loaded skills' spec warnings: what a command that runs skills shows
-    /// each time.
-    pub fn load_problems(&self) -> Vec<&str> {
+    /// each time. With `wanted` (an agent's or `--skill` names) only about those skills: the
+    /// other skills are not in the prompt, so a clash among them is `skills list`'s to say.
+    pub fn load_problems(&self, wanted: &[String]) -> Vec<String> {
+        let concerns = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
+        let skipped = self
+            .skipped
+            .iter()
+            .filter(|(folder, _)| concerns(folder))
+            .map(|(_, why)| why.clone());
+        let clashes: Vec<(String, String)> = self
+            .clashes
+            .iter()
+            .filter(|(name, _)| concerns(name))
+            .cloned()
+            .collect();
         let skipped_tools = self
             .skills
             .iter()
+            .filter(|s| concerns(&s.name))
             .flat_map(|s| &s.warnings)
-            .filter(|w| w.ends_with(TOOL_SKIPPED));
-        self.load_problems
-            .iter()
+            .filter(|w| w.ends_with(TOOL_SKIPPED))
+            .cloned();
+        skipped
+            .chain(clash_summary(clashes))
             .chain(skipped_tools)
-            .map(String::as_str)
             .collect()
     }
 

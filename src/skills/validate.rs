@@ -21,6 +21,13 @@ pub fn validate_path(path: &Path, report: &mut Report) {
     let shown = path.display();
     let meta = match fs::metadata(path) {
         Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            report.problems.push(format!(
+                "{shown}: no such file or folder, nor a skill of that name on the search path \
+                 (give a skill folder, its SKILL.md, or a name `skillpipe skills list` shows)"
+            ));
+            return;
+        }
         Err(e) => {
             report.problems.push(format!("{shown}: {e}"));
             return;
