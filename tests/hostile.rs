@@ -4723,3 +4723,59 @@ fn system_and_path_folders_and_broad_allow_read_are_refused() {
     let (code, err) = go(&["--allow-read", ".env"]);
     assert_eq!(code, Some(0), "control: {err}");
 }
+
+/// The notice never calls a read a write: a refused read in `/proc`, a refused Unix socket whose
+/// message names none, and an absolute write from a skill's folder (no "it ran in" story) each
+/// get their own words. Control: a write refused outside the writable path names it.
+#[test]
+fn refused_reads_and_sockets_are_not_called_writes() {
+    if !layers_available(
+        "refused_reads_and_sockets_are_not_called_writes",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    good_script(&home, "probe.sh", "#!/bin/bash\nbash -c \"$1\"\n");
+    let skills = home.path().join("skills");
+    let go = |cmd: &str| {
+        let args = [
+            "filter",
+            "--skills-dir",
+            skills.to_str().unwrap(),
+            "--allow-scripts",
+            "-y",
+            "--writable",
+            ".",
+        ];
+        let mut child = command(&home, &args, &[])
+            .current_dir(&work)
+            .spawn()
+            .unwrap();
+        let input = format!("!{{good:probe \"{cmd}\"}}");
+        write_input(&mut child, input.into_bytes(), Feed::Whole)
+            .join()
+            .unwrap();
+        let done = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&done.stderr).into_owned()
+    };
+    let err = go("cat /proc/1/environ");
+    assert!(err.contains("reading /proc/1/environ was denied"), "{err}");
+    assert!(!err.contains("writes outside"), "{err}");
+    let err = go(
+        "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\\\"/run/x.sock\\\")'",
+    );
+    assert!(err.contains("--allow-socket PATH"), "{err}");
+    assert!(!err.contains("writes outside"), "{err}");
+    let outside = home.path().join("elsewhere.txt");
+    let err = go(&format!("echo x > {}", outside.display()));
+    assert!(!outside.exists());
+    assert!(
+        err.contains(&format!("writes outside $TMPDIR and {}", work.display())),
+        "control: {err}"
+    );
+    assert!(!err.contains("it ran in"), "an absolute path: {err}");
+}

@@ -295,15 +295,24 @@ pub(crate) fn denied_words(path: Option<&str>, read: bool) -> String {
     }
 }
 
-/// [`Hint::Denied`] in `/proc`: the whole line, which names no setting (none lifts it).
+/// [`Hint::Denied`] for a read: the whole line. In `/proc` it names no setting (none lifts
+/// it); elsewhere the sandbox refuses no read (Landlock handles writes only; a hidden path reads
+/// as empty), so the file's own permissions are the likelier story. `None`: not known to be a
+/// read.
 pub(crate) fn denied_story(path: Option<&str>, in_proc: bool, read: bool) -> Option<String> {
-    in_proc.then(|| {
-        format!(
+    let shown = path.map(|p| format!("reading {p} was denied"));
+    match (in_proc, read, shown) {
+        (true, _, _) => Some(format!(
             "{}: the run has a /proc of its own, where its init (PID 1) and the host's \
              processes are out of reach; no setting lifts that",
             denied_words(path, read)
-        )
-    })
+        )),
+        (false, true, Some(shown)) => Some(format!(
+            "sandbox: {shown}; the sandbox refuses no read (a hidden path reads as empty \
+             instead), so the file's own permissions likely did"
+        )),
+        _ => None,
+    }
 }
 
 /// `.` or `./`: the folder a command runs in, whichever that is.
@@ -1029,6 +1038,7 @@ mod tests {
         .unwrap()
         .to_string();
         assert!(read.contains("reading /srv/x was denied"), "{read}");
+        assert!(read.contains("own permissions"), "{read}");
         assert!(!read.contains("writes outside"), "{read}");
         // Controls: writes are still writes.
         for err in [
