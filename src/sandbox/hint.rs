@@ -600,6 +600,10 @@ const WRITE_WORDS: &[&str] = &[
     "cannot change",
     "cannot set",
     "cannot copy",
+    "changing permissions",
+    "changing ownership",
+    "setting times",
+    "tee: ",
 ];
 
 /// Words of a refused read, and programs that only read what they name.
@@ -1045,6 +1049,8 @@ mod tests {
             "sh: 1: cannot create out: Permission denied",
             "bash: /x/y: Read-only file system",
             "mkdir: cannot create directory ‘/x’: Permission denied",
+            "tee: /x/log: Permission denied",
+            "chmod: changing permissions of '/x': Permission denied",
         ] {
             assert!(
                 matches!(explain(&facts(None, err, &[])), Some(Hint::Writes { .. })),
