@@ -18,6 +18,9 @@ pub enum Base {
     Data,
     /// `$XDG_RUNTIME_DIR` (podman keeps its registry logins there).
     Runtime,
+    /// `~/.cache`, and `$XDG_CACHE_HOME` too where it points elsewhere (Hugging Face keeps its
+    /// token there).
+    Cache,
 }
 
 /// One default entry: a file or directory (what does not exist is skipped).
@@ -42,6 +45,12 @@ const fn config(path: &'static str) -> Secret {
 const fn data(path: &'static str) -> Secret {
     Secret {
         base: Base::Data,
+        path,
+    }
+}
+const fn cache(path: &'static str) -> Secret {
+    Secret {
+        base: Base::Cache,
         path,
     }
 }
@@ -80,7 +89,7 @@ pub const CREDENTIALS: &[Secret] = &[
     config("rclone/rclone.conf"),
     home(".Xauthority"),
     config("github-copilot"),
-    home(".cache/huggingface/token"),
+    cache("huggingface/token"),
     home(".huggingface/token"),
     home(".kaggle/kaggle.json"),
     home(".gem/credentials"),
@@ -170,6 +179,8 @@ pub struct Bases {
     pub data: Option<PathBuf>,
     /// `$XDG_RUNTIME_DIR`, when set.
     pub runtime: Option<PathBuf>,
+    /// `$XDG_CACHE_HOME`, when set.
+    pub cache: Option<PathBuf>,
 }
 
 impl Bases {
@@ -186,6 +197,7 @@ impl Bases {
             config: var("XDG_CONFIG_HOME"),
             data: var("XDG_DATA_HOME"),
             runtime: var("XDG_RUNTIME_DIR"),
+            cache: var("XDG_CACHE_HOME"),
         }
     }
 
@@ -206,6 +218,7 @@ impl Bases {
             Base::Config => (under_home(".config"), self.config.clone()),
             Base::Data => (under_home(".local/share"), self.data.clone()),
             Base::Runtime => (None, self.runtime.clone()),
+            Base::Cache => (under_home(".cache"), self.cache.clone()),
         };
         let mut out: Vec<PathBuf> = default
             .into_iter()
@@ -562,6 +575,7 @@ mod tests {
             config: Some("/cfg".into()),
             data: Some("/h/.local/share".into()),
             runtime: Some("/run/user/7".into()),
+            cache: Some("/c".into()),
         };
         let list = deny_list(&bases, &[], &[], &[]);
         for want in [
@@ -570,6 +584,8 @@ mod tests {
             "/cfg/rclone/rclone.conf",
             "/h/.local/share/keyrings",
             "/run/user/7/containers/auth.json",
+            "/h/.cache/huggingface/token",
+            "/c/huggingface/token",
         ] {
             assert!(list.contains(&PathBuf::from(want)), "{want}");
         }
