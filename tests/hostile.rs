@@ -4231,6 +4231,17 @@ fn secrets_of_every_class_are_unreadable() {
         ".local/share/kwalletd/kdewallet.kwl",
         ".config/Code/User/globalStorage/state.vscdb",
         "proj/.env",
+        ".cache/huggingface/token",
+        ".kaggle/kaggle.json",
+        ".m2/settings-security.xml",
+        "config/sops/age/keys.txt",
+        ".authinfo",
+        ".oci/config",
+        ".ollama/id_ed25519",
+        ".local/share/atuin/history.db",
+        ".Rhistory",
+        "proj/sub/.dev.vars",
+        "proj/sub/deeper/api/.env.local",
     ];
     for p in planted {
         home.write(p, &format!("SECRET-{p}\n"));
@@ -4261,9 +4272,24 @@ fn secrets_of_every_class_are_unreadable() {
     };
     let out = run_in_sub(&[]);
     assert!(out.starts_with("skills-readable\nend"), "HOLE: {out}");
-    // Control: the same script reads every one of them once they are allowed.
-    let allow = format!("--allow-read={}", home.path().display());
-    let out = run_in_sub(&[&allow]);
+    // Control: the same script reads every one of them once each is named (the hidden path
+    // that covers it: a folder hidden as a whole is named as that folder).
+    let bases = skillpipe::sandbox::Bases {
+        home: Some(home.path().to_path_buf()),
+        config: Some(home.path().join("config")),
+        ..Default::default()
+    };
+    let listed = skillpipe::sandbox::deny_list(&bases, &[], &[], &[]);
+    let allow: Vec<String> = planted
+        .iter()
+        .map(|p| {
+            let path = home.path().join(p);
+            let cover = listed.iter().find(|h| path.starts_with(h)).unwrap_or(&path);
+            format!("--allow-read={}", cover.display())
+        })
+        .collect();
+    let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
+    let out = run_in_sub(&allow);
     for p in planted {
         assert!(out.contains(&format!("SECRET-{p}")), "control, {p}: {out}");
     }
@@ -4535,4 +4561,221 @@ fn nested_writable_paths_keep_their_git_read_only() {
             out.stderr
         );
     }
+}
+
+/// A hidden file or folder inside a writable path refuses a write (it never "succeeds" into
+/// nothing), and the notice names the path and `--allow-read`; tools' project settings stay
+/// read-only there like `.git`. Controls: an ordinary file in the same folder is written, and
+/// the hidden file is written once `--allow-read` names it.
+#[test]
+fn hidden_paths_and_tool_settings_in_a_writable_path_refuse_writes() {
+    if !layers_available(
+        "hidden_paths_and_tool_settings_in_a_writable_path_refuse_writes",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    let work = home.path().join("work");
+    home.write("work/.env", "SECRET=1\n");
+    home.write("work/backend/.env", "SECRET=2\n");
+    home.write("work/secrets/key", "k\n");
+    home.write("work/.claude/settings.json", "{}\n");
+    home.write("work/.mcp.json", "{}\n");
+    home.write("work/.husky/pre-commit", "#!/bin/sh\n");
+    let agent = home.path().join("hide.toml");
+    std::fs::write(
+        &agent,
+        format!(
+            "name = \"hide\"\n[script_policy]\ndeny_read = [\"{}\"]\n",
+            work.join("secrets").display()
+        ),
+    )
+    .unwrap();
+    let go = |extra: &[&str], script: &str| {
+        let mut args = vec!["filter", "--allow", "sh", "-y", "--writable", "."];
+        args.extend(extra);
+        let mut child = command(&home, &args, &[])
+            .current_dir(&work)
+            .spawn()
+            .unwrap();
+        let input = format!("!{{sh -c '{script}'}}");
+        write_input(&mut child, input.into_bytes(), Feed::Whole)
+            .join()
+            .unwrap();
+        let done = child.wait_with_output().unwrap();
+        (
+            String::from_utf8_lossy(&done.stdout).into_owned(),
+            String::from_utf8_lossy(&done.stderr).into_owned(),
+        )
+    };
+    let agent_arg = agent.to_str().unwrap();
+    let (out, err) = go(
+        &["--agent", agent_arg],
+        "for f in .env backend/.env secrets/new .claude/settings.json .mcp.json .husky/x \
+         plain.txt; do if echo X >> $f; then echo wrote-$f; fi; done 2>/dev/null; echo end",
+    );
+    assert_eq!(
+        out, "wrote-plain.txt\nend",
+        "HOLE (a write into hiding or settings): {err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("backend/.env")).unwrap(),
+        "SECRET=2\n"
+    );
+    assert!(!work.join("secrets/new").exists());
+    assert_eq!(
+        std::fs::read_to_string(work.join(".mcp.json")).unwrap(),
+        "{}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("plain.txt"))
+            .ok()
+            .as_deref(),
+        Some("X\n"),
+        "control: {err}"
+    );
+    // The notice names the hidden file, though the message named it relatively.
+    let (_, err) = go(&[], "echo X >> .env");
+    let lift = format!("--allow-read {}", work.join(".env").display());
+    assert!(
+        err.contains("is hidden from scripts") && err.contains(&lift),
+        "{err}"
+    );
+    let (_, err) = go(&[], "rm .env");
+    assert!(err.contains(&lift), "{err}");
+    assert!(work.join(".env").exists());
+    let (_, err) = go(&[], "echo X >> .claude/settings.json");
+    assert!(
+        err.contains(".claude stays read-only inside writable paths"),
+        "{err}"
+    );
+    // Control: named, the hidden file is the real one, and writable.
+    let (_, err) = go(&["--allow-read", ".env"], "echo X >> .env");
+    assert_eq!(
+        std::fs::read_to_string(work.join(".env")).unwrap(),
+        "SECRET=1\nX\n",
+        "control: {err}"
+    );
+}
+
+/// System folders, PATH folders (and one that holds one) are refused as `--writable` unless
+/// forced; `--allow-read` of a folder that merely holds hidden paths (`/`, `~`) is refused
+/// naming some. Controls: a project folder and a named hidden file are accepted.
+#[test]
+fn system_and_path_folders_and_broad_allow_read_are_refused() {
+    let home = TestHome::new();
+    home.write("tools/bin/x", "#!/bin/sh\n");
+    home.write("work/.env", "SECRET=1\n");
+    home.write(".ssh/id_ed25519", "key\n");
+    let on_path = format!(
+        "{}:{}",
+        home.path().join("tools/bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let go = |args: &[&str]| {
+        let mut all = vec!["filter", "--allow", "sh", "-y"];
+        all.extend(args);
+        let out = command(&home, &all, &[("PATH", on_path.clone().into())])
+            .current_dir(home.path().join("work"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let tools = home.path().join("tools");
+    let tools_bin = home.path().join("tools/bin");
+    for (w, says) in [
+        ("/etc", "/etc is a system folder"),
+        ("/etc/cron.d", "is in /etc, a system folder"),
+        ("/usr/local/bin", "is in /usr, a system folder"),
+        ("/var/lib", "a system folder"),
+        ("/", "holds the whole system"),
+        (tools_bin.to_str().unwrap(), "is on PATH"),
+        (tools.to_str().unwrap(), "which is on PATH"),
+    ] {
+        let (code, err) = go(&["--writable", w]);
+        assert_eq!(code, Some(2), "{w}: {err}");
+        assert!(
+            err.contains(says) && err.contains("--force-writable"),
+            "{w}: {err}"
+        );
+    }
+    let (code, err) = go(&["--writable", "."]);
+    assert_eq!(code, Some(0), "control: {err}");
+    let home_s = home.path().display().to_string();
+    for a in ["/", home_s.as_str()] {
+        let (code, err) = go(&["--allow-read", a]);
+        assert_eq!(code, Some(2), "{a}: {err}");
+        assert!(
+            err.contains("it holds paths hidden from scripts")
+                && err.contains("e.g. --allow-read /"),
+            "{a}: {err}"
+        );
+    }
+    let (code, err) = go(&["--allow-read", ".env"]);
+    assert_eq!(code, Some(0), "control: {err}");
+}
+
+/// The notice never calls a read a write: a refused read in `/proc`, a refused Unix socket whose
+/// message names none, and an absolute write from a skill's folder (no "it ran in" story) each
+/// get their own words. Control: a write refused outside the writable path names it.
+#[test]
+fn refused_reads_and_sockets_are_not_called_writes() {
+    if !layers_available(
+        "refused_reads_and_sockets_are_not_called_writes",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    good_script(&home, "probe.sh", "#!/bin/bash\nbash -c \"$1\"\n");
+    let skills = home.path().join("skills");
+    let go = |cmd: &str| {
+        let args = [
+            "filter",
+            "--skills-dir",
+            skills.to_str().unwrap(),
+            "--allow-scripts",
+            "-y",
+            "--writable",
+            ".",
+        ];
+        let mut child = command(&home, &args, &[])
+            .current_dir(&work)
+            .spawn()
+            .unwrap();
+        let input = format!("!{{good:probe \"{cmd}\"}}");
+        write_input(&mut child, input.into_bytes(), Feed::Whole)
+            .join()
+            .unwrap();
+        let done = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&done.stderr).into_owned()
+    };
+    let err = go("cat /proc/1/environ");
+    assert!(err.contains("reading /proc/1/environ was denied"), "{err}");
+    assert!(!err.contains("writes outside"), "{err}");
+    let err = go(
+        "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\\\"/run/x.sock\\\")'",
+    );
+    assert!(err.contains("--allow-socket PATH"), "{err}");
+    assert!(!err.contains("writes outside"), "{err}");
+    let outside = home.path().join("elsewhere.txt");
+    let err = go(&format!("echo x > {}", outside.display()));
+    assert!(!outside.exists());
+    assert!(
+        err.contains(&format!("writes outside $TMPDIR and {}", work.display())),
+        "control: {err}"
+    );
+    assert!(!err.contains("it ran in"), "an absolute path: {err}");
 }

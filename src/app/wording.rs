@@ -152,6 +152,19 @@ fn hint(h: &Hint) -> String {
                 "another directory"
             }
         ),
+        Hint::Denied {
+            path,
+            in_proc,
+            read,
+        } => crate::sandbox::hint::denied_story(path.as_deref(), *in_proc, *read).unwrap_or_else(
+            || {
+                format!(
+                    "{}; it may lift with --writable DIR (a write), --allow-read PATH (a hidden \
+                     file) or --allow-socket PATH (a Unix socket)",
+                    crate::sandbox::hint::denied_words(path.as_deref(), *read)
+                )
+            },
+        ),
         Hint::VcsMetadata { name } => format!(
             "{}; every write, {name} too, with --allow-filesystem",
             crate::sandbox::hint::vcs_read_only(name)
@@ -271,7 +284,7 @@ mod tests {
             ),
             (
                 Hint::VcsMetadata { name: ".git" },
-                "sandbox: .git stays read-only inside writable paths (its hooks and config would run commands outside the sandbox); every write, .git too, with --allow-filesystem",
+                "sandbox: .git stays read-only inside writable paths (its hooks and settings would run commands outside the sandbox); every write, .git too, with --allow-filesystem",
             ),
             (
                 Hint::Sockets {

@@ -133,11 +133,13 @@ pub struct PolicyFlags {
     pub writable: Vec<PathBuf>,
     /// Accept a --writable/writable_paths entry that is refused by default: $HOME or a folder
     /// holding it, a place where code runs later (shell start-up files, PATH folders, tools'
-    /// settings), version-control metadata or a bare repository, or a folder skillpipe reads
-    /// as yours (its config and state, your agent and skill folders).
+    /// settings), a system folder (/etc, /usr, /var/lib …), version-control metadata or a bare
+    /// repository, or a folder skillpipe reads as yours (its config and state, your agent and
+    /// skill folders).
     #[arg(long)]
     pub force_writable: bool,
-    /// Let commands read PATH although it is hidden by default (see `skillpipe doctor`).
+    /// Let commands read PATH although it is hidden by default (see `skillpipe doctor`): a
+    /// hidden path itself, not a folder that merely holds some (`/`, `~` are refused).
     #[arg(long, value_name = "PATH")]
     pub allow_read: Vec<PathBuf>,
     /// Let commands connect to the Unix socket at PATH (repeatable).

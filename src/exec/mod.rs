@@ -554,6 +554,7 @@ async fn run_planned(
             hidden,
             writable: &spec.sandbox.writable,
             sockets_named: !spec.sandbox.sockets.is_empty(),
+            cwd: Some(&spec.cwd),
             ran_elsewhere: ran_elsewhere.as_deref(),
         });
     }

@@ -83,29 +83,41 @@ const RUNS_LATER: &[(&str, &str)] = &[
     (".npmrc", "npm settings run scripts and choose registries"),
 ];
 
-/// Version control folders: a path in one (`--writable .git/hooks`) would let a script write
-/// what the tool runs later, outside the sandbox — the reason they stay read-only in writable
-/// paths.
-const VCS_DIRS: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
+/// Outside `$HOME`: the system's own trees, where what a script writes runs later (as root,
+/// at boot, from cron, in place of a command) or changes what every program loads, each with
+/// why. `/root` counts only when it is not `$HOME` (then the `$HOME` rules apply).
+const SYSTEM_TREES: &[(&str, &str)] = &[
+    (
+        "/etc",
+        "system settings: boot, login, cron, sudo and shells run from them",
+    ),
+    ("/usr", "system programs and libraries, on PATH"),
+    ("/bin", "system programs, on PATH"),
+    ("/sbin", "system programs, on PATH"),
+    ("/lib", "system libraries every program loads"),
+    ("/lib32", "system libraries every program loads"),
+    ("/lib64", "system libraries every program loads"),
+    ("/libx32", "system libraries every program loads"),
+    ("/boot", "the kernel and boot loader"),
+    ("/var/spool", "cron and at jobs"),
+    (
+        "/var/lib",
+        "system services' state (packages, systemd units)",
+    ),
+    ("/root", "root's home: its start-up files run as root"),
+];
 
 /// Why `path` must not be writable without `--force-writable`, or `None`. `protected` are the
 /// folders skillpipe reads as the user's own, each with what it holds
-/// ([`crate::paths::own_folders`]). Pure.
+/// ([`crate::paths::own_folders`]); `on_path` the folders of `$PATH` (absolute ones). Pure.
 pub fn writable_problem(
     path: &Path,
     home: Option<&Path>,
     protected: &[(PathBuf, &str)],
+    on_path: &[PathBuf],
 ) -> Option<String> {
-    if let Some(vcs) = path
-        .components()
-        .find(|c| VCS_DIRS.iter().any(|d| c.as_os_str() == *d))
-    {
-        return Some(format!(
-            "{} is in version control metadata ({}): its hooks and settings run commands outside \
-             the sandbox; name the working tree instead",
-            path.display(),
-            vcs.as_os_str().to_string_lossy()
-        ));
+    if path == Path::new("/") {
+        return Some("/ holds the whole system; name a project directory instead".to_string());
     }
     if let Some(h) = home {
         if h.starts_with(path) {
@@ -131,6 +143,65 @@ pub fn writable_problem(
             }
         }
     }
+    // The same folders as stay read-only inside a writable path (`--writable .git/hooks`
+    // would let a script write what the tool runs later, outside the sandbox).
+    if let Some(kept) = path.components().find(|c| {
+        crate::sandbox::KEPT_READ_ONLY
+            .iter()
+            .any(|d| c.as_os_str() == *d)
+    }) {
+        let name = kept.as_os_str().to_string_lossy();
+        let what = match crate::sandbox::VCS_METADATA.contains(&name.as_ref()) {
+            true => "version control metadata",
+            false => "a tool's project settings",
+        };
+        return Some(format!(
+            "{} is in {what} ({name}): its hooks and settings run commands outside the \
+             sandbox; name the working tree instead",
+            path.display(),
+        ));
+    }
+    let trees = SYSTEM_TREES
+        .iter()
+        .filter(|(t, _)| *t != "/root" || home.is_none_or(|h| h != Path::new("/root")));
+    for (tree, why) in trees {
+        let tree = Path::new(tree);
+        if path.starts_with(tree) {
+            if path == tree {
+                return Some(format!("{} is a system folder ({why})", path.display()));
+            }
+            return Some(format!(
+                "{} is in {}, a system folder ({why})",
+                path.display(),
+                tree.display()
+            ));
+        }
+        if tree.starts_with(path) {
+            return Some(format!(
+                "{} holds {}, a system folder ({why})",
+                path.display(),
+                tree.display()
+            ));
+        }
+    }
+    for dir in on_path {
+        if path.starts_with(dir) {
+            return Some(format!(
+                "{} is on PATH ({}): a program there runs in place of another, outside the \
+                 sandbox",
+                path.display(),
+                dir.display()
+            ));
+        }
+        if dir.starts_with(path) {
+            return Some(format!(
+                "{} holds {}, which is on PATH: a program there runs in place of another, \
+                 outside the sandbox",
+                path.display(),
+                dir.display()
+            ));
+        }
+    }
     protected
         .iter()
         .find(|(p, _)| p.starts_with(path) || path.starts_with(p))
@@ -149,6 +220,20 @@ pub fn writable_problem(
                 p.display()
             )
         })
+}
+
+/// The absolute folders of a `$PATH` value, each also as it resolves (a link may lead there).
+fn path_folders(path: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for d in path.map(std::env::split_paths).into_iter().flatten() {
+        if !d.is_absolute() || out.contains(&d) {
+            continue;
+        }
+        let real = std::fs::canonicalize(&d).ok().filter(|r| *r != d);
+        out.push(d);
+        out.extend(real);
+    }
+    out
 }
 
 /// The bare git repository `path` is or lies in (nearest first; see
@@ -278,12 +363,54 @@ impl ScriptPolicy {
         // An `--allow-read` that shows nothing is a mistake the user should hear of: a typo,
         // or a file in a folder hidden as a whole (a tmpfs covers the folder, not its files).
         // Everything a run hides (the state folder and system files too), as the launcher gets it.
-        let hidden_all = crate::sandbox::secrets::hidden(&cwd, &self.deny_read, &self.allow_read);
+        // (Not looked for when nothing is checked against it: the `.env*` walk has a cost.)
+        let checked = !allow_read.is_empty() || !to_check.is_empty() || !own_check.is_empty();
+        let hidden_all = match checked {
+            true => crate::sandbox::secrets::hidden(&cwd, &self.deny_read, &self.allow_read),
+            false => Vec::new(),
+        };
+        // Everything hidden before any --allow-read: a path that only holds some is refused.
+        // (Looked for only when there is one: the `.env*` walk has a cost.)
+        let before: Vec<PathBuf> = (!allow_read.is_empty())
+            .then(|| crate::sandbox::secrets::hidden(&cwd, &self.deny_read, &[]))
+            .into_iter()
+            .flatten()
+            .chain(crate::sandbox::secrets::deny_list(
+                &crate::sandbox::secrets::Bases {
+                    home: home.clone(),
+                    ..crate::sandbox::secrets::Bases::from_env()
+                },
+                &[],
+                &self.deny_read,
+                &[],
+            ))
+            .collect();
         for p in &allow_read {
             if p.symlink_metadata().is_err() {
                 return Err(PolicyError::AllowRead(format!(
                     "--allow-read {}: no such file or directory",
                     p.display()
+                )));
+            }
+            let mut held = crate::sandbox::secrets::holds_hidden(p, &before);
+            // Those on this machine first: the example should be one that is there.
+            held.sort_by_key(|h| !h.exists());
+            if let Some(first) = held.first() {
+                let mut few: Vec<String> = Vec::new();
+                for h in &held {
+                    let h = h.display().to_string();
+                    if !few.contains(&h) && few.len() < 3 {
+                        few.push(h);
+                    }
+                }
+                return Err(PolicyError::AllowRead(format!(
+                    "--allow-read {}: refused: it holds paths hidden from scripts ({}{}); it \
+                     shows only a hidden path it names, so name the one to show, e.g. \
+                     --allow-read {}",
+                    p.display(),
+                    few.join(", "),
+                    if held.len() > few.len() { ", …" } else { "" },
+                    first.display()
                 )));
             }
             if let Some(h) = hidden_cover(p, &hidden_all) {
@@ -297,20 +424,22 @@ impl ScriptPolicy {
             }
         }
         if !flags.force_writable {
+            let on_path = path_folders(std::env::var_os("PATH").as_deref());
             for (key, paths) in [("--writable", &to_check), ("writable_paths", &own_check)] {
                 for p in paths {
                     let p = expand_home(p, home.as_deref());
-                    let why = writable_problem(&p, home.as_deref(), &protected).or_else(|| {
-                        bare_repository(&p).map(|repo| {
-                            let how = if repo == p { "is" } else { "is in" };
-                            format!(
-                                "{} {how} the bare git repository {}: its hooks and config run \
+                    let why =
+                        writable_problem(&p, home.as_deref(), &protected, &on_path).or_else(|| {
+                            bare_repository(&p).map(|repo| {
+                                let how = if repo == p { "is" } else { "is in" };
+                                format!(
+                                    "{} {how} the bare git repository {}: its hooks and config run \
                                  commands outside the sandbox; name a folder outside it",
-                                p.display(),
-                                repo.display()
-                            )
-                        })
-                    });
+                                    p.display(),
+                                    repo.display()
+                                )
+                            })
+                        });
                     if let Some(why) = why {
                         return Err(PolicyError::Writable(format!(
                             "{key} {}: refused: {why} (--force-writable accepts it anyway)",
@@ -376,9 +505,42 @@ mod tests {
             (PathBuf::from("/home/u/.r9s"), "your agents"),
             (PathBuf::from("/home/u/.agents/skills"), "your skills"),
         ];
-        let no = |p: &str| writable_problem(Path::new(p), home, &own);
+        let on_path = [
+            PathBuf::from("/opt/tool/bin"),
+            PathBuf::from("/root/.pyenv/shims"),
+        ];
+        let no = |p: &str| writable_problem(Path::new(p), home, &own, &on_path);
         assert!(no("/home/u").unwrap().contains("$HOME"));
-        assert!(no("/").unwrap().contains("$HOME"));
+        assert!(no("/").unwrap().contains("whole system"));
+        // System trees, and PATH folders wherever they are (and what holds them).
+        for (p, says) in [
+            ("/etc", "/etc is a system folder"),
+            ("/etc/profile.d", "is in /etc"),
+            ("/etc/cron.d", "is in /etc"),
+            ("/usr/local/bin", "is in /usr"),
+            ("/usr/bin", "is in /usr"),
+            ("/usr/lib/python3/dist-packages", "is in /usr"),
+            ("/var/spool/cron", "cron and at jobs"),
+            ("/var", "/var holds /var/spool"),
+            ("/var/lib/dpkg", "is in /var/lib"),
+            ("/boot", "kernel"),
+            ("/lib64", "libraries"),
+            ("/root/.pyenv/shims", "is in /root"),
+            ("/opt/tool/bin/x", "is on PATH (/opt/tool/bin)"),
+            ("/opt/tool", "holds /opt/tool/bin, which is on PATH"),
+        ] {
+            let why = no(p).unwrap_or_default();
+            assert!(why.contains(says), "{p}: {why}");
+        }
+        // /root is $HOME's rules when it is $HOME; a PATH folder in it still counts.
+        let root_home = Some(Path::new("/root"));
+        let as_root = |p: &str| writable_problem(Path::new(p), root_home, &[], &on_path);
+        assert_eq!(as_root("/root/project"), None);
+        assert!(as_root("/root/.pyenv/shims").unwrap().contains("on PATH"));
+        assert!(as_root("/root/.pyenv").unwrap().contains("code runs later"));
+        assert_eq!(no("/opt/other"), None);
+        assert_eq!(no("/var/tmp/x"), None);
+        assert_eq!(no("/srv/www"), None);
         assert!(no("/home/u/.config").unwrap().contains("fish"));
         assert!(no("/home/u/.bashrc").unwrap().contains("start-up"));
         assert_eq!(
@@ -423,6 +585,13 @@ mod tests {
             "/home/u/project/.hg",
         ] {
             assert!(no(p).unwrap().contains("version control metadata"), "{p}");
+        }
+        for p in [
+            "/tmp/repo/.claude",
+            "/tmp/repo/.vscode/x",
+            "/tmp/repo/.husky",
+        ] {
+            assert!(no(p).unwrap().contains("a tool's project settings"), "{p}");
         }
         assert_eq!(no("/tmp/repo/.github"), None, "a name that starts alike");
         assert_eq!(
@@ -489,6 +658,15 @@ mod tests {
         for (path, says) in [
             (secret.join("key"), "hidden as a whole; pass --allow-read"),
             (dir.path().join("typo"), "no such file or directory"),
+            // A folder that only holds hidden paths: each must be named.
+            (
+                dir.path().to_path_buf(),
+                "refused: it holds paths hidden from scripts (",
+            ),
+            (
+                dir.path().to_path_buf(),
+                &format!("e.g. --allow-read {}", secret.display()),
+            ),
         ] {
             let err = p
                 .clone()

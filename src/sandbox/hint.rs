@@ -31,6 +31,8 @@ pub struct Facts<'a> {
     pub writable: &'a [PathBuf],
     /// Some Unix sockets are named (`allowed_sockets`).
     pub sockets_named: bool,
+    /// The folder the run worked in (relative paths in its messages are resolved against it).
+    pub cwd: Option<&'a std::path::Path>,
     /// The working directory, when it is outside every writable path while the folder the user
     /// works in is inside one: a relative path then wrote where it may not (a skill script run
     /// in its own folder, `workdir = "skill"`).
@@ -69,8 +71,19 @@ pub enum Hint {
         /// The folder it ran in, outside every writable path while the user's own folder is writable.
         ran_in: Option<PathBuf>,
     },
-    /// It wrote into version control metadata (`.git` …), which stays read-only inside the
-    /// writable paths.
+    /// Something was refused whose message does not say it was a write: a read (of `/proc`, of a
+    /// file), a Unix socket, or not known. Never worded as a write.
+    Denied {
+        /// The path the message names (control characters escaped), if any.
+        path: Option<String>,
+        /// It is in `/proc` (the run's own, where the host's processes and the run's init are
+        /// out of reach).
+        in_proc: bool,
+        /// The message says it was a read.
+        read: bool,
+    },
+    /// It wrote into version control metadata (`.git` …) or a tool's settings (`.claude` …),
+    /// which stay read-only inside the writable paths.
     VcsMetadata {
         /// The folder's name, as the error showed it (`.git`).
         name: &'static str,
@@ -205,6 +218,19 @@ impl std::fmt::Display for Hint {
                     "another directory"
                 }
             ),
+            Hint::Denied {
+                path,
+                in_proc,
+                read,
+            } => match denied_story(path.as_deref(), *in_proc, *read) {
+                Some(story) => f.write_str(&story),
+                None => write!(
+                    f,
+                    "{}; it may lift with writable_paths (a write), allow_read (a hidden file) \
+                     or allowed_sockets (a Unix socket)",
+                    denied_words(path.as_deref(), *read)
+                ),
+            },
             Hint::VcsMetadata { name } => write!(
                 f,
                 "{}; every write, {name} too, with allow_filesystem",
@@ -257,6 +283,35 @@ pub(crate) fn sockets_closed(named: bool) -> &'static str {
         "sandbox: only the Unix sockets named in the policy are open"
     } else {
         "sandbox: Unix sockets are closed"
+    }
+}
+
+/// [`Hint::Denied`]'s first words: what was denied, never called a write.
+pub(crate) fn denied_words(path: Option<&str>, read: bool) -> String {
+    match (path, read) {
+        (Some(p), true) => format!("sandbox: reading {p} was denied by the sandbox"),
+        (Some(p), false) => format!("sandbox: {p} was denied by the sandbox"),
+        (None, _) => "sandbox: denied by the sandbox".to_string(),
+    }
+}
+
+/// [`Hint::Denied`] for a read: the whole line. In `/proc` it names no setting (none lifts
+/// it); elsewhere the sandbox refuses no read (Landlock handles writes only; a hidden path reads
+/// as empty), so the file's own permissions are the likelier story. `None`: not known to be a
+/// read.
+pub(crate) fn denied_story(path: Option<&str>, in_proc: bool, read: bool) -> Option<String> {
+    let shown = path.map(|p| format!("reading {p} was denied"));
+    match (in_proc, read, shown) {
+        (true, _, _) => Some(format!(
+            "{}: the run has a /proc of its own, where its init (PID 1) and the host's \
+             processes are out of reach; no setting lifts that",
+            denied_words(path, read)
+        )),
+        (false, true, Some(shown)) => Some(format!(
+            "sandbox: {shown}; the sandbox refuses no read (a hidden path reads as empty \
+             instead), so the file's own permissions likely did"
+        )),
+        _ => None,
     }
 }
 
@@ -320,7 +375,7 @@ pub(crate) fn writes_refused(writable: &[PathBuf]) -> String {
 /// [`Hint::VcsMetadata`]'s first words.
 pub(crate) fn vcs_read_only(name: &str) -> String {
     format!(
-        "sandbox: {name} stays read-only inside writable paths (its hooks and config would run \
+        "sandbox: {name} stays read-only inside writable paths (its hooks and settings would run \
          commands outside the sandbox)"
     )
 }
@@ -403,10 +458,17 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     }
     // The outermost hidden path the error names: a file in a folder hidden as a whole shows
     // only once the folder is lifted (`--allow-read` refuses the file alone).
+    // Named as it is, or relative to where the run worked (`bash: .env: Read-only file system`).
+    let named = |p: &PathBuf| {
+        names_path(&err, &p.to_string_lossy())
+            || f.cwd
+                .and_then(|c| p.strip_prefix(c).ok())
+                .is_some_and(|rel| names_relative(&err, &rel.to_string_lossy()))
+    };
     if let Some(p) = f
         .hidden
         .iter()
-        .filter(|p| names_path(&err, &p.to_string_lossy()))
+        .filter(|p| named(p))
         .min_by_key(|p| p.as_os_str().len())
     {
         return Some(Hint::Hidden { path: p.clone() });
@@ -438,7 +500,7 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     }
     let read_only = has(&err, &["Read-only file system", "EROFS"]);
     if f.enforced.filesystem && read_only && !f.writable.is_empty() {
-        let vcs = super::VCS_METADATA
+        let vcs = super::KEPT_READ_ONLY
             .into_iter()
             .find(|name| names_component(&err, name));
         if let Some(name) = vcs {
@@ -448,10 +510,27 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     // Landlock refuses with EACCES, a read-only mount with EROFS (EPERM is neither's). A
     // program the launcher could not start (`cannot run X: Permission denied`) wrote nothing.
     let not_started = has(&err, &["skillpipe: cannot run "]);
-    if f.enforced.filesystem && (read_only || denied) && !not_started {
+    let refusal = Refusal::of(&err);
+    if f.enforced.filesystem && read_only && !not_started
+        || f.enforced.filesystem && denied && refusal.access == Access::Write
+    {
+        // "It ran elsewhere" explains only a relative path.
+        let relative = refusal.paths.iter().any(|p| !p.starts_with('/'));
         return Some(Hint::Writes {
             writable: f.writable.to_vec(),
-            ran_in: f.ran_elsewhere.map(std::path::Path::to_path_buf),
+            ran_in: f
+                .ran_elsewhere
+                .filter(|_| relative)
+                .map(std::path::Path::to_path_buf),
+        });
+    }
+    if sandboxed && denied && !not_started {
+        let path = refusal.paths.first();
+        let in_proc = path.is_some_and(|p| p == "/proc" || p.starts_with("/proc/"));
+        return Some(Hint::Denied {
+            path: path.map(|p| crate::command::escape_controls(p)),
+            read: refusal.access == Access::Read || in_proc,
+            in_proc: in_proc && f.enforced.pids,
         });
     }
     if f.enforced.network
@@ -478,6 +557,178 @@ pub fn explain(f: &Facts) -> Option<Hint> {
             said,
             in_force: in_force(f.enforced),
         })
+}
+
+/// How a refused operation reads in its message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Write,
+    Read,
+    /// The message does not say (`PermissionError: [Errno 13] Permission denied: 'x'`).
+    Unknown,
+}
+
+/// The refusals in a run's messages: what they say was done, and the paths they name.
+#[derive(Debug, PartialEq, Eq)]
+struct Refusal {
+    access: Access,
+    paths: Vec<String>,
+}
+
+/// Words of a refused write (a read-only file system refuses nothing else).
+const WRITE_WORDS: &[&str] = &[
+    "read-only file system",
+    "erofs",
+    "cannot create",
+    "can't create",
+    "could not create",
+    "unable to create",
+    "failed to create",
+    "cannot touch",
+    "for writing",
+    "cannot write",
+    "can't write",
+    "write error",
+    "cannot remove",
+    "cannot make",
+    "cannot mkdir",
+    "cannot move",
+    "cannot overwrite",
+    "cannot rename",
+    "cannot unlink",
+    "cannot link",
+    "cannot change",
+    "cannot set",
+    "cannot copy",
+    "changing permissions",
+    "changing ownership",
+    "setting times",
+    "tee: ",
+];
+
+/// Words of a refused read, and programs that only read what they name.
+const READ_WORDS: &[&str] = &[
+    "for reading",
+    "cannot open",
+    "can't open",
+    "cannot read",
+    "can't read",
+    "cannot access",
+    "opendir",
+    "cat: ",
+    "head: ",
+    "tail: ",
+    "less: ",
+    "grep: ",
+    "wc: ",
+    "sort: ",
+    "ls: ",
+    "find: ",
+    "diff: ",
+    "md5sum: ",
+    "sha256sum: ",
+];
+
+impl Refusal {
+    /// From the lines of `err` that say "Permission denied" or "Read-only file system". Pure.
+    fn of(err: &str) -> Refusal {
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| {
+                has(
+                    l,
+                    &[
+                        "Permission denied",
+                        "EACCES",
+                        "Read-only file system",
+                        "EROFS",
+                    ],
+                )
+            })
+            .collect();
+        let lower: Vec<String> = lines.iter().map(|l| l.to_lowercase()).collect();
+        let any = |words: &[&str]| lower.iter().any(|l| words.iter().any(|w| l.contains(w)));
+        let access = if any(WRITE_WORDS) {
+            Access::Write
+        } else if any(READ_WORDS) {
+            Access::Read
+        } else {
+            Access::Unknown
+        };
+        let mut paths = Vec::new();
+        for l in &lines {
+            for p in named_in(l) {
+                if !paths.contains(&p) {
+                    paths.push(p);
+                }
+            }
+        }
+        Refusal { access, paths }
+    }
+}
+
+/// The paths one refusal line names: quoted ones (`'x'`, `"x"`, `‘x’`), else the word before
+/// the refusal (`sh: 1: cannot create out: Permission denied`). Pure; a guess.
+fn named_in(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (open, close) in [('\'', '\''), ('"', '"'), ('‘', '’'), ('`', '\'')] {
+        let mut rest = line;
+        while let Some(i) = rest.find(open) {
+            let after = &rest[i + open.len_utf8()..];
+            let Some(j) = after.find(close) else { break };
+            let inner = &after[..j];
+            if looks_like_path(inner) && !out.iter().any(|o| o == inner) {
+                out.push(inner.to_string());
+            }
+            rest = &after[j + close.len_utf8()..];
+        }
+    }
+    if out.is_empty() {
+        let end = ["Permission denied", "Read-only file system"]
+            .iter()
+            .filter_map(|w| line.find(w))
+            .min();
+        if let Some(end) = end {
+            let before = line[..end].trim_end().trim_end_matches(':');
+            let piece = before.rsplit(": ").next().unwrap_or(before);
+            if let Some(word) = piece.split_whitespace().last()
+                && looks_like_path(word)
+                && word != before
+            {
+                out.push(word.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `s` may be a path (not `[Errno 13]`, a line number or empty).
+fn looks_like_path(s: &str) -> bool {
+    !s.is_empty()
+        && !s.contains(['[', ']', '\n'])
+        && !s.chars().all(|c| c.is_ascii_digit())
+        && s.chars()
+            .any(|c| c.is_alphanumeric() || c == '/' || c == '.')
+}
+
+/// Whether `err` names the relative path `rel` as a whole: at the start of a word (or after
+/// `./`) and ending as [`names_path`] wants.
+fn names_relative(err: &str, rel: &str) -> bool {
+    if rel.is_empty() {
+        return false;
+    }
+    err.match_indices(rel).any(|(i, _)| {
+        let head = &err[..i];
+        let head = head.strip_suffix("./").unwrap_or(head);
+        let starts = head
+            .chars()
+            .next_back()
+            .is_none_or(|c| matches!(c, '\'' | '"' | '`' | '‘' | '(') || c.is_whitespace());
+        let ends = err[i + rel.len()..].chars().next().is_none_or(|c| {
+            matches!(c, '/' | '\'' | '"' | ':' | '`' | ')' | '’') || c.is_whitespace()
+        });
+        starts && ends
+    })
 }
 
 /// Whether `err` names `path` as a whole (followed by `/`, a quote, `:`, a space or the end):
@@ -578,6 +829,7 @@ mod tests {
             hidden,
             writable: &[],
             sockets_named: false,
+            cwd: None,
             ran_elsewhere: None,
         }
     }
@@ -747,6 +999,121 @@ mod tests {
         let mut f = facts(None, "sh: /p/.git/config: Read-only file system", &[]);
         f.writable = &writable;
         assert_eq!(explain(&f), Some(Hint::VcsMetadata { name: ".git" }));
+    }
+
+    /// A read is never called a write; unsure, the hint says "denied" and names every flag
+    /// that may lift it.
+    #[test]
+    fn reads_sockets_and_unknown_refusals_are_not_called_writes() {
+        let proc = explain(&facts(None, "cat: /proc/1/environ: Permission denied", &[])).unwrap();
+        assert_eq!(
+            proc,
+            Hint::Denied {
+                path: Some("/proc/1/environ".into()),
+                in_proc: true,
+                read: true
+            }
+        );
+        let said = proc.to_string();
+        assert!(
+            said.contains("reading /proc/1/environ was denied"),
+            "{said}"
+        );
+        assert!(!said.contains("write"), "{said}");
+        // A socket refused without saying so (python -c: no source line in the traceback).
+        let sock = explain(&facts(
+            None,
+            "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n\
+             PermissionError: [Errno 13] Permission denied",
+            &[],
+        ))
+        .unwrap()
+        .to_string();
+        assert!(sock.starts_with("sandbox: denied by the sandbox"), "{sock}");
+        assert!(
+            sock.contains("allowed_sockets") && sock.contains("writable_paths"),
+            "{sock}"
+        );
+        let read = explain(&facts(
+            None,
+            "head: cannot open '/srv/x' for reading: Permission denied",
+            &[],
+        ))
+        .unwrap()
+        .to_string();
+        assert!(read.contains("reading /srv/x was denied"), "{read}");
+        assert!(read.contains("own permissions"), "{read}");
+        assert!(!read.contains("writes outside"), "{read}");
+        // Controls: writes are still writes.
+        for err in [
+            "sh: 1: cannot create out: Permission denied",
+            "bash: /x/y: Read-only file system",
+            "mkdir: cannot create directory ‘/x’: Permission denied",
+            "tee: /x/log: Permission denied",
+            "chmod: changing permissions of '/x': Permission denied",
+        ] {
+            assert!(
+                matches!(explain(&facts(None, err, &[])), Some(Hint::Writes { .. })),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn ran_elsewhere_only_for_a_relative_path() {
+        let dir = PathBuf::from("/skills/probe");
+        let writable = [PathBuf::from("/p")];
+        let mut f = facts(None, "bash: /p2/out: Read-only file system", &[]);
+        f.writable = &writable;
+        f.ran_elsewhere = Some(&dir);
+        assert_eq!(
+            explain(&f),
+            Some(Hint::Writes {
+                writable: writable.to_vec(),
+                ran_in: None
+            })
+        );
+        let mut f = facts(None, "bash: out.txt: Read-only file system", &[]);
+        f.writable = &writable;
+        f.ran_elsewhere = Some(&dir);
+        assert_eq!(
+            explain(&f),
+            Some(Hint::Writes {
+                writable: writable.to_vec(),
+                ran_in: Some(dir.clone())
+            })
+        );
+    }
+
+    /// A hidden file named relative to where the run worked (a write to it, its removal).
+    #[test]
+    fn a_hidden_path_named_relatively_is_found() {
+        let hidden = [PathBuf::from("/p/.env")];
+        let cwd = PathBuf::from("/p");
+        for err in [
+            "bash: .env: Read-only file system",
+            "rm: cannot remove '.env': Device or resource busy",
+            "cp: cannot create regular file './.env': Read-only file system",
+        ] {
+            let mut f = facts(None, err, &hidden);
+            f.cwd = Some(&cwd);
+            assert_eq!(
+                explain(&f),
+                Some(Hint::Hidden {
+                    path: hidden[0].clone()
+                }),
+                "{err}"
+            );
+        }
+        // Control: another folder's `.env` or a longer name is not it.
+        for err in [
+            "bash: /q/.env: Read-only file system",
+            "bash: x.env: Read-only file system",
+        ] {
+            let mut f = facts(None, err, &hidden);
+            f.cwd = Some(&cwd);
+            assert!(!matches!(explain(&f), Some(Hint::Hidden { .. })), "{err}");
+        }
     }
 
     #[test]

@@ -97,6 +97,27 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
 /// the sandbox the next time the user runs the tool there), and the mark of a project's root.
 pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 
+/// What is kept read-only inside a writable path, at its top and in the folders directly in it:
+/// the [`VCS_METADATA`], and the project settings of tools that run commands from them outside
+/// any sandbox once the tool trusts the folder — Claude Code's hooks and MCP servers
+/// (`.claude/`, `.mcp.json`), Codex's, Gemini CLI's and Cursor's (`.codex/`, `.gemini/`,
+/// `.cursor/`), VS Code's tasks (`.vscode/`), git hooks by husky (`.husky/`) and direnv's
+/// `.envrc` (run by the shell on `cd`).
+pub(crate) const KEPT_READ_ONLY: [&str; 12] = [
+    ".git",
+    ".hg",
+    ".jj",
+    ".svn",
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".cursor",
+    ".vscode",
+    ".mcp.json",
+    ".husky",
+    ".envrc",
+];
+
 /// Whether `dir` is a bare git repository (or a `.git` folder): a `HEAD` file, `objects/` and
 /// `refs/` folders, as git itself tells one (it needs no `config`). Its `config` and `hooks/` run
 /// commands like a `.git` folder's, with no `.git` in the path to say so.
@@ -121,7 +142,7 @@ pub(crate) const BARE_REPOSITORY_RUNS: [&str; 5] = [
     "worktrees",
 ];
 
-/// The [`VCS_METADATA`] entries that exist now at the top of `roots` (the writable paths) and
+/// The [`KEPT_READ_ONLY`] entries that exist now at the top of `roots` (the writable paths) and
 /// of each folder directly in one (a folder of projects, a repository's submodules), and the
 /// [`BARE_REPOSITORY_RUNS`] of a bare repository directly in one. The run cannot change those;
 /// it can make one where there was none, or change one deeper down, so the executor compares
@@ -147,7 +168,7 @@ pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
                 true => &BARE_REPOSITORY_RUNS[..],
                 false => &[],
             };
-            VCS_METADATA.iter().chain(bare).map(move |n| d.join(n))
+            KEPT_READ_ONLY.iter().chain(bare).map(move |n| d.join(n))
         })
         .filter(|p| p.symlink_metadata().is_ok())
         .collect()
@@ -422,9 +443,17 @@ mod tests {
     fn vcs_metadata_at_the_top_and_one_folder_down() {
         let dir = tempfile::tempdir().unwrap();
         let r = dir.path();
-        for d in [".git/hooks", "app/.hg", "app/deep/.git", "lib"] {
+        for d in [
+            ".git/hooks",
+            "app/.hg",
+            "app/deep/.git",
+            "lib",
+            ".claude",
+            "app/.vscode",
+        ] {
             std::fs::create_dir_all(r.join(d)).unwrap();
         }
+        std::fs::write(r.join(".mcp.json"), "{}").unwrap();
         std::fs::write(r.join("lib/.git"), "gitdir: ../.git/modules/lib").unwrap();
         // A bare repository: its settings and hooks, not its objects.
         for d in ["srv.git/objects", "srv.git/refs", "srv.git/hooks"] {
@@ -437,8 +466,11 @@ mod tests {
         assert_eq!(
             found,
             [
+                r.join(".claude"),
                 r.join(".git"),
+                r.join(".mcp.json"),
                 r.join("app/.hg"),
+                r.join("app/.vscode"),
                 r.join("lib/.git"),
                 r.join("srv.git/config"),
                 r.join("srv.git/hooks")

@@ -6,13 +6,13 @@
 //! - `$TMPDIR` and `/dev/shm`: two folders of one fresh tmpfs capped at `max_tmp_mb` (so the run
 //!   gets that much RAM-backed space in all, not twice), `$TMPDIR` mode 0700; it vanishes with
 //!   the run, so no `chmod` game can leave anything behind;
-//! - every hidden path (see `secrets`): an empty read-only tmpfs over a directory, a read-only
-//!   `/dev/null` over a file; in a writable path, the folders above it up to that path bound
+//! - every hidden path (see `secrets`): an empty read-only tmpfs over a directory, an empty
+//!   read-only regular file over a file (not `/dev/null`: a write there would vanish); in a writable path, the folders above it up to that path bound
 //!   onto themselves, so that nothing moves it away;
 //! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]);
 //! - with writes restricted: every mount read-only ([`read_only_except`]) but `$TMPDIR`,
-//!   `/dev/shm` and the writable paths, and inside those the version control metadata
-//!   ([`super::VCS_METADATA`]) read-only again. Landlock does not cover `chmod`, `chown`, `utimes` or `setxattr`; a
+//!   `/dev/shm` and the writable paths, and inside those the version control metadata and
+//!   tools' project settings ([`super::KEPT_READ_ONLY`]) read-only again. Landlock does not cover `chmod`, `chown`, `utimes` or `setxattr`; a
 //!   read-only mount refuses them all (EROFS).
 
 use super::message::{Message, Setting};
@@ -187,8 +187,9 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
     )?;
     private_dev(s.tmpdir, s.tmp_mb)?;
     let mut warnings = Vec::new();
+    let cover = Cover::new(s.tmpdir)?;
     for path in s.hide {
-        match hide(path) {
+        match hide(path, &cover) {
             Ok(()) => {}
             Err(e) if !path.exists() => warnings.push(format!("{e} (it vanished)")),
             Err(e) => {
@@ -199,6 +200,7 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
             }
         }
     }
+    cover.detach()?;
     if let Some(writable) = s.writable {
         read_only_except(writable, s.tmpdir, s.hide)?;
     }
@@ -221,7 +223,7 @@ fn reenter_cwd() -> Result<(), MountError> {
 
 /// Make every mount of this namespace read-only except `$TMPDIR`, `/dev/shm` and `writable`
 /// (each bound onto itself first, so that it is a mount of its own that the pass leaves
-/// alone), and the [`VCS_METADATA`] at the top of each writable path and of the folders directly
+/// alone), and the [`super::KEPT_READ_ONLY`] at the top of each writable path and of the folders directly
 /// in it read-only again (see [`super::vcs_metadata`]).
 /// A hidden path in a writable path is a mount point, which cannot be moved or removed; the
 /// folders between the two are bound onto themselves (still writable) so that they cannot be
@@ -473,8 +475,73 @@ fn private_dev(staging: &Path, tmp_mb: u64) -> Result<(), MountError> {
     )
 }
 
-/// Cover one path: an empty read-only tmpfs for a directory, read-only `/dev/null` otherwise.
-fn hide(path: &Path) -> Result<(), MountError> {
+/// The stand-in for a hidden file: an empty regular file on a tiny read-only tmpfs of its own.
+/// Not `/dev/null`: a device stays writable on a read-only mount, so a write to a hidden file in
+/// a writable path would "succeed" and its data vanish; on this one, opening it for writing
+/// fails (EROFS, or Landlock's EACCES). The tmpfs is mounted in `$TMPDIR` and detached once
+/// the covers are bound (they hold it), so the run never sees it there.
+struct Cover {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl Cover {
+    fn new(tmpdir: &Path) -> Result<Cover, MountError> {
+        let io = |p: &Path, source: std::io::Error| MountError::Create {
+            path: p.to_path_buf(),
+            source,
+        };
+        let dir = tmpdir.join(".skillpipe-cover");
+        std::fs::create_dir(&dir).map_err(|e| io(&dir, e))?;
+        mount(
+            Some("tmpfs"),
+            &dir,
+            Some("tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            Some("mode=0555,size=4k,nr_inodes=2"),
+        )?;
+        let file = dir.join("empty");
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o444)
+                .open(&file)
+                .map_err(|e| io(&file, e))?;
+        }
+        mount(
+            None,
+            &dir,
+            None,
+            libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            None,
+        )?;
+        Ok(Cover { dir, file })
+    }
+
+    /// Drop the tmpfs from `$TMPDIR` (the covers bound from it keep it alive).
+    fn detach(self) -> Result<(), MountError> {
+        let c = cstr(&self.dir)?;
+        // SAFETY: a valid C string; detaching a mount this process made.
+        if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
+            return Err(MountError::Mount {
+                what: "umount".into(),
+                target: self.dir,
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        std::fs::remove_dir(&self.dir).map_err(|source| MountError::Create {
+            path: self.dir.clone(),
+            source,
+        })
+    }
+}
+
+/// Cover one path: an empty read-only tmpfs for a directory, the read-only empty file of
+/// `cover` otherwise. Either way a write there fails (never vanishes), and the path stays a
+/// mount point, which cannot be removed or renamed (EBUSY).
+fn hide(path: &Path, cover: &Cover) -> Result<(), MountError> {
     let meta = std::fs::metadata(path).map_err(|source| MountError::Stat {
         path: path.to_path_buf(),
         source,
@@ -488,7 +555,7 @@ fn hide(path: &Path) -> Result<(), MountError> {
             Some("mode=0500,size=4k,nr_inodes=1"),
         )
     } else {
-        bind(Path::new("/dev/null"), path, true)
+        bind(&cover.file, path, true)
     }
 }
 

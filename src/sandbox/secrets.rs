@@ -2,7 +2,7 @@
 //! password and browser stores, histories), each entry under `$HOME` or an XDG folder, and the
 //! project's `.env*` files (the working directory and the folders above it up to the project's
 //! root). The launcher hides each one that exists
-//! (an empty read-only tmpfs over a directory, `/dev/null` over a file) in the run's private
+//! (an empty read-only tmpfs over a directory, an empty read-only file over a file) in the run's private
 //! mount namespace. Extended by the policy's `deny_read`, lifted per path by `--allow-read`.
 
 use std::path::{Path, PathBuf};
@@ -18,6 +18,9 @@ pub enum Base {
     Data,
     /// `$XDG_RUNTIME_DIR` (podman keeps its registry logins there).
     Runtime,
+    /// `~/.cache`, and `$XDG_CACHE_HOME` too where it points elsewhere (Hugging Face keeps its
+    /// token there).
+    Cache,
 }
 
 /// One default entry: a file or directory (what does not exist is skipped).
@@ -42,6 +45,12 @@ const fn config(path: &'static str) -> Secret {
 const fn data(path: &'static str) -> Secret {
     Secret {
         base: Base::Data,
+        path,
+    }
+}
+const fn cache(path: &'static str) -> Secret {
+    Secret {
+        base: Base::Cache,
         path,
     }
 }
@@ -80,6 +89,20 @@ pub const CREDENTIALS: &[Secret] = &[
     config("rclone/rclone.conf"),
     home(".Xauthority"),
     config("github-copilot"),
+    cache("huggingface/token"),
+    home(".huggingface/token"),
+    home(".kaggle/kaggle.json"),
+    home(".gem/credentials"),
+    home(".m2/settings.xml"),
+    home(".m2/settings-security.xml"),
+    config("sops/age/keys.txt"),
+    home(".authinfo"),
+    home(".authinfo.gpg"),
+    home(".boto"),
+    config("doctl"),
+    config("hcloud"),
+    home(".oci"),
+    home(".ollama/id_ed25519"),
 ];
 
 /// Logins of AI coding tools (their skill folders stay readable).
@@ -136,6 +159,10 @@ pub const HISTORIES: &[Secret] = &[
     home(".sqlite_history"),
     home(".lesshst"),
     home(".viminfo"),
+    data("atuin"),
+    home(".histfile"),
+    home(".irb_history"),
+    home(".Rhistory"),
 ];
 
 /// Every class of the built-in list.
@@ -152,6 +179,8 @@ pub struct Bases {
     pub data: Option<PathBuf>,
     /// `$XDG_RUNTIME_DIR`, when set.
     pub runtime: Option<PathBuf>,
+    /// `$XDG_CACHE_HOME`, when set.
+    pub cache: Option<PathBuf>,
 }
 
 impl Bases {
@@ -168,6 +197,7 @@ impl Bases {
             config: var("XDG_CONFIG_HOME"),
             data: var("XDG_DATA_HOME"),
             runtime: var("XDG_RUNTIME_DIR"),
+            cache: var("XDG_CACHE_HOME"),
         }
     }
 
@@ -188,6 +218,7 @@ impl Bases {
             Base::Config => (under_home(".config"), self.config.clone()),
             Base::Data => (under_home(".local/share"), self.data.clone()),
             Base::Runtime => (None, self.runtime.clone()),
+            Base::Cache => (under_home(".cache"), self.cache.clone()),
         };
         let mut out: Vec<PathBuf> = default
             .into_iter()
@@ -237,13 +268,88 @@ pub fn host_keys(dir: &Path) -> Vec<PathBuf> {
     keys
 }
 
-/// File names that start with this are hidden (`.env`, `.env.local`, `.envrc`) in the working
-/// directory and in each folder above it up to the project's root (see [`project_dirs`]).
-pub const DOTENV_PREFIX: &str = ".env";
+/// File names that start with one of these are hidden (`.env`, `.env.local`, `.envrc`, and
+/// Wrangler's `.dev.vars`) in the working directory, in its subfolders ([`dotenv_below`]) and in
+/// each folder above it up to the project's root (see [`project_dirs`]).
+pub const DOTENV_PREFIXES: [&str; 2] = [".env", ".dev.vars"];
+
+/// Directory entries looked at, at most, in the subfolders of a working directory for `.env*`
+/// files ([`dotenv_below`]): a run must not wait on a huge tree.
+pub const MAX_WALK_ENTRIES: usize = 4_000;
+
+/// Folders not walked into for `.env*` files: version control metadata, dependencies, build
+/// output and caches (big, and not where a project keeps its secrets).
+const NOT_WALKED: &[&str] = &[
+    ".git",
+    ".hg",
+    ".jj",
+    ".svn",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".cache",
+    ".next",
+    ".gradle",
+    ".terraform",
+    "vendor",
+    "dist",
+    "build",
+];
+
+/// The `.env*` files in the subfolders of `dir` (`./backend/.env`, `./backend/api/.env.local`),
+/// breadth first, not following links to folders, skipping [`NOT_WALKED`], looking at no more
+/// than `max_entries` entries in all (what is near the top is found first).
+pub fn dotenv_below(dir: &Path, max_entries: usize) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut queue = std::collections::VecDeque::from([dir.to_path_buf()]);
+    let mut seen = 0usize;
+    while let Some(d) = queue.pop_front() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut files = Vec::new();
+        for e in rd.filter_map(Result::ok) {
+            seen += 1;
+            if seen > max_entries {
+                files.sort();
+                out.extend(files);
+                return out;
+            }
+            let name = e.file_name();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
+                if !NOT_WALKED.iter().any(|n| name == *n) {
+                    queue.push_back(e.path());
+                }
+            } else if d != dir && is_dotenv(&name) && e.path().is_file() {
+                files.push(e.path());
+            }
+        }
+        files.sort();
+        out.extend(files);
+    }
+    out
+}
+
+/// Whether a file of this name is hidden as a project's secrets (see [`DOTENV_PREFIXES`]).
+fn is_dotenv(name: &std::ffi::OsStr) -> bool {
+    DOTENV_PREFIXES
+        .iter()
+        .any(|p| name.as_encoded_bytes().starts_with(p.as_bytes()))
+}
 
 /// What to hide for one run, pure: the built-in list (`DEFAULTS` in `bases`), the `.env*`
-/// files found (`dotenv`), plus `extra` (policy `deny_read`, `~/` expanded), minus every
-/// entry equal to or beneath a path in `allow` (`--allow-read`).
+/// files found (`dotenv`), plus `extra` (policy `deny_read`, `~/` expanded), minus what a path
+/// in `allow` (`--allow-read`) names: the entry it is, and those beneath it. A path that only
+/// holds entries (`/`, `~`) lifts nothing — showing every secret at once takes naming each
+/// (the flag refuses one, see [`holds_hidden`]).
 pub fn deny_list(
     bases: &Bases,
     dotenv: &[PathBuf],
@@ -254,10 +360,30 @@ pub fn deny_list(
     let mut out = bases.defaults();
     out.extend(dotenv.iter().cloned());
     out.extend(extra.iter().map(|p| expand_home(p, home)));
-    let allow: Vec<PathBuf> = allow.iter().map(|p| expand_home(p, home)).collect();
+    let allow: Vec<PathBuf> = allow
+        .iter()
+        .map(|p| expand_home(p, home))
+        .filter(|a| out.iter().any(|h| a.starts_with(h)))
+        .collect();
     out.retain(|p| !allow.iter().any(|a| p.starts_with(a)));
     let mut seen = std::collections::HashSet::new();
     out.retain(|p| seen.insert(p.clone()));
+    out
+}
+
+/// The entries of `hidden` that `path` holds (lies above), when it is not itself one of them
+/// nor inside one: `--allow-read` of such a path would show nothing (see [`deny_list`]), so the
+/// flag refuses it naming these. Pure.
+pub fn holds_hidden<'a>(path: &Path, hidden: &'a [PathBuf]) -> Vec<&'a Path> {
+    if hidden.iter().any(|h| path.starts_with(h)) {
+        return Vec::new();
+    }
+    let mut out: Vec<&Path> = hidden
+        .iter()
+        .filter(|h| h.starts_with(path))
+        .map(PathBuf::as_path)
+        .collect();
+    out.dedup();
     out
 }
 
@@ -350,15 +476,18 @@ pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<
         .chain(host_keys(Path::new("/etc/ssh")))
         .collect();
     let mut dotenv = dotenv_files(cwd, home);
+    dotenv.extend(dotenv_below(cwd, MAX_WALK_ENTRIES));
     if let Ok(here) = std::env::current_dir()
         && here != cwd
     {
-        dotenv.extend(
-            dotenv_files(&here, home)
-                .into_iter()
-                .filter(|p| !dotenv.contains(p))
-                .collect::<Vec<_>>(),
-        );
+        let more = dotenv_files(&here, home)
+            .into_iter()
+            .chain(dotenv_below(&here, MAX_WALK_ENTRIES));
+        for p in more {
+            if !dotenv.contains(&p) {
+                dotenv.push(p);
+            }
+        }
     }
     existing(deny_list(&bases, &dotenv, &extra, allow_read))
 }
@@ -370,11 +499,7 @@ pub fn entries(dir: &Path) -> Vec<String> {
         .map(|rd| {
             // The name first: a folder above the project (`/tmp`) may hold thousands of entries.
             rd.filter_map(|e| e.ok())
-                .filter(|e| {
-                    e.file_name()
-                        .as_encoded_bytes()
-                        .starts_with(DOTENV_PREFIX.as_bytes())
-                })
+                .filter(|e| is_dotenv(&e.file_name()))
                 .filter(|e| e.path().is_file())
                 .filter_map(|e| e.file_name().into_string().ok())
                 .collect()
@@ -421,6 +546,16 @@ mod tests {
             "/h/.local/share/kwalletd",
             "/h/snap/firefox",
             "/h/.config/Code/User/globalStorage",
+            "/h/.cache/huggingface/token",
+            "/h/.kaggle/kaggle.json",
+            "/h/.m2/settings-security.xml",
+            "/h/.config/sops/age/keys.txt",
+            "/h/.authinfo.gpg",
+            "/h/.config/doctl",
+            "/h/.oci",
+            "/h/.ollama/id_ed25519",
+            "/h/.local/share/atuin",
+            "/h/.Rhistory",
             "/w/.env",
             "/.env",
             "/h/secret",
@@ -440,6 +575,7 @@ mod tests {
             config: Some("/cfg".into()),
             data: Some("/h/.local/share".into()),
             runtime: Some("/run/user/7".into()),
+            cache: Some("/c".into()),
         };
         let list = deny_list(&bases, &[], &[], &[]);
         for want in [
@@ -448,6 +584,8 @@ mod tests {
             "/cfg/rclone/rclone.conf",
             "/h/.local/share/keyrings",
             "/run/user/7/containers/auth.json",
+            "/h/.cache/huggingface/token",
+            "/c/huggingface/token",
         ] {
             assert!(list.contains(&PathBuf::from(want)), "{want}");
         }
@@ -495,6 +633,51 @@ mod tests {
     }
 
     #[test]
+    fn dotenv_files_in_subfolders_are_found_within_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        for d in [
+            "backend/api",
+            "node_modules/x",
+            "web/.git",
+            "docs",
+            "venv-like/.env",
+        ] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        for f in [
+            ".env",
+            "backend/.env",
+            "backend/api/.env.local",
+            "backend/.dev.vars",
+            "node_modules/x/.env",
+            "web/.git/.env",
+            "docs/env.md",
+        ] {
+            std::fs::write(r.join(f), "K=v").unwrap();
+        }
+        std::os::unix::fs::symlink(r.join("backend"), r.join("link")).unwrap();
+        let found = dotenv_below(r, MAX_WALK_ENTRIES);
+        assert_eq!(
+            found,
+            [
+                r.join("backend/.dev.vars"),
+                r.join("backend/.env"),
+                r.join("backend/api/.env.local"),
+            ],
+            "the working directory's own are dotenv_files'; skipped folders, links and \
+             folders named .env stay"
+        );
+        // The bound: with few entries allowed, what is deeper is not reached.
+        let near = dotenv_below(r, 8);
+        assert!(
+            !near.contains(&r.join("backend/api/.env.local")),
+            "{near:?}"
+        );
+        assert!(dotenv_below(r, 0).is_empty());
+    }
+
+    #[test]
     fn variables_and_home_expand() {
         let var = |n: &str| (n == "XDG_RUNTIME_DIR").then(|| "/run/user/7".into());
         let h = Some(Path::new("/h"));
@@ -508,14 +691,24 @@ mod tests {
         assert_eq!(e("/abs"), Some("/abs".into()));
     }
 
+    /// `--allow-read /` or `~` does not lift every hide at once; naming one lifts it alone.
     #[test]
-    fn allowing_a_parent_lifts_everything_beneath() {
-        let list = deny_list(
-            &Bases::home(Some(Path::new("/h"))),
-            &[],
-            &[],
-            &["/h".into()],
-        );
-        assert!(list.is_empty(), "{list:?}");
+    fn allowing_a_folder_that_only_holds_hidden_paths_lifts_nothing() {
+        let bases = Bases::home(Some(Path::new("/h")));
+        let all = deny_list(&bases, &[], &["/etc/shadow".into()], &[]);
+        for allow in ["/h", "/", "/h/.config", "~"] {
+            let list = deny_list(&bases, &[], &["/etc/shadow".into()], &[allow.into()]);
+            assert_eq!(list, all, "{allow}");
+        }
+        let list = deny_list(&bases, &[], &[], &["~/.ssh".into()]);
+        assert_eq!(list.len() + 1, deny_list(&bases, &[], &[], &[]).len());
+        assert!(!list.contains(&PathBuf::from("/h/.ssh")));
+        // What the flag says about them.
+        let held = holds_hidden(Path::new("/h"), &all);
+        assert!(held.contains(&Path::new("/h/.ssh")), "{held:?}");
+        assert!(!held.contains(&Path::new("/etc/shadow")), "{held:?}");
+        assert!(holds_hidden(Path::new("/h/.ssh"), &all).is_empty());
+        assert!(holds_hidden(Path::new("/h/.aws/credentials"), &all).is_empty());
+        assert!(holds_hidden(Path::new("/srv"), &all).is_empty());
     }
 }
