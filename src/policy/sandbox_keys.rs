@@ -393,8 +393,13 @@ impl ScriptPolicy {
                 )));
             }
             let mut held = crate::sandbox::secrets::holds_hidden(p, &before);
-            // Those on this machine first: the example should be one that is there.
-            held.sort_by_key(|h| !h.exists());
+            // Those on this machine first: the example should be one that is there; and not
+            // skillpipe's own config or state (the audit log), which is no example to follow.
+            let own: Vec<PathBuf> = crate::paths::config_file()
+                .into_iter()
+                .chain(crate::paths::state_dir())
+                .collect();
+            held.sort_by_key(|h| (own.iter().any(|o| h.starts_with(o)), !h.exists()));
             if let Some(first) = held.first() {
                 let mut few: Vec<String> = Vec::new();
                 for h in &held {
