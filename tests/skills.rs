@@ -1622,6 +1622,43 @@ fn a_script_the_skill_names_outside_scripts_runs_under_its_own_pattern() {
     let (out, err) = filter("viewer:review/*", "!{viewer:review/other.py}\n");
     assert!(!out.contains("other ran"), "{out}");
     assert!(err.contains("is not a script of skill `viewer`"), "{err}");
+    // A deny covers it however it is written (the control: allowed by `*` it runs).
+    let deny = |pattern: &str, written: &str| {
+        let out = skillpipe(tmp.path())
+            .args(["filter", "--skills-dir"])
+            .arg(tmp.path().join("skills"))
+            .args([
+                "--allow",
+                "*",
+                "--deny",
+                pattern,
+                "-y",
+                "--sandbox",
+                "best-effort",
+            ])
+            .write_stdin(format!("!{{{written}}}\n"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).contains("shown")
+    };
+    assert!(
+        deny("nothing-here", "viewer:review/show.py ws"),
+        "the control"
+    );
+    for (pattern, written) in [
+        ("viewer:*", "viewer:review/show.py ws"),
+        ("viewer:show", "python review/show.py ws"),
+        ("viewer/review/show.py", "viewer/review/show.py ws"),
+        ("viewer:review/show.py", "review/show.py ws"),
+    ] {
+        assert!(
+            !deny(pattern, written),
+            "HOLE: --deny {pattern} let {written} run"
+        );
+    }
+    // Its stem alone does not name it (only `viewer:review/show.py` does).
+    let (out, err) = filter("*", "!{viewer:show ws}\n");
+    assert!(!out.contains("shown"), "{out} {err}");
 }
 
 #[test]

@@ -60,6 +60,12 @@ pub fn on_stop(last_words: fn(&str)) {
     let _ = LAST_WORDS.set(last_words);
 }
 
+/// The command is about to print its own last words (its result): a signal from now on prints
+/// none. False when a signal's were printed already, so the command prints nothing more.
+pub fn claim_last_words() -> bool {
+    !SAID.swap(true, std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Says so on stderr; the exit code for a stop by `sig`.
 pub(super) fn stopped(sig: libc::c_int) -> i32 {
     let name = crate::exec::signal_name(sig);

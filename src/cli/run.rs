@@ -120,6 +120,11 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     if let Some(code) = super::interrupt::exit_code(&rt) {
         return Ok(code);
     }
+    // One JSON object: from here on the result, not a signal's, is it (and after a signal's,
+    // nothing).
+    if args.json && !super::interrupt::claim_last_words() {
+        return Ok(crate::exec::interrupted_by().map_or(1, |sig| 128 + sig));
+    }
     match outcome {
         Outcome::Ran(ran) => {
             let r = &ran.result;

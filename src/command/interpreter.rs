@@ -128,9 +128,18 @@ pub fn what_runs(argv: &[String]) -> Option<&[String]> {
     let script_at = |i: usize| argv.get(i).is_some_and(|w| !w.starts_with('-'));
     if RUNNERS.contains(&base_name(program).as_str()) {
         return match argv.get(1).map(String::as_str) {
-            Some("run") if script_at(2) => Some(&argv[..3]),
-            // `bun x.ts`: a file given straight to the runner.
-            Some(w) if script_at(1) && (w.contains('/') || w.contains('.')) => Some(&argv[..2]),
+            // What follows `run` is a command of its own (`uv run python -c CODE`, `uv run
+            // x.py`): what runs is what runs in it.
+            Some("run") if script_at(2) => what_runs(&argv[2..]).map(|w| &argv[..2 + w.len()]),
+            // `bun x.ts`: a file given straight to the runner (not a program: `uvx python3.12`).
+            Some(w)
+                if script_at(1)
+                    && (w.contains('/') || w.contains('.'))
+                    && !is_interpreter(w)
+                    && !is_wrapper(w) =>
+            {
+                Some(&argv[..2])
+            }
             _ => None,
         };
     }
@@ -189,6 +198,17 @@ mod tests {
             Some(&v(&["uv", "run", "scripts/fill.py"])[..])
         );
         assert_eq!(what_runs(&v(&["uv", "run", "--with", "x", "python"])), None);
+        // What follows `run` is a command: code in an option there is code.
+        assert_eq!(
+            what_runs(&v(&["uv", "run", "python", "-c", "print(1)"])),
+            None
+        );
+        assert_eq!(
+            what_runs(&v(&["uv", "run", "python", "x.py", "a"])),
+            Some(&v(&["uv", "run", "python", "x.py"])[..])
+        );
+        assert_eq!(what_runs(&v(&["uv", "run", "env", "rm", "x"])), None);
+        assert_eq!(what_runs(&v(&["uvx", "python3.12", "-c", "x"])), None);
         assert_eq!(what_runs(&v(&["deno", "eval", "Deno.exit()"])), None);
         assert_eq!(
             what_runs(&v(&["bun", "x.ts"])),

@@ -257,16 +257,12 @@ impl Pattern {
             ) => (
                 // A script at the skill root (`x.py`) is matched by id too; the id with its
                 // extension (`say:x.sh`, which the resolver also takes) is the same script.
-                // Deeper scripts (`scripts/sub/x.py`) are not what a plain `SKILL:x` names
-                // (the resolver looks only in `scripts/` and the root); a glob (`SKILL:*`)
-                // covers them.
+                // What the resolver takes `SKILL:x` to: a script anywhere under `scripts/`
+                // (`scripts/sub/x.py` too) or at the root — never one its SKILL.md names in
+                // another folder, which only `SKILL:DIR/FILE` names. Denying, any script of
+                // the skill by that stem or name (`SKILL:*` all of them).
                 skill == s
-                    && (id.literal().is_none()
-                        || !rel_path
-                            .strip_prefix("scripts/")
-                            .unwrap_or(rel_path)
-                            .contains('/'))
-                    && (rel_path.starts_with("scripts/") || !rel_path.contains('/'))
+                    && (broad || rel_path.starts_with("scripts/") || !rel_path.contains('/'))
                     && (id.matches(file_stem(rel_path), broad)
                         || id.matches(rel_path.rsplit('/').next().unwrap_or(rel_path), broad)),
                 args,
@@ -282,6 +278,19 @@ impl Pattern {
                 };
                 (ok, args)
             }
+            // Denying, `SKILL/DIR/FILE` (a path pattern) is also that skill's script at DIR/FILE:
+            // the form a directive may write for a script its SKILL.md names.
+            (
+                Kind::Path(path),
+                Target::Script {
+                    skill,
+                    rel_path,
+                    args,
+                },
+            ) if broad => (
+                normalize(path) == normalize(&format!("{skill}/{rel_path}")),
+                args,
+            ),
             (Kind::Path(path), Target::System { program, args }) => {
                 let ok = if broad {
                     normalize(path) == normalize(program) || same_file(path, program)
@@ -630,7 +639,22 @@ mod tests {
         assert!(script_matches("say:speak", "say", "scripts/speak.sh"));
         assert!(script_matches("say:*", "say", "scripts/sub/a.b.py"));
         assert!(script_matches("say:root", "say", "root.py"));
-        assert!(!script_matches("say:a", "say", "scripts/sub/a.py"));
+        assert!(script_matches("say:a", "say", "scripts/sub/a.py"));
+        assert!(!script_matches("say:a", "say", "viewer/a.py"));
+        assert!(!script_matches("say:*", "say", "viewer/a.py"));
+        // Denying, a path pattern `SKILL/DIR/FILE` is that skill's script there too.
+        let deny = Pattern::parse("say/viewer/a.py").unwrap();
+        let none: Vec<String> = Vec::new();
+        let t = Target::Script {
+            skill: "say",
+            rel_path: "viewer/a.py",
+            args: &none,
+        };
+        assert!(deny.denies(&t) && !deny.matches(&t));
+        for p in ["say:*", "say:a", "say:a.py"] {
+            let p = Pattern::parse(p).unwrap();
+            assert!(p.denies(&t) && !p.matches(&t), "{p:?}");
+        }
         assert!(!script_matches("scripts/*", "say", "root.py"));
         assert!(!script_matches("say:speak", "say", "scripts/speaker.sh"));
         assert!(!script_matches("say:speak", "other", "scripts/speak.sh"));

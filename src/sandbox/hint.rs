@@ -597,6 +597,9 @@ const WRITE_WORDS: &[&str] = &[
     "cannot rename",
     "cannot unlink",
     "cannot link",
+    "cannot delete",
+    "failed to remove",
+    "open failed",
     "cannot change",
     "cannot set",
     "cannot copy",
@@ -621,9 +624,7 @@ const READ_WORDS: &[&str] = &[
     "less: ",
     "grep: ",
     "wc: ",
-    "sort: ",
     "ls: ",
-    "find: ",
     "diff: ",
     "md5sum: ",
     "sha256sum: ",
@@ -1005,6 +1006,13 @@ mod tests {
     /// that may lift it.
     #[test]
     fn reads_sockets_and_unknown_refusals_are_not_called_writes() {
+        // Programs that read or write say which: a delete or an output file is a write.
+        for line in [
+            "find: cannot delete '/x/y': Permission denied",
+            "sort: open failed: /x/out: Permission denied",
+        ] {
+            assert_eq!(Refusal::of(line).access, Access::Write, "{line}");
+        }
         let proc = explain(&facts(None, "cat: /proc/1/environ: Permission denied", &[])).unwrap();
         assert_eq!(
             proc,

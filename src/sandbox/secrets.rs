@@ -328,7 +328,16 @@ pub fn dotenv_below(dir: &Path, max_entries: usize) -> Vec<PathBuf> {
                 if !NOT_WALKED.iter().any(|n| name == *n) {
                     queue.push_back(e.path());
                 }
-            } else if d != dir && is_dotenv(&name) && e.path().is_file() {
+            // A link counts only when it leads to a `.env*` file too (its target is then the
+            // secret): a link named `.env` in a checkout must not blank any host file it points
+            // at (an interpreter, a CA bundle) for the run.
+            } else if d != dir
+                && is_dotenv(&name)
+                && (kind.is_file()
+                    || kind.is_symlink()
+                        && std::fs::canonicalize(e.path())
+                            .is_ok_and(|t| t.is_file() && t.file_name().is_some_and(is_dotenv)))
+            {
                 files.push(e.path());
             }
         }
@@ -657,12 +666,18 @@ mod tests {
             std::fs::write(r.join(f), "K=v").unwrap();
         }
         std::os::unix::fs::symlink(r.join("backend"), r.join("link")).unwrap();
+        // A `.env` link to a host file is not followed (it would blank that file for the run);
+        // one to another `.env*` file is (its target is the secret).
+        std::fs::create_dir_all(r.join("links")).unwrap();
+        std::os::unix::fs::symlink("/usr/bin/env", r.join("links/.env")).unwrap();
+        std::os::unix::fs::symlink(r.join("backend/.env"), r.join("links/.env.shared")).unwrap();
         let found = dotenv_below(r, MAX_WALK_ENTRIES);
         assert_eq!(
             found,
             [
                 r.join("backend/.dev.vars"),
                 r.join("backend/.env"),
+                r.join("links/.env.shared"),
                 r.join("backend/api/.env.local"),
             ],
             "the working directory's own are dotenv_files'; skipped folders, links and \

@@ -150,13 +150,14 @@ impl Scanner {
     }
 
     /// Bytes held back because they may still become (or belong to) a directive.
-    /// Never more than `max(max_directive_bytes, 2)`.
+    /// Never more than `max(max_directive_bytes, 2)`, plus one for the backslash of an escaped
+    /// candidate (`\%{…`, given back when it proves no directive).
     pub fn held_back(&self) -> usize {
         match self.held {
             Held::Nothing => 0,
             Held::Sigil(_) | Held::Backslash => 1,
             Held::BackslashSigil(_) => 2,
-            Held::Candidate => self.raw.len(),
+            Held::Candidate => self.raw.len() + usize::from(self.cand.escaped),
         }
     }
 

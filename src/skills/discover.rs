@@ -255,10 +255,15 @@ impl SkillSet {
     /// other skills are not in the prompt, so a clash among them is `skills list`'s to say.
     pub fn load_problems(&self, wanted: &[String]) -> Vec<String> {
         let concerns = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
+        // A skipped skill is known by its folder, which may not be its name: while a skill
+        // named is missing, every skipped one may be it.
+        let missing = wanted
+            .iter()
+            .any(|w| !self.skills.iter().any(|s| s.name == *w));
         let skipped = self
             .skipped
             .iter()
-            .filter(|(folder, _)| concerns(folder))
+            .filter(|(folder, _)| missing || concerns(folder))
             .map(|(_, why)| why.clone());
         let clashes: Vec<(String, String)> = self
             .clashes

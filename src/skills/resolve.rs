@@ -311,7 +311,13 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
         .filter(named)
         .collect();
     if matches.is_empty() {
-        matches = skill.scripts().iter().filter(named).collect();
+        // At the root; a script the SKILL.md names in another folder only by `SKILL:DIR/FILE`.
+        matches = skill
+            .scripts()
+            .iter()
+            .filter(|s| !s.rel_path.contains('/'))
+            .filter(named)
+            .collect();
     }
     match matches.as_slice() {
         [] if skill.all_tools.iter().any(|t| t.id == id) => Err(ResolveError::NotFound(format!(

@@ -161,7 +161,9 @@ fn named_paths(body: &str) -> Vec<String> {
             .collect();
         for start in 0..parts.len().saturating_sub(1) {
             let tail = parts[start..].join("/");
-            if tail.starts_with("scripts/") || out.contains(&tail) {
+            // A tool's script is run as its tool (its schema, timeout and env), never bare.
+            let tool_folder = tail.starts_with(&format!("{}/", super::tools::TOOLS_DIR));
+            if tail.starts_with("scripts/") || tool_folder || out.contains(&tail) {
                 continue;
             }
             out.push(tail);
@@ -661,6 +663,7 @@ mod tests {
             ),
             ("eval-viewer/unnamed.py", "print(1)\n"),
             ("core/helpers.py", "def f():\n    return 1\n"),
+            ("tools/stats/stats.py", "print(1)\n"),
             ("assets/data.json", "{}"),
         ] {
             fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
@@ -670,14 +673,14 @@ mod tests {
         fs::write(outside.path().join("x.py"), "print(1)\n").unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("linked")).unwrap();
         let body = "Run `python <skill-path>/eval-viewer/generate_review.py ws` to review.\n\
-                    Uses core/helpers.py, ../other/x.py, /etc/x.sh, linked/x.py, \
+                    Uses core/helpers.py, ../other/x.py, /etc/x.sh, linked/x.py, tools/stats/stats.py, \
                     eval-viewer/missing.py and assets/data.json.";
         let found: Vec<String> = detect(&root, "node", body)
             .into_iter()
             .map(|s| s.rel_path)
             .collect();
         // Named and runnable only: not a helper of definitions, not through a link leading out,
-        // not a file the body does not name.
+        // not a tool's script (it runs as its tool), not a file the body does not name.
         assert_eq!(found, ["eval-viewer/generate_review.py"]);
         assert!(detect(&root, "node", "").is_empty(), "the control");
     }
