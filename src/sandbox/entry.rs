@@ -11,6 +11,7 @@
 use super::LaunchArgs;
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -171,14 +172,23 @@ pub(crate) fn handshake(program: &Path) -> Result<(), LauncherError> {
         path: program.to_path_buf(),
         why,
     };
+    // In a process group of its own: whatever it starts goes with it (a program that is no
+    // launcher may start anything), and a leftover holding its output pipe open cannot make
+    // the reading below wait.
     let mut child = Command::new(program)
         .args([LAUNCH_ARG, HANDSHAKE_ARG])
         .env(MARKER_ENV, "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .map_err(|e| fail(format!("cannot start it: {e}")))?;
+    let group = child.id() as libc::pid_t;
+    let kill_group = || {
+        // SAFETY: signals the process group created for this child above, nothing else.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    };
     let start = Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -187,7 +197,7 @@ pub(crate) fn handshake(program: &Path) -> Result<(), LauncherError> {
                 std::thread::sleep(Duration::from_millis(2));
             }
             Ok(None) => {
-                let _ = child.kill();
+                kill_group();
                 let _ = child.wait();
                 return Err(fail(format!(
                     "no answer to `{LAUNCH_ARG} {HANDSHAKE_ARG}` within {} s",
@@ -197,6 +207,7 @@ pub(crate) fn handshake(program: &Path) -> Result<(), LauncherError> {
             Err(e) => return Err(fail(format!("waiting for it: {e}"))),
         }
     };
+    kill_group();
     let mut out = String::new();
     if let Some(mut o) = child.stdout.take() {
         let _ = o.read_to_string(&mut out);
@@ -390,6 +401,40 @@ mod tests {
         assert_eq!(
             find_skillpipe_in(empty.path().as_os_str()),
             Err(LauncherError::NotFound)
+        );
+    }
+
+    /// A program that leaves something running behind it, holding its output open, neither
+    /// makes the handshake wait nor keeps running after it.
+    #[test]
+    fn what_a_failed_handshake_started_does_not_outlive_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("skillpipe");
+        let mark = dir.path().join("left-running");
+        std::fs::write(
+            &fake,
+            format!(
+                "#!/bin/sh
+(sleep 30; touch {}) &
+echo no
+exit 1
+",
+                mark.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let started = Instant::now();
+        let err = handshake(&fake).unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(3), "{err}");
+        assert!(err.to_string().contains("without the handshake"), "{err}");
+        // The subshell it forked (same command line as the script) was in the group killed.
+        std::thread::sleep(Duration::from_millis(50));
+        let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+        let left = String::from_utf8_lossy(&ps.stdout);
+        assert!(
+            !left.contains(&fake.display().to_string()),
+            "left running: {left}"
         );
     }
 }
