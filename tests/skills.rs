@@ -1645,7 +1645,12 @@ fn a_script_the_skill_names_outside_scripts_runs_under_its_own_pattern() {
         deny("nothing-here", "viewer:review/show.py ws"),
         "the control"
     );
+    let absolute = format!(
+        "python3 {}/review/show.py ws",
+        fs::canonicalize(&dir).unwrap().display()
+    );
     for (pattern, written) in [
+        ("viewer:*", absolute.as_str()),
         ("viewer:*", "viewer:review/show.py ws"),
         ("viewer:show", "python review/show.py ws"),
         ("viewer/review/show.py", "viewer/review/show.py ws"),

@@ -105,6 +105,16 @@ const SYSTEM_TREES: &[(&str, &str)] = &[
         "system services' state (packages, systemd units)",
     ),
     ("/root", "root's home: its start-up files run as root"),
+    (
+        "/proc",
+        "the kernel's settings and processes: as root a write changes the host",
+    ),
+    ("/sys", "the kernel's and devices' settings"),
+    ("/dev", "devices"),
+    (
+        "/run",
+        "runtime state: service sockets and systemd units run from it",
+    ),
 ];
 
 /// Why `path` must not be writable without `--force-writable`, or `None`. `protected` are the
@@ -161,8 +171,20 @@ pub fn writable_problem(
             path.display(),
         ));
     }
-    let trees = SYSTEM_TREES
-        .iter()
+    // The user's runtime folder: service sockets, and systemd user units that run later.
+    let runtime = std::env::var("XDG_RUNTIME_DIR")
+        .ok()
+        .filter(|d| d.starts_with('/') && d.len() > 1);
+    let runtime = runtime.as_deref().map(|d| {
+        (
+            d,
+            "your runtime folder: service sockets and systemd user units run from it",
+        )
+    });
+    // The runtime folder first: it usually lies under /run and is the nearer name.
+    let trees = runtime
+        .into_iter()
+        .chain(SYSTEM_TREES.iter().copied())
         .filter(|(t, _)| *t != "/root" || home.is_none_or(|h| h != Path::new("/root")));
     for (tree, why) in trees {
         let tree = Path::new(tree);
@@ -301,7 +323,8 @@ impl ScriptPolicy {
             let abs = std::path::absolute(expand_home(w, home.as_deref())).map_err(|e| {
                 PolicyError::Writable(format!("writable_paths {}: {e}", w.display()))
             })?;
-            own_check.push(abs.clone());
+            // As written with `.` and `..` folded (`/etc/../tmp/x` is in /tmp, not /etc).
+            own_check.push(lexical(&abs));
             match std::fs::canonicalize(&abs) {
                 Ok(real) => {
                     own_check.push(real.clone());
@@ -316,8 +339,8 @@ impl ScriptPolicy {
         for w in &flags.writable {
             let abs = std::path::absolute(expand_home(w, home.as_deref()))
                 .map_err(|e| PolicyError::Writable(format!("--writable {}: {e}", w.display())))?;
-            // As given and as it resolves (a symlink may lead to $HOME).
-            to_check.push(abs.clone());
+            // As given (`.` and `..` folded) and as it resolves (a symlink may lead to $HOME).
+            to_check.push(lexical(&abs));
             if let Ok(real) = std::fs::canonicalize(&abs) {
                 to_check.push(real.clone());
                 writable.push(real);

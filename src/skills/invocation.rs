@@ -188,16 +188,21 @@ impl SkillSet {
     }
 
     /// How `target` would be written as a script reference: `./scripts/x` → `scripts/x`, an
-    /// absolute path inside a loaded skill → `SKILL/scripts/x`. `None` for anything else.
+    /// absolute path inside a loaded skill → the reference of that script there
+    /// (`SKILL/scripts/x`, `SKILL:x.py` at the root, `SKILL:DIR/x.py` for one its SKILL.md
+    /// names), so the policy (a deny of `SKILL:*` too) sees the script. `None` for anything else.
     fn reference_for(&self, target: &str) -> Option<String> {
         let t = target.strip_prefix("./").unwrap_or(target);
         if Path::new(t).is_absolute() {
             let canonical = std::fs::canonicalize(t).ok()?;
             let skill = self.iter().find(|s| canonical.starts_with(&s.dir))?;
             let rel = canonical.strip_prefix(&skill.dir).ok()?.to_str()?;
-            return rel
-                .starts_with("scripts/")
-                .then(|| format!("{}/{rel}", skill.name));
+            if rel.starts_with("scripts/") {
+                return Some(format!("{}/{rel}", skill.name));
+            }
+            return skill
+                .script(rel)
+                .map(|_| super::resolve::script_reference(&skill.name, rel));
         }
         Some(t.to_owned())
     }
