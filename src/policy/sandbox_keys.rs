@@ -158,7 +158,7 @@ pub fn writable_problem(
     if let Some(kept) = path.components().find(|c| {
         crate::sandbox::KEPT_READ_ONLY
             .iter()
-            .any(|d| c.as_os_str() == *d)
+            .any(|(d, _)| c.as_os_str() == *d)
     }) {
         let name = kept.as_os_str().to_string_lossy();
         let what = match crate::sandbox::VCS_METADATA.contains(&name.as_ref()) {

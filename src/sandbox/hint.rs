@@ -502,6 +502,7 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     if f.enforced.filesystem && read_only && !f.writable.is_empty() {
         let vcs = super::KEPT_READ_ONLY
             .into_iter()
+            .map(|(name, _)| name)
             .find(|name| names_component(&err, name));
         if let Some(name) = vcs {
             return Some(Hint::VcsMetadata { name });

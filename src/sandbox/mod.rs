@@ -97,26 +97,34 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
 /// the sandbox the next time the user runs the tool there), and the mark of a project's root.
 pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 
-/// What is kept read-only inside a writable path, at its top and in the folders directly in it:
-/// the [`VCS_METADATA`], and the project settings of tools that run commands from them outside
-/// any sandbox once the tool trusts the folder — Claude Code's hooks and MCP servers
-/// (`.claude/`, `.mcp.json`), Codex's, Gemini CLI's and Cursor's (`.codex/`, `.gemini/`,
-/// `.cursor/`), VS Code's tasks (`.vscode/`), git hooks by husky (`.husky/`) and direnv's
-/// `.envrc` (run by the shell on `cd`).
-pub(crate) const KEPT_READ_ONLY: [&str; 12] = [
-    ".git",
-    ".hg",
-    ".jj",
-    ".svn",
-    ".claude",
-    ".codex",
-    ".gemini",
-    ".cursor",
-    ".vscode",
-    ".mcp.json",
-    ".husky",
-    ".envrc",
+/// What is kept read-only inside a writable path, at its top and in the folders directly in it,
+/// and watched at any depth (see [`vcs_scan`]): the [`VCS_METADATA`], and the project settings
+/// of tools that run commands from them outside any sandbox once the tool trusts the folder or
+/// the user runs it there — each name with who runs what from it.
+pub(crate) const KEPT_READ_ONLY: [(&str, &str); 17] = [
+    (".git", "git runs hooks and settings from there (core.fsmonitor …)"),
+    (".hg", "hg runs hooks and settings from there"),
+    (".jj", "jj runs settings from there"),
+    (".svn", "svn runs settings from there"),
+    (".claude", "Claude Code runs the hooks and MCP servers it names"),
+    (".codex", "Codex runs the MCP servers and commands it names"),
+    (".gemini", "Gemini CLI runs the MCP servers it names"),
+    (".cursor", "Cursor runs the MCP servers it names"),
+    (".vscode", "VS Code runs the tasks it names"),
+    (".mcp.json", "Claude Code runs the MCP servers it names"),
+    (".husky", "git runs the hooks in it on the next commit"),
+    (".envrc", "direnv runs it in the shell on cd"),
+    (".pre-commit-config.yaml", "pre-commit runs the hooks it names on the next git commit"),
+    ("lefthook.yml", "lefthook runs the commands it names on the next git commit"),
+    (".lefthook.yml", "lefthook runs the commands it names on the next git commit"),
+    ("lefthook.yaml", "lefthook runs the commands it names on the next git commit"),
+    (".devcontainer", "opening the dev container runs its initializeCommand on the host"),
 ];
+
+/// Whether a file or folder of this name is on the [`KEPT_READ_ONLY`] list.
+pub(crate) fn kept_read_only(name: &std::ffi::OsStr) -> Option<(&'static str, &'static str)> {
+    KEPT_READ_ONLY.into_iter().find(|(n, _)| name == *n)
+}
 
 /// Whether `dir` is a bare git repository (or a `.git` folder): a `HEAD` file, `objects/` and
 /// `refs/` folders, as git itself tells one (it needs no `config`). Its `config` and `hooks/` run
@@ -168,7 +176,11 @@ pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
                 true => &BARE_REPOSITORY_RUNS[..],
                 false => &[],
             };
-            KEPT_READ_ONLY.iter().chain(bare).map(move |n| d.join(n))
+            KEPT_READ_ONLY
+                .iter()
+                .map(|(n, _)| n)
+                .chain(bare)
+                .map(move |n| d.join(n))
         })
         .filter(|p| p.symlink_metadata().is_ok())
         .collect()

@@ -1,10 +1,12 @@
-//! Version control metadata anywhere in the writable paths, before and after a run. Only the
-//! metadata at the top of a writable path and of the folders directly in it is kept read-only
-//! (see [`super::vcs_metadata`]); deeper down a script can make a repository (`docs/api/.git`
-//! with `core.fsmonitor` set) or change the config and hooks of one, and the user's next `git
-//! status` there runs them outside the sandbox. Nothing can be mounted over what does not exist
-//! yet, so the executor compares a snapshot taken before the run with one taken after, and
-//! warns of each repository made or changed.
+//! Version control metadata and tools' project settings (every name on
+//! [`super::KEPT_READ_ONLY`]) anywhere in the writable paths, before and after a run. Only those
+//! at the top of a writable path and of the folders directly in it are kept read-only (see
+//! [`super::vcs_metadata`]); deeper down, or where none was yet, a script can make a repository
+//! (`docs/api/.git` with `core.fsmonitor` set), a `.claude/settings.json` with hooks or a
+//! `.vscode/tasks.json`, or change one, and the tool runs them outside the sandbox the next time
+//! the user works there. Nothing can be mounted over what does not exist yet, so the executor
+//! compares a snapshot taken before the run with one taken after, and warns of each one made
+//! or changed.
 //!
 //! The walk is bounded ([`MAX_ENTRIES`]): a writable path may hold a huge tree, and a run must
 //! not wait on it. When the bound is hit the warning says that the rest was not looked at.
@@ -15,6 +17,10 @@ use std::path::{Path, PathBuf};
 
 /// Directory entries looked at per snapshot, over all writable paths.
 pub(crate) const MAX_ENTRIES: usize = 10_000;
+
+/// Entries looked at inside one tool's settings folder (`.vscode/`, `.claude/`): they are small;
+/// one that is not is still compared by its first entries.
+const MAX_SETTINGS_ENTRIES: usize = 1_000;
 
 /// The files in a metadata folder whose change makes the tool run something: git's and
 /// Mercurial's settings, the hooks folder (and what is in it), and what sends git to read
@@ -33,6 +39,8 @@ const RUNS_FROM: [&str; 6] = [
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Found {
     path: PathBuf,
+    /// Who runs what from it, for a tool's settings (`None` for version control metadata).
+    runs: Option<&'static str>,
     /// Device and inode (of the entry itself, not a link's target).
     id: (u64, u64),
     /// What makes the tool run something, as it stands: the entry itself if it is a file (a
@@ -79,7 +87,9 @@ impl Snapshot {
                 };
                 has_head |= name == "HEAD";
                 if VCS_METADATA.iter().any(|n| name == *n) {
-                    snap.add(entry.path());
+                    snap.add(entry.path(), None);
+                } else if let Some((_, runs)) = super::kept_read_only(&name) {
+                    snap.add(entry.path(), Some(runs));
                 } else if kind.is_dir() {
                     subdirs.push(entry.path());
                 }
@@ -87,7 +97,7 @@ impl Snapshot {
             // A bare repository (looked at only where a `HEAD` is: a cheap first test) is
             // metadata as a whole; a root is one only when forced (`--force-writable`).
             if has_head && !roots.contains(&dir) && super::is_bare_repository(&dir) {
-                snap.add(dir);
+                snap.add(dir, None);
             } else {
                 queue.extend(subdirs);
             }
@@ -95,11 +105,15 @@ impl Snapshot {
         snap
     }
 
-    fn add(&mut self, path: PathBuf) {
+    fn add(&mut self, path: PathBuf, runs: Option<&'static str>) {
         if let Ok(m) = path.symlink_metadata() {
             self.found.push(Found {
-                changed: last_change(&path, &m),
+                changed: match runs {
+                    None => last_change(&path, &m),
+                    Some(_) => settings_stamps(&path, &m),
+                },
                 id: (m.dev(), m.ino()),
+                runs,
                 path,
             });
         }
@@ -110,10 +124,14 @@ impl Snapshot {
         let mut out: Vec<Message> = self
             .found
             .iter()
-            .filter_map(|f| match before.found.iter().find(|b| b.id == f.id) {
-                None => Some(super::made_vcs_metadata(&f.path)),
-                Some(b) if b.changed != f.changed => Some(changed_vcs_metadata(&f.path)),
-                Some(_) => None,
+            .filter_map(|f| match (before.found.iter().find(|b| b.id == f.id), f.runs) {
+                (None, None) => Some(super::made_vcs_metadata(&f.path)),
+                (None, Some(runs)) => Some(settings_warning("made", &f.path, runs)),
+                (Some(b), None) if b.changed != f.changed => Some(changed_vcs_metadata(&f.path)),
+                (Some(b), Some(runs)) if b.changed != f.changed => {
+                    Some(settings_warning("changed", &f.path, runs))
+                }
+                (Some(_), _) => None,
             })
             .collect();
         // Said once per process for a tree that was over the bound before the run (every run
@@ -124,9 +142,9 @@ impl Snapshot {
             && (before.capped.is_none() || !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed))
         {
             out.push(Message::text(format!(
-                "looked for version control metadata the run made or changed in the first \
-                 {max} entries of the writable paths only; a repository deeper down was not \
-                 looked for"
+                "looked for version control metadata and tools' settings the run made or \
+                 changed in the first {max} entries of the writable paths only; those deeper \
+                 down were not looked for"
             )));
         }
         out
@@ -173,6 +191,50 @@ fn last_change(path: &Path, meta: &std::fs::Metadata) -> Vec<Stamp> {
     }
     out.sort();
     out
+}
+
+/// The [`Found::changed`] of a tool's settings `path` (own metadata `meta`): the file itself,
+/// or each entry in the folder at any depth (bounded by [`MAX_SETTINGS_ENTRIES`]), by name.
+fn settings_stamps(path: &Path, meta: &std::fs::Metadata) -> Vec<Stamp> {
+    let stamp = |name: std::ffi::OsString, m: &std::fs::Metadata| {
+        (name, m.ino(), m.size(), m.ctime(), m.ctime_nsec())
+    };
+    if !meta.is_dir() {
+        return vec![stamp(Default::default(), meta)];
+    }
+    // Not the folder's own ctime: making a file in it changes that too, and that file is here.
+    let mut out = Vec::new();
+    let mut queue = std::collections::VecDeque::from([path.to_path_buf()]);
+    'walk: while let Some(dir) = queue.pop_front() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.filter_map(Result::ok) {
+            if out.len() >= MAX_SETTINGS_ENTRIES {
+                break 'walk;
+            }
+            let Ok(m) = e.path().symlink_metadata() else {
+                continue;
+            };
+            let rel = e.path().strip_prefix(path).unwrap_or(&e.path()).to_path_buf();
+            out.push(stamp(rel.into(), &m));
+            if m.is_dir() {
+                queue.push_back(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The warning for a tool's settings a run made or changed (`what`).
+fn settings_warning(what: &str, path: &Path, runs: &str) -> Message {
+    Message::text(format!(
+        "the run {what} {}: {runs}, outside the sandbox; look at it before you use \
+         that tool in {}",
+        crate::command::escape_controls(&path.display().to_string()),
+        crate::command::escape_controls(&path.parent().unwrap_or(path).display().to_string())
+    ))
 }
 
 /// The warning for settings or hooks a run changed in existing version control metadata.
@@ -263,6 +325,48 @@ mod tests {
             "the run changed the settings or hooks in {}",
             r.join("a/b/c/old/.git").display()
         ))));
+    }
+
+    /// Tools' settings made in an empty writable folder, or changed two levels down, are told
+    /// of like a new `.git`; work beside them is not.
+    #[test]
+    fn tools_settings_made_or_changed_at_any_depth_are_told_of() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("sub/deep/.claude")).unwrap();
+        std::fs::write(r.join("sub/deep/.claude/settings.json"), "{}").unwrap();
+        std::fs::create_dir_all(r.join("sub/deep/.devcontainer")).unwrap();
+        std::fs::write(r.join("sub/deep/.pre-commit-config.yaml"), "repos: []\n").unwrap();
+        let roots = [r.to_path_buf()];
+        let before = Snapshot::take(&roots);
+        assert_eq!(before.found.len(), 3, "{:?}", before.found);
+        // Control: nothing done, nothing said; a file beside them is no settings.
+        std::fs::write(r.join("sub/deep/notes.md"), "x").unwrap();
+        assert!(texts(Snapshot::take(&roots).warnings_since(&before)).is_empty());
+        std::fs::create_dir_all(r.join(".claude")).unwrap();
+        std::fs::write(r.join(".claude/settings.json"), r#"{"hooks":{}}"#).unwrap();
+        std::fs::create_dir_all(r.join(".vscode")).unwrap();
+        std::fs::write(r.join(".vscode/tasks.json"), "{}").unwrap();
+        std::fs::write(r.join(".mcp.json"), "{}").unwrap();
+        std::fs::write(r.join("lefthook.yml"), "x").unwrap();
+        std::fs::write(r.join("sub/deep/.claude/settings.json"), r#"{"hooks":{"x":1}}"#).unwrap();
+        std::fs::write(r.join("sub/deep/.devcontainer/devcontainer.json"), "{}").unwrap();
+        std::fs::write(r.join("sub/deep/.pre-commit-config.yaml"), "repos: [x]\n").unwrap();
+        let said = texts(Snapshot::take(&roots).warnings_since(&before));
+        assert_eq!(said.len(), 7, "{said:?}");
+        for (what, p) in [
+            ("made", ".claude"),
+            ("made", ".vscode"),
+            ("made", ".mcp.json"),
+            ("made", "lefthook.yml"),
+            ("changed", "sub/deep/.claude"),
+            ("changed", "sub/deep/.devcontainer"),
+            ("changed", "sub/deep/.pre-commit-config.yaml"),
+        ] {
+            let head = format!("the run {what} {}: ", r.join(p).display());
+            assert!(said.iter().any(|s| s.starts_with(&head)), "{head}: {said:?}");
+        }
+        assert!(said.iter().any(|s| s.contains("VS Code runs the tasks")), "{said:?}");
     }
 
     #[test]
