@@ -3927,6 +3927,61 @@ fn set_id_bits_and_file_capabilities_are_refused_in_writable_paths() {
     }
 }
 
+/// Tools' settings a run makes in a writable path (Claude Code's hooks, VS Code's tasks, an
+/// `.mcp.json`, a lefthook file) or changes deeper down (`sub/deep/.claude/settings.json`, a
+/// `.pre-commit-config.yaml`) run commands outside the sandbox later: each is told of after the
+/// run. Controls: the writes happened, and a plain file written beside them raises no warning.
+#[test]
+fn tools_settings_made_or_changed_in_a_writable_path_are_told_of() {
+    if !layers_available(
+        "tools_settings_made_or_changed_in_a_writable_path_are_told_of",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    home.write("project/sub/deep/.claude/settings.json", "{}\n");
+    home.write("project/sub/deep/.pre-commit-config.yaml", "repos: []\n");
+    good_script(
+        &home,
+        "settings.sh",
+        "#!/bin/bash\n\
+         p=\"$HOME/project\"\n\
+         echo notes > \"$p/notes\" && echo wrote\n\
+         [ \"$1\" = plain ] && exit 0\n\
+         mkdir -p \"$p/.claude\" \"$p/.vscode\" && echo '{\"hooks\":{}}' > \"$p/.claude/settings.json\" && echo '{}' > \"$p/.vscode/tasks.json\" && echo '{}' > \"$p/.mcp.json\" && echo x > \"$p/lefthook.yml\" && echo made\n\
+         echo '{\"hooks\":{\"x\":1}}' > \"$p/sub/deep/.claude/settings.json\" && echo 'repos: [x]' > \"$p/sub/deep/.pre-commit-config.yaml\" && echo changed\n",
+    );
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/settings.sh plain}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "wrote", "{}", out.stderr);
+    assert!(!out.stderr.contains("the run "), "control: {}", out.stderr);
+    let out = run(
+        &home,
+        &with(&["--writable", "project"]),
+        b"!{scripts/settings.sh}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "wrote\nmade\nchanged", "control: {}", out.stderr);
+    let p = home.path().join("project");
+    for (what, rel) in [
+        ("made", ".claude"),
+        ("made", ".vscode"),
+        ("made", ".mcp.json"),
+        ("made", "lefthook.yml"),
+        ("changed", "sub/deep/.claude"),
+        ("changed", "sub/deep/.pre-commit-config.yaml"),
+    ] {
+        let said = format!("the run {what} {}: ", p.join(rel).display());
+        assert!(out.stderr.contains(&said), "HOLE: {said}: {}", out.stderr);
+    }
+}
+
 /// Deeper down a writable path version control metadata is not covered, so what a run made
 /// or changed there is told of: a `docs/api/.git` with `core.fsmonitor` (run by the user's next
 /// `git status` there), a hook planted in a nested repository. Controls: the writes happened
