@@ -103,6 +103,29 @@ pub const CREDENTIALS: &[Secret] = &[
     config("hcloud"),
     home(".oci"),
     home(".ollama/id_ed25519"),
+    config("glab-cli"),
+    home(".composer/auth.json"),
+    config("composer/auth.json"),
+    home(".pulumi/credentials.json"),
+    // Not `~/.fly` as a whole: flyctl itself is installed in `~/.fly/bin`.
+    home(".fly/config.yml"),
+    home(".wrangler"),
+    config(".wrangler"),
+    home(".cloudflared"),
+    config("stripe"),
+    config("configstore/firebase-tools.json"),
+    home(".netlify"),
+    config("netlify"),
+    home(".vercel"),
+    data("com.vercel.cli"),
+    home(".ngrok2"),
+    config("ngrok"),
+    home(".sentryclirc"),
+    home(".circleci/cli.yml"),
+    home(".gradle/gradle.properties"),
+    home(".ivy2/.credentials"),
+    home(".sbt/credentials"),
+    home(".nuget/NuGet/NuGet.Config"),
 ];
 
 /// Logins of AI coding tools (their skill folders stay readable).
@@ -115,13 +138,23 @@ pub const AI_TOOLS: &[Secret] = &[
     config("skillpipe/config.toml"),
 ];
 
-/// Password stores and keyrings, browser profiles (cookies, saved logins) and editors' stored
-/// tokens.
+/// Password stores and keyrings, browser profiles (cookies, saved logins), editors' stored
+/// tokens, chat apps' sessions and wallets.
 pub const STORES: &[Secret] = &[
     home(".password-store"),
     data("keyrings"),
     data("kwalletd"),
     config("op"),
+    config("Bitwarden"),
+    config("Bitwarden CLI"),
+    config("1Password"),
+    config("Slack"),
+    config("discord"),
+    config("Signal"),
+    data("TelegramDesktop"),
+    home(".ethereum/keystore"),
+    home(".electrum"),
+    home(".bitcoin"),
     home(".mozilla"),
     home(".thunderbird"),
     home("snap/firefox"),
@@ -249,6 +282,33 @@ pub const DEFAULT_SYSTEM: &[&str] = &[
     "/etc/gshadow-",
     "/etc/ssl/private",
 ];
+
+/// The user's Kerberos ticket caches in `dir` (`/tmp`): files named `krb5cc_*` owned by `uid`
+/// (another user's are theirs to guard, and a planted link must not hide a host file).
+pub fn kerberos_tickets(dir: &Path, uid: u32) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().as_encoded_bytes().starts_with(b"krb5cc_"))
+                .filter(|e| {
+                    e.path()
+                        .symlink_metadata()
+                        .is_ok_and(|m| m.file_type().is_file() && m.uid() == uid)
+                })
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// This process's real user id (whose ticket caches these are).
+fn my_uid() -> u32 {
+    // SAFETY: getuid has no preconditions.
+    unsafe { libc::getuid() }
+}
 
 /// The host's private SSH keys (`ssh_host_*_key`, not the `.pub` halves) in `dir`.
 pub fn host_keys(dir: &Path) -> Vec<PathBuf> {
@@ -483,6 +543,7 @@ pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<
         .chain(crate::paths::state_dir())
         .chain(DEFAULT_SYSTEM.iter().map(PathBuf::from))
         .chain(host_keys(Path::new("/etc/ssh")))
+        .chain(kerberos_tickets(Path::new("/tmp"), my_uid()))
         .collect();
     let mut dotenv = dotenv_files(cwd, home);
     dotenv.extend(dotenv_below(cwd, MAX_WALK_ENTRIES));
@@ -538,6 +599,20 @@ mod tests {
     }
 
     #[test]
+    fn kerberos_tickets_are_the_users_own_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("krb5cc_1000"), "x").unwrap();
+        std::fs::write(dir.path().join("krb5.conf"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("krb5cc_link")).unwrap();
+        let me = my_uid();
+        assert_eq!(
+            kerberos_tickets(dir.path(), me),
+            [dir.path().join("krb5cc_1000")]
+        );
+        assert!(kerberos_tickets(dir.path(), me.wrapping_add(1)).is_empty());
+    }
+
+    #[test]
     fn defaults_dotenv_extra_and_lifted() {
         let bases = Bases::home(Some(Path::new("/h")));
         let list = deny_list(
@@ -565,6 +640,31 @@ mod tests {
             "/h/.ollama/id_ed25519",
             "/h/.local/share/atuin",
             "/h/.Rhistory",
+            "/h/.config/glab-cli",
+            "/h/.composer/auth.json",
+            "/h/.config/composer/auth.json",
+            "/h/.pulumi/credentials.json",
+            "/h/.fly/config.yml",
+            "/h/.config/.wrangler",
+            "/h/.cloudflared",
+            "/h/.config/configstore/firebase-tools.json",
+            "/h/.local/share/com.vercel.cli",
+            "/h/.config/ngrok",
+            "/h/.sentryclirc",
+            "/h/.circleci/cli.yml",
+            "/h/.gradle/gradle.properties",
+            "/h/.ivy2/.credentials",
+            "/h/.sbt/credentials",
+            "/h/.nuget/NuGet/NuGet.Config",
+            "/h/.config/Bitwarden",
+            "/h/.config/1Password",
+            "/h/.config/Slack",
+            "/h/.config/discord",
+            "/h/.config/Signal",
+            "/h/.local/share/TelegramDesktop",
+            "/h/.ethereum/keystore",
+            "/h/.electrum",
+            "/h/.bitcoin",
             "/w/.env",
             "/.env",
             "/h/secret",
