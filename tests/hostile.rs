@@ -4297,6 +4297,16 @@ fn secrets_of_every_class_are_unreadable() {
         ".Rhistory",
         "proj/sub/.dev.vars",
         "proj/sub/deeper/api/.env.local",
+        "config/glab-cli/config.yml",
+        ".composer/auth.json",
+        ".pulumi/credentials.json",
+        ".fly/config.yml",
+        ".cloudflared/cert.pem",
+        ".gradle/gradle.properties",
+        ".nuget/NuGet/NuGet.Config",
+        "config/Slack/Cookies",
+        ".local/share/TelegramDesktop/tdata/key_datas",
+        ".ethereum/keystore/UTC--key",
     ];
     for p in planted {
         home.write(p, &format!("SECRET-{p}\n"));
