@@ -363,11 +363,21 @@ const NOT_WALKED: &[&str] = &[
     "build",
 ];
 
-/// The `.env*` files in the subfolders of `dir` (`./backend/.env`, `./backend/api/.env.local`),
-/// breadth first, not following links to folders, skipping [`NOT_WALKED`], looking at no more
-/// than `max_entries` entries in all (what is near the top is found first).
-pub fn dotenv_below(dir: &Path, max_entries: usize) -> Vec<PathBuf> {
-    let mut out = Vec::new();
+/// What [`dotenv_below`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Below {
+    /// `.env*` files, and `.envs/` folders (hidden as a whole).
+    pub found: Vec<PathBuf>,
+    /// The walk stopped at its bound: what is further down was not looked at.
+    pub capped: bool,
+}
+
+/// The `.env*` files and `.envs/` folders in the subfolders of `dir` (`./backend/.env`,
+/// `./backend/api/.env.local`, `./.envs/`), breadth first, not following links to folders,
+/// skipping [`NOT_WALKED`], looking at no more than `max_entries` entries in all (what is near
+/// the top is found first).
+pub fn dotenv_below(dir: &Path, max_entries: usize) -> Below {
+    let mut out = Below::default();
     let mut queue = std::collections::VecDeque::from([dir.to_path_buf()]);
     let mut seen = 0usize;
     while let Some(d) = queue.pop_front() {
@@ -379,12 +389,17 @@ pub fn dotenv_below(dir: &Path, max_entries: usize) -> Vec<PathBuf> {
             seen += 1;
             if seen > max_entries {
                 files.sort();
-                out.extend(files);
+                out.found.extend(files);
+                out.capped = true;
                 return out;
             }
             let name = e.file_name();
             let Ok(kind) = e.file_type() else { continue };
-            if kind.is_dir() {
+            if kind.is_dir() && is_secrets_folder(&name) {
+                if d != dir {
+                    files.push(e.path());
+                }
+            } else if kind.is_dir() {
                 if !NOT_WALKED.iter().any(|n| name == *n) {
                     queue.push_back(e.path());
                 }
@@ -402,9 +417,26 @@ pub fn dotenv_below(dir: &Path, max_entries: usize) -> Vec<PathBuf> {
             }
         }
         files.sort();
-        out.extend(files);
+        out.found.extend(files);
     }
     out
+}
+
+/// Whether a folder of this name holds a project's secrets as a whole: cookiecutter-django's
+/// `.envs/` (`.envs/.production/.postgres`), whose files are not named `.env*`.
+fn is_secrets_folder(name: &std::ffi::OsStr) -> bool {
+    name == ".envs"
+}
+
+/// The project's root above `dir`: the nearest folder with version control metadata, below
+/// `home` (a dotfiles repository in `$HOME` makes no project of it) and the user's alone (a
+/// shared folder's other entries are not the user's to hide), or `None`.
+pub fn project_root(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let is_root = |d: &Path| super::VCS_METADATA.iter().any(|m| d.join(m).exists());
+    project_dirs(dir, home, is_root)
+        .pop()
+        .filter(|d| Some(d.as_path()) != home && d.parent().is_some() && is_root(d))
+        .filter(|d| crate::paths::not_users_alone(d).is_none())
 }
 
 /// Whether a file of this name is hidden as a project's secrets (see [`DOTENV_PREFIXES`]).
@@ -492,7 +524,12 @@ pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
             names
                 .into_iter()
                 .map(|n| d.join(n))
-                .filter(|p| !above || p.symlink_metadata().is_ok_and(|m| m.is_file())),
+                .filter(|p| {
+                    !above
+                        || p.symlink_metadata().is_ok_and(|m| {
+                            m.is_file() || m.is_dir() && p.file_name().is_some_and(is_secrets_folder)
+                        })
+                }),
         );
     }
     out
@@ -532,6 +569,16 @@ pub fn existing(list: Vec<PathBuf>) -> Vec<PathBuf> {
 /// `.env*` files of `cwd` and of skillpipe's own working directory (the user's project) and of
 /// the folders above them up to the project's root, minus `allow_read` (see [`deny_list`]).
 pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<PathBuf> {
+    hidden_and_notice(cwd, deny_read, allow_read).0
+}
+
+/// [`hidden`], and what to tell the user when a walk for `.env*` files stopped at its bound
+/// ([`MAX_WALK_ENTRIES`]): files further down stay readable unless `deny_read` names them.
+pub fn hidden_and_notice(
+    cwd: &Path,
+    deny_read: &[PathBuf],
+    allow_read: &[PathBuf],
+) -> (Vec<PathBuf>, Option<String>) {
     let bases = Bases::from_env();
     let home = bases.home.as_deref();
     // skillpipe's config file holds the model API key, wherever XDG_CONFIG_HOME puts it; its
@@ -545,32 +592,67 @@ pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<
         .chain(host_keys(Path::new("/etc/ssh")))
         .chain(kerberos_tickets(Path::new("/tmp"), my_uid()))
         .collect();
-    let mut dotenv = dotenv_files(cwd, home);
-    dotenv.extend(dotenv_below(cwd, MAX_WALK_ENTRIES));
-    if let Ok(here) = std::env::current_dir()
-        && here != cwd
-    {
-        let more = dotenv_files(&here, home)
-            .into_iter()
-            .chain(dotenv_below(&here, MAX_WALK_ENTRIES));
-        for p in more {
+    let here = std::env::current_dir().ok().filter(|h| h != cwd);
+    let mut dotenv = Vec::new();
+    for d in std::iter::once(cwd).chain(here.as_deref()) {
+        for p in dotenv_files(d, home) {
             if !dotenv.contains(&p) {
                 dotenv.push(p);
             }
         }
     }
-    existing(deny_list(&bases, &dotenv, &extra, allow_read))
+    // Below each working directory (what is near first), then below the project's root: a
+    // script run in `proj/web` reads `../api/.env` as well.
+    let mut starts: Vec<PathBuf> = vec![cwd.to_path_buf()];
+    starts.extend(here.clone());
+    starts.extend(project_root(cwd, home));
+    starts.extend(here.as_deref().and_then(|h| project_root(h, home)));
+    let mut capped = Vec::new();
+    let mut walked: Vec<PathBuf> = Vec::new();
+    for start in starts {
+        if walked.contains(&start) {
+            continue;
+        }
+        let below = dotenv_below(&start, MAX_WALK_ENTRIES);
+        if below.capped {
+            capped.push(start.clone());
+        }
+        for p in below.found {
+            if !dotenv.contains(&p) {
+                dotenv.push(p);
+            }
+        }
+        walked.push(start);
+    }
+    let notice = capped.first().map(|start| walk_capped(start));
+    (
+        existing(deny_list(&bases, &dotenv, &extra, allow_read)),
+        notice,
+    )
 }
 
-/// The `.env*` files in `dir` (none when it cannot be read). Directories are not secrets files
-/// (a virtualenv is often called `.env`), so they stay.
+/// The notice for a `.env*` walk below `start` that stopped at its bound.
+fn walk_capped(start: &Path) -> String {
+    format!(
+        "looked for .env files in the first {MAX_WALK_ENTRIES} entries below {} only: those \
+         further down stay readable to scripts; add them to deny_read in the policy to hide them",
+        crate::command::escape_controls(&start.display().to_string())
+    )
+}
+
+/// The `.env*` files and the `.envs/` folder in `dir` (none when it cannot be read). Other
+/// directories are not secrets files (a virtualenv is often called `.env`), so they stay.
 pub fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .map(|rd| {
             // The name first: a folder above the project (`/tmp`) may hold thousands of entries.
             rd.filter_map(|e| e.ok())
-                .filter(|e| is_dotenv(&e.file_name()))
-                .filter(|e| e.path().is_file())
+                .filter(|e| {
+                    let name = e.file_name();
+                    is_dotenv(&name) && e.path().is_file()
+                        || is_secrets_folder(&name)
+                            && e.path().symlink_metadata().is_ok_and(|m| m.is_dir())
+                })
                 .filter_map(|e| e.file_name().into_string().ok())
                 .collect()
         })
@@ -771,9 +853,10 @@ mod tests {
         std::fs::create_dir_all(r.join("links")).unwrap();
         std::os::unix::fs::symlink("/usr/bin/env", r.join("links/.env")).unwrap();
         std::os::unix::fs::symlink(r.join("backend/.env"), r.join("links/.env.shared")).unwrap();
-        let found = dotenv_below(r, MAX_WALK_ENTRIES);
+        let below = dotenv_below(r, MAX_WALK_ENTRIES);
+        assert!(!below.capped);
         assert_eq!(
-            found,
+            below.found,
             [
                 r.join("backend/.dev.vars"),
                 r.join("backend/.env"),
@@ -785,11 +868,37 @@ mod tests {
         );
         // The bound: with few entries allowed, what is deeper is not reached.
         let near = dotenv_below(r, 8);
+        assert!(near.capped);
         assert!(
-            !near.contains(&r.join("backend/api/.env.local")),
+            !near.found.contains(&r.join("backend/api/.env.local")),
             "{near:?}"
         );
-        assert!(dotenv_below(r, 0).is_empty());
+        assert!(dotenv_below(r, 0).found.is_empty());
+        // cookiecutter-django's `.envs/` is hidden as a folder, and not walked into.
+        std::fs::create_dir_all(r.join("web/.envs/.production")).unwrap();
+        std::fs::write(r.join("web/.envs/.production/.postgres"), "P=x").unwrap();
+        let below = dotenv_below(r, MAX_WALK_ENTRIES);
+        assert!(below.found.contains(&r.join("web/.envs")), "{below:?}");
+        assert!(!below.found.iter().any(|p| p.starts_with(r.join("web/.envs/.production"))));
+    }
+
+    /// The project's root is the nearest folder with version control metadata below `$HOME`.
+    #[test]
+    fn the_project_root_is_below_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = dir.path();
+        std::fs::create_dir_all(h.join(".git")).unwrap();
+        std::fs::create_dir_all(h.join("proj/.git")).unwrap();
+        std::fs::create_dir_all(h.join("proj/web/src")).unwrap();
+        std::fs::create_dir_all(h.join("loose/x")).unwrap();
+        assert_eq!(
+            project_root(&h.join("proj/web/src"), Some(h)),
+            Some(h.join("proj"))
+        );
+        assert_eq!(project_root(&h.join("proj"), Some(h)), Some(h.join("proj")));
+        // A dotfiles repository in $HOME is no project.
+        assert_eq!(project_root(&h.join("loose/x"), Some(h)), None);
+        assert_eq!(project_root(h, Some(h)), None);
     }
 
     #[test]
