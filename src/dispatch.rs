@@ -1044,6 +1044,8 @@ impl Dispatcher {
 
     fn sandbox_spec(&self, cwd: &std::path::Path) -> SandboxSpec {
         let p = &self.policy;
+        let (hide, hide_notice) =
+            crate::sandbox::secrets::hidden_and_notice(cwd, &self.deny_read(), &p.allow_read);
         SandboxSpec {
             isolate_network: !p.allow_network,
             restrict_filesystem: !p.allow_filesystem,
@@ -1054,7 +1056,8 @@ impl Dispatcher {
             // network and writes allowed, where the machine can; see `sandbox::plan`).
             contain_processes: true,
             private_mounts: true,
-            hide: crate::sandbox::secrets::hidden(cwd, &self.deny_read(), &p.allow_read),
+            hide,
+            hide_notice,
             limits: p.limits(),
             sockets: self.allowed_sockets(),
         }

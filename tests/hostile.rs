@@ -3967,7 +3967,12 @@ fn tools_settings_made_or_changed_in_a_writable_path_are_told_of() {
         b"!{scripts/settings.sh}",
         Feed::Whole,
     );
-    assert_eq!(out.text(), "wrote\nmade\nchanged", "control: {}", out.stderr);
+    assert_eq!(
+        out.text(),
+        "wrote\nmade\nchanged",
+        "control: {}",
+        out.stderr
+    );
     let p = home.path().join("project");
     for (what, rel) in [
         ("made", ".claude"),
@@ -4254,6 +4259,82 @@ fn scripts_cannot_make_namespaces_of_their_own() {
         let out = run(&home, &with(extra), b"!{scripts/ns.py}", Feed::Whole);
         assert_eq!(out.text(), refused, "HOLE with {extra:?}: {}", out.stderr);
     }
+}
+
+/// `.env*` files are looked for below the project's root too (from `proj/web`, `../api/.env`
+/// is hidden), cookiecutter-django's `.envs/` folders are hidden whole, and a walk that stops at
+/// its bound says so (in the run's warnings and in `doctor`), naming `deny_read`. Controls: the
+/// same script reads every file once it is named with --allow-read, and a small tree says
+/// nothing of a bound.
+#[test]
+fn dotenv_files_of_the_project_and_the_walk_bound() {
+    if !layers_available(
+        "dotenv_files_of_the_project_and_the_walk_bound",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    std::fs::create_dir_all(home.path().join("proj/.git")).unwrap();
+    std::fs::create_dir_all(home.path().join("proj/web")).unwrap();
+    let planted = [
+        "proj/api/.env",
+        "proj/.envs/.production/.postgres",
+        "proj/api/.envs/.local/.django",
+    ];
+    for p in planted {
+        home.write(p, &format!("SECRET-{p}\n"));
+    }
+    good_script(
+        &home,
+        "peek.sh",
+        "#!/bin/bash\nfor f in \"$@\"; do cat \"$HOME/$f\" 2>/dev/null; done; echo end\n",
+    );
+    let skills = home.path().join("skills");
+    let run_in = |dir: &str, extra: &[&str], files: &[&str]| {
+        let mut args = vec!["filter", "--skills-dir", skills.to_str().unwrap()];
+        args.extend(["--allow-scripts", "-y"]);
+        args.extend(extra);
+        let mut c = command(&home, &args, &[]);
+        c.current_dir(home.path().join(dir));
+        let mut child = c.spawn().unwrap();
+        let input = format!("!{{scripts/peek.sh {}}}", files.join(" "));
+        let writer = write_input(&mut child, input.into_bytes(), Feed::Whole);
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (out, err) = run_in("proj/web", &[], &planted);
+    assert_eq!(out, "end", "HOLE: {out}{err}");
+    assert!(!err.contains("looked for .env files"), "control: {err}");
+    let allow: Vec<String> = ["proj/api/.env", "proj/.envs", "proj/api/.envs"]
+        .iter()
+        .map(|p| format!("--allow-read={}", home.path().join(p).display()))
+        .collect();
+    let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
+    let (out, err) = run_in("proj/web", &allow, &planted);
+    assert_eq!(out.lines().count(), 4, "control: {out}{err}");
+    // More entries than the walk looks at, before `z/api/.env`.
+    for i in 0..4_500 {
+        home.write(&format!("big/a/f{i}"), "");
+    }
+    home.write("big/z/api/.env", "SECRET-deep\n");
+    let (_, err) = run_in("big", &[], &["big/z/api/.env"]);
+    let said = format!(
+        "looked for .env files in the first 4000 entries below {} only",
+        home.path().join("big").display()
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(err.contains("deny_read"), "{err}");
+    let mut c = command(&home, &["doctor"], &[]);
+    c.current_dir(home.path().join("big"));
+    let doctor = c.output().unwrap();
+    let doctor = String::from_utf8_lossy(&doctor.stdout);
+    assert!(doctor.contains(&said), "{doctor}");
 }
 
 /// The read-deny list's classes: AI tools' logins, database and cloud client passwords,

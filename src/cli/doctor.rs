@@ -31,13 +31,18 @@ pub struct DoctorArgs {
 
 pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let hidden = sandbox::secrets::hidden(&cwd, &[], &[]);
+    let (hidden, notice) = sandbox::secrets::hidden_and_notice(&cwd, &[], &[]);
     // The report quotes config and agent files and skill folders: foreign text.
     let mut out = crate::term::Guarded::stdout();
     write!(
         out,
         "{}",
-        report(&sandbox::probe(), &args.skill_flags, &hidden)
+        report(
+            &sandbox::probe(),
+            &args.skill_flags,
+            &hidden,
+            notice.as_deref()
+        )
     )?;
     let model = model_section(&args);
     write!(out, "\n{}", model.text)?;
@@ -260,12 +265,17 @@ fn online_rows(
 
 /// The whole report as text (separate from printing, for tests). `hidden`: what the default
 /// policy hides from scripts run here.
-pub fn report(caps: &Capabilities, flags: &SkillFlags, hidden: &[PathBuf]) -> String {
+pub fn report(
+    caps: &Capabilities,
+    flags: &SkillFlags,
+    hidden: &[PathBuf],
+    notice: Option<&str>,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "skillpipe {}", env!("CARGO_PKG_VERSION"));
     s.push_str(&sandbox_section(caps));
     s.push('\n');
-    s.push_str(&hidden_section(caps, hidden));
+    s.push_str(&hidden_section(caps, hidden, notice));
     s.push('\n');
     s.push_str(&files_section(flags));
     s
@@ -354,7 +364,8 @@ fn sandbox_section(caps: &Capabilities) -> String {
     s
 }
 
-fn hidden_section(caps: &Capabilities, hidden: &[PathBuf]) -> String {
+/// `notice`: what the look for them left out (see [`sandbox::secrets::hidden_and_notice`]).
+fn hidden_section(caps: &Capabilities, hidden: &[PathBuf], notice: Option<&str>) -> String {
     let mut s = String::from(
         "Hidden from scripts (default policy, run from here; deny_read adds, --allow-read lifts)\n",
     );
@@ -366,6 +377,9 @@ fn hidden_section(caps: &Capabilities, hidden: &[PathBuf]) -> String {
     }
     for p in hidden {
         let _ = writeln!(s, "  {}", p.display());
+    }
+    if let Some(n) = notice {
+        let _ = writeln!(s, "  NOTE — {n}");
     }
     s
 }
@@ -417,7 +431,7 @@ mod tests {
         let mut caps = Capabilities::all();
         caps.network_namespace =
             Support::No("user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into());
-        let text = report(&caps, &SkillFlags::default(), &[]);
+        let text = report(&caps, &SkillFlags::default(), &[], None);
         assert!(text.contains(
             "network isolation      NO — user namespaces are disabled (kernel.unprivileged_userns_clone=0)"
         ));
@@ -430,9 +444,15 @@ mod tests {
         let flags = SkillFlags {
             skills_dirs: vec!["/opt/my-skills".into()],
         };
-        let text = report(&Capabilities::all(), &flags, &["/h/.ssh".into()]);
+        let text = report(
+            &Capabilities::all(),
+            &flags,
+            &["/h/.ssh".into()],
+            Some("looked for .env files in the first 4000 entries"),
+        );
         assert!(text.contains("Hidden from scripts"));
         assert!(text.contains("\n  /h/.ssh\n"));
+        assert!(text.contains("\n  NOTE — looked for .env files in the first 4000 entries\n"));
         assert!(text.contains("/opt/my-skills (does not exist)"));
         assert!(text.contains("audit log"));
         assert!(text.contains("agents search path"));

@@ -493,6 +493,14 @@ async fn run_planned(
             sandbox::vcs_scan::Snapshot::take(&spec.sandbox.writable).warnings_since(before),
         );
     }
+    // Once per process: every run from the same folder would repeat it.
+    static HIDE_TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if enforced.mounts
+        && let Some(notice) = &spec.sandbox.hide_notice
+        && !HIDE_TOLD.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        warnings.push(sandbox::Message::text(notice.clone()));
+    }
     drop(tmp);
     let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
     // Some scripts print their errors on stdout: its end is read too (only a failure is read).

@@ -102,11 +102,17 @@ pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 /// of tools that run commands from them outside any sandbox once the tool trusts the folder or
 /// the user runs it there — each name with who runs what from it.
 pub(crate) const KEPT_READ_ONLY: [(&str, &str); 17] = [
-    (".git", "git runs hooks and settings from there (core.fsmonitor …)"),
+    (
+        ".git",
+        "git runs hooks and settings from there (core.fsmonitor …)",
+    ),
     (".hg", "hg runs hooks and settings from there"),
     (".jj", "jj runs settings from there"),
     (".svn", "svn runs settings from there"),
-    (".claude", "Claude Code runs the hooks and MCP servers it names"),
+    (
+        ".claude",
+        "Claude Code runs the hooks and MCP servers it names",
+    ),
     (".codex", "Codex runs the MCP servers and commands it names"),
     (".gemini", "Gemini CLI runs the MCP servers it names"),
     (".cursor", "Cursor runs the MCP servers it names"),
@@ -114,11 +120,26 @@ pub(crate) const KEPT_READ_ONLY: [(&str, &str); 17] = [
     (".mcp.json", "Claude Code runs the MCP servers it names"),
     (".husky", "git runs the hooks in it on the next commit"),
     (".envrc", "direnv runs it in the shell on cd"),
-    (".pre-commit-config.yaml", "pre-commit runs the hooks it names on the next git commit"),
-    ("lefthook.yml", "lefthook runs the commands it names on the next git commit"),
-    (".lefthook.yml", "lefthook runs the commands it names on the next git commit"),
-    ("lefthook.yaml", "lefthook runs the commands it names on the next git commit"),
-    (".devcontainer", "opening the dev container runs its initializeCommand on the host"),
+    (
+        ".pre-commit-config.yaml",
+        "pre-commit runs the hooks it names on the next git commit",
+    ),
+    (
+        "lefthook.yml",
+        "lefthook runs the commands it names on the next git commit",
+    ),
+    (
+        ".lefthook.yml",
+        "lefthook runs the commands it names on the next git commit",
+    ),
+    (
+        "lefthook.yaml",
+        "lefthook runs the commands it names on the next git commit",
+    ),
+    (
+        ".devcontainer",
+        "opening the dev container runs its initializeCommand on the host",
+    ),
 ];
 
 /// Whether a file or folder of this name is on the [`KEPT_READ_ONLY`] list.
@@ -233,6 +254,9 @@ pub struct SandboxSpec {
     pub private_mounts: bool,
     /// Paths the command must not read (existing ones). Needs `private_mounts`.
     pub hide: Vec<PathBuf>,
+    /// Said once per process with the run's warnings: what the look for `hide` paths left out
+    /// (a `.env*` walk that stopped at its bound).
+    pub hide_notice: Option<String>,
     /// Resource limits.
     pub limits: Limits,
     /// Unix sockets the command may connect to (existing paths), and no other Unix socket

@@ -520,17 +520,12 @@ pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         }
         let mut names = entries(&d);
         names.sort();
-        out.extend(
-            names
-                .into_iter()
-                .map(|n| d.join(n))
-                .filter(|p| {
-                    !above
-                        || p.symlink_metadata().is_ok_and(|m| {
-                            m.is_file() || m.is_dir() && p.file_name().is_some_and(is_secrets_folder)
-                        })
-                }),
-        );
+        out.extend(names.into_iter().map(|n| d.join(n)).filter(|p| {
+            !above
+                || p.symlink_metadata().is_ok_and(|m| {
+                    m.is_file() || m.is_dir() && p.file_name().is_some_and(is_secrets_folder)
+                })
+        }));
     }
     out
 }
@@ -879,7 +874,12 @@ mod tests {
         std::fs::write(r.join("web/.envs/.production/.postgres"), "P=x").unwrap();
         let below = dotenv_below(r, MAX_WALK_ENTRIES);
         assert!(below.found.contains(&r.join("web/.envs")), "{below:?}");
-        assert!(!below.found.iter().any(|p| p.starts_with(r.join("web/.envs/.production"))));
+        assert!(
+            !below
+                .found
+                .iter()
+                .any(|p| p.starts_with(r.join("web/.envs/.production")))
+        );
     }
 
     /// The project's root is the nearest folder with version control metadata below `$HOME`.

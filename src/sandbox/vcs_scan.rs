@@ -124,15 +124,19 @@ impl Snapshot {
         let mut out: Vec<Message> = self
             .found
             .iter()
-            .filter_map(|f| match (before.found.iter().find(|b| b.id == f.id), f.runs) {
-                (None, None) => Some(super::made_vcs_metadata(&f.path)),
-                (None, Some(runs)) => Some(settings_warning("made", &f.path, runs)),
-                (Some(b), None) if b.changed != f.changed => Some(changed_vcs_metadata(&f.path)),
-                (Some(b), Some(runs)) if b.changed != f.changed => {
-                    Some(settings_warning("changed", &f.path, runs))
-                }
-                (Some(_), _) => None,
-            })
+            .filter_map(
+                |f| match (before.found.iter().find(|b| b.id == f.id), f.runs) {
+                    (None, None) => Some(super::made_vcs_metadata(&f.path)),
+                    (None, Some(runs)) => Some(settings_warning("made", &f.path, runs)),
+                    (Some(b), None) if b.changed != f.changed => {
+                        Some(changed_vcs_metadata(&f.path))
+                    }
+                    (Some(b), Some(runs)) if b.changed != f.changed => {
+                        Some(settings_warning("changed", &f.path, runs))
+                    }
+                    (Some(_), _) => None,
+                },
+            )
             .collect();
         // Said once per process for a tree that was over the bound before the run (every run
         // there would repeat it), but always when the run itself pushed it over: a script could
@@ -216,7 +220,11 @@ fn settings_stamps(path: &Path, meta: &std::fs::Metadata) -> Vec<Stamp> {
             let Ok(m) = e.path().symlink_metadata() else {
                 continue;
             };
-            let rel = e.path().strip_prefix(path).unwrap_or(&e.path()).to_path_buf();
+            let rel = e
+                .path()
+                .strip_prefix(path)
+                .unwrap_or(&e.path())
+                .to_path_buf();
             out.push(stamp(rel.into(), &m));
             if m.is_dir() {
                 queue.push_back(e.path());
@@ -349,7 +357,11 @@ mod tests {
         std::fs::write(r.join(".vscode/tasks.json"), "{}").unwrap();
         std::fs::write(r.join(".mcp.json"), "{}").unwrap();
         std::fs::write(r.join("lefthook.yml"), "x").unwrap();
-        std::fs::write(r.join("sub/deep/.claude/settings.json"), r#"{"hooks":{"x":1}}"#).unwrap();
+        std::fs::write(
+            r.join("sub/deep/.claude/settings.json"),
+            r#"{"hooks":{"x":1}}"#,
+        )
+        .unwrap();
         std::fs::write(r.join("sub/deep/.devcontainer/devcontainer.json"), "{}").unwrap();
         std::fs::write(r.join("sub/deep/.pre-commit-config.yaml"), "repos: [x]\n").unwrap();
         let said = texts(Snapshot::take(&roots).warnings_since(&before));
@@ -364,9 +376,15 @@ mod tests {
             ("changed", "sub/deep/.pre-commit-config.yaml"),
         ] {
             let head = format!("the run {what} {}: ", r.join(p).display());
-            assert!(said.iter().any(|s| s.starts_with(&head)), "{head}: {said:?}");
+            assert!(
+                said.iter().any(|s| s.starts_with(&head)),
+                "{head}: {said:?}"
+            );
         }
-        assert!(said.iter().any(|s| s.contains("VS Code runs the tasks")), "{said:?}");
+        assert!(
+            said.iter().any(|s| s.contains("VS Code runs the tasks")),
+            "{said:?}"
+        );
     }
 
     #[test]
