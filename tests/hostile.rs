@@ -3220,6 +3220,21 @@ fn writable_refusals_name_the_real_folder_and_the_class() {
         err.contains("hidden from scripts") && err.contains("--allow-read"),
         "{err}"
     );
+    // A credential folder whose settings run commands later, shown with --allow-read, is
+    // still refused unless forced.
+    for dir in [".aws", ".kube", ".gnupg", "config/gh", ".docker"] {
+        std::fs::create_dir_all(home.path().join(dir)).unwrap();
+        let shown = format!("--allow-read={}", home.path().join(dir).display());
+        let (code, err) = writable(dir, &[&shown]);
+        assert_eq!(code, Some(2), "HOLE: {dir}: {err}");
+        assert!(
+            err.contains("holds credentials and settings that run commands later")
+                && err.contains("--force-writable"),
+            "{dir}: {err}"
+        );
+        let (code, err) = writable(dir, &[&shown, "--force-writable"]);
+        assert_eq!(code, Some(0), "control: {dir}: {err}");
+    }
     // skillpipe's state folder is hidden from scripts too: forced, it is still refused.
     let (code, err) = writable("state/skillpipe", &["--force-writable"]);
     assert_eq!(code, Some(2), "HOLE: {err}");

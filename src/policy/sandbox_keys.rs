@@ -117,6 +117,32 @@ const SYSTEM_TREES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Why `path` must not be writable without `--force-writable` as a built-in hidden credential
+/// entry (in `bases`) or a path in one, or `None`: `~/.aws`, `~/.kube`, `~/.docker` hold,
+/// beside secrets, settings the tool runs commands from later (credential_process, exec
+/// plugins, pinentry-program, aliases, credHelpers). `--allow-read` shows it; writing it is
+/// another matter. Pure.
+pub fn credentials_problem(path: &Path, bases: &crate::sandbox::secrets::Bases) -> Option<String> {
+    let classes = [
+        crate::sandbox::secrets::CREDENTIALS,
+        crate::sandbox::secrets::AI_TOOLS,
+        crate::sandbox::secrets::STORES,
+    ];
+    let entry = classes
+        .iter()
+        .flat_map(|c| c.iter())
+        .flat_map(|s| bases.resolve(s))
+        .find(|e| path.starts_with(e))?;
+    let how = match path == entry {
+        true => String::new(),
+        false => format!(" is in {}, which", entry.display()),
+    };
+    Some(format!(
+        "{}{how} holds credentials and settings that run commands later, outside the sandbox",
+        path.display()
+    ))
+}
+
 /// Why `path` must not be writable without `--force-writable`, or `None`. `protected` are the
 /// folders skillpipe reads as the user's own, each with what it holds
 /// ([`crate::paths::own_folders`]); `on_path` the folders of `$PATH` (absolute ones). Pure.
@@ -453,11 +479,16 @@ impl ScriptPolicy {
         }
         if !flags.force_writable {
             let on_path = path_folders(std::env::var_os("PATH").as_deref());
+            let bases = crate::sandbox::secrets::Bases {
+                home: home.clone(),
+                ..crate::sandbox::secrets::Bases::from_env()
+            };
             for (key, paths) in [("--writable", &to_check), ("writable_paths", &own_check)] {
                 for p in paths {
                     let p = expand_home(p, home.as_deref());
-                    let why =
-                        writable_problem(&p, home.as_deref(), &protected, &on_path).or_else(|| {
+                    let why = writable_problem(&p, home.as_deref(), &protected, &on_path)
+                        .or_else(|| credentials_problem(&p, &bases))
+                        .or_else(|| {
                             bare_repository(&p).map(|repo| {
                                 let how = if repo == p { "is" } else { "is in" };
                                 format!(
@@ -570,6 +601,28 @@ mod tests {
         assert_eq!(as_root("/root/project"), None);
         assert!(as_root("/root/.pyenv/shims").unwrap().contains("on PATH"));
         assert!(as_root("/root/.pyenv").unwrap().contains("code runs later"));
+        // Credential folders whose settings run commands later, even when shown with
+        // --allow-read.
+        let bases = crate::sandbox::secrets::Bases {
+            config: Some("/cfg".into()),
+            ..crate::sandbox::secrets::Bases::home(home)
+        };
+        let cred = |p: &str| credentials_problem(Path::new(p), &bases);
+        for (p, says) in [
+            ("/cfg/gh", "run commands later"),
+            ("/home/u/.aws", "/home/u/.aws holds credentials"),
+            (
+                "/home/u/.kube/config.d",
+                "is in /home/u/.kube, which holds credentials",
+            ),
+            ("/home/u/.gnupg", "run commands later"),
+            ("/home/u/.config/gh", "run commands later"),
+            ("/home/u/.docker", "run commands later"),
+        ] {
+            let why = cred(p).unwrap_or_default();
+            assert!(why.contains(says), "{p}: {why}");
+        }
+        assert_eq!(cred("/home/u/projects/aws"), None);
         assert_eq!(no("/opt/other"), None);
         assert_eq!(no("/var/tmp/x"), None);
         assert_eq!(no("/srv/www"), None);
