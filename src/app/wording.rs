@@ -126,6 +126,12 @@ fn hint(h: &Hint) -> String {
             path.display(),
             path.display()
         ),
+        Hint::HiddenSomewhere { name } => format!(
+            "{}; lift it with --allow-read and its full path",
+            crate::sandbox::hint::hidden_somewhere(name)
+        ),
+        // Names no flag: the same either way.
+        Hint::OwnPermissions { .. } => h.to_string(),
         Hint::Sockets { network_off, named } => format!(
             "{}; allow one with --allow-socket PATH{}",
             crate::sandbox::hint::sockets_closed(*named),

@@ -57,6 +57,19 @@ pub enum Hint {
         /// The hidden path.
         path: PathBuf,
     },
+    /// It likely touched a hidden file named by a relative path that more than one hidden path
+    /// ends with (it may have changed folder first), or that is not the working directory's:
+    /// which one is not known, so none is named.
+    HiddenSomewhere {
+        /// The relative path, as the message named it (control characters escaped).
+        name: String,
+    },
+    /// A write refused inside a writable path: not by the sandbox but by the file's or the
+    /// folder's own permissions (a root run has no capabilities over other users' files).
+    OwnPermissions {
+        /// The path the message names (control characters escaped).
+        path: String,
+    },
     /// It tried a Unix socket not open to it.
     Sockets {
         /// The network is off too (a refused connection may have been meant for it).
@@ -191,6 +204,14 @@ impl std::fmt::Display for Hint {
                 "sandbox: {} is hidden from scripts (deny_read); lift it with allow_read",
                 path.display()
             ),
+            Hint::HiddenSomewhere { name } => {
+                write!(
+                    f,
+                    "{}; lift it with allow_read and its full path",
+                    hidden_somewhere(name)
+                )
+            }
+            Hint::OwnPermissions { path } => f.write_str(&own_permissions(path)),
             Hint::Sockets { network_off, named } => {
                 f.write_str(sockets_closed(*named))?;
                 f.write_str("; allow one in allowed_sockets")?;
@@ -275,6 +296,24 @@ impl std::fmt::Display for Hint {
             }
         }
     }
+}
+
+/// [`Hint::HiddenSomewhere`]'s first words.
+pub(crate) fn hidden_somewhere(name: &str) -> String {
+    format!(
+        "sandbox: the run likely touched a hidden {name} file (deny_read hides it from scripts; \
+         which one is not known from a relative path)"
+    )
+}
+
+/// [`Hint::OwnPermissions`]: names no setting (none lifts it), so the same for the library
+/// and the binary.
+pub(crate) fn own_permissions(path: &str) -> String {
+    format!(
+        "sandbox: {path} is in a writable path: the sandbox did not refuse the write, the file's or its \
+         folder's own permissions did (a run as root has no capabilities over other users' \
+         files); change them, or write elsewhere"
+    )
 }
 
 /// [`Hint::Sockets`]'s first words.
@@ -456,22 +495,8 @@ pub fn explain(f: &Facts) -> Option<Hint> {
             return Some(limit("max_memory_mb", l.memory_mb, " MiB"));
         }
     }
-    // The outermost hidden path the error names: a file in a folder hidden as a whole shows
-    // only once the folder is lifted (`--allow-read` refuses the file alone).
-    // Named as it is, or relative to where the run worked (`bash: .env: Read-only file system`).
-    let named = |p: &PathBuf| {
-        names_path(&err, &p.to_string_lossy())
-            || f.cwd
-                .and_then(|c| p.strip_prefix(c).ok())
-                .is_some_and(|rel| names_relative(&err, &rel.to_string_lossy()))
-    };
-    if let Some(p) = f
-        .hidden
-        .iter()
-        .filter(|p| named(p))
-        .min_by_key(|p| p.as_os_str().len())
-    {
-        return Some(Hint::Hidden { path: p.clone() });
+    if let Some(h) = hidden_named(f, &err) {
+        return Some(h);
     }
     let sandboxed = f.enforced != Enforced::default();
     // The seccomp filter refuses them with EPERM; `unshare -r` and the like say which call.
@@ -515,6 +540,13 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     if f.enforced.filesystem && read_only && !not_started
         || f.enforced.filesystem && denied && refusal.access == Access::Write
     {
+        // Inside a writable path only the file's own permissions refuse (EACCES; the sandbox's
+        // read-only mounts say EROFS).
+        if !read_only && let Some(p) = in_writable(f, &refusal.paths) {
+            return Some(Hint::OwnPermissions {
+                path: crate::command::escape_controls(p),
+            });
+        }
         // "It ran elsewhere" explains only a relative path.
         let relative = refusal.paths.iter().any(|p| !p.starts_with('/'));
         return Some(Hint::Writes {
@@ -558,6 +590,68 @@ pub fn explain(f: &Facts) -> Option<Hint> {
             said,
             in_force: in_force(f.enforced),
         })
+}
+
+/// The hidden path the error names. The outermost one: a file in a folder hidden as a whole
+/// shows only once the folder is lifted (`--allow-read` refuses the file alone). Named as it
+/// is, or relative to where the run worked (`bash: .env: Read-only file system`) — but a
+/// relative path may be another folder's (`cd sub && echo x > .env`): when another hidden path
+/// ends the same way, or only a hidden `.env*` file's name matches, none is named.
+fn hidden_named(f: &Facts, err: &str) -> Option<Hint> {
+    let outermost = |v: Vec<&PathBuf>| v.into_iter().min_by_key(|p| p.as_os_str().len()).cloned();
+    let absolute: Vec<&PathBuf> = f
+        .hidden
+        .iter()
+        .filter(|p| names_path(err, &p.to_string_lossy()))
+        .collect();
+    if let Some(path) = outermost(absolute) {
+        return Some(Hint::Hidden { path });
+    }
+    let rel_of = |p: &PathBuf| {
+        f.cwd
+            .and_then(|c| p.strip_prefix(c).ok())
+            .map(std::path::Path::to_path_buf)
+            .filter(|rel| names_relative(err, &rel.to_string_lossy()))
+    };
+    let relative: Vec<&PathBuf> = f.hidden.iter().filter(|p| rel_of(p).is_some()).collect();
+    if let Some(path) = outermost(relative) {
+        let rel = rel_of(&path).unwrap_or_default();
+        let alike = f.hidden.iter().filter(|h| h.ends_with(&rel)).count();
+        return Some(match alike {
+            1 => Hint::Hidden { path },
+            _ => Hint::HiddenSomewhere {
+                name: crate::command::escape_controls(&rel.to_string_lossy()),
+            },
+        });
+    }
+    f.hidden
+        .iter()
+        .filter_map(|h| h.file_name())
+        .find(|n| super::secrets::is_dotenv(n) && names_relative(err, &n.to_string_lossy()))
+        .map(|n| Hint::HiddenSomewhere {
+            name: crate::command::escape_controls(&n.to_string_lossy()),
+        })
+}
+
+/// The first of `paths` (from a refusal) that lies in a writable path, resolved against the
+/// working directory; `None` when one does not (a write outside them), or when none is named.
+fn in_writable<'a>(f: &Facts, paths: &'a [String]) -> Option<&'a String> {
+    let inside = |p: &String| {
+        let path = std::path::Path::new(p);
+        let abs = match (path.is_absolute(), f.cwd) {
+            (true, _) => path.to_path_buf(),
+            (false, Some(c)) => c.join(path),
+            (false, None) => return false,
+        };
+        let plain = abs
+            .components()
+            .all(|c| !matches!(c, std::path::Component::ParentDir));
+        plain && f.writable.iter().any(|w| abs.starts_with(w))
+    };
+    match !paths.is_empty() && paths.iter().all(inside) {
+        true => paths.first(),
+        false => None,
+    }
 }
 
 /// How a refused operation reads in its message.
@@ -780,7 +874,7 @@ fn in_force(e: Enforced) -> String {
             "writes only to $TMPDIR and the writable paths",
         ),
         (e.pids, "own process tree"),
-        (e.mounts, "private /tmp and /dev, secrets hidden"),
+        (e.mounts, "own /dev and $TMPDIR, secrets hidden"),
         (e.limits, "resource limits"),
         (
             e != Enforced::default(),
@@ -1001,6 +1095,90 @@ mod tests {
         let mut f = facts(None, "sh: /p/.git/config: Read-only file system", &[]);
         f.writable = &writable;
         assert_eq!(explain(&f), Some(Hint::VcsMetadata { name: ".git" }));
+    }
+
+    /// A write refused inside a writable path is the file's own permissions' doing, not the
+    /// sandbox's: no flag is offered. Control: outside the writable paths it is the sandbox's.
+    #[test]
+    fn a_write_refused_inside_a_writable_path_is_the_files_own_permissions() {
+        let writable = [PathBuf::from("/p")];
+        let cwd = PathBuf::from("/p/sub");
+        let said = "cp: cannot create regular file 'ro.txt': Permission denied";
+        let mut f = facts(None, said, &[]);
+        f.writable = &writable;
+        f.cwd = Some(&cwd);
+        let h = explain(&f).unwrap();
+        assert_eq!(
+            h,
+            Hint::OwnPermissions {
+                path: "ro.txt".into()
+            }
+        );
+        let text = h.to_string();
+        assert!(text.contains("own permissions did"), "{text}");
+        assert!(
+            !text.contains("--writable") && !text.contains("writable_paths"),
+            "{text}"
+        );
+        for outside in [
+            "cp: cannot create regular file '/srv/x': Permission denied",
+            "cp: cannot create regular file '../../x': Permission denied",
+        ] {
+            let mut f = facts(None, outside, &[]);
+            f.writable = &writable;
+            f.cwd = Some(&cwd);
+            assert!(
+                matches!(explain(&f), Some(Hint::Writes { .. })),
+                "control: {outside}"
+            );
+        }
+    }
+
+    /// `cd sub && echo x > .env`: the message's `.env` may be any folder's, so a hidden one is
+    /// named only when no other hidden path ends the same way.
+    #[test]
+    fn a_relative_hidden_path_is_named_only_when_unambiguous() {
+        let cwd = PathBuf::from("/p");
+        let both = [PathBuf::from("/p/.env"), PathBuf::from("/p/sub/.env")];
+        let said = "bash: .env: Read-only file system";
+        let mut f = facts(None, said, &both);
+        f.cwd = Some(&cwd);
+        let h = explain(&f).unwrap();
+        assert_eq!(
+            h,
+            Hint::HiddenSomewhere {
+                name: ".env".into()
+            }
+        );
+        assert!(h.to_string().contains("a hidden .env file"), "{h}");
+        // Only the subfolder's is hidden: it is not the working directory's, so none is named.
+        let sub = [PathBuf::from("/p/sub/.env")];
+        let mut f = facts(None, said, &sub);
+        f.cwd = Some(&cwd);
+        assert_eq!(
+            explain(&f),
+            Some(Hint::HiddenSomewhere {
+                name: ".env".into()
+            })
+        );
+        // Control: one hidden path, named from the working directory, or absolute.
+        let one = [PathBuf::from("/p/.env")];
+        let mut f = facts(None, said, &one);
+        f.cwd = Some(&cwd);
+        assert_eq!(
+            explain(&f),
+            Some(Hint::Hidden {
+                path: "/p/.env".into()
+            })
+        );
+        let mut f = facts(None, "bash: /p/sub/.env: Read-only file system", &both);
+        f.cwd = Some(&cwd);
+        assert_eq!(
+            explain(&f),
+            Some(Hint::Hidden {
+                path: "/p/sub/.env".into()
+            })
+        );
     }
 
     /// A read is never called a write; unsure, the hint says "denied" and names every flag

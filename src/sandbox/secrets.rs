@@ -440,7 +440,7 @@ pub fn project_root(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
 }
 
 /// Whether a file of this name is hidden as a project's secrets (see [`DOTENV_PREFIXES`]).
-fn is_dotenv(name: &std::ffi::OsStr) -> bool {
+pub(crate) fn is_dotenv(name: &std::ffi::OsStr) -> bool {
     DOTENV_PREFIXES
         .iter()
         .any(|p| name.as_encoded_bytes().starts_with(p.as_bytes()))
