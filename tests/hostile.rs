@@ -4939,4 +4939,64 @@ fn refused_reads_and_sockets_are_not_called_writes() {
         "control: {err}"
     );
     assert!(!err.contains("it ran in"), "an absolute path: {err}");
+    // Inside the writable path a file's own permissions refused the write (a root run has no
+    // capabilities over them either): no flag would lift it, so none is offered.
+    let go = |cmd: &str| {
+        let args = [
+            "filter",
+            "--skills-dir",
+            skills.to_str().unwrap(),
+            "--allow-scripts",
+            "-y",
+            "--writable",
+            ".",
+            "--workdir",
+            "caller",
+        ];
+        let mut child = command(&home, &args, &[])
+            .current_dir(&work)
+            .spawn()
+            .unwrap();
+        let input = format!("!{{good:probe \"{cmd}\"}}");
+        write_input(&mut child, input.into_bytes(), Feed::Whole)
+            .join()
+            .unwrap();
+        let done = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&done.stderr).into_owned()
+    };
+    std::fs::write(work.join("ro.txt"), "old\n").unwrap();
+    std::fs::set_permissions(
+        work.join("ro.txt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o444),
+    )
+    .unwrap();
+    let err = go("echo new > x && cp x ro.txt");
+    assert_eq!(
+        std::fs::read_to_string(work.join("ro.txt")).unwrap(),
+        "old\n"
+    );
+    assert!(
+        err.contains("ro.txt is in a writable path") && err.contains("own permissions did"),
+        "{err}"
+    );
+    assert!(!err.contains("--writable DIR"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("x")).unwrap(),
+        "new\n",
+        "control"
+    );
+    // `cd sub` first: the message's `.env` is not the working directory's, so neither is named.
+    std::fs::write(work.join(".env"), "A=1\n").unwrap();
+    std::fs::create_dir_all(work.join("sub")).unwrap();
+    std::fs::write(work.join("sub/.env"), "B=1\n").unwrap();
+    let err = go("cd sub && echo x > .env");
+    assert!(err.contains("a hidden .env file"), "{err}");
+    assert!(!err.contains(&format!("{}/.env", work.display())), "{err}");
+    // Control: with no other hidden `.env`, the working directory's own is named.
+    std::fs::remove_file(work.join("sub/.env")).unwrap();
+    let err = go("echo x > .env");
+    assert!(
+        err.contains(&format!("--allow-read {}/.env", work.display())),
+        "control: {err}"
+    );
 }
