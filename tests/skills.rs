@@ -728,6 +728,15 @@ fn validate_reports_every_violation_and_exits_3() {
         .stdout(predicate::str::contains(
             "bad-yaml/SKILL.md:3: invalid YAML",
         ));
+    // A skill whose folder has another name is found by its name.
+    skill(&root, "folder-x", &basic("other-name"), &[]);
+    skillpipe(tmp.path())
+        .args(["skills", "validate", "other-name", "--skills-dir", "s"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "does not match its folder name `folder-x`",
+        ));
     skillpipe(tmp.path())
         .args(["skills", "validate", "nope", "--skills-dir", "s"])
         .assert()
