@@ -647,7 +647,7 @@ async fn a_web_page_is_named_and_a_whole_json_answer_is_read() {
         "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello from non-stream"}, "finish_reason": "stop"}]
     });
     let server = Server::start([
-        Reply::status(200, &whole.to_string()).header("content-type", "application/json")
+        Reply::status(200, whole.to_string()).header("content-type", "application/json")
     ]);
     let (events, err) = collect(&*openai(&server), request("hi")).await;
     assert!(err.is_none(), "{err:?}");
