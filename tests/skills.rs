@@ -1792,6 +1792,21 @@ fn identical_copies_are_one_skill_and_real_clashes_are_summed_up() {
     };
     let err = named("gamma");
     assert!(!err.contains("ignored"), "{err}");
+    // `run SKILL` names its skill too.
+    let out = skillpipe(home)
+        .args([
+            "run",
+            "gamma",
+            "run",
+            "--allow-scripts",
+            "-y",
+            "--sandbox",
+            "best-effort",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("ignored"), "{err}");
     let err = named("alpha");
     assert!(
         err.contains("duplicate skill `alpha` ignored") && !err.contains("beta"),
