@@ -208,8 +208,17 @@ impl Pattern {
                 None if first.contains('/') => match glob(first)?.literal() {
                     Some(path) => Kind::Path(path),
                     None => {
+                        // `SKILL/DIR/*` for a script its SKILL.md names outside `scripts/`.
+                        let hint = match first.split_once('/') {
+                            Some((skill, rest)) if is_skill_word(skill) && !rest.is_empty() => {
+                                format!(
+                                    "; for skill `{skill}`'s scripts there write `{skill}:{rest}`"
+                                )
+                            }
+                            _ => String::new(),
+                        };
                         return Err(err(format!(
-                            "wildcards are not allowed in a path (`{first}`): a path pattern matches only that exact path"
+                            "wildcards are not allowed in a path (`{first}`): a path pattern matches only that exact path{hint}"
                         )));
                     }
                 },
