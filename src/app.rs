@@ -61,6 +61,9 @@ pub(crate) struct AppConfig {
     pub skills_dirs: Vec<PathBuf>,
     /// Only these skills are active (`--skill`), besides the agent's.
     pub only_skills: Vec<String>,
+    /// The skills the command uses, when it names them apart from `only_skills` (`run SKILL`):
+    /// warnings about the others (duplicates, skipped ones) are not said.
+    pub warn_only_about: Vec<String>,
     /// The audit log (default: under `$XDG_STATE_HOME`).
     pub audit_log: Option<PathBuf>,
     /// Agent name or path.
@@ -189,7 +192,9 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     // Which skill is used is said every time (of the skills named, when some are); the
     // skills' own spec warnings once in a line (they are `skills validate`'s to list, and
     // repeated on every command they were noise).
-    warnings.extend(skills.load_problems(&wanted));
+    let mut concerning = wanted.clone();
+    concerning.extend(config.warn_only_about.iter().cloned());
+    warnings.extend(skills.load_problems(&concerning));
     if !wanted.is_empty()
         && let Err(e) = skills.retain_named(&wanted)
     {
@@ -236,7 +241,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         }
     }
     // Counted among the skills in use: an agent or `--skill` hears nothing of the others.
-    let linted = skills.linted();
+    let linted = skills.linted(&config.warn_only_about);
     if linted > 0 {
         warnings.push(format!(
             "{linted} skill{} ha{} spec warnings (`skillpipe skills list` shows them)",

@@ -302,6 +302,29 @@ fn cut_stream_keeps_the_text_and_says_so() {
     assert!(stderr(&out).contains("cut"), "{}", stderr(&out));
 }
 
+/// A tool call whose follow-up says nothing still ends with its result, as a capture does.
+#[test]
+fn a_tool_result_is_shown_when_the_model_then_says_nothing() {
+    let home = TestHome::new();
+    calc_skill(&home);
+    let server = Server::start([
+        Reply::text([""]).tool_call("call_1", "calc__calc", [r#"{"args":["6","7"]}"#]),
+        Reply::text([""]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills"])
+        .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "42");
+    assert!(
+        stderr(&out).contains("the command's output is shown"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn tool_call_round_trip() {
     let home = TestHome::new();

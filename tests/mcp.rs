@@ -1104,6 +1104,13 @@ fn an_agent_folders_tools_are_tools_not_skill_resources() {
         !uris.iter().any(|u| u.starts_with("skill://quizzer/")),
         "{uris:?}"
     );
+    // Nor does load_skill hand out its files: it says what it is and names its tools.
+    let loaded = c.call(
+        "load_skill",
+        json!({"name": "quizzer", "file": "tools/pick/pick.sh"}),
+    );
+    assert_eq!(loaded["isError"], true, "{loaded}");
+    assert!(text(&loaded).contains("quizzer:pick"), "{loaded}");
     c.close();
 }
 

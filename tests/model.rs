@@ -625,3 +625,31 @@ fn test_server_serves_sync_callers_too() {
     assert_eq!(text(&events), "abcdefghij");
     assert_eq!(events.len(), 4, "3 pieces and Finished");
 }
+
+/// A web page answered to the chat request (a web UI's port given as the base URL) is said to
+/// be one, not reported as a cut stream; a whole JSON answer to a streaming request (a server
+/// that ignores `stream: true`) is read as the answer.
+#[tokio::test]
+async fn a_web_page_is_named_and_a_whole_json_answer_is_read() {
+    let page =
+        "<!doctype html><html><head><title>Open WebUI</title></head><body>Open WebUI</body></html>";
+    let server =
+        Server::start(
+            [Reply::status(200, page).header("content-type", "text/html; charset=utf-8")],
+        );
+    let (_, err) = collect(&*openai(&server), request("hi")).await;
+    let err = err.expect("an error").to_string();
+    assert!(
+        err.contains("answered a web page, not the model API (Open WebUI)"),
+        "{err}"
+    );
+    let whole = serde_json::json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello from non-stream"}, "finish_reason": "stop"}]
+    });
+    let server = Server::start([
+        Reply::status(200, whole.to_string()).header("content-type", "application/json")
+    ]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(text(&events), "Hello from non-stream");
+}

@@ -728,6 +728,15 @@ fn validate_reports_every_violation_and_exits_3() {
         .stdout(predicate::str::contains(
             "bad-yaml/SKILL.md:3: invalid YAML",
         ));
+    // A skill whose folder has another name is found by its name.
+    skill(&root, "folder-x", &basic("other-name"), &[]);
+    skillpipe(tmp.path())
+        .args(["skills", "validate", "other-name", "--skills-dir", "s"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "does not match its folder name `folder-x`",
+        ));
     skillpipe(tmp.path())
         .args(["skills", "validate", "nope", "--skills-dir", "s"])
         .assert()
@@ -1783,6 +1792,21 @@ fn identical_copies_are_one_skill_and_real_clashes_are_summed_up() {
     };
     let err = named("gamma");
     assert!(!err.contains("ignored"), "{err}");
+    // `run SKILL` names its skill too.
+    let out = skillpipe(home)
+        .args([
+            "run",
+            "gamma",
+            "run",
+            "--allow-scripts",
+            "-y",
+            "--sandbox",
+            "best-effort",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("ignored"), "{err}");
     let err = named("alpha");
     assert!(
         err.contains("duplicate skill `alpha` ignored") && !err.contains("beta"),

@@ -444,6 +444,37 @@ fn a_waiting_status_line_comes_before_the_next_block() {
     assert!(shown[..status].contains("so it is 42."), "{shown}");
 }
 
+/// A side effect that ends while a code block streams has its status line after the block, not
+/// among its lines.
+#[test]
+fn a_status_line_waits_for_an_open_code_block() {
+    let home = TestHome::new();
+    let mut pieces = vec!["Saying it %{sleep 0.2} now.\n```python\n".to_string()];
+    pieces.extend((0..10).map(|i| format!("print({i})\n")));
+    pieces.push("```\nEnd.\n".into());
+    let server = Server::start([Reply::text(pieces).gap(Duration::from_millis(40))]);
+    let args = [
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--allow",
+        "sleep",
+        "-y",
+        "go",
+    ];
+    let mut p = on_pty(&home, env!("CARGO_BIN_EXE_skillpipe"), &args);
+    p.expect("End.");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    let shown = p.text();
+    let status = shown
+        .find("skillpipe: ran %{sleep 0.2}")
+        .expect("the status line");
+    let last = shown.find("print(9)").expect("the block");
+    assert!(status > last, "{shown}");
+}
+
 /// `cmd` on a pty with the test environment, run from `home`.
 fn on_pty(home: &TestHome, program: &str, args: &[&str]) -> Pty {
     let mut c = Command::new(program);

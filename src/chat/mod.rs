@@ -210,6 +210,8 @@ pub struct Session {
     continuing: bool,
     /// Lines that held only directives are not shown.
     lines: lines::DirectiveLines,
+    /// The outcome of the tool call just run, for [`Captures::last`].
+    last_tool: std::sync::Mutex<Option<Outcome>>,
     /// Side effects and tool calls so far: a capture written again after one of them may see
     /// another world, so it is no repeat (see [`Session::capture_key`]).
     changes: u64,
@@ -247,6 +249,7 @@ impl Session {
             partial_shown: String::new(),
             continuing: false,
             lines: Default::default(),
+            last_tool: std::sync::Mutex::new(None),
             changes: 0,
         }
     }
@@ -506,6 +509,13 @@ impl Session {
                         let (content, is_error) = content;
                         self.history
                             .push(Message::tool_result(call.id.clone(), content, is_error));
+                        let ran = self.last_tool.get_mut().map(Option::take);
+                        if let Ok(Some(outcome)) = ran {
+                            // As a capture's: the turn never ends without its result.
+                            captures.last = Some(outcome);
+                            captures.last_body = Some(format!("tool {}", call.name));
+                            captures.shown_at = self.partial_shown.len();
+                        }
                     }
                     if limited {
                         ui.notice(&Notice::StoppedToolCalls {
@@ -884,7 +894,10 @@ impl Session {
         let outcome = self.dispatcher.run_argv(Origin::Tool, argv, input).await;
         ui.busy(None);
         self.tool_report(call, &outcome, ui, driver);
-        tools::result_json(&outcome)
+        let result = tools::result_json(&outcome);
+        // Kept for the end of the turn: a model that says nothing after it still shows it.
+        *self.last_tool.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+        result
     }
 }
 

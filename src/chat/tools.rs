@@ -381,6 +381,12 @@ pub fn looks_like_tool_call(text: &str, offered: &[String]) -> bool {
     if !(json.contains("\"arguments\"") || json.contains("\"parameters\"")) {
         return false;
     }
+    // A call ends the answer: prose after it (an answer explaining what a call looks like)
+    // makes it an answer.
+    let after = &json[json.rfind('}').map_or(json.len(), |i| i + 1)..];
+    if !after.trim().trim_start_matches("```").trim().is_empty() {
+        return false;
+    }
     let Some(name) = name_value(json) else {
         return false;
     };
@@ -485,6 +491,10 @@ mod tests {
         assert!(!call("The answer is 42."));
         assert!(!call("Use {\"name\": \"x\"} as the key."));
         assert!(!call("\"name\" and \"arguments\" without JSON"));
+        // An offered function's call shown in a fence with prose after it: an answer.
+        assert!(!call(
+            "Like this:\n```json\n{\"name\": \"calc__calc\", \"arguments\": {}}\n```\nYou never type it."
+        ));
         // An example of some other function, in an answer about tool calls: an answer.
         assert!(!call(
             "Here is one:\n\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```"

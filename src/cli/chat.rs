@@ -268,6 +268,8 @@ pub struct PlainUi {
     pending: Vec<ToStderr>,
     /// A side effect's output on a terminal, shown under the report that follows it.
     side_output: Option<String>,
+    /// The text being written is inside a code block: waiting status lines keep waiting.
+    hold_pending: bool,
 }
 
 /// Something for stderr.
@@ -306,6 +308,7 @@ impl Default for PlainUi {
             tty: false,
             pending: Vec::new(),
             side_output: None,
+            hold_pending: false,
         }
     }
 }
@@ -335,7 +338,8 @@ impl PlainUi {
         let mut out = line::Noted::new(std::io::stdout().lock(), line::Stream::Stdout);
         // Lines that waited for the answer's line to end come right after its newline: the
         // first one (a later one may already be inside the next block, a code fence's).
-        match memchr::memchr(b'\n', bytes).filter(|_| !self.pending.is_empty()) {
+        let split = memchr::memchr(b'\n', bytes).filter(|_| !self.pending.is_empty());
+        match split.filter(|_| !self.hold_pending) {
             Some(at) => {
                 let _ = out.write_all(&bytes[..=at]);
                 let _ = out.flush();
@@ -351,9 +355,10 @@ impl PlainUi {
         self.ended_with_newline = bytes.ends_with(b"\n");
     }
 
-    /// For stderr: now, or once the answer's open line on the terminal has ended.
+    /// For stderr: now, or once the answer's open line on the terminal (or the code block it
+    /// is in) has ended.
     fn line_err(&mut self, what: ToStderr) {
-        if self.tty && self.wrote && !self.ended_with_newline {
+        if self.tty && self.wrote && (!self.ended_with_newline || self.display.in_code_block()) {
             self.pending.push(what);
         } else {
             what.write();
@@ -369,8 +374,16 @@ impl PlainUi {
 
 impl Ui for PlainUi {
     fn text(&mut self, bytes: &[u8]) {
+        let was_in_code = self.display.in_code_block();
         let out = self.display.push(bytes, terminal_width());
+        // A status line waiting for the line to end waits for a code block to end too: its
+        // first newline is one of the block's.
+        self.hold_pending = was_in_code;
         self.write(&out);
+        self.hold_pending = false;
+        if !self.display.in_code_block() && was_in_code && !self.pending.is_empty() {
+            self.flush_pending();
+        }
     }
 
     /// Reports quote foreign text (directive bodies, reasons): always sanitized.

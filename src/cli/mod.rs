@@ -175,6 +175,7 @@ impl PolicyFlags {
             overrides: self.overrides()?,
             skills_dirs: skill_flags.skills_dirs.clone(),
             only_skills: only.to_vec(),
+            warn_only_about: Vec::new(),
             audit_log: self.audit_log.clone(),
             agent: agent.map(str::to_string),
             vars: vars.to_vec(),

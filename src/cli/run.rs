@@ -57,9 +57,11 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
         ),
         None => None,
     };
-    let config =
+    // The one skill named: warnings about others (duplicates, skipped ones) are not this run's.
+    let mut config =
         args.policy
             .app_config(&args.skill_flags, &[], args.agent.as_deref(), &args.vars)?;
+    config.warn_only_about = vec![args.skill.clone()];
     let setup = crate::app::build(&config, crate::app::Asking::Default)?;
     super::warn_all(&setup.warnings);
     let dispatcher = setup.dispatcher;

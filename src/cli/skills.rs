@@ -76,18 +76,23 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
             for p in paths {
                 // Not a path here but a skill's name: that skill's folder on the search path
                 // (found even when loading skipped it, which is what validating is for).
-                let named = p
+                let named = match p
                     .to_str()
                     .filter(|n| !p.exists() && crate::command::is_skill_word(n))
-                    .map(|n| {
-                        args.skill_flags.search_path().map(|dirs| {
-                            dirs.into_iter()
-                                .map(|d| d.join(n))
-                                .find(|d| d.join("SKILL.md").is_file())
-                        })
-                    })
-                    .transpose()?
-                    .flatten();
+                {
+                    // A loaded skill by its name (its folder may be named otherwise), else a
+                    // folder of that name on the search path (loading may have skipped it).
+                    Some(n) => match load()?.get(n) {
+                        Some(skill) => Some(skill.dir.clone()),
+                        None => args
+                            .skill_flags
+                            .search_path()?
+                            .into_iter()
+                            .map(|d| d.join(n))
+                            .find(|d| d.join("SKILL.md").is_file()),
+                    },
+                    None => None,
+                };
                 validate::validate_path(named.as_deref().unwrap_or(p), &mut report);
             }
             for problem in &report.problems {

@@ -208,8 +208,17 @@ impl Pattern {
                 None if first.contains('/') => match glob(first)?.literal() {
                     Some(path) => Kind::Path(path),
                     None => {
+                        // `SKILL/DIR/*` for a script its SKILL.md names outside `scripts/`.
+                        let hint = match first.split_once('/') {
+                            Some((skill, rest)) if is_skill_word(skill) && !rest.is_empty() => {
+                                format!(
+                                    "; for skill `{skill}`'s scripts there write `{skill}:{rest}`"
+                                )
+                            }
+                            _ => String::new(),
+                        };
                         return Err(err(format!(
-                            "wildcards are not allowed in a path (`{first}`): a path pattern matches only that exact path"
+                            "wildcards are not allowed in a path (`{first}`): a path pattern matches only that exact path{hint}"
                         )));
                     }
                 },
@@ -278,8 +287,9 @@ impl Pattern {
                 };
                 (ok, args)
             }
-            // Denying, `SKILL/DIR/FILE` (a path pattern) is also that skill's script at DIR/FILE:
-            // the form a directive may write for a script its SKILL.md names.
+            // Denying, `SKILL/DIR/FILE` (a path pattern) is also that skill's script at DIR/FILE,
+            // and a relative `DIR/FILE` any skill's there: the forms a directive or a listing
+            // may write for a script its SKILL.md names.
             (
                 Kind::Path(path),
                 Target::Script {
@@ -288,7 +298,9 @@ impl Pattern {
                     args,
                 },
             ) if broad => (
-                normalize(path) == normalize(&format!("{skill}/{rel_path}")),
+                // `SKILL/DIR/FILE`, or `DIR/FILE` as a listing prints it (any skill's).
+                normalize(path) == normalize(&format!("{skill}/{rel_path}"))
+                    || (!path.starts_with('/') && normalize(path) == normalize(rel_path)),
                 args,
             ),
             (Kind::Path(path), Target::System { program, args }) => {
@@ -651,7 +663,7 @@ mod tests {
             args: &none,
         };
         assert!(deny.denies(&t) && !deny.matches(&t));
-        for p in ["say:*", "say:a", "say:a.py"] {
+        for p in ["say:*", "say:a", "say:a.py", "viewer/a.py", "./viewer/a.py"] {
             let p = Pattern::parse(p).unwrap();
             assert!(p.denies(&t) && !p.matches(&t), "{p:?}");
         }

@@ -153,8 +153,26 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
             };
             let idle = req.options.idle_timeout;
             let mut out = Vec::new();
+            let content_type = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            if content_type.starts_with("text/html") {
+                let body = tokio::time::timeout(idle, response.bytes())
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .unwrap_or_default();
+                yield Err(ModelError::WebPage { url: req.url.clone(), page: server_message(&body) });
+                return;
+            }
+            // A server that ignores `stream: true` sends the whole answer as one JSON object:
+            // read as such, not as a stream that never came.
+            let whole = !req.stream || content_type.starts_with("application/json");
 
-            if !req.stream {
+            if whole {
                 let body = match tokio::time::timeout(idle, response.bytes()).await {
                     Err(_) => {
                         yield Err(timeout(&req, "reading the response", idle));

@@ -239,6 +239,16 @@ pub enum ModelError {
         /// Why it was not retried (further), for a retryable status.
         gave_up: Option<GiveUp>,
     },
+    /// The endpoint answered with a web page (a web UI's or a proxy's port given by mistake).
+    #[error(
+        "{url} answered a web page, not the model API ({page}); check the base URL: an OpenAI-compatible server answers at …/v1/chat/completions"
+    )]
+    WebPage {
+        /// The URL requested.
+        url: String,
+        /// The page's text, on one line and short.
+        page: String,
+    },
     /// The endpoint reported an error inside the stream.
     #[error("the model endpoint reported an error: {message}")]
     Api {

@@ -70,6 +70,11 @@ fn not_allowed(command: &str, suggestion: Option<&str>) -> String {
         None if crate::command::is_placeholder(&program) => format!(
             "`{command}` is a placeholder, not a command (to show the syntax, put it in backticks)"
         ),
+        None if crate::command::interpreter::is_wrapper(&program) => format!(
+            "`{command}` is not in allowed_commands (`{}` runs the command after it: no pattern \
+             short of this whole command covers it; write the command without it)",
+            escape_controls(&program)
+        ),
         None => format!(
             "`{command}` is not in allowed_commands (code given to an interpreter: no pattern short of allowing the interpreter itself covers it)"
         ),

@@ -55,6 +55,11 @@ impl Display {
         }
     }
 
+    /// Inside a fenced code block (rendered only: elsewhere the text is as written).
+    pub fn in_code_block(&self) -> bool {
+        matches!(self, Display::Rendered(r) if r.in_code_block())
+    }
+
     /// Whether the newline ending the last line written is held back.
     pub fn owes_newline(&self) -> bool {
         matches!(self, Display::Rendered(r) if r.owes_newline())

@@ -128,6 +128,11 @@ const DIM: Style = Style {
 };
 
 impl Renderer {
+    /// Inside a fenced code block: a status line written now would land among its lines.
+    pub fn in_code_block(&self) -> bool {
+        self.fence.is_some()
+    }
+
     pub fn new(opts: Options) -> Renderer {
         Renderer {
             opts,

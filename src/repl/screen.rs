@@ -176,6 +176,9 @@ struct State {
     /// The screen ended a line of the answer itself (for a prompt, a warning): the renderer's
     /// newline for it is no longer due.
     paid: bool,
+    /// The answer is inside a code block: waiting status lines wait for its end (written at a
+    /// newline, they would land among its lines).
+    in_block: bool,
 }
 
 /// The shared terminal. Cheap to clone through an `Arc`.
@@ -310,6 +313,17 @@ impl Screen {
         st.owed = owed;
     }
 
+    /// Whether the answer's text is inside a code block: going in holds waiting status lines,
+    /// coming out (at the start of a line) shows them.
+    pub fn in_code_block(&self, inside: bool) {
+        let mut st = self.lock();
+        let left = st.in_block && !inside;
+        st.in_block = inside;
+        if left && st.col == 0 {
+            self.flush_pending(&mut st);
+        }
+    }
+
     /// Whether the screen ended the answer's open line itself (then the renderer's newline for
     /// it must not be written); clears the mark.
     pub fn take_paid(&self) -> bool {
@@ -330,7 +344,7 @@ impl Screen {
         self.erase(st);
         let _terminal = crate::term::gate::hold();
         let mut out = std::io::stdout().lock();
-        let split = if st.pending.is_empty() {
+        let split = if st.pending.is_empty() || st.in_block {
             None
         } else {
             // The first newline ends the open line; a later one may be inside the next block.
@@ -362,7 +376,7 @@ impl Screen {
     pub fn status(&self, styled: String) {
         let mut st = self.lock();
         st.pending.push(styled);
-        if st.col == 0 || !self.looks.stdout_tty {
+        if (st.col == 0 && !st.in_block) || !self.looks.stdout_tty {
             self.flush_pending(&mut st);
         }
     }
@@ -385,6 +399,7 @@ impl Screen {
     pub fn end_answer(&self) {
         let mut st = self.lock();
         st.busy = None;
+        st.in_block = false;
         self.erase(&mut st);
         if st.col != 0 {
             let _terminal = crate::term::gate::hold();

@@ -272,8 +272,12 @@ pub(crate) fn stdout_width() -> usize {
 impl Ui for TermUi {
     fn text(&mut self, bytes: &[u8]) {
         self.settle_paid();
+        let was_in_code = self.display.in_code_block();
         let out = self.display.push(bytes, stdout_width());
+        // The newlines of a block that was open are its own: status lines wait past it.
+        self.screen.in_code_block(was_in_code);
         self.show(out);
+        self.screen.in_code_block(self.display.in_code_block());
     }
 
     /// Reports quote directive bodies and reasons: sanitized before painting.

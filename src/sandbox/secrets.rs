@@ -450,7 +450,7 @@ pub(crate) fn is_dotenv(name: &std::ffi::OsStr) -> bool {
 /// files found (`dotenv`), plus `extra` (policy `deny_read`, `~/` expanded), minus what a path
 /// in `allow` (`--allow-read`) names: the entry it is, and those beneath it. A path that only
 /// holds entries (`/`, `~`) lifts nothing — showing every secret at once takes naming each
-/// (the flag refuses one, see [`holds_hidden`]).
+/// (the flag refuses one, see `holds_hidden`).
 pub fn deny_list(
     bases: &Bases,
     dotenv: &[PathBuf],

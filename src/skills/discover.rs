@@ -284,10 +284,12 @@ impl SkillSet {
             .collect()
     }
 
-    /// How many loaded skills have warnings other than skipped tools (spec warnings).
-    pub fn linted(&self) -> usize {
+    /// How many loaded skills (of `among`, when it names some) have warnings other than
+    /// skipped tools (spec warnings).
+    pub fn linted(&self, among: &[String]) -> usize {
         self.skills
             .iter()
+            .filter(|s| among.is_empty() || among.contains(&s.name))
             .filter(|s| s.warnings.iter().any(|w| !w.ends_with(TOOL_SKIPPED)))
             .count()
     }

@@ -35,6 +35,19 @@ impl SkillSet {
         hidden: &[PathBuf],
     ) -> Result<SkillText, ResolveError> {
         let skill = self.skill(name)?;
+        // An agent's or prompt's folder with tools only: no SKILL.md, no files to hand out.
+        if !skill.source.ends_with("SKILL.md") {
+            let tools: Vec<String> = skill.tools().map(|t| format!("{name}:{}", t.id)).collect();
+            return Err(ResolveError::NotFound(format!(
+                "`{name}` is an agent's tool folder, not a skill: there is nothing to read; its \
+                 tools are {}",
+                if tools.is_empty() {
+                    "none".to_owned()
+                } else {
+                    tools.join(", ")
+                }
+            )));
+        }
         let Some(file) = file.filter(|f| *f != "SKILL.md") else {
             let mut bytes = skill.body.as_bytes().to_vec();
             let truncated = bytes.len() > max_bytes;

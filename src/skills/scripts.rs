@@ -135,17 +135,31 @@ pub fn detect(skill_dir: &Path, ts_interpreter: &str, body: &str) -> Vec<Script>
     out
 }
 
-/// Relative paths with a folder and a script's extension in `body`, each tail of a longer one
-/// too (`eval-viewer/generate_review.py` in `python <path>/eval-viewer/generate_review.py`).
-/// Paths in `scripts/` and ones with `..` are left out. Pure.
+/// Relative paths with a folder and a script's extension that `body` gives an interpreter to
+/// run (`python <path>/eval-viewer/generate_review.py`, `node tools/x.js`, `uv run a/b.py`),
+/// each tail of a longer one too. A path merely mentioned (a template to read) is not one.
+/// Paths in `scripts/` and `tools/` (a tool runs as its tool) and ones with `..` are left out.
+/// Pure.
 fn named_paths(body: &str) -> Vec<String> {
     const EXTENSIONS: &[&str] = &[
         "py", "sh", "bash", "js", "mjs", "cjs", "ts", "mts", "rb", "pl",
     ];
+    let path_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
+    let bare = |w: &str| {
+        w.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '/'))
+            .to_owned()
+    };
     let mut out: Vec<String> = Vec::new();
-    let words =
-        body.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')));
-    for word in words {
+    let mut prev = String::new();
+    for raw in body.split_whitespace() {
+        let runs = prev == "run" || crate::command::interpreter::is_interpreter(&prev);
+        prev = bare(raw);
+        if !runs {
+            continue;
+        }
+        // The path part: the last run of path characters (after a `<skill-path>` placeholder).
+        let word = raw.trim_end_matches(|c: char| !path_char(c));
+        let word = &word[word.rfind(|c: char| !path_char(c)).map_or(0, |i| i + 1)..];
         let word = word.trim_end_matches('.');
         let Some((_, ext)) = word.rsplit_once('.') else {
             continue;
@@ -673,8 +687,9 @@ mod tests {
         fs::write(outside.path().join("x.py"), "print(1)\n").unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("linked")).unwrap();
         let body = "Run `python <skill-path>/eval-viewer/generate_review.py ws` to review.\n\
-                    Uses core/helpers.py, ../other/x.py, /etc/x.sh, linked/x.py, tools/stats/stats.py, \
-                    eval-viewer/missing.py and assets/data.json.";
+                    Run python core/helpers.py, python ../other/x.py, bash /etc/x.sh, python \
+                    linked/x.py, python tools/stats/stats.py, python eval-viewer/missing.py and \
+                    python assets/data.json. See eval-viewer/unnamed.py for the layout.";
         let found: Vec<String> = detect(&root, "node", body)
             .into_iter()
             .map(|s| s.rel_path)
