@@ -126,9 +126,9 @@ fn hint(h: &Hint) -> String {
             path.display(),
             path.display()
         ),
-        Hint::HiddenSomewhere { name } => format!(
+        Hint::HiddenSomewhere { name, here } => format!(
             "{}; lift it with --allow-read and its full path",
-            crate::sandbox::hint::hidden_somewhere(name)
+            crate::sandbox::hint::hidden_somewhere(name, here.as_deref())
         ),
         // Names no flag: the same either way.
         Hint::OwnPermissions { .. } => h.to_string(),

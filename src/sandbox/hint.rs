@@ -63,6 +63,9 @@ pub enum Hint {
     HiddenSomewhere {
         /// The relative path, as the message named it (control characters escaped).
         name: String,
+        /// The hidden path it is relative to the folder the run started in, if one is: what it
+        /// touched unless it changed folder.
+        here: Option<PathBuf>,
     },
     /// A write refused inside a writable path: not by the sandbox but by the file's or the
     /// folder's own permissions (a root run has no capabilities over other users' files).
@@ -204,13 +207,11 @@ impl std::fmt::Display for Hint {
                 "sandbox: {} is hidden from scripts (deny_read); lift it with allow_read",
                 path.display()
             ),
-            Hint::HiddenSomewhere { name } => {
-                write!(
-                    f,
-                    "{}; lift it with allow_read and its full path",
-                    hidden_somewhere(name)
-                )
-            }
+            Hint::HiddenSomewhere { name, here } => write!(
+                f,
+                "{}; lift it with allow_read and its full path",
+                hidden_somewhere(name, here.as_deref())
+            ),
             Hint::OwnPermissions { path } => f.write_str(&own_permissions(path)),
             Hint::Sockets { network_off, named } => {
                 f.write_str(sockets_closed(*named))?;
@@ -299,10 +300,17 @@ impl std::fmt::Display for Hint {
 }
 
 /// [`Hint::HiddenSomewhere`]'s first words.
-pub(crate) fn hidden_somewhere(name: &str) -> String {
+pub(crate) fn hidden_somewhere(name: &str, here: Option<&std::path::Path>) -> String {
+    let which = match here {
+        Some(h) => format!(
+            "{} if it wrote where it started, another folder's if it changed folder",
+            crate::command::escape_controls(&h.display().to_string())
+        ),
+        None => "which one is not known from a relative path".to_string(),
+    };
     format!(
-        "sandbox: the run likely touched a hidden {name} file (deny_read hides it from scripts; \
-         which one is not known from a relative path)"
+        "sandbox: the run likely touched a hidden {name} file (deny_read hides them from \
+         scripts; {which})"
     )
 }
 
@@ -621,6 +629,7 @@ fn hidden_named(f: &Facts, err: &str) -> Option<Hint> {
             1 => Hint::Hidden { path },
             _ => Hint::HiddenSomewhere {
                 name: crate::command::escape_controls(&rel.to_string_lossy()),
+                here: Some(path),
             },
         });
     }
@@ -630,6 +639,7 @@ fn hidden_named(f: &Facts, err: &str) -> Option<Hint> {
         .find(|n| super::secrets::is_dotenv(n) && names_relative(err, &n.to_string_lossy()))
         .map(|n| Hint::HiddenSomewhere {
             name: crate::command::escape_controls(&n.to_string_lossy()),
+            here: None,
         })
 }
 
@@ -1147,20 +1157,29 @@ mod tests {
         assert_eq!(
             h,
             Hint::HiddenSomewhere {
-                name: ".env".into()
+                name: ".env".into(),
+                here: Some("/p/.env".into())
             }
         );
-        assert!(h.to_string().contains("a hidden .env file"), "{h}");
+        let text = h.to_string();
+        assert!(text.contains("a hidden .env file"), "{text}");
+        assert!(
+            text.contains("/p/.env if it wrote where it started"),
+            "{text}"
+        );
         // Only the subfolder's is hidden: it is not the working directory's, so none is named.
         let sub = [PathBuf::from("/p/sub/.env")];
         let mut f = facts(None, said, &sub);
         f.cwd = Some(&cwd);
+        let h = explain(&f).unwrap();
         assert_eq!(
-            explain(&f),
-            Some(Hint::HiddenSomewhere {
-                name: ".env".into()
-            })
+            h,
+            Hint::HiddenSomewhere {
+                name: ".env".into(),
+                here: None
+            }
         );
+        assert!(!h.to_string().contains("/p/"), "{h}");
         // Control: one hidden path, named from the working directory, or absolute.
         let one = [PathBuf::from("/p/.env")];
         let mut f = facts(None, said, &one);
