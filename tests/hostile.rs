@@ -4744,6 +4744,9 @@ fn hidden_paths_and_tool_settings_in_a_writable_path_refuse_writes() {
     home.write("work/.claude/settings.json", "{}\n");
     home.write("work/.mcp.json", "{}\n");
     home.write("work/.husky/pre-commit", "#!/bin/sh\n");
+    home.write("work/.pre-commit-config.yaml", "repos: []\n");
+    home.write("work/app/lefthook.yml", "pre-commit: {}\n");
+    home.write("work/.devcontainer/devcontainer.json", "{}\n");
     let agent = home.path().join("hide.toml");
     std::fs::write(
         &agent,
@@ -4774,7 +4777,8 @@ fn hidden_paths_and_tool_settings_in_a_writable_path_refuse_writes() {
     let (out, err) = go(
         &["--agent", agent_arg],
         "for f in .env backend/.env secrets/new .claude/settings.json .mcp.json .husky/x \
-         plain.txt; do if echo X >> $f; then echo wrote-$f; fi; done 2>/dev/null; echo end",
+         .pre-commit-config.yaml app/lefthook.yml .devcontainer/devcontainer.json plain.txt; do \
+         if echo X >> $f; then echo wrote-$f; fi; done 2>/dev/null; echo end",
     );
     assert_eq!(
         out, "wrote-plain.txt\nend",
