@@ -109,8 +109,13 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     if args.json {
         // One JSON object on stdout even when a signal stops the run.
         super::interrupt::on_stop(|signal| {
+            // The keys of a result (the run's own output is not kept when it is cut short).
             let doc = serde_json::json!({
                 "success": false,
+                "exit_code": null,
+                "signal": signal,
+                "stdout": "",
+                "stderr": "",
                 "error": format!("stopped by {signal}"),
                 "interrupted": signal,
             });
