@@ -652,4 +652,13 @@ async fn a_web_page_is_named_and_a_whole_json_answer_is_read() {
     let (events, err) = collect(&*openai(&server), request("hi")).await;
     assert!(err.is_none(), "{err:?}");
     assert_eq!(text(&events), "Hello from non-stream");
+    // An event stream labelled JSON is still read as the stream it is.
+    let sse = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi there\"}}]}\n\n\
+               data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
+               data: [DONE]\n\n";
+    let server =
+        Server::start([Reply::status(200, sse).header("content-type", "application/json")]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(text(&events), "Hi there");
 }

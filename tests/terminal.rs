@@ -451,7 +451,9 @@ fn a_status_line_waits_for_an_open_code_block() {
     let home = TestHome::new();
     let mut pieces = vec!["Saying it %{sleep 0.2} now.\n```python\n".to_string()];
     pieces.extend((0..10).map(|i| format!("print({i})\n")));
-    pieces.push("```\nEnd.\n".into());
+    // The block's end and the start of the next line in one piece.
+    pieces.push("```\nThe end ".into());
+    pieces.push("is here.\nEnd.\n".into());
     let server = Server::start([Reply::text(pieces).gap(Duration::from_millis(40))]);
     let args = [
         "chat",
@@ -473,6 +475,8 @@ fn a_status_line_waits_for_an_open_code_block() {
         .expect("the status line");
     let last = shown.find("print(9)").expect("the block");
     assert!(status > last, "{shown}");
+    // Not in the middle of the line after the block either.
+    assert!(shown.contains("The end is here."), "{shown}");
 }
 
 /// `cmd` on a pty with the test environment, run from `home`.

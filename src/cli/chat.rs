@@ -381,7 +381,12 @@ impl Ui for PlainUi {
         self.hold_pending = was_in_code;
         self.write(&out);
         self.hold_pending = false;
-        if !self.display.in_code_block() && was_in_code && !self.pending.is_empty() {
+        // Out of the block at the start of a line: they come now (mid-line, at its end).
+        if !self.display.in_code_block()
+            && was_in_code
+            && self.ended_with_newline
+            && !self.pending.is_empty()
+        {
             self.flush_pending();
         }
     }

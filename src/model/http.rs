@@ -168,11 +168,7 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
                 yield Err(ModelError::WebPage { url: req.url.clone(), page: server_message(&body) });
                 return;
             }
-            // A server that ignores `stream: true` sends the whole answer as one JSON object:
-            // read as such, not as a stream that never came.
-            let whole = !req.stream || content_type.starts_with("application/json");
-
-            if whole {
+            if !req.stream {
                 let body = match tokio::time::timeout(idle, response.bytes()).await {
                     Err(_) => {
                         yield Err(timeout(&req, "reading the response", idle));
@@ -194,7 +190,45 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
                 return;
             }
 
-            let mut body = response.bytes_stream();
+            let mut body = response.bytes_stream().boxed();
+            // A server that ignores `stream: true` sends the whole answer as one JSON object
+            // (labelled JSON; some label their event stream so too): told apart by its first
+            // byte, and read as the answer, not as a stream that never came.
+            if content_type.starts_with("application/json") {
+                let first = tokio::time::timeout(idle, body.next()).await.ok().flatten();
+                let starts_object = matches!(&first, Some(Ok(b))
+                    if b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
+                if starts_object {
+                    let mut whole = match first {
+                        Some(Ok(b)) => b.to_vec(),
+                        _ => Vec::new(),
+                    };
+                    loop {
+                        match tokio::time::timeout(idle, body.next()).await {
+                            Ok(Some(Ok(chunk))) => whole.extend_from_slice(&chunk),
+                            Ok(None) => break,
+                            Ok(Some(Err(e))) => {
+                                yield Err(ModelError::StreamCut { bytes: whole.len() as u64, reason: root_cause(&e) });
+                                return;
+                            }
+                            Err(_) => {
+                                yield Err(timeout(&req, "reading the response", idle));
+                                return;
+                            }
+                        }
+                    }
+                    let result = decoder.whole(&whole, &mut out);
+                    for ev in out.drain(..) {
+                        yield Ok(ev);
+                    }
+                    if let Err(e) = result {
+                        yield Err(e);
+                    }
+                    return;
+                }
+                // An event stream after all: the first piece goes back in front.
+                body = futures::stream::iter(first).chain(body).boxed();
+            }
             let mut parser = SseParser::new();
             let mut events = Vec::new();
             let mut bytes: u64 = 0;

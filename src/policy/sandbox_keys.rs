@@ -145,7 +145,8 @@ pub fn credentials_problem(path: &Path, bases: &crate::sandbox::secrets::Bases) 
 
 /// Why `path` must not be writable without `--force-writable`, or `None`. `protected` are the
 /// folders skillpipe reads as the user's own, each with what it holds
-/// ([`crate::paths::own_folders`]); `on_path` the folders of `$PATH` (absolute ones). Pure.
+/// ([`crate::paths::own_folders`]); `on_path` the folders of `$PATH` (absolute ones). Pure but for
+/// reading `$XDG_RUNTIME_DIR`.
 pub fn writable_problem(
     path: &Path,
     home: Option<&Path>,

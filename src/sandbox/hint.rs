@@ -549,8 +549,11 @@ pub fn explain(f: &Facts) -> Option<Hint> {
         || f.enforced.filesystem && denied && refusal.access == Access::Write
     {
         // Inside a writable path only the file's own permissions refuse (EACCES; the sandbox's
-        // read-only mounts say EROFS).
-        if !read_only && let Some(p) = in_writable(f, &refusal.paths) {
+        // read-only mounts say EROFS). Without those mounts Landlock refuses with EACCES too,
+        // so then only an absolute path says where the write went (a relative one may follow a
+        // `cd` out of the writable path).
+        let told = |p: &&String| f.enforced.mounts || p.starts_with('/');
+        if !read_only && let Some(p) = in_writable(f, &refusal.paths).filter(told) {
             return Some(Hint::OwnPermissions {
                 path: crate::command::escape_controls(p),
             });

@@ -134,6 +134,10 @@ impl Snapshot {
                     (Some(b), Some(runs)) if b.changed != f.changed => {
                         Some(settings_warning("changed", &f.path, runs))
                     }
+                    // Too big to compare whole (fail closed): it may have changed.
+                    (Some(_), Some(runs)) if f.changed.contains(&TOO_BIG) => {
+                        Some(settings_warning("may have changed", &f.path, runs))
+                    }
                     (Some(_), _) => None,
                 },
             )
@@ -197,6 +201,10 @@ fn last_change(path: &Path, meta: &std::fs::Metadata) -> Vec<Stamp> {
     out
 }
 
+/// The mark of a settings folder over [`MAX_SETTINGS_ENTRIES`] in its [`Found::changed`].
+static TOO_BIG: std::sync::LazyLock<Stamp> =
+    std::sync::LazyLock::new(|| ("\u{0}too big".into(), 0, 0, 0, 0));
+
 /// The [`Found::changed`] of a tool's settings `path` (own metadata `meta`): the file itself,
 /// or each entry in the folder at any depth (bounded by [`MAX_SETTINGS_ENTRIES`]), by name.
 fn settings_stamps(path: &Path, meta: &std::fs::Metadata) -> Vec<Stamp> {
@@ -215,6 +223,8 @@ fn settings_stamps(path: &Path, meta: &std::fs::Metadata) -> Vec<Stamp> {
         };
         for e in rd.filter_map(Result::ok) {
             if out.len() >= MAX_SETTINGS_ENTRIES {
+                // Not all compared: marked, so that the run is told it may have changed it.
+                out.push(TOO_BIG.clone());
                 break 'walk;
             }
             let Ok(m) = e.path().symlink_metadata() else {
@@ -337,6 +347,25 @@ mod tests {
 
     /// Tools' settings made in an empty writable folder, or changed two levels down, are told
     /// of like a new `.git`; work beside them is not.
+    #[test]
+    fn a_settings_folder_too_big_to_compare_is_told_of() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        let big = r.join("a/.vscode");
+        std::fs::create_dir_all(&big).unwrap();
+        for i in 0..=MAX_SETTINGS_ENTRIES {
+            std::fs::write(big.join(format!("f{i}")), "").unwrap();
+        }
+        let roots = [r.to_path_buf()];
+        let before = Snapshot::take(&roots);
+        let said = texts(Snapshot::take(&roots).warnings_since(&before));
+        assert!(
+            said.iter()
+                .any(|w| w.contains("may have changed") && w.contains(".vscode")),
+            "{said:?}"
+        );
+    }
+
     #[test]
     fn tools_settings_made_or_changed_at_any_depth_are_told_of() {
         let dir = tempfile::tempdir().unwrap();

@@ -150,16 +150,31 @@ fn named_paths(body: &str) -> Vec<String> {
             .to_owned()
     };
     let mut out: Vec<String> = Vec::new();
-    let mut prev = String::new();
+    // After an interpreter (or `run`), its options come before the path: `python3 -u x.py`,
+    // `uv run --with pandas x.py`.
+    let mut runs = false;
+    let mut skip_value = false;
     for raw in body.split_whitespace() {
-        let runs = prev == "run" || crate::command::interpreter::is_interpreter(&prev);
-        prev = bare(raw);
-        if !runs {
+        let word_bare = bare(raw);
+        if skip_value {
+            skip_value = false;
+            continue;
+        }
+        if runs && raw.starts_with('-') {
+            skip_value = matches!(
+                word_bare.as_str(),
+                "with" | "from" | "python" | "m" | "W" | "X"
+            );
+            continue;
+        }
+        let this_runs = runs;
+        runs = word_bare == "run" || crate::command::interpreter::is_interpreter(&word_bare);
+        if !this_runs {
             continue;
         }
         // The path part: the last run of path characters (after a `<skill-path>` placeholder).
         let word = raw.trim_end_matches(|c: char| !path_char(c));
-        let word = &word[word.rfind(|c: char| !path_char(c)).map_or(0, |i| i + 1)..];
+        let word = word.rsplit(|c: char| !path_char(c)).next().unwrap_or("");
         let word = word.trim_end_matches('.');
         let Some((_, ext)) = word.rsplit_once('.') else {
             continue;
@@ -698,6 +713,18 @@ mod tests {
         // not a tool's script (it runs as its tool), not a file the body does not name.
         assert_eq!(found, ["eval-viewer/generate_review.py"]);
         assert!(detect(&root, "node", "").is_empty(), "the control");
+        // Options between the interpreter and the path, and text that is no ASCII around it.
+        for body in [
+            "Run `python3 -u eval-viewer/generate_review.py ws`.",
+            "Then run “python eval-viewer/generate_review.py” — «done».",
+            "uv run --with pandas eval-viewer/generate_review.py",
+        ] {
+            let found: Vec<String> = detect(&root, "node", body)
+                .into_iter()
+                .map(|s| s.rel_path)
+                .collect();
+            assert_eq!(found, ["eval-viewer/generate_review.py"], "{body}");
+        }
     }
 
     #[test]
