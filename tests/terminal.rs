@@ -421,21 +421,7 @@ fn a_waiting_status_line_comes_before_the_next_block() {
         Reply::text(["Number: !{echo 42}"]),
         Reply::text([" so it is 42.\n\n```sh\nls\n```\n\nEnd.\n"]),
     ]);
-    let args = [
-        "chat",
-        "--base-url",
-        &server.url,
-        "--model",
-        "m",
-        "--allow",
-        "echo",
-        "-y",
-        "go",
-    ];
-    let mut p = on_pty(&home, env!("CARGO_BIN_EXE_skillpipe"), &args);
-    p.expect("End.");
-    assert_eq!(p.wait_exit().code(), Some(0));
-    let shown = p.text();
+    let shown = one_shot_screen(&home, &server, "echo");
     let status = shown
         .find("skillpipe: ran !{echo 42}")
         .expect("the status line");
@@ -455,21 +441,7 @@ fn a_status_line_waits_for_an_open_code_block() {
     pieces.push("```\nThe end ".into());
     pieces.push("is here.\nEnd.\n".into());
     let server = Server::start([Reply::text(pieces).gap(Duration::from_millis(40))]);
-    let args = [
-        "chat",
-        "--base-url",
-        &server.url,
-        "--model",
-        "m",
-        "--allow",
-        "sleep",
-        "-y",
-        "go",
-    ];
-    let mut p = on_pty(&home, env!("CARGO_BIN_EXE_skillpipe"), &args);
-    p.expect("End.");
-    assert_eq!(p.wait_exit().code(), Some(0));
-    let shown = p.text();
+    let shown = one_shot_screen(&home, &server, "sleep");
     let status = shown
         .find("skillpipe: ran %{sleep 0.2}")
         .expect("the status line");
@@ -477,6 +449,26 @@ fn a_status_line_waits_for_an_open_code_block() {
     assert!(status > last, "{shown}");
     // Not in the middle of the line after the block either.
     assert!(shown.contains("The end is here."), "{shown}");
+}
+
+/// The screen of a one-shot `chat` on a pty against `server`, allowing `allow`, once its
+/// answer (ending in `End.`) is through and it exited 0.
+fn one_shot_screen(home: &TestHome, server: &Server, allow: &str) -> String {
+    let args = [
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--allow",
+        allow,
+        "-y",
+        "go",
+    ];
+    let mut p = on_pty(home, env!("CARGO_BIN_EXE_skillpipe"), &args);
+    p.expect("End.");
+    assert_eq!(p.wait_exit().code(), Some(0));
+    p.text()
 }
 
 /// `cmd` on a pty with the test environment, run from `home`.

@@ -210,8 +210,6 @@ pub struct Session {
     continuing: bool,
     /// Lines that held only directives are not shown.
     lines: lines::DirectiveLines,
-    /// The outcome of the tool call just run, for [`Captures::last`].
-    last_tool: std::sync::Mutex<Option<Outcome>>,
     /// Side effects and tool calls so far: a capture written again after one of them may see
     /// another world, so it is no repeat (see [`Session::capture_key`]).
     changes: u64,
@@ -249,7 +247,6 @@ impl Session {
             partial_shown: String::new(),
             continuing: false,
             lines: Default::default(),
-            last_tool: std::sync::Mutex::new(None),
             changes: 0,
         }
     }
@@ -495,22 +492,20 @@ impl Session {
                         .await;
                     let mut limited = false;
                     for call in tool_calls {
-                        let content = if let Some(why) = driver.limit_reached() {
+                        let ((content, is_error), ran) = if let Some(why) = driver.limit_reached() {
                             // Audited, not reported one by one: the notice below says it.
                             limited = true;
                             let argv = std::slice::from_ref(&call.name);
                             driver.refuse(Origin::Tool, argv, Decision::Denied, why.clone());
-                            (tools::error_json(&why), true)
+                            ((tools::error_json(&why), true), None)
                         } else {
                             driver.count_capture();
                             self.changes += 1;
                             self.run_tool(&call, ui, &driver).await
                         };
-                        let (content, is_error) = content;
                         self.history
                             .push(Message::tool_result(call.id.clone(), content, is_error));
-                        let ran = self.last_tool.get_mut().map(Option::take);
-                        if let Ok(Some(outcome)) = ran {
+                        if let Some(outcome) = ran {
                             // As a capture's: the turn never ends without its result.
                             captures.last = Some(outcome);
                             captures.last_body = Some(format!("tool {}", call.name));
@@ -858,18 +853,24 @@ impl Session {
         ui.text(bytes);
     }
 
-    /// Runs one native tool call; returns the tool message's content and whether it is an error.
-    async fn run_tool(&self, call: &ToolCall, ui: &mut dyn Ui, driver: &Driver) -> (String, bool) {
+    /// Runs one native tool call; returns the tool message's content and whether it is an error,
+    /// and the outcome of a command that ran (the turn shows it if the model then says nothing).
+    async fn run_tool(
+        &self,
+        call: &ToolCall,
+        ui: &mut dyn Ui,
+        driver: &Driver,
+    ) -> ((String, bool), Option<Outcome>) {
         // The user said nothing is to run: a tool call is refused as a directive would be.
         let args = tools::argument_values(&call.arguments);
         if let Some(why) = copies::nothing_to_run(&self.turn_user, &args) {
             let argv = std::slice::from_ref(&call.name);
             let outcome = driver.refuse(Origin::Tool, argv, Decision::Denied, why.into());
             self.tool_report(call, &outcome, ui, driver);
-            return (tools::error_json(why), true);
+            return ((tools::error_json(why), true), None);
         }
         if call.name == tools::LOAD_SKILL && !self.tool_defs.is_empty() {
-            return self.load_skill_tool(call, ui, driver).await;
+            return (self.load_skill_tool(call, ui, driver).await, None);
         }
         // A script of a skill whose allowed-tools forbid it is not offered; called anyway, it
         // is refused by the dispatcher saying so.
@@ -879,13 +880,16 @@ impl Session {
         };
         let Some(target) = self.tool_map.get(&call.name).or(locked.as_ref()) else {
             let why = format!("unknown tool `{}`", call.name);
-            return self.invalid_tool_call(call, &call.name, why, ui, driver);
+            return (
+                self.invalid_tool_call(call, &call.name, why, ui, driver),
+                None,
+            );
         };
         let script = &target.reference;
         let (args, input) = match tools::parse_arguments(&call.arguments, target) {
             Ok(v) => v,
             Err(e) => {
-                return self.invalid_tool_call(call, script, e, ui, driver);
+                return (self.invalid_tool_call(call, script, e, ui, driver), None);
             }
         };
         let mut argv = vec![script.clone()];
@@ -894,10 +898,7 @@ impl Session {
         let outcome = self.dispatcher.run_argv(Origin::Tool, argv, input).await;
         ui.busy(None);
         self.tool_report(call, &outcome, ui, driver);
-        let result = tools::result_json(&outcome);
-        // Kept for the end of the turn: a model that says nothing after it still shows it.
-        *self.last_tool.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
-        result
+        (tools::result_json(&outcome), Some(outcome))
     }
 }
 
