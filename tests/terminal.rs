@@ -931,3 +931,130 @@ fn the_key_guard_starts_when_the_prompt_is_on_screen() {
     assert_eq!(p.wait_exit().code(), Some(0));
     assert_eq!(home.audit()[0]["decision"], "declined");
 }
+
+/// The paragraph's words, each screen row of it ending at a word: rows of `shown` from the one
+/// starting with `first` up to the row that ends with `last`.
+fn paragraph_rows<'a>(shown: &'a str, first: &str, last: &str) -> Vec<&'a str> {
+    let rows: Vec<&str> = shown.lines().map(str::trim_end).collect();
+    let start = rows
+        .iter()
+        .position(|r| r.starts_with(first))
+        .unwrap_or_else(|| panic!("no row starts with {first:?}:\n{shown}"));
+    let end = rows[start..]
+        .iter()
+        .position(|r| r.ends_with(last))
+        .unwrap_or_else(|| panic!("no row ends with {last:?}:\n{shown}"));
+    rows[start..=start + end].to_vec()
+}
+
+/// Asserts that `rows` are `text` wrapped at words to at most `width` columns, each row as full
+/// as the next word allows.
+fn assert_wrapped(rows: &[&str], text: &str, width: usize, shown: &str) {
+    assert_eq!(rows.join(" "), text, "words lost or split:\n{shown}");
+    for pair in rows.windows(2) {
+        let next_word = pair[1].split(' ').next().unwrap();
+        assert!(
+            pair[0].chars().count() + 1 + next_word.chars().count() > width,
+            "{:?} would have taken {next_word:?} at {width} columns:\n{shown}",
+            pair[0]
+        );
+    }
+    assert!(
+        rows.iter().all(|r| r.chars().count() <= width),
+        "a row wider than {width}:\n{shown}"
+    );
+}
+
+const OWLS: &str = "Owls are birds of prey that hunt mostly at night. They have large eyes, \
+                    a flat face and very soft feathers, so their flight is almost silent.";
+
+/// A resize while the REPL waits at its prompt: once the user has entered the next line, the
+/// screen shows the earlier answer wrapped at words to the new width, as if the window had
+/// always had it (a re-wrapping terminal such as tmux otherwise cuts its rows mid-word).
+#[test]
+fn the_repl_lays_its_screen_out_again_after_a_resize() {
+    let home = TestHome::new();
+    let server = Server::start([
+        Reply::chunked(&format!("{OWLS}\n\nEND ONE"), 7),
+        Reply::text(["Short second answer. END TWO"]),
+    ]);
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let argv = [bin, "chat", "--base-url", &server.url, "--model", "m"];
+    let Some(t) = Tmux::start_sized(&argv, &env(&home), home.path(), (80, 30)) else {
+        return;
+    };
+    t.wait_for("/help for commands");
+    t.keys("tell me about owls");
+    t.enter();
+    let shown = t.wait_for("END ONE");
+    assert_wrapped(
+        &paragraph_rows(&shown, "Owls are", "silent."),
+        OWLS,
+        80,
+        &shown,
+    );
+    t.resize((40, 30));
+    t.keys("and more");
+    t.enter();
+    let shown = t.wait_for("END TWO");
+    assert_wrapped(
+        &paragraph_rows(&shown, "Owls are", "silent."),
+        OWLS,
+        40,
+        &shown,
+    );
+    // The exchange is all there, once, in order.
+    let order = [
+        "tell me about owls",
+        "Owls are",
+        "END ONE",
+        "and more",
+        "END TWO",
+    ];
+    let at: Vec<usize> = order.iter().map(|w| shown.find(w).unwrap()).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{shown}");
+    assert_eq!(shown.matches("Owls are").count(), 1, "{shown}");
+}
+
+/// A resize while an answer streams: the next piece lays the screen out again at the new width,
+/// the part already shown included, and the answer goes on from there.
+#[test]
+fn a_resize_mid_answer_rewraps_what_was_shown() {
+    let home = TestHome::new();
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let rest = " The rest came after the resize. END";
+    let server =
+        Server::start(
+            [Reply::text([format!("{OWLS}\n\nSo far"), rest.to_string()])
+                .hold_after(1, release.clone())],
+        );
+    let bin = env!("CARGO_BIN_EXE_skillpipe");
+    let argv = [bin, "chat", "--base-url", &server.url, "--model", "m"];
+    let Some(t) = Tmux::start_sized(&argv, &env(&home), home.path(), (80, 30)) else {
+        return;
+    };
+    t.wait_for("/help for commands");
+    t.keys("owls");
+    t.enter();
+    let shown = t.wait_for("silent.");
+    assert_wrapped(
+        &paragraph_rows(&shown, "Owls are", "silent."),
+        OWLS,
+        80,
+        &shown,
+    );
+    t.resize((44, 30));
+    release.notify_one();
+    let shown = t.wait_for("END");
+    assert_wrapped(
+        &paragraph_rows(&shown, "Owls are", "silent."),
+        OWLS,
+        44,
+        &shown,
+    );
+    assert!(
+        shown.contains("So far The rest came after the resize."),
+        "{shown}"
+    );
+    assert_eq!(shown.matches("owls").count(), 1, "{shown}");
+}

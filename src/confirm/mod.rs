@@ -264,6 +264,34 @@ pub(crate) fn grants(policy: &ScriptPolicy) -> Vec<String> {
     out
 }
 
+/// The word a terminal prompt writes after the question for `answer`.
+pub(crate) fn answer_word(answer: &Result<Answer, AskError>) -> &'static str {
+    match answer {
+        Ok(Answer::Once) => "yes",
+        Ok(Answer::Always) => "always",
+        Ok(Answer::No) => "no",
+        Err(_) => "interrupted",
+    }
+}
+
+/// The prompt and its answer as a terminal `width` × `height` showed them (the question `a`
+/// adds only when it was asked), with plain newlines: for the REPL's record of its screen.
+pub(crate) fn as_shown(
+    p: &Prompt<'_>,
+    answer: &Result<Answer, AskError>,
+    width: usize,
+    height: usize,
+) -> String {
+    let shown = layout(p, width, height);
+    let mut text = shown.main;
+    if matches!(answer, Ok(Answer::Always)) {
+        text.push_str(&shown.always);
+    }
+    text.push_str(answer_word(answer));
+    text.push('\n');
+    text.replace("\r\n", "\n")
+}
+
 /// The prompt as drawn: its text (broken at spaces to the width, see [`fit`]) and the question
 /// `a` adds under it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -80,13 +80,7 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
             always_key(key, intr)
         }
     };
-    let word = match answer {
-        Ok(Answer::Once) => "yes",
-        Ok(Answer::Always) => "always",
-        Ok(Answer::No) => "no",
-        Err(_) => "interrupted",
-    };
-    let _ = write!(tty, "{word}\r\n");
+    let _ = write!(tty, "{}\r\n", super::answer_word(&answer));
     let _ = tty.flush();
     crate::term::line::at_line_start();
     drop(raw);

@@ -4,6 +4,7 @@
 //! - [`commands`]: what a slash command means (pure).
 //! - [`screen`]: the shared terminal — spinner thread, column tracking, the prompt's exclusive hold.
 //! - [`ui`]: the chat loop's [`crate::chat::Ui`] on that screen.
+//! - [`tape`]: what the screen shows, kept to lay it out again after a resize.
 //! - [`session_file`]: `/save` and `--resume`.
 //! - [`clipboard`]: the `/copy` command.
 //!
@@ -21,6 +22,7 @@ mod reflow;
 mod rewind;
 mod screen;
 pub mod session_file;
+mod tape;
 mod ui;
 
 use crate::app::{self, ChatConfig, Setup, build_session};
@@ -357,6 +359,8 @@ impl Repl<'_> {
                     }
                 }
                 Read::Entry(entry) => {
+                    self.ui.typed(&styled, &entry);
+                    self.ui.redraw_if_resized();
                     self.editor.remember(&entry);
                     match commands::parse(&entry) {
                         Input::Empty => {}

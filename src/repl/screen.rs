@@ -11,6 +11,7 @@
 //!   cannot redraw, and streamed text waits until the user has answered (every write here also
 //!   holds the terminal, [`crate::term::gate`], the one rule filter and one-shot `chat` follow).
 
+use super::tape::{Entry, Tape, screenful};
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -179,6 +180,17 @@ struct State {
     /// The answer is inside a code block: waiting status lines wait for its end (written at a
     /// newline, they would land among its lines).
     in_block: bool,
+    /// What a replaying screen wrote (see [`Screen::replay`]).
+    buffer: Vec<u8>,
+    /// The width the screen was last laid out for (0: not yet known).
+    shown_width: usize,
+}
+
+/// Which of the two streams a write goes to.
+#[derive(Clone, Copy)]
+enum To {
+    Out,
+    Err,
 }
 
 /// The shared terminal. Cheap to clone through an `Arc`.
@@ -186,15 +198,116 @@ pub struct Screen {
     looks: Looks,
     state: Mutex<State>,
     wake: Condvar,
+    /// What has been shown, to lay it out again after a resize: kept when both streams are the
+    /// terminal (then everything the REPL shows is on one screen).
+    tape: Option<Mutex<Tape>>,
+    /// A screen that writes to a buffer at this width instead of the terminal: the tape
+    /// replayed after a resize.
+    replay_width: Option<usize>,
 }
 
 impl Screen {
     pub fn new(looks: Looks) -> Arc<Screen> {
+        let on_screen = looks.stdout_tty && looks.stderr_tty;
+        let state = State {
+            shown_width: crate::term::columns(libc::STDOUT_FILENO).unwrap_or(0),
+            ..State::default()
+        };
         Arc::new(Screen {
             looks,
+            state: Mutex::new(state),
+            wake: Condvar::new(),
+            tape: on_screen.then(|| Mutex::new(Tape::default())),
+            replay_width: None,
+        })
+    }
+
+    /// A screen like `looks`'s terminal, `width` columns wide, that writes into a buffer: the
+    /// tape is replayed through it after a resize.
+    pub fn replay(looks: Looks, width: usize) -> Arc<Screen> {
+        Arc::new(Screen {
+            looks: Looks {
+                spinner: false,
+                ..looks
+            },
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
+            tape: None,
+            replay_width: Some(width.max(1)),
         })
+    }
+
+    /// Adds `entry` to the tape (when one is kept).
+    pub fn record(&self, entry: Entry) {
+        if let Some(tape) = &self.tape {
+            tape.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
+        }
+    }
+
+    /// The tape's entries, when the width differs from the one the screen was laid out for
+    /// (the width is then taken as the new one).
+    pub fn resized(&self, width: usize) -> Option<Vec<Entry>> {
+        let tape = self.tape.as_ref()?;
+        let mut st = self.lock();
+        if st.shown_width == width || width == 0 {
+            return None;
+        }
+        st.shown_width = width;
+        drop(st);
+        Some(
+            tape.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entries()
+                .to_vec(),
+        )
+    }
+
+    /// Draws the last screenful of what `replayed` wrote over the terminal and takes its state
+    /// (the column, lines waiting for the end of a line), as if the terminal had always had
+    /// `replayed`'s width.
+    pub fn repaint(&self, replayed: &Screen) {
+        let Some(width) = replayed.replay_width else {
+            return;
+        };
+        let mut st = self.lock();
+        let mut from = replayed.lock();
+        let height = crate::term::rows(libc::STDOUT_FILENO).unwrap_or(24);
+        let bytes = screenful(&from.buffer, width, height);
+        self.put(&mut st, To::Out, &bytes);
+        st.drawn = false;
+        st.col = from.col;
+        st.split = std::mem::take(&mut from.split);
+        st.pending = std::mem::take(&mut from.pending);
+        st.owed = from.owed;
+        st.paid = from.paid;
+        st.in_block = from.in_block;
+    }
+
+    /// Writes to the terminal (holding it, see [`crate::term::gate`]), or to the buffer of a
+    /// replaying screen.
+    fn put(&self, st: &mut State, to: To, bytes: &[u8]) {
+        if self.replay_width.is_some() {
+            st.buffer.extend_from_slice(bytes);
+            return;
+        }
+        let _terminal = crate::term::gate::hold();
+        let _ = match to {
+            To::Out => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes).and_then(|()| out.flush())
+            }
+            To::Err => {
+                let mut err = std::io::stderr().lock();
+                err.write_all(bytes).and_then(|()| err.flush())
+            }
+        };
+    }
+
+    /// Columns of the terminal on stdout (the replay's width on a replaying screen), read for
+    /// every piece so a resize applies at once; 80 if unknown.
+    pub fn out_width(&self) -> usize {
+        self.replay_width
+            .unwrap_or_else(|| crate::term::columns(libc::STDOUT_FILENO).unwrap_or(80))
     }
 
     pub fn looks(&self) -> Looks {
@@ -283,10 +396,7 @@ impl Screen {
 
     fn erase(&self, st: &mut State) {
         if st.drawn {
-            let _terminal = crate::term::gate::hold();
-            let mut err = std::io::stderr().lock();
-            let _ = err.write_all(b"\x1b[K");
-            let _ = err.flush();
+            self.put(st, To::Err, b"\x1b[K");
             st.drawn = false;
         }
     }
@@ -342,8 +452,6 @@ impl Screen {
             return;
         }
         self.erase(st);
-        let _terminal = crate::term::gate::hold();
-        let mut out = std::io::stdout().lock();
         let split = if st.pending.is_empty() || st.in_block {
             None
         } else {
@@ -352,21 +460,15 @@ impl Screen {
         };
         match split {
             Some(at) => {
-                let _ = out.write_all(&bytes[..at]);
-                let _ = out.flush();
-                drop(out);
+                self.put(st, To::Out, &bytes[..at]);
                 st.col = 0;
                 self.flush_pending(st);
-                let _terminal = crate::term::gate::hold();
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(&bytes[at..]);
-                let _ = out.flush();
+                self.put(st, To::Out, &bytes[at..]);
                 st.split.clear();
                 st.col = advance_column(0, &mut st.split, &bytes[at..]);
             }
             None => {
-                let _ = out.write_all(bytes);
-                let _ = out.flush();
+                self.put(st, To::Out, bytes);
                 st.col = advance_column(st.col, &mut st.split, bytes);
             }
         }
@@ -386,12 +488,12 @@ impl Screen {
             return;
         }
         self.erase(st);
-        let _terminal = crate::term::gate::hold();
-        let mut err = std::io::stderr().lock();
+        let mut lines = String::new();
         for line in st.pending.drain(..) {
-            let _ = writeln!(err, "{line}");
+            lines.push_str(&line);
+            lines.push('\n');
         }
-        let _ = err.flush();
+        self.put(st, To::Err, lines.as_bytes());
     }
 
     /// Ends the answer: a final newline if the text did not end with one, then any status lines
@@ -402,10 +504,7 @@ impl Screen {
         st.in_block = false;
         self.erase(&mut st);
         if st.col != 0 {
-            let _terminal = crate::term::gate::hold();
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(b"\n");
-            let _ = out.flush();
+            self.put(&mut st, To::Out, b"\n");
             st.col = 0;
             st.paid = true;
             st.owed = false;
@@ -420,12 +519,8 @@ impl Screen {
         if self.looks.stdout_tty {
             return self.text(bytes);
         }
-        let st = self.lock();
-        let _terminal = crate::term::gate::hold();
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(bytes);
-        let _ = err.flush();
-        drop(st);
+        let mut st = self.lock();
+        self.put(&mut st, To::Err, bytes);
     }
 
     /// Whether [`Screen::chrome`] writes to a terminal, and its colour.
@@ -438,6 +533,9 @@ impl Screen {
 
     /// How wide [`Screen::chrome`]'s lines may be: its terminal's width, unbounded off one.
     pub fn chrome_width(&self) -> usize {
+        if let Some(width) = self.replay_width {
+            return width;
+        }
         let fd = match self.looks.stdout_tty {
             true => libc::STDOUT_FILENO,
             false => libc::STDERR_FILENO,
@@ -447,18 +545,25 @@ impl Screen {
 
     /// How wide a line on stderr may be: the terminal's width, unbounded off one.
     pub fn err_width(&self) -> usize {
+        if let Some(width) = self.replay_width {
+            return width;
+        }
         crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX)
     }
 
     /// A whole line (already styled) on stderr, after ending any open line of text.
     pub fn line_err(&self, styled: &str) {
         self.end_answer();
-        let st = self.lock();
-        let _terminal = crate::term::gate::hold();
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{styled}");
-        let _ = err.flush();
-        drop(st);
+        let mut st = self.lock();
+        self.put(&mut st, To::Err, format!("{styled}\n").as_bytes());
+    }
+
+    /// Bytes of the REPL's own on the terminal, after ending any open line: the prompt and
+    /// entry, a confirmation, as a replay draws them again.
+    pub fn raw_line(&self, bytes: &[u8]) {
+        self.end_answer();
+        let mut st = self.lock();
+        self.put(&mut st, To::Out, bytes);
     }
 
     /// Runs `ask` (a prompt on the terminal) with the screen to itself: the spinner erased and
@@ -467,10 +572,7 @@ impl Screen {
         let mut st = self.lock();
         self.erase(&mut st);
         if st.col != 0 && self.looks.stdout_tty {
-            let _terminal = crate::term::gate::hold();
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(b"\n");
-            let _ = out.flush();
+            self.put(&mut st, To::Out, b"\n");
             st.col = 0;
             st.paid = true;
             st.owed = false;

@@ -2,6 +2,7 @@
 //! counts dim on stderr, a spinner while waiting; all through the shared [`Screen`].
 
 use super::screen::{Looks, Screen, Tone, paint};
+use super::tape::Entry;
 use crate::chat::{Busy, Notice, TurnReport, Ui};
 use crate::confirm::{Answer, Prompt};
 use crate::pipeline::{Report, ReportKind};
@@ -17,6 +18,9 @@ pub struct TermUi {
     skip_newline: bool,
     /// A side effect's output, shown under the report that follows it.
     side_output: Option<String>,
+    /// The UI of an answer under way: a redraw after a resize goes on from the replayed
+    /// answer's renderer.
+    answering: bool,
 }
 
 impl TermUi {
@@ -26,11 +30,13 @@ impl TermUi {
             display: Display::Exact,
             skip_newline: false,
             side_output: None,
+            answering: false,
         }
     }
 
     /// The UI of one answer: rendered Markdown on a terminal unless `raw`.
     pub fn answer(screen: Arc<Screen>, raw: bool) -> TermUi {
+        screen.record(Entry::AnswerStart { raw });
         let looks = screen.looks();
         let opts = RenderOptions::detect(looks.color_out, looks.unicode);
         TermUi {
@@ -38,6 +44,7 @@ impl TermUi {
             screen,
             skip_newline: false,
             side_output: None,
+            answering: true,
         }
     }
 
@@ -61,8 +68,9 @@ impl TermUi {
 
     /// Shows what the display still holds (the answer's last line, a table).
     pub fn end_render(&mut self) {
+        self.screen.record(Entry::EndRender);
         self.settle_paid();
-        let out = self.display.finish(stdout_width());
+        let out = self.display.finish(self.screen.out_width());
         self.show(out);
     }
 
@@ -81,6 +89,10 @@ impl TermUi {
 
     /// The status lines of a report or a notice, and a side effect's output waiting for it.
     fn status_lines(&mut self, text: &str, fine: bool) {
+        self.screen.record(Entry::Status {
+            text: text.to_string(),
+            fine,
+        });
         self.end_open_line();
         let (color, width) = (self.looks().color_err, self.screen.err_width());
         let output = self.side_output.take();
@@ -109,7 +121,7 @@ impl TermUi {
             let mut ui = TermUi::answer(self.screen.clone(), raw);
             ui.text(text.as_bytes());
             ui.end_render();
-            self.screen.end_answer();
+            self.end_answer();
             return;
         }
         let (tty, color) = self.screen.chrome_looks();
@@ -130,6 +142,10 @@ impl TermUi {
 
     /// A line of REPL chrome on stderr, sanitized, wrapped at words to the terminal, painted.
     fn line_err(&self, line: &str, tone: Tone) {
+        self.screen.record(Entry::Line {
+            text: line.to_string(),
+            tone,
+        });
         let wrapped = crate::render::wrap_text(&sanitize(line), self.screen.err_width());
         let color = self.looks().color_err;
         let rows: Vec<String> = wrapped.lines().map(|r| paint(r, tone, color)).collect();
@@ -153,12 +169,18 @@ impl TermUi {
     /// Plain output of a command (/help, /agent, /info, …; sanitized by the caller where it
     /// quotes foreign text), wrapped at words, where the REPL's own output goes.
     pub fn print(&self, text: &str) {
+        self.screen.record(Entry::Print(text.to_string()));
         let wrapped = crate::render::wrap_text(text, self.screen.chrome_width());
         self.screen.chrome(wrapped.as_bytes());
     }
 
     /// Output already laid out for the width and styled (`/skills`).
     pub fn print_styled(&self, text: &str) {
+        self.screen.record(Entry::PrintStyled(text.to_string()));
+        self.put_styled(text);
+    }
+
+    fn put_styled(&self, text: &str) {
         let mut text = text.to_string();
         if !text.ends_with('\n') {
             text.push('\n');
@@ -168,13 +190,14 @@ impl TermUi {
 
     /// Text in bold when colour is on (the user's turns on resume), wrapped at words.
     pub fn print_bold(&self, text: &str) {
+        self.screen.record(Entry::PrintBold(text.to_string()));
         let wrapped = crate::render::wrap_text(text, self.screen.chrome_width());
         let color = self.screen.chrome_looks().1;
         let rows: Vec<String> = wrapped
             .lines()
             .map(|r| paint(r, Tone::Bold, color))
             .collect();
-        self.print_styled(&rows.join("\n"));
+        self.put_styled(&rows.join("\n"));
     }
 
     /// How wide the REPL's own output may be (see [`Screen::chrome_width`]).
@@ -189,10 +212,23 @@ impl TermUi {
 
     /// After an answer: close its last line, flush waiting status lines, show token counts.
     pub fn finish_answer(&self, report: Option<&TurnReport>) {
-        self.screen.end_answer();
+        self.end_answer();
         if let Some(line) = report.and_then(token_line) {
             self.info(&line);
         }
+    }
+
+    fn end_answer(&self) {
+        self.screen.record(Entry::EndAnswer);
+        self.screen.end_answer();
+    }
+
+    /// The prompt and the line the user entered, as the line editor drew them.
+    pub fn typed(&self, prompt: &str, line: &str) {
+        self.screen.record(Entry::Typed {
+            prompt: prompt.to_string(),
+            line: line.to_string(),
+        });
     }
 
     /// The confirmation prompt, with the screen held so the spinner and text stay out of it.
@@ -200,7 +236,87 @@ impl TermUi {
         screen: Arc<Screen>,
     ) -> impl Fn(&Prompt<'_>) -> Result<Answer, crate::confirm::AskError> + Send + Sync + 'static
     {
-        move |p| screen.exclusive(|| crate::confirm::ask_tty(p))
+        move |p| {
+            let answer = screen.exclusive(|| crate::confirm::ask_tty(p));
+            let width = screen.out_width();
+            let height = crate::term::rows(libc::STDOUT_FILENO).unwrap_or(24);
+            screen.record(Entry::Asked(crate::confirm::as_shown(
+                p, &answer, width, height,
+            )));
+            answer
+        }
+    }
+
+    /// Lays the screen out again when the terminal's width changed since it was drawn: before
+    /// the next piece of an answer, or when the user has entered a line (a resize at the prompt
+    /// is the line editor's to redraw).
+    pub fn redraw_if_resized(&mut self) {
+        let width = self.screen.out_width();
+        if let Some(entries) = self.screen.resized(width) {
+            self.reflow(entries, width);
+        }
+    }
+
+    /// Lays out everything the REPL has shown again at `width` (see [`super::tape`]), draws
+    /// its last screenful, and goes on from the state the replay ended in.
+    fn reflow(&mut self, entries: Vec<Entry>, width: usize) {
+        let replay = Screen::replay(self.looks(), width);
+        let mut chrome = TermUi::new(replay.clone());
+        let mut answer: Option<TermUi> = None;
+        for entry in entries {
+            if let Entry::AnswerStart { raw } = entry {
+                answer = Some(TermUi::answer(replay.clone(), raw));
+                continue;
+            }
+            let ui = answer.as_mut().unwrap_or(&mut chrome);
+            match entry {
+                Entry::AnswerStart { .. } => {}
+                Entry::Text(bytes) => ui.put_text(&bytes),
+                Entry::Flush => ui.flush_display(),
+                Entry::EndOpenLine => ui.end_open_line(),
+                Entry::EndRender => ui.end_render(),
+                Entry::Status { text, fine } => ui.status_lines(&text, fine),
+                Entry::SideOutput(text) => ui.hold_side_output(text),
+                Entry::EndAnswer => ui.end_answer(),
+                Entry::Line { text, tone } => ui.line_err(&text, tone),
+                Entry::Print(text) => ui.print(&text),
+                Entry::PrintStyled(text) => ui.print_styled(&text),
+                Entry::PrintBold(text) => ui.print_bold(&text),
+                Entry::Typed { prompt, line } => {
+                    replay.raw_line(format!("{prompt}{line}\n").as_bytes())
+                }
+                Entry::Asked(text) => replay.raw_line(text.as_bytes()),
+            }
+        }
+        self.screen.repaint(&replay);
+        if let Some(ui) = answer.filter(|_| self.answering) {
+            self.display = ui.display;
+            self.skip_newline = ui.skip_newline;
+            self.side_output = ui.side_output;
+        }
+    }
+
+    /// The answer's text through the display, status lines held past a code block.
+    fn put_text(&mut self, bytes: &[u8]) {
+        self.settle_paid();
+        let was_in_code = self.display.in_code_block();
+        let out = self.display.push(bytes, self.screen.out_width());
+        // The newlines of a block that was open are its own: status lines wait past it.
+        self.screen.in_code_block(was_in_code);
+        self.show(out);
+        self.screen.in_code_block(self.display.in_code_block());
+    }
+
+    fn flush_display(&mut self) {
+        let out = self.display.release(self.screen.out_width());
+        self.show(out);
+    }
+
+    fn hold_side_output(&mut self, text: String) {
+        match &mut self.side_output {
+            Some(held) => held.push_str(&text),
+            None => self.side_output = Some(text),
+        }
     }
 }
 
@@ -263,21 +379,13 @@ fn notice_is_fine(notice: &Notice) -> bool {
     }
 }
 
-/// Columns of the terminal on stdout, read for every piece so a resize applies at once; 80 if
-/// unknown.
-pub(crate) fn stdout_width() -> usize {
-    crate::term::columns(libc::STDOUT_FILENO).unwrap_or(80)
-}
-
 impl Ui for TermUi {
+    /// After a resize, the screen is laid out again at the new width first (see
+    /// [`super::tape`]).
     fn text(&mut self, bytes: &[u8]) {
-        self.settle_paid();
-        let was_in_code = self.display.in_code_block();
-        let out = self.display.push(bytes, stdout_width());
-        // The newlines of a block that was open are its own: status lines wait past it.
-        self.screen.in_code_block(was_in_code);
-        self.show(out);
-        self.screen.in_code_block(self.display.in_code_block());
+        self.redraw_if_resized();
+        self.screen.record(Entry::Text(bytes.to_vec()));
+        self.put_text(bytes);
     }
 
     /// Reports quote directive bodies and reasons: sanitized before painting.
@@ -295,21 +403,20 @@ impl Ui for TermUi {
     /// what it is.
     fn side_output(&mut self, output: &[u8]) {
         let text = sanitize_bytes(output);
-        match &mut self.side_output {
-            Some(held) => held.push_str(&text),
-            None => self.side_output = Some(text),
-        }
+        self.screen.record(Entry::SideOutput(text.clone()));
+        self.hold_side_output(text);
     }
 
     fn flush(&mut self) {
-        let out = self.display.release(stdout_width());
-        self.show(out);
+        self.screen.record(Entry::Flush);
+        self.flush_display();
     }
 
     fn busy(&mut self, what: Option<Busy<'_>>) {
         if what.is_some() {
             // A capture or tool is about to run (and may ask): the line that ended in the
             // answer ends on screen too, so a prompt does not add a blank line after it.
+            self.screen.record(Entry::EndOpenLine);
             self.end_open_line();
         }
         // One line: a directive's body may hold a newline (in quotes), which would move the

@@ -50,6 +50,8 @@ pub struct Answer {
     pub no_finish: bool,
     /// Wait this long before each SSE chunk after the first (text arriving while a prompt is up).
     pub gap: Option<std::time::Duration>,
+    /// After this many text pieces, wait until the test releases the rest (OpenAI dialect).
+    pub hold: Option<(usize, Arc<tokio::sync::Notify>)>,
 }
 
 /// What the server does with one request.
@@ -185,6 +187,13 @@ impl Reply {
             Reply::Answer(answer) => Reply::CutAfter { answer, pieces },
             _ => panic!("cut_after() applies to an answer"),
         }
+    }
+
+    /// Send `pieces` text pieces, then the rest once `release` is notified (OpenAI dialect):
+    /// the test acts while the answer is half streamed.
+    pub fn hold_after(mut self, pieces: usize, release: Arc<tokio::sync::Notify>) -> Reply {
+        self.answer_mut().hold = Some((pieces, release));
+        self
     }
 
     /// Go silent (connection open) after `pieces` content pieces.
@@ -375,12 +384,15 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
         Reply::Answer(a) if !stream => json_response(whole(dialect, &a)),
         Reply::Answer(a) => {
             let gap = a.gap;
+            // The role chunk comes before the first text piece.
+            let hold = a.hold.clone().map(|(pieces, n)| (pieces + 1, n));
             sse_response(
                 state,
                 events(dialect, &a, None),
                 a.split_every,
                 End::Close,
                 gap,
+                hold,
             )
         }
         Reply::CutAfter { answer, pieces } => sse_response(
@@ -389,6 +401,7 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
             answer.split_every,
             End::Cut,
             answer.gap,
+            None,
         ),
         Reply::StallAfter { answer, pieces } => sse_response(
             state,
@@ -396,6 +409,7 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
             answer.split_every,
             End::Stall,
             answer.gap,
+            None,
         ),
     }
 }
@@ -445,6 +459,7 @@ fn sse_response(
     split_every: Option<usize>,
     end: End,
     gap: Option<std::time::Duration>,
+    hold: Option<(usize, Arc<tokio::sync::Notify>)>,
 ) -> Response {
     let chunks: Vec<Bytes> = match split_every {
         None => events.into_iter().map(Bytes::from).collect(),
@@ -463,6 +478,9 @@ fn sse_response(
         for (n, c) in chunks.into_iter().enumerate() {
             if let Some(pause) = gap.filter(|_| n > 0) {
                 tokio::time::sleep(pause).await;
+            }
+            if let Some((_, release)) = hold.as_ref().filter(|(at, _)| *at == n) {
+                release.notified().await;
             }
             yield Ok::<Bytes, std::io::Error>(c);
         }

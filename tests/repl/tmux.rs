@@ -103,6 +103,13 @@ impl Tmux {
         );
     }
 
+    /// Resizes the window to (columns, rows); the program gets SIGWINCH.
+    pub fn resize(&self, (cols, rows): (u16, u16)) {
+        let (x, y) = (cols.to_string(), rows.to_string());
+        let out = self.run(&["resize-window", "-t", "t", "-x", &x, "-y", &y]);
+        assert!(out.status.success(), "{out:?}");
+    }
+
     pub fn enter(&self) {
         assert!(
             self.run(&["send-keys", "-t", "t", "Enter"])
