@@ -947,30 +947,54 @@ fn paragraph_rows<'a>(shown: &'a str, first: &str, last: &str) -> Vec<&'a str> {
     rows[start..=start + end].to_vec()
 }
 
+/// Whether `rows` are `text` wrapped at words to at most `width` columns, each row as full as
+/// the next word allows (`Err` says how not).
+fn wrapped(rows: &[&str], text: &str, width: usize) -> Result<(), String> {
+    if rows.join(" ") != text {
+        return Err("words lost or split".into());
+    }
+    for pair in rows.windows(2) {
+        let next_word = pair[1].split(' ').next().unwrap();
+        if pair[0].chars().count() + 1 + next_word.chars().count() <= width {
+            return Err(format!(
+                "{:?} would have taken {next_word:?} at {width} columns",
+                pair[0]
+            ));
+        }
+    }
+    match rows.iter().all(|r| r.chars().count() <= width) {
+        true => Ok(()),
+        false => Err(format!("a row wider than {width}")),
+    }
+}
+
+/// Whether the screen shows the owls paragraph wrapped at words to `width`.
+fn owls_wrapped(shown: &str, width: usize) -> bool {
+    let rows: Vec<&str> = shown.lines().map(str::trim_end).collect();
+    let Some(start) = rows.iter().position(|r| r.starts_with("Owls are")) else {
+        return false;
+    };
+    let Some(end) = rows[start..].iter().position(|r| r.ends_with("silent.")) else {
+        return false;
+    };
+    wrapped(&rows[start..=start + end], OWLS, width).is_ok()
+}
+
 /// Asserts that `rows` are `text` wrapped at words to at most `width` columns, each row as full
 /// as the next word allows.
 fn assert_wrapped(rows: &[&str], text: &str, width: usize, shown: &str) {
-    assert_eq!(rows.join(" "), text, "words lost or split:\n{shown}");
-    for pair in rows.windows(2) {
-        let next_word = pair[1].split(' ').next().unwrap();
-        assert!(
-            pair[0].chars().count() + 1 + next_word.chars().count() > width,
-            "{:?} would have taken {next_word:?} at {width} columns:\n{shown}",
-            pair[0]
-        );
+    if let Err(e) = wrapped(rows, text, width) {
+        panic!("{e}:\n{shown}");
     }
-    assert!(
-        rows.iter().all(|r| r.chars().count() <= width),
-        "a row wider than {width}:\n{shown}"
-    );
 }
 
 const OWLS: &str = "Owls are birds of prey that hunt mostly at night. They have large eyes, \
                     a flat face and very soft feathers, so their flight is almost silent.";
 
-/// A resize while the REPL waits at its prompt: once the user has entered the next line, the
-/// screen shows the earlier answer wrapped at words to the new width, as if the window had
-/// always had it (a re-wrapping terminal such as tmux otherwise cuts its rows mid-word).
+/// A resize while the REPL waits at its prompt: the screen shows the earlier answer wrapped at
+/// words to the new width, as if the window had always had it (a re-wrapping terminal such as
+/// tmux otherwise cuts its rows mid-word), with the prompt and what the user has typed so far
+/// under it, once.
 #[test]
 fn the_repl_lays_its_screen_out_again_after_a_resize() {
     let home = TestHome::new();
@@ -993,14 +1017,24 @@ fn the_repl_lays_its_screen_out_again_after_a_resize() {
         80,
         &shown,
     );
+    t.keys("and");
+    t.wait_for("m> and");
     t.resize((40, 30));
-    t.keys("and more");
+    let shown = t.wait_until("the answer laid out at 40 columns", |s| owls_wrapped(s, 40));
+    let last = shown.lines().rfind(|l| !l.trim().is_empty()).unwrap();
+    assert_eq!(last.trim_end(), "m> and", "{shown}");
+    assert_eq!(shown.matches("m> and").count(), 1, "{shown}");
+    assert!(shown.contains("/help for commands"), "{shown}");
+    // Wider again while typing; then the line entered, whole.
+    t.keys(" more");
+    t.resize((60, 30));
+    t.wait_until("the answer laid out at 60 columns", |s| owls_wrapped(s, 60));
     t.enter();
     let shown = t.wait_for("END TWO");
     assert_wrapped(
         &paragraph_rows(&shown, "Owls are", "silent."),
         OWLS,
-        40,
+        60,
         &shown,
     );
     // The exchange is all there, once, in order.

@@ -137,7 +137,7 @@ impl Highlighter for ReplHelper {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -268,6 +268,12 @@ impl LineEditor {
             Err(ReadlineError::Eof) => Ok(Read::Eof),
             Err(e) => Err(anyhow::anyhow!("cannot read the terminal: {e}")),
         }
+    }
+
+    /// A way to draw on the terminal while the editor waits for a line: it clears the prompt,
+    /// writes, and draws the prompt and the typed line again below. `None` off a terminal.
+    pub fn printer(&mut self) -> Option<impl rustyline::ExternalPrinter + Send + 'static> {
+        self.editor.create_external_printer().ok()
     }
 
     /// Remembers an entry and appends it to the history file at once, so it survives a crash.

@@ -29,7 +29,7 @@ use crate::app::{self, ChatConfig, Setup, build_session};
 use crate::chat::Session;
 use crate::model::Settings;
 use commands::{Command, Input};
-use editor::{LineEditor, Read};
+use editor::{LineEditor, Read, lock};
 use futures::FutureExt;
 use screen::{Screen, Tone, paint};
 use std::path::PathBuf;
@@ -73,6 +73,10 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
     names.set_skills(&setup);
     let sigint = rt.block_on(async { tokio::signal::unix::signal(SignalKind::interrupt()) })?;
     let _spinner = screen.start_spinner();
+    let at_prompt = Arc::new(Mutex::new(false));
+    if let Some(printer) = editor.printer() {
+        redraw_on_resize(rt, screen.clone(), printer, at_prompt.clone());
+    }
     let mut repl = Repl {
         rt,
         ui,
@@ -84,6 +88,7 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
         names,
         editor,
         sigint,
+        at_prompt,
         session_path: None,
         told_about_ctrl_c: false,
     };
@@ -95,6 +100,42 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
         repl.restore(&path, file);
     }
     repl.main_loop()
+}
+
+/// How long the window must keep its size before the screen is laid out again: a drag sends
+/// a resize for every step, and the line editor redraws its own line first.
+const RESIZE_SETTLE: std::time::Duration = std::time::Duration::from_millis(60);
+
+/// Lays the screen out again at the new width when the window is resized while the line
+/// editor waits (see [`tape`]): drawn through the editor, which then draws the prompt and the
+/// typed line again under it. While an answer streams, its next piece does it instead.
+fn redraw_on_resize(
+    rt: &tokio::runtime::Runtime,
+    screen: Arc<Screen>,
+    mut printer: impl rustyline::ExternalPrinter + Send + 'static,
+    at_prompt: Arc<Mutex<bool>>,
+) {
+    rt.spawn(async move {
+        let Ok(mut resized) = tokio::signal::unix::signal(SignalKind::window_change()) else {
+            return;
+        };
+        while resized.recv().await.is_some() {
+            loop {
+                tokio::select! {
+                    more = resized.recv() => if more.is_none() { return },
+                    () = tokio::time::sleep(RESIZE_SETTLE) => break,
+                }
+            }
+            let waiting = lock(&at_prompt);
+            if !*waiting {
+                continue;
+            }
+            if let Some(redraw) = TermUi::prompt_redraw(&screen) {
+                let _ = printer.print(redraw);
+            }
+            drop(waiting);
+        }
+    });
 }
 
 /// Builds what a saved session needs (its agent, skill folders, `--skill`s) unless the command
@@ -292,6 +333,9 @@ struct Repl<'rt> {
     names: Arc<ReplNames>,
     editor: LineEditor,
     sigint: Signal,
+    /// The line editor is waiting for a line: a resize is laid out at once (see
+    /// [`redraw_on_resize`]). Held while that redraw is drawn, so the REPL goes on only after.
+    at_prompt: Arc<Mutex<bool>>,
     /// Where `/save` without an argument writes: the resumed or last saved file.
     session_path: Option<PathBuf>,
     told_about_ctrl_c: bool,
@@ -350,7 +394,10 @@ impl Repl<'_> {
     fn main_loop(&mut self) -> anyhow::Result<()> {
         loop {
             let (plain, styled) = self.prompt();
-            match self.editor.read((&plain, &styled))? {
+            *lock(&self.at_prompt) = true;
+            let read = self.editor.read((&plain, &styled));
+            *lock(&self.at_prompt) = false;
+            match read? {
                 Read::Eof => return Ok(()),
                 Read::Interrupted => {
                     if !self.told_about_ctrl_c {

@@ -283,6 +283,11 @@ impl Screen {
         st.in_block = from.in_block;
     }
 
+    /// What a replaying screen wrote, taken out of it.
+    pub fn take_buffer(&self) -> Vec<u8> {
+        std::mem::take(&mut self.lock().buffer)
+    }
+
     /// Writes to the terminal (holding it, see [`crate::term::gate`]), or to the buffer of a
     /// replaying screen.
     fn put(&self, st: &mut State, to: To, bytes: &[u8]) {

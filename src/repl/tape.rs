@@ -3,10 +3,11 @@
 //!
 //! A resize cannot move what is already drawn: the renderer broke its lines at the old width,
 //! and a terminal that re-wraps (tmux, VTE, kitty) splits or joins rows in ways that tear them.
-//! So when the width has changed by the time output resumes, the REPL replays this tape through
-//! the same UI code into a buffer at the new width and draws the last screenful of it over the
-//! screen ([`screenful`]): the screen then shows what it would show had the window always been
-//! that wide. Rows that scrolled off stay in the terminal's scrollback as they were drawn.
+//! So when the width has changed (at the prompt, or before the next piece of an answer), the
+//! REPL replays this tape through the same UI code into a buffer at the new width and draws the
+//! last screenful of it over the screen ([`screenful`]): the screen then shows what it would
+//! show had the window always been that wide. Rows that scrolled off stay in the terminal's
+//! scrollback as they were drawn.
 
 use super::screen::{Tone, advance_column};
 

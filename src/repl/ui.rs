@@ -248,8 +248,8 @@ impl TermUi {
     }
 
     /// Lays the screen out again when the terminal's width changed since it was drawn: before
-    /// the next piece of an answer, or when the user has entered a line (a resize at the prompt
-    /// is the line editor's to redraw).
+    /// the next piece of an answer, or when the user has entered a line (a resize the prompt's
+    /// own redraw, [`TermUi::prompt_redraw`], did not get to).
     pub fn redraw_if_resized(&mut self) {
         let width = self.screen.out_width();
         if let Some(entries) = self.screen.resized(width) {
@@ -260,40 +260,30 @@ impl TermUi {
     /// Lays out everything the REPL has shown again at `width` (see [`super::tape`]), draws
     /// its last screenful, and goes on from the state the replay ended in.
     fn reflow(&mut self, entries: Vec<Entry>, width: usize) {
-        let replay = Screen::replay(self.looks(), width);
-        let mut chrome = TermUi::new(replay.clone());
-        let mut answer: Option<TermUi> = None;
-        for entry in entries {
-            if let Entry::AnswerStart { raw } = entry {
-                answer = Some(TermUi::answer(replay.clone(), raw));
-                continue;
-            }
-            let ui = answer.as_mut().unwrap_or(&mut chrome);
-            match entry {
-                Entry::AnswerStart { .. } => {}
-                Entry::Text(bytes) => ui.put_text(&bytes),
-                Entry::Flush => ui.flush_display(),
-                Entry::EndOpenLine => ui.end_open_line(),
-                Entry::EndRender => ui.end_render(),
-                Entry::Status { text, fine } => ui.status_lines(&text, fine),
-                Entry::SideOutput(text) => ui.hold_side_output(text),
-                Entry::EndAnswer => ui.end_answer(),
-                Entry::Line { text, tone } => ui.line_err(&text, tone),
-                Entry::Print(text) => ui.print(&text),
-                Entry::PrintStyled(text) => ui.print_styled(&text),
-                Entry::PrintBold(text) => ui.print_bold(&text),
-                Entry::Typed { prompt, line } => {
-                    replay.raw_line(format!("{prompt}{line}\n").as_bytes())
-                }
-                Entry::Asked(text) => replay.raw_line(text.as_bytes()),
-            }
-        }
+        let (replay, answer) = replay(self.looks(), entries, width);
         self.screen.repaint(&replay);
         if let Some(ui) = answer.filter(|_| self.answering) {
             self.display = ui.display;
             self.skip_newline = ui.skip_newline;
             self.side_output = ui.side_output;
         }
+    }
+
+    /// What to draw while the line editor waits, when the width changed since the screen was
+    /// laid out: everything shown, laid out again, as a screenful that leaves the last row
+    /// for the prompt, which the line editor draws again under it.
+    pub fn prompt_redraw(screen: &Screen) -> Option<String> {
+        let width = screen.out_width();
+        let entries = screen.resized(width)?;
+        let (replay, _) = replay(screen.looks(), entries, width);
+        let mut shown = replay.take_buffer();
+        // The editor ends the last line itself before it draws the prompt.
+        if shown.last() == Some(&b'\n') {
+            shown.pop();
+        }
+        let height = crate::term::rows(libc::STDOUT_FILENO).unwrap_or(24);
+        let bytes = super::tape::screenful(&shown, width, height.saturating_sub(1));
+        Some(String::from_utf8_lossy(&bytes).into_owned())
     }
 
     /// The answer's text through the display, status lines held past a code block.
@@ -318,6 +308,41 @@ impl TermUi {
             None => self.side_output = Some(text),
         }
     }
+}
+
+/// `entries` replayed through the REPL's UI into a buffer `width` columns wide: the screen that
+/// holds what was written and where it ended, and the UI of the last answer (whose renderer an
+/// answer under way goes on with).
+fn replay(looks: Looks, entries: Vec<Entry>, width: usize) -> (Arc<Screen>, Option<TermUi>) {
+    let replay = Screen::replay(looks, width);
+    let mut chrome = TermUi::new(replay.clone());
+    let mut answer: Option<TermUi> = None;
+    for entry in entries {
+        if let Entry::AnswerStart { raw } = entry {
+            answer = Some(TermUi::answer(replay.clone(), raw));
+            continue;
+        }
+        let ui = answer.as_mut().unwrap_or(&mut chrome);
+        match entry {
+            Entry::AnswerStart { .. } => {}
+            Entry::Text(bytes) => ui.put_text(&bytes),
+            Entry::Flush => ui.flush_display(),
+            Entry::EndOpenLine => ui.end_open_line(),
+            Entry::EndRender => ui.end_render(),
+            Entry::Status { text, fine } => ui.status_lines(&text, fine),
+            Entry::SideOutput(text) => ui.hold_side_output(text),
+            Entry::EndAnswer => ui.end_answer(),
+            Entry::Line { text, tone } => ui.line_err(&text, tone),
+            Entry::Print(text) => ui.print(&text),
+            Entry::PrintStyled(text) => ui.print_styled(&text),
+            Entry::PrintBold(text) => ui.print_bold(&text),
+            Entry::Typed { prompt, line } => {
+                replay.raw_line(format!("{prompt}{line}\n").as_bytes())
+            }
+            Entry::Asked(text) => replay.raw_line(text.as_bytes()),
+        }
+    }
+    (replay, answer)
 }
 
 /// "↳ 120 prompt + 45 completion tokens", when the provider reported any.

@@ -120,15 +120,20 @@ impl Tmux {
 
     /// Waits until the screen shows `needle`; returns the screen.
     pub fn wait_for(&self, needle: &str) -> String {
+        self.wait_until(&format!("{needle:?}"), |s| s.contains(needle))
+    }
+
+    /// Waits until `ready` holds for the screen (`what` says what it waits for); returns it.
+    pub fn wait_until(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(8);
         loop {
             let s = self.screen();
-            if s.contains(needle) {
+            if ready(&s) {
                 return s;
             }
             assert!(
                 Instant::now() < deadline,
-                "timed out waiting for {needle:?}; the screen shows:\n{s}"
+                "timed out waiting for {what}; the screen shows:\n{s}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
