@@ -262,6 +262,11 @@ impl Screen {
         )
     }
 
+    /// Makes the next [`Screen::resized`] lay the screen out again, whatever the width.
+    pub fn forget_width(&self) {
+        self.lock().shown_width = 0;
+    }
+
     /// Draws the last screenful of what `replayed` wrote over the terminal and takes its state
     /// (the column, lines waiting for the end of a line), as if the terminal had always had
     /// `replayed`'s width.

@@ -275,6 +275,9 @@ impl TermUi {
     pub fn prompt_redraw(screen: &Screen) -> Option<String> {
         let width = screen.out_width();
         let entries = screen.resized(width)?;
+        // The line entered next lays the screen out once more: should the user have pressed
+        // Enter just before this is drawn, the editor is no longer there to draw the line.
+        screen.forget_width();
         let (replay, _) = replay(screen.looks(), entries, width);
         let mut shown = replay.take_buffer();
         // The editor ends the last line itself before it draws the prompt.
