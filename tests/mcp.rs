@@ -490,6 +490,7 @@ fn load_skill_reads_files_under_the_rule_of_chat_and_is_audited() {
 #[test]
 fn calls_run_fail_time_out_and_are_audited() {
     let home = setup();
+    script(&home, "say.sh", "#!/bin/bash\n# Say hello.\necho hello\n");
     let mut c = Client::start(&home, &["--allow-scripts", "-y", "--timeout", "1"]);
 
     let ok = c.call("t__echo", json!({"args": ["a", "b c"], "input": {"k": 1}}));
@@ -510,6 +511,12 @@ fn calls_run_fail_time_out_and_are_audited() {
     );
     // A plain failure (nothing like a denial in its stderr) says nothing of the sandbox.
     assert!(!t.contains("sandbox"), "{t}");
+    // No structured content where the text is the result: some clients would give the model
+    // only an empty object. A text success, a failure, a refusal.
+    assert!(failed.get("structuredContent").is_none(), "{failed}");
+    let said = c.call("t__say", json!({}));
+    assert_eq!(text(&said), "hello\n", "{said}");
+    assert!(said.get("structuredContent").is_none(), "{said}");
 
     let start = Instant::now();
     let slow = c.call("t__slow", json!({}));
@@ -525,6 +532,8 @@ fn calls_run_fail_time_out_and_are_audited() {
     let bad = c.call("t__echo", json!({"args": [{"x": 1}]}));
     assert_eq!(bad["isError"], true);
     assert!(text(&bad).contains("list of strings"), "{bad}");
+    assert!(bad.get("structuredContent").is_none(), "{bad}");
+    assert!(slow.get("structuredContent").is_none(), "{slow}");
 
     let unknown = c.request("tools/call", json!({"name": "t__nope"}));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
