@@ -225,14 +225,24 @@ fn type_of(prop: &Value) -> Option<&str> {
     }
 }
 
+/// Every `type` a schema property lists, in its order (`["integer","null"]`, or the one).
+fn types_of(prop: Option<&Value>) -> Vec<&str> {
+    match prop.and_then(|p| p.get("type")) {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Directive flags → a JSON object, typed by `schema`'s properties. Pure.
 ///
 /// `--input-path x` and `--input-path=x` give `"input_path": "x"` (kebab-case to snake_case;
 /// a property written with hyphens in the schema keeps them). Values become what the property's
 /// `type` says: `integer`, `number`, `boolean` (a bare `--flag` is true, `--no-flag` false),
 /// `array` (the flag repeated, one value each, items typed by `items`: `--tags a --tags b`; a
-/// second word after one value is refused, saying so), `object` (JSON text); without a type (or
-/// without a schema) a bare flag is true, a number stays a number, anything else is text.
+/// second word after one value is refused, saying so), `object` (JSON text); a list of types
+/// (`["integer","null"]`) is tried in its order, the first that reads the value wins; without a
+/// type (or without a schema) a bare flag is true, a number stays a number, anything else is text.
 /// `Err((field, message))` names the flag that was wrong.
 pub fn flags_to_json(
     schema: Option<&Value>,
@@ -282,9 +292,20 @@ pub fn flags_to_json(
         let next_is_value = args.get(i).is_some_and(|n| !n.starts_with("--"));
         let value = match ty {
             Some("boolean") => {
+                // `["boolean","null"]`: `--flag null` is the other type's value.
+                let others: Vec<&str> = types_of(prop)
+                    .into_iter()
+                    .filter(|t| *t != "boolean")
+                    .collect();
+                let other_value = |n: &String| {
+                    !n.starts_with("--") && !others.is_empty() && typed_as(n, &others).is_ok()
+                };
                 let text = match inline {
                     Some(v) => Some(v),
-                    None if args.get(i).is_some_and(|n| n == "true" || n == "false") => {
+                    None if args
+                        .get(i)
+                        .is_some_and(|n| n == "true" || n == "false" || other_value(n)) =>
+                    {
                         i += 1;
                         Some(args[i - 1].clone())
                     }
@@ -294,6 +315,9 @@ pub fn flags_to_json(
                     None => Value::Bool(!negated),
                     Some("true") => Value::Bool(!negated),
                     Some("false") => Value::Bool(negated),
+                    Some(other) if !negated && !others.is_empty() => {
+                        typed_as(other, &types_of(prop)).map_err(|m| (Some(key.clone()), m))?
+                    }
                     Some(other) => {
                         return Err((Some(key), format!("`{other}` is not true or false")));
                     }
@@ -312,11 +336,11 @@ pub fn flags_to_json(
                     }
                     None => return Err((Some(key), format!("`--{flag}` needs a value"))),
                 };
-                let item_ty = match ty {
-                    Some("array") => prop.and_then(|p| p.get("items")).and_then(type_of),
-                    other => other,
+                let item_types = match ty {
+                    Some("array") => types_of(prop.and_then(|p| p.get("items"))),
+                    _ => types_of(prop),
                 };
-                let value = typed(&text, item_ty).map_err(|m| (Some(key.clone()), m))?;
+                let value = typed_as(&text, &item_types).map_err(|m| (Some(key.clone()), m))?;
                 if ty == Some("array") {
                     after_array = Some((key.clone(), flag.to_owned()));
                     // Only arrays are ever stored under an array property's key.
@@ -384,6 +408,35 @@ fn known_flags(props: Option<&Map<String, Value>>) -> String {
     }
 }
 
+/// One flag value as the first of `types` that reads it (none: as [`typed`] without a type).
+/// The refusal names every type tried: "`abc` is not an integer or null".
+fn typed_as(text: &str, types: &[&str]) -> Result<Value, String> {
+    match types {
+        [] => typed(text, None),
+        [one] => typed(text, Some(one)),
+        many => many
+            .iter()
+            .find_map(|t| typed(text, Some(t)).ok())
+            .ok_or_else(|| {
+                let nouns: Vec<&str> = many.iter().map(|t| type_noun(t)).collect();
+                format!("`{text}` is not {}", nouns.join(" or "))
+            }),
+    }
+}
+
+/// A JSON Schema type as a refusal names it.
+fn type_noun(ty: &str) -> &str {
+    match ty {
+        "integer" => "an integer",
+        "number" => "a number",
+        "boolean" => "true or false",
+        "object" => "a JSON object",
+        "array" => "a JSON array",
+        "string" => "text",
+        other => other,
+    }
+}
+
 /// One flag value as JSON of type `ty` (`None`: a number if it is one, else text).
 fn typed(text: &str, ty: Option<&str>) -> Result<Value, String> {
     match ty {
@@ -405,6 +458,7 @@ fn typed(text: &str, ty: Option<&str>) -> Result<Value, String> {
             serde_json::from_str(text).map_err(|e| format!("`{text}` is not JSON: {e}"))
         }
         Some("null") if text == "null" => Ok(Value::Null),
+        Some("null") => Err(format!("`{text}` is not null")),
         Some("string") => Ok(Value::String(text.to_owned())),
         _ => match serde_json::from_str::<Value>(text.trim()) {
             Ok(v @ Value::Number(_)) if ty.is_none() => Ok(v),
@@ -868,6 +922,29 @@ mod tests {
         assert_eq!(
             Value::Object(m),
             json!({"verbose": false, "input_path": "-"})
+        );
+    }
+
+    #[test]
+    fn a_list_of_types_is_tried_in_its_order() {
+        let s = json!({"type": "object", "properties": {
+            "v": {"type": ["number", "string"]},
+            "n": {"type": ["integer", "null"]},
+            "b": {"type": ["boolean", "null"]},
+            "ids": {"type": "array", "items": {"type": ["integer", "string"]}}}});
+        let m = flags_to_json(Some(&s), &args(&["--v", "abc", "--n", "null"])).unwrap();
+        assert_eq!(Value::Object(m), json!({"v": "abc", "n": null}));
+        let m = flags_to_json(Some(&s), &args(&["--v", "2.5", "--n", "7"])).unwrap();
+        assert_eq!(Value::Object(m), json!({"v": 2.5, "n": 7}));
+        let m = flags_to_json(Some(&s), &args(&["--b", "null", "--ids", "1", "--ids", "x"]));
+        assert_eq!(Value::Object(m.unwrap()), json!({"b": null, "ids": [1, "x"]}));
+        let m = flags_to_json(Some(&s), &args(&["--b"])).unwrap();
+        assert_eq!(Value::Object(m), json!({"b": true}));
+        // Neither type reads it: both are named.
+        let e = flags_to_json(Some(&s), &args(&["--n", "abc"])).unwrap_err();
+        assert_eq!(
+            e,
+            (Some("n".into()), "`abc` is not an integer or null".into())
         );
     }
 
