@@ -572,12 +572,7 @@ impl Dispatcher {
                     }
                 };
                 skill = Some(resolved.skill.clone());
-                let policy_path = resolved.policy_path();
-                let target = Target::Script {
-                    skill: &resolved.skill,
-                    rel_path: &policy_path,
-                    args,
-                };
+                let target = resolved.policy_target(args);
                 if let Err(d) = policy::decide(&self.compiled, &target) {
                     return self.denied(origin, &argv, skill, stdin.as_deref(), d);
                 }

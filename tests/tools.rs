@@ -1252,3 +1252,72 @@ fn a_tool_without_a_description_is_described_by_its_script() {
         stdout(&out)
     );
 }
+
+/// A refused tool is named the way a pattern allows it (`AGENT:ID`, `SKILL:ID`), also when the
+/// directive wrote its script's path (`python3 SKILL/tools/ID/FILE`): that path is the tool.
+#[test]
+fn a_refused_tool_is_named_as_it_is_allowed_also_when_written_by_its_path() {
+    let home = TestHome::new();
+    data_skill(&home);
+    home.write(
+        "config/skillpipe/agents/tt.toml",
+        "name = \"tt\"\ndescription = \"d\"\nskills = [\"data\"]\ninstructions = \"i\"\n\
+         [script_policy]\nallow_scripts = true\nconfirm = \"never\"\nallowed_commands = [\"say\"]\n",
+    );
+    home.write(
+        "config/skillpipe/agents/tt/tools/hello/tool.yaml",
+        "id: hello\nscript: hello.sh\ninput: args\n",
+    );
+    home.write(
+        "config/skillpipe/agents/tt/tools/hello/hello.sh",
+        "echo hello \"$@\"\n",
+    );
+    let filter = |body: &str, extra: &[&str]| {
+        home.cmd()
+            .args(["filter", "--agent", "tt"])
+            .args(extra)
+            .write_stdin(format!("{body}\n"))
+            .output()
+            .unwrap()
+    };
+    let out = filter("!{tt:hello x}", &[]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("`tt:hello x` is not in allowed_commands (allow it with --allow 'tt:hello')"),
+        "{err}"
+    );
+    assert!(!err.contains("scripts/hello"), "{err}");
+    // The pattern named works (the positive control).
+    let out = filter("!{tt:hello x}", &["--allow", "tt:hello"]);
+    assert_eq!(stdout(&out), "hello x\n", "{}", stderr(&out));
+
+    // The tool's script by its path, from the skills folder (as a listing shows it) and by
+    // its absolute path: the tool `data:stats`, refused under that name.
+    let skills = home.path().join("config/skillpipe/skills");
+    let abs = skills.join("data/tools/stats/stats.py");
+    for path in ["data/tools/stats/stats.py", abs.to_str().unwrap()] {
+        let body = format!("!{{python3 {path} --input-path a.csv}}");
+        let out = home
+            .cmd()
+            .current_dir(&skills)
+            .args(["filter", "--agent", "tt"])
+            .write_stdin(format!("{body}\n"))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert!(
+            err.contains("`data:stats --input-path a.csv` is not in allowed_commands (allow it with --allow 'data:stats')"),
+            "{path}: {err}"
+        );
+        let out = home
+            .cmd()
+            .current_dir(&skills)
+            .args(["filter", "--agent", "tt", "--allow", "data:stats"])
+            .write_stdin(format!("{body}\n"))
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_str(&stdout(&out))
+            .unwrap_or_else(|e| panic!("{path}: {e}: {}{}", stdout(&out), stderr(&out)));
+        assert_eq!(v["got"], json!({"input_path": "a.csv"}), "{path}");
+    }
+}

@@ -936,8 +936,14 @@ mod tests {
         assert_eq!(Value::Object(m), json!({"v": "abc", "n": null}));
         let m = flags_to_json(Some(&s), &args(&["--v", "2.5", "--n", "7"])).unwrap();
         assert_eq!(Value::Object(m), json!({"v": 2.5, "n": 7}));
-        let m = flags_to_json(Some(&s), &args(&["--b", "null", "--ids", "1", "--ids", "x"]));
-        assert_eq!(Value::Object(m.unwrap()), json!({"b": null, "ids": [1, "x"]}));
+        let m = flags_to_json(
+            Some(&s),
+            &args(&["--b", "null", "--ids", "1", "--ids", "x"]),
+        );
+        assert_eq!(
+            Value::Object(m.unwrap()),
+            json!({"b": null, "ids": [1, "x"]})
+        );
         let m = flags_to_json(Some(&s), &args(&["--b"])).unwrap();
         assert_eq!(Value::Object(m), json!({"b": true}));
         // Neither type reads it: both are named.
