@@ -445,6 +445,16 @@ impl Dispatcher {
         &self.skills
     }
 
+    /// Whether the policy's patterns could allow some call of the skill script or tool
+    /// `reference` (`SKILL:ID`, `SKILL/scripts/x.py`); the master switch and confirmation are
+    /// not looked at. One that does not resolve counts as could: its call says why it cannot.
+    pub(crate) fn could_run(&self, reference: &str) -> bool {
+        match self.skills.resolve(reference) {
+            Ok(script) => self.compiled.could_allow(&script.policy_target(&[])),
+            Err(_) => true,
+        }
+    }
+
     /// A directive body: parsed into argv (shell syntax is invalid), then as `Self::run_argv`.
     pub async fn run_body(&self, kind: Kind, body: &str) -> Outcome {
         let origin = Origin::from(kind);

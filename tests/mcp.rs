@@ -973,6 +973,67 @@ fn only_the_user_can_allow_scripts() {
     );
 }
 
+fn tool_names(c: &mut Client) -> Vec<String> {
+    let tools = c.request("tools/list", json!({}));
+    tools["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{tools}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Only tools the policy's patterns could allow are offered: an agent whose allowed_commands
+/// name one script offers that one (and load_skill, which runs nothing), a deny of a script
+/// hides it whatever its arguments, a deny of some arguments does not; a call to a hidden tool
+/// is refused with the policy's reason, not as unknown. Confirmation is no reason to hide.
+#[test]
+fn only_tools_the_policy_could_allow_are_offered() {
+    let home = setup();
+    home.write(
+        "config/skillpipe/agents/narrow.toml",
+        "name = \"narrow\"\ndescription = \"d\"\nskills = [\"t\"]\ninstructions = \"x\"\n\
+         [script_policy]\nallow_scripts = true\nconfirm = \"ask\"\nallowed_commands = [\"t:echo --x *\"]\n",
+    );
+    let mut c = Client::start(&home, &["--agent", "narrow"]);
+    assert_eq!(tool_names(&mut c), ["t__echo", "load_skill"]);
+    let r = c.call("t__fail", json!({}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        text(&r).contains("not in allowed_commands (allow it with --allow 't:fail')"),
+        "{r}"
+    );
+    // The skill's listing names only what is offered.
+    let body = c.call("load_skill", json!({"name": "t"}));
+    assert!(text(&body).contains("- t__echo\n"), "{body}");
+    assert!(!text(&body).contains("t__fail"), "{body}");
+    c.close();
+
+    // Today's default listing: every script (the positive control), then denies.
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let all = tool_names(&mut c);
+    for want in ["t__echo", "t__fail", "t__slow", "load_skill"] {
+        assert!(all.contains(&want.to_string()), "{all:?}");
+    }
+    c.close();
+    let args = [
+        "--allow-scripts",
+        "-y",
+        "--deny",
+        "t:fail",
+        "--deny",
+        "t:slow --long",
+    ];
+    let mut c = Client::start(&home, &args);
+    let names = tool_names(&mut c);
+    assert!(!names.contains(&"t__fail".to_string()), "{names:?}");
+    assert!(names.contains(&"t__slow".to_string()), "{names:?}");
+    assert_eq!(names.len(), all.len() - 1, "{names:?}");
+    let r = c.call("t__fail", json!({}));
+    assert!(text(&r).contains("matches denied pattern `t:fail`"), "{r}");
+    c.close();
+}
+
 /// A tool folder (`tools/{id}/` with tool.yaml, schema.json, description.md) is offered with its
 /// own schema and description; its input is validated before it runs; its JSON output is the
 /// structured content; a disabled one is not offered.
@@ -1544,16 +1605,11 @@ fn a_root_script_is_named_as_a_directive_names_it() {
         "skills/t/root.sh",
         "#!/bin/sh\n# At the root.\necho root \"$@\"\n",
     );
+    // `scripts/*` does not cover a root script: it is not offered, and a call says why.
     let mut c = Client::start(&home, &["--allow-scripts", "-y", "--allow", "x"]);
-    let tools = c.request("tools/list", json!({}));
-    let root = tools["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "t__root")
-        .unwrap()
-        .clone();
-    assert_eq!(root["description"], "At the root. (t:root.sh of skill t)");
+    let names = tool_names(&mut c);
+    assert!(!names.contains(&"t__root".to_string()), "{names:?}");
+    assert!(names.contains(&"t__echo".to_string()), "{names:?}");
     let r = c.call("t__root", json!({"args": ["a"]}));
     assert_eq!(r["isError"], true);
     assert!(
@@ -1563,6 +1619,15 @@ fn a_root_script_is_named_as_a_directive_names_it() {
     );
     c.close();
     let mut c = Client::start(&home, &["-y", "--allow", "t:root"]);
+    let tools = c.request("tools/list", json!({}));
+    let root = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "t__root")
+        .unwrap()
+        .clone();
+    assert_eq!(root["description"], "At the root. (t:root.sh of skill t)");
     let r = c.call("t__root", json!({"args": ["a"]}));
     assert_eq!(r["isError"], false, "{r}");
     assert_eq!(text(&r).trim(), "root a");

@@ -248,6 +248,17 @@ impl Pattern {
         self.matches_with(target, false)
     }
 
+    /// Allow semantics for the program or script alone: whether the pattern matches some call
+    /// of it (its argument words, if any, can always be met).
+    pub fn matches_some_call(&self, target: &Target) -> bool {
+        let head = Pattern {
+            text: String::new(),
+            kind: self.kind.clone(),
+            args: Vec::new(),
+        };
+        head.matches(target)
+    }
+
     /// Deny semantics: like [`Pattern::matches`], but wider (see the module docs).
     pub fn denies(&self, target: &Target) -> bool {
         self.matches_with(target, true)
