@@ -643,6 +643,49 @@ fn consent_is_asked_by_elicitation() {
     assert_eq!(decisions, [json!("declined"), json!("ran"), json!("ran")]);
 }
 
+/// A tool whose tool.yaml asks (`execution.confirm: true`, claude-prompts-mcp's key) is asked
+/// about by elicitation even under -y; a client that cannot ask gets a refusal that says so
+/// and does not advise -y.
+#[test]
+fn a_tool_that_asks_is_confirmed_by_elicitation_even_with_y() {
+    let home = setup();
+    home.write(
+        "skills/t/tools/careful/tool.yaml",
+        "id: careful\nscript: careful.sh\ninput: args\nexecution:\n  confirm: true\n",
+    );
+    home.write("skills/t/tools/careful/careful.sh", "echo careful \"$@\"\n");
+    let elicit: Elicit = Box::new(|_| json!({"action": "accept", "content": {"always": false}}));
+    let mut c = Client::start_with(&home, &["--allow-scripts", "-y"], Some(elicit));
+    let ran = c.call("t__careful", json!({"args": ["x"]}));
+    assert_eq!(ran["isError"], false, "{ran}");
+    assert_eq!(text(&ran), "careful x\n");
+    // Another script of the skill is not asked about under -y (the control).
+    let echo = c.call("t__echo", json!({"args": ["y"]}));
+    assert_eq!(echo["isError"], false, "{echo}");
+    assert_eq!(c.asked.len(), 1, "{:?}", c.asked);
+    assert!(
+        c.asked[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("run `t:careful x`?"),
+        "{:?}",
+        c.asked
+    );
+    c.close();
+
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let r = c.call("t__careful", json!({"args": ["x"]}));
+    assert_eq!(r["isError"], true, "{r}");
+    let t = text(&r);
+    assert!(
+        t.contains("tool `t:careful` asks to be confirmed before each run")
+            && t.contains("elicitation"),
+        "{t}"
+    );
+    assert!(!t.contains("add -y"), "{t}");
+    c.close();
+}
+
 #[test]
 fn malformed_input_gets_errors_and_the_session_goes_on() {
     let home = setup();

@@ -1321,3 +1321,101 @@ fn a_refused_tool_is_named_as_it_is_allowed_also_when_written_by_its_path() {
         assert_eq!(v["got"], json!({"input_path": "a.csv"}), "{path}");
     }
 }
+
+/// A tool folder as claude-prompts-mcp ships them: `timeout` in milliseconds, `runtime: auto`
+/// (by extension) and `shell`, an `execution` block whose `confirm: true` asks before each run
+/// even under -y. Loads, validates and runs; what could never run is refused by `skills
+/// validate`, not at run time.
+#[test]
+fn claude_prompts_mcp_tool_folders_load_and_run() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/cp/SKILL.md",
+        "---\nname: cp\ndescription: Tools in claude-prompts-mcp's layout.\n---\nUse them.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/cp/tools/letters/tool.yaml",
+        "# Counts letters.\nid: letters\nname: Letter counter\nruntime: auto\nscript: count.py\n\
+         timeout: 5000\nenabled: true\n\nexecution:\n  trigger: schema_match\n  confirm: true\n  \
+         strict: false\n",
+    );
+    home.write(
+        "config/skillpipe/skills/cp/tools/letters/schema.json",
+        r#"{"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}"#,
+    );
+    home.write(
+        "config/skillpipe/skills/cp/tools/letters/count.py",
+        "import json, sys\nprint(json.dumps({\"letters\": len(json.load(sys.stdin)[\"word\"])}))\n",
+    );
+    home.write(
+        "config/skillpipe/skills/cp/tools/which/tool.yaml",
+        "id: which\nname: Which shell\nruntime: shell\nscript: which\ninput: args\n\
+         execution:\n  trigger: explicit\n",
+    );
+    home.write(
+        "config/skillpipe/skills/cp/tools/which/which",
+        "[ -n \"$BASH_VERSION\" ] && echo bash\n",
+    );
+    let out = home
+        .cmd()
+        .args(["skills", "validate", "cp"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let out = home.cmd().args(["skills", "show", "cp"]).output().unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("    timeout: 5 s\n"), "{text}");
+    assert!(
+        text.contains("    confirm: asked before each run"),
+        "{text}"
+    );
+    assert!(text.contains("    runtime: bash\n"), "{text}");
+
+    // `shell` runs under bash; `trigger: explicit` is how every tool runs here (called by name).
+    let filter = |body: &str| {
+        home.cmd()
+            .args(["filter", "--allow-scripts", "-y"])
+            .write_stdin(format!("{body}\n"))
+            .output()
+            .unwrap()
+    };
+    let out = filter("!{cp:which}");
+    assert_eq!(stdout(&out), "bash\n", "{}", stderr(&out));
+    // The tool asks even under -y; with no terminal to ask on, it is declined, saying why
+    // (and not advising -y, which cannot help).
+    let out = filter("!{cp:letters --word hello}");
+    let err = stderr(&out);
+    assert_eq!(stdout(&out), "\n", "{err}");
+    assert!(
+        err.contains(
+            "tool `cp:letters` asks to be confirmed before each run (execution.confirm in its \
+             tool.yaml; -y does not lift that), and it could not be asked: no terminal"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("pass -y"), "{err}");
+    // Without the question (the positive control) it runs, by its extension's interpreter.
+    home.write(
+        "config/skillpipe/skills/cp/tools/letters/tool.yaml",
+        "id: letters\nruntime: auto\nscript: count.py\ntimeout: 5000\n",
+    );
+    let out = filter("!{cp:letters --word hello}");
+    assert_eq!(stdout(&out), "{\"letters\": 5}\n", "{}", stderr(&out));
+
+    // A script whose interpreter nothing names is refused by validate, with its line.
+    home.write(
+        "config/skillpipe/skills/cp/tools/which/tool.yaml",
+        "id: which\nruntime: auto\nscript: which\n",
+    );
+    let out = home
+        .cmd()
+        .args(["skills", "validate", "cp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("tools/which/tool.yaml:3: key `script`: no interpreter for `which`"),
+        "{}",
+        stdout(&out)
+    );
+}
