@@ -350,7 +350,7 @@ fn disabled_tools_are_hidden_and_timeouts_apply() {
     let err = stderr(&out);
     assert!(
         err.contains(
-            "stopped at the timeout of tool `data:slow` (timeout: 1 in its tool.yaml): a larger \
+            "stopped at the timeout of tool `data:slow` (its tool.yaml's timeout, 1 s): a larger \
              timeout there allows longer (up to the policy's 10 s)"
         ),
         "{err}"

@@ -321,7 +321,7 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
     }
     match matches.as_slice() {
         [] if skill.all_tools.iter().any(|t| t.id == id) => Err(ResolveError::NotFound(format!(
-            "tool `{id}` of skill `{}` is disabled (enabled: false in its tool.yaml)",
+            "tool `{id}` of skill `{}` is disabled (enabled: false, or execution.trigger: never, in its tool.yaml)",
             skill.name
         ))),
         [] if let Some(why) = skill.skipped_tool(id) => Err(ResolveError::NotFound(format!(
