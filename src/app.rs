@@ -198,13 +198,16 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     if !wanted.is_empty()
         && let Err(e) = skills.retain_named(&wanted)
     {
-        // Found but skipped (a broken SKILL.md) says why; else where it would have been.
-        let hint = e.names.iter().find_map(|n| {
+        // Found but skipped (a broken SKILL.md) says why, and only that; else where it would
+        // have been.
+        if let Some(why) = e.names.iter().find_map(|n| {
             skills
                 .skipped(n)
                 .map(|why| format!("skill `{n}` was found but not loaded: {why}"))
-                .or_else(|| untrusted_skill_hint(n))
-        });
+        }) {
+            return Err(usage(why));
+        }
+        let hint = e.names.iter().find_map(|n| untrusted_skill_hint(n));
         let hint = hint.or_else(|| skills.is_empty().then(|| nothing_loaded_hint(&dirs)));
         return Err(usage(match hint {
             Some(hint) => format!("{e}; {hint}"),
@@ -240,8 +243,13 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
             ));
         }
     }
-    // Counted among the skills in use: an agent or `--skill` hears nothing of the others.
-    let linted = skills.linted(&config.warn_only_about);
+    // Counted among the skills named (an agent's, `--skill`, the script run): the user chose
+    // those. Of every installed skill (a catalog), `doctor` and `skills list` tell: skills the
+    // user did not write would repeat the line on every command.
+    let linted = match wanted.is_empty() && config.warn_only_about.is_empty() {
+        true => 0,
+        false => skills.linted(&config.warn_only_about),
+    };
     if linted > 0 {
         warnings.push(format!(
             "{linted} skill{} ha{} spec warnings (`skillpipe skills list` shows them)",

@@ -578,6 +578,22 @@ fn with_no_skill_loaded_an_unknown_skill_says_where_to_put_one() {
     );
 }
 
+/// With many skills installed, an unknown name lists a few and counts the rest, so the line
+/// stays readable.
+#[test]
+fn an_unknown_skill_among_many_lists_a_few_names() {
+    let tmp = TempDir::new().unwrap();
+    let names: Vec<String> = (0..15).map(|i| format!("s{i:02}")).collect();
+    for n in &names {
+        skill(tmp.path(), n, &basic(n), &[]);
+    }
+    let mut set = SkillSet::load(&[tmp.path().to_path_buf()]);
+    let e = set.retain_named(&strings(&["zz"])).unwrap_err().to_string();
+    assert!(e.starts_with("unknown skill `zz`; available: "), "{e}");
+    assert!(e.ends_with(", … and 3 more"), "{e}");
+    assert_eq!(e.matches(", ").count(), 12, "{e}");
+}
+
 #[test]
 fn retain_named_filters_or_names_the_unknown() {
     let tmp = TempDir::new().unwrap();
@@ -1701,10 +1717,11 @@ fn run_takes_its_skill_positionally_and_has_no_skill_flag() {
     }
 }
 
-/// The one-line count of skills with spec warnings counts the skills in use: with `--skill`
-/// (or an agent's list) a skill left out is not mentioned.
+/// The one-line count of skills with spec warnings counts the skills named: with `--skill` (or
+/// an agent's list) a skill left out is not mentioned, and with none named (every installed
+/// skill in the catalog, mostly not the user's own) it is `doctor`'s to say, not every run's.
 #[test]
-fn spec_warnings_count_only_the_skills_in_use() {
+fn spec_warnings_count_only_the_skills_named() {
     let tmp = TempDir::new().unwrap();
     let sk = tmp.path().join("sk");
     // Its name does not match its folder: a spec warning.
@@ -1721,10 +1738,21 @@ fn spec_warnings_count_only_the_skills_in_use() {
         assert_eq!(out.stdout, b"hi\n");
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
-    let all = run(&[]);
-    assert!(all.contains("1 skill has spec warnings"), "{all}");
+    let named = run(&["--skill", "other"]);
+    assert!(named.contains("1 skill has spec warnings"), "{named}");
     let one = run(&["--skill", "good"]);
     assert!(!one.contains("spec warnings"), "{one}");
+    let all = run(&[]);
+    assert!(!all.contains("spec warnings"), "{all}");
+    let doctor = skillpipe(tmp.path())
+        .args(["doctor", "--skills-dir", "sk"])
+        .output()
+        .unwrap();
+    let doctor = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        doctor.contains("2 loaded; 1 with spec warnings (`skillpipe skills list` says why)"),
+        "{doctor}"
+    );
 }
 
 /// The same collection in two folders of the search path (`cp -r ~/.claude/skills
@@ -1875,4 +1903,37 @@ fn a_root_script_path_that_is_also_the_users_file_is_not_guessed() {
         String::from_utf8_lossy(&run("!{docs:build.sh}").stdout),
         "SKILL"
     );
+}
+
+/// A listing is read by a person even when piped into `head` or `grep`: the controls in a skill's
+/// text are shown, not obeyed, on a pipe too; `--json` (read by programs) keeps them exact, as
+/// JSON escapes.
+#[test]
+fn listings_show_controls_on_a_pipe_too() {
+    let tmp = TempDir::new().unwrap();
+    let sk = tmp.path().join("sk");
+    skill(
+        &sk,
+        "esc",
+        "name: esc\ndescription: \"Sets the title \\e]2;PWNED\\a here.\"\n",
+        &[],
+    );
+    for args in [
+        &["skills", "show", "esc", "--skills-dir", "sk"][..],
+        &["skills", "list", "--skills-dir", "sk"][..],
+    ] {
+        let out = skillpipe(tmp.path()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // Positive control: the description reached the listing.
+        assert!(stdout.contains("PWNED"), "{args:?}: {stdout}");
+        assert!(!stdout.contains('\u{1b}'), "{args:?}: {stdout:?}");
+        assert!(stdout.contains("␛]2;PWNED␇"), "{args:?}: {stdout}");
+    }
+    let out = skillpipe(tmp.path())
+        .args(["skills", "list", "--json", "--skills-dir", "sk"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\\u001b]2;PWNED\\u0007"), "{stdout}");
 }

@@ -33,7 +33,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let (hidden, notice) = sandbox::secrets::hidden_and_notice(&cwd, &[], &[]);
     // The report quotes config and agent files and skill folders: foreign text.
-    let mut out = crate::term::Guarded::stdout();
+    let mut out = crate::term::Guarded::listing();
     write!(
         out,
         "{}",
@@ -384,6 +384,27 @@ fn hidden_section(caps: &Capabilities, hidden: &[PathBuf], notice: Option<&str>)
     s
 }
 
+/// "26 loaded; 1 with spec warnings, 1 skipped (`skillpipe skills list` says why)".
+fn skills_summary(set: &crate::skills::SkillSet) -> String {
+    let mut s = format!("{} loaded", set.len());
+    let mut notes = Vec::new();
+    match set.linted(&[]) {
+        0 => {}
+        n => notes.push(format!("{n} with spec warnings")),
+    }
+    match set.skipped_count() {
+        0 => {}
+        n => notes.push(format!("{n} skipped")),
+    }
+    if !notes.is_empty() {
+        s.push_str(&format!(
+            "; {} (`skillpipe skills list` says why)",
+            notes.join(", ")
+        ));
+    }
+    s
+}
+
 fn describe(path: Option<&Path>) -> String {
     match path {
         None => "unknown (neither $HOME nor the XDG variable is set)".into(),
@@ -402,8 +423,15 @@ fn files_section(flags: &SkillFlags) -> String {
         &describe(paths::audit_log().as_deref()),
     );
     s.push_str("  skills search path (first match by name wins)\n");
-    for dir in paths::skill_search_path(&flags.skills_dirs) {
-        let _ = writeln!(s, "    {}", describe(Some(&dir)));
+    let dirs = paths::skill_search_path(&flags.skills_dirs);
+    for dir in &dirs {
+        let _ = writeln!(s, "    {}", describe(Some(dir)));
+    }
+    // What a command with no agent or --skill loads; the spec warnings are said here, not on
+    // every run (installed skills the user did not write would repeat them each time).
+    if let Ok(opts) = crate::app::load_options() {
+        let set = crate::skills::SkillSet::load_with(&dirs, &opts);
+        row(&mut s, "skills", &skills_summary(&set));
     }
     s.push_str("  agents search path\n");
     for dir in paths::agent_search_path() {

@@ -41,12 +41,13 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
         ))
     };
     // Names, descriptions and metadata come from SKILL.md files, foreign text.
-    let mut out = crate::term::Guarded::stdout();
+    let mut out = crate::term::Guarded::listing();
     match &args.command {
         SkillsCommand::List { json } => {
             let set = load()?;
             if *json {
-                list_json(&set, &mut out)?;
+                drop(out);
+                list_json(&set, &mut crate::term::Guarded::stdout())?;
             } else {
                 list_text(&set, &mut out)?;
                 print_warnings(&set);

@@ -220,6 +220,15 @@ fn prescan(body: &str) -> Result<(), InvalidBody> {
                     Some((_, '\n')) => continue,
                     Some(_) => {}
                 },
+                // `<skill-path>/scripts/x.py`, as SKILL.md files write a skill's folder: a
+                // placeholder the skill's scripts resolve, not a redirection (nothing here
+                // redirects: a shell would read `<name` as input and `>/…` as output).
+                '<' if word_start && placeholder_len(&body[i..]).is_some() => {
+                    let len = placeholder_len(&body[i..]).unwrap_or(1);
+                    while chars.peek().is_some_and(|&(j, _)| j < i + len) {
+                        chars.next();
+                    }
+                }
                 c if is_operator(c) => {
                     let mut found = c.to_string();
                     if let Some(&(_, next)) = chars.peek()
@@ -245,6 +254,19 @@ fn prescan(body: &str) -> Result<(), InvalidBody> {
         }),
         Quote::Double(offset) => Err(InvalidBody::UnbalancedQuote { quote: '"', offset }),
     }
+}
+
+/// The length of a folder placeholder `<name>` at the start of `rest` when a `/` follows it
+/// (`<skill-creator-path>/eval-viewer/x.py`): letters, digits, `-` and `_` inside.
+fn placeholder_len(rest: &str) -> Option<usize> {
+    let inner = rest.strip_prefix('<')?;
+    let end = inner.find('>')?;
+    let name = &inner[..end];
+    let named = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    (named && inner[end + 1..].starts_with('/')).then_some(end + 2)
 }
 
 /// `NAME=...` with NAME a shell variable name.
@@ -306,6 +328,41 @@ mod tests {
         );
         assert_eq!(ok("echo \"\\n\""), argv(&["echo", "\\n"]));
         assert_eq!(ok("echo \\#x \\~"), argv(&["echo", "#x", "~"]));
+    }
+
+    #[test]
+    fn a_folder_placeholder_before_a_path_is_a_word_not_a_redirection() {
+        assert_eq!(
+            ok("python <skill-creator-path>/eval-viewer/generate_review.py --out x"),
+            argv(&[
+                "python",
+                "<skill-creator-path>/eval-viewer/generate_review.py",
+                "--out",
+                "x"
+            ])
+        );
+        assert_eq!(ok("<path_2>/x.sh"), argv(&["<path_2>/x.sh"]));
+        // Anything else with `<` or `>` is still refused: input, output, a placeholder not
+        // followed by a path, one inside a word, a name with other characters.
+        for body in [
+            "cat <in",
+            "cat <in>/out",
+            "echo <name>",
+            "echo a<b>/c",
+            "echo <a b>/c",
+            "echo <>/c",
+            "echo <a>/x >y",
+        ] {
+            if body == "cat <in>/out" {
+                // Shaped like a placeholder: read as one (and resolved, or not found, later).
+                assert_eq!(ok(body), argv(&["cat", "<in>/out"]));
+                continue;
+            }
+            assert!(
+                matches!(parse_argv(body), Err(InvalidBody::ShellSyntax { .. })),
+                "{body}"
+            );
+        }
     }
 
     #[test]

@@ -102,6 +102,21 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
     repl.main_loop()
 }
 
+/// The skills of the welcome line: a few names, then how many more (with a hundred skills
+/// installed the whole list filled the screen).
+fn skills_label(names: &[&str]) -> String {
+    const SHOWN: usize = 6;
+    match names.len() {
+        0 => "none".to_string(),
+        n if n <= SHOWN + 1 => names.join(", "),
+        n => format!(
+            "{}, … and {} more (/skills lists them)",
+            names[..SHOWN].join(", "),
+            n - SHOWN
+        ),
+    }
+}
+
 /// How long the window must keep its size before the screen is laid out again: a drag sends
 /// a resize for every step, and the line editor redraws its own line first.
 const RESIZE_SETTLE: std::time::Duration = std::time::Duration::from_millis(60);
@@ -359,11 +374,7 @@ impl Repl<'_> {
             env!("CARGO_PKG_VERSION"),
             self.settings.label(),
             self.agent_name().unwrap_or("none"),
-            if skills.is_empty() {
-                "none".to_string()
-            } else {
-                skills.join(", ")
-            }
+            skills_label(&skills)
         );
         if !skills.is_empty() && !self.setup.dispatcher.policy().allow_scripts {
             line.push_str(" (scripts off: --allow-scripts)");
@@ -854,4 +865,22 @@ enum Picked {
     Path(PathBuf),
     New,
     Exit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skills_label;
+
+    #[test]
+    fn the_welcome_line_names_a_few_skills_and_counts_the_rest() {
+        assert_eq!(skills_label(&[]), "none");
+        let seven = ["a", "b", "c", "d", "e", "f", "g"];
+        assert_eq!(skills_label(&seven), "a, b, c, d, e, f, g");
+        let many: Vec<String> = (0..146).map(|i| format!("s{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            skills_label(&many),
+            "s0, s1, s2, s3, s4, s5, … and 140 more (/skills lists them)"
+        );
+    }
 }

@@ -235,6 +235,11 @@ impl SkillSet {
         }
     }
 
+    /// How many skill folders were skipped (a SKILL.md that cannot be understood).
+    pub fn skipped_count(&self) -> usize {
+        self.skipped.len()
+    }
+
     /// Why the skill in folder `name` was skipped (`file:line: message`), if it was.
     pub fn skipped(&self, name: &str) -> Option<&str> {
         self.skipped
@@ -329,14 +334,21 @@ impl SkillSet {
 
     /// Skill names in order, comma-separated, for messages ("none" when empty).
     pub fn names_list(&self) -> String {
+        /// Names listed before the rest are counted: with a hundred skills installed the list
+        /// buried the reason after it.
+        const LISTED: usize = 12;
         if self.skills.is_empty() {
             return "none".into();
         }
-        self.skills
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+        let names: Vec<&str> = self.skills.iter().map(|s| s.name.as_str()).collect();
+        match names.len() > LISTED {
+            true => format!(
+                "{}, … and {} more",
+                names[..LISTED].join(", "),
+                names.len() - LISTED
+            ),
+            false => names.join(", "),
+        }
     }
 
     /// Adds a skill (e.g. an agent's tools, see `tool_owner`); a name already loaded is an error.
