@@ -270,7 +270,17 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             if usage.is_empty() { "" } else { " " }
         )?;
         if let Some(d) = t.timeout {
-            writeln!(out, "    timeout: {} s", d.as_secs())?;
+            writeln!(
+                out,
+                "    timeout: {}",
+                crate::skills::tools::timeout_text(d)
+            )?;
+        }
+        if t.confirm {
+            writeln!(
+                out,
+                "    confirm: asked before each run (execution.confirm)"
+            )?;
         }
         if !t.env.is_empty() {
             let names: Vec<&str> = t.env.iter().map(|(k, _)| k.as_str()).collect();
