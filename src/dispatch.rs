@@ -1058,6 +1058,7 @@ impl Dispatcher {
             private_mounts: true,
             hide,
             hide_notice,
+            protect: crate::paths::policy_places(),
             limits: p.limits(),
             sockets: self.allowed_sockets(),
         }

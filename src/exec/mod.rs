@@ -346,6 +346,7 @@ async fn run_planned(
             if plan.enforce.mounts {
                 la.tmpdir = Some(tmp.path().to_path_buf());
                 la.hide = spec.sandbox.hide.clone();
+                la.protect = spec.sandbox.protect.clone();
                 la.socket = spec.sandbox.sockets.clone();
             }
             la.set_limits(&spec.sandbox.limits);

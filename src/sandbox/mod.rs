@@ -254,6 +254,11 @@ pub struct SandboxSpec {
     pub private_mounts: bool,
     /// Paths the command must not read (existing ones). Needs `private_mounts`.
     pub hide: Vec<PathBuf>,
+    /// skillpipe's own policy files (its config folder, the trust store, the user's agent and
+    /// skill folders): kept read-only under every policy, `allow_filesystem` and forced
+    /// writable paths too, by a read-only mount over each (so they need the private mounts when
+    /// writes are allowed). What a script wrote there would raise a later session's policy.
+    pub protect: Vec<PathBuf>,
     /// Said once per process with the run's warnings: what the look for `hide` paths left out
     /// (a `.env*` walk that stopped at its bound).
     pub hide_notice: Option<String>,
@@ -285,6 +290,8 @@ pub(crate) struct LaunchArgs {
     pub tmpdir: Option<PathBuf>,
     /// A path to hide (needs `--mount`).
     pub hide: Vec<PathBuf>,
+    /// A path kept read-only whatever else is writable (needs `--mount`).
+    pub protect: Vec<PathBuf>,
     /// A Unix socket the command may connect to (needs `--pid`, whose init connects for the
     /// command; without any, no Unix socket can be created).
     pub socket: Vec<PathBuf>,
@@ -373,6 +380,10 @@ impl LaunchArgs {
             out.push("--hide".into());
             out.push(h.into());
         }
+        for p in &self.protect {
+            out.push("--protect".into());
+            out.push(p.into());
+        }
         for h in &self.socket {
             out.push("--socket".into());
             out.push(h.into());
@@ -457,6 +468,7 @@ mod tests {
         a.writable = vec!["/tmp/x y".into()];
         a.tmpdir = Some("/tmp/run".into());
         a.hide = vec!["/h/.ssh".into(), "/w/.env".into()];
+        a.protect = vec!["/h/.config/skillpipe".into()];
         a.socket = vec!["/run/user/1/pulse/native".into()];
         a.pids_cgroup = Some("/sys/fs/cgroup/pids/x".into());
         a.set_limits(&Limits {
