@@ -1059,6 +1059,7 @@ impl Dispatcher {
             hide,
             hide_notice,
             protect: crate::paths::policy_places(),
+            protected: policy::protected_places(),
             limits: p.limits(),
             sockets: self.allowed_sockets(),
         }

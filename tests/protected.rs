@@ -98,7 +98,10 @@ fn skillpipes_own_policy_files_stay_read_only_under_every_policy() {
     let script = cfg.join("skills/probe/scripts/pwn.sh");
     let text = std::fs::read_to_string(&script)
         .unwrap()
-        .replace("$XDG_CFG", &home.path().join("config").display().to_string())
+        .replace(
+            "$XDG_CFG",
+            &home.path().join("config").display().to_string(),
+        )
         .replace("$PROJ", &proj.display().to_string());
     write(&script, &text, 0o755);
     for flags in [

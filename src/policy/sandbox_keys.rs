@@ -271,6 +271,67 @@ pub fn writable_problem(
         })
 }
 
+/// Every place scripts are never offered to write (what `--writable` refuses without
+/// `--force-writable`), each with what it is: a write refused there is told as protected, with
+/// no setting named. Beneath `$HOME` the places where code runs later, the system trees and the
+/// runtime folder, the folders of `$PATH`, credential stores and skillpipe's own folders.
+pub fn protected_places() -> Vec<(PathBuf, String)> {
+    let home = crate::paths::home();
+    let mut out: Vec<(PathBuf, String)> = Vec::new();
+    for (dir, what) in crate::paths::own_folders() {
+        out.push((dir, what.to_string()));
+    }
+    if let Some(h) = &home {
+        for (f, why) in RUNS_LATER {
+            out.push((
+                h.join(f),
+                format!("code runs from it later, outside the sandbox: {why}"),
+            ));
+        }
+    }
+    let runtime = std::env::var("XDG_RUNTIME_DIR")
+        .ok()
+        .filter(|d| d.starts_with('/') && d.len() > 1)
+        .map(|d| {
+            (
+                d,
+                "your runtime folder: service sockets and systemd user units run from it",
+            )
+        });
+    for (tree, why) in runtime
+        .into_iter()
+        .chain(SYSTEM_TREES.iter().map(|(t, w)| (t.to_string(), *w)))
+        .filter(|(t, _)| t != "/root" || home.as_deref() != Some(Path::new("/root")))
+    {
+        out.push((PathBuf::from(tree), format!("a system folder: {why}")));
+    }
+    for dir in path_folders(std::env::var_os("PATH").as_deref()) {
+        out.push((
+            dir,
+            "on PATH: a program there runs in place of another".to_string(),
+        ));
+    }
+    let bases = crate::sandbox::secrets::Bases {
+        home: home.clone(),
+        ..crate::sandbox::secrets::Bases::from_env()
+    };
+    for entry in [
+        crate::sandbox::secrets::CREDENTIALS,
+        crate::sandbox::secrets::AI_TOOLS,
+        crate::sandbox::secrets::STORES,
+    ]
+    .iter()
+    .flat_map(|c| c.iter())
+    .flat_map(|s| bases.resolve(s))
+    {
+        out.push((
+            entry,
+            "credentials and settings that run commands later, outside the sandbox".to_string(),
+        ));
+    }
+    out
+}
+
 /// The absolute folders of a `$PATH` value, each also as it resolves (a link may lead there).
 fn path_folders(path: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
     let mut out = Vec::new();

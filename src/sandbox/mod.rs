@@ -262,6 +262,9 @@ pub struct SandboxSpec {
     /// Said once per process with the run's warnings: what the look for `hide` paths left out
     /// (a `.env*` walk that stopped at its bound).
     pub hide_notice: Option<String>,
+    /// Places scripts are never offered to write, each with what it is: a refused write there
+    /// is told as protected, with no setting named (see [`hint::Facts::protected`]).
+    pub protected: Vec<(PathBuf, String)>,
     /// Resource limits.
     pub limits: Limits,
     /// Unix sockets the command may connect to (existing paths), and no other Unix socket

@@ -114,7 +114,9 @@ pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, PlanError> 
         spec.private_mounts || protecting,
         &caps.mount_namespace,
         match protecting {
-            true => "private /dev, /proc and $TMPDIR, hidden secrets, skillpipe's config kept read-only",
+            true => {
+                "private /dev, /proc and $TMPDIR, hidden secrets, skillpipe's config kept read-only"
+            }
             false => "private /dev, /proc and $TMPDIR, hidden secrets",
         },
     );
@@ -274,10 +276,16 @@ mod tests {
         let mut caps = Capabilities::all();
         caps.mount_namespace = Support::No("nope".into());
         let err = plan(&s, &caps).unwrap_err().to_string();
-        assert!(err.contains("skillpipe's config kept read-only: nope"), "{err}");
+        assert!(
+            err.contains("skillpipe's config kept read-only: nope"),
+            "{err}"
+        );
         s.required = false;
         let p = plan(&s, &caps).unwrap();
-        assert!(!p.enforce.mounts && p.warnings[0].contains("kept read-only"), "{p:?}");
+        assert!(
+            !p.enforce.mounts && p.warnings[0].contains("kept read-only"),
+            "{p:?}"
+        );
         // Positive control: with writes restricted Landlock keeps them, the mounts are as asked.
         let mut s = spec(true, true, true);
         s.protect = vec!["/h/.config/skillpipe".into()];
