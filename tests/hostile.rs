@@ -4492,7 +4492,8 @@ fn sandbox_notices_reflect_the_grants_in_force() {
     );
     let out = run(&home, SANDBOXED, b"!{scripts/sock.py}", Feed::Whole);
     assert!(
-        out.stderr.contains("(a separate flag from --allow-network, which opens only the network)"),
+        out.stderr
+            .contains("(a separate flag from --allow-network, which opens only the network)"),
         "control: {}",
         out.stderr
     );

@@ -162,3 +162,48 @@ fn allowing_writes_fails_closed_without_private_mounts() {
     assert_eq!(out, "ran\n", "{err}");
     assert!(err.contains("kept read-only"), "{err}");
 }
+
+/// Files that run code on the next build or install stay read-only in a writable path, and one
+/// the run makes is warned of; the project's other files it writes (the positive control).
+#[test]
+fn build_and_package_tool_settings_stay_read_only_and_new_ones_are_warned_of() {
+    if !sandbox_available(
+        "build_and_package_tool_settings_stay_read_only_and_new_ones_are_warned_of",
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    let proj = home.path().join("proj");
+    for d in [".cargo", ".idea"] {
+        std::fs::create_dir_all(proj.join(d)).unwrap();
+    }
+    for f in [".cargo/config.toml", ".npmrc", ".yarnrc", ".mise.toml"] {
+        std::fs::write(proj.join(f), "").unwrap();
+    }
+    probe_script(
+        &home,
+        "tools.sh",
+        "#!/bin/sh\ncd \"$1\" || exit 9\n\
+         for f in .cargo/config.toml .cargo/config .npmrc .yarnrc .mise.toml .idea/x.xml; do\n\
+           echo evil >> \"$f\" 2>/dev/null && echo \"WROTE $f\"\n\
+         done\n\
+         echo v > .tool-versions && echo u > .yarnrc.yml && echo ok > main.rs && echo WROTE-OK\n",
+    );
+    let p = proj.display().to_string();
+    let (code, out, err) = run_probe(&home, &proj, "tools.sh", &["--writable", ".", "--", &p]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out, "WROTE-OK\n", "HOLE: {err}");
+    for f in [".cargo/config.toml", ".npmrc", ".yarnrc", ".mise.toml"] {
+        assert_eq!(std::fs::read_to_string(proj.join(f)).unwrap(), "", "{f}");
+    }
+    for made in [".tool-versions", ".yarnrc.yml"] {
+        assert!(
+            err.contains(&format!("the run made {}", proj.join(made).display())),
+            "{made}: {err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(proj.join("main.rs")).unwrap(),
+        "ok\n"
+    );
+}

@@ -101,7 +101,7 @@ pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 /// and watched at any depth (see [`vcs_scan`]): the [`VCS_METADATA`], and the project settings
 /// of tools that run commands from them outside any sandbox once the tool trusts the folder or
 /// the user runs it there — each name with who runs what from it.
-pub(crate) const KEPT_READ_ONLY: [(&str, &str); 17] = [
+pub(crate) const KEPT_READ_ONLY: [(&str, &str); 24] = [
     (
         ".git",
         "git runs hooks and settings from there (core.fsmonitor …)",
@@ -139,6 +139,36 @@ pub(crate) const KEPT_READ_ONLY: [(&str, &str); 17] = [
     (
         ".devcontainer",
         "opening the dev container runs its initializeCommand on the host",
+    ),
+    (
+        ".cargo",
+        "cargo runs what .cargo/config.toml (or .cargo/config) names on the next build \
+         (runners, rustc wrappers, linkers)",
+    ),
+    (
+        ".npmrc",
+        "npm runs the scripts and shell it names, and fetches from its registries, on the next \
+         install",
+    ),
+    (
+        ".yarnrc.yml",
+        "yarn runs the plugins and paths it names on the next install",
+    ),
+    (
+        ".yarnrc",
+        "yarn runs the paths it names on the next install",
+    ),
+    (
+        ".mise.toml",
+        "mise runs the tasks and hooks it names when you enter the folder",
+    ),
+    (
+        ".tool-versions",
+        "asdf and mise install and run the tool versions it names",
+    ),
+    (
+        ".idea",
+        "JetBrains IDEs run the run configurations and tools it names",
     ),
 ];
 
