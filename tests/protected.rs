@@ -207,3 +207,105 @@ fn build_and_package_tool_settings_stay_read_only_and_new_ones_are_warned_of() {
         "ok\n"
     );
 }
+
+/// A checkout's `.env` link to a host program or a skill's file does not blank it for the run;
+/// one to a secrets file in the user's home is hidden (the positive control); `doctor` names
+/// each link's target and whether it is hidden.
+#[test]
+fn a_dotenv_link_hides_only_a_secrets_file_the_user_keeps() {
+    if !sandbox_available("a_dotenv_link_hides_only_a_secrets_file_the_user_keeps") {
+        return;
+    }
+    let home = TestHome::new();
+    let clone = home.path().join("clone");
+    std::fs::create_dir_all(&clone).unwrap();
+    write(
+        &home.path().join("secrets/prod.env"),
+        "TOKEN=s3cret\n",
+        0o600,
+    );
+    probe_script(
+        &home,
+        "look.sh",
+        "#!/bin/sh\n\
+         echo env=$(wc -c < /usr/bin/env)\n\
+         echo skill=$(wc -c < \"$1\")\n\
+         echo secret=$(cat \"$2\")\n",
+    );
+    let skill_md = home.path().join("config/skillpipe/skills/probe/SKILL.md");
+    let secret = home.path().join("secrets/prod.env");
+    std::os::unix::fs::symlink("/usr/bin/env", clone.join(".env")).unwrap();
+    std::os::unix::fs::symlink(&skill_md, clone.join(".env.skill")).unwrap();
+    std::os::unix::fs::symlink(&secret, clone.join(".env.prod")).unwrap();
+    let args = ["--", skill_md.to_str().unwrap(), secret.to_str().unwrap()];
+    let (code, out, err) = run_probe(&home, &clone, "look.sh", &args);
+    assert_eq!(code, 0, "{out}{err}");
+    let env_size = std::fs::metadata("/usr/bin/env").unwrap().len();
+    let skill_size = std::fs::metadata(&skill_md).unwrap().len();
+    assert_eq!(
+        out,
+        format!("env={env_size}\nskill={skill_size}\nsecret=\n"),
+        "{err}"
+    );
+    let doctor = home
+        .cmd()
+        .current_dir(&clone)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    for want in [
+        format!(
+            "{} -> /usr/bin/env (not hidden: an executable",
+            clone.join(".env").display()
+        ),
+        format!(
+            "{} -> {} (not hidden: in skillpipe's config",
+            clone.join(".env.skill").display(),
+            skill_md.display()
+        ),
+        format!(
+            "{} -> {} (hidden)",
+            clone.join(".env.prod").display(),
+            secret.display()
+        ),
+    ] {
+        assert!(text.contains(&want), "{want}\n{text}");
+    }
+}
+
+/// `--writable ./out` where the checkout committed `out -> ~/Documents` is refused, naming the
+/// target; the target named itself is granted (the positive control).
+#[test]
+fn a_writable_path_a_link_leads_out_of_the_working_directory_is_refused() {
+    let home = TestHome::new();
+    let clone = home.path().join("clone");
+    let docs = home.path().join("Documents");
+    std::fs::create_dir_all(&clone).unwrap();
+    std::fs::create_dir_all(&docs).unwrap();
+    std::os::unix::fs::symlink(&docs, clone.join("out")).unwrap();
+    probe_script(
+        &home,
+        "put.sh",
+        "#!/bin/sh\necho x > \"$1/f\" && echo WROTE\n",
+    );
+    let target = docs.join("f");
+    let t = target.display().to_string();
+    for given in ["./out", "out", "out/sub"] {
+        let (code, out, err) = run_probe(&home, &clone, "put.sh", &["--writable", given, "--", &t]);
+        assert_eq!(code, 2, "{given}: {out}{err}");
+        assert!(
+            err.contains("a link leads it out of the working directory")
+                && err.contains(&docs.display().to_string()),
+            "{given}: {err}"
+        );
+        assert!(!target.exists());
+    }
+    if !sandbox_available("a_writable_path_a_link_leads_out_of_the_working_directory_is_refused") {
+        return;
+    }
+    let d = docs.display().to_string();
+    let (code, out, err) = run_probe(&home, &clone, "put.sh", &["--writable", &d, "--", &d]);
+    assert_eq!((code, out.as_str()), (0, "WROTE\n"), "{err}");
+    assert!(target.exists());
+}
