@@ -40,10 +40,25 @@ impl AppError {
 /// A line of skillpipe's own on stderr (a notice, a warning), on a line of its own and wrapped
 /// at words when stderr is a terminal, as the REPL's lines are.
 pub(crate) fn note(line: &str) {
+    if let Some(sink) = NOTE_SINK.get() {
+        return sink(line);
+    }
     let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX);
     // Notes quote skill names, paths and agents' text, which are foreign.
     let wrapped = crate::render::wrap_text(&crate::term::sanitize(line), width);
     crate::term::line::status(wrapped.trim_end_matches('\n'));
+}
+
+/// Where [`note`]s go instead while the REPL keeps its screen (it draws them again after a
+/// resize, so they must pass through it).
+static NOTE_SINK: std::sync::OnceLock<NoteSink> = std::sync::OnceLock::new();
+
+/// What [`set_note_sink`] keeps.
+type NoteSink = Box<dyn Fn(&str) + Send + Sync>;
+
+/// Sends every later [`note`] to `sink` (the first caller's sink stays).
+pub(crate) fn set_note_sink(sink: impl Fn(&str) + Send + Sync + 'static) {
+    let _ = NOTE_SINK.set(Box::new(sink));
 }
 
 /// A usage error (exit 2).

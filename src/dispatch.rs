@@ -445,6 +445,16 @@ impl Dispatcher {
         &self.skills
     }
 
+    /// Whether the policy's patterns could allow some call of the skill script or tool
+    /// `reference` (`SKILL:ID`, `SKILL/scripts/x.py`); the master switch and confirmation are
+    /// not looked at. One that does not resolve counts as could: its call says why it cannot.
+    pub(crate) fn could_run(&self, reference: &str) -> bool {
+        match self.skills.resolve(reference) {
+            Ok(script) => self.compiled.could_allow(&script.policy_target(&[])),
+            Err(_) => true,
+        }
+    }
+
     /// A directive body: parsed into argv (shell syntax is invalid), then as `Self::run_argv`.
     pub async fn run_body(&self, kind: Kind, body: &str) -> Outcome {
         let origin = Origin::from(kind);
@@ -545,6 +555,8 @@ impl Dispatcher {
         let mut safe_path = false;
         // The tool whose tool.yaml shortened the timeout, and the policy's.
         let mut tool_timeout: Option<(String, Duration)> = None;
+        // The tool whose tool.yaml asks to be confirmed before each run.
+        let mut tool_asks: Option<String> = None;
         let kind = match invocation {
             Some(_) => Argv0Kind::ScriptRef,
             None => command::classify(&argv0),
@@ -572,17 +584,15 @@ impl Dispatcher {
                     }
                 };
                 skill = Some(resolved.skill.clone());
-                let policy_path = resolved.policy_path();
-                let target = Target::Script {
-                    skill: &resolved.skill,
-                    rel_path: &policy_path,
-                    args,
-                };
+                let target = resolved.policy_target(args);
                 if let Err(d) = policy::decide(&self.compiled, &target) {
                     return self.denied(origin, &argv, skill, stdin.as_deref(), d);
                 }
                 let mut script_args = args;
                 if let Some(tool) = &resolved.tool {
+                    if tool.confirm {
+                        tool_asks = Some(format!("{}:{}", resolved.skill, tool.id));
+                    }
                     if let Some(t) = tool.timeout
                         && t < timeout
                     {
@@ -652,6 +662,7 @@ impl Dispatcher {
             cwd: &cwd,
             grants: &grants,
             input: stdin.as_deref(),
+            tool_asks: tool_asks.as_deref(),
         };
         match self.confirm(&prompt).await {
             Verdict::Run => {}
@@ -1010,11 +1021,12 @@ impl Dispatcher {
     }
 
     /// The confirmation step: asks (one question at a time) unless the mode or an earlier
-    /// "always" covers the command.
+    /// "always" covers the command. A tool whose tool.yaml asks is asked about under any mode;
+    /// when no one can answer, the refusal says so rather than advise `-y`, which cannot help.
     async fn confirm(&self, prompt: &Prompt<'_>) -> Verdict {
         let needs_asking = |d: &Dispatcher| {
             let confirmer = d.confirmer.lock().unwrap_or_else(|e| e.into_inner());
-            confirmer.needs_asking(prompt.argv)
+            confirmer.needs_asking(prompt.argv, prompt.tool_asks.is_some())
         };
         if !needs_asking(self) {
             return Verdict::Run;
@@ -1024,6 +1036,16 @@ impl Dispatcher {
             return Verdict::Run;
         }
         let answer = (self.asker)(prompt).await;
+        if let (
+            Some(tool),
+            Err(e @ (AskError::NoTerminal | AskError::Terminal(_) | AskError::NoAsker)),
+        ) = (prompt.tool_asks, &answer)
+        {
+            return Verdict::Declined(format!(
+                "tool `{tool}` asks to be confirmed before each run (execution.confirm in its \
+                 tool.yaml; -y does not lift that), and it could not be asked: {e}"
+            ));
+        }
         let mut confirmer = self.confirmer.lock().unwrap_or_else(|e| e.into_inner());
         confirmer.settle(prompt.argv, answer, self.wording.ask)
     }

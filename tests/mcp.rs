@@ -490,6 +490,7 @@ fn load_skill_reads_files_under_the_rule_of_chat_and_is_audited() {
 #[test]
 fn calls_run_fail_time_out_and_are_audited() {
     let home = setup();
+    script(&home, "say.sh", "#!/bin/bash\n# Say hello.\necho hello\n");
     let mut c = Client::start(&home, &["--allow-scripts", "-y", "--timeout", "1"]);
 
     let ok = c.call("t__echo", json!({"args": ["a", "b c"], "input": {"k": 1}}));
@@ -510,6 +511,12 @@ fn calls_run_fail_time_out_and_are_audited() {
     );
     // A plain failure (nothing like a denial in its stderr) says nothing of the sandbox.
     assert!(!t.contains("sandbox"), "{t}");
+    // No structured content where the text is the result: some clients would give the model
+    // only an empty object. A text success, a failure, a refusal.
+    assert!(failed.get("structuredContent").is_none(), "{failed}");
+    let said = c.call("t__say", json!({}));
+    assert_eq!(text(&said), "hello\n", "{said}");
+    assert!(said.get("structuredContent").is_none(), "{said}");
 
     let start = Instant::now();
     let slow = c.call("t__slow", json!({}));
@@ -525,6 +532,8 @@ fn calls_run_fail_time_out_and_are_audited() {
     let bad = c.call("t__echo", json!({"args": [{"x": 1}]}));
     assert_eq!(bad["isError"], true);
     assert!(text(&bad).contains("list of strings"), "{bad}");
+    assert!(bad.get("structuredContent").is_none(), "{bad}");
+    assert!(slow.get("structuredContent").is_none(), "{slow}");
 
     let unknown = c.request("tools/call", json!({"name": "t__nope"}));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
@@ -632,6 +641,49 @@ fn consent_is_asked_by_elicitation() {
         .map(|r| r["decision"].clone())
         .collect();
     assert_eq!(decisions, [json!("declined"), json!("ran"), json!("ran")]);
+}
+
+/// A tool whose tool.yaml asks (`execution.confirm: true`, claude-prompts-mcp's key) is asked
+/// about by elicitation even under -y; a client that cannot ask gets a refusal that says so
+/// and does not advise -y.
+#[test]
+fn a_tool_that_asks_is_confirmed_by_elicitation_even_with_y() {
+    let home = setup();
+    home.write(
+        "skills/t/tools/careful/tool.yaml",
+        "id: careful\nscript: careful.sh\ninput: args\nexecution:\n  confirm: true\n",
+    );
+    home.write("skills/t/tools/careful/careful.sh", "echo careful \"$@\"\n");
+    let elicit: Elicit = Box::new(|_| json!({"action": "accept", "content": {"always": false}}));
+    let mut c = Client::start_with(&home, &["--allow-scripts", "-y"], Some(elicit));
+    let ran = c.call("t__careful", json!({"args": ["x"]}));
+    assert_eq!(ran["isError"], false, "{ran}");
+    assert_eq!(text(&ran), "careful x\n");
+    // Another script of the skill is not asked about under -y (the control).
+    let echo = c.call("t__echo", json!({"args": ["y"]}));
+    assert_eq!(echo["isError"], false, "{echo}");
+    assert_eq!(c.asked.len(), 1, "{:?}", c.asked);
+    assert!(
+        c.asked[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("run `t:careful x`?"),
+        "{:?}",
+        c.asked
+    );
+    c.close();
+
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let r = c.call("t__careful", json!({"args": ["x"]}));
+    assert_eq!(r["isError"], true, "{r}");
+    let t = text(&r);
+    assert!(
+        t.contains("tool `t:careful` asks to be confirmed before each run")
+            && t.contains("elicitation"),
+        "{t}"
+    );
+    assert!(!t.contains("add -y"), "{t}");
+    c.close();
 }
 
 #[test]
@@ -962,6 +1014,67 @@ fn only_the_user_can_allow_scripts() {
         decisions,
         [json!(["denied", "runner"]), json!(["ran", "runner"])]
     );
+}
+
+fn tool_names(c: &mut Client) -> Vec<String> {
+    let tools = c.request("tools/list", json!({}));
+    tools["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{tools}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Only tools the policy's patterns could allow are offered: an agent whose allowed_commands
+/// name one script offers that one (and load_skill, which runs nothing), a deny of a script
+/// hides it whatever its arguments, a deny of some arguments does not; a call to a hidden tool
+/// is refused with the policy's reason, not as unknown. Confirmation is no reason to hide.
+#[test]
+fn only_tools_the_policy_could_allow_are_offered() {
+    let home = setup();
+    home.write(
+        "config/skillpipe/agents/narrow.toml",
+        "name = \"narrow\"\ndescription = \"d\"\nskills = [\"t\"]\ninstructions = \"x\"\n\
+         [script_policy]\nallow_scripts = true\nconfirm = \"ask\"\nallowed_commands = [\"t:echo --x *\"]\n",
+    );
+    let mut c = Client::start(&home, &["--agent", "narrow"]);
+    assert_eq!(tool_names(&mut c), ["t__echo", "load_skill"]);
+    let r = c.call("t__fail", json!({}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        text(&r).contains("not in allowed_commands (allow it with --allow 't:fail')"),
+        "{r}"
+    );
+    // The skill's listing names only what is offered.
+    let body = c.call("load_skill", json!({"name": "t"}));
+    assert!(text(&body).contains("- t__echo\n"), "{body}");
+    assert!(!text(&body).contains("t__fail"), "{body}");
+    c.close();
+
+    // Today's default listing: every script (the positive control), then denies.
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let all = tool_names(&mut c);
+    for want in ["t__echo", "t__fail", "t__slow", "load_skill"] {
+        assert!(all.contains(&want.to_string()), "{all:?}");
+    }
+    c.close();
+    let args = [
+        "--allow-scripts",
+        "-y",
+        "--deny",
+        "t:fail",
+        "--deny",
+        "t:slow --long",
+    ];
+    let mut c = Client::start(&home, &args);
+    let names = tool_names(&mut c);
+    assert!(!names.contains(&"t__fail".to_string()), "{names:?}");
+    assert!(names.contains(&"t__slow".to_string()), "{names:?}");
+    assert_eq!(names.len(), all.len() - 1, "{names:?}");
+    let r = c.call("t__fail", json!({}));
+    assert!(text(&r).contains("matches denied pattern `t:fail`"), "{r}");
+    c.close();
 }
 
 /// A tool folder (`tools/{id}/` with tool.yaml, schema.json, description.md) is offered with its
@@ -1535,16 +1648,11 @@ fn a_root_script_is_named_as_a_directive_names_it() {
         "skills/t/root.sh",
         "#!/bin/sh\n# At the root.\necho root \"$@\"\n",
     );
+    // `scripts/*` does not cover a root script: it is not offered, and a call says why.
     let mut c = Client::start(&home, &["--allow-scripts", "-y", "--allow", "x"]);
-    let tools = c.request("tools/list", json!({}));
-    let root = tools["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "t__root")
-        .unwrap()
-        .clone();
-    assert_eq!(root["description"], "At the root. (t:root.sh of skill t)");
+    let names = tool_names(&mut c);
+    assert!(!names.contains(&"t__root".to_string()), "{names:?}");
+    assert!(names.contains(&"t__echo".to_string()), "{names:?}");
     let r = c.call("t__root", json!({"args": ["a"]}));
     assert_eq!(r["isError"], true);
     assert!(
@@ -1554,6 +1662,15 @@ fn a_root_script_is_named_as_a_directive_names_it() {
     );
     c.close();
     let mut c = Client::start(&home, &["-y", "--allow", "t:root"]);
+    let tools = c.request("tools/list", json!({}));
+    let root = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "t__root")
+        .unwrap()
+        .clone();
+    assert_eq!(root["description"], "At the root. (t:root.sh of skill t)");
     let r = c.call("t__root", json!({"args": ["a"]}));
     assert_eq!(r["isError"], false, "{r}");
     assert_eq!(text(&r).trim(), "root a");

@@ -117,7 +117,7 @@ fn a_capture_after_a_line_leaves_no_blank_line() {
     p.prompt();
     p.send(b"q\r");
     p.expect("(Enter = no)");
-    std::thread::sleep(skillpipe::confirm::GUARD);
+    std::thread::sleep(skillpipe::confirm::GUARD + std::time::Duration::from_millis(150));
     p.send(b"y");
     p.expect("It is 42.");
     p.prompt();
@@ -128,7 +128,7 @@ fn a_capture_after_a_line_leaves_no_blank_line() {
     server.push(Reply::text(["Sure:\n%{echo hi}", "Done."]));
     p.send(b"again\r");
     p.expect("(Enter = no)");
-    std::thread::sleep(skillpipe::confirm::GUARD);
+    std::thread::sleep(skillpipe::confirm::GUARD + std::time::Duration::from_millis(150));
     p.send(b"y");
     p.expect("· ran %{echo hi}");
     p.prompt();
@@ -157,7 +157,7 @@ fn capture_asks_for_confirmation_and_runs_after_y() {
     p.expect("run `echo 42`?");
     p.expect("(Enter = no)");
     // Keys count only after the guard interval.
-    std::thread::sleep(skillpipe::confirm::GUARD);
+    std::thread::sleep(skillpipe::confirm::GUARD + std::time::Duration::from_millis(150));
     p.send(b"y");
     p.expect("ran !{echo 42}");
     p.expect("forty-two.");
@@ -231,7 +231,7 @@ fn ctrl_c_at_the_confirmation_prompt_cancels_the_turn() {
     let mut p = start(&home, &server, &["--allow", "echo"]);
     p.send(b"first\r");
     p.expect("(Enter = no)");
-    std::thread::sleep(skillpipe::confirm::GUARD);
+    std::thread::sleep(skillpipe::confirm::GUARD + std::time::Duration::from_millis(150));
     p.send(b"\x03");
     p.expect("interrupted");
     p.expect("cancelled");

@@ -1904,3 +1904,36 @@ fn a_root_script_path_that_is_also_the_users_file_is_not_guessed() {
         "SKILL"
     );
 }
+
+/// A listing is read by a person even when piped into `head` or `grep`: the controls in a skill's
+/// text are shown, not obeyed, on a pipe too; `--json` (read by programs) keeps them exact, as
+/// JSON escapes.
+#[test]
+fn listings_show_controls_on_a_pipe_too() {
+    let tmp = TempDir::new().unwrap();
+    let sk = tmp.path().join("sk");
+    skill(
+        &sk,
+        "esc",
+        "name: esc\ndescription: \"Sets the title \\e]2;PWNED\\a here.\"\n",
+        &[],
+    );
+    for args in [
+        &["skills", "show", "esc", "--skills-dir", "sk"][..],
+        &["skills", "list", "--skills-dir", "sk"][..],
+    ] {
+        let out = skillpipe(tmp.path()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // Positive control: the description reached the listing.
+        assert!(stdout.contains("PWNED"), "{args:?}: {stdout}");
+        assert!(!stdout.contains('\u{1b}'), "{args:?}: {stdout:?}");
+        assert!(stdout.contains("␛]2;PWNED␇"), "{args:?}: {stdout}");
+    }
+    let out = skillpipe(tmp.path())
+        .args(["skills", "list", "--json", "--skills-dir", "sk"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\\u001b]2;PWNED\\u0007"), "{stdout}");
+}

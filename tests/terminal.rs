@@ -1092,3 +1092,107 @@ fn a_resize_mid_answer_rewraps_what_was_shown() {
     );
     assert_eq!(shown.matches("owls").count(), 1, "{shown}");
 }
+
+const AFTER: &str = "then the rest of the sentence arrives while the question waits and wraps END";
+
+/// Text that streams while a confirmation waits is shown after the answer to it, from the start
+/// of a fresh row and wrapped from there (not as if still on the row the prompt went under);
+/// a resize while the question waits keeps that order when the screen is laid out again.
+#[test]
+fn text_after_a_confirmation_starts_a_fresh_row_also_after_a_resize() {
+    for resize in [false, true] {
+        let home = TestHome::new();
+        // The rest is sent once the question is up, so it arrives while it waits.
+        let release = std::sync::Arc::new(tokio::sync::Notify::new());
+        let server =
+            Server::start([Reply::text(["Start of the answer %{echo hi} ", AFTER])
+                .hold_after(1, release.clone())]);
+        let bin = env!("CARGO_BIN_EXE_skillpipe");
+        let argv = [
+            bin,
+            "chat",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m",
+            "--allow",
+            "echo",
+        ];
+        let mut env = env(&home);
+        env.push(("NO_COLOR", "1".into()));
+        let Some(t) = Tmux::start_sized(&argv, &env, home.path(), (60, 30)) else {
+            return;
+        };
+        t.wait_for("/help for commands");
+        t.keys("go");
+        t.enter();
+        t.wait_for("Enter = no");
+        if resize {
+            t.resize((34, 30));
+        }
+        release.notify_one();
+        // Keys typed sooner after the question is drawn are taken as typed ahead, not as the
+        // answer.
+        std::thread::sleep(skillpipe::confirm::GUARD + Duration::from_millis(100));
+        t.keys("y");
+        let shown = t.wait_for("wraps END");
+        let width = if resize { 34 } else { 60 };
+        let rows: Vec<&str> = shown.lines().map(str::trim_end).collect();
+        let yes = rows
+            .iter()
+            .position(|r| r.ends_with("yes"))
+            .unwrap_or_else(|| panic!("no answer to the prompt:\n{shown}"));
+        let first = rows
+            .iter()
+            .position(|r| r.starts_with("then the rest"))
+            .unwrap_or_else(|| panic!("the text does not start a row:\n{shown}"));
+        assert!(yes < first, "the text came before the answer:\n{shown}");
+        let last = first
+            + rows[first..]
+                .iter()
+                .position(|r| r.ends_with("END"))
+                .unwrap();
+        if let Err(e) = wrapped(&rows[first..=last], AFTER, width) {
+            panic!("{e} (resize: {resize}):\n{shown}");
+        }
+        assert!(shown.contains("Start of the answer"), "{shown}");
+    }
+}
+
+/// The screen laid out again after a resize keeps the notes printed before the prompt (here:
+/// which model the endpoint serves) and, with stderr away from the screen, still lays out
+/// what is on it.
+#[test]
+fn a_redraw_keeps_notes_and_works_with_stderr_elsewhere() {
+    for stderr_away in [false, true] {
+        let home = TestHome::new();
+        let server = Server::start([Reply::chunked(&format!("{OWLS}\n\nEND ONE"), 9)]);
+        server.set_models(&["only-model"]);
+        let bin = env!("CARGO_BIN_EXE_skillpipe");
+        let cmd = format!(
+            "{bin} chat --base-url {}{}",
+            server.url,
+            if stderr_away { " 2>/dev/null" } else { "" }
+        );
+        let Some(t) = Tmux::start_sized(&["sh", "-c", &cmd], &env(&home), home.path(), (80, 30))
+        else {
+            return;
+        };
+        t.wait_for("only-model>");
+        t.keys("owls");
+        t.enter();
+        t.wait_for("END ONE");
+        t.resize((40, 30));
+        let shown = t.wait_until("the answer laid out at 40 columns", |s| owls_wrapped(s, 40));
+        // The welcome line and the note go to stderr.
+        if stderr_away {
+            assert!(!shown.contains("skillpipe 0.1.0"), "{shown}");
+        } else {
+            assert!(shown.contains("skillpipe 0.1.0"), "{shown}");
+            assert!(
+                shown.contains("using only-model"),
+                "the note was lost:\n{shown}"
+            );
+        }
+    }
+}

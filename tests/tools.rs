@@ -350,7 +350,7 @@ fn disabled_tools_are_hidden_and_timeouts_apply() {
     let err = stderr(&out);
     assert!(
         err.contains(
-            "stopped at the timeout of tool `data:slow` (timeout: 1 in its tool.yaml): a larger \
+            "stopped at the timeout of tool `data:slow` (its tool.yaml's timeout, 1 s): a larger \
              timeout there allows longer (up to the policy's 10 s)"
         ),
         "{err}"
@@ -1248,6 +1248,173 @@ fn a_tool_without_a_description_is_described_by_its_script() {
         .unwrap();
     assert!(
         stdout(&out).contains("Add two numbers from the JSON input."),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A refused tool is named the way a pattern allows it (`AGENT:ID`, `SKILL:ID`), also when the
+/// directive wrote its script's path (`python3 SKILL/tools/ID/FILE`): that path is the tool.
+#[test]
+fn a_refused_tool_is_named_as_it_is_allowed_also_when_written_by_its_path() {
+    let home = TestHome::new();
+    data_skill(&home);
+    home.write(
+        "config/skillpipe/agents/tt.toml",
+        "name = \"tt\"\ndescription = \"d\"\nskills = [\"data\"]\ninstructions = \"i\"\n\
+         [script_policy]\nallow_scripts = true\nconfirm = \"never\"\nallowed_commands = [\"say\"]\n",
+    );
+    home.write(
+        "config/skillpipe/agents/tt/tools/hello/tool.yaml",
+        "id: hello\nscript: hello.sh\ninput: args\n",
+    );
+    home.write(
+        "config/skillpipe/agents/tt/tools/hello/hello.sh",
+        "echo hello \"$@\"\n",
+    );
+    let filter = |body: &str, extra: &[&str]| {
+        home.cmd()
+            .args(["filter", "--agent", "tt"])
+            .args(extra)
+            .write_stdin(format!("{body}\n"))
+            .output()
+            .unwrap()
+    };
+    let out = filter("!{tt:hello x}", &[]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("`tt:hello x` is not in allowed_commands (allow it with --allow 'tt:hello')"),
+        "{err}"
+    );
+    assert!(!err.contains("scripts/hello"), "{err}");
+    // The pattern named works (the positive control).
+    let out = filter("!{tt:hello x}", &["--allow", "tt:hello"]);
+    assert_eq!(stdout(&out), "hello x\n", "{}", stderr(&out));
+
+    // The tool's script by its path, from the skills folder (as a listing shows it) and by
+    // its absolute path: the tool `data:stats`, refused under that name.
+    let skills = home.path().join("config/skillpipe/skills");
+    let abs = skills.join("data/tools/stats/stats.py");
+    for path in ["data/tools/stats/stats.py", abs.to_str().unwrap()] {
+        let body = format!("!{{python3 {path} --input-path a.csv}}");
+        let out = home
+            .cmd()
+            .current_dir(&skills)
+            .args(["filter", "--agent", "tt"])
+            .write_stdin(format!("{body}\n"))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert!(
+            err.contains("`data:stats --input-path a.csv` is not in allowed_commands (allow it with --allow 'data:stats')"),
+            "{path}: {err}"
+        );
+        let out = home
+            .cmd()
+            .current_dir(&skills)
+            .args(["filter", "--agent", "tt", "--allow", "data:stats"])
+            .write_stdin(format!("{body}\n"))
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_str(&stdout(&out))
+            .unwrap_or_else(|e| panic!("{path}: {e}: {}{}", stdout(&out), stderr(&out)));
+        assert_eq!(v["got"], json!({"input_path": "a.csv"}), "{path}");
+    }
+}
+
+/// A tool folder as claude-prompts-mcp ships them: `timeout` in milliseconds, `runtime: auto`
+/// (by extension) and `shell`, an `execution` block whose `confirm: true` asks before each run
+/// even under -y. Loads, validates and runs; what could never run is refused by `skills
+/// validate`, not at run time.
+#[test]
+fn claude_prompts_mcp_tool_folders_load_and_run() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/cp/SKILL.md",
+        "---\nname: cp\ndescription: Tools in claude-prompts-mcp's layout.\n---\nUse them.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/cp/tools/letters/tool.yaml",
+        "# Counts letters.\nid: letters\nname: Letter counter\nruntime: auto\nscript: count.py\n\
+         timeout: 5000\nenabled: true\n\nexecution:\n  trigger: schema_match\n  confirm: true\n  \
+         strict: false\n",
+    );
+    home.write(
+        "config/skillpipe/skills/cp/tools/letters/schema.json",
+        r#"{"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}"#,
+    );
+    home.write(
+        "config/skillpipe/skills/cp/tools/letters/count.py",
+        "import json, sys\nprint(json.dumps({\"letters\": len(json.load(sys.stdin)[\"word\"])}))\n",
+    );
+    home.write(
+        "config/skillpipe/skills/cp/tools/which/tool.yaml",
+        "id: which\nname: Which shell\nruntime: shell\nscript: which\ninput: args\n\
+         execution:\n  trigger: explicit\n",
+    );
+    home.write(
+        "config/skillpipe/skills/cp/tools/which/which",
+        "[ -n \"$BASH_VERSION\" ] && echo bash\n",
+    );
+    let out = home
+        .cmd()
+        .args(["skills", "validate", "cp"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let out = home.cmd().args(["skills", "show", "cp"]).output().unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("    timeout: 5 s\n"), "{text}");
+    assert!(
+        text.contains("    confirm: asked before each run"),
+        "{text}"
+    );
+    assert!(text.contains("    runtime: bash\n"), "{text}");
+
+    // `shell` runs under bash; `trigger: explicit` is how every tool runs here (called by name).
+    let filter = |body: &str| {
+        home.cmd()
+            .args(["filter", "--allow-scripts", "-y"])
+            .write_stdin(format!("{body}\n"))
+            .output()
+            .unwrap()
+    };
+    let out = filter("!{cp:which}");
+    assert_eq!(stdout(&out), "bash\n", "{}", stderr(&out));
+    // The tool asks even under -y; with no terminal to ask on, it is declined, saying why
+    // (and not advising -y, which cannot help).
+    let out = filter("!{cp:letters --word hello}");
+    let err = stderr(&out);
+    assert_eq!(stdout(&out), "\n", "{err}");
+    assert!(
+        err.contains(
+            "tool `cp:letters` asks to be confirmed before each run (execution.confirm in its \
+             tool.yaml; -y does not lift that), and it could not be asked: no terminal"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("pass -y"), "{err}");
+    // Without the question (the positive control) it runs, by its extension's interpreter.
+    home.write(
+        "config/skillpipe/skills/cp/tools/letters/tool.yaml",
+        "id: letters\nruntime: auto\nscript: count.py\ntimeout: 5000\n",
+    );
+    let out = filter("!{cp:letters --word hello}");
+    assert_eq!(stdout(&out), "{\"letters\": 5}\n", "{}", stderr(&out));
+
+    // A script whose interpreter nothing names is refused by validate, with its line.
+    home.write(
+        "config/skillpipe/skills/cp/tools/which/tool.yaml",
+        "id: which\nruntime: auto\nscript: which\n",
+    );
+    let out = home
+        .cmd()
+        .args(["skills", "validate", "cp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("tools/which/tool.yaml:3: key `script`: no interpreter for `which`"),
         "{}",
         stdout(&out)
     );

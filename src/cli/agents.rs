@@ -38,11 +38,11 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let listing = agents::list();
             warn_all(&listing.errors);
             warn_all(&listing.warnings);
-            write!(
-                crate::term::Guarded::stdout(),
-                "{}",
-                render_list(&listing, json)?
-            )?;
+            let mut out = match json {
+                true => crate::term::Guarded::stdout(),
+                false => crate::term::Guarded::listing(),
+            };
+            write!(out, "{}", render_list(&listing, json)?)?;
             if listing.agents.is_empty() && !json {
                 eprintln!(
                     "skillpipe: no agents found (searched {})",
@@ -96,7 +96,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
                 eprintln!("skillpipe: warning: {}", crate::term::sanitize(&w));
             }
             // The agent file and its skills are foreign text.
-            let mut out = crate::term::Guarded::stdout();
+            let mut out = crate::term::Guarded::listing();
             write!(out, "{}", render_show(&agent, &restricted, &prompt))?;
             write!(
                 out,

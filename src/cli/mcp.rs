@@ -33,7 +33,8 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
         crate::app::Asking::Peer(Box::new(consent::asker(peer.clone()))),
     )?;
     super::warn_all(&setup.warnings);
-    let catalog = Catalog::load(setup.dispatcher.skills(), &setup.dispatcher.read_hidden());
+    let mut catalog = Catalog::load(setup.dispatcher.skills(), &setup.dispatcher.read_hidden());
+    catalog.offer_only(|reference| setup.dispatcher.could_run(reference));
     // They name files of the skill folders, foreign names.
     super::warn_all(&catalog.warnings);
     let dispatcher = setup.dispatcher;

@@ -41,12 +41,13 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
         ))
     };
     // Names, descriptions and metadata come from SKILL.md files, foreign text.
-    let mut out = crate::term::Guarded::stdout();
+    let mut out = crate::term::Guarded::listing();
     match &args.command {
         SkillsCommand::List { json } => {
             let set = load()?;
             if *json {
-                list_json(&set, &mut out)?;
+                drop(out);
+                list_json(&set, &mut crate::term::Guarded::stdout())?;
             } else {
                 list_text(&set, &mut out)?;
                 print_warnings(&set);
@@ -269,7 +270,17 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             if usage.is_empty() { "" } else { " " }
         )?;
         if let Some(d) = t.timeout {
-            writeln!(out, "    timeout: {} s", d.as_secs())?;
+            writeln!(
+                out,
+                "    timeout: {}",
+                crate::skills::tools::timeout_text(d)
+            )?;
+        }
+        if t.confirm {
+            writeln!(
+                out,
+                "    confirm: asked before each run (execution.confirm)"
+            )?;
         }
         if !t.env.is_empty() {
             let names: Vec<&str> = t.env.iter().map(|(k, _)| k.as_str()).collect();

@@ -40,6 +40,17 @@ pub enum Target<'a> {
         /// Its arguments.
         args: &'a [String],
     },
+    /// A skill's tool (`tools/ID/`): matched as the script `scripts/ID` of its skill (so
+    /// `scripts/*`, `SKILL/scripts/ID` and `SKILL:ID` cover it), shown as `SKILL:ID`, the name
+    /// a directive calls it by and a pattern allows it with.
+    Tool {
+        /// The skill (or agent or prompt folder) that holds the tool.
+        skill: &'a str,
+        /// The tool's id (its folder name).
+        id: &'a str,
+        /// Its arguments.
+        args: &'a [String],
+    },
     /// A system command: `argv[0]` exactly as written (bare name or a path) and the rest.
     System {
         /// `argv[0]` as written (a bare name or a path).
@@ -237,12 +248,32 @@ impl Pattern {
         self.matches_with(target, false)
     }
 
+    /// Allow semantics for the program or script alone: whether the pattern matches some call
+    /// of it (its argument words, if any, can always be met).
+    pub fn matches_some_call(&self, target: &Target) -> bool {
+        let head = Pattern {
+            text: String::new(),
+            kind: self.kind.clone(),
+            args: Vec::new(),
+        };
+        head.matches(target)
+    }
+
     /// Deny semantics: like [`Pattern::matches`], but wider (see the module docs).
     pub fn denies(&self, target: &Target) -> bool {
         self.matches_with(target, true)
     }
 
     fn matches_with(&self, target: &Target, broad: bool) -> bool {
+        if let Target::Tool { skill, id, args } = *target {
+            let rel_path = format!("scripts/{id}");
+            let script = Target::Script {
+                skill,
+                rel_path: &rel_path,
+                args,
+            };
+            return self.matches_with(&script, broad);
+        }
         let (head, args) = match (&self.kind, target) {
             (Kind::All, _) => return true,
             (
@@ -428,6 +459,7 @@ impl Target<'_> {
                 rel_path,
                 args,
             } => (format!("{skill}:{rel_path}"), *args),
+            Target::Tool { skill, id, args } => (format!("{skill}:{id}"), *args),
             Target::System { program, args } => (program.to_string(), *args),
         };
         let words: Vec<String> = std::iter::once(head.as_str())
@@ -479,6 +511,8 @@ impl Target<'_> {
                 skill, rel_path, ..
             } if is_skill_word(skill) => format!("{skill}:{rel_path}"),
             Target::Script { rel_path, .. } => rel_path.to_string(),
+            Target::Tool { skill, id, .. } if is_skill_word(skill) => format!("{skill}:{id}"),
+            Target::Tool { id, .. } => format!("scripts/{id}"),
             // An interpreter runs its script: allow that script, never the interpreter alone
             // (`python3` would be any Python). Code in an option (`-c`) has no short pattern.
             // Wrappers (`env`, `sudo` …) and runners' other subcommands have none either.
@@ -522,6 +556,30 @@ mod tests {
             rel_path,
             args: &[],
         })
+    }
+
+    #[test]
+    fn a_tool_is_shown_and_suggested_as_skill_colon_id_and_matched_as_scripts_id() {
+        let args = words(&["x"]);
+        let tool = Target::Tool {
+            skill: "tt",
+            id: "hello",
+            args: &args,
+        };
+        assert_eq!(tool.display(), "tt:hello x");
+        assert_eq!(tool.suggest_pattern(), "tt:hello");
+        let suggested = Pattern::parse(&tool.suggest_pattern()).unwrap();
+        assert!(suggested.matches(&tool));
+        for pattern in ["scripts/*", "tt/scripts/hello", "tt:*", "tt:hello x"] {
+            assert!(Pattern::parse(pattern).unwrap().matches(&tool), "{pattern}");
+        }
+        for pattern in ["tt:other", "uu:hello", "hello", "tt:hello y"] {
+            assert!(
+                !Pattern::parse(pattern).unwrap().matches(&tool),
+                "{pattern}"
+            );
+        }
+        assert!(Pattern::parse("tt:hello").unwrap().denies(&tool));
     }
 
     #[test]

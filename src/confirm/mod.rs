@@ -42,6 +42,10 @@ pub struct Prompt<'a> {
     pub grants: &'a [String],
     /// What it gets on stdin: for a JSON-input tool called natively, all of its arguments.
     pub input: Option<&'a [u8]>,
+    /// The tool (`SKILL:ID`) whose tool.yaml asks to be confirmed before each run
+    /// (`execution.confirm: true`): asked about even under `confirm = "never"` (`-y`), so an
+    /// asker that cannot ask must not advise `-y`.
+    pub tool_asks: Option<&'a str>,
 }
 
 /// Most characters of the input a prompt shows.
@@ -172,16 +176,19 @@ impl Confirmer {
         prompt: &Prompt<'_>,
         ask: impl FnOnce(&Prompt<'_>) -> Result<Answer, AskError>,
     ) -> Verdict {
-        if !self.needs_asking(prompt.argv) {
+        if !self.needs_asking(prompt.argv, prompt.tool_asks.is_some()) {
             return Verdict::Run;
         }
         self.settle(prompt.argv, ask(prompt), |e| e.to_string())
     }
 
-    /// False when the mode or an earlier "always" answer covers `argv`. Split from
-    /// [`Self::settle`] so that an asker which waits (a protocol peer) need not hold this state.
-    pub fn needs_asking(&self, argv: &[String]) -> bool {
-        self.mode != ConfirmMode::Never && !self.always.iter().any(|s| s.covers(argv))
+    /// False when the mode or an earlier "always" answer covers `argv`; `tool_asks` (its
+    /// tool.yaml asks for confirmation) overrides `confirm = "never"`, never an "always" answer.
+    /// Split from [`Self::settle`] so that an asker which waits (a protocol peer) need not hold
+    /// this state.
+    pub fn needs_asking(&self, argv: &[String], tool_asks: bool) -> bool {
+        (tool_asks || self.mode != ConfirmMode::Never)
+            && !self.always.iter().any(|s| s.covers(argv))
     }
 
     /// The verdict for an answer to the prompt about `argv`; "always" is remembered. A missing
@@ -521,6 +528,7 @@ mod tests {
             cwd: Path::new("/tmp"),
             grants: &[],
             input: None,
+            tool_asks: None,
         }
     }
 
@@ -531,6 +539,7 @@ mod tests {
         let a = argv(&["data:stats"]);
         let text = render_all(&Prompt {
             input: Some(b"{\"path\":\n \"a\x1b[2J\"}\n"),
+            tool_asks: None,
             ..prompt(&a)
         });
         assert!(
@@ -555,6 +564,32 @@ mod tests {
         let mut c = Confirmer::new(ConfirmMode::Never);
         let v = c.confirm(&prompt(&argv(&["rm", "x"])), |_| panic!("asked"));
         assert_eq!(v, Verdict::Run);
+    }
+
+    #[test]
+    fn a_tool_that_asks_is_asked_about_under_never_until_always() {
+        let mut c = Confirmer::new(ConfirmMode::Never);
+        let a = argv(&["s:wc", "--text", "x"]);
+        let p = Prompt {
+            tool_asks: Some("s:wc"),
+            ..prompt(&a)
+        };
+        let mut asked = 0;
+        let v = c.confirm(&p, |_| {
+            asked += 1;
+            Ok(Answer::Always)
+        });
+        assert_eq!((v, asked), (Verdict::Run, 1));
+        // The "always" answer covers it from then on.
+        let v = c.confirm(&p, |_| panic!("asked again"));
+        assert_eq!(v, Verdict::Run);
+        let v = c.confirm(&p, |_| Ok(Answer::No));
+        assert_eq!(v, Verdict::Run);
+        let mut fresh = Confirmer::new(ConfirmMode::Never);
+        assert_eq!(
+            fresh.confirm(&p, |_| Ok(Answer::No)),
+            Verdict::Declined("declined at the prompt".into())
+        );
     }
 
     #[test]

@@ -125,16 +125,30 @@ fn ran_result(ran: &Ran) -> Value {
     for w in &r.warnings {
         text.push_str(&format!("\nwarning: {w}"));
     }
-    // MCP's structured content is an object: any other `outputs` value is wrapped.
-    let outputs = match crate::dispatch::result_json(ran)["outputs"].take() {
-        v @ Value::Object(_) => v,
-        v => json!({ "result": v }),
-    };
-    json!({
+    let mut result = json!({
         "content": [{"type": "text", "text": text}],
-        "structuredContent": outputs,
         "isError": !r.success(),
-    })
+    });
+    if let Some(outputs) = structured(ran) {
+        result["structuredContent"] = outputs;
+    }
+    result
+}
+
+/// `outputs` as MCP structured content, only for a run that succeeded and printed JSON: some
+/// clients pass only `structuredContent` to the model when it is there, so an empty object (a
+/// text result) or a failure's would hide the text and stderr from it. No tool declares an
+/// `outputSchema`, so the field is never required. It is an object: any other JSON value is
+/// wrapped as `{"result": …}`.
+fn structured(ran: &Ran) -> Option<Value> {
+    if !ran.result.success() {
+        return None;
+    }
+    match crate::dispatch::result_json(ran)["outputs"].take() {
+        Value::Object(m) if m.is_empty() => None,
+        v @ Value::Object(_) => Some(v),
+        v => Some(json!({ "result": v })),
+    }
 }
 
 #[cfg(test)]
@@ -204,6 +218,28 @@ mod tests {
                 .unwrap()
                 .contains("timed out")
         );
-        assert_eq!(v["structuredContent"], json!({}));
+        assert!(v.get("structuredContent").is_none(), "{v}");
+    }
+
+    #[test]
+    fn structured_content_only_for_json_from_a_run_that_succeeded() {
+        // Text only: no `{}` that would stand in for the text with some clients.
+        let v = ran_result(&ran(0, "hello\n", false));
+        assert!(v.get("structuredContent").is_none(), "{v}");
+        assert_eq!(v["content"][0]["text"], "hello\n");
+        // A failure that printed JSON: the text (with stderr) is the result, not its outputs.
+        let v = ran_result(&ran(2, "{\"n\":1}\n", false));
+        assert!(v.get("structuredContent").is_none(), "{v}");
+        assert!(v["content"][0]["text"].as_str().unwrap().contains("oops"));
+        // Refused and stopped calls carry none either.
+        let refused = result_of(&Outcome::Blocked {
+            decision: Decision::Denied,
+            reason: "no".into(),
+            denied: None,
+        });
+        assert!(refused.get("structuredContent").is_none(), "{refused}");
+        // A positive control: JSON from a success is there.
+        let v = ran_result(&ran(0, "{\"n\":1}\n", false));
+        assert_eq!(v["structuredContent"], json!({"n": 1}));
     }
 }

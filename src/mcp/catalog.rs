@@ -64,8 +64,10 @@ pub struct SkillEntry {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     pub tools: Vec<Tool>,
-    /// The functions of skills whose `allowed-tools` forbid their scripts: not listed, but a
-    /// call to one is refused with that reason rather than as an unknown tool.
+    /// Tools that are not listed because every call would be refused — a skill's whose
+    /// `allowed-tools` forbid its scripts, and what the policy's patterns never allow
+    /// ([`Catalog::offer_only`]) —: a call to one is refused with that reason rather than as an
+    /// unknown tool.
     pub locked: Vec<(String, crate::chat::tools::ToolTarget)>,
     pub skills: Vec<SkillEntry>,
     /// Tool folders of loaded skills that are not offered (disabled, or skipped at load for a
@@ -130,6 +132,27 @@ impl Catalog {
         }
         cat.locked = crate::chat::tools::locked_targets(skills);
         cat
+    }
+
+    /// Keeps listed only the tools whose reference `could_run` (the policy could allow some call
+    /// of it): a client should not offer its model tools that are always refused. The others
+    /// move to [`Catalog::locked`], so a call still gets the policy's reason.
+    pub fn offer_only(&mut self, could_run: impl Fn(&str) -> bool) {
+        let (kept, hidden): (Vec<Tool>, Vec<Tool>) = std::mem::take(&mut self.tools)
+            .into_iter()
+            .partition(|t| match &t.target {
+                Target::Run(r) => could_run(&r.reference),
+                Target::LoadSkill => true,
+            });
+        self.tools = kept;
+        for tool in hidden {
+            if let Target::Run(r) = tool.target {
+                for skill in &mut self.skills {
+                    skill.tools.retain(|n| *n != tool.name);
+                }
+                self.locked.push((tool.name, r));
+            }
+        }
     }
 
     /// Why the tool `name` is not offered, when it is a tool folder of a loaded skill.

@@ -35,8 +35,16 @@ pub fn elicitation_gap(declared: Option<&[String]>) -> Option<String> {
     }
 }
 
-/// Said when the client cannot ask its user (`gap` from [`elicitation_gap`]).
-pub fn no_elicitation(gap: &str) -> String {
+/// Said when the client cannot ask its user (`gap` from [`elicitation_gap`]). For a tool whose
+/// tool.yaml asks (`tool_asks`), `-y` would not help: that is said instead.
+pub fn no_elicitation(gap: &str, tool_asks: Option<&str>) -> String {
+    if let Some(tool) = tool_asks {
+        return format!(
+            "tool `{tool}` asks to be confirmed before each run (execution.confirm in its \
+             tool.yaml; -y does not lift that) and this MCP client cannot ask the user ({gap}): \
+             use a client that supports elicitation, or remove the confirm from the tool.yaml"
+        );
+    }
     format!(
         "confirmation is needed (confirm = \"ask\") and this MCP client cannot ask the user \
          ({gap}); to run without asking, add -y to the `skillpipe mcp` command in the client's \
@@ -173,7 +181,10 @@ impl Peer {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
         if let Some(gap) = gap {
-            return Err(ConsentError::NoElicitation(no_elicitation(&gap)));
+            return Err(ConsentError::NoElicitation(no_elicitation(
+                &gap,
+                p.tool_asks,
+            )));
         }
         let result = self.request("elicitation/create", elicitation(p)).await?;
         answer_of(&result)
@@ -290,6 +301,7 @@ mod tests {
             cwd: Path::new("/s/lookup"),
             grants: &grants,
             input: Some(b"{\"q\": \"a\x1b[2Kb\"}\n"),
+            tool_asks: None,
         };
         let e = elicitation(&p);
         let m = e["message"].as_str().unwrap();
@@ -330,6 +342,7 @@ mod tests {
             cwd: Path::new("/"),
             grants: &[],
             input: None,
+            tool_asks: None,
         };
         let err = peer.ask(&p).await.unwrap_err();
         assert!(matches!(err, ConsentError::NoElicitation(_)), "{err}");
@@ -363,6 +376,7 @@ mod tests {
             cwd: Path::new("/"),
             grants: &[],
             input: None,
+            tool_asks: None,
         };
         let asking = peer.ask(&p);
         let answering = async {

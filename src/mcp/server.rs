@@ -237,7 +237,7 @@ impl Server {
                 // The client's log is where its user will look for why every call is refused.
                 eprintln!(
                     "skillpipe mcp: warning: {}",
-                    super::consent::no_elicitation(&gap)
+                    super::consent::no_elicitation(&gap, None)
                 );
             }
         }

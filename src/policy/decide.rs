@@ -121,6 +121,32 @@ impl CompiledPolicy {
     }
 }
 
+impl CompiledPolicy {
+    /// Whether some call of `target`'s program or script (its `args` are not looked at) could
+    /// be allowed: an allowed pattern matches it with some arguments, and no denied pattern
+    /// refuses it whatever the arguments. The master switch is not looked at. For offering only
+    /// what may run (`skillpipe mcp`'s tools); each call is still judged by [`decide`].
+    pub fn could_allow(&self, target: &Target) -> bool {
+        let alone = match *target {
+            Target::Script {
+                skill, rel_path, ..
+            } => Target::Script {
+                skill,
+                rel_path,
+                args: &[],
+            },
+            Target::Tool { skill, id, .. } => Target::Tool {
+                skill,
+                id,
+                args: &[],
+            },
+            Target::System { program, .. } => Target::System { program, args: &[] },
+        };
+        !self.denied.iter().any(|(_, p)| p.denies(&alone))
+            && self.allowed.iter().any(|p| p.matches_some_call(&alone))
+    }
+}
+
 /// Judges `target` against the policy: denied patterns win, then an allowed pattern must
 /// match.
 pub fn decide(policy: &CompiledPolicy, target: &Target) -> Result<(), Denied> {
@@ -475,6 +501,31 @@ mod tests {
         assert_eq!(shell_arg, &hint);
         let p = policy(&[hint.as_str()], &[]);
         assert_eq!(decide(&p, &t), Decision::Allow);
+    }
+
+    #[test]
+    fn could_allow_looks_at_the_program_or_script_alone() {
+        let could = |allowed: &[&str], denied: &[&str], t: &Target| {
+            policy(allowed, denied).compile().unwrap().could_allow(t)
+        };
+        let tool = Target::Tool {
+            skill: "t",
+            id: "stats",
+            args: &[],
+        };
+        let script = Target::Script {
+            skill: "t",
+            rel_path: "scripts/ok.py",
+            args: &[],
+        };
+        assert!(could(&["t:stats"], &[], &tool));
+        assert!(!could(&["t:stats"], &[], &script));
+        // A pattern with argument words allows some call; a deny with them refuses only some.
+        assert!(could(&["t:ok --fast *"], &[], &script));
+        assert!(could(&["scripts/*"], &["t:ok --danger"], &script));
+        assert!(!could(&["scripts/*"], &["t:ok"], &script));
+        assert!(!could(&["*"], &["scripts/*"], &tool));
+        assert!(!could(&[], &[], &tool));
     }
 
     #[test]

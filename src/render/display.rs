@@ -60,6 +60,18 @@ impl Display {
         matches!(self, Display::Rendered(r) if r.in_code_block())
     }
 
+    /// The screen ended the row the answer was on (see [`Renderer::row_ended_elsewhere`]);
+    /// `false` where the display does not lay out rows (the text is as written).
+    pub fn row_ended_elsewhere(&mut self) -> bool {
+        match self {
+            Display::Rendered(r) => {
+                r.row_ended_elsewhere();
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the newline ending the last line written is held back.
     pub fn owes_newline(&self) -> bool {
         matches!(self, Display::Rendered(r) if r.owes_newline())

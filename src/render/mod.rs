@@ -192,6 +192,13 @@ impl Renderer {
         }
     }
 
+    /// The screen ended the row the answer was on (a confirmation prompt went under it): the
+    /// paragraph goes on from the start of a fresh row, wrapped from there.
+    pub fn row_ended_elsewhere(&mut self) {
+        self.setext = None;
+        self.flow.row_ended_elsewhere();
+    }
+
     /// Whether the newline ending the last line written is held back.
     pub fn owes_newline(&self) -> bool {
         self.owed_newline.is_some()

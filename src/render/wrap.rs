@@ -259,6 +259,16 @@ impl Flow {
         self.col = 0;
     }
 
+    /// The row was ended by someone else (a confirmation prompt drawn under it): the block goes
+    /// on at the start of a fresh row, with no space before its next word.
+    pub fn row_ended_elsewhere(&mut self) {
+        if self.open {
+            self.open = false;
+            self.space = false;
+            self.col = 0;
+        }
+    }
+
     /// Ends the block: the last word goes out and the line is ended.
     pub fn close(&mut self, width: usize, color: Color24, out: &mut String) {
         self.break_line(width, color, out);

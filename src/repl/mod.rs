@@ -44,6 +44,8 @@ pub use screen::Looks;
 /// kept so that `/model` and `/agent` rebuild with the rest unchanged.
 pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Result<()> {
     let screen = Screen::new(Looks::detect());
+    let notes = screen.clone();
+    app::set_note_sink(move |line| TermUi::new(notes.clone()).note(line));
     let mut ui = TermUi::new(screen.clone());
     let names = Arc::new(ReplNames::default());
     let history = crate::paths::state_dir().map(|d| d.join("history"));

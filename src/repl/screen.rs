@@ -59,6 +59,8 @@ impl Looks {
 /// SGR styles used by the REPL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {
+    /// As it is: a note from below the REPL.
+    Plain,
     Dim,
     /// Dim and in the warning colour: a status line about a problem.
     DimWarn,
@@ -76,6 +78,7 @@ pub fn paint(text: &str, tone: Tone, on: bool) -> String {
     }
     use crossterm::style::Stylize;
     match tone {
+        Tone::Plain => text.to_string(),
         Tone::Dim => text.dim().to_string(),
         Tone::DimWarn => text.dim().yellow().to_string(),
         Tone::Warn => text.yellow().to_string(),
@@ -198,8 +201,8 @@ pub struct Screen {
     looks: Looks,
     state: Mutex<State>,
     wake: Condvar,
-    /// What has been shown, to lay it out again after a resize: kept when both streams are the
-    /// terminal (then everything the REPL shows is on one screen).
+    /// What has been shown, to lay it out again after a resize: kept when stdout is the
+    /// terminal (what goes to stderr is laid out again only when stderr is the terminal too).
     tape: Option<Mutex<Tape>>,
     /// A screen that writes to a buffer at this width instead of the terminal: the tape
     /// replayed after a resize.
@@ -208,7 +211,7 @@ pub struct Screen {
 
 impl Screen {
     pub fn new(looks: Looks) -> Arc<Screen> {
-        let on_screen = looks.stdout_tty && looks.stderr_tty;
+        let on_screen = looks.stdout_tty;
         let state = State {
             shown_width: crate::term::columns(libc::STDOUT_FILENO).unwrap_or(0),
             ..State::default()
@@ -237,8 +240,18 @@ impl Screen {
         })
     }
 
-    /// Adds `entry` to the tape (when one is kept).
+    /// Adds `entry` to the tape (when one is kept), in the order things reach the screen: while
+    /// a confirmation prompt holds it ([`Screen::exclusive`]), an answer's text waits, and so
+    /// does its entry.
     pub fn record(&self, entry: Entry) {
+        if self.tape.is_some() {
+            let _in_order = self.lock();
+            self.record_held(entry);
+        }
+    }
+
+    /// [`Screen::record`] from inside [`Screen::exclusive`], which holds the screen already.
+    pub fn record_held(&self, entry: Entry) {
         if let Some(tape) = &self.tape {
             tape.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
         }
@@ -297,7 +310,10 @@ impl Screen {
     /// replaying screen.
     fn put(&self, st: &mut State, to: To, bytes: &[u8]) {
         if self.replay_width.is_some() {
-            st.buffer.extend_from_slice(bytes);
+            // Stderr away from the screen (`2>/dev/null`): its lines were never on it.
+            if matches!(to, To::Out) || self.looks.stderr_tty {
+                st.buffer.extend_from_slice(bytes);
+            }
             return;
         }
         let _terminal = crate::term::gate::hold();

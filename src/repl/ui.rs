@@ -75,13 +75,14 @@ impl TermUi {
     }
 
     /// Takes note of a line the screen ended, before the display renders more: a held-back
-    /// newline is dropped (that line can no longer be redrawn as a heading), any other newline
-    /// the display writes next is skipped.
+    /// newline is dropped (that line can no longer be redrawn as a heading); a rendered
+    /// paragraph goes on from the start of the fresh row; text shown as written skips the next
+    /// newline it writes.
     fn settle_paid(&mut self) {
         if self.screen.take_paid() {
             if self.display.owes_newline() {
                 let _ = self.display.end_open_line();
-            } else {
+            } else if !self.display.row_ended_elsewhere() {
                 self.skip_newline = true;
             }
         }
@@ -150,6 +151,11 @@ impl TermUi {
         let color = self.looks().color_err;
         let rows: Vec<String> = wrapped.lines().map(|r| paint(r, tone, color)).collect();
         self.screen.line_err(&rows.join("\n"));
+    }
+
+    /// A note from below the REPL (`skillpipe: …`), as it is.
+    pub fn note(&self, line: &str) {
+        self.line_err(line, Tone::Plain);
     }
 
     /// A dim line of REPL chrome on stderr (welcome, command feedback).
@@ -237,13 +243,16 @@ impl TermUi {
     ) -> impl Fn(&Prompt<'_>) -> Result<Answer, crate::confirm::AskError> + Send + Sync + 'static
     {
         move |p| {
-            let answer = screen.exclusive(|| crate::confirm::ask_tty(p));
-            let width = screen.out_width();
-            let height = crate::term::rows(libc::STDOUT_FILENO).unwrap_or(24);
-            screen.record(Entry::Asked(crate::confirm::as_shown(
-                p, &answer, width, height,
-            )));
-            answer
+            screen.exclusive(|| {
+                let answer = crate::confirm::ask_tty(p);
+                let width = screen.out_width();
+                let height = crate::term::rows(libc::STDOUT_FILENO).unwrap_or(24);
+                // Recorded while the screen is still held: text that arrived meanwhile comes
+                // after it, as it does on screen.
+                let shown = crate::confirm::as_shown(p, &answer, width, height);
+                screen.record_held(Entry::Asked(shown));
+                answer
+            })
         }
     }
 

@@ -1040,7 +1040,7 @@ fn in_force(e: Enforced) -> String {
 /// is in the tool's file, not a flag).
 pub fn tool_timeout(tool: &str, seconds: u64, policy: u64) -> String {
     format!(
-        "stopped at the timeout of tool `{tool}` (timeout: {seconds} in its tool.yaml): a larger \
+        "stopped at the timeout of tool `{tool}` (its tool.yaml's timeout, {seconds} s): a larger \
          timeout there allows longer (up to the policy's {policy} s)"
     )
 }

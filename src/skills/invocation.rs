@@ -200,6 +200,10 @@ impl SkillSet {
             if rel.starts_with("scripts/") {
                 return Some(format!("{}/{rel}", skill.name));
             }
+            // A tool's script is that tool.
+            if let Some(tool) = skill.tools().find(|t| t.script == rel) {
+                return Some(format!("{}:{}", skill.name, tool.id));
+            }
             return skill
                 .script(rel)
                 .map(|_| super::resolve::script_reference(&skill.name, rel));

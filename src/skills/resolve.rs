@@ -321,7 +321,7 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
     }
     match matches.as_slice() {
         [] if skill.all_tools.iter().any(|t| t.id == id) => Err(ResolveError::NotFound(format!(
-            "tool `{id}` of skill `{}` is disabled (enabled: false in its tool.yaml)",
+            "tool `{id}` of skill `{}` is disabled (enabled: false, or execution.trigger: never, in its tool.yaml)",
             skill.name
         ))),
         [] if let Some(why) = skill.skipped_tool(id) => Err(ResolveError::NotFound(format!(
@@ -509,12 +509,20 @@ impl SkillSet {
 }
 
 impl ResolvedScript {
-    /// The path policy patterns see: a tool counts as the script `scripts/ID` of its skill, so
-    /// `scripts/*`, `SKILL/scripts/ID` and `SKILL:ID` cover it.
-    pub fn policy_path(&self) -> String {
+    /// What policy patterns see: a tool folder's script is the tool
+    /// ([`crate::command::Target::Tool`]), any other script its path in the skill.
+    pub fn policy_target<'a>(&'a self, args: &'a [String]) -> crate::command::Target<'a> {
         match &self.tool {
-            Some(t) if self.rel_path.starts_with("tools/") => format!("scripts/{}", t.id),
-            _ => self.rel_path.clone(),
+            Some(t) if self.rel_path.starts_with("tools/") => crate::command::Target::Tool {
+                skill: &self.skill,
+                id: &t.id,
+                args,
+            },
+            _ => crate::command::Target::Script {
+                skill: &self.skill,
+                rel_path: &self.rel_path,
+                args,
+            },
         }
     }
 

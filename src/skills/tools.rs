@@ -18,6 +18,9 @@ use std::time::Duration;
 pub const TOOLS_DIR: &str = "tools";
 /// Longest `timeout` a tool may ask for, as for `timeout_seconds`.
 const MAX_TIMEOUT: u64 = 600;
+/// A `timeout` from this value up is milliseconds (claude-prompts-mcp's unit; its default is
+/// 30000): below it, seconds (skillpipe's own, 1..=600).
+const MILLIS_FROM: u64 = 1000;
 /// Schema violations listed in one refusal.
 const MAX_REPORTED: usize = 5;
 /// Variables a tool's `env` may not set: skillpipe owns them.
@@ -79,8 +82,12 @@ pub struct Tool {
     pub script: String,
     /// The tool folder (not canonicalized: resolution does that).
     pub dir: PathBuf,
-    /// `timeout:` in seconds; it can only shorten the policy's `timeout_seconds`.
+    /// `timeout:` (seconds, or milliseconds from 1000 up); it can only shorten the policy's
+    /// `timeout_seconds`.
     pub timeout: Option<Duration>,
+    /// `execution.confirm: true` (or `execution.mode: confirm`): each run is asked about, as
+    /// under `confirm = "ask"`, whatever the policy's `confirm` (a tool can only add a question).
+    pub confirm: bool,
     /// `env:` added to the command's environment, in file order.
     pub env: Vec<(String, String)>,
     /// `enabled: false` hides the tool from directives, the prompt and native tools.
@@ -225,14 +232,24 @@ fn type_of(prop: &Value) -> Option<&str> {
     }
 }
 
+/// Every `type` a schema property lists, in its order (`["integer","null"]`, or the one).
+fn types_of(prop: Option<&Value>) -> Vec<&str> {
+    match prop.and_then(|p| p.get("type")) {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Directive flags → a JSON object, typed by `schema`'s properties. Pure.
 ///
 /// `--input-path x` and `--input-path=x` give `"input_path": "x"` (kebab-case to snake_case;
 /// a property written with hyphens in the schema keeps them). Values become what the property's
 /// `type` says: `integer`, `number`, `boolean` (a bare `--flag` is true, `--no-flag` false),
 /// `array` (the flag repeated, one value each, items typed by `items`: `--tags a --tags b`; a
-/// second word after one value is refused, saying so), `object` (JSON text); without a type (or
-/// without a schema) a bare flag is true, a number stays a number, anything else is text.
+/// second word after one value is refused, saying so), `object` (JSON text); a list of types
+/// (`["integer","null"]`) is tried in its order, the first that reads the value wins; without a
+/// type (or without a schema) a bare flag is true, a number stays a number, anything else is text.
 /// `Err((field, message))` names the flag that was wrong.
 pub fn flags_to_json(
     schema: Option<&Value>,
@@ -282,9 +299,20 @@ pub fn flags_to_json(
         let next_is_value = args.get(i).is_some_and(|n| !n.starts_with("--"));
         let value = match ty {
             Some("boolean") => {
+                // `["boolean","null"]`: `--flag null` is the other type's value.
+                let others: Vec<&str> = types_of(prop)
+                    .into_iter()
+                    .filter(|t| *t != "boolean")
+                    .collect();
+                let other_value = |n: &String| {
+                    !n.starts_with("--") && !others.is_empty() && typed_as(n, &others).is_ok()
+                };
                 let text = match inline {
                     Some(v) => Some(v),
-                    None if args.get(i).is_some_and(|n| n == "true" || n == "false") => {
+                    None if args
+                        .get(i)
+                        .is_some_and(|n| n == "true" || n == "false" || other_value(n)) =>
+                    {
                         i += 1;
                         Some(args[i - 1].clone())
                     }
@@ -294,6 +322,9 @@ pub fn flags_to_json(
                     None => Value::Bool(!negated),
                     Some("true") => Value::Bool(!negated),
                     Some("false") => Value::Bool(negated),
+                    Some(other) if !negated && !others.is_empty() => {
+                        typed_as(other, &types_of(prop)).map_err(|m| (Some(key.clone()), m))?
+                    }
                     Some(other) => {
                         return Err((Some(key), format!("`{other}` is not true or false")));
                     }
@@ -312,11 +343,11 @@ pub fn flags_to_json(
                     }
                     None => return Err((Some(key), format!("`--{flag}` needs a value"))),
                 };
-                let item_ty = match ty {
-                    Some("array") => prop.and_then(|p| p.get("items")).and_then(type_of),
-                    other => other,
+                let item_types = match ty {
+                    Some("array") => types_of(prop.and_then(|p| p.get("items"))),
+                    _ => types_of(prop),
                 };
-                let value = typed(&text, item_ty).map_err(|m| (Some(key.clone()), m))?;
+                let value = typed_as(&text, &item_types).map_err(|m| (Some(key.clone()), m))?;
                 if ty == Some("array") {
                     after_array = Some((key.clone(), flag.to_owned()));
                     // Only arrays are ever stored under an array property's key.
@@ -384,6 +415,35 @@ fn known_flags(props: Option<&Map<String, Value>>) -> String {
     }
 }
 
+/// One flag value as the first of `types` that reads it (none: as [`typed`] without a type).
+/// The refusal names every type tried: "`abc` is not an integer or null".
+fn typed_as(text: &str, types: &[&str]) -> Result<Value, String> {
+    match types {
+        [] => typed(text, None),
+        [one] => typed(text, Some(one)),
+        many => many
+            .iter()
+            .find_map(|t| typed(text, Some(t)).ok())
+            .ok_or_else(|| {
+                let nouns: Vec<&str> = many.iter().map(|t| type_noun(t)).collect();
+                format!("`{text}` is not {}", nouns.join(" or "))
+            }),
+    }
+}
+
+/// A JSON Schema type as a refusal names it.
+fn type_noun(ty: &str) -> &str {
+    match ty {
+        "integer" => "an integer",
+        "number" => "a number",
+        "boolean" => "true or false",
+        "object" => "a JSON object",
+        "array" => "a JSON array",
+        "string" => "text",
+        other => other,
+    }
+}
+
 /// One flag value as JSON of type `ty` (`None`: a number if it is one, else text).
 fn typed(text: &str, ty: Option<&str>) -> Result<Value, String> {
     match ty {
@@ -405,6 +465,7 @@ fn typed(text: &str, ty: Option<&str>) -> Result<Value, String> {
             serde_json::from_str(text).map_err(|e| format!("`{text}` is not JSON: {e}"))
         }
         Some("null") if text == "null" => Ok(Value::Null),
+        Some("null") => Err(format!("`{text}` is not null")),
         Some("string") => Ok(Value::String(text.to_owned())),
         _ => match serde_json::from_str::<Value>(text.trim()) {
             Ok(v @ Value::Number(_)) if ty.is_none() => Ok(v),
@@ -464,6 +525,7 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
     let mut timeout = None;
     let mut env = Vec::new();
     let mut enabled = true;
+    let mut confirm = false;
     let mut input = ToolInput::StdinJson;
     // Where `input` is written, for a problem that involves it (1 when it is left out).
     let mut input_line = 1;
@@ -498,12 +560,13 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
                 ),
             },
             "runtime" => match value {
-                Node::Str(s) if valid_program(s) => {
-                    runtime = Some(super::scripts::interpreter_name(s))
-                }
+                // claude-prompts-mcp's default: the interpreter for the script's extension.
+                Node::Str(s) if s == "auto" => runtime = None,
+                Node::Str(s) if valid_program(s) => runtime = Some(runtime_interpreter(s)),
                 _ => p(
                     line,
-                    "key `runtime` must be an interpreter name such as python3, bash or node"
+                    "key `runtime` must be an interpreter name such as python3, bash or node \
+                     (or auto: by the script's extension or #! line)"
                         .into(),
                 ),
             },
@@ -518,14 +581,19 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
                 ),
             },
             "timeout" => match value {
-                Node::Int(n) if (1..=MAX_TIMEOUT as i128).contains(n) => {
-                    timeout = Some(Duration::from_secs(*n as u64))
-                }
-                _ => p(
-                    line,
-                    format!("key `timeout` must be whole seconds, 1..={MAX_TIMEOUT}"),
-                ),
+                Node::Int(n) => match timeout_of(*n) {
+                    Ok(d) => timeout = Some(d),
+                    Err(why) => p(line, why),
+                },
+                _ => p(line, timeout_of(0).unwrap_err()),
             },
+            "execution" => {
+                let (asks, runs) = execution(value, line, &mut p);
+                confirm |= asks;
+                if !runs {
+                    enabled = false;
+                }
+            }
             "env" => match value {
                 Node::Map(vars) => {
                     for v in vars {
@@ -560,7 +628,8 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
                 ),
             },
             "enabled" => match value {
-                Node::Bool(b) => enabled = *b,
+                // `&=`: `execution.trigger: never` stays off whatever the key order.
+                Node::Bool(b) => enabled &= *b,
                 _ => p(line, "key `enabled` must be true or false".into()),
             },
             "input" => match value {
@@ -574,13 +643,30 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
             other => p(
                 line,
                 format!(
-                    "unknown key `{other}` (known: id, name, description, runtime, script, timeout, env, enabled, input)"
+                    "unknown key `{other}` (known: id, name, description, runtime, script, timeout, env, enabled, input, execution)"
                 ),
             ),
         }
     }
     if id.is_none() && !entries.iter().any(|e| e.key == "id") {
         p(1, format!("missing key `id` (the folder name, `{folder}`)"));
+    }
+    // Without a runtime (or `auto`) the interpreter comes from the script itself; one that
+    // names none could never run, so it is refused here, where `skills validate` reports it.
+    if let (Some(file), None) = (&script, &runtime)
+        && super::scripts::interpreter_for(file, &dir.join(file), "node").is_none()
+    {
+        let line = entries
+            .iter()
+            .find(|e| e.key == "script")
+            .map_or(1, |e| e.line);
+        p(
+            line,
+            format!(
+                "key `script`: no interpreter for `{file}`: give it a known extension (.py, .sh, \
+                 .js, .ts, .rb, .pl) or a #! line, or name one in `runtime`"
+            ),
+        );
     }
     if script.is_none() && !entries.iter().any(|e| e.key == "script") {
         p(
@@ -621,6 +707,7 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
             runtime,
             dir: dir.to_path_buf(),
             timeout,
+            confirm,
             env,
             enabled,
             input,
@@ -649,11 +736,108 @@ pub fn script_tool(script: &super::Script) -> Result<Option<Tool>, SchemaError> 
         script: script.rel_path.clone(),
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         timeout: None,
+        confirm: false,
         env: Vec::new(),
         enabled: true,
         input: ToolInput::StdinJson,
         validator: Some(Arc::new(validator)),
     }))
+}
+
+/// The interpreter a `runtime:` names. claude-prompts-mcp's `python` is `python3` (the name
+/// `allowed_interpreters` knows) and its `shell` is `bash`, which its runner starts for it.
+fn runtime_interpreter(name: &str) -> String {
+    match name {
+        "shell" => "bash".to_owned(),
+        other => super::scripts::interpreter_name(other),
+    }
+}
+
+/// A tool's `timeout:` — whole seconds (1..=600), or milliseconds from 1000 up (to 600000), the
+/// unit of claude-prompts-mcp's tool.yaml; 601..=999 is neither, and refused.
+fn timeout_of(n: i128) -> Result<Duration, String> {
+    let max_ms = MAX_TIMEOUT * 1000;
+    match u64::try_from(n) {
+        Ok(s @ 1..=MAX_TIMEOUT) => Ok(Duration::from_secs(s)),
+        Ok(ms) if (MILLIS_FROM..=max_ms).contains(&ms) => Ok(Duration::from_millis(ms)),
+        _ => Err(format!(
+            "key `timeout` must be whole seconds (1..={MAX_TIMEOUT}) or milliseconds \
+             ({MILLIS_FROM}..={max_ms}, as claude-prompts-mcp writes it)"
+        )),
+    }
+}
+
+/// A timeout as `skills show` and the hints say it: `10 s`, `2.5 s`.
+pub fn timeout_text(d: Duration) -> String {
+    match d.subsec_millis() {
+        0 => format!("{} s", d.as_secs()),
+        _ => format!("{} s", d.as_secs_f64()),
+    }
+}
+
+/// claude-prompts-mcp's `execution:` block → (asks for confirmation, may run). `confirm: true`
+/// (or the older `mode: confirm`) asks before each run; `trigger: never` disables the tool.
+/// What has no meaning here is accepted and does nothing: a tool runs only when it is called
+/// by name (so `trigger` `schema_match`/`explicit`/`always` all mean that), its input is always
+/// validated against the whole schema before it runs (`strict`), and nothing lifts the
+/// confirmation (`autoApproveOnValid`, `confirm: false`). Problems go to `p` with their line.
+fn execution(value: &Node, line: usize, p: &mut impl FnMut(usize, String)) -> (bool, bool) {
+    let Node::Map(entries) = value else {
+        p(
+            line,
+            format!(
+                "key `execution` must be a mapping (trigger, confirm, strict, ...), not {}",
+                value.kind()
+            ),
+        );
+        return (false, true);
+    };
+    let (mut asks, mut runs) = (false, true);
+    for e in entries {
+        let key = format!("execution.{}", e.key);
+        let line = if e.line == 0 { line } else { e.line };
+        let is_bool = matches!(e.value, Node::Bool(_));
+        match (e.key.as_str(), &e.value) {
+            ("trigger", Node::Str(t)) => match t.as_str() {
+                "schema_match" | "parameter_match" | "explicit" | "always" => {}
+                "never" => runs = false,
+                _ => p(
+                    line,
+                    format!(
+                        "key `{key}` must be schema_match, explicit, always or never, not `{t}`"
+                    ),
+                ),
+            },
+            ("confirm", Node::Bool(b)) => asks |= *b,
+            ("mode", Node::Str(m)) => match m.as_str() {
+                "confirm" => asks = true,
+                "auto" | "manual" => {}
+                _ => p(
+                    line,
+                    format!("key `{key}` must be auto, manual or confirm, not `{m}`"),
+                ),
+            },
+            ("strict" | "autoApproveOnValid", _) if is_bool => {}
+            ("confirmMessage", Node::Str(_)) => {}
+            ("confidence", Node::Int(_) | Node::Float(_)) => {}
+            ("trigger" | "mode" | "confirmMessage", other) => p(
+                line,
+                format!("key `{key}` must be a string, not {}", other.kind()),
+            ),
+            ("confirm" | "strict" | "autoApproveOnValid", _) => {
+                p(line, format!("key `{key}` must be true or false"))
+            }
+            ("confidence", _) => p(line, format!("key `{key}` must be a number")),
+            (other, _) => p(
+                line,
+                format!(
+                    "unknown key `execution.{other}` (known: trigger, confirm, strict, \
+                     confirmMessage, autoApproveOnValid, mode, confidence)"
+                ),
+            ),
+        }
+    }
+    (asks, runs)
 }
 
 fn valid_program(s: &str) -> bool {
@@ -872,6 +1056,35 @@ mod tests {
     }
 
     #[test]
+    fn a_list_of_types_is_tried_in_its_order() {
+        let s = json!({"type": "object", "properties": {
+            "v": {"type": ["number", "string"]},
+            "n": {"type": ["integer", "null"]},
+            "b": {"type": ["boolean", "null"]},
+            "ids": {"type": "array", "items": {"type": ["integer", "string"]}}}});
+        let m = flags_to_json(Some(&s), &args(&["--v", "abc", "--n", "null"])).unwrap();
+        assert_eq!(Value::Object(m), json!({"v": "abc", "n": null}));
+        let m = flags_to_json(Some(&s), &args(&["--v", "2.5", "--n", "7"])).unwrap();
+        assert_eq!(Value::Object(m), json!({"v": 2.5, "n": 7}));
+        let m = flags_to_json(
+            Some(&s),
+            &args(&["--b", "null", "--ids", "1", "--ids", "x"]),
+        );
+        assert_eq!(
+            Value::Object(m.unwrap()),
+            json!({"b": null, "ids": [1, "x"]})
+        );
+        let m = flags_to_json(Some(&s), &args(&["--b"])).unwrap();
+        assert_eq!(Value::Object(m), json!({"b": true}));
+        // Neither type reads it: both are named.
+        let e = flags_to_json(Some(&s), &args(&["--n", "abc"])).unwrap_err();
+        assert_eq!(
+            e,
+            (Some("n".into()), "`abc` is not an integer or null".into())
+        );
+    }
+
+    #[test]
     fn without_a_schema_numbers_and_bare_flags_are_typed() {
         let m = flags_to_json(None, &args(&["--n", "2", "--name", "x y", "--dry-run"])).unwrap();
         assert_eq!(
@@ -1016,6 +1229,92 @@ mod tests {
         .unwrap();
         let tool = load_tool(&t).unwrap();
         assert_eq!(tool.env, vec![("LANG".to_string(), "C".to_string())]);
+    }
+
+    /// A tool folder holding `run.sh`, `run.py` and an extensionless `plain` with `yaml`.
+    fn tool_with(yaml: &str) -> (tempfile::TempDir, Result<Tool, Vec<String>>) {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t");
+        std::fs::create_dir(&t).unwrap();
+        std::fs::write(t.join("run.sh"), "echo hi\n").unwrap();
+        std::fs::write(t.join("run.py"), "print(1)\n").unwrap();
+        std::fs::write(t.join("plain"), "echo plain\n").unwrap();
+        std::fs::write(t.join("tool.yaml"), yaml).unwrap();
+        let loaded = load_tool(&t);
+        (dir, loaded)
+    }
+
+    #[test]
+    fn a_timeout_is_seconds_below_1000_and_milliseconds_from_1000() {
+        assert_eq!(timeout_of(10), Ok(Duration::from_secs(10)));
+        assert_eq!(timeout_of(600), Ok(Duration::from_secs(600)));
+        assert_eq!(timeout_of(5000), Ok(Duration::from_secs(5)));
+        assert_eq!(timeout_of(1500), Ok(Duration::from_millis(1500)));
+        assert_eq!(timeout_of(600_000), Ok(Duration::from_secs(600)));
+        for bad in [0, -1, 601, 999, 600_001] {
+            assert!(timeout_of(bad).is_err(), "{bad}");
+        }
+        assert_eq!(timeout_text(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(timeout_text(Duration::from_secs(30)), "30 s");
+        let (_d, t) = tool_with("id: t\nscript: run.py\ntimeout: 30000\n");
+        assert_eq!(t.unwrap().timeout, Some(Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn the_execution_block_of_claude_prompts_mcp_is_read() {
+        let (_d, t) = tool_with(
+            "id: t\nscript: run.py\nexecution:\n  trigger: schema_match\n  confirm: true\n  \
+             strict: false\n  autoApproveOnValid: true\n  confirmMessage: Sure?\n",
+        );
+        let t = t.unwrap();
+        assert!(t.confirm && t.enabled);
+        // The older `mode: confirm` asks too; `confirm: false` asks for nothing.
+        let (_d, t) = tool_with("id: t\nscript: run.py\nexecution:\n  mode: confirm\n");
+        assert!(t.unwrap().confirm);
+        let (_d, t) = tool_with("id: t\nscript: run.py\nexecution:\n  confirm: false\n");
+        assert!(!t.unwrap().confirm);
+        // `trigger: never` disables it, whatever `enabled` says after it.
+        let (_d, t) =
+            tool_with("id: t\nscript: run.py\nexecution:\n  trigger: never\nenabled: true\n");
+        assert!(!t.unwrap().enabled);
+        // Each problem names its key and line.
+        let (_d, t) = tool_with(
+            "id: t\nscript: run.py\nexecution:\n  trigger: sometimes\n  confirm: yes please\n  \
+             colour: red\n",
+        );
+        let problems = t.unwrap_err();
+        for want in [
+            ":4: key `execution.trigger` must be schema_match, explicit, always or never",
+            ":5: key `execution.confirm` must be true or false",
+            ":6: unknown key `execution.colour`",
+        ] {
+            assert!(
+                problems.iter().any(|p| p.contains(want)),
+                "{want}: {problems:?}"
+            );
+        }
+        let (_d, t) = tool_with("id: t\nscript: run.py\nexecution: true\n");
+        assert!(t.unwrap_err()[0].contains(":3: key `execution` must be a mapping"));
+    }
+
+    #[test]
+    fn runtimes_auto_and_shell_name_interpreters_that_run() {
+        let (_d, t) = tool_with("id: t\nscript: run.sh\nruntime: auto\n");
+        assert_eq!(t.unwrap().runtime, None);
+        let (_d, t) = tool_with("id: t\nscript: plain\nruntime: shell\n");
+        assert_eq!(t.unwrap().runtime.as_deref(), Some("bash"));
+        let (_d, t) = tool_with("id: t\nscript: run.py\nruntime: python\n");
+        assert_eq!(t.unwrap().runtime.as_deref(), Some("python3"));
+        // By extension or #! line, and here there is neither: refused at load (so by
+        // `skills validate`), not at run time.
+        let (_d, t) = tool_with("id: t\nscript: plain\nruntime: auto\n");
+        let problems = t.unwrap_err();
+        assert!(
+            problems[0].contains(":2: key `script`: no interpreter for `plain`"),
+            "{problems:?}"
+        );
+        let (_d, t) = tool_with("id: t\nscript: plain\n");
+        assert!(t.is_err());
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //!   (OpenAI's gh-fix-ci), `{baseDir}/scripts/x.py`, `'$SKILL_DIR/scripts/x.py'` — is that
 //!   path of a loaded skill: `scripts/x.py`, or `NAME/scripts/x.py` for `<NAME-path>`;
 //! - a script at a skill's root written by its file name (`rootscript.sh`, `data/rootscript.sh`)
-//!   is `SKILL:rootscript.sh`, the one form that resolves to it.
+//!   is `SKILL:rootscript.sh`, the one form that resolves to it;
+//! - a tool's script written by its path (`SKILL/tools/ID/run.py`, `tools/ID/run.py`, or the
+//!   placeholder forms) is the tool `SKILL:ID`: it runs as that tool (its schema, timeout and
+//!   env), and the policy and its refusals name it so.
 //!
 //! Pure but for the skills' detected scripts.
 
@@ -134,8 +137,11 @@ impl SkillSet {
     /// loaded skills have: the error lists the qualified candidates.
     pub(crate) fn written_reference(&self, word: &str) -> Option<Result<String, ResolveError>> {
         if let Some(reference) = self.placeholder(word) {
-            // A script its SKILL.md names in another folder (`eval-viewer/x.py`).
-            if let Some(named) = self.named_script(&reference, false) {
+            // A script its SKILL.md names in another folder (`eval-viewer/x.py`), or a tool's.
+            if let Some(named) = self
+                .named_script(&reference, false)
+                .or_else(|| self.tool_script(&reference, false))
+            {
                 return Some(named);
             }
             // Only a skill's scripts run (a placeholder path is never the user's own file).
@@ -149,6 +155,49 @@ impl SkillSet {
         }
         self.root_script(word)
             .or_else(|| self.named_script(word, true))
+            .or_else(|| self.tool_script(word, true))
+    }
+
+    /// `SKILL/tools/ID/FILE` or `tools/ID/FILE`, where that is the script of the enabled tool
+    /// ID → `SKILL:ID`. `here`: the word may also be a path from the working directory; a file
+    /// there that is not the tool's own script is not silently traded for it.
+    fn tool_script(&self, word: &str, here: bool) -> Option<Result<String, ResolveError>> {
+        let of = |skill: &super::Skill, rel: &str| {
+            rel.starts_with("tools/")
+                .then(|| skill.tools().find(|t| t.script == rel))
+                .flatten()
+                .map(|t| (skill.name.clone(), t.id.clone(), skill.dir.join(rel)))
+        };
+        let owners: Vec<(String, String, std::path::PathBuf)> = match word.split_once('/') {
+            Some((name, rel)) if self.get(name).and_then(|s| of(s, rel)).is_some() => self
+                .get(name)
+                .and_then(|s| of(s, rel))
+                .into_iter()
+                .collect(),
+            _ => self.iter().filter_map(|s| of(s, word)).collect(),
+        };
+        let same_file = |a: &std::path::Path, b: &std::path::Path| matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y);
+        match owners.as_slice() {
+            [] => None,
+            [(name, id, path)]
+                if here
+                    && std::path::Path::new(word).exists()
+                    && !same_file(std::path::Path::new(word), path) =>
+            {
+                Some(Err(ResolveError::NotFound(format!(
+                    "`{word}` is both the script of skill `{name}`'s tool `{name}:{id}` and a \
+                     file here: write {name}:{id} for the tool, or ./{word} for yours"
+                ))))
+            }
+            [(name, id, _)] => Some(Ok(format!("{name}:{id}"))),
+            many => Some(Err(ResolveError::NotFound(format!(
+                "`{word}` is the script of a tool of several skills; write one of {}",
+                many.iter()
+                    .map(|(s, id, _)| format!("{s}:{id}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))),
+        }
     }
 
     /// `DIR/FILE` or `SKILL/DIR/FILE`, where that is a script the skill's SKILL.md names
@@ -388,6 +437,31 @@ mod tests {
         ] {
             assert!(set.resolve(name).is_ok(), "{name}");
         }
+    }
+
+    #[test]
+    fn a_tools_script_by_its_path_is_the_tool() {
+        let (root, _) = set();
+        let tool = root.path().join("data/tools/stats");
+        fs::create_dir_all(&tool).unwrap();
+        fs::write(tool.join("tool.yaml"), "id: stats\nscript: run.py\n").unwrap();
+        fs::write(tool.join("run.py"), "print(1)\n").unwrap();
+        fs::write(tool.join("notes.py"), "print(2)\n").unwrap();
+        let set = SkillSet::load_with(&[root.path().to_path_buf()], &Default::default());
+        assert_eq!(
+            ok(&set, "data/tools/stats/run.py").as_deref(),
+            Some("data:stats")
+        );
+        assert_eq!(
+            ok(&set, "tools/stats/run.py").as_deref(),
+            Some("data:stats")
+        );
+        assert_eq!(
+            ok(&set, "<path-to-skill>/tools/stats/run.py").as_deref(),
+            Some("data:stats")
+        );
+        // Another file of the tool folder is no tool's script.
+        assert_eq!(ok(&set, "data/tools/stats/notes.py"), None);
     }
 
     #[test]

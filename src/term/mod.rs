@@ -73,6 +73,13 @@ impl Guarded<std::io::StdoutLock<'static>> {
         let terminal = out.is_terminal();
         Guarded::new(out.lock(), terminal)
     }
+
+    /// Standard output for a listing meant to be read (`skills list`, `agents show`,
+    /// `doctor`): sanitized always. Piped to `head` or `grep`, it still ends on a terminal;
+    /// only what a program reads (`--json`, `filter`, `run`) is exact off one.
+    pub fn listing() -> Self {
+        Guarded::new(std::io::stdout().lock(), true)
+    }
 }
 
 impl<W: std::io::Write> std::io::Write for Guarded<W> {
