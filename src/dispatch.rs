@@ -1080,6 +1080,8 @@ impl Dispatcher {
             private_mounts: true,
             hide,
             hide_notice,
+            protect: crate::paths::policy_places(),
+            protected: policy::protected_places(),
             limits: p.limits(),
             sockets: self.allowed_sockets(),
         }

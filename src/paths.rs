@@ -208,6 +208,20 @@ pub fn own_folders() -> Vec<(PathBuf, &'static str)> {
     out
 }
 
+/// Where skillpipe reads its policy and the user's own agents and skills from: its config
+/// folder (config.toml, agents, skills, the trust store `trusted-dirs`), the user's agent
+/// folders and skill folders. Kept read-only for scripts under every policy (the state folder
+/// is hidden from them instead).
+pub fn policy_places() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for dir in user_config_dirs().into_iter().chain(user_skill_dirs()) {
+        if !out.contains(&dir) {
+            out.push(dir);
+        }
+    }
+    out
+}
+
 /// Whether `file` lies in one of [`user_config_dirs`] (symlinks resolved on both sides).
 pub fn in_user_config(file: &Path) -> bool {
     let Ok(file) = std::fs::canonicalize(file) else {

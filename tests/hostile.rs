@@ -3187,25 +3187,35 @@ fn writable_refusals_name_the_real_folder_and_the_class() {
         );
         assert!(!err.contains("skillpipe/skillpipe"), "{dir}: {err}");
     }
-    // Control: forced, a script plants an agent where skillpipe looks for the user's.
+    // Forced, the flag is taken, but skillpipe's own policy files stay read-only under every
+    // policy: the script cannot plant an agent where skillpipe looks for the user's.
+    let force = |dir: &str, directive: &str| {
+        let out = home
+            .cmd()
+            .args(["filter", "--allow", "bash", "-y", "--writable", dir])
+            .args(["--force-writable"])
+            .write_stdin(directive)
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
     let plant = "!{bash -c \"mkdir -p .r9s/agents/evil && echo x > .r9s/agents/evil/agent.toml && echo planted\"}";
-    let out = home
-        .cmd()
-        .args(["filter", "--allow", "bash", "-y", "--writable", ".r9s"])
-        .args(["--force-writable"])
-        .write_stdin(plant)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    if said == "planted" {
-        assert!(home.path().join(".r9s/agents/evil/agent.toml").exists());
+    let (said, err) = force(".r9s", plant);
+    if err.contains("cannot sandbox") {
+        eprintln!("(no sandbox here: the planting attempt was not tried)");
     } else {
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("cannot sandbox"),
-            "control: {said} {}",
-            String::from_utf8_lossy(&out.stderr)
+        assert_eq!(said, "", "HOLE: {err}");
+        assert!(!home.path().join(".r9s/agents/evil/agent.toml").exists());
+        assert!(err.contains("is protected (your agents"), "{err}");
+        // Control: forcing a place that is not skillpipe's own does open it.
+        let (said, err) = force(
+            ".local/bin",
+            "!{bash -c \"mkdir -p .local/bin && echo x > .local/bin/tool && echo planted\"}",
         );
-        eprintln!("(no sandbox here: the planting control was not tried)");
+        assert_eq!(said, "planted", "control: {err}");
     }
     let (code, err) = writable(".local/bin", &[]);
     assert_eq!(code, Some(2), "{err}");
@@ -4492,7 +4502,8 @@ fn sandbox_notices_reflect_the_grants_in_force() {
     );
     let out = run(&home, SANDBOXED, b"!{scripts/sock.py}", Feed::Whole);
     assert!(
-        out.stderr.contains("(the network with --allow-network)"),
+        out.stderr
+            .contains("(a separate flag from --allow-network, which opens only the network)"),
         "control: {}",
         out.stderr
     );

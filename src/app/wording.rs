@@ -136,7 +136,7 @@ fn hint(h: &Hint) -> String {
             "{}; allow one with --allow-socket PATH{}",
             crate::sandbox::hint::sockets_closed(*named),
             if *network_off {
-                " (the network with --allow-network)"
+                " (a separate flag from --allow-network, which opens only the network)"
             } else {
                 ""
             }
@@ -150,7 +150,7 @@ fn hint(h: &Hint) -> String {
             crate::sandbox::hint::ran_elsewhere(dir, "--workdir caller")
         ),
         Hint::Writes { writable, .. } => format!(
-            "{}; allow {} with --writable DIR (or every write with --allow-filesystem)",
+            "{}; allow {} with --writable DIR",
             crate::sandbox::hint::writes_refused(writable),
             if writable.is_empty() {
                 "a directory"
@@ -171,12 +171,15 @@ fn hint(h: &Hint) -> String {
                 )
             },
         ),
-        Hint::VcsMetadata { name } => format!(
-            "{}; every write, {name} too, with --allow-filesystem",
-            crate::sandbox::hint::vcs_read_only(name)
-        ),
+        // Names no flag: the same either way.
+        Hint::VcsMetadata { .. } => h.to_string(),
         Hint::Namespaces => h.to_string(),
-        Hint::Network => "sandbox: there is no network; allow it with --allow-network".to_string(),
+        Hint::Network { local } => format!(
+            "{}: --allow-network",
+            crate::sandbox::hint::no_network(local.as_deref())
+        ),
+        // Names no flag: the same either way.
+        Hint::Protected { .. } => h.to_string(),
         Hint::Timeout {
             seconds,
             network_off,
@@ -279,25 +282,25 @@ mod tests {
                     writable: vec![],
                     ran_in: None,
                 },
-                "sandbox: writes outside $TMPDIR are refused; allow a directory with --writable DIR (or every write with --allow-filesystem)",
+                "sandbox: writes outside $TMPDIR are refused; allow a directory with --writable DIR",
             ),
             (
                 Hint::Writes {
                     writable: vec!["/p/out".into()],
                     ran_in: None,
                 },
-                "sandbox: writes outside $TMPDIR and /p/out are refused; allow another directory with --writable DIR (or every write with --allow-filesystem)",
+                "sandbox: writes outside $TMPDIR and /p/out are refused; allow another directory with --writable DIR",
             ),
             (
                 Hint::VcsMetadata { name: ".git" },
-                "sandbox: .git stays read-only inside writable paths (its hooks and settings would run commands outside the sandbox); every write, .git too, with --allow-filesystem",
+                "sandbox: .git stays read-only inside writable paths (its hooks and settings would run commands outside the sandbox); change it yourself, outside skillpipe",
             ),
             (
                 Hint::Sockets {
                     network_off: true,
                     named: false,
                 },
-                "sandbox: Unix sockets are closed; allow one with --allow-socket PATH (the network with --allow-network)",
+                "sandbox: Unix sockets are closed; allow one with --allow-socket PATH (a separate flag from --allow-network, which opens only the network)",
             ),
             (
                 Hint::Sockets {
@@ -311,8 +314,10 @@ mod tests {
                 "sandbox: scripts cannot make namespaces of their own (unshare, user namespaces, a nested sandbox or container); no setting lifts that",
             ),
             (
-                Hint::Network,
-                "sandbox: there is no network; allow it with --allow-network",
+                Hint::Network {
+                    local: Some("127.0.0.1:48123".into()),
+                },
+                "sandbox: there is no network, and the run has a loopback of its own: services on this machine, such as 127.0.0.1:48123, are outside the sandbox: --allow-network",
             ),
             (
                 Hint::Timeout {

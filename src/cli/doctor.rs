@@ -376,7 +376,28 @@ fn hidden_section(caps: &Capabilities, hidden: &[PathBuf], notice: Option<&str>)
         s.push_str("  (none of the listed secrets exist here)\n");
     }
     for p in hidden {
-        let _ = writeln!(s, "  {}", p.display());
+        // A link covers its target: say which file that is.
+        match std::fs::read_link(p)
+            .ok()
+            .and(std::fs::canonicalize(p).ok())
+        {
+            Some(target) => {
+                let _ = writeln!(s, "  {} -> {} (hidden)", p.display(), target.display());
+            }
+            None => {
+                let _ = writeln!(s, "  {}", p.display());
+            }
+        }
+    }
+    // The `.env*` links whose target is not a secrets file the user keeps stay as they are.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    for (link, v) in sandbox::secrets::dotenv_links(&cwd) {
+        if let Some(why) = v.shown_because {
+            let target = v
+                .target
+                .map_or("nowhere".to_string(), |t| t.display().to_string());
+            let _ = writeln!(s, "  {} -> {} (not hidden: {why})", link.display(), target);
+        }
     }
     if let Some(n) = notice {
         let _ = writeln!(s, "  NOTE — {n}");

@@ -232,7 +232,10 @@ pub(crate) fn grants(policy: &ScriptPolicy) -> Vec<String> {
         out.push(format!("reads (otherwise hidden): {}", p.display()));
     }
     if policy.allow_filesystem {
-        out.push("writes: ANYWHERE".into());
+        // Said, so that a refused write there is expected (see `SandboxSpec::protect`).
+        out.push(
+            "writes: ANYWHERE (but skillpipe's config, your agents and skills read-only)".into(),
+        );
     } else {
         out.push("writes: a fresh $TMPDIR, /dev/null, /dev/shm".into());
         for p in &policy.writable_paths {

@@ -346,6 +346,7 @@ async fn run_planned(
             if plan.enforce.mounts {
                 la.tmpdir = Some(tmp.path().to_path_buf());
                 la.hide = spec.sandbox.hide.clone();
+                la.protect = spec.sandbox.protect.clone();
                 la.socket = spec.sandbox.sockets.clone();
             }
             la.set_limits(&spec.sandbox.limits);
@@ -550,7 +551,8 @@ async fn run_planned(
         .ok()
         .filter(|here| !writable.is_empty() && under(here) && !under(&spec.cwd))
         .map(|_| spec.cwd.clone());
-    if r.why.is_none() {
+    if r.why.is_none() && !r.success() {
+        let net_tools = net_tools(&program, spec.args.first().map(Path::new));
         r.why = sandbox::hint::explain(&sandbox::hint::Facts {
             success: r.success(),
             timed_out: r.timed_out,
@@ -564,10 +566,47 @@ async fn run_planned(
             sockets_named: !spec.sandbox.sockets.is_empty(),
             cwd: Some(&spec.cwd),
             ran_elsewhere: ran_elsewhere.as_deref(),
+            protected: &spec.sandbox.protected,
+            net_tools: &net_tools,
         });
     }
     r.hint = r.why.as_ref().map(ToString::to_string);
     Ok(r)
+}
+
+/// The network tools whose exit code tells a failed connection (see
+/// [`sandbox::hint::Facts::net_tools`]) that `program` is, or that its script names as a word:
+/// the program's, or the first argument's when an interpreter runs a script (only the first
+/// 64 KiB of a script starting `#!` are read, and only after a failed run).
+fn net_tools(program: &Path, first_arg: Option<&Path>) -> Vec<&'static str> {
+    const TOOLS: [&str; 2] = ["curl", "wget"];
+    let name = program.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if let Some(t) = TOOLS.iter().find(|t| name == **t) {
+        return vec![t];
+    }
+    let read = |p: &Path| {
+        let mut head = Vec::new();
+        if let Ok(f) = std::fs::File::open(p) {
+            use std::io::Read as _;
+            let _ = f.take(64 * 1024).read_to_end(&mut head);
+        }
+        head
+    };
+    let mut head = read(program);
+    if !head.starts_with(b"#!") {
+        head = first_arg
+            .filter(|a| a.is_file())
+            .map(read)
+            .unwrap_or_default();
+    }
+    if !head.starts_with(b"#!") {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&head);
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .collect();
+    TOOLS.into_iter().filter(|t| words.contains(t)).collect()
 }
 
 fn result(

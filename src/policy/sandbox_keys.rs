@@ -271,6 +271,67 @@ pub fn writable_problem(
         })
 }
 
+/// Every place scripts are never offered to write (what `--writable` refuses without
+/// `--force-writable`), each with what it is: a write refused there is told as protected, with
+/// no setting named. Beneath `$HOME` the places where code runs later, the system trees and the
+/// runtime folder, the folders of `$PATH`, credential stores and skillpipe's own folders.
+pub fn protected_places() -> Vec<(PathBuf, String)> {
+    let home = crate::paths::home();
+    let mut out: Vec<(PathBuf, String)> = Vec::new();
+    for (dir, what) in crate::paths::own_folders() {
+        out.push((dir, what.to_string()));
+    }
+    if let Some(h) = &home {
+        for (f, why) in RUNS_LATER {
+            out.push((
+                h.join(f),
+                format!("code runs from it later, outside the sandbox: {why}"),
+            ));
+        }
+    }
+    let runtime = std::env::var("XDG_RUNTIME_DIR")
+        .ok()
+        .filter(|d| d.starts_with('/') && d.len() > 1)
+        .map(|d| {
+            (
+                d,
+                "your runtime folder: service sockets and systemd user units run from it",
+            )
+        });
+    for (tree, why) in runtime
+        .into_iter()
+        .chain(SYSTEM_TREES.iter().map(|(t, w)| (t.to_string(), *w)))
+        .filter(|(t, _)| t != "/root" || home.as_deref() != Some(Path::new("/root")))
+    {
+        out.push((PathBuf::from(tree), format!("a system folder: {why}")));
+    }
+    for dir in path_folders(std::env::var_os("PATH").as_deref()) {
+        out.push((
+            dir,
+            "on PATH: a program there runs in place of another".to_string(),
+        ));
+    }
+    let bases = crate::sandbox::secrets::Bases {
+        home: home.clone(),
+        ..crate::sandbox::secrets::Bases::from_env()
+    };
+    for entry in [
+        crate::sandbox::secrets::CREDENTIALS,
+        crate::sandbox::secrets::AI_TOOLS,
+        crate::sandbox::secrets::STORES,
+    ]
+    .iter()
+    .flat_map(|c| c.iter())
+    .flat_map(|s| bases.resolve(s))
+    {
+        out.push((
+            entry,
+            "credentials and settings that run commands later, outside the sandbox".to_string(),
+        ));
+    }
+    out
+}
+
 /// The absolute folders of a `$PATH` value, each also as it resolves (a link may lead there).
 fn path_folders(path: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -318,6 +379,40 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
+/// The refusal of a writable path a link leads out of the working directory.
+fn link_out(key: &str, given: &Path, real: &Path) -> PolicyError {
+    PolicyError::Writable(format!(
+        "{key} {}: refused: a link leads it out of the working directory, to {}; pass {key} {} \
+         itself if that is the place meant",
+        given.display(),
+        real.display(),
+        real.display()
+    ))
+}
+
+/// Where `abs` (absolute, `.` and `..` folded) really leads when it is inside `cwd` as written
+/// but a link on the way leads out of it: the resolved path of its deepest existing part, with
+/// the rest joined. `None` when it is not inside `cwd` as written, or stays inside once
+/// resolved. A clone can commit `out -> ~/Documents`; `--writable ./out` must not grant that.
+fn leads_out_of(abs: &Path, cwd: &Path) -> Option<PathBuf> {
+    let real_cwd = std::fs::canonicalize(cwd).ok()?;
+    if !abs.starts_with(cwd) && !abs.starts_with(&real_cwd) {
+        return None;
+    }
+    let existing = abs.ancestors().find(|a| a.symlink_metadata().is_ok())?;
+    let rest = abs.strip_prefix(existing).ok()?;
+    // A dangling link leads where it names (a later run may find it made).
+    let resolved = std::fs::canonicalize(existing).ok().or_else(|| {
+        let target = std::fs::read_link(existing).ok()?;
+        Some(lexical(&existing.parent()?.join(target)))
+    })?;
+    let real = match rest.as_os_str().is_empty() {
+        true => resolved,
+        false => resolved.join(rest),
+    };
+    (!real.starts_with(&real_cwd)).then_some(real)
+}
+
 /// The same places once each, by where they lead (the first spelling kept): `--writable DIR
 /// --writable .` in DIR is one place, listed once in the confirmation.
 fn dedup_places(paths: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -361,11 +456,22 @@ impl ScriptPolicy {
             }
         }
         self.writable_paths = own;
+        // Inside the working directory as written but led out of it by a link (one the project
+        // committed): refused, naming where it leads, so the user can pass that if meant.
+        let cwd_now = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        for p in &own_check {
+            if let Some(real) = leads_out_of(p, &cwd_now) {
+                return Err(link_out("writable_paths", p, &real));
+            }
+        }
         let mut writable = Vec::new();
         let mut to_check = Vec::new();
         for w in &flags.writable {
             let abs = std::path::absolute(expand_home(w, home.as_deref()))
                 .map_err(|e| PolicyError::Writable(format!("--writable {}: {e}", w.display())))?;
+            if let Some(real) = leads_out_of(&lexical(&abs), &cwd_now) {
+                return Err(link_out("--writable", w, &real));
+            }
             // As given (`.` and `..` folded) and as it resolves (a symlink may lead to $HOME).
             to_check.push(lexical(&abs));
             if let Ok(real) = std::fs::canonicalize(&abs) {
@@ -841,5 +947,32 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
+    }
+
+    #[test]
+    fn a_path_inside_the_working_directory_that_a_link_leads_out_of_is_found() {
+        let cwd = tempfile::tempdir().unwrap();
+        let away = tempfile::tempdir().unwrap();
+        let (c, a) = (cwd.path(), away.path());
+        let real_a = std::fs::canonicalize(a).unwrap();
+        std::os::unix::fs::symlink(a, c.join("out")).unwrap();
+        std::os::unix::fs::symlink(a.join("later"), c.join("dangling")).unwrap();
+        std::fs::create_dir(c.join("own")).unwrap();
+        std::os::unix::fs::symlink(c.join("own"), c.join("alias")).unwrap();
+        assert_eq!(leads_out_of(&c.join("out"), c), Some(real_a.clone()));
+        assert_eq!(
+            leads_out_of(&c.join("out/new/deeper"), c),
+            Some(real_a.join("new/deeper"))
+        );
+        assert_eq!(
+            leads_out_of(&c.join("dangling"), c),
+            Some(lexical(&a.join("later")))
+        );
+        // Controls: a link that stays inside, a plain folder, one not yet made, and a path
+        // outside the working directory as written (the user named it) are not.
+        assert_eq!(leads_out_of(&c.join("alias"), c), None);
+        assert_eq!(leads_out_of(&c.join("own"), c), None);
+        assert_eq!(leads_out_of(&c.join("new"), c), None);
+        assert_eq!(leads_out_of(a, c), None);
     }
 }

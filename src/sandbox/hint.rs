@@ -37,6 +37,13 @@ pub struct Facts<'a> {
     /// works in is inside one: a relative path then wrote where it may not (a skill script run
     /// in its own folder, `workdir = "skill"`).
     pub ran_elsewhere: Option<&'a std::path::Path>,
+    /// Places scripts are never offered to write (the set `writable_paths` refuses: shell
+    /// start-up files, system trees, PATH folders, credential stores, skillpipe's own files),
+    /// each with what it is.
+    pub protected: &'a [(PathBuf, String)],
+    /// Network tools the run used whose exit code says a connection failed (`curl`, `wget`):
+    /// the program itself, or named in its script.
+    pub net_tools: &'a [&'a str],
 }
 
 /// What a failed run likely ran into, and so which policy key would have let it through.
@@ -80,6 +87,14 @@ pub enum Hint {
         /// Some sockets are open (`allowed_sockets`), just not this one.
         named: bool,
     },
+    /// It wrote to a place scripts are never offered (see [`Facts::protected`]): the hint says
+    /// so, and names no setting.
+    Protected {
+        /// The path the message names (control characters escaped).
+        path: String,
+        /// What the place is.
+        why: String,
+    },
     /// It wrote outside its `$TMPDIR` and the writable paths.
     Writes {
         /// The writable paths in force (besides `$TMPDIR`).
@@ -106,8 +121,12 @@ pub enum Hint {
     },
     /// It tried to make a namespace of its own (`unshare`, a nested sandbox or container).
     Namespaces,
-    /// It needed the network; there is none.
-    Network,
+    /// It needed the network; there is none (nor services on this machine: the run has a
+    /// loopback of its own).
+    Network {
+        /// An address on this machine the message names (`127.0.0.1:11434`), if any.
+        local: Option<String>,
+    },
     /// It was stopped at the timeout (`network_off`: a download may have been what it waited
     /// for).
     Timeout {
@@ -217,10 +236,13 @@ impl std::fmt::Display for Hint {
                 f.write_str(sockets_closed(*named))?;
                 f.write_str("; allow one in allowed_sockets")?;
                 if *network_off {
-                    f.write_str(" (the network with allow_network)")?;
+                    f.write_str(
+                        " (a separate setting from allow_network, which opens only the network)",
+                    )?;
                 }
                 Ok(())
             }
+            Hint::Protected { path, why } => f.write_str(&protected(path, why)),
             Hint::Writes {
                 writable,
                 ran_in: Some(dir),
@@ -232,7 +254,7 @@ impl std::fmt::Display for Hint {
             ),
             Hint::Writes { writable, .. } => write!(
                 f,
-                "{}; allow {} in writable_paths (or every write with allow_filesystem)",
+                "{}; allow {} in writable_paths",
                 writes_refused(writable),
                 if writable.is_empty() {
                     "a directory"
@@ -253,15 +275,13 @@ impl std::fmt::Display for Hint {
                     denied_words(path.as_deref(), *read)
                 ),
             },
-            Hint::VcsMetadata { name } => write!(
-                f,
-                "{}; every write, {name} too, with allow_filesystem",
-                vcs_read_only(name)
-            ),
+            Hint::VcsMetadata { name } => f.write_str(&vcs_read_only(name)),
             Hint::Namespaces => f.write_str(NAMESPACES),
-            Hint::Network => {
-                f.write_str("sandbox: there is no network; allow it with allow_network")
-            }
+            Hint::Network { local } => write!(
+                f,
+                "{}; allow it with allow_network",
+                no_network(local.as_deref())
+            ),
             Hint::Timeout {
                 seconds,
                 network_off,
@@ -419,11 +439,29 @@ pub(crate) fn writes_refused(writable: &[PathBuf]) -> String {
     }
 }
 
-/// [`Hint::VcsMetadata`]'s first words.
+/// [`Hint::VcsMetadata`]: names no setting (it must not talk anyone into opening it).
 pub(crate) fn vcs_read_only(name: &str) -> String {
     format!(
         "sandbox: {name} stays read-only inside writable paths (its hooks and settings would run \
-         commands outside the sandbox)"
+         commands outside the sandbox); change it yourself, outside skillpipe"
+    )
+}
+
+/// [`Hint::Protected`]: names no setting, so the same for the library and the binary (the
+/// hint reaches the model too, and must not talk anyone into opening the sandbox).
+pub(crate) fn protected(path: &str, why: &str) -> String {
+    format!(
+        "sandbox: {path} is protected ({why}): scripts may not write there; write in the \
+         project or $TMPDIR instead"
+    )
+}
+
+/// [`Hint::Network`]'s first words: no network, and no services of this machine either.
+pub(crate) fn no_network(local: Option<&str>) -> String {
+    format!(
+        "sandbox: there is no network, and the run has a loopback of its own: services on this \
+         machine, such as {}, are outside the sandbox",
+        local.unwrap_or("127.0.0.1:PORT")
     )
 }
 
@@ -532,6 +570,24 @@ pub fn explain(f: &Facts) -> Option<Hint> {
         });
     }
     let read_only = has(&err, &["Read-only file system", "EROFS"]);
+    // Landlock refuses with EACCES, a read-only mount with EROFS (EPERM is neither's). A
+    // program the launcher could not start (`cannot run X: Permission denied`) wrote nothing.
+    let not_started = has(&err, &["skillpipe: cannot run "]);
+    let refusal = Refusal::of(&err);
+    // A place no setting offered to scripts opens: said so, with no setting named. Refused by
+    // Landlock or the mounts (skillpipe's own files stay read-only with writes allowed too).
+    let write_refused = read_only || denied && refusal.access != Access::Read;
+    let by_sandbox = f.enforced.filesystem || f.enforced.mounts && read_only;
+    if write_refused
+        && by_sandbox
+        && !not_started
+        && let Some((path, why)) = protected_named(f, &refusal.paths)
+    {
+        return Some(Hint::Protected {
+            path: crate::command::escape_controls(path),
+            why: why.to_string(),
+        });
+    }
     if f.enforced.filesystem && read_only && !f.writable.is_empty() {
         let vcs = super::KEPT_READ_ONLY
             .into_iter()
@@ -541,10 +597,6 @@ pub fn explain(f: &Facts) -> Option<Hint> {
             return Some(Hint::VcsMetadata { name });
         }
     }
-    // Landlock refuses with EACCES, a read-only mount with EROFS (EPERM is neither's). A
-    // program the launcher could not start (`cannot run X: Permission denied`) wrote nothing.
-    let not_started = has(&err, &["skillpipe: cannot run "]);
-    let refusal = Refusal::of(&err);
     if f.enforced.filesystem && read_only && !not_started
         || f.enforced.filesystem && denied && refusal.access == Access::Write
     {
@@ -577,23 +629,10 @@ pub fn explain(f: &Facts) -> Option<Hint> {
             in_proc: in_proc && f.enforced.pids,
         });
     }
-    if f.enforced.network
-        && has(
-            &err,
-            &[
-                "Temporary failure in name resolution",
-                "Name or service not known",
-                "Could not resolve",
-                "getaddrinfo",
-                "Network is unreachable",
-                "nodename nor servname",
-                "No address associated with hostname",
-                "Connection refused",
-                "No route to host",
-            ],
-        )
-    {
-        return Some(Hint::Network);
+    if f.enforced.network && (connection_failed(&err) || tool_says_no_connection(f)) {
+        return Some(Hint::Network {
+            local: local_address(&err),
+        });
     }
     denial(&err)
         .filter(|_| sandboxed)
@@ -601,6 +640,102 @@ pub fn explain(f: &Facts) -> Option<Hint> {
             said,
             in_force: in_force(f.enforced),
         })
+}
+
+/// Words of a failed connection or name lookup (compared in lower case).
+const CONNECTION_WORDS: &[&str] = &[
+    "temporary failure in name resolution",
+    "name or service not known",
+    "could not resolve",
+    "getaddrinfo",
+    "network is unreachable",
+    "nodename nor servname",
+    "no address associated with hostname",
+    "connection refused",
+    "no route to host",
+    "failed to connect",
+    "couldn't connect",
+    "could not connect",
+    "unable to connect",
+    "econnrefused",
+    "enetunreach",
+    "ehostunreach",
+    "eai_again",
+    "enotfound",
+    "fetch failed",
+    "urlopen error",
+    "max retries exceeded",
+];
+
+/// Whether the messages read as a failed connection.
+fn connection_failed(err: &str) -> bool {
+    let lower = err.to_lowercase();
+    CONNECTION_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// Exit codes of network tools that mean the connection failed (a quiet `wget -q` says nothing
+/// else): curl 6 (name), 7 (connect), 28 (timeout); wget 4 (network failure).
+const TOOL_EXIT_CODES: &[(&str, &[i32])] = &[("curl", &[6, 7, 28]), ("wget", &[4])];
+
+/// Whether a network tool the run used exited with its code for a failed connection.
+fn tool_says_no_connection(f: &Facts) -> bool {
+    TOOL_EXIT_CODES
+        .iter()
+        .any(|(tool, codes)| f.net_tools.contains(tool) && codes.contains(&f.exit_code))
+}
+
+/// An address on this machine the messages name: `127.0.0.1:48123`, `localhost:11434`,
+/// `[::1]:8080`, or curl's `127.0.0.1 port 48123`.
+fn local_address(err: &str) -> Option<String> {
+    for host in ["127.0.0.1", "localhost", "[::1]", "0.0.0.0"] {
+        for (i, _) in err.match_indices(host) {
+            let rest = &err[i + host.len()..];
+            let port_text = rest
+                .strip_prefix(':')
+                .or_else(|| rest.strip_prefix(" port "));
+            let port: String = port_text
+                .map(|r| r.chars().take_while(char::is_ascii_digit).collect())
+                .unwrap_or_default();
+            if !port.is_empty() && port.len() <= 5 {
+                return Some(format!("{host}:{port}"));
+            }
+        }
+    }
+    None
+}
+
+/// The first refused path that lies in a protected place (absolute, or relative to where the
+/// run worked; `.` and `..` folded), with what the place is.
+fn protected_named<'a>(f: &'a Facts, paths: &'a [String]) -> Option<(&'a String, &'a str)> {
+    paths.iter().find_map(|p| {
+        let path = std::path::Path::new(p);
+        let abs = match (path.is_absolute(), f.cwd) {
+            (true, _) => path.to_path_buf(),
+            (false, Some(c)) => c.join(path),
+            (false, None) => return None,
+        };
+        let abs = fold(&abs);
+        f.protected
+            .iter()
+            .find(|(place, _)| abs.starts_with(place))
+            .map(|(_, why)| (p, why.as_str()))
+    })
+}
+
+/// `/a/b/../c/./d` → `/a/c/d`, without looking at the file system.
+fn fold(path: &std::path::Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The hidden path the error names. The outermost one: a file in a folder hidden as a whole
@@ -940,7 +1075,118 @@ mod tests {
             sockets_named: false,
             cwd: None,
             ran_elsewhere: None,
+            protected: &[],
+            net_tools: &[],
         }
+    }
+
+    #[test]
+    fn a_refused_write_to_a_protected_place_names_no_setting() {
+        let places = [
+            (
+                PathBuf::from("/h/.bashrc"),
+                "code runs from it later, outside the sandbox: shell start-up".to_string(),
+            ),
+            (
+                PathBuf::from("/h/.config/skillpipe"),
+                "skillpipe's config".to_string(),
+            ),
+        ];
+        let mut f = facts(None, "", &[]);
+        f.protected = &places;
+        f.cwd = Some(std::path::Path::new("/h/proj"));
+        for (err, path) in [
+            (
+                "sh: 1: cannot create /h/.bashrc: Permission denied",
+                "/h/.bashrc",
+            ),
+            (
+                "line 2: /h/x/../.config/skillpipe/agents/evil.toml: Read-only file system",
+                "/h/x/../.config/skillpipe/agents/evil.toml",
+            ),
+            (
+                "touch: cannot touch '../.bashrc': Read-only file system",
+                "../.bashrc",
+            ),
+        ] {
+            f.stderr = err.as_bytes();
+            let h = explain(&f).unwrap();
+            assert_eq!(
+                h,
+                Hint::Protected {
+                    path: path.into(),
+                    why: places
+                        .iter()
+                        .find(|(p, _)| fold(&f.cwd.unwrap().join(path)).starts_with(p))
+                        .unwrap()
+                        .1
+                        .clone()
+                },
+                "{err}"
+            );
+            let text = h.to_string();
+            assert!(
+                text.contains("is protected") && !text.contains("allow"),
+                "{text}"
+            );
+        }
+        // With writes allowed, only the mounts refuse (EROFS): said as protected too.
+        f.enforced.filesystem = false;
+        f.stderr = b"sh: /h/.config/skillpipe/trusted-dirs: Read-only file system";
+        assert!(matches!(explain(&f), Some(Hint::Protected { .. })));
+        // Control: a refused write elsewhere is the plain one, and a read is no write.
+        f.enforced.filesystem = true;
+        f.stderr = b"sh: 1: cannot create /srv/out: Permission denied";
+        assert!(matches!(explain(&f), Some(Hint::Writes { .. })));
+        f.stderr = b"cat: /h/.bashrc: Permission denied";
+        assert!(!matches!(explain(&f), Some(Hint::Protected { .. })));
+    }
+
+    #[test]
+    fn a_failed_connection_with_the_network_off_says_this_machine_is_outside_too() {
+        let mut f = facts(None, "", &[]);
+        for (err, local) in [
+            (
+                "curl: (7) Failed to connect to 127.0.0.1 port 48123 after 0 ms: Couldn't connect to server",
+                Some("127.0.0.1:48123"),
+            ),
+            (
+                "urlopen(\"http://localhost:11434/api/tags\")\nURLError: <urlopen error [Errno 111] Connection refused>",
+                Some("localhost:11434"),
+            ),
+            ("fetch failed ECONNREFUSED", None),
+            ("connect ENETUNREACH 1.1.1.1:80", None),
+            (
+                "dial tcp [::1]:8080: connect: connection refused",
+                Some("[::1]:8080"),
+            ),
+        ] {
+            f.stderr = err.as_bytes();
+            assert_eq!(
+                explain(&f),
+                Some(Hint::Network {
+                    local: local.map(String::from)
+                }),
+                "{err}"
+            );
+        }
+        let text = Hint::Network { local: None }.to_string();
+        assert!(
+            text.contains("services on this machine, such as 127.0.0.1:PORT"),
+            "{text}"
+        );
+        // A quiet tool: its exit code alone, for the tools that say so.
+        f.stderr = b"";
+        f.exit_code = 4;
+        f.net_tools = &["wget"];
+        assert_eq!(explain(&f), Some(Hint::Network { local: None }));
+        f.net_tools = &["curl"];
+        assert_eq!(explain(&f), None, "4 is no connection failure of curl's");
+        f.exit_code = 7;
+        assert_eq!(explain(&f), Some(Hint::Network { local: None }));
+        // Control: with the network on, nothing points at the sandbox.
+        f.enforced.network = false;
+        assert_eq!(explain(&f), None);
     }
 
     #[test]
@@ -955,6 +1201,31 @@ mod tests {
         // Control: a refused write is one.
         let f = facts(None, "sh: 1: cannot create out: Permission denied", &hidden);
         assert!(matches!(explain(&f), Some(Hint::Writes { .. })));
+    }
+
+    #[test]
+    fn build_and_package_settings_are_told_as_kept_read_only_without_a_flag() {
+        let writable = [PathBuf::from("/p")];
+        for (err, name) in [
+            (
+                "sh: 1: cannot create .cargo/config.toml: Read-only file system",
+                ".cargo",
+            ),
+            (
+                "sh: 1: cannot create /p/.npmrc: Read-only file system",
+                ".npmrc",
+            ),
+            (
+                "touch: cannot touch '.idea/x.xml': Read-only file system",
+                ".idea",
+            ),
+        ] {
+            let mut f = facts(None, err, &[]);
+            f.writable = &writable;
+            let h = explain(&f).unwrap();
+            assert_eq!(h, Hint::VcsMetadata { name }, "{err}");
+            assert!(!h.to_string().contains("allow"), "{h}");
+        }
     }
 
     #[test]
@@ -1009,7 +1280,7 @@ mod tests {
             (
                 None,
                 "touch: cannot touch '/x': Permission denied",
-                "every write with allow_filesystem",
+                "allow a directory in writable_paths",
             ),
             (
                 None,

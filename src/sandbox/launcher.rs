@@ -155,6 +155,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
                 tmpdir,
                 tmp_mb: args.max_tmp.unwrap_or(DEFAULT_TMP_MB),
                 hide: &args.hide,
+                protect: &args.protect,
                 writable: args.fs.then_some(args.writable.as_slice()),
             };
             match mounts::setup(&setup) {

@@ -101,7 +101,7 @@ pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 /// and watched at any depth (see [`vcs_scan`]): the [`VCS_METADATA`], and the project settings
 /// of tools that run commands from them outside any sandbox once the tool trusts the folder or
 /// the user runs it there — each name with who runs what from it.
-pub(crate) const KEPT_READ_ONLY: [(&str, &str); 17] = [
+pub(crate) const KEPT_READ_ONLY: [(&str, &str); 24] = [
     (
         ".git",
         "git runs hooks and settings from there (core.fsmonitor …)",
@@ -139,6 +139,36 @@ pub(crate) const KEPT_READ_ONLY: [(&str, &str); 17] = [
     (
         ".devcontainer",
         "opening the dev container runs its initializeCommand on the host",
+    ),
+    (
+        ".cargo",
+        "cargo runs what .cargo/config.toml (or .cargo/config) names on the next build \
+         (runners, rustc wrappers, linkers)",
+    ),
+    (
+        ".npmrc",
+        "npm runs the scripts and shell it names, and fetches from its registries, on the next \
+         install",
+    ),
+    (
+        ".yarnrc.yml",
+        "yarn runs the plugins and paths it names on the next install",
+    ),
+    (
+        ".yarnrc",
+        "yarn runs the paths it names on the next install",
+    ),
+    (
+        ".mise.toml",
+        "mise runs the tasks and hooks it names when you enter the folder",
+    ),
+    (
+        ".tool-versions",
+        "asdf and mise install and run the tool versions it names",
+    ),
+    (
+        ".idea",
+        "JetBrains IDEs run the run configurations and tools it names",
     ),
 ];
 
@@ -254,9 +284,17 @@ pub struct SandboxSpec {
     pub private_mounts: bool,
     /// Paths the command must not read (existing ones). Needs `private_mounts`.
     pub hide: Vec<PathBuf>,
+    /// skillpipe's own policy files (its config folder, the trust store, the user's agent and
+    /// skill folders): kept read-only under every policy, `allow_filesystem` and forced
+    /// writable paths too, by a read-only mount over each (so they need the private mounts when
+    /// writes are allowed). What a script wrote there would raise a later session's policy.
+    pub protect: Vec<PathBuf>,
     /// Said once per process with the run's warnings: what the look for `hide` paths left out
     /// (a `.env*` walk that stopped at its bound).
     pub hide_notice: Option<String>,
+    /// Places scripts are never offered to write, each with what it is: a refused write there
+    /// is told as protected, with no setting named (see [`hint::Facts::protected`]).
+    pub protected: Vec<(PathBuf, String)>,
     /// Resource limits.
     pub limits: Limits,
     /// Unix sockets the command may connect to (existing paths), and no other Unix socket
@@ -285,6 +323,8 @@ pub(crate) struct LaunchArgs {
     pub tmpdir: Option<PathBuf>,
     /// A path to hide (needs `--mount`).
     pub hide: Vec<PathBuf>,
+    /// A path kept read-only whatever else is writable (needs `--mount`).
+    pub protect: Vec<PathBuf>,
     /// A Unix socket the command may connect to (needs `--pid`, whose init connects for the
     /// command; without any, no Unix socket can be created).
     pub socket: Vec<PathBuf>,
@@ -373,6 +413,10 @@ impl LaunchArgs {
             out.push("--hide".into());
             out.push(h.into());
         }
+        for p in &self.protect {
+            out.push("--protect".into());
+            out.push(p.into());
+        }
         for h in &self.socket {
             out.push("--socket".into());
             out.push(h.into());
@@ -457,6 +501,7 @@ mod tests {
         a.writable = vec!["/tmp/x y".into()];
         a.tmpdir = Some("/tmp/run".into());
         a.hide = vec!["/h/.ssh".into(), "/w/.env".into()];
+        a.protect = vec!["/h/.config/skillpipe".into()];
         a.socket = vec!["/run/user/1/pulse/native".into()];
         a.pids_cgroup = Some("/sys/fs/cgroup/pids/x".into());
         a.set_limits(&Limits {

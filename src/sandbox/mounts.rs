@@ -14,6 +14,8 @@
 //!   `/dev/shm` and the writable paths, and inside those the version control metadata and
 //!   tools' project settings ([`super::KEPT_READ_ONLY`]) read-only again. Landlock does not cover `chmod`, `chown`, `utimes` or `setxattr`; a
 //!   read-only mount refuses them all (EROFS).
+//! - under every policy, last: skillpipe's own policy files ([`super::SandboxSpec::protect`])
+//!   bound onto themselves read-only ([`protect`]), whatever is writable.
 
 use super::message::{Message, Setting};
 use std::ffi::CString;
@@ -55,6 +57,12 @@ pub enum MountError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// One of skillpipe's own policy files could not be kept read-only.
+    #[error("{}", self.message())]
+    Protect {
+        path: PathBuf,
+        source: Box<MountError>,
+    },
     /// A mount could not be made read-only.
     #[error("{}", self.message())]
     ReadOnly {
@@ -91,6 +99,12 @@ impl MountError {
                     .and_setting(Setting::AllowRead(path.display().to_string()))
                     .and(" if it need not be hidden")
             }
+            MountError::Protect { path, source } => Message::text(format!(
+                "keeping {} read-only (skillpipe reads its policy from there, so a script that \
+                 wrote there would raise later runs' policy): ",
+                path.display()
+            ))
+            .and_message(source.message()),
             MountError::ReadOnly { path, source } => Message::text(format!(
                 "making the mount {} read-only: {source} (without it a script could chmod, \
                  chown or touch files outside the writable paths; ",
@@ -168,6 +182,8 @@ pub struct Setup<'a> {
     pub tmp_mb: u64,
     /// Paths to hide, existing ones only.
     pub hide: &'a [PathBuf],
+    /// Paths kept read-only whatever is writable (skillpipe's own policy files).
+    pub protect: &'a [PathBuf],
     /// With writes restricted: the paths that stay writable (besides `$TMPDIR` and
     /// `/dev/shm`); every other mount is made read-only. `None`: mounts keep their flags.
     pub writable: Option<&'a [PathBuf]>,
@@ -204,6 +220,7 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
     if let Some(writable) = s.writable {
         read_only_except(writable, s.tmpdir, s.hide)?;
     }
+    protect(s.protect)?;
     reenter_cwd()?;
     Ok(warnings)
 }
@@ -310,6 +327,50 @@ fn read_only_except(
         })?;
     }
     Ok(())
+}
+
+/// Bind each of `paths` that exists onto itself read-only, last, so that no writable path
+/// (`--allow-filesystem`, a forced `--writable`) reopens it: skillpipe's own policy files.
+fn protect(paths: &[PathBuf]) -> Result<(), MountError> {
+    let mut done: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        // One that does not exist has nothing to keep (its folder is one of the paths too).
+        let Ok(real) = std::fs::canonicalize(p) else {
+            continue;
+        };
+        if done.iter().any(|d| real.starts_with(d)) {
+            continue;
+        }
+        let fail = |source: MountError| MountError::Protect {
+            path: real.clone(),
+            source: Box::new(source),
+        };
+        bind(&real, &real, false).map_err(fail)?;
+        remount_read_only(&real).map_err(fail)?;
+        done.push(real);
+    }
+    Ok(())
+}
+
+/// Remount the mount at `path` read-only, keeping the flags a remount must keep.
+fn remount_read_only(path: &Path) -> Result<(), MountError> {
+    let info =
+        std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| MountError::ReadOnly {
+            path: "/proc/self/mountinfo".into(),
+            source,
+        })?;
+    let entries = parse_mountinfo(&info);
+    let kept = mount_id(path)
+        .and_then(|id| entries.iter().find(|e| e.id == id && e.path == path))
+        .map_or(libc::MS_NOSUID, |e| e.kept_flags);
+    let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | kept;
+    mount(None, path, None, flags, None).map_err(|e| match e {
+        MountError::Mount { source, .. } => MountError::ReadOnly {
+            path: path.to_path_buf(),
+            source,
+        },
+        other => other,
+    })
 }
 
 /// The id of the mount `path` resolves to (`None`: it cannot be reached).

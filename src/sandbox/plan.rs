@@ -77,7 +77,10 @@ pub struct PlanError(
 pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, PlanError> {
     let mut plan = Plan::default();
     plan.enforce.limits = spec.limits.any();
-    if !spec.isolate_network && !spec.restrict_filesystem {
+    // Writes allowed: skillpipe's own policy files are kept read-only by mounts alone (not
+    // Landlock), which are then no extra but a restriction like the others.
+    let protecting = !spec.restrict_filesystem && !spec.protect.is_empty();
+    if !spec.isolate_network && !spec.restrict_filesystem && !protecting {
         // Network and writes both allowed: containment and the private mounts (secrets hidden)
         // where the machine has them, else the plain spawn as before (no warning: the user
         // lifted the sandbox's restrictions, and these are extras on top of it).
@@ -108,9 +111,14 @@ pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, PlanError> 
         "filesystem restriction",
     );
     plan.enforce.mounts = check(
-        spec.private_mounts,
+        spec.private_mounts || protecting,
         &caps.mount_namespace,
-        "private /dev, /proc and $TMPDIR, hidden secrets",
+        match protecting {
+            true => {
+                "private /dev, /proc and $TMPDIR, hidden secrets, skillpipe's config kept read-only"
+            }
+            false => "private /dev, /proc and $TMPDIR, hidden secrets",
+        },
     );
     if !missing.is_empty() {
         if spec.required {
@@ -256,6 +264,32 @@ mod tests {
         s.limits.cpu_seconds = Some(1);
         let p = plan(&s, &Capabilities::none("x")).unwrap();
         assert!(p.uses_launcher() && p.enforce.limits && !p.user_namespace);
+    }
+
+    #[test]
+    fn keeping_the_policy_files_read_only_needs_the_mounts_when_writes_are_allowed() {
+        let mut s = spec(false, false, true);
+        s.private_mounts = true;
+        s.contain_processes = true;
+        s.protect = vec!["/h/.config/skillpipe".into()];
+        assert!(plan(&s, &Capabilities::all()).unwrap().enforce.mounts);
+        let mut caps = Capabilities::all();
+        caps.mount_namespace = Support::No("nope".into());
+        let err = plan(&s, &caps).unwrap_err().to_string();
+        assert!(
+            err.contains("skillpipe's config kept read-only: nope"),
+            "{err}"
+        );
+        s.required = false;
+        let p = plan(&s, &caps).unwrap();
+        assert!(
+            !p.enforce.mounts && p.warnings[0].contains("kept read-only"),
+            "{p:?}"
+        );
+        // Positive control: with writes restricted Landlock keeps them, the mounts are as asked.
+        let mut s = spec(true, true, true);
+        s.protect = vec!["/h/.config/skillpipe".into()];
+        assert!(!plan(&s, &caps).unwrap().enforce.mounts);
     }
 
     #[test]

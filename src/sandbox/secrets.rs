@@ -376,7 +376,7 @@ pub struct Below {
 /// `./backend/api/.env.local`, `./.envs/`), breadth first, not following links to folders,
 /// skipping [`NOT_WALKED`], looking at no more than `max_entries` entries in all (what is near
 /// the top is found first).
-pub fn dotenv_below(dir: &Path, max_entries: usize) -> Below {
+pub fn dotenv_below(dir: &Path, max_entries: usize, home: Option<&Path>) -> Below {
     let mut out = Below::default();
     let mut queue = std::collections::VecDeque::from([dir.to_path_buf()]);
     let mut seen = 0usize;
@@ -403,21 +403,107 @@ pub fn dotenv_below(dir: &Path, max_entries: usize) -> Below {
                 if !NOT_WALKED.iter().any(|n| name == *n) {
                     queue.push_back(e.path());
                 }
-            // A link counts only when it leads to a `.env*` file too (its target is then the
-            // secret): a link named `.env` in a checkout must not blank any host file it points
-            // at (an interpreter, a CA bundle) for the run.
+            // A link counts only when it leads to a file a user keeps secrets in (see
+            // [`dotenv_link`]): a link named `.env` in a checkout must not blank any host file
+            // it points at (an interpreter, a CA bundle, a skill's script) for the run.
             } else if d != dir
                 && is_dotenv(&name)
                 && (kind.is_file()
-                    || kind.is_symlink()
-                        && std::fs::canonicalize(e.path())
-                            .is_ok_and(|t| t.is_file() && t.file_name().is_some_and(is_dotenv)))
+                    || kind.is_symlink() && dotenv_link(&e.path(), dir, home).hidden())
             {
                 files.push(e.path());
             }
         }
         files.sort();
         out.found.extend(files);
+    }
+    out
+}
+
+/// Where a `.env*` link leads, and whether its target is hidden from scripts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DotenvLink {
+    /// The target, resolved (`None`: it leads nowhere).
+    pub target: Option<PathBuf>,
+    /// Why the target stays readable; `None` when it is hidden.
+    pub shown_because: Option<&'static str>,
+}
+
+impl DotenvLink {
+    /// Whether the target is hidden (covered for the run).
+    pub fn hidden(&self) -> bool {
+        self.target.is_some() && self.shown_because.is_none()
+    }
+}
+
+/// Whether the target of the `.env*` link `link` in `project` is hidden: a covered link covers
+/// its target, so a hostile checkout's `.env -> /usr/bin/env` would blank that file for every
+/// run. It is hidden only when it is a regular, non-executable file inside the project or the
+/// user's home (`~/secrets/prod.env`), and not in skillpipe's config or the user's skill and
+/// agent folders (a skill's files are no secrets); elsewhere (system trees, other users'
+/// folders) it stays readable, as the file it is.
+pub fn dotenv_link(link: &Path, project: &Path, home: Option<&Path>) -> DotenvLink {
+    use std::os::unix::fs::PermissionsExt;
+    let shown = |target: Option<PathBuf>, why| DotenvLink {
+        target,
+        shown_because: Some(why),
+    };
+    let Ok(target) = std::fs::canonicalize(link) else {
+        return shown(None, "it leads nowhere");
+    };
+    let Ok(meta) = std::fs::metadata(&target) else {
+        return shown(Some(target), "it leads nowhere");
+    };
+    if !meta.is_file() {
+        return shown(Some(target), "not a file");
+    }
+    if meta.permissions().mode() & 0o111 != 0 {
+        return shown(Some(target), "an executable, not a secrets file");
+    }
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let own = crate::paths::policy_places();
+    if own.iter().any(|p| target.starts_with(real(p))) {
+        return shown(Some(target), "in skillpipe's config or your skill folders");
+    }
+    let in_project = target.starts_with(real(project));
+    let in_home = home
+        .filter(|h| h.parent().is_some())
+        .is_some_and(|h| target.starts_with(real(h)));
+    if !in_project && !in_home {
+        return shown(Some(target), "outside the project and your home");
+    }
+    DotenvLink {
+        target: Some(target),
+        shown_because: None,
+    }
+}
+
+/// The `.env*` links in the working directory `cwd` and the folders above it up to its
+/// project's root, each with where it leads and whether that is hidden (for `doctor`).
+pub fn dotenv_links(cwd: &Path) -> Vec<(PathBuf, DotenvLink)> {
+    let home = Bases::from_env().home;
+    let home = home.as_deref();
+    let project = project_root(cwd, home).unwrap_or_else(|| cwd.to_path_buf());
+    let mut out = Vec::new();
+    let mut dirs: Vec<&Path> = cwd
+        .ancestors()
+        .take_while(|d| d.starts_with(&project))
+        .collect();
+    dirs.dedup();
+    for d in dirs {
+        let Ok(rd) = std::fs::read_dir(d) else {
+            continue;
+        };
+        let mut links: Vec<PathBuf> = rd
+            .filter_map(Result::ok)
+            .filter(|e| is_dotenv(&e.file_name()) && e.file_type().is_ok_and(|t| t.is_symlink()))
+            .map(|e| e.path())
+            .collect();
+        links.sort();
+        out.extend(links.into_iter().map(|l| {
+            let v = dotenv_link(&l, &project, home);
+            (l, v)
+        }));
     }
     out
 }
@@ -513,12 +599,13 @@ pub fn project_dirs(
 pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let is_root = |d: &Path| super::VCS_METADATA.iter().any(|m| d.join(m).exists());
     let mut out = Vec::new();
+    let project = project_root(dir, home).unwrap_or_else(|| dir.to_path_buf());
     for (i, d) in project_dirs(dir, home, is_root).into_iter().enumerate() {
         let above = i > 0;
         if above && crate::paths::not_users_alone(&d).is_some() {
             break;
         }
-        let mut names = entries(&d);
+        let mut names = entries(&d, &project, home);
         names.sort();
         out.extend(names.into_iter().map(|n| d.join(n)).filter(|p| {
             !above
@@ -608,7 +695,7 @@ pub fn hidden_and_notice(
         if walked.contains(&start) {
             continue;
         }
-        let below = dotenv_below(&start, MAX_WALK_ENTRIES);
+        let below = dotenv_below(&start, MAX_WALK_ENTRIES, home);
         if below.capped {
             capped.push(start.clone());
         }
@@ -637,14 +724,21 @@ fn walk_capped(start: &Path) -> String {
 
 /// The `.env*` files and the `.envs/` folder in `dir` (none when it cannot be read). Other
 /// directories are not secrets files (a virtualenv is often called `.env`), so they stay.
-pub fn entries(dir: &Path) -> Vec<String> {
+/// A link counts when its target is hidden, judged against `project` and `home` (see
+/// [`dotenv_link`]).
+pub fn entries(dir: &Path, project: &Path, home: Option<&Path>) -> Vec<String> {
     std::fs::read_dir(dir)
         .map(|rd| {
             // The name first: a folder above the project (`/tmp`) may hold thousands of entries.
             rd.filter_map(|e| e.ok())
                 .filter(|e| {
                     let name = e.file_name();
-                    is_dotenv(&name) && e.path().is_file()
+                    let link = e.file_type().is_ok_and(|t| t.is_symlink());
+                    is_dotenv(&name)
+                        && match link {
+                            true => dotenv_link(&e.path(), project, home).hidden(),
+                            false => e.path().is_file(),
+                        }
                         || is_secrets_folder(&name)
                             && e.path().symlink_metadata().is_ok_and(|m| m.is_dir())
                 })
@@ -813,9 +907,65 @@ mod tests {
         std::fs::set_permissions(&free, std::fs::Permissions::from_mode(0o1777)).unwrap();
         let found = dotenv_files(&free.join("w/deep"), None);
         assert_eq!(found, [free.join("w/deep/.env")]);
-        // Control: in the working directory itself a link is hidden (its target is the secret).
+        // In the working directory itself a link is hidden only when it leads to a secrets
+        // file the user keeps (in the project or the home), never to a host program.
         std::os::unix::fs::symlink("/usr/bin/env", free.join("w/deep/.env-link")).unwrap();
-        assert!(dotenv_files(&free.join("w/deep"), None).contains(&free.join("w/deep/.env-link")));
+        assert!(!dotenv_files(&free.join("w/deep"), None).contains(&free.join("w/deep/.env-link")));
+        std::fs::write(free.join("w/deep/prod.env"), "K=v").unwrap();
+        std::os::unix::fs::symlink("prod.env", free.join("w/deep/.env.prod")).unwrap();
+        assert!(dotenv_files(&free.join("w/deep"), None).contains(&free.join("w/deep/.env.prod")));
+    }
+
+    #[test]
+    fn a_dotenv_links_target_is_hidden_only_when_it_is_a_secrets_file_the_user_keeps() {
+        use std::os::unix::fs::{PermissionsExt, symlink};
+        let dir = tempfile::tempdir().unwrap();
+        let (home, proj, elsewhere) = (
+            dir.path().join("home"),
+            dir.path().join("home/proj"),
+            dir.path().join("srv"),
+        );
+        for d in [&proj, &home.join("secrets"), &elsewhere] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let file = |p: &Path, mode: u32| {
+            std::fs::write(p, "K=v").unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        file(&home.join("secrets/prod.env"), 0o600);
+        file(&proj.join("config.production"), 0o644);
+        file(&home.join("secrets/run.sh"), 0o755);
+        file(&elsewhere.join("ca.pem"), 0o644);
+        let cases = [
+            (".env", home.join("secrets/prod.env"), None),
+            (".env.local", proj.join("config.production"), None),
+            (
+                ".env.sh",
+                home.join("secrets/run.sh"),
+                Some("an executable, not a secrets file"),
+            ),
+            (
+                ".env.ca",
+                elsewhere.join("ca.pem"),
+                Some("outside the project and your home"),
+            ),
+            (
+                ".env.bin",
+                PathBuf::from("/usr/bin/env"),
+                Some("an executable, not a secrets file"),
+            ),
+            (".env.dir", home.join("secrets"), Some("not a file")),
+            (".env.gone", home.join("nothing"), Some("it leads nowhere")),
+        ];
+        for (name, target, why) in &cases {
+            symlink(target, proj.join(name)).unwrap();
+            let v = dotenv_link(&proj.join(name), &proj, Some(&home));
+            assert_eq!(v.shown_because, *why, "{name}");
+            assert_eq!(v.hidden(), why.is_none(), "{name}");
+        }
+        let mut hidden = entries(&proj, &proj, Some(&home));
+        hidden.sort();
+        assert_eq!(hidden, [".env", ".env.local"]);
     }
 
     #[test]
@@ -848,7 +998,7 @@ mod tests {
         std::fs::create_dir_all(r.join("links")).unwrap();
         std::os::unix::fs::symlink("/usr/bin/env", r.join("links/.env")).unwrap();
         std::os::unix::fs::symlink(r.join("backend/.env"), r.join("links/.env.shared")).unwrap();
-        let below = dotenv_below(r, MAX_WALK_ENTRIES);
+        let below = dotenv_below(r, MAX_WALK_ENTRIES, None);
         assert!(!below.capped);
         assert_eq!(
             below.found,
@@ -862,17 +1012,17 @@ mod tests {
              folders named .env stay"
         );
         // The bound: with few entries allowed, what is deeper is not reached.
-        let near = dotenv_below(r, 8);
+        let near = dotenv_below(r, 8, None);
         assert!(near.capped);
         assert!(
             !near.found.contains(&r.join("backend/api/.env.local")),
             "{near:?}"
         );
-        assert!(dotenv_below(r, 0).found.is_empty());
+        assert!(dotenv_below(r, 0, None).found.is_empty());
         // cookiecutter-django's `.envs/` is hidden as a folder, and not walked into.
         std::fs::create_dir_all(r.join("web/.envs/.production")).unwrap();
         std::fs::write(r.join("web/.envs/.production/.postgres"), "P=x").unwrap();
-        let below = dotenv_below(r, MAX_WALK_ENTRIES);
+        let below = dotenv_below(r, MAX_WALK_ENTRIES, None);
         assert!(below.found.contains(&r.join("web/.envs")), "{below:?}");
         assert!(
             !below
