@@ -9,6 +9,7 @@ use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,8 @@ pub struct Pty {
     piped: Option<Arc<Mutex<Vec<u8>>>>,
     /// Byte offset into the cleaned text up to the end of the last match.
     seen: usize,
+    /// Set when the reader thread saw the terminal close: all output is in `output`.
+    drained: Arc<AtomicBool>,
 }
 
 fn cloexec(fd: i32) {
@@ -111,6 +114,8 @@ impl Pty {
         let output = Arc::new(Mutex::new(Vec::new()));
         let mut reader = master.try_clone().unwrap();
         let sink = output.clone();
+        let drained = Arc::new(AtomicBool::new(false));
+        let done = drained.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             // Ends with EIO once the child and its descendants closed the terminal.
@@ -120,6 +125,7 @@ impl Pty {
                 }
                 sink.lock().unwrap().extend_from_slice(&buf[..n]);
             }
+            done.store(true, Ordering::Release);
         });
         Pty {
             master,
@@ -127,6 +133,7 @@ impl Pty {
             output,
             piped,
             seen: 0,
+            drained,
         }
     }
 
@@ -203,6 +210,11 @@ impl Pty {
         let deadline = Instant::now() + TIMEOUT;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
+                // What the child wrote last may still be in the terminal: wait for the reader
+                // to drain it, so `text()` after exit shows everything.
+                while !self.drained.load(Ordering::Acquire) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
                 return status;
             }
             if Instant::now() > deadline {
