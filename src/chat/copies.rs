@@ -123,6 +123,11 @@ pub fn args_of(d: &Directive) -> String {
         .unwrap_or_default()
 }
 
+/// `!{skill …}`: skillpipe's own read of a skill, no process.
+fn is_skill_read(d: &Directive) -> bool {
+    d.body.split_whitespace().next() == Some(crate::dispatch::BUILTIN_SKILL)
+}
+
 fn gerund(verb: &str) -> String {
     match verb {
         "run" => "running".into(),
@@ -159,7 +164,11 @@ impl Examples {
             scanner.feed(content.as_bytes(), &mut events);
             scanner.finish(&mut events);
             for e in events {
-                if let Event::Directive(d) = e {
+                // Reading a skill's instructions runs nothing, and a user rarely names the
+                // skill: the one a catalog's example loads must stay loadable.
+                if let Event::Directive(d) = e
+                    && !is_skill_read(&d)
+                {
                     let args = shell_words::split(&d.body)
                         .map(|words| words.into_iter().skip(1).collect())
                         .unwrap_or_default();
@@ -317,5 +326,19 @@ mod tests {
         // A directive shown in backticks in the examples is no example directive.
         assert!(!ex.is_copy(&directive("!{scripts/calc.py \"1 + 1\"}"), "hi"));
         assert!(!Examples::default().is_copy(&calc, "hi"));
+    }
+
+    /// A catalog's example loads one of its skills; the user's words rarely name it, and a
+    /// read runs nothing: loading that skill for a real request is never taken for a copy.
+    #[test]
+    fn a_skill_read_in_the_examples_is_no_copy() {
+        let ex = Examples::from_messages(&[
+            Message::user("Drawing maps from survey notes"),
+            Message::assistant("!{skill map-maker}"),
+            Message::assistant("!{scripts/calc.py \"287 / 3.5\"}"),
+        ]);
+        assert!(!ex.is_copy(&directive("!{skill map-maker}"), "Draw me a map of the bay"));
+        // The control: a script example in the same exchange still is one.
+        assert!(ex.is_copy(&directive("!{scripts/calc.py \"287 / 3.5\"}"), "Draw a map"));
     }
 }
