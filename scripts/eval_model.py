@@ -7,6 +7,7 @@ audit log and its answer:
 
 - right: a case that needs a directive ran the expected script with the right kind (capture or side
   effect) and, where the case names one, the right argument or result (a copied example is wrong);
+  a `load` case (catalog mode) read the skill named by `expect` with `!{skill NAME}`;
 - false: a case that needs no directive (a plain question, a question about the syntax) made any
   audit line at all (ran, denied or invalid);
 - used: a capture ran and its output (re-computed by running the same script on the same
@@ -31,6 +32,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = os.path.join(ROOT, "scripts/eval-cases.json")
+SKILLS = os.path.join(ROOT, "skills")
 
 
 def parse_args():
@@ -43,6 +45,8 @@ def parse_args():
                    help="skillpipe binary to score (default: $SKILLPIPE_BIN, else this checkout's debug build, built first)")
     p.add_argument("--cases", default=CASES, help="case set, JSON (default: scripts/eval-cases.json)")
     p.add_argument("--root", default=ROOT, help="checkout whose agents/ and skills/ are used (default: this one)")
+    p.add_argument("--skills-dir", help="skills folder every case uses (default: ROOT/skills), e.g. a copy of a "
+                   "public collection for scripts/eval-cases-catalog.json")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default: %(default)s)")
     p.add_argument("--max-tokens", type=int, default=300, help="cap on each answer (0: keep the agent's; default: %(default)s)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id starts with this (repeatable)")
@@ -102,7 +106,7 @@ def rerun(rec):
     if not skill or not argv:
         return ""
     rel = argv[0][len(skill) + 1:] if argv[0].startswith(skill + "/") else argv[0]
-    path = os.path.join(ROOT, "skills", skill, rel)
+    path = os.path.join(SKILLS, skill, rel)
     if not os.path.isfile(path):
         return ""
     interp = {"py": "python3", "sh": "bash"}.get(path.rsplit(".", 1)[-1])
@@ -166,6 +170,12 @@ def score(case, records, answer, errors=""):
         # Any directive where none was wanted, even one skillpipe refused, is a false trigger.
         row["false"] = bool(records)
         return row
+    if kind == "load":
+        # Catalog mode: the skill's instructions were read with !{skill NAME}.
+        right = [r for r in records if r.get("decision") == "ran" and (r.get("argv") or [])[:2] == ["skill", case["expect"]]]
+        row["right"] = bool(right)
+        row["stray"] = len(records) - len(right)
+        return row
     want_kind = "capture" if kind == "capture" else "side_effect"
     right = [r for r in records
              if r.get("kind") in (want_kind, "tool") and r.get("decision") == "ran"
@@ -193,6 +203,9 @@ def prompt_sizes(binary, agents, env):
     sizes = {}
     for name, args in agents:
         path = os.path.join(ROOT, "agents", name + ".toml")
+        if not os.path.exists(path):
+            continue
+        # The shipped agents with the shipped skills, whatever --skills-dir the cases use.
         r = subprocess.run([binary, "agents", "show", path, "--skills-dir", os.path.join(ROOT, "skills")] + args,
                            capture_output=True, text=True, cwd=ROOT, env=env)
         m = re.search(r"system prompt \((?:~\d+ tokens, )?(\d+) bytes", r.stdout)
@@ -202,9 +215,10 @@ def prompt_sizes(binary, agents, env):
 
 
 def main():
-    global ROOT
+    global ROOT, SKILLS
     a = parse_args()
     ROOT = os.path.abspath(a.root)
+    SKILLS = os.path.abspath(a.skills_dir or os.path.join(ROOT, "skills"))
     # Cases run in scratch folders, so a relative binary path is resolved here, against the caller's folder.
     a.bin = os.path.abspath(a.bin)
     if not os.path.exists(a.bin):
@@ -229,7 +243,7 @@ def main():
     print("eval: %d cases against %s (model %s, temperature %s) with %s" % (len(cases), a.base_url, a.model, a.temperature, a.bin), file=sys.stderr)
     for case in cases:
         cmd = [a.bin, "chat", "--base-url", a.base_url, "--model", a.model, "--yes",
-               "--skills-dir", os.path.join(ROOT, "skills"),
+               "--skills-dir", SKILLS,
                "--audit-log", os.path.join(out, case["id"] + ".audit.jsonl")]
         log = cmd[-1]
         if os.path.exists(log):
@@ -266,7 +280,7 @@ def main():
         print("%-20s %-11s %-5s %-5s %-5s %-5s %-4d %s | %s" % (
             r["id"], r["kind"], mark(r.get("right")), mark(r.get("false")), mark(r.get("used")),
             mark(r["empty"]), r["runs"], r["got"][:48] or "-", r["answer"]))
-    need = [r for r in rows if r["kind"] in ("capture", "side_effect")]
+    need = [r for r in rows if r["kind"] in ("capture", "side_effect", "load")]
     free = [r for r in rows if r["kind"] in ("none", "syntax")]
     caps = [r for r in rows if r["kind"] == "capture"]
     ran_caps = [r for r in caps if r.get("right")]

@@ -65,11 +65,20 @@ pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
 pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
     // With no skill named (every one in the catalog), the catalog's own examples show how.
     let all_catalog = skills.iter().all(|s| s.catalog_only);
-    let examples: Vec<_> = skills
+    let mut examples: Vec<_> = skills
         .iter()
         .filter(|s| !s.catalog_only || all_catalog)
         .filter_map(|s| guide::split_example(&s.body).1)
         .collect();
+    // A catalog with no example of its own (real collections have none) is shown how to load a
+    // skill, with its first skill: without it a 0.5B model never wrote `!{skill NAME}`.
+    if all_catalog && examples.is_empty() {
+        examples.extend(
+            skills
+                .iter()
+                .find_map(|s| guide::load_example(&s.name, &s.description, &s.body)),
+        );
+    }
     guide::few_shot(&examples)
 }
 
@@ -214,6 +223,36 @@ mod tests {
             !shots.contains(&Message::user("What is 23 times 4?")),
             "{shots:?}"
         );
+    }
+
+    /// A catalog whose skills bring no example (real collections have none) is shown how to
+    /// load one, with its first skill: measured on a 0.5B model over a public collection,
+    /// `!{skill NAME}` of the right skill went from 0/8 to 3/8.
+    #[test]
+    fn a_catalog_without_examples_is_shown_a_skill_load() {
+        let mut maps = skill("map-maker", &[]);
+        maps.description = "Drawing maps from survey notes. Use it for any map.".into();
+        maps.body = "# Map maker\n\nRead the notes first.\nThen draw.\n".into();
+        maps.catalog_only = true;
+        let mut other = skill("other", &[]);
+        other.catalog_only = true;
+        let shots = few_shot(&[maps.clone(), other.clone()]);
+        assert_eq!(shots[2], Message::user("Drawing maps from survey notes"));
+        assert_eq!(shots[3], Message::assistant("!{skill map-maker}"));
+        assert_eq!(
+            shots[4],
+            Message::user("Output: Read the notes first. Then draw. — continue your answer.")
+        );
+        // The syntax exchange shows script forms, not the skill read.
+        let last = format!("{:?}", shots.last().unwrap());
+        assert!(last.contains("`!{…}` runs a script"), "{last}");
+        // With a skill named (not all in the catalog), or an example of their own, no load.
+        other.catalog_only = false;
+        assert!(!format!("{:?}", few_shot(&[maps.clone(), other])).contains("!{skill"));
+        let mut calc = skill("calc", &[("scripts/calc.py", "Compute")]);
+        calc.body = "## Example\n\nUser: What is 23 times 4?\nYou: !{scripts/calc.py \"23 * 4\"}\nOutput: 92\nYou: It is 92.\n".into();
+        calc.catalog_only = true;
+        assert!(!format!("{:?}", few_shot(&[maps, calc])).contains("!{skill"));
     }
 
     #[test]

@@ -116,11 +116,25 @@ fn holds_args(user: &str, args: &str) -> bool {
     !args.is_empty() && args.iter().all(|a| user.contains(a))
 }
 
+/// True when the user wrote one of the words of `args` (numbers and one- or two-letter words
+/// aside: they say nothing about what was asked).
+fn holds_any(user: &str, args: &str) -> bool {
+    let user = tokens(user);
+    tokens(args).iter().any(|a| {
+        a.chars().count() > 2 && !a.chars().all(|c| c.is_ascii_digit()) && user.contains(a)
+    })
+}
+
 /// A directive's arguments as one text (the body after its program).
 pub fn args_of(d: &Directive) -> String {
     shell_words::split(&d.body)
         .map(|words| words.into_iter().skip(1).collect::<Vec<_>>().join(" "))
         .unwrap_or_default()
+}
+
+/// `!{skill …}`: skillpipe's own read of a skill, no process.
+fn is_skill_read(d: &Directive) -> bool {
+    d.body.split_whitespace().next() == Some(crate::dispatch::BUILTIN_SKILL)
 }
 
 fn gerund(verb: &str) -> String {
@@ -172,10 +186,19 @@ impl Examples {
 
     /// True when `d` is written exactly as an example and `user` does not hold its arguments
     /// (their words and numbers: "287 divided by 3.5" asks for `calc "287 / 3.5"`).
+    /// A read of a skill's instructions (`!{skill NAME}`) is a copy only when the user wrote
+    /// no word of its name: a user rarely names the skill ("make generative art" for
+    /// `algorithmic-art`), and the one a catalog's example loads must stay loadable, while
+    /// "what is 2+2?" answered with the example's read is still a copy.
     pub fn is_copy(&self, d: &Directive, user: &str) -> bool {
-        self.0
-            .iter()
-            .any(|(raw, args)| *raw == d.raw && !holds_args(user, &args.join(" ")))
+        let read = is_skill_read(d);
+        self.0.iter().any(|(raw, args)| {
+            *raw == d.raw
+                && match read {
+                    true => !holds_any(user, &args.join(" ")),
+                    false => !holds_args(user, &args.join(" ")),
+                }
+        })
     }
 }
 
@@ -317,5 +340,25 @@ mod tests {
         // A directive shown in backticks in the examples is no example directive.
         assert!(!ex.is_copy(&directive("!{scripts/calc.py \"1 + 1\"}"), "hi"));
         assert!(!Examples::default().is_copy(&calc, "hi"));
+    }
+
+    /// A catalog's example loads one of its skills; a user rarely names the skill in full, so
+    /// a read of it is a copy only when the user wrote no word of its name.
+    #[test]
+    fn a_skill_read_in_the_examples_is_a_copy_only_without_a_word_of_its_name() {
+        let ex = Examples::from_messages(&[
+            Message::user("Drawing maps from survey notes"),
+            Message::assistant("!{skill map-maker}"),
+            Message::assistant("!{scripts/calc.py \"287 / 3.5\"}"),
+        ]);
+        let read = directive("!{skill map-maker}");
+        assert!(!ex.is_copy(&read, "Draw me a map of the bay"));
+        assert!(!ex.is_copy(&read, "Which map maker is best?"));
+        assert!(ex.is_copy(&read, "What is 2+2?"));
+        assert!(ex.is_copy(&read, "Draw me a chart"));
+        // Another skill's read is no example at all.
+        assert!(!ex.is_copy(&directive("!{skill pdf}"), "What is 2+2?"));
+        // A script example in the same exchange still needs all its arguments.
+        assert!(ex.is_copy(&directive("!{scripts/calc.py \"287 / 3.5\"}"), "Draw a map"));
     }
 }

@@ -797,7 +797,10 @@ impl Session {
         let silent_after = captures.looped || after.trim().is_empty();
         // A skill's text is for the model to act on, not an answer: when the model read one
         // and said nothing after it, one line says so instead of showing the whole SKILL.md.
+        // A read that was refused (no such skill) falls through to say why.
+        let read = matches!(&captures.last, Some(Outcome::Ran(r)) if r.result.success());
         if silent_after
+            && read
             && let Some(name) = captures.last_body.as_deref().and_then(result::skill_read)
         {
             ui.notice(&Notice::NoAnswer(result::read_skill_only(&name)));
