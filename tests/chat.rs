@@ -182,7 +182,7 @@ fn a_skill_read_with_nothing_after_it_is_not_shown_as_the_answer() {
     );
     let server = Server::start([Reply::text(["!{skill guide}"]), Reply::text([""])]);
     let out = chat(&home, &server)
-        .args(["--skills-dir", "skills", "make a pdf"])
+        .args(["--skills-dir", "skills", "make a pdf as the guide says"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

@@ -164,9 +164,15 @@ impl Examples {
     /// The directives the assistant messages of `few_shot` would run.
     pub fn from_messages(few_shot: &[Message]) -> Examples {
         let mut found = Vec::new();
+        let mut request = "";
         for m in few_shot {
-            let Message::Assistant { content, .. } = m else {
-                continue;
+            let content = match m {
+                Message::Assistant { content, .. } => content,
+                Message::User(content) => {
+                    request = content;
+                    continue;
+                }
+                _ => continue,
             };
             let mut scanner = Scanner::new(ScanOptions::default());
             let mut events = Vec::new();
@@ -174,9 +180,18 @@ impl Examples {
             scanner.finish(&mut events);
             for e in events {
                 if let Event::Directive(d) = e {
-                    let args = shell_words::split(&d.body)
+                    let mut args: Vec<String> = shell_words::split(&d.body)
                         .map(|words| words.into_iter().skip(1).collect())
                         .unwrap_or_default();
+                    // A skill read stands for the request it answered: that request's words of
+                    // five letters or more ("tides", "harbour") also make a read no copy.
+                    if is_skill_read(&d) {
+                        args.extend(
+                            tokens(request)
+                                .into_iter()
+                                .filter(|w| w.chars().count() > 4),
+                        );
+                    }
                     found.push((d.raw, args));
                 }
             }
@@ -187,7 +202,7 @@ impl Examples {
     /// True when `d` is written exactly as an example and `user` does not hold its arguments
     /// (their words and numbers: "287 divided by 3.5" asks for `calc "287 / 3.5"`).
     /// A read of a skill's instructions (`!{skill NAME}`) is a copy only when the user wrote
-    /// no word of its name: a user rarely names the skill ("make generative art" for
+    /// no word of its name nor a longer word of the example's request: a user rarely names the skill ("make generative art" for
     /// `algorithmic-art`), and the one a catalog's example loads must stay loadable, while
     /// "what is 2+2?" answered with the example's read is still a copy.
     pub fn is_copy(&self, d: &Directive, user: &str) -> bool {
@@ -356,6 +371,9 @@ mod tests {
         assert!(!ex.is_copy(&read, "Which map maker is best?"));
         assert!(ex.is_copy(&read, "What is 2+2?"));
         assert!(ex.is_copy(&read, "Draw me a chart"));
+        // A longer word of the example's request also makes it the user's own.
+        assert!(!ex.is_copy(&read, "Notes from my survey of the bay"));
+        assert!(ex.is_copy(&read, "Put it from the top"));
         // Another skill's read is no example at all.
         assert!(!ex.is_copy(&directive("!{skill pdf}"), "What is 2+2?"));
         // A script example in the same exchange still needs all its arguments.
