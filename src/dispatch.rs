@@ -13,7 +13,7 @@ use crate::scan::Kind;
 use crate::skills::{SkillSet, Tool, ToolInput};
 use std::ffi::OsString;
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -1080,11 +1080,66 @@ impl Dispatcher {
             private_mounts: true,
             hide,
             hide_notice,
-            protect: crate::paths::policy_places(),
-            protected: policy::protected_places(),
+            protect: self.kept_read_only(),
+            protected: self.protected_places(),
             limits: p.limits(),
             sockets: self.allowed_sockets(),
         }
+    }
+
+    /// The loaded skills' folders that stay read-only to scripts: their scripts are what the
+    /// model runs, so a run that changed one would change what later runs do (a `--skills-dir`
+    /// collection, a trusted project's `skills/`). One the user made writable itself (a
+    /// writable path inside it or the folder itself: someone working on that skill) is left as
+    /// given. A folder holding two or more of them (a collection) is kept whole, one mount
+    /// instead of one per skill (each costs the run time), unless a writable path or the
+    /// working directory lies in it.
+    fn skill_folders(&self) -> Vec<PathBuf> {
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
+        let cwd = std::env::current_dir()
+            .map(|d| real(&d))
+            .unwrap_or_default();
+        let open_inside = |dir: &Path| writable.iter().any(|w| w.starts_with(dir));
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for skill in self.skills.iter() {
+            let dir = real(&skill.dir);
+            if !open_inside(&dir) && !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        let mut out: Vec<PathBuf> = Vec::new();
+        for dir in &dirs {
+            let whole = dir.parent().filter(|parent| {
+                dirs.iter().filter(|d| d.parent() == Some(parent)).count() > 1
+                    && !open_inside(parent)
+                    && !cwd.starts_with(parent)
+            });
+            let keep = whole.map_or_else(|| dir.clone(), Path::to_path_buf);
+            if !out.contains(&keep) {
+                out.push(keep);
+            }
+        }
+        out
+    }
+
+    /// skillpipe's own policy files and the loaded skills' folders: bound read-only in every run.
+    fn kept_read_only(&self) -> Vec<PathBuf> {
+        let mut out = crate::paths::policy_places();
+        out.extend(self.skill_folders());
+        out
+    }
+
+    /// Places a refused write is told as protected: [`policy::protected_places`] and the loaded
+    /// skills' folders.
+    fn protected_places(&self) -> Vec<(PathBuf, String)> {
+        let mut out = policy::protected_places();
+        out.extend(
+            self.skill_folders()
+                .into_iter()
+                .map(|d| (d, "loaded skills, whose scripts the model runs".to_string())),
+        );
+        out
     }
 
     /// What the sandbox hides from scripts (run in the caller's folder): skill files there are

@@ -578,9 +578,15 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     // Landlock or the mounts (skillpipe's own files stay read-only with writes allowed too).
     let write_refused = read_only || denied && refusal.access != Access::Read;
     let by_sandbox = f.enforced.filesystem || f.enforced.mounts && read_only;
+    // A relative path written from the skill's own folder (now kept read-only) most likely
+    // meant where the user works: the hint below names `--workdir caller`.
+    let meant_caller = f.enforced.filesystem
+        && f.ran_elsewhere.is_some()
+        && refusal.paths.iter().any(|p| !p.starts_with('/'));
     if write_refused
         && by_sandbox
         && !not_started
+        && !meant_caller
         && let Some((path, why)) = protected_named(f, &refusal.paths)
     {
         return Some(Hint::Protected {
