@@ -1507,37 +1507,50 @@ fn a_request_that_mentions_directives_runs_the_users_own_words() {
     );
 }
 
-/// Every way a turn could show nothing gets one line saying what happened.
+/// Every way a turn could show nothing gets one line saying what happened. An endpoint that
+/// sent nothing at all fails the one-shot run (exit 1): a script reading stdout must not take
+/// the empty answer for one; a turn that did something (a side effect, a refused capture) is
+/// no failure.
 #[test]
 fn a_turn_that_shows_nothing_says_so() {
-    // (model replies, the notice on stderr); stdout, a pipe here, stays what the model wrote.
-    let cases: [(Vec<Reply>, &str); 4] = [
+    // (model replies, the notice on stderr, exit code); stdout, a pipe here, stays what the
+    // model wrote.
+    let cases: [(Vec<Reply>, &str, i32); 5] = [
         (
             vec![Reply::text([""])],
             "skillpipe: the model wrote no text\n",
+            1,
+        ),
+        (
+            vec![Reply::text(["  \n"])],
+            "skillpipe: the model wrote no text\n",
+            1,
         ),
         (
             vec![Reply::text(["%{echo hi}"])],
             "skillpipe: the model wrote no text\n",
+            0,
         ),
         (
             vec![Reply::text(["!{false}"]), Reply::text(["  "])],
             // The spaces after the capture were all its line held: not shown.
             "skillpipe: no answer: the command failed, exit 1\n",
+            0,
         ),
         (
             vec![Reply::text(["!{touch x}"]), Reply::text([""])],
             "skillpipe: no answer: not run, `touch x` is not in allowed_commands",
+            0,
         ),
     ];
-    for (replies, want) in cases {
+    for (replies, want, code) in cases {
         let home = TestHome::new();
         let server = Server::start(replies);
         let out = chat(&home, &server)
             .args(["--allow", "echo", "--allow", "false", "-y", "go"])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(out.status.code(), Some(code), "{want}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(err.contains(want), "{err}");
         assert!(stdout(&out).trim().is_empty(), "{:?}", stdout(&out));

@@ -132,6 +132,9 @@ pub struct TurnReport {
     pub problems: bool,
     /// The processed text shown for this turn.
     pub shown: String,
+    /// The model sent nothing at all this turn: no text, no directive, no tool call (an
+    /// endpoint that answers empty; a one-shot caller treats it as a failed request).
+    pub model_silent: bool,
 }
 
 /// A conversation: history (with the model's raw text), the provider, and the dispatcher.
@@ -600,6 +603,16 @@ impl Session {
             .await;
         report.captures = driver.captures();
         report.problems = driver.problems();
+        report.model_silent = result.is_ok()
+            && self.history[self.turn_start.unwrap_or(0)..]
+                .iter()
+                .all(|m| match m {
+                    Message::Assistant {
+                        content,
+                        tool_calls,
+                    } => content.trim().is_empty() && tool_calls.is_empty(),
+                    _ => true,
+                });
         ui.busy(None);
         self.partial_raw.clear();
         report.shown = std::mem::take(&mut self.partial_shown);

@@ -245,6 +245,9 @@ fn one_shot(
         return Ok(code);
     }
     match result {
+        // Nothing came back at all (the notice said so): a script reading stdout must not
+        // take the empty answer for one.
+        Ok(report) if report.model_silent => Ok(crate::app::EXIT_RUNTIME),
         Ok(_) => Ok(super::EXIT_OK),
         Err(e) => {
             crate::app::note(&format!(
