@@ -227,6 +227,61 @@ fn a_read_of_a_missing_skill_is_not_told_as_read() {
     );
 }
 
+/// The reviewer's case (issue #13): with a real collection and no skill named, the first
+/// catalog skill is loaded for its natural request, which does not name it, and for a bare
+/// "yes" to the model's "Shall I load it?" (it was refused as a copy of the worked load). The
+/// worked load is of a fictional skill, so no real one stands in the few-shot.
+#[test]
+fn the_first_catalog_skill_loads_for_a_request_that_does_not_name_it() {
+    let home = TestHome::new();
+    home.write(
+        "skills/gh-address-comments/SKILL.md",
+        "---\nname: gh-address-comments\ndescription: Help address review or issue comments on \
+         the open GitHub PR for the current branch.\n---\nADDRESS-COMMENTS-STEPS\n",
+    );
+    home.write(
+        "skills/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: Read and fill PDF files.\n---\nPDF-STEPS\n",
+    );
+    for (i, request) in [
+        "Please handle the reviewer feedback on my pull request",
+        "yes",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let server = Server::start([
+            Reply::text(["!{skill gh-address-comments}"]),
+            Reply::text(["Here is my plan."]),
+        ]);
+        let out = chat(&home, &server)
+            .args(["--skills-dir", "skills", request])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out), "Here is my plan.\n", "{request}");
+        let audit = home.audit();
+        assert_eq!(audit.len(), i + 1, "{audit:?}");
+        assert_eq!(audit[i]["decision"], "ran", "{request}: {audit:?}");
+        assert_eq!(
+            audit[i]["argv"],
+            serde_json::json!(["skill", "gh-address-comments"])
+        );
+        let told = messages(&server, 1).last().unwrap()["content"].clone();
+        assert!(
+            told.as_str().unwrap().contains("ADDRESS-COMMENTS-STEPS"),
+            "{told}"
+        );
+        // The few-shot's worked load is of a skill the user does not have.
+        let few_shot = serde_json::to_string(&messages(&server, 0)[1..]).unwrap();
+        assert!(few_shot.contains("!{skill tide-tables}"), "{few_shot}");
+        assert!(
+            !few_shot.contains("!{skill gh-address-comments}"),
+            "{few_shot}"
+        );
+    }
+}
+
 #[test]
 fn blocked_capture_tells_the_model_it_was_not_run() {
     let home = TestHome::new();

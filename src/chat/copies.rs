@@ -116,15 +116,6 @@ fn holds_args(user: &str, args: &str) -> bool {
     !args.is_empty() && args.iter().all(|a| user.contains(a))
 }
 
-/// True when the user wrote one of the words of `args` (numbers and one- or two-letter words
-/// aside: they say nothing about what was asked).
-fn holds_any(user: &str, args: &str) -> bool {
-    let user = tokens(user);
-    tokens(args).iter().any(|a| {
-        a.chars().count() > 2 && !a.chars().all(|c| c.is_ascii_digit()) && user.contains(a)
-    })
-}
-
 /// A directive's arguments as one text (the body after its program).
 pub fn args_of(d: &Directive) -> String {
     shell_words::split(&d.body)
@@ -164,15 +155,9 @@ impl Examples {
     /// The directives the assistant messages of `few_shot` would run.
     pub fn from_messages(few_shot: &[Message]) -> Examples {
         let mut found = Vec::new();
-        let mut request = "";
         for m in few_shot {
-            let content = match m {
-                Message::Assistant { content, .. } => content,
-                Message::User(content) => {
-                    request = content;
-                    continue;
-                }
-                _ => continue,
+            let Message::Assistant { content, .. } = m else {
+                continue;
             };
             let mut scanner = Scanner::new(ScanOptions::default());
             let mut events = Vec::new();
@@ -180,18 +165,9 @@ impl Examples {
             scanner.finish(&mut events);
             for e in events {
                 if let Event::Directive(d) = e {
-                    let mut args: Vec<String> = shell_words::split(&d.body)
+                    let args = shell_words::split(&d.body)
                         .map(|words| words.into_iter().skip(1).collect())
                         .unwrap_or_default();
-                    // A skill read stands for the request it answered: that request's words of
-                    // five letters or more ("tides", "harbour") also make a read no copy.
-                    if is_skill_read(&d) {
-                        args.extend(
-                            tokens(request)
-                                .into_iter()
-                                .filter(|w| w.chars().count() > 4),
-                        );
-                    }
                     found.push((d.raw, args));
                 }
             }
@@ -201,19 +177,16 @@ impl Examples {
 
     /// True when `d` is written exactly as an example and `user` does not hold its arguments
     /// (their words and numbers: "287 divided by 3.5" asks for `calc "287 / 3.5"`).
-    /// A read of a skill's instructions (`!{skill NAME}`) is a copy only when the user wrote
-    /// no word of its name nor a longer word of the example's request: a user rarely names the skill ("make generative art" for
-    /// `algorithmic-art`), and the one a catalog's example loads must stay loadable, while
-    /// "what is 2+2?" answered with the example's read is still a copy.
+    /// A read of a skill's instructions (`!{skill NAME}`) is never a copy: it runs no process,
+    /// and a user rarely names the skill they want ("handle the review comments on my pull
+    /// request" for `gh-address-comments`), so blocking a wanted read costs more than
+    /// allowing a copied one.
     pub fn is_copy(&self, d: &Directive, user: &str) -> bool {
-        let read = is_skill_read(d);
-        self.0.iter().any(|(raw, args)| {
-            *raw == d.raw
-                && match read {
-                    true => !holds_any(user, &args.join(" ")),
-                    false => !holds_args(user, &args.join(" ")),
-                }
-        })
+        !is_skill_read(d)
+            && self
+                .0
+                .iter()
+                .any(|(raw, args)| *raw == d.raw && !holds_args(user, &args.join(" ")))
     }
 }
 
@@ -357,26 +330,24 @@ mod tests {
         assert!(!Examples::default().is_copy(&calc, "hi"));
     }
 
-    /// A catalog's example loads one of its skills; a user rarely names the skill in full, so
-    /// a read of it is a copy only when the user wrote no word of its name.
+    /// A read of a skill is never a copy, even written as the example's: it runs no process,
+    /// and the skill it reads may be the one the user wants without naming it.
     #[test]
-    fn a_skill_read_in_the_examples_is_a_copy_only_without_a_word_of_its_name() {
+    fn a_skill_read_is_never_a_copy() {
         let ex = Examples::from_messages(&[
-            Message::user("Drawing maps from survey notes"),
-            Message::assistant("!{skill map-maker}"),
+            Message::user("When is high tide at Brixham harbour tomorrow?"),
+            Message::assistant("!{skill gh-address-comments}"),
             Message::assistant("!{scripts/calc.py \"287 / 3.5\"}"),
         ]);
-        let read = directive("!{skill map-maker}");
-        assert!(!ex.is_copy(&read, "Draw me a map of the bay"));
-        assert!(!ex.is_copy(&read, "Which map maker is best?"));
-        assert!(ex.is_copy(&read, "What is 2+2?"));
-        assert!(ex.is_copy(&read, "Draw me a chart"));
-        // A longer word of the example's request also makes it the user's own.
-        assert!(!ex.is_copy(&read, "Notes from my survey of the bay"));
-        assert!(ex.is_copy(&read, "Put it from the top"));
-        // Another skill's read is no example at all.
-        assert!(!ex.is_copy(&directive("!{skill pdf}"), "What is 2+2?"));
-        // A script example in the same exchange still needs all its arguments.
-        assert!(ex.is_copy(&directive("!{scripts/calc.py \"287 / 3.5\"}"), "Draw a map"));
+        let read = directive("!{skill gh-address-comments}");
+        for user in [
+            "Please handle the reviewer feedback on my pull request",
+            "yes",
+            "What is 2+2?",
+        ] {
+            assert!(!ex.is_copy(&read, user), "{user}");
+        }
+        // The control: a script example in the same exchange still needs all its arguments.
+        assert!(ex.is_copy(&directive("!{scripts/calc.py \"287 / 3.5\"}"), "yes"));
     }
 }
