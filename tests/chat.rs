@@ -227,10 +227,10 @@ fn a_read_of_a_missing_skill_is_not_told_as_read() {
     );
 }
 
-/// The reviewer's case (issue #13): with a real collection and no skill named, the first
-/// catalog skill is loaded for its natural request, which does not name it, and for a bare
-/// "yes" to the model's "Shall I load it?" (it was refused as a copy of the worked load). The
-/// worked load is of a fictional skill, so no real one stands in the few-shot.
+/// The reviewer's case (issue #13): with a real collection and no skill named, the few-shot's
+/// worked load is of the first catalog skill; the model writing that very load for the skill's
+/// natural request (which does not name it), or for a bare "yes" to its "Shall I load it?",
+/// reads the skill (it was refused as a copy of the worked example). A read runs no process.
 #[test]
 fn the_first_catalog_skill_loads_for_a_request_that_does_not_name_it() {
     let home = TestHome::new();
@@ -260,6 +260,12 @@ fn the_first_catalog_skill_loads_for_a_request_that_does_not_name_it() {
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(stdout(&out), "Here is my plan.\n", "{request}");
+        // The control: the directive is the worked example's, word for word.
+        let few_shot = serde_json::to_string(&messages(&server, 0)[1..]).unwrap();
+        assert!(
+            few_shot.contains("\"content\":\"!{skill gh-address-comments}\""),
+            "{few_shot}"
+        );
         let audit = home.audit();
         assert_eq!(audit.len(), i + 1, "{audit:?}");
         assert_eq!(audit[i]["decision"], "ran", "{request}: {audit:?}");
@@ -271,13 +277,6 @@ fn the_first_catalog_skill_loads_for_a_request_that_does_not_name_it() {
         assert!(
             told.as_str().unwrap().contains("ADDRESS-COMMENTS-STEPS"),
             "{told}"
-        );
-        // The few-shot's worked load is of a skill the user does not have.
-        let few_shot = serde_json::to_string(&messages(&server, 0)[1..]).unwrap();
-        assert!(few_shot.contains("!{skill tide-tables}"), "{few_shot}");
-        assert!(
-            !few_shot.contains("!{skill gh-address-comments}"),
-            "{few_shot}"
         );
     }
 }

@@ -126,49 +126,67 @@ fn first_directive(text: &str) -> Option<(Kind, String)> {
     })
 }
 
-/// The skills a catalog's worked load may show, in order: fictional, so that the load teaches
-/// the form `!{skill NAME}` without standing for any skill the user has. Each is
-/// `(name, request, opening of its instructions)`; the first whose name no loaded skill has is
-/// used.
-const FICTIONAL: [(&str, &str, &str); 3] = [
-    (
-        "tide-tables",
-        "When is high tide at Brixham harbour tomorrow?",
-        "Find the harbour in the tide table. Give the next high water: its time and height.",
-    ),
-    (
-        "knot-guide",
-        "How do I tie a bowline for my sailing dinghy?",
-        "Name the knot and what it is for. Then give the steps, one per line.",
-    ),
-    (
-        "bird-calls",
-        "Which bird sings two notes, high then low, at dawn?",
-        "Ask where and when the bird was heard. Then match its song in the table of calls.",
-    ),
-];
-
 /// The answer that ends a [`load_example`]: it only promises to follow the instructions, so a
 /// model that copies it promises no content it would then have to invent.
 const LOAD_ANSWER: &str = "Here is my plan, step by step, as the skill says.";
 
-/// A worked exchange that loads a skill with `!{skill NAME}`, for a catalog whose skills bring
-/// no `## Example` (real collections have none): without it a 0.5B model never wrote the form.
-/// The skill is a fictional one no name in `taken` has, so a model that copies the load reads
-/// nothing ("no loaded skill is named …") and every real skill stays the user's to ask for.
-pub fn load_example(taken: &[&str]) -> Option<Example> {
-    let (name, request, opening) = FICTIONAL
-        .iter()
-        .find(|(name, ..)| !taken.iter().any(|t| t.eq_ignore_ascii_case(name)))?;
+/// Characters of a skill's description its [`load_example`] asks with, and of its body shown
+/// as the output: enough to read as a request and a result, short enough to cost little.
+const LOAD_REQUEST_CHARS: usize = 120;
+const LOAD_OUTPUT_CHARS: usize = 160;
+
+/// A worked exchange that loads a catalog skill: the first clause of its description as the
+/// request, `!{skill NAME}`, the opening lines of its body as the output, then a short answer.
+/// For a catalog whose skills bring no `## Example` (real collections have none), so that
+/// `!{skill NAME}` is shown once; `None` when the description gives no request.
+pub fn load_example(name: &str, description: &str, body: &str) -> Option<Example> {
+    let request = first_clause(description);
+    if request.is_empty() || name.is_empty() {
+        return None;
+    }
     let directive = format!("!{{skill {name}}}");
+    // Only a name the scanner reads back as this one directive is shown.
+    if first_directive(&directive) != Some((Kind::Capture, directive.clone())) {
+        return None;
+    }
+    let opening: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("---"))
+        .take(2)
+        .collect();
+    let output = crate::skills::excerpt(&opening.join(" "), LOAD_OUTPUT_CHARS);
     Some(Example {
-        user: (*request).into(),
+        user: crate::skills::excerpt(&request, LOAD_REQUEST_CHARS),
         reply: directive.clone(),
         kind: Kind::Capture,
         directive,
-        output: Some((*opening).into()),
+        output: Some(if output.is_empty() {
+            "(no instructions)".into()
+        } else {
+            output
+        }),
         answer: Some(LOAD_ANSWER.into()),
     })
+}
+
+/// `text` on one line up to its first sentence or clause end (`.`, `;` or `:` before a space or
+/// the end, or a dash between spaces), without quotes around it.
+fn first_clause(text: &str) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let t = one_line.trim_matches(|c| c == '"' || c == '\'' || c == ' ');
+    let chars: Vec<(usize, char)> = t.char_indices().collect();
+    let end = chars
+        .iter()
+        .enumerate()
+        .find(|&(i, &(_, c))| {
+            let next = chars.get(i + 1).map(|&(_, n)| n);
+            let ends = matches!(c, '.' | ';' | ':') && next.is_none_or(char::is_whitespace);
+            let dash = matches!(c, '—' | '–') && i > 0 && chars[i - 1].1 == ' ';
+            ends || dash
+        })
+        .map_or(t.len(), |(_, &(at, _))| at);
+    t[..end].trim_end().to_string()
 }
 
 impl Example {
@@ -320,24 +338,48 @@ mod tests {
     }
 
     #[test]
-    fn a_load_example_loads_a_fictional_skill_no_loaded_one_is_named() {
-        let ex = load_example(&["pdf", "docx"]).expect("an example");
-        assert_eq!(ex.user, FICTIONAL[0].1);
+    fn a_load_example_asks_with_the_description_and_loads_the_skill() {
+        let ex = load_example(
+            "tide-tables",
+            "  \"Predicting tides for a harbour: heights and times.\nUse it for boats.\"",
+            "---\n# Tide tables\n\n## Steps\nFind the harbour.\nRead the table.\nAnswer.\n",
+        )
+        .expect("an example");
+        assert_eq!(ex.user, "Predicting tides for a harbour");
         assert_eq!(ex.reply, "!{skill tide-tables}");
         assert_eq!(ex.directive, ex.reply);
         assert_eq!(ex.kind, Kind::Capture);
-        assert_eq!(ex.output.as_deref(), Some(FICTIONAL[0].2));
+        assert_eq!(
+            ex.output.as_deref(),
+            Some("Find the harbour. Read the table.")
+        );
         assert_eq!(ex.answer.as_deref(), Some(LOAD_ANSWER));
         assert!(ex.reads_a_skill());
-        // A real skill of that name (in any case) moves it to the next; with all taken, none.
-        let ex = load_example(&["Tide-Tables", "pdf"]).unwrap();
-        assert_eq!(ex.reply, "!{skill knot-guide}");
-        let names: Vec<&str> = FICTIONAL.iter().map(|f| f.0).collect();
-        assert!(load_example(&names).is_none());
-        // Each is one directive as the scanner reads it back.
-        for (name, ..) in FICTIONAL {
-            let d = format!("!{{skill {name}}}");
-            assert_eq!(first_directive(&d), Some((Kind::Capture, d.clone())));
+        // Long text is cut; an empty body still gives an output line.
+        let long = "word ".repeat(100);
+        let ex = load_example("x", &long, "").unwrap();
+        assert!(ex.user.chars().count() <= LOAD_REQUEST_CHARS, "{}", ex.user);
+        assert_eq!(ex.output.as_deref(), Some("(no instructions)"));
+        // No request, or a name that is no directive: no example.
+        assert!(load_example("x", " \"\" ", "body").is_none());
+        assert!(load_example("", "Does things.", "body").is_none());
+        assert!(load_example("a}b", "Does things.", "body").is_none());
+    }
+
+    #[test]
+    fn the_first_clause_ends_at_a_sentence_clause_or_dash() {
+        for (text, want) in [
+            ("Reads PDFs. Use it always.", "Reads PDFs"),
+            (
+                "Reference for the API — ids, pricing",
+                "Reference for the API",
+            ),
+            ("Toolkit for v1.2 files; and more", "Toolkit for v1.2 files"),
+            ("Triggers: any mention", "Triggers"),
+            ("No end at all", "No end at all"),
+            ("'Quoted text.'", "Quoted text"),
+        ] {
+            assert_eq!(first_clause(text), want, "{text}");
         }
     }
 
