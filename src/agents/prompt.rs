@@ -72,9 +72,9 @@ pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
         .collect();
     // A catalog with no example of its own (real collections have none) is shown how to load a
     // skill, with its first skill: without it a 0.5B model never wrote `!{skill NAME}`. A real
-    // one, not a fictional one: measured, a fictional load taught the model to invent names
-    // (right loads 3/24 against 8/24). The load shown stays the user's to ask for: a skill read
-    // is never a copy (`chat::copies`).
+    // one, not a fictional one: measured over repeated runs on a public collection, a fictional
+    // load taught the model to invent names (right loads 4/32 against 16/72). The load shown
+    // stays the user's to ask for: a skill read is never a copy (`chat::copies`).
     if all_catalog && examples.is_empty() {
         examples.extend(
             skills
