@@ -212,10 +212,40 @@ pub fn own_folders() -> Vec<(PathBuf, &'static str)> {
 /// folder (config.toml, agents, skills, the trust store `trusted-dirs`), the user's agent
 /// folders and skill folders. Kept read-only for scripts under every policy (the state folder
 /// is hidden from them instead).
+///
+/// The entries skillpipe reads inside its config folders are listed too: one that is a link
+/// (a dotfiles checkout's `agents -> ~/dotfiles/agents`) leads out of its folder's mount, and
+/// the mount over each resolves it to where it leads.
 pub fn policy_places() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
-    for dir in user_config_dirs().into_iter().chain(user_skill_dirs()) {
+    let inner = user_config_dirs().into_iter().flat_map(|d| {
+        ["agents", "skills", "config.toml", "trusted-dirs"]
+            .into_iter()
+            .map(move |entry| d.join(entry))
+    });
+    for dir in user_config_dirs()
+        .into_iter()
+        .chain(user_skill_dirs())
+        .chain(inner)
+    {
         if !out.contains(&dir) {
+            out.push(dir);
+        }
+    }
+    out
+}
+
+/// The folders skillpipe reads as the user's own ([`user_config_dirs`], [`user_skill_dirs`],
+/// [`state_dir`]), whether they exist or not: a missing one must not be made by a script
+/// (see `sandbox::placeholders`).
+pub fn own_places() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for dir in user_config_dirs()
+        .into_iter()
+        .chain(user_skill_dirs())
+        .chain(state_dir())
+    {
+        if dir.is_absolute() && !out.contains(&dir) {
             out.push(dir);
         }
     }
