@@ -6,14 +6,26 @@
 //! read-only mounts cover it) and removed after it, if it is still empty, with the folders made
 //! on the way to it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-/// The folders made for one run; removed when dropped (deepest first, only while empty, so a
-/// folder something else filled meanwhile stays).
+/// A place made for runs still going in this process: how many use it, and the folders made
+/// for it (outermost first). One run's end must not remove a folder another run's mounts still
+/// cover (the removal would take that mount away in the other run, and its command could then
+/// make the folder): the last run using it removes it.
+struct InUse {
+    users: usize,
+    made: Vec<PathBuf>,
+}
+
+static IN_USE: Mutex<Option<HashMap<PathBuf, InUse>>> = Mutex::new(None);
+
+/// The places made (or shared) for one run; released when dropped.
 #[derive(Debug, Default)]
 pub struct Placeholders {
-    made: Vec<PathBuf>,
-    /// The places that exist now thanks to this run: to be covered by its read-only mounts.
+    /// The places that exist now thanks to this run or another going on: to be covered by its
+    /// read-only mounts.
     covered: Vec<PathBuf>,
 }
 
@@ -24,9 +36,19 @@ impl Placeholders {
     /// same user, cannot make it either.
     pub fn make(places: &[PathBuf]) -> Placeholders {
         let mut out = Placeholders::default();
+        let mut guard = IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+        let in_use = guard.get_or_insert_with(HashMap::new);
         for place in places {
             let inside_another = places.iter().any(|p| p != place && place.starts_with(p));
-            if inside_another || place.symlink_metadata().is_ok() || !place.is_absolute() {
+            if inside_another || !place.is_absolute() {
+                continue;
+            }
+            if let Some(entry) = in_use.get_mut(place) {
+                entry.users += 1;
+                out.covered.push(place.clone());
+                continue;
+            }
+            if place.symlink_metadata().is_ok() {
                 continue;
             }
             let mut missing: Vec<&Path> = place
@@ -34,19 +56,22 @@ impl Placeholders {
                 .take_while(|a| a.symlink_metadata().is_err())
                 .collect();
             missing.reverse();
-            let mut made_all = true;
+            let mut made = Vec::new();
             for dir in missing {
-                match make_private_dir(dir) {
-                    Ok(()) => out.made.push(dir.to_path_buf()),
-                    Err(_) => {
-                        made_all = false;
-                        break;
-                    }
+                if make_private_dir(dir).is_err() {
+                    break;
                 }
+                made.push(dir.to_path_buf());
             }
-            if made_all {
-                out.covered.push(place.clone());
+            if made.last() != Some(place) {
+                // Not all of it: what was made on the way goes again.
+                made.iter().rev().for_each(|d| {
+                    let _ = std::fs::remove_dir(d);
+                });
+                continue;
             }
+            out.covered.push(place.clone());
+            in_use.insert(place.clone(), InUse { users: 1, made });
         }
         out
     }
@@ -59,9 +84,23 @@ impl Placeholders {
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
-        for dir in self.made.iter().rev() {
-            // Still empty: ours to remove. Not empty: someone outside the run filled it.
-            let _ = std::fs::remove_dir(dir);
+        let mut guard = IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+        let in_use = guard.get_or_insert_with(HashMap::new);
+        for place in &self.covered {
+            let Some(entry) = in_use.get_mut(place) else {
+                continue;
+            };
+            entry.users -= 1;
+            if entry.users > 0 {
+                continue;
+            }
+            let Some(entry) = in_use.remove(place) else {
+                continue;
+            };
+            for dir in entry.made.iter().rev() {
+                // Still empty: ours to remove. Not empty: someone outside the run filled it.
+                let _ = std::fs::remove_dir(dir);
+            }
         }
     }
 }
@@ -97,6 +136,22 @@ mod tests {
         assert!(!home.join(".codex/skills").exists());
         // What was there before stays.
         assert!(home.join(".codex").is_dir());
+    }
+
+    #[test]
+    fn a_place_two_runs_use_goes_when_the_last_one_ends() {
+        let tmp = tempfile::tempdir().unwrap();
+        let place = tmp.path().join("shared/x");
+        let first = Placeholders::make(std::slice::from_ref(&place));
+        let second = Placeholders::make(std::slice::from_ref(&place));
+        assert_eq!(second.covered(), std::slice::from_ref(&place));
+        drop(first);
+        assert!(
+            place.is_dir(),
+            "removed while the second run still covers it"
+        );
+        drop(second);
+        assert!(!tmp.path().join("shared").exists());
     }
 
     #[test]
