@@ -813,10 +813,13 @@ impl Dispatcher {
                 Decision::Denied,
                 (self.wording.exec)(&e),
             ),
-            Err(e @ ExecError::Interrupted(_)) => {
+            Err(e @ ExecError::Interrupted { enforced, .. }) => {
                 let mut rec = self.record(origin, Decision::Ran, &argv, skill, stdin.as_deref());
                 rec.phase = Some("completed");
                 rec.duration_ms = Some(ran_for.as_millis() as u64);
+                // Its process tree was killed when the run was dropped.
+                rec.signal = enforced.map(|_| "SIGKILL".to_string());
+                rec.sandbox = enforced.map(|e| e.summary());
                 rec.reason = Some(e.to_string());
                 self.audit.write_or_warn(&rec);
                 Outcome::Blocked {
