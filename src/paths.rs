@@ -102,6 +102,14 @@ pub fn project_folder_problem(rel: &str) -> Option<(PathBuf, &'static str)> {
     None
 }
 
+/// Whether `dir` is one of a trusted project's skill folders as the search path names them
+/// (`./skills`, `./.claude/skills` …).
+pub fn is_project_skill_dir(dir: &Path) -> bool {
+    PROJECT_SKILL_DIRS
+        .iter()
+        .any(|d| dir == Path::new(".").join(d))
+}
+
 /// The user's own skill folders, in search order.
 pub fn user_skill_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();

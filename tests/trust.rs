@@ -697,6 +697,27 @@ fn a_trusted_projects_folder_open_to_others_is_not_used() {
         ),
         "{stderr}"
     );
+    // One skill's own folder open to everyone: that skill is skipped, saying why and the fix.
+    std::fs::set_permissions(
+        clone.join(".claude"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    skill(&clone.join(".claude/skills"), "kept-skill", "kept");
+    std::fs::set_permissions(
+        clone.join(".claude/skills/open-skill"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    let (stdout, stderr) = list(&home);
+    assert!(!stdout.contains("open-skill"), "{stdout}");
+    assert!(stdout.contains("kept-skill"), "control: {stdout}");
+    assert!(
+        stderr.contains(
+            "open-skill/SKILL.md:1: its folder is one that anyone may write to: another user may have put this skill there (`chmod o-w` the folder if it is yours); skill skipped"
+        ),
+        "{stderr}"
+    );
 }
 
 /// Run from the home folder, `./.agents/skills` is the user's own skill folder: used, and no
