@@ -1841,6 +1841,14 @@ fn print_request_shows_the_request_and_sends_nothing() {
     assert!(out.status.success(), "{}", stderr(&out));
     let body: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(body["messages"].as_array().unwrap().is_empty(), "{body}");
+    // The model chat would take from that list is not known here: none is printed, and the
+    // note says why (never the hosted default, which that server does not serve).
+    assert_eq!(body["model"], serde_json::Value::Null, "{body}");
+    assert!(
+        stderr(&out).contains("\"model\" is null here; --model NAME prints it"),
+        "{}",
+        stderr(&out)
+    );
     let hosted = home
         .cmd()
         .args(["chat", "--model", "openai:gpt-x", "--print-request", "hi"])
