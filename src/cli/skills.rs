@@ -273,7 +273,7 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             writeln!(
                 out,
                 "    timeout: {}",
-                crate::skills::tools::timeout_text(d)
+                crate::term::duration::text(d)
             )?;
         }
         if t.confirm {

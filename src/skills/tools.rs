@@ -767,14 +767,6 @@ fn timeout_of(n: i128) -> Result<Duration, String> {
     }
 }
 
-/// A timeout as `skills show` and the hints say it: `10 s`, `2.5 s`.
-pub fn timeout_text(d: Duration) -> String {
-    match d.subsec_millis() {
-        0 => format!("{} s", d.as_secs()),
-        _ => format!("{} s", d.as_secs_f64()),
-    }
-}
-
 /// claude-prompts-mcp's `execution:` block → (asks for confirmation, may run). `confirm: true`
 /// (or the older `mode: confirm`) asks before each run; `trigger: never` disables the tool.
 /// What has no meaning here is accepted and does nothing: a tool runs only when it is called
@@ -1254,8 +1246,6 @@ mod tests {
         for bad in [0, -1, 601, 999, 600_001] {
             assert!(timeout_of(bad).is_err(), "{bad}");
         }
-        assert_eq!(timeout_text(Duration::from_millis(1500)), "1.5 s");
-        assert_eq!(timeout_text(Duration::from_secs(30)), "30 s");
         let (_d, t) = tool_with("id: t\nscript: run.py\ntimeout: 30000\n");
         assert_eq!(t.unwrap().timeout, Some(Duration::from_secs(30)));
     }
