@@ -1573,7 +1573,11 @@ fn resume_with_the_saved_endpoint_repeated_keeps_the_saved_model() {
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{repeated:?}: {out:?}");
     }
-    let models: Vec<Value> = server.requests().iter().map(|r| r["model"].clone()).collect();
+    let models: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r["model"].clone())
+        .collect();
     assert_eq!(models, ["m2", "m2"]);
     // The control: with no saved session to go on with, that endpoint needs --model.
     let out = home

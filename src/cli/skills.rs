@@ -270,11 +270,7 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             if usage.is_empty() { "" } else { " " }
         )?;
         if let Some(d) = t.timeout {
-            writeln!(
-                out,
-                "    timeout: {}",
-                crate::term::duration::text(d)
-            )?;
+            writeln!(out, "    timeout: {}", crate::term::duration::text(d))?;
         }
         if t.confirm {
             writeln!(

@@ -251,7 +251,10 @@ impl SessionFile {
 /// Whether the `--model` argument `given` names the saved `provider:model` (`saved`): the same
 /// text, or the same model without its provider.
 fn same_model(given: &str, saved: &str) -> bool {
-    given == saved || saved.split_once(':').is_some_and(|(_, model)| model == given)
+    given == saved
+        || saved
+            .split_once(':')
+            .is_some_and(|(_, model)| model == given)
 }
 
 /// Whether two endpoint URLs are the same one (a trailing `/` aside, as requests are built).
@@ -585,7 +588,10 @@ mod tests {
         );
         assert_eq!(resume(None, Some("http://127.0.0.1:9/v1/")), saved);
         assert_eq!(resume(Some("m2"), None), saved);
-        assert_eq!(resume(Some("openai:m2"), Some("http://127.0.0.1:9/v1")), saved);
+        assert_eq!(
+            resume(Some("openai:m2"), Some("http://127.0.0.1:9/v1")),
+            saved
+        );
         // Controls: a flag that names another model or endpoint wins, and alone.
         assert_eq!(
             resume(None, Some("http://127.0.0.1:8/v1")),
@@ -594,7 +600,10 @@ mod tests {
         assert_eq!(resume(Some("m1"), None), (Some("m1".to_string()), None));
         assert_eq!(
             resume(Some("m2"), Some("http://127.0.0.1:8/v1")),
-            (Some("m2".to_string()), Some("http://127.0.0.1:8/v1".to_string()))
+            (
+                Some("m2".to_string()),
+                Some("http://127.0.0.1:8/v1".to_string())
+            )
         );
         // The saved agent named again keeps its variables; another agent does not get them.
         let mut again = ChatConfig::default();
