@@ -1263,6 +1263,26 @@ fn doctor_online_lists_the_endpoints_models() {
         "{text}"
     );
     assert!(text.contains("  m1\n"), "{text}");
+    // A model named that the endpoint does not serve fails as the endpoint not answering does.
+    let out = home
+        .cmd()
+        .args([
+            "doctor",
+            "--online",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("ERROR ") && stderr(&out).contains("does not serve model m3"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
 
     // No model named: doctor fails where chat would stop (two models, none chosen)…
     let out = home
