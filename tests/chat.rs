@@ -1236,6 +1236,24 @@ fn doctor_fails_on_a_broken_agent() {
     );
 }
 
+/// `doctor --help` says what it checks: the config and the model, not only the sandbox.
+#[test]
+fn doctor_help_names_the_config_and_model_checks() {
+    let home = TestHome::new();
+    let out = home.cmd().args(["doctor", "--help"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in [
+        "config.toml",
+        "model",
+        "--online",
+        "API-key variable",
+        "enforce",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from\n{text}");
+    }
+}
+
 #[test]
 fn doctor_online_lists_the_endpoints_models() {
     let home = TestHome::new();

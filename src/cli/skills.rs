@@ -238,7 +238,10 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
     }
     writeln!(out, "tools:")?;
     for t in &skill.all_tools {
-        let state = if t.enabled { "" } else { "  (disabled)" };
+        let state = match t.disabled_by {
+            None => String::new(),
+            Some(by) => format!("  (disabled by `{by}` in its tool.yaml)"),
+        };
         writeln!(out, "  {}: {}{state}", t.id, t.name)?;
         if !t.description.is_empty() {
             writeln!(

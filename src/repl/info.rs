@@ -194,7 +194,9 @@ mod tests {
     #[test]
     fn rows_wrap_under_the_value_at_every_width() {
         let policy = ScriptPolicy::default();
-        let names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
+        let names = [
+            "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+        ];
         let t = text(&Facts {
             model: "openai:gpt-4o-mini",
             endpoint: "http://127.0.0.1:11434/v1",
