@@ -1081,6 +1081,7 @@ impl Dispatcher {
             hide,
             hide_notice,
             protect: self.kept_read_only(),
+            own_places: crate::paths::own_places(),
             protected: self.protected_places(),
             limits: p.limits(),
             sockets: self.allowed_sockets(),

@@ -588,6 +588,10 @@ fn resume_brings_back_the_agent() {
     let mut p = Pty::spawn(repl_cmd(&home, &server, &["--resume", "lesson"]));
     p.expect("the session's agent cannot be loaded");
     p.expect("resumed");
+    // Typed once the prompt is there (keys typed before it may meet the terminal's switch to
+    // raw mode).
+    p.expect("now none");
+    p.prompt();
     p.send(b"last\r");
     p.expect("three");
     p.prompt();

@@ -331,6 +331,22 @@ async fn run_planned(
     };
     #[cfg(not(target_os = "linux"))]
     let pids_cgroup: Option<sandbox::limits::PidsCgroup> = None;
+    // A folder read as the user's own that is missing could be made by a command allowed to
+    // write there: made empty for the run, covered by its read-only mounts, removed after.
+    #[cfg(target_os = "linux")]
+    let placeholders = {
+        let s = &spec.sandbox;
+        let creatable: Vec<PathBuf> = s
+            .own_places
+            .iter()
+            .filter(|p| !s.restrict_filesystem || s.writable.iter().any(|w| p.starts_with(w)))
+            .cloned()
+            .collect();
+        match plan.enforce.mounts && !creatable.is_empty() {
+            true => sandbox::placeholders::Placeholders::make(&creatable),
+            false => Default::default(),
+        }
+    };
     let report = if plan.uses_launcher() {
         Some(ReportPipe::new().map_err(|e| ExecError::Io("cannot create a pipe".into(), e))?)
     } else {
@@ -347,6 +363,7 @@ async fn run_planned(
                 la.tmpdir = Some(tmp.path().to_path_buf());
                 la.hide = spec.sandbox.hide.clone();
                 la.protect = spec.sandbox.protect.clone();
+                la.protect.extend(placeholders.covered().iter().cloned());
                 la.socket = spec.sandbox.sockets.clone();
             }
             la.set_limits(&spec.sandbox.limits);

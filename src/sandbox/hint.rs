@@ -543,8 +543,13 @@ pub fn explain(f: &Facts) -> Option<Hint> {
             return Some(limit("max_memory_mb", l.memory_mb, " MiB"));
         }
     }
+    // A hidden path the error names, unless the error is a refused access to other paths
+    // (a script that printed a hidden path's name and then failed a write elsewhere).
     if let Some(h) = hidden_named(f, &err) {
-        return Some(h);
+        let refused = Refusal::of(&err).paths;
+        if refused.is_empty() || refused.iter().any(|p| names_hidden(&h, p)) {
+            return Some(h);
+        }
     }
     let sandboxed = f.enforced != Enforced::default();
     // The seccomp filter refuses them with EPERM; `unshare -r` and the like say which call.
@@ -787,6 +792,17 @@ fn hidden_named(f: &Facts, err: &str) -> Option<Hint> {
             name: crate::command::escape_controls(&n.to_string_lossy()),
             here: None,
         })
+}
+
+/// Whether `path`, as a refusal names it (absolute or relative), is the hidden one `hint`
+/// names.
+fn names_hidden(hint: &Hint, path: &str) -> bool {
+    let p = fold(std::path::Path::new(path));
+    match hint {
+        Hint::Hidden { path: hidden } => *hidden == p || hidden.ends_with(&p),
+        Hint::HiddenSomewhere { name, .. } => p.ends_with(name.as_str()),
+        _ => false,
+    }
 }
 
 /// The first of `paths` (from a refusal) that lies in a writable path, resolved against the
@@ -1603,6 +1619,23 @@ mod tests {
             f.cwd = Some(&cwd);
             assert!(!matches!(explain(&f), Some(Hint::Hidden { .. })), "{err}");
         }
+    }
+
+    /// A script that printed a hidden path's name and then failed a write elsewhere is told
+    /// of that write, not of the hidden path.
+    #[test]
+    fn a_hidden_path_only_mentioned_does_not_hide_the_refused_write() {
+        let hidden = [PathBuf::from("/etc/shadow")];
+        let writable = [PathBuf::from("/p")];
+        let err = "/etc/shadow: 0 bytes\ntouch: cannot touch '/q/x': Read-only file system";
+        let mut f = facts(None, err, &hidden);
+        f.writable = &writable;
+        assert!(matches!(explain(&f), Some(Hint::Writes { .. })), "{err}");
+        // Control: a refused write to the hidden path itself names it.
+        let err = "bash: /etc/shadow: Read-only file system";
+        let mut f = facts(None, err, &hidden);
+        f.writable = &writable;
+        assert!(matches!(explain(&f), Some(Hint::Hidden { .. })), "{err}");
     }
 
     #[test]
