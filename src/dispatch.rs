@@ -777,7 +777,7 @@ impl Dispatcher {
                 name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
                 if result.timed_out && result.hint.is_none() {
                     result.why = Some(Hint::Timeout {
-                        seconds: timeout.as_secs(),
+                        after: timeout,
                         network_off: !self.policy.allow_network,
                         tool: tool_timeout.map(|(t, policy)| (t, policy.as_secs())),
                     });

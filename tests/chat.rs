@@ -1236,6 +1236,24 @@ fn doctor_fails_on_a_broken_agent() {
     );
 }
 
+/// `doctor --help` says what it checks: the config and the model, not only the sandbox.
+#[test]
+fn doctor_help_names_the_config_and_model_checks() {
+    let home = TestHome::new();
+    let out = home.cmd().args(["doctor", "--help"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in [
+        "config.toml",
+        "model",
+        "--online",
+        "API-key variable",
+        "enforce",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from\n{text}");
+    }
+}
+
 #[test]
 fn doctor_online_lists_the_endpoints_models() {
     let home = TestHome::new();
@@ -1263,6 +1281,26 @@ fn doctor_online_lists_the_endpoints_models() {
         "{text}"
     );
     assert!(text.contains("  m1\n"), "{text}");
+    // A model named that the endpoint does not serve fails as the endpoint not answering does.
+    let out = home
+        .cmd()
+        .args([
+            "doctor",
+            "--online",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("ERROR ") && stderr(&out).contains("does not serve model m3"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
 
     // No model named: doctor fails where chat would stop (two models, none chosen)…
     let out = home
@@ -1841,6 +1879,14 @@ fn print_request_shows_the_request_and_sends_nothing() {
     assert!(out.status.success(), "{}", stderr(&out));
     let body: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(body["messages"].as_array().unwrap().is_empty(), "{body}");
+    // The model chat would take from that list is not known here: none is printed, and the
+    // note says why (never the hosted default, which that server does not serve).
+    assert_eq!(body["model"], serde_json::Value::Null, "{body}");
+    assert!(
+        stderr(&out).contains("\"model\" is null here; --model NAME prints it"),
+        "{}",
+        stderr(&out)
+    );
     let hosted = home
         .cmd()
         .args(["chat", "--model", "openai:gpt-x", "--print-request", "hi"])

@@ -6,6 +6,7 @@
 use super::limits::Limits;
 use super::plan::Enforced;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// What is known about a finished run.
 #[derive(Debug, Clone, Copy)]
@@ -130,8 +131,8 @@ pub enum Hint {
     /// It was stopped at the timeout (`network_off`: a download may have been what it waited
     /// for).
     Timeout {
-        /// The timeout in force, in seconds.
-        seconds: u64,
+        /// The timeout in force (a tool's own may be part of a second).
+        after: Duration,
         /// The run had no network.
         network_off: bool,
         /// `Some((tool, policy_seconds))` when a tool's `timeout:` in its tool.yaml, shorter
@@ -283,16 +284,17 @@ impl std::fmt::Display for Hint {
                 no_network(local.as_deref())
             ),
             Hint::Timeout {
-                seconds,
+                after,
                 network_off,
                 tool,
             } => {
                 match tool {
-                    Some((tool, policy)) => write!(f, "{}", tool_timeout(tool, *seconds, *policy))?,
+                    Some((tool, policy)) => write!(f, "{}", tool_timeout(tool, *after, *policy))?,
                     None => write!(
                         f,
-                        "stopped at the timeout (timeout_seconds = {seconds} s): a larger \
-                         timeout_seconds allows longer (at most 600)"
+                        "stopped at the timeout (timeout_seconds = {}): a larger \
+                         timeout_seconds allows longer (at most 600)",
+                        crate::term::duration::text(*after)
                     )?,
                 }
                 if *network_off {
@@ -1060,10 +1062,11 @@ fn in_force(e: Enforced) -> String {
 
 /// A tool stopped at its own tool.yaml `timeout:` (the same words for every caller: the key
 /// is in the tool's file, not a flag).
-pub fn tool_timeout(tool: &str, seconds: u64, policy: u64) -> String {
+pub fn tool_timeout(tool: &str, after: Duration, policy: u64) -> String {
     format!(
-        "stopped at the timeout of tool `{tool}` (its tool.yaml's timeout, {seconds} s): a larger \
-         timeout there allows longer (up to the policy's {policy} s)"
+        "stopped at the timeout of tool `{tool}` (its tool.yaml's timeout, {}): a larger \
+         timeout there allows longer (up to the policy's {policy} s)",
+        crate::term::duration::text(after)
     )
 }
 
