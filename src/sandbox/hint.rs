@@ -585,10 +585,14 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     // Landlock or the mounts (skillpipe's own files stay read-only with writes allowed too).
     let write_refused = read_only || denied && refusal.access != Access::Read;
     let by_sandbox = f.enforced.filesystem || f.enforced.mounts && read_only;
-    // A relative path written from the skill's own folder (now kept read-only) most likely
-    // meant where the user works: the hint below names `--workdir caller`.
+    // A relative path written in the folder the command ran in (a skill's own, kept
+    // read-only) most likely meant where the user works: the hints below say which folders
+    // are writable and, where the user's is, name `--workdir caller`.
+    let ran_in_protected = f
+        .cwd
+        .is_some_and(|cwd| f.protected.iter().any(|(place, _)| cwd.starts_with(place)));
     let meant_caller = f.enforced.filesystem
-        && f.ran_elsewhere.is_some()
+        && (f.ran_elsewhere.is_some() || ran_in_protected)
         && refusal.paths.iter().any(|p| !p.starts_with('/'));
     if write_refused
         && by_sandbox
@@ -1618,6 +1622,30 @@ mod tests {
             let mut f = facts(None, err, &hidden);
             f.cwd = Some(&cwd);
             assert!(!matches!(explain(&f), Some(Hint::Hidden { .. })), "{err}");
+        }
+    }
+
+    /// A relative write in the folder the command ran in, a protected one (a skill's own), is
+    /// told as a write outside the writable folders, not as a protected place: the script
+    /// most likely meant where the user works. An absolute one there is protected (control).
+    #[test]
+    fn a_relative_write_in_the_protected_folder_it_ran_in_is_a_refused_write() {
+        let places = [(PathBuf::from("/kit"), "loaded skills".to_string())];
+        let cwd = PathBuf::from("/kit/probe");
+        for (err, protected) in [
+            ("bash: rel.txt: Read-only file system", false),
+            ("bash: /kit/probe/rel.txt: Read-only file system", true),
+        ] {
+            let mut f = facts(None, err, &[]);
+            f.protected = &places;
+            f.cwd = Some(&cwd);
+            let h = explain(&f);
+            assert_eq!(
+                matches!(h, Some(Hint::Protected { .. })),
+                protected,
+                "{err}: {h:?}"
+            );
+            assert!(protected || matches!(h, Some(Hint::Writes { .. })), "{h:?}");
         }
     }
 
