@@ -1085,6 +1085,7 @@ impl Dispatcher {
             hide_notice,
             protect: self.kept_read_only(),
             own_places: crate::paths::own_places(),
+            own_places_lock: crate::paths::state_dir().map(|d| d.join("own-places.lock")),
             protected: self.protected_places(),
             limits: p.limits(),
             sockets: self.allowed_sockets(),

@@ -231,10 +231,22 @@ pub fn policy_places() -> Vec<PathBuf> {
             .into_iter()
             .map(move |entry| d.join(entry))
     });
+    // A skill installed as a link (`~/.agents/skills/foo -> ~/dev/foo`) leads out of its
+    // folder's mount the same way, loaded for the run or not.
+    let linked = user_skill_dirs().into_iter().flat_map(|d| {
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+            .map(|e| e.path())
+            .collect::<Vec<_>>()
+    });
     for dir in user_config_dirs()
         .into_iter()
         .chain(user_skill_dirs())
         .chain(inner)
+        .chain(linked)
     {
         if !out.contains(&dir) {
             out.push(dir);

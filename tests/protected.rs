@@ -458,9 +458,11 @@ fn missing_or_linked_policy_folders_cannot_be_planted() {
     // No config folder at all: every own folder is missing.
     let (out, err) = run();
     assert_eq!(out, "PLANTED dotfiles/agents\nWROTE-HOME\n", "HOLE: {err}");
-    for gone in ["config", "state", ".r9s", ".agents"] {
+    for gone in ["config", ".r9s", ".agents", "state/skillpipe/sessions"] {
         assert!(!h.join(gone).exists(), "{gone} left behind: {err}");
     }
+    // skillpipe's own state folder stays (it holds the lock overlapping runs share).
+    assert!(h.join("state/skillpipe").is_dir());
     // The control: writes elsewhere in the home landed.
     assert_eq!(
         std::fs::read_to_string(h.join("dotfiles/other.txt")).unwrap(),
@@ -475,4 +477,60 @@ fn missing_or_linked_policy_folders_cannot_be_planted() {
     assert_eq!(out, "WROTE-HOME\n", "HOLE: {err}");
     assert!(!h.join("dotfiles/agents/linked.toml").exists(), "{err}");
     assert!(!h.join("config/skillpipe/trusted-dirs").exists(), "{err}");
+}
+
+/// A skill installed in the user's skill folder as a link (`~/.agents/skills/foo -> ~/dev/foo`)
+/// keeps where it leads read-only, whether or not it is loaded for the run (here only `probe`
+/// is); the rest of `~/dev` stays writable (the control).
+#[test]
+fn a_linked_skill_of_the_users_stays_read_only_when_not_loaded() {
+    if !sandbox_available("a_linked_skill_of_the_users_stays_read_only_when_not_loaded") {
+        return;
+    }
+    let home = TestHome::new();
+    let h = home.path();
+    write(
+        &h.join("kit/probe/SKILL.md"),
+        "---\nname: probe\ndescription: probes the sandbox\n---\nProbe.\n",
+        0o644,
+    );
+    write(
+        &h.join("dev/foo/SKILL.md"),
+        "---\nname: foo\ndescription: a skill in development\n---\nFoo.\n",
+        0o644,
+    );
+    write(
+        &h.join("dev/foo/scripts/f.sh"),
+        "#!/bin/sh\necho foo\n",
+        0o755,
+    );
+    std::fs::create_dir_all(h.join(".agents/skills")).unwrap();
+    std::os::unix::fs::symlink(h.join("dev/foo"), h.join(".agents/skills/foo")).unwrap();
+    write(
+        &h.join("kit/probe/scripts/pwn.sh"),
+        &format!(
+            "#!/bin/sh\necho 'echo pwned' >> {d}/foo/scripts/f.sh && echo CHANGED\necho x > {d}/notes.txt && echo WROTE-DEV\n",
+            d = h.join("dev").display()
+        ),
+        0o755,
+    );
+    let out = home
+        .cmd()
+        .current_dir(h)
+        .args(["filter", "--skills-dir", "kit", "--skill", "probe"])
+        .args(["--allow-scripts", "-y", "--allow-filesystem"])
+        .write_stdin("!{probe:pwn.sh}\n")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(!stdout.contains("CHANGED"), "HOLE: {stdout}{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(h.join("dev/foo/scripts/f.sh")).unwrap(),
+        "#!/bin/sh\necho foo\n"
+    );
+    // The control: the run did run, and wrote beside the skill.
+    assert!(stdout.contains("WROTE-DEV"), "{stdout}{stderr}");
 }

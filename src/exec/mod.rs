@@ -365,7 +365,9 @@ async fn run_planned(
             .cloned()
             .collect();
         match plan.enforce.mounts && !creatable.is_empty() {
-            true => sandbox::placeholders::Placeholders::make(&creatable),
+            true => {
+                sandbox::placeholders::Placeholders::make(&creatable, s.own_places_lock.as_deref())
+            }
             false => Default::default(),
         }
     };

@@ -295,6 +295,9 @@ pub struct SandboxSpec {
     /// existing or not: one that is missing is made empty for a run that could create it and
     /// covered read-only like `protect`, then removed (`placeholders`).
     pub own_places: Vec<PathBuf>,
+    /// The file in skillpipe's state folder whose lock overlapping runs share while
+    /// `own_places` made for them stand (`None`: what is made stays).
+    pub own_places_lock: Option<PathBuf>,
     /// Said once per process with the run's warnings: what the look for `hide` paths left out
     /// (a `.env*` walk that stopped at its bound).
     pub hide_notice: Option<String>,

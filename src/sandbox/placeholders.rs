@@ -5,50 +5,49 @@
 //! would come back as the user's own. Each missing one is made empty for the run (so the run's
 //! read-only mounts cover it) and removed after it, if it is still empty, with the folders made
 //! on the way to it.
+//!
+//! Runs overlap (two skillpipe processes, or one serving several calls): a run that finds a
+//! place made by another covers it as it is, so that one must not go while any run is going.
+//! Every run holds a shared lock on a file in skillpipe's state folder (hidden from scripts) for
+//! as long as it goes, and writes there what it made; the last run to end (the one that can
+//! then take the lock alone) removes what every run made. Without the lock nothing is removed:
+//! an empty folder left is safe.
 
-use std::collections::HashMap;
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-/// A place made for runs still going in this process: how many use it, and the folders made
-/// for it (outermost first). One run's end must not remove a folder another run's mounts still
-/// cover (the removal would take that mount away in the other run, and its command could then
-/// make the folder): the last run using it removes it.
-struct InUse {
-    users: usize,
-    made: Vec<PathBuf>,
-}
-
-static IN_USE: Mutex<Option<HashMap<PathBuf, InUse>>> = Mutex::new(None);
-
-/// The places made (or shared) for one run; released when dropped.
+/// The places made (or found made) for one run, and its share of the lock; released when
+/// dropped.
 #[derive(Debug, Default)]
 pub struct Placeholders {
-    /// The places that exist now thanks to this run or another going on: to be covered by its
-    /// read-only mounts.
+    /// The places the run's read-only mounts must cover.
     covered: Vec<PathBuf>,
+    /// The shared lock, held while the run goes; the file lists the folders runs made.
+    lock: Option<File>,
 }
 
 impl Placeholders {
     /// Makes each missing place in `places` (and the folders above it that are missing),
-    /// private to the user. A place inside another listed place is left to that one's mount.
-    /// One that cannot be made (a read-only home) is left out: the command, which runs as the
-    /// same user, cannot make it either.
-    pub fn make(places: &[PathBuf]) -> Placeholders {
+    /// private to the user, holding a shared lock on `lock` (made, with its folder, when
+    /// missing: that folder is then covered too). A place inside another listed place is left
+    /// to that one's mount. One that cannot be made (a read-only home) is left out: the
+    /// command, which runs as the same user, cannot make it either.
+    pub fn make(places: &[PathBuf], lock: Option<&Path>) -> Placeholders {
         let mut out = Placeholders::default();
-        let mut guard = IN_USE.lock().unwrap_or_else(|e| e.into_inner());
-        let in_use = guard.get_or_insert_with(HashMap::new);
+        if let Some(lock) = lock {
+            let folder = lock.parent().filter(|f| f.symlink_metadata().is_err());
+            if let Some(folder) = folder
+                && make_private_dirs(folder)
+            {
+                // Kept (skillpipe's own state folder), and covered while this run goes.
+                out.covered.push(folder.to_path_buf());
+            }
+            out.lock = open_shared(lock);
+        }
+        let mut made: Vec<PathBuf> = Vec::new();
         for place in places {
             let inside_another = places.iter().any(|p| p != place && place.starts_with(p));
             if inside_another || !place.is_absolute() {
-                continue;
-            }
-            if let Some(entry) = in_use.get_mut(place) {
-                entry.users += 1;
-                out.covered.push(place.clone());
-                continue;
-            }
-            if place.symlink_metadata().is_ok() {
                 continue;
             }
             let mut missing: Vec<&Path> = place
@@ -56,27 +55,34 @@ impl Placeholders {
                 .take_while(|a| a.symlink_metadata().is_err())
                 .collect();
             missing.reverse();
-            let mut made = Vec::new();
             for dir in missing {
-                if make_private_dir(dir).is_err() {
-                    break;
+                match make_private_dir(dir) {
+                    Ok(()) => made.push(dir.to_path_buf()),
+                    // Another run made it just now: covered as found.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(_) => break,
                 }
-                made.push(dir.to_path_buf());
             }
-            if made.last() != Some(place) {
-                // Not all of it: what was made on the way goes again.
-                made.iter().rev().for_each(|d| {
-                    let _ = std::fs::remove_dir(d);
-                });
-                continue;
+            // Made now, by another run, or the user's: covered either way (one made by another
+            // run may not be in the mounts this run was planned with).
+            if place.is_dir() {
+                out.covered.push(place.clone());
             }
-            out.covered.push(place.clone());
-            in_use.insert(place.clone(), InUse { users: 1, made });
+        }
+        // Listed for the last run to remove; with no lock they stay.
+        if let Some(mut file) = out.lock.as_ref() {
+            use std::io::Write;
+            let lines: String = made
+                .iter()
+                .filter_map(|d| d.to_str().filter(|d| !d.contains('\n')))
+                .map(|d| format!("{d}\n"))
+                .collect();
+            let _ = file.write_all(lines.as_bytes());
         }
         out
     }
 
-    /// The places made for this run: each needs a read-only mount over it.
+    /// The places this run's read-only mounts must cover.
     pub fn covered(&self) -> &[PathBuf] {
         &self.covered
     }
@@ -84,25 +90,53 @@ impl Placeholders {
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
-        let mut guard = IN_USE.lock().unwrap_or_else(|e| e.into_inner());
-        let in_use = guard.get_or_insert_with(HashMap::new);
-        for place in &self.covered {
-            let Some(entry) = in_use.get_mut(place) else {
-                continue;
-            };
-            entry.users -= 1;
-            if entry.users > 0 {
-                continue;
-            }
-            let Some(entry) = in_use.remove(place) else {
-                continue;
-            };
-            for dir in entry.made.iter().rev() {
-                // Still empty: ours to remove. Not empty: someone outside the run filled it.
-                let _ = std::fs::remove_dir(dir);
-            }
+        use std::io::{Read, Seek};
+        use std::os::fd::AsRawFd;
+        let Some(file) = self.lock.as_mut() else {
+            return;
+        };
+        // Alone: no other run covers these. With another run going, they stay for the last.
+        // SAFETY: flock on a descriptor this value owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return;
         }
+        let mut listed = String::new();
+        if file.rewind().is_err() || file.read_to_string(&mut listed).is_err() {
+            return;
+        }
+        for dir in listed.lines().rev().filter(|l| l.starts_with('/')) {
+            // Still empty: made for a run, removed. Not empty: someone filled it, it stays.
+            let _ = std::fs::remove_dir(dir);
+        }
+        let _ = file.set_len(0);
     }
+}
+
+/// Opens `path` (made when missing, private) and takes a shared lock on it, waiting for a run
+/// that is removing what it made. `None` when it cannot be had: nothing made is removed then.
+fn open_shared(path: &Path) -> Option<File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .ok()?;
+    // SAFETY: flock on a descriptor we own.
+    (unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH) } == 0).then_some(file)
+}
+
+/// Makes `dir` and the missing folders above it, private; true when it exists after.
+fn make_private_dirs(dir: &Path) -> bool {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .is_ok()
 }
 
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {
@@ -124,26 +158,31 @@ mod tests {
             home.join(".codex/skills"),
             home.join(".codex/skills/.system"),
         ];
+        let lock = home.join("state/lock");
         {
-            let made = Placeholders::make(&places);
+            let made = Placeholders::make(&places, Some(&lock));
             assert!(home.join(".config/skillpipe").is_dir());
             assert!(home.join(".codex/skills").is_dir());
             // Covered by its parent's mount: not made.
             assert!(!home.join(".codex/skills/.system").exists());
-            assert_eq!(made.covered(), &places[..2]);
+            // The lock's folder (kept) and the places.
+            let mut want = vec![home.join("state")];
+            want.extend_from_slice(&places[..2]);
+            assert_eq!(made.covered(), &want[..]);
         }
         assert!(!home.join(".config").exists());
         assert!(!home.join(".codex/skills").exists());
-        // What was there before stays.
-        assert!(home.join(".codex").is_dir());
+        // What was there before stays, and so does the lock's folder.
+        assert!(home.join(".codex").is_dir() && home.join("state").is_dir());
     }
 
     #[test]
     fn a_place_two_runs_use_goes_when_the_last_one_ends() {
         let tmp = tempfile::tempdir().unwrap();
         let place = tmp.path().join("shared/x");
-        let first = Placeholders::make(std::slice::from_ref(&place));
-        let second = Placeholders::make(std::slice::from_ref(&place));
+        let lock = tmp.path().join("lock");
+        let first = Placeholders::make(std::slice::from_ref(&place), Some(&lock));
+        let second = Placeholders::make(std::slice::from_ref(&place), Some(&lock));
         assert_eq!(second.covered(), std::slice::from_ref(&place));
         drop(first);
         assert!(
@@ -155,16 +194,19 @@ mod tests {
     }
 
     #[test]
-    fn an_existing_place_is_left_and_a_filled_one_stays() {
+    fn without_the_lock_nothing_goes_and_a_filled_place_stays() {
         let tmp = tempfile::tempdir().unwrap();
         let place = tmp.path().join("a/b");
-        let kept = tmp.path().join("kept");
-        std::fs::create_dir(&kept).unwrap();
-        let made = Placeholders::make(&[place.clone(), kept.clone()]);
+        let made = Placeholders::make(std::slice::from_ref(&place), None);
         assert_eq!(made.covered(), std::slice::from_ref(&place));
-        // Something outside the run filled it meanwhile: not removed.
-        std::fs::write(place.join("x"), "").unwrap();
         drop(made);
-        assert!(place.join("x").exists() && kept.is_dir());
+        assert!(place.is_dir());
+        let lock = tmp.path().join("lock");
+        let other = tmp.path().join("c");
+        let made = Placeholders::make(std::slice::from_ref(&other), Some(&lock));
+        // Something outside the run filled it meanwhile: not removed.
+        std::fs::write(other.join("x"), "").unwrap();
+        drop(made);
+        assert!(other.join("x").exists());
     }
 }
