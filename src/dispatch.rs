@@ -1096,9 +1096,10 @@ impl Dispatcher {
     /// model runs, so a run that changed one would change what later runs do (a `--skills-dir`
     /// collection, a trusted project's `skills/`). One the user made writable itself (a
     /// writable path inside it or the folder itself: someone working on that skill) is left as
-    /// given. A folder holding two or more of them (a collection) is kept whole, one mount
-    /// instead of one per skill (each costs the run time), unless a writable path or the
-    /// working directory lies in it.
+    /// given. A folder holding two or more of them, or named `skills` (a collection, a
+    /// project's `skills/`), is kept whole — a new skill cannot be added there either, and it
+    /// is one mount instead of one per skill — unless a writable path or the working directory
+    /// lies in it.
     fn skill_folders(&self) -> Vec<PathBuf> {
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
@@ -1116,7 +1117,8 @@ impl Dispatcher {
         let mut out: Vec<PathBuf> = Vec::new();
         for dir in &dirs {
             let whole = dir.parent().filter(|parent| {
-                dirs.iter().filter(|d| d.parent() == Some(parent)).count() > 1
+                (dirs.iter().filter(|d| d.parent() == Some(parent)).count() > 1
+                    || parent.file_name().is_some_and(|n| n == "skills"))
                     && !open_inside(parent)
                     && !cwd.starts_with(parent)
             });
