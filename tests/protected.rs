@@ -536,8 +536,8 @@ fn a_linked_skill_of_the_users_stays_read_only_when_not_loaded() {
 }
 
 /// A project's `skills/` holding one loaded skill is kept whole: a script allowed to write the
-/// project cannot add a skill a later session would load; a `.agents/` it makes is warned of.
-/// The project's other files stay writable (the control).
+/// project cannot add a skill a later session would load. The project's other files stay
+/// writable (the control).
 #[test]
 fn a_projects_skills_folder_takes_no_new_skill() {
     if !sandbox_available("a_projects_skills_folder_takes_no_new_skill") {
@@ -554,7 +554,6 @@ fn a_projects_skills_folder_takes_no_new_skill() {
         &proj.join("skills/ps/scripts/add.sh"),
         "#!/bin/sh\ncd \"$SKILLPIPE_CALLER_DIR\"\n\
          mkdir -p skills/evil && echo PLANTED\n\
-         mkdir -p .agents/skills/evil2 && echo MADE-AGENTS\n\
          echo z > out.txt && echo WROTE-PROJECT\n",
         0o755,
     );
@@ -575,7 +574,4 @@ fn a_projects_skills_folder_takes_no_new_skill() {
         stdout.contains("WROTE-PROJECT"),
         "control: {stdout}{stderr}"
     );
-    // Made, and said so after the run.
-    assert!(stdout.contains("MADE-AGENTS"), "{stdout}{stderr}");
-    assert!(stderr.contains(".agents"), "{stderr}");
 }

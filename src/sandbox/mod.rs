@@ -103,7 +103,7 @@ pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 /// and watched at any depth (see [`vcs_scan`]): the [`VCS_METADATA`], and the project settings
 /// of tools that run commands from them outside any sandbox once the tool trusts the folder or
 /// the user runs it there — each name with who runs what from it.
-pub(crate) const KEPT_READ_ONLY: [(&str, &str); 25] = [
+pub(crate) const KEPT_READ_ONLY: [(&str, &str); 24] = [
     (
         ".git",
         "git runs hooks and settings from there (core.fsmonitor …)",
@@ -171,10 +171,6 @@ pub(crate) const KEPT_READ_ONLY: [(&str, &str); 25] = [
     (
         ".idea",
         "JetBrains IDEs run the run configurations and tools it names",
-    ),
-    (
-        ".agents",
-        "agent tools load the skills in it and run their scripts",
     ),
 ];
 
