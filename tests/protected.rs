@@ -575,3 +575,40 @@ fn a_projects_skills_folder_takes_no_new_skill() {
         "control: {stdout}{stderr}"
     );
 }
+
+/// A link in skillpipe's config folder that leads to nothing cannot be covered by a read-only
+/// mount: with writes allowed the run is refused (a script could make the file there and it
+/// would be read as the user's), or warned of with `--sandbox best-effort`; with writes kept
+/// to the run's own folders it runs as ever (the control).
+#[test]
+fn a_link_to_nothing_in_the_config_folder_refuses_runs_that_may_write() {
+    if !sandbox_available("a_link_to_nothing_in_the_config_folder_refuses_runs_that_may_write") {
+        return;
+    }
+    let home = TestHome::new();
+    let proj = home.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    probe_script(&home, "hi.sh", "#!/bin/sh\necho ran\n");
+    std::os::unix::fs::symlink(
+        home.path().join("gone/config.toml"),
+        home.path().join("config/skillpipe/config.toml"),
+    )
+    .unwrap();
+    let (code, out, err) = run_probe(&home, &proj, "hi.sh", &["--allow-filesystem"]);
+    assert_eq!((code, out.as_str()), (3, ""), "{err}");
+    assert!(err.contains("config.toml leads to"), "{err}");
+    assert!(!home.path().join("gone").exists());
+    let (code, out, err) = run_probe(
+        &home,
+        &proj,
+        "hi.sh",
+        &["--allow-filesystem", "--sandbox", "best-effort"],
+    );
+    assert_eq!((code, out.as_str()), (0, "ran\n"), "{err}");
+    assert!(
+        err.contains("warning:") && err.contains("does not exist"),
+        "{err}"
+    );
+    let (code, out, err) = run_probe(&home, &proj, "hi.sh", &[]);
+    assert_eq!((code, out.as_str()), (0, "ran\n"), "{err}");
+}

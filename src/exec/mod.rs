@@ -356,6 +356,8 @@ async fn run_planned(
     // A folder read as the user's own that is missing could be made by a command allowed to
     // write there: made empty for the run, covered by its read-only mounts, removed after.
     #[cfg(target_os = "linux")]
+    let mut dangling_warning: Option<String> = None;
+    #[cfg(target_os = "linux")]
     let placeholders = {
         let s = &spec.sandbox;
         let creatable: Vec<PathBuf> = s
@@ -364,6 +366,27 @@ async fn run_planned(
             .filter(|p| !s.restrict_filesystem || s.writable.iter().any(|w| p.starts_with(w)))
             .cloned()
             .collect();
+        // A link there to nothing cannot be covered: refused like a layer that cannot be
+        // set up (best-effort: said, and run).
+        if plan.enforce.mounts
+            && !creatable.is_empty()
+            && let Some((link, to)) = sandbox::placeholders::dangling_link(&creatable)
+        {
+            let what = format!(
+                "{} leads to {}, which does not exist: a script allowed to write could make it \
+                 there and it would be read as yours; create it, or remove the link",
+                link.display(),
+                to.display()
+            );
+            match s.required {
+                true => {
+                    // Nothing ran: the run is decided again against the spec as given.
+                    *setup_failed = true;
+                    return Err(ExecError::Sandbox(what.into()));
+                }
+                false => dangling_warning = Some(what),
+            }
+        }
         match plan.enforce.mounts && !creatable.is_empty() {
             true => {
                 sandbox::placeholders::Placeholders::make(&creatable, s.own_places_lock.as_deref())
@@ -505,6 +528,8 @@ async fn run_planned(
         plan.warnings.iter().cloned().map(Into::into).collect();
     #[cfg(target_os = "linux")]
     warnings.extend(cgroup_warning.map(Into::into));
+    #[cfg(target_os = "linux")]
+    warnings.extend(dangling_warning.map(Into::into));
     let mut enforced = Enforced::default();
     if let Some(reader) = report {
         let report = sandbox::report::parse(&reader.read_available());

@@ -26,6 +26,28 @@ pub struct Placeholders {
     lock: Option<File>,
 }
 
+/// A link among the user's own folders (or directly in one) that leads to nothing: no mount can
+/// cover what is not there, and a script allowed to write could make it where it leads.
+pub fn dangling_link(places: &[PathBuf]) -> Option<(PathBuf, PathBuf)> {
+    let dangling = |p: &Path| {
+        p.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+            && p.metadata().is_err()
+    };
+    let target = |p: &Path| std::fs::read_link(p).unwrap_or_default();
+    for place in places {
+        if let Some(link) = place.ancestors().find(|a| dangling(a)) {
+            return Some((link.to_path_buf(), target(link)));
+        }
+        let inside = std::fs::read_dir(place).into_iter().flatten().flatten();
+        if let Some(link) = inside.map(|e| e.path()).find(|p| dangling(p)) {
+            let to = target(&link);
+            return Some((link, to));
+        }
+    }
+    None
+}
+
 impl Placeholders {
     /// Makes each missing place in `places` (and the folders above it that are missing),
     /// private to the user, holding a shared lock on `lock` (made, with its folder, when
@@ -174,6 +196,31 @@ mod tests {
         assert!(!home.join(".codex/skills").exists());
         // What was there before stays, and so does the lock's folder.
         assert!(home.join(".codex").is_dir() && home.join("state").is_dir());
+    }
+
+    #[test]
+    fn a_link_to_nothing_among_the_places_is_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path();
+        std::fs::create_dir_all(home.join("cfg")).unwrap();
+        let places = [home.join("cfg"), home.join(".agents/skills")];
+        assert_eq!(dangling_link(&places), None);
+        // In a place, and on the way to one.
+        std::os::unix::fs::symlink(home.join("gone/config.toml"), home.join("cfg/config.toml"))
+            .unwrap();
+        assert_eq!(
+            dangling_link(&places),
+            Some((home.join("cfg/config.toml"), home.join("gone/config.toml")))
+        );
+        std::fs::remove_file(home.join("cfg/config.toml")).unwrap();
+        std::os::unix::fs::symlink(home.join("missing"), home.join(".agents")).unwrap();
+        assert_eq!(
+            dangling_link(&places),
+            Some((home.join(".agents"), home.join("missing")))
+        );
+        // Once it leads somewhere, nothing.
+        std::fs::create_dir(home.join("missing")).unwrap();
+        assert_eq!(dangling_link(&places), None);
     }
 
     #[test]
