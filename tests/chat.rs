@@ -1302,6 +1302,16 @@ fn doctor_online_lists_the_endpoints_models() {
         stdout(&out),
         stderr(&out)
     );
+    // A name without a tag is the `:latest` one the endpoint lists (Ollama's names).
+    server.set_models(&["qwen2.5:latest", "m2"]);
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--base-url", &server.url])
+        .args(["--model", "qwen2.5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    server.set_models(&["m1", "m2"]);
 
     // No model named: doctor fails where chat would stop (two models, none chosen)…
     let out = home

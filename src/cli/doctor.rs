@@ -270,7 +270,9 @@ fn online_rows(
 /// The model named (flag, environment, agent or config) when the endpoint's non-empty list
 /// does not have it: chat would ask for a model the server does not serve.
 fn model_not_served(s: &crate::model::Settings, models: &[String]) -> Option<String> {
-    let missing = !s.ask_endpoint_for_model && !models.is_empty() && !models.contains(&s.model);
+    // Ollama serves `qwen2.5` as `qwen2.5:latest`: a name without a tag is the latest one.
+    let listed = |m: &String| *m == s.model || *m == format!("{}:latest", s.model);
+    let missing = !s.ask_endpoint_for_model && !models.is_empty() && !models.iter().any(listed);
     missing.then(|| {
         format!(
             "{} does not serve model {}: name one it lists with --model (or the config's or agent's `model`)",

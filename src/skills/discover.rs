@@ -110,8 +110,9 @@ pub enum SkillSkipped {
     /// skill (its scripts) there, as a project folder open to them is refused as a whole.
     #[error(
         "{}:1: its folder is one {why}: another user may have put this skill there \
-         (`chmod o-w` the folder if it is yours); skill skipped",
-        file.display()
+         ({}); skill skipped",
+        file.display(),
+        if why.contains("owns") { "make the folder yours if it is" } else { "`chmod o-w` the folder if it is yours" }
     )]
     NotUsersAlone {
         /// The `SKILL.md`.
