@@ -429,6 +429,19 @@ pub(crate) fn project_refusal(alt: &str) -> Option<String> {
                 shown(listed)
             ))
         }
+        crate::trust::CwdTrust::StoreOpen { store, open } => {
+            let shown =
+                |p: &std::path::Path| crate::term::sanitize(&p.display().to_string()).into_owned();
+            let which = match open == store {
+                true => "it".to_string(),
+                false => shown(open),
+            };
+            Some(format!(
+                "the trust list {} trusts no directory: {which} could be changed by another \
+                 user; make it yours and `chmod o-w` it, or pass {alt}",
+                shown(store)
+            ))
+        }
     }
 }
 

@@ -122,7 +122,25 @@ impl ConfigFile {
     pub fn global() -> Result<Option<&'static ConfigFile>, ConfigError> {
         static FILE: OnceLock<Result<Option<ConfigFile>, ConfigError>> = OnceLock::new();
         FILE.get_or_init(|| match crate::paths::config_file() {
-            Some(path) => ConfigFile::load(&path),
+            // It names the endpoint the API key goes to: one another user could change is
+            // refused, as ssh refuses such a key file.
+            Some(path) => match crate::paths::writable_by_others(&path) {
+                Some(open) => Err(ConfigError {
+                    file: path.clone(),
+                    line: None,
+                    message: match open == path {
+                        true => "it could be changed by another user, and it names where your API \
+                                 key is sent: make it yours and `chmod o-w` it"
+                            .to_string(),
+                        false => format!(
+                            "{} could be changed by another user, and this file names where \
+                             your API key is sent: make it yours and `chmod o-w` it",
+                            open.display()
+                        ),
+                    },
+                }),
+                None => ConfigFile::load(&path),
+            },
             None => Ok(None),
         })
         .as_ref()

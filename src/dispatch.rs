@@ -777,7 +777,7 @@ impl Dispatcher {
                 name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
                 if result.timed_out && result.hint.is_none() {
                     result.why = Some(Hint::Timeout {
-                        seconds: timeout.as_secs(),
+                        after: timeout,
                         network_off: !self.policy.allow_network,
                         tool: tool_timeout.map(|(t, policy)| (t, policy.as_secs())),
                     });
@@ -813,10 +813,13 @@ impl Dispatcher {
                 Decision::Denied,
                 (self.wording.exec)(&e),
             ),
-            Err(e @ ExecError::Interrupted(_)) => {
+            Err(e @ ExecError::Interrupted { enforced, .. }) => {
                 let mut rec = self.record(origin, Decision::Ran, &argv, skill, stdin.as_deref());
                 rec.phase = Some("completed");
                 rec.duration_ms = Some(ran_for.as_millis() as u64);
+                // Its process tree was killed when the run was dropped.
+                rec.signal = enforced.map(|_| "SIGKILL".to_string());
+                rec.sandbox = enforced.map(|e| e.summary());
                 rec.reason = Some(e.to_string());
                 self.audit.write_or_warn(&rec);
                 Outcome::Blocked {
@@ -1081,6 +1084,8 @@ impl Dispatcher {
             hide,
             hide_notice,
             protect: self.kept_read_only(),
+            own_places: crate::paths::own_places(),
+            own_places_lock: crate::paths::state_dir().map(|d| d.join("own-places.lock")),
             protected: self.protected_places(),
             limits: p.limits(),
             sockets: self.allowed_sockets(),
@@ -1091,9 +1096,10 @@ impl Dispatcher {
     /// model runs, so a run that changed one would change what later runs do (a `--skills-dir`
     /// collection, a trusted project's `skills/`). One the user made writable itself (a
     /// writable path inside it or the folder itself: someone working on that skill) is left as
-    /// given. A folder holding two or more of them (a collection) is kept whole, one mount
-    /// instead of one per skill (each costs the run time), unless a writable path or the
-    /// working directory lies in it.
+    /// given. A folder holding two or more of them, or named `skills` (a collection, a
+    /// project's `skills/`), is kept whole — a new skill cannot be added there either, and it
+    /// is one mount instead of one per skill — unless a writable path or the working directory
+    /// lies in it.
     fn skill_folders(&self) -> Vec<PathBuf> {
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
@@ -1111,7 +1117,8 @@ impl Dispatcher {
         let mut out: Vec<PathBuf> = Vec::new();
         for dir in &dirs {
             let whole = dir.parent().filter(|parent| {
-                dirs.iter().filter(|d| d.parent() == Some(parent)).count() > 1
+                (dirs.iter().filter(|d| d.parent() == Some(parent)).count() > 1
+                    || parent.file_name().is_some_and(|n| n == "skills"))
                     && !open_inside(parent)
                     && !cwd.starts_with(parent)
             });

@@ -102,6 +102,14 @@ pub fn project_folder_problem(rel: &str) -> Option<(PathBuf, &'static str)> {
     None
 }
 
+/// Whether `dir` is one of a trusted project's skill folders as the search path names them
+/// (`./skills`, `./.claude/skills` …).
+pub fn is_project_skill_dir(dir: &Path) -> bool {
+    PROJECT_SKILL_DIRS
+        .iter()
+        .any(|d| dir == Path::new(".").join(d))
+}
+
 /// The user's own skill folders, in search order.
 pub fn user_skill_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
@@ -212,9 +220,34 @@ pub fn own_folders() -> Vec<(PathBuf, &'static str)> {
 /// folder (config.toml, agents, skills, the trust store `trusted-dirs`), the user's agent
 /// folders and skill folders. Kept read-only for scripts under every policy (the state folder
 /// is hidden from them instead).
+///
+/// The entries skillpipe reads inside its config folders are listed too: one that is a link
+/// (a dotfiles checkout's `agents -> ~/dotfiles/agents`) leads out of its folder's mount, and
+/// the mount over each resolves it to where it leads.
 pub fn policy_places() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
-    for dir in user_config_dirs().into_iter().chain(user_skill_dirs()) {
+    let inner = user_config_dirs().into_iter().flat_map(|d| {
+        ["agents", "skills", "config.toml", "trusted-dirs"]
+            .into_iter()
+            .map(move |entry| d.join(entry))
+    });
+    // A skill installed as a link (`~/.agents/skills/foo -> ~/dev/foo`) leads out of its
+    // folder's mount the same way, loaded for the run or not.
+    let linked = user_skill_dirs().into_iter().flat_map(|d| {
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+            .map(|e| e.path())
+            .collect::<Vec<_>>()
+    });
+    for dir in user_config_dirs()
+        .into_iter()
+        .chain(user_skill_dirs())
+        .chain(inner)
+        .chain(linked)
+    {
         if !out.contains(&dir) {
             out.push(dir);
         }
@@ -222,15 +255,59 @@ pub fn policy_places() -> Vec<PathBuf> {
     out
 }
 
-/// Whether `file` lies in one of [`user_config_dirs`] (symlinks resolved on both sides).
+/// The folders skillpipe reads as the user's own ([`user_config_dirs`], [`user_skill_dirs`],
+/// [`state_dir`]), whether they exist or not: a missing one must not be made by a script
+/// (see `sandbox::placeholders`).
+pub fn own_places() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for dir in user_config_dirs()
+        .into_iter()
+        .chain(user_skill_dirs())
+        .chain(state_dir())
+    {
+        if dir.is_absolute() && !out.contains(&dir) {
+            out.push(dir);
+        }
+    }
+    out
+}
+
+/// Whether `file` lies in one of [`user_config_dirs`] (symlinks resolved on both sides) and
+/// only the user could have put it there (see [`writable_by_others`]).
 pub fn in_user_config(file: &Path) -> bool {
-    let Ok(file) = std::fs::canonicalize(file) else {
-        return false;
-    };
+    config_root_of(file).is_some() && writable_by_others(file).is_none()
+}
+
+/// The canonical config folder of [`user_config_dirs`] that holds `file`, and `file` canonical.
+fn config_root_of(file: &Path) -> Option<(PathBuf, PathBuf)> {
+    let file = std::fs::canonicalize(file).ok()?;
     user_config_dirs()
         .iter()
         .filter_map(|d| std::fs::canonicalize(d).ok())
-        .any(|d| file.starts_with(d))
+        .find(|d| file.starts_with(d))
+        .map(|d| (d, file))
+}
+
+/// For a file in the user's config folders: the first of it and the folders from it up to that
+/// config folder that another user could have written — a file others may write or that is not
+/// the user's (nor root's), a folder others may write without the sticky bit — as ssh refuses
+/// a key others could change. An agent file there is then not the user's word.
+pub fn writable_by_others(file: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let (root, file) = config_root_of(file)?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let meta = std::fs::metadata(&file).ok()?;
+    if meta.mode() & 0o002 != 0 || (meta.uid() != me && meta.uid() != 0) {
+        return Some(file);
+    }
+    file.ancestors()
+        .skip(1)
+        .take_while(|d| d.starts_with(&root))
+        .find(|d| {
+            std::fs::metadata(d).is_ok_and(|m| m.mode() & 0o002 != 0 && m.mode() & 0o1000 == 0)
+        })
+        .map(Path::to_path_buf)
 }
 
 /// The project-local folders that exist in the working directory (for the "not trusted" notice).

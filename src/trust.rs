@@ -25,6 +25,15 @@ pub enum TrustError {
     },
     #[error("neither $XDG_CONFIG_HOME nor $HOME is set: there is nowhere to record trust")]
     NoConfigDir,
+    /// The trust file, or a folder on the way to it, could be changed by another user: it
+    /// trusts nothing until it is the user's alone.
+    #[error(
+        "the trust list {} trusts no directory: {} could be changed by another user; make it \
+         yours and `chmod o-w` it",
+        path.display(),
+        open.display()
+    )]
+    OpenToOthers { path: PathBuf, open: PathBuf },
     #[error(
         "{}: refusing to trust {what}: it would trust every project below it; trust the project's own directory",
         path.display()
@@ -77,6 +86,9 @@ pub fn load() -> Result<Vec<PathBuf>, TrustError> {
     let Some(path) = store_path() else {
         return Ok(Vec::new());
     };
+    if let Some(open) = crate::paths::writable_by_others(&path) {
+        return Err(TrustError::OpenToOthers { path, open });
+    }
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(parse(&text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
@@ -185,6 +197,14 @@ pub enum CwdTrust {
         /// How it failed, e.g. "that anyone may write to".
         why: &'static str,
     },
+    /// The trust file (or a folder on the way to it) could be changed by another user: it
+    /// trusts nothing.
+    StoreOpen {
+        /// The trust file.
+        store: PathBuf,
+        /// The file or folder others could change.
+        open: PathBuf,
+    },
 }
 
 /// The working directory's [`CwdTrust`]; read once per process. An unreadable trust file
@@ -195,8 +215,12 @@ pub fn cwd_trust() -> &'static CwdTrust {
         let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else {
             return CwdTrust::NotListed;
         };
-        let Ok(list) = load() else {
-            return CwdTrust::NotListed;
+        let list = match load() {
+            Ok(list) => list,
+            Err(TrustError::OpenToOthers { path, open }) => {
+                return CwdTrust::StoreOpen { store: path, open };
+            }
+            Err(_) => return CwdTrust::NotListed,
         };
         let Some(listed) = covering(&list, &cwd) else {
             return CwdTrust::NotListed;

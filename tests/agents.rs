@@ -726,3 +726,47 @@ fn show_says_the_users_own_agent_raises_the_policy() {
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(!stderr.contains("may only narrow"), "{stderr}");
 }
+
+/// An agent file in the user's config folder that another user could have changed (written by
+/// others, or in a folder others may write without the sticky bit) is not the user's word: it
+/// may only narrow the policy, and the notice says why and how to fix it. Once fixed (the
+/// control) its grant holds.
+#[test]
+fn an_agent_file_others_could_change_is_not_the_users_word() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let dir = w.config.join("skillpipe/agents");
+    let file = dir.join("open.toml");
+    write(
+        &file,
+        "instructions = 'x'\n[script_policy]\nallow_network = true\n",
+    );
+    let mode = |p: &Path, m: u32| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+    let show = || {
+        let out = w.cmd().args(["agents", "show", "open"]).output().unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (path, m) in [(&file, 0o666), (&dir, 0o777)] {
+        mode(path, m);
+        let (out, err) = show();
+        assert!(out.contains("allow_network = false"), "{out}");
+        assert!(
+            err.contains(&format!(
+                "{} could be changed by another user (make it yours and `chmod o-w` it), so it may only narrow the script policy; ignored: allow_network",
+                path.display()
+            )),
+            "{err}"
+        );
+        mode(path, if m == 0o666 { 0o644 } else { 0o755 });
+    }
+    // Sticky like /tmp: others may add files but not change this one.
+    mode(&dir, 0o1777);
+    let (out, err) = show();
+    assert!(out.contains("allow_network = true"), "{out}{err}");
+    mode(&dir, 0o755);
+    let (out, err) = show();
+    assert!(out.contains("allow_network = true"), "{out}{err}");
+}

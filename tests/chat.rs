@@ -185,7 +185,8 @@ fn a_skill_read_with_nothing_after_it_is_not_shown_as_the_answer() {
         .args(["--skills-dir", "skills", "make a pdf as the guide says"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    // No answer: a one-shot run fails, so a script does not take the empty output for one.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).trim().is_empty(), "{:?}", stdout(&out));
     assert!(
         stderr(&out)
@@ -1290,6 +1291,24 @@ fn doctor_fails_on_a_broken_agent() {
     );
 }
 
+/// `doctor --help` says what it checks: the config and the model, not only the sandbox.
+#[test]
+fn doctor_help_names_the_config_and_model_checks() {
+    let home = TestHome::new();
+    let out = home.cmd().args(["doctor", "--help"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in [
+        "config.toml",
+        "model",
+        "--online",
+        "API-key variable",
+        "enforce",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from\n{text}");
+    }
+}
+
 #[test]
 fn doctor_online_lists_the_endpoints_models() {
     let home = TestHome::new();
@@ -1317,6 +1336,36 @@ fn doctor_online_lists_the_endpoints_models() {
         "{text}"
     );
     assert!(text.contains("  m1\n"), "{text}");
+    // A model named that the endpoint does not serve fails as the endpoint not answering does.
+    let out = home
+        .cmd()
+        .args([
+            "doctor",
+            "--online",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("ERROR ") && stderr(&out).contains("does not serve model m3"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    // A name without a tag is the `:latest` one the endpoint lists (Ollama's names).
+    server.set_models(&["qwen2.5:latest", "m2"]);
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--base-url", &server.url])
+        .args(["--model", "qwen2.5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    server.set_models(&["m1", "m2"]);
 
     // No model named: doctor fails where chat would stop (two models, none chosen)…
     let out = home
@@ -1895,6 +1944,14 @@ fn print_request_shows_the_request_and_sends_nothing() {
     assert!(out.status.success(), "{}", stderr(&out));
     let body: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(body["messages"].as_array().unwrap().is_empty(), "{body}");
+    // The model chat would take from that list is not known here: none is printed, and the
+    // note says why (never the hosted default, which that server does not serve).
+    assert_eq!(body["model"], serde_json::Value::Null, "{body}");
+    assert!(
+        stderr(&out).contains("\"model\" is null here; --model NAME prints it"),
+        "{}",
+        stderr(&out)
+    );
     let hosted = home
         .cmd()
         .args(["chat", "--model", "openai:gpt-x", "--print-request", "hi"])

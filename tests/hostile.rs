@@ -3338,6 +3338,12 @@ fn interrupted_run_is_audited_and_cleaned_up() {
             last["reason"].as_str().unwrap().contains("SIGTERM"),
             "{last}"
         );
+        // What it ran under, and how it ended, are kept too.
+        assert!(
+            last["sandbox"].as_str().is_some_and(|s| s.contains("pids")),
+            "{last}"
+        );
+        assert_eq!(last["signal"], "SIGKILL", "{last}");
         // It ran and was stopped: reported as a failure, not as a refusal.
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(

@@ -261,7 +261,7 @@ fn long_tool_descriptions_are_cut_at_a_boundary() {
         "sheets.py",
         &format!("#!/usr/bin/env python3\n\"\"\"{doc}\"\"\"\n"),
     );
-    let mut c = Client::start(&home, &[]);
+    let mut c = Client::start(&home, &["--allow-scripts"]);
     let tools = c.request("tools/list", json!({}));
     let tool = tools["result"]["tools"]
         .as_array()
@@ -283,7 +283,7 @@ fn long_tool_descriptions_are_cut_at_a_boundary() {
 #[test]
 fn tools_and_resources_are_listed_and_read() {
     let home = setup();
-    let mut c = Client::start(&home, &[]);
+    let mut c = Client::start(&home, &["--allow-scripts"]);
 
     let tools = c.request("tools/list", json!({}));
     let tools = tools["result"]["tools"].as_array().unwrap().clone();
@@ -558,6 +558,48 @@ fn calls_run_fail_time_out_and_are_audited() {
             .any(|r| r["argv"] == json!(["t__nope"]) && r["decision"] == "invalid"),
         "{audit:?}"
     );
+}
+
+/// With scripts off nothing could run: tools/list offers `load_skill` only, stderr says why,
+/// and a call by name still gets the policy's reason.
+#[test]
+fn scripts_off_offers_only_load_skill_and_says_so() {
+    let home = setup();
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ];
+    let listed = |args: &[&str]| {
+        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let out = assert_cmd::Command::from_std(server_cmd(&home, args))
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        let reply = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|m| m["id"] == 2)
+            .unwrap();
+        let names: Vec<String> = reply["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        (names, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (names, err) = listed(&["-y"]);
+    assert_eq!(names, ["load_skill"], "{err}");
+    assert!(
+        err.contains("no script or tool is offered (only load_skill)")
+            && err.contains("--allow-scripts"),
+        "{err}"
+    );
+    // The control: scripts on, the same skills offer their scripts and nothing is said.
+    let (names, err) = listed(&["--allow-scripts", "-y"]);
+    assert!(names.iter().any(|n| n == "t__echo"), "{names:?}");
+    assert!(!err.contains("is offered"), "{err}");
 }
 
 #[test]
@@ -1242,7 +1284,7 @@ fn large_lists_are_paginated_and_unsupported_methods_answer_errors() {
         );
         home.write(&format!("skills/s{i:03}/scripts/go.sh"), "echo go\n");
     }
-    let mut c = Client::start(&home, &[]);
+    let mut c = Client::start(&home, &["--allow-scripts"]);
 
     let walk = |c: &mut Client, method: &str, key: &str, field: &str| -> (Vec<String>, usize) {
         let mut seen = Vec::new();

@@ -588,6 +588,10 @@ fn resume_brings_back_the_agent() {
     let mut p = Pty::spawn(repl_cmd(&home, &server, &["--resume", "lesson"]));
     p.expect("the session's agent cannot be loaded");
     p.expect("resumed");
+    // Typed once the prompt is there (keys typed before it may meet the terminal's switch to
+    // raw mode).
+    p.expect("now none");
+    p.prompt();
     p.send(b"last\r");
     p.expect("three");
     p.prompt();
@@ -1541,4 +1545,53 @@ fn emphasis_across_a_line_break_is_rendered() {
     );
     let raw = String::from_utf8_lossy(&p.raw()).into_owned();
     assert!(raw.contains("\x1b[1mlines\x1b[0m"), "{raw:?}");
+}
+
+/// `--base-url` (or `--model`) repeating what a session was saved with names nothing new: the
+/// saved model goes on at that endpoint, even where the server serves several.
+#[test]
+fn resume_with_the_saved_endpoint_repeated_keeps_the_saved_model() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["again"]), Reply::text(["and again"])]);
+    server.set_models(&["m1", "m2"]);
+    let session = serde_json::json!({
+        "skillpipe_session": 1,
+        "saved_at": "2026-01-01T00:00:00.000Z",
+        "model": "openai:m2",
+        "base_url": server.url,
+        "agent": null,
+        "history": [{"role": "user", "content": "hello"}],
+        "transcript": [{"role": "user", "text": "hello"}],
+    });
+    home.write(
+        "state/skillpipe/sessions/two.json",
+        &serde_json::to_string(&session).unwrap(),
+    );
+    for repeated in [["--base-url", &server.url], ["--model", "m2"]] {
+        let out = home
+            .cmd()
+            .args(["chat", "--resume", "two"])
+            .args(repeated)
+            .write_stdin("more")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{repeated:?}: {out:?}");
+    }
+    let models: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r["model"].clone())
+        .collect();
+    assert_eq!(models, ["m2", "m2"]);
+    // The control: with no saved session to go on with, that endpoint needs --model.
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &server.url, "more"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("choose one with --model: m1, m2"),
+        "{out:?}"
+    );
 }

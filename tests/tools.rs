@@ -103,7 +103,10 @@ fn tool_folders_are_shown_and_validated_with_file_line_and_key() {
         text.contains("usage: !{data:stats --input-path TEXT [--threshold NUMBER] [--verbose]}"),
         "{text}"
     );
-    assert!(text.contains("  hidden: hidden  (disabled)"), "{text}");
+    assert!(
+        text.contains("  hidden: hidden  (disabled by `enabled: false` in its tool.yaml)"),
+        "{text}"
+    );
     assert!(
         text.contains("timeout: 10 s") && text.contains("env: STATS_MODE"),
         "{text}"

@@ -697,6 +697,27 @@ fn a_trusted_projects_folder_open_to_others_is_not_used() {
         ),
         "{stderr}"
     );
+    // One skill's own folder open to everyone: that skill is skipped, saying why and the fix.
+    std::fs::set_permissions(
+        clone.join(".claude"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    skill(&clone.join(".claude/skills"), "kept-skill", "kept");
+    std::fs::set_permissions(
+        clone.join(".claude/skills/open-skill"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    let (stdout, stderr) = list(&home);
+    assert!(!stdout.contains("open-skill"), "{stdout}");
+    assert!(stdout.contains("kept-skill"), "control: {stdout}");
+    assert!(
+        stderr.contains(
+            "open-skill/SKILL.md:1: its folder is one that anyone may write to: another user may have put this skill there (`chmod o-w` the folder if it is yours); skill skipped"
+        ),
+        "{stderr}"
+    );
 }
 
 /// Run from the home folder, `./.agents/skills` is the user's own skill folder: used, and no
@@ -793,4 +814,56 @@ fn from_home_the_users_agent_keeps_the_users_skills() {
     assert!(o.status.success(), "{:?}", out(&o));
     assert_eq!(out(&o).0, "x hi y", "{:?}", out(&o));
     assert!(!out(&o).1.contains("project"), "{:?}", out(&o));
+}
+
+/// The trust list and the config file are the user's word only while no other user could
+/// change them: a trust list others may write trusts nothing (the notice says why and the
+/// fix), a config file others may write is refused (it names where the API key goes). Made
+/// the user's alone again (the control), both are used.
+#[test]
+fn a_trust_list_or_config_file_others_could_change_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = TestHome::new();
+    let clone = project(&home);
+    skill(&clone.join("skills"), "proj-skill", "proj");
+    cmd_in(&home, &clone).arg("trust").assert().success();
+    let store = home.path().join("config/skillpipe/trusted-dirs");
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let list = || {
+        out(&cmd_in(&home, &clone)
+            .args(["skills", "list"])
+            .output()
+            .unwrap())
+    };
+    mode(&store, 0o666);
+    let (stdout, stderr) = list();
+    assert!(!stdout.contains("proj-skill"), "{stdout}");
+    assert!(
+        stderr.contains("trusts no directory: it could be changed by another user; make it yours and `chmod o-w` it"),
+        "{stderr}"
+    );
+    mode(&store, 0o644);
+    let (stdout, _) = list();
+    assert!(stdout.contains("proj-skill"), "control: {stdout}");
+
+    let config = home.path().join("config/skillpipe/config.toml");
+    std::fs::write(&config, "model = \"m\"\n").unwrap();
+    mode(&config, 0o666);
+    let o = cmd_in(&home, &clone)
+        .args(["skills", "list"])
+        .output()
+        .unwrap();
+    let (_, stderr) = out(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("config.toml: it could be changed by another user, and it names where your API key is sent"),
+        "{stderr}"
+    );
+    mode(&config, 0o600);
+    let o = cmd_in(&home, &clone)
+        .args(["skills", "list"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "control: {}", out(&o).1);
 }

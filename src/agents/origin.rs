@@ -32,7 +32,19 @@ pub fn restrict(agent: &mut AgentConfig) -> Restricted {
                 .collect()
         })
         .unwrap_or_default();
-    restrict_if(agent, foreign, &replays)
+    let mut restricted = restrict_if(agent, foreign, &replays);
+    // In the user's config folder but open to others: say why it is not the user's word.
+    if let (Some(n), Some(open)) = (
+        restricted.notice.as_mut(),
+        crate::paths::writable_by_others(&agent.source),
+    ) {
+        let why = format!(
+            "{} could be changed by another user (make it yours and `chmod o-w` it)",
+            open.display()
+        );
+        *n = n.replacen("not in your own config folders", &why, 1);
+    }
+    restricted
 }
 
 /// An agent file as a notice names it: a link (e.g. into the user's config folder) with where it

@@ -181,15 +181,16 @@ fn hint(h: &Hint) -> String {
         // Names no flag: the same either way.
         Hint::Protected { .. } => h.to_string(),
         Hint::Timeout {
-            seconds,
+            after,
             network_off,
             tool,
         } => {
             let mut s = match tool {
-                Some((tool, policy)) => crate::sandbox::hint::tool_timeout(tool, *seconds, *policy),
+                Some((tool, policy)) => crate::sandbox::hint::tool_timeout(tool, *after, *policy),
                 None => format!(
-                    "stopped at the timeout (timeout_seconds = {seconds} s): --timeout SECS \
-                     allows longer (at most 600)"
+                    "stopped at the timeout (timeout_seconds = {}): --timeout SECS \
+                     allows longer (at most 600)",
+                    crate::term::duration::text(*after)
                 ),
             };
             if *network_off {
@@ -321,11 +322,20 @@ mod tests {
             ),
             (
                 Hint::Timeout {
-                    seconds: 5,
+                    after: std::time::Duration::from_secs(5),
                     network_off: true,
                     tool: None,
                 },
                 "stopped at the timeout (timeout_seconds = 5 s): --timeout SECS allows longer (at most 600); with the network off, a script waiting on a download also ends here (--allow-network)",
+            ),
+            (
+                // A tool's own timeout in milliseconds: as `skills show` spells it, not cut.
+                Hint::Timeout {
+                    after: std::time::Duration::from_millis(1500),
+                    network_off: false,
+                    tool: Some(("mine:slow".into(), 30)),
+                },
+                "stopped at the timeout of tool `mine:slow` (its tool.yaml's timeout, 1.5 s): a larger timeout there allows longer (up to the policy's 30 s)",
             ),
             (
                 Hint::Workdir {

@@ -132,8 +132,9 @@ pub struct TurnReport {
     pub problems: bool,
     /// The processed text shown for this turn.
     pub shown: String,
-    /// The model sent nothing at all this turn: no text, no directive, no tool call (an
-    /// endpoint that answers empty; a one-shot caller treats it as a failed request).
+    /// The model gave no answer this turn: it sent nothing at all (no text, no directive, no
+    /// tool call: an endpoint that answers empty), or only read a skill's instructions and
+    /// wrote nothing after them. A one-shot caller treats it as a failed request.
     pub model_silent: bool,
 }
 
@@ -594,8 +595,9 @@ impl Session {
         let mut held = Vec::new();
         self.lines.finish(&mut held);
         self.show(ui, &held);
+        let mut only_read = false;
         if result.is_ok() {
-            self.never_silent(ui, &captures, max_bytes);
+            only_read = self.never_silent(ui, &captures, max_bytes);
         }
         // Side effects finish before the turn ends, so their reports come before the prompt.
         driver
@@ -603,16 +605,17 @@ impl Session {
             .await;
         report.captures = driver.captures();
         report.problems = driver.problems();
-        report.model_silent = result.is_ok()
-            && self.history[self.turn_start.unwrap_or(0)..]
-                .iter()
-                .all(|m| match m {
-                    Message::Assistant {
-                        content,
-                        tool_calls,
-                    } => content.trim().is_empty() && tool_calls.is_empty(),
-                    _ => true,
-                });
+        report.model_silent = only_read
+            || result.is_ok()
+                && self.history[self.turn_start.unwrap_or(0)..]
+                    .iter()
+                    .all(|m| match m {
+                        Message::Assistant {
+                            content,
+                            tool_calls,
+                        } => content.trim().is_empty() && tool_calls.is_empty(),
+                        _ => true,
+                    });
         ui.busy(None);
         self.partial_raw.clear();
         report.shown = std::mem::take(&mut self.partial_shown);
@@ -805,7 +808,9 @@ impl Session {
     /// was stopped for repeating it, the capture's output is shown; when the turn showed nothing
     /// at all (a failed or refused capture, an answer of directives only, no text), a notice
     /// says what happened. The output is kept as the answer; the notice is only shown.
-    fn never_silent(&mut self, ui: &mut dyn Ui, captures: &Captures, max_bytes: usize) {
+    ///
+    /// True when the model only read a skill and wrote nothing after it: no answer.
+    fn never_silent(&mut self, ui: &mut dyn Ui, captures: &Captures, max_bytes: usize) -> bool {
         let after = self.partial_shown.get(captures.shown_at..).unwrap_or("");
         let silent_after = captures.looped || after.trim().is_empty();
         // A skill's text is for the model to act on, not an answer: when the model read one
@@ -817,7 +822,7 @@ impl Session {
             && let Some(name) = captures.last_body.as_deref().and_then(result::skill_read)
         {
             ui.notice(&Notice::NoAnswer(result::read_skill_only(&name)));
-            return;
+            return true;
         }
         let output = match &captures.last {
             Some(outcome) if silent_after => result::shown_output(outcome, max_bytes),
@@ -829,7 +834,7 @@ impl Session {
             if self.partial_shown.trim().is_empty() {
                 ui.notice(&Notice::NoAnswer(result::no_answer(captures.last.as_ref())));
             }
-            return;
+            return false;
         };
         let sep =
             if self.partial_shown.is_empty() || self.partial_shown.ends_with(char::is_whitespace) {
@@ -848,6 +853,7 @@ impl Session {
             }) if tool_calls.is_empty() => content.push_str(&text),
             _ => self.history.push(Message::assistant(text)),
         }
+        false
     }
 
     fn show(&mut self, ui: &mut dyn Ui, mut bytes: &[u8]) {

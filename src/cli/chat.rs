@@ -175,7 +175,16 @@ pub fn run(args: ChatArgs) -> anyhow::Result<i32> {
             if let Some(p) = prompt {
                 session.history.push(crate::model::Message::user(p));
             }
-            let body = crate::model::request_body(settings.provider, &session.request());
+            let mut body = crate::model::request_body(settings.provider, &session.request());
+            if settings.ask_endpoint_for_model {
+                // Chat would take the model from the endpoint's list, which is not asked here:
+                // no name rather than one the server may not serve.
+                body["model"] = serde_json::Value::Null;
+                crate::app::note(&format!(
+                    "skillpipe: --print-request asks nothing of {}: with no model named, chat would ask it for its models and use its only one (or stop and list them), so \"model\" is null here; --model NAME prints it",
+                    crate::term::sanitize(&settings.base_url)
+                ));
+            }
             // Skill and agent text is foreign: escaped like everything shown.
             let mut out = crate::term::Guarded::stdout();
             writeln!(out, "{}", serde_json::to_string_pretty(&body)?)?;

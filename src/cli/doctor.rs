@@ -47,12 +47,12 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     let model = model_section(&args);
     write!(out, "\n{}", model.text)?;
     drop(out);
-    for e in &model.errors {
+    for e in model.errors.iter().chain(&model.online_errors) {
         eprintln!("skillpipe: {}", crate::term::sanitize(e));
     }
     Ok(if !model.errors.is_empty() {
         super::EXIT_USAGE
-    } else if model.offline_failure {
+    } else if model.online_failure || !model.online_errors.is_empty() {
         super::EXIT_RUNTIME
     } else {
         super::EXIT_OK
@@ -66,7 +66,10 @@ pub struct ModelReport {
     /// Configuration errors (file and line named): exit 2.
     pub errors: Vec<String>,
     /// `--online` could not get the model list: exit 1.
-    pub offline_failure: bool,
+    pub online_failure: bool,
+    /// What `--online` found the endpoint cannot do (a model named that it does not serve):
+    /// exit 1, as the endpoint not answering.
+    pub online_errors: Vec<String>,
 }
 
 fn model_section(args: &DoctorArgs) -> ModelReport {
@@ -176,7 +179,15 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     } else if args.online {
         let listed = crate::model::models::list(&settings, std::time::Duration::from_secs(10));
         r.text.push_str(&online_rows(&settings, &listed));
-        r.offline_failure = listed.is_err();
+        r.online_failure = listed.is_err();
+        if let Some(e) = listed
+            .as_ref()
+            .ok()
+            .and_then(|m| model_not_served(&settings, m))
+        {
+            row(&mut r.text, "", &format!("ERROR {e}"));
+            r.online_errors.push(e);
+        }
         // No model named: what chat would pick from that list, or why it would stop.
         if let (true, Ok(models)) = (settings.ask_endpoint_for_model, &listed) {
             match crate::app::model_from_list(&settings.model, models) {
@@ -250,17 +261,25 @@ fn online_rows(
             for m in models {
                 row(&mut t, "", &crate::term::sanitize(m));
             }
-            if !s.ask_endpoint_for_model && !models.is_empty() && !models.contains(&s.model) {
-                row(
-                    &mut t,
-                    "",
-                    &format!("NOTE: {} is not in that list", s.model),
-                );
-            }
         }
         Err(e) => row(&mut t, "online", &format!("FAILED — {e}")),
     }
     t
+}
+
+/// The model named (flag, environment, agent or config) when the endpoint's non-empty list
+/// does not have it: chat would ask for a model the server does not serve.
+fn model_not_served(s: &crate::model::Settings, models: &[String]) -> Option<String> {
+    // Ollama serves `qwen2.5` as `qwen2.5:latest`: a name without a tag is the latest one.
+    let listed = |m: &String| *m == s.model || *m == format!("{}:latest", s.model);
+    let missing = !s.ask_endpoint_for_model && !models.is_empty() && !models.iter().any(listed);
+    missing.then(|| {
+        format!(
+            "{} does not serve model {}: name one it lists with --model (or the config's or agent's `model`)",
+            s.base_url,
+            crate::term::sanitize(&s.model)
+        )
+    })
 }
 
 /// The whole report as text (separate from printing, for tests). `hidden`: what the default

@@ -34,15 +34,15 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
     )?;
     super::warn_all(&setup.warnings);
     let mut catalog = Catalog::load(setup.dispatcher.skills(), &setup.dispatcher.read_hidden());
-    catalog.offer_only(|reference| setup.dispatcher.could_run(reference));
+    let scripts_on = setup.dispatcher.policy().allow_scripts;
+    let runnable = catalog.tools.len();
+    // With scripts off nothing could run: a client's model is offered only `load_skill`.
+    catalog.offer_only(|reference| scripts_on && setup.dispatcher.could_run(reference));
     // They name files of the skill folders, foreign names.
     super::warn_all(&catalog.warnings);
     let dispatcher = setup.dispatcher;
-    if !dispatcher.policy().allow_scripts {
-        eprintln!(
-            "skillpipe mcp: every tool call will be refused: {}",
-            crate::app::wording::denied(&crate::policy::Denied::ScriptsOff)
-        );
+    if let Some(why) = nothing_offered(scripts_on, runnable, catalog.tools.len()) {
+        eprintln!("skillpipe mcp: {why}");
     }
     let rt = crate::app::runtime()?;
     let signal = rt.block_on(server::serve(
@@ -56,4 +56,38 @@ pub fn run(args: McpArgs) -> anyhow::Result<i32> {
     rt.shutdown_background();
     // Closing stdin is how a client ends the session; a signal stops it as it stops `filter`.
     Ok(signal.map_or(super::EXIT_OK, super::interrupt::stopped))
+}
+
+/// What to say at start when the policy leaves no script or tool to offer (of `loaded`
+/// entries, `load_skill` among them, `offered` are left), so that a client showing no tools is
+/// not a mystery.
+fn nothing_offered(scripts_on: bool, loaded: usize, offered: usize) -> Option<String> {
+    let has_load_skill = loaded > 0;
+    let runnable_left = offered.saturating_sub(usize::from(has_load_skill));
+    if runnable_left > 0 || loaded <= usize::from(has_load_skill) {
+        return None;
+    }
+    Some(match scripts_on {
+        false => format!(
+            "no script or tool is offered (only load_skill), and a call to one is refused: {}",
+            crate::app::wording::denied(&crate::policy::Denied::ScriptsOff)
+        ),
+        true => "no script or tool is offered (only load_skill): no --allow pattern (or agent's allowed_commands) matches one; a call is refused with the policy's reason".to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn says_why_when_nothing_runnable_is_offered() {
+        let off = nothing_offered(false, 4, 1).unwrap();
+        assert!(off.contains("--allow-scripts"), "{off}");
+        assert!(nothing_offered(true, 4, 1).unwrap().contains("--allow"));
+        // Controls: something runnable offered, or nothing loaded to offer.
+        assert_eq!(nothing_offered(true, 4, 2), None);
+        assert_eq!(nothing_offered(false, 0, 0), None);
+        assert_eq!(nothing_offered(false, 1, 1), None);
+    }
 }

@@ -50,7 +50,14 @@ pub enum Command {
     Skills(skills::SkillsArgs),
     /// List or show agents.
     Agents(agents::AgentsArgs),
-    /// Report what this machine can enforce and where files live.
+    /// Check the config, agents, model and endpoint a chat would use, and what this machine can
+    /// enforce.
+    ///
+    /// Parses config.toml and the agent files (exit 2 naming file and line); shows the provider,
+    /// endpoint, model and API-key variable chat would use (never the key); with --online asks
+    /// the endpoint for its models (exit 1 if it does not answer or does not serve the model
+    /// named). Then what the sandbox can enforce here, what scripts cannot read, and where
+    /// config, skills, agents and the audit log live.
     Doctor(doctor::DoctorArgs),
     /// Serve skills and their scripts to an MCP client over stdio.
     #[cfg(feature = "mcp")]

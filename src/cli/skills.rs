@@ -238,7 +238,10 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
     }
     writeln!(out, "tools:")?;
     for t in &skill.all_tools {
-        let state = if t.enabled { "" } else { "  (disabled)" };
+        let state = match t.disabled_by {
+            None => String::new(),
+            Some(by) => format!("  (disabled by `{by}` in its tool.yaml)"),
+        };
         writeln!(out, "  {}: {}{state}", t.id, t.name)?;
         if !t.description.is_empty() {
             writeln!(
@@ -270,11 +273,7 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             if usage.is_empty() { "" } else { " " }
         )?;
         if let Some(d) = t.timeout {
-            writeln!(
-                out,
-                "    timeout: {}",
-                crate::skills::tools::timeout_text(d)
-            )?;
+            writeln!(out, "    timeout: {}", crate::term::duration::text(d))?;
         }
         if t.confirm {
             writeln!(

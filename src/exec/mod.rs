@@ -17,6 +17,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
@@ -145,8 +146,13 @@ pub enum ExecError {
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
     /// The program got this signal (skillpipe's own signal handling): the command was killed.
-    #[error("interrupted by {0}: the command was killed")]
-    Interrupted(String),
+    #[error("interrupted by {signal}: the command was killed")]
+    Interrupted {
+        /// The signal skillpipe got (`SIGTERM` …).
+        signal: String,
+        /// The restrictions the command ran under, when it had started.
+        enforced: Option<Enforced>,
+    },
 }
 
 /// The signal skillpipe got (0: none), and the wake-up for runs in flight.
@@ -215,14 +221,26 @@ pub(crate) async fn run_with_launcher(
     spec: RunSpec,
     launcher: Option<&Path>,
 ) -> Result<RunResult, ExecError> {
+    // What the command runs under, once it started: the audit says it of an interrupted run too.
+    let started = Mutex::new(None);
     tokio::select! {
         // Dropping the run kills its tree and removes its $TMPDIR.
-        sig = interrupted() => Err(ExecError::Interrupted(sig)),
-        r = run_uninterrupted(spec, launcher) => r,
+        sig = interrupted() => Err(ExecError::Interrupted {
+            signal: sig,
+            enforced: *started.lock().unwrap_or_else(|e| e.into_inner()),
+        }),
+        r = run_uninterrupted(spec, launcher, &started) => r,
     }
 }
 
-async fn run_uninterrupted(spec: RunSpec, launcher: Option<&Path>) -> Result<RunResult, ExecError> {
+/// Where a run notes the restrictions its command started under.
+type Started = Mutex<Option<Enforced>>;
+
+async fn run_uninterrupted(
+    spec: RunSpec,
+    launcher: Option<&Path>,
+    started: &Started,
+) -> Result<RunResult, ExecError> {
     let s = &spec.sandbox;
     let sandboxed = s.isolate_network
         || s.restrict_filesystem
@@ -231,10 +249,10 @@ async fn run_uninterrupted(spec: RunSpec, launcher: Option<&Path>) -> Result<Run
         || s.limits.any();
     if !sandboxed {
         let none = Capabilities::none("not probed");
-        return run_planned(spec, &none, launcher, &mut false).await;
+        return run_planned(spec, &none, launcher, &mut false, started).await;
     }
     if sandbox::caps::probed() || std::env::var_os(sandbox::caps::UNAVAILABLE_ENV).is_some() {
-        return run_planned(spec, &sandbox::probe(), launcher, &mut false).await;
+        return run_planned(spec, &sandbox::probe(), launcher, &mut false, started).await;
     }
     // The probe costs a fork and three unshares, a third of a short run. The launcher checks
     // every step itself and reports a failure before the command starts, so until something
@@ -250,10 +268,13 @@ async fn run_uninterrupted(spec: RunSpec, launcher: Option<&Path>) -> Result<Run
         &Capabilities::all(),
         launcher,
         &mut setup_failed,
+        started,
     )
     .await
     {
-        Err(_) if setup_failed => run_planned(spec, &sandbox::probe(), launcher, &mut false).await,
+        Err(_) if setup_failed => {
+            run_planned(spec, &sandbox::probe(), launcher, &mut false, started).await
+        }
         other => other,
     }
 }
@@ -265,7 +286,7 @@ pub async fn run_with_capabilities(
     spec: RunSpec,
     caps: &Capabilities,
 ) -> Result<RunResult, ExecError> {
-    run_planned(spec, caps, None, &mut false).await
+    run_planned(spec, caps, None, &mut false, &Mutex::new(None)).await
 }
 
 /// The run itself. `setup_failed` is set when the launcher refused before starting the
@@ -275,6 +296,7 @@ async fn run_planned(
     caps: &Capabilities,
     launcher: Option<&Path>,
     setup_failed: &mut bool,
+    started: &Started,
 ) -> Result<RunResult, ExecError> {
     let plan =
         sandbox::plan(&spec.sandbox, caps).map_err(|e| ExecError::Sandbox(e.to_string().into()))?;
@@ -331,6 +353,47 @@ async fn run_planned(
     };
     #[cfg(not(target_os = "linux"))]
     let pids_cgroup: Option<sandbox::limits::PidsCgroup> = None;
+    // A folder read as the user's own that is missing could be made by a command allowed to
+    // write there: made empty for the run, covered by its read-only mounts, removed after.
+    #[cfg(target_os = "linux")]
+    let mut dangling_warning: Option<String> = None;
+    #[cfg(target_os = "linux")]
+    let placeholders = {
+        let s = &spec.sandbox;
+        let creatable: Vec<PathBuf> = s
+            .own_places
+            .iter()
+            .filter(|p| !s.restrict_filesystem || s.writable.iter().any(|w| p.starts_with(w)))
+            .cloned()
+            .collect();
+        // A link there to nothing cannot be covered: refused like a layer that cannot be
+        // set up (best-effort: said, and run).
+        if plan.enforce.mounts
+            && !creatable.is_empty()
+            && let Some((link, to)) = sandbox::placeholders::dangling_link(&creatable)
+        {
+            let what = format!(
+                "{} leads to {}, which does not exist: a script allowed to write could make it \
+                 there and it would be read as yours; create it, or remove the link",
+                link.display(),
+                to.display()
+            );
+            match s.required {
+                true => {
+                    // Nothing ran: the run is decided again against the spec as given.
+                    *setup_failed = true;
+                    return Err(ExecError::Sandbox(what.into()));
+                }
+                false => dangling_warning = Some(what),
+            }
+        }
+        match plan.enforce.mounts && !creatable.is_empty() {
+            true => {
+                sandbox::placeholders::Placeholders::make(&creatable, s.own_places_lock.as_deref())
+            }
+            false => Default::default(),
+        }
+    };
     let report = if plan.uses_launcher() {
         Some(ReportPipe::new().map_err(|e| ExecError::Io("cannot create a pipe".into(), e))?)
     } else {
@@ -347,6 +410,7 @@ async fn run_planned(
                 la.tmpdir = Some(tmp.path().to_path_buf());
                 la.hide = spec.sandbox.hide.clone();
                 la.protect = spec.sandbox.protect.clone();
+                la.protect.extend(placeholders.covered().iter().cloned());
                 la.socket = spec.sandbox.sockets.clone();
             }
             la.set_limits(&spec.sandbox.limits);
@@ -410,6 +474,7 @@ async fn run_planned(
             ExecError::Io(format!("cannot start {}", program.display()), e)
         }
     })?;
+    *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(plan.enforce);
     let report = report.map(ReportPipe::into_reader);
     let pgid = child.id().map_or(0, |id| id as libc::pid_t);
     let mut group = GroupGuard { pgid, armed: true };
@@ -463,6 +528,8 @@ async fn run_planned(
         plan.warnings.iter().cloned().map(Into::into).collect();
     #[cfg(target_os = "linux")]
     warnings.extend(cgroup_warning.map(Into::into));
+    #[cfg(target_os = "linux")]
+    warnings.extend(dangling_warning.map(Into::into));
     let mut enforced = Enforced::default();
     if let Some(reader) = report {
         let report = sandbox::report::parse(&reader.read_available());

@@ -8,6 +8,7 @@ mod merge;
 // The sandbox's keys need the sandbox (feature `runtime`); without it nothing runs anyway.
 #[cfg(feature = "runtime")]
 mod sandbox_keys;
+#[cfg(feature = "runtime")]
 pub(crate) use sandbox_keys::protected_places;
 pub(crate) mod source;
 

@@ -13,23 +13,22 @@ pub struct Facts<'a> {
     pub skills: Vec<&'a str>,
     pub policy: &'a ScriptPolicy,
     pub tools: bool,
-    pub system_prompt_chars: usize,
+    /// The system prompt's size in bytes (as `chat -v` counts it).
+    pub system_prompt_bytes: usize,
     /// Worked-example messages sent before the conversation with every request.
     pub few_shot: usize,
     pub messages: usize,
     /// The next request's body as the provider would send it (system prompt, few-shot,
     /// history, tool schemas), in bytes.
     pub request_bytes: usize,
-    /// The terminal's width: rows wrap at words under their value.
-    pub width: usize,
 }
 
+/// One line a row, `  KEY        value`, not wrapped here: where it is shown (and again after a
+/// resize) the REPL wraps it to the window, under the value's column where that fits.
 pub fn text(f: &Facts<'_>) -> String {
     let mut s = String::new();
     let mut row = |k: &str, v: &str| {
-        let first = format!("  {k:<10} ");
-        let rest = " ".repeat(first.len());
-        s.push_str(&crate::render::wrap_plain(v, f.width, &first, &rest));
+        let _ = writeln!(s, "  {k:<10} {v}");
     };
     row("model", f.model);
     row(
@@ -110,9 +109,9 @@ pub fn text(f: &Facts<'_>) -> String {
     row(
         "prompt",
         &format!(
-            "system {} chars; {} few-shot and {} conversation messages; the next request {} \
+            "system {} bytes; {} few-shot and {} conversation messages; the next request {} \
              bytes (~{} tokens){}",
-            f.system_prompt_chars,
+            f.system_prompt_bytes,
             f.few_shot,
             f.messages,
             f.request_bytes,
@@ -141,11 +140,10 @@ mod tests {
             skills: vec!["say", "calc"],
             policy: &policy,
             tools: false,
-            system_prompt_chars: 400,
+            system_prompt_bytes: 400,
             few_shot: 4,
             messages: 2,
             request_bytes: 1000,
-            width: 200,
         });
         for want in [
             "model      openai:gpt-4o-mini",
@@ -154,7 +152,7 @@ mod tests {
             "skills     say, calc",
             "policy     scripts off",
             "sandbox    required; network off",
-            "prompt     system 400 chars; 4 few-shot and 2 conversation messages; the next request 1000 bytes (~250 tokens)",
+            "prompt     system 400 bytes; 4 few-shot and 2 conversation messages; the next request 1000 bytes (~250 tokens)",
             "writable   $TMPDIR only (--writable DIR adds one)",
             "env        PATH, HOME, LANG, TERM passed to scripts",
         ] {
@@ -176,17 +174,61 @@ mod tests {
             skills: vec![],
             policy: &policy,
             tools: false,
-            system_prompt_chars: 0,
+            system_prompt_bytes: 0,
             few_shot: 0,
             messages: 0,
             request_bytes: 0,
-            width: 40,
         });
+        // As the REPL shows it: wrapped to the window, and again at each new width.
+        let t = crate::render::wrap_text(&t, 40);
         assert!(
             t.contains("  writable   $TMPDIR, /home/u/out,\n             /srv/data/long/folder\n"),
             "{t}"
         );
         assert!(t.contains("  env        PATH, PYTHONPATH passed to"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 40), "{t}");
+    }
+
+    /// Laid out at one width and again at another (a resize), a row continues under its value
+    /// (13 columns in), and at the narrowest window every row still fits.
+    #[test]
+    fn rows_wrap_under_the_value_at_every_width() {
+        let policy = ScriptPolicy::default();
+        let names = [
+            "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+        ];
+        let t = text(&Facts {
+            model: "openai:gpt-4o-mini",
+            endpoint: "http://127.0.0.1:11434/v1",
+            agent: None,
+            skills: names.to_vec(),
+            policy: &policy,
+            tools: false,
+            system_prompt_bytes: 7327,
+            few_shot: 0,
+            messages: 0,
+            request_bytes: 9000,
+        });
+        for width in [80, 50] {
+            let shown = crate::render::wrap_text(&t, width);
+            let skills: Vec<&str> = shown
+                .lines()
+                .skip_while(|l| !l.starts_with("  skills"))
+                .take_while(|l| l.starts_with("  skills") || l.starts_with("   "))
+                .collect();
+            assert!(skills.len() >= 2 || width == 80, "{shown}");
+            for cont in &skills[1..] {
+                let indent = cont.len() - cont.trim_start().len();
+                assert_eq!(indent, 13, "at {width}:\n{shown}");
+            }
+            assert!(shown.lines().all(|l| l.chars().count() <= width), "{shown}");
+        }
+        for width in [20, 24, 30] {
+            let shown = crate::render::wrap_text(&t, width);
+            assert!(
+                shown.lines().all(|l| l.chars().count() <= width),
+                "at {width}:\n{shown}"
+            );
+        }
     }
 }

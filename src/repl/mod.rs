@@ -588,11 +588,10 @@ impl Repl<'_> {
                 .collect(),
             policy: self.setup.dispatcher.policy(),
             tools: self.session.options().tools,
-            system_prompt_chars: self.session.system_prompt().map_or(0, str::len),
+            system_prompt_bytes: self.session.system_prompt().map_or(0, str::len),
             few_shot: self.session.few_shot_len(),
             messages: self.session.history.len(),
             request_bytes,
-            width: self.ui.width(),
         };
         self.ui.print(&crate::term::sanitize(&info::text(&facts)));
     }

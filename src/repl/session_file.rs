@@ -166,15 +166,34 @@ impl SessionFile {
     /// only an agent by name.
     pub fn apply_to(&self, config: &mut crate::app::ChatConfig, kept: bool) -> Applied {
         let mut applied = Applied::default();
+        // A flag that repeats the saved value names nothing new: `--base-url` the session was
+        // saved with still goes on with its model, `--model` it was saved with at its endpoint.
+        let model_repeated = config
+            .model
+            .as_deref()
+            .is_some_and(|m| same_model(m, &self.model));
+        let url_repeated = config
+            .base_url
+            .as_deref()
+            .is_some_and(|u| self.base_url.as_deref().is_some_and(|s| same_url(u, s)));
         // The endpoint too: the user's API key would go to a server the file names.
         let endpoint_open = config.model.is_none() && config.base_url.is_none();
-        if endpoint_open && kept {
+        let endpoint_kept = (config.model.is_none() || model_repeated)
+            && (config.base_url.is_none() || url_repeated);
+        if endpoint_kept && kept {
             config.model = Some(self.model.clone());
             config.base_url = self.base_url.clone();
         }
         let app = &mut config.app;
         // Older files have only the agent's name.
         let agent = self.reload.agent.as_ref().or(self.agent.as_ref());
+        // `--agent` naming the saved agent again keeps its `--var`s unless others are given.
+        let agent_repeated = app.agent.as_ref().is_some_and(|given| {
+            Some(given) == self.reload.agent.as_ref() || Some(given) == self.agent.as_ref()
+        });
+        if agent_repeated && app.vars.is_empty() {
+            app.vars = self.reload.vars.clone();
+        }
         let by_path = agent.is_some_and(|a| crate::paths::agent_dir(a).is_some());
         let agent = agent.filter(|_| kept || !by_path);
         applied.paths_left_out = !kept
@@ -227,6 +246,20 @@ impl SessionFile {
             line
         }
     }
+}
+
+/// Whether the `--model` argument `given` names the saved `provider:model` (`saved`): the same
+/// text, or the same model without its provider.
+fn same_model(given: &str, saved: &str) -> bool {
+    given == saved
+        || saved
+            .split_once(':')
+            .is_some_and(|(_, model)| model == given)
+}
+
+/// Whether two endpoint URLs are the same one (a trailing `/` aside, as requests are built).
+fn same_url(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
 /// Where named sessions live.
@@ -528,6 +561,59 @@ mod tests {
         let applied = file.apply_to(&mut by_name, false);
         assert!(applied.agent && !applied.paths_left_out);
         assert_eq!(by_name.app.agent.as_deref(), Some("tutor"));
+    }
+
+    /// A flag that repeats what the session was saved with names nothing new: the saved model
+    /// stays with its endpoint, the saved agent with its `--var`s.
+    #[test]
+    fn a_flag_repeating_the_saved_value_keeps_the_rest() {
+        use crate::app::ChatConfig;
+        let mut file = sample(1);
+        file.model = "openai:m2".into();
+        file.base_url = Some("http://127.0.0.1:9/v1".into());
+        file.reload.agent = Some("tutor".into());
+        file.reload.vars = vec!["lang=French".into()];
+        let resume = |model: Option<&str>, url: Option<&str>| {
+            let mut c = ChatConfig {
+                model: model.map(str::to_string),
+                base_url: url.map(str::to_string),
+                ..ChatConfig::default()
+            };
+            file.apply_to(&mut c, true);
+            (c.model, c.base_url)
+        };
+        let saved = (
+            Some("openai:m2".to_string()),
+            Some("http://127.0.0.1:9/v1".to_string()),
+        );
+        assert_eq!(resume(None, Some("http://127.0.0.1:9/v1/")), saved);
+        assert_eq!(resume(Some("m2"), None), saved);
+        assert_eq!(
+            resume(Some("openai:m2"), Some("http://127.0.0.1:9/v1")),
+            saved
+        );
+        // Controls: a flag that names another model or endpoint wins, and alone.
+        assert_eq!(
+            resume(None, Some("http://127.0.0.1:8/v1")),
+            (None, Some("http://127.0.0.1:8/v1".to_string()))
+        );
+        assert_eq!(resume(Some("m1"), None), (Some("m1".to_string()), None));
+        assert_eq!(
+            resume(Some("m2"), Some("http://127.0.0.1:8/v1")),
+            (
+                Some("m2".to_string()),
+                Some("http://127.0.0.1:8/v1".to_string())
+            )
+        );
+        // The saved agent named again keeps its variables; another agent does not get them.
+        let mut again = ChatConfig::default();
+        again.app.agent = Some("tutor".into());
+        file.apply_to(&mut again, true);
+        assert_eq!(again.app.vars, ["lang=French"]);
+        let mut other = ChatConfig::default();
+        other.app.agent = Some("other".into());
+        file.apply_to(&mut other, true);
+        assert!(other.app.vars.is_empty());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use super::limits::Limits;
 use super::plan::Enforced;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// What is known about a finished run.
 #[derive(Debug, Clone, Copy)]
@@ -130,8 +131,8 @@ pub enum Hint {
     /// It was stopped at the timeout (`network_off`: a download may have been what it waited
     /// for).
     Timeout {
-        /// The timeout in force, in seconds.
-        seconds: u64,
+        /// The timeout in force (a tool's own may be part of a second).
+        after: Duration,
         /// The run had no network.
         network_off: bool,
         /// `Some((tool, policy_seconds))` when a tool's `timeout:` in its tool.yaml, shorter
@@ -283,16 +284,17 @@ impl std::fmt::Display for Hint {
                 no_network(local.as_deref())
             ),
             Hint::Timeout {
-                seconds,
+                after,
                 network_off,
                 tool,
             } => {
                 match tool {
-                    Some((tool, policy)) => write!(f, "{}", tool_timeout(tool, *seconds, *policy))?,
+                    Some((tool, policy)) => write!(f, "{}", tool_timeout(tool, *after, *policy))?,
                     None => write!(
                         f,
-                        "stopped at the timeout (timeout_seconds = {seconds} s): a larger \
-                         timeout_seconds allows longer (at most 600)"
+                        "stopped at the timeout (timeout_seconds = {}): a larger \
+                         timeout_seconds allows longer (at most 600)",
+                        crate::term::duration::text(*after)
                     )?,
                 }
                 if *network_off {
@@ -541,8 +543,13 @@ pub fn explain(f: &Facts) -> Option<Hint> {
             return Some(limit("max_memory_mb", l.memory_mb, " MiB"));
         }
     }
+    // A hidden path the error names, unless the error is a refused access to other paths
+    // (a script that printed a hidden path's name and then failed a write elsewhere).
     if let Some(h) = hidden_named(f, &err) {
-        return Some(h);
+        let refused = Refusal::of(&err).paths;
+        if refused.is_empty() || refused.iter().any(|p| names_hidden(&h, p)) {
+            return Some(h);
+        }
     }
     let sandboxed = f.enforced != Enforced::default();
     // The seccomp filter refuses them with EPERM; `unshare -r` and the like say which call.
@@ -578,10 +585,14 @@ pub fn explain(f: &Facts) -> Option<Hint> {
     // Landlock or the mounts (skillpipe's own files stay read-only with writes allowed too).
     let write_refused = read_only || denied && refusal.access != Access::Read;
     let by_sandbox = f.enforced.filesystem || f.enforced.mounts && read_only;
-    // A relative path written from the skill's own folder (now kept read-only) most likely
-    // meant where the user works: the hint below names `--workdir caller`.
+    // A relative path written in the folder the command ran in (a skill's own, kept
+    // read-only) most likely meant where the user works: the hints below say which folders
+    // are writable and, where the user's is, name `--workdir caller`.
+    let ran_in_protected = f
+        .cwd
+        .is_some_and(|cwd| f.protected.iter().any(|(place, _)| cwd.starts_with(place)));
     let meant_caller = f.enforced.filesystem
-        && f.ran_elsewhere.is_some()
+        && (f.ran_elsewhere.is_some() || ran_in_protected)
         && refusal.paths.iter().any(|p| !p.starts_with('/'));
     if write_refused
         && by_sandbox
@@ -785,6 +796,17 @@ fn hidden_named(f: &Facts, err: &str) -> Option<Hint> {
             name: crate::command::escape_controls(&n.to_string_lossy()),
             here: None,
         })
+}
+
+/// Whether `path`, as a refusal names it (absolute or relative), is the hidden one `hint`
+/// names.
+fn names_hidden(hint: &Hint, path: &str) -> bool {
+    let p = fold(std::path::Path::new(path));
+    match hint {
+        Hint::Hidden { path: hidden } => *hidden == p || hidden.ends_with(&p),
+        Hint::HiddenSomewhere { name, .. } => p.ends_with(name.as_str()),
+        _ => false,
+    }
 }
 
 /// The first of `paths` (from a refusal) that lies in a writable path, resolved against the
@@ -1044,10 +1066,11 @@ fn in_force(e: Enforced) -> String {
 
 /// A tool stopped at its own tool.yaml `timeout:` (the same words for every caller: the key
 /// is in the tool's file, not a flag).
-pub fn tool_timeout(tool: &str, seconds: u64, policy: u64) -> String {
+pub fn tool_timeout(tool: &str, after: Duration, policy: u64) -> String {
     format!(
-        "stopped at the timeout of tool `{tool}` (its tool.yaml's timeout, {seconds} s): a larger \
-         timeout there allows longer (up to the policy's {policy} s)"
+        "stopped at the timeout of tool `{tool}` (its tool.yaml's timeout, {}): a larger \
+         timeout there allows longer (up to the policy's {policy} s)",
+        crate::term::duration::text(after)
     )
 }
 
@@ -1600,6 +1623,47 @@ mod tests {
             f.cwd = Some(&cwd);
             assert!(!matches!(explain(&f), Some(Hint::Hidden { .. })), "{err}");
         }
+    }
+
+    /// A relative write in the folder the command ran in, a protected one (a skill's own), is
+    /// told as a write outside the writable folders, not as a protected place: the script
+    /// most likely meant where the user works. An absolute one there is protected (control).
+    #[test]
+    fn a_relative_write_in_the_protected_folder_it_ran_in_is_a_refused_write() {
+        let places = [(PathBuf::from("/kit"), "loaded skills".to_string())];
+        let cwd = PathBuf::from("/kit/probe");
+        for (err, protected) in [
+            ("bash: rel.txt: Read-only file system", false),
+            ("bash: /kit/probe/rel.txt: Read-only file system", true),
+        ] {
+            let mut f = facts(None, err, &[]);
+            f.protected = &places;
+            f.cwd = Some(&cwd);
+            let h = explain(&f);
+            assert_eq!(
+                matches!(h, Some(Hint::Protected { .. })),
+                protected,
+                "{err}: {h:?}"
+            );
+            assert!(protected || matches!(h, Some(Hint::Writes { .. })), "{h:?}");
+        }
+    }
+
+    /// A script that printed a hidden path's name and then failed a write elsewhere is told
+    /// of that write, not of the hidden path.
+    #[test]
+    fn a_hidden_path_only_mentioned_does_not_hide_the_refused_write() {
+        let hidden = [PathBuf::from("/etc/shadow")];
+        let writable = [PathBuf::from("/p")];
+        let err = "/etc/shadow: 0 bytes\ntouch: cannot touch '/q/x': Read-only file system";
+        let mut f = facts(None, err, &hidden);
+        f.writable = &writable;
+        assert!(matches!(explain(&f), Some(Hint::Writes { .. })), "{err}");
+        // Control: a refused write to the hidden path itself names it.
+        let err = "bash: /etc/shadow: Read-only file system";
+        let mut f = facts(None, err, &hidden);
+        f.writable = &writable;
+        assert!(matches!(explain(&f), Some(Hint::Hidden { .. })), "{err}");
     }
 
     #[test]

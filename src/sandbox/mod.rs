@@ -26,6 +26,8 @@ pub(crate) mod message;
 mod mounts;
 #[cfg(target_os = "linux")]
 pub(crate) mod ns;
+#[cfg(target_os = "linux")]
+pub(crate) mod placeholders;
 mod plan;
 pub(crate) mod report;
 #[cfg(target_os = "linux")]
@@ -289,6 +291,13 @@ pub struct SandboxSpec {
     /// writable paths too, by a read-only mount over each (so they need the private mounts when
     /// writes are allowed). What a script wrote there would raise a later session's policy.
     pub protect: Vec<PathBuf>,
+    /// The folders skillpipe reads as the user's own (config, agent, skill and state folders),
+    /// existing or not: one that is missing is made empty for a run that could create it and
+    /// covered read-only like `protect`, then removed (`placeholders`).
+    pub own_places: Vec<PathBuf>,
+    /// The file in skillpipe's state folder whose lock overlapping runs share while
+    /// `own_places` made for them stand (`None`: what is made stays).
+    pub own_places_lock: Option<PathBuf>,
     /// Said once per process with the run's warnings: what the look for `hide` paths left out
     /// (a `.env*` walk that stopped at its bound).
     pub hide_notice: Option<String>,

@@ -106,6 +106,20 @@ pub enum SkillSkipped {
         /// The rule broken and how to fix it.
         message: String,
     },
+    /// A project's skill folder that is not the user's alone: another user may have put the
+    /// skill (its scripts) there, as a project folder open to them is refused as a whole.
+    #[error(
+        "{}:1: its folder is one {why}: another user may have put this skill there \
+         ({}); skill skipped",
+        file.display(),
+        if why.contains("owns") { "make the folder yours if it is" } else { "`chmod o-w` the folder if it is yours" }
+    )]
+    NotUsersAlone {
+        /// The `SKILL.md`.
+        file: PathBuf,
+        /// How the folder is open to others.
+        why: &'static str,
+    },
 }
 
 /// What commands that use skills say about differing duplicates: the warning itself for one,
@@ -176,6 +190,8 @@ impl SkillSet {
         let mut seen_dirs: Vec<PathBuf> = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
         for dir in dirs {
+            // A trusted project's folder: each skill in it must be the user's alone too.
+            let project = crate::paths::is_project_skill_dir(dir);
             for candidate in skill_folders(dir) {
                 let Ok(canonical) = fs::canonicalize(&candidate) else {
                     continue;
@@ -184,7 +200,14 @@ impl SkillSet {
                     continue;
                 }
                 seen_dirs.push(canonical.clone());
-                match load_skill(&candidate, canonical.clone(), opts) {
+                let loaded = match project.then(|| crate::paths::not_users_alone(&candidate)) {
+                    Some(Some(why)) => Err(SkillSkipped::NotUsersAlone {
+                        file: candidate.join("SKILL.md"),
+                        why,
+                    }),
+                    _ => load_skill(&candidate, canonical.clone(), opts),
+                };
+                match loaded {
                     Ok(skill) => {
                         if let Some(&i) = by_name.get(&skill.name) {
                             // A copy of the skill loaded (the same collection in two

@@ -320,10 +320,13 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
             .collect();
     }
     match matches.as_slice() {
-        [] if skill.all_tools.iter().any(|t| t.id == id) => Err(ResolveError::NotFound(format!(
-            "tool `{id}` of skill `{}` is disabled (enabled: false, or execution.trigger: never, in its tool.yaml)",
-            skill.name
-        ))),
+        [] if let Some(t) = skill.all_tools.iter().find(|t| t.id == id) => {
+            Err(ResolveError::NotFound(format!(
+                "tool `{id}` of skill `{}` is disabled ({} in its tool.yaml)",
+                skill.name,
+                t.disabled_by.unwrap_or("enabled: false")
+            )))
+        }
         [] if let Some(why) = skill.skipped_tool(id) => Err(ResolveError::NotFound(format!(
             "tool `{id}` of skill `{}` exists but was skipped at load: {why} (fix that file; \
              `skillpipe skills validate` shows every problem)",

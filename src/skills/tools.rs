@@ -92,6 +92,9 @@ pub struct Tool {
     pub env: Vec<(String, String)>,
     /// `enabled: false` hides the tool from directives, the prompt and native tools.
     pub enabled: bool,
+    /// The tool.yaml setting that disabled it, as written there (`enabled: false`,
+    /// `execution.trigger: never`), for saying why; None when it is enabled.
+    pub disabled_by: Option<&'static str>,
     /// How the input reaches the script (`input:` in tool.yaml).
     pub input: ToolInput,
     validator: Option<Arc<jsonschema::Validator>>,
@@ -524,7 +527,7 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
     let mut script = None;
     let mut timeout = None;
     let mut env = Vec::new();
-    let mut enabled = true;
+    let (mut off_by_key, mut off_by_trigger) = (false, false);
     let mut confirm = false;
     let mut input = ToolInput::StdinJson;
     // Where `input` is written, for a problem that involves it (1 when it is left out).
@@ -590,9 +593,7 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
             "execution" => {
                 let (asks, runs) = execution(value, line, &mut p);
                 confirm |= asks;
-                if !runs {
-                    enabled = false;
-                }
+                off_by_trigger |= !runs;
             }
             "env" => match value {
                 Node::Map(vars) => {
@@ -628,8 +629,8 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
                 ),
             },
             "enabled" => match value {
-                // `&=`: `execution.trigger: never` stays off whatever the key order.
-                Node::Bool(b) => enabled &= *b,
+                // Kept apart: `execution.trigger: never` stays off whatever the key order.
+                Node::Bool(b) => off_by_key = !*b,
                 _ => p(line, "key `enabled` must be true or false".into()),
             },
             "input" => match value {
@@ -697,6 +698,12 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
         (Some(file), true) => super::scripts::describe_file(&dir.join(file)),
         _ => description,
     };
+    let disabled_by = match (off_by_key, off_by_trigger) {
+        (false, false) => None,
+        (true, false) => Some("enabled: false"),
+        (false, true) => Some("execution.trigger: never"),
+        (true, true) => Some("enabled: false and execution.trigger: never"),
+    };
     match (id, script) {
         (Some(id), Some(script)) if problems.is_empty() => Ok(Tool {
             name: name.unwrap_or_else(|| id.clone()),
@@ -709,7 +716,8 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
             timeout,
             confirm,
             env,
-            enabled,
+            enabled: disabled_by.is_none(),
+            disabled_by,
             input,
             validator,
         }),
@@ -739,6 +747,7 @@ pub fn script_tool(script: &super::Script) -> Result<Option<Tool>, SchemaError> 
         confirm: false,
         env: Vec::new(),
         enabled: true,
+        disabled_by: None,
         input: ToolInput::StdinJson,
         validator: Some(Arc::new(validator)),
     }))
@@ -764,14 +773,6 @@ fn timeout_of(n: i128) -> Result<Duration, String> {
             "key `timeout` must be whole seconds (1..={MAX_TIMEOUT}) or milliseconds \
              ({MILLIS_FROM}..={max_ms}, as claude-prompts-mcp writes it)"
         )),
-    }
-}
-
-/// A timeout as `skills show` and the hints say it: `10 s`, `2.5 s`.
-pub fn timeout_text(d: Duration) -> String {
-    match d.subsec_millis() {
-        0 => format!("{} s", d.as_secs()),
-        _ => format!("{} s", d.as_secs_f64()),
     }
 }
 
@@ -1254,8 +1255,6 @@ mod tests {
         for bad in [0, -1, 601, 999, 600_001] {
             assert!(timeout_of(bad).is_err(), "{bad}");
         }
-        assert_eq!(timeout_text(Duration::from_millis(1500)), "1.5 s");
-        assert_eq!(timeout_text(Duration::from_secs(30)), "30 s");
         let (_d, t) = tool_with("id: t\nscript: run.py\ntimeout: 30000\n");
         assert_eq!(t.unwrap().timeout, Some(Duration::from_secs(30)));
     }
@@ -1276,7 +1275,13 @@ mod tests {
         // `trigger: never` disables it, whatever `enabled` says after it.
         let (_d, t) =
             tool_with("id: t\nscript: run.py\nexecution:\n  trigger: never\nenabled: true\n");
-        assert!(!t.unwrap().enabled);
+        let t = t.unwrap();
+        assert!(!t.enabled);
+        assert_eq!(t.disabled_by, Some("execution.trigger: never"));
+        let (_d, t) = tool_with("id: t\nscript: run.py\nenabled: false\n");
+        assert_eq!(t.unwrap().disabled_by, Some("enabled: false"));
+        let (_d, t) = tool_with("id: t\nscript: run.py\nenabled: true\n");
+        assert_eq!(t.unwrap().disabled_by, None);
         // Each problem names its key and line.
         let (_d, t) = tool_with(
             "id: t\nscript: run.py\nexecution:\n  trigger: sometimes\n  confirm: yes please\n  \

@@ -4,6 +4,7 @@
 //! draw a fake prompt.
 
 pub(crate) mod closed;
+pub(crate) mod duration;
 pub(crate) mod gate;
 pub(crate) mod line;
 mod sanitize;
