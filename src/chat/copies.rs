@@ -335,7 +335,7 @@ mod tests {
     #[test]
     fn a_skill_read_is_never_a_copy() {
         let ex = Examples::from_messages(&[
-            Message::user("When is high tide at Brixham harbour tomorrow?"),
+            Message::user("Help address review or issue comments on the open GitHub PR"),
             Message::assistant("!{skill gh-address-comments}"),
             Message::assistant("!{scripts/calc.py \"287 / 3.5\"}"),
         ]);
