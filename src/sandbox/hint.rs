@@ -88,7 +88,7 @@ pub enum Hint {
         /// Some sockets are open (`allowed_sockets`), just not this one.
         named: bool,
     },
-    /// It wrote to a place scripts are never offered (see [`Facts::protected`]): the hint says
+    /// It wrote to a place scripts are never offered (see `Facts::protected`): the hint says
     /// so, and names no setting.
     Protected {
         /// The path the message names (control characters escaped).

@@ -302,7 +302,7 @@ pub struct SandboxSpec {
     /// (a `.env*` walk that stopped at its bound).
     pub hide_notice: Option<String>,
     /// Places scripts are never offered to write, each with what it is: a refused write there
-    /// is told as protected, with no setting named (see [`hint::Facts::protected`]).
+    /// is told as protected, with no setting named (see `hint::Facts::protected`).
     pub protected: Vec<(PathBuf, String)>,
     /// Resource limits.
     pub limits: Limits,
