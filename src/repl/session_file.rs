@@ -184,6 +184,19 @@ impl SessionFile {
             config.model = Some(self.model.clone());
             config.base_url = self.base_url.clone();
         }
+        // Another model alone (no provider in its name, no `--base-url`) is asked of the same
+        // endpoint: the conversation must not go to another server because a model was named.
+        let other_model_only = config.base_url.is_none()
+            && !model_repeated
+            && config.model.as_deref().is_some_and(|m| !m.contains(':'));
+        if other_model_only && kept {
+            if let (Some((provider, _)), Some(model)) =
+                (self.model.split_once(':'), config.model.as_deref())
+            {
+                config.model = Some(format!("{provider}:{model}"));
+            }
+            config.base_url = self.base_url.clone();
+        }
         let app = &mut config.app;
         // Older files have only the agent's name.
         let agent = self.reload.agent.as_ref().or(self.agent.as_ref());
@@ -597,7 +610,19 @@ mod tests {
             resume(None, Some("http://127.0.0.1:8/v1")),
             (None, Some("http://127.0.0.1:8/v1".to_string()))
         );
-        assert_eq!(resume(Some("m1"), None), (Some("m1".to_string()), None));
+        // Another model alone is asked of the saved endpoint (the conversation stays there);
+        // one naming its provider goes where that provider is.
+        assert_eq!(
+            resume(Some("m1"), None),
+            (
+                Some("openai:m1".to_string()),
+                Some("http://127.0.0.1:9/v1".to_string())
+            )
+        );
+        assert_eq!(
+            resume(Some("anthropic:c"), None),
+            (Some("anthropic:c".to_string()), None)
+        );
         assert_eq!(
             resume(Some("m2"), Some("http://127.0.0.1:8/v1")),
             (
