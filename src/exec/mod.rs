@@ -355,9 +355,7 @@ async fn run_planned(
     let pids_cgroup: Option<sandbox::limits::PidsCgroup> = None;
     // A folder read as the user's own that is missing could be made by a command allowed to
     // write there: made empty for the run, covered by its read-only mounts, removed after.
-    #[cfg(target_os = "linux")]
     let mut dangling_warning: Option<String> = None;
-    #[cfg(target_os = "linux")]
     let placeholders = {
         let s = &spec.sandbox;
         let creatable: Vec<PathBuf> = s
@@ -528,7 +526,6 @@ async fn run_planned(
         plan.warnings.iter().cloned().map(Into::into).collect();
     #[cfg(target_os = "linux")]
     warnings.extend(cgroup_warning.map(Into::into));
-    #[cfg(target_os = "linux")]
     warnings.extend(dangling_warning.map(Into::into));
     let mut enforced = Enforced::default();
     if let Some(reader) = report {

@@ -26,7 +26,6 @@ pub(crate) mod message;
 mod mounts;
 #[cfg(target_os = "linux")]
 pub(crate) mod ns;
-#[cfg(target_os = "linux")]
 pub(crate) mod placeholders;
 mod plan;
 pub(crate) mod report;
