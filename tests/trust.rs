@@ -712,9 +712,19 @@ fn a_trusted_projects_folder_open_to_others_is_not_used() {
     let (stdout, stderr) = list(&home);
     assert!(!stdout.contains("open-skill"), "{stdout}");
     assert!(stdout.contains("kept-skill"), "control: {stdout}");
+    // A script in it open to everyone: the same.
+    let script = clone.join(".claude/skills/kept-skill/scripts/run.sh");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let (stdout2, stderr2) = list(&home);
+    assert!(!stdout2.contains("kept-skill"), "{stdout2}");
+    assert!(
+        stderr2.contains("kept-skill/scripts/run.sh: a file or folder that anyone may write to"),
+        "{stderr2}"
+    );
     assert!(
         stderr.contains(
-            "open-skill/SKILL.md:1: its folder is one that anyone may write to: another user may have put this skill there (`chmod o-w` the folder if it is yours); skill skipped"
+            "open-skill: a file or folder that anyone may write to: another user may have put this skill's instructions or scripts there (`chmod o-w` it if it is yours); skill skipped"
         ),
         "{stderr}"
     );

@@ -109,17 +109,30 @@ pub enum SkillSkipped {
     /// A project's skill folder that is not the user's alone: another user may have put the
     /// skill (its scripts) there, as a project folder open to them is refused as a whole.
     #[error(
-        "{}:1: its folder is one {why}: another user may have put this skill there \
-         ({}); skill skipped",
+        "{}: a file or folder {why}: another user may have put this skill's instructions or \
+         scripts there ({}); skill skipped",
         file.display(),
-        if why.contains("owns") { "make the folder yours if it is" } else { "`chmod o-w` the folder if it is yours" }
+        if why.contains("owns") { "make it yours if it is" } else { "`chmod o-w` it if it is yours" }
     )]
     NotUsersAlone {
-        /// The `SKILL.md`.
+        /// The part of the skill open to others: its folder, `SKILL.md`, `scripts/` or a
+        /// script.
         file: PathBuf,
         /// How the folder is open to others.
         why: &'static str,
     },
+}
+
+/// The first part of a project's skill another user could have written — its folder, its
+/// `SKILL.md`, its `scripts/` folder or a file directly in it — with how.
+fn open_part(skill: &Path) -> Option<(PathBuf, &'static str)> {
+    let scripts = skill.join("scripts");
+    let in_scripts = fs::read_dir(&scripts).into_iter().flatten().flatten();
+    [skill.to_path_buf(), skill.join("SKILL.md"), scripts.clone()]
+        .into_iter()
+        .chain(in_scripts.map(|e| e.path()))
+        .filter(|p| p.exists())
+        .find_map(|p| crate::paths::not_users_alone(&p).map(|why| (p, why)))
 }
 
 /// What commands that use skills say about differing duplicates: the warning itself for one,
@@ -200,12 +213,9 @@ impl SkillSet {
                     continue;
                 }
                 seen_dirs.push(canonical.clone());
-                let loaded = match project.then(|| crate::paths::not_users_alone(&candidate)) {
-                    Some(Some(why)) => Err(SkillSkipped::NotUsersAlone {
-                        file: candidate.join("SKILL.md"),
-                        why,
-                    }),
-                    _ => load_skill(&candidate, canonical.clone(), opts),
+                let loaded = match project.then(|| open_part(&candidate)).flatten() {
+                    Some((file, why)) => Err(SkillSkipped::NotUsersAlone { file, why }),
+                    None => load_skill(&candidate, canonical.clone(), opts),
                 };
                 match loaded {
                     Ok(skill) => {
