@@ -1141,6 +1141,21 @@ impl Dispatcher {
     /// skills' folders.
     fn protected_places(&self) -> Vec<(PathBuf, String)> {
         let mut out = policy::protected_places();
+        // Where a linked agents folder, skill or config file leads (a dotfiles checkout).
+        out.extend(
+            crate::paths::policy_places()
+                .into_iter()
+                .filter(|p| p.is_symlink())
+                .filter_map(|p| std::fs::canonicalize(p).ok())
+                .map(|real| {
+                    (
+                        real,
+                        "a link in skillpipe's config or your skill folders leads here: \
+                         skillpipe reads it as yours"
+                            .to_string(),
+                    )
+                }),
+        );
         out.extend(
             self.skill_folders()
                 .into_iter()

@@ -476,6 +476,7 @@ fn missing_or_linked_policy_folders_cannot_be_planted() {
     let (out, err) = run();
     assert_eq!(out, "WROTE-HOME\n", "HOLE: {err}");
     assert!(!h.join("dotfiles/agents/linked.toml").exists(), "{err}");
+
     assert!(!h.join("config/skillpipe/trusted-dirs").exists(), "{err}");
 }
 
