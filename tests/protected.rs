@@ -534,6 +534,32 @@ fn a_linked_skill_of_the_users_stays_read_only_when_not_loaded() {
     );
     // The control: the run did run, and wrote beside the skill.
     assert!(stdout.contains("WROTE-DEV"), "{stdout}{stderr}");
+    // A run that fails on that write is told the place is protected, and why.
+    write(
+        &h.join("kit/probe/scripts/pwn.sh"),
+        &format!(
+            "#!/bin/sh
+echo 'echo pwned' >> {}/foo/scripts/f.sh
+",
+            h.join("dev").display()
+        ),
+        0o755,
+    );
+    let out = home
+        .cmd()
+        .current_dir(h)
+        .args(["filter", "--skills-dir", "kit", "--skill", "probe"])
+        .args(["--allow-scripts", "-y", "--allow-filesystem"])
+        .write_stdin("!{probe:pwn.sh}\n")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "is protected (a link in skillpipe's config or your skill folders leads here"
+        ),
+        "{stderr}"
+    );
 }
 
 /// A project's `skills/` holding one loaded skill is kept whole: a script allowed to write the
