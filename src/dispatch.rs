@@ -1071,6 +1071,7 @@ impl Dispatcher {
         let p = &self.policy;
         let (hide, hide_notice) =
             crate::sandbox::secrets::hidden_and_notice(cwd, &self.deny_read(), &p.allow_read);
+        let (kept, protected) = self.kept_and_protected();
         SandboxSpec {
             isolate_network: !p.allow_network,
             restrict_filesystem: !p.allow_filesystem,
@@ -1083,10 +1084,10 @@ impl Dispatcher {
             private_mounts: true,
             hide,
             hide_notice,
-            protect: self.kept_read_only(),
+            protect: kept,
             own_places: crate::paths::own_places(),
             own_places_lock: crate::paths::state_dir().map(|d| d.join("own-places.lock")),
-            protected: self.protected_places(),
+            protected,
             limits: p.limits(),
             sockets: self.allowed_sockets(),
         }
@@ -1130,21 +1131,18 @@ impl Dispatcher {
         out
     }
 
-    /// skillpipe's own policy files and the loaded skills' folders: bound read-only in every run.
-    fn kept_read_only(&self) -> Vec<PathBuf> {
-        let mut out = crate::paths::policy_places();
-        out.extend(self.skill_folders());
-        out
-    }
-
-    /// Places a refused write is told as protected: [`policy::protected_places`] and the loaded
-    /// skills' folders.
-    fn protected_places(&self) -> Vec<(PathBuf, String)> {
-        let mut out = policy::protected_places();
+    /// What every run keeps read-only (skillpipe's own policy files and the loaded skills'
+    /// folders, bound over themselves), and the places a refused write is told as protected
+    /// ([`policy::protected_places`], where a linked policy file leads, the loaded skills'
+    /// folders). One look at the file system for both.
+    fn kept_and_protected(&self) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+        let policy_places = crate::paths::policy_places();
+        let skills = self.skill_folders();
+        let mut protected = policy::protected_places();
         // Where a linked agents folder, skill or config file leads (a dotfiles checkout).
-        out.extend(
-            crate::paths::policy_places()
-                .into_iter()
+        protected.extend(
+            policy_places
+                .iter()
                 .filter(|p| p.is_symlink())
                 .filter_map(|p| std::fs::canonicalize(p).ok())
                 .map(|real| {
@@ -1156,12 +1154,15 @@ impl Dispatcher {
                     )
                 }),
         );
-        out.extend(
-            self.skill_folders()
-                .into_iter()
-                .map(|d| (d, "loaded skills, whose scripts the model runs".to_string())),
-        );
-        out
+        protected.extend(skills.iter().map(|d| {
+            (
+                d.clone(),
+                "loaded skills, whose scripts the model runs".to_string(),
+            )
+        }));
+        let mut kept = policy_places;
+        kept.extend(skills);
+        (kept, protected)
     }
 
     /// What the sandbox hides from scripts (run in the caller's folder): skill files there are

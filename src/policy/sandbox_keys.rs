@@ -363,20 +363,9 @@ pub fn hidden_cover<'a>(path: &Path, hidden: &'a [PathBuf]) -> Option<&'a Path> 
 }
 
 /// `/a/b/../c/./d` → `/a/c/d`, without looking at the file system (`..` at the root stays at
-/// the root). Pure.
+/// the root). Pure; the sandbox's hints fold paths the same way.
 fn lexical(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    crate::sandbox::hint::fold(path)
 }
 
 /// The refusal of a writable path a link leads out of the working directory.

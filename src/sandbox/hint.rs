@@ -740,7 +740,7 @@ fn protected_named<'a>(f: &'a Facts, paths: &'a [String]) -> Option<(&'a String,
 }
 
 /// `/a/b/../c/./d` → `/a/c/d`, without looking at the file system.
-fn fold(path: &std::path::Path) -> PathBuf {
+pub(crate) fn fold(path: &std::path::Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
     for c in path.components() {

@@ -296,11 +296,7 @@ fn read_only_except(
             again.push(p);
         }
     }
-    let info =
-        std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| MountError::ReadOnly {
-            path: "/proc/self/mountinfo".into(),
-            source,
-        })?;
+    let info = read_mountinfo()?;
     let entries = parse_mountinfo(&info);
     let mut paths: Vec<&Path> = entries.iter().map(|e| e.path.as_path()).collect();
     paths.sort();
@@ -352,13 +348,17 @@ fn protect(paths: &[PathBuf]) -> Result<(), MountError> {
     Ok(())
 }
 
+/// This process's `/proc/self/mountinfo`.
+fn read_mountinfo() -> Result<String, MountError> {
+    std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| MountError::ReadOnly {
+        path: "/proc/self/mountinfo".into(),
+        source,
+    })
+}
+
 /// Remount the mount at `path` read-only, keeping the flags a remount must keep.
 fn remount_read_only(path: &Path) -> Result<(), MountError> {
-    let info =
-        std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| MountError::ReadOnly {
-            path: "/proc/self/mountinfo".into(),
-            source,
-        })?;
+    let info = read_mountinfo()?;
     let entries = parse_mountinfo(&info);
     let kept = mount_id(path)
         .and_then(|id| entries.iter().find(|e| e.id == id && e.path == path))
