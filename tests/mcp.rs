@@ -600,6 +600,12 @@ fn scripts_off_offers_only_load_skill_and_says_so() {
     let (names, err) = listed(&["--allow-scripts", "-y"]);
     assert!(names.iter().any(|n| n == "t__echo"), "{names:?}");
     assert!(!err.contains("is offered"), "{err}");
+    // Without -y and a client that cannot ask: the missing confirmation is worth a warning
+    // only when something runnable is offered.
+    let (_, err) = listed(&[]);
+    assert!(!err.contains("cannot ask the user"), "{err}");
+    let (_, err) = listed(&["--allow-scripts"]);
+    assert!(err.contains("cannot ask the user"), "{err}");
 }
 
 #[test]

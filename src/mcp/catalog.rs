@@ -167,6 +167,11 @@ impl Catalog {
         self.tools.iter().find(|t| t.name == name)
     }
 
+    /// Whether a script or tool folder is offered (not only `load_skill`, which asks no one).
+    pub fn offers_runs(&self) -> bool {
+        self.tools.iter().any(|t| t.name != LOAD_SKILL)
+    }
+
     /// What a call to `name` runs: a listed tool's target, or a locked skill's script (which
     /// the dispatcher then refuses, naming the skill's allowed tools).
     pub fn target(&self, name: &str) -> Option<Target> {

@@ -233,8 +233,10 @@ impl Server {
             let gap = super::consent::elicitation_gap(c.elicitation.as_deref());
             if let Some(gap) = gap
                 && self.dispatcher.policy().confirm == ConfirmMode::Ask
+                && self.catalog.offers_runs()
             {
-                // The client's log is where its user will look for why every call is refused.
+                // The client's log is where its user will look for why every call is refused;
+                // with nothing runnable offered, the start-up line already says why.
                 eprintln!(
                     "skillpipe mcp: warning: {}",
                     super::consent::no_elicitation(&gap, None)
