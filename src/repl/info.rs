@@ -4,6 +4,9 @@
 use crate::policy::{ConfirmMode, SandboxMode, ScriptPolicy};
 use std::fmt::Write;
 
+/// Between a number and its unit, so that wrapping never leaves the unit alone on a line.
+const NBSP: char = '\u{a0}';
+
 /// What `/info` shows.
 pub struct Facts<'a> {
     pub model: &'a str,
@@ -61,7 +64,7 @@ pub fn text(f: &Facts<'_>) -> String {
             ConfirmMode::Ask => "ask before each run",
             ConfirmMode::Never => "no questions (-y)",
         };
-        let _ = write!(v, "; {confirm}; timeout {} s", p.timeout_seconds);
+        let _ = write!(v, "; {confirm}; timeout {}{NBSP}s", p.timeout_seconds);
         v
     } else {
         "scripts off (--allow-scripts turns them on)".to_string()
@@ -109,8 +112,8 @@ pub fn text(f: &Facts<'_>) -> String {
     row(
         "prompt",
         &format!(
-            "system {} bytes; {} few-shot and {} conversation messages; the next request {} \
-             bytes (~{} tokens){}",
+            "system {}{NBSP}bytes; {} few-shot and {} conversation messages; the next request \
+             {}{NBSP}bytes (~{}{NBSP}tokens){}",
             f.system_prompt_bytes,
             f.few_shot,
             f.messages,
@@ -152,7 +155,7 @@ mod tests {
             "skills     say, calc",
             "policy     scripts off",
             "sandbox    required; network off",
-            "prompt     system 400 bytes; 4 few-shot and 2 conversation messages; the next request 1000 bytes (~250 tokens)",
+            "prompt     system 400\u{a0}bytes; 4 few-shot and 2 conversation messages; the next request 1000\u{a0}bytes (~250\u{a0}tokens)",
             "writable   $TMPDIR only (--writable DIR adds one)",
             "env        PATH, HOME, LANG, TERM passed to scripts",
         ] {
@@ -229,6 +232,17 @@ mod tests {
                 shown.lines().all(|l| l.chars().count() <= width),
                 "at {width}:\n{shown}"
             );
+        }
+        // At every width a unit stays with its number: no line opens with one.
+        for width in 30..=80 {
+            let shown = crate::render::wrap_text(&t, width);
+            for line in shown.lines() {
+                let first = line.split_whitespace().next().unwrap_or("");
+                assert!(
+                    !["s", "s;", "bytes", "bytes;", "tokens)"].contains(&first),
+                    "at {width}: {line:?}\n{shown}"
+                );
+            }
         }
     }
 }
