@@ -674,20 +674,29 @@ const CONNECTION_WORDS: &[&str] = &[
     "couldn't connect",
     "could not connect",
     "unable to connect",
-    "econnrefused",
-    "enetunreach",
-    "ehostunreach",
-    "eai_again",
-    "enotfound",
     "fetch failed",
     "urlopen error",
     "max retries exceeded",
+];
+
+/// Error codes of a failed connection or lookup (Node prints `connect ECONNREFUSED …`,
+/// `getaddrinfo ENOTFOUND host`), compared as they are written and as whole words: in lower
+/// case `enotfound` is inside Python's `FileNotFoundError` and `ModuleNotFoundError`.
+const CONNECTION_CODES: &[&str] = &[
+    "ECONNREFUSED",
+    "ENETUNREACH",
+    "EHOSTUNREACH",
+    "EAI_AGAIN",
+    "ENOTFOUND",
 ];
 
 /// Whether the messages read as a failed connection.
 fn connection_failed(err: &str) -> bool {
     let lower = err.to_lowercase();
     CONNECTION_WORDS.iter().any(|w| lower.contains(w))
+        || err
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|word| CONNECTION_CODES.contains(&word))
 }
 
 /// Exit codes of network tools that mean the connection failed (a quiet `wget -q` says nothing
@@ -1185,6 +1194,7 @@ mod tests {
             ),
             ("fetch failed ECONNREFUSED", None),
             ("connect ENETUNREACH 1.1.1.1:80", None),
+            ("Error: getaddrinfo ENOTFOUND example.com", None),
             (
                 "dial tcp [::1]:8080: connect: connection refused",
                 Some("[::1]:8080"),
@@ -1197,6 +1207,19 @@ mod tests {
                     local: local.map(String::from)
                 }),
                 "{err}"
+            );
+        }
+        // Error codes count as whole words only: Python's *NotFound* errors are no lookup.
+        for err in [
+            "FileNotFoundError: [Errno 2] No such file or directory: 'in1.txt'",
+            "ModuleNotFoundError: No module named 'office'",
+            "jinja2.exceptions.TemplateNotFound: page.html",
+        ] {
+            f.stderr = err.as_bytes();
+            assert!(
+                !matches!(explain(&f), Some(Hint::Network { .. })),
+                "{err}: {:?}",
+                explain(&f)
             );
         }
         let text = Hint::Network { local: None }.to_string();
