@@ -25,6 +25,7 @@ const CUTS: &[(usize, usize)] = &[
     (120, 2),
     (120, 0),
     (80, 0),
+    (40, 0),
 ];
 
 /// What the model is told once, above the entries. Plain text, no backticks: models copy them.
@@ -43,7 +44,7 @@ pub fn push_catalog(out: &mut String, all: &[SkillPrompt]) {
 }
 
 /// The catalog: the first of [`CUTS`] whose rendering fits [`CATALOG_BUDGET_BYTES`], else the
-/// shortest; "" when no skill is catalog-only.
+/// names alone ([`names_within`]); "" when no skill is catalog-only.
 fn catalog(all: &[SkillPrompt]) -> String {
     let entries: Vec<Entry> = all
         .iter()
@@ -53,14 +54,64 @@ fn catalog(all: &[SkillPrompt]) -> String {
     if entries.is_empty() {
         return String::new();
     }
-    let mut shortest = String::new();
     for &(chars, scripts) in CUTS {
-        shortest = render(&entries, chars, scripts);
-        if shortest.len() <= CATALOG_BUDGET_BYTES {
-            break;
+        let rendered = render(&entries, chars, scripts);
+        if rendered.len() <= CATALOG_BUDGET_BYTES {
+            return rendered;
         }
     }
-    shortest
+    let names: Vec<&str> = entries.iter().map(|e| e.name).collect();
+    let mut out = String::from(CATALOG_HEADER);
+    let room = CATALOG_BUDGET_BYTES.saturating_sub(out.len() + 1);
+    out.push_str(&names_within(&names, room));
+    out.push('\n');
+    out
+}
+
+/// For a collection too large to describe within a budget: the names alone, on one line, as
+/// many as fit `budget` bytes, and how many more there are (the model can still load one the
+/// user names).
+pub fn names_within(names: &[&str], budget: usize) -> String {
+    const LEAD: &str = "Too many to describe here; by name: ";
+    let more = |n: usize| format!(" and {n} more not listed.\n");
+    let mut out = String::from(LEAD);
+    for (i, name) in names.iter().enumerate() {
+        let sep = if i == 0 { "" } else { ", " };
+        let left = names.len() - i - 1;
+        let tail = if left == 0 { 2 } else { more(left).len() };
+        if out.len() + sep.len() + name.len() + tail > budget {
+            out.push_str(&more(names.len() - i));
+            return out;
+        }
+        out.push_str(sep);
+        out.push_str(name);
+    }
+    out.push_str(".\n");
+    out
+}
+
+/// `- NAME: DESCRIPTION` lines for a list of skills outside the system prompt (MCP's
+/// `load_skill` tool), every description cut alike to the longest length that lets the list
+/// fit `budget` bytes, else the names alone ([`names_within`]).
+pub fn described_within(skills: &[(&str, &str)], budget: usize) -> String {
+    for chars in [MAX_DESCRIPTION_CHARS, 180, 120, 80, 40] {
+        let mut out = String::new();
+        for (name, description) in skills {
+            out.push_str("- ");
+            out.push_str(name);
+            let d = crate::skills::excerpt(&cell(description), chars);
+            if !d.is_empty() {
+                out.push_str(": ");
+                out.push_str(&d);
+            }
+            out.push('\n');
+        }
+        if out.len() <= budget {
+            return out;
+        }
+    }
+    let names: Vec<&str> = skills.iter().map(|(n, _)| *n).collect();
+    names_within(&names, budget)
 }
 
 /// A catalog-only skill, worked out once for every cut tried.
@@ -388,6 +439,57 @@ mod tests {
                 "{line}"
             );
         }
+    }
+
+    #[test]
+    fn a_collection_too_large_to_describe_is_named_within_the_budget() {
+        let description = "Does a long list of things for files of one kind. ".repeat(20);
+        let many = |n: usize| -> Vec<SkillPrompt> {
+            (0..n)
+                .map(|i| {
+                    entry(
+                        &format!("skill-number-{i:03}"),
+                        &description,
+                        &["scripts/a.py"],
+                    )
+                })
+                .collect()
+        };
+        // 200 skills: even 40-character descriptions do not fit, the names do.
+        let c = catalog(&many(200));
+        assert!(c.len() <= CATALOG_BUDGET_BYTES, "{}", c.len());
+        assert!(c.contains("by name: skill-number-000, "), "{c}");
+        assert!(c.contains("skill-number-199."), "{c}");
+        assert!(!c.contains("Does a long list"), "{c}");
+        // 1000: as many names as fit, and a count of the rest.
+        let c = catalog(&many(1000));
+        assert!(c.len() <= CATALOG_BUDGET_BYTES, "{}", c.len());
+        assert!(c.contains(" more not listed."), "{c}");
+        // Control: a few skills keep their descriptions.
+        assert!(catalog(&many(5)).contains("Does a long list"));
+    }
+
+    #[test]
+    fn a_described_list_is_cut_alike_to_fit() {
+        let long = "word ".repeat(300);
+        let skills: Vec<(String, &str)> =
+            (0..30).map(|i| (format!("s{i}"), long.as_str())).collect();
+        let refs: Vec<(&str, &str)> = skills.iter().map(|(n, d)| (n.as_str(), *d)).collect();
+        let full = described_within(&refs, usize::MAX);
+        assert!(full.len() > 4096, "{}", full.len());
+        let cut = described_within(&refs, 4096);
+        assert!(cut.len() <= 4096 && cut.lines().count() == 30, "{cut}");
+        assert!(cut.starts_with("- s0: word word"), "{cut}");
+        let names = described_within(&refs, 200);
+        assert!(
+            names.contains("by name: s0, s1, ") && names.ends_with("s29.\n"),
+            "{names}"
+        );
+        let names = described_within(&refs, 80);
+        assert!(
+            names.len() <= 80 && names.contains("more not listed"),
+            "{names}"
+        );
     }
 
     #[test]
