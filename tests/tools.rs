@@ -505,13 +505,18 @@ fn run_json_always_prints_one_object_and_run_takes_an_agent() {
     );
     let (v, out) = run_json(&home, &["data", "stats", "--json", "--input", "{"]);
     assert_eq!(out.status.code(), Some(2));
+    assert_eq!(v["decision"], "invalid", "{v}");
     assert!(
-        v["error"]
+        v["refused"]
             .as_str()
             .unwrap()
             .contains("--input is not valid JSON"),
         "{v}"
     );
+    // A command line the parser refuses: one object too, the exit still a usage error.
+    let (v, out) = run_json(&home, &["data", "stats", "--json", "--workdir", "bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(v["error"].as_str().unwrap().contains("bogus"), "{v}");
 
     // An agent's policy applies to `run`; its max_output_bytes cut makes a named warning.
     home.write(

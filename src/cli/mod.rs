@@ -253,6 +253,14 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            if e.use_stderr() && run::json_requested(&args) {
+                // `run --json` promises one JSON object on stdout, a command-line error too.
+                let first = e.to_string();
+                let first = first.lines().next().unwrap_or_default();
+                let first = first.strip_prefix("error: ").unwrap_or(first);
+                println!("{}", serde_json::json!({"success": false, "error": first}));
+            }
             let _ = e.print();
             return code;
         }

@@ -49,12 +49,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     }
 }
 
+/// Whether a command line the parser refused asked for `run --json` (the subcommand first,
+/// the flag before a `--`): its one JSON object is owed even then.
+pub fn json_requested(args: &[String]) -> bool {
+    args.first().is_some_and(|a| a == "run")
+        && args
+            .iter()
+            .take_while(|a| *a != "--")
+            .any(|a| a == "--json")
+}
+
 fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     let input: Option<serde_json::Value> = match &args.input {
-        Some(text) => Some(
-            serde_json::from_str(text)
-                .map_err(|e| usage(format!("--input is not valid JSON: {e}")))?,
-        ),
+        Some(text) => match serde_json::from_str(text) {
+            Ok(v) => Some(v),
+            Err(e) => return invalid_input(&args, format!("--input is not valid JSON: {e}")),
+        },
         None => None,
     };
     // The one skill named: warnings about others (duplicates, skipped ones) are not this run's.
@@ -94,11 +104,13 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
         // Read as a native tool call's arguments: with or without the `input` wrapper, and
         // a plain script's `args` before the ones after `--`.
         Some(value @ serde_json::Value::Object(_)) => {
-            let (json_args, stdin) =
-                crate::chat::tools::parse_arguments(&value.to_string(), &target)
-                    .map_err(|e| usage(format!("--input: {e}")))?;
-            argv.extend(json_args);
-            stdin
+            match crate::chat::tools::parse_arguments(&value.to_string(), &target) {
+                Ok((json_args, stdin)) => {
+                    argv.extend(json_args);
+                    stdin
+                }
+                Err(e) => return invalid_input(&args, format!("--input: {e}")),
+            }
         }
         // Not an object (a list, a string): no wrapper to take off, given as it is.
         Some(other) => Some(serde_json::to_vec(&other)?),
@@ -169,6 +181,17 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
 
 /// The `--json` object of a command that did not run: `refused` says why, `decision` is the
 /// audit log's (`denied`, `declined`, `invalid`).
+/// An `--input` that cannot be given to the script: with `--json`, the refusal object (the
+/// run is invalid, as a model's bad tool call is); else a usage error.
+fn invalid_input(args: &RunArgs, why: String) -> anyhow::Result<i32> {
+    if !args.json {
+        return Err(usage(why));
+    }
+    print_refusal(Decision::Invalid, &why)?;
+    eprintln!("skillpipe: {}", sanitize(&why));
+    Ok(super::EXIT_USAGE)
+}
+
 fn print_refusal(decision: Decision, reason: &str) -> anyhow::Result<()> {
     let doc = serde_json::json!({
         "success": false,
@@ -185,5 +208,24 @@ fn exit_code_of(r: &crate::exec::RunResult) -> i32 {
         128 - r.exit_code
     } else {
         r.exit_code
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn json_is_requested_by_run_with_the_flag_before_the_scripts_arguments() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(super::json_requested(&v(&["run", "s", "x", "--json"])));
+        assert!(super::json_requested(&v(&[
+            "run",
+            "--json",
+            "--workdir",
+            "b"
+        ])));
+        assert!(!super::json_requested(&v(&[
+            "run", "s", "x", "--", "--json"
+        ])));
+        assert!(!super::json_requested(&v(&["filter", "--json"])));
     }
 }
