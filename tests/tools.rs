@@ -162,7 +162,7 @@ fn tool_folders_are_shown_and_validated_with_file_line_and_key() {
     // Called by its name, it is said to exist and why it was left out, in one line.
     assert!(
         stderr(&out).contains(
-            "tool `broken` of skill `data` exists but was skipped at load: tools/broken/tool.yaml:3: unknown key `enabeld`"
+            "tool `broken` of `data` exists but was skipped at load: tools/broken/tool.yaml:3: unknown key `enabeld`"
         ),
         "{}",
         stderr(&out)
@@ -844,6 +844,39 @@ fn an_agent_folder_holds_tools_in_the_same_layout() {
     assert!(
         v["refused"].as_str().unwrap().contains("field `level`"),
         "{v}"
+    );
+    // A broken tool of the agent: the refusal names the folder, and validating that folder
+    // shows the problem with file and line.
+    home.write(
+        "config/skillpipe/agents/quizzer/tools/bad/tool.yaml",
+        "id: bad\nscript: pick.sh\nenabeld: true\n",
+    );
+    let out = home
+        .cmd()
+        .args(["filter", "--agent", "quizzer"])
+        .write_stdin("!{quizzer:bad}\n")
+        .output()
+        .unwrap();
+    let folder = home.path().join("config/skillpipe/agents/quizzer");
+    let folder = folder.canonicalize().unwrap();
+    let want = format!("`skillpipe skills validate {}`", folder.display());
+    assert!(
+        stderr(&out).contains("tool `bad` of `quizzer` exists but was skipped")
+            && stderr(&out).contains(&want),
+        "{}",
+        stderr(&out)
+    );
+    let out = home
+        .cmd()
+        .args(["skills", "validate"])
+        .arg(&folder)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("tools/bad/tool.yaml:3: unknown key `enabeld`"),
+        "{}",
+        stdout(&out)
     );
 }
 

@@ -327,10 +327,13 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
                 t.disabled_by.unwrap_or("enabled: false")
             )))
         }
+        // The owner may be an agent's folder (its tools join as a skill of its name): the
+        // folder is named, which `skills validate` takes either way.
         [] if let Some(why) = skill.skipped_tool(id) => Err(ResolveError::NotFound(format!(
-            "tool `{id}` of skill `{}` exists but was skipped at load: {why} (fix that file; \
-             `skillpipe skills validate` shows every problem)",
-            skill.name
+            "tool `{id}` of `{}` exists but was skipped at load: {why} (fix that file; \
+             `skillpipe skills validate {}` shows every problem)",
+            skill.name,
+            skill.dir.display()
         ))),
         [] => {
             let known: Vec<String> = skill

@@ -16,7 +16,8 @@ pub struct Report {
     pub problems: Vec<String>,
 }
 
-/// Validate `path`: a skill folder, its SKILL.md, or a folder of skill folders.
+/// Validate `path`: a skill folder, its SKILL.md, a folder of skill folders, or a folder with
+/// only `tools/` (an agent's).
 pub fn validate_path(path: &Path, report: &mut Report) {
     let shown = path.display();
     let meta = match fs::metadata(path) {
@@ -46,6 +47,12 @@ pub fn validate_path(path: &Path, report: &mut Report) {
     }
     if path.join("SKILL.md").exists() {
         validate_skill(path, report);
+        return;
+    }
+    // An agent's (or prompt's) folder: no SKILL.md, tools in the same layout.
+    if path.join(super::tools::TOOLS_DIR).is_dir() {
+        report.skills.push(path.to_path_buf());
+        report.problems.extend(super::tools::load_tools(path).1);
         return;
     }
     let mut children: Vec<PathBuf> = fs::read_dir(path)
