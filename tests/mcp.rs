@@ -202,7 +202,8 @@ fn setup() -> TestHome {
     let home = TestHome::new();
     home.write(
         "skills/t/SKILL.md",
-        "---\nname: t\ndescription: Test tools for the MCP server\n---\nCall t__echo to echo.\n",
+        "---\nname: t\ndescription: Test tools for the MCP server\nargument-hint: \"[file]\"\n\
+         disable-model-invocation: true\nmetadata:\n  version: 1.2\n---\nCall t__echo to echo.\n",
     );
     home.write("skills/t/references/guide.md", "# Guide\nRead me.\n");
     script(
@@ -333,6 +334,10 @@ fn tools_and_resources_are_listed_and_read() {
         t["frontmatter"]["description"],
         "Test tools for the MCP server"
     );
+    // Verbatim, as the extension asks: keys skillpipe does not use, and types as written.
+    assert_eq!(t["frontmatter"]["argument-hint"], "[file]", "{t}");
+    assert_eq!(t["frontmatter"]["disable-model-invocation"], true, "{t}");
+    assert_eq!(t["frontmatter"]["metadata"]["version"], 1.2, "{t}");
     let guide_entry = t["resources"]
         .as_array()
         .unwrap()

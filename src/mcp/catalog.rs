@@ -119,10 +119,11 @@ impl Catalog {
                 .map(|t| t.name.clone())
                 .collect();
             let files = skill_files(skill, hidden, &mut cat.warnings);
+            let skill_md = files.first().filter(|f| f.uri.ends_with("/SKILL.md"));
             cat.skills.push(SkillEntry {
                 name: skill.name.clone(),
                 description: skill.description.clone(),
-                frontmatter: frontmatter(skill),
+                frontmatter: frontmatter(skill, skill_md.map(|f| &f.bytes[..])),
                 files,
                 tools,
             });
@@ -341,7 +342,25 @@ fn load_skill_tool(skills: &[SkillEntry]) -> Tool {
     }
 }
 
-fn frontmatter(skill: &Skill) -> Map<String, Value> {
+/// The skill's frontmatter as its SKILL.md has it (`skill_md`: the file's bytes), every key and
+/// type kept as the MCP Skills extension asks; the name and description skillpipe loaded it by
+/// are added only where the file has none (a layout that takes them from elsewhere). Without
+/// the file, the fields skillpipe keeps.
+fn frontmatter(skill: &Skill, skill_md: Option<&[u8]>) -> Map<String, Value> {
+    let parsed = skill_md
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .and_then(|t| crate::skills::frontmatter::parse(t).ok());
+    if let Some(parsed) = parsed {
+        let mut m: Map<String, Value> = parsed
+            .entries
+            .iter()
+            .map(|e| (e.key.clone(), e.value.to_json()))
+            .collect();
+        m.entry("name").or_insert_with(|| skill.name.clone().into());
+        m.entry("description")
+            .or_insert_with(|| skill.description.clone().into());
+        return m;
+    }
     let mut m = Map::new();
     m.insert("name".into(), skill.name.clone().into());
     m.insert("description".into(), skill.description.clone().into());

@@ -102,6 +102,31 @@ impl Node {
         }
     }
 
+    /// The value as JSON, as written: numbers stay numbers, unknown keys stay (MCP publishes a
+    /// skill's frontmatter verbatim). An integer JSON cannot hold, or a float that is no number,
+    /// becomes its text.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            Node::Null => Value::Null,
+            Node::Bool(b) => Value::Bool(*b),
+            Node::Int(i) => i64::try_from(*i)
+                .map(Value::from)
+                .or_else(|_| u64::try_from(*i).map(Value::from))
+                .unwrap_or_else(|_| Value::String(i.to_string())),
+            Node::Float(f) => serde_json::Number::from_f64(*f)
+                .map_or_else(|| Value::String(format!("{f:?}")), Value::Number),
+            Node::Str(s) => Value::String(s.clone()),
+            Node::Seq(items) => Value::Array(items.iter().map(Node::to_json).collect()),
+            Node::Map(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|e| (e.key.clone(), e.value.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+
     /// A short name of the value's type for messages.
     pub fn kind(&self) -> &'static str {
         match self {
