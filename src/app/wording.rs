@@ -178,6 +178,15 @@ fn hint(h: &Hint) -> String {
             "{}: --allow-network",
             crate::sandbox::hint::no_network(local.as_deref())
         ),
+        Hint::Protected {
+            path,
+            why,
+            ran_in: Some(dir),
+        } => format!(
+            "{}; {}",
+            crate::sandbox::hint::protected(path, why),
+            crate::sandbox::hint::ran_elsewhere(dir, "--workdir caller")
+        ),
         // Names no flag: the same either way.
         Hint::Protected { .. } => h.to_string(),
         Hint::Timeout {

@@ -95,6 +95,10 @@ pub enum Hint {
         path: String,
         /// What the place is.
         why: String,
+        /// The folder the command ran in, when the path was relative and that folder is the
+        /// protected place (a skill's own, with `workdir = "skill"`): where the user works
+        /// was most likely meant.
+        ran_in: Option<PathBuf>,
     },
     /// It wrote outside its `$TMPDIR` and the writable paths.
     Writes {
@@ -243,7 +247,17 @@ impl std::fmt::Display for Hint {
                 }
                 Ok(())
             }
-            Hint::Protected { path, why } => f.write_str(&protected(path, why)),
+            Hint::Protected {
+                path,
+                why,
+                ran_in: Some(dir),
+            } => write!(
+                f,
+                "{}; {}",
+                protected(path, why),
+                ran_elsewhere(dir, "workdir = \"caller\"")
+            ),
+            Hint::Protected { path, why, .. } => f.write_str(&protected(path, why)),
             Hint::Writes {
                 writable,
                 ran_in: Some(dir),
@@ -603,6 +617,10 @@ pub fn explain(f: &Facts) -> Option<Hint> {
         return Some(Hint::Protected {
             path: crate::command::escape_controls(path),
             why: why.to_string(),
+            ran_in: f
+                .cwd
+                .filter(|_| ran_in_protected && !path.starts_with('/'))
+                .map(std::path::Path::to_path_buf),
         });
     }
     if f.enforced.filesystem && read_only && !f.writable.is_empty() {
@@ -1158,7 +1176,8 @@ mod tests {
                         .find(|(p, _)| fold(&f.cwd.unwrap().join(path)).starts_with(p))
                         .unwrap()
                         .1
-                        .clone()
+                        .clone(),
+                    ran_in: None,
                 },
                 "{err}"
             );
@@ -1172,6 +1191,26 @@ mod tests {
         f.enforced.filesystem = false;
         f.stderr = b"sh: /h/.config/skillpipe/trusted-dirs: Read-only file system";
         assert!(matches!(explain(&f), Some(Hint::Protected { .. })));
+        // A relative write in the protected folder the command ran in (a skill's own): where
+        // the user works was likely meant, and the hint says how to run there.
+        let skill = [(PathBuf::from("/h/skills/wd"), "loaded skills".to_string())];
+        f.protected = &skill;
+        f.cwd = Some(std::path::Path::new("/h/skills/wd"));
+        f.stderr = b"sh: 1: cannot create out.txt: Read-only file system";
+        let h = explain(&f).unwrap();
+        assert!(
+            matches!(&h, Hint::Protected { ran_in: Some(d), .. } if d == std::path::Path::new("/h/skills/wd")),
+            "{h:?}"
+        );
+        assert!(h.to_string().contains("workdir = \"caller\""), "{h}");
+        // Control: the same path absolute is no story of where it ran.
+        f.stderr = b"sh: 1: cannot create /h/skills/wd/out.txt: Read-only file system";
+        assert!(matches!(
+            explain(&f),
+            Some(Hint::Protected { ran_in: None, .. })
+        ));
+        f.protected = &places;
+        f.cwd = Some(std::path::Path::new("/h/proj"));
         // Control: a refused write elsewhere is the plain one, and a read is no write.
         f.enforced.filesystem = true;
         f.stderr = b"sh: 1: cannot create /srv/out: Permission denied";
