@@ -955,11 +955,27 @@ fn load_schema(path: &Path) -> Result<Option<(Value, jsonschema::Validator)>, Sc
         } else {
             format!("at `{}`: ", at.replace('/', "."))
         };
+        // The crate names its build option for a `$ref` to another document; for the skill's
+        // author the fact is that skillpipe fetches none (a run must not reach the network).
+        let reason = e.to_string();
+        let elsewhere = [
+            "resolve-http",
+            "resolve-file",
+            "is not present in a registry",
+        ];
+        let reason = if elsewhere.iter().any(|w| reason.contains(w)) {
+            "a `$ref` to another document (a URL or file) is not followed: skillpipe loads no \
+             schema from elsewhere; put the definition in this file under `$defs` and refer \
+             to it as `#/$defs/NAME`"
+                .to_string()
+        } else {
+            reason
+        };
         SchemaError::Invalid {
             path: path.to_owned(),
             line,
             at,
-            reason: e.to_string(),
+            reason,
         }
     })?;
     Ok(Some((schema, validator)))
@@ -1119,6 +1135,31 @@ mod tests {
         closed["additionalProperties"] = json!(false);
         let e = flags_to_json(Some(&closed), &args(&["--colour", "red"])).unwrap_err();
         assert_eq!(e.0.as_deref(), Some("colour"));
+    }
+
+    #[test]
+    fn a_ref_to_another_document_is_told_as_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("schema.json");
+        for reference in ["https://example.com/s.json", "other.json"] {
+            std::fs::write(
+                &path,
+                format!(
+                    r#"{{"type": "object", "properties": {{"a": {{"$ref": "{reference}"}}}}}}"#
+                ),
+            )
+            .unwrap();
+            let e = load_schema(&path).err().expect("refused").to_string();
+            assert!(e.contains("is not followed") && e.contains("$defs"), "{e}");
+            assert!(!e.contains("feature"), "{e}");
+        }
+        // Control: a local `$ref` loads.
+        std::fs::write(
+            &path,
+            r##"{"type": "object", "$defs": {"n": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/n"}}}"##,
+        )
+        .unwrap();
+        assert!(load_schema(&path).is_ok());
     }
 
     #[test]
