@@ -1149,7 +1149,7 @@ mod tests {
                 ),
             )
             .unwrap();
-            let e = load_schema(&path).err().expect("refused").to_string();
+            let e = load_schema(&path).expect_err("refused").to_string();
             assert!(e.contains("is not followed") && e.contains("$defs"), "{e}");
             assert!(!e.contains("feature"), "{e}");
         }
