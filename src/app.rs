@@ -812,8 +812,12 @@ mod session {
         let url = settings.base_url.clone();
         let models = crate::model::models::list(&settings, std::time::Duration::from_secs(10))
             .map_err(|e| {
+                // A server that wants a key or is not running is not helped by a model name.
+                let fix = e
+                    .fix(&settings)
+                    .unwrap_or_else(|| "pass --model NAME".to_string());
                 let msg = format!(
-                    "no model named for {url}, and its model list is not available ({e}); pass --model NAME"
+                    "no model named for {url}, and its model list is not available ({e}); {fix}"
                 );
                 // Unreachable is a runtime failure (exit 1), as a chat request would have been.
                 match e {

@@ -1193,6 +1193,34 @@ fn a_base_url_without_a_model_stops_with_the_servers_list() {
         stderr(&out)
     );
     assert_eq!(bare.remaining(), 1);
+
+    // A server that wants a key: the key is the fix (its variable named), not a model name.
+    let locked = Server::start([Reply::text(["never"])]);
+    locked.set_models_status(401);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &locked.url, "hi"])
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("answered 401") && err.contains("no API key was sent; set $OPENAI_API_KEY"),
+        "{err}"
+    );
+    assert!(!err.contains("pass --model"), "{err}");
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--base-url", &locked.url])
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("no API key was sent; set $OPENAI_API_KEY"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -1270,6 +1298,33 @@ fn doctor_fails_without_the_key_a_remote_endpoint_needs() {
         .cmd()
         .env("REMOTE_KEY", "k")
         .arg("doctor")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// A replay file chat could not read or parse fails doctor as it fails chat.
+#[test]
+fn doctor_fails_on_a_replay_file_chat_would_refuse() {
+    let home = TestHome::new();
+    let missing = home.path().join("nope.jsonl");
+    let broken = home.write("broken.jsonl", "not json\n");
+    let good = home.write("good.jsonl", "{\"content\": \"hi\"}\n");
+    for (file, want) in [(&missing, "cannot read it"), (&broken, "line 1")] {
+        let model = format!("replay:{}", file.display());
+        let out = home
+            .cmd()
+            .args(["doctor", "--online", "--model", &model])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+        assert!(stderr(&out).contains(want), "{}", stderr(&out));
+    }
+    // Control: a good one passes.
+    let model = format!("replay:{}", good.display());
+    let out = home
+        .cmd()
+        .args(["doctor", "--online", "--model", &model])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

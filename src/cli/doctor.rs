@@ -173,6 +173,12 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     if let Err(e) = settings.check_api_key() {
         r.errors.push(e.to_string());
     }
+    // A replay file chat could not read or parse.
+    if settings.provider == crate::model::ProviderKind::Replay
+        && let Err(e) = crate::model::provider_for(&settings)
+    {
+        r.errors.push(e.to_string());
+    }
     if args.online && settings.base_url.is_empty() {
         // A replay file answers from the file: there is nothing to reach.
         row(&mut r.text, "online", "nothing to reach (a replay file)");
@@ -262,7 +268,14 @@ fn online_rows(
                 row(&mut t, "", &crate::term::sanitize(m));
             }
         }
-        Err(e) => row(&mut t, "online", &format!("FAILED — {e}")),
+        Err(e) => row(
+            &mut t,
+            "online",
+            &match e.fix(s) {
+                Some(fix) => format!("FAILED — {e}; {fix}"),
+                None => format!("FAILED — {e}"),
+            },
+        ),
     }
     t
 }

@@ -23,6 +23,22 @@ pub enum ListError {
     Replay,
 }
 
+impl ListError {
+    /// What the user can do about it, where the message alone does not say: a key for a server
+    /// that refused (naming the variable, never the key), or a server to start.
+    pub fn fix(&self, s: &Settings) -> Option<String> {
+        match self {
+            ListError::Status {
+                status: 401 | 403, ..
+            } => Some(super::auth_hint(&s.api_key_var, s.api_key.is_some())),
+            ListError::Unreachable { .. } => {
+                Some("is the server running, and is base_url its address?".to_string())
+            }
+            _ => None,
+        }
+    }
+}
+
 /// A server's message after its status, when it sent one (a bare 404 has none).
 fn said(message: &str) -> String {
     match message {

@@ -222,6 +222,8 @@ struct ServerState {
     dropped: AtomicUsize,
     /// What `GET …/models` lists; `None` answers 404 as a server without a list does.
     models: Mutex<Option<Vec<String>>>,
+    /// A status `/models` answers with instead of the list (a server that wants a key).
+    models_status: Mutex<Option<u16>>,
 }
 
 /// A running server; stopped when dropped.
@@ -247,6 +249,7 @@ impl Server {
             recorded: Mutex::new(Vec::new()),
             dropped: AtomicUsize::new(0),
             models: Mutex::new(None),
+            models_status: Mutex::new(None),
         });
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app_state = state.clone();
@@ -279,6 +282,13 @@ impl Server {
     /// Serve `GET …/models` with these ids (OpenAI list format).
     pub fn set_models(&self, ids: &[&str]) {
         *self.state.models.lock().unwrap() = Some(ids.iter().map(|s| s.to_string()).collect());
+    }
+
+    /// Answer `/models` with this status and an error body (e.g. 401 for a server that
+    /// wants an API key).
+    #[allow(dead_code)]
+    pub fn set_models_status(&self, code: u16) {
+        *self.state.models_status.lock().unwrap() = Some(code);
     }
 
     /// Append replies to the script.
@@ -342,6 +352,9 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
         rec.len()
     };
     if path.ends_with("/models") {
+        if let Some(code) = *state.models_status.lock().unwrap() {
+            return plain(code, "Incorrect API key provided".to_string());
+        }
         return match state.models.lock().unwrap().clone() {
             Some(ids) => {
                 let data: Vec<Value> = ids
