@@ -4838,7 +4838,7 @@ fn hidden_paths_and_tool_settings_in_a_writable_path_refuse_writes() {
     assert!(work.join(".env").exists());
     let (_, err) = go(&[], "echo X >> .claude/settings.json");
     assert!(
-        err.contains(".claude stays read-only inside writable paths"),
+        err.contains(".claude stays read-only, inside writable paths too"),
         "{err}"
     );
     // Control: named, the hidden file is the real one, and writable.

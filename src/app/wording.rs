@@ -303,7 +303,7 @@ mod tests {
             ),
             (
                 Hint::VcsMetadata { name: ".git" },
-                "sandbox: .git stays read-only inside writable paths (its hooks and settings would run commands outside the sandbox); change it yourself, outside skillpipe",
+                "sandbox: .git stays read-only, inside writable paths too (its hooks and settings would run commands outside the sandbox); change it yourself, outside skillpipe",
             ),
             (
                 Hint::Sockets {

@@ -458,7 +458,7 @@ pub(crate) fn writes_refused(writable: &[PathBuf]) -> String {
 /// [`Hint::VcsMetadata`]: names no setting (it must not talk anyone into opening it).
 pub(crate) fn vcs_read_only(name: &str) -> String {
     format!(
-        "sandbox: {name} stays read-only inside writable paths (its hooks and settings would run \
+        "sandbox: {name} stays read-only, inside writable paths too (its hooks and settings would run \
          commands outside the sandbox); change it yourself, outside skillpipe"
     )
 }
@@ -623,7 +623,9 @@ pub fn explain(f: &Facts) -> Option<Hint> {
                 .map(std::path::Path::to_path_buf),
         });
     }
-    if f.enforced.filesystem && read_only && !f.writable.is_empty() {
+    // Kept read-only whatever is writable: with no writable path given, `--writable DIR`
+    // would not open it either.
+    if f.enforced.filesystem && read_only {
         let vcs = super::KEPT_READ_ONLY
             .into_iter()
             .map(|(name, _)| name)
@@ -1316,6 +1318,9 @@ mod tests {
             let h = explain(&f).unwrap();
             assert_eq!(h, Hint::VcsMetadata { name }, "{err}");
             assert!(!h.to_string().contains("allow"), "{h}");
+            // With nothing writable given, --writable would not open it either: the same.
+            f.writable = &[];
+            assert_eq!(explain(&f), Some(Hint::VcsMetadata { name }), "{err}");
         }
     }
 
