@@ -2367,12 +2367,17 @@ fn sandbox_opens_only_the_named_unix_sockets() {
     let (named_flag, deep_flag) = (allow(&named_path), allow(&deep_path));
     let dgram_flag = allow(&dgram_path);
     let none = "refused refused refused refused refused refused refused";
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&[], none),
         (&["--allow-network"], none),
         // The script's own server in its $TMPDIR (its private tmpfs) stays reachable.
         (
             &[&named_flag],
+            "connected refused refused refused refused refused connected",
+        ),
+        // Named relative to where skillpipe runs (the test home), as --writable may be.
+        (
+            &["--allow-socket=./sound.sock"],
             "connected refused refused refused refused refused connected",
         ),
         (

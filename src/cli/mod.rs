@@ -214,6 +214,17 @@ impl PolicyFlags {
                 )));
             }
         };
+        // A socket that is not there is left out of each run in silence (an agent may name a
+        // sound server's several places); one the user names on the command line is worth a word.
+        for socket in &self.allow_socket {
+            let literal = socket.starts_with("~") || socket.to_string_lossy().starts_with('$');
+            if !literal && !socket.exists() {
+                warn_all(&[format!(
+                    "--allow-socket {}: nothing is there now; a run reaches it only once it exists",
+                    socket.display()
+                )]);
+            }
+        }
         Ok(crate::policy::PolicyOverrides {
             allow_scripts: self.allow_scripts,
             confirm_never: self.yes,

@@ -628,8 +628,12 @@ impl ScriptPolicy {
                 .chain(writable)
                 .collect(),
         );
+        // As `--writable` and `--allow-read`: `~` and a relative path mean where the user is.
         self.allowed_sockets
-            .extend(flags.allow_socket.iter().cloned());
+            .extend(flags.allow_socket.iter().map(|p| {
+                let p = expand_home(p, home.as_deref());
+                std::path::absolute(&p).unwrap_or(p)
+            }));
         for (value, key) in [
             (flags.max_processes, &mut self.max_processes),
             (flags.max_memory, &mut self.max_memory_mb),
@@ -912,7 +916,7 @@ mod tests {
         let flags = PolicyOverrides {
             writable: vec![".".into()],
             max_cpu: Some(5),
-            allow_socket: vec!["/run/x.sock".into()],
+            allow_socket: vec!["/run/x.sock".into(), "./u.sock".into()],
             ..Default::default()
         };
         p.apply_sandbox_flags(&flags).unwrap();
@@ -921,7 +925,14 @@ mod tests {
             [std::env::current_dir().unwrap().canonicalize().unwrap()]
         );
         assert_eq!(p.max_cpu_seconds, 5);
-        assert_eq!(p.allowed_sockets, [PathBuf::from("/run/x.sock")]);
+        // A relative socket path means where the user is, as a writable one does.
+        assert_eq!(
+            p.allowed_sockets,
+            [
+                PathBuf::from("/run/x.sock"),
+                std::path::absolute("u.sock").unwrap()
+            ]
+        );
         let mut p = ScriptPolicy::default();
         let err = p
             .apply_sandbox_flags(&PolicyOverrides {
