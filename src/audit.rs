@@ -217,14 +217,10 @@ impl AuditLog {
                 path: path.clone(),
                 source,
             };
-            use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+            use std::os::unix::fs::OpenOptionsExt;
             // The log holds every command and its input: for the user's eyes only.
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(dir)
-                    .map_err(io)?;
+                crate::paths::create_private_dirs(dir).map_err(io)?;
             }
             let f = OpenOptions::new()
                 .append(true)

@@ -272,6 +272,16 @@ pub fn own_places() -> Vec<PathBuf> {
     out
 }
 
+/// Makes `dir` and the missing folders above it, for the user's eyes only (0700, whatever the
+/// umask): skillpipe's config and state hold the trust list, conversations and the audit log.
+pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
 /// Whether `file` lies in one of [`user_config_dirs`] (symlinks resolved on both sides) and
 /// only the user could have put it there (see [`writable_by_others`]).
 pub fn in_user_config(file: &Path) -> bool {

@@ -109,8 +109,10 @@ fn write(list: &[PathBuf]) -> Result<(), TrustError> {
         path: path.clone(),
         source,
     };
+    // For the user's eyes and hand only, whatever the umask: a list others could change is
+    // refused when read (`TrustError::OpenToOthers`).
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
+        crate::paths::create_private_dirs(parent).map_err(io)?;
     }
     let mut text = String::from(
         "# Directories whose ./agents and ./skills skillpipe uses (skillpipe trust --list)\n",
@@ -121,7 +123,18 @@ fn write(list: &[PathBuf]) -> Result<(), TrustError> {
     }
     // Written whole and renamed, so a crash never leaves half a list.
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).map_err(io)?;
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(io)?;
+        f.write_all(text.as_bytes()).map_err(io)?;
+    }
     std::fs::rename(&tmp, &path).map_err(io)
 }
 

@@ -877,3 +877,44 @@ fn a_trust_list_or_config_file_others_could_change_is_not_used() {
         .unwrap();
     assert!(o.status.success(), "control: {}", out(&o).1);
 }
+
+/// Under a permissive umask `skillpipe trust` still writes its list for the user alone (folders
+/// 0700, file 0600), so it trusts what it was told on the next run instead of refusing its own
+/// list as open to others.
+#[test]
+fn the_trust_list_is_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = TestHome::new();
+    let clone = project(&home);
+    skill(&clone.join("skills"), "local", "local");
+    let trusted = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("umask 000; exec \"$0\" trust")
+        .arg(assert_cmd::cargo::cargo_bin("skillpipe"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .current_dir(&clone)
+        .output()
+        .unwrap();
+    assert!(
+        trusted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let config = home.path().join("config");
+    assert_eq!(mode(&config), 0o700);
+    assert_eq!(mode(&config.join("skillpipe")), 0o700);
+    assert_eq!(mode(&config.join("skillpipe/trusted-dirs")), 0o600);
+    // And the list is believed: the project's skill is used.
+    let o = cmd_in(&home, &clone)
+        .args(["skills", "list"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = out(&o);
+    assert!(stdout.contains("local"), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("could be changed"), "{stderr}");
+}

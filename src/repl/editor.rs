@@ -284,7 +284,7 @@ impl LineEditor {
         let _ = self.editor.add_history_entry(entry);
         let Some(path) = &self.history else { return };
         if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = crate::paths::create_private_dirs(dir);
         }
         if let Err(e) = self.editor.history_mut().append(path) {
             crate::app::note(&format!(

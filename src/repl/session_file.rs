@@ -367,12 +367,9 @@ pub fn resolve(arg: &str, dir: Option<&Path>) -> Result<PathBuf, SessionPathErro
 /// is 0600 (like the history).
 pub fn save(path: &Path, file: &SessionFile) -> anyhow::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(parent)
+        crate::paths::create_private_dirs(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     let mut text = serde_json::to_string_pretty(file)?;

@@ -153,12 +153,7 @@ fn open_shared(path: &Path) -> Option<File> {
 
 /// Makes `dir` and the missing folders above it, private; true when it exists after.
 fn make_private_dirs(dir: &Path) -> bool {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .is_ok()
+    crate::paths::create_private_dirs(dir).is_ok()
 }
 
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {
