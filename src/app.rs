@@ -229,34 +229,8 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
             None => e.to_string(),
         }));
     }
-    if let Some(a) = agent
-        .as_ref()
-        .filter(|a| crate::paths::in_user_config(&a.source))
-    {
-        let project = project_skills(&skills, &config.skills_dirs);
-        if let Some((skill, folder)) = project.iter().find(|(name, _)| a.skills.contains(name)) {
-            return Err(usage(format!(
-                "agent `{}` ({}) names skill `{skill}`, which only this project has ({}): a \
-                 project's skill does not run under your own agent's grants; install it in your \
-                 skills folder, or pass --skills-dir {} to choose it",
-                a.name,
-                a.source.display(),
-                folder.display(),
-                shell_words::quote(&folder.to_string_lossy())
-            )));
-        }
-        // An agent with no skill list would otherwise take them all: not the project's.
-        if !project.is_empty() {
-            let names: Vec<&str> = project.iter().map(|(n, _)| n.as_str()).collect();
-            skills.remove_named(&names);
-            warnings.push(format!(
-                "agent `{}` is yours, so it does not use this project's skills ({}): a project's \
-                 script does not run under your own agent's grants; pass --skills-dir FOLDER to \
-                 choose one",
-                a.name,
-                names.join(", ")
-            ));
-        }
+    if let Some(a) = &agent {
+        own_agent_skills(a, &mut skills, &config.skills_dirs, &mut warnings)?;
     }
     // Counted among the skills named (an agent's, `--skill`, the script run): the user chose
     // those. Of every installed skill (a catalog), `doctor` and `skills list` tell: skills the
@@ -599,6 +573,46 @@ pub(crate) fn agent_error(e: crate::agents::AgentError) -> AppError {
     usage(e.to_string())
 }
 
+/// The user's own agent never runs a project's skill under its grants (DESIGN §5a): naming
+/// one is an error that says how to choose it; without a skill list, the project's are left
+/// out with a warning. Used wherever an agent's skills are gathered (chat, filter, run, mcp,
+/// `agents show`), so what is shown is what runs.
+pub(crate) fn own_agent_skills(
+    a: &AgentConfig,
+    skills: &mut SkillSet,
+    skills_dirs: &[PathBuf],
+    warnings: &mut Vec<String>,
+) -> Result<(), AppError> {
+    if !crate::paths::in_user_config(&a.source) {
+        return Ok(());
+    }
+    let project = project_skills(skills, skills_dirs);
+    if let Some((skill, folder)) = project.iter().find(|(name, _)| a.skills.contains(name)) {
+        return Err(usage(format!(
+            "agent `{}` ({}) names skill `{skill}`, which only this project has ({}): a \
+             project's skill does not run under your own agent's grants; install it in your \
+             skills folder, or pass --skills-dir {} to choose it",
+            a.name,
+            a.source.display(),
+            folder.display(),
+            shell_words::quote(&folder.to_string_lossy())
+        )));
+    }
+    // An agent with no skill list would otherwise take them all: not the project's.
+    if !project.is_empty() {
+        let names: Vec<&str> = project.iter().map(|(n, _)| n.as_str()).collect();
+        skills.remove_named(&names);
+        warnings.push(format!(
+            "agent `{}` is yours, so it does not use this project's skills ({}): a project's \
+             script does not run under your own agent's grants; pass --skills-dir FOLDER to \
+             choose one",
+            a.name,
+            names.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 /// An agent folder with `tools/` (see [`AgentConfig::folder`]) joins the skills under the
 /// agent's name, so `AGENT:ID` runs one of its tools.
 pub(crate) fn add_agent_tools(
@@ -628,7 +642,10 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
 }
 
 /// Checks a policy from an agent TOML, naming the file in the error.
-fn check_policy(policy: &ScriptPolicy, source: &std::path::Path) -> Result<(), AppError> {
+pub(crate) fn check_policy(
+    policy: &ScriptPolicy,
+    source: &std::path::Path,
+) -> Result<(), AppError> {
     policy
         .validate()
         .map_err(|e| usage(format!("{}: [script_policy]: {e}", source.display())))

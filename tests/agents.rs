@@ -770,3 +770,40 @@ fn an_agent_file_others_could_change_is_not_the_users_word() {
     let (out, err) = show();
     assert!(out.contains("allow_network = true"), "{out}{err}");
 }
+
+/// `agents show` refuses a policy value chat would refuse (checked as written, also in an
+/// agent whose policy is then ignored), naming the file and the key.
+#[test]
+fn show_refuses_a_policy_chat_would_refuse() {
+    let w = World::new();
+    w.write(
+        "agents/slow.toml",
+        "name = \"slow\"\ninstructions = \"Wait.\"\n[script_policy]\ntimeout_seconds = 100000\n",
+    );
+    let out = w.cmd().args(["agents", "show", "slow"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("slow.toml") && err.contains("timeout_seconds must be between 1 and 600"),
+        "{err}"
+    );
+    // doctor fails on it too.
+    let out = w.cmd().arg("doctor").output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("timeout_seconds must be between 1 and 600"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Control: in range, shown.
+    w.write(
+        "agents/slow.toml",
+        "name = \"slow\"\ninstructions = \"Wait.\"\n[script_policy]\ntimeout_seconds = 600\n",
+    );
+    w.agents(&["show", "slow"]).success();
+}

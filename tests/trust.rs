@@ -453,6 +453,18 @@ fn a_project_skill_never_satisfies_a_user_agents_skill() {
             && err.contains("--skills-dir ./skills/only-here"),
         "{err}"
     );
+    // `agents show` shows what chat would send: it refuses the same, and an agent naming no
+    // skills shows none of the project's.
+    let o = cmd_in(&home, &clone)
+        .args(["agents", "show", "needy"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{:?}", out(&o));
+    assert!(
+        out(&o).1.contains("which only this project has"),
+        "{:?}",
+        out(&o)
+    );
     // An agent of the user's that names no skills does not take the project's either: its
     // grants would apply to them. The user's own `say` stays.
     std::fs::write(agents.join("open.toml"), "instructions = \"Help.\"\n").unwrap();
@@ -469,6 +481,12 @@ fn a_project_skill_never_satisfies_a_user_agents_skill() {
         "{:?}",
         out(&o)
     );
+    let o = cmd_in(&home, &clone)
+        .args(["agents", "show", "open"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", out(&o));
+    assert!(!out(&o).0.contains("only-here"), "{}", out(&o).0);
     // Positive control: chosen with --skills-dir, the trusted project's skill is found.
     let server = Server::start([Reply::text(["!{scripts/say.sh}"]), Reply::text(["ok"])]);
     let o = cmd_in(&home, &clone)

@@ -71,6 +71,11 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
                     flags.join(" ")
                 );
             }
+            // What chat would refuse to start with is refused here too: a policy value out
+            // of range (checked as written, as chat does).
+            if let Some(p) = &agent.script_policy {
+                crate::app::check_policy(p, &agent.source)?;
+            }
             let restricted = agents::origin::restrict(&mut agent);
             if let Some(n) = &restricted.notice {
                 eprintln!("skillpipe: {}", crate::term::sanitize(n));
@@ -83,6 +88,13 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
                     .map_err(|e| usage(format!("{}: {e}", agent.source.display())))?;
             }
             let mut warnings = Vec::new();
+            // As chat: the user's own agent shows (and runs) no project's skill.
+            crate::app::own_agent_skills(
+                &agent,
+                &mut set,
+                &args.skill_flags.skills_dirs,
+                &mut warnings,
+            )?;
             crate::app::add_agent_tools(&mut set, &agent, &mut warnings)?;
             warn_all(&warnings);
             // The agent's own tools are part of it: always shown in full.

@@ -113,9 +113,20 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
             }
         ),
     );
-    for e in &listing.errors {
+    // A policy value chat would refuse (out of range) is as broken as a file that does not
+    // parse.
+    let policy_errors = listing.agents.iter().filter_map(|a| {
+        let path = a.source.to_string_lossy();
+        let file = crate::agents::find(&path, &[]).ok()?;
+        let agent = file.resolve_policy_only(&[]);
+        let policy = agent.script_policy.as_ref()?;
+        crate::app::check_policy(policy, &agent.source)
+            .err()
+            .map(|e| e.to_string())
+    });
+    for e in listing.errors.iter().cloned().chain(policy_errors) {
         row(&mut r.text, "", &format!("ERROR {e}"));
-        r.errors.push(e.clone());
+        r.errors.push(e);
     }
     for w in &listing.warnings {
         row(&mut r.text, "", &format!("warning: {w}"));
