@@ -1027,7 +1027,7 @@ fn agent_switch_keeps_the_conversation_and_clear_forgets_it() {
 }
 
 #[test]
-fn a_status_line_waits_for_the_end_of_the_line_of_text() {
+fn a_captures_status_line_shows_where_it_ran() {
     let home = TestHome::new();
     let server = Server::start([
         Reply::text(["The answer is !{echo 42}"]),
@@ -1035,11 +1035,12 @@ fn a_status_line_waits_for_the_end_of_the_line_of_text() {
     ]);
     let mut p = start(&home, &server, &["--allow", "echo", "-y"]);
     p.send(b"what is it?\r");
+    // The row ends at the capture, its status line follows, and the text goes on from a fresh
+    // row: never a status line inside a sentence where the continuation wrapped.
     p.expect("The answer is");
-    // The capture's status line comes after the line the answer was writing, not inside it.
-    let between = p.expect("forty-two.\n");
-    assert!(!between.contains("ran !{echo 42}"), "{between:?}");
-    p.expect("· ran !{echo 42}\n");
+    let between = p.expect("· ran !{echo 42}\n");
+    assert!(!between.contains("forty-two"), "{between:?}");
+    p.expect("forty-two.\n");
     p.expect("Second line.");
     p.prompt();
     p.send(b"/exit\r");

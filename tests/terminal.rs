@@ -415,22 +415,43 @@ fn one_shot_status_lines_start_on_a_line_of_their_own() {
     );
 }
 
-/// A status line that waited for the answer's line comes right after that line, not after a
-/// later one that already opened the next block (a code fence).
+/// A side effect's status line that waited for the answer's line comes right after that line,
+/// not after a later one that already opened the next block (a code fence).
 #[test]
 fn a_waiting_status_line_comes_before_the_next_block() {
     let home = TestHome::new();
-    let server = Server::start([
-        Reply::text(["Number: !{echo 42}"]),
-        Reply::text([" so it is 42.\n\n```sh\nls\n```\n\nEnd.\n"]),
-    ]);
+    let server = Server::start([Reply::text([
+        "Number: %{echo 42}",
+        " so it is 42.\n\n```sh\nls\n```\n\nEnd.\n",
+    ])
+    .gap(Duration::from_millis(100))]);
     let shown = one_shot_screen(&home, &server, "echo");
     let status = shown
-        .find("skillpipe: ran !{echo 42}")
+        .find("skillpipe: ran %{echo 42}")
         .expect("the status line");
     let code = shown.find("\nls").expect("the code block");
     assert!(status < code, "{shown}");
     assert!(shown[..status].contains("so it is 42."), "{shown}");
+}
+
+/// A capture's status line shows where it ran: the row ends at the directive and the
+/// paragraph goes on from a fresh row, so a continuation that wraps is never split by it.
+#[test]
+fn a_captures_status_line_shows_where_it_ran_in_one_shot_chat() {
+    let home = TestHome::new();
+    let long = "word ".repeat(40);
+    let server = Server::start([
+        Reply::text(["Let me look. !{echo 42}"]),
+        Reply::text([format!(" It is 42, {long}and that is all.\n\nEnd.\n")]),
+    ]);
+    let shown = one_shot_screen(&home, &server, "echo");
+    assert!(
+        shown.contains("Let me look.\nskillpipe: ran !{echo 42}\nIt is 42, word"),
+        "{shown}"
+    );
+    // The continuation's rows follow one another, no status line among them.
+    let after = &shown[shown.find("It is 42").unwrap()..shown.find("End.").unwrap()];
+    assert!(!after.contains("skillpipe:"), "{shown}");
 }
 
 /// A side effect that ends while a code block streams has its status line after the block, not

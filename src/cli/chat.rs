@@ -442,7 +442,23 @@ impl Ui for PlainUi {
         self.line_err(ToStderr::Raw(output.to_vec()));
     }
 
-    fn busy(&mut self, _what: Option<Busy<'_>>) {}
+    /// A capture or tool call runs where the model's text stopped: its status line belongs
+    /// at that point, not at the end of the row the continuation then fills (mid-sentence).
+    /// On a terminal the row ends here and the rendered paragraph goes on from a fresh row,
+    /// as after a confirmation prompt.
+    fn busy(&mut self, what: Option<Busy<'_>>) {
+        if !matches!(what, Some(Busy::Running(_))) || !self.tty {
+            return;
+        }
+        self.flush();
+        if !self.wrote || self.display.in_code_block() {
+            return;
+        }
+        self.end_open_line();
+        if !self.ended_with_newline && self.display.row_ended_elsewhere() {
+            self.write(b"\n");
+        }
+    }
 
     /// A directive may ask next: what the answer said before it is shown in full first,
     /// markers still waiting for their closer included.

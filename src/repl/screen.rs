@@ -538,6 +538,26 @@ impl Screen {
         self.flush_pending(&mut st);
     }
 
+    /// Ends the answer's open row where its text stopped (a capture or tool runs there), so
+    /// that status lines come at this point; the answer goes on from a fresh row (see
+    /// [`Screen::take_paid`]). Inside a code block the block's own lines decide.
+    pub fn end_row(&self) {
+        let mut st = self.lock();
+        if st.in_block {
+            return;
+        }
+        if st.col != 0 && self.looks.stdout_tty {
+            self.erase(&mut st);
+            self.put(&mut st, To::Out, b"\n");
+            st.col = 0;
+            st.paid = true;
+            st.owed = false;
+        }
+        if st.col == 0 {
+            self.flush_pending(&mut st);
+        }
+    }
+
     /// Output of the REPL's own (a command's listing, a resumed transcript): on stdout when it
     /// is the terminal, else on stderr, so that a pipe on stdout gets answers only.
     pub fn chrome(&self, bytes: &[u8]) {

@@ -22,8 +22,10 @@ pub enum Entry {
     Text(Vec<u8>),
     /// The UI's flush (the renderer shows what it held for more).
     Flush,
-    /// A line the answer left open ended on screen (a script is about to run).
+    /// A line the answer left open ended on screen (a request is sent).
     EndOpenLine,
+    /// The answer's row ended where its text stopped (a capture or tool is about to run).
+    EndRow,
     /// The renderer shows what it still holds (the answer's end).
     EndRender,
     /// The answer's last line closed and waiting status lines shown.

@@ -55,6 +55,15 @@ impl TermUi {
         self.show(owed);
     }
 
+    /// The answer's row ends where the text stopped (a capture or tool runs there): what the
+    /// display holds is shown, the row ended, waiting status lines shown; the text goes on
+    /// from a fresh row.
+    fn end_row(&mut self) {
+        self.flush_display();
+        self.end_open_line();
+        self.screen.end_row();
+    }
+
     /// Writes rendered text, without the newline of a line the screen already ended.
     fn show(&mut self, out: Vec<u8>) {
         self.settle_paid();
@@ -340,6 +349,7 @@ fn replay(looks: Looks, entries: Vec<Entry>, width: usize) -> (Arc<Screen>, Opti
             Entry::Text(bytes) => ui.put_text(&bytes),
             Entry::Flush => ui.flush_display(),
             Entry::EndOpenLine => ui.end_open_line(),
+            Entry::EndRow => ui.end_row(),
             Entry::EndRender => ui.end_render(),
             Entry::Status { text, fine } => ui.status_lines(&text, fine),
             Entry::SideOutput(text) => ui.hold_side_output(text),
@@ -450,9 +460,14 @@ impl Ui for TermUi {
     }
 
     fn busy(&mut self, what: Option<Busy<'_>>) {
-        if what.is_some() {
-            // A capture or tool is about to run (and may ask): the line that ended in the
-            // answer ends on screen too, so a prompt does not add a blank line after it.
+        if matches!(what, Some(Busy::Running(_))) {
+            // A capture or tool runs where the text stopped (and may ask): the row ends here,
+            // so its status line shows at this point rather than mid-sentence at the end of
+            // the row the continuation fills.
+            self.screen.record(Entry::EndRow);
+            self.end_row();
+        } else if what.is_some() {
+            // The line that ended in the answer ends on screen too.
             self.screen.record(Entry::EndOpenLine);
             self.end_open_line();
         }
