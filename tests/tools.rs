@@ -517,6 +517,25 @@ fn run_json_always_prints_one_object_and_run_takes_an_agent() {
     let (v, out) = run_json(&home, &["data", "stats", "--json", "--workdir", "bogus"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(v["error"].as_str().unwrap().contains("bogus"), "{v}");
+    // The parser's whole message (which argument is missing), and a global flag first.
+    let out = home
+        .cmd()
+        .args(["run", "--skills-dir", "skills", "data", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(v["error"].as_str().unwrap().contains("<SCRIPT>"), "{v}");
+    // An argument that is no UTF-8 is no crash.
+    use std::os::unix::ffi::OsStrExt;
+    let out = home
+        .cmd()
+        .args(["run", "--json", "--bogus"])
+        .arg(std::ffi::OsStr::from_bytes(b"\xff"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(serde_json::from_slice::<Value>(&out.stdout).is_ok());
 
     // An agent's policy applies to `run`; its max_output_bytes cut makes a named warning.
     home.write(
@@ -875,6 +894,23 @@ fn an_agent_folder_holds_tools_in_the_same_layout() {
     assert!(!out.status.success(), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("tools/bad/tool.yaml:3: unknown key `enabeld`"),
+        "{}",
+        stdout(&out)
+    );
+    // A collection that holds a skill named `tools` is still validated skill by skill.
+    home.write(
+        "col/tools/SKILL.md",
+        "---\nname: tools\ndescription: Tools.\n---\nBody.\n",
+    );
+    home.write("col/bad/SKILL.md", "---\nname: Bad_Name\n---\nBody.\n");
+    let out = home
+        .cmd()
+        .args(["skills", "validate", "col"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("col/bad/SKILL.md"),
         "{}",
         stdout(&out)
     );

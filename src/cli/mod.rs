@@ -264,13 +264,27 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
-            let args: Vec<String> = std::env::args().skip(1).collect();
+            // Arguments need not be UTF-8: read as the parser shows them.
+            let args: Vec<String> = std::env::args_os()
+                .skip(1)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
             if e.use_stderr() && run::json_requested(&args) {
-                // `run --json` promises one JSON object on stdout, a command-line error too.
-                let first = e.to_string();
-                let first = first.lines().next().unwrap_or_default();
-                let first = first.strip_prefix("error: ").unwrap_or(first);
-                println!("{}", serde_json::json!({"success": false, "error": first}));
+                // `run --json` promises one JSON object on stdout, a command-line error too:
+                // the parser's message without its usage and help lines.
+                let text = e.to_string();
+                let message: Vec<&str> = text
+                    .lines()
+                    .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more"))
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                let message = message.join(" ");
+                let message = message.strip_prefix("error: ").unwrap_or(&message);
+                println!(
+                    "{}",
+                    serde_json::json!({"success": false, "error": message})
+                );
             }
             let _ = e.print();
             return code;

@@ -49,14 +49,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// Whether a command line the parser refused asked for `run --json` (the subcommand first,
-/// the flag before a `--`): its one JSON object is owed even then.
+/// Whether a command line the parser refused asked for `run --json` (`run` and the flag, in
+/// any form, before a `--`; global flags may come first): its one JSON object is owed even
+/// then.
 pub fn json_requested(args: &[String]) -> bool {
-    args.first().is_some_and(|a| a == "run")
-        && args
+    let before: Vec<&String> = args.iter().take_while(|a| *a != "--").collect();
+    before.iter().any(|a| *a == "run")
+        && before
             .iter()
-            .take_while(|a| *a != "--")
-            .any(|a| a == "--json")
+            .any(|a| *a == "--json" || a.starts_with("--json="))
 }
 
 fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
@@ -179,8 +180,6 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// The `--json` object of a command that did not run: `refused` says why, `decision` is the
-/// audit log's (`denied`, `declined`, `invalid`).
 /// An `--input` that cannot be given to the script: with `--json`, the refusal object (the
 /// run is invalid, as a model's bad tool call is); else a usage error.
 fn invalid_input(args: &RunArgs, why: String) -> anyhow::Result<i32> {
@@ -192,6 +191,8 @@ fn invalid_input(args: &RunArgs, why: String) -> anyhow::Result<i32> {
     Ok(super::EXIT_USAGE)
 }
 
+/// The `--json` object of a command that did not run: `refused` says why, `decision` is the
+/// audit log's (`denied`, `declined`, `invalid`).
 fn print_refusal(decision: Decision, reason: &str) -> anyhow::Result<()> {
     let doc = serde_json::json!({
         "success": false,
@@ -227,5 +228,13 @@ mod tests {
             "run", "s", "x", "--", "--json"
         ])));
         assert!(!super::json_requested(&v(&["filter", "--json"])));
+        assert!(super::json_requested(&v(&[
+            "--skills-dir",
+            "c",
+            "run",
+            "--json",
+            "--bogus"
+        ])));
+        assert!(super::json_requested(&v(&["run", "--json=true", "x"])));
     }
 }

@@ -629,8 +629,12 @@ impl ScriptPolicy {
                 .collect(),
         );
         // As `--writable` and `--allow-read`: `~` and a relative path mean where the user is.
+        // A leading `$VAR/` stays as written: it is expanded from the script's environment.
         self.allowed_sockets
             .extend(flags.allow_socket.iter().map(|p| {
+                if p.to_string_lossy().starts_with('$') {
+                    return p.clone();
+                }
                 let p = expand_home(p, home.as_deref());
                 std::path::absolute(&p).unwrap_or(p)
             }));
@@ -916,7 +920,11 @@ mod tests {
         let flags = PolicyOverrides {
             writable: vec![".".into()],
             max_cpu: Some(5),
-            allow_socket: vec!["/run/x.sock".into(), "./u.sock".into()],
+            allow_socket: vec![
+                "/run/x.sock".into(),
+                "./u.sock".into(),
+                "$XDG_RUNTIME_DIR/bus".into(),
+            ],
             ..Default::default()
         };
         p.apply_sandbox_flags(&flags).unwrap();
@@ -930,7 +938,8 @@ mod tests {
             p.allowed_sockets,
             [
                 PathBuf::from("/run/x.sock"),
-                std::path::absolute("u.sock").unwrap()
+                std::path::absolute("u.sock").unwrap(),
+                PathBuf::from("$XDG_RUNTIME_DIR/bus"),
             ]
         );
         let mut p = ScriptPolicy::default();

@@ -700,8 +700,8 @@ const CONNECTION_WORDS: &[&str] = &[
 ];
 
 /// Error codes of a failed connection or lookup (Node prints `connect ECONNREFUSED …`,
-/// `getaddrinfo ENOTFOUND host`), compared as they are written and as whole words: in lower
-/// case `enotfound` is inside Python's `FileNotFoundError` and `ModuleNotFoundError`.
+/// `getaddrinfo ENOTFOUND host`; Erlang `{error,econnrefused}`), compared as whole words, in
+/// upper or lower case: inside a word `enotfound` is part of Python's `FileNotFoundError`.
 const CONNECTION_CODES: &[&str] = &[
     "ECONNREFUSED",
     "ENETUNREACH",
@@ -716,7 +716,11 @@ fn connection_failed(err: &str) -> bool {
     CONNECTION_WORDS.iter().any(|w| lower.contains(w))
         || err
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .any(|word| CONNECTION_CODES.contains(&word))
+            .any(|word| {
+                CONNECTION_CODES
+                    .iter()
+                    .any(|c| word == *c || word == c.to_ascii_lowercase())
+            })
 }
 
 /// Exit codes of network tools that mean the connection failed (a quiet `wget -q` says nothing
@@ -1236,6 +1240,7 @@ mod tests {
             ("fetch failed ECONNREFUSED", None),
             ("connect ENETUNREACH 1.1.1.1:80", None),
             ("Error: getaddrinfo ENOTFOUND example.com", None),
+            ("** (exit) {error,econnrefused}", None),
             (
                 "dial tcp [::1]:8080: connect: connection refused",
                 Some("[::1]:8080"),

@@ -102,9 +102,9 @@ impl Node {
         }
     }
 
-    /// The value as JSON, as written: numbers stay numbers, unknown keys stay (MCP publishes a
-    /// skill's frontmatter verbatim). An integer JSON cannot hold, or a float that is no number,
-    /// becomes its text.
+    /// The value as JSON: numbers stay numbers, unknown keys stay (MCP publishes a skill's
+    /// frontmatter verbatim). An integer JSON cannot hold, or a float that is no number, becomes
+    /// its text; the YAML reader already gives an integer past 64 bits as a float.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value;
         match self {

@@ -333,7 +333,7 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
             "tool `{id}` of `{}` exists but was skipped at load: {why} (fix that file; \
              `skillpipe skills validate {}` shows every problem)",
             skill.name,
-            skill.dir.display()
+            shell_words::quote(&skill.dir.to_string_lossy())
         ))),
         [] => {
             let known: Vec<String> = skill

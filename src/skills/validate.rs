@@ -49,12 +49,6 @@ pub fn validate_path(path: &Path, report: &mut Report) {
         validate_skill(path, report);
         return;
     }
-    // An agent's (or prompt's) folder: no SKILL.md, tools in the same layout.
-    if path.join(super::tools::TOOLS_DIR).is_dir() {
-        report.skills.push(path.to_path_buf());
-        report.problems.extend(super::tools::load_tools(path).1);
-        return;
-    }
     let mut children: Vec<PathBuf> = fs::read_dir(path)
         .map(|rd| {
             rd.flatten()
@@ -63,6 +57,13 @@ pub fn validate_path(path: &Path, report: &mut Report) {
                 .collect()
         })
         .unwrap_or_default();
+    // An agent's (or prompt's) folder: no SKILL.md, tools in the same layout, and no skill
+    // folders (a collection may hold a skill named `tools`).
+    if children.is_empty() && path.join(super::tools::TOOLS_DIR).is_dir() {
+        report.skills.push(path.to_path_buf());
+        report.problems.extend(super::tools::load_tools(path).1);
+        return;
+    }
     children.sort();
     if children.is_empty() {
         report.problems.push(format!(
