@@ -1047,6 +1047,28 @@ fn a_captures_status_line_shows_where_it_ran() {
     assert_eq!(p.wait_exit().code(), Some(0));
 }
 
+/// A side effect's status line waits for the end of the paragraph being written, not for a
+/// row the terminal is full at.
+#[test]
+fn a_side_effects_status_line_never_lands_at_a_wrap() {
+    let home = TestHome::new();
+    let mut pieces = vec!["Saying it %{echo hi} now, ".to_string()];
+    pieces.extend((0..80).map(|i| format!("word{i} ")));
+    pieces.push("last.\n\nEnd.".into());
+    let server = Server::start([Reply::text(pieces).gap(std::time::Duration::from_millis(5))]);
+    let mut p = start(&home, &server, &["--allow", "echo", "-y"]);
+    p.send(b"go\r");
+    let before = p.expect("last.");
+    assert!(!before.contains("ran %{echo hi}"), "{before:?}");
+    // Control: the paragraph wrapped (its rows after the prompt's line).
+    let para = &before[before.find("Saying it").expect("the answer")..];
+    assert!(para.matches('\n').count() >= 2, "{before:?}");
+    p.expect("· ran %{echo hi}");
+    p.prompt();
+    p.send(b"/exit\r");
+    assert_eq!(p.wait_exit().code(), Some(0));
+}
+
 /// A Markdown answer with a heading, emphasis, a quote and a fenced code block.
 const MARKDOWN: &str = "# Getting started\n\nThe **quick** brown fox jumps over the lazy dog again and again until the line must wrap.\n\n> a quoted line\n\n```rust\nfn main() {}\n```\n";
 

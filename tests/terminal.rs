@@ -475,6 +475,25 @@ fn a_status_line_waits_for_an_open_code_block() {
     assert!(shown.contains("The end is here."), "{shown}");
 }
 
+/// A side effect's status line waits for the end of the paragraph being written, not for a
+/// row the terminal is full at: a wrap is no line's end.
+#[test]
+fn a_side_effects_status_line_never_lands_at_a_wrap() {
+    let home = TestHome::new();
+    let mut pieces = vec!["Saying it %{echo hi} now, ".to_string()];
+    pieces.extend((0..80).map(|i| format!("word{i} ")));
+    pieces.push("last.\n\nEnd.\n".into());
+    let server = Server::start([Reply::text(pieces).gap(Duration::from_millis(5))]);
+    let shown = one_shot_screen(&home, &server, "echo");
+    let status = shown
+        .find("skillpipe: ran %{echo hi}")
+        .expect("the status line");
+    let last = shown.find("last.").expect("the paragraph's end");
+    assert!(status > last, "{shown}");
+    // Control: the paragraph did wrap (more than one row before its end).
+    assert!(shown[..last].matches('\n').count() >= 2, "{shown}");
+}
+
 /// The screen of a one-shot `chat` on a pty against `server`, allowing `allow`, once its
 /// answer (ending in `End.`) is through and it exited 0.
 fn one_shot_screen(home: &TestHome, server: &Server, allow: &str) -> String {

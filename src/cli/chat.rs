@@ -282,6 +282,9 @@ pub struct PlainUi {
     side_output: Option<String>,
     /// The text being written is inside a code block: waiting status lines keep waiting.
     hold_pending: bool,
+    /// A capture or tool call runs where the text stopped, at the start of a row: its status
+    /// line goes there even when that row began with a wrap.
+    at_run: bool,
 }
 
 /// Something for stderr.
@@ -321,6 +324,7 @@ impl Default for PlainUi {
             pending: Vec::new(),
             side_output: None,
             hold_pending: false,
+            at_run: false,
         }
     }
 }
@@ -350,7 +354,9 @@ impl PlainUi {
         let mut out = line::Noted::new(std::io::stdout().lock(), line::Stream::Stdout);
         // Lines that waited for the answer's line to end come right after its newline: the
         // first one (a later one may already be inside the next block, a code fence's).
-        let split = memchr::memchr(b'\n', bytes).filter(|_| !self.pending.is_empty());
+        // A wrap (the row was full, the sentence goes on) is no line's end: they keep waiting.
+        let split = memchr::memchr(b'\n', bytes)
+            .filter(|_| !self.pending.is_empty() && !self.display.last_break_soft());
         match split.filter(|_| !self.hold_pending) {
             Some(at) => {
                 let _ = out.write_all(&bytes[..=at]);
@@ -370,7 +376,9 @@ impl PlainUi {
     /// For stderr: now, or once the answer's open line on the terminal (or the code block it
     /// is in) has ended.
     fn line_err(&mut self, what: ToStderr) {
-        if self.tty && self.wrote && (!self.ended_with_newline || self.display.in_code_block()) {
+        let wrapped = self.display.last_break_soft() && !self.at_run;
+        let mid_line = !self.ended_with_newline || wrapped;
+        if self.tty && self.wrote && (mid_line || self.display.in_code_block()) {
             self.pending.push(what);
         } else {
             what.write();
@@ -386,6 +394,7 @@ impl PlainUi {
 
 impl Ui for PlainUi {
     fn text(&mut self, bytes: &[u8]) {
+        self.at_run = false;
         let was_in_code = self.display.in_code_block();
         let out = self.display.push(bytes, terminal_width());
         // A status line waiting for the line to end waits for a code block to end too: its
@@ -458,6 +467,7 @@ impl Ui for PlainUi {
         if !self.ended_with_newline && self.display.row_ended_elsewhere() {
             self.write(b"\n");
         }
+        self.at_run = self.ended_with_newline;
     }
 
     /// A directive may ask next: what the answer said before it is shown in full first,

@@ -55,6 +55,11 @@ impl Display {
         }
     }
 
+    /// The last line break shown was a wrap (rendered only: text as written has none).
+    pub fn last_break_soft(&self) -> bool {
+        matches!(self, Display::Rendered(r) if r.last_break_soft())
+    }
+
     /// Inside a fenced code block (rendered only: elsewhere the text is as written).
     pub fn in_code_block(&self) -> bool {
         matches!(self, Display::Rendered(r) if r.in_code_block())

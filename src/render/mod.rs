@@ -181,6 +181,12 @@ impl Renderer {
         out
     }
 
+    /// The last line break written was a wrap inside a block (the row was full), not the end
+    /// of a source line: what waits for the answer's line to end keeps waiting.
+    pub fn last_break_soft(&self) -> bool {
+        self.flow.last_break_soft()
+    }
+
     /// The newline owed after a paragraph's first line, now (empty when none is owed): for a
     /// caller about to write something else on the terminal (a status line), which must start on
     /// a line of its own. That line can then no longer become a setext heading.

@@ -60,6 +60,9 @@ pub struct Flow {
     /// width.
     shown: usize,
     shown_width: usize,
+    /// The last line break this block wrote was a wrap (the row was full), not the end of a
+    /// source line: a status line waiting for the answer's line to end keeps waiting.
+    soft: bool,
 }
 
 impl Flow {
@@ -105,6 +108,7 @@ impl Flow {
             let need = w + usize::from(self.space);
             if self.col + need > width && self.col > self.start {
                 out.push('\n');
+                self.soft = true;
                 self.start_line(color, out);
             } else if self.space && self.col > self.start {
                 out.push(' ');
@@ -195,6 +199,7 @@ impl Flow {
         out.push_str(&" ".repeat(shown_width));
         out.push_str(&back);
         out.push('\n');
+        self.soft = true;
         self.start_line(color, out);
         self.write_word(word, width, color, out);
     }
@@ -233,6 +238,7 @@ impl Flow {
                     span.style.paint(&piece, color, out);
                     piece.clear();
                     out.push('\n');
+                    self.soft = true;
                     self.start_line(color, out);
                 }
                 piece.push(ch);
@@ -240,6 +246,11 @@ impl Flow {
             }
             span.style.paint(&piece, color, out);
         }
+    }
+
+    /// Whether the last line break this block wrote was a wrap rather than a line's end.
+    pub fn last_break_soft(&self) -> bool {
+        self.soft
     }
 
     /// Screen rows this block has begun so far.
@@ -254,6 +265,8 @@ impl Flow {
         if self.open {
             out.push('\n');
         }
+        // A source line ended here, whoever writes its newline.
+        self.soft = false;
         self.open = false;
         self.space = false;
         self.col = 0;
@@ -266,6 +279,7 @@ impl Flow {
             self.open = false;
             self.space = false;
             self.col = 0;
+            self.soft = false;
         }
     }
 
@@ -290,6 +304,17 @@ mod tests {
         f.push(&plain(text), width, Color24::default(), &mut out);
         f.close(width, Color24::default(), &mut out);
         out
+    }
+
+    #[test]
+    fn a_wrap_is_told_from_a_lines_end() {
+        let mut f = Flow::new(Prefix::default());
+        let mut out = String::new();
+        let c = Color24::default();
+        f.push(&plain("the quick brown fox "), 10, c, &mut out);
+        assert!(out.contains('\n') && f.last_break_soft(), "{out:?}");
+        f.break_line(10, c, &mut out);
+        assert!(!f.last_break_soft(), "{out:?}");
     }
 
     #[test]

@@ -183,6 +183,9 @@ struct State {
     /// The answer is inside a code block: waiting status lines wait for its end (written at a
     /// newline, they would land among its lines).
     in_block: bool,
+    /// The answer's last line break was a wrap of its row, not its line's end: waiting status
+    /// lines keep waiting (written there, they would split a sentence).
+    soft: bool,
     /// What a replaying screen wrote (see [`Screen::replay`]).
     buffer: Vec<u8>,
     /// The width the screen was last laid out for (0: not yet known).
@@ -299,6 +302,7 @@ impl Screen {
         st.owed = from.owed;
         st.paid = from.paid;
         st.in_block = from.in_block;
+        st.soft = from.soft;
     }
 
     /// What a replaying screen wrote, taken out of it.
@@ -443,8 +447,11 @@ impl Screen {
 
     /// A piece of the rendered answer, after which the renderer does (`owed`) or does not hold
     /// back the newline ending the line.
-    pub fn answer_text(&self, bytes: &[u8], owed: bool) {
+    /// `soft`: the last line break in `bytes` (or before) was a wrap of the answer's row, not
+    /// its line's end; status lines waiting for that keep waiting.
+    pub fn answer_text(&self, bytes: &[u8], owed: bool, soft: bool) {
         let mut st = self.lock();
+        st.soft = soft;
         self.write_text(&mut st, bytes);
         st.owed = owed;
     }
@@ -478,7 +485,7 @@ impl Screen {
             return;
         }
         self.erase(st);
-        let split = if st.pending.is_empty() || st.in_block {
+        let split = if st.pending.is_empty() || st.in_block || st.soft {
             None
         } else {
             // The first newline ends the open line; a later one may be inside the next block.
@@ -504,7 +511,7 @@ impl Screen {
     pub fn status(&self, styled: String) {
         let mut st = self.lock();
         st.pending.push(styled);
-        if (st.col == 0 && !st.in_block) || !self.looks.stdout_tty {
+        if (st.col == 0 && !st.in_block && !st.soft) || !self.looks.stdout_tty {
             self.flush_pending(&mut st);
         }
     }
@@ -534,6 +541,7 @@ impl Screen {
             st.col = 0;
             st.paid = true;
             st.owed = false;
+            st.soft = false;
         }
         self.flush_pending(&mut st);
     }
@@ -553,6 +561,8 @@ impl Screen {
             st.paid = true;
             st.owed = false;
         }
+        // At the start of a row, wrapped or not, this is where the script runs.
+        st.soft = false;
         if st.col == 0 {
             self.flush_pending(&mut st);
         }
@@ -622,6 +632,7 @@ impl Screen {
             st.col = 0;
             st.paid = true;
             st.owed = false;
+            st.soft = false;
         }
         self.flush_pending(&mut st);
         let answer = ask();

@@ -72,7 +72,11 @@ impl TermUi {
             self.skip_newline = false;
             out = out.strip_prefix(b"\n").unwrap_or(out);
         }
-        self.screen.answer_text(out, self.display.owes_newline());
+        self.screen.answer_text(
+            out,
+            self.display.owes_newline(),
+            self.display.last_break_soft(),
+        );
     }
 
     /// Shows what the display still holds (the answer's last line, a table).
