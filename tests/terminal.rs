@@ -464,12 +464,7 @@ fn a_status_line_waits_for_an_open_code_block() {
     // The block's end and the start of the next line in one piece.
     pieces.push("```\nThe end ".into());
     pieces.push("is here.\nEnd.\n".into());
-    let server = Server::start([Reply::text(pieces).gap(Duration::from_millis(40))]);
-    let shown = one_shot_screen(&home, &server, "sleep");
-    let status = shown
-        .find("skillpipe: ran %{sleep 0.2}")
-        .expect("the status line");
-    let last = shown.find("print(9)").expect("the block");
+    let (shown, status, last) = placed(&home, pieces, 40, "sleep", "print(9)");
     assert!(status > last, "{shown}");
     // Not in the middle of the line after the block either.
     assert!(shown.contains("The end is here."), "{shown}");
@@ -483,15 +478,30 @@ fn a_side_effects_status_line_never_lands_at_a_wrap() {
     let mut pieces = vec!["Saying it %{echo hi} now, ".to_string()];
     pieces.extend((0..80).map(|i| format!("word{i} ")));
     pieces.push("last.\n\nEnd.\n".into());
-    let server = Server::start([Reply::text(pieces).gap(Duration::from_millis(5))]);
-    let shown = one_shot_screen(&home, &server, "echo");
-    let status = shown
-        .find("skillpipe: ran %{echo hi}")
-        .expect("the status line");
-    let last = shown.find("last.").expect("the paragraph's end");
+    let (shown, status, last) = placed(&home, pieces, 5, "echo", "last.");
     assert!(status > last, "{shown}");
     // Control: the paragraph did wrap (more than one row before its end).
     assert!(shown[..last].matches('\n').count() >= 2, "{shown}");
+}
+
+/// The one-shot screen of an answer streamed in `pieces` (`gap_ms` apart) that runs `allow`
+/// once as a side effect, and where its `ran` status line and `mark` stand on it.
+fn placed(
+    home: &TestHome,
+    pieces: Vec<String>,
+    gap_ms: u64,
+    allow: &str,
+    mark: &str,
+) -> (String, usize, usize) {
+    let server = Server::start([Reply::text(pieces).gap(Duration::from_millis(gap_ms))]);
+    let shown = one_shot_screen(home, &server, allow);
+    let status = shown
+        .find(&format!("skillpipe: ran %{{{allow}"))
+        .unwrap_or_else(|| panic!("the status line: {shown}"));
+    let at = shown
+        .find(mark)
+        .unwrap_or_else(|| panic!("{mark}: {shown}"));
+    (shown, status, at)
 }
 
 /// The screen of a one-shot `chat` on a pty against `server`, allowing `allow`, once its
