@@ -692,10 +692,13 @@ impl Dispatcher {
 
         // A skill script runs in its skill's folder: a relative path meant for where the user
         // is would not be found there. Said only if the run then fails.
-        let elsewhere = match script_path.is_some() && cwd != caller_dir {
+        let ran_elsewhere = script_path.is_some() && cwd != caller_dir;
+        let elsewhere = match ran_elsewhere {
             true => relative_arg_elsewhere(&prog_args, &cwd, &caller_dir),
             false => None,
         };
+        // Kept for the same story told from the run's own messages (see `named_elsewhere`).
+        let folders = ran_elsewhere.then(|| (cwd.clone(), caller_dir.clone()));
         let mut env = self.base_env.clone();
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
@@ -782,6 +785,13 @@ impl Dispatcher {
                         tool: tool_timeout.map(|(t, policy)| (t, policy.as_secs())),
                     });
                 }
+                // A file its messages name (`No package.json found`) may tell the same story.
+                let elsewhere = elsewhere.or_else(|| {
+                    let (cwd, caller) = folders.as_ref()?;
+                    (!result.success() && result.hint.is_none())
+                        .then(|| named_elsewhere(&result.stderr, cwd, caller))
+                        .flatten()
+                });
                 if !result.success()
                     && result.hint.is_none()
                     && let Some(arg) = elsewhere
@@ -1289,6 +1299,32 @@ fn relative_arg_elsewhere(
             crate::sandbox::hint::is_here(a) || (caller.join(a).exists() && !cwd.join(a).exists())
         })
         .map(str::to_string)
+}
+
+/// A file a failed skill script's messages name (`No package.json found. Run this from your
+/// project root`) that is missing in the folder it ran in but exists where the user is: it
+/// most likely expected to run there. Only relative names without `..` are looked at (the
+/// messages are the script's, untrusted), from the last 4 KiB, at most 64 of them.
+fn named_elsewhere(said: &[u8], cwd: &std::path::Path, caller: &std::path::Path) -> Option<String> {
+    let tail = String::from_utf8_lossy(&said[said.len().saturating_sub(4096)..]);
+    tail.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '\'' | '"' | '`' | ':' | ',' | ';' | '(' | ')' | '[' | ']'
+            )
+    })
+    .map(|w| w.trim_end_matches(['.', '!', '?']))
+    .filter(|w| {
+        !w.is_empty()
+            && w.len() <= 200
+            && !w.starts_with(['/', '-', '~'])
+            && (w.contains('.') || w.contains('/'))
+            && !w.split('/').any(|part| part == "..")
+    })
+    .take(64)
+    .find(|w| caller.join(w).exists() && !cwd.join(w).exists())
+    .map(str::to_string)
 }
 
 /// The built-in command that reads a loaded skill (progressive disclosure, DESIGN §4).

@@ -1342,6 +1342,52 @@ fn a_relative_path_meant_for_the_callers_folder_gets_a_workdir_hint() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "found\n", "{out:?}");
 }
 
+/// A script that looks for a file of the user's project by itself (`No package.json found. Run
+/// this script from your project root.`): the file its message names is where the user is, so
+/// the failure gets the workdir hint too.
+#[test]
+fn a_project_file_named_by_a_failing_script_gets_a_workdir_hint() {
+    let tmp = TempDir::new().unwrap();
+    skill(
+        &tmp.path().join("skills"),
+        "bundle",
+        &basic("bundle"),
+        &[(
+            "scripts/bundle.sh",
+            "#!/bin/bash
+test -f package.json || { echo \"Error: No package.json found. Run this script from your project root.\" >&2; exit 1; }\necho bundled\n",
+        )],
+    );
+    let work = tmp.path().join("work");
+    fs::create_dir_all(&work).unwrap();
+    let run = |extra: &[&str]| {
+        skillpipe(tmp.path())
+            .current_dir(&work)
+            .args(["run", "--skills-dir"])
+            .arg(tmp.path().join("skills"))
+            .args(["--allow-scripts", "-y"])
+            .args(extra)
+            .args(["bundle", "bundle"])
+            .output()
+            .unwrap()
+    };
+    // Not where the user is either: no story to tell.
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("--workdir caller"));
+    fs::write(work.join("package.json"), "{}").unwrap();
+    let out = run(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "where `package.json` does not exist (it does where you are): --workdir caller"
+        ),
+        "{err}"
+    );
+    let out = run(&["--workdir", "caller"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "bundled\n", "{out:?}");
+}
+
 /// `--repo .` (OpenAI's gh-fix-ci): `.` exists in the skill's folder too, but is not the
 /// user's; when the script fails there, the hint is given for it as well.
 #[test]
