@@ -1302,34 +1302,55 @@ fn a_collection_one_level_deeper_is_pointed_at() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("one level down"));
 }
 
+/// A skill `name` with one script `scripts/FILE` in `tmp/skills`, and `tmp/work`, where the
+/// user is, made empty: for the tests of where a skill script runs.
+fn workdir_case(tmp: &TempDir, name: &str, file: &str, script: &str) -> PathBuf {
+    skill(
+        &tmp.path().join("skills"),
+        name,
+        &basic(name),
+        &[(&format!("scripts/{file}"), script)],
+    );
+    let work = tmp.path().join("work");
+    fs::create_dir_all(&work).unwrap();
+    work
+}
+
+/// `skillpipe run SKILL SCRIPT [extra flags] -- ARGS` from `work`, with `tmp/skills` and
+/// scripts allowed without asking.
+fn run_from(
+    tmp: &TempDir,
+    work: &Path,
+    target: [&str; 2],
+    extra: &[&str],
+    args: &[&str],
+) -> std::process::Output {
+    skillpipe(tmp.path())
+        .current_dir(work)
+        .args(["run", "--skills-dir"])
+        .arg(tmp.path().join("skills"))
+        .args(["--allow-scripts", "-y"])
+        .args(extra)
+        .args(target)
+        .arg("--")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// A skill script given a path relative to where the user is: it runs in its skill's folder, so
 /// the failure says so and names the flag (instead of a bare "not found").
 #[test]
 fn a_relative_path_meant_for_the_callers_folder_gets_a_workdir_hint() {
     let tmp = TempDir::new().unwrap();
-    skill(
-        &tmp.path().join("skills"),
+    let work = workdir_case(
+        &tmp,
         "check",
-        &basic("check"),
-        &[(
-            "scripts/exists.sh",
-            "#!/bin/bash\ntest -e \"$1\" || { echo \"not found: $1\" >&2; exit 1; }\necho found\n",
-        )],
+        "exists.sh",
+        "#!/bin/bash\ntest -e \"$1\" || { echo \"not found: $1\" >&2; exit 1; }\necho found\n",
     );
-    let work = tmp.path().join("work");
-    fs::create_dir_all(&work).unwrap();
     fs::write(work.join("data.txt"), "x").unwrap();
-    let run = |extra: &[&str]| {
-        skillpipe(tmp.path())
-            .current_dir(&work)
-            .args(["run", "--skills-dir"])
-            .arg(tmp.path().join("skills"))
-            .args(["--allow-scripts", "-y"])
-            .args(extra)
-            .args(["check", "exists", "--", "data.txt"])
-            .output()
-            .unwrap()
-    };
+    let run = |extra: &[&str]| run_from(&tmp, &work, ["check", "exists"], extra, &["data.txt"]);
     let out = run(&[]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -1348,29 +1369,13 @@ fn a_relative_path_meant_for_the_callers_folder_gets_a_workdir_hint() {
 #[test]
 fn a_project_file_named_by_a_failing_script_gets_a_workdir_hint() {
     let tmp = TempDir::new().unwrap();
-    skill(
-        &tmp.path().join("skills"),
+    let work = workdir_case(
+        &tmp,
         "bundle",
-        &basic("bundle"),
-        &[(
-            "scripts/bundle.sh",
-            "#!/bin/bash
-test -f package.json || { echo \"Error: No package.json found. Run this script from your project root.\" >&2; exit 1; }\necho bundled\n",
-        )],
+        "bundle.sh",
+        "#!/bin/bash\ntest -f package.json || { echo \"Error: No package.json found. Run this script from your project root.\" >&2; exit 1; }\necho bundled\n",
     );
-    let work = tmp.path().join("work");
-    fs::create_dir_all(&work).unwrap();
-    let run = |extra: &[&str]| {
-        skillpipe(tmp.path())
-            .current_dir(&work)
-            .args(["run", "--skills-dir"])
-            .arg(tmp.path().join("skills"))
-            .args(["--allow-scripts", "-y"])
-            .args(extra)
-            .args(["bundle", "bundle"])
-            .output()
-            .unwrap()
-    };
+    let run = |extra: &[&str]| run_from(&tmp, &work, ["bundle", "bundle"], extra, &[]);
     // Not where the user is either: no story to tell.
     let out = run(&[]);
     assert_eq!(out.status.code(), Some(1));
@@ -1393,31 +1398,15 @@ test -f package.json || { echo \"Error: No package.json found. Run this script f
 #[test]
 fn a_dot_argument_gets_the_workdir_hint_when_the_script_fails_elsewhere() {
     let tmp = TempDir::new().unwrap();
-    skill(
-        &tmp.path().join("skills"),
+    let work = workdir_case(
+        &tmp,
         "check",
-        &basic("check"),
-        &[(
-            "scripts/in_repo.sh",
-            "#!/bin/bash
-test -e \"$2/.marker\" || { echo \"Error: not inside a Git repository.\" >&2; exit 1; }\necho ok\n",
-        )],
+        "in_repo.sh",
+        "#!/bin/bash\ntest -e \"$2/.marker\" || { echo \"Error: not inside a Git repository.\" >&2; exit 1; }\necho ok\n",
     );
-    let work = tmp.path().join("work");
-    fs::create_dir_all(&work).unwrap();
     fs::write(work.join(".marker"), "x").unwrap();
-    let run_with = |extra: &[&str], args: &[&str]| {
-        skillpipe(tmp.path())
-            .current_dir(&work)
-            .args(["run", "--skills-dir"])
-            .arg(tmp.path().join("skills"))
-            .args(["--allow-scripts", "-y"])
-            .args(extra)
-            .args(["check", "in_repo", "--"])
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run_with =
+        |extra: &[&str], args: &[&str]| run_from(&tmp, &work, ["check", "in_repo"], extra, args);
     let run = |extra: &[&str]| run_with(extra, &["--repo", "."]);
     // Written `--repo=.`, the same.
     let out = run_with(&[], &["--repo=."]);
