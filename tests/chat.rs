@@ -1543,7 +1543,8 @@ fn a_copied_example_directive_is_not_run() {
         "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
     );
     let server = Server::start([
-        Reply::text(["Like this: !{scripts/calc.py 8 9}"]),
+        // The example with more stuck to it is still the example.
+        Reply::text(["Like this: !{scripts/calc.py 8 9 10}"]),
         Reply::text([" `!{scripts/calc.py 8 9}` in backticks."]),
         // Asked for those very numbers, the same directive runs.
         Reply::text(["!{scripts/calc.py 8 9}"]),

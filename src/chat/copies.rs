@@ -1,8 +1,11 @@
 //! Directives copied from the worked examples (DESIGN §7). Pure.
 //!
 //! Measured on a 0.5B model: asked how directives work, it wrote the few-shot example's directive
-//! verbatim (`!{scripts/calc.py "287 / 3.5"}`) and so ran it. A directive identical to an example
-//! whose arguments the user did not write is a copy, not the user's request: it is not run.
+//! verbatim (`!{scripts/calc.py "287 / 3.5"}`) and so ran it; asked for a poem, it wrote that
+//! example with another example's directive stuck to it (`!{scripts/calc.py "287 / 3.5"
+//! %{scripts/notify.sh …}}`). A directive of an example's script whose arguments hold that
+//! example's arguments whole, which the user did not write, is a copy, not the user's request:
+//! it is not run.
 
 use crate::model::Message;
 use crate::scan::{Directive, Event, ScanOptions, Scanner};
@@ -147,9 +150,34 @@ pub fn as_code(raw: &str) -> String {
     }
 }
 
-/// The directives of the few-shot exchange, each with its arguments.
+/// The directives of the few-shot exchange.
 #[derive(Debug, Default, Clone)]
-pub struct Examples(Vec<(Vec<u8>, Vec<String>)>);
+pub struct Examples(Vec<Written>);
+
+/// One directive as written: its bytes, its program and its arguments.
+#[derive(Debug, Clone)]
+struct Written {
+    raw: Vec<u8>,
+    program: String,
+    args: String,
+}
+
+impl Written {
+    fn of(d: &Directive) -> Written {
+        let words = shell_words::split(&d.body).unwrap_or_default();
+        Written {
+            raw: d.raw.clone(),
+            program: words.first().cloned().unwrap_or_default(),
+            args: words.get(1..).unwrap_or_default().join(" "),
+        }
+    }
+}
+
+/// True when `inner`'s words and numbers stand, in order and side by side, among `outer`'s.
+fn holds_run(outer: &str, inner: &str) -> bool {
+    let (outer, inner) = (tokens(outer), tokens(inner));
+    !inner.is_empty() && outer.windows(inner.len()).any(|w| w == inner.as_slice())
+}
 
 impl Examples {
     /// The directives the assistant messages of `few_shot` would run.
@@ -165,28 +193,31 @@ impl Examples {
             scanner.finish(&mut events);
             for e in events {
                 if let Event::Directive(d) = e {
-                    let args = shell_words::split(&d.body)
-                        .map(|words| words.into_iter().skip(1).collect())
-                        .unwrap_or_default();
-                    found.push((d.raw, args));
+                    found.push(Written::of(&d));
                 }
             }
         }
         Examples(found)
     }
 
-    /// True when `d` is written exactly as an example and `user` does not hold its arguments
-    /// (their words and numbers: "287 divided by 3.5" asks for `calc "287 / 3.5"`).
+    /// True when `d` copies an example that `user` did not ask for: written exactly as it, or
+    /// running its script with its arguments whole among more (their words and numbers, side by
+    /// side: `calc "287 / 3.5 …"` holds `"287 / 3.5"`, `calc "3 * 3"` holds nothing of it), while
+    /// `user` does not hold those arguments ("287 divided by 3.5" asks for `calc "287 / 3.5"`).
     /// A read of a skill's instructions (`!{skill NAME}`) is never a copy: it runs no process,
     /// and a user rarely names the skill they want ("handle the review comments on my pull
     /// request" for `gh-address-comments`), so blocking a wanted read costs more than
     /// allowing a copied one.
     pub fn is_copy(&self, d: &Directive, user: &str) -> bool {
-        !is_skill_read(d)
-            && self
-                .0
-                .iter()
-                .any(|(raw, args)| *raw == d.raw && !holds_args(user, &args.join(" ")))
+        if is_skill_read(d) {
+            return false;
+        }
+        let written = Written::of(d);
+        self.0.iter().any(|ex| {
+            let copied = ex.raw == d.raw
+                || (ex.program == written.program && holds_run(&written.args, &ex.args));
+            copied && !holds_args(user, &ex.args)
+        })
     }
 }
 
@@ -328,6 +359,46 @@ mod tests {
         // A directive shown in backticks in the examples is no example directive.
         assert!(!ex.is_copy(&directive("!{scripts/calc.py \"1 + 1\"}"), "hi"));
         assert!(!Examples::default().is_copy(&calc, "hi"));
+    }
+
+    /// Measured: asked for a poem, a 0.5B model wrote the calc example with the notify example
+    /// stuck inside it. An example's arguments whole among more are still a copy; the same
+    /// script with other values, or the example's values for another script, are not.
+    #[test]
+    fn an_example_with_more_stuck_to_it_is_a_copy() {
+        let ex = Examples::from_messages(&[
+            Message::assistant("!{scripts/calc.py \"287 / 3.5\"}"),
+            Message::assistant("Sent. %{scripts/notify.sh \"Meeting\" \"It starts at 3 pm.\"}"),
+        ]);
+        let poem = "Write two lines of poetry about the sea.";
+        let stuck = directive(
+            "!{scripts/calc.py \"287 / 3.5\" %{scripts/notify.sh \"Meeting\" \"It starts at 3 pm.\"}}",
+        );
+        assert!(ex.is_copy(&stuck, poem));
+        assert!(ex.is_copy(&directive("!{scripts/calc.py \"287 / 3.5 * 2\"}"), poem));
+        assert!(
+            !ex.is_copy(
+                &directive("!{scripts/calc.py \"287 / 3.5 * 2\"}"),
+                "287 / 3.5, doubled?"
+            ),
+            "the user asked for those values"
+        );
+        // Other values of the same script: the user's request, even where a number recurs.
+        for other in [
+            "!{scripts/calc.py \"3 * 3\"}",
+            "!{scripts/calc.py \"287 + 1\"}",
+        ] {
+            assert!(
+                !ex.is_copy(&directive(other), "three times three?"),
+                "{other}"
+            );
+        }
+        // The example's values for another script are no copy of it.
+        assert!(!ex.is_copy(&directive("!{scripts/lookup.py \"287 / 3.5\"}"), poem));
+        // An example with no arguments is copied only word for word.
+        let bare = Examples::from_messages(&[Message::assistant("!{scripts/date.sh}")]);
+        assert!(bare.is_copy(&directive("!{scripts/date.sh}"), "hi"));
+        assert!(!bare.is_copy(&directive("!{scripts/date.sh \"+%Y\"}"), "hi"));
     }
 
     /// A read of a skill is never a copy, even written as the example's: it runs no process,
