@@ -1070,7 +1070,8 @@ fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
     assert_eq!(first[1]["content"], "Thanks, that is all I needed.");
     let shots = &first[3..];
     assert_eq!(shots[0]["content"], "What is 8 times 9?");
-    assert_eq!(shots[1]["content"], "!{scripts/calc.py 8 9}");
+    // Opened by the skill's name, which the model chooses by.
+    assert_eq!(shots[1]["content"], "Using calc: !{scripts/calc.py 8 9}");
     assert_eq!(shots[2]["content"], "Output: 72 — continue your answer.");
     assert_eq!(shots[3]["content"], "8 times 9 is 72.");
     assert!(

@@ -68,7 +68,7 @@ pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
     let mut examples: Vec<_> = skills
         .iter()
         .filter(|s| !s.catalog_only || all_catalog)
-        .filter_map(|s| guide::split_example(&s.body).1)
+        .filter_map(|s| Some(guide::split_example(&s.body).1?.introduced_by(&s.name)))
         .collect();
     // A catalog with no example of its own (real collections have none) is shown how to load a
     // skill, with its first skill: without it a 0.5B model never wrote `!{skill NAME}`. A real
