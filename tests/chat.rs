@@ -1573,7 +1573,7 @@ fn a_copied_example_directive_is_not_run() {
     let told = messages(&server, 1).last().unwrap()["content"].clone();
     assert_eq!(
         told,
-        "Not run: a copy of a worked example, not the user's request. To show a directive without running it, put it in backticks. — continue your answer."
+        "Not run: a copy of a worked example, not the user's request. Answer the user's question yourself, or write a directive with the user's own values. — continue your answer."
     );
     let audit = home.audit();
     assert_eq!(audit.len(), 1, "{audit:?}");

@@ -112,11 +112,15 @@ pub fn repeated_message(outcome: &Outcome, max_bytes: usize, written: &str) -> S
     join(&join(note, &earlier), "Do not write that directive again.")
 }
 
-/// The message for a capture the user did not ask for (a copied example, or the user asked for
-/// nothing to run): not run, `why`, and how to show one instead.
+/// The message for a capture the chat's gate holds back when it would run (a copied worked
+/// example; what the user asked not to run is refused where it is found): not run, `why`, and
+/// to answer the user's own question. Measured on a 0.5B model that copied the calc example for
+/// "How many legs does a spider have?" and "a recipe for pancakes": told to show directives in
+/// backticks, it went on with the syntax exchange's answer ("In backticks, as here, …"); told
+/// this, it answered the spider and wrote the recipe.
 pub fn copied_message(why: &str) -> String {
     format!(
-        "Not run: {why}. To show a directive without running it, put it in backticks. {CONTINUE}"
+        "Not run: {why}. Answer the user's question yourself, or write a directive with the user's own values. {CONTINUE}"
     )
 }
 
