@@ -1717,6 +1717,25 @@ fn a_turn_that_shows_nothing_says_so() {
     }
 }
 
+/// A turn that showed only the words the worked examples open with (`Using NAME:`) before a
+/// capture that failed showed no answer, and says so.
+#[test]
+fn a_turn_that_shows_only_a_lead_in_says_so() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Using false: !{false}"]), Reply::text([""])]);
+    let out = chat(&home, &server)
+        .args(["--allow", "false", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "Using false:");
+    let err = stderr(&out);
+    assert!(
+        err.contains("skillpipe: no answer: the command failed, exit 1"),
+        "{err}"
+    );
+}
+
 /// A user who asks to be shown a directive without running it gets nothing run, even when the
 /// model writes the directive bare: it is shown where it was written, as code, and the answer
 /// streams on.

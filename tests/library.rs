@@ -369,6 +369,76 @@ fn the_policy_bounds_captures_and_options_may_only_lower_it() {
     assert_eq!(captures(2, Some(5)), 2, "not raised by the options");
 }
 
+/// A worked example's values asked for in an earlier turn are the user's: the next turn's
+/// "and with 5?" may run them with more, while the same directive in a conversation that never
+/// held them is held back as a copy of the example.
+#[test]
+fn values_asked_for_in_an_earlier_turn_are_no_copy() {
+    use futures::stream;
+    use skillpipe::policy::{ConfirmMode, SandboxMode};
+    use skillpipe::{
+        Busy, ChatOptions, ChatRequest, EventStream, Message, Notice, Provider, Report, ReportKind,
+        Session, StreamEvent, Ui,
+    };
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    /// Answers the first turn in words, then writes the example's values with one more.
+    struct Follow(AtomicUsize);
+    impl Provider for Follow {
+        fn stream(&self, _req: ChatRequest) -> EventStream {
+            let text = match self.0.fetch_add(1, Ordering::SeqCst) {
+                0 => "Noted.",
+                1 => "!{echo 287 3.5 5}",
+                _ => "Done.",
+            };
+            Box::pin(stream::iter([Ok(StreamEvent::Text(text.into()))]))
+        }
+    }
+    struct Kinds(Arc<Mutex<Vec<ReportKind>>>);
+    impl Ui for Kinds {
+        fn text(&mut self, _bytes: &[u8]) {}
+        fn report(&mut self, report: &Report) {
+            self.0.lock().unwrap().push(report.kind.clone());
+        }
+        fn notice(&mut self, _notice: &Notice) {}
+        fn busy(&mut self, _what: Option<Busy<'_>>) {}
+    }
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let second_turn = |first: &str| {
+        let mut policy = scripts_on();
+        policy.confirm = ConfirmMode::Never;
+        policy.sandbox = SandboxMode::BestEffort;
+        let dispatcher = Dispatcher::builder(policy)
+            .launcher(Launcher::Path(PathBuf::from(BIN)))
+            .build()
+            .unwrap();
+        let mut session = Session::new(
+            Box::new(Follow(AtomicUsize::new(0))),
+            Arc::new(dispatcher),
+            None,
+            ChatOptions::new("follow"),
+        );
+        session.set_few_shot(vec![
+            Message::user("Show 287 and 3.5."),
+            Message::assistant("!{echo 287 3.5}"),
+        ]);
+        let kinds = Arc::new(Mutex::new(Vec::new()));
+        rt.block_on(session.turn(first, &mut Kinds(kinds.clone())))
+            .unwrap();
+        rt.block_on(session.turn("And with 5?", &mut Kinds(kinds.clone())))
+            .unwrap();
+        kinds.lock().unwrap().clone()
+    };
+    assert_eq!(second_turn("Keep 287 and 3.5 in mind."), [ReportKind::Ran]);
+    // The control: nobody in the conversation wrote those values.
+    assert_eq!(
+        second_turn("Keep two numbers in mind."),
+        [ReportKind::Blocked]
+    );
+}
+
 /// A refusal comes typed (what and why) and worded in the policy's terms: an embedder has no
 /// command-line flags.
 #[test]

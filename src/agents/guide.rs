@@ -194,22 +194,26 @@ fn first_clause(text: &str) -> String {
 }
 
 impl Example {
-    /// A read of a skill's instructions (`!{skill NAME}`) rather than a script run.
+    /// A read of a skill's instructions (`!{skill NAME}`, `!<skill NAME>`) rather than a run.
     fn reads_a_skill(&self) -> bool {
-        self.directive.starts_with("!{skill ")
+        self.directive
+            .get(2..)
+            .and_then(|body| body.split_whitespace().next())
+            == Some(crate::dispatch::BUILTIN_SKILL)
     }
 
     /// The example with its reply opened by the skill's name (`Using calc: !{…}`) when the
-    /// reply is the bare directive of a script. Measured on a 0.5B model over two runs of the
-    /// 41 cases (first replies): directives written where none was needed fell from 27% to
-    /// 14% (the model answered "Paris" and jokes in words instead of looking them up), while
-    /// right directives stayed at 100%; a lead-in naming the kind of need ("That needs a
-    /// calculation:") or an intention ("Let me compute it.") cut false triggers too but cost
-    /// right directives (82–89%): naming the skill matches the `## NAME` heading the model
-    /// chooses from. A reply with words of its own, and a skill read, stay as written.
+    /// reply is the bare directive. Measured on a 0.5B model, first replies only, the 41 cases
+    /// two or three times each: a directive written where none was needed fell from 27% to 14%
+    /// (it answered jokes in words instead of looking them up), the right script still named
+    /// in every reply that needed one; a lead-in naming the kind of need ("That needs a
+    /// calculation:") or an intention ("Let me compute it.") cut false triggers too but named
+    /// the wrong script or none in 11–18% of those replies: the skill's name matches the
+    /// `## NAME` heading the model chooses from. A reply with words of its own, and a skill
+    /// read, stay as written.
     pub fn introduced_by(mut self, skill: &str) -> Example {
         if self.reply == self.directive && !self.reads_a_skill() && !skill.is_empty() {
-            self.reply = format!("Using {skill}: {}", self.reply);
+            self.reply = format!("{}{}", crate::chat::result::lead_in(skill), self.reply);
         }
         self
     }

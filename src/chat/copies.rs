@@ -112,11 +112,22 @@ fn tokens(text: &str) -> Vec<String> {
     out
 }
 
-/// True when `args` has words or numbers and the user wrote every one of them.
+/// True when `args` has words or numbers and the user wrote every one that carries meaning:
+/// each number and each word of three letters or more ("Remind me the meeting starts at 3 pm"
+/// holds `"Meeting" "It starts at 3 pm."`), or every word when none is that long (`"ja"`).
 fn holds_args(user: &str, args: &str) -> bool {
     let user = tokens(user);
     let args = tokens(args);
-    !args.is_empty() && args.iter().all(|a| user.contains(a))
+    let meaningful: Vec<&String> = args
+        .iter()
+        .filter(|a| a.chars().count() >= 3 || a.chars().any(|c| c.is_ascii_digit()))
+        .collect();
+    let needed = if meaningful.is_empty() {
+        args.iter().collect()
+    } else {
+        meaningful
+    };
+    !needed.is_empty() && needed.iter().all(|a| user.contains(a))
 }
 
 /// A directive's arguments as one text (the body after its program).
@@ -200,15 +211,17 @@ impl Examples {
         Examples(found)
     }
 
-    /// True when `d` copies an example that `user` did not ask for: written exactly as it, or
-    /// running its script with its arguments whole among more (their words and numbers, side by
-    /// side: `calc "287 / 3.5 …"` holds `"287 / 3.5"`, `calc "3 * 3"` holds nothing of it), while
-    /// `user` does not hold those arguments ("287 divided by 3.5" asks for `calc "287 / 3.5"`).
-    /// A read of a skill's instructions (`!{skill NAME}`) is never a copy: it runs no process,
-    /// and a user rarely names the skill they want ("handle the review comments on my pull
-    /// request" for `gh-address-comments`), so blocking a wanted read costs more than
-    /// allowing a copied one.
-    pub fn is_copy(&self, d: &Directive, user: &str) -> bool {
+    /// True when `d` copies an example that nobody asked for: written exactly as it, or running
+    /// its script with its arguments whole among more (their words and numbers, side by side:
+    /// `calc "287 / 3.5 …"` holds `"287 / 3.5"`, `calc "3 * 3"` holds nothing of it), while
+    /// `asked` (the conversation's user messages and results) does not hold those arguments
+    /// ("287 divided by 3.5" asks for `calc "287 / 3.5"`).
+    /// An example with no words or numbers in its arguments (`!{scripts/date.sh}`) is never a
+    /// copy: written as the user wants it, it would look the same. Nor is a read of a skill's
+    /// instructions (`!{skill NAME}`): it runs no process, and a user rarely names the skill
+    /// they want ("handle the review comments on my pull request" for `gh-address-comments`),
+    /// so blocking a wanted read costs more than allowing a copied one.
+    pub fn is_copy(&self, d: &Directive, asked: &str) -> bool {
         if is_skill_read(d) {
             return false;
         }
@@ -216,7 +229,7 @@ impl Examples {
         self.0.iter().any(|ex| {
             let copied = ex.raw == d.raw
                 || (ex.program == written.program && holds_run(&written.args, &ex.args));
-            copied && !holds_args(user, &ex.args)
+            copied && !tokens(&ex.args).is_empty() && !holds_args(asked, &ex.args)
         })
     }
 }
@@ -395,10 +408,30 @@ mod tests {
         }
         // The example's values for another script are no copy of it.
         assert!(!ex.is_copy(&directive("!{scripts/lookup.py \"287 / 3.5\"}"), poem));
-        // An example with no arguments is copied only word for word.
+        // An example with no arguments looks the same asked for or copied: never a copy.
         let bare = Examples::from_messages(&[Message::assistant("!{scripts/date.sh}")]);
-        assert!(bare.is_copy(&directive("!{scripts/date.sh}"), "hi"));
+        assert!(!bare.is_copy(&directive("!{scripts/date.sh}"), "What's today's date?"));
         assert!(!bare.is_copy(&directive("!{scripts/date.sh \"+%Y\"}"), "hi"));
+    }
+
+    /// Short filler words of an example's arguments need not be the user's: "it", "at" and "pm"
+    /// are not what the user asks for, the meeting, the start and the 3 are.
+    #[test]
+    fn the_user_holds_an_example_by_its_meaningful_words() {
+        let ex = Examples::from_messages(&[Message::assistant(
+            "Sent. %{scripts/notify.sh \"Meeting\" \"It starts at 3 pm.\"}",
+        )]);
+        let copy =
+            directive("%{scripts/notify.sh \"Meeting\" \"It starts at 3 pm. Bring slides.\"}");
+        assert!(!ex.is_copy(&copy, "Remind me the meeting starts at 3 pm, bring slides"));
+        assert!(ex.is_copy(&copy, "Remind me the meeting starts at 4, bring slides"));
+        // Arguments of short words only: every one is needed.
+        let ja = Examples::from_messages(&[Message::assistant("%{scripts/say.sh \"ja\"}")]);
+        assert!(!ja.is_copy(&directive("%{scripts/say.sh \"ja\"}"), "How is ja said?"));
+        assert!(ja.is_copy(
+            &directive("%{scripts/say.sh \"ja\"}"),
+            "How is yes said in German?"
+        ));
     }
 
     /// A read of a skill is never a copy, even written as the example's: it runs no process,

@@ -200,7 +200,8 @@ pub struct Session {
     /// Worked examples sent after the system prompt (fixed, so the prompt cache keeps them);
     /// never part of the history or the transcript.
     few_shot: Vec<Message>,
-    /// The directives of `few_shot`: one written again verbatim is a copy, not a request.
+    /// The directives of `few_shot`: one written again, whole or with more stuck to it, with
+    /// values nobody in the conversation wrote is a copy, not a request.
     examples: copies::Examples,
     /// The user's message of the turn in flight.
     turn_user: String,
@@ -300,6 +301,17 @@ impl Session {
     /// would run, so that the model is told why and a repeat meets the loop guard.
     fn gate(&self) -> Gate {
         let (examples, user) = (self.examples.clone(), self.turn_user.clone());
+        // What the conversation holds: every user message and result so far, this turn's
+        // question included ("and in 5 hours?" asks again for the values of an earlier turn).
+        let asked: Vec<&str> = self
+            .history
+            .iter()
+            .filter_map(|m| match m {
+                Message::User(text) | Message::Tool { content: text, .. } => Some(text.as_str()),
+                Message::System(_) | Message::Assistant { .. } => None,
+            })
+            .collect();
+        let asked = asked.join("\n");
         Box::new(move |d, at| {
             if let Some(why) = copies::nothing_to_run(&user, &copies::args_of(d)) {
                 return Admit::Refuse(why.into());
@@ -307,7 +319,7 @@ impl Session {
             if d.kind == Kind::Capture && at == GateAt::Found {
                 return Admit::Run;
             }
-            match examples.is_copy(d, &user) {
+            match examples.is_copy(d, &asked) {
                 true => Admit::Refuse(copies::COPIED.into()),
                 false => Admit::Run,
             }
@@ -831,7 +843,8 @@ impl Session {
         let Some(output) = output else {
             // A notice, never answer text: not in the history (the model would take it for
             // something to say), nor on stdout (a pipe gets exactly what the model wrote).
-            if self.partial_shown.trim().is_empty() {
+            // Nothing, or only a lead-in (`Using calc:` before a capture that failed).
+            if self.partial_shown.trim().is_empty() || result::is_lead_in(&self.partial_shown) {
                 ui.notice(&Notice::NoAnswer(result::no_answer(captures.last.as_ref())));
             }
             return false;
