@@ -4,7 +4,7 @@
 //! verbatim (`!{scripts/calc.py "287 / 3.5"}`) and so ran it; asked for a poem, it wrote that
 //! example with another example's directive stuck to it (`!{scripts/calc.py "287 / 3.5"
 //! %{scripts/notify.sh …}}`). A directive of an example's script whose arguments hold that
-//! example's arguments whole, which the user did not write, is a copy, not the user's request:
+//! example's arguments whole, which nobody in the conversation wrote, is a copy, not a request:
 //! it is not run.
 
 use crate::model::Message;
