@@ -113,14 +113,15 @@ pub(crate) fn directive(input: &[u8]) -> IResult<&[u8], (Kind, &[u8])> {
 }
 
 /// Turns the complete raw bytes of a candidate into a directive: the grammar must consume all of
-/// `raw`, and the body must be valid UTF-8 and non-blank once trimmed. `None` means "literal text".
+/// `raw`, and the body must be valid UTF-8, non-blank once trimmed and not a [`placeholder`].
+/// `None` means "literal text".
 pub fn parse_directive(raw: &[u8]) -> Option<Directive> {
     let (rest, (kind, inner)) = directive(raw).ok()?;
     if !rest.is_empty() {
         return None;
     }
     let body = std::str::from_utf8(inner).ok()?.trim();
-    if body.is_empty() {
+    if body.is_empty() || placeholder(body) {
         return None;
     }
     Some(Directive {
@@ -128,6 +129,15 @@ pub fn parse_directive(raw: &[u8]) -> Option<Directive> {
         body: body.to_owned(),
         raw: raw.to_vec(),
     })
+}
+
+/// A body made only of dots and ellipses (`…`, `...`): what a model writes when it talks about
+/// the syntax, never a command anyone runs. Asked what kinds of directives there are, a small model
+/// answered "`!{…}` runs a script" without backticks; read as a directive, that was refused and
+/// cut out of its sentence. So it is text, like a blank body.
+fn placeholder(body: &str) -> bool {
+    body.chars()
+        .all(|c| c == '.' || c == '…' || c.is_whitespace())
 }
 
 #[cfg(test)]
@@ -163,6 +173,11 @@ mod tests {
             ("%{echo a\\\nb}", None),
             ("%{}", None),
             ("%{  \t }", None),
+            ("!{…}", None),
+            ("%{...}", None),
+            ("!{ … . }", None),
+            ("!{./run}", Some("./run")),
+            ("!{... x}", Some("... x")),
             ("%{a}b", None),
             ("%{a", None),
             ("%{'a}", None),

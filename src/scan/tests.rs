@@ -134,6 +134,12 @@ fn blank_or_invalid_bodies_are_literal() {
         &[
             ("%{} %{  } !<\t>", &["T:%{} %{  } !<\t>"]),
             ("%{}%{x}", &["T:%{}", "%x"]),
+            // A placeholder in prose about the syntax is text; a real one next to it still runs.
+            (
+                "!{…} brings output back, %{...} does not: %{x}",
+                &["T:!{…} brings output back, %{...} does not: ", "%x"],
+            ),
+            ("\\!{…}", &["T:\\!{…}"]),
         ],
         DEFAULT,
     );
