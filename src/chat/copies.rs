@@ -7,6 +7,7 @@
 //! example's arguments whole, which nobody in the conversation wrote, is a copy, not a request:
 //! it is not run.
 
+use crate::command::interpreter::what_runs;
 use crate::model::Message;
 use crate::scan::{Directive, Event, ScanOptions, Scanner};
 
@@ -174,13 +175,28 @@ struct Written {
 }
 
 impl Written {
+    /// The script that runs is the program, past an interpreter in front of it: `python3
+    /// scripts/calc.py "287 / 3.5"` runs the example `scripts/calc.py "287 / 3.5"` as much as
+    /// the bare form does.
     fn of(d: &Directive) -> Written {
         let words = shell_words::split(&d.body).unwrap_or_default();
+        let at = what_runs(&words).map_or(0, |w| w.len() - 1);
         Written {
             raw: d.raw.clone(),
-            program: words.first().cloned().unwrap_or_default(),
-            args: words.get(1..).unwrap_or_default().join(" "),
+            program: words.get(at).cloned().unwrap_or_default(),
+            args: words.get(at + 1..).unwrap_or_default().join(" "),
         }
+    }
+
+    /// The same script, however its folder is written: `scripts/calc.py`, `calc/scripts/calc.py`
+    /// and `<path-to-skill>/scripts/calc.py` all run one file (DESIGN §2).
+    fn same_program(&self, other: &Written) -> bool {
+        let (a, b) = (self.program.as_str(), other.program.as_str());
+        let under = |long: &str, short: &str| {
+            long.strip_suffix(short)
+                .is_some_and(|head| head.ends_with('/'))
+        };
+        !a.is_empty() && (a == b || under(a, b) || under(b, a))
     }
 }
 
@@ -228,7 +244,7 @@ impl Examples {
         let written = Written::of(d);
         self.0.iter().any(|ex| {
             let copied = ex.raw == d.raw
-                || (ex.program == written.program && holds_run(&written.args, &ex.args));
+                || (ex.same_program(&written) && holds_run(&written.args, &ex.args));
             copied && !tokens(&ex.args).is_empty() && !holds_args(asked, &ex.args)
         })
     }
@@ -408,6 +424,17 @@ mod tests {
         }
         // The example's values for another script are no copy of it.
         assert!(!ex.is_copy(&directive("!{scripts/lookup.py \"287 / 3.5\"}"), poem));
+        assert!(!ex.is_copy(&directive("!{myscripts/calc.py \"287 / 3.5\"}"), poem));
+        // The example's script started another way is still the example's script.
+        for started in [
+            "!{python3 scripts/calc.py \"287 / 3.5\"}",
+            "!{/usr/bin/python3 calc/scripts/calc.py \"287 / 3.5\"}",
+            "!{<path-to-skill>/scripts/calc.py \"287 / 3.5\"}",
+            "!{uv run scripts/calc.py \"287 / 3.5\"}",
+        ] {
+            assert!(ex.is_copy(&directive(started), poem), "{started}");
+            assert!(!ex.is_copy(&directive(started), "287 / 3.5?"), "{started}");
+        }
         // An example with no arguments looks the same asked for or copied: never a copy.
         let bare = Examples::from_messages(&[Message::assistant("!{scripts/date.sh}")]);
         assert!(!bare.is_copy(&directive("!{scripts/date.sh}"), "What's today's date?"));
