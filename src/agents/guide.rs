@@ -246,6 +246,19 @@ const PLAIN: (&str, &str) = (
     "You're welcome! Ask any time.",
 );
 
+/// Questions anyone can answer, asked right after a worked capture and answered in words: one
+/// after each of the first two captures that run a script. A small model that sees every
+/// question but the thank-you answered with a directive writes one for any question: measured
+/// on a 0.5B model (47 cases, temperature 0), it looked up "capital of France", "Hamlet" and
+/// "Second World War end" in the dictionary. With these, those came in words: directives
+/// written where none was needed fell from 6 to 4–5 of 28, those run from 4 to 1–2, right
+/// directives unchanged at 17/19. A fact exchange before the examples instead cost right
+/// directives (17 to 14–15/19), and one after a side effect cost a pronunciation.
+const KNOWN: [(&str, &str); 2] = [
+    ("And how many hours are in a day?", "A day has 24 hours."),
+    ("Who painted the Mona Lisa?", "Leonardo da Vinci painted it."),
+];
+
 /// The few-shot exchange sent before the conversation: the first [`MAX_EXAMPLES`] examples (one
 /// per skill, in the agent's order), a capture's output in the same message the chat loop sends,
 /// then a question about the syntax answered with directives in backticks. Measured both ways:
@@ -257,12 +270,18 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
         out.push(Message::user(PLAIN.0));
         out.push(Message::assistant(PLAIN.1));
     }
+    let mut known = KNOWN.iter();
     for e in examples.iter().take(MAX_EXAMPLES) {
         out.push(Message::user(e.user.clone()));
         out.push(Message::assistant(e.reply.clone()));
         if let (Some(output), Some(answer)) = (&e.output, &e.answer) {
             out.push(Message::user(format!("Output: {output} {CONTINUE}")));
             out.push(Message::assistant(answer.clone()));
+            // A skill read is left as measured: catalog loads are rare enough already.
+            if let Some((q, a)) = (!e.reads_a_skill()).then(|| known.next()).flatten() {
+                out.push(Message::user(*q));
+                out.push(Message::assistant(*a));
+            }
         }
     }
     if !examples.is_empty() {
@@ -327,9 +346,9 @@ mod tests {
             .filter_map(|b| split_example(b).1)
             .collect();
         let m = few_shot(&ex);
-        // A plain exchange (2), then calc (4 messages), say (2), calc (4), then the syntax
-        // question (2).
-        assert_eq!(m.len(), 14, "{m:?}");
+        // A plain exchange (2), then calc (4 messages) and a known fact (2), say (2), calc (4)
+        // and the other fact (2), then the syntax question (2).
+        assert_eq!(m.len(), 18, "{m:?}");
         assert_eq!(
             m[..2],
             [Message::user(PLAIN.0), Message::assistant(PLAIN.1)]
@@ -339,9 +358,12 @@ mod tests {
         assert_eq!(m[1], Message::assistant("!{scripts/calc.py \"23 * 4\"}"));
         assert_eq!(m[2], Message::user("Output: 92 — continue your answer."));
         assert_eq!(m[3], Message::assistant("23 times 4 is 92."));
-        assert_eq!(m[4], Message::user("Teach me the word for cat."));
+        assert_eq!(m[4], Message::user(KNOWN[0].0));
+        assert_eq!(m[5], Message::assistant(KNOWN[0].1));
+        assert_eq!(m[6], Message::user("Teach me the word for cat."));
+        assert_eq!(m[12], Message::user(KNOWN[1].0));
         assert_eq!(
-            m[11],
+            m[15],
             Message::assistant(
                 "In backticks, as here, a directive is only shown: `!{scripts/calc.py \"23 * 4\"}` runs a script and brings back its output; `%{scripts/say.sh \"gato\"}` runs one only for its effect. Without backticks it runs."
             )

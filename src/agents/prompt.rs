@@ -205,7 +205,8 @@ mod tests {
         assert!(p.ends_with("\nYou are {{lang}}-speaking.\n"), "{p}");
         let shots = few_shot(&[s]);
         assert_eq!(shots[2], Message::user("What is 23 times 4?"));
-        assert_eq!(shots.len(), 8);
+        // Thanks (2), the example (4), a question answered in words (2), the syntax (2).
+        assert_eq!(shots.len(), 10);
     }
 
     /// With no skill named, every skill is in the catalog: their examples still make the
@@ -246,7 +247,9 @@ mod tests {
             shots[4],
             Message::user("Output: Read the notes first. Then draw. — continue your answer.")
         );
-        // The syntax exchange shows script forms, not the skill read.
+        // No question answered in words follows a skill read: the syntax exchange comes next,
+        // showing script forms, not the skill read.
+        assert_eq!(shots.len(), 8, "{shots:?}");
         let last = format!("{:?}", shots.last().unwrap());
         assert!(last.contains("`!{…}` runs a script"), "{last}");
         // With a skill named (not all in the catalog), or an example of their own, no load.
