@@ -1057,6 +1057,8 @@ fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
             "assistant",
             "user",
             "assistant",
+            "user",
+            "assistant",
             "user"
         ]
     );
@@ -1065,8 +1067,8 @@ fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
         !system.contains("What is 8 times 9?"),
         "the example is not repeated"
     );
-    // A message answered in words, the skill's example, then a question about the syntax
-    // answered in backticks.
+    // A message answered in words, the skill's example, a question answered in words, then a
+    // question about the syntax answered in backticks.
     assert_eq!(first[1]["content"], "Thanks, that is all I needed.");
     let shots = &first[3..];
     assert_eq!(shots[0]["content"], "What is 8 times 9?");
@@ -1074,13 +1076,15 @@ fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
     assert_eq!(shots[1]["content"], "Using calc: !{scripts/calc.py 8 9}");
     assert_eq!(shots[2]["content"], "Output: 72 — continue your answer.");
     assert_eq!(shots[3]["content"], "8 times 9 is 72.");
+    assert_eq!(shots[4]["content"], "And how many hours are in a day?");
+    assert_eq!(shots[5]["content"], "A day has 24 hours.");
     assert!(
-        shots[5]["content"]
+        shots[7]["content"]
             .as_str()
             .unwrap()
             .contains("`!{scripts/calc.py 8 9}`")
     );
-    assert_eq!(shots[6]["content"], "6 times 7?");
+    assert_eq!(shots[8]["content"], "6 times 7?");
     // The continuation repeats the same prefix (the server's prompt cache keeps it) plus two messages.
     let second = messages(&server, 1);
     assert_eq!(second[..first.len()], first[..]);

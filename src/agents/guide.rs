@@ -33,7 +33,13 @@
 //! runs each): replies opened by the skill's name ([`Example::introduced_by`]) cut false triggers
 //! written from 5–7 to 3–5 of 22 and run from 3 to 1–2, right directives unchanged at 17/19; with
 //! them, a plain fact exchange ("Which ocean is the largest?") before the syntax one was tried
-//! again and dropped (right directives 17 to 15/19, false triggers run 1–2 to 1).
+//! again and dropped (right directives 17 to 15/19, false triggers run 1–2 to 1). Then (47
+//! cases, first replies, two runs each): after the worked captures ([`KNOWN`]) a fact worked;
+//! and tried and dropped: a second one that asks for writing ("two tips for sleeping well":
+//! "capital of France" was looked up again), one after a side effect (a pronunciation lost), the
+//! guide's or the syntax exchange's directive swapped for `!{…}` or another skill's (copies
+//! of the calc example rose, two right directives lost), and the researcher told to answer
+//! facts, writing and advice itself (no change).
 
 use crate::chat::result::CONTINUE;
 use crate::model::Message;
@@ -250,13 +256,16 @@ const PLAIN: (&str, &str) = (
 /// after each of the first two captures that run a script. A small model that sees every
 /// question but the thank-you answered with a directive writes one for any question: measured
 /// on a 0.5B model (47 cases, temperature 0), it looked up "capital of France", "Hamlet" and
-/// "Second World War end" in the dictionary. With these, those came in words: directives
-/// written where none was needed fell from 6 to 4–5 of 28, those run from 4 to 1–2, right
-/// directives unchanged at 17/19. A fact exchange before the examples instead cost right
+/// "Second World War end" in the dictionary. With these, those came in words (three runs
+/// against two): directives written where none was needed fell from 6 to 4–5 of 28, those run
+/// from 4 to 1–2; right directives 16–17/19 (17 before). A fact exchange before the examples instead cost right
 /// directives (17 to 14–15/19), and one after a side effect cost a pronunciation.
 const KNOWN: [(&str, &str); 2] = [
     ("And how many hours are in a day?", "A day has 24 hours."),
-    ("Who painted the Mona Lisa?", "Leonardo da Vinci painted it."),
+    (
+        "Who painted the Mona Lisa?",
+        "Leonardo da Vinci painted it.",
+    ),
 ];
 
 /// The few-shot exchange sent before the conversation: the first [`MAX_EXAMPLES`] examples (one
