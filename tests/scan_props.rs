@@ -46,6 +46,11 @@ const PIECES: &[&[u8]] = &[
     b"!{printf {x}}",
     b"%{say \"a\\\"}\"}",
     b"\\%{x}",
+    // Placeholders (only dots and ellipses: text), and their pieces.
+    b"!{\xe2\x80\xa6}",
+    b"%{...}",
+    b"\xe2\x80\xa6",
+    b".",
     b"```sh\n",
     b"\n```\n",
     b"{a:1}",

@@ -258,8 +258,9 @@ const PLAIN: (&str, &str) = (
 /// on a 0.5B model (47 cases, temperature 0), it looked up "capital of France", "Hamlet" and
 /// "Second World War end" in the dictionary. With these, those came in words (three runs
 /// against two): directives written where none was needed fell from 6 to 4–5 of 28, those run
-/// from 4 to 1–2; right directives 16–17/19 (17 before). A fact exchange before the examples instead cost right
-/// directives (17 to 14–15/19), and one after a side effect cost a pronunciation.
+/// from 4 to 1–2; right directives 16–17/19 (17 before). A fact exchange before the examples
+/// instead cost right directives (17 to 14–15/19), and one after a side effect cost a
+/// pronunciation.
 const KNOWN: [(&str, &str); 2] = [
     ("And how many hours are in a day?", "A day has 24 hours."),
     (
@@ -268,9 +269,11 @@ const KNOWN: [(&str, &str); 2] = [
     ),
 ];
 
-/// The few-shot exchange sent before the conversation: the first [`MAX_EXAMPLES`] examples (one
-/// per skill, in the agent's order), a capture's output in the same message the chat loop sends,
-/// then a question about the syntax answered with directives in backticks. Measured both ways:
+/// The few-shot exchange sent before the conversation: a thank-you answered in words
+/// ([`PLAIN`]), the first [`MAX_EXAMPLES`] examples (one per skill, in the agent's order; a
+/// capture's output in the same message the chat loop sends, then a [`KNOWN`] question after
+/// each of the first two that run a script), then a question about the syntax answered with
+/// directives in backticks. Measured both ways:
 /// with the syntax exchange first, questions about the syntax copied the skills' examples and ran
 /// them (4 runs in 5); last, they were answered in backticks, at a small cost in directives.
 pub fn few_shot(examples: &[Example]) -> Vec<Message> {
@@ -377,6 +380,17 @@ mod tests {
                 "In backticks, as here, a directive is only shown: `!{scripts/calc.py \"23 * 4\"}` runs a script and brings back its output; `%{scripts/say.sh \"gato\"}` runs one only for its effect. Without backticks it runs."
             )
         );
+        // Only the first two captures are followed by a known fact.
+        let three: Vec<Example> = [CALC, CALC, CALC]
+            .iter()
+            .filter_map(|b| split_example(b).1)
+            .collect();
+        let m = few_shot(&three);
+        let facts = m
+            .iter()
+            .filter(|x| KNOWN.iter().any(|k| **x == Message::user(k.0)));
+        assert_eq!(facts.count(), 2);
+        assert_eq!(m.len(), 2 + 3 * 4 + 2 * 2 + 2);
         // Without an example of a kind, its form is shown bare of arguments.
         let only_say: Vec<Example> = split_example(SAY).1.into_iter().collect();
         let m = few_shot(&only_say);

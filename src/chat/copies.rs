@@ -131,11 +131,10 @@ fn holds_args(user: &str, args: &str) -> bool {
     !needed.is_empty() && needed.iter().all(|a| user.contains(a))
 }
 
-/// A directive's arguments as one text (the body after its program).
+/// A directive's arguments as one text: the body after its program, or after the script an
+/// interpreter runs (`python3 scripts/lookup.py ubiquitous` gives `ubiquitous`).
 pub fn args_of(d: &Directive) -> String {
-    shell_words::split(&d.body)
-        .map(|words| words.into_iter().skip(1).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
+    Written::of(d).script().1
 }
 
 /// `!{skill …}`: skillpipe's own read of a skill, no process.
@@ -166,38 +165,51 @@ pub fn as_code(raw: &str) -> String {
 #[derive(Debug, Default, Clone)]
 pub struct Examples(Vec<Written>);
 
-/// One directive as written: its bytes, its program and its arguments.
+/// One directive as written: its bytes and its words.
 #[derive(Debug, Clone)]
 struct Written {
     raw: Vec<u8>,
-    program: String,
-    args: String,
+    words: Vec<String>,
 }
 
 impl Written {
-    /// The script that runs is the program, past an interpreter in front of it: `python3
-    /// scripts/calc.py "287 / 3.5"` runs the example `scripts/calc.py "287 / 3.5"` as much as
-    /// the bare form does.
     fn of(d: &Directive) -> Written {
-        let words = shell_words::split(&d.body).unwrap_or_default();
-        let at = what_runs(&words).map_or(0, |w| w.len() - 1);
         Written {
             raw: d.raw.clone(),
-            program: words.get(at).cloned().unwrap_or_default(),
-            args: words.get(at + 1..).unwrap_or_default().join(" "),
+            words: shell_words::split(&d.body).unwrap_or_default(),
         }
     }
 
-    /// The same script, however its folder is written: `scripts/calc.py`, `calc/scripts/calc.py`
-    /// and `<path-to-skill>/scripts/calc.py` all run one file (DESIGN §2).
-    fn same_program(&self, other: &Written) -> bool {
-        let (a, b) = (self.program.as_str(), other.program.as_str());
-        let under = |long: &str, short: &str| {
-            long.strip_suffix(short)
-                .is_some_and(|head| head.ends_with('/'))
-        };
-        !a.is_empty() && (a == b || under(a, b) || under(b, a))
+    /// The script an example runs: its program, past an interpreter in front of it (`python3
+    /// scripts/date.py` runs `scripts/date.py`), and that script's arguments.
+    fn script(&self) -> (&str, String) {
+        let at = what_runs(&self.words).map_or(0, |w| w.len().saturating_sub(1));
+        let program = self.words.get(at).map_or("", String::as_str);
+        (
+            program,
+            self.words.get(at + 1..).unwrap_or_default().join(" "),
+        )
     }
+
+    /// The arguments this directive gives `program`, wherever it stands among the words: behind
+    /// an interpreter, its options or a wrapper (`python3 -u scripts/calc.py`, `env python3
+    /// scripts/calc.py`, `uv run --with x scripts/calc.py`) it still runs that script. `None`
+    /// when it does not run it.
+    fn given_to(&self, program: &str) -> Option<String> {
+        let at = self.words.iter().position(|w| same_program(w, program))?;
+        Some(self.words[at + 1..].join(" "))
+    }
+}
+
+/// The same script, however its folder is written: `scripts/calc.py`, `calc/scripts/calc.py`
+/// and `<path-to-skill>/scripts/calc.py` all run one file (DESIGN §2). A bare `calc.py` example
+/// also matches `./calc.py`: harmless, as a copy must also hold the example's arguments.
+fn same_program(a: &str, b: &str) -> bool {
+    let under = |long: &str, short: &str| {
+        long.strip_suffix(short)
+            .is_some_and(|head| head.ends_with('/'))
+    };
+    !a.is_empty() && !b.is_empty() && (a == b || under(a, b) || under(b, a))
 }
 
 /// True when `inner`'s words and numbers stand, in order and side by side, among `outer`'s.
@@ -243,9 +255,12 @@ impl Examples {
         }
         let written = Written::of(d);
         self.0.iter().any(|ex| {
+            let (program, args) = ex.script();
             let copied = ex.raw == d.raw
-                || (ex.same_program(&written) && holds_run(&written.args, &ex.args));
-            copied && !tokens(&ex.args).is_empty() && !holds_args(asked, &ex.args)
+                || written
+                    .given_to(program)
+                    .is_some_and(|given| holds_run(&given, &args));
+            copied && !tokens(&args).is_empty() && !holds_args(asked, &args)
         })
     }
 }
@@ -335,6 +350,13 @@ mod tests {
         ] {
             assert_eq!(nothing_to_run(user, args), None, "{user}");
         }
+        // The arguments are the script's, behind an interpreter too.
+        let d = directive("!{python3 scripts/lookup.py ubiquitous}");
+        assert_eq!(args_of(&d), "ubiquitous");
+        assert_eq!(
+            nothing_to_run("Look up ubiquitous with a directive.", &args_of(&d)),
+            None
+        );
         for no in [
             "Use the say directive to pronounce hola.",
             "please run the lookup directive for 'candid'",
@@ -431,11 +453,23 @@ mod tests {
             "!{/usr/bin/python3 calc/scripts/calc.py \"287 / 3.5\"}",
             "!{<path-to-skill>/scripts/calc.py \"287 / 3.5\"}",
             "!{uv run scripts/calc.py \"287 / 3.5\"}",
+            "!{python3 -u scripts/calc.py \"287 / 3.5\"}",
+            "!{env python3 scripts/calc.py \"287 / 3.5\"}",
+            "!{uv run --with x scripts/calc.py \"287 / 3.5\"}",
         ] {
             assert!(ex.is_copy(&directive(started), poem), "{started}");
             assert!(!ex.is_copy(&directive(started), "287 / 3.5?"), "{started}");
         }
-        // An example with no arguments looks the same asked for or copied: never a copy.
+        // An example written with its interpreter, or its folder, is its script too.
+        let long = Examples::from_messages(&[Message::assistant(
+            "!{python3 calc/scripts/calc.py \"287 / 3.5\"}",
+        )]);
+        assert!(long.is_copy(&directive("!{scripts/calc.py \"287 / 3.5\"}"), poem));
+        assert!(!long.is_copy(&directive("!{scripts/calc.py \"3 * 3\"}"), poem));
+        // An example with no arguments looks the same asked for or copied: never a copy, with
+        // an interpreter in front of it too.
+        let dated = Examples::from_messages(&[Message::assistant("!{python3 scripts/date.py}")]);
+        assert!(!dated.is_copy(&directive("!{python3 scripts/date.py}"), "The date?"));
         let bare = Examples::from_messages(&[Message::assistant("!{scripts/date.sh}")]);
         assert!(!bare.is_copy(&directive("!{scripts/date.sh}"), "What's today's date?"));
         assert!(!bare.is_copy(&directive("!{scripts/date.sh \"+%Y\"}"), "hi"));

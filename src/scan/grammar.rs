@@ -114,8 +114,7 @@ pub(crate) fn directive(input: &[u8]) -> IResult<&[u8], (Kind, &[u8])> {
 
 /// Turns the complete raw bytes of a candidate into a directive: the grammar must consume all of
 /// `raw`, and the body must be valid UTF-8, non-blank once trimmed and not a placeholder (only
-/// dots and ellipses, `!{…}`).
-/// `None` means "literal text".
+/// dots and ellipses, `!{…}`). `None` means "literal text".
 pub fn parse_directive(raw: &[u8]) -> Option<Directive> {
     let (rest, (kind, inner)) = directive(raw).ok()?;
     if !rest.is_empty() {
@@ -179,6 +178,7 @@ mod tests {
             ("!{ … . }", None),
             ("!{./run}", Some("./run")),
             ("!{... x}", Some("... x")),
+            ("!<…>", None),
             ("%{a}b", None),
             ("%{a", None),
             ("%{'a}", None),

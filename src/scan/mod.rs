@@ -5,7 +5,7 @@
 //! - `grammar`: the nom grammar of one complete directive.
 //!
 //! Every input byte ends up either in a `Text` event or in a directive's `raw`, except the backslash
-//! of an escaped directive (`\%{…}`), which is dropped. The events are the same for every way of
+//! of an escaped directive (`\%{BODY}`), which is dropped. The events are the same for every way of
 //! splitting the input into chunks (compare with [`coalesce`]).
 
 mod grammar;

@@ -9,13 +9,14 @@
 //!   starts a directive.
 //! - An unquoted newline inside a candidate abandons it the same way; the newline itself is then
 //!   read as prose (it may end a line that starts a code fence).
-//! - A closed candidate that is not a directive (blank or non-UTF-8 body) is literal as a whole.
+//! - A closed candidate that is not a directive (blank, placeholder or non-UTF-8 body) is literal
+//!   as a whole.
 //! - Literal candidate bytes are fed to the Markdown tracker (without looking for directives) so
 //!   that a fence or code span inside them is still followed. A directive's own bytes are opaque
 //!   to Markdown: a backtick inside `!{…}` opens no code span.
 //!
 //! Escapes: a backslash right before sigil + bracket (in prose) makes the candidate that follows
-//! literal text whatever its fate, so nothing inside `\%{…}` runs. The backslash is dropped when
+//! literal text whatever its fate, so nothing inside `\%{BODY}` runs. The backslash is dropped when
 //! that candidate is a directive (the escape did its work) and kept when it is not (`\%{}`,
 //! `\%{open` never closed: LaTeX and the like come through whole). Any other backslash is text.
 
