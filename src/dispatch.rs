@@ -799,6 +799,22 @@ impl Dispatcher {
                     result.why = Some(Hint::Workdir {
                         arg: command::escape_controls(&arg),
                     });
+                } else if !result.success()
+                    && result.hint.is_none()
+                    && result.why.is_none()
+                    && let Some((_, caller)) = &folders
+                    // A file it names that is not where the user is either (`No package.json
+                    // found`): no story to tell. Git names `.git`, found up the tree.
+                    && named_files(&result.stderr)
+                        .iter()
+                        .all(|w| w == ".git" || caller.join(w).exists())
+                    && let Some(git) = crate::sandbox::hint::root_asked(
+                        &result.stderr,
+                        caller.ancestors().any(|d| d.join(".git").exists()),
+                    )
+                {
+                    // No file named, but the messages ask for the user's project.
+                    result.why = Some(Hint::RootAsked { git });
                 }
                 // The typed hint in this dispatcher's wording.
                 if let Some(why) = &result.why {
@@ -1306,6 +1322,14 @@ fn relative_arg_elsewhere(
 /// most likely expected to run there. Only relative names without `..` are looked at (the
 /// messages are the script's, untrusted), from the last 4 KiB, at most 64 of them.
 fn named_elsewhere(said: &[u8], cwd: &std::path::Path, caller: &std::path::Path) -> Option<String> {
+    named_files(said)
+        .into_iter()
+        .find(|w| caller.join(w).exists() && !cwd.join(w).exists())
+}
+
+/// The relative file names (a `.` or `/` in them, no `..`) in the last 4 KiB of a run's
+/// messages, at most 64.
+fn named_files(said: &[u8]) -> Vec<String> {
     let tail = String::from_utf8_lossy(&said[said.len().saturating_sub(4096)..]);
     tail.split(|c: char| {
         c.is_whitespace()
@@ -1323,8 +1347,8 @@ fn named_elsewhere(said: &[u8], cwd: &std::path::Path, caller: &std::path::Path)
             && !w.split('/').any(|part| part == "..")
     })
     .take(64)
-    .find(|w| caller.join(w).exists() && !cwd.join(w).exists())
     .map(str::to_string)
+    .collect()
 }
 
 /// The built-in command that reads a loaded skill (progressive disclosure, DESIGN §4).

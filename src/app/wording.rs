@@ -216,6 +216,10 @@ fn hint(h: &Hint) -> String {
             "{}: --workdir caller runs skill scripts where you are",
             crate::sandbox::hint::workdir_story(arg)
         ),
+        Hint::RootAsked { git } => format!(
+            "{}: --workdir caller runs skill scripts where you are",
+            crate::sandbox::hint::root_story(*git)
+        ),
         Hint::MissingModule(_) => {
             h.missing_module(|path| format!("--allow-read {}", path.display()))
         }
@@ -351,6 +355,10 @@ mod tests {
                     arg: "input.pdf".into(),
                 },
                 "the script ran in its skill's folder, where `input.pdf` does not exist (it does where you are): --workdir caller runs skill scripts where you are",
+            ),
+            (
+                Hint::RootAsked { git: true },
+                "the script ran in its skill's folder, which is in no Git repository (where you are is): --workdir caller runs skill scripts where you are",
             ),
             (
                 Hint::MissingModule(Box::new(crate::sandbox::hint::MissingModule {

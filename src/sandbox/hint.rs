@@ -156,6 +156,13 @@ pub enum Hint {
         /// The relative path it was given (control characters escaped).
         arg: String,
     },
+    /// A skill script ran in its skill's folder and its messages ask for the user's project:
+    /// it said to run it from the project root, or `git` found no repository there while the
+    /// user is in one.
+    RootAsked {
+        /// `git` found no repository (rather than a message naming the project root).
+        git: bool,
+    },
     /// A Python script failed to import a module: the likelier story than any restriction.
     MissingModule(Box<MissingModule>),
 }
@@ -328,6 +335,11 @@ impl std::fmt::Display for Hint {
                 "{}: workdir = \"caller\" runs skill scripts where you are",
                 workdir_story(arg)
             ),
+            Hint::RootAsked { git } => write!(
+                f,
+                "{}: workdir = \"caller\" runs skill scripts where you are",
+                root_story(*git)
+            ),
             Hint::MissingModule(_) => {
                 f.write_str(&self.missing_module(|_| "listing it in allow_read".to_string()))
             }
@@ -414,6 +426,57 @@ pub(crate) fn workdir_story(arg: &str) -> String {
             "the script ran in its skill's folder, where `{arg}` does not exist (it does where \
              you are)"
         ),
+    }
+}
+
+/// What went wrong for [`Hint::RootAsked`].
+pub(crate) fn root_story(git: bool) -> &'static str {
+    match git {
+        true => {
+            "the script ran in its skill's folder, which is in no Git repository (where you are is)"
+        }
+        false => {
+            "the script ran in its skill's folder, and it asks to be run from your project's root"
+        }
+    }
+}
+
+/// The words of a failed script's messages that ask for the user's project rather than the
+/// skill's folder: `Run this from your project root`, `must be run at the repository root`.
+const ROOT_WORDS: &[&str] = &[
+    "project root",
+    "repository root",
+    "repo root",
+    "workspace root",
+    "root of the project",
+    "root of your project",
+    "root of the repository",
+    "root of your repository",
+    "root of the repo",
+    "root of your repo",
+    "root of the workspace",
+];
+
+/// `git`'s own words, and scripts' (`Error: not inside a Git repository`), for a folder outside
+/// any repository.
+const NO_REPO_WORDS: &[&str] = &[
+    "not a git repository",
+    "not inside a git repository",
+    "not in a git repository",
+];
+
+/// Whether a failed skill script's messages (`said`, untrusted; only the last 4 KiB are read)
+/// ask for the user's project: `Some(false)` when they name its root, `Some(true)` when they
+/// say there is no Git repository and `caller_in_repo` (the user's folder is in one).
+pub(crate) fn root_asked(said: &[u8], caller_in_repo: bool) -> Option<bool> {
+    let tail = String::from_utf8_lossy(&said[said.len().saturating_sub(4096)..]).to_lowercase();
+    let tail = tail.split_whitespace().collect::<Vec<_>>().join(" ");
+    if ROOT_WORDS.iter().any(|w| tail.contains(w)) {
+        Some(false)
+    } else if caller_in_repo && NO_REPO_WORDS.iter().any(|w| tail.contains(w)) {
+        Some(true)
+    } else {
+        None
     }
 }
 
@@ -1784,5 +1847,31 @@ mod tests {
         // Nothing in force: the denial is not the sandbox's.
         f.enforced = Enforced::default();
         assert_eq!(explain(&f), None);
+    }
+
+    #[test]
+    fn messages_that_ask_for_the_project_are_heard() {
+        for said in [
+            "Error: run this script from your project root.",
+            "must be run at the Repository\nroot",
+            "Please cd to the root of your project first",
+        ] {
+            assert_eq!(root_asked(said.as_bytes(), false), Some(false), "{said}");
+        }
+        let git = b"fatal: not a git repository (or any of the parent directories): .git";
+        assert_eq!(root_asked(git, true), Some(true));
+        // Where the user is is no repository either: no story to tell.
+        assert_eq!(root_asked(git, false), None);
+        for said in ["not found: data.txt", "the root of the problem", "rooted"] {
+            assert_eq!(root_asked(said.as_bytes(), true), None, "{said}");
+        }
+        // Only the tail is read.
+        let long = format!("project root{}", "x".repeat(5000));
+        assert_eq!(root_asked(long.as_bytes(), false), None);
+        let h = Hint::RootAsked { git: false }.to_string();
+        assert!(
+            h.ends_with("root: workdir = \"caller\" runs skill scripts where you are"),
+            "{h}"
+        );
     }
 }
