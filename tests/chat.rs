@@ -1536,6 +1536,56 @@ fn a_failed_side_effect_says_why_and_show_side_effects_works_in_chat() {
     assert!(err.contains("side output \u{1b}[2J"), "{err}");
 }
 
+/// The words the worked examples open a directive with (`Using calc:`) go with the directive on
+/// screen, whether it runs or is refused as a copy; the history keeps them as written.
+#[test]
+fn a_lead_in_is_not_shown_with_its_directive() {
+    let home = TestHome::new();
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\n## Example\n\nUser: What is 8 times 9?\nYou: !{scripts/calc.py 8 9}\nOutput: 72\nYou: 8 times 9 is 72.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+    let server = Server::start([
+        // A copy of the example, for a question that needs no script.
+        Reply::text(["Using calc: !{scripts/calc.py 8 9}"]),
+        Reply::text([" Mix flour, eggs and milk."]),
+        // The user's own values: it runs.
+        Reply::text(["Using calc: !{scripts/calc.py 3 4}"]),
+        Reply::text([" It is 12."]),
+    ]);
+    let args = ["--skills-dir", "skills", "--allow-scripts", "-y"];
+    let out = chat(&home, &server)
+        .args(args)
+        .arg("Give me a recipe for pancakes.")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a copy of a worked example"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "Mix flour, eggs and milk.\n");
+    let sent = messages(&server, 1);
+    assert_eq!(
+        sent[sent.len() - 2]["content"],
+        "Using calc: !{scripts/calc.py 8 9}",
+        "the history keeps what the model wrote"
+    );
+    let out = chat(&home, &server)
+        .args(args)
+        .arg("What is 3 times 4?")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It is 12.\n");
+    assert_eq!(home.audit()[1]["decision"], "ran");
+}
+
 #[test]
 fn a_copied_example_directive_is_not_run() {
     let home = TestHome::new();
@@ -1721,7 +1771,7 @@ fn a_turn_that_shows_nothing_says_so() {
     }
 }
 
-/// A turn that showed only the words the worked examples open with (`Using NAME:`) before a
+/// A turn whose only words were the ones the worked examples open with (`Using NAME:`) before a
 /// capture that failed showed no answer, and says so.
 #[test]
 fn a_turn_that_shows_only_a_lead_in_says_so() {
@@ -1732,7 +1782,8 @@ fn a_turn_that_shows_only_a_lead_in_says_so() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out).trim(), "Using false:");
+    // The lead-in went with its directive: nothing was shown.
+    assert_eq!(stdout(&out), "");
     let err = stderr(&out);
     assert!(
         err.contains("skillpipe: no answer: the command failed, exit 1"),

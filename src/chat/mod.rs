@@ -794,7 +794,9 @@ impl Session {
                 if d.kind == crate::scan::Kind::SideEffect {
                     self.changes += 1;
                 }
-                self.lines.directive();
+                let mut shown = Vec::new();
+                self.lines.directive(&mut shown);
+                self.show(ui, &shown);
                 // A side effect is queued: its confirmation may be drawn at once.
                 ui.flush();
             }
@@ -874,7 +876,8 @@ impl Session {
             return;
         }
         if self.continuing {
-            if self.partial_shown.ends_with([' ', '\n']) {
+            // Nothing shown yet (a lead-in went with its directive) counts as a line's start.
+            if self.partial_shown.is_empty() || self.partial_shown.ends_with([' ', '\n']) {
                 while let [b' ', rest @ ..] = bytes {
                     bytes = rest;
                 }
