@@ -39,7 +39,14 @@
 //! "capital of France" was looked up again), one after a side effect (a pronunciation lost), the
 //! guide's or the syntax exchange's directive swapped for `!{…}` or another skill's (copies
 //! of the calc example rose, two right directives lost), and the researcher told to answer
-//! facts, writing and advice itself (no change).
+//! facts, writing and advice itself (no change). Then (same cases and harness) tried and
+//! dropped: the syntax exchange moved before the last known fact (a spider's legs no longer
+//! looked up, the difference between the kinds now written with the calc example: no change over
+//! two runs); the guide's backticked example left out (one false trigger more, one right
+//! directive less); known facts opened "Using what I know:" (right directives 19 to 7/19: every
+//! calculation answered from memory); the agent's own directives put in backticks, "a
+//! calculation" for "a number" in the researcher's instructions, and notify told to run only
+//! when asked (no change).
 
 use crate::chat::result::CONTINUE;
 use crate::model::Message;
