@@ -1496,3 +1496,65 @@ fn claude_prompts_mcp_tool_folders_load_and_run() {
         stdout(&out)
     );
 }
+
+/// A native tool call that copies a worked example's values, which nobody in the conversation
+/// wrote, is refused as the copied directive would be: not run, the model told why and what to
+/// do, the audit log says denied. Control: asked for those very values, the same call runs.
+#[test]
+fn a_tool_call_copying_a_worked_example_is_not_run() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\n## Example\n\nUser: What is 8 times 9?\nYou: !{scripts/calc.py 8 9}\nOutput: 72\nYou: 8 times 9 is 72.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/calc/scripts/calc.py",
+        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+    let call = || Reply::text([""]).tool_call("c1", "calc__calc", [r#"{"args": ["8", "9"]}"#]);
+    let server = Server::start([
+        call(),
+        Reply::text(["Mix flour, eggs and milk."]),
+        call(),
+        Reply::text(["It is 72."]),
+    ]);
+    let chat = |message: &str| {
+        home.cmd()
+            .args(["chat", "--base-url", &server.url, "--model", "m"])
+            .args(["--tools", "--allow-scripts", "-y", message])
+            .output()
+            .unwrap()
+    };
+    let result = |req: &Value| -> Value {
+        let msgs = req["messages"].as_array().unwrap();
+        let m = msgs.iter().find(|m| m["tool_call_id"] == "c1").unwrap();
+        serde_json::from_str(m["content"].as_str().unwrap()).unwrap()
+    };
+    let out = chat("Give me a recipe for pancakes.");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Mix flour, eggs and milk.\n");
+    assert!(
+        stderr(&out).contains("a copy of a worked example"),
+        "{}",
+        stderr(&out)
+    );
+    let refused = result(&server.requests()[1]);
+    assert_eq!(refused["is_error"], true, "{refused}");
+    assert_eq!(
+        refused["error"],
+        "not run: a copy of a worked example, not the user's request; answer the user's question yourself, or call it with the user's own values",
+    );
+    let audit = std::fs::read_to_string(home.path().join("state/skillpipe/audit.jsonl")).unwrap();
+    let lines: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{audit}");
+    assert_eq!(lines[0]["decision"], "denied");
+    assert_eq!(lines[0]["argv"], json!(["calc/scripts/calc.py", "8", "9"]));
+    let out = chat("What is 8 times 9?");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ran = result(&server.requests()[3]);
+    assert_eq!(ran["success"], true, "{ran}");
+    assert_eq!(stdout(&out), "It is 72.\n");
+}

@@ -250,13 +250,24 @@ impl Examples {
     /// they want ("handle the review comments on my pull request" for `gh-address-comments`),
     /// so blocking a wanted read costs more than allowing a copied one.
     pub fn is_copy(&self, d: &Directive, asked: &str) -> bool {
-        if is_skill_read(d) {
-            return false;
-        }
-        let written = Written::of(d);
+        !is_skill_read(d) && self.holds_copy(&Written::of(d), asked)
+    }
+
+    /// A native tool call's command (`calc/scripts/calc.py`, `287 / 3.5`), judged as the
+    /// directive of the same words would be: a model that calls tools copies the worked
+    /// examples' values as readily as one that writes directives.
+    pub fn is_copied_call(&self, argv: &[String], asked: &str) -> bool {
+        let written = Written {
+            raw: Vec::new(),
+            words: argv.to_vec(),
+        };
+        self.holds_copy(&written, asked)
+    }
+
+    fn holds_copy(&self, written: &Written, asked: &str) -> bool {
         self.0.iter().any(|ex| {
             let (program, args) = ex.script();
-            let copied = ex.raw == d.raw
+            let copied = ex.raw == written.raw
                 || written
                     .given_to(program)
                     .is_some_and(|given| holds_run(&given, &args));
@@ -410,6 +421,24 @@ mod tests {
         // A directive shown in backticks in the examples is no example directive.
         assert!(!ex.is_copy(&directive("!{scripts/calc.py \"1 + 1\"}"), "hi"));
         assert!(!Examples::default().is_copy(&calc, "hi"));
+    }
+
+    /// A tool call's command is judged by its words: the example's script, named as the tool
+    /// names it (`calc/scripts/calc.py`), with the example's arguments.
+    #[test]
+    fn a_tool_call_with_an_examples_values_is_a_copy() {
+        let ex = Examples::from_messages(&[Message::assistant("!{scripts/calc.py \"287 / 3.5\"}")]);
+        let argv = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let copied = argv(&["calc/scripts/calc.py", "287 / 3.5"]);
+        assert!(ex.is_copied_call(&copied, "A recipe for pancakes?"));
+        assert!(
+            !ex.is_copied_call(&copied, "What is 287 / 3.5?"),
+            "asked for"
+        );
+        let other = argv(&["calc/scripts/calc.py", "17 * 23"]);
+        assert!(!ex.is_copied_call(&other, "A recipe for pancakes?"));
+        let elsewhere = argv(&["notes/scripts/add.py", "287 / 3.5"]);
+        assert!(!ex.is_copied_call(&elsewhere, "A recipe for pancakes?"));
     }
 
     /// Measured: asked for a poem, a 0.5B model wrote the calc example with the notify example

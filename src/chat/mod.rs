@@ -300,18 +300,7 @@ impl Session {
     /// copied example is judged for a side effect where it is found, for a capture when it
     /// would run, so that the model is told why and a repeat meets the loop guard.
     fn gate(&self) -> Gate {
-        let (examples, user) = (self.examples.clone(), self.turn_user.clone());
-        // What the conversation holds: every user message and result so far, this turn's
-        // question included ("and in 5 hours?" asks again for the values of an earlier turn).
-        let asked: Vec<&str> = self
-            .history
-            .iter()
-            .filter_map(|m| match m {
-                Message::User(text) | Message::Tool { content: text, .. } => Some(text.as_str()),
-                Message::System(_) | Message::Assistant { .. } => None,
-            })
-            .collect();
-        let asked = asked.join("\n");
+        let (examples, user, asked) = (self.examples.clone(), self.turn_user.clone(), self.asked());
         Box::new(move |d, at| {
             if let Some(why) = copies::nothing_to_run(&user, &copies::args_of(d)) {
                 return Admit::Refuse(why.into());
@@ -324,6 +313,21 @@ impl Session {
                 false => Admit::Run,
             }
         })
+    }
+
+    /// What the conversation holds, for telling a copied example from a request: every user
+    /// message and result so far, this turn's question included ("and in 5 hours?" asks again
+    /// for the values of an earlier turn).
+    fn asked(&self) -> String {
+        let asked: Vec<&str> = self
+            .history
+            .iter()
+            .filter_map(|m| match m {
+                Message::User(text) | Message::Tool { content: text, .. } => Some(text.as_str()),
+                Message::System(_) | Message::Assistant { .. } => None,
+            })
+            .collect();
+        asked.join("\n")
     }
 
     /// How many worked-example messages go before the conversation in every request.
@@ -932,6 +936,16 @@ impl Session {
         };
         let mut argv = vec![script.clone()];
         argv.extend(args);
+        if self.examples.is_copied_call(&argv, &self.asked()) {
+            let why = copies::COPIED;
+            let outcome = driver.refuse(Origin::Tool, &argv, Decision::Denied, why.into());
+            self.tool_report(call, &outcome, ui, driver);
+            // As a refused directive's message: what to do instead.
+            let told = format!(
+                "{why}; answer the user's question yourself, or call it with the user's own values"
+            );
+            return ((tools::error_json(&told), true), None);
+        }
         ui.busy(Some(Busy::Running(script)));
         let outcome = self.dispatcher.run_argv(Origin::Tool, argv, input).await;
         ui.busy(None);
