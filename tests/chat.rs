@@ -1541,14 +1541,7 @@ fn a_failed_side_effect_says_why_and_show_side_effects_works_in_chat() {
 #[test]
 fn a_lead_in_is_not_shown_with_its_directive() {
     let home = TestHome::new();
-    home.write(
-        "skills/calc/SKILL.md",
-        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\n## Example\n\nUser: What is 8 times 9?\nYou: !{scripts/calc.py 8 9}\nOutput: 72\nYou: 8 times 9 is 72.\n",
-    );
-    home.write(
-        "skills/calc/scripts/calc.py",
-        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
-    );
+    home.calc_with_example("skills");
     let server = Server::start([
         // A copy of the example, for a question that needs no script.
         Reply::text(["Using calc: !{scripts/calc.py 8 9}"]),
@@ -1589,14 +1582,7 @@ fn a_lead_in_is_not_shown_with_its_directive() {
 #[test]
 fn a_copied_example_directive_is_not_run() {
     let home = TestHome::new();
-    home.write(
-        "skills/calc/SKILL.md",
-        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\n## Example\n\nUser: What is 8 times 9?\nYou: !{scripts/calc.py 8 9}\nOutput: 72\nYou: 8 times 9 is 72.\n",
-    );
-    home.write(
-        "skills/calc/scripts/calc.py",
-        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
-    );
+    home.calc_with_example("skills");
     let server = Server::start([
         // The example with more stuck to it is still the example.
         Reply::text(["Like this: !{scripts/calc.py 8 9 10}"]),

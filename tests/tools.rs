@@ -1049,6 +1049,22 @@ fn run_input_is_read_like_native_tool_arguments() {
     );
 }
 
+/// `skillpipe chat --tools --allow-scripts -y MESSAGE` against `server`.
+fn tools_chat(home: &TestHome, server: &Server, message: &str) -> std::process::Output {
+    home.cmd()
+        .args(["chat", "--base-url", &server.url, "--model", "m"])
+        .args(["--tools", "--allow-scripts", "-y", message])
+        .output()
+        .unwrap()
+}
+
+/// The content of the tool message answering call `id` in a recorded request, as JSON.
+fn tool_message(req: &Value, id: &str) -> Value {
+    let msgs = req["messages"].as_array().unwrap();
+    let m = msgs.iter().find(|m| m["tool_call_id"] == id).unwrap();
+    serde_json::from_str(m["content"].as_str().unwrap()).unwrap()
+}
+
 /// A user who says in so many words that nothing is to run is heard for native tool calls as
 /// for directives: the call is not run, the model is told why, and the audit log says denied.
 /// Control: the same call in a turn that asks for nothing of the kind runs.
@@ -1064,18 +1080,8 @@ fn a_tool_call_does_not_run_when_the_user_asked_not_to_run() {
         call(),
         Reply::text(["Done."]),
     ]);
-    let chat = |message: &str| {
-        home.cmd()
-            .args(["chat", "--base-url", &server.url, "--model", "m"])
-            .args(["--tools", "--allow-scripts", "-y", message])
-            .output()
-            .unwrap()
-    };
-    let result = |req: &Value| -> Value {
-        let msgs = req["messages"].as_array().unwrap();
-        let m = msgs.iter().find(|m| m["tool_call_id"] == "c1").unwrap();
-        serde_json::from_str(m["content"].as_str().unwrap()).unwrap()
-    };
+    let chat = |message: &str| tools_chat(&home, &server, message);
+    let result = |req: &Value| tool_message(req, "c1");
     let out = chat("Which tool would count the rows of a.csv? Do not run it.");
     assert!(out.status.success(), "{}", stderr(&out));
     let refused = result(&server.requests()[1]);
@@ -1503,14 +1509,7 @@ fn claude_prompts_mcp_tool_folders_load_and_run() {
 #[test]
 fn a_tool_call_copying_a_worked_example_is_not_run() {
     let home = TestHome::new();
-    home.write(
-        "config/skillpipe/skills/calc/SKILL.md",
-        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\n## Example\n\nUser: What is 8 times 9?\nYou: !{scripts/calc.py 8 9}\nOutput: 72\nYou: 8 times 9 is 72.\n",
-    );
-    home.write(
-        "config/skillpipe/skills/calc/scripts/calc.py",
-        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
-    );
+    home.calc_with_example("config/skillpipe/skills");
     let call = || Reply::text([""]).tool_call("c1", "calc__calc", [r#"{"args": ["8", "9"]}"#]);
     let server = Server::start([
         call(),
@@ -1518,18 +1517,8 @@ fn a_tool_call_copying_a_worked_example_is_not_run() {
         call(),
         Reply::text(["It is 72."]),
     ]);
-    let chat = |message: &str| {
-        home.cmd()
-            .args(["chat", "--base-url", &server.url, "--model", "m"])
-            .args(["--tools", "--allow-scripts", "-y", message])
-            .output()
-            .unwrap()
-    };
-    let result = |req: &Value| -> Value {
-        let msgs = req["messages"].as_array().unwrap();
-        let m = msgs.iter().find(|m| m["tool_call_id"] == "c1").unwrap();
-        serde_json::from_str(m["content"].as_str().unwrap()).unwrap()
-    };
+    let chat = |message: &str| tools_chat(&home, &server, message);
+    let result = |req: &Value| tool_message(req, "c1");
     let out = chat("Give me a recipe for pancakes.");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Mix flour, eggs and milk.\n");

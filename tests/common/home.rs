@@ -111,4 +111,17 @@ impl TestHome {
         std::fs::write(&p, text).unwrap();
         p
     }
+
+    /// A `calc` skill in `skills` (a folder under this home) whose script multiplies two
+    /// numbers and whose worked example asks for 8 times 9: the tests of copied examples.
+    pub fn calc_with_example(&self, skills: &str) {
+        self.write(
+            &format!("{skills}/calc/SKILL.md"),
+            "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\n## Example\n\nUser: What is 8 times 9?\nYou: !{scripts/calc.py 8 9}\nOutput: 72\nYou: 8 times 9 is 72.\n",
+        );
+        self.write(
+            &format!("{skills}/calc/scripts/calc.py"),
+            "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+        );
+    }
 }
