@@ -938,6 +938,8 @@ fn calc_evaluates_safely() {
         ("sqrt(16) + 7 // 2 - -1", "8\n"),
         ("12.5% of 880", "110\n"),
         ("17 % 5 + 20%of 50", "12\n"),
+        ("sqrt 1521", "39\n"),
+        ("sqrt 16 + 2 * log10 100", "8\n"),
     ] {
         let out = run_shipped("scripts/calc.py", &[expr], &system_path());
         assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{expr}");
@@ -949,6 +951,7 @@ fn calc_evaluates_safely() {
         ("9**9**9", "too large"),
         ("2 +", "not a valid expression"),
         ("5% off 80", "not a valid expression"),
+        ("hypot 3 4", "not a valid expression"),
         ("open('/etc/passwd')", "not allowed"),
     ] {
         let out = run_shipped("scripts/calc.py", &[expr], &system_path());

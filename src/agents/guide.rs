@@ -46,7 +46,15 @@
 //! directive less); known facts opened "Using what I know:" (right directives 19 to 7/19: every
 //! calculation answered from memory); the agent's own directives put in backticks, "a
 //! calculation" for "a number" in the researcher's instructions, and notify told to run only
-//! when asked (no change).
+//! when asked (no change). Then (the whole evaluation, six runs against three): the examples'
+//! replies opened by what the directive is for ("To compute 287 / 3.5 exactly:", "To compute
+//! the average speed exactly:", "To look up the word solitude:") instead of the skill's name.
+//! Directives written where none was needed fell from 4–5 to 2–4 of 28 (a spider's legs no
+//! longer looked up) and those run from 2 to 0–1, but right directives fell from 16–17 to
+//! 15–17/19, under 80 % in half the runs: the model restated the question and then wrote the
+//! restatement ("35 dollars every week" became `35 / 7`), and asked for a recipe it wrote a
+//! recipe script that does not exist and answered with the refusal. Dropped; opened with
+//! "Using calc to compute …" or "To use calc:" it was worse than either (5–7 written).
 
 use crate::chat::result::CONTINUE;
 use crate::model::Message;

@@ -4,7 +4,8 @@
 Usage: calc.py EXPRESSION...   (the arguments are joined with spaces)
 Numbers, + - * / // % ** (also written ^), N% of M (a percentage), unary + and -,
 parentheses, the constants pi, e and tau, and the functions abs round min max sqrt exp log
-log10 log2 sin cos tan asin acos atan floor ceil factorial hypot. The expression is parsed
+log10 log2 sin cos tan asin acos atan floor ceil factorial hypot (a one-argument function
+may take a plain number without parentheses: sqrt 1521). The expression is parsed
 with ast and walked; nothing is ever passed to eval. Exit status: 0 result printed; 1 the
 expression is invalid or cannot be computed (the reason on stderr).
 """
@@ -31,6 +32,11 @@ BINARY = {
 }
 # "12.5% of 880", as people (and models) write a percentage; `%` alone stays the remainder.
 PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*of\b")
+# "sqrt 1521", "log10 1000": a one-argument function before a plain number, as people (and
+# small models) write it; it binds tighter than any operator, as in written maths.
+BARE_CALL = re.compile(
+    r"\b(sqrt|exp|log|log10|log2|sin|cos|tan|asin|acos|atan|floor|ceil|factorial|abs)"
+    r"\s+(\d+(?:\.\d+)?)")
 UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau}
 
@@ -115,6 +121,7 @@ def main(argv):
         return 1
     try:
         expression = PERCENT_OF.sub(r"(\1 / 100) *", text.replace("^", "**"))
+        expression = BARE_CALL.sub(r"\1(\2)", expression)
         tree = ast.parse(expression, mode="eval")
         result = evaluate(tree)
         if isinstance(result, complex):
