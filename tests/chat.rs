@@ -1636,6 +1636,41 @@ fn a_copied_example_directive_is_not_run() {
     );
 }
 
+/// A copy written again after it was refused: the turn is asked once more from the question,
+/// without the worked examples (they hold the model to the copy) and without those tries.
+#[test]
+fn a_copy_written_again_is_asked_for_without_the_examples() {
+    let home = TestHome::new();
+    home.calc_with_example("skills");
+    let server = Server::start([
+        Reply::text(["Sure: !{scripts/calc.py 8 9}"]),
+        Reply::text(["Sure: !{scripts/calc.py 8 9}"]),
+        Reply::text(["Mix flour, eggs and milk."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
+        .arg("Give me a recipe for pancakes.")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("copied a worked example again: asked once more without the examples"),
+        "{}",
+        stderr(&out)
+    );
+    // What was streamed stays; the new answer starts on a line of its own.
+    assert_eq!(stdout(&out), "Sure: Sure: \nMix flour, eggs and milk.\n");
+    let (first, third) = (messages(&server, 0), messages(&server, 2));
+    assert!(first.len() > 2, "the examples went first: {first:?}");
+    assert_eq!(third.len(), 2, "{third:?}");
+    assert_eq!(third[0]["role"], "system");
+    assert_eq!(third[1]["content"], "Give me a recipe for pancakes.");
+    let audit = home.audit();
+    assert_eq!(audit.len(), 2, "{audit:?}");
+    assert!(audit.iter().all(|r| r["decision"] == "denied"), "{audit:?}");
+}
+
 /// A request that names directives, or a proverb with "do not run" in it, still runs what the
 /// user asked for in their own words; a directive the user never wrote is still held back.
 #[test]

@@ -213,6 +213,9 @@ pub struct Session {
     partial_shown: String,
     /// The next text continues after a capture: a space there would double the one shown.
     continuing: bool,
+    /// The turn in flight is asked without the worked examples: the model wrote a copy of one
+    /// again after it was refused (see [`Session::turn`]).
+    examples_off: bool,
     /// Lines that held only directives are not shown.
     lines: lines::DirectiveLines,
     /// Side effects and tool calls so far: a capture written again after one of them may see
@@ -251,6 +254,7 @@ impl Session {
             partial_raw: String::new(),
             partial_shown: String::new(),
             continuing: false,
+            examples_off: false,
             lines: Default::default(),
             changes: 0,
         }
@@ -366,7 +370,9 @@ impl Session {
         if let Some(s) = &self.system {
             messages.push(Message::system(s.clone()));
         }
-        messages.extend(self.few_shot.iter().cloned());
+        if !self.examples_off {
+            messages.extend(self.few_shot.iter().cloned());
+        }
         messages.extend(self.history.iter().cloned());
         ChatRequest {
             model: self.opts.model.clone(),
@@ -454,6 +460,7 @@ impl Session {
         self.partial_raw.clear();
         self.partial_shown.clear();
         self.continuing = false;
+        self.examples_off = false;
         self.lines = Default::default();
         let mut report = TurnReport::default();
         // One pipeline for the whole turn: side effects run in order on its worker (dropping the
@@ -544,6 +551,24 @@ impl Session {
                 }
                 Step::Capture { raw, directive } => {
                     let key = self.capture_key(&directive.body);
+                    if captures.copied.contains(&key) && !self.examples_off {
+                        // Told its copy of a worked example was not the user's request, the
+                        // model wrote it again: the examples hold it there. The turn is asked
+                        // once more from the question, without them and without those tries.
+                        let argv = std::slice::from_ref(&directive.body);
+                        let why = copies::COPIED.to_string();
+                        driver.refuse(Origin::from(directive.kind), argv, Decision::Denied, why);
+                        ui.notice(&Notice::AskedWithoutExamples);
+                        self.history.truncate(self.turn_start.map_or(0, |i| i + 1));
+                        self.examples_off = true;
+                        self.continuing = false;
+                        self.lines = Default::default();
+                        if !self.partial_shown.is_empty() && !self.partial_shown.ends_with('\n') {
+                            self.show(ui, b"\n");
+                        }
+                        captures.shown_at = self.partial_shown.len();
+                        continue;
+                    }
                     let message = match captures.seen(&key) {
                         Seen::Again(earlier) => {
                             // The model did not take the result in: give it again, run nothing.
@@ -572,6 +597,9 @@ impl Session {
                                 Captured::NotAdmitted(why) => {
                                     // Kept like a result, so a repeat meets the loop guard.
                                     let message = result::copied_message(&why);
+                                    if why == copies::COPIED {
+                                        captures.copied.push(key.clone());
+                                    }
                                     let outcome = Outcome::Blocked {
                                         decision: Decision::Denied,
                                         reason: why,
@@ -1026,6 +1054,8 @@ struct Captures {
     shown_at: usize,
     /// The turn was stopped because the model kept writing the same capture.
     looped: bool,
+    /// Keys of the captures refused as copies of a worked example.
+    copied: Vec<String>,
 }
 
 enum Seen {
