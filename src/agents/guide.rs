@@ -54,7 +54,10 @@
 //! 15–17/19, under 80 % in half the runs: the model restated the question and then wrote the
 //! restatement ("35 dollars every week" became `35 / 7`), and asked for a recipe it wrote a
 //! recipe script that does not exist and answered with the refusal. Dropped; opened with
-//! "Using calc to compute …" or "To use calc:" it was worse than either (5–7 written).
+//! "Using calc to compute …" or "To use calc:" it was worse than either (5–7 written). Only
+//! lookup's example opened so ("To look up the word solitude:", calc's bare) was kept: four
+//! runs against three, written 4–5 to 2–3 of 28, run 1–2 to 0–1, right directives 16–17 to
+//! 16–18/19. Being the skill's own text, it is in lookup's SKILL.md, not here.
 
 use crate::chat::result::CONTINUE;
 use crate::model::Message;

@@ -195,10 +195,20 @@ impl Written {
     /// an interpreter, its options or a wrapper (`python3 -u scripts/calc.py`, `env python3
     /// scripts/calc.py`, `uv run --with x scripts/calc.py`) it still runs that script. `None`
     /// when it does not run it.
+    /// `python -m scripts.calc` runs `scripts/calc.py` as a module, as the dispatcher resolves it.
     fn given_to(&self, program: &str) -> Option<String> {
-        let at = self.words.iter().position(|w| same_program(w, program))?;
-        Some(self.words[at + 1..].join(" "))
+        let w = &self.words;
+        let at = (0..w.len()).find(|&i| {
+            same_program(&w[i], program)
+                || (i > 0 && w[i - 1] == "-m" && same_program(&module_script(&w[i]), program))
+        })?;
+        Some(w[at + 1..].join(" "))
     }
+}
+
+/// The script a module name stands for: `scripts.calc` is `scripts/calc.py`.
+fn module_script(module: &str) -> String {
+    format!("{}.py", module.replace('.', "/"))
 }
 
 /// The same script, however its folder is written: `scripts/calc.py`, `calc/scripts/calc.py`
@@ -476,6 +486,10 @@ mod tests {
         // The example's values for another script are no copy of it.
         assert!(!ex.is_copy(&directive("!{scripts/lookup.py \"287 / 3.5\"}"), poem));
         assert!(!ex.is_copy(&directive("!{myscripts/calc.py \"287 / 3.5\"}"), poem));
+        assert!(!ex.is_copy(
+            &directive("!{python -m scripts.lookup \"287 / 3.5\"}"),
+            poem
+        ));
         // The example's script started another way is still the example's script.
         for started in [
             "!{python3 scripts/calc.py \"287 / 3.5\"}",
@@ -485,6 +499,7 @@ mod tests {
             "!{python3 -u scripts/calc.py \"287 / 3.5\"}",
             "!{env python3 scripts/calc.py \"287 / 3.5\"}",
             "!{uv run --with x scripts/calc.py \"287 / 3.5\"}",
+            "!{python -m scripts.calc \"287 / 3.5\"}",
         ] {
             assert!(ex.is_copy(&directive(started), poem), "{started}");
             assert!(!ex.is_copy(&directive(started), "287 / 3.5?"), "{started}");
