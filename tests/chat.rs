@@ -1669,6 +1669,26 @@ fn a_copy_written_again_is_asked_for_without_the_examples() {
     let audit = home.audit();
     assert_eq!(audit.len(), 2, "{audit:?}");
     assert!(audit.iter().all(|r| r["decision"] == "denied"), "{audit:?}");
+
+    // After a run in the same turn, asking again would run it again: the repeat guard answers.
+    let server = Server::start([
+        Reply::text(["%{scripts/calc.py 2 3} Sure: !{scripts/calc.py 8 9}"]),
+        Reply::text(["Sure: !{scripts/calc.py 8 9}"]),
+        Reply::text(["Mix flour, eggs and milk."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
+        .arg("Give me a recipe for pancakes.")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not run again"), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("without the examples"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(messages(&server, 2).len() > 2, "the examples stay");
 }
 
 /// A request that names directives, or a proverb with "do not run" in it, still runs what the

@@ -476,6 +476,7 @@ impl Session {
         let show_side = self.opts.show_side_effects;
         let mut captures = Captures::default();
         let max_bytes = self.dispatcher.policy().max_capture_bytes;
+        let changes_before = self.changes;
 
         let result = loop {
             ui.busy(Some(Busy::Thinking));
@@ -551,10 +552,12 @@ impl Session {
                 }
                 Step::Capture { raw, directive } => {
                     let key = self.capture_key(&directive.body);
-                    if captures.copied.contains(&key) && !self.examples_off {
+                    let nothing_ran = self.changes == changes_before && captures.only_copies();
+                    if captures.copied.contains(&key) && !self.examples_off && nothing_ran {
                         // Told its copy of a worked example was not the user's request, the
                         // model wrote it again: the examples hold it there. The turn is asked
-                        // once more from the question, without them and without those tries.
+                        // once more from the question, without them and without those tries
+                        // (only while nothing else ran: a new answer would run it again).
                         let argv = std::slice::from_ref(&directive.body);
                         let why = copies::COPIED.to_string();
                         driver.refuse(Origin::from(directive.kind), argv, Decision::Denied, why);
@@ -1079,6 +1082,11 @@ impl Captures {
             }
             Some(_) => Seen::TooOften,
         }
+    }
+
+    /// Every capture of the turn so far was refused as a copy of a worked example.
+    fn only_copies(&self) -> bool {
+        self.done.iter().all(|(k, ..)| self.copied.contains(k))
     }
 
     fn ran(&mut self, key: String, body: String, outcome: Outcome) {
