@@ -1642,25 +1642,28 @@ fn a_copied_example_directive_is_not_run() {
 fn a_copy_written_again_is_asked_for_without_the_examples() {
     let home = TestHome::new();
     home.calc_with_example("skills");
-    let server = Server::start([
-        Reply::text(["Sure: !{scripts/calc.py 8 9}"]),
-        Reply::text(["Sure: !{scripts/calc.py 8 9}"]),
-        Reply::text(["Mix flour, eggs and milk."]),
-    ]);
-    let out = chat(&home, &server)
-        .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
-        .arg("Give me a recipe for pancakes.")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    // The model's first answer, then the copy again, then a plain answer; what chat printed.
+    let recipe = |first: &str| {
+        let server = Server::start([
+            Reply::text([first]),
+            Reply::text(["Sure: !{scripts/calc.py 8 9}"]),
+            Reply::text(["Mix flour, eggs and milk."]),
+        ]);
+        let out = chat(&home, &server)
+            .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
+            .arg("Give me a recipe for pancakes.")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        (server, stdout(&out), stderr(&out))
+    };
+    let (server, out, err) = recipe("Sure: !{scripts/calc.py 8 9}");
     assert!(
-        stderr(&out)
-            .contains("copied a worked example again: asked once more without the examples"),
-        "{}",
-        stderr(&out)
+        err.contains("copied a worked example again: asked once more without the examples"),
+        "{err}"
     );
     // What was streamed stays; the new answer starts on a line of its own.
-    assert_eq!(stdout(&out), "Sure: Sure: \nMix flour, eggs and milk.\n");
+    assert_eq!(out, "Sure: Sure: \nMix flour, eggs and milk.\n");
     let (first, third) = (messages(&server, 0), messages(&server, 2));
     assert!(first.len() > 2, "the examples went first: {first:?}");
     assert_eq!(third.len(), 2, "{third:?}");
@@ -1671,23 +1674,9 @@ fn a_copy_written_again_is_asked_for_without_the_examples() {
     assert!(audit.iter().all(|r| r["decision"] == "denied"), "{audit:?}");
 
     // After a run in the same turn, asking again would run it again: the repeat guard answers.
-    let server = Server::start([
-        Reply::text(["%{scripts/calc.py 2 3} Sure: !{scripts/calc.py 8 9}"]),
-        Reply::text(["Sure: !{scripts/calc.py 8 9}"]),
-        Reply::text(["Mix flour, eggs and milk."]),
-    ]);
-    let out = chat(&home, &server)
-        .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
-        .arg("Give me a recipe for pancakes.")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("not run again"), "{}", stderr(&out));
-    assert!(
-        !stderr(&out).contains("without the examples"),
-        "{}",
-        stderr(&out)
-    );
+    let (server, _, err) = recipe("%{scripts/calc.py 2 3} Sure: !{scripts/calc.py 8 9}");
+    assert!(err.contains("not run again"), "{err}");
+    assert!(!err.contains("without the examples"), "{err}");
     assert!(messages(&server, 2).len() > 2, "the examples stay");
 }
 
