@@ -548,6 +548,8 @@ impl Dispatcher {
         let path_var = self.path_var();
         let mut skill = None;
         let mut script_path = None;
+        // The running skill's folder: in the run's view wherever it works.
+        let mut skill_dir: Option<PathBuf> = None;
         let mut extra_env = Vec::new();
         let caller_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let mut timeout = Duration::from_secs(self.policy.timeout_seconds);
@@ -625,6 +627,7 @@ impl Dispatcher {
                     }
                 };
                 script_path = Some(resolved.path.clone());
+                skill_dir = Some(cmd.cwd.clone());
                 // The skill's variables first; a tool's own `env` comes after them.
                 extra_env.splice(0..0, cmd.env);
                 let mut args = cmd.args;
@@ -703,7 +706,7 @@ impl Dispatcher {
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
         env.extend(extra_env);
-        let sandbox = self.sandbox_spec(&cwd);
+        let sandbox = self.sandbox_spec(&cwd, skill_dir.as_deref());
         let spec = RunSpec {
             program,
             args: prog_args,
@@ -1093,7 +1096,8 @@ impl Dispatcher {
             .map(|(_, v)| v.as_os_str())
     }
 
-    fn sandbox_spec(&self, cwd: &std::path::Path) -> SandboxSpec {
+    fn sandbox_spec(&self, cwd: &std::path::Path, skill_dir: Option<&Path>) -> SandboxSpec {
+        use crate::sandbox::view::{Grant, Why};
         let p = &self.policy;
         let (hide, hide_notice) =
             crate::sandbox::secrets::hidden_and_notice(cwd, &self.deny_read(), &p.allow_read);
@@ -1110,6 +1114,17 @@ impl Dispatcher {
             private_mounts: true,
             hide,
             hide_notice,
+            read: skill_dir
+                .map(|d| Grant {
+                    path: d.to_path_buf(),
+                    why: Why::Skill,
+                })
+                .into_iter()
+                .chain(p.allow_read.iter().map(|a| Grant {
+                    path: a.clone(),
+                    why: Why::Granted,
+                }))
+                .collect(),
             protect: kept,
             own_places: crate::paths::own_places(),
             own_places_lock: crate::paths::state_dir().map(|d| d.join("own-places.lock")),
