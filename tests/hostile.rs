@@ -4374,6 +4374,80 @@ fn dotenv_files_of_the_project_and_the_walk_bound() {
     assert!(doctor.contains(&said), "{doctor}");
 }
 
+/// The read view keeps what scripts need: a package installed for the user (where
+/// `pip install --user` puts it), the interpreter's own installation (found on PATH, pyenv's
+/// shims included), a Node script. And nothing above the project: a file two folders up from
+/// where the user works is out of view under `--workdir caller`; `--allow-read` shows it
+/// (control), and the notice names that grant.
+#[test]
+fn the_read_view_holds_what_scripts_need_and_nothing_above_the_project() {
+    if !layers_available(
+        "the_read_view_holds_what_scripts_need_and_nothing_above_the_project",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let version = std::process::Command::new("python3")
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    home.write(
+        &format!(".local/lib/python{version}/site-packages/userpkg.py"),
+        "VALUE = 'from-user-site'\n",
+    );
+    good_script(
+        &home,
+        "imp.py",
+        "#!/usr/bin/env python3\nimport userpkg\nprint(userpkg.VALUE)\n",
+    );
+    good_script(
+        &home,
+        "hi.js",
+        "#!/usr/bin/env node\nconsole.log('node-ran')\n",
+    );
+    let out = run(
+        &home,
+        &with(&[]),
+        b"!{scripts/imp.py} !{scripts/hi.js}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "from-user-site node-ran", "{}", out.stderr);
+
+    home.write("outer/TWO-UP.txt", "TWO-UP\n");
+    std::fs::create_dir_all(home.path().join("outer/mid/proj")).unwrap();
+    good_script(
+        &home,
+        "up.sh",
+        "#!/bin/bash\ncat ../../TWO-UP.txt || exit 1\n",
+    );
+    let skills = home.path().join("skills");
+    let go = |extra: &[&str]| {
+        let mut args = vec!["filter", "--skills-dir", skills.to_str().unwrap()];
+        args.extend(["--allow-scripts", "-y", "--workdir", "caller"]);
+        args.extend(extra);
+        let mut c = command(&home, &args, &[]);
+        c.current_dir(home.path().join("outer/mid/proj"));
+        let mut child = c.spawn().unwrap();
+        let writer = write_input(&mut child, b"!{scripts/up.sh}".to_vec(), Feed::Whole);
+        let done = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        (
+            String::from_utf8_lossy(&done.stdout).into_owned(),
+            String::from_utf8_lossy(&done.stderr).into_owned(),
+        )
+    };
+    let (said, err) = go(&[]);
+    assert_eq!(said, "", "HOLE: {err}");
+    let two_up = home.path().join("outer");
+    assert!(err.contains("--allow-read"), "{err}");
+    let grant = format!("--allow-read={}", two_up.join("TWO-UP.txt").display());
+    let (said, err) = go(&[&grant]);
+    assert_eq!(said, "TWO-UP", "control: {err}");
+}
+
 /// The read view: AI tools' logins, database and cloud client passwords, container registry
 /// logins, X authority, snap/flatpak browser profiles, KWallet, VS Code's stored tokens, a new
 /// tool's token no list names, `~/.bashrc`, and a `.env` above the working directory are all

@@ -417,7 +417,7 @@ pub fn facts(
     }
 }
 
-/// The first absolute path (or `~/…`) a run's messages name that exists on this machine but
+/// The first path (absolute, `~/…`, or relative to `cwd` with a `/` in it) a run's messages name that exists on this machine but
 /// outside `grants` and the run's own folders (`own`: `/dev`, `/proc`, `$TMPDIR`): a fact about
 /// the view, checked against the file system, not a phrase.
 pub fn named_outside(said: &str, grants: &[Grant], own: &[&Path], cwd: &Path) -> Option<PathBuf> {
@@ -427,7 +427,8 @@ pub fn named_outside(said: &str, grants: &[Grant], own: &[&Path], cwd: &Path) ->
             let word = word.trim_end_matches([':', '.', '!', '?']);
             match word.strip_prefix("~/") {
                 Some(rest) => home.as_ref().map(|h| h.join(rest)),
-                None => word.starts_with('/').then(|| PathBuf::from(word)),
+                // Absolute, or relative with a folder in it (`../../notes.txt`).
+                None => word.contains('/').then(|| PathBuf::from(word)),
             }
         })
         .map(|p| lexical(cwd, &p))
