@@ -4,8 +4,9 @@
 //! mounted (the launcher binds each grant into an empty root, see `mounts`). A secret nobody
 //! listed is out of view because nobody granted it, not because a list names it.
 //!
-//! Facts are gathered here (file types, symlinks, shebangs, what a Python interpreter says its
-//! prefixes are); the choice of grants from those facts is pure ([`grants`]).
+//! Facts are gathered here (file types, symlinks, shebangs, the programs a shim script starts,
+//! which per-user package folders exist); nothing is run to find them. The choice of grants
+//! from those facts is pure ([`grants`]).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -36,8 +37,7 @@ pub enum Why {
     /// The program run, or the interpreter a script names, and the `lib` folders beside its
     /// `bin` folder.
     Program,
-    /// An interpreter's own installation, as it reports it (Python's prefixes), or the manager
-    /// folder a shim and the interpreter it leads to share (a version manager's root).
+    /// The installation a shim starts (a version manager's root).
     Installation,
     /// An interpreter's per-user package folder (`~/.local/lib/pythonX.Y`).
     UserPackages,
@@ -83,17 +83,6 @@ pub struct Grant {
     pub why: Why,
 }
 
-/// What an interpreter says of itself (Python: `sys.prefix` and friends, its user site).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reported {
-    /// Installation prefixes (`sys.prefix`, `sys.base_prefix`, …).
-    pub prefixes: Vec<PathBuf>,
-    /// The per-user package folder (`site.getusersitepackages()`).
-    pub user_packages: Option<PathBuf>,
-    /// The interpreter binary itself (`sys.executable`).
-    pub executable: Option<PathBuf>,
-}
-
 /// The facts one run's view is chosen from.
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
@@ -103,8 +92,12 @@ pub struct Facts {
     /// interpreter its shebang names (as found on `PATH` for `env NAME`), each with its
     /// canonical path.
     pub programs: Vec<(PathBuf, PathBuf)>,
-    /// What the interpreters among them reported.
-    pub reported: Vec<Reported>,
+    /// What shims among them start (an absolute program their script execs, such as a
+    /// version manager's): the installation folder each lies in.
+    pub shim_targets: Vec<PathBuf>,
+    /// The per-user package folders of Python that exist (`~/.local/lib/pythonX.Y`), when a
+    /// Python is among them or on `PATH`.
+    pub user_packages: Vec<PathBuf>,
     /// The absolute folders of the run's `PATH`.
     pub path_entries: Vec<PathBuf>,
     /// The run's working directory.
@@ -138,9 +131,8 @@ fn too_wide(p: &Path, home: Option<&Path>) -> bool {
 }
 
 /// The grants of one run, pure: the system trees, each program's folder (and the `lib`
-/// folders beside a `bin` one), the prefixes an interpreter reported, the folder a shim shares
-/// with the interpreter it leads to, the per-user packages, `PATH`, the working directory, the
-/// writable paths and the granted ones. Derived grants that would be `$HOME` or hold it are
+/// folders beside a `bin` one), the installation a shim starts, the per-user packages, `PATH`,
+/// the working directory, the writable paths and the granted ones. Derived grants that would be `$HOME` or hold it are
 /// narrowed to the program's own folder, or dropped.
 pub fn grants(f: &Facts) -> Vec<Grant> {
     let home = f.home.as_deref();
@@ -169,28 +161,11 @@ pub fn grants(f: &Facts) -> Vec<Grant> {
             }
         }
     }
-    for r in &f.reported {
-        for p in &r.prefixes {
-            add(p.clone(), Why::Installation);
-        }
-        if let Some(user) = &r.user_packages {
-            // `~/.local/lib/python3.11/site-packages` → `~/.local/lib/python3.11`.
-            add(
-                user.parent().unwrap_or(user).to_path_buf(),
-                Why::UserPackages,
-            );
-        }
-        // A shim (pyenv's, asdf's) leads to the interpreter through its manager, which lives
-        // in the folder both lie in.
-        if let Some(exe) = &r.executable {
-            for (found, real) in &f.programs {
-                if real != exe
-                    && let Some(shared) = common_ancestor(found, exe)
-                {
-                    add(shared, Why::Installation);
-                }
-            }
-        }
+    for t in &f.shim_targets {
+        add(t.clone(), Why::Installation);
+    }
+    for u in &f.user_packages {
+        add(u.clone(), Why::UserPackages);
     }
     for p in &f.path_entries {
         add(p.clone(), Why::PathEntry);
@@ -219,17 +194,6 @@ pub fn grants(f: &Facts) -> Vec<Grant> {
         g.why == Why::Writable || !shown.iter().any(|o| *o != g.path && g.path.starts_with(o))
     });
     out
-}
-
-/// The deepest folder holding both `a` and `b` (`None` when that is `/`).
-fn common_ancestor(a: &Path, b: &Path) -> Option<PathBuf> {
-    let shared: PathBuf = a
-        .components()
-        .zip(b.components())
-        .take_while(|(x, y)| x == y)
-        .map(|(x, _)| x)
-        .collect();
-    (shared.components().count() > 1).then_some(shared)
 }
 
 /// Whether `path` is in the view `grants` gives (itself or under a granted path).
@@ -304,56 +268,61 @@ fn is_python(program: &Path) -> bool {
         .is_some_and(|n| n.as_bytes().starts_with(b"python"))
 }
 
-/// `~/.local/lib/pythonX.Y/site-packages` for a binary named `pythonX.Y`.
-fn user_site(real: &Path, home: Option<&Path>) -> Option<PathBuf> {
-    let name = real.file_name()?.to_str()?;
-    let version = name.strip_prefix("python")?;
-    let ok = version.split('.').count() == 2 && version.split('.').all(|n| n.parse::<u8>().is_ok());
-    ok.then(|| home.map(|h| h.join(".local/lib").join(name).join("site-packages")))
-        .flatten()
+/// The installation folder of a program a shim starts: the folder above its `bin` or `libexec`
+/// folder (a version manager's root), else its own folder.
+fn installation_of(target: &Path) -> Option<PathBuf> {
+    let dir = target.parent()?;
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some("bin" | "libexec") => dir.parent().map(Path::to_path_buf),
+        _ => Some(dir.to_path_buf()),
+    }
 }
 
-/// What a Python interpreter reports of its installation, asked once per interpreter per
-/// process: isolated (`-I`: no site, no environment, no working directory on `sys.path`),
-/// from `/`, with only `PATH` and `HOME` — the interpreter is the user's own (found on the
-/// user's `PATH`), and the code is skillpipe's.
-fn ask_python(program: &Path, path_var: &OsStr, home: Option<&Path>) -> Option<Reported> {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    static ASKED: Mutex<Option<HashMap<PathBuf, Option<Reported>>>> = Mutex::new(None);
-    let mut asked = ASKED.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = asked.get_or_insert_with(HashMap::new);
-    if let Some(r) = cache.get(program) {
-        return r.clone();
+/// The programs a shim script starts: absolute paths in its text (after the first line) that
+/// are executable files. A version manager's shim (`exec "/home/u/.pyenv/libexec/pyenv" …`)
+/// says where the manager lives; nothing is run to find out.
+fn shim_starts(shim: &Path) -> Vec<PathBuf> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let mut text = String::new();
+    let Ok(f) = std::fs::File::open(shim) else {
+        return Vec::new();
+    };
+    if f.take(16 * 1024).read_to_string(&mut text).is_err() {
+        return Vec::new();
     }
-    const CODE: &str = "import sys,site\nfor p in (sys.prefix,sys.base_prefix,sys.exec_prefix,\
-                        sys.base_exec_prefix,site.getusersitepackages(),sys.executable):print(p)";
-    let mut cmd = std::process::Command::new(program);
-    cmd.args(["-I", "-c", CODE])
-        .env_clear()
-        .env("PATH", path_var)
-        .current_dir("/")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    if let Some(h) = home {
-        cmd.env("HOME", h);
+    let mut out: Vec<PathBuf> = Vec::new();
+    for word in text
+        .lines()
+        .skip(1)
+        .flat_map(|l| l.split(|c: char| c.is_whitespace() || "\"'`;()".contains(c)))
+        .filter(|w| w.starts_with('/'))
+    {
+        let p = PathBuf::from(word);
+        let runs =
+            std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if runs && !out.contains(&p) {
+            out.push(p);
+        }
     }
-    let reported = cmd
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| {
-            let text = String::from_utf8(o.stdout).ok()?;
-            let lines: Vec<PathBuf> = text.lines().map(PathBuf::from).collect();
-            let [p, bp, ep, bep, user, exe] = <[PathBuf; 6]>::try_from(lines).ok()?;
-            Some(Reported {
-                prefixes: vec![p, bp, ep, bep],
-                user_packages: Some(user),
-                executable: Some(std::fs::canonicalize(&exe).unwrap_or(exe)),
-            })
-        });
-    cache.insert(program.to_path_buf(), reported.clone());
-    reported
+    out
+}
+
+/// The per-user package folders of Python that exist: `~/.local/lib/python*`.
+fn python_user_packages(home: Option<&Path>) -> Vec<PathBuf> {
+    let Some(lib) = home.map(|h| h.join(".local/lib")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().as_bytes().starts_with(b"python"))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
 }
 
 /// The facts of one run: its program (`program`, absolute), the script's interpreter, what a
@@ -387,19 +356,16 @@ pub fn facts(
     }
     // A script given to an interpreter (`python3 scripts/x.py`) is in the skill's folder or
     // the working directory, both granted; the interpreter is `program`.
-    // A Python binary tells its version by its name (`python3.11`); a shim (a script in front
-    // of it: pyenv's, asdf's) is asked where it leads, once per process.
-    let reported = programs
+    let shim_targets = programs
         .iter()
-        .filter(|(found, real)| is_python(found) || is_python(real))
-        .filter_map(|(found, real)| match shebang(real) {
-            Some(_) => ask_python(found, path_var, home.as_deref()),
-            None => Some(Reported {
-                user_packages: user_site(real, home.as_deref()),
-                ..Reported::default()
-            }),
-        })
+        .filter(|(_, real)| shebang(real).is_some())
+        .flat_map(|(_, real)| shim_starts(real))
+        .filter_map(|t| installation_of(&t))
         .collect();
+    let user_packages = match programs.iter().any(|(f, r)| is_python(f) || is_python(r)) {
+        true => python_user_packages(home.as_deref()),
+        false => Vec::new(),
+    };
     let resolver = network
         .then(|| std::fs::canonicalize("/etc/resolv.conf").ok())
         .flatten()
@@ -408,7 +374,8 @@ pub fn facts(
     Facts {
         home,
         programs,
-        reported,
+        shim_targets,
+        user_packages,
         path_entries,
         cwd: cwd.to_path_buf(),
         writable: writable.to_vec(),
@@ -490,17 +457,17 @@ mod tests {
     }
 
     #[test]
-    fn a_shim_shows_the_manager_folder_it_shares_with_its_interpreter() {
+    fn a_shim_shows_the_installation_it_starts_and_never_home() {
         let mut f = facts();
         let shim = PathBuf::from("/home/u/.pyenv/shims/python3");
         f.programs = vec![(shim.clone(), shim)];
-        f.reported = vec![Reported {
-            prefixes: vec!["/home/u/.pyenv/versions/3.11.7".into()],
-            user_packages: Some("/home/u/.local/lib/python3.11/site-packages".into()),
-            executable: Some("/home/u/.pyenv/versions/3.11.7/bin/python3.11".into()),
-        }];
+        f.shim_targets = vec![installation_of(Path::new("/home/u/.pyenv/libexec/pyenv")).unwrap()];
+        f.user_packages = vec!["/home/u/.local/lib/python3.11".into()];
         let g = grants(&f);
-        assert!(shows(&g, Path::new("/home/u/.pyenv/libexec/pyenv")));
+        assert!(shows(
+            &g,
+            Path::new("/home/u/.pyenv/versions/3.11.7/bin/python3.11")
+        ));
         assert!(shows(
             &g,
             Path::new("/home/u/.local/lib/python3.11/site-packages/x")
@@ -509,27 +476,34 @@ mod tests {
             &g,
             Path::new("/home/u/.local/share/keyrings/login.keyring")
         ));
-    }
-
-    #[test]
-    fn derived_grants_never_open_home_or_its_setting_folders() {
-        let mut f = facts();
-        // A program directly in $HOME, and one whose shim and interpreter share only ~/.local.
+        // A program directly in $HOME, a shim that starts one there: nothing of $HOME.
         let p = PathBuf::from("/home/u/python3");
-        let shim = PathBuf::from("/home/u/.local/bin/python3");
-        f.programs = vec![(p.clone(), p), (shim.clone(), shim)];
-        f.reported = vec![Reported {
-            prefixes: vec!["/home/u".into()],
-            user_packages: None,
-            executable: Some("/home/u/.local/share/uv/python/cpython/bin/python3.12".into()),
-        }];
+        f.programs = vec![(p.clone(), p)];
+        f.shim_targets = vec![installation_of(Path::new("/home/u/tool")).unwrap()];
         f.path_entries = vec!["/home/u".into(), "/home/u/.local/bin".into(), "/".into()];
         let g = grants(&f);
         assert!(!paths(&g).contains(&Path::new("/home/u")));
-        assert!(!paths(&g).contains(&Path::new("/home/u/.local")));
         assert!(!paths(&g).contains(&Path::new("/")));
-        assert!(shows(&g, Path::new("/home/u/.local/bin/python3")));
+        assert!(shows(&g, Path::new("/home/u/.local/bin/x")));
         assert!(!shows(&g, Path::new("/home/u/.bashrc")));
+    }
+
+    #[test]
+    fn a_shims_text_names_what_it_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let manager = dir.path().join("mgr/libexec/mgr");
+        std::fs::create_dir_all(manager.parent().unwrap()).unwrap();
+        std::fs::write(&manager, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&manager, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let shim = dir.path().join("python3");
+        let text = format!(
+            "#!/usr/bin/env bash\nexec \"{}\" exec python3 \"$@\"\n",
+            manager.display()
+        );
+        std::fs::write(&shim, text).unwrap();
+        assert_eq!(shim_starts(&shim), [manager.clone()]);
+        assert_eq!(installation_of(&manager), Some(dir.path().join("mgr")));
     }
 
     #[test]
