@@ -38,6 +38,24 @@ impl Client {
 
     /// Spawns the server and initializes the session (declaring elicitation if `elicit`).
     fn start_with(home: &TestHome, args: &[&str], elicit: Option<Elicit>) -> Client {
+        let caps = if elicit.is_some() {
+            json!({"elicitation": {}})
+        } else {
+            json!({})
+        };
+        let mut c = Client::spawn(home, args, elicit);
+        let init = c.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": caps,
+                   "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c
+    }
+
+    /// Spawns the server and sends nothing.
+    fn spawn(home: &TestHome, args: &[&str], elicit: Option<Elicit>) -> Client {
         let mut child = server_cmd(home, args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -57,12 +75,7 @@ impl Client {
                 }
             }
         });
-        let caps = if elicit.is_some() {
-            json!({"elicitation": {}})
-        } else {
-            json!({})
-        };
-        let mut c = Client {
+        Client {
             stdin: child.stdin.take(),
             child,
             lines,
@@ -70,15 +83,44 @@ impl Client {
             elicit,
             early: Vec::new(),
             asked: Vec::new(),
-        };
-        let init = c.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": caps,
-                   "clientInfo": {"name": "test", "version": "1"}}),
-        );
-        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
-        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        c
+        }
+    }
+
+    /// A request of the 2026-07-28 revision: its own version, capabilities and identity in
+    /// `_meta`, no session.
+    fn modern(&mut self, method: &str, mut params: Value, caps: Value) -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        });
+        self.request(method, params)
+    }
+
+    /// A modern `tools/call`, retried while the server asks for input: each question is
+    /// answered by `elicit` and sent back in `inputResponses` on a new request.
+    fn modern_call(&mut self, name: &str, arguments: Value) -> Value {
+        let caps = json!({"elicitation": {"form": {}}});
+        let mut params = json!({"name": name, "arguments": arguments});
+        loop {
+            let r = self.modern("tools/call", params.clone(), caps.clone());
+            let Some(result) = r.get("result") else {
+                return r;
+            };
+            if result["resultType"] != "input_required" {
+                assert_eq!(result["resultType"], "complete", "{r}");
+                return r;
+            }
+            let mut responses = json!({});
+            for (key, req) in result["inputRequests"].as_object().unwrap() {
+                assert_eq!(req["method"], "elicitation/create", "{r}");
+                self.asked.push(req["params"].clone());
+                let elicit = self.elicit.as_mut().expect("no elicitation declared");
+                responses[key] = elicit(&req["params"]);
+            }
+            params["inputResponses"] = responses;
+            assert!(result.get("requestState").is_none(), "{r}");
+        }
     }
 
     fn send_raw(&mut self, bytes: &[u8]) {
@@ -737,6 +779,127 @@ fn a_tool_that_asks_is_confirmed_by_elicitation_even_with_y() {
     );
     assert!(!t.contains("add -y"), "{t}");
     c.close();
+}
+
+/// A 2026-07-28 client, written from that revision: no handshake, `server/discover` first, every
+/// request with its `_meta`, `resultType` on every result, consent as `input_required` results
+/// answered by retrying with `inputResponses` — while a 2025 client of the same process still
+/// initializes and is asked by elicitation requests.
+#[test]
+fn a_modern_client_is_served_statelessly_and_asked_by_input_required() {
+    let home = setup();
+    let answers = std::rc::Rc::new(std::cell::RefCell::new(vec![
+        json!({"action": "decline"}),
+        json!({"action": "accept", "content": {"always": false}}),
+    ]));
+    let queue = answers.clone();
+    let elicit: Elicit = Box::new(move |_| queue.borrow_mut().remove(0));
+    let mut c = Client::spawn(&home, &["--allow-scripts"], Some(elicit));
+    let d = c.modern("server/discover", json!({}), json!({}));
+    assert_eq!(d["result"]["resultType"], "complete", "{d}");
+    assert!(
+        d["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28")),
+        "{d}"
+    );
+    assert_eq!(
+        d["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "skillpipe"
+    );
+    let tools = c.modern("tools/list", json!({}), json!({}));
+    assert_eq!(tools["result"]["resultType"], "complete", "{tools}");
+    assert!(tools["result"]["ttlMs"].is_u64(), "{tools}");
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"t__echo"), "{names:?}");
+    let read = c.modern(
+        "resources/read",
+        json!({"uri": "skill://t/SKILL.md"}),
+        json!({}),
+    );
+    assert_eq!(read["result"]["resultType"], "complete", "{read}");
+
+    // Asked, declined on the retry; asked again, accepted on the retry.
+    let declined = c.modern_call("t__echo", json!({"args": ["one"]}));
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
+    let ran = c.modern_call("t__echo", json!({"args": ["two"]}));
+    assert_eq!(ran["result"]["isError"], false, "{ran}");
+    assert!(text(&ran["result"]).contains("args: two"), "{ran}");
+    assert_eq!(c.asked.len(), 2);
+    assert!(
+        c.asked[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("run `t/scripts/echo.sh two`?"),
+        "{:?}",
+        c.asked
+    );
+    // An answer counts only for the question it answers: brought to another command, that
+    // command is asked about, not run.
+    let first = c.modern(
+        "tools/call",
+        json!({"name": "t__echo", "arguments": {"args": ["three"]}}),
+        json!({"elicitation": {}}),
+    );
+    let key = first["result"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let other = c.modern(
+        "tools/call",
+        json!({"name": "t__echo", "arguments": {"args": ["four"]},
+               "inputResponses": {key: {"action": "accept"}}}),
+        json!({"elicitation": {}}),
+    );
+    assert_eq!(other["result"]["resultType"], "input_required", "{other}");
+    // A request that declares no elicitation gets the capability it lacks.
+    let bare = c.modern(
+        "tools/call",
+        json!({"name": "t__echo", "arguments": {"args": ["five"]}}),
+        json!({}),
+    );
+    assert_eq!(bare["error"]["code"], -32021, "{bare}");
+    assert!(
+        bare["error"]["message"].as_str().unwrap().contains("-y"),
+        "{bare}"
+    );
+    // An unsupported version is named with the ones served.
+    let mut old = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "1900-01-01",
+        "io.modelcontextprotocol/clientCapabilities": {}}});
+    old["x"] = json!(1);
+    let r = c.request("tools/list", old);
+    assert_eq!(r["error"]["code"], -32022, "{r}");
+    // The legacy handshake still works in the same process, and its results are unchanged.
+    let init = c.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "old", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    let legacy = c.request("tools/list", json!({}));
+    assert!(legacy["result"].get("resultType").is_none(), "{legacy}");
+    // The server wrote no request of its own to this client.
+    assert!(c.early.iter().all(|m| m.get("method").is_none()), "{:?}", c.early);
+    c.close();
+    let decisions: Vec<Value> = audit_for(&home, "echo.sh")
+        .iter()
+        .map(|r| r["decision"].clone())
+        .collect();
+    // Each question that went back to the client is a call not run, then the answer decides.
+    assert_eq!(
+        decisions.iter().filter(|d| **d == json!("ran")).count(),
+        1,
+        "{decisions:?}"
+    );
 }
 
 #[test]
