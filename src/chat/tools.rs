@@ -366,13 +366,18 @@ pub fn result_json(outcome: &Outcome) -> (String, bool) {
 }
 
 /// An answer to a request with tools that holds no tool call but text shaped like one: a
-/// `<tool_call>` tag (Qwen, Hermes templates), or JSON with arguments whose `"name"` is one of
-/// the `offered` functions (or the skill or script part of one: `lookup` for `lookup__lookup`).
+/// `<tool_call>` tag (Qwen, Hermes templates), an answer opening with `functions.NAME` (the
+/// OpenAI function namespace, as a chat format leaks it) for an offered NAME, or JSON with
+/// arguments whose `"name"` is one of the `offered` functions (or the skill or script part of
+/// one: `lookup` for `lookup__lookup`).
 /// A JSON example about something else (`"name": "get_weather"` in an answer explaining tool
 /// calls) is an answer, not a call.
 pub fn looks_like_tool_call(text: &str, offered: &[String]) -> bool {
     if text.contains("<tool_call>") || text.contains("<|tool_call") {
         return true;
+    }
+    if let Some(name) = namespaced_name(text) {
+        return offered.iter().any(|f| f == name);
     }
     let Some(open) = text.find('{') else {
         return false;
@@ -396,6 +401,18 @@ pub fn looks_like_tool_call(text: &str, offered: &[String]) -> bool {
                 .is_some_and(|(skill, part)| skill == name || part == name)
     })
 }
+
+/// The NAME of an answer that opens with `functions.NAME` (after blank space).
+pub(crate) fn namespaced_name(text: &str) -> Option<&str> {
+    let rest = text.trim_start().strip_prefix(FUNCTIONS)?;
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// The namespace a chat format puts functions in.
+pub(crate) const FUNCTIONS: &str = "functions.";
 
 /// The string after the first `"name"` key: `"name": "calc__calc"` → `calc__calc`.
 fn name_value(json: &str) -> Option<&str> {
@@ -489,6 +506,10 @@ mod tests {
             "```json\n{\"name\": \"lookup\", \"parameters\": {}}\n```"
         ));
         assert!(!call("The answer is 42."));
+        assert!(call("functions.calc__calc:"));
+        assert!(call(" functions.calc__calc:{\"args\": [1]}"));
+        assert!(!call("functions.other:"));
+        assert!(!call("See functions.calc__calc in the docs."));
         assert!(!call("Use {\"name\": \"x\"} as the key."));
         assert!(!call("\"name\" and \"arguments\" without JSON"));
         // An offered function's call shown in a fence with prose after it: an answer.
