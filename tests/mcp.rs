@@ -1940,3 +1940,172 @@ fn a_client_with_url_elicitation_only_is_told_form_is_missing() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("in `url` mode only"), "{err}");
 }
+
+/// What the strictest function-calling APIs refuse in a tool declaration, written down from
+/// their documentation:
+/// - Gemini function declarations (ai.google.dev, `FunctionDeclaration` and `Schema`): the
+///   parameters are an OBJECT schema; an OBJECT needs non-empty `properties` ("should be
+///   non-empty for OBJECT type"); `type` is one type, not a list; `enum` is for strings; a
+///   name starts with a letter or underscore and holds letters, digits, `_`, `.` or `-`, at
+///   most 64.
+/// - OpenAI function calling in strict mode (platform.openai.com, Structured Outputs'
+///   supported schemas): the root is an object; every array names its `items`; `required`
+///   names only declared properties; `additionalProperties`, where given, is `false`; only the
+///   supported keywords; names match `^[a-zA-Z0-9_-]{1,64}$`. Its two rules that would forbid
+///   optional arguments (every property required, `additionalProperties: false` on every
+///   object) bind only requests that send `strict: true`, which skillpipe does not.
+/// - Anthropic tool use (docs.anthropic.com, `input_schema`): the root is `type: object`;
+///   names match `^[a-zA-Z0-9_-]{1,64}$`; a description says what the tool does.
+/// The keywords allowed are those all three accept.
+fn portability_problems(name: &str, description: &str, schema: &Value) -> Vec<String> {
+    const KEYWORDS: &[&str] = &[
+        "type",
+        "description",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "minimum",
+        "maximum",
+        "minItems",
+        "maxItems",
+        "additionalProperties",
+        "title",
+    ];
+    const TYPES: &[&str] = &["object", "array", "string", "number", "integer", "boolean"];
+    fn walk(path: &str, s: &Value, out: &mut Vec<String>) {
+        let Some(obj) = s.as_object() else {
+            out.push(format!("{path}: not a schema object"));
+            return;
+        };
+        for k in obj.keys() {
+            if !KEYWORDS.contains(&k.as_str()) {
+                out.push(format!("{path}: keyword `{k}` is not accepted by all three"));
+            }
+        }
+        let ty = obj.get("type").and_then(Value::as_str);
+        if !ty.is_some_and(|t| TYPES.contains(&t)) {
+            out.push(format!("{path}: `type` must be one of {TYPES:?}"));
+        }
+        match ty {
+            Some("object") => {
+                let props = obj.get("properties").and_then(Value::as_object);
+                match props {
+                    Some(p) if !p.is_empty() => {
+                        for (k, v) in p {
+                            walk(&format!("{path}.{k}"), v, out);
+                        }
+                    }
+                    _ => out.push(format!("{path}: an object needs non-empty `properties`")),
+                }
+                for r in obj.get("required").and_then(Value::as_array).into_iter().flatten() {
+                    let declared = r
+                        .as_str()
+                        .is_some_and(|r| props.is_some_and(|p| p.contains_key(r)));
+                    if !declared {
+                        out.push(format!("{path}: `required` names undeclared {r}"));
+                    }
+                }
+                if obj
+                    .get("additionalProperties")
+                    .is_some_and(|a| *a != json!(false))
+                {
+                    out.push(format!("{path}: `additionalProperties` other than false"));
+                }
+            }
+            Some("array") => match obj.get("items") {
+                Some(items) => walk(&format!("{path}[]"), items, out),
+                None => out.push(format!("{path}: an array needs `items`")),
+            },
+            _ => {}
+        }
+        if let Some(values) = obj.get("enum").and_then(Value::as_array)
+            && (ty != Some("string") || !values.iter().all(Value::is_string))
+        {
+            out.push(format!("{path}: `enum` only of strings, on a string"));
+        }
+    }
+    let mut out = Vec::new();
+    let first_ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    let chars_ok = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !(first_ok && chars_ok && (1..=64).contains(&name.len())) {
+        out.push(format!("name `{name}` is not portable"));
+    }
+    if description.trim().is_empty() {
+        out.push("no description".into());
+    }
+    walk("$", schema, &mut out);
+    out
+}
+
+/// Every tool offered — the shipped skills' and the fixtures' (plain scripts, a tool folder
+/// with its schema, a JSON tool without one), over MCP and as chat's native tools, which are
+/// the same declarations — passes the strictest rules of OpenAI, Anthropic and Gemini; and
+/// the old shape of a plain script (an `input` object without properties) would not (the
+/// control).
+#[test]
+fn every_offered_tool_schema_is_portable() {
+    let home = setup();
+    home.write(
+        "skills/t/tools/stats/tool.yaml",
+        "id: stats\nname: CSV statistics\nruntime: python3\nscript: stats.py\n",
+    );
+    home.write(
+        "skills/t/tools/stats/schema.json",
+        &json!({
+            "type": "object",
+            "properties": {
+                "input_path": {"type": "string", "description": "the CSV file"},
+                "columns": {"type": "array", "items": {"type": "string"}},
+                "mode": {"type": "string", "enum": ["fast", "exact"]}
+            },
+            "required": ["input_path"],
+            "additionalProperties": false
+        })
+        .to_string(),
+    );
+    home.write("skills/t/tools/stats/stats.py", "print('ok')\n");
+    home.write(
+        "skills/t/tools/raw/tool.yaml",
+        "id: raw\ndescription: Echo the JSON it reads\nscript: raw.py\n",
+    );
+    home.write(
+        "skills/t/tools/raw/raw.py",
+        "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n",
+    );
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/skills");
+    let mut c = Client::start(&home, &["--allow-scripts", "-y", "--skills-dir", shipped]);
+    let tools = c.request("tools/list", json!({}));
+    let tools = tools["result"]["tools"].as_array().unwrap().clone();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for want in ["t__echo", "t__stats", "t__raw", "calc__calc", "load_skill"] {
+        assert!(names.contains(&want), "{names:?}");
+    }
+    for t in &tools {
+        let problems = portability_problems(
+            t["name"].as_str().unwrap(),
+            t["description"].as_str().unwrap_or(""),
+            &t["inputSchema"],
+        );
+        assert!(problems.is_empty(), "{}: {problems:?}", t["name"]);
+    }
+    // The schemas say how arguments are passed.
+    let echo = tools.iter().find(|t| t["name"] == "t__echo").unwrap();
+    let how = echo["inputSchema"]["description"].as_str().unwrap();
+    assert!(how.contains("command-line") && how.contains("stdin"), "{how}");
+    // A JSON tool without a schema takes its JSON as text, and it reaches stdin as JSON.
+    let raw = c.call("t__raw", json!({"input": "{\"n\": 2}"}));
+    assert_eq!(raw["isError"], false, "{raw}");
+    assert_eq!(text(&raw).trim(), "{\"n\": 2}");
+    // A plain script's `input` text reaches stdin as written.
+    let echoed = c.call("t__echo", json!({"args": ["a"], "input": "line one"}));
+    assert!(text(&echoed).contains("stdin: line one"), "{echoed}");
+    c.close();
+    // Control: the shape offered before would be refused by one of them.
+    let old = json!({"type": "object", "properties": {
+        "args": {"type": "array", "items": {"type": "string"}},
+        "input": {"type": "object", "description": "JSON given on stdin"}}});
+    assert!(!portability_problems("t__echo", "Echo", &old).is_empty());
+}

@@ -125,15 +125,35 @@ pub fn loaded_skills(history: &[Message]) -> Vec<String> {
     loaded
 }
 
-/// The `{args, input}` parameters of a plain script.
+/// The `{args, input}` parameters of a plain script. Every object in an offered schema has
+/// properties (some function-calling APIs refuse one without), so `input` is text: a string
+/// goes to stdin as written (JSON text for a script that reads JSON).
 fn script_parameters() -> Value {
     json!({
         "type": "object",
+        "description": "How the script is run: `args` become its command-line arguments, \
+            `input` is given to it on stdin.",
         "properties": {
             "args": {"type": "array", "items": {"type": "string"},
-                     "description": "command-line arguments"},
-            "input": {"type": "object", "description": "JSON given on stdin"}
+                     "description": "command-line arguments, one string each"},
+            "input": {"type": "string",
+                      "description": "text given to the script on stdin (JSON text for a \
+                          script that reads JSON)"}
         }
+    })
+}
+
+/// The parameters of a tool that reads JSON on stdin and declares no schema: that JSON, as
+/// text (an object with no properties is refused by some function-calling APIs).
+fn json_text_parameters() -> Value {
+    json!({
+        "type": "object",
+        "description": "How the tool is run: `input`, JSON text, is given to it on stdin.",
+        "properties": {
+            "input": {"type": "string",
+                      "description": "the JSON text the tool reads on stdin"}
+        },
+        "required": ["input"]
     })
 }
 
@@ -185,7 +205,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 let json_input = tool.input == ToolInput::StdinJson;
                 let parameters = match (&tool.schema, json_input) {
                     (Some(schema), _) => schema.clone(),
-                    (None, true) => json!({"type": "object"}),
+                    (None, true) => json_text_parameters(),
                     (None, false) => script_parameters(),
                 };
                 let what = if tool.description.is_empty() {
@@ -219,7 +239,9 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 )
             }
         };
-        let has_input_property = declares_input(&parameters);
+        // `input` of the JSON-text parameters is the wrapper, not a field of the tool's own.
+        let has_input_property =
+            declares_input(&parameters) && parameters != json_text_parameters();
         defs.push(ToolDef {
             name: f.name.clone(),
             description,
@@ -286,6 +308,11 @@ pub fn parse_arguments(
     if target.json_input {
         let input = match obj.shift_remove("input") {
             Some(inner @ Value::Object(_)) if obj.is_empty() && !target.has_input_property => inner,
+            // JSON text for a tool without a schema (see `json_text_parameters`).
+            Some(Value::String(text)) if obj.is_empty() && !target.has_input_property => {
+                serde_json::from_str(&text)
+                    .map_err(|e| format!("`input` must be JSON text: {e}"))?
+            }
             Some(other) => {
                 obj.insert("input".into(), other);
                 Value::Object(obj)
@@ -309,6 +336,8 @@ pub fn parse_arguments(
     };
     let input = match obj.shift_remove("input") {
         Some(Value::Null) => None,
+        // Text goes to stdin as written; any other value as JSON.
+        Some(Value::String(text)) => return Ok((args, Some(text.into_bytes()))),
         Some(v) => Some(v),
         None if obj.is_empty() => None,
         None => Some(Value::Object(obj)),
