@@ -814,7 +814,12 @@ fn show_refuses_a_policy_chat_would_refuse() {
 #[test]
 fn r9s_allow_env_vars_boolean_is_accepted() {
     let w = World::new();
-    for (value, ok) in [("false", true), ("true", true), ("[\"PATH\"]", true), ("3", false)] {
+    for (value, ok) in [
+        ("false", true),
+        ("true", true),
+        ("[\"PATH\"]", true),
+        ("3", false),
+    ] {
         w.r9s_agent(
             "support",
             &format!(
@@ -822,11 +827,18 @@ fn r9s_allow_env_vars_boolean_is_accepted() {
                  allow_env_vars = {value}\n"
             ),
         );
-        let out = w.cmd().args(["agents", "show", "support"]).output().unwrap();
+        let out = w
+            .cmd()
+            .args(["agents", "show", "support"])
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.success(), ok, "{value}: {err}");
         if !ok {
-            assert!(err.contains("allow_env_vars") || err.contains("env_passthrough"), "{err}");
+            assert!(
+                err.contains("allow_env_vars") || err.contains("env_passthrough"),
+                "{err}"
+            );
         }
     }
 }
@@ -842,7 +854,10 @@ fn claude_ai_skill_paths_are_the_skills_own_folder() {
         &skills.join("deploy/SKILL.md"),
         "---\nname: deploy\ndescription: Deploys.\n---\nRun `bash /mnt/skills/user/deploy/scripts/go.sh`.\n",
     );
-    write(&skills.join("deploy/scripts/go.sh"), "echo deployed \"$@\"\n");
+    write(
+        &skills.join("deploy/scripts/go.sh"),
+        "echo deployed \"$@\"\n",
+    );
     for collection in ["user", "public"] {
         let out = w
             .cmd()

@@ -888,7 +888,11 @@ fn a_modern_client_is_served_statelessly_and_asked_by_input_required() {
     let legacy = c.request("tools/list", json!({}));
     assert!(legacy["result"].get("resultType").is_none(), "{legacy}");
     // The server wrote no request of its own to this client.
-    assert!(c.early.iter().all(|m| m.get("method").is_none()), "{:?}", c.early);
+    assert!(
+        c.early.iter().all(|m| m.get("method").is_none()),
+        "{:?}",
+        c.early
+    );
     c.close();
     let decisions: Vec<Value> = audit_for(&home, "echo.sh")
         .iter()
@@ -1956,6 +1960,7 @@ fn a_client_with_url_elicitation_only_is_told_form_is_missing() {
 ///   object) bind only requests that send `strict: true`, which skillpipe does not.
 /// - Anthropic tool use (docs.anthropic.com, `input_schema`): the root is `type: object`;
 ///   names match `^[a-zA-Z0-9_-]{1,64}$`; a description says what the tool does.
+///
 /// The keywords allowed are those all three accept.
 fn portability_problems(name: &str, description: &str, schema: &Value) -> Vec<String> {
     const KEYWORDS: &[&str] = &[
@@ -1980,7 +1985,9 @@ fn portability_problems(name: &str, description: &str, schema: &Value) -> Vec<St
         };
         for k in obj.keys() {
             if !KEYWORDS.contains(&k.as_str()) {
-                out.push(format!("{path}: keyword `{k}` is not accepted by all three"));
+                out.push(format!(
+                    "{path}: keyword `{k}` is not accepted by all three"
+                ));
             }
         }
         let ty = obj.get("type").and_then(Value::as_str);
@@ -1998,7 +2005,12 @@ fn portability_problems(name: &str, description: &str, schema: &Value) -> Vec<St
                     }
                     _ => out.push(format!("{path}: an object needs non-empty `properties`")),
                 }
-                for r in obj.get("required").and_then(Value::as_array).into_iter().flatten() {
+                for r in obj
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     let declared = r
                         .as_str()
                         .is_some_and(|r| props.is_some_and(|p| p.contains_key(r)));
@@ -2094,7 +2106,10 @@ fn every_offered_tool_schema_is_portable() {
     // The schemas say how arguments are passed.
     let echo = tools.iter().find(|t| t["name"] == "t__echo").unwrap();
     let how = echo["inputSchema"]["description"].as_str().unwrap();
-    assert!(how.contains("command-line") && how.contains("stdin"), "{how}");
+    assert!(
+        how.contains("command-line") && how.contains("stdin"),
+        "{how}"
+    );
     // A JSON tool without a schema takes its JSON as text, and it reaches stdin as JSON.
     let raw = c.call("t__raw", json!({"input": "{\"n\": 2}"}));
     assert_eq!(raw["isError"], false, "{raw}");

@@ -708,8 +708,17 @@ fn a_refused_stream_options_is_left_out_for_the_session() {
     assert_eq!(reqs.len(), 3);
     assert!(reqs[0].get("stream_options").is_some());
     assert!(reqs[1].get("stream_options").is_none(), "{}", reqs[1]);
-    assert!(reqs[2].get("stream_options").is_none(), "remembered: {}", reqs[2]);
-    assert_eq!(err_of(&out).matches("`stream_options`").count(), 1, "{}", err_of(&out));
+    assert!(
+        reqs[2].get("stream_options").is_none(),
+        "remembered: {}",
+        reqs[2]
+    );
+    assert_eq!(
+        err_of(&out).matches("`stream_options`").count(),
+        1,
+        "{}",
+        err_of(&out)
+    );
 
     // Control: set by the user, it is sent as set and the refusal ends the chat.
     let server = refusal_then_capture(refusal());
@@ -824,7 +833,12 @@ fn an_agents_default_temperature_is_dropped_and_the_users_is_not() {
     assert_eq!(reqs[0]["temperature"], 0.2);
     assert!(reqs[1].get("temperature").is_none(), "{}", reqs[1]);
     assert!(reqs[2].get("temperature").is_none(), "{}", reqs[2]);
-    assert_eq!(err_of(&out).matches("`temperature`").count(), 1, "{}", err_of(&out));
+    assert_eq!(
+        err_of(&out).matches("`temperature`").count(),
+        1,
+        "{}",
+        err_of(&out)
+    );
 
     // Control: the user's own value is never dropped.
     let server = refusal_then_capture(refusal());
@@ -858,7 +872,10 @@ fn calc_skill(home: &TestHome) {
 fn a_tools_turn_without_a_structured_call_falls_back_to_directives() {
     let home = TestHome::new();
     calc_skill(&home);
-    for first in [Reply::text(["functions.calc", "__calc:"]), Reply::text([""])] {
+    for first in [
+        Reply::text(["functions.calc", "__calc:"]),
+        Reply::text([""]),
+    ] {
         let server = Server::start([first, Reply::text(["42"])]);
         let out = chat_cmd(&home, &server)
             .args(["--skills-dir", "skills", "--tools", "--allow-scripts", "-y"])

@@ -245,10 +245,17 @@ fn tool_calls_row(s: &crate::model::Settings, model: &str) -> String {
             let t: String = crate::term::sanitize(t.trim()).chars().take(80).collect();
             format!(
                 "WARNING no structured tool call came back ({}): chat --tools falls back to                  directives with this endpoint and model",
-                if t.is_empty() { "an empty answer".to_string() } else { format!("text: {t}") }
+                if t.is_empty() {
+                    "an empty answer".to_string()
+                } else {
+                    format!("text: {t}")
+                }
             )
         }
-        Err(e) => format!("could not ask for a tool call: {}", crate::term::sanitize(&e.to_string())),
+        Err(e) => format!(
+            "could not ask for a tool call: {}",
+            crate::term::sanitize(&e.to_string())
+        ),
     }
 }
 

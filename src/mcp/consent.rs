@@ -156,7 +156,10 @@ impl Asking {
 /// brought back applies only to the same command, input, folder and grants.
 pub fn question_key(params: &Value) -> String {
     let d = ring::digest::digest(&ring::digest::SHA256, params.to_string().as_bytes());
-    let hex: String = d.as_ref()[..12].iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = d.as_ref()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     format!("confirm-{hex}")
 }
 

@@ -259,7 +259,12 @@ impl Server {
                 );
                 self.send(reply);
             }
-            Step::ReadResource { id, skill, uri, era } => {
+            Step::ReadResource {
+                id,
+                skill,
+                uri,
+                era,
+            } => {
                 let reply = match self.catalog.file_of(&uri) {
                     Some((_, f)) => match self.dispatcher.serve_skill_file(
                         Origin::Mcp,
@@ -267,9 +272,10 @@ impl Server {
                         &f.rel,
                         f.bytes.len(),
                     ) {
-                        Ok(()) => {
-                            jsonrpc::response(&id, session::finish(&era, Catalog::read_json(f), true))
-                        }
+                        Ok(()) => jsonrpc::response(
+                            &id,
+                            session::finish(&era, Catalog::read_json(f), true),
+                        ),
                         Err(why) => jsonrpc::error_response(
                             &id,
                             &RpcError::new(jsonrpc::INVALID_REQUEST, why),

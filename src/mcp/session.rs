@@ -160,7 +160,9 @@ impl Session {
             Some(Ok(m)) => Era::Modern(m),
             Some(Err(e)) => return Step::Reply(error_response(&id, &e)),
         };
-        let ok = |result: Value, cacheable: bool| Step::Reply(response(&id, finish(&era, result, cacheable)));
+        let ok = |result: Value, cacheable: bool| {
+            Step::Reply(response(&id, finish(&era, result, cacheable)))
+        };
         if method == "ping" {
             return ok(json!({}), false);
         }
@@ -201,9 +203,13 @@ impl Session {
             "tools/list" => self.page(&id, &era, cat.tools_json(), "tools", &params),
             "tools/call" => self.call(id, params, era),
             "resources/list" => self.page(&id, &era, cat.resources_json(), "resources", &params),
-            "resources/templates/list" => {
-                self.page(&id, &era, cat.templates_json(), "resourceTemplates", &params)
-            }
+            "resources/templates/list" => self.page(
+                &id,
+                &era,
+                cat.templates_json(),
+                "resourceTemplates",
+                &params,
+            ),
             "resources/read" => match uri() {
                 None => err(INVALID_PARAMS, "resources/read needs `uri`".into()),
                 Some(u) => match cat.file_of(u) {
@@ -352,10 +358,8 @@ fn modern(params: &Map<String, Value>) -> Option<Result<Modern, RpcError>> {
     let version = meta.get(META_VERSION)?;
     let all: Vec<&str> = MODERN_VERSIONS.iter().chain(VERSIONS).copied().collect();
     let unsupported = |requested: &Value, why: String| {
-        Err(
-            RpcError::new(UNSUPPORTED_PROTOCOL_VERSION, why)
-                .with_data(json!({"supported": all, "requested": requested})),
-        )
+        Err(RpcError::new(UNSUPPORTED_PROTOCOL_VERSION, why)
+            .with_data(json!({"supported": all, "requested": requested})))
     };
     let Some(v) = version.as_str().filter(|v| MODERN_VERSIONS.contains(v)) else {
         let why = match version.as_str() {

@@ -220,11 +220,17 @@ mod tests {
     #[test]
     fn names_match_whole_words_of_what_was_sent_only() {
         let sent = body(json!({"model": "m", "top_p": 1, "top_k": 3}));
-        assert_eq!(named_in("top_pp and xtop_k are unknown", &sent), Vec::<String>::new());
+        assert_eq!(
+            named_in("top_pp and xtop_k are unknown", &sent),
+            Vec::<String>::new()
+        );
         assert_eq!(named_in("'top_k' then top_p", &sent), ["top_k", "top_p"]);
         let mut a = Adaptations::default();
         let err = br#"{"error":{"message":"model must be a string"}}"#;
         assert_eq!(a.on_refusal(err, &sent, &[]), None, "structural");
-        assert_eq!(a.on_refusal(b"not json: top_k", &sent, &[]), Some(Adaptation::Dropped("top_k".into())));
+        assert_eq!(
+            a.on_refusal(b"not json: top_k", &sent, &[]),
+            Some(Adaptation::Dropped("top_k".into()))
+        );
     }
 }

@@ -124,7 +124,11 @@ fn lock(m: &Mutex<Adaptations>) -> std::sync::MutexGuard<'_, Adaptations> {
 
 /// After a 400 or 422: the body to send instead, with the change made, when the refusal named
 /// a parameter skillpipe may leave out (each parameter once per session, so this ends).
-fn adapted_body(req: &HttpRequest, body: &[u8], error: &[u8]) -> Option<(Vec<u8>, super::Adaptation)> {
+fn adapted_body(
+    req: &HttpRequest,
+    body: &[u8],
+    error: &[u8],
+) -> Option<(Vec<u8>, super::Adaptation)> {
     let mut sent: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body).ok()?;
     let mut state = lock(&req.adapt);
     let change = state.on_refusal(error, &sent, &req.explicit)?;
@@ -422,7 +426,10 @@ enum Attempt {
     },
     Fail(ModelError),
     /// 400 or 422: the request itself was refused; `error` is the response body.
-    Refused { status: u16, error: Vec<u8> },
+    Refused {
+        status: u16,
+        error: Vec<u8>,
+    },
 }
 
 async fn send_once(req: &HttpRequest, body: &[u8]) -> Attempt {

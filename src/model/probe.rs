@@ -49,7 +49,9 @@ pub fn probe(s: &Settings, model: &str, within: Duration) -> Result<ToolCalls, M
         let read = async {
             while let Some(ev) = stream.next().await {
                 match ev? {
-                    StreamEvent::ToolCall(c) if c.name == PROBE => return Ok(ToolCalls::Structured),
+                    StreamEvent::ToolCall(c) if c.name == PROBE => {
+                        return Ok(ToolCalls::Structured);
+                    }
                     StreamEvent::Text(t) => text.push_str(&t),
                     _ => {}
                 }

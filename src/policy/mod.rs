@@ -188,7 +188,10 @@ fn env_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Er
                 Vec::new()
             })
         }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<String>, A::Error> {
             let mut out = Vec::new();
             while let Some(name) = seq.next_element::<String>()? {
                 out.push(name);

@@ -355,8 +355,11 @@ mod tests {
         let (_root, set) = set();
         for collection in ["user", "public", "examples"] {
             assert_eq!(
-                ok(&set, &format!("/mnt/skills/{collection}/gh-fix-ci/scripts/inspect.py"))
-                    .as_deref(),
+                ok(
+                    &set,
+                    &format!("/mnt/skills/{collection}/gh-fix-ci/scripts/inspect.py")
+                )
+                .as_deref(),
                 Some("gh-fix-ci/scripts/inspect.py"),
                 "{collection}"
             );
