@@ -899,3 +899,45 @@ fn a_tools_turn_without_a_structured_call_falls_back_to_directives() {
     assert!(out.status.success(), "{}", err_of(&out));
     assert_eq!(server.requests().len(), 1);
 }
+
+/// `doctor --online` asks the endpoint for one tool call and says whether a structured one came
+/// back; text instead is a warning (chat falls back to directives), not a failure.
+#[test]
+fn doctor_online_tells_whether_the_endpoint_returns_tool_calls() {
+    let home = TestHome::new();
+    let structured = Server::start([Reply::text(Vec::<String>::new()).tool_call(
+        "c1",
+        "report_word",
+        ["{\"word\": \"ready\"}"],
+    )]);
+    let as_text = Server::start([Reply::text(["functions.report_word:"])]);
+    for (server, want) in [
+        (&structured, "returns structured tool calls"),
+        (&as_text, "WARNING no structured tool call"),
+    ] {
+        server.set_models(&["test-model"]);
+        let out = home
+            .cmd()
+            .args([
+                "doctor",
+                "--online",
+                "--base-url",
+                &server.url,
+                "--model",
+                "test-model",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout} {}", err_of(&out));
+        let row = stdout.lines().find(|l| l.contains("tools")).unwrap_or("");
+        assert!(row.contains(want), "{stdout}");
+        let probe: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.get("messages").is_some())
+            .collect();
+        assert_eq!(probe.len(), 1, "{probe:?}");
+        assert_eq!(probe[0]["tools"][0]["function"]["name"], "report_word");
+    }
+}
