@@ -83,9 +83,12 @@ impl Adaptations {
     ) -> Option<Adaptation> {
         let named = refused_params(error, sent);
         let change = named.iter().find_map(|(p, asks_for)| {
-            if p == "max_tokens" && asks_for.contains("max_completion_tokens") {
-                // The same limit under the name asked for: kept, not dropped.
-                return (!self.max_completion_tokens).then_some(Adaptation::MaxCompletionTokens);
+            if p == "max_tokens" {
+                // The same limit under the name asked for: kept, never dropped (a refusal of
+                // its value, or Anthropic's, which requires it, stands).
+                let renamed =
+                    asks_for.contains("max_completion_tokens") && !self.max_completion_tokens;
+                return renamed.then_some(Adaptation::MaxCompletionTokens);
             }
             if explicit.iter().any(|e| e == p) || STRUCTURAL.contains(&p.as_str()) {
                 return None;
@@ -215,6 +218,13 @@ mod tests {
             a.on_refusal(err, &sent, &[]),
             Some(Adaptation::Dropped("temperature".into()))
         );
+    }
+
+    #[test]
+    fn a_token_limit_is_renamed_but_never_dropped() {
+        let sent = body(json!({"model": "m", "max_tokens": 200000}));
+        let err = br#"{"error":{"message":"max_tokens is too large: 200000. This model supports at most 16384 completion tokens","param":"max_tokens"}}"#;
+        assert_eq!(Adaptations::default().on_refusal(err, &sent, &[]), None);
     }
 
     #[test]
