@@ -775,6 +775,12 @@ mod session {
                 params.extend(config.params.iter().cloned());
                 params
             },
+            explicit_params: config
+                .params
+                .iter()
+                .map(|(k, _)| k.clone())
+                .chain(settings.explicit.iter().cloned())
+                .collect(),
             show_side_effects: config.show_side_effects,
             // `--max-captures` is in the policy (see `PolicyOverrides::max_captures`).
             max_captures: None,

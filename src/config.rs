@@ -56,6 +56,24 @@ pub struct ProviderConfig {
     /// Request fields for every request to this provider (the agent's `[params]` win).
     #[serde(default)]
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// `false`: never ask a streamed answer for its token counts (`stream_options`), for
+    /// servers that refuse that field.
+    pub stream_usage: Option<bool>,
+    /// The name the token limit goes under (`max_tokens`, or `max_completion_tokens` for
+    /// servers that refuse the first).
+    pub max_tokens_param: Option<MaxTokensParam>,
+    /// Parameters of an agent's `[params]` never sent to this provider.
+    #[serde(default)]
+    pub drop_params: Vec<String>,
+}
+
+/// `max_tokens_param`: the token limit's name on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum MaxTokensParam {
+    #[serde(rename = "max_tokens")]
+    MaxTokens,
+    #[serde(rename = "max_completion_tokens")]
+    MaxCompletionTokens,
 }
 
 /// `[skills]`.

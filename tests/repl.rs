@@ -1355,7 +1355,7 @@ fn a_tool_call_written_as_text_is_not_shown() {
         &["--skills-dir", "skills", "--tools", "--allow-scripts", "-y"],
     );
     p.send(b"6 times 7?\r");
-    p.expect("wrote a tool call as text");
+    p.expect("no tool call came back where the model tried one");
     p.expect("Six times seven is 42.");
     p.prompt();
     let shown = p.text();

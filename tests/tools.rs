@@ -402,7 +402,12 @@ fn openai_tools_offer_the_schema_and_mark_failures() {
         .iter()
         .find(|t| t["function"]["name"] == "data__fail")
         .unwrap();
-    assert_eq!(fail["function"]["parameters"], json!({"type": "object"}));
+    // No schema: its JSON is taken as text (an object without properties is not portable).
+    assert_eq!(
+        fail["function"]["parameters"]["properties"]["input"]["type"],
+        "string"
+    );
+    assert_eq!(fail["function"]["parameters"]["required"], json!(["input"]));
     assert!(
         !tools
             .iter()

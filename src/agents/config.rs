@@ -780,6 +780,32 @@ type = "function"
         assert_eq!(policy.env_passthrough, vec!["PATH", "API_TOKEN"]);
     }
 
+    /// r9s's boolean `allow_env_vars`: `false` inherits none of the user's variables, `true`
+    /// the default list; the array form stays.
+    #[test]
+    fn r9s_allow_env_vars_as_a_boolean() {
+        let policy = |v: &str| {
+            let version = format!(
+                "model = \"m\"\n[script_policy]\nallow_scripts = true\nallow_env_vars = {v}\n"
+            );
+            let a = parse_r9s(
+                "current_version = '1.0.0'",
+                Path::new("m/agent.toml"),
+                &version,
+                Path::new("m/versions/1.0.0.toml"),
+                "m",
+            )
+            .unwrap_or_else(|e| panic!("{v}: {e}"));
+            a.script_policy.unwrap().env_passthrough
+        };
+        assert_eq!(policy("false"), Vec::<String>::new());
+        assert_eq!(
+            policy("true"),
+            crate::policy::ScriptPolicy::default().env_passthrough
+        );
+        assert_eq!(policy("[\"PATH\"]"), ["PATH"]);
+    }
+
     #[test]
     fn r9s_layout_still_checks_our_keys() {
         let e = parse_r9s(

@@ -428,7 +428,7 @@ mod tests {
         );
         assert_eq!(
             notice(&Notice::ToolsIgnored),
-            "the model wrote a tool call as text instead of calling the tool (this server or model does not do native tool calls); using directives instead of --tools for the rest of this session"
+            "no tool call came back where the model tried one (a call written as text, or an empty answer: this server or model does not do native tool calls); using directives instead of --tools for the rest of this session"
         );
         assert!(!Notice::ToolsIgnored.to_string().contains("--"));
     }

@@ -89,6 +89,8 @@ pub struct ChatOptions {
     pub model: String,
     /// Extra request fields (temperature, max_tokens, …).
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// The names in `params` the user set explicitly: never dropped after a refusal.
+    pub explicit_params: Vec<String>,
     /// Show what side effects write (`--show-side-effects`).
     pub show_side_effects: bool,
 }
@@ -113,6 +115,7 @@ impl Default for ChatOptions {
             stream: true,
             model: String::new(),
             params: Default::default(),
+            explicit_params: Vec::new(),
             show_side_effects: false,
         }
     }
@@ -380,6 +383,7 @@ impl Session {
             params: self.opts.params.clone(),
             tools: self.offered_tools(),
             stream: self.opts.stream,
+            explicit: self.opts.explicit_params.clone(),
         }
     }
 
@@ -743,6 +747,10 @@ impl Session {
                     });
                     false
                 }
+                Some(Ok(StreamEvent::Adapted(change))) => {
+                    ui.notice(&Notice::Adapted(change));
+                    false
+                }
                 Some(Ok(StreamEvent::Finished { reason })) => {
                     // Said once the answer's text is all shown (below).
                     end_notice = match reason.as_deref() {
@@ -769,9 +777,12 @@ impl Session {
             };
             let mut call_as_text = false;
             if finished {
+                // An empty first answer to a request with tools is a call the server lost.
+                let opening = self.turn_start.is_some_and(|s| self.history.len() == s + 1);
                 call_as_text = tool_calls.is_empty()
                     && !self.tool_defs.is_empty()
-                    && tools::looks_like_tool_call(&raw, &self.tool_names());
+                    && (tools::looks_like_tool_call(&raw, &self.tool_names())
+                        || (opening && raw.trim().is_empty()));
                 let held = hold.finish();
                 if first && !held.is_empty() && !call_as_text {
                     ui.busy(None);

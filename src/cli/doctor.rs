@@ -206,13 +206,17 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
             r.online_errors.push(e);
         }
         // No model named: what chat would pick from that list, or why it would stop.
+        let mut model = (!settings.ask_endpoint_for_model).then(|| settings.model.clone());
         if let (true, Ok(models)) = (settings.ask_endpoint_for_model, &listed) {
             match crate::app::model_from_list(&settings.model, models) {
-                Ok(chosen) => row(
-                    &mut r.text,
-                    "",
-                    &format!("chat would use {}", crate::term::sanitize(&chosen.name)),
-                ),
+                Ok(chosen) => {
+                    row(
+                        &mut r.text,
+                        "",
+                        &format!("chat would use {}", crate::term::sanitize(&chosen.name)),
+                    );
+                    model = Some(chosen.name.clone());
+                }
                 Err(why) => {
                     let e = format!(
                         "no model named, and {} {}",
@@ -224,8 +228,35 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
                 }
             }
         }
+        if let (Some(model), true) = (model, listed.is_ok() && r.errors.is_empty()) {
+            row(&mut r.text, "tools", &tool_calls_row(&settings, &model));
+        }
     }
     r
+}
+
+/// Whether the endpoint returns structured tool calls (what `chat --tools` needs); a warning,
+/// not an error: chat falls back to directives.
+fn tool_calls_row(s: &crate::model::Settings, model: &str) -> String {
+    use crate::model::probe::{ToolCalls, probe};
+    match probe(s, model, std::time::Duration::from_secs(60)) {
+        Ok(ToolCalls::Structured) => "returns structured tool calls (--tools works)".into(),
+        Ok(ToolCalls::Text(t)) => {
+            let t: String = crate::term::sanitize(t.trim()).chars().take(80).collect();
+            format!(
+                "WARNING no structured tool call came back ({}): chat --tools falls back to                  directives with this endpoint and model",
+                if t.is_empty() {
+                    "an empty answer".to_string()
+                } else {
+                    format!("text: {t}")
+                }
+            )
+        }
+        Err(e) => format!(
+            "could not ask for a tool call: {}",
+            crate::term::sanitize(&e.to_string())
+        ),
+    }
 }
 
 /// Provider, endpoint, model and key variable (never the key).
