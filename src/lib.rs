@@ -58,6 +58,8 @@ pub(crate) mod app;
 pub mod audit;
 #[cfg(feature = "runtime")]
 pub mod chat;
+#[cfg(feature = "runtime")]
+pub mod coach;
 #[cfg(feature = "cli")]
 pub(crate) mod cli;
 #[cfg(feature = "runtime")]
@@ -90,7 +92,7 @@ pub(crate) mod toml_words;
 pub(crate) mod trust;
 
 pub use policy::{Decision, ScriptPolicy};
-pub use scan::{Directive, Event, Kind, ScanOptions, Scanner};
+pub use scan::{Announced, Directive, Event, Kind, ScanOptions, Scanner};
 
 #[cfg(feature = "runtime")]
 pub use audit::AuditLog;

@@ -4,6 +4,7 @@
 
 use super::guide;
 use crate::model::Message;
+use crate::scan::Announced;
 
 /// What the model is told about one skill.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -24,22 +25,80 @@ pub struct SkillPrompt {
     pub has_files: bool,
 }
 
-/// Build the system prompt. `instructions` are already filled; `skills` are the active skills in
-/// the order the agent names them. The fixed parts come first and the agent's instructions last:
-/// they may hold `{{var}}` values, and a server's prompt cache keeps only the common prefix.
-/// Each skill's worked example moves from its body into [`few_shot`], whose messages go to
-/// [`crate::Session::set_few_shot`]: models write directives far more often with them.
+/// Build the system prompt of a chat that acts on every directive, coached: see
+/// [`prompt_for`].
 pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
+    compose(instructions, skills, Told::Coached)
+}
+
+/// The system prompt that tells the model of the directives `announced` (DESIGN §4, §7), or
+/// `None` when there is nothing to say. `instructions` are already filled; `skills` are the
+/// active skills in the order the agent names them. The fixed parts come first and the agent's
+/// instructions last: they may hold `{{var}}` values, and a server's prompt cache keeps only
+/// the common prefix.
+/// - [`Announced::Nothing`]: the instructions alone.
+/// - [`Announced::SkillReads`]: the skills and the catalog (whose reads are the built-in
+///   `!{skill NAME}`), without the guide, the skills' worked examples or their scripts.
+/// - [`Announced::Full`]: the guide, then the skills with their scripts. `coached`: each
+///   skill's worked example moves from its body into [`few_shot`] (whose messages a coach
+///   sends); else the body stays as its author wrote it.
+pub fn prompt_for(
+    instructions: &str,
+    skills: &[SkillPrompt],
+    announced: Announced,
+    coached: bool,
+) -> Option<String> {
+    let told = match announced {
+        Announced::Nothing => {
+            return Some(instructions.trim().to_string()).filter(|i| !i.is_empty());
+        }
+        Announced::SkillReads => Told::SkillReads,
+        Announced::Full if coached => Told::Coached,
+        Announced::Full => Told::Full,
+    };
+    Some(compose(instructions, skills, told))
+}
+
+/// What a composed prompt says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Told {
+    /// Skill reads only: no guide, no examples, no scripts.
+    SkillReads,
+    /// The guide and the skills as written.
+    Full,
+    /// The guide, the skills' examples moved out into the few-shot.
+    Coached,
+}
+
+fn compose(instructions: &str, skills: &[SkillPrompt], told: Told) -> String {
+    let stripped: Vec<SkillPrompt>;
+    let skills = match told {
+        Told::SkillReads => {
+            stripped = (skills.iter().cloned())
+                .map(|mut s| {
+                    s.scripts.clear();
+                    s
+                })
+                .collect();
+            &stripped[..]
+        }
+        Told::Full | Told::Coached => skills,
+    };
     let mut out = String::new();
     let mut examples = Vec::new();
     let mut bodies = Vec::new();
     let full: Vec<&SkillPrompt> = skills.iter().filter(|s| !s.catalog_only).collect();
     for skill in &full {
         let (body, example) = guide::split_example(&skill.body);
-        bodies.push(body);
+        bodies.push(match told {
+            Told::Full => skill.body.clone(),
+            Told::SkillReads | Told::Coached => body,
+        });
         examples.extend(example);
     }
-    out.push_str(&guide::guide(&examples));
+    if told != Told::SkillReads {
+        out.push_str(&guide::guide(&examples));
+    }
     if !full.is_empty() {
         out.push_str("\n# Skills\n");
         if full.iter().any(|s| s.has_files) {
@@ -57,7 +116,11 @@ pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
         out.push_str(instructions);
         out.push('\n');
     }
-    out
+    match told {
+        // Nothing before the skills: no blank line to open with.
+        Told::SkillReads => out.trim_start_matches('\n').to_string(),
+        Told::Full | Told::Coached => out,
+    }
 }
 
 /// The worked examples of `skills`, as messages sent between the system prompt and the
