@@ -777,10 +777,7 @@ mod session {
         session.set_system_prompt(system);
         // The worked exchanges show directives that run: only where they do.
         if coach == CoachMode::SmallModel {
-            let few_shot = match announced {
-                Announced::Full => crate::agents::prompt::few_shot(&skills),
-                Announced::Nothing | Announced::SkillReads => Vec::new(),
-            };
+            let few_shot = crate::agents::prompt::few_shot_for(&skills, announced);
             session.set_coaching(Box::new(crate::coach::SmallModel::new(few_shot)));
         }
         // What is sent, measured as sent: the tool schemas (`--tools`) and the few-shot

@@ -420,10 +420,10 @@ fn values_asked_for_in_an_earlier_turn_are_no_copy() {
             None,
             ChatOptions::new("follow"),
         );
-        session.set_few_shot(vec![
+        session.set_coaching(Box::new(skillpipe::coach::SmallModel::new(vec![
             Message::user("Show 287 and 3.5."),
             Message::assistant("!{echo 287 3.5}"),
-        ]);
+        ])));
         let kinds = Arc::new(Mutex::new(Vec::new()));
         rt.block_on(session.turn(first, &mut Kinds(kinds.clone())))
             .unwrap();

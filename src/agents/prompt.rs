@@ -123,6 +123,20 @@ fn compose(instructions: &str, skills: &[SkillPrompt], told: Told) -> String {
     }
 }
 
+/// The worked exchanges a coach sends for a session that acts on the directives `announced`:
+/// [`few_shot`] where scripts run; where only skills are read, the worked read of the first
+/// catalog skill alone (no script, no word of the rest of the syntax); none otherwise.
+pub fn few_shot_for(skills: &[SkillPrompt], announced: Announced) -> Vec<Message> {
+    match announced {
+        Announced::Full => few_shot(skills),
+        Announced::SkillReads if skills.iter().all(|s| s.catalog_only) => skills
+            .iter()
+            .find_map(|s| guide::load_example(&s.name, &s.description, &s.body))
+            .map_or_else(Vec::new, |e| guide::exchange(&e)),
+        Announced::SkillReads | Announced::Nothing => Vec::new(),
+    }
+}
+
 /// The worked examples of `skills`, as messages sent between the system prompt and the
 /// conversation (DESIGN §4).
 pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
@@ -322,6 +336,32 @@ mod tests {
         calc.body = "## Example\n\nUser: What is 23 times 4?\nYou: !{scripts/calc.py \"23 * 4\"}\nOutput: 92\nYou: It is 92.\n".into();
         calc.catalog_only = true;
         assert!(!format!("{:?}", few_shot(&[maps, calc])).contains("!{skill"));
+    }
+
+    /// What the prompt tells follows what the session acts on: nothing, skill reads only (no
+    /// guide, no example, no script), or everything; uncoached, a body keeps its example.
+    #[test]
+    fn the_prompt_tells_only_what_was_announced() {
+        let mut calc = skill("calc", &[("scripts/calc.py", "Compute")]);
+        calc.body = "# calc\n\n## Example\n\nUser: What is 23 times 4?\nYou: !{scripts/calc.py \"23 * 4\"}\nOutput: 92\nYou: It is 92.\n".into();
+        let mut other = skill("other", &[("scripts/o.py", "Other")]);
+        other.catalog_only = true;
+        let skills = [calc, other];
+        assert_eq!(prompt_for(" Hi. ", &skills, Announced::Nothing, true).as_deref(), Some("Hi."));
+        assert_eq!(prompt_for("", &skills, Announced::Nothing, false), None);
+        let reads = prompt_for("", &skills, Announced::SkillReads, true).unwrap();
+        assert!(reads.starts_with("# Skills\n"), "{reads}");
+        assert!(reads.contains("!{skill NAME}"), "{reads}");
+        for taught in ["# Running scripts", "23 times 4", "scripts/", "| script |"] {
+            assert!(!reads.contains(taught), "{taught}: {reads}");
+        }
+        let full = prompt_for("", &skills, Announced::Full, false).unwrap();
+        assert!(full.contains("# Running scripts") && full.contains("What is 23 times 4?"));
+        let coached = prompt_for("", &skills, Announced::Full, true).unwrap();
+        assert_eq!(coached, system_prompt("", &skills));
+        assert!(!coached.contains("What is 23 times 4?"));
+        assert!(few_shot_for(&skills, Announced::SkillReads).is_empty());
+        assert!(!few_shot_for(&skills, Announced::Full).is_empty());
     }
 
     #[test]

@@ -691,6 +691,62 @@ mod tests {
         assert!(driver.problems());
     }
 
+    /// What was not announced is text, as the bytes it was: no report, no audit, no problem.
+    #[tokio::test]
+    async fn directives_not_announced_are_text() {
+        let rt = Handle::current();
+        let input: &[u8] = b"a %{x} b !{skill calc} c %{count} d";
+        for (announced, want) in [
+            (Announced::Nothing, vec!["text a %{x} b !{skill calc} c %{count} d"]),
+            (
+                Announced::SkillReads,
+                vec![
+                    "text a ",
+                    "text %{x}",
+                    "text  b ",
+                    "directive !{skill calc}",
+                    "capture skill calc",
+                ],
+            ),
+        ] {
+            let mut o = opts(CaptureMode::HandBack, None);
+            o.announced = announced;
+            let mut driver = Driver::new(dispatcher(), o, &rt, None);
+            let mut seen = Vec::new();
+            let sink = &mut |ev: Event<'_>| {
+                seen.push(line(ev));
+                Flow::Continue(())
+            };
+            driver.feed(input, sink).await;
+            driver.finish(sink).await;
+            driver.settle(sink).await;
+            assert_eq!(seen, want, "{announced:?}");
+            assert!(!driver.problems());
+        }
+    }
+
+    /// Keeping refused directives: each is written through where it stood, after its report.
+    #[test]
+    fn refused_directives_are_kept_in_place() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let handle = rt.handle().clone();
+        let mut o = opts(CaptureMode::InPlace, None);
+        o.keep_refused = true;
+        let mut driver = Driver::new(dispatcher(), o, &handle, None);
+        let mut seen = Vec::new();
+        let sink = &mut |ev: Event<'_>| {
+            seen.push(line(ev));
+            Flow::Continue(())
+        };
+        driver.feed_blocking(&handle, b"a %{x} b !{y} c", sink);
+        driver.finish_blocking(&handle, sink);
+        let text: String = (seen.iter())
+            .filter_map(|l| l.strip_prefix("text "))
+            .collect();
+        assert_eq!(text, "a %{x} b !{y} c");
+        assert!(driver.problems());
+    }
+
     /// A sink that stops (the output is gone) stops everything after it: nothing more is shown
     /// and no later directive is acted on.
     #[test]
