@@ -665,8 +665,8 @@ mod session {
     use super::{AppConfig, AppError, Setup, note, usage};
     use crate::chat::{ChatOptions, Session};
     use crate::coach::CoachMode;
-    use crate::scan::Announced;
     use crate::model::{AgentModel, Settings};
+    use crate::scan::Announced;
     use crate::scan::ScanOptions;
 
     /// A chat's settings besides the [`AppConfig`]: model, endpoint and how to talk to it.

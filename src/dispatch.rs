@@ -451,7 +451,8 @@ impl Dispatcher {
     /// but nothing may run; nothing at all otherwise.
     pub fn announced(&self) -> crate::scan::Announced {
         use crate::scan::Announced;
-        let scripts = (self.skills.iter()).any(|s| !s.scripts().is_empty() || s.tools().next().is_some());
+        let scripts =
+            (self.skills.iter()).any(|s| !s.scripts().is_empty() || s.tools().next().is_some());
         let commands = (self.policy.allowed_commands.iter()).any(|p| !p.starts_with("scripts/"));
         if self.policy.allow_scripts && (scripts || commands) {
             Announced::Full
@@ -942,12 +943,12 @@ impl Dispatcher {
         };
         // The scripts are listed only where the model was told how to run them.
         let runs = self.announced() == crate::scan::Announced::Full;
-        let table = if with_scripts && runs && file.is_none_or(|f| f == "SKILL.md") && !text.truncated
-        {
-            crate::agents::catalog::loaded_scripts(&self.skills, &text.skill)
-        } else {
-            String::new()
-        };
+        let table =
+            if with_scripts && runs && file.is_none_or(|f| f == "SKILL.md") && !text.truncated {
+                crate::agents::catalog::loaded_scripts(&self.skills, &text.skill)
+            } else {
+                String::new()
+            };
         if with_scripts {
             // Longer than a capture may be, a file comes in pages that each fit, the script
             // table on the first, each saying how to read the next: the capture limit would

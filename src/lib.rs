@@ -58,10 +58,10 @@ pub(crate) mod app;
 pub mod audit;
 #[cfg(feature = "runtime")]
 pub mod chat;
-#[cfg(feature = "runtime")]
-pub mod coach;
 #[cfg(feature = "cli")]
 pub(crate) mod cli;
+#[cfg(feature = "runtime")]
+pub mod coach;
 #[cfg(feature = "runtime")]
 pub(crate) mod config;
 #[cfg(feature = "runtime")]

@@ -1662,7 +1662,7 @@ fn a_copy_written_again_is_asked_for_without_the_examples() {
             Reply::text(["Mix flour, eggs and milk."]),
         ]);
         let out = chat(&home, &server)
-        .args(["--coach", "small-model"])
+            .args(["--coach", "small-model"])
             .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
             .arg("Give me a recipe for pancakes.")
             .output()
@@ -1733,7 +1733,11 @@ fn a_request_that_mentions_directives_runs_the_users_own_words() {
     ] {
         let server = Server::start([Reply::text([directive]), Reply::text(["Done."])]);
         let out = chat(&home, &server)
-        .args(["--coach", "small-model"]).args(args).arg(user).output().unwrap();
+            .args(["--coach", "small-model"])
+            .args(args)
+            .arg(user)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(stdout(&out), "Done.\n", "{user}: {}", stderr(&out));
         let told = messages(&server, 1).last().unwrap()["content"].clone();
@@ -2093,7 +2097,13 @@ fn print_request_shows_the_request_and_sends_nothing() {
             "--skills-dir",
             concat!(env!("CARGO_MANIFEST_DIR"), "/skills"),
         ])
-        .args(["--skill", "calc", "--allow-scripts", "--print-request", "what is 2+2"])
+        .args([
+            "--skill",
+            "calc",
+            "--allow-scripts",
+            "--print-request",
+            "what is 2+2",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -2186,7 +2196,11 @@ fn directive_shaped_text_is_kept_where_no_directive_was_announced() {
     assert!(!stderr(&out).contains("blocked"), "{}", stderr(&out));
     assert!(home.audit().is_empty(), "{:?}", home.audit());
     let sent = serde_json::to_string(&server.requests()[0]).unwrap();
-    assert_eq!(messages(&server, 0).len(), 1, "the user's message only: {sent}");
+    assert_eq!(
+        messages(&server, 0).len(),
+        1,
+        "the user's message only: {sent}"
+    );
     assert!(!sent.contains("!{") && !sent.contains("%{"), "{sent}");
     // The control: with a command allowed, directives are announced and acted on.
     let home = TestHome::new();
@@ -2265,7 +2279,14 @@ fn an_uncoached_request_is_the_system_prompt_and_the_users_message() {
     let home = TestHome::new();
     home.calc_with_example("skills");
     let server = Server::start((0..3).map(|_| Reply::text(["Fine."])));
-    let args = ["--skills-dir", "skills", "--skill", "calc", "--allow-scripts", "-y"];
+    let args = [
+        "--skills-dir",
+        "skills",
+        "--skill",
+        "calc",
+        "--allow-scripts",
+        "-y",
+    ];
     let out = chat(&home, &server).args(args).arg("hi").output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let m = messages(&server, 0);

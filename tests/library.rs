@@ -273,7 +273,8 @@ fn a_chat_turn_can_be_spawned() {
             ui.0
         }))
         .unwrap();
-    assert_eq!(shown, "Hello there.");
+    // Nothing may run and no skill is loaded: no directive was announced, the text stays.
+    assert_eq!(shown, "Hello %{say hi}there.");
 }
 
 /// A host's own asker that answers "interrupted" gets a decline, never a signal sent to its

@@ -1058,6 +1058,16 @@ fn tools_chat(home: &TestHome, server: &Server, message: &str) -> std::process::
         .unwrap()
 }
 
+/// [`tools_chat`] coached (`--coach small-model`): the guards of a small model's coaching.
+fn coached_tools_chat(home: &TestHome, server: &Server, message: &str) -> std::process::Output {
+    home.cmd()
+        .args(["chat", "--base-url", &server.url, "--model", "m"])
+        .args(["--coach", "small-model"])
+        .args(["--tools", "--allow-scripts", "-y", message])
+        .output()
+        .unwrap()
+}
+
 /// The content of the tool message answering call `id` in a recorded request, as JSON.
 fn tool_message(req: &Value, id: &str) -> Value {
     let msgs = req["messages"].as_array().unwrap();
@@ -1080,7 +1090,7 @@ fn a_tool_call_does_not_run_when_the_user_asked_not_to_run() {
         call(),
         Reply::text(["Done."]),
     ]);
-    let chat = |message: &str| tools_chat(&home, &server, message);
+    let chat = |message: &str| coached_tools_chat(&home, &server, message);
     let result = |req: &Value| tool_message(req, "c1");
     let out = chat("Which tool would count the rows of a.csv? Do not run it.");
     assert!(out.status.success(), "{}", stderr(&out));
@@ -1517,7 +1527,7 @@ fn a_tool_call_copying_a_worked_example_is_not_run() {
         call(),
         Reply::text(["It is 72."]),
     ]);
-    let chat = |message: &str| tools_chat(&home, &server, message);
+    let chat = |message: &str| coached_tools_chat(&home, &server, message);
     let result = |req: &Value| tool_message(req, "c1");
     let out = chat("Give me a recipe for pancakes.");
     assert!(out.status.success(), "{}", stderr(&out));

@@ -290,7 +290,10 @@ const KNOWN: [(&str, &str); 2] = [
 /// One worked exchange as messages: the request, the reply, and for a capture its output in
 /// the message the chat loop sends and the answer after it.
 pub fn exchange(e: &Example) -> Vec<Message> {
-    let mut out = vec![Message::user(e.user.clone()), Message::assistant(e.reply.clone())];
+    let mut out = vec![
+        Message::user(e.user.clone()),
+        Message::assistant(e.reply.clone()),
+    ];
     if let (Some(output), Some(answer)) = (&e.output, &e.answer) {
         out.push(Message::user(format!("Output: {output} {CONTINUE}")));
         out.push(Message::assistant(answer.clone()));

@@ -151,7 +151,7 @@ pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
     // skill, with its first skill: without it a 0.5B model never wrote `!{skill NAME}`. A real
     // one, not a fictional one: measured over repeated runs on a public collection, a fictional
     // load taught the model to invent names (right loads 4/32 against 16/72). The load shown
-    // stays the user's to ask for: a skill read is never a copy (`chat::copies`).
+    // stays the user's to ask for: a skill read is never a copy (`coach::copies`).
     if all_catalog && examples.is_empty() {
         examples.extend(
             skills
@@ -347,7 +347,10 @@ mod tests {
         let mut other = skill("other", &[("scripts/o.py", "Other")]);
         other.catalog_only = true;
         let skills = [calc, other];
-        assert_eq!(prompt_for(" Hi. ", &skills, Announced::Nothing, true).as_deref(), Some("Hi."));
+        assert_eq!(
+            prompt_for(" Hi. ", &skills, Announced::Nothing, true).as_deref(),
+            Some("Hi.")
+        );
         assert_eq!(prompt_for("", &skills, Announced::Nothing, false), None);
         let reads = prompt_for("", &skills, Announced::SkillReads, true).unwrap();
         assert!(reads.starts_with("# Skills\n"), "{reads}");

@@ -3,6 +3,8 @@
 //! show its continuation seamlessly.
 //!
 //! The loop talks to the screen only through [`Ui`], so one-shot mode, the REPL and tests share it.
+//! It acts only on the directives the session announced ([`crate::Announced`]), and asks every
+//! coaching question of one hook ([`Coaching`]): it reads no English itself.
 
 mod call_hold;
 mod hook;

@@ -39,6 +39,14 @@ impl CoachMode {
         }
     }
 
+    /// The mode as a setting writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoachMode::Off => Self::NAMES[0],
+            CoachMode::SmallModel => Self::NAMES[1],
+        }
+    }
+
     /// True unless off.
     pub fn is_on(self) -> bool {
         self != CoachMode::Off
@@ -137,7 +145,7 @@ mod tests {
     #[test]
     fn modes_parse_from_their_names_only() {
         for name in CoachMode::NAMES {
-            assert!(CoachMode::parse(name).is_some(), "{name}");
+            assert_eq!(CoachMode::parse(name).map(CoachMode::name), Some(name));
         }
         assert_eq!(CoachMode::parse("small-model"), Some(CoachMode::SmallModel));
         assert_eq!(CoachMode::parse("qwen"), None);

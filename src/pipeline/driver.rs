@@ -697,7 +697,10 @@ mod tests {
         let rt = Handle::current();
         let input: &[u8] = b"a %{x} b !{skill calc} c %{count} d";
         for (announced, want) in [
-            (Announced::Nothing, vec!["text a %{x} b !{skill calc} c %{count} d"]),
+            (
+                Announced::Nothing,
+                vec!["text a %{x} b !{skill calc} c %{count} d"],
+            ),
             (
                 Announced::SkillReads,
                 vec![
