@@ -1049,16 +1049,8 @@ fn run_input_is_read_like_native_tool_arguments() {
     );
 }
 
-/// `skillpipe chat --tools --allow-scripts -y MESSAGE` against `server`.
-fn tools_chat(home: &TestHome, server: &Server, message: &str) -> std::process::Output {
-    home.cmd()
-        .args(["chat", "--base-url", &server.url, "--model", "m"])
-        .args(["--tools", "--allow-scripts", "-y", message])
-        .output()
-        .unwrap()
-}
-
-/// [`tools_chat`] coached (`--coach small-model`): the guards of a small model's coaching.
+/// `skillpipe chat --coach small-model --tools --allow-scripts -y MESSAGE` against `server`:
+/// the guards of a small model's coaching.
 fn coached_tools_chat(home: &TestHome, server: &Server, message: &str) -> std::process::Output {
     home.cmd()
         .args(["chat", "--base-url", &server.url, "--model", "m"])
