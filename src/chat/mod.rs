@@ -144,8 +144,8 @@ pub struct TurnReport {
 /// ```
 /// use futures::stream;
 /// use skillpipe::{
-///     Busy, ChatOptions, ChatRequest, Dispatcher, EventStream, Notice, Provider, Report,
-///     ScriptPolicy, Session, StreamEvent, Ui,
+///     Announced, Busy, ChatOptions, ChatRequest, Dispatcher, EventStream, Notice, Provider,
+///     Report, ScriptPolicy, Session, StreamEvent, Ui,
 /// };
 /// use std::sync::Arc;
 ///
@@ -176,19 +176,12 @@ pub struct TurnReport {
 /// // directive, so `%{say hi}` is text, kept as written.
 /// let dispatcher = Arc::new(Dispatcher::builder(ScriptPolicy::default()).build()?);
 /// let mut session = Session::new(Box::new(Canned), dispatcher, None, ChatOptions::new("canned"));
+/// assert_eq!(session.announced(), Announced::Nothing);
 /// let mut ui = Collect::default();
 /// let rt = tokio::runtime::Runtime::new()?;
 /// let turn = rt.block_on(session.turn("hi", &mut ui))?;
 /// assert_eq!(ui.0, "Hello %{say hi}there.");
 /// assert!(ui.1.is_empty() && !turn.problems);
-///
-/// // `echo` allowed: directives are announced, and this one runs and is stripped.
-/// let policy = ScriptPolicy::allowing(["echo"]);
-/// let dispatcher = Arc::new(Dispatcher::builder(policy).build()?);
-/// let mut session = Session::new(Box::new(Canned), dispatcher, None, ChatOptions::new("canned"));
-/// let mut ui = Collect::default();
-/// rt.block_on(session.turn("hi", &mut ui))?;
-/// assert_eq!(ui.0, "Hello there.");
 /// # Ok(()) }
 /// ```
 pub struct Session {
