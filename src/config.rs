@@ -18,6 +18,8 @@ pub struct ConfigFile {
     pub default_provider: Option<String>,
     /// A model, or `provider:model`.
     pub model: Option<String>,
+    /// Coaching for every chat (a provider entry's or an agent's own wins; `--coach` over all).
+    pub coach: Option<crate::coach::CoachMode>,
     /// `[providers.NAME]`: named endpoints.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
@@ -53,6 +55,8 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
     /// The model to use with it.
     pub model: Option<String>,
+    /// Coaching for chats with this provider (`coach = "small-model"`), over the file's own.
+    pub coach: Option<crate::coach::CoachMode>,
     /// Request fields for every request to this provider (the agent's `[params]` win).
     #[serde(default)]
     pub params: serde_json::Map<String, serde_json::Value>,

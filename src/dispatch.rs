@@ -445,6 +445,24 @@ impl Dispatcher {
         &self.skills
     }
 
+    /// What a model writing for this dispatcher may be told (DESIGN §7): every directive when a
+    /// script or command may run (the master switch on, and a skill with a script or a pattern
+    /// for a command besides skill scripts); only the built-in skill read when skills are loaded
+    /// but nothing may run; nothing at all otherwise.
+    pub fn announced(&self) -> crate::scan::Announced {
+        use crate::scan::Announced;
+        let scripts =
+            (self.skills.iter()).any(|s| !s.scripts().is_empty() || s.tools().next().is_some());
+        let commands = (self.policy.allowed_commands.iter()).any(|p| !p.starts_with("scripts/"));
+        if self.policy.allow_scripts && (scripts || commands) {
+            Announced::Full
+        } else if !self.skills.is_empty() {
+            Announced::SkillReads
+        } else {
+            Announced::Nothing
+        }
+    }
+
     /// Whether the policy's patterns could allow some call of the skill script or tool
     /// `reference` (`SKILL:ID`, `SKILL/scripts/x.py`); the master switch and confirmation are
     /// not looked at. One that does not resolve counts as could: its call says why it cannot.
@@ -949,11 +967,14 @@ impl Dispatcher {
             Ok(t) => t,
             Err(e) => return self.block(origin, argv, None, Decision::Invalid, e.to_string()),
         };
-        let table = if with_scripts && file.is_none_or(|f| f == "SKILL.md") && !text.truncated {
-            crate::agents::catalog::loaded_scripts(&self.skills, &text.skill)
-        } else {
-            String::new()
-        };
+        // The scripts are listed only where the model was told how to run them.
+        let runs = self.announced() == crate::scan::Announced::Full;
+        let table =
+            if with_scripts && runs && file.is_none_or(|f| f == "SKILL.md") && !text.truncated {
+                crate::agents::catalog::loaded_scripts(&self.skills, &text.skill)
+            } else {
+                String::new()
+            };
         if with_scripts {
             // Longer than a capture may be, a file comes in pages that each fit, the script
             // table on the first, each saying how to read the next: the capture limit would
@@ -1424,7 +1445,7 @@ fn named_files(said: &[u8]) -> Vec<String> {
 }
 
 /// The built-in command that reads a loaded skill (progressive disclosure, DESIGN §4).
-pub(crate) const BUILTIN_SKILL: &str = "skill";
+pub(crate) const BUILTIN_SKILL: &str = crate::scan::SKILL_READ;
 
 /// Room kept in a page of a skill file for the note that names the next page.
 const PAGE_NOTE_ROOM: usize = 200;

@@ -232,6 +232,7 @@ fn show_prints_config_and_exact_system_prompt() {
         "  env_passthrough = [\"PATH\"]    # agents/tutor.toml (may only narrow)\n",
         "  confirm = \"ask\"    # default\n",
         "tool_calls:    false\n",
+        "coach:         off\n",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }
@@ -334,7 +335,7 @@ fn unknown_key_names_file_line_and_key() {
     w.agents(&["show", "x"])
         .code(2)
         .stderr(predicate::str::contains(
-            "skillpipe: agents/x.toml:7: unknown key `modle` (expected one of name, description, model, provider, skills, instructions, params, script_policy, tool_calls)",
+            "skillpipe: agents/x.toml:7: unknown key `modle` (expected one of name, description, model, provider, skills, instructions, params, script_policy, tool_calls, coach)",
         ));
 }
 

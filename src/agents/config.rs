@@ -35,6 +35,8 @@ pub struct AgentConfig {
     pub script_policy_table: Option<toml::Table>,
     /// `tool_calls = true`: offer the enabled tools as native tool calls, like `--tools`.
     pub tool_calls: bool,
+    /// `coach = "small-model"`: coaching for the agent's chats (`--coach` wins).
+    pub coach: Option<crate::coach::CoachMode>,
     /// The file the config came from (the version file for r9s's layout).
     pub source: PathBuf,
     /// Which layout `source` is in; decides where the agent's own folder is.
@@ -95,6 +97,8 @@ pub struct AgentFile {
     pub script_policy_table: Option<toml::Table>,
     /// See [`AgentConfig::tool_calls`].
     pub tool_calls: bool,
+    /// See [`AgentConfig::coach`].
+    pub coach: Option<crate::coach::CoachMode>,
     /// See [`AgentConfig::source`].
     pub source: PathBuf,
     /// See [`AgentConfig::format`].
@@ -166,6 +170,7 @@ impl AgentFile {
             script_policy: self.script_policy,
             script_policy_table: self.script_policy_table,
             tool_calls: self.tool_calls,
+            coach: self.coach,
             source: self.source,
             format: self.format,
             variables: values,
@@ -185,6 +190,7 @@ pub const AGENT_KEYS: &[&str] = &[
     "params",
     "script_policy",
     "tool_calls",
+    "coach",
 ];
 
 /// r9s bookkeeping keys, accepted and ignored in r9s's layout only.
@@ -220,6 +226,7 @@ struct OwnFile {
     script_policy: Option<ScriptPolicy>,
     #[serde(default)]
     tool_calls: bool,
+    coach: Option<crate::coach::CoachMode>,
 }
 
 /// A version file in r9s's layout: our keys, unknown ones checked separately (they may be r9s's).
@@ -239,6 +246,7 @@ struct R9sVersion {
     script_policy: Option<ScriptPolicy>,
     #[serde(default)]
     tool_calls: bool,
+    coach: Option<crate::coach::CoachMode>,
 }
 
 /// `~/.r9s/agents/NAME/agent.toml`: the manifest that points at the current version.
@@ -372,6 +380,7 @@ pub fn parse_skillpipe(src: &str, file: &Path) -> Result<AgentFile, AgentError> 
         script_policy: own.script_policy,
         script_policy_table: policy_table,
         tool_calls: own.tool_calls,
+        coach: own.coach,
         source: file.to_path_buf(),
         format: AgentFormat::Skillpipe,
         warnings,
@@ -418,6 +427,7 @@ pub fn parse_r9s(
         script_policy: v.script_policy,
         script_policy_table: policy_table(version_src, version)?,
         tool_calls: v.tool_calls,
+        coach: v.coach,
         source: version.to_path_buf(),
         format: AgentFormat::R9s,
         warnings,
