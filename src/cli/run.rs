@@ -16,9 +16,6 @@ pub struct RunArgs {
     /// JSON given to the script on stdin.
     #[arg(long, value_name = "JSON")]
     pub input: Option<String>,
-    /// Print the result as one JSON object: success, exit code, signal, stdout, stderr, timing.
-    #[arg(long, help_heading = heading::OUTPUT)]
-    pub json: bool,
     #[command(flatten)]
     pub agent: AgentFlag,
     /// Fill `{{var}}` in the agent's instructions (K=V).
@@ -31,6 +28,9 @@ pub struct RunArgs {
     pub policy: PolicyFlags,
     #[command(flatten)]
     pub skill_flags: SkillFlags,
+    /// Print the result as one JSON object: success, exit code, signal, stdout, stderr, timing.
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub json: bool,
 }
 
 pub const EXAMPLES: &str = "\
