@@ -13,16 +13,16 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
-    #[command(flatten)]
-    pub skill_flags: SkillFlags,
     /// Also ask the endpoint for its model list (checks the URL and the key).
     #[arg(long)]
     pub online: bool,
-    /// Check the settings `chat` would use with these flags.
+    // The settings `chat` would use with these flags.
+    #[command(flatten)]
+    pub model: ModelFlags,
     #[command(flatten)]
     pub agent: AgentFlag,
     #[command(flatten)]
-    pub model: ModelFlags,
+    pub skill_flags: SkillFlags,
 }
 
 pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
