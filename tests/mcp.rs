@@ -1393,7 +1393,11 @@ fn readme_registration_snippets_start_the_server() {
     let skills = home.path().join("skills").display().to_string();
     let mut command_lines: Vec<(String, Vec<String>)> = Vec::new();
     for (file, text, want) in [
-        ("README.md", &readme[readme.find("## MCP").expect("an MCP section")..], 3),
+        (
+            "README.md",
+            &readme[readme.find("## MCP").expect("an MCP section")..],
+            3,
+        ),
         ("docs/mcp.md", &guide[..], 4),
     ] {
         let before = command_lines.len();
@@ -1432,7 +1436,11 @@ fn readme_registration_snippets_start_the_server() {
                 command_lines.push((format!("{file} {client}"), words[1..].to_vec()));
             }
         }
-        assert_eq!(command_lines.len() - before, want, "{file}: {command_lines:?}");
+        assert_eq!(
+            command_lines.len() - before,
+            want,
+            "{file}: {command_lines:?}"
+        );
     }
 
     // The agent the TOML names, in the user's own config folder.
