@@ -399,3 +399,42 @@ fn run_json_refusal_carries_the_trust_hint() {
     assert_eq!(v["success"], true, "{v}");
     assert_eq!(v["stdout"].as_str().unwrap().trim(), "2");
 }
+
+/// The README's and the docs' relative links lead to files that exist, and DESIGN.md stays a
+/// list of rules within its budget.
+#[test]
+fn documentation_links_resolve_and_design_stays_short() {
+    let mut pages = vec![repo().join("README.md"), repo().join("DESIGN.md")];
+    for entry in std::fs::read_dir(repo().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    let mut checked = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (i, _) in text.match_indices("](") {
+            let rest = &text[i + 2..];
+            let target = &rest[..rest.find(')').unwrap_or(0)];
+            let target = target.split('#').next().unwrap();
+            if target.is_empty() || target.contains("://") {
+                continue;
+            }
+            let resolved = page.parent().unwrap().join(target);
+            assert!(
+                resolved.exists(),
+                "{}: link to {target} leads nowhere",
+                page.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 11, "only {checked} links checked");
+    let design = std::fs::read_to_string(repo().join("DESIGN.md")).unwrap();
+    assert!(
+        design.len() <= 35 * 1024,
+        "DESIGN.md is {} bytes",
+        design.len()
+    );
+}
