@@ -217,11 +217,8 @@ pub struct PolicyFlags {
     /// Let commands write beneath DIR (repeatable; `--writable .` is the working directory).
     #[arg(long, value_name = "DIR", help_heading = heading::SANDBOX)]
     pub writable: Vec<PathBuf>,
-    /// Accept a --writable/writable_paths entry that is refused by default: $HOME or a folder
-    /// holding it, a place where code runs later (shell start-up files, PATH folders, tools'
-    /// settings), a system folder (/etc, /usr, /var/lib …), version-control metadata or a bare
-    /// repository, or a folder skillpipe reads as yours (its config and state, your agent and
-    /// skill folders).
+    /// Accept a --writable path refused by default ($HOME, PATH folders, tools' settings, system
+    /// folders, .git …); skillpipe's own policy files stay read-only.
     #[arg(long, help_heading = heading::SANDBOX)]
     pub force_writable: bool,
     /// Let commands read PATH, which they do not see by default (`skillpipe doctor` shows what
