@@ -162,20 +162,7 @@ fn readme_commands_work_from_a_fresh_clone() {
     assert!(sh.len() >= 4, "README's runnable blocks: {}", sh.len());
     let mut all_out = String::new();
     for block in &sh {
-        let script = runnable(block);
-        let out = fresh
-            .command("sh")
-            .args(["-e", "-c", &script])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "README block failed ({:?}):\n{script}\n--- stdout\n{}\n--- stderr\n{}",
-            out.status.code(),
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        all_out.push_str(&text(&out.stdout));
+        all_out.push_str(&run_block(&fresh, "README.md", block));
     }
     // What the README says they show: the recorded answer with its captures filled in, a
     // skill's scripts, a result as JSON.
@@ -190,6 +177,46 @@ fn readme_commands_work_from_a_fresh_clone() {
             "{want:?} missing from the README's output:\n{all_out}"
         );
     }
+}
+
+/// A `sh` block, run as written in the fresh clone with `sh -e`; its stdout.
+fn run_block(fresh: &Fresh, page: &str, block: &str) -> String {
+    let script = runnable(block);
+    let out = fresh
+        .command("sh")
+        .args(["-e", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{page}: block failed ({:?}):\n{script}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The `sh` blocks of docs/ follow the README's convention and run the same way.
+#[test]
+fn docs_commands_work_from_a_fresh_clone() {
+    let fresh = Fresh::new();
+    if !can_sandbox(&fresh, "docs_commands_work_from_a_fresh_clone") {
+        return;
+    }
+    let mut ran = 0;
+    for entry in std::fs::read_dir(repo().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let page = std::fs::read_to_string(&path).unwrap();
+        for block in blocks(&page, "sh") {
+            run_block(&fresh, &path.display().to_string(), &block);
+            ran += 1;
+        }
+    }
+    assert!(ran >= 4, "docs/ has {ran} runnable blocks");
 }
 
 /// The README's `bash` blocks are the ones that need a model, a key, a network or another
