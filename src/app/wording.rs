@@ -121,6 +121,12 @@ fn hint(h: &Hint) -> String {
             let v = value.map_or(String::new(), |v| format!(" = {v}{unit}"));
             format!("sandbox: the run likely hit the limit {key}{v}; raise it with {flag}")
         }
+        Hint::OutsideView { path } => format!(
+            "sandbox: {} is outside the run's view: --allow-read {} shows it to scripts, \
+             --writable DIR lets them write in DIR",
+            path.display(),
+            path.display()
+        ),
         Hint::Hidden { path } => format!(
             "sandbox: {} is hidden from scripts (deny_read); lift it with --allow-read {}",
             path.display(),

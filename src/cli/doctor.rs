@@ -329,6 +329,7 @@ pub fn report(
     let _ = writeln!(s, "skillpipe {}", env!("CARGO_PKG_VERSION"));
     s.push_str(&sandbox_section(caps));
     s.push('\n');
+    s.push_str(&view_section(caps));
     s.push_str(&hidden_section(caps, hidden, notice));
     s.push('\n');
     s.push_str(&files_section(flags));
@@ -414,6 +415,29 @@ fn sandbox_section(caps: &Capabilities) -> String {
     match sandbox::launcher_path() {
         Ok(p) => row(&mut s, "launcher", &p.display().to_string()),
         Err(e) => row(&mut s, "launcher", &format!("NOT FOUND — {e}")),
+    }
+    s
+}
+
+/// What a script run from here sees of the file system (its read view), each path with why.
+/// Shown for a Python script, the common case: its interpreter's installation is part of it.
+fn view_section(caps: &Capabilities) -> String {
+    use sandbox::view;
+    let mut s = String::from(
+        "Read view of a script run from here (nothing else is mounted; --allow-read adds)\n",
+    );
+    if let Support::No(reason) = &caps.mount_namespace {
+        let _ = writeln!(s, "  NOT ENFORCED — {reason}");
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    let program = view::on_path("python3", &view::path_entries(&path_var))
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"));
+    let facts = view::facts(&program, &path_var, &cwd, &[], &[], false);
+    for g in view::grants(&facts) {
+        if g.path.symlink_metadata().is_ok() {
+            let _ = writeln!(s, "  {:<40} {}", g.path.display(), g.why.describe());
+        }
     }
     s
 }
