@@ -1536,64 +1536,79 @@ fn large_lists_are_paginated_and_unsupported_methods_answer_errors() {
     assert!(c.close().success());
 }
 
-/// The README's registration snippets (the JSON of Claude Desktop / Cursor / Claude Code, the
-/// `claude mcp add` and `codex mcp add` lines, Codex's TOML table) parse in their client's format
-/// and their command line starts a server that answers `tools/list`.
+/// The registration snippets of the README and of docs/mcp.md (the JSON of Claude Desktop /
+/// Cursor / Claude Code, the `claude mcp add` and `codex mcp add` lines, Codex's TOML table)
+/// parse in their client's format and their command line starts a server that answers
+/// `tools/list`.
 #[test]
 fn readme_registration_snippets_start_the_server() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = &readme[readme.find("## MCP server").expect("an MCP section")..];
-    let block = |lang: &str, needle: &str| -> String {
-        section
-            .split(&format!("```{lang}\n"))
+    let read = |file: &str| {
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+            .unwrap()
+    };
+    let readme = read("README.md");
+    let guide = read("docs/mcp.md");
+    // Every fenced block of `lang` in `text` that holds `needle`.
+    let blocks = |text: &str, lang: &str, needle: &str| -> Vec<String> {
+        text.split(&format!("```{lang}\n"))
             .skip(1)
-            .map(|b| &b[..b.find("```").unwrap()])
-            .find(|b| b.contains(needle))
-            .unwrap_or_else(|| panic!("no ```{lang} block with {needle}"))
-            .to_string()
+            .map(|b| b[..b.find("```").unwrap()].to_string())
+            .filter(|b| b.contains(needle))
+            .collect()
     };
     let home = setup();
     let skills = home.path().join("skills").display().to_string();
     let mut command_lines: Vec<(String, Vec<String>)> = Vec::new();
-
-    let desktop: Value = serde_json::from_str(&block("json", "mcpServers")).expect("valid JSON");
-    let server = &desktop["mcpServers"]["skillpipe"];
-    assert!(
-        server["command"].as_str().unwrap().starts_with('/'),
-        "absolute: {server}"
-    );
-    let args = server["args"].as_array().unwrap().iter();
-    command_lines.push((
-        "json".into(),
-        args.map(|a| a.as_str().unwrap().to_string()).collect(),
-    ));
-
-    let codex: toml::Table = block("toml", "[mcp_servers.skillpipe]")
-        .parse()
-        .expect("valid TOML");
-    let table = &codex["mcp_servers"]["skillpipe"];
-    assert_eq!(table["command"].as_str(), Some("skillpipe"));
-    let args = table["args"].as_array().unwrap().iter();
-    command_lines.push((
-        "toml".into(),
-        args.map(|a| a.as_str().unwrap().to_string()).collect(),
-    ));
-
-    for line in block("sh", "mcp add")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-    {
-        let (client, cmd) = line.split_once(" -- ").expect("NAME -- COMMAND");
-        assert!(
-            client.starts_with("claude mcp add ") || client.starts_with("codex mcp add "),
-            "{client}"
+    for (file, text, want) in [
+        (
+            "README.md",
+            &readme[readme.find("## MCP").expect("an MCP section")..],
+            3,
+        ),
+        ("docs/mcp.md", &guide[..], 4),
+    ] {
+        let before = command_lines.len();
+        for json in blocks(text, "json", "mcpServers") {
+            let desktop: Value = serde_json::from_str(&json).expect("valid JSON");
+            let server = &desktop["mcpServers"]["skillpipe"];
+            assert!(
+                server["command"].as_str().unwrap().starts_with('/'),
+                "absolute: {server}"
+            );
+            let args = server["args"].as_array().unwrap().iter();
+            command_lines.push((
+                format!("{file} json"),
+                args.map(|a| a.as_str().unwrap().to_string()).collect(),
+            ));
+        }
+        for toml_text in blocks(text, "toml", "[mcp_servers.skillpipe]") {
+            let codex: toml::Table = toml_text.parse().expect("valid TOML");
+            let table = &codex["mcp_servers"]["skillpipe"];
+            assert_eq!(table["command"].as_str(), Some("skillpipe"));
+            let args = table["args"].as_array().unwrap().iter();
+            command_lines.push((
+                format!("{file} toml"),
+                args.map(|a| a.as_str().unwrap().to_string()).collect(),
+            ));
+        }
+        for block in blocks(text, "bash", "mcp add") {
+            for line in block.lines().filter(|l| l.contains("mcp add")) {
+                let (client, cmd) = line.split_once(" -- ").expect("NAME -- COMMAND");
+                assert!(
+                    client.starts_with("claude mcp add ") || client.starts_with("codex mcp add "),
+                    "{client}"
+                );
+                let words: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
+                assert_eq!(words[0], "skillpipe", "{line}");
+                command_lines.push((format!("{file} {client}"), words[1..].to_vec()));
+            }
+        }
+        assert_eq!(
+            command_lines.len() - before,
+            want,
+            "{file}: {command_lines:?}"
         );
-        let words: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
-        assert_eq!(words[0], "skillpipe", "{line}");
-        command_lines.push((client.into(), words[1..].to_vec()));
     }
-    assert_eq!(command_lines.len(), 4, "{command_lines:?}");
 
     // The agent the TOML names, in the user's own config folder.
     home.write(
@@ -1660,14 +1675,13 @@ fn readme_registration_snippets_start_the_server() {
     }
 }
 
-/// README's "try it by hand" line, run as written (from the repository, so `skills` is the
-/// shipped folder): the tools/call in it gets its result.
+/// docs/mcp.md's "try it by hand" lines, run as written (from the repository, so `skills` is
+/// the shipped folder): the tools/call in it gets its result.
 #[test]
 fn readme_try_it_by_hand_shows_a_call_result() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = &readme[readme.find("## MCP server").expect("an MCP section")..];
-    let snippet = section
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/mcp.md")).unwrap();
+    let snippet = guide
         .split("```sh\n")
         .skip(1)
         .map(|b| &b[..b.find("```").unwrap()])
