@@ -2,8 +2,7 @@
 //! agent + overrides, skills, audit log) and a chat session. Nothing here parses flags or
 //! prints; the command line fills the config structs and decides exit codes from [`AppError`].
 
-pub(crate) mod wording;
-
+use crate::advice::cli as wording;
 use crate::agents::AgentConfig;
 use crate::audit::AuditLog;
 use crate::dispatch::{AsyncAsker, Dispatcher};

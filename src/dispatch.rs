@@ -8,7 +8,7 @@ use crate::command::{self, Argv0Kind, Target};
 use crate::confirm::{self, Answer, AskError, Confirmer, Prompt, Verdict};
 use crate::exec::{self, ExecError, RunResult, RunSpec};
 use crate::policy::{self, AuditMode, ScriptPolicy};
-use crate::sandbox::{Hint, LauncherError, SandboxSpec};
+use crate::sandbox::{LauncherError, SandboxSpec};
 use crate::scan::Kind;
 use crate::skills::{SkillSet, Tool, ToolInput};
 use std::ffi::OsString;
@@ -103,9 +103,13 @@ pub type AskFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, AskError>> +
 /// signalled.
 pub(crate) type AsyncAsker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + Send + Sync;
 
+/// Advice after a failed run, typed and worded, from its result (see
+/// [`DispatcherBuilder::advise`]).
+pub type Advisor = fn(&crate::exec::RunResult) -> Option<(crate::exec::Advice, String)>;
+
 /// How a dispatcher words the refusals it reports (the outcome, hence the report, the audit
 /// line and what the model is told). The library's is each reason's `Display`, in the
-/// policy's terms; the `skillpipe` binary adds its command-line flags (`app::wording`).
+/// policy's terms; the `skillpipe` binary adds its command-line flags (`advice::cli`).
 #[derive(Clone, Copy)]
 pub(crate) struct Wording {
     /// A policy refusal.
@@ -114,8 +118,9 @@ pub(crate) struct Wording {
     pub(crate) ask: fn(&AskError) -> String,
     /// A command that could not be started (e.g. the sandbox cannot be set up).
     pub(crate) exec: fn(&ExecError) -> String,
-    /// What a failed run likely ran into (`RunResult::hint`).
-    pub(crate) hint: fn(&Hint) -> String,
+    /// What a failed run likely ran into, typed and worded (`RunResult::advice` and `hint`),
+    /// from its facts: the front end's advisor (`crate::advice`); the core has none.
+    pub(crate) advise: Advisor,
     /// A setting a sandbox message names (`RunResult::warnings`, `ExecError::Sandbox`).
     pub(crate) setting: fn(&crate::sandbox::Setting) -> String,
     /// An audit log that cannot be written, when `audit = "required"` refuses the run.
@@ -128,7 +133,7 @@ impl Default for Wording {
             denied: |d| d.to_string(),
             ask: |e| e.to_string(),
             exec: |e| e.to_string(),
-            hint: |h| h.to_string(),
+            advise: |_| None,
             setting: |s| s.to_string(),
             audit: |e| e.to_string(),
         }
@@ -310,6 +315,13 @@ impl DispatcherBuilder {
     /// How refusals are worded (the binary's adds its flags).
     pub(crate) fn wording(mut self, wording: Wording) -> Self {
         self.wording = wording;
+        self
+    }
+
+    /// What a failed run is told (`RunResult::advice` and `hint`), from its facts: none
+    /// unless given, e.g. `skillpipe::advice::for_library`.
+    pub fn advise(mut self, advise: Advisor) -> Self {
+        self.wording.advise = advise;
         self
     }
 
@@ -733,8 +745,6 @@ impl Dispatcher {
             true => relative_arg_elsewhere(&prog_args, &cwd, &caller_dir),
             false => None,
         };
-        // Kept for the same story told from the run's own messages (see `named_elsewhere`).
-        let folders = ran_elsewhere.then(|| (cwd.clone(), caller_dir.clone()));
         let mut env = self.base_env.clone();
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
@@ -822,47 +832,19 @@ impl Dispatcher {
                     .map(|w| w.word(self.wording.setting))
                     .collect();
                 name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
-                if result.timed_out && result.hint.is_none() {
-                    result.why = Some(Hint::Timeout {
+                if result.timed_out {
+                    result.facts.stopped = Some(crate::exec::Stopped {
                         after: timeout,
-                        network_off: !self.policy.allow_network,
                         tool: tool_timeout.map(|(t, policy)| (t, policy.as_secs())),
                     });
                 }
-                // A file its messages name (`No package.json found`) may tell the same story.
-                let elsewhere = elsewhere.or_else(|| {
-                    let (cwd, caller) = folders.as_ref()?;
-                    (!result.success() && result.hint.is_none())
-                        .then(|| named_elsewhere(&result.stderr, cwd, caller))
-                        .flatten()
-                });
+                result.facts.elsewhere = elsewhere.map(|arg| command::escape_controls(&arg));
+                // The advice in this dispatcher's wording, from the run's facts.
                 if !result.success()
-                    && result.hint.is_none()
-                    && let Some(arg) = elsewhere
+                    && let Some((advice, hint)) = (self.wording.advise)(&result)
                 {
-                    result.why = Some(Hint::Workdir {
-                        arg: command::escape_controls(&arg),
-                    });
-                } else if !result.success()
-                    && result.hint.is_none()
-                    && result.why.is_none()
-                    && let Some((_, caller)) = &folders
-                    // A file it names that is not where the user is either (`No package.json
-                    // found`): no story to tell. Git names `.git`, found up the tree.
-                    && named_files(&result.stderr)
-                        .iter()
-                        .all(|w| w == ".git" || caller.join(w).exists())
-                    && let Some(git) = crate::sandbox::hint::root_asked(
-                        &result.stderr,
-                        caller.ancestors().any(|d| d.join(".git").exists()),
-                    )
-                {
-                    // No file named, but the messages ask for the user's project.
-                    result.why = Some(Hint::RootAsked { git });
-                }
-                // The typed hint in this dispatcher's wording.
-                if let Some(why) = &result.why {
-                    result.hint = Some((self.wording.hint)(why));
+                    result.advice = Some(advice);
+                    result.hint = Some(hint);
                 }
                 Outcome::Ran(Ran {
                     result,
@@ -1404,44 +1386,8 @@ fn relative_arg_elsewhere(
             None => Some(a),
         })
         .filter(|a| !a.is_empty() && !a.starts_with('-') && !a.starts_with('/'))
-        .find(|a| {
-            crate::sandbox::hint::is_here(a) || (caller.join(a).exists() && !cwd.join(a).exists())
-        })
+        .find(|a| matches!(*a, "." | "./") || (caller.join(a).exists() && !cwd.join(a).exists()))
         .map(str::to_string)
-}
-
-/// A file a failed skill script's messages name (`No package.json found. Run this from your
-/// project root`) that is missing in the folder it ran in but exists where the user is: it
-/// most likely expected to run there. Only relative names without `..` are looked at (the
-/// messages are the script's, untrusted), from the last 4 KiB, at most 64 of them.
-fn named_elsewhere(said: &[u8], cwd: &std::path::Path, caller: &std::path::Path) -> Option<String> {
-    named_files(said)
-        .into_iter()
-        .find(|w| caller.join(w).exists() && !cwd.join(w).exists())
-}
-
-/// The relative file names (a `.` or `/` in them, no `..`) in the last 4 KiB of a run's
-/// messages, at most 64.
-fn named_files(said: &[u8]) -> Vec<String> {
-    let tail = String::from_utf8_lossy(&said[said.len().saturating_sub(4096)..]);
-    tail.split(|c: char| {
-        c.is_whitespace()
-            || matches!(
-                c,
-                '\'' | '"' | '`' | ':' | ',' | ';' | '(' | ')' | '[' | ']'
-            )
-    })
-    .map(|w| w.trim_end_matches(['.', '!', '?']))
-    .filter(|w| {
-        !w.is_empty()
-            && w.len() <= 200
-            && !w.starts_with(['/', '-', '~'])
-            && (w.contains('.') || w.contains('/'))
-            && !w.split('/').any(|part| part == "..")
-    })
-    .take(64)
-    .map(str::to_string)
-    .collect()
 }
 
 /// The built-in command that reads a loaded skill (progressive disclosure, DESIGN §4).
@@ -1565,6 +1511,7 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "truncated": {"stdout": r.truncated_stdout, "stderr": r.truncated_stderr},
         "script_path": ran.script_path,
         "hint": r.hint,
+        "advice": r.advice,
     })
 }
 

@@ -46,6 +46,9 @@ pub mod command;
 #[cfg(feature = "mcp")]
 pub(crate) mod mcp;
 pub mod policy;
+
+#[cfg(feature = "runtime")]
+pub mod advice;
 #[cfg(feature = "cli")]
 pub(crate) mod render;
 pub mod scan;

@@ -267,7 +267,7 @@ fn one_shot(
         Err(e) => {
             crate::app::note(&format!(
                 "skillpipe: {}",
-                crate::term::sanitize(&crate::app::wording::model(&e))
+                crate::term::sanitize(&crate::advice::cli::model(&e))
             ));
             Ok(crate::app::EXIT_RUNTIME)
         }
@@ -441,7 +441,7 @@ impl Ui for PlainUi {
         self.end_open_line();
         self.line_err(ToStderr::Status(format!(
             "skillpipe: {}",
-            crate::term::sanitize(&crate::app::wording::notice(notice))
+            crate::term::sanitize(&crate::advice::cli::notice(notice))
         )));
     }
 

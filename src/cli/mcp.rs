@@ -67,7 +67,7 @@ fn nothing_offered(scripts_on: bool, loaded: usize, offered: usize) -> Option<St
     Some(match scripts_on {
         false => format!(
             "no script or tool is offered (only load_skill), and a call to one is refused: {}",
-            crate::app::wording::denied(&crate::policy::Denied::ScriptsOff)
+            crate::advice::cli::denied(&crate::policy::Denied::ScriptsOff)
         ),
         true => "no script or tool is offered (only load_skill): the policy allows none of them (no --allow pattern or agent's allowed_commands matches one, or a --deny pattern does); a call is refused with the policy's reason".to_string(),
     })

@@ -23,10 +23,12 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 
 mod capture;
-mod missing_module;
+mod facts;
 mod resolve;
 mod run_tmp;
 mod signals;
+
+pub use facts::{Advice, LimitHit, RunFacts, Stopped};
 
 pub(crate) use signals::name as signal_name;
 
@@ -109,13 +111,15 @@ pub struct RunResult {
     pub warned: Vec<crate::sandbox::Message>,
     /// The restrictions that were in force.
     pub enforced: Enforced,
-    /// When a run failed: the Python module it missed and how to install it, or (sandboxed)
-    /// the restriction it likely ran into and what lifts it ([`Self::why`] worded: the policy
-    /// key, or the flag when the `skillpipe` binary's dispatcher ran it).
+    /// When a run failed: what the front end's advisor said it likely ran into and what lifts
+    /// it (the policy key, or the flag when the `skillpipe` binary's dispatcher ran it);
+    /// [`Self::advice`] typed. Nothing without an advisor (see `crate::advice`).
     pub hint: Option<String>,
-    /// [`Self::hint`], typed.
+    /// [`Self::hint`], typed: its kind, the setting that lifts it, the path it concerns.
+    pub advice: Option<Advice>,
+    /// What is known for certain about the run, for the advisor.
     #[serde(skip)]
-    pub why: Option<crate::sandbox::Hint>,
+    pub facts: RunFacts,
 }
 
 impl RunResult {
@@ -613,45 +617,11 @@ async fn run_planned(
     let tmp_path = tmp.path().to_path_buf();
     drop(tmp);
     let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
-    // Some scripts print their errors on stdout: its end is read too (only a failure is read).
-    let mut said = Vec::new();
-    if !r.success() {
-        said.extend_from_slice(&r.stderr);
-        said.push(b'\n');
-        said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
-    }
     let hidden: &[PathBuf] = if enforced.mounts {
         &spec.sandbox.hide
     } else {
         &[]
     };
-    // A missing Python module is the likelier story than any restriction: it goes first.
-    let dropped = missing_module::dropped(&spec.env, |v| std::env::var_os(v));
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    r.why = (!r.success())
-        .then(|| {
-            let python_path: Vec<PathBuf> = spec
-                .env
-                .iter()
-                .filter(|(k, _)| k == "PYTHONPATH")
-                .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
-                .collect();
-            let skill_dir = spec
-                .env
-                .iter()
-                .rev()
-                .find(|(k, _)| k == "SKILL_BASE_DIR")
-                .map(|(_, v)| Path::new(v));
-            let reach = missing_module::Reach {
-                home: home.as_deref(),
-                hidden,
-                dropped: &dropped,
-                python_path: &python_path,
-                skill_dir,
-            };
-            missing_module::explain(&String::from_utf8_lossy(&said), &reach)
-        })
-        .flatten();
     // Outside every writable path while the user's own folder is in one: a relative path
     // meant for the user's folder wrote into the folder the command ran in.
     let writable = &spec.sandbox.writable;
@@ -660,69 +630,33 @@ async fn run_planned(
         .ok()
         .filter(|here| !writable.is_empty() && under(here) && !under(&spec.cwd))
         .map(|_| spec.cwd.clone());
-    if r.why.is_none() && !r.success() {
-        let net_tools = net_tools(&program, spec.args.first().map(Path::new));
-        r.why = sandbox::hint::explain(&sandbox::hint::Facts {
-            success: r.success(),
-            timed_out: r.timed_out,
-            exit_code: r.exit_code,
-            signal: r.signal.as_deref(),
-            stderr: &said,
-            enforced,
-            limits: spec.sandbox.limits,
-            hidden,
-            writable: &spec.sandbox.writable,
-            sockets_named: !spec.sandbox.sockets.is_empty(),
-            cwd: Some(&spec.cwd),
-            ran_elsewhere: ran_elsewhere.as_deref(),
-            protected: &spec.sandbox.protected,
-            net_tools: &net_tools,
-        });
-    }
-    // Else a path its messages name that exists, but not in its view.
-    if r.why.is_none() && !r.success() && enforced.mounts && !view.is_empty() {
-        let own = [Path::new("/dev"), Path::new("/proc"), tmp_path.as_path()];
-        r.why =
-            sandbox::view::named_outside(&String::from_utf8_lossy(&said), &view, &own, &spec.cwd)
-                .map(|path| sandbox::Hint::OutsideView { path });
-    }
-    r.hint = r.why.as_ref().map(ToString::to_string);
-    Ok(r)
-}
-
-/// The network tools whose exit code tells a failed connection (see
-/// [`sandbox::hint::Facts::net_tools`]) that `program` is, or that its script names as a word:
-/// the program's, or the first argument's when an interpreter runs a script (only the first
-/// 64 KiB of a script starting `#!` are read, and only after a failed run).
-fn net_tools(program: &Path, first_arg: Option<&Path>) -> Vec<&'static str> {
-    const TOOLS: [&str; 2] = ["curl", "wget"];
-    let name = program.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if let Some(t) = TOOLS.iter().find(|t| name == **t) {
-        return vec![t];
-    }
-    let read = |p: &Path| {
-        let mut head = Vec::new();
-        if let Ok(f) = std::fs::File::open(p) {
-            use std::io::Read as _;
-            let _ = f.take(64 * 1024).read_to_end(&mut head);
-        }
-        head
+    let limits = spec.sandbox.limits;
+    r.facts = RunFacts {
+        limit: enforced
+            .limits
+            .then(|| facts::limit_hit(r.signal.as_deref(), r.exit_code, &limits))
+            .flatten(),
+        cwd: spec.cwd.clone(),
+        ran_elsewhere,
+        limits,
+        hidden: hidden.to_vec(),
+        writable: writable.clone(),
+        protected: spec.sandbox.protected.clone(),
+        sockets_named: !spec.sandbox.sockets.is_empty(),
+        dropped: facts::dropped(&spec.env, |v| std::env::var_os(v)),
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        ..RunFacts::default()
     };
-    let mut head = read(program);
-    if !head.starts_with(b"#!") {
-        head = first_arg
-            .filter(|a| a.is_file())
-            .map(read)
-            .unwrap_or_default();
+    // A path its messages name that exists, but not in its view: a fact, read after a failure.
+    if !r.success() && enforced.mounts && !view.is_empty() {
+        let mut said = r.stderr.clone();
+        said.push(b'\n');
+        said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
+        let own = [Path::new("/dev"), Path::new("/proc"), tmp_path.as_path()];
+        r.facts.outside_view =
+            sandbox::view::named_outside(&String::from_utf8_lossy(&said), &view, &own, &spec.cwd);
     }
-    if !head.starts_with(b"#!") {
-        return Vec::new();
-    }
-    let text = String::from_utf8_lossy(&head);
-    let words: Vec<&str> = text
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .collect();
-    TOOLS.into_iter().filter(|t| words.contains(t)).collect()
+    Ok(r)
 }
 
 fn result(

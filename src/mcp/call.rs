@@ -132,6 +132,10 @@ fn ran_result(ran: &Ran) -> Value {
     if let Some(outputs) = structured(ran) {
         result["structuredContent"] = outputs;
     }
+    // The hint typed, for clients that act on it rather than show it.
+    if let Some(advice) = &r.advice {
+        result["_meta"] = json!({ "skillpipe/advice": advice });
+    }
     result
 }
 

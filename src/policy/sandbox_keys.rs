@@ -349,7 +349,7 @@ pub fn hidden_cover<'a>(path: &Path, hidden: &'a [PathBuf]) -> Option<&'a Path> 
 /// `/a/b/../c/./d` → `/a/c/d`, without looking at the file system (`..` at the root stays at
 /// the root). Pure; the sandbox's hints fold paths the same way.
 fn lexical(path: &Path) -> PathBuf {
-    crate::sandbox::hint::fold(path)
+    crate::sandbox::fold(path)
 }
 
 /// The refusal of a writable path a link leads out of the working directory.

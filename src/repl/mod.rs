@@ -460,7 +460,7 @@ impl Repl<'_> {
             Some(Ok(report)) => self.ui.finish_answer(Some(&report)),
             Some(Err(e)) => {
                 self.ui.finish_answer(None);
-                self.ui.error(&crate::app::wording::model(&e));
+                self.ui.error(&crate::advice::cli::model(&e));
             }
         }
     }

@@ -449,7 +449,7 @@ impl Ui for TermUi {
 
     /// Notices quote directives and a server's reasons: sanitized before painting.
     fn notice(&mut self, notice: &Notice) {
-        self.status_lines(&crate::app::wording::notice(notice), notice_is_fine(notice));
+        self.status_lines(&crate::advice::cli::notice(notice), notice_is_fine(notice));
     }
 
     /// Shown under the report that follows it (the side effect's status line), which then says

@@ -17,7 +17,6 @@ pub(crate) mod caps;
 #[cfg(target_os = "linux")]
 mod connect_broker;
 mod entry;
-pub(crate) mod hint;
 #[cfg(target_os = "linux")]
 mod launcher;
 pub(crate) mod limits;
@@ -47,7 +46,6 @@ pub use caps::{Capabilities, Support, UNAVAILABLE_ENV, probe, probed};
 pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher};
 pub use entry::{LauncherError, run_if_launcher};
 pub(crate) use entry::{auto_launcher, handshake, this_program};
-pub use hint::{Hint, MissingModule};
 pub use limits::Limits;
 pub use message::{Message, Setting};
 pub use plan::Enforced;
@@ -306,7 +304,7 @@ pub struct SandboxSpec {
     /// (a `.env*` walk that stopped at its bound).
     pub hide_notice: Option<String>,
     /// Places scripts are never offered to write, each with what it is: a refused write there
-    /// is told as protected, with no setting named (see `hint::Facts::protected`).
+    /// is told as protected, with no setting named (see `crate::advice`).
     pub protected: Vec<(PathBuf, String)>,
     /// Resource limits.
     pub limits: Limits,
@@ -589,4 +587,20 @@ mod tests {
         assert!(LaunchArgs::parse(&args(&["--bogus", "--", "ls"])).is_err());
         assert!(LaunchArgs::parse(&args(&["--mount", "--", "ls"])).is_err());
     }
+}
+
+/// `/a/b/../c/./d` → `/a/c/d`, without looking at the file system.
+pub(crate) fn fold(path: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }

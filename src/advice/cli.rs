@@ -1,4 +1,4 @@
-//! How the `skillpipe` binary words refusals: the library's reasons (in the policy's terms) with
+//! How the `skillpipe` binary words refusals and advice: the library's reasons (in the policy's terms) with
 //! the command-line flag that lifts each, as users of the binary have always seen them. Every
 //! front end of the binary (filter, chat, REPL, `run`, MCP) gets it through its dispatcher.
 
@@ -9,14 +9,14 @@ use crate::dispatch::Wording;
 use crate::exec::ExecError;
 use crate::model::{ModelError, ModelWords};
 use crate::policy::Denied;
-use crate::sandbox::{Hint, Setting};
+use crate::sandbox::Setting;
 
 /// The binary's wording, given to every dispatcher it builds.
 pub(crate) const CLI: Wording = Wording {
     denied,
     ask,
     exec,
-    hint,
+    advise,
     setting,
     audit,
 };
@@ -106,130 +106,10 @@ fn setting(s: &Setting) -> String {
     }
 }
 
-/// What a failed run likely ran into, with the flag that lifts it.
-fn hint(h: &Hint) -> String {
-    match h {
-        Hint::Limit { key, value, unit } => {
-            let flag = match *key {
-                "max_cpu_seconds" => "--max-cpu SECS",
-                "max_file_size_mb" => "--max-file-size MB",
-                "max_tmp_mb" => "--max-tmp MB",
-                "max_processes" => "--max-processes N",
-                "max_memory_mb" => "--max-memory MB",
-                _ => return h.to_string(),
-            };
-            let v = value.map_or(String::new(), |v| format!(" = {v}{unit}"));
-            format!("sandbox: the run likely hit the limit {key}{v}; raise it with {flag}")
-        }
-        Hint::OutsideView { path } => format!(
-            "sandbox: {} is outside the run's view: --allow-read {} shows it to scripts, \
-             --writable DIR lets them write in DIR",
-            path.display(),
-            path.display()
-        ),
-        Hint::Hidden { path } => format!(
-            "sandbox: {} is hidden from scripts (deny_read); lift it with --allow-read {}",
-            path.display(),
-            path.display()
-        ),
-        Hint::HiddenSomewhere { name, here } => format!(
-            "{}; lift it with --allow-read and its full path",
-            crate::sandbox::hint::hidden_somewhere(name, here.as_deref())
-        ),
-        // Names no flag: the same either way.
-        Hint::OwnPermissions { .. } => h.to_string(),
-        Hint::Sockets { network_off, named } => format!(
-            "{}; allow one with --allow-socket PATH{}",
-            crate::sandbox::hint::sockets_closed(*named),
-            if *network_off {
-                " (a separate flag from --allow-network, which opens only the network)"
-            } else {
-                ""
-            }
-        ),
-        Hint::Writes {
-            writable,
-            ran_in: Some(dir),
-        } => format!(
-            "{}; {}",
-            crate::sandbox::hint::writes_refused(writable),
-            crate::sandbox::hint::ran_elsewhere(dir, "--workdir caller")
-        ),
-        Hint::Writes { writable, .. } => format!(
-            "{}; allow {} with --writable DIR",
-            crate::sandbox::hint::writes_refused(writable),
-            if writable.is_empty() {
-                "a directory"
-            } else {
-                "another directory"
-            }
-        ),
-        Hint::Denied {
-            path,
-            in_proc,
-            read,
-        } => crate::sandbox::hint::denied_story(path.as_deref(), *in_proc, *read).unwrap_or_else(
-            || {
-                format!(
-                    "{}; it may lift with --writable DIR (a write), --allow-read PATH (a hidden \
-                     file) or --allow-socket PATH (a Unix socket)",
-                    crate::sandbox::hint::denied_words(path.as_deref(), *read)
-                )
-            },
-        ),
-        // Names no flag: the same either way.
-        Hint::VcsMetadata { .. } => h.to_string(),
-        Hint::Namespaces => h.to_string(),
-        Hint::Network { local } => format!(
-            "{}: --allow-network",
-            crate::sandbox::hint::no_network(local.as_deref())
-        ),
-        Hint::Protected {
-            path,
-            why,
-            ran_in: Some(dir),
-        } => format!(
-            "{}; {}",
-            crate::sandbox::hint::protected(path, why),
-            crate::sandbox::hint::ran_elsewhere(dir, "--workdir caller")
-        ),
-        // Names no flag: the same either way.
-        Hint::Protected { .. } => h.to_string(),
-        Hint::Timeout {
-            after,
-            network_off,
-            tool,
-        } => {
-            let mut s = match tool {
-                Some((tool, policy)) => crate::sandbox::hint::tool_timeout(tool, *after, *policy),
-                None => format!(
-                    "stopped at the timeout (timeout_seconds = {}): --timeout SECS \
-                     allows longer (at most 600)",
-                    crate::term::duration::text(*after)
-                ),
-            };
-            if *network_off {
-                s.push_str(
-                    "; with the network off, a script waiting on a download also ends here \
-                     (--allow-network)",
-                );
-            }
-            s
-        }
-        // Names no key: the same either way.
-        Hint::Refused { .. } => h.to_string(),
-        Hint::Workdir { arg } => format!(
-            "{}: --workdir caller runs skill scripts where you are",
-            crate::sandbox::hint::workdir_story(arg)
-        ),
-        Hint::RootAsked { git } => format!(
-            "{}: --workdir caller runs skill scripts where you are",
-            crate::sandbox::hint::root_story(*git)
-        ),
-        Hint::MissingModule(_) => {
-            h.missing_module(|path| format!("--allow-read {}", path.display()))
-        }
-    }
+/// The advice after a failed run, with the flags that lift it.
+fn advise(r: &crate::exec::RunResult) -> Option<(crate::exec::Advice, String)> {
+    let h = super::explain(r)?;
+    Some((h.advice(), h.word(super::Audience::Cli)))
 }
 
 #[cfg(test)]
@@ -278,111 +158,6 @@ mod tests {
             d.to_string(),
             "`git push origin` matches denied pattern `git push *`"
         );
-    }
-
-    #[test]
-    fn a_sandbox_hint_names_the_flag_and_the_library_the_key() {
-        let cases = [
-            (
-                Hint::Limit {
-                    key: "max_cpu_seconds",
-                    value: Some(10),
-                    unit: " s",
-                },
-                "sandbox: the run likely hit the limit max_cpu_seconds = 10 s; raise it with --max-cpu SECS",
-            ),
-            (
-                Hint::Hidden {
-                    path: "/h/.aws".into(),
-                },
-                "sandbox: /h/.aws is hidden from scripts (deny_read); lift it with --allow-read /h/.aws",
-            ),
-            (
-                Hint::Writes {
-                    writable: vec![],
-                    ran_in: None,
-                },
-                "sandbox: writes outside $TMPDIR are refused; allow a directory with --writable DIR",
-            ),
-            (
-                Hint::Writes {
-                    writable: vec!["/p/out".into()],
-                    ran_in: None,
-                },
-                "sandbox: writes outside $TMPDIR and /p/out are refused; allow another directory with --writable DIR",
-            ),
-            (
-                Hint::VcsMetadata { name: ".git" },
-                "sandbox: .git stays read-only, inside writable paths too (its hooks and settings would run commands outside the sandbox); change it yourself, outside skillpipe",
-            ),
-            (
-                Hint::Sockets {
-                    network_off: true,
-                    named: false,
-                },
-                "sandbox: Unix sockets are closed; allow one with --allow-socket PATH (a separate flag from --allow-network, which opens only the network)",
-            ),
-            (
-                Hint::Sockets {
-                    network_off: false,
-                    named: true,
-                },
-                "sandbox: only the Unix sockets named in the policy are open; allow one with --allow-socket PATH",
-            ),
-            (
-                Hint::Namespaces,
-                "sandbox: scripts cannot make namespaces of their own (unshare, user namespaces, a nested sandbox or container); no setting lifts that",
-            ),
-            (
-                Hint::Network {
-                    local: Some("127.0.0.1:48123".into()),
-                },
-                "sandbox: there is no network, and the run has a loopback of its own: services on this machine, such as 127.0.0.1:48123, are outside the sandbox: --allow-network",
-            ),
-            (
-                Hint::Timeout {
-                    after: std::time::Duration::from_secs(5),
-                    network_off: true,
-                    tool: None,
-                },
-                "stopped at the timeout (timeout_seconds = 5 s): --timeout SECS allows longer (at most 600); with the network off, a script waiting on a download also ends here (--allow-network)",
-            ),
-            (
-                // A tool's own timeout in milliseconds: as `skills show` spells it, not cut.
-                Hint::Timeout {
-                    after: std::time::Duration::from_millis(1500),
-                    network_off: false,
-                    tool: Some(("mine:slow".into(), 30)),
-                },
-                "stopped at the timeout of tool `mine:slow` (its tool.yaml's timeout, 1.5 s): a larger timeout there allows longer (up to the policy's 30 s)",
-            ),
-            (
-                Hint::Workdir {
-                    arg: "input.pdf".into(),
-                },
-                "the script ran in its skill's folder, where `input.pdf` does not exist (it does where you are): --workdir caller runs skill scripts where you are",
-            ),
-            (
-                Hint::RootAsked { git: true },
-                "the script ran in its skill's folder, which is in no Git repository (where you are is): --workdir caller runs skill scripts where you are",
-            ),
-            (
-                Hint::MissingModule(Box::new(crate::sandbox::hint::MissingModule {
-                    module: "docx".into(),
-                    package: "python-docx".into(),
-                    renamed: Some("docx".into()),
-                    hidden: Some("/home/u/.local".into()),
-                    dropped: vec!["PYTHONPATH"],
-                })),
-                "python: the module `docx` is missing; install it with `pip install python-docx` (the package's name is not the module's `docx`); the sandbox hides /home/u/.local (deny_read), where `pip install --user` puts packages: --allow-read /home/u/.local shows it; PYTHONPATH is set here but not passed to scripts (add it to env_passthrough)",
-            ),
-        ];
-        for (h, cli) in cases {
-            assert_eq!(hint(&h), cli);
-            // pip's own flag is not skillpipe's.
-            let library = h.to_string().replace("pip install --user", "");
-            assert!(!library.contains("--"), "{h}");
-        }
     }
 
     #[test]

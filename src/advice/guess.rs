@@ -1,0 +1,513 @@
+//! What a failed run likely ran into ([`Hint`]): first from its facts ([`RunFacts`]: the limit
+//! whose signal killed it, the timeout, a path outside its view, a relative argument that exists
+//! only where the user is), then from the paths its messages name (hidden, protected, writable,
+//! a socket: looked up, not read as words), then from the dozen [`KEYWORDS`] below. Nothing
+//! else of a program's English is read; a case only a phrase could tell is not told.
+
+use crate::exec::RunResult;
+use crate::sandbox::Enforced;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What a failed run likely ran into, and so which setting would have let it through.
+// The variants' docs say what their fields hold.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Hint {
+    /// A resource limit (`key` is the policy key).
+    Limit {
+        key: &'static str,
+        value: Option<u64>,
+    },
+    /// Its messages name a path that exists but is outside its read view.
+    OutsideView { path: PathBuf },
+    /// Its messages name a path hidden from scripts (`deny_read`).
+    Hidden { path: PathBuf },
+    /// A refusal inside a writable path: the file's or folder's own permissions, not the sandbox.
+    OwnPermissions { path: String },
+    /// It was refused a Unix socket.
+    Sockets { network_off: bool, named: bool },
+    /// It wrote to a place scripts are never offered; no setting is named.
+    Protected {
+        path: String,
+        why: String,
+        /// The folder it ran in, when a relative path there was the protected one.
+        ran_in: Option<PathBuf>,
+    },
+    /// It wrote outside `$TMPDIR` and the writable paths.
+    Writes {
+        writable: Vec<PathBuf>,
+        ran_in: Option<PathBuf>,
+    },
+    /// A refusal the sandbox does not explain (a read, in `/proc` or of a file the user cannot
+    /// read either, or with no path named).
+    Denied { path: Option<String>, in_proc: bool },
+    /// It wrote into version control metadata, kept read-only; no setting is named.
+    VcsMetadata { name: &'static str },
+    /// It tried to make a namespace of its own; no setting lifts that.
+    Namespaces,
+    /// It needed the network; `local` is an address on this machine it named.
+    Network { local: Option<String> },
+    /// It was stopped at the timeout.
+    Timeout {
+        after: Duration,
+        network_off: bool,
+        tool: Option<(String, u64)>,
+    },
+    /// A skill script ran in its skill's folder and missed `arg`, which exists where the user is.
+    Workdir { arg: String },
+    /// A Python script could not import `module`.
+    MissingModule {
+        module: String,
+        /// A hidden path over the user's site (`~/.local/lib`).
+        hidden: Option<PathBuf>,
+        /// Python's variables set here but not passed to the run.
+        dropped: Vec<&'static str>,
+    },
+}
+
+/// What a keyword says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Clue {
+    NoSpace,
+    NoMemory,
+    NoProcess,
+    ReadOnly,
+    Denied,
+    NotPermitted,
+    Namespace,
+    NoModule,
+    Network,
+}
+
+/// The only words of a program's messages read (in lower case): at most a dozen.
+const KEYWORDS: [(&str, Clue); 12] = [
+    ("no space left", Clue::NoSpace),
+    ("memory", Clue::NoMemory),
+    ("resource temporarily unavailable", Clue::NoProcess),
+    ("read-only file system", Clue::ReadOnly),
+    ("permission denied", Clue::Denied),
+    ("operation not permitted", Clue::NotPermitted),
+    ("unshare", Clue::Namespace),
+    ("no module named", Clue::NoModule),
+    ("network is unreachable", Clue::Network),
+    ("name resolution", Clue::Network),
+    ("could not resolve", Clue::Network),
+    ("connection refused", Clue::Network),
+];
+
+/// The likely cause of a failed run, or `None` when nothing points at one.
+pub fn explain(r: &RunResult) -> Option<Hint> {
+    let f = &r.facts;
+    let e = r.enforced;
+    if r.success() {
+        return None;
+    }
+    if let Some(s) = &f.stopped {
+        return Some(Hint::Timeout {
+            after: s.after,
+            network_off: e.network,
+            tool: s.tool.clone(),
+        });
+    }
+    if let Some(l) = f.limit {
+        return Some(Hint::Limit {
+            key: l.key,
+            value: l.value,
+        });
+    }
+    // Some scripts print their errors on stdout: its end is read too.
+    let mut said = String::from_utf8_lossy(&r.stderr).into_owned();
+    said.push('\n');
+    said.push_str(&String::from_utf8_lossy(
+        &r.stdout[r.stdout.len().saturating_sub(2048)..],
+    ));
+    let lower = said.to_lowercase();
+    let clues: Vec<Clue> = (KEYWORDS.iter())
+        .filter(|(k, _)| lower.contains(k))
+        .map(|(_, c)| *c)
+        .collect();
+    let has = |c: Clue| clues.contains(&c);
+    if has(Clue::NoModule) {
+        return missing_module(&said, f);
+    }
+    let limit = |key, value: Option<u64>| value.map(|_| Hint::Limit { key, value });
+    if e.mounts && has(Clue::NoSpace) {
+        return Some(Hint::Limit {
+            key: "max_tmp_mb",
+            value: f.limits.tmp_mb,
+        });
+    }
+    if e.limits
+        && has(Clue::NoProcess)
+        && let Some(h) = limit("max_processes", f.limits.processes)
+    {
+        return Some(h);
+    }
+    if e.limits
+        && has(Clue::NoMemory)
+        && let Some(h) = limit("max_memory_mb", f.limits.memory_mb)
+    {
+        return Some(h);
+    }
+    let sandboxed = e != Enforced::default();
+    let refused = has(Clue::ReadOnly) || has(Clue::Denied);
+    let paths: Vec<String> = (said.lines())
+        .filter(|l| {
+            let l = l.to_lowercase();
+            l.contains("permission denied") || l.contains("read-only file system")
+        })
+        .flat_map(named_in)
+        .collect();
+    if let Some(h) = hidden_named(f, &said) {
+        return Some(h);
+    }
+    if sandboxed && has(Clue::NotPermitted) && has(Clue::Namespace) {
+        return Some(Hint::Namespaces);
+    }
+    if sandboxed && refused {
+        if let Some(h) = refusal(r, &paths, has(Clue::ReadOnly)) {
+            return Some(h);
+        }
+    }
+    if e.network && has(Clue::Network) {
+        return Some(Hint::Network {
+            local: local_address(&said),
+        });
+    }
+    if let Some(path) = &f.outside_view {
+        return Some(Hint::OutsideView { path: path.clone() });
+    }
+    f.elsewhere.clone().map(|arg| Hint::Workdir { arg })
+}
+
+/// A refused access, told by where the paths it names lie (never by what the message says
+/// was done).
+fn refusal(r: &RunResult, paths: &[String], read_only: bool) -> Option<Hint> {
+    let f = &r.facts;
+    let e = r.enforced;
+    let abs = |p: &String| crate::sandbox::fold(&f.cwd.join(p));
+    let esc = |p: &String| crate::command::escape_controls(p);
+    let relative = paths.iter().any(|p| !p.starts_with('/'));
+    let ran_in_protected = f
+        .protected
+        .iter()
+        .any(|(place, _)| f.cwd.starts_with(place));
+    let meant_caller = (f.ran_elsewhere.is_some() || ran_in_protected) && relative;
+    let protected = paths.iter().find_map(|p| {
+        let a = abs(p);
+        let place = f.protected.iter().find(|(place, _)| a.starts_with(place));
+        place.map(|(_, why)| (p, why))
+    });
+    if let Some((p, why)) = protected
+        && (e.filesystem || read_only)
+        && !(meant_caller && f.ran_elsewhere.is_some())
+    {
+        return Some(Hint::Protected {
+            path: esc(p),
+            why: why.clone(),
+            ran_in: (ran_in_protected && !p.starts_with('/')).then(|| f.cwd.clone()),
+        });
+    }
+    if let Some(p) = paths.iter().find(|p| abs(p).starts_with("/proc")) {
+        return Some(Hint::Denied {
+            path: Some(esc(p)),
+            in_proc: e.pids,
+        });
+    }
+    if read_only
+        && e.filesystem
+        && let Some(name) = crate::sandbox::KEPT_READ_ONLY
+            .into_iter()
+            .map(|(n, _)| n)
+            .find(|n| paths.iter().any(|p| Path::new(p).iter().any(|c| c == *n)))
+    {
+        return Some(Hint::VcsMetadata { name });
+    }
+    let first = paths.first();
+    if let Some(p) = first {
+        use std::os::unix::fs::FileTypeExt as _;
+        let kind = std::fs::symlink_metadata(abs(p)).map(|m| m.file_type());
+        if kind.is_ok_and(|k| k.is_socket()) {
+            return Some(Hint::Sockets {
+                network_off: e.network,
+                named: f.sockets_named,
+            });
+        }
+        // Not readable outside the sandbox either: the file's own permissions.
+        let unreadable = std::fs::File::open(abs(p))
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+        let inside = f.writable.iter().any(|w| abs(p).starts_with(w));
+        if !read_only && (inside && e.mounts || unreadable) {
+            return Some(Hint::OwnPermissions { path: esc(p) });
+        }
+    }
+    if e.filesystem && (read_only || first.is_some()) {
+        return Some(Hint::Writes {
+            writable: f.writable.clone(),
+            ran_in: f.ran_elsewhere.clone().filter(|_| relative),
+        });
+    }
+    Some(Hint::Denied {
+        path: first.map(esc),
+        in_proc: false,
+    })
+}
+
+/// A missing Python module: its top package, and what of skillpipe's making may keep an
+/// installed one out of reach. `None` for the skill's own package (on the run's `PYTHONPATH`).
+fn missing_module(said: &str, f: &crate::exec::RunFacts) -> Option<Hint> {
+    let at = said.to_lowercase().rfind("no module named")? + "no module named".len();
+    let name: String = said[at..]
+        .trim_start()
+        .trim_start_matches(['\'', '"'])
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '.'))
+        .collect();
+    let top = name.split('.').next().filter(|t| !t.is_empty())?;
+    if f.cwd.join(top).is_dir() || f.cwd.join(format!("{top}.py")).is_file() {
+        return None;
+    }
+    let site = f.home.as_ref().map(|h| h.join(".local/lib"));
+    let hidden = site.and_then(|s| {
+        let over = |p: &&PathBuf| s.starts_with(p) || p.starts_with(&s);
+        f.hidden.iter().find(over).cloned()
+    });
+    Some(Hint::MissingModule {
+        module: crate::command::escape_controls(&name),
+        hidden,
+        dropped: f.dropped.clone(),
+    })
+}
+
+/// The outermost hidden path the messages name, absolute or relative to where it ran.
+fn hidden_named(f: &crate::exec::RunFacts, said: &str) -> Option<Hint> {
+    let named = |p: &&PathBuf| {
+        names(said, &p.to_string_lossy())
+            || p.strip_prefix(&f.cwd).is_ok_and(|rel| {
+                names(said, &format!("./{}", rel.display())) || {
+                    let rel = rel.to_string_lossy();
+                    said.match_indices(rel.as_ref()).any(|(i, _)| {
+                        said[..i].ends_with(|c: char| c.is_whitespace() || "'\"`(".contains(c))
+                    }) && names(said, &rel)
+                }
+            })
+    };
+    let path = f
+        .hidden
+        .iter()
+        .filter(named)
+        .min_by_key(|p| p.as_os_str().len())?;
+    Some(Hint::Hidden { path: path.clone() })
+}
+
+/// Whether `said` names `path` as a whole (then `/`, a quote, `:`, a space or the end).
+fn names(said: &str, path: &str) -> bool {
+    !path.is_empty()
+        && said.match_indices(path).any(|(i, _)| {
+            (said[i + path.len()..].chars().next())
+                .is_none_or(|c| "/'\":`)’".contains(c) || c.is_whitespace())
+        })
+}
+
+/// The paths one refusal line names: quoted ones, else the word before the refusal.
+fn named_in(line: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (open, close) in [('\'', '\''), ('"', '"'), ('‘', '’'), ('`', '\'')] {
+        let mut rest = line;
+        while let Some(i) = rest.find(open) {
+            let after = &rest[i + open.len_utf8()..];
+            let Some(j) = after.find(close) else { break };
+            let inner = &after[..j];
+            if looks_like_path(inner) && !out.iter().any(|o| o == inner) {
+                out.push(inner.to_string());
+            }
+            rest = &after[j + close.len_utf8()..];
+        }
+    }
+    let lower = line.to_lowercase();
+    let end = ["permission denied", "read-only file system"]
+        .iter()
+        .filter_map(|w| lower.find(w))
+        .min();
+    if out.is_empty()
+        && let Some(end) = end
+    {
+        let before = line[..end].trim_end().trim_end_matches(':');
+        let piece = before.rsplit(": ").next().unwrap_or(before);
+        if let Some(word) = piece.split_whitespace().last()
+            && looks_like_path(word)
+            && word != before
+        {
+            out.push(word.to_string());
+        }
+    }
+    out
+}
+
+/// Whether `s` may be a path (not `[Errno 13]`, a number or empty).
+fn looks_like_path(s: &str) -> bool {
+    !s.is_empty()
+        && !s.contains(['[', ']', '\n'])
+        && !s.chars().all(|c| c.is_ascii_digit())
+        && s.chars()
+            .any(|c| c.is_alphanumeric() || c == '/' || c == '.')
+}
+
+/// An address on this machine the messages name (`127.0.0.1:48123`, curl's `127.0.0.1 port N`).
+fn local_address(said: &str) -> Option<String> {
+    ["127.0.0.1", "localhost", "[::1]"].iter().find_map(|host| {
+        said.match_indices(host).find_map(|(i, _)| {
+            let rest = &said[i + host.len()..];
+            let rest = rest
+                .strip_prefix(':')
+                .or_else(|| rest.strip_prefix(" port "))?;
+            let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            (1..=5)
+                .contains(&port.len())
+                .then(|| format!("{host}:{port}"))
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{RunFacts, Stopped};
+
+    fn failed(stderr: &str, enforced: Enforced, facts: RunFacts) -> RunResult {
+        let mut r = RunResult::default();
+        r.exit_code = 1;
+        r.stderr = stderr.as_bytes().to_vec();
+        r.enforced = enforced;
+        r.facts = facts;
+        r
+    }
+
+    fn all() -> Enforced {
+        Enforced {
+            network: true,
+            filesystem: true,
+            pids: true,
+            mounts: true,
+            limits: true,
+        }
+    }
+
+    #[test]
+    fn a_dozen_keywords_at_most() {
+        assert!(KEYWORDS.len() <= 12);
+        assert!(KEYWORDS.iter().all(|(k, _)| *k == k.to_lowercase()));
+    }
+
+    #[test]
+    fn facts_come_first() {
+        let facts = RunFacts {
+            stopped: Some(Stopped {
+                after: Duration::from_secs(3),
+                tool: None,
+            }),
+            ..RunFacts::default()
+        };
+        let r = failed("Permission denied", all(), facts);
+        assert!(matches!(
+            explain(&r),
+            Some(Hint::Timeout {
+                network_off: true,
+                ..
+            })
+        ));
+        let facts = RunFacts {
+            limit: Some(crate::exec::LimitHit {
+                key: "max_cpu_seconds",
+                value: Some(1),
+            }),
+            ..RunFacts::default()
+        };
+        let r = failed("", all(), facts);
+        assert_eq!(
+            explain(&r),
+            Some(Hint::Limit {
+                key: "max_cpu_seconds",
+                value: Some(1)
+            })
+        );
+    }
+
+    #[test]
+    fn paths_are_looked_up_not_read() {
+        let facts = || RunFacts {
+            cwd: "/p".into(),
+            hidden: vec!["/h/.aws".into()],
+            writable: vec!["/p/out".into()],
+            protected: vec![("/home/u/.bashrc".into(), "a shell start-up file".into())],
+            ..RunFacts::default()
+        };
+        let hidden = failed("cat: /h/.aws/credentials: No such file", all(), facts());
+        assert!(matches!(explain(&hidden), Some(Hint::Hidden { .. })));
+        let prot = failed("bash: /home/u/.bashrc: Permission denied", all(), facts());
+        assert!(matches!(explain(&prot), Some(Hint::Protected { .. })));
+        let w = failed(
+            "touch: cannot touch '/etc/x': Read-only file system",
+            all(),
+            facts(),
+        );
+        assert!(matches!(explain(&w), Some(Hint::Writes { .. })));
+        let git = failed(
+            "error: '.git/config': Read-only file system",
+            all(),
+            facts(),
+        );
+        assert_eq!(explain(&git), Some(Hint::VcsMetadata { name: ".git" }));
+        let proc = failed("cat: /proc/1/environ: Permission denied", all(), facts());
+        assert!(matches!(
+            explain(&proc),
+            Some(Hint::Denied { in_proc: true, .. })
+        ));
+    }
+
+    #[test]
+    fn keywords_name_the_limit_only_when_it_is_set() {
+        let mut facts = RunFacts::default();
+        let r = failed("MemoryError", all(), facts.clone());
+        assert_eq!(explain(&r), None);
+        facts.limits.memory_mb = Some(64);
+        let r = failed("MemoryError", all(), facts);
+        assert!(matches!(
+            explain(&r),
+            Some(Hint::Limit {
+                key: "max_memory_mb",
+                ..
+            })
+        ));
+        let r = failed(
+            "curl: (7) Failed to connect to 127.0.0.1 port 8080: Connection refused",
+            all(),
+            RunFacts::default(),
+        );
+        let local = Some("127.0.0.1:8080".to_string());
+        assert_eq!(explain(&r), Some(Hint::Network { local }));
+        let plain = failed("usage: x FILE", all(), RunFacts::default());
+        assert_eq!(explain(&plain), None);
+    }
+
+    #[test]
+    fn a_missing_module_names_its_top_package() {
+        let facts = RunFacts {
+            home: Some("/home/u".into()),
+            hidden: vec!["/home/u/.local".into()],
+            ..RunFacts::default()
+        };
+        let r = failed(
+            "ModuleNotFoundError: No module named 'google.protobuf'",
+            Enforced::default(),
+            facts,
+        );
+        let Some(Hint::MissingModule { module, hidden, .. }) = explain(&r) else {
+            panic!()
+        };
+        assert_eq!(module, "google.protobuf");
+        assert_eq!(hidden, Some("/home/u/.local".into()));
+    }
+}
