@@ -745,6 +745,7 @@ impl Dispatcher {
             true => relative_arg_elsewhere(&prog_args, &cwd, &caller_dir),
             false => None,
         };
+        let caller = ran_elsewhere.then(|| caller_dir.clone());
         let mut env = self.base_env.clone();
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
@@ -839,6 +840,7 @@ impl Dispatcher {
                     });
                 }
                 result.facts.elsewhere = elsewhere.map(|arg| command::escape_controls(&arg));
+                result.facts.caller = caller;
                 // The advice in this dispatcher's wording, from the run's facts.
                 if !result.success()
                     && let Some((advice, hint)) = (self.wording.advise)(&result)

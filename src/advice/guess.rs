@@ -78,6 +78,7 @@ enum Clue {
     NotPermitted,
     Namespace,
     NoModule,
+    Socket,
     Network,
 }
 
@@ -91,9 +92,10 @@ const KEYWORDS: [(&str, Clue); 12] = [
     ("operation not permitted", Clue::NotPermitted),
     ("unshare", Clue::Namespace),
     ("no module named", Clue::NoModule),
+    ("socket", Clue::Socket),
     ("network is unreachable", Clue::Network),
-    ("name resolution", Clue::Network),
-    ("could not resolve", Clue::Network),
+    // `could not resolve`, `name resolution`.
+    ("resol", Clue::Network),
     ("connection refused", Clue::Network),
 ];
 
@@ -167,7 +169,7 @@ pub fn explain(r: &RunResult) -> Option<Hint> {
         return Some(Hint::Namespaces);
     }
     if sandboxed && refused {
-        if let Some(h) = refusal(r, &paths, has(Clue::ReadOnly)) {
+        if let Some(h) = refusal(r, &paths, has(Clue::ReadOnly), has(Clue::Socket)) {
             return Some(h);
         }
     }
@@ -179,12 +181,27 @@ pub fn explain(r: &RunResult) -> Option<Hint> {
     if let Some(path) = &f.outside_view {
         return Some(Hint::OutsideView { path: path.clone() });
     }
-    f.elsewhere.clone().map(|arg| Hint::Workdir { arg })
+    let arg = f.elsewhere.clone().or_else(|| named_elsewhere(&said, f));
+    arg.map(|arg| Hint::Workdir { arg })
+}
+
+/// A relative file name in the messages' last 4 KiB (at most 64 looked at, none with `..`) that
+/// is missing where a skill script ran but exists where the user is: looked up, not read.
+fn named_elsewhere(said: &str, f: &crate::exec::RunFacts) -> Option<String> {
+    let caller = f.caller.as_ref()?;
+    let tail = &said[said.floor_char_boundary(said.len().saturating_sub(4096))..];
+    let words = tail.split(|c: char| c.is_whitespace() || "'\"`:,;()[]".contains(c));
+    (words.map(|w| w.trim_end_matches(['.', '!', '?'])))
+        .filter(|w| !w.is_empty() && w.len() <= 200 && !w.starts_with(['/', '-', '~']))
+        .filter(|w| (w.contains('.') || w.contains('/')) && !w.split('/').any(|p| p == ".."))
+        .take(64)
+        .find(|w| caller.join(w).exists() && !f.cwd.join(w).exists())
+        .map(crate::command::escape_controls)
 }
 
 /// A refused access, told by where the paths it names lie (never by what the message says
 /// was done).
-fn refusal(r: &RunResult, paths: &[String], read_only: bool) -> Option<Hint> {
+fn refusal(r: &RunResult, paths: &[String], read_only: bool, socket: bool) -> Option<Hint> {
     let f = &r.facts;
     let e = r.enforced;
     let abs = |p: &String| crate::sandbox::fold(&f.cwd.join(p));
@@ -195,6 +212,19 @@ fn refusal(r: &RunResult, paths: &[String], read_only: bool) -> Option<Hint> {
         .iter()
         .any(|(place, _)| f.cwd.starts_with(place));
     let meant_caller = (f.ran_elsewhere.is_some() || ran_in_protected) && relative;
+    if let Some(p) = paths.iter().find(|p| abs(p).starts_with("/proc")) {
+        return Some(Hint::Denied {
+            path: Some(esc(p)),
+            in_proc: e.pids,
+        });
+    }
+    let sockets = Hint::Sockets {
+        network_off: e.network,
+        named: f.sockets_named,
+    };
+    if socket && paths.is_empty() && !read_only {
+        return Some(sockets);
+    }
     let protected = paths.iter().find_map(|p| {
         let a = abs(p);
         let place = f.protected.iter().find(|(place, _)| a.starts_with(place));
@@ -208,12 +238,6 @@ fn refusal(r: &RunResult, paths: &[String], read_only: bool) -> Option<Hint> {
             path: esc(p),
             why: why.clone(),
             ran_in: (ran_in_protected && !p.starts_with('/')).then(|| f.cwd.clone()),
-        });
-    }
-    if let Some(p) = paths.iter().find(|p| abs(p).starts_with("/proc")) {
-        return Some(Hint::Denied {
-            path: Some(esc(p)),
-            in_proc: e.pids,
         });
     }
     if read_only
@@ -230,10 +254,7 @@ fn refusal(r: &RunResult, paths: &[String], read_only: bool) -> Option<Hint> {
         use std::os::unix::fs::FileTypeExt as _;
         let kind = std::fs::symlink_metadata(abs(p)).map(|m| m.file_type());
         if kind.is_ok_and(|k| k.is_socket()) {
-            return Some(Hint::Sockets {
-                network_off: e.network,
-                named: f.sockets_named,
-            });
+            return Some(sockets);
         }
         // Not readable outside the sandbox either: the file's own permissions.
         let unreadable = std::fs::File::open(abs(p))
@@ -266,7 +287,8 @@ fn missing_module(said: &str, f: &crate::exec::RunFacts) -> Option<Hint> {
         .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '.'))
         .collect();
     let top = name.split('.').next().filter(|t| !t.is_empty())?;
-    if f.cwd.join(top).is_dir() || f.cwd.join(format!("{top}.py")).is_file() {
+    // The skill's own (bundled anywhere in its folder, or where it ran): no install helps.
+    if f.skill_dir.iter().chain([&f.cwd]).any(|d| bundles(d, top)) {
         return None;
     }
     let site = f.home.as_ref().map(|h| h.join(".local/lib"));
@@ -281,24 +303,54 @@ fn missing_module(said: &str, f: &crate::exec::RunFacts) -> Option<Hint> {
     })
 }
 
-/// The outermost hidden path the messages name, absolute or relative to where it ran.
+/// Whether `dir` holds the module `top` within six levels (`top/` or `top.py`; dot folders
+/// skipped, links not followed, at most 20,000 entries read).
+fn bundles(dir: &Path, top: &str) -> bool {
+    let file = format!("{top}.py");
+    let (mut stack, mut seen) = (vec![(dir.to_path_buf(), 0)], 0);
+    while let Some((d, depth)) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            seen += 1;
+            let name = e.file_name();
+            if seen > 20_000 {
+                return false;
+            }
+            if name == top || name == file.as_str() {
+                return true;
+            }
+            let dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if dir && depth < 6 && !name.to_string_lossy().starts_with('.') {
+                stack.push((e.path(), depth + 1));
+            }
+        }
+    }
+    false
+}
+
+/// The outermost hidden path the messages name, absolute or relative to where it ran. A
+/// relative name that more than one hidden path ends with (it may have changed folder) is
+/// given as it was named: which one is not known.
 fn hidden_named(f: &crate::exec::RunFacts, said: &str) -> Option<Hint> {
-    let named = |p: &&PathBuf| {
-        names(said, &p.to_string_lossy())
-            || p.strip_prefix(&f.cwd).is_ok_and(|rel| {
-                names(said, &format!("./{}", rel.display())) || {
-                    let rel = rel.to_string_lossy();
-                    said.match_indices(rel.as_ref()).any(|(i, _)| {
-                        said[..i].ends_with(|c: char| c.is_whitespace() || "'\"`(".contains(c))
-                    }) && names(said, &rel)
-                }
-            })
+    let relative = |p: &PathBuf| {
+        let rel = p.strip_prefix(&f.cwd).ok()?.to_string_lossy().into_owned();
+        let starts = said.match_indices(rel.as_str()).any(|(i, _)| {
+            let head = said[..i].strip_suffix("./").unwrap_or(&said[..i]);
+            head.ends_with(|c: char| c.is_whitespace() || "'\"`(‘".contains(c)) || head.is_empty()
+        });
+        (starts && names(said, &rel)).then_some(rel)
     };
+    let named = |p: &&PathBuf| names(said, &p.to_string_lossy()) || relative(p).is_some();
     let path = f
         .hidden
         .iter()
         .filter(named)
         .min_by_key(|p| p.as_os_str().len())?;
+    if !names(said, &path.to_string_lossy())
+        && let Some(rel) = relative(path)
+        && f.hidden.iter().filter(|h| h.ends_with(&rel)).count() > 1
+    {
+        return Some(Hint::Hidden { path: rel.into() });
+    }
     Some(Hint::Hidden { path: path.clone() })
 }
 

@@ -31,7 +31,7 @@ const SETTINGS: [(&str, &str); 12] = [
     ("max_tmp_mb", "--max-tmp MB"),
     ("max_processes", "--max-processes N"),
     ("max_memory_mb", "--max-memory MB"),
-    ("env_passthrough", "env_passthrough in the config"),
+    ("env_passthrough", "env_passthrough"),
 ];
 
 /// The setting `key`, for `to`, with `path` where it takes one.
@@ -134,9 +134,18 @@ impl Hint {
                 )
             }
             Hint::OutsideView { path } => format!(
-                "sandbox: {} is outside the run's view; {} shows it to scripts",
+                "sandbox: {} is outside the run's view: {} shows it to scripts, {} lets them \
+                 write there",
                 show(path),
-                lift()
+                lift(),
+                setting("writable_paths", None, to)
+            ),
+            Hint::Hidden { path } if path.is_relative() => format!(
+                "sandbox: a hidden {} (deny_read hides it from scripts; the one where it \
+                 started, or another folder's if it changed folder); lift it with {} and its \
+                 full path",
+                show(path),
+                setting("allow_read", None, to).trim_end_matches(" PATH")
             ),
             Hint::Hidden { path } => format!(
                 "sandbox: {} is hidden from scripts (deny_read); lift it with {}",
@@ -144,17 +153,29 @@ impl Hint {
                 lift()
             ),
             Hint::OwnPermissions { path } => format!(
-                "{path}: the sandbox did not refuse this, the file's or its folder's own \
-                 permissions did; change them, or write elsewhere"
+                "sandbox: {path} is in a writable path: the sandbox did not refuse the write, \
+                 the file's or its folder's own permissions did; change them, or write elsewhere"
             ),
-            Hint::Sockets { named, .. } => format!(
-                "sandbox: {}; allow one with {}",
-                match named {
-                    true => "only the Unix sockets named in the policy are open",
-                    false => "Unix sockets are closed",
-                },
-                lift()
-            ),
+            Hint::Sockets { named, network_off } => {
+                let mut s = format!(
+                    "sandbox: {}; allow one with {}",
+                    match named {
+                        true => "only the Unix sockets named in the policy are open",
+                        false => "Unix sockets are closed",
+                    },
+                    lift()
+                );
+                if *network_off {
+                    let kind = if to == Audience::Cli {
+                        "flag"
+                    } else {
+                        "setting"
+                    };
+                    let net = setting("allow_network", None, to);
+                    s += &format!(" (a separate {kind} from {net}, which opens only the network)");
+                }
+                s
+            }
             Hint::Protected { path, why, ran_in } => {
                 let mut s = format!(
                     "sandbox: {path} is protected ({why}): scripts may not write there; write \
@@ -185,7 +206,7 @@ impl Hint {
             }
             Hint::Denied { path, in_proc } => match (path, in_proc) {
                 (Some(p), true) => format!(
-                    "sandbox: {p} was denied: the run has a /proc of its own, where its init and \
+                    "sandbox: reading {p} was denied: the run has a /proc of its own, where its init and \
                      the host's processes are out of reach; no setting lifts that"
                 ),
                 (Some(p), false) => format!("{p} was denied (not by a setting skillpipe has)"),
@@ -217,23 +238,30 @@ impl Hint {
                          {policy} s)"
                     ),
                     None => format!(
-                        "stopped at the timeout ({after}): {} allows longer (at most 600)",
+                        "stopped at the timeout (timeout_seconds = {after}): {} allows longer \
+                         (at most 600)",
                         lift()
                     ),
                 };
                 if *network_off {
                     let net = setting("allow_network", None, to);
                     s += &format!(
-                        "; with the network off, a wait on a download ends here too ({net})"
+                        "; with the network off, a script waiting on a download also ends here ({net})"
                     );
                 }
                 s
             }
-            Hint::Workdir { arg } => format!(
-                "the script ran in its skill's folder, where `{arg}` is not what it is where you \
-                 are: {} runs skill scripts where you are",
-                lift()
-            ),
+            Hint::Workdir { arg } => {
+                let story = match arg.as_str() {
+                    "." | "./" => format!("so `{arg}` was that folder, not where you are"),
+                    _ => format!("where `{arg}` does not exist (it does where you are)"),
+                };
+                format!(
+                    "the script ran in its skill's folder, {story}: {} runs skill scripts where \
+                     you are",
+                    lift()
+                )
+            }
             Hint::MissingModule {
                 module,
                 hidden,
@@ -241,20 +269,22 @@ impl Hint {
             } => {
                 let top = module.split('.').next().unwrap_or(module);
                 let mut s = format!(
-                    "python: the module `{module}` is missing; install its package (often `pip \
-                     install {top}`)"
+                    "python: the module `{module}` is missing; install it with `pip install {top}`"
                 );
                 if let Some(h) = hidden {
                     let lift = setting("allow_read", Some(h), to);
                     s += &format!(
-                        "; the sandbox hides {}, where `pip install --user` puts packages: {lift} \
-                         shows it",
+                        "; the sandbox hides {} (deny_read), where `pip install --user` puts \
+                         packages: {lift} shows it",
                         show(h)
                     );
                 }
                 if !dropped.is_empty() {
                     let pass = setting("env_passthrough", None, to);
-                    s += &format!("; {} is not passed to scripts ({pass})", dropped.join(", "));
+                    s += &format!(
+                        "; {} is set here but not passed to scripts (add it to {pass})",
+                        dropped.join(", ")
+                    );
                 }
                 s
             }

@@ -38,6 +38,8 @@ pub struct RunFacts {
     /// A relative argument that does not exist where it ran but does where the user is (a skill
     /// script run in its skill's folder).
     pub elsewhere: Option<String>,
+    /// The user's folder, when a skill script ran in its own instead.
+    pub caller: Option<PathBuf>,
     /// The folder it ran in.
     pub cwd: PathBuf,
     /// The folder it ran in, when that is outside every writable path while the user's own
@@ -55,6 +57,8 @@ pub struct RunFacts {
     pub sockets_named: bool,
     /// Variables that point Python at packages, set here but not passed to it.
     pub dropped: Vec<&'static str>,
+    /// The folder of the skill whose script ran (`SKILL_BASE_DIR`), if it was one.
+    pub skill_dir: Option<PathBuf>,
     /// The user's home (where `pip install --user` puts packages).
     pub home: Option<PathBuf>,
 }

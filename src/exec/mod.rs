@@ -645,6 +645,9 @@ async fn run_planned(
         sockets_named: !spec.sandbox.sockets.is_empty(),
         dropped: facts::dropped(&spec.env, |v| std::env::var_os(v)),
         home: std::env::var_os("HOME").map(PathBuf::from),
+        skill_dir: (spec.env.iter().rev())
+            .find(|(k, _)| k == "SKILL_BASE_DIR")
+            .map(|(_, v)| PathBuf::from(v)),
         ..RunFacts::default()
     };
     // A path its messages name that exists, but not in its view: a fact, read after a failure.
