@@ -83,6 +83,9 @@ pub struct Ran {
     pub skill: Option<String>,
     /// The script's resolved path, if it was a script.
     pub script_path: Option<PathBuf>,
+    /// The arguments (and stdin input) the audit log cut, with their length and digest, as
+    /// its line says (`argv_cut`, `stdin_cut`).
+    pub cut: Vec<crate::audit::Cut>,
 }
 
 impl Outcome {
@@ -703,6 +706,13 @@ impl Dispatcher {
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
         env.extend(extra_env);
+        // A system command (an allowed `git`, or one a wrapper starts) runs none of the
+        // programs a repository's config names; a skill's script is the skill's to configure.
+        if kind != Argv0Kind::ScriptRef {
+            let config = exec::git_config::repo_config(&cwd);
+            let git = exec::git_config::env(&env, config.as_deref());
+            env.extend(git.into_iter().map(|(k, v)| (k.into(), v.into())));
+        }
         let sandbox = self.sandbox_spec(&cwd);
         let spec = RunSpec {
             program,
@@ -725,6 +735,12 @@ impl Dispatcher {
         );
         started.phase = Some("started");
         self.audit.write_or_warn(&started);
+        let cut: Vec<crate::audit::Cut> = started
+            .argv_cut
+            .iter()
+            .cloned()
+            .chain(started.stdin_cut.clone())
+            .collect();
         let mut cancel_record = self.record(
             origin,
             Decision::Ran,
@@ -824,6 +840,7 @@ impl Dispatcher {
                     result,
                     skill,
                     script_path,
+                    cut,
                 })
             }
             // A `started` line is written: these end the run, so their line completes it.
@@ -979,6 +996,7 @@ impl Dispatcher {
             result,
             skill: Some(text.skill),
             script_path: None,
+            cut: Vec::new(),
         })
     }
 
@@ -1472,5 +1490,6 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "truncated": {"stdout": r.truncated_stdout, "stderr": r.truncated_stderr},
         "script_path": ran.script_path,
         "hint": r.hint,
+        "cut": ran.cut,
     })
 }

@@ -5038,3 +5038,80 @@ fn refused_reads_and_sockets_are_not_called_writes() {
         "control: {err}"
     );
 }
+
+/// A handed-over repository whose config names programs (`core.fsmonitor`, a hook, an external
+/// diff and a diff driver, each writing a canary): `!{git status}` and `!{git diff}`, allowed
+/// exactly, run none of them and still work. Control: the same commands outside skillpipe run
+/// each program (the canaries appear), so this git would have.
+#[test]
+fn an_allowed_git_runs_none_of_the_repositorys_programs() {
+    let home = TestHome::new();
+    // The repository is where skillpipe runs, as a handed-over checkout would be.
+    let repo = home.path().to_path_buf();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("HOME", home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "a@example.com"]);
+    git(&["config", "user.name", "a"]);
+    std::fs::write(repo.join("f.txt"), "one\n").unwrap();
+    git(&["add", "f.txt"]);
+    git(&["commit", "-qm", "one"]);
+    std::fs::write(repo.join("f.txt"), "two\n").unwrap();
+    let canary = |name: &str| {
+        let script = home.path().join(format!("{name}.sh"));
+        let mark = home.path().join(format!("CANARY-{name}"));
+        std::fs::write(&script, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        (script.display().to_string(), mark)
+    };
+    let (fsmonitor, fsmonitor_mark) = canary("fsmonitor");
+    let (ext, ext_mark) = canary("ext");
+    git(&["config", "core.fsmonitor", &fsmonitor]);
+    git(&["config", "diff.external", &ext]);
+    let marks = [fsmonitor_mark, ext_mark];
+
+    let out = run(
+        &home,
+        &[
+            "filter",
+            "--allow",
+            "git status",
+            "--allow",
+            "git diff",
+            "--allow-filesystem",
+            "-y",
+        ],
+        b"a !{git status} b !{git diff} c\n",
+        Feed::Whole,
+    );
+    let audit = home.audit();
+    assert_eq!(audit.len(), 2, "{audit:?} {}", out.stderr);
+    assert!(audit.iter().all(|r| r["decision"] == "ran"), "{audit:?}");
+    for m in &marks {
+        assert!(!m.exists(), "{} ran under skillpipe", m.display());
+    }
+    // The commands worked: the change is listed and shown.
+    let text = out.text();
+    assert!(text.contains("modified:   f.txt"), "{text}");
+    assert!(text.contains("-one") && text.contains("+two"), "{text}");
+
+    // Control: outside skillpipe, this git runs both programs.
+    git(&["status"]);
+    let _ = Command::new("git")
+        .args(["diff"])
+        .current_dir(&repo)
+        .env("HOME", home.path())
+        .output();
+    for m in &marks {
+        assert!(m.exists(), "{} did not run outside skillpipe", m.display());
+    }
+}

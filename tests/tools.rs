@@ -628,6 +628,81 @@ fn outputs_take_whole_stdout_json_and_audit_cuts_long_input() {
     );
 }
 
+/// The sha256 of `bytes` as `sha256sum` prints it (an oracle apart from skillpipe's own).
+fn sha256sum(bytes: &[u8]) -> String {
+    use std::io::Write as _;
+    let mut c = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = c.wait_with_output().unwrap();
+    let hex = String::from_utf8_lossy(&out.stdout);
+    format!("sha256:{}", hex.split_whitespace().next().unwrap())
+}
+
+/// An argument longer than the audit log keeps (a harmless start, then what it really does)
+/// is cut there, and its whole length and sha256 are recorded; `run --json` carries the same.
+/// Control: the kept text alone does not show the end that ran.
+#[test]
+fn a_cut_argument_keeps_its_length_and_digest_in_the_audit_and_run_json() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/sh/SKILL.md",
+        "---\nname: sh\ndescription: runs code\n---\nRun it.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/sh/scripts/eval.sh",
+        "eval \"$1\"\n",
+    );
+    let code = format!("#{}\necho RAN-THE-END", " harmless comment".repeat(20));
+    let (v, out) = run_json(
+        &home,
+        &[
+            "sh",
+            "eval.sh",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--",
+            &code,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["stdout"], "RAN-THE-END\n");
+    let audit = home.audit();
+    let logged = audit[0]["argv"][1].as_str().unwrap();
+    assert!(!logged.contains("RAN-THE-END"), "{logged}");
+    let want = serde_json::json!([{
+        "arg": 1,
+        "chars": code.chars().count(),
+        "bytes": code.len(),
+        "sha256": sha256sum(code.as_bytes()),
+    }]);
+    assert_eq!(audit[0]["argv_cut"], want, "{:?}", audit[0]);
+    assert_eq!(v["cut"], want, "{v}");
+    // A short argument is whole: nothing cut, nothing recorded.
+    let (v, _) = run_json(
+        &home,
+        &[
+            "sh",
+            "eval.sh",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--",
+            "echo hi",
+        ],
+    );
+    assert_eq!(v["cut"], serde_json::json!([]));
+    assert!(
+        home.audit()[1].get("argv_cut").is_none(),
+        "{:?}",
+        home.audit()
+    );
+}
+
 #[test]
 fn root_scripts_are_found_after_scripts_and_allowed_tools_are_listed() {
     let home = TestHome::new();
