@@ -42,6 +42,10 @@ pub(crate) struct Record {
     pub decision: Decision,
     /// Why it was refused, or a note about the run (timed out, cancelled).
     pub reason: Option<String>,
+    /// For a refusal at a per-answer bound: the policy key of the bound
+    /// (`max_captures_per_turn`, `max_side_effects_per_turn`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<&'static str>,
     /// Exit code, when it ran.
     pub exit_code: Option<i32>,
     /// The signal that killed it, e.g. `SIGSEGV`.
@@ -76,6 +80,7 @@ impl Record {
             kind,
             decision,
             reason: None,
+            limit: None,
             exit_code: None,
             signal: None,
             duration_ms: None,

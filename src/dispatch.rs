@@ -1067,6 +1067,26 @@ impl Dispatcher {
         self.block(origin, argv, None, decision, reason)
     }
 
+    /// A refusal because a per-answer bound (`key`, e.g. `max_side_effects_per_turn`) was
+    /// reached: denied, its audit line naming the bound in `limit`.
+    pub(crate) fn refuse_over_limit(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        key: &'static str,
+        reason: String,
+    ) -> Outcome {
+        let mut rec = self.record(origin, Decision::Denied, argv, None, None);
+        rec.reason = Some(reason.clone());
+        rec.limit = Some(key);
+        self.audit.write_or_warn(&rec);
+        Outcome::Blocked {
+            decision: Decision::Denied,
+            reason,
+            denied: None,
+        }
+    }
+
     /// The confirmation step: asks (one question at a time) unless the mode or an earlier
     /// "always" covers the command. A tool whose tool.yaml asks is asked about under any mode;
     /// when no one can answer, the refusal says so rather than advise `-y`, which cannot help.

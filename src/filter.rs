@@ -110,6 +110,7 @@ where
         scan: opts.scan,
         captures: CaptureMode::InPlace,
         max_captures: None,
+        max_side_effects: None,
     };
     let mut driver = Driver::new(dispatcher, driver_opts, rt, Some(listener));
     let mut input = Input::new(input, CHUNK);

@@ -642,6 +642,44 @@ fn captures_per_turn_are_bounded() {
     );
 }
 
+/// Side effects count toward a per-answer bound too (default: 8, `--max-side-effects N`):
+/// past it each is refused, its audit line naming the bound. Control: with the bound raised,
+/// the same answer runs every one.
+#[test]
+fn side_effects_per_turn_are_bounded() {
+    let answer: String = (0..12).map(|n| format!("%{{echo s{n}}} ")).collect();
+    let ran = |home: &TestHome| {
+        home.audit()
+            .iter()
+            .filter(|r| r["decision"] == "ran")
+            .count()
+    };
+    let limited = |home: &TestHome| -> Vec<serde_json::Value> {
+        home.audit()
+            .into_iter()
+            .filter(|r| r["limit"] == "max_side_effects_per_turn")
+            .collect()
+    };
+    for (flag, runs) in [(None, 8), (Some("3"), 3), (Some("20"), 12)] {
+        let home = TestHome::new();
+        let server = Server::start([Reply::text([answer.as_str()])]);
+        let mut c = chat(&home, &server);
+        c.args(["--allow", "echo", "-y"]);
+        if let Some(n) = flag {
+            c.args(["--max-side-effects", n]);
+        }
+        let out = c.arg("go").output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(ran(&home), runs, "{flag:?}: {:?}", home.audit());
+        let refused = limited(&home);
+        assert_eq!(refused.len(), 12 - runs, "{flag:?}: {refused:?}");
+        assert!(
+            refused.iter().all(|r| r["decision"] == "denied"),
+            "{refused:?}"
+        );
+    }
+}
+
 /// The same command written with other spacing or quoting is the same command.
 #[test]
 fn a_capture_respelled_is_still_a_repeat() {

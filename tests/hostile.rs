@@ -1490,6 +1490,46 @@ fn denied_patterns_win_over_allow() {
             Expect::Refused(DENIED),
         ),
     ];
+    // Wrappers whose command is in one word, or after an architecture: each would create the
+    // canary where touch is not denied (the control), and is refused where it is.
+    let one_word = [
+        ("env -S", "%{env -S 'touch {C}'}"),
+        ("env -S attached", "%{env -S'touch {C}'}"),
+        ("env --split-string=", "%{env '--split-string=touch {C}'}"),
+        ("env --split-string", "%{env --split-string 'touch {C}'}"),
+        ("env -iS", "%{env -iS 'PATH=/usr/bin:/bin touch {C}'}"),
+        ("env -S with \\_", "%{env -S 'touch\\_{C}'}"),
+        ("setarch", "%{setarch x86_64 touch {C}}"),
+        ("setarch -R", "%{setarch x86_64 -R touch {C}}"),
+        ("linux32", "%{linux32 touch {C}}"),
+        ("linux64", "%{linux64 touch {C}}"),
+    ];
+    for (name, directive) in one_word {
+        if name.starts_with("setarch") || name.starts_with("linux") {
+            let out = Command::new(which(name.split(' ').next().unwrap()))
+                .arg("true")
+                .output();
+            if !out.is_ok_and(|o| o.status.success()) {
+                eprintln!("skipped {name}: it does not run on this machine");
+                continue;
+            }
+        }
+        control_creates_canary(
+            &[
+                "filter",
+                "--allow",
+                "*",
+                "--deny",
+                "rm",
+                "--allow-filesystem",
+                "--allow-network",
+                "-y",
+            ],
+            &nothing,
+            directive,
+        );
+        attempts.push(attempt(name, directive, Expect::Refused(DENIED)));
+    }
     let failures = check_family(
         "deny touch",
         args,
@@ -5113,5 +5153,39 @@ fn an_allowed_git_runs_none_of_the_repositorys_programs() {
         .output();
     for m in &marks {
         assert!(m.exists(), "{} did not run outside skillpipe", m.display());
+    }
+}
+
+/// A pattern that names arguments allows exactly that command line: `--allow 'cat notes.txt'`
+/// does not let `cat notes.txt private/payroll.csv` read the second file. Controls: the exact
+/// command runs; a last `*` word and a bare program name keep the arguments open.
+#[test]
+fn a_pattern_with_arguments_allows_exactly_them() {
+    let home = TestHome::new();
+    home.write("notes.txt", "NOTES\n");
+    home.write("private/payroll.csv", "PAYROLL\n");
+    let filter = |allow: &str, input: &str| {
+        run(
+            &home,
+            &["filter", "--allow", allow, "--allow-filesystem", "-y"],
+            input.as_bytes(),
+            Feed::Whole,
+        )
+    };
+    let out = filter(
+        "cat notes.txt",
+        "a !{cat notes.txt private/payroll.csv} b\n",
+    );
+    assert!(!out.text().contains("PAYROLL"), "{}", out.text());
+    let last = home.audit().pop().unwrap();
+    assert_eq!(last["decision"], "denied", "{last}");
+    // Control: the command the pattern names runs.
+    let out = filter("cat notes.txt", "a !{cat notes.txt} b\n");
+    assert!(out.text().contains("NOTES"), "{}", out.text());
+    assert_eq!(home.audit().pop().unwrap()["decision"], "ran");
+    // A last `*`, and the program alone: any further arguments.
+    for allow in ["cat notes.txt *", "cat"] {
+        let out = filter(allow, "a !{cat notes.txt private/payroll.csv} b\n");
+        assert!(out.text().contains("PAYROLL"), "{allow}: {}", out.text());
     }
 }

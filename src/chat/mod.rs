@@ -469,6 +469,7 @@ impl Session {
             scan: self.opts.scan,
             captures: CaptureMode::HandBack,
             max_captures: Some(self.max_captures()),
+            max_side_effects: Some(self.dispatcher.policy().max_side_effects_per_turn),
         };
         let rt = tokio::runtime::Handle::current();
         let mut driver =

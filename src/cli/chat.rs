@@ -34,6 +34,9 @@ pub struct ChatArgs {
     /// Bound on capture round-trips per user message.
     #[arg(long, value_name = "N")]
     pub max_captures: Option<usize>,
+    /// Bound on side effects (`%{…}`) per user message; further ones are refused.
+    #[arg(long, value_name = "N")]
+    pub max_side_effects: Option<usize>,
     /// Sampling temperature sent with each request (the same as --param temperature=T).
     #[arg(long, value_name = "T")]
     pub temperature: Option<f64>,
@@ -103,6 +106,7 @@ impl ChatArgs {
             &self.vars,
         )?;
         app.overrides.max_captures = self.max_captures;
+        app.overrides.max_side_effects = self.max_side_effects;
         app.instructions = true;
         Ok(ChatConfig {
             app,

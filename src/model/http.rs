@@ -285,7 +285,10 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
                     Ok(Some(Ok(chunk))) => chunk,
                 };
                 bytes += chunk.len() as u64;
-                parser.feed(&chunk, &mut events);
+                if let Err(e) = parser.feed(&chunk, &mut events) {
+                    yield Err(ModelError::EventTooLong { limit: e.limit, bytes });
+                    return;
+                }
                 let mut done = false;
                 let mut failed = None;
                 for ev in events.drain(..) {

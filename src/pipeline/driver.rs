@@ -99,6 +99,8 @@ pub struct DriverOptions {
     pub captures: CaptureMode,
     /// Captures (and counted tool calls) allowed before further ones are refused.
     pub max_captures: Option<usize>,
+    /// Side effects allowed before further ones are refused.
+    pub max_side_effects: Option<usize>,
 }
 
 /// How [`Driver::run_capture`] went.
@@ -124,6 +126,7 @@ pub struct Driver {
     worker: JoinHandle<()>,
     gate: Option<Gate>,
     captures: usize,
+    side_effects: usize,
     problems: Arc<AtomicBool>,
     stopped: bool,
 }
@@ -174,6 +177,7 @@ impl Driver {
             worker,
             gate: None,
             captures: 0,
+            side_effects: 0,
             problems,
             stopped: false,
         }
@@ -306,10 +310,19 @@ impl Driver {
             return self.refuse_found(&d, why, sink);
         }
         match d.kind {
-            Kind::SideEffect => self.queue.push(d).await,
+            Kind::SideEffect => {
+                if let Some(max) = self.opts.max_side_effects
+                    && self.side_effects >= max
+                {
+                    let why = format!("max_side_effects_per_turn = {max} reached");
+                    return self.refuse_over(&d, "max_side_effects_per_turn", why, sink);
+                }
+                self.side_effects += 1;
+                self.queue.push(d).await
+            }
             Kind::Capture => {
                 if let Some(why) = self.limit_reached() {
-                    return self.refuse_found(&d, why, sink);
+                    return self.refuse_over(&d, "max_captures_per_turn", why, sink);
                 }
                 match self.opts.captures {
                     CaptureMode::HandBack => {
@@ -419,6 +432,21 @@ impl Driver {
         self.dispatcher.refuse(origin, argv, decision, why)
     }
 
+    /// A directive past the per-answer bound `key`: refused where found, its audit line naming
+    /// the bound (`limit`).
+    fn refuse_over<S>(&self, d: &Directive, key: &'static str, why: String, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        self.problems.store(true, Ordering::Relaxed);
+        let argv = std::slice::from_ref(&d.body);
+        let outcome = self
+            .dispatcher
+            .refuse_over_limit(Origin::from(d.kind), argv, key, why);
+        self.report(&d.raw, &outcome, sink);
+        let _ = sink(Event::Refused { directive: d });
+    }
+
     /// [`Driver::refuse_directive`] where the directive was found: the stream goes on.
     fn refuse_found<S>(&self, d: &Directive, why: String, sink: &mut S)
     where
@@ -482,6 +510,7 @@ mod tests {
             scan: ScanOptions::default(),
             captures,
             max_captures,
+            max_side_effects: None,
         }
     }
 

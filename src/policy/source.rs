@@ -127,6 +127,13 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     ) {
         out.max_captures_per_turn = d.max_captures_per_turn;
     }
+    if drop(
+        p.max_side_effects_per_turn > d.max_side_effects_per_turn,
+        "max_side_effects_per_turn",
+        "--max-side-effects N",
+    ) {
+        out.max_side_effects_per_turn = d.max_side_effects_per_turn;
+    }
     // The sandbox's second layer: reading hidden paths, Unix sockets, higher limits (0 is none).
     if drop(!p.allow_read.is_empty(), "allow_read", "--allow-read PATH") {
         out.allow_read = d.allow_read.clone();
