@@ -1982,7 +1982,7 @@ fn a_reader_that_goes_ends_the_answer_quietly() {
     let home = TestHome::new();
     // The model sends two lines and then goes silent: only the reader's going can end this.
     let server = Server::start([Reply::text(["first line\n", "second line\n"]).stall_after(2)]);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+    let mut child = common::spawn::skillpipe()
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home.path())

@@ -25,8 +25,6 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
-
 // ---------------------------------------------------------------------------------------------
 // Running the binary
 
@@ -51,10 +49,10 @@ impl Out {
     }
 }
 
-/// `skillpipe ARGS` in `home`, with a clean environment, no controlling terminal (so that
-/// `confirm = ask` can never reach a real one) and `extra_env` on top.
+/// `skillpipe ARGS` in `home`, with a clean environment, detached (no controlling terminal, so
+/// that `confirm = ask` can never reach a real one) and `extra_env` on top.
 fn command(home: &TestHome, args: &[&str], extra_env: &[(&str, OsString)]) -> Command {
-    let mut c = Command::new(BIN);
+    let mut c = common::spawn::skillpipe();
     c.args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -72,13 +70,6 @@ fn command(home: &TestHome, args: &[&str], extra_env: &[(&str, OsString)]) -> Co
     }
     for (k, v) in extra_env {
         c.env(k, v);
-    }
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        c.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
     }
     c
 }
@@ -1715,7 +1706,7 @@ fn directives_in_command_output_do_not_run() {
 
 /// Whether `skillpipe doctor` says this machine enforces every restriction; says loudly if not.
 fn sandbox_available(test: &str) -> bool {
-    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    let out = common::spawn::skillpipe().arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let yes = |label: &str| {
         text.lines().any(|l| {
@@ -2478,7 +2469,7 @@ fn layers_available(test: &str, more: &[&str]) -> bool {
     if !sandbox_available(test) {
         return false;
     }
-    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    let out = common::spawn::skillpipe().arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     for label in more {
         let yes = text.lines().any(|l| {

@@ -164,8 +164,7 @@ impl Client {
 
 /// `skillpipe mcp` on the skills of `home` with a clean environment.
 fn server_cmd(home: &TestHome, args: &[&str]) -> Command {
-    let bin = assert_cmd::cargo::cargo_bin("skillpipe");
-    let mut c = Command::new(bin);
+    let mut c = common::spawn::skillpipe();
     c.arg("mcp")
         .args(["--skills-dir", "skills", "--sandbox", "best-effort"])
         .args(args)
@@ -1511,7 +1510,7 @@ fn readme_registration_snippets_start_the_server() {
             })
             .collect();
         assert_eq!(args[0], "mcp", "{client}: {args:?}");
-        let out = Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+        let out = common::spawn::skillpipe()
             .args(&args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())

@@ -4,6 +4,9 @@
 //! and the audit, warning and refusal details.
 
 mod common;
+#[allow(dead_code)]
+#[path = "repl/pty.rs"]
+mod pty;
 
 use common::{Reply, Server, TestHome};
 use serde_json::{Value, json};
@@ -1621,4 +1624,67 @@ fn a_tool_call_copying_a_worked_example_is_not_run() {
     let ran = result(&server.requests()[3]);
     assert_eq!(ran["success"], true, "{ran}");
     assert_eq!(stdout(&out), "It is 72.\n");
+}
+
+/// No test reaches the terminal the tests run in. This test runs itself again on a pty of its
+/// own (as `cargo test` in a terminal runs), and there starts skillpipe the way every test
+/// does ([`TestHome::cmd`], the shared detaching helper) with a command that asks for
+/// confirmation: nothing is drawn on that terminal, and the command is declined for want of
+/// one. Control: the same skillpipe started without the helper opens the terminal and asks
+/// there.
+#[test]
+fn no_test_reaches_the_terminal_it_runs_in() {
+    if let Some(how) = std::env::var_os("SKILLPIPE_TEST_ON_PTY") {
+        let home = TestHome::new();
+        let out = if how == "detached" {
+            home.cmd()
+                .args(["filter", "--allow", "echo"])
+                .write_stdin("a %{echo hi} b\n")
+                .output()
+                .unwrap()
+        } else {
+            // The control: what a test did before the helper (no new session).
+            let mut c = std::process::Command::new(common::spawn::BIN);
+            c.env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", home.path())
+                .env("LANG", "C.UTF-8")
+                .env("XDG_STATE_HOME", home.path().join("state"))
+                .env("XDG_CONFIG_HOME", home.path().join("config"))
+                .current_dir(home.path())
+                .args(["filter", "--allow", "echo"]);
+            assert_cmd::Command::from_std(c)
+                .write_stdin("a %{echo hi} b\n")
+                .output()
+                .unwrap()
+        };
+        let rec = &home.audit()[0];
+        println!("DECISION={} EXIT={:?}", rec["decision"], out.status.code());
+        println!("REASON={}", rec["reason"]);
+        return;
+    }
+    for (how, asked) in [("detached", false), ("attached", true)] {
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+        c.args([
+            "--exact",
+            "no_test_reaches_the_terminal_it_runs_in",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("SKILLPIPE_TEST_ON_PTY", how);
+        let mut p = pty::Pty::spawn(c);
+        if asked {
+            p.expect("(Enter = no)");
+            // Past the prompt's guard against keys typed ahead.
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            p.send(b"n");
+        }
+        assert!(p.wait_exit().success(), "{how}: {}", p.text());
+        let text = p.text();
+        assert_eq!(text.contains("(Enter = no)"), asked, "{how}: {text}");
+        assert!(text.contains("DECISION=\"declined\""), "{how}: {text}");
+        if !asked {
+            assert!(text.contains("no terminal"), "{how}: {text}");
+        }
+    }
 }
