@@ -58,6 +58,10 @@ impl From<Kind> for Origin {
 /// What happened to a request. Complete by nature (it ran, or it did not): a new kind of
 /// refusal is a new [`Decision`], so this stays exhaustive.
 #[derive(Debug, Clone)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a run is the common outcome: boxing it would allocate once per command for nothing"
+)]
 pub enum Outcome {
     /// It ran; see [`Ran`].
     Ran(Ran),
@@ -85,7 +89,7 @@ pub struct Ran {
     pub script_path: Option<PathBuf>,
     /// The arguments (and stdin input) the audit log cut, with their length and digest, as
     /// its line says (`argv_cut`, `stdin_cut`).
-    pub cut: Vec<crate::audit::Cut>,
+    pub cut: Box<[crate::audit::Cut]>,
 }
 
 impl Outcome {
@@ -735,7 +739,7 @@ impl Dispatcher {
         );
         started.phase = Some("started");
         self.audit.write_or_warn(&started);
-        let cut: Vec<crate::audit::Cut> = started
+        let cut: Box<[crate::audit::Cut]> = started
             .argv_cut
             .iter()
             .cloned()
@@ -996,7 +1000,7 @@ impl Dispatcher {
             result,
             skill: Some(text.skill),
             script_path: None,
-            cut: Vec::new(),
+            cut: Box::default(),
         })
     }
 

@@ -385,7 +385,7 @@ mod tests {
             },
             skill: None,
             script_path: None,
-            cut: Vec::new(),
+            cut: Box::default(),
         })
     }
 

@@ -177,7 +177,7 @@ mod tests {
             },
             skill: Some("s".into()),
             script_path: None,
-            cut: Vec::new(),
+            cut: Box::default(),
         }
     }
 

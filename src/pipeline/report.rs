@@ -180,7 +180,7 @@ mod tests {
             },
             skill: None,
             script_path: None,
-            cut: Vec::new(),
+            cut: Box::default(),
         })
     }
 
