@@ -910,6 +910,11 @@ fn a_foreign_agent_sets_only_sampling_and_length_parameters() {
 fn anthropic_provider_from_the_command_line() {
     let home = TestHome::new();
     let server = Server::start([Reply::text(["Bonjour", " !"])]);
+    // The key goes to this (local) server because the user's config names it.
+    home.write(
+        "config/skillpipe/config.toml",
+        "[providers.anthropic]\napi_key_env = \"ANTHROPIC_API_KEY\"\n",
+    );
     let out = home
         .cmd()
         .env("ANTHROPIC_API_KEY", "ak-test")

@@ -198,8 +198,7 @@ pub fn ignored_notice(file: &str, ignored: &[Ignored]) -> Option<String> {
         .map(|i| format!("{} (grant with {})", i.key, i.grant))
         .collect();
     Some(format!(
-        "{}: not in your own config folders, so it may only narrow the script policy and set \
-         sampling and length parameters; ignored: {}",
+        "{}: not in your own config folders, so it may only narrow the script policy; ignored: {}",
         file,
         items.join(", ")
     ))
