@@ -1012,6 +1012,18 @@ fn an_ambient_key_is_not_sent_to_a_local_server() {
         "{text}"
     );
     assert!(!text.contains("sk-ambient"), "{text}");
+    // A local server that wants a key says so; the advice is to name one, not to set the
+    // variable that is set already.
+    let refusing = Server::start([Reply::status(401, "{\"error\": {\"message\": \"key?\"}}")]);
+    let out = home
+        .cmd()
+        .env("OPENAI_API_KEY", "sk-ambient")
+        .args(["chat", "--base-url", &refusing.url, "--model", "m", "hi"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(err.contains("api_key_env"), "{err}");
+    assert!(!err.contains("set $OPENAI_API_KEY"), "{err}");
     // Control: named in the user's config, it is sent.
     home.write(
         "config/skillpipe/config.toml",

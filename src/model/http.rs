@@ -63,7 +63,12 @@ impl Endpoint {
             base_url: settings.base_url.trim_end_matches('/').to_string(),
             model: settings.model.clone(),
             api_key: settings.api_key.clone(),
-            api_key_var: settings.api_key_var.clone(),
+            // A variable whose key was withheld is not the one to set: the refusal advises
+            // naming one with `api_key_env` instead.
+            api_key_var: settings
+                .api_key_var
+                .clone()
+                .filter(|_| !settings.api_key_withheld),
             options: settings.options.clone(),
         })
     }
