@@ -290,7 +290,14 @@ pub fn settings_rows(s: &crate::model::Settings) -> String {
     }
     let local = crate::model::settings::is_loopback(&s.base_url);
     let key = match (&s.api_key_var, s.api_key.is_some()) {
-        (Some(v), true) => format!("${v} (set)"),
+        // Which key goes where: the endpoint above, or nowhere.
+        (Some(v), true) => format!("${v} (set), sent to {}", s.base_url),
+        (Some(v), false) if s.api_key_withheld => format!(
+            "${v} is set but not sent: {} is on this machine or the local network, and that \
+             key is for the provider's service (api_key_env = \"{v}\" in \
+             [providers.{}] of the config file sends it)",
+            s.base_url, s.provider_name
+        ),
         (Some(v), false) if local => format!("${v} not set; none needed on this machine"),
         (Some(v), false) => format!("${v} NOT SET — the endpoint will refuse requests"),
         (None, _) if s.base_url.is_empty() => "none needed".to_string(),

@@ -320,8 +320,9 @@ impl PolicyFlags {
             max_file_size: self.max_file_size,
             max_tmp: self.max_tmp,
             max_cpu: self.max_cpu,
-            // A chat flag, set by `chat` itself.
+            // Chat flags, set by `chat` itself.
             max_captures: None,
+            max_side_effects: None,
         })
     }
 }
