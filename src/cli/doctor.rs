@@ -471,7 +471,7 @@ fn view_section(caps: &Capabilities) -> String {
     let path_var = std::env::var_os("PATH").unwrap_or_default();
     let program = view::on_path("python3", &view::path_entries(&path_var))
         .unwrap_or_else(|| PathBuf::from("/bin/sh"));
-    let facts = view::facts(&program, &path_var, &cwd, &[], &[], false);
+    let facts = view::facts(&program, &path_var, &[], &cwd, &[], &[], false);
     for g in view::grants(&facts) {
         if g.path.symlink_metadata().is_ok() {
             let _ = writeln!(s, "  {:<40} {}", g.path.display(), g.why.describe());

@@ -416,9 +416,17 @@ async fn run_planned(
                 why: sandbox::view::Why::Granted,
             });
             let granted: Vec<_> = spec.sandbox.read.iter().cloned().chain(sockets).collect();
+            // The module search paths the user passes through (a vendored library).
+            let module_paths: Vec<PathBuf> = spec
+                .env
+                .iter()
+                .filter(|(k, _)| k == "PYTHONPATH" || k == "NODE_PATH")
+                .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
+                .collect();
             sandbox::view::grants(&sandbox::view::facts(
                 &program,
                 &path_var,
+                &module_paths,
                 &spec.cwd,
                 &spec.sandbox.writable,
                 &granted,

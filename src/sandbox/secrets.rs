@@ -459,16 +459,18 @@ pub fn git_config_holds_credentials(config: &Path) -> bool {
         return false;
     };
     let _ = f.take(64 * 1024).read_to_string(&mut text);
-    text.lines().filter_map(|l| l.split_once('=')).any(|(key, value)| {
-        let key = key.trim().to_ascii_lowercase();
-        let userinfo = value
-            .trim()
-            .split_once("://")
-            .and_then(|(_, rest)| rest.split('/').next())
-            .and_then(|authority| authority.rsplit_once('@'))
-            .is_some_and(|(user, _)| user.contains(':'));
-        key == "extraheader" || (matches!(key.as_str(), "url" | "pushurl") && userinfo)
-    })
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .any(|(key, value)| {
+            let key = key.trim().to_ascii_lowercase();
+            let userinfo = value
+                .trim()
+                .split_once("://")
+                .and_then(|(_, rest)| rest.split('/').next())
+                .and_then(|authority| authority.rsplit_once('@'))
+                .is_some_and(|(user, _)| user.contains(':'));
+            key == "extraheader" || (matches!(key.as_str(), "url" | "pushurl") && userinfo)
+        })
 }
 
 /// The notice for a `.env*` walk below `start` that stopped at its bound.
@@ -518,7 +520,9 @@ mod tests {
             std::fs::write(&c, text).unwrap();
             git_config_holds_credentials(&c)
         };
-        assert!(holds("[remote \"o\"]\n\turl = https://me:ghp_x@github.com/a/b\n"));
+        assert!(holds(
+            "[remote \"o\"]\n\turl = https://me:ghp_x@github.com/a/b\n"
+        ));
         assert!(holds("[http]\n\textraheader = AUTHORIZATION: basic eA==\n"));
         assert!(!holds("[remote \"o\"]\n\turl = https://github.com/a/b\n"));
         assert!(!holds("[remote \"o\"]\n\turl = git@github.com:a/b.git\n"));
