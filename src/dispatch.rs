@@ -1472,5 +1472,6 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "truncated": {"stdout": r.truncated_stdout, "stderr": r.truncated_stderr},
         "script_path": ran.script_path,
         "hint": r.hint,
+        "memory": r.memory,
     })
 }

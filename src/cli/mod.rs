@@ -155,7 +155,7 @@ pub struct PolicyFlags {
     /// Processes at once per run (0: unlimited).
     #[arg(long, value_name = "N")]
     pub max_processes: Option<u64>,
-    /// Writable memory per process in MiB (0: unlimited).
+    /// Memory of the whole run in MiB, its processes together (0: unlimited).
     #[arg(long, value_name = "MB")]
     pub max_memory: Option<u64>,
     /// Largest file a command may write, MiB (0: unlimited).
