@@ -4355,7 +4355,12 @@ fn scripts_cannot_reach_kernel_surface_they_have_no_use_for() {
     for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
         let out = run(&home, &with(extra), b"!{scripts/kernel.py}", Feed::Whole);
         let inside = lines(&out.text());
-        let got = |name: &str| inside.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        let got = |name: &str| {
+            inside
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
         for (name, errno) in refused {
             let before = outside.iter().find(|(k, _)| k == name).unwrap();
             if before.1 == errno {
@@ -4365,10 +4370,20 @@ fn scripts_cannot_reach_kernel_surface_they_have_no_use_for() {
                 );
                 continue;
             }
-            assert_eq!(got(name), Some(errno), "HOLE {name} with {extra:?}: {}", out.stderr);
+            assert_eq!(
+                got(name),
+                Some(errno),
+                "HOLE {name} with {extra:?}: {}",
+                out.stderr
+            );
         }
         for control in ["netlink-route", "inet"] {
-            assert_eq!(got(control), Some("ok"), "control {control}: {}", out.stderr);
+            assert_eq!(
+                got(control),
+                Some("ok"),
+                "control {control}: {}",
+                out.stderr
+            );
         }
     }
 }
@@ -4438,16 +4453,22 @@ fn memory_is_bounded_per_run_not_per_process() {
         return;
     }
     assert_eq!(alone["success"], true, "control, one process: {alone}");
-    assert_eq!(alone["memory"]["oom_kills"], 0, "control: {alone}");
+    assert_eq!(alone["memory"]["oom_killed"], false, "control: {alone}");
     let three = run_memory(&home, "1024", "3", "400");
-    assert_eq!(three["success"], false, "HOLE: 3 × 400 MiB under 1 GiB: {three}");
+    assert_eq!(
+        three["success"], false,
+        "HOLE: 3 × 400 MiB under 1 GiB: {three}"
+    );
     assert_eq!(three["memory"]["per_run"], true, "{three}");
     assert!(
-        three["memory"]["oom_kills"].as_u64() >= Some(1) || three["stdout"] != "[0, 0, 0]\n",
+        three["memory"]["oom_killed"] == true || three["stdout"] != "[0, 0, 0]\n",
         "{three}"
     );
     let roomy = run_memory(&home, "2048", "3", "400");
-    assert_eq!(roomy["success"], true, "control, 3 × 400 MiB under 2 GiB: {roomy}");
+    assert_eq!(
+        roomy["success"], true,
+        "control, 3 × 400 MiB under 2 GiB: {roomy}"
+    );
 }
 
 /// `.env*` files are looked for below the project's root too (from `proj/web`, `../api/.env`

@@ -385,7 +385,10 @@ fn sandbox_section(caps: &Capabilities) -> String {
     );
     row(&mut s, "process limit", &nproc);
     let memory = match sandbox::limits::memory_limit_support() {
-        Ok(how) => format!("yes ({how}; max_memory_mb {})", limits.memory_mb.unwrap_or(0)),
+        Ok(how) => format!(
+            "yes ({how}; max_memory_mb {})",
+            limits.memory_mb.unwrap_or(0)
+        ),
         Err(e) => format!(
             "per process only (RLIMIT_DATA): {e}; a run's processes together may use \
              max_processes × max_memory_mb"

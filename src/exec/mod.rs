@@ -134,8 +134,9 @@ pub struct MemoryBound {
     /// All the run's processes together (its memory cgroup); else each process alone
     /// (RLIMIT_DATA), when a limit is set.
     pub per_run: bool,
-    /// Processes of the run the kernel killed for going over it (as its cgroup counts them).
-    pub oom_kills: u64,
+    /// The kernel killed some of the run's processes for going over it (as its cgroup counts
+    /// them).
+    pub oom_killed: bool,
 }
 
 /// Why a command could not be run (as opposed to ran and failed).
@@ -605,14 +606,15 @@ async fn run_planned(
     }
     #[cfg(target_os = "linux")]
     if memory.per_run {
-        memory.oom_kills = cgroup.oom_kills();
-        if memory.oom_kills > 0 {
+        let kills = cgroup.oom_kills();
+        memory.oom_killed = kills > 0;
+        if memory.oom_killed {
             warnings.push(
                 format!(
                     "the run went over max_memory_mb = {} MiB (all its processes together): the \
                      kernel killed {} of its processes",
                     spec.sandbox.limits.memory_mb.unwrap_or(0),
-                    memory.oom_kills
+                    kills
                 )
                 .into(),
             );

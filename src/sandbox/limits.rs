@@ -302,8 +302,7 @@ impl RunCgroup {
     ) -> Result<std::path::PathBuf, CgroupError> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static COUNT: AtomicU64 = AtomicU64::new(0);
-        static SWEPT: std::sync::Mutex<Vec<std::path::PathBuf>> =
-            std::sync::Mutex::new(Vec::new());
+        static SWEPT: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
         let (base, _) = own_cgroup(own, controller, subtree_has(controller))
             .ok_or(CgroupError::NoController(controller.name()))?;
         let dir = match self.dirs.iter().find(|d| d.parent() == Some(&base)) {

@@ -131,9 +131,30 @@ const SYS_LSM_SET_SELF_ATTR: u32 = 460;
 const SYS_LSM_LIST_MODULES: u32 = 461;
 const SYS_OPEN_TREE_ATTR: u32 = 467;
 
+/// `kexec_file_load`: not in every libc for every architecture here.
+#[cfg(target_arch = "x86_64")]
+const SYS_KEXEC_FILE_LOAD: u32 = 320;
+#[cfg(any(target_arch = "aarch64", target_arch = "riscv64"))]
+const SYS_KEXEC_FILE_LOAD: u32 = 294;
+
+/// No filter is written for other architectures (see [`ARCH`]).
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+fn refused_calls() -> Vec<u32> {
+    Vec::new()
+}
+
 /// System calls refused whatever their arguments (EPERM): kernel surface a script has no use
 /// for, which a container runtime's default filter also refuses. A syscall table is a closed
 /// world; this is the part of it that administers the machine, not the process.
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
 fn refused_calls() -> Vec<u32> {
     use libc::*;
     let mut calls = vec![
@@ -168,7 +189,6 @@ fn refused_calls() -> Vec<u32> {
         SYS_finit_module,
         SYS_delete_module,
         SYS_kexec_load,
-        SYS_kexec_file_load,
         SYS_reboot,
         SYS_settimeofday,
         SYS_clock_settime,
@@ -195,6 +215,7 @@ fn refused_calls() -> Vec<u32> {
     .map(|nr| nr as u32)
     .collect::<Vec<u32>>();
     calls.extend([
+        SYS_KEXEC_FILE_LOAD,
         SYS_LSM_GET_SELF_ATTR,
         SYS_LSM_SET_SELF_ATTR,
         SYS_LSM_LIST_MODULES,
@@ -304,7 +325,11 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
         jeq(libc::SYS_openat2 as u32, To::NoSys, To::Next),
     ]);
     code.extend(xattr_calls().map(|nr| jeq(nr, To::NotSup, To::Next)));
-    code.extend(refused_calls().into_iter().map(|nr| jeq(nr, To::Deny, To::Next)));
+    code.extend(
+        refused_calls()
+            .into_iter()
+            .map(|nr| jeq(nr, To::Deny, To::Next)),
+    );
     // The checks of arguments come after the dispatch on the number; their places are known
     // once the dispatch is laid out, so the dispatch is patched afterwards.
     let modes = mode_calls();
@@ -348,7 +373,10 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
     // A pair is Unix or nothing (another family's pair is kernel code no script needs).
     let pair = check(
         &mut body,
-        &[ld(arg(0)), jeq(libc::AF_UNIX as u32, To::Allow, To::NoFamily)],
+        &[
+            ld(arg(0)),
+            jeq(libc::AF_UNIX as u32, To::Allow, To::NoFamily),
+        ],
     );
     dispatch.push(jeq(libc::SYS_socketpair as u32, pair, To::Next));
     // No set-id bits.
@@ -648,7 +676,10 @@ mod tests {
             assert_eq!(call(nr, [0; 6]), allow, "{nr}");
         }
         // personality: Linux's own and the query, not the rest (ADDR_NO_RANDOMIZE).
-        assert_eq!(call(libc::SYS_personality, [0xffff_ffff, 0, 0, 0, 0, 0]), allow);
+        assert_eq!(
+            call(libc::SYS_personality, [0xffff_ffff, 0, 0, 0, 0, 0]),
+            allow
+        );
         assert_eq!(call(libc::SYS_personality, [0, 0, 0, 0, 0, 0]), allow);
         assert_eq!(
             call(libc::SYS_personality, [0x0040000, 0, 0, 0, 0, 0]),
@@ -658,7 +689,14 @@ mod tests {
         let socket = |family: i32, protocol: i32| {
             call(
                 libc::SYS_socket,
-                [family as u64, libc::SOCK_STREAM as u64, protocol as u64, 0, 0, 0],
+                [
+                    family as u64,
+                    libc::SOCK_STREAM as u64,
+                    protocol as u64,
+                    0,
+                    0,
+                    0,
+                ],
             )
         };
         for f in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
@@ -669,7 +707,12 @@ mod tests {
             socket(libc::AF_NETLINK, libc::NETLINK_KOBJECT_UEVENT),
             errno(libc::EPROTONOSUPPORT)
         );
-        for f in [libc::AF_VSOCK, libc::AF_PACKET, libc::AF_ALG, libc::AF_BLUETOOTH] {
+        for f in [
+            libc::AF_VSOCK,
+            libc::AF_PACKET,
+            libc::AF_ALG,
+            libc::AF_BLUETOOTH,
+        ] {
             assert_eq!(socket(f, 0), errno(libc::EAFNOSUPPORT), "{f}");
         }
         let pair = |family: i32| call(libc::SYS_socketpair, [family as u64, 1, 0, 0, 0, 0]);
