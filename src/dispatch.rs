@@ -769,6 +769,7 @@ impl Dispatcher {
                 rec.bytes_err = Some(result.stderr.len() as u64);
                 rec.truncated = result.truncated_stdout || result.truncated_stderr;
                 rec.sandbox = Some(result.enforced.summary());
+                rec.oom_killed = result.memory.oom_killed;
                 if result.timed_out {
                     rec.reason = Some("timed out".into());
                 }

@@ -4464,6 +4464,13 @@ fn memory_is_bounded_per_run_not_per_process() {
         three["memory"]["oom_killed"] == true || three["stdout"] != "[0, 0, 0]\n",
         "{three}"
     );
+    let audit = home.audit();
+    let last = audit.last().expect("an audit record of the run");
+    assert_eq!(
+        last["oom_killed"] == true,
+        three["memory"]["oom_killed"] == true,
+        "the audit record says what the result says: {last}"
+    );
     let roomy = run_memory(&home, "2048", "3", "400");
     assert_eq!(
         roomy["success"], true,
