@@ -60,6 +60,10 @@ pub(crate) struct Record {
     pub truncated: bool,
     /// The restrictions in force, when it ran.
     pub sandbox: Option<String>,
+    /// The kernel killed some of its processes for going over `max_memory_mb` (as the run's
+    /// memory cgroup counts them).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub oom_killed: bool,
     /// For a run: "started" (written before the command starts, so a run whose skillpipe is
     /// killed still leaves a trace) or "completed". Absent on refusals.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,6 +92,7 @@ impl Record {
             bytes_err: None,
             truncated: false,
             sandbox: None,
+            oom_killed: false,
             phase: None,
         }
     }

@@ -833,6 +833,7 @@ impl Dispatcher {
                 rec.bytes_err = Some(result.stderr.len() as u64);
                 rec.truncated = result.truncated_stdout || result.truncated_stderr;
                 rec.sandbox = Some(result.enforced.summary());
+                rec.oom_killed = result.memory.oom_killed;
                 if result.timed_out {
                     rec.reason = Some("timed out".into());
                 }
@@ -1608,6 +1609,7 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "script_path": ran.script_path,
         "hint": r.hint,
         "cut": ran.cut,
+        "memory": r.memory,
     })
 }
 

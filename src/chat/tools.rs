@@ -384,6 +384,10 @@ pub fn result_json(outcome: &Outcome) -> (String, bool) {
             let failed = !ran.result.success();
             if let Some(obj) = v.as_object_mut() {
                 obj.remove("script_path");
+                // The model hears of the memory bound only when the run ran into it.
+                if !ran.result.memory.oom_killed {
+                    obj.remove("memory");
+                }
                 if failed {
                     obj.insert("is_error".into(), Value::Bool(true));
                 }

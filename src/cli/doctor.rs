@@ -434,9 +434,21 @@ fn sandbox_section(caps: &Capabilities) -> String {
         ),
     );
     row(&mut s, "process limit", &nproc);
+    let memory = match sandbox::limits::memory_limit_support() {
+        Ok(how) => format!(
+            "yes ({how}; max_memory_mb {})",
+            limits.memory_mb.unwrap_or(0)
+        ),
+        Err(e) => format!(
+            "per process only (RLIMIT_DATA): {e}; a run's processes together may use \
+             max_processes × max_memory_mb"
+        ),
+    };
+    row(&mut s, "memory limit", &memory);
     let seccomp = if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         "yes: no terminal input injection, no keyring, no new namespaces, no setuid/setgid bits or \
-         extended attributes; no Unix sockets unless named"
+         extended attributes, no userfaultfd, perf_event_open, bpf, mounts or modules; sockets \
+         only Unix (none unless named), IPv4, IPv6 and routing netlink"
     } else {
         "NO — no filter for this CPU architecture"
     };
