@@ -25,8 +25,6 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
-
 // ---------------------------------------------------------------------------------------------
 // Running the binary
 
@@ -51,10 +49,10 @@ impl Out {
     }
 }
 
-/// `skillpipe ARGS` in `home`, with a clean environment, no controlling terminal (so that
-/// `confirm = ask` can never reach a real one) and `extra_env` on top.
+/// `skillpipe ARGS` in `home`, with a clean environment, detached (no controlling terminal, so
+/// that `confirm = ask` can never reach a real one) and `extra_env` on top.
 fn command(home: &TestHome, args: &[&str], extra_env: &[(&str, OsString)]) -> Command {
-    let mut c = Command::new(BIN);
+    let mut c = common::spawn::skillpipe();
     c.args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -72,13 +70,6 @@ fn command(home: &TestHome, args: &[&str], extra_env: &[(&str, OsString)]) -> Co
     }
     for (k, v) in extra_env {
         c.env(k, v);
-    }
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        c.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
     }
     c
 }
@@ -1490,6 +1481,46 @@ fn denied_patterns_win_over_allow() {
             Expect::Refused(DENIED),
         ),
     ];
+    // Wrappers whose command is in one word, or after an architecture: each would create the
+    // canary where touch is not denied (the control), and is refused where it is.
+    let one_word = [
+        ("env -S", "%{env -S 'touch {C}'}"),
+        ("env -S attached", "%{env -S'touch {C}'}"),
+        ("env --split-string=", "%{env '--split-string=touch {C}'}"),
+        ("env --split-string", "%{env --split-string 'touch {C}'}"),
+        ("env -iS", "%{env -iS 'PATH=/usr/bin:/bin touch {C}'}"),
+        ("env -S with \\_", "%{env -S 'touch\\_{C}'}"),
+        ("setarch", "%{setarch x86_64 touch {C}}"),
+        ("setarch -R", "%{setarch x86_64 -R touch {C}}"),
+        ("linux32", "%{linux32 touch {C}}"),
+        ("linux64", "%{linux64 touch {C}}"),
+    ];
+    for (name, directive) in one_word {
+        if name.starts_with("setarch") || name.starts_with("linux") {
+            let out = Command::new(which(name.split(' ').next().unwrap()))
+                .arg("true")
+                .output();
+            if !out.is_ok_and(|o| o.status.success()) {
+                eprintln!("skipped {name}: it does not run on this machine");
+                continue;
+            }
+        }
+        control_creates_canary(
+            &[
+                "filter",
+                "--allow",
+                "*",
+                "--deny",
+                "rm",
+                "--allow-filesystem",
+                "--allow-network",
+                "-y",
+            ],
+            &nothing,
+            directive,
+        );
+        attempts.push(attempt(name, directive, Expect::Refused(DENIED)));
+    }
     let failures = check_family(
         "deny touch",
         args,
@@ -1675,7 +1706,7 @@ fn directives_in_command_output_do_not_run() {
 
 /// Whether `skillpipe doctor` says this machine enforces every restriction; says loudly if not.
 fn sandbox_available(test: &str) -> bool {
-    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    let out = common::spawn::skillpipe().arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let yes = |label: &str| {
         text.lines().any(|l| {
@@ -2438,7 +2469,7 @@ fn layers_available(test: &str, more: &[&str]) -> bool {
     if !sandbox_available(test) {
         return false;
     }
-    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    let out = common::spawn::skillpipe().arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     for label in more {
         let yes = text.lines().any(|l| {
@@ -4298,6 +4329,187 @@ fn scripts_cannot_make_namespaces_of_their_own() {
     }
 }
 
+/// Kernel calls and socket families a script has no use for, each printed as `name: ok` or
+/// `name: ERRNO`: userfaultfd, perf_event_open (a software clock) and bpf (a map of nothing);
+/// vsock, packet and non-routing netlink sockets; routing netlink and IPv4 as controls.
+const KERNEL_SURFACE_PY: &str = "import ctypes, errno, platform, socket\n\
+libc = ctypes.CDLL(None, use_errno=True)\n\
+nr = {'x86_64': (323, 298, 321), 'aarch64': (282, 241, 280)}[platform.machine()]\n\
+class Attr(ctypes.Structure):\n\
+\x20   _fields_ = [('type', ctypes.c_uint32), ('size', ctypes.c_uint32), ('config', ctypes.c_uint64), ('rest', ctypes.c_uint64 * 14)]\n\
+attr = Attr(type=1, size=ctypes.sizeof(Attr))\n\
+blank = (ctypes.c_uint8 * 128)()\n\
+calls = [('userfaultfd', lambda: libc.syscall(nr[0], 0)),\n\
+\x20        ('perf_event_open', lambda: libc.syscall(nr[1], ctypes.byref(attr), 0, -1, -1, 0)),\n\
+\x20        ('bpf', lambda: libc.syscall(nr[2], 0, ctypes.byref(blank), 128))]\n\
+for name, f in calls:\n\
+\x20   r = f()\n\
+\x20   print(name + ':', 'ok' if r >= 0 else errno.errorcode.get(ctypes.get_errno(), '?'))\n\
+for name, fam, kind, proto in [('vsock', 40, 1, 0), ('packet', 17, 2, 0), ('netlink-uevent', 16, 2, 15),\n\
+\x20                              ('netlink-route', 16, 2, 0), ('inet', 2, 1, 0)]:\n\
+\x20   try:\n\
+\x20       socket.socket(fam, kind, proto).close(); print(name + ': ok')\n\
+\x20   except OSError as e:\n\
+\x20       print(name + ':', errno.errorcode.get(e.errno, '?'))\n";
+
+/// A script cannot use userfaultfd, perf_event_open or bpf (EPERM), nor make a vsock, packet
+/// or non-routing netlink socket (EAFNOSUPPORT, EPROTONOSUPPORT), with the network and writes
+/// allowed too. Controls: routing netlink and IPv4 sockets work inside; outside skillpipe each
+/// refused call answers otherwise (a call this machine refuses outside too is not tested, and
+/// says so).
+#[test]
+fn scripts_cannot_reach_kernel_surface_they_have_no_use_for() {
+    let test = "scripts_cannot_reach_kernel_surface_they_have_no_use_for";
+    if !sandbox_available(test) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let script = home.path().join("skills/good/scripts/kernel.py");
+    write_file(&script, KERNEL_SURFACE_PY, 0o644);
+    let lines = |text: &str| -> Vec<(String, String)> {
+        text.lines()
+            .filter_map(|l| l.split_once(": "))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let outside = Command::new("python3").arg(&script).output().unwrap();
+    let outside = lines(&String::from_utf8_lossy(&outside.stdout));
+    let refused = [
+        ("userfaultfd", "EPERM"),
+        ("perf_event_open", "EPERM"),
+        ("bpf", "EPERM"),
+        ("vsock", "EAFNOSUPPORT"),
+        ("packet", "EAFNOSUPPORT"),
+        ("netlink-uevent", "EPROTONOSUPPORT"),
+    ];
+    assert_eq!(outside.len(), refused.len() + 2, "control: {outside:?}");
+    for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
+        let out = run(&home, &with(extra), b"!{scripts/kernel.py}", Feed::Whole);
+        let inside = lines(&out.text());
+        let got = |name: &str| {
+            inside
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        for (name, errno) in refused {
+            let before = outside.iter().find(|(k, _)| k == name).unwrap();
+            if before.1 == errno {
+                eprintln!(
+                    "\n!!!!! SKIPPED the {name} part of {test}: it fails with {errno} here even \
+                     outside the sandbox, so the refusal was NOT tested !!!!!"
+                );
+                continue;
+            }
+            assert_eq!(
+                got(name),
+                Some(errno),
+                "HOLE {name} with {extra:?}: {}",
+                out.stderr
+            );
+        }
+        for control in ["netlink-route", "inet"] {
+            assert_eq!(
+                got(control),
+                Some("ok"),
+                "control {control}: {}",
+                out.stderr
+            );
+        }
+    }
+}
+
+/// The memory of a run as a whole: `run --json` with `--max-memory MB` and a script starting
+/// N processes that each hold M MiB at once (statuses printed; exit 1 if any failed).
+fn run_memory(home: &TestHome, max_mb: &str, n: &str, mb: &str) -> Value {
+    let args = [
+        "run",
+        "--skills-dir",
+        "skills",
+        "--allow-scripts",
+        "-y",
+        "--max-memory",
+        max_mb,
+        "good",
+        "hold.py",
+        "--json",
+        "--",
+        n,
+        mb,
+    ];
+    let out = run(home, &args, b"", Feed::Whole);
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("run --json: {e}: {} {}", out.text(), out.stderr))
+}
+
+/// Three processes of 400 MiB each cannot run together under `--max-memory 1024`: the run's
+/// memory cgroup holds them all, and its result says how many the kernel killed. Controls: one
+/// process of 400 MiB alone runs under the same limit, and the three together under 2048.
+/// Skipped, saying so, where no memory cgroup can be made (the bound is then per process).
+#[test]
+fn memory_is_bounded_per_run_not_per_process() {
+    let test = "memory_is_bounded_per_run_not_per_process";
+    if !sandbox_available(test) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    write_file(
+        &home.path().join("skills/good/scripts/hold.py"),
+        "import os, sys, time\n\
+         n, mb = int(sys.argv[1]), int(sys.argv[2])\n\
+         kids = []\n\
+         for i in range(n):\n\
+         \x20   pid = os.fork()\n\
+         \x20   if pid == 0:\n\
+         \x20       try:\n\
+         \x20           b = b'x' * (mb << 20)\n\
+         \x20       except MemoryError:\n\
+         \x20           os._exit(3)\n\
+         \x20       time.sleep(1)\n\
+         \x20       os._exit(0)\n\
+         \x20   kids.append(pid)\n\
+         statuses = [os.waitpid(pid, 0)[1] for pid in kids]\n\
+         print(statuses)\n\
+         sys.exit(0 if not any(statuses) else 1)\n",
+        0o644,
+    );
+    let alone = run_memory(&home, "1024", "1", "400");
+    if alone["memory"]["per_run"] != true {
+        eprintln!(
+            "\n!!!!! SKIPPED {test}: no memory cgroup can be made on this machine (see the \
+             `memory limit` row of `skillpipe doctor`), so max_memory_mb holds each process \
+             alone and the run's bound was NOT tested !!!!!\n{alone}"
+        );
+        return;
+    }
+    assert_eq!(alone["success"], true, "control, one process: {alone}");
+    assert_eq!(alone["memory"]["oom_killed"], false, "control: {alone}");
+    let three = run_memory(&home, "1024", "3", "400");
+    assert_eq!(
+        three["success"], false,
+        "HOLE: 3 × 400 MiB under 1 GiB: {three}"
+    );
+    assert_eq!(three["memory"]["per_run"], true, "{three}");
+    assert!(
+        three["memory"]["oom_killed"] == true || three["stdout"] != "[0, 0, 0]\n",
+        "{three}"
+    );
+    let audit = home.audit();
+    let last = audit.last().expect("an audit record of the run");
+    assert_eq!(
+        last["oom_killed"] == true,
+        three["memory"]["oom_killed"] == true,
+        "the audit record says what the result says: {last}"
+    );
+    let roomy = run_memory(&home, "2048", "3", "400");
+    assert_eq!(
+        roomy["success"], true,
+        "control, 3 × 400 MiB under 2 GiB: {roomy}"
+    );
+}
+
 /// `.env*` files are looked for below the project's root too (from `proj/web`, `../api/.env`
 /// is hidden), cookiecutter-django's `.envs/` folders are hidden whole, and a walk that stops at
 /// its bound says so (in the run's warnings and in `doctor`), naming `deny_read`. Controls: the
@@ -5103,4 +5315,115 @@ fn refused_reads_and_sockets_are_not_called_writes() {
         err.contains(&format!("--allow-read {}/.env", work.display())),
         "control: {err}"
     );
+}
+
+/// A handed-over repository whose config names programs (`core.fsmonitor`, a hook, an external
+/// diff and a diff driver, each writing a canary): `!{git status}` and `!{git diff}`, allowed
+/// exactly, run none of them and still work. Control: the same commands outside skillpipe run
+/// each program (the canaries appear), so this git would have.
+#[test]
+fn an_allowed_git_runs_none_of_the_repositorys_programs() {
+    let home = TestHome::new();
+    // The repository is where skillpipe runs, as a handed-over checkout would be.
+    let repo = home.path().to_path_buf();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("HOME", home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "a@example.com"]);
+    git(&["config", "user.name", "a"]);
+    std::fs::write(repo.join("f.txt"), "one\n").unwrap();
+    git(&["add", "f.txt"]);
+    git(&["commit", "-qm", "one"]);
+    std::fs::write(repo.join("f.txt"), "two\n").unwrap();
+    let canary = |name: &str| {
+        let script = home.path().join(format!("{name}.sh"));
+        let mark = home.path().join(format!("CANARY-{name}"));
+        std::fs::write(&script, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        (script.display().to_string(), mark)
+    };
+    let (fsmonitor, fsmonitor_mark) = canary("fsmonitor");
+    let (ext, ext_mark) = canary("ext");
+    git(&["config", "core.fsmonitor", &fsmonitor]);
+    git(&["config", "diff.external", &ext]);
+    let marks = [fsmonitor_mark, ext_mark];
+
+    let out = run(
+        &home,
+        &[
+            "filter",
+            "--allow",
+            "git status",
+            "--allow",
+            "git diff",
+            "--allow-filesystem",
+            "-y",
+        ],
+        b"a !{git status} b !{git diff} c\n",
+        Feed::Whole,
+    );
+    let audit = home.audit();
+    assert_eq!(audit.len(), 2, "{audit:?} {}", out.stderr);
+    assert!(audit.iter().all(|r| r["decision"] == "ran"), "{audit:?}");
+    for m in &marks {
+        assert!(!m.exists(), "{} ran under skillpipe", m.display());
+    }
+    // The commands worked: the change is listed and shown.
+    let text = out.text();
+    assert!(text.contains("modified:   f.txt"), "{text}");
+    assert!(text.contains("-one") && text.contains("+two"), "{text}");
+
+    // Control: outside skillpipe, this git runs both programs.
+    git(&["status"]);
+    let _ = Command::new("git")
+        .args(["diff"])
+        .current_dir(&repo)
+        .env("HOME", home.path())
+        .output();
+    for m in &marks {
+        assert!(m.exists(), "{} did not run outside skillpipe", m.display());
+    }
+}
+
+/// A pattern that names arguments allows exactly that command line: `--allow 'cat notes.txt'`
+/// does not let `cat notes.txt private/payroll.csv` read the second file. Controls: the exact
+/// command runs; a last `*` word and a bare program name keep the arguments open.
+#[test]
+fn a_pattern_with_arguments_allows_exactly_them() {
+    let home = TestHome::new();
+    home.write("notes.txt", "NOTES\n");
+    home.write("private/payroll.csv", "PAYROLL\n");
+    let filter = |allow: &str, input: &str| {
+        run(
+            &home,
+            &["filter", "--allow", allow, "--allow-filesystem", "-y"],
+            input.as_bytes(),
+            Feed::Whole,
+        )
+    };
+    let out = filter(
+        "cat notes.txt",
+        "a !{cat notes.txt private/payroll.csv} b\n",
+    );
+    assert!(!out.text().contains("PAYROLL"), "{}", out.text());
+    let last = home.audit().pop().unwrap();
+    assert_eq!(last["decision"], "denied", "{last}");
+    // Control: the command the pattern names runs.
+    let out = filter("cat notes.txt", "a !{cat notes.txt} b\n");
+    assert!(out.text().contains("NOTES"), "{}", out.text());
+    assert_eq!(home.audit().pop().unwrap()["decision"], "ran");
+    // A last `*`, and the program alone: any further arguments.
+    for allow in ["cat notes.txt *", "cat"] {
+        let out = filter(allow, "a !{cat notes.txt private/payroll.csv} b\n");
+        assert!(out.text().contains("PAYROLL"), "{allow}: {}", out.text());
+    }
 }

@@ -38,12 +38,22 @@ impl Client {
 
     /// Spawns the server and initializes the session (declaring elicitation if `elicit`).
     fn start_with(home: &TestHome, args: &[&str], elicit: Option<Elicit>) -> Client {
+        Client::start_logged(home, args, elicit, Stdio::null())
+    }
+
+    /// [`Client::start_with`], the server's stderr going to `stderr`.
+    fn start_logged(
+        home: &TestHome,
+        args: &[&str],
+        elicit: Option<Elicit>,
+        stderr: Stdio,
+    ) -> Client {
         let caps = if elicit.is_some() {
             json!({"elicitation": {}})
         } else {
             json!({})
         };
-        let mut c = Client::spawn(home, args, elicit);
+        let mut c = Client::spawn(home, args, elicit, stderr);
         let init = c.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": caps,
@@ -55,11 +65,11 @@ impl Client {
     }
 
     /// Spawns the server and sends nothing.
-    fn spawn(home: &TestHome, args: &[&str], elicit: Option<Elicit>) -> Client {
+    fn spawn(home: &TestHome, args: &[&str], elicit: Option<Elicit>, stderr: Stdio) -> Client {
         let mut child = server_cmd(home, args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("spawn skillpipe mcp");
         let stdout = child.stdout.take().unwrap();
@@ -196,8 +206,7 @@ impl Client {
 
 /// `skillpipe mcp` on the skills of `home` with a clean environment.
 fn server_cmd(home: &TestHome, args: &[&str]) -> Command {
-    let bin = assert_cmd::cargo::cargo_bin("skillpipe");
-    let mut c = Command::new(bin);
+    let mut c = common::spawn::skillpipe();
     c.arg("mcp")
         .args(["--skills-dir", "skills", "--sandbox", "best-effort"])
         .args(args)
@@ -286,6 +295,57 @@ fn audit_for(home: &TestHome, script: &str) -> Vec<Value> {
         .into_iter()
         .filter(|r| r["argv"][0].as_str().is_some_and(|a| a.contains(script)))
         .collect()
+}
+
+/// An argument the audit log cuts: the tool result carries the whole length and digest the
+/// log's line records (`_meta`), the same figures `run --json` gives.
+#[test]
+fn a_cut_argument_carries_the_audits_digest() {
+    let home = setup();
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let long = "y".repeat(300);
+    let ok = c.call("t__echo", json!({"args": [long]}));
+    assert_eq!(ok["isError"], false, "{ok}");
+    let rec = &audit_for(&home, "echo")[0];
+    assert_eq!(rec["argv_cut"][0]["arg"], 1, "{rec}");
+    assert_eq!(rec["argv_cut"][0]["chars"], 300, "{rec}");
+    assert_eq!(ok["_meta"]["skillpipe/cut"], rec["argv_cut"], "{ok}");
+    // Control: a short argument, nothing cut.
+    let short = c.call("t__echo", json!({"args": ["y"]}));
+    assert!(short.get("_meta").is_none(), "{short}");
+}
+
+/// An operator's notice (here: the look for `.env` files below the working directory stopped
+/// at its bound) goes to the server's stderr, never into the tool result the client's model
+/// reads. Control: the notice is there, on stderr, for the same run.
+#[test]
+fn an_operators_notice_goes_to_stderr_not_into_the_result() {
+    let home = setup();
+    for i in 0..4100 {
+        home.write(&format!("bulk/f{i}"), "");
+    }
+    let log = home.path().join("server.err");
+    let file = std::fs::File::create(&log).unwrap();
+    let mut c = Client::start_logged(&home, &["--allow-scripts", "-y"], None, file.into());
+    let ok = c.call("t__echo", json!({"args": ["a"]}));
+    assert_eq!(ok["isError"], false, "{ok}");
+    assert_eq!(text(&ok), "args: a\n{\"count\": 1}\n", "{ok}");
+    let again = c.call("t__echo", json!({"args": ["b"]}));
+    assert_eq!(text(&again), "args: b\n{\"count\": 1}\n", "{again}");
+    c.close();
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    let rec = &audit_for(&home, "echo")[0];
+    if rec["sandbox"]
+        .as_str()
+        .is_none_or(|s| !s.contains("mounts"))
+    {
+        eprintln!("skipped the control: no private mounts here ({rec}), so no .env notice");
+        return;
+    }
+    assert!(
+        stderr.contains("skillpipe mcp: warning: looked for .env files in the first"),
+        "{stderr}"
+    );
 }
 
 /// A script whose doc comment runs past the description limit is offered cut at a sentence,
@@ -794,7 +854,7 @@ fn a_modern_client_is_served_statelessly_and_asked_by_input_required() {
     ]));
     let queue = answers.clone();
     let elicit: Elicit = Box::new(move |_| queue.borrow_mut().remove(0));
-    let mut c = Client::spawn(&home, &["--allow-scripts"], Some(elicit));
+    let mut c = Client::spawn(&home, &["--allow-scripts"], Some(elicit), Stdio::null());
     let d = c.modern("server/discover", json!({}), json!({}));
     assert_eq!(d["result"]["resultType"], "complete", "{d}");
     assert!(
@@ -1632,7 +1692,7 @@ fn readme_registration_snippets_start_the_server() {
             })
             .collect();
         assert_eq!(args[0], "mcp", "{client}: {args:?}");
-        let out = Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+        let out = common::spawn::skillpipe()
             .args(&args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())

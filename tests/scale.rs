@@ -491,11 +491,18 @@ fn interpreter_in_front_of_a_skill_script_runs_that_script() {
     );
     let caller = home.path().join("work").canonicalize().unwrap();
     let abs = caller.join("input.txt");
-    let out = filter(
-        &home,
-        &format!("[!{{python -m scripts.report {}}}]", abs.display()),
-        &[],
+    // An absolute path to the user's file is out of the run's view (a model's argument grants
+    // nothing); granted with --allow-read, it is read (the control).
+    let directive = format!("[!{{python -m scripts.report {}}}]", abs.display());
+    let out = filter(&home, &directive, &[]);
+    assert!(!out.status.success() || !text(&out.stdout).contains("caller's file"));
+    assert!(
+        text(&out.stderr).contains("--allow-read"),
+        "{}",
+        text(&out.stderr)
     );
+    let grant = format!("--allow-read={}", abs.display());
+    let out = filter(&home, &directive, &[&grant]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let shown = text(&out.stdout);
     assert!(

@@ -59,12 +59,6 @@ pub trait Coaching: Send + Sync {
     fn lead_ins(&self) -> bool {
         false
     }
-
-    /// An answer that is a tool call written as text is held back and the turn asked again
-    /// without tools.
-    fn calls_as_text(&self) -> bool {
-        false
-    }
 }
 
 /// No coaching: every decision is the plain one.

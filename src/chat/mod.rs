@@ -465,6 +465,7 @@ impl Session {
             max_captures: Some(self.max_captures()),
             announced: self.announced,
             keep_refused: false,
+            max_side_effects: Some(self.dispatcher.policy().max_side_effects_per_turn),
         };
         let rt = tokio::runtime::Handle::current();
         let mut driver = Driver::new(self.dispatcher.clone(), pipeline, &rt, None);
@@ -685,11 +686,9 @@ impl Session {
         let mut tool_calls: Vec<ToolCall> = Vec::new();
         let mut first = true;
         let mut end_notice = None;
-        // A tool call the model writes as text is not shown: the question is asked again.
-        let mut hold = call_hold::CallHold::new(match self.coach.calls_as_text() {
-            true => self.tool_names(),
-            false => Vec::new(),
-        });
+        // A tool call the model writes as text (no structured call came back) is not shown:
+        // the question is asked again, with directives (a fact of the server, for any model).
+        let mut hold = call_hold::CallHold::new(self.tool_names());
         let shown_at = self.partial_shown.len();
         loop {
             let item = stream.next().await;
@@ -778,7 +777,6 @@ impl Session {
                 // An empty first answer to a request with tools is a call the server lost.
                 let opening = self.turn_start.is_some_and(|s| self.history.len() == s + 1);
                 call_as_text = tool_calls.is_empty()
-                    && self.coach.calls_as_text()
                     && !self.tool_defs.is_empty()
                     && (tools::looks_like_tool_call(&raw, &self.tool_names())
                         || (opening && raw.trim().is_empty()));

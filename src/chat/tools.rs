@@ -384,6 +384,10 @@ pub fn result_json(outcome: &Outcome) -> (String, bool) {
             let failed = !ran.result.success();
             if let Some(obj) = v.as_object_mut() {
                 obj.remove("script_path");
+                // The model hears of the memory bound only when the run ran into it.
+                if !ran.result.memory.oom_killed {
+                    obj.remove("memory");
+                }
                 if failed {
                     obj.insert("is_error".into(), Value::Bool(true));
                 }
@@ -464,6 +468,7 @@ mod tests {
             },
             skill: None,
             script_path: None,
+            cut: Box::default(),
         });
         // The message a successful capture gives the model, as the chat loop writes it.
         let success = crate::chat::result::capture_message(&ran, 1000, "");
@@ -558,6 +563,7 @@ mod tests {
             result: Default::default(),
             skill: Some("calc".into()),
             script_path: Some("/home/ann/skills/calc/scripts/calc.py".into()),
+            cut: Box::default(),
         });
         assert!(
             !result_json(&ran).0.contains("/home/ann"),

@@ -31,6 +31,9 @@ pub struct ChatArgs {
     /// Bound on capture round-trips per user message.
     #[arg(long, value_name = "N", help_heading = heading::POLICY)]
     pub max_captures: Option<usize>,
+    /// Bound on side effects (`%{…}`) per user message; further ones are refused.
+    #[arg(long, value_name = "N")]
+    pub max_side_effects: Option<usize>,
     /// Sampling temperature sent with each request (the same as --param temperature=T).
     #[arg(long, value_name = "T", help_heading = heading::MODEL)]
     pub temperature: Option<f64>,
@@ -108,6 +111,7 @@ impl ChatArgs {
     fn config(&self) -> anyhow::Result<ChatConfig> {
         let mut app = self.session.app_config(&self.skill_flags, &self.vars)?;
         app.overrides.max_captures = self.max_captures;
+        app.overrides.max_side_effects = self.max_side_effects;
         app.instructions = true;
         Ok(ChatConfig {
             app,

@@ -290,7 +290,14 @@ pub fn settings_rows(s: &crate::model::Settings) -> String {
     }
     let local = crate::model::settings::is_loopback(&s.base_url);
     let key = match (&s.api_key_var, s.api_key.is_some()) {
-        (Some(v), true) => format!("${v} (set)"),
+        // Which key goes where: the endpoint above, or nowhere.
+        (Some(v), true) => format!("${v} (set), sent to {}", s.base_url),
+        (Some(v), false) if s.api_key_withheld => format!(
+            "${v} is set but not sent: {} is on this machine or the local network, and that \
+             key is for the provider's service (api_key_env = \"{v}\" in \
+             [providers.{}] of the config file sends it)",
+            s.base_url, s.provider_name
+        ),
         (Some(v), false) if local => format!("${v} not set; none needed on this machine"),
         (Some(v), false) => format!("${v} NOT SET — the endpoint will refuse requests"),
         (None, _) if s.base_url.is_empty() => "none needed".to_string(),
@@ -427,9 +434,21 @@ fn sandbox_section(caps: &Capabilities) -> String {
         ),
     );
     row(&mut s, "process limit", &nproc);
+    let memory = match sandbox::limits::memory_limit_support() {
+        Ok(how) => format!(
+            "yes ({how}; max_memory_mb {})",
+            limits.memory_mb.unwrap_or(0)
+        ),
+        Err(e) => format!(
+            "per process only (RLIMIT_DATA): {e}; a run's processes together may use \
+             max_processes × max_memory_mb"
+        ),
+    };
+    row(&mut s, "memory limit", &memory);
     let seccomp = if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         "yes: no terminal input injection, no keyring, no new namespaces, no setuid/setgid bits or \
-         extended attributes; no Unix sockets unless named"
+         extended attributes, no userfaultfd, perf_event_open, bpf, mounts or modules; sockets \
+         only Unix (none unless named), IPv4, IPv6 and routing netlink"
     } else {
         "NO — no filter for this CPU architecture"
     };
@@ -464,7 +483,7 @@ fn view_section(caps: &Capabilities) -> String {
     let path_var = std::env::var_os("PATH").unwrap_or_default();
     let program = view::on_path("python3", &view::path_entries(&path_var))
         .unwrap_or_else(|| PathBuf::from("/bin/sh"));
-    let facts = view::facts(&program, &path_var, &cwd, &[], &[], false);
+    let facts = view::facts(&program, &path_var, &[], &cwd, &[], &[], false);
     for g in view::grants(&facts) {
         if g.path.symlink_metadata().is_ok() {
             let _ = writeln!(s, "  {:<40} {}", g.path.display(), g.why.describe());

@@ -231,7 +231,7 @@ pub struct PolicyFlags {
     /// Processes at once per run (0: unlimited).
     #[arg(long, value_name = "N", help_heading = heading::SANDBOX)]
     pub max_processes: Option<u64>,
-    /// Memory limit of a run in MiB (0: unlimited).
+    /// Memory of the whole run in MiB, its processes together (0: unlimited).
     #[arg(long, value_name = "MB", help_heading = heading::SANDBOX)]
     pub max_memory: Option<u64>,
     /// Largest file a command may write, MiB (0: unlimited).
@@ -320,8 +320,9 @@ impl PolicyFlags {
             max_file_size: self.max_file_size,
             max_tmp: self.max_tmp,
             max_cpu: self.max_cpu,
-            // A chat flag, set by `chat` itself.
+            // Chat flags, set by `chat` itself.
             max_captures: None,
+            max_side_effects: None,
         })
     }
 }

@@ -132,10 +132,6 @@ impl Coaching for SmallModel {
     fn lead_ins(&self) -> bool {
         true
     }
-
-    fn calls_as_text(&self) -> bool {
-        true
-    }
 }
 
 #[cfg(test)]

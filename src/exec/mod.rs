@@ -24,6 +24,7 @@ use tokio::process::{Child, Command};
 
 mod capture;
 mod facts;
+pub(crate) mod git_config;
 mod resolve;
 mod run_tmp;
 mod signals;
@@ -111,6 +112,8 @@ pub struct RunResult {
     pub warned: Vec<crate::sandbox::Message>,
     /// The restrictions that were in force.
     pub enforced: Enforced,
+    /// How `max_memory_mb` held, and whether the run went over it.
+    pub memory: MemoryBound,
     /// When a run failed: what the front end's advisor said it likely ran into and what lifts
     /// it (the policy key, or the flag when the `skillpipe` binary's dispatcher ran it);
     /// [`Self::advice`] typed. Nothing without an advisor (see `crate::advice`).
@@ -127,6 +130,18 @@ impl RunResult {
     pub fn success(&self) -> bool {
         self.exit_code == 0 && self.signal.is_none() && !self.timed_out
     }
+}
+
+/// How a run's memory was bounded (`max_memory_mb`), and whether it ran into the bound.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct MemoryBound {
+    /// All the run's processes together (its memory cgroup); else each process alone
+    /// (RLIMIT_DATA), when a limit is set.
+    pub per_run: bool,
+    /// The kernel killed some of the run's processes for going over it (as its cgroup counts
+    /// them).
+    pub oom_killed: bool,
 }
 
 /// Why a command could not be run (as opposed to ran and failed).
@@ -333,30 +348,48 @@ async fn run_planned(
     } else {
         None
     };
-    // Root is exempt from RLIMIT_NPROC: a pids cgroup, where one can be made (else `doctor`
-    // says that max_processes is not enforced). Removed when the run is over.
-    // When none can be made, the run goes on (root in a container without a delegated pids
-    // controller would run nothing otherwise) but says so: the limit is not silently dropped.
+    // The run's cgroup: its memory as a whole (`max_memory_mb`), and for root, who is exempt
+    // from RLIMIT_NPROC, its processes. Removed when the run is over. What cannot be made is
+    // said, and the run goes on under the per-process rlimits: root in a container without a
+    // delegated controller, or a user whose cgroup hands none down, would run nothing
+    // otherwise, and the rlimits still bound the run (at max_processes × max_memory_mb).
     #[cfg(target_os = "linux")]
-    let mut cgroup_warning = None;
+    let mut cgroup_warnings: Vec<String> = Vec::new();
     #[cfg(target_os = "linux")]
-    let pids_cgroup = match spec.sandbox.limits.processes {
-        Some(max) if plan.uses_launcher() && sandbox::limits::nproc_exempt() => {
-            match sandbox::limits::PidsCgroup::create(max) {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    cgroup_warning = Some(format!(
-                        "max_processes = {max} is not enforced for this run: root is exempt \
-                         from RLIMIT_NPROC and no pids cgroup could be made ({e})"
-                    ));
-                    None
+    let cgroup = {
+        let limits = &spec.sandbox.limits;
+        let pids = limits
+            .processes
+            .filter(|_| plan.uses_launcher() && sandbox::limits::nproc_exempt());
+        let memory = limits.memory_mb.filter(|_| plan.uses_launcher());
+        let (cgroup, failed) = match (pids, memory) {
+            (None, None) => Default::default(),
+            _ => sandbox::limits::RunCgroup::create(pids, memory),
+        };
+        for (controller, e) in failed {
+            match controller {
+                sandbox::limits::Controller::Pids => cgroup_warnings.push(format!(
+                    "max_processes = {} is not enforced for this run: root is exempt from \
+                     RLIMIT_NPROC and no pids cgroup could be made ({e})",
+                    pids.unwrap_or(0)
+                )),
+                // Once per process: on such a machine every run would say it.
+                sandbox::limits::Controller::Memory => {
+                    static TOLD: std::sync::atomic::AtomicBool =
+                        std::sync::atomic::AtomicBool::new(false);
+                    if !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                        cgroup_warnings.push(format!(
+                            "max_memory_mb = {} holds each process alone, not the run: no \
+                             memory cgroup could be made ({e}); the run's processes together \
+                             may use up to max_processes times as much",
+                            memory.unwrap_or(0)
+                        ));
+                    }
                 }
             }
         }
-        _ => None,
+        cgroup
     };
-    #[cfg(not(target_os = "linux"))]
-    let pids_cgroup: Option<sandbox::limits::PidsCgroup> = None;
     // A folder read as the user's own that is missing could be made by a command allowed to
     // write there: made empty for the run, covered by its read-only mounts, removed after.
     let mut dangling_warning: Option<String> = None;
@@ -419,9 +452,17 @@ async fn run_planned(
                 why: sandbox::view::Why::Granted,
             });
             let granted: Vec<_> = spec.sandbox.read.iter().cloned().chain(sockets).collect();
+            // The module search paths the user passes through (a vendored library).
+            let module_paths: Vec<PathBuf> = spec
+                .env
+                .iter()
+                .filter(|(k, _)| k == "PYTHONPATH" || k == "NODE_PATH")
+                .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
+                .collect();
             sandbox::view::grants(&sandbox::view::facts(
                 &program,
                 &path_var,
+                &module_paths,
                 &spec.cwd,
                 &spec.sandbox.writable,
                 &granted,
@@ -457,10 +498,14 @@ async fn run_planned(
                 la.socket = spec.sandbox.sockets.clone();
             }
             la.set_limits(&spec.sandbox.limits);
-            la.pids_cgroup = pids_cgroup.as_ref().map(|c| c.path().to_path_buf());
+            #[cfg(target_os = "linux")]
+            {
+                la.pids_cgroup = cgroup.pids_dir().map(Path::to_path_buf);
+                la.memory_cgroup = cgroup.memory_dir().map(Path::to_path_buf);
+            }
             // Root's command could write itself out of that cgroup where writes are allowed
             // (`--allow-filesystem`): the cgroup file system is covered in its mount namespace.
-            if la.pids_cgroup.is_some()
+            if (la.pids_cgroup.is_some() || la.memory_cgroup.is_some())
                 && plan.enforce.mounts
                 && (view.is_empty() || sandbox::view::shows(&view, Path::new("/sys/fs/cgroup")))
             {
@@ -573,11 +618,13 @@ async fn run_planned(
     let mut warnings: Vec<sandbox::Message> =
         plan.warnings.iter().cloned().map(Into::into).collect();
     #[cfg(target_os = "linux")]
-    warnings.extend(cgroup_warning.map(Into::into));
+    warnings.extend(cgroup_warnings.into_iter().map(Into::into));
     warnings.extend(dangling_warning.map(Into::into));
     let mut enforced = Enforced::default();
+    let mut memory = MemoryBound::default();
     if let Some(reader) = report {
         let report = sandbox::report::parse(&reader.read_available());
+        memory.per_run = report.memory_per_run;
         if let Some(e) = report.error {
             *setup_failed = true;
             return Err(ExecError::Sandbox(e));
@@ -614,9 +661,26 @@ async fn run_planned(
     {
         warnings.push(sandbox::Message::text(notice.clone()));
     }
+    #[cfg(target_os = "linux")]
+    if memory.per_run {
+        let kills = cgroup.oom_kills();
+        memory.oom_killed = kills > 0;
+        if memory.oom_killed {
+            warnings.push(
+                format!(
+                    "the run went over max_memory_mb = {} MiB (all its processes together): the \
+                     kernel killed {} of its processes",
+                    spec.sandbox.limits.memory_mb.unwrap_or(0),
+                    kills
+                )
+                .into(),
+            );
+        }
+    }
     let tmp_path = tmp.path().to_path_buf();
     drop(tmp);
     let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
+    r.memory = memory;
     let hidden: &[PathBuf] = if enforced.mounts {
         &spec.sandbox.hide
     } else {
@@ -635,7 +699,13 @@ async fn run_planned(
         limit: enforced
             .limits
             .then(|| facts::limit_hit(r.signal.as_deref(), r.exit_code, &limits))
-            .flatten(),
+            .flatten()
+            .or_else(|| {
+                r.memory.oom_killed.then_some(LimitHit {
+                    key: "max_memory_mb",
+                    value: limits.memory_mb,
+                })
+            }),
         cwd: spec.cwd.clone(),
         ran_elsewhere,
         limits,

@@ -315,6 +315,7 @@ impl LaunchArgs {
                 Some("--protect") => a.protect.push(value("--protect")?.into()),
                 Some("--socket") => a.socket.push(value("--socket")?.into()),
                 Some("--pids-cgroup") => a.pids_cgroup = Some(value("--pids-cgroup")?.into()),
+                Some("--memory-cgroup") => a.memory_cgroup = Some(value("--memory-cgroup")?.into()),
                 Some(
                     flag @ ("--max-processes" | "--max-memory" | "--max-file-size" | "--max-tmp"
                     | "--max-cpu" | "--report-fd"),

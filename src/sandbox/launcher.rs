@@ -97,6 +97,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         enforced: Enforced::default(),
         warnings: Vec::new(),
         required,
+        memory_per_run: false,
     };
 
     // Before the user namespace, while this process still writes the host's cgroup files as
@@ -109,6 +110,16 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
             p.to_string(),
             &mut reporter,
         )?;
+    }
+    if let Some(dir) = &args.memory_cgroup {
+        match super::limits::join_cgroup(dir) {
+            Ok(()) => st.memory_per_run = true,
+            Err(p) => st.fail_or_warn(
+                "max_memory_mb (joining the run's memory cgroup)",
+                p.to_string(),
+                &mut reporter,
+            )?,
+        }
     }
     // Before anything covers them: the named sockets, for the broker (see `connect_broker`).
     let named = Named::pin(&args.socket, &mut st.warnings);
@@ -202,6 +213,8 @@ struct State {
     enforced: Enforced,
     warnings: Vec<Message>,
     required: bool,
+    /// In the run's memory cgroup.
+    memory_per_run: bool,
 }
 
 impl State {
@@ -293,6 +306,9 @@ fn restrict(
 fn send_report(st: &State, reporter: &mut Reporter) {
     for w in &st.warnings {
         reporter.send(&report::warning_line(w));
+    }
+    if st.memory_per_run {
+        reporter.send(report::MEMORY_PER_RUN_LINE);
     }
     reporter.send(&report::enforced_line(&st.enforced));
 }

@@ -2,6 +2,12 @@
 //! `max_file_size_mb`, `max_tmp_mb`, `max_cpu_seconds`). The launcher sets them as hard rlimits
 //! on itself just before the command starts, so neither the command nor anything it starts can
 //! raise them; `$TMPDIR`'s cap is the size of its private tmpfs.
+//!
+//! An rlimit holds each process alone, so a run's memory would be bounded only by
+//! `max_processes × max_memory_mb`: the run's cgroup bounds the memory of all its processes
+//! together (and the processes, for root, whom RLIMIT_NPROC does not hold). Where no memory
+//! cgroup can be made (cgroup v2 without the controller delegated to skillpipe's cgroup, v1
+//! as a normal user) the per-process rlimit is what remains, and the run says so.
 
 use serde::Serialize;
 
@@ -11,7 +17,8 @@ use serde::Serialize;
 pub struct Limits {
     /// Processes (and threads) alive at once in the run's user namespace (RLIMIT_NPROC).
     pub processes: Option<u64>,
-    /// Writable memory per process, MiB (RLIMIT_DATA: heap and private mappings).
+    /// Memory of the whole run, MiB: its cgroup's limit where one can be made (see
+    /// [`RunCgroup`]), and RLIMIT_DATA (heap and private mappings) of each process.
     pub memory_mb: Option<u64>,
     /// Largest file a process may write, MiB (RLIMIT_FSIZE; SIGXFSZ beyond).
     pub file_size_mb: Option<u64>,
@@ -128,18 +135,18 @@ pub enum LimitError {
     RootWithoutCgroup(CgroupError),
 }
 
-/// Why a pids cgroup could not be made or joined.
+/// Why a run's cgroup could not be made or joined.
 #[derive(Debug, thiserror::Error)]
 pub enum CgroupError {
     /// `/proc/self/cgroup` could not be read.
     #[error("reading /proc/self/cgroup: {0}")]
     Own(std::io::Error),
-    /// No pids controller in a writable place.
+    /// No such controller in a writable place.
     #[error(
-        "no pids cgroup controller is available (cgroup v1 `pids`, or v2 with `pids` in \
-         cgroup.subtree_control)"
+        "no {0} cgroup controller is available here (cgroup v1 `{0}`, or v2 with `{0}` in \
+         the cgroup.subtree_control of skillpipe's own cgroup)"
     )]
-    NoController,
+    NoController(&'static str),
     /// A cgroup file could not be written.
     #[error("{}: {source}", .path.display())]
     Write {
@@ -156,72 +163,224 @@ pub fn process_limit_support() -> Result<&'static str, LimitError> {
     if !nproc_exempt() {
         return Ok("RLIMIT_NPROC in the run's user namespace");
     }
-    match PidsCgroup::create(1) {
-        Ok(_) => Ok("a pids cgroup per run, as root is exempt from RLIMIT_NPROC"),
-        Err(e) => Err(LimitError::RootWithoutCgroup(e)),
+    match RunCgroup::create(Some(1), None).1.pop() {
+        None => Ok("a pids cgroup per run, as root is exempt from RLIMIT_NPROC"),
+        Some((_, e)) => Err(LimitError::RootWithoutCgroup(e)),
     }
 }
 
-/// A pids cgroup holding one run (for root, whom RLIMIT_NPROC does not hold): created by
-/// skillpipe with `pids.max`, joined by the launcher before anything else ([`join_cgroup`]),
-/// removed on drop (after the run, when it is empty).
-#[derive(Debug)]
-pub struct PidsCgroup {
-    dir: std::path::PathBuf,
+/// How `max_memory_mb` is enforced here: per run by a memory cgroup, or (the error says why
+/// not) per process only, by RLIMIT_DATA.
+pub fn memory_limit_support() -> Result<&'static str, CgroupError> {
+    match RunCgroup::create(None, Some(1024)).1.pop() {
+        None => Ok("a memory cgroup per run (memory of all its processes together, swap included)"),
+        Some((_, e)) => Err(e),
+    }
 }
 
-impl PidsCgroup {
-    /// A fresh cgroup under this process's own pids cgroup (v1, or v2 where the controller is
-    /// enabled for children), with `pids.max = max`.
-    pub fn create(max: u64) -> Result<PidsCgroup, CgroupError> {
+/// A cgroup controller a run's cgroup uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Controller {
+    /// `pids.max`: for root, whom RLIMIT_NPROC does not hold.
+    Pids,
+    /// `memory.max` (v2) or `memory.limit_in_bytes` (v1): `max_memory_mb` for the run as a
+    /// whole, where RLIMIT_DATA holds each process alone.
+    Memory,
+}
+
+impl Controller {
+    fn name(self) -> &'static str {
+        match self {
+            Controller::Pids => "pids",
+            Controller::Memory => "memory",
+        }
+    }
+}
+
+/// Where this process's cgroup for `controller` is, from `/proc/self/cgroup`'s text: a v1
+/// hierarchy that has the controller, else the v2 cgroup when `enabled(dir)` says the
+/// controller is enabled for its children. The flag is true for v2. Pure but for `enabled`.
+fn own_cgroup(
+    proc_self_cgroup: &str,
+    controller: Controller,
+    enabled: impl Fn(&std::path::Path) -> bool,
+) -> Option<(std::path::PathBuf, bool)> {
+    let root = std::path::Path::new("/sys/fs/cgroup");
+    proc_self_cgroup.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, ctl, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let path = path.trim_start_matches('/');
+        if ctl.split(',').any(|c| c == controller.name()) {
+            Some((root.join(ctl).join(path), false))
+        } else if ctl.is_empty() {
+            let dir = root.join(path);
+            enabled(&dir).then_some((dir, true))
+        } else {
+            None
+        }
+    })
+}
+
+/// The cgroup (one directory per hierarchy: two on cgroup v1, one on v2) that holds one run:
+/// created by skillpipe with the run's limits, joined by the launcher before anything else
+/// ([`join_cgroup`]), removed on drop (after the run, when it is empty).
+#[derive(Debug, Default)]
+pub struct RunCgroup {
+    /// Every directory made, for the removal.
+    dirs: Vec<std::path::PathBuf>,
+    pids: Option<std::path::PathBuf>,
+    /// The memory cgroup, and whether it is v2.
+    memory: Option<(std::path::PathBuf, bool)>,
+}
+
+impl RunCgroup {
+    /// A fresh cgroup under this process's own, with `pids.max = pids_max` and memory bounded
+    /// at `memory_mb` (swap included), for those given. What could not be had is returned
+    /// beside it, per controller; the rest stands.
+    pub fn create(
+        pids_max: Option<u64>,
+        memory_mb: Option<u64>,
+    ) -> (RunCgroup, Vec<(Controller, CgroupError)>) {
+        let mut cg = RunCgroup::default();
+        let mut failed = Vec::new();
+        let own = match std::fs::read_to_string("/proc/self/cgroup") {
+            Ok(own) => own,
+            Err(e) => {
+                let wanted = [
+                    pids_max.map(|_| Controller::Pids),
+                    memory_mb.map(|_| Controller::Memory),
+                ];
+                let kind = e.kind();
+                failed.extend(
+                    wanted
+                        .into_iter()
+                        .flatten()
+                        .map(|c| (c, CgroupError::Own(std::io::Error::from(kind)))),
+                );
+                return (cg, failed);
+            }
+        };
+        if let Some(max) = pids_max
+            && let Err(e) = cg.set_up(&own, Controller::Pids, &[("pids.max", max, true)])
+        {
+            failed.push((Controller::Pids, e));
+        }
+        if let Some(mb) = memory_mb {
+            let bytes = mb.saturating_mul(1024 * 1024);
+            let v2 = own_cgroup(&own, Controller::Memory, subtree_has(Controller::Memory))
+                .is_some_and(|(_, v2)| v2);
+            // The run as a whole, swap included; on v2 an OOM kill takes the whole run, not
+            // one process the script may not even notice is gone.
+            let settings: &[(&str, u64, bool)] = if v2 {
+                &[
+                    ("memory.max", bytes, true),
+                    ("memory.swap.max", 0, false),
+                    ("memory.oom.group", 1, false),
+                ]
+            } else {
+                &[
+                    ("memory.limit_in_bytes", bytes, true),
+                    ("memory.memsw.limit_in_bytes", bytes, false),
+                ]
+            };
+            match cg.set_up(&own, Controller::Memory, settings) {
+                Ok(dir) => cg.memory = Some((dir, v2)),
+                Err(e) => failed.push((Controller::Memory, e)),
+            }
+        }
+        (cg, failed)
+    }
+
+    /// Make (or reuse: v2 has one directory for every controller) the run's directory in the
+    /// hierarchy of `controller` and write `settings` there: (file, value, required — a file
+    /// that is missing, like `memory.memsw.*` without swap accounting, is skipped otherwise).
+    fn set_up(
+        &mut self,
+        own: &str,
+        controller: Controller,
+        settings: &[(&str, u64, bool)],
+    ) -> Result<std::path::PathBuf, CgroupError> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static COUNT: AtomicU64 = AtomicU64::new(0);
-        let own = std::fs::read_to_string("/proc/self/cgroup").map_err(CgroupError::Own)?;
-        let base = own
-            .lines()
-            .find_map(|l| {
-                let mut parts = l.splitn(3, ':');
-                let (_, ctl, path) = (parts.next()?, parts.next()?, parts.next()?);
-                if ctl.split(',').any(|c| c == "pids") {
-                    Some(
-                        std::path::Path::new("/sys/fs/cgroup/pids")
-                            .join(path.trim_start_matches('/')),
-                    )
-                } else if ctl.is_empty() {
-                    let dir =
-                        std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
-                    let enabled = std::fs::read_to_string(dir.join("cgroup.subtree_control"))
-                        .is_ok_and(|c| c.split_whitespace().any(|w| w == "pids"));
-                    enabled.then_some(dir)
-                } else {
-                    None
+        static SWEPT: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+        let (base, _) = own_cgroup(own, controller, subtree_has(controller))
+            .ok_or(CgroupError::NoController(controller.name()))?;
+        let dir = match self.dirs.iter().find(|d| d.parent() == Some(&base)) {
+            Some(d) => d.clone(),
+            None => {
+                {
+                    let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+                    if !swept.contains(&base) {
+                        sweep(&base);
+                        swept.push(base.clone());
+                    }
                 }
-            })
-            .ok_or(CgroupError::NoController)?;
-        static SWEPT: std::sync::Once = std::sync::Once::new();
-        SWEPT.call_once(|| sweep(&base));
-        let name = format!(
-            "{CGROUP_PREFIX}{}-{}",
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = base.join(name);
-        std::fs::create_dir(&dir).map_err(|source| CgroupError::Write {
-            path: dir.clone(),
-            source,
-        })?;
-        let cg = PidsCgroup { dir };
-        let max_file = cg.dir.join("pids.max");
-        std::fs::write(&max_file, max.to_string()).map_err(|source| CgroupError::Write {
-            path: max_file,
-            source,
-        })?;
-        Ok(cg)
+                let name = format!(
+                    "{CGROUP_PREFIX}{}-{}",
+                    std::process::id(),
+                    COUNT.fetch_add(1, Ordering::Relaxed)
+                );
+                let dir = base.join(name);
+                std::fs::create_dir(&dir).map_err(|source| CgroupError::Write {
+                    path: dir.clone(),
+                    source,
+                })?;
+                self.dirs.push(dir.clone());
+                dir
+            }
+        };
+        for &(file, value, required) in settings {
+            let path = dir.join(file);
+            match std::fs::write(&path, value.to_string()) {
+                Ok(()) => {}
+                Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(CgroupError::Write { path, source }),
+            }
+        }
+        if controller == Controller::Pids {
+            self.pids = Some(dir.clone());
+        }
+        Ok(dir)
     }
 
-    /// The cgroup's directory.
-    pub fn path(&self) -> &std::path::Path {
-        &self.dir
+    /// The directory the launcher joins for the pids limit.
+    pub fn pids_dir(&self) -> Option<&std::path::Path> {
+        self.pids.as_deref()
+    }
+
+    /// The directory the launcher joins for the memory limit.
+    pub fn memory_dir(&self) -> Option<&std::path::Path> {
+        self.memory.as_ref().map(|(d, _)| d.as_path())
+    }
+
+    /// How many of the run's processes the kernel killed for going over the memory limit
+    /// (`oom_kill` in `memory.events` on v2, `memory.oom_control` on v1); 0 without a memory
+    /// cgroup or where the kernel does not count them.
+    pub fn oom_kills(&self) -> u64 {
+        let Some((dir, v2)) = &self.memory else {
+            return 0;
+        };
+        let file = if *v2 {
+            "memory.events"
+        } else {
+            "memory.oom_control"
+        };
+        std::fs::read_to_string(dir.join(file)).map_or(0, |t| oom_kill_count(&t))
+    }
+}
+
+/// The `oom_kill` count of a `memory.events` or `memory.oom_control` file.
+fn oom_kill_count(text: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Whether a v2 cgroup directory hands `controller` to its children.
+fn subtree_has(controller: Controller) -> impl Fn(&std::path::Path) -> bool {
+    move |dir| {
+        std::fs::read_to_string(dir.join("cgroup.subtree_control"))
+            .is_ok_and(|c| c.split_whitespace().any(|w| w == controller.name()))
     }
 }
 
@@ -230,7 +389,7 @@ const CGROUP_PREFIX: &str = "skillpipe-run-";
 
 /// Remove the run cgroups that skillpipe processes no longer alive left in `base`: a process
 /// that exits (or is stopped by a signal) with a run in flight never gets to drop its
-/// [`PidsCgroup`]. Only empty ones go (the kernel refuses the rest), and none of a live
+/// [`RunCgroup`]. Only empty ones go (the kernel refuses the rest), and none of a live
 /// skillpipe, whose launcher may be about to join one.
 fn sweep(base: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(base) else {
@@ -255,14 +414,16 @@ fn sweep(base: &std::path::Path) {
     }
 }
 
-impl Drop for PidsCgroup {
+impl Drop for RunCgroup {
     fn drop(&mut self) {
         // Empty once the run is over; a straggler still exiting makes rmdir fail with EBUSY.
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() {
-                return;
+        for dir in &self.dirs {
+            for _ in 0..50 {
+                if std::fs::remove_dir(dir).is_ok() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
             }
-            std::thread::sleep(std::time::Duration::from_millis(2));
         }
     }
 }
@@ -319,6 +480,36 @@ mod tests {
         ];
         want.sort();
         assert_eq!(left, want);
+    }
+
+    #[test]
+    fn each_controller_is_found_in_its_own_hierarchy() {
+        // cgroup v1 (and the hybrid layout): one hierarchy per controller.
+        let v1 = "9:name=systemd:/\n8:pids:/a\n4:memory:/process_api/x\n0::/\n";
+        let never = |_: &std::path::Path| false;
+        assert_eq!(
+            own_cgroup(v1, Controller::Memory, never),
+            Some(("/sys/fs/cgroup/memory/process_api/x".into(), false))
+        );
+        assert_eq!(
+            own_cgroup(v1, Controller::Pids, never),
+            Some(("/sys/fs/cgroup/pids/a".into(), false))
+        );
+        // v2: one cgroup, usable only where the controller is handed to its children.
+        let v2 = "0::/user.slice/run\n";
+        assert_eq!(own_cgroup(v2, Controller::Memory, never), None);
+        assert_eq!(
+            own_cgroup(v2, Controller::Memory, |_| true),
+            Some(("/sys/fs/cgroup/user.slice/run".into(), true))
+        );
+    }
+
+    #[test]
+    fn oom_kills_are_read_from_either_version() {
+        let v2 = "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 1\n";
+        let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
+        assert_eq!((oom_kill_count(v2), oom_kill_count(v1)), (2, 3));
+        assert_eq!(oom_kill_count("oom_kill_disable 0\n"), 0);
     }
 
     #[test]

@@ -346,6 +346,8 @@ pub(crate) struct LaunchArgs {
     pub max_processes: Option<u64>,
     /// A pids cgroup to join first (for root, whom RLIMIT_NPROC does not hold).
     pub pids_cgroup: Option<PathBuf>,
+    /// A memory cgroup to join first: `max_memory_mb` for the run as a whole.
+    pub memory_cgroup: Option<PathBuf>,
     /// RLIMIT_DATA in MiB.
     pub max_memory: Option<u64>,
     /// RLIMIT_FSIZE in MiB.
@@ -443,6 +445,10 @@ impl LaunchArgs {
             out.push("--pids-cgroup".into());
             out.push(c.into());
         }
+        if let Some(c) = &self.memory_cgroup {
+            out.push("--memory-cgroup".into());
+            out.push(c.into());
+        }
         out.extend(self.limits().to_args());
         if let Some(fd) = self.report_fd {
             out.push("--report-fd".into());
@@ -523,6 +529,7 @@ mod tests {
         a.protect = vec!["/h/.config/skillpipe".into()];
         a.socket = vec!["/run/user/1/pulse/native".into()];
         a.pids_cgroup = Some("/sys/fs/cgroup/pids/x".into());
+        a.memory_cgroup = Some("/sys/fs/cgroup/memory/x".into());
         a.set_limits(&Limits {
             processes: Some(9),
             tmp_mb: Some(3),

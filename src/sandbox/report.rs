@@ -16,6 +16,8 @@ pub struct Report {
     pub enforced: Option<Enforced>,
     pub warnings: Vec<Message>,
     pub error: Option<Message>,
+    /// The launcher joined the run's memory cgroup: `max_memory_mb` holds the run as a whole.
+    pub memory_per_run: bool,
 }
 
 pub fn warning_line(m: &Message) -> String {
@@ -25,6 +27,9 @@ pub fn warning_line(m: &Message) -> String {
 pub fn error_line(m: &Message) -> String {
     format!("error {}\n", m.encode())
 }
+
+/// Said when the launcher joined the run's memory cgroup.
+pub const MEMORY_PER_RUN_LINE: &str = "memory per-run\n";
 
 pub fn enforced_line(e: &Enforced) -> String {
     format!("enforced {}\n", e.summary())
@@ -38,6 +43,7 @@ pub fn parse(bytes: &[u8]) -> Report {
         match key {
             "warning" => report.warnings.push(Message::decode(rest)),
             "error" => report.error = Some(Message::decode(rest)),
+            "memory" => report.memory_per_run = rest == "per-run",
             "enforced" => {
                 let mut e = Enforced::default();
                 for name in rest.split(',') {
@@ -73,6 +79,8 @@ mod tests {
         };
         let text = warning_line(&"a\nb".into()) + &enforced_line(&e) + &error_line(&"bad".into());
         let r = parse(text.as_bytes());
+        assert!(!r.memory_per_run);
+        assert!(parse((text + MEMORY_PER_RUN_LINE).as_bytes()).memory_per_run);
         assert_eq!(r.enforced, Some(e));
         assert_eq!(r.warnings, [Message::text("a\nb")]);
         assert_eq!(r.error, Some(Message::text("bad")));

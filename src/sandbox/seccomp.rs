@@ -19,6 +19,15 @@
 //! runs with more rights than the one who starts it. `io_uring`, which could do the same past
 //! the filter, and `openat2`, whose mode the filter cannot read, are refused too.
 //!
+//! And it closes kernel surface a script has no use for, at least what container runtimes close
+//! by default: `userfaultfd` and `perf_event_open` (the usual first steps of kernel exploits),
+//! `bpf`, mounting, modules, clocks, swap, reboot, tracing other processes' memory by handle,
+//! memory-policy calls, unusual `personality` settings (see [`refused_calls`]); and every socket
+//! family but Unix, IPv4, IPv6 and routing netlink: `AF_VSOCK` reaches the host's (or a VM's)
+//! vsock port space past the network namespace, `AF_PACKET`, `AF_ALG`, Bluetooth and the other
+//! netlink protocols are kernel code no script needs (EAFNOSUPPORT, as where a kernel lacks the
+//! family, and EPROTONOSUPPORT for a netlink protocol).
+//!
 //! System calls made through another ABI (32-bit `int 0x80`, x32) are refused too: their
 //! numbers differ and the filter does not check them.
 
@@ -115,6 +124,133 @@ fn xattr_calls() -> [u32; 4] {
     ]
 }
 
+/// `lsm_get_self_attr`, `lsm_set_self_attr`, `lsm_list_modules` (Linux 6.8) and
+/// `open_tree_attr` (Linux 6.15): one number on every architecture here; not in libc yet.
+const SYS_LSM_GET_SELF_ATTR: u32 = 459;
+const SYS_LSM_SET_SELF_ATTR: u32 = 460;
+const SYS_LSM_LIST_MODULES: u32 = 461;
+const SYS_OPEN_TREE_ATTR: u32 = 467;
+
+/// `kexec_file_load`: not in every libc for every architecture here.
+#[cfg(target_arch = "x86_64")]
+const SYS_KEXEC_FILE_LOAD: u32 = 320;
+#[cfg(any(target_arch = "aarch64", target_arch = "riscv64"))]
+const SYS_KEXEC_FILE_LOAD: u32 = 294;
+
+/// No filter is written for other architectures (see [`ARCH`]).
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+fn refused_calls() -> Vec<u32> {
+    Vec::new()
+}
+
+/// System calls refused whatever their arguments (EPERM): kernel surface a script has no use
+/// for, which a container runtime's default filter also refuses. A syscall table is a closed
+/// world; this is the part of it that administers the machine, not the process.
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
+fn refused_calls() -> Vec<u32> {
+    use libc::*;
+    let mut calls = vec![
+        // Exploit primitives and kernel programs.
+        SYS_userfaultfd,
+        SYS_perf_event_open,
+        SYS_bpf,
+        SYS_lookup_dcookie,
+        SYS_fanotify_init,
+        // Mounts and namespaces (the command's own are made before this filter).
+        SYS_mount,
+        SYS_umount2,
+        SYS_pivot_root,
+        SYS_chroot,
+        SYS_setns,
+        SYS_fsopen,
+        SYS_fsconfig,
+        SYS_fsmount,
+        SYS_fspick,
+        SYS_move_mount,
+        SYS_open_tree,
+        SYS_mount_setattr,
+        SYS_quotactl,
+        SYS_quotactl_fd,
+        // Another process's memory and descriptors (ptrace itself stays: debuggers in the run;
+        // `pidfd_getfd` is refused by the command's own filter, see `unix_sockets`: the run's
+        // init, which has this one too, takes the caller's socket with it).
+        SYS_kcmp,
+        SYS_process_madvise,
+        SYS_open_by_handle_at,
+        // The machine: modules, kexec, clocks, swap, names, log, accounting.
+        SYS_init_module,
+        SYS_finit_module,
+        SYS_delete_module,
+        SYS_kexec_load,
+        SYS_reboot,
+        SYS_settimeofday,
+        SYS_clock_settime,
+        SYS_clock_adjtime,
+        SYS_swapon,
+        SYS_swapoff,
+        SYS_sethostname,
+        SYS_setdomainname,
+        SYS_syslog,
+        SYS_vhangup,
+        SYS_acct,
+        // Memory placement across NUMA nodes.
+        SYS_get_mempolicy,
+        SYS_set_mempolicy,
+        SYS_set_mempolicy_home_node,
+        SYS_mbind,
+        SYS_migrate_pages,
+        SYS_move_pages,
+        // io_uring (its setup is refused on its own, above).
+        SYS_io_uring_enter,
+        SYS_io_uring_register,
+    ]
+    .into_iter()
+    .map(|nr| nr as u32)
+    .collect::<Vec<u32>>();
+    calls.extend([
+        SYS_KEXEC_FILE_LOAD,
+        SYS_LSM_GET_SELF_ATTR,
+        SYS_LSM_SET_SELF_ATTR,
+        SYS_LSM_LIST_MODULES,
+        SYS_OPEN_TREE_ATTR,
+    ]);
+    #[cfg(target_arch = "x86_64")]
+    calls.extend(
+        [
+            SYS_iopl,
+            SYS_ioperm,
+            SYS_uselib,
+            SYS_ustat,
+            SYS_sysfs,
+            SYS__sysctl,
+        ]
+        .map(|nr| nr as u32),
+    );
+    calls
+}
+
+/// The `personality(2)` values a program may ask for: Linux's own (and with the 32-bit and
+/// 2.6-version flags), and the query. Others change how the kernel maps memory for what the
+/// process runs next (no address randomisation, executable data).
+const PERSONALITIES: [u32; 5] = [0, 0x0008, 0x2_0000, 0x2_0008, 0xffff_ffff];
+
+/// The socket families a script may make: Unix (governed by `unix_sockets`), IPv4, IPv6 (cut by
+/// the network namespace when the network is off), and netlink for routing only (what address
+/// look-ups ask for the machine's interfaces).
+const SOCKET_FAMILIES: [u32; 3] = [
+    libc::AF_UNIX as u32,
+    libc::AF_INET as u32,
+    libc::AF_INET6 as u32,
+];
+
 /// Where a conditional jump goes.
 #[derive(Clone, Copy)]
 enum To {
@@ -126,6 +262,10 @@ enum To {
     NoSys,
     /// `EOPNOTSUPP`: setting an extended attribute.
     NotSup,
+    /// `EAFNOSUPPORT`: a socket family outside [`SOCKET_FAMILIES`] and netlink.
+    NoFamily,
+    /// `EPROTONOSUPPORT`: a netlink protocol other than routing.
+    NoProtocol,
     /// The instruction at this index of the program being built.
     At(usize),
 }
@@ -155,6 +295,16 @@ fn arg(i: u32) -> u32 {
     OFF_ARG0_LOW + 8 * i
 }
 
+/// Allow when the first argument is one of `values`, else go to `otherwise`.
+fn one_of(values: &[u32], otherwise: To) -> Vec<Insn> {
+    let mut insns = vec![ld(arg(0))];
+    insns.extend(values.iter().enumerate().map(|(i, &v)| {
+        let last = i + 1 == values.len();
+        jeq(v, To::Allow, if last { otherwise } else { To::Next })
+    }));
+    insns
+}
+
 /// The filter program for the native `arch` (with its x32 bit, if any).
 fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
     let mut code = vec![ld(OFF_ARCH), jeq(arch, To::Next, To::Deny), ld(OFF_NR)];
@@ -176,13 +326,19 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
         jeq(libc::SYS_openat2 as u32, To::NoSys, To::Next),
     ]);
     code.extend(xattr_calls().map(|nr| jeq(nr, To::NotSup, To::Next)));
+    code.extend(
+        refused_calls()
+            .into_iter()
+            .map(|nr| jeq(nr, To::Deny, To::Next)),
+    );
     // The checks of arguments come after the dispatch on the number; their places are known
     // once the dispatch is laid out, so the dispatch is patched afterwards.
     let modes = mode_calls();
     let opens = open_calls();
     let dispatch_at = code.len();
     let namespace_checks = 2;
-    let dispatch_len = namespace_checks + 1 + modes.len() + opens.len() + 4;
+    let other_checks = 3; // personality, socket, socketpair
+    let dispatch_len = namespace_checks + 1 + other_checks + modes.len() + opens.len() + 4;
     let body_at = dispatch_at + dispatch_len;
     let mut body: Vec<Insn> = Vec::new();
     let mut dispatch: Vec<Insn> = Vec::new();
@@ -203,6 +359,27 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
     dispatch.push(jeq(libc::SYS_unshare as u32, unshare, To::Next));
     dispatch.push(jeq(libc::SYS_clone as u32, clone, To::Next));
     dispatch.push(jeq(libc::SYS_clone3 as u32, To::NoSys, To::Next));
+    // Linux's own personality only.
+    let personality = check(&mut body, &one_of(&PERSONALITIES, To::Deny));
+    dispatch.push(jeq(libc::SYS_personality as u32, personality, To::Next));
+    // The socket families a script needs, and netlink for routing only.
+    let mut families = one_of(&SOCKET_FAMILIES, To::Next);
+    families.extend([
+        jeq(libc::AF_NETLINK as u32, To::Next, To::NoFamily),
+        ld(arg(2)),
+        jeq(libc::NETLINK_ROUTE as u32, To::Allow, To::NoProtocol),
+    ]);
+    let socket = check(&mut body, &families);
+    dispatch.push(jeq(libc::SYS_socket as u32, socket, To::Next));
+    // A pair is Unix or nothing (another family's pair is kernel code no script needs).
+    let pair = check(
+        &mut body,
+        &[
+            ld(arg(0)),
+            jeq(libc::AF_UNIX as u32, To::Allow, To::NoFamily),
+        ],
+    );
+    dispatch.push(jeq(libc::SYS_socketpair as u32, pair, To::Next));
     // No set-id bits.
     for (nr, mode) in modes {
         let to = check(
@@ -234,7 +411,7 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
     code.extend(dispatch);
     code.extend(body);
     // The returns close the program: ALLOW at `n`, DENY at `n + 1`, ENOSYS at `n + 2`,
-    // EOPNOTSUPP at `n + 3`.
+    // EOPNOTSUPP at `n + 3`, EAFNOSUPPORT at `n + 4`, EPROTONOSUPPORT at `n + 5`.
     let n = code.len();
     let offset = |from: usize, to: To| -> u8 {
         let target = match to {
@@ -243,6 +420,8 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
             To::Deny => n + 1,
             To::NoSys => n + 2,
             To::NotSup => n + 3,
+            To::NoFamily => n + 4,
+            To::NoProtocol => n + 5,
             To::At(at) => at,
         };
         u8::try_from(target - from - 1).expect("a BPF jump reaches at most 255 ahead")
@@ -267,6 +446,8 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
     out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EPERM as u32));
     out.push(ret(libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
     out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32));
+    out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EAFNOSUPPORT as u32));
+    out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EPROTONOSUPPORT as u32));
     out
 }
 
@@ -302,7 +483,8 @@ impl SeccompError {
 }
 
 /// Install the filter against terminal input injection, keyring calls, new namespaces, set-id
-/// bits and file capabilities on this process (single-threaded launcher).
+/// bits, file capabilities, the refused kernel surface and socket families on this process
+/// (single-threaded launcher).
 pub fn deny_escapes() -> Result<(), SeccompError> {
     let (arch, x32) = ARCH.ok_or(SeccompError::Architecture(std::env::consts::ARCH))?;
     install(&program(arch, x32))
@@ -368,20 +550,25 @@ mod tests {
         let p = program(0xC000_003E, Some(0x4000_0000));
         let n = p.len();
         let ret = (libc::BPF_RET | libc::BPF_K) as u16;
-        assert_eq!((p[n - 4].code, p[n - 4].k), (ret, libc::SECCOMP_RET_ALLOW));
-        assert_eq!(p[n - 3].k, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32);
-        assert_eq!(p[n - 2].k, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32);
-        assert_eq!(
-            p[n - 1].k,
-            libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32
-        );
+        let errno = |e: i32| libc::SECCOMP_RET_ERRNO | e as u32;
+        assert_eq!((p[n - 6].code, p[n - 6].k), (ret, libc::SECCOMP_RET_ALLOW));
+        let errnos = [
+            libc::EPERM,
+            libc::ENOSYS,
+            libc::EOPNOTSUPP,
+            libc::EAFNOSUPPORT,
+            libc::EPROTONOSUPPORT,
+        ];
+        for (i, e) in errnos.into_iter().enumerate() {
+            assert_eq!((p[n - 5 + i].code, p[n - 5 + i].k), (ret, errno(e)));
+        }
         for (i, insn) in p.iter().enumerate() {
             if insn.code & 0x07 == libc::BPF_JMP as u16 {
                 assert!(i + 1 + (insn.jt as usize) < n && i + 1 + (insn.jf as usize) < n);
             }
         }
         // A wrong architecture goes straight to DENY.
-        assert_eq!(1 + 1 + p[1].jf as usize, n - 3);
+        assert_eq!(1 + 1 + p[1].jf as usize, n - 5);
     }
 
     /// Runs `p` as the kernel would on one call (number `nr`, arguments `args`): the return.
@@ -463,6 +650,75 @@ mod tests {
         );
         assert_eq!(call(libc::SYS_clone3, [0; 6]), nosys);
         assert_eq!(call(libc::SYS_write, [1, 0, 0o4755, 0, 0, 0]), allow);
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn kernel_surface_and_socket_families_are_refused() {
+        let p = program(0xC000_003E, Some(0x4000_0000));
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let errno = |e: i32| libc::SECCOMP_RET_ERRNO | e as u32;
+        let call = |nr: libc::c_long, args: [u64; 6]| verdict(&p, nr as u32, args);
+        for nr in [
+            libc::SYS_userfaultfd,
+            libc::SYS_perf_event_open,
+            libc::SYS_bpf,
+            libc::SYS_mount,
+            libc::SYS_kexec_load,
+            libc::SYS_iopl,
+        ] {
+            assert_eq!(call(nr, [0; 6]), errno(libc::EPERM), "{nr}");
+        }
+        for nr in refused_calls() {
+            assert_eq!(verdict(&p, nr, [0; 6]), errno(libc::EPERM), "{nr}");
+        }
+        // What a script needs stays.
+        for nr in [libc::SYS_ptrace, libc::SYS_mmap, libc::SYS_execve] {
+            assert_eq!(call(nr, [0; 6]), allow, "{nr}");
+        }
+        // personality: Linux's own and the query, not the rest (ADDR_NO_RANDOMIZE).
+        assert_eq!(
+            call(libc::SYS_personality, [0xffff_ffff, 0, 0, 0, 0, 0]),
+            allow
+        );
+        assert_eq!(call(libc::SYS_personality, [0, 0, 0, 0, 0, 0]), allow);
+        assert_eq!(
+            call(libc::SYS_personality, [0x0040000, 0, 0, 0, 0, 0]),
+            errno(libc::EPERM)
+        );
+        // Sockets: four families, netlink for routing only.
+        let socket = |family: i32, protocol: i32| {
+            call(
+                libc::SYS_socket,
+                [
+                    family as u64,
+                    libc::SOCK_STREAM as u64,
+                    protocol as u64,
+                    0,
+                    0,
+                    0,
+                ],
+            )
+        };
+        for f in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
+            assert_eq!(socket(f, 0), allow, "{f}");
+        }
+        assert_eq!(socket(libc::AF_NETLINK, libc::NETLINK_ROUTE), allow);
+        assert_eq!(
+            socket(libc::AF_NETLINK, libc::NETLINK_KOBJECT_UEVENT),
+            errno(libc::EPROTONOSUPPORT)
+        );
+        for f in [
+            libc::AF_VSOCK,
+            libc::AF_PACKET,
+            libc::AF_ALG,
+            libc::AF_BLUETOOTH,
+        ] {
+            assert_eq!(socket(f, 0), errno(libc::EAFNOSUPPORT), "{f}");
+        }
+        let pair = |family: i32| call(libc::SYS_socketpair, [family as u64, 1, 0, 0, 0, 0]);
+        assert_eq!(pair(libc::AF_UNIX), allow);
+        assert_eq!(pair(libc::AF_TIPC), errno(libc::EAFNOSUPPORT));
     }
 
     #[test]

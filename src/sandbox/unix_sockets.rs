@@ -18,7 +18,9 @@
 //! `sendmsg`'s (in memory the caller can change under it), hence every `sendmsg` goes to init.
 //!
 //! Also refused, because they would get around the check: `io_uring_setup(2)` (io_uring
-//! can create and connect sockets without the system call), system calls of another ABI
+//! can create and connect sockets without the system call), `pidfd_getfd(2)` (a duplicate of
+//! another process's socket; the run's init uses it, so it is in this, the command's, filter
+//! and not in the one init has too), system calls of another ABI
 //! (i386 or x32 code on x86-64, where `socketcall(2)` hides the family). Programs that need a
 //! Unix socket of their own (Python's multiprocessing with the `forkserver` start method, for
 //! one) need `allowed_sockets` (any one).
@@ -173,6 +175,13 @@ pub fn program(named: bool) -> Vec<libc::sock_filter> {
         ),
         jeq(
             libc::SYS_io_uring_setup as u32,
+            To::Ret(Ret::Errno(libc::EPERM)),
+            To::Next,
+        ),
+        // A duplicate of another process's descriptor (a socket among them). Here rather than
+        // in `seccomp::deny_escapes`: the run's init, which serves the named sockets, needs it.
+        jeq(
+            libc::SYS_pidfd_getfd as u32,
             To::Ret(Ret::Errno(libc::EPERM)),
             To::Next,
         ),
@@ -382,5 +391,20 @@ mod tests {
                 .iter()
                 .any(|i| i.k == libc::SECCOMP_RET_USER_NOTIF)
         );
+    }
+
+    #[test]
+    fn the_command_cannot_take_another_process_descriptors() {
+        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        for named in [false, true] {
+            let p = program(named);
+            let at = p
+                .iter()
+                .position(|i| {
+                    i.k == libc::SYS_pidfd_getfd as u32 && i.code & 0x07 == libc::BPF_JMP as u16
+                })
+                .expect("a check for pidfd_getfd");
+            assert_eq!(p[at + 1 + p[at].jt as usize].k, eperm, "named: {named}");
+        }
     }
 }

@@ -98,7 +98,8 @@ pub struct Facts {
     /// The per-user package folders of Python that exist (`~/.local/lib/pythonX.Y`), when a
     /// Python is among them or on `PATH`.
     pub user_packages: Vec<PathBuf>,
-    /// The absolute folders of the run's `PATH`.
+    /// The absolute folders of the run's `PATH`, and of the module search paths its
+    /// environment names (`PYTHONPATH`, `NODE_PATH`: a vendored library the user passes).
     pub path_entries: Vec<PathBuf>,
     /// The run's working directory.
     pub cwd: PathBuf,
@@ -330,13 +331,16 @@ fn python_user_packages(home: Option<&Path>) -> Vec<PathBuf> {
 pub fn facts(
     program: &Path,
     path_var: &OsStr,
+    module_paths: &[PathBuf],
     cwd: &Path,
     writable: &[PathBuf],
     granted: &[Grant],
     network: bool,
 ) -> Facts {
     let home = crate::paths::home();
-    let path_entries = path_entries(path_var);
+    let mut path_entries = path_entries(path_var);
+    let python_on_path = on_path("python3", &path_entries);
+    path_entries.extend(module_paths.iter().filter(|p| p.is_absolute()).cloned());
     let pair = |p: &Path| {
         (
             p.to_path_buf(),
@@ -345,7 +349,7 @@ pub fn facts(
     };
     let mut programs = vec![pair(program)];
     // The Python a script may call by name: a shim there leads to a manager's folder.
-    if let Some(python) = on_path("python3", &path_entries) {
+    if let Some(python) = python_on_path {
         programs.push(pair(&python));
     }
     if let Some((interp, name)) = shebang(program) {
@@ -502,7 +506,7 @@ mod tests {
             manager.display()
         );
         std::fs::write(&shim, text).unwrap();
-        assert_eq!(shim_starts(&shim), [manager.clone()]);
+        assert_eq!(shim_starts(&shim), std::slice::from_ref(&manager));
         assert_eq!(installation_of(&manager), Some(dir.path().join("mgr")));
     }
 

@@ -4,6 +4,7 @@
 pub mod home;
 pub mod procs;
 pub mod server;
+pub mod spawn;
 
 pub use home::TestHome;
 pub use server::{Recorded, Reply, Server};
