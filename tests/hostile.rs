@@ -5427,3 +5427,64 @@ fn a_pattern_with_arguments_allows_exactly_them() {
         assert!(out.text().contains("PAYROLL"), "{allow}: {}", out.text());
     }
 }
+
+/// A connect the run's init refuses (a Unix socket not named) is a fact of the run: `run
+/// --json`'s advice names the socket and `allowed_sockets`, read from no message (the script
+/// prints none). Control: the named socket connects, and the run has no advice.
+#[test]
+fn a_socket_the_broker_refused_is_typed_advice() {
+    use std::os::unix::net::UnixListener;
+    if !layers_available(
+        "a_socket_the_broker_refused_is_typed_advice",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    good_script(
+        &home,
+        "dial.py",
+        "#!/usr/bin/env python3\nimport socket, sys\ns = socket.socket(socket.AF_UNIX)\n\
+         try:\n    s.connect(sys.argv[1])\nexcept OSError:\n    sys.exit(3)\n",
+    );
+    let named = home.path().join("named.sock");
+    // In the skill's folder, which the run sees: the init's broker is what refuses it.
+    let other = home.path().join("skills/good/other.sock");
+    let (_a, _b) = (
+        UnixListener::bind(&named).unwrap(),
+        UnixListener::bind(&other).unwrap(),
+    );
+    let go = |target: &std::path::Path| {
+        let flag = format!("--allow-socket={}", named.display());
+        let t = target.to_str().unwrap();
+        let args = [
+            "run",
+            "--skills-dir",
+            "skills",
+            "--allow-scripts",
+            "-y",
+            &flag,
+            "--json",
+            "good",
+            "dial.py",
+            "--",
+            t,
+        ];
+        let out = run(&home, &args, b"", Feed::Whole);
+        serde_json::from_slice::<Value>(&out.stdout)
+            .unwrap_or_else(|e| panic!("run --json: {e}: {} {}", out.text(), out.stderr))
+    };
+    let refused = go(&other);
+    assert_eq!(refused["exit_code"], 3, "{refused}");
+    assert_eq!(refused["advice"]["kind"], "sockets", "{refused}");
+    assert_eq!(refused["advice"]["setting"], "allowed_sockets", "{refused}");
+    assert_eq!(
+        refused["advice"]["path"],
+        other.to_str().unwrap(),
+        "{refused}"
+    );
+    let control = go(&named);
+    assert_eq!(control["exit_code"], 0, "control: {control}");
+    assert!(control["advice"].is_null(), "control: {control}");
+}

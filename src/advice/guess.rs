@@ -26,8 +26,12 @@ pub enum Hint {
     Hidden { path: PathBuf },
     /// A refusal inside a writable path: the file's or folder's own permissions, not the sandbox.
     OwnPermissions { path: String },
-    /// It was refused a Unix socket.
-    Sockets { network_off: bool, named: bool },
+    /// It was refused a Unix socket (`path`: the one the init's broker refused, if known).
+    Sockets {
+        network_off: bool,
+        named: bool,
+        path: Option<PathBuf>,
+    },
     /// It wrote to a place scripts are never offered; no setting is named.
     Protected {
         path: String,
@@ -117,6 +121,13 @@ pub fn explain(r: &RunResult) -> Option<Hint> {
         return Some(Hint::Limit {
             key: l.key,
             value: l.value,
+        });
+    }
+    if let Some(path) = f.refused_sockets.first() {
+        return Some(Hint::Sockets {
+            network_off: e.network,
+            named: f.sockets_named,
+            path: Some(path.clone()),
         });
     }
     // Some scripts print their errors on stdout: its end is read too.
@@ -221,6 +232,7 @@ fn refusal(r: &RunResult, paths: &[String], read_only: bool, socket: bool) -> Op
     let sockets = Hint::Sockets {
         network_off: e.network,
         named: f.sockets_named,
+        path: None,
     };
     if socket && paths.is_empty() && !read_only {
         return Some(sockets);

@@ -98,6 +98,7 @@ impl Hint {
     pub fn path(&self) -> Option<&Path> {
         match self {
             Hint::OutsideView { path } | Hint::Hidden { path } => Some(path),
+            Hint::Sockets { path, .. } => path.as_deref(),
             Hint::OwnPermissions { path } | Hint::Protected { path, .. } => Some(Path::new(path)),
             Hint::Denied { path, .. } => path.as_deref().map(Path::new),
             Hint::MissingModule { hidden, .. } => hidden.as_deref(),
@@ -156,7 +157,9 @@ impl Hint {
                 "sandbox: {path} is in a writable path: the sandbox did not refuse the write, \
                  the file's or its folder's own permissions did; change them, or write elsewhere"
             ),
-            Hint::Sockets { named, network_off } => {
+            Hint::Sockets {
+                named, network_off, ..
+            } => {
                 let mut s = format!(
                     "sandbox: {}; allow one with {}",
                     match named {

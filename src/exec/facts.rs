@@ -33,6 +33,8 @@ pub struct RunFacts {
     pub limit: Option<LimitHit>,
     /// Stopped at the timeout (set by the dispatcher, which knows whose timeout it was).
     pub stopped: Option<Stopped>,
+    /// Unix sockets the init's broker refused it (not named in `allowed_sockets`).
+    pub refused_sockets: Vec<PathBuf>,
     /// A path its messages name that exists but is outside its read view.
     pub outside_view: Option<PathBuf>,
     /// A relative argument that does not exist where it ran but does where the user is (a skill

@@ -622,6 +622,7 @@ async fn run_planned(
     warnings.extend(dangling_warning.map(Into::into));
     let mut enforced = Enforced::default();
     let mut memory = MemoryBound::default();
+    let mut refused = Vec::new();
     if let Some(reader) = report {
         let report = sandbox::report::parse(&reader.read_available());
         memory.per_run = report.memory_per_run;
@@ -644,6 +645,7 @@ async fn run_planned(
                 ));
             }
         }
+        refused = report.refused;
         warnings.extend(report.warnings);
     }
     if enforced.filesystem
@@ -713,6 +715,7 @@ async fn run_planned(
         writable: writable.clone(),
         protected: spec.sandbox.protected.clone(),
         sockets_named: !spec.sandbox.sockets.is_empty(),
+        refused_sockets: refused,
         dropped: facts::dropped(&spec.env, |v| std::env::var_os(v)),
         home: std::env::var_os("HOME").map(PathBuf::from),
         skill_dir: (spec.env.iter().rev())

@@ -482,9 +482,25 @@ impl<'a> Caller<'a> {
         self.still_waiting()?;
         let (dev, ino) = inode(&target)?;
         if !named.allows(dev, ino) {
+            tell_refused(path);
             return Err(libc::EACCES);
         }
         Ok(Destination::Pinned(target))
+    }
+}
+
+/// Where init reports the sockets it refused (the launcher's report pipe), once set.
+static REFUSALS: std::sync::OnceLock<std::sync::Mutex<std::fs::File>> = std::sync::OnceLock::new();
+
+/// Report every refused socket to `pipe` (a fact for the run's result, see `report`).
+pub fn report_refusals(pipe: std::fs::File) {
+    let _ = REFUSALS.set(std::sync::Mutex::new(pipe));
+}
+
+fn tell_refused(path: &[u8]) {
+    use std::io::Write as _;
+    if let Some(Ok(mut pipe)) = REFUSALS.get().map(|m| m.lock()) {
+        let _ = pipe.write_all(super::report::refused_line(path).as_bytes());
     }
 }
 

@@ -18,6 +18,8 @@ pub struct Report {
     pub error: Option<Message>,
     /// The launcher joined the run's memory cgroup: `max_memory_mb` holds the run as a whole.
     pub memory_per_run: bool,
+    /// Unix sockets the init's broker refused the command (not named in `allowed_sockets`).
+    pub refused: Vec<std::path::PathBuf>,
 }
 
 pub fn warning_line(m: &Message) -> String {
@@ -31,6 +33,12 @@ pub fn error_line(m: &Message) -> String {
 /// Said when the launcher joined the run's memory cgroup.
 pub const MEMORY_PER_RUN_LINE: &str = "memory per-run\n";
 
+/// A socket the broker refused, as the command named it (a JSON string: one line).
+pub fn refused_line(path: &[u8]) -> String {
+    let text = String::from_utf8_lossy(path);
+    format!("refused {}\n", serde_json::Value::from(text.as_ref()))
+}
+
 pub fn enforced_line(e: &Enforced) -> String {
     format!("enforced {}\n", e.summary())
 }
@@ -43,6 +51,11 @@ pub fn parse(bytes: &[u8]) -> Report {
         match key {
             "warning" => report.warnings.push(Message::decode(rest)),
             "error" => report.error = Some(Message::decode(rest)),
+            "refused" => {
+                if let Ok(path) = serde_json::from_str::<String>(rest) {
+                    report.refused.push(path.into());
+                }
+            }
             "memory" => report.memory_per_run = rest == "per-run",
             "enforced" => {
                 let mut e = Enforced::default();
@@ -84,6 +97,15 @@ mod tests {
         assert_eq!(r.enforced, Some(e));
         assert_eq!(r.warnings, [Message::text("a\nb")]);
         assert_eq!(r.error, Some(Message::text("bad")));
+    }
+
+    #[test]
+    fn a_refused_socket_crosses_the_pipe_as_one_line() {
+        let line = refused_line(b"/run/a\nb.sock");
+        assert_eq!(line.matches('\n').count(), 1);
+        let r = parse(format!("{line}enforced network\n").as_bytes());
+        assert_eq!(r.refused, [std::path::PathBuf::from("/run/a\nb.sock")]);
+        assert!(r.enforced.is_some_and(|e| e.network));
     }
 
     #[test]
