@@ -112,7 +112,7 @@ pub(crate) type AsyncAsker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + S
 
 /// Advice after a failed run, typed and worded, from its result (see
 /// [`DispatcherBuilder::advise`]).
-pub type Advisor = fn(&crate::exec::RunResult) -> Option<(crate::exec::Advice, String)>;
+pub type Advisor = fn(&crate::exec::RunResult) -> Option<crate::exec::Advised>;
 
 /// How a dispatcher words the refusals it reports (the outcome, hence the report, the audit
 /// line and what the model is told). The library's is each reason's `Display`, in the
@@ -864,10 +864,11 @@ impl Dispatcher {
                 result.facts.caller = caller;
                 // The advice in this dispatcher's wording, from the run's facts.
                 if !result.success()
-                    && let Some((advice, hint)) = (self.wording.advise)(&result)
+                    && let Some(said) = (self.wording.advise)(&result)
                 {
-                    result.advice = Some(advice);
-                    result.hint = Some(hint);
+                    result.advice = Some(said.advice);
+                    result.hint = Some(said.hint);
+                    result.model_hint = Some(said.for_model);
                 }
                 Outcome::Ran(Ran {
                     result,

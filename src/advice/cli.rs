@@ -107,9 +107,8 @@ fn setting(s: &Setting) -> String {
 }
 
 /// The advice after a failed run, with the flags that lift it.
-fn advise(r: &crate::exec::RunResult) -> Option<(crate::exec::Advice, String)> {
-    let h = super::explain(r)?;
-    Some((h.advice(), h.word(super::Audience::Cli)))
+fn advise(r: &crate::exec::RunResult) -> Option<crate::exec::Advised> {
+    super::advised(r, super::Audience::Cli)
 }
 
 #[cfg(test)]

@@ -179,10 +179,11 @@ pub fn explain(r: &RunResult) -> Option<Hint> {
     if sandboxed && has(Clue::NotPermitted) && has(Clue::Namespace) {
         return Some(Hint::Namespaces);
     }
-    if sandboxed && refused {
-        if let Some(h) = refusal(r, &paths, has(Clue::ReadOnly), has(Clue::Socket)) {
-            return Some(h);
-        }
+    if sandboxed
+        && refused
+        && let Some(h) = refusal(r, &paths, has(Clue::ReadOnly), has(Clue::Socket))
+    {
+        return Some(h);
     }
     if e.network && has(Clue::Network) {
         return Some(Hint::Network {
@@ -441,12 +442,13 @@ mod tests {
     use crate::exec::{RunFacts, Stopped};
 
     fn failed(stderr: &str, enforced: Enforced, facts: RunFacts) -> RunResult {
-        let mut r = RunResult::default();
-        r.exit_code = 1;
-        r.stderr = stderr.as_bytes().to_vec();
-        r.enforced = enforced;
-        r.facts = facts;
-        r
+        RunResult {
+            exit_code: 1,
+            stderr: stderr.as_bytes().to_vec(),
+            enforced,
+            facts,
+            ..RunResult::default()
+        }
     }
 
     fn all() -> Enforced {

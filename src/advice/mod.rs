@@ -14,9 +14,18 @@ pub use words::{Audience, setting};
 
 /// The advice after a failed run in policy keys: for a library's dispatcher
 /// (`DispatcherBuilder::advise`).
-pub fn for_library(r: &crate::exec::RunResult) -> Option<(crate::exec::Advice, String)> {
+pub fn for_library(r: &crate::exec::RunResult) -> Option<crate::exec::Advised> {
+    advised(r, Audience::Library)
+}
+
+/// The advice after a failed run, for the user in `to`'s terms and for the model.
+pub(crate) fn advised(r: &crate::exec::RunResult, to: Audience) -> Option<crate::exec::Advised> {
     let h = explain(r)?;
-    Some((h.advice(), h.word(Audience::Library)))
+    Some(crate::exec::Advised {
+        advice: h.advice(),
+        hint: h.word(to),
+        for_model: h.word(Audience::Model),
+    })
 }
 
 #[cfg(test)]

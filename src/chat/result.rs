@@ -56,8 +56,8 @@ pub fn capture_message(outcome: &Outcome, max_bytes: usize, written: &str) -> St
             if !err.is_empty() {
                 msg = join(&msg, &labelled("Error:", &err));
             }
-            // The sandbox's guess at the restriction the run hit, and the flag that lifts it.
-            if let Some(hint) = &r.hint {
+            // The advisor's word on what the run hit, in the model's terms (no flags).
+            if let Some(hint) = r.model_hint.as_ref().or(r.hint.as_ref()) {
                 msg = join(&msg, &path_free(hint, written));
             }
             let next =

@@ -76,6 +76,17 @@ pub struct Advice {
     pub path: Option<PathBuf>,
 }
 
+/// What an advisor says after a failed run: typed, for its user, and for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Advised {
+    /// Typed (`run --json`'s `advice`).
+    pub advice: Advice,
+    /// For the reader of this front end (policy keys, or flags).
+    pub hint: String,
+    /// For the model: the user's settings by name, no flags.
+    pub for_model: String,
+}
+
 /// Variables that point Python at installed packages. (Not `VIRTUAL_ENV`: an active venv is
 /// found through `PATH`, which is passed.)
 const PYTHON_VARS: &[&str] = &["PYTHONPATH", "PYTHONUSERBASE"];

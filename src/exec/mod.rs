@@ -29,7 +29,7 @@ mod resolve;
 mod run_tmp;
 mod signals;
 
-pub use facts::{Advice, LimitHit, RunFacts, Stopped};
+pub use facts::{Advice, Advised, LimitHit, RunFacts, Stopped};
 
 pub(crate) use signals::name as signal_name;
 
@@ -120,6 +120,9 @@ pub struct RunResult {
     pub hint: Option<String>,
     /// [`Self::hint`], typed: its kind, the setting that lifts it, the path it concerns.
     pub advice: Option<Advice>,
+    /// [`Self::hint`] in the model's words (no flags).
+    #[serde(skip)]
+    pub model_hint: Option<String>,
     /// What is known for certain about the run, for the advisor.
     #[serde(skip)]
     pub facts: RunFacts,

@@ -502,6 +502,22 @@ pub(crate) fn launcher_path() -> Result<PathBuf, LauncherError> {
         .clone())
 }
 
+/// `/a/b/../c/./d` → `/a/c/d`, without looking at the file system.
+pub(crate) fn fold(path: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -594,20 +610,4 @@ mod tests {
         assert!(LaunchArgs::parse(&args(&["--bogus", "--", "ls"])).is_err());
         assert!(LaunchArgs::parse(&args(&["--mount", "--", "ls"])).is_err());
     }
-}
-
-/// `/a/b/../c/./d` → `/a/c/d`, without looking at the file system.
-pub(crate) fn fold(path: &std::path::Path) -> std::path::PathBuf {
-    use std::path::Component;
-    let mut out = std::path::PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
