@@ -132,6 +132,13 @@ fn ran_result(ran: &Ran) -> Value {
     if let Some(outputs) = structured(ran) {
         result["structuredContent"] = outputs;
     }
+    // What the run wrote is for the client and its user, not the model: metadata, not content.
+    if !r.changes.list.is_empty() || r.changes.capped.is_some() {
+        result["_meta"] = json!({
+            "skillpipe/changes": r.changes.list,
+            "skillpipe/changes_bound_hit": r.changes.capped.is_some(),
+        });
+    }
     result
 }
 
