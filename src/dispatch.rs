@@ -1208,7 +1208,7 @@ impl Dispatcher {
     /// the run, as the loaded skills' folders are, or a script could plant a skill that a later
     /// session offers. One the user made writable itself (a writable path inside it or the
     /// folder itself: someone working on that skill) is left as given. With writes allowed
-    /// anywhere (`allow_filesystem`), those of the working directory.
+    /// anywhere (`allow_filesystem`), those of the working directory itself.
     fn project_places_in_writable(&self) -> Vec<PathBuf> {
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
@@ -1222,7 +1222,12 @@ impl Dispatcher {
         let places = crate::paths::project_places();
         let mut out: Vec<PathBuf> = Vec::new();
         for root in &roots {
-            let subdirs = std::fs::read_dir(root).into_iter().flatten().flatten();
+            // With writes allowed anywhere, the working directory's own: the search path's.
+            let subdirs = std::fs::read_dir(root)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|_| !self.policy.allow_filesystem);
             let tops = std::iter::once(root.clone()).chain(
                 subdirs
                     .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
