@@ -177,6 +177,29 @@ mod tests {
         }
     }
 
+    /// What the run wrote is metadata for the client, not content for the model.
+    #[test]
+    fn changes_are_in_meta_not_content() {
+        use crate::sandbox::changes::{Change, ChangeKind, Changes, Why};
+        let mut r = ran(0, "ok\n", false);
+        r.result.changes = Changes::new(vec![Change {
+            path: "/p/x.pth".into(),
+            kind: ChangeKind::Created,
+            flagged: true,
+            why: Some(Why::Pth),
+        }]);
+        let v = ran_result(&r);
+        let c = &v["_meta"]["skillpipe/changes"][0];
+        assert_eq!(
+            (&c["path"], &c["kind"], &c["why"]),
+            (&json!("/p/x.pth"), &json!("created"), &json!("pth"))
+        );
+        assert_eq!(c["flagged"], true);
+        assert!(!v["content"][0]["text"].as_str().unwrap().contains("x.pth"));
+        // Control: nothing written, no metadata.
+        assert!(ran_result(&ran(0, "ok\n", false)).get("_meta").is_none());
+    }
+
     #[test]
     fn success_has_text_and_outputs() {
         let v = ran_result(&ran(0, "hello\n{\"n\":1}\n", false));

@@ -194,6 +194,38 @@ mod tests {
         })
     }
 
+    /// A run's flagged writes are warnings; the rest one `Wrote` line, which is no problem.
+    #[test]
+    fn writes_are_reported_flagged_ones_as_warnings() {
+        use crate::sandbox::changes::{Change, ChangeKind, Changes, Why};
+        let change = |p: &str, why: Option<Why>| Change {
+            path: p.into(),
+            kind: ChangeKind::Created,
+            flagged: why.is_some(),
+            why,
+        };
+        let mut o = ran(0, b"");
+        if let Outcome::Ran(r) = &mut o {
+            r.result.changes = Changes::new(vec![
+                change("/p/.envrc", Some(Why::DotName)),
+                change("/p/out/a.csv", None),
+                change("/p/out/b.csv", None),
+            ]);
+        }
+        let reports = Report::for_outcome(b"%{x}", &o);
+        let kinds: Vec<_> = reports.iter().map(|r| r.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            [ReportKind::Warning, ReportKind::Wrote, ReportKind::Ran]
+        );
+        assert!(reports[0].detail.contains("/p/.envrc (a dot-file"));
+        assert_eq!(
+            reports[1].to_string(),
+            "the run created /p/out/a.csv, created /p/out/b.csv"
+        );
+        assert!(!reports.iter().any(Report::is_problem));
+    }
+
     #[test]
     fn capture_text_drops_trailing_newlines_of_both_kinds() {
         assert_eq!(capture_text(&ran(0, b"a\r\n\n\r\n")), b"a");

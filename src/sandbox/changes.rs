@@ -123,6 +123,14 @@ pub struct Changes {
 }
 
 impl Changes {
+    /// These changes, the walk not cut short.
+    pub fn new(list: Vec<Change>) -> Changes {
+        Changes {
+            list,
+            ..Changes::default()
+        }
+    }
+
     /// The lines a front end shows: each flagged change as a warning, then the others in one
     /// line (the first [`LISTED`], and how many more).
     pub fn report(&self) -> (Vec<String>, Option<String>) {
@@ -226,7 +234,8 @@ impl Snapshot {
         };
         let mut queue: VecDeque<PathBuf> = VecDeque::new();
         for root in &roots {
-            match root.symlink_metadata() {
+            // A writable path given as a link is where it leads (as Landlock takes it).
+            match std::fs::metadata(root) {
                 Ok(m) if m.is_dir() => queue.push_back(root.clone()),
                 Ok(m) => _ = snap.entries.insert(root.clone(), Stat::of(&m)),
                 Err(_) => {}
