@@ -58,6 +58,10 @@ impl From<Kind> for Origin {
 /// What happened to a request. Complete by nature (it ran, or it did not): a new kind of
 /// refusal is a new [`Decision`], so this stays exhaustive.
 #[derive(Debug, Clone)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per request, moved a few times: boxing the result would change every caller"
+)]
 pub enum Outcome {
     /// It ran; see [`Ran`].
     Ran(Ran),
