@@ -834,6 +834,8 @@ impl Dispatcher {
                 rec.truncated = result.truncated_stdout || result.truncated_stderr;
                 rec.sandbox = Some(result.enforced.summary());
                 rec.oom_killed = result.memory.oom_killed;
+                rec.changes = result.changes.list.clone();
+                rec.changes_bound_hit = result.changes.capped.is_some();
                 if result.timed_out {
                     rec.reason = Some("timed out".into());
                 }
@@ -1295,9 +1297,64 @@ impl Dispatcher {
                 "loaded skills, whose scripts the model runs".to_string(),
             )
         }));
+        let projects = self.project_places_in_writable();
+        protected.extend(projects.iter().map(|d| {
+            (
+                d.clone(),
+                "a project's skills or agents, which skillpipe loads when you trust the project"
+                    .to_string(),
+            )
+        }));
         let mut kept = policy_places;
         kept.extend(skills);
+        kept.extend(projects);
         (kept, protected)
+    }
+
+    /// The folders skillpipe would load a project's skills and agents from
+    /// ([`crate::paths::project_places`]) that exist at the top of a writable path or of a
+    /// folder directly in one (a folder of projects, a repository's submodules): read-only in
+    /// the run, as the loaded skills' folders are, or a script could plant a skill that a later
+    /// session offers. One the user made writable itself (a writable path inside it or the
+    /// folder itself: someone working on that skill) is left as given. With writes allowed
+    /// anywhere (`allow_filesystem`), those of the working directory itself.
+    fn project_places_in_writable(&self) -> Vec<PathBuf> {
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
+        let roots: Vec<PathBuf> = match self.policy.allow_filesystem {
+            true => std::env::current_dir()
+                .map(|d| real(&d))
+                .into_iter()
+                .collect(),
+            false => writable.clone(),
+        };
+        let places = crate::paths::project_places();
+        let mut out: Vec<PathBuf> = Vec::new();
+        for root in &roots {
+            // With writes allowed anywhere, the working directory's own: the search path's.
+            let subdirs = std::fs::read_dir(root)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|_| !self.policy.allow_filesystem);
+            let tops = std::iter::once(root.clone()).chain(
+                subdirs
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path()),
+            );
+            for top in tops {
+                for place in &places {
+                    let dir = top.join(place);
+                    if dir.is_dir()
+                        && !writable.iter().any(|w| w.starts_with(&dir))
+                        && !out.contains(&dir)
+                    {
+                        out.push(dir);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// What the sandbox hides from scripts (run in the caller's folder): skill files there are
@@ -1610,6 +1667,8 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "hint": r.hint,
         "cut": ran.cut,
         "memory": r.memory,
+        "changes": r.changes.list,
+        "changes_bound_hit": r.changes.capped.is_some(),
     })
 }
 

@@ -47,6 +47,17 @@ pub const PROJECT_SKILL_DIRS: &[&str] = &[
 /// The project-local agent folder (used only when the working directory is trusted).
 pub const PROJECT_AGENT_DIR: &str = "agents";
 
+/// The folders of a project skillpipe loads skills and agents from (relative to the project's
+/// top): [`PROJECT_SKILL_DIRS`] and [`PROJECT_AGENT_DIR`]. Read-only in every run inside a
+/// writable path, and a change to one is flagged (see `sandbox::changes`).
+pub fn project_places() -> Vec<PathBuf> {
+    PROJECT_SKILL_DIRS
+        .iter()
+        .chain(std::iter::once(&PROJECT_AGENT_DIR))
+        .map(PathBuf::from)
+        .collect()
+}
+
 /// Skill search path, first match by name wins (DESIGN §4). `extra` are the `--skills-dir` flags;
 /// project-local folders come last and only when the working directory is trusted.
 pub fn skill_search_path(extra: &[PathBuf]) -> Vec<PathBuf> {

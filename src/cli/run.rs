@@ -163,8 +163,12 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     match outcome {
         Outcome::Ran(ran) => {
             let r = &ran.result;
-            for w in &r.warnings {
+            let (flagged, wrote) = r.changes.report();
+            for w in r.warnings.iter().chain(&flagged) {
                 line::status(&format!("skillpipe: warning: {}", sanitize(w)));
+            }
+            if let Some(w) = wrote {
+                line::status(&format!("skillpipe: {}", sanitize(&w)));
             }
             // The script's output is foreign: inert on a terminal, exact on a pipe.
             let tty_out = std::io::stdout().is_terminal();

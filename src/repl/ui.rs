@@ -443,7 +443,7 @@ impl Ui for TermUi {
 
     /// Reports quote directive bodies and reasons: sanitized before painting.
     fn report(&mut self, report: &Report) {
-        let fine = report.kind == ReportKind::Ran;
+        let fine = matches!(report.kind, ReportKind::Ran | ReportKind::Wrote);
         self.status_lines(&report.to_string(), fine);
     }
 

@@ -1377,34 +1377,6 @@ mod tests {
     }
 
     #[test]
-    fn build_and_package_settings_are_told_as_kept_read_only_without_a_flag() {
-        let writable = [PathBuf::from("/p")];
-        for (err, name) in [
-            (
-                "sh: 1: cannot create .cargo/config.toml: Read-only file system",
-                ".cargo",
-            ),
-            (
-                "sh: 1: cannot create /p/.npmrc: Read-only file system",
-                ".npmrc",
-            ),
-            (
-                "touch: cannot touch '.idea/x.xml': Read-only file system",
-                ".idea",
-            ),
-        ] {
-            let mut f = facts(None, err, &[]);
-            f.writable = &writable;
-            let h = explain(&f).unwrap();
-            assert_eq!(h, Hint::VcsMetadata { name }, "{err}");
-            assert!(!h.to_string().contains("allow"), "{h}");
-            // With nothing writable given, --writable would not open it either: the same.
-            f.writable = &[];
-            assert_eq!(explain(&f), Some(Hint::VcsMetadata { name }), "{err}");
-        }
-    }
-
-    #[test]
     fn version_control_folders_are_found_as_path_parts() {
         for err in [
             "touch: cannot touch '.git/hooks/x': Read-only file system",
