@@ -3,7 +3,7 @@
 //! the in-test model server (OpenAI and Anthropic result shapes), `run --json` and `run --agent`,
 //! and the audit, warning and refusal details.
 
-mod common;
+use crate::common;
 
 use common::{Reply, Server, TestHome};
 use serde_json::{Value, json};
