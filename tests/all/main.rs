@@ -12,6 +12,7 @@ mod exec;
 mod filter;
 #[cfg(target_os = "linux")]
 mod hostile;
+mod imports;
 mod library;
 #[cfg(target_os = "linux")]
 mod load;
