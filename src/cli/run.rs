@@ -92,7 +92,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
             if dispatcher.skills().is_empty()
                 && crate::app::untrusted_skill_hint(&args.skill).is_none()
             {
-                let searched = crate::paths::skill_search_path(&config.skills_dirs);
+                let searched = crate::trust::skill_search_path(&config.skills_dirs);
                 why = format!("{why}; {}", crate::app::nothing_loaded_hint(&searched));
             }
             return Err(usage(why));

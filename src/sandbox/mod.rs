@@ -43,7 +43,7 @@ mod writes;
 // For the sandbox's integration tests and benchmark; not part of the API.
 #[doc(hidden)]
 pub use caps::{Capabilities, Support, UNAVAILABLE_ENV, probe, probed};
-pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher};
+pub(crate) use entry::{LAUNCH_ARG, check_not_in_failed_launcher};
 pub use entry::{LauncherError, run_if_launcher};
 pub(crate) use entry::{auto_launcher, handshake, this_program};
 pub use hint::{Hint, MissingModule};
@@ -310,6 +310,11 @@ pub struct SandboxSpec {
     /// network setting.
     pub sockets: Vec<PathBuf>,
 }
+
+/// Set in a launcher's environment (and removed before the command runs). A process that
+/// carries it but is about to start a command itself was started as a launcher and did not act
+/// as one.
+pub(crate) const MARKER_ENV: &str = "SKILLPIPE_LAUNCHER_MARKER";
 
 /// Arguments of the hidden launcher subcommand:
 /// `skillpipe __launch [--net] [--fs] [--pid] [--userns] [--writable DIR]... [--best-effort]

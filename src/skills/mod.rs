@@ -40,6 +40,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+/// The folder under a skill (or prompt/agent folder) that holds tool folders.
+pub const TOOLS_DIR: &str = "tools";
+
 /// One loaded skill.
 #[derive(Debug, Clone)]
 pub struct Skill {
