@@ -8,11 +8,14 @@
 //! - `unix_sockets`: a seccomp filter against new Unix-domain sockets, which a network
 //!   namespace does not cover when they are bound to a path; `connect_broker`: when sockets
 //!   are named, the run's init makes every `connect(2)` and reaches only those;
-//!   `send_broker`: and every send that can name a destination (datagrams).
+//!   `send_broker`: and every send that can name a destination (datagrams); `caller`: the
+//!   thread waiting in such a call and where its address may lead, which both check.
 
 use std::path::PathBuf;
 use std::sync::RwLock;
 
+#[cfg(target_os = "linux")]
+mod caller;
 pub(crate) mod caps;
 #[cfg(target_os = "linux")]
 mod connect_broker;
