@@ -19,6 +19,7 @@ pub(crate) mod files;
 pub(crate) mod frontmatter;
 pub(crate) mod functions;
 pub(crate) mod invocation;
+pub(crate) mod request;
 pub(crate) mod resolve;
 pub(crate) mod rules;
 pub(crate) mod scripts;
