@@ -1,7 +1,8 @@
 //! Overhead of the sandbox: median wall time of `true` run through the executor directly (the
 //! fast path) and through the launcher with the layers added one by one (user + network + PID
-//! namespaces, Landlock and PID-1 init; then the private mounts — with writes restricted, every
-//! mount read-only but `$TMPDIR`, `/dev/shm` and the writable paths — hidden secrets and limits),
+//! namespaces, Landlock and PID-1 init; then the private mounts — the read view built from
+//! grants, every mount read-only but `$TMPDIR`, `/dev/shm` and the writable paths — hidden
+//! files and limits),
 //! interleaved in the same process; and every layer with one named Unix socket (whose connects
 //! the run's init makes). Run with `cargo bench --bench exec`.
 
@@ -35,10 +36,11 @@ fn main() {
     let caps = sandbox::probe();
     println!("capabilities: {caps:?}");
     let rt = tokio::runtime::Runtime::new().unwrap();
+    // What stays hidden inside the view: the system's shadow files (the rest is out of view).
     let hide = sandbox::existing(sandbox::deny_list(
-        &sandbox::Bases::from_env(),
+        None,
         &[],
-        &[],
+        &["/etc/shadow".into(), "/etc/gshadow".into()],
         &[],
     ));
     let mut layers = SandboxSpec::default();
@@ -65,7 +67,7 @@ fn main() {
         ("unsandboxed", SandboxSpec::default()),
         ("filesystem only (Landlock + PID ns)", fs_only),
         ("net + fs + pid (the earlier layers)", layers),
-        ("  + mount/IPC/UTS ns, /dev /proc tmpfs", mounts),
+        ("  + mount/IPC/UTS ns, the read view", mounts),
         (&hidden_name, hidden),
         ("  + limits = every layer (default)", all),
         ("  + 1 named Unix socket (broker)", with_socket),

@@ -53,6 +53,8 @@ def parse_args():
     p.add_argument("--out", help="keep per-case audit logs, answers and a summary.json here")
     p.add_argument("--timeout", type=int, default=300, help="seconds per case (default: %(default)s)")
     p.add_argument("--tools", action="store_true", help="pass --tools (native tool calls)")
+    p.add_argument("--coach", default="small-model", choices=["off", "small-model"],
+                   help="skillpipe's --coach for every case (default: %(default)s, what the figures so far were measured with)")
     p.add_argument("--extra", action="append", default=[], help="one more skillpipe flag for every case (repeatable)")
     return p.parse_args()
 
@@ -240,7 +242,7 @@ def main():
     os.makedirs(agents_dir)
     copies = {}
     rows = []
-    print("eval: %d cases against %s (model %s, temperature %s) with %s" % (len(cases), a.base_url, a.model, a.temperature, a.bin), file=sys.stderr)
+    print("eval: %d cases against %s (model %s, temperature %s, coach %s) with %s" % (len(cases), a.base_url, a.model, a.temperature, a.coach, a.bin), file=sys.stderr)
     for case in cases:
         cmd = [a.bin, "chat", "--base-url", a.base_url, "--model", a.model, "--yes",
                "--skills-dir", SKILLS,
@@ -255,7 +257,7 @@ def main():
             cmd += ["--agent", copies[name]]
         for v in case.get("vars", []):
             cmd += ["--var", v]
-        cmd += case.get("args", []) + a.extra + (["--tools"] if a.tools else []) + [case["prompt"]]
+        cmd += ["--coach", a.coach] + case.get("args", []) + a.extra + (["--tools"] if a.tools else []) + [case["prompt"]]
         started = time.time()
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=a.timeout)

@@ -664,7 +664,9 @@ pub(crate) use session::{ChatConfig, build_session};
 mod session {
     use super::{AppConfig, AppError, Setup, note, usage};
     use crate::chat::{ChatOptions, Session};
+    use crate::coach::CoachMode;
     use crate::model::{AgentModel, Settings};
+    use crate::scan::Announced;
     use crate::scan::ScanOptions;
 
     /// A chat's settings besides the [`AppConfig`]: model, endpoint and how to talk to it.
@@ -679,6 +681,8 @@ mod session {
         pub tools: bool,
         /// One request for the whole answer.
         pub no_stream: bool,
+        /// `--coach`: over the agent's, the provider entry's and the config file's.
+        pub coach: Option<crate::coach::CoachMode>,
         /// Request fields from the command line, over the agent's and the config file's.
         pub params: Vec<(String, serde_json::Value)>,
         /// Run directives inside Markdown code too.
@@ -734,34 +738,7 @@ mod session {
         .map_err(|e| usage(e.to_string()))?;
         let dispatcher = setup.dispatcher.clone();
         let instructions = agent.map(|a| a.instructions.as_str()).unwrap_or("");
-        let policy = dispatcher.policy();
-        // Teaching directives to a model that can run nothing only makes it write directives
-        // that are refused: with no skill (whose text `!{skill NAME}` reads even with scripts
-        // off) and no command allowed besides skill scripts, it is a plain chat.
-        let runnable = !dispatcher.skills().is_empty()
-            || (policy.allow_scripts
-                && policy
-                    .allowed_commands
-                    .iter()
-                    .any(|p| !p.starts_with("scripts/")));
-        let skills = match runnable {
-            true => crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills),
-            false => Vec::new(),
-        };
-        let system = match runnable {
-            true => Some(crate::agents::system_prompt(instructions, &skills)),
-            false => Some(instructions.trim().to_string()).filter(|i| !i.is_empty()),
-        };
-        let (size, over_budget) = crate::agents::catalog::size_report(
-            system.as_deref().unwrap_or(""),
-            instructions,
-            &skills,
-        );
-        let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
-        let size = format!(
-            "{size} (skills: {} in full, {in_catalog} in the catalog)",
-            skills.len() - in_catalog
-        );
+        let coach = coach_mode(config, agent, &settings)?;
         let opts = ChatOptions {
             scan: ScanOptions {
                 exec_in_code: config.exec_in_code,
@@ -775,12 +752,40 @@ mod session {
                 params.extend(config.params.iter().cloned());
                 params
             },
+            explicit_params: config
+                .params
+                .iter()
+                .map(|(k, _)| k.clone())
+                .chain(settings.explicit.iter().cloned())
+                .collect(),
             show_side_effects: config.show_side_effects,
             // `--max-captures` is in the policy (see `PolicyOverrides::max_captures`).
             max_captures: None,
         };
-        let mut session = Session::new(provider, dispatcher, system, opts);
-        session.set_few_shot(crate::agents::prompt::few_shot(&skills));
+        let mut session = Session::new(provider, dispatcher.clone(), None, opts);
+        // What the model is told is what the session acts on: one fact, the session's.
+        let announced = session.announced();
+        let skills = match announced {
+            Announced::Nothing => Vec::new(),
+            _ => crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills),
+        };
+        let system = crate::agents::prompt_for(instructions, &skills, announced, coach.is_on());
+        let (size, over_budget) = crate::agents::catalog::size_report(
+            system.as_deref().unwrap_or(""),
+            instructions,
+            &skills,
+        );
+        let in_catalog = skills.iter().filter(|s| s.catalog_only).count();
+        let size = format!(
+            "{size} (skills: {} in full, {in_catalog} in the catalog)",
+            skills.len() - in_catalog
+        );
+        session.set_system_prompt(system);
+        // The worked exchanges show directives that run: only where they do.
+        if coach == CoachMode::SmallModel {
+            let few_shot = crate::agents::prompt::few_shot_for(&skills, announced);
+            session.set_coaching(Box::new(crate::coach::SmallModel::new(few_shot)));
+        }
         // What is sent, measured as sent: the tool schemas (`--tools`) and the few-shot
         // examples ride on every request besides the system prompt.
         let measure = |session: &Session| {
@@ -817,6 +822,25 @@ mod session {
             note(&format!("skillpipe: warning: {w}"));
         }
         Ok((session, settings))
+    }
+
+    /// The coaching the user chose: `--coach`, else the agent's `coach`, else the provider
+    /// entry's, else the config file's; off when none says.
+    fn coach_mode(
+        config: &ChatConfig,
+        agent: Option<&crate::agents::AgentConfig>,
+        settings: &Settings,
+    ) -> Result<CoachMode, AppError> {
+        let file = crate::config::ConfigFile::global().map_err(|e| usage(e.to_string()))?;
+        let provider = file
+            .and_then(|f| f.providers.get(&settings.provider_name))
+            .and_then(|p| p.coach);
+        Ok(config
+            .coach
+            .or(agent.and_then(|a| a.coach))
+            .or(provider)
+            .or(file.and_then(|f| f.coach))
+            .unwrap_or_default())
     }
 
     /// No model named, and the default is only a guess for this server (see

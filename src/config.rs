@@ -18,6 +18,8 @@ pub struct ConfigFile {
     pub default_provider: Option<String>,
     /// A model, or `provider:model`.
     pub model: Option<String>,
+    /// Coaching for every chat (a provider entry's or an agent's own wins; `--coach` over all).
+    pub coach: Option<crate::coach::CoachMode>,
     /// `[providers.NAME]`: named endpoints.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
@@ -53,9 +55,29 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
     /// The model to use with it.
     pub model: Option<String>,
+    /// Coaching for chats with this provider (`coach = "small-model"`), over the file's own.
+    pub coach: Option<crate::coach::CoachMode>,
     /// Request fields for every request to this provider (the agent's `[params]` win).
     #[serde(default)]
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// `false`: never ask a streamed answer for its token counts (`stream_options`), for
+    /// servers that refuse that field.
+    pub stream_usage: Option<bool>,
+    /// The name the token limit goes under (`max_tokens`, or `max_completion_tokens` for
+    /// servers that refuse the first).
+    pub max_tokens_param: Option<MaxTokensParam>,
+    /// Parameters of an agent's `[params]` never sent to this provider.
+    #[serde(default)]
+    pub drop_params: Vec<String>,
+}
+
+/// `max_tokens_param`: the token limit's name on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum MaxTokensParam {
+    #[serde(rename = "max_tokens")]
+    MaxTokens,
+    #[serde(rename = "max_completion_tokens")]
+    MaxCompletionTokens,
 }
 
 /// `[skills]`.

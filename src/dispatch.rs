@@ -445,6 +445,24 @@ impl Dispatcher {
         &self.skills
     }
 
+    /// What a model writing for this dispatcher may be told (DESIGN §7): every directive when a
+    /// script or command may run (the master switch on, and a skill with a script or a pattern
+    /// for a command besides skill scripts); only the built-in skill read when skills are loaded
+    /// but nothing may run; nothing at all otherwise.
+    pub fn announced(&self) -> crate::scan::Announced {
+        use crate::scan::Announced;
+        let scripts =
+            (self.skills.iter()).any(|s| !s.scripts().is_empty() || s.tools().next().is_some());
+        let commands = (self.policy.allowed_commands.iter()).any(|p| !p.starts_with("scripts/"));
+        if self.policy.allow_scripts && (scripts || commands) {
+            Announced::Full
+        } else if !self.skills.is_empty() {
+            Announced::SkillReads
+        } else {
+            Announced::Nothing
+        }
+    }
+
     /// Whether the policy's patterns could allow some call of the skill script or tool
     /// `reference` (`SKILL:ID`, `SKILL/scripts/x.py`); the master switch and confirmation are
     /// not looked at. One that does not resolve counts as could: its call says why it cannot.
@@ -535,6 +553,8 @@ impl Dispatcher {
         let path_var = self.path_var();
         let mut skill = None;
         let mut script_path = None;
+        // The running skill's folder: in the run's view wherever it works.
+        let mut skill_dir: Option<PathBuf> = None;
         let mut extra_env = Vec::new();
         let caller_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let mut timeout = Duration::from_secs(self.policy.timeout_seconds);
@@ -610,6 +630,7 @@ impl Dispatcher {
                     }
                 };
                 script_path = Some(resolved.path.clone());
+                skill_dir = Some(cmd.cwd.clone());
                 // The skill's variables first; a tool's own `env` comes after them.
                 extra_env.splice(0..0, cmd.env);
                 let mut args = cmd.args;
@@ -640,7 +661,15 @@ impl Dispatcher {
             }
         };
 
-        let grants = confirm::grants(&self.policy);
+        // The existing paths its arguments name, outside what the run sees anyway: shown in
+        // the prompt, and granted to this run only when the user answers it.
+        let named = named_paths(&argv[1..], &caller_dir, &cwd, skill_dir.as_deref());
+        let mut grants = confirm::grants(&self.policy);
+        grants.extend(
+            named
+                .iter()
+                .map(|p| format!("reads, this run only if you answer yes: {}", p.display())),
+        );
         let prompt = Prompt {
             argv: &argv,
             skill: skill.as_deref(),
@@ -649,10 +678,17 @@ impl Dispatcher {
             input: stdin.as_deref(),
             tool_asks: tool_asks.as_deref(),
         };
+        let mut confirmed_reads: Vec<PathBuf> = Vec::new();
         match self.confirm(&prompt).await {
-            Verdict::Run => {}
-            Verdict::Declined(why) => return block(&argv, skill, &stdin, Decision::Declined, why),
-            Verdict::Interrupted(why) => {
+            (Verdict::Run, asked) => {
+                if asked {
+                    confirmed_reads = named;
+                }
+            }
+            (Verdict::Declined(why), _) => {
+                return block(&argv, skill, &stdin, Decision::Declined, why);
+            }
+            (Verdict::Interrupted(why), _) => {
                 // Audited first: the SIGINT may end the program before this returns.
                 let outcome = block(&argv, skill, &stdin, Decision::Declined, why);
                 if self.asker_is_terminal {
@@ -688,7 +724,15 @@ impl Dispatcher {
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
         env.extend(extra_env);
-        let sandbox = self.sandbox_spec(&cwd);
+        let mut sandbox = self.sandbox_spec(&cwd, skill_dir.as_deref());
+        sandbox.read.extend(
+            confirmed_reads
+                .into_iter()
+                .map(|path| crate::sandbox::view::Grant {
+                    path,
+                    why: crate::sandbox::view::Why::Granted,
+                }),
+        );
         let spec = RunSpec {
             program,
             args: prog_args,
@@ -908,11 +952,14 @@ impl Dispatcher {
             Ok(t) => t,
             Err(e) => return self.block(origin, argv, None, Decision::Invalid, e.to_string()),
         };
-        let table = if with_scripts && file.is_none_or(|f| f == "SKILL.md") && !text.truncated {
-            crate::agents::catalog::loaded_scripts(&self.skills, &text.skill)
-        } else {
-            String::new()
-        };
+        // The scripts are listed only where the model was told how to run them.
+        let runs = self.announced() == crate::scan::Announced::Full;
+        let table =
+            if with_scripts && runs && file.is_none_or(|f| f == "SKILL.md") && !text.truncated {
+                crate::agents::catalog::loaded_scripts(&self.skills, &text.skill)
+            } else {
+                String::new()
+            };
         if with_scripts {
             // Longer than a capture may be, a file comes in pages that each fit, the script
             // table on the first, each saying how to read the next: the capture limit would
@@ -1037,17 +1084,19 @@ impl Dispatcher {
     /// The confirmation step: asks (one question at a time) unless the mode or an earlier
     /// "always" covers the command. A tool whose tool.yaml asks is asked about under any mode;
     /// when no one can answer, the refusal says so rather than advise `-y`, which cannot help.
-    async fn confirm(&self, prompt: &Prompt<'_>) -> Verdict {
+    /// The verdict, and whether the user answered this very prompt (what it listed as granted
+    /// for this run only is granted then, never on an earlier "always" or `-y`).
+    async fn confirm(&self, prompt: &Prompt<'_>) -> (Verdict, bool) {
         let needs_asking = |d: &Dispatcher| {
             let confirmer = d.confirmer.lock().unwrap_or_else(|e| e.into_inner());
             confirmer.needs_asking(prompt.argv, prompt.tool_asks.is_some())
         };
         if !needs_asking(self) {
-            return Verdict::Run;
+            return (Verdict::Run, false);
         }
         let _turn = self.asking.lock().await;
         if !needs_asking(self) {
-            return Verdict::Run;
+            return (Verdict::Run, false);
         }
         let answer = (self.asker)(prompt).await;
         if let (
@@ -1055,13 +1104,18 @@ impl Dispatcher {
             Err(e @ (AskError::NoTerminal | AskError::Terminal(_) | AskError::NoAsker)),
         ) = (prompt.tool_asks, &answer)
         {
-            return Verdict::Declined(format!(
+            let why = format!(
                 "tool `{tool}` asks to be confirmed before each run (execution.confirm in its \
                  tool.yaml; -y does not lift that), and it could not be asked: {e}"
-            ));
+            );
+            return (Verdict::Declined(why), false);
         }
+        let answered = answer.is_ok();
         let mut confirmer = self.confirmer.lock().unwrap_or_else(|e| e.into_inner());
-        confirmer.settle(prompt.argv, answer, self.wording.ask)
+        (
+            confirmer.settle(prompt.argv, answer, self.wording.ask),
+            answered,
+        )
     }
 
     fn path_var(&self) -> OsString {
@@ -1078,7 +1132,8 @@ impl Dispatcher {
             .map(|(_, v)| v.as_os_str())
     }
 
-    fn sandbox_spec(&self, cwd: &std::path::Path) -> SandboxSpec {
+    fn sandbox_spec(&self, cwd: &std::path::Path, skill_dir: Option<&Path>) -> SandboxSpec {
+        use crate::sandbox::view::{Grant, Why};
         let p = &self.policy;
         let (hide, hide_notice) =
             crate::sandbox::secrets::hidden_and_notice(cwd, &self.deny_read(), &p.allow_read);
@@ -1095,6 +1150,17 @@ impl Dispatcher {
             private_mounts: true,
             hide,
             hide_notice,
+            read: skill_dir
+                .map(|d| Grant {
+                    path: d.to_path_buf(),
+                    why: Why::Skill,
+                })
+                .into_iter()
+                .chain(p.allow_read.iter().map(|a| Grant {
+                    path: a.clone(),
+                    why: Why::Granted,
+                }))
+                .collect(),
             protect: kept,
             own_places: crate::paths::own_places(),
             own_places_lock: crate::paths::state_dir().map(|d| d.join("own-places.lock")),
@@ -1281,6 +1347,33 @@ impl Dispatcher {
     }
 }
 
+/// The existing paths `args` name (absolute, `~/…`, or relative to where the user is) that the
+/// run would not see anyway (in its working directory, its skill's folder or the system trees).
+/// Never `/`, `$HOME` or a folder holding it: answering a prompt grants files and projects, not
+/// the whole home.
+fn named_paths(args: &[String], caller: &Path, cwd: &Path, skill: Option<&Path>) -> Vec<PathBuf> {
+    use crate::sandbox::view;
+    let home = crate::paths::home();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for a in args {
+        let p = match a.strip_prefix("~/") {
+            Some(rest) => match &home {
+                Some(h) => h.join(rest),
+                None => continue,
+            },
+            None => view::lexical(caller, Path::new(a)),
+        };
+        let seen = p.starts_with(cwd)
+            || skill.is_some_and(|s| p.starts_with(s))
+            || view::SYSTEM_TREES.iter().any(|t| p.starts_with(t));
+        let too_wide = p.parent().is_none() || home.as_ref().is_some_and(|h| h.starts_with(&p));
+        if !seen && !too_wide && p.symlink_metadata().is_ok() && !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// The first argument (or `--flag=VALUE`'s value) that is a relative path found under
 /// `caller` but not under `cwd` (where the script runs), or `.` itself (`--repo .`), which both
 /// have but which means another folder there. Called only when the two differ.
@@ -1337,7 +1430,7 @@ fn named_files(said: &[u8]) -> Vec<String> {
 }
 
 /// The built-in command that reads a loaded skill (progressive disclosure, DESIGN §4).
-pub(crate) const BUILTIN_SKILL: &str = "skill";
+pub(crate) const BUILTIN_SKILL: &str = crate::scan::SKILL_READ;
 
 /// Room kept in a page of a skill file for the note that names the next page.
 const PAGE_NOTE_ROOM: usize = 200;
@@ -1458,4 +1551,37 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "script_path": ran.script_path,
         "hint": r.hint,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_offers_only_existing_paths_outside_the_view_and_never_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let (user, skill) = (dir.path().join("user"), dir.path().join("skill"));
+        for d in [&user, &skill, &dir.path().join("data")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(dir.path().join("data/a.csv"), "x").unwrap();
+        let args: Vec<String> = [
+            "../data/a.csv",
+            "missing.txt",
+            "-n",
+            "/usr/bin/env",
+            "/",
+            ".",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let got = named_paths(&args, &user, &skill, Some(&skill));
+        assert_eq!(got, [dir.path().join("data/a.csv"), user.clone()]);
+        // Run where the user is: `.` is in view already.
+        assert_eq!(
+            named_paths(&args, &user, &user, Some(&skill)),
+            [dir.path().join("data/a.csv")]
+        );
+    }
 }

@@ -33,6 +33,9 @@ pub struct FilterOptions {
     pub scan: ScanOptions,
     /// Show the output inert (a terminal): every control visibly escaped. Off, it is byte-exact.
     pub sanitize: bool,
+    /// Write a directive that did not run (refused or invalid) through as the bytes it was,
+    /// instead of stripping it; side effects then run one at a time, before the text after them.
+    pub keep_refused: bool,
 }
 
 /// What the run saw; `problems` drives `--strict`.
@@ -110,6 +113,8 @@ where
         scan: opts.scan,
         captures: CaptureMode::InPlace,
         max_captures: None,
+        announced: crate::scan::Announced::Full,
+        keep_refused: opts.keep_refused,
     };
     let mut driver = Driver::new(dispatcher, driver_opts, rt, Some(listener));
     let mut input = Input::new(input, CHUNK);

@@ -61,6 +61,8 @@ pub mod chat;
 #[cfg(feature = "cli")]
 pub(crate) mod cli;
 #[cfg(feature = "runtime")]
+pub mod coach;
+#[cfg(feature = "runtime")]
 pub(crate) mod config;
 #[cfg(feature = "runtime")]
 pub mod confirm;
@@ -90,7 +92,7 @@ pub(crate) mod toml_words;
 pub(crate) mod trust;
 
 pub use policy::{Decision, ScriptPolicy};
-pub use scan::{Directive, Event, Kind, ScanOptions, Scanner};
+pub use scan::{Announced, Directive, Event, Kind, ScanOptions, Scanner};
 
 #[cfg(feature = "runtime")]
 pub use audit::AuditLog;

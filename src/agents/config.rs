@@ -43,6 +43,8 @@ pub struct Agent<V> {
     pub script_policy_table: Option<toml::Table>,
     /// `tool_calls = true`: offer the enabled tools as native tool calls, like `--tools`.
     pub tool_calls: bool,
+    /// `coach = "small-model"`: coaching for the agent's chats (`--coach` wins).
+    pub coach: Option<crate::coach::CoachMode>,
     /// The file the config came from (the version file for r9s's layout).
     pub source: PathBuf,
     /// Which layout `source` is in; decides where the agent's own folder is.
@@ -144,6 +146,7 @@ impl AgentFile {
             script_policy: self.script_policy,
             script_policy_table: self.script_policy_table,
             tool_calls: self.tool_calls,
+            coach: self.coach,
             source: self.source,
             format: self.format,
             variables: values,
@@ -163,6 +166,7 @@ pub const AGENT_KEYS: &[&str] = &[
     "params",
     "script_policy",
     "tool_calls",
+    "coach",
 ];
 
 /// r9s bookkeeping keys, accepted and ignored in r9s's layout only.
@@ -198,6 +202,7 @@ struct OwnFile {
     script_policy: Option<ScriptPolicy>,
     #[serde(default)]
     tool_calls: bool,
+    coach: Option<crate::coach::CoachMode>,
 }
 
 /// A version file in r9s's layout: our keys, unknown ones checked separately (they may be r9s's).
@@ -217,6 +222,7 @@ struct R9sVersion {
     script_policy: Option<ScriptPolicy>,
     #[serde(default)]
     tool_calls: bool,
+    coach: Option<crate::coach::CoachMode>,
 }
 
 /// `~/.r9s/agents/NAME/agent.toml`: the manifest that points at the current version.
@@ -350,6 +356,7 @@ pub fn parse_skillpipe(src: &str, file: &Path) -> Result<AgentFile, AgentError> 
         script_policy: own.script_policy,
         script_policy_table: policy_table,
         tool_calls: own.tool_calls,
+        coach: own.coach,
         source: file.to_path_buf(),
         format: AgentFormat::Skillpipe,
         warnings,
@@ -396,6 +403,7 @@ pub fn parse_r9s(
         script_policy: v.script_policy,
         script_policy_table: policy_table(version_src, version)?,
         tool_calls: v.tool_calls,
+        coach: v.coach,
         source: version.to_path_buf(),
         format: AgentFormat::R9s,
         warnings,
@@ -756,6 +764,32 @@ type = "function"
         );
         let policy = a.script_policy.unwrap();
         assert_eq!(policy.env_passthrough, vec!["PATH", "API_TOKEN"]);
+    }
+
+    /// r9s's boolean `allow_env_vars`: `false` inherits none of the user's variables, `true`
+    /// the default list; the array form stays.
+    #[test]
+    fn r9s_allow_env_vars_as_a_boolean() {
+        let policy = |v: &str| {
+            let version = format!(
+                "model = \"m\"\n[script_policy]\nallow_scripts = true\nallow_env_vars = {v}\n"
+            );
+            let a = parse_r9s(
+                "current_version = '1.0.0'",
+                Path::new("m/agent.toml"),
+                &version,
+                Path::new("m/versions/1.0.0.toml"),
+                "m",
+            )
+            .unwrap_or_else(|e| panic!("{v}: {e}"));
+            a.script_policy.unwrap().env_passthrough
+        };
+        assert_eq!(policy("false"), Vec::<String>::new());
+        assert_eq!(
+            policy("true"),
+            crate::policy::ScriptPolicy::default().env_passthrough
+        );
+        assert_eq!(policy("[\"PATH\"]"), ["PATH"]);
     }
 
     #[test]

@@ -287,6 +287,20 @@ const KNOWN: [(&str, &str); 2] = [
     ),
 ];
 
+/// One worked exchange as messages: the request, the reply, and for a capture its output in
+/// the message the chat loop sends and the answer after it.
+pub fn exchange(e: &Example) -> Vec<Message> {
+    let mut out = vec![
+        Message::user(e.user.clone()),
+        Message::assistant(e.reply.clone()),
+    ];
+    if let (Some(output), Some(answer)) = (&e.output, &e.answer) {
+        out.push(Message::user(format!("Output: {output} {CONTINUE}")));
+        out.push(Message::assistant(answer.clone()));
+    }
+    out
+}
+
 /// The few-shot exchange sent before the conversation: a thank-you answered in words
 /// ([`PLAIN`]), the first [`MAX_EXAMPLES`] examples (one per skill, in the agent's order; a
 /// capture's output in the same message the chat loop sends, then a [`KNOWN`] question after
@@ -302,11 +316,8 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
     }
     let mut known = KNOWN.iter();
     for e in examples.iter().take(MAX_EXAMPLES) {
-        out.push(Message::user(e.user.clone()));
-        out.push(Message::assistant(e.reply.clone()));
-        if let (Some(output), Some(answer)) = (&e.output, &e.answer) {
-            out.push(Message::user(format!("Output: {output} {CONTINUE}")));
-            out.push(Message::assistant(answer.clone()));
+        out.extend(exchange(e));
+        if e.output.is_some() && e.answer.is_some() {
             // A skill read is left as measured: catalog loads are rare enough already.
             if let Some((q, a)) = (!e.reads_a_skill()).then(|| known.next()).flatten() {
                 out.push(Message::user(*q));

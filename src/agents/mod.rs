@@ -22,6 +22,6 @@ pub(crate) mod template;
 pub use config::{Agent, AgentConfig, AgentFile, AgentFormat};
 pub use error::AgentError;
 pub(crate) use error::missing_variables;
-pub use prompt::{few_shot, system_prompt};
+pub use prompt::{few_shot, prompt_for, system_prompt};
 pub use search::{AgentListing, AgentSummary, find, list, list_in, load, load_from};
 pub use skill_adapter::{SkillPrompt, skill_prompts_of};

@@ -117,6 +117,7 @@ mod tests {
             script_policy: None,
             script_policy_table: None,
             tool_calls: false,
+            coach: None,
             source: "/project/agents/a.toml".into(),
             format: super::super::AgentFormat::Skillpipe,
             variables: Vec::new(),

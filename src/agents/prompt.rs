@@ -5,23 +5,82 @@
 use super::guide;
 use super::skill_adapter::{SkillPrompt, scripts_table};
 use crate::model::Message;
+use crate::scan::Announced;
 
-/// Build the system prompt. `instructions` are already filled; `skills` are the active skills in
-/// the order the agent names them. The fixed parts come first and the agent's instructions last:
-/// they may hold `{{var}}` values, and a server's prompt cache keeps only the common prefix.
-/// Each skill's worked example moves from its body into [`few_shot`], whose messages go to
-/// [`crate::Session::set_few_shot`]: models write directives far more often with them.
+/// Build the system prompt of a chat that acts on every directive, coached: see
+/// [`prompt_for`].
 pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
+    compose(instructions, skills, Told::Coached)
+}
+
+/// The system prompt that tells the model of the directives `announced` (DESIGN §4, §7), or
+/// `None` when there is nothing to say. `instructions` are already filled; `skills` are the
+/// active skills in the order the agent names them. The fixed parts come first and the agent's
+/// instructions last: they may hold `{{var}}` values, and a server's prompt cache keeps only
+/// the common prefix.
+/// - [`Announced::Nothing`]: the instructions alone.
+/// - [`Announced::SkillReads`]: the skills and the catalog (whose reads are the built-in
+///   `!{skill NAME}`), without the guide, the skills' worked examples or their scripts.
+/// - [`Announced::Full`]: the guide, then the skills with their scripts. `coached`: each
+///   skill's worked example moves from its body into [`few_shot`] (whose messages a coach
+///   sends); else the body stays as its author wrote it.
+pub fn prompt_for(
+    instructions: &str,
+    skills: &[SkillPrompt],
+    announced: Announced,
+    coached: bool,
+) -> Option<String> {
+    let told = match announced {
+        Announced::Nothing => {
+            return Some(instructions.trim().to_string()).filter(|i| !i.is_empty());
+        }
+        Announced::SkillReads => Told::SkillReads,
+        Announced::Full if coached => Told::Coached,
+        Announced::Full => Told::Full,
+    };
+    Some(compose(instructions, skills, told))
+}
+
+/// What a composed prompt says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Told {
+    /// Skill reads only: no guide, no examples, no scripts.
+    SkillReads,
+    /// The guide and the skills as written.
+    Full,
+    /// The guide, the skills' examples moved out into the few-shot.
+    Coached,
+}
+
+fn compose(instructions: &str, skills: &[SkillPrompt], told: Told) -> String {
+    let stripped: Vec<SkillPrompt>;
+    let skills = match told {
+        Told::SkillReads => {
+            stripped = (skills.iter().cloned())
+                .map(|mut s| {
+                    s.scripts.clear();
+                    s
+                })
+                .collect();
+            &stripped[..]
+        }
+        Told::Full | Told::Coached => skills,
+    };
     let mut out = String::new();
     let mut examples = Vec::new();
     let mut bodies = Vec::new();
     let full: Vec<&SkillPrompt> = skills.iter().filter(|s| !s.catalog_only).collect();
     for skill in &full {
         let (body, example) = guide::split_example(&skill.body);
-        bodies.push(body);
+        bodies.push(match told {
+            Told::Full => skill.body.clone(),
+            Told::SkillReads | Told::Coached => body,
+        });
         examples.extend(example);
     }
-    out.push_str(&guide::guide(&examples));
+    if told != Told::SkillReads {
+        out.push_str(&guide::guide(&examples));
+    }
     if !full.is_empty() {
         out.push_str("\n# Skills\n");
         if full.iter().any(|s| s.has_files) {
@@ -39,7 +98,25 @@ pub fn system_prompt(instructions: &str, skills: &[SkillPrompt]) -> String {
         out.push_str(instructions);
         out.push('\n');
     }
-    out
+    match told {
+        // Nothing before the skills: no blank line to open with.
+        Told::SkillReads => out.trim_start_matches('\n').to_string(),
+        Told::Full | Told::Coached => out,
+    }
+}
+
+/// The worked exchanges a coach sends for a session that acts on the directives `announced`:
+/// [`few_shot`] where scripts run; where only skills are read, the worked read of the first
+/// catalog skill alone (no script, no word of the rest of the syntax); none otherwise.
+pub fn few_shot_for(skills: &[SkillPrompt], announced: Announced) -> Vec<Message> {
+    match announced {
+        Announced::Full => few_shot(skills),
+        Announced::SkillReads if skills.iter().all(|s| s.catalog_only) => skills
+            .iter()
+            .find_map(|s| guide::load_example(&s.name, &s.description, &s.body))
+            .map_or_else(Vec::new, |e| guide::exchange(&e)),
+        Announced::SkillReads | Announced::Nothing => Vec::new(),
+    }
 }
 
 /// The worked examples of `skills`, as messages sent between the system prompt and the
@@ -56,7 +133,7 @@ pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
     // skill, with its first skill: without it a 0.5B model never wrote `!{skill NAME}`. A real
     // one, not a fictional one: measured over repeated runs on a public collection, a fictional
     // load taught the model to invent names (right loads 4/32 against 16/72). The load shown
-    // stays the user's to ask for: a skill read is never a copy (`chat::copies`).
+    // stays the user's to ask for: a skill read is never a copy (`coach::copies`).
     if all_catalog && examples.is_empty() {
         examples.extend(
             skills
@@ -201,6 +278,35 @@ mod tests {
         calc.body = "## Example\n\nUser: What is 23 times 4?\nYou: !{scripts/calc.py \"23 * 4\"}\nOutput: 92\nYou: It is 92.\n".into();
         calc.catalog_only = true;
         assert!(!format!("{:?}", few_shot(&[maps, calc])).contains("!{skill"));
+    }
+
+    /// What the prompt tells follows what the session acts on: nothing, skill reads only (no
+    /// guide, no example, no script), or everything; uncoached, a body keeps its example.
+    #[test]
+    fn the_prompt_tells_only_what_was_announced() {
+        let mut calc = skill("calc", &[("scripts/calc.py", "Compute")]);
+        calc.body = "# calc\n\n## Example\n\nUser: What is 23 times 4?\nYou: !{scripts/calc.py \"23 * 4\"}\nOutput: 92\nYou: It is 92.\n".into();
+        let mut other = skill("other", &[("scripts/o.py", "Other")]);
+        other.catalog_only = true;
+        let skills = [calc, other];
+        assert_eq!(
+            prompt_for(" Hi. ", &skills, Announced::Nothing, true).as_deref(),
+            Some("Hi.")
+        );
+        assert_eq!(prompt_for("", &skills, Announced::Nothing, false), None);
+        let reads = prompt_for("", &skills, Announced::SkillReads, true).unwrap();
+        assert!(reads.starts_with("# Skills\n"), "{reads}");
+        assert!(reads.contains("!{skill NAME}"), "{reads}");
+        for taught in ["# Running scripts", "23 times 4", "scripts/", "| script |"] {
+            assert!(!reads.contains(taught), "{taught}: {reads}");
+        }
+        let full = prompt_for("", &skills, Announced::Full, false).unwrap();
+        assert!(full.contains("# Running scripts") && full.contains("What is 23 times 4?"));
+        let coached = prompt_for("", &skills, Announced::Full, true).unwrap();
+        assert_eq!(coached, system_prompt("", &skills));
+        assert!(!coached.contains("What is 23 times 4?"));
+        assert!(few_shot_for(&skills, Announced::SkillReads).is_empty());
+        assert!(!few_shot_for(&skills, Announced::Full).is_empty());
     }
 
     #[test]

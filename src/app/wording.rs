@@ -121,6 +121,12 @@ fn hint(h: &Hint) -> String {
             let v = value.map_or(String::new(), |v| format!(" = {v}{unit}"));
             format!("sandbox: the run likely hit the limit {key}{v}; raise it with {flag}")
         }
+        Hint::OutsideView { path } => format!(
+            "sandbox: {} is outside the run's view: --allow-read {} shows it to scripts, \
+             --writable DIR lets them write in DIR",
+            path.display(),
+            path.display()
+        ),
         Hint::Hidden { path } => format!(
             "sandbox: {} is hidden from scripts (deny_read); lift it with --allow-read {}",
             path.display(),
@@ -422,7 +428,7 @@ mod tests {
         );
         assert_eq!(
             notice(&Notice::ToolsIgnored),
-            "the model wrote a tool call as text instead of calling the tool (this server or model does not do native tool calls); using directives instead of --tools for the rest of this session"
+            "no tool call came back where the model tried one (a call written as text, or an empty answer: this server or model does not do native tool calls); using directives instead of --tools for the rest of this session"
         );
         assert!(!Notice::ToolsIgnored.to_string().contains("--"));
     }

@@ -12,7 +12,14 @@ use super::tools::looks_like_tool_call;
 const TAGS: [&str; 2] = ["<tool_call>", "<|tool_call"];
 
 /// How a tool call written as text begins (after leading whitespace).
-const OPENERS: [&str; 5] = ["<tool_call>", "<|tool_call", "{", "```json", "```\n{"];
+const OPENERS: [&str; 6] = [
+    "<tool_call>",
+    "<|tool_call",
+    "{",
+    "```json",
+    "```\n{",
+    super::tools::FUNCTIONS,
+];
 
 /// Holds what of one answer may be a tool call.
 #[derive(Debug, Default)]
@@ -127,6 +134,15 @@ fn may_be_call(text: &str, offered: &[String]) -> bool {
                 None => true,
                 Some(end) => looks_like_tool_call(&rest[..end], offered),
             },
+            super::tools::FUNCTIONS => {
+                let name = super::tools::namespaced_name(t).unwrap_or("");
+                if name.len() == rest.len() {
+                    // The name is still arriving.
+                    offered.iter().any(|f| f.starts_with(name))
+                } else {
+                    looks_like_tool_call(t, offered)
+                }
+            }
             // A tag is a call whatever follows.
             _ => true,
         }

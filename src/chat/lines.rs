@@ -7,7 +7,7 @@
 //! all; the history keeps the model's text as written, and `filter` (whose output is the input
 //! minus the directives, byte for byte) does not use this.
 //!
-//! The worked examples open a bare directive with its skill's name (`Using calc: !{…}`, see
+//! With coaching on, the worked examples open a bare directive with its skill's name (`Using calc: !{…}`, see
 //! [`crate::chat::result::lead_in`]), and models copy that. Left on screen it claimed a skill was
 //! used where the directive was then refused (a copied example: "Using calc: Sure, here's a
 //! recipe") and, where it ran, only repeated the status line. So a lead-in that opens a line
@@ -63,13 +63,23 @@ pub(crate) struct DirectiveLines {
     shown: bool,
     /// A directive stood on the current line before anything was shown.
     directive: bool,
+    /// Lead-ins are looked for (the coach's worked examples taught them).
+    leads: bool,
 }
 
 impl DirectiveLines {
+    /// Lines of one answer; `leads`: a lead-in before a directive goes with it.
+    pub(crate) fn new(leads: bool) -> DirectiveLines {
+        DirectiveLines {
+            leads,
+            ..DirectiveLines::default()
+        }
+    }
+
     /// Text to show: appends to `out` what may be shown now.
     pub(crate) fn text(&mut self, text: &[u8], out: &mut Vec<u8>) {
         for &b in text {
-            if !self.shown && (!self.lead.is_empty() || b == b'U') {
+            if !self.shown && self.leads && (!self.lead.is_empty() || b == b'U') {
                 self.lead.push(b);
                 if lead(&self.lead) == Lead::No {
                     // The model's own words: shown as they came, with what was held before.
@@ -131,7 +141,7 @@ impl DirectiveLines {
         if !self.directive {
             out.append(&mut self.pending);
         }
-        *self = DirectiveLines::default();
+        *self = DirectiveLines::new(self.leads);
     }
 }
 
@@ -139,10 +149,15 @@ impl DirectiveLines {
 mod tests {
     use super::*;
 
-    /// Runs `parts` (text, or `None` for a directive) through, one byte at a time as well.
+    /// Runs `parts` (text, or `None` for a directive) through, coached, one byte at a time as
+    /// well.
     fn shown(parts: &[Option<&str>]) -> String {
+        shown_with(true, parts)
+    }
+
+    fn shown_with(leads: bool, parts: &[Option<&str>]) -> String {
         let whole = {
-            let (mut l, mut out) = (DirectiveLines::default(), Vec::new());
+            let (mut l, mut out) = (DirectiveLines::new(leads), Vec::new());
             for p in parts {
                 match p {
                     Some(t) => l.text(t.as_bytes(), &mut out),
@@ -152,7 +167,7 @@ mod tests {
             l.finish(&mut out);
             String::from_utf8(out).unwrap()
         };
-        let (mut l, mut out) = (DirectiveLines::default(), Vec::new());
+        let (mut l, mut out) = (DirectiveLines::new(leads), Vec::new());
         for p in parts {
             match p {
                 Some(t) => t.bytes().for_each(|b| l.text(&[b], &mut out)),
@@ -212,6 +227,11 @@ mod tests {
         );
         // Two on one line, each before its directive.
         assert_eq!(shown(&[Some("Using a: "), d, Some(" Using b: "), d]), "");
+        // Uncoached, nothing taught the model lead-ins: its words stay.
+        assert_eq!(
+            shown_with(false, &[Some("Using calc: "), d, Some("It is 82.")]),
+            "Using calc: It is 82."
+        );
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! show its continuation seamlessly.
 //!
 //! The loop talks to the screen only through [`Ui`], so one-shot mode, the REPL and tests share it.
+//! It acts only on the directives the session announced ([`crate::Announced`]), and asks every
+//! coaching question of one hook ([`Coaching`]): it reads no English itself.
 
 mod call_hold;
-pub(crate) mod copies;
+mod hook;
 mod lines;
 pub(crate) mod notice;
 pub(crate) mod result;
@@ -16,11 +18,10 @@ use crate::dispatch::{Dispatcher, Origin, Outcome};
 use crate::model::{
     ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef,
 };
-use crate::pipeline::{
-    Admit, CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Gate, GateAt, Report,
-};
-use crate::scan::{Directive, Kind, ScanOptions};
+use crate::pipeline::{CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Report};
+use crate::scan::{Announced, Directive, ScanOptions};
 use futures::StreamExt;
+pub use hook::{CallRefusal, Coaching, Uncoached};
 pub use notice::{Busy, Notice};
 use std::sync::Arc;
 
@@ -89,6 +90,8 @@ pub struct ChatOptions {
     pub model: String,
     /// Extra request fields (temperature, max_tokens, …).
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// The names in `params` the user set explicitly: never dropped after a refusal.
+    pub explicit_params: Vec<String>,
     /// Show what side effects write (`--show-side-effects`).
     pub show_side_effects: bool,
 }
@@ -113,6 +116,7 @@ impl Default for ChatOptions {
             stream: true,
             model: String::new(),
             params: Default::default(),
+            explicit_params: Vec::new(),
             show_side_effects: false,
         }
     }
@@ -143,8 +147,8 @@ pub struct TurnReport {
 /// ```
 /// use futures::stream;
 /// use skillpipe::{
-///     Busy, ChatOptions, ChatRequest, Dispatcher, EventStream, Notice, Provider, Report,
-///     ScriptPolicy, Session, StreamEvent, Ui,
+///     Announced, Busy, ChatOptions, ChatRequest, Dispatcher, EventStream, Notice, Provider,
+///     Report, ScriptPolicy, Session, StreamEvent, Ui,
 /// };
 /// use std::sync::Arc;
 ///
@@ -171,16 +175,16 @@ pub struct TurnReport {
 /// }
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// // Scripts are off (the default policy): directives are stripped and reported, none runs.
+/// // Scripts are off (the default policy) and no skill is loaded: the model was told of no
+/// // directive, so `%{say hi}` is text, kept as written.
 /// let dispatcher = Arc::new(Dispatcher::builder(ScriptPolicy::default()).build()?);
-/// let options = ChatOptions::new("canned");
-/// let mut session = Session::new(Box::new(Canned), dispatcher, None, options);
+/// let mut session = Session::new(Box::new(Canned), dispatcher, None, ChatOptions::new("canned"));
+/// assert_eq!(session.announced(), Announced::Nothing);
 /// let mut ui = Collect::default();
 /// let rt = tokio::runtime::Runtime::new()?;
 /// let turn = rt.block_on(session.turn("hi", &mut ui))?;
-/// assert_eq!(ui.0, "Hello there.");
-/// assert_eq!(ui.1[0].to_string(), "blocked: %{say hi}: scripts are not allowed (allow_scripts is off)");
-/// assert!(turn.problems);
+/// assert_eq!(ui.0, "Hello %{say hi}there.");
+/// assert!(ui.1.is_empty() && !turn.problems);
 /// # Ok(()) }
 /// ```
 pub struct Session {
@@ -197,12 +201,11 @@ pub struct Session {
     /// When tools are offered by skill (see [`Session::offer_tools_of`]): the skills whose
     /// tools go with each request; a skill the model loads joins them. `None`: every tool.
     offered: std::sync::Mutex<Option<Vec<String>>>,
-    /// Worked examples sent after the system prompt (fixed, so the prompt cache keeps them);
-    /// never part of the history or the transcript.
-    few_shot: Vec<Message>,
-    /// The directives of `few_shot`: one written again, whole or with more stuck to it, with
-    /// values nobody in the conversation wrote is a copy, not a request.
-    examples: copies::Examples,
+    /// The directives the model may have been told about, from the dispatcher's policy and
+    /// skills, fixed for the session: the others are text.
+    announced: Announced,
+    /// The coaching decisions ([`Uncoached`] unless the user turned coaching on).
+    coach: Box<dyn Coaching>,
     /// The user's message of the turn in flight.
     turn_user: String,
     /// Where the last turn's question went into the history (its index), for `/retry`; `None`
@@ -213,8 +216,8 @@ pub struct Session {
     partial_shown: String,
     /// The next text continues after a capture: a space there would double the one shown.
     continuing: bool,
-    /// The turn in flight is asked without the worked examples: the model wrote a copy of one
-    /// again after it was refused (see [`Session::turn`]).
+    /// The turn in flight is asked without the coach's prefix: the model wrote a copy of one
+    /// of its examples again after it was refused (see [`Session::turn`]).
     examples_off: bool,
     /// Lines that held only directives are not shown.
     lines: lines::DirectiveLines,
@@ -238,6 +241,8 @@ impl Session {
             Default::default()
         };
         Session {
+            announced: dispatcher.announced(),
+            coach: Box::new(Uncoached),
             provider,
             dispatcher,
             opts,
@@ -247,17 +252,21 @@ impl Session {
             tool_defs,
             tool_map,
             offered: std::sync::Mutex::new(None),
-            few_shot: Vec::new(),
-            examples: Default::default(),
             turn_user: String::new(),
             turn_start: None,
             partial_raw: String::new(),
             partial_shown: String::new(),
             continuing: false,
             examples_off: false,
-            lines: Default::default(),
+            lines: lines::DirectiveLines::new(false),
             changes: 0,
         }
+    }
+
+    /// The directives this session acts on (what its system prompt may tell the model about);
+    /// any other directive-shaped text of an answer is shown and kept as written.
+    pub fn announced(&self) -> Announced {
+        self.announced
     }
 
     /// The options in force.
@@ -292,31 +301,15 @@ impl Session {
         self.system = system;
     }
 
-    /// Worked examples (user/assistant messages) sent between the system prompt and the history.
-    pub fn set_few_shot(&mut self, messages: Vec<Message>) {
-        self.examples = copies::Examples::from_messages(&messages);
-        self.few_shot = messages;
+    /// Hands the coaching decisions to `coach` (e.g. [`crate::coach::SmallModel`]) from the
+    /// next turn on.
+    pub fn set_coaching(&mut self, coach: Box<dyn Coaching>) {
+        self.coach = coach;
     }
 
-    /// The chat's gate on every directive of this turn: nothing runs that the user did not ask
-    /// for. In a turn that asks for nothing to run (or is about directives themselves) every
-    /// directive is refused where it is found and shown as code, so the answer streams on; a
-    /// copied example is judged for a side effect where it is found, for a capture when it
-    /// would run, so that the model is told why and a repeat meets the loop guard.
-    fn gate(&self) -> Gate {
-        let (examples, user, asked) = (self.examples.clone(), self.turn_user.clone(), self.asked());
-        Box::new(move |d, at| {
-            if let Some(why) = copies::nothing_to_run(&user, &copies::args_of(d)) {
-                return Admit::Refuse(why.into());
-            }
-            if d.kind == Kind::Capture && at == GateAt::Found {
-                return Admit::Run;
-            }
-            match examples.is_copy(d, &asked) {
-                true => Admit::Refuse(copies::COPIED.into()),
-                false => Admit::Run,
-            }
-        })
+    /// Lines that held only directives are not shown; lead-ins go with them when coached.
+    fn new_lines(&self) -> lines::DirectiveLines {
+        lines::DirectiveLines::new(self.coach.lead_ins())
     }
 
     /// What the conversation holds, for telling a copied example from a request: every user
@@ -336,7 +329,7 @@ impl Session {
 
     /// How many worked-example messages go before the conversation in every request.
     pub(crate) fn few_shot_len(&self) -> usize {
-        self.few_shot.len()
+        self.coach.prefix().len()
     }
 
     /// Forgets the conversation (history and transcript).
@@ -371,7 +364,7 @@ impl Session {
             messages.push(Message::system(s.clone()));
         }
         if !self.examples_off {
-            messages.extend(self.few_shot.iter().cloned());
+            messages.extend(self.coach.prefix().iter().cloned());
         }
         messages.extend(self.history.iter().cloned());
         ChatRequest {
@@ -380,6 +373,7 @@ impl Session {
             params: self.opts.params.clone(),
             tools: self.offered_tools(),
             stream: self.opts.stream,
+            explicit: self.opts.explicit_params.clone(),
         }
     }
 
@@ -463,7 +457,7 @@ impl Session {
         self.partial_shown.clear();
         self.continuing = false;
         self.examples_off = false;
-        self.lines = Default::default();
+        self.lines = self.new_lines();
         let mut report = TurnReport::default();
         // One pipeline for the whole turn: side effects run in order on its worker (dropping the
         // turn, Ctrl-C, stops it); captures are handed back here to stop the model's stream.
@@ -471,10 +465,14 @@ impl Session {
             scan: self.opts.scan,
             captures: CaptureMode::HandBack,
             max_captures: Some(self.max_captures()),
+            announced: self.announced,
+            keep_refused: false,
         };
         let rt = tokio::runtime::Handle::current();
-        let mut driver =
-            Driver::new(self.dispatcher.clone(), pipeline, &rt, None).with_gate(self.gate());
+        let mut driver = Driver::new(self.dispatcher.clone(), pipeline, &rt, None);
+        if let Some(gate) = self.coach.gate(user, &self.asked()) {
+            driver = driver.with_gate(gate);
+        }
         let show_side = self.opts.show_side_effects;
         let mut captures = Captures::default();
         let max_bytes = self.dispatcher.policy().max_capture_bytes;
@@ -555,19 +553,20 @@ impl Session {
                 Step::Capture { raw, directive } => {
                     let key = self.capture_key(&directive.body);
                     let nothing_ran = self.changes == changes_before && captures.only_copies();
-                    if captures.copied.contains(&key) && !self.examples_off && nothing_ran {
+                    let again = captures.copied.iter().find(|(k, _)| *k == key);
+                    if let (Some((_, why)), false, true) = (again, self.examples_off, nothing_ran) {
                         // Told its copy of a worked example was not the user's request, the
                         // model wrote it again: the examples hold it there. The turn is asked
                         // once more from the question, without them and without those tries
                         // (only while nothing else ran: a new answer would run it again).
                         let argv = std::slice::from_ref(&directive.body);
-                        let why = copies::COPIED.to_string();
+                        let why = why.clone();
                         driver.refuse(Origin::from(directive.kind), argv, Decision::Denied, why);
                         ui.notice(&Notice::AskedWithoutExamples);
                         self.history.truncate(self.turn_start.map_or(0, |i| i + 1));
                         self.examples_off = true;
                         self.continuing = false;
-                        self.lines = Default::default();
+                        self.lines = self.new_lines();
                         if !self.partial_shown.is_empty() && !self.partial_shown.ends_with('\n') {
                             self.show(ui, b"\n");
                         }
@@ -602,8 +601,8 @@ impl Session {
                                 Captured::NotAdmitted(why) => {
                                     // Kept like a result, so a repeat meets the loop guard.
                                     let message = result::copied_message(&why);
-                                    if why == copies::COPIED {
-                                        captures.copied.push(key.clone());
+                                    if self.coach.ask_again_on(&why) {
+                                        captures.copied.push((key.clone(), why.clone()));
                                     }
                                     let outcome = Outcome::Blocked {
                                         decision: Decision::Denied,
@@ -689,7 +688,10 @@ impl Session {
         let mut first = true;
         let mut end_notice = None;
         // A tool call the model writes as text is not shown: the question is asked again.
-        let mut hold = call_hold::CallHold::new(self.tool_names());
+        let mut hold = call_hold::CallHold::new(match self.coach.calls_as_text() {
+            true => self.tool_names(),
+            false => Vec::new(),
+        });
         let shown_at = self.partial_shown.len();
         loop {
             let item = stream.next().await;
@@ -745,6 +747,10 @@ impl Session {
                     });
                     false
                 }
+                Some(Ok(StreamEvent::Adapted(change))) => {
+                    ui.notice(&Notice::Adapted(change));
+                    false
+                }
                 Some(Ok(StreamEvent::Finished { reason })) => {
                     // Said once the answer's text is all shown (below).
                     end_notice = match reason.as_deref() {
@@ -771,9 +777,13 @@ impl Session {
             };
             let mut call_as_text = false;
             if finished {
+                // An empty first answer to a request with tools is a call the server lost.
+                let opening = self.turn_start.is_some_and(|s| self.history.len() == s + 1);
                 call_as_text = tool_calls.is_empty()
+                    && self.coach.calls_as_text()
                     && !self.tool_defs.is_empty()
-                    && tools::looks_like_tool_call(&raw, &self.tool_names());
+                    && (tools::looks_like_tool_call(&raw, &self.tool_names())
+                        || (opening && raw.trim().is_empty()));
                 let held = hold.finish();
                 if first && !held.is_empty() && !call_as_text {
                     ui.busy(None);
@@ -838,17 +848,13 @@ impl Session {
                 ui.flush();
             }
             Event::Capture(d) => *capture = Some(d),
-            // In a turn that asked for nothing to run, the directive is what the user wanted to
-            // see: shown where it was written, as code (the report has said why it did not run).
-            // The gate refuses every directive of such a turn, before any other refusal.
-            Event::Refused { directive, .. }
-                if copies::nothing_to_run(&self.turn_user, &copies::args_of(directive))
-                    .is_some() =>
-            {
-                let code = copies::as_code(&String::from_utf8_lossy(&directive.raw));
-                let mut shown = Vec::new();
-                self.lines.text(code.as_bytes(), &mut shown);
-                self.show(ui, &shown);
+            // The coach may show a refused directive (the report has said why it did not run).
+            Event::Refused { directive, .. } => {
+                if let Some(text) = self.coach.shown_refused(&self.turn_user, directive) {
+                    let mut shown = Vec::new();
+                    self.lines.text(text.as_bytes(), &mut shown);
+                    self.show(ui, &shown);
+                }
             }
             ev => return side_channel(self.opts.show_side_effects, ui, ev),
         }
@@ -883,7 +889,8 @@ impl Session {
             // A notice, never answer text: not in the history (the model would take it for
             // something to say), nor on stdout (a pipe gets exactly what the model wrote).
             // Nothing, or only a lead-in (`Using calc:` before a capture that failed).
-            if self.partial_shown.trim().is_empty() || result::is_lead_in(&self.partial_shown) {
+            let lead_in = self.coach.lead_ins() && result::is_lead_in(&self.partial_shown);
+            if self.partial_shown.trim().is_empty() || lead_in {
                 ui.notice(&Notice::NoAnswer(result::no_answer(captures.last.as_ref())));
             }
             return false;
@@ -936,13 +943,13 @@ impl Session {
         ui: &mut dyn Ui,
         driver: &Driver,
     ) -> ((String, bool), Option<Outcome>) {
-        // The user said nothing is to run: a tool call is refused as a directive would be.
+        // The coach may refuse a call as it would a directive.
         let args = tools::argument_values(&call.arguments);
-        if let Some(why) = copies::nothing_to_run(&self.turn_user, &args) {
+        if let Some(no) = self.coach.refuse_call_early(&self.turn_user, &args) {
             let argv = std::slice::from_ref(&call.name);
-            let outcome = driver.refuse(Origin::Tool, argv, Decision::Denied, why.into());
+            let outcome = driver.refuse(Origin::Tool, argv, Decision::Denied, no.reason);
             self.tool_report(call, &outcome, ui, driver);
-            return ((tools::error_json(why), true), None);
+            return ((tools::error_json(&no.told), true), None);
         }
         if call.name == tools::LOAD_SKILL && !self.tool_defs.is_empty() {
             return (self.load_skill_tool(call, ui, driver).await, None);
@@ -969,15 +976,10 @@ impl Session {
         };
         let mut argv = vec![script.clone()];
         argv.extend(args);
-        if self.examples.is_copied_call(&argv, &self.asked()) {
-            let why = copies::COPIED;
-            let outcome = driver.refuse(Origin::Tool, &argv, Decision::Denied, why.into());
+        if let Some(no) = self.coach.refuse_call(&argv, &self.asked()) {
+            let outcome = driver.refuse(Origin::Tool, &argv, Decision::Denied, no.reason);
             self.tool_report(call, &outcome, ui, driver);
-            // As a refused directive's message: what to do instead.
-            let told = format!(
-                "{why}; answer the user's question yourself, or call it with the user's own values"
-            );
-            return ((tools::error_json(&told), true), None);
+            return ((tools::error_json(&no.told), true), None);
         }
         ui.busy(Some(Busy::Running(script)));
         let outcome = self.dispatcher.run_argv(Origin::Tool, argv, input).await;
@@ -1059,8 +1061,9 @@ struct Captures {
     shown_at: usize,
     /// The turn was stopped because the model kept writing the same capture.
     looped: bool,
-    /// Keys of the captures refused as copies of a worked example.
-    copied: Vec<String>,
+    /// Keys of the captures the coach would ask again for when written again, with why they
+    /// were refused.
+    copied: Vec<(String, String)>,
 }
 
 enum Seen {
@@ -1088,7 +1091,9 @@ impl Captures {
 
     /// Every capture of the turn so far was refused as a copy of a worked example.
     fn only_copies(&self) -> bool {
-        self.done.iter().all(|(k, ..)| self.copied.contains(k))
+        self.done
+            .iter()
+            .all(|(k, ..)| self.copied.iter().any(|(c, _)| c == k))
     }
 
     fn ran(&mut self, key: String, body: String, outcome: Outcome) {

@@ -48,6 +48,8 @@ pub enum Notice {
     /// not do native tool calls): the tools are dropped for the rest of the session and the
     /// answer is asked for again, with directives only.
     ToolsIgnored,
+    /// The server refused a parameter the user did not set: the request went again without it.
+    Adapted(crate::model::Adaptation),
     /// The model said nothing after its last capture (or was stopped for repeating it): the
     /// capture's output is shown as the answer, so the user knows those words are the command's.
     ShowedOutput,
@@ -127,6 +129,7 @@ impl fmt::Display for Notice {
                 "the server ended the answer without saying it was complete: it may be cut",
             ),
             Notice::NoAnswer(why) => f.write_str(why),
+            Notice::Adapted(change) => write!(f, "{change}"),
         }
     }
 }
@@ -134,9 +137,9 @@ impl fmt::Display for Notice {
 /// [`Notice::ToolsIgnored`]'s line, `tools` naming what is given up.
 pub(crate) fn tools_ignored(tools: &str) -> String {
     format!(
-        "the model wrote a tool call as text instead of calling the tool (this server or model \
-         does not do native tool calls); using directives instead of {tools} for the rest of \
-         this session"
+        "no tool call came back where the model tried one (a call written as text, or an empty \
+         answer: this server or model does not do native tool calls); using directives instead \
+         of {tools} for the rest of this session"
     )
 }
 

@@ -125,15 +125,35 @@ pub fn loaded_skills(history: &[Message]) -> Vec<String> {
     loaded
 }
 
-/// The `{args, input}` parameters of a plain script.
+/// The `{args, input}` parameters of a plain script. Every object in an offered schema has
+/// properties (some function-calling APIs refuse one without), so `input` is text: a string
+/// goes to stdin as written (JSON text for a script that reads JSON).
 fn script_parameters() -> Value {
     json!({
         "type": "object",
+        "description": "How the script is run: `args` become its command-line arguments, \
+            `input` is given to it on stdin.",
         "properties": {
             "args": {"type": "array", "items": {"type": "string"},
-                     "description": "command-line arguments"},
-            "input": {"type": "object", "description": "JSON given on stdin"}
+                     "description": "command-line arguments, one string each"},
+            "input": {"type": "string",
+                      "description": "text given to the script on stdin (JSON text for a \
+                          script that reads JSON)"}
         }
+    })
+}
+
+/// The parameters of a tool that reads JSON on stdin and declares no schema: that JSON, as
+/// text (an object with no properties is refused by some function-calling APIs).
+fn json_text_parameters() -> Value {
+    json!({
+        "type": "object",
+        "description": "How the tool is run: `input`, JSON text, is given to it on stdin.",
+        "properties": {
+            "input": {"type": "string",
+                      "description": "the JSON text the tool reads on stdin"}
+        },
+        "required": ["input"]
     })
 }
 
@@ -185,7 +205,7 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 let json_input = tool.input == ToolInput::StdinJson;
                 let parameters = match (&tool.schema, json_input) {
                     (Some(schema), _) => schema.clone(),
-                    (None, true) => json!({"type": "object"}),
+                    (None, true) => json_text_parameters(),
                     (None, false) => script_parameters(),
                 };
                 let what = if tool.description.is_empty() {
@@ -219,7 +239,9 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
                 )
             }
         };
-        let has_input_property = declares_input(&parameters);
+        // `input` of the JSON-text parameters is the wrapper, not a field of the tool's own.
+        let has_input_property =
+            declares_input(&parameters) && parameters != json_text_parameters();
         defs.push(ToolDef {
             name: f.name.clone(),
             description,
@@ -286,6 +308,11 @@ pub fn parse_arguments(
     if target.json_input {
         let input = match obj.shift_remove("input") {
             Some(inner @ Value::Object(_)) if obj.is_empty() && !target.has_input_property => inner,
+            // JSON text for a tool without a schema (see `json_text_parameters`).
+            Some(Value::String(text)) if obj.is_empty() && !target.has_input_property => {
+                serde_json::from_str(&text)
+                    .map_err(|e| format!("`input` must be JSON text: {e}"))?
+            }
             Some(other) => {
                 obj.insert("input".into(), other);
                 Value::Object(obj)
@@ -309,6 +336,8 @@ pub fn parse_arguments(
     };
     let input = match obj.shift_remove("input") {
         Some(Value::Null) => None,
+        // Text goes to stdin as written; any other value as JSON.
+        Some(Value::String(text)) => return Ok((args, Some(text.into_bytes()))),
         Some(v) => Some(v),
         None if obj.is_empty() => None,
         None => Some(Value::Object(obj)),
@@ -366,13 +395,18 @@ pub fn result_json(outcome: &Outcome) -> (String, bool) {
 }
 
 /// An answer to a request with tools that holds no tool call but text shaped like one: a
-/// `<tool_call>` tag (Qwen, Hermes templates), or JSON with arguments whose `"name"` is one of
-/// the `offered` functions (or the skill or script part of one: `lookup` for `lookup__lookup`).
+/// `<tool_call>` tag (Qwen, Hermes templates), an answer opening with `functions.NAME` (the
+/// OpenAI function namespace, as a chat format leaks it) for an offered NAME, or JSON with
+/// arguments whose `"name"` is one of the `offered` functions (or the skill or script part of
+/// one: `lookup` for `lookup__lookup`).
 /// A JSON example about something else (`"name": "get_weather"` in an answer explaining tool
 /// calls) is an answer, not a call.
 pub fn looks_like_tool_call(text: &str, offered: &[String]) -> bool {
     if text.contains("<tool_call>") || text.contains("<|tool_call") {
         return true;
+    }
+    if let Some(name) = namespaced_name(text) {
+        return offered.iter().any(|f| f == name);
     }
     let Some(open) = text.find('{') else {
         return false;
@@ -396,6 +430,18 @@ pub fn looks_like_tool_call(text: &str, offered: &[String]) -> bool {
                 .is_some_and(|(skill, part)| skill == name || part == name)
     })
 }
+
+/// The NAME of an answer that opens with `functions.NAME` (after blank space).
+pub(crate) fn namespaced_name(text: &str) -> Option<&str> {
+    let rest = text.trim_start().strip_prefix(FUNCTIONS)?;
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// The namespace a chat format puts functions in.
+pub(crate) const FUNCTIONS: &str = "functions.";
 
 /// The string after the first `"name"` key: `"name": "calc__calc"` → `calc__calc`.
 fn name_value(json: &str) -> Option<&str> {
@@ -489,6 +535,10 @@ mod tests {
             "```json\n{\"name\": \"lookup\", \"parameters\": {}}\n```"
         ));
         assert!(!call("The answer is 42."));
+        assert!(call("functions.calc__calc:"));
+        assert!(call(" functions.calc__calc:{\"args\": [1]}"));
+        assert!(!call("functions.other:"));
+        assert!(!call("See functions.calc__calc in the docs."));
         assert!(!call("Use {\"name\": \"x\"} as the key."));
         assert!(!call("\"name\" and \"arguments\" without JSON"));
         // An offered function's call shown in a fence with prose after it: an answer.

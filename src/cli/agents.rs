@@ -101,7 +101,12 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let mut named = agent.skills.clone();
             named.push(agent.name.clone());
             let skills = agents::skill_prompts_of(&set, &named);
-            let prompt = agents::system_prompt(&agent.instructions, &skills);
+            // As a chat with its scripts allowed would send it, coached as the agent says
+            // (`--coach` may still change that in a chat).
+            let coached = agent.coach.is_some_and(|c| c.is_on());
+            let full = crate::scan::Announced::Full;
+            let prompt =
+                agents::prompt_for(&agent.instructions, &skills, full, coached).unwrap_or_default();
             let (_, over_budget) =
                 agents::catalog::size_report(&prompt, &agent.instructions, &skills);
             if let Some(w) = over_budget {
@@ -113,7 +118,10 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             write!(
                 out,
                 "{}",
-                render_few_shot(&agents::prompt::few_shot(&skills))
+                render_few_shot(&match coached {
+                    true => agents::prompt::few_shot(&skills),
+                    false => Vec::new(),
+                })
             )?;
             Ok(super::EXIT_OK)
         }
@@ -216,6 +224,8 @@ fn render_show(agent: &AgentConfig, restricted: &Restricted, prompt: &str) -> St
     let _ = writeln!(out, "provider:      {}", none(&agent.provider));
     let _ = writeln!(out, "skills:        {}", agent.skills.join(", "));
     let _ = writeln!(out, "tool_calls:    {}", agent.tool_calls);
+    let coach = agent.coach.unwrap_or_default();
+    let _ = writeln!(out, "coach:         {}", coach.name());
     let vars: Vec<String> = agent
         .variables
         .iter()

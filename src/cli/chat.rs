@@ -31,6 +31,10 @@ pub struct ChatArgs {
     /// Ask for the whole answer at once instead of streaming.
     #[arg(long)]
     pub no_stream: bool,
+    /// Coaching for the model: `small-model` sends worked exchanges before the conversation and
+    /// guards against copies of them; `off` (the default) sends nothing invented.
+    #[arg(long, value_name = "MODE", value_parser = coach_mode)]
+    pub coach: Option<crate::coach::CoachMode>,
     /// Bound on capture round-trips per user message.
     #[arg(long, value_name = "N")]
     pub max_captures: Option<usize>,
@@ -69,6 +73,14 @@ pub struct ChatArgs {
     pub policy: PolicyFlags,
     #[command(flatten)]
     pub skill_flags: SkillFlags,
+}
+
+/// `--coach MODE`: one of [`crate::coach::CoachMode::NAMES`].
+fn coach_mode(name: &str) -> Result<crate::coach::CoachMode, String> {
+    crate::coach::CoachMode::parse(name).ok_or_else(|| {
+        let names = crate::coach::CoachMode::NAMES.join(", ");
+        format!("`{name}` is no coaching mode; one of: {names}")
+    })
 }
 
 impl ChatArgs {
@@ -110,6 +122,7 @@ impl ChatArgs {
             base_url: self.base_url.clone(),
             tools: self.tools,
             no_stream: self.no_stream,
+            coach: self.coach,
             params: self.params()?,
             exec_in_code: self.exec_in_code,
             resume: self.resume.clone(),

@@ -206,13 +206,17 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
             r.online_errors.push(e);
         }
         // No model named: what chat would pick from that list, or why it would stop.
+        let mut model = (!settings.ask_endpoint_for_model).then(|| settings.model.clone());
         if let (true, Ok(models)) = (settings.ask_endpoint_for_model, &listed) {
             match crate::app::model_from_list(&settings.model, models) {
-                Ok(chosen) => row(
-                    &mut r.text,
-                    "",
-                    &format!("chat would use {}", crate::term::sanitize(&chosen.name)),
-                ),
+                Ok(chosen) => {
+                    row(
+                        &mut r.text,
+                        "",
+                        &format!("chat would use {}", crate::term::sanitize(&chosen.name)),
+                    );
+                    model = Some(chosen.name.clone());
+                }
                 Err(why) => {
                     let e = format!(
                         "no model named, and {} {}",
@@ -224,8 +228,35 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
                 }
             }
         }
+        if let (Some(model), true) = (model, listed.is_ok() && r.errors.is_empty()) {
+            row(&mut r.text, "tools", &tool_calls_row(&settings, &model));
+        }
     }
     r
+}
+
+/// Whether the endpoint returns structured tool calls (what `chat --tools` needs); a warning,
+/// not an error: chat falls back to directives.
+fn tool_calls_row(s: &crate::model::Settings, model: &str) -> String {
+    use crate::model::probe::{ToolCalls, probe};
+    match probe(s, model, std::time::Duration::from_secs(60)) {
+        Ok(ToolCalls::Structured) => "returns structured tool calls (--tools works)".into(),
+        Ok(ToolCalls::Text(t)) => {
+            let t: String = crate::term::sanitize(t.trim()).chars().take(80).collect();
+            format!(
+                "WARNING no structured tool call came back ({}): chat --tools falls back to                  directives with this endpoint and model",
+                if t.is_empty() {
+                    "an empty answer".to_string()
+                } else {
+                    format!("text: {t}")
+                }
+            )
+        }
+        Err(e) => format!(
+            "could not ask for a tool call: {}",
+            crate::term::sanitize(&e.to_string())
+        ),
+    }
 }
 
 /// Provider, endpoint, model and key variable (never the key).
@@ -318,6 +349,7 @@ pub fn report(
     let _ = writeln!(s, "skillpipe {}", env!("CARGO_PKG_VERSION"));
     s.push_str(&sandbox_section(caps));
     s.push('\n');
+    s.push_str(&view_section(caps));
     s.push_str(&hidden_section(caps, hidden, notice));
     s.push('\n');
     s.push_str(&files_section(flags));
@@ -403,6 +435,29 @@ fn sandbox_section(caps: &Capabilities) -> String {
     match sandbox::launcher_path() {
         Ok(p) => row(&mut s, "launcher", &p.display().to_string()),
         Err(e) => row(&mut s, "launcher", &format!("NOT FOUND — {e}")),
+    }
+    s
+}
+
+/// What a script run from here sees of the file system (its read view), each path with why.
+/// Shown for a Python script, the common case: its interpreter's installation is part of it.
+fn view_section(caps: &Capabilities) -> String {
+    use sandbox::view;
+    let mut s = String::from(
+        "Read view of a script run from here (nothing else is mounted; --allow-read adds)\n",
+    );
+    if let Support::No(reason) = &caps.mount_namespace {
+        let _ = writeln!(s, "  NOT ENFORCED — {reason}");
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    let program = view::on_path("python3", &view::path_entries(&path_var))
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"));
+    let facts = view::facts(&program, &path_var, &cwd, &[], &[], false);
+    for g in view::grants(&facts) {
+        if g.path.symlink_metadata().is_ok() {
+            let _ = writeln!(s, "  {:<40} {}", g.path.display(), g.why.describe());
+        }
     }
     s
 }

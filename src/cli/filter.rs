@@ -21,6 +21,10 @@ pub struct FilterArgs {
     /// Exit 3 if any directive was blocked, invalid or failed.
     #[arg(long)]
     pub strict: bool,
+    /// Keep a directive that did not run (refused or invalid) in the output as the exact text
+    /// it was, instead of stripping it; side effects then run one at a time.
+    #[arg(long)]
+    pub keep_refused: bool,
     /// Copy the output of side effects to stderr.
     #[arg(long)]
     pub show_side_effects: bool,
@@ -50,6 +54,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
             ..Default::default()
         },
         sanitize: args.sanitize || (!args.raw && std::io::stdout().is_terminal()),
+        keep_refused: args.keep_refused,
     };
     let reporter = std::sync::Arc::new(Stderr {
         show_side_effects: args.show_side_effects,

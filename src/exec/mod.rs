@@ -397,6 +397,35 @@ async fn run_planned(
     } else {
         None
     };
+    // The run's read view: what it sees of the file system (see `sandbox::view`). A run allowed
+    // to write anywhere (`allow_filesystem`) sees the whole tree: it could plant code that runs
+    // outside the sandbox anyway, so a view would only get in its way.
+    let view = match plan.enforce.mounts && spec.sandbox.restrict_filesystem {
+        true => {
+            let path_var = spec
+                .env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            // The Unix sockets the user named are reached at their paths.
+            let sockets = spec.sandbox.sockets.iter().map(|p| sandbox::view::Grant {
+                path: p.clone(),
+                why: sandbox::view::Why::Granted,
+            });
+            let granted: Vec<_> = spec.sandbox.read.iter().cloned().chain(sockets).collect();
+            sandbox::view::grants(&sandbox::view::facts(
+                &program,
+                &path_var,
+                &spec.cwd,
+                &spec.sandbox.writable,
+                &granted,
+                !spec.sandbox.isolate_network,
+            ))
+        }
+        false => Vec::new(),
+    };
     let mut cmd = match &report {
         Some(report) => {
             let mut la = LaunchArgs::for_plan(&plan, spec.sandbox.required);
@@ -406,7 +435,19 @@ async fn run_planned(
             la.report_fd = Some(report.write.as_raw_fd());
             if plan.enforce.mounts {
                 la.tmpdir = Some(tmp.path().to_path_buf());
-                la.hide = spec.sandbox.hide.clone();
+                la.read = view
+                    .iter()
+                    .filter(|g| g.why != sandbox::view::Why::Writable)
+                    .map(|g| g.path.clone())
+                    .collect();
+                // What is out of view needs no cover.
+                la.hide = spec
+                    .sandbox
+                    .hide
+                    .iter()
+                    .filter(|h| view.is_empty() || sandbox::view::shows(&view, h))
+                    .cloned()
+                    .collect();
                 la.protect = spec.sandbox.protect.clone();
                 la.protect.extend(placeholders.covered().iter().cloned());
                 la.socket = spec.sandbox.sockets.clone();
@@ -415,7 +456,10 @@ async fn run_planned(
             la.pids_cgroup = pids_cgroup.as_ref().map(|c| c.path().to_path_buf());
             // Root's command could write itself out of that cgroup where writes are allowed
             // (`--allow-filesystem`): the cgroup file system is covered in its mount namespace.
-            if la.pids_cgroup.is_some() && plan.enforce.mounts {
+            if la.pids_cgroup.is_some()
+                && plan.enforce.mounts
+                && (view.is_empty() || sandbox::view::shows(&view, Path::new("/sys/fs/cgroup")))
+            {
                 la.hide.push(PathBuf::from("/sys/fs/cgroup"));
             }
             la.arg0 = Some(spec.program.clone());
@@ -566,6 +610,7 @@ async fn run_planned(
     {
         warnings.push(sandbox::Message::text(notice.clone()));
     }
+    let tmp_path = tmp.path().to_path_buf();
     drop(tmp);
     let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
     // Some scripts print their errors on stdout: its end is read too (only a failure is read).
@@ -633,6 +678,13 @@ async fn run_planned(
             protected: &spec.sandbox.protected,
             net_tools: &net_tools,
         });
+    }
+    // Else a path its messages name that exists, but not in its view.
+    if r.why.is_none() && !r.success() && enforced.mounts && !view.is_empty() {
+        let own = [Path::new("/dev"), Path::new("/proc"), tmp_path.as_path()];
+        r.why =
+            sandbox::view::named_outside(&String::from_utf8_lossy(&said), &view, &own, &spec.cwd)
+                .map(|path| sandbox::Hint::OutsideView { path });
     }
     r.hint = r.why.as_ref().map(ToString::to_string);
     Ok(r)

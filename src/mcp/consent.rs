@@ -2,8 +2,14 @@
 //! showing argv, skill, cwd and what the command may reach (the sandbox); without that
 //! capability the call is refused with the flag that allows it. stdin is the protocol here, so
 //! the terminal is never read.
+//!
+//! In the legacy era the elicitation is a request of ours the call waits on ([`Peer`]); in the
+//! modern era it is returned in the call's `input_required` result, and the retried call brings
+//! the answer ([`Asking`]), keyed by a digest of the question so that an answer counts only for
+//! the very question the user was shown.
 
 use super::jsonrpc::{RpcError, request};
+use super::session::{Modern, Unanswered};
 use crate::command::escape_controls as shown;
 use crate::confirm::{Answer, AskError, Prompt, scope};
 use crate::dispatch::AskFuture;
@@ -81,6 +87,80 @@ pub enum ConsentError {
     /// The answer had no `action` of `accept`, `decline` or `cancel`.
     #[error("the client's answer to the confirmation had no valid `action`")]
     NoAction,
+    /// Modern era: the question went back to the client in an `input_required` result.
+    #[error(
+        "the confirmation went to the MCP client (input_required): the call runs when the client \
+         retries it with the user's answer"
+    )]
+    InputRequired,
+}
+
+tokio::task_local! {
+    /// The modern call being served on this task, if any.
+    static ASKING: Arc<Asking>;
+}
+
+/// One modern call's confirmation: what its request declared and brought, and the question it
+/// could not have answered.
+pub struct Asking {
+    elicitation: Option<Vec<String>>,
+    responses: serde_json::Map<String, Value>,
+    unanswered: Mutex<Option<Unanswered>>,
+}
+
+impl Asking {
+    pub fn new(m: &Modern) -> Arc<Asking> {
+        Arc::new(Asking {
+            elicitation: m.elicitation.clone(),
+            responses: m.input_responses.clone(),
+            unanswered: Mutex::new(None),
+        })
+    }
+
+    /// Runs `f` with this call's questions answered from its request (see [`Peer::ask`]).
+    pub async fn scope<F: std::future::Future>(self: &Arc<Self>, f: F) -> F::Output {
+        ASKING.scope(self.clone(), f).await
+    }
+
+    /// The question the call could not have answered, if one was asked.
+    pub fn unanswered(&self) -> Option<Unanswered> {
+        self.unanswered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn ask(&self, p: &Prompt<'_>) -> Result<Answer, ConsentError> {
+        let set = |u: Unanswered| {
+            *self
+                .unanswered
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(u);
+        };
+        if let Some(gap) = elicitation_gap(self.elicitation.as_deref()) {
+            let why = no_elicitation(&gap, p.tool_asks);
+            set(Unanswered::CannotAsk(why.clone()));
+            return Err(ConsentError::NoElicitation(why));
+        }
+        let params = elicitation(p);
+        let key = question_key(&params);
+        if let Some(answer) = self.responses.get(&key) {
+            return answer_of(answer);
+        }
+        set(Unanswered::Ask { key, params });
+        Err(ConsentError::InputRequired)
+    }
+}
+
+/// The `inputRequests` key of a question: a digest of everything it shows, so that an answer
+/// brought back applies only to the same command, input, folder and grants.
+pub fn question_key(params: &Value) -> String {
+    let d = ring::digest::digest(&ring::digest::SHA256, params.to_string().as_bytes());
+    let hex: String = d.as_ref()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("confirm-{hex}")
 }
 
 impl From<ConsentError> for AskError {
@@ -175,6 +255,9 @@ impl Peer {
 
     /// Asks the user through the client, or refuses when the client cannot ask.
     pub async fn ask(&self, p: &Prompt<'_>) -> Result<Answer, ConsentError> {
+        if let Ok(asking) = ASKING.try_with(Arc::clone) {
+            return asking.ask(p);
+        }
         let gap = self
             .elicitation_gap
             .lock()

@@ -9,9 +9,11 @@
 //!
 //! - [`jsonrpc`]: framing, parse and error replies (pure).
 //! - [`catalog`]: tools and skill resources, read once at start.
-//! - [`session`]: the protocol state machine (pure).
+//! - [`session`]: the protocol state machine (pure), for both eras: the `initialize` session
+//!   (2025 revisions) and stateless requests carrying their version in `_meta` (2026-07-28).
 //! - [`page`]: `cursor`/`nextCursor` pagination of the list methods (pure).
-//! - [`consent`]: `confirm = "ask"` as MCP elicitation.
+//! - [`consent`]: `confirm = "ask"` as MCP elicitation: a request of ours (legacy era) or an
+//!   `input_required` result the client answers by retrying (modern era).
 //! - [`call`]: one tool call through the dispatcher, and its result.
 //! - [`server`]: the stdio transport and the concurrent call loop.
 //!

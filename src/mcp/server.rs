@@ -16,7 +16,7 @@ use super::call;
 use super::catalog::Catalog;
 use super::consent::Peer;
 use super::jsonrpc::{self, RpcError, SHUTTING_DOWN};
-use super::session::{Session, Step};
+use super::session::{self, Era, Session, Step};
 use crate::audit::Decision;
 use crate::dispatch::{Dispatcher, Origin};
 use crate::policy::ConfirmMode;
@@ -259,7 +259,12 @@ impl Server {
                 );
                 self.send(reply);
             }
-            Step::ReadResource { id, skill, uri } => {
+            Step::ReadResource {
+                id,
+                skill,
+                uri,
+                era,
+            } => {
                 let reply = match self.catalog.file_of(&uri) {
                     Some((_, f)) => match self.dispatcher.serve_skill_file(
                         Origin::Mcp,
@@ -267,7 +272,10 @@ impl Server {
                         &f.rel,
                         f.bytes.len(),
                     ) {
-                        Ok(()) => jsonrpc::response(&id, Catalog::read_json(f)),
+                        Ok(()) => jsonrpc::response(
+                            &id,
+                            session::finish(&era, Catalog::read_json(f), true),
+                        ),
                         Err(why) => jsonrpc::error_response(
                             &id,
                             &RpcError::new(jsonrpc::INVALID_REQUEST, why),
@@ -296,8 +304,17 @@ impl Server {
                         let why = "the server is shutting down: the call was not started";
                         return jsonrpc::error_response(&c.id, &RpcError::new(SHUTTING_DOWN, why));
                     };
-                    let result = call::run(&dispatcher, &catalog, &c).await;
-                    jsonrpc::response(&c.id, result)
+                    match &c.era {
+                        Era::Legacy => {
+                            let result = call::run(&dispatcher, &catalog, &c).await;
+                            session::call_reply(&c, result, None)
+                        }
+                        Era::Modern(m) => {
+                            let asking = super::consent::Asking::new(m);
+                            let result = asking.scope(call::run(&dispatcher, &catalog, &c)).await;
+                            session::call_reply(&c, result, asking.unanswered())
+                        }
+                    }
                 });
                 let running = Running {
                     id,

@@ -1,6 +1,13 @@
 //! The MCP server as a state machine (pure): each incoming message becomes one [`Step`] — a reply
 //! to write, a tool call to run, a cancellation, or an answer to a request of ours. Running tools,
 //! reading stdin and writing stdout are the transport's job ([`super::server`]).
+//!
+//! Two eras are served from one process, chosen per request by what the client sends: a request
+//! whose `_meta` carries `io.modelcontextprotocol/protocolVersion` is served statelessly (the
+//! modern era, [`MODERN_VERSIONS`]: capabilities and client identity come with each request,
+//! every result carries `resultType`, a confirmation is an `input_required` result the client
+//! answers by retrying); any other request belongs to the `initialize` handshake of the legacy
+//! era ([`VERSIONS`]), where a confirmation is an elicitation request of ours.
 
 use super::catalog::{Catalog, Target};
 use super::jsonrpc::{
@@ -11,8 +18,18 @@ use crate::command::escape_controls;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-/// Protocol versions this server speaks, newest first.
+/// Legacy protocol versions (opened by `initialize`) this server speaks, newest first.
 pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Modern protocol versions (per-request `_meta`, no handshake), newest first.
+pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+/// The `_meta` keys of a modern request and result.
+pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
+/// Modern error: the request's protocol version is not served.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+/// Modern error: the request needs a client capability the request did not declare.
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 /// The MCP Skills extension's identifier (SEP-2640).
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
 
@@ -34,6 +51,7 @@ pub enum Step {
         id: Value,
         skill: String,
         uri: String,
+        era: Era,
     },
     /// The client cancelled request `id`: stop it, send nothing.
     Cancel(Value),
@@ -51,6 +69,36 @@ pub struct Call {
     pub tool: String,
     pub target: Target,
     pub arguments: Map<String, Value>,
+    pub era: Era,
+}
+
+/// How one request is served.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Era {
+    /// After `initialize`: plain results, consent by an elicitation request of ours.
+    #[default]
+    Legacy,
+    /// Stateless: what the request's `_meta` declared.
+    Modern(Modern),
+}
+
+/// What a modern request declared about its client, and the answers it brings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Modern {
+    pub version: String,
+    /// The elicitation modes this request declared (as [`Client::elicitation`]).
+    pub elicitation: Option<Vec<String>>,
+    /// `inputResponses` of a retried request: the answers to our `inputRequests`, by key.
+    pub input_responses: Map<String, Value>,
+}
+
+/// A question a modern call could not have answered within the call itself.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unanswered {
+    /// Ask the user this elicitation (form) and retry: `input_required`, `inputRequests[key]`.
+    Ask { key: String, params: Value },
+    /// The request did not declare the capability asking needs; the message says what to do.
+    CannotAsk(String),
 }
 
 /// What the client said about itself in `initialize`.
@@ -107,30 +155,61 @@ impl Session {
         if self.shutting_down {
             return err(SHUTTING_DOWN, "the server is shutting down".into());
         }
+        let era = match modern(&params) {
+            None => Era::Legacy,
+            Some(Ok(m)) => Era::Modern(m),
+            Some(Err(e)) => return Step::Reply(error_response(&id, &e)),
+        };
+        let ok = |result: Value, cacheable: bool| {
+            Step::Reply(response(&id, finish(&era, result, cacheable)))
+        };
         if method == "ping" {
-            return Step::Reply(response(&id, json!({})));
+            return ok(json!({}), false);
+        }
+        if method == "server/discover" {
+            return match era {
+                Era::Modern(_) => ok(self.discover(), true),
+                Era::Legacy => err(
+                    INVALID_PARAMS,
+                    format!(
+                        "server/discover needs `_meta` with `{META_VERSION}` and \
+                         `{META_CAPABILITIES}`"
+                    ),
+                ),
+            };
         }
         if method == "initialize" {
             return Step::Reply(response(&id, self.initialize(&params)));
         }
-        if self.client.is_none() {
+        if era == Era::Legacy && self.client.is_none() {
             return err(
                 INVALID_REQUEST,
                 format!(
-                    "`{}` before `initialize`: initialize the session first",
-                    escape_controls(method)
+                    "`{}` before `initialize`: initialize the session first, or carry \
+                     `{META_VERSION}` (one of {}) in the request's `_meta`",
+                    escape_controls(method),
+                    MODERN_VERSIONS.join(", ")
                 ),
             );
         }
+        // The modern era names a missing resource with the generic code.
+        let not_found = match era {
+            Era::Legacy => RESOURCE_NOT_FOUND,
+            Era::Modern(_) => INVALID_PARAMS,
+        };
         let cat = &self.catalog;
         let uri = || params.get("uri").and_then(Value::as_str);
         match method {
-            "tools/list" => self.page(id, cat.tools_json(), "tools", &params),
-            "tools/call" => self.call(id, params),
-            "resources/list" => self.page(id, cat.resources_json(), "resources", &params),
-            "resources/templates/list" => {
-                self.page(id, cat.templates_json(), "resourceTemplates", &params)
-            }
+            "tools/list" => self.page(&id, &era, cat.tools_json(), "tools", &params),
+            "tools/call" => self.call(id, params, era),
+            "resources/list" => self.page(&id, &era, cat.resources_json(), "resources", &params),
+            "resources/templates/list" => self.page(
+                &id,
+                &era,
+                cat.templates_json(),
+                "resourceTemplates",
+                &params,
+            ),
             "resources/read" => match uri() {
                 None => err(INVALID_PARAMS, "resources/read needs `uri`".into()),
                 Some(u) => match cat.file_of(u) {
@@ -138,29 +217,24 @@ impl Session {
                         id,
                         skill: skill.to_owned(),
                         uri: f.uri.clone(),
+                        era,
                     },
                     None => Step::Reply(error_response(
                         &id,
-                        &RpcError::new(
-                            RESOURCE_NOT_FOUND,
-                            format!("no resource `{}`", escape_controls(u)),
-                        )
-                        .with_data(json!({"uri": u})),
+                        &RpcError::new(not_found, format!("no resource `{}`", escape_controls(u)))
+                            .with_data(json!({"uri": u})),
                     )),
                 },
             },
-            "skills/list" => Step::Reply(response(&id, cat.skills_json())),
+            "skills/list" => ok(cat.skills_json(), false),
             "skills/get" => match uri() {
                 None => err(INVALID_PARAMS, "skills/get needs `uri`".into()),
                 Some(u) => match cat.skill_by_uri(u) {
-                    Some(s) => Step::Reply(response(&id, s)),
+                    Some(s) => ok(s, false),
                     None => Step::Reply(error_response(
                         &id,
-                        &RpcError::new(
-                            RESOURCE_NOT_FOUND,
-                            format!("no skill at `{}`", escape_controls(u)),
-                        )
-                        .with_data(json!({"uri": u})),
+                        &RpcError::new(not_found, format!("no skill at `{}`", escape_controls(u)))
+                            .with_data(json!({"uri": u})),
                     )),
                 },
             },
@@ -172,11 +246,26 @@ impl Session {
     }
 
     /// One page of a list result (see [`super::page`]).
-    fn page(&self, id: Value, all: Value, key: &str, params: &Map<String, Value>) -> Step {
+    fn page(
+        &self,
+        id: &Value,
+        era: &Era,
+        all: Value,
+        key: &str,
+        params: &Map<String, Value>,
+    ) -> Step {
         match super::page::page(all, key, params, super::page::PAGE_SIZE) {
-            Ok(result) => Step::Reply(response(&id, result)),
-            Err(e) => Step::Reply(error_response(&id, &e)),
+            Ok(result) => Step::Reply(response(id, finish(era, result, true))),
+            Err(e) => Step::Reply(error_response(id, &e)),
         }
+    }
+
+    /// `server/discover`: every version served, and what `initialize` would say.
+    fn discover(&self) -> Value {
+        let mut r = capabilities();
+        let versions: Vec<&str> = MODERN_VERSIONS.iter().chain(VERSIONS).copied().collect();
+        r["supportedVersions"] = json!(versions);
+        r
     }
 
     fn initialize(&mut self, params: &Map<String, Value>) -> Value {
@@ -202,21 +291,13 @@ impl Session {
         let version = asked
             .filter(|v| VERSIONS.contains(v))
             .unwrap_or(VERSIONS[0]);
-        json!({
-            "protocolVersion": version,
-            "capabilities": {
-                "tools": {"listChanged": false},
-                "resources": {"listChanged": false, "subscribe": false},
-                "extensions": {SKILLS_EXTENSION: {}},
-            },
-            "serverInfo": {"name": "skillpipe", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "Skills with their instructions and scripts. Call load_skill (or read \
-                a skill's SKILL.md resource) before using its tools. Every tool runs under the \
-                user's skillpipe policy and sandbox; a refusal says which flag or setting allows it.",
-        })
+        let mut r = capabilities();
+        r["protocolVersion"] = json!(version);
+        r["serverInfo"] = server_info();
+        r
     }
 
-    fn call(&self, id: Value, params: Map<String, Value>) -> Step {
+    fn call(&self, id: Value, params: Map<String, Value>, era: Era) -> Step {
         let bad = |msg: &str| Step::Reply(error_response(&id, &RpcError::new(INVALID_PARAMS, msg)));
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return bad("tools/call needs `name`");
@@ -232,6 +313,7 @@ impl Session {
                 tool: name.to_string(),
                 target,
                 arguments,
+                era,
             }),
             None => Step::UnknownTool {
                 name: name.to_string(),
@@ -247,6 +329,118 @@ impl Session {
                 ),
             },
         }
+    }
+}
+
+/// The server's name and version.
+fn server_info() -> Value {
+    json!({"name": "skillpipe", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// Capabilities and instructions, as `initialize` and `server/discover` give them.
+fn capabilities() -> Value {
+    json!({
+        "capabilities": {
+            "tools": {"listChanged": false},
+            "resources": {"listChanged": false, "subscribe": false},
+            "extensions": {SKILLS_EXTENSION: {}},
+        },
+        "instructions": "Skills with their instructions and scripts. Call load_skill (or read \
+            a skill's SKILL.md resource) before using its tools. Every tool runs under the \
+            user's skillpipe policy and sandbox; a refusal says which flag or setting allows it.",
+    })
+}
+
+/// The era a request's `_meta` declares: `None` for a request without a protocol version there
+/// (legacy), an error for a modern request that is malformed or names a version not served.
+fn modern(params: &Map<String, Value>) -> Option<Result<Modern, RpcError>> {
+    let meta = params.get("_meta").and_then(Value::as_object)?;
+    let version = meta.get(META_VERSION)?;
+    let all: Vec<&str> = MODERN_VERSIONS.iter().chain(VERSIONS).copied().collect();
+    let unsupported = |requested: &Value, why: String| {
+        Err(RpcError::new(UNSUPPORTED_PROTOCOL_VERSION, why)
+            .with_data(json!({"supported": all, "requested": requested})))
+    };
+    let Some(v) = version.as_str().filter(|v| MODERN_VERSIONS.contains(v)) else {
+        let why = match version.as_str() {
+            Some(v) if VERSIONS.contains(&v) => format!(
+                "unsupported protocol version `{}` in `_meta`: it opens with `initialize`; \
+                 per-request `_meta` is served for {}",
+                escape_controls(v),
+                MODERN_VERSIONS.join(", ")
+            ),
+            _ => format!(
+                "unsupported protocol version {}: this server speaks {}",
+                escape_controls(&version.to_string()),
+                all.join(", ")
+            ),
+        };
+        return Some(unsupported(version, why));
+    };
+    let Some(caps) = meta.get(META_CAPABILITIES).and_then(Value::as_object) else {
+        return Some(Err(RpcError::new(
+            INVALID_PARAMS,
+            format!("`_meta` needs `{META_CAPABILITIES}` (an object; `{{}}` declares none)"),
+        )));
+    };
+    let elicitation = caps
+        .get("elicitation")
+        .and_then(Value::as_object)
+        .map(|e| e.keys().cloned().collect());
+    let input_responses = match params.get("inputResponses") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => {
+            return Some(Err(RpcError::new(
+                INVALID_PARAMS,
+                "`inputResponses` must be an object",
+            )));
+        }
+    };
+    Some(Ok(Modern {
+        version: v.to_owned(),
+        elicitation,
+        input_responses,
+    }))
+}
+
+/// A result as the era wants it: the modern era adds `resultType`, the server's identity in
+/// `_meta`, and for lists and reads how long they may be cached (`ttlMs` 0: each reflects the
+/// policy of this process, and each read is audited).
+pub fn finish(era: &Era, mut result: Value, cacheable: bool) -> Value {
+    if let (Era::Modern(_), Some(r)) = (era, result.as_object_mut()) {
+        r.insert("resultType".into(), json!("complete"));
+        let meta = r.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(m) = meta.as_object_mut() {
+            m.insert(META_SERVER.into(), server_info());
+        }
+        if cacheable {
+            r.insert("ttlMs".into(), json!(0));
+            r.insert("cacheScope".into(), json!("private"));
+        }
+    }
+    result
+}
+
+/// The reply to a call: its result, or in the modern era the question that must be answered
+/// first (`input_required`, answered by retrying with `inputResponses[key]`), or the capability
+/// the request lacked for it.
+pub fn call_reply(call: &Call, result: Value, unanswered: Option<Unanswered>) -> Value {
+    match unanswered {
+        None => response(&call.id, finish(&call.era, result, false)),
+        Some(Unanswered::Ask { key, params }) => {
+            let mut r = json!({
+                "resultType": "input_required",
+                "inputRequests": {key: {"method": "elicitation/create", "params": params}},
+            });
+            r["_meta"] = json!({META_SERVER: server_info()});
+            response(&call.id, r)
+        }
+        Some(Unanswered::CannotAsk(why)) => error_response(
+            &call.id,
+            &RpcError::new(MISSING_REQUIRED_CLIENT_CAPABILITY, why)
+                .with_data(json!({"requiredCapabilities": {"elicitation": {"form": {}}}})),
+        ),
     }
 }
 
@@ -353,6 +547,92 @@ mod tests {
         s.begin_shutdown();
         let r = reply(s.handle(req(7, "tools/list", json!({}))));
         assert_eq!(r["error"]["code"], SHUTTING_DOWN);
+    }
+
+    fn modern(caps: Value) -> Value {
+        json!({"_meta": {META_VERSION: "2026-07-28", META_CAPABILITIES: caps}})
+    }
+
+    #[test]
+    fn a_modern_request_is_served_without_initialize() {
+        let mut s = session();
+        let r = reply(s.handle(req(1, "server/discover", modern(json!({})))));
+        assert_eq!(r["result"]["resultType"], "complete");
+        let versions = r["result"]["supportedVersions"].as_array().unwrap();
+        assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2025-11-25")));
+        assert_eq!(r["result"]["_meta"][META_SERVER]["name"], "skillpipe");
+        let r = reply(s.handle(req(2, "tools/list", modern(json!({})))));
+        assert_eq!(r["result"]["tools"][0]["name"], "s__x");
+        assert_eq!(r["result"]["resultType"], "complete");
+        assert_eq!(r["result"]["cacheScope"], "private");
+        let mut p = modern(json!({"elicitation": {}}));
+        p["name"] = json!("s__x");
+        p["inputResponses"] = json!({"k": {"action": "accept"}});
+        let Step::Call(c) = s.handle(req(3, "tools/call", p)) else {
+            panic!()
+        };
+        let Era::Modern(m) = &c.era else { panic!() };
+        assert_eq!(m.elicitation, Some(vec![]));
+        assert_eq!(m.input_responses["k"]["action"], "accept");
+        // Still no session: a legacy request is refused.
+        let r = reply(s.handle(req(4, "tools/list", json!({}))));
+        assert_eq!(r["error"]["code"], INVALID_REQUEST);
+    }
+
+    #[test]
+    fn modern_requests_that_are_malformed_or_of_another_version_are_refused() {
+        let mut s = session();
+        let r = reply(s.handle(req(1, "server/discover", json!({}))));
+        assert_eq!(r["error"]["code"], INVALID_PARAMS);
+        let mut p = modern(json!({}));
+        p["_meta"][META_VERSION] = json!("1900-01-01");
+        let r = reply(s.handle(req(2, "tools/list", p.clone())));
+        assert_eq!(r["error"]["code"], UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(r["error"]["data"]["requested"], "1900-01-01");
+        p["_meta"][META_VERSION] = json!("2025-11-25");
+        let r = reply(s.handle(req(3, "tools/list", p)));
+        assert_eq!(r["error"]["code"], UNSUPPORTED_PROTOCOL_VERSION);
+        let r = reply(s.handle(req(
+            4,
+            "tools/list",
+            json!({"_meta": {META_VERSION: "2026-07-28"}}),
+        )));
+        assert_eq!(r["error"]["code"], INVALID_PARAMS);
+        let mut p = modern(json!({}));
+        p["uri"] = json!("skill://z/SKILL.md");
+        let r = reply(s.handle(req(5, "resources/read", p)));
+        assert_eq!(r["error"]["code"], INVALID_PARAMS);
+    }
+
+    #[test]
+    fn a_modern_call_reply_is_complete_input_required_or_missing_capability() {
+        let call = Call {
+            id: json!(7),
+            tool: "t".into(),
+            target: Target::LoadSkill,
+            arguments: Map::new(),
+            era: Era::Modern(Modern::default()),
+        };
+        let r = call_reply(&call, json!({"content": [], "isError": false}), None);
+        assert_eq!(r["result"]["resultType"], "complete");
+        let ask = Unanswered::Ask {
+            key: "confirm-1".into(),
+            params: json!({"mode": "form"}),
+        };
+        let r = call_reply(&call, json!({}), Some(ask));
+        assert_eq!(r["result"]["resultType"], "input_required");
+        assert_eq!(
+            r["result"]["inputRequests"]["confirm-1"]["method"],
+            "elicitation/create"
+        );
+        let r = call_reply(&call, json!({}), Some(Unanswered::CannotAsk("x".into())));
+        assert_eq!(r["error"]["code"], MISSING_REQUIRED_CLIENT_CAPABILITY);
+        let legacy = Call {
+            era: Era::Legacy,
+            ..call
+        };
+        let r = call_reply(&legacy, json!({"isError": false}), None);
+        assert!(r["result"].get("resultType").is_none());
     }
 
     #[test]

@@ -2,12 +2,14 @@
 //! retries, mapping statuses to actionable errors, reading SSE with an idle timeout, and telling a
 //! finished answer from a cut one. The wire formats plug in as a [`Decoder`].
 
+use super::adapt::{Adaptations, explicit_named};
 use super::retry::parse_retry_after;
 use super::settings::{ClientOptions, Settings, SettingsError};
 use super::sse::{SseEvent, SseParser};
 use super::{ChatRequest, EventStream, ModelError, StreamEvent};
 use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Turns one wire format into [`StreamEvent`]s. Pure: no I/O, so each format is unit-testable.
@@ -31,6 +33,10 @@ pub struct HttpRequest {
     pub options: ClientOptions,
     /// For error messages.
     pub context: ErrorContext,
+    /// The provider's changes to every request, grown by refusals (see [`super::adapt`]).
+    pub adapt: Arc<Mutex<Adaptations>>,
+    /// Parameters the user set: a refusal of one of them is not worked around.
+    pub explicit: Vec<String>,
 }
 
 /// What an error message needs to be actionable.
@@ -51,6 +57,8 @@ pub struct Endpoint {
     pub api_key: Option<String>,
     api_key_var: Option<String>,
     options: ClientOptions,
+    adapt: Arc<Mutex<Adaptations>>,
+    explicit: Vec<String>,
 }
 
 impl Endpoint {
@@ -65,6 +73,8 @@ impl Endpoint {
             api_key: settings.api_key.clone(),
             api_key_var: settings.api_key_var.clone(),
             options: settings.options.clone(),
+            adapt: Arc::new(Mutex::new(settings.adapt.clone())),
+            explicit: settings.explicit.clone(),
         })
     }
 
@@ -83,11 +93,19 @@ impl Endpoint {
         body: &serde_json::Value,
     ) -> HttpRequest {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let mut body = body.clone();
+        if let Some(b) = body.as_object_mut() {
+            lock(&self.adapt).apply(b);
+        }
+        let mut explicit = req.explicit.clone();
+        explicit.extend(self.explicit.iter().cloned());
         HttpRequest {
+            adapt: self.adapt.clone(),
+            explicit,
             client: self.client.clone(),
             url: self.url.clone(),
             headers,
-            body: serde_json::to_vec(body).expect("JSON values serialize"),
+            body: serde_json::to_vec(&body).expect("JSON values serialize"),
             stream: req.stream,
             options: self.options.clone(),
             context: ErrorContext {
@@ -98,6 +116,38 @@ impl Endpoint {
             },
         }
     }
+}
+
+fn lock(m: &Mutex<Adaptations>) -> std::sync::MutexGuard<'_, Adaptations> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// After a 400 or 422: the body to send instead, with the change made, when the refusal named
+/// a parameter skillpipe may leave out (each parameter once per session, so this ends).
+fn adapted_body(
+    req: &HttpRequest,
+    body: &[u8],
+    error: &[u8],
+) -> Option<(Vec<u8>, super::Adaptation)> {
+    let mut sent: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body).ok()?;
+    let mut state = lock(&req.adapt);
+    let change = state.on_refusal(error, &sent, &req.explicit)?;
+    state.apply(&mut sent);
+    Some((serde_json::to_vec(&sent).ok()?, change))
+}
+
+/// A refusal's message, saying which of the parameters it named the user set.
+fn refusal_message(req: &HttpRequest, body: &[u8], error: &[u8]) -> String {
+    let mut message = server_message(error);
+    let sent = serde_json::from_slice(body).unwrap_or_default();
+    let own = explicit_named(error, &sent, &req.explicit);
+    if !own.is_empty() {
+        message.push_str(&format!(
+            " (`{}` is set explicitly, so skillpipe sends it as set: change or remove it)",
+            own.join("`, `")
+        ));
+    }
+    message
 }
 
 /// Build the HTTP client. rustls needs a process-wide crypto provider; install ring's once.
@@ -122,10 +172,21 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
     Box::pin(async_stream::stream! {
         let mut attempt = 1;
         let mut decoder = decoder;
+        let mut body = req.body.clone();
         'request: loop {
             let response = loop {
-                match send_once(&req).await {
+                match send_once(&req, &body).await {
                     Attempt::Done(r) => break r,
+                    Attempt::Refused { status, error } => {
+                        if let Some((adapted, change)) = adapted_body(&req, &body, &error) {
+                            body = adapted;
+                            yield Ok(StreamEvent::Adapted(change));
+                            continue;
+                        }
+                        let message = refusal_message(&req, &body, &error);
+                        yield Err(ModelError::Http { status, url: req.url.clone(), message, gave_up: None });
+                        return;
+                    }
                     Attempt::Fail(e) => {
                         yield Err(e);
                         return;
@@ -364,14 +425,19 @@ enum Attempt {
         message: String,
     },
     Fail(ModelError),
+    /// 400 or 422: the request itself was refused; `error` is the response body.
+    Refused {
+        status: u16,
+        error: Vec<u8>,
+    },
 }
 
-async fn send_once(req: &HttpRequest) -> Attempt {
+async fn send_once(req: &HttpRequest, body: &[u8]) -> Attempt {
     let send = req
         .client
         .post(&req.url)
         .headers(req.headers.clone())
-        .body(req.body.clone())
+        .body(body.to_vec())
         .send();
     let idle = req.options.idle_timeout;
     let response = match tokio::time::timeout(idle, send).await {
@@ -393,6 +459,12 @@ async fn send_once(req: &HttpRequest) -> Attempt {
         .ok()
         .and_then(Result::ok)
         .unwrap_or_default();
+    if matches!(status, 400 | 422) {
+        return Attempt::Refused {
+            status,
+            error: body.to_vec(),
+        };
+    }
     let message = server_message(&body);
     let ctx = &req.context;
     match status {

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub(crate) mod adapt;
 #[cfg(feature = "http")]
 pub(crate) mod anthropic;
 #[cfg(feature = "http")]
@@ -28,12 +29,15 @@ pub(crate) mod models;
 #[cfg(feature = "http")]
 pub(crate) mod openai;
 #[cfg(feature = "http")]
+pub(crate) mod probe;
+#[cfg(feature = "http")]
 pub(crate) mod replay;
 pub(crate) mod retry;
 #[cfg(feature = "http")]
 pub(crate) mod settings;
 pub(crate) mod sse;
 
+pub use adapt::Adaptation;
 pub use retry::{GiveUp, RetryPolicy};
 #[cfg(feature = "http")]
 pub(crate) use settings::{AgentModel, Config};
@@ -141,6 +145,9 @@ pub struct ChatRequest {
     pub tools: Vec<ToolDef>,
     /// false (`--no-stream`): one non-streaming request, yielding the same events.
     pub stream: bool,
+    /// Names in `params` the user set explicitly (on the command line): a server's refusal of
+    /// one of them ends the turn instead of being worked around (see [`Adaptation`]).
+    pub explicit: Vec<String>,
 }
 
 impl ChatRequest {
@@ -152,6 +159,7 @@ impl ChatRequest {
             params: Map::new(),
             tools: Vec::new(),
             stream: true,
+            explicit: Vec::new(),
         }
     }
 }
@@ -183,6 +191,9 @@ pub enum StreamEvent {
         /// What went wrong.
         reason: String,
     },
+    /// The server refused a parameter skillpipe added on its own (or an agent's default): the
+    /// request was sent again without it, and so are the rest of the session's.
+    Adapted(Adaptation),
     /// The answer is complete. Always the last event of a successful stream (the chat loop
     /// says an answer may be cut when a stream ends without it, or without a reason).
     Finished {

@@ -53,7 +53,13 @@ pub fn request_body(req: &ChatRequest) -> Value {
     );
     body.insert("stream".into(), json!(req.stream));
     if req.stream {
-        body.insert("stream_options".into(), json!({"include_usage": true}));
+        // Set in the params (null: not sent), it is the user's; else usage is asked for.
+        let asked = body
+            .entry("stream_options")
+            .or_insert(json!({"include_usage": true}));
+        if asked.is_null() {
+            body.remove("stream_options");
+        }
     } else {
         body.remove("stream_options");
     }

@@ -72,6 +72,10 @@ pub struct Settings {
     pub params: Map<String, Value>,
     /// Timeouts and retries of the HTTP client.
     pub options: ClientOptions,
+    /// What the provider's settings leave out of or rename in every request.
+    pub adapt: super::adapt::Adaptations,
+    /// Parameters the user set for this provider in the config (`params`): never dropped.
+    pub explicit: Vec<String>,
     /// No model was named and `model` is only a guess for this server: the provider's built-in
     /// default while the base URL is the user's, Ollama's default (it serves what its user
     /// pulled), or empty for a configured provider with no model. The caller asks the server for
@@ -115,6 +119,8 @@ impl Settings {
             api_key_var: None,
             params: Map::new(),
             options: ClientOptions::default(),
+            adapt: Default::default(),
+            explicit: Vec::new(),
             ask_endpoint_for_model: false,
         }
     }
@@ -140,6 +146,7 @@ impl Settings {
             params: self.params.clone(),
             tools: Vec::new(),
             stream: true,
+            explicit: Vec::new(),
         }
     }
 
@@ -670,7 +677,9 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
     let api_key = api_key_var.as_deref().and_then(env).map(str::to_string);
 
     let mut params = custom.map(|c| c.params.clone()).unwrap_or_default();
+    let explicit = params.keys().cloned().collect();
     params.extend(input.agent.params.clone());
+    let adapt = custom.map(adaptations).unwrap_or_default();
 
     Ok(Settings {
         provider: kind,
@@ -681,9 +690,21 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
         api_key_var,
         params,
         options: ClientOptions::default(),
+        adapt,
+        explicit,
         ask_endpoint_for_model: model_is_default
             && (!url_is_default || builtin.is_none_or(|b| b.model_is_guess)),
     })
+}
+
+/// What a provider's settings change in every request ahead of time.
+fn adaptations(c: &crate::config::ProviderConfig) -> super::adapt::Adaptations {
+    super::adapt::Adaptations {
+        no_stream_usage: c.stream_usage == Some(false),
+        max_completion_tokens: c.max_tokens_param
+            == Some(crate::config::MaxTokensParam::MaxCompletionTokens),
+        dropped: c.drop_params.iter().cloned().collect(),
+    }
 }
 
 fn check_url(url: &str, origin: &str) -> Result<(), SettingsError> {

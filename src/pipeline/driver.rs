@@ -6,13 +6,14 @@
 //! the model's stream there and continues after the result), at most `max_captures` of them,
 //! and every outcome becomes typed [`Report`]s through one path that also keeps the problems
 //! flag (`--strict`). What only the chat needs, not running what the user did not ask for, is a
-//! [`Gate`]: admit or refuse.
+//! [`Gate`]: admit or refuse. A directive the stream's writer was not told about
+//! ([`Announced`]) is text: routed out as the bytes it was, before any gate, report or audit.
 
 use super::queue::{SideDone, SideQueue, side_effect_queue};
 use super::report::{Report, capture_text};
 use crate::audit::Decision;
 use crate::dispatch::{Dispatcher, Origin, Outcome};
-use crate::scan::{self, Directive, Kind, Piece, ScanOptions, Scanner};
+use crate::scan::{self, Announced, Directive, Kind, Piece, ScanOptions, Scanner};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,6 +100,12 @@ pub struct DriverOptions {
     pub captures: CaptureMode,
     /// Captures (and counted tool calls) allowed before further ones are refused.
     pub max_captures: Option<usize>,
+    /// The directives acted on; the others are text ([`Announced::Nothing`]: no scanning).
+    pub announced: Announced,
+    /// A directive that did not run (refused by the policy, the user or a gate, or invalid) is
+    /// written through as the bytes it was, in place: side effects then run one at a time, each
+    /// decided before the text after it goes out (`filter --keep-refused`).
+    pub keep_refused: bool,
 }
 
 /// How [`Driver::run_capture`] went.
@@ -165,7 +172,7 @@ impl Driver {
             }
         };
         Driver {
-            scanner: Some(Scanner::new(opts.scan)),
+            scanner: scanner(&opts),
             events: Vec::new(),
             opts,
             dispatcher,
@@ -188,7 +195,7 @@ impl Driver {
     /// A new stream (after a capture was handed back): fresh scanner, no longer stopped.
     /// Side effects, the capture count and the problems flag carry on.
     pub fn restart(&mut self) {
-        self.scanner = Some(Scanner::new(self.opts.scan));
+        self.scanner = scanner(&self.opts);
         self.events.clear();
         self.stopped = false;
     }
@@ -199,7 +206,10 @@ impl Driver {
     where
         S: FnMut(Event<'_>) -> Flow,
     {
-        let mut scanner = self.scanner.take().expect("not scanning already");
+        let Some(mut scanner) = self.scanner.take() else {
+            // Nothing announced: no scanner, the chunk is text.
+            return self.piece_blocking(rt, Piece::Text(chunk), sink);
+        };
         scanner.feed_with(chunk, |p| self.piece_blocking(rt, p, sink));
         self.scanner = Some(scanner);
     }
@@ -209,7 +219,9 @@ impl Driver {
     where
         S: FnMut(Event<'_>) -> Flow,
     {
-        let mut scanner = self.scanner.take().expect("not scanning already");
+        let Some(mut scanner) = self.scanner.take() else {
+            return;
+        };
         scanner.finish_with(|p| self.piece_blocking(rt, p, sink));
         self.scanner = Some(scanner);
     }
@@ -243,8 +255,9 @@ impl Driver {
     /// Scans `chunk` from async code (the chat loop).
     pub async fn feed(&mut self, chunk: &[u8], sink: &mut (dyn FnMut(Event<'_>) -> Flow + Send)) {
         let mut events = std::mem::take(&mut self.events);
-        if let Some(scanner) = &mut self.scanner {
-            scanner.feed(chunk, &mut events);
+        match &mut self.scanner {
+            Some(scanner) => scanner.feed(chunk, &mut events),
+            None => events.push(scan::Event::Text(chunk.to_vec())),
         }
         self.route(&mut events, sink).await;
         self.events = events;
@@ -292,12 +305,17 @@ impl Driver {
         }
     }
 
-    /// The one routing of a directive: a side effect to the queue, a capture run in place or
-    /// handed back; refused when over the capture limit or by the gate.
+    /// The one routing of a directive: one not announced is text; a side effect to the queue
+    /// (or, keeping refused ones, run before what follows), a capture run in place or handed
+    /// back; refused when over the capture limit or by the gate.
     async fn directive<S>(&mut self, d: Directive, sink: &mut S)
     where
         S: FnMut(Event<'_>) -> Flow + ?Sized,
     {
+        if !self.opts.announced.covers(&d) {
+            self.stopped = sink(Event::Text(&d.raw)).is_break();
+            return;
+        }
         if sink(Event::Directive(&d)).is_break() {
             self.stopped = true;
             return;
@@ -306,6 +324,15 @@ impl Driver {
             return self.refuse_found(&d, why, sink);
         }
         match d.kind {
+            Kind::SideEffect if self.opts.keep_refused => {
+                // In program order: every earlier side effect has finished.
+                self.settle(sink).await;
+                let outcome = self.dispatcher.run_body(Kind::SideEffect, &d.body).await;
+                emit_outcome(&d.raw, &outcome, true, &self.problems, sink);
+                if !ran(&outcome) {
+                    self.stopped = sink(Event::Text(&d.raw)).is_break();
+                }
+            }
             Kind::SideEffect => self.queue.push(d).await,
             Kind::Capture => {
                 if let Some(why) = self.limit_reached() {
@@ -317,9 +344,15 @@ impl Driver {
                         self.stopped = true;
                     }
                     CaptureMode::InPlace => {
-                        if let Captured::Dispatched(outcome) = self.run_capture(&d, sink).await {
-                            self.stopped = sink(Event::Text(capture_text(&outcome))).is_break();
-                        }
+                        let text = match self.run_capture(&d, sink).await {
+                            Captured::Dispatched(o) if ran(&o) || !self.opts.keep_refused => {
+                                capture_text(&o).to_vec()
+                            }
+                            Captured::Dispatched(_) => d.raw.clone(),
+                            Captured::NotAdmitted(_) if self.opts.keep_refused => d.raw.clone(),
+                            Captured::NotAdmitted(_) => return,
+                        };
+                        self.stopped = sink(Event::Text(&text)).is_break();
                     }
                 }
             }
@@ -420,12 +453,15 @@ impl Driver {
     }
 
     /// [`Driver::refuse_directive`] where the directive was found: the stream goes on.
-    fn refuse_found<S>(&self, d: &Directive, why: String, sink: &mut S)
+    fn refuse_found<S>(&mut self, d: &Directive, why: String, sink: &mut S)
     where
         S: FnMut(Event<'_>) -> Flow + ?Sized,
     {
         self.refuse_directive(d, why, sink);
         let _ = sink(Event::Refused { directive: d });
+        if self.opts.keep_refused {
+            self.stopped = sink(Event::Text(&d.raw)).is_break();
+        }
     }
 
     fn refuse_directive<S>(&self, d: &Directive, why: String, sink: &mut S)
@@ -435,6 +471,19 @@ impl Driver {
         let argv = std::slice::from_ref(&d.body);
         let outcome = self.refuse(Origin::from(d.kind), argv, Decision::Denied, why);
         self.report(&d.raw, &outcome, sink);
+    }
+}
+
+/// A new scanner for `opts`; none when nothing is announced (the stream is text).
+fn scanner(opts: &DriverOptions) -> Option<Scanner> {
+    (opts.announced != Announced::Nothing).then(|| Scanner::new(opts.scan))
+}
+
+/// The directive was acted on: it ran (whatever its exit), rather than being refused or invalid.
+fn ran(outcome: &Outcome) -> bool {
+    match outcome {
+        Outcome::Ran(_) => true,
+        Outcome::Blocked { decision, .. } => *decision == Decision::Ran,
     }
 }
 
@@ -482,6 +531,8 @@ mod tests {
             scan: ScanOptions::default(),
             captures,
             max_captures,
+            announced: Announced::Full,
+            keep_refused: false,
         }
     }
 
@@ -637,6 +688,65 @@ mod tests {
             *heard.lock().unwrap(),
             ["report blocked: %{x}: scripts are not allowed (allow_scripts is off)"]
         );
+        assert!(driver.problems());
+    }
+
+    /// What was not announced is text, as the bytes it was: no report, no audit, no problem.
+    #[tokio::test]
+    async fn directives_not_announced_are_text() {
+        let rt = Handle::current();
+        let input: &[u8] = b"a %{x} b !{skill calc} c %{count} d";
+        for (announced, want) in [
+            (
+                Announced::Nothing,
+                vec!["text a %{x} b !{skill calc} c %{count} d"],
+            ),
+            (
+                Announced::SkillReads,
+                vec![
+                    "text a ",
+                    "text %{x}",
+                    "text  b ",
+                    "directive !{skill calc}",
+                    "capture skill calc",
+                ],
+            ),
+        ] {
+            let mut o = opts(CaptureMode::HandBack, None);
+            o.announced = announced;
+            let mut driver = Driver::new(dispatcher(), o, &rt, None);
+            let mut seen = Vec::new();
+            let sink = &mut |ev: Event<'_>| {
+                seen.push(line(ev));
+                Flow::Continue(())
+            };
+            driver.feed(input, sink).await;
+            driver.finish(sink).await;
+            driver.settle(sink).await;
+            assert_eq!(seen, want, "{announced:?}");
+            assert!(!driver.problems());
+        }
+    }
+
+    /// Keeping refused directives: each is written through where it stood, after its report.
+    #[test]
+    fn refused_directives_are_kept_in_place() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let handle = rt.handle().clone();
+        let mut o = opts(CaptureMode::InPlace, None);
+        o.keep_refused = true;
+        let mut driver = Driver::new(dispatcher(), o, &handle, None);
+        let mut seen = Vec::new();
+        let sink = &mut |ev: Event<'_>| {
+            seen.push(line(ev));
+            Flow::Continue(())
+        };
+        driver.feed_blocking(&handle, b"a %{x} b !{y} c", sink);
+        driver.finish_blocking(&handle, sink);
+        let text: String = (seen.iter())
+            .filter_map(|l| l.strip_prefix("text "))
+            .collect();
+        assert_eq!(text, "a %{x} b !{y} c");
         assert!(driver.problems());
     }
 

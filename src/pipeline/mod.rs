@@ -12,9 +12,8 @@ mod driver;
 mod queue;
 mod report;
 
-pub(crate) use driver::{
-    Admit, CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Gate, GateAt, Listener,
-};
+pub use driver::{Admit, Gate, GateAt};
+pub(crate) use driver::{CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Listener};
 #[cfg(test)]
 pub(crate) use queue::SIDE_QUEUE;
 pub use report::{Report, ReportKind, capture_text, status_text};

@@ -159,8 +159,9 @@ pub struct ScriptPolicy {
     /// Refuse or warn when a restriction cannot be enforced.
     pub sandbox: SandboxMode,
     /// The only inherited environment variables (r9s writes this list as `allow_env_vars`;
-    /// `KEY_ALIASES` lists it for those who read the file as written).
-    #[serde(alias = "allow_env_vars")]
+    /// `KEY_ALIASES` lists it for those who read the file as written). r9s's boolean form is
+    /// read too: `false`, scripts inherit none of the user's variables; `true`, the default list.
+    #[serde(alias = "allow_env_vars", deserialize_with = "env_list")]
     pub env_passthrough: Vec<String>,
     /// Ask before each run, or not.
     pub confirm: ConfirmMode,
@@ -170,6 +171,35 @@ pub struct ScriptPolicy {
     pub audit: AuditMode,
     /// The working directory of skill scripts.
     pub workdir: Workdir,
+}
+
+/// `env_passthrough`: a list of names, or r9s's boolean (see [`ScriptPolicy::env_passthrough`]).
+fn env_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array of variable names, or true/false")
+        }
+        fn visit_bool<E: serde::de::Error>(self, all: bool) -> Result<Vec<String>, E> {
+            Ok(if all {
+                ScriptPolicy::default().env_passthrough
+            } else {
+                Vec::new()
+            })
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<String>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(name) = seq.next_element::<String>()? {
+                out.push(name);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(V)
 }
 
 impl Default for ScriptPolicy {

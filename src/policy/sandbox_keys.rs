@@ -117,30 +117,32 @@ const SYSTEM_TREES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Why `path` must not be writable without `--force-writable` as a built-in hidden credential
-/// entry (in `bases`) or a path in one, or `None`: `~/.aws`, `~/.kube`, `~/.docker` hold,
-/// beside secrets, settings the tool runs commands from later (credential_process, exec
-/// plugins, pinentry-program, aliases, credHelpers). `--allow-read` shows it; writing it is
-/// another matter. Pure.
-pub fn credentials_problem(path: &Path, bases: &crate::sandbox::secrets::Bases) -> Option<String> {
-    let classes = [
-        crate::sandbox::secrets::CREDENTIALS,
-        crate::sandbox::secrets::AI_TOOLS,
-        crate::sandbox::secrets::STORES,
-    ];
-    let entry = classes
-        .iter()
-        .flat_map(|c| c.iter())
-        .flat_map(|s| bases.resolve(s))
-        .find(|e| path.starts_with(e))?;
-    let how = match path == entry {
-        true => String::new(),
-        false => format!(" is in {}, which", entry.display()),
+/// Why `path` must not be writable without `--force-writable` as a tool's settings in `$HOME`,
+/// or `None`: a dot-folder or dotfile directly in `$HOME` (and all beneath it) holds some
+/// tool's settings and credentials, and many run commands from them later (credential
+/// processes, exec plugins, aliases, hooks) — whichever tool it is; so does a folder in
+/// `$XDG_CONFIG_HOME`, `$XDG_DATA_HOME` or `$XDG_STATE_HOME` wherever they point.
+pub fn home_settings_problem(path: &Path, home: Option<&Path>) -> Option<String> {
+    let says = |place: String| {
+        format!(
+            "{} is in {place}, a tool's settings: they may hold credentials and run commands \
+             later, outside the sandbox",
+            path.display()
+        )
     };
-    Some(format!(
-        "{}{how} holds credentials and settings that run commands later, outside the sandbox",
-        path.display()
-    ))
+    // Where the XDG variables put the settings and data folders, wherever that is.
+    for var in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"] {
+        if let Some(root) = std::env::var_os(var).map(PathBuf::from)
+            && root.is_absolute()
+            && let Ok(rest) = path.strip_prefix(&root)
+            && let Some(first) = rest.components().next()
+        {
+            return Some(says(root.join(first).display().to_string()));
+        }
+    }
+    let first = path.strip_prefix(home?).ok()?.components().next()?;
+    let name = first.as_os_str().to_string_lossy();
+    name.starts_with('.').then(|| says(format!("~/{name}")))
 }
 
 /// Why `path` must not be writable without `--force-writable`, or `None`. `protected` are the
@@ -311,24 +313,6 @@ pub fn protected_places() -> Vec<(PathBuf, String)> {
             "on PATH: a program there runs in place of another".to_string(),
         ));
     }
-    let bases = crate::sandbox::secrets::Bases {
-        home: home.clone(),
-        ..crate::sandbox::secrets::Bases::from_env()
-    };
-    for entry in [
-        crate::sandbox::secrets::CREDENTIALS,
-        crate::sandbox::secrets::AI_TOOLS,
-        crate::sandbox::secrets::STORES,
-    ]
-    .iter()
-    .flat_map(|c| c.iter())
-    .flat_map(|s| bases.resolve(s))
-    {
-        out.push((
-            entry,
-            "credentials and settings that run commands later, outside the sandbox".to_string(),
-        ));
-    }
     out
 }
 
@@ -497,10 +481,7 @@ impl ScriptPolicy {
         // What scripts cannot read (the built-in list, `deny_read`, minus `allow_read`): a
         // writable path beneath one of these would not work, whatever the force.
         let hidden = crate::sandbox::secrets::deny_list(
-            &crate::sandbox::secrets::Bases {
-                home: home.clone(),
-                ..crate::sandbox::secrets::Bases::from_env()
-            },
+            home.as_deref(),
             &[],
             &self.deny_read,
             &self.allow_read,
@@ -521,10 +502,7 @@ impl ScriptPolicy {
             .into_iter()
             .flatten()
             .chain(crate::sandbox::secrets::deny_list(
-                &crate::sandbox::secrets::Bases {
-                    home: home.clone(),
-                    ..crate::sandbox::secrets::Bases::from_env()
-                },
+                home.as_deref(),
                 &[],
                 &self.deny_read,
                 &[],
@@ -575,15 +553,11 @@ impl ScriptPolicy {
         }
         if !flags.force_writable {
             let on_path = path_folders(std::env::var_os("PATH").as_deref());
-            let bases = crate::sandbox::secrets::Bases {
-                home: home.clone(),
-                ..crate::sandbox::secrets::Bases::from_env()
-            };
             for (key, paths) in [("--writable", &to_check), ("writable_paths", &own_check)] {
                 for p in paths {
                     let p = expand_home(p, home.as_deref());
                     let why = writable_problem(&p, home.as_deref(), &protected, &on_path)
-                        .or_else(|| credentials_problem(&p, &bases))
+                        .or_else(|| home_settings_problem(&p, home.as_deref()))
                         .or_else(|| {
                             bare_repository(&p).map(|repo| {
                                 let how = if repo == p { "is" } else { "is in" };
@@ -705,28 +679,18 @@ mod tests {
         assert_eq!(as_root("/root/project"), None);
         assert!(as_root("/root/.pyenv/shims").unwrap().contains("on PATH"));
         assert!(as_root("/root/.pyenv").unwrap().contains("code runs later"));
-        // Credential folders whose settings run commands later, even when shown with
-        // --allow-read.
-        let bases = crate::sandbox::secrets::Bases {
-            config: Some("/cfg".into()),
-            ..crate::sandbox::secrets::Bases::home(home)
-        };
-        let cred = |p: &str| credentials_problem(Path::new(p), &bases);
-        for (p, says) in [
-            ("/cfg/gh", "run commands later"),
-            ("/home/u/.aws", "/home/u/.aws holds credentials"),
-            (
-                "/home/u/.kube/config.d",
-                "is in /home/u/.kube, which holds credentials",
-            ),
-            ("/home/u/.gnupg", "run commands later"),
-            ("/home/u/.config/gh", "run commands later"),
-            ("/home/u/.docker", "run commands later"),
+        // Any tool's settings in $HOME, named or not: a dot-folder or dotfile there.
+        let cred = |p: &str| home_settings_problem(Path::new(p), home);
+        for p in [
+            "/home/u/.aws",
+            "/home/u/.kube/config.d",
+            "/home/u/.some-new-tool/auth.json",
+            "/home/u/.config/gh",
         ] {
-            let why = cred(p).unwrap_or_default();
-            assert!(why.contains(says), "{p}: {why}");
+            assert!(cred(p).is_some(), "{p}");
         }
         assert_eq!(cred("/home/u/projects/aws"), None);
+        assert_eq!(cred("/srv/.aws"), None);
         assert_eq!(no("/opt/other"), None);
         assert_eq!(no("/var/tmp/x"), None);
         assert_eq!(no("/srv/www"), None);

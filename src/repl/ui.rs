@@ -428,7 +428,8 @@ fn notice_is_fine(notice: &Notice) -> bool {
         | Notice::ShowedOutput
         | Notice::CutAtTokenLimit
         | Notice::NoFinishReason
-        | Notice::NoAnswer(_) => false,
+        | Notice::NoAnswer(_)
+        | Notice::Adapted(_) => false,
     }
 }
 

@@ -307,6 +307,7 @@ impl LaunchArgs {
                 Some("--writable") => a.writable.push(value("--writable")?.into()),
                 Some("--tmpdir") => a.tmpdir = Some(value("--tmpdir")?.into()),
                 Some("--hide") => a.hide.push(value("--hide")?.into()),
+                Some("--read") => a.read.push(value("--read")?.into()),
                 Some("--protect") => a.protect.push(value("--protect")?.into()),
                 Some("--socket") => a.socket.push(value("--socket")?.into()),
                 Some("--pids-cgroup") => a.pids_cgroup = Some(value("--pids-cgroup")?.into()),

@@ -60,6 +60,12 @@ pub enum Hint {
         /// The unit shown after the value (`" s"`, `" MiB"`, or empty).
         unit: &'static str,
     },
+    /// Its messages name a path that exists but is outside the run's read view (see
+    /// `sandbox::view`): nothing granted shows it.
+    OutsideView {
+        /// The path.
+        path: PathBuf,
+    },
     /// It read a path hidden from scripts (`deny_read`).
     Hidden {
         /// The hidden path.
@@ -232,6 +238,12 @@ impl std::fmt::Display for Hint {
                 f,
                 "sandbox: the run likely hit the limit {key}{}; raise {key}",
                 value.map_or(String::new(), |v| format!(" = {v}{unit}"))
+            ),
+            Hint::OutsideView { path } => write!(
+                f,
+                "sandbox: {} is outside the run's view: allow_read shows it to scripts, \
+                 writable_paths lets them write there",
+                path.display()
             ),
             Hint::Hidden { path } => write!(
                 f,

@@ -148,7 +148,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         ),
         None => {}
     }
-    const MOUNTS: &str = "private /dev, /proc and $TMPDIR, hidden secrets";
+    const MOUNTS: &str = "private /dev, /proc and $TMPDIR, the read view";
     match (mnt, args.tmpdir.as_deref()) {
         (Some(Ok(())), Some(tmpdir)) => {
             let setup = mounts::Setup {
@@ -157,6 +157,11 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
                 hide: &args.hide,
                 protect: &args.protect,
                 writable: args.fs.then_some(args.writable.as_slice()),
+                view: (!args.read.is_empty()).then_some(mounts::View {
+                    read: &args.read,
+                    writable: &args.writable,
+                    host_proc: !st.enforced.pids,
+                }),
             };
             match mounts::setup(&setup) {
                 Ok(w) => {

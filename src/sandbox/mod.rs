@@ -40,6 +40,7 @@ mod send_broker;
 #[cfg(target_os = "linux")]
 mod unix_sockets;
 pub(crate) mod vcs_scan;
+pub mod view;
 #[cfg(target_os = "linux")]
 mod writes;
 
@@ -55,7 +56,7 @@ pub use message::{Message, Setting};
 pub use plan::Enforced;
 pub(crate) use plan::{Plan, plan};
 #[doc(hidden)]
-pub use secrets::{Bases, deny_list, existing};
+pub use secrets::{deny_list, existing};
 
 /// One of each launcher message that names a setting, as it comes back over the report pipe
 /// (for the wording tests).
@@ -286,8 +287,12 @@ pub struct SandboxSpec {
     /// Private mount, IPC and UTS namespaces: a minimal /dev, a /proc of the run's own
     /// processes, `$TMPDIR` on a capped tmpfs, and the `hide` paths covered.
     pub private_mounts: bool,
-    /// Paths the command must not read (existing ones). Needs `private_mounts`.
+    /// Paths the command must not read (existing ones) inside its view. Needs `private_mounts`.
     pub hide: Vec<PathBuf>,
+    /// What the run may read besides what the executor derives (the system trees, the program's
+    /// installation, `PATH`, the working directory, the writable paths): the skill's folder and
+    /// the user's grants. With `private_mounts` nothing else is in the run's view.
+    pub read: Vec<view::Grant>,
     /// skillpipe's own policy files (its config folder, the trust store, the user's agent and
     /// skill folders): kept read-only under every policy, `allow_filesystem` and forced
     /// writable paths too, by a read-only mount over each (so they need the private mounts when
@@ -339,6 +344,9 @@ pub(crate) struct LaunchArgs {
     pub tmpdir: Option<PathBuf>,
     /// A path to hide (needs `--mount`).
     pub hide: Vec<PathBuf>,
+    /// A path of the read view (needs `--mount`): with any, the run's root holds these, the
+    /// writable paths, `$TMPDIR`, `/dev` and `/proc`, and nothing else (see `view`).
+    pub read: Vec<PathBuf>,
     /// A path kept read-only whatever else is writable (needs `--mount`).
     pub protect: Vec<PathBuf>,
     /// A Unix socket the command may connect to (needs `--pid`, whose init connects for the
@@ -429,6 +437,10 @@ impl LaunchArgs {
             out.push("--hide".into());
             out.push(h.into());
         }
+        for r in &self.read {
+            out.push("--read".into());
+            out.push(r.into());
+        }
         for p in &self.protect {
             out.push("--protect".into());
             out.push(p.into());
@@ -517,6 +529,7 @@ mod tests {
         a.writable = vec!["/tmp/x y".into()];
         a.tmpdir = Some("/tmp/run".into());
         a.hide = vec!["/h/.ssh".into(), "/w/.env".into()];
+        a.read = vec!["/usr".into(), "/h/proj".into()];
         a.protect = vec!["/h/.config/skillpipe".into()];
         a.socket = vec!["/run/user/1/pulse/native".into()];
         a.pids_cgroup = Some("/sys/fs/cgroup/pids/x".into());

@@ -187,12 +187,30 @@ pub struct Setup<'a> {
     /// With writes restricted: the paths that stay writable (besides `$TMPDIR` and
     /// `/dev/shm`); every other mount is made read-only. `None`: mounts keep their flags.
     pub writable: Option<&'a [PathBuf]>,
+    /// The read view: the run's root is built from these grants (see [`enter_view`]).
+    /// `None`: the host's tree, as it is.
+    pub view: Option<View<'a>>,
+}
+
+/// What the run's root holds besides `/dev`, `/proc` and `$TMPDIR`.
+pub struct View<'a> {
+    /// Paths shown (read-only when writes are restricted).
+    pub read: &'a [PathBuf],
+    /// Paths shown that stay writable.
+    pub writable: &'a [PathBuf],
+    /// No PID namespace: the host's `/proc` is bound (there is no init to mount the run's own).
+    pub host_proc: bool,
 }
 
 /// Set up the private mounts (the process must be in a fresh mount namespace it has
 /// CAP_SYS_ADMIN over). Returns warnings for paths that could not be hidden because they
 /// vanished in between.
 pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
+    // Taken before the root may change (`enter_view` leaves the process in `/`).
+    let cwd = std::env::current_dir().map_err(|source| MountError::Reenter {
+        path: PathBuf::from("."),
+        source,
+    })?;
     // Nothing done below may propagate to the host's mount namespace.
     mount(
         None,
@@ -201,7 +219,30 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
         libc::MS_REC | libc::MS_PRIVATE,
         None,
     )?;
-    private_dev(s.tmpdir, s.tmp_mb)?;
+    match &s.view {
+        Some(view) => {
+            // The new root is built on `$TMPDIR`'s host folder, which the run then never sees.
+            build_root(view, s.tmpdir)?;
+            let inside = s
+                .tmpdir
+                .join(s.tmpdir.strip_prefix("/").unwrap_or(s.tmpdir));
+            private_dev(&inside, &s.tmpdir.join("dev"), s.tmp_mb)?;
+            pivot_into(s.tmpdir)?;
+            // Nothing new at the top of the tree.
+            mount(
+                None,
+                Path::new("/"),
+                None,
+                libc::MS_REMOUNT
+                    | libc::MS_BIND
+                    | libc::MS_RDONLY
+                    | libc::MS_NOSUID
+                    | libc::MS_NODEV,
+                None,
+            )?;
+        }
+        None => private_dev(s.tmpdir, Path::new("/dev"), s.tmp_mb)?,
+    }
     let mut warnings = Vec::new();
     let cover = Cover::new(s.tmpdir)?;
     for path in s.hide {
@@ -221,8 +262,113 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
         read_only_except(writable, s.tmpdir, s.hide)?;
     }
     protect(s.protect)?;
-    reenter_cwd()?;
+    reenter_cwd(&cwd)?;
     Ok(warnings)
+}
+
+/// Make the run's root at `root` (the empty `$TMPDIR` folder) from the grants of `view`: an
+/// empty tmpfs holding each granted path bound at its own (canonical) place, the links on the
+/// way to it, mount points for `/dev`, `/proc` (the host's bound when there is no PID
+/// namespace, for init mounts the run's own over it) and `$TMPDIR`. What was not granted is
+/// absent, not covered: no path leads to it. A grant inside an earlier one is bound again only
+/// when it is writable (nothing is ever created inside a bound host folder); a grant that does
+/// not exist is left out.
+fn build_root(view: &View, root: &Path) -> Result<(), MountError> {
+    let io = |p: &Path, source: std::io::Error| MountError::Create {
+        path: p.to_path_buf(),
+        source,
+    };
+    mount(
+        Some("tmpfs"),
+        root,
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some("mode=0755,size=1m,nr_inodes=4096"),
+    )?;
+    let inside = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
+    let mut grants: Vec<(PathBuf, bool)> = view
+        .read
+        .iter()
+        .map(|p| (p.clone(), false))
+        .chain(view.writable.iter().map(|p| (p.clone(), true)))
+        .collect();
+    grants.sort_by_key(|(p, w)| (p.components().count(), !*w));
+    let mut bound: Vec<PathBuf> = Vec::new();
+    for (given, writable) in grants {
+        // The links on the way (`/bin` → `usr/bin`, a linked home) are made as links.
+        for link in given.ancestors().collect::<Vec<_>>().into_iter().rev() {
+            let Ok(meta) = link.symlink_metadata() else {
+                break;
+            };
+            let at = inside(link);
+            if meta.file_type().is_symlink()
+                && at.symlink_metadata().is_err()
+                && !bound.iter().any(|b| link.starts_with(b))
+                && let Ok(text) = std::fs::read_link(link)
+                && let Some(parent) = at.parent()
+            {
+                std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+                std::os::unix::fs::symlink(&text, &at).map_err(|e| io(&at, e))?;
+            }
+        }
+        let Ok(real) = std::fs::canonicalize(&given) else {
+            continue;
+        };
+        let within = bound.iter().any(|b| real.starts_with(b));
+        if within && !writable {
+            continue;
+        }
+        let at = inside(&real);
+        if !within {
+            let meta = std::fs::metadata(&real).map_err(|e| io(&real, e))?;
+            let parent = at.parent().unwrap_or(root);
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+            if meta.is_dir() {
+                std::fs::create_dir_all(&at).map_err(|e| io(&at, e))?;
+            } else if at.symlink_metadata().is_err() {
+                std::fs::File::create(&at).map_err(|e| io(&at, e))?;
+            }
+        }
+        bind(&real, &at, false)?;
+        bound.push(real);
+    }
+    for dir in [inside(Path::new("/dev")), inside(root)] {
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    }
+    let proc = inside(Path::new("/proc"));
+    std::fs::create_dir_all(&proc).map_err(|e| io(&proc, e))?;
+    // Bound in any case: the mounts below read `/proc/self/mountinfo` before init mounts the
+    // run's own `/proc` over it.
+    let _ = view.host_proc;
+    bind(Path::new("/proc"), &proc, false)
+}
+
+/// `pivot_root` into `root` with the old root stacked on it, then detach the old root.
+fn pivot_into(root: &Path) -> Result<(), MountError> {
+    let fail = |what: &str| MountError::Mount {
+        what: what.into(),
+        target: root.to_path_buf(),
+        source: std::io::Error::last_os_error(),
+    };
+    let c = cstr(root)?;
+    let dot = CString::new(".").expect("no NUL");
+    // SAFETY: valid C strings; the process is alone in a mount namespace it owns.
+    unsafe {
+        if libc::chdir(c.as_ptr()) != 0 {
+            return Err(fail("chdir"));
+        }
+        if libc::syscall(libc::SYS_pivot_root, dot.as_ptr(), dot.as_ptr()) != 0 {
+            return Err(fail("pivot_root"));
+        }
+        if libc::umount2(dot.as_ptr(), libc::MNT_DETACH) != 0 {
+            return Err(fail("umount of the old root"));
+        }
+        let slash = CString::new("/").expect("no NUL");
+        if libc::chdir(slash.as_ptr()) != 0 {
+            return Err(fail("chdir /"));
+        }
+    }
+    Ok(())
 }
 
 /// The working directory was entered before the mounts were made, so it is still the directory
@@ -230,12 +376,11 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
 /// folder's cover. Entered again by its path, it is the directory as the run sees it; when that
 /// fails (the cover of a hidden folder has no such subfolder), the mounts count as not set up
 /// (the run stops, unless `sandbox = "best-effort"` lets it go on with a warning).
-fn reenter_cwd() -> Result<(), MountError> {
-    let cwd = std::env::current_dir().map_err(|source| MountError::Reenter {
-        path: PathBuf::from("."),
+fn reenter_cwd(cwd: &Path) -> Result<(), MountError> {
+    std::env::set_current_dir(cwd).map_err(|source| MountError::Reenter {
+        path: cwd.to_path_buf(),
         source,
-    })?;
-    std::env::set_current_dir(&cwd).map_err(|source| MountError::Reenter { path: cwd, source })
+    })
 }
 
 /// Make every mount of this namespace read-only except `$TMPDIR`, `/dev/shm` and `writable`
@@ -457,8 +602,9 @@ fn unescape(field: &str) -> PathBuf {
 
 /// Build the new `/dev` on a tmpfs at `staging` (the empty `$TMPDIR`), with the run's space —
 /// one tmpfs of `tmp_mb` holding `tmp` and `shm` — mounted on its `run` folder; move it over
-/// `/dev`; bind `tmp` onto `staging` and `shm` onto `/dev/shm`; then drop `/dev/run`.
-fn private_dev(staging: &Path, tmp_mb: u64) -> Result<(), MountError> {
+/// `dev` (`/dev`, or the new root's); bind `tmp` onto `staging` and `shm` onto `dev/shm`; then
+/// drop `dev/run`. The devices are bound from the host's `/dev`.
+fn private_dev(staging: &Path, dev: &Path, tmp_mb: u64) -> Result<(), MountError> {
     mount(
         Some("tmpfs"),
         staging,
@@ -506,14 +652,8 @@ fn private_dev(staging: &Path, tmp_mb: u64) -> Result<(), MountError> {
     mkdir(&run.join("shm"), 0o1777)?;
     bind(&run.join("shm"), &shm, false)?;
     let staging_s = staging.to_string_lossy();
-    mount(
-        Some(&staging_s),
-        Path::new("/dev"),
-        None,
-        libc::MS_MOVE,
-        None,
-    )?;
-    let run = Path::new("/dev/run");
+    mount(Some(&staging_s), dev, None, libc::MS_MOVE, None)?;
+    let run = &dev.join("run");
     bind(&run.join("tmp"), staging, false)?;
     // The binds hold the tmpfs; its own mount point goes.
     let run_c = cstr(run)?;
@@ -529,7 +669,7 @@ fn private_dev(staging: &Path, tmp_mb: u64) -> Result<(), MountError> {
     // The tmpfs itself read-only: nothing new appears in /dev.
     mount(
         None,
-        Path::new("/dev"),
+        dev,
         None,
         libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NOEXEC,
         None,

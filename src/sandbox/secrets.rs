@@ -1,276 +1,10 @@
-//! Which paths a sandboxed run must not read: a table of classes (credentials, AI tools' logins,
-//! password and browser stores, histories), each entry under `$HOME` or an XDG folder, and the
-//! project's `.env*` files (the working directory and the folders above it up to the project's
-//! root). The launcher hides each one that exists
-//! (an empty read-only tmpfs over a directory, an empty read-only file over a file) in the run's private
-//! mount namespace. Extended by the policy's `deny_read`, lifted per path by `--allow-read`.
+//! What stays hidden *inside* a run's view (see `view`: nothing outside it is mounted at all):
+//! the project's `.env*` files in the folders a run sees, `/etc`'s shadow files and private
+//! keys, skillpipe's own config and state, and the policy's `deny_read`. The launcher covers
+//! each one that exists (an empty read-only tmpfs over a directory, an empty read-only file over
+//! a file). Lifted per path by `--allow-read`.
 
 use std::path::{Path, PathBuf};
-
-/// The folder a default entry lies in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Base {
-    /// `$HOME`.
-    Home,
-    /// `~/.config`, and `$XDG_CONFIG_HOME` too where it points elsewhere.
-    Config,
-    /// `~/.local/share`, and `$XDG_DATA_HOME` too where it points elsewhere.
-    Data,
-    /// `$XDG_RUNTIME_DIR` (podman keeps its registry logins there).
-    Runtime,
-    /// `~/.cache`, and `$XDG_CACHE_HOME` too where it points elsewhere (Hugging Face keeps its
-    /// token there).
-    Cache,
-}
-
-/// One default entry: a file or directory (what does not exist is skipped).
-#[derive(Debug, Clone, Copy)]
-pub struct Secret {
-    pub base: Base,
-    pub path: &'static str,
-}
-
-const fn home(path: &'static str) -> Secret {
-    Secret {
-        base: Base::Home,
-        path,
-    }
-}
-const fn config(path: &'static str) -> Secret {
-    Secret {
-        base: Base::Config,
-        path,
-    }
-}
-const fn data(path: &'static str) -> Secret {
-    Secret {
-        base: Base::Data,
-        path,
-    }
-}
-const fn cache(path: &'static str) -> Secret {
-    Secret {
-        base: Base::Cache,
-        path,
-    }
-}
-const fn runtime(path: &'static str) -> Secret {
-    Secret {
-        base: Base::Runtime,
-        path,
-    }
-}
-
-/// Keys, tokens and logins of command-line tools and clouds.
-pub const CREDENTIALS: &[Secret] = &[
-    home(".ssh"),
-    home(".gnupg"),
-    home(".aws"),
-    home(".azure"),
-    config("gcloud"),
-    config("gh"),
-    config("hub"),
-    config("git/credentials"),
-    home(".git-credentials"),
-    home(".netrc"),
-    home(".npmrc"),
-    home(".pypirc"),
-    home(".cargo/credentials"),
-    home(".cargo/credentials.toml"),
-    home(".docker"),
-    config("containers/auth.json"),
-    runtime("containers/auth.json"),
-    home(".kube"),
-    home(".terraform.d"),
-    home(".vault-token"),
-    home(".pgpass"),
-    home(".my.cnf"),
-    home(".s3cfg"),
-    config("rclone/rclone.conf"),
-    home(".Xauthority"),
-    config("github-copilot"),
-    cache("huggingface/token"),
-    home(".huggingface/token"),
-    home(".kaggle/kaggle.json"),
-    home(".gem/credentials"),
-    home(".m2/settings.xml"),
-    home(".m2/settings-security.xml"),
-    config("sops/age/keys.txt"),
-    home(".authinfo"),
-    home(".authinfo.gpg"),
-    home(".boto"),
-    config("doctl"),
-    config("hcloud"),
-    home(".oci"),
-    home(".ollama/id_ed25519"),
-    config("glab-cli"),
-    home(".composer/auth.json"),
-    config("composer/auth.json"),
-    home(".pulumi/credentials.json"),
-    // Not `~/.fly` as a whole: flyctl itself is installed in `~/.fly/bin`.
-    home(".fly/config.yml"),
-    home(".wrangler"),
-    config(".wrangler"),
-    home(".cloudflared"),
-    config("stripe"),
-    config("configstore/firebase-tools.json"),
-    home(".netlify"),
-    config("netlify"),
-    home(".vercel"),
-    data("com.vercel.cli"),
-    home(".ngrok2"),
-    config("ngrok"),
-    home(".sentryclirc"),
-    home(".circleci/cli.yml"),
-    home(".gradle/gradle.properties"),
-    home(".ivy2/.credentials"),
-    home(".sbt/credentials"),
-    home(".nuget/NuGet/NuGet.Config"),
-];
-
-/// Logins of AI coding tools (their skill folders stay readable).
-pub const AI_TOOLS: &[Secret] = &[
-    home(".codex/auth.json"),
-    home(".claude/.credentials.json"),
-    home(".gemini/oauth_creds.json"),
-    home(".gemini/.env"),
-    // skillpipe's own configuration holds the model API key.
-    config("skillpipe/config.toml"),
-];
-
-/// Password stores and keyrings, browser profiles (cookies, saved logins), editors' stored
-/// tokens, chat apps' sessions and wallets.
-pub const STORES: &[Secret] = &[
-    home(".password-store"),
-    data("keyrings"),
-    data("kwalletd"),
-    config("op"),
-    config("Bitwarden"),
-    config("Bitwarden CLI"),
-    config("1Password"),
-    config("Slack"),
-    config("discord"),
-    config("Signal"),
-    data("TelegramDesktop"),
-    home(".ethereum/keystore"),
-    home(".electrum"),
-    home(".bitcoin"),
-    home(".mozilla"),
-    home(".thunderbird"),
-    home("snap/firefox"),
-    home("snap/chromium"),
-    home("snap/thunderbird"),
-    home(".var/app/org.mozilla.firefox"),
-    home(".var/app/org.mozilla.Thunderbird"),
-    home(".var/app/org.chromium.Chromium"),
-    home(".var/app/com.google.Chrome"),
-    home(".var/app/com.brave.Browser"),
-    config("google-chrome"),
-    config("chromium"),
-    config("BraveSoftware"),
-    config("microsoft-edge"),
-    config("vivaldi"),
-    config("Code/User/globalStorage"),
-    config("Code - Insiders/User/globalStorage"),
-    config("Code - OSS/User/globalStorage"),
-    config("VSCodium/User/globalStorage"),
-    config("Cursor/User/globalStorage"),
-];
-
-/// Shell and interpreter histories (passwords typed on a command line, what the user did).
-pub const HISTORIES: &[Secret] = &[
-    home(".bash_history"),
-    home(".zsh_history"),
-    home(".zhistory"),
-    home(".history"),
-    home(".sh_history"),
-    data("fish/fish_history"),
-    home(".python_history"),
-    home(".node_repl_history"),
-    home(".psql_history"),
-    home(".mysql_history"),
-    home(".sqlite_history"),
-    home(".lesshst"),
-    home(".viminfo"),
-    data("atuin"),
-    home(".histfile"),
-    home(".irb_history"),
-    home(".Rhistory"),
-];
-
-/// Every class of the built-in list.
-pub const DEFAULTS: [&[Secret]; 4] = [CREDENTIALS, AI_TOOLS, STORES, HISTORIES];
-
-/// The folders the entries of `DEFAULTS` lie in, as this process sees them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Bases {
-    /// `$HOME`, when set.
-    pub home: Option<PathBuf>,
-    /// `$XDG_CONFIG_HOME`, when set.
-    pub config: Option<PathBuf>,
-    /// `$XDG_DATA_HOME`, when set.
-    pub data: Option<PathBuf>,
-    /// `$XDG_RUNTIME_DIR`, when set.
-    pub runtime: Option<PathBuf>,
-    /// `$XDG_CACHE_HOME`, when set.
-    pub cache: Option<PathBuf>,
-}
-
-impl Bases {
-    /// `$HOME` and the XDG variables of this process (an empty or relative one is ignored, as
-    /// the XDG specification says).
-    pub fn from_env() -> Bases {
-        let var = |n: &str| {
-            std::env::var_os(n)
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-        };
-        Bases {
-            home: crate::paths::home(),
-            config: var("XDG_CONFIG_HOME"),
-            data: var("XDG_DATA_HOME"),
-            runtime: var("XDG_RUNTIME_DIR"),
-            cache: var("XDG_CACHE_HOME"),
-        }
-    }
-
-    /// `$HOME` only.
-    pub fn home(home: Option<&Path>) -> Bases {
-        Bases {
-            home: home.map(Path::to_path_buf),
-            ..Bases::default()
-        }
-    }
-
-    /// Where `s` is: one path, or two for a config or data entry when the XDG variable points
-    /// away from the default folder.
-    pub fn resolve(&self, s: &Secret) -> Vec<PathBuf> {
-        let under_home = |rel: &str| self.home.as_ref().map(|h| h.join(rel));
-        let (default, xdg) = match s.base {
-            Base::Home => (under_home(""), None),
-            Base::Config => (under_home(".config"), self.config.clone()),
-            Base::Data => (under_home(".local/share"), self.data.clone()),
-            Base::Runtime => (None, self.runtime.clone()),
-            Base::Cache => (under_home(".cache"), self.cache.clone()),
-        };
-        let mut out: Vec<PathBuf> = default
-            .into_iter()
-            .chain(xdg)
-            .map(|b| b.join(s.path))
-            .collect();
-        out.dedup();
-        out
-    }
-
-    /// Every entry of [`DEFAULTS`], resolved.
-    pub fn defaults(&self) -> Vec<PathBuf> {
-        DEFAULTS
-            .iter()
-            .flat_map(|class| class.iter())
-            .flat_map(|s| self.resolve(s))
-            .collect()
-    }
-}
 
 /// System-wide secrets. Unreadable to ordinary users anyway, but a skillpipe run as root (in
 /// a container, say) maps root into the run, whose owner permissions then let a script read
@@ -481,7 +215,7 @@ pub fn dotenv_link(link: &Path, project: &Path, home: Option<&Path>) -> DotenvLi
 /// The `.env*` links in the working directory `cwd` and the folders above it up to its
 /// project's root, each with where it leads and whether that is hidden (for `doctor`).
 pub fn dotenv_links(cwd: &Path) -> Vec<(PathBuf, DotenvLink)> {
-    let home = Bases::from_env().home;
+    let home = crate::paths::home();
     let home = home.as_deref();
     let project = project_root(cwd, home).unwrap_or_else(|| cwd.to_path_buf());
     let mut out = Vec::new();
@@ -532,20 +266,18 @@ pub(crate) fn is_dotenv(name: &std::ffi::OsStr) -> bool {
         .any(|p| name.as_encoded_bytes().starts_with(p.as_bytes()))
 }
 
-/// What to hide for one run, pure: the built-in list (`DEFAULTS` in `bases`), the `.env*`
-/// files found (`dotenv`), plus `extra` (policy `deny_read`, `~/` expanded), minus what a path
-/// in `allow` (`--allow-read`) names: the entry it is, and those beneath it. A path that only
-/// holds entries (`/`, `~`) lifts nothing — showing every secret at once takes naming each
-/// (the flag refuses one, see `holds_hidden`).
+/// What to hide for one run, pure: the `.env*` files found (`dotenv`), plus `extra` (policy
+/// `deny_read`, `~/` expanded, and the system's secrets), minus what a path in `allow`
+/// (`--allow-read`) names: the entry it is, and those beneath it. A path that only holds
+/// entries (`/`, `~`) lifts nothing — showing every secret at once takes naming each (the flag
+/// refuses one, see `holds_hidden`).
 pub fn deny_list(
-    bases: &Bases,
+    home: Option<&Path>,
     dotenv: &[PathBuf],
     extra: &[PathBuf],
     allow: &[PathBuf],
 ) -> Vec<PathBuf> {
-    let home = bases.home.as_deref();
-    let mut out = bases.defaults();
-    out.extend(dotenv.iter().cloned());
+    let mut out: Vec<PathBuf> = dotenv.to_vec();
     out.extend(extra.iter().map(|p| expand_home(p, home)));
     let allow: Vec<PathBuf> = allow
         .iter()
@@ -661,8 +393,8 @@ pub fn hidden_and_notice(
     deny_read: &[PathBuf],
     allow_read: &[PathBuf],
 ) -> (Vec<PathBuf>, Option<String>) {
-    let bases = Bases::from_env();
-    let home = bases.home.as_deref();
+    let home_dir = crate::paths::home();
+    let home = home_dir.as_deref();
     // skillpipe's config file holds the model API key, wherever XDG_CONFIG_HOME puts it; its
     // state folder holds the REPL history, saved conversations and the audit log.
     let extra: Vec<PathBuf> = deny_read
@@ -708,7 +440,7 @@ pub fn hidden_and_notice(
     }
     let notice = capped.first().map(|start| walk_capped(start));
     (
-        existing(deny_list(&bases, &dotenv, &extra, allow_read)),
+        existing(deny_list(home, &dotenv, &extra, allow_read)),
         notice,
     )
 }
@@ -767,110 +499,6 @@ mod tests {
             [dir.path().join("ssh_host_ed25519_key")]
         );
         assert!(host_keys(&dir.path().join("missing")).is_empty());
-    }
-
-    #[test]
-    fn kerberos_tickets_are_the_users_own_files() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("krb5cc_1000"), "x").unwrap();
-        std::fs::write(dir.path().join("krb5.conf"), "x").unwrap();
-        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("krb5cc_link")).unwrap();
-        let me = my_uid();
-        assert_eq!(
-            kerberos_tickets(dir.path(), me),
-            [dir.path().join("krb5cc_1000")]
-        );
-        assert!(kerberos_tickets(dir.path(), me.wrapping_add(1)).is_empty());
-    }
-
-    #[test]
-    fn defaults_dotenv_extra_and_lifted() {
-        let bases = Bases::home(Some(Path::new("/h")));
-        let list = deny_list(
-            &bases,
-            &["/w/.env".into(), "/w/.envrc".into(), "/.env".into()],
-            &["~/secret".into(), "/etc/shadow".into()],
-            &["~/.ssh".into(), "/w/.envrc".into()],
-        );
-        for want in [
-            "/h/.aws",
-            "/h/.config/gh",
-            "/h/.codex/auth.json",
-            "/h/.claude/.credentials.json",
-            "/h/.pgpass",
-            "/h/.local/share/kwalletd",
-            "/h/snap/firefox",
-            "/h/.config/Code/User/globalStorage",
-            "/h/.cache/huggingface/token",
-            "/h/.kaggle/kaggle.json",
-            "/h/.m2/settings-security.xml",
-            "/h/.config/sops/age/keys.txt",
-            "/h/.authinfo.gpg",
-            "/h/.config/doctl",
-            "/h/.oci",
-            "/h/.ollama/id_ed25519",
-            "/h/.local/share/atuin",
-            "/h/.Rhistory",
-            "/h/.config/glab-cli",
-            "/h/.composer/auth.json",
-            "/h/.config/composer/auth.json",
-            "/h/.pulumi/credentials.json",
-            "/h/.fly/config.yml",
-            "/h/.config/.wrangler",
-            "/h/.cloudflared",
-            "/h/.config/configstore/firebase-tools.json",
-            "/h/.local/share/com.vercel.cli",
-            "/h/.config/ngrok",
-            "/h/.sentryclirc",
-            "/h/.circleci/cli.yml",
-            "/h/.gradle/gradle.properties",
-            "/h/.ivy2/.credentials",
-            "/h/.sbt/credentials",
-            "/h/.nuget/NuGet/NuGet.Config",
-            "/h/.config/Bitwarden",
-            "/h/.config/1Password",
-            "/h/.config/Slack",
-            "/h/.config/discord",
-            "/h/.config/Signal",
-            "/h/.local/share/TelegramDesktop",
-            "/h/.ethereum/keystore",
-            "/h/.electrum",
-            "/h/.bitcoin",
-            "/w/.env",
-            "/.env",
-            "/h/secret",
-            "/etc/shadow",
-        ] {
-            assert!(list.contains(&PathBuf::from(want)), "{want}: {list:?}");
-        }
-        assert!(!list.contains(&PathBuf::from("/h/.ssh")), "lifted");
-        assert!(!list.contains(&PathBuf::from("/w/.envrc")), "lifted");
-        assert!(!list.contains(&PathBuf::from("/h/.codex")), "skills stay");
-    }
-
-    #[test]
-    fn xdg_entries_are_hidden_where_the_variables_point_too() {
-        let bases = Bases {
-            home: Some("/h".into()),
-            config: Some("/cfg".into()),
-            data: Some("/h/.local/share".into()),
-            runtime: Some("/run/user/7".into()),
-            cache: Some("/c".into()),
-        };
-        let list = deny_list(&bases, &[], &[], &[]);
-        for want in [
-            "/h/.config/gh",
-            "/cfg/gh",
-            "/cfg/rclone/rclone.conf",
-            "/h/.local/share/keyrings",
-            "/run/user/7/containers/auth.json",
-            "/h/.cache/huggingface/token",
-            "/c/huggingface/token",
-        ] {
-            assert!(list.contains(&PathBuf::from(want)), "{want}");
-        }
-        let keyrings = list.iter().filter(|p| p.ends_with("keyrings")).count();
-        assert_eq!(keyrings, 1, "the same place once");
     }
 
     #[test]
@@ -1068,21 +696,21 @@ mod tests {
     /// `--allow-read /` or `~` does not lift every hide at once; naming one lifts it alone.
     #[test]
     fn allowing_a_folder_that_only_holds_hidden_paths_lifts_nothing() {
-        let bases = Bases::home(Some(Path::new("/h")));
-        let all = deny_list(&bases, &[], &["/etc/shadow".into()], &[]);
-        for allow in ["/h", "/", "/h/.config", "~"] {
-            let list = deny_list(&bases, &[], &["/etc/shadow".into()], &[allow.into()]);
+        let home = Some(Path::new("/h"));
+        let extra: Vec<PathBuf> = vec!["/etc/shadow".into(), "~/.config/skillpipe".into()];
+        let dotenv: Vec<PathBuf> = vec!["/h/p/.env".into()];
+        let all = deny_list(home, &dotenv, &extra, &[]);
+        for allow in ["/h", "/", "/h/p", "~"] {
+            let list = deny_list(home, &dotenv, &extra, &[allow.into()]);
             assert_eq!(list, all, "{allow}");
         }
-        let list = deny_list(&bases, &[], &[], &["~/.ssh".into()]);
-        assert_eq!(list.len() + 1, deny_list(&bases, &[], &[], &[]).len());
-        assert!(!list.contains(&PathBuf::from("/h/.ssh")));
+        let list = deny_list(home, &dotenv, &extra, &["/h/p/.env".into()]);
+        assert_eq!(list.len() + 1, all.len());
         // What the flag says about them.
         let held = holds_hidden(Path::new("/h"), &all);
-        assert!(held.contains(&Path::new("/h/.ssh")), "{held:?}");
+        assert!(held.contains(&Path::new("/h/p/.env")), "{held:?}");
         assert!(!held.contains(&Path::new("/etc/shadow")), "{held:?}");
-        assert!(holds_hidden(Path::new("/h/.ssh"), &all).is_empty());
-        assert!(holds_hidden(Path::new("/h/.aws/credentials"), &all).is_empty());
+        assert!(holds_hidden(Path::new("/h/p/.env"), &all).is_empty());
         assert!(holds_hidden(Path::new("/srv"), &all).is_empty());
     }
 }

@@ -61,6 +61,38 @@ pub enum Event {
     Directive(Directive),
 }
 
+/// Which directives a stream acts on: the ones its writer was told about (DESIGN §7). Any
+/// other directive-shaped text is text, kept as written: nothing is run, refused or reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Announced {
+    /// None: the stream is not scanned at all (a chat that can run nothing and has no skill).
+    Nothing,
+    /// Only the built-in read of a skill, `!{skill NAME [FILE]}` (skills loaded, nothing may run).
+    SkillReads,
+    /// Every directive (scripts or commands may run; the filter).
+    #[default]
+    Full,
+}
+
+impl Announced {
+    /// Whether `d` is one of the directives announced.
+    pub fn covers(self, d: &Directive) -> bool {
+        match self {
+            Announced::Nothing => false,
+            Announced::SkillReads => d.kind == Kind::Capture && is_skill_read(&d.body),
+            Announced::Full => true,
+        }
+    }
+}
+
+/// The word that opens skillpipe's built-in read of a skill (`!{skill NAME [FILE]}`).
+pub const SKILL_READ: &str = "skill";
+
+/// `skill NAME …`: the built-in skill read, which runs no process.
+pub fn is_skill_read(body: &str) -> bool {
+    body.split_whitespace().next() == Some(SKILL_READ)
+}
+
 /// Limits of the scanner.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]

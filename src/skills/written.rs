@@ -3,6 +3,8 @@
 //! - a placeholder for the skill folder in front of the path — `<path-to-skill>/scripts/x.py`
 //!   (OpenAI's gh-fix-ci), `{baseDir}/scripts/x.py`, `'$SKILL_DIR/scripts/x.py'` — is that
 //!   path of a loaded skill: `scripts/x.py`, or `NAME/scripts/x.py` for `<NAME-path>`;
+//! - the folder claude.ai mounts a skill at — `/mnt/skills/user/NAME/…`, `/mnt/skills/public/NAME/…`
+//!   (any collection) — is that skill's folder when NAME is loaded: `NAME/…`;
 //! - a script at a skill's root written by its file name (`rootscript.sh`, `data/rootscript.sh`)
 //!   is `SKILL:rootscript.sh`, the one form that resolves to it;
 //! - a tool's script written by its path (`SKILL/tools/ID/run.py`, `tools/ID/run.py`, or the
@@ -29,6 +31,10 @@ const FOLDER_WORDS: &[&str] = &["path", "dir", "directory", "root", "folder", "b
 
 /// The words a placeholder that names no skill may be made of, besides [`FOLDER_WORDS`].
 const PLACEHOLDER_WORDS: &[&str] = &["skill", "skills", "to", "the", "this", "your", "my", "of"];
+
+/// Where claude.ai mounts skills, one folder per collection (`user`, `public`, …), then a
+/// folder per skill.
+const MOUNTED: &str = "/mnt/skills/";
 
 /// Spelled without `skill`, but documented as its folder.
 const LITERAL: &[&str] = &["{baseDir}"];
@@ -243,6 +249,13 @@ impl SkillSet {
     /// `PLACEHOLDER/REST` → `REST`, `<NAME-path>/REST` → `NAME/REST` for a loaded NAME (or
     /// `<NAME-skill-path>` for a loaded NAME).
     fn placeholder(&self, word: &str) -> Option<String> {
+        if let Some(mounted) = word.strip_prefix(MOUNTED) {
+            // `COLLECTION/NAME/REST`, NAME a loaded skill.
+            let (_collection, within) = mounted.split_once('/')?;
+            let (name, rest) = within.split_once('/')?;
+            self.get(name)?;
+            return (!rest.is_empty()).then(|| format!("{name}/{rest}"));
+        }
         let (head, rest) = split_head(word)?;
         if rest.is_empty() {
             return None;
@@ -333,6 +346,30 @@ mod tests {
 
     fn ok(set: &SkillSet, word: &str) -> Option<String> {
         set.written_reference(word).map(Result::unwrap)
+    }
+
+    /// claude.ai's mount points are the skill's own folder when the skill is loaded; another
+    /// name there is read as written.
+    #[test]
+    fn claude_ai_mounts_are_the_skill_folder() {
+        let (_root, set) = set();
+        for collection in ["user", "public", "examples"] {
+            assert_eq!(
+                ok(
+                    &set,
+                    &format!("/mnt/skills/{collection}/gh-fix-ci/scripts/inspect.py")
+                )
+                .as_deref(),
+                Some("gh-fix-ci/scripts/inspect.py"),
+                "{collection}"
+            );
+        }
+        assert_eq!(ok(&set, "/mnt/skills/user/nope/scripts/inspect.py"), None);
+        assert_eq!(ok(&set, "/mnt/skills/user/gh-fix-ci/"), None);
+        assert_eq!(
+            ok(&set, "/mnt/skills/public/data/scripts/sub.sh").as_deref(),
+            Some("data/scripts/sub.sh")
+        );
     }
 
     #[test]

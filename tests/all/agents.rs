@@ -232,6 +232,7 @@ fn show_prints_config_and_exact_system_prompt() {
         "  env_passthrough = [\"PATH\"]    # agents/tutor.toml (may only narrow)\n",
         "  confirm = \"ask\"    # default\n",
         "tool_calls:    false\n",
+        "coach:         off\n",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }
@@ -334,7 +335,7 @@ fn unknown_key_names_file_line_and_key() {
     w.agents(&["show", "x"])
         .code(2)
         .stderr(predicate::str::contains(
-            "skillpipe: agents/x.toml:7: unknown key `modle` (expected one of name, description, model, provider, skills, instructions, params, script_policy, tool_calls)",
+            "skillpipe: agents/x.toml:7: unknown key `modle` (expected one of name, description, model, provider, skills, instructions, params, script_policy, tool_calls, coach)",
         ));
 }
 
@@ -806,4 +807,83 @@ fn show_refuses_a_policy_chat_would_refuse() {
         "name = \"slow\"\ninstructions = \"Wait.\"\n[script_policy]\ntimeout_seconds = 600\n",
     );
     w.agents(&["show", "slow"]).success();
+}
+
+/// r9s writes `allow_env_vars` as a boolean too: the agent is accepted (`false`: scripts
+/// inherit none of the user's variables); the list form still works; another value is refused
+/// naming the key (the control: the key is still checked).
+#[test]
+fn r9s_allow_env_vars_boolean_is_accepted() {
+    let w = World::new();
+    for (value, ok) in [
+        ("false", true),
+        ("true", true),
+        ("[\"PATH\"]", true),
+        ("3", false),
+    ] {
+        w.r9s_agent(
+            "support",
+            &format!(
+                "model = \"gpt-5-mini\"\n[script_policy]\nallow_scripts = true\n\
+                 allow_env_vars = {value}\n"
+            ),
+        );
+        let out = w
+            .cmd()
+            .args(["agents", "show", "support"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.success(), ok, "{value}: {err}");
+        if !ok {
+            assert!(
+                err.contains("allow_env_vars") || err.contains("env_passthrough"),
+                "{err}"
+            );
+        }
+    }
+}
+
+/// A skill written for claude.ai runs `bash /mnt/skills/user/NAME/…` (or `/mnt/skills/public/…`):
+/// that is the skill's own folder here, as `<path-to-skill>` is. Control: a name that is no
+/// loaded skill is not read as one (nothing runs).
+#[test]
+fn claude_ai_skill_paths_are_the_skills_own_folder() {
+    let w = World::new();
+    let skills = w.cwd.join("claude-skills");
+    write(
+        &skills.join("deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: Deploys.\n---\nRun `bash /mnt/skills/user/deploy/scripts/go.sh`.\n",
+    );
+    write(
+        &skills.join("deploy/scripts/go.sh"),
+        "echo deployed \"$@\"\n",
+    );
+    for collection in ["user", "public"] {
+        let out = w
+            .cmd()
+            .args(["filter", "--skills-dir"])
+            .arg(&skills)
+            .args(["--allow-scripts", "-y"])
+            .write_stdin(format!(
+                "!{{bash /mnt/skills/{collection}/deploy/scripts/go.sh now}}\n"
+            ))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("deployed now"),
+            "{collection}: {stdout} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = w
+        .cmd()
+        .args(["filter", "--skills-dir"])
+        .arg(&skills)
+        .args(["--allow-scripts", "-y"])
+        .write_stdin("!{bash /mnt/skills/user/other/scripts/go.sh now}\n")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("deployed"));
 }

@@ -256,6 +256,7 @@ fn the_first_catalog_skill_loads_for_a_request_that_does_not_name_it() {
             Reply::text(["Here is my plan."]),
         ]);
         let out = chat(&home, &server)
+            .args(["--coach", "small-model"])
             .args(["--skills-dir", "skills", request])
             .output()
             .unwrap();
@@ -474,6 +475,7 @@ fn a_tagged_tool_call_written_as_text_never_reaches_the_output() {
         Reply::text(["Six times seven ", "is 42."]),
     ]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(["--skills-dir", "skills"])
         .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
         .output()
@@ -481,7 +483,12 @@ fn a_tagged_tool_call_written_as_text_never_reaches_the_output() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Six times seven is 42.\n");
     let err = stderr(&out);
-    assert_eq!(err.matches("wrote a tool call as text").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("no tool call came back where the model tried one")
+            .count(),
+        1,
+        "{err}"
+    );
     assert!(!err.contains("tool_call>"), "{err}");
     assert_eq!(server.requests().len(), 2);
 }
@@ -495,6 +502,7 @@ fn a_json_example_of_another_function_is_an_answer() {
     let answer = "Here is an example:\n\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```\n\nThe server sends that back.";
     let server = Server::start([Reply::text([answer])]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(["--skills-dir", "skills"])
         .args([
             "--tools",
@@ -507,7 +515,7 @@ fn a_json_example_of_another_function_is_an_answer() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), format!("{answer}\n"));
     assert!(
-        !stderr(&out).contains("tool call as text"),
+        !stderr(&out).contains("no tool call came back"),
         "{}",
         stderr(&out)
     );
@@ -527,6 +535,7 @@ fn a_tagged_tool_call_after_some_text_is_not_shown() {
         Reply::text(["It is 42."]),
     ]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(["--skills-dir", "skills"])
         .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
         .output()
@@ -549,6 +558,7 @@ fn a_bare_json_tool_call_after_some_text_is_not_shown() {
         Reply::text(["It is 42."]),
     ]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(["--skills-dir", "skills"])
         .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
         .output()
@@ -570,6 +580,7 @@ fn an_answer_that_only_starts_like_a_tool_call_is_shown_whole() {
         "able> is a tag.",
     ])]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(["--skills-dir", "skills"])
         .args(["--tools", "--allow-scripts", "-y", "show JSON"])
         .output()
@@ -596,13 +607,19 @@ fn tool_call_written_as_text_falls_back_to_directives_once() {
         Reply::text([" indeed."]),
     ]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(["--skills-dir", "skills"])
         .args(["--tools", "--allow-scripts", "-y", "6 times 7?"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert_eq!(err.matches("wrote a tool call as text").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("no tool call came back where the model tried one")
+            .count(),
+        1,
+        "{err}"
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert!(requests[0].get("tools").is_some());
@@ -1037,6 +1054,7 @@ fn skill_examples_go_first_as_a_fixed_few_shot_exchange() {
     ]);
     // Named with --skill: its body (and example) is shown in full, not as a catalog entry.
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(["--skills-dir", "skills", "--skill", "calc"])
         .args(["--allow-scripts", "-y", "6 times 7?"])
         .output()
@@ -1552,6 +1570,7 @@ fn a_lead_in_is_not_shown_with_its_directive() {
     ]);
     let args = ["--skills-dir", "skills", "--allow-scripts", "-y"];
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(args)
         .arg("Give me a recipe for pancakes.")
         .output()
@@ -1570,6 +1589,7 @@ fn a_lead_in_is_not_shown_with_its_directive() {
         "the history keeps what the model wrote"
     );
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(args)
         .arg("What is 3 times 4?")
         .output()
@@ -1592,6 +1612,7 @@ fn a_copied_example_directive_is_not_run() {
         Reply::text(["It is 72."]),
     ]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args([
             "--skills-dir",
             "skills",
@@ -1623,6 +1644,7 @@ fn a_copied_example_directive_is_not_run() {
         "a copy of a worked example, not the user's request"
     );
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
         .arg("What is 8 times 9?")
         .output()
@@ -1650,6 +1672,7 @@ fn a_copy_written_again_is_asked_for_without_the_examples() {
             Reply::text(["Mix flour, eggs and milk."]),
         ]);
         let out = chat(&home, &server)
+            .args(["--coach", "small-model"])
             .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
             .arg("Give me a recipe for pancakes.")
             .output()
@@ -1719,7 +1742,12 @@ fn a_request_that_mentions_directives_runs_the_users_own_words() {
         ),
     ] {
         let server = Server::start([Reply::text([directive]), Reply::text(["Done."])]);
-        let out = chat(&home, &server).args(args).arg(user).output().unwrap();
+        let out = chat(&home, &server)
+            .args(["--coach", "small-model"])
+            .args(args)
+            .arg(user)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(stdout(&out), "Done.\n", "{user}: {}", stderr(&out));
         let told = messages(&server, 1).last().unwrap()["content"].clone();
@@ -1728,6 +1756,7 @@ fn a_request_that_mentions_directives_runs_the_users_own_words() {
     // Control: asked how directives work, the example's numbers are not the user's: not run.
     let server = Server::start([Reply::text(["Like this: !{scripts/calc.py \"287 / 3.5\"}"])]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(args)
         .arg("How do I write a directive?")
         .output()
@@ -1808,6 +1837,7 @@ fn a_turn_that_shows_only_a_lead_in_says_so() {
     let home = TestHome::new();
     let server = Server::start([Reply::text(["Using false: !{false}"]), Reply::text([""])]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args(["--allow", "false", "-y", "go"])
         .output()
         .unwrap();
@@ -1834,6 +1864,7 @@ fn nothing_runs_when_the_user_says_not_to_run_it() {
     let effect = format!("%{{touch {}}}", canary.display());
     let server = Server::start([Reply::text(["It is ", &capture, ", or ", &effect, "."])]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args([
             "--allow",
             "touch",
@@ -1865,6 +1896,7 @@ fn nothing_runs_when_the_user_says_not_to_run_it() {
     let capture = format!("!{{touch {}}}", canary.display());
     let server = Server::start([Reply::text(["It is ", &capture]), Reply::text(["done"])]);
     let out = chat(&home, &server)
+        .args(["--coach", "small-model"])
         .args([
             "--allow",
             "touch",
@@ -2075,7 +2107,13 @@ fn print_request_shows_the_request_and_sends_nothing() {
             "--skills-dir",
             concat!(env!("CARGO_MANIFEST_DIR"), "/skills"),
         ])
-        .args(["--skill", "calc", "--print-request", "what is 2+2"])
+        .args([
+            "--skill",
+            "calc",
+            "--allow-scripts",
+            "--print-request",
+            "what is 2+2",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -2152,4 +2190,143 @@ fn a_signal_during_a_capture_sends_the_model_nothing_more() {
     );
     assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 1, "no request after the signal");
+}
+
+/// Nothing announced (no skill, nothing allowed): the answer is not scanned. Text shaped like a
+/// directive (Rails i18n, an Elixir map, an exclamation) is shown and kept byte for byte, with
+/// no report and no audit line, and the request teaches no directive.
+#[test]
+fn directive_shaped_text_is_kept_where_no_directive_was_announced() {
+    let answer = "Rails: t('apples', count: 3) fills %{count}.\nElixir: %{name: \"Alice\"}\nSurprise!{wow}\n";
+    let home = TestHome::new();
+    let server = Server::start([Reply::chunked(answer, 3)]);
+    let out = chat(&home, &server).arg("explain").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), answer);
+    assert!(!stderr(&out).contains("blocked"), "{}", stderr(&out));
+    assert!(home.audit().is_empty(), "{:?}", home.audit());
+    let sent = serde_json::to_string(&server.requests()[0]).unwrap();
+    assert_eq!(
+        messages(&server, 0).len(),
+        1,
+        "the user's message only: {sent}"
+    );
+    assert!(!sent.contains("!{") && !sent.contains("%{"), "{sent}");
+    // The control: with a command allowed, directives are announced and acted on.
+    let home = TestHome::new();
+    let server = Server::start([Reply::chunked(answer, 3), Reply::text(["."])]);
+    let out = chat(&home, &server)
+        .args(["--allow", "echo", "-y", "explain"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("%{count}"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("blocked"), "{}", stderr(&out));
+}
+
+/// Skills loaded, no script allowed: the model is told of the skills and their reads, nothing
+/// else of the syntax; a script directive it writes anyway is text, while a skill read runs.
+/// The control: with scripts allowed the same directive runs.
+#[test]
+fn with_scripts_off_only_skill_reads_are_announced() {
+    let home = TestHome::new();
+    home.calc_with_example("skills");
+    let answer = "Sure %{scripts/calc.py 2 3} and %{say hi}.";
+    let server = Server::start([
+        Reply::text([answer]),
+        Reply::text(["!{skill calc}"]),
+        Reply::text(["It multiplies."]),
+    ]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{answer}\n"));
+    assert!(home.audit().is_empty(), "{:?}", home.audit());
+    let m = messages(&server, 0);
+    assert_eq!(m.len(), 2, "system and user only: {m:?}");
+    let system = m[0]["content"].as_str().unwrap();
+    assert!(system.contains("!{skill NAME}"), "{system}");
+    assert!(system.contains("calc"), "{system}");
+    for taught in ["# Running scripts", "8 times 9", "scripts/calc.py", "%{"] {
+        assert!(!system.contains(taught), "{taught}: {system}");
+    }
+    // The built-in read runs (a file read, no script), without a table of scripts to run.
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "-y", "what does calc do?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It multiplies.\n");
+    let result = messages(&server, 2).last().unwrap()["content"].clone();
+    let result = result.as_str().unwrap();
+    assert!(result.contains("# calc"), "{result}");
+    assert!(!result.contains("| script |"), "{result}");
+    assert_eq!(home.audit()[0]["decision"], "ran");
+
+    // The control: scripts allowed, the guide is sent and the same directive runs.
+    let home = TestHome::new();
+    home.calc_with_example("skills");
+    let server = Server::start([Reply::text([answer])]);
+    let out = chat(&home, &server)
+        .args(["--skills-dir", "skills", "--allow-scripts", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Sure  and .\n", "{}", stderr(&out));
+    let audit = home.audit();
+    assert_eq!(audit[0]["decision"], "ran", "{audit:?}");
+    assert_eq!(audit[1]["decision"], "denied", "{audit:?}");
+    let system = messages(&server, 0)[0]["content"].clone();
+    assert!(system.as_str().unwrap().contains("# Running scripts"));
+}
+
+/// Without coaching a request is the system prompt and the user's message, nothing invented;
+/// `--coach small-model` (or `coach` in the config file) sends the worked exchanges.
+#[test]
+fn an_uncoached_request_is_the_system_prompt_and_the_users_message() {
+    let home = TestHome::new();
+    home.calc_with_example("skills");
+    let server = Server::start((0..3).map(|_| Reply::text(["Fine."])));
+    let args = [
+        "--skills-dir",
+        "skills",
+        "--skill",
+        "calc",
+        "--allow-scripts",
+        "-y",
+    ];
+    let out = chat(&home, &server).args(args).arg("hi").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let m = messages(&server, 0);
+    let roles: Vec<&str> = m.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user"], "{m:?}");
+    assert_eq!(m[1]["content"], "hi");
+    // The skill's own text, its example included, as its author wrote it.
+    let system = m[0]["content"].as_str().unwrap();
+    assert!(system.contains("# Running scripts"), "{system}");
+    assert!(system.contains("What is 8 times 9?"), "{system}");
+    // The control: coached, the exchanges go between the system prompt and the question.
+    let out = chat(&home, &server)
+        .args(args)
+        .args(["--coach", "small-model", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let m = messages(&server, 1);
+    assert!(m.len() > 2, "{m:?}");
+    assert_eq!(m[1]["content"], "Thanks, that is all I needed.");
+    // The same from the config file.
+    home.write("config/skillpipe/config.toml", "coach = \"small-model\"\n");
+    let out = chat(&home, &server).args(args).arg("hi").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(messages(&server, 2).len(), m.len());
+    // A mode that does not exist is a usage error naming the flag's values.
+    let out = chat(&home, &server)
+        .args(["--coach", "qwen", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("small-model"), "{}", stderr(&out));
 }

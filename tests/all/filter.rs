@@ -640,3 +640,36 @@ fn a_signal_stops_the_filter_before_the_next_directive() {
         home.audit_all()
     );
 }
+
+/// `--keep-refused`: a directive that does not run (refused by the policy, or invalid) is
+/// written through as the exact bytes it was, in place; one that runs is still replaced. The
+/// control: without the flag the refused one is stripped.
+#[test]
+fn keep_refused_writes_refused_directives_through_as_they_were() {
+    let home = TestHome::new();
+    let input = "a %{touch  x} b !{echo ok} c !{rm -rf \"/tmp/no\"} d %{echo $HOME} e\n";
+    let filter = |extra: &[&str]| {
+        home.cmd()
+            .args(["filter", "--allow", "echo", "-y"])
+            .args(extra)
+            .write_stdin(input)
+            .output()
+            .unwrap()
+    };
+    let out = filter(&["--keep-refused"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "a %{touch  x} b ok c !{rm -rf \"/tmp/no\"} d %{echo $HOME} e\n"
+    );
+    let decisions: Vec<String> = home
+        .audit()
+        .iter()
+        .map(|r| r["decision"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(decisions, ["denied", "ran", "denied", "invalid"]);
+    // The control: by default, what does not run is stripped.
+    let out = filter(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "a  b ok c  d  e\n");
+}

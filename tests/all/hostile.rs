@@ -1719,7 +1719,7 @@ fn sandbox_setup(home: &TestHome) {
          echo more >> \"$v\" 2>/dev/null && echo appended\n\
          : > \"$v\" 2>/dev/null && echo truncated\n\
          truncate -s 0 \"$v\" 2>/dev/null && echo truncated2\n\
-         rm -f \"$v\" 2>/dev/null; [ -e \"$v\" ] || echo removed\n\
+         rm \"$v\" 2>/dev/null && echo removed\n\
          mv \"$v\" \"$v.moved\" 2>/dev/null && echo moved\n\
          ln \"$v\" \"$HOME/hardlink\" 2>/dev/null && echo hardlinked\n\
          ln -s \"$v\" \"$HOME/CANARY\" 2>/dev/null && echo symlinked\n\
@@ -2506,7 +2506,8 @@ fn secrets_are_unreadable_by_default() {
          for f in \"$@\"; do cat \"$HOME/$f\" 2>/dev/null; done; echo end\n",
     );
     let input = format!("!{{scripts/steal.sh {}}}", planted.join(" "));
-    for extra in [&[][..], &["--allow-network", "--allow-filesystem"][..]] {
+    // `--allow-filesystem` (write anywhere) shows the whole tree: it is no case here.
+    for extra in [&[][..], &["--allow-network"][..]] {
         let out = run(&home, &with(extra), input.as_bytes(), Feed::Whole);
         assert_eq!(out.text(), "end", "HOLE with {extra:?}: {}", out.stderr);
     }
@@ -2518,10 +2519,11 @@ fn secrets_are_unreadable_by_default() {
         Feed::Whole,
     );
     assert_eq!(out.text(), "SECRET-.ssh/id_ed25519\nend", "{}", out.stderr);
-    // And doctor names what it hides.
+    // And doctor shows the view: the system trees, nothing of $HOME.
     let doctor = run(&home, &["doctor"], b"", Feed::Whole).text();
+    assert!(doctor.contains("/usr"), "{doctor}");
     assert!(
-        doctor.contains(&format!("{}", home.path().join(".aws").display())),
+        !doctor.contains(&format!("{}", home.path().join(".aws").display())),
         "{doctor}"
     );
 }
@@ -3227,23 +3229,22 @@ fn writable_refusals_name_the_real_folder_and_the_class() {
         err.contains("code runs later") && err.contains("on PATH"),
         "{err}"
     );
-    // ~/.ssh is hidden from scripts: writable, it still could not be seen.
-    let (code, err) = writable(".ssh", &["--force-writable"]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(
-        err.contains("hidden from scripts") && err.contains("--allow-read"),
-        "{err}"
-    );
     // A credential folder whose settings run commands later, shown with --allow-read, is
     // still refused unless forced.
-    for dir in [".aws", ".kube", ".gnupg", "config/gh", ".docker"] {
+    for dir in [
+        ".aws",
+        ".kube",
+        ".gnupg",
+        "config/gh",
+        ".docker",
+        ".new-tool",
+    ] {
         std::fs::create_dir_all(home.path().join(dir)).unwrap();
         let shown = format!("--allow-read={}", home.path().join(dir).display());
         let (code, err) = writable(dir, &[&shown]);
         assert_eq!(code, Some(2), "HOLE: {dir}: {err}");
         assert!(
-            err.contains("holds credentials and settings that run commands later")
-                && err.contains("--force-writable"),
+            err.contains("a tool's settings") && err.contains("--force-writable"),
             "{dir}: {err}"
         );
         let (code, err) = writable(dir, &[&shown, "--force-writable"]);
@@ -4372,11 +4373,85 @@ fn dotenv_files_of_the_project_and_the_walk_bound() {
     assert!(doctor.contains(&said), "{doctor}");
 }
 
-/// The read-deny list's classes: AI tools' logins, database and cloud client passwords,
-/// container registry logins, X authority, snap/flatpak browser profiles, KWallet, VS Code's
-/// stored tokens; XDG-relative entries where XDG_CONFIG_HOME points (not only ~/.config); and
-/// a `.env` above the working directory up to the project's root. Control: `--allow-read`
-/// on the home folder shows all of them to the same script.
+/// The read view keeps what scripts need: a package installed for the user (where
+/// `pip install --user` puts it), the interpreter's own installation (found on PATH, pyenv's
+/// shims included), a Node script. And nothing above the project: a file two folders up from
+/// where the user works is out of view under `--workdir caller`; `--allow-read` shows it
+/// (control), and the notice names that grant.
+#[test]
+fn the_read_view_holds_what_scripts_need_and_nothing_above_the_project() {
+    if !layers_available(
+        "the_read_view_holds_what_scripts_need_and_nothing_above_the_project",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    let version = std::process::Command::new("python3")
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    home.write(
+        &format!(".local/lib/python{version}/site-packages/userpkg.py"),
+        "VALUE = 'from-user-site'\n",
+    );
+    good_script(
+        &home,
+        "imp.py",
+        "#!/usr/bin/env python3\nimport userpkg\nprint(userpkg.VALUE)\n",
+    );
+    good_script(
+        &home,
+        "hi.js",
+        "#!/usr/bin/env node\nconsole.log('node-ran')\n",
+    );
+    let out = run(
+        &home,
+        &with(&[]),
+        b"!{scripts/imp.py} !{scripts/hi.js}",
+        Feed::Whole,
+    );
+    assert_eq!(out.text(), "from-user-site node-ran", "{}", out.stderr);
+
+    home.write("outer/TWO-UP.txt", "TWO-UP\n");
+    std::fs::create_dir_all(home.path().join("outer/mid/proj")).unwrap();
+    good_script(
+        &home,
+        "up.sh",
+        "#!/bin/bash\ncat ../../TWO-UP.txt || exit 1\n",
+    );
+    let skills = home.path().join("skills");
+    let go = |extra: &[&str]| {
+        let mut args = vec!["filter", "--skills-dir", skills.to_str().unwrap()];
+        args.extend(["--allow-scripts", "-y", "--workdir", "caller"]);
+        args.extend(extra);
+        let mut c = command(&home, &args, &[]);
+        c.current_dir(home.path().join("outer/mid/proj"));
+        let mut child = c.spawn().unwrap();
+        let writer = write_input(&mut child, b"!{scripts/up.sh}".to_vec(), Feed::Whole);
+        let done = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        (
+            String::from_utf8_lossy(&done.stdout).into_owned(),
+            String::from_utf8_lossy(&done.stderr).into_owned(),
+        )
+    };
+    let (said, err) = go(&[]);
+    assert_eq!(said, "", "HOLE: {err}");
+    let two_up = home.path().join("outer");
+    assert!(err.contains("--allow-read"), "{err}");
+    let grant = format!("--allow-read={}", two_up.join("TWO-UP.txt").display());
+    let (said, err) = go(&[&grant]);
+    assert_eq!(said, "TWO-UP", "control: {err}");
+}
+
+/// The read view: AI tools' logins, database and cloud client passwords, container registry
+/// logins, X authority, snap/flatpak browser profiles, KWallet, VS Code's stored tokens, a new
+/// tool's token no list names, `~/.bashrc`, and a `.env` above the working directory are all
+/// out of view, because nothing granted them. Control: `--allow-read` of each shows it to the
+/// same script.
 #[test]
 fn secrets_of_every_class_are_unreadable() {
     if !layers_available("secrets_of_every_class_are_unreadable", &["private mounts"]) {
@@ -4423,6 +4498,9 @@ fn secrets_of_every_class_are_unreadable() {
         "config/Slack/Cookies",
         ".local/share/TelegramDesktop/tdata/key_datas",
         ".ethereum/keystore/UTC--key",
+        // Where no list ever named: a new tool's token, a shell's start-up file.
+        "some-new-tool/token",
+        ".bashrc",
     ];
     for p in planted {
         home.write(p, &format!("SECRET-{p}\n"));
@@ -4452,22 +4530,12 @@ fn secrets_of_every_class_are_unreadable() {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
     };
     let out = run_in_sub(&[]);
-    assert!(out.starts_with("skills-readable\nend"), "HOLE: {out}");
-    // Control: the same script reads every one of them once each is named (the hidden path
-    // that covers it: a folder hidden as a whole is named as that folder).
-    let bases = skillpipe::sandbox::Bases {
-        home: Some(home.path().to_path_buf()),
-        config: Some(home.path().join("config")),
-        ..Default::default()
-    };
-    let listed = skillpipe::sandbox::deny_list(&bases, &[], &[], &[]);
+    // Out of view: even another tool's skills folder, which nothing hides by name.
+    assert!(out.starts_with("end"), "HOLE: {out}");
+    // Control: the same script reads every one of them once each is granted by name.
     let allow: Vec<String> = planted
         .iter()
-        .map(|p| {
-            let path = home.path().join(p);
-            let cover = listed.iter().find(|h| path.starts_with(h)).unwrap_or(&path);
-            format!("--allow-read={}", cover.display())
-        })
+        .map(|p| format!("--allow-read={}", home.path().join(p).display()))
         .collect();
     let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
     let out = run_in_sub(&allow);

@@ -278,7 +278,8 @@ fn a_chat_turn_can_be_spawned() {
             ui.0
         }))
         .unwrap();
-    assert_eq!(shown, "Hello there.");
+    // Nothing may run and no skill is loaded: no directive was announced, the text stays.
+    assert_eq!(shown, "Hello %{say hi}there.");
 }
 
 /// A host's own asker that answers "interrupted" gets a decline, never a signal sent to its
@@ -425,10 +426,10 @@ fn values_asked_for_in_an_earlier_turn_are_no_copy() {
             None,
             ChatOptions::new("follow"),
         );
-        session.set_few_shot(vec![
+        session.set_coaching(Box::new(skillpipe::coach::SmallModel::new(vec![
             Message::user("Show 287 and 3.5."),
             Message::assistant("!{echo 287 3.5}"),
-        ]);
+        ])));
         let kinds = Arc::new(Mutex::new(Vec::new()));
         rt.block_on(session.turn(first, &mut Kinds(kinds.clone())))
             .unwrap();

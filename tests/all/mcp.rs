@@ -37,6 +37,24 @@ impl Client {
 
     /// Spawns the server and initializes the session (declaring elicitation if `elicit`).
     fn start_with(home: &TestHome, args: &[&str], elicit: Option<Elicit>) -> Client {
+        let caps = if elicit.is_some() {
+            json!({"elicitation": {}})
+        } else {
+            json!({})
+        };
+        let mut c = Client::spawn(home, args, elicit);
+        let init = c.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": caps,
+                   "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c
+    }
+
+    /// Spawns the server and sends nothing.
+    fn spawn(home: &TestHome, args: &[&str], elicit: Option<Elicit>) -> Client {
         let mut child = server_cmd(home, args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -56,12 +74,7 @@ impl Client {
                 }
             }
         });
-        let caps = if elicit.is_some() {
-            json!({"elicitation": {}})
-        } else {
-            json!({})
-        };
-        let mut c = Client {
+        Client {
             stdin: child.stdin.take(),
             child,
             lines,
@@ -69,15 +82,44 @@ impl Client {
             elicit,
             early: Vec::new(),
             asked: Vec::new(),
-        };
-        let init = c.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": caps,
-                   "clientInfo": {"name": "test", "version": "1"}}),
-        );
-        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
-        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        c
+        }
+    }
+
+    /// A request of the 2026-07-28 revision: its own version, capabilities and identity in
+    /// `_meta`, no session.
+    fn modern(&mut self, method: &str, mut params: Value, caps: Value) -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        });
+        self.request(method, params)
+    }
+
+    /// A modern `tools/call`, retried while the server asks for input: each question is
+    /// answered by `elicit` and sent back in `inputResponses` on a new request.
+    fn modern_call(&mut self, name: &str, arguments: Value) -> Value {
+        let caps = json!({"elicitation": {"form": {}}});
+        let mut params = json!({"name": name, "arguments": arguments});
+        loop {
+            let r = self.modern("tools/call", params.clone(), caps.clone());
+            let Some(result) = r.get("result") else {
+                return r;
+            };
+            if result["resultType"] != "input_required" {
+                assert_eq!(result["resultType"], "complete", "{r}");
+                return r;
+            }
+            let mut responses = json!({});
+            for (key, req) in result["inputRequests"].as_object().unwrap() {
+                assert_eq!(req["method"], "elicitation/create", "{r}");
+                self.asked.push(req["params"].clone());
+                let elicit = self.elicit.as_mut().expect("no elicitation declared");
+                responses[key] = elicit(&req["params"]);
+            }
+            params["inputResponses"] = responses;
+            assert!(result.get("requestState").is_none(), "{r}");
+        }
     }
 
     fn send_raw(&mut self, bytes: &[u8]) {
@@ -736,6 +778,131 @@ fn a_tool_that_asks_is_confirmed_by_elicitation_even_with_y() {
     );
     assert!(!t.contains("add -y"), "{t}");
     c.close();
+}
+
+/// A 2026-07-28 client, written from that revision: no handshake, `server/discover` first, every
+/// request with its `_meta`, `resultType` on every result, consent as `input_required` results
+/// answered by retrying with `inputResponses` — while a 2025 client of the same process still
+/// initializes and is asked by elicitation requests.
+#[test]
+fn a_modern_client_is_served_statelessly_and_asked_by_input_required() {
+    let home = setup();
+    let answers = std::rc::Rc::new(std::cell::RefCell::new(vec![
+        json!({"action": "decline"}),
+        json!({"action": "accept", "content": {"always": false}}),
+    ]));
+    let queue = answers.clone();
+    let elicit: Elicit = Box::new(move |_| queue.borrow_mut().remove(0));
+    let mut c = Client::spawn(&home, &["--allow-scripts"], Some(elicit));
+    let d = c.modern("server/discover", json!({}), json!({}));
+    assert_eq!(d["result"]["resultType"], "complete", "{d}");
+    assert!(
+        d["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28")),
+        "{d}"
+    );
+    assert_eq!(
+        d["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "skillpipe"
+    );
+    let tools = c.modern("tools/list", json!({}), json!({}));
+    assert_eq!(tools["result"]["resultType"], "complete", "{tools}");
+    assert!(tools["result"]["ttlMs"].is_u64(), "{tools}");
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"t__echo"), "{names:?}");
+    let read = c.modern(
+        "resources/read",
+        json!({"uri": "skill://t/SKILL.md"}),
+        json!({}),
+    );
+    assert_eq!(read["result"]["resultType"], "complete", "{read}");
+
+    // Asked, declined on the retry; asked again, accepted on the retry.
+    let declined = c.modern_call("t__echo", json!({"args": ["one"]}));
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
+    let ran = c.modern_call("t__echo", json!({"args": ["two"]}));
+    assert_eq!(ran["result"]["isError"], false, "{ran}");
+    assert!(text(&ran["result"]).contains("args: two"), "{ran}");
+    assert_eq!(c.asked.len(), 2);
+    assert!(
+        c.asked[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("run `t/scripts/echo.sh two`?"),
+        "{:?}",
+        c.asked
+    );
+    // An answer counts only for the question it answers: brought to another command, that
+    // command is asked about, not run.
+    let first = c.modern(
+        "tools/call",
+        json!({"name": "t__echo", "arguments": {"args": ["three"]}}),
+        json!({"elicitation": {}}),
+    );
+    let key = first["result"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let other = c.modern(
+        "tools/call",
+        json!({"name": "t__echo", "arguments": {"args": ["four"]},
+               "inputResponses": {key: {"action": "accept"}}}),
+        json!({"elicitation": {}}),
+    );
+    assert_eq!(other["result"]["resultType"], "input_required", "{other}");
+    // A request that declares no elicitation gets the capability it lacks.
+    let bare = c.modern(
+        "tools/call",
+        json!({"name": "t__echo", "arguments": {"args": ["five"]}}),
+        json!({}),
+    );
+    assert_eq!(bare["error"]["code"], -32021, "{bare}");
+    assert!(
+        bare["error"]["message"].as_str().unwrap().contains("-y"),
+        "{bare}"
+    );
+    // An unsupported version is named with the ones served.
+    let mut old = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "1900-01-01",
+        "io.modelcontextprotocol/clientCapabilities": {}}});
+    old["x"] = json!(1);
+    let r = c.request("tools/list", old);
+    assert_eq!(r["error"]["code"], -32022, "{r}");
+    // The legacy handshake still works in the same process, and its results are unchanged.
+    let init = c.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "old", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    let legacy = c.request("tools/list", json!({}));
+    assert!(legacy["result"].get("resultType").is_none(), "{legacy}");
+    // The server wrote no request of its own to this client.
+    assert!(
+        c.early.iter().all(|m| m.get("method").is_none()),
+        "{:?}",
+        c.early
+    );
+    c.close();
+    let decisions: Vec<Value> = audit_for(&home, "echo.sh")
+        .iter()
+        .map(|r| r["decision"].clone())
+        .collect();
+    // Each question that went back to the client is a call not run, then the answer decides.
+    assert_eq!(
+        decisions.iter().filter(|d| **d == json!("ran")).count(),
+        1,
+        "{decisions:?}"
+    );
 }
 
 #[test]
@@ -1775,4 +1942,184 @@ fn a_client_with_url_elicitation_only_is_told_form_is_missing() {
     assert!(!why.contains("declared no elicitation capability"), "{why}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("in `url` mode only"), "{err}");
+}
+
+/// What the strictest function-calling APIs refuse in a tool declaration, written down from
+/// their documentation:
+/// - Gemini function declarations (ai.google.dev, `FunctionDeclaration` and `Schema`): the
+///   parameters are an OBJECT schema; an OBJECT needs non-empty `properties` ("should be
+///   non-empty for OBJECT type"); `type` is one type, not a list; `enum` is for strings; a
+///   name starts with a letter or underscore and holds letters, digits, `_`, `.` or `-`, at
+///   most 64.
+/// - OpenAI function calling in strict mode (platform.openai.com, Structured Outputs'
+///   supported schemas): the root is an object; every array names its `items`; `required`
+///   names only declared properties; `additionalProperties`, where given, is `false`; only the
+///   supported keywords; names match `^[a-zA-Z0-9_-]{1,64}$`. Its two rules that would forbid
+///   optional arguments (every property required, `additionalProperties: false` on every
+///   object) bind only requests that send `strict: true`, which skillpipe does not.
+/// - Anthropic tool use (docs.anthropic.com, `input_schema`): the root is `type: object`;
+///   names match `^[a-zA-Z0-9_-]{1,64}$`; a description says what the tool does.
+///
+/// The keywords allowed are those all three accept.
+fn portability_problems(name: &str, description: &str, schema: &Value) -> Vec<String> {
+    const KEYWORDS: &[&str] = &[
+        "type",
+        "description",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "minimum",
+        "maximum",
+        "minItems",
+        "maxItems",
+        "additionalProperties",
+        "title",
+    ];
+    const TYPES: &[&str] = &["object", "array", "string", "number", "integer", "boolean"];
+    fn walk(path: &str, s: &Value, out: &mut Vec<String>) {
+        let Some(obj) = s.as_object() else {
+            out.push(format!("{path}: not a schema object"));
+            return;
+        };
+        for k in obj.keys() {
+            if !KEYWORDS.contains(&k.as_str()) {
+                out.push(format!(
+                    "{path}: keyword `{k}` is not accepted by all three"
+                ));
+            }
+        }
+        let ty = obj.get("type").and_then(Value::as_str);
+        if !ty.is_some_and(|t| TYPES.contains(&t)) {
+            out.push(format!("{path}: `type` must be one of {TYPES:?}"));
+        }
+        match ty {
+            Some("object") => {
+                let props = obj.get("properties").and_then(Value::as_object);
+                match props {
+                    Some(p) if !p.is_empty() => {
+                        for (k, v) in p {
+                            walk(&format!("{path}.{k}"), v, out);
+                        }
+                    }
+                    _ => out.push(format!("{path}: an object needs non-empty `properties`")),
+                }
+                for r in obj
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let declared = r
+                        .as_str()
+                        .is_some_and(|r| props.is_some_and(|p| p.contains_key(r)));
+                    if !declared {
+                        out.push(format!("{path}: `required` names undeclared {r}"));
+                    }
+                }
+                if obj
+                    .get("additionalProperties")
+                    .is_some_and(|a| *a != json!(false))
+                {
+                    out.push(format!("{path}: `additionalProperties` other than false"));
+                }
+            }
+            Some("array") => match obj.get("items") {
+                Some(items) => walk(&format!("{path}[]"), items, out),
+                None => out.push(format!("{path}: an array needs `items`")),
+            },
+            _ => {}
+        }
+        if let Some(values) = obj.get("enum").and_then(Value::as_array)
+            && (ty != Some("string") || !values.iter().all(Value::is_string))
+        {
+            out.push(format!("{path}: `enum` only of strings, on a string"));
+        }
+    }
+    let mut out = Vec::new();
+    let first_ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    let chars_ok = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !(first_ok && chars_ok && (1..=64).contains(&name.len())) {
+        out.push(format!("name `{name}` is not portable"));
+    }
+    if description.trim().is_empty() {
+        out.push("no description".into());
+    }
+    walk("$", schema, &mut out);
+    out
+}
+
+/// Every tool offered — the shipped skills' and the fixtures' (plain scripts, a tool folder
+/// with its schema, a JSON tool without one), over MCP and as chat's native tools, which are
+/// the same declarations — passes the strictest rules of OpenAI, Anthropic and Gemini; and
+/// the old shape of a plain script (an `input` object without properties) would not (the
+/// control).
+#[test]
+fn every_offered_tool_schema_is_portable() {
+    let home = setup();
+    home.write(
+        "skills/t/tools/stats/tool.yaml",
+        "id: stats\nname: CSV statistics\nruntime: python3\nscript: stats.py\n",
+    );
+    home.write(
+        "skills/t/tools/stats/schema.json",
+        &json!({
+            "type": "object",
+            "properties": {
+                "input_path": {"type": "string", "description": "the CSV file"},
+                "columns": {"type": "array", "items": {"type": "string"}},
+                "mode": {"type": "string", "enum": ["fast", "exact"]}
+            },
+            "required": ["input_path"],
+            "additionalProperties": false
+        })
+        .to_string(),
+    );
+    home.write("skills/t/tools/stats/stats.py", "print('ok')\n");
+    home.write(
+        "skills/t/tools/raw/tool.yaml",
+        "id: raw\ndescription: Echo the JSON it reads\nscript: raw.py\n",
+    );
+    home.write(
+        "skills/t/tools/raw/raw.py",
+        "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n",
+    );
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/skills");
+    let mut c = Client::start(&home, &["--allow-scripts", "-y", "--skills-dir", shipped]);
+    let tools = c.request("tools/list", json!({}));
+    let tools = tools["result"]["tools"].as_array().unwrap().clone();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for want in ["t__echo", "t__stats", "t__raw", "calc__calc", "load_skill"] {
+        assert!(names.contains(&want), "{names:?}");
+    }
+    for t in &tools {
+        let problems = portability_problems(
+            t["name"].as_str().unwrap(),
+            t["description"].as_str().unwrap_or(""),
+            &t["inputSchema"],
+        );
+        assert!(problems.is_empty(), "{}: {problems:?}", t["name"]);
+    }
+    // The schemas say how arguments are passed.
+    let echo = tools.iter().find(|t| t["name"] == "t__echo").unwrap();
+    let how = echo["inputSchema"]["description"].as_str().unwrap();
+    assert!(
+        how.contains("command-line") && how.contains("stdin"),
+        "{how}"
+    );
+    // A JSON tool without a schema takes its JSON as text, and it reaches stdin as JSON.
+    let raw = c.call("t__raw", json!({"input": "{\"n\": 2}"}));
+    assert_eq!(raw["isError"], false, "{raw}");
+    assert_eq!(text(&raw).trim(), "{\"n\": 2}");
+    // A plain script's `input` text reaches stdin as written.
+    let echoed = c.call("t__echo", json!({"args": ["a"], "input": "line one"}));
+    assert!(text(&echoed).contains("stdin: line one"), "{echoed}");
+    c.close();
+    // Control: the shape offered before would be refused by one of them.
+    let old = json!({"type": "object", "properties": {
+        "args": {"type": "array", "items": {"type": "string"}},
+        "input": {"type": "object", "description": "JSON given on stdin"}}});
+    assert!(!portability_problems("t__echo", "Echo", &old).is_empty());
 }

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{Reply, Server};
+use common::{Reply, Server, TestHome};
 use futures::StreamExt;
 use skillpipe::model::{
     ChatRequest, GiveUp, Message, ModelError, Provider, ProviderKind, Settings, SettingsError,
@@ -661,4 +661,283 @@ async fn a_web_page_is_named_and_a_whole_json_answer_is_read() {
     let (events, err) = collect(&*openai(&server), request("hi")).await;
     assert!(err.is_none(), "{err:?}");
     assert_eq!(text(&events), "Hi there");
+}
+
+// ---- Refusals of what skillpipe adds on its own, through the binary ----
+
+fn chat_cmd(home: &TestHome, server: &Server) -> assert_cmd::Command {
+    let mut c = home.cmd();
+    c.args(["chat", "--base-url", &server.url, "--model", "test-model"]);
+    c
+}
+
+fn err_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A first answer that captures `echo again`, then the continuation: two requests of one
+/// session after the refusal (the retry, and the next one that remembers it).
+fn refusal_then_capture(refusal: Reply) -> Server {
+    Server::start([
+        refusal,
+        Reply::text(["!{echo again}"]),
+        Reply::text(["done"]),
+    ])
+}
+
+/// Older Azure API versions refuse `stream_options`: the request is sent again without it,
+/// once, said in one line, and the session's next request leaves it out too. Control: the
+/// same refusal of a `stream_options` the user set ends the chat.
+#[test]
+fn a_refused_stream_options_is_left_out_for_the_session() {
+    let home = TestHome::new();
+    let refusal = || {
+        Reply::status(
+            400,
+            r#"{"error":{"message":"Unrecognized request argument supplied: stream_options","type":"invalid_request_error","param":null,"code":null}}"#,
+        )
+    };
+    let server = refusal_then_capture(refusal());
+    let out = chat_cmd(&home, &server)
+        .args(["--allow", "echo", "-y", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", err_of(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "done\n");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[0].get("stream_options").is_some());
+    assert!(reqs[1].get("stream_options").is_none(), "{}", reqs[1]);
+    assert!(
+        reqs[2].get("stream_options").is_none(),
+        "remembered: {}",
+        reqs[2]
+    );
+    assert_eq!(
+        err_of(&out).matches("`stream_options`").count(),
+        1,
+        "{}",
+        err_of(&out)
+    );
+
+    // Control: set by the user, it is sent as set and the refusal ends the chat.
+    let server = refusal_then_capture(refusal());
+    let out = chat_cmd(&home, &server)
+        .args(["--param", r#"stream_options={"include_usage":true}"#])
+        .args(["--allow", "echo", "-y", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", err_of(&out));
+    assert_eq!(server.requests().len(), 1);
+    assert!(err_of(&out).contains("stream_options"), "{}", err_of(&out));
+
+    // `--param stream_options=null` leaves it out from the start; so does the provider
+    // setting `stream_usage = false`.
+    let server = Server::start([Reply::text(["ok"])]);
+    let out = chat_cmd(&home, &server)
+        .args(["--param", "stream_options=null", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", err_of(&out));
+    assert!(server.requests()[0].get("stream_options").is_none());
+    let server = Server::start([Reply::text(["ok"])]);
+    home.write(
+        "config/skillpipe/config.toml",
+        &format!(
+            "default_provider = \"azure\"\n\n[providers.azure]\nbase_url = \"{}\"\n\
+             model = \"m\"\nstream_usage = false\nmax_tokens_param = \"max_completion_tokens\"\n",
+            server.url
+        ),
+    );
+    let out = home
+        .cmd()
+        .args(["chat", "--max-tokens", "40", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", err_of(&out));
+    let req = &server.requests()[0];
+    assert!(req.get("stream_options").is_none(), "{req}");
+    assert_eq!(req["max_completion_tokens"], 40, "{req}");
+    assert!(req.get("max_tokens").is_none(), "{req}");
+}
+
+/// A reasoning model refuses `max_tokens` and asks for `max_completion_tokens`: the limit the
+/// user set goes again under that name, and stays so. Control: a refusal naming a field that
+/// makes the request (`messages`) ends the chat.
+#[test]
+fn max_tokens_goes_as_max_completion_tokens_when_the_server_asks() {
+    let home = TestHome::new();
+    let server = refusal_then_capture(Reply::status(
+        400,
+        r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#,
+    ));
+    let out = chat_cmd(&home, &server)
+        .args(["--max-tokens", "50", "--allow", "echo", "-y", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", err_of(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert_eq!(reqs[0]["max_tokens"], 50);
+    for r in &reqs[1..] {
+        assert_eq!(r["max_completion_tokens"], 50, "{r}");
+        assert!(r.get("max_tokens").is_none(), "{r}");
+    }
+    assert_eq!(
+        err_of(&out).matches("`max_completion_tokens`").count(),
+        1,
+        "{}",
+        err_of(&out)
+    );
+
+    // Control.
+    let server = refusal_then_capture(Reply::status(
+        400,
+        r#"{"error":{"message":"'messages' must contain the word 'json'","param":"messages"}}"#,
+    ));
+    let out = chat_cmd(&home, &server)
+        .args(["--allow", "echo", "-y", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", err_of(&out));
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// Newer models refuse `temperature`: an agent's default is left out (said once, remembered);
+/// the user's own `--temperature` is not, and the refusal ends the chat naming it.
+#[test]
+fn an_agents_default_temperature_is_dropped_and_the_users_is_not() {
+    let home = TestHome::new();
+    let agent = home.path().join("a.toml");
+    std::fs::write(
+        &agent,
+        "name = \"a\"\ninstructions = \"Hi.\"\n[params]\ntemperature = 0.2\n",
+    )
+    .unwrap();
+    let refusal = || {
+        Reply::status(
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"`temperature` is deprecated for this model."}}"#,
+        )
+    };
+    let server = refusal_then_capture(refusal());
+    let out = chat_cmd(&home, &server)
+        .arg("--agent")
+        .arg(&agent)
+        .args(["--allow", "echo", "-y", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", err_of(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert_eq!(reqs[0]["temperature"], 0.2);
+    assert!(reqs[1].get("temperature").is_none(), "{}", reqs[1]);
+    assert!(reqs[2].get("temperature").is_none(), "{}", reqs[2]);
+    assert_eq!(
+        err_of(&out).matches("`temperature`").count(),
+        1,
+        "{}",
+        err_of(&out)
+    );
+
+    // Control: the user's own value is never dropped.
+    let server = refusal_then_capture(refusal());
+    let out = chat_cmd(&home, &server)
+        .arg("--agent")
+        .arg(&agent)
+        .args(["--temperature", "0.2", "--allow", "echo", "-y", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", err_of(&out));
+    assert_eq!(server.requests().len(), 1);
+    assert!(err_of(&out).contains("`temperature`"), "{}", err_of(&out));
+}
+
+fn calc_skill(home: &TestHome) {
+    home.write(
+        "skills/calc/SKILL.md",
+        "---\nname: calc\ndescription: arithmetic\n---\nCalc.\n",
+    );
+    home.write(
+        "skills/calc/scripts/calc.py",
+        "# Multiply two numbers.\nimport sys\nprint(int(sys.argv[1]) * int(sys.argv[2]))\n",
+    );
+}
+
+/// A `--tools` answer that is the function's name in its namespace (`functions.NAME:`, as a
+/// chat format leaks it) or nothing at all is no structured call: said once, and the question
+/// goes again with directives only, for the rest of the session. Control: a plain answer keeps
+/// the tools.
+#[test]
+fn a_tools_turn_without_a_structured_call_falls_back_to_directives() {
+    let home = TestHome::new();
+    calc_skill(&home);
+    for first in [
+        Reply::text(["functions.calc", "__calc:"]),
+        Reply::text([""]),
+    ] {
+        let server = Server::start([first, Reply::text(["42"])]);
+        let out = chat_cmd(&home, &server)
+            .args(["--skills-dir", "skills", "--tools", "--allow-scripts", "-y"])
+            .arg("6 times 7?")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", err_of(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 2);
+        assert!(reqs[0].get("tools").is_some());
+        assert!(reqs[1].get("tools").is_none(), "{}", reqs[1]);
+        assert!(!err_of(&out).contains("functions."), "{}", err_of(&out));
+    }
+    let server = Server::start([Reply::text(["It is 42."])]);
+    let out = chat_cmd(&home, &server)
+        .args(["--skills-dir", "skills", "--tools", "--allow-scripts", "-y"])
+        .arg("6 times 7?")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", err_of(&out));
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// `doctor --online` asks the endpoint for one tool call and says whether a structured one came
+/// back; text instead is a warning (chat falls back to directives), not a failure.
+#[test]
+fn doctor_online_tells_whether_the_endpoint_returns_tool_calls() {
+    let home = TestHome::new();
+    let structured = Server::start([Reply::text(Vec::<String>::new()).tool_call(
+        "c1",
+        "report_word",
+        ["{\"word\": \"ready\"}"],
+    )]);
+    let as_text = Server::start([Reply::text(["functions.report_word:"])]);
+    for (server, want) in [
+        (&structured, "returns structured tool calls"),
+        (&as_text, "WARNING no structured tool call"),
+    ] {
+        server.set_models(&["test-model"]);
+        let out = home
+            .cmd()
+            .args([
+                "doctor",
+                "--online",
+                "--base-url",
+                &server.url,
+                "--model",
+                "test-model",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout} {}", err_of(&out));
+        let row = stdout.lines().find(|l| l.contains("tools")).unwrap_or("");
+        assert!(row.contains(want), "{stdout}");
+        let probe: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.get("messages").is_some())
+            .collect();
+        assert_eq!(probe.len(), 1, "{probe:?}");
+        assert_eq!(probe[0]["tools"][0]["function"]["name"], "report_word");
+    }
 }

@@ -1351,10 +1351,18 @@ fn a_tool_call_written_as_text_is_not_shown() {
     let mut p = start(
         &home,
         &server,
-        &["--skills-dir", "skills", "--tools", "--allow-scripts", "-y"],
+        &[
+            "--skills-dir",
+            "skills",
+            "--tools",
+            "--allow-scripts",
+            "-y",
+            "--coach",
+            "small-model",
+        ],
     );
     p.send(b"6 times 7?\r");
-    p.expect("wrote a tool call as text");
+    p.expect("no tool call came back where the model tried one");
     p.expect("Six times seven is 42.");
     p.prompt();
     let shown = p.text();
@@ -1432,6 +1440,7 @@ fn the_repl_wraps_its_own_text_at_words() {
         "project/agents/tutor.toml",
         "name = \"tutor\"\ndescription = \"Teaches words\"\nskills = [\"hello\"]\ninstructions = \"You are a patient tutor.\"\n[script_policy]\nallow_network = true\nenv_passthrough = [\"PATH\", \"SECRET_TOKEN\"]\n",
     );
+    // A command allowed: directives are announced; the skill's script is denied.
     let args = [
         "--agent",
         "agents/tutor.toml",
@@ -1439,6 +1448,10 @@ fn the_repl_wraps_its_own_text_at_words() {
         "myskills",
         "--model",
         "replay:answers.jsonl",
+        "--allow",
+        "echo",
+        "--deny",
+        "scripts/hi.sh *",
     ];
     let mut p = Pty::spawn_sized(bare_repl_cmd(&home, &project, &args), 40);
     p.expect("tutor@replay> ");
@@ -1467,7 +1480,7 @@ fn the_repl_wraps_its_own_text_at_words() {
     for phrase in [
         "forget the conversation so far",
         "only name, description and script paths are; the model loads the rest with !{skill NAME}",
-        "scripts are not allowed",
+        "blocked: %{scripts/hi.sh someone-with-a-long-name}",
         "resume with: skillpipe chat --resume a-session-with-a-long-name",
         "not in your own config folders, so it may only narrow the script policy",
     ] {

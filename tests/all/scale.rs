@@ -101,7 +101,11 @@ fn thirty_installed_skills_without_an_agent_stay_under_budget() {
     let home = TestHome::new();
     install_thirty(&home);
     let server = Server::start([Reply::text(["ok"])]);
-    let out = chat(&home, &server).args(["-v", "hi"]).output().unwrap();
+    // Scripts allowed: the prompt tells how to run them (and lists their paths).
+    let out = chat(&home, &server)
+        .args(["--allow-scripts", "-v", "hi"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let system = messages(&server, 0)[0]["content"]
         .as_str()
@@ -239,7 +243,11 @@ fn thirty_skills_at_the_spec_limits_stay_under_budget() {
         );
     }
     let server = Server::start([Reply::text(["ok"])]);
-    let out = chat(&home, &server).args(["-v", "hi"]).output().unwrap();
+    // Scripts allowed: the prompt tells how to run them (and lists their paths).
+    let out = chat(&home, &server)
+        .args(["--allow-scripts", "-v", "hi"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let system = messages(&server, 0)[0]["content"]
         .as_str()
@@ -880,8 +888,12 @@ fn agent_by_path_finds_the_skills_beside_it_from_elsewhere() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("LOCAL-BODY"));
 
-    // An agent that names no skills sees every loaded one in the catalog, as in chat.
-    let plain = home.write("proj/agents/plain.toml", "instructions = 'Help.'\n");
+    // An agent that names no skills sees every loaded one in the catalog, as in chat; coached,
+    // its worked exchanges are shown too.
+    let plain = home.write(
+        "proj/agents/plain.toml",
+        "instructions = 'Help.'\ncoach = 'small-model'\n",
+    );
     let out = home
         .cmd()
         .current_dir(home.path().join("elsewhere"))
@@ -968,10 +980,11 @@ fn a_loaded_body_lists_every_script_and_hidden_files_stay_hidden() {
         &files,
     );
     home.write("work/.keep", "");
+    // Scripts allowed (none runs here): a body read lists them.
     let read = |body: &str| {
         home.cmd()
             .current_dir(home.path().join("work"))
-            .args(["filter", "--skills-dir"])
+            .args(["filter", "--allow-scripts", "--skills-dir"])
             .arg(&root)
             .write_stdin(body)
             .output()

@@ -92,7 +92,17 @@ fn a_notice_quoting_a_hostile_directive_leaves_the_title_alone() {
     let home = TestHome::new();
     let server = Server::start((0..4).map(|_| Reply::text(["x !{echo \x1b]2;pwned\x07}"])));
     let bin = env!("CARGO_BIN_EXE_skillpipe");
-    let argv = [bin, "chat", "--base-url", &server.url, "--model", "m"];
+    // A command allowed: directives are announced, so the capture is acted on (and refused).
+    let argv = [
+        bin,
+        "chat",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--allow",
+        "false",
+    ];
     let mut env = env(&home);
     env.push(("NO_COLOR", "1".into()));
     let Some(t) = Tmux::start(&argv, &env, home.path()) else {

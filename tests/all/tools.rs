@@ -402,7 +402,12 @@ fn openai_tools_offer_the_schema_and_mark_failures() {
         .iter()
         .find(|t| t["function"]["name"] == "data__fail")
         .unwrap();
-    assert_eq!(fail["function"]["parameters"], json!({"type": "object"}));
+    // No schema: its JSON is taken as text (an object without properties is not portable).
+    assert_eq!(
+        fail["function"]["parameters"]["properties"]["input"]["type"],
+        "string"
+    );
+    assert_eq!(fail["function"]["parameters"]["required"], json!(["input"]));
     assert!(
         !tools
             .iter()
@@ -1049,10 +1054,12 @@ fn run_input_is_read_like_native_tool_arguments() {
     );
 }
 
-/// `skillpipe chat --tools --allow-scripts -y MESSAGE` against `server`.
-fn tools_chat(home: &TestHome, server: &Server, message: &str) -> std::process::Output {
+/// `skillpipe chat --coach small-model --tools --allow-scripts -y MESSAGE` against `server`:
+/// the guards of a small model's coaching.
+fn coached_tools_chat(home: &TestHome, server: &Server, message: &str) -> std::process::Output {
     home.cmd()
         .args(["chat", "--base-url", &server.url, "--model", "m"])
+        .args(["--coach", "small-model"])
         .args(["--tools", "--allow-scripts", "-y", message])
         .output()
         .unwrap()
@@ -1080,7 +1087,7 @@ fn a_tool_call_does_not_run_when_the_user_asked_not_to_run() {
         call(),
         Reply::text(["Done."]),
     ]);
-    let chat = |message: &str| tools_chat(&home, &server, message);
+    let chat = |message: &str| coached_tools_chat(&home, &server, message);
     let result = |req: &Value| tool_message(req, "c1");
     let out = chat("Which tool would count the rows of a.csv? Do not run it.");
     assert!(out.status.success(), "{}", stderr(&out));
@@ -1517,7 +1524,7 @@ fn a_tool_call_copying_a_worked_example_is_not_run() {
         call(),
         Reply::text(["It is 72."]),
     ]);
-    let chat = |message: &str| tools_chat(&home, &server, message);
+    let chat = |message: &str| coached_tools_chat(&home, &server, message);
     let result = |req: &Value| tool_message(req, "c1");
     let out = chat("Give me a recipe for pancakes.");
     assert!(out.status.success(), "{}", stderr(&out));

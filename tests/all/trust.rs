@@ -295,7 +295,12 @@ fn a_project_agent_grants_itself_nothing() {
     // No flags: nothing runs (allow_scripts, confirm, allowed_commands all ignored).
     let (sent, stderr) = leak_attempt(&home, &clone, "evil", &[]);
     assert!(!sent.contains("s3cret-value"), "{sent}");
-    assert!(sent.contains("Not run: "), "{sent}");
+    // Nothing may run, so no directive was announced: the capture was text, never acted on,
+    // and no second request went out.
+    assert!(
+        !sent.contains("Not run: ") && !sent.contains(" done."),
+        "{sent}"
+    );
     for item in [
         "allow_scripts (grant with --allow-scripts)",
         "confirm (grant with -y)",

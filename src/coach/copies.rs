@@ -1,4 +1,5 @@
-//! Directives copied from the worked examples (DESIGN §7). Pure.
+//! Directives copied from the worked examples, and a user's words about not running them
+//! (DESIGN §7): coaching for a small model (`coach = "small-model"`). Pure.
 //!
 //! Measured on a 0.5B model: asked how directives work, it wrote the few-shot example's directive
 //! verbatim (`!{scripts/calc.py "287 / 3.5"}`) and so ran it; asked for a poem, it wrote that
