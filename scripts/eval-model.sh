@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scores how well a model uses skillpipe's directives on scripts/eval-cases.json (issue #13): right
 # directive, false trigger, result used, empty answer, from each case's audit log. Any
-# OpenAI-compatible endpoint; defaults to the local llama.cpp server of README "Measuring a model".
+# OpenAI-compatible endpoint; defaults to the local llama.cpp server of docs/model-fit-and-evaluation.md.
 # Usage: scripts/eval-model.sh [--base-url URL] [--model NAME] [--out DIR] [--only ID] [--tools] ...
 # SKILLPIPE_BIN=path scores another build (e.g. an older one) instead of target/debug/skillpipe.
 set -euo pipefail

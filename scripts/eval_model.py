@@ -17,7 +17,7 @@ audit log and its answer:
   model wrote no text" notice goes to stderr).
 
 Shipped agents are copied with `temperature` (and `max_tokens`) replaced, so runs are repeatable.
-Needs only Python 3 and a built skillpipe; see README ("Measuring a model").
+Needs only Python 3 and a built skillpipe; see docs/model-fit-and-evaluation.md.
 """
 
 import argparse

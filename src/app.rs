@@ -174,7 +174,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
             // What the command line grants anyway is not worth a notice.
             restricted
                 .ignored
-                .retain(|i| !granted_by_overrides(i.key, &config.overrides));
+                .retain(|i| !granted_by_overrides(&i.key, &config.overrides));
             let mut shown = crate::agents::origin::shown_source(&agent.source);
             if crate::agents::origin::linked_to(&agent.source).is_some() {
                 // Reached from the user's folder, it still counts where it leads.

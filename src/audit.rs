@@ -27,15 +27,25 @@ pub(crate) struct Record {
     pub skill: Option<String>,
     /// The command (arguments cut to 256 characters).
     pub argv: Vec<String>,
+    /// Each argument that was cut: which, its whole length and digest.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub argv_cut: Vec<Cut>,
     /// JSON input given on stdin (a tool's arguments), cut like an argument.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stdin: Option<String>,
+    /// The stdin input's whole length and digest, when it was cut.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdin_cut: Option<Cut>,
     /// Where it came from: `side_effect`, `capture`, `run` or `tool`.
     pub kind: &'static str,
     /// What was decided.
     pub decision: Decision,
     /// Why it was refused, or a note about the run (timed out, cancelled).
     pub reason: Option<String>,
+    /// For a refusal at a per-answer bound: the policy key of the bound
+    /// (`max_captures_per_turn`, `max_side_effects_per_turn`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<&'static str>,
     /// Exit code, when it ran.
     pub exit_code: Option<i32>,
     /// The signal that killed it, e.g. `SIGSEGV`.
@@ -64,10 +74,13 @@ impl Record {
             agent: None,
             skill: None,
             argv: argv.iter().map(|a| cut(a)).collect(),
+            argv_cut: cuts(argv),
             stdin: None,
+            stdin_cut: None,
             kind,
             decision,
             reason: None,
+            limit: None,
             exit_code: None,
             signal: None,
             duration_ms: None,
@@ -84,8 +97,48 @@ impl Record {
     /// Records the stdin input (JSON), cut to the same length as an argument.
     pub fn with_stdin(mut self, stdin: Option<&[u8]>) -> Record {
         self.stdin = stdin.map(|b| cut(&String::from_utf8_lossy(b)));
+        self.stdin_cut = stdin.and_then(|b| Cut::of(None, b));
         self
     }
+}
+
+/// What the log keeps of a value it cut: the whole value's length and sha256, so that what
+/// ran can be told from what the log shows (a long harmless start hides nothing after it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cut {
+    /// Which argument (0 is the program); absent for the stdin input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arg: Option<usize>,
+    /// Its length in characters (as the cut counts them).
+    pub chars: usize,
+    /// Its length in bytes.
+    pub bytes: usize,
+    /// `sha256:` and the hex digest of its bytes.
+    pub sha256: String,
+}
+
+impl Cut {
+    /// The record of `value` (argument `arg`, or stdin) when it is longer than the log keeps.
+    fn of(arg: Option<usize>, value: &[u8]) -> Option<Cut> {
+        let text = String::from_utf8_lossy(value);
+        text.chars().nth(MAX_ARG_CHARS)?;
+        let digest = ring::digest::digest(&ring::digest::SHA256, value);
+        let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        Some(Cut {
+            arg,
+            chars: text.chars().count(),
+            bytes: value.len(),
+            sha256: format!("sha256:{hex}"),
+        })
+    }
+}
+
+/// The arguments of `argv` the log cuts, each with its length and digest.
+pub fn cuts(argv: &[String]) -> Vec<Cut> {
+    argv.iter()
+        .enumerate()
+        .filter_map(|(i, a)| Cut::of(Some(i), a.as_bytes()))
+        .collect()
 }
 
 fn cut(arg: &str) -> String {
@@ -316,6 +369,14 @@ mod tests {
         );
         assert_eq!(r.argv[0], format!("{}…", "x".repeat(255)));
         assert_eq!(r.argv[1], "é".repeat(256), "exactly at the limit: kept");
+        // The cut ones keep their whole length and digest (`printf x…x | sha256sum`).
+        let arg: Vec<Option<usize>> = r.argv_cut.iter().map(|c| c.arg).collect();
+        assert_eq!(arg, [Some(0), Some(2)]);
+        assert_eq!((r.argv_cut[0].chars, r.argv_cut[0].bytes), (300, 300));
+        assert_eq!(
+            r.argv_cut[0].sha256,
+            "sha256:0d4e2ca9e9cbced7a7a5380eb29e1a3783b9b6d0db72de36a1051038e1c1fbc7"
+        );
         assert_eq!(r.argv[2].chars().count(), MAX_ARG_CHARS);
     }
 

@@ -58,6 +58,10 @@ impl From<Kind> for Origin {
 /// What happened to a request. Complete by nature (it ran, or it did not): a new kind of
 /// refusal is a new [`Decision`], so this stays exhaustive.
 #[derive(Debug, Clone)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a run is the common outcome: boxing it would allocate once per command for nothing"
+)]
 pub enum Outcome {
     /// It ran; see [`Ran`].
     Ran(Ran),
@@ -83,6 +87,9 @@ pub struct Ran {
     pub skill: Option<String>,
     /// The script's resolved path, if it was a script.
     pub script_path: Option<PathBuf>,
+    /// The arguments (and stdin input) the audit log cut, with their length and digest, as
+    /// its line says (`argv_cut`, `stdin_cut`).
+    pub cut: Box<[crate::audit::Cut]>,
 }
 
 impl Outcome {
@@ -724,6 +731,13 @@ impl Dispatcher {
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
         env.extend(extra_env);
+        // A system command (an allowed `git`, or one a wrapper starts) runs none of the
+        // programs a repository's config names; a skill's script is the skill's to configure.
+        if kind != Argv0Kind::ScriptRef {
+            let config = exec::git_config::repo_config(&cwd);
+            let git = exec::git_config::env(&env, config.as_deref());
+            env.extend(git.into_iter().map(|(k, v)| (k.into(), v.into())));
+        }
         let mut sandbox = self.sandbox_spec(&cwd, skill_dir.as_deref());
         sandbox.read.extend(
             confirmed_reads
@@ -754,6 +768,12 @@ impl Dispatcher {
         );
         started.phase = Some("started");
         self.audit.write_or_warn(&started);
+        let cut: Box<[crate::audit::Cut]> = started
+            .argv_cut
+            .iter()
+            .cloned()
+            .chain(started.stdin_cut.clone())
+            .collect();
         let mut cancel_record = self.record(
             origin,
             Decision::Ran,
@@ -853,6 +873,7 @@ impl Dispatcher {
                     result,
                     skill,
                     script_path,
+                    cut,
                 })
             }
             // A `started` line is written: these end the run, so their line completes it.
@@ -1011,6 +1032,7 @@ impl Dispatcher {
             result,
             skill: Some(text.skill),
             script_path: None,
+            cut: Box::default(),
         })
     }
 
@@ -1079,6 +1101,26 @@ impl Dispatcher {
         reason: String,
     ) -> Outcome {
         self.block(origin, argv, None, decision, reason)
+    }
+
+    /// A refusal because a per-answer bound (`key`, e.g. `max_side_effects_per_turn`) was
+    /// reached: denied, its audit line naming the bound in `limit`.
+    pub(crate) fn refuse_over_limit(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        key: &'static str,
+        reason: String,
+    ) -> Outcome {
+        let mut rec = self.record(origin, Decision::Denied, argv, None, None);
+        rec.reason = Some(reason.clone());
+        rec.limit = Some(key);
+        self.audit.write_or_warn(&rec);
+        Outcome::Blocked {
+            decision: Decision::Denied,
+            reason,
+            denied: None,
+        }
     }
 
     /// The confirmation step: asks (one question at a time) unless the mode or an earlier
@@ -1550,6 +1592,7 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "truncated": {"stdout": r.truncated_stdout, "stderr": r.truncated_stderr},
         "script_path": ran.script_path,
         "hint": r.hint,
+        "cut": ran.cut,
     })
 }
 

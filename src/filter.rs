@@ -115,6 +115,7 @@ where
         max_captures: None,
         announced: crate::scan::Announced::Full,
         keep_refused: opts.keep_refused,
+        max_side_effects: None,
     };
     let mut driver = Driver::new(dispatcher, driver_opts, rt, Some(listener));
     let mut input = Input::new(input, CHUNK);

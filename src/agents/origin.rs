@@ -67,6 +67,26 @@ pub fn linked_to(path: &std::path::Path) -> Option<std::path::PathBuf> {
         .flatten()
 }
 
+/// The request parameters a foreign agent may set: how the answer is sampled and how long it
+/// may be. A closed list: anything else (`n`, `store`, `user`, tools, metadata …) changes what is
+/// billed, kept or done.
+pub const SAMPLING_AND_LENGTH: &[&str] = &[
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "typical_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "stop",
+    "stop_sequences",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "repeat_penalty",
+    "repetition_penalty",
+];
+
 /// [`restrict`] with the decision given (pure); `replays` names the providers of the replay
 /// kind besides `replay` itself.
 pub fn restrict_if(agent: &mut AgentConfig, foreign: bool, replays: &[String]) -> Restricted {
@@ -89,8 +109,23 @@ pub fn restrict_if(agent: &mut AgentConfig, foreign: bool, replays: &[String]) -
         agent.model = None;
         agent.provider = None;
         ignored.push(Ignored {
-            key: "model",
+            key: "model".into(),
             grant: "--model replay:FILE",
+        });
+    }
+    // Request parameters: sampling and length only (no `n = 64` billing 64 answers, no
+    // `store = true` keeping the conversation at the provider).
+    let dropped: Vec<String> = agent
+        .params
+        .keys()
+        .filter(|k| !SAMPLING_AND_LENGTH.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    for key in dropped {
+        agent.params.remove(&key);
+        ignored.push(Ignored {
+            key: format!("params.{key}").into(),
+            grant: "--param KEY=VALUE",
         });
     }
     let notice = source::ignored_notice(&shown_source(&agent.source), &ignored);
@@ -150,6 +185,29 @@ mod tests {
         let mut a = agent(Some("answers.jsonl"), Some("rec"));
         restrict_if(&mut a, false, &replays);
         assert_eq!(a.provider.as_deref(), Some("rec"));
+    }
+
+    #[test]
+    fn a_foreign_agent_sets_only_sampling_and_length_parameters() {
+        let mut a = agent(None, None);
+        for (k, v) in [("temperature", 0.2), ("max_tokens", 100.0), ("n", 64.0)] {
+            a.params.insert(k.into(), serde_json::json!(v));
+        }
+        a.params.insert("store".into(), serde_json::json!(true));
+        let mut own = a.clone();
+        let r = restrict_if(&mut a, true, &[]);
+        let kept: Vec<&String> = a.params.keys().collect();
+        assert_eq!(kept, ["temperature", "max_tokens"]);
+        let keys: Vec<&str> = r.ignored.iter().map(|i| &*i.key).collect();
+        assert_eq!(keys, ["params.n", "params.store"]);
+        assert!(
+            r.notice
+                .unwrap()
+                .contains("params.n (grant with --param KEY=VALUE)")
+        );
+        // Control: the user's own agent keeps them all.
+        restrict_if(&mut own, false, &[]);
+        assert_eq!(own.params.len(), 4);
     }
 
     #[test]

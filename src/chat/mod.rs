@@ -467,6 +467,7 @@ impl Session {
             max_captures: Some(self.max_captures()),
             announced: self.announced,
             keep_refused: false,
+            max_side_effects: Some(self.dispatcher.policy().max_side_effects_per_turn),
         };
         let rt = tokio::runtime::Handle::current();
         let mut driver = Driver::new(self.dispatcher.clone(), pipeline, &rt, None);

@@ -385,6 +385,7 @@ mod tests {
             },
             skill: None,
             script_path: None,
+            cut: Box::default(),
         })
     }
 

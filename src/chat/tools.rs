@@ -464,6 +464,7 @@ mod tests {
             },
             skill: None,
             script_path: None,
+            cut: Box::default(),
         });
         // The message a successful capture gives the model, as the chat loop writes it.
         let success = crate::chat::result::capture_message(&ran, 1000, "");
@@ -558,6 +559,7 @@ mod tests {
             result: Default::default(),
             skill: Some("calc".into()),
             script_path: Some("/home/ann/skills/calc/scripts/calc.py".into()),
+            cut: Box::default(),
         });
         assert!(
             !result_json(&ran).0.contains("/home/ann"),

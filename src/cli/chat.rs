@@ -1,6 +1,6 @@
 //! `skillpipe chat`: one-shot answer or the interactive REPL.
 
-use super::{OnlySkills, PolicyFlags, SkillFlags, usage};
+use super::{ModelFlags, SessionFlags, SkillFlags, heading, usage};
 use crate::app::{ChatConfig, build_session};
 use crate::chat::{Busy, Notice, Session, Ui};
 use crate::render::{Display, Options as RenderOptions};
@@ -13,66 +13,60 @@ use std::sync::Arc;
 pub struct ChatArgs {
     /// Answer this prompt once and exit (stdin is used when it is not a terminal).
     pub prompt: Option<String>,
-    /// Agent name or path to an agent TOML.
-    #[arg(long, value_name = "NAME|PATH")]
-    pub agent: Option<String>,
-    /// Model, or provider:model (e.g. openai:gpt-4o-mini, replay:answers.jsonl).
-    #[arg(long, short = 'm')]
-    pub model: Option<String>,
-    /// Base URL of an OpenAI-compatible endpoint.
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
+    #[command(flatten)]
+    pub model: ModelFlags,
     /// Fill {{K}} in the agent's instructions.
-    #[arg(long = "var", value_name = "K=V")]
+    #[arg(long = "var", value_name = "K=V", help_heading = heading::SKILLS)]
     pub vars: Vec<String>,
     /// Offer skill scripts as native function tools.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::MODEL)]
     pub tools: bool,
     /// Ask for the whole answer at once instead of streaming.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::MODEL)]
     pub no_stream: bool,
     /// Coaching for the model: `small-model` sends worked exchanges before the conversation and
     /// guards against copies of them; `off` (the default) sends nothing invented.
-    #[arg(long, value_name = "MODE", value_parser = coach_mode)]
+    #[arg(long, value_name = "MODE", value_parser = coach_mode, help_heading = heading::MODEL)]
     pub coach: Option<crate::coach::CoachMode>,
     /// Bound on capture round-trips per user message.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = heading::POLICY)]
     pub max_captures: Option<usize>,
+    /// Bound on side effects (`%{…}`) per user message; further ones are refused.
+    #[arg(long, value_name = "N")]
+    pub max_side_effects: Option<usize>,
     /// Sampling temperature sent with each request (the same as --param temperature=T).
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", help_heading = heading::MODEL)]
     pub temperature: Option<f64>,
     /// Most tokens per answer (the same as --param max_tokens=N).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = heading::MODEL)]
     pub max_tokens: Option<u64>,
     /// A request field for every request, over the agent's [params] and the config file's
     /// (repeatable; VALUE is JSON when it parses as JSON, else a string): --param top_p=0.9.
-    #[arg(long = "param", value_name = "KEY=VALUE")]
+    #[arg(long = "param", value_name = "KEY=VALUE", help_heading = heading::MODEL)]
     pub params: Vec<String>,
+    /// Reopen a saved session (lists sessions when no name is given).
+    #[arg(long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "", help_heading = heading::MODEL)]
+    pub resume: Option<String>,
     /// Also run directives inside Markdown code.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::POLICY)]
     pub exec_in_code: bool,
+    #[command(flatten)]
+    pub session: SessionFlags,
+    #[command(flatten)]
+    pub skill_flags: SkillFlags,
     /// Print the system prompt's size (bytes, estimated tokens) and other set-up details to stderr.
-    #[arg(long, short = 'v')]
+    #[arg(long, short = 'v', help_heading = heading::OUTPUT)]
     pub verbose: bool,
     /// Print the request the model would be sent — system prompt, few-shot examples, tool
     /// schemas, then PROMPT if given — as JSON, and exit without sending it.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub print_request: bool,
     /// Show answers as the model wrote them (no Markdown rendering), even on a terminal.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub raw: bool,
     /// Copy the output of side effects to stderr.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub show_side_effects: bool,
-    /// Reopen a saved session (lists sessions when no name is given).
-    #[arg(long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "")]
-    pub resume: Option<String>,
-    #[command(flatten)]
-    pub only: OnlySkills,
-    #[command(flatten)]
-    pub policy: PolicyFlags,
-    #[command(flatten)]
-    pub skill_flags: SkillFlags,
 }
 
 /// `--coach MODE`: one of [`crate::coach::CoachMode::NAMES`].
@@ -82,6 +76,13 @@ fn coach_mode(name: &str) -> Result<crate::coach::CoachMode, String> {
         format!("`{name}` is no coaching mode; one of: {names}")
     })
 }
+
+pub const EXAMPLES: &str = "\
+Examples:
+  skillpipe chat --model gpt-4o-mini --allow-scripts \"What does ephemeral mean?\"
+  skillpipe chat --base-url http://localhost:11434/v1 --model qwen2.5:1.5b
+  echo \"12 * 37?\" | skillpipe chat --skills-dir skills --skill calc --allow-scripts -y
+  skillpipe chat --print-request --skills-dir skills --skill calc \"12 * 37?\"";
 
 impl ChatArgs {
     /// `--param`s in order, then `--temperature` and `--max-tokens`: a later one wins.
@@ -108,18 +109,14 @@ impl ChatArgs {
 
     /// The flags as the app layer's plain config.
     fn config(&self) -> anyhow::Result<ChatConfig> {
-        let mut app = self.policy.app_config(
-            &self.skill_flags,
-            &self.only.skills,
-            self.agent.as_deref(),
-            &self.vars,
-        )?;
+        let mut app = self.session.app_config(&self.skill_flags, &self.vars)?;
         app.overrides.max_captures = self.max_captures;
+        app.overrides.max_side_effects = self.max_side_effects;
         app.instructions = true;
         Ok(ChatConfig {
             app,
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
+            model: self.model.model.clone(),
+            base_url: self.model.base_url.clone(),
             tools: self.tools,
             no_stream: self.no_stream,
             coach: self.coach,

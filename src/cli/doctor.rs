@@ -2,7 +2,7 @@
 //! user makes first — a config or agent file that does not parse, the wrong endpoint or model,
 //! a missing API key — found before `chat` trips over them.
 
-use super::SkillFlags;
+use super::{AgentFlag, ModelFlags, SkillFlags};
 use crate::paths;
 use crate::policy::ScriptPolicy;
 use crate::sandbox::{self, Capabilities, Support};
@@ -13,20 +13,16 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
-    #[command(flatten)]
-    pub skill_flags: SkillFlags,
     /// Also ask the endpoint for its model list (checks the URL and the key).
     #[arg(long)]
     pub online: bool,
-    /// Check the settings `chat --agent NAME` would use.
-    #[arg(long, value_name = "NAME|PATH")]
-    pub agent: Option<String>,
-    /// Check the settings `chat --model M` would use.
-    #[arg(long, short = 'm')]
-    pub model: Option<String>,
-    /// Check the settings `chat --base-url URL` would use.
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
+    // The settings `chat` would use with these flags.
+    #[command(flatten)]
+    pub model: ModelFlags,
+    #[command(flatten)]
+    pub agent: AgentFlag,
+    #[command(flatten)]
+    pub skill_flags: SkillFlags,
 }
 
 pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
@@ -47,6 +43,9 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     let model = model_section(&args);
     write!(out, "\n{}", model.text)?;
     drop(out);
+    for w in &model.warnings {
+        eprintln!("skillpipe: warning: {}", crate::term::sanitize(w));
+    }
     for e in model.errors.iter().chain(&model.online_errors) {
         eprintln!("skillpipe: {}", crate::term::sanitize(e));
     }
@@ -65,6 +64,9 @@ pub struct ModelReport {
     pub text: String,
     /// Configuration errors (file and line named): exit 2.
     pub errors: Vec<String>,
+    /// What a first chat would trip over but the set-up does not need (a missing API key
+    /// without `--online`): said, exit 0.
+    pub warnings: Vec<String>,
     /// `--online` could not get the model list: exit 1.
     pub online_failure: bool,
     /// What `--online` found the endpoint cannot do (a model named that it does not serve):
@@ -139,7 +141,7 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     };
     // A broken agent file elsewhere is reported above and fails doctor, but the endpoint is
     // still checked; only the agent asked for, when it cannot be read, stops here.
-    let agent = match args.agent.as_deref().map(found) {
+    let agent = match args.agent.agent.as_deref().map(found) {
         None => None,
         Some(Ok(a)) => Some(a),
         Some(Err(e)) => {
@@ -158,8 +160,8 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
             .unwrap_or_default(),
     };
     let settings = match crate::model::Settings::from_process(
-        args.model.as_deref(),
-        args.base_url.as_deref(),
+        args.model.model.as_deref(),
+        args.model.base_url.as_deref(),
         agent_model,
     ) {
         Ok(s) => s,
@@ -180,9 +182,15 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
         }
     };
     r.text.push_str(&settings_rows(&settings));
-    // What `chat` would refuse to start with is an error here too: doctor is asked first.
-    if let Err(e) = settings.check_api_key() {
-        r.errors.push(e.to_string());
+    // A key is needed only to reach the endpoint: a fresh install without one is fine (filter,
+    // run, skills and the offline examples work), so it is a warning — unless `--online` was
+    // asked to reach it, which chat would refuse to do.
+    let key_missing = settings.check_api_key().err();
+    if let Some(e) = &key_missing {
+        match args.online {
+            true => r.errors.push(e.to_string()),
+            false => r.warnings.push(e.to_string()),
+        }
     }
     // A replay file chat could not read or parse.
     if settings.provider == crate::model::ProviderKind::Replay
@@ -190,7 +198,10 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     {
         r.errors.push(e.to_string());
     }
-    if args.online && settings.base_url.is_empty() {
+    if args.online && key_missing.is_some() {
+        // The endpoint would refuse a request without its key: not asked.
+        row(&mut r.text, "online", "not asked: its API key is not set");
+    } else if args.online && settings.base_url.is_empty() {
         // A replay file answers from the file: there is nothing to reach.
         row(&mut r.text, "online", "nothing to reach (a replay file)");
     } else if args.online {
@@ -279,7 +290,14 @@ pub fn settings_rows(s: &crate::model::Settings) -> String {
     }
     let local = crate::model::settings::is_loopback(&s.base_url);
     let key = match (&s.api_key_var, s.api_key.is_some()) {
-        (Some(v), true) => format!("${v} (set)"),
+        // Which key goes where: the endpoint above, or nowhere.
+        (Some(v), true) => format!("${v} (set), sent to {}", s.base_url),
+        (Some(v), false) if s.api_key_withheld => format!(
+            "${v} is set but not sent: {} is on this machine or the local network, and that \
+             key is for the provider's service (api_key_env = \"{v}\" in \
+             [providers.{}] of the config file sends it)",
+            s.base_url, s.provider_name
+        ),
         (Some(v), false) if local => format!("${v} not set; none needed on this machine"),
         (Some(v), false) => format!("${v} NOT SET — the endpoint will refuse requests"),
         (None, _) if s.base_url.is_empty() => "none needed".to_string(),

@@ -1,49 +1,45 @@
 //! `skillpipe filter`: model output on stdin, processed text on stdout.
 
-use super::{OnlySkills, PolicyFlags, SkillFlags};
+use super::{SessionFlags, SkillFlags, heading};
 use clap::Args;
 use std::io::IsTerminal;
 
 #[derive(Debug, Clone, Args)]
 pub struct FilterArgs {
     #[command(flatten)]
-    pub only: OnlySkills,
-    #[command(flatten)]
-    pub policy: PolicyFlags,
+    pub session: SessionFlags,
     #[command(flatten)]
     pub skill_flags: SkillFlags,
-    /// Agent name or path to an agent TOML (brings skills and a script policy).
-    #[arg(long, value_name = "NAME|PATH")]
-    pub agent: Option<String>,
     /// Also run directives inside Markdown code.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::POLICY)]
     pub exec_in_code: bool,
     /// Exit 3 if any directive was blocked, invalid or failed.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub strict: bool,
     /// Keep a directive that did not run (refused or invalid) in the output as the exact text
     /// it was, instead of stripping it; side effects then run one at a time.
     #[arg(long)]
     pub keep_refused: bool,
     /// Copy the output of side effects to stderr.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub show_side_effects: bool,
     /// Write the output byte for byte even to a terminal (the default on a pipe or file).
-    #[arg(long, conflicts_with = "sanitize")]
+    #[arg(long, conflicts_with = "sanitize", help_heading = heading::OUTPUT)]
     pub raw: bool,
     /// Show every terminal control in the output visibly escaped, even on a pipe (the default
     /// on a terminal).
-    #[arg(long)]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub sanitize: bool,
 }
 
+pub const EXAMPLES: &str = "\
+Examples:
+  printf 'Hi %%{echo x} !{echo there}\\n' | skillpipe filter --allow echo -y
+  skillpipe filter --skills-dir skills --allow-scripts -y < examples/answer.md
+  llm 'What is 12*37? Use !{scripts/calc.py EXPR}' | skillpipe filter --allow-scripts";
+
 pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
-    let config = args.policy.app_config(
-        &args.skill_flags,
-        &args.only.skills,
-        args.agent.as_deref(),
-        &[],
-    )?;
+    let config = args.session.app_config(&args.skill_flags, &[])?;
     let setup = crate::app::build(&config, crate::app::Asking::Default)?;
     super::warn_all(&setup.warnings);
     let rt = crate::app::runtime()?;

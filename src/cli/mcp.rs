@@ -1,6 +1,6 @@
 //! `skillpipe mcp`: serve the loaded skills and their scripts to an MCP client over stdio.
 
-use super::{OnlySkills, PolicyFlags, SkillFlags};
+use super::{SessionFlags, SkillFlags};
 use crate::mcp::{catalog::Catalog, consent, server};
 use clap::Args;
 use std::sync::Arc;
@@ -8,25 +8,22 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Args)]
 pub struct McpArgs {
     #[command(flatten)]
-    pub only: OnlySkills,
-    #[command(flatten)]
-    pub policy: PolicyFlags,
+    pub session: SessionFlags,
     #[command(flatten)]
     pub skill_flags: SkillFlags,
-    /// Agent name or path to an agent TOML (brings skills and a script policy).
-    #[arg(long, value_name = "NAME|PATH")]
-    pub agent: Option<String>,
 }
+
+pub const EXAMPLES: &str = "\
+Examples:
+  skillpipe mcp --skills-dir /home/me/skills --allow-scripts
+  claude mcp add --scope user skillpipe -- skillpipe mcp --skills-dir ~/skills --allow-scripts
+
+The sandbox is Linux-only: elsewhere add --sandbox best-effort (scripts then run unconfined).";
 
 pub fn run(args: McpArgs) -> anyhow::Result<i32> {
     let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
     let peer = consent::Peer::new(out_tx.clone());
-    let config = args.policy.app_config(
-        &args.skill_flags,
-        &args.only.skills,
-        args.agent.as_deref(),
-        &[],
-    )?;
+    let config = args.session.app_config(&args.skill_flags, &[])?;
     // stdin is the protocol: confirmations go to the client, never to a terminal.
     let setup = crate::app::build(
         &config,

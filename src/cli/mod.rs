@@ -9,6 +9,7 @@ pub mod agents;
 pub mod chat;
 pub mod doctor;
 pub mod filter;
+mod generated;
 mod interrupt;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -27,11 +28,31 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     crate::app::usage(msg).into()
 }
 
+/// Headings of `--help`: every flag sits under the one that says what it is about.
+pub mod heading {
+    pub const MODEL: &str = "Model";
+    pub const SKILLS: &str = "Skills";
+    pub const POLICY: &str = "Policy";
+    pub const SANDBOX: &str = "Sandbox";
+    pub const OUTPUT: &str = "Output";
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  skillpipe chat --model gpt-4o-mini --allow-scripts \"What does ephemeral mean?\"
+  printf 'Hi !{echo there}\\n' | skillpipe filter --allow echo -y
+  skillpipe run calc calc --skills-dir skills --allow-scripts -y -- \"2 ** 10\"
+  skillpipe doctor
+
+Nothing runs unless --allow-scripts or --allow PATTERN says so; every run is sandboxed.
+`skillpipe help COMMAND` shows a command's flags; `skillpipe man` prints the manual page.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "skillpipe",
     version,
-    about = "Let a language model act through inline directives in its streamed output"
+    about = "Let a language model act through inline directives in its streamed output",
+    after_help = EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -41,10 +62,13 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Process model output on stdin: run directives, write the text to stdout.
+    #[command(after_help = filter::EXAMPLES)]
     Filter(filter::FilterArgs),
     /// Chat with a model (one-shot with PROMPT or piped stdin, else an interactive REPL).
+    #[command(after_help = chat::EXAMPLES)]
     Chat(chat::ChatArgs),
     /// Run one skill script as a directive would.
+    #[command(after_help = run::EXAMPLES)]
     Run(run::RunArgs),
     /// List, show or validate skills.
     Skills(skills::SkillsArgs),
@@ -54,16 +78,24 @@ pub enum Command {
     /// enforce.
     ///
     /// Parses config.toml and the agent files (exit 2 naming file and line); shows the provider,
-    /// endpoint, model and API-key variable chat would use (never the key); with --online asks
-    /// the endpoint for its models (exit 1 if it does not answer or does not serve the model
-    /// named). Then what the sandbox can enforce here, what scripts cannot read, and where
-    /// config, skills, agents and the audit log live.
+    /// endpoint, model and API-key variable chat would use (never the key; a missing key is a
+    /// warning); with --online asks the endpoint for its models (exit 1 if it does not answer
+    /// or does not serve the model named, exit 2 when its key is missing). Then what the
+    /// sandbox can enforce here, what scripts cannot read, and where config, skills, agents and
+    /// the audit log live.
     Doctor(doctor::DoctorArgs),
     /// Serve skills and their scripts to an MCP client over stdio.
     #[cfg(feature = "mcp")]
+    #[command(after_help = mcp::EXAMPLES)]
     Mcp(mcp::McpArgs),
     /// Trust a directory: use its ./agents and ./skills (or --list, --revoke).
     Trust(trust::TrustArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    #[command(after_help = generated::COMPLETIONS_HELP)]
+    Completions(generated::CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command into a folder.
+    #[command(after_help = generated::MAN_HELP)]
+    Man(generated::ManArgs),
 }
 
 /// Skill search options accepted by every subcommand.
@@ -71,7 +103,7 @@ pub enum Command {
 pub struct SkillFlags {
     // Global: `skills list --skills-dir D` must work as well as `skills --skills-dir D list`.
     /// Add a skills directory (searched first, in order).
-    #[arg(long = "skills-dir", value_name = "DIR", global = true)]
+    #[arg(long = "skills-dir", value_name = "DIR", global = true, help_heading = heading::SKILLS)]
     pub skills_dirs: Vec<PathBuf>,
 }
 
@@ -94,78 +126,122 @@ impl SkillFlags {
     }
 }
 
+/// `--agent`, for every command that loads an agent's skills, policy or model.
+#[derive(Debug, Clone, Default, Args)]
+pub struct AgentFlag {
+    /// Agent name or path to an agent TOML (brings instructions, a model, skills and a policy).
+    #[arg(long, value_name = "NAME|PATH", help_heading = heading::SKILLS)]
+    pub agent: Option<String>,
+}
+
 /// `--skill` for filter, chat and mcp; not `run`, which names its one skill itself.
 #[derive(Debug, Clone, Default, Args)]
 pub struct OnlySkills {
-    /// Only these skills (by name) are active.
-    #[arg(long = "skill", value_name = "NAME")]
+    /// Only these skills (by name) are active, shown to the model in full.
+    #[arg(long = "skill", value_name = "NAME", help_heading = heading::SKILLS)]
     pub skills: Vec<String>,
 }
 
-/// ScriptPolicy overrides (DESIGN §2), shared by filter, chat and run.
+/// The model and endpoint, for chat and for doctor (which checks what chat would use).
+#[derive(Debug, Clone, Default, Args)]
+pub struct ModelFlags {
+    /// Model, or provider:model (e.g. openai:gpt-4o-mini, ollama:qwen2.5:1.5b,
+    /// replay:answers.jsonl).
+    #[arg(long, short = 'm', help_heading = heading::MODEL)]
+    pub model: Option<String>,
+    /// Base URL of an OpenAI-compatible endpoint (e.g. http://localhost:11434/v1).
+    #[arg(long, value_name = "URL", help_heading = heading::MODEL)]
+    pub base_url: Option<String>,
+}
+
+/// What a session loads and may run: the one flag group of filter, chat and mcp (DESIGN §9).
+#[derive(Debug, Clone, Default, Args)]
+pub struct SessionFlags {
+    #[command(flatten)]
+    pub agent: AgentFlag,
+    #[command(flatten)]
+    pub only: OnlySkills,
+    #[command(flatten)]
+    pub policy: PolicyFlags,
+}
+
+impl SessionFlags {
+    /// These flags, the skill flags and `--var`s as the app layer's config.
+    pub fn app_config(
+        &self,
+        skill_flags: &SkillFlags,
+        vars: &[String],
+    ) -> anyhow::Result<AppConfig> {
+        self.policy.app_config(
+            skill_flags,
+            &self.only.skills,
+            self.agent.agent.as_deref(),
+            vars,
+        )
+    }
+}
+
+/// ScriptPolicy overrides (DESIGN §2), shared by filter, chat, run and mcp.
 #[derive(Debug, Clone, Default, Args)]
 pub struct PolicyFlags {
-    /// Master switch: allow directives to run at all.
-    #[arg(long)]
+    /// Master switch: allow directives to run at all (only skill scripts, scripts/*, by default).
+    #[arg(long, help_heading = heading::POLICY)]
     pub allow_scripts: bool,
     /// Do not ask before each run (confirm = "never").
-    #[arg(short = 'y', long = "yes")]
+    #[arg(short = 'y', long = "yes", help_heading = heading::POLICY)]
     pub yes: bool,
-    /// Allow a command pattern (implies --allow-scripts).
-    #[arg(long = "allow", value_name = "PATTERN")]
+    /// Allow a command pattern (implies --allow-scripts): `say`, `git status`, `calc:*`.
+    #[arg(long = "allow", value_name = "PATTERN", help_heading = heading::POLICY)]
     pub allow: Vec<String>,
     /// Deny a command pattern (wins over --allow).
-    #[arg(long = "deny", value_name = "PATTERN")]
+    #[arg(long = "deny", value_name = "PATTERN", help_heading = heading::POLICY)]
     pub deny: Vec<String>,
     /// Timeout per command in seconds (1..=600).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", help_heading = heading::POLICY)]
     pub timeout: Option<u64>,
     /// Append one JSON line per decision to PATH.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help_heading = heading::POLICY)]
     pub audit_log: Option<PathBuf>,
     /// Let commands use the network.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::SANDBOX)]
     pub allow_network: bool,
     /// Let commands write anywhere.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::SANDBOX)]
     pub allow_filesystem: bool,
-    /// What to do when a restriction cannot be enforced.
-    #[arg(long, value_name = "MODE", value_parser = ["required", "best-effort"])]
+    /// What to do when a restriction cannot be enforced: refuse (required) or warn and run.
+    #[arg(long, value_name = "MODE", value_parser = ["required", "best-effort"], help_heading = heading::SANDBOX)]
     pub sandbox: Option<String>,
     /// Working directory of skill scripts: the skill's folder, or where skillpipe was started.
-    #[arg(long, value_name = "DIR", value_parser = ["skill", "caller"])]
+    #[arg(long, value_name = "DIR", value_parser = ["skill", "caller"], help_heading = heading::SANDBOX)]
     pub workdir: Option<String>,
     /// Let commands write beneath DIR (repeatable; `--writable .` is the working directory).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = heading::SANDBOX)]
     pub writable: Vec<PathBuf>,
-    /// Accept a --writable/writable_paths entry that is refused by default: $HOME or a folder
-    /// holding it, a place where code runs later (shell start-up files, PATH folders, tools'
-    /// settings), a system folder (/etc, /usr, /var/lib …), version-control metadata or a bare
-    /// repository, or a folder skillpipe reads as yours (its config and state, your agent and
-    /// skill folders).
-    #[arg(long)]
+    /// Accept a --writable path refused by default ($HOME, PATH folders, tools' settings, system
+    /// folders, .git …); skillpipe's own policy files stay read-only.
+    #[arg(long, help_heading = heading::SANDBOX)]
     pub force_writable: bool,
-    /// Let commands read PATH although it is hidden by default (see `skillpipe doctor`): a
-    /// hidden path itself, not a folder that merely holds some (`/`, `~` are refused).
-    #[arg(long, value_name = "PATH")]
+    /// Let commands read PATH, which they do not see by default (`skillpipe doctor` shows what
+    /// they see).
+    #[arg(long, value_name = "PATH", help_heading = heading::SANDBOX)]
     pub allow_read: Vec<PathBuf>,
     /// Let commands connect to the Unix socket at PATH (repeatable).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help_heading = heading::SANDBOX)]
     pub allow_socket: Vec<PathBuf>,
     /// Processes at once per run (0: unlimited).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = heading::SANDBOX)]
     pub max_processes: Option<u64>,
-    /// Writable memory per process in MiB (0: unlimited).
-    #[arg(long, value_name = "MB")]
+    /// Memory limit of a run in MiB (0: unlimited).
+    #[arg(long, value_name = "MB", help_heading = heading::SANDBOX)]
     pub max_memory: Option<u64>,
     /// Largest file a command may write, MiB (0: unlimited).
-    #[arg(long, value_name = "MB")]
+    #[arg(long, value_name = "MB", help_heading = heading::SANDBOX)]
     pub max_file_size: Option<u64>,
     /// Size of the run's $TMPDIR in MiB (0: the kernel's default, half the RAM).
-    #[arg(long, value_name = "MB")]
+    #[arg(long, value_name = "MB", help_heading = heading::SANDBOX)]
     pub max_tmp: Option<u64>,
     /// CPU seconds per process (0: unlimited).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", help_heading = heading::SANDBOX)]
     pub max_cpu: Option<u64>,
 }
 
@@ -244,8 +320,9 @@ impl PolicyFlags {
             max_file_size: self.max_file_size,
             max_tmp: self.max_tmp,
             max_cpu: self.max_cpu,
-            // A chat flag, set by `chat` itself.
+            // Chat flags, set by `chat` itself.
             max_captures: None,
+            max_side_effects: None,
         })
     }
 }
@@ -300,6 +377,8 @@ pub fn main() -> i32 {
         #[cfg(feature = "mcp")]
         Command::Mcp(a) => mcp::run(a),
         Command::Trust(a) => trust::run(a),
+        Command::Completions(a) => generated::completions(a),
+        Command::Man(a) => generated::man(a),
     };
     match result {
         Ok(code) => code,

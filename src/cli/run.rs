@@ -1,6 +1,6 @@
 //! `skillpipe run SKILL SCRIPT`: run one skill script as a directive would.
 
-use super::{PolicyFlags, SkillFlags, usage};
+use super::{AgentFlag, PolicyFlags, SkillFlags, heading, usage};
 use crate::audit::Decision;
 use crate::dispatch::{Origin, Outcome, result_json};
 use crate::term::{for_terminal, line, sanitize};
@@ -16,14 +16,10 @@ pub struct RunArgs {
     /// JSON given to the script on stdin.
     #[arg(long, value_name = "JSON")]
     pub input: Option<String>,
-    /// Print the result as one JSON object: success, exit code, signal, stdout, stderr, timing.
-    #[arg(long)]
-    pub json: bool,
-    /// Agent name or path to an agent TOML: its script policy and skills apply.
-    #[arg(long, value_name = "NAME|PATH")]
-    pub agent: Option<String>,
+    #[command(flatten)]
+    pub agent: AgentFlag,
     /// Fill `{{var}}` in the agent's instructions (K=V).
-    #[arg(long = "var", value_name = "K=V")]
+    #[arg(long = "var", value_name = "K=V", help_heading = heading::SKILLS)]
     pub vars: Vec<String>,
     /// Arguments for the script (after `--`).
     #[arg(last = true)]
@@ -32,7 +28,16 @@ pub struct RunArgs {
     pub policy: PolicyFlags,
     #[command(flatten)]
     pub skill_flags: SkillFlags,
+    /// Print the result as one JSON object: success, exit code, signal, stdout, stderr, timing.
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub json: bool,
 }
+
+pub const EXAMPLES: &str = "\
+Examples:
+  skillpipe run calc calc --skills-dir skills --allow-scripts -y -- \"2 ** 10\"
+  skillpipe run lookup lookup --skills-dir skills --json --allow-scripts -y -- serendipity
+  skillpipe run data stats --json --allow-scripts -- --input-path x.csv";
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let json = args.json;
@@ -69,9 +74,12 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
         None => None,
     };
     // The one skill named: warnings about others (duplicates, skipped ones) are not this run's.
-    let mut config =
-        args.policy
-            .app_config(&args.skill_flags, &[], args.agent.as_deref(), &args.vars)?;
+    let mut config = args.policy.app_config(
+        &args.skill_flags,
+        &[],
+        args.agent.agent.as_deref(),
+        &args.vars,
+    )?;
     config.warn_only_about = vec![args.skill.clone()];
     let setup = crate::app::build(&config, crate::app::Asking::Default)?;
     super::warn_all(&setup.warnings);
@@ -83,17 +91,24 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
             let mut argv = vec![format!("{}/{}", args.skill, args.script)];
             argv.extend(args.args.iter().cloned());
             dispatcher.refuse(Origin::Run, &argv, Decision::Invalid, e.to_string());
+            // The same hint in both forms: as a typed field of the JSON, appended to the text.
+            let hint = match crate::app::untrusted_skill_hint(&args.skill) {
+                Some(h) => Some((HintKind::UntrustedProject, h)),
+                None if dispatcher.skills().is_empty() => {
+                    let searched = crate::trust::skill_search_path(&config.skills_dirs);
+                    let h = crate::app::nothing_loaded_hint(&searched);
+                    Some((HintKind::NoSkillsLoaded, h))
+                }
+                None => None,
+            };
+            let why = match &hint {
+                Some((_, h)) => format!("{e}; {h}"),
+                None => e.to_string(),
+            };
             if args.json {
-                print_refusal(Decision::Invalid, &e.to_string())?;
-                eprintln!("skillpipe: {}", sanitize(&e.to_string()));
+                print_refusal_with(Decision::Invalid, &e.to_string(), hint.as_ref())?;
+                eprintln!("skillpipe: {}", sanitize(&why));
                 return Ok(super::EXIT_USAGE);
-            }
-            let mut why = crate::app::skill_error(e, &args.skill);
-            if dispatcher.skills().is_empty()
-                && crate::app::untrusted_skill_hint(&args.skill).is_none()
-            {
-                let searched = crate::trust::skill_search_path(&config.skills_dirs);
-                why = format!("{why}; {}", crate::app::nothing_loaded_hint(&searched));
             }
             return Err(usage(why));
         }
@@ -191,14 +206,39 @@ fn invalid_input(args: &RunArgs, why: String) -> anyhow::Result<i32> {
     Ok(super::EXIT_USAGE)
 }
 
+/// What a refusal's hint is about, for programs reading `run --json` (`hint_kind`).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum HintKind {
+    /// The skill is in a project folder of a directory that is not trusted: `skillpipe trust`,
+    /// or `--skills-dir` naming the folder.
+    UntrustedProject,
+    /// No skill is loaded at all: `--skills-dir DIR` adds some.
+    NoSkillsLoaded,
+}
+
 /// The `--json` object of a command that did not run: `refused` says why, `decision` is the
 /// audit log's (`denied`, `declined`, `invalid`).
 fn print_refusal(decision: Decision, reason: &str) -> anyhow::Result<()> {
-    let doc = serde_json::json!({
+    print_refusal_with(decision, reason, None)
+}
+
+/// [`print_refusal`] with the hint the text form appends: `hint` (the same words) and
+/// `hint_kind`.
+fn print_refusal_with(
+    decision: Decision,
+    reason: &str,
+    hint: Option<&(HintKind, String)>,
+) -> anyhow::Result<()> {
+    let mut doc = serde_json::json!({
         "success": false,
         "decision": decision,
         "refused": reason,
     });
+    if let Some((kind, text)) = hint {
+        doc["hint"] = serde_json::Value::String(text.clone());
+        doc["hint_kind"] = serde_json::to_value(kind)?;
+    }
     writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&doc)?)?;
     Ok(())
 }

@@ -19,8 +19,12 @@ pub struct SkillsArgs {
 pub enum SkillsCommand {
     /// List the skills found on the search path.
     List {
+        /// One JSON document: every skill with its folder, scripts, tools and warnings.
         #[arg(long)]
         json: bool,
+        /// Add each skill's folder to its line.
+        #[arg(long, short = 'l')]
+        long: bool,
     },
     /// Show one skill: frontmatter and scripts.
     Show { name: String },
@@ -43,13 +47,13 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
     // Names, descriptions and metadata come from SKILL.md files, foreign text.
     let mut out = crate::term::Guarded::listing();
     match &args.command {
-        SkillsCommand::List { json } => {
+        SkillsCommand::List { json, long } => {
             let set = load()?;
             if *json {
                 drop(out);
                 list_json(&set, &mut crate::term::Guarded::stdout())?;
             } else {
-                list_text(&set, &mut out)?;
+                list_text(&set, *long, &mut out)?;
                 print_warnings(&set);
             }
             Ok(EXIT_OK)
@@ -141,7 +145,8 @@ fn list_json(set: &SkillSet, out: &mut impl Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn list_text(set: &SkillSet, out: &mut impl Write) -> anyhow::Result<()> {
+/// One line per skill: name, script count, description cut to fit; `long` adds the folder.
+fn list_text(set: &SkillSet, long: bool, out: &mut impl Write) -> anyhow::Result<()> {
     if set.is_empty() {
         writeln!(
             out,
@@ -150,16 +155,35 @@ fn list_text(set: &SkillSet, out: &mut impl Write) -> anyhow::Result<()> {
         return Ok(());
     }
     let name_w = set.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
-    writeln!(out, "{:name_w$}  SCRIPTS  DESCRIPTION", "NAME")?;
+    // With `--long`, the folder in a column of its own, as wide as the longest.
+    let folder_w = match long {
+        true => set
+            .iter()
+            .map(|s| s.dir.display().to_string().len())
+            .max()
+            .unwrap_or(0),
+        false => 0,
+    };
+    match long {
+        false => writeln!(out, "{:name_w$}  SCRIPTS  DESCRIPTION", "NAME")?,
+        true => writeln!(
+            out,
+            "{:name_w$}  SCRIPTS  {:folder_w$}  DESCRIPTION",
+            "NAME", "FOLDER"
+        )?,
+    }
     for s in set.iter() {
+        let folder = match long {
+            true => format!("{:folder_w$}  ", s.dir.display().to_string()),
+            false => String::new(),
+        };
         writeln!(
             out,
-            "{:name_w$}  {:>7}  {}",
+            "{:name_w$}  {:>7}  {folder}{}",
             s.name,
             s.scripts().len(),
-            crate::skills::excerpt(&s.description, 72)
+            crate::skills::excerpt(&s.description.replace('\n', " "), 60)
         )?;
-        writeln!(out, "{:name_w$}  {:>7}  {}", "", "", s.dir.display())?;
     }
     Ok(())
 }

@@ -44,61 +44,10 @@ const INTERPRETERS: &[&str] = &[
     "jq",
 ];
 
-/// Programs that start their arguments (or some of them) as a command. Compared by file name,
-/// ignoring case, as deny patterns are.
-const WRAPPERS: &[&str] = &[
-    "env",
-    "command",
-    "exec",
-    "builtin",
-    "nice",
-    "nohup",
-    "timeout",
-    "stdbuf",
-    "setsid",
-    "time",
-    "xargs",
-    "find",
-    "sudo",
-    "doas",
-    "run0",
-    "pkexec",
-    "runuser",
-    "setpriv",
-    "ionice",
-    "chrt",
-    "taskset",
-    "flock",
-    "chroot",
-    "unshare",
-    "nsenter",
-    "prlimit",
-    "busybox",
-    "strace",
-    "ltrace",
-    "valgrind",
-    "catchsegv",
-    "watch",
-    "systemd-run",
-    "firejail",
-    "bwrap",
-    "fakeroot",
-    "torsocks",
-    "proxychains",
-    "proxychains4",
-    "parallel",
-    "script",
-    "su",
-    "eatmydata",
-    "numactl",
-    "cpulimit",
-];
-
 /// True when `program` (a name or a path) starts its arguments as a command (`env`, `timeout`,
 /// `xargs`, `sudo` …): what runs is in the arguments, not the program's name.
 pub fn is_wrapper(program: &str) -> bool {
-    let name = program.rsplit('/').next().unwrap_or(program);
-    WRAPPERS.iter().any(|w| w.eq_ignore_ascii_case(name))
+    super::wrapper::starts(program).is_some()
 }
 
 /// Runners whose first argument is a subcommand: `uv run x.py`, `deno run x.ts`, `bun run x`,

@@ -6,11 +6,14 @@
 //! - `glob`: the one-word glob used by patterns.
 //! - `interpreter`: which programs run code given in their arguments, and what part of an
 //!   argv names what runs.
+//! - `wrapper`: programs that start their arguments as a command, and what a command line
+//!   may start through them.
 
 mod argv;
 mod glob;
 pub(crate) mod interpreter;
 mod pattern;
+pub(crate) mod wrapper;
 
 pub(crate) use argv::check_word;
 pub use argv::{InvalidBody, parse_argv};

@@ -13,9 +13,12 @@
 //! - a bare word: a program looked up on PATH; the word is a glob but only ever matches a bare
 //!   `argv[0]`, so `touch` (or `t*`) never lets `/usr/bin/touch` or `./touch` through.
 //!
-//! Further pattern words are a word-wise prefix of the arguments, each a glob: `git status`
-//! matches `git status --short` but not `git push`. Globs in argument words match any text,
-//! `/` included (`cat *.txt` also matches `cat ../secret.txt`): use them with care.
+//! Further pattern words are the arguments, word for word, each a glob: `cat notes.txt` allows
+//! exactly that command, not `cat notes.txt private.csv`. A last word `*` stands for any
+//! further arguments (`git log *`), and a program alone (`echo`) allows it with any. Globs in
+//! argument words match any text, `/` included (`cat *.txt` also matches `cat ../secret.txt`):
+//! use them with care. Denying, the named words are a prefix: `--deny 'git push'` also denies
+//! `git push --force`.
 //!
 //! Allow matching is exact and case-sensitive. Deny matching ([`Pattern::denies`]) is wider on
 //! purpose, since a deny that can be dodged is worse than one that over-reaches: a bare deny word
@@ -182,6 +185,9 @@ pub struct Pattern {
     text: String,
     kind: Kind,
     args: Vec<Glob>,
+    /// Further arguments are allowed: the pattern names none (`echo`) or ends in a `*` word
+    /// (`git log *`). Otherwise it allows exactly the arguments it names.
+    rest: bool,
 }
 
 impl fmt::Display for Pattern {
@@ -199,7 +205,16 @@ impl Pattern {
         };
         let words = parse_argv(text).map_err(|e: InvalidBody| err(e.to_string()))?;
         let glob = |w: &str| Glob::parse(w).map_err(|e| err(e.to_string()));
-        let args = words[1..]
+        let mut named = &words[1..];
+        let rest = match named.split_last() {
+            None => true,
+            Some((last, before)) if last == "*" => {
+                named = before;
+                true
+            }
+            Some(_) => false,
+        };
+        let args = named
             .iter()
             .map(|w| glob(w))
             .collect::<Result<Vec<_>, _>>()?;
@@ -240,6 +255,7 @@ impl Pattern {
             text: text.to_string(),
             kind,
             args,
+            rest,
         })
     }
 
@@ -255,6 +271,7 @@ impl Pattern {
             text: String::new(),
             kind: self.kind.clone(),
             args: Vec::new(),
+            rest: true,
         };
         head.matches(target)
     }
@@ -344,7 +361,12 @@ impl Pattern {
             }
             _ => return false,
         };
-        head && self.args.len() <= args.len()
+        // Denying, the named words are a prefix (a deny that extra words dodge is no deny).
+        let count = match self.rest || broad {
+            true => self.args.len() <= args.len(),
+            false => self.args.len() == args.len(),
+        };
+        head && count
             && self
                 .args
                 .iter()
@@ -521,12 +543,14 @@ impl Target<'_> {
                     .chain(args.iter().map(String::as_str))
                     .map(str::to_owned)
                     .collect();
+                // With its script named, `*` keeps its arguments open (`python3 x.py *`).
                 return super::interpreter::what_runs(&argv).map_or_else(String::new, |words| {
-                    words
-                        .iter()
-                        .map(|w| quote_word(&glob::escape(w)))
-                        .collect::<Vec<_>>()
-                        .join(" ")
+                    let mut text: Vec<String> =
+                        words.iter().map(|w| quote_word(&glob::escape(w))).collect();
+                    if words.len() > 1 {
+                        text.push("*".into());
+                    }
+                    text.join(" ")
                 });
             }
         };
@@ -641,11 +665,24 @@ mod tests {
         assert!(sys_matches("say", "say", &[]));
         assert!(sys_matches("say", "say", &["hello", "world"]));
         assert!(sys_matches("git status", "git", &["status"]));
-        assert!(sys_matches("git status", "git", &["status", "--short"]));
+        // Named arguments are exact: no word more (`cat notes.txt private.csv`).
+        assert!(!sys_matches("git status", "git", &["status", "--short"]));
+        assert!(!sys_matches(
+            "cat notes.txt",
+            "cat",
+            &["notes.txt", "private.csv"]
+        ));
+        assert!(sys_matches("cat notes.txt", "cat", &["notes.txt"]));
+        // A last `*` word: any further arguments, none included.
+        assert!(sys_matches("git status *", "git", &["status", "--short"]));
+        assert!(sys_matches("git status *", "git", &["status"]));
+        assert!(!sys_matches("git status *", "git", &["push"]));
+        assert!(!sys_matches("cat *.txt", "cat", &["a.txt", "b.csv"]));
         assert!(!sys_matches("git status", "git", &["push"]));
         assert!(!sys_matches("git status", "git", &[]));
         assert!(!sys_matches("git status", "git", &["statusx"]));
-        assert!(sys_matches("git log -*", "git", &["log", "-5", "x"]));
+        assert!(sys_matches("git log -* *", "git", &["log", "-5", "x"]));
+        assert!(!sys_matches("git log -*", "git", &["log", "-5", "x"]));
         assert!(sys_matches(
             "git commit -m *",
             "git",
@@ -738,8 +775,14 @@ mod tests {
             rel_path: "scripts/lookup.py",
             args,
         };
-        assert!(p.matches(&target(&args)));
+        assert!(!p.matches(&target(&args)));
+        assert!(p.matches(&target(&args[..1])));
         assert!(!p.matches(&target(&[])));
+        let p = Pattern::parse("scripts/lookup.py --fast *").unwrap();
+        assert!(p.matches(&target(&args)));
+        // Denying, the named words are a prefix.
+        let d = Pattern::parse("scripts/lookup.py --fast").unwrap();
+        assert!(d.denies(&target(&args)));
     }
 
     #[test]
@@ -913,7 +956,7 @@ mod tests {
             program: "python3",
             args: &script,
         };
-        assert_eq!(py.suggest_pattern(), "python3 tools/x.py");
+        assert_eq!(py.suggest_pattern(), "python3 tools/x.py *");
         let p = Pattern::parse(&py.suggest_pattern()).unwrap();
         assert!(p.matches(&py));
         let other = words(&["tools/y.py"]);
@@ -933,7 +976,7 @@ mod tests {
             program: "uv",
             args: &run,
         };
-        assert_eq!(uv.suggest_pattern(), "uv run scripts/fill.py");
+        assert_eq!(uv.suggest_pattern(), "uv run scripts/fill.py *");
         assert!(Pattern::parse(&uv.suggest_pattern()).unwrap().matches(&uv));
         let wrapped = words(&["bash", "-c", "x"]);
         let env = Target::System {

@@ -54,10 +54,9 @@ const MAX_INPUT_SHOWN: usize = 1000;
 /// The input as one escaped line, cut to [`MAX_INPUT_SHOWN`] characters with the full size
 /// said; `None` when there is none.
 pub(crate) fn input_shown(input: Option<&[u8]>) -> Option<String> {
-    use crate::command::escape_controls as shown;
     let bytes = input.filter(|b| !b.is_empty())?;
     let text = String::from_utf8_lossy(bytes);
-    let one_line = shown(text.trim_end());
+    let one_line = shown::escaped(text.trim_end());
     Some(match one_line.char_indices().nth(MAX_INPUT_SHOWN) {
         Some((at, _)) => format!("{}… ({} bytes in all)", &one_line[..at], bytes.len()),
         None => one_line,
@@ -687,7 +686,7 @@ mod tests {
             "{text:?}"
         );
         assert!(text.contains("␍␛[2K"), "{text:?}");
-        assert!(text.contains("<U+202E>txt.exe"), "{text:?}");
+        assert!(text.contains("⟨U+202E⟩txt.exe"), "{text:?}");
     }
 
     #[test]

@@ -76,10 +76,48 @@ fn wide(c: char) -> bool {
             | 0x20000..=0x3FFFD)
 }
 
-/// One piece of shown text: a character, or a run of blanks shown as a marker.
+/// Whether `c` shows nothing of itself, or changes how its neighbours show, so that the prompt
+/// names it instead: controls, the format characters (Cf: bidi marks, tags, the soft hyphen),
+/// line and paragraph separators, every default-ignorable code point (fillers, the combining
+/// grapheme joiner, the Mongolian vowel separator), variation selectors, and the Braille blank
+/// U+2800, which draws nothing though no property says so.
+pub(crate) fn invisible(c: char) -> bool {
+    use icu_properties::props::{DefaultIgnorableCodePoint, GeneralCategory, VariationSelector};
+    use icu_properties::{CodePointMapData, CodePointSetData};
+    matches!(
+        CodePointMapData::<GeneralCategory>::new().get(c),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    ) || CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
+        || CodePointSetData::new::<VariationSelector>().contains(c)
+        || c == '\u{2800}'
+}
+
+/// `text` on one line: C0 controls and DEL as their pictures, every other [`invisible`]
+/// character as `⟨U+XXXX⟩`.
+pub(crate) fn escaped(text: &str) -> String {
+    text.chars().map(|c| one(c).text()).collect()
+}
+
+/// How one character is shown, blanks aside.
+fn one(c: char) -> Piece {
+    if c.is_ascii_control() {
+        Piece::Char(escape_controls(&c.to_string()).chars().next().unwrap_or(c))
+    } else if invisible(c) {
+        Piece::Named(c)
+    } else {
+        Piece::Char(c)
+    }
+}
+
+/// One piece of shown text: a character, an invisible one named, or a run of blanks shown as a
+/// marker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Piece {
     Char(char),
+    Named(char),
     Blanks { count: usize, spaces: bool },
 }
 
@@ -87,6 +125,7 @@ impl Piece {
     fn text(&self) -> String {
         match self {
             Piece::Char(c) => c.to_string(),
+            Piece::Named(c) => format!("⟨U+{:04X}⟩", *c as u32),
             Piece::Blanks { count, spaces } => {
                 let what = if *spaces {
                     "spaces"
@@ -101,19 +140,23 @@ impl Piece {
     /// Characters of the original text it stands for.
     fn stands_for(&self) -> usize {
         match self {
-            Piece::Char(_) => 1,
+            Piece::Char(_) | Piece::Named(_) => 1,
             Piece::Blanks { count, .. } => *count,
         }
     }
 }
 
-/// `text` (controls already escaped) as pieces, long runs of blanks folded.
+/// `text` as pieces: C0 controls and DEL as their pictures, other [`invisible`] characters
+/// named, long runs of blanks folded.
 fn pieces(text: &str) -> Vec<Piece> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::with_capacity(chars.len());
     let mut i = 0;
     while i < chars.len() {
-        let run = chars[i..].iter().take_while(|c| c.is_whitespace()).count();
+        let run = chars[i..]
+            .iter()
+            .take_while(|c| c.is_whitespace() && !c.is_ascii_control() && !invisible(**c))
+            .count();
         if run > BLANK_RUN {
             let spaces = chars[i..i + run].iter().all(|c| *c == ' ');
             out.push(Piece::Blanks { count: run, spaces });
@@ -122,7 +165,7 @@ fn pieces(text: &str) -> Vec<Piece> {
             out.extend(chars[i..i + run].iter().map(|c| Piece::Char(*c)));
             i += run;
         } else {
-            out.push(Piece::Char(chars[i]));
+            out.push(one(chars[i]));
             i += 1;
         }
     }
@@ -132,7 +175,7 @@ fn pieces(text: &str) -> Vec<Piece> {
 /// `text` as the prompt shows it: controls escaped, long blank runs folded, and cut to about
 /// `max` columns keeping its start (two thirds) and its end, with a marker in between.
 pub(crate) fn text(text: &str, max: usize) -> String {
-    let all = pieces(&escape_controls(text));
+    let all = pieces(text);
     let width = |p: &[Piece]| p.iter().map(|p| columns(&p.text())).sum::<usize>();
     if width(&all) <= max {
         return all.iter().map(Piece::text).collect();
@@ -198,6 +241,50 @@ mod tests {
         assert_eq!(columns("a␊中🎉"), 6);
         // Escaped controls are not blanks: they stay visible.
         assert_eq!(text("a\n\n", usize::MAX), "a␊␊");
+    }
+
+    /// Every code point of the class, found by iterating all of them, is named; a control of
+    /// each part of the class and a visible neighbour stay as they are.
+    #[test]
+    fn every_invisible_or_format_character_is_named() {
+        let class: Vec<char> = (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|c| invisible(*c) && !c.is_ascii_control())
+            .collect();
+        // The whole class is large (the tag block alone is 128 of it): not a short list.
+        assert!(class.len() > 4000, "{}", class.len());
+        for c in class {
+            assert_eq!(
+                text(&format!("a{c}b"), usize::MAX),
+                format!("a⟨U+{:04X}⟩b", c as u32),
+                "U+{:04X}",
+                c as u32
+            );
+        }
+        // Each the issue saw shown raw is in it.
+        for c in [
+            '\u{E0041}',
+            '\u{061C}',
+            '\u{00AD}',
+            '\u{3164}',
+            '\u{115F}',
+            '\u{2800}',
+            '\u{FE0F}',
+            '\u{E0100}',
+            '\u{034F}',
+            '\u{180E}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{200B}',
+            '\u{0085}',
+        ] {
+            assert!(invisible(c), "U+{:04X}", c as u32);
+        }
+        // Control: visible letters, marks and spaces are not.
+        for c in ['a', 'é', '中', '\u{0301}', ' ', '\u{3000}', '🎉'] {
+            assert!(!invisible(c), "U+{:04X}", c as u32);
+        }
+        assert_eq!(text("a\u{2028}\u{2028}b", usize::MAX), "a⟨U+2028⟩⟨U+2028⟩b");
     }
 
     #[test]

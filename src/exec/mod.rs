@@ -23,6 +23,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 
 mod capture;
+pub(crate) mod git_config;
 mod missing_module;
 mod resolve;
 mod run_tmp;

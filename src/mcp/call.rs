@@ -25,6 +25,14 @@ pub async fn run(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Val
             let mut argv = vec![target.reference.clone()];
             argv.extend(args);
             let out = dispatcher.run_argv(Origin::Mcp, argv, stdin).await;
+            // The operator's notices (a sandbox layer missing, the `.env` look cut short) are
+            // for whoever runs the server, on its stderr: the result is the tool's output,
+            // which the client's model reads.
+            if let Outcome::Ran(ran) = &out {
+                for w in &ran.result.warnings {
+                    eprintln!("skillpipe mcp: warning: {w}");
+                }
+            }
             result_of(&out)
         }
     }
@@ -82,7 +90,7 @@ pub fn error_result(text: String) -> Value {
 }
 
 /// The tool result for an outcome. A run that failed keeps its output, with what failed and
-/// the sandbox's hint where one fired.
+/// the sandbox's hint where one fired. The run's warnings are not in it (see [`run`]).
 pub fn result_of(outcome: &Outcome) -> Value {
     match outcome {
         // It ran and was stopped (skillpipe was interrupted), so it was not refused.
@@ -122,15 +130,17 @@ fn ran_result(ran: &Ran) -> Value {
             None => _ = text.pop(),
         }
     }
-    for w in &r.warnings {
-        text.push_str(&format!("\nwarning: {w}"));
-    }
     let mut result = json!({
         "content": [{"type": "text", "text": text}],
         "isError": !r.success(),
     });
     if let Some(outputs) = structured(ran) {
         result["structuredContent"] = outputs;
+    }
+    // An argument the audit log cut: its length and digest, as the log's line and `run
+    // --json` give them, so the client can tell what ran from what the log shows.
+    if !ran.cut.is_empty() {
+        result["_meta"] = json!({ "skillpipe/cut": ran.cut });
     }
     result
 }
@@ -167,6 +177,7 @@ mod tests {
             },
             skill: Some("s".into()),
             script_path: None,
+            cut: Box::default(),
         }
     }
 

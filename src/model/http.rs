@@ -71,7 +71,12 @@ impl Endpoint {
             base_url: settings.base_url.trim_end_matches('/').to_string(),
             model: settings.model.clone(),
             api_key: settings.api_key.clone(),
-            api_key_var: settings.api_key_var.clone(),
+            // A variable whose key was withheld is not the one to set: the refusal advises
+            // naming one with `api_key_env` instead.
+            api_key_var: settings
+                .api_key_var
+                .clone()
+                .filter(|_| !settings.api_key_withheld),
             options: settings.options.clone(),
             adapt: Arc::new(Mutex::new(settings.adapt.clone())),
             explicit: settings.explicit.clone(),
@@ -346,7 +351,10 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
                     Ok(Some(Ok(chunk))) => chunk,
                 };
                 bytes += chunk.len() as u64;
-                parser.feed(&chunk, &mut events);
+                if let Err(e) = parser.feed(&chunk, &mut events) {
+                    yield Err(ModelError::EventTooLong { limit: e.limit, bytes });
+                    return;
+                }
                 let mut done = false;
                 let mut failed = None;
                 for ev in events.drain(..) {

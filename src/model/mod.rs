@@ -274,6 +274,17 @@ pub enum ModelError {
         /// Why.
         reason: String,
     },
+    /// A line or event of the event stream over the bound: the stream was not read further.
+    #[error(
+        "the model endpoint sent an event-stream line or event longer than {} MiB (after {bytes} bytes); the answer was stopped there — check the base URL points at a model API",
+        .limit >> 20
+    )]
+    EventTooLong {
+        /// The bound, in bytes.
+        limit: usize,
+        /// Bytes received in all when it was passed.
+        bytes: u64,
+    },
     /// No progress within a time limit.
     #[error("timed out {what} after {} s at {url}", .after.as_secs_f64())]
     Timeout {

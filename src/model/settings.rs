@@ -17,7 +17,12 @@
 //!   `[providers.P].base_url`, the provider's default.
 //! - API key: the variable `[providers.P].api_key_env` names, else the provider's own
 //!   (`$OPENAI_API_KEY`, `$R9S_API_KEY`, `$ANTHROPIC_API_KEY`). A key is only ever read from the
-//!   variable that belongs to the chosen provider.
+//!   variable that belongs to the chosen provider. The provider's own variable is an ambient
+//!   key, set for its hosted service: it is not sent to an address on this machine or the local
+//!   network (servers there need none) unless `[providers.P].api_key_env` names it.
+//!
+//! Every base URL comes from the user: a flag, the environment or the user's config file; an
+//! agent chooses a provider and a model, never where the key goes.
 
 use super::retry::RetryPolicy;
 use serde_json::{Map, Value};
@@ -68,6 +73,9 @@ pub struct Settings {
     pub api_key: Option<String>,
     /// The variable the key came from, or the one that should hold it when there is no key.
     pub api_key_var: Option<String>,
+    /// `api_key_var` holds an ambient key that is not sent: the endpoint is on this machine or
+    /// the local network and no `api_key_env` names the variable.
+    pub api_key_withheld: bool,
     /// Extra request fields (the agent's `[params]`).
     pub params: Map<String, Value>,
     /// Timeouts and retries of the HTTP client.
@@ -92,6 +100,7 @@ impl fmt::Debug for Settings {
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("api_key_var", &self.api_key_var)
+            .field("api_key_withheld", &self.api_key_withheld)
             .field("params", &self.params)
             .field("options", &self.options)
             .finish()
@@ -117,6 +126,7 @@ impl Settings {
             model: model.into(),
             api_key: None,
             api_key_var: None,
+            api_key_withheld: false,
             params: Map::new(),
             options: ClientOptions::default(),
             adapt: Default::default(),
@@ -160,7 +170,7 @@ impl Settings {
         if self.provider == ProviderKind::Replay || self.api_key.is_some() {
             return Ok(());
         }
-        if is_loopback(&self.base_url) {
+        if is_loopback(&self.base_url) || self.api_key_withheld {
             return Ok(());
         }
         Err(SettingsError::MissingKey {
@@ -184,6 +194,42 @@ pub(crate) fn is_loopback(url: &str) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether the URL's host is on this machine or the local network: a loopback, private,
+/// link-local, shared (CGNAT) or unique-local address, `localhost` or a name under it, or a
+/// name of one label (which only a local resolver can answer).
+pub(crate) fn is_local_network(url: &str) -> bool {
+    let Some(host) = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+    else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => local_v4(ip),
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (ip.segments()[0] & 0xfe00) == 0xfc00
+                || (ip.segments()[0] & 0xffc0) == 0xfe80
+                || ip.to_ipv4_mapped().is_some_and(local_v4)
+        }
+        Err(_) => {
+            let name = host.trim_end_matches('.');
+            name == "localhost" || name.ends_with(".localhost") || !name.contains('.')
+        }
+    }
+}
+
+fn local_v4(ip: std::net::Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || (a == 100 && b & 0xc0 == 64)
 }
 
 /// The agent's say in the matter (DESIGN §5: `model`, `provider`, `[params]`).
@@ -674,7 +720,14 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
         .map(str::to_string)
         .or_else(|| builtin.and_then(|b| b.key_env).map(str::to_string))
         .filter(|_| kind != ProviderKind::Replay);
-    let api_key = api_key_var.as_deref().and_then(env).map(str::to_string);
+    let mut api_key = api_key_var.as_deref().and_then(env).map(str::to_string);
+    // An ambient key (the provider's own variable, not one the user's config names) stays off
+    // local servers: they need none, and whatever listens there is not the service it is for.
+    let named = custom.is_some_and(|c| non_empty(c.api_key_env.as_ref()).is_some());
+    let api_key_withheld = api_key.is_some() && !named && is_local_network(&base_url);
+    if api_key_withheld {
+        api_key = None;
+    }
 
     let mut params = custom.map(|c| c.params.clone()).unwrap_or_default();
     let explicit = params.keys().cloned().collect();
@@ -688,6 +741,7 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
         model,
         api_key,
         api_key_var,
+        api_key_withheld,
         params,
         options: ClientOptions::default(),
         adapt,
@@ -924,7 +978,7 @@ mod tests {
                     false,
                 ),
             ),
-            // OPENAI_* env
+            // OPENAI_* env (a server on this machine: the ambient key is not sent)
             (
                 None,
                 None,
@@ -939,7 +993,7 @@ mod tests {
                     "http://localhost:1234/v1",
                     "gpt-4o-mini",
                     Some("OPENAI_API_KEY"),
-                    true,
+                    false,
                 ),
             ),
             // R9S_* env makes r9s the default provider, with its own key and model
@@ -1141,6 +1195,50 @@ mod tests {
         i.flag_model = Some("openai:gpt-4.1".into());
         i.flag_base_url = Some("http://127.0.0.1:8080/v1".into());
         assert_eq!(resolve(&i).unwrap().model, "gpt-4.1");
+    }
+
+    #[test]
+    fn an_ambient_key_is_not_sent_to_a_local_server_unless_the_config_names_it() {
+        let with = |url: &str, cfg: Option<&str>| {
+            let mut i = input();
+            i.env = env(&[("OPENAI_API_KEY", "sk"), ("OPENAI_BASE_URL", url)]);
+            i.config = cfg.map(config);
+            resolve(&i).unwrap()
+        };
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:1234/v1",
+            "http://10.1.2.3/v1",
+            "http://192.168.1.5:11434/v1",
+            "http://172.20.0.2/v1",
+            "http://169.254.1.1/v1",
+            "http://100.64.0.9/v1",
+            "http://[::1]:8080/v1",
+            "http://[fd00::5]/v1",
+            "http://[::ffff:10.0.0.1]/v1",
+            "http://gpu-box:8000/v1",
+            "http://api.localhost/v1",
+        ] {
+            let s = with(url, None);
+            assert!(s.api_key.is_none() && s.api_key_withheld, "{url}");
+            assert!(s.check_api_key().is_ok(), "{url}");
+            // Named by the user's own config: sent.
+            let s = with(
+                url,
+                Some("[providers.openai]\napi_key_env = \"OPENAI_API_KEY\"\n"),
+            );
+            assert_eq!(s.api_key.as_deref(), Some("sk"), "{url}");
+            assert!(!s.api_key_withheld);
+        }
+        // A hosted gateway (the usual OPENAI_BASE_URL + OPENAI_API_KEY pair) keeps its key.
+        for url in [
+            "https://gateway.example.com/v1",
+            "https://8.8.8.8/v1",
+            "http://172.32.0.1/v1",
+        ] {
+            let s = with(url, None);
+            assert_eq!(s.api_key.as_deref(), Some("sk"), "{url}");
+        }
     }
 
     #[test]

@@ -6,6 +6,17 @@
 //! a blank line dispatches, `:` starts a comment, one space after the colon is dropped, lines end
 //! in LF, CRLF or CR, and a leading BOM is ignored.
 
+/// Longest line, and longest event (its `data:` lines joined), taken from a stream: a server
+/// that sends more without a line end would otherwise grow the buffer without bound.
+pub const MAX_EVENT_BYTES: usize = 8 << 20;
+
+/// A line or an event over [`MAX_EVENT_BYTES`]: the stream is not read further.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong {
+    /// The bound.
+    pub limit: usize,
+}
+
 /// One dispatched event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SseEvent {
@@ -33,17 +44,29 @@ impl SseParser {
         Self::default()
     }
 
-    /// Feed the next chunk; events completed by it are appended to `out`.
-    pub fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<SseEvent>) {
+    /// Feed the next chunk; events completed by it are appended to `out`. A line or event over
+    /// [`MAX_EVENT_BYTES`] is an error, and nothing more of it is kept.
+    pub fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), TooLong> {
+        let too_long = TooLong {
+            limit: MAX_EVENT_BYTES,
+        };
         if chunk.is_empty() {
-            return;
+            return Ok(());
         }
         if std::mem::take(&mut self.after_cr) && chunk[0] == b'\n' {
             chunk = &chunk[1..];
         }
         while let Some(pos) = memchr::memchr2(b'\n', b'\r', chunk) {
+            if self.line.len() + pos > MAX_EVENT_BYTES {
+                self.line = Vec::new();
+                return Err(too_long);
+            }
             self.line.extend_from_slice(&chunk[..pos]);
             self.end_line(out);
+            if self.data.len() > MAX_EVENT_BYTES {
+                self.data = String::new();
+                return Err(too_long);
+            }
             let mut next = pos + 1;
             if chunk[pos] == b'\r' {
                 match chunk.get(next) {
@@ -54,7 +77,12 @@ impl SseParser {
             }
             chunk = &chunk[next..];
         }
+        if self.line.len() + chunk.len() > MAX_EVENT_BYTES {
+            self.line = Vec::new();
+            return Err(too_long);
+        }
         self.line.extend_from_slice(chunk);
+        Ok(())
     }
 
     /// The end of the stream: an event whose lines all arrived but whose closing blank line did
@@ -117,7 +145,7 @@ impl SseParser {
 pub fn parse_all(input: &[u8]) -> Vec<SseEvent> {
     let mut p = SseParser::new();
     let mut out = Vec::new();
-    p.feed(input, &mut out);
+    p.feed(input, &mut out).unwrap();
     out.extend(p.finish());
     out
 }
@@ -140,9 +168,9 @@ mod tests {
             for j in i..=input.len() {
                 let mut p = SseParser::new();
                 let mut out = Vec::new();
-                p.feed(&input[..i], &mut out);
-                p.feed(&input[i..j], &mut out);
-                p.feed(&input[j..], &mut out);
+                p.feed(&input[..i], &mut out).unwrap();
+                p.feed(&input[i..j], &mut out).unwrap();
+                p.feed(&input[j..], &mut out).unwrap();
                 out.extend(p.finish());
                 assert_eq!(out, expected, "split at {i},{j}");
             }
@@ -150,7 +178,7 @@ mod tests {
         let mut p = SseParser::new();
         let mut out = Vec::new();
         for b in input {
-            p.feed(std::slice::from_ref(b), &mut out);
+            p.feed(std::slice::from_ref(b), &mut out).unwrap();
         }
         out.extend(p.finish());
         assert_eq!(out, expected, "byte by byte");
@@ -202,5 +230,40 @@ mod tests {
     fn end_of_stream_without_blank_line_delivers_complete_lines_only() {
         assert_split_invariant(b"data: [DONE]\n", &[ev(None, "[DONE]")]);
         assert_eq!(parse_all(b"data: a\n\ndata: {\"cut"), vec![ev(None, "a")]);
+    }
+
+    #[test]
+    fn a_line_or_an_event_over_the_bound_is_an_error() {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        let mib = vec![b'x'; 1 << 20];
+        p.feed(b"data: ", &mut out).unwrap();
+        let mut fed = 0;
+        let err = loop {
+            match p.feed(&mib, &mut out) {
+                Ok(()) => fed += 1,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err.limit, MAX_EVENT_BYTES);
+        assert_eq!(fed, 7, "stopped at the bound, not before");
+        assert!(p.line.capacity() == 0, "what it held is let go");
+        // An event of many short lines, over the bound together.
+        let mut p = SseParser::new();
+        let line = [b"data: ".as_slice(), &vec![b'y'; 1 << 20], b"\n"].concat();
+        let err = (0..16).find_map(|_| p.feed(&line, &mut out).err());
+        assert_eq!(
+            err,
+            Some(TooLong {
+                limit: MAX_EVENT_BYTES
+            })
+        );
+        // Control: just under the bound is an event.
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        let data = vec![b'z'; MAX_EVENT_BYTES - 10];
+        p.feed(&[b"data:".as_slice(), &data, b"\n\n"].concat(), &mut out)
+            .unwrap();
+        assert_eq!(out.len(), 1);
     }
 }

@@ -106,6 +106,8 @@ pub struct DriverOptions {
     /// written through as the bytes it was, in place: side effects then run one at a time, each
     /// decided before the text after it goes out (`filter --keep-refused`).
     pub keep_refused: bool,
+    /// Side effects allowed before further ones are refused.
+    pub max_side_effects: Option<usize>,
 }
 
 /// How [`Driver::run_capture`] went.
@@ -131,6 +133,7 @@ pub struct Driver {
     worker: JoinHandle<()>,
     gate: Option<Gate>,
     captures: usize,
+    side_effects: usize,
     problems: Arc<AtomicBool>,
     stopped: bool,
 }
@@ -181,6 +184,7 @@ impl Driver {
             worker,
             gate: None,
             captures: 0,
+            side_effects: 0,
             problems,
             stopped: false,
         }
@@ -324,19 +328,29 @@ impl Driver {
             return self.refuse_found(&d, why, sink);
         }
         match d.kind {
-            Kind::SideEffect if self.opts.keep_refused => {
-                // In program order: every earlier side effect has finished.
-                self.settle(sink).await;
-                let outcome = self.dispatcher.run_body(Kind::SideEffect, &d.body).await;
-                emit_outcome(&d.raw, &outcome, true, &self.problems, sink);
-                if !ran(&outcome) {
-                    self.stopped = sink(Event::Text(&d.raw)).is_break();
+            Kind::SideEffect => {
+                if let Some(max) = self.opts.max_side_effects
+                    && self.side_effects >= max
+                {
+                    let why = format!("max_side_effects_per_turn = {max} reached");
+                    return self.refuse_over(&d, "max_side_effects_per_turn", why, sink);
+                }
+                self.side_effects += 1;
+                if self.opts.keep_refused {
+                    // In program order: every earlier side effect has finished.
+                    self.settle(sink).await;
+                    let outcome = self.dispatcher.run_body(Kind::SideEffect, &d.body).await;
+                    emit_outcome(&d.raw, &outcome, true, &self.problems, sink);
+                    if !ran(&outcome) {
+                        self.stopped = sink(Event::Text(&d.raw)).is_break();
+                    }
+                } else {
+                    self.queue.push(d).await
                 }
             }
-            Kind::SideEffect => self.queue.push(d).await,
             Kind::Capture => {
                 if let Some(why) = self.limit_reached() {
-                    return self.refuse_found(&d, why, sink);
+                    return self.refuse_over(&d, "max_captures_per_turn", why, sink);
                 }
                 match self.opts.captures {
                     CaptureMode::HandBack => {
@@ -452,6 +466,21 @@ impl Driver {
         self.dispatcher.refuse(origin, argv, decision, why)
     }
 
+    /// A directive past the per-answer bound `key`: refused where found, its audit line naming
+    /// the bound (`limit`).
+    fn refuse_over<S>(&self, d: &Directive, key: &'static str, why: String, sink: &mut S)
+    where
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        self.problems.store(true, Ordering::Relaxed);
+        let argv = std::slice::from_ref(&d.body);
+        let outcome = self
+            .dispatcher
+            .refuse_over_limit(Origin::from(d.kind), argv, key, why);
+        self.report(&d.raw, &outcome, sink);
+        let _ = sink(Event::Refused { directive: d });
+    }
+
     /// [`Driver::refuse_directive`] where the directive was found: the stream goes on.
     fn refuse_found<S>(&mut self, d: &Directive, why: String, sink: &mut S)
     where
@@ -533,6 +562,7 @@ mod tests {
             max_captures,
             announced: Announced::Full,
             keep_refused: false,
+            max_side_effects: None,
         }
     }
 

@@ -180,6 +180,7 @@ mod tests {
             },
             skill: None,
             script_path: None,
+            cut: Box::default(),
         })
     }
 

@@ -5,15 +5,15 @@
 //! pattern that does not parse never compiles, so nothing can run under it.
 //!
 //! A deny pattern also sees through programs that run their arguments as a command
-//! ([`is_wrapper`]: `env touch x`, `nice -n 5 rm y`, `timeout 5 …`, `xargs rm`, `find … -exec rm`):
-//! under `--allow '*' --deny rm` each of these is denied too. Every later argument of a wrapper
-//! is tried as the start of a command, which can deny a harmless call (`find -name rm`): the
-//! safe side. What a deny list cannot see is code in a string — `sh -c '…'`, `python3 -c '…'`,
+//! ([`wrapper`]: `env touch x`, `env -S 'touch x'`, `nice -n 5 rm y`, `setarch x86_64 rm y`,
+//! `xargs rm`, `find … -exec rm`, `watch 'ls; rm y'`): under `--allow '*' --deny rm` each of
+//! these is denied too. Every later argument of a wrapper is tried as the start of a command,
+//! which can deny a harmless call (`find -name rm`): the safe side. What a deny list cannot see is code in a string — `sh -c '…'`, `python3 -c '…'`,
 //! `perl -e '…'` — so with `*` allowed, deny the shells and interpreters as well; a deny list is
 //! not a sandbox.
 
 use super::{PolicyError, ScriptPolicy};
-use crate::command::interpreter::is_wrapper;
+use crate::command::wrapper::{self, Started};
 use crate::command::{Pattern, Target, escape_controls};
 
 /// The policy's refusal ([`super::Decision::Denied`]): what was refused and why. Its `Display`
@@ -154,7 +154,15 @@ pub fn decide(policy: &CompiledPolicy, target: &Target) -> Result<(), Denied> {
         return deny(Denied::ScriptsOff);
     }
     let command = target.display();
-    let wrapped = wrapped_commands(target);
+    let started = started_by(target);
+    let wrapped: Vec<Target> = started
+        .starts
+        .iter()
+        .map(|&(l, i)| Target::System {
+            program: &started.lines[l][i],
+            args: &started.lines[l][i + 1..],
+        })
+        .collect();
     for (text, p) in &policy.denied {
         if p.denies(target) {
             let pattern = escape_controls(text);
@@ -180,21 +188,19 @@ pub fn decide(policy: &CompiledPolicy, target: &Target) -> Result<(), Denied> {
     })
 }
 
-/// The commands a wrapper target might start: every suffix of its arguments, taken as a
-/// command line. Nested wrappers need no recursion — their inner commands are suffixes too.
-fn wrapped_commands<'a>(target: &Target<'a>) -> Vec<Target<'a>> {
+/// The commands a system command may start through its wrappers (see [`wrapper::started`]).
+fn started_by(target: &Target) -> Started {
     let Target::System { program, args } = *target else {
-        return Vec::new();
+        return Started::default();
     };
-    if !is_wrapper(program) {
-        return Vec::new();
+    if wrapper::starts(program).is_none() {
+        return Started::default();
     }
-    (0..args.len())
-        .map(|i| Target::System {
-            program: &args[i],
-            args: &args[i + 1..],
-        })
-        .collect()
+    wrapper::started(
+        std::iter::once(program.to_string())
+            .chain(args.iter().cloned())
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -360,7 +366,7 @@ mod tests {
             "jq '{a:1}' f",
             "printf {x}",
             "say \"hello\"",
-            "git status --short",
+            "git status",
             "echo 'it''s $(fine)'",
             "scripts/lookup.py term",
         ] {
@@ -449,6 +455,17 @@ mod tests {
             "find . -name x -exec rm {} +",
             "sudo -u root rm -rf /",
             "env git push origin",
+            "env -S 'touch x'",
+            "env -S'touch x'",
+            "env --split-string='touch x'",
+            "env --split-string 'touch x'",
+            "env -iS 'touch x'",
+            "setarch x86_64 touch x",
+            "setarch x86_64 -R touch x",
+            "linux32 touch x",
+            "linux64 touch x",
+            "watch -n 1 'true; touch x'",
+            "su -c 'touch x'",
         ] {
             let d = run(&p, "s", body).unwrap();
             assert!(

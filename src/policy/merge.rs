@@ -55,6 +55,8 @@ pub struct PolicyOverrides {
     /// Replaces `max_captures_per_turn` (`--max-captures`: the user's bound, which may raise
     /// an agent's).
     pub max_captures: Option<usize>,
+    /// Replaces `max_side_effects_per_turn` (`--max-side-effects`, the user's bound).
+    pub max_side_effects: Option<usize>,
 }
 
 /// Why a policy or its overrides were refused. The message names the key (or flag) and value.
@@ -158,6 +160,9 @@ impl ScriptPolicy {
         if let Some(n) = overrides.max_captures {
             self.max_captures_per_turn = n;
         }
+        if let Some(n) = overrides.max_side_effects {
+            self.max_side_effects_per_turn = n;
+        }
         #[cfg(feature = "runtime")]
         self.apply_sandbox_flags(overrides)?;
         Ok(())
@@ -183,6 +188,7 @@ impl ScriptPolicy {
             ("max_output_bytes", self.max_output_bytes),
             ("max_capture_bytes", self.max_capture_bytes),
             ("max_captures_per_turn", self.max_captures_per_turn),
+            ("max_side_effects_per_turn", self.max_side_effects_per_turn),
         ] {
             if value == 0 {
                 return Err(PolicyError::Zero { key });

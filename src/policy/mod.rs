@@ -167,6 +167,8 @@ pub struct ScriptPolicy {
     pub confirm: ConfirmMode,
     /// Chat: bound on capture round-trips per user message.
     pub max_captures_per_turn: usize,
+    /// Chat: bound on side effects (`%{…}`) per user message; the ones past it are refused.
+    pub max_side_effects_per_turn: usize,
     /// Refuse a run whose audit line cannot be written, or not.
     pub audit: AuditMode,
     /// The working directory of skill scripts.
@@ -227,6 +229,7 @@ impl Default for ScriptPolicy {
             env_passthrough: ["PATH", "HOME", "LANG", "TERM"].map(String::from).to_vec(),
             confirm: ConfirmMode::Ask,
             max_captures_per_turn: 8,
+            max_side_effects_per_turn: 8,
             audit: AuditMode::BestEffort,
             workdir: Workdir::Skill,
         }

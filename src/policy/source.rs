@@ -8,8 +8,8 @@ use super::{ConfirmMode, SandboxMode, ScriptPolicy};
 /// A setting dropped from a file that may not raise the policy, and how the user grants it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ignored {
-    /// The key that was dropped.
-    pub key: &'static str,
+    /// The key that was dropped (`params.NAME` for a request parameter).
+    pub key: std::borrow::Cow<'static, str>,
     /// The flag or setting that grants it instead.
     pub grant: &'static str,
 }
@@ -40,7 +40,10 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     let mut ignored = Vec::new();
     let mut drop = |raised: bool, key: &'static str, grant: &'static str| {
         if raised {
-            ignored.push(Ignored { key, grant });
+            ignored.push(Ignored {
+                key: key.into(),
+                grant,
+            });
         }
         raised
     };
@@ -126,6 +129,13 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
         "--max-captures N",
     ) {
         out.max_captures_per_turn = d.max_captures_per_turn;
+    }
+    if drop(
+        p.max_side_effects_per_turn > d.max_side_effects_per_turn,
+        "max_side_effects_per_turn",
+        "--max-side-effects N",
+    ) {
+        out.max_side_effects_per_turn = d.max_side_effects_per_turn;
     }
     // The sandbox's second layer: reading hidden paths, Unix sockets, higher limits (0 is none).
     if drop(!p.allow_read.is_empty(), "allow_read", "--allow-read PATH") {
@@ -231,7 +241,7 @@ mod tests {
         };
         let (p, ignored) = narrow_only(&hostile);
         assert_eq!(p, ScriptPolicy::default());
-        let keys: Vec<&str> = ignored.iter().map(|i| i.key).collect();
+        let keys: Vec<&str> = ignored.iter().map(|i| &*i.key).collect();
         assert_eq!(
             keys,
             [
@@ -305,7 +315,7 @@ mod tests {
     #[test]
     fn origin_names_file_default_or_ignored() {
         let ignored = vec![Ignored {
-            key: "allow_network",
+            key: "allow_network".into(),
             grant: "--allow-network",
         }];
         assert_eq!(
@@ -328,7 +338,7 @@ mod tests {
             ..ScriptPolicy::default()
         };
         let (out, ignored) = narrow_only(&p);
-        let keys: Vec<&str> = ignored.iter().map(|i| i.key).collect();
+        let keys: Vec<&str> = ignored.iter().map(|i| &*i.key).collect();
         assert_eq!(
             keys,
             [

@@ -414,6 +414,10 @@ pub fn hidden_and_notice(
                 dotenv.push(p);
             }
         }
+        let git_config = d.join(".git/config");
+        if git_config_holds_credentials(&git_config) && !dotenv.contains(&git_config) {
+            dotenv.push(git_config);
+        }
     }
     // Below each working directory (what is near first), then below the project's root: a
     // script run in `proj/web` reads `../api/.env` as well.
@@ -443,6 +447,28 @@ pub fn hidden_and_notice(
         existing(deny_list(home, &dotenv, &extra, allow_read)),
         notice,
     )
+}
+
+/// Whether a git config file holds credentials, by git's own keys: a remote `url`/`pushurl`
+/// with a password in it (`https://user:token@host/…`), or an `extraheader` (an
+/// `Authorization:` header sent with every fetch).
+pub fn git_config_holds_credentials(config: &Path) -> bool {
+    use std::io::Read;
+    let mut text = String::new();
+    let Ok(f) = std::fs::File::open(config) else {
+        return false;
+    };
+    let _ = f.take(64 * 1024).read_to_string(&mut text);
+    text.lines().filter_map(|l| l.split_once('=')).any(|(key, value)| {
+        let key = key.trim().to_ascii_lowercase();
+        let userinfo = value
+            .trim()
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split('/').next())
+            .and_then(|authority| authority.rsplit_once('@'))
+            .is_some_and(|(user, _)| user.contains(':'));
+        key == "extraheader" || (matches!(key.as_str(), "url" | "pushurl") && userinfo)
+    })
 }
 
 /// The notice for a `.env*` walk below `start` that stopped at its bound.
@@ -483,6 +509,21 @@ pub fn entries(dir: &Path, project: &Path, home: Option<&Path>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn git_configs_with_credentials_are_told_by_their_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = dir.path().join("config");
+        let holds = |text: &str| {
+            std::fs::write(&c, text).unwrap();
+            git_config_holds_credentials(&c)
+        };
+        assert!(holds("[remote \"o\"]\n\turl = https://me:ghp_x@github.com/a/b\n"));
+        assert!(holds("[http]\n\textraheader = AUTHORIZATION: basic eA==\n"));
+        assert!(!holds("[remote \"o\"]\n\turl = https://github.com/a/b\n"));
+        assert!(!holds("[remote \"o\"]\n\turl = git@github.com:a/b.git\n"));
+        assert!(!holds("[core]\n\tbare = false\n"));
+    }
 
     #[test]
     fn host_keys_are_the_private_halves_only() {

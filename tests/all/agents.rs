@@ -1,6 +1,8 @@
 //! `skillpipe agents list|show` against real folders: agent files in a temp project, an XDG config
 //! dir and r9s's layout under a temp HOME; skills in temp folders passed with --skills-dir.
 
+use crate::common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use std::fs;
@@ -51,7 +53,7 @@ impl World {
     }
 
     fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("skillpipe").unwrap();
+        let mut c = common::spawn::skillpipe_cmd();
         c.current_dir(&self.cwd)
             .env("XDG_CONFIG_HOME", &self.config)
             .env("HOME", &self.home)

@@ -3,7 +3,7 @@
 use crate::common;
 
 use common::{Reply, Server, TestHome};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn chat(home: &TestHome, server: &Server) -> assert_cmd::Command {
     let mut c = home.cmd();
@@ -659,6 +659,44 @@ fn captures_per_turn_are_bounded() {
     );
 }
 
+/// Side effects count toward a per-answer bound too (default: 8, `--max-side-effects N`):
+/// past it each is refused, its audit line naming the bound. Control: with the bound raised,
+/// the same answer runs every one.
+#[test]
+fn side_effects_per_turn_are_bounded() {
+    let answer: String = (0..12).map(|n| format!("%{{echo s{n}}} ")).collect();
+    let ran = |home: &TestHome| {
+        home.audit()
+            .iter()
+            .filter(|r| r["decision"] == "ran")
+            .count()
+    };
+    let limited = |home: &TestHome| -> Vec<serde_json::Value> {
+        home.audit()
+            .into_iter()
+            .filter(|r| r["limit"] == "max_side_effects_per_turn")
+            .collect()
+    };
+    for (flag, runs) in [(None, 8), (Some("3"), 3), (Some("20"), 12)] {
+        let home = TestHome::new();
+        let server = Server::start([Reply::text([answer.as_str()])]);
+        let mut c = chat(&home, &server);
+        c.args(["--allow", "echo", "-y"]);
+        if let Some(n) = flag {
+            c.args(["--max-side-effects", n]);
+        }
+        let out = c.arg("go").output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(ran(&home), runs, "{flag:?}: {:?}", home.audit());
+        let refused = limited(&home);
+        assert_eq!(refused.len(), 12 - runs, "{flag:?}: {refused:?}");
+        assert!(
+            refused.iter().all(|r| r["decision"] == "denied"),
+            "{refused:?}"
+        );
+    }
+}
+
 /// The same command written with other spacing or quoting is the same command.
 #[test]
 fn a_capture_respelled_is_still_a_repeat() {
@@ -841,10 +879,59 @@ fn replay_runs_the_shipped_agent_offline() {
     );
 }
 
+/// An agent from outside the user's own config folders (`--agent PATH`) sets only sampling and
+/// length parameters: `n` and `store` are ignored with a notice naming them, `temperature` and
+/// `max_tokens` are sent. Control: the same file in the user's agents folder sends all four.
+#[test]
+fn a_foreign_agent_sets_only_sampling_and_length_parameters() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["one"]), Reply::text(["two"])]);
+    let text = "name = \"greedy\"\ninstructions = \"Be brief.\"\n[params]\n\
+                temperature = 0.3\nmax_tokens = 50\nn = 64\nstore = true\n";
+    home.write("project/greedy.toml", text);
+    home.write("config/skillpipe/agents/greedy.toml", text);
+    let chat = |agent: &str| {
+        home.cmd()
+            .args(["chat", "--base-url", &server.url, "--model", "m"])
+            .args(["--agent", agent, "hi"])
+            .output()
+            .unwrap()
+    };
+    let out = chat("project/greedy.toml");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body = &server.recorded()[0].body;
+    assert_eq!(
+        (body["temperature"].clone(), body["max_tokens"].clone()),
+        (json!(0.3), json!(50))
+    );
+    assert!(
+        body.get("n").is_none() && body.get("store").is_none(),
+        "{body}"
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("params.n") && err.contains("params.store"),
+        "{err}"
+    );
+    // Control: the user's own agent is the user's word.
+    let out = chat("greedy");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body = &server.recorded()[1].body;
+    assert_eq!(
+        (body["n"].clone(), body["store"].clone()),
+        (json!(64), json!(true))
+    );
+}
+
 #[test]
 fn anthropic_provider_from_the_command_line() {
     let home = TestHome::new();
     let server = Server::start([Reply::text(["Bonjour", " !"])]);
+    // The key goes to this (local) server because the user's config names it.
+    home.write(
+        "config/skillpipe/config.toml",
+        "[providers.anthropic]\napi_key_env = \"ANTHROPIC_API_KEY\"\n",
+    );
     let out = home
         .cmd()
         .env("ANTHROPIC_API_KEY", "ak-test")
@@ -907,8 +994,64 @@ fn r9s_variables_choose_endpoint_key_and_model() {
     assert_eq!(stdout(&out), "from r9s\n");
     let rec = &server.recorded()[0];
     assert_eq!(rec.path, "/v1/chat/completions");
-    assert_eq!(rec.headers["authorization"], "Bearer r9s-key");
+    // The test server is on this machine: the ambient key stays home (see the next test).
+    assert!(!rec.headers.contains_key("authorization"), "{rec:?}");
     assert_eq!(rec.body["model"], "r9s-model");
+}
+
+/// An ambient key (`$OPENAI_API_KEY`, set for the hosted service) is not sent to a server on
+/// this machine that `--base-url` names; `doctor` says so. Control: where the user's config
+/// names the variable (`api_key_env`), the same key is sent there.
+#[test]
+fn an_ambient_key_is_not_sent_to_a_local_server() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["one"]), Reply::text(["two"])]);
+    let chat = |home: &TestHome| {
+        home.cmd()
+            .env("OPENAI_API_KEY", "sk-ambient")
+            .args(["chat", "--base-url", &server.url, "--model", "m", "hi"])
+            .output()
+            .unwrap()
+    };
+    let out = chat(&home);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = &server.recorded()[0];
+    assert!(!rec.headers.contains_key("authorization"), "{rec:?}");
+    let doctor = home
+        .cmd()
+        .env("OPENAI_API_KEY", "sk-ambient")
+        .args(["doctor", "--base-url", &server.url, "--model", "m"])
+        .output()
+        .unwrap();
+    let text = stdout(&doctor);
+    assert!(
+        text.contains("$OPENAI_API_KEY is set but not sent"),
+        "{text}"
+    );
+    assert!(!text.contains("sk-ambient"), "{text}");
+    // A local server that wants a key says so; the advice is to name one, not to set the
+    // variable that is set already.
+    let refusing = Server::start([Reply::status(401, "{\"error\": {\"message\": \"key?\"}}")]);
+    let out = home
+        .cmd()
+        .env("OPENAI_API_KEY", "sk-ambient")
+        .args(["chat", "--base-url", &refusing.url, "--model", "m", "hi"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(err.contains("api_key_env"), "{err}");
+    assert!(!err.contains("set $OPENAI_API_KEY"), "{err}");
+    // Control: named in the user's config, it is sent.
+    home.write(
+        "config/skillpipe/config.toml",
+        "[providers.openai]\napi_key_env = \"OPENAI_API_KEY\"\n",
+    );
+    let out = chat(&home);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        server.recorded()[1].headers["authorization"],
+        "Bearer sk-ambient"
+    );
 }
 
 #[test]
@@ -1290,9 +1433,10 @@ fn doctor_fails_on_a_broken_config_naming_file_and_line() {
     assert!(!text.contains("sk-secret"));
 }
 
-/// What `chat` would refuse to start with (a remote endpoint and no key) fails doctor too.
+/// A remote endpoint without its key is a warning on a fresh install (nothing in the set-up
+/// needs it), and fails `doctor --online`, which would have to reach it, as chat would refuse.
 #[test]
-fn doctor_fails_without_the_key_a_remote_endpoint_needs() {
+fn doctor_warns_without_the_key_a_remote_endpoint_needs_and_fails_online() {
     let home = TestHome::new();
     home.write(
         "config/skillpipe/config.toml",
@@ -1304,11 +1448,24 @@ fn doctor_fails_without_the_key_a_remote_endpoint_needs() {
         .arg("doctor")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(
-        stderr(&out).contains("no API key for remote"),
+        stderr(&out).contains("warning: no API key for remote"),
         "{}",
         stderr(&out)
+    );
+    // With --online the endpoint is not asked without its key, and doctor fails.
+    let out = home
+        .cmd()
+        .env_remove("REMOTE_KEY")
+        .args(["doctor", "--online"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("not asked: its API key is not set"),
+        "{}",
+        stdout(&out)
     );
     let refused = home
         .cmd()
@@ -1976,7 +2133,7 @@ fn a_reader_that_goes_ends_the_answer_quietly() {
     let home = TestHome::new();
     // The model sends two lines and then goes silent: only the reader's going can end this.
     let server = Server::start([Reply::text(["first line\n", "second line\n"]).stall_after(2)]);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+    let mut child = common::spawn::skillpipe()
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home.path())

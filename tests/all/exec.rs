@@ -239,7 +239,7 @@ fn children_die_with_skillpipe_and_its_run_directory_is_swept_later() {
     let pidfile = dir.path().join("pid");
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let mut helper = std::process::Command::new(std::env::current_exe().unwrap())
+    let mut helper = common::spawn::detached(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "exec::helper_run_until_killed",
@@ -277,7 +277,7 @@ fn children_die_with_skillpipe_and_its_run_directory_is_swept_later() {
         .unwrap()
         .set_modified(old)
         .unwrap();
-    let o = assert_cmd::Command::new(env!("CARGO_BIN_EXE_skillpipe"))
+    let o = common::spawn::skillpipe_cmd()
         .args(["filter", "--allow", "echo", "-y"])
         .env("TMPDIR", &tmp)
         .env("XDG_STATE_HOME", dir.path().join("state"))

@@ -4,7 +4,7 @@ use crate::common;
 
 use common::TestHome;
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -260,7 +260,7 @@ fn captures_in_a_long_stream_keep_output_order() {
 #[test]
 fn closed_stdout_ends_quietly() {
     let home = TestHome::new();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+    let mut child = common::spawn::skillpipe()
         .arg("filter")
         .env("XDG_STATE_HOME", home.path())
         .current_dir(home.path())
@@ -337,7 +337,7 @@ fn concurrent_filters_append_whole_audit_lines() {
                     }
                 })
                 .collect();
-            let mut child = Command::new(env!("CARGO_BIN_EXE_skillpipe"))
+            let mut child = common::spawn::skillpipe()
                 .env("HOME", home.path())
                 .env("XDG_STATE_HOME", home.path().join("state"))
                 .env("XDG_CONFIG_HOME", home.path().join("config"))

@@ -24,8 +24,6 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
-
 // ---------------------------------------------------------------------------------------------
 // Running the binary
 
@@ -50,10 +48,10 @@ impl Out {
     }
 }
 
-/// `skillpipe ARGS` in `home`, with a clean environment, no controlling terminal (so that
-/// `confirm = ask` can never reach a real one) and `extra_env` on top.
+/// `skillpipe ARGS` in `home`, with a clean environment, detached (no controlling terminal, so
+/// that `confirm = ask` can never reach a real one) and `extra_env` on top.
 fn command(home: &TestHome, args: &[&str], extra_env: &[(&str, OsString)]) -> Command {
-    let mut c = Command::new(BIN);
+    let mut c = common::spawn::skillpipe();
     c.args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -71,13 +69,6 @@ fn command(home: &TestHome, args: &[&str], extra_env: &[(&str, OsString)]) -> Co
     }
     for (k, v) in extra_env {
         c.env(k, v);
-    }
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        c.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
     }
     c
 }
@@ -1489,6 +1480,46 @@ fn denied_patterns_win_over_allow() {
             Expect::Refused(DENIED),
         ),
     ];
+    // Wrappers whose command is in one word, or after an architecture: each would create the
+    // canary where touch is not denied (the control), and is refused where it is.
+    let one_word = [
+        ("env -S", "%{env -S 'touch {C}'}"),
+        ("env -S attached", "%{env -S'touch {C}'}"),
+        ("env --split-string=", "%{env '--split-string=touch {C}'}"),
+        ("env --split-string", "%{env --split-string 'touch {C}'}"),
+        ("env -iS", "%{env -iS 'PATH=/usr/bin:/bin touch {C}'}"),
+        ("env -S with \\_", "%{env -S 'touch\\_{C}'}"),
+        ("setarch", "%{setarch x86_64 touch {C}}"),
+        ("setarch -R", "%{setarch x86_64 -R touch {C}}"),
+        ("linux32", "%{linux32 touch {C}}"),
+        ("linux64", "%{linux64 touch {C}}"),
+    ];
+    for (name, directive) in one_word {
+        if name.starts_with("setarch") || name.starts_with("linux") {
+            let out = Command::new(which(name.split(' ').next().unwrap()))
+                .arg("true")
+                .output();
+            if !out.is_ok_and(|o| o.status.success()) {
+                eprintln!("skipped {name}: it does not run on this machine");
+                continue;
+            }
+        }
+        control_creates_canary(
+            &[
+                "filter",
+                "--allow",
+                "*",
+                "--deny",
+                "rm",
+                "--allow-filesystem",
+                "--allow-network",
+                "-y",
+            ],
+            &nothing,
+            directive,
+        );
+        attempts.push(attempt(name, directive, Expect::Refused(DENIED)));
+    }
     let failures = check_family(
         "deny touch",
         args,
@@ -1674,7 +1705,7 @@ fn directives_in_command_output_do_not_run() {
 
 /// Whether `skillpipe doctor` says this machine enforces every restriction; says loudly if not.
 fn sandbox_available(test: &str) -> bool {
-    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    let out = common::spawn::skillpipe().arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let yes = |label: &str| {
         text.lines().any(|l| {
@@ -2437,7 +2468,7 @@ fn layers_available(test: &str, more: &[&str]) -> bool {
     if !sandbox_available(test) {
         return false;
     }
-    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    let out = common::spawn::skillpipe().arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     for label in more {
         let yes = text.lines().any(|l| {
@@ -5104,4 +5135,115 @@ fn refused_reads_and_sockets_are_not_called_writes() {
         err.contains(&format!("--allow-read {}/.env", work.display())),
         "control: {err}"
     );
+}
+
+/// A handed-over repository whose config names programs (`core.fsmonitor`, a hook, an external
+/// diff and a diff driver, each writing a canary): `!{git status}` and `!{git diff}`, allowed
+/// exactly, run none of them and still work. Control: the same commands outside skillpipe run
+/// each program (the canaries appear), so this git would have.
+#[test]
+fn an_allowed_git_runs_none_of_the_repositorys_programs() {
+    let home = TestHome::new();
+    // The repository is where skillpipe runs, as a handed-over checkout would be.
+    let repo = home.path().to_path_buf();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("HOME", home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "a@example.com"]);
+    git(&["config", "user.name", "a"]);
+    std::fs::write(repo.join("f.txt"), "one\n").unwrap();
+    git(&["add", "f.txt"]);
+    git(&["commit", "-qm", "one"]);
+    std::fs::write(repo.join("f.txt"), "two\n").unwrap();
+    let canary = |name: &str| {
+        let script = home.path().join(format!("{name}.sh"));
+        let mark = home.path().join(format!("CANARY-{name}"));
+        std::fs::write(&script, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        (script.display().to_string(), mark)
+    };
+    let (fsmonitor, fsmonitor_mark) = canary("fsmonitor");
+    let (ext, ext_mark) = canary("ext");
+    git(&["config", "core.fsmonitor", &fsmonitor]);
+    git(&["config", "diff.external", &ext]);
+    let marks = [fsmonitor_mark, ext_mark];
+
+    let out = run(
+        &home,
+        &[
+            "filter",
+            "--allow",
+            "git status",
+            "--allow",
+            "git diff",
+            "--allow-filesystem",
+            "-y",
+        ],
+        b"a !{git status} b !{git diff} c\n",
+        Feed::Whole,
+    );
+    let audit = home.audit();
+    assert_eq!(audit.len(), 2, "{audit:?} {}", out.stderr);
+    assert!(audit.iter().all(|r| r["decision"] == "ran"), "{audit:?}");
+    for m in &marks {
+        assert!(!m.exists(), "{} ran under skillpipe", m.display());
+    }
+    // The commands worked: the change is listed and shown.
+    let text = out.text();
+    assert!(text.contains("modified:   f.txt"), "{text}");
+    assert!(text.contains("-one") && text.contains("+two"), "{text}");
+
+    // Control: outside skillpipe, this git runs both programs.
+    git(&["status"]);
+    let _ = Command::new("git")
+        .args(["diff"])
+        .current_dir(&repo)
+        .env("HOME", home.path())
+        .output();
+    for m in &marks {
+        assert!(m.exists(), "{} did not run outside skillpipe", m.display());
+    }
+}
+
+/// A pattern that names arguments allows exactly that command line: `--allow 'cat notes.txt'`
+/// does not let `cat notes.txt private/payroll.csv` read the second file. Controls: the exact
+/// command runs; a last `*` word and a bare program name keep the arguments open.
+#[test]
+fn a_pattern_with_arguments_allows_exactly_them() {
+    let home = TestHome::new();
+    home.write("notes.txt", "NOTES\n");
+    home.write("private/payroll.csv", "PAYROLL\n");
+    let filter = |allow: &str, input: &str| {
+        run(
+            &home,
+            &["filter", "--allow", allow, "--allow-filesystem", "-y"],
+            input.as_bytes(),
+            Feed::Whole,
+        )
+    };
+    let out = filter(
+        "cat notes.txt",
+        "a !{cat notes.txt private/payroll.csv} b\n",
+    );
+    assert!(!out.text().contains("PAYROLL"), "{}", out.text());
+    let last = home.audit().pop().unwrap();
+    assert_eq!(last["decision"], "denied", "{last}");
+    // Control: the command the pattern names runs.
+    let out = filter("cat notes.txt", "a !{cat notes.txt} b\n");
+    assert!(out.text().contains("NOTES"), "{}", out.text());
+    assert_eq!(home.audit().pop().unwrap()["decision"], "ran");
+    // A last `*`, and the program alone: any further arguments.
+    for allow in ["cat notes.txt *", "cat"] {
+        let out = filter(allow, "a !{cat notes.txt private/payroll.csv} b\n");
+        assert!(out.text().contains("PAYROLL"), "{allow}: {}", out.text());
+    }
 }

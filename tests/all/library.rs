@@ -7,7 +7,6 @@ use common::TestHome;
 use skillpipe::sandbox::LauncherError;
 use skillpipe::{Dispatcher, Launcher, ScriptPolicy};
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
@@ -76,7 +75,7 @@ fn late_hook_child() {
 
 #[test]
 fn a_hook_called_after_threads_started_fails_the_build() {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = common::spawn::detached(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "library::late_hook_child",
@@ -132,7 +131,7 @@ fn a_host_started_as_launcher_without_acting_as_one_stops_at_once() {
     let exe = example("own_provider");
     assert!(exe.is_file(), "{} (built by cargo test)", exe.display());
     let start = Instant::now();
-    let out = Command::new(&exe)
+    let out = common::spawn::detached(&exe)
         .env("SKILLPIPE_LAUNCHER_MARKER", "1")
         .output()
         .unwrap();
@@ -145,7 +144,9 @@ fn a_host_started_as_launcher_without_acting_as_one_stops_at_once() {
 
 #[test]
 fn examples_run_end_to_end() {
-    let out = Command::new(example("scan_stream")).output().unwrap();
+    let out = common::spawn::detached(example("scan_stream"))
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("⟨Capture: scripts/lookup.py \"ferret\"⟩"),
@@ -154,7 +155,7 @@ fn examples_run_end_to_end() {
     assert!(text.contains("`%{this}` stays text"), "{text}");
 
     let home = TestHome::new();
-    let out = Command::new(example("own_provider"))
+    let out = common::spawn::detached(example("own_provider"))
         .env("XDG_STATE_HOME", home.path().join("state"))
         .output()
         .unwrap();
@@ -174,7 +175,7 @@ fn examples_run_end_to_end() {
 #[test]
 fn the_sandbox_example_runs_refuses_and_confines() {
     let home = TestHome::new();
-    let out = Command::new(example("sandboxed_directive"))
+    let out = common::spawn::detached(example("sandboxed_directive"))
         .env("HOME", home.path())
         .env("TMPDIR", home.path())
         .output()

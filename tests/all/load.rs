@@ -9,13 +9,11 @@ use common::procs::processes_named;
 use common::TestHome;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
-
 fn filter(home: &TestHome, args: &[&str]) -> Child {
-    Command::new(BIN)
+    common::spawn::skillpipe()
         .arg("filter")
         .args(args)
         .env_clear()
@@ -59,7 +57,7 @@ fn load_skill(home: &TestHome) {
 
 /// `args`, plus `--allow-network --allow-filesystem` if this machine cannot sandbox (said loudly).
 fn sandbox_or_open<'a>(args: &[&'a str]) -> Vec<&'a str> {
-    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    let out = common::spawn::skillpipe().arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let yes = |label: &str| {
         text.lines()
@@ -234,7 +232,7 @@ fn no_leftovers_in_tmp() {
             )
         })
         .collect();
-    let mut child = Command::new(BIN);
+    let mut child = common::spawn::skillpipe();
     child
         .arg("filter")
         .args(sandbox_or_open(&[

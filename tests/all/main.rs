@@ -7,6 +7,7 @@ mod common;
 
 mod agents;
 mod chat;
+mod docs;
 mod eval_script;
 mod exec;
 mod filter;

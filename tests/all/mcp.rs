@@ -37,12 +37,22 @@ impl Client {
 
     /// Spawns the server and initializes the session (declaring elicitation if `elicit`).
     fn start_with(home: &TestHome, args: &[&str], elicit: Option<Elicit>) -> Client {
+        Client::start_logged(home, args, elicit, Stdio::null())
+    }
+
+    /// [`Client::start_with`], the server's stderr going to `stderr`.
+    fn start_logged(
+        home: &TestHome,
+        args: &[&str],
+        elicit: Option<Elicit>,
+        stderr: Stdio,
+    ) -> Client {
         let caps = if elicit.is_some() {
             json!({"elicitation": {}})
         } else {
             json!({})
         };
-        let mut c = Client::spawn(home, args, elicit);
+        let mut c = Client::spawn(home, args, elicit, stderr);
         let init = c.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": caps,
@@ -54,11 +64,11 @@ impl Client {
     }
 
     /// Spawns the server and sends nothing.
-    fn spawn(home: &TestHome, args: &[&str], elicit: Option<Elicit>) -> Client {
+    fn spawn(home: &TestHome, args: &[&str], elicit: Option<Elicit>, stderr: Stdio) -> Client {
         let mut child = server_cmd(home, args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("spawn skillpipe mcp");
         let stdout = child.stdout.take().unwrap();
@@ -195,8 +205,7 @@ impl Client {
 
 /// `skillpipe mcp` on the skills of `home` with a clean environment.
 fn server_cmd(home: &TestHome, args: &[&str]) -> Command {
-    let bin = assert_cmd::cargo::cargo_bin("skillpipe");
-    let mut c = Command::new(bin);
+    let mut c = common::spawn::skillpipe();
     c.arg("mcp")
         .args(["--skills-dir", "skills", "--sandbox", "best-effort"])
         .args(args)
@@ -285,6 +294,57 @@ fn audit_for(home: &TestHome, script: &str) -> Vec<Value> {
         .into_iter()
         .filter(|r| r["argv"][0].as_str().is_some_and(|a| a.contains(script)))
         .collect()
+}
+
+/// An argument the audit log cuts: the tool result carries the whole length and digest the
+/// log's line records (`_meta`), the same figures `run --json` gives.
+#[test]
+fn a_cut_argument_carries_the_audits_digest() {
+    let home = setup();
+    let mut c = Client::start(&home, &["--allow-scripts", "-y"]);
+    let long = "y".repeat(300);
+    let ok = c.call("t__echo", json!({"args": [long]}));
+    assert_eq!(ok["isError"], false, "{ok}");
+    let rec = &audit_for(&home, "echo")[0];
+    assert_eq!(rec["argv_cut"][0]["arg"], 1, "{rec}");
+    assert_eq!(rec["argv_cut"][0]["chars"], 300, "{rec}");
+    assert_eq!(ok["_meta"]["skillpipe/cut"], rec["argv_cut"], "{ok}");
+    // Control: a short argument, nothing cut.
+    let short = c.call("t__echo", json!({"args": ["y"]}));
+    assert!(short.get("_meta").is_none(), "{short}");
+}
+
+/// An operator's notice (here: the look for `.env` files below the working directory stopped
+/// at its bound) goes to the server's stderr, never into the tool result the client's model
+/// reads. Control: the notice is there, on stderr, for the same run.
+#[test]
+fn an_operators_notice_goes_to_stderr_not_into_the_result() {
+    let home = setup();
+    for i in 0..4100 {
+        home.write(&format!("bulk/f{i}"), "");
+    }
+    let log = home.path().join("server.err");
+    let file = std::fs::File::create(&log).unwrap();
+    let mut c = Client::start_logged(&home, &["--allow-scripts", "-y"], None, file.into());
+    let ok = c.call("t__echo", json!({"args": ["a"]}));
+    assert_eq!(ok["isError"], false, "{ok}");
+    assert_eq!(text(&ok), "args: a\n{\"count\": 1}\n", "{ok}");
+    let again = c.call("t__echo", json!({"args": ["b"]}));
+    assert_eq!(text(&again), "args: b\n{\"count\": 1}\n", "{again}");
+    c.close();
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    let rec = &audit_for(&home, "echo")[0];
+    if rec["sandbox"]
+        .as_str()
+        .is_none_or(|s| !s.contains("mounts"))
+    {
+        eprintln!("skipped the control: no private mounts here ({rec}), so no .env notice");
+        return;
+    }
+    assert!(
+        stderr.contains("skillpipe mcp: warning: looked for .env files in the first"),
+        "{stderr}"
+    );
 }
 
 /// A script whose doc comment runs past the description limit is offered cut at a sentence,
@@ -793,7 +853,7 @@ fn a_modern_client_is_served_statelessly_and_asked_by_input_required() {
     ]));
     let queue = answers.clone();
     let elicit: Elicit = Box::new(move |_| queue.borrow_mut().remove(0));
-    let mut c = Client::spawn(&home, &["--allow-scripts"], Some(elicit));
+    let mut c = Client::spawn(&home, &["--allow-scripts"], Some(elicit), Stdio::null());
     let d = c.modern("server/discover", json!({}), json!({}));
     assert_eq!(d["result"]["resultType"], "complete", "{d}");
     assert!(
@@ -1535,64 +1595,79 @@ fn large_lists_are_paginated_and_unsupported_methods_answer_errors() {
     assert!(c.close().success());
 }
 
-/// The README's registration snippets (the JSON of Claude Desktop / Cursor / Claude Code, the
-/// `claude mcp add` and `codex mcp add` lines, Codex's TOML table) parse in their client's format
-/// and their command line starts a server that answers `tools/list`.
+/// The registration snippets of the README and of docs/mcp.md (the JSON of Claude Desktop /
+/// Cursor / Claude Code, the `claude mcp add` and `codex mcp add` lines, Codex's TOML table)
+/// parse in their client's format and their command line starts a server that answers
+/// `tools/list`.
 #[test]
 fn readme_registration_snippets_start_the_server() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = &readme[readme.find("## MCP server").expect("an MCP section")..];
-    let block = |lang: &str, needle: &str| -> String {
-        section
-            .split(&format!("```{lang}\n"))
+    let read = |file: &str| {
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+            .unwrap()
+    };
+    let readme = read("README.md");
+    let guide = read("docs/mcp.md");
+    // Every fenced block of `lang` in `text` that holds `needle`.
+    let blocks = |text: &str, lang: &str, needle: &str| -> Vec<String> {
+        text.split(&format!("```{lang}\n"))
             .skip(1)
-            .map(|b| &b[..b.find("```").unwrap()])
-            .find(|b| b.contains(needle))
-            .unwrap_or_else(|| panic!("no ```{lang} block with {needle}"))
-            .to_string()
+            .map(|b| b[..b.find("```").unwrap()].to_string())
+            .filter(|b| b.contains(needle))
+            .collect()
     };
     let home = setup();
     let skills = home.path().join("skills").display().to_string();
     let mut command_lines: Vec<(String, Vec<String>)> = Vec::new();
-
-    let desktop: Value = serde_json::from_str(&block("json", "mcpServers")).expect("valid JSON");
-    let server = &desktop["mcpServers"]["skillpipe"];
-    assert!(
-        server["command"].as_str().unwrap().starts_with('/'),
-        "absolute: {server}"
-    );
-    let args = server["args"].as_array().unwrap().iter();
-    command_lines.push((
-        "json".into(),
-        args.map(|a| a.as_str().unwrap().to_string()).collect(),
-    ));
-
-    let codex: toml::Table = block("toml", "[mcp_servers.skillpipe]")
-        .parse()
-        .expect("valid TOML");
-    let table = &codex["mcp_servers"]["skillpipe"];
-    assert_eq!(table["command"].as_str(), Some("skillpipe"));
-    let args = table["args"].as_array().unwrap().iter();
-    command_lines.push((
-        "toml".into(),
-        args.map(|a| a.as_str().unwrap().to_string()).collect(),
-    ));
-
-    for line in block("sh", "mcp add")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-    {
-        let (client, cmd) = line.split_once(" -- ").expect("NAME -- COMMAND");
-        assert!(
-            client.starts_with("claude mcp add ") || client.starts_with("codex mcp add "),
-            "{client}"
+    for (file, text, want) in [
+        (
+            "README.md",
+            &readme[readme.find("## MCP").expect("an MCP section")..],
+            3,
+        ),
+        ("docs/mcp.md", &guide[..], 4),
+    ] {
+        let before = command_lines.len();
+        for json in blocks(text, "json", "mcpServers") {
+            let desktop: Value = serde_json::from_str(&json).expect("valid JSON");
+            let server = &desktop["mcpServers"]["skillpipe"];
+            assert!(
+                server["command"].as_str().unwrap().starts_with('/'),
+                "absolute: {server}"
+            );
+            let args = server["args"].as_array().unwrap().iter();
+            command_lines.push((
+                format!("{file} json"),
+                args.map(|a| a.as_str().unwrap().to_string()).collect(),
+            ));
+        }
+        for toml_text in blocks(text, "toml", "[mcp_servers.skillpipe]") {
+            let codex: toml::Table = toml_text.parse().expect("valid TOML");
+            let table = &codex["mcp_servers"]["skillpipe"];
+            assert_eq!(table["command"].as_str(), Some("skillpipe"));
+            let args = table["args"].as_array().unwrap().iter();
+            command_lines.push((
+                format!("{file} toml"),
+                args.map(|a| a.as_str().unwrap().to_string()).collect(),
+            ));
+        }
+        for block in blocks(text, "bash", "mcp add") {
+            for line in block.lines().filter(|l| l.contains("mcp add")) {
+                let (client, cmd) = line.split_once(" -- ").expect("NAME -- COMMAND");
+                assert!(
+                    client.starts_with("claude mcp add ") || client.starts_with("codex mcp add "),
+                    "{client}"
+                );
+                let words: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
+                assert_eq!(words[0], "skillpipe", "{line}");
+                command_lines.push((format!("{file} {client}"), words[1..].to_vec()));
+            }
+        }
+        assert_eq!(
+            command_lines.len() - before,
+            want,
+            "{file}: {command_lines:?}"
         );
-        let words: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
-        assert_eq!(words[0], "skillpipe", "{line}");
-        command_lines.push((client.into(), words[1..].to_vec()));
     }
-    assert_eq!(command_lines.len(), 4, "{command_lines:?}");
 
     // The agent the TOML names, in the user's own config folder.
     home.write(
@@ -1616,7 +1691,7 @@ fn readme_registration_snippets_start_the_server() {
             })
             .collect();
         assert_eq!(args[0], "mcp", "{client}: {args:?}");
-        let out = Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+        let out = common::spawn::skillpipe()
             .args(&args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -1659,14 +1734,13 @@ fn readme_registration_snippets_start_the_server() {
     }
 }
 
-/// README's "try it by hand" line, run as written (from the repository, so `skills` is the
-/// shipped folder): the tools/call in it gets its result.
+/// docs/mcp.md's "try it by hand" lines, run as written (from the repository, so `skills` is
+/// the shipped folder): the tools/call in it gets its result.
 #[test]
 fn readme_try_it_by_hand_shows_a_call_result() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = &readme[readme.find("## MCP server").expect("an MCP section")..];
-    let snippet = section
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/mcp.md")).unwrap();
+    let snippet = guide
         .split("```sh\n")
         .skip(1)
         .map(|b| &b[..b.find("```").unwrap()])

@@ -941,3 +941,30 @@ fn doctor_online_tells_whether_the_endpoint_returns_tool_calls() {
         assert_eq!(probe[0]["tools"][0]["function"]["name"], "report_word");
     }
 }
+
+/// A server that sends one event-stream line far over the bound (16 MiB, no line end): the
+/// stream ends with the typed error once the bound is passed, not after reading it all into
+/// memory. Control: a line under the bound, cut the same way, is a cut stream, not this error.
+#[tokio::test]
+async fn an_event_stream_line_over_the_bound_ends_the_stream() {
+    let huge = format!("data: {}", "x".repeat(16 << 20));
+    let server = Server::start([
+        Reply::status(200, huge).header("content-type", "text/event-stream"),
+        Reply::status(200, format!("data: {}", "x".repeat(1 << 20)))
+            .header("content-type", "text/event-stream"),
+    ]);
+    let (events, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(events.is_empty(), "{events:?}");
+    match err {
+        Some(ModelError::EventTooLong { limit, bytes }) => {
+            assert_eq!(limit, 8 << 20);
+            assert!(bytes > limit as u64 && bytes < 16 << 20, "{bytes}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let (_, err) = collect(&*openai(&server), request("hi")).await;
+    assert!(
+        err.is_some() && !matches!(err, Some(ModelError::EventTooLong { .. })),
+        "{err:?}"
+    );
+}

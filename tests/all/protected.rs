@@ -9,14 +9,9 @@ use common::home::TestHome;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-const BIN: &str = env!("CARGO_BIN_EXE_skillpipe");
-
 /// Whether this machine has every layer a sandboxed run uses (prints why not).
 fn sandbox_available(test: &str) -> bool {
-    let out = std::process::Command::new(BIN)
-        .arg("doctor")
-        .output()
-        .unwrap();
+    let out = common::spawn::skillpipe().arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let yes = |label: &str| {
         text.lines().any(|l| {

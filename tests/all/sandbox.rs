@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use assert_cmd::Command as BinCommand;
 use common::procs::{alive, eventually, read_pid};
 use skillpipe::exec::{ExecError, RunSpec, run, run_with_capabilities};
 use skillpipe::sandbox::{self, Capabilities, Enforced, SandboxSpec, Support};
@@ -332,7 +331,7 @@ fn launcher_mirrors_exit_codes_and_signals() {
         return;
     }
     let launch = |script: &str| {
-        BinCommand::new(BIN)
+        common::spawn::skillpipe_cmd()
             .args(["__launch", "--net", "--pid", "--userns", "--fs", "--"])
             .args(["/bin/sh", "-c", script])
             .output()
@@ -349,7 +348,7 @@ fn launcher_mirrors_exit_codes_and_signals() {
 
 #[test]
 fn launcher_refuses_to_run_without_a_command() {
-    BinCommand::new(BIN)
+    common::spawn::skillpipe_cmd()
         .args(["__launch", "--net"])
         .assert()
         .failure()
@@ -369,7 +368,7 @@ fn launcher_works_for_an_unprivileged_user() {
     )
     .unwrap();
     let writable = dir.path().to_str().unwrap();
-    let mut cmd = std::process::Command::new(BIN);
+    let mut cmd = common::spawn::skillpipe();
     std::os::unix::process::CommandExt::uid(&mut cmd, 65534);
     std::os::unix::process::CommandExt::gid(&mut cmd, 65534);
     let out = cmd
@@ -408,7 +407,7 @@ fn launcher_works_for_an_unprivileged_user() {
 
 #[test]
 fn doctor_reports_what_is_enforceable_and_honours_the_override() {
-    BinCommand::new(BIN)
+    common::spawn::skillpipe_cmd()
         // A model on this machine needs no key: the exit status is the sandbox part's.
         .args([
             "doctor",

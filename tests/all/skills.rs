@@ -1,6 +1,8 @@
 //! Skills against real folders: discovery, detection, resolution safety, the `skills`
 //! subcommands through the binary, and the shipped skills.
 
+use crate::common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use skillpipe::skills::{ResolveError, SkillSet, outputs_of};
@@ -53,7 +55,7 @@ fn shipped() -> PathBuf {
 
 /// The binary, isolated from the user's own skills.
 fn skillpipe(home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("skillpipe").unwrap();
+    let mut cmd = common::spawn::skillpipe_cmd();
     cmd.current_dir(home)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
@@ -1242,7 +1244,7 @@ fn a_closed_stdout_ends_every_command_quietly() {
         let wrote = !out.stdout.is_empty();
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
-        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+        let out = common::spawn::skillpipe()
             .current_dir(tmp.path())
             .env("HOME", tmp.path())
             .env("XDG_CONFIG_HOME", tmp.path().join(".config"))

@@ -543,6 +543,49 @@ fn on_pty(home: &TestHome, program: &str, args: &[&str]) -> Pty {
     Pty::spawn(c)
 }
 
+/// The confirmation prompt names every invisible or format character it shows (tags, bidi and
+/// Arabic marks, the soft hyphen, Hangul and Braille fillers, variation selectors, the
+/// combining grapheme joiner, the Mongolian vowel separator, the line separator) as
+/// `⟨U+XXXX⟩`; a visible accented letter beside them stays as written (the control).
+#[test]
+fn the_prompt_names_invisible_characters() {
+    let home = TestHome::new();
+    let hidden = [
+        '\u{E0041}',
+        '\u{061C}',
+        '\u{00AD}',
+        '\u{3164}',
+        '\u{115F}',
+        '\u{2800}',
+        '\u{FE0F}',
+        '\u{E0100}',
+        '\u{034F}',
+        '\u{180E}',
+        '\u{2028}',
+        '\u{200B}',
+    ];
+    let word: String = hidden.iter().flat_map(|c| ['é', *c]).collect();
+    home.write("answer.txt", &format!("a %{{printf x{word}y}} b\n"));
+    let script = format!(
+        "{} filter --allow printf < answer.txt > out.txt",
+        env!("CARGO_BIN_EXE_skillpipe")
+    );
+    let mut p = on_pty(&home, "sh", &["-c", &script]);
+    p.expect("(Enter = no)");
+    past_guard();
+    p.send(b"n");
+    p.wait_exit();
+    let shown = p.text();
+    let named: String = hidden
+        .iter()
+        .map(|c| format!("é⟨U+{:04X}⟩", *c as u32))
+        .collect();
+    assert!(shown.contains(&format!("'x{named}y'`?")), "{shown}");
+    for c in hidden {
+        assert!(!shown.contains(c), "U+{:04X} shown raw: {shown}", c as u32);
+    }
+}
+
 /// The audit says the command was not run because of Ctrl-C at the prompt (a reason only the
 /// raw key produces: a SIGINT from the terminal would leave no declined line).
 fn assert_interrupted_at_the_prompt(home: &TestHome, argv0: &str) {

@@ -4,6 +4,7 @@
 //! and the audit, warning and refusal details.
 
 use crate::common;
+use crate::common::pty;
 
 use common::{Reply, Server, TestHome};
 use serde_json::{Value, json};
@@ -630,6 +631,81 @@ fn outputs_take_whole_stdout_json_and_audit_cuts_long_input() {
     assert!(
         stdin.starts_with("{\"input_path\":\"xxx") && stdin.ends_with('…'),
         "{stdin}"
+    );
+}
+
+/// The sha256 of `bytes` as `sha256sum` prints it (an oracle apart from skillpipe's own).
+fn sha256sum(bytes: &[u8]) -> String {
+    use std::io::Write as _;
+    let mut c = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = c.wait_with_output().unwrap();
+    let hex = String::from_utf8_lossy(&out.stdout);
+    format!("sha256:{}", hex.split_whitespace().next().unwrap())
+}
+
+/// An argument longer than the audit log keeps (a harmless start, then what it really does)
+/// is cut there, and its whole length and sha256 are recorded; `run --json` carries the same.
+/// Control: the kept text alone does not show the end that ran.
+#[test]
+fn a_cut_argument_keeps_its_length_and_digest_in_the_audit_and_run_json() {
+    let home = TestHome::new();
+    home.write(
+        "config/skillpipe/skills/sh/SKILL.md",
+        "---\nname: sh\ndescription: runs code\n---\nRun it.\n",
+    );
+    home.write(
+        "config/skillpipe/skills/sh/scripts/eval.sh",
+        "eval \"$1\"\n",
+    );
+    let code = format!("#{}\necho RAN-THE-END", " harmless comment".repeat(20));
+    let (v, out) = run_json(
+        &home,
+        &[
+            "sh",
+            "eval.sh",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--",
+            &code,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["stdout"], "RAN-THE-END\n");
+    let audit = home.audit();
+    let logged = audit[0]["argv"][1].as_str().unwrap();
+    assert!(!logged.contains("RAN-THE-END"), "{logged}");
+    let want = serde_json::json!([{
+        "arg": 1,
+        "chars": code.chars().count(),
+        "bytes": code.len(),
+        "sha256": sha256sum(code.as_bytes()),
+    }]);
+    assert_eq!(audit[0]["argv_cut"], want, "{:?}", audit[0]);
+    assert_eq!(v["cut"], want, "{v}");
+    // A short argument is whole: nothing cut, nothing recorded.
+    let (v, _) = run_json(
+        &home,
+        &[
+            "sh",
+            "eval.sh",
+            "--json",
+            "--allow-scripts",
+            "-y",
+            "--",
+            "echo hi",
+        ],
+    );
+    assert_eq!(v["cut"], serde_json::json!([]));
+    assert!(
+        home.audit()[1].get("argv_cut").is_none(),
+        "{:?}",
+        home.audit()
     );
 }
 
@@ -1553,4 +1629,67 @@ fn a_tool_call_copying_a_worked_example_is_not_run() {
     let ran = result(&server.requests()[3]);
     assert_eq!(ran["success"], true, "{ran}");
     assert_eq!(stdout(&out), "It is 72.\n");
+}
+
+/// No test reaches the terminal the tests run in. This test runs itself again on a pty of its
+/// own (as `cargo test` in a terminal runs), and there starts skillpipe the way every test
+/// does ([`TestHome::cmd`], the shared detaching helper) with a command that asks for
+/// confirmation: nothing is drawn on that terminal, and the command is declined for want of
+/// one. Control: the same skillpipe started without the helper opens the terminal and asks
+/// there.
+#[test]
+fn no_test_reaches_the_terminal_it_runs_in() {
+    if let Some(how) = std::env::var_os("SKILLPIPE_TEST_ON_PTY") {
+        let home = TestHome::new();
+        let out = if how == "detached" {
+            home.cmd()
+                .args(["filter", "--allow", "echo"])
+                .write_stdin("a %{echo hi} b\n")
+                .output()
+                .unwrap()
+        } else {
+            // The control: what a test did before the helper (no new session).
+            let mut c = std::process::Command::new(common::spawn::BIN);
+            c.env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", home.path())
+                .env("LANG", "C.UTF-8")
+                .env("XDG_STATE_HOME", home.path().join("state"))
+                .env("XDG_CONFIG_HOME", home.path().join("config"))
+                .current_dir(home.path())
+                .args(["filter", "--allow", "echo"]);
+            assert_cmd::Command::from_std(c)
+                .write_stdin("a %{echo hi} b\n")
+                .output()
+                .unwrap()
+        };
+        let rec = &home.audit()[0];
+        println!("DECISION={} EXIT={:?}", rec["decision"], out.status.code());
+        println!("REASON={}", rec["reason"]);
+        return;
+    }
+    for (how, asked) in [("detached", false), ("attached", true)] {
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+        c.args([
+            "--exact",
+            "tools::no_test_reaches_the_terminal_it_runs_in",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("SKILLPIPE_TEST_ON_PTY", how);
+        let mut p = pty::Pty::spawn(c);
+        if asked {
+            p.expect("(Enter = no)");
+            // Past the prompt's guard against keys typed ahead.
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            p.send(b"n");
+        }
+        assert!(p.wait_exit().success(), "{how}: {}", p.text());
+        let text = p.text();
+        assert_eq!(text.contains("(Enter = no)"), asked, "{how}: {text}");
+        assert!(text.contains("DECISION=\"declined\""), "{how}: {text}");
+        if !asked {
+            assert!(text.contains("no terminal"), "{how}: {text}");
+        }
+    }
 }

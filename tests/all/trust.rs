@@ -910,7 +910,7 @@ fn the_trust_list_is_private_whatever_the_umask() {
     let home = TestHome::new();
     let clone = project(&home);
     skill(&clone.join("skills"), "local", "local");
-    let trusted = std::process::Command::new("sh")
+    let trusted = common::spawn::detached("sh")
         .arg("-c")
         .arg("umask 000; exec \"$0\" trust")
         .arg(assert_cmd::cargo::cargo_bin("skillpipe"))

@@ -44,7 +44,7 @@ impl TestHome {
 
     /// `skillpipe` with a clean environment rooted in this home, run from this home.
     pub fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("skillpipe").expect("binary built");
+        let mut c = super::spawn::skillpipe_cmd();
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.path())
@@ -65,7 +65,7 @@ impl TestHome {
     ) -> std::process::Output {
         use std::io::Write as _;
         use std::process::Stdio;
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillpipe"))
+        let mut child = super::spawn::skillpipe()
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.path())

@@ -5,6 +5,7 @@ pub mod home;
 pub mod procs;
 pub mod pty;
 pub mod server;
+pub mod spawn;
 pub mod tmux;
 
 pub use home::TestHome;
