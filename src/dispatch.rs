@@ -524,7 +524,7 @@ impl Dispatcher {
             |argv: &[String], skill: Option<String>, stdin: &Option<Vec<u8>>, decision, reason| {
                 self.block_with(origin, argv, skill, stdin.as_deref(), decision, reason)
             };
-        let Some(argv0) = argv.first().cloned() else {
+        if argv.is_empty() {
             return block(
                 &argv,
                 None,
@@ -532,7 +532,7 @@ impl Dispatcher {
                 Decision::Invalid,
                 "empty command".into(),
             );
-        };
+        }
         if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
             return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
         }
@@ -548,28 +548,15 @@ impl Dispatcher {
         if is_builtin_skill(&argv) {
             return self.builtin_skill(origin, &argv);
         }
-        // A tool's function name (`SKILL__ID`, as native tool calls offer it) written as a
-        // command means that tool: run as `SKILL:ID`.
-        let mut argv = argv;
-        if let Some(reference) = self.skills.reference_for_function(&argv0) {
-            argv[0] = reference;
-        }
-        // `<path-to-skill>/scripts/x.py` and a root script's file name, as SKILL.md bodies
-        // write them: the script they name.
-        match self.skills.written_reference(&argv[0]) {
-            Some(Ok(reference)) => argv[0] = reference,
-            Some(Err(e)) => {
-                return self.block(origin, &argv, None, Decision::Invalid, e.to_string());
-            }
-            None => {}
-        }
-        let argv0 = argv[0].clone();
-        // `python3 scripts/x.py ARGS` as SKILL.md bodies write it: that script, not python3.
-        let invocation = match self.skills.invocation(&argv).transpose() {
-            Ok(inv) => inv,
+        // The skill script it runs, however it is written (a function name, a path into a
+        // skill's folder, an interpreter in front): one answer, `skills::request`.
+        let request = match self.skills.script_request(&argv) {
+            Ok(request) => request,
             Err(e) => return self.block(origin, &argv, None, Decision::Invalid, e.to_string()),
         };
-        let args = &argv[invocation.as_ref().map_or(1, |i| i.args_from)..];
+        let argv = request.argv.clone();
+        let argv0 = argv[0].clone();
+        let args = &argv[request.args_from()..];
         let path_var = self.path_var();
         let mut skill = None;
         let mut script_path = None;
@@ -584,9 +571,10 @@ impl Dispatcher {
         let mut tool_timeout: Option<(String, Duration)> = None;
         // The tool whose tool.yaml asks to be confirmed before each run.
         let mut tool_asks: Option<String> = None;
-        let kind = match invocation {
-            Some(_) => Argv0Kind::ScriptRef,
-            None => command::classify(&argv0),
+        let kind = if request.is_script() {
+            Argv0Kind::ScriptRef
+        } else {
+            command::classify(&argv0)
         };
         // `!{scripts/calc.py ...}`, copied from an explanation: the `...` stands for a value. A
         // skill script's only: to a system command (`grep -c '...'`) it may be a real one.
@@ -601,10 +589,7 @@ impl Dispatcher {
         }
         let (program, prog_args, cwd) = match kind {
             Argv0Kind::ScriptRef => {
-                let resolved = match invocation
-                    .map(|i| Ok(i.script))
-                    .unwrap_or_else(|| self.skills.resolve(&argv0))
-                {
+                let resolved = match request.script(&self.skills).expect("a script") {
                     Ok(r) => r,
                     Err(e) => {
                         return block(&argv, None, &stdin, Decision::Invalid, e.to_string());

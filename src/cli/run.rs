@@ -95,7 +95,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
             let hint = match crate::app::untrusted_skill_hint(&args.skill) {
                 Some(h) => Some((HintKind::UntrustedProject, h)),
                 None if dispatcher.skills().is_empty() => {
-                    let searched = crate::paths::skill_search_path(&config.skills_dirs);
+                    let searched = crate::trust::skill_search_path(&config.skills_dirs);
                     let h = crate::app::nothing_loaded_hint(&searched);
                     Some((HintKind::NoSkillsLoaded, h))
                 }

@@ -8,11 +8,14 @@
 //! - `unix_sockets`: a seccomp filter against new Unix-domain sockets, which a network
 //!   namespace does not cover when they are bound to a path; `connect_broker`: when sockets
 //!   are named, the run's init makes every `connect(2)` and reaches only those;
-//!   `send_broker`: and every send that can name a destination (datagrams).
+//!   `send_broker`: and every send that can name a destination (datagrams); `caller`: the
+//!   thread waiting in such a call and where its address may lead, which both check.
 
 use std::path::PathBuf;
 use std::sync::RwLock;
 
+#[cfg(target_os = "linux")]
+mod caller;
 pub(crate) mod caps;
 pub mod changes;
 #[cfg(target_os = "linux")]
@@ -44,7 +47,7 @@ mod writes;
 // For the sandbox's integration tests and benchmark; not part of the API.
 #[doc(hidden)]
 pub use caps::{Capabilities, Support, UNAVAILABLE_ENV, probe, probed};
-pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher};
+pub(crate) use entry::{LAUNCH_ARG, check_not_in_failed_launcher};
 pub use entry::{LauncherError, run_if_launcher};
 pub(crate) use entry::{auto_launcher, handshake, this_program};
 pub use hint::{Hint, MissingModule};
@@ -226,6 +229,11 @@ pub struct SandboxSpec {
     /// network setting.
     pub sockets: Vec<PathBuf>,
 }
+
+/// Set in a launcher's environment (and removed before the command runs). A process that
+/// carries it but is about to start a command itself was started as a launcher and did not act
+/// as one.
+pub(crate) const MARKER_ENV: &str = "SKILLPIPE_LAUNCHER_MARKER";
 
 /// Arguments of the hidden launcher subcommand:
 /// `skillpipe __launch [--net] [--fs] [--pid] [--userns] [--writable DIR]... [--best-effort]

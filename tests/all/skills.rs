@@ -1,7 +1,7 @@
 //! Skills against real folders: discovery, detection, resolution safety, the `skills`
 //! subcommands through the binary, and the shipped skills.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use predicates::prelude::*;

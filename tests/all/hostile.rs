@@ -9,9 +9,8 @@
 //! the sandbox, so the sandbox cannot hide a policy hole (if one of these ran, its canary would
 //! exist), and so these tests hold on machines that cannot sandbox.
 //! Every family has a positive control that shows the canary mechanism works.
-#![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::procs::processes_named;
 

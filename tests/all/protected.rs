@@ -2,9 +2,8 @@
 //! files, `.env*` links that lead out of the project, `--writable` paths that a committed link
 //! leads elsewhere. Runs the built binary (`skillpipe run SKILL SCRIPT`) on real files; the
 //! tests that need the sandbox say so and skip where the machine cannot enforce it.
-#![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::home::TestHome;
 use std::os::unix::fs::PermissionsExt;
