@@ -3,7 +3,7 @@
 //! (SSE parsing, JSON decoding, event delivery). Run: `cargo bench --bench client`.
 
 #[allow(dead_code)]
-#[path = "../tests/common/server.rs"]
+#[path = "../tests/all/common/server.rs"]
 mod server;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -4,7 +4,8 @@
 //! grants, every mount read-only but `$TMPDIR`, `/dev/shm` and the writable paths — hidden
 //! files and limits),
 //! interleaved in the same process; and every layer with one named Unix socket (whose connects
-//! the run's init makes). Run with `cargo bench --bench exec`.
+//! the run's init makes); and every layer with `--writable` on a folder of 10,000 files, which
+//! the change report walks before and after the run. Run with `cargo bench --bench exec`.
 
 use skillpipe::exec::{RunSpec, run};
 use skillpipe::sandbox::{self, SandboxSpec};
@@ -60,6 +61,17 @@ fn main() {
     let _listener = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
     let mut with_socket = all.clone();
     with_socket.sockets = vec![socket_path.clone()];
+    // A project of 10,000 files in 100 folders, writable: the change report walks it twice.
+    let project = tempfile::tempdir().unwrap();
+    for d in 0..100 {
+        let dir = project.path().join(format!("d{d}"));
+        std::fs::create_dir(&dir).unwrap();
+        for f in 0..100 {
+            std::fs::write(dir.join(format!("f{f}.txt")), "x").unwrap();
+        }
+    }
+    let mut with_writable = all.clone();
+    with_writable.writable = vec![project.path().to_path_buf()];
     let mut fs_only = SandboxSpec::default();
     fs_only.restrict_filesystem = true;
     fs_only.required = true;
@@ -71,6 +83,7 @@ fn main() {
         (&hidden_name, hidden),
         ("  + limits = every layer (default)", all),
         ("  + 1 named Unix socket (broker)", with_socket),
+        ("every layer, --writable 10,000 files", with_writable),
     ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     rt.block_on(async {

@@ -109,7 +109,7 @@ impl AppConfig {
                 ));
             }
         }
-        let mut dirs = crate::paths::skill_search_path(&self.skills_dirs);
+        let mut dirs = crate::trust::skill_search_path(&self.skills_dirs);
         // The skill folders beside an agent given by path, right after the `--skills-dir`s and
         // the user's own skill folders.
         let beside = self
@@ -510,7 +510,7 @@ fn load_agent_with(
 ) -> Result<(AgentConfig, Vec<String>), AppError> {
     let vars = parse_vars(vars)?;
     let file =
-        crate::agents::find(name, &crate::paths::agent_search_path()).map_err(agent_error)?;
+        crate::agents::find(name, &crate::trust::agent_search_path()).map_err(agent_error)?;
     let (mut agent, missing) = match file.clone().resolve(&vars) {
         Ok(agent) => (agent, Vec::new()),
         Err(crate::agents::AgentError::MissingVariable { names, .. }) if !strict => {

@@ -68,6 +68,12 @@ pub(crate) struct Record {
     /// killed still leaves a trace) or "completed". Absent on refusals.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<&'static str>,
+    /// What the run created, changed, deleted or re-moded in its writable paths.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<crate::sandbox::changes::Change>,
+    /// The walk for [`Self::changes`] stopped at its bound.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub changes_bound_hit: bool,
 }
 
 impl Record {
@@ -94,6 +100,8 @@ impl Record {
             sandbox: None,
             oom_killed: false,
             phase: None,
+            changes: Vec::new(),
+            changes_bound_hit: false,
         }
     }
 }

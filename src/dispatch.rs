@@ -536,7 +536,7 @@ impl Dispatcher {
             |argv: &[String], skill: Option<String>, stdin: &Option<Vec<u8>>, decision, reason| {
                 self.block_with(origin, argv, skill, stdin.as_deref(), decision, reason)
             };
-        let Some(argv0) = argv.first().cloned() else {
+        if argv.is_empty() {
             return block(
                 &argv,
                 None,
@@ -544,7 +544,7 @@ impl Dispatcher {
                 Decision::Invalid,
                 "empty command".into(),
             );
-        };
+        }
         if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
             return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
         }
@@ -560,28 +560,15 @@ impl Dispatcher {
         if is_builtin_skill(&argv) {
             return self.builtin_skill(origin, &argv);
         }
-        // A tool's function name (`SKILL__ID`, as native tool calls offer it) written as a
-        // command means that tool: run as `SKILL:ID`.
-        let mut argv = argv;
-        if let Some(reference) = self.skills.reference_for_function(&argv0) {
-            argv[0] = reference;
-        }
-        // `<path-to-skill>/scripts/x.py` and a root script's file name, as SKILL.md bodies
-        // write them: the script they name.
-        match self.skills.written_reference(&argv[0]) {
-            Some(Ok(reference)) => argv[0] = reference,
-            Some(Err(e)) => {
-                return self.block(origin, &argv, None, Decision::Invalid, e.to_string());
-            }
-            None => {}
-        }
-        let argv0 = argv[0].clone();
-        // `python3 scripts/x.py ARGS` as SKILL.md bodies write it: that script, not python3.
-        let invocation = match self.skills.invocation(&argv).transpose() {
-            Ok(inv) => inv,
+        // The skill script it runs, however it is written (a function name, a path into a
+        // skill's folder, an interpreter in front): one answer, `skills::request`.
+        let request = match self.skills.script_request(&argv) {
+            Ok(request) => request,
             Err(e) => return self.block(origin, &argv, None, Decision::Invalid, e.to_string()),
         };
-        let args = &argv[invocation.as_ref().map_or(1, |i| i.args_from)..];
+        let argv = request.argv.clone();
+        let argv0 = argv[0].clone();
+        let args = &argv[request.args_from()..];
         let path_var = self.path_var();
         let mut skill = None;
         let mut script_path = None;
@@ -596,9 +583,10 @@ impl Dispatcher {
         let mut tool_timeout: Option<(String, Duration)> = None;
         // The tool whose tool.yaml asks to be confirmed before each run.
         let mut tool_asks: Option<String> = None;
-        let kind = match invocation {
-            Some(_) => Argv0Kind::ScriptRef,
-            None => command::classify(&argv0),
+        let kind = if request.is_script() {
+            Argv0Kind::ScriptRef
+        } else {
+            command::classify(&argv0)
         };
         // `!{scripts/calc.py ...}`, copied from an explanation: the `...` stands for a value. A
         // skill script's only: to a system command (`grep -c '...'`) it may be a real one.
@@ -613,10 +601,7 @@ impl Dispatcher {
         }
         let (program, prog_args, cwd) = match kind {
             Argv0Kind::ScriptRef => {
-                let resolved = match invocation
-                    .map(|i| Ok(i.script))
-                    .unwrap_or_else(|| self.skills.resolve(&argv0))
-                {
+                let resolved = match request.script(&self.skills).expect("a script") {
                     Ok(r) => r,
                     Err(e) => {
                         return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
@@ -845,6 +830,8 @@ impl Dispatcher {
                 rec.truncated = result.truncated_stdout || result.truncated_stderr;
                 rec.sandbox = Some(result.enforced.summary());
                 rec.oom_killed = result.memory.oom_killed;
+                rec.changes = result.changes.list.clone();
+                rec.changes_bound_hit = result.changes.capped.is_some();
                 if result.timed_out {
                     rec.reason = Some("timed out".into());
                 }
@@ -1280,9 +1267,64 @@ impl Dispatcher {
                 "loaded skills, whose scripts the model runs".to_string(),
             )
         }));
+        let projects = self.project_places_in_writable();
+        protected.extend(projects.iter().map(|d| {
+            (
+                d.clone(),
+                "a project's skills or agents, which skillpipe loads when you trust the project"
+                    .to_string(),
+            )
+        }));
         let mut kept = policy_places;
         kept.extend(skills);
+        kept.extend(projects);
         (kept, protected)
+    }
+
+    /// The folders skillpipe would load a project's skills and agents from
+    /// ([`crate::paths::project_places`]) that exist at the top of a writable path or of a
+    /// folder directly in one (a folder of projects, a repository's submodules): read-only in
+    /// the run, as the loaded skills' folders are, or a script could plant a skill that a later
+    /// session offers. One the user made writable itself (a writable path inside it or the
+    /// folder itself: someone working on that skill) is left as given. With writes allowed
+    /// anywhere (`allow_filesystem`), those of the working directory itself.
+    fn project_places_in_writable(&self) -> Vec<PathBuf> {
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
+        let roots: Vec<PathBuf> = match self.policy.allow_filesystem {
+            true => std::env::current_dir()
+                .map(|d| real(&d))
+                .into_iter()
+                .collect(),
+            false => writable.clone(),
+        };
+        let places = crate::paths::project_places();
+        let mut out: Vec<PathBuf> = Vec::new();
+        for root in &roots {
+            // With writes allowed anywhere, the working directory's own: the search path's.
+            let subdirs = std::fs::read_dir(root)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|_| !self.policy.allow_filesystem);
+            let tops = std::iter::once(root.clone()).chain(
+                subdirs
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path()),
+            );
+            for top in tops {
+                for place in &places {
+                    let dir = top.join(place);
+                    if dir.is_dir()
+                        && !writable.iter().any(|w| w.starts_with(&dir))
+                        && !out.contains(&dir)
+                    {
+                        out.push(dir);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// What the sandbox hides from scripts (run in the caller's folder): skill files there are
@@ -1560,6 +1602,8 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "advice": r.advice,
         "cut": ran.cut,
         "memory": r.memory,
+        "changes": r.changes.list,
+        "changes_bound_hit": r.changes.capped.is_some(),
     })
 }
 

@@ -47,13 +47,20 @@ pub const PROJECT_SKILL_DIRS: &[&str] = &[
 /// The project-local agent folder (used only when the working directory is trusted).
 pub const PROJECT_AGENT_DIR: &str = "agents";
 
-/// Skill search path, first match by name wins (DESIGN §4). `extra` are the `--skills-dir` flags;
-/// project-local folders come last and only when the working directory is trusted.
-pub fn skill_search_path(extra: &[PathBuf]) -> Vec<PathBuf> {
-    skill_search_path_for(extra, crate::trust::cwd_trusted())
+/// The folders of a project skillpipe loads skills and agents from (relative to the project's
+/// top): [`PROJECT_SKILL_DIRS`] and [`PROJECT_AGENT_DIR`]. Read-only in every run inside a
+/// writable path, and a change to one is flagged (see `sandbox::changes`).
+pub fn project_places() -> Vec<PathBuf> {
+    PROJECT_SKILL_DIRS
+        .iter()
+        .chain(std::iter::once(&PROJECT_AGENT_DIR))
+        .map(PathBuf::from)
+        .collect()
 }
 
-/// [`skill_search_path`] with the trust decision given: the user's own folders before the
+/// Skill search path, first match by name wins (DESIGN §4). `extra` are the `--skills-dir` flags;
+/// project-local folders come last and only when `project_trusted` (the working directory's
+/// trust, [`crate::trust::skill_search_path`]): the user's own folders before the
 /// project's, so a cloned repository can never shadow a skill the user installed.
 pub fn skill_search_path_for(extra: &[PathBuf], project_trusted: bool) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = extra.to_vec();
@@ -160,12 +167,8 @@ pub fn agent_skill_dirs(agent_arg: &str) -> Vec<PathBuf> {
 
 /// Agent search path (DESIGN §5), after an explicit `--agent PATH`:
 /// `$XDG_CONFIG_HOME/skillpipe/agents`, r9s's `~/.r9s/agents` (folder-per-agent layout), then
-/// `./agents` when the working directory is trusted.
-pub fn agent_search_path() -> Vec<PathBuf> {
-    agent_search_path_for(crate::trust::cwd_trusted())
-}
-
-/// [`agent_search_path`] with the trust decision given.
+/// `./agents` when `project_trusted` (the working directory's trust,
+/// [`crate::trust::agent_search_path`]).
 pub fn agent_search_path_for(project_trusted: bool) -> Vec<PathBuf> {
     let mut dirs = user_config_dirs()
         .into_iter()
@@ -407,7 +410,7 @@ mod tests {
 
     #[test]
     fn codex_skills_are_searched() {
-        let p = skill_search_path(&[]);
+        let p = skill_search_path_for(&[], false);
         if let Some(h) = home() {
             let claude = p
                 .iter()

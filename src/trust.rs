@@ -258,6 +258,18 @@ pub fn cwd_trusted() -> bool {
     *cwd_trust() == CwdTrust::Trusted
 }
 
+/// The skill search path (DESIGN §4), project folders included when the working directory is
+/// trusted; `extra` are the `--skills-dir` flags.
+pub fn skill_search_path(extra: &[PathBuf]) -> Vec<PathBuf> {
+    crate::paths::skill_search_path_for(extra, cwd_trusted())
+}
+
+/// The agent search path (DESIGN §5), `./agents` included when the working directory is
+/// trusted.
+pub fn agent_search_path() -> Vec<PathBuf> {
+    crate::paths::agent_search_path_for(cwd_trusted())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

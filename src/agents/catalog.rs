@@ -3,7 +3,7 @@
 //! description and its scripts' paths. The body comes later, when the model asks with
 //! `!{skill NAME}`, so thirty installed skills cost a few KB instead of hundreds. Pure.
 
-use super::prompt::{SkillPrompt, cell, script_ref};
+use super::skill_adapter::{SkillPrompt, cell, script_ref, scripts_table};
 
 /// A catalog description longer than this is cut: the full text is in the skill's body, and
 /// real descriptions run past 1 KB.
@@ -189,7 +189,7 @@ pub fn loaded_scripts(skills: &crate::skills::SkillSet, name: &str) -> String {
         Some(skill) if !skill.scripts.is_empty() => {
             format!(
                 "\n\n# Scripts of skill {name}{}",
-                super::prompt::scripts_table(skill, &all)
+                scripts_table(skill, &all)
             )
         }
         _ => String::new(),

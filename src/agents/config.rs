@@ -12,9 +12,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
-/// An agent ready to use: instructions filled, policy parsed.
+/// An agent: an [`AgentFile`] as parsed, its instructions a template and its variables as
+/// declared, or an [`AgentConfig`] ready to use, its instructions filled and its variables the
+/// values used. `V` is a variable's value: its default if one was given (`Option<String>`),
+/// or the value used (`String`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct AgentConfig {
+pub struct Agent<V> {
     /// What `--agent NAME` finds it by; also the name in the audit log.
     pub name: String,
     /// One line for `agents list`.
@@ -25,8 +28,13 @@ pub struct AgentConfig {
     pub provider: Option<String>,
     /// Skill names, in the order given.
     pub skills: Vec<String>,
-    /// Instructions with every `{{var}}` filled.
+    /// Instructions: as written, `{{var}}` placeholders included ([`AgentFile`]), or with
+    /// every `{{var}}` filled ([`AgentConfig`]).
     pub instructions: String,
+    /// [`AgentFile`]: the declared variables (`[instructions] variables`), each with its
+    /// default if one was given. [`AgentConfig`]: the values used, in first-use order (given
+    /// by `--var` or a default); a given variable the agent does not use is not here.
+    pub variables: Vec<(String, V)>,
     /// `[params]` as JSON request parameters (temperature, top_p, max_tokens, ...).
     pub params: serde_json::Map<String, Value>,
     /// `[script_policy]`, defaults filled in. The integrator applies CLI flags on top.
@@ -41,12 +49,15 @@ pub struct AgentConfig {
     pub source: PathBuf,
     /// Which layout `source` is in; decides where the agent's own folder is.
     pub format: AgentFormat,
-    /// Variable values used, in first-use order (given by `--var` or a default).
-    pub variables: Vec<(String, String)>,
-    /// Things worth telling the user that do not stop the agent (ignored keys). A given
-    /// variable the agent does not use is not in [`Self::variables`].
+    /// Things worth telling the user that do not stop the agent (keys ignored).
     pub warnings: Vec<String>,
 }
+
+/// An agent ready to use: instructions filled, policy parsed.
+pub type AgentConfig = Agent<String>;
+
+/// A parsed agent file whose instructions are still a template.
+pub type AgentFile = Agent<Option<String>>;
 
 impl AgentConfig {
     /// The agent's own folder, which may hold tools (`tools/ID/`, as in a skill):
@@ -70,41 +81,6 @@ pub enum AgentFormat {
     Skillpipe,
     /// `NAME/agent.toml` + `versions/X.Y.Z.toml`: r9s's bookkeeping keys are accepted and ignored.
     R9s,
-}
-
-/// A parsed agent file whose instructions are still a template.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentFile {
-    /// See [`AgentConfig::name`].
-    pub name: String,
-    /// See [`AgentConfig::description`].
-    pub description: String,
-    /// See [`AgentConfig::model`].
-    pub model: Option<String>,
-    /// See [`AgentConfig::provider`].
-    pub provider: Option<String>,
-    /// See [`AgentConfig::skills`].
-    pub skills: Vec<String>,
-    /// Instructions as written, `{{var}}` placeholders included.
-    pub instructions: String,
-    /// Declared variables (`[instructions] variables`), each with its default if one was given.
-    pub variables: Vec<(String, Option<String>)>,
-    /// See [`AgentConfig::params`].
-    pub params: serde_json::Map<String, Value>,
-    /// See [`AgentConfig::script_policy`].
-    pub script_policy: Option<ScriptPolicy>,
-    /// See [`AgentConfig::script_policy_table`].
-    pub script_policy_table: Option<toml::Table>,
-    /// See [`AgentConfig::tool_calls`].
-    pub tool_calls: bool,
-    /// See [`AgentConfig::coach`].
-    pub coach: Option<crate::coach::CoachMode>,
-    /// See [`AgentConfig::source`].
-    pub source: PathBuf,
-    /// See [`AgentConfig::format`].
-    pub format: AgentFormat,
-    /// Parse-time warnings (keys ignored).
-    pub warnings: Vec<String>,
 }
 
 impl AgentFile {

@@ -19,9 +19,9 @@ pub(crate) mod search;
 pub(crate) mod skill_adapter;
 pub(crate) mod template;
 
-pub use config::{AgentConfig, AgentFile, AgentFormat};
+pub use config::{Agent, AgentConfig, AgentFile, AgentFormat};
 pub use error::AgentError;
 pub(crate) use error::missing_variables;
-pub use prompt::{SkillPrompt, few_shot, prompt_for, system_prompt};
+pub use prompt::{few_shot, prompt_for, system_prompt};
 pub use search::{AgentListing, AgentSummary, find, list, list_in, load, load_from};
-pub use skill_adapter::skill_prompts_of;
+pub use skill_adapter::{SkillPrompt, skill_prompts_of};

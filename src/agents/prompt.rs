@@ -3,27 +3,9 @@
 //! measured and tested exactly. Kept short on purpose: small models (0.5B) must follow it.
 
 use super::guide;
+use super::skill_adapter::{SkillPrompt, scripts_table};
 use crate::model::Message;
 use crate::scan::Announced;
-
-/// What the model is told about one skill.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SkillPrompt {
-    /// The skill's name.
-    pub name: String,
-    /// What the skill does, from its frontmatter.
-    pub description: String,
-    /// SKILL.md without its frontmatter.
-    pub body: String,
-    /// `(path relative to the skill folder, e.g. "scripts/x.py", description)`.
-    pub scripts: Vec<(String, String)>,
-    /// Shown as a catalog entry (name, description, script paths) instead of in full: the
-    /// model loads the body with `!{skill NAME}` when it needs it (progressive disclosure).
-    pub catalog_only: bool,
-    /// The skill folder holds files besides SKILL.md and its scripts (references, assets),
-    /// which `!{skill NAME FILE}` reads: only then is the model told how.
-    pub has_files: bool,
-}
 
 /// Build the system prompt of a chat that acts on every directive, coached: see
 /// [`prompt_for`].
@@ -176,46 +158,6 @@ fn push_skill(out: &mut String, skill: &SkillPrompt, body: &str, all: &[SkillPro
         out.push('\n');
     }
     out.push_str(&scripts_table(skill, all));
-}
-
-/// The table of a skill's scripts and tools, as a directive writes each (empty when it has
-/// none): under the skill in the system prompt, and after the body `!{skill NAME}` returns.
-pub fn scripts_table(skill: &SkillPrompt, all: &[SkillPrompt]) -> String {
-    if skill.scripts.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\n| script | what it does |\n| --- | --- |\n");
-    for (path, desc) in &skill.scripts {
-        out.push_str(&format!(
-            "| {} | {} |\n",
-            script_ref(&skill.name, path, all),
-            cell(desc)
-        ));
-    }
-    out
-}
-
-/// How the model should write a script: `scripts/x.py`, or `SKILL/scripts/x.py` when another
-/// active skill has a script at the same path (the bare form would be ambiguous).
-pub fn script_ref(skill: &str, path: &str, all: &[SkillPrompt]) -> String {
-    let shared = all
-        .iter()
-        .filter(|s| s.name != skill && s.scripts.iter().any(|(p, _)| p == path))
-        .count()
-        > 0;
-    if shared {
-        format!("{skill}/{path}")
-    } else {
-        path.to_string()
-    }
-}
-
-/// A Markdown table cell: one line, `|` escaped.
-pub(super) fn cell(s: &str) -> String {
-    s.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace('|', "\\|")
 }
 
 #[cfg(test)]

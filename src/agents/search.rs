@@ -40,7 +40,7 @@ pub struct AgentListing {
 
 /// Load an agent by name or path from the standard search path and fill its variables.
 pub fn load(name_or_path: &str, vars: &[(String, String)]) -> Result<AgentConfig, AgentError> {
-    load_from(name_or_path, vars, &crate::paths::agent_search_path())
+    load_from(name_or_path, vars, &crate::trust::agent_search_path())
 }
 
 /// [`load`] with an explicit list of search directories.
@@ -179,7 +179,7 @@ fn read_r9s(folder: &Path) -> Result<AgentFile, AgentError> {
 
 /// Every agent on the standard search path.
 pub fn list() -> AgentListing {
-    list_in(&crate::paths::agent_search_path())
+    list_in(&crate::trust::agent_search_path())
 }
 
 /// Every agent in `dirs`: `*.toml` files and r9s folders, sorted by name within a directory.

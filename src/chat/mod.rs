@@ -413,13 +413,15 @@ impl Session {
     /// the same command may answer otherwise). A body that does not parse is its own key.
     fn capture_key(&self, body: &str) -> String {
         let changes = self.changes;
-        let Ok(mut argv) = crate::command::parse_argv(body) else {
+        let Ok(argv) = crate::command::parse_argv(body) else {
             return format!("{changes}\0{}", body.trim());
         };
-        if let Some(first) = argv.first_mut()
-            && let Ok(script) = self.dispatcher.skills().resolve(first)
-        {
-            *first = format!("{}/{}", script.skill, script.rel_path);
+        let skills = self.dispatcher.skills();
+        if let Ok(request) = skills.script_request(&argv) {
+            let args = request.argv[request.args_from()..].join("\0");
+            if let Some(Ok(script)) = request.script(skills) {
+                return format!("{changes}\0{}/{}\0{args}", script.skill, script.rel_path);
+            }
         }
         format!("{changes}\0{}", argv.join("\0"))
     }

@@ -46,7 +46,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             if listing.agents.is_empty() && !json {
                 eprintln!(
                     "skillpipe: no agents found (searched {})",
-                    crate::paths::agent_search_path()
+                    crate::trust::agent_search_path()
                         .iter()
                         .map(|d| d.display().to_string())
                         .collect::<Vec<_>>()

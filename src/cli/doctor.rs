@@ -136,7 +136,7 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
     // Checked for what doctor reports (policy, model, skills): a variable of the instructions
     // has no value here, and needs none.
     let found = |a: &str| {
-        crate::agents::find(a, &crate::paths::agent_search_path())
+        crate::agents::find(a, &crate::trust::agent_search_path())
             .map(|f| f.resolve_policy_only(&[]))
     };
     // A broken agent file elsewhere is reported above and fails doctor, but the endpoint is
@@ -572,7 +572,7 @@ fn files_section(flags: &SkillFlags) -> String {
         &describe(paths::audit_log().as_deref()),
     );
     s.push_str("  skills search path (first match by name wins)\n");
-    let dirs = paths::skill_search_path(&flags.skills_dirs);
+    let dirs = crate::trust::skill_search_path(&flags.skills_dirs);
     for dir in &dirs {
         let _ = writeln!(s, "    {}", describe(Some(dir)));
     }
@@ -583,7 +583,7 @@ fn files_section(flags: &SkillFlags) -> String {
         row(&mut s, "skills", &skills_summary(&set));
     }
     s.push_str("  agents search path\n");
-    for dir in paths::agent_search_path() {
+    for dir in crate::trust::agent_search_path() {
         let _ = writeln!(s, "    {}", describe(Some(&dir)));
     }
     let project = match crate::app::project_refusal("--skills-dir / --agent PATH") {

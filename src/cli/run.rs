@@ -95,7 +95,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
             let hint = match crate::app::untrusted_skill_hint(&args.skill) {
                 Some(h) => Some((HintKind::UntrustedProject, h)),
                 None if dispatcher.skills().is_empty() => {
-                    let searched = crate::paths::skill_search_path(&config.skills_dirs);
+                    let searched = crate::trust::skill_search_path(&config.skills_dirs);
                     let h = crate::app::nothing_loaded_hint(&searched);
                     Some((HintKind::NoSkillsLoaded, h))
                 }
@@ -163,8 +163,12 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     match outcome {
         Outcome::Ran(ran) => {
             let r = &ran.result;
-            for w in &r.warnings {
+            let (flagged, wrote) = r.changes.report();
+            for w in r.warnings.iter().chain(&flagged) {
                 line::status(&format!("skillpipe: warning: {}", sanitize(w)));
+            }
+            if let Some(w) = wrote {
+                line::status(&format!("skillpipe: {}", sanitize(&w)));
             }
             // The script's output is foreign: inert on a terminal, exact on a pipe.
             let tty_out = std::io::stdout().is_terminal();

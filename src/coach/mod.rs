@@ -8,50 +8,14 @@
 //! written as text.
 
 pub mod copies;
+mod mode;
+
+pub use mode::CoachMode;
 
 use crate::chat::{CallRefusal, Coaching};
 use crate::model::Message;
 use crate::pipeline::{Admit, Gate, GateAt};
 use crate::scan::{Directive, Kind};
-use serde::Deserialize;
-
-/// Which coaching a chat gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CoachMode {
-    /// None: the request is the system prompt, the conversation and the user's message.
-    #[default]
-    Off,
-    /// Worked exchanges and the guards that go with them, for a small local model.
-    SmallModel,
-}
-
-impl CoachMode {
-    /// Every mode, as written in a setting.
-    pub const NAMES: [&'static str; 2] = ["off", "small-model"];
-
-    /// The mode a setting names.
-    pub fn parse(name: &str) -> Option<CoachMode> {
-        match name.trim() {
-            "off" => Some(CoachMode::Off),
-            "small-model" => Some(CoachMode::SmallModel),
-            _ => None,
-        }
-    }
-
-    /// The mode as a setting writes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            CoachMode::Off => Self::NAMES[0],
-            CoachMode::SmallModel => Self::NAMES[1],
-        }
-    }
-
-    /// True unless off.
-    pub fn is_on(self) -> bool {
-        self != CoachMode::Off
-    }
-}
 
 /// The small-model coach: the worked exchanges (the few-shot of [`crate::agents::few_shot`]),
 /// and every guard against what a small model does with them.

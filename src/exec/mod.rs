@@ -114,6 +114,9 @@ pub struct RunResult {
     pub enforced: Enforced,
     /// How `max_memory_mb` held, and whether the run went over it.
     pub memory: MemoryBound,
+    /// What the run created, changed, deleted or re-moded in its writable paths, flagged where
+    /// another program may run or load it later.
+    pub changes: crate::sandbox::changes::Changes,
     /// When a run failed: what the front end's advisor said it likely ran into and what lifts
     /// it (the policy key, or the flag when the `skillpipe` binary's dispatcher ran it);
     /// [`Self::advice`] typed. Nothing without an advisor (see `crate::advice`).
@@ -550,14 +553,10 @@ async fn run_planned(
         cmd.pre_exec(setup);
     }
 
-    // Version control metadata near the top of a writable path stays read-only in the run;
-    // what the run makes or changes anywhere in one is told of. Compared by identity (device
-    // and inode), not path: a repository renamed in the run and a new `.git` made where it was
-    // is a new one, and the warning names that one.
-    let vcs_before = plan
-        .enforce
-        .filesystem
-        .then(|| sandbox::vcs_scan::Snapshot::take(&spec.sandbox.writable));
+    // What the run creates, changes, deletes or re-modes in its writable paths is reported
+    // (see `sandbox::changes`): a walk now and one after it.
+    let before = (plan.enforce.filesystem && !spec.sandbox.writable.is_empty())
+        .then(|| sandbox::changes::Snapshot::take(&spec.sandbox.writable));
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| {
         if report.is_none() && e.kind() == std::io::ErrorKind::NotFound {
@@ -651,13 +650,13 @@ async fn run_planned(
         refused = report.refused;
         warnings.extend(report.warnings);
     }
-    if enforced.filesystem
-        && let Some(before) = &vcs_before
-    {
-        warnings.extend(
-            sandbox::vcs_scan::Snapshot::take(&spec.sandbox.writable).warnings_since(before),
-        );
-    }
+    let changes = match &before {
+        Some(before) if enforced.filesystem => {
+            sandbox::changes::Snapshot::take(&spec.sandbox.writable).since(before)
+        }
+        _ => Default::default(),
+    };
+    warnings.extend(changes.capped_message());
     // Once per process: every run from the same folder would repeat it.
     static HIDE_TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if enforced.mounts
@@ -686,6 +685,7 @@ async fn run_planned(
     drop(tmp);
     let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
     r.memory = memory;
+    r.changes = changes;
     let hidden: &[PathBuf] = if enforced.mounts {
         &spec.sandbox.hide
     } else {

@@ -137,10 +137,21 @@ fn ran_result(ran: &Ran) -> Value {
     if let Some(outputs) = structured(ran) {
         result["structuredContent"] = outputs;
     }
-    // An argument the audit log cut: its length and digest, as the log's line and `run
-    // --json` give them, so the client can tell what ran from what the log shows.
+    // An argument the audit log cut (its length and digest, as the log's line and `run --json`
+    // give them), and what the run wrote: for the client and its user, not the model.
+    let mut meta = serde_json::Map::new();
     if !ran.cut.is_empty() {
-        result["_meta"] = json!({ "skillpipe/cut": ran.cut });
+        meta.insert("skillpipe/cut".into(), json!(ran.cut));
+    }
+    if !r.changes.list.is_empty() || r.changes.capped.is_some() {
+        meta.insert("skillpipe/changes".into(), json!(r.changes.list));
+        meta.insert(
+            "skillpipe/changes_bound_hit".into(),
+            json!(r.changes.capped.is_some()),
+        );
+    }
+    if !meta.is_empty() {
+        result["_meta"] = serde_json::Value::Object(meta);
     }
     // The hint typed, for clients that act on it rather than show it.
     if let Some(advice) = &r.advice {
@@ -183,6 +194,29 @@ mod tests {
             script_path: None,
             cut: Box::default(),
         }
+    }
+
+    /// What the run wrote is metadata for the client, not content for the model.
+    #[test]
+    fn changes_are_in_meta_not_content() {
+        use crate::sandbox::changes::{Change, ChangeKind, Changes, Why};
+        let mut r = ran(0, "ok\n", false);
+        r.result.changes = Changes::new(vec![Change {
+            path: "/p/x.pth".into(),
+            kind: ChangeKind::Created,
+            flagged: true,
+            why: Some(Why::Pth),
+        }]);
+        let v = ran_result(&r);
+        let c = &v["_meta"]["skillpipe/changes"][0];
+        assert_eq!(
+            (&c["path"], &c["kind"], &c["why"]),
+            (&json!("/p/x.pth"), &json!("created"), &json!("pth"))
+        );
+        assert_eq!(c["flagged"], true);
+        assert!(!v["content"][0]["text"].as_str().unwrap().contains("x.pth"));
+        // Control: nothing written, no metadata.
+        assert!(ran_result(&ran(0, "ok\n", false)).get("_meta").is_none());
     }
 
     #[test]

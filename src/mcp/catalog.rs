@@ -534,7 +534,7 @@ fn base64_encode(bytes: &[u8]) -> String {
 
 /// The folder names under `dir/tools/` (each a tool folder, loaded or not).
 fn tool_folders(dir: &std::path::Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir.join(crate::skills::tools::TOOLS_DIR)) else {
+    let Ok(entries) = std::fs::read_dir(dir.join(crate::skills::TOOLS_DIR)) else {
         return Vec::new();
     };
     let mut ids: Vec<String> = entries

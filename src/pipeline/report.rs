@@ -19,8 +19,11 @@ pub enum ReportKind {
     Declined,
     /// Not a runnable command (syntax, unknown script, not found).
     Invalid,
-    /// A run-time note about a run that went ahead (e.g. output cut at `max_output_bytes`).
+    /// A run-time note about a run that went ahead (e.g. output cut at `max_output_bytes`, or
+    /// a change in a writable path that another program may run later).
     Warning,
+    /// What a run wrote in its writable paths that nothing flagged (see `sandbox::changes`).
+    Wrote,
 }
 
 /// One line's worth about a directive: what it was, how it ended, and why. Front ends choose
@@ -44,7 +47,10 @@ const MAX_WHAT_COLUMNS: usize = 240;
 impl Report {
     /// True for anything `--strict` counts: blocked, declined, invalid or failed.
     pub fn is_problem(&self) -> bool {
-        !matches!(self.kind, ReportKind::Ran | ReportKind::Warning)
+        !matches!(
+            self.kind,
+            ReportKind::Ran | ReportKind::Warning | ReportKind::Wrote
+        )
     }
 
     /// The reports for one outcome: its warnings, then how it ended.
@@ -55,11 +61,15 @@ impl Report {
         let what = crate::confirm::shown::text(&String::from_utf8_lossy(what), MAX_WHAT_COLUMNS);
         let mut out = Vec::new();
         if let Outcome::Ran(ran) = outcome {
-            for w in &ran.result.warnings {
+            let (flagged, wrote) = ran.result.changes.report();
+            let notes = (ran.result.warnings.iter().cloned().chain(flagged))
+                .map(|w| (ReportKind::Warning, w))
+                .chain(wrote.map(|w| (ReportKind::Wrote, w)));
+            for (kind, detail) in notes {
                 out.push(Report {
-                    kind: ReportKind::Warning,
+                    kind,
                     what: what.clone(),
-                    detail: w.clone(),
+                    detail,
                     hint: None,
                 });
             }
@@ -103,6 +113,7 @@ impl fmt::Display for Report {
             ReportKind::Declined => "declined",
             ReportKind::Invalid => "invalid",
             ReportKind::Warning => return write!(f, "warning: {}", self.detail),
+            ReportKind::Wrote => return write!(f, "{}", self.detail),
         };
         if self.detail.is_empty() {
             write!(f, "{word}: {}", self.what)?;
@@ -182,6 +193,38 @@ mod tests {
             script_path: None,
             cut: Box::default(),
         })
+    }
+
+    /// A run's flagged writes are warnings; the rest one `Wrote` line, which is no problem.
+    #[test]
+    fn writes_are_reported_flagged_ones_as_warnings() {
+        use crate::sandbox::changes::{Change, ChangeKind, Changes, Why};
+        let change = |p: &str, why: Option<Why>| Change {
+            path: p.into(),
+            kind: ChangeKind::Created,
+            flagged: why.is_some(),
+            why,
+        };
+        let mut o = ran(0, b"");
+        if let Outcome::Ran(r) = &mut o {
+            r.result.changes = Changes::new(vec![
+                change("/p/.envrc", Some(Why::DotName)),
+                change("/p/out/a.csv", None),
+                change("/p/out/b.csv", None),
+            ]);
+        }
+        let reports = Report::for_outcome(b"%{x}", &o);
+        let kinds: Vec<_> = reports.iter().map(|r| r.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            [ReportKind::Warning, ReportKind::Wrote, ReportKind::Ran]
+        );
+        assert!(reports[0].detail.contains("/p/.envrc (a dot-file"));
+        assert_eq!(
+            reports[1].to_string(),
+            "the run created /p/out/a.csv, created /p/out/b.csv"
+        );
+        assert!(!reports.iter().any(Report::is_problem));
     }
 
     #[test]

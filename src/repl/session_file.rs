@@ -86,7 +86,7 @@ impl Reload {
 /// agent stays a name. A file saved by path loads as any agent file outside the user's config
 /// does (it grants nothing), and only from the user's own saved sessions.
 fn agent_by_name(name: &str, cwd: &Path) -> String {
-    match crate::agents::find(name, &crate::paths::agent_search_path()) {
+    match crate::agents::find(name, &crate::trust::agent_search_path()) {
         Ok(file) if !crate::paths::in_user_config(&file.source) => {
             absolute(cwd, &file.source).display().to_string()
         }

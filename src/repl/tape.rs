@@ -9,7 +9,7 @@
 //! show had the window always been that wide. Rows that scrolled off stay in the terminal's
 //! scrollback as they were drawn.
 
-use super::screen::{Tone, advance_column};
+use super::ink::{Tone, advance_column};
 
 /// One thing the REPL showed, in the order it showed them.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! The REPL's [`Ui`]: answer text on stdout, status lines (reports and notices) and token
 //! counts dim on stderr, a spinner while waiting; all through the shared [`Screen`].
 
-use super::screen::{Looks, Screen, Tone, paint};
+use super::ink::{Tone, paint};
+use super::screen::{Looks, Screen};
 use super::tape::Entry;
 use crate::chat::{Busy, Notice, TurnReport, Ui};
 use crate::confirm::{Answer, Prompt};
@@ -443,7 +444,7 @@ impl Ui for TermUi {
 
     /// Reports quote directive bodies and reasons: sanitized before painting.
     fn report(&mut self, report: &Report) {
-        let fine = report.kind == ReportKind::Ran;
+        let fine = matches!(report.kind, ReportKind::Ran | ReportKind::Wrote);
         self.status_lines(&report.to_string(), fine);
     }
 

@@ -8,7 +8,7 @@
 //! as one (it never called the hook) refuses to run commands itself, so a misconfiguration is
 //! one clear error, never a process re-running itself without end.
 
-use super::LaunchArgs;
+use super::{LaunchArgs, MARKER_ENV};
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::process::CommandExt as _;
@@ -22,10 +22,6 @@ pub const LAUNCH_ARG: &str = "__launch";
 /// `PROGRAM __launch --handshake` prints [`HANDSHAKE_REPLY`] and exits 0.
 const HANDSHAKE_ARG: &str = "--handshake";
 const HANDSHAKE_REPLY: &str = "skillpipe-launcher 1\n";
-/// Set in a launcher's environment (and removed before the command runs). A process that
-/// carries it but is about to start a command itself was started as a launcher and did not act
-/// as one.
-pub(crate) const MARKER_ENV: &str = "SKILLPIPE_LAUNCHER_MARKER";
 /// How long a handshake may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 

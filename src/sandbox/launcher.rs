@@ -585,7 +585,7 @@ fn init(
     if let Some((ours, theirs)) = channel {
         drop(theirs);
         if let Some(pipe) = reporter.pipe.as_ref().and_then(|p| p.try_clone().ok()) {
-            connect_broker::report_refusals(pipe);
+            super::caller::report_refusals(pipe);
         }
         let served = connect_broker::receive(&ours, child).and_then(|listener| {
             connect_broker::serve(listener, named).map_err(connect_broker::BrokerError::Thread)

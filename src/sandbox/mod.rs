@@ -8,12 +8,16 @@
 //! - `unix_sockets`: a seccomp filter against new Unix-domain sockets, which a network
 //!   namespace does not cover when they are bound to a path; `connect_broker`: when sockets
 //!   are named, the run's init makes every `connect(2)` and reaches only those;
-//!   `send_broker`: and every send that can name a destination (datagrams).
+//!   `send_broker`: and every send that can name a destination (datagrams); `caller`: the
+//!   thread waiting in such a call and where its address may lead, which both check.
 
 use std::path::PathBuf;
 use std::sync::RwLock;
 
+#[cfg(target_os = "linux")]
+mod caller;
 pub(crate) mod caps;
+pub mod changes;
 #[cfg(target_os = "linux")]
 mod connect_broker;
 mod entry;
@@ -35,7 +39,6 @@ pub(crate) mod secrets;
 mod send_broker;
 #[cfg(target_os = "linux")]
 mod unix_sockets;
-pub(crate) mod vcs_scan;
 pub mod view;
 #[cfg(target_os = "linux")]
 mod writes;
@@ -43,7 +46,7 @@ mod writes;
 // For the sandbox's integration tests and benchmark; not part of the API.
 #[doc(hidden)]
 pub use caps::{Capabilities, Support, UNAVAILABLE_ENV, probe, probed};
-pub(crate) use entry::{LAUNCH_ARG, MARKER_ENV, check_not_in_failed_launcher};
+pub(crate) use entry::{LAUNCH_ARG, check_not_in_failed_launcher};
 pub use entry::{LauncherError, run_if_launcher};
 pub(crate) use entry::{auto_launcher, handshake, this_program};
 pub use limits::Limits;
@@ -97,11 +100,11 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
 /// the sandbox the next time the user runs the tool there), and the mark of a project's root.
 pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
 
-/// What is kept read-only inside a writable path, at its top and in the folders directly in it,
-/// and watched at any depth (see [`vcs_scan`]): the [`VCS_METADATA`], and the project settings
-/// of tools that run commands from them outside any sandbox once the tool trusts the folder or
-/// the user runs it there — each name with who runs what from it.
-pub(crate) const KEPT_READ_ONLY: [(&str, &str); 24] = [
+/// What is kept read-only inside a writable path, at its top and in the folders directly in it:
+/// the [`VCS_METADATA`] (a closed set), each with who runs what from it. Every other file a tool
+/// runs or loads later is too many to name: a change to one is reported and flagged by its
+/// shape instead (see [`changes`]).
+pub(crate) const KEPT_READ_ONLY: [(&str, &str); 4] = [
     (
         ".git",
         "git runs hooks and settings from there (core.fsmonitor …)",
@@ -109,73 +112,7 @@ pub(crate) const KEPT_READ_ONLY: [(&str, &str); 24] = [
     (".hg", "hg runs hooks and settings from there"),
     (".jj", "jj runs settings from there"),
     (".svn", "svn runs settings from there"),
-    (
-        ".claude",
-        "Claude Code runs the hooks and MCP servers it names",
-    ),
-    (".codex", "Codex runs the MCP servers and commands it names"),
-    (".gemini", "Gemini CLI runs the MCP servers it names"),
-    (".cursor", "Cursor runs the MCP servers it names"),
-    (".vscode", "VS Code runs the tasks it names"),
-    (".mcp.json", "Claude Code runs the MCP servers it names"),
-    (".husky", "git runs the hooks in it on the next commit"),
-    (".envrc", "direnv runs it in the shell on cd"),
-    (
-        ".pre-commit-config.yaml",
-        "pre-commit runs the hooks it names on the next git commit",
-    ),
-    (
-        "lefthook.yml",
-        "lefthook runs the commands it names on the next git commit",
-    ),
-    (
-        ".lefthook.yml",
-        "lefthook runs the commands it names on the next git commit",
-    ),
-    (
-        "lefthook.yaml",
-        "lefthook runs the commands it names on the next git commit",
-    ),
-    (
-        ".devcontainer",
-        "opening the dev container runs its initializeCommand on the host",
-    ),
-    (
-        ".cargo",
-        "cargo runs what .cargo/config.toml (or .cargo/config) names on the next build \
-         (runners, rustc wrappers, linkers)",
-    ),
-    (
-        ".npmrc",
-        "npm runs the scripts and shell it names, and fetches from its registries, on the next \
-         install",
-    ),
-    (
-        ".yarnrc.yml",
-        "yarn runs the plugins and paths it names on the next install",
-    ),
-    (
-        ".yarnrc",
-        "yarn runs the paths it names on the next install",
-    ),
-    (
-        ".mise.toml",
-        "mise runs the tasks and hooks it names when you enter the folder",
-    ),
-    (
-        ".tool-versions",
-        "asdf and mise install and run the tool versions it names",
-    ),
-    (
-        ".idea",
-        "JetBrains IDEs run the run configurations and tools it names",
-    ),
 ];
-
-/// Whether a file or folder of this name is on the [`KEPT_READ_ONLY`] list.
-pub(crate) fn kept_read_only(name: &std::ffi::OsStr) -> Option<(&'static str, &'static str)> {
-    KEPT_READ_ONLY.into_iter().find(|(n, _)| name == *n)
-}
 
 /// Whether `dir` is a bare git repository (or a `.git` folder): a `HEAD` file, `objects/` and
 /// `refs/` folders, as git itself tells one (it needs no `config`). Its `config` and `hooks/` run
@@ -192,7 +129,7 @@ pub(crate) fn is_bare_repository(dir: &std::path::Path) -> bool {
 /// What in a bare repository runs commands, or sends git elsewhere for settings and hooks
 /// (`commondir`, `worktrees/`): kept read-only like a `.git` folder where it exists (the rest
 /// of it — objects, refs — stays writable, so a push into it still works). One the run makes
-/// is warned of after it (see [`vcs_scan`]).
+/// is reported and flagged after it (see [`changes`]).
 pub(crate) const BARE_REPOSITORY_RUNS: [&str; 5] = [
     "config",
     "hooks",
@@ -204,8 +141,8 @@ pub(crate) const BARE_REPOSITORY_RUNS: [&str; 5] = [
 /// The [`KEPT_READ_ONLY`] entries that exist now at the top of `roots` (the writable paths) and
 /// of each folder directly in one (a folder of projects, a repository's submodules), and the
 /// [`BARE_REPOSITORY_RUNS`] of a bare repository directly in one. The run cannot change those;
-/// it can make one where there was none, or change one deeper down, so the executor compares
-/// before and after and warns (see [`vcs_scan`]).
+/// it can make one where there was none, or change one deeper down, which the change report
+/// after the run flags (see [`changes`]).
 pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
     let is_vcs = |name: &std::ffi::OsStr| VCS_METADATA.iter().any(|n| name == *n);
     let mut dirs: Vec<PathBuf> = Vec::new();
@@ -235,29 +172,6 @@ pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
         })
         .filter(|p| p.symlink_metadata().is_ok())
         .collect()
-}
-
-/// The tool whose metadata `path` is: `git` for `.git` and a bare repository, `hg` for `.hg` …
-pub(crate) fn vcs_tool(path: &std::path::Path) -> &str {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .filter(|n| VCS_METADATA.contains(n))
-        .map_or("git", |n| n.trim_start_matches('.'))
-}
-
-/// The warning for version control metadata a run made in a writable path.
-pub(crate) fn made_vcs_metadata(path: &std::path::Path) -> Message {
-    let tool = vcs_tool(path);
-    let example = match tool {
-        "git" => " (core.fsmonitor …)",
-        _ => "",
-    };
-    Message::text(format!(
-        "the run made {}: {tool} runs hooks and settings from there{example} outside the \
-         sandbox; look at it before you run {tool} in {}",
-        crate::command::escape_controls(&path.display().to_string()),
-        crate::command::escape_controls(&path.parent().unwrap_or(path).display().to_string())
-    ))
 }
 
 /// Restrictions requested for one run.
@@ -313,6 +227,11 @@ pub struct SandboxSpec {
     /// network setting.
     pub sockets: Vec<PathBuf>,
 }
+
+/// Set in a launcher's environment (and removed before the command runs). A process that
+/// carries it but is about to start a command itself was started as a launcher and did not act
+/// as one.
+pub(crate) const MARKER_ENV: &str = "SKILLPIPE_LAUNCHER_MARKER";
 
 /// Arguments of the hidden launcher subcommand:
 /// `skillpipe __launch [--net] [--fs] [--pid] [--userns] [--writable DIR]... [--best-effort]
@@ -564,6 +483,7 @@ mod tests {
 
     #[test]
     fn vcs_metadata_at_the_top_and_one_folder_down() {
+        // Tools' settings (`.claude`, `.mcp.json`) are no longer kept: reported when changed.
         let dir = tempfile::tempdir().unwrap();
         let r = dir.path();
         for d in [
@@ -589,11 +509,8 @@ mod tests {
         assert_eq!(
             found,
             [
-                r.join(".claude"),
                 r.join(".git"),
-                r.join(".mcp.json"),
                 r.join("app/.hg"),
-                r.join("app/.vscode"),
                 r.join("lib/.git"),
                 r.join("srv.git/config"),
                 r.join("srv.git/hooks")

@@ -26,7 +26,7 @@
 //! than [`MAX_DATA`] fails with EMSGSIZE; a stream send is cut there, returning the count
 //! sent, as a partial send may. `EPIPE` raises `SIGPIPE` in the caller, as the kernel would.
 
-use super::connect_broker::{Caller, Named, StatusIds, errno};
+use super::caller::{Caller, Named, StatusIds, errno};
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The most data init copies for one message (Unix datagrams are capped far below by the

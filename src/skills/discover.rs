@@ -332,19 +332,6 @@ impl SkillSet {
             .count()
     }
 
-    /// The reference of the tool or script offered as function `name`
-    /// ([`super::functions()`]): a model that was offered native tools may write the function
-    /// name as a command.
-    pub(crate) fn reference_for_function(&self, name: &str) -> Option<String> {
-        if !name.contains("__") {
-            return None;
-        }
-        super::functions::functions(self)
-            .into_iter()
-            .find(|f| f.name == name)
-            .map(|f| f.reference)
-    }
-
     /// The skills, in search-path order.
     pub fn iter(&self) -> impl Iterator<Item = &Skill> {
         self.skills.iter()
@@ -495,7 +482,7 @@ impl Skill {
     /// Why the tool folder `tools/ID/` of this skill was left out at load, as its first problem
     /// (`tools/ID/FILE:LINE: what`), or `None` when no folder of that name was skipped.
     pub(crate) fn skipped_tool(&self, id: &str) -> Option<String> {
-        let folder = format!("/{}/{id}/", super::tools::TOOLS_DIR);
+        let folder = format!("/{}/{id}/", super::TOOLS_DIR);
         self.warnings.iter().find_map(|w| {
             let problem = w.strip_suffix(TOOL_SKIPPED)?;
             let at = problem.find(&folder)?;
@@ -567,7 +554,7 @@ pub fn tool_owner(
     description: &str,
     dir: &Path,
 ) -> Result<Option<Skill>, ToolOwnerError> {
-    let tools_dir = dir.join(super::tools::TOOLS_DIR);
+    let tools_dir = dir.join(super::TOOLS_DIR);
     if !tools_dir.is_dir() {
         return Ok(None);
     }

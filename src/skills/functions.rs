@@ -72,6 +72,20 @@ pub fn functions(skills: &SkillSet) -> Vec<Function> {
     out
 }
 
+impl SkillSet {
+    /// The reference of the tool or script offered as function `name` ([`functions`]): a
+    /// model that was offered native tools may write the function name as a command.
+    pub(crate) fn reference_for_function(&self, name: &str) -> Option<String> {
+        if !name.contains("__") {
+            return None;
+        }
+        functions(self)
+            .into_iter()
+            .find(|f| f.name == name)
+            .map(|f| f.reference)
+    }
+}
+
 /// The functions the skills that may not run scripts (`allowed-tools` without `Bash`) would
 /// have: never offered, but a model that calls one by its name is told why it cannot run
 /// rather than that no such tool exists.

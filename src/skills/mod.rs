@@ -19,6 +19,7 @@ pub(crate) mod files;
 pub(crate) mod frontmatter;
 pub(crate) mod functions;
 pub(crate) mod invocation;
+pub(crate) mod request;
 pub(crate) mod resolve;
 pub(crate) mod rules;
 pub(crate) mod scripts;
@@ -39,6 +40,9 @@ pub use tools::{InputError, Tool, ToolInput};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
+
+/// The folder under a skill (or prompt/agent folder) that holds tool folders.
+pub const TOOLS_DIR: &str = "tools";
 
 /// One loaded skill.
 #[derive(Debug, Clone)]

@@ -191,7 +191,7 @@ fn named_paths(body: &str) -> Vec<String> {
         for start in 0..parts.len().saturating_sub(1) {
             let tail = parts[start..].join("/");
             // A tool's script is run as its tool (its schema, timeout and env), never bare.
-            let tool_folder = tail.starts_with(&format!("{}/", super::tools::TOOLS_DIR));
+            let tool_folder = tail.starts_with(&format!("{}/", super::TOOLS_DIR));
             if tail.starts_with("scripts/") || tool_folder || out.contains(&tail) {
                 continue;
             }

@@ -7,6 +7,7 @@
 //! Loading is strict per tool: a tool with any problem is left out (a typo such as
 //! `enabeld: false` must not leave a tool enabled), with a `file:line: message` for each problem.
 
+use super::TOOLS_DIR;
 use super::frontmatter::{self, Entry, Node};
 use serde_json::{Map, Value};
 use std::fs;
@@ -14,8 +15,6 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The folder under a skill (or prompt/agent folder) that holds tool folders.
-pub const TOOLS_DIR: &str = "tools";
 /// Longest `timeout` a tool may ask for, as for `timeout_seconds`.
 const MAX_TIMEOUT: u64 = 600;
 /// A `timeout` from this value up is milliseconds (claude-prompts-mcp's unit; its default is

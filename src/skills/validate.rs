@@ -59,7 +59,7 @@ pub fn validate_path(path: &Path, report: &mut Report) {
         .unwrap_or_default();
     // An agent's (or prompt's) folder: no SKILL.md, tools in the same layout, and no skill
     // folders (a collection may hold a skill named `tools`).
-    if children.is_empty() && path.join(super::tools::TOOLS_DIR).is_dir() {
+    if children.is_empty() && path.join(super::TOOLS_DIR).is_dir() {
         report.skills.push(path.to_path_buf());
         report.problems.extend(super::tools::load_tools(path).1);
         return;

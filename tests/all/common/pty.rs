@@ -46,7 +46,6 @@ impl Pty {
     }
 
     /// A terminal as stdin, stderr and controlling terminal, stdout a pipe (`… | tee log`).
-    #[allow(dead_code)] // used by tests/repl.rs, not by tests/terminal.rs
     pub fn spawn_piped(cmd: Command, cols: u16) -> Pty {
         Pty::spawn_with(cmd, cols, true)
     }
@@ -138,7 +137,6 @@ impl Pty {
     }
 
     /// Changes the window's width (the child gets SIGWINCH).
-    #[allow(dead_code)] // used by tests/repl.rs, not by tests/terminal.rs
     pub fn resize(&mut self, cols: u16) {
         use std::os::fd::AsRawFd;
         let size = libc::winsize {
@@ -153,7 +151,6 @@ impl Pty {
     }
 
     /// What the child wrote to its piped stdout so far.
-    #[allow(dead_code)] // used by tests/repl.rs, not by tests/terminal.rs
     pub fn piped(&self) -> Vec<u8> {
         self.piped
             .as_ref()

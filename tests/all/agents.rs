@@ -1,7 +1,7 @@
 //! `skillpipe agents list|show` against real folders: agent files in a temp project, an XDG config
 //! dir and r9s's layout under a temp HOME; skills in temp folders passed with --skills-dir.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use predicates::prelude::*;

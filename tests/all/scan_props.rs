@@ -2,6 +2,7 @@
 //! events, nothing is lost, and every directive is one the grammar accepts.
 
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use skillpipe::scan::{Event, ScanOptions, Scanner, coalesce, parse_directive, scan_all};
 
 /// Pieces that exercise every rule: sigils, brackets, quotes, escapes, code markers, line starts,
@@ -132,7 +133,13 @@ fn cases() -> u32 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    // The regressions file sits beside this module (the default would look for it beside the
+    // binary's main.rs, under tests/proptest-regressions/).
+    #![proptest_config(ProptestConfig {
+        cases: cases(),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn chunking_never_changes_events(

@@ -1,7 +1,7 @@
 //! Skills against real folders: discovery, detection, resolution safety, the `skills`
 //! subcommands through the binary, and the shipped skills.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -1979,4 +1979,47 @@ fn listings_show_controls_on_a_pipe_too() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("\\u001b]2;PWNED\\u0007"), "{stdout}");
+}
+
+/// Every shipped skill runs unchanged under the default policy and the sandbox's read view:
+/// calc and lookup answer; say and notify end as they do on a machine without a speech engine
+/// or a desktop (0, or 69 with their own message) — never on a path outside the view.
+#[test]
+fn every_shipped_skill_runs_under_the_default_policy() {
+    let home = common::TestHome::new();
+    let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills");
+    let run = |skill: &str, script: &str, args: &[&str]| {
+        let out = home
+            .cmd()
+            .args(["run", "--json", "--allow-scripts", "-y", "--skills-dir"])
+            .arg(&skills)
+            .args([skill, script, "--"])
+            .args(args)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{skill}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert!(
+            !v["hint"]
+                .as_str()
+                .unwrap_or("")
+                .contains("outside the run's view"),
+            "{skill}: {v}"
+        );
+        v
+    };
+    let calc = run("calc", "calc.py", &["6 * 7"]);
+    assert_eq!(calc["exit_code"], 0, "{calc}");
+    assert!(calc["stdout"].as_str().unwrap().contains("42"), "{calc}");
+    let lookup = run("lookup", "lookup.py", &["ephemeral"]);
+    assert_eq!(lookup["exit_code"], 0, "{lookup}");
+    assert_eq!(lookup["outputs"]["found"], true, "{lookup}");
+    for (skill, script, args) in [
+        ("say", "say.sh", &["hello"][..]),
+        ("notify", "notify.sh", &["Done", "all good"][..]),
+    ] {
+        let v = run(skill, script, args);
+        let code = v["exit_code"].as_i64().unwrap();
+        assert!(code == 0 || code == 69, "{skill}: {v}");
+    }
 }

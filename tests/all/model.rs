@@ -1,7 +1,7 @@
 //! The model clients against a real (in-test) HTTP server: streaming, tool calls, retries,
 //! errors, cut streams, the Anthropic dialect and the replay provider.
 
-mod common;
+use crate::common;
 
 use common::{Reply, Server, TestHome};
 use futures::StreamExt;

@@ -2,7 +2,7 @@
 //! used only in a trusted directory, the user's own win every clash, and an agent file outside
 //! the user's config folders grants itself nothing — against the in-test model server.
 
-mod common;
+use crate::common;
 
 use common::{Reply, Server, TestHome};
 use std::path::{Path, PathBuf};

@@ -1,9 +1,8 @@
 //! The sandbox path: the executor re-executes the built skillpipe binary as `__launch`, which
 //! sets up network/PID namespaces and Landlock, and runs the command under its PID-1 init.
 //! Needs Linux with user namespaces and Landlock ABI >= 3; tests say so and skip otherwise.
-#![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::procs::{alive, eventually, read_pid};
 use skillpipe::exec::{ExecError, RunSpec, run, run_with_capabilities};

@@ -1,9 +1,8 @@
 //! The interactive REPL end to end: the built binary on a pseudo-terminal, against the in-test
 //! model server.
 
-mod common;
-#[path = "repl/pty.rs"]
-mod pty;
+use crate::common;
+use crate::common::pty;
 
 use common::{Reply, Server, TestHome};
 use pty::Pty;

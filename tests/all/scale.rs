@@ -3,7 +3,7 @@
 //! Python scripts, one script path shared by several skills, scripts that take paths relative
 //! to where the user works. Every fixture is written here.
 
-mod common;
+use crate::common;
 
 use common::{Reply, Server, TestHome};
 use serde_json::Value;

@@ -2,9 +2,8 @@
 //! tools (allowed, refused, failing, timed out, cancelled, concurrent), ask for consent by
 //! elicitation, list and read the skill resources, and survive malformed input and a client that
 //! goes away mid-call.
-#![cfg(all(target_os = "linux", feature = "mcp"))]
 
-mod common;
+use crate::common;
 
 use common::TestHome;
 use common::procs::{eventually, processes_named};

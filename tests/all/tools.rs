@@ -3,10 +3,8 @@
 //! the in-test model server (OpenAI and Anthropic result shapes), `run --json` and `run --agent`,
 //! and the audit, warning and refusal details.
 
-mod common;
-#[allow(dead_code)]
-#[path = "repl/pty.rs"]
-mod pty;
+use crate::common;
+use crate::common::pty;
 
 use common::{Reply, Server, TestHome};
 use serde_json::{Value, json};
@@ -1674,7 +1672,7 @@ fn no_test_reaches_the_terminal_it_runs_in() {
         let mut c = std::process::Command::new(std::env::current_exe().unwrap());
         c.args([
             "--exact",
-            "no_test_reaches_the_terminal_it_runs_in",
+            "tools::no_test_reaches_the_terminal_it_runs_in",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -2,9 +2,8 @@
 //! files, `.env*` links that lead out of the project, `--writable` paths that a committed link
 //! leads elsewhere. Runs the built binary (`skillpipe run SKILL SCRIPT`) on real files; the
 //! tests that need the sandbox say so and skip where the machine cannot enforce it.
-#![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::home::TestHome;
 use std::os::unix::fs::PermissionsExt;
@@ -158,18 +157,18 @@ fn allowing_writes_fails_closed_without_private_mounts() {
     assert!(err.contains("kept read-only"), "{err}");
 }
 
-/// Files that run code on the next build or install stay read-only in a writable path, and one
-/// the run makes is warned of; the project's other files it writes (the positive control).
+/// Files that run code on the next build or install (`.cargo/config.toml`, `.npmrc`,
+/// `.mise.toml` …) are writable in a writable path, and every write to one is flagged in
+/// `run --json`'s `changes` by its shape (a dot-name); the project's other files are reported
+/// unflagged (the positive control).
 #[test]
-fn build_and_package_tool_settings_stay_read_only_and_new_ones_are_warned_of() {
-    if !sandbox_available(
-        "build_and_package_tool_settings_stay_read_only_and_new_ones_are_warned_of",
-    ) {
+fn build_and_package_tool_settings_written_are_flagged() {
+    if !sandbox_available("build_and_package_tool_settings_written_are_flagged") {
         return;
     }
     let home = TestHome::new();
     let proj = home.path().join("proj");
-    for d in [".cargo", ".idea"] {
+    for d in [".cargo", ".idea", "src"] {
         std::fs::create_dir_all(proj.join(d)).unwrap();
     }
     for f in [".cargo/config.toml", ".npmrc", ".yarnrc", ".mise.toml"] {
@@ -179,27 +178,46 @@ fn build_and_package_tool_settings_stay_read_only_and_new_ones_are_warned_of() {
         &home,
         "tools.sh",
         "#!/bin/sh\ncd \"$1\" || exit 9\n\
-         for f in .cargo/config.toml .cargo/config .npmrc .yarnrc .mise.toml .idea/x.xml; do\n\
-           echo evil >> \"$f\" 2>/dev/null && echo \"WROTE $f\"\n\
+         for f in .cargo/config.toml .npmrc .yarnrc .mise.toml .idea/x.xml .tool-versions; do\n\
+           echo evil >> \"$f\" || exit 8\n\
          done\n\
-         echo v > .tool-versions && echo u > .yarnrc.yml && echo ok > main.rs && echo WROTE-OK\n",
+         echo ok > src/main.rs && echo WROTE-OK\n",
     );
     let p = proj.display().to_string();
-    let (code, out, err) = run_probe(&home, &proj, "tools.sh", &["--writable", ".", "--", &p]);
+    let (code, out, err) = run_probe(
+        &home,
+        &proj,
+        "tools.sh",
+        &["--json", "--writable", ".", "--", &p],
+    );
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "WROTE-OK\n", "HOLE: {err}");
-    for f in [".cargo/config.toml", ".npmrc", ".yarnrc", ".mise.toml"] {
-        assert_eq!(std::fs::read_to_string(proj.join(f)).unwrap(), "", "{f}");
-    }
-    for made in [".tool-versions", ".yarnrc.yml"] {
-        assert!(
-            err.contains(&format!("the run made {}", proj.join(made).display())),
-            "{made}: {err}"
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let changes = doc["changes"].as_array().unwrap();
+    let why = |rel: &str| {
+        let path = proj.join(rel).display().to_string();
+        changes
+            .iter()
+            .find(|c| c["path"] == path.as_str())
+            .map(|c| (c["flagged"].clone(), c["why"].clone()))
+    };
+    for f in [
+        ".cargo/config.toml",
+        ".npmrc",
+        ".yarnrc",
+        ".mise.toml",
+        ".idea/x.xml",
+        ".tool-versions",
+    ] {
+        assert_eq!(
+            why(f),
+            Some((true.into(), "dot_name".into())),
+            "HOLE {f}: {doc}"
         );
     }
     assert_eq!(
-        std::fs::read_to_string(proj.join("main.rs")).unwrap(),
-        "ok\n"
+        why("src/main.rs"),
+        Some((false.into(), serde_json::Value::Null)),
+        "{doc}"
     );
 }
 

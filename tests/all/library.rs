@@ -1,7 +1,7 @@
 //! skillpipe as a library: the launcher is explicit and a misconfiguration fails fast (never
 //! recursion), the examples run end to end, and the config file refuses unknown keys.
 
-mod common;
+use crate::common;
 
 use common::TestHome;
 use skillpipe::sandbox::LauncherError;
@@ -76,7 +76,12 @@ fn late_hook_child() {
 #[test]
 fn a_hook_called_after_threads_started_fails_the_build() {
     let out = common::spawn::detached(std::env::current_exe().unwrap())
-        .args(["--exact", "late_hook_child", "--ignored", "--nocapture"])
+        .args([
+            "--exact",
+            "library::late_hook_child",
+            "--ignored",
+            "--nocapture",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

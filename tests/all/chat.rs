@@ -1,6 +1,6 @@
 //! `skillpipe chat` one-shot mode end to end: the built binary against the in-test model server.
 
-mod common;
+use crate::common;
 
 use common::{Reply, Server, TestHome};
 use serde_json::{Value, json};

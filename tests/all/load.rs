@@ -1,9 +1,8 @@
 //! Load: many side effects in one stream through `skillpipe filter` — all run, in order, all
 //! audited, nothing left running afterwards, and the filter's memory stays bounded (its peak
 //! resident size, VmHWM, read from /proc while it runs).
-#![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::procs::processes_named;
 

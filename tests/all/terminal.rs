@@ -2,11 +2,9 @@
 //! the built binary on a real terminal (tmux for the screen, a pty for keys) against the in-test
 //! model server.
 
-mod common;
-#[path = "repl/pty.rs"]
-mod pty;
-#[path = "repl/tmux.rs"]
-mod tmux;
+use crate::common;
+use crate::common::pty;
+use crate::common::tmux;
 
 use common::{Reply, Server, TestHome};
 use pty::Pty;

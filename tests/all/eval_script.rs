@@ -1,7 +1,7 @@
 //! `scripts/eval_model.py` (issue #13's evaluation) scores from audit logs: run against the
 //! in-test model server with a scripted answer per request, so it needs no real model.
 
-mod common;
+use crate::common;
 
 use common::{Reply, Server, TestHome};
 

@@ -1,6 +1,6 @@
 //! The executor without restrictions (the fast path): real processes, real pipes, real signals.
 
-mod common;
+use crate::common;
 
 use common::procs::{alive, eventually, read_pid};
 use skillpipe::exec::{ExecError, RunSpec, run};
@@ -240,7 +240,12 @@ fn children_die_with_skillpipe_and_its_run_directory_is_swept_later() {
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let mut helper = common::spawn::detached(std::env::current_exe().unwrap())
-        .args(["--exact", "helper_run_until_killed", "--ignored", "--quiet"])
+        .args([
+            "--exact",
+            "exec::helper_run_until_killed",
+            "--ignored",
+            "--quiet",
+        ])
         .env("SKILLPIPE_TEST_PIDFILE", &pidfile)
         .env("TMPDIR", &tmp)
         .stdout(std::process::Stdio::null())

@@ -1,6 +1,6 @@
 //! `skillpipe filter` end to end: the built binary on real input with real commands.
 
-mod common;
+use crate::common;
 
 use common::TestHome;
 use std::io::{Read, Write};

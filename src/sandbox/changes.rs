@@ -1,0 +1,513 @@
+//! What a run created, changed, deleted or re-moded in its writable paths: one walk before the
+//! run and one after, compared path by path on each entry's inode, mode, size, mtime and ctime
+//! (ctime, which a script cannot set back, catches a write that restored the mtime).
+//!
+//! A change is flagged when another program may later execute or load what changed, outside
+//! the sandbox — decided by the path's shape and the file's mode, never by a list of tools'
+//! file names (the set of files some tool runs is open-ended): see [`Why`].
+//!
+//! Nothing can be mounted over what does not exist yet, and the files a tool runs are too
+//! many to name, so the run is not stopped from writing them; it is told of them instead.
+//!
+//! The walk is bounded ([`MAX_ENTRIES`]) and breadth first, so what is near the top of a
+//! writable path (a project's settings) is looked at before the bound is reached; when it is
+//! reached the report says so.
+
+use super::{Message, VCS_METADATA};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Directory entries looked at per walk, over all writable paths.
+pub(crate) const MAX_ENTRIES: usize = 20_000;
+
+/// Changes listed one by one on the status line; the rest are counted (`run --json` lists all).
+pub(crate) const LISTED: usize = 10;
+
+/// What happened to a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// It was not there before the run.
+    Created,
+    /// Its content (or, for a folder, its identity) changed.
+    Changed,
+    /// It is gone.
+    Deleted,
+    /// Only its permission bits changed.
+    Mode,
+}
+
+/// Why a change is flagged: what it is by shape that another program executes or loads later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Why {
+    /// In version control metadata (`.git`, `.hg`, `.jj`, `.svn`) at any depth, submodules'
+    /// `.git/modules` included: its settings and hooks run commands.
+    VersionControl,
+    /// In a project's skill or agent folder (skillpipe's own search path): the next session
+    /// that trusts the project loads it.
+    SkillFolder,
+    /// A dot-file or in a dot-folder: where tools keep their settings, hooks and environments.
+    DotName,
+    /// A `.pth` file: Python runs its `import` lines at every start.
+    Pth,
+    /// A regular file with an executable bit set.
+    Executable,
+    /// A file directly at the top of a project (a writable path, or a folder holding version
+    /// control metadata): where tools read their project settings.
+    ProjectTop,
+}
+
+impl Why {
+    /// What it is, in words.
+    pub fn words(self) -> &'static str {
+        match self {
+            Why::VersionControl => {
+                "version control metadata, whose settings and hooks run commands"
+            }
+            Why::SkillFolder => "a project's skill or agent folder, which skillpipe loads",
+            Why::DotName => "a dot-file or dot-folder, where tools keep settings and hooks",
+            Why::Pth => "a .pth file, which Python runs at start",
+            Why::Executable => "an executable file",
+            Why::ProjectTop => "a file at the top of a project, where tools read settings",
+        }
+    }
+}
+
+/// One thing the run did in a writable path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    /// Where (absolute).
+    pub path: PathBuf,
+    /// What happened.
+    pub kind: ChangeKind,
+    /// Another program may execute or load it later, outside the sandbox.
+    pub flagged: bool,
+    /// Why it is flagged.
+    pub why: Option<Why>,
+}
+
+impl Change {
+    /// The change in one line: `created /p/x.pth (a .pth file, …)`.
+    pub fn line(&self) -> String {
+        let kind = match self.kind {
+            ChangeKind::Created => "created",
+            ChangeKind::Changed => "changed",
+            ChangeKind::Deleted => "deleted",
+            ChangeKind::Mode => "changed the mode of",
+        };
+        let path = crate::command::escape_controls(&self.path.display().to_string());
+        match self.why {
+            Some(why) => format!(
+                "the run {kind} {path} ({}): another program may run or load it outside the \
+                 sandbox; look at it before you do",
+                why.words()
+            ),
+            None => format!("{kind} {path}"),
+        }
+    }
+}
+
+/// The changes of one run, and whether the walk stopped at its bound.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Changes {
+    /// Flagged ones first, then in path order.
+    pub list: Vec<Change>,
+    /// The walk stopped at this many entries: changes further down were not looked for.
+    pub capped: Option<usize>,
+    /// The walk before the run did not stop: the run itself filled the tree past the bound.
+    #[serde(skip)]
+    run_filled: bool,
+}
+
+impl Changes {
+    /// These changes, the walk not cut short.
+    pub fn new(list: Vec<Change>) -> Changes {
+        Changes {
+            list,
+            ..Changes::default()
+        }
+    }
+
+    /// The lines a front end shows: each flagged change as a warning, then the others in one
+    /// line (the first [`LISTED`], and how many more).
+    pub fn report(&self) -> (Vec<String>, Option<String>) {
+        let warnings = self
+            .list
+            .iter()
+            .filter(|c| c.flagged)
+            .map(Change::line)
+            .collect();
+        let plain: Vec<String> = self
+            .list
+            .iter()
+            .filter(|c| !c.flagged)
+            .map(Change::line)
+            .collect();
+        let note = (!plain.is_empty()).then(|| {
+            let shown = plain.len().min(LISTED);
+            let more = match plain.len() - shown {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            format!("the run {}{more}", plain[..shown].join(", "))
+        });
+        (warnings, note)
+    }
+
+    /// The warning that the walk stopped at its bound: said once per process for a tree over
+    /// it before the run (every run there would repeat it), but always when the run itself
+    /// pushed it over (a script could fill the top of the tree to hide what it wrote below).
+    pub fn capped_message(&self) -> Option<Message> {
+        static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let say = self.run_filled || !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed);
+        self.capped.filter(|_| say).map(|max| {
+            Message::text(format!(
+                "looked for what the run wrote in the first {max} entries of the writable \
+                 paths only; changes further down were not looked for"
+            ))
+        })
+    }
+}
+
+/// What the walk keeps of one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    ino: u64,
+    mode: u32,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stat {
+    fn of(m: &std::fs::Metadata) -> Stat {
+        Stat {
+            ino: m.ino(),
+            mode: m.mode(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    fn is_dir(self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFDIR
+    }
+
+    fn is_executable_file(self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFREG && self.mode & 0o111 != 0
+    }
+}
+
+/// The writable paths at one moment.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Snapshot {
+    roots: Vec<PathBuf>,
+    entries: HashMap<PathBuf, Stat>,
+    /// Folders whose listing was read whole (the walk did not stop inside or before them).
+    listed: HashSet<PathBuf>,
+    /// Folders that hold version control metadata: the tops of projects.
+    tops: HashSet<PathBuf>,
+    /// The walk stopped at this many entries.
+    capped: Option<usize>,
+}
+
+impl Snapshot {
+    /// Walk `roots` (not following links), breadth first.
+    pub(crate) fn take(roots: &[PathBuf]) -> Snapshot {
+        Snapshot::take_bounded(roots, MAX_ENTRIES)
+    }
+
+    fn take_bounded(roots: &[PathBuf], max_entries: usize) -> Snapshot {
+        // A root inside another is walked with it.
+        let roots: Vec<PathBuf> = roots
+            .iter()
+            .filter(|r| !roots.iter().any(|o| o != *r && r.starts_with(o)))
+            .cloned()
+            .collect();
+        let mut snap = Snapshot {
+            roots: roots.clone(),
+            ..Snapshot::default()
+        };
+        let mut queue: VecDeque<PathBuf> = VecDeque::new();
+        for root in &roots {
+            // A writable path given as a link is where it leads (as Landlock takes it).
+            match std::fs::metadata(root) {
+                Ok(m) if m.is_dir() => queue.push_back(root.clone()),
+                Ok(m) => _ = snap.entries.insert(root.clone(), Stat::of(&m)),
+                Err(_) => {}
+            }
+        }
+        let mut seen = 0usize;
+        'walk: while let Some(dir) = queue.pop_front() {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in rd {
+                let Ok(entry) = entry else { continue };
+                seen += 1;
+                if seen > max_entries {
+                    snap.capped = Some(max_entries);
+                    break 'walk;
+                }
+                // The entry's own metadata, read beside its folder (no link followed).
+                let Ok(m) = entry.metadata() else { continue };
+                let stat = Stat::of(&m);
+                let name = entry.file_name();
+                if VCS_METADATA.iter().any(|n| name == *n) {
+                    snap.tops.insert(dir.clone());
+                }
+                let path = entry.path();
+                if stat.is_dir() {
+                    queue.push_back(path.clone());
+                }
+                snap.entries.insert(path, stat);
+            }
+            snap.listed.insert(dir);
+        }
+        snap
+    }
+
+    /// What the run did, this snapshot taken after it and `before` before it.
+    pub(crate) fn since(&self, before: &Snapshot) -> Changes {
+        let tops: HashSet<&Path> = self
+            .tops
+            .iter()
+            .chain(&before.tops)
+            .map(PathBuf::as_path)
+            .chain(self.roots.iter().map(PathBuf::as_path))
+            .collect();
+        // A path missing from one walk is new (or gone) only where that walk read its folder
+        // whole, or where its folder is itself new.
+        let mut made_dirs: HashSet<&Path> = HashSet::new();
+        let mut list = Vec::new();
+        let mut after: Vec<(&PathBuf, &Stat)> = self.entries.iter().collect();
+        after.sort_by_key(|(p, _)| p.components().count());
+        for (path, now) in after {
+            let kind = match before.entries.get(path) {
+                None => {
+                    let parent = path.parent().unwrap_or(path);
+                    if !(before.listed.contains(parent) || made_dirs.contains(parent)) {
+                        continue;
+                    }
+                    if now.is_dir() {
+                        made_dirs.insert(path);
+                    }
+                    ChangeKind::Created
+                }
+                Some(was) if was.ino != now.ino => ChangeKind::Changed,
+                Some(was) if now.is_dir() => match was.mode != now.mode {
+                    true => ChangeKind::Mode,
+                    false => continue,
+                },
+                Some(was) if was.size != now.size || was.mtime != now.mtime => ChangeKind::Changed,
+                Some(was) if was.mode != now.mode => ChangeKind::Mode,
+                Some(was) if was.ctime != now.ctime => ChangeKind::Changed,
+                Some(_) => continue,
+            };
+            list.push(self.change(path, kind, Some(*now), &tops));
+        }
+        for path in before.entries.keys() {
+            let parent = path.parent().unwrap_or(path);
+            if !self.entries.contains_key(path) && self.listed.contains(parent) {
+                list.push(self.change(path, ChangeKind::Deleted, None, &tops));
+            }
+        }
+        list.sort_by(|a, b| (!a.flagged, &a.path).cmp(&(!b.flagged, &b.path)));
+        Changes {
+            list,
+            capped: self.capped.or(before.capped),
+            run_filled: self.capped.is_some() && before.capped.is_none(),
+        }
+    }
+
+    fn change(
+        &self,
+        path: &Path,
+        kind: ChangeKind,
+        now: Option<Stat>,
+        tops: &HashSet<&Path>,
+    ) -> Change {
+        let root = self
+            .roots
+            .iter()
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.as_os_str().len())
+            .map_or(path, PathBuf::as_path);
+        let why = why(root, path, now, tops);
+        Change {
+            path: path.to_path_buf(),
+            kind,
+            flagged: why.is_some(),
+            why,
+        }
+    }
+}
+
+/// Why a change at `path` (in the writable path `root`; `now` its metadata after the run, if
+/// it is there) is flagged. `tops` are the folders that are the top of a project.
+fn why(root: &Path, path: &Path, now: Option<Stat>, tops: &HashSet<&Path>) -> Option<Why> {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let names = || rel.components().map(|c| c.as_os_str());
+    if names().any(|n| VCS_METADATA.iter().any(|v| n == *v)) {
+        return Some(Why::VersionControl);
+    }
+    // skillpipe's own project folders, below any project top (or the writable path itself).
+    let in_skill_folder = path.ancestors().filter(|a| a.starts_with(root)).any(|a| {
+        tops.contains(a)
+            && path.strip_prefix(a).is_ok_and(|inner| {
+                crate::paths::project_places()
+                    .iter()
+                    .any(|p| inner.starts_with(p))
+            })
+    });
+    if in_skill_folder {
+        return Some(Why::SkillFolder);
+    }
+    if names().any(|n| n.as_encoded_bytes().first() == Some(&b'.')) {
+        return Some(Why::DotName);
+    }
+    if path.extension().is_some_and(|e| e == "pth") {
+        return Some(Why::Pth);
+    }
+    if now.is_some_and(Stat::is_executable_file) {
+        return Some(Why::Executable);
+    }
+    let is_dir = now.is_some_and(Stat::is_dir);
+    if !is_dir && path.parent().is_some_and(|p| tops.contains(p)) {
+        return Some(Why::ProjectTop);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn run(r: &Path, act: impl FnOnce(&Path)) -> Changes {
+        let roots = [r.to_path_buf()];
+        let before = Snapshot::take(&roots);
+        act(r);
+        Snapshot::take(&roots).since(&before)
+    }
+
+    fn find<'a>(c: &'a Changes, r: &Path, rel: &str) -> &'a Change {
+        let p = r.join(rel);
+        c.list
+            .iter()
+            .find(|c| c.path == p)
+            .unwrap_or_else(|| panic!("{rel} not in {:?}", c.list))
+    }
+
+    #[test]
+    fn nothing_done_is_nothing_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("a/b/.git/hooks")).unwrap();
+        std::fs::write(r.join("a/b/x.txt"), "x").unwrap();
+        let c = run(r, |r| {
+            // Reading is no change.
+            std::fs::read(r.join("a/b/x.txt")).unwrap();
+        });
+        assert_eq!(c, Changes::default());
+    }
+
+    #[test]
+    fn each_kind_is_told_and_data_is_not_flagged() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("data/old")).unwrap();
+        std::fs::write(r.join("data/a.csv"), "1").unwrap();
+        std::fs::write(r.join("data/gone.csv"), "1").unwrap();
+        std::fs::write(r.join("data/run.sh"), "1").unwrap();
+        let c = run(r, |r| {
+            std::fs::write(r.join("data/a.csv"), "22").unwrap();
+            std::fs::remove_file(r.join("data/gone.csv")).unwrap();
+            std::fs::write(r.join("data/old/new.csv"), "1").unwrap();
+            std::fs::create_dir_all(r.join("data/made/deep")).unwrap();
+            std::fs::write(r.join("data/made/deep/n.csv"), "1").unwrap();
+            let p = r.join("data/run.sh");
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        });
+        let kind = |rel| (find(&c, r, rel).kind, find(&c, r, rel).why);
+        assert_eq!(kind("data/a.csv"), (ChangeKind::Changed, None));
+        assert_eq!(kind("data/gone.csv"), (ChangeKind::Deleted, None));
+        assert_eq!(kind("data/old/new.csv"), (ChangeKind::Created, None));
+        assert_eq!(kind("data/made/deep/n.csv"), (ChangeKind::Created, None));
+        assert_eq!(kind("data/made"), (ChangeKind::Created, None));
+        assert_eq!(
+            kind("data/run.sh"),
+            (ChangeKind::Mode, Some(Why::Executable))
+        );
+        // A folder whose entries changed is not itself a change.
+        assert!(c.list.iter().all(|x| x.path != r.join("data/old")));
+        assert_eq!(c.list.len(), 7, "{:?}", c.list);
+        assert!(c.list[0].flagged);
+    }
+
+    #[test]
+    fn what_runs_later_is_flagged_by_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join(".git/modules/x")).unwrap();
+        std::fs::write(r.join(".git/modules/x/config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(r.join("sub/app")).unwrap();
+        std::fs::write(r.join("sub/app/.git"), "gitdir: ../../.git/modules/x\n").unwrap();
+        std::fs::create_dir_all(r.join("venv/lib/python3.11/site-packages")).unwrap();
+        std::fs::create_dir_all(r.join("out")).unwrap();
+        let c = run(r, |r| {
+            std::fs::write(r.join(".git/modules/x/config"), "[core]\nfsmonitor=x\n").unwrap();
+            std::fs::write(r.join("rust-toolchain.toml"), "x").unwrap();
+            std::fs::write(r.join("sub/app/mise.toml"), "x").unwrap();
+            std::fs::write(r.join(".devcontainer.json"), "x").unwrap();
+            std::fs::write(r.join("venv/lib/python3.11/site-packages/a.pth"), "x").unwrap();
+            std::fs::create_dir_all(r.join("sub/app/.agents/skills/s")).unwrap();
+            std::fs::create_dir_all(r.join("skills/s")).unwrap();
+            std::fs::write(r.join("skills/s/SKILL.md"), "x").unwrap();
+            std::fs::write(r.join("out/r.csv"), "x").unwrap();
+        });
+        let why = |rel| find(&c, r, rel).why;
+        assert_eq!(why(".git/modules/x/config"), Some(Why::VersionControl));
+        assert_eq!(why("rust-toolchain.toml"), Some(Why::ProjectTop));
+        // The top of a submodule is a project's top.
+        assert_eq!(why("sub/app/mise.toml"), Some(Why::ProjectTop));
+        assert_eq!(why(".devcontainer.json"), Some(Why::DotName));
+        assert_eq!(
+            why("venv/lib/python3.11/site-packages/a.pth"),
+            Some(Why::Pth)
+        );
+        assert_eq!(why("sub/app/.agents/skills/s"), Some(Why::SkillFolder));
+        assert_eq!(why("skills/s/SKILL.md"), Some(Why::SkillFolder));
+        // Control: a data file in an ordinary folder.
+        assert_eq!(why("out/r.csv"), None);
+        let (warnings, note) = c.report();
+        assert_eq!(warnings.len(), c.list.iter().filter(|c| c.flagged).count());
+        assert!(note.unwrap().contains("out/r.csv"));
+    }
+
+    #[test]
+    fn the_walk_is_bounded_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..5 {
+            std::fs::create_dir(dir.path().join(format!("d{i}"))).unwrap();
+        }
+        let roots = [dir.path().to_path_buf()];
+        let full = Snapshot::take_bounded(&roots, 5);
+        assert_eq!(full.capped, None);
+        let cut = Snapshot::take_bounded(&roots, 4);
+        assert_eq!(cut.capped, Some(4));
+        // Nothing past the bound is taken for made or gone.
+        let c = cut.since(&full);
+        assert!(c.list.is_empty(), "{:?}", c.list);
+        assert!(
+            c.capped_message()
+                .unwrap()
+                .to_string()
+                .contains("the first 4 entries")
+        );
+    }
+}
