@@ -29,6 +29,39 @@ pub(crate) fn advised(r: &crate::exec::RunResult, to: Audience) -> Option<crate:
 }
 
 #[cfg(test)]
+mod audiences {
+    use crate::exec::{RunFacts, RunResult, Stopped};
+
+    #[test]
+    fn one_advice_three_renderings() {
+        let r = RunResult {
+            exit_code: 124,
+            timed_out: true,
+            facts: RunFacts {
+                stopped: Some(Stopped {
+                    after: std::time::Duration::from_secs(2),
+                    tool: None,
+                }),
+                ..RunFacts::default()
+            },
+            ..RunResult::default()
+        };
+        let lib = super::for_library(&r).unwrap();
+        assert_eq!(
+            (lib.advice.kind, lib.advice.setting),
+            ("timeout", Some("timeout_seconds"))
+        );
+        assert!(
+            !lib.hint.contains("--") && !lib.for_model.contains("--"),
+            "{lib:?}"
+        );
+        let cli = super::advised(&r, super::Audience::Cli).unwrap();
+        assert_eq!(cli.advice, lib.advice);
+        assert!(cli.hint.contains("--timeout SECS"), "{}", cli.hint);
+    }
+}
+
+#[cfg(test)]
 mod budget {
     /// The edge stays small: its lines, tests included, within the budget.
     #[test]
