@@ -11,9 +11,10 @@
 //!   onto themselves, so that nothing moves it away;
 //! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]);
 //! - with writes restricted: every mount read-only ([`read_only_except`]) but `$TMPDIR`,
-//!   `/dev/shm` and the writable paths, and inside those the version control metadata and
-//!   tools' project settings ([`super::KEPT_READ_ONLY`]) read-only again. Landlock does not cover `chmod`, `chown`, `utimes` or `setxattr`; a
-//!   read-only mount refuses them all (EROFS).
+//!   `/dev/shm` and the writable paths, and inside those the version control metadata
+//!   ([`super::KEPT_READ_ONLY`]) read-only again; tools' settings there stay writable and are
+//!   reported and flagged instead (`changes`). Landlock does not cover `chmod`, `chown`,
+//!   `utimes` or `setxattr`; a read-only mount refuses them all (EROFS).
 //! - under every policy, last: skillpipe's own policy files ([`super::SandboxSpec::protect`])
 //!   bound onto themselves read-only ([`protect`]), whatever is writable.
 
