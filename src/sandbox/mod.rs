@@ -23,6 +23,8 @@ mod connect_broker;
 mod entry;
 pub(crate) mod hint;
 #[cfg(target_os = "linux")]
+mod inotify;
+#[cfg(target_os = "linux")]
 mod launcher;
 pub(crate) mod limits;
 pub(crate) mod message;
