@@ -554,9 +554,9 @@ async fn run_planned(
     }
 
     // What the run creates, changes, deletes or re-modes in its writable paths is reported
-    // (see `sandbox::changes`): a walk now and one after it.
+    // (see `sandbox::changes`): its folders watched from now.
     let before = (plan.enforce.filesystem && !spec.sandbox.writable.is_empty())
-        .then(|| sandbox::changes::Snapshot::take(&spec.sandbox.writable));
+        .then(|| sandbox::changes::Before::take(&spec.sandbox.writable));
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| {
         if report.is_none() && e.kind() == std::io::ErrorKind::NotFound {
@@ -650,10 +650,8 @@ async fn run_planned(
         refused = report.refused;
         warnings.extend(report.warnings);
     }
-    let changes = match &before {
-        Some(before) if enforced.filesystem => {
-            sandbox::changes::Snapshot::take(&spec.sandbox.writable).since(before)
-        }
+    let changes = match before {
+        Some(before) if enforced.filesystem => before.since(),
         _ => Default::default(),
     };
     warnings.extend(changes.capped_message());

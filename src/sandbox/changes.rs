@@ -1,6 +1,8 @@
-//! What a run created, changed, deleted or re-moded in its writable paths: one walk before the
-//! run and one after, compared path by path on each entry's inode, mode, size, mtime and ctime
-//! (ctime, which a script cannot set back, catches a write that restored the mtime).
+//! What a run created, changed, deleted or re-moded in its writable paths. The kernel's events
+//! on every folder name what the run touched, and only those names are looked at after it
+//! ([`watched`]); where the kernel will not watch every folder, one walk before the run and one
+//! after are compared path by path on each entry's inode, mode, size, mtime and ctime (ctime,
+//! which a script cannot set back, catches a write that restored the mtime).
 //!
 //! A change is flagged when another program may later execute or load what changed, outside
 //! the sandbox — decided by the path's shape and the file's mode, never by a list of tools'
@@ -18,6 +20,9 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+#[cfg(target_os = "linux")]
+mod watched;
 
 /// Directory entries looked at per walk, over all writable paths.
 pub(crate) const MAX_ENTRIES: usize = 20_000;
@@ -120,6 +125,9 @@ pub struct Changes {
     /// The walk before the run did not stop: the run itself filled the tree past the bound.
     #[serde(skip)]
     run_filled: bool,
+    /// The kernel dropped events during the run: what it did after that was not followed.
+    #[serde(skip)]
+    overflowed: bool,
 }
 
 impl Changes {
@@ -163,6 +171,13 @@ impl Changes {
     pub fn capped_message(&self) -> Option<Message> {
         static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let say = self.run_filled || !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed);
+        if self.overflowed {
+            return Some(Message::text(
+                "the run changed more than could be followed in its writable paths: changes \
+                 after the first few thousand were not looked for"
+                    .to_string(),
+            ));
+        }
         self.capped.filter(|_| say).map(|max| {
             Message::text(format!(
                 "looked for what the run wrote in the first {max} entries of the writable \
@@ -170,6 +185,44 @@ impl Changes {
             ))
         })
     }
+}
+
+/// The writable paths before a run, taken so that what the run does there can be told after.
+pub(crate) enum Before {
+    /// Every folder watched, listed without a stat per entry.
+    #[cfg(target_os = "linux")]
+    Watched(watched::Watched),
+    /// Walked in full: every entry stat'ed.
+    Walked(Snapshot),
+}
+
+impl Before {
+    /// Watch `roots`' folders; walk them in full where that is refused.
+    pub(crate) fn take(roots: &[PathBuf]) -> Before {
+        #[cfg(target_os = "linux")]
+        if let Ok(w) = watched::Watched::take(roots, MAX_ENTRIES) {
+            return Before::Watched(w);
+        }
+        Before::Walked(Snapshot::take(roots))
+    }
+
+    /// What the run did.
+    pub(crate) fn since(self) -> Changes {
+        match self {
+            #[cfg(target_os = "linux")]
+            Before::Watched(w) => w.since(),
+            Before::Walked(s) => Snapshot::take(&s.roots).since(&s),
+        }
+    }
+}
+
+/// The writable paths without those inside another (walked with it).
+fn outermost(roots: &[PathBuf]) -> Vec<PathBuf> {
+    roots
+        .iter()
+        .filter(|r| !roots.iter().any(|o| o != *r && r.starts_with(o)))
+        .cloned()
+        .collect()
 }
 
 /// What the walk keeps of one entry.
@@ -180,6 +233,7 @@ struct Stat {
     size: u64,
     mtime: (i64, i64),
     ctime: (i64, i64),
+    nlink: u64,
 }
 
 impl Stat {
@@ -190,6 +244,19 @@ impl Stat {
             size: m.size(),
             mtime: (m.mtime(), m.mtime_nsec()),
             ctime: (m.ctime(), m.ctime_nsec()),
+            nlink: m.nlink(),
+        }
+    }
+
+    /// What happened to an entry that is the same inode before (`was`) and after (`now`).
+    fn compare(was: Stat, now: Stat) -> Option<ChangeKind> {
+        match () {
+            _ if was.ino != now.ino => Some(ChangeKind::Changed),
+            _ if now.is_dir() => (was.mode != now.mode).then_some(ChangeKind::Mode),
+            _ if was.size != now.size || was.mtime != now.mtime => Some(ChangeKind::Changed),
+            _ if was.mode != now.mode => Some(ChangeKind::Mode),
+            _ if was.ctime != now.ctime => Some(ChangeKind::Changed),
+            _ => None,
         }
     }
 
@@ -222,12 +289,7 @@ impl Snapshot {
     }
 
     fn take_bounded(roots: &[PathBuf], max_entries: usize) -> Snapshot {
-        // A root inside another is walked with it.
-        let roots: Vec<PathBuf> = roots
-            .iter()
-            .filter(|r| !roots.iter().any(|o| o != *r && r.starts_with(o)))
-            .cloned()
-            .collect();
+        let roots = outermost(roots);
         let mut snap = Snapshot {
             roots: roots.clone(),
             ..Snapshot::default()
@@ -298,22 +360,17 @@ impl Snapshot {
                     }
                     ChangeKind::Created
                 }
-                Some(was) if was.ino != now.ino => ChangeKind::Changed,
-                Some(was) if now.is_dir() => match was.mode != now.mode {
-                    true => ChangeKind::Mode,
-                    false => continue,
+                Some(was) => match Stat::compare(*was, *now) {
+                    Some(kind) => kind,
+                    None => continue,
                 },
-                Some(was) if was.size != now.size || was.mtime != now.mtime => ChangeKind::Changed,
-                Some(was) if was.mode != now.mode => ChangeKind::Mode,
-                Some(was) if was.ctime != now.ctime => ChangeKind::Changed,
-                Some(_) => continue,
             };
-            list.push(self.change(path, kind, Some(*now), &tops));
+            list.push(change(&self.roots, path, kind, Some(*now), &tops));
         }
         for path in before.entries.keys() {
             let parent = path.parent().unwrap_or(path);
             if !self.entries.contains_key(path) && self.listed.contains(parent) {
-                list.push(self.change(path, ChangeKind::Deleted, None, &tops));
+                list.push(change(&self.roots, path, ChangeKind::Deleted, None, &tops));
             }
         }
         list.sort_by(|a, b| (!a.flagged, &a.path).cmp(&(!b.flagged, &b.path)));
@@ -321,29 +378,30 @@ impl Snapshot {
             list,
             capped: self.capped.or(before.capped),
             run_filled: self.capped.is_some() && before.capped.is_none(),
+            overflowed: false,
         }
     }
+}
 
-    fn change(
-        &self,
-        path: &Path,
-        kind: ChangeKind,
-        now: Option<Stat>,
-        tops: &HashSet<&Path>,
-    ) -> Change {
-        let root = self
-            .roots
-            .iter()
-            .filter(|r| path.starts_with(r))
-            .max_by_key(|r| r.as_os_str().len())
-            .map_or(path, PathBuf::as_path);
-        let why = why(root, path, now, tops);
-        Change {
-            path: path.to_path_buf(),
-            kind,
-            flagged: why.is_some(),
-            why,
-        }
+/// The change of `kind` at `path` (in one of the writable paths `roots`), flagged or not.
+fn change(
+    roots: &[PathBuf],
+    path: &Path,
+    kind: ChangeKind,
+    now: Option<Stat>,
+    tops: &HashSet<&Path>,
+) -> Change {
+    let root = roots
+        .iter()
+        .filter(|r| path.starts_with(r))
+        .max_by_key(|r| r.as_os_str().len())
+        .map_or(path, PathBuf::as_path);
+    let why = why(root, path, now, tops);
+    Change {
+        path: path.to_path_buf(),
+        kind,
+        flagged: why.is_some(),
+        why,
     }
 }
 
@@ -388,11 +446,18 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    /// What `act` did in `r`, told by the kernel's events and by two walks, which must agree.
     fn run(r: &Path, act: impl FnOnce(&Path)) -> Changes {
         let roots = [r.to_path_buf()];
-        let before = Snapshot::take(&roots);
+        let watched = Before::take(&roots);
+        #[cfg(target_os = "linux")]
+        assert!(matches!(watched, Before::Watched(_)));
+        let walked = Snapshot::take(&roots);
         act(r);
-        Snapshot::take(&roots).since(&before)
+        let by_walks = Snapshot::take(&roots).since(&walked);
+        let by_events = watched.since();
+        assert_eq!(by_events, by_walks);
+        by_events
     }
 
     fn find<'a>(c: &'a Changes, r: &Path, rel: &str) -> &'a Change {

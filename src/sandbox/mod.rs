@@ -22,6 +22,8 @@ pub mod changes;
 mod connect_broker;
 mod entry;
 #[cfg(target_os = "linux")]
+mod inotify;
+#[cfg(target_os = "linux")]
 mod launcher;
 pub(crate) mod limits;
 pub(crate) mod message;
