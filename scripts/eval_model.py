@@ -68,6 +68,8 @@ def parse_args():
     p.add_argument("--coach", default="small-model", choices=["off", "small-model"],
                    help="skillpipe's --coach for every case (default: %(default)s, what the figures so far were measured with)")
     p.add_argument("--extra", action="append", default=[], help="one more skillpipe flag for every case (repeatable)")
+    p.add_argument("--rescore", metavar="DIR", help="run nothing: score again the answers and audit logs an earlier "
+                   "--out DIR kept (cases with no answer there, e.g. a run cut short, are left out)")
     return p.parse_args()
 
 
@@ -170,6 +172,9 @@ def is_empty(answer):
 # (src/chat/notice.rs, ShowedOutput): the answer's words are then the command's, not the model's.
 SHOWED_OUTPUT = "the command's output is shown as the answer"
 
+# Written in place of stderr when a case ran out of time (--timeout).
+TIMED_OUT = "eval: timed out after %d s\n"
+
 
 def needs_of(case):
     """Every directive a case needs: the case's own, then each of its `also`."""
@@ -252,6 +257,33 @@ def prompt_sizes(binary, agents, env):
     return sizes
 
 
+def run_case(a, case, log, work, env, agents_dir, copies):
+    """Runs one case's chat; returns its answer, its stderr and the seconds it took, and keeps
+    the answer beside the audit log."""
+    cmd = [a.bin, "chat", "--base-url", a.base_url, "--model", a.model, "--yes",
+           "--skills-dir", SKILLS, "--audit-log", log]
+    if os.path.exists(log):
+        os.remove(log)
+    if case.get("agent"):
+        name = case["agent"]
+        if name not in copies:
+            copies[name] = agent_copy(name, a.temperature, a.max_tokens, agents_dir)
+        cmd += ["--agent", copies[name]]
+    for v in case.get("vars", []):
+        cmd += ["--var", v]
+    cmd += ["--coach", a.coach] + case.get("args", []) + a.extra + (["--tools"] if a.tools else []) + [case["prompt"]]
+    started = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=a.timeout)
+        answer, errors = r.stdout, r.stderr
+    except subprocess.TimeoutExpired as e:
+        answer = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        errors = TIMED_OUT % a.timeout
+    with open(log[: -len(".audit.jsonl")] + ".answer.txt", "w", encoding="utf-8") as f:
+        f.write(answer + "\n--- stderr ---\n" + errors)
+    return answer, errors, time.time() - started
+
+
 def main():
     global ROOT, SKILLS
     a = parse_args()
@@ -281,33 +313,22 @@ def main():
     rows = []
     print("eval: %d %s cases against %s (model %s, temperature %s, coach %s) with %s" % (
         len(cases), "held-out" if held_out else "tune", a.base_url, a.model, a.temperature, a.coach, a.bin), file=sys.stderr)
+    if a.rescore:
+        out = a.rescore
+        cases = [c for c in cases if os.path.exists(os.path.join(out, c["id"] + ".answer.txt"))]
     for case in cases:
-        cmd = [a.bin, "chat", "--base-url", a.base_url, "--model", a.model, "--yes",
-               "--skills-dir", SKILLS,
-               "--audit-log", os.path.join(out, case["id"] + ".audit.jsonl")]
-        log = cmd[-1]
-        if os.path.exists(log):
-            os.remove(log)
-        if case.get("agent"):
-            name = case["agent"]
-            if name not in copies:
-                copies[name] = agent_copy(name, a.temperature, a.max_tokens, agents_dir)
-            cmd += ["--agent", copies[name]]
-        for v in case.get("vars", []):
-            cmd += ["--var", v]
-        cmd += ["--coach", a.coach] + case.get("args", []) + a.extra + (["--tools"] if a.tools else []) + [case["prompt"]]
-        started = time.time()
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=a.timeout)
-            answer, errors = r.stdout, r.stderr
-        except subprocess.TimeoutExpired as e:
-            answer = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            errors = "eval: timed out after %d s\n" % a.timeout
-        secs = time.time() - started
-        with open(os.path.join(out, case["id"] + ".answer.txt"), "w", encoding="utf-8") as f:
-            f.write(answer + "\n--- stderr ---\n" + errors)
+        log = os.path.join(out, case["id"] + ".audit.jsonl")
+        if a.rescore:
+            with open(os.path.join(out, case["id"] + ".answer.txt"), encoding="utf-8") as f:
+                answer, _, errors = f.read().partition("\n--- stderr ---\n")
+            secs = 0.0
+        else:
+            answer, errors, secs = run_case(a, case, log, work, env, agents_dir, copies)
         row = score(case, audit_lines(log), answer, errors)
         row["secs"] = round(secs, 1)
+        # A slow server, not the model's choice: counted apart so a loaded machine does not pass
+        # for a worse prompt.
+        row["timed_out"] = errors.startswith(TIMED_OUT.split("%")[0])
         row["answer"] = answer.strip().replace("\n", " ")[:70]
         rows.append(row)
         # A held-out case's directives and answer are not shown: they stay in --out, to be read
@@ -352,6 +373,7 @@ def main():
         "result_used_of_capture_cases": pct(sum(bool(r.get("used")) for r in caps), len(caps)),
         "results_shown_by_skillpipe": sum(bool(r.get("shown")) for r in caps),
         "empty_answers": sum(r["empty"] for r in rows),
+        "timed_out": sum(r["timed_out"] for r in rows),
         "stray_runs_in_need_cases": sum(r["stray"] for r in need),
         "refusals": refusals,
         "system_prompt_bytes": sizes,
@@ -360,7 +382,8 @@ def main():
     print()
     for k, v in summary.items():
         print("%-30s %s" % (k, v))
-    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
+    # A rescore keeps the run's own summary.json.
+    with open(os.path.join(out, "rescored.json" if a.rescore else "summary.json"), "w", encoding="utf-8") as f:
         json.dump({"summary": summary, "rows": rows, "model": a.model, "base_url": a.base_url,
                    "temperature": a.temperature, "coach": a.coach, "cases": a.cases, "bin": a.bin}, f, indent=1)
     if a.out:
