@@ -1,13 +1,22 @@
 #!/usr/bin/env python3
-"""Measures how well a model uses skillpipe's directives (issue #13).
+"""Measures how well a model uses skillpipe's directives (issues #13 and #34).
 
-Runs every case of a case file (scripts/eval-cases.json) through `skillpipe chat` against an
-OpenAI-compatible endpoint, one process and one audit log per case, and scores each case from its
-audit log and its answer:
+THE RULE: the cases are split in two. scripts/eval/tune.json (and tune-catalog.json) hold the
+cases prompts, guides, examples and coaching may be tuned on. scripts/eval/heldout.json holds
+cases that are only reported: nobody changes a prompt, a skill's example or a coaching piece
+while reading them, and a change is judged by its held-out figure on both model sizes. A held-out
+case whose text or answers were read while tuning moves to the tune set, and a new one takes its
+place. For a held-out set the table prints marks only; answers go to --out.
 
-- right: a case that needs a directive ran the expected script with the right kind (capture or side
-  effect) and, where the case names one, the right argument or result (a copied example is wrong);
-  a `load` case (catalog mode) read the skill named by `expect` with `!{skill NAME}`;
+Runs every case of a case file through `skillpipe chat` against an OpenAI-compatible endpoint,
+one process and one audit log per case, and scores each case from its audit log and its answer:
+
+- right: every directive the case needs ran: its own (`kind`, `expect`, `arg`, `answer`) and each
+  of `also` (same fields): the expected script, the right kind (capture or side effect) and,
+  where named, the right argument or result (a copied example is wrong); a `load` case (catalog
+  mode) read the skill named by `expect` with `!{skill NAME}`;
+- all ran: every needed script ran at all, whatever its arguments (so a case that looked the
+  word up but never pronounced it shows as such);
 - false: a case that needs no directive (a plain question, a question about the syntax) made any
   audit line at all (ran, denied or invalid);
 - used: a capture ran and its output (re-computed by running the same script on the same
@@ -15,6 +24,9 @@ audit log and its answer:
   after it and skillpipe showed the output instead (its notice on stderr), it is not counted;
 - empty: the model gave no answer: the output is blank (skillpipe's "no answer: ..." or "the
   model wrote no text" notice goes to stderr).
+
+The summary also counts refusals by reason, so the coaching guards (a copied example, "do not
+run it", a question about directives) show how often they acted.
 
 Shipped agents are copied with `temperature` (and `max_tokens`) replaced, so runs are repeatable.
 Needs only Python 3 and a built skillpipe; see docs/model-fit-and-evaluation.md.
@@ -31,7 +43,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CASES = os.path.join(ROOT, "scripts/eval-cases.json")
+CASES = os.path.join(ROOT, "scripts/eval/tune.json")
 SKILLS = os.path.join(ROOT, "skills")
 
 
@@ -43,10 +55,10 @@ def parse_args():
                    help="model name the endpoint serves (default: $SKILLPIPE_MODEL or %(default)s)")
     p.add_argument("--bin", default=os.environ.get("SKILLPIPE_BIN", os.path.join(ROOT, "target/debug/skillpipe")),
                    help="skillpipe binary to score (default: $SKILLPIPE_BIN, else this checkout's debug build, built first)")
-    p.add_argument("--cases", default=CASES, help="case set, JSON (default: scripts/eval-cases.json)")
+    p.add_argument("--cases", default=CASES, help="case set, JSON (default: scripts/eval/tune.json; scripts/eval/heldout.json is only reported)")
     p.add_argument("--root", default=ROOT, help="checkout whose agents/ and skills/ are used (default: this one)")
     p.add_argument("--skills-dir", help="skills folder every case uses (default: ROOT/skills), e.g. a copy of a "
-                   "public collection for scripts/eval-cases-catalog.json")
+                   "public collection for scripts/eval/tune-catalog.json")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default: %(default)s)")
     p.add_argument("--max-tokens", type=int, default=300, help="cap on each answer (0: keep the agent's; default: %(default)s)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id starts with this (repeatable)")
@@ -56,6 +68,8 @@ def parse_args():
     p.add_argument("--coach", default="small-model", choices=["off", "small-model"],
                    help="skillpipe's --coach for every case (default: %(default)s, what the figures so far were measured with)")
     p.add_argument("--extra", action="append", default=[], help="one more skillpipe flag for every case (repeatable)")
+    p.add_argument("--rescore", metavar="DIR", help="run nothing: score again the answers and audit logs an earlier "
+                   "--out DIR kept (cases with no answer there, e.g. a run cut short, are left out)")
     return p.parse_args()
 
 
@@ -158,11 +172,39 @@ def is_empty(answer):
 # (src/chat/notice.rs, ShowedOutput): the answer's words are then the command's, not the model's.
 SHOWED_OUTPUT = "the command's output is shown as the answer"
 
+# Written in place of stderr when a case ran out of time (--timeout).
+TIMED_OUT = "eval: timed out after %d s\n"
+
+
+def needs_of(case):
+    """Every directive a case needs: the case's own, then each of its `also`."""
+    if case["kind"] not in ("capture", "side_effect"):
+        return []
+    return [case] + case.get("also", [])
+
+
+def meet(need, records):
+    """The records that ran the script `need` expects (any arguments), and of those the ones
+    that are right (argument and result as named), with their re-computed outputs."""
+    want_kind = "capture" if need["kind"] == "capture" else "side_effect"
+    ran = [r for r in records
+           if r.get("kind") in (want_kind, "tool") and r.get("decision") == "ran"
+           and r.get("argv") and script_base(r["argv"][0]) == need["expect"]]
+    right = ran
+    if "arg" in need:
+        right = [r for r in right if any(need["arg"].lower() in a.lower() for a in r["argv"][1:])]
+    outputs = [rerun(r) for r in right] if need["kind"] == "capture" else [""] * len(right)
+    if "answer" in need:
+        keep = [(r, o) for r, o in zip(right, outputs) if used_in(need["answer"], value_of(o))]
+        right, outputs = [r for r, _ in keep], [o for _, o in keep]
+    return ran, right, outputs
+
 
 def score(case, records, answer, errors=""):
     kind = case["kind"]
     row = {"id": case["id"], "kind": kind, "runs": len(records), "empty": is_empty(answer),
-           "ran": sum(r.get("decision") == "ran" for r in records)}
+           "ran": sum(r.get("decision") == "ran" for r in records),
+           "refused": [r.get("reason") or r.get("decision", "?") for r in records if r.get("decision") != "ran"]}
     row["got"] = "; ".join(
         "%s%s%s" % ("!" if r.get("kind") == "capture" else "%", " ".join(r.get("argv") or [])[:40],
                     "" if r.get("decision") == "ran" else " (" + r.get("decision", "?") + ")")
@@ -175,25 +217,24 @@ def score(case, records, answer, errors=""):
     if kind == "load":
         # Catalog mode: the skill's instructions were read with !{skill NAME}.
         right = [r for r in records if r.get("decision") == "ran" and (r.get("argv") or [])[:2] == ["skill", case["expect"]]]
-        row["right"] = bool(right)
+        row["right"] = row["all_ran"] = bool(right)
+        row["needs"], row["met"] = 1, int(bool(right))
         row["stray"] = len(records) - len(right)
         return row
-    want_kind = "capture" if kind == "capture" else "side_effect"
-    right = [r for r in records
-             if r.get("kind") in (want_kind, "tool") and r.get("decision") == "ran"
-             and r.get("argv") and script_base(r["argv"][0]) == case["expect"]]
-    if "arg" in case:
-        right = [r for r in right if any(case["arg"].lower() in a.lower() for a in r["argv"][1:])]
-    outputs = [rerun(r) for r in right] if kind == "capture" else []
-    if "answer" in case:
-        keep = [(r, o) for r, o in zip(right, outputs) if used_in(case["answer"], value_of(o))]
-        right, outputs = [r for r, _ in keep], [o for _, o in keep]
-    row["right"] = bool(right)
-    row["stray"] = len(records) - len(right)
-    if kind == "capture":
+    needs = needs_of(case)
+    met = [meet(n, records) for n in needs]
+    row["needs"] = len(needs)
+    row["met"] = sum(bool(right) for _, right, _ in met)
+    row["right"] = row["met"] == len(needs)
+    row["all_ran"] = all(ran for ran, _, _ in met)
+    used_records = {id(r) for _, right, _ in met for r in right}
+    row["stray"] = sum(id(r) not in used_records for r in records)
+    captures = [(right, outputs) for n, (_, right, outputs) in zip(needs, met) if n["kind"] == "capture"]
+    if captures:
         row["shown"] = SHOWED_OUTPUT in errors
-        used = any(used_in(value_of(o), answer) for o in outputs)
-        row["used"] = (used and not row["shown"]) if right else None
+        # Every capture the case needs ran right and its result is in the model's own answer.
+        used = all(right and any(used_in(value_of(o), answer) for o in outputs) for right, outputs in captures)
+        row["used"] = (used and not row["shown"]) if all(right for right, _ in captures) else None
     return row
 
 
@@ -216,6 +257,33 @@ def prompt_sizes(binary, agents, env):
     return sizes
 
 
+def run_case(a, case, log, work, env, agents_dir, copies):
+    """Runs one case's chat; returns its answer, its stderr and the seconds it took, and keeps
+    the answer beside the audit log."""
+    cmd = [a.bin, "chat", "--base-url", a.base_url, "--model", a.model, "--yes",
+           "--skills-dir", SKILLS, "--audit-log", log]
+    if os.path.exists(log):
+        os.remove(log)
+    if case.get("agent"):
+        name = case["agent"]
+        if name not in copies:
+            copies[name] = agent_copy(name, a.temperature, a.max_tokens, agents_dir)
+        cmd += ["--agent", copies[name]]
+    for v in case.get("vars", []):
+        cmd += ["--var", v]
+    cmd += ["--coach", a.coach] + case.get("args", []) + a.extra + (["--tools"] if a.tools else []) + [case["prompt"]]
+    started = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=a.timeout)
+        answer, errors = r.stdout, r.stderr
+    except subprocess.TimeoutExpired as e:
+        answer = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        errors = TIMED_OUT % a.timeout
+    with open(log[: -len(".audit.jsonl")] + ".answer.txt", "w", encoding="utf-8") as f:
+        f.write(answer + "\n--- stderr ---\n" + errors)
+    return answer, errors, time.time() - started
+
+
 def main():
     global ROOT, SKILLS
     a = parse_args()
@@ -226,7 +294,8 @@ def main():
     if not os.path.exists(a.bin):
         sys.exit("eval: no skillpipe binary at %s (run `cargo build`, or pass --bin)" % a.bin)
     with open(a.cases, encoding="utf-8") as f:
-        cases = json.load(f)["cases"]
+        case_file = json.load(f)
+    cases, held_out = case_file["cases"], bool(case_file.get("held_out"))
     if a.only:
         cases = [c for c in cases if any(c["id"].startswith(o) for o in a.only)]
     work = tempfile.mkdtemp(prefix="skillpipe-eval-")
@@ -242,54 +311,60 @@ def main():
     os.makedirs(agents_dir)
     copies = {}
     rows = []
-    print("eval: %d cases against %s (model %s, temperature %s, coach %s) with %s" % (len(cases), a.base_url, a.model, a.temperature, a.coach, a.bin), file=sys.stderr)
+    print("eval: %d %s cases against %s (model %s, temperature %s, coach %s) with %s" % (
+        len(cases), "held-out" if held_out else "tune", a.base_url, a.model, a.temperature, a.coach, a.bin), file=sys.stderr)
+    if a.rescore:
+        out = a.rescore
+        cases = [c for c in cases if os.path.exists(os.path.join(out, c["id"] + ".answer.txt"))]
     for case in cases:
-        cmd = [a.bin, "chat", "--base-url", a.base_url, "--model", a.model, "--yes",
-               "--skills-dir", SKILLS,
-               "--audit-log", os.path.join(out, case["id"] + ".audit.jsonl")]
-        log = cmd[-1]
-        if os.path.exists(log):
-            os.remove(log)
-        if case.get("agent"):
-            name = case["agent"]
-            if name not in copies:
-                copies[name] = agent_copy(name, a.temperature, a.max_tokens, agents_dir)
-            cmd += ["--agent", copies[name]]
-        for v in case.get("vars", []):
-            cmd += ["--var", v]
-        cmd += ["--coach", a.coach] + case.get("args", []) + a.extra + (["--tools"] if a.tools else []) + [case["prompt"]]
-        started = time.time()
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=a.timeout)
-            answer, errors = r.stdout, r.stderr
-        except subprocess.TimeoutExpired as e:
-            answer = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            errors = "eval: timed out after %d s\n" % a.timeout
-        secs = time.time() - started
-        with open(os.path.join(out, case["id"] + ".answer.txt"), "w", encoding="utf-8") as f:
-            f.write(answer + "\n--- stderr ---\n" + errors)
+        log = os.path.join(out, case["id"] + ".audit.jsonl")
+        if a.rescore:
+            with open(os.path.join(out, case["id"] + ".answer.txt"), encoding="utf-8") as f:
+                answer, _, errors = f.read().partition("\n--- stderr ---\n")
+            secs = 0.0
+        else:
+            answer, errors, secs = run_case(a, case, log, work, env, agents_dir, copies)
         row = score(case, audit_lines(log), answer, errors)
         row["secs"] = round(secs, 1)
+        # A slow server, not the model's choice: counted apart so a loaded machine does not pass
+        # for a worse prompt.
+        row["timed_out"] = errors.startswith(TIMED_OUT.split("%")[0])
         row["answer"] = answer.strip().replace("\n", " ")[:70]
         rows.append(row)
-        print("  %-20s %-11s runs=%d %s %.0fs" % (row["id"], row["kind"], row["runs"], row["got"][:50], secs), file=sys.stderr)
+        # A held-out case's directives and answer are not shown: they stay in --out, to be read
+        # only after the figures are final (the rule at the top).
+        shown = "" if held_out else row["got"][:50]
+        print("  %-20s %-11s runs=%d %s %.0fs" % (row["id"], row["kind"], row["runs"], shown, secs), file=sys.stderr)
 
     def mark(v):
         return "-" if v is None else ("yes" if v else "no")
 
-    print("%-20s %-11s %-5s %-5s %-5s %-5s %-4s %s" % ("case", "kind", "right", "false", "used", "empty", "runs", "directives / answer"))
+    print("%-20s %-11s %-5s %-5s %-5s %-5s %-4s %-5s %s" % ("case", "kind", "right", "false", "used", "empty", "runs", "needs",
+                                                          "all ran" if held_out else "directives / answer"))
     for r in rows:
-        print("%-20s %-11s %-5s %-5s %-5s %-5s %-4d %s | %s" % (
+        needs = "%d/%d" % (r["met"], r["needs"]) if "needs" in r else "-"
+        text = mark(r.get("all_ran")) if held_out else "%s | %s" % (r["got"][:48] or "-", r["answer"])
+        print("%-20s %-11s %-5s %-5s %-5s %-5s %-4d %-5s %s" % (
             r["id"], r["kind"], mark(r.get("right")), mark(r.get("false")), mark(r.get("used")),
-            mark(r["empty"]), r["runs"], r["got"][:48] or "-", r["answer"]))
+            mark(r["empty"]), r["runs"], needs, text))
     need = [r for r in rows if r["kind"] in ("capture", "side_effect", "load")]
+    multi = [r for r in need if r["needs"] > 1]
     free = [r for r in rows if r["kind"] in ("none", "syntax")]
-    caps = [r for r in rows if r["kind"] == "capture"]
-    ran_caps = [r for r in caps if r.get("right")]
+    caps = [r for r in rows if "used" in r]
+    ran_caps = [r for r in caps if r["used"] is not None]
     syntax = [r for r in rows if r["kind"] == "syntax"]
+    refusals = {}
+    for r in rows:
+        for why in r["refused"]:
+            refusals[why] = refusals.get(why, 0) + 1
     sizes = prompt_sizes(a.bin, [("researcher", []), ("study-buddy", []), ("vocab-tutor", [])], env)
     summary = {
+        "set": "held-out" if held_out else "tune",
+        "coach": a.coach,
         "right_directive": pct(sum(r["right"] for r in need), len(need)),
+        "needed_directives_right": pct(sum(r["met"] for r in need), sum(r["needs"] for r in need)),
+        "multi_need_all_ran": pct(sum(r["all_ran"] for r in multi), len(multi)),
+        "multi_need_right": pct(sum(r["right"] for r in multi), len(multi)),
         "false_trigger": pct(sum(r["false"] for r in free), len(free)),
         "false_trigger_that_ran": pct(sum(r["ran"] > 0 for r in free), len(free)),
         "syntax_directives": sum(r["runs"] for r in syntax),
@@ -298,16 +373,19 @@ def main():
         "result_used_of_capture_cases": pct(sum(bool(r.get("used")) for r in caps), len(caps)),
         "results_shown_by_skillpipe": sum(bool(r.get("shown")) for r in caps),
         "empty_answers": sum(r["empty"] for r in rows),
+        "timed_out": sum(r["timed_out"] for r in rows),
         "stray_runs_in_need_cases": sum(r["stray"] for r in need),
+        "refusals": refusals,
         "system_prompt_bytes": sizes,
         "seconds": round(sum(r["secs"] for r in rows)),
     }
     print()
     for k, v in summary.items():
         print("%-30s %s" % (k, v))
-    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
+    # A rescore keeps the run's own summary.json.
+    with open(os.path.join(out, "rescored.json" if a.rescore else "summary.json"), "w", encoding="utf-8") as f:
         json.dump({"summary": summary, "rows": rows, "model": a.model, "base_url": a.base_url,
-                   "temperature": a.temperature, "bin": a.bin}, f, indent=1)
+                   "temperature": a.temperature, "coach": a.coach, "cases": a.cases, "bin": a.bin}, f, indent=1)
     if a.out:
         print("per-case audit logs and answers: %s" % out, file=sys.stderr)
     shutil.rmtree(work, ignore_errors=True)

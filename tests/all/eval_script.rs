@@ -1,5 +1,6 @@
 //! `scripts/eval_model.py` (issue #13's evaluation) scores from audit logs: run against the
-//! in-test model server with a scripted answer per request, so it needs no real model.
+//! in-test model server with a scripted answer per request, so it needs no real model. A case
+//! that needs two directives is right only when both ran.
 
 use crate::common;
 
@@ -17,7 +18,9 @@ fn eval_scores_directives_results_and_false_triggers() {
   {"id": "syntax", "agent": "researcher", "kind": "syntax", "prompt": "How do I compute?"},
   {"id": "misfire", "agent": "researcher", "kind": "syntax", "prompt": "Show one."},
   {"id": "silent", "agent": "researcher", "kind": "syntax", "prompt": "Explain it."},
-  {"id": "mute", "agent": "researcher", "kind": "capture", "expect": "calc.py", "answer": "391", "prompt": "And 17 times 23 once more?"}
+  {"id": "mute", "agent": "researcher", "kind": "capture", "expect": "calc.py", "answer": "391", "prompt": "And 17 times 23 once more?"},
+  {"id": "both", "agent": "study-buddy", "kind": "capture", "expect": "lookup.py", "arg": "candid", "also": [{"kind": "side_effect", "expect": "say.sh"}], "prompt": "What does candid mean?"},
+  {"id": "half", "agent": "study-buddy", "kind": "capture", "expect": "lookup.py", "arg": "candid", "also": [{"kind": "side_effect", "expect": "say.sh"}], "prompt": "Candid?"}
 ]}"#,
     );
     let server = Server::start([
@@ -36,6 +39,14 @@ fn eval_scores_directives_results_and_false_triggers() {
         // The right capture, then nothing: skillpipe shows 391, which is not the model using it.
         Reply::text(["!{scripts/calc.py \"17 * 23\"}"]),
         Reply::text([""]),
+        // Looked up, then pronounced: both directives the case needs ran.
+        Reply::text(["!{scripts/lookup.py \"candid\"}"]),
+        Reply::text([
+            "Candid means truthful and straightforward; frank. %{scripts/say.sh \"candid\"} Tip: candid cameras.",
+        ]),
+        // Looked up and explained, never pronounced: the second directive is missing.
+        Reply::text(["!{scripts/lookup.py \"candid\"}"]),
+        Reply::text(["Candid means truthful and straightforward; frank."]),
     ]);
     let out = std::process::Command::new("python3")
         .arg(concat!(
@@ -62,25 +73,29 @@ fn eval_scores_directives_results_and_false_triggers() {
             .unwrap_or_else(|| panic!("no row {id} in {stdout}"))
             .split_whitespace()
             .skip(2)
-            .take(5)
+            .take(6)
             .collect::<Vec<_>>()
             .join(" ")
     };
-    // right false used empty runs
-    assert_eq!(row("calc"), "yes - yes no 1");
-    assert_eq!(row("copied"), "no - - no 1");
-    assert_eq!(row("chat"), "- no - no 0");
-    assert_eq!(row("syntax"), "- no - no 0");
-    assert_eq!(row("misfire"), "- yes - no 1");
-    assert_eq!(row("silent"), "- yes - yes 1");
-    assert_eq!(row("mute"), "yes - no no 1");
+    // right false used empty runs needs(met/needed)
+    assert_eq!(row("calc"), "yes - yes no 1 1/1");
+    assert_eq!(row("copied"), "no - - no 1 0/1");
+    assert_eq!(row("chat"), "- no - no 0 -");
+    assert_eq!(row("syntax"), "- no - no 0 -");
+    assert_eq!(row("misfire"), "- yes - no 1 -");
+    assert_eq!(row("silent"), "- yes - yes 1 -");
+    assert_eq!(row("mute"), "yes - no no 1 1/1");
+    assert_eq!(row("both"), "yes - yes no 2 2/2");
+    assert_eq!(row("half"), "no - yes no 1 1/2");
     for needle in [
-        "right_directive                2/3 (67%)",
+        "right_directive                3/5 (60%)",
+        "needed_directives_right        5/7 (71%)",
+        "multi_need_all_ran             1/2 (50%)",
         "false_trigger                  2/4 (50%)",
         "syntax_directives              2",
         "syntax_runs                    1",
         "false_trigger_that_ran         1/4 (25%)",
-        "result_used_of_ran             1/2 (50%)",
+        "result_used_of_ran             3/4 (75%)",
         "results_shown_by_skillpipe     1",
         "empty_answers                  1",
     ] {
