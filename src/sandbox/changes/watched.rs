@@ -144,7 +144,7 @@ impl Watched {
             }
             listing.folders.insert(dir, folder);
         }
-        listing.start = coarse_now();
+        listing.start = fine_now();
         Ok(Watched { watches, listing })
     }
 
@@ -156,14 +156,14 @@ impl Watched {
     }
 }
 
-/// The clock file times are set from (the coarse one, which may lag the fine one by a tick).
-fn coarse_now() -> (i64, i64) {
+/// Now, on the fine clock: no file time set before this moment is later than it.
+fn fine_now() -> (i64, i64) {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     (ts.tv_sec, ts.tv_nsec)
 }
 
@@ -425,19 +425,24 @@ impl<'a> Judge<'a> {
 }
 
 /// What happened to a file that is the same inode before and after, from the events on it
-/// (`mask`) and its times now (`start`: when the run began, on the file system's clock).
-/// A content write is told by its event or its modification time; a metadata change alone
-/// (its status-change time moved but not its modification time) is a change of mode.
+/// (`mask`) and its times now (`start`: when the run began, on the fine clock). The events
+/// decide first: a content write is `IN_MODIFY`, a metadata change alone `IN_ATTRIB`. Times
+/// decide only without them (another name of a linked file), and then only a time after the
+/// start counts: file times may be coarse or fine, so a file written just before the run is
+/// never taken for one written in it.
 fn same_file(mask: u32, now: Stat, start: (i64, i64)) -> Option<ChangeKind> {
-    // Strictly after: a file written just before the run can share the clock's tick with
-    // `start`.
-    if mask & libc::IN_MODIFY != 0 || now.mtime > start {
+    if mask & libc::IN_MODIFY != 0 {
+        Some(ChangeKind::Changed)
+    } else if mask & libc::IN_ATTRIB != 0 {
+        match now.mtime > start {
+            true => Some(ChangeKind::Changed),
+            false => Some(ChangeKind::Mode),
+        }
+    } else if now.mtime > start {
         Some(ChangeKind::Changed)
     } else if now.ctime < start {
         // Opened for writing and closed, nothing written.
         None
-    } else if mask & libc::IN_ATTRIB != 0 {
-        Some(ChangeKind::Mode)
     } else {
         Some(ChangeKind::Changed)
     }
