@@ -1,7 +1,7 @@
 //! The one edge that guesses: what a failed run likely ran into, read from its typed facts
-//! first and a dozen keywords of its messages after ([`guess`]), and every sentence that names a
+//! first and a dozen keywords of its messages after (`guess`), and every sentence that names a
 //! setting, written once and rendered for the library, the command line or the model
-//! ([`words`], [`cli`]). The core never imports this module; front ends plug it into the
+//! (`words`, `cli`). The core never imports this module; front ends plug it into the
 //! dispatcher's advisor.
 
 #[cfg(feature = "cli")]

@@ -79,7 +79,7 @@ pub enum Admit {
 pub enum GateAt {
     /// As the directive is found in the stream (every side effect and capture).
     Found,
-    /// Just before a capture runs ([`Driver::run_capture`]): for a capture handed back, after
+    /// Just before a capture runs (`Driver::run_capture`): for a capture handed back, after
     /// the caller's own checks (e.g. the chat's "already ran that").
     Run,
 }

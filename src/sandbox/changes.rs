@@ -1,6 +1,6 @@
 //! What a run created, changed, deleted or re-moded in its writable paths. The kernel's events
 //! on every folder name what the run touched, and only those names are looked at after it
-//! ([`watched`]); where the kernel will not watch every folder, one walk before the run and one
+//! (`watched`); where the kernel will not watch every folder, one walk before the run and one
 //! after are compared path by path on each entry's inode, mode, size, mtime and ctime (ctime,
 //! which a script cannot set back, catches a write that restored the mtime).
 //!
@@ -11,7 +11,7 @@
 //! Nothing can be mounted over what does not exist yet, and the files a tool runs are too
 //! many to name, so the run is not stopped from writing them; it is told of them instead.
 //!
-//! The walk is bounded ([`MAX_ENTRIES`]) and breadth first, so what is near the top of a
+//! The walk is bounded (`MAX_ENTRIES`) and breadth first, so what is near the top of a
 //! writable path (a project's settings) is looked at before the bound is reached; when it is
 //! reached the report says so.
 
@@ -140,7 +140,7 @@ impl Changes {
     }
 
     /// The lines a front end shows: each flagged change as a warning, then the others in one
-    /// line (the first [`LISTED`], and how many more).
+    /// line (the first `LISTED`, and how many more).
     pub fn report(&self) -> (Vec<String>, Option<String>) {
         let warnings = self
             .list

@@ -18,7 +18,7 @@ pub struct Limits {
     /// Processes (and threads) alive at once in the run's user namespace (RLIMIT_NPROC).
     pub processes: Option<u64>,
     /// Memory of the whole run, MiB: its cgroup's limit where one can be made (see
-    /// [`RunCgroup`]), and RLIMIT_DATA (heap and private mappings) of each process.
+    /// `RunCgroup`), and RLIMIT_DATA (heap and private mappings) of each process.
     pub memory_mb: Option<u64>,
     /// Largest file a process may write, MiB (RLIMIT_FSIZE; SIGXFSZ beyond).
     pub file_size_mb: Option<u64>,
