@@ -125,9 +125,6 @@ pub struct Changes {
     /// The walk before the run did not stop: the run itself filled the tree past the bound.
     #[serde(skip)]
     run_filled: bool,
-    /// The kernel dropped events during the run: what it did after that was not followed.
-    #[serde(skip)]
-    overflowed: bool,
 }
 
 impl Changes {
@@ -171,13 +168,6 @@ impl Changes {
     pub fn capped_message(&self) -> Option<Message> {
         static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let say = self.run_filled || !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed);
-        if self.overflowed {
-            return Some(Message::text(
-                "the run changed more than could be followed in its writable paths: changes \
-                 after the first few thousand were not looked for"
-                    .to_string(),
-            ));
-        }
         self.capped.filter(|_| say).map(|max| {
             Message::text(format!(
                 "looked for what the run wrote in the first {max} entries of the writable \
@@ -378,7 +368,6 @@ impl Snapshot {
             list,
             capped: self.capped.or(before.capped),
             run_filled: self.capped.is_some() && before.capped.is_none(),
-            overflowed: false,
         }
     }
 }
