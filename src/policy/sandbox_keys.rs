@@ -3,6 +3,7 @@
 //! login, PATH, tools' settings) and skillpipe's own files from being made writable by accident.
 
 use super::{PolicyError, PolicyOverrides, ScriptPolicy};
+use crate::sandbox::fold;
 use crate::sandbox::secrets::expand_home;
 use std::path::{Path, PathBuf};
 
@@ -342,12 +343,6 @@ pub fn hidden_cover<'a>(path: &Path, hidden: &'a [PathBuf]) -> Option<&'a Path> 
         .map(PathBuf::as_path)
 }
 
-/// `/a/b/../c/./d` → `/a/c/d`, without looking at the file system (`..` at the root stays at
-/// the root). Pure; the sandbox's hints fold paths the same way.
-fn lexical(path: &Path) -> PathBuf {
-    crate::sandbox::fold(path)
-}
-
 /// The refusal of a writable path a link leads out of the working directory.
 fn link_out(key: &str, given: &Path, real: &Path) -> PolicyError {
     PolicyError::Writable(format!(
@@ -373,7 +368,7 @@ fn leads_out_of(abs: &Path, cwd: &Path) -> Option<PathBuf> {
     // A dangling link leads where it names (a later run may find it made).
     let resolved = std::fs::canonicalize(existing).ok().or_else(|| {
         let target = std::fs::read_link(existing).ok()?;
-        Some(lexical(&existing.parent()?.join(target)))
+        Some(fold(&existing.parent()?.join(target)))
     })?;
     let real = match rest.as_os_str().is_empty() {
         true => resolved,
@@ -415,13 +410,13 @@ impl ScriptPolicy {
                 PolicyError::Writable(format!("writable_paths {}: {e}", w.display()))
             })?;
             // As written with `.` and `..` folded (`/etc/../tmp/x` is in /tmp, not /etc).
-            own_check.push(lexical(&abs));
+            own_check.push(fold(&abs));
             match std::fs::canonicalize(&abs) {
                 Ok(real) => {
                     own_check.push(real.clone());
                     own.push(real);
                 }
-                Err(_) => own.push(lexical(&abs)),
+                Err(_) => own.push(fold(&abs)),
             }
         }
         self.writable_paths = own;
@@ -438,11 +433,11 @@ impl ScriptPolicy {
         for w in &flags.writable {
             let abs = std::path::absolute(expand_home(w, home.as_deref()))
                 .map_err(|e| PolicyError::Writable(format!("--writable {}: {e}", w.display())))?;
-            if let Some(real) = leads_out_of(&lexical(&abs), &cwd_now) {
+            if let Some(real) = leads_out_of(&fold(&abs), &cwd_now) {
                 return Err(link_out("--writable", w, &real));
             }
             // As given (`.` and `..` folded) and as it resolves (a symlink may lead to $HOME).
-            to_check.push(lexical(&abs));
+            to_check.push(fold(&abs));
             if let Ok(real) = std::fs::canonicalize(&abs) {
                 to_check.push(real.clone());
                 writable.push(real);
@@ -464,7 +459,7 @@ impl ScriptPolicy {
         let allow_read: Vec<PathBuf> = flags
             .allow_read
             .iter()
-            .map(|p| lexical(&cwd.join(expand_home(p, home.as_deref()))))
+            .map(|p| fold(&cwd.join(expand_home(p, home.as_deref()))))
             .collect();
         for p in &allow_read {
             self.allow_read.push(p.clone());
@@ -824,8 +819,8 @@ mod tests {
                 .to_string();
             assert!(err.contains(says), "{err}");
         }
-        assert_eq!(lexical(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
-        assert_eq!(lexical(Path::new("/../x")), PathBuf::from("/x"));
+        assert_eq!(fold(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
+        assert_eq!(fold(Path::new("/../x")), PathBuf::from("/x"));
         // A relative path is made absolute, as hidden paths are compared.
         let mut q = ScriptPolicy::default();
         q.apply_sandbox_flags(&PolicyOverrides {
@@ -932,7 +927,7 @@ mod tests {
         );
         assert_eq!(
             leads_out_of(&c.join("dangling"), c),
-            Some(lexical(&a.join("later")))
+            Some(fold(&a.join("later")))
         );
         // Controls: a link that stays inside, a plain folder, one not yet made, and a path
         // outside the working directory as written (the user named it) are not.
