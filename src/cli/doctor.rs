@@ -246,7 +246,8 @@ fn tool_calls_row(s: &crate::model::Settings, model: &str) -> String {
         Ok(ToolCalls::Text(t)) => {
             let t: String = crate::term::sanitize(t.trim()).chars().take(80).collect();
             format!(
-                "WARNING no structured tool call came back ({}): chat --tools falls back to                  directives with this endpoint and model",
+                "WARNING no structured tool call came back ({}): chat --tools falls back to \
+                 directives with this endpoint and model",
                 if t.is_empty() {
                     "an empty answer".to_string()
                 } else {

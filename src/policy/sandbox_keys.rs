@@ -7,82 +7,13 @@ use crate::sandbox::fold;
 use crate::sandbox::secrets::expand_home;
 use std::path::{Path, PathBuf};
 
-/// Beneath `$HOME`: places where what a script writes runs later, outside any sandbox — at the
-/// next shell or login, in place of a command, or from a tool's settings — each with why.
-const RUNS_LATER: &[(&str, &str)] = &[
-    (".bashrc", "shell start-up"),
-    (".bash_profile", "shell start-up"),
-    (".bash_login", "shell start-up"),
-    (".bash_logout", "shell start-up"),
-    (".profile", "shell start-up"),
-    (".zshrc", "shell start-up"),
-    (".zshenv", "shell start-up"),
-    (".zprofile", "shell start-up"),
-    (".zlogin", "shell start-up"),
-    (".zlogout", "shell start-up"),
-    (".kshrc", "shell start-up"),
-    (".mkshrc", "shell start-up"),
-    (".cshrc", "shell start-up"),
-    (".tcshrc", "shell start-up"),
-    (".login", "shell start-up"),
-    (".config/fish", "shell start-up"),
-    (".config/environment.d", "run at login"),
-    (".config/autostart", "run at login"),
-    (".config/systemd", "run at login"),
-    (".local/share/systemd", "run at login"),
-    (".xprofile", "run at login"),
-    (".xinitrc", "run at login"),
-    (".xsession", "run at login"),
-    (".xsessionrc", "run at login"),
-    (".pam_environment", "run at login"),
-    (".local/share/applications", "run from the desktop's menus"),
-    (
-        ".local/bin",
-        "on PATH: a program there runs in place of another",
-    ),
-    ("bin", "on PATH: a program there runs in place of another"),
-    (".cargo", "on PATH and build settings that run commands"),
-    (
-        ".local/lib",
-        "Python's user site: a .pth file there runs at every Python start",
-    ),
-    (".ssh", "authorized_keys and ssh settings run commands"),
-    (".gitconfig", "git settings run commands"),
-    (".config/git", "git settings run commands"),
-    (".vimrc", "editor settings run commands"),
-    (".vim", "editor settings run commands"),
-    (".config/nvim", "editor settings run commands"),
-    (".emacs", "editor settings run commands"),
-    (".emacs.d", "editor settings run commands"),
-    (".tmux.conf", "tmux settings run commands"),
-    (".config/tmux", "tmux settings run commands"),
-    (".gdbinit", "gdb settings run commands"),
-    (".ipython", "IPython start-up files run"),
-    (
-        ".claude",
-        "Claude Code's settings run hooks and MCP servers",
-    ),
-    (".codex", "Codex's settings run MCP servers and commands"),
-    (".gemini", "Gemini CLI's settings run MCP servers"),
-    (".cursor", "Cursor's settings run MCP servers"),
-    (".vscode", "editor settings and extensions run commands"),
-    (
-        ".config/Code",
-        "editor settings and extensions run commands",
-    ),
-    (".config/direnv", "direnv runs its files in every shell"),
-    (".pyenv", "on PATH (its shims run in place of python)"),
-    (".nvm", "on PATH (node and npm run from there)"),
-    (
-        ".npm-global",
-        "on PATH: a program there runs in place of another",
-    ),
-    (
-        ".config/pip",
-        "pip settings choose where packages come from",
-    ),
-    (".npmrc", "npm settings run scripts and choose registries"),
-];
+/// The one place directly in `$HOME` that is not a dot-name but runs later: login shells'
+/// profiles put `~/bin` on PATH when it exists. (Every dot-file and dot-folder there is a
+/// tool's settings, refused by [`home_settings_problem`] whichever tool it is.)
+const HOME_BIN: (&str, &str) = (
+    "bin",
+    "on PATH at login: a program there runs in place of another",
+);
 
 /// Outside `$HOME`: the system's own trees, where what a script writes runs later (as root,
 /// at boot, from cron, in place of a command) or changes what every program loads, each with
@@ -166,21 +97,13 @@ pub fn writable_problem(
                 path.display()
             ));
         }
-        for (f, why) in RUNS_LATER {
-            let p = h.join(f);
-            if path.starts_with(&p) {
-                return Some(format!(
-                    "{} is where code runs later, outside the sandbox ({why})",
-                    path.display()
-                ));
-            }
-            if p.starts_with(path) {
-                return Some(format!(
-                    "{} holds {}, where code runs later, outside the sandbox ({why})",
-                    path.display(),
-                    p.display()
-                ));
-            }
+        let (bin, why) = HOME_BIN;
+        let p = h.join(bin);
+        if path.starts_with(&p) {
+            return Some(format!(
+                "{} is where code runs later, outside the sandbox ({why})",
+                path.display()
+            ));
         }
     }
     // The same folders as stay read-only inside a writable path (`--writable .git/hooks`
@@ -281,12 +204,25 @@ pub fn protected_places() -> Vec<(PathBuf, String)> {
         out.push((dir, what.to_string()));
     }
     if let Some(h) = &home {
-        for (f, why) in RUNS_LATER {
-            out.push((
-                h.join(f),
-                format!("code runs from it later, outside the sandbox: {why}"),
-            ));
-        }
+        let (bin, why) = HOME_BIN;
+        out.push((
+            h.join(bin),
+            format!("code runs from it later, outside the sandbox: {why}"),
+        ));
+        // Every tool's settings there, as they are on disk now.
+        let dot_names = std::fs::read_dir(h).into_iter().flatten().flatten();
+        out.extend(
+            dot_names
+                .filter(|e| e.file_name().as_encoded_bytes().starts_with(b"."))
+                .map(|e| {
+                    (
+                        e.path(),
+                        "a tool's settings in your home folder: they may run commands later, \
+                         outside the sandbox"
+                            .to_string(),
+                    )
+                }),
+        );
     }
     let runtime = std::env::var("XDG_RUNTIME_DIR")
         .ok()
@@ -669,7 +605,8 @@ mod tests {
         let as_root = |p: &str| writable_problem(Path::new(p), root_home, &[], &on_path);
         assert_eq!(as_root("/root/project"), None);
         assert!(as_root("/root/.pyenv/shims").unwrap().contains("on PATH"));
-        assert!(as_root("/root/.pyenv").unwrap().contains("code runs later"));
+        let root_settings = home_settings_problem(Path::new("/root/.pyenv"), root_home);
+        assert!(root_settings.unwrap().contains("run commands later"));
         // Any tool's settings in $HOME, named or not: a dot-folder or dotfile there.
         let cred = |p: &str| home_settings_problem(Path::new(p), home);
         for p in [
@@ -685,8 +622,11 @@ mod tests {
         assert_eq!(no("/opt/other"), None);
         assert_eq!(no("/var/tmp/x"), None);
         assert_eq!(no("/srv/www"), None);
-        assert!(no("/home/u/.config").unwrap().contains("fish"));
-        assert!(no("/home/u/.bashrc").unwrap().contains("start-up"));
+        // A shell's start-up file is a dot-file like any other; ~/bin is on PATH at login.
+        assert_eq!(no("/home/u/.bashrc"), None);
+        assert!(cred("/home/u/.bashrc").is_some());
+        assert!(cred("/home/u/.config").is_some());
+        assert!(no("/home/u/bin/tool").unwrap().contains("on PATH at login"));
         assert_eq!(
             no("/home/u/.config/skillpipe/skills").unwrap(),
             "/home/u/.config/skillpipe/skills is in /home/u/.config/skillpipe, which holds \
@@ -719,9 +659,19 @@ mod tests {
             "/home/u/.config/direnv",
             "/home/u/.pyenv",
             "/home/u/.config/Code/User",
+            "/home/u/.some-tool-of-next-year/hooks",
         ] {
-            assert!(no(p).unwrap().contains("code runs later"), "{p}");
+            let why = no(p).or_else(|| cred(p)).unwrap_or_default();
+            assert!(
+                why.contains("runs later") || why.contains("run commands later"),
+                "{p}"
+            );
         }
+        // Control: a folder of projects in $HOME.
+        assert_eq!(
+            no("/home/u/src/app").or_else(|| cred("/home/u/src/app")),
+            None
+        );
         // Inside a repository's metadata, wherever the repository is.
         for p in [
             "/tmp/repo/.git",
