@@ -247,7 +247,8 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
                     && let Ok(delay) = req.options.retry.delay(attempt, None)
                 {
                     drop(body);
-                    yield Ok(empty_retry(attempt, &req, delay));
+                    let why = "the server ended an answer with nothing in it (busy with another request?)";
+                    yield Ok(retrying(attempt, &req, delay, why));
                     tokio::time::sleep(delay).await;
                     attempt += 1;
                     decoder = D::default();
@@ -341,7 +342,25 @@ where
     let starts_object = matches!(&first, Some(Ok(b))
         if b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
     if starts_object {
-        let whole = read_rest(req, first, body).await;
+        // The rest of it, each piece within the idle timeout.
+        let mut whole = match first {
+            Some(Ok(b)) => b.to_vec(),
+            _ => Vec::new(),
+        };
+        let whole = loop {
+            match tokio::time::timeout(idle, body.next()).await {
+                Ok(Some(Ok(chunk))) => whole.extend_from_slice(&chunk),
+                Ok(None) => break Ok(whole),
+                Ok(Some(Err(e))) => {
+                    let bytes = whole.len() as u64;
+                    break Err(ModelError::StreamCut {
+                        bytes,
+                        reason: root_cause(&e),
+                    });
+                }
+                Err(_) => break Err(timeout(req, "reading the response", idle)),
+            }
+        };
         return Some(decode_whole(decoder, whole));
     }
     // An event stream after all: the first piece goes back in front.
@@ -386,12 +405,7 @@ async fn send(req: &HttpRequest, body: &mut Vec<u8>, attempt: u32) -> Sent {
             message,
         } => match req.options.retry.delay(attempt, retry_after) {
             Ok(delay) => Sent::Retry(
-                StreamEvent::Retrying {
-                    attempt,
-                    max_attempts: req.options.retry.max_attempts,
-                    delay,
-                    reason: format!("HTTP {status}"),
-                },
+                retrying(attempt, req, delay, &format!("HTTP {status}")),
                 delay,
             ),
             Err(give_up) => {
@@ -404,34 +418,6 @@ async fn send(req: &HttpRequest, body: &mut Vec<u8>, attempt: u32) -> Sent {
                 })
             }
         },
-    }
-}
-
-/// A step of `run`: the rest of a whole JSON answer sent for a streamed request (`first` is
-/// its first piece), each piece within the idle timeout.
-async fn read_rest<B: std::ops::Deref<Target = [u8]>>(
-    req: &HttpRequest,
-    first: Option<reqwest::Result<B>>,
-    body: &mut (impl futures::Stream<Item = reqwest::Result<B>> + Unpin),
-) -> Result<Vec<u8>, ModelError> {
-    let idle = req.options.idle_timeout;
-    let mut whole = match first {
-        Some(Ok(b)) => b.to_vec(),
-        _ => Vec::new(),
-    };
-    loop {
-        match tokio::time::timeout(idle, body.next()).await {
-            Ok(Some(Ok(chunk))) => whole.extend_from_slice(&chunk),
-            Ok(None) => return Ok(whole),
-            Ok(Some(Err(e))) => {
-                let bytes = whole.len() as u64;
-                return Err(ModelError::StreamCut {
-                    bytes,
-                    reason: root_cause(&e),
-                });
-            }
-            Err(_) => return Err(timeout(req, "reading the response", idle)),
-        }
     }
 }
 
@@ -491,13 +477,13 @@ fn ended_empty(out: &[StreamEvent]) -> bool {
             .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)))
 }
 
-/// The notice for asking again after an empty answer.
-fn empty_retry(attempt: u32, req: &HttpRequest, delay: Duration) -> StreamEvent {
+/// The notice for asking again after `delay`, saying why.
+fn retrying(attempt: u32, req: &HttpRequest, delay: Duration, reason: &str) -> StreamEvent {
     StreamEvent::Retrying {
         attempt,
         max_attempts: req.options.retry.max_attempts,
         delay,
-        reason: "the server ended an answer with nothing in it (busy with another request?)".into(),
+        reason: reason.into(),
     }
 }
 
