@@ -504,8 +504,7 @@ impl Session {
                     ControlFlow::Break(())
                 }
                 Step::Done { raw, tool_calls } => {
-                    let calls = (raw, tool_calls);
-                    self.answer_tool_calls(calls, ui, &mut driver, &mut captures)
+                    self.answer_tool_calls(raw, tool_calls, ui, &mut driver, &mut captures)
                         .await
                 }
                 Step::Capture { raw, directive } => {
@@ -515,8 +514,7 @@ impl Session {
                         captures.shown_at = self.partial_shown.len();
                         continue;
                     }
-                    let capture = (raw, directive, key);
-                    self.answer_capture(capture, ui, &mut driver, &mut captures)
+                    self.answer_capture(raw, directive, key, ui, &mut driver, &mut captures)
                         .await
                 }
             };
@@ -531,7 +529,8 @@ impl Session {
     /// must end (the capture bound reached, or a signal stopping skillpipe).
     async fn answer_tool_calls(
         &mut self,
-        (raw, tool_calls): (String, Vec<ToolCall>),
+        raw: String,
+        tool_calls: Vec<ToolCall>,
         ui: &mut dyn Ui,
         driver: &mut Driver,
         captures: &mut Captures,
@@ -616,7 +615,9 @@ impl Session {
     /// result) and its result given to the model; breaks when the turn must end.
     async fn answer_capture(
         &mut self,
-        (raw, directive, key): (String, Directive, String),
+        raw: String,
+        directive: Directive,
+        key: String,
         ui: &mut dyn Ui,
         driver: &mut Driver,
         captures: &mut Captures,
