@@ -325,7 +325,10 @@ fn an_operators_notice_goes_to_stderr_not_into_the_result() {
     }
     let log = home.path().join("server.err");
     let file = std::fs::File::create(&log).unwrap();
-    let mut c = Client::start_logged(&home, &["--allow-scripts", "-y"], None, file.into());
+    // The scripts work where the server was started, so that folder is in their view and
+    // walked for .env files.
+    let flags = ["--allow-scripts", "-y", "--workdir", "caller"];
+    let mut c = Client::start_logged(&home, &flags, None, file.into());
     let ok = c.call("t__echo", json!({"args": ["a"]}));
     assert_eq!(ok["isError"], false, "{ok}");
     assert_eq!(text(&ok), "args: a\n{\"count\": 1}\n", "{ok}");
