@@ -460,7 +460,7 @@ impl Dispatcher {
     }
 
     /// The skills whose scripts may run.
-    pub fn skills(&self) -> &SkillSet {
+    pub fn skills(&self) -> &Arc<SkillSet> {
         &self.skills
     }
 

@@ -69,6 +69,19 @@ impl SkillSet {
         let invocation = self.invocation(&argv).transpose()?;
         Ok(ScriptRequest { argv, invocation })
     }
+
+    /// `argv` named by what it runs, for comparing commands: a skill script as
+    /// `SKILL/REL_PATH` then its own arguments, however it is written; anything else as written.
+    pub(crate) fn canonical(&self, argv: &[String]) -> Vec<String> {
+        if let Ok(request) = self.script_request(argv) {
+            let args = request.argv[request.args_from()..].to_vec();
+            if let Some(Ok(script)) = request.script(self) {
+                let program = format!("{}/{}", script.skill, script.rel_path);
+                return std::iter::once(program).chain(args).collect();
+            }
+        }
+        argv.to_vec()
+    }
 }
 
 #[cfg(test)]
@@ -96,11 +109,8 @@ mod tests {
     }
 
     /// The script (`skill/rel_path`) and its arguments, as the dispatcher would run them.
-    fn runs(set: &SkillSet, words: &[&str]) -> Option<(String, Vec<String>)> {
-        let req = set.script_request(&argv(words)).ok()?;
-        let args = req.argv[req.args_from()..].to_vec();
-        let script = req.script(set)?.ok()?;
-        Some((format!("{}/{}", script.skill, script.rel_path), args))
+    fn runs(set: &SkillSet, words: &[&str]) -> Vec<String> {
+        set.canonical(&argv(words))
     }
 
     #[test]
@@ -116,7 +126,7 @@ mod tests {
         );
         let set = SkillSet::load(&[dir.path().to_path_buf()]);
         let abs = dir.path().join("calc/scripts/calc.py");
-        let calc = Some(("calc/scripts/calc.py".to_string(), argv(&["2 + 2"])));
+        let calc = argv(&["calc/scripts/calc.py", "2 + 2"]);
         for words in [
             vec!["scripts/calc.py", "2 + 2"],
             vec!["calc/scripts/calc.py", "2 + 2"],
@@ -129,7 +139,7 @@ mod tests {
             assert_eq!(runs(&set, &words), calc, "{words:?}");
         }
         // A root script by its file name, behind an interpreter or not.
-        let root = Some(("calc/run.py".to_string(), argv(&["x"])));
+        let root = argv(&["calc/run.py", "x"]);
         assert_eq!(runs(&set, &["calc:run.py", "x"]), root);
         assert_eq!(runs(&set, &["python3", "calc:run.py", "x"]), root);
         // Not a skill script: a system command, or code the interpreter is given.
@@ -142,6 +152,7 @@ mod tests {
             let req = set.script_request(&argv(&words)).unwrap();
             assert!(!req.is_script(), "{words:?}");
             assert!(req.script(&set).is_none(), "{words:?}");
+            assert_eq!(runs(&set, &words), argv(&words), "as written");
         }
         // Named as a skill's script but not runnable so: said, not run as the interpreter.
         assert!(
