@@ -4,8 +4,8 @@
 //! grants, every mount read-only but `$TMPDIR`, `/dev/shm` and the writable paths — hidden
 //! files and limits),
 //! interleaved in the same process; and every layer with one named Unix socket (whose connects
-//! the run's init makes); and every layer with `--writable` on a folder of 10,000 files, which
-//! the change report walks before and after the run. Run with `cargo bench --bench exec`.
+//! the run's init makes); and every layer with `--writable` on a folder of 10,000 files, whose
+//! folders the change report lists and watches. Run with `cargo bench --bench exec`.
 
 use skillpipe::exec::{RunSpec, run};
 use skillpipe::sandbox::{self, SandboxSpec};
@@ -61,7 +61,7 @@ fn main() {
     let _listener = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
     let mut with_socket = all.clone();
     with_socket.sockets = vec![socket_path.clone()];
-    // A project of 10,000 files in 100 folders, writable: the change report walks it twice.
+    // A project of 10,000 files in 100 folders, writable: the change report watches it.
     let project = tempfile::tempdir().unwrap();
     for d in 0..100 {
         let dir = project.path().join(format!("d{d}"));

@@ -631,6 +631,18 @@ pub(crate) fn add_agent_tools(
     Ok(())
 }
 
+/// The agent's say in the model settings (`model`, `provider`, `[params]`); none without one.
+pub(crate) fn agent_model(agent: Option<&AgentConfig>) -> crate::model::AgentModel {
+    crate::model::AgentModel {
+        model: agent.and_then(|a| a.model.clone()),
+        provider: agent.and_then(|a| a.provider.clone()),
+        params: agent.map(|a| a.params.clone()).unwrap_or_default(),
+        origin: agent
+            .map(|a| format!("agent file {}", a.source.display()))
+            .unwrap_or_default(),
+    }
+}
+
 /// A multi-threaded runtime sized for this tool: commands and streams, not heavy compute.
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
     tokio::runtime::Builder::new_multi_thread()
@@ -664,7 +676,7 @@ mod session {
     use super::{AppConfig, AppError, Setup, note, usage};
     use crate::chat::{ChatOptions, Session};
     use crate::coach::CoachMode;
-    use crate::model::{AgentModel, Settings};
+    use crate::model::Settings;
     use crate::scan::Announced;
     use crate::scan::ScanOptions;
 
@@ -706,18 +718,10 @@ mod session {
         setup: &Setup,
     ) -> Result<(Session, Settings), AppError> {
         let agent = setup.agent.as_ref();
-        let agent_model = AgentModel {
-            model: agent.and_then(|a| a.model.clone()),
-            provider: agent.and_then(|a| a.provider.clone()),
-            params: agent.map(|a| a.params.clone()).unwrap_or_default(),
-            origin: agent
-                .map(|a| format!("agent file {}", a.source.display()))
-                .unwrap_or_default(),
-        };
         let settings = Settings::from_process(
             config.model.as_deref(),
             config.base_url.as_deref(),
-            agent_model,
+            super::agent_model(agent),
         )
         .map_err(|e| usage(e.to_string()))?;
         let settings = if config.offline {

@@ -1,63 +1,11 @@
 //! The built-in guide to the directive syntax, and the few-shot exchange that goes with it
 //! (DESIGN §4). Pure.
 //!
-//! Measured on a small model (Qwen2.5-Coder-0.5B, temperature 0, `scripts/eval-model.sh`): rules
-//! alone made it write a directive in about a third of the cases that needed one. Worked examples
-//! written into the system prompt were imitated line by line (it wrote "the next message brings:
-//! 1594323" and copied the example's definition); the same examples sent as prior messages, with
-//! the result in a user message exactly as the chat loop sends it, made it write the right
-//! directive and use the result. So the guide is the rules in a few lines, and the examples are a
-//! few-shot exchange of messages: one per skill, from the skills' own `## Example` sections (their
-//! authors pick a question and values that fit), plus one that shows a directive in backticks.
-//! Telling it to answer "everything else (greetings, facts you know, writing) in plain text" was
-//! tried and dropped: right directives fell from 13/16 to 11/16 and no false trigger stopped running.
-//!
-//! Measured next (26 cases, temperature 0): the syntax exchange showing both kinds in backticks
-//! instead of one cut directives written for questions about the syntax from 4 to 2 (false
-//! triggers 5/10 to 3/10) and kept right directives at 13–14/16; "asked about directives, explain
-//! them in words and show them only in backticks" in the guide raised right directives from 13 to
-//! 14/16 at no cost. Tried and dropped then: a plain question answered without a directive
-//! as the first few-shot exchange (right directives 13 to 12/16; the false trigger it aimed at,
-//! a lookup of "Paris" for "the capital of France", stayed) — measured again on 33 cases, with
-//! catalog mode among them, a plain thank-you exchange cut false triggers written from 5 to 3
-//! of 14 (run: 2 to 1) at no cost, so it opens the exchange now ([`PLAIN`]); "with the user's words and numbers
-//! copied exactly" for arguments (the two misread arguments, 486.40 for 186.40 and "uniqueness"
-//! for "ubiquitous", stayed; right directives 14 to 13/16); and the researcher agent told to
-//! "answer anything else directly" instead of "never guess a definition or a number" (no false
-//! trigger fewer, one result no longer used). Each of these cost one result used (10 to 9/12)
-//! and gained nothing: dropping a skill body's `# NAME` line under its `## NAME` heading; calc's
-//! function list cut to "functions such as sqrt and log"; results ending "— continue your answer
-//! with it."; the researcher told "never guess what a word means or the result of a calculation".
-//! One case either way is within the noise of repeated runs (a server's prompt cache changes a
-//! word now and then), so only changes that held on the whole set were kept. Then (41 cases, four
-//! runs each): replies opened by the skill's name ([`Example::introduced_by`]) cut false triggers
-//! written from 5–7 to 3–5 of 22 and run from 3 to 1–2, right directives unchanged at 17/19; with
-//! them, a plain fact exchange ("Which ocean is the largest?") before the syntax one was tried
-//! again and dropped (right directives 17 to 15/19, false triggers run 1–2 to 1). Then (47
-//! cases, first replies, two runs each): after the worked captures ([`KNOWN`]) a fact worked;
-//! and tried and dropped: a second one that asks for writing ("two tips for sleeping well":
-//! "capital of France" was looked up again), one after a side effect (a pronunciation lost), the
-//! guide's or the syntax exchange's directive swapped for `!{…}` or another skill's (copies
-//! of the calc example rose, two right directives lost), and the researcher told to answer
-//! facts, writing and advice itself (no change). Then (same cases and harness) tried and
-//! dropped: the syntax exchange moved before the last known fact (a spider's legs no longer
-//! looked up, the difference between the kinds now written with the calc example: no change over
-//! two runs); the guide's backticked example left out (one false trigger more, one right
-//! directive less); known facts opened "Using what I know:" (right directives 19 to 7/19: every
-//! calculation answered from memory); the agent's own directives put in backticks, "a
-//! calculation" for "a number" in the researcher's instructions, and notify told to run only
-//! when asked (no change). Then (the whole evaluation, six runs against three): the examples'
-//! replies opened by what the directive is for ("To compute 287 / 3.5 exactly:", "To compute
-//! the average speed exactly:", "To look up the word solitude:") instead of the skill's name.
-//! Directives written where none was needed fell from 4–5 to 2–4 of 28 (a spider's legs no
-//! longer looked up) and those run from 2 to 0–1, but right directives fell from 16–17 to
-//! 15–17/19, under 80 % in half the runs: the model restated the question and then wrote the
-//! restatement ("35 dollars every week" became `35 / 7`), and asked for a recipe it wrote a
-//! recipe script that does not exist and answered with the refusal. Dropped; opened with
-//! "Using calc to compute …" or "To use calc:" it was worse than either (5–7 written). Only
-//! lookup's example opened so ("To look up the word solitude:", calc's bare) was kept: four
-//! runs against three, written 4–5 to 2–3 of 28, run 1–2 to 0–1, right directives 16–17 to
-//! 16–18/19. Being the skill's own text, it is in lookup's SKILL.md, not here.
+//! Rules alone rarely made a small model write a directive, and worked examples written into the
+//! system prompt were imitated line by line; sent as prior messages they were followed. So the
+//! guide is the rules in a few lines, and the examples are a few-shot exchange of messages: one
+//! per skill, from the skills' own `## Example` sections, plus one that shows a directive in
+//! backticks. What each piece was measured to do is in docs/model-fit-and-evaluation.md.
 
 use crate::chat::result::CONTINUE;
 use crate::model::Message;
@@ -227,13 +175,8 @@ impl Example {
     }
 
     /// The example with its reply opened by the skill's name (`Using calc: !{…}`) when the
-    /// reply is the bare directive. Measured on a 0.5B model, first replies only, the 41 cases
-    /// two or three times each: a directive written where none was needed fell from 27% to 14%
-    /// (it answered jokes in words instead of looking them up), the right script still named
-    /// in every reply that needed one; a lead-in naming the kind of need ("That needs a
-    /// calculation:") or an intention ("Let me compute it.") cut false triggers too but named
-    /// the wrong script or none in 11–18% of those replies: the skill's name matches the
-    /// `## NAME` heading the model chooses from. A reply with words of its own, and a skill
+    /// reply is the bare directive: fewer directives where none was needed, and the name matches
+    /// the `## NAME` heading the model chooses from. A reply with words of its own, and a skill
     /// read, stay as written.
     pub fn introduced_by(mut self, skill: &str) -> Example {
         if self.reply == self.directive && !self.reads_a_skill() && !skill.is_empty() {
@@ -263,22 +206,14 @@ pub fn guide(examples: &[Example]) -> String {
 }
 
 /// The exchange that opens the few-shot: a message answered in words, with no directive.
-/// Measured (33 cases, temperature 0): false triggers written 5 → 3 of 14 and run 2 → 1, right
-/// directives unchanged at 17/19, results used unchanged.
 const PLAIN: (&str, &str) = (
     "Thanks, that is all I needed.",
     "You're welcome! Ask any time.",
 );
 
 /// Questions anyone can answer, asked right after a worked capture and answered in words: one
-/// after each of the first two captures that run a script. A small model that sees every
-/// question but the thank-you answered with a directive writes one for any question: measured
-/// on a 0.5B model (47 cases, temperature 0), it looked up "capital of France", "Hamlet" and
-/// "Second World War end" in the dictionary. With these, those came in words (three runs
-/// against two): directives written where none was needed fell from 6 to 4–5 of 28, those run
-/// from 4 to 1–2; right directives 16–17/19 (17 before). A fact exchange before the examples
-/// instead cost right directives (17 to 14–15/19), and one after a side effect cost a
-/// pronunciation.
+/// after each of the first two captures that run a script, so that a small model does not take
+/// every question for one a script must answer.
 const KNOWN: [(&str, &str); 2] = [
     ("And how many hours are in a day?", "A day has 24 hours."),
     (
@@ -305,9 +240,7 @@ pub fn exchange(e: &Example) -> Vec<Message> {
 /// ([`PLAIN`]), the first [`MAX_EXAMPLES`] examples (one per skill, in the agent's order; a
 /// capture's output in the same message the chat loop sends, then a [`KNOWN`] question after
 /// each of the first two that run a script), then a question about the syntax answered with
-/// directives in backticks. Measured both ways:
-/// with the syntax exchange first, questions about the syntax copied the skills' examples and ran
-/// them (4 runs in 5); last, they were answered in backticks, at a small cost in directives.
+/// directives in backticks (last: first, its questions copied the skills' examples and ran them).
 pub fn few_shot(examples: &[Example]) -> Vec<Message> {
     let mut out = Vec::new();
     if !examples.is_empty() {

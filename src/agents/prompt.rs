@@ -1,6 +1,6 @@
 //! The system prompt (DESIGN §4): the agent's instructions, each active skill with a table of its
 //! scripts, and the guide to the directive syntax ([`super::guide`]). Pure, so it can be shown (`agents show`),
-//! measured and tested exactly. Kept short on purpose: small models (0.5B) must follow it.
+//! measured and tested exactly. Kept short on purpose: small models must follow it.
 
 use super::guide;
 use super::skill_adapter::{SkillPrompt, scripts_table};
@@ -130,10 +130,8 @@ pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
         .filter_map(|s| Some(guide::split_example(&s.body).1?.introduced_by(&s.name)))
         .collect();
     // A catalog with no example of its own (real collections have none) is shown how to load a
-    // skill, with its first skill: without it a 0.5B model never wrote `!{skill NAME}`. A real
-    // one, not a fictional one: measured over repeated runs on a public collection, a fictional
-    // load taught the model to invent names (right loads 4/32 against 16/72). The load shown
-    // stays the user's to ask for: a skill read is never a copy (`coach::copies`).
+    // skill, with its first skill (a real one: a fictional load taught the model to invent
+    // names). The load shown stays the user's to ask for: a skill read is never a copy.
     if all_catalog && examples.is_empty() {
         examples.extend(
             skills
@@ -229,8 +227,7 @@ mod tests {
     }
 
     /// With no skill named, every skill is in the catalog: their examples still make the
-    /// few-shot (measured on a 0.5B model: right directives 0/5 without, 4/5 with); with one
-    /// named, only the named skills' do.
+    /// few-shot; with one named, only the named skills' do.
     #[test]
     fn catalog_skills_give_examples_only_when_no_skill_is_named() {
         let mut calc = skill("calc", &[("scripts/calc.py", "Compute")]);
@@ -249,8 +246,7 @@ mod tests {
     }
 
     /// A catalog whose skills bring no example (real collections have none) is shown how to
-    /// load one, with its first skill: measured on a 0.5B model over a public collection,
-    /// `!{skill NAME}` of the right skill went from 0/8 to 3/8.
+    /// load one, with its first skill.
     #[test]
     fn a_catalog_without_examples_is_shown_a_skill_load() {
         let mut maps = skill("map-maker", &[]);

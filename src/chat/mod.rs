@@ -286,11 +286,6 @@ impl Session {
         self.opts.model = model;
     }
 
-    /// Use another provider from the next request on.
-    pub fn set_provider(&mut self, provider: Box<dyn Provider>) {
-        self.provider = provider;
-    }
-
     /// The system prompt, if any.
     pub fn system_prompt(&self) -> Option<&str> {
         self.system.as_deref()

@@ -1,9 +1,9 @@
 //! How a capture's result goes back to the model (DESIGN §7). Pure.
 //!
-//! Measured on a small model (Qwen2.5-Coder-0.5B): a message that starts with the directive is
-//! read as something to write again, and a literal frame (`Result of !{…}`) is copied into new
-//! directives. So the message starts with what happened (`Output:`, `Failed`, `Not run:`), carries
-//! the data, and ends with what to do next.
+//! A message that starts with the directive is read by a small model as something to write
+//! again, and a literal frame (`Result of !{…}`) is copied into new directives. So the message
+//! starts with what happened (`Output:`, `Failed`, `Not run:`), carries the data, and ends with
+//! what to do next.
 
 use crate::audit::Decision;
 use crate::dispatch::Outcome;
@@ -130,10 +130,8 @@ pub fn repeated_message(outcome: &Outcome, max_bytes: usize, written: &str) -> S
 
 /// The message for a capture the chat's gate holds back when it would run (a copied worked
 /// example; what the user asked not to run is refused where it is found): not run, `why`, and
-/// to answer the user's own question. Measured on a 0.5B model that copied the calc example for
-/// "How many legs does a spider have?" and "a recipe for pancakes": told to show directives in
-/// backticks, it went on with the syntax exchange's answer ("In backticks, as here, …"); told
-/// this, it answered the spider and wrote the recipe.
+/// to answer the user's own question (told only to show directives in backticks, a model went
+/// on with the syntax exchange's answer instead).
 pub fn copied_message(why: &str) -> String {
     format!(
         "Not run: {why}. Answer the user's question yourself, or write a directive with the user's own values. {CONTINUE}"

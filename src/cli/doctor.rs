@@ -150,19 +150,10 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
             return r;
         }
     };
-    let agent_model = crate::model::AgentModel {
-        model: agent.as_ref().and_then(|a| a.model.clone()),
-        provider: agent.as_ref().and_then(|a| a.provider.clone()),
-        params: agent.as_ref().map(|a| a.params.clone()).unwrap_or_default(),
-        origin: agent
-            .as_ref()
-            .map(|a| format!("agent file {}", a.source.display()))
-            .unwrap_or_default(),
-    };
     let settings = match crate::model::Settings::from_process(
         args.model.model.as_deref(),
         args.model.base_url.as_deref(),
-        agent_model,
+        crate::app::agent_model(agent.as_ref()),
     ) {
         Ok(s) => s,
         Err(e) => {
@@ -255,7 +246,8 @@ fn tool_calls_row(s: &crate::model::Settings, model: &str) -> String {
         Ok(ToolCalls::Text(t)) => {
             let t: String = crate::term::sanitize(t.trim()).chars().take(80).collect();
             format!(
-                "WARNING no structured tool call came back ({}): chat --tools falls back to                  directives with this endpoint and model",
+                "WARNING no structured tool call came back ({}): chat --tools falls back to \
+                 directives with this endpoint and model",
                 if t.is_empty() {
                     "an empty answer".to_string()
                 } else {

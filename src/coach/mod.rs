@@ -4,8 +4,8 @@
 //!
 //! The chat loop reaches this module only through its hook ([`crate::chat::Coaching`]): the
 //! worked exchanges sent before the conversation, the copy guard, asking a turn again without
-//! the exchanges, the lead-ins the exchanges teach, a user's "do not run it", and tool calls
-//! written as text.
+//! the exchanges, the lead-ins the exchanges teach, a user's "do not run it", and native tool
+//! calls that copy an example.
 
 pub mod copies;
 mod mode;

@@ -440,6 +440,14 @@ async fn run_planned(
     } else {
         None
     };
+    // What the run creates, changes, deletes or re-modes in its writable paths is reported
+    // (see `sandbox::changes`). The folders are watched while the launcher sets up, which
+    // holds the command at this gate until they are.
+    let watch = plan.enforce.filesystem && !spec.sandbox.writable.is_empty();
+    let gate = match watch && report.is_some() {
+        true => Some(Gate::new().map_err(|e| ExecError::Io("cannot create a pipe".into(), e))?),
+        false => None,
+    };
     // The run's read view: what it sees of the file system (see `sandbox::view`). A run allowed
     // to write anywhere (`allow_filesystem`) sees the whole tree: it could plant code that runs
     // outside the sandbox anyway, so a view would only get in its way.
@@ -484,6 +492,7 @@ async fn run_planned(
                 .chain(spec.sandbox.writable.iter().cloned())
                 .collect();
             la.report_fd = Some(report.write.as_raw_fd());
+            la.gate_fd = gate.as_ref().map(|g| g.read.as_raw_fd());
             if plan.enforce.mounts {
                 la.tmpdir = Some(tmp.path().to_path_buf());
                 la.read = view
@@ -547,16 +556,17 @@ async fn run_planned(
         .kill_on_drop(true);
     // The child starts its own session (see `child_setup`), which also makes it the leader of
     // a fresh process group: `pgid` below is its pid.
-    let setup = child_setup(report.as_ref().map(|r| r.write.as_raw_fd()));
+    let setup = child_setup([
+        report.as_ref().map(|r| r.write.as_raw_fd()),
+        gate.as_ref().map(|g| g.read.as_raw_fd()),
+    ]);
     // SAFETY: `child_setup` only makes async-signal-safe system calls.
     unsafe {
         cmd.pre_exec(setup);
     }
 
-    // What the run creates, changes, deletes or re-modes in its writable paths is reported
-    // (see `sandbox::changes`): its folders watched from now.
-    let before = (plan.enforce.filesystem && !spec.sandbox.writable.is_empty())
-        .then(|| sandbox::changes::Before::take(&spec.sandbox.writable));
+    let mut before =
+        (watch && gate.is_none()).then(|| sandbox::changes::Before::take(&spec.sandbox.writable));
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| {
         if report.is_none() && e.kind() == std::io::ErrorKind::NotFound {
@@ -567,6 +577,10 @@ async fn run_planned(
             ExecError::Io(format!("cannot start {}", program.display()), e)
         }
     })?;
+    if let Some(gate) = gate {
+        before = Some(sandbox::changes::Before::take(&spec.sandbox.writable));
+        gate.open();
+    }
     *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(plan.enforce);
     let report = report.map(ReportPipe::into_reader);
     let pgid = child.id().map_or(0, |id| id as libc::pid_t);
@@ -834,17 +848,68 @@ impl Drop for GroupGuard {
     }
 }
 
+/// The pipe that holds a launched command until the parent lets it start: the launcher
+/// inherits the read end and waits for one byte.
+struct Gate {
+    read: OwnedFd,
+    write: OwnedFd,
+}
+
+impl Gate {
+    fn new() -> std::io::Result<Gate> {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for two descriptors, which we then own.
+        let (read, write) = unsafe {
+            if libc::pipe(fds.as_mut_ptr()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+        };
+        for fd in [&read, &write] {
+            // SAFETY: setting close-on-exec on descriptors we own.
+            if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(Gate {
+            read: above_stdio(read)?,
+            write,
+        })
+    }
+
+    /// After the spawn: let the command start (a launcher already gone finds nothing to read).
+    fn open(self) {
+        use std::io::Write;
+        drop(self.read);
+        let _ = std::fs::File::from(self.write).write_all(&[1]);
+    }
+}
+
+/// `fd`, or a copy of it above 0..=2 (which the child's stdio replaces), close-on-exec.
+fn above_stdio(fd: OwnedFd) -> std::io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: duplicating an fd we own to a new one we own.
+    let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if copy < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(copy) })
+}
+
 /// Runs in the child between fork and exec: async-signal-safe calls only, no allocation.
 ///
 /// - A new session: the command has no controlling terminal, so it cannot open `/dev/tty` and
 ///   push keystrokes into the user's shell with `TIOCSTI` (they would run after skillpipe
 ///   exits, outside every sandbox), and it leads its own process group for the timeout kill.
 /// - Every inherited descriptor above stderr is closed on exec (except the launcher's report
-///   pipe): whatever started skillpipe may have left some open, and an open file or socket
+///   pipe and gate, `keep`): whatever started skillpipe may have left some open, and an open file or socket
 ///   would let the command write past Landlock or talk past the network namespace.
 /// - The parent-death signal (Linux), so the command dies with skillpipe.
 fn child_setup(
-    report_fd: Option<i32>,
+    keep: [Option<i32>; 2],
 ) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
     #[cfg(target_os = "linux")]
     let parent = std::process::id() as libc::pid_t;
@@ -867,7 +932,7 @@ fn child_setup(
                 return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
         }
-        if let Some(fd) = report_fd {
+        for fd in keep.into_iter().flatten() {
             // SAFETY: clearing close-on-exec on our own pipe in the child only.
             if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
                 return Err(std::io::Error::last_os_error());
@@ -935,19 +1000,10 @@ impl ReportPipe {
             }
             (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
         };
-        // The write end must not land on 0..=2, which the child's stdio replaces.
-        let write = if write.as_raw_fd() <= 2 {
-            // SAFETY: duplicating an fd we own to a new one we own.
-            let fd = unsafe { libc::fcntl(write.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // SAFETY: fresh descriptor.
-            unsafe { OwnedFd::from_raw_fd(fd) }
-        } else {
-            write
-        };
-        Ok(ReportPipe { read, write })
+        Ok(ReportPipe {
+            read,
+            write: above_stdio(write)?,
+        })
     }
 
     /// After the spawn: close our write end, keep the read end.

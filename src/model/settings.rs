@@ -148,18 +148,6 @@ impl Settings {
         )?)
     }
 
-    /// A streaming request for these settings' model and params.
-    pub fn request(&self, messages: Vec<super::Message>) -> super::ChatRequest {
-        super::ChatRequest {
-            model: self.model.clone(),
-            messages,
-            params: self.params.clone(),
-            tools: Vec::new(),
-            stream: true,
-            explicit: Vec::new(),
-        }
-    }
-
     /// `provider:model`, as `--model` would take it.
     pub fn label(&self) -> String {
         format!("{}:{}", self.provider_name, self.model)
@@ -1094,9 +1082,6 @@ mod tests {
         assert_eq!(s.base_url, "");
         assert!(s.check_api_key().is_ok());
         assert_eq!(s.label(), "replay:answers.jsonl");
-        let req = s.request(vec![super::super::Message::user("hi")]);
-        assert_eq!(req.model, "answers.jsonl");
-        assert!(req.stream);
     }
 
     #[test]

@@ -3,85 +3,17 @@
 //! login, PATH, tools' settings) and skillpipe's own files from being made writable by accident.
 
 use super::{PolicyError, PolicyOverrides, ScriptPolicy};
+use crate::sandbox::fold;
 use crate::sandbox::secrets::expand_home;
 use std::path::{Path, PathBuf};
 
-/// Beneath `$HOME`: places where what a script writes runs later, outside any sandbox — at the
-/// next shell or login, in place of a command, or from a tool's settings — each with why.
-const RUNS_LATER: &[(&str, &str)] = &[
-    (".bashrc", "shell start-up"),
-    (".bash_profile", "shell start-up"),
-    (".bash_login", "shell start-up"),
-    (".bash_logout", "shell start-up"),
-    (".profile", "shell start-up"),
-    (".zshrc", "shell start-up"),
-    (".zshenv", "shell start-up"),
-    (".zprofile", "shell start-up"),
-    (".zlogin", "shell start-up"),
-    (".zlogout", "shell start-up"),
-    (".kshrc", "shell start-up"),
-    (".mkshrc", "shell start-up"),
-    (".cshrc", "shell start-up"),
-    (".tcshrc", "shell start-up"),
-    (".login", "shell start-up"),
-    (".config/fish", "shell start-up"),
-    (".config/environment.d", "run at login"),
-    (".config/autostart", "run at login"),
-    (".config/systemd", "run at login"),
-    (".local/share/systemd", "run at login"),
-    (".xprofile", "run at login"),
-    (".xinitrc", "run at login"),
-    (".xsession", "run at login"),
-    (".xsessionrc", "run at login"),
-    (".pam_environment", "run at login"),
-    (".local/share/applications", "run from the desktop's menus"),
-    (
-        ".local/bin",
-        "on PATH: a program there runs in place of another",
-    ),
-    ("bin", "on PATH: a program there runs in place of another"),
-    (".cargo", "on PATH and build settings that run commands"),
-    (
-        ".local/lib",
-        "Python's user site: a .pth file there runs at every Python start",
-    ),
-    (".ssh", "authorized_keys and ssh settings run commands"),
-    (".gitconfig", "git settings run commands"),
-    (".config/git", "git settings run commands"),
-    (".vimrc", "editor settings run commands"),
-    (".vim", "editor settings run commands"),
-    (".config/nvim", "editor settings run commands"),
-    (".emacs", "editor settings run commands"),
-    (".emacs.d", "editor settings run commands"),
-    (".tmux.conf", "tmux settings run commands"),
-    (".config/tmux", "tmux settings run commands"),
-    (".gdbinit", "gdb settings run commands"),
-    (".ipython", "IPython start-up files run"),
-    (
-        ".claude",
-        "Claude Code's settings run hooks and MCP servers",
-    ),
-    (".codex", "Codex's settings run MCP servers and commands"),
-    (".gemini", "Gemini CLI's settings run MCP servers"),
-    (".cursor", "Cursor's settings run MCP servers"),
-    (".vscode", "editor settings and extensions run commands"),
-    (
-        ".config/Code",
-        "editor settings and extensions run commands",
-    ),
-    (".config/direnv", "direnv runs its files in every shell"),
-    (".pyenv", "on PATH (its shims run in place of python)"),
-    (".nvm", "on PATH (node and npm run from there)"),
-    (
-        ".npm-global",
-        "on PATH: a program there runs in place of another",
-    ),
-    (
-        ".config/pip",
-        "pip settings choose where packages come from",
-    ),
-    (".npmrc", "npm settings run scripts and choose registries"),
-];
+/// The one place directly in `$HOME` that is not a dot-name but runs later: login shells'
+/// profiles put `~/bin` on PATH when it exists. (Every dot-file and dot-folder there is a
+/// tool's settings, refused by [`home_settings_problem`] whichever tool it is.)
+const HOME_BIN: (&str, &str) = (
+    "bin",
+    "on PATH at login: a program there runs in place of another",
+);
 
 /// Outside `$HOME`: the system's own trees, where what a script writes runs later (as root,
 /// at boot, from cron, in place of a command) or changes what every program loads, each with
@@ -165,21 +97,13 @@ pub fn writable_problem(
                 path.display()
             ));
         }
-        for (f, why) in RUNS_LATER {
-            let p = h.join(f);
-            if path.starts_with(&p) {
-                return Some(format!(
-                    "{} is where code runs later, outside the sandbox ({why})",
-                    path.display()
-                ));
-            }
-            if p.starts_with(path) {
-                return Some(format!(
-                    "{} holds {}, where code runs later, outside the sandbox ({why})",
-                    path.display(),
-                    p.display()
-                ));
-            }
+        let (bin, why) = HOME_BIN;
+        let p = h.join(bin);
+        if path.starts_with(&p) {
+            return Some(format!(
+                "{} is where code runs later, outside the sandbox ({why})",
+                path.display()
+            ));
         }
     }
     // The same folders as stay read-only inside a writable path (`--writable .git/hooks`
@@ -280,12 +204,25 @@ pub fn protected_places() -> Vec<(PathBuf, String)> {
         out.push((dir, what.to_string()));
     }
     if let Some(h) = &home {
-        for (f, why) in RUNS_LATER {
-            out.push((
-                h.join(f),
-                format!("code runs from it later, outside the sandbox: {why}"),
-            ));
-        }
+        let (bin, why) = HOME_BIN;
+        out.push((
+            h.join(bin),
+            format!("code runs from it later, outside the sandbox: {why}"),
+        ));
+        // Every tool's settings there, as they are on disk now.
+        let dot_names = std::fs::read_dir(h).into_iter().flatten().flatten();
+        out.extend(
+            dot_names
+                .filter(|e| e.file_name().as_encoded_bytes().starts_with(b"."))
+                .map(|e| {
+                    (
+                        e.path(),
+                        "a tool's settings in your home folder: they may run commands later, \
+                         outside the sandbox"
+                            .to_string(),
+                    )
+                }),
+        );
     }
     let runtime = std::env::var("XDG_RUNTIME_DIR")
         .ok()
@@ -342,12 +279,6 @@ pub fn hidden_cover<'a>(path: &Path, hidden: &'a [PathBuf]) -> Option<&'a Path> 
         .map(PathBuf::as_path)
 }
 
-/// `/a/b/../c/./d` → `/a/c/d`, without looking at the file system (`..` at the root stays at
-/// the root). Pure; the sandbox's hints fold paths the same way.
-fn lexical(path: &Path) -> PathBuf {
-    crate::sandbox::fold(path)
-}
-
 /// The refusal of a writable path a link leads out of the working directory.
 fn link_out(key: &str, given: &Path, real: &Path) -> PolicyError {
     PolicyError::Writable(format!(
@@ -373,7 +304,7 @@ fn leads_out_of(abs: &Path, cwd: &Path) -> Option<PathBuf> {
     // A dangling link leads where it names (a later run may find it made).
     let resolved = std::fs::canonicalize(existing).ok().or_else(|| {
         let target = std::fs::read_link(existing).ok()?;
-        Some(lexical(&existing.parent()?.join(target)))
+        Some(fold(&existing.parent()?.join(target)))
     })?;
     let real = match rest.as_os_str().is_empty() {
         true => resolved,
@@ -415,13 +346,13 @@ impl ScriptPolicy {
                 PolicyError::Writable(format!("writable_paths {}: {e}", w.display()))
             })?;
             // As written with `.` and `..` folded (`/etc/../tmp/x` is in /tmp, not /etc).
-            own_check.push(lexical(&abs));
+            own_check.push(fold(&abs));
             match std::fs::canonicalize(&abs) {
                 Ok(real) => {
                     own_check.push(real.clone());
                     own.push(real);
                 }
-                Err(_) => own.push(lexical(&abs)),
+                Err(_) => own.push(fold(&abs)),
             }
         }
         self.writable_paths = own;
@@ -438,11 +369,11 @@ impl ScriptPolicy {
         for w in &flags.writable {
             let abs = std::path::absolute(expand_home(w, home.as_deref()))
                 .map_err(|e| PolicyError::Writable(format!("--writable {}: {e}", w.display())))?;
-            if let Some(real) = leads_out_of(&lexical(&abs), &cwd_now) {
+            if let Some(real) = leads_out_of(&fold(&abs), &cwd_now) {
                 return Err(link_out("--writable", w, &real));
             }
             // As given (`.` and `..` folded) and as it resolves (a symlink may lead to $HOME).
-            to_check.push(lexical(&abs));
+            to_check.push(fold(&abs));
             if let Ok(real) = std::fs::canonicalize(&abs) {
                 to_check.push(real.clone());
                 writable.push(real);
@@ -464,7 +395,7 @@ impl ScriptPolicy {
         let allow_read: Vec<PathBuf> = flags
             .allow_read
             .iter()
-            .map(|p| lexical(&cwd.join(expand_home(p, home.as_deref()))))
+            .map(|p| fold(&cwd.join(expand_home(p, home.as_deref()))))
             .collect();
         for p in &allow_read {
             self.allow_read.push(p.clone());
@@ -674,7 +605,8 @@ mod tests {
         let as_root = |p: &str| writable_problem(Path::new(p), root_home, &[], &on_path);
         assert_eq!(as_root("/root/project"), None);
         assert!(as_root("/root/.pyenv/shims").unwrap().contains("on PATH"));
-        assert!(as_root("/root/.pyenv").unwrap().contains("code runs later"));
+        let root_settings = home_settings_problem(Path::new("/root/.pyenv"), root_home);
+        assert!(root_settings.unwrap().contains("run commands later"));
         // Any tool's settings in $HOME, named or not: a dot-folder or dotfile there.
         let cred = |p: &str| home_settings_problem(Path::new(p), home);
         for p in [
@@ -690,8 +622,11 @@ mod tests {
         assert_eq!(no("/opt/other"), None);
         assert_eq!(no("/var/tmp/x"), None);
         assert_eq!(no("/srv/www"), None);
-        assert!(no("/home/u/.config").unwrap().contains("fish"));
-        assert!(no("/home/u/.bashrc").unwrap().contains("start-up"));
+        // A shell's start-up file is a dot-file like any other; ~/bin is on PATH at login.
+        assert_eq!(no("/home/u/.bashrc"), None);
+        assert!(cred("/home/u/.bashrc").is_some());
+        assert!(cred("/home/u/.config").is_some());
+        assert!(no("/home/u/bin/tool").unwrap().contains("on PATH at login"));
         assert_eq!(
             no("/home/u/.config/skillpipe/skills").unwrap(),
             "/home/u/.config/skillpipe/skills is in /home/u/.config/skillpipe, which holds \
@@ -724,9 +659,19 @@ mod tests {
             "/home/u/.config/direnv",
             "/home/u/.pyenv",
             "/home/u/.config/Code/User",
+            "/home/u/.some-tool-of-next-year/hooks",
         ] {
-            assert!(no(p).unwrap().contains("code runs later"), "{p}");
+            let why = no(p).or_else(|| cred(p)).unwrap_or_default();
+            assert!(
+                why.contains("runs later") || why.contains("run commands later"),
+                "{p}"
+            );
         }
+        // Control: a folder of projects in $HOME.
+        assert_eq!(
+            no("/home/u/src/app").or_else(|| cred("/home/u/src/app")),
+            None
+        );
         // Inside a repository's metadata, wherever the repository is.
         for p in [
             "/tmp/repo/.git",
@@ -824,8 +769,8 @@ mod tests {
                 .to_string();
             assert!(err.contains(says), "{err}");
         }
-        assert_eq!(lexical(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
-        assert_eq!(lexical(Path::new("/../x")), PathBuf::from("/x"));
+        assert_eq!(fold(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
+        assert_eq!(fold(Path::new("/../x")), PathBuf::from("/x"));
         // A relative path is made absolute, as hidden paths are compared.
         let mut q = ScriptPolicy::default();
         q.apply_sandbox_flags(&PolicyOverrides {
@@ -932,7 +877,7 @@ mod tests {
         );
         assert_eq!(
             leads_out_of(&c.join("dangling"), c),
-            Some(lexical(&a.join("later")))
+            Some(fold(&a.join("later")))
         );
         // Controls: a link that stays inside, a plain folder, one not yet made, and a path
         // outside the working directory as written (the user named it) are not.

@@ -19,14 +19,6 @@ impl Support {
     pub fn is_yes(&self) -> bool {
         matches!(self, Support::Yes)
     }
-
-    /// The reason it is missing, if it is.
-    pub fn reason(&self) -> Option<&str> {
-        match self {
-            Support::Yes => None,
-            Support::No(r) => Some(r),
-        }
-    }
 }
 
 impl fmt::Display for Support {
@@ -417,7 +409,7 @@ mod tests {
         caps.disable("landlock, network");
         assert!(caps.user_namespace.is_yes());
         assert!(caps.pid_namespace.is_yes());
-        assert!(caps.landlock.reason().unwrap().contains(UNAVAILABLE_ENV));
+        assert!(caps.landlock.to_string().contains(UNAVAILABLE_ENV));
         assert!(!caps.network_namespace.is_yes());
     }
 

@@ -45,7 +45,8 @@ pub enum ChangeKind {
 }
 
 /// Why a change is flagged: what it is by shape that another program executes or loads later.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Declared most serious first: the status line lists them in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Why {
     /// In version control metadata (`.git`, `.hg`, `.jj`, `.svn`) at any depth, submodules'
@@ -125,9 +126,6 @@ pub struct Changes {
     /// The walk before the run did not stop: the run itself filled the tree past the bound.
     #[serde(skip)]
     run_filled: bool,
-    /// The kernel dropped events during the run: what it did after that was not followed.
-    #[serde(skip)]
-    overflowed: bool,
 }
 
 impl Changes {
@@ -139,15 +137,20 @@ impl Changes {
         }
     }
 
-    /// The lines a front end shows: each flagged change as a warning, then the others in one
-    /// line (the first `LISTED`, and how many more).
+    /// The lines a front end shows: the first `LISTED` flagged changes as warnings, most
+    /// serious first, and how many more; then the others in one line (the first `LISTED`, and
+    /// how many more). `run --json`, MCP and the audit record list them all.
     pub fn report(&self) -> (Vec<String>, Option<String>) {
-        let warnings = self
-            .list
-            .iter()
-            .filter(|c| c.flagged)
-            .map(Change::line)
-            .collect();
+        let mut flagged: Vec<&Change> = self.list.iter().filter(|c| c.flagged).collect();
+        flagged.sort_by_key(|c| c.why);
+        let mut warnings: Vec<String> = flagged.iter().take(LISTED).map(|c| c.line()).collect();
+        if flagged.len() > LISTED {
+            warnings.push(format!(
+                "and {} more changes like these: another program may run or load them outside \
+                 the sandbox (`run --json` and the audit log list them all)",
+                flagged.len() - LISTED
+            ));
+        }
         let plain: Vec<String> = self
             .list
             .iter()
@@ -171,13 +174,6 @@ impl Changes {
     pub fn capped_message(&self) -> Option<Message> {
         static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let say = self.run_filled || !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed);
-        if self.overflowed {
-            return Some(Message::text(
-                "the run changed more than could be followed in its writable paths: changes \
-                 after the first few thousand were not looked for"
-                    .to_string(),
-            ));
-        }
         self.capped.filter(|_| say).map(|max| {
             Message::text(format!(
                 "looked for what the run wrote in the first {max} entries of the writable \
@@ -378,7 +374,6 @@ impl Snapshot {
             list,
             capped: self.capped.or(before.capped),
             run_filled: self.capped.is_some() && before.capped.is_none(),
-            overflowed: false,
         }
     }
 }
@@ -550,8 +545,28 @@ mod tests {
         // Control: a data file in an ordinary folder.
         assert_eq!(why("out/r.csv"), None);
         let (warnings, note) = c.report();
-        assert_eq!(warnings.len(), c.list.iter().filter(|c| c.flagged).count());
+        let flagged = c.list.iter().filter(|c| c.flagged).count();
+        assert_eq!(warnings.len(), flagged.min(LISTED + 1));
         assert!(note.unwrap().contains("out/r.csv"));
+        // Many flagged changes: the most serious are listed and the rest counted.
+        let many: Vec<Change> = (0..30)
+            .map(|i| Change {
+                path: format!("/p/f{i}").into(),
+                kind: ChangeKind::Created,
+                flagged: true,
+                why: Some(Why::ProjectTop),
+            })
+            .chain(std::iter::once(Change {
+                path: "/p/.git/config".into(),
+                kind: ChangeKind::Changed,
+                flagged: true,
+                why: Some(Why::VersionControl),
+            }))
+            .collect();
+        let (warnings, _) = Changes::new(many).report();
+        assert_eq!(warnings.len(), LISTED + 1);
+        assert!(warnings[0].contains("/p/.git/config"));
+        assert!(warnings[LISTED].contains("21 more"));
     }
 
     #[test]

@@ -314,7 +314,7 @@ impl LaunchArgs {
                 Some("--memory-cgroup") => a.memory_cgroup = Some(value("--memory-cgroup")?.into()),
                 Some(
                     flag @ ("--max-processes" | "--max-memory" | "--max-file-size" | "--max-tmp"
-                    | "--max-cpu" | "--report-fd"),
+                    | "--max-cpu" | "--report-fd" | "--gate-fd"),
                 ) => {
                     let flag: &'static str = match flag {
                         "--max-processes" => "--max-processes",
@@ -322,6 +322,7 @@ impl LaunchArgs {
                         "--max-file-size" => "--max-file-size",
                         "--max-tmp" => "--max-tmp",
                         "--max-cpu" => "--max-cpu",
+                        "--gate-fd" => "--gate-fd",
                         _ => "--report-fd",
                     };
                     let n = number(flag, value(flag)?)?;
@@ -337,6 +338,7 @@ impl LaunchArgs {
                         "--max-file-size" => a.max_file_size = Some(n),
                         "--max-tmp" => a.max_tmp = Some(n),
                         "--max-cpu" => a.max_cpu = Some(n),
+                        "--gate-fd" => a.gate_fd = Some(fd()?),
                         _ => a.report_fd = Some(fd()?),
                     }
                 }

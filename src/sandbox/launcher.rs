@@ -57,6 +57,29 @@ impl Reporter {
     }
 }
 
+/// Blocks until the parent writes its byte to the inherited `fd`, then closes it; `false` when
+/// the parent closed it first (it failed, or died).
+fn wait_at_gate(fd: i32) -> bool {
+    if fd <= 2 {
+        return false;
+    }
+    // SAFETY: F_GETFD checks the descriptor is open; then we own it (and close it on return).
+    let mut gate = unsafe {
+        if libc::fcntl(fd, libc::F_GETFD) < 0 {
+            return false;
+        }
+        File::from_raw_fd(fd)
+    };
+    let mut byte = [0u8; 1];
+    loop {
+        match gate.read(&mut byte) {
+            Ok(n) => return n == 1,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
 /// Sets up the sandbox, runs the command, returns the exit code to exit with.
 pub fn launch(args: LaunchArgs) -> i32 {
     if args.argv.is_empty() {
@@ -186,6 +209,17 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         _ => {}
     }
 
+    // Everything above is set up while the parent watches the writable paths; nothing of the
+    // command may run before it has.
+    if let Some(fd) = args.gate_fd
+        && !wait_at_gate(fd)
+    {
+        reporter.send(&report::error_line(&Message::text(
+            "skillpipe stopped before the run's writable paths were watched, so the command was \
+             not started",
+        )));
+        return Err(EXIT_LAUNCH_FAILED);
+    }
     let arg0 = args.arg0.as_deref();
     if st.enforced.pids {
         run_init(program, arg0, rest, args, named, st, reporter).map_err(|e| {
@@ -654,4 +688,36 @@ fn mirror(status: i32) -> i32 {
         libc::kill(libc::getpid(), sig);
     }
     128 + sig
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wait_at_gate;
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+
+    fn pipe() -> (i32, std::fs::File) {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for two descriptors, which the test then owns.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: the write end is ours.
+        (fds[0], unsafe { std::fs::File::from_raw_fd(fds[1]) })
+    }
+
+    #[test]
+    fn the_command_starts_only_after_the_parents_byte() {
+        let (read, mut write) = pipe();
+        write.write_all(&[1]).unwrap();
+        assert!(wait_at_gate(read));
+        // The parent gone without its byte: the command is not started.
+        let (read, write) = pipe();
+        drop(write);
+        assert!(!wait_at_gate(read));
+        // Not a descriptor the launcher may own.
+        let (read, write) = pipe();
+        assert!(!wait_at_gate(2));
+        drop(write);
+        // SAFETY: closing the test's own descriptor.
+        drop(unsafe { std::fs::File::from_raw_fd(read) });
+    }
 }

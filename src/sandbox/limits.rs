@@ -431,7 +431,7 @@ impl Drop for RunCgroup {
 /// Move this process (single-threaded: the launcher; what it forks from then on follows) into
 /// the cgroup at `dir`. On cgroup v1 through the `tasks` file with "0": the one case in which
 /// the kernel skips the thread-group lock, whose RCU grace period a `cgroup.procs` write (or a
-/// move of another process) waits for: 0.06 ms against 5–13 ms, measured here. On v2 (no
+/// move of another process) waits for. On v2 (no
 /// `tasks` file) through `cgroup.procs`, which may take that long.
 pub fn join_cgroup(dir: &std::path::Path) -> Result<(), CgroupError> {
     let tasks = dir.join("tasks");

@@ -82,14 +82,6 @@ impl Message {
             .collect()
     }
 
-    /// The settings it names.
-    pub fn settings(&self) -> impl Iterator<Item = &Setting> {
-        self.0.iter().filter_map(|p| match p {
-            Piece::Setting(s) => Some(s),
-            Piece::Text(_) => None,
-        })
-    }
-
     /// One line of the launcher's report (JSON: no newline inside).
     pub(crate) fn encode(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| self.to_string().replace('\n', " "))

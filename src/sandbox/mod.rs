@@ -237,7 +237,7 @@ pub(crate) const MARKER_ENV: &str = "SKILLPIPE_LAUNCHER_MARKER";
 
 /// Arguments of the hidden launcher subcommand:
 /// `skillpipe __launch [--net] [--fs] [--pid] [--userns] [--writable DIR]... [--best-effort]
-/// [--report-fd N] [--arg0 NAME] -- PROGRAM ARGS...`
+/// [--report-fd N] [--gate-fd N] [--arg0 NAME] -- PROGRAM ARGS...`
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct LaunchArgs {
     /// Run in a fresh network namespace.
@@ -283,6 +283,9 @@ pub(crate) struct LaunchArgs {
     pub best_effort: bool,
     /// Inherited descriptor for the report to the parent (else messages go to stderr).
     pub report_fd: Option<i32>,
+    /// Inherited descriptor the parent writes one byte to once it may let the command start
+    /// (its writable paths watched); the launcher sets up everything else meanwhile.
+    pub gate_fd: Option<i32>,
     /// `argv[0]` for the command (default: PROGRAM).
     pub arg0: Option<std::ffi::OsString>,
     /// The command and its arguments (PROGRAM is used as given: no PATH search).
@@ -373,6 +376,10 @@ impl LaunchArgs {
         out.extend(self.limits().to_args());
         if let Some(fd) = self.report_fd {
             out.push("--report-fd".into());
+            out.push(fd.to_string().into());
+        }
+        if let Some(fd) = self.gate_fd {
+            out.push("--gate-fd".into());
             out.push(fd.to_string().into());
         }
         if let Some(a0) = &self.arg0 {
@@ -473,6 +480,7 @@ mod tests {
             ..Limits::default()
         });
         a.report_fd = Some(7);
+        a.gate_fd = Some(8);
         a.arg0 = Some("say".into());
         a.argv = vec!["/usr/bin/say".into(), "--".into(), "-n".into()];
         let argv = a.to_args();

@@ -59,7 +59,7 @@ impl Placeholders {
         if let Some(lock) = lock {
             let folder = lock.parent().filter(|f| f.symlink_metadata().is_err());
             if let Some(folder) = folder
-                && make_private_dirs(folder)
+                && crate::paths::create_private_dirs(folder).is_ok()
             {
                 // Kept (skillpipe's own state folder), and covered while this run goes.
                 out.covered.push(folder.to_path_buf());
@@ -149,11 +149,6 @@ fn open_shared(path: &Path) -> Option<File> {
         .ok()?;
     // SAFETY: flock on a descriptor we own.
     (unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH) } == 0).then_some(file)
-}
-
-/// Makes `dir` and the missing folders above it, private; true when it exists after.
-fn make_private_dirs(dir: &Path) -> bool {
-    crate::paths::create_private_dirs(dir).is_ok()
 }
 
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {

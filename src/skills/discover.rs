@@ -260,14 +260,6 @@ impl SkillSet {
         set
     }
 
-    /// A set holding exactly these skills (for tests and embedding).
-    pub fn from_skills(skills: Vec<Skill>) -> SkillSet {
-        SkillSet {
-            skills,
-            ..SkillSet::default()
-        }
-    }
-
     /// How many skill folders were skipped (a SKILL.md that cannot be understood).
     pub fn skipped_count(&self) -> usize {
         self.skipped.len()

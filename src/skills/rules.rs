@@ -88,7 +88,7 @@ pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
                         format!("name `{name}` does not match its folder name `{folder}`"),
                     );
                 }
-                if usable_as_name(name) {
+                if crate::command::is_skill_word(name) {
                     fm.name = name.clone();
                 }
             }
@@ -106,7 +106,7 @@ pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
     // The folder's name stands in only when it could be a name itself: it is the word a
     // directive, a pattern and every listing use (`!{skill NAME}`), so a space, a `}` or a
     // control character in it would break them or reach the terminal.
-    if fm.name == folder_raw && !usable_as_name(&fm.name) {
+    if fm.name == folder_raw && !crate::command::is_skill_word(&fm.name) {
         issue(
             1,
             Level::Fatal,
@@ -309,11 +309,6 @@ pub fn name_problems(name: &str) -> Vec<String> {
         ));
     }
     out
-}
-
-/// A name we can address in directives (`NAME/scripts/x`, `NAME:x`) even if it breaks the spec.
-fn usable_as_name(name: &str) -> bool {
-    crate::command::is_skill_word(name)
 }
 
 /// `allowed-tools` as a string: entries separated by whitespace outside parentheses,

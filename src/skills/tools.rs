@@ -79,8 +79,6 @@ pub struct Tool {
     pub runtime: Option<String>,
     /// The script, relative to the owning folder: `tools/ID/run.py`.
     pub script: String,
-    /// The tool folder (not canonicalized: resolution does that).
-    pub dir: PathBuf,
     /// `timeout:` (seconds, or milliseconds from 1000 up); it can only shorten the policy's
     /// `timeout_seconds`.
     pub timeout: Option<Duration>,
@@ -711,7 +709,6 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
             description,
             schema,
             runtime,
-            dir: dir.to_path_buf(),
             timeout,
             confirm,
             env,
@@ -741,7 +738,6 @@ pub fn script_tool(script: &super::Script) -> Result<Option<Tool>, SchemaError> 
         schema: Some(schema),
         runtime: None,
         script: script.rel_path.clone(),
-        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         timeout: None,
         confirm: false,
         env: Vec::new(),

@@ -3254,12 +3254,10 @@ fn writable_refusals_name_the_real_folder_and_the_class() {
         );
         assert_eq!(said, "planted", "control: {err}");
     }
+    // A tool's settings folder in $HOME, by its shape (a dot-name), not by a list of tools.
     let (code, err) = writable(".local/bin", &[]);
     assert_eq!(code, Some(2), "{err}");
-    assert!(
-        err.contains("code runs later") && err.contains("on PATH"),
-        "{err}"
-    );
+    assert!(err.contains("~/.local"), "{err}");
     // A credential folder whose settings run commands later, shown with --allow-read, is
     // still refused unless forced.
     for dir in [
