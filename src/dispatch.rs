@@ -796,12 +796,12 @@ impl Dispatcher {
             .then(|| relative_arg_elsewhere(&p.args, &p.cwd, &p.caller_dir))
             .flatten();
         let _in_flight = InFlight::enter();
-        let started = self.ran_record(origin, &p, "started");
+        let started = self.run_record(origin, &p, Decision::Ran, "started");
         self.audit.write_or_warn(&started);
         let cut: Box<[crate::audit::Cut]> = (started.argv_cut.iter().cloned())
             .chain(started.stdin_cut.clone())
             .collect();
-        let mut cancelled = self.ran_record(origin, &p, "completed");
+        let mut cancelled = self.run_record(origin, &p, Decision::Ran, "completed");
         cancelled.reason = Some("cancelled".into());
         let guard = AuditOnDrop {
             log: &self.audit,
@@ -820,7 +820,7 @@ impl Dispatcher {
                      --workdir skill, or install a newer Python",
                     p.argv.join(" ")
                 );
-                self.end_with(origin, &p.argv, p.skill, &p.stdin, Decision::Denied, why)
+                self.end_with(origin, &p, Decision::Denied, why)
             }
             Ok(result) => self.report_ran(origin, p, result, cut, elsewhere),
             Err(e) => self.report_failed(origin, p, e, ran_for),
@@ -837,7 +837,7 @@ impl Dispatcher {
         cut: Box<[crate::audit::Cut]>,
         elsewhere: Option<String>,
     ) -> Outcome {
-        let mut rec = self.ran_record(origin, &p, "completed");
+        let mut rec = self.run_record(origin, &p, Decision::Ran, "completed");
         rec.exit_code = Some(result.exit_code);
         rec.signal = result.signal.clone();
         rec.duration_ms = Some(result.duration.as_millis() as u64);
@@ -889,9 +889,7 @@ impl Dispatcher {
         e: ExecError,
         ran_for: Duration,
     ) -> Outcome {
-        let end = |decision, why| {
-            self.end_with(origin, &p.argv, p.skill.clone(), &p.stdin, decision, why)
-        };
+        let end = |decision, why| self.end_with(origin, &p, decision, why);
         match e {
             ExecError::NotFound { .. } => end(
                 Decision::Invalid,
@@ -899,7 +897,7 @@ impl Dispatcher {
             ),
             e @ ExecError::Sandbox(_) => end(Decision::Denied, (self.wording.exec)(&e)),
             e @ ExecError::Interrupted { enforced, .. } => {
-                let mut rec = self.ran_record(origin, &p, "completed");
+                let mut rec = self.run_record(origin, &p, Decision::Ran, "completed");
                 rec.duration_ms = Some(ran_for.as_millis() as u64);
                 // Its process tree was killed when the run was dropped.
                 rec.signal = enforced.map(|_| "SIGKILL".to_string());
@@ -916,50 +914,23 @@ impl Dispatcher {
         }
     }
 
-    /// The audit line of a planned run that started, at `phase`.
-    fn ran_record(&self, origin: Origin, p: &Planned, phase: &'static str) -> Record {
-        let mut rec = self.record(
-            origin,
-            Decision::Ran,
-            &p.argv,
-            p.skill.clone(),
-            p.stdin.as_deref(),
-        );
+    /// The audit line of the planned run `p` at `phase` (`started`, `completed`).
+    fn run_record(&self, origin: Origin, p: &Planned, d: Decision, phase: &'static str) -> Record {
+        let (argv, skill, input) = (&p.argv, p.skill.clone(), p.stdin.as_deref());
+        let mut rec = self.record(origin, d, argv, skill, input);
         rec.phase = Some(phase);
         rec
     }
 
     /// A refusal of a planned run, before it starts.
-    fn refuse_planned(
-        &self,
-        origin: Origin,
-        p: &Planned,
-        decision: Decision,
-        why: String,
-    ) -> Outcome {
-        self.block_with(
-            origin,
-            &p.argv,
-            p.skill.clone(),
-            p.stdin.as_deref(),
-            decision,
-            why,
-        )
+    fn refuse_planned(&self, origin: Origin, p: &Planned, d: Decision, why: String) -> Outcome {
+        self.block_with(origin, &p.argv, p.skill.clone(), p.stdin.as_deref(), d, why)
     }
 
     /// A refusal of a run whose `started` line is written: its line has phase `completed`.
-    fn end_with(
-        &self,
-        origin: Origin,
-        argv: &[String],
-        skill: Option<String>,
-        stdin: &Option<Vec<u8>>,
-        decision: Decision,
-        reason: String,
-    ) -> Outcome {
-        let mut rec = self.record(origin, decision, argv, skill, stdin.as_deref());
+    fn end_with(&self, origin: Origin, p: &Planned, decision: Decision, reason: String) -> Outcome {
+        let mut rec = self.run_record(origin, p, decision, "completed");
         rec.reason = Some(reason.clone());
-        rec.phase = Some("completed");
         self.audit.write_or_warn(&rec);
         Outcome::Blocked {
             decision,
