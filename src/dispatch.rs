@@ -902,13 +902,7 @@ impl Dispatcher {
                 // Its process tree was killed when the run was dropped.
                 rec.signal = enforced.map(|_| "SIGKILL".to_string());
                 rec.sandbox = enforced.map(|e| e.summary());
-                rec.reason = Some(e.to_string());
-                self.audit.write_or_warn(&rec);
-                Outcome::Blocked {
-                    decision: Decision::Ran,
-                    reason: e.to_string(),
-                    denied: None,
-                }
+                self.refused(rec, e.to_string(), None)
             }
             e => end(Decision::Invalid, e.to_string()),
         }
@@ -929,14 +923,11 @@ impl Dispatcher {
 
     /// A refusal of a run whose `started` line is written: its line has phase `completed`.
     fn end_with(&self, origin: Origin, p: &Planned, decision: Decision, reason: String) -> Outcome {
-        let mut rec = self.run_record(origin, p, decision, "completed");
-        rec.reason = Some(reason.clone());
-        self.audit.write_or_warn(&rec);
-        Outcome::Blocked {
-            decision,
+        self.refused(
+            self.run_record(origin, p, decision, "completed"),
             reason,
-            denied: None,
-        }
+            None,
+        )
     }
 
     /// `skill NAME [FILE]`: a loaded skill's SKILL.md body or one of its files, read by
@@ -1416,14 +1407,11 @@ impl Dispatcher {
         decision: Decision,
         reason: String,
     ) -> Outcome {
-        let mut rec = self.record(origin, decision, argv, skill, stdin);
-        rec.reason = Some(reason.clone());
-        self.audit.write_or_warn(&rec);
-        Outcome::Blocked {
-            decision,
+        self.refused(
+            self.record(origin, decision, argv, skill, stdin),
             reason,
-            denied: None,
-        }
+            None,
+        )
     }
 
     /// A policy refusal: audited and reported in the dispatcher's wording, and kept typed.
@@ -1435,14 +1423,18 @@ impl Dispatcher {
         stdin: Option<&[u8]>,
         denied: policy::Denied,
     ) -> Outcome {
-        let reason = (self.wording.denied)(&denied);
-        let mut rec = self.record(origin, Decision::Denied, argv, skill, stdin);
+        let rec = self.record(origin, Decision::Denied, argv, skill, stdin);
+        self.refused(rec, (self.wording.denied)(&denied), Some(denied))
+    }
+
+    /// `rec` audited with `reason`, and the outcome that says it.
+    fn refused(&self, mut rec: Record, reason: String, denied: Option<policy::Denied>) -> Outcome {
         rec.reason = Some(reason.clone());
         self.audit.write_or_warn(&rec);
         Outcome::Blocked {
-            decision: Decision::Denied,
+            decision: rec.decision,
             reason,
-            denied: Some(denied),
+            denied,
         }
     }
 }

@@ -269,11 +269,8 @@ mod tests {
                 .split(' ')
                 .filter_map(|s| Some((s.split_once('.')?.0, s)))
             {
-                let skill = dir.path().join(name);
-                std::fs::create_dir_all(skill.join("scripts")).unwrap();
-                std::fs::write(skill.join("scripts").join(script), "").unwrap();
-                let md = format!("---\nname: {name}\ndescription: d\n---\n");
-                std::fs::write(skill.join("SKILL.md"), md).unwrap();
+                let file = format!("scripts/{script}");
+                crate::skills::write_test_skill(dir.path(), name, &[(&file, "")]);
             }
             let set = SkillSet::load(&[dir.path().to_path_buf()]);
             (dir, set)

@@ -87,22 +87,8 @@ impl SkillSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
-    fn skill(root: &Path, name: &str, files: &[(&str, &str)]) {
-        let dir = root.join(name);
-        std::fs::create_dir_all(dir.join("scripts")).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: d\n---\nbody\n"),
-        )
-        .unwrap();
-        for (rel, text) in files {
-            let p = dir.join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-    }
+    use crate::skills::write_test_skill as skill;
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
