@@ -1171,8 +1171,22 @@ impl Dispatcher {
     fn sandbox_spec(&self, cwd: &std::path::Path, skill_dir: Option<&Path>) -> SandboxSpec {
         use crate::sandbox::view::{Grant, Why};
         let p = &self.policy;
-        let (hide, hide_notice) =
-            crate::sandbox::secrets::hidden_and_notice(cwd, &self.deny_read(), &p.allow_read);
+        // What of the user's the run sees besides `cwd`: with writes allowed anywhere there is
+        // no view, so skillpipe's own working directory too.
+        let anywhere = p
+            .allow_filesystem
+            .then(std::env::current_dir)
+            .and_then(Result::ok);
+        let shown: Vec<PathBuf> = (p.writable_paths.iter().chain(&p.allow_read))
+            .cloned()
+            .chain(anywhere)
+            .collect();
+        let (hide, hide_notice) = crate::sandbox::secrets::hidden_and_notice(
+            cwd,
+            &self.deny_read(),
+            &p.allow_read,
+            &shown,
+        );
         let (kept, protected) = self.kept_and_protected();
         SandboxSpec {
             isolate_network: !p.allow_network,

@@ -117,6 +117,7 @@ impl Hint {
 
     /// Its one sentence, for `to`.
     pub fn word(&self, to: Audience) -> String {
+        // Long on purpose: one match arm per hint kind, a closed set.
         let lift = || setting(self.key().unwrap_or(""), self.path(), to);
         let show = |p: &Path| crate::command::escape_controls(&p.display().to_string());
         match self {

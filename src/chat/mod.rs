@@ -23,6 +23,7 @@ use crate::scan::{Announced, Directive, ScanOptions};
 use futures::StreamExt;
 pub use hook::{CallRefusal, Coaching, Uncoached};
 pub use notice::{Busy, Notice};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 /// Where the loop shows things. Text is the processed answer; everything else is a side channel,
@@ -447,7 +448,6 @@ impl Session {
         self.continuing = false;
         self.examples_off = false;
         self.lines = self.new_lines();
-        let mut report = TurnReport::default();
         // One pipeline for the whole turn: side effects run in order on its worker (dropping the
         // turn, Ctrl-C, stops it); captures are handed back here to stop the model's stream.
         let pipeline = DriverOptions {
@@ -466,11 +466,9 @@ impl Session {
         {
             driver = driver.with_gate(gate);
         }
-        let show_side = self.opts.show_side_effects;
+        let mut report = TurnReport::default();
         let mut captures = Captures::default();
-        let max_bytes = self.dispatcher.policy().max_capture_bytes;
         let changes_before = self.changes;
-
         let result = loop {
             ui.busy(Some(Busy::Thinking));
             let stream = self.provider.stream(self.request());
@@ -487,7 +485,7 @@ impl Session {
                     break Err(e);
                 }
             };
-            match step {
+            let flow = match step {
                 Step::CallAsText { open_line } => {
                     // The server took the tools but the model wrote its call as text: it will
                     // not call them. Say so once, and ask again with directives only.
@@ -496,151 +494,215 @@ impl Session {
                     if open_line {
                         self.show(ui, b"\n");
                     }
+                    ControlFlow::Continue(())
                 }
                 Step::Done { raw, tool_calls } if tool_calls.is_empty() => {
                     self.history.push(Message::assistant(raw));
-                    break Ok(());
+                    ControlFlow::Break(())
                 }
                 Step::Done { raw, tool_calls } => {
-                    self.history.push(Message::Assistant {
-                        content: raw,
-                        tool_calls: tool_calls.clone(),
-                    });
-                    // Every call gets its tool message (the API requires one per call), but
-                    // only max_captures_per_turn of them run, however many one answer holds.
-                    driver
-                        .settle(&mut |ev: Event<'_>| side_channel(show_side, ui, ev))
-                        .await;
-                    let mut limited = false;
-                    for call in tool_calls {
-                        let ((content, is_error), ran) = if let Some(why) = driver.limit_reached() {
-                            // Audited, not reported one by one: the notice below says it.
-                            limited = true;
-                            let argv = std::slice::from_ref(&call.name);
-                            driver.refuse(Origin::Tool, argv, Decision::Denied, why.clone());
-                            ((tools::error_json(&why), true), None)
-                        } else {
-                            driver.count_capture();
-                            self.changes += 1;
-                            self.run_tool(&call, ui, &driver).await
-                        };
-                        self.history
-                            .push(Message::tool_result(call.id.clone(), content, is_error));
-                        if let Some(outcome) = ran {
-                            // As a capture's: the turn never ends without its result.
-                            captures.last = Some(outcome);
-                            captures.last_body = Some(format!("tool {}", call.name));
-                            captures.shown_at = self.partial_shown.len();
-                        }
-                    }
-                    if limited {
-                        ui.notice(&Notice::StoppedToolCalls {
-                            max: self.max_captures(),
-                        });
-                        break Ok(());
-                    }
-                    if crate::exec::interrupted_by().is_some() {
-                        break Ok(());
-                    }
+                    self.answer_tool_calls(raw, tool_calls, ui, &mut driver, &mut captures)
+                        .await
                 }
                 Step::Capture { raw, directive } => {
                     let key = self.capture_key(&directive.body);
-                    let nothing_ran = self.changes == changes_before && captures.only_copies();
-                    let again = captures.copied.iter().find(|(k, _)| *k == key);
-                    if let (Some((_, why)), false, true) = (again, self.examples_off, nothing_ran) {
-                        // Told its copy of a worked example was not the user's request, the
-                        // model wrote it again: the examples hold it there. The turn is asked
-                        // once more from the question, without them and without those tries
-                        // (only while nothing else ran: a new answer would run it again).
-                        let argv = std::slice::from_ref(&directive.body);
-                        let why = why.clone();
-                        driver.refuse(Origin::from(directive.kind), argv, Decision::Denied, why);
-                        ui.notice(&Notice::AskedWithoutExamples);
-                        self.history.truncate(self.turn_start.map_or(0, |i| i + 1));
-                        self.examples_off = true;
-                        self.continuing = false;
-                        self.lines = self.new_lines();
-                        if !self.partial_shown.is_empty() && !self.partial_shown.ends_with('\n') {
-                            self.show(ui, b"\n");
-                        }
+                    let since = changes_before;
+                    if self.ask_without_examples(&directive, ui, &driver, &captures, &key, since) {
                         captures.shown_at = self.partial_shown.len();
                         continue;
                     }
-                    let message = match captures.seen(&key) {
-                        Seen::Again(earlier) => {
-                            // The model did not take the result in: give it again, run nothing.
-                            ui.notice(&Notice::not_run_again(&directive.raw));
-                            self.history.push(Message::assistant(raw));
-                            result::repeated_message(&earlier, max_bytes, &directive.body)
+                    self.answer_capture(raw, directive, key, ui, &mut driver, &mut captures)
+                        .await
+                }
+            };
+            if flow.is_break() {
+                break Ok(());
+            }
+        };
+        self.end_turn(result, ui, driver, &captures, report).await
+    }
+
+    /// A step of `turn`: an answer's native tool calls, each answered; breaks when the turn
+    /// must end (the capture bound reached, or a signal stopping skillpipe).
+    async fn answer_tool_calls(
+        &mut self,
+        raw: String,
+        tool_calls: Vec<ToolCall>,
+        ui: &mut dyn Ui,
+        driver: &mut Driver,
+        captures: &mut Captures,
+    ) -> ControlFlow<()> {
+        let show_side = self.opts.show_side_effects;
+        self.history.push(Message::Assistant {
+            content: raw,
+            tool_calls: tool_calls.clone(),
+        });
+        // Every call gets its tool message (the API requires one per call), but
+        // only max_captures_per_turn of them run, however many one answer holds.
+        driver
+            .settle(&mut |ev: Event<'_>| side_channel(show_side, ui, ev))
+            .await;
+        let mut limited = false;
+        for call in tool_calls {
+            let ((content, is_error), ran) = if let Some(why) = driver.limit_reached() {
+                // Audited, not reported one by one: the notice below says it.
+                limited = true;
+                let argv = std::slice::from_ref(&call.name);
+                driver.refuse(Origin::Tool, argv, Decision::Denied, why.clone());
+                ((tools::error_json(&why), true), None)
+            } else {
+                driver.count_capture();
+                self.changes += 1;
+                self.run_tool(&call, ui, driver).await
+            };
+            self.history
+                .push(Message::tool_result(call.id.clone(), content, is_error));
+            if let Some(outcome) = ran {
+                // As a capture's: the turn never ends without its result.
+                captures.last = Some(outcome);
+                captures.last_body = Some(format!("tool {}", call.name));
+                captures.shown_at = self.partial_shown.len();
+            }
+        }
+        if limited {
+            ui.notice(&Notice::StoppedToolCalls {
+                max: self.max_captures(),
+            });
+            return ControlFlow::Break(());
+        }
+        if crate::exec::interrupted_by().is_some() {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A step of `turn` (the coach's copy guard): told its copy of a worked example was not the
+    /// user's request, the model wrote it again: the examples hold it there. The turn is asked
+    /// once more from the question, without them and without those tries (only while nothing
+    /// else ran: a new answer would run it again). True when it is asked again.
+    fn ask_without_examples(
+        &mut self,
+        directive: &Directive,
+        ui: &mut dyn Ui,
+        driver: &Driver,
+        captures: &Captures,
+        key: &str,
+        changes_before: u64,
+    ) -> bool {
+        let nothing_ran = self.changes == changes_before && captures.only_copies();
+        let again = captures.copied.iter().find(|(k, _)| *k == key);
+        let (Some((_, why)), false, true) = (again, self.examples_off, nothing_ran) else {
+            return false;
+        };
+        let argv = std::slice::from_ref(&directive.body);
+        let why = why.clone();
+        driver.refuse(Origin::from(directive.kind), argv, Decision::Denied, why);
+        ui.notice(&Notice::AskedWithoutExamples);
+        self.history.truncate(self.turn_start.map_or(0, |i| i + 1));
+        self.examples_off = true;
+        self.continuing = false;
+        self.lines = self.new_lines();
+        if !self.partial_shown.is_empty() && !self.partial_shown.ends_with('\n') {
+            self.show(ui, b"\n");
+        }
+        true
+    }
+
+    /// A step of `turn`: a capture the answer stopped at, run (or answered with its earlier
+    /// result) and its result given to the model; breaks when the turn must end.
+    async fn answer_capture(
+        &mut self,
+        raw: String,
+        directive: Directive,
+        key: String,
+        ui: &mut dyn Ui,
+        driver: &mut Driver,
+        captures: &mut Captures,
+    ) -> ControlFlow<()> {
+        let max_bytes = self.dispatcher.policy().max_capture_bytes;
+        let message = match captures.seen(&key) {
+            Seen::Again(earlier) => {
+                // The model did not take the result in: give it again, run nothing.
+                ui.notice(&Notice::not_run_again(&directive.raw));
+                self.history.push(Message::assistant(raw));
+                result::repeated_message(&earlier, max_bytes, &directive.body)
+            }
+            Seen::TooOften => {
+                ui.notice(&Notice::stopped_repeating(&directive.raw));
+                // Keep what came before the directive, not the directive itself.
+                let written = String::from_utf8_lossy(&directive.raw);
+                let before = raw.strip_suffix(&*written).unwrap_or(&raw);
+                if !before.trim().is_empty() {
+                    self.history.push(Message::assistant(before));
+                }
+                captures.looped = true;
+                return ControlFlow::Break(());
+            }
+            Seen::New => {
+                self.history.push(Message::assistant(raw));
+                // Program order: the capture sees every earlier side effect's result.
+                let show_side = self.opts.show_side_effects;
+                let sink = &mut |ev: Event<'_>| side_channel(show_side, ui, ev);
+                let captured = driver.run_capture(&directive, sink).await;
+                ui.busy(None);
+                match captured {
+                    Captured::NotAdmitted(why) => {
+                        // Kept like a result, so a repeat meets the loop guard.
+                        let message = result::copied_message(&why);
+                        if self.coach.ask_again_on(&why) {
+                            captures.copied.push((key.clone(), why.clone()));
                         }
-                        Seen::TooOften => {
-                            ui.notice(&Notice::stopped_repeating(&directive.raw));
-                            // Keep what came before the directive, not the directive itself.
-                            let written = String::from_utf8_lossy(&directive.raw);
-                            let before = raw.strip_suffix(&*written).unwrap_or(&raw);
-                            if !before.trim().is_empty() {
-                                self.history.push(Message::assistant(before));
-                            }
-                            captures.looped = true;
-                            break Ok(());
+                        let outcome = Outcome::Blocked {
+                            decision: Decision::Denied,
+                            reason: why,
+                            denied: None,
+                        };
+                        captures.ran(key, directive.body.clone(), outcome);
+                        message
+                    }
+                    Captured::Dispatched(outcome) => {
+                        if outcome.succeeded()
+                            && let Some(skill) = tools::skill_loaded_by(&directive.body)
+                        {
+                            self.offer_skill(skill);
                         }
-                        Seen::New => {
-                            self.history.push(Message::assistant(raw));
-                            // Program order: the capture sees every earlier side effect's result.
-                            let sink = &mut |ev: Event<'_>| side_channel(show_side, ui, ev);
-                            let captured = driver.run_capture(&directive, sink).await;
-                            ui.busy(None);
-                            match captured {
-                                Captured::NotAdmitted(why) => {
-                                    // Kept like a result, so a repeat meets the loop guard.
-                                    let message = result::copied_message(&why);
-                                    if self.coach.ask_again_on(&why) {
-                                        captures.copied.push((key.clone(), why.clone()));
-                                    }
-                                    let outcome = Outcome::Blocked {
-                                        decision: Decision::Denied,
-                                        reason: why,
-                                        denied: None,
-                                    };
-                                    captures.ran(key, directive.body.clone(), outcome);
-                                    message
-                                }
-                                Captured::Dispatched(outcome) => {
-                                    if outcome.succeeded()
-                                        && let Some(skill) = tools::skill_loaded_by(&directive.body)
-                                    {
-                                        self.offer_skill(skill);
-                                    }
-                                    let msg = result::capture_message(
-                                        &outcome,
-                                        max_bytes,
-                                        &directive.body,
-                                    );
-                                    captures.ran(key, directive.body.clone(), *outcome);
-                                    msg
-                                }
-                            }
-                        }
-                    };
-                    captures.shown_at = self.partial_shown.len();
-                    self.history.push(Message::user(message));
-                    self.continuing = true;
-                    // A signal is stopping skillpipe: no further request (it would be billed,
-                    // and tell the model a killed command did not run).
-                    if crate::exec::interrupted_by().is_some() {
-                        break Ok(());
+                        let msg = result::capture_message(&outcome, max_bytes, &directive.body);
+                        captures.ran(key, directive.body.clone(), *outcome);
+                        msg
                     }
                 }
             }
         };
+        captures.shown_at = self.partial_shown.len();
+        self.history.push(Message::user(message));
+        self.continuing = true;
+        // A signal is stopping skillpipe: no further request (it would be billed,
+        // and tell the model a killed command did not run).
+        if crate::exec::interrupted_by().is_some() {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A step of `turn`: what the lines held shown, the turn never left silent, the side effects
+    /// settled (their reports come before the prompt) and the report made.
+    async fn end_turn(
+        &mut self,
+        result: Result<(), ModelError>,
+        ui: &mut dyn Ui,
+        mut driver: Driver,
+        captures: &Captures,
+        mut report: TurnReport,
+    ) -> Result<TurnReport, ModelError> {
+        let show_side = self.opts.show_side_effects;
+        let max_bytes = self.dispatcher.policy().max_capture_bytes;
         let mut held = Vec::new();
         self.lines.finish(&mut held);
         self.show(ui, &held);
         let mut only_read = false;
         if result.is_ok() {
-            only_read = self.never_silent(ui, &captures, max_bytes);
+            only_read = self.never_silent(ui, captures, max_bytes);
         }
-        // Side effects finish before the turn ends, so their reports come before the prompt.
         driver
             .settle(&mut |ev: Event<'_>| side_channel(show_side, ui, ev))
             .await;
@@ -679,26 +741,20 @@ impl Session {
         let mut raw = String::new();
         let mut tool_calls: Vec<ToolCall> = Vec::new();
         let mut first = true;
-        let mut end_notice = None;
         // A tool call the model writes as text (no structured call came back) is not shown:
         // the question is asked again, with directives (a fact of the server, for any model).
         let mut hold = call_hold::CallHold::new(self.tool_names());
         let shown_at = self.partial_shown.len();
         loop {
-            let item = stream.next().await;
+            // A stream must end with `Finished`: without it, the answer may be cut.
+            let end = StreamEvent::Finished { reason: None };
+            let item = stream.next().await.unwrap_or(Ok(end));
             driver.finished(&mut |ev: Event<'_>| side_channel(show_side, ui, ev));
             // The raw text this item let the pipeline get through, and the capture it stopped at.
             let mut consumed = String::new();
             let mut capture = None;
-            let finished = match item {
-                None => {
-                    // A stream must end with `Finished`: without it, the answer may be cut.
-                    if !raw.is_empty() || !tool_calls.is_empty() {
-                        end_notice = Some(Notice::NoFinishReason);
-                    }
-                    true
-                }
-                Some(Ok(StreamEvent::Text(t))) => {
+            let (finished, end_notice) = match item {
+                Ok(StreamEvent::Text(t)) => {
                     raw.push_str(&t);
                     let t = hold.push(&t);
                     if !t.is_empty() {
@@ -710,50 +766,10 @@ impl Session {
                             &mut |ev: Event<'_>| self.on_event(ui, ev, &mut consumed, &mut capture);
                         driver.feed(t.as_bytes(), sink).await;
                     }
-                    false
+                    (false, None)
                 }
-                Some(Ok(StreamEvent::ToolCall(c))) => {
-                    tool_calls.push(c);
-                    false
-                }
-                Some(Ok(StreamEvent::Usage {
-                    prompt_tokens,
-                    completion_tokens,
-                })) => {
-                    report.prompt_tokens += prompt_tokens;
-                    report.completion_tokens += completion_tokens;
-                    false
-                }
-                Some(Ok(StreamEvent::Retrying {
-                    attempt,
-                    max_attempts,
-                    delay,
-                    reason,
-                })) => {
-                    ui.notice(&Notice::Retrying {
-                        reason,
-                        delay,
-                        attempt,
-                        max_attempts,
-                    });
-                    false
-                }
-                Some(Ok(StreamEvent::Adapted(change))) => {
-                    ui.notice(&Notice::Adapted(change));
-                    false
-                }
-                Some(Ok(StreamEvent::Finished { reason })) => {
-                    // Said once the answer's text is all shown (below).
-                    end_notice = match reason.as_deref() {
-                        Some("length" | "max_tokens") => Some(Notice::CutAtTokenLimit),
-                        None if !raw.is_empty() || !tool_calls.is_empty() => {
-                            Some(Notice::NoFinishReason)
-                        }
-                        _ => None,
-                    };
-                    true
-                }
-                Some(Err(e)) => {
+                Ok(ev) => take_event(ev, ui, report, &raw, &mut tool_calls),
+                Err(e) => {
                     // Keep and show what arrived; the caller reports the error.
                     let held = hold.finish();
                     let sink =
@@ -796,7 +812,7 @@ impl Session {
             }
             self.partial_raw.push_str(&consumed);
             if finished {
-                if let Some(notice) = end_notice.take() {
+                if let Some(notice) = end_notice {
                     ui.notice(&notice);
                 }
                 let raw = std::mem::take(&mut self.partial_raw);
@@ -1114,6 +1130,50 @@ enum Step {
     CallAsText {
         open_line: bool,
     },
+}
+
+/// A step of `Session::stream_answer`: a stream event other than text taken in (counted, kept
+/// or said); true, with what to say once the text is shown, when the answer is complete.
+fn take_event(
+    event: StreamEvent,
+    ui: &mut dyn Ui,
+    report: &mut TurnReport,
+    raw: &str,
+    tool_calls: &mut Vec<ToolCall>,
+) -> (bool, Option<Notice>) {
+    match event {
+        StreamEvent::Text(_) => unreachable!("text goes through the pipeline"),
+        StreamEvent::ToolCall(c) => tool_calls.push(c),
+        StreamEvent::Usage {
+            prompt_tokens,
+            completion_tokens,
+        } => {
+            report.prompt_tokens += prompt_tokens;
+            report.completion_tokens += completion_tokens;
+        }
+        StreamEvent::Retrying {
+            attempt,
+            max_attempts,
+            delay,
+            reason,
+        } => ui.notice(&Notice::Retrying {
+            reason,
+            delay,
+            attempt,
+            max_attempts,
+        }),
+        StreamEvent::Adapted(change) => ui.notice(&Notice::Adapted(change)),
+        StreamEvent::Finished { reason } => {
+            // Said once the answer's text is all shown.
+            let end_notice = match reason.as_deref() {
+                Some("length" | "max_tokens") => Some(Notice::CutAtTokenLimit),
+                None if !raw.is_empty() || !tool_calls.is_empty() => Some(Notice::NoFinishReason),
+                _ => None,
+            };
+            return (true, end_notice);
+        }
+    }
+    (false, None)
 }
 
 /// Reports, side-effect output and "running" notes go to the [`Ui`]'s side channel.

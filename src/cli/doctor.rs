@@ -27,7 +27,7 @@ pub struct DoctorArgs {
 
 pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let (hidden, notice) = sandbox::secrets::hidden_and_notice(&cwd, &[], &[]);
+    let (hidden, notice) = sandbox::secrets::hidden_and_notice(&cwd, &[], &[], &[]);
     // The report quotes config and agent files and skill folders: foreign text.
     let mut out = crate::term::Guarded::listing();
     write!(
@@ -79,60 +79,8 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
         text: String::from("Model\n"),
         ..ModelReport::default()
     };
-    match paths::config_file() {
-        Some(path) => match crate::model::Config::load(&path) {
-            Ok(Some(_)) => row(
-                &mut r.text,
-                "config",
-                &format!("{} (parses)", path.display()),
-            ),
-            Ok(None) => row(
-                &mut r.text,
-                "config",
-                &format!("{} (not there: the defaults apply)", path.display()),
-            ),
-            Err(e) => {
-                row(&mut r.text, "config", &format!("ERROR {e}"));
-                r.errors.push(e.to_string());
-            }
-        },
-        None => row(
-            &mut r.text,
-            "config",
-            "unknown (no $HOME or $XDG_CONFIG_HOME)",
-        ),
-    }
-    let listing = crate::agents::list();
-    row(
-        &mut r.text,
-        "agents",
-        &format!(
-            "{} found{}",
-            listing.agents.len(),
-            match listing.errors.len() {
-                0 => String::new(),
-                n => format!(", {n} broken"),
-            }
-        ),
-    );
-    // A policy value chat would refuse (out of range) is as broken as a file that does not
-    // parse.
-    let policy_errors = listing.agents.iter().filter_map(|a| {
-        let path = a.source.to_string_lossy();
-        let file = crate::agents::find(&path, &[]).ok()?;
-        let agent = file.resolve_policy_only(&[]);
-        let policy = agent.script_policy.as_ref()?;
-        crate::app::check_policy(policy, &agent.source)
-            .err()
-            .map(|e| e.to_string())
-    });
-    for e in listing.errors.iter().cloned().chain(policy_errors) {
-        row(&mut r.text, "", &format!("ERROR {e}"));
-        r.errors.push(e);
-    }
-    for w in &listing.warnings {
-        row(&mut r.text, "", &format!("warning: {w}"));
-    }
+    config_row(&mut r);
+    agent_rows(&mut r);
     // Checked for what doctor reports (policy, model, skills): a variable of the instructions
     // has no value here, and needs none.
     let found = |a: &str| {
@@ -196,45 +144,114 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
         // A replay file answers from the file: there is nothing to reach.
         row(&mut r.text, "online", "nothing to reach (a replay file)");
     } else if args.online {
-        let listed = crate::model::models::list(&settings, std::time::Duration::from_secs(10));
-        r.text.push_str(&online_rows(&settings, &listed));
-        r.online_failure = listed.is_err();
-        if let Some(e) = listed
-            .as_ref()
-            .ok()
-            .and_then(|m| model_not_served(&settings, m))
-        {
-            row(&mut r.text, "", &format!("ERROR {e}"));
-            r.online_errors.push(e);
-        }
-        // No model named: what chat would pick from that list, or why it would stop.
-        let mut model = (!settings.ask_endpoint_for_model).then(|| settings.model.clone());
-        if let (true, Ok(models)) = (settings.ask_endpoint_for_model, &listed) {
-            match crate::app::model_from_list(&settings.model, models) {
-                Ok(chosen) => {
-                    row(
-                        &mut r.text,
-                        "",
-                        &format!("chat would use {}", crate::term::sanitize(&chosen.name)),
-                    );
-                    model = Some(chosen.name.clone());
-                }
-                Err(why) => {
-                    let e = format!(
-                        "no model named, and {} {}",
-                        settings.base_url,
-                        crate::term::sanitize(&why)
-                    );
-                    row(&mut r.text, "", &format!("ERROR {e}"));
-                    r.errors.push(e);
-                }
-            }
-        }
-        if let (Some(model), true) = (model, listed.is_ok() && r.errors.is_empty()) {
-            row(&mut r.text, "tools", &tool_calls_row(&settings, &model));
-        }
+        online_check(&mut r, &settings);
     }
     r
+}
+
+/// A step of `model_section`: the config file, whether it parses.
+fn config_row(r: &mut ModelReport) {
+    match paths::config_file() {
+        Some(path) => match crate::model::Config::load(&path) {
+            Ok(Some(_)) => row(
+                &mut r.text,
+                "config",
+                &format!("{} (parses)", path.display()),
+            ),
+            Ok(None) => row(
+                &mut r.text,
+                "config",
+                &format!("{} (not there: the defaults apply)", path.display()),
+            ),
+            Err(e) => {
+                row(&mut r.text, "config", &format!("ERROR {e}"));
+                r.errors.push(e.to_string());
+            }
+        },
+        None => row(
+            &mut r.text,
+            "config",
+            "unknown (no $HOME or $XDG_CONFIG_HOME)",
+        ),
+    }
+}
+
+/// A step of `model_section`: the agent files found, and those broken or with a policy chat
+/// would refuse.
+fn agent_rows(r: &mut ModelReport) {
+    let listing = crate::agents::list();
+    row(
+        &mut r.text,
+        "agents",
+        &format!(
+            "{} found{}",
+            listing.agents.len(),
+            match listing.errors.len() {
+                0 => String::new(),
+                n => format!(", {n} broken"),
+            }
+        ),
+    );
+    // A policy value chat would refuse (out of range) is as broken as a file that does not
+    // parse.
+    let policy_errors = listing.agents.iter().filter_map(|a| {
+        let path = a.source.to_string_lossy();
+        let file = crate::agents::find(&path, &[]).ok()?;
+        let agent = file.resolve_policy_only(&[]);
+        let policy = agent.script_policy.as_ref()?;
+        crate::app::check_policy(policy, &agent.source)
+            .err()
+            .map(|e| e.to_string())
+    });
+    for e in listing.errors.iter().cloned().chain(policy_errors) {
+        row(&mut r.text, "", &format!("ERROR {e}"));
+        r.errors.push(e);
+    }
+    for w in &listing.warnings {
+        row(&mut r.text, "", &format!("warning: {w}"));
+    }
+}
+
+/// A step of `model_section` (`--online`): the endpoint's models, whether it serves the one
+/// named (or which chat would pick), and whether it returns structured tool calls.
+fn online_check(r: &mut ModelReport, settings: &crate::model::Settings) {
+    let listed = crate::model::models::list(settings, std::time::Duration::from_secs(10));
+    r.text.push_str(&online_rows(settings, &listed));
+    r.online_failure = listed.is_err();
+    if let Some(e) = listed
+        .as_ref()
+        .ok()
+        .and_then(|m| model_not_served(settings, m))
+    {
+        row(&mut r.text, "", &format!("ERROR {e}"));
+        r.online_errors.push(e);
+    }
+    // No model named: what chat would pick from that list, or why it would stop.
+    let mut model = (!settings.ask_endpoint_for_model).then(|| settings.model.clone());
+    if let (true, Ok(models)) = (settings.ask_endpoint_for_model, &listed) {
+        match crate::app::model_from_list(&settings.model, models) {
+            Ok(chosen) => {
+                row(
+                    &mut r.text,
+                    "",
+                    &format!("chat would use {}", crate::term::sanitize(&chosen.name)),
+                );
+                model = Some(chosen.name.clone());
+            }
+            Err(why) => {
+                let e = format!(
+                    "no model named, and {} {}",
+                    settings.base_url,
+                    crate::term::sanitize(&why)
+                );
+                row(&mut r.text, "", &format!("ERROR {e}"));
+                r.errors.push(e);
+            }
+        }
+    }
+    if let (Some(model), true) = (model, listed.is_ok() && r.errors.is_empty()) {
+        row(&mut r.text, "tools", &tool_calls_row(settings, &model));
+    }
 }
 
 /// Whether the endpoint returns structured tool calls (what `chat --tools` needs); a warning,

@@ -86,32 +86,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     let dispatcher = setup.dispatcher;
     let resolved = match dispatcher.skills().resolve_in(&args.skill, &args.script) {
         Ok(r) => r,
-        Err(e) => {
-            // The script name may come from a model (an agent harness): audit the refusal.
-            let mut argv = vec![format!("{}/{}", args.skill, args.script)];
-            argv.extend(args.args.iter().cloned());
-            dispatcher.refuse(Origin::Run, &argv, Decision::Invalid, e.to_string());
-            // The same hint in both forms: as a typed field of the JSON, appended to the text.
-            let hint = match crate::app::untrusted_skill_hint(&args.skill) {
-                Some(h) => Some((HintKind::UntrustedProject, h)),
-                None if dispatcher.skills().is_empty() => {
-                    let searched = crate::trust::skill_search_path(&config.skills_dirs);
-                    let h = crate::app::nothing_loaded_hint(&searched);
-                    Some((HintKind::NoSkillsLoaded, h))
-                }
-                None => None,
-            };
-            let why = match &hint {
-                Some((_, h)) => format!("{e}; {h}"),
-                None => e.to_string(),
-            };
-            if args.json {
-                print_refusal_with(Decision::Invalid, &e.to_string(), hint.as_ref())?;
-                eprintln!("skillpipe: {}", sanitize(&why));
-                return Ok(super::EXIT_USAGE);
-            }
-            return Err(usage(why));
-        }
+        Err(e) => return not_resolved(&args, &config.skills_dirs, &dispatcher, e),
     };
     // A tool is run by its id, so that its input, timeout and env apply.
     let target = crate::chat::tools::target_of(&resolved);
@@ -160,6 +135,46 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     if args.json && !super::interrupt::claim_last_words() {
         return Ok(crate::exec::interrupted_by().map_or(1, |sig| 128 + sig));
     }
+    print_outcome(&args, outcome)
+}
+
+/// A step of `run_inner`: a skill or script that does not resolve, audited (the name may
+/// come from a model) and said with a hint when one applies.
+fn not_resolved(
+    args: &RunArgs,
+    skills_dirs: &[std::path::PathBuf],
+    dispatcher: &crate::dispatch::Dispatcher,
+    e: crate::skills::ResolveError,
+) -> anyhow::Result<i32> {
+    // The script name may come from a model (an agent harness): audit the refusal.
+    let mut argv = vec![format!("{}/{}", args.skill, args.script)];
+    argv.extend(args.args.iter().cloned());
+    dispatcher.refuse(Origin::Run, &argv, Decision::Invalid, e.to_string());
+    // The same hint in both forms: as a typed field of the JSON, appended to the text.
+    let hint = match crate::app::untrusted_skill_hint(&args.skill) {
+        Some(h) => Some((HintKind::UntrustedProject, h)),
+        None if dispatcher.skills().is_empty() => {
+            let searched = crate::trust::skill_search_path(skills_dirs);
+            let h = crate::app::nothing_loaded_hint(&searched);
+            Some((HintKind::NoSkillsLoaded, h))
+        }
+        None => None,
+    };
+    let why = match &hint {
+        Some((_, h)) => format!("{e}; {h}"),
+        None => e.to_string(),
+    };
+    if args.json {
+        print_refusal_with(Decision::Invalid, &e.to_string(), hint.as_ref())?;
+        eprintln!("skillpipe: {}", sanitize(&why));
+        return Ok(super::EXIT_USAGE);
+    }
+    Err(usage(why))
+}
+
+/// A step of `run_inner`: the outcome shown (the script's output, or why it did not run)
+/// and its exit code.
+fn print_outcome(args: &RunArgs, outcome: Outcome) -> anyhow::Result<i32> {
     match outcome {
         Outcome::Ran(ran) => {
             let r = &ran.result;

@@ -8,7 +8,9 @@ use super::settings::{ClientOptions, Settings, SettingsError};
 use super::sse::{SseEvent, SseParser};
 use super::{ChatRequest, EventStream, ModelError, StreamEvent};
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -180,120 +182,37 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
         let mut body = req.body.clone();
         'request: loop {
             let response = loop {
-                match send_once(&req, &body).await {
-                    Attempt::Done(r) => break r,
-                    Attempt::Refused { status, error } => {
-                        if let Some((adapted, change)) = adapted_body(&req, &body, &error) {
-                            body = adapted;
-                            yield Ok(StreamEvent::Adapted(change));
-                            continue;
-                        }
-                        let message = refusal_message(&req, &body, &error);
-                        yield Err(ModelError::Http { status, url: req.url.clone(), message, gave_up: None });
-                        return;
+                match send(&req, &mut body, attempt).await {
+                    Sent::Response(r) => break r,
+                    Sent::Adapted(change) => yield Ok(StreamEvent::Adapted(change)),
+                    Sent::Retry(notice, delay) => {
+                        yield Ok(notice);
+                        tokio::time::sleep(delay).await;
+                        attempt += 1;
                     }
-                    Attempt::Fail(e) => {
+                    Sent::Failed(e) => {
                         yield Err(e);
                         return;
-                    }
-                    Attempt::Retry { status, retry_after, message } => {
-                        match req.options.retry.delay(attempt, retry_after) {
-                            Ok(delay) => {
-                                yield Ok(StreamEvent::Retrying {
-                                    attempt,
-                                    max_attempts: req.options.retry.max_attempts,
-                                    delay,
-                                    reason: format!("HTTP {status}"),
-                                });
-                                tokio::time::sleep(delay).await;
-                                attempt += 1;
-                            }
-                            Err(give_up) => {
-                                let gave_up = Some(give_up);
-                                yield Err(ModelError::Http { status, url: req.url.clone(), message, gave_up });
-                                return;
-                            }
-                        }
                     }
                 }
             };
             let idle = req.options.idle_timeout;
             let mut out = Vec::new();
-            let content_type = response
-                .headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            if content_type.starts_with("text/html") {
-                let body = tokio::time::timeout(idle, response.bytes())
-                    .await
-                    .ok()
-                    .and_then(Result::ok)
-                    .unwrap_or_default();
-                yield Err(ModelError::WebPage { url: req.url.clone(), page: server_message(&body) });
-                return;
-            }
-            if !req.stream {
-                let body = match tokio::time::timeout(idle, response.bytes()).await {
-                    Err(_) => {
-                        yield Err(timeout(&req, "reading the response", idle));
-                        return;
-                    }
-                    Ok(Err(e)) => {
-                        yield Err(ModelError::StreamCut { bytes: 0, reason: error_chain(&e) });
-                        return;
-                    }
-                    Ok(Ok(b)) => b,
-                };
-                let result = decoder.whole(&body, &mut out);
-                for ev in out.drain(..) {
-                    yield Ok(ev);
-                }
-                if let Err(e) = result {
-                    yield Err(e);
-                }
-                return;
-            }
-
-            let mut body = response.bytes_stream().boxed();
-            // A server that ignores `stream: true` sends the whole answer as one JSON object
-            // (labelled JSON; some label their event stream so too): told apart by its first
-            // byte, and read as the answer, not as a stream that never came.
-            if content_type.starts_with("application/json") {
-                let first = tokio::time::timeout(idle, body.next()).await.ok().flatten();
-                let starts_object = matches!(&first, Some(Ok(b))
-                    if b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
-                if starts_object {
-                    let mut whole = match first {
-                        Some(Ok(b)) => b.to_vec(),
-                        _ => Vec::new(),
-                    };
-                    loop {
-                        match tokio::time::timeout(idle, body.next()).await {
-                            Ok(Some(Ok(chunk))) => whole.extend_from_slice(&chunk),
-                            Ok(None) => break,
-                            Ok(Some(Err(e))) => {
-                                yield Err(ModelError::StreamCut { bytes: whole.len() as u64, reason: root_cause(&e) });
-                                return;
-                            }
-                            Err(_) => {
-                                yield Err(timeout(&req, "reading the response", idle));
-                                return;
-                            }
-                        }
-                    }
-                    let result = decoder.whole(&whole, &mut out);
-                    for ev in out.drain(..) {
-                        yield Ok(ev);
-                    }
-                    if let Err(e) = result {
-                        yield Err(e);
+            let (response, json) = match whole_answer(&req, response, &mut decoder).await {
+                ControlFlow::Break(items) => {
+                    for item in items {
+                        yield item;
                     }
                     return;
                 }
-                // An event stream after all: the first piece goes back in front.
-                body = futures::stream::iter(first).chain(body).boxed();
+                ControlFlow::Continue(response) => response,
+            };
+            let mut body = response.bytes_stream().boxed();
+            if json && let Some(items) = json_answer(&req, &mut body, &mut decoder).await {
+                for item in items {
+                    yield item;
+                }
+                return;
             }
             let mut parser = SseParser::new();
             let mut events = Vec::new();
@@ -301,8 +220,8 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
             // Text or a tool call has been passed on: from then on the answer is the model's.
             let mut answered = false;
             loop {
-                let next = tokio::time::timeout(idle, body.next()).await;
-                let chunk = match next {
+                // What this read gave: whether the body ended, and whether the answer is done.
+                let read = match tokio::time::timeout(idle, body.next()).await {
                     Err(_) => {
                         let what = format!("waiting for the next chunk ({bytes} bytes received)");
                         yield Err(timeout(&req, &what, idle));
@@ -312,72 +231,24 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
                         yield Err(ModelError::StreamCut { bytes, reason: root_cause(&e) });
                         return;
                     }
-                    Ok(None) => {
-                        let mut finished = false;
-                        let mut failed = None;
-                        if let Some(ev) = parser.finish() {
-                            match decoder.event(&ev, &mut out) {
-                                Ok(done) => finished = done,
-                                Err(e) => failed = Some(e),
-                            }
+                    Ok(None) => at_end(&mut parser, &mut decoder, &mut out).map(|done| (true, done)),
+                    Ok(Some(Ok(chunk))) => {
+                        bytes += chunk.len() as u64;
+                        if let Err(e) = parser.feed(&chunk, &mut events) {
+                            yield Err(ModelError::EventTooLong { limit: e.limit, bytes });
+                            return;
                         }
-                        if failed.is_none() && !finished {
-                            finished = decoder.end(&mut out);
-                        }
-                        if failed.is_none()
-                            && !answered
-                            && ended_empty(&out)
-                            && let Ok(delay) = req.options.retry.delay(attempt, None)
-                        {
-                            yield Ok(empty_retry(attempt, &req, delay));
-                            tokio::time::sleep(delay).await;
-                            attempt += 1;
-                            decoder = D::default();
-                            continue 'request;
-                        }
-                        for ev in out.drain(..) {
-                            yield Ok(ev);
-                        }
-                        if let Some(e) = failed {
-                            yield Err(e);
-                        } else if !finished {
-                            yield Err(ModelError::StreamCut {
-                                bytes,
-                                reason: "the connection closed before the end of the answer".into(),
-                            });
-                        }
-                        return;
+                        decode(&mut events, &mut decoder, &mut out).map(|done| (false, done))
                     }
-                    Ok(Some(Ok(chunk))) => chunk,
                 };
-                bytes += chunk.len() as u64;
-                if let Err(e) = parser.feed(&chunk, &mut events) {
-                    yield Err(ModelError::EventTooLong { limit: e.limit, bytes });
-                    return;
-                }
-                let mut done = false;
-                let mut failed = None;
-                for ev in events.drain(..) {
-                    match decoder.event(&ev, &mut out) {
-                        Ok(true) => {
-                            done = true;
-                            break;
-                        }
-                        Ok(false) => {}
-                        Err(e) => {
-                            failed = Some(e);
-                            break;
-                        }
-                    }
-                }
-                events.clear();
-                if failed.is_none()
+                if read.is_ok()
                     && !answered
                     && ended_empty(&out)
                     && let Ok(delay) = req.options.retry.delay(attempt, None)
                 {
                     drop(body);
-                    yield Ok(empty_retry(attempt, &req, delay));
+                    let why = "the server ended an answer with nothing in it (busy with another request?)";
+                    yield Ok(retrying(attempt, &req, delay, why));
                     tokio::time::sleep(delay).await;
                     attempt += 1;
                     decoder = D::default();
@@ -389,20 +260,211 @@ pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
                 for ev in out.drain(..) {
                     yield Ok(ev);
                 }
-                if let Some(e) = failed {
-                    yield Err(e);
-                    return;
-                }
-                if done {
-                    // Read the (normally empty) rest so the connection can be reused; a consumer
-                    // that drops the stream after `Finished` never waits for this.
-                    let drain = async { while let Some(Ok(_)) = body.next().await {} };
-                    let _ = tokio::time::timeout(idle.min(Duration::from_secs(1)), drain).await;
-                    return;
+                match read {
+                    Err(e) => {
+                        yield Err(e);
+                        return;
+                    }
+                    Ok((true, false)) => {
+                        let reason = "the connection closed before the end of the answer".into();
+                        yield Err(ModelError::StreamCut { bytes, reason });
+                        return;
+                    }
+                    Ok((true, true)) => return,
+                    Ok((false, true)) => {
+                        // Read the (normally empty) rest so the connection can be reused; a
+                        // consumer that drops the stream after `Finished` never waits for this.
+                        let drain = async { while let Some(Ok(_)) = body.next().await {} };
+                        let _ = tokio::time::timeout(idle.min(Duration::from_secs(1)), drain).await;
+                        return;
+                    }
+                    Ok((false, false)) => {}
                 }
             }
         }
     })
+}
+
+/// A step of `run`: a web page, or the answer to a request not streamed, read and decoded
+/// whole (`Break`); otherwise the response, and whether it is labelled JSON (`Continue`).
+async fn whole_answer<D: Decoder>(
+    req: &HttpRequest,
+    response: reqwest::Response,
+    decoder: &mut D,
+) -> ControlFlow<Vec<Result<StreamEvent, ModelError>>, (reqwest::Response, bool)> {
+    let idle = req.options.idle_timeout;
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if content_type.starts_with("text/html") {
+        let body = tokio::time::timeout(idle, response.bytes())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        let page = server_message(&body);
+        return ControlFlow::Break(vec![Err(ModelError::WebPage {
+            url: req.url.clone(),
+            page,
+        })]);
+    }
+    if !req.stream {
+        let whole = match tokio::time::timeout(idle, response.bytes()).await {
+            Err(_) => Err(timeout(req, "reading the response", idle)),
+            Ok(Err(e)) => Err(ModelError::StreamCut {
+                bytes: 0,
+                reason: error_chain(&e),
+            }),
+            Ok(Ok(b)) => Ok(b),
+        };
+        return ControlFlow::Break(decode_whole(decoder, whole));
+    }
+    ControlFlow::Continue((response, content_type.starts_with("application/json")))
+}
+
+/// A step of `run`: a server that ignores `stream: true` sends the whole answer as one JSON
+/// object (labelled JSON; some label their event stream so too): told apart by its first byte,
+/// and read as the answer (decoded whole), not as a stream that never came.
+async fn json_answer<B, D>(
+    req: &HttpRequest,
+    body: &mut BoxStream<'static, reqwest::Result<B>>,
+    decoder: &mut D,
+) -> Option<Vec<Result<StreamEvent, ModelError>>>
+where
+    B: std::ops::Deref<Target = [u8]> + Send + 'static,
+    D: Decoder,
+{
+    let idle = req.options.idle_timeout;
+    let first = tokio::time::timeout(idle, body.next()).await.ok().flatten();
+    let starts_object = matches!(&first, Some(Ok(b))
+        if b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
+    if starts_object {
+        // The rest of it, each piece within the idle timeout.
+        let mut whole = match first {
+            Some(Ok(b)) => b.to_vec(),
+            _ => Vec::new(),
+        };
+        let whole = loop {
+            match tokio::time::timeout(idle, body.next()).await {
+                Ok(Some(Ok(chunk))) => whole.extend_from_slice(&chunk),
+                Ok(None) => break Ok(whole),
+                Ok(Some(Err(e))) => {
+                    let bytes = whole.len() as u64;
+                    break Err(ModelError::StreamCut {
+                        bytes,
+                        reason: root_cause(&e),
+                    });
+                }
+                Err(_) => break Err(timeout(req, "reading the response", idle)),
+            }
+        };
+        return Some(decode_whole(decoder, whole));
+    }
+    // An event stream after all: the first piece goes back in front.
+    let rest = std::mem::replace(body, futures::stream::empty().boxed());
+    *body = futures::stream::iter(first).chain(rest).boxed();
+    None
+}
+
+/// What one send came to, for `run` to say and act on.
+enum Sent {
+    Response(reqwest::Response),
+    /// Refused for a parameter skillpipe may leave out: the body is changed; send it again.
+    Adapted(super::Adaptation),
+    /// Send again after the delay (the event says so).
+    Retry(StreamEvent, Duration),
+    Failed(ModelError),
+}
+
+/// A step of `run`: one send of `body`, a refusal worked around where it can be, and a retry
+/// asked for while the retry policy allows one.
+async fn send(req: &HttpRequest, body: &mut Vec<u8>, attempt: u32) -> Sent {
+    match send_once(req, body).await {
+        Attempt::Done(r) => Sent::Response(r),
+        Attempt::Refused { status, error } => {
+            if let Some((adapted, change)) = adapted_body(req, body, &error) {
+                *body = adapted;
+                return Sent::Adapted(change);
+            }
+            let message = refusal_message(req, body, &error);
+            let url = req.url.clone();
+            Sent::Failed(ModelError::Http {
+                status,
+                url,
+                message,
+                gave_up: None,
+            })
+        }
+        Attempt::Fail(e) => Sent::Failed(e),
+        Attempt::Retry {
+            status,
+            retry_after,
+            message,
+        } => match req.options.retry.delay(attempt, retry_after) {
+            Ok(delay) => Sent::Retry(
+                retrying(attempt, req, delay, &format!("HTTP {status}")),
+                delay,
+            ),
+            Err(give_up) => {
+                let (url, gave_up) = (req.url.clone(), Some(give_up));
+                Sent::Failed(ModelError::Http {
+                    status,
+                    url,
+                    message,
+                    gave_up,
+                })
+            }
+        },
+    }
+}
+
+/// A step of `run`: a whole answer decoded, as the stream's items in order.
+fn decode_whole<D: Decoder>(
+    decoder: &mut D,
+    whole: Result<impl AsRef<[u8]>, ModelError>,
+) -> Vec<Result<StreamEvent, ModelError>> {
+    let mut out = Vec::new();
+    let result = whole.and_then(|body| decoder.whole(body.as_ref(), &mut out));
+    let mut items: Vec<_> = out.into_iter().map(Ok).collect();
+    items.extend(result.err().map(Err));
+    items
+}
+
+/// A step of `run`: the events of one chunk decoded until the answer is complete (true).
+fn decode<D: Decoder>(
+    events: &mut Vec<SseEvent>,
+    decoder: &mut D,
+    out: &mut Vec<StreamEvent>,
+) -> Result<bool, ModelError> {
+    let mut result = Ok(false);
+    for ev in events.drain(..) {
+        match decoder.event(&ev, out) {
+            Ok(false) => {}
+            done => {
+                result = done;
+                break;
+            }
+        }
+    }
+    events.clear();
+    result
+}
+
+/// A step of `run`: the body ended; its last event and the format's end decide whether the
+/// answer is complete (true) or was cut.
+fn at_end<D: Decoder>(
+    parser: &mut SseParser,
+    decoder: &mut D,
+    out: &mut Vec<StreamEvent>,
+) -> Result<bool, ModelError> {
+    let finished = match parser.finish() {
+        Some(ev) => decoder.event(&ev, out)?,
+        None => false,
+    };
+    Ok(finished || decoder.end(out))
 }
 
 /// True when `out` ends the answer with no finish reason and holds no text or tool call (the
@@ -415,13 +477,13 @@ fn ended_empty(out: &[StreamEvent]) -> bool {
             .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)))
 }
 
-/// The notice for asking again after an empty answer.
-fn empty_retry(attempt: u32, req: &HttpRequest, delay: Duration) -> StreamEvent {
+/// The notice for asking again after `delay`, saying why.
+fn retrying(attempt: u32, req: &HttpRequest, delay: Duration, reason: &str) -> StreamEvent {
     StreamEvent::Retrying {
         attempt,
         max_attempts: req.options.retry.max_attempts,
         delay,
-        reason: "the server ended an answer with nothing in it (busy with another request?)".into(),
+        reason: reason.into(),
     }
 }
 

@@ -451,6 +451,7 @@ fn builtin(name: &str) -> Option<&'static Builtin> {
 }
 
 /// One level of the precedence order: what it says about provider and model.
+#[derive(Default)]
 struct Level {
     provider: Option<String>,
     model: Option<String>,
@@ -458,18 +459,24 @@ struct Level {
 
 /// Split `provider:model` when the prefix names a known provider; otherwise the whole text is a
 /// model (Ollama models look like `llama3:8b`).
-fn split_spec(spec: &str, known: &[String]) -> (Option<String>, Option<String>) {
-    let spec = spec.trim();
+fn split_spec(spec: Option<&str>, known: &[String]) -> Level {
+    let Some(spec) = spec.map(str::trim) else {
+        return Level::default();
+    };
     if let Some((prefix, rest)) = spec.split_once(':')
         && known.iter().any(|k| k == prefix)
     {
         let rest = rest.trim();
-        return (
-            Some(prefix.to_string()),
-            (!rest.is_empty()).then(|| rest.to_string()),
-        );
+        return Level {
+            provider: Some(prefix.to_string()),
+            model: (!rest.is_empty()).then(|| rest.to_string()),
+        };
     }
-    (None, (!spec.is_empty()).then(|| spec.to_string()))
+    let model = (!spec.is_empty()).then(|| spec.to_string());
+    Level {
+        provider: None,
+        model,
+    }
 }
 
 /// True when `a` and `b` differ by one inserted, deleted or replaced character, and are long
@@ -495,18 +502,63 @@ fn non_empty(v: Option<&String>) -> Option<&str> {
 /// Resolve the settings (see the module docs for the rules).
 pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> {
     let env = |k: &str| non_empty(input.env.get(k));
-    let config = input.config.as_ref();
-    let config_origin = |what: &str| match config {
+    let mut levels = levels(input)?;
+    let p = choose_provider(input, &levels);
+    let (model, model_is_default) = choose_model(input, &mut levels, &p)?;
+    let (base_url, url_is_default) = choose_base_url(input, &p)?;
+    let (builtin, custom, kind) = (p.builtin, p.custom, p.kind);
+
+    let api_key_var = custom
+        .and_then(|c| non_empty(c.api_key_env.as_ref()))
+        .map(str::to_string)
+        .or_else(|| builtin.and_then(|b| b.key_env).map(str::to_string))
+        .filter(|_| kind != ProviderKind::Replay);
+    let mut api_key = api_key_var.as_deref().and_then(env).map(str::to_string);
+    // An ambient key (the provider's own variable, not one the user's config names) stays off
+    // local servers: they need none, and whatever listens there is not the service it is for.
+    let named = custom.is_some_and(|c| non_empty(c.api_key_env.as_ref()).is_some());
+    let api_key_withheld = api_key.is_some() && !named && is_local_network(&base_url);
+    if api_key_withheld {
+        api_key = None;
+    }
+
+    let mut params = custom.map(|c| c.params.clone()).unwrap_or_default();
+    let explicit = params.keys().cloned().collect();
+    params.extend(input.agent.params.clone());
+    let adapt = custom.map(adaptations).unwrap_or_default();
+
+    Ok(Settings {
+        provider: kind,
+        provider_name: p.name,
+        base_url,
+        model,
+        api_key,
+        api_key_var,
+        api_key_withheld,
+        params,
+        options: ClientOptions::default(),
+        adapt,
+        explicit,
+        ask_endpoint_for_model: model_is_default
+            && (!url_is_default || builtin.is_none_or(|b| b.model_is_guess)),
+    })
+}
+
+fn config_origin(config: Option<&Config>, what: &str) -> String {
+    match config {
         Some(c) => format!("{what} in {}", c.path.display()),
         None => what.to_string(),
-    };
+    }
+}
 
+/// A step of `resolve`: the four levels, highest first, each provider they name known.
+fn levels(input: &SettingsInput) -> Result<Vec<Level>, SettingsError> {
+    let env = |k: &str| non_empty(input.env.get(k));
+    let config = input.config.as_ref();
     let mut known: Vec<String> = BUILTINS.iter().map(|b| b.name.to_string()).collect();
-    if let Some(c) = config {
-        for name in c.providers.keys() {
-            if !known.contains(name) {
-                known.push(name.clone());
-            }
+    for name in config.into_iter().flat_map(|c| c.providers.keys()) {
+        if !known.contains(name) {
+            known.push(name.clone());
         }
     }
     let unknown = |name: &str, origin: String| SettingsError::UnknownProvider {
@@ -529,88 +581,86 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
         }
     }
 
-    // The four levels, highest first.
-    let mut levels = Vec::with_capacity(4);
-    let (p, m) = input
-        .flag_model
-        .as_deref()
-        .map(|s| split_spec(s, &known))
-        .unwrap_or_default();
-    levels.push(Level {
-        provider: p,
-        model: m,
-    });
-    let (p, m) = env("SKILLPIPE_MODEL")
-        .map(|s| split_spec(s, &known))
-        .unwrap_or_default();
-    levels.push(Level {
-        provider: p,
-        model: m,
-    });
-    let agent_origin = if input.agent.origin.is_empty() {
-        "the agent".to_string()
-    } else {
-        input.agent.origin.clone()
-    };
-    let (prefix, m) = input
-        .agent
-        .model
-        .as_deref()
-        .map(|s| split_spec(s, &known))
-        .unwrap_or_default();
-    let agent_provider =
-        prefix.or_else(|| non_empty(input.agent.provider.as_ref()).map(str::to_string));
-    if let Some(p) = &agent_provider
+    let flag = split_spec(input.flag_model.as_deref(), &known);
+    let from_env = split_spec(env("SKILLPIPE_MODEL"), &known);
+    let mut agent = split_spec(input.agent.model.as_deref(), &known);
+    agent.provider =
+        (agent.provider).or_else(|| non_empty(input.agent.provider.as_ref()).map(str::to_string));
+    if let Some(p) = &agent.provider
         && !known.contains(p)
     {
-        return Err(unknown(p, format!("provider in {agent_origin}")));
+        let origin = match input.agent.origin.as_str() {
+            "" => "the agent",
+            o => o,
+        };
+        return Err(unknown(p, format!("provider in {origin}")));
     }
-    levels.push(Level {
-        provider: agent_provider,
-        model: m,
-    });
-    let (prefix, m) = config
-        .and_then(|c| c.model.as_deref())
-        .map(|s| split_spec(s, &known))
-        .unwrap_or_default();
-    let config_provider = config
+    let mut conf = split_spec(config.and_then(|c| c.model.as_deref()), &known);
+    conf.provider = config
         .and_then(|c| non_empty(c.default_provider.as_ref()))
         .map(str::to_string)
-        .or(prefix);
-    if let Some(p) = &config_provider
+        .or(conf.provider);
+    if let Some(p) = &conf.provider
         && !known.contains(p)
     {
-        return Err(unknown(p, config_origin("default_provider")));
+        return Err(unknown(p, config_origin(config, "default_provider")));
     }
-    levels.push(Level {
-        provider: config_provider,
-        model: m,
-    });
+    Ok(vec![flag, from_env, agent, conf])
+}
 
+/// The provider `resolve` chose: its name, the level that named it (`levels.len()` for the
+/// fallback), and what skillpipe and the config file say about it.
+struct Chosen<'a> {
+    name: String,
+    level: usize,
+    fallback: &'static str,
+    builtin: Option<&'static Builtin>,
+    custom: Option<&'a crate::config::ProviderConfig>,
+    kind: ProviderKind,
+}
+
+/// A step of `resolve`: the highest level that names a provider, else the fallback.
+fn choose_provider<'a>(input: &'a SettingsInput, levels: &[Level]) -> Chosen<'a> {
+    let env = |k: &str| non_empty(input.env.get(k));
     let fallback = if env("OPENAI_BASE_URL").is_none() && env("R9S_BASE_URL").is_some() {
         "r9s"
     } else {
         "openai"
     };
-    let (p_level, name) = levels
+    let (level, name) = levels
         .iter()
         .enumerate()
         .find_map(|(i, l)| l.provider.clone().map(|p| (i, p)))
         .unwrap_or((levels.len(), fallback.to_string()));
-
     let builtin = builtin(&name);
-    let custom = config.and_then(|c| c.providers.get(&name));
+    let custom = input.config.as_ref().and_then(|c| c.providers.get(&name));
     let kind = custom
         .and_then(|c| c.kind)
         .or(builtin.map(|b| b.kind))
         .unwrap_or(ProviderKind::OpenAi);
+    Chosen {
+        name,
+        level,
+        fallback,
+        builtin,
+        custom,
+        kind,
+    }
+}
 
-    // The model: levels above the provider's level override it; its own level gives it; lower
-    // levels count only if they meant the same provider.
+/// A step of `resolve`: the model, and whether it is the provider's default. Levels above the
+/// provider's level override it; its own level gives it; lower levels count only if they meant
+/// the same provider.
+fn choose_model(
+    input: &SettingsInput,
+    levels: &mut [Level],
+    p: &Chosen,
+) -> Result<(String, bool), SettingsError> {
+    let (name, builtin, custom, kind) = (&p.name, p.builtin, p.custom, p.kind);
     if name == "r9s"
         && levels[1].model.is_none()
         && levels[1].provider.is_none()
-        && let Some(m) = env("R9S_MODEL")
+        && let Some(m) = non_empty(input.env.get("R9S_MODEL"))
     {
         levels[1].model = Some(m.to_string());
     }
@@ -619,7 +669,7 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
         .iter()
         .enumerate()
         .find_map(|(i, l)| {
-            let same = i <= p_level || l.provider.as_deref().unwrap_or(fallback) == name;
+            let same = i <= p.level || l.provider.as_deref().unwrap_or(p.fallback) == name;
             let m = l.model.clone().filter(|_| same);
             chosen_level = m.as_ref().map(|_| i);
             m
@@ -655,88 +705,52 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
             _ if name == "r9s" => "set $R9S_MODEL or pass --model r9s:MODEL".to_string(),
             _ => format!("pass --model {name}:MODEL or set model in [providers.{name}]"),
         };
-        return Err(SettingsError::NoModel {
-            provider: name,
-            hint,
-        });
+        let provider = name.clone();
+        return Err(SettingsError::NoModel { provider, hint });
     };
+    Ok((model, model_is_default))
+}
 
-    let mut url_is_default = true;
-    let base_url = if kind == ProviderKind::Replay {
-        String::new()
-    } else {
-        let provider_env = builtin.and_then(|b| b.base_url_env);
-        let named_by_flag = p_level == 0;
-        let candidates: [(Option<&str>, String); 5] = [
-            (non_empty(input.flag_base_url.as_ref()), "--base-url".into()),
-            (
-                env("SKILLPIPE_BASE_URL").filter(|_| !named_by_flag),
-                "$SKILLPIPE_BASE_URL".into(),
-            ),
-            (
-                provider_env.and_then(env),
-                format!("${}", provider_env.unwrap_or_default()),
-            ),
-            (
-                custom.and_then(|c| non_empty(c.base_url.as_ref())),
-                config_origin(&format!("[providers.{name}]")),
-            ),
-            (
-                builtin.and_then(|b| b.base_url),
-                format!("the {name} default"),
-            ),
-        ];
-        let Some((url, origin)) = candidates.into_iter().find_map(|(u, o)| u.map(|u| (u, o)))
-        else {
-            let hint = match provider_env {
-                Some(v) => format!("set ${v} or pass --base-url"),
-                None => format!("set base_url in [providers.{name}] or pass --base-url"),
-            };
-            return Err(SettingsError::NoBaseUrl {
-                provider: name,
-                hint,
-            });
-        };
-        check_url(url, &origin)?;
-        let url = url.trim_end_matches('/').to_string();
-        url_is_default = builtin.and_then(|b| b.base_url) == Some(url.as_str());
-        url
-    };
-
-    let api_key_var = custom
-        .and_then(|c| non_empty(c.api_key_env.as_ref()))
-        .map(str::to_string)
-        .or_else(|| builtin.and_then(|b| b.key_env).map(str::to_string))
-        .filter(|_| kind != ProviderKind::Replay);
-    let mut api_key = api_key_var.as_deref().and_then(env).map(str::to_string);
-    // An ambient key (the provider's own variable, not one the user's config names) stays off
-    // local servers: they need none, and whatever listens there is not the service it is for.
-    let named = custom.is_some_and(|c| non_empty(c.api_key_env.as_ref()).is_some());
-    let api_key_withheld = api_key.is_some() && !named && is_local_network(&base_url);
-    if api_key_withheld {
-        api_key = None;
+/// A step of `resolve`: the base URL, checked, and whether it is the provider's default.
+fn choose_base_url(input: &SettingsInput, p: &Chosen) -> Result<(String, bool), SettingsError> {
+    let env = |k: &str| non_empty(input.env.get(k));
+    let (name, builtin, custom) = (&p.name, p.builtin, p.custom);
+    if p.kind == ProviderKind::Replay {
+        return Ok((String::new(), true));
     }
-
-    let mut params = custom.map(|c| c.params.clone()).unwrap_or_default();
-    let explicit = params.keys().cloned().collect();
-    params.extend(input.agent.params.clone());
-    let adapt = custom.map(adaptations).unwrap_or_default();
-
-    Ok(Settings {
-        provider: kind,
-        provider_name: name,
-        base_url,
-        model,
-        api_key,
-        api_key_var,
-        api_key_withheld,
-        params,
-        options: ClientOptions::default(),
-        adapt,
-        explicit,
-        ask_endpoint_for_model: model_is_default
-            && (!url_is_default || builtin.is_none_or(|b| b.model_is_guess)),
-    })
+    let provider_env = builtin.and_then(|b| b.base_url_env);
+    let named_by_flag = p.level == 0;
+    let candidates: [(Option<&str>, String); 5] = [
+        (non_empty(input.flag_base_url.as_ref()), "--base-url".into()),
+        (
+            env("SKILLPIPE_BASE_URL").filter(|_| !named_by_flag),
+            "$SKILLPIPE_BASE_URL".into(),
+        ),
+        (
+            provider_env.and_then(env),
+            format!("${}", provider_env.unwrap_or_default()),
+        ),
+        (
+            custom.and_then(|c| non_empty(c.base_url.as_ref())),
+            config_origin(input.config.as_ref(), &format!("[providers.{name}]")),
+        ),
+        (
+            builtin.and_then(|b| b.base_url),
+            format!("the {name} default"),
+        ),
+    ];
+    let Some((url, origin)) = candidates.into_iter().find_map(|(u, o)| u.map(|u| (u, o))) else {
+        let hint = match provider_env {
+            Some(v) => format!("set ${v} or pass --base-url"),
+            None => format!("set base_url in [providers.{name}] or pass --base-url"),
+        };
+        let provider = name.clone();
+        return Err(SettingsError::NoBaseUrl { provider, hint });
+    };
+    check_url(url, &origin)?;
+    let url = url.trim_end_matches('/').to_string();
+    let url_is_default = builtin.and_then(|b| b.base_url) == Some(url.as_str());
+    Ok((url, url_is_default))
 }
 
 /// What a provider's settings change in every request ahead of time.
@@ -840,6 +854,7 @@ mod tests {
 
     #[test]
     fn precedence_table() {
+        // Long on purpose: one row per precedence case, read as a table.
         let cfg = config(
             "default_provider = \"local\"\nmodel = \"qwen\"\n[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key_env = \"LOCAL_KEY\"\nmodel = \"local-default\"\n",
         );

@@ -336,62 +336,11 @@ impl ScriptPolicy {
         flags: &PolicyOverrides,
     ) -> Result<(), PolicyError> {
         let home = crate::paths::home();
-        // The policy's own writable_paths (an agent file's) are made absolute against the
-        // working directory here, once, like `--writable`: left relative, `.` would be checked
-        // as written and then meant each run's folder (a skill's, `/`, `$HOME`).
-        let mut own = Vec::new();
-        let mut own_check = Vec::new();
-        for w in &self.writable_paths {
-            let abs = std::path::absolute(expand_home(w, home.as_deref())).map_err(|e| {
-                PolicyError::Writable(format!("writable_paths {}: {e}", w.display()))
-            })?;
-            // As written with `.` and `..` folded (`/etc/../tmp/x` is in /tmp, not /etc).
-            own_check.push(fold(&abs));
-            match std::fs::canonicalize(&abs) {
-                Ok(real) => {
-                    own_check.push(real.clone());
-                    own.push(real);
-                }
-                Err(_) => own.push(fold(&abs)),
-            }
-        }
-        self.writable_paths = own;
-        // Inside the working directory as written but led out of it by a link (one the project
-        // committed): refused, naming where it leads, so the user can pass that if meant.
-        let cwd_now = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        for p in &own_check {
-            if let Some(real) = leads_out_of(p, &cwd_now) {
-                return Err(link_out("writable_paths", p, &real));
-            }
-        }
-        let mut writable = Vec::new();
-        let mut to_check = Vec::new();
-        for w in &flags.writable {
-            let abs = std::path::absolute(expand_home(w, home.as_deref()))
-                .map_err(|e| PolicyError::Writable(format!("--writable {}: {e}", w.display())))?;
-            if let Some(real) = leads_out_of(&fold(&abs), &cwd_now) {
-                return Err(link_out("--writable", w, &real));
-            }
-            // As given (`.` and `..` folded) and as it resolves (a symlink may lead to $HOME).
-            to_check.push(fold(&abs));
-            if let Ok(real) = std::fs::canonicalize(&abs) {
-                to_check.push(real.clone());
-                writable.push(real);
-            } else {
-                writable.push(abs);
-            }
-        }
-        // Each as named and as it resolves (a link may lead there).
-        let protected: Vec<(PathBuf, &str)> = crate::paths::own_folders()
-            .into_iter()
-            .flat_map(|(dir, what)| {
-                let real = std::fs::canonicalize(&dir).ok().filter(|r| *r != dir);
-                std::iter::once((dir, what)).chain(real.map(|r| (r, what)))
-            })
-            .collect();
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let own_check = self.own_writable(home.as_deref(), &cwd)?;
+        let (writable, to_check) = flag_writable(flags, home.as_deref(), &cwd)?;
         // Hidden paths are compared as absolute paths, component by component: made absolute
         // and without `.` or `..`, plus where a link leads (the user named what it shows).
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let allow_read: Vec<PathBuf> = flags
             .allow_read
             .iter()
@@ -413,8 +362,6 @@ impl ScriptPolicy {
             &self.deny_read,
             &self.allow_read,
         );
-        // An `--allow-read` that shows nothing is a mistake the user should hear of: a typo,
-        // or a file in a folder hidden as a whole (a tmpfs covers the folder, not its files).
         // Everything a run hides (the state folder and system files too), as the launcher gets it.
         // (Not looked for when nothing is checked against it: the `.env*` walk has a cost.)
         let checked = !allow_read.is_empty() || !to_check.is_empty() || !own_check.is_empty();
@@ -435,93 +382,13 @@ impl ScriptPolicy {
                 &[],
             ))
             .collect();
-        for p in &allow_read {
-            if p.symlink_metadata().is_err() {
-                return Err(PolicyError::AllowRead(format!(
-                    "--allow-read {}: no such file or directory",
-                    p.display()
-                )));
-            }
-            let mut held = crate::sandbox::secrets::holds_hidden(p, &before);
-            // Those on this machine first: the example should be one that is there; and not
-            // skillpipe's own config or state (the audit log), which is no example to follow.
-            let own: Vec<PathBuf> = crate::paths::config_file()
-                .into_iter()
-                .chain(crate::paths::state_dir())
-                .collect();
-            held.sort_by_key(|h| (own.iter().any(|o| h.starts_with(o)), !h.exists()));
-            if let Some(first) = held.first() {
-                let mut few: Vec<String> = Vec::new();
-                for h in &held {
-                    let h = h.display().to_string();
-                    if !few.contains(&h) && few.len() < 3 {
-                        few.push(h);
-                    }
-                }
-                return Err(PolicyError::AllowRead(format!(
-                    "--allow-read {}: refused: it holds paths hidden from scripts ({}{}); it \
-                     shows only a hidden path it names, so name the one to show, e.g. \
-                     --allow-read {}",
-                    p.display(),
-                    few.join(", "),
-                    if held.len() > few.len() { ", …" } else { "" },
-                    first.display()
-                )));
-            }
-            if let Some(h) = hidden_cover(p, &hidden_all) {
-                return Err(PolicyError::AllowRead(format!(
-                    "--allow-read {}: it is inside {}, which is hidden as a whole; pass \
-                     --allow-read {} to show that folder",
-                    p.display(),
-                    h.display(),
-                    h.display()
-                )));
-            }
-        }
-        if !flags.force_writable {
-            let on_path = path_folders(std::env::var_os("PATH").as_deref());
-            for (key, paths) in [("--writable", &to_check), ("writable_paths", &own_check)] {
-                for p in paths {
-                    let p = expand_home(p, home.as_deref());
-                    let why = writable_problem(&p, home.as_deref(), &protected, &on_path)
-                        .or_else(|| home_settings_problem(&p, home.as_deref()))
-                        .or_else(|| {
-                            bare_repository(&p).map(|repo| {
-                                let how = if repo == p { "is" } else { "is in" };
-                                format!(
-                                    "{} {how} the bare git repository {}: its hooks and config run \
-                                 commands outside the sandbox; name a folder outside it",
-                                    p.display(),
-                                    repo.display()
-                                )
-                            })
-                        });
-                    if let Some(why) = why {
-                        return Err(PolicyError::Writable(format!(
-                            "{key} {}: refused: {why} (--force-writable accepts it anyway)",
-                            p.display()
-                        )));
-                    }
-                }
-            }
-        }
+        check_allow_read(&allow_read, &before, &hidden_all)?;
         // Writable paths are checked against both: the built-in list as written (a folder that
         // does not exist yet, such as `~/.ssh`, stays refused) and everything a run hides
         // (skillpipe's own config and state, system secrets, `.env` files).
         let hidden: Vec<PathBuf> = hidden.into_iter().chain(hidden_all).collect();
-        for (key, paths) in [("--writable", &to_check), ("writable_paths", &own_check)] {
-            for p in paths {
-                let p = expand_home(p, home.as_deref());
-                if let Some(h) = hidden_cover(&p, &hidden) {
-                    return Err(PolicyError::Writable(format!(
-                        "{key} {}: refused: {} is hidden from scripts (deny_read), so a script could not see what it writes there (--allow-read {} lifts that)",
-                        p.display(),
-                        h.display(),
-                        h.display()
-                    )));
-                }
-            }
-        }
+        let checks = [("--writable", &to_check), ("writable_paths", &own_check)];
+        check_writable(checks, home.as_deref(), &hidden, flags.force_writable)?;
         self.writable_paths = dedup_places(
             self.writable_paths
                 .iter()
@@ -552,6 +419,181 @@ impl ScriptPolicy {
         }
         Ok(())
     }
+
+    /// A step of `apply_sandbox_flags`: the policy's own writable_paths (an agent file's) made
+    /// absolute against the working directory here, once, like `--writable`: left relative,
+    /// `.` would be checked as written and then meant each run's folder (a skill's, `/`,
+    /// `$HOME`). Returns the paths to check, as written and as they resolve.
+    fn own_writable(
+        &mut self,
+        home: Option<&Path>,
+        cwd: &Path,
+    ) -> Result<Vec<PathBuf>, PolicyError> {
+        let mut own = Vec::new();
+        let mut own_check = Vec::new();
+        for w in &self.writable_paths {
+            let abs = std::path::absolute(expand_home(w, home)).map_err(|e| {
+                PolicyError::Writable(format!("writable_paths {}: {e}", w.display()))
+            })?;
+            // As written with `.` and `..` folded (`/etc/../tmp/x` is in /tmp, not /etc).
+            own_check.push(fold(&abs));
+            match std::fs::canonicalize(&abs) {
+                Ok(real) => {
+                    own_check.push(real.clone());
+                    own.push(real);
+                }
+                Err(_) => own.push(fold(&abs)),
+            }
+        }
+        self.writable_paths = own;
+        // Inside the working directory as written but led out of it by a link (one the project
+        // committed): refused, naming where it leads, so the user can pass that if meant.
+        for p in &own_check {
+            if let Some(real) = leads_out_of(p, cwd) {
+                return Err(link_out("writable_paths", p, &real));
+            }
+        }
+        Ok(own_check)
+    }
+}
+
+/// A step of `apply_sandbox_flags`: the `--writable` paths, absolute, and the paths to check
+/// for them (as given, `.` and `..` folded, and as they resolve: a symlink may lead to $HOME).
+fn flag_writable(
+    flags: &PolicyOverrides,
+    home: Option<&Path>,
+    cwd: &Path,
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>), PolicyError> {
+    let mut writable = Vec::new();
+    let mut to_check = Vec::new();
+    for w in &flags.writable {
+        let abs = std::path::absolute(expand_home(w, home))
+            .map_err(|e| PolicyError::Writable(format!("--writable {}: {e}", w.display())))?;
+        if let Some(real) = leads_out_of(&fold(&abs), cwd) {
+            return Err(link_out("--writable", w, &real));
+        }
+        to_check.push(fold(&abs));
+        if let Ok(real) = std::fs::canonicalize(&abs) {
+            to_check.push(real.clone());
+            writable.push(real);
+        } else {
+            writable.push(abs);
+        }
+    }
+    Ok((writable, to_check))
+}
+
+/// A step of `apply_sandbox_flags`: an `--allow-read` that shows nothing is a mistake the user
+/// should hear of: a typo, a path that holds hidden ones (`before`), or a file in a folder
+/// hidden as a whole (a tmpfs covers the folder, not its files).
+fn check_allow_read(
+    allow_read: &[PathBuf],
+    before: &[PathBuf],
+    hidden_all: &[PathBuf],
+) -> Result<(), PolicyError> {
+    for p in allow_read {
+        if p.symlink_metadata().is_err() {
+            return Err(PolicyError::AllowRead(format!(
+                "--allow-read {}: no such file or directory",
+                p.display()
+            )));
+        }
+        let mut held = crate::sandbox::secrets::holds_hidden(p, before);
+        // Those on this machine first: the example should be one that is there; and not
+        // skillpipe's own config or state (the audit log), which is no example to follow.
+        let own: Vec<PathBuf> = crate::paths::config_file()
+            .into_iter()
+            .chain(crate::paths::state_dir())
+            .collect();
+        held.sort_by_key(|h| (own.iter().any(|o| h.starts_with(o)), !h.exists()));
+        if let Some(first) = held.first() {
+            let mut few: Vec<String> = Vec::new();
+            for h in &held {
+                let h = h.display().to_string();
+                if !few.contains(&h) && few.len() < 3 {
+                    few.push(h);
+                }
+            }
+            return Err(PolicyError::AllowRead(format!(
+                "--allow-read {}: refused: it holds paths hidden from scripts ({}{}); it \
+                 shows only a hidden path it names, so name the one to show, e.g. \
+                 --allow-read {}",
+                p.display(),
+                few.join(", "),
+                if held.len() > few.len() { ", …" } else { "" },
+                first.display()
+            )));
+        }
+        if let Some(h) = hidden_cover(p, hidden_all) {
+            return Err(PolicyError::AllowRead(format!(
+                "--allow-read {}: it is inside {}, which is hidden as a whole; pass \
+                 --allow-read {} to show that folder",
+                p.display(),
+                h.display(),
+                h.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A step of `apply_sandbox_flags`: each writable path (by the key that gave it) refused when
+/// it is a place a script must not write (unless `force`), or hidden from scripts (always).
+fn check_writable(
+    checks: [(&str, &Vec<PathBuf>); 2],
+    home: Option<&Path>,
+    hidden: &[PathBuf],
+    force: bool,
+) -> Result<(), PolicyError> {
+    // Each as named and as it resolves (a link may lead there).
+    let protected: Vec<(PathBuf, &str)> = crate::paths::own_folders()
+        .into_iter()
+        .flat_map(|(dir, what)| {
+            let real = std::fs::canonicalize(&dir).ok().filter(|r| *r != dir);
+            std::iter::once((dir, what)).chain(real.map(|r| (r, what)))
+        })
+        .collect();
+    if !force {
+        let on_path = path_folders(std::env::var_os("PATH").as_deref());
+        for (key, paths) in checks {
+            for p in paths {
+                let p = expand_home(p, home);
+                let why = writable_problem(&p, home, &protected, &on_path)
+                    .or_else(|| home_settings_problem(&p, home))
+                    .or_else(|| {
+                        bare_repository(&p).map(|repo| {
+                            let how = if repo == p { "is" } else { "is in" };
+                            format!(
+                                "{} {how} the bare git repository {}: its hooks and config run \
+                                 commands outside the sandbox; name a folder outside it",
+                                p.display(),
+                                repo.display()
+                            )
+                        })
+                    });
+                if let Some(why) = why {
+                    return Err(PolicyError::Writable(format!(
+                        "{key} {}: refused: {why} (--force-writable accepts it anyway)",
+                        p.display()
+                    )));
+                }
+            }
+        }
+    }
+    for (key, paths) in checks {
+        for p in paths {
+            let p = expand_home(p, home);
+            if let Some(h) = hidden_cover(&p, hidden) {
+                return Err(PolicyError::Writable(format!(
+                    "{key} {}: refused: {} is hidden from scripts (deny_read), so a script could not see what it writes there (--allow-read {} lifts that)",
+                    p.display(),
+                    h.display(),
+                    h.display()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

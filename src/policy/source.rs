@@ -137,12 +137,26 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     ) {
         out.max_side_effects_per_turn = d.max_side_effects_per_turn;
     }
-    // The sandbox's second layer: reading hidden paths, Unix sockets, higher limits (0 is none).
-    if drop(!p.allow_read.is_empty(), "allow_read", "--allow-read PATH") {
+    narrow_sandbox(&mut out, &d, &mut drop);
+    (out, ignored)
+}
+
+/// A step of `narrow_only`: the sandbox's second layer (reading hidden paths, Unix sockets,
+/// higher limits; 0 is none) put back to the default where it grants more.
+fn narrow_sandbox(
+    out: &mut ScriptPolicy,
+    d: &ScriptPolicy,
+    drop: &mut impl FnMut(bool, &'static str, &'static str) -> bool,
+) {
+    if drop(
+        !out.allow_read.is_empty(),
+        "allow_read",
+        "--allow-read PATH",
+    ) {
         out.allow_read = d.allow_read.clone();
     }
     if drop(
-        !p.allowed_sockets.is_empty(),
+        !out.allowed_sockets.is_empty(),
         "allowed_sockets",
         "--allow-socket PATH",
     ) {
@@ -185,7 +199,6 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
             *v = dv;
         }
     }
-    (out, ignored)
 }
 
 /// The one-line notice for what [`narrow_only`] dropped from `file`, if anything.

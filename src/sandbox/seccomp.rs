@@ -307,6 +307,7 @@ fn one_of(values: &[u32], otherwise: To) -> Vec<Insn> {
 
 /// The filter program for the native `arch` (with its x32 bit, if any).
 fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
+    // Long on purpose: one rule per syscall the filter decides on, a closed table.
     let mut code = vec![ld(OFF_ARCH), jeq(arch, To::Next, To::Deny), ld(OFF_NR)];
     if let Some(bit) = x32_bit {
         code.push((

@@ -383,16 +383,21 @@ pub fn existing(list: Vec<PathBuf>) -> Vec<PathBuf> {
 /// `.env*` files of `cwd` and of skillpipe's own working directory (the user's project) and of
 /// the folders above them up to the project's root, minus `allow_read` (see [`deny_list`]).
 pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<PathBuf> {
-    hidden_and_notice(cwd, deny_read, allow_read).0
+    let here: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
+    hidden_and_notice(cwd, deny_read, allow_read, &here).0
 }
 
-/// [`hidden`], and what to tell the user when a walk for `.env*` files stopped at its bound
-/// ([`MAX_WALK_ENTRIES`]): files further down stay readable unless `deny_read` names them.
+/// [`hidden`] for a run that sees `cwd` and the folders `shown` (writable, granted) and
+/// nothing else of the user's: only what it sees is walked for `.env*` files. Also what to
+/// tell the user when a walk stopped at its bound ([`MAX_WALK_ENTRIES`]): files further down
+/// stay readable unless `deny_read` names them.
 pub fn hidden_and_notice(
     cwd: &Path,
     deny_read: &[PathBuf],
     allow_read: &[PathBuf],
+    shown: &[PathBuf],
 ) -> (Vec<PathBuf>, Option<String>) {
+    let visible = |p: &Path| p.starts_with(cwd) || shown.iter().any(|s| p.starts_with(s));
     let home_dir = crate::paths::home();
     let home = home_dir.as_deref();
     // skillpipe's config file holds the model API key, wherever XDG_CONFIG_HOME puts it; its
@@ -406,7 +411,9 @@ pub fn hidden_and_notice(
         .chain(host_keys(Path::new("/etc/ssh")))
         .chain(kerberos_tickets(Path::new("/tmp"), my_uid()))
         .collect();
-    let here = std::env::current_dir().ok().filter(|h| h != cwd);
+    let here = std::env::current_dir()
+        .ok()
+        .filter(|h| h != cwd && visible(h));
     let mut dotenv = Vec::new();
     for d in std::iter::once(cwd).chain(here.as_deref()) {
         for p in dotenv_files(d, home) {
@@ -423,8 +430,13 @@ pub fn hidden_and_notice(
     // script run in `proj/web` reads `../api/.env` as well.
     let mut starts: Vec<PathBuf> = vec![cwd.to_path_buf()];
     starts.extend(here.clone());
-    starts.extend(project_root(cwd, home));
-    starts.extend(here.as_deref().and_then(|h| project_root(h, home)));
+    starts.extend(project_root(cwd, home).filter(|r| visible(r)));
+    starts.extend(
+        (here.as_deref())
+            .and_then(|h| project_root(h, home))
+            .filter(|r| visible(r)),
+    );
+    starts.extend(shown.iter().filter(|s| s.is_dir()).cloned());
     let mut capped = Vec::new();
     let mut walked: Vec<PathBuf> = Vec::new();
     for start in starts {

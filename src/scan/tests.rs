@@ -92,6 +92,7 @@ fn prose_punctuation_is_untouched() {
 
 #[test]
 fn quotes_and_nesting() {
+    // Long on purpose: one row per quoting and nesting case, read as a table.
     check(
         &[
             (r#"%{echo "}"}"#, &[r#"%echo "}""#]),

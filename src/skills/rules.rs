@@ -53,7 +53,6 @@ pub struct Frontmatter {
 /// Check the entries of a SKILL.md found in folder `folder` (its file name).
 pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
     let mut issues = Vec::new();
-    let folder_raw = folder;
     let mut fm = Frontmatter {
         name: folder.to_owned(),
         ..Frontmatter::default()
@@ -66,11 +65,73 @@ pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
         })
     };
     let find = |key: &str| entries.iter().find(|e| e.key == key);
-    // Quoted in messages: a folder name is the cloned repository's choice, controls included.
-    let folder_shown = crate::command::escape_controls(folder);
-    let folder = folder_shown.as_str();
+    check_name(find("name"), folder, &mut fm, &mut issue);
+    match find("description") {
+        None => issue(1, Level::Fatal, "missing `description`".into()),
+        Some(e) => match &e.value {
+            Node::Str(d) if !d.trim().is_empty() => {
+                fm.description = d.trim().to_owned();
+                let n = d.chars().count();
+                if n > MAX_DESCRIPTION {
+                    issue(
+                        e.line,
+                        Level::Warn,
+                        format!(
+                            "`description` is {n} characters long; the limit is {MAX_DESCRIPTION}"
+                        ),
+                    );
+                }
+            }
+            Node::Str(_) | Node::Null => {
+                issue(e.line, Level::Fatal, "`description` is empty".into())
+            }
+            other => issue(
+                e.line,
+                Level::Fatal,
+                format!("`description` must be a string, found {}", other.kind()),
+            ),
+        },
+    }
+    if let Some(e) = find("license") {
+        license(e, &mut fm, &mut issue);
+    }
+    if let Some(e) = find("compatibility") {
+        compatibility(e, &mut fm, &mut issue);
+    }
+    if let Some(e) = find("metadata") {
+        metadata(e, &mut fm, &mut issue);
+    }
+    if let Some(e) = find("allowed-tools") {
+        allowed_tools(e, &mut fm, &mut issue);
+    }
+    for e in entries {
+        if !KNOWN_KEYS.contains(&e.key.as_str()) {
+            issue(
+                e.line,
+                Level::Strict,
+                format!(
+                    "unknown frontmatter key `{}` (allowed: {})",
+                    e.key,
+                    KNOWN_KEYS.join(", ")
+                ),
+            );
+        }
+    }
+    issues.sort_by_key(|i| i.line);
+    (fm, issues)
+}
 
-    match find("name") {
+/// A step of `check`: the skill's name, from `name` when usable, else the folder's.
+fn check_name(
+    e: Option<&Entry>,
+    folder_raw: &str,
+    fm: &mut Frontmatter,
+    issue: &mut dyn FnMut(usize, Level, String),
+) {
+    // Quoted in messages: a folder name is the cloned repository's choice, controls included.
+    let folder_shown = crate::command::escape_controls(folder_raw);
+    let folder = folder_shown.as_str();
+    match e {
         None => issue(
             1,
             Level::Warn,
@@ -117,166 +178,127 @@ pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
             ),
         );
     }
+}
 
-    match find("description") {
-        None => issue(1, Level::Fatal, "missing `description`".into()),
-        Some(e) => match &e.value {
-            Node::Str(d) if !d.trim().is_empty() => {
-                fm.description = d.trim().to_owned();
-                let n = d.chars().count();
-                if n > MAX_DESCRIPTION {
-                    issue(
-                        e.line,
-                        Level::Warn,
-                        format!(
-                            "`description` is {n} characters long; the limit is {MAX_DESCRIPTION}"
-                        ),
-                    );
-                }
-            }
-            Node::Str(_) | Node::Null => {
-                issue(e.line, Level::Fatal, "`description` is empty".into())
-            }
-            other => issue(
-                e.line,
-                Level::Fatal,
-                format!("`description` must be a string, found {}", other.kind()),
-            ),
-        },
+/// A step of `check`: the optional `license`.
+fn license(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, Level, String)) {
+    match &e.value {
+        Node::Str(s) if !s.trim().is_empty() => fm.license = Some(s.clone()),
+        Node::Str(_) => issue(e.line, Level::Strict, "`license` is empty".into()),
+        other => issue(
+            e.line,
+            Level::Strict,
+            format!("`license` must be a string, found {}", other.kind()),
+        ),
     }
+}
 
-    if let Some(e) = find("license") {
-        match &e.value {
-            Node::Str(s) if !s.trim().is_empty() => fm.license = Some(s.clone()),
-            Node::Str(_) => issue(e.line, Level::Strict, "`license` is empty".into()),
-            other => issue(
-                e.line,
-                Level::Strict,
-                format!("`license` must be a string, found {}", other.kind()),
-            ),
+/// A step of `check`: the optional `compatibility`.
+fn compatibility(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, Level, String)) {
+    match &e.value {
+        Node::Str(s) => {
+            let n = s.chars().count();
+            if n == 0 || n > MAX_COMPATIBILITY {
+                issue(
+                    e.line,
+                    Level::Strict,
+                    format!(
+                        "`compatibility` must be 1 to {MAX_COMPATIBILITY} characters, found {n}"
+                    ),
+                );
+            }
+            if n > 0 {
+                fm.compatibility = Some(s.clone());
+            }
         }
+        other => issue(
+            e.line,
+            Level::Strict,
+            format!("`compatibility` must be a string, found {}", other.kind()),
+        ),
     }
+}
 
-    if let Some(e) = find("compatibility") {
-        match &e.value {
-            Node::Str(s) => {
-                let n = s.chars().count();
-                if n == 0 || n > MAX_COMPATIBILITY {
-                    issue(
-                        e.line,
-                        Level::Strict,
-                        format!(
-                            "`compatibility` must be 1 to {MAX_COMPATIBILITY} characters, found {n}"
-                        ),
-                    );
-                }
-                if n > 0 {
-                    fm.compatibility = Some(s.clone());
-                }
-            }
-            other => issue(
-                e.line,
-                Level::Strict,
-                format!("`compatibility` must be a string, found {}", other.kind()),
-            ),
-        }
-    }
-
-    if let Some(e) = find("metadata") {
-        match &e.value {
-            Node::Map(items) => {
-                for item in items {
-                    match &item.value {
-                        Node::Str(s) => {
-                            fm.metadata.insert(item.key.clone(), s.clone());
-                        }
-                        v @ (Node::Int(_) | Node::Float(_) | Node::Bool(_)) => {
-                            let text = v.scalar_text().unwrap_or_default();
-                            issue(
-                                item.line,
-                                Level::Strict,
-                                format!(
-                                    "`metadata.{}` must be a string, found {}; quote it: \"{text}\"",
-                                    item.key,
-                                    v.kind()
-                                ),
-                            );
-                            fm.metadata.insert(item.key.clone(), text);
-                        }
-                        other => issue(
+/// A step of `check`: the optional `metadata` mapping, strings to strings.
+fn metadata(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, Level, String)) {
+    match &e.value {
+        Node::Map(items) => {
+            for item in items {
+                match &item.value {
+                    Node::Str(s) => {
+                        fm.metadata.insert(item.key.clone(), s.clone());
+                    }
+                    v @ (Node::Int(_) | Node::Float(_) | Node::Bool(_)) => {
+                        let text = v.scalar_text().unwrap_or_default();
+                        issue(
                             item.line,
                             Level::Strict,
                             format!(
-                                "`metadata.{}` must be a string, found {}",
+                                "`metadata.{}` must be a string, found {}; quote it: \"{text}\"",
                                 item.key,
-                                other.kind()
+                                v.kind()
                             ),
-                        ),
+                        );
+                        fm.metadata.insert(item.key.clone(), text);
                     }
-                }
-            }
-            Node::Null => {}
-            other => issue(
-                e.line,
-                Level::Strict,
-                format!(
-                    "`metadata` must be a mapping of strings to strings, found {}",
-                    other.kind()
-                ),
-            ),
-        }
-    }
-
-    if let Some(e) = find("allowed-tools") {
-        match &e.value {
-            Node::Str(s) => fm.allowed_tools = Some(split_tools(s)),
-            Node::Null => fm.allowed_tools = Some(Vec::new()),
-            Node::Seq(items) => {
-                let mut tools = Vec::new();
-                for item in items {
-                    match item {
-                        Node::Str(s) => tools.push(s.trim().to_owned()),
-                        other => issue(
-                            e.line,
-                            Level::Warn,
-                            format!(
-                                "`allowed-tools` entries must be strings, found {}; entry ignored",
-                                other.kind()
-                            ),
+                    other => issue(
+                        item.line,
+                        Level::Strict,
+                        format!(
+                            "`metadata.{}` must be a string, found {}",
+                            item.key,
+                            other.kind()
                         ),
-                    }
-                }
-                fm.allowed_tools = Some(tools);
-            }
-            other => {
-                issue(
-                    e.line,
-                    Level::Warn,
-                    format!(
-                        "`allowed-tools` must be a string or a list of strings, found {}; scripts of this skill will not run",
-                        other.kind()
                     ),
-                );
-                fm.allowed_tools = Some(Vec::new());
+                }
             }
         }
+        Node::Null => {}
+        other => issue(
+            e.line,
+            Level::Strict,
+            format!(
+                "`metadata` must be a mapping of strings to strings, found {}",
+                other.kind()
+            ),
+        ),
     }
+}
 
-    for e in entries {
-        if !KNOWN_KEYS.contains(&e.key.as_str()) {
+/// A step of `check`: the optional `allowed-tools`; a malformed value allows none (fail closed).
+fn allowed_tools(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, Level, String)) {
+    match &e.value {
+        Node::Str(s) => fm.allowed_tools = Some(split_tools(s)),
+        Node::Null => fm.allowed_tools = Some(Vec::new()),
+        Node::Seq(items) => {
+            let mut tools = Vec::new();
+            for item in items {
+                match item {
+                    Node::Str(s) => tools.push(s.trim().to_owned()),
+                    other => issue(
+                        e.line,
+                        Level::Warn,
+                        format!(
+                            "`allowed-tools` entries must be strings, found {}; entry ignored",
+                            other.kind()
+                        ),
+                    ),
+                }
+            }
+            fm.allowed_tools = Some(tools);
+        }
+        other => {
             issue(
                 e.line,
-                Level::Strict,
+                Level::Warn,
                 format!(
-                    "unknown frontmatter key `{}` (allowed: {})",
-                    e.key,
-                    KNOWN_KEYS.join(", ")
+                    "`allowed-tools` must be a string or a list of strings, found {}; scripts of this skill will not run",
+                    other.kind()
                 ),
             );
+            fm.allowed_tools = Some(Vec::new());
         }
     }
-    issues.sort_by_key(|i| i.line);
-    (fm, issues)
 }
 
 /// Spec violations of a skill name (empty when valid).

@@ -55,10 +55,11 @@ fn env_refusal(name: &str) -> Option<&'static str> {
 }
 
 /// How a tool receives its input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ToolInput {
     /// One JSON object on stdin (`input: json`, the default).
+    #[default]
     StdinJson,
     /// The directive's arguments as argv, stdin empty (`input: args`).
     Argv,
@@ -516,142 +517,13 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
     let entries = frontmatter::parse_mapping(&text)
         .map_err(|e| vec![format!("{shown}:{}: {}", e.line, e.message)])?;
     let mut p = |line: usize, msg: String| problems.push(format!("{shown}:{line}: {msg}"));
-
-    let mut id = None;
-    let mut name = None;
-    let mut description = None;
-    let mut runtime = None;
-    let mut script = None;
-    let mut timeout = None;
-    let mut env = Vec::new();
-    let (mut off_by_key, mut off_by_trigger) = (false, false);
-    let mut confirm = false;
-    let mut input = ToolInput::StdinJson;
-    // Where `input` is written, for a problem that involves it (1 when it is left out).
-    let mut input_line = 1;
-    for Entry { key, line, value } in &entries {
-        let line = *line;
-        if key == "input" {
-            input_line = line;
-        }
-        match key.as_str() {
-            "id" => match value {
-                Node::Str(s) if *s == folder => id = Some(s.clone()),
-                Node::Str(s) => p(
-                    line,
-                    format!("key `id`: `{s}` must equal the folder name `{folder}`"),
-                ),
-                other => p(
-                    line,
-                    format!("key `id` must be a string, not {}", other.kind()),
-                ),
-            },
-            "name" => match value.scalar_text() {
-                Some(s) if !s.trim().is_empty() && !matches!(value, Node::Null) => {
-                    name = Some(s.trim().to_owned())
-                }
-                _ => p(line, "key `name` must be a non-empty string".into()),
-            },
-            "description" => match value {
-                Node::Str(s) => description = Some(s.trim().to_owned()),
-                other => p(
-                    line,
-                    format!("key `description` must be a string, not {}", other.kind()),
-                ),
-            },
-            "runtime" => match value {
-                // claude-prompts-mcp's default: the interpreter for the script's extension.
-                Node::Str(s) if s == "auto" => runtime = None,
-                Node::Str(s) if valid_program(s) => runtime = Some(runtime_interpreter(s)),
-                _ => p(
-                    line,
-                    "key `runtime` must be an interpreter name such as python3, bash or node \
-                     (or auto: by the script's extension or #! line)"
-                        .into(),
-                ),
-            },
-            "script" => match value {
-                Node::Str(s) => match check_script(dir, s) {
-                    Ok(()) => script = Some(s.clone()),
-                    Err(why) => p(line, format!("key `script`: {why}")),
-                },
-                other => p(
-                    line,
-                    format!("key `script` must be a file name, not {}", other.kind()),
-                ),
-            },
-            "timeout" => match value {
-                Node::Int(n) => match timeout_of(*n) {
-                    Ok(d) => timeout = Some(d),
-                    Err(why) => p(line, why),
-                },
-                _ => p(line, timeout_of(0).unwrap_err()),
-            },
-            "execution" => {
-                let (asks, runs) = execution(value, line, &mut p);
-                confirm |= asks;
-                off_by_trigger |= !runs;
-            }
-            "env" => match value {
-                Node::Map(vars) => {
-                    for v in vars {
-                        let ok_name = !v.key.is_empty()
-                            && !v.key.starts_with(|c: char| c.is_ascii_digit())
-                            && v.key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                        match v.value.scalar_text() {
-                            _ if !ok_name => {
-                                p(v.line, format!("key `env.{}`: not a variable name", v.key))
-                            }
-                            _ if let Some(why) = env_refusal(&v.key) => {
-                                p(v.line, format!("key `env.{}`: {why}", v.key))
-                            }
-                            Some(text) => env.push((v.key.clone(), text)),
-                            None => p(
-                                v.line,
-                                format!(
-                                    "key `env.{}` must be a string, not {}",
-                                    v.key,
-                                    v.value.kind()
-                                ),
-                            ),
-                        }
-                    }
-                }
-                other => p(
-                    line,
-                    format!(
-                        "key `env` must be a mapping of NAME: value, not {}",
-                        other.kind()
-                    ),
-                ),
-            },
-            "enabled" => match value {
-                // Kept apart: `execution.trigger: never` stays off whatever the key order.
-                Node::Bool(b) => off_by_key = !*b,
-                _ => p(line, "key `enabled` must be true or false".into()),
-            },
-            "input" => match value {
-                Node::Str(s) if s == "json" => input = ToolInput::StdinJson,
-                Node::Str(s) if s == "args" => input = ToolInput::Argv,
-                _ => p(
-                    line,
-                    "key `input` must be `json` (an object on stdin) or `args` (argv)".into(),
-                ),
-            },
-            other => p(
-                line,
-                format!(
-                    "unknown key `{other}` (known: id, name, description, runtime, script, timeout, env, enabled, input, execution)"
-                ),
-            ),
-        }
-    }
-    if id.is_none() && !entries.iter().any(|e| e.key == "id") {
+    let k = tool_keys(dir, &folder, &entries, &mut p);
+    if k.id.is_none() && !entries.iter().any(|e| e.key == "id") {
         p(1, format!("missing key `id` (the folder name, `{folder}`)"));
     }
     // Without a runtime (or `auto`) the interpreter comes from the script itself; one that
     // names none could never run, so it is refused here, where `skills validate` reports it.
-    if let (Some(file), None) = (&script, &runtime)
+    if let (Some(file), None) = (&k.script, &k.runtime)
         && super::scripts::interpreter_for(file, &dir.join(file), "node").is_none()
     {
         let line = entries
@@ -666,7 +538,7 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
             ),
         );
     }
-    if script.is_none() && !entries.iter().any(|e| e.key == "script") {
+    if k.script.is_none() && !entries.iter().any(|e| e.key == "script") {
         p(
             1,
             "missing key `script` (the file in this folder that runs)".into(),
@@ -681,43 +553,192 @@ pub fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
             (None, None)
         }
     };
-    if schema.is_some() && input == ToolInput::Argv {
+    if schema.is_some() && k.input == ToolInput::Argv {
         problems.push(format!(
-            "{shown}:{input_line}: key `input`: a tool with a schema.json takes its input as JSON (`input: json`)"
+            "{shown}:{}: key `input`: a tool with a schema.json takes its input as JSON (`input: json`)",
+            k.input_line.unwrap_or(1)
         ));
     }
     let description = match fs::read_to_string(dir.join("description.md")) {
         Ok(text) => text.trim().to_owned(),
-        Err(_) => description.unwrap_or_default(),
+        Err(_) => k.description.unwrap_or_default(),
     };
     // With neither, the script's own doc comment says what it does, as for a plain script.
-    let description = match (&script, description.is_empty()) {
+    let description = match (&k.script, description.is_empty()) {
         (Some(file), true) => super::scripts::describe_file(&dir.join(file)),
         _ => description,
     };
-    let disabled_by = match (off_by_key, off_by_trigger) {
+    let disabled_by = match (k.off_by_key, k.off_by_trigger) {
         (false, false) => None,
         (true, false) => Some("enabled: false"),
         (false, true) => Some("execution.trigger: never"),
         (true, true) => Some("enabled: false and execution.trigger: never"),
     };
-    match (id, script) {
+    match (k.id, k.script) {
         (Some(id), Some(script)) if problems.is_empty() => Ok(Tool {
-            name: name.unwrap_or_else(|| id.clone()),
+            name: k.name.unwrap_or_else(|| id.clone()),
             script: format!("{TOOLS_DIR}/{id}/{script}"),
             id,
             description,
             schema,
-            runtime,
-            timeout,
-            confirm,
-            env,
+            runtime: k.runtime,
+            timeout: k.timeout,
+            confirm: k.confirm,
+            env: k.env,
             enabled: disabled_by.is_none(),
             disabled_by,
-            input,
+            input: k.input,
             validator,
         }),
         _ => Err(problems),
+    }
+}
+
+/// What a tool.yaml's keys say, each checked on its own.
+#[derive(Default)]
+struct ToolKeys {
+    id: Option<String>,
+    name: Option<String>,
+    description: Option<String>,
+    runtime: Option<String>,
+    script: Option<String>,
+    timeout: Option<Duration>,
+    env: Vec<(String, String)>,
+    off_by_key: bool,
+    off_by_trigger: bool,
+    confirm: bool,
+    input: ToolInput,
+    /// Where `input` is written, for a problem that involves it.
+    input_line: Option<usize>,
+}
+
+/// A step of `load_tool`: each key of tool.yaml read and checked alone (its problems to `p`).
+/// Long on purpose: one match arm per key of tool.yaml, a closed set.
+fn tool_keys(
+    dir: &Path,
+    folder: &str,
+    entries: &[Entry],
+    p: &mut impl FnMut(usize, String),
+) -> ToolKeys {
+    let mut k = ToolKeys::default();
+    for Entry { key, line, value } in entries {
+        let line = *line;
+        if key == "input" {
+            k.input_line = Some(line);
+        }
+        match key.as_str() {
+            "id" => match value {
+                Node::Str(s) if *s == folder => k.id = Some(s.clone()),
+                Node::Str(s) => p(
+                    line,
+                    format!("key `id`: `{s}` must equal the folder name `{folder}`"),
+                ),
+                other => p(
+                    line,
+                    format!("key `id` must be a string, not {}", other.kind()),
+                ),
+            },
+            "name" => match value.scalar_text() {
+                Some(s) if !s.trim().is_empty() && !matches!(value, Node::Null) => {
+                    k.name = Some(s.trim().to_owned())
+                }
+                _ => p(line, "key `name` must be a non-empty string".into()),
+            },
+            "description" => match value {
+                Node::Str(s) => k.description = Some(s.trim().to_owned()),
+                other => p(
+                    line,
+                    format!("key `description` must be a string, not {}", other.kind()),
+                ),
+            },
+            "runtime" => match value {
+                // claude-prompts-mcp's default: the interpreter for the script's extension.
+                Node::Str(s) if s == "auto" => k.runtime = None,
+                Node::Str(s) if valid_program(s) => k.runtime = Some(runtime_interpreter(s)),
+                _ => p(
+                    line,
+                    "key `runtime` must be an interpreter name such as python3, bash or node \
+                     (or auto: by the script's extension or #! line)"
+                        .into(),
+                ),
+            },
+            "script" => match value {
+                Node::Str(s) => match check_script(dir, s) {
+                    Ok(()) => k.script = Some(s.clone()),
+                    Err(why) => p(line, format!("key `script`: {why}")),
+                },
+                other => p(
+                    line,
+                    format!("key `script` must be a file name, not {}", other.kind()),
+                ),
+            },
+            "timeout" => match value {
+                Node::Int(n) => match timeout_of(*n) {
+                    Ok(d) => k.timeout = Some(d),
+                    Err(why) => p(line, why),
+                },
+                _ => p(line, timeout_of(0).unwrap_err()),
+            },
+            "execution" => {
+                let (asks, runs) = execution(value, line, p);
+                k.confirm |= asks;
+                k.off_by_trigger |= !runs;
+            }
+            "env" => match value {
+                Node::Map(vars) => env_vars(vars, &mut k.env, p),
+                other => p(
+                    line,
+                    format!(
+                        "key `env` must be a mapping of NAME: value, not {}",
+                        other.kind()
+                    ),
+                ),
+            },
+            "enabled" => match value {
+                // Kept apart: `execution.trigger: never` stays off whatever the key order.
+                Node::Bool(b) => k.off_by_key = !*b,
+                _ => p(line, "key `enabled` must be true or false".into()),
+            },
+            "input" => match value {
+                Node::Str(s) if s == "json" => k.input = ToolInput::StdinJson,
+                Node::Str(s) if s == "args" => k.input = ToolInput::Argv,
+                _ => p(
+                    line,
+                    "key `input` must be `json` (an object on stdin) or `args` (argv)".into(),
+                ),
+            },
+            other => p(
+                line,
+                format!(
+                    "unknown key `{other}` (known: id, name, description, runtime, script, timeout, env, enabled, input, execution)"
+                ),
+            ),
+        }
+    }
+    k
+}
+
+/// A step of `tool_keys`: the `env` mapping's variables, each a name a tool may set.
+fn env_vars(vars: &[Entry], env: &mut Vec<(String, String)>, p: &mut impl FnMut(usize, String)) {
+    for v in vars {
+        let ok_name = !v.key.is_empty()
+            && !v.key.starts_with(|c: char| c.is_ascii_digit())
+            && v.key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        match v.value.scalar_text() {
+            _ if !ok_name => p(v.line, format!("key `env.{}`: not a variable name", v.key)),
+            _ if let Some(why) = env_refusal(&v.key) => {
+                p(v.line, format!("key `env.{}`: {why}", v.key))
+            }
+            Some(text) => env.push((v.key.clone(), text)),
+            None => p(
+                v.line,
+                format!(
+                    "key `env.{}` must be a string, not {}",
+                    v.key,
+                    v.value.kind()
+                ),
+            ),
+        }
     }
 }
 

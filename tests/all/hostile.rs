@@ -4573,11 +4573,15 @@ fn dotenv_files_of_the_project_and_the_walk_bound() {
         home.write(&format!("big/a/f{i}"), "");
     }
     home.write("big/z/api/.env", "SECRET-deep\n");
-    let (_, err) = run_in("big", &[], &["big/z/api/.env"]);
     let said = format!(
         "looked for .env files in the first 4000 entries below {} only",
         home.path().join("big").display()
     );
+    // Out of the run's view (it works in its skill's folder), the tree is not walked at all.
+    let (out, err) = run_in("big", &[], &["big/z/api/.env"]);
+    assert_eq!(out, "end", "HOLE: {out}{err}");
+    assert!(!err.contains(&said), "{err}");
+    let (_, err) = run_in("big", &["--workdir", "caller"], &["big/z/api/.env"]);
     assert!(err.contains(&said), "{err}");
     assert!(err.contains("deny_read"), "{err}");
     let mut c = command(&home, &["doctor"], &[]);
