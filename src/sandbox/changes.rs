@@ -27,6 +27,12 @@ mod watched;
 /// Directory entries looked at per walk, over all writable paths.
 pub(crate) const MAX_ENTRIES: usize = 20_000;
 
+/// Writable paths with fewer entries than this are walked with a stat each, before and after
+/// the run: cheaper than watching them, whose inotify descriptor's close waits for a kernel
+/// grace period (a one-shot `run` pays it at exit).
+#[cfg(target_os = "linux")]
+const WALKED_UNDER: usize = 256;
+
 /// Changes listed one by one on the status line; the rest are counted (`run --json` lists all).
 pub(crate) const LISTED: usize = 10;
 
@@ -193,11 +199,17 @@ pub(crate) enum Before {
 }
 
 impl Before {
-    /// Watch `roots`' folders; walk them in full where that is refused.
+    /// Walk `roots` in full when they are small, else watch their folders (walking them in
+    /// full where watches are refused).
     pub(crate) fn take(roots: &[PathBuf]) -> Before {
         #[cfg(target_os = "linux")]
-        if let Ok(w) = watched::Watched::take(roots, MAX_ENTRIES) {
-            return Before::Watched(w);
+        {
+            let listing = watched::Watched::list(roots, MAX_ENTRIES);
+            if listing.seen >= WALKED_UNDER
+                && let Ok(w) = watched::Watched::watch(listing)
+            {
+                return Before::Watched(w);
+            }
         }
         Before::Walked(Snapshot::take(roots))
     }
@@ -444,9 +456,7 @@ mod tests {
     /// What `act` did in `r`, told by the kernel's events and by two walks, which must agree.
     fn run(r: &Path, act: impl FnOnce(&Path)) -> Changes {
         let roots = [r.to_path_buf()];
-        let watched = Before::take(&roots);
-        #[cfg(target_os = "linux")]
-        assert!(matches!(watched, Before::Watched(_)));
+        let watched = watched::Watched::take(&roots, MAX_ENTRIES).unwrap();
         let walked = Snapshot::take(&roots);
         act(r);
         let by_walks = Snapshot::take(&roots).since(&walked);
@@ -461,6 +471,22 @@ mod tests {
             .iter()
             .find(|c| c.path == p)
             .unwrap_or_else(|| panic!("{rel} not in {:?}", c.list))
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_small_tree_is_walked_and_a_large_one_watched() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = [dir.path().to_path_buf()];
+        for i in 0..WALKED_UNDER - 1 {
+            std::fs::write(dir.path().join(format!("f{i}")), "").unwrap();
+        }
+        assert!(matches!(Before::take(&r), Before::Walked(_)));
+        std::fs::write(dir.path().join("one-more"), "").unwrap();
+        let large = Before::take(&r);
+        assert!(matches!(large, Before::Watched(_)));
+        std::fs::write(dir.path().join("f7"), "changed").unwrap();
+        assert_eq!(large.since().list.len(), 1);
     }
 
     #[test]

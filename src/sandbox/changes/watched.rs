@@ -42,6 +42,8 @@ pub(super) struct Listing {
     pub tops: HashSet<PathBuf>,
     /// The walk stopped at this many entries.
     pub capped: Option<usize>,
+    /// Entries listed.
+    pub seen: usize,
     /// The file system's clock when the watches were in place: a time after it on a file was
     /// set during the run.
     pub start: (i64, i64),
@@ -77,11 +79,10 @@ pub(crate) struct Watched {
 }
 
 impl Watched {
-    /// Watch and list the folders of `roots`, breadth first, up to `max_entries` entries. An
-    /// error means the kernel would not watch them all (no inotify, or the user's watches used
-    /// up): the caller walks in full instead.
-    pub(crate) fn take(roots: &[PathBuf], max_entries: usize) -> std::io::Result<Watched> {
-        let mut watches = Watches::new()?;
+    /// List the folders of `roots`, breadth first, up to `max_entries` entries: their names
+    /// and types, no entry stat'ed. Nothing of the run has started yet (the launcher waits at
+    /// its gate), so the watches can follow.
+    pub(super) fn list(roots: &[PathBuf], max_entries: usize) -> Listing {
         let mut listing = Listing {
             roots: super::outermost(roots),
             ..Listing::default()
@@ -96,14 +97,6 @@ impl Watched {
         }
         let mut seen = 0usize;
         'walk: while let Some((dir, is_root)) = queue.pop_front() {
-            // Watched before it is read, so nothing slips between the two.
-            match watches.add(&dir, is_root) {
-                Ok(()) => {}
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::ENOENT)) => {
-                    continue;
-                }
-                Err(e) => return Err(e),
-            }
             let Ok(meta) = (if is_root {
                 std::fs::metadata(&dir)
             } else {
@@ -144,8 +137,37 @@ impl Watched {
             }
             listing.folders.insert(dir, folder);
         }
+        listing.seen = seen;
+        listing
+    }
+
+    /// Watch every folder of `listing`. An error means the kernel would not watch them all (no
+    /// inotify, or the user's watches used up): the caller walks in full instead.
+    pub(super) fn watch(mut listing: Listing) -> std::io::Result<Watched> {
+        let mut watches = Watches::new()?;
+        let roots = listing.roots.clone();
+        let mut gone = Vec::new();
+        for dir in listing.folders.keys() {
+            match watches.add(dir, roots.contains(dir)) {
+                Ok(()) => {}
+                // Removed since it was listed: nothing of the run is in it.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::ENOENT)) => {
+                    gone.push(dir.clone());
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        for dir in gone {
+            listing.folders.remove(&dir);
+        }
         listing.start = fine_now();
         Ok(Watched { watches, listing })
+    }
+
+    /// [`Self::list`] then [`Self::watch`].
+    #[cfg(test)]
+    pub(super) fn take(roots: &[PathBuf], max_entries: usize) -> std::io::Result<Watched> {
+        Watched::watch(Watched::list(roots, max_entries))
     }
 
     /// What the run did.
