@@ -10,7 +10,7 @@ use crate::exec::{self, ExecError, RunResult, RunSpec};
 use crate::policy::{self, AuditMode, ScriptPolicy};
 use crate::sandbox::{LauncherError, SandboxSpec};
 use crate::scan::Kind;
-use crate::skills::{SkillSet, Tool, ToolInput};
+use crate::skills::{ResolvedScript, SkillSet, Tool, ToolInput};
 use std::ffi::OsString;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -460,7 +460,7 @@ impl Dispatcher {
     }
 
     /// The skills whose scripts may run.
-    pub fn skills(&self) -> &SkillSet {
+    pub fn skills(&self) -> &Arc<SkillSet> {
         &self.skills
     }
 
@@ -525,197 +525,219 @@ impl Dispatcher {
     /// Runs argv (`argv[0]` a skill script reference or a system command) if the policy allows.
     /// `stdin` is JSON input (`run --input`, a native tool call); for a tool that takes JSON
     /// without it, the directive's `--flags` become that input (see [`crate::skills::Tool`]).
+    /// The steps: refuse early, plan (resolve and decide), confirm, build the run, run and
+    /// report; each returns the refusal that ends it.
     pub(crate) async fn run_argv(
         &self,
         origin: Origin,
         argv: Vec<String>,
         stdin: Option<Vec<u8>>,
     ) -> Outcome {
-        let mut stdin = stdin;
-        let block =
-            |argv: &[String], skill: Option<String>, stdin: &Option<Vec<u8>>, decision, reason| {
-                self.block_with(origin, argv, skill, stdin.as_deref(), decision, reason)
-            };
-        if argv.is_empty() {
-            return block(
-                &argv,
-                None,
-                &stdin,
-                Decision::Invalid,
-                "empty command".into(),
-            );
-        }
-        if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
-            return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
-        }
-        // A signal is stopping skillpipe: nothing new starts (the runs under way are being
-        // killed, and a command started now would be too, or outlive the exit).
-        if let Some(sig) = crate::exec::interrupted_by() {
-            let why = format!(
-                "not run: skillpipe is stopping ({})",
-                crate::exec::signal_name(sig)
-            );
-            return block(&argv, None, &stdin, Decision::Declined, why);
+        if let Some(refused) = self.refuse_early(origin, &argv, stdin.as_deref()) {
+            return refused;
         }
         if is_builtin_skill(&argv) {
             return self.builtin_skill(origin, &argv);
         }
+        let planned = match self.plan(origin, argv, stdin) {
+            Ok(planned) => planned,
+            Err(refused) => return refused,
+        };
+        let reads = match self.confirm_planned(origin, &planned).await {
+            Ok(reads) => reads,
+            Err(refused) => return refused,
+        };
+        let spec = self.run_spec(&planned, reads);
+        self.execute(origin, planned, spec).await
+    }
+
+    /// Step: what cannot be a command (empty, a word it cannot pass), or comes while skillpipe
+    /// is stopping, is refused before anything is looked up.
+    fn refuse_early(
+        &self,
+        origin: Origin,
+        argv: &[String],
+        input: Option<&[u8]>,
+    ) -> Option<Outcome> {
+        let (decision, why) = if argv.is_empty() {
+            (Decision::Invalid, "empty command".to_string())
+        } else if let Some(e) = argv.iter().find_map(|w| command::check_word(w).err()) {
+            (Decision::Invalid, e.to_string())
+        } else if let Some(sig) = crate::exec::interrupted_by() {
+            // A signal is stopping skillpipe: nothing new starts (the runs under way are being
+            // killed, and a command started now would be too, or outlive the exit).
+            let why = format!(
+                "not run: skillpipe is stopping ({})",
+                crate::exec::signal_name(sig)
+            );
+            (Decision::Declined, why)
+        } else {
+            return None;
+        };
+        Some(self.block_with(origin, argv, None, input, decision, why))
+    }
+
+    /// Step: what `argv` runs and whether the policy allows it, decided before anything is
+    /// asked or started: the skill script however it is written, or the system command.
+    #[allow(clippy::result_large_err)] // A refusal: rare, and returned as it is.
+    fn plan(
+        &self,
+        origin: Origin,
+        argv: Vec<String>,
+        stdin: Option<Vec<u8>>,
+    ) -> Result<Planned, Outcome> {
         // The skill script it runs, however it is written (a function name, a path into a
         // skill's folder, an interpreter in front): one answer, `skills::request`.
-        let request = match self.skills.script_request(&argv) {
-            Ok(request) => request,
-            Err(e) => return self.block(origin, &argv, None, Decision::Invalid, e.to_string()),
+        let request = (self.skills.script_request(&argv))
+            .map_err(|e| self.block(origin, &argv, None, Decision::Invalid, e.to_string()))?;
+        let args_from = request.args_from();
+        let kind = match request.is_script() {
+            true => Argv0Kind::ScriptRef,
+            false => command::classify(&request.argv[0]),
         };
-        let argv = request.argv.clone();
-        let argv0 = argv[0].clone();
-        let args = &argv[request.args_from()..];
-        let path_var = self.path_var();
-        let mut skill = None;
-        let mut script_path = None;
-        // The running skill's folder: in the run's view wherever it works.
-        let mut skill_dir: Option<PathBuf> = None;
-        let mut extra_env = Vec::new();
         let caller_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        let mut timeout = Duration::from_secs(self.policy.timeout_seconds);
-        // `python -P -m …` (workdir = caller): an old Python's refusal of -P is explained.
-        let mut safe_path = false;
-        // The tool whose tool.yaml shortened the timeout, and the policy's.
-        let mut tool_timeout: Option<(String, Duration)> = None;
-        // The tool whose tool.yaml asks to be confirmed before each run.
-        let mut tool_asks: Option<String> = None;
-        let kind = if request.is_script() {
-            Argv0Kind::ScriptRef
-        } else {
-            command::classify(&argv0)
+        let p = Planned {
+            argv: request.argv.clone(),
+            program: OsString::from(&request.argv[0]),
+            args: request.argv[args_from..]
+                .iter()
+                .map(OsString::from)
+                .collect(),
+            cwd: caller_dir.clone(),
+            caller_dir,
+            stdin,
+            timeout: Duration::from_secs(self.policy.timeout_seconds),
+            ..Planned::default()
         };
+        let args = &p.argv[args_from..];
+        if kind != Argv0Kind::ScriptRef {
+            let target = Target::System {
+                program: &p.argv[0],
+                args,
+            };
+            return match policy::decide(&self.compiled, &target) {
+                Ok(_) => Ok(p),
+                Err(d) => Err(self.denied(origin, &p.argv, None, p.stdin.as_deref(), d)),
+            };
+        }
         // `!{scripts/calc.py ...}`, copied from an explanation: the `...` stands for a value. A
         // skill script's only: to a system command (`grep -c '...'`) it may be a real one.
-        if kind == Argv0Kind::ScriptRef
-            && let Some(w) = args.iter().find(|w| command::is_left_out(w))
-        {
+        if let Some(w) = args.iter().find(|w| command::is_left_out(w)) {
             let why = format!(
                 "`{w}` is a placeholder, not a value: write the real argument (or show the \
                  directive in backticks)"
             );
-            return block(&argv, None, &stdin, Decision::Invalid, why);
+            return Err(self.refuse_planned(origin, &p, Decision::Invalid, why));
         }
-        let (program, prog_args, cwd) = match kind {
-            Argv0Kind::ScriptRef => {
-                let resolved = match request.script(&self.skills).expect("a script") {
-                    Ok(r) => r,
-                    Err(e) => {
-                        return block(&argv, None, &stdin, Decision::Invalid, e.to_string());
-                    }
-                };
-                skill = Some(resolved.skill.clone());
-                let target = resolved.policy_target(args);
-                if let Err(d) = policy::decide(&self.compiled, &target) {
-                    return self.denied(origin, &argv, skill, stdin.as_deref(), d);
-                }
-                let mut script_args = args;
-                if let Some(tool) = &resolved.tool {
-                    if tool.confirm {
-                        tool_asks = Some(format!("{}:{}", resolved.skill, tool.id));
-                    }
-                    if let Some(t) = tool.timeout
-                        && t < timeout
-                    {
-                        // The policy's timeout is the user's bound; a tool may only shorten it.
-                        tool_timeout = Some((format!("{}:{}", resolved.skill, tool.id), timeout));
-                        timeout = t;
-                    }
-                    extra_env.extend(
-                        tool.env
-                            .iter()
-                            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
-                    );
-                    if tool.input == ToolInput::StdinJson {
-                        match tool_input(tool, args, stdin.as_deref()) {
-                            Ok(json) => stdin = Some(json),
-                            Err(why) => return block(&argv, skill, &stdin, Decision::Invalid, why),
-                        }
-                        script_args = &[];
-                    }
-                }
-                let cmd = match resolved.command(
-                    script_args,
-                    &self.policy.allowed_interpreters,
-                    &path_var,
-                    self.inherited("PYTHONPATH"),
-                ) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        return block(&argv, skill, &stdin, Decision::Denied, e.to_string());
-                    }
-                };
-                script_path = Some(resolved.path.clone());
-                skill_dir = Some(cmd.cwd.clone());
-                // The skill's variables first; a tool's own `env` comes after them.
-                extra_env.splice(0..0, cmd.env);
-                let mut args = cmd.args;
-                let cwd = match self.policy.workdir {
-                    policy::Workdir::Skill => cmd.cwd,
-                    policy::Workdir::Caller => {
-                        if resolved.module.is_some() {
-                            // Else Python imports `scripts.x` from the user's folder first. A
-                            // Python before 3.11 refuses the option: it fails closed, said below.
-                            args.insert(0, "-P".into());
-                            safe_path = true;
-                        }
-                        caller_dir.clone()
-                    }
-                };
-                (cmd.program.into_os_string(), args, cwd)
+        match request.script(&self.skills).expect("a script") {
+            Ok(resolved) => self.plan_script(origin, p, &resolved, args_from),
+            Err(e) => Err(self.refuse_planned(origin, &p, Decision::Invalid, e.to_string())),
+        }
+    }
+
+    /// Step (of [`Self::plan`]): a skill script's policy decision, its tool's settings (input,
+    /// timeout, environment, confirmation) and the command that runs it.
+    #[allow(clippy::result_large_err)] // A refusal: rare, and returned as it is.
+    fn plan_script(
+        &self,
+        origin: Origin,
+        mut p: Planned,
+        resolved: &ResolvedScript,
+        args_from: usize,
+    ) -> Result<Planned, Outcome> {
+        p.skill = Some(resolved.skill.clone());
+        let args = p.argv[args_from..].to_vec();
+        if let Err(d) = policy::decide(&self.compiled, &resolved.policy_target(&args)) {
+            return Err(self.denied(origin, &p.argv, p.skill, p.stdin.as_deref(), d));
+        }
+        let mut script_args = &args[..];
+        if let Some(tool) = &resolved.tool {
+            let name = format!("{}:{}", resolved.skill, tool.id);
+            if tool.confirm {
+                p.tool_asks = Some(name.clone());
             }
-            Argv0Kind::Path | Argv0Kind::Bare => {
-                let target = Target::System {
-                    program: &argv0,
-                    args,
-                };
-                if let Err(d) = policy::decide(&self.compiled, &target) {
-                    return self.denied(origin, &argv, None, stdin.as_deref(), d);
+            if let Some(t) = tool.timeout
+                && t < p.timeout
+            {
+                // The policy's timeout is the user's bound; a tool may only shorten it.
+                p.tool_timeout = Some((name, p.timeout));
+                p.timeout = t;
+            }
+            let env = tool.env.iter();
+            p.env
+                .extend(env.map(|(k, v)| (OsString::from(k), OsString::from(v))));
+            if tool.input == ToolInput::StdinJson {
+                match tool_input(tool, &args, p.stdin.as_deref()) {
+                    Ok(json) => p.stdin = Some(json),
+                    Err(why) => {
+                        return Err(self.refuse_planned(origin, &p, Decision::Invalid, why));
+                    }
                 }
-                let args = args.iter().map(OsString::from).collect();
-                (OsString::from(&argv0), args, caller_dir.clone())
+                script_args = &[];
+            }
+        }
+        let cmd = resolved
+            .command(
+                script_args,
+                &self.policy.allowed_interpreters,
+                &self.path_var(),
+                self.inherited("PYTHONPATH"),
+            )
+            .map_err(|e| self.refuse_planned(origin, &p, Decision::Denied, e.to_string()))?;
+        p.script_path = Some(resolved.path.clone());
+        p.skill_dir = Some(cmd.cwd.clone());
+        // The skill's variables first; a tool's own `env` comes after them.
+        p.env.splice(0..0, cmd.env);
+        (p.program, p.args) = (cmd.program.into_os_string(), cmd.args);
+        p.cwd = match self.policy.workdir {
+            policy::Workdir::Skill => cmd.cwd,
+            policy::Workdir::Caller => {
+                if resolved.module.is_some() {
+                    // Else Python imports `scripts.x` from the user's folder first. A Python
+                    // before 3.11 refuses the option: it fails closed, said after the run.
+                    p.args.insert(0, "-P".into());
+                    p.safe_path = true;
+                }
+                p.caller_dir.clone()
             }
         };
+        Ok(p)
+    }
 
-        // The existing paths its arguments name, outside what the run sees anyway: shown in
-        // the prompt, and granted to this run only when the user answers it.
-        let named = named_paths(&argv[1..], &caller_dir, &cwd, skill_dir.as_deref());
+    /// Step: the user's answer where the policy asks for one, then the audit log's readiness.
+    /// Returns the paths outside the run's view its arguments name, when the user was asked
+    /// about them (granted to this run only).
+    async fn confirm_planned(&self, origin: Origin, p: &Planned) -> Result<Vec<PathBuf>, Outcome> {
+        let named = named_paths(&p.argv[1..], &p.caller_dir, &p.cwd, p.skill_dir.as_deref());
         let mut grants = confirm::grants(&self.policy);
         grants.extend(
             named
                 .iter()
-                .map(|p| format!("reads, this run only if you answer yes: {}", p.display())),
+                .map(|path| format!("reads, this run only if you answer yes: {}", path.display())),
         );
         let prompt = Prompt {
-            argv: &argv,
-            skill: skill.as_deref(),
-            cwd: &cwd,
+            argv: &p.argv,
+            skill: p.skill.as_deref(),
+            cwd: &p.cwd,
             grants: &grants,
-            input: stdin.as_deref(),
-            tool_asks: tool_asks.as_deref(),
+            input: p.stdin.as_deref(),
+            tool_asks: p.tool_asks.as_deref(),
         };
-        let mut confirmed_reads: Vec<PathBuf> = Vec::new();
-        match self.confirm(&prompt).await {
-            (Verdict::Run, asked) => {
-                if asked {
-                    confirmed_reads = named;
-                }
-            }
+        let reads = match self.confirm(&prompt).await {
+            (Verdict::Run, true) => named,
+            (Verdict::Run, false) => Vec::new(),
             (Verdict::Declined(why), _) => {
-                return block(&argv, skill, &stdin, Decision::Declined, why);
+                return Err(self.refuse_planned(origin, p, Decision::Declined, why));
             }
             (Verdict::Interrupted(why), _) => {
                 // Audited first: the SIGINT may end the program before this returns.
-                let outcome = block(&argv, skill, &stdin, Decision::Declined, why);
+                let outcome = self.refuse_planned(origin, p, Decision::Declined, why);
                 if self.asker_is_terminal {
                     exec::raise_interrupt().await;
                 }
-                return outcome;
+                return Err(outcome);
             }
-        }
+        };
         // The log exists before the sandbox is built (made now on the first run), so that the
         // run hides it from the script like skillpipe's other files: one it found missing, the
         // script could write to and move.
@@ -727,201 +749,185 @@ impl Dispatcher {
                 "audit = \"required\" and the log cannot be written: {}",
                 (self.wording.audit)(&e)
             );
-            return block(&argv, skill, &stdin, Decision::Denied, why);
+            return Err(self.refuse_planned(origin, p, Decision::Denied, why));
         }
+        Ok(reads)
+    }
 
-        // A skill script runs in its skill's folder: a relative path meant for where the user
-        // is would not be found there. Said only if the run then fails.
-        let ran_elsewhere = script_path.is_some() && cwd != caller_dir;
-        let elsewhere = match ran_elsewhere {
-            true => relative_arg_elsewhere(&prog_args, &cwd, &caller_dir),
-            false => None,
-        };
-        let caller = ran_elsewhere.then(|| caller_dir.clone());
+    /// Step: the process to start (environment, repository config kept out) and the sandbox
+    /// around it, with the reads the user granted. Starts nothing.
+    fn run_spec(&self, p: &Planned, reads: Vec<PathBuf>) -> RunSpec {
         let mut env = self.base_env.clone();
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
-        env.push(("SKILLPIPE_CALLER_DIR".into(), caller_dir.into_os_string()));
-        env.extend(extra_env);
+        env.push(("SKILLPIPE_CALLER_DIR".into(), p.caller_dir.clone().into()));
+        env.extend(p.env.iter().cloned());
         // A system command (an allowed `git`, or one a wrapper starts) runs none of the
         // programs a repository's config names; a skill's script is the skill's to configure.
-        if kind != Argv0Kind::ScriptRef {
-            let config = exec::git_config::repo_config(&cwd);
+        if p.script_path.is_none() {
+            let config = exec::git_config::repo_config(&p.cwd);
             let git = exec::git_config::env(&env, config.as_deref());
             env.extend(git.into_iter().map(|(k, v)| (k.into(), v.into())));
         }
-        let mut sandbox = self.sandbox_spec(&cwd, skill_dir.as_deref());
-        sandbox.read.extend(
-            confirmed_reads
-                .into_iter()
-                .map(|path| crate::sandbox::view::Grant {
-                    path,
-                    why: crate::sandbox::view::Why::Granted,
-                }),
-        );
-        let spec = RunSpec {
-            program,
-            args: prog_args,
-            cwd,
+        let mut sandbox = self.sandbox_spec(&p.cwd, p.skill_dir.as_deref());
+        sandbox
+            .read
+            .extend(reads.into_iter().map(|path| crate::sandbox::view::Grant {
+                path,
+                why: crate::sandbox::view::Why::Granted,
+            }));
+        RunSpec {
+            program: p.program.clone(),
+            args: p.args.clone(),
+            cwd: p.cwd.clone(),
             env,
-            stdin: stdin.clone(),
-            timeout,
+            stdin: p.stdin.clone(),
+            timeout: p.timeout,
             max_output_bytes: self.policy.max_output_bytes,
             sandbox,
-        };
-        // If this future is dropped (Ctrl-C), the command is killed; the log still says so.
+        }
+    }
+
+    /// Step: the run, audited as it starts and as it ends, also when this future is dropped
+    /// (Ctrl-C kills the command; the log still says so).
+    async fn execute(&self, origin: Origin, p: Planned, spec: RunSpec) -> Outcome {
+        // A skill script runs in its skill's folder: a relative path meant for where the user
+        // is would not be found there. Looked at before the run, said only if it then fails.
+        let elsewhere = (p.ran_elsewhere())
+            .then(|| relative_arg_elsewhere(&p.args, &p.cwd, &p.caller_dir))
+            .flatten();
         let _in_flight = InFlight::enter();
-        let mut started = self.record(
-            origin,
-            Decision::Ran,
-            &argv,
-            skill.clone(),
-            stdin.as_deref(),
-        );
-        started.phase = Some("started");
+        let started = self.run_record(origin, &p, Decision::Ran, "started");
         self.audit.write_or_warn(&started);
-        let cut: Box<[crate::audit::Cut]> = started
-            .argv_cut
-            .iter()
-            .cloned()
+        let cut: Box<[crate::audit::Cut]> = (started.argv_cut.iter().cloned())
             .chain(started.stdin_cut.clone())
             .collect();
-        let mut cancel_record = self.record(
-            origin,
-            Decision::Ran,
-            &argv,
-            skill.clone(),
-            stdin.as_deref(),
-        );
-        cancel_record.reason = Some("cancelled".into());
-        cancel_record.phase = Some("completed");
+        let mut cancelled = self.run_record(origin, &p, Decision::Ran, "completed");
+        cancelled.reason = Some("cancelled".into());
         let guard = AuditOnDrop {
             log: &self.audit,
-            record: Some(cancel_record),
+            record: Some(cancelled),
             started: std::time::Instant::now(),
         };
         let ran = exec::run_with_launcher(spec, self.launcher.as_deref()).await;
         let ran_for = guard.started.elapsed();
         guard.disarm();
         match ran {
-            Ok(result) if safe_path && python_lacks_safe_path(&result) => {
+            Ok(result) if p.safe_path && python_lacks_safe_path(&result) => {
                 let why = format!(
                     "`{}` with workdir = caller needs Python 3.11 or later: its -P keeps your \
                      folder off sys.path, so that the module is the skill's, not a file of yours \
                      with its name; this Python is older (\"Unknown option: -P\"): run it with \
                      --workdir skill, or install a newer Python",
-                    argv.join(" ")
+                    p.argv.join(" ")
                 );
-                self.end_with(origin, &argv, skill, &stdin, Decision::Denied, why)
+                self.end_with(origin, &p, Decision::Denied, why)
             }
-            Ok(mut result) => {
-                let mut rec = self.record(
-                    origin,
-                    Decision::Ran,
-                    &argv,
-                    skill.clone(),
-                    stdin.as_deref(),
-                );
-                rec.phase = Some("completed");
-                rec.exit_code = Some(result.exit_code);
-                rec.signal = result.signal.clone();
-                rec.duration_ms = Some(result.duration.as_millis() as u64);
-                rec.bytes_out = Some(result.stdout.len() as u64);
-                rec.bytes_err = Some(result.stderr.len() as u64);
-                rec.truncated = result.truncated_stdout || result.truncated_stderr;
-                rec.sandbox = Some(result.enforced.summary());
-                rec.oom_killed = result.memory.oom_killed;
-                rec.changes = result.changes.list.clone();
-                rec.changes_bound_hit = result.changes.capped.is_some();
-                if result.timed_out {
-                    rec.reason = Some("timed out".into());
-                }
-                self.audit.write_or_warn(&rec);
-                // The warnings in this dispatcher's wording.
-                result.warnings = (result.warned.iter())
-                    .map(|w| w.word(self.wording.setting))
-                    .collect();
-                name_over_cap_warnings(&mut result, skill.as_deref(), &argv0);
-                if result.timed_out {
-                    result.facts.stopped = Some(crate::exec::Stopped {
-                        after: timeout,
-                        tool: tool_timeout.map(|(t, policy)| (t, policy.as_secs())),
-                    });
-                }
-                result.facts.elsewhere = elsewhere.map(|arg| command::escape_controls(&arg));
-                result.facts.caller = caller;
-                // The advice in this dispatcher's wording, from the run's facts.
-                if !result.success()
-                    && let Some(said) = (self.wording.advise)(&result)
-                {
-                    result.advice = Some(said.advice);
-                    result.hint = Some(said.hint);
-                    result.model_hint = Some(said.for_model);
-                }
-                Outcome::Ran(Ran {
-                    result,
-                    skill,
-                    script_path,
-                    cut,
-                })
-            }
-            // A `started` line is written: these end the run, so their line completes it.
-            Err(ExecError::NotFound { .. }) => {
-                let why = format!("command not found: {argv0}");
-                self.end_with(origin, &argv, skill, &stdin, Decision::Invalid, why)
-            }
-            Err(e @ ExecError::Sandbox(_)) => self.end_with(
-                origin,
-                &argv,
-                skill,
-                &stdin,
-                Decision::Denied,
-                (self.wording.exec)(&e),
+            Ok(result) => self.report_ran(origin, p, result, cut, elsewhere),
+            Err(e) => self.report_failed(origin, p, e, ran_for),
+        }
+    }
+
+    /// Step: a run that ended, audited, with its warnings, facts and advice in this
+    /// dispatcher's wording.
+    fn report_ran(
+        &self,
+        origin: Origin,
+        p: Planned,
+        mut result: RunResult,
+        cut: Box<[crate::audit::Cut]>,
+        elsewhere: Option<String>,
+    ) -> Outcome {
+        let mut rec = self.run_record(origin, &p, Decision::Ran, "completed");
+        rec.exit_code = Some(result.exit_code);
+        rec.signal = result.signal.clone();
+        rec.duration_ms = Some(result.duration.as_millis() as u64);
+        rec.bytes_out = Some(result.stdout.len() as u64);
+        rec.bytes_err = Some(result.stderr.len() as u64);
+        rec.truncated = result.truncated_stdout || result.truncated_stderr;
+        rec.sandbox = Some(result.enforced.summary());
+        rec.oom_killed = result.memory.oom_killed;
+        rec.changes = result.changes.list.clone();
+        rec.changes_bound_hit = result.changes.capped.is_some();
+        if result.timed_out {
+            rec.reason = Some("timed out".into());
+        }
+        self.audit.write_or_warn(&rec);
+        result.warnings = (result.warned.iter())
+            .map(|w| w.word(self.wording.setting))
+            .collect();
+        name_over_cap_warnings(&mut result, p.skill.as_deref(), &p.argv[0]);
+        result.facts.elsewhere = elsewhere.map(|arg| command::escape_controls(&arg));
+        result.facts.caller = p.ran_elsewhere().then(|| p.caller_dir.clone());
+        if result.timed_out {
+            result.facts.stopped = Some(crate::exec::Stopped {
+                after: p.timeout,
+                tool: (p.tool_timeout).map(|(t, policy)| (t, policy.as_secs())),
+            });
+        }
+        // The advice in this dispatcher's wording, from the run's facts.
+        if !result.success()
+            && let Some(said) = (self.wording.advise)(&result)
+        {
+            result.advice = Some(said.advice);
+            result.hint = Some(said.hint);
+            result.model_hint = Some(said.for_model);
+        }
+        Outcome::Ran(Ran {
+            result,
+            skill: p.skill,
+            script_path: p.script_path,
+            cut,
+        })
+    }
+
+    /// Step: a run that could not start or was cut off; its `started` line is written, so
+    /// these lines complete it.
+    fn report_failed(
+        &self,
+        origin: Origin,
+        p: Planned,
+        e: ExecError,
+        ran_for: Duration,
+    ) -> Outcome {
+        let end = |decision, why| self.end_with(origin, &p, decision, why);
+        match e {
+            ExecError::NotFound { .. } => end(
+                Decision::Invalid,
+                format!("command not found: {}", p.argv[0]),
             ),
-            Err(e @ ExecError::Interrupted { enforced, .. }) => {
-                let mut rec = self.record(origin, Decision::Ran, &argv, skill, stdin.as_deref());
-                rec.phase = Some("completed");
+            e @ ExecError::Sandbox(_) => end(Decision::Denied, (self.wording.exec)(&e)),
+            e @ ExecError::Interrupted { enforced, .. } => {
+                let mut rec = self.run_record(origin, &p, Decision::Ran, "completed");
                 rec.duration_ms = Some(ran_for.as_millis() as u64);
                 // Its process tree was killed when the run was dropped.
                 rec.signal = enforced.map(|_| "SIGKILL".to_string());
                 rec.sandbox = enforced.map(|e| e.summary());
-                rec.reason = Some(e.to_string());
-                self.audit.write_or_warn(&rec);
-                Outcome::Blocked {
-                    decision: Decision::Ran,
-                    reason: e.to_string(),
-                    denied: None,
-                }
+                self.refused(rec, e.to_string(), None)
             }
-            Err(e) => self.end_with(
-                origin,
-                &argv,
-                skill,
-                &stdin,
-                Decision::Invalid,
-                e.to_string(),
-            ),
+            e => end(Decision::Invalid, e.to_string()),
         }
     }
 
+    /// The audit line of the planned run `p` at `phase` (`started`, `completed`).
+    fn run_record(&self, origin: Origin, p: &Planned, d: Decision, phase: &'static str) -> Record {
+        let (argv, skill, input) = (&p.argv, p.skill.clone(), p.stdin.as_deref());
+        let mut rec = self.record(origin, d, argv, skill, input);
+        rec.phase = Some(phase);
+        rec
+    }
+
+    /// A refusal of a planned run, before it starts.
+    fn refuse_planned(&self, origin: Origin, p: &Planned, d: Decision, why: String) -> Outcome {
+        self.block_with(origin, &p.argv, p.skill.clone(), p.stdin.as_deref(), d, why)
+    }
+
     /// A refusal of a run whose `started` line is written: its line has phase `completed`.
-    fn end_with(
-        &self,
-        origin: Origin,
-        argv: &[String],
-        skill: Option<String>,
-        stdin: &Option<Vec<u8>>,
-        decision: Decision,
-        reason: String,
-    ) -> Outcome {
-        let mut rec = self.record(origin, decision, argv, skill, stdin.as_deref());
-        rec.reason = Some(reason.clone());
-        rec.phase = Some("completed");
-        self.audit.write_or_warn(&rec);
-        Outcome::Blocked {
-            decision,
+    fn end_with(&self, origin: Origin, p: &Planned, decision: Decision, reason: String) -> Outcome {
+        self.refused(
+            self.run_record(origin, p, decision, "completed"),
             reason,
-            denied: None,
-        }
+            None,
+        )
     }
 
     /// `skill NAME [FILE]`: a loaded skill's SKILL.md body or one of its files, read by
@@ -1415,14 +1421,11 @@ impl Dispatcher {
         decision: Decision,
         reason: String,
     ) -> Outcome {
-        let mut rec = self.record(origin, decision, argv, skill, stdin);
-        rec.reason = Some(reason.clone());
-        self.audit.write_or_warn(&rec);
-        Outcome::Blocked {
-            decision,
+        self.refused(
+            self.record(origin, decision, argv, skill, stdin),
             reason,
-            denied: None,
-        }
+            None,
+        )
     }
 
     /// A policy refusal: audited and reported in the dispatcher's wording, and kept typed.
@@ -1434,14 +1437,18 @@ impl Dispatcher {
         stdin: Option<&[u8]>,
         denied: policy::Denied,
     ) -> Outcome {
-        let reason = (self.wording.denied)(&denied);
-        let mut rec = self.record(origin, Decision::Denied, argv, skill, stdin);
+        let rec = self.record(origin, Decision::Denied, argv, skill, stdin);
+        self.refused(rec, (self.wording.denied)(&denied), Some(denied))
+    }
+
+    /// `rec` audited with `reason`, and the outcome that says it.
+    fn refused(&self, mut rec: Record, reason: String, denied: Option<policy::Denied>) -> Outcome {
         rec.reason = Some(reason.clone());
         self.audit.write_or_warn(&rec);
         Outcome::Blocked {
-            decision: Decision::Denied,
+            decision: rec.decision,
             reason,
-            denied: Some(denied),
+            denied,
         }
     }
 }
@@ -1544,6 +1551,41 @@ fn python_lacks_safe_path(r: &RunResult) -> bool {
             .lines()
             .next()
             .is_some_and(|l| l.trim() == "Unknown option: -P")
+}
+
+/// A command the policy allows, decided by [`Dispatcher::plan`]: what runs, where, with what,
+/// for which skill. Nothing is asked or started yet.
+#[derive(Default)]
+struct Planned {
+    /// The argv as the policy reads it (audited, shown in the prompt).
+    argv: Vec<String>,
+    skill: Option<String>,
+    /// The skill script's file (`None`: a system command).
+    script_path: Option<PathBuf>,
+    /// The running skill's folder: in the run's view wherever it works.
+    skill_dir: Option<PathBuf>,
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: PathBuf,
+    /// Where the user is.
+    caller_dir: PathBuf,
+    /// The skill's variables, then a tool's own.
+    env: Vec<(OsString, OsString)>,
+    stdin: Option<Vec<u8>>,
+    timeout: Duration,
+    /// The tool whose tool.yaml shortened the timeout, and the policy's.
+    tool_timeout: Option<(String, Duration)>,
+    /// The tool whose tool.yaml asks to be confirmed before each run.
+    tool_asks: Option<String>,
+    /// `python -P -m …` (workdir = caller): an old Python's refusal of -P is explained.
+    safe_path: bool,
+}
+
+impl Planned {
+    /// A skill script that runs in its skill's folder, away from where the user is.
+    fn ran_elsewhere(&self) -> bool {
+        self.script_path.is_some() && self.cwd != self.caller_dir
+    }
 }
 
 /// Writes its record when dropped before [`AuditOnDrop::disarm`]: a cancelled run is audited,

@@ -71,7 +71,9 @@ pub(crate) mod config;
 pub mod confirm;
 #[cfg(feature = "runtime")]
 pub mod dispatch;
+// Only `exec::sys` may hold unsafe code (it allows it itself).
 #[cfg(feature = "runtime")]
+#[deny(unsafe_code)]
 pub mod exec;
 #[cfg(feature = "runtime")]
 pub mod filter;

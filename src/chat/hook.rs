@@ -7,6 +7,8 @@
 use crate::model::Message;
 use crate::pipeline::Gate;
 use crate::scan::Directive;
+use crate::skills::SkillSet;
+use std::sync::Arc;
 
 /// A refusal the coach makes of a native tool call: what the audit log records, and what the
 /// model is told.
@@ -27,14 +29,15 @@ pub trait Coaching: Send + Sync {
     }
 
     /// A check on the directives of a turn whose user wrote `user`; `asked` holds every user
-    /// message and result of the conversation so far.
-    fn gate(&self, _user: &str, _asked: &str) -> Option<Gate> {
+    /// message and result of the conversation so far. `skills` (the dispatcher's) say which
+    /// script a command runs, here as in every question below.
+    fn gate(&self, _user: &str, _asked: &str, _skills: &Arc<SkillSet>) -> Option<Gate> {
         None
     }
 
     /// What is shown in place of a directive the gate refused where it was found (`None`:
     /// nothing, as for any refused directive).
-    fn shown_refused(&self, _user: &str, _directive: &Directive) -> Option<String> {
+    fn shown_refused(&self, _user: &str, _d: &Directive, _skills: &SkillSet) -> Option<String> {
         None
     }
 
@@ -44,7 +47,7 @@ pub trait Coaching: Send + Sync {
     }
 
     /// A native tool call refused once it is a command (`argv`: script, then arguments).
-    fn refuse_call(&self, _argv: &[String], _asked: &str) -> Option<CallRefusal> {
+    fn refuse_call(&self, _argv: &[String], _asked: &str, _: &SkillSet) -> Option<CallRefusal> {
         None
     }
 

@@ -412,13 +412,7 @@ impl Session {
         let Ok(argv) = crate::command::parse_argv(body) else {
             return format!("{changes}\0{}", body.trim());
         };
-        let skills = self.dispatcher.skills();
-        if let Ok(request) = skills.script_request(&argv) {
-            let args = request.argv[request.args_from()..].join("\0");
-            if let Some(Ok(script)) = request.script(skills) {
-                return format!("{changes}\0{}/{}\0{args}", script.skill, script.rel_path);
-            }
-        }
+        let argv = self.dispatcher.skills().canonical(&argv);
         format!("{changes}\0{}", argv.join("\0"))
     }
 
@@ -466,7 +460,10 @@ impl Session {
         };
         let rt = tokio::runtime::Handle::current();
         let mut driver = Driver::new(self.dispatcher.clone(), pipeline, &rt, None);
-        if let Some(gate) = self.coach.gate(user, &self.asked()) {
+        if let Some(gate) = self
+            .coach
+            .gate(user, &self.asked(), self.dispatcher.skills())
+        {
             driver = driver.with_gate(gate);
         }
         let mut report = TurnReport::default();
@@ -859,7 +856,10 @@ impl Session {
             Event::Capture(d) => *capture = Some(d),
             // The coach may show a refused directive (the report has said why it did not run).
             Event::Refused { directive, .. } => {
-                if let Some(text) = self.coach.shown_refused(&self.turn_user, directive) {
+                if let Some(text) =
+                    self.coach
+                        .shown_refused(&self.turn_user, directive, self.dispatcher.skills())
+                {
                     let mut shown = Vec::new();
                     self.lines.text(text.as_bytes(), &mut shown);
                     self.show(ui, &shown);
@@ -985,7 +985,10 @@ impl Session {
         };
         let mut argv = vec![script.clone()];
         argv.extend(args);
-        if let Some(no) = self.coach.refuse_call(&argv, &self.asked()) {
+        if let Some(no) = self
+            .coach
+            .refuse_call(&argv, &self.asked(), self.dispatcher.skills())
+        {
             let outcome = driver.refuse(Origin::Tool, &argv, Decision::Denied, no.reason);
             self.tool_report(call, &outcome, ui, driver);
             return ((tools::error_json(&no.told), true), None);

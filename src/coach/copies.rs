@@ -8,9 +8,9 @@
 //! example's arguments whole, which nobody in the conversation wrote, is a copy, not a request:
 //! it is not run.
 
-use crate::command::interpreter::what_runs;
 use crate::model::Message;
 use crate::scan::{Directive, Event, ScanOptions, Scanner};
+use crate::skills::SkillSet;
 
 /// Why a copy is not run, for the model, the status line and the audit log.
 pub const COPIED: &str = "a copy of a worked example, not the user's request";
@@ -132,10 +132,10 @@ fn holds_args(user: &str, args: &str) -> bool {
     !needed.is_empty() && needed.iter().all(|a| user.contains(a))
 }
 
-/// A directive's arguments as one text: the body after its program, or after the script an
-/// interpreter runs (`python3 scripts/lookup.py ubiquitous` gives `ubiquitous`).
-pub fn args_of(d: &Directive) -> String {
-    Written::of(d).script().1
+/// A directive's arguments as one text: what it gives the program or skill script it runs
+/// (`python3 scripts/lookup.py ubiquitous` gives `ubiquitous`), read as the dispatcher reads it.
+pub fn args_of(d: &Directive, skills: &SkillSet) -> String {
+    Written::of(d).runs(skills).1
 }
 
 /// `!{skill …}`: skillpipe's own read of a skill, no process.
@@ -181,46 +181,13 @@ impl Written {
         }
     }
 
-    /// The script an example runs: its program, past an interpreter in front of it (`python3
-    /// scripts/date.py` runs `scripts/date.py`), and that script's arguments.
-    fn script(&self) -> (&str, String) {
-        let at = what_runs(&self.words).map_or(0, |w| w.len().saturating_sub(1));
-        let program = self.words.get(at).map_or("", String::as_str);
-        (
-            program,
-            self.words.get(at + 1..).unwrap_or_default().join(" "),
-        )
+    /// What it runs, named as the dispatcher resolves it ([`SkillSet::canonical`]: `python3
+    /// -u scripts/calc.py` runs `calc/scripts/calc.py`), and the arguments it gives that.
+    fn runs(&self, skills: &SkillSet) -> (String, String) {
+        let mut argv = skills.canonical(&self.words).into_iter();
+        let program = argv.next().unwrap_or_default();
+        (program, argv.collect::<Vec<_>>().join(" "))
     }
-
-    /// The arguments this directive gives `program`, wherever it stands among the words: behind
-    /// an interpreter, its options or a wrapper (`python3 -u scripts/calc.py`, `env python3
-    /// scripts/calc.py`, `uv run --with x scripts/calc.py`) it still runs that script. `None`
-    /// when it does not run it.
-    /// `python -m scripts.calc` runs `scripts/calc.py` as a module, as the dispatcher resolves it.
-    fn given_to(&self, program: &str) -> Option<String> {
-        let w = &self.words;
-        let at = (0..w.len()).find(|&i| {
-            same_program(&w[i], program)
-                || (i > 0 && w[i - 1] == "-m" && same_program(&module_script(&w[i]), program))
-        })?;
-        Some(w[at + 1..].join(" "))
-    }
-}
-
-/// The script a module name stands for: `scripts.calc` is `scripts/calc.py`.
-fn module_script(module: &str) -> String {
-    format!("{}.py", module.replace('.', "/"))
-}
-
-/// The same script, however its folder is written: `scripts/calc.py`, `calc/scripts/calc.py`
-/// and `<path-to-skill>/scripts/calc.py` all run one file (DESIGN §2). A bare `calc.py` example
-/// also matches `./calc.py`: harmless, as a copy must also hold the example's arguments.
-fn same_program(a: &str, b: &str) -> bool {
-    let under = |long: &str, short: &str| {
-        long.strip_suffix(short)
-            .is_some_and(|head| head.ends_with('/'))
-    };
-    !a.is_empty() && !b.is_empty() && (a == b || under(a, b) || under(b, a))
 }
 
 /// True when `inner`'s words and numbers stand, in order and side by side, among `outer`'s.
@@ -260,29 +227,29 @@ impl Examples {
     /// instructions (`!{skill NAME}`): it runs no process, and a user rarely names the skill
     /// they want ("handle the review comments on my pull request" for `gh-address-comments`),
     /// so blocking a wanted read costs more than allowing a copied one.
-    pub fn is_copy(&self, d: &Directive, asked: &str) -> bool {
-        !is_skill_read(d) && self.holds_copy(&Written::of(d), asked)
+    pub fn is_copy(&self, d: &Directive, asked: &str, skills: &SkillSet) -> bool {
+        !is_skill_read(d) && self.holds_copy(&Written::of(d), asked, skills)
     }
 
     /// A native tool call's command (`calc/scripts/calc.py`, `287 / 3.5`), judged as the
     /// directive of the same words would be: a model that calls tools copies the worked
     /// examples' values as readily as one that writes directives.
-    pub fn is_copied_call(&self, argv: &[String], asked: &str) -> bool {
+    pub fn is_copied_call(&self, argv: &[String], asked: &str, skills: &SkillSet) -> bool {
         let written = Written {
             raw: Vec::new(),
             words: argv.to_vec(),
         };
-        self.holds_copy(&written, asked)
+        self.holds_copy(&written, asked, skills)
     }
 
-    fn holds_copy(&self, written: &Written, asked: &str) -> bool {
+    fn holds_copy(&self, written: &Written, asked: &str, skills: &SkillSet) -> bool {
+        let (runs, given) = written.runs(skills);
         self.0.iter().any(|ex| {
-            let (program, args) = ex.script();
-            let copied = ex.raw == written.raw
-                || written
-                    .given_to(program)
-                    .is_some_and(|given| holds_run(&given, &args));
-            copied && !tokens(&args).is_empty() && !holds_args(asked, &args)
+            let (program, args) = ex.runs(skills);
+            let same_run = !program.is_empty() && program == runs && holds_run(&given, &args);
+            (ex.raw == written.raw || same_run)
+                && !tokens(&args).is_empty()
+                && !holds_args(asked, &args)
         })
     }
 }
@@ -291,6 +258,30 @@ impl Examples {
 mod tests {
     use super::*;
     use crate::scan::Kind;
+    use std::sync::LazyLock;
+
+    /// The skills the examples below run, as the dispatcher would load them.
+    fn skills() -> &'static SkillSet {
+        static SKILLS: LazyLock<(tempfile::TempDir, SkillSet)> = LazyLock::new(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let scripts = "calc.py notify.sh say.sh lookup.py date.py date.sh";
+            for (name, script) in scripts
+                .split(' ')
+                .filter_map(|s| Some((s.split_once('.')?.0, s)))
+            {
+                let file = format!("scripts/{script}");
+                crate::skills::write_test_skill(dir.path(), name, &[(&file, "")]);
+            }
+            let set = SkillSet::load(&[dir.path().to_path_buf()]);
+            (dir, set)
+        });
+        &SKILLS.1
+    }
+
+    /// Whether `raw` copies an example of `ex` in a conversation that asked `asked`.
+    fn copy(ex: &Examples, raw: &str, asked: &str) -> bool {
+        ex.is_copy(&directive(raw), asked, skills())
+    }
 
     fn directive(raw: &str) -> Directive {
         let kind = if raw.starts_with('!') {
@@ -374,9 +365,12 @@ mod tests {
         }
         // The arguments are the script's, behind an interpreter too.
         let d = directive("!{python3 scripts/lookup.py ubiquitous}");
-        assert_eq!(args_of(&d), "ubiquitous");
+        assert_eq!(args_of(&d, skills()), "ubiquitous");
         assert_eq!(
-            nothing_to_run("Look up ubiquitous with a directive.", &args_of(&d)),
+            nothing_to_run(
+                "Look up ubiquitous with a directive.",
+                &args_of(&d, skills())
+            ),
             None
         );
         for no in [
@@ -415,23 +409,27 @@ mod tests {
                 "Shown only: `!{scripts/calc.py \"1 + 1\"}`; %{scripts/say.sh \"quay\"}",
             ),
         ]);
-        let calc = directive("!{scripts/calc.py \"287 / 3.5\"}");
-        assert!(ex.is_copy(&calc, "How do I write a directive?"));
+        let calc = "!{scripts/calc.py \"287 / 3.5\"}";
+        assert!(copy(&ex, calc, "How do I write a directive?"));
         assert!(
-            !ex.is_copy(&calc, "What is 287 / 3.5?"),
+            !copy(&ex, calc, "What is 287 / 3.5?"),
             "the user asked for it"
         );
         // The same numbers in words: still the user's request.
-        assert!(!ex.is_copy(&calc, "What is 287 divided by 3.5?"));
-        assert!(!ex.is_copy(&calc, "A train covers 287 km in 3.5 hours. How fast is it?"));
-        assert!(ex.is_copy(&calc, "What is 287 divided by 3?"));
-        assert!(!ex.is_copy(&directive("!{scripts/calc.py \"17 * 23\"}"), "17 times 23?"));
-        let say = directive("%{scripts/say.sh \"quay\"}");
-        assert!(ex.is_copy(&say, "Show me how you make me hear a word"));
-        assert!(!ex.is_copy(&say, "How is QUAY pronounced?"));
+        assert!(!copy(&ex, calc, "What is 287 divided by 3.5?"));
+        assert!(!copy(
+            &ex,
+            calc,
+            "A train covers 287 km in 3.5 hours. How fast is it?"
+        ));
+        assert!(copy(&ex, calc, "What is 287 divided by 3?"));
+        assert!(!copy(&ex, "!{scripts/calc.py \"17 * 23\"}", "17 times 23?"));
+        let say = "%{scripts/say.sh \"quay\"}";
+        assert!(copy(&ex, say, "Show me how you make me hear a word"));
+        assert!(!copy(&ex, say, "How is QUAY pronounced?"));
         // A directive shown in backticks in the examples is no example directive.
-        assert!(!ex.is_copy(&directive("!{scripts/calc.py \"1 + 1\"}"), "hi"));
-        assert!(!Examples::default().is_copy(&calc, "hi"));
+        assert!(!copy(&ex, "!{scripts/calc.py \"1 + 1\"}", "hi"));
+        assert!(!copy(&Examples::default(), calc, "hi"));
     }
 
     /// A tool call's command is judged by its words: the example's script, named as the tool
@@ -441,15 +439,15 @@ mod tests {
         let ex = Examples::from_messages(&[Message::assistant("!{scripts/calc.py \"287 / 3.5\"}")]);
         let argv = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
         let copied = argv(&["calc/scripts/calc.py", "287 / 3.5"]);
-        assert!(ex.is_copied_call(&copied, "A recipe for pancakes?"));
+        assert!(ex.is_copied_call(&copied, "A recipe for pancakes?", skills()));
         assert!(
-            !ex.is_copied_call(&copied, "What is 287 / 3.5?"),
+            !ex.is_copied_call(&copied, "What is 287 / 3.5?", skills()),
             "asked for"
         );
         let other = argv(&["calc/scripts/calc.py", "17 * 23"]);
-        assert!(!ex.is_copied_call(&other, "A recipe for pancakes?"));
+        assert!(!ex.is_copied_call(&other, "A recipe for pancakes?", skills()));
         let elsewhere = argv(&["notes/scripts/add.py", "287 / 3.5"]);
-        assert!(!ex.is_copied_call(&elsewhere, "A recipe for pancakes?"));
+        assert!(!ex.is_copied_call(&elsewhere, "A recipe for pancakes?", skills()));
     }
 
     /// Measured: asked for a poem, a 0.5B model wrote the calc example with the notify example
@@ -462,14 +460,13 @@ mod tests {
             Message::assistant("Sent. %{scripts/notify.sh \"Meeting\" \"It starts at 3 pm.\"}"),
         ]);
         let poem = "Write two lines of poetry about the sea.";
-        let stuck = directive(
-            "!{scripts/calc.py \"287 / 3.5\" %{scripts/notify.sh \"Meeting\" \"It starts at 3 pm.\"}}",
-        );
-        assert!(ex.is_copy(&stuck, poem));
-        assert!(ex.is_copy(&directive("!{scripts/calc.py \"287 / 3.5 * 2\"}"), poem));
+        let stuck = "!{scripts/calc.py \"287 / 3.5\" %{scripts/notify.sh \"Meeting\" \"It starts at 3 pm.\"}}";
+        assert!(copy(&ex, stuck, poem));
+        assert!(copy(&ex, "!{scripts/calc.py \"287 / 3.5 * 2\"}", poem));
         assert!(
-            !ex.is_copy(
-                &directive("!{scripts/calc.py \"287 / 3.5 * 2\"}"),
+            !copy(
+                &ex,
+                "!{scripts/calc.py \"287 / 3.5 * 2\"}",
                 "287 / 3.5, doubled?"
             ),
             "the user asked for those values"
@@ -479,45 +476,50 @@ mod tests {
             "!{scripts/calc.py \"3 * 3\"}",
             "!{scripts/calc.py \"287 + 1\"}",
         ] {
-            assert!(
-                !ex.is_copy(&directive(other), "three times three?"),
-                "{other}"
-            );
+            assert!(!copy(&ex, other, "three times three?"), "{other}");
         }
         // The example's values for another script are no copy of it.
-        assert!(!ex.is_copy(&directive("!{scripts/lookup.py \"287 / 3.5\"}"), poem));
-        assert!(!ex.is_copy(&directive("!{myscripts/calc.py \"287 / 3.5\"}"), poem));
-        assert!(!ex.is_copy(
-            &directive("!{python -m scripts.lookup \"287 / 3.5\"}"),
+        assert!(!copy(&ex, "!{scripts/lookup.py \"287 / 3.5\"}", poem));
+        assert!(!copy(&ex, "!{myscripts/calc.py \"287 / 3.5\"}", poem));
+        assert!(!copy(
+            &ex,
+            "!{python -m scripts.lookup \"287 / 3.5\"}",
             poem
         ));
-        // The example's script started another way is still the example's script.
+        // The example's script started another way the dispatcher runs it is still the
+        // example's script.
         for started in [
             "!{python3 scripts/calc.py \"287 / 3.5\"}",
-            "!{/usr/bin/python3 calc/scripts/calc.py \"287 / 3.5\"}",
+            "!{calc/scripts/calc.py \"287 / 3.5\"}",
             "!{<path-to-skill>/scripts/calc.py \"287 / 3.5\"}",
-            "!{uv run scripts/calc.py \"287 / 3.5\"}",
             "!{python3 -u scripts/calc.py \"287 / 3.5\"}",
-            "!{env python3 scripts/calc.py \"287 / 3.5\"}",
-            "!{uv run --with x scripts/calc.py \"287 / 3.5\"}",
             "!{python -m scripts.calc \"287 / 3.5\"}",
         ] {
-            assert!(ex.is_copy(&directive(started), poem), "{started}");
-            assert!(!ex.is_copy(&directive(started), "287 / 3.5?"), "{started}");
+            assert!(copy(&ex, started, poem), "{started}");
+            assert!(!copy(&ex, started, "287 / 3.5?"), "{started}");
+        }
+        // A wrapper or an interpreter's path in front runs no skill script (the dispatcher
+        // runs the command as written): no copy of one.
+        for other in [
+            "!{/usr/bin/python3 calc/scripts/calc.py \"287 / 3.5\"}",
+            "!{env python3 scripts/calc.py \"287 / 3.5\"}",
+            "!{uv run scripts/calc.py \"287 / 3.5\"}",
+        ] {
+            assert!(!copy(&ex, other, poem), "{other}");
         }
         // An example written with its interpreter, or its folder, is its script too.
         let long = Examples::from_messages(&[Message::assistant(
             "!{python3 calc/scripts/calc.py \"287 / 3.5\"}",
         )]);
-        assert!(long.is_copy(&directive("!{scripts/calc.py \"287 / 3.5\"}"), poem));
-        assert!(!long.is_copy(&directive("!{scripts/calc.py \"3 * 3\"}"), poem));
+        assert!(copy(&long, "!{scripts/calc.py \"287 / 3.5\"}", poem));
+        assert!(!copy(&long, "!{scripts/calc.py \"3 * 3\"}", poem));
         // An example with no arguments looks the same asked for or copied: never a copy, with
         // an interpreter in front of it too.
         let dated = Examples::from_messages(&[Message::assistant("!{python3 scripts/date.py}")]);
-        assert!(!dated.is_copy(&directive("!{python3 scripts/date.py}"), "The date?"));
+        assert!(!copy(&dated, "!{python3 scripts/date.py}", "The date?"));
         let bare = Examples::from_messages(&[Message::assistant("!{scripts/date.sh}")]);
-        assert!(!bare.is_copy(&directive("!{scripts/date.sh}"), "What's today's date?"));
-        assert!(!bare.is_copy(&directive("!{scripts/date.sh \"+%Y\"}"), "hi"));
+        assert!(!copy(&bare, "!{scripts/date.sh}", "What's today's date?"));
+        assert!(!copy(&bare, "!{scripts/date.sh \"+%Y\"}", "hi"));
     }
 
     /// Short filler words of an example's arguments need not be the user's: "it", "at" and "pm"
@@ -527,15 +529,23 @@ mod tests {
         let ex = Examples::from_messages(&[Message::assistant(
             "Sent. %{scripts/notify.sh \"Meeting\" \"It starts at 3 pm.\"}",
         )]);
-        let copy =
-            directive("%{scripts/notify.sh \"Meeting\" \"It starts at 3 pm. Bring slides.\"}");
-        assert!(!ex.is_copy(&copy, "Remind me the meeting starts at 3 pm, bring slides"));
-        assert!(ex.is_copy(&copy, "Remind me the meeting starts at 4, bring slides"));
+        let long = "%{scripts/notify.sh \"Meeting\" \"It starts at 3 pm. Bring slides.\"}";
+        assert!(!copy(
+            &ex,
+            long,
+            "Remind me the meeting starts at 3 pm, bring slides"
+        ));
+        assert!(copy(
+            &ex,
+            long,
+            "Remind me the meeting starts at 4, bring slides"
+        ));
         // Arguments of short words only: every one is needed.
         let ja = Examples::from_messages(&[Message::assistant("%{scripts/say.sh \"ja\"}")]);
-        assert!(!ja.is_copy(&directive("%{scripts/say.sh \"ja\"}"), "How is ja said?"));
-        assert!(ja.is_copy(
-            &directive("%{scripts/say.sh \"ja\"}"),
+        assert!(!copy(&ja, "%{scripts/say.sh \"ja\"}", "How is ja said?"));
+        assert!(copy(
+            &ja,
+            "%{scripts/say.sh \"ja\"}",
             "How is yes said in German?"
         ));
     }
@@ -549,15 +559,15 @@ mod tests {
             Message::assistant("!{skill gh-address-comments}"),
             Message::assistant("!{scripts/calc.py \"287 / 3.5\"}"),
         ]);
-        let read = directive("!{skill gh-address-comments}");
+        let read = "!{skill gh-address-comments}";
         for user in [
             "Please handle the reviewer feedback on my pull request",
             "yes",
             "What is 2+2?",
         ] {
-            assert!(!ex.is_copy(&read, user), "{user}");
+            assert!(!copy(&ex, read, user), "{user}");
         }
         // The control: a script example in the same exchange still needs all its arguments.
-        assert!(ex.is_copy(&directive("!{scripts/calc.py \"287 / 3.5\"}"), "yes"));
+        assert!(copy(&ex, "!{scripts/calc.py \"287 / 3.5\"}", "yes"));
     }
 }

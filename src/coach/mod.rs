@@ -16,6 +16,8 @@ use crate::chat::{CallRefusal, Coaching};
 use crate::model::Message;
 use crate::pipeline::{Admit, Gate, GateAt};
 use crate::scan::{Directive, Kind};
+use crate::skills::SkillSet;
+use std::sync::Arc;
 
 /// The small-model coach: the worked exchanges (the few-shot of [`crate::agents::few_shot`]),
 /// and every guard against what a small model does with them.
@@ -46,16 +48,17 @@ impl Coaching for SmallModel {
     /// is about directives themselves) every directive is refused where it is found; a copied
     /// example is judged for a side effect where it is found, for a capture when it would run,
     /// so that the model is told why and a repeat meets the loop guard.
-    fn gate(&self, user: &str, asked: &str) -> Option<Gate> {
+    fn gate(&self, user: &str, asked: &str, skills: &Arc<SkillSet>) -> Option<Gate> {
         let (examples, user, asked) = (self.examples.clone(), user.to_string(), asked.to_string());
+        let skills = skills.clone();
         Some(Box::new(move |d, at| {
-            if let Some(why) = copies::nothing_to_run(&user, &copies::args_of(d)) {
+            if let Some(why) = copies::nothing_to_run(&user, &copies::args_of(d, &skills)) {
                 return Admit::Refuse(why.into());
             }
             if d.kind == Kind::Capture && at == GateAt::Found {
                 return Admit::Run;
             }
-            match examples.is_copy(d, &asked) {
+            match examples.is_copy(d, &asked, &skills) {
                 true => Admit::Refuse(copies::COPIED.into()),
                 false => Admit::Run,
             }
@@ -64,8 +67,8 @@ impl Coaching for SmallModel {
 
     /// In a turn that asked for nothing to run, the directive is what the user wanted to see:
     /// shown where it was written, as code.
-    fn shown_refused(&self, user: &str, d: &Directive) -> Option<String> {
-        copies::nothing_to_run(user, &copies::args_of(d))
+    fn shown_refused(&self, user: &str, d: &Directive, skills: &SkillSet) -> Option<String> {
+        copies::nothing_to_run(user, &copies::args_of(d, skills))
             .map(|_| copies::as_code(&String::from_utf8_lossy(&d.raw)))
     }
 
@@ -76,10 +79,10 @@ impl Coaching for SmallModel {
         })
     }
 
-    fn refuse_call(&self, argv: &[String], asked: &str) -> Option<CallRefusal> {
+    fn refuse_call(&self, argv: &[String], asked: &str, skills: &SkillSet) -> Option<CallRefusal> {
         let why = copies::COPIED;
         self.examples
-            .is_copied_call(argv, asked)
+            .is_copied_call(argv, asked, skills)
             .then(|| CallRefusal {
                 reason: why.into(),
                 // As a refused directive's message: what to do instead.

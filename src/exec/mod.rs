@@ -8,12 +8,15 @@
 //! - the sandbox path: a re-exec of skillpipe as `__launch` (see [`crate::sandbox`]), which
 //!   sets up namespaces and Landlock in a fresh single-threaded process and runs the command
 //!   under a PID-1 init, so the whole tree (even processes that called `setsid`) dies with it.
+//!
+//! Every system call Rust cannot check is made in `sys`, behind safe functions (the crate
+//! root denies the rest of the module such code).
 
 use crate::sandbox::{self, Capabilities, Enforced, LaunchArgs};
 use run_tmp::RunTmp;
 use serde::Serialize;
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -28,6 +31,7 @@ pub(crate) mod git_config;
 mod resolve;
 mod run_tmp;
 mod signals;
+mod sys;
 
 pub use facts::{Advice, Advised, LimitHit, RunFacts, Stopped};
 
@@ -213,10 +217,7 @@ const HANDOVER: std::time::Duration = std::time::Duration::from_secs(2);
 /// while for that to stop the caller; a host that ignores SIGINT gets control back then.
 pub(crate) async fn raise_interrupt() {
     RAISED.store(true, std::sync::atomic::Ordering::SeqCst);
-    // SAFETY: kill with this process's own id and a valid signal number.
-    unsafe {
-        libc::kill(libc::getpid(), libc::SIGINT);
-    }
+    sys::raise(libc::SIGINT);
     tokio::time::sleep(HANDOVER).await;
 }
 
@@ -314,8 +315,9 @@ pub async fn run_with_capabilities(
     run_planned(spec, caps, None, &mut false, &Mutex::new(None)).await
 }
 
-/// The run itself. `setup_failed` is set when the launcher refused before starting the
-/// command (so running it again, differently, cannot run it twice).
+/// The run itself, in steps: [`set_up`] (nothing started), [`command`], [`spawn_and_wait`],
+/// [`finish`] (the result and its facts). `setup_failed` is set when the launcher refused
+/// before starting the command (so running it again, differently, cannot run it twice).
 async fn run_planned(
     spec: RunSpec,
     caps: &Capabilities,
@@ -323,8 +325,42 @@ async fn run_planned(
     setup_failed: &mut bool,
     started: &Started,
 ) -> Result<RunResult, ExecError> {
-    let plan =
-        sandbox::plan(&spec.sandbox, caps).map_err(|e| ExecError::Sandbox(e.to_string().into()))?;
+    let mut setup = set_up(&spec, caps, launcher, setup_failed)?;
+    let cmd = command(&spec, &setup);
+    let ended = spawn_and_wait(&spec, cmd, &mut setup, started).await?;
+    finish(&spec, setup, ended, setup_failed)
+}
+
+/// What a run starts with, made before its command: the sandbox plan, the program found, the
+/// run's TMPDIR and environment, the launcher and its pipes, the cgroup, the placeholders and
+/// the read view. Dropped after the run, which removes what it made.
+struct Setup {
+    plan: sandbox::Plan,
+    program: PathBuf,
+    tmp: RunTmp,
+    env: Vec<(OsString, OsString)>,
+    launcher: Option<PathBuf>,
+    #[cfg(target_os = "linux")]
+    cgroup: sandbox::limits::RunCgroup,
+    placeholders: sandbox::placeholders::Placeholders,
+    view: Vec<sandbox::view::Grant>,
+    /// What set-up could not do as asked: said with the run's result.
+    warnings: Vec<String>,
+    report: Option<ReportPipe>,
+    /// The writable paths' changes are reported.
+    watch: bool,
+    gate: Option<Gate>,
+}
+
+/// Step: everything the run needs before its command starts, or why it cannot run.
+fn set_up(
+    spec: &RunSpec,
+    caps: &Capabilities,
+    launcher: Option<&Path>,
+    setup_failed: &mut bool,
+) -> Result<Setup, ExecError> {
+    let sandbox_error = |e: &dyn std::fmt::Display| ExecError::Sandbox(e.to_string().into());
+    let plan = sandbox::plan(&spec.sandbox, caps).map_err(|e| sandbox_error(&e))?;
     if !spec.cwd.is_dir() {
         return Err(ExecError::Io(
             format!("working directory {}", spec.cwd.display()),
@@ -334,239 +370,277 @@ async fn run_planned(
     let program = resolve::resolve(&spec.program, &spec.env, &spec.cwd)?;
     let tmp = RunTmp::create()
         .map_err(|e| ExecError::Io("cannot create the per-run TMPDIR".into(), e))?;
-    let mut env: Vec<(OsString, OsString)> = spec
-        .env
-        .iter()
+    let mut env: Vec<(OsString, OsString)> = (spec.env.iter())
         .filter(|(k, _)| k != "TMPDIR")
         .cloned()
         .collect();
     env.push(("TMPDIR".into(), tmp.path().into()));
-
-    let launcher = if plan.uses_launcher() {
-        sandbox::check_not_in_failed_launcher()
-            .map_err(|e| ExecError::Sandbox(e.to_string().into()))?;
-        Some(match launcher {
-            Some(l) => l.to_path_buf(),
-            None => {
-                sandbox::launcher_path().map_err(|e| ExecError::Sandbox(e.to_string().into()))?
-            }
-        })
-    } else {
-        None
+    let launcher = match plan.uses_launcher() {
+        true => {
+            sandbox::check_not_in_failed_launcher().map_err(|e| sandbox_error(&e))?;
+            Some(match launcher {
+                Some(l) => l.to_path_buf(),
+                None => sandbox::launcher_path().map_err(|e| sandbox_error(&e))?,
+            })
+        }
+        false => None,
     };
-    // The run's cgroup: its memory as a whole (`max_memory_mb`), and for root, who is exempt
-    // from RLIMIT_NPROC, its processes. Removed when the run is over. What cannot be made is
-    // said, and the run goes on under the per-process rlimits: root in a container without a
-    // delegated controller, or a user whose cgroup hands none down, would run nothing
-    // otherwise, and the rlimits still bound the run (at max_processes × max_memory_mb).
+    let mut warnings = Vec::new();
     #[cfg(target_os = "linux")]
-    let mut cgroup_warnings: Vec<String> = Vec::new();
-    #[cfg(target_os = "linux")]
-    let cgroup = {
-        let limits = &spec.sandbox.limits;
-        let pids = limits
-            .processes
-            .filter(|_| plan.uses_launcher() && sandbox::limits::nproc_exempt());
-        let memory = limits.memory_mb.filter(|_| plan.uses_launcher());
-        let (cgroup, failed) = match (pids, memory) {
-            (None, None) => Default::default(),
-            _ => sandbox::limits::RunCgroup::create(pids, memory),
-        };
-        for (controller, e) in failed {
-            match controller {
-                sandbox::limits::Controller::Pids => cgroup_warnings.push(format!(
-                    "max_processes = {} is not enforced for this run: root is exempt from \
-                     RLIMIT_NPROC and no pids cgroup could be made ({e})",
-                    pids.unwrap_or(0)
-                )),
-                // Once per process: on such a machine every run would say it.
-                sandbox::limits::Controller::Memory => {
-                    static TOLD: std::sync::atomic::AtomicBool =
-                        std::sync::atomic::AtomicBool::new(false);
-                    if !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                        cgroup_warnings.push(format!(
-                            "max_memory_mb = {} holds each process alone, not the run: no \
-                             memory cgroup could be made ({e}); the run's processes together \
-                             may use up to max_processes times as much",
-                            memory.unwrap_or(0)
-                        ));
-                    }
-                }
-            }
-        }
-        cgroup
-    };
-    // A folder read as the user's own that is missing could be made by a command allowed to
-    // write there: made empty for the run, covered by its read-only mounts, removed after.
-    let mut dangling_warning: Option<String> = None;
-    let placeholders = {
-        let s = &spec.sandbox;
-        let creatable: Vec<PathBuf> = s
-            .own_places
-            .iter()
-            .filter(|p| !s.restrict_filesystem || s.writable.iter().any(|w| p.starts_with(w)))
-            .cloned()
-            .collect();
-        // A link there to nothing cannot be covered: refused like a layer that cannot be
-        // set up (best-effort: said, and run).
-        if plan.enforce.mounts
-            && !creatable.is_empty()
-            && let Some((link, to)) = sandbox::placeholders::dangling_link(&creatable)
-        {
-            let what = format!(
-                "{} leads to {}, which does not exist: a script allowed to write could make it \
-                 there and it would be read as yours; create it, or remove the link",
-                link.display(),
-                to.display()
-            );
-            match s.required {
-                true => {
-                    // Nothing ran: the run is decided again against the spec as given.
-                    *setup_failed = true;
-                    return Err(ExecError::Sandbox(what.into()));
-                }
-                false => dangling_warning = Some(what),
-            }
-        }
-        match plan.enforce.mounts && !creatable.is_empty() {
-            true => {
-                sandbox::placeholders::Placeholders::make(&creatable, s.own_places_lock.as_deref())
-            }
-            false => Default::default(),
-        }
-    };
-    let report = if plan.uses_launcher() {
-        Some(ReportPipe::new().map_err(|e| ExecError::Io("cannot create a pipe".into(), e))?)
-    } else {
-        None
+    let cgroup = run_cgroup(spec, &plan, &mut warnings);
+    let placeholders = placeholders(spec, &plan, setup_failed, &mut warnings)?;
+    let view = read_view(spec, &plan, &program);
+    let pipe = |e| ExecError::Io("cannot create a pipe".into(), e);
+    let report = match plan.uses_launcher() {
+        true => Some(ReportPipe::new().map_err(pipe)?),
+        false => None,
     };
     // What the run creates, changes, deletes or re-modes in its writable paths is reported
     // (see `sandbox::changes`). The folders are watched while the launcher sets up, which
     // holds the command at this gate until they are.
     let watch = plan.enforce.filesystem && !spec.sandbox.writable.is_empty();
     let gate = match watch && report.is_some() {
-        true => Some(Gate::new().map_err(|e| ExecError::Io("cannot create a pipe".into(), e))?),
+        true => Some(Gate::new().map_err(pipe)?),
         false => None,
     };
-    // The run's read view: what it sees of the file system (see `sandbox::view`). A run allowed
-    // to write anywhere (`allow_filesystem`) sees the whole tree: it could plant code that runs
-    // outside the sandbox anyway, so a view would only get in its way.
-    let view = match plan.enforce.mounts && spec.sandbox.restrict_filesystem {
-        true => {
-            let path_var = spec
-                .env
-                .iter()
-                .rev()
-                .find(|(k, _)| k == "PATH")
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
-            // The Unix sockets the user named are reached at their paths.
-            let sockets = spec.sandbox.sockets.iter().map(|p| sandbox::view::Grant {
-                path: p.clone(),
-                why: sandbox::view::Why::Granted,
-            });
-            let granted: Vec<_> = spec.sandbox.read.iter().cloned().chain(sockets).collect();
-            // The module search paths the user passes through (a vendored library).
-            let module_paths: Vec<PathBuf> = spec
-                .env
-                .iter()
-                .filter(|(k, _)| k == "PYTHONPATH" || k == "NODE_PATH")
-                .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
-                .collect();
-            sandbox::view::grants(&sandbox::view::facts(
-                &program,
-                &path_var,
-                &module_paths,
-                &spec.cwd,
-                &spec.sandbox.writable,
-                &granted,
-                !spec.sandbox.isolate_network,
-            ))
-        }
-        false => Vec::new(),
+    Ok(Setup {
+        plan,
+        program,
+        tmp,
+        env,
+        launcher,
+        #[cfg(target_os = "linux")]
+        cgroup,
+        placeholders,
+        view,
+        warnings,
+        report,
+        watch,
+        gate,
+    })
+}
+
+/// Step (of [`set_up`]): the run's cgroup: its memory as a whole (`max_memory_mb`), and for
+/// root, who is exempt from RLIMIT_NPROC, its processes. Removed when the run is over. What
+/// cannot be made is said, and the run goes on under the per-process rlimits: root in a
+/// container without a delegated controller, or a user whose cgroup hands none down, would run
+/// nothing otherwise, and the rlimits still bound the run (at max_processes × max_memory_mb).
+#[cfg(target_os = "linux")]
+fn run_cgroup(
+    spec: &RunSpec,
+    plan: &sandbox::Plan,
+    warnings: &mut Vec<String>,
+) -> sandbox::limits::RunCgroup {
+    use sandbox::limits::{Controller, RunCgroup};
+    let limits = &spec.sandbox.limits;
+    let pids =
+        (limits.processes).filter(|_| plan.uses_launcher() && sandbox::limits::nproc_exempt());
+    let memory = limits.memory_mb.filter(|_| plan.uses_launcher());
+    let (cgroup, failed) = match (pids, memory) {
+        (None, None) => Default::default(),
+        _ => RunCgroup::create(pids, memory),
     };
-    let mut cmd = match &report {
+    for (controller, e) in failed {
+        match controller {
+            Controller::Pids => warnings.push(format!(
+                "max_processes = {} is not enforced for this run: root is exempt from \
+                 RLIMIT_NPROC and no pids cgroup could be made ({e})",
+                pids.unwrap_or(0)
+            )),
+            // Once per process: on such a machine every run would say it.
+            Controller::Memory => {
+                static TOLD: std::sync::atomic::AtomicBool =
+                    std::sync::atomic::AtomicBool::new(false);
+                if !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    warnings.push(format!(
+                        "max_memory_mb = {} holds each process alone, not the run: no memory \
+                         cgroup could be made ({e}); the run's processes together may use up \
+                         to max_processes times as much",
+                        memory.unwrap_or(0)
+                    ));
+                }
+            }
+        }
+    }
+    cgroup
+}
+
+/// Step (of [`set_up`]): a folder read as the user's own that is missing could be made by a
+/// command allowed to write there: made empty for the run, covered by its read-only mounts,
+/// removed after.
+fn placeholders(
+    spec: &RunSpec,
+    plan: &sandbox::Plan,
+    setup_failed: &mut bool,
+    warnings: &mut Vec<String>,
+) -> Result<sandbox::placeholders::Placeholders, ExecError> {
+    let s = &spec.sandbox;
+    let creatable: Vec<PathBuf> = (s.own_places.iter())
+        .filter(|p| !s.restrict_filesystem || s.writable.iter().any(|w| p.starts_with(w)))
+        .cloned()
+        .collect();
+    if !plan.enforce.mounts || creatable.is_empty() {
+        return Ok(Default::default());
+    }
+    // A link there to nothing cannot be covered: refused like a layer that cannot be set up
+    // (best-effort: said, and run).
+    if let Some((link, to)) = sandbox::placeholders::dangling_link(&creatable) {
+        let what = format!(
+            "{} leads to {}, which does not exist: a script allowed to write could make it \
+             there and it would be read as yours; create it, or remove the link",
+            link.display(),
+            to.display()
+        );
+        if s.required {
+            // Nothing ran: the run is decided again against the spec as given.
+            *setup_failed = true;
+            return Err(ExecError::Sandbox(what.into()));
+        }
+        warnings.push(what);
+    }
+    let lock = s.own_places_lock.as_deref();
+    Ok(sandbox::placeholders::Placeholders::make(&creatable, lock))
+}
+
+/// Step (of [`set_up`]): the run's read view, what it sees of the file system (see
+/// `sandbox::view`). A run allowed to write anywhere (`allow_filesystem`) sees the whole tree:
+/// it could plant code that runs outside the sandbox anyway, so a view would only get in its
+/// way.
+fn read_view(spec: &RunSpec, plan: &sandbox::Plan, program: &Path) -> Vec<sandbox::view::Grant> {
+    if !(plan.enforce.mounts && spec.sandbox.restrict_filesystem) {
+        return Vec::new();
+    }
+    let path_var = (spec.env.iter().rev())
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    // The Unix sockets the user named are reached at their paths.
+    let sockets = spec.sandbox.sockets.iter().map(|p| sandbox::view::Grant {
+        path: p.clone(),
+        why: sandbox::view::Why::Granted,
+    });
+    let granted: Vec<_> = spec.sandbox.read.iter().cloned().chain(sockets).collect();
+    // The module search paths the user passes through (a vendored library).
+    let module_paths: Vec<PathBuf> = (spec.env.iter())
+        .filter(|(k, _)| k == "PYTHONPATH" || k == "NODE_PATH")
+        .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
+        .collect();
+    sandbox::view::grants(&sandbox::view::facts(
+        program,
+        &path_var,
+        &module_paths,
+        &spec.cwd,
+        &spec.sandbox.writable,
+        &granted,
+        !spec.sandbox.isolate_network,
+    ))
+}
+
+/// Step: the command to spawn: the program itself (the fast path), or the launcher with the
+/// plan's restrictions as its arguments; its environment, stdio and child set-up.
+fn command(spec: &RunSpec, setup: &Setup) -> Command {
+    let (plan, view, gate) = (&setup.plan, &setup.view, setup.gate.as_ref());
+    let mut cmd = match &setup.report {
         Some(report) => {
-            let mut la = LaunchArgs::for_plan(&plan, spec.sandbox.required);
-            la.writable = std::iter::once(tmp.path().to_path_buf())
+            let mut la = LaunchArgs::for_plan(plan, spec.sandbox.required);
+            la.writable = std::iter::once(setup.tmp.path().to_path_buf())
                 .chain(spec.sandbox.writable.iter().cloned())
                 .collect();
             la.report_fd = Some(report.write.as_raw_fd());
-            la.gate_fd = gate.as_ref().map(|g| g.read.as_raw_fd());
+            la.gate_fd = gate.map(|g| g.read.as_raw_fd());
             if plan.enforce.mounts {
-                la.tmpdir = Some(tmp.path().to_path_buf());
-                la.read = view
-                    .iter()
+                la.tmpdir = Some(setup.tmp.path().to_path_buf());
+                la.read = (view.iter())
                     .filter(|g| g.why != sandbox::view::Why::Writable)
                     .map(|g| g.path.clone())
                     .collect();
                 // What is out of view needs no cover.
-                la.hide = spec
-                    .sandbox
-                    .hide
-                    .iter()
-                    .filter(|h| view.is_empty() || sandbox::view::shows(&view, h))
+                la.hide = (spec.sandbox.hide.iter())
+                    .filter(|h| view.is_empty() || sandbox::view::shows(view, h))
                     .cloned()
                     .collect();
                 la.protect = spec.sandbox.protect.clone();
-                la.protect.extend(placeholders.covered().iter().cloned());
+                la.protect
+                    .extend(setup.placeholders.covered().iter().cloned());
                 la.socket = spec.sandbox.sockets.clone();
             }
             la.set_limits(&spec.sandbox.limits);
             #[cfg(target_os = "linux")]
             {
-                la.pids_cgroup = cgroup.pids_dir().map(Path::to_path_buf);
-                la.memory_cgroup = cgroup.memory_dir().map(Path::to_path_buf);
+                la.pids_cgroup = setup.cgroup.pids_dir().map(Path::to_path_buf);
+                la.memory_cgroup = setup.cgroup.memory_dir().map(Path::to_path_buf);
             }
             // Root's command could write itself out of that cgroup where writes are allowed
             // (`--allow-filesystem`): the cgroup file system is covered in its mount namespace.
             if (la.pids_cgroup.is_some() || la.memory_cgroup.is_some())
                 && plan.enforce.mounts
-                && (view.is_empty() || sandbox::view::shows(&view, Path::new("/sys/fs/cgroup")))
+                && (view.is_empty() || sandbox::view::shows(view, Path::new("/sys/fs/cgroup")))
             {
                 la.hide.push(PathBuf::from("/sys/fs/cgroup"));
             }
             la.arg0 = Some(spec.program.clone());
-            la.argv = std::iter::once(program.clone().into_os_string())
+            la.argv = std::iter::once(setup.program.clone().into_os_string())
                 .chain(spec.args.iter().cloned())
                 .collect();
-            let mut cmd = Command::new(launcher.as_deref().unwrap_or(Path::new("skillpipe")));
+            let launcher = setup.launcher.as_deref().unwrap_or(Path::new("skillpipe"));
+            let mut cmd = Command::new(launcher);
             cmd.args(la.to_args());
             cmd
         }
         None => {
-            let mut cmd = Command::new(&program);
+            let mut cmd = Command::new(&setup.program);
             cmd.arg0(&spec.program).args(&spec.args);
             cmd
         }
     };
-    cmd.env_clear().envs(env);
-    if launcher.is_some() {
+    cmd.env_clear().envs(setup.env.iter().map(|(k, v)| (k, v)));
+    if setup.launcher.is_some() {
         // The launcher removes it before the command runs; see `sandbox::run_if_launcher`.
         cmd.env(sandbox::MARKER_ENV, "1");
     }
+    let stdin = match spec.stdin.is_some() {
+        true => Stdio::piped(),
+        false => Stdio::null(),
+    };
     cmd.current_dir(&spec.cwd)
-        .stdin(if spec.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    // The child starts its own session (see `child_setup`), which also makes it the leader of
-    // a fresh process group: `pgid` below is its pid.
-    let setup = child_setup([
-        report.as_ref().map(|r| r.write.as_raw_fd()),
-        gate.as_ref().map(|g| g.read.as_raw_fd()),
-    ]);
-    // SAFETY: `child_setup` only makes async-signal-safe system calls.
-    unsafe {
-        cmd.pre_exec(setup);
-    }
+    // The child starts its own session (see `sys::set_up_child`), which also makes it the
+    // leader of a fresh process group: its pid is the group's.
+    let report = setup.report.as_ref();
+    let keep = [
+        report.map(|r| r.write.as_raw_fd()),
+        gate.map(|g| g.read.as_raw_fd()),
+    ];
+    sys::set_up_child(&mut cmd, keep);
+    cmd
+}
 
+/// A command that ended: how, what it wrote, and what was taken before it started.
+struct Ended {
+    status: ExitStatus,
+    timed_out: bool,
+    duration: Duration,
+    out: capture::Capture,
+    err: capture::Capture,
+    before: Option<sandbox::changes::Before>,
+    report: Option<ReportReader>,
+}
+
+/// Step: the command started, fed its input and read while it runs, then waited for (killed
+/// with its process group on the timeout, or when this future is dropped).
+async fn spawn_and_wait(
+    spec: &RunSpec,
+    mut cmd: Command,
+    setup: &mut Setup,
+    started: &Started,
+) -> Result<Ended, ExecError> {
+    let writable = &spec.sandbox.writable;
+    let (report, gate) = (setup.report.take(), setup.gate.take());
     let mut before =
-        (watch && gate.is_none()).then(|| sandbox::changes::Before::take(&spec.sandbox.writable));
+        (setup.watch && gate.is_none()).then(|| sandbox::changes::Before::take(writable));
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| {
         if report.is_none() && e.kind() == std::io::ErrorKind::NotFound {
@@ -574,14 +648,14 @@ async fn run_planned(
                 program: spec.program.to_string_lossy().into_owned(),
             }
         } else {
-            ExecError::Io(format!("cannot start {}", program.display()), e)
+            ExecError::Io(format!("cannot start {}", setup.program.display()), e)
         }
     })?;
     if let Some(gate) = gate {
-        before = Some(sandbox::changes::Before::take(&spec.sandbox.writable));
+        before = Some(sandbox::changes::Before::take(writable));
         gate.open();
     }
-    *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(plan.enforce);
+    *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(setup.plan.enforce);
     let report = report.map(ReportPipe::into_reader);
     let pgid = child.id().map_or(0, |id| id as libc::pid_t);
     let mut group = GroupGuard { pgid, armed: true };
@@ -589,7 +663,7 @@ async fn run_planned(
     let mut out = capture::Capture::new(spec.max_output_bytes);
     let mut err = capture::Capture::new(spec.max_output_bytes);
     let (stdout, stderr, stdin) = (child.stdout.take(), child.stderr.take(), child.stdin.take());
-    let waited = {
+    let (waited, duration) = {
         let io = async {
             let feed = async {
                 if let (Some(mut w), Some(data)) = (stdin, spec.stdin.as_deref()) {
@@ -621,50 +695,68 @@ async fn run_planned(
         };
         let duration = start.elapsed();
         // The command's own background jobs go with it.
-        signal_group(pgid, libc::SIGKILL);
+        sys::kill_group(pgid, libc::SIGKILL);
         if !io_done {
             let _ = tokio::time::timeout(DRAIN, io).await;
         }
-        waited.map(|(status, timed_out)| (status, timed_out, duration))
+        (waited, duration)
     };
     group.armed = false;
-    let (status, timed_out, duration) =
-        waited.map_err(|e| ExecError::Io(format!("waiting for {}", program.display()), e))?;
+    let waiting = |e| ExecError::Io(format!("waiting for {}", setup.program.display()), e);
+    let (status, timed_out) = waited.map_err(waiting)?;
+    Ok(Ended {
+        status,
+        timed_out,
+        duration,
+        out,
+        err,
+        before,
+        report,
+    })
+}
 
-    let mut warnings: Vec<sandbox::Message> =
-        plan.warnings.iter().cloned().map(Into::into).collect();
-    #[cfg(target_os = "linux")]
-    warnings.extend(cgroup_warnings.into_iter().map(Into::into));
-    warnings.extend(dangling_warning.map(Into::into));
+/// Step: the run's result: what the launcher reported (a set-up that failed ends the run
+/// here), what changed, every warning, and the facts of the run.
+fn finish(
+    spec: &RunSpec,
+    setup: Setup,
+    ended: Ended,
+    setup_failed: &mut bool,
+) -> Result<RunResult, ExecError> {
+    let mut warnings: Vec<sandbox::Message> = (setup.plan.warnings.iter().cloned())
+        .chain(setup.warnings)
+        .map(Into::into)
+        .collect();
     let mut enforced = Enforced::default();
     let mut memory = MemoryBound::default();
     let mut refused = Vec::new();
-    if let Some(reader) = report {
+    if let Some(reader) = ended.report {
         let report = sandbox::report::parse(&reader.read_available());
         memory.per_run = report.memory_per_run;
         if let Some(e) = report.error {
             *setup_failed = true;
             return Err(ExecError::Sandbox(e));
         }
-        match report.enforced {
-            Some(e) => enforced = e,
-            None if timed_out => enforced = plan.enforce,
+        enforced = match report.enforced {
+            Some(e) => e,
+            None if ended.timed_out => setup.plan.enforce,
             None => {
+                let launcher = setup.launcher.as_deref().unwrap_or(Path::new("?"));
                 return Err(ExecError::Sandbox(
                     format!(
                         "the launcher {} did not report; it must be a skillpipe binary or a \
                          program that calls skillpipe::sandbox::run_if_launcher() first thing in \
                          main",
-                        launcher.as_deref().unwrap_or(Path::new("?")).display()
+                        launcher.display()
                     )
                     .into(),
                 ));
             }
-        }
+        };
         refused = report.refused;
         warnings.extend(report.warnings);
     }
-    let changes = match before {
+    let changes = match ended.before {
         Some(before) if enforced.filesystem => before.since(),
         _ => Default::default(),
     };
@@ -679,7 +771,7 @@ async fn run_planned(
     }
     #[cfg(target_os = "linux")]
     if memory.per_run {
-        let kills = cgroup.oom_kills();
+        let kills = setup.cgroup.oom_kills();
         memory.oom_killed = kills > 0;
         if memory.oom_killed {
             warnings.push(
@@ -693,15 +785,33 @@ async fn run_planned(
             );
         }
     }
-    let tmp_path = tmp.path().to_path_buf();
-    drop(tmp);
-    let mut r = result(status, timed_out, duration, out, err, warnings, enforced);
+    let tmp_path = setup.tmp.path().to_path_buf();
+    drop(setup.tmp);
+    let (status, timed_out, duration) = (ended.status, ended.timed_out, ended.duration);
+    let mut r = result(
+        status, timed_out, duration, ended.out, ended.err, warnings, enforced,
+    );
     r.memory = memory;
     r.changes = changes;
-    let hidden: &[PathBuf] = if enforced.mounts {
-        &spec.sandbox.hide
-    } else {
-        &[]
+    r.facts = run_facts(spec, &r, enforced, refused);
+    // A path its messages name that exists, but not in its view: a fact, read after a failure.
+    let view = &setup.view;
+    if !r.success() && enforced.mounts && !view.is_empty() {
+        let mut said = r.stderr.clone();
+        said.push(b'\n');
+        said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
+        let own = [Path::new("/dev"), Path::new("/proc"), tmp_path.as_path()];
+        r.facts.outside_view =
+            sandbox::view::named_outside(&String::from_utf8_lossy(&said), view, &own, &spec.cwd);
+    }
+    Ok(r)
+}
+
+/// Step (of [`finish`]): what skillpipe knows of a run for certain, for the advice after it.
+fn run_facts(spec: &RunSpec, r: &RunResult, enforced: Enforced, refused: Vec<PathBuf>) -> RunFacts {
+    let hidden: &[PathBuf] = match enforced.mounts {
+        true => &spec.sandbox.hide,
+        false => &[],
     };
     // Outside every writable path while the user's own folder is in one: a relative path
     // meant for the user's folder wrote into the folder the command ran in.
@@ -712,9 +822,8 @@ async fn run_planned(
         .filter(|here| !writable.is_empty() && under(here) && !under(&spec.cwd))
         .map(|_| spec.cwd.clone());
     let limits = spec.sandbox.limits;
-    r.facts = RunFacts {
-        limit: enforced
-            .limits
+    RunFacts {
+        limit: (enforced.limits)
             .then(|| facts::limit_hit(r.signal.as_deref(), r.exit_code, &limits))
             .flatten()
             .or_else(|| {
@@ -737,17 +846,7 @@ async fn run_planned(
             .find(|(k, _)| k == "SKILL_BASE_DIR")
             .map(|(_, v)| PathBuf::from(v)),
         ..RunFacts::default()
-    };
-    // A path its messages name that exists, but not in its view: a fact, read after a failure.
-    if !r.success() && enforced.mounts && !view.is_empty() {
-        let mut said = r.stderr.clone();
-        said.push(b'\n');
-        said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
-        let own = [Path::new("/dev"), Path::new("/proc"), tmp_path.as_path()];
-        r.facts.outside_view =
-            sandbox::view::named_outside(&String::from_utf8_lossy(&said), &view, &own, &spec.cwd);
     }
-    Ok(r)
 }
 
 fn result(
@@ -807,15 +906,6 @@ fn append_line(buf: &mut Vec<u8>, line: &str) {
     buf.extend_from_slice(line.as_bytes());
 }
 
-fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
-    if pgid > 0 {
-        // SAFETY: signalling the process group we created; errors (ESRCH) are fine.
-        unsafe {
-            libc::kill(-pgid, sig);
-        }
-    }
-}
-
 /// Wait for the child; on timeout SIGTERM the group, then SIGKILL after [`GRACE`].
 /// Returns the status and whether the timeout fired.
 async fn wait_or_kill(
@@ -826,11 +916,11 @@ async fn wait_or_kill(
     if let Ok(status) = tokio::time::timeout(limit, child.wait()).await {
         return Ok((status?, false));
     }
-    signal_group(pgid, libc::SIGTERM);
+    sys::kill_group(pgid, libc::SIGTERM);
     if let Ok(status) = tokio::time::timeout(GRACE, child.wait()).await {
         return Ok((status?, true));
     }
-    signal_group(pgid, libc::SIGKILL);
+    sys::kill_group(pgid, libc::SIGKILL);
     Ok((child.wait().await?, true))
 }
 
@@ -843,7 +933,7 @@ struct GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.armed {
-            signal_group(self.pgid, libc::SIGKILL);
+            sys::kill_group(self.pgid, libc::SIGKILL);
         }
     }
 }
@@ -857,20 +947,7 @@ struct Gate {
 
 impl Gate {
     fn new() -> std::io::Result<Gate> {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors, which we then own.
-        let (read, write) = unsafe {
-            if libc::pipe(fds.as_mut_ptr()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
-        };
-        for fd in [&read, &write] {
-            // SAFETY: setting close-on-exec on descriptors we own.
-            if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
+        let (read, write) = sys::pipe(false)?;
         Ok(Gate {
             read: above_stdio(read)?,
             write,
@@ -887,90 +964,9 @@ impl Gate {
 
 /// `fd`, or a copy of it above 0..=2 (which the child's stdio replaces), close-on-exec.
 fn above_stdio(fd: OwnedFd) -> std::io::Result<OwnedFd> {
-    if fd.as_raw_fd() > 2 {
-        return Ok(fd);
-    }
-    // SAFETY: duplicating an fd we own to a new one we own.
-    let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
-    if copy < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fresh descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(copy) })
-}
-
-/// Runs in the child between fork and exec: async-signal-safe calls only, no allocation.
-///
-/// - A new session: the command has no controlling terminal, so it cannot open `/dev/tty` and
-///   push keystrokes into the user's shell with `TIOCSTI` (they would run after skillpipe
-///   exits, outside every sandbox), and it leads its own process group for the timeout kill.
-/// - Every inherited descriptor above stderr is closed on exec (except the launcher's report
-///   pipe and gate, `keep`): whatever started skillpipe may have left some open, and an open file or socket
-///   would let the command write past Landlock or talk past the network namespace.
-/// - The parent-death signal (Linux), so the command dies with skillpipe.
-fn child_setup(
-    keep: [Option<i32>; 2],
-) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
-    #[cfg(target_os = "linux")]
-    let parent = std::process::id() as libc::pid_t;
-    move || {
-        // SAFETY: plain system calls.
-        unsafe {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-        close_inherited_on_exec();
-        #[cfg(target_os = "linux")]
-        // SAFETY: plain system calls.
-        unsafe {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // skillpipe died before the death signal was armed.
-            if libc::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-        }
-        for fd in keep.into_iter().flatten() {
-            // SAFETY: clearing close-on-exec on our own pipe in the child only.
-            if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Marks every descriptor from 3 up close-on-exec. Async-signal-safe.
-fn close_inherited_on_exec() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC (Linux 5.11) only sets flags.
-        let done = unsafe {
-            libc::syscall(
-                libc::SYS_close_range,
-                3 as libc::c_uint,
-                libc::c_uint::MAX,
-                libc::CLOSE_RANGE_CLOEXEC,
-            )
-        } == 0;
-        if done {
-            return;
-        }
-    }
-    // Older kernels and other systems: one fcntl per possible descriptor (EBADF is fine).
-    // SAFETY: getrlimit and fcntl are plain system calls on our own descriptors.
-    unsafe {
-        let mut lim: libc::rlimit = std::mem::zeroed();
-        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
-            lim.rlim_cur.min(1 << 16) as libc::c_int
-        } else {
-            1024
-        };
-        for fd in 3..max {
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-        }
+    match fd.as_raw_fd() > 2 {
+        true => Ok(fd),
+        false => sys::dup_at_least(&fd, 3),
     }
 }
 
@@ -983,23 +979,7 @@ struct ReportPipe {
 
 impl ReportPipe {
     fn new() -> std::io::Result<ReportPipe> {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors, which we then own.
-        let (read, write) = unsafe {
-            #[cfg(target_os = "linux")]
-            let failed = libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) != 0;
-            // Elsewhere the launcher is never used; this only has to compile and be correct.
-            #[cfg(not(target_os = "linux"))]
-            let failed = libc::pipe(fds.as_mut_ptr()) != 0
-                || fds
-                    .iter()
-                    .any(|&fd| libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) != 0)
-                || libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK) != 0;
-            if failed {
-                return Err(std::io::Error::last_os_error());
-            }
-            (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
-        };
+        let (read, write) = sys::pipe(true)?;
         Ok(ReportPipe {
             read,
             write: above_stdio(write)?,
@@ -1105,9 +1085,9 @@ mod tests {
     #[tokio::test]
     async fn commands_get_no_terminal_and_no_inherited_descriptors() {
         // An inheritable descriptor, as a careless parent of skillpipe might leave one.
-        // SAFETY: dup of stdin; closed below.
-        let fd = unsafe { libc::fcntl(0, libc::F_DUPFD, 200) };
-        assert!(fd >= 200);
+        let copy = sys::dup_at_least(&std::io::stdin(), 200).unwrap();
+        sys::inheritable(copy.as_raw_fd()).unwrap();
+        let fd = copy.as_raw_fd();
         let r = run(spec(
             "sh",
             &[
@@ -1117,8 +1097,7 @@ mod tests {
         ))
         .await
         .unwrap();
-        // SAFETY: closing the descriptor made above.
-        unsafe { libc::close(fd) };
+        drop(copy);
         let out = String::from_utf8(r.stdout).unwrap();
         let mut lines: Vec<&str> = out.lines().collect();
         let ids = lines.pop().unwrap();

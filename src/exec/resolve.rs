@@ -26,11 +26,7 @@ fn is_executable_file(path: &Path) -> bool {
     if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
         return false;
     }
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a valid C string.
-    unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
+    super::sys::executable(path)
 }
 
 fn not_found(program: &OsStr) -> ExecError {

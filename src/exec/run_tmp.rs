@@ -91,8 +91,7 @@ fn sweep(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
+    let uid = super::sys::euid();
     for e in entries.flatten() {
         if !e
             .file_name()

@@ -263,22 +263,8 @@ fn is_identifier(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fs;
 
-    fn skill(root: &Path, name: &str, files: &[(&str, &str)]) {
-        let dir = root.join(name);
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: Test {name}.\n---\nBody\n"),
-        )
-        .unwrap();
-        for (rel, text) in files {
-            let p = dir.join(rel);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, text).unwrap();
-        }
-    }
+    use crate::skills::write_test_skill as skill;
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()

@@ -141,6 +141,20 @@ pub fn outputs_of(stdout: &[u8]) -> serde_json::Value {
     }
 }
 
+/// Writes the skill folder `root/NAME`: its SKILL.md, and `files` as (path in it, text).
+#[cfg(test)]
+pub(crate) fn write_test_skill(root: &std::path::Path, name: &str, files: &[(&str, &str)]) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let md = format!("---\nname: {name}\ndescription: Test {name}.\n---\nBody\n");
+    std::fs::write(dir.join("SKILL.md"), md).unwrap();
+    for (rel, text) in files {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -69,38 +69,34 @@ impl SkillSet {
         let invocation = self.invocation(&argv).transpose()?;
         Ok(ScriptRequest { argv, invocation })
     }
+
+    /// `argv` named by what it runs, for comparing commands: a skill script as
+    /// `SKILL/REL_PATH` then its own arguments, however it is written; anything else as written.
+    pub(crate) fn canonical(&self, argv: &[String]) -> Vec<String> {
+        if let Ok(request) = self.script_request(argv) {
+            let args = request.argv[request.args_from()..].to_vec();
+            if let Some(Ok(script)) = request.script(self) {
+                let program = format!("{}/{}", script.skill, script.rel_path);
+                return std::iter::once(program).chain(args).collect();
+            }
+        }
+        argv.to_vec()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
-    fn skill(root: &Path, name: &str, files: &[(&str, &str)]) {
-        let dir = root.join(name);
-        std::fs::create_dir_all(dir.join("scripts")).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: d\n---\nbody\n"),
-        )
-        .unwrap();
-        for (rel, text) in files {
-            let p = dir.join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-    }
+    use crate::skills::write_test_skill as skill;
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
     }
 
     /// The script (`skill/rel_path`) and its arguments, as the dispatcher would run them.
-    fn runs(set: &SkillSet, words: &[&str]) -> Option<(String, Vec<String>)> {
-        let req = set.script_request(&argv(words)).ok()?;
-        let args = req.argv[req.args_from()..].to_vec();
-        let script = req.script(set)?.ok()?;
-        Some((format!("{}/{}", script.skill, script.rel_path), args))
+    fn runs(set: &SkillSet, words: &[&str]) -> Vec<String> {
+        set.canonical(&argv(words))
     }
 
     #[test]
@@ -116,7 +112,7 @@ mod tests {
         );
         let set = SkillSet::load(&[dir.path().to_path_buf()]);
         let abs = dir.path().join("calc/scripts/calc.py");
-        let calc = Some(("calc/scripts/calc.py".to_string(), argv(&["2 + 2"])));
+        let calc = argv(&["calc/scripts/calc.py", "2 + 2"]);
         for words in [
             vec!["scripts/calc.py", "2 + 2"],
             vec!["calc/scripts/calc.py", "2 + 2"],
@@ -129,7 +125,7 @@ mod tests {
             assert_eq!(runs(&set, &words), calc, "{words:?}");
         }
         // A root script by its file name, behind an interpreter or not.
-        let root = Some(("calc/run.py".to_string(), argv(&["x"])));
+        let root = argv(&["calc/run.py", "x"]);
         assert_eq!(runs(&set, &["calc:run.py", "x"]), root);
         assert_eq!(runs(&set, &["python3", "calc:run.py", "x"]), root);
         // Not a skill script: a system command, or code the interpreter is given.
@@ -142,6 +138,7 @@ mod tests {
             let req = set.script_request(&argv(&words)).unwrap();
             assert!(!req.is_script(), "{words:?}");
             assert!(req.script(&set).is_none(), "{words:?}");
+            assert_eq!(runs(&set, &words), argv(&words), "as written");
         }
         // Named as a skill's script but not runnable so: said, not run as the interpreter.
         assert!(
