@@ -507,6 +507,62 @@ fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
     }
 }
 
+/// A step of [`init`]: the channel over which the command's process hands init its connect
+/// filter, when sockets are named; `None` (Unix sockets closed) when it cannot be had and the
+/// sandbox may go without. Leaves the process when it is required.
+fn broker_channel(
+    broker: bool,
+    st: &mut State,
+    reporter: &mut Reporter,
+) -> Option<(OwnedFd, OwnedFd)> {
+    if !broker {
+        return None;
+    }
+    match socket_pair() {
+        Ok(pair) => Some(pair),
+        Err(e) => {
+            if st.required {
+                reporter.send(&report::error_line(&format!("Unix sockets: {e}").into()));
+                // SAFETY: leaving without destructors.
+                unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
+            }
+            // No broker: no Unix socket at all.
+            if let Err(p) = super::unix_sockets::restrict() {
+                let m = Message::text("Unix sockets: ").and_message(p.message());
+                reporter.send(&report::error_line(&m));
+                // SAFETY: leaving without destructors.
+                unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
+            }
+            st.warnings
+                .push(format!("the allowed Unix sockets stay closed: {e}").into());
+            None
+        }
+    }
+}
+
+/// A step of [`init`]: reap every process of the namespace until the command ends, and write
+/// its status to the launcher.
+fn reap(child: libc::pid_t, status_w: &OwnedFd) {
+    let mut command_status = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: waiting for our children.
+        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if pid == child {
+            command_status = Some(status);
+            break;
+        }
+        if pid < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break;
+        }
+    }
+    if let Some(status) = command_status {
+        let bytes = status.to_ne_bytes();
+        // SAFETY: writing to our pipe.
+        unsafe { libc::write(status_w.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+    }
+}
+
 /// PID 1 of the namespace: mount its /proc, finish the set-up, start the command (with the
 /// broker's filter when sockets are named, serving it from here), reap everything, report the
 /// command's status.
@@ -556,30 +612,7 @@ fn init(
         // SAFETY: leaving without destructors.
         Err(code) => unsafe { libc::_exit(code) },
     };
-    let channel = if broker {
-        match socket_pair() {
-            Ok(pair) => Some(pair),
-            Err(e) => {
-                if st.required {
-                    reporter.send(&report::error_line(&format!("Unix sockets: {e}").into()));
-                    // SAFETY: leaving without destructors.
-                    unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
-                }
-                // No broker: no Unix socket at all.
-                if let Err(p) = super::unix_sockets::restrict() {
-                    let m = Message::text("Unix sockets: ").and_message(p.message());
-                    reporter.send(&report::error_line(&m));
-                    // SAFETY: leaving without destructors.
-                    unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
-                }
-                st.warnings
-                    .push(format!("the allowed Unix sockets stay closed: {e}").into());
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let channel = broker_channel(broker, &mut st, &mut reporter);
     let required = st.required;
     // SAFETY: this process is single-threaded (the broker's thread starts below).
     let child = unsafe { libc::fork() };
@@ -641,24 +674,7 @@ fn init(
     }
     send_report(&st, &mut reporter);
     drop(reporter);
-    let mut command_status = None;
-    loop {
-        let mut status = 0;
-        // SAFETY: waiting for our children.
-        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if pid == child {
-            command_status = Some(status);
-            break;
-        }
-        if pid < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            break;
-        }
-    }
-    if let Some(status) = command_status {
-        let bytes = status.to_ne_bytes();
-        // SAFETY: writing to our pipe.
-        unsafe { libc::write(status_w.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
-    }
+    reap(child, &status_w);
     // SAFETY: leaving without destructors.
     unsafe { libc::_exit(0) }
 }
