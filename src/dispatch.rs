@@ -784,6 +784,10 @@ impl Dispatcher {
             timeout: p.timeout,
             max_output_bytes: self.policy.max_output_bytes,
             sandbox,
+            label: Some(match p.skill.as_deref() {
+                Some(s) => format!("skill `{s}`, script `{}`", p.argv[0]),
+                None => format!("command `{}`", p.argv[0]),
+            }),
         }
     }
 
@@ -855,7 +859,6 @@ impl Dispatcher {
         result.warnings = (result.warned.iter())
             .map(|w| w.word(self.wording.setting))
             .collect();
-        name_over_cap_warnings(&mut result, p.skill.as_deref(), &p.argv[0]);
         result.facts.elsewhere = elsewhere.map(|arg| command::escape_controls(&arg));
         result.facts.caller = p.ran_elsewhere().then(|| p.caller_dir.clone());
         if result.timed_out {
@@ -1529,19 +1532,6 @@ fn tool_input(tool: &Tool, args: &[String], given: Option<&[u8]>) -> Result<Vec<
         None => tool.input_from_flags(args).map_err(|e| e.to_string())?,
     };
     serde_json::to_vec(&value).map_err(|e| e.to_string())
-}
-
-/// The executor says which stream went over the cap; say also which skill and script.
-fn name_over_cap_warnings(result: &mut RunResult, skill: Option<&str>, argv0: &str) {
-    let whose = match skill {
-        Some(s) => format!("skill `{s}`, script `{argv0}`"),
-        None => format!("command `{argv0}`"),
-    };
-    for w in &mut result.warnings {
-        if w.contains("max_output_bytes") {
-            *w = format!("{whose}: {w}");
-        }
-    }
 }
 
 /// The run ended at Python's own refusal of `-P` (before 3.11), before any module was imported.

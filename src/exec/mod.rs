@@ -63,6 +63,8 @@ pub struct RunSpec {
     pub max_output_bytes: usize,
     /// OS restrictions to apply (none by default).
     pub sandbox: crate::sandbox::SandboxSpec,
+    /// Who runs, for the run's warnings (`skill \`s\`, script \`x\``); none by default.
+    pub label: Option<String>,
 }
 
 impl RunSpec {
@@ -83,6 +85,7 @@ impl RunSpec {
             timeout: Duration::from_secs(30),
             max_output_bytes: 10 << 20,
             sandbox: crate::sandbox::SandboxSpec::default(),
+            label: None,
         }
     }
 }
@@ -788,8 +791,14 @@ fn finish(
     let tmp_path = setup.tmp.path().to_path_buf();
     drop(setup.tmp);
     let (status, timed_out, duration) = (ended.status, ended.timed_out, ended.duration);
+    let ran = (status, timed_out, duration);
     let mut r = result(
-        status, timed_out, duration, ended.out, ended.err, warnings, enforced,
+        ran,
+        spec.label.as_deref(),
+        ended.out,
+        ended.err,
+        warnings,
+        enforced,
     );
     r.memory = memory;
     r.changes = changes;
@@ -850,19 +859,20 @@ fn run_facts(spec: &RunSpec, r: &RunResult, enforced: Enforced, refused: Vec<Pat
 }
 
 fn result(
-    status: ExitStatus,
-    timed_out: bool,
-    duration: Duration,
+    (status, timed_out, duration): (ExitStatus, bool, Duration),
+    label: Option<&str>,
     out: capture::Capture,
     err: capture::Capture,
     mut warned: Vec<sandbox::Message>,
     enforced: Enforced,
 ) -> RunResult {
+    let whose = label.map(|l| format!("{l}: ")).unwrap_or_default();
     for (name, capture) in [("stdout", &out), ("stderr", &err)] {
         if capture.truncated {
             warned.push(
                 format!(
-                    "{name} was {} bytes, over max_output_bytes ({} bytes); the rest was dropped",
+                    "{whose}{name} was {} bytes, over max_output_bytes ({} bytes); the rest \
+                     was dropped",
                     capture.seen,
                     capture.bytes.len()
                 )
@@ -1022,6 +1032,7 @@ mod tests {
             timeout: Duration::from_secs(10),
             max_output_bytes: 1 << 20,
             sandbox: Default::default(),
+            label: None,
         }
     }
 
