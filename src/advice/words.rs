@@ -17,29 +17,9 @@ pub enum Audience {
     Model,
 }
 
-/// The policy keys advice names, with the flag that sets each (`PATH` is filled in when the
-/// path is known). A closed list: the policy's own keys.
-const SETTINGS: [(&str, &str); 12] = [
-    ("allow_read", "--allow-read PATH"),
-    ("writable_paths", "--writable DIR"),
-    ("allow_network", "--allow-network"),
-    ("allowed_sockets", "--allow-socket PATH"),
-    ("timeout_seconds", "--timeout SECS"),
-    ("workdir", "--workdir caller"),
-    ("max_cpu_seconds", "--max-cpu SECS"),
-    ("max_file_size_mb", "--max-file-size MB"),
-    ("max_tmp_mb", "--max-tmp MB"),
-    ("max_processes", "--max-processes N"),
-    ("max_memory_mb", "--max-memory MB"),
-    ("env_passthrough", "env_passthrough"),
-];
-
 /// The setting `key`, for `to`, with `path` where it takes one.
 pub fn setting(key: &str, path: Option<&Path>, to: Audience) -> String {
-    let flag = SETTINGS
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map_or(key, |(_, f)| f);
+    let flag = crate::policy::flags::flag(key).unwrap_or(key);
     let shown = path.map(|p| crate::command::escape_controls(&p.display().to_string()));
     match to {
         Audience::Library if key == "workdir" => "workdir = \"caller\"".to_string(),

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 mod decide;
+pub(crate) mod flags;
 mod merge;
 // The sandbox's keys need the sandbox (feature `runtime`); without it nothing runs anyway.
 #[cfg(feature = "runtime")]

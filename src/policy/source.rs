@@ -38,20 +38,20 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     let d = ScriptPolicy::default();
     let mut out = p.clone();
     let mut ignored = Vec::new();
-    let mut drop = |raised: bool, key: &'static str, grant: &'static str| {
+    let mut drop = |raised: bool, key: &'static str| {
         if raised {
             ignored.push(Ignored {
                 key: key.into(),
-                grant,
+                grant: super::flags::flag(key).unwrap_or(OWN_AGENT),
             });
         }
         raised
     };
     let subset = |a: &[String], b: &[String]| a.iter().all(|x| b.contains(x));
-    if drop(p.allow_scripts, "allow_scripts", "--allow-scripts") {
+    if drop(p.allow_scripts, "allow_scripts") {
         out.allow_scripts = d.allow_scripts;
     }
-    if drop(p.confirm == ConfirmMode::Never, "confirm", "-y") {
+    if drop(p.confirm == ConfirmMode::Never, "confirm") {
         out.confirm = d.confirm;
     }
     // Patterns within the default's (`scripts/x.py`, `SKILL/scripts/*`) narrow it and stay;
@@ -61,79 +61,58 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
         .iter()
         .cloned()
         .partition(|pat| d.allowed_commands.contains(pat) || within_scripts(pat));
-    if drop(!raising.is_empty(), "allowed_commands", "--allow PATTERN") {
+    if drop(!raising.is_empty(), "allowed_commands") {
         out.allowed_commands = if within.is_empty() {
             d.allowed_commands.clone()
         } else {
             within
         };
     }
-    if drop(p.allow_network, "allow_network", "--allow-network") {
+    if drop(p.allow_network, "allow_network") {
         out.allow_network = d.allow_network;
     }
-    if drop(p.allow_filesystem, "allow_filesystem", "--allow-filesystem") {
+    if drop(p.allow_filesystem, "allow_filesystem") {
         out.allow_filesystem = d.allow_filesystem;
     }
-    if drop(
-        !p.writable_paths.is_empty(),
-        "writable_paths",
-        "--writable DIR",
-    ) {
+    if drop(!p.writable_paths.is_empty(), "writable_paths") {
         out.writable_paths = d.writable_paths.clone();
     }
-    if drop(
-        p.sandbox == SandboxMode::BestEffort,
-        "sandbox",
-        "--sandbox best-effort",
-    ) {
+    if drop(p.sandbox == SandboxMode::BestEffort, "sandbox") {
         out.sandbox = d.sandbox;
     }
     if drop(
         !subset(&p.env_passthrough, &d.env_passthrough),
         "env_passthrough",
-        OWN_AGENT,
     ) {
         out.env_passthrough = d.env_passthrough.clone();
     }
     if drop(
         !subset(&p.allowed_interpreters, &d.allowed_interpreters),
         "allowed_interpreters",
-        OWN_AGENT,
     ) {
         out.allowed_interpreters = d.allowed_interpreters.clone();
     }
-    if drop(
-        p.timeout_seconds > d.timeout_seconds,
-        "timeout_seconds",
-        "--timeout SECS",
-    ) {
+    if drop(p.timeout_seconds > d.timeout_seconds, "timeout_seconds") {
         out.timeout_seconds = d.timeout_seconds;
     }
-    if drop(
-        p.max_output_bytes > d.max_output_bytes,
-        "max_output_bytes",
-        OWN_AGENT,
-    ) {
+    if drop(p.max_output_bytes > d.max_output_bytes, "max_output_bytes") {
         out.max_output_bytes = d.max_output_bytes;
     }
     if drop(
         p.max_capture_bytes > d.max_capture_bytes,
         "max_capture_bytes",
-        OWN_AGENT,
     ) {
         out.max_capture_bytes = d.max_capture_bytes;
     }
     if drop(
         p.max_captures_per_turn > d.max_captures_per_turn,
         "max_captures_per_turn",
-        "--max-captures N",
     ) {
         out.max_captures_per_turn = d.max_captures_per_turn;
     }
     if drop(
         p.max_side_effects_per_turn > d.max_side_effects_per_turn,
         "max_side_effects_per_turn",
-        "--max-side-effects N",
     ) {
         out.max_side_effects_per_turn = d.max_side_effects_per_turn;
     }
@@ -146,56 +125,31 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
 fn narrow_sandbox(
     out: &mut ScriptPolicy,
     d: &ScriptPolicy,
-    drop: &mut impl FnMut(bool, &'static str, &'static str) -> bool,
+    drop: &mut impl FnMut(bool, &'static str) -> bool,
 ) {
-    if drop(
-        !out.allow_read.is_empty(),
-        "allow_read",
-        "--allow-read PATH",
-    ) {
+    if drop(!out.allow_read.is_empty(), "allow_read") {
         out.allow_read = d.allow_read.clone();
     }
-    if drop(
-        !out.allowed_sockets.is_empty(),
-        "allowed_sockets",
-        "--allow-socket PATH",
-    ) {
+    if drop(!out.allowed_sockets.is_empty(), "allowed_sockets") {
         out.allowed_sockets = d.allowed_sockets.clone();
     }
     let higher = |v: u64, dv: u64| v > dv || (v == 0 && dv != 0);
-    for (v, dv, key, grant) in [
-        (
-            &mut out.max_processes,
-            d.max_processes,
-            "max_processes",
-            "--max-processes N",
-        ),
-        (
-            &mut out.max_memory_mb,
-            d.max_memory_mb,
-            "max_memory_mb",
-            "--max-memory MB",
-        ),
+    for (v, dv, key) in [
+        (&mut out.max_processes, d.max_processes, "max_processes"),
+        (&mut out.max_memory_mb, d.max_memory_mb, "max_memory_mb"),
         (
             &mut out.max_file_size_mb,
             d.max_file_size_mb,
             "max_file_size_mb",
-            "--max-file-size MB",
         ),
-        (
-            &mut out.max_tmp_mb,
-            d.max_tmp_mb,
-            "max_tmp_mb",
-            "--max-tmp MB",
-        ),
+        (&mut out.max_tmp_mb, d.max_tmp_mb, "max_tmp_mb"),
         (
             &mut out.max_cpu_seconds,
             d.max_cpu_seconds,
             "max_cpu_seconds",
-            "--max-cpu SECS",
         ),
     ] {
-        if drop(higher(*v, dv), key, grant) {
+        if drop(higher(*v, dv), key) {
             *v = dv;
         }
     }
