@@ -96,13 +96,27 @@ pub(crate) fn model(e: &ModelError) -> String {
     })
 }
 
-/// A setting a sandbox message names, as the flag that sets it.
+/// A setting a sandbox message names, as the flag that sets it: with its path where the
+/// message has one, else without the placeholder (`drop --allow-socket`).
 fn setting(s: &Setting) -> String {
-    match s {
-        Setting::BestEffort => "--sandbox best-effort".to_string(),
-        Setting::AllowRead(path) => format!("--allow-read {path}"),
-        Setting::AllowedSockets => "--allow-socket".to_string(),
-        Setting::AllowNetwork => "--allow-network".to_string(),
+    let (key, path) = match s {
+        Setting::BestEffort => ("sandbox", None),
+        Setting::AllowRead(path) => ("allow_read", Some(path.as_str())),
+        Setting::AllowedSockets => ("allowed_sockets", None),
+        Setting::AllowNetwork => ("allow_network", None),
+    };
+    let flag = crate::policy::flags::flag(key).unwrap_or(key);
+    let placeholder = |w: &&str| w.chars().all(|c| c.is_ascii_uppercase());
+    let words = flag.split(' ');
+    match path {
+        Some(p) => words
+            .map(|w| if placeholder(&w) { p } else { w })
+            .collect::<Vec<_>>()
+            .join(" "),
+        None => words
+            .filter(|w| !placeholder(w))
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }
 
