@@ -6,7 +6,6 @@
 //! It acts only on the directives the session announced ([`crate::Announced`]), and asks every
 //! coaching question of one hook ([`Coaching`]): it reads no English itself.
 
-mod call_hold;
 mod hook;
 mod lines;
 pub(crate) mod notice;
@@ -743,7 +742,7 @@ impl Session {
         let mut first = true;
         // A tool call the model writes as text (no structured call came back) is not shown:
         // the question is asked again, with directives (a fact of the server, for any model).
-        let mut hold = call_hold::CallHold::new(self.tool_names());
+        let mut hold = crate::model::call_hold::CallHold::new(self.tool_names());
         let shown_at = self.partial_shown.len();
         loop {
             // A stream must end with `Finished`: without it, the answer may be cut.
@@ -788,7 +787,7 @@ impl Session {
                 let opening = self.turn_start.is_some_and(|s| self.history.len() == s + 1);
                 call_as_text = tool_calls.is_empty()
                     && !self.tool_defs.is_empty()
-                    && (tools::looks_like_tool_call(&raw, &self.tool_names())
+                    && (crate::model::text_call::looks_like_tool_call(&raw, &self.tool_names())
                         || (opening && raw.trim().is_empty()));
                 let held = hold.finish();
                 if first && !held.is_empty() && !call_as_text {

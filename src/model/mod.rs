@@ -22,6 +22,7 @@ use std::time::Duration;
 pub(crate) mod adapt;
 #[cfg(feature = "http")]
 pub(crate) mod anthropic;
+pub(crate) mod call_hold;
 #[cfg(feature = "http")]
 pub(crate) mod http;
 #[cfg(feature = "http")]
@@ -36,6 +37,7 @@ pub(crate) mod retry;
 #[cfg(feature = "http")]
 pub(crate) mod settings;
 pub(crate) mod sse;
+pub(crate) mod text_call;
 
 pub use adapt::Adaptation;
 pub use retry::{GiveUp, RetryPolicy};

@@ -6,7 +6,7 @@
 //! closes. Every other answer streams as before, held at most until a few characters show it is
 //! no call. Pure.
 
-use super::tools::looks_like_tool_call;
+use super::text_call::{FUNCTIONS, looks_like_tool_call, namespaced_name};
 
 /// The tags a tool call written as text is wrapped in (Qwen, Hermes templates and the like).
 const TAGS: [&str; 2] = ["<tool_call>", "<|tool_call"];
@@ -18,7 +18,7 @@ const OPENERS: [&str; 6] = [
     "{",
     "```json",
     "```\n{",
-    super::tools::FUNCTIONS,
+    FUNCTIONS,
 ];
 
 /// Holds what of one answer may be a tool call.
@@ -134,8 +134,8 @@ fn may_be_call(text: &str, offered: &[String]) -> bool {
                 None => true,
                 Some(end) => looks_like_tool_call(&rest[..end], offered),
             },
-            super::tools::FUNCTIONS => {
-                let name = super::tools::namespaced_name(t).unwrap_or("");
+            FUNCTIONS => {
+                let name = namespaced_name(t).unwrap_or("");
                 if name.len() == rest.len() {
                     // The name is still arriving.
                     offered.iter().any(|f| f.starts_with(name))
