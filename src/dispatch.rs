@@ -768,7 +768,7 @@ impl Dispatcher {
             let git = exec::git_config::env(&env, config.as_deref());
             env.extend(git.into_iter().map(|(k, v)| (k.into(), v.into())));
         }
-        let mut sandbox = self.sandbox_spec(&p.cwd, p.skill_dir.as_deref());
+        let mut sandbox = self.sandbox_spec(&p.cwd, p.skill_dir.as_deref(), &reads);
         sandbox
             .read
             .extend(reads.into_iter().map(|path| crate::sandbox::view::Grant {
@@ -1171,25 +1171,24 @@ impl Dispatcher {
             .map(|(_, v)| v.as_os_str())
     }
 
-    fn sandbox_spec(&self, cwd: &std::path::Path, skill_dir: Option<&Path>) -> SandboxSpec {
+    /// `reads`: the paths a confirmed prompt granted for this run.
+    fn sandbox_spec(
+        &self,
+        cwd: &std::path::Path,
+        skill_dir: Option<&Path>,
+        reads: &[PathBuf],
+    ) -> SandboxSpec {
         use crate::sandbox::view::{Grant, Why};
         let p = &self.policy;
-        // What of the user's the run sees besides `cwd`: with writes allowed anywhere there is
-        // no view, so skillpipe's own working directory too.
-        let anywhere = p
-            .allow_filesystem
-            .then(std::env::current_dir)
-            .and_then(Result::ok);
-        let shown: Vec<PathBuf> = (p.writable_paths.iter().chain(&p.allow_read))
+        // What of the user's the run sees besides `cwd` (with writes allowed anywhere there is
+        // no view: all of it).
+        let shown: Vec<PathBuf> = (p.writable_paths.iter().chain(&p.allow_read).chain(reads))
             .cloned()
-            .chain(anywhere)
+            .chain(skill_dir.map(Path::to_path_buf))
             .collect();
-        let (hide, hide_notice) = crate::sandbox::secrets::hidden_and_notice(
-            cwd,
-            &self.deny_read(),
-            &p.allow_read,
-            &shown,
-        );
+        let view = (!p.allow_filesystem).then_some(shown.as_slice());
+        let (hide, hide_notice) =
+            crate::sandbox::secrets::hidden_and_notice(cwd, &self.deny_read(), &p.allow_read, view);
         let (kept, protected) = self.kept_and_protected();
         SandboxSpec {
             isolate_network: !p.allow_network,

@@ -27,7 +27,7 @@ pub struct DoctorArgs {
 
 pub fn run(args: DoctorArgs) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let (hidden, notice) = sandbox::secrets::hidden_and_notice(&cwd, &[], &[], &[]);
+    let (hidden, notice) = sandbox::secrets::hidden_and_notice(&cwd, &[], &[], None);
     // The report quotes config and agent files and skill folders: foreign text.
     let mut out = crate::term::Guarded::listing();
     write!(

@@ -205,12 +205,18 @@ impl Before {
         #[cfg(target_os = "linux")]
         {
             let listing = watched::Watched::list(roots, MAX_ENTRIES);
+            let start = listing.start;
             if listing.seen >= WALKED_UNDER
                 && let Ok(w) = watched::Watched::watch(listing)
             {
                 return Before::Watched(w);
             }
+            // A file rewritten within the tick it was walked in must still get a later time.
+            let walked = Snapshot::take(roots);
+            watched::wait_past(start);
+            Before::Walked(walked)
         }
+        #[cfg(not(target_os = "linux"))]
         Before::Walked(Snapshot::take(roots))
     }
 

@@ -383,21 +383,22 @@ pub fn existing(list: Vec<PathBuf>) -> Vec<PathBuf> {
 /// `.env*` files of `cwd` and of skillpipe's own working directory (the user's project) and of
 /// the folders above them up to the project's root, minus `allow_read` (see [`deny_list`]).
 pub fn hidden(cwd: &Path, deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<PathBuf> {
-    let here: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
-    hidden_and_notice(cwd, deny_read, allow_read, &here).0
+    hidden_and_notice(cwd, deny_read, allow_read, None).0
 }
 
-/// [`hidden`] for a run that sees `cwd` and the folders `shown` (writable, granted) and
-/// nothing else of the user's: only what it sees is walked for `.env*` files. Also what to
-/// tell the user when a walk stopped at its bound ([`MAX_WALK_ENTRIES`]): files further down
-/// stay readable unless `deny_read` names them.
+/// [`hidden`] for a run whose read view is `cwd` and the folders `view` (writable, granted)
+/// and nothing else of the user's: only what it sees is walked for `.env*` files (`None`: no
+/// view, the whole tree is seen). Also what to tell the user when a walk stopped at its bound
+/// ([`MAX_WALK_ENTRIES`]): files further down stay readable unless `deny_read` names them.
 pub fn hidden_and_notice(
     cwd: &Path,
     deny_read: &[PathBuf],
     allow_read: &[PathBuf],
-    shown: &[PathBuf],
+    view: Option<&[PathBuf]>,
 ) -> (Vec<PathBuf>, Option<String>) {
-    let visible = |p: &Path| p.starts_with(cwd) || shown.iter().any(|s| p.starts_with(s));
+    let shown = view.unwrap_or_default();
+    let visible =
+        |p: &Path| view.is_none() || p.starts_with(cwd) || shown.iter().any(|s| p.starts_with(s));
     let home_dir = crate::paths::home();
     let home = home_dir.as_deref();
     // skillpipe's config file holds the model API key, wherever XDG_CONFIG_HOME puts it; its

@@ -4561,6 +4561,9 @@ fn dotenv_files_of_the_project_and_the_walk_bound() {
     let (out, err) = run_in("proj/web", &[], &planted);
     assert_eq!(out, "end", "HOLE: {out}{err}");
     assert!(!err.contains("looked for .env files"), "control: {err}");
+    // With writes allowed anywhere there is no read view: the project's files stay hidden.
+    let (out, err) = run_in("proj/web", &["--allow-filesystem"], &planted);
+    assert_eq!(out, "end", "HOLE: {out}{err}");
     let allow: Vec<String> = ["proj/api/.env", "proj/.envs", "proj/api/.envs"]
         .iter()
         .map(|p| format!("--allow-read={}", home.path().join(p).display()))

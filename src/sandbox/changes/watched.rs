@@ -44,8 +44,8 @@ pub(super) struct Listing {
     pub capped: Option<usize>,
     /// Entries listed.
     pub seen: usize,
-    /// The file system's clock when the watches were in place: a time after it on a file was
-    /// set during the run.
+    /// The fine clock when the listing began, which the coarse clock passes before the run
+    /// starts: a time after it on a file was set during the run (or while it was listed).
     pub start: (i64, i64),
 }
 
@@ -85,6 +85,7 @@ impl Watched {
     pub(super) fn list(roots: &[PathBuf], max_entries: usize) -> Listing {
         let mut listing = Listing {
             roots: super::outermost(roots),
+            start: fine_now(),
             ..Listing::default()
         };
         let mut queue: VecDeque<(PathBuf, bool)> = VecDeque::new();
@@ -160,7 +161,7 @@ impl Watched {
         for dir in gone {
             listing.folders.remove(&dir);
         }
-        listing.start = fine_now();
+        wait_past(listing.start);
         Ok(Watched { watches, listing })
     }
 
@@ -183,15 +184,29 @@ impl Watched {
     }
 }
 
-/// Now, on the fine clock: no file time set before this moment is later than it.
-fn fine_now() -> (i64, i64) {
+/// Now on `clock`.
+fn now(clock: libc::clockid_t) -> (i64, i64) {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     (ts.tv_sec, ts.tv_nsec)
+}
+
+/// Now, on the fine clock: no file time set before this moment is later than it.
+fn fine_now() -> (i64, i64) {
+    now(libc::CLOCK_REALTIME)
+}
+
+/// Returns once the coarse clock, which a file time is taken from when nobody looked at the
+/// file since its last change, is past `t0` (a fine time): every file time set from then on
+/// is later than `t0`. Usually at once: a listing takes longer than a tick.
+pub(super) fn wait_past(t0: (i64, i64)) {
+    while now(libc::CLOCK_REALTIME_COARSE) <= t0 {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
 }
 
 /// What `before` and the run's `events` say the run did, `look` telling what is there now;
@@ -211,13 +226,13 @@ pub(super) fn judge(
         by_ino: None,
         made_tops: HashSet::new(),
         over: false,
+        overflowed: events.iter().any(Event::overflowed),
+        reached: HashMap::new(),
     };
     // Each named path, with every event on it; a folder's own events are on the folder.
     let mut named: BTreeMap<PathBuf, u32> = BTreeMap::new();
-    let mut overflowed = false;
     for e in events {
         if e.overflowed() {
-            overflowed = true;
             continue;
         }
         let path = match &e.name {
@@ -226,12 +241,15 @@ pub(super) fn judge(
         };
         *named.entry(path).or_default() |= e.mask;
     }
-    if overflowed {
+    if j.overflowed {
         // The kernel dropped events: every name listed before and every name there now is
         // judged from the disk and its times, as a walk would (within the same budget).
         for (dir, folder) in &before.folders {
             let was = folder.entries.iter().map(|e| dir.join(&e.name));
-            let now: Vec<PathBuf> = look.list(dir).iter().map(|n| dir.join(n)).collect();
+            let now: Vec<PathBuf> = match j.reached(dir) {
+                true => look.list(dir).iter().map(|n| dir.join(n)).collect(),
+                false => Vec::new(),
+            };
             for path in was.chain(now) {
                 named.entry(path).or_default();
             }
@@ -285,9 +303,27 @@ struct Judge<'a> {
     made_tops: HashSet<PathBuf>,
     /// The budget ran out.
     over: bool,
+    /// The kernel dropped events: a name's events may be missing, so its times decide.
+    overflowed: bool,
+    /// Folders still reached from their writable path through folders only (see `reached`).
+    reached: HashMap<PathBuf, bool>,
 }
 
 impl<'a> Judge<'a> {
+    /// Whether `dir` is still reached from its writable path through real folders only: one
+    /// the run replaced by a link (or moved a link into the way of) is not looked through, or
+    /// the report would show names from outside the run's view.
+    fn reached(&mut self, dir: &Path) -> bool {
+        if let Some(&known) = self.reached.get(dir) {
+            return known;
+        }
+        let ok = self.before.roots.iter().any(|r| r == dir)
+            || (dir.parent().is_some_and(|p| self.reached(p))
+                && self.look.stat(dir).is_some_and(Stat::is_dir));
+        self.reached.insert(dir.to_path_buf(), ok);
+        ok
+    }
+
     /// What was at `path` before: `None` when it is known not to have been there, and no
     /// answer at all when its folder was not listed (past the bound, or made by the run).
     fn was(&mut self, path: &Path) -> Option<Option<&'a Entry>> {
@@ -343,6 +379,10 @@ impl<'a> Judge<'a> {
             // In a folder that was not listed: one made by the run is walked whole.
             return;
         };
+        if !path.parent().is_some_and(|p| self.reached(p)) {
+            // Its folder was replaced by a link: the folder itself is judged as changed.
+            return;
+        }
         let now = self.stat(path);
         match (was, now) {
             (None, None) => {}
@@ -365,7 +405,7 @@ impl<'a> Judge<'a> {
             }
             (Some(_), Some(now)) if now.is_dir() => {
                 let mode = self.before.folders.get(path).map(|f| f.mode);
-                if mask & libc::IN_ATTRIB != 0 && mode != Some(now.mode) {
+                if (mask & libc::IN_ATTRIB != 0 || self.overflowed) && mode != Some(now.mode) {
                     self.record(path, ChangeKind::Mode, Some(now));
                 }
             }
@@ -448,6 +488,9 @@ impl<'a> Judge<'a> {
             .cloned()
             .collect();
         for other in others {
+            if !other.parent().is_some_and(|p| self.reached(p)) {
+                continue;
+            }
             let Some(st) = self.stat(&other) else {
                 continue;
             };
@@ -461,7 +504,7 @@ impl<'a> Judge<'a> {
 }
 
 /// What happened to a file that is the same inode before and after, from the events on it
-/// (`mask`) and its times now (`start`: when the run began, on the fine clock). The events
+/// (`mask`) and its times now (`start`: the clock before the run began). The events
 /// decide first: a content write is `IN_MODIFY`, a metadata change alone `IN_ATTRIB`. Times
 /// decide only without them (another name of a linked file), and then only a time after the
 /// start counts: file times may be coarse or fine, so a file written just before the run is
@@ -670,6 +713,7 @@ mod tests {
         let mut linked = file(6, 0o644, (now, now));
         linked.nlink = 2;
         let disk = Fake(BTreeMap::from([
+            ("/p/.git".into(), dir(5)),
             ("/p/.git/config".into(), linked),
             ("/p/made".into(), dir(20)),
             ("/p/made/x".into(), linked),
@@ -731,6 +775,53 @@ mod tests {
             ]
         );
         assert_eq!(c.capped, None);
+    }
+
+    /// After an overflow, a folder the run replaced by a link (to a folder out of its view) is
+    /// told as changed and its old content as gone, and nothing is listed through the link;
+    /// a folder's new mode is told without its event.
+    #[test]
+    fn after_an_overflow_no_link_is_followed_and_modes_are_told() {
+        let before = listing();
+        let over = [Event {
+            dir: PathBuf::new(),
+            name: None,
+            mask: libc::IN_Q_OVERFLOW,
+        }];
+        let old = (START.0 - 5, START.0 - 5);
+        let link = Stat {
+            ino: 70,
+            mode: libc::S_IFLNK | 0o777,
+            ..file(70, 0, (START.0 + 1, START.0 + 1))
+        };
+        let mut git = dir(5);
+        git.mode = libc::S_IFDIR | 0o777;
+        let disk = Fake(BTreeMap::from([
+            ("/p/a.txt".into(), file(1, 0o644, old)),
+            ("/p/run.sh".into(), file(2, 0o755, old)),
+            ("/p/gone.txt".into(), file(3, 0o644, old)),
+            ("/p/same.txt".into(), file(4, 0o644, old)),
+            ("/p/.git".into(), git),
+            ("/p/.git/config".into(), file(6, 0o644, old)),
+            // `old` is now a link; what the link leads to answers through it.
+            ("/p/old".into(), link),
+            ("/p/old/x.csv".into(), file(8, 0o644, old)),
+            ("/p/old/id_ed25519".into(), file(90, 0o600, old)),
+        ]));
+        let c = judge(&before, &over, &disk, MAX_ENTRIES);
+        let got: Vec<(&str, ChangeKind)> = c
+            .list
+            .iter()
+            .map(|c| (c.path.to_str().unwrap(), c.kind))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("/p/.git", ChangeKind::Mode),
+                ("/p/old", ChangeKind::Changed),
+                ("/p/old/x.csv", ChangeKind::Deleted),
+            ]
+        );
     }
 
     #[test]
