@@ -64,9 +64,22 @@ pub fn home_settings_problem(path: &Path, home: Option<&Path>) -> Option<String>
     };
     // Where the XDG variables put the settings and data folders, wherever that is.
     for var in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"] {
-        if let Some(root) = std::env::var_os(var).map(PathBuf::from)
-            && root.is_absolute()
-            && let Ok(rest) = path.strip_prefix(&root)
+        let Some(root) = std::env::var_os(var).map(PathBuf::from) else {
+            continue;
+        };
+        if !root.is_absolute() {
+            continue;
+        }
+        // The folder itself, or one holding it, holds every tool's settings there.
+        if root.starts_with(path) {
+            return Some(format!(
+                "{} holds {}, where tools keep their settings: they may hold credentials and \
+                 run commands later, outside the sandbox",
+                path.display(),
+                root.display()
+            ));
+        }
+        if let Ok(rest) = path.strip_prefix(&root)
             && let Some(first) = rest.components().next()
         {
             return Some(says(root.join(first).display().to_string()));

@@ -3258,6 +3258,22 @@ fn writable_refusals_name_the_real_folder_and_the_class() {
     let (code, err) = writable(".local/bin", &[]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("~/.local"), "{err}");
+    // The folder an XDG variable names, itself and what holds it, not only what is in it
+    // (control: a sibling folder).
+    for dir in ["xdg-data", "xdg-data/applications"] {
+        std::fs::create_dir_all(home.path().join(dir)).unwrap();
+        let out = home
+            .cmd()
+            .env("XDG_DATA_HOME", home.path().join("xdg-data"))
+            .args(["filter", "--allow-scripts", "-y", "--writable", dir])
+            .write_stdin("plain text\n")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "HOLE: {dir}");
+    }
+    std::fs::create_dir_all(home.path().join("xdg-other")).unwrap();
+    let (code, err) = writable("xdg-other", &[]);
+    assert_eq!(code, Some(0), "control: {err}");
     // A credential folder whose settings run commands later, shown with --allow-read, is
     // still refused unless forced.
     for dir in [
