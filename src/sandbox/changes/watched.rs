@@ -731,14 +731,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn after_an_overflow_every_name_is_judged_from_the_disk() {
-        let before = listing();
+    /// What the listing and the disk tell when the kernel dropped every event.
+    fn judge_after_overflow(before: &Listing, disk: &Fake) -> Changes {
         let over = [Event {
             dir: PathBuf::new(),
             name: None,
             mask: libc::IN_Q_OVERFLOW,
         }];
+        judge(before, &over, disk, MAX_ENTRIES)
+    }
+
+    #[test]
+    fn after_an_overflow_every_name_is_judged_from_the_disk() {
+        let before = listing();
         let old = (START.0 - 5, START.0 - 5);
         let disk = Fake(BTreeMap::from([
             (
@@ -759,7 +764,7 @@ mod tests {
             ("/p/old".into(), dir(7)),
             ("/p/old/x.csv".into(), file(8, 0o644, old)),
         ]));
-        let c = judge(&before, &over, &disk, MAX_ENTRIES);
+        let c = judge_after_overflow(&before, &disk);
         let got: Vec<(&str, ChangeKind)> = c
             .list
             .iter()
@@ -783,11 +788,6 @@ mod tests {
     #[test]
     fn after_an_overflow_no_link_is_followed_and_modes_are_told() {
         let before = listing();
-        let over = [Event {
-            dir: PathBuf::new(),
-            name: None,
-            mask: libc::IN_Q_OVERFLOW,
-        }];
         let old = (START.0 - 5, START.0 - 5);
         let link = Stat {
             ino: 70,
@@ -808,7 +808,7 @@ mod tests {
             ("/p/old/x.csv".into(), file(8, 0o644, old)),
             ("/p/old/id_ed25519".into(), file(90, 0o600, old)),
         ]));
-        let c = judge(&before, &over, &disk, MAX_ENTRIES);
+        let c = judge_after_overflow(&before, &disk);
         let got: Vec<(&str, ChangeKind)> = c
             .list
             .iter()
