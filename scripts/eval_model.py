@@ -65,8 +65,8 @@ def parse_args():
     p.add_argument("--out", help="keep per-case audit logs, answers and a summary.json here")
     p.add_argument("--timeout", type=int, default=300, help="seconds per case (default: %(default)s)")
     p.add_argument("--tools", action="store_true", help="pass --tools (native tool calls)")
-    p.add_argument("--coach", default="small-model", choices=["off", "small-model"],
-                   help="skillpipe's --coach for every case (default: %(default)s, what the figures so far were measured with)")
+    p.add_argument("--coach", default="small-model",
+                   help="skillpipe's --coach for every case: off, small-model or pieces joined by commas (default: %(default)s)")
     p.add_argument("--extra", action="append", default=[], help="one more skillpipe flag for every case (repeatable)")
     p.add_argument("--rescore", metavar="DIR", help="run nothing: score again the answers and audit logs an earlier "
                    "--out DIR kept (cases with no answer there, e.g. a run cut short, are left out)")

@@ -25,8 +25,9 @@ pub struct ChatArgs {
     #[arg(long, help_heading = heading::MODEL)]
     pub no_stream: bool,
     /// Coaching for the model: `small-model` sends worked exchanges before the conversation and
-    /// guards against copies of them; `off` (the default) sends nothing invented.
-    #[arg(long, value_name = "MODE", value_parser = coach_mode, help_heading = heading::MODEL)]
+    /// guards against copies of them; `off` (the default) sends nothing invented; pieces joined
+    /// by commas (examples, lead-ins, copy-guard, ask-again, do-not-run) turn on those alone.
+    #[arg(long, value_name = "MODE", value_parser = crate::coach::CoachMode::parse, help_heading = heading::MODEL)]
     pub coach: Option<crate::coach::CoachMode>,
     /// Bound on capture round-trips per user message.
     #[arg(long, value_name = "N", help_heading = heading::POLICY)]
@@ -67,14 +68,6 @@ pub struct ChatArgs {
     /// Copy the output of side effects to stderr.
     #[arg(long, help_heading = heading::OUTPUT)]
     pub show_side_effects: bool,
-}
-
-/// `--coach MODE`: one of [`crate::coach::CoachMode::NAMES`].
-fn coach_mode(name: &str) -> Result<crate::coach::CoachMode, String> {
-    crate::coach::CoachMode::parse(name).ok_or_else(|| {
-        let names = crate::coach::CoachMode::NAMES.join(", ");
-        format!("`{name}` is no coaching mode; one of: {names}")
-    })
 }
 
 pub const EXAMPLES: &str = "\

@@ -2445,7 +2445,7 @@ fn with_scripts_off_only_skill_reads_are_announced() {
 fn an_uncoached_request_is_the_system_prompt_and_the_users_message() {
     let home = TestHome::new();
     home.calc_with_example("skills");
-    let server = Server::start((0..3).map(|_| Reply::text(["Fine."])));
+    let server = Server::start((0..5).map(|_| Reply::text(["Fine."])));
     let args = [
         "--skills-dir",
         "skills",
@@ -2479,6 +2479,18 @@ fn an_uncoached_request_is_the_system_prompt_and_the_users_message() {
     let out = chat(&home, &server).args(args).arg("hi").output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(messages(&server, 2).len(), m.len());
+    // Pieces alone: the exchanges without the guards, and a guard without the exchanges.
+    let pieces = |mode: &str, n: usize| {
+        let out = chat(&home, &server)
+            .args(args)
+            .args(["--coach", mode, "hi"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        messages(&server, n).len()
+    };
+    assert_eq!(pieces("examples,lead-ins", 3), m.len());
+    assert_eq!(pieces("do-not-run", 4), 2);
     // A mode that does not exist is a usage error naming the flag's values.
     let out = chat(&home, &server)
         .args(["--coach", "qwen", "hi"])

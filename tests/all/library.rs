@@ -413,7 +413,7 @@ fn values_asked_for_in_an_earlier_turn_are_no_copy() {
     }
 
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let second_turn = |first: &str| {
+    let second_turn = |first: &str, mode: &str| {
         let mut policy = scripts_on();
         policy.confirm = ConfirmMode::Never;
         policy.sandbox = SandboxMode::BestEffort;
@@ -427,10 +427,13 @@ fn values_asked_for_in_an_earlier_turn_are_no_copy() {
             None,
             ChatOptions::new("follow"),
         );
-        session.set_coaching(Box::new(skillpipe::coach::SmallModel::new(vec![
-            Message::user("Show 287 and 3.5."),
-            Message::assistant("!{echo 287 3.5}"),
-        ])));
+        session.set_coaching(Box::new(skillpipe::coach::SmallModel::new(
+            skillpipe::coach::CoachMode::parse(mode).unwrap(),
+            vec![
+                Message::user("Show 287 and 3.5."),
+                Message::assistant("!{echo 287 3.5}"),
+            ],
+        )));
         let kinds = Arc::new(Mutex::new(Vec::new()));
         rt.block_on(session.turn(first, &mut Kinds(kinds.clone())))
             .unwrap();
@@ -438,11 +441,19 @@ fn values_asked_for_in_an_earlier_turn_are_no_copy() {
             .unwrap();
         kinds.lock().unwrap().clone()
     };
-    assert_eq!(second_turn("Keep 287 and 3.5 in mind."), [ReportKind::Ran]);
+    assert_eq!(
+        second_turn("Keep 287 and 3.5 in mind.", "small-model"),
+        [ReportKind::Ran]
+    );
     // The control: nobody in the conversation wrote those values.
     assert_eq!(
-        second_turn("Keep two numbers in mind."),
+        second_turn("Keep two numbers in mind.", "small-model"),
         [ReportKind::Blocked]
+    );
+    // Coached without the copy guard, the same copy runs: each piece is its own switch.
+    assert_eq!(
+        second_turn("Keep two numbers in mind.", "examples,lead-ins"),
+        [ReportKind::Ran]
     );
 }
 
