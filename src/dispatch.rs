@@ -186,6 +186,9 @@ pub struct Dispatcher {
     /// The sandbox launcher; `None`: the process default ([`crate::sandbox::launcher_path`]).
     launcher: Option<PathBuf>,
     wording: Wording,
+    /// Per interpreter, whether it takes `-P` (Python 3.11 and later): asked it once, in the
+    /// sandbox its runs get.
+    safe_path: Mutex<std::collections::HashMap<OsString, bool>>,
 }
 
 /// Which program sets up the sandbox of each command: a fresh single-threaded process that
@@ -440,6 +443,7 @@ impl Dispatcher {
             base_env,
             launcher: None,
             wording: Wording::default(),
+            safe_path: Mutex::default(),
         }
     }
 
@@ -693,8 +697,8 @@ impl Dispatcher {
             policy::Workdir::Skill => cmd.cwd,
             policy::Workdir::Caller => {
                 if resolved.module.is_some() {
-                    // Else Python imports `scripts.x` from the user's folder first. A Python
-                    // before 3.11 refuses the option: it fails closed, said after the run.
+                    // Else Python imports `scripts.x` from the user's folder first. Whether
+                    // this Python takes the option is asked before the run (`takes_safe_path`).
                     p.args.insert(0, "-P".into());
                     p.safe_path = true;
                 }
@@ -794,6 +798,17 @@ impl Dispatcher {
     /// Step: the run, audited as it starts and as it ends, also when this future is dropped
     /// (Ctrl-C kills the command; the log still says so).
     async fn execute(&self, origin: Origin, p: Planned, spec: RunSpec) -> Outcome {
+        if p.safe_path && !self.takes_safe_path(&spec).await {
+            let why = format!(
+                "`{}` with workdir = caller needs Python 3.11 or later: its -P keeps your \
+                 folder off sys.path, so that the module is the skill's, not a file of yours \
+                 with its name; `{} -P` fails here: run it with --workdir skill, or install a \
+                 newer Python",
+                p.argv.join(" "),
+                p.program.to_string_lossy()
+            );
+            return self.end_with(origin, &p, Decision::Denied, why);
+        }
         // A skill script runs in its skill's folder: a relative path meant for where the user
         // is would not be found there. Looked at before the run, said only if it then fails.
         let elsewhere = (p.ran_elsewhere())
@@ -816,16 +831,6 @@ impl Dispatcher {
         let ran_for = guard.started.elapsed();
         guard.disarm();
         match ran {
-            Ok(result) if p.safe_path && python_lacks_safe_path(&result) => {
-                let why = format!(
-                    "`{}` with workdir = caller needs Python 3.11 or later: its -P keeps your \
-                     folder off sys.path, so that the module is the skill's, not a file of yours \
-                     with its name; this Python is older (\"Unknown option: -P\"): run it with \
-                     --workdir skill, or install a newer Python",
-                    p.argv.join(" ")
-                );
-                self.end_with(origin, &p, Decision::Denied, why)
-            }
             Ok(result) => self.report_ran(origin, p, result, cut, elsewhere),
             Err(e) => self.report_failed(origin, p, e, ran_for),
         }
@@ -1155,6 +1160,26 @@ impl Dispatcher {
             confirmer.settle(prompt.argv, answer, self.wording.ask),
             answered,
         )
+    }
+
+    /// Whether the interpreter of `spec` takes `-P`: its exit status running nothing with it
+    /// (`-S -P -c ""`) in the same sandbox, asked once per interpreter. Anything but a clean
+    /// exit is a no: the module run is refused rather than run without the option.
+    async fn takes_safe_path(&self, spec: &RunSpec) -> bool {
+        if let Some(known) = self.safe_path.lock().unwrap().get(&spec.program) {
+            return *known;
+        }
+        let probe = RunSpec {
+            args: ["-S", "-P", "-c", ""].map(OsString::from).to_vec(),
+            stdin: None,
+            timeout: std::time::Duration::from_secs(10),
+            label: None,
+            ..spec.clone()
+        };
+        let ran = exec::run_with_launcher(probe, self.launcher.as_deref()).await;
+        let takes = ran.is_ok_and(|r| r.exit_code == 0 && r.signal.is_none());
+        (self.safe_path.lock().unwrap()).insert(spec.program.clone(), takes);
+        takes
     }
 
     fn path_var(&self) -> OsString {
@@ -1531,15 +1556,6 @@ fn tool_input(tool: &Tool, args: &[String], given: Option<&[u8]>) -> Result<Vec<
         None => tool.input_from_flags(args).map_err(|e| e.to_string())?,
     };
     serde_json::to_vec(&value).map_err(|e| e.to_string())
-}
-
-/// The run ended at Python's own refusal of `-P` (before 3.11), before any module was imported.
-fn python_lacks_safe_path(r: &RunResult) -> bool {
-    r.exit_code == 2
-        && String::from_utf8_lossy(&r.stderr)
-            .lines()
-            .next()
-            .is_some_and(|l| l.trim() == "Unknown option: -P")
 }
 
 /// A command the policy allows, decided by [`Dispatcher::plan`]: what runs, where, with what,
