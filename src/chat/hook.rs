@@ -28,10 +28,9 @@ pub trait Coaching: Send + Sync {
         &[]
     }
 
-    /// A check on the directives of a turn whose user wrote `user`; `asked` holds every user
-    /// message and result of the conversation so far. `skills` (the dispatcher's) say which
-    /// script a command runs, here as in every question below.
-    fn gate(&self, _user: &str, _asked: &str, _skills: &Arc<SkillSet>) -> Option<Gate> {
+    /// A check on the directives of a turn whose user wrote `user`. `skills` (the
+    /// dispatcher's) say which script a command runs, here as in every question below.
+    fn gate(&self, _user: &str, _skills: &Arc<SkillSet>) -> Option<Gate> {
         None
     }
 
@@ -44,17 +43,6 @@ pub trait Coaching: Send + Sync {
     /// A native tool call refused before anything of it runs: `args` is its arguments' text.
     fn refuse_call_early(&self, _user: &str, _args: &str) -> Option<CallRefusal> {
         None
-    }
-
-    /// A native tool call refused once it is a command (`argv`: script, then arguments).
-    fn refuse_call(&self, _argv: &[String], _asked: &str, _: &SkillSet) -> Option<CallRefusal> {
-        None
-    }
-
-    /// A capture the gate refused for `why` was written again: ask the turn once more without
-    /// the [`Coaching::prefix`] (only while nothing else ran in it).
-    fn ask_again_on(&self, _why: &str) -> bool {
-        false
     }
 
     /// Words the prefix taught to open a directive with (`Using NAME:`) go with the directive,

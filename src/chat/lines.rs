@@ -9,8 +9,8 @@
 //!
 //! With coaching on, the worked examples open a bare directive with its skill's name (`Using calc: !{…}`, see
 //! [`crate::chat::result::lead_in`]), and models copy that. Left on screen it claimed a skill was
-//! used where the directive was then refused (a copied example: "Using calc: Sure, here's a
-//! recipe") and, where it ran, only repeated the status line. So a lead-in that opens a line
+//! used where the directive was then refused and, where it ran, only repeated the status line.
+//! So (with the `lead-ins` piece) a lead-in that opens a line
 //! and is followed by a directive goes with the directive; followed by anything else, it is the
 //! model's words and is shown.
 

@@ -216,9 +216,6 @@ pub struct Session {
     partial_shown: String,
     /// The next text continues after a capture: a space there would double the one shown.
     continuing: bool,
-    /// The turn in flight is asked without the coach's prefix: the model wrote a copy of one
-    /// of its examples again after it was refused (see [`Session::turn`]).
-    examples_off: bool,
     /// Lines that held only directives are not shown.
     lines: lines::DirectiveLines,
     /// Side effects and tool calls so far: a capture written again after one of them may see
@@ -257,7 +254,6 @@ impl Session {
             partial_raw: String::new(),
             partial_shown: String::new(),
             continuing: false,
-            examples_off: false,
             lines: lines::DirectiveLines::new(false),
             changes: 0,
         }
@@ -307,21 +303,6 @@ impl Session {
         lines::DirectiveLines::new(self.coach.lead_ins())
     }
 
-    /// What the conversation holds, for telling a copied example from a request: every user
-    /// message and result so far, this turn's question included ("and in 5 hours?" asks again
-    /// for the values of an earlier turn).
-    fn asked(&self) -> String {
-        let asked: Vec<&str> = self
-            .history
-            .iter()
-            .filter_map(|m| match m {
-                Message::User(text) | Message::Tool { content: text, .. } => Some(text.as_str()),
-                Message::System(_) | Message::Assistant { .. } => None,
-            })
-            .collect();
-        asked.join("\n")
-    }
-
     /// How many worked-example messages go before the conversation in every request.
     pub(crate) fn few_shot_len(&self) -> usize {
         self.coach.prefix().len()
@@ -358,9 +339,7 @@ impl Session {
         if let Some(s) = &self.system {
             messages.push(Message::system(s.clone()));
         }
-        if !self.examples_off {
-            messages.extend(self.coach.prefix().iter().cloned());
-        }
+        messages.extend(self.coach.prefix().iter().cloned());
         messages.extend(self.history.iter().cloned());
         ChatRequest {
             model: self.opts.model.clone(),
@@ -445,7 +424,6 @@ impl Session {
         self.partial_raw.clear();
         self.partial_shown.clear();
         self.continuing = false;
-        self.examples_off = false;
         self.lines = self.new_lines();
         // One pipeline for the whole turn: side effects run in order on its worker (dropping the
         // turn, Ctrl-C, stops it); captures are handed back here to stop the model's stream.
@@ -459,15 +437,11 @@ impl Session {
         };
         let rt = tokio::runtime::Handle::current();
         let mut driver = Driver::new(self.dispatcher.clone(), pipeline, &rt, None);
-        if let Some(gate) = self
-            .coach
-            .gate(user, &self.asked(), self.dispatcher.skills())
-        {
+        if let Some(gate) = self.coach.gate(user, self.dispatcher.skills()) {
             driver = driver.with_gate(gate);
         }
         let mut report = TurnReport::default();
         let mut captures = Captures::default();
-        let changes_before = self.changes;
         let result = loop {
             ui.busy(Some(Busy::Thinking));
             let stream = self.provider.stream(self.request());
@@ -505,11 +479,6 @@ impl Session {
                 }
                 Step::Capture { raw, directive } => {
                     let key = self.capture_key(&directive.body);
-                    let since = changes_before;
-                    if self.ask_without_examples(&directive, ui, &driver, &captures, &key, since) {
-                        captures.shown_at = self.partial_shown.len();
-                        continue;
-                    }
                     self.answer_capture(raw, directive, key, ui, &mut driver, &mut captures)
                         .await
                 }
@@ -575,38 +544,6 @@ impl Session {
         ControlFlow::Continue(())
     }
 
-    /// A step of `turn` (the coach's copy guard): told its copy of a worked example was not the
-    /// user's request, the model wrote it again: the examples hold it there. The turn is asked
-    /// once more from the question, without them and without those tries (only while nothing
-    /// else ran: a new answer would run it again). True when it is asked again.
-    fn ask_without_examples(
-        &mut self,
-        directive: &Directive,
-        ui: &mut dyn Ui,
-        driver: &Driver,
-        captures: &Captures,
-        key: &str,
-        changes_before: u64,
-    ) -> bool {
-        let nothing_ran = self.changes == changes_before && captures.only_copies();
-        let again = captures.copied.iter().find(|(k, _)| *k == key);
-        let (Some((_, why)), false, true) = (again, self.examples_off, nothing_ran) else {
-            return false;
-        };
-        let argv = std::slice::from_ref(&directive.body);
-        let why = why.clone();
-        driver.refuse(Origin::from(directive.kind), argv, Decision::Denied, why);
-        ui.notice(&Notice::AskedWithoutExamples);
-        self.history.truncate(self.turn_start.map_or(0, |i| i + 1));
-        self.examples_off = true;
-        self.continuing = false;
-        self.lines = self.new_lines();
-        if !self.partial_shown.is_empty() && !self.partial_shown.ends_with('\n') {
-            self.show(ui, b"\n");
-        }
-        true
-    }
-
     /// A step of `turn`: a capture the answer stopped at, run (or answered with its earlier
     /// result) and its result given to the model; breaks when the turn must end.
     async fn answer_capture(
@@ -646,18 +583,16 @@ impl Session {
                 ui.busy(None);
                 match captured {
                     Captured::NotAdmitted(why) => {
-                        // Kept like a result, so a repeat meets the loop guard.
-                        let message = result::copied_message(&why);
-                        if self.coach.ask_again_on(&why) {
-                            captures.copied.push((key.clone(), why.clone()));
-                        }
+                        // Told as any refusal, and kept like a result, so a repeat meets the
+                        // loop guard.
                         let outcome = Outcome::Blocked {
                             decision: Decision::Denied,
                             reason: why,
                             denied: None,
                         };
+                        let msg = result::capture_message(&outcome, max_bytes, &directive.body);
                         captures.ran(key, directive.body.clone(), outcome);
-                        message
+                        msg
                     }
                     Captured::Dispatched(outcome) => {
                         if outcome.succeeded()
@@ -984,14 +919,6 @@ impl Session {
         };
         let mut argv = vec![script.clone()];
         argv.extend(args);
-        if let Some(no) = self
-            .coach
-            .refuse_call(&argv, &self.asked(), self.dispatcher.skills())
-        {
-            let outcome = driver.refuse(Origin::Tool, &argv, Decision::Denied, no.reason);
-            self.tool_report(call, &outcome, ui, driver);
-            return ((tools::error_json(&no.told), true), None);
-        }
         ui.busy(Some(Busy::Running(script)));
         let outcome = self.dispatcher.run_argv(Origin::Tool, argv, input).await;
         ui.busy(None);
@@ -1072,9 +999,6 @@ struct Captures {
     shown_at: usize,
     /// The turn was stopped because the model kept writing the same capture.
     looped: bool,
-    /// Keys of the captures the coach would ask again for when written again, with why they
-    /// were refused.
-    copied: Vec<(String, String)>,
 }
 
 enum Seen {
@@ -1098,13 +1022,6 @@ impl Captures {
             }
             Some(_) => Seen::TooOften,
         }
-    }
-
-    /// Every capture of the turn so far was refused as a copy of a worked example.
-    fn only_copies(&self) -> bool {
-        self.done
-            .iter()
-            .all(|(k, ..)| self.copied.iter().any(|(c, _)| c == k))
     }
 
     fn ran(&mut self, key: String, body: String, outcome: Outcome) {

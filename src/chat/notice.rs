@@ -35,9 +35,6 @@ pub enum Notice {
         /// The directive as written, on one line (controls escaped, as in a report).
         directive: String,
     },
-    /// The model wrote a copy of a worked example again after it was refused: the turn is asked
-    /// again from the user's question without the worked examples.
-    AskedWithoutExamples,
     /// One answer held more native tool calls than `max_captures_per_turn`: the first `max` ran,
     /// the rest were refused and the turn stopped.
     StoppedToolCalls {
@@ -114,9 +111,6 @@ impl fmt::Display for Notice {
                 f,
                 "stopped: more than {max} tool call{} in one answer (max_captures_per_turn)",
                 if *max == 1 { "" } else { "s" }
-            ),
-            Notice::AskedWithoutExamples => f.write_str(
-                "the model copied a worked example again: asked once more without the examples",
             ),
             Notice::ShowedOutput => f.write_str(
                 "the model said nothing after its last capture: the command's output is shown as the answer",

@@ -128,16 +128,6 @@ pub fn repeated_message(outcome: &Outcome, max_bytes: usize, written: &str) -> S
     join(&join(note, &earlier), "Do not write that directive again.")
 }
 
-/// The message for a capture the chat's gate holds back when it would run (a copied worked
-/// example; what the user asked not to run is refused where it is found): not run, `why`, and
-/// to answer the user's own question (told only to show directives in backticks, a model went
-/// on with the syntax exchange's answer instead).
-pub fn copied_message(why: &str) -> String {
-    format!(
-        "Not run: {why}. Answer the user's question yourself, or write a directive with the user's own values. {CONTINUE}"
-    )
-}
-
 /// The output of a successful capture, as the user may be shown it when the model says nothing
 /// after it: printable text only, cut to `max_bytes`.
 pub fn shown_output(outcome: &Outcome, max_bytes: usize) -> Option<String> {

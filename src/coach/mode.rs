@@ -11,40 +11,27 @@ pub enum Piece {
     Examples,
     /// The `Using NAME:` lead-ins the exchanges teach go with the directive they open.
     LeadIns,
-    /// A directive or tool call that copies a worked example nobody asked for is refused.
-    CopyGuard,
-    /// A copy written again asks the turn once more without the exchanges.
-    AskAgain,
     /// A turn whose user said to show a directive, not run it, runs nothing.
     DoNotRun,
 }
 
 impl Piece {
     /// Every piece, in the order a setting lists them.
-    pub const ALL: [Piece; 5] = [
-        Piece::Examples,
-        Piece::LeadIns,
-        Piece::CopyGuard,
-        Piece::AskAgain,
-        Piece::DoNotRun,
-    ];
+    pub const ALL: [Piece; 3] = [Piece::Examples, Piece::LeadIns, Piece::DoNotRun];
 
     /// The piece as a setting writes it.
     pub fn name(self) -> &'static str {
         match self {
             Piece::Examples => "examples",
             Piece::LeadIns => "lead-ins",
-            Piece::CopyGuard => "copy-guard",
-            Piece::AskAgain => "ask-again",
             Piece::DoNotRun => "do-not-run",
         }
     }
 
-    /// The piece it acts on, which must be on too: a guard of the examples needs examples.
+    /// The piece it acts on, which must be on too: the lead-ins are the examples'.
     fn needs(self) -> Option<Piece> {
         match self {
-            Piece::LeadIns | Piece::CopyGuard => Some(Piece::Examples),
-            Piece::AskAgain => Some(Piece::CopyGuard),
+            Piece::LeadIns => Some(Piece::Examples),
             Piece::Examples | Piece::DoNotRun => None,
         }
     }
@@ -65,7 +52,7 @@ impl CoachMode {
     /// No coaching: the request is the system prompt, the conversation and the user's message.
     pub const OFF: CoachMode = CoachMode { pieces: 0 };
     /// Every piece, for a small local model.
-    pub const SMALL_MODEL: CoachMode = CoachMode { pieces: 0b1_1111 };
+    pub const SMALL_MODEL: CoachMode = CoachMode { pieces: 0b111 };
 
     /// The modes with a name of their own, as written in a setting.
     pub const NAMES: [&'static str; 2] = ["off", "small-model"];
@@ -148,7 +135,7 @@ mod tests {
         assert_eq!(CoachMode::parse(&all.join(",")), Ok(CoachMode::SMALL_MODEL));
         let some = CoachMode::parse(" examples , lead-ins").unwrap();
         assert!(some.has(Piece::Examples) && some.has(Piece::LeadIns));
-        assert!(!some.has(Piece::CopyGuard) && !some.has(Piece::DoNotRun));
+        assert!(!some.has(Piece::DoNotRun));
         assert_eq!(some.name(), "examples,lead-ins");
         assert!(CoachMode::parse("do-not-run").unwrap().is_on());
         assert!(CoachMode::parse("qwen").is_err());
@@ -157,15 +144,9 @@ mod tests {
     }
 
     #[test]
-    fn a_guard_of_the_examples_needs_them() {
-        for (text, need) in [
-            ("copy-guard", "examples"),
-            ("lead-ins", "examples"),
-            ("examples,ask-again", "copy-guard"),
-        ] {
-            let err = CoachMode::parse(text).unwrap_err();
-            assert!(err.contains(&format!("`{need}`")), "{text}: {err}");
-        }
-        assert!(CoachMode::parse("examples,copy-guard,ask-again").is_ok());
+    fn lead_ins_need_the_examples() {
+        let err = CoachMode::parse("lead-ins").unwrap_err();
+        assert!(err.contains("`examples`"), "{err}");
+        assert!(CoachMode::parse("examples,lead-ins").is_ok());
     }
 }

@@ -424,7 +424,6 @@ fn notice_is_fine(notice: &Notice) -> bool {
         | Notice::StoppedRepeating { .. }
         | Notice::StoppedToolCalls { .. }
         | Notice::ToolsIgnored
-        | Notice::AskedWithoutExamples
         | Notice::ShowedOutput
         | Notice::CutAtTokenLimit
         | Notice::NoFinishReason

@@ -231,7 +231,7 @@ fn a_read_of_a_missing_skill_is_not_told_as_read() {
 /// The reviewer's case (issue #13): with a real collection and no skill named, the few-shot's
 /// worked load is of the first catalog skill; the model writing that very load for the skill's
 /// natural request (which does not name it), or for a bare "yes" to its "Shall I load it?",
-/// reads the skill (it was refused as a copy of the worked example). A read runs no process.
+/// reads the skill. A read runs no process.
 #[test]
 fn the_first_catalog_skill_loads_for_a_request_that_does_not_name_it() {
     let home = TestHome::new();
@@ -1712,16 +1712,17 @@ fn a_failed_side_effect_says_why_and_show_side_effects_works_in_chat() {
 }
 
 /// The words the worked examples open a directive with (`Using calc:`) go with the directive on
-/// screen, whether it runs or is refused as a copy; the history keeps them as written.
+/// screen; the history keeps them as written.
 #[test]
 fn a_lead_in_is_not_shown_with_its_directive() {
     let home = TestHome::new();
     home.calc_with_example("skills");
     let server = Server::start([
-        // A copy of the example, for a question that needs no script.
         Reply::text(["Using calc: !{scripts/calc.py 8 9}"]),
-        Reply::text([" Mix flour, eggs and milk."]),
-        // The user's own values: it runs.
+        Reply::text([" It is 72."]),
+        Reply::text(["Using calc: !{scripts/calc.py 3 4}"]),
+        Reply::text([" It is 12."]),
+        // The control: coached without the lead-ins piece, they are shown.
         Reply::text(["Using calc: !{scripts/calc.py 3 4}"]),
         Reply::text([" It is 12."]),
     ]);
@@ -1729,16 +1730,11 @@ fn a_lead_in_is_not_shown_with_its_directive() {
     let out = chat(&home, &server)
         .args(["--coach", "small-model"])
         .args(args)
-        .arg("Give me a recipe for pancakes.")
+        .arg("What is 8 times 9?")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("a copy of a worked example"),
-        "{}",
-        stderr(&out)
-    );
-    assert_eq!(stdout(&out), "Mix flour, eggs and milk.\n");
+    assert_eq!(stdout(&out), "It is 72.\n");
     let sent = messages(&server, 1);
     assert_eq!(
         sent[sent.len() - 2]["content"],
@@ -1754,110 +1750,14 @@ fn a_lead_in_is_not_shown_with_its_directive() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "It is 12.\n");
     assert_eq!(home.audit()[1]["decision"], "ran");
-}
-
-#[test]
-fn a_copied_example_directive_is_not_run() {
-    let home = TestHome::new();
-    home.calc_with_example("skills");
-    let server = Server::start([
-        // The example with more stuck to it is still the example.
-        Reply::text(["Like this: !{scripts/calc.py 8 9 10}"]),
-        Reply::text([" `!{scripts/calc.py 8 9}` in backticks."]),
-        // Asked for those very numbers, the same directive runs.
-        Reply::text(["!{scripts/calc.py 8 9}"]),
-        Reply::text(["It is 72."]),
-    ]);
     let out = chat(&home, &server)
-        .args(["--coach", "small-model"])
-        .args([
-            "--skills-dir",
-            "skills",
-            "--skill",
-            "calc",
-            "--allow-scripts",
-            "-y",
-        ])
-        // No word of the not-to-run guards: the copy is caught as a copy.
-        .arg("How do you compute things?")
+        .args(["--coach", "examples"])
+        .args(args)
+        .arg("What is 3 times 4?")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("a copy of a worked example"),
-        "{}",
-        stderr(&out)
-    );
-    let told = messages(&server, 1).last().unwrap()["content"].clone();
-    assert_eq!(
-        told,
-        "Not run: a copy of a worked example, not the user's request. Answer the user's question yourself, or write a directive with the user's own values. — continue your answer."
-    );
-    let audit = home.audit();
-    assert_eq!(audit.len(), 1, "{audit:?}");
-    assert_eq!(audit[0]["decision"], "denied");
-    assert_eq!(
-        audit[0]["reason"],
-        "a copy of a worked example, not the user's request"
-    );
-    let out = chat(&home, &server)
-        .args(["--coach", "small-model"])
-        .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
-        .arg("What is 8 times 9?")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "It is 72.\n");
-    assert_eq!(
-        home.audit()[1]["decision"],
-        "ran",
-        "asked for, the same directive runs"
-    );
-}
-
-/// A copy written again after it was refused: the turn is asked once more from the question,
-/// without the worked examples (they hold the model to the copy) and without those tries.
-#[test]
-fn a_copy_written_again_is_asked_for_without_the_examples() {
-    let home = TestHome::new();
-    home.calc_with_example("skills");
-    // The model's first answer, then the copy again, then a plain answer; what chat printed.
-    let recipe = |first: &str| {
-        let server = Server::start([
-            Reply::text([first]),
-            Reply::text(["Sure: !{scripts/calc.py 8 9}"]),
-            Reply::text(["Mix flour, eggs and milk."]),
-        ]);
-        let out = chat(&home, &server)
-            .args(["--coach", "small-model"])
-            .args(["--skills-dir", "skills", "--allow-scripts", "-y"])
-            .arg("Give me a recipe for pancakes.")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        (server, stdout(&out), stderr(&out))
-    };
-    let (server, out, err) = recipe("Sure: !{scripts/calc.py 8 9}");
-    assert!(
-        err.contains("copied a worked example again: asked once more without the examples"),
-        "{err}"
-    );
-    // What was streamed stays; the new answer starts on a line of its own.
-    assert_eq!(out, "Sure: Sure: \nMix flour, eggs and milk.\n");
-    let (first, third) = (messages(&server, 0), messages(&server, 2));
-    assert!(first.len() > 2, "the examples went first: {first:?}");
-    assert_eq!(third.len(), 2, "{third:?}");
-    assert_eq!(third[0]["role"], "system");
-    assert_eq!(third[1]["content"], "Give me a recipe for pancakes.");
-    let audit = home.audit();
-    assert_eq!(audit.len(), 2, "{audit:?}");
-    assert!(audit.iter().all(|r| r["decision"] == "denied"), "{audit:?}");
-
-    // After a run in the same turn, asking again would run it again: the repeat guard answers.
-    let (server, _, err) = recipe("%{scripts/calc.py 2 3} Sure: !{scripts/calc.py 8 9}");
-    assert!(err.contains("not run again"), "{err}");
-    assert!(!err.contains("without the examples"), "{err}");
-    assert!(messages(&server, 2).len() > 2, "the examples stay");
+    assert!(stdout(&out).starts_with("Using calc:"), "{}", stdout(&out));
 }
 
 /// A request that names directives, or a proverb with "do not run" in it, still runs what the

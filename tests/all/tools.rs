@@ -1586,51 +1586,6 @@ fn claude_prompts_mcp_tool_folders_load_and_run() {
     );
 }
 
-/// A native tool call that copies a worked example's values, which nobody in the conversation
-/// wrote, is refused as the copied directive would be: not run, the model told why and what to
-/// do, the audit log says denied. Control: asked for those very values, the same call runs.
-#[test]
-fn a_tool_call_copying_a_worked_example_is_not_run() {
-    let home = TestHome::new();
-    home.calc_with_example("config/skillpipe/skills");
-    let call = || Reply::text([""]).tool_call("c1", "calc__calc", [r#"{"args": ["8", "9"]}"#]);
-    let server = Server::start([
-        call(),
-        Reply::text(["Mix flour, eggs and milk."]),
-        call(),
-        Reply::text(["It is 72."]),
-    ]);
-    let chat = |message: &str| coached_tools_chat(&home, &server, message);
-    let result = |req: &Value| tool_message(req, "c1");
-    let out = chat("Give me a recipe for pancakes.");
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "Mix flour, eggs and milk.\n");
-    assert!(
-        stderr(&out).contains("a copy of a worked example"),
-        "{}",
-        stderr(&out)
-    );
-    let refused = result(&server.requests()[1]);
-    assert_eq!(refused["is_error"], true, "{refused}");
-    assert_eq!(
-        refused["error"],
-        "not run: a copy of a worked example, not the user's request; answer the user's question yourself, or call it with the user's own values",
-    );
-    let audit = std::fs::read_to_string(home.path().join("state/skillpipe/audit.jsonl")).unwrap();
-    let lines: Vec<Value> = audit
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 1, "{audit}");
-    assert_eq!(lines[0]["decision"], "denied");
-    assert_eq!(lines[0]["argv"], json!(["calc/scripts/calc.py", "8", "9"]));
-    let out = chat("What is 8 times 9?");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let ran = result(&server.requests()[3]);
-    assert_eq!(ran["success"], true, "{ran}");
-    assert_eq!(stdout(&out), "It is 72.\n");
-}
-
 /// No test reaches the terminal the tests run in. This test runs itself again on a pty of its
 /// own (as `cargo test` in a terminal runs), and there starts skillpipe the way every test
 /// does ([`TestHome::cmd`], the shared detaching helper) with a command that asks for
