@@ -86,24 +86,15 @@ pub enum SkillSkipped {
         /// What reading said.
         reason: String,
     },
-    /// The frontmatter is not a `---` fenced YAML mapping.
+    /// The frontmatter is not a `---` fenced YAML mapping, or a key breaks a rule the skill
+    /// cannot load without (e.g. no `name`).
     #[error("{}:{line}: {message}; skill skipped", file.display())]
-    Frontmatter {
+    At {
         /// The `SKILL.md`.
         file: PathBuf,
         /// The line of the problem.
         line: usize,
-        /// What is wrong there.
-        message: String,
-    },
-    /// A frontmatter key breaks a rule the skill cannot load without (e.g. no `name`).
-    #[error("{}:{line}: {message}; skill skipped", file.display())]
-    Fatal {
-        /// The `SKILL.md`.
-        file: PathBuf,
-        /// The line of the key.
-        line: usize,
-        /// The rule broken and how to fix it.
+        /// What is wrong there, and how to fix it.
         message: String,
     },
     /// A project's skill folder that is not the user's alone: another user may have put the
@@ -426,14 +417,13 @@ pub(crate) fn skill_folders(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// For a folder with no skill folder in it: its subfolders, hidden ones included, that hold skill
-/// folders one level further down (a collection that groups its skills, as in
-/// `skills/.curated/NAME/SKILL.md`), with how many each holds. Sorted by name.
-pub(crate) fn skills_one_level_deeper(dir: &Path) -> Vec<(String, usize)> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, usize)> = entries
+/// What to say about `dir`, named by the user, when it holds no skill folder: where skills are
+/// one level down (a collection that groups its skills, as in `skills/.curated/NAME/SKILL.md`,
+/// hidden subfolders included), if they are.
+pub(crate) fn no_skills_hint(dir: &Path) -> String {
+    let mut deeper: Vec<(String, usize)> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| {
@@ -445,14 +435,7 @@ pub(crate) fn skills_one_level_deeper(dir: &Path) -> Vec<(String, usize)> {
             (n > 0).then(|| (e.file_name().to_string_lossy().into_owned(), n))
         })
         .collect();
-    out.sort();
-    out
-}
-
-/// What to say about `dir`, named by the user, when it holds no skill folder: where skills are
-/// one level down, if they are.
-pub(crate) fn no_skills_hint(dir: &Path) -> String {
-    let deeper = skills_one_level_deeper(dir);
+    deeper.sort();
     let Some((first, _)) = deeper.first() else {
         return "a skill is a folder with a SKILL.md; none is in it".into();
     };
@@ -495,7 +478,7 @@ pub fn load_skill(
         file: source.clone(),
         reason: e.to_string(),
     })?;
-    let parsed = frontmatter::parse(&text).map_err(|e| SkillSkipped::Frontmatter {
+    let parsed = frontmatter::parse(&text).map_err(|e| SkillSkipped::At {
         file: source.clone(),
         line: e.line,
         message: e.message,
@@ -503,7 +486,7 @@ pub fn load_skill(
     let folder = folder_name(&canonical, found_at);
     let (fm, issues) = rules::check(&parsed.entries, &folder);
     if let Some(fatal) = issues.iter().find(|i| i.level == Level::Fatal) {
-        return Err(SkillSkipped::Fatal {
+        return Err(SkillSkipped::At {
             file: source.clone(),
             line: fatal.line,
             message: fatal.message.clone(),
@@ -653,7 +636,7 @@ mod tests {
         let err =
             super::load_skill(&skill, canonical.clone(), &LoadOptions::default()).unwrap_err();
         assert!(
-            matches!(&err, super::SkillSkipped::Fatal { file, .. } if *file == skill.join("SKILL.md")),
+            matches!(&err, super::SkillSkipped::At { file, .. } if *file == skill.join("SKILL.md")),
             "{err:?}"
         );
         assert!(err.to_string().ends_with("; skill skipped"), "{err}");
