@@ -348,27 +348,58 @@ mod tests {
         set.written_reference(word).map(Result::unwrap)
     }
 
-    /// claude.ai's mount points are the skill's own folder when the skill is loaded; another
-    /// name there is read as written.
+    /// Words that are written forms of a loaded skill's script, and the reference each stands
+    /// for; `None`: read as written.
     #[test]
-    fn claude_ai_mounts_are_the_skill_folder() {
-        let (_root, set) = set();
-        for collection in ["user", "public", "examples"] {
-            assert_eq!(
-                ok(
-                    &set,
-                    &format!("/mnt/skills/{collection}/gh-fix-ci/scripts/inspect.py")
-                )
-                .as_deref(),
+    fn written_forms_map_to_references() {
+        let (root, _) = set();
+        let tool = root.path().join("data/tools/stats");
+        fs::create_dir_all(&tool).unwrap();
+        fs::write(tool.join("tool.yaml"), "id: stats\nscript: run.py\n").unwrap();
+        fs::write(tool.join("run.py"), "print(1)\n").unwrap();
+        fs::write(tool.join("notes.py"), "print(2)\n").unwrap();
+        let set = SkillSet::load_with(&[root.path().to_path_buf()], &Default::default());
+        for (word, want) in [
+            // claude.ai's mount points are the skill's own folder when the skill is loaded.
+            (
+                "/mnt/skills/user/gh-fix-ci/scripts/inspect.py",
                 Some("gh-fix-ci/scripts/inspect.py"),
-                "{collection}"
-            );
+            ),
+            (
+                "/mnt/skills/public/gh-fix-ci/scripts/inspect.py",
+                Some("gh-fix-ci/scripts/inspect.py"),
+            ),
+            (
+                "/mnt/skills/examples/gh-fix-ci/scripts/inspect.py",
+                Some("gh-fix-ci/scripts/inspect.py"),
+            ),
+            (
+                "/mnt/skills/public/data/scripts/sub.sh",
+                Some("data/scripts/sub.sh"),
+            ),
+            ("/mnt/skills/user/nope/scripts/inspect.py", None),
+            ("/mnt/skills/user/gh-fix-ci/", None),
+            // A tool's script by its path is the tool; another file of its folder is not.
+            ("data/tools/stats/run.py", Some("data:stats")),
+            ("tools/stats/run.py", Some("data:stats")),
+            ("<path-to-skill>/tools/stats/run.py", Some("data:stats")),
+            ("data/tools/stats/notes.py", None),
+            // A root script by its file name.
+            ("rootscript.sh", Some("data:rootscript.sh")),
+            ("data/rootscript.sh", Some("data:rootscript.sh")),
+            // A system command stays one: no extension, not a root script, a deeper path.
+            ("ls", None),
+            ("sub.sh", None),
+            ("data/scripts/sub.sh", None),
+            ("bin/rootscript.sh", None),
+        ] {
+            assert_eq!(ok(&set, word).as_deref(), want, "{word}");
         }
-        assert_eq!(ok(&set, "/mnt/skills/user/nope/scripts/inspect.py"), None);
-        assert_eq!(ok(&set, "/mnt/skills/user/gh-fix-ci/"), None);
-        assert_eq!(
-            ok(&set, "/mnt/skills/public/data/scripts/sub.sh").as_deref(),
-            Some("data/scripts/sub.sh")
+        let e = set.written_reference("shared.py").unwrap().unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("more:shared.py") && e.contains("also:shared.py"),
+            "{e}"
         );
     }
 
@@ -425,31 +456,33 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("not one of its scripts"), "{e}");
         // Not a loaded skill, not a placeholder, or nothing after it: read as written.
-        assert_eq!(ok(&set, "<nope-path>/scripts/inspect.py"), None);
-        assert_eq!(ok(&set, "<other>/scripts/inspect.py"), None);
-        assert_eq!(ok(&set, "<path-to-skill>/"), None);
-        assert_eq!(ok(&set, "scripts/inspect.py"), None);
+        for w in [
+            "<nope-path>/scripts/inspect.py",
+            "<other>/scripts/inspect.py",
+            "<path-to-skill>/",
+            "scripts/inspect.py",
+        ] {
+            assert_eq!(ok(&set, w), None, "{w}");
+        }
     }
 
     #[test]
     fn a_placeholder_where_shell_syntax_was_found_is_named() {
-        let body = "python $SKILL_DIR/scripts/x.py";
-        assert_eq!(super::placeholder_at(body, 7), Some("$SKILL_DIR"));
-        assert_eq!(super::placeholder_at("echo $HOME/x", 5), None);
-        assert_eq!(
-            super::placeholder_at("python <skill-creator-path>/x.py", 7),
-            Some("<skill-creator-path>")
-        );
-        assert_eq!(super::placeholder_at("x <a>/b", 2), None);
-        assert_eq!(
-            super::placeholder_at("python <path/to/skill>/x.py", 7),
-            Some("<path/to/skill>")
-        );
-        assert_eq!(
-            super::placeholder_at("python $SKILL_PATH/x.py", 7),
-            Some("$SKILL_PATH")
-        );
-        assert_eq!(super::placeholder_at("x <path-to-skill>", 2), None);
+        for (body, at, want) in [
+            ("python $SKILL_DIR/scripts/x.py", 7, Some("$SKILL_DIR")),
+            ("echo $HOME/x", 5, None),
+            (
+                "python <skill-creator-path>/x.py",
+                7,
+                Some("<skill-creator-path>"),
+            ),
+            ("x <a>/b", 2, None),
+            ("python <path/to/skill>/x.py", 7, Some("<path/to/skill>")),
+            ("python $SKILL_PATH/x.py", 7, Some("$SKILL_PATH")),
+            ("x <path-to-skill>", 2, None),
+        ] {
+            assert_eq!(super::placeholder_at(body, at), want, "{body}");
+        }
         let a = super::placeholder_advice("$SKILL_DIR");
         assert!(a.contains("write the script's path without it"), "{a}");
     }
@@ -474,54 +507,5 @@ mod tests {
         ] {
             assert!(set.resolve(name).is_ok(), "{name}");
         }
-    }
-
-    #[test]
-    fn a_tools_script_by_its_path_is_the_tool() {
-        let (root, _) = set();
-        let tool = root.path().join("data/tools/stats");
-        fs::create_dir_all(&tool).unwrap();
-        fs::write(tool.join("tool.yaml"), "id: stats\nscript: run.py\n").unwrap();
-        fs::write(tool.join("run.py"), "print(1)\n").unwrap();
-        fs::write(tool.join("notes.py"), "print(2)\n").unwrap();
-        let set = SkillSet::load_with(&[root.path().to_path_buf()], &Default::default());
-        assert_eq!(
-            ok(&set, "data/tools/stats/run.py").as_deref(),
-            Some("data:stats")
-        );
-        assert_eq!(
-            ok(&set, "tools/stats/run.py").as_deref(),
-            Some("data:stats")
-        );
-        assert_eq!(
-            ok(&set, "<path-to-skill>/tools/stats/run.py").as_deref(),
-            Some("data:stats")
-        );
-        // Another file of the tool folder is no tool's script.
-        assert_eq!(ok(&set, "data/tools/stats/notes.py"), None);
-    }
-
-    #[test]
-    fn root_scripts_by_file_name() {
-        let (_root, set) = set();
-        assert_eq!(
-            ok(&set, "rootscript.sh").as_deref(),
-            Some("data:rootscript.sh")
-        );
-        assert_eq!(
-            ok(&set, "data/rootscript.sh").as_deref(),
-            Some("data:rootscript.sh")
-        );
-        // A system command stays one: no extension, not a root script, a deeper path.
-        assert_eq!(ok(&set, "ls"), None);
-        assert_eq!(ok(&set, "sub.sh"), None);
-        assert_eq!(ok(&set, "data/scripts/sub.sh"), None);
-        assert_eq!(ok(&set, "bin/rootscript.sh"), None);
-        let e = set.written_reference("shared.py").unwrap().unwrap_err();
-        let e = e.to_string();
-        assert!(
-            e.contains("more:shared.py") && e.contains("also:shared.py"),
-            "{e}"
-        );
     }
 }
