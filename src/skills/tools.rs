@@ -626,6 +626,7 @@ fn tool_keys(
         if key == "input" {
             k.input_line = Some(line);
         }
+        let not = |what: &str| format!("key `{key}` must be {what}, not {}", value.kind());
         match key.as_str() {
             "id" => match value {
                 Node::Str(s) if *s == folder => k.id = Some(s.clone()),
@@ -633,10 +634,7 @@ fn tool_keys(
                     line,
                     format!("key `id`: `{s}` must equal the folder name `{folder}`"),
                 ),
-                other => p(
-                    line,
-                    format!("key `id` must be a string, not {}", other.kind()),
-                ),
+                _ => p(line, not("a string")),
             },
             "name" => match value.scalar_text() {
                 Some(s) if !s.trim().is_empty() && !matches!(value, Node::Null) => {
@@ -646,10 +644,7 @@ fn tool_keys(
             },
             "description" => match value {
                 Node::Str(s) => k.description = Some(s.trim().to_owned()),
-                other => p(
-                    line,
-                    format!("key `description` must be a string, not {}", other.kind()),
-                ),
+                _ => p(line, not("a string")),
             },
             "runtime" => match value {
                 // claude-prompts-mcp's default: the interpreter for the script's extension.
@@ -667,10 +662,7 @@ fn tool_keys(
                     Ok(()) => k.script = Some(s.clone()),
                     Err(why) => p(line, format!("key `script`: {why}")),
                 },
-                other => p(
-                    line,
-                    format!("key `script` must be a file name, not {}", other.kind()),
-                ),
+                _ => p(line, not("a file name")),
             },
             "timeout" => match value {
                 Node::Int(n) => match timeout_of(*n) {
@@ -686,13 +678,7 @@ fn tool_keys(
             }
             "env" => match value {
                 Node::Map(vars) => env_vars(vars, &mut k.env, p),
-                other => p(
-                    line,
-                    format!(
-                        "key `env` must be a mapping of NAME: value, not {}",
-                        other.kind()
-                    ),
-                ),
+                _ => p(line, not("a mapping of NAME: value")),
             },
             "enabled" => match value {
                 // Kept apart: `execution.trigger: never` stays off whatever the key order.
