@@ -796,11 +796,6 @@ mod tests {
         );
     }
 
-    /// Every row of `fitted` as the terminal shows it, `width` wide.
-    fn screen_rows(fitted: &str, width: usize) -> usize {
-        rows(fitted, width)
-    }
-
     #[test]
     fn whitespace_and_length_never_push_the_command_off_the_screen() {
         let grants = grants(&ScriptPolicy::default());
@@ -826,7 +821,7 @@ mod tests {
             let whole = crate::command::escape_controls(&shell_words::join(a));
             assert!(whole.chars().count() / 80 > 24);
             let l = layout(&p, 80, 24);
-            let tall = screen_rows(&l.main, 80) + screen_rows(&l.always, 80) - 1;
+            let tall = rows(&l.main, 80) + rows(&l.always, 80) - 1;
             assert!(tall <= 24, "{tall} rows: {}", l.main);
             assert!(
                 l.main
@@ -858,7 +853,7 @@ mod tests {
         };
         let l = layout(&p, 80, 16);
         assert!(
-            screen_rows(&l.main, 80) + screen_rows(&l.always, 80) - 1 <= 16,
+            rows(&l.main, 80) + rows(&l.always, 80) - 1 <= 16,
             "{}",
             l.main
         );
