@@ -19,11 +19,12 @@ pub const RESOURCE_NOT_FOUND: i64 = -32002;
 pub const SHUTTING_DOWN: i64 = -32000;
 
 /// An error object, sent as `{"code", "message", "data"?}`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RpcError {
     pub code: i64,
     pub message: String,
     /// Boxed: a `Value` is large (an ordered map), and errors travel in every `Result`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<Box<Value>>,
 }
 
@@ -39,14 +40,6 @@ impl RpcError {
     pub fn with_data(mut self, data: Value) -> RpcError {
         self.data = Some(Box::new(data));
         self
-    }
-
-    fn to_json(&self) -> Value {
-        let mut e = json!({"code": self.code, "message": self.message});
-        if let Some(d) = &self.data {
-            e["data"] = (**d).clone();
-        }
-        e
     }
 }
 
@@ -89,7 +82,7 @@ pub fn response(id: &Value, result: Value) -> Value {
 
 /// `{"jsonrpc":"2.0","id":…,"error":{…}}`.
 pub fn error_response(id: &Value, error: &RpcError) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()})
+    json!({"jsonrpc": "2.0", "id": id, "error": error})
 }
 
 /// A request of ours to the peer.
