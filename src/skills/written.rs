@@ -14,6 +14,8 @@
 //! Pure but for the skills' detected scripts.
 
 use super::{ResolveError, SkillSet};
+use std::fs;
+use std::path::{Path, PathBuf};
 
 /// Placeholders for "this skill's folder", surveyed in Anthropic's and OpenAI's public
 /// collections (`<path-to-skill>`, `<skill-path>`, `<SKILL_DIR>`, `<path/to/skill>`) and in the
@@ -172,9 +174,9 @@ impl SkillSet {
             rel.starts_with("tools/")
                 .then(|| skill.tools().find(|t| t.script == rel))
                 .flatten()
-                .map(|t| (skill.name.clone(), t.id.clone(), skill.dir.join(rel)))
+                .map(|t| (format!("{}:{}", skill.name, t.id), skill.dir.join(rel)))
         };
-        let owners: Vec<(String, String, std::path::PathBuf)> = match word.split_once('/') {
+        let owners: Vec<(String, PathBuf)> = match word.split_once('/') {
             Some((name, rel)) if self.get(name).and_then(|s| of(s, rel)).is_some() => self
                 .get(name)
                 .and_then(|s| of(s, rel))
@@ -182,28 +184,21 @@ impl SkillSet {
                 .collect(),
             _ => self.iter().filter_map(|s| of(s, word)).collect(),
         };
-        let same_file = |a: &std::path::Path, b: &std::path::Path| matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y);
-        match owners.as_slice() {
-            [] => None,
-            [(name, id, path)]
-                if here
-                    && std::path::Path::new(word).exists()
-                    && !same_file(std::path::Path::new(word), path) =>
+        let same_file = |a: &Path, b: &Path| matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y);
+        let clash = match owners.as_slice() {
+            [(tool, path)]
+                if here && Path::new(word).exists() && !same_file(Path::new(word), path) =>
             {
-                Some(Err(ResolveError::NotFound(format!(
-                    "`{word}` is both the script of skill `{name}`'s tool `{name}:{id}` and a \
-                     file here: write {name}:{id} for the tool, or ./{word} for yours"
-                ))))
+                let (name, _) = tool.split_once(':').unwrap_or_default();
+                Some(format!(
+                    "`{word}` is both the script of skill `{name}`'s tool `{tool}` and a file \
+                     here: write {tool} for the tool, or ./{word} for yours"
+                ))
             }
-            [(name, id, _)] => Some(Ok(format!("{name}:{id}"))),
-            many => Some(Err(ResolveError::NotFound(format!(
-                "`{word}` is the script of a tool of several skills; write one of {}",
-                many.iter()
-                    .map(|(s, id, _)| format!("{s}:{id}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))),
-        }
+            _ => None,
+        };
+        let refs = owners.into_iter().map(|(r, _)| r).collect();
+        choose(word, refs, clash, "the script of a tool of several skills")
     }
 
     /// `DIR/FILE` or `SKILL/DIR/FILE`, where that is a script the skill's SKILL.md names
@@ -226,24 +221,12 @@ impl SkillSet {
                 .map(|s| (s.name.clone(), word))
                 .collect(),
         };
-        match owners.as_slice() {
-            [] => None,
-            _ if here && std::path::Path::new(word).exists() => {
-                let (name, rel) = &owners[0];
-                Some(Err(ResolveError::NotFound(format!(
-                    "`{word}` is both skill `{name}`'s script and a file here: write \
-                     {name}:{rel} for the skill's, or ./{word} for yours"
-                ))))
-            }
-            [(name, rel)] => Some(Ok(format!("{name}:{rel}"))),
-            many => Some(Err(ResolveError::NotFound(format!(
-                "`{word}` is a script of several skills; write one of {}",
-                many.iter()
-                    .map(|(s, rel)| format!("{s}:{rel}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))),
-        }
+        let clash = match owners.first() {
+            Some((name, rel)) if here => mine_too(word, name, rel),
+            _ => None,
+        };
+        let refs = owners.iter().map(|(s, rel)| format!("{s}:{rel}")).collect();
+        choose(word, refs, clash, "a script of several skills")
     }
 
     /// `PLACEHOLDER/REST` → `REST`, `<NAME-path>/REST` → `NAME/REST` for a loaded NAME (or
@@ -284,34 +267,47 @@ impl SkillSet {
             }
             // Also a path from the working directory: the user's file there is not silently
             // traded for the skill's.
-            if std::path::Path::new(word).exists() {
-                return Some(Err(ResolveError::NotFound(format!(
-                    "`{word}` is both skill `{name}`'s script and a file here: write \
-                     {name}:{file} for the skill's, or ./{word} for yours"
-                ))));
-            }
-            return Some(Ok(format!("{name}:{file}")));
+            let clash = mine_too(word, name, file);
+            return choose(word, vec![format!("{name}:{file}")], clash, "");
         }
         let has_extension = word.rfind('.').is_some_and(|i| i > 0 && i + 1 < word.len());
         if !has_extension {
             return None;
         }
-        let owners: Vec<&str> = self
-            .iter()
-            .filter(|s| is_root(s, word))
-            .map(|s| s.name.as_str())
+        let refs = (self.iter().filter(|s| is_root(s, word)))
+            .map(|s| format!("{}:{word}", s.name))
             .collect();
-        match owners.as_slice() {
-            [] => None,
-            [one] => Some(Ok(format!("{one}:{word}"))),
-            many => Some(Err(ResolveError::NotFound(format!(
-                "`{word}` is a script at the root of several skills; write one of {}",
-                many.iter()
-                    .map(|s| format!("{s}:{word}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))),
-        }
+        choose(word, refs, None, "a script at the root of several skills")
+    }
+}
+
+/// Why `word` cannot be skill `name`'s script `rel` unasked: it is also a file here (the user's).
+fn mine_too(word: &str, name: &str, rel: &str) -> Option<String> {
+    Path::new(word).exists().then(|| {
+        format!(
+            "`{word}` is both skill `{name}`'s script and a file here: write {name}:{rel} for \
+             the skill's, or ./{word} for yours"
+        )
+    })
+}
+
+/// The reference `word` stands for among `refs`: none, the one (unless `clash` says why not),
+/// or a refusal naming them all, which are `several`.
+fn choose(
+    word: &str,
+    refs: Vec<String>,
+    clash: Option<String>,
+    several: &str,
+) -> Option<Result<String, ResolveError>> {
+    let refused = |why: String| Some(Err(ResolveError::NotFound(why)));
+    match (refs.as_slice(), clash) {
+        ([], _) => None,
+        (_, Some(why)) => refused(why),
+        ([one], None) => Some(Ok(one.clone())),
+        (many, None) => refused(format!(
+            "`{word}` is {several}; write one of {}",
+            many.join(", ")
+        )),
     }
 }
 
