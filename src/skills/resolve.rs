@@ -665,17 +665,12 @@ mod tests {
     #[test]
     fn run_accepts_every_name_its_listing_prints() {
         let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("docx");
-        for (rel, text) in [
-            ("SKILL.md", "---\nname: docx\ndescription: d\n---\n"),
+        let files = [
             ("scripts/office/unpack.py", "print(1)\n"),
             ("scripts/pack.py", "print(2)\n"),
             ("lib/helper.sh", "echo 3\n"),
-        ] {
-            let p = dir.join(rel);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, text).unwrap();
-        }
+        ];
+        crate::skills::write_test_skill(root.path(), "docx", &files);
         let set = SkillSet::load(&[root.path().to_path_buf()]);
         let skill = set.get("docx").unwrap();
         let mut names = Vec::new();

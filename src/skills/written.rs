@@ -325,16 +325,9 @@ mod tests {
             ("also", &["shared.py"][..]),
             ("twin", &["scripts/inspect.py"][..]),
         ] {
-            let dir = root.path().join(name);
-            fs::create_dir_all(dir.join("scripts")).unwrap();
-            fs::write(
-                dir.join("SKILL.md"),
-                format!("---\nname: {name}\ndescription: d\n---\nb\n"),
-            )
-            .unwrap();
-            for f in files {
-                fs::write(dir.join(f), "import sys\nprint(sys.argv)\n").unwrap();
-            }
+            let script = "import sys\nprint(sys.argv)\n";
+            let files: Vec<(&str, &str)> = files.iter().map(|f| (*f, script)).collect();
+            crate::skills::write_test_skill(root.path(), name, &files);
         }
         let set = SkillSet::load_with(&[root.path().to_path_buf()], &LoadOptions::default());
         (root, set)
