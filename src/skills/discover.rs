@@ -553,12 +553,6 @@ pub fn tool_owner(
         description: description.to_owned(),
         dir: canonical,
         source: tools_dir,
-        body: String::new(),
-        version: String::new(),
-        license: None,
-        compatibility: None,
-        metadata: Default::default(),
-        allowed_tools: None,
         warnings: problems
             .into_iter()
             .map(|p| format!("{p}{TOOL_SKIPPED}"))
@@ -567,6 +561,7 @@ pub fn tool_owner(
         ts_interpreter: LoadOptions::default().ts_interpreter,
         // Tools only: the folder's other files are not scripts.
         scripts: OnceLock::from(Vec::new()),
+        ..Skill::default()
     }))
 }
 
