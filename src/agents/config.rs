@@ -645,24 +645,6 @@ allowed_commands = ["say", "scripts/*"]
     }
 
     #[test]
-    fn variable_defaults() {
-        let a =
-            own("[instructions]\nvalue = 'A {{lang}} tutor'\nvariables = { lang = \"Spanish\" }\n")
-                .unwrap();
-        assert_eq!(
-            a.clone().resolve(&[]).unwrap().instructions,
-            "A Spanish tutor"
-        );
-        assert_eq!(
-            a.resolve(&[("lang".into(), "German".into())])
-                .unwrap()
-                .instructions,
-            "A German tutor"
-        );
-    }
-
-    /// Every variable without a value is named at once, used but undeclared ones too.
-    #[test]
     fn every_missing_variable_is_named_at_once() {
         for (src, want) in [
             (
