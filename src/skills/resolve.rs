@@ -642,27 +642,6 @@ mod tests {
     }
 
     #[test]
-    fn messages() {
-        let e = ResolveError::Ambiguous {
-            written: "scripts/x.py".into(),
-            rel: "scripts/x.py".into(),
-            skills: vec!["a".into(), "b".into()],
-        };
-        assert_eq!(
-            e.to_string(),
-            "`scripts/x.py` is in several skills; write one of a/scripts/x.py, b/scripts/x.py"
-        );
-        assert_eq!(
-            ResolveError::ToolsDisallow {
-                skill: "x".into(),
-                allowed: "Read Write".into()
-            }
-            .to_string(),
-            "skill `x` does not allow running scripts: its allowed-tools (Read Write) has no Bash entry"
-        );
-    }
-
-    #[test]
     fn run_accepts_every_name_its_listing_prints() {
         let root = tempfile::tempdir().unwrap();
         let files = [
