@@ -401,16 +401,6 @@ mod tests {
     }
 
     #[test]
-    fn name_mismatch_warns_and_keeps_frontmatter_name() {
-        let (fm, issues) = run("name: other\ndescription: d\n", "folder");
-        assert_eq!(fm.name, "other");
-        assert_eq!(issues.len(), 1);
-        assert_eq!(issues[0].level, Level::Warn);
-        assert_eq!(issues[0].line, 2);
-        assert!(issues[0].message.contains("folder"), "{:?}", issues);
-    }
-
-    #[test]
     fn a_folder_name_that_cannot_be_a_name_is_fatal_without_a_usable_name() {
         for folder in ["my skill", "x\u{1b}[2J", "a}b"] {
             let (_, issues) = run("description: d\n", folder);
