@@ -557,15 +557,4 @@ mod tests {
             );
         }
     }
-
-    #[test]
-    fn sizes_and_budget() {
-        assert_eq!(estimated_tokens("abcde"), 2);
-        let (line, warn) = size_report("abcd", "", &[]);
-        assert_eq!(line, "system prompt: 4 bytes, ~1 tokens");
-        assert!(warn.is_none());
-        let big = "x".repeat(PROMPT_BUDGET_BYTES + 1);
-        let (_, warn) = size_report(&big, "", &[]);
-        assert!(warn.unwrap().contains("over the budget of 16384 bytes"));
-    }
 }
