@@ -16,7 +16,7 @@ use toml::de::DeTable;
 /// declared, or an [`AgentConfig`] ready to use, its instructions filled and its variables the
 /// values used. `V` is a variable's value: its default if one was given (`Option<String>`),
 /// or the value used (`String`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Agent<V> {
     /// What `--agent NAME` finds it by; also the name in the audit log.
     pub name: String,
@@ -74,10 +74,11 @@ impl AgentConfig {
 }
 
 /// The on-disk layout an agent was read from; shown by `agents list`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentFormat {
     /// `NAME.toml`, strict: unknown keys are errors.
+    #[default]
     Skillpipe,
     /// `NAME/agent.toml` + `versions/X.Y.Z.toml`: r9s's bookkeeping keys are accepted and ignored.
     R9s,
