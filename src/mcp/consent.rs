@@ -71,16 +71,10 @@ pub enum ConsentError {
     ClientGone,
     /// The user did not answer in time.
     #[error("no answer to the confirmation within {seconds} s")]
-    NoAnswer {
-        /// How long it waited.
-        seconds: u64,
-    },
+    NoAnswer { seconds: u64 },
     /// The client answered the request with an error.
     #[error("the client could not ask the user: {message}")]
-    ClientFailed {
-        /// The client's error message.
-        message: String,
-    },
+    ClientFailed { message: String },
     /// The user closed the question without choosing.
     #[error("the user dismissed the confirmation")]
     Dismissed,

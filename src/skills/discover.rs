@@ -80,19 +80,12 @@ pub struct DuplicateSkill {
 pub enum SkillSkipped {
     /// `SKILL.md` exists but cannot be read (permissions, not UTF-8).
     #[error("{}:1: cannot read: {reason}; skill skipped", file.display())]
-    Unreadable {
-        /// The `SKILL.md`.
-        file: PathBuf,
-        /// What reading said.
-        reason: String,
-    },
+    Unreadable { file: PathBuf, reason: String },
     /// The frontmatter is not a `---` fenced YAML mapping, or a key breaks a rule the skill
     /// cannot load without (e.g. no `name`).
     #[error("{}:{line}: {message}; skill skipped", file.display())]
     At {
-        /// The `SKILL.md`.
         file: PathBuf,
-        /// The line of the problem.
         line: usize,
         /// What is wrong there, and how to fix it.
         message: String,
@@ -152,20 +145,10 @@ pub enum ToolOwnerError {
         "{}: its tools need a name of a-z, 0-9 and `-` to be called as NAME:ID, not `{name}`; rename it",
         tools_dir.display()
     )]
-    BadName {
-        /// The folder's `tools/`.
-        tools_dir: PathBuf,
-        /// The name given.
-        name: String,
-    },
+    BadName { tools_dir: PathBuf, name: String },
     /// The folder cannot be resolved to its canonical path.
     #[error("{}: cannot resolve the folder: {reason}", dir.display())]
-    Unresolvable {
-        /// The folder.
-        dir: PathBuf,
-        /// What the file system said.
-        reason: String,
-    },
+    Unresolvable { dir: PathBuf, reason: String },
 }
 
 /// The skills found on a search path, in search-path order, unique by name.
