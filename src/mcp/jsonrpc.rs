@@ -301,18 +301,6 @@ mod tests {
     }
 
     #[test]
-    fn too_deep_keeps_its_id() {
-        let deep = format!(
-            r#"{{"jsonrpc":"2.0","method":"tools/call","id":42,"params":{{"arguments":{}{}}}}}"#,
-            "[".repeat(5000),
-            "]".repeat(5000)
-        );
-        let e = parse(deep.as_bytes()).unwrap_err();
-        assert_eq!(e.id, json!(42));
-        assert!(e.error.message.contains("deeper"), "{e:?}");
-    }
-
-    #[test]
     fn scan_id_reads_only_the_top_level() {
         assert_eq!(
             scan_id(br#"{"params":{"id":9},"id":"abc""#),
