@@ -225,11 +225,7 @@ impl Tool {
 fn type_of(prop: &Value) -> Option<&str> {
     match prop.get("type")? {
         Value::String(s) => Some(s),
-        Value::Array(types) => types
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null"),
-        _ => None,
+        _ => types_of(Some(prop)).into_iter().find(|t| *t != "null"),
     }
 }
 
