@@ -448,15 +448,19 @@ fn walk(
 }
 
 fn file(skill: &str, rel: &str, bytes: Vec<u8>) -> File {
-    let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
     File {
         rel: rel.to_string(),
         uri: format!("skill://{}/{}", encode_path(skill), encode_path(rel)),
         mime: mime_of(rel, &bytes),
+        digest: format!("sha256:{}", sha256_hex(&bytes)),
         bytes: bytes.into(),
-        digest: format!("sha256:{hex}"),
     }
+}
+
+/// The SHA-256 of `bytes` in lowercase hex.
+pub(super) fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn mime_of(rel: &str, bytes: &[u8]) -> &'static str {

@@ -141,12 +141,8 @@ impl Asking {
 /// The `inputRequests` key of a question: a digest of everything it shows, so that an answer
 /// brought back applies only to the same command, input, folder and grants.
 pub fn question_key(params: &Value) -> String {
-    let d = ring::digest::digest(&ring::digest::SHA256, params.to_string().as_bytes());
-    let hex: String = d.as_ref()[..12]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("confirm-{hex}")
+    let hex = super::catalog::sha256_hex(params.to_string().as_bytes());
+    format!("confirm-{}", &hex[..24])
 }
 
 impl From<ConsentError> for AskError {
