@@ -302,17 +302,15 @@ mod tests {
 
     #[test]
     fn scan_id_reads_only_the_top_level() {
-        assert_eq!(
-            scan_id(br#"{"params":{"id":9},"id":"abc""#),
-            Some(json!("abc"))
-        );
-        assert_eq!(
-            scan_id(br#"{"x":"\"id\": 5", "id" : 12 ,"#),
-            Some(json!(12))
-        );
-        assert_eq!(scan_id(br#"{"params":{"id":9}"#), None);
-        assert_eq!(scan_id(br#"{"id":null}"#), None);
-        assert_eq!(scan_id(br#"{"a":"id","b":1"#), None);
+        for (bytes, want) in [
+            (&br#"{"params":{"id":9},"id":"abc""#[..], Some(json!("abc"))),
+            (br#"{"x":"\"id\": 5", "id" : 12 ,"#, Some(json!(12))),
+            (br#"{"params":{"id":9}"#, None),
+            (br#"{"id":null}"#, None),
+            (br#"{"a":"id","b":1"#, None),
+        ] {
+            assert_eq!(scan_id(bytes), want, "{}", String::from_utf8_lossy(bytes));
+        }
         assert_eq!(
             too_long(br#"{"jsonrpc":"2.0","id":5,"params":{"x":"aaa"#, 10, 5).id,
             json!(5)
