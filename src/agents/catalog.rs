@@ -37,15 +37,11 @@ These skills are installed but not loaded. Before you use one, load its instruct
 /// Said once under the skills shown in full: their bodies often point at files of their own.
 pub const FILES_HINT: &str = "To read a file that a skill mentions, such as references/x.md, write `!{skill NAME FILE}` without the backticks.\n";
 
-/// Appends the catalog (header and one line per catalog-only skill) to `out`; nothing when no
-/// skill is catalog-only. `all` are every skill in the prompt, to qualify shared script paths.
-pub fn push_catalog(out: &mut String, all: &[SkillPrompt]) {
-    out.push_str(&catalog(all));
-}
-
-/// The catalog: the first of [`CUTS`] whose rendering fits [`CATALOG_BUDGET_BYTES`], else the
-/// names alone ([`names_within`]); "" when no skill is catalog-only.
-fn catalog(all: &[SkillPrompt]) -> String {
+/// The catalog (header and one line per catalog-only skill; `all` are every skill in the prompt,
+/// to qualify shared script paths): the first of [`CUTS`] whose rendering fits
+/// [`CATALOG_BUDGET_BYTES`], else the names alone ([`names_within`]); "" when no skill is
+/// catalog-only.
+pub fn catalog(all: &[SkillPrompt]) -> String {
     let entries: Vec<Entry> = all
         .iter()
         .filter(|s| s.catalog_only)
@@ -94,17 +90,19 @@ pub fn names_within(names: &[&str], budget: usize) -> String {
 /// `load_skill` tool), every description cut alike to the longest length that lets the list
 /// fit `budget` bytes, else the names alone ([`names_within`]).
 pub fn described_within(skills: &[(&str, &str)], budget: usize) -> String {
+    let entries: Vec<Entry> = skills
+        .iter()
+        .map(|&(name, description)| Entry {
+            name,
+            description: cell(description),
+            scripts: Vec::new(),
+            total: 0,
+        })
+        .collect();
     for chars in [MAX_DESCRIPTION_CHARS, 180, 120, 80, 40] {
         let mut out = String::new();
-        for (name, description) in skills {
-            out.push_str("- ");
-            out.push_str(name);
-            let d = crate::skills::excerpt(&cell(description), chars);
-            if !d.is_empty() {
-                out.push_str(": ");
-                out.push_str(&d);
-            }
-            out.push('\n');
+        for entry in &entries {
+            push_entry(&mut out, entry, chars, 0);
         }
         if out.len() <= budget {
             return out;
@@ -558,16 +556,5 @@ mod tests {
                 "{a}"
             );
         }
-    }
-
-    #[test]
-    fn sizes_and_budget() {
-        assert_eq!(estimated_tokens("abcde"), 2);
-        let (line, warn) = size_report("abcd", "", &[]);
-        assert_eq!(line, "system prompt: 4 bytes, ~1 tokens");
-        assert!(warn.is_none());
-        let big = "x".repeat(PROMPT_BUDGET_BYTES + 1);
-        let (_, warn) = size_report(&big, "", &[]);
-        assert!(warn.unwrap().contains("over the budget of 16384 bytes"));
     }
 }

@@ -16,7 +16,7 @@ use toml::de::DeTable;
 /// declared, or an [`AgentConfig`] ready to use, its instructions filled and its variables the
 /// values used. `V` is a variable's value: its default if one was given (`Option<String>`),
 /// or the value used (`String`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Agent<V> {
     /// What `--agent NAME` finds it by; also the name in the audit log.
     pub name: String,
@@ -74,10 +74,11 @@ impl AgentConfig {
 }
 
 /// The on-disk layout an agent was read from; shown by `agents list`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentFormat {
     /// `NAME.toml`, strict: unknown keys are errors.
+    #[default]
     Skillpipe,
     /// `NAME/agent.toml` + `versions/X.Y.Z.toml`: r9s's bookkeeping keys are accepted and ignored.
     R9s,
@@ -488,6 +489,17 @@ mod tests {
         own(src).unwrap_err().to_string()
     }
 
+    /// `version` as the current version of an r9s agent `m` whose manifest names only it.
+    fn r9s(version: &str) -> Result<AgentFile, AgentError> {
+        parse_r9s(
+            "current_version = '1.0.0'",
+            Path::new("m/agent.toml"),
+            version,
+            Path::new("m/versions/1.0.0.toml"),
+            "m",
+        )
+    }
+
     #[test]
     fn full_file() {
         let a = own(r#"
@@ -535,15 +547,63 @@ allowed_commands = ["say", "scripts/*"]
         assert!(a.script_policy.is_none());
     }
 
+    /// Each mistake is named by file, line and key, in skillpipe's words.
     #[test]
-    fn unknown_key_has_line_and_expected_list() {
-        let e = err("name = \"x\"\n\nmodle = \"m\"\n");
-        assert!(
-            e.starts_with(
-                "agents/x.toml:3: unknown key `modle` (expected one of name, description, model,"
+    fn mistakes_name_file_line_and_key() {
+        for (src, want) in [
+            (
+                "name = \"x\"\n\nmodle = \"m\"\n",
+                "agents/x.toml:3: unknown key `modle` (expected one of name, description, model,",
             ),
-            "{e}"
-        );
+            (
+                "name = \"x\"\nskills = \"say\"\n",
+                "agents/x.toml:2: key `skills`: invalid type: string \"say\", expected an array",
+            ),
+            (
+                "model = 3\n",
+                "agents/x.toml:1: key `model`: invalid type: integer `3`, expected a string",
+            ),
+            (
+                "name = 'x'\n[script_policy]\nallow_scripts = true\nallow_scriptz = true\n",
+                "agents/x.toml:4: unknown key `allow_scriptz` in [script_policy] (expected one of \
+                 allow_scripts,",
+            ),
+            (
+                "[script_policy]\nsandbox = \"maybe\"\n",
+                "agents/x.toml:2: key `script_policy.sandbox`: unknown variant `maybe`",
+            ),
+            (
+                "[script_policy]\n\ntimeout_seconds = \"10\"\n",
+                "agents/x.toml:3: key `script_policy.timeout_seconds`: invalid type",
+            ),
+            ("name = \"x\"\ndescription = \n", "agents/x.toml:2: "),
+            (
+                "[instructions]\nvalue = 'x'\nvars = []\n",
+                "agents/x.toml:3: unknown key `vars` in [instructions] (expected one of value, \
+                 variables)",
+            ),
+            // The own format rejects r9s's bookkeeping.
+            (
+                "name = 'x'\ncontent_hash = 'sha256:1'\n",
+                "agents/x.toml:2: unknown key `content_hash`",
+            ),
+        ] {
+            let e = err(src);
+            assert!(e.starts_with(want), "{src}: {e}");
+        }
+        for (src, want) in [
+            (
+                "[instructions]\nvariables = []\n",
+                "missing key `value` in [instructions]",
+            ),
+            (
+                "instructions = 5\n",
+                "key `instructions`: invalid type: integer `5`, expected a string or a table",
+            ),
+        ] {
+            let e = err(src);
+            assert!(e.contains(want), "{src}: {e}");
+        }
         match own("name = \"x\"\nmodle = 1").unwrap_err() {
             AgentError::At { line, key, .. } => {
                 assert_eq!(line, 2);
@@ -551,47 +611,6 @@ allowed_commands = ["say", "scripts/*"]
             }
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn bad_type_names_key_and_line() {
-        let e = err("name = \"x\"\nskills = \"say\"\n");
-        assert_eq!(
-            e,
-            "agents/x.toml:2: key `skills`: invalid type: string \"say\", expected an array"
-        );
-        let e = err("model = 3\n");
-        assert_eq!(
-            e,
-            "agents/x.toml:1: key `model`: invalid type: integer `3`, expected a string"
-        );
-    }
-
-    #[test]
-    fn bad_policy_key_and_value() {
-        let e = err("name = 'x'\n[script_policy]\nallow_scripts = true\nallow_scriptz = true\n");
-        assert!(
-            e.starts_with(
-                "agents/x.toml:4: unknown key `allow_scriptz` in [script_policy] (expected one of allow_scripts,"
-            ),
-            "{e}"
-        );
-        let e = err("[script_policy]\nsandbox = \"maybe\"\n");
-        assert!(
-            e.starts_with("agents/x.toml:2: key `script_policy.sandbox`: unknown variant `maybe`"),
-            "{e}"
-        );
-        let e = err("[script_policy]\n\ntimeout_seconds = \"10\"\n");
-        assert!(
-            e.starts_with("agents/x.toml:3: key `script_policy.timeout_seconds`: invalid type"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn syntax_error_has_line() {
-        let e = err("name = \"x\"\ndescription = \n");
-        assert!(e.starts_with("agents/x.toml:2: "), "{e}");
     }
 
     #[test]
@@ -627,71 +646,20 @@ allowed_commands = ["say", "scripts/*"]
     }
 
     #[test]
-    fn variable_defaults() {
-        let a =
-            own("[instructions]\nvalue = 'A {{lang}} tutor'\nvariables = { lang = \"Spanish\" }\n")
-                .unwrap();
-        assert_eq!(
-            a.clone().resolve(&[]).unwrap().instructions,
-            "A Spanish tutor"
-        );
-        assert_eq!(
-            a.resolve(&[("lang".into(), "German".into())])
-                .unwrap()
-                .instructions,
-            "A German tutor"
-        );
-    }
-
-    #[test]
     fn every_missing_variable_is_named_at_once() {
-        let e = own("instructions = 'For {{user}} on {{project}} ({{user}}).'")
-            .unwrap()
-            .resolve(&[])
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "agents/x.toml: missing variables `user`, `project`: give each a value"
-        );
-    }
-
-    #[test]
-    fn used_but_undeclared_variable_is_missing() {
-        let e = own("instructions = 'A {{lang}} tutor'")
-            .unwrap()
-            .resolve(&[])
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "agents/x.toml: missing variable `lang`: give it a value"
-        );
-    }
-
-    #[test]
-    fn instructions_table_errors() {
-        let e = err("[instructions]\nvalue = 'x'\nvars = []\n");
-        assert!(
-            e.starts_with("agents/x.toml:3: unknown key `vars` in [instructions] (expected one of value, variables)"),
-            "{e}"
-        );
-        let e = err("[instructions]\nvariables = []\n");
-        assert!(e.contains("missing key `value` in [instructions]"), "{e}");
-        let e = err("instructions = 5\n");
-        assert!(
-            e.contains(
-                "key `instructions`: invalid type: integer `5`, expected a string or a table"
+        for (src, want) in [
+            (
+                "instructions = 'For {{user}} on {{project}} ({{user}}).'",
+                "agents/x.toml: missing variables `user`, `project`: give each a value",
             ),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn own_format_rejects_r9s_bookkeeping() {
-        let e = err("name = 'x'\ncontent_hash = 'sha256:1'\n");
-        assert!(
-            e.starts_with("agents/x.toml:2: unknown key `content_hash`"),
-            "{e}"
-        );
+            (
+                "instructions = 'A {{lang}} tutor'",
+                "agents/x.toml: missing variable `lang`: give it a value",
+            ),
+        ] {
+            let e = own(src).unwrap().resolve(&[]).unwrap_err();
+            assert_eq!(e.to_string(), want, "{src}");
+        }
     }
 
     #[test]
@@ -744,14 +712,7 @@ type = "function"
     fn r9s_as_r9s_writes_it() {
         let version = "provider = \"None\"\nmodel = \"m\"\nskills = [\"notes\", \"github:acme/skills/pdf\"]\n\
                        [script_policy]\nallow_scripts = true\nallow_env_vars = [\"PATH\", \"API_TOKEN\"]\n";
-        let a = parse_r9s(
-            "current_version = '1.0.0'",
-            Path::new("m/agent.toml"),
-            version,
-            Path::new("m/versions/1.0.0.toml"),
-            "m",
-        )
-        .unwrap();
+        let a = r9s(version).unwrap();
         assert_eq!(a.provider, None);
         assert_eq!(a.skills, vec!["notes"]);
         assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
@@ -774,14 +735,7 @@ type = "function"
             let version = format!(
                 "model = \"m\"\n[script_policy]\nallow_scripts = true\nallow_env_vars = {v}\n"
             );
-            let a = parse_r9s(
-                "current_version = '1.0.0'",
-                Path::new("m/agent.toml"),
-                &version,
-                Path::new("m/versions/1.0.0.toml"),
-                "m",
-            )
-            .unwrap_or_else(|e| panic!("{v}: {e}"));
+            let a = r9s(&version).unwrap_or_else(|e| panic!("{v}: {e}"));
             a.script_policy.unwrap().env_passthrough
         };
         assert_eq!(policy("false"), Vec::<String>::new());
@@ -794,14 +748,7 @@ type = "function"
 
     #[test]
     fn r9s_layout_still_checks_our_keys() {
-        let e = parse_r9s(
-            "current_version = '1.0.0'",
-            Path::new("m/agent.toml"),
-            "status = 'draft'\n[script_policy]\nallow = true\n",
-            Path::new("m/versions/1.0.0.toml"),
-            "m",
-        )
-        .unwrap_err();
+        let e = r9s("status = 'draft'\n[script_policy]\nallow = true\n").unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("m/versions/1.0.0.toml:3: unknown key `allow` in [script_policy]"),

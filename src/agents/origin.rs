@@ -143,20 +143,10 @@ mod tests {
     fn agent(model: Option<&str>, provider: Option<&str>) -> AgentConfig {
         AgentConfig {
             name: "a".into(),
-            description: String::new(),
             model: model.map(str::to_owned),
             provider: provider.map(str::to_owned),
-            skills: Vec::new(),
-            instructions: String::new(),
-            params: Default::default(),
-            script_policy: None,
-            script_policy_table: None,
-            tool_calls: false,
-            coach: None,
             source: "/project/agents/a.toml".into(),
-            format: super::super::AgentFormat::Skillpipe,
-            variables: Vec::new(),
-            warnings: Vec::new(),
+            ..AgentConfig::default()
         }
     }
 

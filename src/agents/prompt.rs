@@ -91,7 +91,7 @@ fn compose(instructions: &str, skills: &[SkillPrompt], told: Told) -> String {
         }
     }
     // Skills not named by the agent or --skill: one line each (progressive disclosure).
-    super::catalog::push_catalog(&mut out, skills);
+    out.push_str(&super::catalog::catalog(skills));
     let instructions = instructions.trim();
     if !instructions.is_empty() {
         out.push('\n');

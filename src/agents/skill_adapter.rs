@@ -112,21 +112,13 @@ pub(super) fn cell(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fs;
 
     #[test]
     fn root_scripts_are_named_by_file_name_and_resolve_to_it() {
         let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("rooty");
-        fs::create_dir_all(dir.join("scripts")).unwrap();
-        fs::write(
-            dir.join("SKILL.md"),
-            "---\nname: rooty\ndescription: d\n---\nb\n",
-        )
-        .unwrap();
-        for f in ["hello.py", "hello.sh", "scripts/go.sh"] {
-            fs::write(dir.join(f), "#!/bin/sh\necho\n").unwrap();
-        }
+        let sh = "#!/bin/sh\necho\n";
+        let files = [("hello.py", sh), ("hello.sh", sh), ("scripts/go.sh", sh)];
+        crate::skills::write_test_skill(root.path(), "rooty", &files);
         let set = SkillSet::load(&[root.path().to_path_buf()]);
         let prompts = skill_prompts_of(&set, &[]);
         let mut names: Vec<&str> = prompts[0].scripts.iter().map(|(n, _)| n.as_str()).collect();

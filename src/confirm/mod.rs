@@ -558,11 +558,22 @@ mod tests {
         words.iter().map(|s| s.to_string()).collect()
     }
 
+    /// Asks `c` about `words`, answering `answer` if it asks: whether it asked, and whether the
+    /// command runs.
+    fn ask(c: &mut Confirmer, words: &[&str], answer: Answer) -> (bool, bool) {
+        let mut asked = false;
+        let v = c.confirm(&prompt(&argv(words)), |_| {
+            asked = true;
+            Ok(answer)
+        });
+        assert!(!matches!(v, Verdict::Interrupted(_)), "{v:?}");
+        (asked, v == Verdict::Run)
+    }
+
     #[test]
     fn never_mode_does_not_ask() {
         let mut c = Confirmer::new(ConfirmMode::Never);
-        let v = c.confirm(&prompt(&argv(&["rm", "x"])), |_| panic!("asked"));
-        assert_eq!(v, Verdict::Run);
+        assert_eq!(ask(&mut c, &["rm", "x"], Answer::No), (false, true));
     }
 
     #[test]
@@ -591,56 +602,27 @@ mod tests {
         );
     }
 
+    /// "Always" covers what runs: the same program with any arguments, an interpreter's script
+    /// with any arguments, and where code comes in an option, exactly that command.
     #[test]
-    fn always_covers_the_same_program_only() {
+    fn always_covers_what_runs_only() {
+        use Answer::{Always, No};
         let mut c = Confirmer::new(ConfirmMode::Ask);
-        assert_eq!(
-            c.confirm(&prompt(&argv(&["say", "hi"])), |_| Ok(Answer::Always)),
-            Verdict::Run
-        );
-        assert_eq!(
-            c.confirm(&prompt(&argv(&["say", "bye"])), |_| panic!("asked again")),
-            Verdict::Run
-        );
-        let v = c.confirm(&prompt(&argv(&["sayx"])), |_| Ok(Answer::No));
-        assert!(matches!(v, Verdict::Declined(_)));
-    }
-
-    #[test]
-    fn always_for_an_interpreter_covers_its_script_only() {
-        let mut c = Confirmer::new(ConfirmMode::Ask);
-        let run = |c: &mut Confirmer, a: &[&str], answer: Answer| {
-            c.confirm(&prompt(&argv(a)), |_| Ok(answer))
-        };
-        assert_eq!(
-            run(&mut c, &["python3", "scripts/a.py", "x"], Answer::Always),
-            Verdict::Run
-        );
-        // The same script, other arguments: covered.
-        assert_eq!(
-            c.confirm(&prompt(&argv(&["python3", "scripts/a.py", "y"])), |_| {
-                panic!("asked again")
-            }),
-            Verdict::Run
-        );
-        // Another script, or code in an option: asked (and here declined).
-        for other in [
-            &["python3", "scripts/b.py"][..],
-            &["python3", "-c", "print(1)"],
+        // (argv, the answer if asked, asked, runs), in turn.
+        for (words, answer, asked, runs) in [
+            (&["say", "hi"][..], Always, true, true),
+            (&["say", "bye"], No, false, true),
+            (&["sayx"], No, true, false),
+            (&["python3", "scripts/a.py", "x"], Always, true, true),
+            (&["python3", "scripts/a.py", "y"], No, false, true),
+            (&["python3", "scripts/b.py"], No, true, false),
+            (&["python3", "-c", "print(1)"], No, true, false),
+            (&["python3", "-c", "print(1)"], Always, true, true),
+            (&["python3", "-c", "print(1)"], No, false, true),
+            (&["python3", "-c", "print(1)", "more"], No, true, false),
         ] {
-            let v = run(&mut c, other, Answer::No);
-            assert!(matches!(v, Verdict::Declined(_)), "{other:?} ran unasked");
+            assert_eq!(ask(&mut c, words, answer), (asked, runs), "{words:?}");
         }
-        // Code in an option: "always" covers exactly that command.
-        run(&mut c, &["python3", "-c", "print(1)"], Answer::Always);
-        assert_eq!(
-            c.confirm(&prompt(&argv(&["python3", "-c", "print(1)"])), |_| {
-                panic!("asked again")
-            }),
-            Verdict::Run
-        );
-        let v = run(&mut c, &["python3", "-c", "print(1)", "more"], Answer::No);
-        assert!(matches!(v, Verdict::Declined(_)));
         assert_eq!(
             scope(&argv(&["python3", "scripts/a.py", "x"])).shown(Detail::ALL),
             "`python3 scripts/a.py` (any arguments)"
@@ -796,11 +778,6 @@ mod tests {
         );
     }
 
-    /// Every row of `fitted` as the terminal shows it, `width` wide.
-    fn screen_rows(fitted: &str, width: usize) -> usize {
-        rows(fitted, width)
-    }
-
     #[test]
     fn whitespace_and_length_never_push_the_command_off_the_screen() {
         let grants = grants(&ScriptPolicy::default());
@@ -826,7 +803,7 @@ mod tests {
             let whole = crate::command::escape_controls(&shell_words::join(a));
             assert!(whole.chars().count() / 80 > 24);
             let l = layout(&p, 80, 24);
-            let tall = screen_rows(&l.main, 80) + screen_rows(&l.always, 80) - 1;
+            let tall = rows(&l.main, 80) + rows(&l.always, 80) - 1;
             assert!(tall <= 24, "{tall} rows: {}", l.main);
             assert!(
                 l.main
@@ -858,7 +835,7 @@ mod tests {
         };
         let l = layout(&p, 80, 16);
         assert!(
-            screen_rows(&l.main, 80) + screen_rows(&l.always, 80) - 1 <= 16,
+            rows(&l.main, 80) + rows(&l.always, 80) - 1 <= 16,
             "{}",
             l.main
         );

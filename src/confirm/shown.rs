@@ -25,31 +25,17 @@ impl Detail {
 
     /// From everything to little, in the order the prompt tries them.
     pub(crate) const STEPS: [Detail; 6] = [
-        Detail {
-            piece: usize::MAX,
-            words: usize::MAX,
-        },
-        Detail {
-            piece: 1000,
-            words: usize::MAX,
-        },
-        Detail {
-            piece: 300,
-            words: 256,
-        },
-        Detail {
-            piece: 120,
-            words: 64,
-        },
-        Detail {
-            piece: 48,
-            words: 24,
-        },
-        Detail {
-            piece: 24,
-            words: 8,
-        },
+        Detail::new(usize::MAX, usize::MAX),
+        Detail::new(1000, usize::MAX),
+        Detail::new(300, 256),
+        Detail::new(120, 64),
+        Detail::new(48, 24),
+        Detail::new(24, 8),
     ];
+
+    const fn new(piece: usize, words: usize) -> Detail {
+        Detail { piece, words }
+    }
 }
 
 /// Columns `text` takes: two for the East Asian wide blocks and emoji, one for the rest. The

@@ -87,13 +87,13 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     answer
 }
 
+/// How often a prompt waiting for a key looks whether a signal is stopping skillpipe.
+const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
 /// The first key pressed after the guard interval that started at `since`; everything typed
 /// before is discarded (or kept for the filter's input, see [`take_pending`]) except the
 /// interrupt key `intr`, which counts at once: stopping runs nothing, so it needs no guard.
 /// Escape sequences (arrow keys) count as their first byte (no).
-/// How often a prompt waiting for a key looks whether a signal is stopping skillpipe.
-const SIGNAL_CHECK: Duration = Duration::from_millis(100);
-
 fn read_key(fd: RawFd, since: Instant, keep: Option<&LineKeys>, intr: u8) -> io::Result<u8> {
     let mut early = Vec::new();
     let interrupt = |b: &[u8]| intr != 0 && b.contains(&intr);
@@ -162,17 +162,8 @@ fn read_until(fd: RawFd, deadline: Instant, into: &mut Vec<u8>, done: impl Fn(&[
             return;
         }
         match poll_in(fd, Some(deadline - now)) {
-            Ok(true) => {
-                let mut b = [0u8; 256];
-                // SAFETY: reading into a stack buffer of the given length.
-                let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
-                if n <= 0 {
-                    return;
-                }
-                into.extend_from_slice(&b[..n as usize]);
-            }
-            Ok(false) => return,
-            Err(_) => return,
+            Ok(true) if read_into(fd, into) => {}
+            _ => return,
         }
     }
 }
@@ -207,15 +198,22 @@ fn take_pending(fd: RawFd, keep: Option<&LineKeys>) {
     }
     let mut pending = Vec::new();
     while let Ok(true) = poll_in(fd, Some(Duration::ZERO)) {
-        let mut b = [0u8; 256];
-        // SAFETY: reading into a stack buffer of the given length.
-        let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
-        if n <= 0 {
+        if !read_into(fd, &mut pending) {
             break;
         }
-        pending.extend_from_slice(&b[..n as usize]);
     }
     stash(&pending, keep);
+}
+
+/// Appends what one read of `fd` gives to `into`; false at its end or on an error.
+fn read_into(fd: RawFd, into: &mut Vec<u8>) -> bool {
+    let mut b = [0u8; 256];
+    // SAFETY: reading into a stack buffer of the given length.
+    let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
+    if n > 0 {
+        into.extend_from_slice(&b[..n as usize]);
+    }
+    n > 0
 }
 
 /// Keeps `typed` for the filter's input (edited as the line discipline would), when `keep`.

@@ -220,14 +220,6 @@ mod tests {
     }
 
     #[test]
-    fn success_has_text_and_outputs() {
-        let v = ran_result(&ran(0, "hello\n{\"n\":1}\n", false));
-        assert_eq!(v["isError"], false);
-        assert_eq!(v["structuredContent"], json!({"n": 1}));
-        assert_eq!(v["content"][0]["text"], "hello\n{\"n\":1}\n");
-    }
-
-    #[test]
     fn outputs_that_are_not_objects_are_wrapped() {
         let v = ran_result(&ran(0, "42\n", false));
         assert_eq!(v["structuredContent"], json!({"result": 42}));

@@ -31,11 +31,14 @@ pub enum Target {
     LoadSkill,
 }
 
-#[derive(Debug, Clone)]
+/// One tool, serialized as `tools/list` lists it.
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Tool {
     pub name: String,
     pub description: String,
+    #[serde(rename = "inputSchema")]
     pub input_schema: Value,
+    #[serde(skip)]
     pub target: Target,
 }
 
@@ -190,18 +193,7 @@ impl Catalog {
 
     /// `tools/list` result.
     pub fn tools_json(&self) -> Value {
-        let tools: Vec<Value> = self
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "name": t.name,
-                    "description": t.description,
-                    "inputSchema": t.input_schema,
-                })
-            })
-            .collect();
-        json!({ "tools": tools })
+        json!({ "tools": self.tools })
     }
 
     /// `resources/list` result: one entry per skill, its SKILL.md, named and described as the
@@ -242,14 +234,12 @@ impl Catalog {
 
     /// `resources/read` contents for a file: text when it is UTF-8, else base64.
     pub fn read_json(file: &File) -> Value {
-        let body = match std::str::from_utf8(&file.bytes) {
-            Ok(text) if !text.contains('\0') => json!({"text": text}),
-            _ => json!({"blob": base64_encode(&file.bytes)}),
-        };
+        use base64::Engine;
         let mut c = json!({"uri": file.uri, "mimeType": file.mime});
-        c.as_object_mut()
-            .expect("object")
-            .extend(body.as_object().expect("object").clone());
+        match std::str::from_utf8(&file.bytes) {
+            Ok(text) if !text.contains('\0') => c["text"] = json!(text),
+            _ => c["blob"] = json!(base64::engine::general_purpose::STANDARD.encode(&file.bytes)),
+        }
         json!({ "contents": [c] })
     }
 
@@ -458,15 +448,19 @@ fn walk(
 }
 
 fn file(skill: &str, rel: &str, bytes: Vec<u8>) -> File {
-    let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
     File {
         rel: rel.to_string(),
         uri: format!("skill://{}/{}", encode_path(skill), encode_path(rel)),
         mime: mime_of(rel, &bytes),
+        digest: format!("sha256:{}", sha256_hex(&bytes)),
         bytes: bytes.into(),
-        digest: format!("sha256:{hex}"),
     }
+}
+
+/// The SHA-256 of `bytes` in lowercase hex.
+pub(super) fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn mime_of(rel: &str, bytes: &[u8]) -> &'static str {
@@ -525,11 +519,6 @@ fn split_uri(uri: &str) -> Option<(String, String)> {
     let rest = uri.strip_prefix("skill://")?;
     let (name, rel) = rest.split_once('/')?;
     Some((decode_path(name)?, decode_path(rel)?))
-}
-
-fn base64_encode(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// The folder names under `dir/tools/` (each a tool folder, loaded or not).

@@ -71,16 +71,10 @@ pub enum ConsentError {
     ClientGone,
     /// The user did not answer in time.
     #[error("no answer to the confirmation within {seconds} s")]
-    NoAnswer {
-        /// How long it waited.
-        seconds: u64,
-    },
+    NoAnswer { seconds: u64 },
     /// The client answered the request with an error.
     #[error("the client could not ask the user: {message}")]
-    ClientFailed {
-        /// The client's error message.
-        message: String,
-    },
+    ClientFailed { message: String },
     /// The user closed the question without choosing.
     #[error("the user dismissed the confirmation")]
     Dismissed,
@@ -124,19 +118,11 @@ impl Asking {
 
     /// The question the call could not have answered, if one was asked.
     pub fn unanswered(&self) -> Option<Unanswered> {
-        self.unanswered
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        locked(&self.unanswered).clone()
     }
 
     fn ask(&self, p: &Prompt<'_>) -> Result<Answer, ConsentError> {
-        let set = |u: Unanswered| {
-            *self
-                .unanswered
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(u);
-        };
+        let set = |u: Unanswered| *locked(&self.unanswered) = Some(u);
         if let Some(gap) = elicitation_gap(self.elicitation.as_deref()) {
             let why = no_elicitation(&gap, p.tool_asks);
             set(Unanswered::CannotAsk(why.clone()));
@@ -155,18 +141,19 @@ impl Asking {
 /// The `inputRequests` key of a question: a digest of everything it shows, so that an answer
 /// brought back applies only to the same command, input, folder and grants.
 pub fn question_key(params: &Value) -> String {
-    let d = ring::digest::digest(&ring::digest::SHA256, params.to_string().as_bytes());
-    let hex: String = d.as_ref()[..12]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("confirm-{hex}")
+    let hex = super::catalog::sha256_hex(params.to_string().as_bytes());
+    format!("confirm-{}", &hex[..24])
 }
 
 impl From<ConsentError> for AskError {
     fn from(e: ConsentError) -> AskError {
         AskError::Other(Box::new(e))
     }
+}
+
+/// `m` locked, whether or not a panic elsewhere poisoned it (the data stays consistent).
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 type Pending = Mutex<HashMap<String, oneshot::Sender<Result<Value, RpcError>>>>;
@@ -198,28 +185,19 @@ impl Peer {
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         // Dropping the senders wakes their waiters.
-        self.lock().clear();
+        locked(&self.pending).clear();
     }
 
     /// Set from the client's `initialize`: the elicitation modes it declared.
     pub fn set_elicitation(&self, declared: Option<&[String]>) {
-        *self
-            .elicitation_gap
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = elicitation_gap(declared);
+        *locked(&self.elicitation_gap) = elicitation_gap(declared);
     }
 
     /// Routes the client's answer to the request waiting for it; false if none is.
     pub fn answer(&self, id: &Value, outcome: Result<Value, RpcError>) -> bool {
         let key = id.to_string();
-        let waiting = self.lock().remove(&key);
+        let waiting = locked(&self.pending).remove(&key);
         waiting.is_some_and(|tx| tx.send(outcome).is_ok())
-    }
-
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Result<Value, RpcError>>>> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Sends a request and waits for its answer (bounded by [`ANSWER_TIMEOUT`]).
@@ -231,7 +209,7 @@ impl Peer {
         let key = id.to_string();
         let (tx, rx) = oneshot::channel();
         {
-            let mut pending = self.lock();
+            let mut pending = locked(&self.pending);
             // Checked under the lock `close` clears, so no question slips in after it.
             if self.closed.load(Ordering::SeqCst) {
                 return Err(ConsentError::ClientGone);
@@ -258,11 +236,7 @@ impl Peer {
         if let Ok(asking) = ASKING.try_with(Arc::clone) {
             return asking.ask(p);
         }
-        let gap = self
-            .elicitation_gap
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
+        let gap = locked(&self.elicitation_gap).clone();
         if let Some(gap) = gap {
             return Err(ConsentError::NoElicitation(no_elicitation(
                 &gap,
@@ -281,7 +255,7 @@ struct Forget<'a> {
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
-        self.peer.lock().remove(&self.key);
+        locked(&self.peer.pending).remove(&self.key);
     }
 }
 
@@ -354,6 +328,18 @@ mod tests {
         vec!["lookup/scripts/x.py".into(), "a\u{1b}[2Kb".into()]
     }
 
+    /// A question about `argv` with nothing else to show.
+    fn bare(argv: &[String]) -> Prompt<'_> {
+        Prompt {
+            argv,
+            skill: None,
+            cwd: Path::new("/"),
+            grants: &[],
+            input: None,
+            tool_asks: None,
+        }
+    }
+
     /// After the client's input ends, a question waiting for its answer and any later one
     /// are "no" at once (the client is gone), instead of waiting out ANSWER_TIMEOUT.
     #[tokio::test]
@@ -419,14 +405,7 @@ mod tests {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let peer = Peer::new(tx);
         let a = argv();
-        let p = Prompt {
-            argv: &a,
-            skill: None,
-            cwd: Path::new("/"),
-            grants: &[],
-            input: None,
-            tool_asks: None,
-        };
+        let p = bare(&a);
         let err = peer.ask(&p).await.unwrap_err();
         assert!(matches!(err, ConsentError::NoElicitation(_)), "{err}");
         assert!(err.to_string().contains("-y"), "{err}");
@@ -453,14 +432,7 @@ mod tests {
         let peer = Peer::new(tx);
         peer.set_elicitation(Some(&[]));
         let a = argv();
-        let p = Prompt {
-            argv: &a,
-            skill: None,
-            cwd: Path::new("/"),
-            grants: &[],
-            input: None,
-            tool_asks: None,
-        };
+        let p = bare(&a);
         let asking = peer.ask(&p);
         let answering = async {
             let sent = rx.recv().await.unwrap();
@@ -470,6 +442,6 @@ mod tests {
         };
         let (answer, ()) = tokio::join!(asking, answering);
         assert_eq!(answer, Ok(Answer::Once));
-        assert!(peer.lock().is_empty());
+        assert!(locked(&peer.pending).is_empty());
     }
 }

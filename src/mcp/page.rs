@@ -70,22 +70,14 @@ mod tests {
         let all = json!({"tools": [1, 2, 3, 4, 5]});
         let p1 = page(all.clone(), "tools", &Map::new(), 2).unwrap();
         assert_eq!(p1, json!({"tools": [1, 2], "nextCursor": "tools:2"}));
-        let p2 = page(
-            all.clone(),
-            "tools",
-            &params(json!({"cursor": "tools:2"})),
-            2,
-        )
-        .unwrap();
-        assert_eq!(p2, json!({"tools": [3, 4], "nextCursor": "tools:4"}));
-        let p3 = page(
-            all.clone(),
-            "tools",
-            &params(json!({"cursor": "tools:4"})),
-            2,
-        )
-        .unwrap();
-        assert_eq!(p3, json!({"tools": [5]}), "no cursor on the last page");
+        for (cursor, want) in [
+            ("tools:2", json!({"tools": [3, 4], "nextCursor": "tools:4"})),
+            // No cursor on the last page.
+            ("tools:4", json!({"tools": [5]})),
+        ] {
+            let p = page(all.clone(), "tools", &params(json!({"cursor": cursor})), 2);
+            assert_eq!(p.unwrap(), want, "{cursor}");
+        }
         // A list that fits has no cursor at all.
         assert_eq!(
             page(all, "tools", &Map::new(), 100).unwrap(),
@@ -102,23 +94,11 @@ mod tests {
             assert!(e.message.contains("nextCursor"), "{}", e.message);
         }
         // Shown in backticks as written, controls escaped: no JSON or Rust quoting.
-        let e = page(
-            all.clone(),
-            "tools",
-            &params(json!({"cursor": "bo\u{1b}gus"})),
-            2,
-        )
-        .unwrap_err();
-        assert!(
-            e.message.starts_with("invalid cursor `bo␛gus` for"),
-            "{}",
-            e.message
-        );
-        let e = page(all, "tools", &params(json!({"cursor": 3})), 2).unwrap_err();
-        assert!(
-            e.message.starts_with("invalid cursor `3` for"),
-            "{}",
-            e.message
-        );
+        for (cursor, shown) in [(json!("bo\u{1b}gus"), "bo␛gus"), (json!(3), "3")] {
+            let e = page(all.clone(), "tools", &params(json!({"cursor": cursor})), 2);
+            let message = e.unwrap_err().message;
+            let want = format!("invalid cursor `{shown}` for");
+            assert!(message.starts_with(&want), "{message}");
+        }
     }
 }

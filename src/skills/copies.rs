@@ -3,7 +3,6 @@
 //! worth a warning on every command.
 
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Beyond this many entries a folder is not compared (it counts as different: the warning
@@ -12,7 +11,8 @@ const MAX_ENTRIES: usize = 10_000;
 
 /// Beyond this many bytes of file content (per folder) the folders are not compared byte by
 /// byte: this runs on every load, and a large asset in two search folders would be read twice
-/// each command. Over the cap they count as different (the warning stays).
+/// each command (each file is read whole, so this also bounds the memory it takes). Over the
+/// cap they count as different (the warning stays).
 const MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// One entry of a folder, relative to it: a file with its size, a link with its target, or a
@@ -40,7 +40,9 @@ pub(super) fn identical(a: &Path, b: &Path) -> bool {
     left == right
         && total <= MAX_BYTES
         && left.iter().all(|e| match e {
-            Entry::File(rel, _) => same_bytes(&a.join(rel), &b.join(rel)),
+            Entry::File(rel, _) => {
+                matches!((fs::read(a.join(rel)), fs::read(b.join(rel))), (Ok(x), Ok(y)) if x == y)
+            }
             _ => true,
         })
 }
@@ -70,36 +72,6 @@ fn listing(root: &Path) -> Option<Vec<Entry>> {
     }
     out.sort();
     Some(out)
-}
-
-fn same_bytes(a: &Path, b: &Path) -> bool {
-    let (Ok(mut fa), Ok(mut fb)) = (fs::File::open(a), fs::File::open(b)) else {
-        return false;
-    };
-    let (mut ba, mut bb) = ([0u8; 8192], [0u8; 8192]);
-    loop {
-        let (Ok(na), Ok(nb)) = (read_full(&mut fa, &mut ba), read_full(&mut fb, &mut bb)) else {
-            return false;
-        };
-        if ba[..na] != bb[..nb] {
-            return false;
-        }
-        if na == 0 {
-            return true;
-        }
-    }
-}
-
-/// Reads until `buf` is full or the file ends.
-fn read_full(f: &mut fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
 }
 
 #[cfg(test)]

@@ -80,30 +80,14 @@ pub struct DuplicateSkill {
 pub enum SkillSkipped {
     /// `SKILL.md` exists but cannot be read (permissions, not UTF-8).
     #[error("{}:1: cannot read: {reason}; skill skipped", file.display())]
-    Unreadable {
-        /// The `SKILL.md`.
-        file: PathBuf,
-        /// What reading said.
-        reason: String,
-    },
-    /// The frontmatter is not a `---` fenced YAML mapping.
+    Unreadable { file: PathBuf, reason: String },
+    /// The frontmatter is not a `---` fenced YAML mapping, or a key breaks a rule the skill
+    /// cannot load without (e.g. no `name`).
     #[error("{}:{line}: {message}; skill skipped", file.display())]
-    Frontmatter {
-        /// The `SKILL.md`.
+    At {
         file: PathBuf,
-        /// The line of the problem.
         line: usize,
-        /// What is wrong there.
-        message: String,
-    },
-    /// A frontmatter key breaks a rule the skill cannot load without (e.g. no `name`).
-    #[error("{}:{line}: {message}; skill skipped", file.display())]
-    Fatal {
-        /// The `SKILL.md`.
-        file: PathBuf,
-        /// The line of the key.
-        line: usize,
-        /// The rule broken and how to fix it.
+        /// What is wrong there, and how to fix it.
         message: String,
     },
     /// A project's skill folder that is not the user's alone: another user may have put the
@@ -161,20 +145,10 @@ pub enum ToolOwnerError {
         "{}: its tools need a name of a-z, 0-9 and `-` to be called as NAME:ID, not `{name}`; rename it",
         tools_dir.display()
     )]
-    BadName {
-        /// The folder's `tools/`.
-        tools_dir: PathBuf,
-        /// The name given.
-        name: String,
-    },
+    BadName { tools_dir: PathBuf, name: String },
     /// The folder cannot be resolved to its canonical path.
     #[error("{}: cannot resolve the folder: {reason}", dir.display())]
-    Unresolvable {
-        /// The folder.
-        dir: PathBuf,
-        /// What the file system said.
-        reason: String,
-    },
+    Unresolvable { dir: PathBuf, reason: String },
 }
 
 /// The skills found on a search path, in search-path order, unique by name.
@@ -426,14 +400,13 @@ pub(crate) fn skill_folders(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// For a folder with no skill folder in it: its subfolders, hidden ones included, that hold skill
-/// folders one level further down (a collection that groups its skills, as in
-/// `skills/.curated/NAME/SKILL.md`), with how many each holds. Sorted by name.
-pub(crate) fn skills_one_level_deeper(dir: &Path) -> Vec<(String, usize)> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, usize)> = entries
+/// What to say about `dir`, named by the user, when it holds no skill folder: where skills are
+/// one level down (a collection that groups its skills, as in `skills/.curated/NAME/SKILL.md`,
+/// hidden subfolders included), if they are.
+pub(crate) fn no_skills_hint(dir: &Path) -> String {
+    let mut deeper: Vec<(String, usize)> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| {
@@ -445,14 +418,7 @@ pub(crate) fn skills_one_level_deeper(dir: &Path) -> Vec<(String, usize)> {
             (n > 0).then(|| (e.file_name().to_string_lossy().into_owned(), n))
         })
         .collect();
-    out.sort();
-    out
-}
-
-/// What to say about `dir`, named by the user, when it holds no skill folder: where skills are
-/// one level down, if they are.
-pub(crate) fn no_skills_hint(dir: &Path) -> String {
-    let deeper = skills_one_level_deeper(dir);
+    deeper.sort();
     let Some((first, _)) = deeper.first() else {
         return "a skill is a folder with a SKILL.md; none is in it".into();
     };
@@ -495,7 +461,7 @@ pub fn load_skill(
         file: source.clone(),
         reason: e.to_string(),
     })?;
-    let parsed = frontmatter::parse(&text).map_err(|e| SkillSkipped::Frontmatter {
+    let parsed = frontmatter::parse(&text).map_err(|e| SkillSkipped::At {
         file: source.clone(),
         line: e.line,
         message: e.message,
@@ -503,7 +469,7 @@ pub fn load_skill(
     let folder = folder_name(&canonical, found_at);
     let (fm, issues) = rules::check(&parsed.entries, &folder);
     if let Some(fatal) = issues.iter().find(|i| i.level == Level::Fatal) {
-        return Err(SkillSkipped::Fatal {
+        return Err(SkillSkipped::At {
             file: source.clone(),
             line: fatal.line,
             message: fatal.message.clone(),
@@ -570,12 +536,6 @@ pub fn tool_owner(
         description: description.to_owned(),
         dir: canonical,
         source: tools_dir,
-        body: String::new(),
-        version: String::new(),
-        license: None,
-        compatibility: None,
-        metadata: Default::default(),
-        allowed_tools: None,
         warnings: problems
             .into_iter()
             .map(|p| format!("{p}{TOOL_SKIPPED}"))
@@ -584,6 +544,7 @@ pub fn tool_owner(
         ts_interpreter: LoadOptions::default().ts_interpreter,
         // Tools only: the folder's other files are not scripts.
         scripts: OnceLock::from(Vec::new()),
+        ..Skill::default()
     }))
 }
 
@@ -653,7 +614,7 @@ mod tests {
         let err =
             super::load_skill(&skill, canonical.clone(), &LoadOptions::default()).unwrap_err();
         assert!(
-            matches!(&err, super::SkillSkipped::Fatal { file, .. } if *file == skill.join("SKILL.md")),
+            matches!(&err, super::SkillSkipped::At { file, .. } if *file == skill.join("SKILL.md")),
             "{err:?}"
         );
         assert!(err.to_string().ends_with("; skill skipped"), "{err}");

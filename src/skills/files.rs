@@ -48,15 +48,18 @@ impl SkillSet {
                 }
             )));
         }
-        let Some(file) = file.filter(|f| *f != "SKILL.md") else {
-            let mut bytes = skill.body.as_bytes().to_vec();
+        // At most `max_bytes` of `bytes`, saying whether there were more.
+        let text = |mut bytes: Vec<u8>| {
             let truncated = bytes.len() > max_bytes;
             bytes.truncate(max_bytes);
-            return Ok(SkillText {
+            Ok(SkillText {
                 skill: skill.name.clone(),
                 bytes,
                 truncated,
-            });
+            })
+        };
+        let Some(file) = file.filter(|f| *f != "SKILL.md") else {
+            return text(skill.body.as_bytes().to_vec());
         };
         // As written, for a refusal: the file alone (the skill is named by the directive).
         let written = file.to_owned();
@@ -95,13 +98,7 @@ impl SkillSet {
                 truncated: false,
             });
         }
-        let truncated = bytes.len() > max_bytes;
-        bytes.truncate(max_bytes);
-        Ok(SkillText {
-            skill: skill.name.clone(),
-            bytes,
-            truncated,
-        })
+        text(bytes)
     }
 }
 

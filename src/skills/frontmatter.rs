@@ -188,44 +188,44 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         .trim_start_matches(['\n', '\r'])
         .trim_end()
         .to_owned();
+    let entries = mapping(yaml, 1, "invalid YAML frontmatter", "frontmatter must")?;
+    Ok(Parsed { entries, body })
+}
+
+/// A whole YAML file (e.g. a tool's `tool.yaml`) that must be a mapping; lines are the file's.
+pub fn parse_mapping(text: &str) -> Result<Vec<Entry>, ParseError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    mapping(text, 0, "invalid YAML", "must")
+}
+
+/// `yaml`, which starts `by` lines into its file, as a mapping with file lines; `invalid` and
+/// `must` start the messages for YAML that does not parse and for one that is no mapping.
+fn mapping(yaml: &str, by: usize, invalid: &str, must: &str) -> Result<Vec<Entry>, ParseError> {
     if yaml.trim().is_empty() {
-        return Ok(Parsed {
-            entries: Vec::new(),
-            body,
-        });
+        return Ok(Vec::new());
     }
     let node: Node =
         serde_saphyr::from_str_with_options(yaml, yaml_options()).map_err(|e| ParseError {
-            line: e.location().map_or(1, |l| l.line() as usize + 1),
-            message: format!("invalid YAML frontmatter: {}", yaml_message(&e)),
+            line: e.location().map_or(1, |l| l.line() as usize + by),
+            message: format!("{invalid}: {}", yaml_message(&e)),
         })?;
     match node {
         Node::Map(mut entries) => {
             for e in &mut entries {
-                e.line = if e.line == 0 { 1 } else { e.line + 1 };
+                e.line = if e.line == 0 { 1 } else { e.line + by };
             }
-            shift_lines(&mut entries);
-            Ok(Parsed { entries, body })
+            shift_lines_by(&mut entries, by);
+            Ok(entries)
         }
-        Node::Null => Ok(Parsed {
-            entries: Vec::new(),
-            body,
-        }),
+        Node::Null => Ok(Vec::new()),
         other => Err(ParseError {
-            line: 2,
-            message: format!(
-                "frontmatter must be a mapping of keys, found {}",
-                other.kind()
-            ),
+            line: 1 + by,
+            message: format!("{must} be a mapping of keys, found {}", other.kind()),
         }),
     }
 }
 
-/// Nested entries carry YAML-relative lines; make them file-relative (+1 for the opening `---`).
-fn shift_lines(entries: &mut [Entry]) {
-    shift_lines_by(entries, 1);
-}
-
+/// Nested entries carry YAML-relative lines; make them file-relative.
 fn shift_lines_by(entries: &mut [Entry], by: usize) {
     for e in entries {
         if let Node::Map(inner) = &mut e.value {
@@ -234,33 +234,6 @@ fn shift_lines_by(entries: &mut [Entry], by: usize) {
             }
             shift_lines_by(inner, by);
         }
-    }
-}
-
-/// A whole YAML file (e.g. a tool's `tool.yaml`) that must be a mapping; lines are the file's.
-pub fn parse_mapping(text: &str) -> Result<Vec<Entry>, ParseError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if text.trim().is_empty() {
-        return Ok(Vec::new());
-    }
-    let node: Node =
-        serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|e| ParseError {
-            line: e.location().map_or(1, |l| l.line() as usize),
-            message: format!("invalid YAML: {}", yaml_message(&e)),
-        })?;
-    match node {
-        Node::Map(mut entries) => {
-            for e in &mut entries {
-                e.line = e.line.max(1);
-            }
-            shift_lines_by(&mut entries, 0);
-            Ok(entries)
-        }
-        Node::Null => Ok(Vec::new()),
-        other => Err(ParseError {
-            line: 1,
-            message: format!("must be a mapping of keys, found {}", other.kind()),
-        }),
     }
 }
 

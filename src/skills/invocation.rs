@@ -293,32 +293,19 @@ mod tests {
                 .to_string()
                 .contains("is a bash script")
         );
-        let inv = set
-            .invocation(&argv(&["sh", "./scripts/go.sh", "x"]))
-            .unwrap()
-            .unwrap();
-        assert_eq!((inv.script.skill.as_str(), inv.args_from), ("alpha", 2));
-        let inv = set
-            .invocation(&argv(&["bash", "alpha/scripts/go"]))
-            .unwrap()
-            .unwrap();
-        assert_eq!(inv.script.rel_path, "scripts/go.sh");
-        let inv = set
-            .invocation(&argv(&["python3", "beta/scripts/run"]))
-            .unwrap()
-            .unwrap();
-        assert_eq!(inv.script.skill, "beta");
-        let inv = set
-            .invocation(&argv(&["python3", "beta/scripts/run.py"]))
-            .unwrap()
-            .unwrap();
-        assert_eq!(inv.script.skill, "beta");
         let abs = root.path().join("alpha/scripts/run.py");
-        let inv = set
-            .invocation(&argv(&["python3", abs.to_str().unwrap()]))
-            .unwrap()
-            .unwrap();
-        assert_eq!(inv.script.skill, "alpha");
+        // The script named, as SKILL/PATH; its arguments start after it.
+        for (words, want) in [
+            (&["sh", "./scripts/go.sh", "x"][..], "alpha/scripts/go.sh"),
+            (&["bash", "alpha/scripts/go"], "alpha/scripts/go.sh"),
+            (&["python3", "beta/scripts/run"], "beta/scripts/run.py"),
+            (&["python3", "beta/scripts/run.py"], "beta/scripts/run.py"),
+            (&["python3", abs.to_str().unwrap()], "alpha/scripts/run.py"),
+        ] {
+            let inv = set.invocation(&argv(words)).unwrap().unwrap();
+            let got = format!("{}/{}", inv.script.skill, inv.script.rel_path);
+            assert_eq!((got.as_str(), inv.args_from), (want, 2), "{words:?}");
+        }
 
         let e = set
             .invocation(&argv(&["python3", "scripts/run.py"]))

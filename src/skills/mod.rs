@@ -45,7 +45,7 @@ use std::sync::OnceLock;
 pub const TOOLS_DIR: &str = "tools";
 
 /// One loaded skill.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Skill {
     /// The frontmatter name (the folder name if the frontmatter's is missing or unusable).
     pub name: String,

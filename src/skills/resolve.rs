@@ -140,48 +140,28 @@ pub struct ScriptCommand {
     pub env: Vec<(OsString, OsString)>,
 }
 
-/// How `argv[0]` names a script.
-#[derive(Debug, PartialEq, Eq)]
-enum Reference<'a> {
-    /// `scripts/x.py`: search every skill.
-    Unqualified(&'a str),
-    /// `SKILL/scripts/x.py`.
-    Qualified(&'a str, &'a str),
-    /// `SKILL:x`.
-    ById(&'a str, &'a str),
-}
-
-/// `argv[0]` read by the rules policy patterns use (`command::script_ref`), so a directive
-/// resolves as the policy matched it.
-fn parse_reference(argv0: &str) -> Option<Reference<'_>> {
-    Some(match command::script_ref(argv0)? {
-        ScriptRef::Path {
-            skill: None,
-            rel_path,
-        } => Reference::Unqualified(rel_path),
-        ScriptRef::Path {
-            skill: Some(skill),
-            rel_path,
-        } => Reference::Qualified(skill, rel_path),
-        ScriptRef::Id { skill, id } => Reference::ById(skill, id),
-    })
-}
-
 impl SkillSet {
     /// Whether `argv[0]` refers to a skill script (as opposed to a system command): it starts
     /// with `scripts/`, or is `SKILL/scripts/..` or `SKILL:x` for a loaded SKILL.
     pub fn is_script_ref(&self, argv0: &str) -> bool {
-        match parse_reference(argv0) {
-            Some(Reference::Unqualified(_)) => true,
-            Some(Reference::Qualified(s, _)) | Some(Reference::ById(s, _)) => self.get(s).is_some(),
+        match command::script_ref(argv0) {
+            Some(ScriptRef::Path { skill: None, .. }) => true,
+            Some(ScriptRef::Path { skill: Some(s), .. } | ScriptRef::Id { skill: s, .. }) => {
+                self.get(s).is_some()
+            }
             None => false,
         }
     }
 
-    /// Resolve `argv[0]` as written in a directive: `scripts/x.py`, `SKILL/scripts/x.py` or `SKILL:x`.
+    /// Resolve `argv[0]` as written in a directive: `scripts/x.py`, `SKILL/scripts/x.py` or
+    /// `SKILL:x`, read by the rules policy patterns use, so a directive resolves as the policy
+    /// matched it.
     pub fn resolve(&self, argv0: &str) -> Result<ResolvedScript, ResolveError> {
-        match parse_reference(argv0) {
-            Some(Reference::Unqualified(rel)) => {
+        match command::script_ref(argv0) {
+            Some(ScriptRef::Path {
+                skill: None,
+                rel_path: rel,
+            }) => {
                 check_lexically(argv0, rel, None)?;
                 let found: Vec<&Skill> = self
                     .skills
@@ -201,7 +181,10 @@ impl SkillSet {
                     }),
                 }
             }
-            Some(Reference::Qualified(name, rel)) => {
+            Some(ScriptRef::Path {
+                skill: Some(name),
+                rel_path: rel,
+            }) => {
                 let skill = self.skill(name)?;
                 check_lexically(argv0, rel, Some(&skill.dir))?;
                 // Outside `scripts/`, only a script its SKILL.md names (`SKILL:DIR/x.py`):
@@ -215,7 +198,7 @@ impl SkillSet {
                 }
                 finish(skill, argv0, rel, None)
             }
-            Some(Reference::ById(name, id)) => {
+            Some(ScriptRef::Id { skill: name, id }) => {
                 let skill = self.skill(name)?;
                 by_id(skill, argv0, id)
             }
@@ -612,37 +595,31 @@ mod tests {
 
     #[test]
     fn references() {
-        assert_eq!(
-            parse_reference("scripts/x.py"),
-            Some(Reference::Unqualified("scripts/x.py"))
-        );
-        assert_eq!(
-            parse_reference("say/scripts/say.sh"),
-            Some(Reference::Qualified("say", "scripts/say.sh"))
-        );
-        assert_eq!(
-            parse_reference("say:say"),
-            Some(Reference::ById("say", "say"))
-        );
-        assert_eq!(parse_reference("/usr/bin/say"), None);
-        assert_eq!(parse_reference("./scripts/x"), None);
-        assert_eq!(parse_reference("../scripts/x"), None);
-        assert_eq!(parse_reference("say"), None);
-        assert_eq!(parse_reference("a/b/scripts/x"), None);
-        assert_eq!(
-            parse_reference("say:a/b"),
-            Some(Reference::Qualified("say", "a/b"))
-        );
-        // A skill whose name breaks the spec (it still loads) is addressed like any other.
-        assert_eq!(
-            parse_reference("My_Tools:hi"),
-            Some(Reference::ById("My_Tools", "hi"))
-        );
-        // The two forms mixed, as models write them: the path form.
-        assert_eq!(
-            parse_reference("say:scripts/say.sh"),
-            Some(Reference::Qualified("say", "scripts/say.sh"))
-        );
+        // Each form as `path SKILL REL` or `id SKILL ID` (`-`: no skill named).
+        let read = |w| match command::script_ref(w) {
+            Some(ScriptRef::Path { skill, rel_path }) => {
+                format!("path {} {rel_path}", skill.unwrap_or("-"))
+            }
+            Some(ScriptRef::Id { skill, id }) => format!("id {skill} {id}"),
+            None => "none".into(),
+        };
+        for (written, want) in [
+            ("scripts/x.py", "path - scripts/x.py"),
+            ("say/scripts/say.sh", "path say scripts/say.sh"),
+            ("say:say", "id say say"),
+            ("/usr/bin/say", "none"),
+            ("./scripts/x", "none"),
+            ("../scripts/x", "none"),
+            ("say", "none"),
+            ("a/b/scripts/x", "none"),
+            ("say:a/b", "path say a/b"),
+            // A skill whose name breaks the spec (it still loads) is addressed like any other.
+            ("My_Tools:hi", "id My_Tools hi"),
+            // The two forms mixed, as models write them: the path form.
+            ("say:scripts/say.sh", "path say scripts/say.sh"),
+        ] {
+            assert_eq!(read(written), want, "{written}");
+        }
         // The policy reads it the same way: a script of that skill.
         assert_eq!(
             crate::command::classify("say:scripts/say.sh"),
@@ -665,40 +642,14 @@ mod tests {
     }
 
     #[test]
-    fn messages() {
-        let e = ResolveError::Ambiguous {
-            written: "scripts/x.py".into(),
-            rel: "scripts/x.py".into(),
-            skills: vec!["a".into(), "b".into()],
-        };
-        assert_eq!(
-            e.to_string(),
-            "`scripts/x.py` is in several skills; write one of a/scripts/x.py, b/scripts/x.py"
-        );
-        assert_eq!(
-            ResolveError::ToolsDisallow {
-                skill: "x".into(),
-                allowed: "Read Write".into()
-            }
-            .to_string(),
-            "skill `x` does not allow running scripts: its allowed-tools (Read Write) has no Bash entry"
-        );
-    }
-
-    #[test]
     fn run_accepts_every_name_its_listing_prints() {
         let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("docx");
-        for (rel, text) in [
-            ("SKILL.md", "---\nname: docx\ndescription: d\n---\n"),
+        let files = [
             ("scripts/office/unpack.py", "print(1)\n"),
             ("scripts/pack.py", "print(2)\n"),
             ("lib/helper.sh", "echo 3\n"),
-        ] {
-            let p = dir.join(rel);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, text).unwrap();
-        }
+        ];
+        crate::skills::write_test_skill(root.path(), "docx", &files);
         let set = SkillSet::load(&[root.path().to_path_buf()]);
         let skill = set.get("docx").unwrap();
         let mut names = Vec::new();

@@ -729,119 +729,102 @@ mod tests {
 
     #[test]
     fn extension_first() {
-        assert_eq!(interpreter_by_extension("x.py", "node"), Some("python3"));
-        assert_eq!(interpreter_by_extension("x.bash", "node"), Some("bash"));
-        assert_eq!(interpreter_by_extension("x.mjs", "node"), Some("node"));
-        assert_eq!(interpreter_by_extension("x.ts", "deno"), Some("deno"));
-        assert_eq!(interpreter_by_extension("x.rb", "node"), Some("ruby"));
-        assert_eq!(interpreter_by_extension("x.pl", "node"), Some("perl"));
-        assert_eq!(interpreter_by_extension("x.txt", "node"), None);
-        assert_eq!(interpreter_by_extension("Makefile", "node"), None);
-        // A mismatched shebang does not override the extension.
-        assert_eq!(
-            classify("x.py", b"#!/bin/bash\n", "node"),
-            Some(Some("python3".into()))
-        );
-        assert_eq!(
-            classify("x.ts", b"#!/usr/bin/env -S deno run\n", "node"),
-            Some(Some("deno".into()))
-        );
-        assert_eq!(classify("x.ts", b"", "tsx"), Some(Some("tsx".into())));
+        for (file, ts, want) in [
+            ("x.py", "node", Some("python3")),
+            ("x.bash", "node", Some("bash")),
+            ("x.mjs", "node", Some("node")),
+            ("x.ts", "deno", Some("deno")),
+            ("x.rb", "node", Some("ruby")),
+            ("x.pl", "node", Some("perl")),
+            ("x.txt", "node", None),
+            ("Makefile", "node", None),
+        ] {
+            assert_eq!(interpreter_by_extension(file, ts), want, "{file}");
+        }
+        // A mismatched shebang does not override the extension; a `.ts` one does.
+        for (file, head, ts, want) in [
+            ("x.py", &b"#!/bin/bash\n"[..], "node", Some("python3")),
+            (
+                "x.ts",
+                b"#!/usr/bin/env -S deno run\n",
+                "node",
+                Some("deno"),
+            ),
+            ("x.ts", b"", "tsx", Some("tsx")),
+        ] {
+            assert_eq!(classify(file, head, ts), Some(want.map(str::to_owned)));
+        }
         assert_eq!(classify("data.json", b"{}", "node"), None);
     }
 
     #[test]
     fn shebangs() {
-        assert_eq!(
-            shebang_interpreter(b"#!/bin/bash\necho"),
-            Some("bash".into())
-        );
-        assert_eq!(
-            shebang_interpreter(b"#!/usr/bin/env python3\n"),
-            Some("python3".into())
-        );
-        assert_eq!(shebang_interpreter(b"#! /bin/sh -e\n"), Some("sh".into()));
-        assert_eq!(
-            shebang_interpreter(b"#!/usr/bin/env -S node --no-warnings\n"),
-            Some("node".into())
-        );
-        assert_eq!(shebang_interpreter(b"#!/usr/bin/env\n"), None);
-        // `python` runs as `python3`, the name allowed_interpreters knows.
-        assert_eq!(
-            shebang_interpreter(b"#!/usr/bin/env python\n"),
-            Some("python3".into())
-        );
-        assert_eq!(
-            shebang_interpreter(b"#!/usr/bin/python -u\n"),
-            Some("python3".into())
-        );
-        assert_eq!(
-            shebang_interpreter(b"#!/usr/bin/python2\n"),
-            Some("python2".into())
-        );
-        assert_eq!(shebang_interpreter(b"echo hi\n"), None);
+        for (head, want) in [
+            (&b"#!/bin/bash\necho"[..], Some("bash")),
+            (b"#!/usr/bin/env python3\n", Some("python3")),
+            (b"#! /bin/sh -e\n", Some("sh")),
+            (b"#!/usr/bin/env -S node --no-warnings\n", Some("node")),
+            (b"#!/usr/bin/env\n", None),
+            // `python` runs as `python3`, the name allowed_interpreters knows.
+            (b"#!/usr/bin/env python\n", Some("python3")),
+            (b"#!/usr/bin/python -u\n", Some("python3")),
+            (b"#!/usr/bin/python2\n", Some("python2")),
+            (b"echo hi\n", None),
+        ] {
+            let got = shebang_interpreter(head);
+            assert_eq!(got.as_deref(), want, "{}", String::from_utf8_lossy(head));
+        }
     }
 
     #[test]
-    fn hash_comment_block() {
-        let s = "#!/usr/bin/env bash\n# shellcheck disable=SC2086\n\n# Speak text aloud\n# with the system voice.\n#\n# Usage: say.sh TEXT\nset -eu\n";
-        assert_eq!(describe(s), "Speak text aloud with the system voice.");
-    }
-
-    #[test]
-    fn python_docstring_after_encoding() {
-        let s = "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\n\"\"\"Look up a word\nin the dictionary.\n\nUsage: lookup.py WORD\n\"\"\"\nimport sys\n";
-        assert_eq!(describe(s), "Look up a word in the dictionary.");
-        assert_eq!(describe("'''One line.'''\n"), "One line.");
-        assert_eq!(describe("r\"\"\"\n  Raw doc.\n\"\"\"\n"), "Raw doc.");
-    }
-
-    #[test]
-    fn pep723_block_is_skipped() {
-        let s = "# /// script\n# dependencies = []\n# ///\n\"\"\"Real doc.\"\"\"\n";
-        assert_eq!(describe(s), "Real doc.");
-    }
-
-    #[test]
-    fn slash_comments() {
-        assert_eq!(
-            describe(
-                "#!/usr/bin/env node\n'use strict';\n// Fetch a page\n// and print it.\nconst x = 1;\n"
+    fn the_first_comment_describes_a_script() {
+        for (text, want) in [
+            (
+                "#!/usr/bin/env bash\n# shellcheck disable=SC2086\n\n# Speak text aloud\n# with the \
+                 system voice.\n#\n# Usage: say.sh TEXT\nset -eu\n",
+                "Speak text aloud with the system voice.",
             ),
-            "Fetch a page and print it."
-        );
-        assert_eq!(
-            describe("/**\n * Convert files.\n * Fast.\n *\n * @param x\n */\n"),
-            "Convert files. Fast."
-        );
-        assert_eq!(describe("/* Inline block. */\ncode();\n"), "Inline block.");
-    }
-
-    #[test]
-    fn no_comment_gives_empty() {
-        assert_eq!(describe("import sys\n# late comment\n"), "");
-        assert_eq!(describe(""), "");
-        assert_eq!(describe("#!/bin/sh\n"), "");
-        assert_eq!(describe("# ----------\n# Title\n"), "Title");
-        // A comment over the code line it explains is not the script's description.
-        assert_eq!(describe("#!/bin/bash\n\n# Exit on error\nset -e\n"), "");
-        assert_eq!(
-            describe("#!/bin/bash\n# Strict mode\nset -euo pipefail\n"),
-            ""
-        );
-        // Above other code, one line is the script's description.
-        assert_eq!(
-            describe("#!/bin/sh\n# Speak TEXT aloud.\necho \"$1\"\n"),
-            "Speak TEXT aloud."
-        );
-        assert_eq!(
-            describe("// Render a page.\nconsole.log(1)\n"),
-            "Render a page."
-        );
-        assert_eq!(
-            describe("#!/bin/sh\n# Say hello.\n\necho hello\n"),
-            "Say hello."
-        );
+            // A Python docstring after the encoding line.
+            (
+                "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\n\"\"\"Look up a word\nin the \
+                 dictionary.\n\nUsage: lookup.py WORD\n\"\"\"\nimport sys\n",
+                "Look up a word in the dictionary.",
+            ),
+            ("'''One line.'''\n", "One line."),
+            ("r\"\"\"\n  Raw doc.\n\"\"\"\n", "Raw doc."),
+            // A PEP 723 block is skipped.
+            (
+                "# /// script\n# dependencies = []\n# ///\n\"\"\"Real doc.\"\"\"\n",
+                "Real doc.",
+            ),
+            // Slash comments.
+            (
+                "#!/usr/bin/env node\n'use strict';\n// Fetch a page\n// and print it.\nconst x = 1;\n",
+                "Fetch a page and print it.",
+            ),
+            (
+                "/**\n * Convert files.\n * Fast.\n *\n * @param x\n */\n",
+                "Convert files. Fast.",
+            ),
+            ("/* Inline block. */\ncode();\n", "Inline block."),
+            // No comment first: nothing.
+            ("import sys\n# late comment\n", ""),
+            ("", ""),
+            ("#!/bin/sh\n", ""),
+            ("# ----------\n# Title\n", "Title"),
+            // A comment over the code line it explains is not the script's description.
+            ("#!/bin/bash\n\n# Exit on error\nset -e\n", ""),
+            ("#!/bin/bash\n# Strict mode\nset -euo pipefail\n", ""),
+            // Above other code, one line is the script's description.
+            (
+                "#!/bin/sh\n# Speak TEXT aloud.\necho \"$1\"\n",
+                "Speak TEXT aloud.",
+            ),
+            ("// Render a page.\nconsole.log(1)\n", "Render a page."),
+            ("#!/bin/sh\n# Say hello.\n\necho hello\n", "Say hello."),
+        ] {
+            assert_eq!(describe(text), want, "{text:?}");
+        }
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub enum ToolInput {
 }
 
 /// One loaded tool.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Tool {
     /// The folder name; `SKILL:ID` in a directive.
     pub id: String,
@@ -225,11 +225,7 @@ impl Tool {
 fn type_of(prop: &Value) -> Option<&str> {
     match prop.get("type")? {
         Value::String(s) => Some(s),
-        Value::Array(types) => types
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null"),
-        _ => None,
+        _ => types_of(Some(prop)).into_iter().find(|t| *t != "null"),
     }
 }
 
@@ -626,6 +622,7 @@ fn tool_keys(
         if key == "input" {
             k.input_line = Some(line);
         }
+        let not = |what: &str| format!("key `{key}` must be {what}, not {}", value.kind());
         match key.as_str() {
             "id" => match value {
                 Node::Str(s) if *s == folder => k.id = Some(s.clone()),
@@ -633,10 +630,7 @@ fn tool_keys(
                     line,
                     format!("key `id`: `{s}` must equal the folder name `{folder}`"),
                 ),
-                other => p(
-                    line,
-                    format!("key `id` must be a string, not {}", other.kind()),
-                ),
+                _ => p(line, not("a string")),
             },
             "name" => match value.scalar_text() {
                 Some(s) if !s.trim().is_empty() && !matches!(value, Node::Null) => {
@@ -646,10 +640,7 @@ fn tool_keys(
             },
             "description" => match value {
                 Node::Str(s) => k.description = Some(s.trim().to_owned()),
-                other => p(
-                    line,
-                    format!("key `description` must be a string, not {}", other.kind()),
-                ),
+                _ => p(line, not("a string")),
             },
             "runtime" => match value {
                 // claude-prompts-mcp's default: the interpreter for the script's extension.
@@ -667,10 +658,7 @@ fn tool_keys(
                     Ok(()) => k.script = Some(s.clone()),
                     Err(why) => p(line, format!("key `script`: {why}")),
                 },
-                other => p(
-                    line,
-                    format!("key `script` must be a file name, not {}", other.kind()),
-                ),
+                _ => p(line, not("a file name")),
             },
             "timeout" => match value {
                 Node::Int(n) => match timeout_of(*n) {
@@ -686,13 +674,7 @@ fn tool_keys(
             }
             "env" => match value {
                 Node::Map(vars) => env_vars(vars, &mut k.env, p),
-                other => p(
-                    line,
-                    format!(
-                        "key `env` must be a mapping of NAME: value, not {}",
-                        other.kind()
-                    ),
-                ),
+                _ => p(line, not("a mapping of NAME: value")),
             },
             "enabled" => match value {
                 // Kept apart: `execution.trigger: never` stays off whatever the key order.
@@ -757,15 +739,10 @@ pub fn script_tool(script: &super::Script) -> Result<Option<Tool>, SchemaError> 
         name: script.id.clone(),
         description: script.description.clone(),
         schema: Some(schema),
-        runtime: None,
         script: script.rel_path.clone(),
-        timeout: None,
-        confirm: false,
-        env: Vec::new(),
         enabled: true,
-        disabled_by: None,
-        input: ToolInput::StdinJson,
         validator: Some(Arc::new(validator)),
+        ..Tool::default()
     }))
 }
 
@@ -884,20 +861,13 @@ fn check_script(dir: &Path, rel: &str) -> Result<(), String> {
 pub enum SchemaError {
     /// The file exists but cannot be read (permissions, not UTF-8).
     #[error("{}:1: cannot read: {reason}", path.display())]
-    Unreadable {
-        /// The schema file.
-        path: PathBuf,
-        /// What reading said.
-        reason: String,
-    },
+    Unreadable { path: PathBuf, reason: String },
     /// The file is not JSON.
     #[error("{}:{line}: not valid JSON: {reason}", path.display())]
     NotJson {
-        /// The schema file.
         path: PathBuf,
         /// The line the parser stopped at.
         line: usize,
-        /// The parser's complaint.
         reason: String,
     },
     /// The JSON is not an object, so it cannot be a JSON Schema.
@@ -905,31 +875,21 @@ pub enum SchemaError {
         "{}:1: a JSON Schema must be an object, such as {{\"type\": \"object\", \"properties\": {{…}}}}",
         path.display()
     )]
-    NotAnObject {
-        /// The schema file.
-        path: PathBuf,
-    },
+    NotAnObject { path: PathBuf },
     /// Key `type` is something other than `"object"`: a tool's input is one JSON object.
     #[error(
         "{}:{line}: key `type`: a tool's input is one JSON object, so the schema's type must be \"object\"",
         path.display()
     )]
-    NotObjectType {
-        /// The schema file.
-        path: PathBuf,
-        /// The line of the `type` key.
-        line: usize,
-    },
+    NotObjectType { path: PathBuf, line: usize },
     /// The schema does not compile against its meta-schema.
     #[error("{}:{line}: not a valid JSON Schema: {at}{reason}", path.display())]
     Invalid {
-        /// The schema file.
         path: PathBuf,
         /// The line of the offending key (1 when not found).
         line: usize,
         /// `at `a.b`: ` naming the offending key, or empty at the top level.
         at: String,
-        /// The meta-schema's complaint.
         reason: String,
     },
 }
@@ -1198,60 +1158,39 @@ mod tests {
 
     #[test]
     fn flags_are_listed_in_the_schemas_own_property_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = dir.path().join("t");
-        fs::create_dir(&t).unwrap();
-        fs::write(t.join("tool.yaml"), "id: t\nscript: run.sh\n").unwrap();
-        fs::write(t.join("run.sh"), "cat\n").unwrap();
-        fs::write(
-            t.join("schema.json"),
-            r#"{"type": "object", "properties": {"zeta": {"type": "string"},
+        let schema = r#"{"type": "object", "properties": {"zeta": {"type": "string"},
                 "alpha": {"type": "integer"}, "mid": {"type": "boolean"},
                 "tags": {"type": "array"}, "ids": {"type": "array"}},
-                "required": ["zeta", "ids"]}"#,
-        )
-        .unwrap();
-        let tool = load_tool(&t).unwrap();
+                "required": ["zeta", "ids"]}"#;
+        let (_d, tool) = tool_in("id: t\nscript: run.sh\n", &[("schema.json", schema)]);
         // An array is its flag repeated, as the parser reads it.
         assert_eq!(
-            tool.flag_usage(),
+            tool.unwrap().flag_usage(),
             "--zeta TEXT [--alpha INTEGER] [--mid] [--tags VALUE]... --ids VALUE [--ids VALUE]..."
         );
     }
 
     #[test]
     fn a_tool_without_a_description_is_described_by_its_script() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = dir.path().join("stats");
-        std::fs::create_dir(&t).unwrap();
-        std::fs::write(
-            t.join("stats.py"),
+        let stats = (
+            "stats.py",
             "#!/usr/bin/env python3\n\"\"\"Summarise a CSV column.\"\"\"\nimport sys\n",
-        )
-        .unwrap();
-        std::fs::write(t.join("tool.yaml"), "id: stats\nscript: stats.py\n").unwrap();
-        assert_eq!(
-            load_tool(&t).unwrap().description,
-            "Summarise a CSV column."
         );
+        let (_d, t) = tool_in("id: t\nscript: stats.py\n", &[stats]);
+        assert_eq!(t.unwrap().description, "Summarise a CSV column.");
         // tool.yaml's own description wins over the comment.
-        std::fs::write(
-            t.join("tool.yaml"),
-            "id: stats\nscript: stats.py\ndescription: Column stats.\n",
-        )
-        .unwrap();
-        assert_eq!(load_tool(&t).unwrap().description, "Column stats.");
+        let yaml = "id: t\nscript: stats.py\ndescription: Column stats.\n";
+        assert_eq!(
+            tool_in(yaml, &[stats]).1.unwrap().description,
+            "Column stats."
+        );
     }
 
     #[test]
     fn input_args_with_a_schema_names_the_line_of_input() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = dir.path().join("t");
-        std::fs::create_dir(&t).unwrap();
-        std::fs::write(t.join("run.sh"), "#!/bin/sh\n").unwrap();
-        std::fs::write(t.join("schema.json"), r#"{"type": "object"}"#).unwrap();
-        std::fs::write(t.join("tool.yaml"), "id: t\nscript: run.sh\ninput: args\n").unwrap();
-        let problems = load_tool(&t).unwrap_err();
+        let schema = [("schema.json", r#"{"type": "object"}"#)];
+        let (_d, t) = tool_in("id: t\nscript: run.sh\ninput: args\n", &schema);
+        let problems = t.unwrap_err();
         assert!(
             problems.iter().any(|p| p.ends_with(
                 "tool.yaml:3: key `input`: a tool with a \
@@ -1260,19 +1199,18 @@ mod tests {
             "{problems:?}"
         );
         // Positive control: `input: json` loads.
-        std::fs::write(t.join("tool.yaml"), "id: t\nscript: run.sh\ninput: json\n").unwrap();
-        assert!(load_tool(&t).is_ok());
+        assert!(
+            tool_in("id: t\nscript: run.sh\ninput: json\n", &schema)
+                .1
+                .is_ok()
+        );
     }
 
     #[test]
     fn a_tool_yaml_setting_ld_preload_is_refused_with_its_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = dir.path().join("t");
-        std::fs::create_dir(&t).unwrap();
-        std::fs::write(t.join("run.sh"), "#!/bin/sh\n").unwrap();
-        let yaml = "id: t\nscript: run.sh\nenv:\n  LANG: C\n  LD_PRELOAD: /tmp/x.so\n";
-        std::fs::write(t.join("tool.yaml"), yaml).unwrap();
-        let problems = load_tool(&t).unwrap_err();
+        let (_d, t) =
+            tool_with("id: t\nscript: run.sh\nenv:\n  LANG: C\n  LD_PRELOAD: /tmp/x.so\n");
+        let problems = t.unwrap_err();
         assert!(
             problems
                 .iter()
@@ -1280,26 +1218,35 @@ mod tests {
             "{problems:?}"
         );
         // Positive control: without it the folder loads, with LANG set.
-        std::fs::write(
-            t.join("tool.yaml"),
-            "id: t\nscript: run.sh\nenv:\n  LANG: C\n",
-        )
-        .unwrap();
-        let tool = load_tool(&t).unwrap();
-        assert_eq!(tool.env, vec![("LANG".to_string(), "C".to_string())]);
+        let (_d, tool) = tool_with("id: t\nscript: run.sh\nenv:\n  LANG: C\n");
+        assert_eq!(
+            tool.unwrap().env,
+            vec![("LANG".to_string(), "C".to_string())]
+        );
     }
 
-    /// A tool folder holding `run.sh`, `run.py` and an extensionless `plain` with `yaml`.
-    fn tool_with(yaml: &str) -> (tempfile::TempDir, Result<Tool, Vec<String>>) {
+    /// A tool folder `t` holding `run.sh`, `run.py`, an extensionless `plain` and `files`, with
+    /// `yaml` as its tool.yaml, loaded.
+    fn tool_in(
+        yaml: &str,
+        files: &[(&str, &str)],
+    ) -> (tempfile::TempDir, Result<Tool, Vec<String>>) {
         let dir = tempfile::tempdir().unwrap();
         let t = dir.path().join("t");
         std::fs::create_dir(&t).unwrap();
         std::fs::write(t.join("run.sh"), "echo hi\n").unwrap();
         std::fs::write(t.join("run.py"), "print(1)\n").unwrap();
         std::fs::write(t.join("plain"), "echo plain\n").unwrap();
+        for (name, text) in files {
+            std::fs::write(t.join(name), text).unwrap();
+        }
         std::fs::write(t.join("tool.yaml"), yaml).unwrap();
         let loaded = load_tool(&t);
         (dir, loaded)
+    }
+
+    fn tool_with(yaml: &str) -> (tempfile::TempDir, Result<Tool, Vec<String>>) {
+        tool_in(yaml, &[])
     }
 
     #[test]

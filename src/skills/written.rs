@@ -14,6 +14,8 @@
 //! Pure but for the skills' detected scripts.
 
 use super::{ResolveError, SkillSet};
+use std::fs;
+use std::path::{Path, PathBuf};
 
 /// Placeholders for "this skill's folder", surveyed in Anthropic's and OpenAI's public
 /// collections (`<path-to-skill>`, `<skill-path>`, `<SKILL_DIR>`, `<path/to/skill>`) and in the
@@ -172,9 +174,9 @@ impl SkillSet {
             rel.starts_with("tools/")
                 .then(|| skill.tools().find(|t| t.script == rel))
                 .flatten()
-                .map(|t| (skill.name.clone(), t.id.clone(), skill.dir.join(rel)))
+                .map(|t| (format!("{}:{}", skill.name, t.id), skill.dir.join(rel)))
         };
-        let owners: Vec<(String, String, std::path::PathBuf)> = match word.split_once('/') {
+        let owners: Vec<(String, PathBuf)> = match word.split_once('/') {
             Some((name, rel)) if self.get(name).and_then(|s| of(s, rel)).is_some() => self
                 .get(name)
                 .and_then(|s| of(s, rel))
@@ -182,28 +184,21 @@ impl SkillSet {
                 .collect(),
             _ => self.iter().filter_map(|s| of(s, word)).collect(),
         };
-        let same_file = |a: &std::path::Path, b: &std::path::Path| matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y);
-        match owners.as_slice() {
-            [] => None,
-            [(name, id, path)]
-                if here
-                    && std::path::Path::new(word).exists()
-                    && !same_file(std::path::Path::new(word), path) =>
+        let same_file = |a: &Path, b: &Path| matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y);
+        let clash = match owners.as_slice() {
+            [(tool, path)]
+                if here && Path::new(word).exists() && !same_file(Path::new(word), path) =>
             {
-                Some(Err(ResolveError::NotFound(format!(
-                    "`{word}` is both the script of skill `{name}`'s tool `{name}:{id}` and a \
-                     file here: write {name}:{id} for the tool, or ./{word} for yours"
-                ))))
+                let (name, _) = tool.split_once(':').unwrap_or_default();
+                Some(format!(
+                    "`{word}` is both the script of skill `{name}`'s tool `{tool}` and a file \
+                     here: write {tool} for the tool, or ./{word} for yours"
+                ))
             }
-            [(name, id, _)] => Some(Ok(format!("{name}:{id}"))),
-            many => Some(Err(ResolveError::NotFound(format!(
-                "`{word}` is the script of a tool of several skills; write one of {}",
-                many.iter()
-                    .map(|(s, id, _)| format!("{s}:{id}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))),
-        }
+            _ => None,
+        };
+        let refs = owners.into_iter().map(|(r, _)| r).collect();
+        choose(word, refs, clash, "the script of a tool of several skills")
     }
 
     /// `DIR/FILE` or `SKILL/DIR/FILE`, where that is a script the skill's SKILL.md names
@@ -226,24 +221,12 @@ impl SkillSet {
                 .map(|s| (s.name.clone(), word))
                 .collect(),
         };
-        match owners.as_slice() {
-            [] => None,
-            _ if here && std::path::Path::new(word).exists() => {
-                let (name, rel) = &owners[0];
-                Some(Err(ResolveError::NotFound(format!(
-                    "`{word}` is both skill `{name}`'s script and a file here: write \
-                     {name}:{rel} for the skill's, or ./{word} for yours"
-                ))))
-            }
-            [(name, rel)] => Some(Ok(format!("{name}:{rel}"))),
-            many => Some(Err(ResolveError::NotFound(format!(
-                "`{word}` is a script of several skills; write one of {}",
-                many.iter()
-                    .map(|(s, rel)| format!("{s}:{rel}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))),
-        }
+        let clash = match owners.first() {
+            Some((name, rel)) if here => mine_too(word, name, rel),
+            _ => None,
+        };
+        let refs = owners.iter().map(|(s, rel)| format!("{s}:{rel}")).collect();
+        choose(word, refs, clash, "a script of several skills")
     }
 
     /// `PLACEHOLDER/REST` → `REST`, `<NAME-path>/REST` → `NAME/REST` for a loaded NAME (or
@@ -284,34 +267,47 @@ impl SkillSet {
             }
             // Also a path from the working directory: the user's file there is not silently
             // traded for the skill's.
-            if std::path::Path::new(word).exists() {
-                return Some(Err(ResolveError::NotFound(format!(
-                    "`{word}` is both skill `{name}`'s script and a file here: write \
-                     {name}:{file} for the skill's, or ./{word} for yours"
-                ))));
-            }
-            return Some(Ok(format!("{name}:{file}")));
+            let clash = mine_too(word, name, file);
+            return choose(word, vec![format!("{name}:{file}")], clash, "");
         }
         let has_extension = word.rfind('.').is_some_and(|i| i > 0 && i + 1 < word.len());
         if !has_extension {
             return None;
         }
-        let owners: Vec<&str> = self
-            .iter()
-            .filter(|s| is_root(s, word))
-            .map(|s| s.name.as_str())
+        let refs = (self.iter().filter(|s| is_root(s, word)))
+            .map(|s| format!("{}:{word}", s.name))
             .collect();
-        match owners.as_slice() {
-            [] => None,
-            [one] => Some(Ok(format!("{one}:{word}"))),
-            many => Some(Err(ResolveError::NotFound(format!(
-                "`{word}` is a script at the root of several skills; write one of {}",
-                many.iter()
-                    .map(|s| format!("{s}:{word}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))),
-        }
+        choose(word, refs, None, "a script at the root of several skills")
+    }
+}
+
+/// Why `word` cannot be skill `name`'s script `rel` unasked: it is also a file here (the user's).
+fn mine_too(word: &str, name: &str, rel: &str) -> Option<String> {
+    Path::new(word).exists().then(|| {
+        format!(
+            "`{word}` is both skill `{name}`'s script and a file here: write {name}:{rel} for \
+             the skill's, or ./{word} for yours"
+        )
+    })
+}
+
+/// The reference `word` stands for among `refs`: none, the one (unless `clash` says why not),
+/// or a refusal naming them all, which are `several`.
+fn choose(
+    word: &str,
+    refs: Vec<String>,
+    clash: Option<String>,
+    several: &str,
+) -> Option<Result<String, ResolveError>> {
+    let refused = |why: String| Some(Err(ResolveError::NotFound(why)));
+    match (refs.as_slice(), clash) {
+        ([], _) => None,
+        (_, Some(why)) => refused(why),
+        ([one], None) => Some(Ok(one.clone())),
+        (many, None) => refused(format!(
+            "`{word}` is {several}; write one of {}",
+            many.join(", ")
+        )),
     }
 }
 
@@ -329,16 +325,9 @@ mod tests {
             ("also", &["shared.py"][..]),
             ("twin", &["scripts/inspect.py"][..]),
         ] {
-            let dir = root.path().join(name);
-            fs::create_dir_all(dir.join("scripts")).unwrap();
-            fs::write(
-                dir.join("SKILL.md"),
-                format!("---\nname: {name}\ndescription: d\n---\nb\n"),
-            )
-            .unwrap();
-            for f in files {
-                fs::write(dir.join(f), "import sys\nprint(sys.argv)\n").unwrap();
-            }
+            let script = "import sys\nprint(sys.argv)\n";
+            let files: Vec<(&str, &str)> = files.iter().map(|f| (*f, script)).collect();
+            crate::skills::write_test_skill(root.path(), name, &files);
         }
         let set = SkillSet::load_with(&[root.path().to_path_buf()], &LoadOptions::default());
         (root, set)
@@ -348,27 +337,58 @@ mod tests {
         set.written_reference(word).map(Result::unwrap)
     }
 
-    /// claude.ai's mount points are the skill's own folder when the skill is loaded; another
-    /// name there is read as written.
+    /// Words that are written forms of a loaded skill's script, and the reference each stands
+    /// for; `None`: read as written.
     #[test]
-    fn claude_ai_mounts_are_the_skill_folder() {
-        let (_root, set) = set();
-        for collection in ["user", "public", "examples"] {
-            assert_eq!(
-                ok(
-                    &set,
-                    &format!("/mnt/skills/{collection}/gh-fix-ci/scripts/inspect.py")
-                )
-                .as_deref(),
+    fn written_forms_map_to_references() {
+        let (root, _) = set();
+        let tool = root.path().join("data/tools/stats");
+        fs::create_dir_all(&tool).unwrap();
+        fs::write(tool.join("tool.yaml"), "id: stats\nscript: run.py\n").unwrap();
+        fs::write(tool.join("run.py"), "print(1)\n").unwrap();
+        fs::write(tool.join("notes.py"), "print(2)\n").unwrap();
+        let set = SkillSet::load_with(&[root.path().to_path_buf()], &Default::default());
+        for (word, want) in [
+            // claude.ai's mount points are the skill's own folder when the skill is loaded.
+            (
+                "/mnt/skills/user/gh-fix-ci/scripts/inspect.py",
                 Some("gh-fix-ci/scripts/inspect.py"),
-                "{collection}"
-            );
+            ),
+            (
+                "/mnt/skills/public/gh-fix-ci/scripts/inspect.py",
+                Some("gh-fix-ci/scripts/inspect.py"),
+            ),
+            (
+                "/mnt/skills/examples/gh-fix-ci/scripts/inspect.py",
+                Some("gh-fix-ci/scripts/inspect.py"),
+            ),
+            (
+                "/mnt/skills/public/data/scripts/sub.sh",
+                Some("data/scripts/sub.sh"),
+            ),
+            ("/mnt/skills/user/nope/scripts/inspect.py", None),
+            ("/mnt/skills/user/gh-fix-ci/", None),
+            // A tool's script by its path is the tool; another file of its folder is not.
+            ("data/tools/stats/run.py", Some("data:stats")),
+            ("tools/stats/run.py", Some("data:stats")),
+            ("<path-to-skill>/tools/stats/run.py", Some("data:stats")),
+            ("data/tools/stats/notes.py", None),
+            // A root script by its file name.
+            ("rootscript.sh", Some("data:rootscript.sh")),
+            ("data/rootscript.sh", Some("data:rootscript.sh")),
+            // A system command stays one: no extension, not a root script, a deeper path.
+            ("ls", None),
+            ("sub.sh", None),
+            ("data/scripts/sub.sh", None),
+            ("bin/rootscript.sh", None),
+        ] {
+            assert_eq!(ok(&set, word).as_deref(), want, "{word}");
         }
-        assert_eq!(ok(&set, "/mnt/skills/user/nope/scripts/inspect.py"), None);
-        assert_eq!(ok(&set, "/mnt/skills/user/gh-fix-ci/"), None);
-        assert_eq!(
-            ok(&set, "/mnt/skills/public/data/scripts/sub.sh").as_deref(),
-            Some("data/scripts/sub.sh")
+        let e = set.written_reference("shared.py").unwrap().unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("more:shared.py") && e.contains("also:shared.py"),
+            "{e}"
         );
     }
 
@@ -425,31 +445,33 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("not one of its scripts"), "{e}");
         // Not a loaded skill, not a placeholder, or nothing after it: read as written.
-        assert_eq!(ok(&set, "<nope-path>/scripts/inspect.py"), None);
-        assert_eq!(ok(&set, "<other>/scripts/inspect.py"), None);
-        assert_eq!(ok(&set, "<path-to-skill>/"), None);
-        assert_eq!(ok(&set, "scripts/inspect.py"), None);
+        for w in [
+            "<nope-path>/scripts/inspect.py",
+            "<other>/scripts/inspect.py",
+            "<path-to-skill>/",
+            "scripts/inspect.py",
+        ] {
+            assert_eq!(ok(&set, w), None, "{w}");
+        }
     }
 
     #[test]
     fn a_placeholder_where_shell_syntax_was_found_is_named() {
-        let body = "python $SKILL_DIR/scripts/x.py";
-        assert_eq!(super::placeholder_at(body, 7), Some("$SKILL_DIR"));
-        assert_eq!(super::placeholder_at("echo $HOME/x", 5), None);
-        assert_eq!(
-            super::placeholder_at("python <skill-creator-path>/x.py", 7),
-            Some("<skill-creator-path>")
-        );
-        assert_eq!(super::placeholder_at("x <a>/b", 2), None);
-        assert_eq!(
-            super::placeholder_at("python <path/to/skill>/x.py", 7),
-            Some("<path/to/skill>")
-        );
-        assert_eq!(
-            super::placeholder_at("python $SKILL_PATH/x.py", 7),
-            Some("$SKILL_PATH")
-        );
-        assert_eq!(super::placeholder_at("x <path-to-skill>", 2), None);
+        for (body, at, want) in [
+            ("python $SKILL_DIR/scripts/x.py", 7, Some("$SKILL_DIR")),
+            ("echo $HOME/x", 5, None),
+            (
+                "python <skill-creator-path>/x.py",
+                7,
+                Some("<skill-creator-path>"),
+            ),
+            ("x <a>/b", 2, None),
+            ("python <path/to/skill>/x.py", 7, Some("<path/to/skill>")),
+            ("python $SKILL_PATH/x.py", 7, Some("$SKILL_PATH")),
+            ("x <path-to-skill>", 2, None),
+        ] {
+            assert_eq!(super::placeholder_at(body, at), want, "{body}");
+        }
         let a = super::placeholder_advice("$SKILL_DIR");
         assert!(a.contains("write the script's path without it"), "{a}");
     }
@@ -474,54 +496,5 @@ mod tests {
         ] {
             assert!(set.resolve(name).is_ok(), "{name}");
         }
-    }
-
-    #[test]
-    fn a_tools_script_by_its_path_is_the_tool() {
-        let (root, _) = set();
-        let tool = root.path().join("data/tools/stats");
-        fs::create_dir_all(&tool).unwrap();
-        fs::write(tool.join("tool.yaml"), "id: stats\nscript: run.py\n").unwrap();
-        fs::write(tool.join("run.py"), "print(1)\n").unwrap();
-        fs::write(tool.join("notes.py"), "print(2)\n").unwrap();
-        let set = SkillSet::load_with(&[root.path().to_path_buf()], &Default::default());
-        assert_eq!(
-            ok(&set, "data/tools/stats/run.py").as_deref(),
-            Some("data:stats")
-        );
-        assert_eq!(
-            ok(&set, "tools/stats/run.py").as_deref(),
-            Some("data:stats")
-        );
-        assert_eq!(
-            ok(&set, "<path-to-skill>/tools/stats/run.py").as_deref(),
-            Some("data:stats")
-        );
-        // Another file of the tool folder is no tool's script.
-        assert_eq!(ok(&set, "data/tools/stats/notes.py"), None);
-    }
-
-    #[test]
-    fn root_scripts_by_file_name() {
-        let (_root, set) = set();
-        assert_eq!(
-            ok(&set, "rootscript.sh").as_deref(),
-            Some("data:rootscript.sh")
-        );
-        assert_eq!(
-            ok(&set, "data/rootscript.sh").as_deref(),
-            Some("data:rootscript.sh")
-        );
-        // A system command stays one: no extension, not a root script, a deeper path.
-        assert_eq!(ok(&set, "ls"), None);
-        assert_eq!(ok(&set, "sub.sh"), None);
-        assert_eq!(ok(&set, "data/scripts/sub.sh"), None);
-        assert_eq!(ok(&set, "bin/rootscript.sh"), None);
-        let e = set.written_reference("shared.py").unwrap().unwrap_err();
-        let e = e.to_string();
-        assert!(
-            e.contains("more:shared.py") && e.contains("also:shared.py"),
-            "{e}"
-        );
     }
 }
