@@ -15,6 +15,8 @@ use std::path::PathBuf;
 use std::sync::RwLock;
 
 #[cfg(target_os = "linux")]
+mod bpf;
+#[cfg(target_os = "linux")]
 mod caller;
 pub(crate) mod caps;
 pub mod changes;
