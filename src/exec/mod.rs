@@ -567,7 +567,7 @@ fn command(spec: &RunSpec, setup: &Setup) -> Command {
                     .extend(setup.placeholders.covered().iter().cloned());
                 la.socket = spec.sandbox.sockets.clone();
             }
-            la.set_limits(&spec.sandbox.limits);
+            la.limits = spec.sandbox.limits;
             #[cfg(target_os = "linux")]
             {
                 la.pids_cgroup = setup.cgroup.pids_dir().map(Path::to_path_buf);

@@ -187,7 +187,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         (Some(Ok(())), Some(tmpdir)) => {
             let setup = mounts::Setup {
                 tmpdir,
-                tmp_mb: args.max_tmp.unwrap_or(DEFAULT_TMP_MB),
+                tmp_mb: args.limits.tmp_mb.unwrap_or(DEFAULT_TMP_MB),
                 hide: &args.hide,
                 protect: &args.protect,
                 writable: args.fs.then_some(args.writable.as_slice()),
@@ -297,9 +297,8 @@ fn restrict(
             Err(p) => st.fail_or_warn("filesystem restriction", p.message(), reporter)?,
         }
     }
-    let limits = args.limits();
-    if limits.any() {
-        match limits.apply() {
+    if args.limits.any() {
+        match args.limits.apply() {
             Ok(()) => st.enforced.limits = true,
             Err(p) => st.fail_or_warn("resource limits", p.to_string(), reporter)?,
         }
