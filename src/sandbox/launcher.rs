@@ -194,7 +194,6 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
                 view: (!args.read.is_empty()).then_some(mounts::View {
                     read: &args.read,
                     writable: &args.writable,
-                    host_proc: !st.enforced.pids,
                 }),
             };
             match mounts::setup(&setup) {
