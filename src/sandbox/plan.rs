@@ -23,24 +23,36 @@ pub struct Enforced {
 }
 
 impl Enforced {
+    /// Each restriction with its name in logs and the launcher's report.
+    fn named(&mut self) -> [(&'static str, &mut bool); 5] {
+        [
+            ("network", &mut self.network),
+            ("filesystem", &mut self.filesystem),
+            ("pids", &mut self.pids),
+            ("mounts", &mut self.mounts),
+            ("limits", &mut self.limits),
+        ]
+    }
+
     /// Short form for logs: "network,filesystem,pids", or "none".
     pub fn summary(&self) -> String {
-        let names: Vec<&str> = [
-            (self.network, "network"),
-            (self.filesystem, "filesystem"),
-            (self.pids, "pids"),
-            (self.mounts, "mounts"),
-            (self.limits, "limits"),
-        ]
-        .iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, n)| *n)
-        .collect();
-        if names.is_empty() {
-            "none".into()
-        } else {
-            names.join(",")
+        let mut copy = *self;
+        let names: Vec<&str> = (copy.named().into_iter())
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect();
+        match names.is_empty() {
+            true => "none".into(),
+            false => names.join(","),
         }
+    }
+
+    /// The restrictions a [`Self::summary`] names.
+    pub fn from_summary(summary: &str) -> Enforced {
+        let mut e = Enforced::default();
+        for (name, on) in e.named() {
+            *on = summary.split(',').any(|n| n == name);
+        }
+        e
     }
 }
 
@@ -58,8 +70,7 @@ pub struct Plan {
 impl Plan {
     /// Whether the run goes through the `__launch` re-exec (else a plain spawn).
     pub fn uses_launcher(&self) -> bool {
-        let e = &self.enforce;
-        e.network || e.filesystem || e.pids || e.mounts || e.limits
+        self.enforce != Enforced::default()
     }
 }
 

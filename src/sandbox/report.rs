@@ -57,20 +57,7 @@ pub fn parse(bytes: &[u8]) -> Report {
                 }
             }
             "memory" => report.memory_per_run = rest == "per-run",
-            "enforced" => {
-                let mut e = Enforced::default();
-                for name in rest.split(',') {
-                    match name {
-                        "network" => e.network = true,
-                        "filesystem" => e.filesystem = true,
-                        "pids" => e.pids = true,
-                        "mounts" => e.mounts = true,
-                        "limits" => e.limits = true,
-                        _ => {}
-                    }
-                }
-                report.enforced = Some(e);
-            }
+            "enforced" => report.enforced = Some(Enforced::from_summary(rest)),
             _ => {}
         }
     }
