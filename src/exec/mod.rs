@@ -187,6 +187,14 @@ pub enum ExecError {
     },
 }
 
+/// The value of `name` in `env`: the last one, as the child sees it.
+fn env_value<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a std::ffi::OsStr> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_os_str())
+}
+
 /// The signal skillpipe got (0: none), and the wake-up for runs in flight.
 static INTERRUPTED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 static INTERRUPT: tokio::sync::Notify = tokio::sync::Notify::const_new();
@@ -513,10 +521,7 @@ fn read_view(spec: &RunSpec, plan: &sandbox::Plan, program: &Path) -> Vec<sandbo
     if !(plan.enforce.mounts && spec.sandbox.restrict_filesystem) {
         return Vec::new();
     }
-    let path_var = (spec.env.iter().rev())
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
+    let path_var = env_value(&spec.env, "PATH").unwrap_or_default();
     // The Unix sockets the user named are reached at their paths.
     let sockets = spec.sandbox.sockets.iter().map(|p| sandbox::view::Grant {
         path: p.clone(),
@@ -851,9 +856,7 @@ fn run_facts(spec: &RunSpec, r: &RunResult, enforced: Enforced, refused: Vec<Pat
         refused_sockets: refused,
         dropped: facts::dropped(&spec.env, |v| std::env::var_os(v)),
         home: std::env::var_os("HOME").map(PathBuf::from),
-        skill_dir: (spec.env.iter().rev())
-            .find(|(k, _)| k == "SKILL_BASE_DIR")
-            .map(|(_, v)| PathBuf::from(v)),
+        skill_dir: env_value(&spec.env, "SKILL_BASE_DIR").map(PathBuf::from),
         ..RunFacts::default()
     }
 }
