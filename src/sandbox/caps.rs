@@ -199,25 +199,28 @@ pub(crate) mod linux {
                 "mounting a fresh /proc (refused where parts of the host's /proc are covered, as container runtimes do)"
             }
         };
+        // The settings that turn unprivileged user namespaces off, at the value that does.
         let sysctl_hint = || {
-            if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
-                Some(
-                    "user namespaces are disabled (kernel.unprivileged_userns_clone=0)".to_string(),
-                )
-            } else if read_sysctl("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
-                Some("user namespaces are disabled (user.max_user_namespaces=0)".to_string())
-            } else if read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
-                .as_deref()
-                == Some("1")
-            {
-                Some(
-                    "AppArmor restricts unprivileged user namespaces \
-                     (kernel.apparmor_restrict_unprivileged_userns=1)"
-                        .to_string(),
-                )
-            } else {
-                None
-            }
+            [
+                (
+                    "kernel/unprivileged_userns_clone",
+                    "0",
+                    "user namespaces are disabled",
+                ),
+                (
+                    "user/max_user_namespaces",
+                    "0",
+                    "user namespaces are disabled",
+                ),
+                (
+                    "kernel/apparmor_restrict_unprivileged_userns",
+                    "1",
+                    "AppArmor restricts unprivileged user namespaces",
+                ),
+            ]
+            .into_iter()
+            .find(|(key, off, _)| read_sysctl(&format!("/proc/sys/{key}")).as_deref() == Some(*off))
+            .map(|(key, off, what)| format!("{what} ({}={off})", key.replace('/', ".")))
         };
         match err.errno {
             libc::EPERM | libc::EACCES => sysctl_hint().unwrap_or_else(|| {
@@ -295,17 +298,9 @@ pub(crate) mod linux {
         }
     }
 
-    /// `NsStep` as a number that fits the probe's result array.
-    fn step_code(step: NsStep) -> i32 {
-        match step {
-            NsStep::User => 1,
-            NsStep::IdMap => 2,
-            NsStep::Network => 3,
-            NsStep::Pid => 4,
-            NsStep::Mount => 5,
-            NsStep::Proc => 6,
-        }
-    }
+    /// The probe's code for a user step that failed at the id maps (any other code: at
+    /// `unshare`).
+    const ID_MAP_FAILED: i32 = 2;
 
     fn errno_of(r: Result<(), NsError>) -> i32 {
         r.err().map_or(0, |e| e.errno)
@@ -318,7 +313,11 @@ pub(crate) mod linux {
         // [failed user step (0 = none), its errno, network errno, PID errno, mount errno]
         let res = in_child(|out: &mut [i32; 5]| {
             if let Err(e) = userns.enter() {
-                out[0] = step_code(e.step);
+                out[0] = if e.step == NsStep::IdMap {
+                    ID_MAP_FAILED
+                } else {
+                    1
+                };
                 out[1] = e.errno;
                 return;
             }
@@ -350,7 +349,7 @@ pub(crate) mod linux {
                 },
             ),
             Some([step, e, ..]) => {
-                let step = if step == step_code(NsStep::IdMap) {
+                let step = if step == ID_MAP_FAILED {
                     NsStep::IdMap
                 } else {
                     NsStep::User
