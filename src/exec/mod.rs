@@ -1141,15 +1141,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn stdin_is_empty_unless_given() {
-        let r = run(spec("cat", &[])).await.unwrap();
-        assert!(r.stdout.is_empty());
-        let mut s = spec("cat", &[]);
-        s.stdin = Some(b"hello".to_vec());
-        assert_eq!(run(s).await.unwrap().stdout, b"hello");
-    }
-
-    #[tokio::test]
     async fn missing_working_directory_is_an_io_error() {
         let mut s = spec("true", &[]);
         s.cwd = "/nonexistent/dir".into();
