@@ -99,15 +99,12 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
     .collect()
 }
 
-/// Version control metadata: kept read-only inside a writable path (its configuration and
-/// hooks run commands — git's `core.fsmonitor`, `.git/hooks/*`, Mercurial's `[hooks]` — outside
-/// the sandbox the next time the user runs the tool there), and the mark of a project's root.
-pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
-
-/// What is kept read-only inside a writable path, at its top and in the folders directly in it:
-/// the [`VCS_METADATA`] (a closed set), each with who runs what from it. Every other file a tool
-/// runs or loads later is too many to name: a change to one is reported and flagged by its
-/// shape instead (see [`changes`]).
+/// Version control metadata, kept read-only inside a writable path at its top and in the
+/// folders directly in it, each with who runs what from it: its configuration and hooks run
+/// commands (git's `core.fsmonitor`, `.git/hooks/*`, Mercurial's `[hooks]`) outside the
+/// sandbox the next time the user runs the tool there. Also the mark of a project's root. A
+/// closed set: every other file a tool runs or loads later is too many to name, so a change
+/// to one is reported and flagged by its shape instead (see [`changes`]).
 pub(crate) const KEPT_READ_ONLY: [(&str, &str); 4] = [
     (
         ".git",
@@ -117,6 +114,11 @@ pub(crate) const KEPT_READ_ONLY: [(&str, &str); 4] = [
     (".jj", "jj runs settings from there"),
     (".svn", "svn runs settings from there"),
 ];
+
+/// Whether a file of this name is version control metadata (see [`KEPT_READ_ONLY`]).
+pub(crate) fn is_vcs_metadata(name: impl AsRef<std::ffi::OsStr>) -> bool {
+    KEPT_READ_ONLY.iter().any(|(n, _)| name.as_ref() == *n)
+}
 
 /// Whether `dir` is a bare git repository (or a `.git` folder): a `HEAD` file, `objects/` and
 /// `refs/` folders, as git itself tells one (it needs no `config`). Its `config` and `hooks/` run
@@ -148,7 +150,6 @@ pub(crate) const BARE_REPOSITORY_RUNS: [&str; 5] = [
 /// it can make one where there was none, or change one deeper down, which the change report
 /// after the run flags (see [`changes`]).
 pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
-    let is_vcs = |name: &std::ffi::OsStr| VCS_METADATA.iter().any(|n| name == *n);
     let mut dirs: Vec<PathBuf> = Vec::new();
     for root in roots {
         dirs.push(root.clone());
@@ -156,7 +157,9 @@ pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
             // The entry's own type (no stat, no symlink followed).
             dirs.extend(
                 rd.filter_map(|e| e.ok())
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && !is_vcs(&e.file_name()))
+                    .filter(|e| {
+                        e.file_type().is_ok_and(|t| t.is_dir()) && !is_vcs_metadata(e.file_name())
+                    })
                     .map(|e| e.path()),
             );
         }

@@ -252,7 +252,9 @@ pub fn project_root(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
 
 /// Whether `d` holds version control metadata: the top of a project.
 fn is_root(d: &Path) -> bool {
-    super::VCS_METADATA.iter().any(|m| d.join(m).exists())
+    super::KEPT_READ_ONLY
+        .iter()
+        .any(|(m, _)| d.join(m).exists())
 }
 
 /// Whether a file of this name is hidden as a project's secrets (see [`DOTENV_PREFIXES`]).

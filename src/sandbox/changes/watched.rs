@@ -7,8 +7,8 @@
 //! by a rename, or a name made and removed again are told as a walk would tell them.
 
 use super::{Change, ChangeKind, Changes, MAX_ENTRIES, Stat, change};
-use crate::sandbox::VCS_METADATA;
 use crate::sandbox::inotify::{Event, Watches};
+use crate::sandbox::is_vcs_metadata;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::DirEntryExt;
@@ -124,7 +124,7 @@ impl Watched {
                     continue;
                 };
                 let name = entry.file_name();
-                if VCS_METADATA.iter().any(|n| name == *n) {
+                if is_vcs_metadata(&name) {
                     listing.tops.insert(dir.clone());
                 }
                 if kind.is_dir() {
@@ -349,9 +349,7 @@ impl<'a> Judge<'a> {
     }
 
     fn record(&mut self, path: &Path, kind: ChangeKind, now: Option<Stat>) {
-        if path
-            .file_name()
-            .is_some_and(|n| VCS_METADATA.iter().any(|v| n == *v))
+        if path.file_name().is_some_and(is_vcs_metadata)
             && now.is_some()
             && let Some(parent) = path.parent()
         {
