@@ -240,43 +240,32 @@ pub struct SandboxSpec {
 /// as one.
 pub(crate) const MARKER_ENV: &str = "SKILLPIPE_LAUNCHER_MARKER";
 
-/// Arguments of the hidden launcher subcommand:
-/// `skillpipe __launch [--net] [--fs] [--pid] [--userns] [--writable DIR]... [--best-effort]
-/// [--report-fd N] [--gate-fd N] [--arg0 NAME] -- PROGRAM ARGS...`
+/// Arguments of the hidden launcher subcommand (`skillpipe __launch FLAGS… -- PROGRAM ARGS…`),
+/// one per flag (see [`LaunchArgs::fields`]): the plan's restrictions (`--net`, `--fs`,
+/// `--pid`, `--mount`, in a user namespace with `--userns`) and the [`SandboxSpec`] paths and
+/// limits they need.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct LaunchArgs {
-    /// Run in a fresh network namespace.
     pub net: bool,
-    /// Restrict writes with Landlock to the `--writable` paths (plus /dev/null, /dev/tty).
     pub fs: bool,
-    /// Run under an init in a fresh PID namespace.
     pub pid: bool,
-    /// Create the namespaces inside a fresh user namespace (needed when unprivileged).
     pub userns: bool,
-    /// Private mount, IPC and UTS namespaces: minimal /dev, own /proc, `--tmpdir` on a tmpfs,
-    /// `--hide` paths covered.
     pub mount: bool,
     /// The per-run TMPDIR (an empty directory): a private tmpfs is mounted on it.
     pub tmpdir: Option<PathBuf>,
-    /// A path to hide (needs `--mount`).
     pub hide: Vec<PathBuf>,
-    /// A path of the read view (needs `--mount`): with any, the run's root holds these, the
-    /// writable paths, `$TMPDIR`, `/dev` and `/proc`, and nothing else (see `view`).
+    /// The read view (needs `--mount`): with any, the run's root holds these, the writable
+    /// paths, `$TMPDIR`, `/dev` and `/proc`, and nothing else (see `view`).
     pub read: Vec<PathBuf>,
-    /// A path kept read-only whatever else is writable (needs `--mount`).
     pub protect: Vec<PathBuf>,
-    /// A Unix socket the command may connect to (needs `--pid`, whose init connects for the
-    /// command; without any, no Unix socket can be created).
+    /// The named Unix sockets (need `--pid`, whose init connects for the command).
     pub socket: Vec<PathBuf>,
-    /// A pids cgroup to join first (for root, whom RLIMIT_NPROC does not hold).
+    /// Cgroups to join first: the pids one for root (whom RLIMIT_NPROC does not hold), the
+    /// memory one for `max_memory_mb` of the run as a whole.
     pub pids_cgroup: Option<PathBuf>,
-    /// A memory cgroup to join first: `max_memory_mb` for the run as a whole.
     pub memory_cgroup: Option<PathBuf>,
-    /// The resource limits (`--max-processes`, `--max-memory` …).
     pub limits: Limits,
-    /// A path that stays writable under `--fs`.
     pub writable: Vec<PathBuf>,
-    /// Run anyway (with a warning) when a restriction cannot be set up.
     pub best_effort: bool,
     /// Inherited descriptor for the report to the parent (else messages go to stderr).
     pub report_fd: Option<i32>,
