@@ -162,6 +162,17 @@ fn mount(
     }
 }
 
+/// A fresh tmpfs on `target` with `options` (mode, size, inodes).
+fn tmpfs(target: &Path, flags: libc::c_ulong, options: &str) -> Result<(), MountError> {
+    mount(Some("tmpfs"), target, Some("tmpfs"), flags, Some(options))
+}
+
+/// Remount the bind mount at `target` read-only, with `flags` too.
+fn bound_read_only(target: &Path, flags: libc::c_ulong) -> Result<(), MountError> {
+    let ro = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
+    mount(None, target, None, ro | flags, None)
+}
+
 fn bind(src: &Path, target: &Path, read_only: bool) -> Result<(), MountError> {
     let src_s = src.to_string_lossy();
     mount(
@@ -173,13 +184,7 @@ fn bind(src: &Path, target: &Path, read_only: bool) -> Result<(), MountError> {
     )?;
     if read_only {
         // Not nodev: the source may be /dev/null, which must stay readable (and empty).
-        mount(
-            None,
-            target,
-            None,
-            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID,
-            None,
-        )?;
+        bound_read_only(target, libc::MS_NOSUID)?;
     }
     Ok(())
 }
@@ -236,17 +241,7 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
             private_dev(&inside, &s.tmpdir.join("dev"), s.tmp_mb)?;
             pivot_into(s.tmpdir)?;
             // Nothing new at the top of the tree.
-            mount(
-                None,
-                Path::new("/"),
-                None,
-                libc::MS_REMOUNT
-                    | libc::MS_BIND
-                    | libc::MS_RDONLY
-                    | libc::MS_NOSUID
-                    | libc::MS_NODEV,
-                None,
-            )?;
+            bound_read_only(Path::new("/"), libc::MS_NOSUID | libc::MS_NODEV)?;
         }
         None => private_dev(s.tmpdir, Path::new("/dev"), s.tmp_mb)?,
     }
@@ -282,12 +277,10 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
 /// when it is writable (nothing is ever created inside a bound host folder); a grant that does
 /// not exist is left out.
 fn build_root(view: &View, root: &Path) -> Result<(), MountError> {
-    mount(
-        Some("tmpfs"),
+    tmpfs(
         root,
-        Some("tmpfs"),
         libc::MS_NOSUID | libc::MS_NODEV,
-        Some("mode=0755,size=1m,nr_inodes=4096"),
+        "mode=0755,size=1m,nr_inodes=4096",
     )?;
     let inside = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
     let mut grants: Vec<(PathBuf, bool)> = view
@@ -507,8 +500,7 @@ fn kept_flags(path: &Path, entries: &[MountEntry]) -> Option<libc::c_ulong> {
 
 /// Remount the mount at `path` read-only, keeping the flags `kept`.
 fn remount_read_only(path: &Path, kept: libc::c_ulong) -> Result<(), MountError> {
-    let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | kept;
-    mount(None, path, None, flags, None).map_err(|e| match e {
+    bound_read_only(path, kept).map_err(|e| match e {
         MountError::Mount { source, .. } => MountError::ReadOnly {
             path: path.to_path_buf(),
             source,
@@ -604,12 +596,10 @@ fn unescape(field: &str) -> PathBuf {
 /// `dev` (`/dev`, or the new root's); bind `tmp` onto `staging` and `shm` onto `dev/shm`; then
 /// drop `dev/run`. The devices are bound from the host's `/dev`.
 fn private_dev(staging: &Path, dev: &Path, tmp_mb: u64) -> Result<(), MountError> {
-    mount(
-        Some("tmpfs"),
+    tmpfs(
         staging,
-        Some("tmpfs"),
         libc::MS_NOSUID | libc::MS_NOEXEC,
-        Some("mode=0755,size=64k,nr_inodes=64"),
+        "mode=0755,size=64k,nr_inodes=64",
     )?;
     for dev in DEVICES {
         let node = staging.join(dev);
@@ -636,12 +626,10 @@ fn private_dev(staging: &Path, dev: &Path, tmp_mb: u64) -> Result<(), MountError
     let (shm, run) = (staging.join("shm"), staging.join("run"));
     mkdir(&shm, 0o755)?;
     mkdir(&run, 0o700)?;
-    mount(
-        Some("tmpfs"),
+    tmpfs(
         &run,
-        Some("tmpfs"),
         libc::MS_NOSUID | libc::MS_NODEV,
-        Some(&format!("mode=0700,size={}m", tmp_mb.max(1))),
+        &format!("mode=0700,size={}m", tmp_mb.max(1)),
     )?;
     mkdir(&run.join("tmp"), 0o700)?;
     mkdir(&run.join("shm"), 0o1777)?;
@@ -653,13 +641,7 @@ fn private_dev(staging: &Path, dev: &Path, tmp_mb: u64) -> Result<(), MountError
     // The binds hold the tmpfs; its own mount point goes.
     detach(run)?;
     // The tmpfs itself read-only: nothing new appears in /dev.
-    mount(
-        None,
-        dev,
-        None,
-        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NOEXEC,
-        None,
-    )
+    bound_read_only(dev, libc::MS_NOSUID | libc::MS_NOEXEC)
 }
 
 /// Detach the mount this process made at `dir` (binds from it keep it alive), and remove `dir`.
@@ -690,12 +672,10 @@ impl Cover {
     fn new(tmpdir: &Path) -> Result<Cover, MountError> {
         let dir = tmpdir.join(".skillpipe-cover");
         std::fs::create_dir(&dir).map_err(|e| io(&dir, e))?;
-        mount(
-            Some("tmpfs"),
+        tmpfs(
             &dir,
-            Some("tmpfs"),
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            Some("mode=0555,size=4k,nr_inodes=2"),
+            "mode=0555,size=4k,nr_inodes=2",
         )?;
         let file = dir.join("empty");
         {
@@ -727,12 +707,10 @@ fn hide(path: &Path, cover: &Cover) -> Result<(), MountError> {
         source,
     })?;
     if meta.is_dir() {
-        mount(
-            Some("tmpfs"),
+        tmpfs(
             path,
-            Some("tmpfs"),
             libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            Some("mode=0500,size=4k,nr_inodes=1"),
+            "mode=0500,size=4k,nr_inodes=1",
         )
     } else {
         bind(&cover.file, path, true)
