@@ -1,9 +1,8 @@
 //! Named Unix sockets, exactly: every `connect(2)` of the command and its children is handed
 //! to the run's init (seccomp user notification), which makes the connection itself.
 //!
-//! Neither Landlock (up to ABI 7) nor a namespace governs connecting to a Unix socket bound to
-//! a path, and seccomp cannot read the path a `connect` names. So when the policy names sockets
-//! (`allowed_sockets`), a filter in the command's process stops at each `connect` and init:
+//! When the policy names sockets (`allowed_sockets`; see `unix_sockets` for why a filter alone
+//! cannot check them), the command's filter stops at each `connect` and init:
 //! - copies the address once out of the caller's memory (so nothing the caller changes later
 //!   counts) and takes a duplicate of the caller's socket (`pidfd_getfd`);
 //! - for a Unix address bound to a path, opens the path (relative ones from the caller's
@@ -25,8 +24,7 @@
 //! the connecting process (`SO_PEERCRED`: init's pid; the same user and group). The caller
 //! waits killably (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV` where the kernel has it, 5.19):
 //! a handled signal does not interrupt a call init is already making, so no restarted call
-//! makes it twice. io_uring, which could connect and send without these calls, is refused
-//! (see `unix_sockets`).
+//! makes it twice.
 
 /// The named sockets [`serve`] lets the command reach.
 pub(super) use super::caller::Named;

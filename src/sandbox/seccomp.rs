@@ -1,35 +1,21 @@
 //! A seccomp filter the launcher installs on itself, so the command and everything it starts
-//! inherit it. It closes a way out that Landlock and the namespaces leave open: `ioctl(TIOCSTI)`
-//! (and `TIOCLINUX`, its virtual-console twin) pushes keystrokes into the terminal's input, i.e.
-//! types a command into the user's shell, which runs it after skillpipe exits with none of the
-//! restrictions. The terminal stays writable (DESIGN §2); only the injection is refused (EPERM).
-//!
-//! The same filter refuses the keyring calls (`keyctl`, `add_key`, `request_key`): the user's
-//! session and user keyrings are shared with every process of the user and namespaces do not
-//! separate them.
-//!
-//! And it refuses new namespaces (`unshare`, `clone` with a `CLONE_NEW*` flag: EPERM; `clone3`,
-//! whose flags it cannot read: ENOSYS, so the C library falls back to `clone`), as container
-//! runtimes do: a nested user namespace hands the command capabilities over fresh mount and
-//! network namespaces, and much kernel code reachable only with them.
-//!
-//! And it refuses set-user-ID and set-group-ID bits (`chmod` and friends, `mknod`, `open` and
-//! `creat` making a file) and setting extended attributes (file capabilities live in one): a
-//! script may write a file the user, or root, runs later outside the sandbox, but never one that
-//! runs with more rights than the one who starts it. `io_uring`, which could do the same past
-//! the filter, and `openat2`, whose mode the filter cannot read, are refused too.
-//!
-//! And it closes kernel surface a script has no use for, at least what container runtimes close
-//! by default: `userfaultfd` and `perf_event_open` (the usual first steps of kernel exploits),
-//! `bpf`, mounting, modules, clocks, swap, reboot, tracing other processes' memory by handle,
-//! memory-policy calls, unusual `personality` settings (see [`refused_calls`]); and every socket
-//! family but Unix, IPv4, IPv6 and routing netlink: `AF_VSOCK` reaches the host's (or a VM's)
-//! vsock port space past the network namespace, `AF_PACKET`, `AF_ALG`, Bluetooth and the other
-//! netlink protocols are kernel code no script needs (EAFNOSUPPORT, as where a kernel lacks the
-//! family, and EPROTONOSUPPORT for a netlink protocol).
-//!
-//! System calls made through another ABI (32-bit `int 0x80`, x32) are refused too: their
-//! numbers differ and the filter does not check them.
+//! inherit it, against what Landlock and the namespaces leave open:
+//! - `ioctl(TIOCSTI)` (and `TIOCLINUX`, its virtual-console twin) pushes keystrokes into the
+//!   terminal's input, i.e. types a command into the user's shell, which runs it after
+//!   skillpipe exits with none of the restrictions. The terminal stays writable (DESIGN §2);
+//!   only the injection is refused (EPERM).
+//! - the keyring calls: the user's session and user keyrings are shared with every process of
+//!   the user, and namespaces do not separate them;
+//! - new namespaces, as container runtimes refuse them ([`NEW_NAMESPACES`]);
+//! - set-user-ID and set-group-ID bits ([`SET_ID`]) and extended attributes ([`xattr_calls`]),
+//!   and `io_uring`, which could set them past the filter;
+//! - kernel surface a script has no use for, at least what container runtimes close by default
+//!   ([`refused_calls`], [`PERSONALITIES`]), and every socket family but Unix, IPv4, IPv6 and
+//!   routing netlink ([`SOCKET_FAMILIES`]): `AF_VSOCK` reaches the host's (or a VM's) vsock
+//!   port space past the network namespace, `AF_PACKET`, `AF_ALG`, Bluetooth and the other
+//!   netlink protocols are kernel code no script needs (EAFNOSUPPORT, as where a kernel lacks
+//!   the family; EPROTONOSUPPORT for a netlink protocol);
+//! - system calls made through another ABI (32-bit `int 0x80`, x32): their numbers differ.
 
 use super::bpf::{ARCH, Op, Ret, To, arg, assemble, head, jeq, jset, ld};
 use super::message::{Message, Setting};

@@ -10,12 +10,8 @@
 //! new), not for datagram ones, whose `sendto(2)` can name any socket path.
 //!
 //! When it names some, Unix sockets of every type may be made, and every system call that can
-//! name where its bytes go is handed to the run's init, which makes it itself after checking
-//! the destination: `connect(2)`, `sendmsg(2)`, `sendmmsg(2)`, and `sendto(2)` with an
-//! address (see `connect_broker` and `send_broker`). A `sendto` without one, `write(2)` and
-//! the like go where the socket is connected, which only init can have chosen (or
-//! `socketpair` did). A filter can see a `sendto`'s address pointer (a register) but not a
-//! `sendmsg`'s (in memory the caller can change under it), hence every `sendmsg` goes to init.
+//! name where its bytes go is handed to the run's init, which checks the destination and makes
+//! the call itself (see [`program`], `connect_broker` and `send_broker`).
 //!
 //! Also refused, because they would get around the check: `io_uring_setup(2)` (io_uring
 //! can create and connect sockets without the system call), `pidfd_getfd(2)` (a duplicate of
@@ -31,12 +27,8 @@ use super::seccomp::{SeccompError, install};
 /// A socket type without the SOCK_NONBLOCK/SOCK_CLOEXEC flags.
 const SOCK_TYPE_MASK: u32 = 0xf;
 
-/// The BPF program. `named`: some sockets are named, so Unix sockets of every type may be
-/// created and every system call that can name a destination goes to the broker (`connect`,
-/// `sendmsg`, `sendmmsg`, and `sendto` with an address: see `connect_broker` and
-/// `send_broker`); else no Unix socket at all and no datagram socket pair (a `sendto` on one
-/// names any path). Either way: no io_uring, no other system-call ABI. Built before anything
-/// is applied; pure.
+/// The BPF program (see the module docs), for runs that name sockets (`named`) or none. Built
+/// before anything is applied; pure.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn program(named: bool) -> Vec<libc::sock_filter> {
     let (arch, x32_bit) = ARCH.expect("a filter is written for this architecture");
