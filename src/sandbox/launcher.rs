@@ -21,6 +21,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 
 /// Where the launcher's messages go: the parent's report pipe, else stderr.
@@ -487,24 +488,6 @@ struct Command<'a> {
     args: &'a [OsString],
 }
 
-/// A stream socket pair for handing the broker's listener over (see `connect_broker`).
-fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds has room for two descriptors, which we then own.
-    unsafe {
-        if libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
-    }
-}
-
 /// A step of [`init`]: the channel over which the command's process hands init its connect
 /// filter, when sockets are named; `None` (Unix sockets closed) when it cannot be had and the
 /// sandbox may go without. Leaves the process when it is required.
@@ -512,11 +495,12 @@ fn broker_channel(
     broker: bool,
     st: &mut State,
     reporter: &mut Reporter,
-) -> Option<(OwnedFd, OwnedFd)> {
+) -> Option<(UnixStream, UnixStream)> {
     if !broker {
         return None;
     }
-    match socket_pair() {
+    // A stream socket pair for handing the broker's listener over (see `connect_broker`).
+    match UnixStream::pair() {
         Ok(pair) => Some(pair),
         Err(e) => {
             if st.required {
