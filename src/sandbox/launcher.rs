@@ -20,7 +20,7 @@ use super::writes;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 
@@ -398,17 +398,6 @@ fn drop_capabilities() {
     }
 }
 
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds has room for two descriptors, which we then own.
-    unsafe {
-        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
-    }
-}
-
 extern "C" fn ignore_signal(_: libc::c_int) {}
 
 /// A no-op handler (not SIG_IGN, which the command would inherit): the timeout's SIGTERM to the
@@ -446,8 +435,8 @@ fn run_init(
     st: State,
     reporter: Reporter,
 ) -> std::io::Result<i32> {
-    let (status_r, status_w) = pipe()?;
-    let (life_r, life_w) = pipe()?;
+    let (mut status_r, status_w) = std::io::pipe()?;
+    let (life_r, life_w) = std::io::pipe()?;
     survive_sigterm();
     // SAFETY: this process is single-threaded, so the child may do anything.
     match unsafe { libc::fork() } {
@@ -469,7 +458,7 @@ fn run_init(
             drop(life_r);
             let init_status = wait_for(init_pid);
             let mut buf = [0u8; 4];
-            let reported = File::from(status_r).read_exact(&mut buf).is_ok();
+            let reported = status_r.read_exact(&mut buf).is_ok();
             drop(life_w);
             let status = if reported {
                 i32::from_ne_bytes(buf)
@@ -524,7 +513,7 @@ fn broker_channel(
 
 /// A step of [`init`]: reap every process of the namespace until the command ends, and write
 /// its status to the launcher.
-fn reap(child: libc::pid_t, status_w: &OwnedFd) {
+fn reap(child: libc::pid_t, mut status_w: &std::io::PipeWriter) {
     let mut command_status = None;
     loop {
         let mut status = 0;
@@ -539,9 +528,7 @@ fn reap(child: libc::pid_t, status_w: &OwnedFd) {
         }
     }
     if let Some(status) = command_status {
-        let bytes = status.to_ne_bytes();
-        // SAFETY: writing to our pipe.
-        unsafe { libc::write(status_w.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+        let _ = status_w.write_all(&status.to_ne_bytes());
     }
 }
 
@@ -549,8 +536,8 @@ fn reap(child: libc::pid_t, status_w: &OwnedFd) {
 /// broker's filter when sockets are named, serving it from here), reap everything, report the
 /// command's status.
 fn init(
-    status_w: OwnedFd,
-    life_r: OwnedFd,
+    status_w: std::io::PipeWriter,
+    life_r: std::io::PipeReader,
     command: Command,
     launch: &LaunchArgs,
     mut named: Named,
@@ -692,30 +679,18 @@ fn mirror(status: i32) -> i32 {
 mod tests {
     use super::wait_at_gate;
     use std::io::Write;
-    use std::os::fd::FromRawFd;
-
-    fn pipe() -> (i32, std::fs::File) {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors, which the test then owns.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        // SAFETY: the write end is ours.
-        (fds[0], unsafe { std::fs::File::from_raw_fd(fds[1]) })
-    }
+    use std::os::fd::IntoRawFd;
 
     #[test]
     fn the_command_starts_only_after_the_parents_byte() {
-        let (read, mut write) = pipe();
+        let (read, mut write) = std::io::pipe().unwrap();
         write.write_all(&[1]).unwrap();
-        assert!(wait_at_gate(read));
+        assert!(wait_at_gate(read.into_raw_fd()));
         // The parent gone without its byte: the command is not started.
-        let (read, write) = pipe();
+        let (read, write) = std::io::pipe().unwrap();
         drop(write);
-        assert!(!wait_at_gate(read));
+        assert!(!wait_at_gate(read.into_raw_fd()));
         // Not a descriptor the launcher may own.
-        let (read, write) = pipe();
         assert!(!wait_at_gate(2));
-        drop(write);
-        // SAFETY: closing the test's own descriptor.
-        drop(unsafe { std::fs::File::from_raw_fd(read) });
     }
 }
