@@ -144,6 +144,7 @@ fn probe_uncached() -> Capabilities {
 pub(crate) mod linux {
     use super::*;
     use crate::sandbox::ns::{MOUNT_FLAGS, NsError, NsStep, UserNs, try_proc_mount, unshare};
+    use std::os::fd::AsRawFd;
 
     /// Landlock ABI version, or the errno saying why there is none.
     pub fn landlock_abi() -> Result<u32, i32> {
@@ -246,12 +247,8 @@ pub(crate) mod linux {
     /// Fork a child that runs `steps`, which fills a result array; return that array.
     /// The child only makes async-signal-safe calls.
     fn in_child<const N: usize>(steps: impl Fn(&mut [i32; N])) -> Option<[i32; N]> {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return None;
-        }
-        let (r, w) = (fds[0], fds[1]);
+        use std::io::Read;
+        let (mut r, w) = std::io::pipe().ok()?;
         // SAFETY: the child only runs `steps` (raw system calls on prepared data), write, _exit.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
@@ -259,32 +256,29 @@ pub(crate) mod linux {
             steps(&mut out);
             // SAFETY: writing a plain array to our pipe, then leaving without running destructors.
             unsafe {
-                libc::write(w, out.as_ptr().cast(), std::mem::size_of_val(&out));
+                libc::write(
+                    w.as_raw_fd(),
+                    out.as_ptr().cast(),
+                    std::mem::size_of_val(&out),
+                );
                 libc::_exit(0);
             }
         }
-        // SAFETY: closing our copy of the write end; reading into a correctly sized buffer.
-        unsafe {
-            libc::close(w);
-            let mut out = [NOT_TRIED; N];
-            let want = std::mem::size_of_val(&out);
-            let mut got = 0usize;
-            if pid > 0 {
-                while got < want {
-                    let n =
-                        libc::read(r, out.as_mut_ptr().cast::<u8>().add(got).cast(), want - got);
-                    if n > 0 {
-                        got += n as usize;
-                    } else if n == 0 || errno_is_not_eintr() {
-                        break;
-                    }
-                }
-                let mut status = 0;
-                while libc::waitpid(pid, &mut status, 0) < 0 && !errno_is_not_eintr() {}
-            }
-            libc::close(r);
-            (got == want).then_some(out)
+        drop(w);
+        if pid < 0 {
+            return None;
         }
+        let mut bytes = vec![0u8; std::mem::size_of::<[i32; N]>()];
+        let read = r.read_exact(&mut bytes);
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 && !errno_is_not_eintr() {}
+        read.ok()?;
+        let mut out = [NOT_TRIED; N];
+        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            *o = i32::from_ne_bytes(b.try_into().expect("4 bytes"));
+        }
+        Some(out)
     }
 
     fn errno_is_not_eintr() -> bool {
