@@ -1002,17 +1002,11 @@ mod tests {
     use super::*;
 
     fn spec(program: &str, args: &[&str]) -> RunSpec {
-        RunSpec {
-            program: program.into(),
-            args: args.iter().map(OsString::from).collect(),
-            cwd: std::env::temp_dir(),
-            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
-            stdin: None,
-            timeout: Duration::from_secs(10),
-            max_output_bytes: 1 << 20,
-            sandbox: Default::default(),
-            label: None,
-        }
+        let mut s = RunSpec::new(program, args);
+        s.cwd = std::env::temp_dir();
+        s.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+        s.timeout = Duration::from_secs(10);
+        s
     }
 
     #[test]
