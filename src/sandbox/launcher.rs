@@ -31,18 +31,9 @@ struct Reporter {
 
 impl Reporter {
     fn open(fd: Option<i32>) -> Reporter {
-        let pipe = fd.filter(|&fd| fd > 2).and_then(|fd| {
-            // SAFETY: F_GETFD only checks that the descriptor is open; then we own it, and mark
-            // it close-on-exec so the command never inherits it.
-            unsafe {
-                if libc::fcntl(fd, libc::F_GETFD) < 0 {
-                    return None;
-                }
-                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-                Some(File::from_raw_fd(fd))
-            }
-        });
-        Reporter { pipe }
+        Reporter {
+            pipe: fd.and_then(inherited),
+        }
     }
 
     fn send(&mut self, line: &str) {
@@ -61,15 +52,8 @@ impl Reporter {
 /// Blocks until the parent writes its byte to the inherited `fd`, then closes it; `false` when
 /// the parent closed it first (it failed, or died).
 fn wait_at_gate(fd: i32) -> bool {
-    if fd <= 2 {
+    let Some(mut gate) = inherited(fd) else {
         return false;
-    }
-    // SAFETY: F_GETFD checks the descriptor is open; then we own it (and close it on return).
-    let mut gate = unsafe {
-        if libc::fcntl(fd, libc::F_GETFD) < 0 {
-            return false;
-        }
-        File::from_raw_fd(fd)
     };
     let mut byte = [0u8; 1];
     loop {
@@ -78,6 +62,19 @@ fn wait_at_gate(fd: i32) -> bool {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => return false,
         }
+    }
+}
+
+/// The descriptor `fd` the parent passed down (above stdio, and open), now ours and
+/// close-on-exec so the command never inherits it.
+fn inherited(fd: i32) -> Option<File> {
+    // SAFETY: F_GETFD only checks that the descriptor is open; then we own it.
+    unsafe {
+        if fd <= 2 || libc::fcntl(fd, libc::F_GETFD) < 0 {
+            return None;
+        }
+        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        Some(File::from_raw_fd(fd))
     }
 }
 
