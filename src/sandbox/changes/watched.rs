@@ -591,7 +591,7 @@ mod tests {
     /// `/p` with `a.txt` (1), `run.sh` (2), `gone.txt` (3), `same.txt` (4), `.git/` (5) holding
     /// `config` (6), `old/` (7) holding `x.csv` (8).
     fn listing() -> Listing {
-        let folder = |_ino: u64, entries| Folder {
+        let folder = |entries| Folder {
             mode: libc::S_IFDIR | 0o755,
             entries,
         };
@@ -600,25 +600,22 @@ mod tests {
             folders: HashMap::from([
                 (
                     PathBuf::from("/p"),
-                    folder(
-                        100,
-                        vec![
-                            entry("a.txt", 1, false),
-                            entry("run.sh", 2, false),
-                            entry("gone.txt", 3, false),
-                            entry("same.txt", 4, false),
-                            entry(".git", 5, true),
-                            entry("old", 7, true),
-                        ],
-                    ),
+                    folder(vec![
+                        entry("a.txt", 1, false),
+                        entry("run.sh", 2, false),
+                        entry("gone.txt", 3, false),
+                        entry("same.txt", 4, false),
+                        entry(".git", 5, true),
+                        entry("old", 7, true),
+                    ]),
                 ),
                 (
                     PathBuf::from("/p/.git"),
-                    folder(5, vec![entry("config", 6, false)]),
+                    folder(vec![entry("config", 6, false)]),
                 ),
                 (
                     PathBuf::from("/p/old"),
-                    folder(7, vec![entry("x.csv", 8, false)]),
+                    folder(vec![entry("x.csv", 8, false)]),
                 ),
             ]),
             tops: HashSet::from(["/p".into()]),
@@ -729,6 +726,12 @@ mod tests {
         );
     }
 
+    fn paths_and_kinds(c: &Changes) -> Vec<(&str, ChangeKind)> {
+        (c.list.iter())
+            .map(|c| (c.path.to_str().unwrap(), c.kind))
+            .collect()
+    }
+
     /// What the listing and the disk tell when the kernel dropped every event.
     fn judge_after_overflow(before: &Listing, disk: &Fake) -> Changes {
         let over = [Event {
@@ -763,13 +766,8 @@ mod tests {
             ("/p/old/x.csv".into(), file(8, 0o644, old)),
         ]));
         let c = judge_after_overflow(&before, &disk);
-        let got: Vec<(&str, ChangeKind)> = c
-            .list
-            .iter()
-            .map(|c| (c.path.to_str().unwrap(), c.kind))
-            .collect();
         assert_eq!(
-            got,
+            paths_and_kinds(&c),
             [
                 ("/p/a.txt", ChangeKind::Changed),
                 ("/p/gone.txt", ChangeKind::Deleted),
@@ -807,13 +805,8 @@ mod tests {
             ("/p/old/id_ed25519".into(), file(90, 0o600, old)),
         ]));
         let c = judge_after_overflow(&before, &disk);
-        let got: Vec<(&str, ChangeKind)> = c
-            .list
-            .iter()
-            .map(|c| (c.path.to_str().unwrap(), c.kind))
-            .collect();
         assert_eq!(
-            got,
+            paths_and_kinds(&c),
             [
                 ("/p/.git", ChangeKind::Mode),
                 ("/p/old", ChangeKind::Changed),
