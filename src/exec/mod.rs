@@ -291,11 +291,10 @@ async fn run_uninterrupted(
     if sandbox::caps::probed() || std::env::var_os(sandbox::caps::UNAVAILABLE_ENV).is_some() {
         return run_planned(spec, &sandbox::probe(), launcher, &mut false, started).await;
     }
-    // The probe costs a fork and three unshares, a third of a short run. The launcher checks
-    // every step itself and reports a failure before the command starts, so until something
-    // fails this process assumes the machine can do everything, with each restriction required.
-    // Only when set-up fails does it probe and decide as the spec says (required or
-    // best-effort). (One difference: the launcher treats a missing PID namespace as a warning,
+    // The probe costs a fork and three unshares. The launcher checks every step itself and
+    // reports a failure before the command starts, so until something fails this process
+    // assumes the machine can do everything, each restriction required; only when set-up
+    // fails does it probe and decide as the spec says (required or best-effort). (One difference: the launcher treats a missing PID namespace as a warning,
     // so a privileged process without user namespaces runs such a command uncontained.)
     let mut optimistic = spec.clone();
     optimistic.sandbox.required = true;
@@ -796,10 +795,8 @@ fn finish(
     }
     let tmp_path = setup.tmp.path().to_path_buf();
     drop(setup.tmp);
-    let (status, timed_out, duration) = (ended.status, ended.timed_out, ended.duration);
-    let ran = (status, timed_out, duration);
     let mut r = result(
-        ran,
+        (ended.status, ended.timed_out, ended.duration),
         spec.label.as_deref(),
         ended.out,
         ended.err,

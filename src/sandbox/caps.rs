@@ -116,8 +116,7 @@ pub fn probed() -> bool {
     CACHE.get().is_some()
 }
 
-/// What this machine can enforce. Probed once per process (a fork or two, about a millisecond),
-/// then cached.
+/// What this machine can enforce: probed once per process (a fork or two), then cached.
 pub fn probe() -> Capabilities {
     CACHE
         .get_or_init(|| {
