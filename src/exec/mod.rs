@@ -534,7 +534,7 @@ fn read_view(spec: &RunSpec, plan: &sandbox::Plan, program: &Path) -> Vec<sandbo
         .collect();
     sandbox::view::grants(&sandbox::view::facts(
         program,
-        &path_var,
+        path_var,
         &module_paths,
         &spec.cwd,
         &spec.sandbox.writable,

@@ -167,7 +167,9 @@ mod tests {
         let mounts_err = format!("{MOUNTS}: nope");
         let protected_err = format!("{PROTECTED}: nope");
         let protected_warning = format!("sandbox not enforced: {protected_err}");
-        let rows: Vec<(&str, &str, Result<(&str, bool, &str), &str>)> = vec![
+        // What is enforced (`Enforced::summary`), in a user namespace, the warnings; or the error.
+        type Want<'a> = Result<(&'a str, bool, &'a str), &'a str>;
+        let rows: Vec<(&str, &str, Want)> = vec![
             ("c r", "", Ok(("pids", true, ""))),
             // Containment without a PID namespace: the plain spawn, quietly.
             ("c r", "all", Ok(("none", false, ""))),
