@@ -121,22 +121,11 @@ pub fn dotenv_below(dir: &Path, max_entries: usize, home: Option<&Path>) -> Belo
             }
             let name = e.file_name();
             let Ok(kind) = e.file_type() else { continue };
-            if kind.is_dir() && is_secrets_folder(&name) {
-                if d != dir {
-                    files.push(e.path());
-                }
-            } else if kind.is_dir() {
+            if kind.is_dir() && !is_secrets_folder(&name) {
                 if !NOT_WALKED.iter().any(|n| name == *n) {
                     queue.push_back(e.path());
                 }
-            // A link counts only when it leads to a file a user keeps secrets in (see
-            // [`dotenv_link`]): a link named `.env` in a checkout must not blank any host file
-            // it points at (an interpreter, a CA bundle, a skill's script) for the run.
-            } else if d != dir
-                && is_dotenv(&name)
-                && (kind.is_file()
-                    || kind.is_symlink() && dotenv_link(&e.path(), dir, home).hidden())
-            {
+            } else if d != dir && is_secret(&e, dir, home) {
                 files.push(e.path());
             }
         }
@@ -485,30 +474,32 @@ fn walk_capped(start: &Path) -> String {
     )
 }
 
-/// The `.env*` files and the `.envs/` folder in `dir` (none when it cannot be read). Other
-/// directories are not secrets files (a virtualenv is often called `.env`), so they stay.
-/// A link counts when its target is hidden, judged against `project` and `home` (see
-/// [`dotenv_link`]).
+/// The `.env*` files and the `.envs/` folder in `dir` (none when it cannot be read), as
+/// [`is_secret`] tells them, judged against `project` and `home`.
 pub fn entries(dir: &Path, project: &Path, home: Option<&Path>) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            // The name first: a folder above the project (`/tmp`) may hold thousands of entries.
-            rd.filter_map(|e| e.ok())
-                .filter(|e| {
-                    let name = e.file_name();
-                    let link = e.file_type().is_ok_and(|t| t.is_symlink());
-                    is_dotenv(&name)
-                        && match link {
-                            true => dotenv_link(&e.path(), project, home).hidden(),
-                            false => e.path().is_file(),
-                        }
-                        || is_secrets_folder(&name)
-                            && e.path().symlink_metadata().is_ok_and(|m| m.is_dir())
-                })
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default()
+    (std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .filter(|e| is_secret(e, project, home))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect()
+}
+
+/// Whether the entry `e` is a project's secret: a `.env*` file, a `.envs/` folder, or a
+/// `.env*` link that leads to a file the user keeps secrets in (see [`dotenv_link`]: a link
+/// named `.env` in a checkout must not blank any host file it points at, an interpreter, a CA
+/// bundle, a skill's script). Other directories are not secrets files (a virtualenv is often
+/// called `.env`). The name first: a folder above the project (`/tmp`) may hold thousands of
+/// entries.
+fn is_secret(e: &std::fs::DirEntry, project: &Path, home: Option<&Path>) -> bool {
+    let name = e.file_name();
+    let (dotenv, folder) = (is_dotenv(&name), is_secrets_folder(&name));
+    let Some(Ok(kind)) = (dotenv || folder).then(|| e.file_type()) else {
+        return false;
+    };
+    match () {
+        _ if kind.is_dir() => folder,
+        _ if kind.is_symlink() => dotenv && dotenv_link(&e.path(), project, home).hidden(),
+        _ => dotenv && kind.is_file(),
+    }
 }
 
 #[cfg(test)]
