@@ -396,17 +396,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn disable_marks_named_mechanisms_missing() {
+    fn disable_marks_named_mechanisms_missing_and_what_needs_them() {
         let mut caps = Capabilities::all();
         caps.disable("landlock, network");
         assert!(caps.user_namespace.is_yes());
         assert!(caps.pid_namespace.is_yes());
         assert!(caps.landlock.to_string().contains(UNAVAILABLE_ENV));
         assert!(!caps.network_namespace.is_yes());
-    }
-
-    #[test]
-    fn disabling_user_namespaces_takes_the_others_along_when_they_need_it() {
+        // User namespaces take the others along when they need them.
         let mut caps = Capabilities::all();
         caps.disable("user");
         assert!(!caps.network_namespace.is_yes());

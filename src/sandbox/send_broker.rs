@@ -347,19 +347,11 @@ mod tests {
             uids: [1000, 1000, 1000],
             gids: [100, 100, 100],
         };
-        assert!(credentials_are_the_callers(&ids, 7, 1000, 100));
-        assert!(
-            !credentials_are_the_callers(&ids, 1, 1000, 100),
-            "another pid"
-        );
-        assert!(
-            !credentials_are_the_callers(&ids, 7, 0, 100),
-            "another user"
-        );
-        assert!(
-            !credentials_are_the_callers(&ids, 7, 1000, 0),
-            "another group"
-        );
+        // The caller's own, then another pid, user, group.
+        let claims = [(7, 1000, 100), (1, 1000, 100), (7, 0, 100), (7, 1000, 0)];
+        for (i, (pid, uid, gid)) in claims.into_iter().enumerate() {
+            assert_eq!(credentials_are_the_callers(&ids, pid, uid, gid), i == 0);
+        }
     }
 
     fn cmsg(level: i32, kind: i32, data: &[u8]) -> Vec<u8> {
