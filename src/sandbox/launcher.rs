@@ -17,7 +17,6 @@ use super::ns::{MOUNT_FLAGS, NsStep, UserNs, loopback_up, unshare};
 use super::plan::Enforced;
 use super::report::{self, EXIT_LAUNCH_FAILED};
 use super::writes;
-use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
@@ -101,7 +100,6 @@ pub(super) fn thread_count() -> usize {
 
 /// `Err` is the exit code after the launcher reported why it refused.
 fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
-    let (program, rest) = args.argv.split_first().expect("checked by launch");
     let mut reporter = Reporter::open(args.report_fd);
     // Namespaces can only be entered by a single-threaded process.
     let threads = thread_count();
@@ -217,9 +215,8 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         )));
         return Err(EXIT_LAUNCH_FAILED);
     }
-    let arg0 = args.arg0.as_deref();
     if st.enforced.pids {
-        run_init(program, arg0, rest, args, named, st, reporter).map_err(|e| {
+        run_init(args, named, st, reporter).map_err(|e| {
             eprintln!("skillpipe: cannot start the sandbox's init: {e}");
             EXIT_LAUNCH_FAILED
         })
@@ -232,7 +229,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         debug_assert!(!broker);
         send_report(&st, &mut reporter);
         drop(named);
-        Ok(exec_command(program, arg0, rest))
+        Ok(exec_command(args))
     }
 }
 
@@ -344,11 +341,12 @@ fn send_report(st: &State, reporter: &mut Reporter) {
 }
 
 /// Replace this process with the command. Returns only on failure, with a shell-like code.
-fn exec_command(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> i32 {
+fn exec_command(launch: &LaunchArgs) -> i32 {
     drop_capabilities();
+    let (program, args) = launch.argv.split_first().expect("checked by launch");
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).env_remove(super::MARKER_ENV);
-    if let Some(a0) = arg0 {
+    if let Some(a0) = &launch.arg0 {
         cmd.arg0(a0);
     }
     let err = cmd.exec();
@@ -424,9 +422,6 @@ fn wait_for(pid: libc::pid_t) -> i32 {
 
 /// Fork the init (PID 1 of the fresh namespace), wait for it and mirror the command's status.
 fn run_init(
-    program: &OsStr,
-    arg0: Option<&OsStr>,
-    args: &[OsString],
     launch: &LaunchArgs,
     named: Named,
     st: State,
@@ -441,12 +436,7 @@ fn run_init(
         0 => {
             drop(status_r);
             drop(life_w);
-            let command = Command {
-                program,
-                arg0,
-                args,
-            };
-            init(status_w, life_r, command, launch, named, st, reporter)
+            init(status_w, life_r, launch, named, st, reporter)
         }
         init_pid => {
             drop(reporter);
@@ -465,13 +455,6 @@ fn run_init(
             Ok(mirror(status))
         }
     }
-}
-
-/// The command to start.
-struct Command<'a> {
-    program: &'a OsStr,
-    arg0: Option<&'a OsStr>,
-    args: &'a [OsString],
 }
 
 /// A step of [`init`]: the channel over which the command's process hands init its connect
@@ -535,7 +518,6 @@ fn reap(child: libc::pid_t, mut status_w: &std::io::PipeWriter) {
 fn init(
     status_w: std::io::PipeWriter,
     life_r: std::io::PipeReader,
-    command: Command,
     launch: &LaunchArgs,
     mut named: Named,
     mut st: State,
@@ -602,14 +584,14 @@ fn init(
             }
         }
         drop(channel);
-        let code = exec_command(command.program, command.arg0, command.args);
+        let code = exec_command(launch);
         // SAFETY: leaving without destructors.
         unsafe { libc::_exit(code) };
     }
     if child < 0 {
         eprintln!(
             "skillpipe: cannot start {}: {}",
-            command.program.to_string_lossy(),
+            launch.argv[0].to_string_lossy(),
             std::io::Error::last_os_error()
         );
         // SAFETY: leaving without destructors.
