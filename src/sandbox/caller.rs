@@ -159,6 +159,18 @@ impl<'a> Caller<'a> {
         self.read_vectored(&[remote], buf)
     }
 
+    /// The socket address of `len` bytes (an `int`, as the kernel reads it) at `addr` in the
+    /// caller's memory; EINVAL when no address is that long.
+    pub fn sockaddr(&self, addr: u64, len: u64) -> Result<Vec<u8>, i32> {
+        let len = usize::try_from(len as u32 as i32)
+            .ok()
+            .filter(|&l| l <= std::mem::size_of::<libc::sockaddr_storage>())
+            .ok_or(libc::EINVAL)?;
+        let mut buf = vec![0u8; len];
+        self.read(addr, &mut buf)?;
+        Ok(buf)
+    }
+
     /// Fill `buf` from the caller's buffers `remote`, which add up to its length; EFAULT
     /// where one cannot be read.
     pub fn read_vectored(&self, remote: &[libc::iovec], buf: &mut [u8]) -> Result<(), i32> {

@@ -251,16 +251,11 @@ fn respond(listener: RawFd, id: u64, answer: Result<i64, i32>) {
 /// The connect the caller asked for, made by init; `Err` is the errno for the caller.
 fn connect_for(caller: &Caller, named: &Named) -> Result<(), i32> {
     let [fd, addr, len, ..] = caller.req.data.args;
-    let mut buf = [0u8; std::mem::size_of::<libc::sockaddr_storage>()];
-    let len = usize::try_from(len as u32 as i32)
-        .ok()
-        .filter(|&l| l <= buf.len())
-        .ok_or(libc::EINVAL)?;
-    caller.read(addr, &mut buf[..len])?;
+    let addr = caller.sockaddr(addr, len)?;
     // What was read is the caller's only if the call still waits (its thread id not reused).
     caller.still_waiting()?;
     let sock = caller.descriptor(fd)?;
-    let dest = caller.destination(&buf[..len], named)?;
+    let dest = caller.destination(&addr, named)?;
     connect(&sock, &dest.address())
 }
 

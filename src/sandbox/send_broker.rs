@@ -48,16 +48,7 @@ pub(super) fn send_for(caller: &Caller, named: &Named) -> Result<i64, i32> {
     match i64::from(caller.req.data.nr) {
         libc::SYS_sendto => {
             let [_, buf, len, flags, addr, addrlen] = args;
-            // An `int`, as the kernel reads it.
-            let name = match usize::try_from(addrlen as u32 as i32) {
-                Ok(0) => Vec::new(),
-                Ok(l) if l <= std::mem::size_of::<libc::sockaddr_storage>() => {
-                    let mut name = vec![0u8; l];
-                    caller.read(addr, &mut name)?;
-                    name
-                }
-                _ => return Err(libc::EINVAL),
-            };
+            let name = caller.sockaddr(addr, addrlen)?;
             let len = usize::try_from(len).map_err(|_| libc::EINVAL)?;
             let message = Message {
                 name,
