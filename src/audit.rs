@@ -104,9 +104,7 @@ impl Record {
             changes_bound_hit: false,
         }
     }
-}
 
-impl Record {
     /// Records the stdin input (JSON), cut to the same length as an argument.
     pub fn with_stdin(mut self, stdin: Option<&[u8]>) -> Record {
         self.stdin = stdin.map(|b| cut(&String::from_utf8_lossy(b)));

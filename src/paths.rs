@@ -196,7 +196,7 @@ pub fn user_config_dirs() -> Vec<PathBuf> {
 /// ([`user_skill_dirs`]). What a script wrote there would come back as the user's own — an agent
 /// granting scripts more, a skill the model runs — so none may be a writable path.
 pub fn own_folders() -> Vec<(PathBuf, &'static str)> {
-    let mut out: Vec<(PathBuf, &'static str)> = Vec::new();
+    let mut seen = Vec::new();
     let listed = config_dir()
         .map(|d| (d, "skillpipe's config"))
         .into_iter()
@@ -211,12 +211,16 @@ pub fn own_folders() -> Vec<(PathBuf, &'static str)> {
                 .into_iter()
                 .map(|d| (d, "your skills, whose scripts the model runs")),
         );
-    for (dir, what) in listed {
-        if !out.iter().any(|(d, _)| *d == dir) {
-            out.push((dir, what));
-        }
+    listed.filter(|(d, _)| first_time(&mut seen, d)).collect()
+}
+
+/// Whether `dir` is not in `seen` yet (then it is, after).
+fn first_time(seen: &mut Vec<PathBuf>, dir: &Path) -> bool {
+    let new = !seen.iter().any(|s| s == dir);
+    if new {
+        seen.push(dir.to_path_buf());
     }
-    out
+    new
 }
 
 /// Where skillpipe reads its policy and the user's own agents and skills from: its config
@@ -228,7 +232,7 @@ pub fn own_folders() -> Vec<(PathBuf, &'static str)> {
 /// (a dotfiles checkout's `agents -> ~/dotfiles/agents`) leads out of its folder's mount, and
 /// the mount over each resolves it to where it leads.
 pub fn policy_places() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
+    let mut seen = Vec::new();
     let inner = user_config_dirs().into_iter().flat_map(|d| {
         ["agents", "skills", "config.toml", "trusted-dirs"]
             .into_iter()
@@ -245,34 +249,24 @@ pub fn policy_places() -> Vec<PathBuf> {
             .map(|e| e.path())
             .collect::<Vec<_>>()
     });
-    for dir in user_config_dirs()
-        .into_iter()
+    (user_config_dirs().into_iter())
         .chain(user_skill_dirs())
         .chain(inner)
         .chain(linked)
-    {
-        if !out.contains(&dir) {
-            out.push(dir);
-        }
-    }
-    out
+        .filter(|d| first_time(&mut seen, d))
+        .collect()
 }
 
 /// The folders skillpipe reads as the user's own ([`user_config_dirs`], [`user_skill_dirs`],
 /// [`state_dir`]), whether they exist or not: a missing one must not be made by a script
 /// (see `sandbox::placeholders`).
 pub fn own_places() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    for dir in user_config_dirs()
-        .into_iter()
+    let mut seen = Vec::new();
+    (user_config_dirs().into_iter())
         .chain(user_skill_dirs())
         .chain(state_dir())
-    {
-        if dir.is_absolute() && !out.contains(&dir) {
-            out.push(dir);
-        }
-    }
-    out
+        .filter(|d| d.is_absolute() && first_time(&mut seen, d))
+        .collect()
 }
 
 /// Makes `dir` and the missing folders above it, for the user's eyes only (0700, whatever the

@@ -121,21 +121,12 @@ fn write(list: &[PathBuf]) -> Result<(), TrustError> {
         text.push_str(&d.to_string_lossy());
         text.push('\n');
     }
-    // Written whole and renamed, so a crash never leaves half a list.
-    let tmp = path.with_extension("tmp");
-    {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let _ = std::fs::remove_file(&tmp);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(io)?;
-        f.write_all(text.as_bytes()).map_err(io)?;
-    }
-    std::fs::rename(&tmp, &path).map_err(io)
+    // Written whole (a fresh file, mode 0600) and renamed, so a crash never leaves half a list.
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(io)?;
+    tmp.persist(&path).map_err(|e| io(e.error))?;
+    Ok(())
 }
 
 /// Records `dir` (canonicalized) as trusted. Returns it, and whether it was already listed.

@@ -61,10 +61,7 @@ mod tests {
         assert!(c.truncated);
         c.push(b"");
         assert_eq!(c.bytes.len(), 5);
-    }
-
-    #[test]
-    fn exactly_the_cap_is_not_truncated() {
+        // Exactly the cap is not truncated.
         let mut c = Capture::new(3);
         c.push(b"abc");
         assert!(!c.truncated);

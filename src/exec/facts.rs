@@ -110,9 +110,7 @@ pub(crate) fn dropped(
             let Some(ours) = ours(var).filter(|v| !v.is_empty()) else {
                 return false;
             };
-            // The last setting wins, as in the child.
-            let theirs = env.iter().rev().find(|(k, _)| k == var);
-            let theirs = theirs.map(|(_, v)| entries(v)).unwrap_or_default();
+            let theirs = super::env_value(env, var).map(entries).unwrap_or_default();
             !entries(&ours).iter().all(|e| theirs.contains(e))
         })
         .collect()

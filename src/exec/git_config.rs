@@ -46,11 +46,8 @@ pub(crate) fn env(
     inherited: &[(std::ffi::OsString, std::ffi::OsString)],
     repo_config: Option<&str>,
 ) -> Vec<(String, String)> {
-    let count = inherited
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "GIT_CONFIG_COUNT")
-        .and_then(|(_, v)| v.to_str()?.parse::<usize>().ok())
+    let count = super::env_value(inherited, "GIT_CONFIG_COUNT")
+        .and_then(|v| v.to_str()?.parse::<usize>().ok())
         .unwrap_or(0);
     let mut pairs: Vec<(String, String)> = FIXED
         .iter()

@@ -187,6 +187,14 @@ pub enum ExecError {
     },
 }
 
+/// The value of `name` in `env`: the last one, as the child sees it.
+fn env_value<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a std::ffi::OsStr> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_os_str())
+}
+
 /// The signal skillpipe got (0: none), and the wake-up for runs in flight.
 static INTERRUPTED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 static INTERRUPT: tokio::sync::Notify = tokio::sync::Notify::const_new();
@@ -283,11 +291,10 @@ async fn run_uninterrupted(
     if sandbox::caps::probed() || std::env::var_os(sandbox::caps::UNAVAILABLE_ENV).is_some() {
         return run_planned(spec, &sandbox::probe(), launcher, &mut false, started).await;
     }
-    // The probe costs a fork and three unshares, a third of a short run. The launcher checks
-    // every step itself and reports a failure before the command starts, so until something
-    // fails this process assumes the machine can do everything, with each restriction required.
-    // Only when set-up fails does it probe and decide as the spec says (required or
-    // best-effort). (One difference: the launcher treats a missing PID namespace as a warning,
+    // The probe costs a fork and three unshares. The launcher checks every step itself and
+    // reports a failure before the command starts, so until something fails this process
+    // assumes the machine can do everything, each restriction required; only when set-up
+    // fails does it probe and decide as the spec says (required or best-effort). (One difference: the launcher treats a missing PID namespace as a warning,
     // so a privileged process without user namespaces runs such a command uncontained.)
     let mut optimistic = spec.clone();
     optimistic.sandbox.required = true;
@@ -349,10 +356,10 @@ struct Setup {
     view: Vec<sandbox::view::Grant>,
     /// What set-up could not do as asked: said with the run's result.
     warnings: Vec<String>,
-    report: Option<ReportPipe>,
+    report: Option<LauncherPipe>,
     /// The writable paths' changes are reported.
     watch: bool,
-    gate: Option<Gate>,
+    gate: Option<LauncherPipe>,
 }
 
 /// Step: everything the run needs before its command starts, or why it cannot run.
@@ -395,7 +402,7 @@ fn set_up(
     let view = read_view(spec, &plan, &program);
     let pipe = |e| ExecError::Io("cannot create a pipe".into(), e);
     let report = match plan.uses_launcher() {
-        true => Some(ReportPipe::new().map_err(pipe)?),
+        true => Some(LauncherPipe::new(true).map_err(pipe)?),
         false => None,
     };
     // What the run creates, changes, deletes or re-modes in its writable paths is reported
@@ -403,7 +410,7 @@ fn set_up(
     // holds the command at this gate until they are.
     let watch = plan.enforce.filesystem && !spec.sandbox.writable.is_empty();
     let gate = match watch && report.is_some() {
-        true => Some(Gate::new().map_err(pipe)?),
+        true => Some(LauncherPipe::new(false).map_err(pipe)?),
         false => None,
     };
     Ok(Setup {
@@ -513,10 +520,7 @@ fn read_view(spec: &RunSpec, plan: &sandbox::Plan, program: &Path) -> Vec<sandbo
     if !(plan.enforce.mounts && spec.sandbox.restrict_filesystem) {
         return Vec::new();
     }
-    let path_var = (spec.env.iter().rev())
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
+    let path_var = env_value(&spec.env, "PATH").unwrap_or_default();
     // The Unix sockets the user named are reached at their paths.
     let sockets = spec.sandbox.sockets.iter().map(|p| sandbox::view::Grant {
         path: p.clone(),
@@ -530,7 +534,7 @@ fn read_view(spec: &RunSpec, plan: &sandbox::Plan, program: &Path) -> Vec<sandbo
         .collect();
     sandbox::view::grants(&sandbox::view::facts(
         program,
-        &path_var,
+        path_var,
         &module_paths,
         &spec.cwd,
         &spec.sandbox.writable,
@@ -549,8 +553,8 @@ fn command(spec: &RunSpec, setup: &Setup) -> Command {
             la.writable = std::iter::once(setup.tmp.path().to_path_buf())
                 .chain(spec.sandbox.writable.iter().cloned())
                 .collect();
-            la.report_fd = Some(report.write.as_raw_fd());
-            la.gate_fd = gate.map(|g| g.read.as_raw_fd());
+            la.report_fd = Some(report.theirs.as_raw_fd());
+            la.gate_fd = gate.map(|g| g.theirs.as_raw_fd());
             if plan.enforce.mounts {
                 la.tmpdir = Some(setup.tmp.path().to_path_buf());
                 la.read = (view.iter())
@@ -567,7 +571,7 @@ fn command(spec: &RunSpec, setup: &Setup) -> Command {
                     .extend(setup.placeholders.covered().iter().cloned());
                 la.socket = spec.sandbox.sockets.clone();
             }
-            la.set_limits(&spec.sandbox.limits);
+            la.limits = spec.sandbox.limits;
             #[cfg(target_os = "linux")]
             {
                 la.pids_cgroup = setup.cgroup.pids_dir().map(Path::to_path_buf);
@@ -614,8 +618,8 @@ fn command(spec: &RunSpec, setup: &Setup) -> Command {
     // leader of a fresh process group: its pid is the group's.
     let report = setup.report.as_ref();
     let keep = [
-        report.map(|r| r.write.as_raw_fd()),
-        gate.map(|g| g.read.as_raw_fd()),
+        report.map(|r| r.theirs.as_raw_fd()),
+        gate.map(|g| g.theirs.as_raw_fd()),
     ];
     sys::set_up_child(&mut cmd, keep);
     cmd
@@ -629,7 +633,8 @@ struct Ended {
     out: capture::Capture,
     err: capture::Capture,
     before: Option<sandbox::changes::Before>,
-    report: Option<ReportReader>,
+    /// Our end of the report pipe (the launcher's closed).
+    report: Option<OwnedFd>,
 }
 
 /// Step: the command started, fed its input and read while it runs, then waited for (killed
@@ -659,7 +664,7 @@ async fn spawn_and_wait(
         gate.open();
     }
     *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(setup.plan.enforce);
-    let report = report.map(ReportPipe::into_reader);
+    let report = report.map(|r| r.ours);
     let pgid = child.id().map_or(0, |id| id as libc::pid_t);
     let mut group = GroupGuard { pgid, armed: true };
 
@@ -734,7 +739,7 @@ fn finish(
     let mut memory = MemoryBound::default();
     let mut refused = Vec::new();
     if let Some(reader) = ended.report {
-        let report = sandbox::report::parse(&reader.read_available());
+        let report = sandbox::report::parse(&read_available(reader));
         memory.per_run = report.memory_per_run;
         if let Some(e) = report.error {
             *setup_failed = true;
@@ -790,10 +795,8 @@ fn finish(
     }
     let tmp_path = setup.tmp.path().to_path_buf();
     drop(setup.tmp);
-    let (status, timed_out, duration) = (ended.status, ended.timed_out, ended.duration);
-    let ran = (status, timed_out, duration);
     let mut r = result(
-        ran,
+        (ended.status, ended.timed_out, ended.duration),
         spec.label.as_deref(),
         ended.out,
         ended.err,
@@ -851,9 +854,7 @@ fn run_facts(spec: &RunSpec, r: &RunResult, enforced: Enforced, refused: Vec<Pat
         refused_sockets: refused,
         dropped: facts::dropped(&spec.env, |v| std::env::var_os(v)),
         home: std::env::var_os("HOME").map(PathBuf::from),
-        skill_dir: (spec.env.iter().rev())
-            .find(|(k, _)| k == "SKILL_BASE_DIR")
-            .map(|(_, v)| PathBuf::from(v)),
+        skill_dir: env_value(&spec.env, "SKILL_BASE_DIR").map(PathBuf::from),
         ..RunFacts::default()
     }
 }
@@ -948,74 +949,49 @@ impl Drop for GroupGuard {
     }
 }
 
-/// The pipe that holds a launched command until the parent lets it start: the launcher
-/// inherits the read end and waits for one byte.
-struct Gate {
-    read: OwnedFd,
-    write: OwnedFd,
+/// A pipe between skillpipe and the launcher: the report pipe (the launcher writes what it
+/// set up, read here without blocking) or the gate (the launcher waits for one byte before it
+/// lets the command start). Both ends are close-on-exec here, so concurrent spawns never
+/// inherit them; only the launcher's copy of its end is made inheritable.
+struct LauncherPipe {
+    ours: OwnedFd,
+    /// Numbered above 0..=2, which the child's stdio replaces.
+    theirs: OwnedFd,
 }
 
-impl Gate {
-    fn new() -> std::io::Result<Gate> {
-        let (read, write) = sys::pipe(false)?;
-        Ok(Gate {
-            read: above_stdio(read)?,
-            write,
-        })
+impl LauncherPipe {
+    fn new(launcher_writes: bool) -> std::io::Result<LauncherPipe> {
+        let (read, write) = sys::pipe(launcher_writes)?;
+        let (ours, theirs) = match launcher_writes {
+            true => (read, write),
+            false => (write, read),
+        };
+        let theirs = match theirs.as_raw_fd() > 2 {
+            true => theirs,
+            false => sys::dup_at_least(&theirs, 3)?,
+        };
+        Ok(LauncherPipe { ours, theirs })
     }
 
     /// After the spawn: let the command start (a launcher already gone finds nothing to read).
     fn open(self) {
         use std::io::Write;
-        drop(self.read);
-        let _ = std::fs::File::from(self.write).write_all(&[1]);
+        drop(self.theirs);
+        let _ = std::fs::File::from(self.ours).write_all(&[1]);
     }
 }
 
-/// `fd`, or a copy of it above 0..=2 (which the child's stdio replaces), close-on-exec.
-fn above_stdio(fd: OwnedFd) -> std::io::Result<OwnedFd> {
-    match fd.as_raw_fd() > 2 {
-        true => Ok(fd),
-        false => sys::dup_at_least(&fd, 3),
+/// Everything in the report pipe `ours` now (non-blocking; the launcher writes before it runs
+/// anything).
+fn read_available(ours: OwnedFd) -> Vec<u8> {
+    use std::io::Read;
+    let mut file = std::fs::File::from(ours);
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while let Ok(n @ 1..) = file.read(&mut chunk) {
+        buf.extend_from_slice(&chunk[..n]);
     }
-}
-
-/// The pipe the launcher reports on. Both ends are close-on-exec in skillpipe, so concurrent
-/// spawns never inherit them; only the launcher's copy of the write end is made inheritable.
-struct ReportPipe {
-    read: OwnedFd,
-    write: OwnedFd,
-}
-
-impl ReportPipe {
-    fn new() -> std::io::Result<ReportPipe> {
-        let (read, write) = sys::pipe(true)?;
-        Ok(ReportPipe {
-            read,
-            write: above_stdio(write)?,
-        })
-    }
-
-    /// After the spawn: close our write end, keep the read end.
-    fn into_reader(self) -> ReportReader {
-        ReportReader(self.read)
-    }
-}
-
-struct ReportReader(OwnedFd);
-
-impl ReportReader {
-    /// Everything in the pipe now (non-blocking; the launcher writes before it runs anything).
-    fn read_available(self) -> Vec<u8> {
-        use std::io::Read;
-        let mut file = std::fs::File::from(self.0);
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 4096];
-        while let Ok(n @ 1..) = file.read(&mut chunk) {
-            buf.extend_from_slice(&chunk[..n]);
-        }
-        buf
-    }
+    buf
 }
 
 #[cfg(test)]
@@ -1023,17 +999,11 @@ mod tests {
     use super::*;
 
     fn spec(program: &str, args: &[&str]) -> RunSpec {
-        RunSpec {
-            program: program.into(),
-            args: args.iter().map(OsString::from).collect(),
-            cwd: std::env::temp_dir(),
-            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
-            stdin: None,
-            timeout: Duration::from_secs(10),
-            max_output_bytes: 1 << 20,
-            sandbox: Default::default(),
-            label: None,
-        }
+        let mut s = RunSpec::new(program, args);
+        s.cwd = std::env::temp_dir();
+        s.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+        s.timeout = Duration::from_secs(10);
+        s
     }
 
     #[test]
@@ -1135,15 +1105,6 @@ mod tests {
                 "stderr was 7 bytes, over max_output_bytes (4 bytes); the rest was dropped",
             ]
         );
-    }
-
-    #[tokio::test]
-    async fn stdin_is_empty_unless_given() {
-        let r = run(spec("cat", &[])).await.unwrap();
-        assert!(r.stdout.is_empty());
-        let mut s = spec("cat", &[]);
-        s.stdin = Some(b"hello".to_vec());
-        assert_eq!(run(s).await.unwrap().stdout, b"hello");
     }
 
     #[tokio::test]

@@ -10,15 +10,6 @@ use std::path::{Path, PathBuf};
 /// What `execvp` uses when PATH is unset.
 const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
-/// The value of `PATH` in `env` (the last one wins, as in a real environment).
-fn path_var(env: &[(OsString, OsString)]) -> OsString {
-    env.iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| DEFAULT_PATH.into())
-}
-
 fn is_executable_file(path: &Path) -> bool {
     let Ok(meta) = std::fs::metadata(path) else {
         return false;
@@ -63,7 +54,7 @@ pub fn resolve(
         }
         return Ok(path);
     }
-    let path = path_var(env);
+    let path = super::env_value(env, "PATH").unwrap_or(OsStr::new(DEFAULT_PATH));
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(program))

@@ -2,11 +2,10 @@
 //! that made it died without removing it.
 //!
 //! A skillpipe killed with SIGKILL (or an embedding program that exits mid-run) never runs its
-//! clean-up, so its run directory stayed in the shared temporary folder for good: a test suite
-//! left 238 of them. Each run directory is therefore locked (`flock`) by the process that owns it
-//! for as long as it exists; the kernel drops the lock when that process dies, however it dies.
-//! The first run of every later process removes the run directories it can lock. A lock, unlike
-//! a pid in the name, also holds across PID namespaces that share `/tmp`.
+//! clean-up, so each run directory is locked (`flock`) by the process that owns it for as long
+//! as it exists; the kernel drops the lock when that process dies, however it dies. The first
+//! run of every later process removes the run directories it can lock. A lock, unlike a pid in
+//! the name, also holds across PID namespaces that share `/tmp`.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

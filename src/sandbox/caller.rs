@@ -29,25 +29,17 @@ pub struct Named {
 impl Named {
     /// Pin the sockets at `paths`; a path that is not a socket is left out with a warning.
     pub fn pin(paths: &[PathBuf], warnings: &mut Vec<Message>) -> Named {
-        use std::os::unix::fs::{FileTypeExt, MetadataExt};
         let mut out = Vec::new();
         for p in paths {
-            let pinned = (|| {
-                let c = CString::new(p.as_os_str().as_bytes()).ok()?;
-                // SAFETY: O_PATH open of a valid C string; the descriptor is then owned.
-                let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-                if fd < 0 {
-                    return None;
-                }
-                // SAFETY: fresh descriptor.
-                let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-                let m = std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
-                m.file_type().is_socket().then(|| Pinned {
-                    dev: m.dev(),
-                    ino: m.ino(),
+            let fd = open_path(p.as_os_str().as_bytes()).ok();
+            let pinned = fd.and_then(|fd| {
+                let (dev, ino) = inode(&fd).ok()?;
+                Some(Pinned {
+                    dev,
+                    ino,
                     _held: fd,
                 })
-            })();
+            });
             match pinned {
                 Some(s) => out.push(s),
                 None => warnings.push(
@@ -165,6 +157,18 @@ impl<'a> Caller<'a> {
             iov_len: buf.len(),
         };
         self.read_vectored(&[remote], buf)
+    }
+
+    /// The socket address of `len` bytes (an `int`, as the kernel reads it) at `addr` in the
+    /// caller's memory; EINVAL when no address is that long.
+    pub fn sockaddr(&self, addr: u64, len: u64) -> Result<Vec<u8>, i32> {
+        let len = usize::try_from(len as u32 as i32)
+            .ok()
+            .filter(|&l| l <= std::mem::size_of::<libc::sockaddr_storage>())
+            .ok_or(libc::EINVAL)?;
+        let mut buf = vec![0u8; len];
+        self.read(addr, &mut buf)?;
+        Ok(buf)
     }
 
     /// Fill `buf` from the caller's buffers `remote`, which add up to its length; EFAULT
@@ -316,7 +320,12 @@ fn open_socket(pid: libc::pid_t, path: &[u8]) -> Result<OwnedFd, i32> {
         full.extend_from_slice(path);
         full
     };
-    let c = CString::new(full).map_err(|_| libc::EINVAL)?;
+    open_path(&full)
+}
+
+/// An `O_PATH` descriptor on what `path` names (its last link followed).
+fn open_path(path: &[u8]) -> Result<OwnedFd, i32> {
+    let c = CString::new(path).map_err(|_| libc::EINVAL)?;
     // SAFETY: O_PATH open of a valid C string; the descriptor is then owned.
     let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
     if fd < 0 {

@@ -116,8 +116,7 @@ pub fn probed() -> bool {
     CACHE.get().is_some()
 }
 
-/// What this machine can enforce. Probed once per process (a fork or two, about a millisecond),
-/// then cached.
+/// What this machine can enforce: probed once per process (a fork or two), then cached.
 pub fn probe() -> Capabilities {
     CACHE
         .get_or_init(|| {
@@ -144,6 +143,7 @@ fn probe_uncached() -> Capabilities {
 pub(crate) mod linux {
     use super::*;
     use crate::sandbox::ns::{MOUNT_FLAGS, NsError, NsStep, UserNs, try_proc_mount, unshare};
+    use std::os::fd::AsRawFd;
 
     /// Landlock ABI version, or the errno saying why there is none.
     pub fn landlock_abi() -> Result<u32, i32> {
@@ -199,25 +199,28 @@ pub(crate) mod linux {
                 "mounting a fresh /proc (refused where parts of the host's /proc are covered, as container runtimes do)"
             }
         };
+        // The settings that turn unprivileged user namespaces off, at the value that does.
         let sysctl_hint = || {
-            if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
-                Some(
-                    "user namespaces are disabled (kernel.unprivileged_userns_clone=0)".to_string(),
-                )
-            } else if read_sysctl("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
-                Some("user namespaces are disabled (user.max_user_namespaces=0)".to_string())
-            } else if read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
-                .as_deref()
-                == Some("1")
-            {
-                Some(
-                    "AppArmor restricts unprivileged user namespaces \
-                     (kernel.apparmor_restrict_unprivileged_userns=1)"
-                        .to_string(),
-                )
-            } else {
-                None
-            }
+            [
+                (
+                    "kernel/unprivileged_userns_clone",
+                    "0",
+                    "user namespaces are disabled",
+                ),
+                (
+                    "user/max_user_namespaces",
+                    "0",
+                    "user namespaces are disabled",
+                ),
+                (
+                    "kernel/apparmor_restrict_unprivileged_userns",
+                    "1",
+                    "AppArmor restricts unprivileged user namespaces",
+                ),
+            ]
+            .into_iter()
+            .find(|(key, off, _)| read_sysctl(&format!("/proc/sys/{key}")).as_deref() == Some(*off))
+            .map(|(key, off, what)| format!("{what} ({}={off})", key.replace('/', ".")))
         };
         match err.errno {
             libc::EPERM | libc::EACCES => sysctl_hint().unwrap_or_else(|| {
@@ -243,12 +246,8 @@ pub(crate) mod linux {
     /// Fork a child that runs `steps`, which fills a result array; return that array.
     /// The child only makes async-signal-safe calls.
     fn in_child<const N: usize>(steps: impl Fn(&mut [i32; N])) -> Option<[i32; N]> {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return None;
-        }
-        let (r, w) = (fds[0], fds[1]);
+        use std::io::Read;
+        let (mut r, w) = std::io::pipe().ok()?;
         // SAFETY: the child only runs `steps` (raw system calls on prepared data), write, _exit.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
@@ -256,32 +255,29 @@ pub(crate) mod linux {
             steps(&mut out);
             // SAFETY: writing a plain array to our pipe, then leaving without running destructors.
             unsafe {
-                libc::write(w, out.as_ptr().cast(), std::mem::size_of_val(&out));
+                libc::write(
+                    w.as_raw_fd(),
+                    out.as_ptr().cast(),
+                    std::mem::size_of_val(&out),
+                );
                 libc::_exit(0);
             }
         }
-        // SAFETY: closing our copy of the write end; reading into a correctly sized buffer.
-        unsafe {
-            libc::close(w);
-            let mut out = [NOT_TRIED; N];
-            let want = std::mem::size_of_val(&out);
-            let mut got = 0usize;
-            if pid > 0 {
-                while got < want {
-                    let n =
-                        libc::read(r, out.as_mut_ptr().cast::<u8>().add(got).cast(), want - got);
-                    if n > 0 {
-                        got += n as usize;
-                    } else if n == 0 || errno_is_not_eintr() {
-                        break;
-                    }
-                }
-                let mut status = 0;
-                while libc::waitpid(pid, &mut status, 0) < 0 && !errno_is_not_eintr() {}
-            }
-            libc::close(r);
-            (got == want).then_some(out)
+        drop(w);
+        if pid < 0 {
+            return None;
         }
+        let mut bytes = vec![0u8; std::mem::size_of::<[i32; N]>()];
+        let read = r.read_exact(&mut bytes);
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 && !errno_is_not_eintr() {}
+        read.ok()?;
+        let mut out = [NOT_TRIED; N];
+        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            *o = i32::from_ne_bytes(b.try_into().expect("4 bytes"));
+        }
+        Some(out)
     }
 
     fn errno_is_not_eintr() -> bool {
@@ -295,17 +291,9 @@ pub(crate) mod linux {
         }
     }
 
-    /// `NsStep` as a number that fits the probe's result array.
-    fn step_code(step: NsStep) -> i32 {
-        match step {
-            NsStep::User => 1,
-            NsStep::IdMap => 2,
-            NsStep::Network => 3,
-            NsStep::Pid => 4,
-            NsStep::Mount => 5,
-            NsStep::Proc => 6,
-        }
-    }
+    /// The probe's code for a user step that failed at the id maps (any other code: at
+    /// `unshare`).
+    const ID_MAP_FAILED: i32 = 2;
 
     fn errno_of(r: Result<(), NsError>) -> i32 {
         r.err().map_or(0, |e| e.errno)
@@ -318,7 +306,11 @@ pub(crate) mod linux {
         // [failed user step (0 = none), its errno, network errno, PID errno, mount errno]
         let res = in_child(|out: &mut [i32; 5]| {
             if let Err(e) = userns.enter() {
-                out[0] = step_code(e.step);
+                out[0] = if e.step == NsStep::IdMap {
+                    ID_MAP_FAILED
+                } else {
+                    1
+                };
                 out[1] = e.errno;
                 return;
             }
@@ -350,7 +342,7 @@ pub(crate) mod linux {
                 },
             ),
             Some([step, e, ..]) => {
-                let step = if step == step_code(NsStep::IdMap) {
+                let step = if step == ID_MAP_FAILED {
                     NsStep::IdMap
                 } else {
                     NsStep::User
@@ -404,17 +396,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn disable_marks_named_mechanisms_missing() {
+    fn disable_marks_named_mechanisms_missing_and_what_needs_them() {
         let mut caps = Capabilities::all();
         caps.disable("landlock, network");
         assert!(caps.user_namespace.is_yes());
         assert!(caps.pid_namespace.is_yes());
         assert!(caps.landlock.to_string().contains(UNAVAILABLE_ENV));
         assert!(!caps.network_namespace.is_yes());
-    }
-
-    #[test]
-    fn disabling_user_namespaces_takes_the_others_along_when_they_need_it() {
+        // User namespaces take the others along when they need them.
         let mut caps = Capabilities::all();
         caps.disable("user");
         assert!(!caps.network_namespace.is_yes());

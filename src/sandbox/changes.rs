@@ -15,7 +15,7 @@
 //! writable path (a project's settings) is looked at before the bound is reached; when it is
 //! reached the report says so.
 
-use super::{Message, VCS_METADATA};
+use super::{Message, is_vcs_metadata};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::os::unix::fs::MetadataExt;
@@ -333,7 +333,7 @@ impl Snapshot {
                 let Ok(m) = entry.metadata() else { continue };
                 let stat = Stat::of(&m);
                 let name = entry.file_name();
-                if VCS_METADATA.iter().any(|n| name == *n) {
+                if is_vcs_metadata(&name) {
                     snap.tops.insert(dir.clone());
                 }
                 let path = entry.path();
@@ -423,7 +423,7 @@ fn change(
 fn why(root: &Path, path: &Path, now: Option<Stat>, tops: &HashSet<&Path>) -> Option<Why> {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let names = || rel.components().map(|c| c.as_os_str());
-    if names().any(|n| VCS_METADATA.iter().any(|v| n == *v)) {
+    if names().any(is_vcs_metadata) {
         return Some(Why::VersionControl);
     }
     // skillpipe's own project folders, below any project top (or the writable path itself).

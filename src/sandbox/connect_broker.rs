@@ -1,9 +1,8 @@
 //! Named Unix sockets, exactly: every `connect(2)` of the command and its children is handed
 //! to the run's init (seccomp user notification), which makes the connection itself.
 //!
-//! Neither Landlock (up to ABI 7) nor a namespace governs connecting to a Unix socket bound to
-//! a path, and seccomp cannot read the path a `connect` names. So when the policy names sockets
-//! (`allowed_sockets`), a filter in the command's process stops at each `connect` and init:
+//! When the policy names sockets (`allowed_sockets`; see `unix_sockets` for why a filter alone
+//! cannot check them), the command's filter stops at each `connect` and init:
 //! - copies the address once out of the caller's memory (so nothing the caller changes later
 //!   counts) and takes a duplicate of the caller's socket (`pidfd_getfd`);
 //! - for a Unix address bound to a path, opens the path (relative ones from the caller's
@@ -25,14 +24,15 @@
 //! the connecting process (`SO_PEERCRED`: init's pid; the same user and group). The caller
 //! waits killably (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV` where the kernel has it, 5.19):
 //! a handled signal does not interrupt a call init is already making, so no restarted call
-//! makes it twice. io_uring, which could connect and send without these calls, is refused
-//! (see `unix_sockets`).
+//! makes it twice.
 
 /// The named sockets [`serve`] lets the command reach.
 pub(super) use super::caller::Named;
 use super::caller::{Caller, errno};
 use super::message::{Message, Setting};
+use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
 
 /// Why the broker could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +72,7 @@ impl BrokerError {
 /// `channel` (one end of a socket pair) the listener's number, for init to take a duplicate
 /// (`pidfd_getfd`; passing it in a `sendmsg` would wait for the broker it is to start). The
 /// listener is to be held until init said go (see [`await_go`]), then dropped.
-pub fn install_and_hand_over(channel: &OwnedFd) -> Result<OwnedFd, BrokerError> {
+pub fn install_and_hand_over(mut channel: &UnixStream) -> Result<OwnedFd, BrokerError> {
     let listener = super::seccomp::install_with_listener(&super::unix_sockets::program(true))
         .map_err(BrokerError::Filter)?;
     // This process inherited init's "not dumpable", which keeps init from taking the
@@ -81,11 +81,7 @@ pub fn install_and_hand_over(channel: &OwnedFd) -> Result<OwnedFd, BrokerError> 
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1) };
     let mut msg = vec![LISTENER_TAG];
     msg.extend_from_slice(&listener.as_raw_fd().to_ne_bytes());
-    // SAFETY: writing our own buffer to our own socket.
-    let n = unsafe { libc::write(channel.as_raw_fd(), msg.as_ptr().cast(), msg.len()) };
-    if n != msg.len() as isize {
-        return Err(BrokerError::Handover(std::io::Error::last_os_error()));
-    }
+    channel.write_all(&msg).map_err(BrokerError::Handover)?;
     Ok(listener)
 }
 
@@ -95,59 +91,45 @@ const LISTENER_TAG: u8 = 0;
 
 /// In init: let the command's process go on to exec (it waits for this after the handover,
 /// so that no command runs whose broker init could not start).
-pub fn send_go(channel: &OwnedFd) {
-    // SAFETY: sending one byte on our own socket; MSG_NOSIGNAL: no SIGPIPE if the other end
-    // is gone (it exec'd without waiting, after its own failure).
+pub fn send_go(channel: &UnixStream) {
+    send(channel, b"g");
+}
+
+/// Send `bytes` on `channel`; MSG_NOSIGNAL: no SIGPIPE if the other end is gone (the command's
+/// process exec'd without waiting, after its own failure; or init is gone).
+fn send(channel: &UnixStream, bytes: &[u8]) {
+    // SAFETY: sending our own buffer on our own socket.
     unsafe {
         libc::send(
             channel.as_raw_fd(),
-            b"g".as_ptr().cast(),
-            1,
+            bytes.as_ptr().cast(),
+            bytes.len(),
             libc::MSG_NOSIGNAL,
         )
     };
 }
 
 /// In the command's process: whether init said go (else it is to exit without running).
-pub fn await_go(channel: &OwnedFd) -> bool {
+pub fn await_go(mut channel: &UnixStream) -> bool {
     let mut byte = [0u8; 1];
-    loop {
-        // SAFETY: reading one byte from our own socket into our buffer.
-        let n = unsafe { libc::read(channel.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
-        if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return n == 1 && byte[0] == b'g';
-        }
-    }
+    channel.read_exact(&mut byte).is_ok() && byte[0] == b'g'
 }
 
 /// In the command's process: tell init why there is no listener.
-pub fn tell_failure(channel: &OwnedFd, e: &BrokerError) {
-    let text = e.message().encode();
-    // SAFETY: sending our own buffer on our own socket (no SIGPIPE if init is gone).
-    unsafe {
-        libc::send(
-            channel.as_raw_fd(),
-            text.as_ptr().cast(),
-            text.len(),
-            libc::MSG_NOSIGNAL,
-        )
-    };
+pub fn tell_failure(channel: &UnixStream, e: &BrokerError) {
+    send(channel, e.message().encode().as_bytes());
 }
 
 /// The listener, taken by init from the command's process `child` (or why it has none).
-pub fn receive(channel: &OwnedFd, child: libc::pid_t) -> Result<OwnedFd, BrokerError> {
+pub fn receive(mut channel: &UnixStream, child: libc::pid_t) -> Result<OwnedFd, BrokerError> {
     let mut data = [0u8; 1024];
     let n = loop {
-        // SAFETY: reading into our own buffer from our own socket.
-        let n = unsafe { libc::read(channel.as_raw_fd(), data.as_mut_ptr().cast(), data.len()) };
-        if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            break n;
+        match channel.read(&mut data) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => break other.map_err(BrokerError::Handover)?,
         }
     };
-    if n < 0 {
-        return Err(BrokerError::Handover(std::io::Error::last_os_error()));
-    }
-    let data = &data[..n as usize];
+    let data = &data[..n];
     if data.len() == 5 && data[0] == LISTENER_TAG {
         let fd = i32::from_ne_bytes(data[1..5].try_into().expect("4 bytes"));
         return take_descriptor(child, fd).map_err(BrokerError::Handover);
@@ -269,16 +251,11 @@ fn respond(listener: RawFd, id: u64, answer: Result<i64, i32>) {
 /// The connect the caller asked for, made by init; `Err` is the errno for the caller.
 fn connect_for(caller: &Caller, named: &Named) -> Result<(), i32> {
     let [fd, addr, len, ..] = caller.req.data.args;
-    let mut buf = [0u8; std::mem::size_of::<libc::sockaddr_storage>()];
-    let len = usize::try_from(len as u32 as i32)
-        .ok()
-        .filter(|&l| l <= buf.len())
-        .ok_or(libc::EINVAL)?;
-    caller.read(addr, &mut buf[..len])?;
+    let addr = caller.sockaddr(addr, len)?;
     // What was read is the caller's only if the call still waits (its thread id not reused).
     caller.still_waiting()?;
     let sock = caller.descriptor(fd)?;
-    let dest = caller.destination(&buf[..len], named)?;
+    let dest = caller.destination(&addr, named)?;
     connect(&sock, &dest.address())
 }
 
@@ -299,26 +276,17 @@ mod tests {
     use super::super::caller::inode;
     use super::*;
 
-    fn pair() -> (OwnedFd, OwnedFd) {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors, which we then own.
-        unsafe {
-            assert_eq!(
-                libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr()),
-                0
-            );
-            (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
-        }
+    fn pair() -> (UnixStream, UnixStream) {
+        UnixStream::pair().unwrap()
     }
 
     #[test]
     fn a_descriptor_or_the_reason_crosses_the_channel() {
-        let (a, b) = pair();
+        let (mut a, b) = pair();
         let file = OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
         let mut msg = vec![LISTENER_TAG];
         msg.extend_from_slice(&file.as_raw_fd().to_ne_bytes());
-        // SAFETY: writing our buffer to our socket.
-        unsafe { libc::write(a.as_raw_fd(), msg.as_ptr().cast(), msg.len()) };
+        a.write_all(&msg).unwrap();
         // SAFETY: getpid cannot fail.
         let got = receive(&b, unsafe { libc::getpid() }).unwrap();
         assert!(inode(&got).is_err(), "/dev/null is no socket");

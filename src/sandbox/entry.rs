@@ -8,7 +8,7 @@
 //! as one (it never called the hook) refuses to run commands itself, so a misconfiguration is
 //! one clear error, never a process re-running itself without end.
 
-use super::{LaunchArgs, MARKER_ENV};
+use super::{Field, LaunchArgs, MARKER_ENV};
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::process::CommandExt as _;
@@ -284,80 +284,44 @@ impl LaunchArgs {
         let mut a = LaunchArgs::default();
         let mut it = args.iter();
         while let Some(arg) = it.next() {
-            let mut value = |name: &'static str| {
+            if arg == "--" {
+                a.argv = it.cloned().collect();
+                if a.argv.is_empty() {
+                    return Err(LaunchArgsError::NoCommand);
+                }
+                if a.mount && a.tmpdir.is_none() {
+                    return Err(LaunchArgsError::MountWithoutTmpdir);
+                }
+                return Ok(a);
+            }
+            let mut fields = a.fields();
+            let Some((flag, field)) = fields.iter_mut().find(|(f, _)| arg == *f) else {
+                return Err(LaunchArgsError::Unexpected(
+                    arg.to_string_lossy().into_owned(),
+                ));
+            };
+            let flag: &'static str = flag;
+            let mut value = || {
                 it.next()
                     .cloned()
-                    .ok_or(LaunchArgsError::MissingValue(name))
+                    .ok_or(LaunchArgsError::MissingValue(flag))
             };
-            let number = |flag: &'static str, v: OsString| -> Result<u64, LaunchArgsError> {
-                v.to_str()
-                    .and_then(|s| s.parse().ok())
-                    .ok_or_else(|| LaunchArgsError::NotANumber {
-                        flag,
-                        value: v.to_string_lossy().into_owned(),
-                    })
+            let not_a_number = |value: String| LaunchArgsError::NotANumber { flag, value };
+            let mut number = || -> Result<u64, LaunchArgsError> {
+                let v = value()?;
+                let n = v.to_str().and_then(|s| s.parse().ok());
+                n.ok_or_else(|| not_a_number(v.to_string_lossy().into_owned()))
             };
-            match arg.to_str() {
-                Some("--net") => a.net = true,
-                Some("--fs") => a.fs = true,
-                Some("--pid") => a.pid = true,
-                Some("--userns") => a.userns = true,
-                Some("--best-effort") => a.best_effort = true,
-                Some("--mount") => a.mount = true,
-                Some("--writable") => a.writable.push(value("--writable")?.into()),
-                Some("--tmpdir") => a.tmpdir = Some(value("--tmpdir")?.into()),
-                Some("--hide") => a.hide.push(value("--hide")?.into()),
-                Some("--read") => a.read.push(value("--read")?.into()),
-                Some("--protect") => a.protect.push(value("--protect")?.into()),
-                Some("--socket") => a.socket.push(value("--socket")?.into()),
-                Some("--pids-cgroup") => a.pids_cgroup = Some(value("--pids-cgroup")?.into()),
-                Some("--memory-cgroup") => a.memory_cgroup = Some(value("--memory-cgroup")?.into()),
-                Some(
-                    flag @ ("--max-processes" | "--max-memory" | "--max-file-size" | "--max-tmp"
-                    | "--max-cpu" | "--report-fd" | "--gate-fd"),
-                ) => {
-                    let flag: &'static str = match flag {
-                        "--max-processes" => "--max-processes",
-                        "--max-memory" => "--max-memory",
-                        "--max-file-size" => "--max-file-size",
-                        "--max-tmp" => "--max-tmp",
-                        "--max-cpu" => "--max-cpu",
-                        "--gate-fd" => "--gate-fd",
-                        _ => "--report-fd",
-                    };
-                    let n = number(flag, value(flag)?)?;
-                    let fd = || {
-                        i32::try_from(n).map_err(|_| LaunchArgsError::NotANumber {
-                            flag,
-                            value: n.to_string(),
-                        })
-                    };
-                    match flag {
-                        "--max-processes" => a.max_processes = Some(n),
-                        "--max-memory" => a.max_memory = Some(n),
-                        "--max-file-size" => a.max_file_size = Some(n),
-                        "--max-tmp" => a.max_tmp = Some(n),
-                        "--max-cpu" => a.max_cpu = Some(n),
-                        "--gate-fd" => a.gate_fd = Some(fd()?),
-                        _ => a.report_fd = Some(fd()?),
-                    }
+            match field {
+                Field::On(on) => **on = true,
+                Field::Paths(v) => v.push(value()?.into()),
+                Field::Path(v) => **v = Some(value()?.into()),
+                Field::Number(v) => **v = Some(number()?),
+                Field::Fd(v) => {
+                    let n = number()?;
+                    **v = Some(i32::try_from(n).map_err(|_| not_a_number(n.to_string()))?);
                 }
-                Some("--arg0") => a.arg0 = Some(value("--arg0")?),
-                Some("--") => {
-                    a.argv = it.cloned().collect();
-                    if a.argv.is_empty() {
-                        return Err(LaunchArgsError::NoCommand);
-                    }
-                    if a.mount && a.tmpdir.is_none() {
-                        return Err(LaunchArgsError::MountWithoutTmpdir);
-                    }
-                    return Ok(a);
-                }
-                _ => {
-                    return Err(LaunchArgsError::Unexpected(
-                        arg.to_string_lossy().into_owned(),
-                    ));
-                }
+                Field::Text(v) => **v = Some(value()?),
             }
         }
         Err(LaunchArgsError::NoCommand)

@@ -17,10 +17,10 @@ use super::ns::{MOUNT_FLAGS, NsStep, UserNs, loopback_up, unshare};
 use super::plan::Enforced;
 use super::report::{self, EXIT_LAUNCH_FAILED};
 use super::writes;
-use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 
 /// Where the launcher's messages go: the parent's report pipe, else stderr.
@@ -30,18 +30,9 @@ struct Reporter {
 
 impl Reporter {
     fn open(fd: Option<i32>) -> Reporter {
-        let pipe = fd.filter(|&fd| fd > 2).and_then(|fd| {
-            // SAFETY: F_GETFD only checks that the descriptor is open; then we own it, and mark
-            // it close-on-exec so the command never inherits it.
-            unsafe {
-                if libc::fcntl(fd, libc::F_GETFD) < 0 {
-                    return None;
-                }
-                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-                Some(File::from_raw_fd(fd))
-            }
-        });
-        Reporter { pipe }
+        Reporter {
+            pipe: fd.and_then(inherited),
+        }
     }
 
     fn send(&mut self, line: &str) {
@@ -60,15 +51,8 @@ impl Reporter {
 /// Blocks until the parent writes its byte to the inherited `fd`, then closes it; `false` when
 /// the parent closed it first (it failed, or died).
 fn wait_at_gate(fd: i32) -> bool {
-    if fd <= 2 {
+    let Some(mut gate) = inherited(fd) else {
         return false;
-    }
-    // SAFETY: F_GETFD checks the descriptor is open; then we own it (and close it on return).
-    let mut gate = unsafe {
-        if libc::fcntl(fd, libc::F_GETFD) < 0 {
-            return false;
-        }
-        File::from_raw_fd(fd)
     };
     let mut byte = [0u8; 1];
     loop {
@@ -77,6 +61,19 @@ fn wait_at_gate(fd: i32) -> bool {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => return false,
         }
+    }
+}
+
+/// The descriptor `fd` the parent passed down (above stdio, and open), now ours and
+/// close-on-exec so the command never inherits it.
+fn inherited(fd: i32) -> Option<File> {
+    // SAFETY: F_GETFD only checks that the descriptor is open; then we own it.
+    unsafe {
+        if fd <= 2 || libc::fcntl(fd, libc::F_GETFD) < 0 {
+            return None;
+        }
+        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        Some(File::from_raw_fd(fd))
     }
 }
 
@@ -103,7 +100,6 @@ pub(super) fn thread_count() -> usize {
 
 /// `Err` is the exit code after the launcher reported why it refused.
 fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
-    let (program, rest) = args.argv.split_first().expect("checked by launch");
     let mut reporter = Reporter::open(args.report_fd);
     // Namespaces can only be entered by a single-threaded process.
     let threads = thread_count();
@@ -187,14 +183,13 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         (Some(Ok(())), Some(tmpdir)) => {
             let setup = mounts::Setup {
                 tmpdir,
-                tmp_mb: args.max_tmp.unwrap_or(DEFAULT_TMP_MB),
+                tmp_mb: args.limits.tmp_mb.unwrap_or(DEFAULT_TMP_MB),
                 hide: &args.hide,
                 protect: &args.protect,
                 writable: args.fs.then_some(args.writable.as_slice()),
                 view: (!args.read.is_empty()).then_some(mounts::View {
                     read: &args.read,
                     writable: &args.writable,
-                    host_proc: !st.enforced.pids,
                 }),
             };
             match mounts::setup(&setup) {
@@ -220,9 +215,8 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         )));
         return Err(EXIT_LAUNCH_FAILED);
     }
-    let arg0 = args.arg0.as_deref();
     if st.enforced.pids {
-        run_init(program, arg0, rest, args, named, st, reporter).map_err(|e| {
+        run_init(args, named, st, reporter).map_err(|e| {
             eprintln!("skillpipe: cannot start the sandbox's init: {e}");
             EXIT_LAUNCH_FAILED
         })
@@ -235,7 +229,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
         debug_assert!(!broker);
         send_report(&st, &mut reporter);
         drop(named);
-        Ok(exec_command(program, arg0, rest))
+        Ok(exec_command(args))
     }
 }
 
@@ -297,9 +291,8 @@ fn restrict(
             Err(p) => st.fail_or_warn("filesystem restriction", p.message(), reporter)?,
         }
     }
-    let limits = args.limits();
-    if limits.any() {
-        match limits.apply() {
+    if args.limits.any() {
+        match args.limits.apply() {
             Ok(()) => st.enforced.limits = true,
             Err(p) => st.fail_or_warn("resource limits", p.to_string(), reporter)?,
         }
@@ -348,11 +341,12 @@ fn send_report(st: &State, reporter: &mut Reporter) {
 }
 
 /// Replace this process with the command. Returns only on failure, with a shell-like code.
-fn exec_command(program: &OsStr, arg0: Option<&OsStr>, args: &[OsString]) -> i32 {
+fn exec_command(launch: &LaunchArgs) -> i32 {
     drop_capabilities();
+    let (program, args) = launch.argv.split_first().expect("checked by launch");
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).env_remove(super::MARKER_ENV);
-    if let Some(a0) = arg0 {
+    if let Some(a0) = &launch.arg0 {
         cmd.arg0(a0);
     }
     let err = cmd.exec();
@@ -399,17 +393,6 @@ fn drop_capabilities() {
     }
 }
 
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds has room for two descriptors, which we then own.
-    unsafe {
-        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
-    }
-}
-
 extern "C" fn ignore_signal(_: libc::c_int) {}
 
 /// A no-op handler (not SIG_IGN, which the command would inherit): the timeout's SIGTERM to the
@@ -439,16 +422,13 @@ fn wait_for(pid: libc::pid_t) -> i32 {
 
 /// Fork the init (PID 1 of the fresh namespace), wait for it and mirror the command's status.
 fn run_init(
-    program: &OsStr,
-    arg0: Option<&OsStr>,
-    args: &[OsString],
     launch: &LaunchArgs,
     named: Named,
     st: State,
     reporter: Reporter,
 ) -> std::io::Result<i32> {
-    let (status_r, status_w) = pipe()?;
-    let (life_r, life_w) = pipe()?;
+    let (mut status_r, status_w) = std::io::pipe()?;
+    let (life_r, life_w) = std::io::pipe()?;
     survive_sigterm();
     // SAFETY: this process is single-threaded, so the child may do anything.
     match unsafe { libc::fork() } {
@@ -456,12 +436,7 @@ fn run_init(
         0 => {
             drop(status_r);
             drop(life_w);
-            let command = Command {
-                program,
-                arg0,
-                args,
-            };
-            init(status_w, life_r, command, launch, named, st, reporter)
+            init(status_w, life_r, launch, named, st, reporter)
         }
         init_pid => {
             drop(reporter);
@@ -470,7 +445,7 @@ fn run_init(
             drop(life_r);
             let init_status = wait_for(init_pid);
             let mut buf = [0u8; 4];
-            let reported = File::from(status_r).read_exact(&mut buf).is_ok();
+            let reported = status_r.read_exact(&mut buf).is_ok();
             drop(life_w);
             let status = if reported {
                 i32::from_ne_bytes(buf)
@@ -482,31 +457,6 @@ fn run_init(
     }
 }
 
-/// The command to start.
-struct Command<'a> {
-    program: &'a OsStr,
-    arg0: Option<&'a OsStr>,
-    args: &'a [OsString],
-}
-
-/// A stream socket pair for handing the broker's listener over (see `connect_broker`).
-fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds has room for two descriptors, which we then own.
-    unsafe {
-        if libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
-    }
-}
-
 /// A step of [`init`]: the channel over which the command's process hands init its connect
 /// filter, when sockets are named; `None` (Unix sockets closed) when it cannot be had and the
 /// sandbox may go without. Leaves the process when it is required.
@@ -514,11 +464,12 @@ fn broker_channel(
     broker: bool,
     st: &mut State,
     reporter: &mut Reporter,
-) -> Option<(OwnedFd, OwnedFd)> {
+) -> Option<(UnixStream, UnixStream)> {
     if !broker {
         return None;
     }
-    match socket_pair() {
+    // A stream socket pair for handing the broker's listener over (see `connect_broker`).
+    match UnixStream::pair() {
         Ok(pair) => Some(pair),
         Err(e) => {
             if st.required {
@@ -542,7 +493,7 @@ fn broker_channel(
 
 /// A step of [`init`]: reap every process of the namespace until the command ends, and write
 /// its status to the launcher.
-fn reap(child: libc::pid_t, status_w: &OwnedFd) {
+fn reap(child: libc::pid_t, mut status_w: &std::io::PipeWriter) {
     let mut command_status = None;
     loop {
         let mut status = 0;
@@ -557,9 +508,7 @@ fn reap(child: libc::pid_t, status_w: &OwnedFd) {
         }
     }
     if let Some(status) = command_status {
-        let bytes = status.to_ne_bytes();
-        // SAFETY: writing to our pipe.
-        unsafe { libc::write(status_w.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+        let _ = status_w.write_all(&status.to_ne_bytes());
     }
 }
 
@@ -567,9 +516,8 @@ fn reap(child: libc::pid_t, status_w: &OwnedFd) {
 /// broker's filter when sockets are named, serving it from here), reap everything, report the
 /// command's status.
 fn init(
-    status_w: OwnedFd,
-    life_r: OwnedFd,
-    command: Command,
+    status_w: std::io::PipeWriter,
+    life_r: std::io::PipeReader,
     launch: &LaunchArgs,
     mut named: Named,
     mut st: State,
@@ -636,14 +584,14 @@ fn init(
             }
         }
         drop(channel);
-        let code = exec_command(command.program, command.arg0, command.args);
+        let code = exec_command(launch);
         // SAFETY: leaving without destructors.
         unsafe { libc::_exit(code) };
     }
     if child < 0 {
         eprintln!(
             "skillpipe: cannot start {}: {}",
-            command.program.to_string_lossy(),
+            launch.argv[0].to_string_lossy(),
             std::io::Error::last_os_error()
         );
         // SAFETY: leaving without destructors.
@@ -710,30 +658,18 @@ fn mirror(status: i32) -> i32 {
 mod tests {
     use super::wait_at_gate;
     use std::io::Write;
-    use std::os::fd::FromRawFd;
-
-    fn pipe() -> (i32, std::fs::File) {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors, which the test then owns.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        // SAFETY: the write end is ours.
-        (fds[0], unsafe { std::fs::File::from_raw_fd(fds[1]) })
-    }
+    use std::os::fd::IntoRawFd;
 
     #[test]
     fn the_command_starts_only_after_the_parents_byte() {
-        let (read, mut write) = pipe();
+        let (read, mut write) = std::io::pipe().unwrap();
         write.write_all(&[1]).unwrap();
-        assert!(wait_at_gate(read));
+        assert!(wait_at_gate(read.into_raw_fd()));
         // The parent gone without its byte: the command is not started.
-        let (read, write) = pipe();
+        let (read, write) = std::io::pipe().unwrap();
         drop(write);
-        assert!(!wait_at_gate(read));
+        assert!(!wait_at_gate(read.into_raw_fd()));
         // Not a descriptor the launcher may own.
-        let (read, write) = pipe();
         assert!(!wait_at_gate(2));
-        drop(write);
-        // SAFETY: closing the test's own descriptor.
-        drop(unsafe { std::fs::File::from_raw_fd(read) });
     }
 }

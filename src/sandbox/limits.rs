@@ -84,24 +84,6 @@ impl Limits {
         }
         Ok(())
     }
-
-    /// Launcher arguments for these limits.
-    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
-        let mut out = Vec::new();
-        for (flag, v) in [
-            ("--max-processes", self.processes),
-            ("--max-memory", self.memory_mb),
-            ("--max-file-size", self.file_size_mb),
-            ("--max-tmp", self.tmp_mb),
-            ("--max-cpu", self.cpu_seconds),
-        ] {
-            if let Some(v) = v {
-                out.push(flag.into());
-                out.push(v.to_string().into());
-            }
-        }
-        out
-    }
 }
 
 /// Whether RLIMIT_NPROC holds for this process: the kernel exempts uid 0 of the host (even
@@ -510,21 +492,5 @@ mod tests {
         let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
         assert_eq!((oom_kill_count(v2), oom_kill_count(v1)), (2, 3));
         assert_eq!(oom_kill_count("oom_kill_disable 0\n"), 0);
-    }
-
-    #[test]
-    fn only_set_limits_become_arguments() {
-        let l = Limits {
-            processes: Some(64),
-            cpu_seconds: Some(5),
-            ..Limits::default()
-        };
-        assert!(l.any() && !Limits::default().any());
-        let args: Vec<String> = l
-            .to_args()
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(args, ["--max-processes", "64", "--max-cpu", "5"]);
     }
 }

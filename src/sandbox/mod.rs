@@ -15,6 +15,8 @@ use std::path::PathBuf;
 use std::sync::RwLock;
 
 #[cfg(target_os = "linux")]
+mod bpf;
+#[cfg(target_os = "linux")]
 mod caller;
 pub(crate) mod caps;
 pub mod changes;
@@ -97,15 +99,12 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
     .collect()
 }
 
-/// Version control metadata: kept read-only inside a writable path (its configuration and
-/// hooks run commands — git's `core.fsmonitor`, `.git/hooks/*`, Mercurial's `[hooks]` — outside
-/// the sandbox the next time the user runs the tool there), and the mark of a project's root.
-pub(crate) const VCS_METADATA: [&str; 4] = [".git", ".hg", ".jj", ".svn"];
-
-/// What is kept read-only inside a writable path, at its top and in the folders directly in it:
-/// the [`VCS_METADATA`] (a closed set), each with who runs what from it. Every other file a tool
-/// runs or loads later is too many to name: a change to one is reported and flagged by its
-/// shape instead (see [`changes`]).
+/// Version control metadata, kept read-only inside a writable path at its top and in the
+/// folders directly in it, each with who runs what from it: its configuration and hooks run
+/// commands (git's `core.fsmonitor`, `.git/hooks/*`, Mercurial's `[hooks]`) outside the
+/// sandbox the next time the user runs the tool there. Also the mark of a project's root. A
+/// closed set: every other file a tool runs or loads later is too many to name, so a change
+/// to one is reported and flagged by its shape instead (see [`changes`]).
 pub(crate) const KEPT_READ_ONLY: [(&str, &str); 4] = [
     (
         ".git",
@@ -115,6 +114,11 @@ pub(crate) const KEPT_READ_ONLY: [(&str, &str); 4] = [
     (".jj", "jj runs settings from there"),
     (".svn", "svn runs settings from there"),
 ];
+
+/// Whether a file of this name is version control metadata (see [`KEPT_READ_ONLY`]).
+pub(crate) fn is_vcs_metadata(name: impl AsRef<std::ffi::OsStr>) -> bool {
+    KEPT_READ_ONLY.iter().any(|(n, _)| name.as_ref() == *n)
+}
 
 /// Whether `dir` is a bare git repository (or a `.git` folder): a `HEAD` file, `objects/` and
 /// `refs/` folders, as git itself tells one (it needs no `config`). Its `config` and `hooks/` run
@@ -146,7 +150,6 @@ pub(crate) const BARE_REPOSITORY_RUNS: [&str; 5] = [
 /// it can make one where there was none, or change one deeper down, which the change report
 /// after the run flags (see [`changes`]).
 pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
-    let is_vcs = |name: &std::ffi::OsStr| VCS_METADATA.iter().any(|n| name == *n);
     let mut dirs: Vec<PathBuf> = Vec::new();
     for root in roots {
         dirs.push(root.clone());
@@ -154,7 +157,9 @@ pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
             // The entry's own type (no stat, no symlink followed).
             dirs.extend(
                 rd.filter_map(|e| e.ok())
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && !is_vcs(&e.file_name()))
+                    .filter(|e| {
+                        e.file_type().is_ok_and(|t| t.is_dir()) && !is_vcs_metadata(e.file_name())
+                    })
                     .map(|e| e.path()),
             );
         }
@@ -235,51 +240,32 @@ pub struct SandboxSpec {
 /// as one.
 pub(crate) const MARKER_ENV: &str = "SKILLPIPE_LAUNCHER_MARKER";
 
-/// Arguments of the hidden launcher subcommand:
-/// `skillpipe __launch [--net] [--fs] [--pid] [--userns] [--writable DIR]... [--best-effort]
-/// [--report-fd N] [--gate-fd N] [--arg0 NAME] -- PROGRAM ARGS...`
+/// Arguments of the hidden launcher subcommand (`skillpipe __launch FLAGS… -- PROGRAM ARGS…`),
+/// one per flag (see [`LaunchArgs::fields`]): the plan's restrictions (`--net`, `--fs`,
+/// `--pid`, `--mount`, in a user namespace with `--userns`) and the [`SandboxSpec`] paths and
+/// limits they need.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct LaunchArgs {
-    /// Run in a fresh network namespace.
     pub net: bool,
-    /// Restrict writes with Landlock to the `--writable` paths (plus /dev/null, /dev/tty).
     pub fs: bool,
-    /// Run under an init in a fresh PID namespace.
     pub pid: bool,
-    /// Create the namespaces inside a fresh user namespace (needed when unprivileged).
     pub userns: bool,
-    /// Private mount, IPC and UTS namespaces: minimal /dev, own /proc, `--tmpdir` on a tmpfs,
-    /// `--hide` paths covered.
     pub mount: bool,
     /// The per-run TMPDIR (an empty directory): a private tmpfs is mounted on it.
     pub tmpdir: Option<PathBuf>,
-    /// A path to hide (needs `--mount`).
     pub hide: Vec<PathBuf>,
-    /// A path of the read view (needs `--mount`): with any, the run's root holds these, the
-    /// writable paths, `$TMPDIR`, `/dev` and `/proc`, and nothing else (see `view`).
+    /// The read view (needs `--mount`): with any, the run's root holds these, the writable
+    /// paths, `$TMPDIR`, `/dev` and `/proc`, and nothing else (see `view`).
     pub read: Vec<PathBuf>,
-    /// A path kept read-only whatever else is writable (needs `--mount`).
     pub protect: Vec<PathBuf>,
-    /// A Unix socket the command may connect to (needs `--pid`, whose init connects for the
-    /// command; without any, no Unix socket can be created).
+    /// The named Unix sockets (need `--pid`, whose init connects for the command).
     pub socket: Vec<PathBuf>,
-    /// RLIMIT_NPROC.
-    pub max_processes: Option<u64>,
-    /// A pids cgroup to join first (for root, whom RLIMIT_NPROC does not hold).
+    /// Cgroups to join first: the pids one for root (whom RLIMIT_NPROC does not hold), the
+    /// memory one for `max_memory_mb` of the run as a whole.
     pub pids_cgroup: Option<PathBuf>,
-    /// A memory cgroup to join first: `max_memory_mb` for the run as a whole.
     pub memory_cgroup: Option<PathBuf>,
-    /// RLIMIT_DATA in MiB.
-    pub max_memory: Option<u64>,
-    /// RLIMIT_FSIZE in MiB.
-    pub max_file_size: Option<u64>,
-    /// Size of the TMPDIR tmpfs in MiB.
-    pub max_tmp: Option<u64>,
-    /// RLIMIT_CPU in seconds.
-    pub max_cpu: Option<u64>,
-    /// A path that stays writable under `--fs`.
+    pub limits: Limits,
     pub writable: Vec<PathBuf>,
-    /// Run anyway (with a warning) when a restriction cannot be set up.
     pub best_effort: bool,
     /// Inherited descriptor for the report to the parent (else messages go to stderr).
     pub report_fd: Option<i32>,
@@ -306,90 +292,73 @@ impl LaunchArgs {
         }
     }
 
-    /// The limits given on the command line.
-    pub fn limits(&self) -> Limits {
-        Limits {
-            processes: self.max_processes,
-            memory_mb: self.max_memory,
-            file_size_mb: self.max_file_size,
-            tmp_mb: self.max_tmp,
-            cpu_seconds: self.max_cpu,
-        }
-    }
-
-    /// Set the limit arguments from `l`.
-    pub fn set_limits(&mut self, l: &Limits) {
-        self.max_processes = l.processes;
-        self.max_memory = l.memory_mb;
-        self.max_file_size = l.file_size_mb;
-        self.max_tmp = l.tmp_mb;
-        self.max_cpu = l.cpu_seconds;
+    /// Every flag with the field it sets: the one table that [`Self::to_args`] writes and
+    /// [`Self::parse`] reads.
+    fn fields(&mut self) -> [(&'static str, Field<'_>); 22] {
+        use Field::*;
+        let l = &mut self.limits;
+        [
+            ("--net", On(&mut self.net)),
+            ("--fs", On(&mut self.fs)),
+            ("--pid", On(&mut self.pid)),
+            ("--userns", On(&mut self.userns)),
+            ("--mount", On(&mut self.mount)),
+            ("--best-effort", On(&mut self.best_effort)),
+            ("--writable", Paths(&mut self.writable)),
+            ("--tmpdir", Path(&mut self.tmpdir)),
+            ("--hide", Paths(&mut self.hide)),
+            ("--read", Paths(&mut self.read)),
+            ("--protect", Paths(&mut self.protect)),
+            ("--socket", Paths(&mut self.socket)),
+            ("--pids-cgroup", Path(&mut self.pids_cgroup)),
+            ("--memory-cgroup", Path(&mut self.memory_cgroup)),
+            ("--max-processes", Number(&mut l.processes)),
+            ("--max-memory", Number(&mut l.memory_mb)),
+            ("--max-file-size", Number(&mut l.file_size_mb)),
+            ("--max-tmp", Number(&mut l.tmp_mb)),
+            ("--max-cpu", Number(&mut l.cpu_seconds)),
+            ("--report-fd", Fd(&mut self.report_fd)),
+            ("--gate-fd", Fd(&mut self.gate_fd)),
+            ("--arg0", Text(&mut self.arg0)),
+        ]
     }
 
     /// Render as arguments for `skillpipe __launch`.
     pub fn to_args(&self) -> Vec<std::ffi::OsString> {
         let mut out: Vec<std::ffi::OsString> = vec![LAUNCH_ARG.into()];
-        for (on, flag) in [
-            (self.net, "--net"),
-            (self.fs, "--fs"),
-            (self.pid, "--pid"),
-            (self.userns, "--userns"),
-            (self.mount, "--mount"),
-            (self.best_effort, "--best-effort"),
-        ] {
-            if on {
-                out.push(flag.into());
+        for (flag, field) in self.clone().fields() {
+            let values: Vec<std::ffi::OsString> = match field {
+                Field::On(on) => {
+                    out.extend(on.then(|| flag.into()));
+                    continue;
+                }
+                Field::Paths(v) => v.iter().map(Into::into).collect(),
+                Field::Path(v) => v.iter().map(Into::into).collect(),
+                Field::Number(n) => n.iter().map(|n| n.to_string().into()).collect(),
+                Field::Fd(n) => n.iter().map(|n| n.to_string().into()).collect(),
+                Field::Text(t) => t.iter().cloned().collect(),
+            };
+            for v in values {
+                out.extend([flag.into(), v]);
             }
-        }
-        for w in &self.writable {
-            out.push("--writable".into());
-            out.push(w.into());
-        }
-        if let Some(t) = &self.tmpdir {
-            out.push("--tmpdir".into());
-            out.push(t.into());
-        }
-        for h in &self.hide {
-            out.push("--hide".into());
-            out.push(h.into());
-        }
-        for r in &self.read {
-            out.push("--read".into());
-            out.push(r.into());
-        }
-        for p in &self.protect {
-            out.push("--protect".into());
-            out.push(p.into());
-        }
-        for h in &self.socket {
-            out.push("--socket".into());
-            out.push(h.into());
-        }
-        if let Some(c) = &self.pids_cgroup {
-            out.push("--pids-cgroup".into());
-            out.push(c.into());
-        }
-        if let Some(c) = &self.memory_cgroup {
-            out.push("--memory-cgroup".into());
-            out.push(c.into());
-        }
-        out.extend(self.limits().to_args());
-        if let Some(fd) = self.report_fd {
-            out.push("--report-fd".into());
-            out.push(fd.to_string().into());
-        }
-        if let Some(fd) = self.gate_fd {
-            out.push("--gate-fd".into());
-            out.push(fd.to_string().into());
-        }
-        if let Some(a0) = &self.arg0 {
-            out.push("--arg0".into());
-            out.push(a0.clone());
         }
         out.push("--".into());
         out.extend(self.argv.iter().cloned());
         out
     }
+}
+
+/// A field of [`LaunchArgs`] as its flag sets it.
+enum Field<'a> {
+    /// A switch, no value.
+    On(&'a mut bool),
+    /// Given once per path.
+    Paths(&'a mut Vec<PathBuf>),
+    Path(&'a mut Option<PathBuf>),
+    Number(&'a mut Option<u64>),
+    /// An inherited descriptor.
+    Fd(&'a mut Option<i32>),
+    Text(&'a mut Option<std::ffi::OsString>),
 }
 
 /// The launcher itself: sets up the sandbox, runs the command, returns the exit code.
@@ -474,11 +443,12 @@ mod tests {
         a.socket = vec!["/run/user/1/pulse/native".into()];
         a.pids_cgroup = Some("/sys/fs/cgroup/pids/x".into());
         a.memory_cgroup = Some("/sys/fs/cgroup/memory/x".into());
-        a.set_limits(&Limits {
+        a.limits = Limits {
             processes: Some(9),
             tmp_mb: Some(3),
             ..Limits::default()
-        });
+        };
+        assert!(a.limits.any() && !Limits::default().any());
         a.report_fd = Some(7);
         a.gate_fd = Some(8);
         a.arg0 = Some("say".into());
@@ -487,7 +457,6 @@ mod tests {
         assert_eq!(argv[0], LAUNCH_ARG);
         let b = LaunchArgs::parse(&argv[1..]).unwrap();
         assert!(b.net && b.fs && !b.pid && b.userns && b.best_effort && b.mount);
-        assert_eq!(b.limits(), a.limits());
         assert_eq!(b, a);
     }
 

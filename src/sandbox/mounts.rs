@@ -118,6 +118,14 @@ impl MountError {
     }
 }
 
+/// A file or folder at `p` could not be made.
+fn io(p: &Path, source: std::io::Error) -> MountError {
+    MountError::Create {
+        path: p.to_path_buf(),
+        source,
+    }
+}
+
 fn cstr(p: &Path) -> Result<CString, MountError> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| MountError::NulInPath(p.to_path_buf()))
 }
@@ -154,6 +162,17 @@ fn mount(
     }
 }
 
+/// A fresh tmpfs on `target` with `options` (mode, size, inodes).
+fn tmpfs(target: &Path, flags: libc::c_ulong, options: &str) -> Result<(), MountError> {
+    mount(Some("tmpfs"), target, Some("tmpfs"), flags, Some(options))
+}
+
+/// Remount the bind mount at `target` read-only, with `flags` too.
+fn bound_read_only(target: &Path, flags: libc::c_ulong) -> Result<(), MountError> {
+    let ro = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
+    mount(None, target, None, ro | flags, None)
+}
+
 fn bind(src: &Path, target: &Path, read_only: bool) -> Result<(), MountError> {
     let src_s = src.to_string_lossy();
     mount(
@@ -165,13 +184,7 @@ fn bind(src: &Path, target: &Path, read_only: bool) -> Result<(), MountError> {
     )?;
     if read_only {
         // Not nodev: the source may be /dev/null, which must stay readable (and empty).
-        mount(
-            None,
-            target,
-            None,
-            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID,
-            None,
-        )?;
+        bound_read_only(target, libc::MS_NOSUID)?;
     }
     Ok(())
 }
@@ -199,8 +212,6 @@ pub struct View<'a> {
     pub read: &'a [PathBuf],
     /// Paths shown that stay writable.
     pub writable: &'a [PathBuf],
-    /// No PID namespace: the host's `/proc` is bound (there is no init to mount the run's own).
-    pub host_proc: bool,
 }
 
 /// Set up the private mounts (the process must be in a fresh mount namespace it has
@@ -230,17 +241,7 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
             private_dev(&inside, &s.tmpdir.join("dev"), s.tmp_mb)?;
             pivot_into(s.tmpdir)?;
             // Nothing new at the top of the tree.
-            mount(
-                None,
-                Path::new("/"),
-                None,
-                libc::MS_REMOUNT
-                    | libc::MS_BIND
-                    | libc::MS_RDONLY
-                    | libc::MS_NOSUID
-                    | libc::MS_NODEV,
-                None,
-            )?;
+            bound_read_only(Path::new("/"), libc::MS_NOSUID | libc::MS_NODEV)?;
         }
         None => private_dev(s.tmpdir, Path::new("/dev"), s.tmp_mb)?,
     }
@@ -258,7 +259,8 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
             }
         }
     }
-    cover.detach()?;
+    // Dropped from `$TMPDIR`: the covers bound from it keep it alive.
+    detach(&cover.dir)?;
     if let Some(writable) = s.writable {
         read_only_except(writable, s.tmpdir, s.hide)?;
     }
@@ -275,16 +277,10 @@ pub fn setup(s: &Setup) -> Result<Vec<String>, MountError> {
 /// when it is writable (nothing is ever created inside a bound host folder); a grant that does
 /// not exist is left out.
 fn build_root(view: &View, root: &Path) -> Result<(), MountError> {
-    let io = |p: &Path, source: std::io::Error| MountError::Create {
-        path: p.to_path_buf(),
-        source,
-    };
-    mount(
-        Some("tmpfs"),
+    tmpfs(
         root,
-        Some("tmpfs"),
         libc::MS_NOSUID | libc::MS_NODEV,
-        Some("mode=0755,size=1m,nr_inodes=4096"),
+        "mode=0755,size=1m,nr_inodes=4096",
     )?;
     let inside = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
     let mut grants: Vec<(PathBuf, bool)> = view
@@ -338,9 +334,8 @@ fn build_root(view: &View, root: &Path) -> Result<(), MountError> {
     }
     let proc = inside(Path::new("/proc"));
     std::fs::create_dir_all(&proc).map_err(|e| io(&proc, e))?;
-    // Bound in any case: the mounts below read `/proc/self/mountinfo` before init mounts the
-    // run's own `/proc` over it.
-    let _ = view.host_proc;
+    // Bound with or without a PID namespace: the mounts below read `/proc/self/mountinfo`
+    // before init mounts the run's own `/proc` over it.
     bind(Path::new("/proc"), &proc, false)
 }
 
@@ -455,18 +450,9 @@ fn read_only_except(
         }
         // The mount a script reaches at this path: a path whose mount is covered, or that
         // resolves elsewhere, is not reachable (and so not made read-only here).
-        let Some(id) = mount_id(path) else { continue };
-        let Some(entry) = entries.iter().find(|e| e.id == id && e.path == path) else {
-            continue;
-        };
-        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | entry.kept_flags;
-        mount(None, path, None, flags, None).map_err(|e| match e {
-            MountError::Mount { source, .. } => MountError::ReadOnly {
-                path: path.to_path_buf(),
-                source,
-            },
-            other => other,
-        })?;
+        if let Some(kept) = kept_flags(path, &entries) {
+            remount_read_only(path, kept)?;
+        }
     }
     Ok(())
 }
@@ -488,7 +474,9 @@ fn protect(paths: &[PathBuf]) -> Result<(), MountError> {
             source: Box::new(source),
         };
         bind(&real, &real, false).map_err(fail)?;
-        remount_read_only(&real).map_err(fail)?;
+        let info = read_mountinfo().map_err(fail)?;
+        let kept = kept_flags(&real, &parse_mountinfo(&info)).unwrap_or(libc::MS_NOSUID);
+        remount_read_only(&real, kept).map_err(fail)?;
         done.push(real);
     }
     Ok(())
@@ -502,15 +490,17 @@ fn read_mountinfo() -> Result<String, MountError> {
     })
 }
 
-/// Remount the mount at `path` read-only, keeping the flags a remount must keep.
-fn remount_read_only(path: &Path) -> Result<(), MountError> {
-    let info = read_mountinfo()?;
-    let entries = parse_mountinfo(&info);
-    let kept = mount_id(path)
-        .and_then(|id| entries.iter().find(|e| e.id == id && e.path == path))
-        .map_or(libc::MS_NOSUID, |e| e.kept_flags);
-    let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | kept;
-    mount(None, path, None, flags, None).map_err(|e| match e {
+/// The flags a remount of the mount `path` reaches must keep, from its line of `entries`
+/// (`None`: `path` reaches no mount listed there).
+fn kept_flags(path: &Path, entries: &[MountEntry]) -> Option<libc::c_ulong> {
+    let id = mount_id(path)?;
+    let entry = entries.iter().find(|e| e.id == id && e.path == path)?;
+    Some(entry.kept_flags)
+}
+
+/// Remount the mount at `path` read-only, keeping the flags `kept`.
+fn remount_read_only(path: &Path, kept: libc::c_ulong) -> Result<(), MountError> {
+    bound_read_only(path, kept).map_err(|e| match e {
         MountError::Mount { source, .. } => MountError::ReadOnly {
             path: path.to_path_buf(),
             source,
@@ -606,17 +596,11 @@ fn unescape(field: &str) -> PathBuf {
 /// `dev` (`/dev`, or the new root's); bind `tmp` onto `staging` and `shm` onto `dev/shm`; then
 /// drop `dev/run`. The devices are bound from the host's `/dev`.
 fn private_dev(staging: &Path, dev: &Path, tmp_mb: u64) -> Result<(), MountError> {
-    mount(
-        Some("tmpfs"),
+    tmpfs(
         staging,
-        Some("tmpfs"),
         libc::MS_NOSUID | libc::MS_NOEXEC,
-        Some("mode=0755,size=64k,nr_inodes=64"),
+        "mode=0755,size=64k,nr_inodes=64",
     )?;
-    let io = |p: &Path, source: std::io::Error| MountError::Create {
-        path: p.to_path_buf(),
-        source,
-    };
     for dev in DEVICES {
         let node = staging.join(dev);
         std::fs::File::create(&node).map_err(|e| io(&node, e))?;
@@ -642,12 +626,10 @@ fn private_dev(staging: &Path, dev: &Path, tmp_mb: u64) -> Result<(), MountError
     let (shm, run) = (staging.join("shm"), staging.join("run"));
     mkdir(&shm, 0o755)?;
     mkdir(&run, 0o700)?;
-    mount(
-        Some("tmpfs"),
+    tmpfs(
         &run,
-        Some("tmpfs"),
         libc::MS_NOSUID | libc::MS_NODEV,
-        Some(&format!("mode=0700,size={}m", tmp_mb.max(1))),
+        &format!("mode=0700,size={}m", tmp_mb.max(1)),
     )?;
     mkdir(&run.join("tmp"), 0o700)?;
     mkdir(&run.join("shm"), 0o1777)?;
@@ -657,24 +639,23 @@ fn private_dev(staging: &Path, dev: &Path, tmp_mb: u64) -> Result<(), MountError
     let run = &dev.join("run");
     bind(&run.join("tmp"), staging, false)?;
     // The binds hold the tmpfs; its own mount point goes.
-    let run_c = cstr(run)?;
+    detach(run)?;
+    // The tmpfs itself read-only: nothing new appears in /dev.
+    bound_read_only(dev, libc::MS_NOSUID | libc::MS_NOEXEC)
+}
+
+/// Detach the mount this process made at `dir` (binds from it keep it alive), and remove `dir`.
+fn detach(dir: &Path) -> Result<(), MountError> {
+    let c = cstr(dir)?;
     // SAFETY: a valid C string; detaching a mount this process made.
-    if unsafe { libc::umount2(run_c.as_ptr(), libc::MNT_DETACH) } != 0 {
+    if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
         return Err(MountError::Mount {
             what: "umount".into(),
-            target: run.to_path_buf(),
+            target: dir.to_path_buf(),
             source: std::io::Error::last_os_error(),
         });
     }
-    std::fs::remove_dir(run).map_err(|e| io(run, e))?;
-    // The tmpfs itself read-only: nothing new appears in /dev.
-    mount(
-        None,
-        dev,
-        None,
-        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NOEXEC,
-        None,
-    )
+    std::fs::remove_dir(dir).map_err(|e| io(dir, e))
 }
 
 /// The stand-in for a hidden file: an empty regular file on a tiny read-only tmpfs of its own.
@@ -689,18 +670,12 @@ struct Cover {
 
 impl Cover {
     fn new(tmpdir: &Path) -> Result<Cover, MountError> {
-        let io = |p: &Path, source: std::io::Error| MountError::Create {
-            path: p.to_path_buf(),
-            source,
-        };
         let dir = tmpdir.join(".skillpipe-cover");
         std::fs::create_dir(&dir).map_err(|e| io(&dir, e))?;
-        mount(
-            Some("tmpfs"),
+        tmpfs(
             &dir,
-            Some("tmpfs"),
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            Some("mode=0555,size=4k,nr_inodes=2"),
+            "mode=0555,size=4k,nr_inodes=2",
         )?;
         let file = dir.join("empty");
         {
@@ -721,23 +696,6 @@ impl Cover {
         )?;
         Ok(Cover { dir, file })
     }
-
-    /// Drop the tmpfs from `$TMPDIR` (the covers bound from it keep it alive).
-    fn detach(self) -> Result<(), MountError> {
-        let c = cstr(&self.dir)?;
-        // SAFETY: a valid C string; detaching a mount this process made.
-        if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
-            return Err(MountError::Mount {
-                what: "umount".into(),
-                target: self.dir,
-                source: std::io::Error::last_os_error(),
-            });
-        }
-        std::fs::remove_dir(&self.dir).map_err(|source| MountError::Create {
-            path: self.dir.clone(),
-            source,
-        })
-    }
 }
 
 /// Cover one path: an empty read-only tmpfs for a directory, the read-only empty file of
@@ -749,12 +707,10 @@ fn hide(path: &Path, cover: &Cover) -> Result<(), MountError> {
         source,
     })?;
     if meta.is_dir() {
-        mount(
-            Some("tmpfs"),
+        tmpfs(
             path,
-            Some("tmpfs"),
             libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            Some("mode=0500,size=4k,nr_inodes=1"),
+            "mode=0500,size=4k,nr_inodes=1",
         )
     } else {
         bind(&cover.file, path, true)

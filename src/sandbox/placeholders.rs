@@ -113,13 +113,11 @@ impl Placeholders {
 impl Drop for Placeholders {
     fn drop(&mut self) {
         use std::io::{Read, Seek};
-        use std::os::fd::AsRawFd;
         let Some(file) = self.lock.as_mut() else {
             return;
         };
         // Alone: no other run covers these. With another run going, they stay for the last.
-        // SAFETY: flock on a descriptor this value owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        if file.try_lock().is_err() {
             return;
         }
         let mut listed = String::new();
@@ -137,7 +135,6 @@ impl Drop for Placeholders {
 /// Opens `path` (made when missing, private) and takes a shared lock on it, waiting for a run
 /// that is removing what it made. `None` when it cannot be had: nothing made is removed then.
 fn open_shared(path: &Path) -> Option<File> {
-    use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -147,8 +144,7 @@ fn open_shared(path: &Path) -> Option<File> {
         .mode(0o600)
         .open(path)
         .ok()?;
-    // SAFETY: flock on a descriptor we own.
-    (unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH) } == 0).then_some(file)
+    file.lock_shared().ok().map(|()| file)
 }
 
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {

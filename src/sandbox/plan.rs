@@ -23,24 +23,36 @@ pub struct Enforced {
 }
 
 impl Enforced {
+    /// Each restriction with its name in logs and the launcher's report.
+    fn named(&mut self) -> [(&'static str, &mut bool); 5] {
+        [
+            ("network", &mut self.network),
+            ("filesystem", &mut self.filesystem),
+            ("pids", &mut self.pids),
+            ("mounts", &mut self.mounts),
+            ("limits", &mut self.limits),
+        ]
+    }
+
     /// Short form for logs: "network,filesystem,pids", or "none".
     pub fn summary(&self) -> String {
-        let names: Vec<&str> = [
-            (self.network, "network"),
-            (self.filesystem, "filesystem"),
-            (self.pids, "pids"),
-            (self.mounts, "mounts"),
-            (self.limits, "limits"),
-        ]
-        .iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, n)| *n)
-        .collect();
-        if names.is_empty() {
-            "none".into()
-        } else {
-            names.join(",")
+        let mut copy = *self;
+        let names: Vec<&str> = (copy.named().into_iter())
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect();
+        match names.is_empty() {
+            true => "none".into(),
+            false => names.join(","),
         }
+    }
+
+    /// The restrictions a [`Self::summary`] names.
+    pub fn from_summary(summary: &str) -> Enforced {
+        let mut e = Enforced::default();
+        for (name, on) in e.named() {
+            *on = summary.split(',').any(|n| n == name);
+        }
+        e
     }
 }
 
@@ -58,8 +70,7 @@ pub struct Plan {
 impl Plan {
     /// Whether the run goes through the `__launch` re-exec (else a plain spawn).
     pub fn uses_launcher(&self) -> bool {
-        let e = &self.enforce;
-        e.network || e.filesystem || e.pids || e.mounts || e.limits
+        self.enforce != Enforced::default()
     }
 }
 
@@ -142,154 +153,112 @@ pub fn plan(spec: &SandboxSpec, caps: &Capabilities) -> Result<Plan, PlanError> 
 mod tests {
     use super::*;
 
-    fn spec(net: bool, fs: bool, required: bool) -> SandboxSpec {
-        SandboxSpec {
-            isolate_network: net,
-            restrict_filesystem: fs,
-            required,
-            ..SandboxSpec::default()
+    /// Each row: what is asked (`n` network isolation, `f` writes restricted, `r` required,
+    /// `m` private mounts, `c` containment, `p` a protected folder, `l` a CPU limit), what
+    /// the machine lacks, and the plan (what is enforced, in a user namespace, the warnings)
+    /// or the error.
+    #[test]
+    fn what_is_enforced_for_each_request_and_machine() {
+        const MOUNTS: &str = "private /dev, /proc and $TMPDIR, hidden secrets";
+        const PROTECTED: &str =
+            "private /dev, /proc and $TMPDIR, hidden secrets, skillpipe's config kept read-only";
+        let no_userns = "user namespaces are disabled (kernel.unprivileged_userns_clone=0)";
+        let net_err = format!("network isolation: {no_userns}");
+        let mounts_err = format!("{MOUNTS}: nope");
+        let protected_err = format!("{PROTECTED}: nope");
+        let protected_warning = format!("sandbox not enforced: {protected_err}");
+        // What is enforced (`Enforced::summary`), in a user namespace, the warnings; or the error.
+        type Want<'a> = Result<(&'a str, bool, &'a str), &'a str>;
+        let rows: Vec<(&str, &str, Want)> = vec![
+            ("c r", "", Ok(("pids", true, ""))),
+            // Containment without a PID namespace: the plain spawn, quietly.
+            ("c r", "all", Ok(("none", false, ""))),
+            ("r", "all", Ok(("none", false, ""))),
+            ("n f r", "", Ok(("network,filesystem,pids", true, ""))),
+            ("n f r", "network", Err(&net_err)),
+            // Not requested, not needed.
+            ("f r", "network", Ok(("filesystem,pids", true, ""))),
+            (
+                "n f",
+                "landlock",
+                Ok((
+                    "network,pids",
+                    true,
+                    "sandbox not enforced: filesystem restriction: no Landlock",
+                )),
+            ),
+            (
+                "n r",
+                "pid",
+                Ok((
+                    "network",
+                    true,
+                    "no PID namespace (nope): background processes that call setsid may \
+                     outlive the command",
+                )),
+            ),
+            // A privileged process needs no user namespace.
+            (
+                "n f r",
+                "userns",
+                Ok(("network,filesystem,pids", false, "")),
+            ),
+            ("n r m", "", Ok(("network,pids,mounts", true, ""))),
+            ("n r m", "mount", Err(&mounts_err)),
+            // With network and writes allowed the mounts are extras: used where there.
+            ("r m c", "", Ok(("pids,mounts", true, ""))),
+            ("r m c", "mount", Ok(("pids", true, ""))),
+            ("r l", "all", Ok(("limits", false, ""))),
+            // Writes allowed: skillpipe's own files are kept read-only by the mounts alone.
+            ("r m c p", "", Ok(("pids,mounts", true, ""))),
+            ("r m c p", "mount", Err(&protected_err)),
+            ("m c p", "mount", Ok(("pids", true, &protected_warning))),
+            // Positive control: with writes restricted Landlock keeps them.
+            (
+                "n f r p",
+                "mount",
+                Ok(("network,filesystem,pids", true, "")),
+            ),
+        ];
+        for (asked, lacks, want) in rows {
+            let on = |c: &str| asked.split(' ').any(|a| a == c);
+            let spec = SandboxSpec {
+                isolate_network: on("n"),
+                restrict_filesystem: on("f"),
+                required: on("r"),
+                private_mounts: on("m"),
+                contain_processes: on("c"),
+                protect: match on("p") {
+                    true => vec!["/h/.config/skillpipe".into()],
+                    false => vec![],
+                },
+                limits: super::super::Limits {
+                    cpu_seconds: on("l").then_some(1),
+                    ..Default::default()
+                },
+                ..SandboxSpec::default()
+            };
+            let mut caps = Capabilities::all();
+            let nope = || Support::No("nope".into());
+            match lacks {
+                "all" => caps = Capabilities::none("x"),
+                "network" => caps.network_namespace = Support::No(no_userns.into()),
+                "landlock" => caps.landlock = Support::No("no Landlock".into()),
+                "pid" => caps.pid_namespace = nope(),
+                "mount" => caps.mount_namespace = nope(),
+                "userns" => caps.use_user_namespace = false,
+                _ => {}
+            }
+            let got = plan(&spec, &caps).map_err(|e| e.to_string());
+            let got = got.map(|p| {
+                assert_eq!(p.uses_launcher(), p.enforce.summary() != "none");
+                (p.enforce.summary(), p.user_namespace, p.warnings.join("; "))
+            });
+            let want = want
+                .map(|(e, u, w)| (e.to_string(), u, w.to_string()))
+                .map_err(str::to_string);
+            assert_eq!(got, want, "{asked} lacking {lacks:?}");
         }
-    }
-
-    #[test]
-    fn containment_alone_uses_a_pid_namespace_when_there_is_one() {
-        let mut s = spec(false, false, true);
-        s.contain_processes = true;
-        let p = plan(&s, &Capabilities::all()).unwrap();
-        assert_eq!(
-            p.enforce,
-            Enforced {
-                network: false,
-                filesystem: false,
-                pids: true,
-                ..Enforced::default()
-            }
-        );
-        assert!(p.uses_launcher() && p.user_namespace && p.warnings.is_empty());
-        // Without one: the plain spawn, quietly.
-        let p = plan(&s, &Capabilities::none("x")).unwrap();
-        assert!(!p.uses_launcher() && p.warnings.is_empty());
-    }
-
-    #[test]
-    fn nothing_requested_is_the_fast_path() {
-        let p = plan(&spec(false, false, true), &Capabilities::none("x")).unwrap();
-        assert!(!p.uses_launcher());
-        assert!(p.warnings.is_empty());
-    }
-
-    #[test]
-    fn everything_available_is_enforced() {
-        let p = plan(&spec(true, true, true), &Capabilities::all()).unwrap();
-        assert_eq!(
-            p.enforce,
-            Enforced {
-                network: true,
-                filesystem: true,
-                pids: true,
-                ..Enforced::default()
-            }
-        );
-        assert!(p.user_namespace);
-        assert!(p.warnings.is_empty());
-    }
-
-    #[test]
-    fn required_refuses_naming_what_is_missing() {
-        let mut caps = Capabilities::all();
-        caps.network_namespace =
-            Support::No("user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into());
-        let err = plan(&spec(true, true, true), &caps)
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            err,
-            "network isolation: user namespaces are disabled (kernel.unprivileged_userns_clone=0)"
-        );
-        // Not requested → not needed.
-        assert!(plan(&spec(false, true, true), &caps).is_ok());
-    }
-
-    #[test]
-    fn best_effort_runs_with_warnings() {
-        let mut caps = Capabilities::all();
-        caps.landlock = Support::No("no Landlock".into());
-        let p = plan(&spec(true, true, false), &caps).unwrap();
-        assert!(p.enforce.network && !p.enforce.filesystem && p.enforce.pids);
-        assert_eq!(
-            p.warnings,
-            ["sandbox not enforced: filesystem restriction: no Landlock"]
-        );
-    }
-
-    #[test]
-    fn missing_pid_namespace_is_only_a_warning() {
-        let mut caps = Capabilities::all();
-        caps.pid_namespace = Support::No("nope".into());
-        let p = plan(&spec(true, false, true), &caps).unwrap();
-        assert!(p.enforce.network && !p.enforce.pids);
-        assert!(p.warnings[0].contains("setsid"));
-    }
-
-    #[test]
-    fn privileged_processes_skip_the_user_namespace() {
-        let mut caps = Capabilities::all();
-        caps.use_user_namespace = false;
-        let p = plan(&spec(true, true, true), &caps).unwrap();
-        assert!(!p.user_namespace);
-    }
-
-    #[test]
-    fn private_mounts_and_limits_go_through_the_launcher() {
-        let mut s = spec(true, false, true);
-        s.private_mounts = true;
-        let p = plan(&s, &Capabilities::all()).unwrap();
-        assert!(p.enforce.mounts && p.enforce.pids && p.user_namespace);
-        let mut caps = Capabilities::all();
-        caps.mount_namespace = Support::No("nope".into());
-        assert!(
-            plan(&s, &caps)
-                .unwrap_err()
-                .to_string()
-                .contains("hidden secrets: nope")
-        );
-        // With network and writes allowed they are extras: used where there, else skipped.
-        let mut s = spec(false, false, true);
-        s.private_mounts = true;
-        s.contain_processes = true;
-        assert!(plan(&s, &Capabilities::all()).unwrap().enforce.mounts);
-        let p = plan(&s, &caps).unwrap();
-        assert!(!p.enforce.mounts && p.enforce.pids && p.warnings.is_empty());
-        let mut s = spec(false, false, true);
-        s.limits.cpu_seconds = Some(1);
-        let p = plan(&s, &Capabilities::none("x")).unwrap();
-        assert!(p.uses_launcher() && p.enforce.limits && !p.user_namespace);
-    }
-
-    #[test]
-    fn keeping_the_policy_files_read_only_needs_the_mounts_when_writes_are_allowed() {
-        let mut s = spec(false, false, true);
-        s.private_mounts = true;
-        s.contain_processes = true;
-        s.protect = vec!["/h/.config/skillpipe".into()];
-        assert!(plan(&s, &Capabilities::all()).unwrap().enforce.mounts);
-        let mut caps = Capabilities::all();
-        caps.mount_namespace = Support::No("nope".into());
-        let err = plan(&s, &caps).unwrap_err().to_string();
-        assert!(
-            err.contains("skillpipe's config kept read-only: nope"),
-            "{err}"
-        );
-        s.required = false;
-        let p = plan(&s, &caps).unwrap();
-        assert!(
-            !p.enforce.mounts && p.warnings[0].contains("kept read-only"),
-            "{p:?}"
-        );
-        // Positive control: with writes restricted Landlock keeps them, the mounts are as asked.
-        let mut s = spec(true, true, true);
-        s.protect = vec!["/h/.config/skillpipe".into()];
-        assert!(!plan(&s, &caps).unwrap().enforce.mounts);
     }
 
     #[test]

@@ -57,20 +57,7 @@ pub fn parse(bytes: &[u8]) -> Report {
                 }
             }
             "memory" => report.memory_per_run = rest == "per-run",
-            "enforced" => {
-                let mut e = Enforced::default();
-                for name in rest.split(',') {
-                    match name {
-                        "network" => e.network = true,
-                        "filesystem" => e.filesystem = true,
-                        "pids" => e.pids = true,
-                        "mounts" => e.mounts = true,
-                        "limits" => e.limits = true,
-                        _ => {}
-                    }
-                }
-                report.enforced = Some(e);
-            }
+            "enforced" => report.enforced = Some(Enforced::from_summary(rest)),
             _ => {}
         }
     }
@@ -97,6 +84,10 @@ mod tests {
         assert_eq!(r.enforced, Some(e));
         assert_eq!(r.warnings, [Message::text("a\nb")]);
         assert_eq!(r.error, Some(Message::text("bad")));
+        // Nothing reported means no launcher; nothing in force is reported as such.
+        assert_eq!(parse(b"").enforced, None);
+        let none = enforced_line(&Enforced::default());
+        assert_eq!(parse(none.as_bytes()).enforced, Some(Enforced::default()));
     }
 
     #[test]
@@ -106,14 +97,5 @@ mod tests {
         let r = parse(format!("{line}enforced network\n").as_bytes());
         assert_eq!(r.refused, [std::path::PathBuf::from("/run/a\nb.sock")]);
         assert!(r.enforced.is_some_and(|e| e.network));
-    }
-
-    #[test]
-    fn nothing_reported_means_no_launcher() {
-        assert_eq!(parse(b"").enforced, None);
-        assert_eq!(
-            parse(enforced_line(&Enforced::default()).as_bytes()).enforced,
-            Some(Enforced::default())
-        );
     }
 }

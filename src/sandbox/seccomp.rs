@@ -1,59 +1,24 @@
 //! A seccomp filter the launcher installs on itself, so the command and everything it starts
-//! inherit it. It closes a way out that Landlock and the namespaces leave open: `ioctl(TIOCSTI)`
-//! (and `TIOCLINUX`, its virtual-console twin) pushes keystrokes into the terminal's input, i.e.
-//! types a command into the user's shell, which runs it after skillpipe exits with none of the
-//! restrictions. The terminal stays writable (DESIGN §2); only the injection is refused (EPERM).
-//!
-//! The same filter refuses the keyring calls (`keyctl`, `add_key`, `request_key`): the user's
-//! session and user keyrings are shared with every process of the user and namespaces do not
-//! separate them.
-//!
-//! And it refuses new namespaces (`unshare`, `clone` with a `CLONE_NEW*` flag: EPERM; `clone3`,
-//! whose flags it cannot read: ENOSYS, so the C library falls back to `clone`), as container
-//! runtimes do: a nested user namespace hands the command capabilities over fresh mount and
-//! network namespaces, and much kernel code reachable only with them.
-//!
-//! And it refuses set-user-ID and set-group-ID bits (`chmod` and friends, `mknod`, `open` and
-//! `creat` making a file) and setting extended attributes (file capabilities live in one): a
-//! script may write a file the user, or root, runs later outside the sandbox, but never one that
-//! runs with more rights than the one who starts it. `io_uring`, which could do the same past
-//! the filter, and `openat2`, whose mode the filter cannot read, are refused too.
-//!
-//! And it closes kernel surface a script has no use for, at least what container runtimes close
-//! by default: `userfaultfd` and `perf_event_open` (the usual first steps of kernel exploits),
-//! `bpf`, mounting, modules, clocks, swap, reboot, tracing other processes' memory by handle,
-//! memory-policy calls, unusual `personality` settings (see [`refused_calls`]); and every socket
-//! family but Unix, IPv4, IPv6 and routing netlink: `AF_VSOCK` reaches the host's (or a VM's)
-//! vsock port space past the network namespace, `AF_PACKET`, `AF_ALG`, Bluetooth and the other
-//! netlink protocols are kernel code no script needs (EAFNOSUPPORT, as where a kernel lacks the
-//! family, and EPROTONOSUPPORT for a netlink protocol).
-//!
-//! System calls made through another ABI (32-bit `int 0x80`, x32) are refused too: their
-//! numbers differ and the filter does not check them.
+//! inherit it, against what Landlock and the namespaces leave open:
+//! - `ioctl(TIOCSTI)` (and `TIOCLINUX`, its virtual-console twin) pushes keystrokes into the
+//!   terminal's input, i.e. types a command into the user's shell, which runs it after
+//!   skillpipe exits with none of the restrictions. The terminal stays writable (DESIGN §2);
+//!   only the injection is refused (EPERM).
+//! - the keyring calls: the user's session and user keyrings are shared with every process of
+//!   the user, and namespaces do not separate them;
+//! - new namespaces, as container runtimes refuse them ([`NEW_NAMESPACES`]);
+//! - set-user-ID and set-group-ID bits ([`SET_ID`]) and extended attributes ([`xattr_calls`]),
+//!   and `io_uring`, which could set them past the filter;
+//! - kernel surface a script has no use for, at least what container runtimes close by default
+//!   ([`refused_calls`], [`PERSONALITIES`]), and every socket family but Unix, IPv4, IPv6 and
+//!   routing netlink ([`SOCKET_FAMILIES`]): `AF_VSOCK` reaches the host's (or a VM's) vsock
+//!   port space past the network namespace, `AF_PACKET`, `AF_ALG`, Bluetooth and the other
+//!   netlink protocols are kernel code no script needs (EAFNOSUPPORT, as where a kernel lacks
+//!   the family; EPROTONOSUPPORT for a netlink protocol);
+//! - system calls made through another ABI (32-bit `int 0x80`, x32): their numbers differ.
 
+use super::bpf::{ARCH, Op, Ret, To, arg, assemble, head, jeq, jset, ld};
 use super::message::{Message, Setting};
-
-/// `AUDIT_ARCH_*` of the native ABI (linux/audit.h), and the x32 bit where there is one.
-#[cfg(target_arch = "x86_64")]
-const ARCH: Option<(u32, Option<u32>)> = Some((0xC000_003E, Some(0x4000_0000)));
-#[cfg(target_arch = "aarch64")]
-const ARCH: Option<(u32, Option<u32>)> = Some((0xC000_00B7, None));
-#[cfg(target_arch = "riscv64")]
-const ARCH: Option<(u32, Option<u32>)> = Some((0xC000_00F3, None));
-#[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-)))]
-const ARCH: Option<(u32, Option<u32>)> = None;
-
-/// Offsets in `struct seccomp_data`: nr, arch, then args[6] as u64 (low half first: these
-/// architectures are little-endian; the kernel reads an ioctl request and the namespace flags
-/// as 32 bits anyway).
-const OFF_NR: u32 = 0;
-const OFF_ARCH: u32 = 4;
-const OFF_ARG0_LOW: u32 = 16;
-const OFF_ARG1_LOW: u32 = 16 + 8;
 
 /// The flags that make a new namespace. Inside the run a fresh user namespace would give the
 /// command every capability over namespaces of its own (mounts, network) and a kernel attack
@@ -251,205 +216,114 @@ const SOCKET_FAMILIES: [u32; 3] = [
     libc::AF_INET6 as u32,
 ];
 
-/// Where a conditional jump goes.
-#[derive(Clone, Copy)]
-enum To {
-    Next,
-    Allow,
-    Deny,
-    /// `ENOSYS`: for `clone3`, whose flags sit in memory the filter cannot read; the C library
-    /// then falls back to `clone`, whose flags it can; and `openat2`, whose flags and mode do.
-    NoSys,
-    /// `EOPNOTSUPP`: setting an extended attribute.
-    NotSup,
-    /// `EAFNOSUPPORT`: a socket family outside [`SOCKET_FAMILIES`] and netlink.
-    NoFamily,
-    /// `EPROTONOSUPPORT`: a netlink protocol other than routing.
-    NoProtocol,
-    /// The instruction at this index of the program being built.
-    At(usize),
-}
-
-/// One instruction before its jumps are resolved: (opcode, k, jump if true, jump if false).
-type Insn = (u32, u32, To, To);
-
-fn ld(off: u32) -> Insn {
-    (
-        libc::BPF_LD | libc::BPF_W | libc::BPF_ABS,
-        off,
-        To::Next,
-        To::Next,
-    )
-}
-
-fn jeq(k: u32, t: To, f: To) -> Insn {
-    (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, k, t, f)
-}
-
-fn jset(k: u32, t: To, f: To) -> Insn {
-    (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K, k, t, f)
-}
-
-/// The low half of argument `i` (see [`OFF_ARG0_LOW`]).
-fn arg(i: u32) -> u32 {
-    OFF_ARG0_LOW + 8 * i
-}
-
 /// Allow when the first argument is one of `values`, else go to `otherwise`.
-fn one_of(values: &[u32], otherwise: To) -> Vec<Insn> {
-    let mut insns = vec![ld(arg(0))];
-    insns.extend(values.iter().enumerate().map(|(i, &v)| {
+fn one_of(values: &[u32], otherwise: To) -> Vec<Op> {
+    let mut ops = vec![ld(arg(0))];
+    ops.extend(values.iter().enumerate().map(|(i, &v)| {
         let last = i + 1 == values.len();
-        jeq(v, To::Allow, if last { otherwise } else { To::Next })
+        jeq(
+            v,
+            To::Ret(Ret::Allow),
+            if last { otherwise } else { To::Next },
+        )
     }));
-    insns
+    ops
 }
 
 /// The filter program for the native `arch` (with its x32 bit, if any).
 fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
-    // Long on purpose: one rule per syscall the filter decides on, a closed table.
-    let mut code = vec![ld(OFF_ARCH), jeq(arch, To::Next, To::Deny), ld(OFF_NR)];
-    if let Some(bit) = x32_bit {
-        code.push((
-            libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K,
-            bit,
-            To::Deny,
-            To::Next,
-        ));
-    }
+    let (allow, deny) = (To::Ret(Ret::Allow), To::Ret(Ret::Errno(libc::EPERM)));
+    // `ENOSYS` for `clone3`, whose flags sit in memory the filter cannot read (the C library
+    // then falls back to `clone`, whose flags it can), and for `openat2`, whose flags and
+    // mode do too.
+    let no_sys = To::Ret(Ret::Errno(libc::ENOSYS));
+    let no_family = To::Ret(Ret::Errno(libc::EAFNOSUPPORT));
+    let mut code = head(arch, x32_bit, Ret::Errno(libc::EPERM));
     code.extend([
         // The kernel keyring is per user, not per namespace: no reading or adding keys.
-        jeq(libc::SYS_keyctl as u32, To::Deny, To::Next),
-        jeq(libc::SYS_add_key as u32, To::Deny, To::Next),
-        jeq(libc::SYS_request_key as u32, To::Deny, To::Next),
+        jeq(libc::SYS_keyctl as u32, deny, To::Next),
+        jeq(libc::SYS_add_key as u32, deny, To::Next),
+        jeq(libc::SYS_request_key as u32, deny, To::Next),
         // io_uring opens and sets attributes past this filter.
-        jeq(libc::SYS_io_uring_setup as u32, To::Deny, To::Next),
-        jeq(libc::SYS_openat2 as u32, To::NoSys, To::Next),
+        jeq(libc::SYS_io_uring_setup as u32, deny, To::Next),
+        jeq(libc::SYS_openat2 as u32, no_sys, To::Next),
+        jeq(libc::SYS_clone3 as u32, no_sys, To::Next),
     ]);
-    code.extend(xattr_calls().map(|nr| jeq(nr, To::NotSup, To::Next)));
+    let not_sup = To::Ret(Ret::Errno(libc::EOPNOTSUPP));
+    code.extend(xattr_calls().map(|nr| jeq(nr, not_sup, To::Next)));
     code.extend(
         refused_calls()
             .into_iter()
-            .map(|nr| jeq(nr, To::Deny, To::Next)),
+            .map(|nr| jeq(nr, deny, To::Next)),
     );
-    // The checks of arguments come after the dispatch on the number; their places are known
-    // once the dispatch is laid out, so the dispatch is patched afterwards.
-    let modes = mode_calls();
-    let opens = open_calls();
-    let dispatch_at = code.len();
-    let namespace_checks = 2;
-    let other_checks = 3; // personality, socket, socketpair
-    let dispatch_len = namespace_checks + 1 + other_checks + modes.len() + opens.len() + 4;
-    let body_at = dispatch_at + dispatch_len;
-    let mut body: Vec<Insn> = Vec::new();
-    let mut dispatch: Vec<Insn> = Vec::new();
-    let check = |body: &mut Vec<Insn>, insns: &[Insn]| -> To {
-        let at = body_at + body.len();
-        body.extend_from_slice(insns);
-        To::At(at)
-    };
-    // No namespace of the command's own.
-    let unshare = check(
-        &mut body,
-        &[ld(arg(0)), jset(NEW_NAMESPACES, To::Deny, To::Allow)],
-    );
-    let clone = check(
-        &mut body,
-        &[ld(arg(0)), jset(NEW_NAMESPACES_CLONE, To::Deny, To::Allow)],
-    );
-    dispatch.push(jeq(libc::SYS_unshare as u32, unshare, To::Next));
-    dispatch.push(jeq(libc::SYS_clone as u32, clone, To::Next));
-    dispatch.push(jeq(libc::SYS_clone3 as u32, To::NoSys, To::Next));
-    // Linux's own personality only.
-    let personality = check(&mut body, &one_of(&PERSONALITIES, To::Deny));
-    dispatch.push(jeq(libc::SYS_personality as u32, personality, To::Next));
-    // The socket families a script needs, and netlink for routing only.
+    // The calls whose arguments decide, each with its check (laid out after the dispatch).
     let mut families = one_of(&SOCKET_FAMILIES, To::Next);
     families.extend([
-        jeq(libc::AF_NETLINK as u32, To::Next, To::NoFamily),
+        jeq(libc::AF_NETLINK as u32, To::Next, no_family),
         ld(arg(2)),
-        jeq(libc::NETLINK_ROUTE as u32, To::Allow, To::NoProtocol),
+        jeq(
+            libc::NETLINK_ROUTE as u32,
+            allow,
+            To::Ret(Ret::Errno(libc::EPROTONOSUPPORT)),
+        ),
     ]);
-    let socket = check(&mut body, &families);
-    dispatch.push(jeq(libc::SYS_socket as u32, socket, To::Next));
-    // A pair is Unix or nothing (another family's pair is kernel code no script needs).
-    let pair = check(
-        &mut body,
-        &[
-            ld(arg(0)),
-            jeq(libc::AF_UNIX as u32, To::Allow, To::NoFamily),
-        ],
-    );
-    dispatch.push(jeq(libc::SYS_socketpair as u32, pair, To::Next));
-    // No set-id bits.
-    for (nr, mode) in modes {
-        let to = check(
-            &mut body,
-            &[ld(arg(mode)), jset(SET_ID, To::Deny, To::Allow)],
-        );
-        dispatch.push(jeq(nr, to, To::Next));
-    }
-    for (nr, flags, mode) in opens {
-        let to = check(
-            &mut body,
-            &[
-                ld(arg(flags)),
-                jset(CREATES, To::Next, To::Allow),
-                ld(arg(mode)),
-                jset(SET_ID, To::Deny, To::Allow),
+    let mut checks: Vec<(u32, Vec<Op>)> = vec![
+        // No namespace of the command's own.
+        (
+            libc::SYS_unshare as u32,
+            vec![ld(arg(0)), jset(NEW_NAMESPACES, deny, allow)],
+        ),
+        (
+            libc::SYS_clone as u32,
+            vec![ld(arg(0)), jset(NEW_NAMESPACES_CLONE, deny, allow)],
+        ),
+        // Linux's own personality only.
+        (libc::SYS_personality as u32, one_of(&PERSONALITIES, deny)),
+        // The socket families a script needs, and netlink for routing only.
+        (libc::SYS_socket as u32, families),
+        // A pair is Unix or nothing (another family's pair is kernel code no script needs).
+        (
+            libc::SYS_socketpair as u32,
+            vec![ld(arg(0)), jeq(libc::AF_UNIX as u32, allow, no_family)],
+        ),
+        // No typing into the terminal.
+        (
+            libc::SYS_ioctl as u32,
+            vec![
+                ld(arg(1)),
+                jeq(libc::TIOCSTI as u32, deny, To::Next),
+                jeq(libc::TIOCLINUX as u32, deny, allow),
             ],
-        );
-        dispatch.push(jeq(nr, to, To::Next));
+        ),
+    ];
+    // No set-id bits.
+    checks.extend(
+        mode_calls()
+            .into_iter()
+            .map(|(nr, mode)| (nr, vec![ld(arg(mode)), jset(SET_ID, deny, allow)])),
+    );
+    checks.extend(open_calls().into_iter().map(|(nr, flags, mode)| {
+        let check = vec![
+            ld(arg(flags)),
+            jset(CREATES, To::Next, allow),
+            ld(arg(mode)),
+            jset(SET_ID, deny, allow),
+        ];
+        (nr, check)
+    }));
+    let last = checks.len() - 1;
+    for (i, (nr, _)) in checks.iter().enumerate() {
+        code.push(jeq(
+            *nr,
+            To::Label(i),
+            if i == last { allow } else { To::Next },
+        ));
     }
-    // No typing into the terminal.
-    dispatch.extend([
-        jeq(libc::SYS_ioctl as u32, To::Next, To::Allow),
-        ld(OFF_ARG1_LOW),
-        jeq(libc::TIOCSTI as u32, To::Deny, To::Next),
-        jeq(libc::TIOCLINUX as u32, To::Deny, To::Allow),
-    ]);
-    debug_assert_eq!(dispatch.len(), dispatch_len);
-    code.extend(dispatch);
-    code.extend(body);
-    // The returns close the program: ALLOW at `n`, DENY at `n + 1`, ENOSYS at `n + 2`,
-    // EOPNOTSUPP at `n + 3`, EAFNOSUPPORT at `n + 4`, EPROTONOSUPPORT at `n + 5`.
-    let n = code.len();
-    let offset = |from: usize, to: To| -> u8 {
-        let target = match to {
-            To::Next => from + 1,
-            To::Allow => n,
-            To::Deny => n + 1,
-            To::NoSys => n + 2,
-            To::NotSup => n + 3,
-            To::NoFamily => n + 4,
-            To::NoProtocol => n + 5,
-            To::At(at) => at,
-        };
-        u8::try_from(target - from - 1).expect("a BPF jump reaches at most 255 ahead")
-    };
-    let mut out: Vec<libc::sock_filter> = code
-        .iter()
-        .enumerate()
-        .map(|(i, &(op, k, t, f))| libc::sock_filter {
-            code: op as u16,
-            jt: offset(i, t),
-            jf: offset(i, f),
-            k,
-        })
-        .collect();
-    let ret = |k: u32| libc::sock_filter {
-        code: (libc::BPF_RET | libc::BPF_K) as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    };
-    out.push(ret(libc::SECCOMP_RET_ALLOW));
-    out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EPERM as u32));
-    out.push(ret(libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
-    out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32));
-    out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EAFNOSUPPORT as u32));
-    out.push(ret(libc::SECCOMP_RET_ERRNO | libc::EPROTONOSUPPORT as u32));
-    out
+    for (i, (_, check)) in checks.into_iter().enumerate() {
+        code.push(Op::Label(i));
+        code.extend(check);
+    }
+    assemble(&code)
 }
 
 /// Why a seccomp filter could not be installed.
@@ -546,59 +420,22 @@ fn install_with_flags(
 mod tests {
     use super::*;
 
-    #[test]
-    fn jumps_land_on_the_returns() {
-        let p = program(0xC000_003E, Some(0x4000_0000));
-        let n = p.len();
-        let ret = (libc::BPF_RET | libc::BPF_K) as u16;
-        let errno = |e: i32| libc::SECCOMP_RET_ERRNO | e as u32;
-        assert_eq!((p[n - 6].code, p[n - 6].k), (ret, libc::SECCOMP_RET_ALLOW));
-        let errnos = [
-            libc::EPERM,
-            libc::ENOSYS,
-            libc::EOPNOTSUPP,
-            libc::EAFNOSUPPORT,
-            libc::EPROTONOSUPPORT,
-        ];
-        for (i, e) in errnos.into_iter().enumerate() {
-            assert_eq!((p[n - 5 + i].code, p[n - 5 + i].k), (ret, errno(e)));
-        }
-        for (i, insn) in p.iter().enumerate() {
-            if insn.code & 0x07 == libc::BPF_JMP as u16 {
-                assert!(i + 1 + (insn.jt as usize) < n && i + 1 + (insn.jf as usize) < n);
-            }
-        }
-        // A wrong architecture goes straight to DENY.
-        assert_eq!(1 + 1 + p[1].jf as usize, n - 5);
+    /// Runs the x86-64 filter on one native call (number `nr`, arguments `args`): the return.
+    fn verdict(p: &[libc::sock_filter], nr: u32, args: [u64; 6]) -> u32 {
+        super::super::bpf::verdict(p, 0xC000_003E, nr, args)
     }
 
-    /// Runs `p` as the kernel would on one call (number `nr`, arguments `args`): the return.
-    fn verdict(p: &[libc::sock_filter], nr: u32, args: [u64; 6]) -> u32 {
-        let mut data = vec![nr, 0xC000_003E];
-        data.extend([0, 0]); // instruction pointer
-        for a in args {
-            data.extend([a as u32, (a >> 32) as u32]);
-        }
-        let (mut pc, mut acc) = (0usize, 0u32);
-        loop {
-            let i = p[pc];
-            let class = u32::from(i.code) & 0x07;
-            if class == libc::BPF_RET {
-                return i.k;
-            }
-            if class == libc::BPF_LD {
-                acc = data[i.k as usize / 4];
-                pc += 1;
-                continue;
-            }
-            let hit = match u32::from(i.code) & 0xf0 {
-                libc::BPF_JEQ => acc == i.k,
-                libc::BPF_JSET => acc & i.k != 0,
-                libc::BPF_JGE => acc >= i.k,
-                op => panic!("unexpected jump {op:#x}"),
-            };
-            pc += 1 + usize::from(if hit { i.jt } else { i.jf });
-        }
+    #[test]
+    fn other_abis_are_refused() {
+        let p = program(0xC000_003E, Some(0x4000_0000));
+        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        let write = libc::SYS_write as u32;
+        assert_eq!(
+            super::super::bpf::verdict(&p, 0x4000_0003, write, [0; 6]),
+            eperm
+        );
+        assert_eq!(verdict(&p, write | 0x4000_0000, [0; 6]), eperm);
+        assert_eq!(verdict(&p, write, [0; 6]), libc::SECCOMP_RET_ALLOW);
     }
 
     #[test]

@@ -21,21 +21,10 @@ pub const DEFAULT_SYSTEM: &[&str] = &[
 /// (another user's are theirs to guard, and a planted link must not hide a host file).
 pub fn kerberos_tickets(dir: &Path, uid: u32) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter(|e| e.file_name().as_encoded_bytes().starts_with(b"krb5cc_"))
-                .filter(|e| {
-                    e.path()
-                        .symlink_metadata()
-                        .is_ok_and(|m| m.file_type().is_file() && m.uid() == uid)
-                })
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
+    sorted_entries(dir, |name, path| {
+        name.starts_with("krb5cc_")
+            && (path.symlink_metadata()).is_ok_and(|m| m.file_type().is_file() && m.uid() == uid)
+    })
 }
 
 /// This process's real user id (whose ticket caches these are).
@@ -46,20 +35,23 @@ fn my_uid() -> u32 {
 
 /// The host's private SSH keys (`ssh_host_*_key`, not the `.pub` halves) in `dir`.
 pub fn host_keys(dir: &Path) -> Vec<PathBuf> {
-    let mut keys: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with("ssh_host_") && n.ends_with("_key"))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    keys.sort();
-    keys
+    sorted_entries(dir, |name, _| {
+        name.starts_with("ssh_host_") && name.ends_with("_key")
+    })
+}
+
+/// The entries of `dir` whose name (as text) and path `pick` takes, sorted; none when `dir`
+/// cannot be read.
+fn sorted_entries(dir: &Path, pick: impl Fn(&str, &Path) -> bool) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| (p.file_name().and_then(|n| n.to_str())).is_some_and(|n| pick(n, p)))
+        .collect();
+    out.sort();
+    out
 }
 
 /// File names that start with one of these are hidden (`.env`, `.env.local`, `.envrc`, and
@@ -129,22 +121,11 @@ pub fn dotenv_below(dir: &Path, max_entries: usize, home: Option<&Path>) -> Belo
             }
             let name = e.file_name();
             let Ok(kind) = e.file_type() else { continue };
-            if kind.is_dir() && is_secrets_folder(&name) {
-                if d != dir {
-                    files.push(e.path());
-                }
-            } else if kind.is_dir() {
+            if kind.is_dir() && !is_secrets_folder(&name) {
                 if !NOT_WALKED.iter().any(|n| name == *n) {
                     queue.push_back(e.path());
                 }
-            // A link counts only when it leads to a file a user keeps secrets in (see
-            // [`dotenv_link`]): a link named `.env` in a checkout must not blank any host file
-            // it points at (an interpreter, a CA bundle, a skill's script) for the run.
-            } else if d != dir
-                && is_dotenv(&name)
-                && (kind.is_file()
-                    || kind.is_symlink() && dotenv_link(&e.path(), dir, home).hidden())
-            {
+            } else if d != dir && is_secret(&e, dir, home) {
                 files.push(e.path());
             }
         }
@@ -252,11 +233,17 @@ fn is_secrets_folder(name: &std::ffi::OsStr) -> bool {
 /// `home` (a dotfiles repository in `$HOME` makes no project of it) and the user's alone (a
 /// shared folder's other entries are not the user's to hide), or `None`.
 pub fn project_root(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
-    let is_root = |d: &Path| super::VCS_METADATA.iter().any(|m| d.join(m).exists());
     project_dirs(dir, home, is_root)
         .pop()
         .filter(|d| Some(d.as_path()) != home && d.parent().is_some() && is_root(d))
         .filter(|d| crate::paths::not_users_alone(d).is_none())
+}
+
+/// Whether `d` holds version control metadata: the top of a project.
+fn is_root(d: &Path) -> bool {
+    super::KEPT_READ_ONLY
+        .iter()
+        .any(|(m, _)| d.join(m).exists())
 }
 
 /// Whether a file of this name is hidden as a project's secrets (see [`DOTENV_PREFIXES`]).
@@ -329,7 +316,6 @@ pub fn project_dirs(
 /// regular files: hiding covers a link's target, so a link planted in a shared folder could
 /// otherwise hide any file from every run.
 pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let is_root = |d: &Path| super::VCS_METADATA.iter().any(|m| d.join(m).exists());
     let mut out = Vec::new();
     let project = project_root(dir, home).unwrap_or_else(|| dir.to_path_buf());
     for (i, d) in project_dirs(dir, home, is_root).into_iter().enumerate() {
@@ -416,14 +402,11 @@ pub fn hidden_and_notice(
         .ok()
         .filter(|h| h != cwd && visible(h));
     let mut dotenv = Vec::new();
+    // Found twice is listed once (`deny_list` keeps the first).
     for d in std::iter::once(cwd).chain(here.as_deref()) {
-        for p in dotenv_files(d, home) {
-            if !dotenv.contains(&p) {
-                dotenv.push(p);
-            }
-        }
+        dotenv.extend(dotenv_files(d, home));
         let git_config = d.join(".git/config");
-        if git_config_holds_credentials(&git_config) && !dotenv.contains(&git_config) {
+        if git_config_holds_credentials(&git_config) {
             dotenv.push(git_config);
         }
     }
@@ -448,11 +431,7 @@ pub fn hidden_and_notice(
         if below.capped {
             capped.push(start.clone());
         }
-        for p in below.found {
-            if !dotenv.contains(&p) {
-                dotenv.push(p);
-            }
-        }
+        dotenv.extend(below.found);
         walked.push(start);
     }
     let notice = capped.first().map(|start| walk_capped(start));
@@ -495,30 +474,32 @@ fn walk_capped(start: &Path) -> String {
     )
 }
 
-/// The `.env*` files and the `.envs/` folder in `dir` (none when it cannot be read). Other
-/// directories are not secrets files (a virtualenv is often called `.env`), so they stay.
-/// A link counts when its target is hidden, judged against `project` and `home` (see
-/// [`dotenv_link`]).
+/// The `.env*` files and the `.envs/` folder in `dir` (none when it cannot be read), as
+/// [`is_secret`] tells them, judged against `project` and `home`.
 pub fn entries(dir: &Path, project: &Path, home: Option<&Path>) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            // The name first: a folder above the project (`/tmp`) may hold thousands of entries.
-            rd.filter_map(|e| e.ok())
-                .filter(|e| {
-                    let name = e.file_name();
-                    let link = e.file_type().is_ok_and(|t| t.is_symlink());
-                    is_dotenv(&name)
-                        && match link {
-                            true => dotenv_link(&e.path(), project, home).hidden(),
-                            false => e.path().is_file(),
-                        }
-                        || is_secrets_folder(&name)
-                            && e.path().symlink_metadata().is_ok_and(|m| m.is_dir())
-                })
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default()
+    (std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .filter(|e| is_secret(e, project, home))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect()
+}
+
+/// Whether the entry `e` is a project's secret: a `.env*` file, a `.envs/` folder, or a
+/// `.env*` link that leads to a file the user keeps secrets in (see [`dotenv_link`]: a link
+/// named `.env` in a checkout must not blank any host file it points at, an interpreter, a CA
+/// bundle, a skill's script). Other directories are not secrets files (a virtualenv is often
+/// called `.env`). The name first: a folder above the project (`/tmp`) may hold thousands of
+/// entries.
+fn is_secret(e: &std::fs::DirEntry, project: &Path, home: Option<&Path>) -> bool {
+    let name = e.file_name();
+    let (dotenv, folder) = (is_dotenv(&name), is_secrets_folder(&name));
+    let Some(Ok(kind)) = (dotenv || folder).then(|| e.file_type()) else {
+        return false;
+    };
+    match () {
+        _ if kind.is_dir() => folder,
+        _ if kind.is_symlink() => dotenv && dotenv_link(&e.path(), project, home).hidden(),
+        _ => dotenv && kind.is_file(),
+    }
 }
 
 #[cfg(test)]

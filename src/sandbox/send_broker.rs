@@ -48,16 +48,7 @@ pub(super) fn send_for(caller: &Caller, named: &Named) -> Result<i64, i32> {
     match i64::from(caller.req.data.nr) {
         libc::SYS_sendto => {
             let [_, buf, len, flags, addr, addrlen] = args;
-            // An `int`, as the kernel reads it.
-            let name = match usize::try_from(addrlen as u32 as i32) {
-                Ok(0) => Vec::new(),
-                Ok(l) if l <= std::mem::size_of::<libc::sockaddr_storage>() => {
-                    let mut name = vec![0u8; l];
-                    caller.read(addr, &mut name)?;
-                    name
-                }
-                _ => return Err(libc::EINVAL),
-            };
+            let name = caller.sockaddr(addr, addrlen)?;
             let len = usize::try_from(len).map_err(|_| libc::EINVAL)?;
             let message = Message {
                 name,
@@ -347,19 +338,11 @@ mod tests {
             uids: [1000, 1000, 1000],
             gids: [100, 100, 100],
         };
-        assert!(credentials_are_the_callers(&ids, 7, 1000, 100));
-        assert!(
-            !credentials_are_the_callers(&ids, 1, 1000, 100),
-            "another pid"
-        );
-        assert!(
-            !credentials_are_the_callers(&ids, 7, 0, 100),
-            "another user"
-        );
-        assert!(
-            !credentials_are_the_callers(&ids, 7, 1000, 0),
-            "another group"
-        );
+        // The caller's own, then another pid, user, group.
+        let claims = [(7, 1000, 100), (1, 1000, 100), (7, 0, 100), (7, 1000, 0)];
+        for (i, (pid, uid, gid)) in claims.into_iter().enumerate() {
+            assert_eq!(credentials_are_the_callers(&ids, pid, uid, gid), i == 0);
+        }
     }
 
     fn cmsg(level: i32, kind: i32, data: &[u8]) -> Vec<u8> {

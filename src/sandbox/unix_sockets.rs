@@ -10,12 +10,8 @@
 //! new), not for datagram ones, whose `sendto(2)` can name any socket path.
 //!
 //! When it names some, Unix sockets of every type may be made, and every system call that can
-//! name where its bytes go is handed to the run's init, which makes it itself after checking
-//! the destination: `connect(2)`, `sendmsg(2)`, `sendmmsg(2)`, and `sendto(2)` with an
-//! address (see `connect_broker` and `send_broker`). A `sendto` without one, `write(2)` and
-//! the like go where the socket is connected, which only init can have chosen (or
-//! `socketpair` did). A filter can see a `sendto`'s address pointer (a register) but not a
-//! `sendmsg`'s (in memory the caller can change under it), hence every `sendmsg` goes to init.
+//! name where its bytes go is handed to the run's init, which checks the destination and makes
+//! the call itself (see [`program`], `connect_broker` and `send_broker`).
 //!
 //! Also refused, because they would get around the check: `io_uring_setup(2)` (io_uring
 //! can create and connect sockets without the system call), `pidfd_getfd(2)` (a duplicate of
@@ -25,167 +21,26 @@
 //! Unix socket of their own (Python's multiprocessing with the `forkserver` start method, for
 //! one) need `allowed_sockets` (any one).
 
+use super::bpf::{ARCH, Op, Ret, To, arg, arg_high, assemble, head, jeq, ld};
 use super::seccomp::{SeccompError, install};
-
-/// The syscall ABI the filter is built for (`AUDIT_ARCH_*` of linux/audit.h).
-#[cfg(target_arch = "x86_64")]
-const NATIVE_ARCH: u32 = 0xC000_003E;
-#[cfg(target_arch = "aarch64")]
-const NATIVE_ARCH: u32 = 0xC000_00B7;
-
-/// x32 system calls on x86-64 carry this bit in their number.
-const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-
-/// Offsets in `struct seccomp_data`.
-const OFFSET_NR: u32 = 0;
-const OFFSET_ARCH: u32 = 4;
-/// The low 32 bits of the first argument (the socket family) and the second (the type).
-#[cfg(target_endian = "little")]
-const OFFSET_ARG0_LOW: u32 = 16;
-#[cfg(target_endian = "big")]
-const OFFSET_ARG0_LOW: u32 = 20;
-const OFFSET_ARG1_LOW: u32 = OFFSET_ARG0_LOW + 8;
-/// The fifth argument (`sendto`'s destination address), both halves.
-const OFFSET_ARG4_LOW: u32 = OFFSET_ARG0_LOW + 4 * 8;
-#[cfg(target_endian = "little")]
-const OFFSET_ARG4_HIGH: u32 = OFFSET_ARG4_LOW + 4;
-#[cfg(target_endian = "big")]
-const OFFSET_ARG4_HIGH: u32 = OFFSET_ARG4_LOW - 4;
-
-/// Label of the program: the `socketpair` check.
-const PAIR: u8 = 0;
 
 /// A socket type without the SOCK_NONBLOCK/SOCK_CLOEXEC flags.
 const SOCK_TYPE_MASK: u32 = 0xf;
 
-/// How the filter answers a system call.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Ret {
-    Allow,
-    /// Hand it to the broker (`SECCOMP_RET_USER_NOTIF`).
-    Notify,
-    Errno(i32),
-}
-
-impl Ret {
-    fn value(self) -> u32 {
-        match self {
-            Ret::Allow => libc::SECCOMP_RET_ALLOW,
-            Ret::Notify => libc::SECCOMP_RET_USER_NOTIF,
-            Ret::Errno(e) => libc::SECCOMP_RET_ERRNO | (e as u32 & libc::SECCOMP_RET_DATA),
-        }
-    }
-}
-
-/// Where a jump goes.
-#[derive(Clone, Copy)]
-enum To {
-    Next,
-    Label(u8),
-    Ret(Ret),
-}
-
-/// One line of the program before assembly.
-enum Op {
-    Stmt(u32, u32),
-    Jump(u32, u32, To, To),
-    Label(u8),
-}
-
-/// Resolve labels and returns into jump offsets; the returns go at the end, once each.
-fn assemble(code: &[Op]) -> Vec<libc::sock_filter> {
-    let mut labels = std::collections::HashMap::new();
-    let mut n = 0usize;
-    let mut rets: Vec<Ret> = Vec::new();
-    for op in code {
-        match op {
-            Op::Label(l) => {
-                labels.insert(*l, n);
-            }
-            Op::Stmt(..) => n += 1,
-            Op::Jump(_, _, t, f) => {
-                n += 1;
-                for to in [t, f] {
-                    if let To::Ret(r) = to
-                        && !rets.contains(r)
-                    {
-                        rets.push(*r);
-                    }
-                }
-            }
-        }
-    }
-    let target = |to: To, here: usize| -> u8 {
-        let at = match to {
-            To::Next => here + 1,
-            To::Label(l) => labels[&l],
-            To::Ret(r) => n + rets.iter().position(|x| *x == r).expect("collected above"),
-        };
-        u8::try_from(at - here - 1).expect("BPF jumps are short and forward")
-    };
-    let mut out = Vec::new();
-    for op in code {
-        let here = out.len();
-        match *op {
-            Op::Label(_) => {}
-            Op::Stmt(c, k) => out.push(libc::sock_filter {
-                code: c as u16,
-                jt: 0,
-                jf: 0,
-                k,
-            }),
-            Op::Jump(c, k, t, f) => out.push(libc::sock_filter {
-                code: c as u16,
-                jt: target(t, here),
-                jf: target(f, here),
-                k,
-            }),
-        }
-    }
-    out.extend(rets.iter().map(|r| libc::sock_filter {
-        code: (libc::BPF_RET | libc::BPF_K) as u16,
-        jt: 0,
-        jf: 0,
-        k: r.value(),
-    }));
-    out
-}
-
-/// The BPF program. `named`: some sockets are named, so Unix sockets of every type may be
-/// created and every system call that can name a destination goes to the broker (`connect`,
-/// `sendmsg`, `sendmmsg`, and `sendto` with an address: see `connect_broker` and
-/// `send_broker`); else no Unix socket at all and no datagram socket pair (a `sendto` on one
-/// names any path). Either way: no io_uring, no other system-call ABI. Built before anything
-/// is applied; pure.
+/// The BPF program (see the module docs), for runs that name sockets (`named`) or none. Built
+/// before anything is applied; pure.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn program(named: bool) -> Vec<libc::sock_filter> {
-    use libc::{BPF_ABS, BPF_ALU, BPF_AND, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_W};
-    let load = |off| Op::Stmt(BPF_LD | BPF_W | BPF_ABS, off);
-    let jeq = |k, t, f| Op::Jump(BPF_JMP | BPF_JEQ | BPF_K, k, t, f);
-    let refuse = Ret::Errno(libc::EACCES);
-    let mut code = vec![
-        load(OFFSET_ARCH),
-        jeq(NATIVE_ARCH, To::Next, To::Ret(refuse)),
-        load(OFFSET_NR),
-        Op::Jump(
-            BPF_JMP | BPF_JGE | BPF_K,
-            X32_SYSCALL_BIT,
-            To::Ret(refuse),
-            To::Next,
-        ),
-        jeq(
-            libc::SYS_io_uring_setup as u32,
-            To::Ret(Ret::Errno(libc::EPERM)),
-            To::Next,
-        ),
+    let (arch, x32_bit) = ARCH.expect("a filter is written for this architecture");
+    let refuse = To::Ret(Ret::Errno(libc::EACCES));
+    let (allow, eperm) = (To::Ret(Ret::Allow), To::Ret(Ret::Errno(libc::EPERM)));
+    let mut code = head(arch, x32_bit, Ret::Errno(libc::EACCES));
+    code.extend([
+        jeq(libc::SYS_io_uring_setup as u32, eperm, To::Next),
         // A duplicate of another process's descriptor (a socket among them). Here rather than
         // in `seccomp::deny_escapes`: the run's init, which serves the named sockets, needs it.
-        jeq(
-            libc::SYS_pidfd_getfd as u32,
-            To::Ret(Ret::Errno(libc::EPERM)),
-            To::Next,
-        ),
-    ];
+        jeq(libc::SYS_pidfd_getfd as u32, eperm, To::Next),
+    ]);
     if named {
         // The broker checks the destination and makes the call; a `sendto` without an
         // address (a register, not memory: nothing to race) goes where the socket is
@@ -195,31 +50,28 @@ pub fn program(named: bool) -> Vec<libc::sock_filter> {
             jeq(libc::SYS_connect as u32, notify, To::Next),
             jeq(libc::SYS_sendmsg as u32, notify, To::Next),
             jeq(libc::SYS_sendmmsg as u32, notify, To::Next),
-            jeq(libc::SYS_sendto as u32, To::Next, To::Ret(Ret::Allow)),
-            load(OFFSET_ARG4_LOW),
+            jeq(libc::SYS_sendto as u32, To::Next, allow),
+            ld(arg(4)),
             jeq(0, To::Next, notify),
-            load(OFFSET_ARG4_HIGH),
-            jeq(0, To::Ret(Ret::Allow), notify),
+            ld(arg_high(4)),
+            jeq(0, allow, notify),
         ]);
         return assemble(&code);
     }
     // socket(AF_UNIX, …): refused; socketpair(AF_UNIX, …): a stream or seqpacket type only.
+    const PAIR: usize = 0;
     code.extend([
         jeq(libc::SYS_socket as u32, To::Next, To::Label(PAIR)),
-        load(OFFSET_ARG0_LOW),
-        jeq(libc::AF_UNIX as u32, To::Ret(refuse), To::Ret(Ret::Allow)),
+        ld(arg(0)),
+        jeq(libc::AF_UNIX as u32, refuse, allow),
         Op::Label(PAIR),
-        jeq(libc::SYS_socketpair as u32, To::Next, To::Ret(Ret::Allow)),
-        load(OFFSET_ARG0_LOW),
-        jeq(libc::AF_UNIX as u32, To::Next, To::Ret(Ret::Allow)),
-        load(OFFSET_ARG1_LOW),
-        Op::Stmt(BPF_ALU | BPF_AND | BPF_K, SOCK_TYPE_MASK),
-        jeq(libc::SOCK_STREAM as u32, To::Ret(Ret::Allow), To::Next),
-        jeq(
-            libc::SOCK_SEQPACKET as u32,
-            To::Ret(Ret::Allow),
-            To::Ret(refuse),
-        ),
+        jeq(libc::SYS_socketpair as u32, To::Next, allow),
+        ld(arg(0)),
+        jeq(libc::AF_UNIX as u32, To::Next, allow),
+        ld(arg(1)),
+        Op::Stmt(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, SOCK_TYPE_MASK),
+        jeq(libc::SOCK_STREAM as u32, allow, To::Next),
+        jeq(libc::SOCK_SEQPACKET as u32, allow, refuse),
     ]);
     assemble(&code)
 }
@@ -373,38 +225,24 @@ mod tests {
     }
 
     #[test]
-    fn named_mode_hands_connect_and_sends_to_the_broker() {
-        let p = program(true);
-        let notify = p
-            .iter()
-            .position(|i| i.k == libc::SECCOMP_RET_USER_NOTIF)
-            .expect("a USER_NOTIF return");
-        for nr in [libc::SYS_connect, libc::SYS_sendmsg, libc::SYS_sendmmsg] {
-            let at = p
-                .iter()
-                .position(|i| i.k == nr as u32 && i.code & 0x07 == libc::BPF_JMP as u16)
-                .expect("a check for the call");
-            assert_eq!(at + 1 + p[at].jt as usize, notify, "{nr}");
+    fn connect_and_sends_go_to_the_broker_and_descriptors_stay_the_callers() {
+        let (arch, _) = ARCH.unwrap();
+        let call = |p: &[libc::sock_filter], nr: libc::c_long| {
+            super::super::bpf::verdict(p, arch, nr as u32, [0, 0, 0, 0, 1, 0])
+        };
+        let (named, closed) = (program(true), program(false));
+        for nr in [
+            libc::SYS_connect,
+            libc::SYS_sendmsg,
+            libc::SYS_sendmmsg,
+            libc::SYS_sendto,
+        ] {
+            assert_eq!(call(&named, nr), libc::SECCOMP_RET_USER_NOTIF, "{nr}");
+            assert_ne!(call(&closed, nr), libc::SECCOMP_RET_USER_NOTIF, "{nr}");
         }
-        assert!(
-            !program(false)
-                .iter()
-                .any(|i| i.k == libc::SECCOMP_RET_USER_NOTIF)
-        );
-    }
-
-    #[test]
-    fn the_command_cannot_take_another_process_descriptors() {
         let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
-        for named in [false, true] {
-            let p = program(named);
-            let at = p
-                .iter()
-                .position(|i| {
-                    i.k == libc::SYS_pidfd_getfd as u32 && i.code & 0x07 == libc::BPF_JMP as u16
-                })
-                .expect("a check for pidfd_getfd");
-            assert_eq!(p[at + 1 + p[at].jt as usize].k, eperm, "named: {named}");
+        for p in [&named, &closed] {
+            assert_eq!(call(p, libc::SYS_pidfd_getfd), eperm);
         }
     }
 }

@@ -10,7 +10,7 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// The system trees every run sees (read-only): the Filesystem Hierarchy Standard's program and
 /// configuration trees. `/etc`'s shadow files and private keys are covered inside it
@@ -204,17 +204,7 @@ pub fn shows(grants: &[Grant], path: &Path) -> bool {
 
 /// `p` made absolute against `cwd`, without `.` or `..` (no file system access).
 pub fn lexical(cwd: &Path, p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in cwd.join(p).components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    super::fold(&cwd.join(p))
 }
 
 /// The interpreter a script's first line names: its program, and for `env [-S] [OPT…] NAME`
@@ -241,10 +231,13 @@ pub fn shebang(file: &Path) -> Option<(PathBuf, Option<String>)> {
 
 /// `name` looked up on the absolute folders of `path_entries`.
 pub fn on_path(name: &str, path_entries: &[PathBuf]) -> Option<PathBuf> {
+    path_entries.iter().map(|d| d.join(name)).find(|p| runs(p))
+}
+
+/// Whether `p` is (leads to) a file with an executable bit.
+fn runs(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    path_entries.iter().map(|d| d.join(name)).find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// The absolute folders of a `PATH` value, in order (relative ones never count).
@@ -276,7 +269,6 @@ fn installation_of(target: &Path) -> Option<PathBuf> {
 /// says where the manager lives; nothing is run to find out.
 fn shim_starts(shim: &Path) -> Vec<PathBuf> {
     use std::io::Read;
-    use std::os::unix::fs::PermissionsExt;
     let mut text = String::new();
     let Ok(f) = std::fs::File::open(shim) else {
         return Vec::new();
@@ -292,9 +284,7 @@ fn shim_starts(shim: &Path) -> Vec<PathBuf> {
         .filter(|w| w.starts_with('/'))
     {
         let p = PathBuf::from(word);
-        let runs =
-            std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-        if runs && !out.contains(&p) {
+        if runs(&p) && !out.contains(&p) {
             out.push(p);
         }
     }

@@ -22,12 +22,6 @@ fn abi_for(kernel_abi: Option<u32>) -> ABI {
     }
 }
 
-/// The access rights handled (and so denied outside the rules): all writes known to `abi` —
-/// create, remove, rename/link across directories, write, truncate (and device ioctls).
-fn write_rights(abi: ABI) -> landlock::BitFlags<AccessFs> {
-    AccessFs::from_write(abi)
-}
-
 /// Why a Landlock restriction is not in force.
 #[derive(Debug, thiserror::Error)]
 pub enum LandlockError {
@@ -79,13 +73,10 @@ pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, LandlockErro
     }
     let mut warnings = Vec::new();
     let abi = abi_for(super::caps::linux::landlock_abi().ok());
-    let rights = write_rights(abi);
-    let fail = LandlockError::Ruleset;
-    let mut ruleset = Ruleset::default()
-        .handle_access(rights)
-        .map_err(fail)?
-        .create()
-        .map_err(fail)?;
+    // Every write `abi` knows: create, remove, rename/link across directories, write,
+    // truncate (and device ioctls); handled, so denied outside the rules.
+    let rights = AccessFs::from_write(abi);
+    let mut ruleset = Ruleset::default().handle_access(rights)?.create()?;
     let always = ALWAYS_WRITABLE.iter().map(|p| (Path::new(p), false));
     let given = writable.iter().map(|p| (p.as_path(), true));
     for (path, explicit) in always.chain(given) {
@@ -111,54 +102,37 @@ pub fn restrict_writes(writable: &[PathBuf]) -> Result<Vec<String>, LandlockErro
         } else {
             rights & AccessFs::from_file(abi)
         };
-        ruleset = ruleset
-            .add_rule(PathBeneath::new(fd, access))
-            .map_err(fail)?;
+        ruleset = ruleset.add_rule(PathBeneath::new(fd, access))?;
     }
-    let status: RestrictionStatus = ruleset.restrict_self().map_err(fail)?;
-    match status.ruleset {
-        RulesetStatus::FullyEnforced => Ok(warnings),
-        other => Err(LandlockError::NotEnforced {
-            what: "the write restriction",
-            status: ruleset_words(other),
-        }),
-    }
+    fully(ruleset.restrict_self()?, "the write restriction")?;
+    Ok(warnings)
 }
 
 /// Landlock scope (ABI 6): no connecting to abstract Unix sockets made outside the sandbox
 /// (the host's D-Bus session bus often is one). For runs that may use the network and some
 /// named Unix sockets, where no network namespace separates the abstract ones.
 pub fn scope_abstract_sockets() -> Result<(), LandlockError> {
-    use landlock::Scope;
-    let fail = LandlockError::Ruleset;
     match super::caps::linux::landlock_abi() {
         Ok(v) if v >= 6 => {}
         _ => return Err(LandlockError::NoScopes),
     }
-    let status = Ruleset::default()
-        .scope(Scope::AbstractUnixSocket)
-        .map_err(fail)?
-        .create()
-        .map_err(fail)?
-        .restrict_self()
-        .map_err(fail)?;
-    match status.ruleset {
-        RulesetStatus::FullyEnforced => Ok(()),
-        other => Err(LandlockError::NotEnforced {
-            what: "the scope for abstract sockets",
-            status: ruleset_words(other),
-        }),
-    }
+    let ruleset = Ruleset::default().scope(landlock::Scope::AbstractUnixSocket)?;
+    fully(
+        ruleset.create()?.restrict_self()?,
+        "the scope for abstract sockets",
+    )
 }
 
-/// The kernel's answer in words (not the crate's Rust names).
-fn ruleset_words(status: RulesetStatus) -> String {
-    match status {
-        RulesetStatus::FullyEnforced => "fully enforced",
+/// `NotEnforced` unless the kernel enforced `what` in full.
+fn fully(status: RestrictionStatus, what: &'static str) -> Result<(), LandlockError> {
+    // The kernel's answer in words (not the crate's Rust names).
+    let status = match status.ruleset {
+        RulesetStatus::FullyEnforced => return Ok(()),
         RulesetStatus::PartiallyEnforced => "partly enforced",
         RulesetStatus::NotEnforced => "not enforced",
-    }
-    .to_string()
+    };
+    let status = status.to_string();
+    Err(LandlockError::NotEnforced { what, status })
 }
 
 #[cfg(test)]
@@ -167,10 +141,10 @@ mod tests {
 
     #[test]
     fn truncation_is_among_the_handled_writes() {
-        let r = write_rights(abi_for(Some(3)));
+        let r = AccessFs::from_write(abi_for(Some(3)));
         assert!(r.contains(AccessFs::Truncate));
         assert!(!r.contains(AccessFs::IoctlDev));
-        assert!(write_rights(abi_for(Some(7))).contains(AccessFs::IoctlDev));
+        assert!(AccessFs::from_write(abi_for(Some(7))).contains(AccessFs::IoctlDev));
         assert!(r.contains(AccessFs::WriteFile));
         assert!(r.contains(AccessFs::MakeReg));
         assert!(!r.contains(AccessFs::ReadFile));

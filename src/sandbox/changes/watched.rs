@@ -7,8 +7,8 @@
 //! by a rename, or a name made and removed again are told as a walk would tell them.
 
 use super::{Change, ChangeKind, Changes, MAX_ENTRIES, Stat, change};
-use crate::sandbox::VCS_METADATA;
 use crate::sandbox::inotify::{Event, Watches};
+use crate::sandbox::is_vcs_metadata;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::DirEntryExt;
@@ -124,7 +124,7 @@ impl Watched {
                     continue;
                 };
                 let name = entry.file_name();
-                if VCS_METADATA.iter().any(|n| name == *n) {
+                if is_vcs_metadata(&name) {
                     listing.tops.insert(dir.clone());
                 }
                 if kind.is_dir() {
@@ -349,9 +349,7 @@ impl<'a> Judge<'a> {
     }
 
     fn record(&mut self, path: &Path, kind: ChangeKind, now: Option<Stat>) {
-        if path
-            .file_name()
-            .is_some_and(|n| VCS_METADATA.iter().any(|v| n == *v))
+        if path.file_name().is_some_and(is_vcs_metadata)
             && now.is_some()
             && let Some(parent) = path.parent()
         {
@@ -593,7 +591,7 @@ mod tests {
     /// `/p` with `a.txt` (1), `run.sh` (2), `gone.txt` (3), `same.txt` (4), `.git/` (5) holding
     /// `config` (6), `old/` (7) holding `x.csv` (8).
     fn listing() -> Listing {
-        let folder = |_ino: u64, entries| Folder {
+        let folder = |entries| Folder {
             mode: libc::S_IFDIR | 0o755,
             entries,
         };
@@ -602,25 +600,22 @@ mod tests {
             folders: HashMap::from([
                 (
                     PathBuf::from("/p"),
-                    folder(
-                        100,
-                        vec![
-                            entry("a.txt", 1, false),
-                            entry("run.sh", 2, false),
-                            entry("gone.txt", 3, false),
-                            entry("same.txt", 4, false),
-                            entry(".git", 5, true),
-                            entry("old", 7, true),
-                        ],
-                    ),
+                    folder(vec![
+                        entry("a.txt", 1, false),
+                        entry("run.sh", 2, false),
+                        entry("gone.txt", 3, false),
+                        entry("same.txt", 4, false),
+                        entry(".git", 5, true),
+                        entry("old", 7, true),
+                    ]),
                 ),
                 (
                     PathBuf::from("/p/.git"),
-                    folder(5, vec![entry("config", 6, false)]),
+                    folder(vec![entry("config", 6, false)]),
                 ),
                 (
                     PathBuf::from("/p/old"),
-                    folder(7, vec![entry("x.csv", 8, false)]),
+                    folder(vec![entry("x.csv", 8, false)]),
                 ),
             ]),
             tops: HashSet::from(["/p".into()]),
@@ -731,6 +726,12 @@ mod tests {
         );
     }
 
+    fn paths_and_kinds(c: &Changes) -> Vec<(&str, ChangeKind)> {
+        (c.list.iter())
+            .map(|c| (c.path.to_str().unwrap(), c.kind))
+            .collect()
+    }
+
     /// What the listing and the disk tell when the kernel dropped every event.
     fn judge_after_overflow(before: &Listing, disk: &Fake) -> Changes {
         let over = [Event {
@@ -765,13 +766,8 @@ mod tests {
             ("/p/old/x.csv".into(), file(8, 0o644, old)),
         ]));
         let c = judge_after_overflow(&before, &disk);
-        let got: Vec<(&str, ChangeKind)> = c
-            .list
-            .iter()
-            .map(|c| (c.path.to_str().unwrap(), c.kind))
-            .collect();
         assert_eq!(
-            got,
+            paths_and_kinds(&c),
             [
                 ("/p/a.txt", ChangeKind::Changed),
                 ("/p/gone.txt", ChangeKind::Deleted),
@@ -809,13 +805,8 @@ mod tests {
             ("/p/old/id_ed25519".into(), file(90, 0o600, old)),
         ]));
         let c = judge_after_overflow(&before, &disk);
-        let got: Vec<(&str, ChangeKind)> = c
-            .list
-            .iter()
-            .map(|c| (c.path.to_str().unwrap(), c.kind))
-            .collect();
         assert_eq!(
-            got,
+            paths_and_kinds(&c),
             [
                 ("/p/.git", ChangeKind::Mode),
                 ("/p/old", ChangeKind::Changed),
