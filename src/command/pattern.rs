@@ -465,6 +465,14 @@ pub fn quote_word(word: &str) -> String {
 const DISPLAY_MAX_CHARS: usize = 200;
 
 impl Target<'_> {
+    /// The program or script alone, its arguments left out.
+    pub(crate) fn alone(mut self) -> Self {
+        let (Target::Script { args, .. } | Target::Tool { args, .. } | Target::System { args, .. }) =
+            &mut self;
+        *args = &[];
+        self
+    }
+
     /// The command as one line of text: words quoted, control characters escaped, long
     /// commands cut with `…`.
     pub fn display(&self) -> String {
@@ -562,24 +570,33 @@ impl Target<'_> {
 mod tests {
     use super::*;
 
+    fn sys<'a>(program: &'a str, args: &'a [String]) -> Target<'a> {
+        Target::System { program, args }
+    }
+
+    fn script<'a>(skill: &'a str, rel_path: &'a str, args: &'a [String]) -> Target<'a> {
+        Target::Script {
+            skill,
+            rel_path,
+            args,
+        }
+    }
+
     fn words(s: &[&str]) -> Vec<String> {
         s.iter().map(|w| w.to_string()).collect()
     }
 
     fn sys_matches(pattern: &str, program: &str, args: &[&str]) -> bool {
         let args = words(args);
-        Pattern::parse(pattern).unwrap().matches(&Target::System {
-            program,
-            args: &args,
-        })
+        Pattern::parse(pattern)
+            .unwrap()
+            .matches(&sys(program, &args))
     }
 
     fn script_matches(pattern: &str, skill: &str, rel_path: &str) -> bool {
-        Pattern::parse(pattern).unwrap().matches(&Target::Script {
-            skill,
-            rel_path,
-            args: &[],
-        })
+        Pattern::parse(pattern)
+            .unwrap()
+            .matches(&script(skill, rel_path, &[]))
     }
 
     #[test]
@@ -615,11 +632,7 @@ mod tests {
             );
             let p = Pattern::parse(pattern).unwrap();
             assert!(
-                p.denies(&Target::Script {
-                    skill: "say",
-                    rel_path: "scripts/danger.sh",
-                    args: &[],
-                }),
+                p.denies(&script("say", "scripts/danger.sh", &[])),
                 "{pattern}"
             );
         }
@@ -752,11 +765,7 @@ mod tests {
         // Denying, a path pattern `SKILL/DIR/FILE` is that skill's script there too.
         let deny = Pattern::parse("say/viewer/a.py").unwrap();
         let none: Vec<String> = Vec::new();
-        let t = Target::Script {
-            skill: "say",
-            rel_path: "viewer/a.py",
-            args: &none,
-        };
+        let t = script("say", "viewer/a.py", &none);
         assert!(deny.denies(&t) && !deny.matches(&t));
         for p in ["say:*", "say:a", "say:a.py", "viewer/a.py", "./viewer/a.py"] {
             let p = Pattern::parse(p).unwrap();
@@ -770,11 +779,7 @@ mod tests {
         assert!(!script_matches("say", "say", "scripts/say.sh"));
         let args = words(&["--fast", "x"]);
         let p = Pattern::parse("scripts/lookup.py --fast").unwrap();
-        let target = |args| Target::Script {
-            skill: "s",
-            rel_path: "scripts/lookup.py",
-            args,
-        };
+        let target = |args| script("s", "scripts/lookup.py", args);
         assert!(!p.matches(&target(&args)));
         assert!(p.matches(&target(&args[..1])));
         assert!(!p.matches(&target(&[])));
@@ -790,29 +795,17 @@ mod tests {
         let rm = Pattern::parse("rm").unwrap();
         let none: Vec<String> = vec![];
         for program in ["rm", "/bin/rm", "./rm", "RM", "/usr/bin/Rm"] {
-            let t = Target::System {
-                program,
-                args: &none,
-            };
+            let t = sys(program, &none);
             assert!(rm.denies(&t), "{program}");
         }
-        let t = Target::System {
-            program: "/bin/",
-            args: &none,
-        };
+        let t = sys("/bin/", &none);
         assert!(!rm.denies(&t));
         let p = Pattern::parse("/usr/bin/rm").unwrap();
-        let t = Target::System {
-            program: "/usr//bin/./rm",
-            args: &none,
-        };
+        let t = sys("/usr//bin/./rm", &none);
         assert!(p.denies(&t) && !p.matches(&t));
         // `..` folded; and the same file by another path (a link) is that file.
         for program in ["/usr/bin/../bin/rm", "/usr/lib/../bin/rm"] {
-            let t = Target::System {
-                program,
-                args: &none,
-            };
+            let t = sys(program, &none);
             assert!(p.denies(&t), "{program}");
         }
         let dir = tempfile::tempdir().unwrap();
@@ -822,25 +815,16 @@ mod tests {
         std::os::unix::fs::symlink(dir.path(), &link).unwrap();
         let deny = Pattern::parse(&glob::escape(real.to_str().unwrap())).unwrap();
         let other = link.join("tool");
-        let t = Target::System {
-            program: other.to_str().unwrap(),
-            args: &none,
-        };
+        let t = sys(other.to_str().unwrap(), &none);
         assert!(deny.denies(&t) && !deny.matches(&t));
         // Control: another file there is not denied.
         std::fs::write(dir.path().join("other"), "").unwrap();
         let elsewhere = link.join("other");
-        assert!(!deny.denies(&Target::System {
-            program: elsewhere.to_str().unwrap(),
-            args: &none,
-        }));
+        assert!(!deny.denies(&sys(elsewhere.to_str().unwrap(), &none)));
         // Arguments stay exact: `git push` is not `git PUSH` to git.
         let p = Pattern::parse("git push").unwrap();
         let args = words(&["PUSH"]);
-        assert!(!p.denies(&Target::System {
-            program: "git",
-            args: &args
-        }));
+        assert!(!p.denies(&sys("git", &args)));
     }
 
     #[test]
@@ -870,23 +854,13 @@ mod tests {
     #[test]
     fn display_is_one_quoted_line() {
         let args = words(&["a b", "it's", "x\ny"]);
-        let t = Target::System {
-            program: "echo",
-            args: &args,
-        };
+        let t = sys("echo", &args);
         assert_eq!(t.display(), r"echo 'a b' 'it'\''s' 'x␊y'");
         let long = words(&["x".repeat(500).as_str()]);
-        let t = Target::System {
-            program: "echo",
-            args: &long,
-        };
+        let t = sys("echo", &long);
         assert_eq!(t.display().chars().count(), DISPLAY_MAX_CHARS);
         assert!(t.display().ends_with('…'));
-        let t = Target::Script {
-            skill: "say",
-            rel_path: "scripts/x.py",
-            args: &[],
-        };
+        let t = script("say", "scripts/x.py", &[]);
         assert_eq!(t.display(), "say/scripts/x.py");
     }
 
@@ -894,56 +868,26 @@ mod tests {
     fn suggested_pattern_round_trips() {
         let none: Vec<String> = vec![];
         let targets = [
-            Target::System {
-                program: "say",
-                args: &none,
-            },
-            Target::System {
-                program: "e*o",
-                args: &none,
-            },
-            Target::System {
-                program: "/opt/my tool/it's",
-                args: &none,
-            },
-            Target::System {
-                program: "./x[1]",
-                args: &none,
-            },
-            Target::Script {
-                skill: "say",
-                rel_path: "scripts/speak.sh",
-                args: &none,
-            },
-            Target::Script {
-                skill: "Odd_Name",
-                rel_path: "scripts/a b?.py",
-                args: &none,
-            },
+            sys("say", &none),
+            sys("e*o", &none),
+            sys("/opt/my tool/it's", &none),
+            sys("./x[1]", &none),
+            script("say", "scripts/speak.sh", &none),
+            script("Odd_Name", "scripts/a b?.py", &none),
         ];
         for t in targets {
             let text = t.suggest_pattern();
             let p = Pattern::parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert!(p.matches(&t), "{text} should match {t:?}");
         }
-        let say = Target::System {
-            program: "say",
-            args: &none,
-        };
+        let say = sys("say", &none);
         assert_eq!(say.suggest_pattern(), "say");
         // A placeholder from an explanation: nothing to allow.
         for program in ["...", "…", "<command>"] {
-            let t = Target::System {
-                program,
-                args: &none,
-            };
+            let t = sys(program, &none);
             assert_eq!(t.suggest_pattern(), "", "{program}");
         }
-        let script = |rel_path| Target::Script {
-            skill: "data",
-            rel_path,
-            args: &none,
-        };
+        let script = |rel_path| script("data", rel_path, &none);
         assert_eq!(script("scripts/stats").suggest_pattern(), "data:stats");
         assert_eq!(script("run.py").suggest_pattern(), "data:run");
         assert_eq!(
@@ -952,43 +896,25 @@ mod tests {
         );
         // An interpreter: its script, never the interpreter alone; code in an option: nothing.
         let script = words(&["tools/x.py", "--fast"]);
-        let py = Target::System {
-            program: "python3",
-            args: &script,
-        };
+        let py = sys("python3", &script);
         assert_eq!(py.suggest_pattern(), "python3 tools/x.py *");
         let p = Pattern::parse(&py.suggest_pattern()).unwrap();
         assert!(p.matches(&py));
         let other = words(&["tools/y.py"]);
-        assert!(!p.matches(&Target::System {
-            program: "python3",
-            args: &other
-        }));
+        assert!(!p.matches(&sys("python3", &other)));
         let code = words(&["-c", "print(1)"]);
-        let inline = Target::System {
-            program: "python3",
-            args: &code,
-        };
+        let inline = sys("python3", &code);
         assert_eq!(inline.suggest_pattern(), "");
         // A runner: its `run` and script; a wrapper: nothing (its arguments are the command).
         let run = words(&["run", "scripts/fill.py", "a"]);
-        let uv = Target::System {
-            program: "uv",
-            args: &run,
-        };
+        let uv = sys("uv", &run);
         assert_eq!(uv.suggest_pattern(), "uv run scripts/fill.py *");
         assert!(Pattern::parse(&uv.suggest_pattern()).unwrap().matches(&uv));
         let wrapped = words(&["bash", "-c", "x"]);
-        let env = Target::System {
-            program: "env",
-            args: &wrapped,
-        };
+        let env = sys("env", &wrapped);
         assert_eq!(env.suggest_pattern(), "");
         // Escaped: allowing the program literally named `e*o` must not allow `echo`.
         let p = Pattern::parse(&targets[1].suggest_pattern()).unwrap();
-        assert!(!p.matches(&Target::System {
-            program: "echo",
-            args: &none
-        }));
+        assert!(!p.matches(&sys("echo", &none)));
     }
 }

@@ -49,6 +49,24 @@ const SYSTEM_TREES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The user's runtime folder (first: it usually lies under /run and is the nearer name) and
+/// the system trees, each with why; `/root` only when it is not `$HOME`.
+fn system_trees(home: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
+    let runtime = std::env::var("XDG_RUNTIME_DIR")
+        .ok()
+        .filter(|d| d.starts_with('/') && d.len() > 1)
+        .map(|d| {
+            let why = "your runtime folder: service sockets and systemd user units run from it";
+            (PathBuf::from(d), why)
+        });
+    let trees = SYSTEM_TREES.iter().map(|(t, why)| (PathBuf::from(t), *why));
+    runtime
+        .into_iter()
+        .chain(trees)
+        .filter(|(t, _)| t != Path::new("/root") || home != Some(Path::new("/root")))
+        .collect()
+}
+
 /// Why `path` must not be writable without `--force-writable` as a tool's settings in `$HOME`,
 /// or `None`: a dot-folder or dotfile directly in `$HOME` (and all beneath it) holds some
 /// tool's settings and credentials, and many run commands from them later (credential
@@ -133,23 +151,8 @@ pub fn writable_problem(
             path.display(),
         ));
     }
-    // The user's runtime folder: service sockets, and systemd user units that run later.
-    let runtime = std::env::var("XDG_RUNTIME_DIR")
-        .ok()
-        .filter(|d| d.starts_with('/') && d.len() > 1);
-    let runtime = runtime.as_deref().map(|d| {
-        (
-            d,
-            "your runtime folder: service sockets and systemd user units run from it",
-        )
-    });
-    // The runtime folder first: it usually lies under /run and is the nearer name.
-    let trees = runtime
-        .into_iter()
-        .chain(SYSTEM_TREES.iter().copied())
-        .filter(|(t, _)| *t != "/root" || home.is_none_or(|h| h != Path::new("/root")));
-    for (tree, why) in trees {
-        let tree = Path::new(tree);
+    for (tree, why) in system_trees(home) {
+        let tree = tree.as_path();
         if path.starts_with(tree) {
             if path == tree {
                 return Some(format!("{} is a system folder ({why})", path.display()));
@@ -237,21 +240,8 @@ pub fn protected_places() -> Vec<(PathBuf, String)> {
                 }),
         );
     }
-    let runtime = std::env::var("XDG_RUNTIME_DIR")
-        .ok()
-        .filter(|d| d.starts_with('/') && d.len() > 1)
-        .map(|d| {
-            (
-                d,
-                "your runtime folder: service sockets and systemd user units run from it",
-            )
-        });
-    for (tree, why) in runtime
-        .into_iter()
-        .chain(SYSTEM_TREES.iter().map(|(t, w)| (t.to_string(), *w)))
-        .filter(|(t, _)| t != "/root" || home.as_deref() != Some(Path::new("/root")))
-    {
-        out.push((PathBuf::from(tree), format!("a system folder: {why}")));
+    for (tree, why) in system_trees(home.as_deref()) {
+        out.push((tree, format!("a system folder: {why}")));
     }
     for dir in path_folders(std::env::var_os("PATH").as_deref()) {
         out.push((
