@@ -164,7 +164,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
-            let mut agent = load_agent(name, &config.vars, config.instructions)?;
+            let (mut agent, _) = load_agent(name, &config.vars, config.instructions)?;
             // Checked as written, so a bad value is reported even when it would be dropped.
             if let Some(p) = &agent.script_policy {
                 check_policy(p, &agent.source)?;
@@ -380,6 +380,7 @@ const MAKE_IT_YOURS: &str =
 /// Why the working directory's project folders are not used, and how to use one anyway (`alt`:
 /// the flag that names it, e.g. `--skills-dir ./skills`); `None` when it is trusted.
 pub(crate) fn project_refusal(alt: &str) -> Option<String> {
+    let shown = |p: &std::path::Path| crate::term::sanitize(&p.display().to_string()).into_owned();
     match crate::trust::cwd_trust() {
         crate::trust::CwdTrust::Trusted => None,
         // `trust` refuses the home folder and the folders holding it: no use suggesting it.
@@ -391,8 +392,6 @@ pub(crate) fn project_refusal(alt: &str) -> Option<String> {
             "this directory is not trusted: run `skillpipe trust`, or pass {alt}"
         )),
         crate::trust::CwdTrust::Unsafe { listed, dir, why } => {
-            let shown =
-                |p: &std::path::Path| crate::term::sanitize(&p.display().to_string()).into_owned();
             let which = match dir == listed {
                 true => "it".to_string(),
                 false => format!("{}, on the way here,", shown(dir)),
@@ -403,8 +402,6 @@ pub(crate) fn project_refusal(alt: &str) -> Option<String> {
             ))
         }
         crate::trust::CwdTrust::StoreOpen { store, open } => {
-            let shown =
-                |p: &std::path::Path| crate::term::sanitize(&p.display().to_string()).into_owned();
             let which = match open == store {
                 true => "it".to_string(),
                 false => shown(open),
@@ -482,28 +479,10 @@ fn granted_by_overrides(key: &str, o: &PolicyOverrides) -> bool {
 }
 
 /// The agent `name` with its instructions filled from `--var K=V` arguments; a variable it does
-/// not use is a warning. Without `instructions` (they go to no model), a variable left without
-/// a value is no error.
+/// not use is a warning. With `strict` (the instructions go to a model) a variable without a
+/// value is an error; else (`agents show`, or no model) it is left as `{{NAME}}` and its name
+/// returned (the `--var` flags `chat` will require).
 pub(crate) fn load_agent(
-    name: &str,
-    vars: &[String],
-    instructions: bool,
-) -> Result<AgentConfig, AppError> {
-    load_agent_with(name, vars, instructions).map(|(agent, _)| agent)
-}
-
-/// For `agents show`, which shows the prompt and sends it nowhere: the agent with its
-/// instructions filled where a value is given, a variable without one left as `{{NAME}}`,
-/// and those variables' names (the `--var` flags `chat` will require).
-pub(crate) fn load_agent_to_show(
-    name: &str,
-    vars: &[String],
-) -> Result<(AgentConfig, Vec<String>), AppError> {
-    load_agent_with(name, vars, false)
-}
-
-/// [`load_agent`]; not `strict`, a missing variable is left unfilled and named.
-fn load_agent_with(
     name: &str,
     vars: &[String],
     strict: bool,

@@ -1,6 +1,6 @@
 //! `skillpipe agents list|show`.
 
-use super::{SkillFlags, usage};
+use super::{SkillFlags, usage, warn_all};
 use crate::agents::origin::Restricted;
 use crate::agents::{self, AgentConfig, AgentListing};
 use clap::{Args, Subcommand};
@@ -57,7 +57,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
         }
         AgentsCommand::Show { name, vars } => {
             let (mut agent, missing) =
-                crate::app::load_agent_to_show(&name, &vars).map_err(anyhow::Error::from)?;
+                crate::app::load_agent(&name, &vars, false).map_err(anyhow::Error::from)?;
             warn_all(&agent.warnings);
             if !missing.is_empty() {
                 // Shown, not sent: the prompt with `{{NAME}}` as written; chat needs the values.
@@ -151,12 +151,6 @@ fn render_few_shot(messages: &[crate::model::Message]) -> String {
         lines.len(),
         lines.join("\n")
     )
-}
-
-fn warn_all(warnings: &[String]) {
-    for w in warnings {
-        eprintln!("skillpipe: warning: {}", crate::term::sanitize(w));
-    }
 }
 
 /// `agents list`: aligned columns, or a JSON array of summaries.

@@ -102,7 +102,7 @@ impl ChatArgs {
 
     /// The flags as the app layer's plain config.
     fn config(&self) -> anyhow::Result<ChatConfig> {
-        let mut app = self.session.app_config(&self.skill_flags, &self.vars)?;
+        let mut app = self.session.app_config(&self.skill_flags, &self.vars);
         app.overrides.max_captures = self.max_captures;
         app.overrides.max_side_effects = self.max_side_effects;
         app.instructions = true;
