@@ -272,10 +272,10 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         Asking::Peer(asker) => builder = builder.boxed_asker(asker, false),
     }
     let dispatcher = builder.build().map_err(|e| match e {
-        crate::dispatch::BuildError::NoAuditLog => usage(format!(
-            "audit = \"required\" but there is {} (set XDG_STATE_HOME or HOME, or pass --audit-log)",
-            "no audit log location"
-        )),
+        crate::dispatch::BuildError::NoAuditLog => usage(
+            "audit = \"required\" but there is no audit log location (set XDG_STATE_HOME or \
+             HOME, or pass --audit-log)",
+        ),
         e => usage(e.to_string()),
     })?;
     Ok(Setup {

@@ -764,8 +764,7 @@ mod tests {
         assert!(!script_matches("say:*", "say", "viewer/a.py"));
         // Denying, a path pattern `SKILL/DIR/FILE` is that skill's script there too.
         let deny = Pattern::parse("say/viewer/a.py").unwrap();
-        let none: Vec<String> = Vec::new();
-        let t = script("say", "viewer/a.py", &none);
+        let t = script("say", "viewer/a.py", &[]);
         assert!(deny.denies(&t) && !deny.matches(&t));
         for p in ["say:*", "say:a", "say:a.py", "viewer/a.py", "./viewer/a.py"] {
             let p = Pattern::parse(p).unwrap();
@@ -793,19 +792,18 @@ mod tests {
     #[test]
     fn deny_matching_is_wider() {
         let rm = Pattern::parse("rm").unwrap();
-        let none: Vec<String> = vec![];
         for program in ["rm", "/bin/rm", "./rm", "RM", "/usr/bin/Rm"] {
-            let t = sys(program, &none);
+            let t = sys(program, &[]);
             assert!(rm.denies(&t), "{program}");
         }
-        let t = sys("/bin/", &none);
+        let t = sys("/bin/", &[]);
         assert!(!rm.denies(&t));
         let p = Pattern::parse("/usr/bin/rm").unwrap();
-        let t = sys("/usr//bin/./rm", &none);
+        let t = sys("/usr//bin/./rm", &[]);
         assert!(p.denies(&t) && !p.matches(&t));
         // `..` folded; and the same file by another path (a link) is that file.
         for program in ["/usr/bin/../bin/rm", "/usr/lib/../bin/rm"] {
-            let t = sys(program, &none);
+            let t = sys(program, &[]);
             assert!(p.denies(&t), "{program}");
         }
         let dir = tempfile::tempdir().unwrap();
@@ -815,12 +813,12 @@ mod tests {
         std::os::unix::fs::symlink(dir.path(), &link).unwrap();
         let deny = Pattern::parse(&glob::escape(real.to_str().unwrap())).unwrap();
         let other = link.join("tool");
-        let t = sys(other.to_str().unwrap(), &none);
+        let t = sys(other.to_str().unwrap(), &[]);
         assert!(deny.denies(&t) && !deny.matches(&t));
         // Control: another file there is not denied.
         std::fs::write(dir.path().join("other"), "").unwrap();
         let elsewhere = link.join("other");
-        assert!(!deny.denies(&sys(elsewhere.to_str().unwrap(), &none)));
+        assert!(!deny.denies(&sys(elsewhere.to_str().unwrap(), &[])));
         // Arguments stay exact: `git push` is not `git PUSH` to git.
         let p = Pattern::parse("git push").unwrap();
         let args = words(&["PUSH"]);
@@ -866,28 +864,27 @@ mod tests {
 
     #[test]
     fn suggested_pattern_round_trips() {
-        let none: Vec<String> = vec![];
         let targets = [
-            sys("say", &none),
-            sys("e*o", &none),
-            sys("/opt/my tool/it's", &none),
-            sys("./x[1]", &none),
-            script("say", "scripts/speak.sh", &none),
-            script("Odd_Name", "scripts/a b?.py", &none),
+            sys("say", &[]),
+            sys("e*o", &[]),
+            sys("/opt/my tool/it's", &[]),
+            sys("./x[1]", &[]),
+            script("say", "scripts/speak.sh", &[]),
+            script("Odd_Name", "scripts/a b?.py", &[]),
         ];
         for t in targets {
             let text = t.suggest_pattern();
             let p = Pattern::parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert!(p.matches(&t), "{text} should match {t:?}");
         }
-        let say = sys("say", &none);
+        let say = sys("say", &[]);
         assert_eq!(say.suggest_pattern(), "say");
         // A placeholder from an explanation: nothing to allow.
         for program in ["...", "…", "<command>"] {
-            let t = sys(program, &none);
+            let t = sys(program, &[]);
             assert_eq!(t.suggest_pattern(), "", "{program}");
         }
-        let script = |rel_path| script("data", rel_path, &none);
+        let script = |rel_path| script("data", rel_path, &[]);
         assert_eq!(script("scripts/stats").suggest_pattern(), "data:stats");
         assert_eq!(script("run.py").suggest_pattern(), "data:run");
         assert_eq!(
@@ -915,6 +912,6 @@ mod tests {
         assert_eq!(env.suggest_pattern(), "");
         // Escaped: allowing the program literally named `e*o` must not allow `echo`.
         let p = Pattern::parse(&targets[1].suggest_pattern()).unwrap();
-        assert!(!p.matches(&sys("echo", &none)));
+        assert!(!p.matches(&sys("echo", &[])));
     }
 }

@@ -662,13 +662,13 @@ mod tests {
         ] {
             assert!(cred(p).is_some(), "{p}");
         }
-        assert_eq!(cred("/home/u/projects/aws"), None);
-        assert_eq!(cred("/srv/.aws"), None);
-        assert_eq!(no("/opt/other"), None);
-        assert_eq!(no("/var/tmp/x"), None);
-        assert_eq!(no("/srv/www"), None);
+        for p in ["/home/u/projects/aws", "/srv/.aws"] {
+            assert_eq!(cred(p), None, "{p}");
+        }
         // A shell's start-up file is a dot-file like any other; ~/bin is on PATH at login.
-        assert_eq!(no("/home/u/.bashrc"), None);
+        for p in ["/opt/other", "/var/tmp/x", "/srv/www", "/home/u/.bashrc"] {
+            assert_eq!(no(p), None, "{p}");
+        }
         assert!(cred("/home/u/.bashrc").is_some());
         assert!(cred("/home/u/.config").is_some());
         assert!(no("/home/u/bin/tool").unwrap().contains("on PATH at login"));
@@ -725,18 +725,18 @@ mod tests {
         ] {
             assert!(no(p).unwrap().contains("version control metadata"), "{p}");
         }
-        // A project's tool settings may be named: what the run writes there is flagged.
-        for p in ["/tmp/repo/.claude", "/tmp/repo/.vscode/x"] {
+        // A project's tool settings may be named: what the run writes there is flagged. A
+        // name that starts alike, or a prefix of a name, is not the name.
+        for p in [
+            "/tmp/repo/.claude",
+            "/tmp/repo/.vscode/x",
+            "/tmp/repo/.github",
+            "/home/u/binaries",
+            "/home/u/project",
+            "/tmp/out",
+        ] {
             assert_eq!(no(p), None, "{p}");
         }
-        assert_eq!(no("/tmp/repo/.github"), None, "a name that starts alike");
-        assert_eq!(
-            no("/home/u/binaries"),
-            None,
-            "a prefix of a name is not the name"
-        );
-        assert_eq!(no("/home/u/project"), None);
-        assert_eq!(no("/tmp/out"), None);
     }
 
     #[test]
@@ -816,28 +816,17 @@ mod tests {
         }
         assert_eq!(fold(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
         assert_eq!(fold(Path::new("/../x")), PathBuf::from("/x"));
-        // A relative path is made absolute, as hidden paths are compared.
-        let mut q = ScriptPolicy::default();
-        q.apply_sandbox_flags(&PolicyOverrides {
-            allow_read: vec!["Cargo.toml".into()],
-            ..Default::default()
-        })
-        .unwrap();
-        assert_eq!(
-            q.allow_read[0],
-            std::env::current_dir().unwrap().join("Cargo.toml")
-        );
-        // With `..`: the same file, compared as hidden paths are.
-        let mut q = ScriptPolicy::default();
-        q.apply_sandbox_flags(&PolicyOverrides {
-            allow_read: vec!["src/../Cargo.toml".into()],
-            ..Default::default()
-        })
-        .unwrap();
-        assert_eq!(
-            q.allow_read[0],
-            std::env::current_dir().unwrap().join("Cargo.toml")
-        );
+        // A relative path is made absolute, as hidden paths are compared (`..` folded too).
+        for given in ["Cargo.toml", "src/../Cargo.toml"] {
+            let mut q = ScriptPolicy::default();
+            q.apply_sandbox_flags(&PolicyOverrides {
+                allow_read: vec![given.into()],
+                ..Default::default()
+            })
+            .unwrap();
+            let here = std::env::current_dir().unwrap();
+            assert_eq!(q.allow_read[0], here.join("Cargo.toml"), "{given}");
+        }
     }
 
     #[test]
