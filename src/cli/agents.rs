@@ -80,7 +80,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             if let Some(n) = &restricted.notice {
                 eprintln!("skillpipe: {}", crate::term::sanitize(n));
             }
-            let dirs = args.skill_flags.search_path_for(Some(&name))?;
+            let dirs = args.skill_flags.search_path(Some(&name))?;
             let mut set = crate::skills::SkillSet::load_with(&dirs, &crate::app::load_options()?);
             // As `chat --agent` does: an agent without skills sees the catalog of all of them.
             if !agent.skills.is_empty() {

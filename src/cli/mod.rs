@@ -109,15 +109,11 @@ pub struct SkillFlags {
 }
 
 impl SkillFlags {
-    /// The skill search path. A `--skills-dir` that is not a directory is a usage error: a typo
-    /// would otherwise load no skills and leave every directive "not found".
-    pub fn search_path(&self) -> anyhow::Result<Vec<PathBuf>> {
-        self.search_path_for(None)
-    }
-
-    /// [`Self::search_path`], with the skill folders beside an agent given by path after the
-    /// user's own folders (so they never shadow a skill the user installed).
-    pub fn search_path_for(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
+    /// The skill search path, with the skill folders beside an agent given by path after the
+    /// user's own folders (so they never shadow a skill the user installed). A `--skills-dir`
+    /// that is not a directory is a usage error: a typo would otherwise load no skills and
+    /// leave every directive "not found".
+    pub fn search_path(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
         let config = AppConfig {
             skills_dirs: self.skills_dirs.clone(),
             agent: agent.map(str::to_string),

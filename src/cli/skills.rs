@@ -40,7 +40,7 @@ pub enum SkillsCommand {
 pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
     let load = || -> anyhow::Result<SkillSet> {
         Ok(SkillSet::load_with(
-            &args.skill_flags.search_path()?,
+            &args.skill_flags.search_path(None)?,
             &crate::app::load_options()?,
         ))
     };
@@ -68,7 +68,7 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                 }
                 let mut e = format!("unknown skill `{name}`; available: {}", set.names_list());
                 if set.is_empty() && crate::app::untrusted_skill_hint(name).is_none() {
-                    let searched = args.skill_flags.search_path()?;
+                    let searched = args.skill_flags.search_path(None)?;
                     e = format!("{e}; {}", crate::app::nothing_loaded_hint(&searched));
                 }
                 return Err(usage(crate::app::skill_error(e, name)));
@@ -91,7 +91,7 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                         Some(skill) => Some(skill.dir.clone()),
                         None => args
                             .skill_flags
-                            .search_path()?
+                            .search_path(None)?
                             .into_iter()
                             .map(|d| d.join(n))
                             .find(|d| d.join("SKILL.md").is_file()),

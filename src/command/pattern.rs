@@ -675,35 +675,32 @@ mod tests {
 
     #[test]
     fn bare_program_with_argument_prefix() {
-        assert!(sys_matches("say", "say", &[]));
-        assert!(sys_matches("say", "say", &["hello", "world"]));
-        assert!(sys_matches("git status", "git", &["status"]));
-        // Named arguments are exact: no word more (`cat notes.txt private.csv`).
-        assert!(!sys_matches("git status", "git", &["status", "--short"]));
-        assert!(!sys_matches(
-            "cat notes.txt",
-            "cat",
-            &["notes.txt", "private.csv"]
-        ));
-        assert!(sys_matches("cat notes.txt", "cat", &["notes.txt"]));
-        // A last `*` word: any further arguments, none included.
-        assert!(sys_matches("git status *", "git", &["status", "--short"]));
-        assert!(sys_matches("git status *", "git", &["status"]));
-        assert!(!sys_matches("git status *", "git", &["push"]));
-        assert!(!sys_matches("cat *.txt", "cat", &["a.txt", "b.csv"]));
-        assert!(!sys_matches("git status", "git", &["push"]));
-        assert!(!sys_matches("git status", "git", &[]));
-        assert!(!sys_matches("git status", "git", &["statusx"]));
-        assert!(sys_matches("git log -* *", "git", &["log", "-5", "x"]));
-        assert!(!sys_matches("git log -*", "git", &["log", "-5", "x"]));
-        assert!(sys_matches(
-            "git commit -m *",
-            "git",
-            &["commit", "-m", "fix a/b"]
-        ));
-        assert!(sys_matches("py*", "python3", &[]));
-        assert!(sys_matches("printf {x}", "printf", &["{x}"]));
-        assert!(!sys_matches("printf {x}", "printf", &["x"]));
+        for (pattern, program, args, matches) in [
+            ("say", "say", &[][..], true),
+            ("say", "say", &["hello", "world"], true),
+            ("git status", "git", &["status"], true),
+            // Named arguments are exact: no word more (`cat notes.txt private.csv`).
+            ("git status", "git", &["status", "--short"], false),
+            ("cat notes.txt", "cat", &["notes.txt", "private.csv"], false),
+            ("cat notes.txt", "cat", &["notes.txt"], true),
+            // A last `*` word: any further arguments, none included.
+            ("git status *", "git", &["status", "--short"], true),
+            ("git status *", "git", &["status"], true),
+            ("git status *", "git", &["push"], false),
+            ("cat *.txt", "cat", &["a.txt", "b.csv"], false),
+            ("git status", "git", &["push"], false),
+            ("git status", "git", &[], false),
+            ("git status", "git", &["statusx"], false),
+            ("git log -* *", "git", &["log", "-5", "x"], true),
+            ("git log -*", "git", &["log", "-5", "x"], false),
+            ("git commit -m *", "git", &["commit", "-m", "fix a/b"], true),
+            ("py*", "python3", &[], true),
+            ("printf {x}", "printf", &["{x}"], true),
+            ("printf {x}", "printf", &["x"], false),
+        ] {
+            let got = sys_matches(pattern, program, args);
+            assert_eq!(got, matches, "{pattern} / {program} {args:?}");
+        }
     }
 
     #[test]
