@@ -152,23 +152,13 @@ pub fn writable_problem(
         ));
     }
     for (tree, why) in system_trees(home) {
-        let tree = tree.as_path();
-        if path.starts_with(tree) {
-            if path == tree {
-                return Some(format!("{} is a system folder ({why})", path.display()));
+        match relation(path, &tree) {
+            Some("is") => return Some(format!("{} is a system folder ({why})", path.display())),
+            Some(how) => {
+                let (path, tree) = (path.display(), tree.display());
+                return Some(format!("{path} {how} {tree}, a system folder ({why})"));
             }
-            return Some(format!(
-                "{} is in {}, a system folder ({why})",
-                path.display(),
-                tree.display()
-            ));
-        }
-        if tree.starts_with(path) {
-            return Some(format!(
-                "{} holds {}, a system folder ({why})",
-                path.display(),
-                tree.display()
-            ));
+            None => {}
         }
     }
     for dir in on_path {
@@ -191,22 +181,24 @@ pub fn writable_problem(
     }
     protected
         .iter()
-        .find(|(p, _)| p.starts_with(path) || path.starts_with(p))
-        .map(|(p, what)| {
-            if path == p {
-                return format!("{} holds {what}", path.display());
-            }
-            let how = if p.starts_with(path) {
-                "holds"
-            } else {
-                "is in"
-            };
-            format!(
+        .find_map(|(p, what)| match relation(path, p)? {
+            "is" => Some(format!("{} holds {what}", path.display())),
+            how => Some(format!(
                 "{} {how} {}, which holds {what}",
                 path.display(),
                 p.display()
-            )
+            )),
         })
+}
+
+/// How `path` stands to `place`: it `is` it, `is in` it or `holds` it; `None` when apart.
+fn relation(path: &Path, place: &Path) -> Option<&'static str> {
+    match () {
+        _ if path == place => Some("is"),
+        _ if path.starts_with(place) => Some("is in"),
+        _ if place.starts_with(path) => Some("holds"),
+        _ => None,
+    }
 }
 
 /// Every place scripts are never offered to write (what `--writable` refuses without
@@ -565,7 +557,7 @@ fn check_writable(
                     .or_else(|| home_settings_problem(&p, home))
                     .or_else(|| {
                         bare_repository(&p).map(|repo| {
-                            let how = if repo == p { "is" } else { "is in" };
+                            let how = relation(&p, repo).unwrap_or_default();
                             format!(
                                 "{} {how} the bare git repository {}: its hooks and config run \
                                  commands outside the sandbox; name a folder outside it",
