@@ -476,21 +476,23 @@ impl Target<'_> {
     /// The command as one line of text: words quoted, control characters escaped, long
     /// commands cut with `…`.
     pub fn display(&self) -> String {
-        let (head, args) = match self {
+        let (head, args) = match *self {
+            // In `scripts/`: `SKILL/scripts/…`; at the skill root, or in a folder its SKILL.md
+            // names: `SKILL:…`, the form that resolves to it (`SKILL/x.sh` would not).
             Target::Script {
                 skill,
                 rel_path,
                 args,
-            } if rel_path.starts_with("scripts/") => (format!("{skill}/{rel_path}"), *args),
-            // At the skill root, or in a folder its SKILL.md names: the form that resolves to
-            // it (`SKILL/x.sh` would not).
-            Target::Script {
-                skill,
-                rel_path,
-                args,
-            } => (format!("{skill}:{rel_path}"), *args),
-            Target::Tool { skill, id, args } => (format!("{skill}:{id}"), *args),
-            Target::System { program, args } => (program.to_string(), *args),
+            } => {
+                let sep = if rel_path.starts_with("scripts/") {
+                    '/'
+                } else {
+                    ':'
+                };
+                (format!("{skill}{sep}{rel_path}"), args)
+            }
+            Target::Tool { skill, id, args } => (format!("{skill}:{id}"), args),
+            Target::System { program, args } => (program.to_string(), args),
         };
         let words: Vec<String> = std::iter::once(head.as_str())
             .chain(args.iter().map(String::as_str))
@@ -520,26 +522,18 @@ impl Target<'_> {
         }
         let word = match self {
             // A script at the skill root or directly in `scripts/` (a tool counts as
-            // `scripts/ID`): `SKILL:NAME`, the name a directive calls it by.
+            // `scripts/ID`): `SKILL:NAME`, the name a directive calls it by; deeper in
+            // `scripts/`, its path; in another folder, which its SKILL.md names: `SKILL:DIR/x.py`.
             Target::Script {
                 skill, rel_path, ..
-            } if is_skill_word(skill)
-                && !rel_path
-                    .strip_prefix("scripts/")
-                    .unwrap_or(rel_path)
-                    .contains('/') =>
-            {
-                format!("{skill}:{}", file_stem(rel_path))
+            } if is_skill_word(skill) => {
+                let in_scripts = rel_path.strip_prefix("scripts/");
+                match in_scripts.unwrap_or(rel_path).contains('/') {
+                    false => format!("{skill}:{}", file_stem(rel_path)),
+                    true if in_scripts.is_some() => format!("{skill}/{rel_path}"),
+                    true => format!("{skill}:{rel_path}"),
+                }
             }
-            Target::Script {
-                skill, rel_path, ..
-            } if is_skill_word(skill) && rel_path.starts_with("scripts/") => {
-                format!("{skill}/{rel_path}")
-            }
-            // A script in another folder, which its SKILL.md names: `SKILL:DIR/x.py`.
-            Target::Script {
-                skill, rel_path, ..
-            } if is_skill_word(skill) => format!("{skill}:{rel_path}"),
             Target::Script { rel_path, .. } => rel_path.to_string(),
             Target::Tool { skill, id, .. } if is_skill_word(skill) => format!("{skill}:{id}"),
             Target::Tool { id, .. } => format!("scripts/{id}"),
