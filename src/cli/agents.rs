@@ -174,28 +174,22 @@ fn render_list(listing: &AgentListing, json: bool) -> anyhow::Result<String> {
         })
         .collect();
     let header = ["NAME", "SKILLS", "SOURCE", "DESCRIPTION"].map(String::from);
-    let widths: Vec<usize> = (0..3)
-        .map(|i| {
-            rows.iter()
-                .chain([&header])
+    // Every column but the last as wide as its widest cell.
+    let widths: Vec<usize> = (0..4)
+        .map(|i| match i {
+            3 => 0,
+            i => (rows.iter().chain([&header]))
                 .map(|r| r[i].chars().count())
                 .max()
-                .unwrap_or(0)
+                .unwrap_or(0),
         })
         .collect();
     let mut out = String::new();
     for row in [&header].into_iter().chain(rows.iter()) {
-        let line = format!(
-            "{:w0$}  {:w1$}  {:w2$}  {}",
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2]
-        );
-        out.push_str(line.trim_end());
+        let cells: Vec<String> = (row.iter().zip(&widths))
+            .map(|(cell, w)| format!("{cell:w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
     Ok(out)
