@@ -266,44 +266,35 @@ mod tests {
 
     #[test]
     fn bad_overrides_are_errors_naming_the_flag_and_change_nothing() {
+        let with = |f: fn(&mut PolicyOverrides)| {
+            let mut o = PolicyOverrides::default();
+            f(&mut o);
+            o
+        };
         for (flags, expected) in [
             (
-                PolicyOverrides {
-                    timeout: Some(0),
-                    ..Default::default()
-                },
+                with(|o| o.timeout = Some(0)),
                 "--timeout must be between 1 and 600 seconds, got 0",
             ),
             (
-                PolicyOverrides {
-                    timeout: Some(601),
-                    ..Default::default()
-                },
+                with(|o| o.timeout = Some(601)),
                 "--timeout must be between 1 and 600 seconds, got 601",
             ),
             (
-                PolicyOverrides {
-                    allow: strings(&["say", "echo; rm"]),
-                    ..Default::default()
-                },
+                with(|o| o.allow = strings(&["say", "echo; rm"])),
                 "--allow 'echo; rm': invalid pattern `echo; rm`: shell syntax is not supported; commands run without a shell (found `;`)",
             ),
             (
-                PolicyOverrides {
-                    deny: strings(&["/bin/*"]),
-                    ..Default::default()
-                },
+                with(|o| o.deny = strings(&["/bin/*"])),
                 "--deny '/bin/*': invalid pattern",
             ),
             // A sandbox flag checked last, after the others were set on the copy.
             #[cfg(feature = "runtime")]
             (
-                PolicyOverrides {
-                    allow_scripts: true,
-                    allow_network: true,
-                    allow_read: vec!["/no/such/path/anywhere".into()],
-                    ..Default::default()
-                },
+                with(|o| {
+                    (o.allow_scripts, o.allow_network) = (true, true);
+                    o.allow_read = vec!["/no/such/path/anywhere".into()];
+                }),
                 "--allow-read /no/such/path/anywhere: no such file or directory",
             ),
         ] {

@@ -595,6 +595,13 @@ fn check_writable(
 mod tests {
     use super::*;
 
+    /// `p` with the sandbox flags applied, or the error's text.
+    fn applied(p: &ScriptPolicy, flags: PolicyOverrides) -> Result<ScriptPolicy, String> {
+        let mut p = p.clone();
+        p.apply_sandbox_flags(&flags).map_err(|e| e.to_string())?;
+        Ok(p)
+    }
+
     #[test]
     fn home_start_up_files_and_own_dirs_are_refused() {
         let home = Some(Path::new("/home/u"));
@@ -767,19 +774,14 @@ mod tests {
             writable: vec![secret.clone()],
             ..Default::default()
         };
-        let err = p
-            .clone()
-            .apply_sandbox_flags(&flags)
-            .unwrap_err()
-            .to_string();
+        let err = applied(&p, flags.clone()).unwrap_err();
         assert!(err.contains("hidden from scripts"), "{err}");
         assert!(err.contains("--allow-read"), "{err}");
-        p.clone()
-            .apply_sandbox_flags(&PolicyOverrides {
-                allow_read: vec![secret.clone()],
-                ..flags
-            })
-            .unwrap();
+        let shown = PolicyOverrides {
+            allow_read: vec![secret.clone()],
+            ..flags
+        };
+        applied(&p, shown).unwrap();
         // An --allow-read that would show nothing says so: a file of a folder hidden as a
         // whole, or a path that is not there.
         std::fs::write(secret.join("key"), "k").unwrap();
@@ -796,26 +798,22 @@ mod tests {
                 &format!("e.g. --allow-read {}", secret.display()),
             ),
         ] {
-            let err = p
-                .clone()
-                .apply_sandbox_flags(&PolicyOverrides {
-                    allow_read: vec![path],
-                    ..Default::default()
-                })
-                .unwrap_err()
-                .to_string();
+            let flags = PolicyOverrides {
+                allow_read: vec![path],
+                ..Default::default()
+            };
+            let err = applied(&p, flags).unwrap_err();
             assert!(err.contains(says), "{err}");
         }
         assert_eq!(fold(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
         assert_eq!(fold(Path::new("/../x")), PathBuf::from("/x"));
         // A relative path is made absolute, as hidden paths are compared (`..` folded too).
         for given in ["Cargo.toml", "src/../Cargo.toml"] {
-            let mut q = ScriptPolicy::default();
-            q.apply_sandbox_flags(&PolicyOverrides {
+            let flags = PolicyOverrides {
                 allow_read: vec![given.into()],
                 ..Default::default()
-            })
-            .unwrap();
+            };
+            let q = applied(&ScriptPolicy::default(), flags).unwrap();
             let here = std::env::current_dir().unwrap();
             assert_eq!(q.allow_read[0], here.join("Cargo.toml"), "{given}");
         }
@@ -870,20 +868,17 @@ mod tests {
                 PathBuf::from("$XDG_RUNTIME_DIR/bus"),
             ]
         );
-        let mut p = ScriptPolicy::default();
-        let err = p
-            .apply_sandbox_flags(&PolicyOverrides {
-                writable: vec!["/".into()],
-                ..Default::default()
-            })
-            .unwrap_err();
-        assert!(err.to_string().contains("--force-writable"), "{err}");
-        p.apply_sandbox_flags(&PolicyOverrides {
+        let root = PolicyOverrides {
             writable: vec!["/".into()],
-            force_writable: true,
             ..Default::default()
-        })
-        .unwrap();
+        };
+        let err = applied(&ScriptPolicy::default(), root.clone()).unwrap_err();
+        assert!(err.contains("--force-writable"), "{err}");
+        let forced = PolicyOverrides {
+            force_writable: true,
+            ..root
+        };
+        applied(&ScriptPolicy::default(), forced).unwrap();
     }
 
     #[test]
