@@ -149,26 +149,14 @@ pub(crate) fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
 }
 
 /// A pattern that could not be parsed; names the pattern and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid pattern `{}`: {reason}", escape_controls(pattern))]
 pub struct PatternError {
     /// The pattern as written.
     pub pattern: String,
     /// Why it is not valid.
     pub reason: String,
 }
-
-impl fmt::Display for PatternError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid pattern `{}`: {}",
-            escape_controls(&self.pattern),
-            self.reason
-        )
-    }
-}
-
-impl std::error::Error for PatternError {}
 
 #[derive(Debug, Clone)]
 enum Kind {
