@@ -323,17 +323,13 @@ pub(crate) fn project_notice(explicit: &[PathBuf], agents: bool) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let canonical = |d: &std::path::Path| d.canonicalize().ok();
-        let mut used: Vec<PathBuf> = explicit.iter().filter_map(|d| canonical(d)).collect();
-        used.extend(
-            crate::paths::user_skill_dirs()
-                .iter()
-                .filter_map(|d| canonical(d)),
+        let (skills, agents_dirs) = (
+            crate::paths::user_skill_dirs(),
+            crate::paths::agent_search_path_for(false),
         );
-        used.extend(
-            crate::paths::agent_search_path_for(false)
-                .iter()
-                .filter_map(|d| canonical(d)),
-        );
+        let used: Vec<PathBuf> = (explicit.iter().chain(skills.iter()).chain(&agents_dirs))
+            .filter_map(|d| canonical(d))
+            .collect();
         let present = crate::paths::project_dirs_present()
             .into_iter()
             .filter(|d| {

@@ -225,7 +225,12 @@ fn one_shot(
     let mut ui = PlainUi {
         display: Display::new(looks.stdout_tty, raw, opts),
         tty: looks.stdout_tty,
-        ..PlainUi::default()
+        ended_with_newline: false,
+        wrote: false,
+        pending: Vec::new(),
+        side_output: None,
+        hold_pending: false,
+        at_run: false,
     };
     // The reader of stdout may go (`| head -1`) while the model still streams: the turn stops
     // then, as the filter stops, and main ends quietly (a broken pipe on stdout).
@@ -313,21 +318,6 @@ impl ToStderr {
                     line::status(&format!("{gutter}{row}"));
                 }
             }
-        }
-    }
-}
-
-impl Default for PlainUi {
-    fn default() -> Self {
-        PlainUi {
-            ended_with_newline: false,
-            wrote: false,
-            display: Display::Exact,
-            tty: false,
-            pending: Vec::new(),
-            side_output: None,
-            hold_pending: false,
-            at_run: false,
         }
     }
 }
