@@ -69,7 +69,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     let input: Option<serde_json::Value> = match &args.input {
         Some(text) => match serde_json::from_str(text) {
             Ok(v) => Some(v),
-            Err(e) => return invalid_input(&args, format!("--input is not valid JSON: {e}"), None),
+            Err(e) => return invalid_run(&args, format!("--input is not valid JSON: {e}"), None),
         },
         None => None,
     };
@@ -100,7 +100,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
                     argv.extend(json_args);
                     stdin
                 }
-                Err(e) => return invalid_input(&args, format!("--input: {e}"), None),
+                Err(e) => return invalid_run(&args, format!("--input: {e}"), None),
             }
         }
         // Not an object (a list, a string): no wrapper to take off, given as it is.
@@ -160,7 +160,7 @@ fn not_resolved(
         }
         None => None,
     };
-    invalid_input(args, e.to_string(), hint)
+    invalid_run(args, e.to_string(), hint)
 }
 
 /// A step of `run_inner`: the outcome shown (the script's output, or why it did not run)
@@ -208,7 +208,7 @@ fn print_outcome(args: &RunArgs, outcome: Outcome) -> anyhow::Result<i32> {
 /// A run that is invalid (an `--input` that cannot be given to the script, a skill or script
 /// that does not resolve), with the hint the text appends: with `--json`, the refusal object
 /// (as a model's bad tool call is); else a usage error.
-fn invalid_input(
+fn invalid_run(
     args: &RunArgs,
     why: String,
     hint: Option<(HintKind, String)>,
