@@ -237,12 +237,11 @@ mod tests {
     fn run(policy: &ScriptPolicy, skill: &str, body: &str) -> Result<Decision, String> {
         let argv = parse_argv(body).map_err(|e| e.to_string())?;
         let (first, args) = argv.split_first().unwrap();
-        let target = match crate::command::classify(first) {
-            crate::command::Argv0Kind::ScriptRef => {
-                let rel = first.split_once("scripts/").map(|(_, r)| r).unwrap();
-                let rel_path = format!("scripts/{rel}");
-                return Ok(decide(policy, &script(skill, &rel_path, args)));
-            }
+        let rel_path = first
+            .split_once("scripts/")
+            .map(|(_, r)| format!("scripts/{r}"));
+        let target = match (crate::command::classify(first), &rel_path) {
+            (crate::command::Argv0Kind::ScriptRef, Some(rel_path)) => script(skill, rel_path, args),
             _ => sys(first, args),
         };
         Ok(decide(policy, &target))
