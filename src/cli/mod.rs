@@ -385,3 +385,32 @@ fn output_closed(e: &anyhow::Error) -> bool {
         .filter_map(|c| c.downcast_ref::<std::io::Error>())
         .any(crate::term::closed::stdout_reader_gone)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name `--sandbox` and `--workdir` list is read as the policy's value of that name.
+    #[test]
+    fn sandbox_and_workdir_flags_read_every_policy_value() {
+        for (args, sandbox, workdir) in [
+            ("required skill", SandboxMode::Required, Workdir::Skill),
+            (
+                "best-effort caller",
+                SandboxMode::BestEffort,
+                Workdir::Caller,
+            ),
+        ] {
+            let (s, w) = args.split_once(' ').unwrap();
+            let argv = ["skillpipe", "filter", "--sandbox", s, "--workdir", w];
+            let Command::Filter(f) = Cli::try_parse_from(argv).unwrap().command else {
+                panic!("{argv:?}")
+            };
+            let policy = f.session.policy;
+            assert_eq!(
+                (policy.sandbox, policy.workdir),
+                (Some(sandbox), Some(workdir))
+            );
+        }
+    }
+}
