@@ -161,7 +161,6 @@ pub(crate) enum Asking {
 pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppError> {
     // With an agent named, a project's ./agents is one place it could have come from.
     project_notice(&config.named_dirs(), config.agent.is_some());
-    let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
             let (mut agent, _) = load_agent(name, &config.vars, config.instructions)?;
@@ -188,9 +187,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         None if !config.vars.is_empty() => return Err(usage("--var needs --agent")),
         None => None,
     };
-    if let Some(a) = &agent {
-        warnings.extend(a.warnings.iter().cloned());
-    }
+    let mut warnings: Vec<String> = agent.iter().flat_map(|a| a.warnings.clone()).collect();
     let mut policy = agent
         .as_ref()
         .and_then(|a| a.script_policy.clone())

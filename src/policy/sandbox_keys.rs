@@ -640,6 +640,11 @@ mod tests {
             ("/root/.pyenv/shims", "is in /root"),
             ("/opt/tool/bin/x", "is on PATH (/opt/tool/bin)"),
             ("/opt/tool", "holds /opt/tool/bin, which is on PATH"),
+            // ~/bin is on PATH at login; the user's own agent and skill folders.
+            ("/home/u/bin/tool", "on PATH at login"),
+            ("/home/u/.r9s/agents/x", "your agents"),
+            ("/home/u/.agents", "holds"),
+            ("/home/u/.agents/skills/s", "your skills"),
         ] {
             let why = no(p).unwrap_or_default();
             assert!(why.contains(says), "{p}: {why}");
@@ -658,19 +663,18 @@ mod tests {
             "/home/u/.kube/config.d",
             "/home/u/.some-new-tool/auth.json",
             "/home/u/.config/gh",
+            "/home/u/.bashrc",
+            "/home/u/.config",
         ] {
             assert!(cred(p).is_some(), "{p}");
         }
         for p in ["/home/u/projects/aws", "/srv/.aws"] {
             assert_eq!(cred(p), None, "{p}");
         }
-        // A shell's start-up file is a dot-file like any other; ~/bin is on PATH at login.
+        // A shell's start-up file is a dot-file like any other (a tool's settings, above).
         for p in ["/opt/other", "/var/tmp/x", "/srv/www", "/home/u/.bashrc"] {
             assert_eq!(no(p), None, "{p}");
         }
-        assert!(cred("/home/u/.bashrc").is_some());
-        assert!(cred("/home/u/.config").is_some());
-        assert!(no("/home/u/bin/tool").unwrap().contains("on PATH at login"));
         assert_eq!(
             no("/home/u/.config/skillpipe/skills").unwrap(),
             "/home/u/.config/skillpipe/skills is in /home/u/.config/skillpipe, which holds \
@@ -679,13 +683,6 @@ mod tests {
         assert_eq!(
             no("/home/u/.r9s").unwrap(),
             "/home/u/.r9s holds your agents"
-        );
-        assert!(no("/home/u/.r9s/agents/x").unwrap().contains("your agents"));
-        assert!(no("/home/u/.agents").unwrap().contains("holds"));
-        assert!(
-            no("/home/u/.agents/skills/s")
-                .unwrap()
-                .contains("your skills")
         );
         assert!(no("/home/u/.agents/other").is_none());
         // Where code runs later, as a class: login, PATH, tools' settings.
