@@ -161,10 +161,9 @@ pub(crate) enum Asking {
 pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppError> {
     // With an agent named, a project's ./agents is one place it could have come from.
     project_notice(&config.named_dirs(), config.agent.is_some());
-    let mut warnings = Vec::new();
     let agent = match &config.agent {
         Some(name) => {
-            let mut agent = load_agent(name, &config.vars, config.instructions)?;
+            let (mut agent, _) = load_agent(name, &config.vars, config.instructions)?;
             // Checked as written, so a bad value is reported even when it would be dropped.
             if let Some(p) = &agent.script_policy {
                 check_policy(p, &agent.source)?;
@@ -188,9 +187,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         None if !config.vars.is_empty() => return Err(usage("--var needs --agent")),
         None => None,
     };
-    if let Some(a) = &agent {
-        warnings.extend(a.warnings.iter().cloned());
-    }
+    let mut warnings: Vec<String> = agent.iter().flat_map(|a| a.warnings.clone()).collect();
     let mut policy = agent
         .as_ref()
         .and_then(|a| a.script_policy.clone())
@@ -272,10 +269,10 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         Asking::Peer(asker) => builder = builder.boxed_asker(asker, false),
     }
     let dispatcher = builder.build().map_err(|e| match e {
-        crate::dispatch::BuildError::NoAuditLog => usage(format!(
-            "audit = \"required\" but there is {} (set XDG_STATE_HOME or HOME, or pass --audit-log)",
-            "no audit log location"
-        )),
+        crate::dispatch::BuildError::NoAuditLog => usage(
+            "audit = \"required\" but there is no audit log location (set XDG_STATE_HOME or \
+             HOME, or pass --audit-log)",
+        ),
         e => usage(e.to_string()),
     })?;
     Ok(Setup {
@@ -323,17 +320,13 @@ pub(crate) fn project_notice(explicit: &[PathBuf], agents: bool) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let canonical = |d: &std::path::Path| d.canonicalize().ok();
-        let mut used: Vec<PathBuf> = explicit.iter().filter_map(|d| canonical(d)).collect();
-        used.extend(
-            crate::paths::user_skill_dirs()
-                .iter()
-                .filter_map(|d| canonical(d)),
+        let (skills, agents_dirs) = (
+            crate::paths::user_skill_dirs(),
+            crate::paths::agent_search_path_for(false),
         );
-        used.extend(
-            crate::paths::agent_search_path_for(false)
-                .iter()
-                .filter_map(|d| canonical(d)),
-        );
+        let used: Vec<PathBuf> = (explicit.iter().chain(skills.iter()).chain(&agents_dirs))
+            .filter_map(|d| canonical(d))
+            .collect();
         let present = crate::paths::project_dirs_present()
             .into_iter()
             .filter(|d| {
@@ -380,6 +373,7 @@ const MAKE_IT_YOURS: &str =
 /// Why the working directory's project folders are not used, and how to use one anyway (`alt`:
 /// the flag that names it, e.g. `--skills-dir ./skills`); `None` when it is trusted.
 pub(crate) fn project_refusal(alt: &str) -> Option<String> {
+    let shown = |p: &std::path::Path| crate::term::sanitize(&p.display().to_string()).into_owned();
     match crate::trust::cwd_trust() {
         crate::trust::CwdTrust::Trusted => None,
         // `trust` refuses the home folder and the folders holding it: no use suggesting it.
@@ -391,8 +385,6 @@ pub(crate) fn project_refusal(alt: &str) -> Option<String> {
             "this directory is not trusted: run `skillpipe trust`, or pass {alt}"
         )),
         crate::trust::CwdTrust::Unsafe { listed, dir, why } => {
-            let shown =
-                |p: &std::path::Path| crate::term::sanitize(&p.display().to_string()).into_owned();
             let which = match dir == listed {
                 true => "it".to_string(),
                 false => format!("{}, on the way here,", shown(dir)),
@@ -403,8 +395,6 @@ pub(crate) fn project_refusal(alt: &str) -> Option<String> {
             ))
         }
         crate::trust::CwdTrust::StoreOpen { store, open } => {
-            let shown =
-                |p: &std::path::Path| crate::term::sanitize(&p.display().to_string()).into_owned();
             let which = match open == store {
                 true => "it".to_string(),
                 false => shown(open),
@@ -482,28 +472,10 @@ fn granted_by_overrides(key: &str, o: &PolicyOverrides) -> bool {
 }
 
 /// The agent `name` with its instructions filled from `--var K=V` arguments; a variable it does
-/// not use is a warning. Without `instructions` (they go to no model), a variable left without
-/// a value is no error.
+/// not use is a warning. With `strict` (the instructions go to a model) a variable without a
+/// value is an error; else (`agents show`, or no model) it is left as `{{NAME}}` and its name
+/// returned (the `--var` flags `chat` will require).
 pub(crate) fn load_agent(
-    name: &str,
-    vars: &[String],
-    instructions: bool,
-) -> Result<AgentConfig, AppError> {
-    load_agent_with(name, vars, instructions).map(|(agent, _)| agent)
-}
-
-/// For `agents show`, which shows the prompt and sends it nowhere: the agent with its
-/// instructions filled where a value is given, a variable without one left as `{{NAME}}`,
-/// and those variables' names (the `--var` flags `chat` will require).
-pub(crate) fn load_agent_to_show(
-    name: &str,
-    vars: &[String],
-) -> Result<(AgentConfig, Vec<String>), AppError> {
-    load_agent_with(name, vars, false)
-}
-
-/// [`load_agent`]; not `strict`, a missing variable is left unfilled and named.
-fn load_agent_with(
     name: &str,
     vars: &[String],
     strict: bool,

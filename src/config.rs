@@ -100,28 +100,32 @@ pub struct ConfigError {
     pub message: String,
 }
 
+impl ConfigError {
+    fn at(file: &Path, line: Option<usize>, message: impl Into<String>) -> ConfigError {
+        let (file, message) = (file.to_path_buf(), message.into());
+        ConfigError {
+            file,
+            line,
+            message,
+        }
+    }
+}
+
 impl ConfigFile {
     /// Parses config text; errors name `path` and the line.
     pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
         let mut config: ConfigFile = toml::from_str(text).map_err(|e| {
             let found = crate::toml_words::locate(text, &e);
-            ConfigError {
-                file: path.to_path_buf(),
-                line: found.line,
-                message: found.message,
-            }
+            ConfigError::at(path, found.line, found.message)
         })?;
         if let Some(ts) = &config.skills.ts_interpreter
             && ts.trim().is_empty()
         {
-            return Err(ConfigError {
-                file: path.to_path_buf(),
-                line: text
-                    .lines()
-                    .position(|l| l.trim_start().starts_with("ts_interpreter"))
-                    .map(|i| i + 1),
-                message: "[skills] ts_interpreter must be a program name".into(),
-            });
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with("ts_interpreter"));
+            let message = "[skills] ts_interpreter must be a program name";
+            return Err(ConfigError::at(path, line.map(|i| i + 1), message));
         }
         config.path = path.to_path_buf();
         Ok(config)
@@ -132,11 +136,7 @@ impl ConfigFile {
         match std::fs::read_to_string(path) {
             Ok(text) => ConfigFile::parse(&text, path).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(ConfigError {
-                file: path.to_path_buf(),
-                line: None,
-                message: format!("cannot read it: {e}"),
-            }),
+            Err(e) => Err(ConfigError::at(path, None, format!("cannot read it: {e}"))),
         }
     }
 
@@ -147,10 +147,10 @@ impl ConfigFile {
             // It names the endpoint the API key goes to: one another user could change is
             // refused, as ssh refuses such a key file.
             Some(path) => match crate::paths::writable_by_others(&path) {
-                Some(open) => Err(ConfigError {
-                    file: path.clone(),
-                    line: None,
-                    message: match open == path {
+                Some(open) => Err(ConfigError::at(
+                    &path,
+                    None,
+                    match open == path {
                         true => "it could be changed by another user, and it names where your API \
                                  key is sent: make it yours and `chmod o-w` it"
                             .to_string(),
@@ -160,7 +160,7 @@ impl ConfigFile {
                             open.display()
                         ),
                     },
-                }),
+                )),
                 None => ConfigFile::load(&path),
             },
             None => Ok(None),

@@ -130,32 +130,34 @@ where
             out.flush();
             break;
         }
-        let ended = match input.next(&mut buf) {
+        let next = input.next(&mut buf);
+        let ended = matches!(next, Next::End | Next::Failed(_));
+        let sink = &mut |ev: Event<'_>| on_event(&mut out, &mut input, &*reporter, ev);
+        let lent = match next {
             Next::Here(len) => {
-                let sink = &mut |ev: Event<'_>| on_event(&mut out, &mut input, &*reporter, ev);
                 driver.feed_blocking(rt, &buf[..len], sink);
-                false
+                None
             }
             Next::Chunk { buf, len } => {
-                let sink = &mut |ev: Event<'_>| on_event(&mut out, &mut input, &*reporter, ev);
                 driver.feed_blocking(rt, &buf[..len], sink);
-                input.recycle(buf);
-                false
+                Some(buf)
             }
             Next::End => {
-                let sink = &mut |ev: Event<'_>| on_event(&mut out, &mut input, &*reporter, ev);
                 driver.finish_blocking(rt, sink);
-                out.finish();
-                true
+                None
             }
             Next::Failed(e) => {
                 read_error = Some(e);
-                let sink = &mut |ev: Event<'_>| on_event(&mut out, &mut input, &*reporter, ev);
                 driver.finish_blocking(rt, sink);
-                out.finish();
-                true
+                None
             }
         };
+        if let Some(buf) = lent {
+            input.recycle(buf);
+        }
+        if ended {
+            out.finish();
+        }
         out.flush();
         if let Some(e) = out.take_error() {
             if e.kind() != ErrorKind::BrokenPipe {

@@ -1,6 +1,6 @@
 //! `skillpipe agents list|show`.
 
-use super::{SkillFlags, usage};
+use super::{SkillFlags, usage, warn_all};
 use crate::agents::origin::Restricted;
 use crate::agents::{self, AgentConfig, AgentListing};
 use clap::{Args, Subcommand};
@@ -57,7 +57,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
         }
         AgentsCommand::Show { name, vars } => {
             let (mut agent, missing) =
-                crate::app::load_agent_to_show(&name, &vars).map_err(anyhow::Error::from)?;
+                crate::app::load_agent(&name, &vars, false).map_err(anyhow::Error::from)?;
             warn_all(&agent.warnings);
             if !missing.is_empty() {
                 // Shown, not sent: the prompt with `{{NAME}}` as written; chat needs the values.
@@ -80,7 +80,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             if let Some(n) = &restricted.notice {
                 eprintln!("skillpipe: {}", crate::term::sanitize(n));
             }
-            let dirs = args.skill_flags.search_path_for(Some(&name))?;
+            let dirs = args.skill_flags.search_path(Some(&name))?;
             let mut set = crate::skills::SkillSet::load_with(&dirs, &crate::app::load_options()?);
             // As `chat --agent` does: an agent without skills sees the catalog of all of them.
             if !agent.skills.is_empty() {
@@ -153,12 +153,6 @@ fn render_few_shot(messages: &[crate::model::Message]) -> String {
     )
 }
 
-fn warn_all(warnings: &[String]) {
-    for w in warnings {
-        eprintln!("skillpipe: warning: {}", crate::term::sanitize(w));
-    }
-}
-
 /// `agents list`: aligned columns, or a JSON array of summaries.
 fn render_list(listing: &AgentListing, json: bool) -> anyhow::Result<String> {
     if json {
@@ -180,28 +174,22 @@ fn render_list(listing: &AgentListing, json: bool) -> anyhow::Result<String> {
         })
         .collect();
     let header = ["NAME", "SKILLS", "SOURCE", "DESCRIPTION"].map(String::from);
-    let widths: Vec<usize> = (0..3)
-        .map(|i| {
-            rows.iter()
-                .chain([&header])
+    // Every column but the last as wide as its widest cell.
+    let widths: Vec<usize> = (0..4)
+        .map(|i| match i {
+            3 => 0,
+            i => (rows.iter().chain([&header]))
                 .map(|r| r[i].chars().count())
                 .max()
-                .unwrap_or(0)
+                .unwrap_or(0),
         })
         .collect();
     let mut out = String::new();
     for row in [&header].into_iter().chain(rows.iter()) {
-        let line = format!(
-            "{:w0$}  {:w1$}  {:w2$}  {}",
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2]
-        );
-        out.push_str(line.trim_end());
+        let cells: Vec<String> = (row.iter().zip(&widths))
+            .map(|(cell, w)| format!("{cell:w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
     Ok(out)

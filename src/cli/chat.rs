@@ -103,7 +103,7 @@ impl ChatArgs {
 
     /// The flags as the app layer's plain config.
     fn config(&self) -> anyhow::Result<ChatConfig> {
-        let mut app = self.session.app_config(&self.skill_flags, &self.vars)?;
+        let mut app = self.session.app_config(&self.skill_flags, &self.vars);
         app.overrides.max_captures = self.max_captures;
         app.overrides.max_side_effects = self.max_side_effects;
         app.instructions = true;
@@ -226,7 +226,12 @@ fn one_shot(
     let mut ui = PlainUi {
         display: Display::new(looks.stdout_tty, raw, opts),
         tty: looks.stdout_tty,
-        ..PlainUi::default()
+        ended_with_newline: false,
+        wrote: false,
+        pending: Vec::new(),
+        side_output: None,
+        hold_pending: false,
+        at_run: false,
     };
     // The reader of stdout may go (`| head -1`) while the model still streams: the turn stops
     // then, as the filter stops, and main ends quietly (a broken pipe on stdout).
@@ -314,21 +319,6 @@ impl ToStderr {
                     line::status(&format!("{gutter}{row}"));
                 }
             }
-        }
-    }
-}
-
-impl Default for PlainUi {
-    fn default() -> Self {
-        PlainUi {
-            ended_with_newline: false,
-            wrote: false,
-            display: Display::Exact,
-            tty: false,
-            pending: Vec::new(),
-            side_output: None,
-            hold_pending: false,
-            at_run: false,
         }
     }
 }

@@ -151,29 +151,18 @@ fn model_section(args: &DoctorArgs) -> ModelReport {
 
 /// A step of `model_section`: the config file, whether it parses.
 fn config_row(r: &mut ModelReport) {
-    match paths::config_file() {
+    let value = match paths::config_file() {
         Some(path) => match crate::model::Config::load(&path) {
-            Ok(Some(_)) => row(
-                &mut r.text,
-                "config",
-                &format!("{} (parses)", path.display()),
-            ),
-            Ok(None) => row(
-                &mut r.text,
-                "config",
-                &format!("{} (not there: the defaults apply)", path.display()),
-            ),
+            Ok(Some(_)) => format!("{} (parses)", path.display()),
+            Ok(None) => format!("{} (not there: the defaults apply)", path.display()),
             Err(e) => {
-                row(&mut r.text, "config", &format!("ERROR {e}"));
                 r.errors.push(e.to_string());
+                format!("ERROR {e}")
             }
         },
-        None => row(
-            &mut r.text,
-            "config",
-            "unknown (no $HOME or $XDG_CONFIG_HOME)",
-        ),
-    }
+        None => "unknown (no $HOME or $XDG_CONFIG_HOME)".to_string(),
+    };
+    row(&mut r.text, "config", &value);
 }
 
 /// A step of `model_section`: the agent files found, and those broken or with a policy chat
@@ -283,20 +272,16 @@ fn tool_calls_row(s: &crate::model::Settings, model: &str) -> String {
 pub fn settings_rows(s: &crate::model::Settings) -> String {
     let mut t = String::new();
     row(&mut t, "provider", &s.provider_name);
-    if s.base_url.is_empty() {
-        row(&mut t, "endpoint", "none (replay file)");
-    } else {
-        row(&mut t, "endpoint", &s.base_url);
-    }
-    if s.ask_endpoint_for_model {
-        row(
-            &mut t,
-            "model",
-            "none named: chat asks the endpoint and uses its only model (--model chooses)",
-        );
-    } else {
-        row(&mut t, "model", &s.model);
-    }
+    let endpoint = match s.base_url.is_empty() {
+        true => "none (replay file)",
+        false => &s.base_url,
+    };
+    row(&mut t, "endpoint", endpoint);
+    let model = match s.ask_endpoint_for_model {
+        true => "none named: chat asks the endpoint and uses its only model (--model chooses)",
+        false => &s.model,
+    };
+    row(&mut t, "model", model);
     let local = crate::model::settings::is_loopback(&s.base_url);
     let key = match (&s.api_key_var, s.api_key.is_some()) {
         // Which key goes where: the endpoint above, or nowhere.
@@ -514,17 +499,13 @@ fn hidden_section(caps: &Capabilities, hidden: &[PathBuf], notice: Option<&str>)
     }
     for p in hidden {
         // A link covers its target: say which file that is.
-        match std::fs::read_link(p)
+        let _ = match std::fs::read_link(p)
             .ok()
             .and(std::fs::canonicalize(p).ok())
         {
-            Some(target) => {
-                let _ = writeln!(s, "  {} -> {} (hidden)", p.display(), target.display());
-            }
-            None => {
-                let _ = writeln!(s, "  {}", p.display());
-            }
-        }
+            Some(target) => writeln!(s, "  {} -> {} (hidden)", p.display(), target.display()),
+            None => writeln!(s, "  {}", p.display()),
+        };
     }
     // The `.env*` links whose target is not a secrets file the user keeps stay as they are.
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -545,15 +526,14 @@ fn hidden_section(caps: &Capabilities, hidden: &[PathBuf], notice: Option<&str>)
 /// "26 loaded; 1 with spec warnings, 1 skipped (`skillpipe skills list` says why)".
 fn skills_summary(set: &crate::skills::SkillSet) -> String {
     let mut s = format!("{} loaded", set.len());
-    let mut notes = Vec::new();
-    match set.linted(&[]) {
-        0 => {}
-        n => notes.push(format!("{n} with spec warnings")),
-    }
-    match set.skipped_count() {
-        0 => {}
-        n => notes.push(format!("{n} skipped")),
-    }
+    let notes: Vec<String> = [
+        (set.linted(&[]), "with spec warnings"),
+        (set.skipped_count(), "skipped"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
     if !notes.is_empty() {
         s.push_str(&format!(
             "; {} (`skillpipe skills list` says why)",

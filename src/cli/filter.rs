@@ -39,7 +39,7 @@ Examples:
   llm 'What is 12*37? Use !{scripts/calc.py EXPR}' | skillpipe filter --allow-scripts";
 
 pub fn run(args: FilterArgs) -> anyhow::Result<i32> {
-    let config = args.session.app_config(&args.skill_flags, &[])?;
+    let config = args.session.app_config(&args.skill_flags, &[]);
     let setup = crate::app::build(&config, crate::app::Asking::Default)?;
     super::warn_all(&setup.warnings);
     let rt = crate::app::runtime()?;

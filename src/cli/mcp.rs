@@ -23,7 +23,7 @@ The sandbox is Linux-only: elsewhere add --sandbox best-effort (scripts then run
 pub fn run(args: McpArgs) -> anyhow::Result<i32> {
     let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
     let peer = consent::Peer::new(out_tx.clone());
-    let config = args.session.app_config(&args.skill_flags, &[])?;
+    let config = args.session.app_config(&args.skill_flags, &[]);
     // stdin is the protocol: confirmations go to the client, never to a terminal.
     let setup = crate::app::build(
         &config,

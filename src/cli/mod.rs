@@ -18,6 +18,7 @@ pub mod skills;
 pub mod trust;
 
 use crate::app::{AppConfig, AppError, EXIT_RUNTIME, EXIT_USAGE};
+use crate::policy::{SandboxMode, Workdir};
 
 /// Exit codes (DESIGN §9) besides the app layer's 1 (runtime) and 2 (usage).
 pub const EXIT_OK: i32 = 0;
@@ -108,15 +109,11 @@ pub struct SkillFlags {
 }
 
 impl SkillFlags {
-    /// The skill search path. A `--skills-dir` that is not a directory is a usage error: a typo
-    /// would otherwise load no skills and leave every directive "not found".
-    pub fn search_path(&self) -> anyhow::Result<Vec<PathBuf>> {
-        self.search_path_for(None)
-    }
-
-    /// [`Self::search_path`], with the skill folders beside an agent given by path after the
-    /// user's own folders (so they never shadow a skill the user installed).
-    pub fn search_path_for(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
+    /// The skill search path, with the skill folders beside an agent given by path after the
+    /// user's own folders (so they never shadow a skill the user installed). A `--skills-dir`
+    /// that is not a directory is a usage error: a typo would otherwise load no skills and
+    /// leave every directive "not found".
+    pub fn search_path(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
         let config = AppConfig {
             skills_dirs: self.skills_dirs.clone(),
             agent: agent.map(str::to_string),
@@ -167,11 +164,7 @@ pub struct SessionFlags {
 
 impl SessionFlags {
     /// These flags, the skill flags and `--var`s as the app layer's config.
-    pub fn app_config(
-        &self,
-        skill_flags: &SkillFlags,
-        vars: &[String],
-    ) -> anyhow::Result<AppConfig> {
+    pub fn app_config(&self, skill_flags: &SkillFlags, vars: &[String]) -> AppConfig {
         self.policy.app_config(
             skill_flags,
             &self.only.skills,
@@ -209,11 +202,11 @@ pub struct PolicyFlags {
     #[arg(long, help_heading = heading::SANDBOX)]
     pub allow_filesystem: bool,
     /// What to do when a restriction cannot be enforced: refuse (required) or warn and run.
-    #[arg(long, value_name = "MODE", value_parser = ["required", "best-effort"], help_heading = heading::SANDBOX)]
-    pub sandbox: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = one_of::<SandboxMode>(["required", "best-effort"]), help_heading = heading::SANDBOX)]
+    pub sandbox: Option<SandboxMode>,
     /// Working directory of skill scripts: the skill's folder, or where skillpipe was started.
-    #[arg(long, value_name = "DIR", value_parser = ["skill", "caller"], help_heading = heading::SANDBOX)]
-    pub workdir: Option<String>,
+    #[arg(long, value_name = "DIR", value_parser = one_of::<Workdir>(["skill", "caller"]), help_heading = heading::SANDBOX)]
+    pub workdir: Option<Workdir>,
     /// Let commands write beneath DIR (repeatable; `--writable .` is the working directory).
     #[arg(long, value_name = "DIR", help_heading = heading::SANDBOX)]
     pub writable: Vec<PathBuf>,
@@ -245,6 +238,18 @@ pub struct PolicyFlags {
     pub max_cpu: Option<u64>,
 }
 
+/// A flag that takes one of `names`, read as the policy's own value of that name (its serde
+/// spelling): clap lists the names in `--help` and refuses any other.
+fn one_of<T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static>(
+    names: [&'static str; 2],
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names).map(|name| {
+        T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(&name))
+            .expect("a name clap accepted is a value of the policy")
+    })
+}
+
 impl PolicyFlags {
     /// These flags, the skill flags and the agent as the app layer's config.
     pub fn app_config(
@@ -253,9 +258,9 @@ impl PolicyFlags {
         only: &[String],
         agent: Option<&str>,
         vars: &[String],
-    ) -> anyhow::Result<AppConfig> {
-        Ok(AppConfig {
-            overrides: self.overrides()?,
+    ) -> AppConfig {
+        AppConfig {
+            overrides: self.overrides(),
             skills_dirs: skill_flags.skills_dirs.clone(),
             only_skills: only.to_vec(),
             warn_only_about: Vec::new(),
@@ -263,33 +268,11 @@ impl PolicyFlags {
             agent: agent.map(str::to_string),
             vars: vars.to_vec(),
             instructions: false,
-        })
+        }
     }
 
     /// The flags that change the policy, as the library's plain type.
-    pub fn overrides(&self) -> anyhow::Result<crate::policy::PolicyOverrides> {
-        use crate::policy::SandboxMode;
-        let sandbox = match self.sandbox.as_deref() {
-            None => None,
-            Some("required") => Some(SandboxMode::Required),
-            Some("best-effort") => Some(SandboxMode::BestEffort),
-            Some(other) => {
-                return Err(usage(format!(
-                    "--sandbox must be `required` or `best-effort`, got `{other}`"
-                )));
-            }
-        };
-        use crate::policy::Workdir;
-        let workdir = match self.workdir.as_deref() {
-            None => None,
-            Some("skill") => Some(Workdir::Skill),
-            Some("caller") => Some(Workdir::Caller),
-            Some(other) => {
-                return Err(usage(format!(
-                    "--workdir must be `skill` or `caller`, got `{other}`"
-                )));
-            }
-        };
+    pub fn overrides(&self) -> crate::policy::PolicyOverrides {
         // A socket that is not there is left out of each run in silence (an agent may name a
         // sound server's several places); one the user names on the command line is worth a word.
         for socket in &self.allow_socket {
@@ -301,7 +284,7 @@ impl PolicyFlags {
                 )]);
             }
         }
-        Ok(crate::policy::PolicyOverrides {
+        crate::policy::PolicyOverrides {
             allow_scripts: self.allow_scripts,
             confirm_never: self.yes,
             allow: self.allow.clone(),
@@ -309,8 +292,8 @@ impl PolicyFlags {
             timeout: self.timeout,
             allow_network: self.allow_network,
             allow_filesystem: self.allow_filesystem,
-            sandbox,
-            workdir,
+            sandbox: self.sandbox,
+            workdir: self.workdir,
             writable: self.writable.clone(),
             force_writable: self.force_writable,
             allow_read: self.allow_read.clone(),
@@ -323,7 +306,7 @@ impl PolicyFlags {
             // Chat flags, set by `chat` itself.
             max_captures: None,
             max_side_effects: None,
-        })
+        }
     }
 }
 
@@ -401,4 +384,33 @@ fn output_closed(e: &anyhow::Error) -> bool {
     e.chain()
         .filter_map(|c| c.downcast_ref::<std::io::Error>())
         .any(crate::term::closed::stdout_reader_gone)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name `--sandbox` and `--workdir` list is read as the policy's value of that name.
+    #[test]
+    fn sandbox_and_workdir_flags_read_every_policy_value() {
+        for (args, sandbox, workdir) in [
+            ("required skill", SandboxMode::Required, Workdir::Skill),
+            (
+                "best-effort caller",
+                SandboxMode::BestEffort,
+                Workdir::Caller,
+            ),
+        ] {
+            let (s, w) = args.split_once(' ').unwrap();
+            let argv = ["skillpipe", "filter", "--sandbox", s, "--workdir", w];
+            let Command::Filter(f) = Cli::try_parse_from(argv).unwrap().command else {
+                panic!("{argv:?}")
+            };
+            let policy = f.session.policy;
+            assert_eq!(
+                (policy.sandbox, policy.workdir),
+                (Some(sandbox), Some(workdir))
+            );
+        }
+    }
 }

@@ -69,7 +69,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     let input: Option<serde_json::Value> = match &args.input {
         Some(text) => match serde_json::from_str(text) {
             Ok(v) => Some(v),
-            Err(e) => return invalid_input(&args, format!("--input is not valid JSON: {e}")),
+            Err(e) => return invalid_run(&args, format!("--input is not valid JSON: {e}"), None),
         },
         None => None,
     };
@@ -79,7 +79,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
         &[],
         args.agent.agent.as_deref(),
         &args.vars,
-    )?;
+    );
     config.warn_only_about = vec![args.skill.clone()];
     let setup = crate::app::build(&config, crate::app::Asking::Default)?;
     super::warn_all(&setup.warnings);
@@ -100,7 +100,7 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
                     argv.extend(json_args);
                     stdin
                 }
-                Err(e) => return invalid_input(&args, format!("--input: {e}")),
+                Err(e) => return invalid_run(&args, format!("--input: {e}"), None),
             }
         }
         // Not an object (a list, a string): no wrapper to take off, given as it is.
@@ -160,16 +160,7 @@ fn not_resolved(
         }
         None => None,
     };
-    let why = match &hint {
-        Some((_, h)) => format!("{e}; {h}"),
-        None => e.to_string(),
-    };
-    if args.json {
-        print_refusal_with(Decision::Invalid, &e.to_string(), hint.as_ref())?;
-        eprintln!("skillpipe: {}", sanitize(&why));
-        return Ok(super::EXIT_USAGE);
-    }
-    Err(usage(why))
+    invalid_run(args, e.to_string(), hint)
 }
 
 /// A step of `run_inner`: the outcome shown (the script's output, or why it did not run)
@@ -206,7 +197,7 @@ fn print_outcome(args: &RunArgs, outcome: Outcome) -> anyhow::Result<i32> {
             decision, reason, ..
         } => {
             if args.json {
-                print_refusal(decision, &reason)?;
+                print_refusal(decision, &reason, None)?;
             }
             line::status(&format!("skillpipe: not run: {}", sanitize(&reason)));
             Ok(super::EXIT_STRICT)
@@ -214,14 +205,23 @@ fn print_outcome(args: &RunArgs, outcome: Outcome) -> anyhow::Result<i32> {
     }
 }
 
-/// An `--input` that cannot be given to the script: with `--json`, the refusal object (the
-/// run is invalid, as a model's bad tool call is); else a usage error.
-fn invalid_input(args: &RunArgs, why: String) -> anyhow::Result<i32> {
+/// A run that is invalid (an `--input` that cannot be given to the script, a skill or script
+/// that does not resolve), with the hint the text appends: with `--json`, the refusal object
+/// (as a model's bad tool call is); else a usage error.
+fn invalid_run(
+    args: &RunArgs,
+    why: String,
+    hint: Option<(HintKind, String)>,
+) -> anyhow::Result<i32> {
+    let text = match &hint {
+        Some((_, h)) => format!("{why}; {h}"),
+        None => why.clone(),
+    };
     if !args.json {
-        return Err(usage(why));
+        return Err(usage(text));
     }
-    print_refusal(Decision::Invalid, &why)?;
-    eprintln!("skillpipe: {}", sanitize(&why));
+    print_refusal(Decision::Invalid, &why, hint.as_ref())?;
+    eprintln!("skillpipe: {}", sanitize(&text));
     Ok(super::EXIT_USAGE)
 }
 
@@ -237,14 +237,9 @@ enum HintKind {
 }
 
 /// The `--json` object of a command that did not run: `refused` says why, `decision` is the
-/// audit log's (`denied`, `declined`, `invalid`).
-fn print_refusal(decision: Decision, reason: &str) -> anyhow::Result<()> {
-    print_refusal_with(decision, reason, None)
-}
-
-/// [`print_refusal`] with the hint the text form appends: `hint` (the same words) and
-/// `hint_kind`.
-fn print_refusal_with(
+/// audit log's (`denied`, `declined`, `invalid`); with the hint the text form appends, `hint`
+/// (the same words) and `hint_kind`.
+fn print_refusal(
     decision: Decision,
     reason: &str,
     hint: Option<&(HintKind, String)>,
@@ -275,25 +270,16 @@ fn exit_code_of(r: &crate::exec::RunResult) -> i32 {
 mod tests {
     #[test]
     fn json_is_requested_by_run_with_the_flag_before_the_scripts_arguments() {
-        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(super::json_requested(&v(&["run", "s", "x", "--json"])));
-        assert!(super::json_requested(&v(&[
-            "run",
-            "--json",
-            "--workdir",
-            "b"
-        ])));
-        assert!(!super::json_requested(&v(&[
-            "run", "s", "x", "--", "--json"
-        ])));
-        assert!(!super::json_requested(&v(&["filter", "--json"])));
-        assert!(super::json_requested(&v(&[
-            "--skills-dir",
-            "c",
-            "run",
-            "--json",
-            "--bogus"
-        ])));
-        assert!(super::json_requested(&v(&["run", "--json=true", "x"])));
+        for (args, json) in [
+            ("run s x --json", true),
+            ("run --json --workdir b", true),
+            ("run s x -- --json", false),
+            ("filter --json", false),
+            ("--skills-dir c run --json --bogus", true),
+            ("run --json=true x", true),
+        ] {
+            let args: Vec<String> = args.split(' ').map(String::from).collect();
+            assert_eq!(super::json_requested(&args), json, "{args:?}");
+        }
     }
 }

@@ -40,7 +40,7 @@ pub enum SkillsCommand {
 pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
     let load = || -> anyhow::Result<SkillSet> {
         Ok(SkillSet::load_with(
-            &args.skill_flags.search_path()?,
+            &args.skill_flags.search_path(None)?,
             &crate::app::load_options()?,
         ))
     };
@@ -68,7 +68,7 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                 }
                 let mut e = format!("unknown skill `{name}`; available: {}", set.names_list());
                 if set.is_empty() && crate::app::untrusted_skill_hint(name).is_none() {
-                    let searched = args.skill_flags.search_path()?;
+                    let searched = args.skill_flags.search_path(None)?;
                     e = format!("{e}; {}", crate::app::nothing_loaded_hint(&searched));
                 }
                 return Err(usage(crate::app::skill_error(e, name)));
@@ -91,7 +91,7 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                         Some(skill) => Some(skill.dir.clone()),
                         None => args
                             .skill_flags
-                            .search_path()?
+                            .search_path(None)?
                             .into_iter()
                             .map(|d| d.join(n))
                             .find(|d| d.join("SKILL.md").is_file()),
@@ -156,32 +156,21 @@ fn list_text(set: &SkillSet, long: bool, out: &mut impl Write) -> anyhow::Result
     }
     let name_w = set.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
     // With `--long`, the folder in a column of its own, as wide as the longest.
-    let folder_w = match long {
-        true => set
-            .iter()
-            .map(|s| s.dir.display().to_string().len())
-            .max()
-            .unwrap_or(0),
-        false => 0,
+    let folder = |s: &Skill| long.then(|| s.dir.display().to_string());
+    let folder_w = set.iter().filter_map(folder).map(|f| f.len()).max();
+    let cell = |f: Option<String>| match folder_w {
+        Some(w) => format!("{:w$}  ", f.unwrap_or_default()),
+        None => String::new(),
     };
-    match long {
-        false => writeln!(out, "{:name_w$}  SCRIPTS  DESCRIPTION", "NAME")?,
-        true => writeln!(
-            out,
-            "{:name_w$}  SCRIPTS  {:folder_w$}  DESCRIPTION",
-            "NAME", "FOLDER"
-        )?,
-    }
+    let head = cell(Some("FOLDER".into()));
+    writeln!(out, "{:name_w$}  SCRIPTS  {head}DESCRIPTION", "NAME")?;
     for s in set.iter() {
-        let folder = match long {
-            true => format!("{:folder_w$}  ", s.dir.display().to_string()),
-            false => String::new(),
-        };
         writeln!(
             out,
-            "{:name_w$}  {:>7}  {folder}{}",
+            "{:name_w$}  {:>7}  {}{}",
             s.name,
             s.scripts().len(),
+            cell(folder(s)),
             crate::skills::excerpt(&s.description.replace('\n', " "), 60)
         )?;
     }

@@ -7,8 +7,6 @@
 //! commit message, a URL), not a path to be walked. Matching works on Unicode scalar values,
 //! compared exactly.
 
-use std::fmt;
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tok {
     Lit(char),
@@ -29,15 +27,10 @@ pub(crate) struct Glob {
 }
 
 /// A `[` without its `]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unterminated `[` in `{word}`")]
 pub(crate) struct GlobError {
     pub word: String,
-}
-
-impl fmt::Display for GlobError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unterminated `[` in `{}`", self.word)
-    }
 }
 
 impl Glob {

@@ -1,9 +1,6 @@
 //! Programs that run code given to them: an interpreter's first argument (a script, or code
-//! after an option such as `-c`) decides what runs, not the program's name. Pure.
-//!
-//! A user who said "always" to `python3 scripts/check.py` meant that script: under the old rule
-//! (the program, any arguments) every later `python3 …` the model wrote ran without a question,
-//! and the allow hint for an unlisted script suggested `--allow 'python3'`, i.e. any Python.
+//! after an option such as `-c`) decides what runs, not the program's name, so "always" for
+//! `python3 scripts/check.py` (or an allow hint) covers that script, never any Python. Pure.
 
 /// Interpreters by file name, version suffix stripped (`python3.12` → `python`), ignoring case.
 const INTERPRETERS: &[&str] = &[
@@ -134,38 +131,29 @@ mod tests {
 
     #[test]
     fn what_runs_is_the_script_for_an_interpreter() {
-        assert_eq!(what_runs(&v(&["git", "status"])), Some(&v(&["git"])[..]));
-        assert_eq!(
-            what_runs(&v(&["python3", "scripts/x.py", "a"])),
-            Some(&v(&["python3", "scripts/x.py"])[..])
-        );
-        assert_eq!(what_runs(&v(&["python3", "-c", "print(1)"])), None);
-        assert_eq!(what_runs(&v(&["bash"])), None);
-        // A runner's `run` and its script; its other subcommands may carry code.
-        assert_eq!(
-            what_runs(&v(&["uv", "run", "scripts/fill.py", "a"])),
-            Some(&v(&["uv", "run", "scripts/fill.py"])[..])
-        );
-        assert_eq!(what_runs(&v(&["uv", "run", "--with", "x", "python"])), None);
-        // What follows `run` is a command: code in an option there is code.
-        assert_eq!(
-            what_runs(&v(&["uv", "run", "python", "-c", "print(1)"])),
-            None
-        );
-        assert_eq!(
-            what_runs(&v(&["uv", "run", "python", "x.py", "a"])),
-            Some(&v(&["uv", "run", "python", "x.py"])[..])
-        );
-        assert_eq!(what_runs(&v(&["uv", "run", "env", "rm", "x"])), None);
-        assert_eq!(what_runs(&v(&["uvx", "python3.12", "-c", "x"])), None);
-        assert_eq!(what_runs(&v(&["deno", "eval", "Deno.exit()"])), None);
-        assert_eq!(
-            what_runs(&v(&["bun", "x.ts"])),
-            Some(&v(&["bun", "x.ts"])[..])
-        );
-        // A wrapper's arguments are the command.
-        assert_eq!(what_runs(&v(&["env", "bash", "-c", "x"])), None);
-        assert_eq!(what_runs(&v(&["/usr/bin/timeout", "5", "rm", "x"])), None);
+        for (argv, runs) in [
+            ("git status", Some("git")),
+            ("python3 scripts/x.py a", Some("python3 scripts/x.py")),
+            ("python3 -c print(1)", None),
+            ("bash", None),
+            // A runner's `run` and its script; its other subcommands may carry code.
+            ("uv run scripts/fill.py a", Some("uv run scripts/fill.py")),
+            ("uv run --with x python", None),
+            // What follows `run` is a command: code in an option there is code.
+            ("uv run python -c print(1)", None),
+            ("uv run python x.py a", Some("uv run python x.py")),
+            ("uv run env rm x", None),
+            ("uvx python3.12 -c x", None),
+            ("deno eval Deno.exit()", None),
+            ("bun x.ts", Some("bun x.ts")),
+            // A wrapper's arguments are the command.
+            ("env bash -c x", None),
+            ("/usr/bin/timeout 5 rm x", None),
+        ] {
+            let words = |s: &str| v(&s.split(' ').collect::<Vec<_>>());
+            let runs = runs.map(words);
+            assert_eq!(what_runs(&words(argv)), runs.as_deref(), "{argv}");
+        }
         assert_eq!(what_runs(&[]), None);
     }
 }

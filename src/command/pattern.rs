@@ -149,26 +149,14 @@ pub(crate) fn script_ref(word: &str) -> Option<ScriptRef<'_>> {
 }
 
 /// A pattern that could not be parsed; names the pattern and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid pattern `{}`: {reason}", escape_controls(pattern))]
 pub struct PatternError {
     /// The pattern as written.
     pub pattern: String,
     /// Why it is not valid.
     pub reason: String,
 }
-
-impl fmt::Display for PatternError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid pattern `{}`: {}",
-            escape_controls(&self.pattern),
-            self.reason
-        )
-    }
-}
-
-impl std::error::Error for PatternError {}
 
 #[derive(Debug, Clone)]
 enum Kind {
@@ -465,24 +453,34 @@ pub fn quote_word(word: &str) -> String {
 const DISPLAY_MAX_CHARS: usize = 200;
 
 impl Target<'_> {
+    /// The program or script alone, its arguments left out.
+    pub(crate) fn alone(mut self) -> Self {
+        let (Target::Script { args, .. } | Target::Tool { args, .. } | Target::System { args, .. }) =
+            &mut self;
+        *args = &[];
+        self
+    }
+
     /// The command as one line of text: words quoted, control characters escaped, long
     /// commands cut with `…`.
     pub fn display(&self) -> String {
-        let (head, args) = match self {
+        let (head, args) = match *self {
+            // In `scripts/`: `SKILL/scripts/…`; at the skill root, or in a folder its SKILL.md
+            // names: `SKILL:…`, the form that resolves to it (`SKILL/x.sh` would not).
             Target::Script {
                 skill,
                 rel_path,
                 args,
-            } if rel_path.starts_with("scripts/") => (format!("{skill}/{rel_path}"), *args),
-            // At the skill root, or in a folder its SKILL.md names: the form that resolves to
-            // it (`SKILL/x.sh` would not).
-            Target::Script {
-                skill,
-                rel_path,
-                args,
-            } => (format!("{skill}:{rel_path}"), *args),
-            Target::Tool { skill, id, args } => (format!("{skill}:{id}"), *args),
-            Target::System { program, args } => (program.to_string(), *args),
+            } => {
+                let sep = if rel_path.starts_with("scripts/") {
+                    '/'
+                } else {
+                    ':'
+                };
+                (format!("{skill}{sep}{rel_path}"), args)
+            }
+            Target::Tool { skill, id, args } => (format!("{skill}:{id}"), args),
+            Target::System { program, args } => (program.to_string(), args),
         };
         let words: Vec<String> = std::iter::once(head.as_str())
             .chain(args.iter().map(String::as_str))
@@ -512,26 +510,18 @@ impl Target<'_> {
         }
         let word = match self {
             // A script at the skill root or directly in `scripts/` (a tool counts as
-            // `scripts/ID`): `SKILL:NAME`, the name a directive calls it by.
+            // `scripts/ID`): `SKILL:NAME`, the name a directive calls it by; deeper in
+            // `scripts/`, its path; in another folder, which its SKILL.md names: `SKILL:DIR/x.py`.
             Target::Script {
                 skill, rel_path, ..
-            } if is_skill_word(skill)
-                && !rel_path
-                    .strip_prefix("scripts/")
-                    .unwrap_or(rel_path)
-                    .contains('/') =>
-            {
-                format!("{skill}:{}", file_stem(rel_path))
+            } if is_skill_word(skill) => {
+                let in_scripts = rel_path.strip_prefix("scripts/");
+                match in_scripts.unwrap_or(rel_path).contains('/') {
+                    false => format!("{skill}:{}", file_stem(rel_path)),
+                    true if in_scripts.is_some() => format!("{skill}/{rel_path}"),
+                    true => format!("{skill}:{rel_path}"),
+                }
             }
-            Target::Script {
-                skill, rel_path, ..
-            } if is_skill_word(skill) && rel_path.starts_with("scripts/") => {
-                format!("{skill}/{rel_path}")
-            }
-            // A script in another folder, which its SKILL.md names: `SKILL:DIR/x.py`.
-            Target::Script {
-                skill, rel_path, ..
-            } if is_skill_word(skill) => format!("{skill}:{rel_path}"),
             Target::Script { rel_path, .. } => rel_path.to_string(),
             Target::Tool { skill, id, .. } if is_skill_word(skill) => format!("{skill}:{id}"),
             Target::Tool { id, .. } => format!("scripts/{id}"),
@@ -562,24 +552,33 @@ impl Target<'_> {
 mod tests {
     use super::*;
 
+    fn sys<'a>(program: &'a str, args: &'a [String]) -> Target<'a> {
+        Target::System { program, args }
+    }
+
+    fn script<'a>(skill: &'a str, rel_path: &'a str, args: &'a [String]) -> Target<'a> {
+        Target::Script {
+            skill,
+            rel_path,
+            args,
+        }
+    }
+
     fn words(s: &[&str]) -> Vec<String> {
         s.iter().map(|w| w.to_string()).collect()
     }
 
     fn sys_matches(pattern: &str, program: &str, args: &[&str]) -> bool {
         let args = words(args);
-        Pattern::parse(pattern).unwrap().matches(&Target::System {
-            program,
-            args: &args,
-        })
+        Pattern::parse(pattern)
+            .unwrap()
+            .matches(&sys(program, &args))
     }
 
     fn script_matches(pattern: &str, skill: &str, rel_path: &str) -> bool {
-        Pattern::parse(pattern).unwrap().matches(&Target::Script {
-            skill,
-            rel_path,
-            args: &[],
-        })
+        Pattern::parse(pattern)
+            .unwrap()
+            .matches(&script(skill, rel_path, &[]))
     }
 
     #[test]
@@ -615,11 +614,7 @@ mod tests {
             );
             let p = Pattern::parse(pattern).unwrap();
             assert!(
-                p.denies(&Target::Script {
-                    skill: "say",
-                    rel_path: "scripts/danger.sh",
-                    args: &[],
-                }),
+                p.denies(&script("say", "scripts/danger.sh", &[])),
                 "{pattern}"
             );
         }
@@ -662,35 +657,32 @@ mod tests {
 
     #[test]
     fn bare_program_with_argument_prefix() {
-        assert!(sys_matches("say", "say", &[]));
-        assert!(sys_matches("say", "say", &["hello", "world"]));
-        assert!(sys_matches("git status", "git", &["status"]));
-        // Named arguments are exact: no word more (`cat notes.txt private.csv`).
-        assert!(!sys_matches("git status", "git", &["status", "--short"]));
-        assert!(!sys_matches(
-            "cat notes.txt",
-            "cat",
-            &["notes.txt", "private.csv"]
-        ));
-        assert!(sys_matches("cat notes.txt", "cat", &["notes.txt"]));
-        // A last `*` word: any further arguments, none included.
-        assert!(sys_matches("git status *", "git", &["status", "--short"]));
-        assert!(sys_matches("git status *", "git", &["status"]));
-        assert!(!sys_matches("git status *", "git", &["push"]));
-        assert!(!sys_matches("cat *.txt", "cat", &["a.txt", "b.csv"]));
-        assert!(!sys_matches("git status", "git", &["push"]));
-        assert!(!sys_matches("git status", "git", &[]));
-        assert!(!sys_matches("git status", "git", &["statusx"]));
-        assert!(sys_matches("git log -* *", "git", &["log", "-5", "x"]));
-        assert!(!sys_matches("git log -*", "git", &["log", "-5", "x"]));
-        assert!(sys_matches(
-            "git commit -m *",
-            "git",
-            &["commit", "-m", "fix a/b"]
-        ));
-        assert!(sys_matches("py*", "python3", &[]));
-        assert!(sys_matches("printf {x}", "printf", &["{x}"]));
-        assert!(!sys_matches("printf {x}", "printf", &["x"]));
+        for (pattern, program, args, matches) in [
+            ("say", "say", &[][..], true),
+            ("say", "say", &["hello", "world"], true),
+            ("git status", "git", &["status"], true),
+            // Named arguments are exact: no word more (`cat notes.txt private.csv`).
+            ("git status", "git", &["status", "--short"], false),
+            ("cat notes.txt", "cat", &["notes.txt", "private.csv"], false),
+            ("cat notes.txt", "cat", &["notes.txt"], true),
+            // A last `*` word: any further arguments, none included.
+            ("git status *", "git", &["status", "--short"], true),
+            ("git status *", "git", &["status"], true),
+            ("git status *", "git", &["push"], false),
+            ("cat *.txt", "cat", &["a.txt", "b.csv"], false),
+            ("git status", "git", &["push"], false),
+            ("git status", "git", &[], false),
+            ("git status", "git", &["statusx"], false),
+            ("git log -* *", "git", &["log", "-5", "x"], true),
+            ("git log -*", "git", &["log", "-5", "x"], false),
+            ("git commit -m *", "git", &["commit", "-m", "fix a/b"], true),
+            ("py*", "python3", &[], true),
+            ("printf {x}", "printf", &["{x}"], true),
+            ("printf {x}", "printf", &["x"], false),
+        ] {
+            let got = sys_matches(pattern, program, args);
+            assert_eq!(got, matches, "{pattern} / {program} {args:?}");
+        }
     }
 
     #[test]
@@ -751,12 +743,7 @@ mod tests {
         assert!(!script_matches("say:*", "say", "viewer/a.py"));
         // Denying, a path pattern `SKILL/DIR/FILE` is that skill's script there too.
         let deny = Pattern::parse("say/viewer/a.py").unwrap();
-        let none: Vec<String> = Vec::new();
-        let t = Target::Script {
-            skill: "say",
-            rel_path: "viewer/a.py",
-            args: &none,
-        };
+        let t = script("say", "viewer/a.py", &[]);
         assert!(deny.denies(&t) && !deny.matches(&t));
         for p in ["say:*", "say:a", "say:a.py", "viewer/a.py", "./viewer/a.py"] {
             let p = Pattern::parse(p).unwrap();
@@ -770,11 +757,7 @@ mod tests {
         assert!(!script_matches("say", "say", "scripts/say.sh"));
         let args = words(&["--fast", "x"]);
         let p = Pattern::parse("scripts/lookup.py --fast").unwrap();
-        let target = |args| Target::Script {
-            skill: "s",
-            rel_path: "scripts/lookup.py",
-            args,
-        };
+        let target = |args| script("s", "scripts/lookup.py", args);
         assert!(!p.matches(&target(&args)));
         assert!(p.matches(&target(&args[..1])));
         assert!(!p.matches(&target(&[])));
@@ -788,31 +771,18 @@ mod tests {
     #[test]
     fn deny_matching_is_wider() {
         let rm = Pattern::parse("rm").unwrap();
-        let none: Vec<String> = vec![];
         for program in ["rm", "/bin/rm", "./rm", "RM", "/usr/bin/Rm"] {
-            let t = Target::System {
-                program,
-                args: &none,
-            };
+            let t = sys(program, &[]);
             assert!(rm.denies(&t), "{program}");
         }
-        let t = Target::System {
-            program: "/bin/",
-            args: &none,
-        };
+        let t = sys("/bin/", &[]);
         assert!(!rm.denies(&t));
         let p = Pattern::parse("/usr/bin/rm").unwrap();
-        let t = Target::System {
-            program: "/usr//bin/./rm",
-            args: &none,
-        };
+        let t = sys("/usr//bin/./rm", &[]);
         assert!(p.denies(&t) && !p.matches(&t));
         // `..` folded; and the same file by another path (a link) is that file.
         for program in ["/usr/bin/../bin/rm", "/usr/lib/../bin/rm"] {
-            let t = Target::System {
-                program,
-                args: &none,
-            };
+            let t = sys(program, &[]);
             assert!(p.denies(&t), "{program}");
         }
         let dir = tempfile::tempdir().unwrap();
@@ -822,25 +792,16 @@ mod tests {
         std::os::unix::fs::symlink(dir.path(), &link).unwrap();
         let deny = Pattern::parse(&glob::escape(real.to_str().unwrap())).unwrap();
         let other = link.join("tool");
-        let t = Target::System {
-            program: other.to_str().unwrap(),
-            args: &none,
-        };
+        let t = sys(other.to_str().unwrap(), &[]);
         assert!(deny.denies(&t) && !deny.matches(&t));
         // Control: another file there is not denied.
         std::fs::write(dir.path().join("other"), "").unwrap();
         let elsewhere = link.join("other");
-        assert!(!deny.denies(&Target::System {
-            program: elsewhere.to_str().unwrap(),
-            args: &none,
-        }));
+        assert!(!deny.denies(&sys(elsewhere.to_str().unwrap(), &[])));
         // Arguments stay exact: `git push` is not `git PUSH` to git.
         let p = Pattern::parse("git push").unwrap();
         let args = words(&["PUSH"]);
-        assert!(!p.denies(&Target::System {
-            program: "git",
-            args: &args
-        }));
+        assert!(!p.denies(&sys("git", &args)));
     }
 
     #[test]
@@ -870,80 +831,39 @@ mod tests {
     #[test]
     fn display_is_one_quoted_line() {
         let args = words(&["a b", "it's", "x\ny"]);
-        let t = Target::System {
-            program: "echo",
-            args: &args,
-        };
+        let t = sys("echo", &args);
         assert_eq!(t.display(), r"echo 'a b' 'it'\''s' 'x␊y'");
         let long = words(&["x".repeat(500).as_str()]);
-        let t = Target::System {
-            program: "echo",
-            args: &long,
-        };
+        let t = sys("echo", &long);
         assert_eq!(t.display().chars().count(), DISPLAY_MAX_CHARS);
         assert!(t.display().ends_with('…'));
-        let t = Target::Script {
-            skill: "say",
-            rel_path: "scripts/x.py",
-            args: &[],
-        };
+        let t = script("say", "scripts/x.py", &[]);
         assert_eq!(t.display(), "say/scripts/x.py");
     }
 
     #[test]
     fn suggested_pattern_round_trips() {
-        let none: Vec<String> = vec![];
         let targets = [
-            Target::System {
-                program: "say",
-                args: &none,
-            },
-            Target::System {
-                program: "e*o",
-                args: &none,
-            },
-            Target::System {
-                program: "/opt/my tool/it's",
-                args: &none,
-            },
-            Target::System {
-                program: "./x[1]",
-                args: &none,
-            },
-            Target::Script {
-                skill: "say",
-                rel_path: "scripts/speak.sh",
-                args: &none,
-            },
-            Target::Script {
-                skill: "Odd_Name",
-                rel_path: "scripts/a b?.py",
-                args: &none,
-            },
+            sys("say", &[]),
+            sys("e*o", &[]),
+            sys("/opt/my tool/it's", &[]),
+            sys("./x[1]", &[]),
+            script("say", "scripts/speak.sh", &[]),
+            script("Odd_Name", "scripts/a b?.py", &[]),
         ];
         for t in targets {
             let text = t.suggest_pattern();
             let p = Pattern::parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert!(p.matches(&t), "{text} should match {t:?}");
         }
-        let say = Target::System {
-            program: "say",
-            args: &none,
-        };
+        let say = sys("say", &[]);
         assert_eq!(say.suggest_pattern(), "say");
         // A placeholder from an explanation: nothing to allow.
         for program in ["...", "…", "<command>"] {
-            let t = Target::System {
-                program,
-                args: &none,
-            };
+            let t = sys(program, &[]);
             assert_eq!(t.suggest_pattern(), "", "{program}");
         }
-        let script = |rel_path| Target::Script {
-            skill: "data",
-            rel_path,
-            args: &none,
-        };
+        let script = |rel_path| script("data", rel_path, &[]);
         assert_eq!(script("scripts/stats").suggest_pattern(), "data:stats");
         assert_eq!(script("run.py").suggest_pattern(), "data:run");
         assert_eq!(
@@ -952,43 +872,25 @@ mod tests {
         );
         // An interpreter: its script, never the interpreter alone; code in an option: nothing.
         let script = words(&["tools/x.py", "--fast"]);
-        let py = Target::System {
-            program: "python3",
-            args: &script,
-        };
+        let py = sys("python3", &script);
         assert_eq!(py.suggest_pattern(), "python3 tools/x.py *");
         let p = Pattern::parse(&py.suggest_pattern()).unwrap();
         assert!(p.matches(&py));
         let other = words(&["tools/y.py"]);
-        assert!(!p.matches(&Target::System {
-            program: "python3",
-            args: &other
-        }));
+        assert!(!p.matches(&sys("python3", &other)));
         let code = words(&["-c", "print(1)"]);
-        let inline = Target::System {
-            program: "python3",
-            args: &code,
-        };
+        let inline = sys("python3", &code);
         assert_eq!(inline.suggest_pattern(), "");
         // A runner: its `run` and script; a wrapper: nothing (its arguments are the command).
         let run = words(&["run", "scripts/fill.py", "a"]);
-        let uv = Target::System {
-            program: "uv",
-            args: &run,
-        };
+        let uv = sys("uv", &run);
         assert_eq!(uv.suggest_pattern(), "uv run scripts/fill.py *");
         assert!(Pattern::parse(&uv.suggest_pattern()).unwrap().matches(&uv));
         let wrapped = words(&["bash", "-c", "x"]);
-        let env = Target::System {
-            program: "env",
-            args: &wrapped,
-        };
+        let env = sys("env", &wrapped);
         assert_eq!(env.suggest_pattern(), "");
         // Escaped: allowing the program literally named `e*o` must not allow `echo`.
         let p = Pattern::parse(&targets[1].suggest_pattern()).unwrap();
-        assert!(!p.matches(&Target::System {
-            program: "echo",
-            args: &none
-        }));
+        assert!(!p.matches(&sys("echo", &[])));
     }
 }

@@ -20,83 +20,84 @@ pub(crate) enum Starts {
     Line,
 }
 
-/// The wrappers, by file name (compared ignoring ASCII case, as deny patterns are).
-const WRAPPERS: &[(&str, Starts)] = &[
+/// The wrappers whose command is in their later arguments, as words ([`Starts::Words`]), by
+/// file name (compared ignoring ASCII case, as deny patterns are).
+const WORD_WRAPPERS: &[&str] = &[
+    "command",
+    "exec",
+    "builtin",
+    "nice",
+    "nohup",
+    "timeout",
+    "stdbuf",
+    "setsid",
+    "time",
+    "xargs",
+    "find",
+    "sudo",
+    "doas",
+    "run0",
+    "pkexec",
+    "setpriv",
+    "setarch",
+    "linux32",
+    "linux64",
+    "ionice",
+    "chrt",
+    "taskset",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "prlimit",
+    "busybox",
+    "strace",
+    "ltrace",
+    "valgrind",
+    "catchsegv",
+    "systemd-run",
+    "firejail",
+    "bwrap",
+    "fakeroot",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "eatmydata",
+    "numactl",
+    "cpulimit",
+    "faketime",
+    "chpst",
+    "setuidgid",
+    "gosu",
+    "su-exec",
+    "ccache",
+    "rlwrap",
+    "unbuffer",
+    "tini",
+    "dumb-init",
+];
+
+/// The wrappers with another grammar.
+const OTHER_WRAPPERS: &[(&str, Starts)] = &[
     ("env", Starts::WordsOrLine(&["-S", "--split-string"])),
-    ("command", Starts::Words),
-    ("exec", Starts::Words),
-    ("builtin", Starts::Words),
-    ("nice", Starts::Words),
-    ("nohup", Starts::Words),
-    ("timeout", Starts::Words),
-    ("stdbuf", Starts::Words),
-    ("setsid", Starts::Words),
-    ("time", Starts::Words),
-    ("xargs", Starts::Words),
-    ("find", Starts::Words),
-    ("sudo", Starts::Words),
-    ("doas", Starts::Words),
-    ("run0", Starts::Words),
-    ("pkexec", Starts::Words),
-    (
-        "runuser",
-        Starts::WordsOrLine(&["-c", "--command", "--session-command"]),
-    ),
-    (
-        "su",
-        Starts::WordsOrLine(&["-c", "--command", "--session-command"]),
-    ),
+    ("runuser", Starts::WordsOrLine(SU_COMMAND)),
+    ("su", Starts::WordsOrLine(SU_COMMAND)),
     ("sg", Starts::Line),
-    ("setpriv", Starts::Words),
-    ("setarch", Starts::Words),
-    ("linux32", Starts::Words),
-    ("linux64", Starts::Words),
-    ("ionice", Starts::Words),
-    ("chrt", Starts::Words),
-    ("taskset", Starts::Words),
     ("flock", Starts::WordsOrLine(&["-c", "--command"])),
-    ("chroot", Starts::Words),
-    ("unshare", Starts::Words),
-    ("nsenter", Starts::Words),
-    ("prlimit", Starts::Words),
-    ("busybox", Starts::Words),
-    ("strace", Starts::Words),
-    ("ltrace", Starts::Words),
-    ("valgrind", Starts::Words),
-    ("catchsegv", Starts::Words),
     ("watch", Starts::Line),
-    ("systemd-run", Starts::Words),
-    ("firejail", Starts::Words),
-    ("bwrap", Starts::Words),
-    ("fakeroot", Starts::Words),
-    ("torsocks", Starts::Words),
-    ("proxychains", Starts::Words),
-    ("proxychains4", Starts::Words),
     ("parallel", Starts::Line),
     ("script", Starts::WordsOrLine(&["-c", "--command"])),
     ("capsh", Starts::WordsOrLine(&["-c"])),
-    ("eatmydata", Starts::Words),
-    ("numactl", Starts::Words),
-    ("cpulimit", Starts::Words),
-    ("faketime", Starts::Words),
-    ("chpst", Starts::Words),
-    ("setuidgid", Starts::Words),
-    ("gosu", Starts::Words),
-    ("su-exec", Starts::Words),
-    ("ccache", Starts::Words),
-    ("rlwrap", Starts::Words),
-    ("unbuffer", Starts::Words),
-    ("tini", Starts::Words),
-    ("dumb-init", Starts::Words),
 ];
+
+/// The options of `su` and `runuser` whose value is a command line.
+const SU_COMMAND: &[&str] = &["-c", "--command", "--session-command"];
 
 /// The grammar of `program` (a name or a path) if it is a wrapper.
 pub(crate) fn starts(program: &str) -> Option<Starts> {
     let name = program.rsplit('/').next().unwrap_or(program);
-    WRAPPERS
-        .iter()
-        .find(|(w, _)| w.eq_ignore_ascii_case(name))
-        .map(|(_, s)| *s)
+    let is = |w: &&str| w.eq_ignore_ascii_case(name);
+    (OTHER_WRAPPERS.iter().find(|(w, _)| is(w)).map(|(_, s)| *s))
+        .or_else(|| WORD_WRAPPERS.iter().any(is).then_some(Starts::Words))
 }
 
 /// The commands a command line may start through its wrappers: `lines[s][i..]` for each
@@ -196,8 +197,8 @@ fn split_line(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn commands(line: &str) -> Vec<String> {
-        let s = started(line.split(' ').map(str::to_owned).collect());
+    fn commands(argv: &[&str]) -> Vec<String> {
+        let s = started(argv.iter().map(|w| w.to_string()).collect());
         s.starts
             .iter()
             .map(|&(l, i)| s.lines[l][i..].join(" "))
@@ -207,7 +208,8 @@ mod tests {
     /// Every wrapper in the table, written the way its grammar says, starts `rm x`.
     #[test]
     fn every_wrapper_is_seen_through_by_its_grammar() {
-        for (name, grammar) in WRAPPERS {
+        let words = WORD_WRAPPERS.iter().map(|w| (w, Starts::Words));
+        for (name, grammar) in words.chain(OTHER_WRAPPERS.iter().map(|(w, s)| (w, *s))) {
             let lines: Vec<Vec<String>> = match grammar {
                 Starts::Words => vec![vec![name.to_string(), "rm".into(), "x".into()]],
                 Starts::Line => vec![vec![name.to_string(), "true; rm x".into()]],
@@ -241,27 +243,12 @@ mod tests {
 
     #[test]
     fn split_strings_nested_wrappers_and_plain_commands() {
-        let s = started(vec!["env".into(), "-iS".into(), "nice rm\\_x".into()]);
-        let all: Vec<String> = s
-            .starts
-            .iter()
-            .map(|&(l, i)| s.lines[l][i..].join(" "))
-            .collect();
+        let all = commands(&["env", "-iS", "nice rm\\_x"]);
         assert!(all.contains(&"rm x".to_string()), "{all:?}");
-        let s = started(vec![
-            "timeout".into(),
-            "5".into(),
-            "env".into(),
-            "--split-string=env -S 'touch y'".into(),
-        ]);
-        let all: Vec<String> = s
-            .starts
-            .iter()
-            .map(|&(l, i)| s.lines[l][i..].join(" "))
-            .collect();
+        let all = commands(&["timeout", "5", "env", "--split-string=env -S 'touch y'"]);
         assert!(all.contains(&"touch y".to_string()), "{all:?}");
         // Not a wrapper: nothing it starts.
-        assert!(commands("git status env -S x").is_empty());
-        assert_eq!(commands("linux64 touch x"), ["touch x", "x"]);
+        assert!(commands(&["git", "status", "env", "-S", "x"]).is_empty());
+        assert_eq!(commands(&["linux64", "touch", "x"]), ["touch x", "x"]);
     }
 }

@@ -103,6 +103,16 @@ fn shown_key(key: &str, pattern: &str) -> String {
     }
 }
 
+/// Every pattern parses; the error names the list (or flag) it was in.
+fn check_patterns(lists: [(&'static str, &Vec<String>); 2]) -> Result<(), PolicyError> {
+    for (key, patterns) in lists {
+        for p in patterns {
+            Pattern::parse(p).map_err(|error| PolicyError::Pattern { key, error })?;
+        }
+    }
+    Ok(())
+}
+
 impl ScriptPolicy {
     /// Applies `overrides`. Errors name the flag; on error nothing changes.
     pub(crate) fn apply(&mut self, overrides: &PolicyOverrides) -> Result<(), PolicyError> {
@@ -115,11 +125,7 @@ impl ScriptPolicy {
     }
 
     fn apply_to(&mut self, overrides: &PolicyOverrides) -> Result<(), PolicyError> {
-        for (key, patterns) in [("--allow", &overrides.allow), ("--deny", &overrides.deny)] {
-            for p in patterns {
-                Pattern::parse(p).map_err(|error| PolicyError::Pattern { key, error })?;
-            }
-        }
+        check_patterns([("--allow", &overrides.allow), ("--deny", &overrides.deny)])?;
         if let Some(t) = overrides.timeout
             && !TIMEOUT_RANGE.contains(&t)
         {
@@ -133,36 +139,21 @@ impl ScriptPolicy {
                 key: "--max-captures",
             });
         }
-        self.allowed_commands
-            .extend(overrides.allow.iter().cloned());
-        self.denied_commands.extend(overrides.deny.iter().cloned());
-        if overrides.allow_scripts || !overrides.allow.is_empty() {
-            self.allow_scripts = true;
-        }
-        if overrides.confirm_never {
+        let o = overrides;
+        self.allowed_commands.extend(o.allow.iter().cloned());
+        self.denied_commands.extend(o.deny.iter().cloned());
+        self.allow_scripts |= o.allow_scripts || !o.allow.is_empty();
+        if o.confirm_never {
             self.confirm = ConfirmMode::Never;
         }
-        if let Some(t) = overrides.timeout {
-            self.timeout_seconds = t;
-        }
-        if overrides.allow_network {
-            self.allow_network = true;
-        }
-        if overrides.allow_filesystem {
-            self.allow_filesystem = true;
-        }
-        if let Some(mode) = overrides.sandbox {
-            self.sandbox = mode;
-        }
-        if let Some(w) = overrides.workdir {
-            self.workdir = w;
-        }
-        if let Some(n) = overrides.max_captures {
-            self.max_captures_per_turn = n;
-        }
-        if let Some(n) = overrides.max_side_effects {
-            self.max_side_effects_per_turn = n;
-        }
+        self.timeout_seconds = o.timeout.unwrap_or(self.timeout_seconds);
+        self.allow_network |= o.allow_network;
+        self.allow_filesystem |= o.allow_filesystem;
+        self.sandbox = o.sandbox.unwrap_or(self.sandbox);
+        self.workdir = o.workdir.unwrap_or(self.workdir);
+        self.max_captures_per_turn = o.max_captures.unwrap_or(self.max_captures_per_turn);
+        self.max_side_effects_per_turn =
+            o.max_side_effects.unwrap_or(self.max_side_effects_per_turn);
         #[cfg(feature = "runtime")]
         self.apply_sandbox_flags(overrides)?;
         Ok(())
@@ -176,14 +167,10 @@ impl ScriptPolicy {
                 value: self.timeout_seconds,
             });
         }
-        for (key, patterns) in [
+        check_patterns([
             ("allowed_commands", &self.allowed_commands),
             ("denied_commands", &self.denied_commands),
-        ] {
-            for p in patterns {
-                Pattern::parse(p).map_err(|error| PolicyError::Pattern { key, error })?;
-            }
-        }
+        ])?;
         for (key, value) in [
             ("max_output_bytes", self.max_output_bytes),
             ("max_capture_bytes", self.max_capture_bytes),
@@ -209,10 +196,20 @@ mod tests {
     }
 
     #[test]
-    fn no_flags_change_nothing() {
-        let mut p = ScriptPolicy::default();
-        p.apply(&PolicyOverrides::default()).unwrap();
-        assert_eq!(p, ScriptPolicy::default());
+    fn absent_flags_keep_the_agent_settings() {
+        let agents = ScriptPolicy {
+            allow_scripts: true,
+            allow_network: true,
+            sandbox: SandboxMode::BestEffort,
+            confirm: ConfirmMode::Never,
+            timeout_seconds: 5,
+            ..ScriptPolicy::default()
+        };
+        for before in [ScriptPolicy::default(), agents] {
+            let mut p = before.clone();
+            p.apply(&PolicyOverrides::default()).unwrap();
+            assert_eq!(p, before);
+        }
     }
 
     #[test]
@@ -268,60 +265,36 @@ mod tests {
     }
 
     #[test]
-    fn absent_flags_keep_the_agent_settings() {
-        let mut p = ScriptPolicy {
-            allow_scripts: true,
-            allow_network: true,
-            sandbox: SandboxMode::BestEffort,
-            confirm: ConfirmMode::Never,
-            timeout_seconds: 5,
-            ..ScriptPolicy::default()
-        };
-        let before = p.clone();
-        p.apply(&PolicyOverrides::default()).unwrap();
-        assert_eq!(p, before);
-    }
-
-    #[test]
     fn bad_overrides_are_errors_naming_the_flag_and_change_nothing() {
+        let with = |f: fn(&mut PolicyOverrides)| {
+            let mut o = PolicyOverrides::default();
+            f(&mut o);
+            o
+        };
         for (flags, expected) in [
             (
-                PolicyOverrides {
-                    timeout: Some(0),
-                    ..Default::default()
-                },
+                with(|o| o.timeout = Some(0)),
                 "--timeout must be between 1 and 600 seconds, got 0",
             ),
             (
-                PolicyOverrides {
-                    timeout: Some(601),
-                    ..Default::default()
-                },
+                with(|o| o.timeout = Some(601)),
                 "--timeout must be between 1 and 600 seconds, got 601",
             ),
             (
-                PolicyOverrides {
-                    allow: strings(&["say", "echo; rm"]),
-                    ..Default::default()
-                },
+                with(|o| o.allow = strings(&["say", "echo; rm"])),
                 "--allow 'echo; rm': invalid pattern `echo; rm`: shell syntax is not supported; commands run without a shell (found `;`)",
             ),
             (
-                PolicyOverrides {
-                    deny: strings(&["/bin/*"]),
-                    ..Default::default()
-                },
+                with(|o| o.deny = strings(&["/bin/*"])),
                 "--deny '/bin/*': invalid pattern",
             ),
             // A sandbox flag checked last, after the others were set on the copy.
             #[cfg(feature = "runtime")]
             (
-                PolicyOverrides {
-                    allow_scripts: true,
-                    allow_network: true,
-                    allow_read: vec!["/no/such/path/anywhere".into()],
-                    ..Default::default()
-                },
+                with(|o| {
+                    (o.allow_scripts, o.allow_network) = (true, true);
+                    o.allow_read = vec!["/no/such/path/anywhere".into()];
+                }),
                 "--allow-read /no/such/path/anywhere: no such file or directory",
             ),
         ] {

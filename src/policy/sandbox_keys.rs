@@ -49,6 +49,24 @@ const SYSTEM_TREES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The user's runtime folder (first: it usually lies under /run and is the nearer name) and
+/// the system trees, each with why; `/root` only when it is not `$HOME`.
+fn system_trees(home: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
+    let runtime = std::env::var("XDG_RUNTIME_DIR")
+        .ok()
+        .filter(|d| d.starts_with('/') && d.len() > 1)
+        .map(|d| {
+            let why = "your runtime folder: service sockets and systemd user units run from it";
+            (PathBuf::from(d), why)
+        });
+    let trees = SYSTEM_TREES.iter().map(|(t, why)| (PathBuf::from(t), *why));
+    runtime
+        .into_iter()
+        .chain(trees)
+        .filter(|(t, _)| t != Path::new("/root") || home != Some(Path::new("/root")))
+        .collect()
+}
+
 /// Why `path` must not be writable without `--force-writable` as a tool's settings in `$HOME`,
 /// or `None`: a dot-folder or dotfile directly in `$HOME` (and all beneath it) holds some
 /// tool's settings and credentials, and many run commands from them later (credential
@@ -133,39 +151,14 @@ pub fn writable_problem(
             path.display(),
         ));
     }
-    // The user's runtime folder: service sockets, and systemd user units that run later.
-    let runtime = std::env::var("XDG_RUNTIME_DIR")
-        .ok()
-        .filter(|d| d.starts_with('/') && d.len() > 1);
-    let runtime = runtime.as_deref().map(|d| {
-        (
-            d,
-            "your runtime folder: service sockets and systemd user units run from it",
-        )
-    });
-    // The runtime folder first: it usually lies under /run and is the nearer name.
-    let trees = runtime
-        .into_iter()
-        .chain(SYSTEM_TREES.iter().copied())
-        .filter(|(t, _)| *t != "/root" || home.is_none_or(|h| h != Path::new("/root")));
-    for (tree, why) in trees {
-        let tree = Path::new(tree);
-        if path.starts_with(tree) {
-            if path == tree {
-                return Some(format!("{} is a system folder ({why})", path.display()));
+    for (tree, why) in system_trees(home) {
+        match relation(path, &tree) {
+            Some("is") => return Some(format!("{} is a system folder ({why})", path.display())),
+            Some(how) => {
+                let (path, tree) = (path.display(), tree.display());
+                return Some(format!("{path} {how} {tree}, a system folder ({why})"));
             }
-            return Some(format!(
-                "{} is in {}, a system folder ({why})",
-                path.display(),
-                tree.display()
-            ));
-        }
-        if tree.starts_with(path) {
-            return Some(format!(
-                "{} holds {}, a system folder ({why})",
-                path.display(),
-                tree.display()
-            ));
+            None => {}
         }
     }
     for dir in on_path {
@@ -188,22 +181,24 @@ pub fn writable_problem(
     }
     protected
         .iter()
-        .find(|(p, _)| p.starts_with(path) || path.starts_with(p))
-        .map(|(p, what)| {
-            if path == p {
-                return format!("{} holds {what}", path.display());
-            }
-            let how = if p.starts_with(path) {
-                "holds"
-            } else {
-                "is in"
-            };
-            format!(
+        .find_map(|(p, what)| match relation(path, p)? {
+            "is" => Some(format!("{} holds {what}", path.display())),
+            how => Some(format!(
                 "{} {how} {}, which holds {what}",
                 path.display(),
                 p.display()
-            )
+            )),
         })
+}
+
+/// How `path` stands to `place`: it `is` it, `is in` it or `holds` it; `None` when apart.
+fn relation(path: &Path, place: &Path) -> Option<&'static str> {
+    match () {
+        _ if path == place => Some("is"),
+        _ if path.starts_with(place) => Some("is in"),
+        _ if place.starts_with(path) => Some("holds"),
+        _ => None,
+    }
 }
 
 /// Every place scripts are never offered to write (what `--writable` refuses without
@@ -237,21 +232,8 @@ pub fn protected_places() -> Vec<(PathBuf, String)> {
                 }),
         );
     }
-    let runtime = std::env::var("XDG_RUNTIME_DIR")
-        .ok()
-        .filter(|d| d.starts_with('/') && d.len() > 1)
-        .map(|d| {
-            (
-                d,
-                "your runtime folder: service sockets and systemd user units run from it",
-            )
-        });
-    for (tree, why) in runtime
-        .into_iter()
-        .chain(SYSTEM_TREES.iter().map(|(t, w)| (t.to_string(), *w)))
-        .filter(|(t, _)| t != "/root" || home.as_deref() != Some(Path::new("/root")))
-    {
-        out.push((PathBuf::from(tree), format!("a system folder: {why}")));
+    for (tree, why) in system_trees(home.as_deref()) {
+        out.push((tree, format!("a system folder: {why}")));
     }
     for dir in path_folders(std::env::var_os("PATH").as_deref()) {
         out.push((
@@ -575,7 +557,7 @@ fn check_writable(
                     .or_else(|| home_settings_problem(&p, home))
                     .or_else(|| {
                         bare_repository(&p).map(|repo| {
-                            let how = if repo == p { "is" } else { "is in" };
+                            let how = relation(&p, repo).unwrap_or_default();
                             format!(
                                 "{} {how} the bare git repository {}: its hooks and config run \
                                  commands outside the sandbox; name a folder outside it",
@@ -612,6 +594,13 @@ fn check_writable(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `p` with the sandbox flags applied, or the error's text.
+    fn applied(p: &ScriptPolicy, flags: PolicyOverrides) -> Result<ScriptPolicy, String> {
+        let mut p = p.clone();
+        p.apply_sandbox_flags(&flags).map_err(|e| e.to_string())?;
+        Ok(p)
+    }
 
     #[test]
     fn home_start_up_files_and_own_dirs_are_refused() {
@@ -651,6 +640,11 @@ mod tests {
             ("/root/.pyenv/shims", "is in /root"),
             ("/opt/tool/bin/x", "is on PATH (/opt/tool/bin)"),
             ("/opt/tool", "holds /opt/tool/bin, which is on PATH"),
+            // ~/bin is on PATH at login; the user's own agent and skill folders.
+            ("/home/u/bin/tool", "on PATH at login"),
+            ("/home/u/.r9s/agents/x", "your agents"),
+            ("/home/u/.agents", "holds"),
+            ("/home/u/.agents/skills/s", "your skills"),
         ] {
             let why = no(p).unwrap_or_default();
             assert!(why.contains(says), "{p}: {why}");
@@ -669,19 +663,18 @@ mod tests {
             "/home/u/.kube/config.d",
             "/home/u/.some-new-tool/auth.json",
             "/home/u/.config/gh",
+            "/home/u/.bashrc",
+            "/home/u/.config",
         ] {
             assert!(cred(p).is_some(), "{p}");
         }
-        assert_eq!(cred("/home/u/projects/aws"), None);
-        assert_eq!(cred("/srv/.aws"), None);
-        assert_eq!(no("/opt/other"), None);
-        assert_eq!(no("/var/tmp/x"), None);
-        assert_eq!(no("/srv/www"), None);
-        // A shell's start-up file is a dot-file like any other; ~/bin is on PATH at login.
-        assert_eq!(no("/home/u/.bashrc"), None);
-        assert!(cred("/home/u/.bashrc").is_some());
-        assert!(cred("/home/u/.config").is_some());
-        assert!(no("/home/u/bin/tool").unwrap().contains("on PATH at login"));
+        for p in ["/home/u/projects/aws", "/srv/.aws"] {
+            assert_eq!(cred(p), None, "{p}");
+        }
+        // A shell's start-up file is a dot-file like any other (a tool's settings, above).
+        for p in ["/opt/other", "/var/tmp/x", "/srv/www", "/home/u/.bashrc"] {
+            assert_eq!(no(p), None, "{p}");
+        }
         assert_eq!(
             no("/home/u/.config/skillpipe/skills").unwrap(),
             "/home/u/.config/skillpipe/skills is in /home/u/.config/skillpipe, which holds \
@@ -690,13 +683,6 @@ mod tests {
         assert_eq!(
             no("/home/u/.r9s").unwrap(),
             "/home/u/.r9s holds your agents"
-        );
-        assert!(no("/home/u/.r9s/agents/x").unwrap().contains("your agents"));
-        assert!(no("/home/u/.agents").unwrap().contains("holds"));
-        assert!(
-            no("/home/u/.agents/skills/s")
-                .unwrap()
-                .contains("your skills")
         );
         assert!(no("/home/u/.agents/other").is_none());
         // Where code runs later, as a class: login, PATH, tools' settings.
@@ -735,18 +721,18 @@ mod tests {
         ] {
             assert!(no(p).unwrap().contains("version control metadata"), "{p}");
         }
-        // A project's tool settings may be named: what the run writes there is flagged.
-        for p in ["/tmp/repo/.claude", "/tmp/repo/.vscode/x"] {
+        // A project's tool settings may be named: what the run writes there is flagged. A
+        // name that starts alike, or a prefix of a name, is not the name.
+        for p in [
+            "/tmp/repo/.claude",
+            "/tmp/repo/.vscode/x",
+            "/tmp/repo/.github",
+            "/home/u/binaries",
+            "/home/u/project",
+            "/tmp/out",
+        ] {
             assert_eq!(no(p), None, "{p}");
         }
-        assert_eq!(no("/tmp/repo/.github"), None, "a name that starts alike");
-        assert_eq!(
-            no("/home/u/binaries"),
-            None,
-            "a prefix of a name is not the name"
-        );
-        assert_eq!(no("/home/u/project"), None);
-        assert_eq!(no("/tmp/out"), None);
     }
 
     #[test]
@@ -785,19 +771,14 @@ mod tests {
             writable: vec![secret.clone()],
             ..Default::default()
         };
-        let err = p
-            .clone()
-            .apply_sandbox_flags(&flags)
-            .unwrap_err()
-            .to_string();
+        let err = applied(&p, flags.clone()).unwrap_err();
         assert!(err.contains("hidden from scripts"), "{err}");
         assert!(err.contains("--allow-read"), "{err}");
-        p.clone()
-            .apply_sandbox_flags(&PolicyOverrides {
-                allow_read: vec![secret.clone()],
-                ..flags
-            })
-            .unwrap();
+        let shown = PolicyOverrides {
+            allow_read: vec![secret.clone()],
+            ..flags
+        };
+        applied(&p, shown).unwrap();
         // An --allow-read that would show nothing says so: a file of a folder hidden as a
         // whole, or a path that is not there.
         std::fs::write(secret.join("key"), "k").unwrap();
@@ -814,40 +795,25 @@ mod tests {
                 &format!("e.g. --allow-read {}", secret.display()),
             ),
         ] {
-            let err = p
-                .clone()
-                .apply_sandbox_flags(&PolicyOverrides {
-                    allow_read: vec![path],
-                    ..Default::default()
-                })
-                .unwrap_err()
-                .to_string();
+            let flags = PolicyOverrides {
+                allow_read: vec![path],
+                ..Default::default()
+            };
+            let err = applied(&p, flags).unwrap_err();
             assert!(err.contains(says), "{err}");
         }
         assert_eq!(fold(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
         assert_eq!(fold(Path::new("/../x")), PathBuf::from("/x"));
-        // A relative path is made absolute, as hidden paths are compared.
-        let mut q = ScriptPolicy::default();
-        q.apply_sandbox_flags(&PolicyOverrides {
-            allow_read: vec!["Cargo.toml".into()],
-            ..Default::default()
-        })
-        .unwrap();
-        assert_eq!(
-            q.allow_read[0],
-            std::env::current_dir().unwrap().join("Cargo.toml")
-        );
-        // With `..`: the same file, compared as hidden paths are.
-        let mut q = ScriptPolicy::default();
-        q.apply_sandbox_flags(&PolicyOverrides {
-            allow_read: vec!["src/../Cargo.toml".into()],
-            ..Default::default()
-        })
-        .unwrap();
-        assert_eq!(
-            q.allow_read[0],
-            std::env::current_dir().unwrap().join("Cargo.toml")
-        );
+        // A relative path is made absolute, as hidden paths are compared (`..` folded too).
+        for given in ["Cargo.toml", "src/../Cargo.toml"] {
+            let flags = PolicyOverrides {
+                allow_read: vec![given.into()],
+                ..Default::default()
+            };
+            let q = applied(&ScriptPolicy::default(), flags).unwrap();
+            let here = std::env::current_dir().unwrap();
+            assert_eq!(q.allow_read[0], here.join("Cargo.toml"), "{given}");
+        }
     }
 
     #[test]
@@ -899,20 +865,17 @@ mod tests {
                 PathBuf::from("$XDG_RUNTIME_DIR/bus"),
             ]
         );
-        let mut p = ScriptPolicy::default();
-        let err = p
-            .apply_sandbox_flags(&PolicyOverrides {
-                writable: vec!["/".into()],
-                ..Default::default()
-            })
-            .unwrap_err();
-        assert!(err.to_string().contains("--force-writable"), "{err}");
-        p.apply_sandbox_flags(&PolicyOverrides {
+        let root = PolicyOverrides {
             writable: vec!["/".into()],
-            force_writable: true,
             ..Default::default()
-        })
-        .unwrap();
+        };
+        let err = applied(&ScriptPolicy::default(), root.clone()).unwrap_err();
+        assert!(err.contains("--force-writable"), "{err}");
+        let forced = PolicyOverrides {
+            force_writable: true,
+            ..root
+        };
+        applied(&ScriptPolicy::default(), forced).unwrap();
     }
 
     #[test]

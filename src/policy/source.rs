@@ -38,22 +38,26 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     let d = ScriptPolicy::default();
     let mut out = p.clone();
     let mut ignored = Vec::new();
-    let mut drop = |raised: bool, key: &'static str| {
-        if raised {
-            ignored.push(Ignored {
-                key: key.into(),
-                grant: super::flags::flag(key).unwrap_or(OWN_AGENT),
-            });
-        }
-        raised
-    };
+    // A key whose value grants more goes back to the default's, and is named with its grant.
+    macro_rules! narrow {
+        (> $key:ident) => {
+            narrow!($key, p.$key > d.$key)
+        };
+        ($key:ident, $raised:expr) => {
+            if $raised {
+                out.$key = d.$key.clone();
+                let key = stringify!($key);
+                let grant = super::flags::flag(key).unwrap_or(OWN_AGENT);
+                ignored.push(Ignored {
+                    key: key.into(),
+                    grant,
+                });
+            }
+        };
+    }
     let subset = |a: &[String], b: &[String]| a.iter().all(|x| b.contains(x));
-    if drop(p.allow_scripts, "allow_scripts") {
-        out.allow_scripts = d.allow_scripts;
-    }
-    if drop(p.confirm == ConfirmMode::Never, "confirm") {
-        out.confirm = d.confirm;
-    }
+    narrow!(allow_scripts, p.allow_scripts);
+    narrow!(confirm, p.confirm == ConfirmMode::Never);
     // Patterns within the default's (`scripts/x.py`, `SKILL/scripts/*`) narrow it and stay;
     // any other is dropped. None left: the default, as if the key were absent.
     let (within, raising): (Vec<String>, Vec<String>) = p
@@ -61,98 +65,43 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
         .iter()
         .cloned()
         .partition(|pat| d.allowed_commands.contains(pat) || within_scripts(pat));
-    if drop(!raising.is_empty(), "allowed_commands") {
-        out.allowed_commands = if within.is_empty() {
-            d.allowed_commands.clone()
-        } else {
-            within
-        };
+    narrow!(allowed_commands, !raising.is_empty());
+    if !raising.is_empty() && !within.is_empty() {
+        out.allowed_commands = within;
     }
-    if drop(p.allow_network, "allow_network") {
-        out.allow_network = d.allow_network;
-    }
-    if drop(p.allow_filesystem, "allow_filesystem") {
-        out.allow_filesystem = d.allow_filesystem;
-    }
-    if drop(!p.writable_paths.is_empty(), "writable_paths") {
-        out.writable_paths = d.writable_paths.clone();
-    }
-    if drop(p.sandbox == SandboxMode::BestEffort, "sandbox") {
-        out.sandbox = d.sandbox;
-    }
-    if drop(
-        !subset(&p.env_passthrough, &d.env_passthrough),
-        "env_passthrough",
-    ) {
-        out.env_passthrough = d.env_passthrough.clone();
-    }
-    if drop(
-        !subset(&p.allowed_interpreters, &d.allowed_interpreters),
-        "allowed_interpreters",
-    ) {
-        out.allowed_interpreters = d.allowed_interpreters.clone();
-    }
-    if drop(p.timeout_seconds > d.timeout_seconds, "timeout_seconds") {
-        out.timeout_seconds = d.timeout_seconds;
-    }
-    if drop(p.max_output_bytes > d.max_output_bytes, "max_output_bytes") {
-        out.max_output_bytes = d.max_output_bytes;
-    }
-    if drop(
-        p.max_capture_bytes > d.max_capture_bytes,
-        "max_capture_bytes",
-    ) {
-        out.max_capture_bytes = d.max_capture_bytes;
-    }
-    if drop(
-        p.max_captures_per_turn > d.max_captures_per_turn,
-        "max_captures_per_turn",
-    ) {
-        out.max_captures_per_turn = d.max_captures_per_turn;
-    }
-    if drop(
-        p.max_side_effects_per_turn > d.max_side_effects_per_turn,
-        "max_side_effects_per_turn",
-    ) {
-        out.max_side_effects_per_turn = d.max_side_effects_per_turn;
-    }
-    narrow_sandbox(&mut out, &d, &mut drop);
-    (out, ignored)
-}
-
-/// A step of `narrow_only`: the sandbox's second layer (reading hidden paths, Unix sockets,
-/// higher limits; 0 is none) put back to the default where it grants more.
-fn narrow_sandbox(
-    out: &mut ScriptPolicy,
-    d: &ScriptPolicy,
-    drop: &mut impl FnMut(bool, &'static str) -> bool,
-) {
-    if drop(!out.allow_read.is_empty(), "allow_read") {
-        out.allow_read = d.allow_read.clone();
-    }
-    if drop(!out.allowed_sockets.is_empty(), "allowed_sockets") {
-        out.allowed_sockets = d.allowed_sockets.clone();
-    }
+    narrow!(allow_network, p.allow_network);
+    narrow!(allow_filesystem, p.allow_filesystem);
+    narrow!(writable_paths, !p.writable_paths.is_empty());
+    narrow!(sandbox, p.sandbox == SandboxMode::BestEffort);
+    narrow!(
+        env_passthrough,
+        !subset(&p.env_passthrough, &d.env_passthrough)
+    );
+    narrow!(
+        allowed_interpreters,
+        !subset(&p.allowed_interpreters, &d.allowed_interpreters)
+    );
+    narrow!(> timeout_seconds);
+    narrow!(> max_output_bytes);
+    narrow!(> max_capture_bytes);
+    narrow!(> max_captures_per_turn);
+    narrow!(> max_side_effects_per_turn);
+    // The sandbox's second layer: reading hidden paths, Unix sockets, higher limits (0 is none).
+    narrow!(allow_read, !p.allow_read.is_empty());
+    narrow!(allowed_sockets, !p.allowed_sockets.is_empty());
     let higher = |v: u64, dv: u64| v > dv || (v == 0 && dv != 0);
-    for (v, dv, key) in [
-        (&mut out.max_processes, d.max_processes, "max_processes"),
-        (&mut out.max_memory_mb, d.max_memory_mb, "max_memory_mb"),
-        (
-            &mut out.max_file_size_mb,
-            d.max_file_size_mb,
-            "max_file_size_mb",
-        ),
-        (&mut out.max_tmp_mb, d.max_tmp_mb, "max_tmp_mb"),
-        (
-            &mut out.max_cpu_seconds,
-            d.max_cpu_seconds,
-            "max_cpu_seconds",
-        ),
-    ] {
-        if drop(higher(*v, dv), key) {
-            *v = dv;
-        }
-    }
+    narrow!(max_processes, higher(p.max_processes, d.max_processes));
+    narrow!(max_memory_mb, higher(p.max_memory_mb, d.max_memory_mb));
+    narrow!(
+        max_file_size_mb,
+        higher(p.max_file_size_mb, d.max_file_size_mb)
+    );
+    narrow!(max_tmp_mb, higher(p.max_tmp_mb, d.max_tmp_mb));
+    narrow!(
+        max_cpu_seconds,
+        higher(p.max_cpu_seconds, d.max_cpu_seconds)
+    );
+    (out, ignored)
 }
 
 /// The one-line notice for what [`narrow_only`] dropped from `file`, if anything.
