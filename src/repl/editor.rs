@@ -3,7 +3,7 @@
 //! New lines inside one entry: Alt-Enter or Ctrl-J, a trailing `\` before Enter, or a paste
 //! (bracketed paste keeps a pasted block in one entry).
 
-use super::commands::COMMANDS;
+use super::commands::commands;
 use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
@@ -181,8 +181,7 @@ pub fn complete_command(before_cursor: &str) -> Vec<Pair> {
     if !before_cursor.starts_with('/') || before_cursor.contains(char::is_whitespace) {
         return Vec::new();
     }
-    COMMANDS
-        .iter()
+    commands()
         .filter(|c| c.starts_with(before_cursor))
         .map(|c| Pair {
             display: c.to_string(),
