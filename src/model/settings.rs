@@ -814,47 +814,25 @@ mod tests {
         SettingsInput::default()
     }
 
-    /// (provider_name, base_url, model, api_key_var, has key)
-    fn summary(s: &Settings) -> (String, String, String, Option<String>, bool) {
-        (
-            s.provider_name.clone(),
-            s.base_url.clone(),
-            s.model.clone(),
-            s.api_key_var.clone(),
-            s.api_key.is_some(),
-        )
-    }
-
-    fn sum(
-        p: &str,
-        url: &str,
-        model: &str,
-        var: Option<&str>,
-        key: bool,
-    ) -> (String, String, String, Option<String>, bool) {
-        (p.into(), url.into(), model.into(), var.map(Into::into), key)
+    /// `provider base_url model key_variable key`, `-` for no key variable, no key.
+    fn summary(s: &Settings) -> String {
+        let var = s.api_key_var.as_deref().unwrap_or("-");
+        let key = if s.api_key.is_some() { "key" } else { "-" };
+        format!("{} {} {} {var} {key}", s.provider_name, s.base_url, s.model)
     }
 
     #[test]
     fn defaults() {
         let s = resolve(&input()).unwrap();
         assert_eq!(s.provider, ProviderKind::OpenAi);
-        assert_eq!(
-            summary(&s),
-            sum(
-                "openai",
-                "https://api.openai.com/v1",
-                "gpt-4o-mini",
-                Some("OPENAI_API_KEY"),
-                false
-            )
-        );
+        let expected = "openai https://api.openai.com/v1 gpt-4o-mini OPENAI_API_KEY -";
+        assert_eq!(summary(&s), expected);
         assert!(s.check_api_key().is_err());
     }
 
     #[test]
     fn precedence_table() {
-        // Long on purpose: one row per precedence case, read as a table.
+        // One row per precedence case, read as a table.
         let cfg = config(
             "default_provider = \"local\"\nmodel = \"qwen\"\n[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key_env = \"LOCAL_KEY\"\nmodel = \"local-default\"\n",
         );
@@ -867,179 +845,124 @@ mod tests {
             ("SKILLPIPE_BASE_URL", "http://10.0.0.1/v1"),
             ("LOCAL_KEY", "k"),
         ]);
-        // (flag model, flag url, env, agent?, config?) → expected
-        type Row = (
-            Option<&'static str>,
-            Option<&'static str>,
-            BTreeMap<String, String>,
+        let (none, local) = (env(&[]), "http://127.0.0.1:8080/v1");
+        let openai_local = env(&[
+            ("OPENAI_BASE_URL", "http://localhost:1234/v1/"),
+            ("OPENAI_API_KEY", "sk"),
+        ]);
+        let r9s = env(&[
+            ("R9S_BASE_URL", "https://gw.example/v1"),
+            ("R9S_API_KEY", "r"),
+            ("R9S_MODEL", "r-model"),
+            ("OPENAI_API_KEY", "sk"),
+        ]);
+        let anthropic = env(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "sk")]);
+        let ollama = "ollama http://127.0.0.1:11434/v1";
+        // (flag model, flag url, env, agent?, config?) → summary
+        type Row<'a> = (
+            Option<&'a str>,
+            Option<&'a str>,
+            &'a BTreeMap<String, String>,
             bool,
             bool,
-            (String, String, String, Option<String>, bool),
+            String,
         );
         let rows: Vec<Row> = vec![
             // config alone: its default provider and model
             (
                 None,
                 None,
-                env(&[]),
+                &none,
                 false,
                 true,
-                sum(
-                    "local",
-                    "http://127.0.0.1:8080/v1",
-                    "qwen",
-                    Some("LOCAL_KEY"),
-                    false,
-                ),
+                format!("local {local} qwen LOCAL_KEY -"),
             ),
             // agent model beats config model, keeps the config's provider
             (
                 None,
                 None,
-                env(&[]),
+                &none,
                 true,
                 true,
-                sum(
-                    "local",
-                    "http://127.0.0.1:8080/v1",
-                    "agent-model",
-                    Some("LOCAL_KEY"),
-                    false,
-                ),
+                format!("local {local} agent-model LOCAL_KEY -"),
             ),
             // env beats agent and config
             (
                 None,
                 None,
-                full_env.clone(),
+                &full_env,
                 true,
                 true,
-                sum(
-                    "local",
-                    "http://10.0.0.1/v1",
-                    "env-model",
-                    Some("LOCAL_KEY"),
-                    true,
-                ),
+                "local http://10.0.0.1/v1 env-model LOCAL_KEY key".into(),
             ),
             // flags beat everything
             (
                 Some("flag-model"),
                 Some("http://127.0.0.2:1/v1"),
-                full_env.clone(),
+                &full_env,
                 true,
                 true,
-                sum(
-                    "local",
-                    "http://127.0.0.2:1/v1",
-                    "flag-model",
-                    Some("LOCAL_KEY"),
-                    true,
-                ),
+                "local http://127.0.0.2:1/v1 flag-model LOCAL_KEY key".into(),
             ),
             // a provider named by --model ignores SKILLPIPE_BASE_URL and lower-level models
             (
                 Some("ollama:"),
                 None,
-                full_env.clone(),
+                &full_env,
                 true,
                 true,
-                sum(
-                    "ollama",
-                    "http://127.0.0.1:11434/v1",
-                    "llama3.2",
-                    None,
-                    false,
-                ),
+                format!("{ollama} llama3.2 - -"),
             ),
             (
                 Some("ollama:llama3:8b"),
                 None,
-                env(&[]),
+                &none,
                 false,
                 false,
-                sum(
-                    "ollama",
-                    "http://127.0.0.1:11434/v1",
-                    "llama3:8b",
-                    None,
-                    false,
-                ),
+                format!("{ollama} llama3:8b - -"),
             ),
             // no provider prefix: a colon inside a model name is kept
             (
                 Some("llama3:8b"),
                 None,
-                env(&[]),
+                &none,
                 false,
                 false,
-                sum(
-                    "openai",
-                    "https://api.openai.com/v1",
-                    "llama3:8b",
-                    Some("OPENAI_API_KEY"),
-                    false,
-                ),
+                "openai https://api.openai.com/v1 llama3:8b OPENAI_API_KEY -".into(),
             ),
             // OPENAI_* env (a server on this machine: the ambient key is not sent)
             (
                 None,
                 None,
-                env(&[
-                    ("OPENAI_BASE_URL", "http://localhost:1234/v1/"),
-                    ("OPENAI_API_KEY", "sk"),
-                ]),
+                &openai_local,
                 false,
                 false,
-                sum(
-                    "openai",
-                    "http://localhost:1234/v1",
-                    "gpt-4o-mini",
-                    Some("OPENAI_API_KEY"),
-                    false,
-                ),
+                "openai http://localhost:1234/v1 gpt-4o-mini OPENAI_API_KEY -".into(),
             ),
             // R9S_* env makes r9s the default provider, with its own key and model
             (
                 None,
                 None,
-                env(&[
-                    ("R9S_BASE_URL", "https://gw.example/v1"),
-                    ("R9S_API_KEY", "r"),
-                    ("R9S_MODEL", "r-model"),
-                    ("OPENAI_API_KEY", "sk"),
-                ]),
+                &r9s,
                 false,
                 false,
-                sum(
-                    "r9s",
-                    "https://gw.example/v1",
-                    "r-model",
-                    Some("R9S_API_KEY"),
-                    true,
-                ),
+                "r9s https://gw.example/v1 r-model R9S_API_KEY key".into(),
             ),
             // anthropic by prefix
             (
                 Some("anthropic:claude-x"),
                 None,
-                env(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "sk")]),
+                &anthropic,
                 false,
                 false,
-                sum(
-                    "anthropic",
-                    "https://api.anthropic.com",
-                    "claude-x",
-                    Some("ANTHROPIC_API_KEY"),
-                    true,
-                ),
+                "anthropic https://api.anthropic.com claude-x ANTHROPIC_API_KEY key".into(),
             ),
         ];
         for (i, (fm, fu, e, with_agent, with_config, expected)) in rows.into_iter().enumerate() {
             let inp = SettingsInput {
                 flag_model: fm.map(Into::into),
                 flag_base_url: fu.map(Into::into),
-                env: e,
+                env: e.clone(),
                 agent: if with_agent {
                     agent.clone()
                 } else {
