@@ -153,15 +153,6 @@ pub fn shown_output(outcome: &Outcome, max_bytes: usize) -> Option<String> {
     }
 }
 
-/// The skill a capture's body reads (`skill NAME [FILE]`, the built-in of DESIGN §4), if it is one.
-pub fn skill_read(body: &str) -> Option<String> {
-    let words = shell_words::split(body).ok()?;
-    match words.as_slice() {
-        [cmd, name, ..] if cmd == crate::dispatch::BUILTIN_SKILL => Some(name.clone()),
-        _ => None,
-    }
-}
-
 /// What is shown when the model read a skill and wrote nothing after it.
 pub fn read_skill_only(name: &str) -> String {
     format!(
@@ -217,10 +208,7 @@ fn labelled(label: &str, text: &str) -> String {
 fn stderr_tail(stderr: &[u8], written: &str) -> String {
     let text = String::from_utf8_lossy(stderr);
     let text = text.trim_end();
-    let mut start = text.len().saturating_sub(STDERR_TAIL);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
+    let mut start = text.ceil_char_boundary(text.len().saturating_sub(STDERR_TAIL));
     if start > 0
         && let Some(nl) = text[start..].find('\n')
         && nl + 1 < text.len() - start
@@ -330,14 +318,8 @@ pub fn head_tail(text: &str, max: usize) -> String {
         return text.to_string();
     }
     let half = max / 2;
-    let mut head_end = half;
-    while !text.is_char_boundary(head_end) {
-        head_end -= 1;
-    }
-    let mut tail_start = text.len() - (max - half);
-    while !text.is_char_boundary(tail_start) {
-        tail_start += 1;
-    }
+    let head_end = text.floor_char_boundary(half);
+    let tail_start = text.ceil_char_boundary(text.len() - (max - half));
     let omitted = tail_start - head_end;
     format!(
         "{}\n[… {omitted} bytes left out …]\n{}",

@@ -299,22 +299,13 @@ impl AnthropicDecoder {
     }
 }
 
-fn decode_error(e: serde_json::Error, data: &str) -> ModelError {
-    let shown: String = data.chars().take(120).collect();
-    // The server's text, in the one wording for foreign text.
-    ModelError::Decode(format!(
-        "{e} in `{}`",
-        crate::command::escape_controls(&shown)
-    ))
-}
-
 impl Decoder for AnthropicDecoder {
     fn event(&mut self, ev: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<bool, ModelError> {
         let data = ev.data.trim();
         if data.is_empty() {
             return Ok(false);
         }
-        let event: Event = serde_json::from_str(data).map_err(|e| decode_error(e, data))?;
+        let event: Event = http::parse_json(data)?;
         match event {
             Event::MessageStart { message } => {
                 if let Some(u) = message.usage {
@@ -390,8 +381,7 @@ impl Decoder for AnthropicDecoder {
             stop_reason: Option<String>,
             usage: Option<Usage>,
         }
-        let text = String::from_utf8_lossy(body);
-        let whole: Whole = serde_json::from_str(&text).map_err(|e| decode_error(e, &text))?;
+        let whole: Whole = http::parse_json(&String::from_utf8_lossy(body))?;
         for block in whole.content {
             match block {
                 Block::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),

@@ -25,6 +25,19 @@ pub trait Decoder: Send + 'static {
     fn whole(&mut self, body: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
 }
 
+/// `data` (a server's JSON) parsed; a failure quotes its start, in the one wording for
+/// foreign text.
+pub fn parse_json<T: serde::de::DeserializeOwned>(data: &str) -> Result<T, ModelError> {
+    serde_json::from_str(data).map_err(|e| {
+        let mut shown: String = data.chars().take(120).collect();
+        if shown.len() < data.len() {
+            shown.push('…');
+        }
+        let shown = crate::command::escape_controls(&shown);
+        ModelError::Decode(format!("{e} in `{shown}`"))
+    })
+}
+
 /// A prepared request: everything the transport needs, owned so the stream is `'static`.
 pub struct HttpRequest {
     pub client: reqwest::Client,
@@ -671,11 +684,7 @@ fn shorten(s: &str) -> String {
     if s.len() <= MAX {
         return s.to_string();
     }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    format!("{}…", &s[..s.floor_char_boundary(MAX)])
 }
 
 #[cfg(test)]

@@ -266,18 +266,6 @@ impl OpenAiDecoder {
     }
 }
 
-fn decode_error(e: serde_json::Error, data: &str) -> ModelError {
-    let mut shown: String = data.chars().take(120).collect();
-    if shown.len() < data.len() {
-        shown.push('…');
-    }
-    // The server's text, in the one wording for foreign text.
-    ModelError::Decode(format!(
-        "{e} in `{}`",
-        crate::command::escape_controls(&shown)
-    ))
-}
-
 impl Decoder for OpenAiDecoder {
     fn event(&mut self, ev: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<bool, ModelError> {
         let data = ev.data.trim();
@@ -288,7 +276,7 @@ impl Decoder for OpenAiDecoder {
         if data.is_empty() {
             return Ok(false);
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|e| decode_error(e, data))?;
+        let chunk: Chunk = http::parse_json(data)?;
         self.chunk(chunk, out)?;
         Ok(false)
     }
@@ -299,8 +287,7 @@ impl Decoder for OpenAiDecoder {
     }
 
     fn whole(&mut self, body: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        let text = String::from_utf8_lossy(body);
-        let chunk: Chunk = serde_json::from_str(&text).map_err(|e| decode_error(e, &text))?;
+        let chunk: Chunk = http::parse_json(&String::from_utf8_lossy(body))?;
         self.chunk(chunk, out)?;
         self.finish(out)
     }
