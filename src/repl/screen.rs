@@ -66,11 +66,6 @@ pub fn spinner_column(col: usize, width: usize) -> Option<usize> {
     (col == 0 || !col.is_multiple_of(width)).then_some(col % width)
 }
 
-/// Columns of the terminal on stderr (where the spinner is drawn); 80 if unknown.
-fn stderr_width() -> usize {
-    crate::term::columns(libc::STDERR_FILENO).unwrap_or(80)
-}
-
 /// The spinner's text for `label`, cut to fit `room` columns (None if nothing fits).
 pub fn spinner_text(frame: &str, label: &str, room: usize) -> Option<String> {
     // Display columns, not characters: a wide label counted short would wrap the row.
@@ -260,11 +255,16 @@ impl Screen {
         };
     }
 
-    /// Columns of the terminal on stdout (the replay's width on a replaying screen), read for
-    /// every piece so a resize applies at once; 80 if unknown.
-    pub fn out_width(&self) -> usize {
+    /// Columns of the terminal on `fd` (the replay's width on a replaying screen), read for
+    /// every piece so a resize applies at once; `unknown` off a terminal.
+    fn width(&self, fd: i32, unknown: usize) -> usize {
         self.replay_width
-            .unwrap_or_else(|| crate::term::columns(libc::STDOUT_FILENO).unwrap_or(80))
+            .unwrap_or_else(|| crate::term::columns(fd).unwrap_or(unknown))
+    }
+
+    /// Columns of the terminal on stdout; 80 if unknown.
+    pub fn out_width(&self) -> usize {
+        self.width(libc::STDOUT_FILENO, 80)
     }
 
     pub fn looks(&self) -> Looks {
@@ -330,7 +330,7 @@ impl Screen {
         };
         let frame = frames[st.frame % frames.len()];
         st.frame += 1;
-        let width = stderr_width();
+        let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(80);
         let col = if self.looks.stdout_tty {
             match spinner_column(st.col, width) {
                 Some(col) => col,
@@ -464,13 +464,18 @@ impl Screen {
         st.in_block = false;
         self.erase(&mut st);
         if st.col != 0 {
-            self.put(&mut st, To::Out, b"\n");
-            st.col = 0;
-            st.paid = true;
-            st.owed = false;
-            st.soft = false;
+            self.break_row(&mut st);
         }
         self.flush_pending(&mut st);
+    }
+
+    /// Ends the answer's open row on screen: the renderer's newline for it is no longer due.
+    fn break_row(&self, st: &mut State) {
+        self.put(st, To::Out, b"\n");
+        st.col = 0;
+        st.paid = true;
+        st.owed = false;
+        st.soft = false;
     }
 
     /// Ends the answer's open row where its text stopped (a capture or tool runs there), so
@@ -483,10 +488,7 @@ impl Screen {
         }
         if st.col != 0 && self.looks.stdout_tty {
             self.erase(&mut st);
-            self.put(&mut st, To::Out, b"\n");
-            st.col = 0;
-            st.paid = true;
-            st.owed = false;
+            self.break_row(&mut st);
         }
         // At the start of a row, wrapped or not, this is where the script runs.
         st.soft = false;
@@ -516,22 +518,15 @@ impl Screen {
 
     /// How wide [`Screen::chrome`]'s lines may be: its terminal's width, unbounded off one.
     pub fn chrome_width(&self) -> usize {
-        if let Some(width) = self.replay_width {
-            return width;
+        match self.looks.stdout_tty {
+            true => self.width(libc::STDOUT_FILENO, usize::MAX),
+            false => self.err_width(),
         }
-        let fd = match self.looks.stdout_tty {
-            true => libc::STDOUT_FILENO,
-            false => libc::STDERR_FILENO,
-        };
-        crate::term::columns(fd).unwrap_or(usize::MAX)
     }
 
     /// How wide a line on stderr may be: the terminal's width, unbounded off one.
     pub fn err_width(&self) -> usize {
-        if let Some(width) = self.replay_width {
-            return width;
-        }
-        crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX)
+        self.width(libc::STDERR_FILENO, usize::MAX)
     }
 
     /// A whole line (already styled) on stderr, after ending any open line of text.
@@ -555,11 +550,7 @@ impl Screen {
         let mut st = self.lock();
         self.erase(&mut st);
         if st.col != 0 && self.looks.stdout_tty {
-            self.put(&mut st, To::Out, b"\n");
-            st.col = 0;
-            st.paid = true;
-            st.owed = false;
-            st.soft = false;
+            self.break_row(&mut st);
         }
         self.flush_pending(&mut st);
         let answer = ask();
