@@ -884,7 +884,10 @@ impl Session {
         let read = matches!(&captures.last, Some(Outcome::Ran(r)) if r.result.success());
         if silent_after
             && read
-            && let Some(name) = captures.last_body.as_deref().and_then(tools::skill_loaded_by)
+            && let Some(name) = captures
+                .last_body
+                .as_deref()
+                .and_then(tools::skill_loaded_by)
         {
             ui.notice(&Notice::NoAnswer(result::read_skill_only(&name)));
             return true;

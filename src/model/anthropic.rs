@@ -6,7 +6,6 @@ use super::http::{self, Decoder, Endpoint};
 use super::settings::{Settings, SettingsError};
 use super::sse::SseEvent;
 use super::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall};
-use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -34,24 +33,14 @@ pub fn messages_url(base_url: &str) -> String {
 impl AnthropicProvider {
     /// A provider for `settings` (base URL, key, model, timeouts).
     pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
-        Ok(AnthropicProvider {
-            endpoint: Endpoint::new(settings, messages_url(&settings.base_url))?,
-        })
+        let endpoint = Endpoint::new(settings)?;
+        Ok(AnthropicProvider { endpoint })
     }
 }
 
 impl Provider for AnthropicProvider {
-    fn stream(&self, mut req: ChatRequest) -> EventStream {
-        self.endpoint.fill_model(&mut req);
-        let mut headers = HeaderMap::new();
-        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &self.endpoint.api_key
-            && let Ok(v) = HeaderValue::from_str(key)
-        {
-            headers.insert("x-api-key", v);
-        }
-        let http_req = self.endpoint.request(&req, headers, &request_body(&req));
-        http::run(http_req, AnthropicDecoder::default())
+    fn stream(&self, req: ChatRequest) -> EventStream {
+        http::run(self.endpoint.request(req), AnthropicDecoder::default())
     }
 }
 

@@ -4,12 +4,12 @@
 
 use super::adapt::{Adaptations, explicit_named};
 use super::retry::parse_retry_after;
-use super::settings::{ClientOptions, Settings, SettingsError};
+use super::settings::{ClientOptions, ProviderKind, Settings, SettingsError};
 use super::sse::{SseEvent, SseParser};
 use super::{ChatRequest, EventStream, ModelError, StreamEvent};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -66,10 +66,11 @@ pub struct ErrorContext {
 /// What every HTTP provider holds: where to send, with which key, and how patiently.
 pub struct Endpoint {
     client: reqwest::Client,
+    kind: ProviderKind,
     url: String,
     base_url: String,
     model: String,
-    pub api_key: Option<String>,
+    api_key: Option<String>,
     api_key_var: Option<String>,
     options: ClientOptions,
     adapt: Arc<Mutex<Adaptations>>,
@@ -77,13 +78,19 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// An endpoint posting to `url`; a remote one without a key is refused here.
-    pub fn new(settings: &Settings, url: String) -> Result<Endpoint, SettingsError> {
+    /// The endpoint of the settings' provider; a remote one without a key is refused here.
+    pub fn new(settings: &Settings) -> Result<Endpoint, SettingsError> {
         settings.check_api_key()?;
+        let base_url = settings.base_url.trim_end_matches('/').to_string();
+        let url = match settings.provider {
+            ProviderKind::Anthropic => super::anthropic::messages_url(&base_url),
+            _ => format!("{base_url}/chat/completions"),
+        };
         Ok(Endpoint {
             client: client(&settings.options)?,
+            kind: settings.provider,
             url,
-            base_url: settings.base_url.trim_end_matches('/').to_string(),
+            base_url,
             model: settings.model.clone(),
             api_key: settings.api_key.clone(),
             // A variable whose key was withheld is not the one to set: the refusal advises
@@ -98,22 +105,14 @@ impl Endpoint {
         })
     }
 
-    /// Fills in the configured model when the request names none.
-    pub fn fill_model(&self, req: &mut ChatRequest) {
+    /// The HTTP request for `req` (the configured model when it names none).
+    pub fn request(&self, mut req: ChatRequest) -> HttpRequest {
         if req.model.is_empty() {
             req.model = self.model.clone();
         }
-    }
-
-    /// The HTTP request for `req`, with the provider's own `headers` and JSON `body`.
-    pub fn request(
-        &self,
-        req: &ChatRequest,
-        mut headers: HeaderMap,
-        body: &serde_json::Value,
-    ) -> HttpRequest {
+        let mut headers = auth_headers(self.kind, self.api_key.as_deref());
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let mut body = body.clone();
+        let mut body = super::request_body(self.kind, &req);
         if let Some(b) = body.as_object_mut() {
             lock(&self.adapt).apply(b);
         }
@@ -136,6 +135,26 @@ impl Endpoint {
             },
         }
     }
+}
+
+/// The headers that carry `key` to a server speaking `kind`, and Anthropic's version.
+pub fn auth_headers(kind: ProviderKind, key: Option<&str>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    let (name, value) = match kind {
+        ProviderKind::Anthropic => {
+            let version = HeaderValue::from_static(super::anthropic::API_VERSION);
+            headers.insert("anthropic-version", version);
+            (
+                HeaderName::from_static("x-api-key"),
+                key.map(str::to_string),
+            )
+        }
+        _ => (AUTHORIZATION, key.map(|k| format!("Bearer {k}"))),
+    };
+    if let Some(v) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
+        headers.insert(name, v);
+    }
+    headers
 }
 
 fn lock(m: &Mutex<Adaptations>) -> std::sync::MutexGuard<'_, Adaptations> {

@@ -5,7 +5,6 @@ use super::http::{self, Decoder, Endpoint};
 use super::settings::{Settings, SettingsError};
 use super::sse::SseEvent;
 use super::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall};
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -18,27 +17,14 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     /// A provider for `settings` (base URL, key, model, timeouts).
     pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
-        let url = format!(
-            "{}/chat/completions",
-            settings.base_url.trim_end_matches('/')
-        );
-        Ok(OpenAiProvider {
-            endpoint: Endpoint::new(settings, url)?,
-        })
+        let endpoint = Endpoint::new(settings)?;
+        Ok(OpenAiProvider { endpoint })
     }
 }
 
 impl Provider for OpenAiProvider {
-    fn stream(&self, mut req: ChatRequest) -> EventStream {
-        self.endpoint.fill_model(&mut req);
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &self.endpoint.api_key
-            && let Ok(v) = HeaderValue::from_str(&format!("Bearer {key}"))
-        {
-            headers.insert(AUTHORIZATION, v);
-        }
-        let http_req = self.endpoint.request(&req, headers, &request_body(&req));
-        http::run(http_req, OpenAiDecoder::default())
+    fn stream(&self, req: ChatRequest) -> EventStream {
+        http::run(self.endpoint.request(req), OpenAiDecoder::default())
     }
 }
 
