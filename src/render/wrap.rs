@@ -214,15 +214,10 @@ impl Flow {
     }
 
     fn start_line(&mut self, color: Color24, out: &mut String) {
-        let prefix = if self.lines == 0 {
-            &self.prefix.first
-        } else {
-            &self.prefix.rest
-        };
-        for s in prefix {
+        for s in self.next_prefix() {
             s.style.paint(&s.text, color, out);
         }
-        self.col = width_of(prefix);
+        self.col = width_of(self.next_prefix());
         self.start = self.col;
         self.open = true;
         self.lines += 1;

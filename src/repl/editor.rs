@@ -109,7 +109,8 @@ impl Hinter for ReplHelper {
 
 impl Highlighter for ReplHelper {
     fn highlight_prompt<'b, 's: 'b, 'p: 'b>(&'s self, prompt: &'p str, _: bool) -> Cow<'b, str> {
-        *lock(&self.prompt_width) = strip_sgr(prompt).width();
+        *lock(&self.prompt_width) =
+            super::ink::advance_column(0, &mut Vec::new(), prompt.as_bytes());
         let fix = match *lock(&self.last_draw) {
             Some((old, cursor)) if self.reflows => {
                 super::reflow::correction(cursor, old, stdout_width())
@@ -139,24 +140,6 @@ impl Highlighter for ReplHelper {
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The prompt without its SGR styling, for its width.
-fn strip_sgr(s: &str) -> String {
-    let mut out = String::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Columns of the terminal on stdout; 0 if unknown (then nothing is corrected).
