@@ -240,26 +240,13 @@ pub(crate) struct SettingsInput {
     pub flag_model: Option<String>,
     /// `--base-url`; like `flag_model`, wins over everything else.
     pub flag_base_url: Option<String>,
-    /// Environment variables (only the ones in `ENV_VARS` and `api_key_env`s matter).
+    /// Environment variables (the providers' own, skillpipe's and `api_key_env`s matter).
     pub env: BTreeMap<String, String>,
     /// What the agent asks for, below flags and environment.
     pub agent: AgentModel,
     /// The config file, if there is one; lowest before the built-in defaults.
     pub config: Option<Config>,
 }
-
-/// The environment variables settings read (besides the config's `api_key_env`s).
-pub const ENV_VARS: &[&str] = &[
-    "SKILLPIPE_BASE_URL",
-    "SKILLPIPE_MODEL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "R9S_API_KEY",
-    "R9S_BASE_URL",
-    "R9S_MODEL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-];
 
 impl SettingsInput {
     /// Read the real environment and `$XDG_CONFIG_HOME/skillpipe/config.toml` (if it exists).
@@ -269,7 +256,14 @@ impl SettingsInput {
         agent: AgentModel,
     ) -> Result<Self, SettingsError> {
         let config = Config::global()?.cloned();
-        let mut names: Vec<&str> = ENV_VARS.to_vec();
+        // Besides skillpipe's own: each built-in provider's base URL and key variables.
+        let mut names = vec!["SKILLPIPE_BASE_URL", "SKILLPIPE_MODEL", "R9S_MODEL"];
+        names.extend(
+            BUILTINS
+                .iter()
+                .flat_map(|b| [b.base_url_env, b.key_env])
+                .flatten(),
+        );
         if let Some(c) = &config {
             names.extend(
                 c.providers
