@@ -178,7 +178,7 @@ impl Screen {
     /// [`Screen::record`] from inside [`Screen::exclusive`], which holds the screen already.
     pub fn record_held(&self, entry: Entry) {
         if let Some(tape) = &self.tape {
-            tape.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
+            super::editor::lock(tape).push(entry);
         }
     }
 
@@ -192,12 +192,7 @@ impl Screen {
         }
         st.shown_width = width;
         drop(st);
-        Some(
-            tape.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .entries()
-                .to_vec(),
-        )
+        Some(super::editor::lock(tape).entries().to_vec())
     }
 
     /// Makes the next [`Screen::resized`] lay the screen out again, whatever the width.
@@ -272,7 +267,7 @@ impl Screen {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        super::editor::lock(&self.state)
     }
 
     /// Starts the spinner thread (if spinners are on); it stops when the handle is dropped.
