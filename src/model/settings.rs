@@ -114,14 +114,11 @@ impl Settings {
         base_url: impl Into<String>,
         model: impl Into<String>,
     ) -> Self {
-        let provider_name = match provider {
-            ProviderKind::OpenAi => "openai",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::Replay => "replay",
-        };
+        // The first built-in provider of that kind: `openai`, `anthropic`, `replay`.
+        let builtin = BUILTINS.iter().find(|b| b.kind == provider);
         Settings {
             provider,
-            provider_name: provider_name.into(),
+            provider_name: builtin.map_or("", |b| b.name).into(),
             base_url: base_url.into(),
             model: model.into(),
             api_key: None,
@@ -169,32 +166,30 @@ impl Settings {
     }
 }
 
+/// The URL's host, lower case, without an IPv6 address's brackets.
+fn host_of(url: &str) -> Option<String> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u.host_str()?.trim_start_matches('[').trim_end_matches(']');
+    Some(host.to_ascii_lowercase())
+}
+
 /// Whether the URL's host is this machine.
 pub(crate) fn is_loopback(url: &str) -> bool {
-    let Ok(u) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    let Some(host) = u.host_str() else {
-        return false;
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    host_of(url).is_some_and(|host| {
+        host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
 }
 
 /// Whether the URL's host is on this machine or the local network: a loopback, private,
 /// link-local, shared (CGNAT) or unique-local address, `localhost` or a name under it, or a
 /// name of one label (which only a local resolver can answer).
 pub(crate) fn is_local_network(url: &str) -> bool {
-    let Some(host) = reqwest::Url::parse(url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
-    else {
+    let Some(host) = host_of(url) else {
         return false;
     };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
     match host.parse::<std::net::IpAddr>() {
         Ok(std::net::IpAddr::V4(ip)) => local_v4(ip),
         Ok(std::net::IpAddr::V6(ip)) => {
