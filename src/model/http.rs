@@ -414,43 +414,74 @@ enum Sent {
 /// A step of `run`: one send of `body`, a refusal worked around where it can be, and a retry
 /// asked for while the retry policy allows one.
 async fn send(req: &HttpRequest, body: &mut Vec<u8>, attempt: u32) -> Sent {
-    match send_once(req, body).await {
-        Attempt::Done(r) => Sent::Response(r),
-        Attempt::Refused { status, error } => {
-            if let Some((adapted, change)) = adapted_body(req, body, &error) {
-                *body = adapted;
-                return Sent::Adapted(change);
-            }
-            let message = refusal_message(req, body, &error);
-            let url = req.url.clone();
-            Sent::Failed(ModelError::Http {
-                status,
-                url,
-                message,
-                gave_up: None,
-            })
-        }
-        Attempt::Fail(e) => Sent::Failed(e),
-        Attempt::Retry {
-            status,
-            retry_after,
-            message,
-        } => match req.options.retry.delay(attempt, retry_after) {
-            Ok(delay) => Sent::Retry(
-                retrying(attempt, req, delay, &format!("HTTP {status}")),
-                delay,
-            ),
-            Err(give_up) => {
-                let (url, gave_up) = (req.url.clone(), Some(give_up));
-                Sent::Failed(ModelError::Http {
-                    status,
-                    url,
-                    message,
-                    gave_up,
-                })
-            }
-        },
+    let send = req
+        .client
+        .post(&req.url)
+        .headers(req.headers.clone())
+        .body(body.clone())
+        .send();
+    let idle = req.options.idle_timeout;
+    let response = match tokio::time::timeout(idle, send).await {
+        Err(_) => return Sent::Failed(timeout(req, "waiting for the response", idle)),
+        Ok(Err(e)) => return Sent::Failed(send_error(req, &e)),
+        Ok(Ok(r)) => r,
+    };
+    let status = response.status().as_u16();
+    if response.status().is_success() {
+        return Sent::Response(response);
     }
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let error = tokio::time::timeout(idle, response.bytes())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    // 400 or 422: the request itself was refused.
+    if matches!(status, 400 | 422)
+        && let Some((adapted, change)) = adapted_body(req, body, &error)
+    {
+        *body = adapted;
+        return Sent::Adapted(change);
+    }
+    let message = match status {
+        400 | 422 => refusal_message(req, body, &error),
+        _ => server_message(&error),
+    };
+    let ctx = &req.context;
+    let failed = |gave_up| ModelError::Http {
+        status,
+        url: req.url.clone(),
+        message: message.clone(),
+        gave_up,
+    };
+    Sent::Failed(match status {
+        401 | 403 => ModelError::Auth {
+            status,
+            var: ctx.key_var.clone(),
+            key_sent: ctx.key_sent,
+            message,
+        },
+        404 => ModelError::ModelNotFound {
+            model: ctx.model.clone(),
+            base_url: ctx.base_url.clone(),
+            message,
+        },
+        // 501 (not implemented) and 505 (version not supported) will not change on a retry.
+        408 | 429 | 500 | 502..=504 | 506..=599 => {
+            match req.options.retry.delay(attempt, retry_after) {
+                Ok(delay) => {
+                    let notice = retrying(attempt, req, delay, &format!("HTTP {status}"));
+                    return Sent::Retry(notice, delay);
+                }
+                Err(give_up) => failed(Some(give_up)),
+            }
+        }
+        _ => failed(None),
+    })
 }
 
 /// A step of `run`: a whole answer decoded, as the stream's items in order.
@@ -516,83 +547,6 @@ fn retrying(attempt: u32, req: &HttpRequest, delay: Duration, reason: &str) -> S
         max_attempts: req.options.retry.max_attempts,
         delay,
         reason: reason.into(),
-    }
-}
-
-enum Attempt {
-    Done(reqwest::Response),
-    Retry {
-        status: u16,
-        retry_after: Option<Duration>,
-        message: String,
-    },
-    Fail(ModelError),
-    /// 400 or 422: the request itself was refused; `error` is the response body.
-    Refused {
-        status: u16,
-        error: Vec<u8>,
-    },
-}
-
-async fn send_once(req: &HttpRequest, body: &[u8]) -> Attempt {
-    let send = req
-        .client
-        .post(&req.url)
-        .headers(req.headers.clone())
-        .body(body.to_vec())
-        .send();
-    let idle = req.options.idle_timeout;
-    let response = match tokio::time::timeout(idle, send).await {
-        Err(_) => return Attempt::Fail(timeout(req, "waiting for the response", idle)),
-        Ok(Err(e)) => return Attempt::Fail(send_error(req, &e)),
-        Ok(Ok(r)) => r,
-    };
-    let status = response.status().as_u16();
-    if response.status().is_success() {
-        return Attempt::Done(response);
-    }
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_retry_after);
-    let body = tokio::time::timeout(idle, response.bytes())
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .unwrap_or_default();
-    if matches!(status, 400 | 422) {
-        return Attempt::Refused {
-            status,
-            error: body.to_vec(),
-        };
-    }
-    let message = server_message(&body);
-    let ctx = &req.context;
-    match status {
-        401 | 403 => Attempt::Fail(ModelError::Auth {
-            status,
-            var: ctx.key_var.clone(),
-            key_sent: ctx.key_sent,
-            message,
-        }),
-        404 => Attempt::Fail(ModelError::ModelNotFound {
-            model: ctx.model.clone(),
-            base_url: ctx.base_url.clone(),
-            message,
-        }),
-        // 501 (not implemented) and 505 (version not supported) will not change on a retry.
-        408 | 429 | 500 | 502..=504 | 506..=599 => Attempt::Retry {
-            status,
-            retry_after,
-            message,
-        },
-        _ => Attempt::Fail(ModelError::Http {
-            status,
-            url: req.url.clone(),
-            message,
-            gave_up: None,
-        }),
     }
 }
 
