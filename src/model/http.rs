@@ -332,12 +332,7 @@ async fn whole_answer<D: Decoder>(
         .unwrap_or("")
         .to_ascii_lowercase();
     if content_type.starts_with("text/html") {
-        let body = tokio::time::timeout(idle, response.bytes())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default();
-        let page = server_message(&body);
+        let page = server_message(&error_body(idle, response).await);
         return ControlFlow::Break(vec![Err(ModelError::WebPage {
             url: req.url.clone(),
             page,
@@ -435,11 +430,7 @@ async fn send(req: &HttpRequest, body: &mut Vec<u8>, attempt: u32) -> Sent {
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
-    let error = tokio::time::timeout(idle, response.bytes())
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .unwrap_or_default();
+    let error = error_body(idle, response).await;
     // 400 or 422: the request itself was refused.
     if matches!(status, 400 | 422)
         && let Some((adapted, change)) = adapted_body(req, body, &error)
@@ -502,16 +493,10 @@ fn decode<D: Decoder>(
     decoder: &mut D,
     out: &mut Vec<StreamEvent>,
 ) -> Result<bool, ModelError> {
-    let mut result = Ok(false);
-    for ev in events.drain(..) {
-        match decoder.event(&ev, out) {
-            Ok(false) => {}
-            done => {
-                result = done;
-                break;
-            }
-        }
-    }
+    let mut results = events.iter().map(|ev| decoder.event(ev, out));
+    let result = results
+        .find(|r| !matches!(r, Ok(false)))
+        .unwrap_or(Ok(false));
     events.clear();
     result
 }
@@ -548,6 +533,13 @@ fn retrying(attempt: u32, req: &HttpRequest, delay: Duration, reason: &str) -> S
         delay,
         reason: reason.into(),
     }
+}
+
+/// The body of a response that is no answer (an error, a web page), as far as it comes within
+/// `idle`.
+async fn error_body(idle: Duration, response: reqwest::Response) -> Vec<u8> {
+    let read = tokio::time::timeout(idle, response.bytes()).await;
+    read.ok().and_then(Result::ok).unwrap_or_default().to_vec()
 }
 
 fn timeout(req: &HttpRequest, what: &str, after: Duration) -> ModelError {
