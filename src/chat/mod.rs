@@ -389,13 +389,8 @@ impl Session {
     /// rebuilt session carries on): its history and transcript, and the skills the model
     /// loaded in it, whose tools go with the following requests again.
     pub fn restore(&mut self, history: Vec<Message>, transcript: Vec<(String, String)>) {
-        let loaded = tools::loaded_skills(&history);
-        if let Some(skills) = self.offered.get_mut().unwrap_or_else(|e| e.into_inner()) {
-            for skill in loaded {
-                if !skills.contains(&skill) {
-                    skills.push(skill);
-                }
-            }
+        for skill in tools::loaded_skills(&history) {
+            self.offer_skill(skill);
         }
         self.history = history;
         self.transcript = transcript;
