@@ -71,8 +71,9 @@ impl Options {
 }
 
 /// What the open paragraph belongs to, so a following line knows whether it continues it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 enum Ctx {
+    #[default]
     None,
     Para,
     Quote(usize),
@@ -80,6 +81,7 @@ enum Ctx {
 }
 
 /// The streaming renderer of one answer.
+#[derive(Default)]
 pub struct Renderer {
     opts: Options,
     san: Sanitizer,
@@ -136,20 +138,7 @@ impl Renderer {
     pub fn new(opts: Options) -> Renderer {
         Renderer {
             opts,
-            san: Sanitizer::default(),
-            partial: String::new(),
-            done: 0,
-            started: None,
-            ctx: Ctx::None,
-            flow: Flow::default(),
-            fence: None,
-            table: Vec::new(),
-            blank: false,
-            wrote: false,
-            in_list: false,
-            owed_newline: None,
-            setext: None,
-            held: None,
+            ..Renderer::default()
         }
     }
 

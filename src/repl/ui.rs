@@ -42,10 +42,8 @@ impl TermUi {
         let opts = RenderOptions::detect(looks.color_out, looks.unicode);
         TermUi {
             display: Display::new(looks.stdout_tty, raw, opts),
-            screen,
-            skip_newline: false,
-            side_output: None,
             answering: true,
+            ..TermUi::new(screen)
         }
     }
 
