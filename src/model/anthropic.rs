@@ -250,6 +250,24 @@ impl AnthropicDecoder {
         }
     }
 
+    /// A content block begins: its text is shown, a tool call is held until the block ends.
+    fn block_start(&mut self, index: usize, block: Block, out: &mut Vec<StreamEvent>) {
+        match block {
+            Block::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),
+            Block::ToolUse { id, name, input } => {
+                let json = String::new();
+                let tool = PartialTool {
+                    id,
+                    name,
+                    json,
+                    initial: input,
+                };
+                self.tools.insert(index, tool);
+            }
+            _ => {}
+        }
+    }
+
     fn finish_tool(&mut self, index: usize, out: &mut Vec<StreamEvent>) {
         if let Some(t) = self.tools.remove(&index) {
             let arguments = if !t.json.trim().is_empty() {
@@ -304,21 +322,7 @@ impl Decoder for AnthropicDecoder {
             Event::ContentBlockStart {
                 index,
                 content_block,
-            } => match content_block {
-                Block::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),
-                Block::ToolUse { id, name, input } => {
-                    self.tools.insert(
-                        index,
-                        PartialTool {
-                            id,
-                            name,
-                            json: String::new(),
-                            initial: input,
-                        },
-                    );
-                }
-                _ => {}
-            },
+            } => self.block_start(index, content_block, out),
             Event::ContentBlockDelta { index, delta } => match delta {
                 ContentDelta::TextDelta { text } if !text.is_empty() => {
                     out.push(StreamEvent::Text(text))
@@ -371,20 +375,9 @@ impl Decoder for AnthropicDecoder {
             usage: Option<Usage>,
         }
         let whole: Whole = http::parse_json(&String::from_utf8_lossy(body))?;
-        for block in whole.content {
-            match block {
-                Block::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),
-                Block::ToolUse { id, name, input } => out.push(StreamEvent::ToolCall(ToolCall {
-                    id,
-                    name,
-                    arguments: if input.is_object() {
-                        input.to_string()
-                    } else {
-                        "{}".into()
-                    },
-                })),
-                _ => {}
-            }
+        for (index, block) in whole.content.into_iter().enumerate() {
+            self.block_start(index, block, out);
+            self.finish_tool(index, out);
         }
         if let Some(u) = whole.usage {
             self.usage(&u);
