@@ -314,20 +314,19 @@ mod tests {
     }
 
     #[test]
-    fn wraps_at_word_boundaries() {
-        assert_eq!(
-            wrap("the quick brown fox jumps", 10, Prefix::default()),
-            "the quick\nbrown fox\njumps\n"
-        );
-    }
-
-    #[test]
-    fn continuation_lines_get_the_hanging_prefix() {
-        let p = Prefix {
+    fn wraps_at_words_with_a_hanging_prefix() {
+        let hanging = Prefix {
             first: plain("- "),
             rest: plain("  "),
         };
-        assert_eq!(wrap("aaa bbb ccc", 8, p), "- aaa\n  bbb\n  ccc\n");
+        let t = "the quick brown fox jumps";
+        assert_eq!(
+            wrap(t, 10, Prefix::default()),
+            "the quick\nbrown fox\njumps\n"
+        );
+        assert_eq!(wrap("aaa bbb ccc", 8, hanging), "- aaa\n  bbb\n  ccc\n");
+        // Over-long words are cut.
+        assert_eq!(wrap("abcdefghij", 4, Prefix::default()), "abcd\nefgh\nij\n");
     }
 
     #[test]
@@ -362,11 +361,6 @@ mod tests {
         f.push(&plain("cd ef"), 9, c, &mut out);
         f.close(9, c, &mut out);
         assert_eq!(out, "abcd ef\n");
-    }
-
-    #[test]
-    fn over_long_words_are_cut() {
-        assert_eq!(wrap("abcdefghij", 4, Prefix::default()), "abcd\nefgh\nij\n");
     }
 
     #[test]
