@@ -158,10 +158,8 @@ impl ChatRequest {
         ChatRequest {
             model: model.into(),
             messages,
-            params: Map::new(),
-            tools: Vec::new(),
             stream: true,
-            explicit: Vec::new(),
+            ..ChatRequest::default()
         }
     }
 }

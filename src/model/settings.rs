@@ -1063,27 +1063,24 @@ mod tests {
 
     #[test]
     fn bad_urls_and_missing_pieces() {
-        let inp = SettingsInput {
-            flag_base_url: Some("localhost:8080".into()),
-            ..Default::default()
+        let check = |model: Option<&str>, url: Option<&str>, vars, want: &str| {
+            let i = SettingsInput {
+                flag_model: model.map(Into::into),
+                flag_base_url: url.map(Into::into),
+                env: env(vars),
+                ..input()
+            };
+            let e = resolve(&i).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
         };
-        let e = resolve(&inp).unwrap_err().to_string();
-        assert!(e.contains("--base-url"), "{e}");
-
-        let inp = SettingsInput {
-            flag_model: Some("r9s:m".into()),
-            ..Default::default()
-        };
-        let e = resolve(&inp).unwrap_err().to_string();
-        assert!(e.contains("R9S_BASE_URL"), "{e}");
-
-        let inp = SettingsInput {
-            flag_model: Some("r9s:".into()),
-            env: env(&[("R9S_BASE_URL", "https://gw/v1")]),
-            ..Default::default()
-        };
-        let e = resolve(&inp).unwrap_err().to_string();
-        assert!(e.contains("R9S_MODEL"), "{e}");
+        check(None, Some("localhost:8080"), &[], "--base-url");
+        check(Some("r9s:m"), None, &[], "R9S_BASE_URL");
+        check(
+            Some("r9s:"),
+            None,
+            &[("R9S_BASE_URL", "https://gw/v1")],
+            "R9S_MODEL",
+        );
     }
 
     /// An agent's model for a hosted service is that service's: `--base-url` elsewhere asks
