@@ -238,16 +238,11 @@ impl Screen {
             return;
         }
         let _terminal = crate::term::gate::hold();
-        let _ = match to {
-            To::Out => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(bytes).and_then(|()| out.flush())
-            }
-            To::Err => {
-                let mut err = std::io::stderr().lock();
-                err.write_all(bytes).and_then(|()| err.flush())
-            }
+        let mut w: Box<dyn Write> = match to {
+            To::Out => Box::new(std::io::stdout().lock()),
+            To::Err => Box::new(std::io::stderr().lock()),
         };
+        let _ = w.write_all(bytes).and_then(|()| w.flush());
     }
 
     /// Columns of the terminal on `fd` (the replay's width on a replaying screen), read for
@@ -338,11 +333,8 @@ impl Screen {
             return;
         };
         let text = paint(&text, Tone::Dim, self.looks.color_err);
-        let _terminal = crate::term::gate::hold();
-        let mut err = std::io::stderr().lock();
         // Save the cursor, draw after the text, clear the rest, go back.
-        let _ = write!(err, "\x1b7{text}\x1b[K\x1b8");
-        let _ = err.flush();
+        self.put(st, To::Err, format!("\x1b7{text}\x1b[K\x1b8").as_bytes());
         st.drawn = true;
     }
 
