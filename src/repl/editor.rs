@@ -72,7 +72,7 @@ impl Completer for ReplHelper {
 /// Completion of what is before the cursor: `(start of the replaced text, candidates)`.
 pub fn complete(before: &str, source: &dyn NameSource) -> (usize, Vec<Pair>) {
     if source.picking_session() && !before.starts_with('/') {
-        return (0, matching(source.names(Names::Sessions), before, ""));
+        return (0, matching(source.names(Names::Sessions), before));
     }
     let Some(space) = before.find(char::is_whitespace) else {
         return (0, complete_command(before));
@@ -89,17 +89,18 @@ pub fn complete(before: &str, source: &dyn NameSource) -> (usize, Vec<Pair>) {
     if typed.contains(char::is_whitespace) {
         return (0, Vec::new());
     }
-    (start, matching(source.names(which), typed, ""))
+    (start, matching(source.names(which), typed))
 }
 
-fn matching(names: Vec<String>, typed: &str, suffix: &str) -> Vec<Pair> {
+fn matching(names: Vec<String>, typed: &str) -> Vec<Pair> {
+    let pair = |n: String| Pair {
+        display: n.clone(),
+        replacement: n,
+    };
     names
         .into_iter()
         .filter(|n| n.starts_with(typed))
-        .map(|n| Pair {
-            display: n.clone(),
-            replacement: format!("{n}{suffix}"),
-        })
+        .map(pair)
         .collect()
 }
 
