@@ -618,10 +618,7 @@ fn html_text(text: &str) -> Option<String> {
     };
     let body = between("<body", "</body>");
     let title = between("<title", "</title>");
-    let raw = match body.or(title) {
-        Some(raw) => strip_tags(&raw),
-        None => strip_tags(text),
-    };
+    let raw = strip_tags(body.or(title).as_deref().unwrap_or(text));
     let line = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     (!line.is_empty()).then_some(line)
 }

@@ -498,10 +498,8 @@ impl Repl<'_> {
             }
             Command::NoArgument(c) => self.ui.warn(&format!("{c} takes no argument")),
             Command::Unknown { typed, suggestion } => {
-                let hint = match suggestion {
-                    Some(s) => format!("did you mean {s}? "),
-                    None => String::new(),
-                };
+                let hint = suggestion.map(|s| format!("did you mean {s}? "));
+                let hint = hint.unwrap_or_default();
                 self.ui.warn(&format!(
                     "unknown command {typed} — {hint}(/help lists the commands)"
                 ));
