@@ -435,11 +435,7 @@ impl Screen {
             return;
         }
         self.erase(st);
-        let mut lines = String::new();
-        for line in st.pending.drain(..) {
-            lines.push_str(&line);
-            lines.push('\n');
-        }
+        let lines: String = st.pending.drain(..).map(|line| line + "\n").collect();
         self.put(st, To::Err, lines.as_bytes());
     }
 
