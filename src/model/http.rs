@@ -9,7 +9,7 @@ use super::sse::{SseEvent, SseParser};
 use super::{ChatRequest, EventStream, ModelError, StreamEvent};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -82,10 +82,7 @@ impl Endpoint {
     pub fn new(settings: &Settings) -> Result<Endpoint, SettingsError> {
         settings.check_api_key()?;
         let base_url = settings.base_url.trim_end_matches('/').to_string();
-        let url = match settings.provider {
-            ProviderKind::Anthropic => super::anthropic::messages_url(&base_url),
-            _ => format!("{base_url}/chat/completions"),
-        };
+        let url = super::endpoint_url(settings.provider, &base_url);
         Ok(Endpoint {
             client: client(&settings.options)?,
             kind: settings.provider,
@@ -110,7 +107,7 @@ impl Endpoint {
         if req.model.is_empty() {
             req.model = self.model.clone();
         }
-        let mut headers = auth_headers(self.kind, self.api_key.as_deref());
+        let mut headers = super::auth_headers(self.kind, self.api_key.as_deref());
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let mut body = super::request_body(self.kind, &req);
         if let Some(b) = body.as_object_mut() {
@@ -135,26 +132,6 @@ impl Endpoint {
             },
         }
     }
-}
-
-/// The headers that carry `key` to a server speaking `kind`, and Anthropic's version.
-pub fn auth_headers(kind: ProviderKind, key: Option<&str>) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    let (name, value) = match kind {
-        ProviderKind::Anthropic => {
-            let version = HeaderValue::from_static(super::anthropic::API_VERSION);
-            headers.insert("anthropic-version", version);
-            (
-                HeaderName::from_static("x-api-key"),
-                key.map(str::to_string),
-            )
-        }
-        _ => (AUTHORIZATION, key.map(|k| format!("Bearer {k}"))),
-    };
-    if let Some(v) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
-        headers.insert(name, v);
-    }
-    headers
 }
 
 fn lock(m: &Mutex<Adaptations>) -> std::sync::MutexGuard<'_, Adaptations> {

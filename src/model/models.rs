@@ -1,7 +1,8 @@
 //! The endpoint's model list (`GET {base_url}/models`, OpenAI and Anthropic alike): completion of
 //! `/model`, `doctor --online`, and the model of a local server chosen by `--base-url` alone.
 
-use super::http::{auth_headers, client, error_chain, server_message};
+use super::auth_headers;
+use super::http::{client, error_chain, server_message};
 use super::settings::{ProviderKind, Settings};
 use std::time::Duration;
 
