@@ -156,10 +156,11 @@ mod tests {
     }
 
     fn shown_with(leads: bool, parts: &[Option<&str>]) -> String {
-        let whole = {
+        let run = |bytewise: bool| {
             let (mut l, mut out) = (DirectiveLines::new(leads), Vec::new());
             for p in parts {
                 match p {
+                    Some(t) if bytewise => t.bytes().for_each(|b| l.text(&[b], &mut out)),
                     Some(t) => l.text(t.as_bytes(), &mut out),
                     None => l.directive(&mut out),
                 }
@@ -167,15 +168,8 @@ mod tests {
             l.finish(&mut out);
             String::from_utf8(out).unwrap()
         };
-        let (mut l, mut out) = (DirectiveLines::new(leads), Vec::new());
-        for p in parts {
-            match p {
-                Some(t) => t.bytes().for_each(|b| l.text(&[b], &mut out)),
-                None => l.directive(&mut out),
-            }
-        }
-        l.finish(&mut out);
-        assert_eq!(String::from_utf8(out).unwrap(), whole, "split differently");
+        let whole = run(false);
+        assert_eq!(run(true), whole, "split differently");
         whole
     }
 

@@ -368,13 +368,8 @@ impl Session {
     /// rebuilt session carries on): its history and transcript, and the skills the model
     /// loaded in it, whose tools go with the following requests again.
     pub fn restore(&mut self, history: Vec<Message>, transcript: Vec<(String, String)>) {
-        let loaded = tools::loaded_skills(&history);
-        if let Some(skills) = self.offered.get_mut().unwrap_or_else(|e| e.into_inner()) {
-            for skill in loaded {
-                if !skills.contains(&skill) {
-                    skills.push(skill);
-                }
-            }
+        for skill in tools::loaded_skills(&history) {
+            self.offer_skill(skill);
         }
         self.history = history;
         self.transcript = transcript;
@@ -819,7 +814,10 @@ impl Session {
         let read = matches!(&captures.last, Some(Outcome::Ran(r)) if r.result.success());
         if silent_after
             && read
-            && let Some(name) = captures.last_body.as_deref().and_then(result::skill_read)
+            && let Some(name) = captures
+                .last_body
+                .as_deref()
+                .and_then(tools::skill_loaded_by)
         {
             ui.notice(&Notice::NoAnswer(result::read_skill_only(&name)));
             return true;

@@ -143,15 +143,6 @@ pub fn shown_output(outcome: &Outcome, max_bytes: usize) -> Option<String> {
     }
 }
 
-/// The skill a capture's body reads (`skill NAME [FILE]`, the built-in of DESIGN §4), if it is one.
-pub fn skill_read(body: &str) -> Option<String> {
-    let words = shell_words::split(body).ok()?;
-    match words.as_slice() {
-        [cmd, name, ..] if cmd == crate::dispatch::BUILTIN_SKILL => Some(name.clone()),
-        _ => None,
-    }
-}
-
 /// What is shown when the model read a skill and wrote nothing after it.
 pub fn read_skill_only(name: &str) -> String {
     format!(
@@ -207,10 +198,7 @@ fn labelled(label: &str, text: &str) -> String {
 fn stderr_tail(stderr: &[u8], written: &str) -> String {
     let text = String::from_utf8_lossy(stderr);
     let text = text.trim_end();
-    let mut start = text.len().saturating_sub(STDERR_TAIL);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
+    let mut start = text.ceil_char_boundary(text.len().saturating_sub(STDERR_TAIL));
     if start > 0
         && let Some(nl) = text[start..].find('\n')
         && nl + 1 < text.len() - start
@@ -320,14 +308,8 @@ pub fn head_tail(text: &str, max: usize) -> String {
         return text.to_string();
     }
     let half = max / 2;
-    let mut head_end = half;
-    while !text.is_char_boundary(head_end) {
-        head_end -= 1;
-    }
-    let mut tail_start = text.len() - (max - half);
-    while !text.is_char_boundary(tail_start) {
-        tail_start += 1;
-    }
+    let head_end = text.floor_char_boundary(half);
+    let tail_start = text.ceil_char_boundary(text.len() - (max - half));
     let omitted = tail_start - head_end;
     format!(
         "{}\n[… {omitted} bytes left out …]\n{}",
@@ -375,6 +357,14 @@ mod tests {
             script_path: None,
             cut: Box::default(),
         })
+    }
+
+    fn blocked(decision: Decision, reason: impl Into<String>) -> Outcome {
+        Outcome::Blocked {
+            decision,
+            reason: reason.into(),
+            denied: None,
+        }
     }
 
     fn ran(stdout: &str, code: i32) -> Outcome {
@@ -471,20 +461,18 @@ mod tests {
     /// The user's flag is not the model's to pass: a policy refusal goes without it.
     #[test]
     fn a_refusal_to_the_model_names_no_flag() {
-        let o = Outcome::Blocked {
-            decision: Decision::Denied,
-            reason: "`/home/u/p/calc.py 1+1` is not in allowed_commands (allow it with --allow '/home/u/p/calc.py')".into(),
-            denied: None,
-        };
+        let o = blocked(
+            Decision::Denied,
+            "`/home/u/p/calc.py 1+1` is not in allowed_commands (allow it with --allow '/home/u/p/calc.py')",
+        );
         assert_eq!(
             capture_message(&o, 100, ""),
             "Not run: `calc.py 1+1` is not in allowed_commands. — continue your answer. Answer without it."
         );
-        let off = Outcome::Blocked {
-            decision: Decision::Denied,
-            reason: "scripts are not allowed (pass --allow-scripts or set allow_scripts)".into(),
-            denied: None,
-        };
+        let off = blocked(
+            Decision::Denied,
+            "scripts are not allowed (pass --allow-scripts or set allow_scripts)",
+        );
         assert_eq!(
             capture_message(&off, 100, ""),
             "Not run: scripts are not allowed. — continue your answer. Answer without it."
@@ -493,54 +481,43 @@ mod tests {
 
     #[test]
     fn refusal_is_short_and_path_free() {
-        let o = Outcome::Blocked {
-            decision: Decision::Denied,
-            reason: "script /home/ann/.agents/skills/x/scripts/run.py is outside ~/work/allowed/dir.\nsecond line".into(),
-            denied: None,
-        };
+        let o = blocked(
+            Decision::Denied,
+            "script /home/ann/.agents/skills/x/scripts/run.py is outside ~/work/allowed/dir.\nsecond line",
+        );
         let m = capture_message(&o, 100, "");
         assert_eq!(
             m,
             "Not run: script run.py is outside dir. — continue your answer. Answer without it."
         );
-        let long = Outcome::Blocked {
-            decision: Decision::Denied,
-            reason: "x".repeat(500),
-            denied: None,
-        };
+        let long = blocked(Decision::Denied, "x".repeat(500));
         assert!(capture_message(&long, 100, "").contains(&format!("{}…", "x".repeat(199))));
     }
 
     #[test]
     fn a_refusal_the_model_can_fix_asks_for_the_fix() {
-        let ambiguous = Outcome::Blocked {
-            decision: Decision::Invalid,
-            reason: "`scripts/run.py` is in several skills; write one of alpha/scripts/run.py, beta/scripts/run.py".into(),
-            denied: None,
-        };
+        let ambiguous = blocked(
+            Decision::Invalid,
+            "`scripts/run.py` is in several skills; write one of alpha/scripts/run.py, beta/scripts/run.py",
+        );
         assert_eq!(
             capture_message(&ambiguous, 100, ""),
             "Not run: `scripts/run.py` is in several skills; write one of alpha/scripts/run.py, \
              beta/scripts/run.py. — continue your answer. Write it again with that fixed, or \
              answer without it."
         );
-        let schema = Outcome::Blocked {
-            decision: Decision::Invalid,
-            reason: format!(
+        let schema = blocked(
+            Decision::Invalid,
+            format!(
                 "input {}: field `threshold`: 2 is greater than 1",
                 "x".repeat(250)
             ),
-            denied: None,
-        };
+        );
         let m = capture_message(&schema, 100, "");
         assert!(m.contains("field `threshold`: 2 is greater than 1."), "{m}");
         assert!(!m.contains("Answer without it"), "{m}");
         for decision in [Decision::Denied, Decision::Declined] {
-            let o = Outcome::Blocked {
-                decision,
-                reason: "no".into(),
-                denied: None,
-            };
+            let o = blocked(decision, "no");
             assert!(capture_message(&o, 100, "").ends_with("Answer without it."));
         }
     }
@@ -598,11 +575,7 @@ mod tests {
             no_answer(Some(&ran("", 2))),
             "no answer: the command failed, exit 2"
         );
-        let blocked = Outcome::Blocked {
-            decision: Decision::Denied,
-            reason: "`rm` is not in allowed_commands".into(),
-            denied: None,
-        };
+        let blocked = blocked(Decision::Denied, "`rm` is not in allowed_commands");
         assert!(no_answer(Some(&blocked)).starts_with("no answer: not run, `rm`"));
         // A successful capture is shown by its output, not this line.
         assert_eq!(no_answer(Some(&ran("391", 0))), "the model wrote no text");

@@ -21,6 +21,18 @@ pub struct ToolTarget {
     pub has_input_property: bool,
 }
 
+impl ToolTarget {
+    /// A plain script of `skill` (or one it may not run): its parameters are `{args, input}`.
+    fn script(skill: String, reference: String) -> ToolTarget {
+        ToolTarget {
+            skill,
+            reference,
+            json_input: false,
+            has_input_property: true,
+        }
+    }
+}
+
 /// Function name → what to run.
 pub type ToolMap = HashMap<String, ToolTarget>;
 
@@ -167,24 +179,22 @@ fn declares_input(parameters: &Value) -> bool {
 /// The target of a script or tool resolved by name (`run SKILL SCRIPT`), so that its
 /// `--input` is read exactly as a native call's arguments are (see [`parse_arguments`]).
 pub fn target_of(resolved: &ResolvedScript) -> ToolTarget {
-    let reference = match &resolved.tool {
-        Some(t) => format!("{}:{}", resolved.skill, t.id),
-        None => crate::skills::script_reference(&resolved.skill, &resolved.rel_path),
-    };
+    let skill = resolved.skill.clone();
     match &resolved.tool {
         Some(t) if t.input == ToolInput::StdinJson => ToolTarget {
-            skill: resolved.skill.clone(),
-            reference,
+            reference: format!("{skill}:{}", t.id),
+            skill,
             json_input: true,
             has_input_property: t.schema.as_ref().is_some_and(declares_input),
         },
-        _ => ToolTarget {
-            skill: resolved.skill.clone(),
-            reference,
-            json_input: false,
-            // A plain script's parameters are `{args, input}`.
-            has_input_property: true,
-        },
+        Some(t) => {
+            let reference = format!("{skill}:{}", t.id);
+            ToolTarget::script(skill, reference)
+        }
+        None => {
+            let reference = crate::skills::script_reference(&skill, &resolved.rel_path);
+            ToolTarget::script(skill, reference)
+        }
     }
 }
 
@@ -278,15 +288,7 @@ pub fn locked_target(skills: &SkillSet, name: &str) -> Option<ToolTarget> {
 pub fn locked_targets(skills: &SkillSet) -> Vec<(String, ToolTarget)> {
     crate::skills::functions::locked(skills)
         .into_iter()
-        .map(|f| {
-            let target = ToolTarget {
-                skill: f.skill,
-                reference: f.reference,
-                json_input: false,
-                has_input_property: true,
-            };
-            (f.name, target)
-        })
+        .map(|f| (f.name, ToolTarget::script(f.skill, f.reference)))
         .collect()
 }
 
@@ -450,12 +452,7 @@ mod tests {
     }
 
     fn script() -> ToolTarget {
-        ToolTarget {
-            skill: "s".into(),
-            reference: "s/scripts/x.py".into(),
-            json_input: false,
-            has_input_property: true,
-        }
+        ToolTarget::script("s".into(), "s/scripts/x.py".into())
     }
 
     fn json_tool(has_input_property: bool) -> ToolTarget {

@@ -6,7 +6,6 @@ use super::http::{self, Decoder, Endpoint};
 use super::settings::{Settings, SettingsError};
 use super::sse::SseEvent;
 use super::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall};
-use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -34,24 +33,14 @@ pub fn messages_url(base_url: &str) -> String {
 impl AnthropicProvider {
     /// A provider for `settings` (base URL, key, model, timeouts).
     pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
-        Ok(AnthropicProvider {
-            endpoint: Endpoint::new(settings, messages_url(&settings.base_url))?,
-        })
+        let endpoint = Endpoint::new(settings)?;
+        Ok(AnthropicProvider { endpoint })
     }
 }
 
 impl Provider for AnthropicProvider {
-    fn stream(&self, mut req: ChatRequest) -> EventStream {
-        self.endpoint.fill_model(&mut req);
-        let mut headers = HeaderMap::new();
-        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &self.endpoint.api_key
-            && let Ok(v) = HeaderValue::from_str(key)
-        {
-            headers.insert("x-api-key", v);
-        }
-        let http_req = self.endpoint.request(&req, headers, &request_body(&req));
-        http::run(http_req, AnthropicDecoder::default())
+    fn stream(&self, req: ChatRequest) -> EventStream {
+        http::run(self.endpoint.request(req), AnthropicDecoder::default())
     }
 }
 
@@ -261,6 +250,24 @@ impl AnthropicDecoder {
         }
     }
 
+    /// A content block begins: its text is shown, a tool call is held until the block ends.
+    fn block_start(&mut self, index: usize, block: Block, out: &mut Vec<StreamEvent>) {
+        match block {
+            Block::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),
+            Block::ToolUse { id, name, input } => {
+                let json = String::new();
+                let tool = PartialTool {
+                    id,
+                    name,
+                    json,
+                    initial: input,
+                };
+                self.tools.insert(index, tool);
+            }
+            _ => {}
+        }
+    }
+
     fn finish_tool(&mut self, index: usize, out: &mut Vec<StreamEvent>) {
         if let Some(t) = self.tools.remove(&index) {
             let arguments = if !t.json.trim().is_empty() {
@@ -299,22 +306,13 @@ impl AnthropicDecoder {
     }
 }
 
-fn decode_error(e: serde_json::Error, data: &str) -> ModelError {
-    let shown: String = data.chars().take(120).collect();
-    // The server's text, in the one wording for foreign text.
-    ModelError::Decode(format!(
-        "{e} in `{}`",
-        crate::command::escape_controls(&shown)
-    ))
-}
-
 impl Decoder for AnthropicDecoder {
     fn event(&mut self, ev: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<bool, ModelError> {
         let data = ev.data.trim();
         if data.is_empty() {
             return Ok(false);
         }
-        let event: Event = serde_json::from_str(data).map_err(|e| decode_error(e, data))?;
+        let event: Event = http::parse_json(data)?;
         match event {
             Event::MessageStart { message } => {
                 if let Some(u) = message.usage {
@@ -324,21 +322,7 @@ impl Decoder for AnthropicDecoder {
             Event::ContentBlockStart {
                 index,
                 content_block,
-            } => match content_block {
-                Block::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),
-                Block::ToolUse { id, name, input } => {
-                    self.tools.insert(
-                        index,
-                        PartialTool {
-                            id,
-                            name,
-                            json: String::new(),
-                            initial: input,
-                        },
-                    );
-                }
-                _ => {}
-            },
+            } => self.block_start(index, content_block, out),
             Event::ContentBlockDelta { index, delta } => match delta {
                 ContentDelta::TextDelta { text } if !text.is_empty() => {
                     out.push(StreamEvent::Text(text))
@@ -390,22 +374,10 @@ impl Decoder for AnthropicDecoder {
             stop_reason: Option<String>,
             usage: Option<Usage>,
         }
-        let text = String::from_utf8_lossy(body);
-        let whole: Whole = serde_json::from_str(&text).map_err(|e| decode_error(e, &text))?;
-        for block in whole.content {
-            match block {
-                Block::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),
-                Block::ToolUse { id, name, input } => out.push(StreamEvent::ToolCall(ToolCall {
-                    id,
-                    name,
-                    arguments: if input.is_object() {
-                        input.to_string()
-                    } else {
-                        "{}".into()
-                    },
-                })),
-                _ => {}
-            }
+        let whole: Whole = http::parse_json(&String::from_utf8_lossy(body))?;
+        for (index, block) in whole.content.into_iter().enumerate() {
+            self.block_start(index, block, out);
+            self.finish_tool(index, out);
         }
         if let Some(u) = whole.usage {
             self.usage(&u);

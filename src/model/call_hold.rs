@@ -126,14 +126,10 @@ fn may_be_call(text: &str, offered: &[String]) -> bool {
             return false;
         };
         match *opener {
-            "{" => match object_end(t) {
-                None => true,
-                Some(end) => looks_like_tool_call(&t[..end], offered),
-            },
-            "```json" | "```\n{" => match rest.find("\n```") {
-                None => true,
-                Some(end) => looks_like_tool_call(&rest[..end], offered),
-            },
+            "{" => object_end(t).is_none_or(|end| looks_like_tool_call(&t[..end], offered)),
+            "```json" | "```\n{" => {
+                (rest.find("\n```")).is_none_or(|end| looks_like_tool_call(&rest[..end], offered))
+            }
             FUNCTIONS => {
                 let name = namespaced_name(t).unwrap_or("");
                 if name.len() == rest.len() {

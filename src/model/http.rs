@@ -4,7 +4,7 @@
 
 use super::adapt::{Adaptations, explicit_named};
 use super::retry::parse_retry_after;
-use super::settings::{ClientOptions, Settings, SettingsError};
+use super::settings::{ClientOptions, ProviderKind, Settings, SettingsError};
 use super::sse::{SseEvent, SseParser};
 use super::{ChatRequest, EventStream, ModelError, StreamEvent};
 use futures::StreamExt;
@@ -23,6 +23,19 @@ pub trait Decoder: Send + 'static {
     fn end(&mut self, out: &mut Vec<StreamEvent>) -> bool;
     /// A whole non-streaming response body.
     fn whole(&mut self, body: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
+}
+
+/// `data` (a server's JSON) parsed; a failure quotes its start, in the one wording for
+/// foreign text.
+pub fn parse_json<T: serde::de::DeserializeOwned>(data: &str) -> Result<T, ModelError> {
+    serde_json::from_str(data).map_err(|e| {
+        let mut shown: String = data.chars().take(120).collect();
+        if shown.len() < data.len() {
+            shown.push('…');
+        }
+        let shown = crate::command::escape_controls(&shown);
+        ModelError::Decode(format!("{e} in `{shown}`"))
+    })
 }
 
 /// A prepared request: everything the transport needs, owned so the stream is `'static`.
@@ -53,10 +66,11 @@ pub struct ErrorContext {
 /// What every HTTP provider holds: where to send, with which key, and how patiently.
 pub struct Endpoint {
     client: reqwest::Client,
+    kind: ProviderKind,
     url: String,
     base_url: String,
     model: String,
-    pub api_key: Option<String>,
+    api_key: Option<String>,
     api_key_var: Option<String>,
     options: ClientOptions,
     adapt: Arc<Mutex<Adaptations>>,
@@ -64,13 +78,16 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// An endpoint posting to `url`; a remote one without a key is refused here.
-    pub fn new(settings: &Settings, url: String) -> Result<Endpoint, SettingsError> {
+    /// The endpoint of the settings' provider; a remote one without a key is refused here.
+    pub fn new(settings: &Settings) -> Result<Endpoint, SettingsError> {
         settings.check_api_key()?;
+        let base_url = settings.base_url.trim_end_matches('/').to_string();
+        let url = super::endpoint_url(settings.provider, &base_url);
         Ok(Endpoint {
             client: client(&settings.options)?,
+            kind: settings.provider,
             url,
-            base_url: settings.base_url.trim_end_matches('/').to_string(),
+            base_url,
             model: settings.model.clone(),
             api_key: settings.api_key.clone(),
             // A variable whose key was withheld is not the one to set: the refusal advises
@@ -85,22 +102,14 @@ impl Endpoint {
         })
     }
 
-    /// Fills in the configured model when the request names none.
-    pub fn fill_model(&self, req: &mut ChatRequest) {
+    /// The HTTP request for `req` (the configured model when it names none).
+    pub fn request(&self, mut req: ChatRequest) -> HttpRequest {
         if req.model.is_empty() {
             req.model = self.model.clone();
         }
-    }
-
-    /// The HTTP request for `req`, with the provider's own `headers` and JSON `body`.
-    pub fn request(
-        &self,
-        req: &ChatRequest,
-        mut headers: HeaderMap,
-        body: &serde_json::Value,
-    ) -> HttpRequest {
+        let mut headers = super::auth_headers(self.kind, self.api_key.as_deref());
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let mut body = body.clone();
+        let mut body = super::request_body(self.kind, &req);
         if let Some(b) = body.as_object_mut() {
             lock(&self.adapt).apply(b);
         }
@@ -300,12 +309,7 @@ async fn whole_answer<D: Decoder>(
         .unwrap_or("")
         .to_ascii_lowercase();
     if content_type.starts_with("text/html") {
-        let body = tokio::time::timeout(idle, response.bytes())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default();
-        let page = server_message(&body);
+        let page = server_message(&error_body(idle, response).await);
         return ControlFlow::Break(vec![Err(ModelError::WebPage {
             url: req.url.clone(),
             page,
@@ -382,43 +386,70 @@ enum Sent {
 /// A step of `run`: one send of `body`, a refusal worked around where it can be, and a retry
 /// asked for while the retry policy allows one.
 async fn send(req: &HttpRequest, body: &mut Vec<u8>, attempt: u32) -> Sent {
-    match send_once(req, body).await {
-        Attempt::Done(r) => Sent::Response(r),
-        Attempt::Refused { status, error } => {
-            if let Some((adapted, change)) = adapted_body(req, body, &error) {
-                *body = adapted;
-                return Sent::Adapted(change);
-            }
-            let message = refusal_message(req, body, &error);
-            let url = req.url.clone();
-            Sent::Failed(ModelError::Http {
-                status,
-                url,
-                message,
-                gave_up: None,
-            })
-        }
-        Attempt::Fail(e) => Sent::Failed(e),
-        Attempt::Retry {
-            status,
-            retry_after,
-            message,
-        } => match req.options.retry.delay(attempt, retry_after) {
-            Ok(delay) => Sent::Retry(
-                retrying(attempt, req, delay, &format!("HTTP {status}")),
-                delay,
-            ),
-            Err(give_up) => {
-                let (url, gave_up) = (req.url.clone(), Some(give_up));
-                Sent::Failed(ModelError::Http {
-                    status,
-                    url,
-                    message,
-                    gave_up,
-                })
-            }
-        },
+    let send = req
+        .client
+        .post(&req.url)
+        .headers(req.headers.clone())
+        .body(body.clone())
+        .send();
+    let idle = req.options.idle_timeout;
+    let response = match tokio::time::timeout(idle, send).await {
+        Err(_) => return Sent::Failed(timeout(req, "waiting for the response", idle)),
+        Ok(Err(e)) => return Sent::Failed(send_error(req, &e)),
+        Ok(Ok(r)) => r,
+    };
+    let status = response.status().as_u16();
+    if response.status().is_success() {
+        return Sent::Response(response);
     }
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let error = error_body(idle, response).await;
+    // 400 or 422: the request itself was refused.
+    if matches!(status, 400 | 422)
+        && let Some((adapted, change)) = adapted_body(req, body, &error)
+    {
+        *body = adapted;
+        return Sent::Adapted(change);
+    }
+    let message = match status {
+        400 | 422 => refusal_message(req, body, &error),
+        _ => server_message(&error),
+    };
+    let ctx = &req.context;
+    let failed = |gave_up| ModelError::Http {
+        status,
+        url: req.url.clone(),
+        message: message.clone(),
+        gave_up,
+    };
+    Sent::Failed(match status {
+        401 | 403 => ModelError::Auth {
+            status,
+            var: ctx.key_var.clone(),
+            key_sent: ctx.key_sent,
+            message,
+        },
+        404 => ModelError::ModelNotFound {
+            model: ctx.model.clone(),
+            base_url: ctx.base_url.clone(),
+            message,
+        },
+        // 501 (not implemented) and 505 (version not supported) will not change on a retry.
+        408 | 429 | 500 | 502..=504 | 506..=599 => {
+            match req.options.retry.delay(attempt, retry_after) {
+                Ok(delay) => {
+                    let notice = retrying(attempt, req, delay, &format!("HTTP {status}"));
+                    return Sent::Retry(notice, delay);
+                }
+                Err(give_up) => failed(Some(give_up)),
+            }
+        }
+        _ => failed(None),
+    })
 }
 
 /// A step of `run`: a whole answer decoded, as the stream's items in order.
@@ -439,16 +470,10 @@ fn decode<D: Decoder>(
     decoder: &mut D,
     out: &mut Vec<StreamEvent>,
 ) -> Result<bool, ModelError> {
-    let mut result = Ok(false);
-    for ev in events.drain(..) {
-        match decoder.event(&ev, out) {
-            Ok(false) => {}
-            done => {
-                result = done;
-                break;
-            }
-        }
-    }
+    let mut results = events.iter().map(|ev| decoder.event(ev, out));
+    let result = results
+        .find(|r| !matches!(r, Ok(false)))
+        .unwrap_or(Ok(false));
     events.clear();
     result
 }
@@ -487,81 +512,11 @@ fn retrying(attempt: u32, req: &HttpRequest, delay: Duration, reason: &str) -> S
     }
 }
 
-enum Attempt {
-    Done(reqwest::Response),
-    Retry {
-        status: u16,
-        retry_after: Option<Duration>,
-        message: String,
-    },
-    Fail(ModelError),
-    /// 400 or 422: the request itself was refused; `error` is the response body.
-    Refused {
-        status: u16,
-        error: Vec<u8>,
-    },
-}
-
-async fn send_once(req: &HttpRequest, body: &[u8]) -> Attempt {
-    let send = req
-        .client
-        .post(&req.url)
-        .headers(req.headers.clone())
-        .body(body.to_vec())
-        .send();
-    let idle = req.options.idle_timeout;
-    let response = match tokio::time::timeout(idle, send).await {
-        Err(_) => return Attempt::Fail(timeout(req, "waiting for the response", idle)),
-        Ok(Err(e)) => return Attempt::Fail(send_error(req, &e)),
-        Ok(Ok(r)) => r,
-    };
-    let status = response.status().as_u16();
-    if response.status().is_success() {
-        return Attempt::Done(response);
-    }
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_retry_after);
-    let body = tokio::time::timeout(idle, response.bytes())
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .unwrap_or_default();
-    if matches!(status, 400 | 422) {
-        return Attempt::Refused {
-            status,
-            error: body.to_vec(),
-        };
-    }
-    let message = server_message(&body);
-    let ctx = &req.context;
-    match status {
-        401 | 403 => Attempt::Fail(ModelError::Auth {
-            status,
-            var: ctx.key_var.clone(),
-            key_sent: ctx.key_sent,
-            message,
-        }),
-        404 => Attempt::Fail(ModelError::ModelNotFound {
-            model: ctx.model.clone(),
-            base_url: ctx.base_url.clone(),
-            message,
-        }),
-        // 501 (not implemented) and 505 (version not supported) will not change on a retry.
-        408 | 429 | 500 | 502..=504 | 506..=599 => Attempt::Retry {
-            status,
-            retry_after,
-            message,
-        },
-        _ => Attempt::Fail(ModelError::Http {
-            status,
-            url: req.url.clone(),
-            message,
-            gave_up: None,
-        }),
-    }
+/// The body of a response that is no answer (an error, a web page), as far as it comes within
+/// `idle`.
+async fn error_body(idle: Duration, response: reqwest::Response) -> Vec<u8> {
+    let read = tokio::time::timeout(idle, response.bytes()).await;
+    read.ok().and_then(Result::ok).unwrap_or_default().to_vec()
 }
 
 fn timeout(req: &HttpRequest, what: &str, after: Duration) -> ModelError {
@@ -640,10 +595,7 @@ fn html_text(text: &str) -> Option<String> {
     };
     let body = between("<body", "</body>");
     let title = between("<title", "</title>");
-    let raw = match body.or(title) {
-        Some(raw) => strip_tags(&raw),
-        None => strip_tags(text),
-    };
+    let raw = strip_tags(body.or(title).as_deref().unwrap_or(text));
     let line = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     (!line.is_empty()).then_some(line)
 }
@@ -671,11 +623,7 @@ fn shorten(s: &str) -> String {
     if s.len() <= MAX {
         return s.to_string();
     }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    format!("{}…", &s[..s.floor_char_boundary(MAX)])
 }
 
 #[cfg(test)]

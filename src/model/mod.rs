@@ -158,10 +158,8 @@ impl ChatRequest {
         ChatRequest {
             model: model.into(),
             messages,
-            params: Map::new(),
-            tools: Vec::new(),
             stream: true,
-            explicit: Vec::new(),
+            ..ChatRequest::default()
         }
     }
 }
@@ -380,6 +378,37 @@ pub(crate) fn request_body(kind: ProviderKind, req: &ChatRequest) -> Value {
         ProviderKind::Anthropic => anthropic::request_body(req),
         ProviderKind::OpenAi | ProviderKind::Replay => openai::request_body(req),
     }
+}
+
+#[cfg(feature = "http")]
+/// Where a chat request to a provider of `kind` at `base_url` (without a trailing `/`) goes.
+pub(crate) fn endpoint_url(kind: ProviderKind, base_url: &str) -> String {
+    match kind {
+        ProviderKind::Anthropic => anthropic::messages_url(base_url),
+        _ => format!("{base_url}/chat/completions"),
+    }
+}
+
+#[cfg(feature = "http")]
+/// The headers that carry `key` to a server speaking `kind`, and Anthropic's version.
+pub(crate) fn auth_headers(kind: ProviderKind, key: Option<&str>) -> reqwest::header::HeaderMap {
+    use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+    let mut headers = HeaderMap::new();
+    let (name, value) = match kind {
+        ProviderKind::Anthropic => {
+            let version = HeaderValue::from_static(anthropic::API_VERSION);
+            headers.insert("anthropic-version", version);
+            (
+                HeaderName::from_static("x-api-key"),
+                key.map(str::to_string),
+            )
+        }
+        _ => (AUTHORIZATION, key.map(|k| format!("Bearer {k}"))),
+    };
+    if let Some(v) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
+        headers.insert(name, v);
+    }
+    headers
 }
 
 #[cfg(feature = "http")]

@@ -1,9 +1,9 @@
 //! The endpoint's model list (`GET {base_url}/models`, OpenAI and Anthropic alike): completion of
 //! `/model`, `doctor --online`, and the model of a local server chosen by `--base-url` alone.
 
+use super::auth_headers;
 use super::http::{client, error_chain, server_message};
 use super::settings::{ProviderKind, Settings};
-use reqwest::header::{AUTHORIZATION, HeaderValue};
 use std::time::Duration;
 
 /// Why the list could not be had.
@@ -11,7 +11,7 @@ use std::time::Duration;
 pub enum ListError {
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
-    #[error("{url} answered {status}{}{}", said(message), super::missing_v1(*status, url))]
+    #[error("{url} answered {status}{}{}", super::detail(message), super::missing_v1(*status, url))]
     Status {
         url: String,
         status: u16,
@@ -39,14 +39,6 @@ impl ListError {
             }
             _ => None,
         }
-    }
-}
-
-/// A server's message after its status, when it sent one (a bare 404 has none).
-fn said(message: &str) -> String {
-    match message {
-        "" => String::new(),
-        m => format!(": {m}"),
     }
 }
 
@@ -106,18 +98,8 @@ pub fn list(s: &Settings, within: Duration) -> Result<Vec<String>, ListError> {
             .map_err(|e| unreachable(e.to_string()))?;
         rt.block_on(async {
             let c = client(&s.options).map_err(|e| unreachable(e.to_string()))?;
-            let mut req = c.get(&u).timeout(within);
-            if let Some(key) = &s.api_key {
-                req = match s.provider {
-                    ProviderKind::Anthropic => req
-                        .header("x-api-key", key.as_str())
-                        .header("anthropic-version", super::anthropic::API_VERSION),
-                    _ => match HeaderValue::from_str(&format!("Bearer {key}")) {
-                        Ok(v) => req.header(AUTHORIZATION, v),
-                        Err(_) => req,
-                    },
-                };
-            }
+            let headers = auth_headers(s.provider, s.api_key.as_deref());
+            let req = c.get(&u).timeout(within).headers(headers);
             let resp = req.send().await.map_err(|e| unreachable(error_chain(&e)))?;
             let status = resp.status().as_u16();
             let body = resp

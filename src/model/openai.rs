@@ -5,7 +5,6 @@ use super::http::{self, Decoder, Endpoint};
 use super::settings::{Settings, SettingsError};
 use super::sse::SseEvent;
 use super::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall};
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -18,27 +17,14 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     /// A provider for `settings` (base URL, key, model, timeouts).
     pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
-        let url = format!(
-            "{}/chat/completions",
-            settings.base_url.trim_end_matches('/')
-        );
-        Ok(OpenAiProvider {
-            endpoint: Endpoint::new(settings, url)?,
-        })
+        let endpoint = Endpoint::new(settings)?;
+        Ok(OpenAiProvider { endpoint })
     }
 }
 
 impl Provider for OpenAiProvider {
-    fn stream(&self, mut req: ChatRequest) -> EventStream {
-        self.endpoint.fill_model(&mut req);
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &self.endpoint.api_key
-            && let Ok(v) = HeaderValue::from_str(&format!("Bearer {key}"))
-        {
-            headers.insert(AUTHORIZATION, v);
-        }
-        let http_req = self.endpoint.request(&req, headers, &request_body(&req));
-        http::run(http_req, OpenAiDecoder::default())
+    fn stream(&self, req: ChatRequest) -> EventStream {
+        http::run(self.endpoint.request(req), OpenAiDecoder::default())
     }
 }
 
@@ -266,18 +252,6 @@ impl OpenAiDecoder {
     }
 }
 
-fn decode_error(e: serde_json::Error, data: &str) -> ModelError {
-    let mut shown: String = data.chars().take(120).collect();
-    if shown.len() < data.len() {
-        shown.push('…');
-    }
-    // The server's text, in the one wording for foreign text.
-    ModelError::Decode(format!(
-        "{e} in `{}`",
-        crate::command::escape_controls(&shown)
-    ))
-}
-
 impl Decoder for OpenAiDecoder {
     fn event(&mut self, ev: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<bool, ModelError> {
         let data = ev.data.trim();
@@ -288,7 +262,7 @@ impl Decoder for OpenAiDecoder {
         if data.is_empty() {
             return Ok(false);
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|e| decode_error(e, data))?;
+        let chunk: Chunk = http::parse_json(data)?;
         self.chunk(chunk, out)?;
         Ok(false)
     }
@@ -299,8 +273,7 @@ impl Decoder for OpenAiDecoder {
     }
 
     fn whole(&mut self, body: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        let text = String::from_utf8_lossy(body);
-        let chunk: Chunk = serde_json::from_str(&text).map_err(|e| decode_error(e, &text))?;
+        let chunk: Chunk = http::parse_json(&String::from_utf8_lossy(body))?;
         self.chunk(chunk, out)?;
         self.finish(out)
     }
@@ -322,33 +295,6 @@ mod tests {
         }
         let ok = d.end(&mut out);
         (out, ok)
-    }
-
-    #[test]
-    fn text_usage_and_done() {
-        let (out, done) = decode(concat!(
-            "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
-            "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n",
-            "data: {\"choices\":[{\"delta\":{\"content\":\"lo\"},\"finish_reason\":null}]}\n\n",
-            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
-            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}\n\n",
-            "data: [DONE]\n\n"
-        ));
-        assert!(done);
-        assert_eq!(
-            out,
-            vec![
-                StreamEvent::Text("Hel".into()),
-                StreamEvent::Text("lo".into()),
-                StreamEvent::Usage {
-                    prompt_tokens: 5,
-                    completion_tokens: 2
-                },
-                StreamEvent::Finished {
-                    reason: Some("stop".into())
-                },
-            ]
-        );
     }
 
     #[test]
@@ -407,20 +353,6 @@ mod tests {
         };
         let err = d.event(&ev, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("context length exceeded"), "{err}");
-    }
-
-    #[test]
-    fn whole_response() {
-        let mut d = OpenAiDecoder::default();
-        let mut out = Vec::new();
-        d.whole(
-            br#"{"choices":[{"message":{"role":"assistant","content":"hi","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}"#,
-            &mut out,
-        )
-        .unwrap();
-        assert_eq!(out.len(), 4);
-        assert_eq!(out[0], StreamEvent::Text("hi".into()));
-        assert!(matches!(&out[1], StreamEvent::ToolCall(c) if c.arguments == "{\"a\":1}"));
     }
 
     #[test]

@@ -129,10 +129,7 @@ pub fn pieces(text: &str, size: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < text.len() {
-        let mut end = (start + size.max(1)).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
+        let end = text.ceil_char_boundary((start + size.max(1)).min(text.len()));
         out.push(text[start..end].to_string());
         start = end;
     }

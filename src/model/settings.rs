@@ -114,14 +114,11 @@ impl Settings {
         base_url: impl Into<String>,
         model: impl Into<String>,
     ) -> Self {
-        let provider_name = match provider {
-            ProviderKind::OpenAi => "openai",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::Replay => "replay",
-        };
+        // The first built-in provider of that kind: `openai`, `anthropic`, `replay`.
+        let builtin = BUILTINS.iter().find(|b| b.kind == provider);
         Settings {
             provider,
-            provider_name: provider_name.into(),
+            provider_name: builtin.map_or("", |b| b.name).into(),
             base_url: base_url.into(),
             model: model.into(),
             api_key: None,
@@ -169,32 +166,30 @@ impl Settings {
     }
 }
 
+/// The URL's host, lower case, without an IPv6 address's brackets.
+fn host_of(url: &str) -> Option<String> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u.host_str()?.trim_start_matches('[').trim_end_matches(']');
+    Some(host.to_ascii_lowercase())
+}
+
 /// Whether the URL's host is this machine.
 pub(crate) fn is_loopback(url: &str) -> bool {
-    let Ok(u) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    let Some(host) = u.host_str() else {
-        return false;
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    host_of(url).is_some_and(|host| {
+        host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
 }
 
 /// Whether the URL's host is on this machine or the local network: a loopback, private,
 /// link-local, shared (CGNAT) or unique-local address, `localhost` or a name under it, or a
 /// name of one label (which only a local resolver can answer).
 pub(crate) fn is_local_network(url: &str) -> bool {
-    let Some(host) = reqwest::Url::parse(url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
-    else {
+    let Some(host) = host_of(url) else {
         return false;
     };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
     match host.parse::<std::net::IpAddr>() {
         Ok(std::net::IpAddr::V4(ip)) => local_v4(ip),
         Ok(std::net::IpAddr::V6(ip)) => {
@@ -240,26 +235,13 @@ pub(crate) struct SettingsInput {
     pub flag_model: Option<String>,
     /// `--base-url`; like `flag_model`, wins over everything else.
     pub flag_base_url: Option<String>,
-    /// Environment variables (only the ones in `ENV_VARS` and `api_key_env`s matter).
+    /// Environment variables (the providers' own, skillpipe's and `api_key_env`s matter).
     pub env: BTreeMap<String, String>,
     /// What the agent asks for, below flags and environment.
     pub agent: AgentModel,
     /// The config file, if there is one; lowest before the built-in defaults.
     pub config: Option<Config>,
 }
-
-/// The environment variables settings read (besides the config's `api_key_env`s).
-pub const ENV_VARS: &[&str] = &[
-    "SKILLPIPE_BASE_URL",
-    "SKILLPIPE_MODEL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "R9S_API_KEY",
-    "R9S_BASE_URL",
-    "R9S_MODEL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-];
 
 impl SettingsInput {
     /// Read the real environment and `$XDG_CONFIG_HOME/skillpipe/config.toml` (if it exists).
@@ -269,7 +251,14 @@ impl SettingsInput {
         agent: AgentModel,
     ) -> Result<Self, SettingsError> {
         let config = Config::global()?.cloned();
-        let mut names: Vec<&str> = ENV_VARS.to_vec();
+        // Besides skillpipe's own: each built-in provider's base URL and key variables.
+        let mut names = vec!["SKILLPIPE_BASE_URL", "SKILLPIPE_MODEL", "R9S_MODEL"];
+        names.extend(
+            BUILTINS
+                .iter()
+                .flat_map(|b| [b.base_url_env, b.key_env])
+                .flatten(),
+        );
         if let Some(c) = &config {
             names.extend(
                 c.providers
@@ -814,47 +803,25 @@ mod tests {
         SettingsInput::default()
     }
 
-    /// (provider_name, base_url, model, api_key_var, has key)
-    fn summary(s: &Settings) -> (String, String, String, Option<String>, bool) {
-        (
-            s.provider_name.clone(),
-            s.base_url.clone(),
-            s.model.clone(),
-            s.api_key_var.clone(),
-            s.api_key.is_some(),
-        )
-    }
-
-    fn sum(
-        p: &str,
-        url: &str,
-        model: &str,
-        var: Option<&str>,
-        key: bool,
-    ) -> (String, String, String, Option<String>, bool) {
-        (p.into(), url.into(), model.into(), var.map(Into::into), key)
+    /// `provider base_url model key_variable key`, `-` for no key variable, no key.
+    fn summary(s: &Settings) -> String {
+        let var = s.api_key_var.as_deref().unwrap_or("-");
+        let key = if s.api_key.is_some() { "key" } else { "-" };
+        format!("{} {} {} {var} {key}", s.provider_name, s.base_url, s.model)
     }
 
     #[test]
     fn defaults() {
         let s = resolve(&input()).unwrap();
         assert_eq!(s.provider, ProviderKind::OpenAi);
-        assert_eq!(
-            summary(&s),
-            sum(
-                "openai",
-                "https://api.openai.com/v1",
-                "gpt-4o-mini",
-                Some("OPENAI_API_KEY"),
-                false
-            )
-        );
+        let expected = "openai https://api.openai.com/v1 gpt-4o-mini OPENAI_API_KEY -";
+        assert_eq!(summary(&s), expected);
         assert!(s.check_api_key().is_err());
     }
 
     #[test]
     fn precedence_table() {
-        // Long on purpose: one row per precedence case, read as a table.
+        // One row per precedence case, read as a table.
         let cfg = config(
             "default_provider = \"local\"\nmodel = \"qwen\"\n[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key_env = \"LOCAL_KEY\"\nmodel = \"local-default\"\n",
         );
@@ -867,179 +834,124 @@ mod tests {
             ("SKILLPIPE_BASE_URL", "http://10.0.0.1/v1"),
             ("LOCAL_KEY", "k"),
         ]);
-        // (flag model, flag url, env, agent?, config?) → expected
-        type Row = (
-            Option<&'static str>,
-            Option<&'static str>,
-            BTreeMap<String, String>,
+        let (none, local) = (env(&[]), "http://127.0.0.1:8080/v1");
+        let openai_local = env(&[
+            ("OPENAI_BASE_URL", "http://localhost:1234/v1/"),
+            ("OPENAI_API_KEY", "sk"),
+        ]);
+        let r9s = env(&[
+            ("R9S_BASE_URL", "https://gw.example/v1"),
+            ("R9S_API_KEY", "r"),
+            ("R9S_MODEL", "r-model"),
+            ("OPENAI_API_KEY", "sk"),
+        ]);
+        let anthropic = env(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "sk")]);
+        let ollama = "ollama http://127.0.0.1:11434/v1";
+        // (flag model, flag url, env, agent?, config?) → summary
+        type Row<'a> = (
+            Option<&'a str>,
+            Option<&'a str>,
+            &'a BTreeMap<String, String>,
             bool,
             bool,
-            (String, String, String, Option<String>, bool),
+            String,
         );
         let rows: Vec<Row> = vec![
             // config alone: its default provider and model
             (
                 None,
                 None,
-                env(&[]),
+                &none,
                 false,
                 true,
-                sum(
-                    "local",
-                    "http://127.0.0.1:8080/v1",
-                    "qwen",
-                    Some("LOCAL_KEY"),
-                    false,
-                ),
+                format!("local {local} qwen LOCAL_KEY -"),
             ),
             // agent model beats config model, keeps the config's provider
             (
                 None,
                 None,
-                env(&[]),
+                &none,
                 true,
                 true,
-                sum(
-                    "local",
-                    "http://127.0.0.1:8080/v1",
-                    "agent-model",
-                    Some("LOCAL_KEY"),
-                    false,
-                ),
+                format!("local {local} agent-model LOCAL_KEY -"),
             ),
             // env beats agent and config
             (
                 None,
                 None,
-                full_env.clone(),
+                &full_env,
                 true,
                 true,
-                sum(
-                    "local",
-                    "http://10.0.0.1/v1",
-                    "env-model",
-                    Some("LOCAL_KEY"),
-                    true,
-                ),
+                "local http://10.0.0.1/v1 env-model LOCAL_KEY key".into(),
             ),
             // flags beat everything
             (
                 Some("flag-model"),
                 Some("http://127.0.0.2:1/v1"),
-                full_env.clone(),
+                &full_env,
                 true,
                 true,
-                sum(
-                    "local",
-                    "http://127.0.0.2:1/v1",
-                    "flag-model",
-                    Some("LOCAL_KEY"),
-                    true,
-                ),
+                "local http://127.0.0.2:1/v1 flag-model LOCAL_KEY key".into(),
             ),
             // a provider named by --model ignores SKILLPIPE_BASE_URL and lower-level models
             (
                 Some("ollama:"),
                 None,
-                full_env.clone(),
+                &full_env,
                 true,
                 true,
-                sum(
-                    "ollama",
-                    "http://127.0.0.1:11434/v1",
-                    "llama3.2",
-                    None,
-                    false,
-                ),
+                format!("{ollama} llama3.2 - -"),
             ),
             (
                 Some("ollama:llama3:8b"),
                 None,
-                env(&[]),
+                &none,
                 false,
                 false,
-                sum(
-                    "ollama",
-                    "http://127.0.0.1:11434/v1",
-                    "llama3:8b",
-                    None,
-                    false,
-                ),
+                format!("{ollama} llama3:8b - -"),
             ),
             // no provider prefix: a colon inside a model name is kept
             (
                 Some("llama3:8b"),
                 None,
-                env(&[]),
+                &none,
                 false,
                 false,
-                sum(
-                    "openai",
-                    "https://api.openai.com/v1",
-                    "llama3:8b",
-                    Some("OPENAI_API_KEY"),
-                    false,
-                ),
+                "openai https://api.openai.com/v1 llama3:8b OPENAI_API_KEY -".into(),
             ),
             // OPENAI_* env (a server on this machine: the ambient key is not sent)
             (
                 None,
                 None,
-                env(&[
-                    ("OPENAI_BASE_URL", "http://localhost:1234/v1/"),
-                    ("OPENAI_API_KEY", "sk"),
-                ]),
+                &openai_local,
                 false,
                 false,
-                sum(
-                    "openai",
-                    "http://localhost:1234/v1",
-                    "gpt-4o-mini",
-                    Some("OPENAI_API_KEY"),
-                    false,
-                ),
+                "openai http://localhost:1234/v1 gpt-4o-mini OPENAI_API_KEY -".into(),
             ),
             // R9S_* env makes r9s the default provider, with its own key and model
             (
                 None,
                 None,
-                env(&[
-                    ("R9S_BASE_URL", "https://gw.example/v1"),
-                    ("R9S_API_KEY", "r"),
-                    ("R9S_MODEL", "r-model"),
-                    ("OPENAI_API_KEY", "sk"),
-                ]),
+                &r9s,
                 false,
                 false,
-                sum(
-                    "r9s",
-                    "https://gw.example/v1",
-                    "r-model",
-                    Some("R9S_API_KEY"),
-                    true,
-                ),
+                "r9s https://gw.example/v1 r-model R9S_API_KEY key".into(),
             ),
             // anthropic by prefix
             (
                 Some("anthropic:claude-x"),
                 None,
-                env(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "sk")]),
+                &anthropic,
                 false,
                 false,
-                sum(
-                    "anthropic",
-                    "https://api.anthropic.com",
-                    "claude-x",
-                    Some("ANTHROPIC_API_KEY"),
-                    true,
-                ),
+                "anthropic https://api.anthropic.com claude-x ANTHROPIC_API_KEY key".into(),
             ),
         ];
         for (i, (fm, fu, e, with_agent, with_config, expected)) in rows.into_iter().enumerate() {
             let inp = SettingsInput {
                 flag_model: fm.map(Into::into),
                 flag_base_url: fu.map(Into::into),
-                env: e,
+                env: e.clone(),
                 agent: if with_agent {
                     agent.clone()
                 } else {
@@ -1151,27 +1063,24 @@ mod tests {
 
     #[test]
     fn bad_urls_and_missing_pieces() {
-        let inp = SettingsInput {
-            flag_base_url: Some("localhost:8080".into()),
-            ..Default::default()
+        let check = |model: Option<&str>, url: Option<&str>, vars, want: &str| {
+            let i = SettingsInput {
+                flag_model: model.map(Into::into),
+                flag_base_url: url.map(Into::into),
+                env: env(vars),
+                ..input()
+            };
+            let e = resolve(&i).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
         };
-        let e = resolve(&inp).unwrap_err().to_string();
-        assert!(e.contains("--base-url"), "{e}");
-
-        let inp = SettingsInput {
-            flag_model: Some("r9s:m".into()),
-            ..Default::default()
-        };
-        let e = resolve(&inp).unwrap_err().to_string();
-        assert!(e.contains("R9S_BASE_URL"), "{e}");
-
-        let inp = SettingsInput {
-            flag_model: Some("r9s:".into()),
-            env: env(&[("R9S_BASE_URL", "https://gw/v1")]),
-            ..Default::default()
-        };
-        let e = resolve(&inp).unwrap_err().to_string();
-        assert!(e.contains("R9S_MODEL"), "{e}");
+        check(None, Some("localhost:8080"), &[], "--base-url");
+        check(Some("r9s:m"), None, &[], "R9S_BASE_URL");
+        check(
+            Some("r9s:"),
+            None,
+            &[("R9S_BASE_URL", "https://gw/v1")],
+            "R9S_MODEL",
+        );
     }
 
     /// An agent's model for a hosted service is that service's: `--base-url` elsewhere asks

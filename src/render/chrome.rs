@@ -20,10 +20,7 @@ pub fn wrap_text(text: &str, width: usize) -> String {
             continue;
         }
         let indent = line.len() - line.trim_start().len();
-        let (first, body) = match second_column(line, indent, width) {
-            Some(at) => line.split_at(at),
-            None => line.split_at(indent),
-        };
+        let (first, body) = line.split_at(second_column(line, indent, width).unwrap_or(indent));
         let hang = match first.len() > indent {
             true => first.width(),
             false => indent + 2,

@@ -1,7 +1,6 @@
 //! Syntax highlighting of fenced code, line by line as it streams (syntect). The grammars and
-//! themes (tens of ms to load, more in a debug build) are loaded on a thread of their own when a coloured display starts
-//! ([`warm_up`]), while the request is on its way to the model, so start-up pays nothing for
-//! them and the first fenced block rarely waits.
+//! themes load on a thread of their own when a coloured display starts ([`warm_up`]), while the
+//! request is on its way to the model, so neither start-up nor the first block waits for them.
 
 use super::style::{Color, Style};
 use super::wrap::Span;

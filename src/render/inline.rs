@@ -219,10 +219,7 @@ pub fn plain(text: &str) -> bool {
 /// its markers are balanced. A conservative guess; when in doubt the text waits for more.
 /// Inside a closed code span nothing is a marker (`` `365*24` `` holds no emphasis).
 pub fn balanced(text: &str) -> bool {
-    match without_code_spans(text) {
-        Some(rest) => markers_balanced(&rest),
-        None => false,
-    }
+    without_code_spans(text).is_some_and(|rest| markers_balanced(&rest))
 }
 
 /// `text` with its code spans (a run of N backticks up to the next run of exactly N) left out;

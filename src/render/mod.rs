@@ -27,7 +27,7 @@ use crate::term::Sanitizer;
 use block::Line;
 pub use chrome::{SIDE_OUTPUT_LABEL, side_output_gutter, side_output_rows, wrap_text};
 pub use display::Display;
-use style::{Color, Color24, Style};
+use style::{Color, Style};
 use wrap::{Flow, Prefix, Span};
 
 /// `text` (plain, one paragraph) wrapped at word boundaries to `width` columns, the first line
@@ -42,8 +42,8 @@ pub fn wrap_plain(text: &str, width: usize, first: &str, rest: &str) -> String {
     let mut flow = Flow::new(prefix);
     let mut out = String::new();
     let width = width.max(first.len().max(rest.len()) + 8);
-    flow.push(&plain(text), width, Color24::default(), &mut out);
-    flow.close(width, Color24::default(), &mut out);
+    flow.push(&plain(text), width, Options::default(), &mut out);
+    flow.close(width, Options::default(), &mut out);
     out
 }
 
@@ -71,8 +71,9 @@ impl Options {
 }
 
 /// What the open paragraph belongs to, so a following line knows whether it continues it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 enum Ctx {
+    #[default]
     None,
     Para,
     Quote(usize),
@@ -80,6 +81,7 @@ enum Ctx {
 }
 
 /// The streaming renderer of one answer.
+#[derive(Default)]
 pub struct Renderer {
     opts: Options,
     san: Sanitizer,
@@ -136,27 +138,7 @@ impl Renderer {
     pub fn new(opts: Options) -> Renderer {
         Renderer {
             opts,
-            san: Sanitizer::default(),
-            partial: String::new(),
-            done: 0,
-            started: None,
-            ctx: Ctx::None,
-            flow: Flow::default(),
-            fence: None,
-            table: Vec::new(),
-            blank: false,
-            wrote: false,
-            in_list: false,
-            owed_newline: None,
-            setext: None,
-            held: None,
-        }
-    }
-
-    fn color(&self) -> Color24 {
-        Color24 {
-            on: self.opts.color,
-            truecolor: self.opts.truecolor,
+            ..Renderer::default()
         }
     }
 
@@ -249,8 +231,7 @@ impl Renderer {
 
     fn close(&mut self, width: usize, out: &mut String) {
         self.release_held(width, out);
-        let color = self.color();
-        self.flow.close(width, color, out);
+        self.flow.close(width, self.opts, out);
         self.ctx = Ctx::None;
     }
 
@@ -258,21 +239,19 @@ impl Renderer {
     fn release_held(&mut self, width: usize, out: &mut String) {
         if let Some(text) = self.held.take() {
             self.push_lines(&text, Style::default(), width, out);
-            let color = self.color();
-            self.flow.break_line(width, color, out);
+            self.flow.break_line(width, self.opts, out);
         }
     }
 
     /// Inline text of one or more source lines (joined by `\n`) into the open block, parsed as
     /// one; a line break between them is kept. The last line stays open.
     fn push_lines(&mut self, text: &str, base: Style, width: usize, out: &mut String) {
-        let color = self.color();
         let lines = inline::lines_marked(text, base, !self.opts.color);
         let last = lines.len().saturating_sub(1);
         for (i, spans) in lines.into_iter().enumerate() {
-            self.flow.push(&spans, width, color, out);
+            self.flow.push(&spans, width, self.opts, out);
             if i < last {
-                self.flow.break_line(width, color, out);
+                self.flow.break_line(width, self.opts, out);
             }
         }
     }
@@ -313,7 +292,6 @@ impl Renderer {
             self.partial = partial;
             self.started = Some(kind);
         }
-        let color = self.color();
         let pending = &self.partial[self.done..];
         let (piece, tail) = pending.split_at(pending.rfind(' ').unwrap_or(0));
         if let Some(held) = &self.held {
@@ -325,7 +303,7 @@ impl Renderer {
             self.held = None;
             self.done += piece.len();
             self.push_lines(&joined, self.base(), width, out);
-            self.flow.end_word(width, color, out);
+            self.flow.end_word(width, self.opts, out);
             return;
         }
         if !piece.is_empty() {
@@ -333,16 +311,16 @@ impl Renderer {
                 return;
             }
             let spans = self.spans(piece, self.base());
-            self.flow.push(&spans, width, color, out);
+            self.flow.push(&spans, width, self.opts, out);
             // The piece ends where a space follows: its last word is complete.
-            self.flow.end_word(width, color, out);
+            self.flow.end_word(width, self.opts, out);
             self.done += piece.len();
         }
         // The word still arriving shows at once when no Markdown marker could change it.
         if !tail.trim().is_empty() && (all || inline::plain(tail)) {
             let spans = self.spans(tail, self.base());
-            self.flow.push(&spans, width, color, out);
-            self.flow.show_partial(width, color, out);
+            self.flow.push(&spans, width, self.opts, out);
+            self.flow.show_partial(width, self.opts, out);
             self.done += tail.len();
         }
     }
@@ -361,7 +339,6 @@ impl Renderer {
     fn end_line(&mut self, width: usize, out: &mut String) {
         let line = std::mem::take(&mut self.partial);
         let done = std::mem::take(&mut self.done);
-        let color = self.color();
         let (kind, at) = match self.started.take() {
             Some(kind) => (kind, done),
             None => {
@@ -379,7 +356,7 @@ impl Renderer {
                 }
                 if self.indented_code(&kind) {
                     self.close(width, out);
-                    inline::CODE.paint(&line, color, out);
+                    inline::CODE.paint(&line, self.opts, out);
                     out.push('\n');
                     self.blank = false;
                     return;
@@ -421,10 +398,10 @@ impl Renderer {
                 return;
             }
             self.push_lines(&text, base, width, out);
-            self.flow.end_word(width, color, out);
+            self.flow.end_word(width, self.opts, out);
         } else {
             let spans = self.spans(rest, base);
-            self.flow.push(&spans, width, color, out);
+            self.flow.push(&spans, width, self.opts, out);
         }
         if heading {
             self.close(width, out);
@@ -435,7 +412,7 @@ impl Renderer {
             // The paragraph's first line, on one row: its newline is owed, in case the next
             // line underlines it as a heading.
             let mut end = String::new();
-            self.flow.break_line(width, color, &mut end);
+            self.flow.break_line(width, self.opts, &mut end);
             out.push_str(end.strip_suffix('\n').unwrap_or(&end));
             self.settle(out);
             self.owed_newline = Some(out.len());
@@ -444,7 +421,7 @@ impl Renderer {
             }
         } else {
             // A model's line breaks are meant (verse, addresses, steps): kept, not re-flowed.
-            self.flow.break_line(width, color, out);
+            self.flow.break_line(width, self.opts, out);
         }
     }
 
@@ -459,9 +436,8 @@ impl Renderer {
         out.push('\r');
         let kind = Line::Heading { level, text: 0 };
         self.start(&kind, "", width, out);
-        let color = self.color();
         let spans = inline::spans(text.trim(), heading_style(level));
-        self.flow.push(&spans, width, color, out);
+        self.flow.push(&spans, width, self.opts, out);
         self.close(width, out);
     }
 
@@ -471,18 +447,17 @@ impl Renderer {
     }
 
     fn code_line(&mut self, line: &str, out: &mut String) {
-        let color = self.color();
         let Some((ch, len, hl)) = &mut self.fence else {
             return;
         };
         if block::closes(line, *ch, *len) {
-            DIM.paint(line.trim(), color, out);
+            DIM.paint(line.trim(), self.opts, out);
             self.fence = None;
         } else {
             match hl {
                 Some(h) => {
                     for s in h.line(line) {
-                        s.style.paint(&s.text, color, out);
+                        s.style.paint(&s.text, self.opts, out);
                     }
                 }
                 None => out.push_str(line),
@@ -495,7 +470,6 @@ impl Renderer {
     /// Starts the block `kind` begins (closing the open one unless it continues it); returns
     /// where the line's inline text starts.
     fn start(&mut self, kind: &Line, line: &str, width: usize, out: &mut String) -> usize {
-        let color = self.color();
         if *kind != Line::Blank {
             self.blank = false;
         }
@@ -517,7 +491,7 @@ impl Renderer {
             }
             Line::Fence { ch, len, info } => {
                 self.close(width, out);
-                DIM.paint(line.trim(), color, out);
+                DIM.paint(line.trim(), self.opts, out);
                 out.push('\n');
                 let hl = if self.opts.color {
                     code::Highlighter::for_language(info)
@@ -530,7 +504,7 @@ impl Renderer {
             Line::Rule => {
                 self.close(width, out);
                 let dash = if self.opts.unicode { "─" } else { "-" };
-                DIM.paint(&dash.repeat(width.min(60)), color, out);
+                DIM.paint(&dash.repeat(width.min(60)), self.opts, out);
                 out.push('\n');
                 0
             }
@@ -607,14 +581,18 @@ impl Renderer {
             return;
         }
         let rows = std::mem::take(&mut self.table);
-        let color = self.color();
-        match table::render(&rows, width, color, self.opts.unicode) {
+        match table::render(&rows, width, self.opts) {
             Some(text) => out.push_str(&text),
             None => {
                 for row in rows {
                     let mut flow = Flow::new(Prefix::default());
-                    flow.push(&inline::spans(&row, Style::default()), width, color, out);
-                    flow.close(width, color, out);
+                    flow.push(
+                        &inline::spans(&row, Style::default()),
+                        width,
+                        self.opts,
+                        out,
+                    );
+                    flow.close(width, self.opts, out);
                 }
             }
         }

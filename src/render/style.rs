@@ -1,6 +1,8 @@
 //! Styles of rendered text and their SGR form. Only skillpipe writes these escapes: the text they
 //! wrap has been sanitized before it gets here.
 
+use super::Options;
+
 /// How a piece of rendered text looks. `Default` is plain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Style {
@@ -25,11 +27,11 @@ impl Style {
     }
 
     /// Appends `text` in this style; plain when `color` is off or the style is plain.
-    pub fn paint(&self, text: &str, color: Color24, out: &mut String) {
+    pub fn paint(&self, text: &str, color: Options, out: &mut String) {
         if text.is_empty() {
             return;
         }
-        if !color.on || self.is_plain() {
+        if !color.color || self.is_plain() {
             out.push_str(text);
             return;
         }
@@ -59,13 +61,6 @@ impl Style {
     }
 }
 
-/// Whether colour is on, and whether the terminal takes 24-bit colour (`COLORTERM`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Color24 {
-    pub on: bool,
-    pub truecolor: bool,
-}
-
 /// The nearest colour of the 6×6×6 cube of the 256-colour palette.
 fn ansi256(r: u8, g: u8, b: u8) -> u8 {
     let level = |v: u8| -> u8 {
@@ -91,14 +86,14 @@ mod tests {
             ..Style::default()
         };
         let mut s = String::new();
-        bold.paint("x", Color24::default(), &mut s);
+        bold.paint("x", Options::default(), &mut s);
         assert_eq!(s, "x");
         s.clear();
         bold.paint(
             "x",
-            Color24 {
-                on: true,
-                truecolor: false,
+            Options {
+                color: true,
+                ..Options::default()
             },
             &mut s,
         );

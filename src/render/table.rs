@@ -1,7 +1,8 @@
 //! Markdown tables (GFM pipes): laid out in aligned columns once the whole table has arrived.
 
+use super::Options;
 use super::inline;
-use super::style::{Color24, Style};
+use super::style::Style;
 use super::wrap::{Flow, Prefix, Span, width_of};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
@@ -61,7 +62,7 @@ fn delimiter(cells: &[String]) -> Option<Vec<Align>> {
 
 /// Renders the rows of a table; `None` when the second row is no delimiter row (then the lines
 /// were not a table and are shown as text).
-pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> Option<String> {
+pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
     let header = cells(rows.first()?);
     let aligns = delimiter(&cells(rows.get(1)?))?;
     let n = header.len().max(aligns.len());
@@ -74,7 +75,7 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
         // Without colour the markers stay, as in a paragraph: no style could show them.
         let mut r: Vec<Vec<Span>> = cells
             .iter()
-            .map(|c| inline::spans_marked(c, base, !color.on))
+            .map(|c| inline::spans_marked(c, base, !color.color))
             .collect();
         r.resize(n, Vec::new());
         r.truncate(n);
@@ -87,7 +88,7 @@ pub fn render(rows: &[String], width: usize, color: Color24, unicode: bool) -> O
     let widths: Vec<usize> = (0..n)
         .map(|i| body.iter().map(|r| width_of(&r[i])).max().unwrap_or(0))
         .collect();
-    let (bar, dash, cross) = if unicode {
+    let (bar, dash, cross) = if color.unicode {
         ("│", "─", "┼")
     } else {
         ("|", "-", "+")
@@ -311,6 +312,12 @@ fn trim_end(line: &mut Vec<Span>) {
 mod tests {
     use super::*;
 
+    const UNICODE: Options = Options {
+        color: false,
+        truecolor: false,
+        unicode: true,
+    };
+
     fn rows(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
     }
@@ -318,7 +325,7 @@ mod tests {
     #[test]
     fn columns_line_up() {
         let t = rows("| name | n |\n|---|--:|\n| apple | 3 |\n| fig | 12 |");
-        let out = render(&t, 80, Color24::default(), true).unwrap();
+        let out = render(&t, 80, UNICODE).unwrap();
         assert_eq!(out, "name  │  n\n──────┼───\napple │  3\nfig   │ 12\n");
     }
 
@@ -326,18 +333,18 @@ mod tests {
     #[test]
     fn without_colour_cells_keep_their_markers() {
         let t = rows("| a |\n|---|\n| **b** `c` *e* |");
-        let out = render(&t, 80, Color24::default(), false).unwrap();
+        let out = render(&t, 80, Options::default()).unwrap();
         assert!(out.contains("**b** `c` *e*"), "{out}");
-        let on = Color24 {
-            on: true,
-            truecolor: false,
+        let on = Options {
+            color: true,
+            ..Options::default()
         };
-        assert!(!render(&t, 80, on, false).unwrap().contains("**b**"));
+        assert!(!render(&t, 80, on).unwrap().contains("**b**"));
     }
 
     #[test]
     fn not_a_table_without_a_delimiter_row() {
-        assert!(render(&rows("| a |\n| b |"), 80, Color24::default(), true).is_none());
+        assert!(render(&rows("| a |\n| b |"), 80, UNICODE).is_none());
     }
 
     #[test]
@@ -345,7 +352,7 @@ mod tests {
         let t = rows(
             "| word | meaning |\n|---|---|\n| ubiquitous | present, appearing, or found everywhere |\n| tea | a drink |",
         );
-        let out = render(&t, 30, Color24::default(), false).unwrap();
+        let out = render(&t, 30, Options::default()).unwrap();
         assert!(out.lines().all(|l| l.chars().count() <= 30), "{out}");
         // Every line has its bar in the same column: the columns still line up.
         let bars: Vec<usize> = out
@@ -390,7 +397,7 @@ mod tests {
     #[test]
     fn too_narrow_tables_become_wrapped_rows() {
         let t = rows("| a | b |\n|---|---|\n| one two three | four five |");
-        let out = render(&t, 12, Color24::default(), false).unwrap();
+        let out = render(&t, 12, Options::default()).unwrap();
         assert!(out.lines().all(|l| l.chars().count() <= 12), "{out}");
         assert!(out.contains("one two"));
     }

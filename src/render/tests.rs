@@ -362,7 +362,7 @@ fn a_word_shown_early_is_rubbed_out_cleanly_at_the_last_column() {
             }
         }
     }
-    // The reviewer's case: 30 columns, one character at a time.
+    // 30 columns, one character at a time.
     let text = texts[0];
     assert_eq!(
         screen(&render_in(text, 30, plain(), 1), 30),

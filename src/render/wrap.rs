@@ -1,7 +1,8 @@
 //! Word wrapping of styled text to a width, with a prefix on every line (list indent, quote bar).
 //! Text arrives in pieces as it streams; the open line stays open between pieces.
 
-use super::style::{Color24, Style};
+use super::Options;
+use super::style::Style;
 use unicode_width::UnicodeWidthStr;
 
 /// A run of text in one style.
@@ -75,7 +76,7 @@ impl Flow {
 
     /// Adds text; complete words go out, wrapped to `width`. A word still open at the end stays
     /// held until a space, [`Flow::end_word`] or [`Flow::close`].
-    pub fn push(&mut self, spans: &[Span], width: usize, color: Color24, out: &mut String) {
+    pub fn push(&mut self, spans: &[Span], width: usize, color: Options, out: &mut String) {
         for span in spans {
             for (i, part) in span.text.split(' ').enumerate() {
                 if i > 0 {
@@ -93,7 +94,7 @@ impl Flow {
     }
 
     /// Writes the word being collected (at the end of a piece of text that ends a word).
-    pub fn end_word(&mut self, width: usize, color: Color24, out: &mut String) {
+    pub fn end_word(&mut self, width: usize, color: Options, out: &mut String) {
         if self.word.is_empty() {
             return;
         }
@@ -126,7 +127,7 @@ impl Flow {
     /// pending (xterm) or moves past it (tmux), so the backspaces that may rub the word out
     /// would land differently; short of it, they land the same everywhere. The last column
     /// gets the word once it is complete.
-    pub fn show_partial(&mut self, width: usize, color: Color24, out: &mut String) {
+    pub fn show_partial(&mut self, width: usize, color: Options, out: &mut String) {
         if self.word.is_empty() {
             return;
         }
@@ -181,7 +182,7 @@ impl Flow {
     /// Completes a word that is partly on screen: the rest follows it if it fits; otherwise the
     /// shown part is rubbed out (backspaces, no escape sequence) and the word goes on the next
     /// line — unless it is wider than a line anyway, then it is cut where the line ends.
-    fn finish_shown_word(&mut self, width: usize, color: Color24, out: &mut String) {
+    fn finish_shown_word(&mut self, width: usize, color: Options, out: &mut String) {
         let w = width_of(&self.word);
         let rest = self.unshown();
         let fits_here = self.col + (w - self.shown_width) <= width;
@@ -213,23 +214,18 @@ impl Flow {
         }
     }
 
-    fn start_line(&mut self, color: Color24, out: &mut String) {
-        let prefix = if self.lines == 0 {
-            &self.prefix.first
-        } else {
-            &self.prefix.rest
-        };
-        for s in prefix {
+    fn start_line(&mut self, color: Options, out: &mut String) {
+        for s in self.next_prefix() {
             s.style.paint(&s.text, color, out);
         }
-        self.col = width_of(prefix);
+        self.col = width_of(self.next_prefix());
         self.start = self.col;
         self.open = true;
         self.lines += 1;
     }
 
     /// Writes a word, cutting it where it is wider than a whole line.
-    fn write_word(&mut self, word: Vec<Span>, width: usize, color: Color24, out: &mut String) {
+    fn write_word(&mut self, word: Vec<Span>, width: usize, color: Options, out: &mut String) {
         for span in word {
             let mut piece = String::new();
             for ch in span.text.chars() {
@@ -260,7 +256,7 @@ impl Flow {
 
     /// Ends the line where the source line ended; the block goes on (a following line gets the
     /// continuation prefix).
-    pub fn break_line(&mut self, width: usize, color: Color24, out: &mut String) {
+    pub fn break_line(&mut self, width: usize, color: Options, out: &mut String) {
         self.end_word(width, color, out);
         if self.open {
             out.push('\n');
@@ -284,7 +280,7 @@ impl Flow {
     }
 
     /// Ends the block: the last word goes out and the line is ended.
-    pub fn close(&mut self, width: usize, color: Color24, out: &mut String) {
+    pub fn close(&mut self, width: usize, color: Options, out: &mut String) {
         self.break_line(width, color, out);
         self.lines = 0;
     }
@@ -301,8 +297,8 @@ mod tests {
     fn wrap(text: &str, width: usize, prefix: Prefix) -> String {
         let mut f = Flow::new(prefix);
         let mut out = String::new();
-        f.push(&plain(text), width, Color24::default(), &mut out);
-        f.close(width, Color24::default(), &mut out);
+        f.push(&plain(text), width, Options::default(), &mut out);
+        f.close(width, Options::default(), &mut out);
         out
     }
 
@@ -310,7 +306,7 @@ mod tests {
     fn a_wrap_is_told_from_a_lines_end() {
         let mut f = Flow::new(Prefix::default());
         let mut out = String::new();
-        let c = Color24::default();
+        let c = Options::default();
         f.push(&plain("the quick brown fox "), 10, c, &mut out);
         assert!(out.contains('\n') && f.last_break_soft(), "{out:?}");
         f.break_line(10, c, &mut out);
@@ -318,25 +314,24 @@ mod tests {
     }
 
     #[test]
-    fn wraps_at_word_boundaries() {
-        assert_eq!(
-            wrap("the quick brown fox jumps", 10, Prefix::default()),
-            "the quick\nbrown fox\njumps\n"
-        );
-    }
-
-    #[test]
-    fn continuation_lines_get_the_hanging_prefix() {
-        let p = Prefix {
+    fn wraps_at_words_with_a_hanging_prefix() {
+        let hanging = Prefix {
             first: plain("- "),
             rest: plain("  "),
         };
-        assert_eq!(wrap("aaa bbb ccc", 8, p), "- aaa\n  bbb\n  ccc\n");
+        let t = "the quick brown fox jumps";
+        assert_eq!(
+            wrap(t, 10, Prefix::default()),
+            "the quick\nbrown fox\njumps\n"
+        );
+        assert_eq!(wrap("aaa bbb ccc", 8, hanging), "- aaa\n  bbb\n  ccc\n");
+        // Over-long words are cut.
+        assert_eq!(wrap("abcdefghij", 4, Prefix::default()), "abcd\nefgh\nij\n");
     }
 
     #[test]
     fn a_word_shown_early_is_moved_down_when_it_outgrows_the_line() {
-        let c = Color24::default();
+        let c = Options::default();
         let mut f = Flow::new(Prefix::default());
         let mut out = String::new();
         f.push(&plain("abc de"), 7, c, &mut out);
@@ -369,15 +364,10 @@ mod tests {
     }
 
     #[test]
-    fn over_long_words_are_cut() {
-        assert_eq!(wrap("abcdefghij", 4, Prefix::default()), "abcd\nefgh\nij\n");
-    }
-
-    #[test]
     fn a_word_split_between_pieces_stays_whole() {
         let mut f = Flow::new(Prefix::default());
         let mut out = String::new();
-        let c = Color24::default();
+        let c = Options::default();
         f.push(&plain("hello wo"), 8, c, &mut out);
         assert_eq!(out, "hello");
         f.push(&plain("rld"), 8, c, &mut out);

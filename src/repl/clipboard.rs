@@ -91,13 +91,7 @@ pub struct CopyError;
 /// Copies `text`; returns a sentence saying how, or why it could not.
 pub fn copy(text: &str) -> Result<String, CopyError> {
     let chars = text.chars().count();
-    let mut ways = Vec::new();
-    for argv in tools() {
-        if run_tool(argv, text) {
-            ways.push(argv[0].to_string());
-            break;
-        }
-    }
+    let tool = tools().into_iter().find(|argv| run_tool(argv, text));
     let sent_osc = std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/tty")
@@ -106,7 +100,7 @@ pub fn copy(text: &str) -> Result<String, CopyError> {
             tty.flush()
         })
         .is_ok();
-    match (ways.first(), sent_osc) {
+    match (tool.map(|argv| argv[0]), sent_osc) {
         (Some(tool), true) => Ok(format!(
             "copied the last answer ({chars} characters) with {tool} and the terminal (OSC 52)"
         )),

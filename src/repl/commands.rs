@@ -42,45 +42,30 @@ pub enum Command {
 /// Builds a command from its optional argument.
 type Make = fn(Option<String>) -> Command;
 
-/// Command names as typed, with aliases.
-const NAMES: &[(&str, Make)] = &[
-    ("help", |_| Command::Help),
-    ("exit", |_| Command::Exit),
-    ("clear", |_| Command::Clear),
-    ("model", Command::Model),
-    ("agent", Command::Agent),
-    ("skills", Command::Skills),
-    ("save", Command::Save),
-    ("copy", |_| Command::Copy),
-    ("info", |_| Command::Info),
-    ("retry", |_| Command::Retry),
-    ("continue", |_| Command::Continue),
-    ("quit", |_| Command::Exit),
-    ("q", |_| Command::Exit),
-    ("h", |_| Command::Help),
-    ("?", |_| Command::Help),
-];
-
-/// Commands that take no argument (a stray argument is reported, not ignored).
-const NO_ARGS: &[&str] = &[
-    "help", "exit", "clear", "copy", "info", "retry", "continue", "quit", "q", "h", "?",
+/// Every command as typed, aliases last: whether it takes an argument (a stray one is reported,
+/// not ignored) and how it is built. The one-letter aliases are not offered for completion.
+const NAMES: &[(&str, bool, Make)] = &[
+    ("/help", false, |_| Command::Help),
+    ("/exit", false, |_| Command::Exit),
+    ("/clear", false, |_| Command::Clear),
+    ("/model", true, Command::Model),
+    ("/agent", true, Command::Agent),
+    ("/skills", true, Command::Skills),
+    ("/save", true, Command::Save),
+    ("/copy", false, |_| Command::Copy),
+    ("/info", false, |_| Command::Info),
+    ("/retry", false, |_| Command::Retry),
+    ("/continue", false, |_| Command::Continue),
+    ("/quit", false, |_| Command::Exit),
+    ("/q", false, |_| Command::Exit),
+    ("/h", false, |_| Command::Help),
+    ("/?", false, |_| Command::Help),
 ];
 
 /// The command words offered for completion and suggestions.
-pub const COMMANDS: &[&str] = &[
-    "/help",
-    "/exit",
-    "/clear",
-    "/model",
-    "/agent",
-    "/skills",
-    "/save",
-    "/copy",
-    "/info",
-    "/retry",
-    "/continue",
-    "/quit",
-];
+pub fn commands() -> impl Iterator<Item = &'static str> {
+    NAMES.iter().map(|(n, ..)| *n).filter(|n| n.len() > 2)
+}
 
 /// What `/continue` sends.
 pub const CONTINUE: &str =
@@ -107,18 +92,14 @@ pub fn parse(entry: &str) -> Input {
         return Input::Message(entry.to_string());
     }
     let lower = word.to_ascii_lowercase();
-    let Some((name, make)) = NAMES.iter().find(|(n, _)| *n == lower) else {
+    let Some((name, takes_arg, make)) = NAMES.iter().find(|(n, ..)| n[1..] == lower) else {
         return Input::Command(Command::Unknown {
             typed: format!("/{word}"),
             suggestion: suggest(&lower),
         });
     };
-    if !arg.is_empty() && NO_ARGS.contains(name) {
-        let shown = COMMANDS
-            .iter()
-            .find(|c| c[1..] == **name)
-            .copied()
-            .unwrap_or("/help");
+    if !arg.is_empty() && !takes_arg {
+        let shown = commands().find(|c| c == name).unwrap_or("/help");
         return Input::Command(Command::NoArgument(shown));
     }
     let arg = (!arg.is_empty()).then(|| arg.to_string());
@@ -139,12 +120,11 @@ fn suggest(typed: &str) -> Option<&'static str> {
     if typed.is_empty() {
         return None;
     }
-    if let Some(c) = COMMANDS.iter().find(|c| c[1..].starts_with(typed)) {
+    if let Some(c) = commands().find(|c| c[1..].starts_with(typed)) {
         return Some(c);
     }
-    COMMANDS
-        .iter()
-        .map(|c| (edit_distance(typed, &c[1..]), *c))
+    commands()
+        .map(|c| (edit_distance(typed, &c[1..]), c))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
@@ -286,7 +266,7 @@ mod tests {
 
     #[test]
     fn help_names_every_command() {
-        for c in COMMANDS {
+        for c in commands() {
             assert!(HELP.contains(c), "{c} missing from /help");
         }
     }

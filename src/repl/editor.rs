@@ -3,7 +3,7 @@
 //! New lines inside one entry: Alt-Enter or Ctrl-J, a trailing `\` before Enter, or a paste
 //! (bracketed paste keeps a pasted block in one entry).
 
-use super::commands::COMMANDS;
+use super::commands::commands;
 use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
@@ -72,7 +72,7 @@ impl Completer for ReplHelper {
 /// Completion of what is before the cursor: `(start of the replaced text, candidates)`.
 pub fn complete(before: &str, source: &dyn NameSource) -> (usize, Vec<Pair>) {
     if source.picking_session() && !before.starts_with('/') {
-        return (0, matching(source.names(Names::Sessions), before, ""));
+        return (0, matching(source.names(Names::Sessions), before));
     }
     let Some(space) = before.find(char::is_whitespace) else {
         return (0, complete_command(before));
@@ -89,17 +89,18 @@ pub fn complete(before: &str, source: &dyn NameSource) -> (usize, Vec<Pair>) {
     if typed.contains(char::is_whitespace) {
         return (0, Vec::new());
     }
-    (start, matching(source.names(which), typed, ""))
+    (start, matching(source.names(which), typed))
 }
 
-fn matching(names: Vec<String>, typed: &str, suffix: &str) -> Vec<Pair> {
+fn matching(names: Vec<String>, typed: &str) -> Vec<Pair> {
+    let pair = |n: String| Pair {
+        display: n.clone(),
+        replacement: n,
+    };
     names
         .into_iter()
         .filter(|n| n.starts_with(typed))
-        .map(|n| Pair {
-            display: n.clone(),
-            replacement: format!("{n}{suffix}"),
-        })
+        .map(pair)
         .collect()
 }
 
@@ -109,7 +110,8 @@ impl Hinter for ReplHelper {
 
 impl Highlighter for ReplHelper {
     fn highlight_prompt<'b, 's: 'b, 'p: 'b>(&'s self, prompt: &'p str, _: bool) -> Cow<'b, str> {
-        *lock(&self.prompt_width) = strip_sgr(prompt).width();
+        *lock(&self.prompt_width) =
+            super::ink::advance_column(0, &mut Vec::new(), prompt.as_bytes());
         let fix = match *lock(&self.last_draw) {
             Some((old, cursor)) if self.reflows => {
                 super::reflow::correction(cursor, old, stdout_width())
@@ -141,24 +143,6 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The prompt without its SGR styling, for its width.
-fn strip_sgr(s: &str) -> String {
-    let mut out = String::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// Columns of the terminal on stdout; 0 if unknown (then nothing is corrected).
 fn stdout_width() -> usize {
     crossterm::terminal::size().map_or(0, |(w, _)| usize::from(w))
@@ -181,8 +165,7 @@ pub fn complete_command(before_cursor: &str) -> Vec<Pair> {
     if !before_cursor.starts_with('/') || before_cursor.contains(char::is_whitespace) {
         return Vec::new();
     }
-    COMMANDS
-        .iter()
+    commands()
         .filter(|c| c.starts_with(before_cursor))
         .map(|c| Pair {
             display: c.to_string(),

@@ -133,6 +133,22 @@ pub fn text(f: &Facts<'_>) -> String {
 mod tests {
     use super::*;
 
+    /// A session with nothing in it but `policy`.
+    fn facts(policy: &ScriptPolicy) -> Facts<'_> {
+        Facts {
+            model: "m",
+            endpoint: "e",
+            agent: None,
+            skills: vec![],
+            policy,
+            tools: false,
+            system_prompt_bytes: 0,
+            few_shot: 0,
+            messages: 0,
+            request_bytes: 0,
+        }
+    }
+
     #[test]
     fn names_every_part_of_the_session() {
         let policy = ScriptPolicy::default();
@@ -141,12 +157,11 @@ mod tests {
             endpoint: "https://api.openai.com/v1",
             agent: Some(("tutor", "agents/tutor.toml".into())),
             skills: vec!["say", "calc"],
-            policy: &policy,
-            tools: false,
             system_prompt_bytes: 400,
             few_shot: 4,
             messages: 2,
             request_bytes: 1000,
+            ..facts(&policy)
         });
         for want in [
             "model      openai:gpt-4o-mini",
@@ -170,18 +185,7 @@ mod tests {
             env_passthrough: vec!["PATH".into(), "PYTHONPATH".into()],
             ..Default::default()
         };
-        let t = text(&Facts {
-            model: "m",
-            endpoint: "e",
-            agent: None,
-            skills: vec![],
-            policy: &policy,
-            tools: false,
-            system_prompt_bytes: 0,
-            few_shot: 0,
-            messages: 0,
-            request_bytes: 0,
-        });
+        let t = text(&facts(&policy));
         // As the REPL shows it: wrapped to the window, and again at each new width.
         let t = crate::render::wrap_text(&t, 40);
         assert!(
@@ -203,14 +207,10 @@ mod tests {
         let t = text(&Facts {
             model: "openai:gpt-4o-mini",
             endpoint: "http://127.0.0.1:11434/v1",
-            agent: None,
             skills: names.to_vec(),
-            policy: &policy,
-            tools: false,
             system_prompt_bytes: 7327,
-            few_shot: 0,
-            messages: 0,
             request_bytes: 9000,
+            ..facts(&policy)
         });
         for width in [80, 50] {
             let shown = crate::render::wrap_text(&t, width);

@@ -34,6 +34,7 @@ use editor::{LineEditor, Read, lock};
 use futures::FutureExt;
 use ink::{Tone, paint};
 use screen::Screen;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -280,16 +281,16 @@ struct ReplNames {
 impl ReplNames {
     fn set_skills(&self, setup: &Setup) {
         let names = setup.dispatcher.skills().iter().map(|s| s.name.clone());
-        *self.skills.lock().unwrap_or_else(|e| e.into_inner()) = names.collect();
+        *lock(&self.skills) = names.collect();
     }
 
     fn set_settings(&self, settings: &Settings) {
-        let mut current = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+        let mut current = lock(&self.settings);
         let same = current
             .as_ref()
             .is_some_and(|c| c.base_url == settings.base_url && c.provider == settings.provider);
         if !same {
-            *self.models.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            *lock(&self.models) = None;
         }
         *current = Some(settings.clone());
     }
@@ -299,8 +300,8 @@ impl editor::NameSource for ReplNames {
     fn names(&self, which: editor::Names) -> Vec<String> {
         match which {
             editor::Names::Models => {
-                let mut cache = self.models.lock().unwrap_or_else(|e| e.into_inner());
-                let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+                let mut cache = lock(&self.models);
+                let settings = lock(&self.settings);
                 let Some(settings) = settings.as_ref() else {
                     return Vec::new();
                 };
@@ -317,11 +318,7 @@ impl editor::NameSource for ReplNames {
                 .into_iter()
                 .map(|a| a.name)
                 .collect(),
-            editor::Names::Skills => self
-                .skills
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
+            editor::Names::Skills => lock(&self.skills).clone(),
             editor::Names::Sessions => session_file::sessions_dir()
                 .map(|d| session_file::list(&d).into_iter().map(|l| l.name).collect())
                 .unwrap_or_default(),
@@ -331,12 +328,6 @@ impl editor::NameSource for ReplNames {
     fn picking_session(&self) -> bool {
         self.picking.load(Ordering::Relaxed)
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Flow {
-    Continue,
-    Exit,
 }
 
 struct Repl<'rt> {
@@ -428,7 +419,7 @@ impl Repl<'_> {
                         Input::Empty => {}
                         Input::Message(text) => self.turn(&text),
                         Input::Command(c) => {
-                            if self.command(c) == Flow::Exit {
+                            if self.command(c).is_break() {
                                 return Ok(());
                             }
                         }
@@ -467,10 +458,11 @@ impl Repl<'_> {
         }
     }
 
-    fn command(&mut self, c: Command) -> Flow {
+    /// Breaks when the user leaves.
+    fn command(&mut self, c: Command) -> ControlFlow<()> {
         match c {
             Command::Help => self.ui.print(commands::HELP),
-            Command::Exit => return Flow::Exit,
+            Command::Exit => return ControlFlow::Break(()),
             Command::Clear => {
                 self.session.clear();
                 self.ui.info("conversation cleared");
@@ -506,25 +498,27 @@ impl Repl<'_> {
             }
             Command::NoArgument(c) => self.ui.warn(&format!("{c} takes no argument")),
             Command::Unknown { typed, suggestion } => {
-                let hint = match suggestion {
-                    Some(s) => format!("did you mean {s}? "),
-                    None => String::new(),
-                };
+                let hint = suggestion.map(|s| format!("did you mean {s}? "));
+                let hint = hint.unwrap_or_default();
                 self.ui.warn(&format!(
                     "unknown command {typed} — {hint}(/help lists the commands)"
                 ));
             }
         }
-        Flow::Continue
+        ControlFlow::Continue(())
     }
 
-    /// Moves the conversation into a rebuilt session.
-    fn replace_session(&mut self, mut new: Session) {
-        new.restore(
+    /// Goes on in a rebuilt session (the conversation moves into it) with its flags and
+    /// settings.
+    fn adopt(&mut self, args: ChatConfig, mut session: Session, settings: Settings) {
+        session.restore(
             std::mem::take(&mut self.session.history),
             std::mem::take(&mut self.session.transcript),
         );
-        self.session = new;
+        self.session = session;
+        self.args = args;
+        self.names.set_settings(&settings);
+        self.settings = settings;
     }
 
     fn switch_model(&mut self, model: String) {
@@ -532,10 +526,7 @@ impl Repl<'_> {
         args.model = Some(model);
         match build_session(&args, &self.setup) {
             Ok((session, settings)) => {
-                self.replace_session(session);
-                self.args = args;
-                self.names.set_settings(&settings);
-                self.settings = settings;
+                self.adopt(args, session, settings);
                 self.ui.info(&format!("model: {}", self.settings.label()));
             }
             Err(e) => self.ui.error(&format!("{e:#}")),
@@ -557,10 +548,7 @@ impl Repl<'_> {
                 }
                 self.names.set_skills(&setup);
                 self.setup = setup;
-                self.replace_session(session);
-                self.args = args;
-                self.names.set_settings(&settings);
-                self.settings = settings;
+                self.adopt(args, session, settings);
                 self.welcome();
             }
             Err(e) => self.ui.error(&format!("{e:#}")),

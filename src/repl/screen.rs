@@ -66,11 +66,6 @@ pub fn spinner_column(col: usize, width: usize) -> Option<usize> {
     (col == 0 || !col.is_multiple_of(width)).then_some(col % width)
 }
 
-/// Columns of the terminal on stderr (where the spinner is drawn); 80 if unknown.
-fn stderr_width() -> usize {
-    crate::term::columns(libc::STDERR_FILENO).unwrap_or(80)
-}
-
 /// The spinner's text for `label`, cut to fit `room` columns (None if nothing fits).
 pub fn spinner_text(frame: &str, label: &str, room: usize) -> Option<String> {
     // Display columns, not characters: a wide label counted short would wrap the row.
@@ -183,7 +178,7 @@ impl Screen {
     /// [`Screen::record`] from inside [`Screen::exclusive`], which holds the screen already.
     pub fn record_held(&self, entry: Entry) {
         if let Some(tape) = &self.tape {
-            tape.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
+            super::editor::lock(tape).push(entry);
         }
     }
 
@@ -197,12 +192,7 @@ impl Screen {
         }
         st.shown_width = width;
         drop(st);
-        Some(
-            tape.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .entries()
-                .to_vec(),
-        )
+        Some(super::editor::lock(tape).entries().to_vec())
     }
 
     /// Makes the next [`Screen::resized`] lay the screen out again, whatever the width.
@@ -248,23 +238,23 @@ impl Screen {
             return;
         }
         let _terminal = crate::term::gate::hold();
-        let _ = match to {
-            To::Out => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(bytes).and_then(|()| out.flush())
-            }
-            To::Err => {
-                let mut err = std::io::stderr().lock();
-                err.write_all(bytes).and_then(|()| err.flush())
-            }
+        let mut w: Box<dyn Write> = match to {
+            To::Out => Box::new(std::io::stdout().lock()),
+            To::Err => Box::new(std::io::stderr().lock()),
         };
+        let _ = w.write_all(bytes).and_then(|()| w.flush());
     }
 
-    /// Columns of the terminal on stdout (the replay's width on a replaying screen), read for
-    /// every piece so a resize applies at once; 80 if unknown.
-    pub fn out_width(&self) -> usize {
+    /// Columns of the terminal on `fd` (the replay's width on a replaying screen), read for
+    /// every piece so a resize applies at once; `unknown` off a terminal.
+    fn width(&self, fd: i32, unknown: usize) -> usize {
         self.replay_width
-            .unwrap_or_else(|| crate::term::columns(libc::STDOUT_FILENO).unwrap_or(80))
+            .unwrap_or_else(|| crate::term::columns(fd).unwrap_or(unknown))
+    }
+
+    /// Columns of the terminal on stdout; 80 if unknown.
+    pub fn out_width(&self) -> usize {
+        self.width(libc::STDOUT_FILENO, 80)
     }
 
     pub fn looks(&self) -> Looks {
@@ -272,7 +262,7 @@ impl Screen {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        super::editor::lock(&self.state)
     }
 
     /// Starts the spinner thread (if spinners are on); it stops when the handle is dropped.
@@ -330,7 +320,7 @@ impl Screen {
         };
         let frame = frames[st.frame % frames.len()];
         st.frame += 1;
-        let width = stderr_width();
+        let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(80);
         let col = if self.looks.stdout_tty {
             match spinner_column(st.col, width) {
                 Some(col) => col,
@@ -343,11 +333,8 @@ impl Screen {
             return;
         };
         let text = paint(&text, Tone::Dim, self.looks.color_err);
-        let _terminal = crate::term::gate::hold();
-        let mut err = std::io::stderr().lock();
         // Save the cursor, draw after the text, clear the rest, go back.
-        let _ = write!(err, "\x1b7{text}\x1b[K\x1b8");
-        let _ = err.flush();
+        self.put(st, To::Err, format!("\x1b7{text}\x1b[K\x1b8").as_bytes());
         st.drawn = true;
     }
 
@@ -448,11 +435,7 @@ impl Screen {
             return;
         }
         self.erase(st);
-        let mut lines = String::new();
-        for line in st.pending.drain(..) {
-            lines.push_str(&line);
-            lines.push('\n');
-        }
+        let lines: String = st.pending.drain(..).map(|line| line + "\n").collect();
         self.put(st, To::Err, lines.as_bytes());
     }
 
@@ -464,13 +447,18 @@ impl Screen {
         st.in_block = false;
         self.erase(&mut st);
         if st.col != 0 {
-            self.put(&mut st, To::Out, b"\n");
-            st.col = 0;
-            st.paid = true;
-            st.owed = false;
-            st.soft = false;
+            self.break_row(&mut st);
         }
         self.flush_pending(&mut st);
+    }
+
+    /// Ends the answer's open row on screen: the renderer's newline for it is no longer due.
+    fn break_row(&self, st: &mut State) {
+        self.put(st, To::Out, b"\n");
+        st.col = 0;
+        st.paid = true;
+        st.owed = false;
+        st.soft = false;
     }
 
     /// Ends the answer's open row where its text stopped (a capture or tool runs there), so
@@ -483,10 +471,7 @@ impl Screen {
         }
         if st.col != 0 && self.looks.stdout_tty {
             self.erase(&mut st);
-            self.put(&mut st, To::Out, b"\n");
-            st.col = 0;
-            st.paid = true;
-            st.owed = false;
+            self.break_row(&mut st);
         }
         // At the start of a row, wrapped or not, this is where the script runs.
         st.soft = false;
@@ -516,22 +501,15 @@ impl Screen {
 
     /// How wide [`Screen::chrome`]'s lines may be: its terminal's width, unbounded off one.
     pub fn chrome_width(&self) -> usize {
-        if let Some(width) = self.replay_width {
-            return width;
+        match self.looks.stdout_tty {
+            true => self.width(libc::STDOUT_FILENO, usize::MAX),
+            false => self.err_width(),
         }
-        let fd = match self.looks.stdout_tty {
-            true => libc::STDOUT_FILENO,
-            false => libc::STDERR_FILENO,
-        };
-        crate::term::columns(fd).unwrap_or(usize::MAX)
     }
 
     /// How wide a line on stderr may be: the terminal's width, unbounded off one.
     pub fn err_width(&self) -> usize {
-        if let Some(width) = self.replay_width {
-            return width;
-        }
-        crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX)
+        self.width(libc::STDERR_FILENO, usize::MAX)
     }
 
     /// A whole line (already styled) on stderr, after ending any open line of text.
@@ -555,11 +533,7 @@ impl Screen {
         let mut st = self.lock();
         self.erase(&mut st);
         if st.col != 0 && self.looks.stdout_tty {
-            self.put(&mut st, To::Out, b"\n");
-            st.col = 0;
-            st.paid = true;
-            st.owed = false;
-            st.soft = false;
+            self.break_row(&mut st);
         }
         self.flush_pending(&mut st);
         let answer = ask();

@@ -342,16 +342,14 @@ pub enum SessionPathError {
 
 /// Finds a session for `--resume ARG`: an existing file, else a name in `dir`.
 pub fn resolve(arg: &str, dir: Option<&Path>) -> Result<PathBuf, SessionPathError> {
-    let as_path = PathBuf::from(arg);
-    if as_path.is_file() {
-        return Ok(as_path);
-    }
-    if let Some(d) = dir {
-        for candidate in [d.join(format!("{arg}.json")), d.join(arg)] {
-            if candidate.is_file() {
-                return Ok(candidate);
-            }
-        }
+    let in_dir = dir
+        .into_iter()
+        .flat_map(|d| [d.join(format!("{arg}.json")), d.join(arg)]);
+    if let Some(found) = std::iter::once(PathBuf::from(arg))
+        .chain(in_dir)
+        .find(|p| p.is_file())
+    {
+        return Ok(found);
     }
     let looked = match dir {
         Some(d) => format!("{arg} or {}", d.join(format!("{arg}.json")).display()),

@@ -36,12 +36,11 @@ pub enum Entry {
     SideOutput(String),
     /// A line of chrome on stderr (info, warning, error) before wrapping.
     Line { text: String, tone: Tone },
-    /// A command's output, wrapped at words where it is shown.
-    Print(String),
+    /// A command's output (or a resumed user's turn, in bold), wrapped at words where it is
+    /// shown.
+    Print { text: String, tone: Tone },
     /// A command's output already laid out (kept as it is).
     PrintStyled(String),
-    /// The user's turn of a resumed conversation, in bold.
-    PrintBold(String),
     /// A confirmation prompt and the answer, as drawn.
     Asked(String),
 }
@@ -54,9 +53,8 @@ impl Entry {
             Entry::Status { text, .. }
             | Entry::SideOutput(text)
             | Entry::Line { text, .. }
-            | Entry::Print(text)
+            | Entry::Print { text, .. }
             | Entry::PrintStyled(text)
-            | Entry::PrintBold(text)
             | Entry::Asked(text) => text.len(),
             _ => 0,
         }

@@ -42,10 +42,8 @@ impl TermUi {
         let opts = RenderOptions::detect(looks.color_out, looks.unicode);
         TermUi {
             display: Display::new(looks.stdout_tty, raw, opts),
-            screen,
-            skip_newline: false,
-            side_output: None,
             answering: true,
+            ..TermUi::new(screen)
         }
     }
 
@@ -161,10 +159,13 @@ impl TermUi {
             text: line.to_string(),
             tone,
         });
-        let wrapped = crate::render::wrap_text(&sanitize(line), self.screen.err_width());
-        let color = self.looks().color_err;
-        let rows: Vec<String> = wrapped.lines().map(|r| paint(r, tone, color)).collect();
-        self.screen.line_err(&rows.join("\n"));
+        let rows = painted_rows(
+            &sanitize(line),
+            self.screen.err_width(),
+            tone,
+            self.looks().color_err,
+        );
+        self.screen.line_err(&rows);
     }
 
     /// A note from below the REPL (`skillpipe: …`), as it is.
@@ -189,9 +190,21 @@ impl TermUi {
     /// Plain output of a command (/help, /agent, /info, …; sanitized by the caller where it
     /// quotes foreign text), wrapped at words, where the REPL's own output goes.
     pub fn print(&self, text: &str) {
-        self.screen.record(Entry::Print(text.to_string()));
-        let wrapped = crate::render::wrap_text(text, self.screen.chrome_width());
-        self.screen.chrome(wrapped.as_bytes());
+        self.print_in(text, Tone::Plain);
+    }
+
+    /// Text in bold when colour is on (the user's turns on resume), wrapped at words.
+    pub fn print_bold(&self, text: &str) {
+        self.print_in(text, Tone::Bold);
+    }
+
+    fn print_in(&self, text: &str, tone: Tone) {
+        self.screen.record(Entry::Print {
+            text: text.to_string(),
+            tone,
+        });
+        let color = self.screen.chrome_looks().1;
+        self.put_styled(&painted_rows(text, self.screen.chrome_width(), tone, color));
     }
 
     /// Output already laid out for the width and styled (`/skills`).
@@ -206,18 +219,6 @@ impl TermUi {
             text.push('\n');
         }
         self.screen.chrome(text.as_bytes());
-    }
-
-    /// Text in bold when colour is on (the user's turns on resume), wrapped at words.
-    pub fn print_bold(&self, text: &str) {
-        self.screen.record(Entry::PrintBold(text.to_string()));
-        let wrapped = crate::render::wrap_text(text, self.screen.chrome_width());
-        let color = self.screen.chrome_looks().1;
-        let rows: Vec<String> = wrapped
-            .lines()
-            .map(|r| paint(r, Tone::Bold, color))
-            .collect();
-        self.put_styled(&rows.join("\n"));
     }
 
     /// How wide the REPL's own output may be (see [`Screen::chrome_width`]).
@@ -360,9 +361,8 @@ fn replay(looks: Looks, entries: Vec<Entry>, width: usize) -> (Arc<Screen>, Opti
             Entry::SideOutput(text) => ui.hold_side_output(text),
             Entry::EndAnswer => ui.end_answer(),
             Entry::Line { text, tone } => ui.line_err(&text, tone),
-            Entry::Print(text) => ui.print(&text),
+            Entry::Print { text, tone } => ui.print_in(&text, tone),
             Entry::PrintStyled(text) => ui.print_styled(&text),
-            Entry::PrintBold(text) => ui.print_bold(&text),
             Entry::Typed { prompt, line } => {
                 replay.raw_line(format!("{prompt}{line}\n").as_bytes())
             }
@@ -382,36 +382,28 @@ pub fn token_line(r: &TurnReport) -> Option<String> {
     })
 }
 
-/// A status line, dim: `· ran …`; problems (blocked, failed, stopped) also in the warning
-/// colour so they stand out.
-pub fn status_line(line: &str, fine: bool, color: bool) -> String {
-    let text = format!("· {line}");
-    if fine {
-        paint(&text, Tone::Dim, color)
-    } else {
-        paint(&text, Tone::DimWarn, color)
-    }
+/// `text` wrapped at words to `width`, each row painted in `tone`.
+fn painted_rows(text: &str, width: usize, tone: Tone, color: bool) -> String {
+    let wrapped = crate::render::wrap_text(text, width);
+    let rows: Vec<String> = wrapped.lines().map(|r| paint(r, tone, color)).collect();
+    rows.join("\n")
 }
 
-/// `text` (a report or a notice, which quote model text) sanitized, one [`status_line`] per
-/// row: each line wrapped at words to `width`, its rows after the first indented under its text.
+/// The tone of a status line: dim; problems (blocked, failed, stopped) also in the warning
+/// colour so they stand out.
+fn status_tone(fine: bool) -> Tone {
+    if fine { Tone::Dim } else { Tone::DimWarn }
+}
+
+/// `text` (a report or a notice, which quote model text) sanitized, each line marked `· ` and
+/// wrapped at words to `width`, its rows after the first indented under its text.
 fn status_lines(text: &str, fine: bool, color: bool, width: usize) -> Vec<String> {
-    let mut rows = Vec::new();
-    for line in sanitize(text).lines() {
-        let wrapped = crate::render::wrap_text(&format!("· {}", line.trim_start()), width);
-        for (i, row) in wrapped.lines().enumerate() {
-            // The marker is the first row's; the others keep their indent.
-            let row = match i {
-                0 => row.strip_prefix("· ").unwrap_or(row).to_string(),
-                _ => row.to_string(),
-            };
-            rows.push(match i {
-                0 => status_line(&row, fine, color),
-                _ => paint(&row, if fine { Tone::Dim } else { Tone::DimWarn }, color),
-            });
-        }
-    }
-    rows
+    let marked: Vec<String> = (sanitize(text).lines())
+        .map(|line| format!("· {}", line.trim_start()))
+        .collect();
+    let wrapped = crate::render::wrap_text(&marked.join("\n"), width);
+    let tone = status_tone(fine);
+    wrapped.lines().map(|row| paint(row, tone, color)).collect()
 }
 
 /// Whether a notice reads as routine (dim) rather than as a problem (dim in the warning
@@ -502,6 +494,7 @@ mod tests {
 
     #[test]
     fn status_lines_are_marked_and_plain_without_colour() {
+        let status_line = |t: &str, fine, color| status_lines(t, fine, color, 80).remove(0);
         assert_eq!(status_line("ran %{say hi}", true, false), "· ran %{say hi}");
         let fine = status_line("ran %{say hi}", true, true);
         let bad = status_line("blocked: x: y", false, true);
@@ -532,6 +525,9 @@ mod tests {
         // Only the paint's own escapes: the model's is shown as text.
         assert!(lines[0].contains("!{echo ␛[2J}"), "{lines:?}");
         assert!(!lines[0].contains("\x1b[2J"), "{lines:?}");
-        assert_eq!(lines[0], status_line(&stopped.to_string(), false, true));
+        assert_eq!(
+            lines[0],
+            paint(&format!("· {stopped}"), Tone::DimWarn, true)
+        );
     }
 }

@@ -58,10 +58,7 @@ fn shares_stderr(stream: Stream) -> bool {
 
 /// Whether the cursor is mid-line after `bytes`, if it was (`mid_line`) before them. Pure.
 fn mid_line_after(mid_line: bool, bytes: &[u8]) -> bool {
-    match bytes.last() {
-        None => mid_line,
-        Some(b) => *b != b'\n',
-    }
+    bytes.last().map_or(mid_line, |b| *b != b'\n')
 }
 
 /// What a status line needs in front: a newline when the cursor is mid-line, else nothing (no

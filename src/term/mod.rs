@@ -39,14 +39,10 @@ fn size(fd: i32) -> Option<(usize, usize)> {
 /// `bytes` as they may be shown: sanitized when `terminal`, else unchanged (a pipe or a file gets
 /// the exact bytes).
 pub(crate) fn for_terminal(bytes: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> {
-    if !terminal {
-        return std::borrow::Cow::Borrowed(bytes);
+    match terminal {
+        true => std::borrow::Cow::Owned(sanitize_bytes(bytes).into_bytes()),
+        false => std::borrow::Cow::Borrowed(bytes),
     }
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut s = Sanitizer::default();
-    s.push(bytes, &mut out);
-    s.finish(&mut out);
-    std::borrow::Cow::Owned(out)
 }
 
 /// A writer for listings that quote foreign text (SKILL.md fields, agent files, tool folders):

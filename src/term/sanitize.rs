@@ -21,12 +21,7 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     if s.chars().all(|c| !needs_escape(c)) && !s.contains('\r') {
         return Cow::Borrowed(s);
     }
-    let mut out = Vec::with_capacity(s.len() + 8);
-    let mut san = Sanitizer::default();
-    san.push(s.as_bytes(), &mut out);
-    san.finish(&mut out);
-    // The sanitizer only ever writes valid UTF-8.
-    Cow::Owned(String::from_utf8(out).expect("sanitizer output is UTF-8"))
+    Cow::Owned(sanitize_bytes(s.as_bytes()))
 }
 
 /// [`sanitize`] for bytes that may not be UTF-8 (a script's output): those show as `\xNN`.
@@ -35,6 +30,7 @@ pub fn sanitize_bytes(bytes: &[u8]) -> String {
     let mut san = Sanitizer::default();
     san.push(bytes, &mut out);
     san.finish(&mut out);
+    // The sanitizer only ever writes valid UTF-8.
     String::from_utf8(out).expect("sanitizer output is UTF-8")
 }
 
