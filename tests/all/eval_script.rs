@@ -33,8 +33,8 @@ fn eval_scores_directives_results_and_false_triggers() {
         Reply::text(["Write `!{scripts/calc.py \"2 + 2\"}`."]),
         Reply::text(["Like this: !{scripts/calc.py \"1 + 1\"}"]),
         Reply::text([" there."]),
-        // The example copied, refused, then no text: skillpipe's "(no answer: …)" is no answer.
-        Reply::text(["!{scripts/calc.py \"287 / 3.5\"}"]),
+        // A capture that fails, then no text: skillpipe's "(no answer: …)" is no answer.
+        Reply::text(["!{scripts/calc.py \"1 / 0\"}"]),
         Reply::text([""]),
         // The right capture, then nothing: skillpipe shows 391, which is not the model using it.
         Reply::text(["!{scripts/calc.py \"17 * 23\"}"]),
@@ -93,8 +93,8 @@ fn eval_scores_directives_results_and_false_triggers() {
         "multi_need_all_ran             1/2 (50%)",
         "false_trigger                  2/4 (50%)",
         "syntax_directives              2",
-        "syntax_runs                    1",
-        "false_trigger_that_ran         1/4 (25%)",
+        "syntax_runs                    2",
+        "false_trigger_that_ran         2/4 (50%)",
         "result_used_of_ran             3/4 (75%)",
         "results_shown_by_skillpipe     1",
         "empty_answers                  1",
