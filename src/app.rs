@@ -744,8 +744,7 @@ mod session {
             Announced::Nothing => Vec::new(),
             _ => crate::agents::skill_prompts_of(dispatcher.skills(), &setup.named_skills),
         };
-        let examples = coach.has(crate::coach::Piece::Examples);
-        let system = crate::agents::prompt_for(instructions, &skills, announced, examples);
+        let system = crate::agents::prompt_for(instructions, &skills, announced, coach.is_on());
         let (size, over_budget) = crate::agents::catalog::size_report(
             system.as_deref().unwrap_or(""),
             instructions,
@@ -760,7 +759,7 @@ mod session {
         // The worked exchanges show directives that run: only where they do.
         if coach.is_on() {
             let few_shot = crate::agents::prompt::few_shot_for(&skills, announced);
-            session.set_coaching(Box::new(crate::coach::SmallModel::new(coach, few_shot)));
+            session.set_coaching(Box::new(crate::coach::SmallModel::new(few_shot)));
         }
         // What is sent, measured as sent: the tool schemas (`--tools`) and the few-shot
         // examples ride on every request besides the system prompt.

@@ -17,10 +17,10 @@ use crate::dispatch::{Dispatcher, Origin, Outcome};
 use crate::model::{
     ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall, ToolDef,
 };
-use crate::pipeline::{CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Report};
+use crate::pipeline::{CaptureMode, Driver, DriverOptions, Event, Flow, Report};
 use crate::scan::{Announced, Directive, ScanOptions};
 use futures::StreamExt;
-pub use hook::{CallRefusal, Coaching, Uncoached};
+pub use hook::{Coaching, Uncoached};
 pub use notice::{Busy, Notice};
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -254,7 +254,7 @@ impl Session {
             partial_raw: String::new(),
             partial_shown: String::new(),
             continuing: false,
-            lines: lines::DirectiveLines::new(false),
+            lines: lines::DirectiveLines::default(),
             changes: 0,
         }
     }
@@ -296,11 +296,6 @@ impl Session {
     /// next turn on.
     pub fn set_coaching(&mut self, coach: Box<dyn Coaching>) {
         self.coach = coach;
-    }
-
-    /// Lines that held only directives are not shown; lead-ins go with them when coached.
-    fn new_lines(&self) -> lines::DirectiveLines {
-        lines::DirectiveLines::new(self.coach.lead_ins())
     }
 
     /// How many worked-example messages go before the conversation in every request.
@@ -419,7 +414,7 @@ impl Session {
         self.partial_raw.clear();
         self.partial_shown.clear();
         self.continuing = false;
-        self.lines = self.new_lines();
+        self.lines = lines::DirectiveLines::default();
         // One pipeline for the whole turn: side effects run in order on its worker (dropping the
         // turn, Ctrl-C, stops it); captures are handed back here to stop the model's stream.
         let pipeline = DriverOptions {
@@ -432,9 +427,6 @@ impl Session {
         };
         let rt = tokio::runtime::Handle::current();
         let mut driver = Driver::new(self.dispatcher.clone(), pipeline, &rt, None);
-        if let Some(gate) = self.coach.gate(user, self.dispatcher.skills()) {
-            driver = driver.with_gate(gate);
-        }
         let mut report = TurnReport::default();
         let mut captures = Captures::default();
         let result = loop {
@@ -574,32 +566,16 @@ impl Session {
                 // Program order: the capture sees every earlier side effect's result.
                 let show_side = self.opts.show_side_effects;
                 let sink = &mut |ev: Event<'_>| side_channel(show_side, ui, ev);
-                let captured = driver.run_capture(&directive, sink).await;
+                let outcome = driver.run_capture(&directive, sink).await;
                 ui.busy(None);
-                match captured {
-                    Captured::NotAdmitted(why) => {
-                        // Told as any refusal, and kept like a result, so a repeat meets the
-                        // loop guard.
-                        let outcome = Outcome::Blocked {
-                            decision: Decision::Denied,
-                            reason: why,
-                            denied: None,
-                        };
-                        let msg = result::capture_message(&outcome, max_bytes, &directive.body);
-                        captures.ran(key, directive.body.clone(), outcome);
-                        msg
-                    }
-                    Captured::Dispatched(outcome) => {
-                        if outcome.succeeded()
-                            && let Some(skill) = tools::skill_loaded_by(&directive.body)
-                        {
-                            self.offer_skill(skill);
-                        }
-                        let msg = result::capture_message(&outcome, max_bytes, &directive.body);
-                        captures.ran(key, directive.body.clone(), *outcome);
-                        msg
-                    }
+                if outcome.succeeded()
+                    && let Some(skill) = tools::skill_loaded_by(&directive.body)
+                {
+                    self.offer_skill(skill);
                 }
+                let msg = result::capture_message(&outcome, max_bytes, &directive.body);
+                captures.ran(key, directive.body.clone(), outcome);
+                msg
             }
         };
         captures.shown_at = self.partial_shown.len();
@@ -776,24 +752,11 @@ impl Session {
                 if d.kind == crate::scan::Kind::SideEffect {
                     self.changes += 1;
                 }
-                let mut shown = Vec::new();
-                self.lines.directive(&mut shown);
-                self.show(ui, &shown);
+                self.lines.directive();
                 // A side effect is queued: its confirmation may be drawn at once.
                 ui.flush();
             }
             Event::Capture(d) => *capture = Some(d),
-            // The coach may show a refused directive (the report has said why it did not run).
-            Event::Refused { directive, .. } => {
-                if let Some(text) =
-                    self.coach
-                        .shown_refused(&self.turn_user, directive, self.dispatcher.skills())
-                {
-                    let mut shown = Vec::new();
-                    self.lines.text(text.as_bytes(), &mut shown);
-                    self.show(ui, &shown);
-                }
-            }
             ev => return side_channel(self.opts.show_side_effects, ui, ev),
         }
         Flow::Continue(())
@@ -829,9 +792,7 @@ impl Session {
         let Some(output) = output else {
             // A notice, never answer text: not in the history (the model would take it for
             // something to say), nor on stdout (a pipe gets exactly what the model wrote).
-            // Nothing, or only a lead-in (`Using calc:` before a capture that failed).
-            let lead_in = self.coach.lead_ins() && result::is_lead_in(&self.partial_shown);
-            if self.partial_shown.trim().is_empty() || lead_in {
+            if self.partial_shown.trim().is_empty() {
                 ui.notice(&Notice::NoAnswer(result::no_answer(captures.last.as_ref())));
             }
             return false;
@@ -884,14 +845,6 @@ impl Session {
         ui: &mut dyn Ui,
         driver: &Driver,
     ) -> ((String, bool), Option<Outcome>) {
-        // The coach may refuse a call as it would a directive.
-        let args = tools::argument_values(&call.arguments);
-        if let Some(no) = self.coach.refuse_call_early(&self.turn_user, &args) {
-            let argv = std::slice::from_ref(&call.name);
-            let outcome = driver.refuse(Origin::Tool, argv, Decision::Denied, no.reason);
-            self.tool_report(call, &outcome, ui, driver);
-            return ((tools::error_json(&no.told), true), None);
-        }
         if call.name == tools::LOAD_SKILL && !self.tool_defs.is_empty() {
             return (self.load_skill_tool(call, ui, driver).await, None);
         }

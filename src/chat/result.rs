@@ -17,16 +17,6 @@ pub fn lead_in(skill: &str) -> String {
     format!("Using {skill}: ")
 }
 
-/// True when `shown` is nothing but a [`lead_in`] (`Using calc:`): a turn that showed only that
-/// showed no answer.
-pub fn is_lead_in(shown: &str) -> bool {
-    shown
-        .trim()
-        .strip_prefix("Using ")
-        .and_then(|rest| rest.strip_suffix(':'))
-        .is_some_and(|name| !name.is_empty() && !name.contains(char::is_whitespace))
-}
-
 /// Bytes of a failed command's stderr the model sees (the tail: that is where the reason is).
 pub const STDERR_TAIL: usize = 600;
 
@@ -322,26 +312,6 @@ pub fn head_tail(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_lead_in_alone_is_told_from_an_answer() {
-        assert_eq!(lead_in("calc"), "Using calc: ");
-        for yes in [
-            "Using calc: ",
-            "  Using lookup:\n",
-            "Using gh-address-comments:",
-        ] {
-            assert!(is_lead_in(yes), "{yes:?}");
-        }
-        for no in [
-            "",
-            "Using calc: 391",
-            "Using the calculator:",
-            "Using :",
-            "391",
-        ] {
-            assert!(!is_lead_in(no), "{no:?}");
-        }
-    }
     use crate::dispatch::Ran;
     use crate::exec::RunResult;
 

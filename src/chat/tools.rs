@@ -347,28 +347,6 @@ pub fn parse_arguments(
     Ok((args, input.as_ref().map(to_bytes).transpose()?))
 }
 
-/// The values (strings, numbers) in a tool call's JSON arguments, as one text: what the model
-/// asked to run with, without the schema's keys. Arguments that are not JSON are taken as text.
-pub fn argument_values(arguments: &str) -> String {
-    fn walk(v: &Value, out: &mut Vec<String>) {
-        match v {
-            Value::String(s) => out.push(s.clone()),
-            Value::Number(n) => out.push(n.to_string()),
-            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
-            Value::Object(map) => map.values().for_each(|i| walk(i, out)),
-            Value::Bool(_) | Value::Null => {}
-        }
-    }
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(v) => {
-            let mut out = Vec::new();
-            walk(&v, &mut out);
-            out.join(" ")
-        }
-        Err(_) => arguments.to_string(),
-    }
-}
-
 /// A refusal as a tool result: short, without the paths of the user's machine, marked as an
 /// error.
 pub fn error_json(reason: &str) -> String {
@@ -440,15 +418,6 @@ mod tests {
             Message::tool_result("c1", "{}", false),
         ];
         assert_eq!(loaded_skills(&history), ["pdf", "xlsx", "docx"]);
-    }
-
-    #[test]
-    fn argument_values_leave_out_the_keys() {
-        assert_eq!(
-            argument_values(r#"{"args": ["ubiquitous"], "input": {"n": 2, "deep": true}}"#),
-            "ubiquitous 2"
-        );
-        assert_eq!(argument_values("not json"), "not json");
     }
 
     fn script() -> ToolTarget {

@@ -103,9 +103,7 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
             let skills = agents::skill_prompts_of(&set, &named);
             // As a chat with its scripts allowed would send it, coached as the agent says
             // (`--coach` may still change that in a chat).
-            let coached = agent
-                .coach
-                .is_some_and(|c| c.has(crate::coach::Piece::Examples));
+            let coached = agent.coach.is_some_and(|c| c.is_on());
             let full = crate::scan::Announced::Full;
             let prompt =
                 agents::prompt_for(&agent.instructions, &skills, full, coached).unwrap_or_default();

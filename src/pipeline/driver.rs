@@ -5,9 +5,8 @@
 //! stands (the filter: its capture text takes its place) or is handed back (the chat loop stops
 //! the model's stream there and continues after the result), at most `max_captures` of them,
 //! and every outcome becomes typed [`Report`]s through one path that also keeps the problems
-//! flag (`--strict`). What only the chat needs, not running what the user did not ask for, is a
-//! [`Gate`]: admit or refuse. A directive the stream's writer was not told about
-//! ([`Announced`]) is text: routed out as the bytes it was, before any gate, report or audit.
+//! flag (`--strict`). A directive the stream's writer was not told about ([`Announced`]) is
+//! text: routed out as the bytes it was, before any report or audit.
 
 use super::queue::{SideDone, SideQueue, side_effect_queue};
 use super::report::{Report, capture_text};
@@ -38,12 +37,9 @@ pub enum Event<'a> {
     Running(&'a Directive),
     /// How a directive ended, or why it was refused.
     Report(Report),
-    /// A directive was refused where it was found (by the [`Gate`] or the capture limit), after
-    /// its report: it will not run, and the stream goes on. A front end may show it.
-    Refused {
-        /// The directive.
-        directive: &'a Directive,
-    },
+    /// A directive was refused where it was found (over a per-answer bound), after its report:
+    /// it will not run, and the stream goes on.
+    Refused,
     /// What a finished side effect wrote (for `--show-side-effects`), unsanitized.
     Output {
         /// Its stdout.
@@ -65,28 +61,6 @@ pub enum CaptureMode {
     HandBack,
 }
 
-/// A gate's decision about one directive.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Admit {
-    /// Let it go on to the dispatcher (policy, confirmation, sandbox).
-    Run,
-    /// Do not run it: audited as denied and reported with this reason.
-    Refuse(String),
-}
-
-/// Where a [`Gate`] is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GateAt {
-    /// As the directive is found in the stream (every side effect and capture).
-    Found,
-    /// Just before a capture runs (`Driver::run_capture`): for a capture handed back, after
-    /// the caller's own checks (e.g. the chat's "already ran that").
-    Run,
-}
-
-/// A check the caller adds before the dispatcher, e.g. "the user did not ask for this".
-pub type Gate = Box<dyn Fn(&Directive, GateAt) -> Admit + Send + Sync>;
-
 /// Takes the events of finished side effects on the side-effect worker, as they finish (for a
 /// caller that cannot poll, like the filter blocked on its input).
 pub type Listener = Arc<dyn Fn(Event<'_>) + Send + Sync>;
@@ -102,21 +76,12 @@ pub struct DriverOptions {
     pub max_captures: Option<usize>,
     /// The directives acted on; the others are text ([`Announced::Nothing`]: no scanning).
     pub announced: Announced,
-    /// A directive that did not run (refused by the policy, the user or a gate, or invalid) is
+    /// A directive that did not run (refused by the policy or the user, or invalid) is
     /// written through as the bytes it was, in place: side effects then run one at a time, each
     /// decided before the text after it goes out (`filter --keep-refused`).
     pub keep_refused: bool,
     /// Side effects allowed before further ones are refused.
     pub max_side_effects: Option<usize>,
-}
-
-/// How [`Driver::run_capture`] went.
-#[derive(Debug)]
-pub enum Captured {
-    /// The dispatcher decided (ran it, or refused it by policy or the user).
-    Dispatched(Box<Outcome>),
-    /// The [`Gate`] refused it, for this reason.
-    NotAdmitted(String),
 }
 
 /// One stream's pipeline (a filter run, a chat turn). Dropping it stops its side-effect worker.
@@ -131,7 +96,6 @@ pub struct Driver {
     /// Finished side effects for [`Driver::finished`]; `None` when a [`Listener`] takes them.
     finished: Option<mpsc::UnboundedReceiver<SideDone>>,
     worker: JoinHandle<()>,
-    gate: Option<Gate>,
     captures: usize,
     side_effects: usize,
     problems: Arc<AtomicBool>,
@@ -182,18 +146,11 @@ impl Driver {
             queue,
             finished,
             worker,
-            gate: None,
             captures: 0,
             side_effects: 0,
             problems,
             stopped: false,
         }
-    }
-
-    /// Adds a check every directive passes before the dispatcher.
-    pub fn with_gate(mut self, gate: Gate) -> Driver {
-        self.gate = Some(gate);
-        self
     }
 
     /// A new stream (after a capture was handed back): fresh scanner, no longer stopped.
@@ -311,7 +268,7 @@ impl Driver {
 
     /// The one routing of a directive: one not announced is text; a side effect to the queue
     /// (or, keeping refused ones, run before what follows), a capture run in place or handed
-    /// back; refused when over the capture limit or by the gate.
+    /// back; refused when over a per-answer bound.
     async fn directive<S>(&mut self, d: Directive, sink: &mut S)
     where
         S: FnMut(Event<'_>) -> Flow + ?Sized,
@@ -323,9 +280,6 @@ impl Driver {
         if sink(Event::Directive(&d)).is_break() {
             self.stopped = true;
             return;
-        }
-        if let Admit::Refuse(why) = self.admit(&d, GateAt::Found) {
-            return self.refuse_found(&d, why, sink);
         }
         match d.kind {
             Kind::SideEffect => {
@@ -359,12 +313,8 @@ impl Driver {
                     }
                     CaptureMode::InPlace => {
                         let text = match self.run_capture(&d, sink).await {
-                            Captured::Dispatched(o) if ran(&o) || !self.opts.keep_refused => {
-                                capture_text(&o).to_vec()
-                            }
-                            Captured::Dispatched(_) => d.raw.clone(),
-                            Captured::NotAdmitted(_) if self.opts.keep_refused => d.raw.clone(),
-                            Captured::NotAdmitted(_) => return,
+                            o if ran(&o) || !self.opts.keep_refused => capture_text(&o).to_vec(),
+                            _ => d.raw.clone(),
                         };
                         self.stopped = sink(Event::Text(&text)).is_break();
                     }
@@ -373,26 +323,18 @@ impl Driver {
         }
     }
 
-    /// Runs a capture (counted toward the limit): the gate, then every earlier side effect to
-    /// its end (program order), then the dispatcher; its report goes to `sink`.
-    pub async fn run_capture<S>(&mut self, d: &Directive, sink: &mut S) -> Captured
+    /// Runs a capture (counted toward the limit): every earlier side effect to its end
+    /// (program order), then the dispatcher; its report goes to `sink`.
+    pub async fn run_capture<S>(&mut self, d: &Directive, sink: &mut S) -> Outcome
     where
         S: FnMut(Event<'_>) -> Flow + ?Sized,
     {
         self.captures += 1;
-        if let Admit::Refuse(why) = self.admit(d, GateAt::Run) {
-            self.refuse_directive(d, why.clone(), sink);
-            return Captured::NotAdmitted(why);
-        }
         self.settle(sink).await;
         let _ = sink(Event::Running(d));
         let outcome = self.dispatcher.run_body(Kind::Capture, &d.body).await;
         self.report(&d.raw, &outcome, sink);
-        Captured::Dispatched(Box::new(outcome))
-    }
-
-    fn admit(&self, d: &Directive, at: GateAt) -> Admit {
-        self.gate.as_ref().map_or(Admit::Run, |gate| gate(d, at))
+        outcome
     }
 
     /// Why no further capture may run, once `max_captures` have.
@@ -478,28 +420,7 @@ impl Driver {
             .dispatcher
             .refuse_over_limit(Origin::from(d.kind), argv, key, why);
         self.report(&d.raw, &outcome, sink);
-        let _ = sink(Event::Refused { directive: d });
-    }
-
-    /// [`Driver::refuse_directive`] where the directive was found: the stream goes on.
-    fn refuse_found<S>(&mut self, d: &Directive, why: String, sink: &mut S)
-    where
-        S: FnMut(Event<'_>) -> Flow + ?Sized,
-    {
-        self.refuse_directive(d, why, sink);
-        let _ = sink(Event::Refused { directive: d });
-        if self.opts.keep_refused {
-            self.stopped = sink(Event::Text(&d.raw)).is_break();
-        }
-    }
-
-    fn refuse_directive<S>(&self, d: &Directive, why: String, sink: &mut S)
-    where
-        S: FnMut(Event<'_>) -> Flow + ?Sized,
-    {
-        let argv = std::slice::from_ref(&d.body);
-        let outcome = self.refuse(Origin::from(d.kind), argv, Decision::Denied, why);
-        self.report(&d.raw, &outcome, sink);
+        let _ = sink(Event::Refused);
     }
 }
 
@@ -573,9 +494,7 @@ mod tests {
             Event::Directive(d) => format!("directive {}", String::from_utf8_lossy(&d.raw)),
             Event::Running(d) => format!("running {}", d.body),
             Event::Report(r) => format!("report {r}"),
-            Event::Refused { directive, .. } => {
-                format!("refused {}", String::from_utf8_lossy(&directive.raw))
-            }
+            Event::Refused => "refused".into(),
             Event::Output { .. } => "output".into(),
             Event::Capture(d) => format!("capture {}", d.body),
         }
@@ -618,49 +537,41 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn captures_over_the_limit_and_refused_by_the_gate_are_reported() {
+    async fn captures_over_the_limit_are_refused_where_found() {
         let rt = Handle::current();
-        // Side effects are judged where found, captures when they would run.
-        let gate: Gate = Box::new(|d, at| match (d.body.as_str(), d.kind, at) {
-            (_, Kind::Capture, GateAt::Found) => Admit::Run,
-            ("no", _, _) => Admit::Refuse("not asked for".into()),
-            _ => Admit::Run,
-        });
         let mut driver = Driver::new(
             dispatcher(),
             opts(CaptureMode::HandBack, Some(1)),
             &rt,
             None,
-        )
-        .with_gate(gate);
+        );
         let mut seen = Vec::new();
         let sink = &mut |ev: Event<'_>| {
             seen.push(line(ev));
             Flow::Continue(())
         };
-        driver.feed(b"%{no}!{no}", sink).await;
+        driver.feed(b"!{one}", sink).await;
         driver.restart();
         let d = Directive {
             kind: Kind::Capture,
-            body: "no".into(),
-            raw: b"!{no}".to_vec(),
+            body: "one".into(),
+            raw: b"!{one}".to_vec(),
         };
-        let captured = driver.run_capture(&d, sink).await;
-        assert!(matches!(captured, Captured::NotAdmitted(ref why) if why == "not asked for"));
+        driver.run_capture(&d, sink).await;
         assert_eq!(driver.captures(), 1);
-        driver.feed(b"!{late}", sink).await;
+        driver.feed(b"!{late} after", sink).await;
+        driver.finish(sink).await;
         assert_eq!(
             seen,
             [
-                "directive %{no}",
-                "report blocked: %{no}: not asked for",
-                "refused %{no}",
-                "directive !{no}",
-                "capture no",
-                "report blocked: !{no}: not asked for",
+                "directive !{one}",
+                "capture one",
+                "running one",
+                "report blocked: !{one}: scripts are not allowed (allow_scripts is off)",
                 "directive !{late}",
                 "report blocked: !{late}: max_captures_per_turn = 1 reached",
-                "refused !{late}",
+                "refused",
+                "text  after",
             ]
         );
         assert_eq!(

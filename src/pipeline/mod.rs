@@ -12,8 +12,7 @@ mod driver;
 mod queue;
 mod report;
 
-pub use driver::{Admit, Gate, GateAt};
-pub(crate) use driver::{CaptureMode, Captured, Driver, DriverOptions, Event, Flow, Listener};
+pub(crate) use driver::{CaptureMode, Driver, DriverOptions, Event, Flow, Listener};
 #[cfg(test)]
 pub(crate) use queue::SIDE_QUEUE;
 pub use report::{Report, ReportKind, capture_text, status_text};

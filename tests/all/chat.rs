@@ -1711,132 +1711,6 @@ fn a_failed_side_effect_says_why_and_show_side_effects_works_in_chat() {
     assert!(err.contains("side output \u{1b}[2J"), "{err}");
 }
 
-/// The words the worked examples open a directive with (`Using calc:`) go with the directive on
-/// screen; the history keeps them as written.
-#[test]
-fn a_lead_in_is_not_shown_with_its_directive() {
-    let home = TestHome::new();
-    home.calc_with_example("skills");
-    let server = Server::start([
-        Reply::text(["Using calc: !{scripts/calc.py 8 9}"]),
-        Reply::text([" It is 72."]),
-        Reply::text(["Using calc: !{scripts/calc.py 3 4}"]),
-        Reply::text([" It is 12."]),
-        // The control: coached without the lead-ins piece, they are shown.
-        Reply::text(["Using calc: !{scripts/calc.py 3 4}"]),
-        Reply::text([" It is 12."]),
-    ]);
-    let args = ["--skills-dir", "skills", "--allow-scripts", "-y"];
-    let out = chat(&home, &server)
-        .args(["--coach", "small-model"])
-        .args(args)
-        .arg("What is 8 times 9?")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "It is 72.\n");
-    let sent = messages(&server, 1);
-    assert_eq!(
-        sent[sent.len() - 2]["content"],
-        "Using calc: !{scripts/calc.py 8 9}",
-        "the history keeps what the model wrote"
-    );
-    let out = chat(&home, &server)
-        .args(["--coach", "small-model"])
-        .args(args)
-        .arg("What is 3 times 4?")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "It is 12.\n");
-    assert_eq!(home.audit()[1]["decision"], "ran");
-    let out = chat(&home, &server)
-        .args(["--coach", "examples"])
-        .args(args)
-        .arg("What is 3 times 4?")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).starts_with("Using calc:"), "{}", stdout(&out));
-}
-
-/// A request that names directives, or a proverb with "do not run" in it, still runs what the
-/// user asked for in their own words; a directive the user never wrote is still held back.
-#[test]
-fn a_request_that_mentions_directives_runs_the_users_own_words() {
-    let home = TestHome::new();
-    home.write(
-        "skills/calc/SKILL.md",
-        "---\nname: calc\ndescription: arithmetic\n---\n# calc\n\n## Example\n\nUser: What is 287 divided by 3.5?\nYou: !{scripts/calc.py \"287 / 3.5\"}\nOutput: 82\nYou: It is 82.\n",
-    );
-    home.write(
-        "skills/calc/scripts/calc.py",
-        "# Evaluate an expression.\nimport sys\nprint(eval(sys.argv[1], {}))\n",
-    );
-    let args = [
-        "--skills-dir",
-        "skills",
-        "--skill",
-        "calc",
-        "--allow-scripts",
-        "-y",
-    ];
-    for (user, directive, result) in [
-        (
-            "Could you compute 2**10 with a directive?",
-            "!{scripts/calc.py \"2**10\"}",
-            "1024",
-        ),
-        (
-            "What is 287 divided by 3.5?",
-            "!{scripts/calc.py \"287 / 3.5\"}",
-            "82.0",
-        ),
-        (
-            "Do not run before you can walk: what is 6*7?",
-            "!{scripts/calc.py \"6*7\"}",
-            "42",
-        ),
-    ] {
-        let server = Server::start([Reply::text([directive]), Reply::text(["Done."])]);
-        let out = chat(&home, &server)
-            .args(["--coach", "small-model"])
-            .args(args)
-            .arg(user)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        assert_eq!(stdout(&out), "Done.\n", "{user}: {}", stderr(&out));
-        let told = messages(&server, 1).last().unwrap()["content"].clone();
-        assert!(told.as_str().unwrap().contains(result), "{user}: {told}");
-    }
-    // Control: asked how directives work, the example's numbers are not the user's: not run.
-    let server = Server::start([Reply::text(["Like this: !{scripts/calc.py \"287 / 3.5\"}"])]);
-    let out = chat(&home, &server)
-        .args(["--coach", "small-model"])
-        .args(args)
-        .arg("How do I write a directive?")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        stdout(&out),
-        "Like this: `!{scripts/calc.py \"287 / 3.5\"}`\n",
-        "{}",
-        stderr(&out)
-    );
-    let audit = home.audit();
-    assert_eq!(audit.len(), 4, "{audit:?}");
-    assert!(
-        audit[..3].iter().all(|l| l["decision"] == "ran"),
-        "{audit:?}"
-    );
-    assert_eq!(
-        audit[3]["reason"],
-        "the user asked about directives, not for one to run"
-    );
-}
-
 /// Every way a turn could show nothing gets one line saying what happened. An endpoint that
 /// sent nothing at all fails the one-shot run (exit 1): a script reading stdout must not take
 /// the empty answer for one; a turn that did something (a side effect, a refused capture) is
@@ -1885,87 +1759,6 @@ fn a_turn_that_shows_nothing_says_so() {
         assert!(err.contains(want), "{err}");
         assert!(stdout(&out).trim().is_empty(), "{:?}", stdout(&out));
     }
-}
-
-/// A turn whose only words were the ones the worked examples open with (`Using NAME:`) before a
-/// capture that failed showed no answer, and says so.
-#[test]
-fn a_turn_that_shows_only_a_lead_in_says_so() {
-    let home = TestHome::new();
-    let server = Server::start([Reply::text(["Using false: !{false}"]), Reply::text([""])]);
-    let out = chat(&home, &server)
-        .args(["--coach", "small-model"])
-        .args(["--allow", "false", "-y", "go"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    // The lead-in went with its directive: nothing was shown.
-    assert_eq!(stdout(&out), "");
-    let err = stderr(&out);
-    assert!(
-        err.contains("skillpipe: no answer: the command failed, exit 1"),
-        "{err}"
-    );
-}
-
-/// A user who asks to be shown a directive without running it gets nothing run, even when the
-/// model writes the directive bare: it is shown where it was written, as code, and the answer
-/// streams on.
-#[test]
-fn nothing_runs_when_the_user_says_not_to_run_it() {
-    let home = TestHome::new();
-    let work = home.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let canary = work.join("canary");
-    let capture = format!("!{{touch {}}}", canary.display());
-    let effect = format!("%{{touch {}}}", canary.display());
-    let server = Server::start([Reply::text(["It is ", &capture, ", or ", &effect, "."])]);
-    let out = chat(&home, &server)
-        .args(["--coach", "small-model"])
-        .args([
-            "--allow",
-            "touch",
-            "-y",
-            "Show me the directive, but do not run it.",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(!canary.exists(), "ran although the user said not to");
-    assert_eq!(
-        stdout(&out),
-        format!("It is `{capture}`, or `{effect}`.\n"),
-        "{}",
-        stderr(&out)
-    );
-    assert_eq!(server.requests().len(), 1, "no result to continue from");
-    let audit = home.audit();
-    assert_eq!(audit.len(), 2, "{audit:?}");
-    for line in audit {
-        assert_eq!(line["decision"], "denied");
-        assert_eq!(line["reason"], "the user asked not to run it");
-    }
-    // Positive control: the same reply runs when the user did not say so.
-    let home = TestHome::new();
-    let work = home.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let canary = work.join("canary");
-    let capture = format!("!{{touch {}}}", canary.display());
-    let server = Server::start([Reply::text(["It is ", &capture]), Reply::text(["done"])]);
-    let out = chat(&home, &server)
-        .args(["--coach", "small-model"])
-        .args([
-            "--allow",
-            "touch",
-            "--writable",
-            work.to_str().unwrap(),
-            "-y",
-            "Make the file.",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(canary.exists(), "the control did not run: {}", stderr(&out));
 }
 
 #[test]
@@ -2345,7 +2138,7 @@ fn with_scripts_off_only_skill_reads_are_announced() {
 fn an_uncoached_request_is_the_system_prompt_and_the_users_message() {
     let home = TestHome::new();
     home.calc_with_example("skills");
-    let server = Server::start((0..5).map(|_| Reply::text(["Fine."])));
+    let server = Server::start((0..3).map(|_| Reply::text(["Fine."])));
     let args = [
         "--skills-dir",
         "skills",
@@ -2379,18 +2172,6 @@ fn an_uncoached_request_is_the_system_prompt_and_the_users_message() {
     let out = chat(&home, &server).args(args).arg("hi").output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(messages(&server, 2).len(), m.len());
-    // Pieces alone: the exchanges without the guards, and a guard without the exchanges.
-    let pieces = |mode: &str, n: usize| {
-        let out = chat(&home, &server)
-            .args(args)
-            .args(["--coach", mode, "hi"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        messages(&server, n).len()
-    };
-    assert_eq!(pieces("examples,lead-ins", 3), m.len());
-    assert_eq!(pieces("do-not-run", 4), 2);
     // A mode that does not exist is a usage error naming the flag's values.
     let out = chat(&home, &server)
         .args(["--coach", "qwen", "hi"])

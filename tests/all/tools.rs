@@ -1130,64 +1130,6 @@ fn run_input_is_read_like_native_tool_arguments() {
     );
 }
 
-/// `skillpipe chat --coach small-model --tools --allow-scripts -y MESSAGE` against `server`:
-/// the guards of a small model's coaching.
-fn coached_tools_chat(home: &TestHome, server: &Server, message: &str) -> std::process::Output {
-    home.cmd()
-        .args(["chat", "--base-url", &server.url, "--model", "m"])
-        .args(["--coach", "small-model"])
-        .args(["--tools", "--allow-scripts", "-y", message])
-        .output()
-        .unwrap()
-}
-
-/// The content of the tool message answering call `id` in a recorded request, as JSON.
-fn tool_message(req: &Value, id: &str) -> Value {
-    let msgs = req["messages"].as_array().unwrap();
-    let m = msgs.iter().find(|m| m["tool_call_id"] == id).unwrap();
-    serde_json::from_str(m["content"].as_str().unwrap()).unwrap()
-}
-
-/// A user who says in so many words that nothing is to run is heard for native tool calls as
-/// for directives: the call is not run, the model is told why, and the audit log says denied.
-/// Control: the same call in a turn that asks for nothing of the kind runs.
-#[test]
-fn a_tool_call_does_not_run_when_the_user_asked_not_to_run() {
-    let home = TestHome::new();
-    data_skill(&home);
-    let call =
-        || Reply::text(["Here."]).tool_call("c1", "data__stats", [r#"{"input_path": "a.csv"}"#]);
-    let server = Server::start([
-        call(),
-        Reply::text(["Done."]),
-        call(),
-        Reply::text(["Done."]),
-    ]);
-    let chat = |message: &str| coached_tools_chat(&home, &server, message);
-    let result = |req: &Value| tool_message(req, "c1");
-    let out = chat("Which tool would count the rows of a.csv? Do not run it.");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let refused = result(&server.requests()[1]);
-    assert_eq!(refused["is_error"], true, "{refused}");
-    assert!(
-        refused["error"]
-            .as_str()
-            .unwrap()
-            .contains("the user asked not to run it"),
-        "{refused}"
-    );
-    let audit = std::fs::read_to_string(home.path().join("state/skillpipe/audit.jsonl")).unwrap();
-    assert!(audit.contains("denied"), "{audit}");
-    let out = chat("Count the rows of a.csv.");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let ran = result(&server.requests()[3]);
-    assert_eq!(
-        ran["outputs"]["got"],
-        json!({"input_path": "a.csv"}),
-        "{ran}"
-    );
-}
-
 /// A skill whose allowed-tools has no Bash: its scripts are not in the system prompt (full or
 /// catalog) nor offered as tools, and a native call to one anyway is refused with the
 /// allowed-tools reason, not as an unknown tool.
