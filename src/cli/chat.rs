@@ -24,10 +24,8 @@ pub struct ChatArgs {
     /// Ask for the whole answer at once instead of streaming.
     #[arg(long, help_heading = heading::MODEL)]
     pub no_stream: bool,
-    /// Coaching for the model: `small-model` sends worked exchanges before the conversation,
-    /// hides the lead-ins they teach and heeds "do not run it"; `off` (the default) sends nothing
-    /// invented; pieces joined
-    /// by commas (examples, lead-ins, do-not-run) turn on those alone.
+    /// Coaching for the model: `small-model` sends worked exchanges before the conversation;
+    /// `off` (the default) sends nothing invented.
     #[arg(long, value_name = "MODE", value_parser = crate::coach::CoachMode::parse, help_heading = heading::MODEL)]
     pub coach: Option<crate::coach::CoachMode>,
     /// Bound on capture round-trips per user message.
