@@ -287,10 +287,11 @@ fn skip_name(name: &str) -> bool {
 /// Python files read in full to tell a script from an imported helper module.
 const MAX_PYTHON_SCAN: u64 = 1024 * 1024;
 
-/// A Python module that is clearly imported, not run: nothing in it reads the command line or
-/// checks `__main__`, and its top level only defines things (imports, `def`, `class`,
-/// assignments) — `utils.py`, `connections.py`, a validator base class. A file with top-level
-/// statements (`print(...)`) is a script even without a main guard. Offering helpers as tools
+/// A Python module that is clearly imported, not run: its top level only defines things
+/// (imports, `def`, `class`, assignments; a `__main__` guard or any call is a statement), so
+/// running it would do nothing — `utils.py`, `connections.py`, a validator base class. A file
+/// with top-level statements (`print(...)`) is a script even without a main guard. Which
+/// command-line library a module imports says nothing either way. Offering helpers as tools
 /// would only mislead the model.
 fn is_python_helper(path: &Path) -> bool {
     let mut text = Vec::new();
@@ -299,18 +300,7 @@ fn is_python_helper(path: &Path) -> bool {
         return false;
     }
     let text = String::from_utf8_lossy(&text);
-    const RUN_MARKERS: &[&str] = &[
-        "__main__",
-        "sys.argv",
-        "argparse",
-        "getopt",
-        "import click",
-        "import typer",
-        "fire.Fire",
-    ];
-    (!RUN_MARKERS.iter().any(|m| text.contains(m)) && only_definitions(&text))
-        || not_runnable(&text)
-        || imported_by_its_package(path)
+    only_definitions(&text) || not_runnable(&text) || imported_by_its_package(path)
 }
 
 /// A module that cannot or will not run as a script: it imports relatively (`from .base import
@@ -620,6 +610,11 @@ mod tests {
                 "def main():\n    pass\n\nif __name__ == \"__main__\":\n    main()\n",
             ),
             ("opts.py", "import argparse\n"),
+            // Defines a command line but never runs it: nothing happens when run.
+            (
+                "unused.py",
+                "import argparse\ndef main():\n    argparse.ArgumentParser()\n",
+            ),
             ("__init__.py", ""),
             (
                 "pkg/__init__.py",
