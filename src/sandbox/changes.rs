@@ -55,6 +55,8 @@ pub enum ChangeKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Why {
+    /// A folder the run left unreadable to skillpipe: what it holds could not be looked at.
+    Unlisted,
     /// In version control metadata (`.git`, `.hg`, `.jj`, `.svn`) at any depth, submodules'
     /// `.git/modules` included: its settings and hooks run commands.
     VersionControl,
@@ -76,6 +78,7 @@ impl Why {
     /// What it is, in words.
     pub fn words(self) -> &'static str {
         match self {
+            Why::Unlisted => "a folder left unreadable, whose contents could not be looked at",
             Why::VersionControl => {
                 "version control metadata, whose settings and hooks run commands"
             }
@@ -423,6 +426,11 @@ fn change(
 fn why(root: &Path, path: &Path, now: Option<Stat>, tops: &HashSet<&Path>) -> Option<Why> {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let names = || rel.components().map(|c| c.as_os_str());
+    let unlisted =
+        || std::fs::read_dir(path).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+    if now.is_some_and(Stat::is_dir) && unlisted() {
+        return Some(Why::Unlisted);
+    }
     if names().any(is_vcs_metadata) {
         return Some(Why::VersionControl);
     }

@@ -652,3 +652,78 @@ fn a_link_to_nothing_in_the_config_folder_refuses_runs_that_may_write() {
     let (code, out, err) = run_probe(&home, &proj, "hi.sh", &[]);
     assert_eq!((code, out.as_str()), (0, "ran\n"), "{err}");
 }
+
+/// A run that makes a folder unreadable (`chmod 000`) hides what it wrote there from the
+/// change report: the folder is flagged as not looked into. Root reads any folder, so the run
+/// goes as `nobody` through `setpriv`; skipped, saying why, where that cannot be done. Control:
+/// the same run without the chmod reports the file inside, and the folder is not flagged.
+#[test]
+fn a_folder_the_run_made_unreadable_is_flagged() {
+    let setpriv = std::process::Command::new("setpriv").arg("--help").output();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || setpriv.is_err() {
+        eprintln!(
+            "\n!!!!! SKIPPED a_folder_the_run_made_unreadable_is_flagged: it needs root and setpriv to run as another user !!!!!"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let skill = root.join("skills/mk/scripts");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::create_dir_all(root.join("work")).unwrap();
+    std::fs::write(
+        root.join("skills/mk/SKILL.md"),
+        "---\nname: mk\ndescription: makes a folder\n---\nRun scripts/mk.sh\n",
+    )
+    .unwrap();
+    let nobody = 65534;
+    let run = |script: &str| -> serde_json::Value {
+        let file = skill.join("mk.sh");
+        std::fs::write(&file, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for p in [root, &root.join("work")] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::os::unix::fs::chown(p, Some(nobody), Some(nobody)).unwrap();
+        }
+        let out = common::spawn::detached("setpriv")
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .arg(common::spawn::BIN)
+            .args(["run", "--json", "--skills-dir"])
+            .arg(root.join("skills"))
+            .args([
+                "--allow-scripts",
+                "-y",
+                "--writable",
+                ".",
+                "--workdir",
+                "caller",
+            ])
+            .args(["mk", "mk.sh"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", root)
+            .current_dir(root.join("work"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        serde_json::from_str(&text)
+            .unwrap_or_else(|_| panic!("{text}{}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let why_of = |doc: &serde_json::Value, rel: &str| {
+        let path = root.join("work").join(rel).display().to_string();
+        let changes = doc["changes"].as_array().expect("changes");
+        changes
+            .iter()
+            .find(|c| c["path"] == path.as_str())
+            .map(|c| c["why"].clone())
+    };
+    let doc = run("mkdir d && echo x > d/f");
+    assert_eq!(why_of(&doc, "d"), Some(serde_json::Value::Null), "{doc}");
+    assert!(why_of(&doc, "d/f").is_some(), "{doc}");
+    let _ = std::fs::remove_dir_all(root.join("work/d"));
+    let doc = run("mkdir d && echo x > d/f && chmod 000 d");
+    assert_eq!(why_of(&doc, "d"), Some("unlisted".into()), "{doc}");
+    // The temporary folder can be removed again.
+    std::fs::set_permissions(root.join("work/d"), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
