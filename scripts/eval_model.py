@@ -25,8 +25,8 @@ one process and one audit log per case, and scores each case from its audit log 
 - empty: the model gave no answer: the output is blank (skillpipe's "no answer: ..." or "the
   model wrote no text" notice goes to stderr).
 
-The summary also counts refusals by reason, so the coaching guards (a copied example, "do not
-run it", a question about directives) show how often they acted.
+The summary also counts refusals by reason (the policy's, the per-answer bounds), so a guard
+shows how often it acted.
 
 Shipped agents are copied with `temperature` (and `max_tokens`) replaced, so runs are repeatable.
 Needs only Python 3 and a built skillpipe; see docs/model-fit-and-evaluation.md.
