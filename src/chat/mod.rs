@@ -204,10 +204,8 @@ pub struct Session {
     /// The directives the model may have been told about, from the dispatcher's policy and
     /// skills, fixed for the session: the others are text.
     announced: Announced,
-    /// The coaching decisions ([`Uncoached`] unless the user turned coaching on).
+    /// The coaching ([`Uncoached`] unless the user turned coaching on).
     coach: Box<dyn Coaching>,
-    /// The user's message of the turn in flight.
-    turn_user: String,
     /// Where the last turn's question went into the history (its index), for `/retry`; `None`
     /// before a turn and after the history was replaced.
     turn_start: Option<usize>,
@@ -249,7 +247,6 @@ impl Session {
             tool_defs,
             tool_map,
             offered: std::sync::Mutex::new(None),
-            turn_user: String::new(),
             turn_start: None,
             partial_raw: String::new(),
             partial_shown: String::new(),
@@ -409,7 +406,6 @@ impl Session {
     pub async fn turn(&mut self, user: &str, ui: &mut dyn Ui) -> Result<TurnReport, ModelError> {
         self.turn_start = Some(self.history.len());
         self.history.push(Message::user(user));
-        self.turn_user = user.to_string();
         self.transcript.push(("user".into(), user.to_string()));
         self.partial_raw.clear();
         self.partial_shown.clear();
