@@ -19,7 +19,7 @@ pub struct ConfigFile {
     /// A model, or `provider:model`.
     pub model: Option<String>,
     /// Coaching for every chat (a provider entry's or an agent's own wins; `--coach` over all).
-    pub coach: Option<crate::coach::CoachMode>,
+    pub coach: Option<CoachMode>,
     /// `[providers.NAME]`: named endpoints.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
@@ -56,7 +56,7 @@ pub struct ProviderConfig {
     /// The model to use with it.
     pub model: Option<String>,
     /// Coaching for chats with this provider (`coach = "small-model"`), over the file's own.
-    pub coach: Option<crate::coach::CoachMode>,
+    pub coach: Option<CoachMode>,
     /// Request fields for every request to this provider (the agent's `[params]` win).
     #[serde(default)]
     pub params: serde_json::Map<String, serde_json::Value>,
@@ -171,6 +171,47 @@ impl ConfigFile {
     }
 }
 
+/// Which coaching a chat gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoachMode {
+    /// None: the request is the system prompt, the conversation and the user's message.
+    #[default]
+    Off,
+    /// Worked exchanges before the conversation, for a small local model.
+    SmallModel,
+}
+
+impl CoachMode {
+    /// Every mode, as written in a setting.
+    pub const NAMES: [&'static str; 2] = ["off", "small-model"];
+
+    /// The mode a setting names.
+    pub fn parse(name: &str) -> Result<CoachMode, String> {
+        match name.trim() {
+            "off" => Ok(CoachMode::Off),
+            "small-model" => Ok(CoachMode::SmallModel),
+            _ => Err(format!(
+                "`{name}` is no coaching mode; one of: {}",
+                CoachMode::NAMES.join(", ")
+            )),
+        }
+    }
+
+    /// The mode as a setting writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoachMode::Off => Self::NAMES[0],
+            CoachMode::SmallModel => Self::NAMES[1],
+        }
+    }
+
+    /// True unless off.
+    pub fn is_on(self) -> bool {
+        self != CoachMode::Off
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,5 +247,14 @@ mod tests {
         );
         let e = parse("[skills]\nts_interpreter = 3\n").unwrap_err();
         assert!(e.starts_with("/c.toml:2: "), "{e}");
+    }
+
+    #[test]
+    fn modes_parse_from_their_names_only() {
+        for name in CoachMode::NAMES {
+            assert_eq!(CoachMode::parse(name).map(CoachMode::name), Ok(name));
+        }
+        assert!(CoachMode::parse("qwen").is_err());
+        assert!(!CoachMode::default().is_on());
     }
 }

@@ -3,9 +3,7 @@
 //! Nothing here is guessed from the endpoint or the model's name. The chat loop reaches it only
 //! through its hook ([`crate::chat::Coaching`]).
 
-mod mode;
-
-pub use mode::CoachMode;
+pub use crate::config::CoachMode;
 
 use crate::chat::Coaching;
 use crate::model::Message;
