@@ -521,7 +521,7 @@ impl Dispatcher {
                 if let Some(p) = placeholder {
                     why.push_str(&crate::skills::written::placeholder_advice(p));
                 }
-                self.block(origin, &[body.to_string()], None, Decision::Invalid, why)
+                self.refuse(origin, &[body.to_string()], Decision::Invalid, why)
             }
         }
     }
@@ -578,7 +578,8 @@ impl Dispatcher {
         } else {
             return None;
         };
-        Some(self.block_with(origin, argv, None, input, decision, why))
+        let rec = self.record(origin, decision, argv, None, input);
+        Some(self.refused(rec, why, None))
     }
 
     /// Step: what `argv` runs and whether the policy allows it, decided before anything is
@@ -593,7 +594,7 @@ impl Dispatcher {
         // The skill script it runs, however it is written (a function name, a path into a
         // skill's folder, an interpreter in front): one answer, `skills::request`.
         let request = (self.skills.script_request(&argv))
-            .map_err(|e| self.block(origin, &argv, None, Decision::Invalid, e.to_string()))?;
+            .map_err(|e| self.refuse(origin, &argv, Decision::Invalid, e.to_string()))?;
         let args_from = request.args_from();
         let kind = match request.is_script() {
             true => Argv0Kind::ScriptRef,
@@ -814,22 +815,17 @@ impl Dispatcher {
         let elsewhere = (p.ran_elsewhere())
             .then(|| relative_arg_elsewhere(&p.args, &p.cwd, &p.caller_dir))
             .flatten();
-        let _in_flight = InFlight::enter();
+        let mut cancelled = self.run_record(origin, &p, Decision::Ran, "completed");
+        cancelled.reason = Some("cancelled".into());
+        let mut running = Running::enter(&self.audit, cancelled);
         let started = self.run_record(origin, &p, Decision::Ran, "started");
         self.audit.write_or_warn(&started);
         let cut: Box<[crate::audit::Cut]> = (started.argv_cut.iter().cloned())
             .chain(started.stdin_cut.clone())
             .collect();
-        let mut cancelled = self.run_record(origin, &p, Decision::Ran, "completed");
-        cancelled.reason = Some("cancelled".into());
-        let guard = AuditOnDrop {
-            log: &self.audit,
-            record: Some(cancelled),
-            started: std::time::Instant::now(),
-        };
         let ran = exec::run_with_launcher(spec, self.launcher.as_deref()).await;
-        let ran_for = guard.started.elapsed();
-        guard.disarm();
+        let ran_for = running.started.elapsed();
+        running.cancelled = None;
         match ran {
             Ok(result) => self.report_ran(origin, p, result, cut, elsewhere),
             Err(e) => self.report_failed(origin, p, e, ran_for),
@@ -926,7 +922,8 @@ impl Dispatcher {
 
     /// A refusal of a planned run, before it starts.
     fn refuse_planned(&self, origin: Origin, p: &Planned, d: Decision, why: String) -> Outcome {
-        self.block_with(origin, &p.argv, p.skill.clone(), p.stdin.as_deref(), d, why)
+        let rec = self.record(origin, d, &p.argv, p.skill.clone(), p.stdin.as_deref());
+        self.refused(rec, why, None)
     }
 
     /// A refusal of a run whose `started` line is written: its line has phase `completed`.
@@ -961,9 +958,9 @@ impl Dispatcher {
             [_, name, file] => (name, Some(file.as_str()), None),
             [_, name, file, page] if with_scripts => match page.parse::<usize>() {
                 Ok(n) if n > 0 => (name, Some(file.as_str()), Some(n)),
-                _ => return self.block(origin, argv, None, Decision::Invalid, usage.into()),
+                _ => return self.refuse(origin, argv, Decision::Invalid, usage.into()),
             },
-            _ => return self.block(origin, argv, None, Decision::Invalid, usage.into()),
+            _ => return self.refuse(origin, argv, Decision::Invalid, usage.into()),
         };
         if let Some(refused) = self.skill_read_denied(origin, argv, name) {
             return refused;
@@ -973,7 +970,7 @@ impl Dispatcher {
         let max = self.policy.max_output_bytes;
         let mut text = match self.skills.read_skill_text(name, file, max, &hidden) {
             Ok(t) => t,
-            Err(e) => return self.block(origin, argv, None, Decision::Invalid, e.to_string()),
+            Err(e) => return self.refuse(origin, argv, Decision::Invalid, e.to_string()),
         };
         // The scripts are listed only where the model was told how to run them.
         let runs = self.announced() == crate::scan::Announced::Full;
@@ -996,7 +993,7 @@ impl Dispatcher {
             let Some((part, count)) = crate::skills::files::page(&text.bytes, size, wanted) else {
                 let count = crate::skills::files::page(&text.bytes, size, 1).map_or(1, |p| p.1);
                 let why = format!("there is no page {wanted}: the file has {count}");
-                return self.block(origin, argv, None, Decision::Invalid, why);
+                return self.refuse(origin, argv, Decision::Invalid, why);
             };
             let mut bytes = part.to_vec();
             if wanted < count {
@@ -1051,7 +1048,8 @@ impl Dispatcher {
             pattern: command::escape_controls(text),
         }
         .to_string();
-        Some(self.block(origin, argv, Some(name.to_owned()), Decision::Denied, why))
+        let rec = self.record(origin, Decision::Denied, argv, Some(name.to_owned()), None);
+        Some(self.refused(rec, why, None))
     }
 
     fn record_skill_read(
@@ -1102,7 +1100,8 @@ impl Dispatcher {
         decision: Decision,
         reason: String,
     ) -> Outcome {
-        self.block(origin, argv, None, decision, reason)
+        let rec = self.record(origin, decision, argv, None, None);
+        self.refused(rec, reason, None)
     }
 
     /// A refusal because a per-answer bound (`key`, e.g. `max_side_effects_per_turn`) was
@@ -1115,14 +1114,8 @@ impl Dispatcher {
         reason: String,
     ) -> Outcome {
         let mut rec = self.record(origin, Decision::Denied, argv, None, None);
-        rec.reason = Some(reason.clone());
         rec.limit = Some(key);
-        self.audit.write_or_warn(&rec);
-        Outcome::Blocked {
-            decision: Decision::Denied,
-            reason,
-            denied: None,
-        }
+        self.refused(rec, reason, None)
     }
 
     /// The confirmation step: asks (one question at a time) unless the mode or an earlier
@@ -1190,10 +1183,7 @@ impl Dispatcher {
 
     /// The value of `name` that commands inherit (passed through `env_passthrough`).
     fn inherited(&self, name: &str) -> Option<&std::ffi::OsStr> {
-        self.base_env
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_os_str())
+        exec::env_value(&self.base_env, name)
     }
 
     /// `reads`: the paths a confirmed prompt granted for this run.
@@ -1399,11 +1389,7 @@ impl Dispatcher {
     fn allowed_sockets(&self) -> Vec<PathBuf> {
         let home = crate::paths::home();
         let var = |name: &str| {
-            self.base_env
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var_os(name))
+            (self.inherited(name).map(OsString::from)).or_else(|| std::env::var_os(name))
         };
         self.policy
             .allowed_sockets
@@ -1426,33 +1412,6 @@ impl Dispatcher {
         rec.skill = skill;
         // `sandbox` says what was in force, so only a run sets it.
         rec
-    }
-
-    fn block(
-        &self,
-        origin: Origin,
-        argv: &[String],
-        skill: Option<String>,
-        decision: Decision,
-        reason: String,
-    ) -> Outcome {
-        self.block_with(origin, argv, skill, None, decision, reason)
-    }
-
-    fn block_with(
-        &self,
-        origin: Origin,
-        argv: &[String],
-        skill: Option<String>,
-        stdin: Option<&[u8]>,
-        decision: Decision,
-        reason: String,
-    ) -> Outcome {
-        self.refused(
-            self.record(origin, decision, argv, skill, stdin),
-            reason,
-            None,
-        )
     }
 
     /// A policy refusal: audited and reported in the dispatcher's wording, and kept typed.
@@ -1593,44 +1552,37 @@ impl Planned {
     }
 }
 
-/// Writes its record when dropped before [`AuditOnDrop::disarm`]: a cancelled run is audited,
-/// stamped when it ended, with how long it ran.
-struct AuditOnDrop<'a> {
+/// Runs between their "started" and their completed audit line, in this process.
+static IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A run between its "started" and its completed audit line, counted in [`IN_FLIGHT`]. Dropped
+/// with `cancelled` still set (the run's future was dropped), it writes that record, stamped
+/// when it ended, with how long it ran.
+struct Running<'a> {
     log: &'a AuditLog,
-    record: Option<Record>,
+    cancelled: Option<Record>,
     started: std::time::Instant,
 }
 
-impl AuditOnDrop<'_> {
-    fn disarm(mut self) {
-        self.record = None;
-    }
-}
-
-impl Drop for AuditOnDrop<'_> {
-    fn drop(&mut self) {
-        if let Some(mut rec) = self.record.take() {
-            rec.ts = crate::audit::timestamp(std::time::SystemTime::now());
-            rec.duration_ms = Some(self.started.elapsed().as_millis() as u64);
-            self.log.write_or_warn(&rec);
+impl Running<'_> {
+    fn enter(log: &AuditLog, cancelled: Record) -> Running<'_> {
+        IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let started = std::time::Instant::now();
+        Running {
+            log,
+            cancelled: Some(cancelled),
+            started,
         }
     }
 }
 
-/// Runs between their "started" and their completed audit line, in this process.
-static IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-struct InFlight;
-
-impl InFlight {
-    fn enter() -> InFlight {
-        IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        InFlight
-    }
-}
-
-impl Drop for InFlight {
+impl Drop for Running<'_> {
     fn drop(&mut self) {
+        if let Some(mut rec) = self.cancelled.take() {
+            rec.ts = crate::audit::timestamp(std::time::SystemTime::now());
+            rec.duration_ms = Some(self.started.elapsed().as_millis() as u64);
+            self.log.write_or_warn(&rec);
+        }
         IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }

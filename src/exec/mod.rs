@@ -188,7 +188,10 @@ pub enum ExecError {
 }
 
 /// The value of `name` in `env`: the last one, as the child sees it.
-fn env_value<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a std::ffi::OsStr> {
+pub(crate) fn env_value<'a>(
+    env: &'a [(OsString, OsString)],
+    name: &str,
+) -> Option<&'a std::ffi::OsStr> {
     env.iter()
         .rev()
         .find(|(k, _)| k == name)
