@@ -307,12 +307,10 @@ impl DispatcherBuilder {
     /// terminal; without it, every confirmation is declined ([`AskError::NoAsker`]), so a
     /// library never draws on a terminal it was not given.
     pub fn asker(
-        mut self,
+        self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync + 'static,
     ) -> Self {
-        let asker: Box<AsyncAsker> = Box::new(move |p| Box::pin(std::future::ready(asker(p))));
-        self.asker = Some((asker, false));
-        self
+        self.async_asker(move |p| Box::pin(std::future::ready(asker(p))))
     }
 
     /// An asker already boxed (the app layer passes the REPL's terminal prompt, which reads
@@ -367,15 +365,7 @@ impl DispatcherBuilder {
         } else {
             None
         };
-        let mut d = Dispatcher::with_compiled(self.policy, compiled, self.skills, self.audit);
-        d.launcher = launcher;
-        d.agent = self.agent;
-        d.wording = self.wording;
-        if let Some((asker, terminal)) = self.asker {
-            d.asker = asker;
-            d.asker_is_terminal = terminal;
-        }
-        Ok(d)
+        Ok(Dispatcher::assemble(self, compiled, launcher))
     }
 }
 
@@ -413,36 +403,39 @@ impl Dispatcher {
     #[cfg(test)]
     pub(crate) fn new(policy: ScriptPolicy, skills: Arc<SkillSet>, audit: AuditLog) -> Dispatcher {
         let compiled = policy.compile().expect("a valid policy");
-        Dispatcher::with_compiled(policy, compiled, skills, audit)
+        Dispatcher::assemble(
+            Dispatcher::builder(policy).skills(skills).audit(audit),
+            compiled,
+            None,
+        )
     }
 
-    fn with_compiled(
-        policy: ScriptPolicy,
+    /// The dispatcher `b` describes, its policy compiled and its launcher resolved.
+    fn assemble(
+        b: DispatcherBuilder,
         compiled: policy::CompiledPolicy,
-        skills: Arc<SkillSet>,
-        audit: AuditLog,
+        launcher: Option<PathBuf>,
     ) -> Dispatcher {
-        let base_env = std::env::vars_os()
-            .filter(|(k, _)| {
-                policy
-                    .env_passthrough
-                    .iter()
-                    .any(|p| k.to_str() == Some(p.as_str()))
-            })
-            .collect();
+        let policy = b.policy;
+        let passed = |k: &OsString| policy.env_passthrough.iter().any(|p| k == p.as_str());
+        let base_env = std::env::vars_os().filter(|(k, _)| passed(k)).collect();
+        let (asker, asker_is_terminal) = b.asker.unwrap_or_else(|| {
+            let ask: Box<AsyncAsker> = Box::new(|p| Box::pin(std::future::ready(default_ask(p))));
+            (ask, cfg!(feature = "cli"))
+        });
         Dispatcher {
             confirmer: Mutex::new(Confirmer::new(policy.confirm)),
             asking: tokio::sync::Mutex::new(()),
             policy,
             compiled,
-            skills,
-            audit,
-            asker: Box::new(|p| Box::pin(std::future::ready(default_ask(p)))),
-            asker_is_terminal: cfg!(feature = "cli"),
-            agent: None,
+            skills: b.skills,
+            audit: b.audit,
+            asker,
+            asker_is_terminal,
+            agent: b.agent,
             base_env,
-            launcher: None,
-            wording: Wording::default(),
+            launcher,
+            wording: b.wording,
             safe_path: Mutex::default(),
         }
     }
@@ -1245,12 +1238,7 @@ impl Dispatcher {
     /// project's `skills/`), is kept whole — a new skill cannot be added there either, and it
     /// is one mount instead of one per skill — unless a writable path or the working directory
     /// lies in it.
-    fn skill_folders(&self) -> Vec<PathBuf> {
-        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
-        let cwd = std::env::current_dir()
-            .map(|d| real(&d))
-            .unwrap_or_default();
+    fn skill_folders(&self, writable: &[PathBuf], cwd: Option<&Path>) -> Vec<PathBuf> {
         let open_inside = |dir: &Path| writable.iter().any(|w| w.starts_with(dir));
         let mut dirs: Vec<PathBuf> = Vec::new();
         for skill in self.skills.iter() {
@@ -1265,7 +1253,7 @@ impl Dispatcher {
                 (dirs.iter().filter(|d| d.parent() == Some(parent)).count() > 1
                     || parent.file_name().is_some_and(|n| n == "skills"))
                     && !open_inside(parent)
-                    && !cwd.starts_with(parent)
+                    && !cwd.is_some_and(|c| c.starts_with(parent))
             });
             let keep = whole.map_or_else(|| dir.clone(), Path::to_path_buf);
             if !out.contains(&keep) {
@@ -1281,41 +1269,32 @@ impl Dispatcher {
     /// folders). One look at the file system for both.
     fn kept_and_protected(&self) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
         let policy_places = crate::paths::policy_places();
-        let skills = self.skill_folders();
-        let mut protected = policy::protected_places();
         // Where a linked agents folder, skill or config file leads (a dotfiles checkout).
-        protected.extend(
-            policy_places
-                .iter()
-                .filter(|p| p.is_symlink())
-                .filter_map(|p| std::fs::canonicalize(p).ok())
-                .map(|real| {
-                    (
-                        real,
-                        "a link in skillpipe's config or your skill folders leads here: \
-                         skillpipe reads it as yours"
-                            .to_string(),
-                    )
-                }),
-        );
-        protected.extend(skills.iter().map(|d| {
+        let linked: Vec<PathBuf> = (policy_places.iter().filter(|p| p.is_symlink()))
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        // Links followed: a skill or a writable path may be reached through one.
+        let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
+        let cwd = std::env::current_dir().map(|d| real(&d)).ok();
+        let skills = self.skill_folders(&writable, cwd.as_deref());
+        let projects = self.project_places_in_writable(&writable, cwd.as_deref());
+        let mut protected = policy::protected_places();
+        for (dirs, why) in [
             (
-                d.clone(),
-                "loaded skills, whose scripts the model runs".to_string(),
-            )
-        }));
-        let projects = self.project_places_in_writable();
-        protected.extend(projects.iter().map(|d| {
+                &linked,
+                "a link in skillpipe's config or your skill folders leads here: \
+                       skillpipe reads it as yours",
+            ),
+            (&skills, "loaded skills, whose scripts the model runs"),
             (
-                d.clone(),
-                "a project's skills or agents, which skillpipe loads when you trust the project"
-                    .to_string(),
-            )
-        }));
-        let mut kept = policy_places;
-        kept.extend(skills);
-        kept.extend(projects);
-        (kept, protected)
+                &projects,
+                "a project's skills or agents, which skillpipe loads when you trust \
+                         the project",
+            ),
+        ] {
+            protected.extend(dirs.iter().map(|d| (d.clone(), why.to_string())));
+        }
+        ([policy_places, skills, projects].concat(), protected)
     }
 
     /// The folders skillpipe would load a project's skills and agents from
@@ -1325,15 +1304,10 @@ impl Dispatcher {
     /// session offers. One the user made writable itself (a writable path inside it or the
     /// folder itself: someone working on that skill) is left as given. With writes allowed
     /// anywhere (`allow_filesystem`), those of the working directory itself.
-    fn project_places_in_writable(&self) -> Vec<PathBuf> {
-        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
+    fn project_places_in_writable(&self, writable: &[PathBuf], cwd: Option<&Path>) -> Vec<PathBuf> {
         let roots: Vec<PathBuf> = match self.policy.allow_filesystem {
-            true => std::env::current_dir()
-                .map(|d| real(&d))
-                .into_iter()
-                .collect(),
-            false => writable.clone(),
+            true => cwd.map(Path::to_path_buf).into_iter().collect(),
+            false => writable.to_vec(),
         };
         let places = crate::paths::project_places();
         let mut out: Vec<PathBuf> = Vec::new();
@@ -1464,6 +1438,11 @@ fn named_paths(args: &[String], caller: &Path, cwd: &Path, skill: Option<&Path>)
         }
     }
     out
+}
+
+/// `p` with its links followed, or as it is when it cannot be.
+fn real(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// The first argument (or `--flag=VALUE`'s value) that is a relative path found under
