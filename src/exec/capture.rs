@@ -15,10 +15,8 @@ pub struct Capture {
 impl Capture {
     pub fn new(cap: usize) -> Capture {
         Capture {
-            bytes: Vec::new(),
-            truncated: false,
-            seen: 0,
             cap,
+            ..Capture::default()
         }
     }
 

@@ -988,12 +988,10 @@ impl LauncherPipe {
 /// anything).
 fn read_available(ours: OwnedFd) -> Vec<u8> {
     use std::io::Read;
-    let mut file = std::fs::File::from(ours);
     let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while let Ok(n @ 1..) = file.read(&mut chunk) {
-        buf.extend_from_slice(&chunk[..n]);
-    }
+    // Ends at the pipe's end or, with nothing more written yet, at `WouldBlock`: what was read
+    // before the error is kept.
+    let _ = std::fs::File::from(ours).read_to_end(&mut buf);
     buf
 }
 
@@ -1011,15 +1009,15 @@ mod tests {
 
     #[test]
     fn markers_go_on_their_own_line() {
-        let mut b = b"oops".to_vec();
-        append_line(&mut b, "Timeout");
-        assert_eq!(b, b"oops\nTimeout");
-        let mut b = b"ok\n".to_vec();
-        append_line(&mut b, "Timeout");
-        assert_eq!(b, b"ok\nTimeout");
-        let mut b = Vec::new();
-        append_line(&mut b, "Signal: SIGSEGV");
-        assert_eq!(b, b"Signal: SIGSEGV");
+        for (before, line, after) in [
+            ("oops", "Timeout", "oops\nTimeout"),
+            ("ok\n", "Timeout", "ok\nTimeout"),
+            ("", "Signal: SIGSEGV", "Signal: SIGSEGV"),
+        ] {
+            let mut b = before.as_bytes().to_vec();
+            append_line(&mut b, line);
+            assert_eq!(b, after.as_bytes());
+        }
     }
 
     #[tokio::test]
