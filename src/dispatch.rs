@@ -497,7 +497,7 @@ impl Dispatcher {
             && is_builtin_skill(argv)
         {
             // Reading a loaded skill runs nothing, so it needs no --allow-scripts.
-            return self.builtin_skill(origin, argv);
+            return self.read_skill(origin, argv, true);
         }
         if !self.policy.allow_scripts {
             // Nothing runs without the master switch; say so before judging the syntax.
@@ -534,7 +534,7 @@ impl Dispatcher {
             return refused;
         }
         if is_builtin_skill(&argv) {
-            return self.builtin_skill(origin, &argv);
+            return self.read_skill(origin, &argv, true);
         }
         let planned = match self.plan(origin, argv, stdin) {
             Ok(planned) => planned,
@@ -544,7 +544,7 @@ impl Dispatcher {
             Ok(reads) => reads,
             Err(refused) => return refused,
         };
-        let spec = self.run_spec(&planned, reads);
+        let spec = self.run_spec(&planned, &reads);
         self.execute(origin, planned, spec).await
     }
 
@@ -754,7 +754,7 @@ impl Dispatcher {
 
     /// Step: the process to start (environment, repository config kept out) and the sandbox
     /// around it, with the reads the user granted. Starts nothing.
-    fn run_spec(&self, p: &Planned, reads: Vec<PathBuf>) -> RunSpec {
+    fn run_spec(&self, p: &Planned, reads: &[PathBuf]) -> RunSpec {
         let mut env = self.base_env.clone();
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), p.caller_dir.clone().into()));
@@ -766,13 +766,7 @@ impl Dispatcher {
             let git = exec::git_config::env(&env, config.as_deref());
             env.extend(git.into_iter().map(|(k, v)| (k.into(), v.into())));
         }
-        let mut sandbox = self.sandbox_spec(&p.cwd, p.skill_dir.as_deref(), &reads);
-        sandbox
-            .read
-            .extend(reads.into_iter().map(|path| crate::sandbox::view::Grant {
-                path,
-                why: crate::sandbox::view::Why::Granted,
-            }));
+        let sandbox = self.sandbox_spec(&p.cwd, p.skill_dir.as_deref(), reads);
         RunSpec {
             program: p.program.clone(),
             args: p.args.clone(),
@@ -930,12 +924,7 @@ impl Dispatcher {
 
     /// `skill NAME [FILE]`: a loaded skill's SKILL.md body or one of its files, read by
     /// skillpipe itself (no process, no sandbox needed), audited like a run. A denied pattern
-    /// that matches `skill …` still wins.
-    fn builtin_skill(&self, origin: Origin, argv: &[String]) -> Outcome {
-        self.read_skill(origin, argv, true)
-    }
-
-    /// `skill NAME [FILE]` read for `origin`; `with_scripts` appends, after a body, the table of
+    /// that matches `skill …` still wins. `with_scripts` (a directive's read) appends, after a body, the table of
     /// the skill's scripts in directive form (MCP has its own: tool names, resource URIs).
     /// Hidden files and what the sandbox hides from scripts are refused (one rule with MCP's
     /// resources: [`crate::skills::files::readable`]).
@@ -1216,7 +1205,7 @@ impl Dispatcher {
                     why: Why::Skill,
                 })
                 .into_iter()
-                .chain(p.allow_read.iter().map(|a| Grant {
+                .chain(p.allow_read.iter().chain(reads).map(|a| Grant {
                     path: a.clone(),
                     why: Why::Granted,
                 }))
