@@ -683,17 +683,7 @@ async fn spawn_and_wait(
                     let _ = w.shutdown().await;
                 }
             };
-            let read_out = async {
-                if let Some(s) = stdout {
-                    out.fill(s).await
-                }
-            };
-            let read_err = async {
-                if let Some(s) = stderr {
-                    err.fill(s).await
-                }
-            };
-            futures::join!(read_out, read_err, feed);
+            futures::join!(out.fill(stdout), err.fill(stderr), feed);
         };
         let mut io = std::pin::pin!(io);
         let mut wait = std::pin::pin!(wait_or_kill(&mut child, pgid, spec.timeout));
