@@ -678,7 +678,7 @@ impl Dispatcher {
             .command(
                 script_args,
                 &self.policy.allowed_interpreters,
-                &self.path_var(),
+                (self.inherited("PATH")).unwrap_or(FALLBACK_PATH.as_ref()),
                 self.inherited("PYTHONPATH"),
             )
             .map_err(|e| self.refuse_planned(origin, &p, Decision::Denied, e.to_string()))?;
@@ -1155,12 +1155,6 @@ impl Dispatcher {
         let takes = ran.is_ok_and(|r| r.exit_code == 0 && r.signal.is_none());
         (self.safe_path.lock().unwrap()).insert(spec.program.clone(), takes);
         takes
-    }
-
-    fn path_var(&self) -> OsString {
-        self.inherited("PATH")
-            .map(OsString::from)
-            .unwrap_or_else(|| FALLBACK_PATH.into())
     }
 
     /// The value of `name` that commands inherit (passed through `env_passthrough`).
