@@ -981,34 +981,32 @@ impl Dispatcher {
             if wanted < count {
                 // Quoted as directive words are (a `}` would end the directive).
                 let shown_file = crate::command::quote_word(file.unwrap_or("SKILL.md"));
-                bytes.extend_from_slice(
-                    format!(
-                        "\n[page {wanted} of {count}: !{{skill {name} {shown_file} {}}} reads the next]\n",
-                        wanted + 1
-                    )
-                    .as_bytes(),
+                let note = format!(
+                    "\n[page {wanted} of {count}: !{{skill {name} {shown_file} {}}} reads the next]\n",
+                    wanted + 1
                 );
+                bytes.extend_from_slice(note.as_bytes());
             }
             if wanted == 1 {
                 bytes.extend_from_slice(table.as_bytes());
             }
             text.bytes = bytes;
         }
-        let result = RunResult {
-            stdout: text.bytes,
-            truncated_stdout: text.truncated,
-            duration: started.elapsed(),
-            ..Default::default()
-        };
-        let (bytes, took) = (result.stdout.len(), result.duration);
+        let took = started.elapsed();
         self.record_skill_read(
             origin,
             argv,
             &text.skill,
-            bytes,
+            text.bytes.len(),
             took,
-            result.truncated_stdout,
+            text.truncated,
         );
+        let result = RunResult {
+            stdout: text.bytes,
+            truncated_stdout: text.truncated,
+            duration: took,
+            ..Default::default()
+        };
         Outcome::Ran(Ran {
             result,
             skill: Some(text.skill),

@@ -238,8 +238,7 @@ pub(crate) async fn raise_interrupt() {
 async fn interrupted() -> String {
     loop {
         let notified = INTERRUPT.notified();
-        let sig = INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst);
-        if sig != 0 {
+        if let Some(sig) = interrupted_by() {
             return signals::name(sig);
         }
         notified.await;
