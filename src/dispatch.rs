@@ -665,12 +665,9 @@ impl Dispatcher {
             p.env
                 .extend(env.map(|(k, v)| (OsString::from(k), OsString::from(v))));
             if tool.input == ToolInput::StdinJson {
-                match tool_input(tool, &args, p.stdin.as_deref()) {
-                    Ok(json) => p.stdin = Some(json),
-                    Err(why) => {
-                        return Err(self.refuse_planned(origin, &p, Decision::Invalid, why));
-                    }
-                }
+                let json = tool_input(tool, &args, p.stdin.as_deref())
+                    .map_err(|why| self.refuse_planned(origin, &p, Decision::Invalid, why))?;
+                p.stdin = Some(json);
                 script_args = &[];
             }
         }
