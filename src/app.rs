@@ -490,15 +490,13 @@ pub(crate) fn load_agent(
         }
         Err(e) => return Err(agent_error(e)),
     };
-    let mut unused: Vec<&str> = Vec::new();
+    let mut told: Vec<&str> = Vec::new();
     for (k, _) in &vars {
-        if !agent.variables.iter().any(|(n, _)| n == k) && !unused.contains(&k.as_str()) {
-            unused.push(k);
+        if !agent.variables.iter().any(|(n, _)| n == k) && !told.contains(&k.as_str()) {
+            told.push(k);
+            let w = format!("--var {k}: agent `{}` has no variable `{k}`", agent.name);
+            agent.warnings.push(w);
         }
-    }
-    for k in unused {
-        let w = format!("--var {k}: agent `{}` has no variable `{k}`", agent.name);
-        agent.warnings.push(w);
     }
     Ok((agent, missing))
 }
@@ -722,11 +720,9 @@ mod session {
             tools: config.tools || agent.is_some_and(|a| a.tool_calls),
             stream: !config.no_stream,
             model: settings.model.clone(),
-            params: {
-                let mut params = settings.params.clone();
-                params.extend(config.params.iter().cloned());
-                params
-            },
+            params: (settings.params.clone().into_iter())
+                .chain(config.params.iter().cloned())
+                .collect(),
             explicit_params: config
                 .params
                 .iter()

@@ -307,12 +307,10 @@ impl DispatcherBuilder {
     /// terminal; without it, every confirmation is declined ([`AskError::NoAsker`]), so a
     /// library never draws on a terminal it was not given.
     pub fn asker(
-        mut self,
+        self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync + 'static,
     ) -> Self {
-        let asker: Box<AsyncAsker> = Box::new(move |p| Box::pin(std::future::ready(asker(p))));
-        self.asker = Some((asker, false));
-        self
+        self.async_asker(move |p| Box::pin(std::future::ready(asker(p))))
     }
 
     /// An asker already boxed (the app layer passes the REPL's terminal prompt, which reads
@@ -367,15 +365,7 @@ impl DispatcherBuilder {
         } else {
             None
         };
-        let mut d = Dispatcher::with_compiled(self.policy, compiled, self.skills, self.audit);
-        d.launcher = launcher;
-        d.agent = self.agent;
-        d.wording = self.wording;
-        if let Some((asker, terminal)) = self.asker {
-            d.asker = asker;
-            d.asker_is_terminal = terminal;
-        }
-        Ok(d)
+        Ok(Dispatcher::assemble(self, compiled, launcher))
     }
 }
 
@@ -413,36 +403,39 @@ impl Dispatcher {
     #[cfg(test)]
     pub(crate) fn new(policy: ScriptPolicy, skills: Arc<SkillSet>, audit: AuditLog) -> Dispatcher {
         let compiled = policy.compile().expect("a valid policy");
-        Dispatcher::with_compiled(policy, compiled, skills, audit)
+        Dispatcher::assemble(
+            Dispatcher::builder(policy).skills(skills).audit(audit),
+            compiled,
+            None,
+        )
     }
 
-    fn with_compiled(
-        policy: ScriptPolicy,
+    /// The dispatcher `b` describes, its policy compiled and its launcher resolved.
+    fn assemble(
+        b: DispatcherBuilder,
         compiled: policy::CompiledPolicy,
-        skills: Arc<SkillSet>,
-        audit: AuditLog,
+        launcher: Option<PathBuf>,
     ) -> Dispatcher {
-        let base_env = std::env::vars_os()
-            .filter(|(k, _)| {
-                policy
-                    .env_passthrough
-                    .iter()
-                    .any(|p| k.to_str() == Some(p.as_str()))
-            })
-            .collect();
+        let policy = b.policy;
+        let passed = |k: &OsString| policy.env_passthrough.iter().any(|p| k == p.as_str());
+        let base_env = std::env::vars_os().filter(|(k, _)| passed(k)).collect();
+        let (asker, asker_is_terminal) = b.asker.unwrap_or_else(|| {
+            let ask: Box<AsyncAsker> = Box::new(|p| Box::pin(std::future::ready(default_ask(p))));
+            (ask, cfg!(feature = "cli"))
+        });
         Dispatcher {
             confirmer: Mutex::new(Confirmer::new(policy.confirm)),
             asking: tokio::sync::Mutex::new(()),
             policy,
             compiled,
-            skills,
-            audit,
-            asker: Box::new(|p| Box::pin(std::future::ready(default_ask(p)))),
-            asker_is_terminal: cfg!(feature = "cli"),
-            agent: None,
+            skills: b.skills,
+            audit: b.audit,
+            asker,
+            asker_is_terminal,
+            agent: b.agent,
             base_env,
-            launcher: None,
-            wording: Wording::default(),
+            launcher,
+            wording: b.wording,
             safe_path: Mutex::default(),
         }
     }
@@ -504,7 +497,7 @@ impl Dispatcher {
             && is_builtin_skill(argv)
         {
             // Reading a loaded skill runs nothing, so it needs no --allow-scripts.
-            return self.builtin_skill(origin, argv);
+            return self.read_skill(origin, argv, true);
         }
         if !self.policy.allow_scripts {
             // Nothing runs without the master switch; say so before judging the syntax.
@@ -521,7 +514,7 @@ impl Dispatcher {
                 if let Some(p) = placeholder {
                     why.push_str(&crate::skills::written::placeholder_advice(p));
                 }
-                self.block(origin, &[body.to_string()], None, Decision::Invalid, why)
+                self.refuse(origin, &[body.to_string()], Decision::Invalid, why)
             }
         }
     }
@@ -541,7 +534,7 @@ impl Dispatcher {
             return refused;
         }
         if is_builtin_skill(&argv) {
-            return self.builtin_skill(origin, &argv);
+            return self.read_skill(origin, &argv, true);
         }
         let planned = match self.plan(origin, argv, stdin) {
             Ok(planned) => planned,
@@ -551,7 +544,7 @@ impl Dispatcher {
             Ok(reads) => reads,
             Err(refused) => return refused,
         };
-        let spec = self.run_spec(&planned, reads);
+        let spec = self.run_spec(&planned, &reads);
         self.execute(origin, planned, spec).await
     }
 
@@ -578,7 +571,8 @@ impl Dispatcher {
         } else {
             return None;
         };
-        Some(self.block_with(origin, argv, None, input, decision, why))
+        let rec = self.record(origin, decision, argv, None, input);
+        Some(self.refused(rec, why, None))
     }
 
     /// Step: what `argv` runs and whether the policy allows it, decided before anything is
@@ -593,7 +587,7 @@ impl Dispatcher {
         // The skill script it runs, however it is written (a function name, a path into a
         // skill's folder, an interpreter in front): one answer, `skills::request`.
         let request = (self.skills.script_request(&argv))
-            .map_err(|e| self.block(origin, &argv, None, Decision::Invalid, e.to_string()))?;
+            .map_err(|e| self.refuse(origin, &argv, Decision::Invalid, e.to_string()))?;
         let args_from = request.args_from();
         let kind = match request.is_script() {
             true => Argv0Kind::ScriptRef,
@@ -671,12 +665,9 @@ impl Dispatcher {
             p.env
                 .extend(env.map(|(k, v)| (OsString::from(k), OsString::from(v))));
             if tool.input == ToolInput::StdinJson {
-                match tool_input(tool, &args, p.stdin.as_deref()) {
-                    Ok(json) => p.stdin = Some(json),
-                    Err(why) => {
-                        return Err(self.refuse_planned(origin, &p, Decision::Invalid, why));
-                    }
-                }
+                let json = tool_input(tool, &args, p.stdin.as_deref())
+                    .map_err(|why| self.refuse_planned(origin, &p, Decision::Invalid, why))?;
+                p.stdin = Some(json);
                 script_args = &[];
             }
         }
@@ -684,7 +675,7 @@ impl Dispatcher {
             .command(
                 script_args,
                 &self.policy.allowed_interpreters,
-                &self.path_var(),
+                (self.inherited("PATH")).unwrap_or(FALLBACK_PATH.as_ref()),
                 self.inherited("PYTHONPATH"),
             )
             .map_err(|e| self.refuse_planned(origin, &p, Decision::Denied, e.to_string()))?;
@@ -760,7 +751,7 @@ impl Dispatcher {
 
     /// Step: the process to start (environment, repository config kept out) and the sandbox
     /// around it, with the reads the user granted. Starts nothing.
-    fn run_spec(&self, p: &Planned, reads: Vec<PathBuf>) -> RunSpec {
+    fn run_spec(&self, p: &Planned, reads: &[PathBuf]) -> RunSpec {
         let mut env = self.base_env.clone();
         env.push(("SKILLPIPE_VERSION".into(), env!("CARGO_PKG_VERSION").into()));
         env.push(("SKILLPIPE_CALLER_DIR".into(), p.caller_dir.clone().into()));
@@ -772,13 +763,7 @@ impl Dispatcher {
             let git = exec::git_config::env(&env, config.as_deref());
             env.extend(git.into_iter().map(|(k, v)| (k.into(), v.into())));
         }
-        let mut sandbox = self.sandbox_spec(&p.cwd, p.skill_dir.as_deref(), &reads);
-        sandbox
-            .read
-            .extend(reads.into_iter().map(|path| crate::sandbox::view::Grant {
-                path,
-                why: crate::sandbox::view::Why::Granted,
-            }));
+        let sandbox = self.sandbox_spec(&p.cwd, p.skill_dir.as_deref(), reads);
         RunSpec {
             program: p.program.clone(),
             args: p.args.clone(),
@@ -814,22 +799,17 @@ impl Dispatcher {
         let elsewhere = (p.ran_elsewhere())
             .then(|| relative_arg_elsewhere(&p.args, &p.cwd, &p.caller_dir))
             .flatten();
-        let _in_flight = InFlight::enter();
+        let mut cancelled = self.run_record(origin, &p, Decision::Ran, "completed");
+        cancelled.reason = Some("cancelled".into());
+        let mut running = Running::enter(&self.audit, cancelled);
         let started = self.run_record(origin, &p, Decision::Ran, "started");
         self.audit.write_or_warn(&started);
         let cut: Box<[crate::audit::Cut]> = (started.argv_cut.iter().cloned())
             .chain(started.stdin_cut.clone())
             .collect();
-        let mut cancelled = self.run_record(origin, &p, Decision::Ran, "completed");
-        cancelled.reason = Some("cancelled".into());
-        let guard = AuditOnDrop {
-            log: &self.audit,
-            record: Some(cancelled),
-            started: std::time::Instant::now(),
-        };
         let ran = exec::run_with_launcher(spec, self.launcher.as_deref()).await;
-        let ran_for = guard.started.elapsed();
-        guard.disarm();
+        let ran_for = running.started.elapsed();
+        running.cancelled = None;
         match ran {
             Ok(result) => self.report_ran(origin, p, result, cut, elsewhere),
             Err(e) => self.report_failed(origin, p, e, ran_for),
@@ -926,7 +906,8 @@ impl Dispatcher {
 
     /// A refusal of a planned run, before it starts.
     fn refuse_planned(&self, origin: Origin, p: &Planned, d: Decision, why: String) -> Outcome {
-        self.block_with(origin, &p.argv, p.skill.clone(), p.stdin.as_deref(), d, why)
+        let rec = self.record(origin, d, &p.argv, p.skill.clone(), p.stdin.as_deref());
+        self.refused(rec, why, None)
     }
 
     /// A refusal of a run whose `started` line is written: its line has phase `completed`.
@@ -940,12 +921,7 @@ impl Dispatcher {
 
     /// `skill NAME [FILE]`: a loaded skill's SKILL.md body or one of its files, read by
     /// skillpipe itself (no process, no sandbox needed), audited like a run. A denied pattern
-    /// that matches `skill …` still wins.
-    fn builtin_skill(&self, origin: Origin, argv: &[String]) -> Outcome {
-        self.read_skill(origin, argv, true)
-    }
-
-    /// `skill NAME [FILE]` read for `origin`; `with_scripts` appends, after a body, the table of
+    /// that matches `skill …` still wins. `with_scripts` (a directive's read) appends, after a body, the table of
     /// the skill's scripts in directive form (MCP has its own: tool names, resource URIs).
     /// Hidden files and what the sandbox hides from scripts are refused (one rule with MCP's
     /// resources: [`crate::skills::files::readable`]).
@@ -961,9 +937,9 @@ impl Dispatcher {
             [_, name, file] => (name, Some(file.as_str()), None),
             [_, name, file, page] if with_scripts => match page.parse::<usize>() {
                 Ok(n) if n > 0 => (name, Some(file.as_str()), Some(n)),
-                _ => return self.block(origin, argv, None, Decision::Invalid, usage.into()),
+                _ => return self.refuse(origin, argv, Decision::Invalid, usage.into()),
             },
-            _ => return self.block(origin, argv, None, Decision::Invalid, usage.into()),
+            _ => return self.refuse(origin, argv, Decision::Invalid, usage.into()),
         };
         if let Some(refused) = self.skill_read_denied(origin, argv, name) {
             return refused;
@@ -973,7 +949,7 @@ impl Dispatcher {
         let max = self.policy.max_output_bytes;
         let mut text = match self.skills.read_skill_text(name, file, max, &hidden) {
             Ok(t) => t,
-            Err(e) => return self.block(origin, argv, None, Decision::Invalid, e.to_string()),
+            Err(e) => return self.refuse(origin, argv, Decision::Invalid, e.to_string()),
         };
         // The scripts are listed only where the model was told how to run them.
         let runs = self.announced() == crate::scan::Announced::Full;
@@ -996,40 +972,38 @@ impl Dispatcher {
             let Some((part, count)) = crate::skills::files::page(&text.bytes, size, wanted) else {
                 let count = crate::skills::files::page(&text.bytes, size, 1).map_or(1, |p| p.1);
                 let why = format!("there is no page {wanted}: the file has {count}");
-                return self.block(origin, argv, None, Decision::Invalid, why);
+                return self.refuse(origin, argv, Decision::Invalid, why);
             };
             let mut bytes = part.to_vec();
             if wanted < count {
                 // Quoted as directive words are (a `}` would end the directive).
                 let shown_file = crate::command::quote_word(file.unwrap_or("SKILL.md"));
-                bytes.extend_from_slice(
-                    format!(
-                        "\n[page {wanted} of {count}: !{{skill {name} {shown_file} {}}} reads the next]\n",
-                        wanted + 1
-                    )
-                    .as_bytes(),
+                let note = format!(
+                    "\n[page {wanted} of {count}: !{{skill {name} {shown_file} {}}} reads the next]\n",
+                    wanted + 1
                 );
+                bytes.extend_from_slice(note.as_bytes());
             }
             if wanted == 1 {
                 bytes.extend_from_slice(table.as_bytes());
             }
             text.bytes = bytes;
         }
-        let result = RunResult {
-            stdout: text.bytes,
-            truncated_stdout: text.truncated,
-            duration: started.elapsed(),
-            ..Default::default()
-        };
-        let (bytes, took) = (result.stdout.len(), result.duration);
+        let took = started.elapsed();
         self.record_skill_read(
             origin,
             argv,
             &text.skill,
-            bytes,
+            text.bytes.len(),
             took,
-            result.truncated_stdout,
+            text.truncated,
         );
+        let result = RunResult {
+            stdout: text.bytes,
+            truncated_stdout: text.truncated,
+            duration: took,
+            ..Default::default()
+        };
         Outcome::Ran(Ran {
             result,
             skill: Some(text.skill),
@@ -1051,7 +1025,8 @@ impl Dispatcher {
             pattern: command::escape_controls(text),
         }
         .to_string();
-        Some(self.block(origin, argv, Some(name.to_owned()), Decision::Denied, why))
+        let rec = self.record(origin, Decision::Denied, argv, Some(name.to_owned()), None);
+        Some(self.refused(rec, why, None))
     }
 
     fn record_skill_read(
@@ -1102,7 +1077,8 @@ impl Dispatcher {
         decision: Decision,
         reason: String,
     ) -> Outcome {
-        self.block(origin, argv, None, decision, reason)
+        let rec = self.record(origin, decision, argv, None, None);
+        self.refused(rec, reason, None)
     }
 
     /// A refusal because a per-answer bound (`key`, e.g. `max_side_effects_per_turn`) was
@@ -1115,14 +1091,8 @@ impl Dispatcher {
         reason: String,
     ) -> Outcome {
         let mut rec = self.record(origin, Decision::Denied, argv, None, None);
-        rec.reason = Some(reason.clone());
         rec.limit = Some(key);
-        self.audit.write_or_warn(&rec);
-        Outcome::Blocked {
-            decision: Decision::Denied,
-            reason,
-            denied: None,
-        }
+        self.refused(rec, reason, None)
     }
 
     /// The confirmation step: asks (one question at a time) unless the mode or an earlier
@@ -1182,18 +1152,9 @@ impl Dispatcher {
         takes
     }
 
-    fn path_var(&self) -> OsString {
-        self.inherited("PATH")
-            .map(OsString::from)
-            .unwrap_or_else(|| FALLBACK_PATH.into())
-    }
-
     /// The value of `name` that commands inherit (passed through `env_passthrough`).
     fn inherited(&self, name: &str) -> Option<&std::ffi::OsStr> {
-        self.base_env
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_os_str())
+        exec::env_value(&self.base_env, name)
     }
 
     /// `reads`: the paths a confirmed prompt granted for this run.
@@ -1233,7 +1194,7 @@ impl Dispatcher {
                     why: Why::Skill,
                 })
                 .into_iter()
-                .chain(p.allow_read.iter().map(|a| Grant {
+                .chain(p.allow_read.iter().chain(reads).map(|a| Grant {
                     path: a.clone(),
                     why: Why::Granted,
                 }))
@@ -1255,12 +1216,7 @@ impl Dispatcher {
     /// project's `skills/`), is kept whole — a new skill cannot be added there either, and it
     /// is one mount instead of one per skill — unless a writable path or the working directory
     /// lies in it.
-    fn skill_folders(&self) -> Vec<PathBuf> {
-        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
-        let cwd = std::env::current_dir()
-            .map(|d| real(&d))
-            .unwrap_or_default();
+    fn skill_folders(&self, writable: &[PathBuf], cwd: Option<&Path>) -> Vec<PathBuf> {
         let open_inside = |dir: &Path| writable.iter().any(|w| w.starts_with(dir));
         let mut dirs: Vec<PathBuf> = Vec::new();
         for skill in self.skills.iter() {
@@ -1275,7 +1231,7 @@ impl Dispatcher {
                 (dirs.iter().filter(|d| d.parent() == Some(parent)).count() > 1
                     || parent.file_name().is_some_and(|n| n == "skills"))
                     && !open_inside(parent)
-                    && !cwd.starts_with(parent)
+                    && !cwd.is_some_and(|c| c.starts_with(parent))
             });
             let keep = whole.map_or_else(|| dir.clone(), Path::to_path_buf);
             if !out.contains(&keep) {
@@ -1291,41 +1247,32 @@ impl Dispatcher {
     /// folders). One look at the file system for both.
     fn kept_and_protected(&self) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
         let policy_places = crate::paths::policy_places();
-        let skills = self.skill_folders();
-        let mut protected = policy::protected_places();
         // Where a linked agents folder, skill or config file leads (a dotfiles checkout).
-        protected.extend(
-            policy_places
-                .iter()
-                .filter(|p| p.is_symlink())
-                .filter_map(|p| std::fs::canonicalize(p).ok())
-                .map(|real| {
-                    (
-                        real,
-                        "a link in skillpipe's config or your skill folders leads here: \
-                         skillpipe reads it as yours"
-                            .to_string(),
-                    )
-                }),
-        );
-        protected.extend(skills.iter().map(|d| {
+        let linked: Vec<PathBuf> = (policy_places.iter().filter(|p| p.is_symlink()))
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        // Links followed: a skill or a writable path may be reached through one.
+        let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
+        let cwd = std::env::current_dir().map(|d| real(&d)).ok();
+        let skills = self.skill_folders(&writable, cwd.as_deref());
+        let projects = self.project_places_in_writable(&writable, cwd.as_deref());
+        let mut protected = policy::protected_places();
+        for (dirs, why) in [
             (
-                d.clone(),
-                "loaded skills, whose scripts the model runs".to_string(),
-            )
-        }));
-        let projects = self.project_places_in_writable();
-        protected.extend(projects.iter().map(|d| {
+                &linked,
+                "a link in skillpipe's config or your skill folders leads here: \
+                       skillpipe reads it as yours",
+            ),
+            (&skills, "loaded skills, whose scripts the model runs"),
             (
-                d.clone(),
-                "a project's skills or agents, which skillpipe loads when you trust the project"
-                    .to_string(),
-            )
-        }));
-        let mut kept = policy_places;
-        kept.extend(skills);
-        kept.extend(projects);
-        (kept, protected)
+                &projects,
+                "a project's skills or agents, which skillpipe loads when you trust \
+                         the project",
+            ),
+        ] {
+            protected.extend(dirs.iter().map(|d| (d.clone(), why.to_string())));
+        }
+        ([policy_places, skills, projects].concat(), protected)
     }
 
     /// The folders skillpipe would load a project's skills and agents from
@@ -1335,15 +1282,10 @@ impl Dispatcher {
     /// session offers. One the user made writable itself (a writable path inside it or the
     /// folder itself: someone working on that skill) is left as given. With writes allowed
     /// anywhere (`allow_filesystem`), those of the working directory itself.
-    fn project_places_in_writable(&self) -> Vec<PathBuf> {
-        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let writable: Vec<PathBuf> = self.policy.writable_paths.iter().map(|w| real(w)).collect();
+    fn project_places_in_writable(&self, writable: &[PathBuf], cwd: Option<&Path>) -> Vec<PathBuf> {
         let roots: Vec<PathBuf> = match self.policy.allow_filesystem {
-            true => std::env::current_dir()
-                .map(|d| real(&d))
-                .into_iter()
-                .collect(),
-            false => writable.clone(),
+            true => cwd.map(Path::to_path_buf).into_iter().collect(),
+            false => writable.to_vec(),
         };
         let places = crate::paths::project_places();
         let mut out: Vec<PathBuf> = Vec::new();
@@ -1399,11 +1341,7 @@ impl Dispatcher {
     fn allowed_sockets(&self) -> Vec<PathBuf> {
         let home = crate::paths::home();
         let var = |name: &str| {
-            self.base_env
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var_os(name))
+            (self.inherited(name).map(OsString::from)).or_else(|| std::env::var_os(name))
         };
         self.policy
             .allowed_sockets
@@ -1426,33 +1364,6 @@ impl Dispatcher {
         rec.skill = skill;
         // `sandbox` says what was in force, so only a run sets it.
         rec
-    }
-
-    fn block(
-        &self,
-        origin: Origin,
-        argv: &[String],
-        skill: Option<String>,
-        decision: Decision,
-        reason: String,
-    ) -> Outcome {
-        self.block_with(origin, argv, skill, None, decision, reason)
-    }
-
-    fn block_with(
-        &self,
-        origin: Origin,
-        argv: &[String],
-        skill: Option<String>,
-        stdin: Option<&[u8]>,
-        decision: Decision,
-        reason: String,
-    ) -> Outcome {
-        self.refused(
-            self.record(origin, decision, argv, skill, stdin),
-            reason,
-            None,
-        )
     }
 
     /// A policy refusal: audited and reported in the dispatcher's wording, and kept typed.
@@ -1505,6 +1416,11 @@ fn named_paths(args: &[String], caller: &Path, cwd: &Path, skill: Option<&Path>)
         }
     }
     out
+}
+
+/// `p` with its links followed, or as it is when it cannot be.
+fn real(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// The first argument (or `--flag=VALUE`'s value) that is a relative path found under
@@ -1593,44 +1509,37 @@ impl Planned {
     }
 }
 
-/// Writes its record when dropped before [`AuditOnDrop::disarm`]: a cancelled run is audited,
-/// stamped when it ended, with how long it ran.
-struct AuditOnDrop<'a> {
+/// Runs between their "started" and their completed audit line, in this process.
+static IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A run between its "started" and its completed audit line, counted in [`IN_FLIGHT`]. Dropped
+/// with `cancelled` still set (the run's future was dropped), it writes that record, stamped
+/// when it ended, with how long it ran.
+struct Running<'a> {
     log: &'a AuditLog,
-    record: Option<Record>,
+    cancelled: Option<Record>,
     started: std::time::Instant,
 }
 
-impl AuditOnDrop<'_> {
-    fn disarm(mut self) {
-        self.record = None;
-    }
-}
-
-impl Drop for AuditOnDrop<'_> {
-    fn drop(&mut self) {
-        if let Some(mut rec) = self.record.take() {
-            rec.ts = crate::audit::timestamp(std::time::SystemTime::now());
-            rec.duration_ms = Some(self.started.elapsed().as_millis() as u64);
-            self.log.write_or_warn(&rec);
+impl Running<'_> {
+    fn enter(log: &AuditLog, cancelled: Record) -> Running<'_> {
+        IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let started = std::time::Instant::now();
+        Running {
+            log,
+            cancelled: Some(cancelled),
+            started,
         }
     }
 }
 
-/// Runs between their "started" and their completed audit line, in this process.
-static IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-struct InFlight;
-
-impl InFlight {
-    fn enter() -> InFlight {
-        IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        InFlight
-    }
-}
-
-impl Drop for InFlight {
+impl Drop for Running<'_> {
     fn drop(&mut self) {
+        if let Some(mut rec) = self.cancelled.take() {
+            rec.ts = crate::audit::timestamp(std::time::SystemTime::now());
+            rec.duration_ms = Some(self.started.elapsed().as_millis() as u64);
+            self.log.write_or_warn(&rec);
+        }
         IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }

@@ -15,10 +15,8 @@ pub struct Capture {
 impl Capture {
     pub fn new(cap: usize) -> Capture {
         Capture {
-            bytes: Vec::new(),
-            truncated: false,
-            seen: 0,
             cap,
+            ..Capture::default()
         }
     }
 
@@ -33,8 +31,9 @@ impl Capture {
         }
     }
 
-    /// Read `reader` to its end (or first error).
-    pub async fn fill(&mut self, mut reader: impl AsyncRead + Unpin) {
+    /// Read `reader` (if there is one) to its end (or first error).
+    pub async fn fill(&mut self, reader: Option<impl AsyncRead + Unpin>) {
+        let Some(mut reader) = reader else { return };
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
             match reader.read(&mut chunk).await {
@@ -71,7 +70,7 @@ mod tests {
     async fn fill_reads_everything_and_keeps_the_head() {
         let data = vec![7u8; 300_000];
         let mut c = Capture::new(1000);
-        c.fill(&data[..]).await;
+        c.fill(Some(&data[..])).await;
         assert_eq!(c.bytes.len(), 1000);
         assert!(c.truncated);
         assert_eq!(c.seen, 300_000);

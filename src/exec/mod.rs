@@ -188,7 +188,10 @@ pub enum ExecError {
 }
 
 /// The value of `name` in `env`: the last one, as the child sees it.
-fn env_value<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a std::ffi::OsStr> {
+pub(crate) fn env_value<'a>(
+    env: &'a [(OsString, OsString)],
+    name: &str,
+) -> Option<&'a std::ffi::OsStr> {
     env.iter()
         .rev()
         .find(|(k, _)| k == name)
@@ -235,8 +238,7 @@ pub(crate) async fn raise_interrupt() {
 async fn interrupted() -> String {
     loop {
         let notified = INTERRUPT.notified();
-        let sig = INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst);
-        if sig != 0 {
+        if let Some(sig) = interrupted_by() {
             return signals::name(sig);
         }
         notified.await;
@@ -680,17 +682,7 @@ async fn spawn_and_wait(
                     let _ = w.shutdown().await;
                 }
             };
-            let read_out = async {
-                if let Some(s) = stdout {
-                    out.fill(s).await
-                }
-            };
-            let read_err = async {
-                if let Some(s) = stderr {
-                    err.fill(s).await
-                }
-            };
-            futures::join!(read_out, read_err, feed);
+            futures::join!(out.fill(stdout), err.fill(stderr), feed);
         };
         let mut io = std::pin::pin!(io);
         let mut wait = std::pin::pin!(wait_or_kill(&mut child, pgid, spec.timeout));
@@ -985,12 +977,10 @@ impl LauncherPipe {
 /// anything).
 fn read_available(ours: OwnedFd) -> Vec<u8> {
     use std::io::Read;
-    let mut file = std::fs::File::from(ours);
     let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while let Ok(n @ 1..) = file.read(&mut chunk) {
-        buf.extend_from_slice(&chunk[..n]);
-    }
+    // Ends at the pipe's end or, with nothing more written yet, at `WouldBlock`: what was read
+    // before the error is kept.
+    let _ = std::fs::File::from(ours).read_to_end(&mut buf);
     buf
 }
 
@@ -1008,15 +998,15 @@ mod tests {
 
     #[test]
     fn markers_go_on_their_own_line() {
-        let mut b = b"oops".to_vec();
-        append_line(&mut b, "Timeout");
-        assert_eq!(b, b"oops\nTimeout");
-        let mut b = b"ok\n".to_vec();
-        append_line(&mut b, "Timeout");
-        assert_eq!(b, b"ok\nTimeout");
-        let mut b = Vec::new();
-        append_line(&mut b, "Signal: SIGSEGV");
-        assert_eq!(b, b"Signal: SIGSEGV");
+        for (before, line, after) in [
+            ("oops", "Timeout", "oops\nTimeout"),
+            ("ok\n", "Timeout", "ok\nTimeout"),
+            ("", "Signal: SIGSEGV", "Signal: SIGSEGV"),
+        ] {
+            let mut b = before.as_bytes().to_vec();
+            append_line(&mut b, line);
+            assert_eq!(b, after.as_bytes());
+        }
     }
 
     #[tokio::test]
