@@ -698,7 +698,7 @@ type = "function"
             "{:?}",
             a.agent.warnings
         );
-        assert_eq!(a.declared, [("who".into(), Some("me".into()))], "top-level variables");
+        assert_eq!(a.declared, [("who".into(), Some("me".into()))]);
         let policy = a.agent.script_policy.unwrap();
         assert_eq!(policy.env_passthrough, vec!["PATH", "API_TOKEN"]);
     }

@@ -500,7 +500,7 @@ fn encode_path(p: &str) -> String {
 /// `None` when an escape is not `%` and two hex digits (the crate would keep it as written) or
 /// the bytes are not UTF-8.
 fn decode_path(p: &str) -> Option<String> {
-    let hex = |e: &str| e.get(..2).is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+    let hex = |e: &str| e.len() >= 2 && e.bytes().take(2).all(|b| b.is_ascii_hexdigit());
     p.split('%').skip(1).all(hex).then_some(())?;
     Some(percent_decode_str(p).decode_utf8().ok()?.into_owned())
 }
