@@ -12,12 +12,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
-/// An agent: an [`AgentFile`] as parsed, its instructions a template and its variables as
-/// declared, or an [`AgentConfig`] ready to use, its instructions filled and its variables the
-/// values used. `V` is a variable's value: its default if one was given (`Option<String>`),
-/// or the value used (`String`).
+/// An agent ready to use: instructions filled, policy parsed. An [`AgentFile`] holds one whose
+/// instructions are still the template and whose `variables` are still empty.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Agent<V> {
+pub struct AgentConfig {
     /// What `--agent NAME` finds it by; also the name in the audit log.
     pub name: String,
     /// One line for `agents list`.
@@ -28,13 +26,11 @@ pub struct Agent<V> {
     pub provider: Option<String>,
     /// Skill names, in the order given.
     pub skills: Vec<String>,
-    /// Instructions: as written, `{{var}}` placeholders included ([`AgentFile`]), or with
-    /// every `{{var}}` filled ([`AgentConfig`]).
+    /// Instructions, every `{{var}}` filled.
     pub instructions: String,
-    /// [`AgentFile`]: the declared variables (`[instructions] variables`), each with its
-    /// default if one was given. [`AgentConfig`]: the values used, in first-use order (given
-    /// by `--var` or a default); a given variable the agent does not use is not here.
-    pub variables: Vec<(String, V)>,
+    /// The values used, in first-use order (given by `--var` or a default); a given variable
+    /// the agent does not use is not here.
+    pub variables: Vec<(String, String)>,
     /// `[params]` as JSON request parameters (temperature, top_p, max_tokens, ...).
     pub params: serde_json::Map<String, Value>,
     /// `[script_policy]`, defaults filled in. The integrator applies CLI flags on top.
@@ -53,11 +49,14 @@ pub struct Agent<V> {
     pub warnings: Vec<String>,
 }
 
-/// An agent ready to use: instructions filled, policy parsed.
-pub type AgentConfig = Agent<String>;
-
-/// A parsed agent file whose instructions are still a template.
-pub type AgentFile = Agent<Option<String>>;
+/// A parsed agent file: the agent, its instructions a template, and the variables it declares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentFile {
+    /// Everything but the variables' values, which [`Self::resolve`] fills in.
+    pub agent: AgentConfig,
+    /// `[instructions] variables`, each with its default if one was given.
+    pub declared: Vec<(String, Option<String>)>,
+}
 
 impl AgentConfig {
     /// The agent's own folder, which may hold tools (`tools/ID/`, as in a skill):
@@ -87,8 +86,8 @@ pub enum AgentFormat {
 impl AgentFile {
     /// Names of every variable the instructions need: declared ones first, then ones only used.
     pub fn variable_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.variables.iter().map(|(n, _)| n.clone()).collect();
-        for n in template::placeholders(&self.instructions) {
+        let mut names: Vec<String> = self.declared.iter().map(|(n, _)| n.clone()).collect();
+        for n in template::placeholders(&self.agent.instructions) {
             if !names.contains(&n) {
                 names.push(n);
             }
@@ -116,7 +115,7 @@ impl AgentFile {
         let mut missing: Vec<String> = Vec::new();
         for name in self.variable_names() {
             let default = self
-                .variables
+                .declared
                 .iter()
                 .find(|(n, _)| *n == name)
                 .and_then(|(_, d)| d.as_ref());
@@ -128,47 +127,18 @@ impl AgentFile {
         }
         if !missing.is_empty() {
             return Err(AgentError::MissingVariable {
-                file: self.source.clone(),
+                file: self.agent.source,
                 names: missing,
             });
         }
-        let warnings = self.warnings;
-        let instructions = template::fill(&self.instructions, |k| {
+        let mut agent = self.agent;
+        agent.instructions = template::fill(&agent.instructions, |k| {
             values.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
         });
-        Ok(AgentConfig {
-            name: self.name,
-            description: self.description,
-            model: self.model,
-            provider: self.provider,
-            skills: self.skills,
-            instructions,
-            params: self.params,
-            script_policy: self.script_policy,
-            script_policy_table: self.script_policy_table,
-            tool_calls: self.tool_calls,
-            coach: self.coach,
-            source: self.source,
-            format: self.format,
-            variables: values,
-            warnings,
-        })
+        agent.variables = values;
+        Ok(agent)
     }
 }
-
-/// The keys of skillpipe's own format (and the ones read from an r9s version file).
-pub const AGENT_KEYS: &[&str] = &[
-    "name",
-    "description",
-    "model",
-    "provider",
-    "skills",
-    "instructions",
-    "params",
-    "script_policy",
-    "tool_calls",
-    "coach",
-];
 
 /// r9s bookkeeping keys, accepted and ignored in r9s's layout only.
 pub const R9S_BOOKKEEPING_KEYS: &[&str] = &[
@@ -187,28 +157,22 @@ pub const R9S_BOOKKEEPING_KEYS: &[&str] = &[
     "variables",
 ];
 
-/// skillpipe's own format. Field names must match [`AGENT_KEYS`].
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct OwnFile {
-    name: Option<String>,
-    description: Option<String>,
-    model: Option<String>,
-    provider: Option<String>,
-    #[serde(default)]
-    skills: Vec<String>,
-    instructions: Option<Instructions>,
-    #[serde(default)]
-    params: toml::Table,
-    script_policy: Option<ScriptPolicy>,
-    #[serde(default)]
-    tool_calls: bool,
-    coach: Option<crate::coach::CoachMode>,
+/// Declares [`OwnFile`] and [`AGENT_KEYS`] from one list, so a key is written once.
+macro_rules! own_file {
+    ($($(#[$attr:meta])* $key:ident: $ty:ty,)*) => {
+        /// skillpipe's own format; also the keys read from an r9s version file.
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct OwnFile {
+            $($(#[$attr])* $key: $ty,)*
+        }
+
+        /// The keys of skillpipe's own format (and the ones read from an r9s version file).
+        pub const AGENT_KEYS: &[&str] = &[$(stringify!($key)),*];
+    };
 }
 
-/// A version file in r9s's layout: our keys, unknown ones checked separately (they may be r9s's).
-#[derive(Deserialize)]
-struct R9sVersion {
+own_file! {
     name: Option<String>,
     description: Option<String>,
     model: Option<String>,
@@ -216,8 +180,6 @@ struct R9sVersion {
     #[serde(default)]
     skills: Vec<String>,
     instructions: Option<Instructions>,
-    /// r9s also writes the variable list at the top level.
-    variables: Option<Variables>,
     #[serde(default)]
     params: toml::Table,
     script_policy: Option<ScriptPolicy>,
@@ -234,10 +196,12 @@ struct R9sManifest {
     current_version: Option<String>,
 }
 
-/// Only `[script_policy]`, as a raw table (what the agent set, before defaults).
+/// What is kept as written: `[script_policy]` as a raw table (what the agent set, before
+/// defaults) and the top-level `variables` r9s also writes ([`OwnFile`] rejects it).
 #[derive(Deserialize)]
-struct PolicyTableOnly {
+struct AsWritten {
     script_policy: Option<toml::Table>,
+    variables: Option<Variables>,
 }
 
 /// `instructions = "…"` or `[instructions] value = "…", variables = [...]`.
@@ -341,27 +305,15 @@ fn non_empty(s: Option<String>) -> Option<String> {
 
 /// Parse a file in skillpipe's own format. `file` names it in errors; its stem is the default name.
 pub fn parse_skillpipe(src: &str, file: &Path) -> Result<AgentFile, AgentError> {
-    let mut warnings = Vec::new();
     let own: OwnFile = toml::from_str(src).map_err(|e| toml_error(file, src, e))?;
-    let policy_table = policy_table(src, file)?;
-    let (instructions, variables) = split_instructions(own.instructions);
-    Ok(AgentFile {
-        name: non_empty(own.name).unwrap_or_else(|| file_stem(file)),
-        description: own.description.unwrap_or_default(),
-        model: non_empty(own.model),
-        provider: provider_of(own.provider),
-        skills: local_skills(own.skills, file, &mut warnings),
-        instructions,
-        variables,
-        params: toml_table_to_json(own.params),
-        script_policy: own.script_policy,
-        script_policy_table: policy_table,
-        tool_calls: own.tool_calls,
-        coach: own.coach,
-        source: file.to_path_buf(),
-        format: AgentFormat::Skillpipe,
-        warnings,
-    })
+    agent_file(
+        own,
+        src,
+        file,
+        AgentFormat::Skillpipe,
+        file_stem(file),
+        Vec::new(),
+    )
 }
 
 /// The version a manifest (`agent.toml` in r9s's layout) points at.
@@ -382,33 +334,60 @@ pub fn parse_r9s(
 ) -> Result<AgentFile, AgentError> {
     let m: R9sManifest =
         toml::from_str(manifest_src).map_err(|e| toml_error(manifest, manifest_src, e))?;
-    let v: R9sVersion =
-        toml::from_str(version_src).map_err(|e| toml_error(version, version_src, e))?;
+    let mut own = own_keys(version_src, version)?;
     let mut warnings = ignored_keys(manifest_src, manifest, &["name", "description"]);
     warnings.extend(ignored_keys(version_src, version, AGENT_KEYS));
-    let (instructions, mut variables) = split_instructions(v.instructions);
-    if variables.is_empty() {
-        variables = v.variables.map(|v| v.0).unwrap_or_default();
+    own.name = non_empty(m.name).or(own.name);
+    own.description = m.description.or(own.description);
+    let name = dir_name.to_string();
+    agent_file(own, version_src, version, AgentFormat::R9s, name, warnings)
+}
+
+/// The keys of an r9s version file that are [`AGENT_KEYS`], parsed as skillpipe's own format;
+/// the others are dropped from the parsed document first, so errors keep their lines.
+fn own_keys(src: &str, file: &Path) -> Result<OwnFile, AgentError> {
+    let doc = DeTable::parse(src).map_err(|e| toml_error(file, src, e))?;
+    let span = doc.span();
+    let ours: DeTable = (doc.into_inner().into_iter())
+        .filter(|(k, _)| AGENT_KEYS.contains(&k.get_ref().as_ref()))
+        .collect();
+    let de = toml::de::Deserializer::from(toml::Spanned::new(span, ours));
+    OwnFile::deserialize(de).map_err(|e| toml_error(file, src, e))
+}
+
+/// The [`AgentFile`] of a parsed file `file` (text `src`), named `default_name` if it names
+/// no agent.
+fn agent_file(
+    own: OwnFile,
+    src: &str,
+    file: &Path,
+    format: AgentFormat,
+    default_name: String,
+    mut warnings: Vec<String>,
+) -> Result<AgentFile, AgentError> {
+    let written: AsWritten = toml::from_str(src).map_err(|e| toml_error(file, src, e))?;
+    let (instructions, mut declared) = split_instructions(own.instructions);
+    if declared.is_empty() {
+        declared = written.variables.map(|v| v.0).unwrap_or_default();
     }
-    Ok(AgentFile {
-        name: non_empty(m.name)
-            .or(non_empty(v.name))
-            .unwrap_or_else(|| dir_name.to_string()),
-        description: m.description.or(v.description).unwrap_or_default(),
-        model: non_empty(v.model),
-        provider: provider_of(v.provider),
-        skills: local_skills(v.skills, version, &mut warnings),
+    let agent = AgentConfig {
+        name: non_empty(own.name).unwrap_or(default_name),
+        description: own.description.unwrap_or_default(),
+        model: non_empty(own.model),
+        provider: provider_of(own.provider),
+        skills: local_skills(own.skills, file, &mut warnings),
         instructions,
-        variables,
-        params: toml_table_to_json(v.params),
-        script_policy: v.script_policy,
-        script_policy_table: policy_table(version_src, version)?,
-        tool_calls: v.tool_calls,
-        coach: v.coach,
-        source: version.to_path_buf(),
-        format: AgentFormat::R9s,
+        variables: Vec::new(),
+        params: toml_table_to_json(own.params),
+        script_policy: own.script_policy,
+        script_policy_table: written.script_policy,
+        tool_calls: own.tool_calls,
+        coach: own.coach,
+        source: file.to_path_buf(),
+        format,
         warnings,
-    })
+    };
+    Ok(AgentFile { agent, declared })
 }
 
 /// Warnings for top-level keys in an r9s file that are neither ours nor r9s's known bookkeeping.
@@ -431,11 +410,6 @@ fn ignored_keys(src: &str, file: &Path, ours: &[&str]) -> Vec<String> {
             )
         })
         .collect()
-}
-
-fn policy_table(src: &str, file: &Path) -> Result<Option<toml::Table>, AgentError> {
-    let p: PolicyTableOnly = toml::from_str(src).map_err(|e| toml_error(file, src, e))?;
-    Ok(p.script_policy)
 }
 
 fn file_stem(file: &Path) -> String {
@@ -519,19 +493,19 @@ allow_scripts = true
 allowed_commands = ["say", "scripts/*"]
 "#)
         .unwrap();
-        assert_eq!(a.name, "vocab-tutor");
-        assert_eq!(a.model.as_deref(), Some("openai:gpt-4o-mini"));
-        assert_eq!(a.skills, vec!["say", "lookup"]);
-        assert!(a.tool_calls);
+        assert_eq!(a.agent.name, "vocab-tutor");
+        assert_eq!(a.agent.model.as_deref(), Some("openai:gpt-4o-mini"));
+        assert_eq!(a.agent.skills, vec!["say", "lookup"]);
+        assert!(a.agent.tool_calls);
         assert_eq!(
-            Value::Object(a.params.clone()),
+            Value::Object(a.agent.params.clone()),
             serde_json::json!({"temperature": 0.3, "max_tokens": 200, "stop": ["END"]})
         );
-        let p = a.script_policy.clone().unwrap();
+        let p = a.agent.script_policy.clone().unwrap();
         assert!(p.allow_scripts);
         assert_eq!(p.allowed_commands, vec!["say", "scripts/*"]);
         assert_eq!(p.timeout_seconds, 30, "defaults fill the rest");
-        let t = a.script_policy_table.clone().unwrap();
+        let t = a.agent.script_policy_table.clone().unwrap();
         assert_eq!(t.len(), 2, "raw table holds only what was written");
         let c = a.resolve(&[("lang".into(), "Spanish".into())]).unwrap();
         assert_eq!(c.instructions, "You teach Spanish.");
@@ -542,9 +516,9 @@ allowed_commands = ["say", "scripts/*"]
     #[test]
     fn name_defaults_to_file_stem() {
         let a = own("instructions = 'hi'").unwrap();
-        assert_eq!(a.name, "x");
-        assert_eq!(a.description, "");
-        assert!(a.script_policy.is_none());
+        assert_eq!(a.agent.name, "x");
+        assert_eq!(a.agent.description, "");
+        assert!(a.agent.script_policy.is_none());
     }
 
     /// Each mistake is named by file, line and key, in skillpipe's words.
@@ -695,12 +669,12 @@ type = "function"
             "support",
         )
         .unwrap();
-        assert_eq!(a.name, "support");
-        assert_eq!(a.description, "Support agent");
-        assert_eq!(a.model.as_deref(), Some("gpt-5-mini"));
-        assert_eq!(a.format, AgentFormat::R9s);
+        assert_eq!(a.agent.name, "support");
+        assert_eq!(a.agent.description, "Support agent");
+        assert_eq!(a.agent.model.as_deref(), Some("gpt-5-mini"));
+        assert_eq!(a.agent.format, AgentFormat::R9s);
         assert_eq!(
-            a.warnings,
+            a.agent.warnings,
             vec!["r9s/support/versions/1.0.1.toml:10: ignoring unknown key `mystery`"]
         );
         let c = a.resolve(&[("company".into(), "Acme".into())]).unwrap();
@@ -711,19 +685,21 @@ type = "function"
     #[test]
     fn r9s_as_r9s_writes_it() {
         let version = "provider = \"None\"\nmodel = \"m\"\nskills = [\"notes\", \"github:acme/skills/pdf\"]\n\
+                       variables = { who = \"me\" }\n\
                        [script_policy]\nallow_scripts = true\nallow_env_vars = [\"PATH\", \"API_TOKEN\"]\n";
         let a = r9s(version).unwrap();
-        assert_eq!(a.provider, None);
-        assert_eq!(a.skills, vec!["notes"]);
-        assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+        assert_eq!(a.agent.provider, None);
+        assert_eq!(a.agent.skills, vec!["notes"]);
+        assert_eq!(a.agent.warnings.len(), 1, "{:?}", a.agent.warnings);
         assert!(
-            a.warnings[0].starts_with(
+            a.agent.warnings[0].starts_with(
                 "m/versions/1.0.0.toml: skill `github:acme/skills/pdf` is a remote reference"
             ),
             "{:?}",
-            a.warnings
+            a.agent.warnings
         );
-        let policy = a.script_policy.unwrap();
+        assert_eq!(a.declared, [("who".into(), Some("me".into()))]);
+        let policy = a.agent.script_policy.unwrap();
         assert_eq!(policy.env_passthrough, vec!["PATH", "API_TOKEN"]);
     }
 
@@ -736,7 +712,7 @@ type = "function"
                 "model = \"m\"\n[script_policy]\nallow_scripts = true\nallow_env_vars = {v}\n"
             );
             let a = r9s(&version).unwrap_or_else(|e| panic!("{v}: {e}"));
-            a.script_policy.unwrap().env_passthrough
+            a.agent.script_policy.unwrap().env_passthrough
         };
         assert_eq!(policy("false"), Vec::<String>::new());
         assert_eq!(

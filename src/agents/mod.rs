@@ -19,7 +19,7 @@ pub(crate) mod search;
 pub(crate) mod skill_adapter;
 pub(crate) mod template;
 
-pub use config::{Agent, AgentConfig, AgentFile, AgentFormat};
+pub use config::{AgentConfig, AgentFile, AgentFormat};
 pub use error::AgentError;
 pub(crate) use error::missing_variables;
 pub use prompt::{few_shot, prompt_for, system_prompt};

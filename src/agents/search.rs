@@ -76,10 +76,10 @@ pub fn find(name_or_path: &str, dirs: &[PathBuf]) -> Result<AgentFile, AgentErro
             // A later folder (a trusted project's) with the same name is ignored; say so.
             for later in &dirs[i + 1..] {
                 if let Ok(Some(hidden)) = find_in(later, name) {
-                    file.warnings.push(format!(
+                    file.agent.warnings.push(format!(
                         "{}: agent `{name}` ignored; {} of the same name is used",
-                        hidden.source.display(),
-                        file.source.display()
+                        hidden.agent.source.display(),
+                        file.agent.source.display()
                     ));
                 }
             }
@@ -87,7 +87,7 @@ pub fn find(name_or_path: &str, dirs: &[PathBuf]) -> Result<AgentFile, AgentErro
         }
     }
     // A file whose `name` differs from its file name is still found by that name.
-    if let Some(file) = scan(dirs).0.into_iter().find(|f| f.name == name) {
+    if let Some(file) = scan(dirs).0.into_iter().find(|f| f.agent.name == name) {
         return Ok(file);
     }
     Err(AgentError::NotFound {
@@ -217,15 +217,15 @@ fn scan(dirs: &[PathBuf]) -> (Vec<AgentFile>, Vec<String>, Vec<String>) {
             };
             match parsed {
                 Ok(file) => {
-                    if let Some(first) = files.iter().find(|a| a.name == file.name) {
+                    if let Some(first) = files.iter().find(|a| a.agent.name == file.agent.name) {
                         warnings.push(format!(
                             "{}: agent `{}` is hidden by {}",
-                            file.source.display(),
-                            file.name,
-                            first.source.display()
+                            file.agent.source.display(),
+                            file.agent.name,
+                            first.agent.source.display()
                         ));
                     } else {
-                        warnings.extend(file.warnings.iter().cloned());
+                        warnings.extend(file.agent.warnings.iter().cloned());
                         files.push(file);
                     }
                 }
@@ -239,12 +239,12 @@ fn scan(dirs: &[PathBuf]) -> (Vec<AgentFile>, Vec<String>, Vec<String>) {
 fn summary(file: AgentFile) -> AgentSummary {
     AgentSummary {
         variables: file.variable_names(),
-        name: file.name,
-        description: file.description,
-        source: file.source,
-        model: file.model,
-        provider: file.provider,
-        skills: file.skills,
-        format: file.format,
+        name: file.agent.name,
+        description: file.agent.description,
+        source: file.agent.source,
+        model: file.agent.model,
+        provider: file.agent.provider,
+        skills: file.agent.skills,
+        format: file.agent.format,
     }
 }

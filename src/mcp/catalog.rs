@@ -7,6 +7,7 @@
 
 use crate::chat::tools::ToolTarget;
 use crate::skills::{Skill, SkillSet};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -484,34 +485,24 @@ fn mime_of(rel: &str, bytes: &[u8]) -> &'static str {
     }
 }
 
-/// Percent-encodes everything but unreserved characters and `/`.
+/// What a path keeps unencoded: RFC 3986's unreserved characters and `/`.
+const PATH_KEEPS: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
 fn encode_path(p: &str) -> String {
-    let mut out = String::with_capacity(p.len());
-    for b in p.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(p, PATH_KEEPS).to_string()
 }
 
+/// `None` when an escape is not `%` and two hex digits (the crate would keep it as written) or
+/// the bytes are not UTF-8.
 fn decode_path(p: &str) -> Option<String> {
-    let b = p.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    let hex = |e: &str| e.len() >= 2 && e.bytes().take(2).all(|b| b.is_ascii_hexdigit());
+    p.split('%').skip(1).all(hex).then_some(())?;
+    Some(percent_decode_str(p).decode_utf8().ok()?.into_owned())
 }
 
 /// `skill://NAME/REL` → (NAME, REL), decoded.
@@ -638,6 +629,15 @@ mod tests {
         let cat = Catalog::load(&set, &hidden);
         for f in [".env", "env.txt", "key.pem"] {
             assert!(cat.file_of(&format!("skill://lookup/{f}")).is_none(), "{f}");
+        }
+    }
+
+    #[test]
+    fn uri_paths_round_trip_and_malformed_escapes_match_nothing() {
+        assert_eq!(encode_path("a b/ü%~"), "a%20b/%C3%BC%25~");
+        assert_eq!(decode_path("a%20b/%C3%BC%25~").as_deref(), Some("a b/ü%~"));
+        for bad in ["a%zz", "a%2", "%", "%ff"] {
+            assert_eq!(decode_path(bad), None, "{bad}");
         }
     }
 

@@ -87,8 +87,8 @@ impl Reload {
 /// does (it grants nothing), and only from the user's own saved sessions.
 fn agent_by_name(name: &str, cwd: &Path) -> String {
     match crate::agents::find(name, &crate::trust::agent_search_path()) {
-        Ok(file) if !crate::paths::in_user_config(&file.source) => {
-            absolute(cwd, &file.source).display().to_string()
+        Ok(file) if !crate::paths::in_user_config(&file.agent.source) => {
+            absolute(cwd, &file.agent.source).display().to_string()
         }
         _ => name.to_string(),
     }
