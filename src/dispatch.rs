@@ -688,8 +688,8 @@ impl Dispatcher {
             policy::Workdir::Skill => cmd.cwd,
             policy::Workdir::Caller => {
                 if resolved.module.is_some() {
-                    // Else Python imports `scripts.x` from the user's folder first. Whether
-                    // this Python takes the option is asked before the run (`takes_safe_path`).
+                    // Else Python imports `scripts.x` from the user's folder first. A Python
+                    // that refuses the option fails closed (`takes_safe_path` then says why).
                     p.args.insert(0, "-P".into());
                     p.safe_path = true;
                 }
@@ -783,17 +783,8 @@ impl Dispatcher {
     /// Step: the run, audited as it starts and as it ends, also when this future is dropped
     /// (Ctrl-C kills the command; the log still says so).
     async fn execute(&self, origin: Origin, p: Planned, spec: RunSpec) -> Outcome {
-        if p.safe_path && !self.takes_safe_path(&spec).await {
-            let why = format!(
-                "`{}` with workdir = caller needs Python 3.11 or later: its -P keeps your \
-                 folder off sys.path, so that the module is the skill's, not a file of yours \
-                 with its name; `{} -P` fails here: run it with --workdir skill, or install a \
-                 newer Python",
-                p.argv.join(" "),
-                p.program.to_string_lossy()
-            );
-            return self.end_with(origin, &p, Decision::Denied, why);
-        }
+        // A Python before 3.11 refuses -P (exit 2) before it imports anything: asked only then.
+        let probe = p.safe_path.then(|| spec.clone());
         // A skill script runs in its skill's folder: a relative path meant for where the user
         // is would not be found there. Looked at before the run, said only if it then fails.
         let elsewhere = (p.ran_elsewhere())
@@ -810,6 +801,20 @@ impl Dispatcher {
         let ran = exec::run_with_launcher(spec, self.launcher.as_deref()).await;
         let ran_for = running.started.elapsed();
         running.cancelled = None;
+        if let (Ok(r), Some(probe)) = (&ran, &probe)
+            && r.exit_code == 2
+            && !self.takes_safe_path(probe).await
+        {
+            let why = format!(
+                "`{}` with workdir = caller needs Python 3.11 or later: its -P keeps your \
+                 folder off sys.path, so that the module is the skill's, not a file of yours \
+                 with its name; `{} -P` fails here: run it with --workdir skill, or install a \
+                 newer Python",
+                p.argv.join(" "),
+                p.program.to_string_lossy()
+            );
+            return self.end_with(origin, &p, Decision::Denied, why);
+        }
         match ran {
             Ok(result) => self.report_ran(origin, p, result, cut, elsewhere),
             Err(e) => self.report_failed(origin, p, e, ran_for),
@@ -1133,8 +1138,9 @@ impl Dispatcher {
     }
 
     /// Whether the interpreter of `spec` takes `-P`: its exit status running nothing with it
-    /// (`-S -P -c ""`) in the same sandbox, asked once per interpreter. Anything but a clean
-    /// exit is a no: the module run is refused rather than run without the option.
+    /// (`-S -P -c ""`) in the same sandbox, asked once per interpreter, after a module run
+    /// ended with status 2 (Python's for a command line it refuses). A no is a refusal, never
+    /// a run without the option.
     async fn takes_safe_path(&self, spec: &RunSpec) -> bool {
         if let Some(known) = self.safe_path.lock().unwrap().get(&spec.program) {
             return *known;

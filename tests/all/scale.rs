@@ -599,6 +599,20 @@ fn interpreter_in_front_of_a_skill_script_runs_that_script() {
         "{}",
         text(&out.stderr)
     );
+    // Control: a module of a Python that takes -P, exiting 2 itself, is reported as it ran.
+    home.write("skills/alpha/scripts/two.py", "import sys\nsys.exit(2)\n");
+    let out = filter(
+        &home,
+        "[!{python -m scripts.two}]",
+        &["--workdir", "caller"],
+    );
+    let last = home.audit().last().unwrap().clone();
+    assert_eq!(
+        (last["decision"].as_str(), last["exit_code"].as_i64()),
+        (Some("ran"), Some(2)),
+        "{}",
+        text(&out.stderr)
+    );
     std::fs::remove_dir_all(home.path().join("work/scripts")).unwrap();
 
     // Without --allow-scripts nothing runs, python or not.
