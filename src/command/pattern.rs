@@ -548,21 +548,28 @@ impl Target<'_> {
     }
 }
 
+/// Targets built in one line, for the tests of the modules that match them.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_targets {
+    use super::Target;
 
-    fn sys<'a>(program: &'a str, args: &'a [String]) -> Target<'a> {
+    pub(crate) fn sys<'a>(program: &'a str, args: &'a [String]) -> Target<'a> {
         Target::System { program, args }
     }
 
-    fn script<'a>(skill: &'a str, rel_path: &'a str, args: &'a [String]) -> Target<'a> {
+    pub(crate) fn script<'a>(skill: &'a str, rel_path: &'a str, args: &'a [String]) -> Target<'a> {
         Target::Script {
             skill,
             rel_path,
             args,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_targets::{script, sys};
+    use super::*;
 
     fn words(s: &[&str]) -> Vec<String> {
         s.iter().map(|w| w.to_string()).collect()

@@ -187,6 +187,7 @@ fn started_by(target: &Target) -> Started {
 mod tests {
     use super::*;
     use crate::command::parse_argv;
+    use crate::command::test_targets::{script, sys};
 
     /// The answer as the tests compare it. A policy that does not compile denies (at build).
     #[derive(Debug, PartialEq, Eq)]
@@ -208,18 +209,6 @@ mod tests {
                 Ok(()) => Decision::Allow,
                 Err(d) => Decision::Deny(d.to_string()),
             },
-        }
-    }
-
-    fn sys<'a>(program: &'a str, args: &'a [String]) -> Target<'a> {
-        Target::System { program, args }
-    }
-
-    fn script<'a>(skill: &'a str, rel_path: &'a str, args: &'a [String]) -> Target<'a> {
-        Target::Script {
-            skill,
-            rel_path,
-            args,
         }
     }
 
