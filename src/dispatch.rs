@@ -803,7 +803,7 @@ impl Dispatcher {
         running.cancelled = None;
         if let (Ok(r), Some(probe)) = (&ran, &probe)
             && r.exit_code == 2
-            && !self.takes_safe_path(probe).await
+            && self.takes_safe_path(probe).await == Some(false)
         {
             let why = format!(
                 "`{}` with workdir = caller needs Python 3.11 or later: its -P keeps your \
@@ -1139,11 +1139,12 @@ impl Dispatcher {
 
     /// Whether the interpreter of `spec` takes `-P`: its exit status running nothing with it
     /// (`-S -P -c ""`) in the same sandbox, asked once per interpreter, after a module run
-    /// ended with status 2 (Python's for a command line it refuses). A no is a refusal, never
-    /// a run without the option.
-    async fn takes_safe_path(&self, spec: &RunSpec) -> bool {
+    /// ended with status 2 (Python's for a command line it refuses). `None` when the probe did
+    /// not run to an exit (the sandbox, a limit, the timeout): then the run is told as it
+    /// ended, and asked again next time.
+    async fn takes_safe_path(&self, spec: &RunSpec) -> Option<bool> {
         if let Some(known) = self.safe_path.lock().unwrap().get(&spec.program) {
-            return *known;
+            return Some(*known);
         }
         let probe = RunSpec {
             args: ["-S", "-P", "-c", ""].map(OsString::from).to_vec(),
@@ -1152,13 +1153,17 @@ impl Dispatcher {
             label: None,
             ..spec.clone()
         };
-        let ran = exec::run_with_launcher(probe, self.launcher.as_deref()).await;
-        let takes = ran.is_ok_and(|r| r.exit_code == 0 && r.signal.is_none());
+        let r = exec::run_with_launcher(probe, self.launcher.as_deref())
+            .await
+            .ok()?;
+        if r.signal.is_some() || r.timed_out {
+            return None;
+        }
+        let takes = r.exit_code == 0;
         (self.safe_path.lock().unwrap()).insert(spec.program.clone(), takes);
-        takes
+        Some(takes)
     }
 
-    /// The value of `name` that commands inherit (passed through `env_passthrough`).
     fn inherited(&self, name: &str) -> Option<&std::ffi::OsStr> {
         exec::env_value(&self.base_env, name)
     }

@@ -18,6 +18,7 @@
 use super::{Message, is_vcs_metadata};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::ErrorKind;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -55,7 +56,8 @@ pub enum ChangeKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Why {
-    /// A folder the run left unreadable to skillpipe: what it holds could not be looked at.
+    /// A folder the run left unreadable or unsearchable to skillpipe: what it holds could not
+    /// be looked at.
     Unlisted,
     /// In version control metadata (`.git`, `.hg`, `.jj`, `.svn`) at any depth, submodules'
     /// `.git/modules` included: its settings and hooks run commands.
@@ -426,8 +428,12 @@ fn change(
 fn why(root: &Path, path: &Path, now: Option<Stat>, tops: &HashSet<&Path>) -> Option<Why> {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let names = || rel.components().map(|c| c.as_os_str());
-    let unlisted =
-        || std::fs::read_dir(path).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+    // Its names cannot be read, or its entries cannot be looked at (no search permission).
+    let denied = |r: std::io::Result<()>| r.is_err_and(|e| e.kind() == ErrorKind::PermissionDenied);
+    let unlisted = || {
+        denied(std::fs::read_dir(path).map(drop))
+            || denied(std::fs::symlink_metadata(path.join(".")).map(drop))
+    };
     if now.is_some_and(Stat::is_dir) && unlisted() {
         return Some(Why::Unlisted);
     }

@@ -6,6 +6,7 @@
 use crate::common;
 
 use common::home::TestHome;
+use std::fs::Permissions;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -722,8 +723,14 @@ fn a_folder_the_run_made_unreadable_is_flagged() {
     assert_eq!(why_of(&doc, "d"), Some(serde_json::Value::Null), "{doc}");
     assert!(why_of(&doc, "d/f").is_some(), "{doc}");
     let _ = std::fs::remove_dir_all(root.join("work/d"));
-    let doc = run("mkdir d && echo x > d/f && chmod 000 d");
-    assert_eq!(why_of(&doc, "d"), Some("unlisted".into()), "{doc}");
+    // Names unreadable, entries unreachable, or both.
+    let open_d = || std::fs::set_permissions(root.join("work/d"), Permissions::from_mode(0o755));
+    for mode in ["000", "111", "444"] {
+        let _ = open_d();
+        let _ = std::fs::remove_dir_all(root.join("work/d"));
+        let doc = run(&format!("mkdir d && echo x > d/f && chmod {mode} d"));
+        assert_eq!(why_of(&doc, "d"), Some("unlisted".into()), "{mode}: {doc}");
+    }
     // The temporary folder can be removed again.
-    std::fs::set_permissions(root.join("work/d"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    open_d().unwrap();
 }
