@@ -53,6 +53,15 @@ pub fn exit_code(rt: &tokio::runtime::Runtime) -> Option<i32> {
 /// first.
 static LAST_WORDS: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
 static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Held while last words are printed: the other thread (handler or main) waits for them to be
+/// whole before it exits.
+static PRINTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn printing() -> std::sync::MutexGuard<'static, ()> {
+    PRINTING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Set what is printed when a signal stops the command (see [`LAST_WORDS`]); given the
 /// signal's name.
@@ -61,14 +70,17 @@ pub fn on_stop(last_words: fn(&str)) {
 }
 
 /// The command is about to print its own last words (its result): a signal from now on prints
-/// none. False when a signal's were printed already, so the command prints nothing more.
-pub fn claim_last_words() -> bool {
-    !SAID.swap(true, std::sync::atomic::Ordering::SeqCst)
+/// none, and its exit waits until the returned guard is dropped. `None` when a signal's were
+/// printed already, so the command prints nothing more.
+pub fn claim_last_words() -> Option<std::sync::MutexGuard<'static, ()>> {
+    let guard = printing();
+    (!SAID.swap(true, std::sync::atomic::Ordering::SeqCst)).then_some(guard)
 }
 
 /// Says so on stderr; the exit code for a stop by `sig`.
 pub(super) fn stopped(sig: libc::c_int) -> i32 {
     let name = crate::exec::signal_name(sig);
+    let _printing = printing();
     if let Some(last_words) = LAST_WORDS.get()
         && !SAID.swap(true, std::sync::atomic::Ordering::SeqCst)
     {

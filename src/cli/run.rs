@@ -132,9 +132,13 @@ fn run_inner(args: RunArgs) -> anyhow::Result<i32> {
     }
     // One JSON object: from here on the result, not a signal's, is it (and after a signal's,
     // nothing).
-    if args.json && !super::interrupt::claim_last_words() {
-        return Ok(crate::exec::interrupted_by().map_or(1, |sig| 128 + sig));
-    }
+    let _printing = match args.json {
+        true => match super::interrupt::claim_last_words() {
+            Some(guard) => Some(guard),
+            None => return Ok(crate::exec::interrupted_by().map_or(1, |sig| 128 + sig)),
+        },
+        false => None,
+    };
     print_outcome(&args, outcome)
 }
 
