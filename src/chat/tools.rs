@@ -60,6 +60,11 @@ fn load_skill_def() -> ToolDef {
 pub fn load_skill_argv(text: &str) -> Result<Vec<String>, String> {
     let v: Value = serde_json::from_str(if text.trim().is_empty() { "{}" } else { text })
         .map_err(|e| format!("arguments are not valid JSON: {e}"))?;
+    load_skill_args(&v)
+}
+
+/// [`load_skill_argv`] for arguments already parsed (MCP's `load_skill`).
+pub fn load_skill_args(v: &Value) -> Result<Vec<String>, String> {
     let field = |k: &str| match v.get(k) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),

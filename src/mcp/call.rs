@@ -41,24 +41,17 @@ pub async fn run(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Val
 /// `load_skill {name, file?}`: chat's `!{skill NAME [FILE]}` — the same reader, rule and audit
 /// line —, the instructions followed by the skill's MCP tools and files.
 fn load_skill(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Value {
-    let field = |k: &str| match call.arguments.get(k) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(format!("`{k}` must be a string")),
-    };
-    let (name, file) = match (field("name"), field("file")) {
-        (Ok(Some(name)), Ok(file)) => (name, file),
-        (Err(why), _) | (_, Err(why)) => return error_result(why),
-        (Ok(None), _) => {
+    let args = Value::Object(call.arguments.clone());
+    let argv = match crate::chat::tools::load_skill_args(&args) {
+        Ok(argv) => argv,
+        // Without a name, the skills to choose from.
+        Err(why) if args.get("name").is_none_or(Value::is_null) => {
             let known: Vec<&str> = catalog.skills.iter().map(|s| s.name.as_str()).collect();
-            return error_result(format!(
-                "`name` is required: the skill to load; the skills are: {}",
-                known.join(", ")
-            ));
+            return error_result(format!("{why}; the skills are: {}", known.join(", ")));
         }
+        Err(why) => return error_result(why),
     };
-    let mut argv = vec![crate::dispatch::BUILTIN_SKILL.to_owned(), name.clone()];
-    argv.extend(file.clone());
+    let (name, file) = (argv[1].clone(), argv.get(2).cloned());
     match dispatcher.read_skill(Origin::Mcp, &argv, false) {
         Outcome::Ran(ran) => {
             let mut text = String::from_utf8_lossy(&ran.result.stdout).into_owned();

@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The name of the tool that returns a skill's instructions.
-pub const LOAD_SKILL: &str = "load_skill";
+pub use crate::chat::tools::LOAD_SKILL;
 /// Deepest folder level of a skill that is published.
 const MAX_DEPTH: usize = 5;
 /// Files per skill that are published; the rest are left out with a warning.
