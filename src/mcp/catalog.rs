@@ -111,14 +111,10 @@ impl Catalog {
             if !skill.source.ends_with("SKILL.md") {
                 continue;
             }
-            let of_skill = |r: &str| {
-                r.strip_prefix(skill.name.as_str())
-                    .is_some_and(|rest| rest.starts_with('/') || rest.starts_with(':'))
-            };
             let tools = cat
                 .tools
                 .iter()
-                .filter(|t| matches!(&t.target, Target::Run(r) if of_skill(&r.reference)))
+                .filter(|t| matches!(&t.target, Target::Run(r) if r.skill == skill.name))
                 .map(|t| t.name.clone())
                 .collect();
             let files = skill_files(skill, hidden, &mut cat.warnings);
