@@ -131,24 +131,21 @@ fn ran_result(ran: &Ran) -> Value {
         result["structuredContent"] = outputs;
     }
     // An argument the audit log cut (its length and digest, as the log's line and `run --json`
-    // give them), and what the run wrote: for the client and its user, not the model.
-    let mut meta = serde_json::Map::new();
+    // give them), what the run wrote, and the hint typed (for clients that act on it rather
+    // than show it): for the client and its user, not the model. `_meta` only when any is there.
+    let mut meta = json!({});
     if !ran.cut.is_empty() {
-        meta.insert("skillpipe/cut".into(), json!(ran.cut));
+        meta["skillpipe/cut"] = json!(ran.cut);
     }
     if !r.changes.list.is_empty() || r.changes.capped.is_some() {
-        meta.insert("skillpipe/changes".into(), json!(r.changes.list));
-        meta.insert(
-            "skillpipe/changes_bound_hit".into(),
-            json!(r.changes.capped.is_some()),
-        );
+        meta["skillpipe/changes"] = json!(r.changes.list);
+        meta["skillpipe/changes_bound_hit"] = json!(r.changes.capped.is_some());
     }
-    if !meta.is_empty() {
-        result["_meta"] = serde_json::Value::Object(meta);
-    }
-    // The hint typed, for clients that act on it rather than show it.
     if let Some(advice) = &r.advice {
-        result["_meta"]["skillpipe/advice"] = json!(advice);
+        meta["skillpipe/advice"] = json!(advice);
+    }
+    if meta != json!({}) {
+        result["_meta"] = meta;
     }
     result
 }
