@@ -198,6 +198,9 @@ pub struct Session {
     /// (role, processed text) for saved transcripts and /copy.
     pub transcript: Vec<(String, String)>,
     tool_defs: Vec<ToolDef>,
+    /// What each function name runs: the offered ones, and the scripts of a skill whose
+    /// allowed-tools forbid them (never offered: called anyway, the dispatcher refuses them
+    /// saying so).
     tool_map: tools::ToolMap,
     /// When tools are offered by skill (see [`Session::offer_tools_of`]): the skills whose
     /// tools go with each request; a skill the model loads joins them. `None`: every tool.
@@ -231,11 +234,14 @@ impl Session {
         system: Option<String>,
         opts: ChatOptions,
     ) -> Session {
-        let (tool_defs, tool_map) = if opts.tools {
+        let (tool_defs, mut tool_map) = if opts.tools {
             tools::tool_defs(dispatcher.skills())
         } else {
             Default::default()
         };
+        for (name, target) in tools::locked_targets(dispatcher.skills()) {
+            tool_map.entry(name).or_insert(target);
+        }
         Session {
             announced: dispatcher.announced(),
             coach: Box::new(Uncoached),

@@ -19,13 +19,7 @@ impl Session {
         if call.name == tools::LOAD_SKILL && !self.tool_defs.is_empty() {
             return (self.load_skill_tool(call, ui, driver).await, None);
         }
-        // A script of a skill whose allowed-tools forbid it is not offered; called anyway, it
-        // is refused by the dispatcher saying so.
-        let locked = match self.tool_map.contains_key(&call.name) {
-            true => None,
-            false => tools::locked_target(self.dispatcher.skills(), &call.name),
-        };
-        let Some(target) = self.tool_map.get(&call.name).or(locked.as_ref()) else {
+        let Some(target) = self.tool_map.get(&call.name) else {
             let why = format!("unknown tool `{}`", call.name);
             return (
                 self.invalid_tool_call(call, &call.name, why, ui, driver),

@@ -278,18 +278,9 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
     (defs, map)
 }
 
-/// The target of `name` when it is a function of a skill whose `allowed-tools` forbids its
-/// scripts (never offered): the call goes to the dispatcher like any other, whose refusal
-/// names the tools the skill allows.
-pub fn locked_target(skills: &SkillSet, name: &str) -> Option<ToolTarget> {
-    locked_targets(skills)
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, t)| t)
-}
-
-/// Every function name of the skills whose `allowed-tools` forbid their scripts, with its
-/// target (see [`locked_target`]).
+/// Every function name of the skills whose `allowed-tools` forbid their scripts (never
+/// offered), with its target: a call to one goes to the dispatcher like any other, whose
+/// refusal names the tools the skill allows.
 pub fn locked_targets(skills: &SkillSet) -> Vec<(String, ToolTarget)> {
     crate::skills::functions::locked(skills)
         .into_iter()
