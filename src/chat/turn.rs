@@ -91,7 +91,9 @@ impl Session {
                         .await
                 }
             };
-            if flow.is_break() {
+            // A signal is stopping skillpipe: no further request (it would be billed, and tell
+            // the model a killed command did not run).
+            if flow.is_break() || crate::exec::interrupted_by().is_some() {
                 break Ok(());
             }
         };
@@ -99,7 +101,7 @@ impl Session {
     }
 
     /// A step of `turn`: an answer's native tool calls, each answered; breaks when the turn
-    /// must end (the capture bound reached, or a signal stopping skillpipe).
+    /// must end (the capture bound reached).
     async fn answer_tool_calls(
         &mut self,
         raw: String,
@@ -146,14 +148,11 @@ impl Session {
             });
             return ControlFlow::Break(());
         }
-        if crate::exec::interrupted_by().is_some() {
-            return ControlFlow::Break(());
-        }
         ControlFlow::Continue(())
     }
 
     /// A step of `turn`: a capture the answer stopped at, run (or answered with its earlier
-    /// result) and its result given to the model; breaks when the turn must end.
+    /// result) and its result given to the model; breaks when the model keeps repeating it.
     async fn answer_capture(
         &mut self,
         raw: String,
@@ -202,11 +201,6 @@ impl Session {
         captures.shown_at = self.partial_shown.len();
         self.history.push(Message::user(message));
         self.continuing = true;
-        // A signal is stopping skillpipe: no further request (it would be billed,
-        // and tell the model a killed command did not run).
-        if crate::exec::interrupted_by().is_some() {
-            return ControlFlow::Break(());
-        }
         ControlFlow::Continue(())
     }
 
