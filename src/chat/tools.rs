@@ -442,11 +442,8 @@ mod tests {
             script_path: Some("/home/ann/skills/calc/scripts/calc.py".into()),
             cut: Box::default(),
         });
-        assert!(
-            !result_json(&ran).0.contains("/home/ann"),
-            "{}",
-            result_json(&ran).0
-        );
+        let (text, _) = result_json(&ran);
+        assert!(!text.contains("/home/ann"), "{text}");
         let blocked = Outcome::Blocked {
             decision: crate::audit::Decision::Denied,
             reason: "/home/ann/bin/tool is not allowed".into(),
@@ -470,16 +467,10 @@ mod tests {
             load_skill_argv(r#"{"name":"pdf","file":"references/forms.md"}"#).unwrap(),
             ["skill", "pdf", "references/forms.md"]
         );
-        assert!(
-            load_skill_argv("{}")
-                .unwrap_err()
-                .contains("`name` is required")
-        );
-        assert!(
-            load_skill_argv(r#"{"name":1}"#)
-                .unwrap_err()
-                .contains("string")
-        );
+        for (text, why) in [("{}", "`name` is required"), (r#"{"name":1}"#, "string")] {
+            let e = load_skill_argv(text).unwrap_err();
+            assert!(e.contains(why), "{text}: {e}");
+        }
     }
 
     #[test]
@@ -489,21 +480,14 @@ mod tests {
         assert_eq!(args, vec!["ephemeral", "3"]);
         assert_eq!(input.unwrap(), br#"{"a":1}"#.to_vec());
         assert_eq!(parse_arguments("", &script()).unwrap(), (vec![], None));
-        assert!(
-            parse_arguments("[1]", &script())
-                .unwrap_err()
-                .contains("object")
-        );
-        assert!(
-            parse_arguments(r#"{"args":[{}]}"#, &script())
-                .unwrap_err()
-                .contains("list of strings")
-        );
-        assert!(
-            parse_arguments("{", &script())
-                .unwrap_err()
-                .contains("not valid JSON")
-        );
+        for (text, why) in [
+            ("[1]", "object"),
+            (r#"{"args":[{}]}"#, "list of strings"),
+            ("{", "not valid JSON"),
+        ] {
+            let e = parse_arguments(text, &script()).unwrap_err();
+            assert!(e.contains(why), "{text}: {e}");
+        }
         // A script's input without the wrapper is not dropped.
         assert_eq!(stdin_of(r#"{"word":"x"}"#, &script()), json!({"word": "x"}));
     }
