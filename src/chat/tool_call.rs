@@ -9,6 +9,7 @@ use crate::model::ToolCall;
 use crate::pipeline::{Driver, Event};
 
 impl Session {
+    /// Runs one native tool call; returns the tool message's content and whether it is an error,
     /// and the outcome of a command that ran (the turn shows it if the model then says nothing).
     pub(super) async fn run_tool(
         &mut self,
