@@ -180,7 +180,7 @@ impl Example {
     /// read, stay as written.
     pub fn introduced_by(mut self, skill: &str) -> Example {
         if self.reply == self.directive && !self.reads_a_skill() && !skill.is_empty() {
-            self.reply = format!("{}{}", crate::chat::result::lead_in(skill), self.reply);
+            self.reply = format!("Using {skill}: {}", self.reply);
         }
         self
     }

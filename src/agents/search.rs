@@ -55,6 +55,10 @@ pub fn load_from(
 /// Locate and parse an agent without filling its variables.
 pub fn find(name_or_path: &str, dirs: &[PathBuf]) -> Result<AgentFile, AgentError> {
     let path = Path::new(name_or_path);
+    let not_found = || AgentError::NotFound {
+        name: name_or_path.to_string(),
+        searched: dirs.to_vec(),
+    };
     if name_or_path.contains('/') {
         if path.exists() {
             return read_path(path);
@@ -66,10 +70,7 @@ pub fn find(name_or_path: &str, dirs: &[PathBuf]) -> Result<AgentFile, AgentErro
     }
     let name = name_or_path;
     if name.is_empty() || name == "." || name == ".." {
-        return Err(AgentError::NotFound {
-            name: name.to_string(),
-            searched: dirs.to_vec(),
-        });
+        return Err(not_found());
     }
     for (i, dir) in dirs.iter().enumerate() {
         if let Some(mut file) = find_in(dir, name)? {
@@ -90,10 +91,7 @@ pub fn find(name_or_path: &str, dirs: &[PathBuf]) -> Result<AgentFile, AgentErro
     if let Some(file) = scan(dirs).0.into_iter().find(|f| f.agent.name == name) {
         return Ok(file);
     }
-    Err(AgentError::NotFound {
-        name: name.to_string(),
-        searched: dirs.to_vec(),
-    })
+    Err(not_found())
 }
 
 /// `DIR/NAME.toml` (own format) or `DIR/NAME/agent.toml` (r9s's layout), if either exists.

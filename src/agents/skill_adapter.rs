@@ -89,12 +89,8 @@ pub fn scripts_table(skill: &SkillPrompt, all: &[SkillPrompt]) -> String {
 /// How the model should write a script: `scripts/x.py`, or `SKILL/scripts/x.py` when another
 /// active skill has a script at the same path (the bare form would be ambiguous).
 pub fn script_ref(skill: &str, path: &str, all: &[SkillPrompt]) -> String {
-    let shared = all
-        .iter()
-        .filter(|s| s.name != skill && s.scripts.iter().any(|(p, _)| p == path))
-        .count()
-        > 0;
-    if shared {
+    let shared = |s: &SkillPrompt| s.name != skill && s.scripts.iter().any(|(p, _)| p == path);
+    if all.iter().any(shared) {
         format!("{skill}/{path}")
     } else {
         path.to_string()

@@ -11,12 +11,6 @@ use crate::dispatch::Outcome;
 /// What ends every result message: the model carries on with its answer.
 pub const CONTINUE: &str = "— continue your answer.";
 
-/// The words a worked example's reply opens with before its directive (`Using calc: !{…}`,
-/// DESIGN §4): the skill's name, which the model chooses by. Models write them too.
-pub fn lead_in(skill: &str) -> String {
-    format!("Using {skill}: ")
-}
-
 /// Bytes of a failed command's stderr the model sees (the tail: that is where the reason is).
 pub const STDERR_TAIL: usize = 600;
 

@@ -60,6 +60,11 @@ fn load_skill_def() -> ToolDef {
 pub fn load_skill_argv(text: &str) -> Result<Vec<String>, String> {
     let v: Value = serde_json::from_str(if text.trim().is_empty() { "{}" } else { text })
         .map_err(|e| format!("arguments are not valid JSON: {e}"))?;
+    load_skill_args(&v)
+}
+
+/// [`load_skill_argv`] for arguments already parsed (MCP's `load_skill`).
+pub fn load_skill_args(v: &Value) -> Result<Vec<String>, String> {
     let field = |k: &str| match v.get(k) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -273,18 +278,9 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
     (defs, map)
 }
 
-/// The target of `name` when it is a function of a skill whose `allowed-tools` forbids its
-/// scripts (never offered): the call goes to the dispatcher like any other, whose refusal
-/// names the tools the skill allows.
-pub fn locked_target(skills: &SkillSet, name: &str) -> Option<ToolTarget> {
-    locked_targets(skills)
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, t)| t)
-}
-
-/// Every function name of the skills whose `allowed-tools` forbid their scripts, with its
-/// target (see [`locked_target`]).
+/// Every function name of the skills whose `allowed-tools` forbid their scripts (never
+/// offered), with its target: a call to one goes to the dispatcher like any other, whose
+/// refusal names the tools the skill allows.
 pub fn locked_targets(skills: &SkillSet) -> Vec<(String, ToolTarget)> {
     crate::skills::functions::locked(skills)
         .into_iter()
@@ -446,11 +442,8 @@ mod tests {
             script_path: Some("/home/ann/skills/calc/scripts/calc.py".into()),
             cut: Box::default(),
         });
-        assert!(
-            !result_json(&ran).0.contains("/home/ann"),
-            "{}",
-            result_json(&ran).0
-        );
+        let (text, _) = result_json(&ran);
+        assert!(!text.contains("/home/ann"), "{text}");
         let blocked = Outcome::Blocked {
             decision: crate::audit::Decision::Denied,
             reason: "/home/ann/bin/tool is not allowed".into(),
@@ -474,16 +467,10 @@ mod tests {
             load_skill_argv(r#"{"name":"pdf","file":"references/forms.md"}"#).unwrap(),
             ["skill", "pdf", "references/forms.md"]
         );
-        assert!(
-            load_skill_argv("{}")
-                .unwrap_err()
-                .contains("`name` is required")
-        );
-        assert!(
-            load_skill_argv(r#"{"name":1}"#)
-                .unwrap_err()
-                .contains("string")
-        );
+        for (text, why) in [("{}", "`name` is required"), (r#"{"name":1}"#, "string")] {
+            let e = load_skill_argv(text).unwrap_err();
+            assert!(e.contains(why), "{text}: {e}");
+        }
     }
 
     #[test]
@@ -493,21 +480,14 @@ mod tests {
         assert_eq!(args, vec!["ephemeral", "3"]);
         assert_eq!(input.unwrap(), br#"{"a":1}"#.to_vec());
         assert_eq!(parse_arguments("", &script()).unwrap(), (vec![], None));
-        assert!(
-            parse_arguments("[1]", &script())
-                .unwrap_err()
-                .contains("object")
-        );
-        assert!(
-            parse_arguments(r#"{"args":[{}]}"#, &script())
-                .unwrap_err()
-                .contains("list of strings")
-        );
-        assert!(
-            parse_arguments("{", &script())
-                .unwrap_err()
-                .contains("not valid JSON")
-        );
+        for (text, why) in [
+            ("[1]", "object"),
+            (r#"{"args":[{}]}"#, "list of strings"),
+            ("{", "not valid JSON"),
+        ] {
+            let e = parse_arguments(text, &script()).unwrap_err();
+            assert!(e.contains(why), "{text}: {e}");
+        }
         // A script's input without the wrapper is not dropped.
         assert_eq!(stdin_of(r#"{"word":"x"}"#, &script()), json!({"word": "x"}));
     }

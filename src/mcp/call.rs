@@ -41,24 +41,17 @@ pub async fn run(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Val
 /// `load_skill {name, file?}`: chat's `!{skill NAME [FILE]}` — the same reader, rule and audit
 /// line —, the instructions followed by the skill's MCP tools and files.
 fn load_skill(dispatcher: &Dispatcher, catalog: &Catalog, call: &Call) -> Value {
-    let field = |k: &str| match call.arguments.get(k) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(format!("`{k}` must be a string")),
-    };
-    let (name, file) = match (field("name"), field("file")) {
-        (Ok(Some(name)), Ok(file)) => (name, file),
-        (Err(why), _) | (_, Err(why)) => return error_result(why),
-        (Ok(None), _) => {
+    let args = Value::Object(call.arguments.clone());
+    let argv = match crate::chat::tools::load_skill_args(&args) {
+        Ok(argv) => argv,
+        // Without a name, the skills to choose from.
+        Err(why) if args.get("name").is_none_or(Value::is_null) => {
             let known: Vec<&str> = catalog.skills.iter().map(|s| s.name.as_str()).collect();
-            return error_result(format!(
-                "`name` is required: the skill to load; the skills are: {}",
-                known.join(", ")
-            ));
+            return error_result(format!("{why}; the skills are: {}", known.join(", ")));
         }
+        Err(why) => return error_result(why),
     };
-    let mut argv = vec![crate::dispatch::BUILTIN_SKILL.to_owned(), name.clone()];
-    argv.extend(file.clone());
+    let (name, file) = (argv[1].clone(), argv.get(2).cloned());
     match dispatcher.read_skill(Origin::Mcp, &argv, false) {
         Outcome::Ran(ran) => {
             let mut text = String::from_utf8_lossy(&ran.result.stdout).into_owned();
@@ -138,24 +131,21 @@ fn ran_result(ran: &Ran) -> Value {
         result["structuredContent"] = outputs;
     }
     // An argument the audit log cut (its length and digest, as the log's line and `run --json`
-    // give them), and what the run wrote: for the client and its user, not the model.
-    let mut meta = serde_json::Map::new();
+    // give them), what the run wrote, and the hint typed (for clients that act on it rather
+    // than show it): for the client and its user, not the model. `_meta` only when any is there.
+    let mut meta = json!({});
     if !ran.cut.is_empty() {
-        meta.insert("skillpipe/cut".into(), json!(ran.cut));
+        meta["skillpipe/cut"] = json!(ran.cut);
     }
     if !r.changes.list.is_empty() || r.changes.capped.is_some() {
-        meta.insert("skillpipe/changes".into(), json!(r.changes.list));
-        meta.insert(
-            "skillpipe/changes_bound_hit".into(),
-            json!(r.changes.capped.is_some()),
-        );
+        meta["skillpipe/changes"] = json!(r.changes.list);
+        meta["skillpipe/changes_bound_hit"] = json!(r.changes.capped.is_some());
     }
-    if !meta.is_empty() {
-        result["_meta"] = serde_json::Value::Object(meta);
-    }
-    // The hint typed, for clients that act on it rather than show it.
     if let Some(advice) = &r.advice {
-        result["_meta"]["skillpipe/advice"] = json!(advice);
+        meta["skillpipe/advice"] = json!(advice);
+    }
+    if meta != json!({}) {
+        result["_meta"] = meta;
     }
     result
 }

@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The name of the tool that returns a skill's instructions.
-pub const LOAD_SKILL: &str = "load_skill";
+pub use crate::chat::tools::LOAD_SKILL;
 /// Deepest folder level of a skill that is published.
 const MAX_DEPTH: usize = 5;
 /// Files per skill that are published; the rest are left out with a warning.
@@ -112,14 +111,10 @@ impl Catalog {
             if !skill.source.ends_with("SKILL.md") {
                 continue;
             }
-            let of_skill = |r: &str| {
-                r.strip_prefix(skill.name.as_str())
-                    .is_some_and(|rest| rest.starts_with('/') || rest.starts_with(':'))
-            };
             let tools = cat
                 .tools
                 .iter()
-                .filter(|t| matches!(&t.target, Target::Run(r) if of_skill(&r.reference)))
+                .filter(|t| matches!(&t.target, Target::Run(r) if r.skill == skill.name))
                 .map(|t| t.name.clone())
                 .collect();
             let files = skill_files(skill, hidden, &mut cat.warnings);

@@ -237,8 +237,10 @@ fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
 }
 
 fn scalar_after_colon(rest: &[u8]) -> Option<Value> {
-    let rest = trim_start(rest);
-    let rest = trim_start(rest.strip_prefix(b":")?);
+    let rest = rest
+        .trim_ascii_start()
+        .strip_prefix(b":")?
+        .trim_ascii_start();
     let len = match rest.first()? {
         b'"' => string_end(rest, 0)? + 1,
         b'-' | b'0'..=b'9' => rest
@@ -249,14 +251,6 @@ fn scalar_after_colon(rest: &[u8]) -> Option<Value> {
     };
     let v: Value = serde_json::from_slice(&rest[..len]).ok()?;
     (v.is_string() || v.is_i64() || v.is_u64()).then_some(v)
-}
-
-fn trim_start(b: &[u8]) -> &[u8] {
-    let n = b
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    &b[n..]
 }
 
 #[cfg(test)]

@@ -199,6 +199,11 @@ impl Session {
         };
         let cat = &self.catalog;
         let uri = || params.get("uri").and_then(Value::as_str);
+        let missing = |what: &str, u: &str| {
+            let why = format!("no {what} `{}`", escape_controls(u));
+            let e = RpcError::new(not_found, why).with_data(json!({"uri": u}));
+            Step::Reply(error_response(&id, &e))
+        };
         match method {
             "tools/list" => self.page(&id, &era, cat.tools_json(), "tools", &params),
             "tools/call" => self.call(id, params, era),
@@ -219,11 +224,7 @@ impl Session {
                         uri: f.uri.clone(),
                         era,
                     },
-                    None => Step::Reply(error_response(
-                        &id,
-                        &RpcError::new(not_found, format!("no resource `{}`", escape_controls(u)))
-                            .with_data(json!({"uri": u})),
-                    )),
+                    None => missing("resource", u),
                 },
             },
             "skills/list" => ok(cat.skills_json(), false),
@@ -231,11 +232,7 @@ impl Session {
                 None => err(INVALID_PARAMS, "skills/get needs `uri`".into()),
                 Some(u) => match cat.skill_by_uri(u) {
                     Some(s) => ok(s, false),
-                    None => Step::Reply(error_response(
-                        &id,
-                        &RpcError::new(not_found, format!("no skill at `{}`", escape_controls(u)))
-                            .with_data(json!({"uri": u})),
-                    )),
+                    None => missing("skill at", u),
                 },
             },
             _ => err(
@@ -269,12 +266,8 @@ impl Session {
     }
 
     fn initialize(&mut self, params: &Map<String, Value>) -> Value {
-        let caps = params.get("capabilities");
-        // `elicitation: {}` (2025-06-18) means form mode; later clients list the modes.
-        let elicitation = caps
-            .and_then(|c| c.get("elicitation"))
-            .and_then(Value::as_object)
-            .map(|e| e.keys().cloned().collect());
+        let caps = params.get("capabilities").and_then(Value::as_object);
+        let elicitation = caps.and_then(elicitation_modes);
         let info = params.get("clientInfo");
         let text = |k: &str| {
             info.and_then(|i| i.get(k))
@@ -383,10 +376,7 @@ fn modern(params: &Map<String, Value>) -> Option<Result<Modern, RpcError>> {
             format!("`_meta` needs `{META_CAPABILITIES}` (an object; `{{}}` declares none)"),
         )));
     };
-    let elicitation = caps
-        .get("elicitation")
-        .and_then(Value::as_object)
-        .map(|e| e.keys().cloned().collect());
+    let elicitation = elicitation_modes(caps);
     let input_responses = match params.get("inputResponses") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
@@ -402,6 +392,13 @@ fn modern(params: &Map<String, Value>) -> Option<Result<Modern, RpcError>> {
         elicitation,
         input_responses,
     }))
+}
+
+/// The elicitation modes a client's capabilities declare: `elicitation: {}` (2025-06-18) means
+/// form mode (`[]`); later clients list the modes; `None` without the capability.
+fn elicitation_modes(caps: &Map<String, Value>) -> Option<Vec<String>> {
+    let modes = caps.get("elicitation")?.as_object()?;
+    Some(modes.keys().cloned().collect())
 }
 
 /// A result as the era wants it: the modern era adds `resultType`, the server's identity in

@@ -500,15 +500,18 @@ mod tests {
         }
     }
 
+    /// A sink that keeps each event's [`line`] in `seen`.
+    fn record(seen: &mut Vec<String>, ev: Event<'_>) -> Flow {
+        seen.push(line(ev));
+        Flow::Continue(())
+    }
+
     #[tokio::test]
     async fn a_capture_handed_back_stops_the_stream() {
         let rt = Handle::current();
         let mut driver = Driver::new(dispatcher(), opts(CaptureMode::HandBack, None), &rt, None);
         let mut seen = Vec::new();
-        let sink = &mut |ev: Event<'_>| {
-            seen.push(line(ev));
-            Flow::Continue(())
-        };
+        let sink = &mut |ev: Event<'_>| record(&mut seen, ev);
         driver.feed(b"a %{x} b !{y} c", sink).await;
         driver.finish(sink).await;
         driver.settle(sink).await;
@@ -527,10 +530,7 @@ mod tests {
         // A new stream goes on where the capture was.
         driver.restart();
         seen.clear();
-        let sink = &mut |ev: Event<'_>| {
-            seen.push(line(ev));
-            Flow::Continue(())
-        };
+        let sink = &mut |ev: Event<'_>| record(&mut seen, ev);
         driver.feed(b" c", sink).await;
         driver.finish(sink).await;
         assert_eq!(seen, ["text  c"]);
@@ -546,10 +546,7 @@ mod tests {
             None,
         );
         let mut seen = Vec::new();
-        let sink = &mut |ev: Event<'_>| {
-            seen.push(line(ev));
-            Flow::Continue(())
-        };
+        let sink = &mut |ev: Event<'_>| record(&mut seen, ev);
         driver.feed(b"!{one}", sink).await;
         driver.restart();
         let d = Directive {
@@ -657,10 +654,7 @@ mod tests {
             o.announced = announced;
             let mut driver = Driver::new(dispatcher(), o, &rt, None);
             let mut seen = Vec::new();
-            let sink = &mut |ev: Event<'_>| {
-                seen.push(line(ev));
-                Flow::Continue(())
-            };
+            let sink = &mut |ev: Event<'_>| record(&mut seen, ev);
             driver.feed(input, sink).await;
             driver.finish(sink).await;
             driver.settle(sink).await;
@@ -678,10 +672,7 @@ mod tests {
         o.keep_refused = true;
         let mut driver = Driver::new(dispatcher(), o, &handle, None);
         let mut seen = Vec::new();
-        let sink = &mut |ev: Event<'_>| {
-            seen.push(line(ev));
-            Flow::Continue(())
-        };
+        let sink = &mut |ev: Event<'_>| record(&mut seen, ev);
         driver.feed_blocking(&handle, b"a %{x} b !{y} c", sink);
         driver.finish_blocking(&handle, sink);
         let text: String = (seen.iter())
