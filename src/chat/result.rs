@@ -49,8 +49,10 @@ pub fn capture_message(outcome: &Outcome, max_bytes: usize, written: &str) -> St
             join(&msg, &next)
         }
         Outcome::Blocked {
-            decision, reason, ..
-        } => refusal_message(*decision, reason, written),
+            decision,
+            reason,
+            denied,
+        } => refusal_message(*decision, &for_model(reason, denied.as_ref()), written),
     }
 }
 
@@ -69,23 +71,17 @@ fn refusal_message(decision: Decision, reason: &str, written: &str) -> String {
     } else {
         format!(
             "Not run: {}. {CONTINUE} Answer without it.",
-            cut_reason(without_flags(reason), MAX_REASON_CHARS, written)
+            cut_reason(reason, MAX_REASON_CHARS, written)
         )
     }
 }
 
-/// The first line of a policy refusal without the flag that lifts it: that is the user's to
-/// pass (shown to the user on stderr); to the model it is noise, and wrong once a path in it
-/// was cut.
-pub fn without_flags(reason: &str) -> &str {
-    let line = reason.lines().next().unwrap_or("");
-    let flag = [" (allow it with --allow ", " (pass --"]
-        .iter()
-        .filter_map(|f| line.rfind(f))
-        .min();
-    match flag {
-        Some(i) if line.ends_with(')') => &line[..i],
-        _ => line,
+/// A refusal as the model is told it: the policy's without what would lift it (the user's to
+/// pass, and wrong once a path in it was cut), any other's first line.
+pub fn for_model(reason: &str, denied: Option<&crate::policy::Denied>) -> String {
+    match denied {
+        Some(d) => d.refused(),
+        None => reason.lines().next().unwrap_or("").to_string(),
     }
 }
 
@@ -425,20 +421,23 @@ mod tests {
     /// The user's flag is not the model's to pass: a policy refusal goes without it.
     #[test]
     fn a_refusal_to_the_model_names_no_flag() {
-        let o = blocked(
-            Decision::Denied,
-            "`/home/u/p/calc.py 1+1` is not in allowed_commands (allow it with --allow '/home/u/p/calc.py')",
-        );
+        use crate::policy::Denied;
+        // The policy's refusal is told from its type, whatever words the front end gave it.
+        let denied = |d: Denied| Outcome::Blocked {
+            decision: Decision::Denied,
+            reason: "worded for the user, with a flag (pass --allow-scripts)".into(),
+            denied: Some(d),
+        };
+        let o = denied(Denied::NotAllowed {
+            command: "/home/u/p/calc.py 1+1".into(),
+            suggestion: Some("/home/u/p/calc.py".into()),
+        });
         assert_eq!(
             capture_message(&o, 100, ""),
             "Not run: `calc.py 1+1` is not in allowed_commands. — continue your answer. Answer without it."
         );
-        let off = blocked(
-            Decision::Denied,
-            "scripts are not allowed (pass --allow-scripts or set allow_scripts)",
-        );
         assert_eq!(
-            capture_message(&off, 100, ""),
+            capture_message(&denied(Denied::ScriptsOff), 100, ""),
             "Not run: scripts are not allowed. — continue your answer. Answer without it."
         );
     }

@@ -370,7 +370,10 @@ pub fn result_json(outcome: &Outcome) -> (String, bool) {
             }
             (v.to_string(), failed)
         }
-        Outcome::Blocked { reason, .. } => (error_json(super::result::without_flags(reason)), true),
+        Outcome::Blocked { reason, denied, .. } => {
+            let why = super::result::for_model(reason, denied.as_ref());
+            (error_json(&why), true)
+        }
     }
 }
 

@@ -57,6 +57,21 @@ pub enum Denied {
     },
 }
 
+impl Denied {
+    /// What was refused, without what would lift it: the model's wording, as changing the
+    /// policy is the user's to do.
+    pub fn refused(&self) -> String {
+        match self {
+            Denied::ScriptsOff => "scripts are not allowed".to_string(),
+            Denied::NotAllowed {
+                command,
+                suggestion: Some(_),
+            } => format!("`{command}` is not in allowed_commands"),
+            other => other.to_string(),
+        }
+    }
+}
+
 fn not_allowed(command: &str, suggestion: Option<&str>) -> String {
     let program = crate::command::parse_argv(command)
         .ok()
