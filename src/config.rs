@@ -30,16 +30,14 @@ pub struct ConfigFile {
 
 /// Which wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum ProviderKind {
     /// OpenAI-compatible `/chat/completions`.
-    #[serde(rename = "openai")]
     OpenAi,
     /// The Anthropic Messages API.
-    #[serde(rename = "anthropic")]
     Anthropic,
     /// Recorded answers from a JSONL file.
-    #[serde(rename = "replay")]
     Replay,
 }
 
@@ -73,10 +71,9 @@ pub struct ProviderConfig {
 
 /// `max_tokens_param`: the token limit's name on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum MaxTokensParam {
-    #[serde(rename = "max_tokens")]
     MaxTokens,
-    #[serde(rename = "max_completion_tokens")]
     MaxCompletionTokens,
 }
 
