@@ -144,20 +144,17 @@ impl ConfigFile {
             // It names the endpoint the API key goes to: one another user could change is
             // refused, as ssh refuses such a key file.
             Some(path) => match crate::paths::writable_by_others(&path) {
-                Some(open) => Err(ConfigError::at(
-                    &path,
-                    None,
-                    match open == path {
-                        true => "it could be changed by another user, and it names where your API \
-                                 key is sent: make it yours and `chmod o-w` it"
-                            .to_string(),
-                        false => format!(
-                            "{} could be changed by another user, and this file names where \
-                             your API key is sent: make it yours and `chmod o-w` it",
-                            open.display()
-                        ),
-                    },
-                )),
+                Some(open) => {
+                    let (who, file) = match open == path {
+                        true => ("it".to_string(), "it"),
+                        false => (open.display().to_string(), "this file"),
+                    };
+                    let why = format!(
+                        "{who} could be changed by another user, and {file} names where your API \
+                         key is sent: make it yours and `chmod o-w` it"
+                    );
+                    Err(ConfigError::at(&path, None, why))
+                }
                 None => ConfigFile::load(&path),
             },
             None => Ok(None),

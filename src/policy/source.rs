@@ -44,7 +44,7 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
             narrow!($key, p.$key > d.$key)
         };
         // A limit where 0 is none: higher, or none where the default has one.
-        (0> $key:ident) => {
+        (limit $key:ident) => {
             narrow!($key, p.$key > d.$key || (p.$key == 0 && d.$key != 0))
         };
         // A list that may only keep some of the default's entries.
@@ -90,11 +90,11 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     // The sandbox's second layer: reading hidden paths, Unix sockets, higher limits (0 is none).
     narrow!(allow_read, !p.allow_read.is_empty());
     narrow!(allowed_sockets, !p.allowed_sockets.is_empty());
-    narrow!(0> max_processes);
-    narrow!(0> max_memory_mb);
-    narrow!(0> max_file_size_mb);
-    narrow!(0> max_tmp_mb);
-    narrow!(0> max_cpu_seconds);
+    narrow!(limit max_processes);
+    narrow!(limit max_memory_mb);
+    narrow!(limit max_file_size_mb);
+    narrow!(limit max_tmp_mb);
+    narrow!(limit max_cpu_seconds);
     (out, ignored)
 }
 
