@@ -28,7 +28,6 @@
 
 use super::argv::{InvalidBody, parse_argv};
 use super::glob::{self, Glob};
-use std::fmt;
 
 /// What a command resolved to, for matching.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,13 +177,12 @@ pub struct Pattern {
     rest: bool,
 }
 
-impl fmt::Display for Pattern {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
 impl Pattern {
+    /// The pattern as written.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
     /// Parses a pattern (`say`, `git status`, `scripts/*`, `SKILL/scripts/*`, `*`).
     pub fn parse(text: &str) -> Result<Pattern, PatternError> {
         let err = |reason: String| PatternError {
