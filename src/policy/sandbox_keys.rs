@@ -656,18 +656,7 @@ mod tests {
         assert!(as_root("/root/.pyenv/shims").unwrap().contains("on PATH"));
         let root_settings = home_settings_problem(Path::new("/root/.pyenv"), root_home);
         assert!(root_settings.unwrap().contains("run commands later"));
-        // Any tool's settings in $HOME, named or not: a dot-folder or dotfile there.
         let cred = |p: &str| home_settings_problem(Path::new(p), home);
-        for p in [
-            "/home/u/.aws",
-            "/home/u/.kube/config.d",
-            "/home/u/.some-new-tool/auth.json",
-            "/home/u/.config/gh",
-            "/home/u/.bashrc",
-            "/home/u/.config",
-        ] {
-            assert!(cred(p).is_some(), "{p}");
-        }
         for p in ["/home/u/projects/aws", "/srv/.aws"] {
             assert_eq!(cred(p), None, "{p}");
         }
@@ -685,8 +674,15 @@ mod tests {
             "/home/u/.r9s holds your agents"
         );
         assert!(no("/home/u/.agents/other").is_none());
-        // Where code runs later, as a class: login, PATH, tools' settings.
+        // Where code runs later, as a class: login, PATH, any tool's settings in $HOME, named
+        // or not (a dot-folder or dotfile there).
         for p in [
+            "/home/u/.aws",
+            "/home/u/.kube/config.d",
+            "/home/u/.some-new-tool/auth.json",
+            "/home/u/.config/gh",
+            "/home/u/.bashrc",
+            "/home/u/.config",
             "/home/u/.config/systemd/user",
             "/home/u/.config/autostart",
             "/home/u/.local/bin",
@@ -702,7 +698,7 @@ mod tests {
             "/home/u/.config/Code/User",
             "/home/u/.some-tool-of-next-year/hooks",
         ] {
-            let why = no(p).or_else(|| cred(p)).unwrap_or_default();
+            let why = cred(p).or_else(|| no(p)).unwrap_or_default();
             assert!(
                 why.contains("runs later") || why.contains("run commands later"),
                 "{p}"
