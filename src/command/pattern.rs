@@ -417,6 +417,14 @@ pub fn escape_controls(text: &str) -> String {
     out
 }
 
+/// `text` in at most `max` (> 0) characters: cut, its last one is `…`.
+pub(crate) fn cut_chars(text: &str, max: usize) -> String {
+    match text.chars().nth(max) {
+        None => text.to_string(),
+        Some(_) => text.chars().take(max - 1).chain(['…']).collect(),
+    }
+}
+
 /// Zero-width characters, bidi marks, embeddings, overrides and isolates, the BOM.
 fn is_invisible_format(c: char) -> bool {
     matches!(
@@ -484,13 +492,7 @@ impl Target<'_> {
             .chain(args.iter().map(String::as_str))
             .map(|w| escape_controls(&quote_word(w)))
             .collect();
-        let line = words.join(" ");
-        if line.chars().count() > DISPLAY_MAX_CHARS {
-            let cut: String = line.chars().take(DISPLAY_MAX_CHARS - 1).collect();
-            format!("{cut}…")
-        } else {
-            line
-        }
+        cut_chars(&words.join(" "), DISPLAY_MAX_CHARS)
     }
 
     /// The narrowest pattern text that allows this program (any arguments): the bare name, the
