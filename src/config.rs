@@ -177,27 +177,21 @@ pub enum CoachMode {
 }
 
 impl CoachMode {
-    /// Every mode, as written in a setting.
+    /// Every mode, as written in a setting, in the order of the variants.
     pub const NAMES: [&'static str; 2] = ["off", "small-model"];
 
     /// The mode a setting names.
     pub fn parse(name: &str) -> Result<CoachMode, String> {
-        match name.trim() {
-            "off" => Ok(CoachMode::Off),
-            "small-model" => Ok(CoachMode::SmallModel),
-            _ => Err(format!(
-                "`{name}` is no coaching mode; one of: {}",
-                CoachMode::NAMES.join(", ")
-            )),
-        }
+        let names = Self::NAMES.join(", ");
+        [CoachMode::Off, CoachMode::SmallModel]
+            .into_iter()
+            .find(|m| m.name() == name.trim())
+            .ok_or_else(|| format!("`{name}` is no coaching mode; one of: {names}"))
     }
 
     /// The mode as a setting writes it.
     pub fn name(self) -> &'static str {
-        match self {
-            CoachMode::Off => Self::NAMES[0],
-            CoachMode::SmallModel => Self::NAMES[1],
-        }
+        Self::NAMES[self as usize]
     }
 
     /// True unless off.
