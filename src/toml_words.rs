@@ -6,12 +6,7 @@ use toml::de::{DeTable, DeValue};
 
 /// 1-based line of a byte offset.
 pub(crate) fn line_of(src: &str, offset: usize) -> usize {
-    let end = offset.min(src.len());
-    src.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    memchr::memchr_iter(b'\n', &src.as_bytes()[..offset.min(src.len())]).count() + 1
 }
 
 /// A TOML or serde error located: the line (when the error has a place), the key path

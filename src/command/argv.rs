@@ -20,15 +20,18 @@
 //!   line and can make the confirmation prompt show something other than what would run.
 //!   A newline is allowed inside quotes only.
 
-use std::fmt;
-
 /// Why a directive body is not a runnable command. Offsets are byte offsets into the body.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum InvalidBody {
     /// Nothing but whitespace, or an empty program name (`""`).
+    #[error("empty command")]
     Empty,
     /// Something a shell would interpret: an operator, an expansion, a comment, a newline.
+    #[error(
+        "shell syntax is not supported; commands run without a shell (found {})",
+        shown(found)
+    )]
     ShellSyntax {
         /// The character(s) found.
         found: String,
@@ -36,6 +39,7 @@ pub enum InvalidBody {
         offset: usize,
     },
     /// A control or bidi-override character.
+    #[error("control character U+{:04X} at byte {offset} is not allowed in a command", *ch as u32)]
     ControlChar {
         /// The character.
         ch: char,
@@ -43,6 +47,10 @@ pub enum InvalidBody {
         offset: usize,
     },
     /// A quote (`'` or `"`) that is never closed.
+    #[error(
+        "unbalanced {} quote: the quote at byte {offset} is never closed",
+        if *quote == '\'' { "single" } else { "double" }
+    )]
     UnbalancedQuote {
         /// `'` or `"`.
         quote: char,
@@ -50,11 +58,15 @@ pub enum InvalidBody {
         offset: usize,
     },
     /// A backslash with nothing after it.
+    #[error("trailing backslash at byte {offset} escapes nothing")]
     TrailingBackslash {
         /// Byte offset of the backslash.
         offset: usize,
     },
     /// `NAME=value cmd`: a shell would set an environment variable.
+    #[error(
+        "environment assignments are not supported; commands run without a shell (found `{word}`)"
+    )]
     EnvAssignment {
         /// The word.
         word: String,
@@ -74,45 +86,14 @@ impl InvalidBody {
     }
 }
 
-impl fmt::Display for InvalidBody {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InvalidBody::Empty => f.write_str("empty command"),
-            InvalidBody::ShellSyntax { found, .. } => {
-                let shown = match found.as_str() {
-                    "\n" => "an unquoted newline".to_string(),
-                    "`" => "a backtick".to_string(),
-                    s => format!("`{s}`"),
-                };
-                write!(
-                    f,
-                    "shell syntax is not supported; commands run without a shell (found {shown})"
-                )
-            }
-            InvalidBody::ControlChar { ch, offset } => write!(
-                f,
-                "control character U+{:04X} at byte {offset} is not allowed in a command",
-                *ch as u32
-            ),
-            InvalidBody::UnbalancedQuote { quote, offset } => {
-                let name = if *quote == '\'' { "single" } else { "double" };
-                write!(
-                    f,
-                    "unbalanced {name} quote: the quote at byte {offset} is never closed"
-                )
-            }
-            InvalidBody::TrailingBackslash { offset } => {
-                write!(f, "trailing backslash at byte {offset} escapes nothing")
-            }
-            InvalidBody::EnvAssignment { word } => write!(
-                f,
-                "environment assignments are not supported; commands run without a shell (found `{word}`)"
-            ),
-        }
+/// A [`InvalidBody::ShellSyntax`] token as its message names it.
+fn shown(found: &str) -> String {
+    match found {
+        "\n" => "an unquoted newline".to_string(),
+        "`" => "a backtick".to_string(),
+        s => format!("`{s}`"),
     }
 }
-
-impl std::error::Error for InvalidBody {}
 
 /// Split a directive body into argv. Fails closed: anything a shell would treat specially is
 /// an error, never silently passed on.

@@ -20,7 +20,7 @@ pub use argv::{InvalidBody, parse_argv};
 #[cfg(test)]
 pub(crate) use pattern::test_targets;
 pub(crate) use pattern::{
-    Argv0Kind, Pattern, ScriptRef, classify, escape_controls, is_left_out, is_placeholder,
-    is_skill_word, quote_word, script_ref,
+    Argv0Kind, Pattern, ScriptRef, classify, cut_chars, escape_controls, is_left_out,
+    is_placeholder, is_skill_word, quote_word, script_ref,
 };
 pub use pattern::{PatternError, Target};

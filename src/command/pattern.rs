@@ -28,7 +28,6 @@
 
 use super::argv::{InvalidBody, parse_argv};
 use super::glob::{self, Glob};
-use std::fmt;
 
 /// What a command resolved to, for matching.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,13 +177,12 @@ pub struct Pattern {
     rest: bool,
 }
 
-impl fmt::Display for Pattern {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
 impl Pattern {
+    /// The pattern as written.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
     /// Parses a pattern (`say`, `git status`, `scripts/*`, `SKILL/scripts/*`, `*`).
     pub fn parse(text: &str) -> Result<Pattern, PatternError> {
         let err = |reason: String| PatternError {
@@ -419,6 +417,14 @@ pub fn escape_controls(text: &str) -> String {
     out
 }
 
+/// `text` in at most `max` (> 0) characters: cut, its last one is `…`.
+pub(crate) fn cut_chars(text: &str, max: usize) -> String {
+    match text.chars().nth(max) {
+        None => text.to_string(),
+        Some(_) => text.chars().take(max - 1).chain(['…']).collect(),
+    }
+}
+
 /// Zero-width characters, bidi marks, embeddings, overrides and isolates, the BOM.
 fn is_invisible_format(c: char) -> bool {
     matches!(
@@ -486,13 +492,7 @@ impl Target<'_> {
             .chain(args.iter().map(String::as_str))
             .map(|w| escape_controls(&quote_word(w)))
             .collect();
-        let line = words.join(" ");
-        if line.chars().count() > DISPLAY_MAX_CHARS {
-            let cut: String = line.chars().take(DISPLAY_MAX_CHARS - 1).collect();
-            format!("{cut}…")
-        } else {
-            line
-        }
+        cut_chars(&words.join(" "), DISPLAY_MAX_CHARS)
     }
 
     /// The narrowest pattern text that allows this program (any arguments): the bare name, the

@@ -100,8 +100,7 @@ fn not_allowed(command: &str, suggestion: Option<&str>) -> String {
 #[derive(Debug, Clone)]
 pub struct CompiledPolicy {
     allow_scripts: bool,
-    /// Each with its text, for the reason.
-    denied: Vec<(String, Pattern)>,
+    denied: Vec<Pattern>,
     allowed: Vec<Pattern>,
 }
 
@@ -112,11 +111,7 @@ impl ScriptPolicy {
         let parse = |t: &String| Pattern::parse(t).expect("validated above");
         Ok(CompiledPolicy {
             allow_scripts: self.allow_scripts,
-            denied: self
-                .denied_commands
-                .iter()
-                .map(|t| (t.clone(), parse(t)))
-                .collect(),
+            denied: self.denied_commands.iter().map(parse).collect(),
             allowed: self.allowed_commands.iter().map(parse).collect(),
         })
     }
@@ -127,8 +122,8 @@ impl CompiledPolicy {
     pub fn denied_by(&self, target: &Target) -> Option<&str> {
         self.denied
             .iter()
-            .find(|(_, p)| p.denies(target))
-            .map(|(text, _)| text.as_str())
+            .find(|p| p.denies(target))
+            .map(Pattern::text)
     }
 
     /// Whether some call of `target`'s program or script (its `args` are not looked at) could
@@ -137,7 +132,7 @@ impl CompiledPolicy {
     /// what may run (`skillpipe mcp`'s tools); each call is still judged by [`decide`].
     pub fn could_allow(&self, target: &Target) -> bool {
         let alone = target.alone();
-        !self.denied.iter().any(|(_, p)| p.denies(&alone))
+        !self.denied.iter().any(|p| p.denies(&alone))
             && self.allowed.iter().any(|p| p.matches_some_call(&alone))
     }
 }
@@ -158,13 +153,13 @@ pub fn decide(policy: &CompiledPolicy, target: &Target) -> Result<(), Denied> {
             args: &started.lines[l][i + 1..],
         })
         .collect();
-    for (text, p) in &policy.denied {
+    for p in &policy.denied {
         if p.denies(target) {
-            let pattern = escape_controls(text);
+            let pattern = escape_controls(p.text());
             return Err(Denied::Pattern { command, pattern });
         }
         if let Some(inner) = wrapped.iter().find(|t| p.denies(t)) {
-            let pattern = escape_controls(text);
+            let pattern = escape_controls(p.text());
             let inner = inner.display();
             return Err(Denied::Wrapped {
                 command,
@@ -188,9 +183,6 @@ fn started_by(target: &Target) -> Started {
     let Target::System { program, args } = *target else {
         return Started::default();
     };
-    if wrapper::starts(program).is_none() {
-        return Started::default();
-    }
     wrapper::started(
         std::iter::once(program.to_string())
             .chain(args.iter().cloned())

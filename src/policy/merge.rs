@@ -365,14 +365,7 @@ mod tests {
 
     #[cfg(feature = "runtime")]
     #[test]
-    fn toml_unknown_key_is_an_error_naming_key_and_line() {
-        let err = toml::from_str::<AgentFile>(
-            "[script_policy]\nallow_scripts = true\nallowed_comands = [\"say\"]\n",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("allowed_comands"), "{err}");
-        assert!(err.contains("line 3"), "{err}");
+    fn toml_bad_value_is_an_error_naming_value_and_line() {
         let err = toml::from_str::<AgentFile>("[script_policy]\nsandbox = \"off\"\n")
             .unwrap_err()
             .to_string();

@@ -244,16 +244,19 @@ pub fn protected_places() -> Vec<(PathBuf, String)> {
     out
 }
 
+/// `p` as named and, where a link on the way leads elsewhere, as it resolves.
+fn as_named_and_real(p: PathBuf) -> impl Iterator<Item = PathBuf> {
+    let real = std::fs::canonicalize(&p).ok().filter(|r| *r != p);
+    std::iter::once(p).chain(real)
+}
+
 /// The absolute folders of a `$PATH` value, each also as it resolves (a link may lead there).
 fn path_folders(path: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for d in path.map(std::env::split_paths).into_iter().flatten() {
-        if !d.is_absolute() || out.contains(&d) {
-            continue;
+        if d.is_absolute() && !out.contains(&d) {
+            out.extend(as_named_and_real(d));
         }
-        let real = std::fs::canonicalize(&d).ok().filter(|r| *r != d);
-        out.push(d);
-        out.extend(real);
     }
     out
 }
@@ -341,14 +344,7 @@ impl ScriptPolicy {
             .iter()
             .map(|p| fold(&cwd.join(expand_home(p, home.as_deref()))))
             .collect();
-        for p in &allow_read {
-            self.allow_read.push(p.clone());
-            if let Ok(real) = std::fs::canonicalize(p)
-                && real != *p
-            {
-                self.allow_read.push(real);
-            }
-        }
+        (self.allow_read).extend(allow_read.iter().cloned().flat_map(as_named_and_real));
         // What scripts cannot read (the built-in list, `deny_read`, minus `allow_read`): a
         // writable path beneath one of these would not work, whatever the force.
         let hidden = crate::sandbox::secrets::deny_list(
@@ -401,17 +397,11 @@ impl ScriptPolicy {
                 let p = expand_home(p, home.as_deref());
                 std::path::absolute(&p).unwrap_or(p)
             }));
-        for (value, key) in [
-            (flags.max_processes, &mut self.max_processes),
-            (flags.max_memory, &mut self.max_memory_mb),
-            (flags.max_file_size, &mut self.max_file_size_mb),
-            (flags.max_tmp, &mut self.max_tmp_mb),
-            (flags.max_cpu, &mut self.max_cpu_seconds),
-        ] {
-            if let Some(v) = value {
-                *key = v;
-            }
-        }
+        self.max_processes = flags.max_processes.unwrap_or(self.max_processes);
+        self.max_memory_mb = flags.max_memory.unwrap_or(self.max_memory_mb);
+        self.max_file_size_mb = flags.max_file_size.unwrap_or(self.max_file_size_mb);
+        self.max_tmp_mb = flags.max_tmp.unwrap_or(self.max_tmp_mb);
+        self.max_cpu_seconds = flags.max_cpu.unwrap_or(self.max_cpu_seconds);
         Ok(())
     }
 
@@ -543,10 +533,7 @@ fn check_writable(
     // Each as named and as it resolves (a link may lead there).
     let protected: Vec<(PathBuf, &str)> = crate::paths::own_folders()
         .into_iter()
-        .flat_map(|(dir, what)| {
-            let real = std::fs::canonicalize(&dir).ok().filter(|r| *r != dir);
-            std::iter::once((dir, what)).chain(real.map(|r| (r, what)))
-        })
+        .flat_map(|(dir, what)| as_named_and_real(dir).map(move |d| (d, what)))
         .collect();
     if !force {
         let on_path = path_folders(std::env::var_os("PATH").as_deref());
@@ -656,18 +643,7 @@ mod tests {
         assert!(as_root("/root/.pyenv/shims").unwrap().contains("on PATH"));
         let root_settings = home_settings_problem(Path::new("/root/.pyenv"), root_home);
         assert!(root_settings.unwrap().contains("run commands later"));
-        // Any tool's settings in $HOME, named or not: a dot-folder or dotfile there.
         let cred = |p: &str| home_settings_problem(Path::new(p), home);
-        for p in [
-            "/home/u/.aws",
-            "/home/u/.kube/config.d",
-            "/home/u/.some-new-tool/auth.json",
-            "/home/u/.config/gh",
-            "/home/u/.bashrc",
-            "/home/u/.config",
-        ] {
-            assert!(cred(p).is_some(), "{p}");
-        }
         for p in ["/home/u/projects/aws", "/srv/.aws"] {
             assert_eq!(cred(p), None, "{p}");
         }
@@ -685,8 +661,15 @@ mod tests {
             "/home/u/.r9s holds your agents"
         );
         assert!(no("/home/u/.agents/other").is_none());
-        // Where code runs later, as a class: login, PATH, tools' settings.
+        // Where code runs later, as a class: login, PATH, any tool's settings in $HOME, named
+        // or not (a dot-folder or dotfile there).
         for p in [
+            "/home/u/.aws",
+            "/home/u/.kube/config.d",
+            "/home/u/.some-new-tool/auth.json",
+            "/home/u/.config/gh",
+            "/home/u/.bashrc",
+            "/home/u/.config",
             "/home/u/.config/systemd/user",
             "/home/u/.config/autostart",
             "/home/u/.local/bin",
@@ -702,7 +685,7 @@ mod tests {
             "/home/u/.config/Code/User",
             "/home/u/.some-tool-of-next-year/hooks",
         ] {
-            let why = no(p).or_else(|| cred(p)).unwrap_or_default();
+            let why = cred(p).or_else(|| no(p)).unwrap_or_default();
             assert!(
                 why.contains("runs later") || why.contains("run commands later"),
                 "{p}"

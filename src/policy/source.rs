@@ -43,6 +43,14 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
         (> $key:ident) => {
             narrow!($key, p.$key > d.$key)
         };
+        // A limit where 0 is none: higher, or none where the default has one.
+        (limit $key:ident) => {
+            narrow!($key, p.$key > d.$key || (p.$key == 0 && d.$key != 0))
+        };
+        // A list that may only keep some of the default's entries.
+        (in $key:ident) => {
+            narrow!($key, !p.$key.iter().all(|x| d.$key.contains(x)))
+        };
         ($key:ident, $raised:expr) => {
             if $raised {
                 out.$key = d.$key.clone();
@@ -55,7 +63,6 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
             }
         };
     }
-    let subset = |a: &[String], b: &[String]| a.iter().all(|x| b.contains(x));
     narrow!(allow_scripts, p.allow_scripts);
     narrow!(confirm, p.confirm == ConfirmMode::Never);
     // Patterns within the default's (`scripts/x.py`, `SKILL/scripts/*`) narrow it and stay;
@@ -73,14 +80,8 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     narrow!(allow_filesystem, p.allow_filesystem);
     narrow!(writable_paths, !p.writable_paths.is_empty());
     narrow!(sandbox, p.sandbox == SandboxMode::BestEffort);
-    narrow!(
-        env_passthrough,
-        !subset(&p.env_passthrough, &d.env_passthrough)
-    );
-    narrow!(
-        allowed_interpreters,
-        !subset(&p.allowed_interpreters, &d.allowed_interpreters)
-    );
+    narrow!(in env_passthrough);
+    narrow!(in allowed_interpreters);
     narrow!(> timeout_seconds);
     narrow!(> max_output_bytes);
     narrow!(> max_capture_bytes);
@@ -89,18 +90,11 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
     // The sandbox's second layer: reading hidden paths, Unix sockets, higher limits (0 is none).
     narrow!(allow_read, !p.allow_read.is_empty());
     narrow!(allowed_sockets, !p.allowed_sockets.is_empty());
-    let higher = |v: u64, dv: u64| v > dv || (v == 0 && dv != 0);
-    narrow!(max_processes, higher(p.max_processes, d.max_processes));
-    narrow!(max_memory_mb, higher(p.max_memory_mb, d.max_memory_mb));
-    narrow!(
-        max_file_size_mb,
-        higher(p.max_file_size_mb, d.max_file_size_mb)
-    );
-    narrow!(max_tmp_mb, higher(p.max_tmp_mb, d.max_tmp_mb));
-    narrow!(
-        max_cpu_seconds,
-        higher(p.max_cpu_seconds, d.max_cpu_seconds)
-    );
+    narrow!(limit max_processes);
+    narrow!(limit max_memory_mb);
+    narrow!(limit max_file_size_mb);
+    narrow!(limit max_tmp_mb);
+    narrow!(limit max_cpu_seconds);
     (out, ignored)
 }
 
