@@ -22,8 +22,18 @@ pub enum Color {
 }
 
 impl Style {
+    /// [`Style::default`], for constants.
+    pub const PLAIN: Style = Style {
+        bold: false,
+        italic: false,
+        underline: false,
+        dim: false,
+        strike: false,
+        fg: None,
+    };
+
     pub fn is_plain(&self) -> bool {
-        *self == Style::default()
+        *self == Style::PLAIN
     }
 
     /// Appends `text` in this style; plain when `color` is off or the style is plain.

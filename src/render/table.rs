@@ -93,10 +93,7 @@ pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
     } else {
         ("|", "-", "+")
     };
-    let dim = Style {
-        dim: true,
-        ..Style::default()
-    };
+    let dim = super::DIM;
     let mut out = String::new();
     let gaps = 3 * n.saturating_sub(1);
     let longest_word: Vec<usize> = (0..n)
