@@ -330,10 +330,7 @@ impl TermUi {
     }
 
     fn hold_side_output(&mut self, text: String) {
-        match &mut self.side_output {
-            Some(held) => held.push_str(&text),
-            None => self.side_output = Some(text),
-        }
+        self.side_output.get_or_insert_default().push_str(&text);
     }
 }
 
@@ -389,39 +386,16 @@ fn painted_rows(text: &str, width: usize, tone: Tone, color: bool) -> String {
     rows.join("\n")
 }
 
-/// The tone of a status line: dim; problems (blocked, failed, stopped) also in the warning
-/// colour so they stand out.
-fn status_tone(fine: bool) -> Tone {
-    if fine { Tone::Dim } else { Tone::DimWarn }
-}
-
 /// `text` (a report or a notice, which quote model text) sanitized, each line marked `· ` and
-/// wrapped at words to `width`, its rows after the first indented under its text.
+/// wrapped at words to `width`, its rows after the first indented under its text; dim, and
+/// problems (blocked, failed, stopped) also in the warning colour so they stand out.
 fn status_lines(text: &str, fine: bool, color: bool, width: usize) -> Vec<String> {
     let marked: Vec<String> = (sanitize(text).lines())
         .map(|line| format!("· {}", line.trim_start()))
         .collect();
-    let wrapped = crate::render::wrap_text(&marked.join("\n"), width);
-    let tone = status_tone(fine);
-    wrapped.lines().map(|row| paint(row, tone, color)).collect()
-}
-
-/// Whether a notice reads as routine (dim) rather than as a problem (dim in the warning
-/// colour). Each says the turn did not go as asked (a retry, a capture not run, a turn cut
-/// short, tools dropped), so each stands out.
-fn notice_is_fine(notice: &Notice) -> bool {
-    match notice {
-        Notice::Retrying { .. }
-        | Notice::NotRunAgain { .. }
-        | Notice::StoppedRepeating { .. }
-        | Notice::StoppedToolCalls { .. }
-        | Notice::ToolsIgnored
-        | Notice::ShowedOutput
-        | Notice::CutAtTokenLimit
-        | Notice::NoFinishReason
-        | Notice::NoAnswer(_)
-        | Notice::Adapted(_) => false,
-    }
+    let tone = if fine { Tone::Dim } else { Tone::DimWarn };
+    let rows = painted_rows(&marked.join("\n"), width, tone, color);
+    rows.lines().map(str::to_string).collect()
 }
 
 impl Ui for TermUi {
@@ -439,9 +413,11 @@ impl Ui for TermUi {
         self.status_lines(&report.to_string(), fine);
     }
 
-    /// Notices quote directives and a server's reasons: sanitized before painting.
+    /// Notices quote directives and a server's reasons: sanitized before painting. Each says
+    /// the turn did not go as asked (a retry, a capture not run, a turn cut short), so each
+    /// stands out in the warning tone.
     fn notice(&mut self, notice: &Notice) {
-        self.status_lines(&crate::advice::cli::notice(notice), notice_is_fine(notice));
+        self.status_lines(&crate::advice::cli::notice(notice), false);
     }
 
     /// Shown under the report that follows it (the side effect's status line), which then says
@@ -511,7 +487,7 @@ mod tests {
             attempt: 1,
             max_attempts: 3,
         };
-        let lines = status_lines(&retry.to_string(), notice_is_fine(&retry), false, 80);
+        let lines = status_lines(&retry.to_string(), false, false, 80);
         assert_eq!(
             lines,
             [
@@ -520,7 +496,7 @@ mod tests {
             ]
         );
         let stopped = Notice::stopped_repeating(b"!{echo \x1b[2J}");
-        let lines = status_lines(&stopped.to_string(), notice_is_fine(&stopped), true, 80);
+        let lines = status_lines(&stopped.to_string(), false, true, 80);
         assert_eq!(lines.len(), 1);
         // Only the paint's own escapes: the model's is shown as text.
         assert!(lines[0].contains("!{echo ␛[2J}"), "{lines:?}");
