@@ -115,32 +115,23 @@ fn read_key(fd: RawFd, since: Instant, keep: Option<&LineKeys>, intr: u8) -> io:
             }
             continue;
         }
-        {
-            let mut b = [0u8; 64];
-            // SAFETY: reading into a stack buffer of the given length.
-            let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
-            match n {
-                0 => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "terminal closed",
-                    ));
-                }
-                n if n > 0 => {
-                    flush_input(fd);
-                    // A late answer to the cursor query is the terminal talking, not a key.
-                    if b[0] == 0x1b && super::reported_column(&b[..n as usize]).is_some() {
-                        continue;
-                    }
-                    return Ok(b[0]);
-                }
-                _ => {
-                    let e = io::Error::last_os_error();
-                    if e.kind() != io::ErrorKind::Interrupted {
-                        return Err(e);
-                    }
+        let mut key = Vec::new();
+        match read_into(fd, &mut key) {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "terminal closed",
+                ));
+            }
+            Ok(_) => {
+                flush_input(fd);
+                // A late answer to the cursor query is the terminal talking, not a key.
+                if key[0] != 0x1b || super::reported_column(&key).is_none() {
+                    return Ok(key[0]);
                 }
             }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }
@@ -162,7 +153,7 @@ fn read_until(fd: RawFd, deadline: Instant, into: &mut Vec<u8>, done: impl Fn(&[
             return;
         }
         match poll_in(fd, Some(deadline - now)) {
-            Ok(true) if read_into(fd, into) => {}
+            Ok(true) if read_into(fd, into).is_ok_and(|n| n > 0) => {}
             _ => return,
         }
     }
@@ -198,22 +189,21 @@ fn take_pending(fd: RawFd, keep: Option<&LineKeys>) {
     }
     let mut pending = Vec::new();
     while let Ok(true) = poll_in(fd, Some(Duration::ZERO)) {
-        if !read_into(fd, &mut pending) {
+        if !read_into(fd, &mut pending).is_ok_and(|n| n > 0) {
             break;
         }
     }
     stash(&pending, keep);
 }
 
-/// Appends what one read of `fd` gives to `into`; false at its end or on an error.
-fn read_into(fd: RawFd, into: &mut Vec<u8>) -> bool {
+/// Appends what one read of `fd` gives to `into`: how many bytes (0 at its end).
+fn read_into(fd: RawFd, into: &mut Vec<u8>) -> io::Result<usize> {
     let mut b = [0u8; 256];
     // SAFETY: reading into a stack buffer of the given length.
     let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
-    if n > 0 {
-        into.extend_from_slice(&b[..n as usize]);
-    }
-    n > 0
+    let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
+    into.extend_from_slice(&b[..n]);
+    Ok(n)
 }
 
 /// Keeps `typed` for the filter's input (edited as the line discipline would), when `keep`.
