@@ -241,27 +241,14 @@ mod tests {
 
     #[test]
     fn unknown_commands_get_a_suggestion() {
-        assert_eq!(
-            cmd("/hlep"),
-            Command::Unknown {
-                typed: "/hlep".into(),
-                suggestion: Some("/help")
-            }
-        );
-        assert_eq!(
-            cmd("/sk"),
-            Command::Unknown {
-                typed: "/sk".into(),
-                suggestion: Some("/skills")
-            }
-        );
-        assert_eq!(
-            cmd("/frobnicate"),
-            Command::Unknown {
-                typed: "/frobnicate".into(),
-                suggestion: None
-            }
-        );
+        for (typed, suggestion) in [
+            ("/hlep", Some("/help")),
+            ("/sk", Some("/skills")),
+            ("/frobnicate", None),
+        ] {
+            let typed = typed.to_string();
+            assert_eq!(cmd(&typed), Command::Unknown { typed, suggestion });
+        }
     }
 
     #[test]
