@@ -4,87 +4,46 @@ use super::Options;
 use super::inline;
 use super::style::Style;
 use super::wrap::{Flow, Prefix, Span, width_of};
+use pulldown_cmark::{Alignment, Event, Parser, Tag};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Align {
-    Left,
-    Center,
-    Right,
-}
-
-/// The cells of a row: split at unescaped `|`, outer pipes dropped, trimmed.
-fn cells(row: &str) -> Vec<String> {
-    let t = row.trim();
-    let t = t.strip_prefix('|').unwrap_or(t);
-    let t = if t.ends_with('|') && !t.ends_with("\\|") {
-        &t[..t.len() - 1]
-    } else {
-        t
-    };
-    let mut out = vec![String::new()];
-    let mut escaped = false;
-    for c in t.chars() {
-        match c {
-            '|' if !escaped => out.push(String::new()),
-            _ => {
-                if let Some(last) = out.last_mut() {
-                    if escaped && c != '|' {
-                        last.push('\\');
-                    }
-                    if c != '\\' || escaped {
-                        last.push(c);
-                    }
-                }
+/// The alignments and every row's cells as written (trimmed, `\|` a pipe), read as GFM
+/// does; `None` when the rows are no table (the second is no delimiter row matching the first).
+fn parse(rows: &[String]) -> Option<(Vec<Alignment>, Vec<Vec<String>>)> {
+    let text = rows.join("\n");
+    let (mut aligns, mut cells) = (None, Vec::<Vec<String>>::new());
+    for (event, at) in
+        Parser::new_ext(&text, pulldown_cmark::Options::ENABLE_TABLES).into_offset_iter()
+    {
+        match event {
+            Event::Start(Tag::Table(a)) => aligns = Some(a),
+            Event::Start(Tag::TableHead | Tag::TableRow) => cells.push(Vec::new()),
+            Event::Start(Tag::TableCell) => {
+                let cell = text[at].trim().replace("\\|", "|");
+                cells.last_mut()?.push(cell);
             }
+            _ => {}
         }
-        escaped = c == '\\' && !escaped;
     }
-    out.into_iter().map(|c| c.trim().to_string()).collect()
+    Some((aligns?, cells))
 }
 
-fn delimiter(cells: &[String]) -> Option<Vec<Align>> {
-    cells
-        .iter()
-        .map(|c| {
-            let core = c.trim_matches(':');
-            if core.is_empty() || !core.chars().all(|x| x == '-') {
-                return None;
-            }
-            Some(match (c.starts_with(':'), c.ends_with(':')) {
-                (true, true) => Align::Center,
-                (false, true) => Align::Right,
-                _ => Align::Left,
-            })
-        })
-        .collect()
-}
-
-/// Renders the rows of a table; `None` when the second row is no delimiter row (then the lines
-/// were not a table and are shown as text).
+/// Renders the rows of a table; `None` when they are no table (then they are shown as text).
 pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
-    let header = cells(rows.first()?);
-    let aligns = delimiter(&cells(rows.get(1)?))?;
-    let n = header.len().max(aligns.len());
-    let mut body: Vec<Vec<Vec<Span>>> = Vec::new();
-    let bold = Style {
-        bold: true,
-        ..Style::default()
-    };
-    let row_spans = |cells: Vec<String>, base: Style| -> Vec<Vec<Span>> {
-        // Without colour the markers stay, as in a paragraph: no style could show them.
-        let mut r: Vec<Vec<Span>> = cells
-            .iter()
-            .map(|c| inline::spans_marked(c, base, !color.color))
-            .collect();
-        r.resize(n, Vec::new());
-        r.truncate(n);
-        r
-    };
-    body.push(row_spans(header, bold));
-    for row in &rows[2..] {
-        body.push(row_spans(cells(row), Style::default()));
-    }
+    let (aligns, cells) = parse(rows)?;
+    let n = aligns.len();
+    // The header in bold; without colour the markers stay, as in a paragraph: no style could
+    // show them.
+    let body: Vec<Vec<Vec<Span>>> = (cells.iter().enumerate())
+        .map(|(r, row)| {
+            let base = Style {
+                bold: r == 0,
+                ..Style::default()
+            };
+            let cell = |c: &String| inline::spans_marked(c, base, !color.color);
+            row.iter().map(cell).collect()
+        })
+        .collect();
     let widths: Vec<usize> = (0..n)
         .map(|i| body.iter().map(|r| width_of(&r[i])).max().unwrap_or(0))
         .collect();
@@ -143,10 +102,10 @@ pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
                     dim.paint(&gap, color, &mut out);
                 }
                 let pad = widths[i].saturating_sub(width_of(spans));
-                let (left, right) = match aligns.get(i).copied().unwrap_or(Align::Left) {
-                    Align::Left => (0, pad),
-                    Align::Right => (pad, 0),
-                    Align::Center => (pad / 2, pad - pad / 2),
+                let (left, right) = match aligns[i] {
+                    Alignment::Right => (pad, 0),
+                    Alignment::Center => (pad / 2, pad - pad / 2),
+                    _ => (0, pad),
                 };
                 if i + 1 == n && spans.is_empty() {
                     break; // nothing to pad for at the end of a line
@@ -401,6 +360,7 @@ mod tests {
 
     #[test]
     fn escaped_pipes_stay_in_their_cell() {
-        assert_eq!(cells("| a \\| b | c |"), ["a | b", "c"]);
+        let (_, cells) = parse(&rows("| a \\| b | c |\n|---|---|\n| `x\\|y` | d |")).unwrap();
+        assert_eq!(cells, [["a | b", "c"], ["`x|y`", "d"]]);
     }
 }
