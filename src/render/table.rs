@@ -5,7 +5,7 @@ use super::inline;
 use super::style::Style;
 use super::wrap::{Flow, Prefix, Span, width_of};
 use pulldown_cmark::{Alignment, Event, Parser, Tag};
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 /// The alignments and every row's cells as written (trimmed, `\|` a pipe), read as GFM
 /// does; `None` when the rows are no table (the second is no delimiter row matching the first).
@@ -83,37 +83,32 @@ pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
     };
     for (r, row) in body.into_iter().enumerate() {
         // Each cell wrapped to its column; the row is as tall as its tallest cell.
-        let cells: Vec<Vec<Vec<Span>>> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| wrap_cell(cell, *w))
+        let cells: Vec<Vec<(String, usize)>> = (row.iter().zip(&widths))
+            .map(|(cell, w)| wrap_cell(cell, *w, color))
             .collect();
         let height = cells.iter().map(Vec::len).max().unwrap_or(1).max(1);
         for line in 0..height {
             for (i, cell) in cells.iter().enumerate() {
-                let empty = Vec::new();
-                let spans = cell.get(line).unwrap_or(&empty);
+                let (text, used) = cell.get(line).map_or(("", 0), |(t, w)| (t.as_str(), *w));
                 // The last cell empty on this line: the bar ends the line, with no space after.
-                let gap = match i + 1 == n && spans.is_empty() {
+                let gap = match i + 1 == n && text.is_empty() {
                     true => format!(" {bar}"),
                     false => format!(" {bar} "),
                 };
                 if i > 0 {
                     dim.paint(&gap, color, &mut out);
                 }
-                let pad = widths[i].saturating_sub(width_of(spans));
+                let pad = widths[i].saturating_sub(used);
                 let (left, right) = match aligns[i] {
                     Alignment::Right => (pad, 0),
                     Alignment::Center => (pad / 2, pad - pad / 2),
                     _ => (0, pad),
                 };
-                if i + 1 == n && spans.is_empty() {
+                if i + 1 == n && text.is_empty() {
                     break; // nothing to pad for at the end of a line
                 }
                 out.push_str(&" ".repeat(left));
-                for s in spans {
-                    s.style.paint(&s.text, color, &mut out);
-                }
+                out.push_str(text);
                 if i + 1 < n {
                     out.push_str(&" ".repeat(right));
                 }
@@ -197,71 +192,24 @@ fn fit(natural: &[usize], longest_word: &[usize], room: usize) -> Option<Vec<usi
     }
 }
 
-/// A cell's spans in lines no wider than `width`, broken between words (a longer word is cut).
-fn wrap_cell(cell: &[Span], width: usize) -> Vec<Vec<Span>> {
-    let mut lines: Vec<Vec<Span>> = vec![Vec::new()];
-    let mut col = 0;
-    for span in cell {
-        for word in span.text.split_inclusive(' ') {
-            let bare = word.trim_end_matches(' ');
-            let w = bare.width();
-            if col > 0 && col + w > width {
-                trim_end(lines.last_mut().expect("a line"));
-                lines.push(Vec::new());
-                col = 0;
-            }
-            if w > width {
-                // A word wider than the column: cut it at character boundaries.
-                let mut piece = String::new();
-                for ch in word.chars() {
-                    let cw = ch.width().unwrap_or(0);
-                    if col + cw > width && col > 0 {
-                        lines
-                            .last_mut()
-                            .expect("a line")
-                            .push(Span::new(std::mem::take(&mut piece), span.style));
-                        lines.push(Vec::new());
-                        col = 0;
-                    }
-                    piece.push(ch);
-                    col += cw;
-                }
-                lines
-                    .last_mut()
-                    .expect("a line")
-                    .push(Span::new(piece, span.style));
-                continue;
-            }
-            let text = if col + word.width() > width {
-                bare
-            } else {
-                word
-            };
-            if !(col == 0 && text.trim().is_empty()) {
-                lines
-                    .last_mut()
-                    .expect("a line")
-                    .push(Span::new(text, span.style));
-                col += text.width();
-            }
-        }
-    }
-    for line in &mut lines {
-        trim_end(line);
-    }
+/// A cell wrapped at words to `width` columns (a longer word cut, as a paragraph's is): each
+/// line painted, with the columns it takes.
+fn wrap_cell(cell: &[Span], width: usize, color: Options) -> Vec<(String, usize)> {
+    let flowed = |opts| {
+        let (mut flow, mut out) = (Flow::new(Prefix::default()), String::new());
+        flow.push(cell, width, opts, &mut out);
+        flow.close(width, opts, &mut out);
+        out
+    };
+    let plain = flowed(Options {
+        color: false,
+        ..color
+    });
+    let painted = flowed(color);
+    let lines = painted.lines().zip(plain.lines());
     lines
-}
-
-/// Drops trailing spaces of a line, so padding counts only text.
-fn trim_end(line: &mut Vec<Span>) {
-    while let Some(last) = line.last_mut() {
-        let t = last.text.trim_end_matches(' ').len();
-        last.text.truncate(t);
-        if !last.text.is_empty() {
-            break;
-        }
-        line.pop();
-    }
+        .map(|(line, text)| (line.to_string(), text.width()))
+        .collect()
 }
 
 #[cfg(test)]
