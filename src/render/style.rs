@@ -90,27 +90,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn plain_without_colour_and_sgr_with_it() {
-        let bold = Style {
-            bold: true,
-            ..Style::default()
-        };
-        let mut s = String::new();
-        bold.paint("x", Options::default(), &mut s);
-        assert_eq!(s, "x");
-        s.clear();
-        bold.paint(
-            "x",
-            Options {
-                color: true,
-                ..Options::default()
-            },
-            &mut s,
-        );
-        assert_eq!(s, "\x1b[1mx\x1b[0m");
-    }
-
-    #[test]
     fn rgb_falls_back_to_the_256_palette() {
         assert_eq!(ansi256(0, 0, 0), 16);
         assert_eq!(ansi256(255, 255, 255), 231);

@@ -102,10 +102,4 @@ mod tests {
         assert_eq!(col(4, b"\x1b"), 4);
         assert_eq!(col(0, b"\x1b[1;33mab\x1b[0m"), 2);
     }
-
-    #[test]
-    fn paint_is_plain_without_colour() {
-        assert_eq!(paint("x", Tone::Dim, false), "x");
-        assert!(paint("x", Tone::Dim, true).starts_with("\x1b["));
-    }
 }
