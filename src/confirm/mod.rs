@@ -520,6 +520,12 @@ mod tests {
         render(p, Detail::ALL, 0)
     }
 
+    /// Asserts that `text` holds `part`.
+    #[track_caller]
+    fn shows(text: &str, part: &str) {
+        assert!(text.contains(part), "{part:?} not in {text:?}");
+    }
+
     fn prompt(argv: &[String]) -> Prompt<'_> {
         Prompt {
             argv,
@@ -541,10 +547,7 @@ mod tests {
             tool_asks: None,
             ..prompt(&a)
         });
-        assert!(
-            text.contains("  input:   {\"path\":␊ \"a␛[2J\"}\r\n"),
-            "{text:?}"
-        );
+        shows(&text, "  input:   {\"path\":␊ \"a␛[2J\"}\r\n");
         let big = format!("{{\"x\": \"{}\"}}", "y".repeat(5000));
         let shown = input_shown(Some(big.as_bytes())).unwrap();
         assert!(shown.ends_with("… (5009 bytes in all)"), "{shown}");
@@ -667,8 +670,8 @@ mod tests {
             !stripped.chars().any(|c| c.is_control() || c == '\u{202e}'),
             "{text:?}"
         );
-        assert!(text.contains("␍␛[2K"), "{text:?}");
-        assert!(text.contains("⟨U+202E⟩txt.exe"), "{text:?}");
+        shows(&text, "␍␛[2K");
+        shows(&text, "⟨U+202E⟩txt.exe");
     }
 
     #[test]
@@ -692,9 +695,12 @@ mod tests {
         assert!(matches!(always_key(0x03, 3), Err(AskError::Interrupted)));
         let a = argv(&["scripts/lookup.py", "two words"]);
         let text = render_all(&prompt(&a));
-        assert!(text.contains("run `scripts/lookup.py 'two words'`?"));
-        assert!(text.contains("always run `scripts/lookup.py` (any arguments) this session"));
-        assert!(text.contains("skill:   lookup"));
+        shows(&text, "run `scripts/lookup.py 'two words'`?");
+        shows(
+            &text,
+            "always run `scripts/lookup.py` (any arguments) this session",
+        );
+        shows(&text, "skill:   lookup");
     }
 
     #[test]
@@ -729,13 +735,9 @@ mod tests {
         };
         let g = grants(&policy);
         assert!(g.iter().any(|l| l.starts_with("writes: ~")), "{g:?}");
-        assert!(
-            g.contains(
-                &"writes: /nonexistent-skillpipe/out (does not exist: nothing is writable there)"
-                    .to_string()
-            ),
-            "{g:?}"
-        );
+        let missing =
+            "writes: /nonexistent-skillpipe/out (does not exist: nothing is writable there)";
+        assert!(g.iter().any(|l| l == missing), "{g:?}");
         assert!(g[0].starts_with("network: ALLOWED"), "{g:?}");
         // A repository's metadata is said to stay read-only.
         let repo = tempfile::tempdir().unwrap();
@@ -751,26 +753,29 @@ mod tests {
             grants: &g,
             ..prompt(&a)
         });
-        assert!(text.contains("  writes: ~"), "{text:?}");
+        shows(&text, "  writes: ~");
         let g = grants(&ScriptPolicy::default());
         assert!(g.iter().all(|l| !l.contains("ANY")), "{g:?}");
-        assert!(g.contains(&"environment: PATH HOME LANG TERM".to_string()));
+        assert!(
+            g.iter().any(|l| l == "environment: PATH HOME LANG TERM"),
+            "{g:?}"
+        );
     }
 
     #[test]
     fn the_always_line_quotes_words_and_does_not_repeat_a_long_command() {
         let a = argv(&["bash", "-c", "printf hi"]);
         let text = render_all(&prompt(&a));
-        assert!(text.contains("run `bash -c 'printf hi'`?"), "{text}");
-        assert!(
-            text.contains("[a] always run exactly `bash -c 'printf hi'` this session"),
-            "{text}"
+        shows(&text, "run `bash -c 'printf hi'`?");
+        shows(
+            &text,
+            "[a] always run exactly `bash -c 'printf hi'` this session",
         );
         let long = argv(&["bash", "-c", &format!("echo {}", "word ".repeat(40))]);
         let text = render_all(&prompt(&long));
-        assert!(
-            text.contains("[a] always run exactly the command above this session"),
-            "{text}"
+        shows(
+            &text,
+            "[a] always run exactly the command above this session",
         );
         assert!(
             render_always(&prompt(&long), Detail::ALL)
@@ -812,18 +817,11 @@ mod tests {
                 "{}",
                 l.main
             );
-            assert!(l.main.contains("(Enter = no)"), "{}", l.main);
-            assert!(
-                l.main.contains("⟨"),
-                "a marker says what is hidden: {}",
-                l.main
-            );
+            shows(&l.main, "(Enter = no)");
+            // A marker says what is hidden.
+            shows(&l.main, "⟨");
             if a == &spaces {
-                assert!(
-                    l.main.contains("⟨3000\u{a0}spaces⟩echo hello'"),
-                    "{}",
-                    l.main
-                );
+                shows(&l.main, "⟨3000\u{a0}spaces⟩echo hello'");
             }
         }
         // A window too small for even the least detail: lines of detail go, and a line says so.
@@ -840,16 +838,14 @@ mod tests {
             l.main
         );
         assert!(l.main.starts_with("skillpipe: run `rm x`?"), "{}", l.main);
-        assert!(
-            l.main
-                .contains("⟨22\u{a0}more\u{a0}lines\u{a0}not\u{a0}shown: the window is too small⟩"),
-            "{}",
-            l.main
+        shows(
+            &l.main,
+            "⟨22\u{a0}more\u{a0}lines\u{a0}not\u{a0}shown: the window is too small⟩",
         );
         // The grants are the last to go: the working directory went first, and the first
         // grants are still there.
         assert!(!l.main.contains("cwd:"), "{}", l.main);
-        assert!(l.main.contains("writes: /data/0"), "{}", l.main);
+        shows(&l.main, "writes: /data/0");
         // Room enough: everything, unchanged.
         let l = layout(&p, 80, 60);
         assert_eq!(l.main, fit(&render(&p, Detail::ALL, 0), 80));
