@@ -188,14 +188,6 @@ Keys
 mod tests {
     use super::*;
 
-    #[test]
-    fn named_skills_are_in_full_the_others_in_the_catalog() {
-        let named = vec!["say".to_string()];
-        assert_eq!(disclosure(&named, "say"), "in full");
-        assert_eq!(disclosure(&named, "calc"), "catalog");
-        assert_eq!(disclosure(&[], "say"), "catalog");
-    }
-
     fn cmd(s: &str) -> Command {
         match parse(s) {
             Input::Command(c) => c,
