@@ -237,11 +237,10 @@ pub(crate) fn grants(policy: &ScriptPolicy) -> Vec<String> {
         );
     } else {
         out.push("writes: a fresh $TMPDIR, /dev/null, /dev/shm".into());
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         for p in &policy.writable_paths {
-            let real = match p.strip_prefix("~") {
-                Ok(rest) => std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(rest)),
-                Err(_) => Some(p.clone()),
-            };
+            let real = (home.is_some() || !p.starts_with("~"))
+                .then(|| crate::sandbox::secrets::expand_home(p, home.as_deref()));
             // A missing folder is not made: said now, not after the user said yes. Version
             // control metadata in it stays read-only: said too, so a refused write is expected.
             let note = match real {

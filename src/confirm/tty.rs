@@ -348,24 +348,22 @@ impl Drop for RawMode {
     }
 }
 
-/// Whether a prompt is up, and the lock a second reader of the terminal reads under.
-static PROMPTING: AtomicBool = AtomicBool::new(false);
-static READING: Mutex<()> = Mutex::new(());
+/// Whether a prompt is up; a second reader of the terminal reads under this lock.
+static PROMPTING: Mutex<bool> = Mutex::new(false);
 
 /// Marks the prompt as up until dropped. Taking the lock waits for a read under way elsewhere.
 struct Prompting;
 
 impl Prompting {
     fn begin() -> Prompting {
-        let _l = READING.lock().unwrap_or_else(|e| e.into_inner());
-        PROMPTING.store(true, Ordering::SeqCst);
+        *PROMPTING.lock().unwrap_or_else(|e| e.into_inner()) = true;
         Prompting
     }
 }
 
 impl Drop for Prompting {
     fn drop(&mut self) {
-        PROMPTING.store(false, Ordering::SeqCst);
+        *PROMPTING.lock().unwrap_or_else(|e| e.into_inner()) = false;
     }
 }
 
@@ -398,8 +396,8 @@ impl<R: Read + AsRawFd> Read for TtyInput<R> {
         let fd = self.inner.as_raw_fd();
         loop {
             {
-                let _l = READING.lock().unwrap_or_else(|e| e.into_inner());
-                if !PROMPTING.load(Ordering::SeqCst) {
+                let prompting = PROMPTING.lock().unwrap_or_else(|e| e.into_inner());
+                if !*prompting {
                     // What was typed while a prompt was up comes first.
                     let mut kept = STASH.lock().unwrap_or_else(|e| e.into_inner());
                     if !kept.is_empty() {

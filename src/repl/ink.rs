@@ -14,6 +14,8 @@ pub enum Tone {
     Bold,
     /// The gutter of a side effect's output.
     Output,
+    /// The REPL's prompt.
+    Prompt,
 }
 
 /// `text` in `tone` when `on`; plain otherwise.
@@ -30,6 +32,7 @@ pub fn paint(text: &str, tone: Tone, on: bool) -> String {
         Tone::Error => text.red().bold().to_string(),
         Tone::Bold => text.bold().to_string(),
         Tone::Output => text.magenta().to_string(),
+        Tone::Prompt => text.green().bold().to_string(),
     }
 }
 

@@ -49,13 +49,12 @@ impl Repl<'_> {
                 } else {
                     " "
                 };
-                let line = format!(" {mark} {:<20} {}", a.name, a.description);
-                out.push_str(&crate::term::sanitize(&line));
-                out.push('\n');
+                out.push_str(&format!(" {mark} {:<20} {}\n", a.name, a.description));
             }
             out.push_str("/agent NAME switches (the conversation is kept; /clear forgets it)\n");
         }
-        self.ui.print(&out);
+        // Names, descriptions and paths come from agent files: inert before printing.
+        self.ui.print(&crate::term::sanitize(&out));
     }
 
     /// `/skills`: every active skill; `/skills NAME`: that one in detail.

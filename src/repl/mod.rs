@@ -27,6 +27,7 @@ use crate::model::Settings;
 use commands::{Command, Input};
 use editor::{LineEditor, Read, lock};
 use futures::FutureExt;
+use ink::{Tone, paint};
 use names::ReplNames;
 use resume::{Picked, pick_and_load};
 use screen::Screen;
@@ -217,12 +218,7 @@ impl Repl<'_> {
             Some(a) => format!("{a}@{model}> "),
             None => format!("{model}> "),
         };
-        let styled = if self.screen.looks().color_tty {
-            use crossterm::style::Stylize;
-            plain.as_str().green().bold().to_string()
-        } else {
-            plain.clone()
-        };
+        let styled = paint(&plain, Tone::Prompt, self.screen.looks().color_tty);
         (plain, styled)
     }
 

@@ -387,13 +387,8 @@ impl Screen {
         std::mem::take(&mut self.lock().paid)
     }
 
-    /// A piece of the answer on stdout. Status lines that waited for the line to end come
-    /// after the piece's first newline.
-    pub fn text(&self, bytes: &[u8]) {
-        let mut st = self.lock();
-        self.write_text(&mut st, bytes);
-    }
-
+    /// Text on stdout. Status lines that waited for the line to end come after its first
+    /// newline.
     fn write_text(&self, st: &mut State, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
@@ -484,11 +479,11 @@ impl Screen {
     /// is the terminal, else on stderr, so that a pipe on stdout gets answers only.
     pub fn chrome(&self, bytes: &[u8]) {
         self.end_answer();
-        if self.looks.stdout_tty {
-            return self.text(bytes);
-        }
         let mut st = self.lock();
-        self.put(&mut st, To::Err, bytes);
+        match self.looks.stdout_tty {
+            true => self.write_text(&mut st, bytes),
+            false => self.put(&mut st, To::Err, bytes),
+        }
     }
 
     /// Whether [`Screen::chrome`] writes to a terminal, and its colour.
