@@ -451,34 +451,14 @@ pub(crate) fn fit(text: &str, width: usize) -> String {
     out
 }
 
-/// What the first key means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FirstKey {
-    /// A final answer.
-    Answer(Answer),
-    /// `a`: ask once more before answering "always".
-    ConfirmAlways,
-    /// The terminal's interrupt key (Ctrl-C): stop, as SIGINT would.
-    Interrupt,
-}
-
-/// Maps the first key to an answer; `intr` is the terminal's interrupt key (`VINTR`, 0 when
-/// disabled). Anything unexpected (Enter, Esc) means no.
-pub(crate) fn first_key(b: u8, intr: u8) -> FirstKey {
-    match b {
-        b if b == intr && b != 0 => FirstKey::Interrupt,
-        b'y' | b'Y' => FirstKey::Answer(Answer::Once),
-        b'a' | b'A' => FirstKey::ConfirmAlways,
-        _ => FirstKey::Answer(Answer::No),
-    }
-}
-
-/// Maps the key after `a`: `a` or Enter confirms "always", `y` is once, the interrupt key
-/// interrupts, anything else is no.
-pub(crate) fn always_key(b: u8, intr: u8) -> Result<Answer, AskError> {
+/// What key `b` answers; `intr` is the terminal's interrupt key (`VINTR`, 0 when disabled),
+/// which interrupts. `a` is "always": the first time (`confirming` false) it is asked once more,
+/// where `a` or Enter confirms it. `y` is once; anything else (Enter first, Esc) is no.
+pub(crate) fn key(b: u8, intr: u8, confirming: bool) -> Result<Answer, AskError> {
     match b {
         b if b == intr && b != 0 => Err(AskError::Interrupted),
-        b'a' | b'A' | b'\r' | b'\n' => Ok(Answer::Always),
+        b'a' | b'A' => Ok(Answer::Always),
+        b'\r' | b'\n' if confirming => Ok(Answer::Always),
         b'y' | b'Y' => Ok(Answer::Once),
         _ => Ok(Answer::No),
     }
@@ -675,23 +655,29 @@ mod tests {
 
     #[test]
     fn keys_map_to_answers_and_prompt_states_the_scope() {
-        let answer = FirstKey::Answer;
-        assert_eq!(first_key(b'y', 3), answer(Answer::Once));
-        assert_eq!(first_key(b'a', 3), FirstKey::ConfirmAlways);
-        assert_eq!(first_key(b'\r', 3), answer(Answer::No));
-        assert_eq!(first_key(b'x', 3), answer(Answer::No));
-        // Ctrl-C interrupts (the terminal's VINTR, whatever it is); with VINTR disabled it is
-        // just another key.
-        assert_eq!(first_key(0x03, 3), FirstKey::Interrupt);
-        assert_eq!(first_key(0x1d, 0x1d), FirstKey::Interrupt);
-        assert_eq!(first_key(0x03, 0), answer(Answer::No));
-        assert_eq!(first_key(0, 0), answer(Answer::No));
-        assert_eq!(always_key(b'a', 3).ok(), Some(Answer::Always));
-        assert_eq!(always_key(b'\r', 3).ok(), Some(Answer::Always));
-        assert_eq!(always_key(b'y', 3).ok(), Some(Answer::Once));
-        assert_eq!(always_key(b'n', 3).ok(), Some(Answer::No));
-        assert_eq!(always_key(b' ', 3).ok(), Some(Answer::No));
-        assert!(matches!(always_key(0x03, 3), Err(AskError::Interrupted)));
+        use Answer::{Always, No, Once};
+        // (key, VINTR, after `a`, the answer; None: interrupted). Ctrl-C interrupts (the
+        // terminal's VINTR, whatever it is); with VINTR disabled it is just another key.
+        for (b, intr, confirming, answer) in [
+            (b'y', 3, false, Some(Once)),
+            (b'a', 3, false, Some(Always)),
+            (b'\r', 3, false, Some(No)),
+            (b'x', 3, false, Some(No)),
+            (0x03, 3, false, None),
+            (0x1d, 0x1d, false, None),
+            (0x03, 0, false, Some(No)),
+            (0, 0, false, Some(No)),
+            (b'a', 3, true, Some(Always)),
+            (b'\r', 3, true, Some(Always)),
+            (b'y', 3, true, Some(Once)),
+            (b'n', 3, true, Some(No)),
+            (b' ', 3, true, Some(No)),
+            (0x03, 3, true, None),
+        ] {
+            let got = key(b, intr, confirming);
+            assert!(answer.is_some() || matches!(got, Err(AskError::Interrupted)));
+            assert_eq!(got.ok(), answer, "{b:#x} after a: {confirming}");
+        }
         let a = argv(&["scripts/lookup.py", "two words"]);
         let text = render_all(&prompt(&a));
         shows(&text, "run `scripts/lookup.py 'two words'`?");

@@ -11,7 +11,7 @@
 //!   kill applied, Enter as a newline, signal keys and escape sequences dropped). Only the key
 //!   that answers and what arrives in the same read are the prompt's.
 
-use super::{Answer, AskError, FirstKey, PREPARE, Prompt, always_key, first_key, layout};
+use super::{Answer, AskError, PREPARE, Prompt, key, layout};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Mutex;
@@ -70,16 +70,14 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     } else {
         read_key(fd, drawn, keep, intr).map_err(key_error)?
     };
-    let answer = match first_key(first, intr) {
-        FirstKey::Answer(a) => Ok(a),
-        FirstKey::Interrupt => Err(AskError::Interrupted),
-        FirstKey::ConfirmAlways => {
-            let _ = tty.write_all(shown.always.as_bytes());
-            let _ = tty.flush();
-            let key = read_key(fd, Instant::now(), keep, intr).map_err(key_error)?;
-            always_key(key, intr)
-        }
-    };
+    let mut answer = key(first, intr, false);
+    // "Always" is the widest answer: it takes a second key.
+    if matches!(answer, Ok(Answer::Always)) {
+        let _ = tty.write_all(shown.always.as_bytes());
+        let _ = tty.flush();
+        let second = read_key(fd, Instant::now(), keep, intr).map_err(key_error)?;
+        answer = key(second, intr, true);
+    }
     let _ = write!(tty, "{}\r\n", super::answer_word(&answer));
     let _ = tty.flush();
     crate::term::line::at_line_start();
