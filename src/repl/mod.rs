@@ -66,9 +66,9 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
     };
     let setup = match &resumed {
         Some((path, file)) => build_resumed(&mut config, path, file, &|w| ui.warn(w), &|| {
-            app::Asking::Terminal(asker(&screen))
+            app::Asking::Terminal(TermUi::asker(&screen))
         })?,
-        None => app::build(&config.app, app::Asking::Terminal(asker(&screen)))?,
+        None => app::build(&config.app, app::Asking::Terminal(TermUi::asker(&screen)))?,
     };
     let (session, settings) = build_session(&config, &setup)?;
     names.set_settings(&settings);
@@ -153,12 +153,6 @@ fn redraw_on_resize(
             drop(waiting);
         }
     });
-}
-
-/// The REPL's confirmation prompt, which holds the screen while it asks.
-fn asker(screen: &Arc<Screen>) -> Box<crate::dispatch::AsyncAsker> {
-    let ask = TermUi::asker(screen.clone());
-    Box::new(move |p| Box::pin(std::future::ready(ask(p))))
 }
 
 struct Repl<'rt> {
@@ -361,11 +355,14 @@ impl Repl<'_> {
     fn switch_agent(&mut self, name: String) {
         let mut args = self.args.clone();
         args.app.agent = Some(name);
-        let built =
-            app::build(&args.app, app::Asking::Terminal(asker(&self.screen))).and_then(|setup| {
-                let (session, settings) = build_session(&args, &setup)?;
-                Ok((setup, session, settings))
-            });
+        let built = app::build(
+            &args.app,
+            app::Asking::Terminal(TermUi::asker(&self.screen)),
+        )
+        .and_then(|setup| {
+            let (session, settings) = build_session(&args, &setup)?;
+            Ok((setup, session, settings))
+        });
         match built {
             Ok((setup, session, settings)) => {
                 for w in &setup.warnings {

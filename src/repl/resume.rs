@@ -1,6 +1,7 @@
 //! `--resume` and `/save`: a saved conversation picked, built again and shown as it was seen.
 
 use super::editor::{LineEditor, Read};
+use super::ink::Tone;
 use super::names::ReplNames;
 use super::ui::TermUi;
 use super::{Repl, commands, session_file};
@@ -188,9 +189,9 @@ impl Repl<'_> {
             let text = crate::term::sanitize(&e.text);
             if e.role == "user" && e.text == commands::CONTINUE {
                 // What `/continue` sent, not the user's words: shown as the command typed.
-                self.ui.print_bold(&format!("{prompt}/continue"));
+                self.ui.print_in(&format!("{prompt}/continue"), Tone::Bold);
             } else if e.role == "user" {
-                self.ui.print_bold(&format!("{prompt}{text}"));
+                self.ui.print_in(&format!("{prompt}{text}"), Tone::Bold);
             } else {
                 self.ui.print_markdown(&e.text, self.args.raw);
             }

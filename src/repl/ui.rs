@@ -5,7 +5,6 @@ use super::ink::{Tone, paint};
 use super::screen::{Looks, Screen};
 use super::tape::Entry;
 use crate::chat::{Busy, Notice, TurnReport, Ui};
-use crate::confirm::{Answer, Prompt};
 use crate::pipeline::{Report, ReportKind};
 use crate::render::{Display, Options as RenderOptions};
 use crate::term::{sanitize, sanitize_bytes};
@@ -193,12 +192,8 @@ impl TermUi {
         self.print_in(text, Tone::Plain);
     }
 
-    /// Text in bold when colour is on (the user's turns on resume), wrapped at words.
-    pub fn print_bold(&self, text: &str) {
-        self.print_in(text, Tone::Bold);
-    }
-
-    fn print_in(&self, text: &str, tone: Tone) {
+    /// Text in `tone` when colour is on (the user's turns in bold on resume), wrapped at words.
+    pub fn print_in(&self, text: &str, tone: Tone) {
         self.screen.record(Entry::Print {
             text: text.to_string(),
             tone,
@@ -252,13 +247,12 @@ impl TermUi {
         });
     }
 
-    /// The confirmation prompt, with the screen held so the spinner and text stay out of it.
-    pub fn asker(
-        screen: Arc<Screen>,
-    ) -> impl Fn(&Prompt<'_>) -> Result<Answer, crate::confirm::AskError> + Send + Sync + 'static
-    {
-        move |p| {
-            screen.exclusive(|| {
+    /// The REPL's confirmation prompt, with the screen held so the spinner and text stay out
+    /// of it.
+    pub fn asker(screen: &Arc<Screen>) -> Box<crate::dispatch::AsyncAsker> {
+        let screen = screen.clone();
+        Box::new(move |p| {
+            Box::pin(std::future::ready(screen.exclusive(|| {
                 let answer = crate::confirm::ask_tty(p);
                 let width = screen.out_width();
                 let height = crate::term::rows(libc::STDOUT_FILENO).unwrap_or(24);
@@ -267,23 +261,20 @@ impl TermUi {
                 let shown = crate::confirm::as_shown(p, &answer, width, height);
                 screen.record_held(Entry::Asked(shown));
                 answer
-            })
-        }
+            })))
+        })
     }
 
     /// Lays the screen out again when the terminal's width changed since it was drawn: before
     /// the next piece of an answer, or when the user has entered a line (a resize the prompt's
-    /// own redraw, [`TermUi::prompt_redraw`], did not get to).
+    /// own redraw, [`TermUi::prompt_redraw`], did not get to). Everything the REPL has shown
+    /// is laid out again (see [`super::tape`]), its last screenful drawn, and the UI goes on
+    /// from the state the replay ended in.
     pub fn redraw_if_resized(&mut self) {
         let width = self.screen.out_width();
-        if let Some(entries) = self.screen.resized(width) {
-            self.reflow(entries, width);
-        }
-    }
-
-    /// Lays out everything the REPL has shown again at `width` (see [`super::tape`]), draws
-    /// its last screenful, and goes on from the state the replay ended in.
-    fn reflow(&mut self, entries: Vec<Entry>, width: usize) {
+        let Some(entries) = self.screen.resized(width) else {
+            return;
+        };
         let (replay, answer) = replay(self.looks(), entries, width);
         self.screen.repaint(&replay);
         if let Some(ui) = answer.filter(|_| self.answering) {
