@@ -90,13 +90,14 @@ pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
         for line in 0..height {
             for (i, cell) in cells.iter().enumerate() {
                 let (text, used) = cell.get(line).map_or(("", 0), |(t, w)| (t.as_str(), *w));
-                // The last cell empty on this line: the bar ends the line, with no space after.
-                let gap = match i + 1 == n && text.is_empty() {
-                    true => format!(" {bar}"),
-                    false => format!(" {bar} "),
-                };
+                // The last cell empty on this line: the bar ends the line, nothing after it.
+                let end = i + 1 == n && text.is_empty();
                 if i > 0 {
-                    dim.paint(&gap, color, &mut out);
+                    let gap = format!(" {bar} ");
+                    dim.paint(if end { gap.trim_end() } else { &gap }, color, &mut out);
+                }
+                if end {
+                    break;
                 }
                 let pad = widths[i].saturating_sub(used);
                 let (left, right) = match aligns[i] {
@@ -104,9 +105,6 @@ pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
                     Alignment::Center => (pad / 2, pad - pad / 2),
                     _ => (0, pad),
                 };
-                if i + 1 == n && text.is_empty() {
-                    break; // nothing to pad for at the end of a line
-                }
                 out.push_str(&" ".repeat(left));
                 out.push_str(text);
                 if i + 1 < n {
@@ -216,11 +214,7 @@ fn wrap_cell(cell: &[Span], width: usize, color: Options) -> Vec<(String, usize)
 mod tests {
     use super::*;
 
-    const UNICODE: Options = Options {
-        color: false,
-        truecolor: false,
-        unicode: true,
-    };
+    use super::super::tests::PLAIN as UNICODE;
 
     fn rows(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
