@@ -61,16 +61,13 @@ pub fn classify(line: &str) -> Line {
     }
     if rest.starts_with('>') {
         let mut depth = 0;
-        let mut i = indent;
-        let b = line.as_bytes();
-        while i < b.len() && b[i] == b'>' {
+        let mut quoted = rest;
+        while let Some(inner) = quoted.strip_prefix('>') {
             depth += 1;
-            i += 1;
-            while i < b.len() && b[i] == b' ' {
-                i += 1;
-            }
+            quoted = inner.trim_start_matches(' ');
         }
-        return Line::Quote { depth, text: i };
+        let text = line.len() - quoted.len();
+        return Line::Quote { depth, text };
     }
     if let Some(marker) = item_marker(rest) {
         let after = &rest[marker.len()..];

@@ -100,14 +100,6 @@ fn code_is_highlighted_and_kept_verbatim() {
 }
 
 #[test]
-fn headings_and_emphasis_are_styled_with_colour() {
-    let out = render_in("# Big\nsome **strong** words\n", 40, COLOURED, usize::MAX);
-    assert!(out.contains("\x1b[1;4;35mBig\x1b[0m"), "{out:?}");
-    assert!(out.contains("\x1b[1mstrong\x1b[0m"), "{out:?}");
-    assert_eq!(strip(&out), "Big\nsome strong words\n");
-}
-
-#[test]
 fn an_escape_in_the_answer_comes_out_visible() {
     let evil = "# Title \x1b]52;c;ZXZpbA==\x07\n\ntext \x1b[2J here\n\n```sh\necho \x1b[31m\n```\n";
     for opts in [PLAIN, COLOURED] {

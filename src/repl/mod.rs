@@ -94,9 +94,6 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
         session_path: None,
         told_about_ctrl_c: false,
     };
-    for w in &repl.setup.warnings {
-        repl.ui.warn(&format!("warning: {w}"));
-    }
     repl.welcome();
     if let Some((path, file)) = resumed {
         repl.restore(&path, file);
@@ -186,7 +183,11 @@ impl Repl<'_> {
         skills.map(|s| s.name.as_str()).collect()
     }
 
+    /// The setup's warnings, then what the session is.
     fn welcome(&self) {
+        for w in &self.setup.warnings {
+            self.ui.warn(&format!("warning: {w}"));
+        }
         let skills = self.skill_names();
         let mut line = format!(
             "skillpipe {} · {} · agent: {} · skills: {}",
@@ -365,9 +366,6 @@ impl Repl<'_> {
         });
         match built {
             Ok((setup, session, settings)) => {
-                for w in &setup.warnings {
-                    self.ui.warn(&format!("warning: {w}"));
-                }
                 self.names.set_skills(&setup);
                 self.setup = setup;
                 self.adopt(args, session, settings);

@@ -322,13 +322,11 @@ impl Screen {
         st.frame += 1;
         let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(80);
         let col = if self.looks.stdout_tty {
-            match spinner_column(st.col, width) {
-                Some(col) => col,
-                None => return,
-            }
+            spinner_column(st.col, width)
         } else {
-            0
+            Some(0)
         };
+        let Some(col) = col else { return };
         let Some(text) = spinner_text(frame, label, width.saturating_sub(col + 1)) else {
             return;
         };
