@@ -39,12 +39,8 @@ pub fn wrap_plain(text: &str, width: usize, first: &str, rest: &str) -> String {
         first: plain(first),
         rest: plain(rest),
     };
-    let mut flow = Flow::new(prefix);
-    let mut out = String::new();
     let width = width.max(first.len().max(rest.len()) + 8);
-    flow.push(&plain(text), width, Options::default(), &mut out);
-    flow.close(width, Options::default(), &mut out);
-    out
+    Flow::block(&plain(text), prefix, width, Options::default())
 }
 
 /// How the output may look.
@@ -570,14 +566,8 @@ impl Renderer {
             Some(text) => out.push_str(&text),
             None => {
                 for row in rows {
-                    let mut flow = Flow::new(Prefix::default());
-                    flow.push(
-                        &inline::spans(&row, Style::default()),
-                        width,
-                        self.opts,
-                        out,
-                    );
-                    flow.close(width, self.opts, out);
+                    let spans = inline::spans(&row, Style::default());
+                    out.push_str(&Flow::block(&spans, Prefix::default(), width, self.opts));
                 }
             }
         }

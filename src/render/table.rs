@@ -75,9 +75,7 @@ pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
                 }
                 spans.extend(cell);
             }
-            let mut flow = Flow::new(Prefix::default());
-            flow.push(&spans, width, color, &mut out);
-            flow.close(width, color, &mut out);
+            out.push_str(&Flow::block(&spans, Prefix::default(), width, color));
         }
         return Some(out);
     };
@@ -193,12 +191,7 @@ fn fit(natural: &[usize], longest_word: &[usize], room: usize) -> Option<Vec<usi
 /// A cell wrapped at words to `width` columns (a longer word cut, as a paragraph's is): each
 /// line painted, with the columns it takes.
 fn wrap_cell(cell: &[Span], width: usize, color: Options) -> Vec<(String, usize)> {
-    let flowed = |opts| {
-        let (mut flow, mut out) = (Flow::new(Prefix::default()), String::new());
-        flow.push(cell, width, opts, &mut out);
-        flow.close(width, opts, &mut out);
-        out
-    };
+    let flowed = |opts| Flow::block(cell, Prefix::default(), width, opts);
     let plain = flowed(Options {
         color: false,
         ..color

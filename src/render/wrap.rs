@@ -74,6 +74,14 @@ impl Flow {
         }
     }
 
+    /// `spans` as one whole block after `prefix`, wrapped to `width`; every line ends with `\n`.
+    pub fn block(spans: &[Span], prefix: Prefix, width: usize, color: Options) -> String {
+        let (mut flow, mut out) = (Flow::new(prefix), String::new());
+        flow.push(spans, width, color, &mut out);
+        flow.close(width, color, &mut out);
+        out
+    }
+
     /// Adds text; complete words go out, wrapped to `width`. A word still open at the end stays
     /// held until a space, [`Flow::end_word`] or [`Flow::close`].
     pub fn push(&mut self, spans: &[Span], width: usize, color: Options, out: &mut String) {
