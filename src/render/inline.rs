@@ -278,17 +278,7 @@ pub fn open_emphasis(text: &str) -> bool {
 fn markers_balanced(text: &str) -> bool {
     let count = |c: char| text.chars().filter(|x| *x == c).count();
     // Runs of a marker character: `**` opens once, `**b**` opens and closes.
-    let runs = |c: char| {
-        let mut n = 0;
-        let mut prev = ' ';
-        for x in text.chars() {
-            if x == c && prev != c {
-                n += 1;
-            }
-            prev = x;
-        }
-        n
-    };
+    let runs = |c: char| text.split(|x| x != c).filter(|run| !run.is_empty()).count();
     let opening_underscores = text
         .char_indices()
         .filter(|(i, c)| *c == '_' && (*i == 0 || text[..*i].ends_with([' ', '(', '*'])))

@@ -45,18 +45,15 @@ impl Style {
             out.push_str(text);
             return;
         }
-        let mut codes: Vec<String> = Vec::new();
-        for (on, code) in [
+        let attributes = [
             (self.bold, "1"),
             (self.dim, "2"),
             (self.italic, "3"),
             (self.underline, "4"),
             (self.strike, "9"),
-        ] {
-            if on {
-                codes.push(code.into());
-            }
-        }
+        ];
+        let on = attributes.into_iter().filter(|(on, _)| *on);
+        let mut codes: Vec<String> = on.map(|(_, code)| code.to_string()).collect();
         match self.fg {
             Some(Color::Basic(n)) => codes.push(format!("{}", 30 + n)),
             Some(Color::Rgb(r, g, b)) if color.truecolor => codes.push(format!("38;2;{r};{g};{b}")),
