@@ -171,20 +171,12 @@ impl Flow {
     /// The part of `word` not yet on screen.
     fn unshown(&self) -> Vec<Span> {
         let mut skip = self.shown;
-        let mut rest = Vec::new();
-        for s in &self.word {
-            let n = s.text.chars().count();
-            if skip >= n {
-                skip -= n;
-                continue;
-            }
-            rest.push(Span::new(
-                s.text.chars().skip(skip).collect::<String>(),
-                s.style,
-            ));
-            skip = 0;
-        }
-        rest
+        let rest = self.word.iter().map(|s| {
+            let text: String = s.text.chars().skip(skip).collect();
+            skip = skip.saturating_sub(s.text.chars().count());
+            Span::new(text, s.style)
+        });
+        rest.filter(|s| !s.text.is_empty()).collect()
     }
 
     /// Completes a word that is partly on screen: the rest follows it if it fits; otherwise the

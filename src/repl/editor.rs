@@ -238,8 +238,7 @@ impl LineEditor {
         }
         match self.editor.readline(&prompt) {
             Ok(line) => Ok(Read::Entry(join_continued(&line))),
-            Err(ReadlineError::Interrupted) => Ok(Read::Interrupted),
-            Err(ReadlineError::Signal(_)) => Ok(Read::Interrupted),
+            Err(ReadlineError::Interrupted | ReadlineError::Signal(_)) => Ok(Read::Interrupted),
             Err(ReadlineError::Eof) => Ok(Read::Eof),
             Err(e) => Err(anyhow::anyhow!("cannot read the terminal: {e}")),
         }
