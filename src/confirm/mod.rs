@@ -536,7 +536,7 @@ mod tests {
         );
     }
 
-    fn argv(words: &[&str]) -> Vec<String> {
+    pub(super) fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|s| s.to_string()).collect()
     }
 

@@ -197,11 +197,8 @@ pub(crate) fn command(argv: &[String], detail: Detail) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::argv;
     use super::*;
-
-    fn argv(words: &[&str]) -> Vec<String> {
-        words.iter().map(|s| s.to_string()).collect()
-    }
 
     #[test]
     fn long_blank_runs_become_a_counted_marker_and_short_ones_stay() {

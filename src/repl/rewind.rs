@@ -47,17 +47,9 @@ mod tests {
 
     /// `(role, text)` pairs from `u:`/`a:` entries split at `|`, as the session keeps them.
     fn turns(entries: &str) -> Vec<(String, String)> {
-        let role = |e: &str| {
-            if e.starts_with("u:") {
-                "user"
-            } else {
-                "assistant"
-            }
-        };
-        entries
-            .split('|')
-            .map(|e| (role(e).into(), e[2..].into()))
-            .collect()
+        let role = |prefix: &str| if prefix == "u:" { "user" } else { "assistant" };
+        let turn = |(prefix, text): (&str, &str)| (role(prefix).into(), text.into());
+        entries.split('|').map(|e| turn(e.split_at(2))).collect()
     }
 
     fn messages(entries: &str) -> Vec<Message> {

@@ -108,10 +108,8 @@ impl TermUi {
         self.end_open_line();
         let (color, width) = (self.looks().color_err, self.screen.err_width());
         let output = self.side_output.take();
-        let mut text = text.to_string();
-        if output.is_some() {
-            text = format!("{text} — {}", crate::render::SIDE_OUTPUT_LABEL);
-        }
+        let label = output.as_ref().map(|_| crate::render::SIDE_OUTPUT_LABEL);
+        let text = label.map_or(text.to_string(), |label| format!("{text} — {label}"));
         for line in status_lines(&text, fine, color, width) {
             self.screen.status(line);
         }
