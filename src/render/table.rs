@@ -236,6 +236,8 @@ mod tests {
     #[test]
     fn not_a_table_without_a_delimiter_row() {
         assert!(render(&rows("| a |\n| b |"), 80, UNICODE).is_none());
+        // As GFM: the delimiter row has as many cells as the header, or there is no table.
+        assert!(render(&rows("| a | b |\n|---|\n| 1 | 2 |"), 80, UNICODE).is_none());
     }
 
     #[test]
