@@ -122,6 +122,7 @@ enum To {
 }
 
 /// The shared terminal. Cheap to clone through an `Arc`.
+#[derive(Default)]
 pub struct Screen {
     looks: Looks,
     state: Mutex<State>,
@@ -136,7 +137,6 @@ pub struct Screen {
 
 impl Screen {
     pub fn new(looks: Looks) -> Arc<Screen> {
-        let on_screen = looks.stdout_tty;
         let state = State {
             shown_width: crate::term::columns(libc::STDOUT_FILENO).unwrap_or(0),
             ..State::default()
@@ -144,9 +144,8 @@ impl Screen {
         Arc::new(Screen {
             looks,
             state: Mutex::new(state),
-            wake: Condvar::new(),
-            tape: on_screen.then(|| Mutex::new(Tape::default())),
-            replay_width: None,
+            tape: looks.stdout_tty.then(Mutex::default),
+            ..Screen::default()
         })
     }
 
@@ -158,10 +157,8 @@ impl Screen {
                 spinner: false,
                 ..looks
             },
-            state: Mutex::new(State::default()),
-            wake: Condvar::new(),
-            tape: None,
             replay_width: Some(width.max(1)),
+            ..Screen::default()
         })
     }
 
