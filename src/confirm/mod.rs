@@ -237,11 +237,10 @@ pub(crate) fn grants(policy: &ScriptPolicy) -> Vec<String> {
         );
     } else {
         out.push("writes: a fresh $TMPDIR, /dev/null, /dev/shm".into());
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         for p in &policy.writable_paths {
-            let real = match p.strip_prefix("~") {
-                Ok(rest) => std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(rest)),
-                Err(_) => Some(p.clone()),
-            };
+            let real = (home.is_some() || !p.starts_with("~"))
+                .then(|| crate::sandbox::secrets::expand_home(p, home.as_deref()));
             // A missing folder is not made: said now, not after the user said yes. Version
             // control metadata in it stays read-only: said too, so a refused write is expected.
             let note = match real {
@@ -452,34 +451,14 @@ pub(crate) fn fit(text: &str, width: usize) -> String {
     out
 }
 
-/// What the first key means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FirstKey {
-    /// A final answer.
-    Answer(Answer),
-    /// `a`: ask once more before answering "always".
-    ConfirmAlways,
-    /// The terminal's interrupt key (Ctrl-C): stop, as SIGINT would.
-    Interrupt,
-}
-
-/// Maps the first key to an answer; `intr` is the terminal's interrupt key (`VINTR`, 0 when
-/// disabled). Anything unexpected (Enter, Esc) means no.
-pub(crate) fn first_key(b: u8, intr: u8) -> FirstKey {
-    match b {
-        b if b == intr && b != 0 => FirstKey::Interrupt,
-        b'y' | b'Y' => FirstKey::Answer(Answer::Once),
-        b'a' | b'A' => FirstKey::ConfirmAlways,
-        _ => FirstKey::Answer(Answer::No),
-    }
-}
-
-/// Maps the key after `a`: `a` or Enter confirms "always", `y` is once, the interrupt key
-/// interrupts, anything else is no.
-pub(crate) fn always_key(b: u8, intr: u8) -> Result<Answer, AskError> {
+/// What key `b` answers; `intr` is the terminal's interrupt key (`VINTR`, 0 when disabled),
+/// which interrupts. `a` is "always": the first time (`confirming` false) it is asked once more,
+/// where `a` or Enter confirms it. `y` is once; anything else (Enter first, Esc) is no.
+pub(crate) fn key(b: u8, intr: u8, confirming: bool) -> Result<Answer, AskError> {
     match b {
         b if b == intr && b != 0 => Err(AskError::Interrupted),
-        b'a' | b'A' | b'\r' | b'\n' => Ok(Answer::Always),
+        b'a' | b'A' => Ok(Answer::Always),
+        b'\r' | b'\n' if confirming => Ok(Answer::Always),
         b'y' | b'Y' => Ok(Answer::Once),
         _ => Ok(Answer::No),
     }
@@ -520,6 +499,12 @@ mod tests {
         render(p, Detail::ALL, 0)
     }
 
+    /// Asserts that `text` holds `part`.
+    #[track_caller]
+    fn shows(text: &str, part: &str) {
+        assert!(text.contains(part), "{part:?} not in {text:?}");
+    }
+
     fn prompt(argv: &[String]) -> Prompt<'_> {
         Prompt {
             argv,
@@ -541,10 +526,7 @@ mod tests {
             tool_asks: None,
             ..prompt(&a)
         });
-        assert!(
-            text.contains("  input:   {\"path\":␊ \"a␛[2J\"}\r\n"),
-            "{text:?}"
-        );
+        shows(&text, "  input:   {\"path\":␊ \"a␛[2J\"}\r\n");
         let big = format!("{{\"x\": \"{}\"}}", "y".repeat(5000));
         let shown = input_shown(Some(big.as_bytes())).unwrap();
         assert!(shown.ends_with("… (5009 bytes in all)"), "{shown}");
@@ -554,7 +536,7 @@ mod tests {
         );
     }
 
-    fn argv(words: &[&str]) -> Vec<String> {
+    pub(super) fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|s| s.to_string()).collect()
     }
 
@@ -667,34 +649,43 @@ mod tests {
             !stripped.chars().any(|c| c.is_control() || c == '\u{202e}'),
             "{text:?}"
         );
-        assert!(text.contains("␍␛[2K"), "{text:?}");
-        assert!(text.contains("⟨U+202E⟩txt.exe"), "{text:?}");
+        shows(&text, "␍␛[2K");
+        shows(&text, "⟨U+202E⟩txt.exe");
     }
 
     #[test]
     fn keys_map_to_answers_and_prompt_states_the_scope() {
-        let answer = FirstKey::Answer;
-        assert_eq!(first_key(b'y', 3), answer(Answer::Once));
-        assert_eq!(first_key(b'a', 3), FirstKey::ConfirmAlways);
-        assert_eq!(first_key(b'\r', 3), answer(Answer::No));
-        assert_eq!(first_key(b'x', 3), answer(Answer::No));
-        // Ctrl-C interrupts (the terminal's VINTR, whatever it is); with VINTR disabled it is
-        // just another key.
-        assert_eq!(first_key(0x03, 3), FirstKey::Interrupt);
-        assert_eq!(first_key(0x1d, 0x1d), FirstKey::Interrupt);
-        assert_eq!(first_key(0x03, 0), answer(Answer::No));
-        assert_eq!(first_key(0, 0), answer(Answer::No));
-        assert_eq!(always_key(b'a', 3).ok(), Some(Answer::Always));
-        assert_eq!(always_key(b'\r', 3).ok(), Some(Answer::Always));
-        assert_eq!(always_key(b'y', 3).ok(), Some(Answer::Once));
-        assert_eq!(always_key(b'n', 3).ok(), Some(Answer::No));
-        assert_eq!(always_key(b' ', 3).ok(), Some(Answer::No));
-        assert!(matches!(always_key(0x03, 3), Err(AskError::Interrupted)));
+        use Answer::{Always, No, Once};
+        // (key, VINTR, after `a`, the answer; None: interrupted). Ctrl-C interrupts (the
+        // terminal's VINTR, whatever it is); with VINTR disabled it is just another key.
+        for (b, intr, confirming, answer) in [
+            (b'y', 3, false, Some(Once)),
+            (b'a', 3, false, Some(Always)),
+            (b'\r', 3, false, Some(No)),
+            (b'x', 3, false, Some(No)),
+            (0x03, 3, false, None),
+            (0x1d, 0x1d, false, None),
+            (0x03, 0, false, Some(No)),
+            (0, 0, false, Some(No)),
+            (b'a', 3, true, Some(Always)),
+            (b'\r', 3, true, Some(Always)),
+            (b'y', 3, true, Some(Once)),
+            (b'n', 3, true, Some(No)),
+            (b' ', 3, true, Some(No)),
+            (0x03, 3, true, None),
+        ] {
+            let got = key(b, intr, confirming);
+            assert!(answer.is_some() || matches!(got, Err(AskError::Interrupted)));
+            assert_eq!(got.ok(), answer, "{b:#x} after a: {confirming}");
+        }
         let a = argv(&["scripts/lookup.py", "two words"]);
         let text = render_all(&prompt(&a));
-        assert!(text.contains("run `scripts/lookup.py 'two words'`?"));
-        assert!(text.contains("always run `scripts/lookup.py` (any arguments) this session"));
-        assert!(text.contains("skill:   lookup"));
+        shows(&text, "run `scripts/lookup.py 'two words'`?");
+        shows(
+            &text,
+            "always run `scripts/lookup.py` (any arguments) this session",
+        );
+        shows(&text, "skill:   lookup");
     }
 
     #[test]
@@ -729,13 +720,9 @@ mod tests {
         };
         let g = grants(&policy);
         assert!(g.iter().any(|l| l.starts_with("writes: ~")), "{g:?}");
-        assert!(
-            g.contains(
-                &"writes: /nonexistent-skillpipe/out (does not exist: nothing is writable there)"
-                    .to_string()
-            ),
-            "{g:?}"
-        );
+        let missing =
+            "writes: /nonexistent-skillpipe/out (does not exist: nothing is writable there)";
+        assert!(g.iter().any(|l| l == missing), "{g:?}");
         assert!(g[0].starts_with("network: ALLOWED"), "{g:?}");
         // A repository's metadata is said to stay read-only.
         let repo = tempfile::tempdir().unwrap();
@@ -751,26 +738,29 @@ mod tests {
             grants: &g,
             ..prompt(&a)
         });
-        assert!(text.contains("  writes: ~"), "{text:?}");
+        shows(&text, "  writes: ~");
         let g = grants(&ScriptPolicy::default());
         assert!(g.iter().all(|l| !l.contains("ANY")), "{g:?}");
-        assert!(g.contains(&"environment: PATH HOME LANG TERM".to_string()));
+        assert!(
+            g.iter().any(|l| l == "environment: PATH HOME LANG TERM"),
+            "{g:?}"
+        );
     }
 
     #[test]
     fn the_always_line_quotes_words_and_does_not_repeat_a_long_command() {
         let a = argv(&["bash", "-c", "printf hi"]);
         let text = render_all(&prompt(&a));
-        assert!(text.contains("run `bash -c 'printf hi'`?"), "{text}");
-        assert!(
-            text.contains("[a] always run exactly `bash -c 'printf hi'` this session"),
-            "{text}"
+        shows(&text, "run `bash -c 'printf hi'`?");
+        shows(
+            &text,
+            "[a] always run exactly `bash -c 'printf hi'` this session",
         );
         let long = argv(&["bash", "-c", &format!("echo {}", "word ".repeat(40))]);
         let text = render_all(&prompt(&long));
-        assert!(
-            text.contains("[a] always run exactly the command above this session"),
-            "{text}"
+        shows(
+            &text,
+            "[a] always run exactly the command above this session",
         );
         assert!(
             render_always(&prompt(&long), Detail::ALL)
@@ -812,18 +802,11 @@ mod tests {
                 "{}",
                 l.main
             );
-            assert!(l.main.contains("(Enter = no)"), "{}", l.main);
-            assert!(
-                l.main.contains("⟨"),
-                "a marker says what is hidden: {}",
-                l.main
-            );
+            shows(&l.main, "(Enter = no)");
+            // A marker says what is hidden.
+            shows(&l.main, "⟨");
             if a == &spaces {
-                assert!(
-                    l.main.contains("⟨3000\u{a0}spaces⟩echo hello'"),
-                    "{}",
-                    l.main
-                );
+                shows(&l.main, "⟨3000\u{a0}spaces⟩echo hello'");
             }
         }
         // A window too small for even the least detail: lines of detail go, and a line says so.
@@ -840,16 +823,14 @@ mod tests {
             l.main
         );
         assert!(l.main.starts_with("skillpipe: run `rm x`?"), "{}", l.main);
-        assert!(
-            l.main
-                .contains("⟨22\u{a0}more\u{a0}lines\u{a0}not\u{a0}shown: the window is too small⟩"),
-            "{}",
-            l.main
+        shows(
+            &l.main,
+            "⟨22\u{a0}more\u{a0}lines\u{a0}not\u{a0}shown: the window is too small⟩",
         );
         // The grants are the last to go: the working directory went first, and the first
         // grants are still there.
         assert!(!l.main.contains("cwd:"), "{}", l.main);
-        assert!(l.main.contains("writes: /data/0"), "{}", l.main);
+        shows(&l.main, "writes: /data/0");
         // Room enough: everything, unchanged.
         let l = layout(&p, 80, 60);
         assert_eq!(l.main, fit(&render(&p, Detail::ALL, 0), 80));

@@ -38,28 +38,18 @@ impl Detail {
     }
 }
 
-/// Columns `text` takes: two for the East Asian wide blocks and emoji, one for the rest. The
-/// main blocks only (the library has no width tables without the `cli` feature): a character
-/// outside them that a terminal shows wide can make a row wrap, not hide the command.
+/// Columns `text` takes: two for East Asian wide and fullwidth characters (emoji among them),
+/// by their Unicode property; one for the rest.
 pub(crate) fn columns(text: &str) -> usize {
+    use icu_properties::{CodePointMapData, props::EastAsianWidth};
+    let width = CodePointMapData::<EastAsianWidth>::new();
+    let wide = |c| {
+        matches!(
+            width.get(c),
+            EastAsianWidth::Wide | EastAsianWidth::Fullwidth
+        )
+    };
     text.chars().map(|c| if wide(c) { 2 } else { 1 }).sum()
-}
-
-/// Whether `c` takes two columns (Hangul Jamo, CJK, Hangul, compatibility forms, fullwidth
-/// forms, emoji and the supplementary ideographic planes).
-fn wide(c: char) -> bool {
-    matches!(c as u32,
-        0x1100..=0x115F
-            | 0x2E80..=0x303E
-            | 0x3041..=0xA4CF
-            | 0xAC00..=0xD7A3
-            | 0xF900..=0xFAFF
-            | 0xFE30..=0xFE4F
-            | 0xFF00..=0xFF60
-            | 0xFFE0..=0xFFE6
-            | 0x1F300..=0x1F64F
-            | 0x1F900..=0x1F9FF
-            | 0x20000..=0x3FFFD)
 }
 
 /// Whether `c` shows nothing of itself, or changes how its neighbours show, so that the prompt
@@ -207,11 +197,8 @@ pub(crate) fn command(argv: &[String], detail: Detail) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::argv;
     use super::*;
-
-    fn argv(words: &[&str]) -> Vec<String> {
-        words.iter().map(|s| s.to_string()).collect()
-    }
 
     #[test]
     fn long_blank_runs_become_a_counted_marker_and_short_ones_stay() {

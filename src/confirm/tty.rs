@@ -11,7 +11,7 @@
 //!   kill applied, Enter as a newline, signal keys and escape sequences dropped). Only the key
 //!   that answers and what arrives in the same read are the prompt's.
 
-use super::{Answer, AskError, FirstKey, PREPARE, Prompt, always_key, first_key, layout};
+use super::{Answer, AskError, PREPARE, Prompt, key, layout};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Mutex;
@@ -70,16 +70,14 @@ pub fn ask_tty(p: &Prompt<'_>) -> Result<Answer, AskError> {
     } else {
         read_key(fd, drawn, keep, intr).map_err(key_error)?
     };
-    let answer = match first_key(first, intr) {
-        FirstKey::Answer(a) => Ok(a),
-        FirstKey::Interrupt => Err(AskError::Interrupted),
-        FirstKey::ConfirmAlways => {
-            let _ = tty.write_all(shown.always.as_bytes());
-            let _ = tty.flush();
-            let key = read_key(fd, Instant::now(), keep, intr).map_err(key_error)?;
-            always_key(key, intr)
-        }
-    };
+    let mut answer = key(first, intr, false);
+    // "Always" is the widest answer: it takes a second key.
+    if matches!(answer, Ok(Answer::Always)) {
+        let _ = tty.write_all(shown.always.as_bytes());
+        let _ = tty.flush();
+        let second = read_key(fd, Instant::now(), keep, intr).map_err(key_error)?;
+        answer = key(second, intr, true);
+    }
     let _ = write!(tty, "{}\r\n", super::answer_word(&answer));
     let _ = tty.flush();
     crate::term::line::at_line_start();
@@ -115,32 +113,23 @@ fn read_key(fd: RawFd, since: Instant, keep: Option<&LineKeys>, intr: u8) -> io:
             }
             continue;
         }
-        {
-            let mut b = [0u8; 64];
-            // SAFETY: reading into a stack buffer of the given length.
-            let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
-            match n {
-                0 => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "terminal closed",
-                    ));
-                }
-                n if n > 0 => {
-                    flush_input(fd);
-                    // A late answer to the cursor query is the terminal talking, not a key.
-                    if b[0] == 0x1b && super::reported_column(&b[..n as usize]).is_some() {
-                        continue;
-                    }
-                    return Ok(b[0]);
-                }
-                _ => {
-                    let e = io::Error::last_os_error();
-                    if e.kind() != io::ErrorKind::Interrupted {
-                        return Err(e);
-                    }
+        let mut key = Vec::new();
+        match read_into(fd, &mut key) {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "terminal closed",
+                ));
+            }
+            Ok(_) => {
+                flush_input(fd);
+                // A late answer to the cursor query is the terminal talking, not a key.
+                if key[0] != 0x1b || super::reported_column(&key).is_none() {
+                    return Ok(key[0]);
                 }
             }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }
@@ -162,7 +151,7 @@ fn read_until(fd: RawFd, deadline: Instant, into: &mut Vec<u8>, done: impl Fn(&[
             return;
         }
         match poll_in(fd, Some(deadline - now)) {
-            Ok(true) if read_into(fd, into) => {}
+            Ok(true) if read_into(fd, into).is_ok_and(|n| n > 0) => {}
             _ => return,
         }
     }
@@ -198,22 +187,21 @@ fn take_pending(fd: RawFd, keep: Option<&LineKeys>) {
     }
     let mut pending = Vec::new();
     while let Ok(true) = poll_in(fd, Some(Duration::ZERO)) {
-        if !read_into(fd, &mut pending) {
+        if !read_into(fd, &mut pending).is_ok_and(|n| n > 0) {
             break;
         }
     }
     stash(&pending, keep);
 }
 
-/// Appends what one read of `fd` gives to `into`; false at its end or on an error.
-fn read_into(fd: RawFd, into: &mut Vec<u8>) -> bool {
+/// Appends what one read of `fd` gives to `into`: how many bytes (0 at its end).
+fn read_into(fd: RawFd, into: &mut Vec<u8>) -> io::Result<usize> {
     let mut b = [0u8; 256];
     // SAFETY: reading into a stack buffer of the given length.
     let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
-    if n > 0 {
-        into.extend_from_slice(&b[..n as usize]);
-    }
-    n > 0
+    let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
+    into.extend_from_slice(&b[..n]);
+    Ok(n)
 }
 
 /// Keeps `typed` for the filter's input (edited as the line discipline would), when `keep`.
@@ -358,24 +346,22 @@ impl Drop for RawMode {
     }
 }
 
-/// Whether a prompt is up, and the lock a second reader of the terminal reads under.
-static PROMPTING: AtomicBool = AtomicBool::new(false);
-static READING: Mutex<()> = Mutex::new(());
+/// Whether a prompt is up; a second reader of the terminal reads under this lock.
+static PROMPTING: Mutex<bool> = Mutex::new(false);
 
 /// Marks the prompt as up until dropped. Taking the lock waits for a read under way elsewhere.
 struct Prompting;
 
 impl Prompting {
     fn begin() -> Prompting {
-        let _l = READING.lock().unwrap_or_else(|e| e.into_inner());
-        PROMPTING.store(true, Ordering::SeqCst);
+        *PROMPTING.lock().unwrap_or_else(|e| e.into_inner()) = true;
         Prompting
     }
 }
 
 impl Drop for Prompting {
     fn drop(&mut self) {
-        PROMPTING.store(false, Ordering::SeqCst);
+        *PROMPTING.lock().unwrap_or_else(|e| e.into_inner()) = false;
     }
 }
 
@@ -408,8 +394,8 @@ impl<R: Read + AsRawFd> Read for TtyInput<R> {
         let fd = self.inner.as_raw_fd();
         loop {
             {
-                let _l = READING.lock().unwrap_or_else(|e| e.into_inner());
-                if !PROMPTING.load(Ordering::SeqCst) {
+                let prompting = PROMPTING.lock().unwrap_or_else(|e| e.into_inner());
+                if !*prompting {
                     // What was typed while a prompt was up comes first.
                     let mut kept = STASH.lock().unwrap_or_else(|e| e.into_inner());
                     if !kept.is_empty() {

@@ -48,8 +48,9 @@ pub fn classify(line: &str) -> Line {
         return f;
     }
     let hashes = rest.chars().take_while(|c| *c == '#').count();
-    if (1..=6).contains(&hashes) && rest[hashes..].is_empty_or_space_start() {
-        let text = indent + hashes + (rest.len() - hashes - rest[hashes..].trim_start().len());
+    let after = &rest[hashes..];
+    if (1..=6).contains(&hashes) && (after.is_empty() || after.starts_with([' ', '\t'])) {
+        let text = indent + hashes + (after.len() - after.trim_start().len());
         return Line::Heading {
             level: hashes,
             text,
@@ -60,16 +61,13 @@ pub fn classify(line: &str) -> Line {
     }
     if rest.starts_with('>') {
         let mut depth = 0;
-        let mut i = indent;
-        let b = line.as_bytes();
-        while i < b.len() && b[i] == b'>' {
+        let mut quoted = rest;
+        while let Some(inner) = quoted.strip_prefix('>') {
             depth += 1;
-            i += 1;
-            while i < b.len() && b[i] == b' ' {
-                i += 1;
-            }
+            quoted = inner.trim_start_matches(' ');
         }
-        return Line::Quote { depth, text: i };
+        let text = line.len() - quoted.len();
+        return Line::Quote { depth, text };
     }
     if let Some(marker) = item_marker(rest) {
         let after = &rest[marker.len()..];
@@ -108,16 +106,6 @@ pub fn classify_partial(partial: &str) -> Option<Line> {
     match classify(partial) {
         Line::Rule | Line::Fence { .. } | Line::Row | Line::Blank => None,
         l => Some(l),
-    }
-}
-
-trait SpaceStart {
-    fn is_empty_or_space_start(&self) -> bool;
-}
-
-impl SpaceStart for str {
-    fn is_empty_or_space_start(&self) -> bool {
-        self.is_empty() || self.starts_with(' ') || self.starts_with('\t')
     }
 }
 

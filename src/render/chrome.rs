@@ -76,15 +76,6 @@ mod tests {
     }
 
     #[test]
-    fn two_column_lines_hang_under_the_second_column() {
-        let line = "  /save [NAME|FILE]  save the conversation to the sessions folder";
-        assert_eq!(
-            wrap_text(line, 44),
-            "  /save [NAME|FILE]  save the conversation\n                     to the sessions folder\n"
-        );
-    }
-
-    #[test]
     fn status_lines_and_warnings_hang_two_columns_in_and_break_no_word() {
         let status =
             "· failed: %{scripts/say.sh \"mariposa\"}: exit 69: say.sh: no speech engine found";

@@ -39,12 +39,8 @@ pub fn wrap_plain(text: &str, width: usize, first: &str, rest: &str) -> String {
         first: plain(first),
         rest: plain(rest),
     };
-    let mut flow = Flow::new(prefix);
-    let mut out = String::new();
     let width = width.max(first.len().max(rest.len()) + 8);
-    flow.push(&plain(text), width, Options::default(), &mut out);
-    flow.close(width, Options::default(), &mut out);
-    out
+    Flow::block(&plain(text), prefix, width, Options::default())
 }
 
 /// How the output may look.
@@ -121,12 +117,8 @@ pub struct Renderer {
 const MAX_HELD_LINES: usize = 4;
 
 const DIM: Style = Style {
-    bold: false,
-    italic: false,
-    underline: false,
     dim: true,
-    strike: false,
-    fg: None,
+    ..Style::PLAIN
 };
 
 impl Renderer {
@@ -144,22 +136,28 @@ impl Renderer {
 
     /// Renders what `bytes` completes; the rest waits for more (or [`Renderer::finish`]).
     pub fn push(&mut self, bytes: &[u8], width: usize) -> String {
-        let width = width.max(10);
         let mut clean = Vec::with_capacity(bytes.len());
         self.san.push(bytes, &mut clean);
         let text = String::from_utf8_lossy(&clean).into_owned();
+        self.emit(width, |r, width, out| {
+            let mut pieces = text.split('\n').peekable();
+            while let Some(piece) = pieces.next() {
+                r.partial.push_str(piece.trim_end_matches('\r'));
+                if pieces.peek().is_some() {
+                    r.end_line(width, out);
+                }
+            }
+            r.shown_early(width, out, false);
+        })
+    }
+
+    /// Output built by `render` at `width`: an owed newline is paid once something follows it.
+    fn emit(&mut self, width: usize, render: impl FnOnce(&mut Self, usize, &mut String)) -> String {
         let mut out = String::new();
         self.owed_newline = self.owed_newline.map(|_| 0);
-        let mut pieces = text.split('\n').peekable();
-        while let Some(piece) = pieces.next() {
-            self.partial.push_str(piece.trim_end_matches('\r'));
-            if pieces.peek().is_some() {
-                self.end_line(width, &mut out);
-            }
-        }
-        self.early(width, &mut out);
+        render(self, width.max(10), &mut out);
         self.settle(&mut out);
-        self.note(&out);
+        self.wrote |= !out.is_empty();
         out
     }
 
@@ -205,28 +203,19 @@ impl Renderer {
 
     /// Renders whatever is left at the end of the answer.
     pub fn finish(&mut self, width: usize) -> String {
-        let width = width.max(10);
         let mut clean = Vec::new();
         self.san.finish(&mut clean);
         self.partial.push_str(&String::from_utf8_lossy(&clean));
-        let mut out = String::new();
-        self.owed_newline = self.owed_newline.map(|_| 0);
-        if !self.partial.is_empty() || self.started.is_some() {
-            self.end_line(width, &mut out);
-        }
-        self.flush_table(width, &mut out);
-        self.close(width, &mut out);
-        if let Some(at) = self.owed_newline.take() {
-            out.insert(at, '\n');
-        }
-        self.note(&out);
-        out
-    }
-
-    fn note(&mut self, out: &str) {
-        if !out.is_empty() {
-            self.wrote = true;
-        }
+        self.emit(width, |r, width, out| {
+            if !r.partial.is_empty() || r.started.is_some() {
+                r.end_line(width, out);
+            }
+            r.flush_table(width, out);
+            r.close(width, out);
+            if let Some(at) = r.owed_newline.take() {
+                out.insert(at, '\n');
+            }
+        })
     }
 
     fn close(&mut self, width: usize, out: &mut String) {
@@ -260,22 +249,14 @@ impl Renderer {
     /// something is about to be drawn below it (a confirmation prompt) and the user must see
     /// the text that led there. Code blocks and tables keep their whole lines.
     pub fn release(&mut self, width: usize) -> String {
-        let width = width.max(10);
-        let mut out = String::new();
-        self.owed_newline = self.owed_newline.map(|_| 0);
-        self.release_held(width, &mut out);
-        self.shown_early(width, &mut out, true);
-        self.settle(&mut out);
-        self.note(&out);
-        out
+        self.emit(width, |r, width, out| {
+            r.release_held(width, out);
+            r.shown_early(width, out, true);
+        })
     }
 
-    /// Renders the start of a line still arriving, and its complete words.
-    fn early(&mut self, width: usize, out: &mut String) {
-        self.shown_early(width, out, false);
-    }
-
-    /// [`Renderer::early`]; with `all`, also what Markdown markers still hold back.
+    /// Renders the start of a line still arriving, and its complete words; with `all`, also
+    /// what Markdown markers still hold back.
     fn shown_early(&mut self, width: usize, out: &mut String, all: bool) {
         if self.fence.is_some() || !self.table.is_empty() || self.partial.is_empty() {
             return;
@@ -585,14 +566,8 @@ impl Renderer {
             Some(text) => out.push_str(&text),
             None => {
                 for row in rows {
-                    let mut flow = Flow::new(Prefix::default());
-                    flow.push(
-                        &inline::spans(&row, Style::default()),
-                        width,
-                        self.opts,
-                        out,
-                    );
-                    flow.close(width, self.opts, out);
+                    let spans = inline::spans(&row, Style::default());
+                    out.push_str(&Flow::block(&spans, Prefix::default(), width, self.opts));
                 }
             }
         }

@@ -22,8 +22,18 @@ pub enum Color {
 }
 
 impl Style {
+    /// [`Style::default`], for constants.
+    pub const PLAIN: Style = Style {
+        bold: false,
+        italic: false,
+        underline: false,
+        dim: false,
+        strike: false,
+        fg: None,
+    };
+
     pub fn is_plain(&self) -> bool {
-        *self == Style::default()
+        *self == Style::PLAIN
     }
 
     /// Appends `text` in this style; plain when `color` is off or the style is plain.
@@ -35,18 +45,15 @@ impl Style {
             out.push_str(text);
             return;
         }
-        let mut codes: Vec<String> = Vec::new();
-        for (on, code) in [
+        let attributes = [
             (self.bold, "1"),
             (self.dim, "2"),
             (self.italic, "3"),
             (self.underline, "4"),
             (self.strike, "9"),
-        ] {
-            if on {
-                codes.push(code.into());
-            }
-        }
+        ];
+        let on = attributes.into_iter().filter(|(on, _)| *on);
+        let mut codes: Vec<String> = on.map(|(_, code)| code.to_string()).collect();
         match self.fg {
             Some(Color::Basic(n)) => codes.push(format!("{}", 30 + n)),
             Some(Color::Rgb(r, g, b)) if color.truecolor => codes.push(format!("38;2;{r};{g};{b}")),
@@ -78,27 +85,6 @@ fn ansi256(r: u8, g: u8, b: u8) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plain_without_colour_and_sgr_with_it() {
-        let bold = Style {
-            bold: true,
-            ..Style::default()
-        };
-        let mut s = String::new();
-        bold.paint("x", Options::default(), &mut s);
-        assert_eq!(s, "x");
-        s.clear();
-        bold.paint(
-            "x",
-            Options {
-                color: true,
-                ..Options::default()
-            },
-            &mut s,
-        );
-        assert_eq!(s, "\x1b[1mx\x1b[0m");
-    }
 
     #[test]
     fn rgb_falls_back_to_the_256_palette() {

@@ -4,87 +4,46 @@ use super::Options;
 use super::inline;
 use super::style::Style;
 use super::wrap::{Flow, Prefix, Span, width_of};
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use pulldown_cmark::{Alignment, Event, Parser, Tag};
+use unicode_width::UnicodeWidthStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Align {
-    Left,
-    Center,
-    Right,
-}
-
-/// The cells of a row: split at unescaped `|`, outer pipes dropped, trimmed.
-fn cells(row: &str) -> Vec<String> {
-    let t = row.trim();
-    let t = t.strip_prefix('|').unwrap_or(t);
-    let t = if t.ends_with('|') && !t.ends_with("\\|") {
-        &t[..t.len() - 1]
-    } else {
-        t
-    };
-    let mut out = vec![String::new()];
-    let mut escaped = false;
-    for c in t.chars() {
-        match c {
-            '|' if !escaped => out.push(String::new()),
-            _ => {
-                if let Some(last) = out.last_mut() {
-                    if escaped && c != '|' {
-                        last.push('\\');
-                    }
-                    if c != '\\' || escaped {
-                        last.push(c);
-                    }
-                }
+/// The alignments and every row's cells as written (trimmed, `\|` a pipe), read as GFM
+/// does; `None` when the rows are no table (the second is no delimiter row matching the first).
+fn parse(rows: &[String]) -> Option<(Vec<Alignment>, Vec<Vec<String>>)> {
+    let text = rows.join("\n");
+    let (mut aligns, mut cells) = (None, Vec::<Vec<String>>::new());
+    for (event, at) in
+        Parser::new_ext(&text, pulldown_cmark::Options::ENABLE_TABLES).into_offset_iter()
+    {
+        match event {
+            Event::Start(Tag::Table(a)) => aligns = Some(a),
+            Event::Start(Tag::TableHead | Tag::TableRow) => cells.push(Vec::new()),
+            Event::Start(Tag::TableCell) => {
+                let cell = text[at].trim().replace("\\|", "|");
+                cells.last_mut()?.push(cell);
             }
+            _ => {}
         }
-        escaped = c == '\\' && !escaped;
     }
-    out.into_iter().map(|c| c.trim().to_string()).collect()
+    Some((aligns?, cells))
 }
 
-fn delimiter(cells: &[String]) -> Option<Vec<Align>> {
-    cells
-        .iter()
-        .map(|c| {
-            let core = c.trim_matches(':');
-            if core.is_empty() || !core.chars().all(|x| x == '-') {
-                return None;
-            }
-            Some(match (c.starts_with(':'), c.ends_with(':')) {
-                (true, true) => Align::Center,
-                (false, true) => Align::Right,
-                _ => Align::Left,
-            })
-        })
-        .collect()
-}
-
-/// Renders the rows of a table; `None` when the second row is no delimiter row (then the lines
-/// were not a table and are shown as text).
+/// Renders the rows of a table; `None` when they are no table (then they are shown as text).
 pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
-    let header = cells(rows.first()?);
-    let aligns = delimiter(&cells(rows.get(1)?))?;
-    let n = header.len().max(aligns.len());
-    let mut body: Vec<Vec<Vec<Span>>> = Vec::new();
-    let bold = Style {
-        bold: true,
-        ..Style::default()
-    };
-    let row_spans = |cells: Vec<String>, base: Style| -> Vec<Vec<Span>> {
-        // Without colour the markers stay, as in a paragraph: no style could show them.
-        let mut r: Vec<Vec<Span>> = cells
-            .iter()
-            .map(|c| inline::spans_marked(c, base, !color.color))
-            .collect();
-        r.resize(n, Vec::new());
-        r.truncate(n);
-        r
-    };
-    body.push(row_spans(header, bold));
-    for row in &rows[2..] {
-        body.push(row_spans(cells(row), Style::default()));
-    }
+    let (aligns, cells) = parse(rows)?;
+    let n = aligns.len();
+    // The header in bold; without colour the markers stay, as in a paragraph: no style could
+    // show them.
+    let body: Vec<Vec<Vec<Span>>> = (cells.iter().enumerate())
+        .map(|(r, row)| {
+            let base = Style {
+                bold: r == 0,
+                ..Style::default()
+            };
+            let cell = |c: &String| inline::spans_marked(c, base, !color.color);
+            row.iter().map(cell).collect()
+        })
+        .collect();
     let widths: Vec<usize> = (0..n)
         .map(|i| body.iter().map(|r| width_of(&r[i])).max().unwrap_or(0))
         .collect();
@@ -93,10 +52,7 @@ pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
     } else {
         ("|", "-", "+")
     };
-    let dim = Style {
-        dim: true,
-        ..Style::default()
-    };
+    let dim = super::DIM;
     let mut out = String::new();
     let gaps = 3 * n.saturating_sub(1);
     let longest_word: Vec<usize> = (0..n)
@@ -119,45 +75,36 @@ pub fn render(rows: &[String], width: usize, color: Options) -> Option<String> {
                 }
                 spans.extend(cell);
             }
-            let mut flow = Flow::new(Prefix::default());
-            flow.push(&spans, width, color, &mut out);
-            flow.close(width, color, &mut out);
+            out.push_str(&Flow::block(&spans, Prefix::default(), width, color));
         }
         return Some(out);
     };
     for (r, row) in body.into_iter().enumerate() {
         // Each cell wrapped to its column; the row is as tall as its tallest cell.
-        let cells: Vec<Vec<Vec<Span>>> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| wrap_cell(cell, *w))
+        let cells: Vec<Vec<(String, usize)>> = (row.iter().zip(&widths))
+            .map(|(cell, w)| wrap_cell(cell, *w, color))
             .collect();
         let height = cells.iter().map(Vec::len).max().unwrap_or(1).max(1);
         for line in 0..height {
             for (i, cell) in cells.iter().enumerate() {
-                let empty = Vec::new();
-                let spans = cell.get(line).unwrap_or(&empty);
-                // The last cell empty on this line: the bar ends the line, with no space after.
-                let gap = match i + 1 == n && spans.is_empty() {
-                    true => format!(" {bar}"),
-                    false => format!(" {bar} "),
-                };
+                let (text, used) = cell.get(line).map_or(("", 0), |(t, w)| (t.as_str(), *w));
+                // The last cell empty on this line: the bar ends the line, nothing after it.
+                let end = i + 1 == n && text.is_empty();
                 if i > 0 {
-                    dim.paint(&gap, color, &mut out);
+                    let gap = format!(" {bar} ");
+                    dim.paint(if end { gap.trim_end() } else { &gap }, color, &mut out);
                 }
-                let pad = widths[i].saturating_sub(width_of(spans));
-                let (left, right) = match aligns.get(i).copied().unwrap_or(Align::Left) {
-                    Align::Left => (0, pad),
-                    Align::Right => (pad, 0),
-                    Align::Center => (pad / 2, pad - pad / 2),
+                if end {
+                    break;
+                }
+                let pad = widths[i].saturating_sub(used);
+                let (left, right) = match aligns[i] {
+                    Alignment::Right => (pad, 0),
+                    Alignment::Center => (pad / 2, pad - pad / 2),
+                    _ => (0, pad),
                 };
-                if i + 1 == n && spans.is_empty() {
-                    break; // nothing to pad for at the end of a line
-                }
                 out.push_str(&" ".repeat(left));
-                for s in spans {
-                    s.style.paint(&s.text, color, &mut out);
-                }
+                out.push_str(text);
                 if i + 1 < n {
                     out.push_str(&" ".repeat(right));
                 }
@@ -241,82 +188,26 @@ fn fit(natural: &[usize], longest_word: &[usize], room: usize) -> Option<Vec<usi
     }
 }
 
-/// A cell's spans in lines no wider than `width`, broken between words (a longer word is cut).
-fn wrap_cell(cell: &[Span], width: usize) -> Vec<Vec<Span>> {
-    let mut lines: Vec<Vec<Span>> = vec![Vec::new()];
-    let mut col = 0;
-    for span in cell {
-        for word in span.text.split_inclusive(' ') {
-            let bare = word.trim_end_matches(' ');
-            let w = bare.width();
-            if col > 0 && col + w > width {
-                trim_end(lines.last_mut().expect("a line"));
-                lines.push(Vec::new());
-                col = 0;
-            }
-            if w > width {
-                // A word wider than the column: cut it at character boundaries.
-                let mut piece = String::new();
-                for ch in word.chars() {
-                    let cw = ch.width().unwrap_or(0);
-                    if col + cw > width && col > 0 {
-                        lines
-                            .last_mut()
-                            .expect("a line")
-                            .push(Span::new(std::mem::take(&mut piece), span.style));
-                        lines.push(Vec::new());
-                        col = 0;
-                    }
-                    piece.push(ch);
-                    col += cw;
-                }
-                lines
-                    .last_mut()
-                    .expect("a line")
-                    .push(Span::new(piece, span.style));
-                continue;
-            }
-            let text = if col + word.width() > width {
-                bare
-            } else {
-                word
-            };
-            if !(col == 0 && text.trim().is_empty()) {
-                lines
-                    .last_mut()
-                    .expect("a line")
-                    .push(Span::new(text, span.style));
-                col += text.width();
-            }
-        }
-    }
-    for line in &mut lines {
-        trim_end(line);
-    }
+/// A cell wrapped at words to `width` columns (a longer word cut, as a paragraph's is): each
+/// line painted, with the columns it takes.
+fn wrap_cell(cell: &[Span], width: usize, color: Options) -> Vec<(String, usize)> {
+    let flowed = |opts| Flow::block(cell, Prefix::default(), width, opts);
+    let plain = flowed(Options {
+        color: false,
+        ..color
+    });
+    let painted = flowed(color);
+    let lines = painted.lines().zip(plain.lines());
     lines
-}
-
-/// Drops trailing spaces of a line, so padding counts only text.
-fn trim_end(line: &mut Vec<Span>) {
-    while let Some(last) = line.last_mut() {
-        let t = last.text.trim_end_matches(' ').len();
-        last.text.truncate(t);
-        if !last.text.is_empty() {
-            break;
-        }
-        line.pop();
-    }
+        .map(|(line, text)| (line.to_string(), text.width()))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const UNICODE: Options = Options {
-        color: false,
-        truecolor: false,
-        unicode: true,
-    };
+    use super::super::tests::PLAIN as UNICODE;
 
     fn rows(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
@@ -345,6 +236,8 @@ mod tests {
     #[test]
     fn not_a_table_without_a_delimiter_row() {
         assert!(render(&rows("| a |\n| b |"), 80, UNICODE).is_none());
+        // As GFM: the delimiter row has as many cells as the header, or there is no table.
+        assert!(render(&rows("| a | b |\n|---|\n| 1 | 2 |"), 80, UNICODE).is_none());
     }
 
     #[test]
@@ -404,6 +297,7 @@ mod tests {
 
     #[test]
     fn escaped_pipes_stay_in_their_cell() {
-        assert_eq!(cells("| a \\| b | c |"), ["a | b", "c"]);
+        let (_, cells) = parse(&rows("| a \\| b | c |\n|---|---|\n| `x\\|y` | d |")).unwrap();
+        assert_eq!(cells, [["a | b", "c"], ["`x|y`", "d"]]);
     }
 }

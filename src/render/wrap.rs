@@ -74,6 +74,14 @@ impl Flow {
         }
     }
 
+    /// `spans` as one whole block after `prefix`, wrapped to `width`; every line ends with `\n`.
+    pub fn block(spans: &[Span], prefix: Prefix, width: usize, color: Options) -> String {
+        let (mut flow, mut out) = (Flow::new(prefix), String::new());
+        flow.push(spans, width, color, &mut out);
+        flow.close(width, color, &mut out);
+        out
+    }
+
     /// Adds text; complete words go out, wrapped to `width`. A word still open at the end stays
     /// held until a space, [`Flow::end_word`] or [`Flow::close`].
     pub fn push(&mut self, spans: &[Span], width: usize, color: Options, out: &mut String) {
@@ -163,20 +171,12 @@ impl Flow {
     /// The part of `word` not yet on screen.
     fn unshown(&self) -> Vec<Span> {
         let mut skip = self.shown;
-        let mut rest = Vec::new();
-        for s in &self.word {
-            let n = s.text.chars().count();
-            if skip >= n {
-                skip -= n;
-                continue;
-            }
-            rest.push(Span::new(
-                s.text.chars().skip(skip).collect::<String>(),
-                s.style,
-            ));
-            skip = 0;
-        }
-        rest
+        let rest = self.word.iter().map(|s| {
+            let text: String = s.text.chars().skip(skip).collect();
+            skip = skip.saturating_sub(s.text.chars().count());
+            Span::new(text, s.style)
+        });
+        rest.filter(|s| !s.text.is_empty()).collect()
     }
 
     /// Completes a word that is partly on screen: the rest follows it if it fits; otherwise the
@@ -294,14 +294,6 @@ mod tests {
         vec![Span::new(s, Style::default())]
     }
 
-    fn wrap(text: &str, width: usize, prefix: Prefix) -> String {
-        let mut f = Flow::new(prefix);
-        let mut out = String::new();
-        f.push(&plain(text), width, Options::default(), &mut out);
-        f.close(width, Options::default(), &mut out);
-        out
-    }
-
     #[test]
     fn a_wrap_is_told_from_a_lines_end() {
         let mut f = Flow::new(Prefix::default());
@@ -311,22 +303,6 @@ mod tests {
         assert!(out.contains('\n') && f.last_break_soft(), "{out:?}");
         f.break_line(10, c, &mut out);
         assert!(!f.last_break_soft(), "{out:?}");
-    }
-
-    #[test]
-    fn wraps_at_words_with_a_hanging_prefix() {
-        let hanging = Prefix {
-            first: plain("- "),
-            rest: plain("  "),
-        };
-        let t = "the quick brown fox jumps";
-        assert_eq!(
-            wrap(t, 10, Prefix::default()),
-            "the quick\nbrown fox\njumps\n"
-        );
-        assert_eq!(wrap("aaa bbb ccc", 8, hanging), "- aaa\n  bbb\n  ccc\n");
-        // Over-long words are cut.
-        assert_eq!(wrap("abcdefghij", 4, Prefix::default()), "abcd\nefgh\nij\n");
     }
 
     #[test]
@@ -361,17 +337,5 @@ mod tests {
         f.push(&plain("cd ef"), 9, c, &mut out);
         f.close(9, c, &mut out);
         assert_eq!(out, "abcd ef\n");
-    }
-
-    #[test]
-    fn a_word_split_between_pieces_stays_whole() {
-        let mut f = Flow::new(Prefix::default());
-        let mut out = String::new();
-        let c = Options::default();
-        f.push(&plain("hello wo"), 8, c, &mut out);
-        assert_eq!(out, "hello");
-        f.push(&plain("rld"), 8, c, &mut out);
-        f.close(8, c, &mut out);
-        assert_eq!(out, "hello\nworld\n");
     }
 }

@@ -94,13 +94,3 @@ pub fn copy(text: &str) -> Result<String, CopyError> {
         (None, false) => Err(CopyError),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn osc52_wraps_the_text() {
-        assert_eq!(osc52("hi"), "\x1b]52;c;aGk=\x07");
-    }
-}

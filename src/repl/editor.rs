@@ -75,7 +75,13 @@ pub fn complete(before: &str, source: &dyn NameSource) -> (usize, Vec<Pair>) {
         return (0, matching(source.names(Names::Sessions), before));
     }
     let Some(space) = before.find(char::is_whitespace) else {
-        return (0, complete_command(before));
+        // The first word: a command's name.
+        let names = commands().filter(|c| before.starts_with('/') && c.starts_with(before));
+        let pair = |c: &str| Pair {
+            display: c.to_string(),
+            replacement: format!("{c} "),
+        };
+        return (0, names.map(pair).collect());
     };
     let which = match &before[..space] {
         "/model" => Names::Models,
@@ -160,20 +166,6 @@ impl Validator for ReplHelper {
 
 impl Helper for ReplHelper {}
 
-/// Command names that complete what was typed before the cursor (only the first word).
-pub fn complete_command(before_cursor: &str) -> Vec<Pair> {
-    if !before_cursor.starts_with('/') || before_cursor.contains(char::is_whitespace) {
-        return Vec::new();
-    }
-    commands()
-        .filter(|c| c.starts_with(before_cursor))
-        .map(|c| Pair {
-            display: c.to_string(),
-            replacement: format!("{c} "),
-        })
-        .collect()
-}
-
 /// An entry ending in a single backslash continues on the next line.
 pub fn continues(input: &str) -> bool {
     let trailing = input.bytes().rev().take_while(|b| *b == b'\\').count();
@@ -246,8 +238,7 @@ impl LineEditor {
         }
         match self.editor.readline(&prompt) {
             Ok(line) => Ok(Read::Entry(join_continued(&line))),
-            Err(ReadlineError::Interrupted) => Ok(Read::Interrupted),
-            Err(ReadlineError::Signal(_)) => Ok(Read::Interrupted),
+            Err(ReadlineError::Interrupted | ReadlineError::Signal(_)) => Ok(Read::Interrupted),
             Err(ReadlineError::Eof) => Ok(Read::Eof),
             Err(e) => Err(anyhow::anyhow!("cannot read the terminal: {e}")),
         }
@@ -308,40 +299,26 @@ mod tests {
         }
     }
 
-    fn shown(c: (usize, Vec<Pair>)) -> (usize, Vec<String>) {
-        (c.0, c.1.into_iter().map(|p| p.replacement).collect())
-    }
-
     #[test]
-    fn completes_arguments_from_the_lists() {
-        assert_eq!(
-            shown(complete("/model gpt", &Fixed)),
-            (7, vec!["gpt-4o".into(), "gpt-4o-mini".into()])
-        );
-        assert_eq!(
-            shown(complete("/agent ", &Fixed)),
-            (7, vec!["tutor".into()])
-        );
-        assert_eq!(
-            shown(complete("/save  ne", &Fixed)),
-            (7, vec!["news".into()])
-        );
-        assert_eq!(
-            shown(complete("/skills s", &Fixed)),
-            (8, vec!["say".into(), "search".into()])
-        );
-        assert_eq!(shown(complete("/clear x", &Fixed)).1.len(), 0);
-        assert_eq!(shown(complete("/mo", &Fixed)), (0, vec!["/model ".into()]));
-    }
-
-    #[test]
-    fn completes_command_words_only() {
-        let names: Vec<String> = complete_command("/s")
-            .into_iter()
-            .map(|p| p.replacement)
-            .collect();
-        assert_eq!(names, ["/skills ", "/save "]);
-        assert!(complete_command("/model gp").is_empty());
-        assert!(complete_command("hello").is_empty());
+    fn completes_command_words_and_arguments_from_the_lists() {
+        for (typed, start, names) in [
+            ("/model gpt", 7, &["gpt-4o", "gpt-4o-mini"][..]),
+            ("/agent ", 7, &["tutor"]),
+            ("/save  ne", 7, &["news"]),
+            ("/skills s", 8, &["say", "search"]),
+            ("/clear x", 0, &[]),
+            ("/mo", 0, &["/model "]),
+            ("/s", 0, &["/skills ", "/save "]),
+            ("hello", 0, &[]),
+            ("", 0, &[]),
+        ] {
+            let (at, pairs) = complete(typed, &Fixed);
+            let got: Vec<String> = pairs.into_iter().map(|p| p.replacement).collect();
+            assert_eq!(
+                (at, got),
+                (start, names.iter().map(|n| n.to_string()).collect()),
+                "{typed}"
+            );
+        }
     }
 }

@@ -14,6 +14,8 @@ pub enum Tone {
     Bold,
     /// The gutter of a side effect's output.
     Output,
+    /// The REPL's prompt.
+    Prompt,
 }
 
 /// `text` in `tone` when `on`; plain otherwise.
@@ -30,6 +32,7 @@ pub fn paint(text: &str, tone: Tone, on: bool) -> String {
         Tone::Error => text.red().bold().to_string(),
         Tone::Bold => text.bold().to_string(),
         Tone::Output => text.magenta().to_string(),
+        Tone::Prompt => text.green().bold().to_string(),
     }
 }
 
@@ -101,11 +104,5 @@ mod tests {
         assert_eq!(col(3, b"\t"), 8);
         assert_eq!(col(4, b"\x1b"), 4);
         assert_eq!(col(0, b"\x1b[1;33mab\x1b[0m"), 2);
-    }
-
-    #[test]
-    fn paint_is_plain_without_colour() {
-        assert_eq!(paint("x", Tone::Dim, false), "x");
-        assert!(paint("x", Tone::Dim, true).starts_with("\x1b["));
     }
 }

@@ -1,13 +1,5 @@
 //! The interactive REPL (DESIGN §8): `skillpipe chat` without a PROMPT, on a terminal.
 //!
-//! - [`editor`]: rustyline — history under `$XDG_STATE_HOME/skillpipe/history`, multi-line entry.
-//! - [`commands`]: what a slash command means (pure).
-//! - [`screen`]: the shared terminal — spinner thread, column tracking, the prompt's exclusive hold.
-//! - [`ui`]: the chat loop's [`crate::chat::Ui`] on that screen.
-//! - [`tape`]: what the screen shows, kept to lay it out again after a resize.
-//! - [`session_file`]: `/save` and `--resume`.
-//! - [`clipboard`]: the `/copy` command.
-//!
 //! Ctrl-C: at the prompt rustyline reads it as a key (the line is dropped). While an answer
 //! streams or a script runs the terminal is in cooked mode, so it arrives as SIGINT; the REPL
 //! handles SIGINT for its whole life (it never kills the program) and races it against the turn,
@@ -19,7 +11,10 @@ pub mod commands;
 mod editor;
 mod info;
 mod ink;
+mod listing;
+mod names;
 mod reflow;
+mod resume;
 mod rewind;
 mod screen;
 pub mod session_file;
@@ -33,14 +28,16 @@ use commands::{Command, Input};
 use editor::{LineEditor, Read, lock};
 use futures::FutureExt;
 use ink::{Tone, paint};
+use names::ReplNames;
+use resume::{Picked, pick_and_load};
 use screen::Screen;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::signal::unix::{Signal, SignalKind};
 use ui::TermUi;
 
+pub(crate) use resume::build_resumed;
 pub use screen::Looks;
 
 /// Runs the interactive REPL until the user leaves. `config` is what it was started with,
@@ -69,9 +66,9 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
     };
     let setup = match &resumed {
         Some((path, file)) => build_resumed(&mut config, path, file, &|w| ui.warn(w), &|| {
-            app::Asking::Terminal(asker(&screen))
+            app::Asking::Terminal(TermUi::asker(&screen))
         })?,
-        None => app::build(&config.app, app::Asking::Terminal(asker(&screen)))?,
+        None => app::build(&config.app, app::Asking::Terminal(TermUi::asker(&screen)))?,
     };
     let (session, settings) = build_session(&config, &setup)?;
     names.set_settings(&settings);
@@ -97,9 +94,6 @@ pub fn run(rt: &tokio::runtime::Runtime, mut config: ChatConfig) -> anyhow::Resu
         session_path: None,
         told_about_ctrl_c: false,
     };
-    for w in &repl.setup.warnings {
-        repl.ui.warn(&format!("warning: {w}"));
-    }
     repl.welcome();
     if let Some((path, file)) = resumed {
         repl.restore(&path, file);
@@ -158,178 +152,6 @@ fn redraw_on_resize(
     });
 }
 
-/// Builds what a saved session needs (its agent, skill folders, `--skill`s) unless the command
-/// line names them; the REPL and a one-shot `chat --resume` share it. `warn` gets what could
-/// not be brought back, `asking` makes the confirmation asker (called again after a failure).
-pub(crate) fn build_resumed(
-    config: &mut ChatConfig,
-    path: &std::path::Path,
-    file: &session_file::SessionFile,
-    warn: &dyn Fn(&str),
-    asking: &dyn Fn() -> app::Asking,
-) -> Result<Setup, app::AppError> {
-    let applied = file.apply_to(config, session_file::is_kept(path));
-    if applied.paths_left_out {
-        warn(&format!(
-            "warning: {} is not one of your saved sessions, so the agent file, skill folders and model endpoint it names are not used; pass --agent PATH, --skills-dir DIR and --model/--base-url to use them",
-            path.display()
-        ));
-    }
-    for d in &applied.missing_dirs {
-        warn(&format!(
-            "warning: the session's skill folder {} is gone; resuming without it",
-            d.display()
-        ));
-    }
-    match app::build(&config.app, asking()) {
-        // The saved agent may be gone (renamed, moved): the conversation still resumes,
-        // without it.
-        Err(e) if applied.agent => {
-            warn(&format!(
-                "warning: the session's agent cannot be loaded ({e:#}); resuming without an agent"
-            ));
-            config.app.agent = None;
-            config.app.vars.clear();
-            app::build(&config.app, asking())
-        }
-        built => built,
-    }
-}
-
-/// `--resume ARG`: the named session, or with an empty ARG the one the user picks from the list.
-fn pick_and_load(
-    arg: &str,
-    ui: &mut TermUi,
-    editor: &mut LineEditor,
-    names: &ReplNames,
-) -> anyhow::Result<Picked> {
-    let dir = session_file::sessions_dir();
-    if !arg.is_empty() {
-        let path =
-            session_file::resolve(arg, dir.as_deref()).map_err(|e| app::usage(e.to_string()))?;
-        return Ok(Picked::Path(path));
-    }
-    let listed = dir.as_deref().map(session_file::list).unwrap_or_default();
-    if listed.is_empty() {
-        let where_ = dir
-            .map(|d| d.display().to_string())
-            .unwrap_or_else(|| "(no state folder)".into());
-        ui.info(&format!(
-            "no saved sessions in {where_}; /save NAME keeps one — starting a new session"
-        ));
-        return Ok(Picked::New);
-    }
-    let mut out = String::from("saved sessions (newest first):\n");
-    for (i, l) in listed.iter().enumerate() {
-        out.push_str(&format!(
-            "  {:>2}. {:<24} {}  {:>3} messages  {}\n",
-            i + 1,
-            l.name,
-            l.file
-                .saved_at
-                .get(..16)
-                .unwrap_or(&l.file.saved_at)
-                .replace('T', " "),
-            l.file.history.len(),
-            l.file.first_prompt()
-        ));
-    }
-    ui.print(&out);
-    names.picking.store(true, Ordering::Relaxed);
-    let picked = pick_from(&listed, ui, editor);
-    names.picking.store(false, Ordering::Relaxed);
-    picked
-}
-
-fn pick_from(
-    listed: &[session_file::Listed],
-    ui: &mut TermUi,
-    editor: &mut LineEditor,
-) -> anyhow::Result<Picked> {
-    loop {
-        let question = "resume which? (number or name, Enter = new session) ";
-        match editor.read((question, question))? {
-            Read::Eof => return Ok(Picked::Exit),
-            Read::Interrupted => return Ok(Picked::New),
-            Read::Entry(answer) if answer.trim().is_empty() => return Ok(Picked::New),
-            Read::Entry(answer) => match session_file::pick(listed, &answer) {
-                Some(l) => return Ok(Picked::Path(l.path.clone())),
-                None => ui.warn(&format!("no session `{}` in the list", answer.trim())),
-            },
-        }
-    }
-}
-
-/// The REPL's confirmation prompt, which holds the screen while it asks.
-fn asker(screen: &Arc<Screen>) -> Box<crate::dispatch::AsyncAsker> {
-    let ask = TermUi::asker(screen.clone());
-    Box::new(move |p| Box::pin(std::future::ready(ask(p))))
-}
-
-/// The names Tab completes: the endpoint's models (asked once per endpoint, on the first Tab
-/// after `/model `), the agents and saved sessions (read at each Tab).
-#[derive(Default)]
-struct ReplNames {
-    /// None until the session is built (a `--resume` pick comes first).
-    settings: Mutex<Option<Settings>>,
-    models: Mutex<Option<Vec<String>>>,
-    /// The active skills' names (set at each build).
-    skills: Mutex<Vec<String>>,
-    picking: AtomicBool,
-}
-
-impl ReplNames {
-    fn set_skills(&self, setup: &Setup) {
-        let names = setup.dispatcher.skills().iter().map(|s| s.name.clone());
-        *lock(&self.skills) = names.collect();
-    }
-
-    fn set_settings(&self, settings: &Settings) {
-        let mut current = lock(&self.settings);
-        let same = current
-            .as_ref()
-            .is_some_and(|c| c.base_url == settings.base_url && c.provider == settings.provider);
-        if !same {
-            *lock(&self.models) = None;
-        }
-        *current = Some(settings.clone());
-    }
-}
-
-impl editor::NameSource for ReplNames {
-    fn names(&self, which: editor::Names) -> Vec<String> {
-        match which {
-            editor::Names::Models => {
-                let mut cache = lock(&self.models);
-                let settings = lock(&self.settings);
-                let Some(settings) = settings.as_ref() else {
-                    return Vec::new();
-                };
-                cache
-                    .get_or_insert_with(|| {
-                        // No list (replay, an endpoint without /models): nothing to offer.
-                        crate::model::models::list(settings, std::time::Duration::from_secs(3))
-                            .unwrap_or_default()
-                    })
-                    .clone()
-            }
-            editor::Names::Agents => crate::agents::list()
-                .agents
-                .into_iter()
-                .map(|a| a.name)
-                .collect(),
-            editor::Names::Skills => lock(&self.skills).clone(),
-            editor::Names::Sessions => session_file::sessions_dir()
-                .map(|d| session_file::list(&d).into_iter().map(|l| l.name).collect())
-                .unwrap_or_default(),
-        }
-    }
-
-    fn picking_session(&self) -> bool {
-        self.picking.load(Ordering::Relaxed)
-    }
-}
-
 struct Repl<'rt> {
     rt: &'rt tokio::runtime::Runtime,
     screen: Arc<Screen>,
@@ -356,14 +178,17 @@ impl Repl<'_> {
         self.setup.agent.as_ref().map(|a| a.name.as_str())
     }
 
+    fn skill_names(&self) -> Vec<&str> {
+        let skills = self.setup.dispatcher.skills().iter();
+        skills.map(|s| s.name.as_str()).collect()
+    }
+
+    /// The setup's warnings, then what the session is.
     fn welcome(&self) {
-        let skills: Vec<&str> = self
-            .setup
-            .dispatcher
-            .skills()
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect();
+        for w in &self.setup.warnings {
+            self.ui.warn(&format!("warning: {w}"));
+        }
+        let skills = self.skill_names();
         let mut line = format!(
             "skillpipe {} · {} · agent: {} · skills: {}",
             env!("CARGO_PKG_VERSION"),
@@ -388,12 +213,7 @@ impl Repl<'_> {
             Some(a) => format!("{a}@{model}> "),
             None => format!("{model}> "),
         };
-        let styled = if self.screen.looks().color_tty {
-            use crossterm::style::Stylize;
-            plain.as_str().green().bold().to_string()
-        } else {
-            plain.clone()
-        };
+        let styled = paint(&plain, Tone::Prompt, self.screen.looks().color_tty);
         (plain, styled)
     }
 
@@ -536,16 +356,16 @@ impl Repl<'_> {
     fn switch_agent(&mut self, name: String) {
         let mut args = self.args.clone();
         args.app.agent = Some(name);
-        let built =
-            app::build(&args.app, app::Asking::Terminal(asker(&self.screen))).and_then(|setup| {
-                let (session, settings) = build_session(&args, &setup)?;
-                Ok((setup, session, settings))
-            });
+        let built = app::build(
+            &args.app,
+            app::Asking::Terminal(TermUi::asker(&self.screen)),
+        )
+        .and_then(|setup| {
+            let (session, settings) = build_session(&args, &setup)?;
+            Ok((setup, session, settings))
+        });
         match built {
             Ok((setup, session, settings)) => {
-                for w in &setup.warnings {
-                    self.ui.warn(&format!("warning: {w}"));
-                }
                 self.names.set_skills(&setup);
                 self.setup = setup;
                 self.adopt(args, session, settings);
@@ -554,308 +374,6 @@ impl Repl<'_> {
             Err(e) => self.ui.error(&format!("{e:#}")),
         }
     }
-
-    fn show_info(&self) {
-        // Measured as sent, as `chat -v` does: the body the provider would send next.
-        let request = self.session.request();
-        let request_bytes = crate::model::request_body(self.settings.provider, &request)
-            .to_string()
-            .len();
-        let facts = info::Facts {
-            model: &self.settings.label(),
-            endpoint: &self.settings.base_url,
-            agent: self
-                .setup
-                .agent
-                .as_ref()
-                .map(|a| (a.name.as_str(), a.source.display().to_string())),
-            skills: self
-                .setup
-                .dispatcher
-                .skills()
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect(),
-            policy: self.setup.dispatcher.policy(),
-            tools: self.session.options().tools,
-            system_prompt_bytes: self.session.system_prompt().map_or(0, str::len),
-            few_shot: self.session.few_shot_len(),
-            messages: self.session.history.len(),
-            request_bytes,
-        };
-        self.ui.print(&crate::term::sanitize(&info::text(&facts)));
-    }
-
-    fn show_agents(&self) {
-        let mut out = String::new();
-        match &self.setup.agent {
-            Some(a) => {
-                out.push_str(&format!("agent: {} — {}\n", a.name, a.description));
-                out.push_str(&format!("  from {}\n", a.source.display()));
-            }
-            None => out.push_str("agent: none\n"),
-        }
-        let listing = crate::agents::list();
-        if listing.agents.is_empty() {
-            out.push_str("no agents found on the search path (skillpipe doctor shows where)\n");
-        } else {
-            out.push_str("available:\n");
-            for a in &listing.agents {
-                let mark = if Some(a.name.as_str()) == self.agent_name() {
-                    "*"
-                } else {
-                    " "
-                };
-                let line = format!(" {mark} {:<20} {}", a.name, a.description);
-                out.push_str(&crate::term::sanitize(&line));
-                out.push('\n');
-            }
-            out.push_str("/agent NAME switches (the conversation is kept; /clear forgets it)\n");
-        }
-        self.ui.print(&out);
-    }
-
-    /// `/skills`: every active skill; `/skills NAME`: that one in detail.
-    fn show_skills(&self, name: Option<&str>) {
-        let skills = self.setup.dispatcher.skills();
-        if skills.is_empty() {
-            self.ui.info(
-                "no skills are active (skillpipe skills list shows what is on the search path)",
-            );
-            return;
-        }
-        let width = self.ui.width();
-        let mut out = String::new();
-        match name {
-            None => {
-                out.push_str(&crate::render::wrap_text(
-                    commands::DISCLOSURE_LEGEND,
-                    width,
-                ));
-                for s in skills.iter() {
-                    out.push_str(&self.skill_block(s, width, false));
-                }
-            }
-            Some(name) => match skills.iter().find(|s| s.name == name) {
-                Some(s) => out.push_str(&self.skill_block(s, width, true)),
-                None => {
-                    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
-                    return self.ui.warn(&format!(
-                        "no active skill `{}`; active: {} (/skills lists them)",
-                        crate::command::escape_controls(name),
-                        names.join(", ")
-                    ));
-                }
-            },
-        }
-        if !self.setup.dispatcher.policy().allow_scripts {
-            let line = "directives do not run in this session: start with --allow-scripts";
-            out.push_str(&crate::render::wrap_text(line, width));
-        }
-        self.ui.print_styled(&out);
-    }
-
-    /// One skill as `/skills` shows it: its name, how the model sees it, its description, tools
-    /// and scripts with how a directive calls them; `detail` adds where it lives and how the
-    /// model reads it. Names and descriptions come from skill files: inert before painting.
-    /// Wrapped at words to `width`, continuation lines indented.
-    fn skill_block(&self, s: &crate::skills::Skill, width: usize, detail: bool) -> String {
-        use crate::term::sanitize;
-        let wrap = |text: &str, first: &str, rest: &str| {
-            crate::render::wrap_plain(text, width, first, rest)
-        };
-        let mut out = String::new();
-        let name = sanitize(&s.name);
-        let line = format!(
-            "{name} [{}] — {}",
-            commands::disclosure(&self.setup.named_skills, &s.name),
-            sanitize(&s.description.replace('\n', " "))
-        );
-        let wrapped = wrap(&line, "", "    ");
-        let rest = wrapped.strip_prefix(&*name).unwrap_or(&wrapped);
-        out.push_str(&paint(&name, Tone::Bold, self.ui.color()));
-        out.push_str(rest);
-        if detail {
-            let folder = format!("folder: {}", s.dir.display());
-            out.push_str(&wrap(&sanitize(&folder), "  ", "    "));
-            if let Some(c) = &s.compatibility {
-                out.push_str(&wrap(&sanitize(&format!("needs: {c}")), "  ", "    "));
-            }
-            let read = format!(
-                "the model reads its SKILL.md with !{{skill {name}}}, a file of it with !{{skill {name} FILE}}"
-            );
-            out.push_str(&wrap(&read, "  ", "    "));
-        }
-        if !s.allows_scripts() {
-            let why = "(its allowed-tools has no Bash entry: its scripts may not run)";
-            out.push_str(&wrap(why, "  ", "    "));
-        }
-        if s.scripts().is_empty() && s.tools().next().is_none() {
-            out.push_str("  no scripts\n");
-        }
-        for t in s.tools() {
-            // A tool folder: how a directive calls it, typed by its schema.
-            let usage = t.flag_usage();
-            let sep = if usage.is_empty() { "" } else { " " };
-            let call = format!("!{{{}:{}{sep}{usage}}}", s.name, t.id);
-            let mut line = sanitize(&call).into_owned();
-            if !t.description.is_empty() {
-                let about = t.description.replace('\n', " ");
-                line = format!("{line} — {}", sanitize(&about));
-            }
-            out.push_str(&wrap(&line, "  ", "      "));
-        }
-        for sc in s.scripts() {
-            let name = (self.setup.dispatcher.skills()).listed_name(&s.name, &sc.rel_path);
-            let path = sanitize(&name);
-            let line = match sc.description.is_empty() {
-                true => path.to_string(),
-                false => format!("{path:<28} {}", sanitize(&sc.description)),
-            };
-            out.push_str(&wrap(&line, "  ", "      "));
-            // A script with a schema beside it takes typed flags, as a tool does.
-            let typed = crate::skills::tools::script_tool(sc).ok().flatten();
-            if let Some(t) = &typed {
-                let usage = format!("JSON on stdin: {}", t.flag_usage());
-                out.push_str(&wrap(&sanitize(&usage), "      ", "      "));
-            }
-            if detail && typed.is_none() {
-                let usage = format!(
-                    "!{{{path} ARGS}} (output back to the model), %{{{path} ARGS}} (output not shown)"
-                );
-                out.push_str(&wrap(&usage, "      ", "      "));
-            }
-        }
-        out
-    }
-
-    fn save(&mut self, arg: Option<&str>) {
-        if self.session.history.is_empty() {
-            self.ui.info("nothing to save yet");
-            return;
-        }
-        let dir = session_file::sessions_dir();
-        let now = std::time::SystemTime::now();
-        let path =
-            match session_file::save_target(arg, self.session_path.as_deref(), dir.as_deref(), now)
-            {
-                Ok(p) => p,
-                Err(e) => return self.ui.error(&e.to_string()),
-            };
-        let mut file = session_file::SessionFile::new(
-            &self.settings.label(),
-            self.agent_name(),
-            &self.session.history,
-            &self.session.transcript,
-            now,
-        );
-        file.base_url = Some(self.settings.base_url.clone()).filter(|u| !u.is_empty());
-        // Resumable from any folder: relative paths made absolute where they were meant.
-        let cwd = std::env::current_dir().unwrap_or_default();
-        file.model = session_file::absolute_model(&file.model, &cwd);
-        let scripts = self.setup.dispatcher.policy().allow_scripts;
-        file.reload = session_file::Reload::of(&self.args, scripts, &cwd);
-        match session_file::save(&path, &file) {
-            Ok(()) => {
-                let (how, outside) = match (dir.as_deref(), path.parent(), path.file_stem()) {
-                    (Some(d), Some(p), Some(stem)) if p == d => {
-                        (stem.to_string_lossy().into_owned(), "")
-                    }
-                    // Outside the sessions folder: by its absolute path (the hint works from
-                    // anywhere), and it comes back as a file not of the user's own folder does.
-                    _ => (
-                        std::path::absolute(&path)
-                            .unwrap_or_else(|_| path.clone())
-                            .display()
-                            .to_string(),
-                        " (outside your sessions folder, so it brings back the conversation but \
-                         not its agent, skills folders or endpoint)",
-                    ),
-                };
-                // Quoted as a shell needs it: `/save my notes` resumes as `--resume 'my notes'`,
-                // and a name starting with `-` goes after `=`, or it would read as a flag.
-                let quoted = shell_words::quote(&how);
-                let how = match how.starts_with('-') {
-                    true => format!("--resume={quoted}"),
-                    false => format!("--resume {quoted}"),
-                };
-                self.ui.info(&format!(
-                    "saved {} messages to {} — resume with: skillpipe chat {how}{outside}",
-                    file.history.len(),
-                    path.display()
-                ));
-                self.session_path = Some(path);
-            }
-            Err(e) => self.ui.error(&format!("{e:#}")),
-        }
-    }
-
-    fn copy(&self) {
-        let last = self
-            .session
-            .transcript
-            .iter()
-            .rev()
-            .find(|(role, text)| role == "assistant" && !text.trim().is_empty());
-        let Some((_, text)) = last else {
-            return self.ui.info("no answer to copy yet");
-        };
-        match clipboard::copy(text) {
-            Ok(how) => self.ui.info(&how),
-            Err(why) => self.ui.warn(&why.to_string()),
-        }
-    }
-
-    /// Puts a saved conversation back and shows it as it was seen.
-    fn restore(&mut self, path: &std::path::Path, file: session_file::SessionFile) {
-        self.session
-            .restore(file.history.clone(), file.transcript_pairs());
-        let (prompt, _) = self.prompt();
-        for e in &file.transcript {
-            // A saved transcript holds the model's words: shown inert, like when they streamed.
-            let text = crate::term::sanitize(&e.text);
-            if e.role == "user" && e.text == commands::CONTINUE {
-                // What `/continue` sent, not the user's words: shown as the command typed.
-                self.ui.print_bold(&format!("{prompt}/continue"));
-            } else if e.role == "user" {
-                self.ui.print_bold(&format!("{prompt}{text}"));
-            } else {
-                self.ui.print_markdown(&e.text, self.args.raw);
-            }
-        }
-        self.ui.info(&format!(
-            "resumed {} ({} messages, saved {})",
-            path.display(),
-            file.history.len(),
-            file.saved_at
-        ));
-        if file.model != self.settings.label() {
-            self.ui.info(&format!(
-                "it was saved with {}; now using {} (/model switches)",
-                file.model,
-                self.settings.label()
-            ));
-        }
-        if file.agent.as_deref() != self.agent_name() {
-            self.ui.info(&format!(
-                "it was saved with agent {}; now {} (/agent switches)",
-                file.agent.as_deref().unwrap_or("none"),
-                self.agent_name().unwrap_or("none")
-            ));
-        }
-        if file.reload.scripts_allowed && !self.setup.dispatcher.policy().allow_scripts {
-            self.ui.info(
-                "it ran with scripts allowed; a saved session does not carry the policy: pass --allow-scripts (and the other policy flags) again to run them",
-            );
-        }
-        self.session_path = Some(path.to_path_buf());
-    }
-}
-
-enum Picked {
-    Path(PathBuf),
-    New,
-    Exit,
 }
 
 #[cfg(test)]

@@ -45,105 +45,65 @@ pub fn last_question(
 mod tests {
     use super::*;
 
-    #[test]
-    fn drops_the_last_turn_with_its_captures() {
-        let mut history = vec![
-            Message::user("first"),
-            Message::assistant("one"),
-            Message::user("second"),
-            Message::assistant("!{x}"),
-            Message::user("Output: 2 — continue your answer."),
-            Message::assistant("two"),
-        ];
-        let mut transcript = vec![
-            ("user".into(), "first".into()),
-            ("assistant".into(), "one".into()),
-            ("user".into(), "second".into()),
-            ("assistant".into(), "2 two".into()),
-        ];
-        assert_eq!(
-            last_question(&mut history, &mut transcript, None).as_deref(),
-            Some("second")
-        );
-        assert_eq!(history, [Message::user("first"), Message::assistant("one")]);
-        assert_eq!(transcript.len(), 2);
+    /// `(role, text)` pairs from `u:`/`a:` entries split at `|`, as the session keeps them.
+    fn turns(entries: &str) -> Vec<(String, String)> {
+        let role = |prefix: &str| if prefix == "u:" { "user" } else { "assistant" };
+        let turn = |(prefix, text): (&str, &str)| (role(prefix).into(), text.into());
+        entries.split('|').map(|e| turn(e.split_at(2))).collect()
+    }
+
+    fn messages(entries: &str) -> Vec<Message> {
+        let message = |(role, text): (String, String)| match role.as_str() {
+            "user" => Message::user(text),
+            _ => Message::assistant(text),
+        };
+        turns(entries).into_iter().map(message).collect()
+    }
+
+    /// Retries the question of `transcript`: the question, and the history and transcript left.
+    fn retry(
+        history: &str,
+        transcript: &str,
+        start: Option<usize>,
+    ) -> (String, Vec<Message>, usize) {
+        let (mut h, mut t) = (messages(history), turns(transcript));
+        let question = last_question(&mut h, &mut t, start).expect("a question");
+        (question, h, t.len())
     }
 
     #[test]
-    fn a_question_whose_request_failed_can_be_retried() {
-        let mut history = vec![Message::user("first"), Message::assistant("one")];
-        let mut transcript = vec![
-            ("user".into(), "first".into()),
-            ("assistant".into(), "one".into()),
-            ("user".into(), "second".into()),
-            ("assistant".into(), String::new()),
-        ];
+    fn the_last_question_goes_with_all_that_followed_it() {
+        let captured = "u:first|a:one|u:second|a:!{x}|u:Output: 2 — continue your answer.|a:two";
+        let left = ("second".into(), messages("u:first|a:one"), 2);
         assert_eq!(
-            last_question(&mut history, &mut transcript, None).as_deref(),
-            Some("second")
+            retry(captured, "u:first|a:one|u:second|a:2 two", None),
+            left
         );
-        assert_eq!(history.len(), 2);
-        assert_eq!(transcript.len(), 2);
+        // Its request failed: the chat loop took it out of the history already.
+        assert_eq!(
+            retry("u:first|a:one", "u:first|a:one|u:second|a:", None),
+            left
+        );
+        // A `/continue` is retried as the question before it (the index is the continue's).
+        let cont = format!(
+            "u:first|a:one|u:long one|a:cut|u:{}|a:rest",
+            super::super::commands::CONTINUE
+        );
+        assert_eq!(
+            retry(&cont, &cont, Some(4)),
+            ("long one".into(), messages("u:first|a:one"), 2)
+        );
+        assert_eq!(last_question(&mut Vec::new(), &mut Vec::new(), None), None);
     }
 
     #[test]
     fn a_failed_repeat_of_an_earlier_question_keeps_that_earlier_turn() {
         // "continue" answered, then "continue" again whose request failed: the session knows
         // the failed one went in at index 2 (and was taken out), so turn one stays.
-        let mut history = vec![Message::user("continue"), Message::assistant("one")];
-        let mut transcript = vec![
-            ("user".into(), "continue".into()),
-            ("assistant".into(), "one".into()),
-            ("user".into(), "continue".into()),
-            ("assistant".into(), String::new()),
-        ];
-        assert_eq!(
-            last_question(&mut history, &mut transcript, Some(2)).as_deref(),
-            Some("continue")
-        );
-        assert_eq!(history.len(), 2);
-        assert_eq!(transcript.len(), 2);
+        let (history, transcript) = ("u:continue|a:one", "u:continue|a:one|u:continue|a:");
+        let kept = retry(history, transcript, Some(2));
+        assert_eq!(kept, ("continue".into(), messages(history), 2));
         // Without the index the text search would have dropped turn one: the control.
-        let mut h = history.clone();
-        let mut t = transcript.clone();
-        t.extend([
-            ("user".into(), "continue".into()),
-            ("assistant".into(), String::new()),
-        ]);
-        last_question(&mut h, &mut t, None);
-        assert!(h.is_empty());
-    }
-
-    #[test]
-    fn a_continue_is_retried_as_the_question_before_it() {
-        let cont = crate::repl::commands::CONTINUE;
-        let mut history = vec![
-            Message::user("first"),
-            Message::assistant("one"),
-            Message::user("long one"),
-            Message::assistant("cut"),
-            Message::user(cont),
-            Message::assistant("rest"),
-        ];
-        let mut transcript = vec![
-            ("user".into(), "first".into()),
-            ("assistant".into(), "one".into()),
-            ("user".into(), "long one".into()),
-            ("assistant".into(), "cut".into()),
-            ("user".into(), cont.to_string()),
-            ("assistant".into(), "rest".into()),
-        ];
-        // The session's index is the `/continue`'s; the question is asked again from before it.
-        assert_eq!(
-            last_question(&mut history, &mut transcript, Some(4)).as_deref(),
-            Some("long one")
-        );
-        assert_eq!(history, [Message::user("first"), Message::assistant("one")]);
-        assert_eq!(transcript.len(), 2);
-    }
-
-    #[test]
-    fn nothing_to_retry_at_the_start() {
-        assert_eq!(last_question(&mut Vec::new(), &mut Vec::new(), None), None);
+        assert!(retry(history, transcript, None).1.is_empty());
     }
 }

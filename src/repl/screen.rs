@@ -122,6 +122,7 @@ enum To {
 }
 
 /// The shared terminal. Cheap to clone through an `Arc`.
+#[derive(Default)]
 pub struct Screen {
     looks: Looks,
     state: Mutex<State>,
@@ -136,7 +137,6 @@ pub struct Screen {
 
 impl Screen {
     pub fn new(looks: Looks) -> Arc<Screen> {
-        let on_screen = looks.stdout_tty;
         let state = State {
             shown_width: crate::term::columns(libc::STDOUT_FILENO).unwrap_or(0),
             ..State::default()
@@ -144,9 +144,8 @@ impl Screen {
         Arc::new(Screen {
             looks,
             state: Mutex::new(state),
-            wake: Condvar::new(),
-            tape: on_screen.then(|| Mutex::new(Tape::default())),
-            replay_width: None,
+            tape: looks.stdout_tty.then(Mutex::default),
+            ..Screen::default()
         })
     }
 
@@ -158,10 +157,8 @@ impl Screen {
                 spinner: false,
                 ..looks
             },
-            state: Mutex::new(State::default()),
-            wake: Condvar::new(),
-            tape: None,
             replay_width: Some(width.max(1)),
+            ..Screen::default()
         })
     }
 
@@ -322,13 +319,11 @@ impl Screen {
         st.frame += 1;
         let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(80);
         let col = if self.looks.stdout_tty {
-            match spinner_column(st.col, width) {
-                Some(col) => col,
-                None => return,
-            }
+            spinner_column(st.col, width)
         } else {
-            0
+            Some(0)
         };
+        let Some(col) = col else { return };
         let Some(text) = spinner_text(frame, label, width.saturating_sub(col + 1)) else {
             return;
         };
@@ -387,13 +382,8 @@ impl Screen {
         std::mem::take(&mut self.lock().paid)
     }
 
-    /// A piece of the answer on stdout. Status lines that waited for the line to end come
-    /// after the piece's first newline.
-    pub fn text(&self, bytes: &[u8]) {
-        let mut st = self.lock();
-        self.write_text(&mut st, bytes);
-    }
-
+    /// Text on stdout. Status lines that waited for the line to end come after its first
+    /// newline.
     fn write_text(&self, st: &mut State, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
@@ -484,11 +474,11 @@ impl Screen {
     /// is the terminal, else on stderr, so that a pipe on stdout gets answers only.
     pub fn chrome(&self, bytes: &[u8]) {
         self.end_answer();
-        if self.looks.stdout_tty {
-            return self.text(bytes);
-        }
         let mut st = self.lock();
-        self.put(&mut st, To::Err, bytes);
+        match self.looks.stdout_tty {
+            true => self.write_text(&mut st, bytes),
+            false => self.put(&mut st, To::Err, bytes),
+        }
     }
 
     /// Whether [`Screen::chrome`] writes to a terminal, and its colour.

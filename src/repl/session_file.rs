@@ -590,41 +590,28 @@ mod tests {
             file.apply_to(&mut c, true);
             (c.model, c.base_url)
         };
-        let saved = (
-            Some("openai:m2".to_string()),
-            Some("http://127.0.0.1:9/v1".to_string()),
+        let (m2, url9, url8) = (
+            "openai:m2",
+            "http://127.0.0.1:9/v1",
+            "http://127.0.0.1:8/v1",
         );
-        assert_eq!(resume(None, Some("http://127.0.0.1:9/v1/")), saved);
-        assert_eq!(resume(Some("m2"), None), saved);
-        assert_eq!(
-            resume(Some("openai:m2"), Some("http://127.0.0.1:9/v1")),
-            saved
-        );
-        // Controls: a flag that names another model or endpoint wins, and alone.
-        assert_eq!(
-            resume(None, Some("http://127.0.0.1:8/v1")),
-            (None, Some("http://127.0.0.1:8/v1".to_string()))
-        );
-        // Another model alone is asked of the saved endpoint (the conversation stays there);
-        // one naming its provider goes where that provider is.
-        assert_eq!(
-            resume(Some("m1"), None),
-            (
-                Some("openai:m1".to_string()),
-                Some("http://127.0.0.1:9/v1".to_string())
-            )
-        );
-        assert_eq!(
-            resume(Some("anthropic:c"), None),
-            (Some("anthropic:c".to_string()), None)
-        );
-        assert_eq!(
-            resume(Some("m2"), Some("http://127.0.0.1:8/v1")),
-            (
-                Some("m2".to_string()),
-                Some("http://127.0.0.1:8/v1".to_string())
-            )
-        );
+        // (--model, --base-url) given, and the model and endpoint resumed with.
+        for (model, url, resumed) in [
+            (None, Some("http://127.0.0.1:9/v1/"), (Some(m2), Some(url9))),
+            (Some("m2"), None, (Some(m2), Some(url9))),
+            (Some(m2), Some(url9), (Some(m2), Some(url9))),
+            // Controls: a flag that names another model or endpoint wins, and alone.
+            (None, Some(url8), (None, Some(url8))),
+            (Some("m2"), Some(url8), (Some("m2"), Some(url8))),
+            // Another model alone is asked of the saved endpoint (the conversation stays
+            // there); one naming its provider goes where that provider is.
+            (Some("m1"), None, (Some("openai:m1"), Some(url9))),
+            (Some("anthropic:c"), None, (Some("anthropic:c"), None)),
+        ] {
+            let owned = |s: Option<&str>| s.map(str::to_string);
+            let want = (owned(resumed.0), owned(resumed.1));
+            assert_eq!(resume(model, url), want, "{model:?} {url:?}");
+        }
         // The saved agent named again keeps its variables; another agent does not get them.
         let mut again = ChatConfig::default();
         again.app.agent = Some("tutor".into());

@@ -224,11 +224,8 @@ mod tests {
         assert_eq!(screenful(shown, 4, 3), b"\x1b[H\x1b[Jab");
         // Styles take no column; wide characters take two.
         let styled = "\x1b[1mabcd\x1b[0m\n中文\nx".as_bytes();
-        assert_eq!(screenful(styled, 4, 3), {
-            let mut v = b"\x1b[H".to_vec();
-            v.extend_from_slice("\x1b[1mabcd\x1b[0m\r\n中文\r\n\x1b[Jx".as_bytes());
-            v
-        });
+        let shown = "\x1b[H\x1b[1mabcd\x1b[0m\r\n中文\r\n\x1b[Jx";
+        assert_eq!(screenful(styled, 4, 3), shown.as_bytes());
         // An open line longer than the screen is still shown (its end is where the cursor is).
         assert_eq!(screenful(b"abcdefgh", 2, 2), b"\x1b[H\x1b[Jabcdefgh");
     }

@@ -5,7 +5,6 @@ use super::ink::{Tone, paint};
 use super::screen::{Looks, Screen};
 use super::tape::Entry;
 use crate::chat::{Busy, Notice, TurnReport, Ui};
-use crate::confirm::{Answer, Prompt};
 use crate::pipeline::{Report, ReportKind};
 use crate::render::{Display, Options as RenderOptions};
 use crate::term::{sanitize, sanitize_bytes};
@@ -109,10 +108,8 @@ impl TermUi {
         self.end_open_line();
         let (color, width) = (self.looks().color_err, self.screen.err_width());
         let output = self.side_output.take();
-        let mut text = text.to_string();
-        if output.is_some() {
-            text = format!("{text} — {}", crate::render::SIDE_OUTPUT_LABEL);
-        }
+        let label = output.as_ref().map(|_| crate::render::SIDE_OUTPUT_LABEL);
+        let text = label.map_or(text.to_string(), |label| format!("{text} — {label}"));
         for line in status_lines(&text, fine, color, width) {
             self.screen.status(line);
         }
@@ -193,12 +190,8 @@ impl TermUi {
         self.print_in(text, Tone::Plain);
     }
 
-    /// Text in bold when colour is on (the user's turns on resume), wrapped at words.
-    pub fn print_bold(&self, text: &str) {
-        self.print_in(text, Tone::Bold);
-    }
-
-    fn print_in(&self, text: &str, tone: Tone) {
+    /// Text in `tone` when colour is on (the user's turns in bold on resume), wrapped at words.
+    pub fn print_in(&self, text: &str, tone: Tone) {
         self.screen.record(Entry::Print {
             text: text.to_string(),
             tone,
@@ -252,13 +245,12 @@ impl TermUi {
         });
     }
 
-    /// The confirmation prompt, with the screen held so the spinner and text stay out of it.
-    pub fn asker(
-        screen: Arc<Screen>,
-    ) -> impl Fn(&Prompt<'_>) -> Result<Answer, crate::confirm::AskError> + Send + Sync + 'static
-    {
-        move |p| {
-            screen.exclusive(|| {
+    /// The REPL's confirmation prompt, with the screen held so the spinner and text stay out
+    /// of it.
+    pub fn asker(screen: &Arc<Screen>) -> Box<crate::dispatch::AsyncAsker> {
+        let screen = screen.clone();
+        Box::new(move |p| {
+            Box::pin(std::future::ready(screen.exclusive(|| {
                 let answer = crate::confirm::ask_tty(p);
                 let width = screen.out_width();
                 let height = crate::term::rows(libc::STDOUT_FILENO).unwrap_or(24);
@@ -267,23 +259,20 @@ impl TermUi {
                 let shown = crate::confirm::as_shown(p, &answer, width, height);
                 screen.record_held(Entry::Asked(shown));
                 answer
-            })
-        }
+            })))
+        })
     }
 
     /// Lays the screen out again when the terminal's width changed since it was drawn: before
     /// the next piece of an answer, or when the user has entered a line (a resize the prompt's
-    /// own redraw, [`TermUi::prompt_redraw`], did not get to).
+    /// own redraw, [`TermUi::prompt_redraw`], did not get to). Everything the REPL has shown
+    /// is laid out again (see [`super::tape`]), its last screenful drawn, and the UI goes on
+    /// from the state the replay ended in.
     pub fn redraw_if_resized(&mut self) {
         let width = self.screen.out_width();
-        if let Some(entries) = self.screen.resized(width) {
-            self.reflow(entries, width);
-        }
-    }
-
-    /// Lays out everything the REPL has shown again at `width` (see [`super::tape`]), draws
-    /// its last screenful, and goes on from the state the replay ended in.
-    fn reflow(&mut self, entries: Vec<Entry>, width: usize) {
+        let Some(entries) = self.screen.resized(width) else {
+            return;
+        };
         let (replay, answer) = replay(self.looks(), entries, width);
         self.screen.repaint(&replay);
         if let Some(ui) = answer.filter(|_| self.answering) {
@@ -330,10 +319,7 @@ impl TermUi {
     }
 
     fn hold_side_output(&mut self, text: String) {
-        match &mut self.side_output {
-            Some(held) => held.push_str(&text),
-            None => self.side_output = Some(text),
-        }
+        self.side_output.get_or_insert_default().push_str(&text);
     }
 }
 
@@ -389,39 +375,16 @@ fn painted_rows(text: &str, width: usize, tone: Tone, color: bool) -> String {
     rows.join("\n")
 }
 
-/// The tone of a status line: dim; problems (blocked, failed, stopped) also in the warning
-/// colour so they stand out.
-fn status_tone(fine: bool) -> Tone {
-    if fine { Tone::Dim } else { Tone::DimWarn }
-}
-
 /// `text` (a report or a notice, which quote model text) sanitized, each line marked `· ` and
-/// wrapped at words to `width`, its rows after the first indented under its text.
+/// wrapped at words to `width`, its rows after the first indented under its text; dim, and
+/// problems (blocked, failed, stopped) also in the warning colour so they stand out.
 fn status_lines(text: &str, fine: bool, color: bool, width: usize) -> Vec<String> {
     let marked: Vec<String> = (sanitize(text).lines())
         .map(|line| format!("· {}", line.trim_start()))
         .collect();
-    let wrapped = crate::render::wrap_text(&marked.join("\n"), width);
-    let tone = status_tone(fine);
-    wrapped.lines().map(|row| paint(row, tone, color)).collect()
-}
-
-/// Whether a notice reads as routine (dim) rather than as a problem (dim in the warning
-/// colour). Each says the turn did not go as asked (a retry, a capture not run, a turn cut
-/// short, tools dropped), so each stands out.
-fn notice_is_fine(notice: &Notice) -> bool {
-    match notice {
-        Notice::Retrying { .. }
-        | Notice::NotRunAgain { .. }
-        | Notice::StoppedRepeating { .. }
-        | Notice::StoppedToolCalls { .. }
-        | Notice::ToolsIgnored
-        | Notice::ShowedOutput
-        | Notice::CutAtTokenLimit
-        | Notice::NoFinishReason
-        | Notice::NoAnswer(_)
-        | Notice::Adapted(_) => false,
-    }
+    let tone = if fine { Tone::Dim } else { Tone::DimWarn };
+    let rows = painted_rows(&marked.join("\n"), width, tone, color);
+    rows.lines().map(str::to_string).collect()
 }
 
 impl Ui for TermUi {
@@ -439,9 +402,11 @@ impl Ui for TermUi {
         self.status_lines(&report.to_string(), fine);
     }
 
-    /// Notices quote directives and a server's reasons: sanitized before painting.
+    /// Notices quote directives and a server's reasons: sanitized before painting. Each says
+    /// the turn did not go as asked (a retry, a capture not run, a turn cut short), so each
+    /// stands out in the warning tone.
     fn notice(&mut self, notice: &Notice) {
-        self.status_lines(&crate::advice::cli::notice(notice), notice_is_fine(notice));
+        self.status_lines(&crate::advice::cli::notice(notice), false);
     }
 
     /// Shown under the report that follows it (the side effect's status line), which then says
@@ -511,7 +476,7 @@ mod tests {
             attempt: 1,
             max_attempts: 3,
         };
-        let lines = status_lines(&retry.to_string(), notice_is_fine(&retry), false, 80);
+        let lines = status_lines(&retry.to_string(), false, false, 80);
         assert_eq!(
             lines,
             [
@@ -520,7 +485,7 @@ mod tests {
             ]
         );
         let stopped = Notice::stopped_repeating(b"!{echo \x1b[2J}");
-        let lines = status_lines(&stopped.to_string(), notice_is_fine(&stopped), true, 80);
+        let lines = status_lines(&stopped.to_string(), false, true, 80);
         assert_eq!(lines.len(), 1);
         // Only the paint's own escapes: the model's is shown as text.
         assert!(lines[0].contains("!{echo ␛[2J}"), "{lines:?}");

@@ -179,25 +179,23 @@ mod tests {
     }
 
     #[test]
-    fn escape_sequences_are_made_visible() {
-        assert_eq!(sanitize("\x1b]52;c;aGk=\x07"), "␛]52;c;aGk=␇");
-        assert_eq!(sanitize("\x1b[2J\x1b[1;1H"), "␛[2J␛[1;1H");
-        assert_eq!(sanitize("\x1b]2;title\x1b\\"), "␛]2;title␛\\");
-        assert_eq!(sanitize("a\x08b\x7f"), "a␈b␡");
-    }
-
-    #[test]
-    fn carriage_return_only_in_a_line_ending() {
-        assert_eq!(sanitize("ok\r\nnext"), "ok\r\nnext");
-        assert_eq!(sanitize("fake\rreal"), "fake␍real");
-        assert_eq!(sanitize("end\r"), "end␍");
-    }
-
-    #[test]
-    fn c1_and_bidi_are_shown_as_code_points() {
-        assert_eq!(sanitize("a\u{9b}2Jb"), "a<U+009B>2Jb");
-        assert_eq!(sanitize("x\u{202e}gpj.exe"), "x<U+202E>gpj.exe");
-        assert_eq!(sanitize("\u{2066}i\u{2069}"), "<U+2066>i<U+2069>");
+    fn escapes_a_lone_carriage_return_c1_and_bidi_are_made_visible() {
+        for (text, shown) in [
+            ("\x1b]52;c;aGk=\x07", "␛]52;c;aGk=␇"),
+            ("\x1b[2J\x1b[1;1H", "␛[2J␛[1;1H"),
+            ("\x1b]2;title\x1b\\", "␛]2;title␛\\"),
+            ("a\x08b\x7f", "a␈b␡"),
+            // A carriage return only in a line ending.
+            ("ok\r\nnext", "ok\r\nnext"),
+            ("fake\rreal", "fake␍real"),
+            ("end\r", "end␍"),
+            // C1 and bidi controls as code points.
+            ("a\u{9b}2Jb", "a<U+009B>2Jb"),
+            ("x\u{202e}gpj.exe", "x<U+202E>gpj.exe"),
+            ("\u{2066}i\u{2069}", "<U+2066>i<U+2069>"),
+        ] {
+            assert_eq!(sanitize(text), shown, "{text:?}");
+        }
     }
 
     #[test]
