@@ -2,10 +2,9 @@
 //! `anthropic-version`, streamed as named SSE events (message_start, content_block_*, message_delta,
 //! message_stop).
 
-use super::http::{self, Decoder, Endpoint};
-use super::settings::{Settings, SettingsError};
+use super::http::{self, Decoder};
 use super::sse::SseEvent;
-use super::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall};
+use super::{ChatRequest, Message, ModelError, StreamEvent, ToolCall};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -15,11 +14,6 @@ pub const API_VERSION: &str = "2023-06-01";
 /// Anthropic requires `max_tokens`; used when the agent's params do not set it.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 
-/// The Anthropic Messages API as a [`Provider`].
-pub struct AnthropicProvider {
-    endpoint: Endpoint,
-}
-
 /// `{base}/v1/messages`, also accepting a base URL that already ends in `/v1`.
 pub fn messages_url(base_url: &str) -> String {
     let base = base_url.trim_end_matches('/');
@@ -27,20 +21,6 @@ pub fn messages_url(base_url: &str) -> String {
         format!("{base}/messages")
     } else {
         format!("{base}/v1/messages")
-    }
-}
-
-impl AnthropicProvider {
-    /// A provider for `settings` (base URL, key, model, timeouts).
-    pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
-        let endpoint = Endpoint::new(settings)?;
-        Ok(AnthropicProvider { endpoint })
-    }
-}
-
-impl Provider for AnthropicProvider {
-    fn stream(&self, req: ChatRequest) -> EventStream {
-        http::run(self.endpoint.request(req), AnthropicDecoder::default())
     }
 }
 

@@ -66,7 +66,8 @@ pub struct ErrorContext {
 /// What every HTTP provider holds: where to send, with which key, and how patiently.
 pub struct Endpoint {
     client: reqwest::Client,
-    kind: ProviderKind,
+    /// The wire format the server speaks.
+    pub kind: ProviderKind,
     url: String,
     base_url: String,
     model: String,

@@ -7,7 +7,7 @@
 //!
 //! - `sse`: a small incremental Server-Sent Events parser (pure).
 //! - `openai`, `anthropic` (feature `http`): wire formats (pure request builders and stream
-//!   decoders) + providers.
+//!   decoders).
 //! - `http`: the shared transport: retries, timeouts, cut streams, error mapping.
 //! - `retry`: the backoff policy (pure).
 //! - `replay` (feature `http`): recorded answers from a JSONL file, for offline demos and tests.
@@ -363,8 +363,8 @@ pub type EventStream = BoxStream<'static, Result<StreamEvent, ModelError>>;
 
 /// A model backend. `stream` never blocks: all work happens when the stream is polled.
 /// Implement it to drive a [`crate::Session`] with your own model (see the `Session` example
-/// and `examples/own_provider.rs`); the bundled ones (`http` feature) are
-/// `openai::OpenAiProvider`, `anthropic::AnthropicProvider` and `replay::ReplayProvider`.
+/// and `examples/own_provider.rs`); the bundled ones (`http` feature) are an HTTP endpoint
+/// speaking the OpenAI or Anthropic wire format and `replay::ReplayProvider`.
 pub trait Provider: Send + Sync {
     /// Starts an answer to `req`; nothing happens until the stream is polled.
     fn stream(&self, req: ChatRequest) -> EventStream;
@@ -412,12 +412,28 @@ pub(crate) fn auth_headers(kind: ProviderKind, key: Option<&str>) -> reqwest::he
 }
 
 #[cfg(feature = "http")]
+/// An HTTP endpoint as a [`Provider`]: its kind says which wire format the answer is read in.
+struct HttpProvider(http::Endpoint);
+
+#[cfg(feature = "http")]
+impl Provider for HttpProvider {
+    fn stream(&self, req: ChatRequest) -> EventStream {
+        let req = self.0.request(req);
+        match self.0.kind {
+            ProviderKind::Anthropic => http::run(req, anthropic::AnthropicDecoder::default()),
+            _ => http::run(req, openai::OpenAiDecoder::default()),
+        }
+    }
+}
+
+#[cfg(feature = "http")]
 /// The provider the settings describe. Fails (a configuration error, exit 2) when a remote
 /// endpoint has no API key, or a replay file cannot be read.
 pub fn provider_for(settings: &Settings) -> Result<Box<dyn Provider>, SettingsError> {
     match settings.provider {
-        ProviderKind::OpenAi => Ok(Box::new(openai::OpenAiProvider::new(settings)?)),
-        ProviderKind::Anthropic => Ok(Box::new(anthropic::AnthropicProvider::new(settings)?)),
+        ProviderKind::OpenAi | ProviderKind::Anthropic => {
+            Ok(Box::new(HttpProvider(http::Endpoint::new(settings)?)))
+        }
         ProviderKind::Replay => Ok(Box::new(replay::ReplayProvider::open(
             std::path::Path::new(&settings.model),
         )?)),
