@@ -14,16 +14,6 @@ pub const API_VERSION: &str = "2023-06-01";
 /// Anthropic requires `max_tokens`; used when the agent's params do not set it.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 
-/// `{base}/v1/messages`, also accepting a base URL that already ends in `/v1`.
-pub fn messages_url(base_url: &str) -> String {
-    let base = base_url.trim_end_matches('/');
-    if base.ends_with("/v1") {
-        format!("{base}/messages")
-    } else {
-        format!("{base}/v1/messages")
-    }
-}
-
 /// The JSON body: system messages become the top-level `system`, tool results become
 /// `tool_result` blocks of a user turn, and consecutive turns of one role are merged (the API
 /// wants user and assistant to alternate, with tool results first in the turn after the call).
@@ -468,17 +458,5 @@ mod tests {
         req.messages[3] = Message::tool_result("t1", "failed", true);
         let b = request_body(&req);
         assert_eq!(b["messages"][2]["content"][0]["is_error"], true);
-    }
-
-    #[test]
-    fn messages_url_accepts_either_base() {
-        assert_eq!(
-            messages_url("https://api.anthropic.com"),
-            "https://api.anthropic.com/v1/messages"
-        );
-        assert_eq!(
-            messages_url("http://127.0.0.1:9/v1/"),
-            "http://127.0.0.1:9/v1/messages"
-        );
     }
 }

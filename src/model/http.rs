@@ -83,7 +83,11 @@ impl Endpoint {
     pub fn new(settings: &Settings) -> Result<Endpoint, SettingsError> {
         settings.check_api_key()?;
         let base_url = settings.base_url.trim_end_matches('/').to_string();
-        let url = super::endpoint_url(settings.provider, &base_url);
+        let chat = match settings.provider {
+            ProviderKind::Anthropic => "messages",
+            _ => "chat/completions",
+        };
+        let url = super::api_url(settings.provider, &base_url, chat);
         Ok(Endpoint {
             client: client(&settings.options)?,
             kind: settings.provider,

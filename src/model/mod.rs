@@ -381,11 +381,13 @@ pub(crate) fn request_body(kind: ProviderKind, req: &ChatRequest) -> Value {
 }
 
 #[cfg(feature = "http")]
-/// Where a chat request to a provider of `kind` at `base_url` (without a trailing `/`) goes.
-pub(crate) fn endpoint_url(kind: ProviderKind, base_url: &str) -> String {
+/// `{base_url}/{path}` of the API of `kind`: Anthropic's is under `/v1`, which its base URL
+/// may already end in.
+pub(crate) fn api_url(kind: ProviderKind, base_url: &str, path: &str) -> String {
+    let base = base_url.trim_end_matches('/');
     match kind {
-        ProviderKind::Anthropic => anthropic::messages_url(base_url),
-        _ => format!("{base_url}/chat/completions"),
+        ProviderKind::Anthropic if !base.ends_with("/v1") => format!("{base}/v1/{path}"),
+        _ => format!("{base}/{path}"),
     }
 }
 
@@ -496,6 +498,28 @@ impl ModelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn anthropic_urls_accept_a_base_with_or_without_v1() {
+        use ProviderKind::{Anthropic, OpenAi};
+        let (hosted, local) = ("https://api.anthropic.com", "http://127.0.0.1:9");
+        let url = |kind, base: &str, path| api_url(kind, base, path);
+        assert_eq!(
+            url(Anthropic, hosted, "messages"),
+            format!("{hosted}/v1/messages")
+        );
+        assert_eq!(
+            url(Anthropic, hosted, "models"),
+            format!("{hosted}/v1/models")
+        );
+        let base = format!("{local}/v1/");
+        assert_eq!(
+            url(Anthropic, &base, "messages"),
+            format!("{local}/v1/messages")
+        );
+        assert_eq!(url(OpenAi, &base, "models"), format!("{local}/v1/models"));
+    }
 
     #[test]
     fn a_missing_v1_is_suggested_only_where_it_may_be() {
