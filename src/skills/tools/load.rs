@@ -486,8 +486,7 @@ mod tests {
         );
     }
 
-    /// A tool folder `t` holding `run.sh`, `run.py`, an extensionless `plain` and `files`, with
-    /// `yaml` as its tool.yaml, loaded.
+    /// A tool folder `t` holding `run.sh`, `run.py` and `files`, with `yaml` as its tool.yaml.
     fn tool_in(
         yaml: &str,
         files: &[(&str, &str)],
@@ -497,7 +496,6 @@ mod tests {
         std::fs::create_dir(&t).unwrap();
         std::fs::write(t.join("run.sh"), "echo hi\n").unwrap();
         std::fs::write(t.join("run.py"), "print(1)\n").unwrap();
-        std::fs::write(t.join("plain"), "echo plain\n").unwrap();
         for (name, text) in files {
             std::fs::write(t.join(name), text).unwrap();
         }
@@ -565,25 +563,5 @@ mod tests {
         }
         let (_d, t) = tool_with("id: t\nscript: run.py\nexecution: true\n");
         assert!(t.unwrap_err()[0].contains(":3: key `execution` must be a mapping"));
-    }
-
-    #[test]
-    fn runtimes_auto_and_shell_name_interpreters_that_run() {
-        let (_d, t) = tool_with("id: t\nscript: run.sh\nruntime: auto\n");
-        assert_eq!(t.unwrap().runtime, None);
-        let (_d, t) = tool_with("id: t\nscript: plain\nruntime: shell\n");
-        assert_eq!(t.unwrap().runtime.as_deref(), Some("bash"));
-        let (_d, t) = tool_with("id: t\nscript: run.py\nruntime: python\n");
-        assert_eq!(t.unwrap().runtime.as_deref(), Some("python3"));
-        // By extension or #! line, and here there is neither: refused at load (so by
-        // `skills validate`), not at run time.
-        let (_d, t) = tool_with("id: t\nscript: plain\nruntime: auto\n");
-        let problems = t.unwrap_err();
-        assert!(
-            problems[0].contains(":2: key `script`: no interpreter for `plain`"),
-            "{problems:?}"
-        );
-        let (_d, t) = tool_with("id: t\nscript: plain\n");
-        assert!(t.is_err());
     }
 }
