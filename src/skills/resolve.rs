@@ -266,7 +266,7 @@ impl SkillSet {
 /// The script at the skill root whose file name is `id` written with its extension
 /// (`build.sh`): named by its full file name, it is that file, even beside a `scripts/build.sh`
 /// (which the stem `build` and the path `scripts/build.sh` name).
-fn root_file<'s>(skill: &'s Skill, id: &str) -> Option<&'s scripts::Script> {
+pub(super) fn root_file<'s>(skill: &'s Skill, id: &str) -> Option<&'s scripts::Script> {
     let has_extension = id.rfind('.').is_some_and(|i| i > 0 && i + 1 < id.len());
     if !has_extension || id.contains('/') {
         return None;
@@ -580,13 +580,9 @@ impl ResolvedScript {
 
 /// The first executable regular file named `name` in the absolute directories of `path_var`.
 pub fn find_on_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
-    if name.is_empty() || name.contains('/') {
-        return None;
-    }
-    std::env::split_paths(path_var)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join(name))
-        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+    use crate::sandbox::view;
+    let plain = !name.is_empty() && !name.contains('/');
+    plain.then(|| view::on_path(name, &view::path_entries(path_var)))?
 }
 
 #[cfg(test)]

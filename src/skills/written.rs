@@ -209,7 +209,7 @@ impl SkillSet {
         let named = |skill: &super::Skill, rel: &str| {
             rel.contains('/')
                 && !rel.starts_with("scripts/")
-                && skill.scripts().iter().any(|s| s.rel_path == rel)
+                && skill.script(rel).is_some()
         };
         let owners: Vec<(String, &str)> = match word.split_once('/') {
             Some((name, rel)) if self.get(name).is_some_and(|s| named(s, rel)) => {
@@ -258,11 +258,9 @@ impl SkillSet {
     /// `FILE` (with an extension: a bare name without one is a system command) or
     /// `SKILL/FILE`, where FILE is a script detected at the skill's root → `SKILL:FILE`.
     fn root_script(&self, word: &str) -> Option<Result<String, ResolveError>> {
-        let is_root =
-            |skill: &super::Skill, file: &str| skill.scripts().iter().any(|s| s.rel_path == file);
         if let Some((name, file)) = word.split_once('/') {
             let skill = self.get(name)?;
-            if file.contains('/') || !is_root(skill, file) {
+            if file.contains('/') || skill.script(file).is_none() {
                 return None;
             }
             // Also a path from the working directory: the user's file there is not silently
@@ -270,11 +268,7 @@ impl SkillSet {
             let clash = mine_too(word, name, file);
             return choose(word, vec![format!("{name}:{file}")], clash, "");
         }
-        let has_extension = word.rfind('.').is_some_and(|i| i > 0 && i + 1 < word.len());
-        if !has_extension {
-            return None;
-        }
-        let refs = (self.iter().filter(|s| is_root(s, word)))
+        let refs = (self.iter().filter(|s| super::resolve::root_file(s, word).is_some()))
             .map(|s| format!("{}:{word}", s.name))
             .collect();
         choose(word, refs, None, "a script at the root of several skills")
