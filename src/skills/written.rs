@@ -207,9 +207,7 @@ impl SkillSet {
     /// file (the user's) is then not silently traded for the skill's.
     fn named_script(&self, word: &str, here: bool) -> Option<Result<String, ResolveError>> {
         let named = |skill: &super::Skill, rel: &str| {
-            rel.contains('/')
-                && !rel.starts_with("scripts/")
-                && skill.script(rel).is_some()
+            rel.contains('/') && !rel.starts_with("scripts/") && skill.script(rel).is_some()
         };
         let owners: Vec<(String, &str)> = match word.split_once('/') {
             Some((name, rel)) if self.get(name).is_some_and(|s| named(s, rel)) => {
@@ -268,9 +266,11 @@ impl SkillSet {
             let clash = mine_too(word, name, file);
             return choose(word, vec![format!("{name}:{file}")], clash, "");
         }
-        let refs = (self.iter().filter(|s| super::resolve::root_file(s, word).is_some()))
-            .map(|s| format!("{}:{word}", s.name))
-            .collect();
+        let refs = (self
+            .iter()
+            .filter(|s| super::resolve::root_file(s, word).is_some()))
+        .map(|s| format!("{}:{word}", s.name))
+        .collect();
         choose(word, refs, None, "a script at the root of several skills")
     }
 }
