@@ -348,14 +348,11 @@ mod tests {
         );
     }
 
+    /// A word that is not a number for a number and an unknown flag of a closed schema are
+    /// tests/all/tools.rs schema_violations_go_back_to_the_model_naming_the_field's.
     #[test]
     fn bad_flags_name_the_field() {
         let s = schema();
-        let e = flags_to_json(Some(&s), &args(&["--threshold", "high"])).unwrap_err();
-        assert_eq!(
-            e,
-            (Some("threshold".into()), "`high` is not a number".into())
-        );
         let e = flags_to_json(Some(&s), &args(&["--limit", "2.5"])).unwrap_err();
         assert_eq!(e.0.as_deref(), Some("limit"));
         let e = flags_to_json(Some(&s), &args(&["data.csv"])).unwrap_err();
@@ -369,9 +366,5 @@ mod tests {
         assert_eq!(m["tags"], json!(["a", "b"]));
         let e = flags_to_json(Some(&s), &args(&["--limit", "1", "--limit", "2"])).unwrap_err();
         assert!(e.1.contains("given twice"), "{e:?}");
-        let mut closed = schema();
-        closed["additionalProperties"] = json!(false);
-        let e = flags_to_json(Some(&closed), &args(&["--colour", "red"])).unwrap_err();
-        assert_eq!(e.0.as_deref(), Some("colour"));
     }
 }
