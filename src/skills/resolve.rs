@@ -126,6 +126,15 @@ pub struct ResolvedScript {
     pub options: Vec<String>,
 }
 
+/// The variables every script gets, in [`ResolvedScript::command`]'s order: its skill's name,
+/// folder and version, and skillpipe's version.
+pub(crate) const SCRIPT_ENV: [&str; 4] = [
+    "SKILL_NAME",
+    "SKILL_BASE_DIR",
+    "SKILL_VERSION",
+    "SKILLPIPE_VERSION",
+];
+
 /// What to exec for a resolved script: `program args..` in `cwd`, with `env` added to the
 /// policy's passthrough environment (and TMPDIR, which the executor owns).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +145,7 @@ pub struct ScriptCommand {
     pub args: Vec<OsString>,
     /// The skill folder.
     pub cwd: PathBuf,
-    /// `SKILL_NAME`, `SKILL_BASE_DIR`, `SKILL_VERSION`, `SKILLPIPE_VERSION`.
+    /// [`SCRIPT_ENV`] (and `PYTHONPATH` for a Python script).
     pub env: Vec<(OsString, OsString)>,
 }
 
@@ -547,18 +556,14 @@ impl ResolvedScript {
             None => argv.push(path.into_os_string()),
         }
         argv.extend(args.iter().map(OsString::from));
-        let mut env: Vec<(OsString, OsString)> = [
-            ("SKILL_NAME", OsString::from(&self.skill)),
-            ("SKILL_BASE_DIR", self.skill_dir.clone().into_os_string()),
-            ("SKILL_VERSION", OsString::from(&self.version)),
-            (
-                "SKILLPIPE_VERSION",
-                OsString::from(env!("CARGO_PKG_VERSION")),
-            ),
-        ]
-        .into_iter()
-        .map(|(k, v)| (OsString::from(k), v))
-        .collect();
+        let values = [
+            OsString::from(&self.skill),
+            self.skill_dir.clone().into_os_string(),
+            OsString::from(&self.version),
+            OsString::from(env!("CARGO_PKG_VERSION")),
+        ];
+        let names = SCRIPT_ENV.map(OsString::from);
+        let mut env: Vec<(OsString, OsString)> = names.into_iter().zip(values).collect();
         if self.interpreter.starts_with("python") {
             // Package-style skills import `scripts.utils` from the skill root, whatever the cwd;
             // the user's own entries (a vendored library) still count, after it.

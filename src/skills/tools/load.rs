@@ -15,14 +15,6 @@ const MAX_TIMEOUT: u64 = 600;
 /// A `timeout` from this value up is milliseconds (claude-prompts-mcp's unit; its default is
 /// 30000): below it, seconds (skillpipe's own, 1..=600).
 const MILLIS_FROM: u64 = 1000;
-/// Variables a tool's `env` may not set: skillpipe owns them.
-const RESERVED_ENV: &[&str] = &[
-    "SKILL_NAME",
-    "SKILL_BASE_DIR",
-    "SKILL_VERSION",
-    "SKILLPIPE_VERSION",
-    "TMPDIR",
-];
 
 /// Why a tool's `env` may not set `name`, if it may not. The sandbox launcher is skillpipe itself
 /// and runs with the command's environment before its restrictions apply, so variables the
@@ -38,7 +30,8 @@ fn env_refusal(name: &str) -> Option<&'static str> {
         "HOSTALIASES",
         "RESOLV_HOST_CONF",
     ];
-    if RESERVED_ENV.contains(&name) {
+    // What skillpipe sets for every script, and the per-run TMPDIR the executor owns.
+    if crate::skills::resolve::SCRIPT_ENV.contains(&name) || name == "TMPDIR" {
         Some("skillpipe sets this variable")
     } else if EXACT.contains(&name) || LOADER.iter().any(|p| name.starts_with(p)) {
         Some("it would act outside the sandbox or the policy; set it in the script instead")
