@@ -189,10 +189,10 @@ pub fn client(options: &ClientOptions) -> Result<reqwest::Client, SettingsError>
 /// request answers a second one with its role chunk and `[DONE]` at once. Nothing of it has
 /// been shown, so it is asked for again like a 503, under the same retry policy; once retries
 /// are used up, the empty answer is passed on as it came.
-pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
+pub fn run<D: Decoder + Default>(req: HttpRequest) -> EventStream {
     Box::pin(async_stream::stream! {
         let mut attempt = 1;
-        let mut decoder = decoder;
+        let mut decoder = D::default();
         let mut body = req.body.clone();
         'request: loop {
             let response = loop {

@@ -422,8 +422,8 @@ impl Provider for HttpProvider {
     fn stream(&self, req: ChatRequest) -> EventStream {
         let req = self.0.request(req);
         match self.0.kind {
-            ProviderKind::Anthropic => http::run(req, anthropic::AnthropicDecoder::default()),
-            _ => http::run(req, openai::OpenAiDecoder::default()),
+            ProviderKind::Anthropic => http::run::<anthropic::AnthropicDecoder>(req),
+            _ => http::run::<openai::OpenAiDecoder>(req),
         }
     }
 }
