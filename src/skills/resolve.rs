@@ -126,15 +126,6 @@ pub struct ResolvedScript {
     pub options: Vec<String>,
 }
 
-/// The variables every script gets, in [`ResolvedScript::command`]'s order: its skill's name,
-/// folder and version, and skillpipe's version.
-pub(crate) const SCRIPT_ENV: [&str; 4] = [
-    "SKILL_NAME",
-    "SKILL_BASE_DIR",
-    "SKILL_VERSION",
-    "SKILLPIPE_VERSION",
-];
-
 /// What to exec for a resolved script: `program args..` in `cwd`, with `env` added to the
 /// policy's passthrough environment (and TMPDIR, which the executor owns).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,7 +136,7 @@ pub struct ScriptCommand {
     pub args: Vec<OsString>,
     /// The skill folder.
     pub cwd: PathBuf,
-    /// [`SCRIPT_ENV`] (and `PYTHONPATH` for a Python script).
+    /// [`super::SCRIPT_ENV`] (and `PYTHONPATH` for a Python script).
     pub env: Vec<(OsString, OsString)>,
 }
 
@@ -562,7 +553,7 @@ impl ResolvedScript {
             OsString::from(&self.version),
             OsString::from(env!("CARGO_PKG_VERSION")),
         ];
-        let names = SCRIPT_ENV.map(OsString::from);
+        let names = super::SCRIPT_ENV.map(OsString::from);
         let mut env: Vec<(OsString, OsString)> = names.into_iter().zip(values).collect();
         if self.interpreter.starts_with("python") {
             // Package-style skills import `scripts.utils` from the skill root, whatever the cwd;

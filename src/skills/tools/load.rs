@@ -31,7 +31,7 @@ fn env_refusal(name: &str) -> Option<&'static str> {
         "RESOLV_HOST_CONF",
     ];
     // What skillpipe sets for every script, and the per-run TMPDIR the executor owns.
-    if crate::skills::resolve::SCRIPT_ENV.contains(&name) || name == "TMPDIR" {
+    if crate::skills::SCRIPT_ENV.contains(&name) || name == "TMPDIR" {
         Some("skillpipe sets this variable")
     } else if EXACT.contains(&name) || LOADER.iter().any(|p| name.starts_with(p)) {
         Some("it would act outside the sandbox or the policy; set it in the script instead")
