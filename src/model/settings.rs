@@ -575,24 +575,22 @@ fn levels(input: &SettingsInput) -> Result<Vec<Level>, SettingsError> {
     let mut agent = split_spec(input.agent.model.as_deref(), &known);
     agent.provider =
         (agent.provider).or_else(|| non_empty(input.agent.provider.as_ref()).map(str::to_string));
-    if let Some(p) = &agent.provider
-        && !known.contains(p)
-    {
-        let origin = match input.agent.origin.as_str() {
-            "" => "the agent",
-            o => o,
-        };
-        return Err(unknown(p, format!("provider in {origin}")));
-    }
     let mut conf = split_spec(config.and_then(|c| c.model.as_deref()), &known);
     conf.provider = config
         .and_then(|c| non_empty(c.default_provider.as_ref()))
         .map(str::to_string)
         .or(conf.provider);
-    if let Some(p) = &conf.provider
-        && !known.contains(p)
-    {
-        return Err(unknown(p, config_origin(config, "default_provider")));
+    let agent_origin = match input.agent.origin.as_str() {
+        "" => "the agent",
+        o => o,
+    };
+    for (level, origin) in [
+        (&agent, format!("provider in {agent_origin}")),
+        (&conf, config_origin(config, "default_provider")),
+    ] {
+        if let Some(p) = level.provider.as_ref().filter(|p| !known.contains(p)) {
+            return Err(unknown(p, origin));
+        }
     }
     Ok(vec![flag, from_env, agent, conf])
 }
