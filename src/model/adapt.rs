@@ -177,50 +177,6 @@ mod tests {
     }
 
     #[test]
-    fn stream_options_named_in_a_message_is_left_out_once() {
-        let sent = body(json!({"model": "m", "messages": [], "stream": true,
-            "stream_options": {"include_usage": true}}));
-        let err = br#"{"error":{"message":"Unrecognized request argument supplied: stream_options","type":"invalid_request_error"}}"#;
-        let mut a = Adaptations::default();
-        assert_eq!(a.on_refusal(err, &sent, &[]), Some(Adaptation::StreamUsage));
-        assert_eq!(a.on_refusal(err, &sent, &[]), None, "once");
-        let mut b = sent.clone();
-        a.apply(&mut b);
-        assert!(!b.contains_key("stream_options"));
-    }
-
-    #[test]
-    fn max_tokens_is_renamed_when_the_other_name_is_asked_for() {
-        let sent = body(json!({"model": "m", "max_tokens": 50}));
-        let err = br#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","param":"max_tokens","code":"unsupported_parameter"}}"#;
-        let mut a = Adaptations::default();
-        // Even when the user set the limit: it is kept, under the name asked for.
-        let explicit = vec!["max_tokens".to_string()];
-        assert_eq!(
-            a.on_refusal(err, &sent, &explicit),
-            Some(Adaptation::MaxCompletionTokens)
-        );
-        let mut b = sent.clone();
-        a.apply(&mut b);
-        assert_eq!(b.get("max_completion_tokens"), Some(&json!(50)));
-        assert!(!b.contains_key("max_tokens"));
-    }
-
-    #[test]
-    fn an_agent_default_is_dropped_and_an_explicit_one_is_not() {
-        let sent = body(json!({"model": "m", "temperature": 0.2, "max_tokens": 100}));
-        let err = br#"{"type":"error","error":{"type":"invalid_request_error","message":"`temperature` is deprecated for this model."}}"#;
-        let mut a = Adaptations::default();
-        let explicit = vec!["temperature".to_string()];
-        assert_eq!(a.on_refusal(err, &sent, &explicit), None);
-        assert_eq!(explicit_named(err, &sent, &explicit), ["temperature"]);
-        assert_eq!(
-            a.on_refusal(err, &sent, &[]),
-            Some(Adaptation::Dropped("temperature".into()))
-        );
-    }
-
-    #[test]
     fn a_token_limit_is_renamed_but_never_dropped() {
         let sent = body(json!({"model": "m", "max_tokens": 200000}));
         let err = br#"{"error":{"message":"max_tokens is too large: 200000. This model supports at most 16384 completion tokens","param":"max_tokens"}}"#;

@@ -6,20 +6,10 @@
 //! closes. Every other answer streams as before, held at most until a few characters show it is
 //! no call. Pure.
 
-use super::text_call::{FUNCTIONS, looks_like_tool_call, namespaced_name};
-
-/// The tags a tool call written as text is wrapped in (Qwen, Hermes templates and the like).
-const TAGS: [&str; 2] = ["<tool_call>", "<|tool_call"];
+use super::text_call::{FUNCTIONS, TAGS, looks_like_tool_call, namespaced_name};
 
 /// How a tool call written as text begins (after leading whitespace).
-const OPENERS: [&str; 6] = [
-    "<tool_call>",
-    "<|tool_call",
-    "{",
-    "```json",
-    "```\n{",
-    FUNCTIONS,
-];
+const OPENERS: [&str; 6] = [TAGS[0], TAGS[1], "{", "```json", "```\n{", FUNCTIONS];
 
 /// Holds what of one answer may be a tool call.
 #[derive(Debug, Default)]

@@ -66,7 +66,8 @@ pub struct ErrorContext {
 /// What every HTTP provider holds: where to send, with which key, and how patiently.
 pub struct Endpoint {
     client: reqwest::Client,
-    kind: ProviderKind,
+    /// The wire format the server speaks.
+    pub kind: ProviderKind,
     url: String,
     base_url: String,
     model: String,
@@ -82,7 +83,11 @@ impl Endpoint {
     pub fn new(settings: &Settings) -> Result<Endpoint, SettingsError> {
         settings.check_api_key()?;
         let base_url = settings.base_url.trim_end_matches('/').to_string();
-        let url = super::endpoint_url(settings.provider, &base_url);
+        let chat = match settings.provider {
+            ProviderKind::Anthropic => "messages",
+            _ => "chat/completions",
+        };
+        let url = super::api_url(settings.provider, &base_url, chat);
         Ok(Endpoint {
             client: client(&settings.options)?,
             kind: settings.provider,
@@ -184,10 +189,10 @@ pub fn client(options: &ClientOptions) -> Result<reqwest::Client, SettingsError>
 /// request answers a second one with its role chunk and `[DONE]` at once. Nothing of it has
 /// been shown, so it is asked for again like a 503, under the same retry policy; once retries
 /// are used up, the empty answer is passed on as it came.
-pub fn run<D: Decoder + Default>(req: HttpRequest, decoder: D) -> EventStream {
+pub fn run<D: Decoder + Default>(req: HttpRequest) -> EventStream {
     Box::pin(async_stream::stream! {
         let mut attempt = 1;
-        let mut decoder = decoder;
+        let mut decoder = D::default();
         let mut body = req.body.clone();
         'request: loop {
             let response = loop {

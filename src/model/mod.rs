@@ -7,7 +7,7 @@
 //!
 //! - `sse`: a small incremental Server-Sent Events parser (pure).
 //! - `openai`, `anthropic` (feature `http`): wire formats (pure request builders and stream
-//!   decoders) + providers.
+//!   decoders).
 //! - `http`: the shared transport: retries, timeouts, cut streams, error mapping.
 //! - `retry`: the backoff policy (pure).
 //! - `replay` (feature `http`): recorded answers from a JSONL file, for offline demos and tests.
@@ -363,8 +363,8 @@ pub type EventStream = BoxStream<'static, Result<StreamEvent, ModelError>>;
 
 /// A model backend. `stream` never blocks: all work happens when the stream is polled.
 /// Implement it to drive a [`crate::Session`] with your own model (see the `Session` example
-/// and `examples/own_provider.rs`); the bundled ones (`http` feature) are
-/// `openai::OpenAiProvider`, `anthropic::AnthropicProvider` and `replay::ReplayProvider`.
+/// and `examples/own_provider.rs`); the bundled ones (`http` feature) are an HTTP endpoint
+/// speaking the OpenAI or Anthropic wire format and `replay::ReplayProvider`.
 pub trait Provider: Send + Sync {
     /// Starts an answer to `req`; nothing happens until the stream is polled.
     fn stream(&self, req: ChatRequest) -> EventStream;
@@ -381,11 +381,13 @@ pub(crate) fn request_body(kind: ProviderKind, req: &ChatRequest) -> Value {
 }
 
 #[cfg(feature = "http")]
-/// Where a chat request to a provider of `kind` at `base_url` (without a trailing `/`) goes.
-pub(crate) fn endpoint_url(kind: ProviderKind, base_url: &str) -> String {
+/// `{base_url}/{path}` of the API of `kind`: Anthropic's is under `/v1`, which its base URL
+/// may already end in.
+pub(crate) fn api_url(kind: ProviderKind, base_url: &str, path: &str) -> String {
+    let base = base_url.trim_end_matches('/');
     match kind {
-        ProviderKind::Anthropic => anthropic::messages_url(base_url),
-        _ => format!("{base_url}/chat/completions"),
+        ProviderKind::Anthropic if !base.ends_with("/v1") => format!("{base}/v1/{path}"),
+        _ => format!("{base}/{path}"),
     }
 }
 
@@ -412,12 +414,28 @@ pub(crate) fn auth_headers(kind: ProviderKind, key: Option<&str>) -> reqwest::he
 }
 
 #[cfg(feature = "http")]
+/// An HTTP endpoint as a [`Provider`]: its kind says which wire format the answer is read in.
+struct HttpProvider(http::Endpoint);
+
+#[cfg(feature = "http")]
+impl Provider for HttpProvider {
+    fn stream(&self, req: ChatRequest) -> EventStream {
+        let req = self.0.request(req);
+        match self.0.kind {
+            ProviderKind::Anthropic => http::run::<anthropic::AnthropicDecoder>(req),
+            _ => http::run::<openai::OpenAiDecoder>(req),
+        }
+    }
+}
+
+#[cfg(feature = "http")]
 /// The provider the settings describe. Fails (a configuration error, exit 2) when a remote
 /// endpoint has no API key, or a replay file cannot be read.
 pub fn provider_for(settings: &Settings) -> Result<Box<dyn Provider>, SettingsError> {
     match settings.provider {
-        ProviderKind::OpenAi => Ok(Box::new(openai::OpenAiProvider::new(settings)?)),
-        ProviderKind::Anthropic => Ok(Box::new(anthropic::AnthropicProvider::new(settings)?)),
+        ProviderKind::OpenAi | ProviderKind::Anthropic => {
+            Ok(Box::new(HttpProvider(http::Endpoint::new(settings)?)))
+        }
         ProviderKind::Replay => Ok(Box::new(replay::ReplayProvider::open(
             std::path::Path::new(&settings.model),
         )?)),
@@ -480,6 +498,28 @@ impl ModelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn anthropic_urls_accept_a_base_with_or_without_v1() {
+        use ProviderKind::{Anthropic, OpenAi};
+        let (hosted, local) = ("https://api.anthropic.com", "http://127.0.0.1:9");
+        let url = |kind, base: &str, path| api_url(kind, base, path);
+        assert_eq!(
+            url(Anthropic, hosted, "messages"),
+            format!("{hosted}/v1/messages")
+        );
+        assert_eq!(
+            url(Anthropic, hosted, "models"),
+            format!("{hosted}/v1/models")
+        );
+        let base = format!("{local}/v1/");
+        assert_eq!(
+            url(Anthropic, &base, "messages"),
+            format!("{local}/v1/messages")
+        );
+        assert_eq!(url(OpenAi, &base, "models"), format!("{local}/v1/models"));
+    }
 
     #[test]
     fn a_missing_v1_is_suggested_only_where_it_may_be() {

@@ -55,11 +55,7 @@ pub enum NotAList {
 
 /// The URL of the list for these settings.
 pub fn list_url(s: &Settings) -> String {
-    let base = s.base_url.trim_end_matches('/');
-    match s.provider {
-        ProviderKind::Anthropic if !base.ends_with("/v1") => format!("{base}/v1/models"),
-        _ => format!("{base}/models"),
-    }
+    super::api_url(s.provider, &s.base_url, "models")
 }
 
 /// The ids in a list response (`{"data": [{"id": …}, …]}`), sorted.
@@ -155,13 +151,5 @@ mod tests {
         let html = parse(b"<html>").unwrap_err();
         assert!(matches!(html, NotAList::NotJson(_)));
         assert!(html.to_string().contains("base_url"), "{html}");
-    }
-
-    #[test]
-    fn list_urls() {
-        let s = Settings::new(ProviderKind::OpenAi, "http://127.0.0.1:11434/v1/", "m");
-        assert_eq!(list_url(&s), "http://127.0.0.1:11434/v1/models");
-        let s = Settings::new(ProviderKind::Anthropic, "https://api.anthropic.com", "m");
-        assert_eq!(list_url(&s), "https://api.anthropic.com/v1/models");
     }
 }

@@ -1,32 +1,12 @@
 //! OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, …):
 //! `POST {base_url}/chat/completions`, streamed as SSE chunks ending in `data: [DONE]`.
 
-use super::http::{self, Decoder, Endpoint};
-use super::settings::{Settings, SettingsError};
+use super::http::{self, Decoder};
 use super::sse::SseEvent;
-use super::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent, ToolCall};
+use super::{ChatRequest, Message, ModelError, StreamEvent, ToolCall};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-
-/// An OpenAI-compatible `/chat/completions` endpoint as a [`Provider`].
-pub struct OpenAiProvider {
-    endpoint: Endpoint,
-}
-
-impl OpenAiProvider {
-    /// A provider for `settings` (base URL, key, model, timeouts).
-    pub fn new(settings: &Settings) -> Result<Self, SettingsError> {
-        let endpoint = Endpoint::new(settings)?;
-        Ok(OpenAiProvider { endpoint })
-    }
-}
-
-impl Provider for OpenAiProvider {
-    fn stream(&self, req: ChatRequest) -> EventStream {
-        http::run(self.endpoint.request(req), OpenAiDecoder::default())
-    }
-}
 
 /// The JSON body for a chat request. `params` go first so they cannot replace the fields that
 /// make the request work (model, messages, stream).

@@ -198,10 +198,4 @@ mod tests {
         assert_eq!(a[1].tool_calls[1].arguments, "{\"k\":1}");
         assert_eq!(a[1].tool_calls[1].id, "call_replay_2_1");
     }
-
-    #[test]
-    fn bad_line_is_named() {
-        let err = parse("\"ok\"\n{oops\n").unwrap_err();
-        assert_eq!(err.0, 2);
-    }
 }

@@ -9,7 +9,7 @@
 /// A JSON example about something else (`"name": "get_weather"` in an answer explaining tool
 /// calls) is an answer, not a call.
 pub(crate) fn looks_like_tool_call(text: &str, offered: &[String]) -> bool {
-    if text.contains("<tool_call>") || text.contains("<|tool_call") {
+    if TAGS.iter().any(|tag| text.contains(tag)) {
         return true;
     }
     if let Some(name) = namespaced_name(text) {
@@ -46,6 +46,9 @@ pub(crate) fn namespaced_name(text: &str) -> Option<&str> {
         .unwrap_or(rest.len());
     Some(&rest[..end])
 }
+
+/// The tags a tool call written as text is wrapped in (Qwen, Hermes templates and the like).
+pub(crate) const TAGS: [&str; 2] = ["<tool_call>", "<|tool_call"];
 
 /// The namespace a chat format puts functions in.
 pub(crate) const FUNCTIONS: &str = "functions.";

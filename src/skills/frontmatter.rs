@@ -211,10 +211,7 @@ fn mapping(yaml: &str, by: usize, invalid: &str, must: &str) -> Result<Vec<Entry
         })?;
     match node {
         Node::Map(mut entries) => {
-            for e in &mut entries {
-                e.line = if e.line == 0 { 1 } else { e.line + by };
-            }
-            shift_lines_by(&mut entries, by);
+            shift_lines_by(&mut entries, by, 1);
             Ok(entries)
         }
         Node::Null => Ok(Vec::new()),
@@ -225,14 +222,13 @@ fn mapping(yaml: &str, by: usize, invalid: &str, must: &str) -> Result<Vec<Entry
     }
 }
 
-/// Nested entries carry YAML-relative lines; make them file-relative.
-fn shift_lines_by(entries: &mut [Entry], by: usize) {
+/// Entries carry YAML-relative lines; make them file-relative (`unknown` for one without, the
+/// line of the key it is under).
+fn shift_lines_by(entries: &mut [Entry], by: usize, unknown: usize) {
     for e in entries {
+        e.line = if e.line == 0 { unknown } else { e.line + by };
         if let Node::Map(inner) = &mut e.value {
-            for i in inner.iter_mut() {
-                i.line = if i.line == 0 { e.line } else { i.line + by };
-            }
-            shift_lines_by(inner, by);
+            shift_lines_by(inner, by, e.line);
         }
     }
 }

@@ -7,15 +7,16 @@ use super::resolve::ResolvedScript;
 use super::{ResolveError, SkillSet};
 use std::path::Path;
 
-/// Interpreters a SKILL.md may put in front of a script, the interpreter family each one can
-/// run (by the script's detected interpreter), and the extension a body may leave off
-/// (`python scripts/check_fields file.pdf` for `scripts/check_fields.py`).
-const FRONTS: &[(&str, &[&str], &str)] = &[
-    ("python", &["python3", "python"], ".py"),
-    ("python3", &["python3", "python"], ".py"),
-    ("bash", &["bash", "sh"], ".sh"),
-    ("sh", &["bash", "sh"], ".sh"),
-    ("node", &["node"], ".js"),
+/// Interpreters a SKILL.md may put in front of a script, the family whose [`OPTIONS`] they
+/// take, the interpreters each one can run (by the script's detected interpreter), and the
+/// extension a body may leave off (`python scripts/check_fields file.pdf` for
+/// `scripts/check_fields.py`).
+const FRONTS: &[(&str, &str, &[&str], &str)] = &[
+    ("python", "python", &["python3", "python"], ".py"),
+    ("python3", "python", &["python3", "python"], ".py"),
+    ("bash", "bash", &["bash", "sh"], ".sh"),
+    ("sh", "bash", &["bash", "sh"], ".sh"),
+    ("node", "node", &["node"], ".js"),
 ];
 
 /// Options an interpreter may be given before the script that take no code, no file to run
@@ -116,13 +117,8 @@ impl SkillSet {
     /// interpreter that does not fit the script.
     pub(crate) fn invocation(&self, argv: &[String]) -> Option<Result<Invocation, ResolveError>> {
         let first = argv.first()?;
-        let (front, family, ext) = FRONTS.iter().find(|(n, _, _)| first == n)?;
-        let table = match *front {
-            "python" | "python3" => "python",
-            "node" => "node",
-            _ => "bash",
-        };
-        let (options, skipped) = leading_options(table, &argv[1..])?;
+        let (front, options_of, family, ext) = FRONTS.iter().find(|(n, ..)| first == n)?;
+        let (options, skipped) = leading_options(options_of, &argv[1..])?;
         let at = 1 + skipped;
         let with_options = |mut script: ResolvedScript| {
             script.options = options.clone();

@@ -44,6 +44,15 @@ use std::sync::OnceLock;
 /// The folder under a skill (or prompt/agent folder) that holds tool folders.
 pub const TOOLS_DIR: &str = "tools";
 
+/// The variables every script gets, in the order `ResolvedScript::command` sets them: its
+/// skill's name, folder and version, and skillpipe's version.
+pub(crate) const SCRIPT_ENV: [&str; 4] = [
+    "SKILL_NAME",
+    "SKILL_BASE_DIR",
+    "SKILL_VERSION",
+    "SKILLPIPE_VERSION",
+];
+
 /// One loaded skill.
 #[derive(Debug, Clone, Default)]
 pub struct Skill {

@@ -136,7 +136,7 @@ pub struct ScriptCommand {
     pub args: Vec<OsString>,
     /// The skill folder.
     pub cwd: PathBuf,
-    /// `SKILL_NAME`, `SKILL_BASE_DIR`, `SKILL_VERSION`, `SKILLPIPE_VERSION`.
+    /// [`super::SCRIPT_ENV`] (and `PYTHONPATH` for a Python script).
     pub env: Vec<(OsString, OsString)>,
 }
 
@@ -266,7 +266,7 @@ impl SkillSet {
 /// The script at the skill root whose file name is `id` written with its extension
 /// (`build.sh`): named by its full file name, it is that file, even beside a `scripts/build.sh`
 /// (which the stem `build` and the path `scripts/build.sh` name).
-fn root_file<'s>(skill: &'s Skill, id: &str) -> Option<&'s scripts::Script> {
+pub(super) fn root_file<'s>(skill: &'s Skill, id: &str) -> Option<&'s scripts::Script> {
     let has_extension = id.rfind('.').is_some_and(|i| i > 0 && i + 1 < id.len());
     if !has_extension || id.contains('/') {
         return None;
@@ -547,18 +547,14 @@ impl ResolvedScript {
             None => argv.push(path.into_os_string()),
         }
         argv.extend(args.iter().map(OsString::from));
-        let mut env: Vec<(OsString, OsString)> = [
-            ("SKILL_NAME", OsString::from(&self.skill)),
-            ("SKILL_BASE_DIR", self.skill_dir.clone().into_os_string()),
-            ("SKILL_VERSION", OsString::from(&self.version)),
-            (
-                "SKILLPIPE_VERSION",
-                OsString::from(env!("CARGO_PKG_VERSION")),
-            ),
-        ]
-        .into_iter()
-        .map(|(k, v)| (OsString::from(k), v))
-        .collect();
+        let values = [
+            OsString::from(&self.skill),
+            self.skill_dir.clone().into_os_string(),
+            OsString::from(&self.version),
+            OsString::from(env!("CARGO_PKG_VERSION")),
+        ];
+        let names = super::SCRIPT_ENV.map(OsString::from);
+        let mut env: Vec<(OsString, OsString)> = names.into_iter().zip(values).collect();
         if self.interpreter.starts_with("python") {
             // Package-style skills import `scripts.utils` from the skill root, whatever the cwd;
             // the user's own entries (a vendored library) still count, after it.
@@ -580,13 +576,9 @@ impl ResolvedScript {
 
 /// The first executable regular file named `name` in the absolute directories of `path_var`.
 pub fn find_on_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
-    if name.is_empty() || name.contains('/') {
-        return None;
-    }
-    std::env::split_paths(path_var)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join(name))
-        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+    use crate::sandbox::view;
+    let plain = !name.is_empty() && !name.contains('/');
+    plain.then(|| view::on_path(name, &view::path_entries(path_var)))?
 }
 
 #[cfg(test)]

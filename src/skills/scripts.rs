@@ -141,9 +141,6 @@ pub fn detect(skill_dir: &Path, ts_interpreter: &str, body: &str) -> Vec<Script>
 /// Paths in `scripts/` and `tools/` (a tool runs as its tool) and ones with `..` are left out.
 /// Pure.
 fn named_paths(body: &str) -> Vec<String> {
-    const EXTENSIONS: &[&str] = &[
-        "py", "sh", "bash", "js", "mjs", "cjs", "ts", "mts", "rb", "pl",
-    ];
     let path_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
     let bare = |w: &str| {
         w.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '/'))
@@ -176,10 +173,7 @@ fn named_paths(body: &str) -> Vec<String> {
         let word = raw.trim_end_matches(|c: char| !path_char(c));
         let word = word.rsplit(|c: char| !path_char(c)).next().unwrap_or("");
         let word = word.trim_end_matches('.');
-        let Some((_, ext)) = word.rsplit_once('.') else {
-            continue;
-        };
-        if !EXTENSIONS.contains(&ext) || word.split('/').any(|c| c == "..") {
+        if interpreter_by_extension(word, "").is_none() || word.split('/').any(|c| c == "..") {
             continue;
         }
         // The path may start with where the skill is (`<skill-path>/`, `~/.claude/skills/x/`):

@@ -15,7 +15,7 @@
 
 use super::{ResolveError, SkillSet};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Placeholders for "this skill's folder", surveyed in Anthropic's and OpenAI's public
 /// collections (`<path-to-skill>`, `<skill-path>`, `<SKILL_DIR>`, `<path/to/skill>`) and in the
@@ -170,20 +170,12 @@ impl SkillSet {
     /// ID → `SKILL:ID`. `here`: the word may also be a path from the working directory; a file
     /// there that is not the tool's own script is not silently traded for it.
     fn tool_script(&self, word: &str, here: bool) -> Option<Result<String, ResolveError>> {
-        let of = |skill: &super::Skill, rel: &str| {
-            rel.starts_with("tools/")
-                .then(|| skill.tools().find(|t| t.script == rel))
-                .flatten()
-                .map(|t| (format!("{}:{}", skill.name, t.id), skill.dir.join(rel)))
-        };
-        let owners: Vec<(String, PathBuf)> = match word.split_once('/') {
-            Some((name, rel)) if self.get(name).and_then(|s| of(s, rel)).is_some() => self
-                .get(name)
-                .and_then(|s| of(s, rel))
-                .into_iter()
-                .collect(),
-            _ => self.iter().filter_map(|s| of(s, word)).collect(),
-        };
+        let owners = self.owners(word, |skill, rel| {
+            let tool = skill
+                .tools()
+                .find(|t| rel.starts_with("tools/") && t.script == rel)?;
+            Some((format!("{}:{}", skill.name, tool.id), skill.dir.join(rel)))
+        });
         let same_file = |a: &Path, b: &Path| matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y);
         let clash = match owners.as_slice() {
             [(tool, path)]
@@ -206,27 +198,29 @@ impl SkillSet {
     /// resolves to it. `here`: the word may also be a path from the working directory, whose
     /// file (the user's) is then not silently traded for the skill's.
     fn named_script(&self, word: &str, here: bool) -> Option<Result<String, ResolveError>> {
-        let named = |skill: &super::Skill, rel: &str| {
-            rel.contains('/')
-                && !rel.starts_with("scripts/")
-                && skill.scripts().iter().any(|s| s.rel_path == rel)
-        };
-        let owners: Vec<(String, &str)> = match word.split_once('/') {
-            Some((name, rel)) if self.get(name).is_some_and(|s| named(s, rel)) => {
-                vec![(name.to_owned(), rel)]
-            }
-            _ => self
-                .iter()
-                .filter(|s| named(s, word))
-                .map(|s| (s.name.clone(), word))
-                .collect(),
-        };
+        let owners = self.owners(word, |skill, rel| {
+            let named = rel.contains('/') && !rel.starts_with("scripts/");
+            (named && skill.script(rel).is_some()).then(|| (skill.name.clone(), rel))
+        });
         let clash = match owners.first() {
             Some((name, rel)) if here => mine_too(word, name, rel),
             _ => None,
         };
         let refs = owners.iter().map(|(s, rel)| format!("{s}:{rel}")).collect();
         choose(word, refs, clash, "a script of several skills")
+    }
+
+    /// What `of` finds for `word` as `SKILL/REL` of that skill, else for `word` in each skill.
+    fn owners<'a, 'w, T>(
+        &'a self,
+        word: &'w str,
+        of: impl Fn(&'a super::Skill, &'w str) -> Option<T>,
+    ) -> Vec<T> {
+        let in_named = (word.split_once('/')).and_then(|(name, rel)| of(self.get(name)?, rel));
+        match in_named {
+            Some(found) => vec![found],
+            None => self.iter().filter_map(|s| of(s, word)).collect(),
+        }
     }
 
     /// `PLACEHOLDER/REST` → `REST`, `<NAME-path>/REST` → `NAME/REST` for a loaded NAME (or
@@ -258,11 +252,9 @@ impl SkillSet {
     /// `FILE` (with an extension: a bare name without one is a system command) or
     /// `SKILL/FILE`, where FILE is a script detected at the skill's root → `SKILL:FILE`.
     fn root_script(&self, word: &str) -> Option<Result<String, ResolveError>> {
-        let is_root =
-            |skill: &super::Skill, file: &str| skill.scripts().iter().any(|s| s.rel_path == file);
         if let Some((name, file)) = word.split_once('/') {
             let skill = self.get(name)?;
-            if file.contains('/') || !is_root(skill, file) {
+            if file.contains('/') || skill.script(file).is_none() {
                 return None;
             }
             // Also a path from the working directory: the user's file there is not silently
@@ -270,13 +262,11 @@ impl SkillSet {
             let clash = mine_too(word, name, file);
             return choose(word, vec![format!("{name}:{file}")], clash, "");
         }
-        let has_extension = word.rfind('.').is_some_and(|i| i > 0 && i + 1 < word.len());
-        if !has_extension {
-            return None;
-        }
-        let refs = (self.iter().filter(|s| is_root(s, word)))
-            .map(|s| format!("{}:{word}", s.name))
-            .collect();
+        let refs = (self
+            .iter()
+            .filter(|s| super::resolve::root_file(s, word).is_some()))
+        .map(|s| format!("{}:{word}", s.name))
+        .collect();
         choose(word, refs, None, "a script at the root of several skills")
     }
 }
