@@ -40,7 +40,7 @@ pub struct AgentConfig {
     /// `tool_calls = true`: offer the enabled tools as native tool calls, like `--tools`.
     pub tool_calls: bool,
     /// `coach = "small-model"`: coaching for the agent's chats (`--coach` wins).
-    pub coach: Option<crate::coach::CoachMode>,
+    pub coach: Option<crate::config::CoachMode>,
     /// The file the config came from (the version file for r9s's layout).
     pub source: PathBuf,
     /// Which layout `source` is in; decides where the agent's own folder is.
@@ -185,7 +185,7 @@ own_file! {
     script_policy: Option<ScriptPolicy>,
     #[serde(default)]
     tool_calls: bool,
-    coach: Option<crate::coach::CoachMode>,
+    coach: Option<crate::config::CoachMode>,
 }
 
 /// `~/.r9s/agents/NAME/agent.toml`: the manifest that points at the current version.

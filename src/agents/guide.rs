@@ -7,8 +7,8 @@
 //! per skill, from the skills' own `## Example` sections, plus one that shows a directive in
 //! backticks. What each piece was measured to do is in docs/model-fit-and-evaluation.md.
 
-use crate::chat::result::CONTINUE;
 use crate::model::Message;
+use crate::scan::CONTINUE;
 use crate::scan::{Event, Kind, ScanOptions, Scanner};
 
 /// One worked exchange from a skill's `## Example` section:
@@ -171,7 +171,7 @@ impl Example {
         self.directive
             .get(2..)
             .and_then(|body| body.split_whitespace().next())
-            == Some(crate::dispatch::BUILTIN_SKILL)
+            == Some(crate::scan::SKILL_READ)
     }
 
     /// The example with its reply opened by the skill's name (`Using calc: !{…}`) when the

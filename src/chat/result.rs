@@ -8,8 +8,7 @@
 use crate::audit::Decision;
 use crate::dispatch::Outcome;
 
-/// What ends every result message: the model carries on with its answer.
-pub const CONTINUE: &str = "— continue your answer.";
+use crate::scan::CONTINUE;
 
 /// Bytes of a failed command's stderr the model sees (the tail: that is where the reason is).
 pub const STDERR_TAIL: usize = 600;

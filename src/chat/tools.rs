@@ -71,7 +71,7 @@ pub fn load_skill_args(v: &Value) -> Result<Vec<String>, String> {
         Some(_) => Err(format!("`{k}` must be a string")),
     };
     let name = field("name")?.ok_or("`name` is required: the skill to load")?;
-    let mut argv = vec![crate::dispatch::BUILTIN_SKILL.to_string(), name];
+    let mut argv = vec![crate::scan::SKILL_READ.to_string(), name];
     argv.extend(field("file")?);
     Ok(argv)
 }
@@ -81,7 +81,7 @@ pub fn load_skill_args(v: &Value) -> Result<Vec<String>, String> {
 pub fn skill_loaded_by(body: &str) -> Option<String> {
     let argv = crate::command::parse_argv(body).ok()?;
     match argv.as_slice() {
-        [builtin, name, ..] if builtin == crate::dispatch::BUILTIN_SKILL => Some(name.clone()),
+        [builtin, name, ..] if builtin == crate::scan::SKILL_READ => Some(name.clone()),
         _ => None,
     }
 }

@@ -15,7 +15,6 @@ mod view;
 pub use builder::{Advisor, AskFuture, BuildError, DispatcherBuilder, Launcher};
 pub(crate) use builder::{AsyncAsker, Wording};
 pub(crate) use run::wait_idle;
-pub(crate) use skill_read::BUILTIN_SKILL;
 
 use crate::audit::{AuditLog, Decision, Record};
 use crate::command::{self, Argv0Kind, Target};

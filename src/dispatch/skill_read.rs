@@ -6,16 +6,14 @@ use crate::audit::Decision;
 use crate::command::{self, Target};
 use crate::exec::RunResult;
 use crate::policy;
+use crate::scan::SKILL_READ;
 use std::time::Duration;
-
-/// The built-in command that reads a loaded skill (progressive disclosure, DESIGN §4).
-pub(crate) const BUILTIN_SKILL: &str = crate::scan::SKILL_READ;
 
 /// Room kept in a page of a skill file for the note that names the next page.
 const PAGE_NOTE_ROOM: usize = 200;
 
 pub(super) fn is_builtin_skill(argv: &[String]) -> bool {
-    argv.first().is_some_and(|a| a == BUILTIN_SKILL)
+    argv.first().is_some_and(|a| a == SKILL_READ)
 }
 
 impl Dispatcher {
@@ -115,7 +113,7 @@ impl Dispatcher {
     /// A denied pattern that matches `skill …` wins over any read: the refusal, audited.
     fn skill_read_denied(&self, origin: Origin, argv: &[String], name: &str) -> Option<Outcome> {
         let target = Target::System {
-            program: BUILTIN_SKILL,
+            program: SKILL_READ,
             args: &argv[1..],
         };
         // The patterns parsed once, with the dispatcher.
@@ -158,7 +156,7 @@ impl Dispatcher {
         rel: &str,
         bytes: usize,
     ) -> Result<(), String> {
-        let argv = [BUILTIN_SKILL.to_owned(), skill.to_owned(), rel.to_owned()];
+        let argv = [SKILL_READ.to_owned(), skill.to_owned(), rel.to_owned()];
         if let Some(Outcome::Blocked { reason, .. }) = self.skill_read_denied(origin, &argv, skill)
         {
             return Err(reason);

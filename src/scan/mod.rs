@@ -85,6 +85,10 @@ impl Announced {
     }
 }
 
+/// What ends every result message the model is given, in the worked examples as in a session:
+/// it carries on with its answer.
+pub const CONTINUE: &str = "— continue your answer.";
+
 /// The word that opens skillpipe's built-in read of a skill (`!{skill NAME [FILE]}`).
 pub const SKILL_READ: &str = "skill";
 
