@@ -224,10 +224,11 @@ fn one_shot(
     let mut ui = PlainUi {
         display: Display::new(looks.stdout_tty, raw, opts),
         tty: looks.stdout_tty,
+        unicode: looks.unicode,
         ended_with_newline: false,
         wrote: false,
         pending: Vec::new(),
-        side_output: None,
+        side_output: Default::default(),
         hold_pending: false,
         at_run: false,
     };
@@ -283,10 +284,11 @@ pub struct PlainUi {
     display: Display,
     /// stdout is a terminal: stderr lines wait for the answer's line to end, as in the REPL.
     tty: bool,
+    unicode: bool,
     /// What waits (for stderr) for the end of the answer's line.
     pending: Vec<ToStderr>,
     /// A side effect's output on a terminal, shown under the report that follows it.
-    side_output: Option<String>,
+    side_output: crate::render::HeldOutput,
     /// The text being written is inside a code block: waiting status lines keep waiting.
     hold_pending: bool,
     /// A capture or tool call runs where the text stopped, at the start of a row: its status
@@ -300,8 +302,8 @@ enum ToStderr {
     Status(String),
     /// A side effect's output, as it is.
     Raw(Vec<u8>),
-    /// A line of a side effect's output on a terminal, after its gutter on every row.
-    Output(String),
+    /// A row of a side effect's output on a terminal, its gutter in front.
+    Row(String),
 }
 
 impl ToStderr {
@@ -309,14 +311,7 @@ impl ToStderr {
         match self {
             ToStderr::Status(s) => crate::app::note(s),
             ToStderr::Raw(bytes) => line::stderr_raw(bytes),
-            ToStderr::Output(s) => {
-                let unicode = crate::repl::Looks::detect().unicode;
-                let gutter = crate::render::side_output_gutter(unicode);
-                let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX);
-                for row in crate::render::side_output_rows(s, width, unicode) {
-                    line::status(&format!("{gutter}{row}"));
-                }
-            }
+            ToStderr::Row(s) => line::status(s),
         }
     }
 }
@@ -382,6 +377,19 @@ impl PlainUi {
             what.write();
         }
     }
+
+    /// A report's or a notice's status line (they quote foreign text: sanitized), a side
+    /// effect's output held for it under it.
+    fn status(&mut self, text: &str) {
+        self.end_open_line();
+        let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX);
+        let text = crate::term::sanitize(text);
+        let (text, rows) = (self.side_output).under(&text, width, self.unicode, str::to_string);
+        self.line_err(ToStderr::Status(format!("skillpipe: {text}")));
+        for row in rows {
+            self.line_err(ToStderr::Row(row));
+        }
+    }
 }
 
 impl Ui for PlainUi {
@@ -404,39 +412,19 @@ impl Ui for PlainUi {
         }
     }
 
-    /// Reports quote foreign text (directive bodies, reasons): always sanitized.
     fn report(&mut self, report: &crate::pipeline::Report) {
-        self.end_open_line();
-        let output = self.side_output.take();
-        let label = match output {
-            Some(_) => format!(" — {}", crate::render::SIDE_OUTPUT_LABEL),
-            None => String::new(),
-        };
-        self.line_err(ToStderr::Status(format!(
-            "skillpipe: {}{label}",
-            crate::term::sanitize(&report.to_string())
-        )));
-        let Some(output) = output else { return };
-        for l in output.lines() {
-            self.line_err(ToStderr::Output(l.to_string()));
-        }
+        self.status(&report.to_string());
     }
 
-    /// Notices quote foreign text (directives, a server's reasons): always sanitized.
     fn notice(&mut self, notice: &Notice) {
-        self.end_open_line();
-        self.line_err(ToStderr::Status(format!(
-            "skillpipe: {}",
-            crate::term::sanitize(&crate::advice::cli::notice(notice))
-        )));
+        self.status(&crate::advice::cli::notice(notice));
     }
 
     /// On a terminal inert and marked as a side effect's (under its report) so that it cannot
     /// pass for the answer; elsewhere byte for byte, as the filter's.
     fn side_output(&mut self, output: &[u8]) {
         if std::io::stderr().is_terminal() {
-            let text = crate::term::sanitize_bytes(output);
-            self.side_output.get_or_insert_default().push_str(&text);
+            self.side_output.hold(&crate::term::sanitize_bytes(output));
             return;
         }
         self.end_open_line();
