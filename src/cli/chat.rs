@@ -316,13 +316,10 @@ impl ToStderr {
     }
 }
 
-/// Columns of the terminal, read for every piece so a resize applies at once; 80 when the
-/// terminal does not say (a pty nobody sized reports 0).
+/// Columns of the terminal on stdout, read for every piece so a resize applies at once; 80
+/// when it does not say, as the REPL reads them.
 fn terminal_width() -> usize {
-    match crossterm::terminal::size() {
-        Ok((w, _)) if w > 0 => usize::from(w),
-        _ => 80,
-    }
+    crate::term::columns(libc::STDOUT_FILENO).unwrap_or(80)
 }
 
 impl PlainUi {
