@@ -348,7 +348,8 @@ impl Ui for PlainUi {
             return;
         }
         self.end_open_line();
-        self.screen.end_row(!self.display.row_ended_elsewhere());
+        // The renderer is told only when its row does end.
+        self.screen.end_row(|| self.display.row_ended_elsewhere());
     }
 
     /// A directive may ask next: what the answer said before it is shown in full first,

@@ -503,14 +503,15 @@ impl Screen {
 
     /// Ends the answer's open row where its text stopped (a capture or tool runs there), so
     /// that status lines come at this point; the answer goes on from a fresh row (see
-    /// [`Screen::take_paid`]). Not when `keep` (text shown as written goes on in its row, the
-    /// status lines wait for its end). Inside a code block the block's own lines decide.
-    pub fn end_row(&self, keep: bool) {
+    /// [`Screen::take_paid`]), if `ends` says so when asked (text shown as written may go on
+    /// in its row, the status lines waiting for its end). Inside a code block the block's own
+    /// lines decide.
+    pub fn end_row(&self, ends: impl FnOnce() -> bool) {
         let mut st = self.lock();
         if st.in_block {
             return;
         }
-        if st.col != 0 && self.looks.stdout_tty && !keep {
+        if st.col != 0 && self.looks.stdout_tty && ends() {
             self.erase(&mut st);
             self.break_row(&mut st);
         }

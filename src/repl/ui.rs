@@ -59,7 +59,7 @@ impl TermUi {
     fn end_row(&mut self) {
         self.flush_display();
         self.end_open_line();
-        self.screen.end_row(false);
+        self.screen.end_row(|| true);
     }
 
     /// Writes rendered text, without the newline of a line the screen already ended.
