@@ -15,8 +15,7 @@ mod project;
 mod session;
 
 pub(crate) use project::{
-    nothing_loaded_hint, own_agent_skills, project_notice, project_refusal, skill_error,
-    untrusted_skill_hint,
+    HintKind, own_agent_skills, project_notice, project_refusal, unknown_skill_hint, with_hint,
 };
 pub(crate) use session::{ChatConfig, build_session};
 
@@ -227,12 +226,8 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         }) {
             return Err(usage(why));
         }
-        let hint = e.names.iter().find_map(|n| untrusted_skill_hint(n));
-        let hint = hint.or_else(|| skills.is_empty().then(|| nothing_loaded_hint(&dirs)));
-        return Err(usage(match hint {
-            Some(hint) => format!("{e}; {hint}"),
-            None => e.to_string(),
-        }));
+        let hint = unknown_skill_hint(&e.names, skills.is_empty().then_some(&dirs[..]));
+        return Err(usage(with_hint(e, hint.as_ref())));
     }
     if let Some(a) = &agent {
         own_agent_skills(a, &mut skills, &config.skills_dirs, &mut warnings)?;

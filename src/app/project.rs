@@ -134,7 +134,7 @@ pub(crate) fn project_refusal(alt: &str) -> Option<String> {
 /// For a skill that is not loaded but sits in a project folder of an untrusted working directory:
 /// how to use it (the error alone says "unknown skill", which a user who can see
 /// `./skills/NAME` cannot make sense of).
-pub(crate) fn untrusted_skill_hint(name: &str) -> Option<String> {
+fn untrusted_skill_hint(name: &str) -> Option<String> {
     crate::paths::PROJECT_SKILL_DIRS
         .iter()
         .map(|d| std::path::Path::new(".").join(d).join(name))
@@ -151,7 +151,7 @@ pub(crate) fn untrusted_skill_hint(name: &str) -> Option<String> {
 
 /// For an unknown skill when none is loaded at all ("available: none" alone says nothing):
 /// where skills were looked for (`~` for the home folder) and how to add one.
-pub(crate) fn nothing_loaded_hint(searched: &[PathBuf]) -> String {
+fn nothing_loaded_hint(searched: &[PathBuf]) -> String {
     let home = crate::paths::home();
     let shown: Vec<String> = searched
         .iter()
@@ -174,10 +174,34 @@ pub(crate) fn nothing_loaded_hint(searched: &[PathBuf]) -> String {
     )
 }
 
-/// `e` for skill `name`, with [`untrusted_skill_hint`] when there is one.
-pub(crate) fn skill_error(e: impl std::fmt::Display, name: &str) -> String {
-    match untrusted_skill_hint(name) {
-        Some(hint) => format!("{e}; {hint}"),
+/// What the hint on an unknown skill is about (`hint_kind` in `run --json`).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum HintKind {
+    /// The skill is in a project folder of a directory that is not trusted: `skillpipe trust`,
+    /// or `--skills-dir` naming the folder.
+    UntrustedProject,
+    /// No skill is loaded at all: `--skills-dir DIR` adds some.
+    NoSkillsLoaded,
+}
+
+/// The hint for unknown skills `names`: [`untrusted_skill_hint`] of the first that has one,
+/// else, when no skill is loaded at all (`searched`: where skills were looked for),
+/// [`nothing_loaded_hint`].
+pub(crate) fn unknown_skill_hint(
+    names: &[String],
+    searched: Option<&[PathBuf]>,
+) -> Option<(HintKind, String)> {
+    match names.iter().find_map(|n| untrusted_skill_hint(n)) {
+        Some(h) => Some((HintKind::UntrustedProject, h)),
+        None => searched.map(|s| (HintKind::NoSkillsLoaded, nothing_loaded_hint(s))),
+    }
+}
+
+/// `e` with `hint`'s words appended.
+pub(crate) fn with_hint(e: impl std::fmt::Display, hint: Option<&(HintKind, String)>) -> String {
+    match hint {
+        Some((_, h)) => format!("{e}; {h}"),
         None => e.to_string(),
     }
 }

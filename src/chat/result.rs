@@ -196,12 +196,7 @@ pub fn short_reason(reason: &str) -> String {
 fn cut_reason(reason: &str, max: usize, written: &str) -> String {
     let line = reason.lines().next().unwrap_or("").trim();
     let line = path_free(line, written);
-    let line = line.trim_end_matches('.');
-    if line.chars().count() <= max {
-        return line.to_string();
-    }
-    let cut: String = line.chars().take(max - 1).collect();
-    format!("{cut}…")
+    crate::command::cut_chars(line.trim_end_matches('.'), max)
 }
 
 /// Replaces every absolute path that tells where things live on the user's machine (under

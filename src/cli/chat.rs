@@ -4,7 +4,6 @@ use super::{ModelFlags, SessionFlags, SkillFlags, heading, usage};
 use crate::app::{ChatConfig, build_session};
 use crate::chat::{Busy, Notice, Session, Ui};
 use crate::render::{Display, Options as RenderOptions};
-use crate::term::line;
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
@@ -223,13 +222,8 @@ fn one_shot(
     let opts = RenderOptions::detect(looks.color_out, looks.unicode);
     let mut ui = PlainUi {
         display: Display::new(looks.stdout_tty, raw, opts),
-        tty: looks.stdout_tty,
-        ended_with_newline: false,
-        wrote: false,
-        pending: Vec::new(),
-        side_output: None,
-        hold_pending: false,
-        at_run: false,
+        screen: crate::repl::Screen::plain(looks),
+        side_output: Default::default(),
     };
     // The reader of stdout may go (`| head -1`) while the model still streams: the turn stops
     // then, as the filter stops, and main ends quietly (a broken pipe on stdout).
@@ -251,12 +245,9 @@ fn one_shot(
     let Some(result) = result else {
         return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe).into());
     };
-    let rest = ui.display.finish(terminal_width());
-    ui.write(&rest);
-    if ui.wrote && !ui.ended_with_newline {
-        ui.write(b"\n");
-    }
-    ui.flush_pending();
+    let rest = ui.display.finish(ui.screen.out_width());
+    ui.show(&rest);
+    ui.screen.end_answer();
     if let Some(code) = super::interrupt::exit_code(rt) {
         return Ok(code);
     }
@@ -276,196 +267,95 @@ fn one_shot(
 }
 
 /// Output for one-shot mode and pipes: text to stdout (Markdown rendered on a terminal unless
-/// `--raw`), status lines to stderr, no spinner.
+/// `--raw`), status lines to stderr, no spinner, through the REPL's [`Screen`] made plain:
+/// on a terminal a status line waits for the answer's line (or code block) to end.
+///
+/// [`Screen`]: crate::repl::Screen
 pub struct PlainUi {
-    ended_with_newline: bool,
-    wrote: bool,
     display: Display,
-    /// stdout is a terminal: stderr lines wait for the answer's line to end, as in the REPL.
-    tty: bool,
-    /// What waits (for stderr) for the end of the answer's line.
-    pending: Vec<ToStderr>,
+    screen: Arc<crate::repl::Screen>,
     /// A side effect's output on a terminal, shown under the report that follows it.
-    side_output: Option<String>,
-    /// The text being written is inside a code block: waiting status lines keep waiting.
-    hold_pending: bool,
-    /// A capture or tool call runs where the text stopped, at the start of a row: its status
-    /// line goes there even when that row began with a wrap.
-    at_run: bool,
-}
-
-/// Something for stderr.
-enum ToStderr {
-    /// A status line, on a line of its own (without its newline).
-    Status(String),
-    /// A side effect's output, as it is.
-    Raw(Vec<u8>),
-    /// A line of a side effect's output on a terminal, after its gutter on every row.
-    Output(String),
-}
-
-impl ToStderr {
-    fn write(&self) {
-        match self {
-            ToStderr::Status(s) => crate::app::note(s),
-            ToStderr::Raw(bytes) => line::stderr_raw(bytes),
-            ToStderr::Output(s) => {
-                let unicode = crate::repl::Looks::detect().unicode;
-                let gutter = crate::render::side_output_gutter(unicode);
-                let width = crate::term::columns(libc::STDERR_FILENO).unwrap_or(usize::MAX);
-                for row in crate::render::side_output_rows(s, width, unicode) {
-                    line::status(&format!("{gutter}{row}"));
-                }
-            }
-        }
-    }
-}
-
-/// Columns of the terminal, read for every piece so a resize applies at once; 80 when the
-/// terminal does not say (a pty nobody sized reports 0).
-fn terminal_width() -> usize {
-    match crossterm::terminal::size() {
-        Ok((w, _)) if w > 0 => usize::from(w),
-        _ => 80,
-    }
+    side_output: crate::render::HeldOutput,
 }
 
 impl PlainUi {
+    fn show(&self, out: &[u8]) {
+        let (owed, soft) = (self.display.owes_newline(), self.display.last_break_soft());
+        self.screen.answer_text(out, owed, soft);
+    }
+
     /// A line the renderer left open ends before a status line is written.
     fn end_open_line(&mut self) {
         let owed = self.display.end_open_line();
-        self.write(&owed);
+        self.show(&owed);
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
-        }
-        // Held first (before stdout's lock): text waits while a prompt is up.
-        let _terminal = crate::term::gate::hold();
-        let mut out = line::Noted::new(std::io::stdout().lock(), line::Stream::Stdout);
-        // Lines that waited for the answer's line to end come right after its newline: the
-        // first one (a later one may already be inside the next block, a code fence's).
-        // A wrap (the row was full, the sentence goes on) is no line's end: they keep waiting.
-        let split = memchr::memchr(b'\n', bytes)
-            .filter(|_| !self.pending.is_empty() && !self.display.last_break_soft());
-        match split.filter(|_| !self.hold_pending) {
-            Some(at) => {
-                let _ = out.write_all(&bytes[..=at]);
-                let _ = out.flush();
-                self.flush_pending();
-                let _ = out.write_all(&bytes[at + 1..]);
-            }
-            None => {
-                let _ = out.write_all(bytes);
-            }
-        }
-        let _ = out.flush();
-        self.wrote = true;
-        self.ended_with_newline = bytes.ends_with(b"\n");
-    }
-
-    /// For stderr: now, or once the answer's open line on the terminal (or the code block it
-    /// is in) has ended.
-    fn line_err(&mut self, what: ToStderr) {
-        let wrapped = self.display.last_break_soft() && !self.at_run;
-        let mid_line = !self.ended_with_newline || wrapped;
-        if self.tty && self.wrote && (mid_line || self.display.in_code_block()) {
-            self.pending.push(what);
-        } else {
-            what.write();
-        }
-    }
-
-    fn flush_pending(&mut self) {
-        for what in self.pending.drain(..) {
-            what.write();
+    /// A report's or a notice's status line (they quote foreign text: sanitized, and wrapped
+    /// at words as every note is), a side effect's output held for it under it.
+    fn status(&mut self, text: &str) {
+        self.end_open_line();
+        let (width, unicode) = (self.screen.err_width(), self.screen.looks().unicode);
+        let text = crate::term::sanitize(text);
+        let (text, rows) = (self.side_output).under(&text, width, unicode, str::to_string);
+        let line = crate::render::wrap_text(&format!("skillpipe: {text}"), width);
+        let lines = std::iter::once(line.trim_end_matches('\n').to_string());
+        for line in lines.chain(rows) {
+            self.screen.status(line);
         }
     }
 }
 
 impl Ui for PlainUi {
     fn text(&mut self, bytes: &[u8]) {
-        self.at_run = false;
         let was_in_code = self.display.in_code_block();
-        let out = self.display.push(bytes, terminal_width());
+        let out = self.display.push(bytes, self.screen.out_width());
         // A status line waiting for the line to end waits for a code block to end too: its
         // first newline is one of the block's.
-        self.hold_pending = was_in_code;
-        self.write(&out);
-        self.hold_pending = false;
-        // Out of the block at the start of a line: they come now (mid-line, at its end).
-        if !self.display.in_code_block()
-            && was_in_code
-            && self.ended_with_newline
-            && !self.pending.is_empty()
-        {
-            self.flush_pending();
-        }
+        self.screen.in_code_block(was_in_code);
+        self.show(&out);
+        self.screen.in_code_block(self.display.in_code_block());
     }
 
-    /// Reports quote foreign text (directive bodies, reasons): always sanitized.
     fn report(&mut self, report: &crate::pipeline::Report) {
-        self.end_open_line();
-        let output = self.side_output.take();
-        let label = match output {
-            Some(_) => format!(" — {}", crate::render::SIDE_OUTPUT_LABEL),
-            None => String::new(),
-        };
-        self.line_err(ToStderr::Status(format!(
-            "skillpipe: {}{label}",
-            crate::term::sanitize(&report.to_string())
-        )));
-        let Some(output) = output else { return };
-        for l in output.lines() {
-            self.line_err(ToStderr::Output(l.to_string()));
-        }
+        self.status(&report.to_string());
     }
 
-    /// Notices quote foreign text (directives, a server's reasons): always sanitized.
     fn notice(&mut self, notice: &Notice) {
-        self.end_open_line();
-        self.line_err(ToStderr::Status(format!(
-            "skillpipe: {}",
-            crate::term::sanitize(&crate::advice::cli::notice(notice))
-        )));
+        self.status(&crate::advice::cli::notice(notice));
     }
 
     /// On a terminal inert and marked as a side effect's (under its report) so that it cannot
     /// pass for the answer; elsewhere byte for byte, as the filter's.
     fn side_output(&mut self, output: &[u8]) {
         if std::io::stderr().is_terminal() {
-            let text = crate::term::sanitize_bytes(output);
-            self.side_output.get_or_insert_default().push_str(&text);
+            self.side_output.hold(&crate::term::sanitize_bytes(output));
             return;
         }
         self.end_open_line();
-        self.line_err(ToStderr::Raw(output.to_vec()));
+        self.screen.status_raw(output);
     }
 
     /// A capture or tool call runs where the model's text stopped: its status line belongs
     /// at that point, not at the end of the row the continuation then fills (mid-sentence).
     /// On a terminal the row ends here and the rendered paragraph goes on from a fresh row,
-    /// as after a confirmation prompt.
+    /// as after a confirmation prompt; text shown as written goes on in its row.
     fn busy(&mut self, what: Option<Busy<'_>>) {
-        if !matches!(what, Some(Busy::Running(_))) || !self.tty {
+        if !matches!(what, Some(Busy::Running(_))) || !self.screen.looks().stdout_tty {
             return;
         }
         self.flush();
-        if !self.wrote || self.display.in_code_block() {
+        if self.display.in_code_block() {
             return;
         }
         self.end_open_line();
-        if !self.ended_with_newline && self.display.row_ended_elsewhere() {
-            self.write(b"\n");
-        }
-        self.at_run = self.ended_with_newline;
+        // The renderer is told only when its row does end.
+        self.screen.end_row(|| self.display.row_ended_elsewhere());
     }
 
     /// A directive may ask next: what the answer said before it is shown in full first,
     /// markers still waiting for their closer included.
     fn flush(&mut self) {
-        let out = self.display.release(terminal_width());
-        self.write(&out);
+        let out = self.display.release(self.screen.out_width());
+        self.show(&out);
     }
 }

@@ -1,6 +1,7 @@
 //! `skillpipe run SKILL SCRIPT`: run one skill script as a directive would.
 
 use super::{AgentFlag, PolicyFlags, SkillFlags, heading, usage};
+use crate::app::HintKind;
 use crate::audit::Decision;
 use crate::dispatch::{Origin, Outcome, result_json};
 use crate::term::{for_terminal, line, sanitize};
@@ -155,15 +156,10 @@ fn not_resolved(
     argv.extend(args.args.iter().cloned());
     dispatcher.refuse(Origin::Run, &argv, Decision::Invalid, e.to_string());
     // The same hint in both forms: as a typed field of the JSON, appended to the text.
-    let hint = match crate::app::untrusted_skill_hint(&args.skill) {
-        Some(h) => Some((HintKind::UntrustedProject, h)),
-        None if dispatcher.skills().is_empty() => {
-            let searched = crate::trust::skill_search_path(skills_dirs);
-            let h = crate::app::nothing_loaded_hint(&searched);
-            Some((HintKind::NoSkillsLoaded, h))
-        }
-        None => None,
-    };
+    let searched =
+        (dispatcher.skills().is_empty()).then(|| crate::trust::skill_search_path(skills_dirs));
+    let hint =
+        crate::app::unknown_skill_hint(std::slice::from_ref(&args.skill), searched.as_deref());
     invalid_run(args, e.to_string(), hint)
 }
 
@@ -217,27 +213,13 @@ fn invalid_run(
     why: String,
     hint: Option<(HintKind, String)>,
 ) -> anyhow::Result<i32> {
-    let text = match &hint {
-        Some((_, h)) => format!("{why}; {h}"),
-        None => why.clone(),
-    };
+    let text = crate::app::with_hint(&why, hint.as_ref());
     if !args.json {
         return Err(usage(text));
     }
     print_refusal(Decision::Invalid, &why, hint.as_ref())?;
     eprintln!("skillpipe: {}", sanitize(&text));
     Ok(super::EXIT_USAGE)
-}
-
-/// What a refusal's hint is about, for programs reading `run --json` (`hint_kind`).
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-enum HintKind {
-    /// The skill is in a project folder of a directory that is not trusted: `skillpipe trust`,
-    /// or `--skills-dir` naming the folder.
-    UntrustedProject,
-    /// No skill is loaded at all: `--skills-dir DIR` adds some.
-    NoSkillsLoaded,
 }
 
 /// The `--json` object of a command that did not run: `refused` says why, `decision` is the

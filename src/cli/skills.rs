@@ -66,12 +66,14 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                         "skill `{name}` was found but not loaded: {why}"
                     )));
                 }
-                let mut e = format!("unknown skill `{name}`; available: {}", set.names_list());
-                if set.is_empty() && crate::app::untrusted_skill_hint(name).is_none() {
-                    let searched = args.skill_flags.search_path(None)?;
-                    e = format!("{e}; {}", crate::app::nothing_loaded_hint(&searched));
-                }
-                return Err(usage(crate::app::skill_error(e, name)));
+                let e = format!("unknown skill `{name}`; available: {}", set.names_list());
+                let searched = match set.is_empty() {
+                    true => Some(args.skill_flags.search_path(None)?),
+                    false => None,
+                };
+                let hint =
+                    crate::app::unknown_skill_hint(std::slice::from_ref(name), searched.as_deref());
+                return Err(usage(crate::app::with_hint(e, hint.as_ref())));
             };
             show(skill, &mut out)?;
             Ok(EXIT_OK)

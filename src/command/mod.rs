@@ -1,8 +1,8 @@
 //! Directive body → argv (shell-word rules, shell syntax rejected) and command patterns. Pure.
 //!
 //! - `argv`: [`parse_argv`] and [`InvalidBody`].
-//! - `pattern`: command patterns, the [`Target`] they are matched against, and `classify` for
-//!   `argv[0]`.
+//! - `pattern`: command patterns, the [`Target`] they are matched against, and `script_ref`
+//!   for `argv[0]`.
 //! - `glob`: the one-word glob used by patterns.
 //! - `interpreter`: which programs run code given in their arguments, and what part of an
 //!   argv names what runs.
@@ -20,7 +20,7 @@ pub use argv::{InvalidBody, parse_argv};
 #[cfg(test)]
 pub(crate) use pattern::test_targets;
 pub(crate) use pattern::{
-    Argv0Kind, Pattern, ScriptRef, classify, cut_chars, escape_controls, is_left_out,
-    is_placeholder, is_skill_word, quote_word, script_ref,
+    Pattern, ScriptRef, cut_chars, escape_controls, is_left_out, is_placeholder, is_skill_word,
+    quote_word, script_ref,
 };
 pub use pattern::{PatternError, Target};

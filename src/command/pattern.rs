@@ -62,17 +62,6 @@ pub enum Target<'a> {
     },
 }
 
-/// How `argv[0]` of a directive is to be resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Argv0Kind {
-    /// `scripts/...`, `SKILL/scripts/...` or `SKILL:id`: a skill script.
-    ScriptRef,
-    /// Contains `/` otherwise: a program by path.
-    Path,
-    /// A plain name, looked up on PATH.
-    Bare,
-}
-
 /// `SKILL` in `SKILL/scripts/x` and `SKILL:x`: any name a loaded skill can have (a skill whose
 /// `name` breaks the spec still loads, so this is wider than a-z, 0-9 and `-`): not empty, not
 /// `.` or `..`, and no `/`, `:`, `\`, space, control or glob character (a pattern's skill is
@@ -86,17 +75,6 @@ pub(crate) fn is_skill_word(s: &str) -> bool {
                 || c.is_whitespace()
                 || c.is_control()
         })
-}
-
-/// Classify `argv[0]` (or a pattern's first word).
-pub fn classify(argv0: &str) -> Argv0Kind {
-    if script_ref(argv0).is_some() {
-        Argv0Kind::ScriptRef
-    } else if argv0.contains('/') {
-        Argv0Kind::Path
-    } else {
-        Argv0Kind::Bare
-    }
 }
 
 /// The parts of a script reference; the one reading of the three forms, for policy patterns,
@@ -634,31 +612,30 @@ mod tests {
     }
 
     #[test]
-    fn classify_argv0() {
-        use Argv0Kind::*;
-        for (w, k) in [
-            ("scripts/x.py", ScriptRef),
-            ("scripts/sub/x.py", ScriptRef),
-            ("say/scripts/x.sh", ScriptRef),
-            ("my-skill2/scripts/x", ScriptRef),
-            ("say:speak", ScriptRef),
-            ("scripts/", Path),
+    fn script_refs_are_told_from_programs() {
+        for (w, script) in [
+            ("scripts/x.py", true),
+            ("scripts/sub/x.py", true),
+            ("say/scripts/x.sh", true),
+            ("my-skill2/scripts/x", true),
+            ("say:speak", true),
+            ("scripts/", false),
             // A skill whose name breaks the spec still loads, and is addressed the same way.
-            ("Say/scripts/x", ScriptRef),
-            ("a_b:x", ScriptRef),
-            ("s*/scripts/x", Path),
-            ("../scripts/x", Path),
-            ("say:", Bare),
+            ("Say/scripts/x", true),
+            ("a_b:x", true),
+            ("s*/scripts/x", false),
+            ("../scripts/x", false),
+            ("say:", false),
             // `SKILL:DIR/x`: a script its SKILL.md names in another folder.
-            ("say:a/b", ScriptRef),
-            ("./scripts/x.py", Path),
-            ("/usr/bin/touch", Path),
-            ("../touch", Path),
-            ("bin/x", Path),
-            ("echo", Bare),
-            ("git", Bare),
+            ("say:a/b", true),
+            ("./scripts/x.py", false),
+            ("/usr/bin/touch", false),
+            ("../touch", false),
+            ("bin/x", false),
+            ("echo", false),
+            ("git", false),
         ] {
-            assert_eq!(classify(w), k, "{w}");
+            assert_eq!(script_ref(w).is_some(), script, "{w}");
         }
     }
 

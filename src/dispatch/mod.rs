@@ -17,7 +17,7 @@ pub(crate) use builder::{AsyncAsker, Wording};
 pub(crate) use run::wait_idle;
 
 use crate::audit::{AuditLog, Decision, Record};
-use crate::command::{self, Argv0Kind, Target};
+use crate::command::{self, Target};
 use crate::confirm::Confirmer;
 use crate::exec::{self, RunResult};
 use crate::policy::{self, ScriptPolicy};
@@ -296,10 +296,6 @@ impl Dispatcher {
         let request = (self.skills.script_request(&argv))
             .map_err(|e| self.refuse(origin, &argv, Decision::Invalid, e.to_string()))?;
         let args_from = request.args_from();
-        let kind = match request.is_script() {
-            true => Argv0Kind::ScriptRef,
-            false => command::classify(&request.argv[0]),
-        };
         let caller_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let p = Planned {
             argv: request.argv.clone(),
@@ -315,7 +311,7 @@ impl Dispatcher {
             ..Planned::default()
         };
         let args = &p.argv[args_from..];
-        if kind != Argv0Kind::ScriptRef {
+        if !request.is_script() {
             let target = Target::System {
                 program: &p.argv[0],
                 args,

@@ -29,11 +29,7 @@ pub trait Decoder: Send + 'static {
 /// foreign text.
 pub fn parse_json<T: serde::de::DeserializeOwned>(data: &str) -> Result<T, ModelError> {
     serde_json::from_str(data).map_err(|e| {
-        let mut shown: String = data.chars().take(120).collect();
-        if shown.len() < data.len() {
-            shown.push('…');
-        }
-        let shown = crate::command::escape_controls(&shown);
+        let shown = crate::command::escape_controls(&crate::command::cut_chars(data, 121));
         ModelError::Decode(format!("{e} in `{shown}`"))
     })
 }

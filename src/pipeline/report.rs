@@ -153,12 +153,7 @@ fn failure_text(r: &crate::exec::RunResult) -> String {
 fn last_line(stderr: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(stderr);
     let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
-    let mut line = crate::term::sanitize(line).into_owned();
-    if let Some((cut, _)) = line.char_indices().nth(200) {
-        line.truncate(cut);
-        line.push('…');
-    }
-    Some(line)
+    Some(crate::command::cut_chars(&crate::term::sanitize(line), 201))
 }
 
 /// The text a capture hands back: the command's stdout with trailing newlines (`\n` or

@@ -236,8 +236,8 @@ mod tests {
         let rel_path = first
             .split_once("scripts/")
             .map(|(_, r)| format!("scripts/{r}"));
-        let target = match (crate::command::classify(first), &rel_path) {
-            (crate::command::Argv0Kind::ScriptRef, Some(rel_path)) => script(skill, rel_path, args),
+        let target = match (crate::command::script_ref(first), &rel_path) {
+            (Some(_), Some(rel_path)) => script(skill, rel_path, args),
             _ => sys(first, args),
         };
         Ok(decide(policy, &target))

@@ -41,28 +41,47 @@ fn second_column(line: &str, indent: usize, width: usize) -> Option<usize> {
 }
 
 /// What labels a side effect's output (`--show-side-effects`) on the status line above it.
-pub const SIDE_OUTPUT_LABEL: &str = "side effect output:";
+const SIDE_OUTPUT_LABEL: &str = "side effect output:";
 
-/// The gutter before each line of a side effect's output: its own mark (`┆`, ASCII `:`), never
-/// the quote bar (`│`) an answer's block quote gets, so a script's output cannot pass for the
-/// model's words, with colour or without.
-pub fn side_output_gutter(unicode: bool) -> &'static str {
-    if unicode { "  ┆ " } else { "  : " }
-}
+/// A side effect's output (made inert), held for the status line of the report that follows
+/// it, which then says what it is: the one layout of the one-shot chat's and the REPL's.
+#[derive(Debug, Default)]
+pub struct HeldOutput(Option<String>);
 
-/// A line of a side effect's output as rows of at most `width` columns after the gutter (the
-/// gutter itself left out, for the caller to paint): every row gets one, as a row the terminal
-/// wrapped would not.
-pub fn side_output_rows(line: &str, width: usize, unicode: bool) -> Vec<String> {
-    let gutter = side_output_gutter(unicode);
-    wrap_text(&format!("{gutter}{line}"), width)
-        .lines()
-        .map(|row| {
-            row.strip_prefix(gutter)
-                .unwrap_or(row.trim_start())
-                .to_string()
-        })
-        .collect()
+impl HeldOutput {
+    pub fn hold(&mut self, text: &str) {
+        self.0.get_or_insert_default().push_str(text);
+    }
+
+    /// `status`, labelled when output is held, and that output's lines under it in rows of at
+    /// most `width` columns. Each row starts with the output's own gutter (`┆`, ASCII `:`;
+    /// `paint` styles it), never the quote bar (`│`) an answer's block quote gets, so a
+    /// script's output cannot pass for the model's words, with colour or without; every row
+    /// gets one, as a row the terminal wrapped would not.
+    pub fn under(
+        &mut self,
+        status: &str,
+        width: usize,
+        unicode: bool,
+        paint: impl Fn(&str) -> String,
+    ) -> (String, Vec<String>) {
+        let Some(output) = self.0.take() else {
+            return (status.to_string(), Vec::new());
+        };
+        let gutter = if unicode { "  ┆ " } else { "  : " };
+        let painted = paint(gutter);
+        let lines: String = output.lines().map(|l| format!("{gutter}{l}\n")).collect();
+        let rows = (wrap_text(&lines, width).lines())
+            .map(|row| {
+                // A blank line of output is its gutter alone, which wrapping trimmed.
+                let body = row
+                    .strip_prefix(gutter)
+                    .or(row.strip_prefix(gutter.trim_end()));
+                format!("{painted}{}", body.unwrap_or(row.trim_start()))
+            })
+            .collect();
+        (format!("{status} — {SIDE_OUTPUT_LABEL}"), rows)
+    }
 }
 
 #[cfg(test)]
@@ -111,13 +130,20 @@ mod tests {
     }
 
     #[test]
-    fn side_output_has_its_own_gutter() {
-        assert_eq!(side_output_gutter(true), "  ┆ ");
-        assert_eq!(side_output_gutter(false), "  : ");
-        assert!(!side_output_gutter(true).contains('│'));
-        assert_eq!(
-            side_output_rows("no speech engine found anywhere", 20, true),
-            ["no speech engine", "found anywhere"]
-        );
+    fn side_output_has_its_own_gutter_and_labels_its_status_line() {
+        for (unicode, rows) in [
+            (true, ["  ┆ no speech engine", "  ┆ found anywhere", "  ┆ "]),
+            (
+                false,
+                ["  : no speech engine", "  : found anywhere", "  : "],
+            ),
+        ] {
+            let mut held = HeldOutput::default();
+            held.hold("no speech engine ");
+            held.hold("found anywhere\n\n");
+            let (status, got) = held.under("ran x", 20, unicode, str::to_string);
+            assert_eq!(status, "ran x — side effect output:");
+            assert_eq!(got, rows);
+        }
     }
 }

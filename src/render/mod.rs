@@ -25,7 +25,7 @@ mod wrap;
 
 use crate::term::Sanitizer;
 use block::Line;
-pub use chrome::{SIDE_OUTPUT_LABEL, side_output_gutter, side_output_rows, wrap_text};
+pub use chrome::{HeldOutput, wrap_text};
 pub use display::Display;
 use style::{Color, Style};
 use wrap::{Flow, Prefix, Span};

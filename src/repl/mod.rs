@@ -30,7 +30,6 @@ use futures::FutureExt;
 use ink::{Tone, paint};
 use names::ReplNames;
 use resume::{Picked, pick_and_load};
-use screen::Screen;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -38,7 +37,7 @@ use tokio::signal::unix::{Signal, SignalKind};
 use ui::TermUi;
 
 pub(crate) use resume::build_resumed;
-pub use screen::Looks;
+pub use screen::{Looks, Screen};
 
 /// Runs the interactive REPL until the user leaves. `config` is what it was started with,
 /// kept so that `/model` and `/agent` rebuild with the rest unchanged.

@@ -93,8 +93,9 @@ struct State {
     col: usize,
     /// The first bytes of a character the last write cut off (see [`advance_column`]).
     split: Vec<u8>,
-    /// Status lines waiting for the current line of text to end.
-    pending: Vec<String>,
+    /// Status lines (and on a plain screen a side effect's output) waiting for the current
+    /// line of text to end.
+    pending: Vec<Waiting>,
     quit: bool,
     /// The renderer holds back the newline that ends the current line (see
     /// [`crate::render::Display::end_open_line`]).
@@ -112,6 +113,15 @@ struct State {
     buffer: Vec<u8>,
     /// The width the screen was last laid out for (0: not yet known).
     shown_width: usize,
+}
+
+/// What waits for stderr until the answer's line has ended.
+#[derive(Debug)]
+enum Waiting {
+    /// A status line, already styled (its newline is added).
+    Line(String),
+    /// A side effect's output, as it is (a plain screen's, off a terminal).
+    Raw(Vec<u8>),
 }
 
 /// Which of the two streams a write goes to.
@@ -133,6 +143,8 @@ pub struct Screen {
     /// A screen that writes to a buffer at this width instead of the terminal: the tape
     /// replayed after a resize.
     replay_width: Option<usize>,
+    /// One-shot `chat`'s screen (see [`Screen::plain`]).
+    plain: bool,
 }
 
 impl Screen {
@@ -145,6 +157,21 @@ impl Screen {
             looks,
             state: Mutex::new(state),
             tape: looks.stdout_tty.then(Mutex::default),
+            ..Screen::default()
+        })
+    }
+
+    /// One-shot `chat`'s screen: status lines wait for the answer's line as the REPL's do, but
+    /// no spinner and no tape; what it writes is noted and its stderr lines start a line of
+    /// their own, as all output outside the REPL ([`crate::term::line`]).
+    pub fn plain(looks: Looks) -> Arc<Screen> {
+        let looks = Looks {
+            spinner: false,
+            ..looks
+        };
+        Arc::new(Screen {
+            looks,
+            plain: true,
             ..Screen::default()
         })
     }
@@ -234,10 +261,14 @@ impl Screen {
             }
             return;
         }
+        use crate::term::line::{Noted, Stream};
         let _terminal = crate::term::gate::hold();
-        let mut w: Box<dyn Write> = match to {
-            To::Out => Box::new(std::io::stdout().lock()),
-            To::Err => Box::new(std::io::stderr().lock()),
+        let (out, err) = (std::io::stdout(), std::io::stderr());
+        let mut w: Box<dyn Write> = match (to, self.plain) {
+            (To::Out, false) => Box::new(out.lock()),
+            (To::Err, false) => Box::new(err.lock()),
+            (To::Out, true) => Box::new(Noted::new(out.lock(), Stream::Stdout)),
+            (To::Err, true) => Box::new(Noted::new(err.lock(), Stream::Stderr)),
         };
         let _ = w.write_all(bytes).and_then(|()| w.flush());
     }
@@ -413,8 +444,17 @@ impl Screen {
 
     /// A status line (already styled) on stderr; waits for the end of the line if text is open.
     pub fn status(&self, styled: String) {
+        self.after_line(Waiting::Line(styled));
+    }
+
+    /// A side effect's output on stderr as it is, when [`Screen::status`] lines would show.
+    pub fn status_raw(&self, bytes: &[u8]) {
+        self.after_line(Waiting::Raw(bytes.to_vec()));
+    }
+
+    fn after_line(&self, what: Waiting) {
         let mut st = self.lock();
-        st.pending.push(styled);
+        st.pending.push(what);
         if (st.col == 0 && !st.in_block && !st.soft) || !self.looks.stdout_tty {
             self.flush_pending(&mut st);
         }
@@ -425,8 +465,18 @@ impl Screen {
             return;
         }
         self.erase(st);
-        let lines: String = st.pending.drain(..).map(|line| line + "\n").collect();
-        self.put(st, To::Err, lines.as_bytes());
+        for what in std::mem::take(&mut st.pending) {
+            let bytes = match what {
+                // Outside the REPL, on a line of its own (see `crate::term::line`).
+                Waiting::Line(line) if self.plain => {
+                    crate::term::line::status(&line);
+                    continue;
+                }
+                Waiting::Line(line) => (line + "\n").into_bytes(),
+                Waiting::Raw(bytes) => bytes,
+            };
+            self.put(st, To::Err, &bytes);
+        }
     }
 
     /// Ends the answer: a final newline if the text did not end with one, then any status lines
@@ -453,13 +503,15 @@ impl Screen {
 
     /// Ends the answer's open row where its text stopped (a capture or tool runs there), so
     /// that status lines come at this point; the answer goes on from a fresh row (see
-    /// [`Screen::take_paid`]). Inside a code block the block's own lines decide.
-    pub fn end_row(&self) {
+    /// [`Screen::take_paid`]), if `ends` says so when asked (text shown as written may go on
+    /// in its row, the status lines waiting for its end). Inside a code block the block's own
+    /// lines decide.
+    pub fn end_row(&self, ends: impl FnOnce() -> bool) {
         let mut st = self.lock();
         if st.in_block {
             return;
         }
-        if st.col != 0 && self.looks.stdout_tty {
+        if st.col != 0 && self.looks.stdout_tty && ends() {
             self.erase(&mut st);
             self.break_row(&mut st);
         }

@@ -253,11 +253,7 @@ impl SessionFile {
             .map(|e| e.text.as_str())
             .unwrap_or("");
         let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if line.chars().count() > 60 {
-            format!("{}…", line.chars().take(59).collect::<String>())
-        } else {
-            line
-        }
+        crate::command::cut_chars(&line, 60)
     }
 }
 

@@ -17,7 +17,7 @@ pub struct TermUi {
     /// The screen ended the answer's line: the newline the display writes for it is dropped.
     skip_newline: bool,
     /// A side effect's output, shown under the report that follows it.
-    side_output: Option<String>,
+    side_output: crate::render::HeldOutput,
     /// The UI of an answer under way: a redraw after a resize goes on from the replayed
     /// answer's renderer.
     answering: bool,
@@ -29,7 +29,7 @@ impl TermUi {
             screen,
             display: Display::Exact,
             skip_newline: false,
-            side_output: None,
+            side_output: Default::default(),
             answering: false,
         }
     }
@@ -59,7 +59,7 @@ impl TermUi {
     fn end_row(&mut self) {
         self.flush_display();
         self.end_open_line();
-        self.screen.end_row();
+        self.screen.end_row(|| true);
     }
 
     /// Writes rendered text, without the newline of a line the screen already ended.
@@ -107,20 +107,13 @@ impl TermUi {
         });
         self.end_open_line();
         let (color, width) = (self.looks().color_err, self.screen.err_width());
-        let output = self.side_output.take();
-        let label = output.as_ref().map(|_| crate::render::SIDE_OUTPUT_LABEL);
-        let text = label.map_or(text.to_string(), |label| format!("{text} — {label}"));
-        for line in status_lines(&text, fine, color, width) {
+        let gutter = |g: &str| paint(g, Tone::Output, color);
+        let (text, output) = (self.side_output).under(text, width, self.looks().unicode, gutter);
+        for line in status_lines(&text, fine, color, width)
+            .into_iter()
+            .chain(output)
+        {
             self.screen.status(line);
-        }
-        let Some(output) = output else { return };
-        let gutter = crate::render::side_output_gutter(self.looks().unicode);
-        let gutter = paint(gutter, Tone::Output, color);
-        for line in output.lines() {
-            // Every row keeps the gutter: a row the terminal wrapped would lose it.
-            for row in crate::render::side_output_rows(line, width, self.looks().unicode) {
-                self.screen.status(format!("{gutter}{row}"));
-            }
         }
     }
 
@@ -317,10 +310,6 @@ impl TermUi {
         let out = self.display.release(self.screen.out_width());
         self.show(out);
     }
-
-    fn hold_side_output(&mut self, text: String) {
-        self.side_output.get_or_insert_default().push_str(&text);
-    }
 }
 
 /// `entries` replayed through the REPL's UI into a buffer `width` columns wide: the screen that
@@ -344,7 +333,7 @@ fn replay(looks: Looks, entries: Vec<Entry>, width: usize) -> (Arc<Screen>, Opti
             Entry::EndRow => ui.end_row(),
             Entry::EndRender => ui.end_render(),
             Entry::Status { text, fine } => ui.status_lines(&text, fine),
-            Entry::SideOutput(text) => ui.hold_side_output(text),
+            Entry::SideOutput(text) => ui.side_output.hold(&text),
             Entry::EndAnswer => ui.end_answer(),
             Entry::Line { text, tone } => ui.line_err(&text, tone),
             Entry::Print { text, tone } => ui.print_in(&text, tone),
@@ -413,8 +402,8 @@ impl Ui for TermUi {
     /// what it is.
     fn side_output(&mut self, output: &[u8]) {
         let text = sanitize_bytes(output);
-        self.screen.record(Entry::SideOutput(text.clone()));
-        self.hold_side_output(text);
+        self.side_output.hold(&text);
+        self.screen.record(Entry::SideOutput(text));
     }
 
     fn flush(&mut self) {

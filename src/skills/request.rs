@@ -7,7 +7,7 @@
 use super::invocation::Invocation;
 use super::resolve::ResolvedScript;
 use super::{ResolveError, SkillSet};
-use crate::command::{self, Argv0Kind};
+use crate::command;
 
 /// An argv read for the skill script it runs.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ impl ScriptRequest {
             || self
                 .argv
                 .first()
-                .is_some_and(|w| command::classify(w) == Argv0Kind::ScriptRef)
+                .is_some_and(|w| command::script_ref(w).is_some())
     }
 
     /// Where the script's own arguments start (1 when the script is the first word).

@@ -612,11 +612,6 @@ mod tests {
         ] {
             assert_eq!(read(written), want, "{written}");
         }
-        // The policy reads it the same way: a script of that skill.
-        assert_eq!(
-            crate::command::classify("say:scripts/say.sh"),
-            crate::command::Argv0Kind::ScriptRef
-        );
     }
 
     #[test]
