@@ -572,7 +572,7 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "duration_ms": r.duration.as_millis() as u64,
         "truncated": {"stdout": r.truncated_stdout, "stderr": r.truncated_stderr},
         "script_path": ran.script_path,
-        "hint": r.hint,
+        "hint": r.advice.as_ref().map(|a| &a.hint),
         "advice": r.advice,
         "cut": ran.cut,
         "memory": r.memory,

@@ -95,6 +95,7 @@ impl Dispatcher {
                 Some(s) => format!("skill `{s}`, script `{}`", p.argv[0]),
                 None => format!("command `{}`", p.argv[0]),
             }),
+            settings: self.wording.setting,
         }
     }
 
@@ -164,9 +165,6 @@ impl Dispatcher {
             rec.reason = Some("timed out".into());
         }
         self.audit.write_or_warn(&rec);
-        result.warnings = (result.warned.iter())
-            .map(|w| w.word(self.wording.setting))
-            .collect();
         result.facts.elsewhere = elsewhere.map(|arg| command::escape_controls(&arg));
         result.facts.caller = p.ran_elsewhere().then(|| p.caller_dir.clone());
         if result.timed_out {
@@ -176,12 +174,8 @@ impl Dispatcher {
             });
         }
         // The advice in this dispatcher's wording, from the run's facts.
-        if !result.success()
-            && let Some(said) = (self.wording.advise)(&result)
-        {
-            result.advice = Some(said.advice);
-            result.hint = Some(said.hint);
-            result.model_hint = Some(said.for_model);
+        if !result.success() {
+            result.advice = (self.wording.advise)(&result);
         }
         Outcome::Ran(Ran {
             result,

@@ -65,7 +65,8 @@ pub struct RunFacts {
     pub home: Option<PathBuf>,
 }
 
-/// The typed advice a front end's advisor gives after a failed run (`run --json`'s `advice`).
+/// What a front end's advisor says after a failed run: typed (`run --json`'s `advice`), and
+/// worded once by the advisor, for its user and for the model.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Advice {
     /// What it ran into (`limit`, `hidden`, `writes`, `network`, `timeout` …).
@@ -74,16 +75,11 @@ pub struct Advice {
     pub setting: Option<&'static str>,
     /// The path it concerns, if one.
     pub path: Option<PathBuf>,
-}
-
-/// What an advisor says after a failed run: typed, for its user, and for the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Advised {
-    /// Typed (`run --json`'s `advice`).
-    pub advice: Advice,
-    /// For the reader of this front end (policy keys, or flags).
+    /// For the reader of this front end (policy keys, or flags): `run --json`'s `hint`.
+    #[serde(skip)]
     pub hint: String,
     /// For the model: the user's settings by name, no flags.
+    #[serde(skip)]
     pub for_model: String,
 }
 
