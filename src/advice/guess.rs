@@ -130,12 +130,7 @@ pub fn explain(r: &RunResult) -> Option<Hint> {
             path: Some(path.clone()),
         });
     }
-    // Some scripts print their errors on stdout: its end is read too.
-    let mut said = String::from_utf8_lossy(&r.stderr).into_owned();
-    said.push('\n');
-    said.push_str(&String::from_utf8_lossy(
-        &r.stdout[r.stdout.len().saturating_sub(2048)..],
-    ));
+    let said = r.said();
     let lower = said.to_lowercase();
     let clues: Vec<Clue> = (KEYWORDS.iter())
         .filter(|(k, _)| lower.contains(k))

@@ -411,7 +411,7 @@ impl Dispatcher {
     fn run_record(&self, origin: Origin, p: &Planned, d: Decision, phase: &'static str) -> Record {
         let (argv, skill, input) = (&p.argv, p.skill.clone(), p.stdin.as_deref());
         let mut rec = self.record(origin, d, argv, skill, input);
-        rec.phase = Some(phase);
+        rec.end.phase = Some(phase);
         rec
     }
 
@@ -454,7 +454,7 @@ impl Dispatcher {
         reason: String,
     ) -> Outcome {
         let mut rec = self.record(origin, Decision::Denied, argv, None, None);
-        rec.limit = Some(key);
+        rec.end.limit = Some(key);
         self.refused(rec, reason, None)
     }
 
@@ -470,7 +470,7 @@ impl Dispatcher {
         skill: Option<String>,
         stdin: Option<&[u8]>,
     ) -> Record {
-        let mut rec = Record::new(origin.as_str(), decision, argv).with_stdin(stdin);
+        let mut rec = Record::new(origin.as_str(), decision, argv, stdin);
         rec.agent = self.agent.clone();
         rec.skill = skill;
         // `sandbox` says what was in force, so only a run sets it.
@@ -492,7 +492,7 @@ impl Dispatcher {
 
     /// `rec` audited with `reason`, and the outcome that says it.
     fn refused(&self, mut rec: Record, reason: String, denied: Option<policy::Denied>) -> Outcome {
-        rec.reason = Some(reason.clone());
+        rec.end.reason = Some(reason.clone());
         self.audit.write_or_warn(&rec);
         Outcome::Blocked {
             decision: rec.decision,

@@ -142,6 +142,17 @@ impl RunResult {
     pub fn success(&self) -> bool {
         self.exit_code == 0 && self.signal.is_none() && !self.timed_out
     }
+
+    /// What it said: its stderr, then the end of its stdout (some scripts print their errors
+    /// there).
+    pub fn said(&self) -> String {
+        let tail = &self.stdout[self.stdout.len().saturating_sub(2048)..];
+        let (err, out) = (
+            String::from_utf8_lossy(&self.stderr),
+            String::from_utf8_lossy(tail),
+        );
+        format!("{err}\n{out}")
+    }
 }
 
 /// How a run's memory was bounded (`max_memory_mb`), and whether it ran into the bound.
@@ -551,12 +562,8 @@ fn finish(
     // A path its messages name that exists, but not in its view: a fact, read after a failure.
     let view = &setup.view;
     if !r.success() && enforced.mounts && !view.is_empty() {
-        let mut said = r.stderr.clone();
-        said.push(b'\n');
-        said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
         let own = [Path::new("/dev"), Path::new("/proc"), tmp_path.as_path()];
-        r.facts.outside_view =
-            sandbox::view::named_outside(&String::from_utf8_lossy(&said), view, &own, &spec.cwd);
+        r.facts.outside_view = sandbox::view::named_outside(&r.said(), view, &own, &spec.cwd);
     }
     Ok(r)
 }
