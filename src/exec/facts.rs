@@ -47,16 +47,8 @@ pub struct RunFacts {
     /// The folder it ran in, when that is outside every writable path while the user's own
     /// folder is inside one.
     pub ran_elsewhere: Option<PathBuf>,
-    /// The limits in force.
-    pub limits: Limits,
-    /// Paths hidden from it (only when they were hidden).
-    pub hidden: Vec<PathBuf>,
-    /// The writable paths granted besides `$TMPDIR`.
-    pub writable: Vec<PathBuf>,
-    /// Places scripts are never offered to write, each with what it is.
-    pub protected: Vec<(PathBuf, String)>,
-    /// Some Unix sockets are named (`allowed_sockets`).
-    pub sockets_named: bool,
+    /// The sandbox it asked for (what of it was in force: `RunResult::enforced`).
+    pub sandbox: crate::sandbox::SandboxSpec,
     /// Variables that point Python at packages, set here but not passed to it.
     pub dropped: Vec<&'static str>,
     /// The folder of the skill whose script ran (`SKILL_BASE_DIR`), if it was one.

@@ -570,10 +570,6 @@ fn finish(
 
 /// Step (of [`finish`]): what skillpipe knows of a run for certain, for the advice after it.
 fn run_facts(spec: &RunSpec, r: &RunResult, enforced: Enforced, refused: Vec<PathBuf>) -> RunFacts {
-    let hidden: &[PathBuf] = match enforced.mounts {
-        true => &spec.sandbox.hide,
-        false => &[],
-    };
     // Outside every writable path while the user's own folder is in one: a relative path
     // meant for the user's folder wrote into the folder the command ran in.
     let writable = &spec.sandbox.writable;
@@ -595,11 +591,7 @@ fn run_facts(spec: &RunSpec, r: &RunResult, enforced: Enforced, refused: Vec<Pat
             }),
         cwd: spec.cwd.clone(),
         ran_elsewhere,
-        limits,
-        hidden: hidden.to_vec(),
-        writable: writable.clone(),
-        protected: spec.sandbox.protected.clone(),
-        sockets_named: !spec.sandbox.sockets.is_empty(),
+        sandbox: spec.sandbox.clone(),
         refused_sockets: refused,
         dropped: facts::dropped(&spec.env, |v| std::env::var_os(v)),
         home: std::env::var_os("HOME").map(PathBuf::from),
