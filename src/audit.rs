@@ -41,6 +41,14 @@ pub(crate) struct Record {
     pub kind: &'static str,
     /// What was decided.
     pub decision: Decision,
+    /// How it ended.
+    #[serde(flatten)]
+    pub end: End,
+}
+
+/// How a decision ended: all empty on a refusal but its reason (and bound); set by a run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub(crate) struct End {
     /// Why it was refused, or a note about the run (timed out, cancelled).
     pub reason: Option<String>,
     /// For a refusal at a per-answer bound: the policy key of the bound
@@ -78,39 +86,26 @@ pub(crate) struct Record {
 }
 
 impl Record {
-    /// A record stamped now; the caller fills in the rest.
-    pub fn new(kind: &'static str, decision: Decision, argv: &[String]) -> Record {
+    /// A record stamped now, of `argv` and its `stdin` input (JSON), each cut to
+    /// [`MAX_ARG_CHARS`]; the caller fills in the rest.
+    pub fn new(
+        kind: &'static str,
+        decision: Decision,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+    ) -> Record {
         Record {
             ts: timestamp(SystemTime::now()),
             agent: None,
             skill: None,
             argv: argv.iter().map(|a| cut_chars(a, MAX_ARG_CHARS)).collect(),
             argv_cut: cuts(argv),
-            stdin: None,
-            stdin_cut: None,
+            stdin: stdin.map(|b| cut_chars(&String::from_utf8_lossy(b), MAX_ARG_CHARS)),
+            stdin_cut: stdin.and_then(|b| Cut::of(None, b)),
             kind,
             decision,
-            reason: None,
-            limit: None,
-            exit_code: None,
-            signal: None,
-            duration_ms: None,
-            bytes_out: None,
-            bytes_err: None,
-            truncated: false,
-            sandbox: None,
-            oom_killed: false,
-            phase: None,
-            changes: Vec::new(),
-            changes_bound_hit: false,
+            end: End::default(),
         }
-    }
-
-    /// Records the stdin input (JSON), cut to the same length as an argument.
-    pub fn with_stdin(mut self, stdin: Option<&[u8]>) -> Record {
-        self.stdin = stdin.map(|b| cut_chars(&String::from_utf8_lossy(b), MAX_ARG_CHARS));
-        self.stdin_cut = stdin.and_then(|b| Cut::of(None, b));
-        self
     }
 }
 
@@ -367,6 +362,7 @@ mod tests {
             "capture",
             Decision::Ran,
             &["x".repeat(300), "é".repeat(256), "y".repeat(257)],
+            None,
         );
         assert_eq!(r.argv[0], format!("{}…", "x".repeat(255)));
         assert_eq!(r.argv[1], "é".repeat(256), "exactly at the limit: kept");
@@ -387,8 +383,8 @@ mod tests {
         let path = dir.path().join("sub/audit.jsonl");
         let log = AuditLog::new(Some(path.clone()));
         for i in 0..3 {
-            let mut r = Record::new("side_effect", Decision::Denied, &[format!("cmd{i}")]);
-            r.reason = Some("not allowed".into());
+            let mut r = Record::new("side_effect", Decision::Denied, &[format!("cmd{i}")], None);
+            r.end.reason = Some("not allowed".into());
             log.write(&r).unwrap();
         }
         let text = std::fs::read_to_string(&path).unwrap();
@@ -411,7 +407,7 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&path), 0o600);
         assert_eq!(mode(&dir.path().join("state")), 0o700);
-        let r = Record::new("run", Decision::Ran, &["x".to_string()]);
+        let r = Record::new("run", Decision::Ran, &["x".to_string()], None);
         log.write(&r).unwrap();
         // Its folder renamed, and a stand-in put where it was.
         std::fs::rename(dir.path().join("state"), dir.path().join("moved")).unwrap();

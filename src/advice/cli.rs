@@ -114,8 +114,8 @@ fn setting(s: &Setting) -> String {
 }
 
 /// The advice after a failed run, with the flags that lift it.
-fn advise(r: &crate::exec::RunResult) -> Option<crate::exec::Advised> {
-    super::advised(r, super::Audience::Cli)
+fn advise(r: &crate::exec::RunResult) -> Option<crate::exec::Advice> {
+    Some(super::explain(r)?.advice(super::Audience::Cli))
 }
 
 #[cfg(test)]

@@ -126,41 +126,38 @@ pub fn explain(r: &RunResult) -> Option<Hint> {
     if let Some(path) = f.refused_sockets.first() {
         return Some(Hint::Sockets {
             network_off: e.network,
-            named: f.sockets_named,
+            named: !f.sandbox.sockets.is_empty(),
             path: Some(path.clone()),
         });
     }
-    // Some scripts print their errors on stdout: its end is read too.
-    let mut said = String::from_utf8_lossy(&r.stderr).into_owned();
-    said.push('\n');
-    said.push_str(&String::from_utf8_lossy(
-        &r.stdout[r.stdout.len().saturating_sub(2048)..],
-    ));
+    let said = r.said();
     let lower = said.to_lowercase();
     let clues: Vec<Clue> = (KEYWORDS.iter())
         .filter(|(k, _)| lower.contains(k))
         .map(|(_, c)| *c)
         .collect();
     let has = |c: Clue| clues.contains(&c);
+    // Paths hidden from it (only when they were).
+    let hidden: &[PathBuf] = if e.mounts { &f.sandbox.hide } else { &[] };
     if has(Clue::NoModule) {
-        return missing_module(&said, f);
+        return missing_module(&said, f, hidden);
     }
     let limit = |key, value: Option<u64>| value.map(|_| Hint::Limit { key, value });
     if e.mounts && has(Clue::NoSpace) {
         return Some(Hint::Limit {
             key: "max_tmp_mb",
-            value: f.limits.tmp_mb,
+            value: f.sandbox.limits.tmp_mb,
         });
     }
     if e.limits
         && has(Clue::NoProcess)
-        && let Some(h) = limit("max_processes", f.limits.processes)
+        && let Some(h) = limit("max_processes", f.sandbox.limits.processes)
     {
         return Some(h);
     }
     if e.limits
         && has(Clue::NoMemory)
-        && let Some(h) = limit("max_memory_mb", f.limits.memory_mb)
+        && let Some(h) = limit("max_memory_mb", f.sandbox.limits.memory_mb)
     {
         return Some(h);
     }
@@ -173,7 +170,7 @@ pub fn explain(r: &RunResult) -> Option<Hint> {
         })
         .flat_map(named_in)
         .collect();
-    if let Some(h) = hidden_named(f, &said) {
+    if let Some(h) = hidden_named(f, hidden, &said) {
         return Some(h);
     }
     if sandboxed && has(Clue::NotPermitted) && has(Clue::Namespace) {
@@ -219,10 +216,8 @@ fn refusal(r: &RunResult, paths: &[String], read_only: bool, socket: bool) -> Op
     let abs = |p: &String| crate::sandbox::fold(&f.cwd.join(p));
     let esc = |p: &String| crate::command::escape_controls(p);
     let relative = paths.iter().any(|p| !p.starts_with('/'));
-    let ran_in_protected = f
-        .protected
-        .iter()
-        .any(|(place, _)| f.cwd.starts_with(place));
+    let places = &f.sandbox.protected;
+    let ran_in_protected = places.iter().any(|(place, _)| f.cwd.starts_with(place));
     let meant_caller = (f.ran_elsewhere.is_some() || ran_in_protected) && relative;
     if let Some(p) = paths.iter().find(|p| abs(p).starts_with("/proc")) {
         return Some(Hint::Denied {
@@ -232,7 +227,7 @@ fn refusal(r: &RunResult, paths: &[String], read_only: bool, socket: bool) -> Op
     }
     let sockets = Hint::Sockets {
         network_off: e.network,
-        named: f.sockets_named,
+        named: !f.sandbox.sockets.is_empty(),
         path: None,
     };
     if socket && paths.is_empty() && !read_only {
@@ -240,7 +235,7 @@ fn refusal(r: &RunResult, paths: &[String], read_only: bool, socket: bool) -> Op
     }
     let protected = paths.iter().find_map(|p| {
         let a = abs(p);
-        let place = f.protected.iter().find(|(place, _)| a.starts_with(place));
+        let place = places.iter().find(|(place, _)| a.starts_with(place));
         place.map(|(_, why)| (p, why))
     });
     if let Some((p, why)) = protected
@@ -272,14 +267,14 @@ fn refusal(r: &RunResult, paths: &[String], read_only: bool, socket: bool) -> Op
         // Not readable outside the sandbox either: the file's own permissions.
         let unreadable = std::fs::File::open(abs(p))
             .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
-        let inside = f.writable.iter().any(|w| abs(p).starts_with(w));
+        let inside = f.sandbox.writable.iter().any(|w| abs(p).starts_with(w));
         if !read_only && (inside && e.mounts || unreadable) {
             return Some(Hint::OwnPermissions { path: esc(p) });
         }
     }
     if e.filesystem && (read_only || first.is_some()) {
         return Some(Hint::Writes {
-            writable: f.writable.clone(),
+            writable: f.sandbox.writable.clone(),
             ran_in: f.ran_elsewhere.clone().filter(|_| relative),
         });
     }
@@ -291,7 +286,7 @@ fn refusal(r: &RunResult, paths: &[String], read_only: bool, socket: bool) -> Op
 
 /// A missing Python module: its top package, and what of skillpipe's making may keep an
 /// installed one out of reach. `None` for the skill's own package (on the run's `PYTHONPATH`).
-fn missing_module(said: &str, f: &crate::exec::RunFacts) -> Option<Hint> {
+fn missing_module(said: &str, f: &crate::exec::RunFacts, hidden: &[PathBuf]) -> Option<Hint> {
     let at = said.to_lowercase().rfind("no module named")? + "no module named".len();
     let name: String = said[at..]
         .trim_start()
@@ -307,7 +302,7 @@ fn missing_module(said: &str, f: &crate::exec::RunFacts) -> Option<Hint> {
     let site = f.home.as_ref().map(|h| h.join(".local/lib"));
     let hidden = site.and_then(|s| {
         let over = |p: &&PathBuf| s.starts_with(p) || p.starts_with(&s);
-        f.hidden.iter().find(over).cloned()
+        hidden.iter().find(over).cloned()
     });
     Some(Hint::MissingModule {
         module: crate::command::escape_controls(&name),
@@ -343,7 +338,7 @@ fn bundles(dir: &Path, top: &str) -> bool {
 /// The outermost hidden path the messages name, absolute or relative to where it ran. A
 /// relative name that more than one hidden path ends with (it may have changed folder) is
 /// given as it was named: which one is not known.
-fn hidden_named(f: &crate::exec::RunFacts, said: &str) -> Option<Hint> {
+fn hidden_named(f: &crate::exec::RunFacts, hidden: &[PathBuf], said: &str) -> Option<Hint> {
     let relative = |p: &PathBuf| {
         let rel = p.strip_prefix(&f.cwd).ok()?.to_string_lossy().into_owned();
         let starts = said.match_indices(rel.as_str()).any(|(i, _)| {
@@ -353,14 +348,12 @@ fn hidden_named(f: &crate::exec::RunFacts, said: &str) -> Option<Hint> {
         (starts && names(said, &rel)).then_some(rel)
     };
     let named = |p: &&PathBuf| names(said, &p.to_string_lossy()) || relative(p).is_some();
-    let path = f
-        .hidden
-        .iter()
+    let path = (hidden.iter())
         .filter(named)
         .min_by_key(|p| p.as_os_str().len())?;
     if !names(said, &path.to_string_lossy())
         && let Some(rel) = relative(path)
-        && f.hidden.iter().filter(|h| h.ends_with(&rel)).count() > 1
+        && hidden.iter().filter(|h| h.ends_with(&rel)).count() > 1
     {
         return Some(Hint::Hidden { path: rel.into() });
     }
@@ -440,6 +433,7 @@ fn local_address(said: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::exec::{RunFacts, Stopped};
+    use crate::sandbox::SandboxSpec;
 
     fn failed(stderr: &str, enforced: Enforced, facts: RunFacts) -> RunResult {
         RunResult {
@@ -505,9 +499,12 @@ mod tests {
     fn paths_are_looked_up_not_read() {
         let facts = || RunFacts {
             cwd: "/p".into(),
-            hidden: vec!["/h/.aws".into()],
-            writable: vec!["/p/out".into()],
-            protected: vec![("/home/u/.bashrc".into(), "a shell start-up file".into())],
+            sandbox: SandboxSpec {
+                hide: vec!["/h/.aws".into()],
+                writable: vec!["/p/out".into()],
+                protected: vec![("/home/u/.bashrc".into(), "a shell start-up file".into())],
+                ..SandboxSpec::default()
+            },
             ..RunFacts::default()
         };
         for (said, kind) in [
@@ -539,7 +536,7 @@ mod tests {
         let mut facts = RunFacts::default();
         let r = failed("MemoryError", all(), facts.clone());
         assert_eq!(explain(&r), None);
-        facts.limits.memory_mb = Some(64);
+        facts.sandbox.limits.memory_mb = Some(64);
         let r = failed("MemoryError", all(), facts);
         assert!(matches!(
             explain(&r),
@@ -563,12 +560,15 @@ mod tests {
     fn a_missing_module_names_its_top_package() {
         let facts = RunFacts {
             home: Some("/home/u".into()),
-            hidden: vec!["/home/u/.local".into()],
+            sandbox: SandboxSpec {
+                hide: vec!["/home/u/.local".into()],
+                ..SandboxSpec::default()
+            },
             ..RunFacts::default()
         };
         let r = failed(
             "ModuleNotFoundError: No module named 'google.protobuf'",
-            Enforced::default(),
+            all(),
             facts,
         );
         let Some(Hint::MissingModule { module, hidden, .. }) = explain(&r) else {

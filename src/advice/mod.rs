@@ -14,18 +14,8 @@ pub use words::{Audience, setting};
 
 /// The advice after a failed run in policy keys: for a library's dispatcher
 /// (`DispatcherBuilder::advise`).
-pub fn for_library(r: &crate::exec::RunResult) -> Option<crate::exec::Advised> {
-    advised(r, Audience::Library)
-}
-
-/// The advice after a failed run, for the user in `to`'s terms and for the model.
-pub(crate) fn advised(r: &crate::exec::RunResult, to: Audience) -> Option<crate::exec::Advised> {
-    let h = explain(r)?;
-    Some(crate::exec::Advised {
-        advice: h.advice(),
-        hint: h.word(to),
-        for_model: h.word(Audience::Model),
-    })
+pub fn for_library(r: &crate::exec::RunResult) -> Option<crate::exec::Advice> {
+    Some(explain(r)?.advice(Audience::Library))
 }
 
 #[cfg(test)]
@@ -48,15 +38,19 @@ mod audiences {
         };
         let lib = super::for_library(&r).unwrap();
         assert_eq!(
-            (lib.advice.kind, lib.advice.setting),
+            (lib.kind, lib.setting),
             ("timeout", Some("timeout_seconds"))
         );
         assert!(
             !lib.hint.contains("--") && !lib.for_model.contains("--"),
             "{lib:?}"
         );
-        let cli = super::advised(&r, super::Audience::Cli).unwrap();
-        assert_eq!(cli.advice, lib.advice);
+        let cli = super::explain(&r).unwrap().advice(super::Audience::Cli);
+        assert_eq!(
+            (cli.kind, cli.setting, cli.path),
+            (lib.kind, lib.setting, lib.path)
+        );
+        assert_eq!(cli.for_model, lib.for_model);
         assert!(cli.hint.contains("--timeout SECS"), "{}", cli.hint);
     }
 }

@@ -86,12 +86,14 @@ impl Hint {
         }
     }
 
-    /// Typed, for `run --json`.
-    pub fn advice(&self) -> Advice {
+    /// Typed, with its sentence for `to` and for the model.
+    pub fn advice(&self, to: Audience) -> Advice {
         Advice {
             kind: self.kind(),
             setting: self.key(),
             path: self.path().map(Path::to_path_buf),
+            hint: self.word(to),
+            for_model: self.word(Audience::Model),
         }
     }
 
@@ -298,7 +300,7 @@ mod tests {
             !model.contains("--") && model.contains("allow_read"),
             "{model}"
         );
-        assert_eq!(h.advice().setting, Some("allow_read"));
+        assert_eq!(h.advice(Audience::Cli).setting, Some("allow_read"));
         let t = Hint::Timeout {
             after: std::time::Duration::from_secs(5),
             network_off: true,

@@ -40,8 +40,8 @@ pub fn capture_message(outcome: &Outcome, max_bytes: usize, written: &str) -> St
                 msg = join(&msg, &labelled("Error:", &err));
             }
             // The advisor's word on what the run hit, in the model's terms (no flags).
-            if let Some(hint) = r.model_hint.as_ref().or(r.hint.as_ref()) {
-                msg = join(&msg, &path_free(hint, written));
+            if let Some(advice) = &r.advice {
+                msg = join(&msg, &path_free(&advice.for_model, written));
             }
             let next =
                 format!("{CONTINUE} Fix the command and try once more, or explain the problem.");
@@ -399,8 +399,15 @@ mod tests {
     fn a_sandbox_hint_follows_the_error() {
         let mut o = ran_with("", "Permission denied", 1);
         if let Outcome::Ran(r) = &mut o {
-            r.result.hint =
-                Some("sandbox: writes to /home/ann/x/y are denied; allow with --writable".into());
+            r.result.advice = Some(crate::exec::Advice {
+                kind: "writes",
+                setting: Some("writable_paths"),
+                path: None,
+                hint: "allow with --writable".into(),
+                for_model: "sandbox: writes to /home/ann/x/y are denied; allow with the user's \
+                            writable_paths setting"
+                    .into(),
+            });
         }
         let m = capture_message(&o, 100, "");
         assert!(

@@ -187,8 +187,8 @@ fn print_outcome(args: &RunArgs, outcome: Outcome) -> anyhow::Result<i32> {
                 out.flush()?;
                 let tty_err = std::io::stderr().is_terminal();
                 line::stderr_raw(&for_terminal(&r.stderr, tty_err));
-                if let Some(h) = &r.hint {
-                    line::status(&format!("skillpipe: {}", sanitize(h)));
+                if let Some(a) = &r.advice {
+                    line::status(&format!("skillpipe: {}", sanitize(&a.hint)));
                 }
             }
             Ok(exit_code_of(r))

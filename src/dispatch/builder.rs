@@ -27,7 +27,7 @@ pub(crate) type AsyncAsker = dyn for<'a> Fn(&'a Prompt<'a>) -> AskFuture<'a> + S
 
 /// Advice after a failed run, typed and worded, from its result (see
 /// [`DispatcherBuilder::advise`]).
-pub type Advisor = fn(&crate::exec::RunResult) -> Option<crate::exec::Advised>;
+pub type Advisor = fn(&crate::exec::RunResult) -> Option<crate::exec::Advice>;
 
 /// How a dispatcher words the refusals it reports (the outcome, hence the report, the audit
 /// line and what the model is told). The library's is each reason's `Display`, in the
@@ -40,10 +40,10 @@ pub(crate) struct Wording {
     pub(crate) ask: fn(&AskError) -> String,
     /// A command that could not be started (e.g. the sandbox cannot be set up).
     pub(crate) exec: fn(&ExecError) -> String,
-    /// What a failed run likely ran into, typed and worded (`RunResult::advice` and `hint`),
-    /// from its facts: the front end's advisor (`crate::advice`); the core has none.
+    /// What a failed run likely ran into, typed and worded (`RunResult::advice`), from its
+    /// facts: the front end's advisor (`crate::advice`); the core has none.
     pub(crate) advise: Advisor,
-    /// A setting a sandbox message names (`RunResult::warnings`, `ExecError::Sandbox`).
+    /// A setting a sandbox message names (`RunSpec::settings`, `ExecError::Sandbox`).
     pub(crate) setting: fn(&crate::sandbox::Setting) -> String,
     /// An audit log that cannot be written, when `audit = "required"` refuses the run.
     pub(crate) audit: fn(&crate::audit::AuditError) -> String,
@@ -197,7 +197,7 @@ impl DispatcherBuilder {
         self
     }
 
-    /// What a failed run is told (`RunResult::advice` and `hint`), from its facts: none
+    /// What a failed run is told (`RunResult::advice`), from its facts: none
     /// unless given, e.g. `skillpipe::advice::for_library`.
     pub fn advise(mut self, advise: Advisor) -> Self {
         self.wording.advise = advise;

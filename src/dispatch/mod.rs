@@ -406,7 +406,7 @@ impl Dispatcher {
     fn run_record(&self, origin: Origin, p: &Planned, d: Decision, phase: &'static str) -> Record {
         let (argv, skill, input) = (&p.argv, p.skill.clone(), p.stdin.as_deref());
         let mut rec = self.record(origin, d, argv, skill, input);
-        rec.phase = Some(phase);
+        rec.end.phase = Some(phase);
         rec
     }
 
@@ -449,7 +449,7 @@ impl Dispatcher {
         reason: String,
     ) -> Outcome {
         let mut rec = self.record(origin, Decision::Denied, argv, None, None);
-        rec.limit = Some(key);
+        rec.end.limit = Some(key);
         self.refused(rec, reason, None)
     }
 
@@ -465,7 +465,7 @@ impl Dispatcher {
         skill: Option<String>,
         stdin: Option<&[u8]>,
     ) -> Record {
-        let mut rec = Record::new(origin.as_str(), decision, argv).with_stdin(stdin);
+        let mut rec = Record::new(origin.as_str(), decision, argv, stdin);
         rec.agent = self.agent.clone();
         rec.skill = skill;
         // `sandbox` says what was in force, so only a run sets it.
@@ -487,7 +487,7 @@ impl Dispatcher {
 
     /// `rec` audited with `reason`, and the outcome that says it.
     fn refused(&self, mut rec: Record, reason: String, denied: Option<policy::Denied>) -> Outcome {
-        rec.reason = Some(reason.clone());
+        rec.end.reason = Some(reason.clone());
         self.audit.write_or_warn(&rec);
         Outcome::Blocked {
             decision: rec.decision,
@@ -567,7 +567,7 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "duration_ms": r.duration.as_millis() as u64,
         "truncated": {"stdout": r.truncated_stdout, "stderr": r.truncated_stderr},
         "script_path": ran.script_path,
-        "hint": r.hint,
+        "hint": r.advice.as_ref().map(|a| &a.hint),
         "advice": r.advice,
         "cut": ran.cut,
         "memory": r.memory,

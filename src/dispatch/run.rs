@@ -95,6 +95,7 @@ impl Dispatcher {
                 Some(s) => format!("skill `{s}`, script `{}`", p.argv[0]),
                 None => format!("command `{}`", p.argv[0]),
             }),
+            settings: self.wording.setting,
         }
     }
 
@@ -109,7 +110,7 @@ impl Dispatcher {
             .then(|| relative_arg_elsewhere(&p.args, &p.cwd, &p.caller_dir))
             .flatten();
         let mut cancelled = self.run_record(origin, &p, Decision::Ran, "completed");
-        cancelled.reason = Some("cancelled".into());
+        cancelled.end.reason = Some("cancelled".into());
         let mut running = Running::enter(&self.audit, cancelled);
         let started = self.run_record(origin, &p, Decision::Ran, "started");
         self.audit.write_or_warn(&started);
@@ -150,23 +151,19 @@ impl Dispatcher {
         elsewhere: Option<String>,
     ) -> Outcome {
         let mut rec = self.run_record(origin, &p, Decision::Ran, "completed");
-        rec.exit_code = Some(result.exit_code);
-        rec.signal = result.signal.clone();
-        rec.duration_ms = Some(result.duration.as_millis() as u64);
-        rec.bytes_out = Some(result.stdout.len() as u64);
-        rec.bytes_err = Some(result.stderr.len() as u64);
-        rec.truncated = result.truncated_stdout || result.truncated_stderr;
-        rec.sandbox = Some(result.enforced.summary());
-        rec.oom_killed = result.memory.oom_killed;
-        rec.changes = result.changes.list.clone();
-        rec.changes_bound_hit = result.changes.capped.is_some();
-        if result.timed_out {
-            rec.reason = Some("timed out".into());
-        }
+        let end = &mut rec.end;
+        end.exit_code = Some(result.exit_code);
+        end.signal = result.signal.clone();
+        end.duration_ms = Some(result.duration.as_millis() as u64);
+        end.bytes_out = Some(result.stdout.len() as u64);
+        end.bytes_err = Some(result.stderr.len() as u64);
+        end.truncated = result.truncated_stdout || result.truncated_stderr;
+        end.sandbox = Some(result.enforced.summary());
+        end.oom_killed = result.memory.oom_killed;
+        end.changes = result.changes.list.clone();
+        end.changes_bound_hit = result.changes.capped.is_some();
+        end.reason = result.timed_out.then(|| "timed out".into());
         self.audit.write_or_warn(&rec);
-        result.warnings = (result.warned.iter())
-            .map(|w| w.word(self.wording.setting))
-            .collect();
         result.facts.elsewhere = elsewhere.map(|arg| command::escape_controls(&arg));
         result.facts.caller = p.ran_elsewhere().then(|| p.caller_dir.clone());
         if result.timed_out {
@@ -176,12 +173,8 @@ impl Dispatcher {
             });
         }
         // The advice in this dispatcher's wording, from the run's facts.
-        if !result.success()
-            && let Some(said) = (self.wording.advise)(&result)
-        {
-            result.advice = Some(said.advice);
-            result.hint = Some(said.hint);
-            result.model_hint = Some(said.for_model);
+        if !result.success() {
+            result.advice = (self.wording.advise)(&result);
         }
         Outcome::Ran(Ran {
             result,
@@ -209,10 +202,10 @@ impl Dispatcher {
             e @ ExecError::Sandbox(_) => end(Decision::Denied, (self.wording.exec)(&e)),
             e @ ExecError::Interrupted { enforced, .. } => {
                 let mut rec = self.run_record(origin, &p, Decision::Ran, "completed");
-                rec.duration_ms = Some(ran_for.as_millis() as u64);
+                rec.end.duration_ms = Some(ran_for.as_millis() as u64);
                 // Its process tree was killed when the run was dropped.
-                rec.signal = enforced.map(|_| "SIGKILL".to_string());
-                rec.sandbox = enforced.map(|e| e.summary());
+                rec.end.signal = enforced.map(|_| "SIGKILL".to_string());
+                rec.end.sandbox = enforced.map(|e| e.summary());
                 self.refused(rec, e.to_string(), None)
             }
             e => end(Decision::Invalid, e.to_string()),
@@ -331,7 +324,7 @@ impl Drop for Running<'_> {
     fn drop(&mut self) {
         if let Some(mut rec) = self.cancelled.take() {
             rec.ts = crate::audit::timestamp(std::time::SystemTime::now());
-            rec.duration_ms = Some(self.started.elapsed().as_millis() as u64);
+            rec.end.duration_ms = Some(self.started.elapsed().as_millis() as u64);
             self.log.write_or_warn(&rec);
         }
         IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);

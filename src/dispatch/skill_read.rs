@@ -137,12 +137,13 @@ impl Dispatcher {
         truncated: bool,
     ) {
         let mut rec = self.record(origin, Decision::Ran, argv, Some(skill.to_owned()), None);
-        rec.exit_code = Some(0);
-        rec.duration_ms = Some(took.as_millis() as u64);
-        rec.bytes_out = Some(bytes as u64);
-        rec.bytes_err = Some(0);
-        rec.truncated = truncated;
-        rec.reason = Some("built-in: read by skillpipe, no process".into());
+        let end = &mut rec.end;
+        end.exit_code = Some(0);
+        end.duration_ms = Some(took.as_millis() as u64);
+        end.bytes_out = Some(bytes as u64);
+        end.bytes_err = Some(0);
+        end.truncated = truncated;
+        end.reason = Some("built-in: read by skillpipe, no process".into());
         self.audit.write_or_warn(&rec);
     }
 

@@ -47,16 +47,8 @@ pub struct RunFacts {
     /// The folder it ran in, when that is outside every writable path while the user's own
     /// folder is inside one.
     pub ran_elsewhere: Option<PathBuf>,
-    /// The limits in force.
-    pub limits: Limits,
-    /// Paths hidden from it (only when they were hidden).
-    pub hidden: Vec<PathBuf>,
-    /// The writable paths granted besides `$TMPDIR`.
-    pub writable: Vec<PathBuf>,
-    /// Places scripts are never offered to write, each with what it is.
-    pub protected: Vec<(PathBuf, String)>,
-    /// Some Unix sockets are named (`allowed_sockets`).
-    pub sockets_named: bool,
+    /// The sandbox it asked for (what of it was in force: `RunResult::enforced`).
+    pub sandbox: crate::sandbox::SandboxSpec,
     /// Variables that point Python at packages, set here but not passed to it.
     pub dropped: Vec<&'static str>,
     /// The folder of the skill whose script ran (`SKILL_BASE_DIR`), if it was one.
@@ -65,7 +57,8 @@ pub struct RunFacts {
     pub home: Option<PathBuf>,
 }
 
-/// The typed advice a front end's advisor gives after a failed run (`run --json`'s `advice`).
+/// What a front end's advisor says after a failed run: typed (`run --json`'s `advice`), and
+/// worded once by the advisor, for its user and for the model.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Advice {
     /// What it ran into (`limit`, `hidden`, `writes`, `network`, `timeout` …).
@@ -74,16 +67,11 @@ pub struct Advice {
     pub setting: Option<&'static str>,
     /// The path it concerns, if one.
     pub path: Option<PathBuf>,
-}
-
-/// What an advisor says after a failed run: typed, for its user, and for the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Advised {
-    /// Typed (`run --json`'s `advice`).
-    pub advice: Advice,
-    /// For the reader of this front end (policy keys, or flags).
+    /// For the reader of this front end (policy keys, or flags): `run --json`'s `hint`.
+    #[serde(skip)]
     pub hint: String,
     /// For the model: the user's settings by name, no flags.
+    #[serde(skip)]
     pub for_model: String,
 }
 

@@ -34,7 +34,7 @@ mod setup;
 mod signals;
 mod sys;
 
-pub use facts::{Advice, Advised, LimitHit, RunFacts, Stopped};
+pub use facts::{Advice, LimitHit, RunFacts, Stopped};
 
 use interrupt::interrupted;
 pub(crate) use interrupt::{interrupt, interrupt_raised, interrupted_by, raise_interrupt};
@@ -69,6 +69,9 @@ pub struct RunSpec {
     pub sandbox: crate::sandbox::SandboxSpec,
     /// Who runs, for the run's warnings (`skill \`s\`, script \`x\``); none by default.
     pub label: Option<String>,
+    /// How the run's warnings name the settings they point at: policy keys by default, flags
+    /// when the `skillpipe` binary's dispatcher runs it.
+    pub settings: fn(&sandbox::Setting) -> String,
 }
 
 impl RunSpec {
@@ -90,6 +93,7 @@ impl RunSpec {
             max_output_bytes: 10 << 20,
             sandbox: crate::sandbox::SandboxSpec::default(),
             label: None,
+            settings: sandbox::Setting::to_string,
         }
     }
 }
@@ -114,13 +118,9 @@ pub struct RunResult {
     pub timed_out: bool,
     /// How long it ran.
     pub duration: Duration,
-    /// Restrictions that were requested but are not in force (best-effort), and similar notes
-    /// ([`Self::warned`] worded: policy keys, or flags when the `skillpipe` binary's dispatcher
-    /// ran it).
+    /// Restrictions that were requested but are not in force (best-effort), and similar notes,
+    /// naming settings as [`RunSpec::settings`] does.
     pub warnings: Vec<String>,
-    /// [`Self::warnings`], with the settings they name typed.
-    #[serde(skip)]
-    pub warned: Vec<crate::sandbox::Message>,
     /// The restrictions that were in force.
     pub enforced: Enforced,
     /// How `max_memory_mb` held, and whether the run went over it.
@@ -128,15 +128,10 @@ pub struct RunResult {
     /// What the run created, changed, deleted or re-moded in its writable paths, flagged where
     /// another program may run or load it later.
     pub changes: crate::sandbox::changes::Changes,
-    /// When a run failed: what the front end's advisor said it likely ran into and what lifts
-    /// it (the policy key, or the flag when the `skillpipe` binary's dispatcher ran it);
-    /// [`Self::advice`] typed. Nothing without an advisor (see `crate::advice`).
-    pub hint: Option<String>,
-    /// [`Self::hint`], typed: its kind, the setting that lifts it, the path it concerns.
+    /// When a run failed: what the front end's advisor said it likely ran into, typed, and
+    /// what lifts it in its user's words and the model's. Nothing without an advisor (see
+    /// `crate::advice`).
     pub advice: Option<Advice>,
-    /// [`Self::hint`] in the model's words (no flags).
-    #[serde(skip)]
-    pub model_hint: Option<String>,
     /// What is known for certain about the run, for the advisor.
     #[serde(skip)]
     pub facts: RunFacts,
@@ -146,6 +141,17 @@ impl RunResult {
     /// Exited 0 (not killed, not timed out).
     pub fn success(&self) -> bool {
         self.exit_code == 0 && self.signal.is_none() && !self.timed_out
+    }
+
+    /// What it said: its stderr, then the end of its stdout (some scripts print their errors
+    /// there).
+    pub fn said(&self) -> String {
+        let tail = &self.stdout[self.stdout.len().saturating_sub(2048)..];
+        let (err, out) = (
+            String::from_utf8_lossy(&self.stderr),
+            String::from_utf8_lossy(tail),
+        );
+        format!("{err}\n{out}")
     }
 }
 
@@ -544,7 +550,7 @@ fn finish(
     drop(setup.tmp);
     let mut r = result(
         (ended.status, ended.timed_out, ended.duration),
-        spec.label.as_deref(),
+        spec,
         ended.out,
         ended.err,
         warnings,
@@ -556,22 +562,14 @@ fn finish(
     // A path its messages name that exists, but not in its view: a fact, read after a failure.
     let view = &setup.view;
     if !r.success() && enforced.mounts && !view.is_empty() {
-        let mut said = r.stderr.clone();
-        said.push(b'\n');
-        said.extend_from_slice(&r.stdout[r.stdout.len().saturating_sub(2048)..]);
         let own = [Path::new("/dev"), Path::new("/proc"), tmp_path.as_path()];
-        r.facts.outside_view =
-            sandbox::view::named_outside(&String::from_utf8_lossy(&said), view, &own, &spec.cwd);
+        r.facts.outside_view = sandbox::view::named_outside(&r.said(), view, &own, &spec.cwd);
     }
     Ok(r)
 }
 
 /// Step (of [`finish`]): what skillpipe knows of a run for certain, for the advice after it.
 fn run_facts(spec: &RunSpec, r: &RunResult, enforced: Enforced, refused: Vec<PathBuf>) -> RunFacts {
-    let hidden: &[PathBuf] = match enforced.mounts {
-        true => &spec.sandbox.hide,
-        false => &[],
-    };
     // Outside every writable path while the user's own folder is in one: a relative path
     // meant for the user's folder wrote into the folder the command ran in.
     let writable = &spec.sandbox.writable;
@@ -593,11 +591,7 @@ fn run_facts(spec: &RunSpec, r: &RunResult, enforced: Enforced, refused: Vec<Pat
             }),
         cwd: spec.cwd.clone(),
         ran_elsewhere,
-        limits,
-        hidden: hidden.to_vec(),
-        writable: writable.clone(),
-        protected: spec.sandbox.protected.clone(),
-        sockets_named: !spec.sandbox.sockets.is_empty(),
+        sandbox: spec.sandbox.clone(),
         refused_sockets: refused,
         dropped: facts::dropped(&spec.env, |v| std::env::var_os(v)),
         home: std::env::var_os("HOME").map(PathBuf::from),
@@ -608,13 +602,13 @@ fn run_facts(spec: &RunSpec, r: &RunResult, enforced: Enforced, refused: Vec<Pat
 
 fn result(
     (status, timed_out, duration): (ExitStatus, bool, Duration),
-    label: Option<&str>,
+    spec: &RunSpec,
     out: capture::Capture,
     err: capture::Capture,
     mut warned: Vec<sandbox::Message>,
     enforced: Enforced,
 ) -> RunResult {
-    let whose = label.map(|l| format!("{l}: ")).unwrap_or_default();
+    let whose = (spec.label.as_ref()).map_or(String::new(), |l| format!("{l}: "));
     for (name, capture) in [("stdout", &out), ("stderr", &err)] {
         if capture.truncated {
             warned.push(
@@ -635,8 +629,7 @@ fn result(
         truncated_stderr: err.truncated,
         timed_out,
         duration,
-        warnings: warned.iter().map(ToString::to_string).collect(),
-        warned,
+        warnings: warned.iter().map(|w| w.word(spec.settings)).collect(),
         enforced,
         ..RunResult::default()
     };

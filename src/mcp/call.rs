@@ -117,8 +117,8 @@ fn ran_result(ran: &Ran) -> Value {
         // The sandbox's own guess at what the run ran into (the flag that lifts it, or what was
         // in force for a denial), as the chat and `run` say it; a plain failure (a usage error,
         // a division by zero) says nothing about the sandbox: it is no reason to ask for more.
-        match &r.hint {
-            Some(hint) => text.push_str(hint),
+        match &r.advice {
+            Some(advice) => text.push_str(&advice.hint),
             // The separator after the last block (always ours).
             None => _ = text.pop(),
         }
@@ -220,13 +220,22 @@ mod tests {
     #[test]
     fn the_sandbox_hint_is_passed_on() {
         let mut r = ran(1, "", false);
-        r.result.hint = Some("sandbox: the run likely needed the network".into());
+        r.result.advice = Some(crate::exec::Advice {
+            kind: "network",
+            setting: Some("allow_network"),
+            path: None,
+            hint: "sandbox: the run likely needed the network".into(),
+            for_model: "not for the client".into(),
+        });
         let v = ran_result(&r);
         let text = v["content"][0]["text"].as_str().unwrap();
         assert!(
             text.ends_with("sandbox: the run likely needed the network"),
             "{text}"
         );
+        // Typed in `_meta`, without the words.
+        let typed = json!({"kind": "network", "setting": "allow_network", "path": null});
+        assert_eq!(v["_meta"]["skillpipe/advice"], typed);
     }
 
     #[test]

@@ -75,7 +75,9 @@ impl Report {
             }
         }
         let hint = match outcome {
-            Outcome::Ran(ran) if !ran.result.success() => ran.result.hint.clone(),
+            Outcome::Ran(ran) if !ran.result.success() => {
+                ran.result.advice.as_ref().map(|a| a.hint.clone())
+            }
             _ => None,
         };
         let (kind, detail) = match outcome {
