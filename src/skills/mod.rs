@@ -46,7 +46,7 @@ pub const TOOLS_DIR: &str = "tools";
 
 /// The variables every script gets, in the order `ResolvedScript::command` sets them: its
 /// skill's name, folder and version, and skillpipe's version.
-pub(crate) const SCRIPT_ENV: [&str; 4] = [
+pub const SCRIPT_ENV: [&str; 4] = [
     "SKILL_NAME",
     "SKILL_BASE_DIR",
     "SKILL_VERSION",
