@@ -38,9 +38,8 @@ These skills are installed but not loaded. Before you use one, load its instruct
 pub const FILES_HINT: &str = "To read a file that a skill mentions, such as references/x.md, write `!{skill NAME FILE}` without the backticks.\n";
 
 /// The catalog (header and one line per catalog-only skill; `all` are every skill in the prompt,
-/// to qualify shared script paths): the first of [`CUTS`] whose rendering fits
-/// [`CATALOG_BUDGET_BYTES`], else the names alone ([`names_within`]); "" when no skill is
-/// catalog-only.
+/// to qualify shared script paths), cut to fit [`CATALOG_BUDGET_BYTES`] ([`fit`]); "" when no
+/// skill is catalog-only.
 pub fn catalog(all: &[SkillPrompt]) -> String {
     let entries: Vec<Entry> = all
         .iter()
@@ -50,16 +49,8 @@ pub fn catalog(all: &[SkillPrompt]) -> String {
     if entries.is_empty() {
         return String::new();
     }
-    for &(chars, scripts) in CUTS {
-        let rendered = render(&entries, chars, scripts);
-        if rendered.len() <= CATALOG_BUDGET_BYTES {
-            return rendered;
-        }
-    }
-    let names: Vec<&str> = entries.iter().map(|e| e.name).collect();
-    let mut out = String::from(CATALOG_HEADER);
-    let room = CATALOG_BUDGET_BYTES.saturating_sub(out.len() + 1);
-    out.push_str(&names_within(&names, room));
+    // The budget counts the blank line that ends the catalog.
+    let mut out = fit(CATALOG_HEADER, &entries, CATALOG_BUDGET_BYTES - 1);
     out.push('\n');
     out
 }
@@ -87,8 +78,7 @@ pub fn names_within(names: &[&str], budget: usize) -> String {
 }
 
 /// `- NAME: DESCRIPTION` lines for a list of skills outside the system prompt (MCP's
-/// `load_skill` tool), every description cut alike to the longest length that lets the list
-/// fit `budget` bytes, else the names alone ([`names_within`]).
+/// `load_skill` tool), cut like the catalog's to fit `budget` bytes ([`fit`]).
 pub fn described_within(skills: &[(&str, &str)], budget: usize) -> String {
     let entries: Vec<Entry> = skills
         .iter()
@@ -99,17 +89,21 @@ pub fn described_within(skills: &[(&str, &str)], budget: usize) -> String {
             total: 0,
         })
         .collect();
-    for chars in [MAX_DESCRIPTION_CHARS, 180, 120, 80, 40] {
-        let mut out = String::new();
-        for entry in &entries {
-            push_entry(&mut out, entry, chars, 0);
-        }
-        if out.len() <= budget {
-            return out;
+    fit("", &entries, budget)
+}
+
+/// `header` and the entries rendered with the first of [`CUTS`] that fits `budget` bytes, else
+/// the names alone ([`names_within`]).
+fn fit(header: &str, entries: &[Entry], budget: usize) -> String {
+    for &(chars, scripts) in CUTS {
+        let rendered = render(header, entries, chars, scripts);
+        if rendered.len() <= budget {
+            return rendered;
         }
     }
-    let names: Vec<&str> = skills.iter().map(|(n, _)| *n).collect();
-    names_within(&names, budget)
+    let names: Vec<&str> = entries.iter().map(|e| e.name).collect();
+    let room = budget.saturating_sub(header.len());
+    format!("{header}{}", names_within(&names, room))
 }
 
 /// A catalog-only skill, worked out once for every cut tried.
@@ -139,12 +133,11 @@ impl<'a> Entry<'a> {
     }
 }
 
-fn render(entries: &[Entry], chars: usize, scripts: usize) -> String {
-    let mut out = String::from(CATALOG_HEADER);
+fn render(header: &str, entries: &[Entry], chars: usize, scripts: usize) -> String {
+    let mut out = String::from(header);
     for entry in entries {
         push_entry(&mut out, entry, chars, scripts);
     }
-    out.push('\n');
     out
 }
 
@@ -418,7 +411,7 @@ mod tests {
         let skills = thirty_at_the_limits();
         // Uncut, it would not fit.
         let entries: Vec<Entry> = skills.iter().map(|s| Entry::of(s, &skills)).collect();
-        let uncut = render(&entries, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED);
+        let uncut = render(CATALOG_HEADER, &entries, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED);
         assert!(uncut.len() > CATALOG_BUDGET_BYTES, "{}", uncut.len());
         let p = system_prompt("", &skills);
         assert!(p.len() <= 12 * 1024, "{} bytes", p.len());
@@ -507,7 +500,7 @@ mod tests {
             })
             .collect();
         let entries: Vec<Entry> = skills.iter().map(|s| Entry::of(s, &skills)).collect();
-        let uncut = render(&entries, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED);
+        let uncut = render(CATALOG_HEADER, &entries, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED);
         assert!(uncut.len() > 25_000, "{}", uncut.len());
         let p = system_prompt("", &skills);
         assert!(p.len() <= 12 * 1024, "{} bytes", p.len());
