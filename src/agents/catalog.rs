@@ -3,7 +3,7 @@
 //! description and its scripts' paths. The body comes later, when the model asks with
 //! `!{skill NAME}`, so thirty installed skills cost a few KB instead of hundreds. Pure.
 
-use super::skill_adapter::{SkillPrompt, cell, script_ref, scripts_table};
+use super::skill_adapter::{SkillPrompt, cell, scripts_table};
 
 /// A catalog description longer than this is cut: the full text is in the skill's body, and
 /// real descriptions run past 1 KB.
@@ -37,14 +37,13 @@ These skills are installed but not loaded. Before you use one, load its instruct
 /// Said once under the skills shown in full: their bodies often point at files of their own.
 pub const FILES_HINT: &str = "To read a file that a skill mentions, such as references/x.md, write `!{skill NAME FILE}` without the backticks.\n";
 
-/// The catalog (header and one line per catalog-only skill; `all` are every skill in the prompt,
-/// to qualify shared script paths), cut to fit [`CATALOG_BUDGET_BYTES`] ([`fit`]); "" when no
+/// The catalog (header and one line per catalog-only skill of `all`), cut to fit [`CATALOG_BUDGET_BYTES`] ([`fit`]); "" when no
 /// skill is catalog-only.
 pub fn catalog(all: &[SkillPrompt]) -> String {
     let entries: Vec<Entry> = all
         .iter()
         .filter(|s| s.catalog_only)
-        .map(|s| Entry::of(s, all))
+        .map(Entry::of)
         .collect();
     if entries.is_empty() {
         return String::new();
@@ -118,7 +117,7 @@ struct Entry<'a> {
 }
 
 impl<'a> Entry<'a> {
-    fn of(skill: &'a SkillPrompt, all: &[SkillPrompt]) -> Entry<'a> {
+    fn of(skill: &'a SkillPrompt) -> Entry<'a> {
         Entry {
             name: &skill.name,
             description: cell(&skill.description),
@@ -126,7 +125,7 @@ impl<'a> Entry<'a> {
                 .scripts
                 .iter()
                 .take(MAX_SCRIPTS_LISTED)
-                .map(|(path, _)| script_ref(&skill.name, path, all))
+                .map(|(path, _)| path.clone())
                 .collect(),
             total: skill.scripts.len(),
         }
@@ -174,14 +173,10 @@ fn push_entry(out: &mut String, entry: &Entry, chars: usize, scripts: usize) {
 /// directive writes it — the catalog entry lists only [`MAX_SCRIPTS_LISTED`]. Empty when the
 /// skill has none or is not loaded.
 pub fn loaded_scripts(skills: &crate::skills::SkillSet, name: &str) -> String {
-    let names: Vec<String> = skills.iter().map(|s| s.name.clone()).collect();
-    let all = super::skill_adapter::skill_prompts_of(skills, &names);
+    let all = super::skill_adapter::skill_prompts_of(skills, &[]);
     match all.iter().find(|s| s.name == name) {
         Some(skill) if !skill.scripts.is_empty() => {
-            format!(
-                "\n\n# Scripts of skill {name}{}",
-                scripts_table(skill, &all)
-            )
+            format!("\n\n# Scripts of skill {name}{}", scripts_table(skill))
         }
         _ => String::new(),
     }
@@ -340,6 +335,13 @@ mod tests {
         assert!(w.contains("9000 of them tool schemas"), "{w}");
     }
 
+    /// Its paths qualified, as `SkillSet::listed_name` writes a path another skill shares.
+    fn shared(name: &str, description: &str, scripts: &[&str]) -> SkillPrompt {
+        let qualified: Vec<String> = scripts.iter().map(|p| format!("{name}/{p}")).collect();
+        let refs: Vec<&str> = qualified.iter().map(String::as_str).collect();
+        entry(name, description, &refs)
+    }
+
     #[test]
     fn catalog_entries_have_no_body() {
         let p = system_prompt(
@@ -361,10 +363,10 @@ mod tests {
     }
 
     #[test]
-    fn full_and_catalog_skills_mix_and_shared_paths_are_qualified() {
-        let mut full = entry("a", "A.", &["scripts/run.py"]);
+    fn full_and_catalog_skills_mix() {
+        let mut full = shared("a", "A.", &["scripts/run.py"]);
         full.catalog_only = false;
-        let p = system_prompt("", &[full, entry("b", "B.", &["scripts/run.py"])]);
+        let p = system_prompt("", &[full, shared("b", "B.", &["scripts/run.py"])]);
         assert!(p.contains("## a\nA.\n\na long body"), "{p}");
         assert!(p.contains("| a/scripts/run.py |"), "{p}");
         assert!(p.contains("- b: B. Scripts: b/scripts/run.py.\n"), "{p}");
@@ -402,7 +404,7 @@ mod tests {
             "scripts/render_output.py",
         ];
         (0..30)
-            .map(|i| entry(&format!("document-skill-{i:02}"), &description, &scripts))
+            .map(|i| shared(&format!("document-skill-{i:02}"), &description, &scripts))
             .collect()
     }
 
@@ -410,7 +412,7 @@ mod tests {
     fn thirty_skills_at_the_limits_fit_the_catalog_budget() {
         let skills = thirty_at_the_limits();
         // Uncut, it would not fit.
-        let entries: Vec<Entry> = skills.iter().map(|s| Entry::of(s, &skills)).collect();
+        let entries: Vec<Entry> = skills.iter().map(Entry::of).collect();
         let uncut = render(CATALOG_HEADER, &entries, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED);
         assert!(uncut.len() > CATALOG_BUDGET_BYTES, "{}", uncut.len());
         let p = system_prompt("", &skills);
@@ -492,14 +494,14 @@ mod tests {
         let refs: Vec<&str> = scripts.iter().map(String::as_str).collect();
         let skills: Vec<SkillPrompt> = (0..30)
             .map(|i| {
-                entry(
+                shared(
                     &format!("{i:02}{}", "-long-skill-name".repeat(4))[..64],
                     &"word ".repeat(300),
                     &refs,
                 )
             })
             .collect();
-        let entries: Vec<Entry> = skills.iter().map(|s| Entry::of(s, &skills)).collect();
+        let entries: Vec<Entry> = skills.iter().map(Entry::of).collect();
         let uncut = render(CATALOG_HEADER, &entries, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED);
         assert!(uncut.len() > 25_000, "{}", uncut.len());
         let p = system_prompt("", &skills);

@@ -87,7 +87,7 @@ fn compose(instructions: &str, skills: &[SkillPrompt], told: Told) -> String {
             out.push_str(super::catalog::FILES_HINT);
         }
         for (skill, body) in full.iter().zip(&bodies) {
-            push_skill(&mut out, skill, body, skills);
+            push_skill(&mut out, skill, body);
         }
     }
     // Skills not named by the agent or --skill: one line each (progressive disclosure).
@@ -142,7 +142,7 @@ pub fn few_shot(skills: &[SkillPrompt]) -> Vec<Message> {
     guide::few_shot(&examples)
 }
 
-fn push_skill(out: &mut String, skill: &SkillPrompt, body: &str, all: &[SkillPrompt]) {
+fn push_skill(out: &mut String, skill: &SkillPrompt, body: &str) {
     out.push_str(&format!("\n## {}\n", skill.name));
     let description = skill.description.trim();
     if !description.is_empty() {
@@ -155,7 +155,7 @@ fn push_skill(out: &mut String, skill: &SkillPrompt, body: &str, all: &[SkillPro
         out.push_str(body);
         out.push('\n');
     }
-    out.push_str(&scripts_table(skill, all));
+    out.push_str(&scripts_table(skill));
 }
 
 #[cfg(test)]
@@ -303,17 +303,5 @@ mod tests {
         assert!(!coached.contains("What is 23 times 4?"));
         assert!(few_shot_for(&skills, Announced::SkillReads).is_empty());
         assert!(!few_shot_for(&skills, Announced::Full).is_empty());
-    }
-
-    #[test]
-    fn shared_paths_are_qualified() {
-        let skills = [
-            skill("a", &[("scripts/run.py", "A"), ("scripts/only_a.py", "")]),
-            skill("b", &[("scripts/run.py", "B")]),
-        ];
-        let p = system_prompt("", &skills);
-        assert!(p.contains("| a/scripts/run.py | A |"), "{p}");
-        assert!(p.contains("| b/scripts/run.py | B |"), "{p}");
-        assert!(p.contains("| scripts/only_a.py |  |"), "{p}");
     }
 }

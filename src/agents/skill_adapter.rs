@@ -14,7 +14,9 @@ pub struct SkillPrompt {
     pub description: String,
     /// SKILL.md without its frontmatter.
     pub body: String,
-    /// `(path relative to the skill folder, e.g. "scripts/x.py", description)`.
+    /// `(the script as a directive writes it, description)`: its path relative to the skill
+    /// folder (`scripts/x.py`), qualified when another loaded skill has the same path
+    /// ([`SkillSet::listed_name`]).
     pub scripts: Vec<(String, String)>,
     /// Shown as a catalog entry (name, description, script paths) instead of in full: the
     /// model loads the body with `!{skill NAME}` when it needs it (progressive disclosure).
@@ -71,30 +73,15 @@ pub fn skill_prompts_of(skills: &SkillSet, named: &[String]) -> Vec<SkillPrompt>
 
 /// The table of a skill's scripts and tools, as a directive writes each (empty when it has
 /// none): under the skill in the system prompt, and after the body `!{skill NAME}` returns.
-pub fn scripts_table(skill: &SkillPrompt, all: &[SkillPrompt]) -> String {
+pub fn scripts_table(skill: &SkillPrompt) -> String {
     if skill.scripts.is_empty() {
         return String::new();
     }
     let mut out = String::from("\n| script | what it does |\n| --- | --- |\n");
     for (path, desc) in &skill.scripts {
-        out.push_str(&format!(
-            "| {} | {} |\n",
-            script_ref(&skill.name, path, all),
-            cell(desc)
-        ));
+        out.push_str(&format!("| {path} | {} |\n", cell(desc)));
     }
     out
-}
-
-/// How the model should write a script: `scripts/x.py`, or `SKILL/scripts/x.py` when another
-/// active skill has a script at the same path (the bare form would be ambiguous).
-pub fn script_ref(skill: &str, path: &str, all: &[SkillPrompt]) -> String {
-    let shared = |s: &SkillPrompt| s.name != skill && s.scripts.iter().any(|(p, _)| p == path);
-    if all.iter().any(shared) {
-        format!("{skill}/{path}")
-    } else {
-        path.to_string()
-    }
 }
 
 /// A Markdown table cell: one line, `|` escaped.

@@ -607,27 +607,6 @@ mod tests {
     }
 
     #[test]
-    fn hidden_files_and_what_the_sandbox_hides_are_not_published() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = skill_dir(tmp.path());
-        std::fs::write(dir.join(".env"), "TOKEN=x").unwrap();
-        std::os::unix::fs::symlink(".env", dir.join("env.txt")).unwrap();
-        std::fs::write(dir.join("key.pem"), "k").unwrap();
-        let set = SkillSet::load(&[tmp.path().to_path_buf()]);
-        // Positive control: without a hidden list the plain file is published.
-        assert!(
-            Catalog::load(&set, &[])
-                .file_of("skill://lookup/key.pem")
-                .is_some()
-        );
-        let hidden = [dir.canonicalize().unwrap().join("key.pem")];
-        let cat = Catalog::load(&set, &hidden);
-        for f in [".env", "env.txt", "key.pem"] {
-            assert!(cat.file_of(&format!("skill://lookup/{f}")).is_none(), "{f}");
-        }
-    }
-
-    #[test]
     fn uri_paths_round_trip_and_malformed_escapes_match_nothing() {
         assert_eq!(encode_path("a b/ü%~"), "a%20b/%C3%BC%25~");
         assert_eq!(decode_path("a%20b/%C3%BC%25~").as_deref(), Some("a b/ü%~"));
