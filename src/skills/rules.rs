@@ -88,7 +88,7 @@ pub fn check(entries: &[Entry], folder: &str) -> (Frontmatter, Vec<Issue>) {
             other => issue(
                 e.line,
                 Level::Fatal,
-                format!("`description` must be a string, found {}", other.kind()),
+                must_be("`description`", "a string", other),
             ),
         },
     }
@@ -157,8 +157,8 @@ fn check_name(
                 e.line,
                 Level::Warn,
                 format!(
-                    "`name` must be a string, found {}; using the folder name `{folder}`",
-                    other.kind()
+                    "{}; using the folder name `{folder}`",
+                    must_be("`name`", "a string", other)
                 ),
             ),
         },
@@ -188,7 +188,7 @@ fn license(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, Level, 
         other => issue(
             e.line,
             Level::Strict,
-            format!("`license` must be a string, found {}", other.kind()),
+            must_be("`license`", "a string", other),
         ),
     }
 }
@@ -214,7 +214,7 @@ fn compatibility(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, L
         other => issue(
             e.line,
             Level::Strict,
-            format!("`compatibility` must be a string, found {}", other.kind()),
+            must_be("`compatibility`", "a string", other),
         ),
     }
 }
@@ -230,26 +230,19 @@ fn metadata(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, Level,
                     }
                     v @ (Node::Int(_) | Node::Float(_) | Node::Bool(_)) => {
                         let text = v.scalar_text().unwrap_or_default();
+                        let key = format!("`metadata.{}`", item.key);
+                        let why = must_be(&key, "a string", v);
                         issue(
                             item.line,
                             Level::Strict,
-                            format!(
-                                "`metadata.{}` must be a string, found {}; quote it: \"{text}\"",
-                                item.key,
-                                v.kind()
-                            ),
+                            format!("{why}; quote it: \"{text}\""),
                         );
                         fm.metadata.insert(item.key.clone(), text);
                     }
-                    other => issue(
-                        item.line,
-                        Level::Strict,
-                        format!(
-                            "`metadata.{}` must be a string, found {}",
-                            item.key,
-                            other.kind()
-                        ),
-                    ),
+                    other => {
+                        let key = format!("`metadata.{}`", item.key);
+                        issue(item.line, Level::Strict, must_be(&key, "a string", other))
+                    }
                 }
             }
         }
@@ -257,10 +250,7 @@ fn metadata(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, Level,
         other => issue(
             e.line,
             Level::Strict,
-            format!(
-                "`metadata` must be a mapping of strings to strings, found {}",
-                other.kind()
-            ),
+            must_be("`metadata`", "a mapping of strings to strings", other),
         ),
     }
 }
@@ -279,8 +269,8 @@ fn allowed_tools(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, L
                         e.line,
                         Level::Warn,
                         format!(
-                            "`allowed-tools` entries must be strings, found {}; entry ignored",
-                            other.kind()
+                            "{}; entry ignored",
+                            must_be("`allowed-tools` entries", "strings", other)
                         ),
                     ),
                 }
@@ -292,13 +282,18 @@ fn allowed_tools(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, L
                 e.line,
                 Level::Warn,
                 format!(
-                    "`allowed-tools` must be a string or a list of strings, found {}; scripts of this skill will not run",
-                    other.kind()
+                    "{}; scripts of this skill will not run",
+                    must_be("`allowed-tools`", "a string or a list of strings", other)
                 ),
             );
             fm.allowed_tools = Some(Vec::new());
         }
     }
+}
+
+/// "SUBJECT must be WANT, found KIND": the wording for every frontmatter value of a wrong type.
+fn must_be(subject: &str, want: &str, found: &Node) -> String {
+    format!("{subject} must be {want}, found {}", found.kind())
 }
 
 /// Spec violations of a skill name (empty when valid).
