@@ -413,7 +413,12 @@ mod tests {
         let skills = thirty_at_the_limits();
         // Uncut, it would not fit.
         let entries: Vec<Entry> = skills.iter().map(Entry::of).collect();
-        let uncut = render(CATALOG_HEADER, &entries, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED);
+        let uncut = render(
+            CATALOG_HEADER,
+            &entries,
+            MAX_DESCRIPTION_CHARS,
+            MAX_SCRIPTS_LISTED,
+        );
         assert!(uncut.len() > CATALOG_BUDGET_BYTES, "{}", uncut.len());
         let p = system_prompt("", &skills);
         assert!(p.len() <= 12 * 1024, "{} bytes", p.len());
@@ -502,7 +507,12 @@ mod tests {
             })
             .collect();
         let entries: Vec<Entry> = skills.iter().map(Entry::of).collect();
-        let uncut = render(CATALOG_HEADER, &entries, MAX_DESCRIPTION_CHARS, MAX_SCRIPTS_LISTED);
+        let uncut = render(
+            CATALOG_HEADER,
+            &entries,
+            MAX_DESCRIPTION_CHARS,
+            MAX_SCRIPTS_LISTED,
+        );
         assert!(uncut.len() > 25_000, "{}", uncut.len());
         let p = system_prompt("", &skills);
         assert!(p.len() <= 12 * 1024, "{} bytes", p.len());

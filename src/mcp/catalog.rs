@@ -98,7 +98,8 @@ impl Catalog {
             });
         }
         for skill in skills.iter() {
-            for id in tool_folders(&skill.dir) {
+            for dir in crate::skills::tools::tool_dirs(&skill.dir) {
+                let id = dir.file_name().unwrap_or_default().to_string_lossy();
                 if skill.tool(&id).is_none()
                     && let Err(e) = skills.resolve_in(&skill.name, &format!("{}:{id}", skill.name))
                 {
@@ -505,20 +506,6 @@ fn split_uri(uri: &str) -> Option<(String, String)> {
     let rest = uri.strip_prefix("skill://")?;
     let (name, rel) = rest.split_once('/')?;
     Some((decode_path(name)?, decode_path(rel)?))
-}
-
-/// The folder names under `dir/tools/` (each a tool folder, loaded or not).
-fn tool_folders(dir: &std::path::Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir.join(crate::skills::TOOLS_DIR)) else {
-        return Vec::new();
-    };
-    let mut ids: Vec<String> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
-        .collect();
-    ids.sort();
-    ids
 }
 
 #[cfg(test)]

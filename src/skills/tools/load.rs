@@ -40,12 +40,10 @@ fn env_refusal(name: &str) -> Option<&'static str> {
     }
 }
 
-/// Loads every tool folder under `owner/tools/`, sorted by id. Returns the tools (disabled ones
-/// included, marked) and the problems, `file:line: message`, of the tools left out.
-pub fn load_tools(owner: &Path) -> (Vec<Tool>, Vec<String>) {
-    let root = owner.join(TOOLS_DIR);
-    let Ok(entries) = fs::read_dir(&root) else {
-        return (Vec::new(), Vec::new());
+/// The tool folders under `owner/tools/` (hidden ones left out), sorted: loaded or not.
+pub fn tool_dirs(owner: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(owner.join(TOOLS_DIR)) else {
+        return Vec::new();
     };
     let mut dirs: Vec<PathBuf> = entries
         .flatten()
@@ -54,9 +52,15 @@ pub fn load_tools(owner: &Path) -> (Vec<Tool>, Vec<String>) {
         .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
+    dirs
+}
+
+/// Loads every tool folder under `owner/tools/`, sorted by id. Returns the tools (disabled ones
+/// included, marked) and the problems, `file:line: message`, of the tools left out.
+pub fn load_tools(owner: &Path) -> (Vec<Tool>, Vec<String>) {
     let mut tools = Vec::new();
     let mut problems = Vec::new();
-    for dir in dirs {
+    for dir in tool_dirs(owner) {
         match load_tool(&dir) {
             Ok(t) => tools.push(t),
             Err(mut p) => problems.append(&mut p),

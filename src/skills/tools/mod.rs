@@ -15,7 +15,7 @@ use flags::type_of;
 use schema::load_schema;
 
 pub use flags::flags_to_json;
-pub use load::load_tools;
+pub use load::{load_tools, tool_dirs};
 pub use schema::SchemaError;
 
 use serde_json::{Map, Value};
