@@ -63,7 +63,10 @@ impl SkillSet {
         };
         // As written, for a refusal: the file alone (the skill is named by the directive).
         let written = file.to_owned();
-        if is_skill_folder(skill, file) {
+        // An absolute path inside the skill folder (as listed, or where it really is) is
+        // read as the path below it; any other absolute path is refused below.
+        let inside = below_skill(skill, file);
+        if inside.as_deref() == Some("") {
             let files = listed_files(&skill.dir, hidden);
             return Err(ResolveError::NotFound(format!(
                 "`{file}` is the folder of skill `{name}` itself, not a file: name a file in it \
@@ -71,9 +74,6 @@ impl SkillSet {
                 list(files.iter())
             )));
         }
-        // An absolute path inside the skill folder (as listed, or where it really is) is
-        // read as the path below it; any other absolute path is refused below.
-        let inside = inside_skill(skill, file);
         let file = inside.as_deref().unwrap_or(file);
         check_lexically(&written, file, Some(&skill.dir))?;
         let rel = match std::fs::symlink_metadata(skill.dir.join(file)) {
@@ -179,32 +179,23 @@ fn binary_note(rel: &str, skill: &str, size: u64, head: &[u8]) -> String {
     )
 }
 
-/// `file` relative to the skill folder when it is an absolute path below the folder, as
-/// canonical or as found on the search path (`~/.claude/skills/x` may be a link); else `None`.
-/// Lexical: the relative rest is checked (no `..`, no link out) like any path the model writes.
-fn inside_skill(skill: &super::Skill, file: &str) -> Option<String> {
+/// `file` relative to the skill folder when it is an absolute path in the folder, as
+/// canonical or as found on the search path (`~/.claude/skills/x` may be a link); "" when it
+/// names the folder itself (also as `.`); else `None`. Lexical: the relative rest is checked
+/// (no `..`, no link out) like any path the model writes.
+fn below_skill(skill: &super::Skill, file: &str) -> Option<String> {
     let path = Path::new(file);
     if !path.is_absolute() {
-        return None;
+        return path
+            .components()
+            .all(|c| c == Component::CurDir)
+            .then(String::new);
     }
-    let found = skill.source.parent();
-    [Some(skill.dir.as_path()), found]
+    [Some(skill.dir.as_path()), skill.source.parent()]
         .into_iter()
         .flatten()
         .find_map(|root| path.strip_prefix(root).ok())
         .map(|rest| rest.to_string_lossy().into_owned())
-        .filter(|rest| !rest.is_empty())
-}
-
-/// Whether `file` names the skill folder itself: its absolute path (as canonical or as found)
-/// or `.`.
-fn is_skill_folder(skill: &super::Skill, file: &str) -> bool {
-    let path = Path::new(file);
-    let roots = [Some(skill.dir.as_path()), skill.source.parent()];
-    match path.is_absolute() {
-        true => roots.into_iter().flatten().any(|root| path == root),
-        false => path.components().all(|c| c == Component::CurDir),
-    }
 }
 
 /// Whether a skill's file may be handed to the model (chat's `!{skill NAME FILE}`, MCP's
