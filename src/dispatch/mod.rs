@@ -14,7 +14,7 @@ mod view;
 
 pub use builder::{Advisor, AskFuture, BuildError, DispatcherBuilder, Launcher};
 pub(crate) use builder::{AsyncAsker, Wording};
-pub(crate) use run::wait_idle;
+pub(crate) use run::{InFlight, wait_idle};
 
 use crate::audit::{AuditLog, Decision, Record};
 use crate::command::{self, Target};

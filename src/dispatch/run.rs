@@ -10,6 +10,7 @@ use crate::exec::{self, ExecError, RunResult, RunSpec};
 use crate::policy::AuditMode;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;
 
 impl Dispatcher {
@@ -21,6 +22,8 @@ impl Dispatcher {
         origin: Origin,
         p: &Planned,
     ) -> Result<Vec<PathBuf>, Outcome> {
+        // Waiting for the user is not work a signal's exit waits for.
+        let _asking = Asking::enter();
         let named = named_paths(&p.argv[1..], &p.caller_dir, &p.cwd, p.skill_dir.as_deref());
         let mut grants = confirm::grants(&self.policy);
         grants.extend(
@@ -296,26 +299,63 @@ fn relative_arg_elsewhere(
         .map(str::to_string)
 }
 
-/// Runs between their "started" and their completed audit line, in this process.
-static IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Runs between their "started" and their completed audit line, and outcomes a front end has
+/// not reported yet, in this process.
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Of those, the commands waiting for the user's answer.
+static ASKING: AtomicUsize = AtomicUsize::new(0);
 
-/// A run between its "started" and its completed audit line, counted in [`IN_FLIGHT`]. Dropped
-/// with `cancelled` still set (the run's future was dropped), it writes that record, stamped
-/// when it ended, with how long it ran.
+/// Counted in [`IN_FLIGHT`] while held: a run between its audit lines, or a front end's command
+/// from its dispatch until its outcome is reported, so that a signal's exit ([`wait_idle`])
+/// comes after the report too.
+pub(crate) struct InFlight(());
+
+impl InFlight {
+    pub(crate) fn enter() -> InFlight {
+        IN_FLIGHT.fetch_add(1, SeqCst);
+        InFlight(())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, SeqCst);
+    }
+}
+
+/// Counted in [`ASKING`] while a command waits for the user (or for the SIGINT it raised).
+struct Asking(());
+
+impl Asking {
+    fn enter() -> Asking {
+        ASKING.fetch_add(1, SeqCst);
+        Asking(())
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        ASKING.fetch_sub(1, SeqCst);
+    }
+}
+
+/// A run between its "started" and its completed audit line. Dropped with `cancelled` still
+/// set (the run's future was dropped), it writes that record, stamped when it ended, with how
+/// long it ran.
 struct Running<'a> {
     log: &'a AuditLog,
     cancelled: Option<Record>,
     started: std::time::Instant,
+    _counted: InFlight,
 }
 
 impl Running<'_> {
     fn enter(log: &AuditLog, cancelled: Record) -> Running<'_> {
-        IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let started = std::time::Instant::now();
         Running {
             log,
             cancelled: Some(cancelled),
-            started,
+            started: std::time::Instant::now(),
+            _counted: InFlight::enter(),
         }
     }
 }
@@ -327,17 +367,15 @@ impl Drop for Running<'_> {
             rec.end.duration_ms = Some(self.started.elapsed().as_millis() as u64);
             self.log.write_or_warn(&rec);
         }
-        IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
-/// Wait (up to `limit`) until no run is between its "started" and completed audit lines: after
-/// [`crate::exec::interrupt`], so that skillpipe exits with every interrupted run audited.
+/// Wait (up to `limit`) until everything [`InFlight`] is waiting for the user, if anything:
+/// after [`crate::exec::interrupt`], so that skillpipe exits with every interrupted run
+/// audited and reported.
 pub(crate) async fn wait_idle(limit: Duration) {
     let deadline = tokio::time::Instant::now() + limit;
-    while IN_FLIGHT.load(std::sync::atomic::Ordering::SeqCst) > 0
-        && tokio::time::Instant::now() < deadline
-    {
+    while IN_FLIGHT.load(SeqCst) > ASKING.load(SeqCst) && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }

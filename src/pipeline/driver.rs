@@ -11,7 +11,7 @@
 use super::queue::{SideDone, SideQueue, side_effect_queue};
 use super::report::{Report, capture_text};
 use crate::audit::Decision;
-use crate::dispatch::{Dispatcher, Origin, Outcome};
+use crate::dispatch::{Dispatcher, InFlight, Origin, Outcome};
 use crate::scan::{self, Announced, Directive, Kind, Piece, ScanOptions, Scanner};
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -293,6 +293,7 @@ impl Driver {
                 if self.opts.keep_refused {
                     // In program order: every earlier side effect has finished.
                     self.settle(sink).await;
+                    let _reporting = InFlight::enter();
                     let outcome = self.dispatcher.run_body(Kind::SideEffect, &d.body).await;
                     emit_outcome(&d.raw, &outcome, true, &self.problems, sink);
                     if !ran(&outcome) {
@@ -332,6 +333,8 @@ impl Driver {
         self.captures += 1;
         self.settle(sink).await;
         let _ = sink(Event::Running(d));
+        // A signal's exit waits for the report as well as for the run.
+        let _reporting = InFlight::enter();
         let outcome = self.dispatcher.run_body(Kind::Capture, &d.body).await;
         self.report(&d.raw, &outcome, sink);
         outcome

@@ -1,7 +1,7 @@
 //! The side-effect queue: one worker runs side effects in program order, bounded, and hands each
 //! outcome to whoever listens; a barrier lets a capture wait for every effect written before it.
 
-use crate::dispatch::{Dispatcher, Outcome};
+use crate::dispatch::{Dispatcher, InFlight, Outcome};
 use crate::scan::{Directive, Kind};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
@@ -58,6 +58,8 @@ pub fn side_effect_queue(
         while let Some(job) = rx.recv().await {
             match job {
                 Job::Run(d) => {
+                    // Until `done` has it: a listener reports it there.
+                    let _reporting = InFlight::enter();
                     let outcome = dispatcher.run_body(Kind::SideEffect, &d.body).await;
                     done((d, outcome));
                 }
