@@ -159,38 +159,18 @@ fn render_list(listing: &AgentListing, json: bool) -> anyhow::Result<String> {
     if listing.agents.is_empty() {
         return Ok(String::new());
     }
-    let rows: Vec<[String; 4]> = listing
-        .agents
-        .iter()
-        .map(|a| {
-            [
-                a.name.clone(),
-                a.skills.join(","),
-                a.source.display().to_string(),
-                a.description.clone(),
-            ]
-        })
-        .collect();
-    let header = ["NAME", "SKILLS", "SOURCE", "DESCRIPTION"].map(String::from);
-    // Every column but the last as wide as its widest cell.
-    let widths: Vec<usize> = (0..4)
-        .map(|i| match i {
-            3 => 0,
-            i => (rows.iter().chain([&header]))
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0),
-        })
-        .collect();
-    let mut out = String::new();
-    for row in [&header].into_iter().chain(rows.iter()) {
-        let cells: Vec<String> = (row.iter().zip(&widths))
-            .map(|(cell, w)| format!("{cell:w$}"))
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    Ok(out)
+    let header = ["NAME", "SKILLS", "SOURCE", "DESCRIPTION"];
+    let mut rows = vec![header.map(String::from).to_vec()];
+    rows.extend(listing.agents.iter().map(|a| {
+        let source = a.source.display().to_string();
+        vec![
+            a.name.clone(),
+            a.skills.join(","),
+            source,
+            a.description.clone(),
+        ]
+    }));
+    Ok(super::columns(&rows))
 }
 
 /// `agents show`: the resolved config, then the exact system prompt.

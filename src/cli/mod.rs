@@ -310,6 +310,24 @@ impl PolicyFlags {
     }
 }
 
+/// Rows (a header first) as aligned columns two spaces apart: each cell but a row's last is
+/// padded to the widest such cell of its column, in characters; no trailing blanks.
+pub fn columns(rows: &[Vec<String>]) -> String {
+    let width = |i: usize| {
+        let padded = rows.iter().filter(|r| i + 1 < r.len());
+        padded.map(|r| r[i].chars().count()).max().unwrap_or(0)
+    };
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = (row.iter().enumerate())
+            .map(|(i, cell)| format!("{cell:w$}", w = width(i)))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 /// Warnings of the set-up (agent file, skills), one line each on stderr.
 pub fn warn_all(warnings: &[String]) {
     for w in warnings {
