@@ -176,35 +176,29 @@ fn render_list(listing: &AgentListing, json: bool) -> anyhow::Result<String> {
 /// `agents show`: the resolved config, then the exact system prompt.
 fn render_show(agent: &AgentConfig, restricted: &Restricted, prompt: &str) -> String {
     let none = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not set)".into());
-    let mut out = String::new();
-    let _ = writeln!(out, "name:          {}", agent.name);
-    let _ = writeln!(out, "description:   {}", agent.description);
-    let _ = writeln!(out, "source:        {}", agent.source.display());
-    let _ = writeln!(
-        out,
-        "format:        {}",
-        match agent.format {
-            agents::AgentFormat::Skillpipe => "skillpipe",
-            agents::AgentFormat::R9s => "r9s",
-        }
-    );
-    let _ = writeln!(out, "model:         {}", none(&agent.model));
-    let _ = writeln!(out, "provider:      {}", none(&agent.provider));
-    let _ = writeln!(out, "skills:        {}", agent.skills.join(", "));
-    let _ = writeln!(out, "tool_calls:    {}", agent.tool_calls);
-    let coach = agent.coach.unwrap_or_default();
-    let _ = writeln!(out, "coach:         {}", coach.name());
-    let vars: Vec<String> = agent
-        .variables
-        .iter()
+    // Named as `agents list --json` names it.
+    let format = serde_json::to_value(agent.format).unwrap_or_default();
+    let vars: Vec<String> = (agent.variables.iter())
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    let _ = writeln!(out, "variables:     {}", vars.join(", "));
-    let _ = writeln!(
-        out,
-        "params:        {}",
-        serde_json::Value::Object(agent.params.clone())
-    );
+    let params = serde_json::Value::Object(agent.params.clone());
+    let fields = [
+        ("name", agent.name.clone()),
+        ("description", agent.description.clone()),
+        ("source", agent.source.display().to_string()),
+        ("format", format.as_str().unwrap_or_default().to_string()),
+        ("model", none(&agent.model)),
+        ("provider", none(&agent.provider)),
+        ("skills", agent.skills.join(", ")),
+        ("tool_calls", agent.tool_calls.to_string()),
+        ("coach", agent.coach.unwrap_or_default().name().to_string()),
+        ("variables", vars.join(", ")),
+        ("params", params.to_string()),
+    ];
+    let mut out = String::new();
+    for (key, value) in fields {
+        let _ = writeln!(out, "{:15}{value}", format!("{key}:"));
+    }
     out.push_str(&render_policy(agent, restricted));
     let _ = writeln!(
         out,
