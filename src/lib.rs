@@ -15,25 +15,7 @@
 //! - A whole chat loop with your own model backend: implement [`Provider`] and [`Ui`], then
 //!   drive a [`Session`] (feature `runtime`; the bundled HTTP clients need feature `http`).
 //! - The Unix filter: [`filter::run`] (blocking) or [`filter::run_async`].
-//!
-//! # Modules
-//! - [`scan`]: finds `%{…}` / `!{…}` directives in a byte stream fed in arbitrary chunks (pure).
-//! - [`command`]: turns a directive body into argv and matches command patterns (pure).
-//! - [`policy`]: the ScriptPolicy as data and the allow/deny decision (pure).
-//! - [`exec`]: runs one command without a shell, with caps and timeouts.
-//! - [`sandbox`]: OS enforcement of the policy (namespaces, Landlock), kept apart from the decision.
-//! - [`skills`]: skill discovery, script detection and safe resolution.
-//! - [`agents`]: agent configs and the system prompt.
-//! - [`model`]: the model interface ([`Provider`]) and, with `http`, the bundled clients.
-//! - `config`: the one config file (`config.toml`), read once (the binary's).
-//! - [`dispatch`]: one directive from decision to result, with confirmation and audit.
-//! - [`pipeline`]: the one directive pipeline filter and chat both drive: bytes in, typed events
-//!   (text, reports, captures) out, one side-effect queue, one outcome wording.
-//! - [`filter`]: the Unix filter pipeline.
-//! - [`chat`]: the chat loop (captures go back to the model).
-//! - `mcp`: the MCP server (`skillpipe mcp`, feature `mcp`).
-//! - [`term`]: what may reach a terminal (untrusted text made inert).
-//! - `trust`: which working directories may bring their own agents and skills.
+
 #![deny(missing_docs)]
 // The crate docs above describe the whole crate; without `runtime` most of their links have no
 // target.
