@@ -54,7 +54,9 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                 list_json(&set, &mut crate::term::Guarded::stdout())?;
             } else {
                 list_text(&set, *long, &mut out)?;
-                print_warnings(&set);
+                for w in set.warnings() {
+                    eprintln!("warning: {}", crate::term::sanitize(w));
+                }
             }
             Ok(EXIT_OK)
         }
@@ -67,10 +69,9 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                     )));
                 }
                 let e = format!("unknown skill `{name}`; available: {}", set.names_list());
-                let searched = match set.is_empty() {
-                    true => Some(args.skill_flags.search_path(None)?),
-                    false => None,
-                };
+                let searched = (set.is_empty())
+                    .then(|| args.skill_flags.search_path(None))
+                    .transpose()?;
                 let hint =
                     crate::app::unknown_skill_hint(std::slice::from_ref(name), searched.as_deref());
                 return Err(usage(crate::app::with_hint(e, hint.as_ref())));
@@ -117,12 +118,6 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                 Ok(EXIT_STRICT)
             }
         }
-    }
-}
-
-fn print_warnings(set: &SkillSet) {
-    for w in set.warnings() {
-        eprintln!("warning: {}", crate::term::sanitize(w));
     }
 }
 
