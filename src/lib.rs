@@ -81,20 +81,17 @@ pub(crate) mod trust;
 pub use policy::{Decision, ScriptPolicy};
 pub use scan::{Announced, Directive, Event, Kind, ScanOptions, Scanner};
 
+// The runtime's main types, at the crate root.
 #[cfg(feature = "runtime")]
-pub use audit::AuditLog;
-#[cfg(feature = "runtime")]
-pub use chat::{Busy, ChatOptions, Notice, Session, TurnReport, Ui};
-#[cfg(feature = "runtime")]
-pub use confirm::{Answer, AskError, Prompt};
-#[cfg(feature = "runtime")]
-pub use dispatch::{Dispatcher, DispatcherBuilder, Launcher, Outcome};
-#[cfg(feature = "runtime")]
-pub use model::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent};
-#[cfg(feature = "runtime")]
-pub use pipeline::{Report, ReportKind};
-#[cfg(feature = "runtime")]
-pub use skills::SkillSet;
+pub use {
+    audit::AuditLog,
+    chat::{Busy, ChatOptions, Notice, Session, TurnReport, Ui},
+    confirm::{Answer, AskError, Prompt},
+    dispatch::{Dispatcher, DispatcherBuilder, Launcher, Outcome},
+    model::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent},
+    pipeline::{Report, ReportKind},
+    skills::SkillSet,
+};
 
 /// The `skillpipe` command line: parses `std::env::args`, runs, returns the exit code.
 /// For the binary; not part of the library API.
