@@ -15,25 +15,7 @@
 //! - A whole chat loop with your own model backend: implement [`Provider`] and [`Ui`], then
 //!   drive a [`Session`] (feature `runtime`; the bundled HTTP clients need feature `http`).
 //! - The Unix filter: [`filter::run`] (blocking) or [`filter::run_async`].
-//!
-//! # Modules
-//! - [`scan`]: finds `%{…}` / `!{…}` directives in a byte stream fed in arbitrary chunks (pure).
-//! - [`command`]: turns a directive body into argv and matches command patterns (pure).
-//! - [`policy`]: the ScriptPolicy as data and the allow/deny decision (pure).
-//! - [`exec`]: runs one command without a shell, with caps and timeouts.
-//! - [`sandbox`]: OS enforcement of the policy (namespaces, Landlock), kept apart from the decision.
-//! - [`skills`]: skill discovery, script detection and safe resolution.
-//! - [`agents`]: agent configs and the system prompt.
-//! - [`model`]: the model interface ([`Provider`]) and, with `http`, the bundled clients.
-//! - `config`: the one config file (`config.toml`), read once (the binary's).
-//! - [`dispatch`]: one directive from decision to result, with confirmation and audit.
-//! - [`pipeline`]: the one directive pipeline filter and chat both drive: bytes in, typed events
-//!   (text, reports, captures) out, one side-effect queue, one outcome wording.
-//! - [`filter`]: the Unix filter pipeline.
-//! - [`chat`]: the chat loop (captures go back to the model).
-//! - `mcp`: the MCP server (`skillpipe mcp`, feature `mcp`).
-//! - [`term`]: what may reach a terminal (untrusted text made inert).
-//! - `trust`: which working directories may bring their own agents and skills.
+
 #![deny(missing_docs)]
 // The crate docs above describe the whole crate; without `runtime` most of their links have no
 // target.
@@ -99,20 +81,17 @@ pub(crate) mod trust;
 pub use policy::{Decision, ScriptPolicy};
 pub use scan::{Announced, Directive, Event, Kind, ScanOptions, Scanner};
 
+// The runtime's main types, at the crate root.
 #[cfg(feature = "runtime")]
-pub use audit::AuditLog;
-#[cfg(feature = "runtime")]
-pub use chat::{Busy, ChatOptions, Notice, Session, TurnReport, Ui};
-#[cfg(feature = "runtime")]
-pub use confirm::{Answer, AskError, Prompt};
-#[cfg(feature = "runtime")]
-pub use dispatch::{Dispatcher, DispatcherBuilder, Launcher, Outcome};
-#[cfg(feature = "runtime")]
-pub use model::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent};
-#[cfg(feature = "runtime")]
-pub use pipeline::{Report, ReportKind};
-#[cfg(feature = "runtime")]
-pub use skills::SkillSet;
+pub use {
+    audit::AuditLog,
+    chat::{Busy, ChatOptions, Notice, Session, TurnReport, Ui},
+    confirm::{Answer, AskError, Prompt},
+    dispatch::{Dispatcher, DispatcherBuilder, Launcher, Outcome},
+    model::{ChatRequest, EventStream, Message, ModelError, Provider, StreamEvent},
+    pipeline::{Report, ReportKind},
+    skills::SkillSet,
+};
 
 /// The `skillpipe` command line: parses `std::env::args`, runs, returns the exit code.
 /// For the binary; not part of the library API.

@@ -163,13 +163,7 @@ pub fn explain(r: &RunResult) -> Option<Hint> {
     }
     let sandboxed = e != Enforced::default();
     let refused = has(Clue::ReadOnly) || has(Clue::Denied);
-    let paths: Vec<String> = (said.lines())
-        .filter(|l| {
-            let l = l.to_lowercase();
-            l.contains("permission denied") || l.contains("read-only file system")
-        })
-        .flat_map(named_in)
-        .collect();
+    let paths: Vec<String> = said.lines().flat_map(named_in).collect();
     if let Some(h) = hidden_named(f, hidden, &said) {
         return Some(h);
     }
@@ -369,8 +363,17 @@ fn names(said: &str, path: &str) -> bool {
         })
 }
 
-/// The paths one refusal line names: quoted ones, else the word before the refusal.
+/// The paths a refusal line names: quoted ones, else the word before the refusal; none on a
+/// line that is no refusal.
 fn named_in(line: &str) -> Vec<String> {
+    let lower = line.to_lowercase();
+    let end = ["permission denied", "read-only file system"]
+        .iter()
+        .filter_map(|w| lower.find(w))
+        .min();
+    let Some(end) = end else {
+        return Vec::new();
+    };
     let mut out: Vec<String> = Vec::new();
     for (open, close) in [('\'', '\''), ('"', '"'), ('‘', '’'), ('`', '\'')] {
         let mut rest = line;
@@ -384,14 +387,7 @@ fn named_in(line: &str) -> Vec<String> {
             rest = &after[j + close.len_utf8()..];
         }
     }
-    let lower = line.to_lowercase();
-    let end = ["permission denied", "read-only file system"]
-        .iter()
-        .filter_map(|w| lower.find(w))
-        .min();
-    if out.is_empty()
-        && let Some(end) = end
-    {
+    if out.is_empty() {
         let before = line[..end].trim_end().trim_end_matches(':');
         let piece = before.rsplit(": ").next().unwrap_or(before);
         if let Some(word) = piece.split_whitespace().last()

@@ -159,72 +159,46 @@ fn render_list(listing: &AgentListing, json: bool) -> anyhow::Result<String> {
     if listing.agents.is_empty() {
         return Ok(String::new());
     }
-    let rows: Vec<[String; 4]> = listing
-        .agents
-        .iter()
-        .map(|a| {
-            [
-                a.name.clone(),
-                a.skills.join(","),
-                a.source.display().to_string(),
-                a.description.clone(),
-            ]
-        })
-        .collect();
-    let header = ["NAME", "SKILLS", "SOURCE", "DESCRIPTION"].map(String::from);
-    // Every column but the last as wide as its widest cell.
-    let widths: Vec<usize> = (0..4)
-        .map(|i| match i {
-            3 => 0,
-            i => (rows.iter().chain([&header]))
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0),
-        })
-        .collect();
-    let mut out = String::new();
-    for row in [&header].into_iter().chain(rows.iter()) {
-        let cells: Vec<String> = (row.iter().zip(&widths))
-            .map(|(cell, w)| format!("{cell:w$}"))
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    Ok(out)
+    let header = ["NAME", "SKILLS", "SOURCE", "DESCRIPTION"];
+    let mut rows = vec![header.map(String::from).to_vec()];
+    rows.extend(listing.agents.iter().map(|a| {
+        let source = a.source.display().to_string();
+        vec![
+            a.name.clone(),
+            a.skills.join(","),
+            source,
+            a.description.clone(),
+        ]
+    }));
+    Ok(super::columns(&rows))
 }
 
 /// `agents show`: the resolved config, then the exact system prompt.
 fn render_show(agent: &AgentConfig, restricted: &Restricted, prompt: &str) -> String {
     let none = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not set)".into());
-    let mut out = String::new();
-    let _ = writeln!(out, "name:          {}", agent.name);
-    let _ = writeln!(out, "description:   {}", agent.description);
-    let _ = writeln!(out, "source:        {}", agent.source.display());
-    let _ = writeln!(
-        out,
-        "format:        {}",
-        match agent.format {
-            agents::AgentFormat::Skillpipe => "skillpipe",
-            agents::AgentFormat::R9s => "r9s",
-        }
-    );
-    let _ = writeln!(out, "model:         {}", none(&agent.model));
-    let _ = writeln!(out, "provider:      {}", none(&agent.provider));
-    let _ = writeln!(out, "skills:        {}", agent.skills.join(", "));
-    let _ = writeln!(out, "tool_calls:    {}", agent.tool_calls);
-    let coach = agent.coach.unwrap_or_default();
-    let _ = writeln!(out, "coach:         {}", coach.name());
-    let vars: Vec<String> = agent
-        .variables
-        .iter()
+    // Named as `agents list --json` names it.
+    let format = serde_json::to_value(agent.format).unwrap_or_default();
+    let vars: Vec<String> = (agent.variables.iter())
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    let _ = writeln!(out, "variables:     {}", vars.join(", "));
-    let _ = writeln!(
-        out,
-        "params:        {}",
-        serde_json::Value::Object(agent.params.clone())
-    );
+    let params = serde_json::Value::Object(agent.params.clone());
+    let fields = [
+        ("name", agent.name.clone()),
+        ("description", agent.description.clone()),
+        ("source", agent.source.display().to_string()),
+        ("format", format.as_str().unwrap_or_default().to_string()),
+        ("model", none(&agent.model)),
+        ("provider", none(&agent.provider)),
+        ("skills", agent.skills.join(", ")),
+        ("tool_calls", agent.tool_calls.to_string()),
+        ("coach", agent.coach.unwrap_or_default().name().to_string()),
+        ("variables", vars.join(", ")),
+        ("params", params.to_string()),
+    ];
+    let mut out = String::new();
+    for (key, value) in fields {
+        let _ = writeln!(out, "{:15}{value}", format!("{key}:"));
+    }
     out.push_str(&render_policy(agent, restricted));
     let _ = writeln!(
         out,

@@ -46,11 +46,7 @@ pub fn man(args: ManArgs) -> anyhow::Result<i32> {
                 .map_err(|e| super::usage(format!("--dir {}: {e}", dir.display())))?;
             clap_mangen::generate_to(cmd, &dir)?;
         }
-        None => {
-            let mut out = Vec::new();
-            clap_mangen::Man::new(cmd).render(&mut out)?;
-            std::io::stdout().write_all(&out)?;
-        }
+        None => clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?,
     }
     Ok(super::EXIT_OK)
 }

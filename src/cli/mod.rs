@@ -131,14 +131,6 @@ pub struct AgentFlag {
     pub agent: Option<String>,
 }
 
-/// `--skill` for filter, chat and mcp; not `run`, which names its one skill itself.
-#[derive(Debug, Clone, Default, Args)]
-pub struct OnlySkills {
-    /// Only these skills (by name) are active, shown to the model in full.
-    #[arg(long = "skill", value_name = "NAME", help_heading = heading::SKILLS)]
-    pub skills: Vec<String>,
-}
-
 /// The model and endpoint, for chat and for doctor (which checks what chat would use).
 #[derive(Debug, Clone, Default, Args)]
 pub struct ModelFlags {
@@ -156,8 +148,10 @@ pub struct ModelFlags {
 pub struct SessionFlags {
     #[command(flatten)]
     pub agent: AgentFlag,
-    #[command(flatten)]
-    pub only: OnlySkills,
+    // Not `run`'s: it names its one skill itself.
+    /// Only these skills (by name) are active, shown to the model in full.
+    #[arg(long = "skill", value_name = "NAME", help_heading = heading::SKILLS)]
+    pub skills: Vec<String>,
     #[command(flatten)]
     pub policy: PolicyFlags,
 }
@@ -165,12 +159,8 @@ pub struct SessionFlags {
 impl SessionFlags {
     /// These flags, the skill flags and `--var`s as the app layer's config.
     pub fn app_config(&self, skill_flags: &SkillFlags, vars: &[String]) -> AppConfig {
-        self.policy.app_config(
-            skill_flags,
-            &self.only.skills,
-            self.agent.agent.as_deref(),
-            vars,
-        )
+        self.policy
+            .app_config(skill_flags, &self.skills, self.agent.agent.as_deref(), vars)
     }
 }
 
@@ -308,6 +298,24 @@ impl PolicyFlags {
             max_side_effects: None,
         }
     }
+}
+
+/// Rows (a header first) as aligned columns two spaces apart: each cell but a row's last is
+/// padded to the widest such cell of its column, in characters; no trailing blanks.
+pub fn columns(rows: &[Vec<String>]) -> String {
+    let width = |i: usize| {
+        let padded = rows.iter().filter(|r| i + 1 < r.len());
+        padded.map(|r| r[i].chars().count()).max().unwrap_or(0)
+    };
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = (row.iter().enumerate())
+            .map(|(i, cell)| format!("{cell:w$}", w = width(i)))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// Warnings of the set-up (agent file, skills), one line each on stderr.

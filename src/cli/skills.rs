@@ -54,7 +54,9 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                 list_json(&set, &mut crate::term::Guarded::stdout())?;
             } else {
                 list_text(&set, *long, &mut out)?;
-                print_warnings(&set);
+                for w in set.warnings() {
+                    eprintln!("warning: {}", crate::term::sanitize(w));
+                }
             }
             Ok(EXIT_OK)
         }
@@ -67,10 +69,9 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
                     )));
                 }
                 let e = format!("unknown skill `{name}`; available: {}", set.names_list());
-                let searched = match set.is_empty() {
-                    true => Some(args.skill_flags.search_path(None)?),
-                    false => None,
-                };
+                let searched = (set.is_empty())
+                    .then(|| args.skill_flags.search_path(None))
+                    .transpose()?;
                 let hint =
                     crate::app::unknown_skill_hint(std::slice::from_ref(name), searched.as_deref());
                 return Err(usage(crate::app::with_hint(e, hint.as_ref())));
@@ -120,12 +121,6 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
     }
 }
 
-fn print_warnings(set: &SkillSet) {
-    for w in set.warnings() {
-        eprintln!("warning: {}", crate::term::sanitize(w));
-    }
-}
-
 fn list_json(set: &SkillSet, out: &mut impl Write) -> anyhow::Result<()> {
     let items: Vec<_> = set
         .iter()
@@ -156,26 +151,18 @@ fn list_text(set: &SkillSet, long: bool, out: &mut impl Write) -> anyhow::Result
         )?;
         return Ok(());
     }
-    let name_w = set.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
-    // With `--long`, the folder in a column of its own, as wide as the longest.
+    // With `--long`, the folder in a column of its own.
     let folder = |s: &Skill| long.then(|| s.dir.display().to_string());
-    let folder_w = set.iter().filter_map(folder).map(|f| f.len()).max();
-    let cell = |f: Option<String>| match folder_w {
-        Some(w) => format!("{:w$}  ", f.unwrap_or_default()),
-        None => String::new(),
-    };
-    let head = cell(Some("FOLDER".into()));
-    writeln!(out, "{:name_w$}  SCRIPTS  {head}DESCRIPTION", "NAME")?;
-    for s in set.iter() {
-        writeln!(
-            out,
-            "{:name_w$}  {:>7}  {}{}",
-            s.name,
-            s.scripts().len(),
-            cell(folder(s)),
-            crate::skills::excerpt(&s.description.replace('\n', " "), 60)
-        )?;
-    }
+    let header = ["NAME", "SCRIPTS"]
+        .into_iter()
+        .chain(long.then_some("FOLDER"));
+    let mut rows = vec![header.chain(["DESCRIPTION"]).map(String::from).collect()];
+    rows.extend(set.iter().map(|s| {
+        let description = crate::skills::excerpt(&s.description.replace('\n', " "), 60);
+        let cells = [s.name.clone(), format!("{:>7}", s.scripts().len())].into_iter();
+        cells.chain(folder(s)).chain([description]).collect()
+    }));
+    write!(out, "{}", super::columns(&rows))?;
     Ok(())
 }
 
@@ -211,36 +198,28 @@ fn show(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
         return Ok(());
     }
     writeln!(out, "scripts:")?;
-    // As a directive names each: a script at the skill root as `SKILL:FILE`.
-    let names: Vec<String> = scripts
-        .iter()
-        .map(|s| crate::skills::listed_name(&skill.name, &s.rel_path))
-        .collect();
-    let path_w = names.iter().map(String::len).max().unwrap_or(6).max(6);
-    let interp_w = scripts
-        .iter()
-        .map(|s| s.interpreter.as_deref().map_or(1, str::len))
-        .max()
-        .unwrap_or(11)
-        .max(11);
-    writeln!(
-        out,
-        "  {:path_w$}  {:interp_w$}  DESCRIPTION",
-        "SCRIPT", "INTERPRETER"
-    )?;
-    for (s, name) in scripts.iter().zip(&names) {
-        writeln!(
-            out,
-            "  {:path_w$}  {:interp_w$}  {}",
-            name,
-            s.interpreter.as_deref().unwrap_or("?"),
-            s.description
-        )?;
+    // As a directive names each: a script at the skill root as `SKILL:FILE`; under it, how
+    // its tool takes input or why it is no tool.
+    let mut rows = vec![
+        ["SCRIPT", "INTERPRETER", "DESCRIPTION"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for s in scripts {
+        let name = crate::skills::listed_name(&skill.name, &s.rel_path);
+        let interpreter = s.interpreter.clone().unwrap_or_else(|| "?".into());
+        rows.push(vec![name, interpreter, s.description.clone()]);
         match crate::skills::tools::script_tool(s) {
-            Ok(Some(t)) => writeln!(out, "  {:path_w$}  JSON on stdin: {}", "", t.flag_usage())?,
+            Ok(Some(t)) => rows.push(vec![
+                String::new(),
+                format!("JSON on stdin: {}", t.flag_usage()),
+            ]),
             Ok(None) => {}
-            Err(e) => writeln!(out, "  {:path_w$}  warning: {e}", "")?,
+            Err(e) => rows.push(vec![String::new(), format!("warning: {e}")]),
         }
+    }
+    for line in super::columns(&rows).lines() {
+        writeln!(out, "  {line}")?;
     }
     Ok(())
 }
