@@ -29,41 +29,24 @@ pub struct SkillPrompt {
 /// Each loaded skill as the system prompt shows it, in load order: the skills in `named` (by
 /// the agent or `--skill`) in full, every other one as a catalog entry (progressive disclosure).
 pub fn skill_prompts_of(skills: &SkillSet, named: &[String]) -> Vec<SkillPrompt> {
+    // A skill whose allowed-tools forbid its scripts offers none: each would be refused.
+    let offers = crate::skills::functions(skills);
     skills
         .iter()
         .map(|s| SkillPrompt {
             name: s.name.clone(),
             description: s.description.clone(),
             body: s.body.clone(),
-            // A skill whose allowed-tools forbid its scripts lists none: each would be refused.
-            scripts: s
-                .tools()
-                .filter(|_| s.allows_scripts())
-                .map(|t| {
-                    let usage = t.flag_usage();
-                    let call = if usage.is_empty() {
-                        format!("{}:{}", s.name, t.id)
-                    } else {
-                        format!("{}:{} {usage}", s.name, t.id)
+            scripts: (offers.iter().filter(|o| o.skill == s.name))
+                .map(|o| {
+                    // A tool, or a script with a schema beside it, shows its flags.
+                    let usage = o.typed.as_ref().map(|t| t.flag_usage());
+                    let call = match usage {
+                        Some(u) if !u.is_empty() || o.tool.is_none() => format!("{} {u}", o.shown),
+                        _ => o.shown.clone(),
                     };
-                    let what = if t.description.is_empty() {
-                        t.name.clone()
-                    } else {
-                        t.description.clone()
-                    };
-                    (call, what)
+                    (call, o.description.clone())
                 })
-                .chain(s.scripts().iter().filter(|_| s.allows_scripts()).map(|sc| {
-                    // As listings name it: a root script by its file name (`SKILL:x.py`; the
-                    // stem may be an `x.sh` beside it, or a `scripts/x.*` that it names first),
-                    // a path another loaded skill also has qualified.
-                    let mut path = skills.listed_name(&s.name, &sc.rel_path);
-                    // A script with a schema beside it shows its flags, like a tool.
-                    if let Ok(Some(t)) = crate::skills::tools::script_tool(sc) {
-                        path = format!("{path} {}", t.flag_usage());
-                    }
-                    (path, sc.description.clone())
-                }))
                 .collect(),
             catalog_only: !named.contains(&s.name),
             has_files: s.has_files(),

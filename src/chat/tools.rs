@@ -209,50 +209,26 @@ pub fn tool_defs(skills: &SkillSet) -> (Vec<ToolDef>, ToolMap) {
     let mut defs = Vec::new();
     let mut map = ToolMap::new();
     for f in crate::skills::functions(skills) {
-        let Some(skill) = skills.get(&f.skill) else {
-            continue;
+        let description = match (&f.tool, f.description.is_empty()) {
+            (Some(id), _) => format!("{} (tool {id} of skill {})", f.description, f.skill),
+            (None, true) => {
+                let about = skills.get(&f.skill).map_or("", |s| &s.description);
+                format!("Run {} of skill {}: {about}", f.shown, f.skill)
+            }
+            (None, false) => format!("{} ({} of skill {})", f.description, f.shown, f.skill),
         };
-        let (description, parameters, json_input) = match &f.tool {
-            Some(id) => {
-                let Some(tool) = skill.tool(id) else {
-                    continue;
-                };
-                let json_input = tool.input == ToolInput::StdinJson;
-                let parameters = match (&tool.schema, json_input) {
-                    (Some(schema), _) => schema.clone(),
+        // A script with a schema beside it reads that JSON on stdin, like a tool: offer the schema.
+        let (parameters, json_input) = match f.typed {
+            Some(t) => {
+                let json_input = t.input == ToolInput::StdinJson;
+                let parameters = match (t.schema, json_input) {
+                    (Some(schema), _) => schema,
                     (None, true) => json_text_parameters(),
                     (None, false) => script_parameters(),
                 };
-                let what = if tool.description.is_empty() {
-                    tool.name.clone()
-                } else {
-                    tool.description.clone()
-                };
-                let description = format!("{what} (tool {} of skill {})", tool.id, skill.name);
-                (description, parameters, json_input)
+                (parameters, json_input)
             }
-            None => {
-                let Some(script) = skill.scripts().iter().find(|s| s.rel_path == f.rel_path) else {
-                    continue;
-                };
-                let shown = skills.listed_name(&skill.name, &script.rel_path);
-                let description = if script.description.is_empty() {
-                    format!("Run {shown} of skill {}: {}", skill.name, skill.description)
-                } else {
-                    format!("{} ({shown} of skill {})", script.description, skill.name)
-                };
-                // A script with a schema beside it reads that JSON on stdin: offer the schema.
-                let schema = crate::skills::tools::script_tool(script)
-                    .ok()
-                    .flatten()
-                    .and_then(|t| t.schema);
-                let json_input = schema.is_some();
-                (
-                    description,
-                    schema.unwrap_or_else(script_parameters),
-                    json_input,
-                )
-            }
+            None => (script_parameters(), false),
         };
         // `input` of the JSON-text parameters is the wrapper, not a field of the tool's own.
         let has_input_property =

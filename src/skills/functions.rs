@@ -4,7 +4,7 @@
 //! one name, or lose their script part to the cut: every name here is unique and keeps the
 //! script part; the skill part is what gets shortened.
 
-use super::{Skill, SkillSet};
+use super::{Skill, SkillSet, tools::Tool};
 use std::collections::HashMap;
 
 /// Longest function name providers accept.
@@ -12,9 +12,10 @@ const MAX_NAME: usize = 64;
 /// Longest script part kept whole; a longer one is cut and given a digest.
 const MAX_PART: usize = 48;
 
-/// One function to offer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Function {
+/// One enabled tool or script of a skill: what the system prompt lists and what is offered
+/// as a function (native tool calls, MCP tools), walked once.
+#[derive(Debug, Clone)]
+pub struct Offer {
     /// The function name, unique in the set.
     pub name: String,
     /// The skill it belongs to.
@@ -25,21 +26,27 @@ pub struct Function {
     pub rel_path: String,
     /// How a directive names it unambiguously: `SKILL:ID` for a tool, the path form for a script.
     pub reference: String,
+    /// How listings name it: `SKILL:ID` for a tool, [`SkillSet::listed_name`] for a script.
+    pub shown: String,
+    /// A tool's description, else its name; a script's first comment, or "".
+    pub description: String,
+    /// The tool, or the script as one when a schema beside it types its input.
+    pub typed: Option<Tool>,
 }
 
 /// Every enabled tool and script of the skills that may run scripts, each under a unique name.
-pub fn functions(skills: &SkillSet) -> Vec<Function> {
-    let mut wanted: Vec<(Function, String)> = Vec::new();
+pub fn functions(skills: &SkillSet) -> Vec<Offer> {
+    let mut wanted: Vec<(Offer, String)> = Vec::new();
     for skill in skills.iter() {
         if !skill.allows_scripts() {
             // It could never run one: offering them would only produce refusals.
             continue;
         }
-        wanted.extend(of_skill(skill));
+        wanted.extend(of_skill(skills, skill));
     }
     // (`load_skill` has no `__`: no name here can be it.) A name wanted by several is replaced, for each of them, by one that spells
     // the script's path; a clash left after that gets a digest of the reference.
-    let passes: [fn(&Function, &str) -> String; 2] = [
+    let passes: [fn(&Offer, &str) -> String; 2] = [
         |f, path| compose(&f.skill, path),
         |f, path| {
             compose(
@@ -60,7 +67,7 @@ pub fn functions(skills: &SkillSet) -> Vec<Function> {
         }
     }
     // Still taken (a digest collision): a counter, so that every one is offered.
-    let mut out: Vec<Function> = Vec::with_capacity(wanted.len());
+    let mut out: Vec<Offer> = Vec::with_capacity(wanted.len());
     for (mut f, path_part) in wanted {
         let mut n = 2;
         while out.iter().any(|o| o.name == f.name) {
@@ -89,34 +96,44 @@ impl SkillSet {
 /// The functions the skills that may not run scripts (`allowed-tools` without `Bash`) would
 /// have: never offered, but a model that calls one by its name is told why it cannot run
 /// rather than that no such tool exists.
-pub fn locked(skills: &SkillSet) -> Vec<Function> {
+pub fn locked(skills: &SkillSet) -> Vec<Offer> {
     skills
         .iter()
         .filter(|s| !s.allows_scripts())
-        .flat_map(|s| of_skill(s).into_iter().map(|(f, _)| f))
+        .flat_map(|s| of_skill(skills, s).into_iter().map(|(f, _)| f))
         .collect()
 }
 
 /// The tools then the scripts of `skill`, each with its plain name and the path part used if
 /// that name clashes.
-fn of_skill(skill: &Skill) -> Vec<(Function, String)> {
+fn of_skill(skills: &SkillSet, skill: &Skill) -> Vec<(Offer, String)> {
     let tools = skill.tools().map(|t| {
-        let f = Function {
+        let reference = format!("{}:{}", skill.name, t.id);
+        let f = Offer {
             name: compose(&skill.name, &t.id),
             skill: skill.name.clone(),
             tool: Some(t.id.clone()),
             rel_path: t.id.clone(),
-            reference: format!("{}:{}", skill.name, t.id),
+            shown: reference.clone(),
+            reference,
+            description: match t.description.is_empty() {
+                true => t.name.clone(),
+                false => t.description.clone(),
+            },
+            typed: Some(t.clone()),
         };
         (f, format!("tool_{}", t.id))
     });
     let scripts = skill.scripts().iter().map(|s| {
-        let f = Function {
+        let f = Offer {
             name: compose(&skill.name, &s.id),
             skill: skill.name.clone(),
             tool: None,
             rel_path: s.rel_path.clone(),
             reference: super::script_reference(&skill.name, &s.rel_path),
+            shown: skills.listed_name(&skill.name, &s.rel_path),
+            description: s.description.clone(),
+            typed: super::tools::script_tool(s).ok().flatten(),
         };
         let path = s.rel_path.strip_prefix("scripts/").unwrap_or(&s.rel_path);
         (f, path.to_owned())

@@ -32,7 +32,7 @@ pub(crate) mod written;
 pub use discover::detect_scripts;
 pub use discover::{DuplicateSkill, LoadOptions, SkillSet, UnknownSkills};
 pub(crate) use excerpt::excerpt;
-pub use functions::{Function, functions};
+pub use functions::{Offer, functions};
 pub use resolve::{ResolveError, ResolvedScript, ScriptCommand, listed_name, script_reference};
 pub use scripts::Script;
 pub use tools::{InputError, Tool, ToolInput};
