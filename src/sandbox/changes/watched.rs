@@ -6,48 +6,12 @@
 //! was there before and what is there now, so a folder moved away and back, a file replaced
 //! by a rename, or a name made and removed again are told as a walk would tell them.
 
-use super::{Change, ChangeKind, Changes, MAX_ENTRIES, Stat, change};
+use super::{Change, ChangeKind, Changes, Entry, Listing, MAX_ENTRIES, Stat, change};
 use crate::sandbox::inotify::{Event, Watches};
 use crate::sandbox::is_vcs_metadata;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
-use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
-
-/// One entry of a folder's listing: what `readdir` tells without a stat.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Entry {
-    pub name: OsString,
-    pub ino: u64,
-    pub dir: bool,
-}
-
-/// A folder read before the run.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Folder {
-    /// Its own mode (one stat per folder).
-    pub mode: u32,
-    pub entries: Vec<Entry>,
-}
-
-/// The writable paths before the run, as far as their folders' listings tell.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Listing {
-    pub roots: Vec<PathBuf>,
-    /// Folders whose listing was read whole.
-    pub folders: HashMap<PathBuf, Folder>,
-    /// Writable paths that are files, stat'ed (there is no folder to watch).
-    pub files: HashMap<PathBuf, Stat>,
-    /// Folders that hold version control metadata: the tops of projects.
-    pub tops: HashSet<PathBuf>,
-    /// The walk stopped at this many entries.
-    pub capped: Option<usize>,
-    /// Entries listed.
-    pub seen: usize,
-    /// The fine clock when the listing began, which the coarse clock passes before the run
-    /// starts: a time after it on a file was set during the run (or while it was listed).
-    pub start: (i64, i64),
-}
 
 /// What is on disk after the run (the real one stats and lists; tests give their own).
 pub(super) trait Look {
@@ -79,67 +43,13 @@ pub(crate) struct Watched {
 }
 
 impl Watched {
-    /// List the folders of `roots`, breadth first, up to `max_entries` entries: their names
-    /// and types, no entry stat'ed. Nothing of the run has started yet (the launcher waits at
-    /// its gate), so the watches can follow.
+    /// [`Listing::take`], marked with the time it began.
     pub(super) fn list(roots: &[PathBuf], max_entries: usize) -> Listing {
-        let mut listing = Listing {
-            roots: super::outermost(roots),
-            start: fine_now(),
-            ..Listing::default()
-        };
-        let mut queue: VecDeque<(PathBuf, bool)> = VecDeque::new();
-        for root in &listing.roots {
-            match std::fs::metadata(root) {
-                Ok(m) if m.is_dir() => queue.push_back((root.clone(), true)),
-                Ok(m) => _ = listing.files.insert(root.clone(), Stat::of(&m)),
-                Err(_) => {}
-            }
+        let start = fine_now();
+        Listing {
+            start,
+            ..Listing::take(roots, max_entries)
         }
-        let mut seen = 0usize;
-        'walk: while let Some((dir, is_root)) = queue.pop_front() {
-            let Ok(meta) = (if is_root {
-                std::fs::metadata(&dir)
-            } else {
-                std::fs::symlink_metadata(&dir)
-            }) else {
-                continue;
-            };
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            let mut folder = Folder {
-                mode: std::os::unix::fs::MetadataExt::mode(&meta),
-                entries: Vec::new(),
-            };
-            for entry in rd {
-                let Ok(entry) = entry else { continue };
-                seen += 1;
-                if seen > max_entries {
-                    listing.capped = Some(max_entries);
-                    break 'walk;
-                }
-                // The type `readdir` reports (a stat only where the file system gives none).
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                let name = entry.file_name();
-                if is_vcs_metadata(&name) {
-                    listing.tops.insert(dir.clone());
-                }
-                if kind.is_dir() {
-                    queue.push_back((dir.join(&name), false));
-                }
-                folder.entries.push(Entry {
-                    ino: entry.ino(),
-                    dir: kind.is_dir(),
-                    name,
-                });
-            }
-            listing.folders.insert(dir, folder);
-        }
-        listing.seen = seen;
-        listing
     }
 
     /// Watch every folder of `listing`. An error means the kernel would not watch them all (no
@@ -528,7 +438,7 @@ fn same_file(mask: u32, now: Stat, start: (i64, i64)) -> Option<ChangeKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::changes::Why;
+    use crate::sandbox::changes::{Folder, Why};
     use std::os::unix::fs::PermissionsExt;
 
     /// A file system after the run, given as paths and their stats.
