@@ -272,14 +272,8 @@ pub(crate) mod linux {
         let bytes =
             unsafe { std::slice::from_raw_parts_mut((&raw mut out).cast(), size_of::<T>()) };
         let read = r.read_exact(bytes);
-        let mut status = 0;
-        // SAFETY: waiting for our own child.
-        while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 && !errno_is_not_eintr() {}
+        crate::sandbox::launcher::wait_for(pid);
         read.ok().map(|()| out)
-    }
-
-    fn errno_is_not_eintr() -> bool {
-        std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
     }
 
     fn step_result(errno: i32, step: NsStep) -> Result<(), NsError> {

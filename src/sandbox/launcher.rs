@@ -408,7 +408,8 @@ fn survive_sigterm() {
     }
 }
 
-fn wait_for(pid: libc::pid_t) -> i32 {
+/// The status of our child `pid` once it ended.
+pub(super) fn wait_for(pid: libc::pid_t) -> i32 {
     let mut status = 0;
     // SAFETY: waiting for our own child.
     while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {

@@ -151,14 +151,18 @@ fn mount(
             ptr(&data_c).cast(),
         )
     };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(MountError::Mount {
-            what: fstype.or(src).unwrap_or("?").to_string(),
-            target: target.to_path_buf(),
-            source: std::io::Error::last_os_error(),
-        })
+    match r {
+        0 => Ok(()),
+        _ => Err(refused(fstype.or(src).unwrap_or("?"), target)),
+    }
+}
+
+/// The kernel refused `what` on `target` (the reason is the last error).
+fn refused(what: &str, target: &Path) -> MountError {
+    MountError::Mount {
+        what: what.into(),
+        target: target.to_path_buf(),
+        source: std::io::Error::last_os_error(),
     }
 }
 
@@ -341,11 +345,7 @@ fn build_root(view: &View, root: &Path) -> Result<(), MountError> {
 
 /// `pivot_root` into `root` with the old root stacked on it, then detach the old root.
 fn pivot_into(root: &Path) -> Result<(), MountError> {
-    let fail = |what: &str| MountError::Mount {
-        what: what.into(),
-        target: root.to_path_buf(),
-        source: std::io::Error::last_os_error(),
-    };
+    let fail = |what: &str| refused(what, root);
     let c = cstr(root)?;
     let dot = CString::new(".").expect("no NUL");
     // SAFETY: valid C strings; the process is alone in a mount namespace it owns.
@@ -649,11 +649,7 @@ fn detach(dir: &Path) -> Result<(), MountError> {
     let c = cstr(dir)?;
     // SAFETY: a valid C string; detaching a mount this process made.
     if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
-        return Err(MountError::Mount {
-            what: "umount".into(),
-            target: dir.to_path_buf(),
-            source: std::io::Error::last_os_error(),
-        });
+        return Err(refused("umount", dir));
     }
     std::fs::remove_dir(dir).map_err(|e| io(dir, e))
 }
