@@ -195,6 +195,40 @@ impl Changes {
     }
 }
 
+impl Changes {
+    /// What was `found` in the writable paths `roots`, each flagged or not (`tops`: the folders
+    /// that are the top of a project), flagged ones first, then in path order.
+    fn of<'a>(
+        roots: &'a [PathBuf],
+        found: impl IntoIterator<Item = (&'a Path, ChangeKind, Option<Stat>)>,
+        tops: impl Iterator<Item = &'a PathBuf>,
+        capped: Option<usize>,
+        run_filled: bool,
+    ) -> Changes {
+        let tops: HashSet<&Path> = tops.chain(roots).map(PathBuf::as_path).collect();
+        let mut list: Vec<Change> = (found.into_iter())
+            .map(|(path, kind, now)| {
+                let root = (roots.iter().filter(|r| path.starts_with(r)))
+                    .max_by_key(|r| r.as_os_str().len())
+                    .map_or(path, PathBuf::as_path);
+                let why = why(root, path, now, &tops);
+                Change {
+                    path: path.to_path_buf(),
+                    kind,
+                    flagged: why.is_some(),
+                    why,
+                }
+            })
+            .collect();
+        list.sort_by(|a, b| (!a.flagged, &a.path).cmp(&(!b.flagged, &b.path)));
+        Changes {
+            list,
+            capped,
+            run_filled,
+        }
+    }
+}
+
 /// The writable paths before a run, taken so that what the run does there can be told after.
 pub(crate) enum Before {
     /// Every folder watched, listed without a stat per entry.
@@ -417,18 +451,10 @@ impl Snapshot {
 
     /// What the run did, this snapshot taken after it and `before` before it.
     pub(crate) fn since(&self, before: &Snapshot) -> Changes {
-        let tops: HashSet<&Path> = self
-            .listing
-            .tops
-            .iter()
-            .chain(&before.listing.tops)
-            .map(PathBuf::as_path)
-            .chain(self.listing.roots.iter().map(PathBuf::as_path))
-            .collect();
         // A path missing from one walk is new (or gone) only where that walk read its folder
         // whole, or where its folder is itself new.
         let mut made_dirs: HashSet<&Path> = HashSet::new();
-        let mut list = Vec::new();
+        let mut found = Vec::new();
         let mut after: Vec<(&PathBuf, &Stat)> = self.entries.iter().collect();
         after.sort_by_key(|(p, _)| p.components().count());
         for (path, now) in after {
@@ -449,48 +475,18 @@ impl Snapshot {
                     None => continue,
                 },
             };
-            list.push(change(&self.listing.roots, path, kind, Some(*now), &tops));
+            found.push((path.as_path(), kind, Some(*now)));
         }
         for path in before.entries.keys() {
             let parent = path.parent().unwrap_or(path);
             if !self.entries.contains_key(path) && self.listing.folders.contains_key(parent) {
-                list.push(change(
-                    &self.listing.roots,
-                    path,
-                    ChangeKind::Deleted,
-                    None,
-                    &tops,
-                ));
+                found.push((path.as_path(), ChangeKind::Deleted, None));
             }
         }
-        list.sort_by(|a, b| (!a.flagged, &a.path).cmp(&(!b.flagged, &b.path)));
-        Changes {
-            list,
-            capped: self.listing.capped.or(before.listing.capped),
-            run_filled: self.listing.capped.is_some() && before.listing.capped.is_none(),
-        }
-    }
-}
-
-/// The change of `kind` at `path` (in one of the writable paths `roots`), flagged or not.
-fn change(
-    roots: &[PathBuf],
-    path: &Path,
-    kind: ChangeKind,
-    now: Option<Stat>,
-    tops: &HashSet<&Path>,
-) -> Change {
-    let root = roots
-        .iter()
-        .filter(|r| path.starts_with(r))
-        .max_by_key(|r| r.as_os_str().len())
-        .map_or(path, PathBuf::as_path);
-    let why = why(root, path, now, tops);
-    Change {
-        path: path.to_path_buf(),
-        kind,
-        flagged: why.is_some(),
-        why,
+        let (now, was) = (self.listing.capped, before.listing.capped);
+        let tops = self.listing.tops.iter().chain(&before.listing.tops);
+        let run_filled = now.is_some() && was.is_none();
+        Changes::of(&self.listing.roots, found, tops, now.or(was), run_filled)
     }
 }
 

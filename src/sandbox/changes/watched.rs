@@ -6,7 +6,7 @@
 //! was there before and what is there now, so a folder moved away and back, a file replaced
 //! by a rename, or a name made and removed again are told as a walk would tell them.
 
-use super::{Change, ChangeKind, Changes, Entry, Listing, MAX_ENTRIES, Stat, change};
+use super::{ChangeKind, Changes, Entry, Listing, MAX_ENTRIES, Stat};
 use crate::sandbox::inotify::{Event, Watches};
 use crate::sandbox::is_vcs_metadata;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -178,24 +178,13 @@ pub(super) fn judge(
             j.found.insert(root.clone(), (kind, now));
         }
     }
-    let tops: HashSet<&Path> = before
-        .tops
-        .iter()
-        .chain(&j.made_tops)
-        .map(PathBuf::as_path)
-        .chain(before.roots.iter().map(PathBuf::as_path))
-        .collect();
-    let mut list: Vec<Change> = j
+    let found = j
         .found
         .iter()
-        .map(|(path, (kind, now))| change(&before.roots, path, *kind, *now, &tops))
-        .collect();
-    list.sort_by(|a, b| (!a.flagged, &a.path).cmp(&(!b.flagged, &b.path)));
-    Changes {
-        list,
-        capped: before.capped.or(j.over.then_some(max_entries)),
-        run_filled: j.over,
-    }
+        .map(|(path, (kind, now))| (path.as_path(), *kind, *now));
+    let tops = before.tops.iter().chain(&j.made_tops);
+    let capped = before.capped.or(j.over.then_some(max_entries));
+    Changes::of(&before.roots, found, tops, capped, j.over)
 }
 
 /// The state of one judgement.
