@@ -244,7 +244,7 @@ impl Before {
     pub(crate) fn take(roots: &[PathBuf]) -> Before {
         #[cfg(target_os = "linux")]
         {
-            let listing = watched::Watched::list(roots, MAX_ENTRIES);
+            let listing = Listing::take(roots, MAX_ENTRIES);
             let start = listing.start;
             let walked = match listing.seen < WALKED_UNDER {
                 true => Snapshot::of(listing),
@@ -323,6 +323,8 @@ impl Listing {
     fn take(roots: &[PathBuf], max_entries: usize) -> Listing {
         let mut listing = Listing {
             roots: outermost(roots),
+            #[cfg(target_os = "linux")]
+            start: watched::fine_now(),
             ..Listing::default()
         };
         let mut queue: VecDeque<PathBuf> = VecDeque::new();

@@ -43,17 +43,9 @@ pub(crate) struct Watched {
 }
 
 impl Watched {
-    /// [`Listing::take`], marked with the time it began.
-    pub(super) fn list(roots: &[PathBuf], max_entries: usize) -> Listing {
-        let start = fine_now();
-        Listing {
-            start,
-            ..Listing::take(roots, max_entries)
-        }
-    }
-
-    /// Watch every folder of `listing`. An error means the kernel would not watch them all (no
-    /// inotify, or the user's watches used up): the caller walks in full instead.
+    /// Watch every folder of `listing` (taken while nothing of the run started: the launcher
+    /// waits at its gate). An error means the kernel would not watch them all (no inotify, or
+    /// the user's watches used up): the caller walks in full instead.
     pub(super) fn watch(mut listing: Listing) -> std::io::Result<Watched> {
         let mut watches = Watches::new()?;
         let roots = listing.roots.clone();
@@ -75,10 +67,10 @@ impl Watched {
         Ok(Watched { watches, listing })
     }
 
-    /// [`Self::list`] then [`Self::watch`].
+    /// [`Listing::take`] then [`Self::watch`].
     #[cfg(test)]
     pub(super) fn take(roots: &[PathBuf], max_entries: usize) -> std::io::Result<Watched> {
-        Watched::watch(Watched::list(roots, max_entries))
+        Watched::watch(Listing::take(roots, max_entries))
     }
 
     /// What the run did.
@@ -106,7 +98,7 @@ fn now(clock: libc::clockid_t) -> (i64, i64) {
 }
 
 /// Now, on the fine clock: no file time set before this moment is later than it.
-fn fine_now() -> (i64, i64) {
+pub(super) fn fine_now() -> (i64, i64) {
     now(libc::CLOCK_REALTIME)
 }
 
