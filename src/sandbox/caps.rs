@@ -370,19 +370,14 @@ pub(crate) mod linux {
             use_userns = false;
         }
         let abi = landlock_abi();
-        let support = |r: Result<(), NsError>| match r {
-            Ok(()) => Support::Yes,
-            Err(e) => Support::No(explain(e)),
-        };
+        let support =
+            |r: Result<(), NsError>| r.map_or_else(|e| Support::No(explain(e)), |()| Support::Yes);
         Capabilities {
             user_namespace: support(user),
             network_namespace: support(net),
             pid_namespace: support(pid),
             mount_namespace: support(mnt),
-            landlock: match landlock_problem(abi) {
-                None => Support::Yes,
-                Some(p) => Support::No(p),
-            },
+            landlock: landlock_problem(abi).map_or(Support::Yes, Support::No),
             landlock_abi: abi.ok(),
             use_user_namespace: use_userns,
         }
