@@ -346,8 +346,7 @@ fn build_root(view: &View, root: &Path) -> Result<(), MountError> {
 /// `pivot_root` into `root` with the old root stacked on it, then detach the old root.
 fn pivot_into(root: &Path) -> Result<(), MountError> {
     let fail = |what: &str| refused(what, root);
-    let c = cstr(root)?;
-    let dot = CString::new(".").expect("no NUL");
+    let (c, dot) = (cstr(root)?, c".");
     // SAFETY: valid C strings; the process is alone in a mount namespace it owns.
     unsafe {
         if libc::chdir(c.as_ptr()) != 0 {
@@ -359,8 +358,7 @@ fn pivot_into(root: &Path) -> Result<(), MountError> {
         if libc::umount2(dot.as_ptr(), libc::MNT_DETACH) != 0 {
             return Err(fail("umount of the old root"));
         }
-        let slash = CString::new("/").expect("no NUL");
-        if libc::chdir(slash.as_ptr()) != 0 {
+        if libc::chdir(c"/".as_ptr()) != 0 {
             return Err(fail("chdir /"));
         }
     }
