@@ -142,7 +142,9 @@ fn probe_uncached() -> Capabilities {
 #[cfg(target_os = "linux")]
 pub(crate) mod linux {
     use super::*;
-    use crate::sandbox::ns::{MOUNT_FLAGS, NsError, NsStep, UserNs, try_proc_mount, unshare};
+    use crate::sandbox::ns::{
+        MOUNT_FLAGS, NsError, NsStep, UserNs, try_proc_mount, unshare, wait_for,
+    };
     use std::os::fd::AsRawFd;
 
     /// Landlock ABI version, or the errno saying why there is none.
@@ -272,7 +274,7 @@ pub(crate) mod linux {
         let bytes =
             unsafe { std::slice::from_raw_parts_mut((&raw mut out).cast(), size_of::<T>()) };
         let read = r.read_exact(bytes);
-        crate::sandbox::launcher::wait_for(pid);
+        wait_for(pid);
         read.ok().map(|()| out)
     }
 
