@@ -77,6 +77,37 @@ pub(super) fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
+/// `r`, a descriptor a system call just made, now owned; the call's error when it is -1.
+///
+/// # Safety
+/// `r` must be what a call that makes a new descriptor (or fails) returned.
+pub(super) unsafe fn new_fd(r: libc::c_long) -> std::io::Result<OwnedFd> {
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor nothing else owns (the caller's promise).
+    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
+}
+
+/// A pidfd on the process (or, with `PIDFD_THREAD`, the thread) `pid`.
+pub(super) fn pidfd_open(pid: libc::pid_t, flags: libc::c_int) -> std::io::Result<OwnedFd> {
+    // SAFETY: pidfd_open makes a new descriptor, or fails.
+    unsafe { new_fd(libc::syscall(libc::SYS_pidfd_open, pid, flags)) }
+}
+
+/// A duplicate of the descriptor `fd` of the process `pidfd` (the same open file).
+pub(super) fn pidfd_getfd(pidfd: &OwnedFd, fd: RawFd) -> std::io::Result<OwnedFd> {
+    // SAFETY: pidfd_getfd makes a new descriptor, or fails.
+    unsafe {
+        new_fd(libc::syscall(
+            libc::SYS_pidfd_getfd,
+            pidfd.as_raw_fd(),
+            fd,
+            0,
+        ))
+    }
+}
+
 /// The thread waiting in a handed-over call.
 pub(super) struct Caller<'a> {
     listener: RawFd,
@@ -94,23 +125,16 @@ impl<'a> Caller<'a> {
     /// Find the caller (a pidfd), making sure the thread id still names it.
     pub fn of(listener: RawFd, req: &'a libc::seccomp_notif) -> Result<Caller<'a>, i32> {
         let tid = req.pid as libc::pid_t;
-        // SAFETY: pidfd_open returns a new descriptor we own, or -1.
-        let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) };
-        if pidfd < 0 && errno() == libc::EINVAL {
+        let pidfd = match pidfd_open(tid, PIDFD_THREAD) {
             // Before Linux 6.9 a pidfd names a process, by its thread-group leader.
-            let tgid = read_ids(tid)?.tgid;
-            // SAFETY: as above.
-            pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) };
-        }
-        if pidfd < 0 {
-            return Err(libc::ESRCH);
-        }
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => pidfd_open(read_ids(tid)?.tgid, 0),
+            other => other,
+        };
         let caller = Caller {
             listener,
             req,
             tid,
-            // SAFETY: fresh descriptor.
-            pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) },
+            pidfd: pidfd.map_err(|_| libc::ESRCH)?,
         };
         // The thread id may have been reused between the notification and here: not if the
         // call is still waiting now (a thread that ends takes its call with it).
@@ -141,13 +165,7 @@ impl<'a> Caller<'a> {
     pub fn descriptor(&self, fd: u64) -> Result<OwnedFd, i32> {
         // An `int`, as the kernel reads it.
         let fd = fd as u32 as i32;
-        // SAFETY: pidfd_getfd returns a new descriptor we own, or -1.
-        let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, self.pidfd.as_raw_fd(), fd, 0) };
-        if got < 0 {
-            return Err(errno());
-        }
-        // SAFETY: fresh descriptor.
-        Ok(unsafe { OwnedFd::from_raw_fd(got as RawFd) })
+        pidfd_getfd(&self.pidfd, fd).map_err(|_| errno())
     }
 
     /// Copy `buf.len()` bytes at `addr` out of the caller's memory.
@@ -326,13 +344,9 @@ fn open_socket(pid: libc::pid_t, path: &[u8]) -> Result<OwnedFd, i32> {
 /// An `O_PATH` descriptor on what `path` names (its last link followed).
 fn open_path(path: &[u8]) -> Result<OwnedFd, i32> {
     let c = CString::new(path).map_err(|_| libc::EINVAL)?;
-    // SAFETY: O_PATH open of a valid C string; the descriptor is then owned.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: fresh descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    // SAFETY: O_PATH open of a valid C string, which makes a new descriptor or fails.
+    let fd = unsafe { new_fd(libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC).into()) };
+    fd.map_err(|_| errno())
 }
 
 /// (device, inode) of a socket; ECONNREFUSED for anything else, as `connect` says.

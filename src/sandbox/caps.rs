@@ -142,7 +142,9 @@ fn probe_uncached() -> Capabilities {
 #[cfg(target_os = "linux")]
 pub(crate) mod linux {
     use super::*;
-    use crate::sandbox::ns::{MOUNT_FLAGS, NsError, NsStep, UserNs, try_proc_mount, unshare};
+    use crate::sandbox::ns::{
+        MOUNT_FLAGS, NsError, NsStep, UserNs, try_proc_mount, unshare, wait_for,
+    };
     use std::os::fd::AsRawFd;
 
     /// Landlock ABI version, or the errno saying why there is none.
@@ -243,23 +245,23 @@ pub(crate) mod linux {
     /// Steps tried in a child; errno 0 means the step worked, -1 that it was not reached.
     const NOT_TRIED: i32 = -1;
 
-    /// Fork a child that runs `steps`, which fills a result array; return that array.
-    /// The child only makes async-signal-safe calls.
-    fn in_child<const N: usize>(steps: impl Fn(&mut [i32; N])) -> Option<[i32; N]> {
+    /// Fork a child that runs `steps` on a copy of `init`, and return that copy as the child
+    /// left it (`None` if the child died before handing it back).
+    ///
+    /// # Safety
+    /// `steps` must make only async-signal-safe calls, and every bit pattern must be a valid
+    /// `T` (plain integers): its bytes cross a pipe.
+    pub(crate) unsafe fn in_child<T: Copy>(init: T, steps: impl FnOnce(&mut T)) -> Option<T> {
         use std::io::Read;
         let (mut r, w) = std::io::pipe().ok()?;
-        // SAFETY: the child only runs `steps` (raw system calls on prepared data), write, _exit.
+        // SAFETY: the child only runs `steps` (the caller's promise), write, _exit.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            let mut out = [NOT_TRIED; N];
+            let mut out = init;
             steps(&mut out);
-            // SAFETY: writing a plain array to our pipe, then leaving without running destructors.
+            // SAFETY: writing plain data to our pipe, then leaving without running destructors.
             unsafe {
-                libc::write(
-                    w.as_raw_fd(),
-                    out.as_ptr().cast(),
-                    std::mem::size_of_val(&out),
-                );
+                libc::write(w.as_raw_fd(), (&raw const out).cast(), size_of::<T>());
                 libc::_exit(0);
             }
         }
@@ -267,21 +269,13 @@ pub(crate) mod linux {
         if pid < 0 {
             return None;
         }
-        let mut bytes = vec![0u8; std::mem::size_of::<[i32; N]>()];
-        let read = r.read_exact(&mut bytes);
-        let mut status = 0;
-        // SAFETY: waiting for our own child.
-        while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 && !errno_is_not_eintr() {}
-        read.ok()?;
-        let mut out = [NOT_TRIED; N];
-        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-            *o = i32::from_ne_bytes(b.try_into().expect("4 bytes"));
-        }
-        Some(out)
-    }
-
-    fn errno_is_not_eintr() -> bool {
-        std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
+        let mut out = init;
+        // SAFETY: `out` is `size_of::<T>()` bytes of plain data (the caller's promise).
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut((&raw mut out).cast(), size_of::<T>()) };
+        let read = r.read_exact(bytes);
+        wait_for(pid);
+        read.ok().map(|()| out)
     }
 
     fn step_result(errno: i32, step: NsStep) -> Result<(), NsError> {
@@ -304,26 +298,29 @@ pub(crate) mod linux {
     pub fn probe() -> Capabilities {
         let userns = UserNs::for_current_process();
         // [failed user step (0 = none), its errno, network errno, PID errno, mount errno]
-        let res = in_child(|out: &mut [i32; 5]| {
-            if let Err(e) = userns.enter() {
-                out[0] = if e.step == NsStep::IdMap {
-                    ID_MAP_FAILED
-                } else {
-                    1
-                };
-                out[1] = e.errno;
-                return;
-            }
-            out[0] = 0;
-            out[1] = 0;
-            out[2] = errno_of(unshare(libc::CLONE_NEWNET, NsStep::Network));
-            out[3] = errno_of(unshare(libc::CLONE_NEWPID, NsStep::Pid));
-            out[4] = errno_of(unshare(MOUNT_FLAGS, NsStep::Mount));
-            if out[3] == 0 && out[4] == 0 {
-                // The step's code in the high bits, so the reason names /proc.
-                out[4] = try_proc_mount().err().map_or(0, |e| e.errno | PROC_STEP);
-            }
-        });
+        // SAFETY: the steps are raw system calls on prepared data; the result is integers.
+        let res = unsafe {
+            in_child([NOT_TRIED; 5], |out| {
+                if let Err(e) = userns.enter() {
+                    out[0] = if e.step == NsStep::IdMap {
+                        ID_MAP_FAILED
+                    } else {
+                        1
+                    };
+                    out[1] = e.errno;
+                    return;
+                }
+                out[0] = 0;
+                out[1] = 0;
+                out[2] = errno_of(unshare(libc::CLONE_NEWNET, NsStep::Network));
+                out[3] = errno_of(unshare(libc::CLONE_NEWPID, NsStep::Pid));
+                out[4] = errno_of(unshare(MOUNT_FLAGS, NsStep::Mount));
+                if out[3] == 0 && out[4] == 0 {
+                    // The step's code in the high bits, so the reason names /proc.
+                    out[4] = try_proc_mount().err().map_or(0, |e| e.errno | PROC_STEP);
+                }
+            })
+        };
         let failed = |step, errno| {
             Err(NsError {
                 step,
@@ -360,11 +357,14 @@ pub(crate) mod linux {
         // SAFETY: cannot fail.
         if user.is_err()
             && unsafe { libc::geteuid() } == 0
-            && let Some([0, p, m]) = in_child(|out: &mut [i32; 3]| {
-                out[0] = errno_of(unshare(libc::CLONE_NEWNET, NsStep::Network));
-                out[1] = errno_of(unshare(libc::CLONE_NEWPID, NsStep::Pid));
-                out[2] = errno_of(unshare(MOUNT_FLAGS, NsStep::Mount));
-            })
+            // SAFETY: as above.
+            && let Some([0, p, m]) = unsafe {
+                in_child([NOT_TRIED; 3], |out| {
+                    out[0] = errno_of(unshare(libc::CLONE_NEWNET, NsStep::Network));
+                    out[1] = errno_of(unshare(libc::CLONE_NEWPID, NsStep::Pid));
+                    out[2] = errno_of(unshare(MOUNT_FLAGS, NsStep::Mount));
+                })
+            }
         {
             net = Ok(());
             pid = step_result(p, NsStep::Pid);
@@ -372,19 +372,14 @@ pub(crate) mod linux {
             use_userns = false;
         }
         let abi = landlock_abi();
-        let support = |r: Result<(), NsError>| match r {
-            Ok(()) => Support::Yes,
-            Err(e) => Support::No(explain(e)),
-        };
+        let support =
+            |r: Result<(), NsError>| r.map_or_else(|e| Support::No(explain(e)), |()| Support::Yes);
         Capabilities {
             user_namespace: support(user),
             network_namespace: support(net),
             pid_namespace: support(pid),
             mount_namespace: support(mnt),
-            landlock: match landlock_problem(abi) {
-                None => Support::Yes,
-                Some(p) => Support::No(p),
-            },
+            landlock: landlock_problem(abi).map_or(Support::Yes, Support::No),
             landlock_abi: abi.ok(),
             use_user_namespace: use_userns,
         }

@@ -18,8 +18,9 @@
 use super::{Message, is_vcs_metadata};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::ffi::OsString;
 use std::io::ErrorKind;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 #[cfg(target_os = "linux")]
@@ -194,6 +195,40 @@ impl Changes {
     }
 }
 
+impl Changes {
+    /// What was `found` in the writable paths `roots`, each flagged or not (`tops`: the folders
+    /// that are the top of a project), flagged ones first, then in path order.
+    fn of<'a>(
+        roots: &'a [PathBuf],
+        found: impl IntoIterator<Item = (&'a Path, ChangeKind, Option<Stat>)>,
+        tops: impl Iterator<Item = &'a PathBuf>,
+        capped: Option<usize>,
+        run_filled: bool,
+    ) -> Changes {
+        let tops: HashSet<&Path> = tops.chain(roots).map(PathBuf::as_path).collect();
+        let mut list: Vec<Change> = (found.into_iter())
+            .map(|(path, kind, now)| {
+                let root = (roots.iter().filter(|r| path.starts_with(r)))
+                    .max_by_key(|r| r.as_os_str().len())
+                    .map_or(path, PathBuf::as_path);
+                let why = why(root, path, now, &tops);
+                Change {
+                    path: path.to_path_buf(),
+                    kind,
+                    flagged: why.is_some(),
+                    why,
+                }
+            })
+            .collect();
+        list.sort_by(|a, b| (!a.flagged, &a.path).cmp(&(!b.flagged, &b.path)));
+        Changes {
+            list,
+            capped,
+            run_filled,
+        }
+    }
+}
+
 /// The writable paths before a run, taken so that what the run does there can be told after.
 pub(crate) enum Before {
     /// Every folder watched, listed without a stat per entry.
@@ -209,15 +244,16 @@ impl Before {
     pub(crate) fn take(roots: &[PathBuf]) -> Before {
         #[cfg(target_os = "linux")]
         {
-            let listing = watched::Watched::list(roots, MAX_ENTRIES);
+            let listing = Listing::take(roots, MAX_ENTRIES);
             let start = listing.start;
-            if listing.seen >= WALKED_UNDER
-                && let Ok(w) = watched::Watched::watch(listing)
-            {
-                return Before::Watched(w);
-            }
+            let walked = match listing.seen < WALKED_UNDER {
+                true => Snapshot::of(listing),
+                false => match watched::Watched::watch(listing) {
+                    Ok(w) => return Before::Watched(w),
+                    Err(_) => Snapshot::take(roots),
+                },
+            };
             // A file rewritten within the tick it was walked in must still get a later time.
-            let walked = Snapshot::take(roots);
             watched::wait_past(start);
             Before::Walked(walked)
         }
@@ -230,7 +266,7 @@ impl Before {
         match self {
             #[cfg(target_os = "linux")]
             Before::Watched(w) => w.since(),
-            Before::Walked(s) => Snapshot::take(&s.roots).since(&s),
+            Before::Walked(s) => Snapshot::take(&s.listing.roots).since(&s),
         }
     }
 }
@@ -242,6 +278,105 @@ fn outermost(roots: &[PathBuf]) -> Vec<PathBuf> {
         .filter(|r| !roots.iter().any(|o| o != *r && r.starts_with(o)))
         .cloned()
         .collect()
+}
+
+/// One entry of a folder's listing: what `readdir` tells without a stat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    name: OsString,
+    ino: u64,
+    dir: bool,
+}
+
+/// A folder read before the run.
+#[derive(Debug, Clone, Default)]
+struct Folder {
+    /// Its own mode (one stat per folder).
+    mode: u32,
+    entries: Vec<Entry>,
+}
+
+/// The writable paths before the run, as far as their folders' listings tell.
+#[derive(Debug, Clone, Default)]
+struct Listing {
+    roots: Vec<PathBuf>,
+    /// Folders whose listing was read whole.
+    folders: HashMap<PathBuf, Folder>,
+    /// Writable paths that are files, stat'ed (there is no folder to watch).
+    files: HashMap<PathBuf, Stat>,
+    /// Folders that hold version control metadata: the tops of projects.
+    tops: HashSet<PathBuf>,
+    /// The walk stopped at this many entries.
+    capped: Option<usize>,
+    /// The folder the walk stopped in, as far as it was read.
+    cut: Option<(PathBuf, Folder)>,
+    /// Entries listed.
+    seen: usize,
+    /// The fine clock when the listing began, which the coarse clock passes before the run
+    /// starts: a time after it on a file was set during the run (or while it was listed).
+    start: (i64, i64),
+}
+
+impl Listing {
+    /// List the folders of `roots`, breadth first (links below a root not followed), up to
+    /// `max_entries` entries: their names and types, no entry stat'ed.
+    fn take(roots: &[PathBuf], max_entries: usize) -> Listing {
+        let mut listing = Listing {
+            roots: outermost(roots),
+            #[cfg(target_os = "linux")]
+            start: watched::fine_now(),
+            ..Listing::default()
+        };
+        let mut queue: VecDeque<PathBuf> = VecDeque::new();
+        for root in &listing.roots {
+            // A writable path given as a link is where it leads (as Landlock takes it).
+            match std::fs::metadata(root) {
+                Ok(m) if m.is_dir() => queue.push_back(root.clone()),
+                Ok(m) => _ = listing.files.insert(root.clone(), Stat::of(&m)),
+                Err(_) => {}
+            }
+        }
+        while let Some(dir) = queue.pop_front() {
+            let meta = match listing.roots.contains(&dir) {
+                true => std::fs::metadata(&dir),
+                false => std::fs::symlink_metadata(&dir),
+            };
+            let (Ok(meta), Ok(rd)) = (meta, std::fs::read_dir(&dir)) else {
+                continue;
+            };
+            let mut folder = Folder {
+                mode: meta.mode(),
+                entries: Vec::new(),
+            };
+            for entry in rd {
+                let Ok(entry) = entry else { continue };
+                listing.seen += 1;
+                if listing.seen > max_entries {
+                    listing.capped = Some(max_entries);
+                    listing.cut = Some((dir, folder));
+                    return listing;
+                }
+                // The type `readdir` reports (a stat only where the file system gives none).
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let name = entry.file_name();
+                if is_vcs_metadata(&name) {
+                    listing.tops.insert(dir.clone());
+                }
+                if kind.is_dir() {
+                    queue.push_back(dir.join(&name));
+                }
+                folder.entries.push(Entry {
+                    ino: entry.ino(),
+                    dir: kind.is_dir(),
+                    name,
+                });
+            }
+            listing.folders.insert(dir, folder);
+        }
+        listing
+    }
 }
 
 /// What the walk keeps of one entry.
@@ -288,90 +423,48 @@ impl Stat {
     }
 }
 
-/// The writable paths at one moment.
-#[derive(Debug, Clone, Default)]
+/// The writable paths at one moment: their listing, every entry stat'ed.
+#[derive(Debug, Clone)]
 pub(crate) struct Snapshot {
-    roots: Vec<PathBuf>,
+    listing: Listing,
     entries: HashMap<PathBuf, Stat>,
-    /// Folders whose listing was read whole (the walk did not stop inside or before them).
-    listed: HashSet<PathBuf>,
-    /// Folders that hold version control metadata: the tops of projects.
-    tops: HashSet<PathBuf>,
-    /// The walk stopped at this many entries.
-    capped: Option<usize>,
 }
 
 impl Snapshot {
     /// Walk `roots` (not following links), breadth first.
     pub(crate) fn take(roots: &[PathBuf]) -> Snapshot {
-        Snapshot::take_bounded(roots, MAX_ENTRIES)
+        Snapshot::of(Listing::take(roots, MAX_ENTRIES))
     }
 
-    fn take_bounded(roots: &[PathBuf], max_entries: usize) -> Snapshot {
-        let roots = outermost(roots);
-        let mut snap = Snapshot {
-            roots: roots.clone(),
-            ..Snapshot::default()
-        };
-        let mut queue: VecDeque<PathBuf> = VecDeque::new();
-        for root in &roots {
-            // A writable path given as a link is where it leads (as Landlock takes it).
-            match std::fs::metadata(root) {
-                Ok(m) if m.is_dir() => queue.push_back(root.clone()),
-                Ok(m) => _ = snap.entries.insert(root.clone(), Stat::of(&m)),
-                Err(_) => {}
-            }
-        }
-        let mut seen = 0usize;
-        'walk: while let Some(dir) = queue.pop_front() {
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in rd {
-                let Ok(entry) = entry else { continue };
-                seen += 1;
-                if seen > max_entries {
-                    snap.capped = Some(max_entries);
-                    break 'walk;
-                }
-                // The entry's own metadata, read beside its folder (no link followed).
-                let Ok(m) = entry.metadata() else { continue };
-                let stat = Stat::of(&m);
-                let name = entry.file_name();
-                if is_vcs_metadata(&name) {
-                    snap.tops.insert(dir.clone());
-                }
-                let path = entry.path();
-                if stat.is_dir() {
-                    queue.push_back(path.clone());
-                }
-                snap.entries.insert(path, stat);
-            }
-            snap.listed.insert(dir);
-        }
-        snap
+    /// `listing` with every entry stat'ed (no link followed).
+    fn of(listing: Listing) -> Snapshot {
+        let cut = listing.cut.as_ref().map(|(d, f)| (d, f));
+        let entries = (listing.folders.iter().chain(cut))
+            .flat_map(|(dir, f)| f.entries.iter().map(|e| dir.join(&e.name)))
+            .filter_map(|path| {
+                std::fs::symlink_metadata(&path)
+                    .ok()
+                    .map(|m| (path, Stat::of(&m)))
+            })
+            .chain(listing.files.clone())
+            .collect();
+        Snapshot { listing, entries }
     }
 
     /// What the run did, this snapshot taken after it and `before` before it.
     pub(crate) fn since(&self, before: &Snapshot) -> Changes {
-        let tops: HashSet<&Path> = self
-            .tops
-            .iter()
-            .chain(&before.tops)
-            .map(PathBuf::as_path)
-            .chain(self.roots.iter().map(PathBuf::as_path))
-            .collect();
         // A path missing from one walk is new (or gone) only where that walk read its folder
         // whole, or where its folder is itself new.
         let mut made_dirs: HashSet<&Path> = HashSet::new();
-        let mut list = Vec::new();
+        let mut found = Vec::new();
         let mut after: Vec<(&PathBuf, &Stat)> = self.entries.iter().collect();
         after.sort_by_key(|(p, _)| p.components().count());
         for (path, now) in after {
             let kind = match before.entries.get(path) {
                 None => {
                     let parent = path.parent().unwrap_or(path);
-                    if !(before.listed.contains(parent) || made_dirs.contains(parent)) {
+                    if !(before.listing.folders.contains_key(parent) || made_dirs.contains(parent))
+                    {
                         continue;
                     }
                     if now.is_dir() {
@@ -384,42 +477,18 @@ impl Snapshot {
                     None => continue,
                 },
             };
-            list.push(change(&self.roots, path, kind, Some(*now), &tops));
+            found.push((path.as_path(), kind, Some(*now)));
         }
         for path in before.entries.keys() {
             let parent = path.parent().unwrap_or(path);
-            if !self.entries.contains_key(path) && self.listed.contains(parent) {
-                list.push(change(&self.roots, path, ChangeKind::Deleted, None, &tops));
+            if !self.entries.contains_key(path) && self.listing.folders.contains_key(parent) {
+                found.push((path.as_path(), ChangeKind::Deleted, None));
             }
         }
-        list.sort_by(|a, b| (!a.flagged, &a.path).cmp(&(!b.flagged, &b.path)));
-        Changes {
-            list,
-            capped: self.capped.or(before.capped),
-            run_filled: self.capped.is_some() && before.capped.is_none(),
-        }
-    }
-}
-
-/// The change of `kind` at `path` (in one of the writable paths `roots`), flagged or not.
-fn change(
-    roots: &[PathBuf],
-    path: &Path,
-    kind: ChangeKind,
-    now: Option<Stat>,
-    tops: &HashSet<&Path>,
-) -> Change {
-    let root = roots
-        .iter()
-        .filter(|r| path.starts_with(r))
-        .max_by_key(|r| r.as_os_str().len())
-        .map_or(path, PathBuf::as_path);
-    let why = why(root, path, now, tops);
-    Change {
-        path: path.to_path_buf(),
-        kind,
-        flagged: why.is_some(),
-        why,
+        let (now, was) = (self.listing.capped, before.listing.capped);
+        let tops = self.listing.tops.iter().chain(&before.listing.tops);
+        let run_filled = now.is_some() && was.is_none();
+        Changes::of(&self.listing.roots, found, tops, now.or(was), run_filled)
     }
 }
 
@@ -622,10 +691,10 @@ mod tests {
             std::fs::create_dir(dir.path().join(format!("d{i}"))).unwrap();
         }
         let roots = [dir.path().to_path_buf()];
-        let full = Snapshot::take_bounded(&roots, 5);
-        assert_eq!(full.capped, None);
-        let cut = Snapshot::take_bounded(&roots, 4);
-        assert_eq!(cut.capped, Some(4));
+        let full = Snapshot::of(Listing::take(&roots, 5));
+        assert_eq!(full.listing.capped, None);
+        let cut = Snapshot::of(Listing::take(&roots, 4));
+        assert_eq!(cut.listing.capped, Some(4));
         // Nothing past the bound is taken for made or gone.
         let c = cut.since(&full);
         assert!(c.list.is_empty(), "{:?}", c.list);

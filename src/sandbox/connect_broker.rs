@@ -28,10 +28,10 @@
 
 /// The named sockets [`serve`] lets the command reach.
 pub(super) use super::caller::Named;
-use super::caller::{Caller, errno};
+use super::caller::{Caller, errno, pidfd_getfd, pidfd_open};
 use super::message::{Message, Setting};
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 
 /// Why the broker could not be set up.
@@ -132,7 +132,8 @@ pub fn receive(mut channel: &UnixStream, child: libc::pid_t) -> Result<OwnedFd, 
     let data = &data[..n];
     if data.len() == 5 && data[0] == LISTENER_TAG {
         let fd = i32::from_ne_bytes(data[1..5].try_into().expect("4 bytes"));
-        return take_descriptor(child, fd).map_err(BrokerError::Handover);
+        return pidfd_getfd(&pidfd_open(child, 0).map_err(BrokerError::Handover)?, fd)
+            .map_err(BrokerError::Handover);
     }
     let text = String::from_utf8_lossy(data);
     Err(BrokerError::InCommand(if text.is_empty() {
@@ -140,23 +141,6 @@ pub fn receive(mut channel: &UnixStream, child: libc::pid_t) -> Result<OwnedFd, 
     } else {
         Message::decode(&text)
     }))
-}
-
-/// A duplicate of descriptor `fd` of process `pid` (our child, waiting for us).
-fn take_descriptor(pid: libc::pid_t, fd: RawFd) -> std::io::Result<OwnedFd> {
-    // SAFETY: pidfd_open and pidfd_getfd return new descriptors we own, or -1.
-    unsafe {
-        let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
-        if pidfd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let pidfd = OwnedFd::from_raw_fd(pidfd as RawFd);
-        let got = libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0);
-        if got < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(OwnedFd::from_raw_fd(got as RawFd))
-    }
 }
 
 /// Serve the listener on threads of init, for as long as init lives. `Err` when no thread

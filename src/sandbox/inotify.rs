@@ -4,10 +4,11 @@
 //! Watches are on inodes: a write the run makes through its own mount namespace's bind mount
 //! of a watched folder is seen from skillpipe's process.
 
+use super::caller::new_fd;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
@@ -50,13 +51,9 @@ pub(crate) struct Watches {
 
 impl Watches {
     pub fn new() -> io::Result<Watches> {
-        // SAFETY: plain system call; the result is checked.
-        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` is a fresh descriptor owned by nothing else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: inotify_init1 makes a new descriptor, or fails.
+        let fd =
+            unsafe { new_fd(libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC).into())? };
         Ok(Watches {
             fd,
             dirs: HashMap::new(),

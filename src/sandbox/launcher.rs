@@ -13,7 +13,7 @@ use super::caps::linux::explain;
 use super::connect_broker::{self, Named};
 use super::message::Message;
 use super::mounts;
-use super::ns::{MOUNT_FLAGS, NsStep, UserNs, loopback_up, unshare};
+use super::ns::{MOUNT_FLAGS, NsStep, UserNs, loopback_up, unshare, wait_for};
 use super::plan::Enforced;
 use super::report::{self, EXIT_LAUNCH_FAILED};
 use super::writes;
@@ -406,18 +406,6 @@ fn survive_sigterm() {
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
     }
-}
-
-fn wait_for(pid: libc::pid_t) -> i32 {
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            // Cannot happen for our own child; report "killed by SIGKILL" rather than success.
-            return libc::SIGKILL;
-        }
-    }
-    status
 }
 
 /// Fork the init (PID 1 of the fresh namespace), wait for it and mirror the command's status.

@@ -229,15 +229,12 @@ impl RunCgroup {
             Ok(own) => own,
             Err(e) => {
                 let wanted = [
-                    pids_max.map(|_| Controller::Pids),
-                    memory_mb.map(|_| Controller::Memory),
+                    (pids_max, Controller::Pids),
+                    (memory_mb, Controller::Memory),
                 ];
-                let kind = e.kind();
                 failed.extend(
-                    wanted
-                        .into_iter()
-                        .flatten()
-                        .map(|c| (c, CgroupError::Own(std::io::Error::from(kind)))),
+                    (wanted.into_iter().filter(|(v, _)| v.is_some()))
+                        .map(|(_, c)| (c, CgroupError::Own(e.kind().into()))),
                 );
                 return (cg, failed);
             }

@@ -151,14 +151,18 @@ fn mount(
             ptr(&data_c).cast(),
         )
     };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(MountError::Mount {
-            what: fstype.or(src).unwrap_or("?").to_string(),
-            target: target.to_path_buf(),
-            source: std::io::Error::last_os_error(),
-        })
+    match r {
+        0 => Ok(()),
+        _ => Err(refused(fstype.or(src).unwrap_or("?"), target)),
+    }
+}
+
+/// The kernel refused `what` on `target` (the reason is the last error).
+fn refused(what: &str, target: &Path) -> MountError {
+    MountError::Mount {
+        what: what.into(),
+        target: target.to_path_buf(),
+        source: std::io::Error::last_os_error(),
     }
 }
 
@@ -341,13 +345,8 @@ fn build_root(view: &View, root: &Path) -> Result<(), MountError> {
 
 /// `pivot_root` into `root` with the old root stacked on it, then detach the old root.
 fn pivot_into(root: &Path) -> Result<(), MountError> {
-    let fail = |what: &str| MountError::Mount {
-        what: what.into(),
-        target: root.to_path_buf(),
-        source: std::io::Error::last_os_error(),
-    };
-    let c = cstr(root)?;
-    let dot = CString::new(".").expect("no NUL");
+    let fail = |what: &str| refused(what, root);
+    let (c, dot) = (cstr(root)?, c".");
     // SAFETY: valid C strings; the process is alone in a mount namespace it owns.
     unsafe {
         if libc::chdir(c.as_ptr()) != 0 {
@@ -359,8 +358,7 @@ fn pivot_into(root: &Path) -> Result<(), MountError> {
         if libc::umount2(dot.as_ptr(), libc::MNT_DETACH) != 0 {
             return Err(fail("umount of the old root"));
         }
-        let slash = CString::new("/").expect("no NUL");
-        if libc::chdir(slash.as_ptr()) != 0 {
+        if libc::chdir(c"/".as_ptr()) != 0 {
             return Err(fail("chdir /"));
         }
     }
@@ -649,11 +647,7 @@ fn detach(dir: &Path) -> Result<(), MountError> {
     let c = cstr(dir)?;
     // SAFETY: a valid C string; detaching a mount this process made.
     if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
-        return Err(MountError::Mount {
-            what: "umount".into(),
-            target: dir.to_path_buf(),
-            source: std::io::Error::last_os_error(),
-        });
+        return Err(refused("umount", dir));
     }
     std::fs::remove_dir(dir).map_err(|e| io(dir, e))
 }

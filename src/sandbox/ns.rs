@@ -112,6 +112,19 @@ impl UserNs {
     }
 }
 
+/// The status of our child `pid` once it ended.
+pub(super) fn wait_for(pid: libc::pid_t) -> i32 {
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            // Cannot happen for our own child; report "killed by SIGKILL" rather than success.
+            return libc::SIGKILL;
+        }
+    }
+    status
+}
+
 /// In a fresh mount namespace, from a process that has just unshared its PID namespace: can a
 /// child (PID 1 there) mount a fresh /proc? The kernel refuses when parts of the host's /proc
 /// are covered (as container runtimes do). Async-signal-safe (for the capability probe).

@@ -91,6 +91,7 @@ pub fn restrict() -> Result<(), SeccompError> {
 
 #[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {
+    use super::super::caps::linux::in_child;
     use super::super::seccomp::install;
     use super::*;
 
@@ -115,19 +116,15 @@ mod tests {
 
     fn child_results(named: bool) -> Results {
         let filter = program(named);
-        let mut fds = [0; 2];
-        // SAFETY: a pipe for the results; the child only makes system calls and `_exit`s.
-        unsafe {
-            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
-            // Made before the filter: a datagram pair to send on.
-            let mut pair = [0; 2];
-            assert_eq!(
-                libc::socketpair(libc::AF_UNIX, libc::SOCK_DGRAM, 0, pair.as_mut_ptr()),
-                0
-            );
-            let pid = libc::fork();
-            if pid == 0 {
-                let mut out = Results::default();
+        // Made before the filter: a datagram pair to send on.
+        let mut pair = [0; 2];
+        // SAFETY: a plain system call filling `pair`.
+        let made =
+            unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_DGRAM, 0, pair.as_mut_ptr()) };
+        assert_eq!(made, 0);
+        // SAFETY: the child only makes system calls on its own data; `Results` is integers.
+        let out = unsafe {
+            in_child(Results::default(), |out| {
                 if install(&filter).is_err() {
                     libc::_exit(2);
                 }
@@ -174,24 +171,11 @@ mod tests {
                 out.sendmsg = ret(libc::sendmsg(pair[0], &msg, 0));
                 let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
                 out.connect = ret(libc::connect(s, a, len) as isize);
-                libc::write(fds[1], (&raw const out).cast(), std::mem::size_of_val(&out));
-                libc::_exit(0);
-            }
-            libc::close(fds[1]);
-            libc::close(pair[0]);
-            libc::close(pair[1]);
-            let mut out = Results::default();
-            let n = libc::read(fds[0], (&raw mut out).cast(), std::mem::size_of_val(&out));
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, 0);
-            libc::close(fds[0]);
-            assert_eq!(
-                n as usize,
-                std::mem::size_of_val(&out),
-                "child status {status}"
-            );
-            out
-        }
+            })
+        };
+        // SAFETY: closing our own descriptors.
+        pair.iter().for_each(|&fd| unsafe { _ = libc::close(fd) });
+        out.expect("the child handed its results back")
     }
 
     #[test]

@@ -6,48 +6,12 @@
 //! was there before and what is there now, so a folder moved away and back, a file replaced
 //! by a rename, or a name made and removed again are told as a walk would tell them.
 
-use super::{Change, ChangeKind, Changes, MAX_ENTRIES, Stat, change};
+use super::{ChangeKind, Changes, Entry, Listing, MAX_ENTRIES, Stat};
 use crate::sandbox::inotify::{Event, Watches};
 use crate::sandbox::is_vcs_metadata;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
-use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
-
-/// One entry of a folder's listing: what `readdir` tells without a stat.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Entry {
-    pub name: OsString,
-    pub ino: u64,
-    pub dir: bool,
-}
-
-/// A folder read before the run.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Folder {
-    /// Its own mode (one stat per folder).
-    pub mode: u32,
-    pub entries: Vec<Entry>,
-}
-
-/// The writable paths before the run, as far as their folders' listings tell.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Listing {
-    pub roots: Vec<PathBuf>,
-    /// Folders whose listing was read whole.
-    pub folders: HashMap<PathBuf, Folder>,
-    /// Writable paths that are files, stat'ed (there is no folder to watch).
-    pub files: HashMap<PathBuf, Stat>,
-    /// Folders that hold version control metadata: the tops of projects.
-    pub tops: HashSet<PathBuf>,
-    /// The walk stopped at this many entries.
-    pub capped: Option<usize>,
-    /// Entries listed.
-    pub seen: usize,
-    /// The fine clock when the listing began, which the coarse clock passes before the run
-    /// starts: a time after it on a file was set during the run (or while it was listed).
-    pub start: (i64, i64),
-}
 
 /// What is on disk after the run (the real one stats and lists; tests give their own).
 pub(super) trait Look {
@@ -79,71 +43,9 @@ pub(crate) struct Watched {
 }
 
 impl Watched {
-    /// List the folders of `roots`, breadth first, up to `max_entries` entries: their names
-    /// and types, no entry stat'ed. Nothing of the run has started yet (the launcher waits at
-    /// its gate), so the watches can follow.
-    pub(super) fn list(roots: &[PathBuf], max_entries: usize) -> Listing {
-        let mut listing = Listing {
-            roots: super::outermost(roots),
-            start: fine_now(),
-            ..Listing::default()
-        };
-        let mut queue: VecDeque<(PathBuf, bool)> = VecDeque::new();
-        for root in &listing.roots {
-            match std::fs::metadata(root) {
-                Ok(m) if m.is_dir() => queue.push_back((root.clone(), true)),
-                Ok(m) => _ = listing.files.insert(root.clone(), Stat::of(&m)),
-                Err(_) => {}
-            }
-        }
-        let mut seen = 0usize;
-        'walk: while let Some((dir, is_root)) = queue.pop_front() {
-            let Ok(meta) = (if is_root {
-                std::fs::metadata(&dir)
-            } else {
-                std::fs::symlink_metadata(&dir)
-            }) else {
-                continue;
-            };
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            let mut folder = Folder {
-                mode: std::os::unix::fs::MetadataExt::mode(&meta),
-                entries: Vec::new(),
-            };
-            for entry in rd {
-                let Ok(entry) = entry else { continue };
-                seen += 1;
-                if seen > max_entries {
-                    listing.capped = Some(max_entries);
-                    break 'walk;
-                }
-                // The type `readdir` reports (a stat only where the file system gives none).
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                let name = entry.file_name();
-                if is_vcs_metadata(&name) {
-                    listing.tops.insert(dir.clone());
-                }
-                if kind.is_dir() {
-                    queue.push_back((dir.join(&name), false));
-                }
-                folder.entries.push(Entry {
-                    ino: entry.ino(),
-                    dir: kind.is_dir(),
-                    name,
-                });
-            }
-            listing.folders.insert(dir, folder);
-        }
-        listing.seen = seen;
-        listing
-    }
-
-    /// Watch every folder of `listing`. An error means the kernel would not watch them all (no
-    /// inotify, or the user's watches used up): the caller walks in full instead.
+    /// Watch every folder of `listing` (taken while nothing of the run started: the launcher
+    /// waits at its gate). An error means the kernel would not watch them all (no inotify, or
+    /// the user's watches used up): the caller walks in full instead.
     pub(super) fn watch(mut listing: Listing) -> std::io::Result<Watched> {
         let mut watches = Watches::new()?;
         let roots = listing.roots.clone();
@@ -165,10 +67,10 @@ impl Watched {
         Ok(Watched { watches, listing })
     }
 
-    /// [`Self::list`] then [`Self::watch`].
+    /// [`Listing::take`] then [`Self::watch`].
     #[cfg(test)]
     pub(super) fn take(roots: &[PathBuf], max_entries: usize) -> std::io::Result<Watched> {
-        Watched::watch(Watched::list(roots, max_entries))
+        Watched::watch(Listing::take(roots, max_entries))
     }
 
     /// What the run did.
@@ -196,7 +98,7 @@ fn now(clock: libc::clockid_t) -> (i64, i64) {
 }
 
 /// Now, on the fine clock: no file time set before this moment is later than it.
-fn fine_now() -> (i64, i64) {
+pub(super) fn fine_now() -> (i64, i64) {
     now(libc::CLOCK_REALTIME)
 }
 
@@ -268,24 +170,13 @@ pub(super) fn judge(
             j.found.insert(root.clone(), (kind, now));
         }
     }
-    let tops: HashSet<&Path> = before
-        .tops
-        .iter()
-        .chain(&j.made_tops)
-        .map(PathBuf::as_path)
-        .chain(before.roots.iter().map(PathBuf::as_path))
-        .collect();
-    let mut list: Vec<Change> = j
+    let found = j
         .found
         .iter()
-        .map(|(path, (kind, now))| change(&before.roots, path, *kind, *now, &tops))
-        .collect();
-    list.sort_by(|a, b| (!a.flagged, &a.path).cmp(&(!b.flagged, &b.path)));
-    Changes {
-        list,
-        capped: before.capped.or(j.over.then_some(max_entries)),
-        run_filled: j.over,
-    }
+        .map(|(path, (kind, now))| (path.as_path(), *kind, *now));
+    let tops = before.tops.iter().chain(&j.made_tops);
+    let capped = before.capped.or(j.over.then_some(max_entries));
+    Changes::of(&before.roots, found, tops, capped, j.over)
 }
 
 /// The state of one judgement.
@@ -528,7 +419,7 @@ fn same_file(mask: u32, now: Stat, start: (i64, i64)) -> Option<ChangeKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::changes::Why;
+    use crate::sandbox::changes::{Folder, Why};
     use std::os::unix::fs::PermissionsExt;
 
     /// A file system after the run, given as paths and their stats.
