@@ -18,7 +18,7 @@ pub mod skills;
 pub mod trust;
 
 use crate::app::{AppConfig, AppError, EXIT_RUNTIME, EXIT_USAGE};
-use crate::policy::{SandboxMode, Workdir};
+use crate::policy::PolicyOverrides;
 
 /// Exit codes (DESIGN §9) besides the app layer's 1 (runtime) and 2 (usage).
 pub const EXIT_OK: i32 = 0;
@@ -33,8 +33,8 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 pub mod heading {
     pub const MODEL: &str = "Model";
     pub const SKILLS: &str = "Skills";
-    pub const POLICY: &str = "Policy";
-    pub const SANDBOX: &str = "Sandbox";
+    // The policy flags' own (`policy::PolicyOverrides`), shared with the CLI's other such flags.
+    pub use crate::policy::heading::POLICY;
     pub const OUTPUT: &str = "Output";
 }
 
@@ -164,80 +164,14 @@ impl SessionFlags {
     }
 }
 
-/// ScriptPolicy overrides (DESIGN §2), shared by filter, chat, run and mcp.
+/// ScriptPolicy overrides (DESIGN §2) and the audit log, shared by filter, chat, run and mcp.
 #[derive(Debug, Clone, Default, Args)]
 pub struct PolicyFlags {
-    /// Master switch: allow directives to run at all (only skill scripts, scripts/*, by default).
-    #[arg(long, help_heading = heading::POLICY)]
-    pub allow_scripts: bool,
-    /// Do not ask before each run (confirm = "never").
-    #[arg(short = 'y', long = "yes", help_heading = heading::POLICY)]
-    pub yes: bool,
-    /// Allow a command pattern (implies --allow-scripts): `say`, `git status`, `calc:*`.
-    #[arg(long = "allow", value_name = "PATTERN", help_heading = heading::POLICY)]
-    pub allow: Vec<String>,
-    /// Deny a command pattern (wins over --allow).
-    #[arg(long = "deny", value_name = "PATTERN", help_heading = heading::POLICY)]
-    pub deny: Vec<String>,
-    /// Timeout per command in seconds (1..=600).
-    #[arg(long, value_name = "SECS", help_heading = heading::POLICY)]
-    pub timeout: Option<u64>,
+    #[command(flatten)]
+    pub overrides: PolicyOverrides,
     /// Append one JSON line per decision to PATH.
     #[arg(long, value_name = "PATH", help_heading = heading::POLICY)]
     pub audit_log: Option<PathBuf>,
-    /// Let commands use the network.
-    #[arg(long, help_heading = heading::SANDBOX)]
-    pub allow_network: bool,
-    /// Let commands write anywhere.
-    #[arg(long, help_heading = heading::SANDBOX)]
-    pub allow_filesystem: bool,
-    /// What to do when a restriction cannot be enforced: refuse (required) or warn and run.
-    #[arg(long, value_name = "MODE", value_parser = one_of::<SandboxMode>(["required", "best-effort"]), help_heading = heading::SANDBOX)]
-    pub sandbox: Option<SandboxMode>,
-    /// Working directory of skill scripts: the skill's folder, or where skillpipe was started.
-    #[arg(long, value_name = "DIR", value_parser = one_of::<Workdir>(["skill", "caller"]), help_heading = heading::SANDBOX)]
-    pub workdir: Option<Workdir>,
-    /// Let commands write beneath DIR (repeatable; `--writable .` is the working directory).
-    #[arg(long, value_name = "DIR", help_heading = heading::SANDBOX)]
-    pub writable: Vec<PathBuf>,
-    /// Accept a --writable path refused by default ($HOME, PATH folders, tools' settings, system
-    /// folders, .git …); skillpipe's own policy files stay read-only.
-    #[arg(long, help_heading = heading::SANDBOX)]
-    pub force_writable: bool,
-    /// Let commands read PATH, which they do not see by default (`skillpipe doctor` shows what
-    /// they see).
-    #[arg(long, value_name = "PATH", help_heading = heading::SANDBOX)]
-    pub allow_read: Vec<PathBuf>,
-    /// Let commands connect to the Unix socket at PATH (repeatable).
-    #[arg(long, value_name = "PATH", help_heading = heading::SANDBOX)]
-    pub allow_socket: Vec<PathBuf>,
-    /// Processes at once per run (0: unlimited).
-    #[arg(long, value_name = "N", help_heading = heading::SANDBOX)]
-    pub max_processes: Option<u64>,
-    /// Memory of the whole run in MiB, its processes together (0: unlimited).
-    #[arg(long, value_name = "MB", help_heading = heading::SANDBOX)]
-    pub max_memory: Option<u64>,
-    /// Largest file a command may write, MiB (0: unlimited).
-    #[arg(long, value_name = "MB", help_heading = heading::SANDBOX)]
-    pub max_file_size: Option<u64>,
-    /// Size of the run's $TMPDIR in MiB (0: the kernel's default, half the RAM).
-    #[arg(long, value_name = "MB", help_heading = heading::SANDBOX)]
-    pub max_tmp: Option<u64>,
-    /// CPU seconds per process (0: unlimited).
-    #[arg(long, value_name = "SECS", help_heading = heading::SANDBOX)]
-    pub max_cpu: Option<u64>,
-}
-
-/// A flag that takes one of `names`, read as the policy's own value of that name (its serde
-/// spelling): clap lists the names in `--help` and refuses any other.
-fn one_of<T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static>(
-    names: [&'static str; 2],
-) -> impl clap::builder::TypedValueParser<Value = T> {
-    use clap::builder::TypedValueParser as _;
-    clap::builder::PossibleValuesParser::new(names).map(|name| {
-        T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(&name))
-            .expect("a name clap accepted is a value of the policy")
-    })
 }
 
 impl PolicyFlags {
@@ -249,23 +183,9 @@ impl PolicyFlags {
         agent: Option<&str>,
         vars: &[String],
     ) -> AppConfig {
-        AppConfig {
-            overrides: self.overrides(),
-            skills_dirs: skill_flags.skills_dirs.clone(),
-            only_skills: only.to_vec(),
-            warn_only_about: Vec::new(),
-            audit_log: self.audit_log.clone(),
-            agent: agent.map(str::to_string),
-            vars: vars.to_vec(),
-            instructions: false,
-        }
-    }
-
-    /// The flags that change the policy, as the library's plain type.
-    pub fn overrides(&self) -> crate::policy::PolicyOverrides {
         // A socket that is not there is left out of each run in silence (an agent may name a
         // sound server's several places); one the user names on the command line is worth a word.
-        for socket in &self.allow_socket {
+        for socket in &self.overrides.allow_socket {
             let literal = socket.starts_with("~") || socket.to_string_lossy().starts_with('$');
             if !literal && !socket.exists() {
                 warn_all(&[format!(
@@ -274,28 +194,15 @@ impl PolicyFlags {
                 )]);
             }
         }
-        crate::policy::PolicyOverrides {
-            allow_scripts: self.allow_scripts,
-            confirm_never: self.yes,
-            allow: self.allow.clone(),
-            deny: self.deny.clone(),
-            timeout: self.timeout,
-            allow_network: self.allow_network,
-            allow_filesystem: self.allow_filesystem,
-            sandbox: self.sandbox,
-            workdir: self.workdir,
-            writable: self.writable.clone(),
-            force_writable: self.force_writable,
-            allow_read: self.allow_read.clone(),
-            allow_socket: self.allow_socket.clone(),
-            max_processes: self.max_processes,
-            max_memory: self.max_memory,
-            max_file_size: self.max_file_size,
-            max_tmp: self.max_tmp,
-            max_cpu: self.max_cpu,
-            // Chat flags, set by `chat` itself.
-            max_captures: None,
-            max_side_effects: None,
+        AppConfig {
+            overrides: self.overrides.clone(),
+            skills_dirs: skill_flags.skills_dirs.clone(),
+            only_skills: only.to_vec(),
+            warn_only_about: Vec::new(),
+            audit_log: self.audit_log.clone(),
+            agent: agent.map(str::to_string),
+            vars: vars.to_vec(),
+            instructions: false,
         }
     }
 }
@@ -397,6 +304,7 @@ fn output_closed(e: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::{SandboxMode, Workdir};
 
     /// Every name `--sandbox` and `--workdir` list is read as the policy's value of that name.
     #[test]
@@ -414,7 +322,7 @@ mod tests {
             let Command::Filter(f) = Cli::try_parse_from(argv).unwrap().command else {
                 panic!("{argv:?}")
             };
-            let policy = f.session.policy;
+            let policy = f.session.policy.overrides;
             assert_eq!(
                 (policy.sandbox, policy.workdir),
                 (Some(sandbox), Some(workdir))

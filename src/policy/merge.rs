@@ -10,53 +10,98 @@ use crate::command::{Pattern, PatternError};
 /// The allowed range of `timeout_seconds`.
 pub const TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=600;
 
-/// Changes to a policy requested by its user (`skillpipe`'s flags `--allow`, `--deny`,
-/// `--allow-scripts`, `-y`, `--timeout`, `--allow-network`, `--allow-filesystem`, `--sandbox`).
-/// Plain data, so any front end can fill it.
+/// Changes to a policy requested by its user: plain data, so any front end can fill it. With
+/// feature `cli` it is also the policy flag group of `skillpipe`'s commands, each field's doc its
+/// `--help` line; a field sets the policy key of its name (`max_memory`: `max_memory_mb`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct PolicyOverrides {
-    /// Switch the master switch on.
+    /// Master switch: allow directives to run at all (only skill scripts, scripts/*, by default).
+    #[cfg_attr(feature = "cli", arg(long, help_heading = POLICY))]
     pub allow_scripts: bool,
-    /// Never ask before a run (`confirm = "never"`).
+    /// Do not ask before each run (confirm = "never").
+    #[cfg_attr(feature = "cli", arg(short = 'y', long = "yes", help_heading = POLICY))]
     pub confirm_never: bool,
-    /// Patterns added to `allowed_commands`; any implies `allow_scripts`.
+    /// Allow a command pattern (implies --allow-scripts): `say`, `git status`, `calc:*`.
+    #[cfg_attr(feature = "cli", arg(long = "allow", value_name = "PATTERN", help_heading = POLICY))]
     pub allow: Vec<String>,
-    /// Patterns added to `denied_commands`.
+    /// Deny a command pattern (wins over --allow).
+    #[cfg_attr(feature = "cli", arg(long = "deny", value_name = "PATTERN", help_heading = POLICY))]
     pub deny: Vec<String>,
-    /// Replaces `timeout_seconds`.
+    /// Timeout per command in seconds (1..=600).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SECS", help_heading = POLICY))]
     pub timeout: Option<u64>,
     /// Let commands use the network.
+    #[cfg_attr(feature = "cli", arg(long, help_heading = SANDBOX))]
     pub allow_network: bool,
     /// Let commands write anywhere.
+    #[cfg_attr(feature = "cli", arg(long, help_heading = SANDBOX))]
     pub allow_filesystem: bool,
-    /// Replaces `sandbox`.
+    /// What to do when a restriction cannot be enforced: refuse (required) or warn and run.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MODE", value_parser = one_of::<SandboxMode>(["required", "best-effort"]), help_heading = SANDBOX))]
     pub sandbox: Option<SandboxMode>,
-    /// Replaces `workdir`.
+    /// Working directory of skill scripts: the skill's folder, or where skillpipe was started.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR", value_parser = one_of::<super::Workdir>(["skill", "caller"]), help_heading = SANDBOX))]
     pub workdir: Option<super::Workdir>,
-    /// Paths added to `writable_paths` (`~/` is `$HOME`; made absolute).
+    // `~/` is `$HOME`; each is made absolute.
+    /// Let commands write beneath DIR (repeatable; `--writable .` is the working directory).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR", help_heading = SANDBOX))]
     pub writable: Vec<std::path::PathBuf>,
-    /// Accept a writable path refused by default (`$HOME`, start-up files, version-control
-    /// metadata, skillpipe's own and the user's agent and skill folders, …).
+    /// Accept a --writable path refused by default ($HOME, PATH folders, tools' settings, system
+    /// folders, .git …); skillpipe's own policy files stay read-only.
+    #[cfg_attr(feature = "cli", arg(long, help_heading = SANDBOX))]
     pub force_writable: bool,
-    /// Paths added to `allow_read`.
+    /// Let commands read PATH, which they do not see by default (`skillpipe doctor` shows what
+    /// they see).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PATH", help_heading = SANDBOX))]
     pub allow_read: Vec<std::path::PathBuf>,
-    /// Sockets added to `allowed_sockets`.
+    /// Let commands connect to the Unix socket at PATH (repeatable).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PATH", help_heading = SANDBOX))]
     pub allow_socket: Vec<std::path::PathBuf>,
-    /// Replaces `max_processes`.
+    /// Processes at once per run (0: unlimited).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", help_heading = SANDBOX))]
     pub max_processes: Option<u64>,
-    /// Replaces `max_memory_mb`.
+    /// Memory of the whole run in MiB, its processes together (0: unlimited).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MB", help_heading = SANDBOX))]
     pub max_memory: Option<u64>,
-    /// Replaces `max_file_size_mb`.
+    /// Largest file a command may write, MiB (0: unlimited).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MB", help_heading = SANDBOX))]
     pub max_file_size: Option<u64>,
-    /// Replaces `max_tmp_mb`.
+    /// Size of the run's $TMPDIR in MiB (0: the kernel's default, half the RAM).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MB", help_heading = SANDBOX))]
     pub max_tmp: Option<u64>,
-    /// Replaces `max_cpu_seconds`.
+    /// CPU seconds per process (0: unlimited).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SECS", help_heading = SANDBOX))]
     pub max_cpu: Option<u64>,
-    /// Replaces `max_captures_per_turn` (`--max-captures`: the user's bound, which may raise
-    /// an agent's).
+    /// Replaces `max_captures_per_turn` (`chat --max-captures`: the user's bound, which may
+    /// raise an agent's).
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub max_captures: Option<usize>,
-    /// Replaces `max_side_effects_per_turn` (`--max-side-effects`, the user's bound).
+    /// Replaces `max_side_effects_per_turn` (`chat --max-side-effects`, the user's bound).
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub max_side_effects: Option<usize>,
+}
+
+/// The `--help` headings of these flags (`skillpipe`'s other policy flags join them).
+#[cfg(feature = "cli")]
+pub(crate) mod heading {
+    pub const POLICY: &str = "Policy";
+    pub const SANDBOX: &str = "Sandbox";
+}
+#[cfg(feature = "cli")]
+use heading::{POLICY, SANDBOX};
+
+/// A flag that takes one of `names`, read as the policy's own value of that name (its serde
+/// spelling): clap lists the names in `--help` and refuses any other.
+#[cfg(feature = "cli")]
+fn one_of<T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static>(
+    names: [&'static str; 2],
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names).map(|name| {
+        T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(&name))
+            .expect("a name clap accepted is a value of the policy")
+    })
 }
 
 /// Why a policy or its overrides were refused. The message names the key (or flag) and value.

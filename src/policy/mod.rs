@@ -16,6 +16,8 @@ pub(crate) mod source;
 pub use decide::{CompiledPolicy, Denied, decide};
 pub use merge::PolicyError;
 pub(crate) use merge::PolicyOverrides;
+#[cfg(feature = "cli")]
+pub(crate) use merge::heading;
 
 /// What to do when a requested restriction cannot be enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
