@@ -37,6 +37,8 @@ impl Session {
         let mut argv = vec![script.clone()];
         argv.extend(args);
         ui.busy(Some(Busy::Running(script)));
+        // A signal's exit waits for the report as well as for the run.
+        let _reporting = crate::dispatch::InFlight::enter();
         let outcome = self.dispatcher.run_argv(Origin::Tool, argv, input).await;
         ui.busy(None);
         self.tool_report(call, &outcome, ui, driver);

@@ -343,6 +343,11 @@ pub fn result_json(outcome: &Outcome) -> (String, bool) {
                 if failed {
                     obj.insert("is_error".into(), Value::Bool(true));
                 }
+                // The advice in the model's words: the user's names flags it cannot pass.
+                if let Some(advice) = &ran.result.advice {
+                    let hint = super::result::path_free(&advice.for_model, "");
+                    obj.insert("hint".into(), Value::String(hint));
+                }
             }
             (v.to_string(), failed)
         }

@@ -249,8 +249,8 @@ pub(crate) mod linux {
     /// left it (`None` if the child died before handing it back).
     ///
     /// # Safety
-    /// `steps` must make only async-signal-safe calls, and every bit pattern must be a valid
-    /// `T` (plain integers): its bytes cross a pipe.
+    /// `steps` must make only async-signal-safe calls, every bit pattern must be a valid `T`
+    /// and `T` must have no padding bytes (plain integers): its bytes cross a pipe.
     pub(crate) unsafe fn in_child<T: Copy>(init: T, steps: impl FnOnce(&mut T)) -> Option<T> {
         use std::io::Read;
         let (mut r, w) = std::io::pipe().ok()?;

@@ -442,6 +442,35 @@ fn openai_tools_offer_the_schema_and_mark_failures() {
     assert_eq!(r4["exit_code"], 4);
 }
 
+/// A failed tool call's advice reaches the model in its own words: the user's names flags the
+/// model cannot pass (positive control: the user's line names one).
+#[test]
+fn a_tool_results_advice_names_no_flag() {
+    let home = TestHome::new();
+    data_skill(&home);
+    let server = Server::start([
+        Reply::text(["Waiting."]).tool_call("s1", "data__slow", ["{}"]),
+        Reply::text(["Done."]),
+    ]);
+    let out = home
+        .cmd()
+        .args(["chat", "--base-url", &server.url, "--model", "m"])
+        .args(["--tools", "--allow-scripts", "-y", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--allow-network"), "{}", stderr(&out));
+    let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
+    let m = msgs.iter().find(|m| m["tool_call_id"] == "s1").unwrap();
+    let result: Value = serde_json::from_str(m["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["exit_code"], 124, "{result}");
+    let hint = result["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("allow_network") && !hint.contains("--"),
+        "{hint}"
+    );
+}
+
 #[test]
 fn anthropic_tool_results_carry_is_error() {
     let home = TestHome::new();
