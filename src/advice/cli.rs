@@ -57,6 +57,9 @@ fn exec(e: &ExecError) -> String {
             "cannot sandbox the command: {} (see `skillpipe doctor`; --sandbox best-effort runs it anyway, with a warning)",
             why.word(setting)
         ),
+        ExecError::SafePathRefused { command, program } => {
+            crate::exec::safe_path_refused(command, program, "run it with --workdir skill")
+        }
         other => other.to_string(),
     }
 }

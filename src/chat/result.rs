@@ -49,9 +49,9 @@ pub fn capture_message(outcome: &Outcome, max_bytes: usize, written: &str) -> St
         }
         Outcome::Blocked {
             decision,
-            reason,
-            denied,
-        } => refusal_message(*decision, &for_model(reason, denied.as_ref()), written),
+            for_model,
+            ..
+        } => refusal_message(*decision, for_model, written),
     }
 }
 
@@ -70,18 +70,14 @@ fn refusal_message(decision: Decision, reason: &str, written: &str) -> String {
     } else {
         format!(
             "Not run: {}. {CONTINUE} Answer without it.",
-            cut_reason(reason, MAX_REASON_CHARS, written)
+            cut_reason(first_line(reason), MAX_REASON_CHARS, written)
         )
     }
 }
 
-/// A refusal as the model is told it: the policy's without what would lift it (the user's to
-/// pass, and wrong once a path in it was cut), any other's first line.
-pub fn for_model(reason: &str, denied: Option<&crate::policy::Denied>) -> String {
-    match denied {
-        Some(d) => d.refused(),
-        None => reason.lines().next().unwrap_or("").to_string(),
-    }
+/// A refusal's first line: the model is told no more of it.
+pub fn first_line(reason: &str) -> &str {
+    reason.lines().next().unwrap_or("")
 }
 
 /// The run's own stderr, without the `Timeout` or `Signal: NAME` line the runner adds at its
@@ -314,9 +310,11 @@ mod tests {
     }
 
     fn blocked(decision: Decision, reason: impl Into<String>) -> Outcome {
+        let reason: String = reason.into();
         Outcome::Blocked {
             decision,
-            reason: reason.into(),
+            for_model: reason.clone(),
+            reason,
             denied: None,
         }
     }
@@ -423,10 +421,11 @@ mod tests {
     #[test]
     fn a_refusal_to_the_model_names_no_flag() {
         use crate::policy::Denied;
-        // The policy's refusal is told from its type, whatever words the front end gave it.
+        // The model is told the refusal in its own words, whatever the front end's name.
         let denied = |d: Denied| Outcome::Blocked {
             decision: Decision::Denied,
             reason: "worded for the user, with a flag (pass --allow-scripts)".into(),
+            for_model: d.refused(),
             denied: Some(d),
         };
         let o = denied(Denied::NotAllowed {

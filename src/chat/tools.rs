@@ -351,9 +351,8 @@ pub fn result_json(outcome: &Outcome) -> (String, bool) {
             }
             (v.to_string(), failed)
         }
-        Outcome::Blocked { reason, denied, .. } => {
-            let why = super::result::for_model(reason, denied.as_ref());
-            (error_json(&why), true)
+        Outcome::Blocked { for_model, .. } => {
+            (error_json(super::result::first_line(for_model)), true)
         }
     }
 }
@@ -431,6 +430,7 @@ mod tests {
         let blocked = Outcome::Blocked {
             decision: crate::audit::Decision::Denied,
             reason: "/home/ann/bin/tool is not allowed".into(),
+            for_model: "/home/ann/bin/tool is not allowed".into(),
             denied: None,
         };
         let (text, is_error) = result_json(&blocked);

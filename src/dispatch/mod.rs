@@ -80,8 +80,11 @@ pub enum Outcome {
     Blocked {
         /// Which refusal it was.
         decision: Decision,
-        /// Why, in one line (as the audit log and the model get it).
+        /// Why, in one line, in the dispatcher's wording (as the audit log and the user get it).
         reason: String,
+        /// Why, as the model is told it: without what only the user can change (a flag), which
+        /// the model cannot pass.
+        for_model: String,
         /// When the policy refused it: what and why, typed (the pattern, or one that would
         /// allow it).
         denied: Option<policy::Denied>,
@@ -412,17 +415,19 @@ impl Dispatcher {
 
     /// A refusal of a planned run, before it starts.
     fn refuse_planned(&self, origin: Origin, p: &Planned, d: Decision, why: String) -> Outcome {
+        self.refuse_planned_as(origin, p, d, Said::plain(why))
+    }
+
+    /// [`Self::refuse_planned`], told to the model in its own words.
+    fn refuse_planned_as(&self, origin: Origin, p: &Planned, d: Decision, said: Said) -> Outcome {
         let rec = self.record(origin, d, &p.argv, p.skill.clone(), p.stdin.as_deref());
-        self.refused(rec, why, None)
+        self.refused_as(rec, said, None)
     }
 
     /// A refusal of a run whose `started` line is written: its line has phase `completed`.
-    fn end_with(&self, origin: Origin, p: &Planned, decision: Decision, reason: String) -> Outcome {
-        self.refused(
-            self.run_record(origin, p, decision, "completed"),
-            reason,
-            None,
-        )
+    fn end_with(&self, origin: Origin, p: &Planned, decision: Decision, said: Said) -> Outcome {
+        let rec = self.run_record(origin, p, decision, "completed");
+        self.refused_as(rec, said, None)
     }
 
     /// Audits and returns a refusal decided before the policy could be asked (an unknown tool,
@@ -482,17 +487,45 @@ impl Dispatcher {
         denied: policy::Denied,
     ) -> Outcome {
         let rec = self.record(origin, Decision::Denied, argv, skill, stdin);
-        self.refused(rec, (self.wording.denied)(&denied), Some(denied))
+        let said = Said {
+            reason: (self.wording.denied)(&denied),
+            for_model: denied.refused(),
+        };
+        self.refused_as(rec, said, Some(denied))
     }
 
-    /// `rec` audited with `reason`, and the outcome that says it.
-    fn refused(&self, mut rec: Record, reason: String, denied: Option<policy::Denied>) -> Outcome {
-        rec.end.reason = Some(reason.clone());
+    /// `rec` audited with `reason`, and the outcome that says it (to the model too).
+    fn refused(&self, rec: Record, reason: String, denied: Option<policy::Denied>) -> Outcome {
+        self.refused_as(rec, Said::plain(reason), denied)
+    }
+
+    /// `rec` audited with `said.reason`, and the outcome that says it, to the model in its own
+    /// words.
+    fn refused_as(&self, mut rec: Record, said: Said, denied: Option<policy::Denied>) -> Outcome {
+        rec.end.reason = Some(said.reason.clone());
         self.audit.write_or_warn(&rec);
         Outcome::Blocked {
             decision: rec.decision,
-            reason,
+            reason: said.reason,
+            for_model: said.for_model,
             denied,
+        }
+    }
+}
+
+/// A refusal's reason for the user (and the audit log), and for the model: the front end's
+/// wording may name a flag the model cannot pass.
+struct Said {
+    reason: String,
+    for_model: String,
+}
+
+impl Said {
+    /// The same words for both.
+    fn plain(reason: String) -> Said {
+        Said {
+            for_model: reason.clone(),
+            reason,
         }
     }
 }
@@ -574,4 +607,31 @@ pub(crate) fn result_json(ran: &Ran) -> serde_json::Value {
         "changes": r.changes.list,
         "changes_bound_hit": r.changes.capped.is_some(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The front end's words go to the user and the audit log; the model is told the policy's
+    /// refusal without what lifts it, which only the user can do.
+    #[tokio::test]
+    async fn a_refusal_reaches_the_model_without_the_front_ends_flags() {
+        let wording = Wording {
+            denied: |d| format!("{d} (pass --allow-scripts)"),
+            ..Wording::default()
+        };
+        // Scripts off: no launcher is needed.
+        let d = (Dispatcher::builder(ScriptPolicy::default()).wording(wording))
+            .build()
+            .unwrap();
+        let Outcome::Blocked {
+            reason, for_model, ..
+        } = d.run_body(Kind::Capture, "echo hi").await
+        else {
+            panic!("nothing runs under the default policy");
+        };
+        assert!(reason.ends_with("(pass --allow-scripts)"), "{reason}");
+        assert_eq!(for_model, "scripts are not allowed");
+    }
 }

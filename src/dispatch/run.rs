@@ -2,7 +2,7 @@
 //! while it runs (also when it is dropped) and the report of how it ended.
 
 use super::view::named_paths;
-use super::{Dispatcher, Origin, Outcome, Planned, Ran};
+use super::{Dispatcher, Origin, Outcome, Planned, Ran, Said};
 use crate::audit::{AuditLog, Decision, Record};
 use crate::command;
 use crate::confirm::{self, AskError, Prompt, Verdict};
@@ -39,11 +39,14 @@ impl Dispatcher {
             input: p.stdin.as_deref(),
             tool_asks: p.tool_asks.as_deref(),
         };
-        let reads = match self.confirm(&prompt).await {
+        let (verdict, answered, for_model) = self.confirm(&prompt).await;
+        let reads = match (verdict, answered) {
             (Verdict::Run, true) => named,
             (Verdict::Run, false) => Vec::new(),
-            (Verdict::Declined(why), _) => {
-                return Err(self.refuse_planned(origin, p, Decision::Declined, why));
+            (Verdict::Declined(reason), _) => {
+                let for_model = for_model.unwrap_or_else(|| reason.clone());
+                let said = Said { reason, for_model };
+                return Err(self.refuse_planned_as(origin, p, Decision::Declined, said));
             }
             (Verdict::Interrupted(why), _) => {
                 // Audited first: the SIGINT may end the program before this returns.
@@ -61,11 +64,14 @@ impl Dispatcher {
         if self.policy.audit == AuditMode::Required
             && let Err(e) = log_ready
         {
-            let why = format!(
-                "audit = \"required\" and the log cannot be written: {}",
-                (self.wording.audit)(&e)
-            );
-            return Err(self.refuse_planned(origin, p, Decision::Denied, why));
+            let why = |said: String| {
+                format!("audit = \"required\" and the log cannot be written: {said}")
+            };
+            let said = Said {
+                reason: why((self.wording.audit)(&e)),
+                for_model: why(e.to_string()),
+            };
+            return Err(self.refuse_planned_as(origin, p, Decision::Denied, said));
         }
         Ok(reads)
     }
@@ -127,15 +133,11 @@ impl Dispatcher {
             && r.exit_code == 2
             && self.takes_safe_path(probe).await == Some(false)
         {
-            let why = format!(
-                "`{}` with workdir = caller needs Python 3.11 or later: its -P keeps your \
-                 folder off sys.path, so that the module is the skill's, not a file of yours \
-                 with its name; `{} -P` fails here: run it with --workdir skill, or install a \
-                 newer Python",
-                p.argv.join(" "),
-                p.program.to_string_lossy()
-            );
-            return self.end_with(origin, &p, Decision::Denied, why);
+            let e = ExecError::SafePathRefused {
+                command: p.argv.join(" "),
+                program: p.program.to_string_lossy().into_owned(),
+            };
+            return self.end_with(origin, &p, Decision::Denied, self.exec_said(&e));
         }
         match ran {
             Ok(result) => self.report_ran(origin, p, result, cut, elsewhere),
@@ -200,9 +202,9 @@ impl Dispatcher {
         match e {
             ExecError::NotFound { .. } => end(
                 Decision::Invalid,
-                format!("command not found: {}", p.argv[0]),
+                Said::plain(format!("command not found: {}", p.argv[0])),
             ),
-            e @ ExecError::Sandbox(_) => end(Decision::Denied, (self.wording.exec)(&e)),
+            e @ ExecError::Sandbox(_) => end(Decision::Denied, self.exec_said(&e)),
             e @ ExecError::Interrupted { enforced, .. } => {
                 let mut rec = self.run_record(origin, &p, Decision::Ran, "completed");
                 rec.end.duration_ms = Some(ran_for.as_millis() as u64);
@@ -211,26 +213,36 @@ impl Dispatcher {
                 rec.end.sandbox = enforced.map(|e| e.summary());
                 self.refused(rec, e.to_string(), None)
             }
-            e => end(Decision::Invalid, e.to_string()),
+            e => end(Decision::Invalid, Said::plain(e.to_string())),
+        }
+    }
+
+    /// A command that could not start, in this dispatcher's wording and the model's (the
+    /// library's: it names policy keys, not flags).
+    fn exec_said(&self, e: &ExecError) -> Said {
+        Said {
+            reason: (self.wording.exec)(e),
+            for_model: e.to_string(),
         }
     }
 
     /// The confirmation step: asks (one question at a time) unless the mode or an earlier
     /// "always" covers the command. A tool whose tool.yaml asks is asked about under any mode;
     /// when no one can answer, the refusal says so rather than advise `-y`, which cannot help.
-    /// The verdict, and whether the user answered this very prompt (what it listed as granted
-    /// for this run only is granted then, never on an earlier "always" or `-y`).
-    async fn confirm(&self, prompt: &Prompt<'_>) -> (Verdict, bool) {
+    /// The verdict, whether the user answered this very prompt (what it listed as granted for
+    /// this run only is granted then, never on an earlier "always" or `-y`), and a failed
+    /// question's reason in the model's words.
+    async fn confirm(&self, prompt: &Prompt<'_>) -> (Verdict, bool, Option<String>) {
         let needs_asking = |d: &Dispatcher| {
             let confirmer = d.confirmer.lock().unwrap_or_else(|e| e.into_inner());
             confirmer.needs_asking(prompt.argv, prompt.tool_asks.is_some())
         };
         if !needs_asking(self) {
-            return (Verdict::Run, false);
+            return (Verdict::Run, false, None);
         }
         let _turn = self.asking.lock().await;
         if !needs_asking(self) {
-            return (Verdict::Run, false);
+            return (Verdict::Run, false, None);
         }
         let answer = (self.asker)(prompt).await;
         if let (
@@ -242,14 +254,14 @@ impl Dispatcher {
                 "tool `{tool}` asks to be confirmed before each run (execution.confirm in its \
                  tool.yaml; -y does not lift that), and it could not be asked: {e}"
             );
-            return (Verdict::Declined(why), false);
+            return (Verdict::Declined(why), false, None);
         }
         let answered = answer.is_ok();
+        // The library's wording for the model: the binary's names `-y`, which it cannot pass.
+        let for_model = answer.as_ref().err().map(ToString::to_string);
         let mut confirmer = self.confirmer.lock().unwrap_or_else(|e| e.into_inner());
-        (
-            confirmer.settle(prompt.argv, answer, self.wording.ask),
-            answered,
-        )
+        let verdict = confirmer.settle(prompt.argv, answer, self.wording.ask);
+        (verdict, answered, for_model)
     }
 
     /// Whether the interpreter of `spec` takes `-P`: its exit status running nothing with it

@@ -167,6 +167,16 @@ pub struct MemoryBound {
     pub oom_killed: bool,
 }
 
+/// The sentence of [`ExecError::SafePathRefused`], with `lift` saying how to run it anyway
+/// (a policy key for the library, a flag for the command line).
+pub fn safe_path_refused(command: &str, program: &str, lift: &str) -> String {
+    format!(
+        "`{command}` with workdir = caller needs Python 3.11 or later: its -P keeps your folder \
+         off sys.path, so that the module is the skill's, not a file of yours with its name; \
+         `{program} -P` fails here: {lift}, or install a newer Python"
+    )
+}
+
 /// Why a command could not be run (as opposed to ran and failed).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -184,6 +194,15 @@ pub enum ExecError {
         "cannot sandbox the command: {0} (sandbox = \"best-effort\" runs it anyway, with a warning)"
     )]
     Sandbox(crate::sandbox::Message),
+    /// `python -P -m …` (`workdir = "caller"`) on a Python older than 3.11, which refuses `-P`:
+    /// the module would otherwise be looked for in the user's folder first.
+    #[error("{}", safe_path_refused(command, program, "set workdir = \"skill\""))]
+    SafePathRefused {
+        /// The command as written.
+        command: String,
+        /// The interpreter that refused `-P`.
+        program: String,
+    },
     /// What was being done, and the OS error.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),

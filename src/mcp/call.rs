@@ -275,6 +275,7 @@ mod tests {
         let refused = result_of(&Outcome::Blocked {
             decision: Decision::Denied,
             reason: "no".into(),
+            for_model: "no".into(),
             denied: None,
         });
         assert!(refused.get("structuredContent").is_none(), "{refused}");

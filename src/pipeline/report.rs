@@ -232,6 +232,7 @@ mod tests {
         let blocked = Outcome::Blocked {
             decision: Decision::Denied,
             reason: "no".into(),
+            for_model: "no".into(),
             denied: None,
         };
         assert_eq!(capture_text(&blocked), b"");
@@ -270,6 +271,7 @@ mod tests {
         let blocked = Outcome::Blocked {
             decision: Decision::Declined,
             reason: "the user said no".into(),
+            for_model: "the user said no".into(),
             denied: None,
         };
         let r = Report::for_outcome(b"%{x}", &blocked);

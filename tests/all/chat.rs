@@ -303,7 +303,10 @@ fn blocked_capture_tells_the_model_it_was_not_run() {
     let result = m.last().unwrap()["content"].as_str().unwrap();
     assert!(result.starts_with("Not run: "), "{result}");
     assert!(result.contains("not in allowed_commands"), "{result}");
+    // The flag that would allow it is the user's to pass: the user is told it, the model not.
+    assert!(!result.contains("--"), "{result}");
     assert!(stderr(&out).contains("blocked"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--allow"), "{}", stderr(&out));
     assert_eq!(home.audit()[0]["decision"], "denied");
 }
 
