@@ -408,17 +408,22 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn thirty_skills_at_the_limits_fit_the_catalog_budget() {
-        let skills = thirty_at_the_limits();
-        // Uncut, it would not fit.
+    /// The catalog of `skills` with nothing cut to fit.
+    fn uncut(skills: &[SkillPrompt]) -> String {
         let entries: Vec<Entry> = skills.iter().map(Entry::of).collect();
-        let uncut = render(
+        render(
             CATALOG_HEADER,
             &entries,
             MAX_DESCRIPTION_CHARS,
             MAX_SCRIPTS_LISTED,
-        );
+        )
+    }
+
+    #[test]
+    fn thirty_skills_at_the_limits_fit_the_catalog_budget() {
+        let skills = thirty_at_the_limits();
+        // Uncut, it would not fit.
+        let uncut = uncut(&skills);
         assert!(uncut.len() > CATALOG_BUDGET_BYTES, "{}", uncut.len());
         let p = system_prompt("", &skills);
         assert!(p.len() <= 12 * 1024, "{} bytes", p.len());
@@ -506,13 +511,7 @@ mod tests {
                 )
             })
             .collect();
-        let entries: Vec<Entry> = skills.iter().map(Entry::of).collect();
-        let uncut = render(
-            CATALOG_HEADER,
-            &entries,
-            MAX_DESCRIPTION_CHARS,
-            MAX_SCRIPTS_LISTED,
-        );
+        let uncut = uncut(&skills);
         assert!(uncut.len() > 25_000, "{}", uncut.len());
         let p = system_prompt("", &skills);
         assert!(p.len() <= 12 * 1024, "{} bytes", p.len());

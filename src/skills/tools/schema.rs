@@ -83,21 +83,20 @@ pub(super) fn load_schema(
         } else {
             format!("at `{}`: ", at.replace('/', "."))
         };
-        // The crate names its build option for a `$ref` to another document; for the skill's
-        // author the fact is that skillpipe fetches none (a run must not reach the network).
-        let reason = e.to_string();
-        let elsewhere = [
-            "resolve-http",
-            "resolve-file",
-            "is not present in a registry",
-        ];
-        let reason = if elsewhere.iter().any(|w| reason.contains(w)) {
+        // A `$ref` to another document the validator could not retrieve: skillpipe fetches
+        // none (a run must not reach the network), which is the fact for the skill's author.
+        use jsonschema::{ReferencingError, error::ValidationErrorKind};
+        let elsewhere = matches!(
+            e.kind(),
+            ValidationErrorKind::Referencing(ReferencingError::Unretrievable { .. })
+        );
+        let reason = if elsewhere {
             "a `$ref` to another document (a URL or file) is not followed: skillpipe loads no \
              schema from elsewhere; put the definition in this file under `$defs` and refer \
              to it as `#/$defs/NAME`"
                 .to_string()
         } else {
-            reason
+            e.to_string()
         };
         SchemaError::Invalid {
             path: path.to_owned(),
@@ -171,6 +170,14 @@ mod tests {
         )
         .unwrap();
         assert!(load_schema(&path).is_ok());
+        // A local `$ref` that leads nowhere is its own mistake, not another document.
+        std::fs::write(
+            &path,
+            r##"{"properties": {"a": {"$ref": "#/$defs/gone"}}}"##,
+        )
+        .unwrap();
+        let e = load_schema(&path).expect_err("refused").to_string();
+        assert!(!e.contains("is not followed"), "{e}");
     }
 
     #[test]
