@@ -29,8 +29,10 @@ impl Session {
         loop {
             // A stream must end with `Finished`: without it, the answer may be cut.
             let end = StreamEvent::Finished { reason: None };
-            let item = stream.next().await.unwrap_or(Ok(end));
-            driver.finished(&mut |ev: Event<'_>| side_channel(show_side, ui, ev));
+            let side = &mut |ev: Event<'_>| side_channel(show_side, ui, ev);
+            let item = driver.meanwhile(stream.next(), side).await;
+            let item = item.unwrap_or(Ok(end));
+            driver.finished(side);
             // The raw text this item let the pipeline get through, and the capture it stopped at.
             let mut consumed = String::new();
             let mut capture = None;

@@ -122,12 +122,13 @@ impl Driver {
         let (queue, finished, worker) = match listener {
             Some(listener) => {
                 let problems = problems.clone();
-                let (queue, worker) = side_effect_queue(dispatcher.clone(), move |(d, o)| {
-                    emit_outcome(&d.raw, &o, true, &problems, &mut |e| {
-                        listener(e);
-                        Flow::Continue(())
-                    })
-                });
+                let (queue, worker) =
+                    side_effect_queue(dispatcher.clone(), move |(d, o, _reporting)| {
+                        emit_outcome(&d.raw, &o, true, &problems, &mut |e| {
+                            listener(e);
+                            Flow::Continue(())
+                        })
+                    });
                 (queue, None, rt.spawn(worker))
             }
             None => {
@@ -385,8 +386,31 @@ impl Driver {
         S: FnMut(Event<'_>) -> Flow + ?Sized,
     {
         let Some(rx) = &mut self.finished else { return };
-        while let Ok((d, outcome)) = rx.try_recv() {
+        while let Ok((d, outcome, _reporting)) = rx.try_recv() {
             emit_outcome(&d.raw, &outcome, true, &self.problems, sink);
+        }
+    }
+
+    /// Awaits `fut`, giving `sink` the events of each side effect as it finishes meanwhile (with
+    /// no [`Listener`]): a caller waiting for its input (the chat for the model) reports them at
+    /// once, so a signal's exit does not wait for the next input to get them out.
+    pub async fn meanwhile<F, S>(&mut self, fut: F, sink: &mut S) -> F::Output
+    where
+        F: std::future::Future,
+        S: FnMut(Event<'_>) -> Flow + ?Sized,
+    {
+        let Some(rx) = &mut self.finished else {
+            return fut.await;
+        };
+        tokio::pin!(fut);
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut fut => return out,
+                Some((d, outcome, _reporting)) = rx.recv() => {
+                    emit_outcome(&d.raw, &outcome, true, &self.problems, sink);
+                }
+            }
         }
     }
 

@@ -10,8 +10,9 @@ use tokio::sync::{mpsc, oneshot};
 /// stream of `%{…}` faster than they run must not pile up in memory (each may hold 8 KiB).
 pub const SIDE_QUEUE: usize = 64;
 
-/// A side effect that has finished (or was refused), with its outcome.
-pub type SideDone = (Directive, Outcome);
+/// A side effect that has finished (or was refused), with its outcome, counted in flight until
+/// it is reported (dropped): a signal's exit waits for the report.
+pub type SideDone = (Directive, Outcome, InFlight);
 
 /// Work for the side-effect worker: a directive, or a barrier that is released once every
 /// side effect queued before it has finished and been handed back.
@@ -58,10 +59,9 @@ pub fn side_effect_queue(
         while let Some(job) = rx.recv().await {
             match job {
                 Job::Run(d) => {
-                    // Until `done` has it: a listener reports it there.
-                    let _reporting = InFlight::enter();
+                    let reporting = InFlight::enter();
                     let outcome = dispatcher.run_body(Kind::SideEffect, &d.body).await;
-                    done((d, outcome));
+                    done((d, outcome, reporting));
                 }
                 Job::Barrier(release) => {
                     let _ = release.send(());

@@ -2183,3 +2183,35 @@ fn an_uncoached_request_is_the_system_prompt_and_the_users_message() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("small-model"), "{}", stderr(&out));
 }
+
+/// One-shot chat stopped by SIGTERM while a side effect runs and the model has gone quiet: the
+/// side effect's end is still reported (the chat does not wait for the model's next words to
+/// get it out), and skillpipe exits as stopped by the signal.
+#[test]
+fn a_side_effect_stopped_by_a_signal_is_reported_while_the_model_is_quiet() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Wait.%{sleep 30}"]).stall_after(1)]);
+    let url = server.url.clone();
+    let args = [
+        "chat",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--allow",
+        "sleep",
+        "-y",
+        "--sandbox",
+        "best-effort",
+        "hi",
+    ];
+    let out = home.stop_once_started(&args, b"", "sleep");
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    let last = home.audit_all().pop().unwrap();
+    assert_eq!(last["phase"], "completed", "{last}");
+    assert!(
+        stderr(&out).contains("failed: %{sleep 30}: interrupted by SIGTERM"),
+        "{}",
+        stderr(&out)
+    );
+}
