@@ -45,55 +45,35 @@ pub struct Sanitizer {
 impl Sanitizer {
     /// Appends the sanitized form of `input` to `out`, holding back an unfinished tail.
     pub fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        let joined;
-        let mut bytes = input;
-        if !self.held.is_empty() {
-            let mut v = std::mem::take(&mut self.held);
-            v.extend_from_slice(input);
-            joined = v;
-            bytes = &joined;
-        }
-        let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b == b'\r' {
-                match bytes.get(i + 1) {
-                    None => {
-                        self.held.push(b'\r');
-                        return;
-                    }
-                    Some(b'\n') => {
+        let mut bytes = std::mem::take(&mut self.held);
+        bytes.extend_from_slice(input);
+        let mut chunks = bytes.utf8_chunks().peekable();
+        while let Some(chunk) = chunks.next() {
+            let (invalid, last) = (chunk.invalid(), chunks.peek().is_none());
+            let mut chars = chunk.valid().chars().peekable();
+            while let Some(c) = chars.next() {
+                match (c, chars.peek()) {
+                    ('\r', Some('\n')) => {
                         out.extend_from_slice(b"\r\n");
-                        i += 2;
+                        chars.next();
                     }
-                    Some(_) => {
-                        out.extend_from_slice("␍".as_bytes());
-                        i += 1;
+                    // A `\r` at the very end may be a line ending's first half.
+                    ('\r', None) if last && invalid.is_empty() => self.held.push(b'\r'),
+                    ('\r', _) => out.extend_from_slice("␍".as_bytes()),
+                    (c, _) if c.is_ascii() => push_ascii(c as u8, out),
+                    (c, _) if needs_escape(c) => {
+                        out.extend_from_slice(format!("<U+{:04X}>", c as u32).as_bytes())
                     }
+                    (c, _) => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
                 }
-                continue;
             }
-            if b < 0x80 {
-                push_ascii(b, out);
-                i += 1;
-                continue;
-            }
-            match utf8_char(&bytes[i..]) {
-                Utf8::Char(c, len) => {
-                    if needs_escape(c) {
-                        out.extend_from_slice(format!("<U+{:04X}>", c as u32).as_bytes());
-                    } else {
-                        out.extend_from_slice(&bytes[i..i + len]);
-                    }
-                    i += len;
-                }
-                Utf8::Incomplete => {
-                    self.held.extend_from_slice(&bytes[i..]);
-                    return;
-                }
-                Utf8::Invalid => {
+            // A character cut off at the end of the input: completed by the next piece.
+            let cut = std::str::from_utf8(invalid).is_err_and(|e| e.error_len().is_none());
+            if last && cut {
+                self.held.extend_from_slice(invalid);
+            } else {
+                for b in invalid {
                     out.extend_from_slice(format!("\\x{b:02x}").as_bytes());
-                    i += 1;
                 }
             }
         }
@@ -131,31 +111,6 @@ fn needs_escape(c: char) -> bool {
         | 0x80..=0x9f                    // C1
         | 0x202a..=0x202e                // bidi embeddings and overrides
         | 0x2066..=0x2069) // bidi isolates
-}
-
-enum Utf8 {
-    Char(char, usize),
-    Incomplete,
-    Invalid,
-}
-
-/// Decodes one UTF-8 character at the start of `b` (which starts with a byte ≥ 0x80).
-fn utf8_char(b: &[u8]) -> Utf8 {
-    let len = match b[0] {
-        0xc2..=0xdf => 2,
-        0xe0..=0xef => 3,
-        0xf0..=0xf4 => 4,
-        _ => return Utf8::Invalid,
-    };
-    let avail = b.len().min(len);
-    match std::str::from_utf8(&b[..avail]) {
-        Ok(s) => {
-            let c = s.chars().next().expect("non-empty");
-            Utf8::Char(c, len)
-        }
-        Err(e) if e.error_len().is_none() => Utf8::Incomplete,
-        Err(_) => Utf8::Invalid,
-    }
 }
 
 #[cfg(test)]
