@@ -2,8 +2,7 @@
 
 use super::{ModelFlags, SessionFlags, SkillFlags, heading, usage};
 use crate::app::{ChatConfig, build_session};
-use crate::chat::{Busy, Notice, Session, Ui};
-use crate::render::{Display, Options as RenderOptions};
+use crate::chat::Session;
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
@@ -218,13 +217,8 @@ fn one_shot(
     raw: bool,
 ) -> anyhow::Result<i32> {
     super::interrupt::install(rt)?;
-    let looks = crate::repl::Looks::detect();
-    let opts = RenderOptions::detect(looks.color_out, looks.unicode);
-    let mut ui = PlainUi {
-        display: Display::new(looks.stdout_tty, raw, opts),
-        screen: crate::repl::Screen::plain(looks),
-        side_output: Default::default(),
-    };
+    let screen = crate::repl::Screen::plain(crate::repl::Looks::detect());
+    let mut ui = crate::repl::TermUi::answer(screen, raw);
     // The reader of stdout may go (`| head -1`) while the model still streams: the turn stops
     // then, as the filter stops, and main ends quietly (a broken pipe on stdout).
     let closed = Arc::new(tokio::sync::Notify::new());
@@ -245,9 +239,8 @@ fn one_shot(
     let Some(result) = result else {
         return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe).into());
     };
-    let rest = ui.display.finish(ui.screen.out_width());
-    ui.show(&rest);
-    ui.screen.end_answer();
+    ui.end_render();
+    ui.finish_answer(None);
     if let Some(code) = super::interrupt::exit_code(rt) {
         return Ok(code);
     }
@@ -263,99 +256,5 @@ fn one_shot(
             ));
             Ok(crate::app::EXIT_RUNTIME)
         }
-    }
-}
-
-/// Output for one-shot mode and pipes: text to stdout (Markdown rendered on a terminal unless
-/// `--raw`), status lines to stderr, no spinner, through the REPL's [`Screen`] made plain:
-/// on a terminal a status line waits for the answer's line (or code block) to end.
-///
-/// [`Screen`]: crate::repl::Screen
-pub struct PlainUi {
-    display: Display,
-    screen: Arc<crate::repl::Screen>,
-    /// A side effect's output on a terminal, shown under the report that follows it.
-    side_output: crate::render::HeldOutput,
-}
-
-impl PlainUi {
-    fn show(&self, out: &[u8]) {
-        let (owed, soft) = (self.display.owes_newline(), self.display.last_break_soft());
-        self.screen.answer_text(out, owed, soft);
-    }
-
-    /// A line the renderer left open ends before a status line is written.
-    fn end_open_line(&mut self) {
-        let owed = self.display.end_open_line();
-        self.show(&owed);
-    }
-
-    /// A report's or a notice's status line (they quote foreign text: sanitized, and wrapped
-    /// at words as every note is), a side effect's output held for it under it.
-    fn status(&mut self, text: &str) {
-        self.end_open_line();
-        let (width, unicode) = (self.screen.err_width(), self.screen.looks().unicode);
-        let text = crate::term::sanitize(text);
-        let (text, rows) = (self.side_output).under(&text, width, unicode, str::to_string);
-        let line = crate::render::wrap_text(&format!("skillpipe: {text}"), width);
-        let lines = std::iter::once(line.trim_end_matches('\n').to_string());
-        for line in lines.chain(rows) {
-            self.screen.status(line);
-        }
-    }
-}
-
-impl Ui for PlainUi {
-    fn text(&mut self, bytes: &[u8]) {
-        let was_in_code = self.display.in_code_block();
-        let out = self.display.push(bytes, self.screen.out_width());
-        // A status line waiting for the line to end waits for a code block to end too: its
-        // first newline is one of the block's.
-        self.screen.in_code_block(was_in_code);
-        self.show(&out);
-        self.screen.in_code_block(self.display.in_code_block());
-    }
-
-    fn report(&mut self, report: &crate::pipeline::Report) {
-        self.status(&report.to_string());
-    }
-
-    fn notice(&mut self, notice: &Notice) {
-        self.status(&crate::advice::cli::notice(notice));
-    }
-
-    /// On a terminal inert and marked as a side effect's (under its report) so that it cannot
-    /// pass for the answer; elsewhere byte for byte, as the filter's.
-    fn side_output(&mut self, output: &[u8]) {
-        if std::io::stderr().is_terminal() {
-            self.side_output.hold(&crate::term::sanitize_bytes(output));
-            return;
-        }
-        self.end_open_line();
-        self.screen.status_raw(output);
-    }
-
-    /// A capture or tool call runs where the model's text stopped: its status line belongs
-    /// at that point, not at the end of the row the continuation then fills (mid-sentence).
-    /// On a terminal the row ends here and the rendered paragraph goes on from a fresh row,
-    /// as after a confirmation prompt; text shown as written goes on in its row.
-    fn busy(&mut self, what: Option<Busy<'_>>) {
-        if !matches!(what, Some(Busy::Running(_))) || !self.screen.looks().stdout_tty {
-            return;
-        }
-        self.flush();
-        if self.display.in_code_block() {
-            return;
-        }
-        self.end_open_line();
-        // The renderer is told only when its row does end.
-        self.screen.end_row(|| self.display.row_ended_elsewhere());
-    }
-
-    /// A directive may ask next: what the answer said before it is shown in full first,
-    /// markers still waiting for their closer included.
-    fn flush(&mut self) {
-        let out = self.display.release(self.screen.out_width());
-        self.show(&out);
     }
 }

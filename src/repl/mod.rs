@@ -34,7 +34,7 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::signal::unix::{Signal, SignalKind};
-use ui::TermUi;
+pub use ui::TermUi;
 
 pub(crate) use resume::build_resumed;
 pub use screen::{Looks, Screen};

@@ -176,6 +176,11 @@ impl Screen {
         })
     }
 
+    /// Whether this is one-shot `chat`'s screen ([`Screen::plain`]).
+    pub fn is_plain(&self) -> bool {
+        self.plain
+    }
+
     /// A screen like `looks`'s terminal, `width` columns wide, that writes into a buffer: the
     /// tape is replayed through it after a resize.
     pub fn replay(looks: Looks, width: usize) -> Arc<Screen> {

@@ -1,5 +1,7 @@
 //! The REPL's [`Ui`]: answer text on stdout, status lines (reports and notices) and token
-//! counts dim on stderr, a spinner while waiting; all through the shared [`Screen`].
+//! counts dim on stderr, a spinner while waiting; all through the shared [`Screen`]. One-shot
+//! `chat` answers through it on a plain screen ([`Screen::plain`]): its status lines are
+//! `skillpipe: …` notes, uncoloured, and a side effect's output off a terminal is as written.
 
 use super::ink::{Tone, paint};
 use super::screen::{Looks, Screen};
@@ -59,7 +61,10 @@ impl TermUi {
     fn end_row(&mut self) {
         self.flush_display();
         self.end_open_line();
-        self.screen.end_row(|| true);
+        // On a plain screen text shown as written goes on in its row.
+        let plain = self.screen.is_plain();
+        self.screen
+            .end_row(|| !plain || self.display.row_ended_elsewhere());
     }
 
     /// Writes rendered text, without the newline of a line the screen already ended.
@@ -106,13 +111,19 @@ impl TermUi {
             fine,
         });
         self.end_open_line();
-        let (color, width) = (self.looks().color_err, self.screen.err_width());
+        let plain = self.screen.is_plain();
+        let (color, width) = (self.looks().color_err && !plain, self.screen.err_width());
         let gutter = |g: &str| paint(g, Tone::Output, color);
         let (text, output) = (self.side_output).under(text, width, self.looks().unicode, gutter);
-        for line in status_lines(&text, fine, color, width)
-            .into_iter()
-            .chain(output)
-        {
+        let lines = match plain {
+            true => {
+                let note =
+                    crate::render::wrap_text(&format!("skillpipe: {}", sanitize(&text)), width);
+                vec![note.trim_end_matches('\n').to_string()]
+            }
+            false => status_lines(&text, fine, color, width),
+        };
+        for line in lines.into_iter().chain(output) {
             self.screen.status(line);
         }
     }
@@ -398,9 +409,14 @@ impl Ui for TermUi {
         self.status_lines(&crate::advice::cli::notice(notice), false);
     }
 
-    /// Shown under the report that follows it (the side effect's status line), which then says
-    /// what it is.
+    /// Shown inert under the report that follows it (the side effect's status line), which
+    /// then says what it is, so it cannot pass for the answer; off a terminal one-shot `chat`
+    /// writes it byte for byte, as the filter does.
     fn side_output(&mut self, output: &[u8]) {
+        if self.screen.is_plain() && !self.looks().stderr_tty {
+            self.end_open_line();
+            return self.screen.status_raw(output);
+        }
         let text = sanitize_bytes(output);
         self.side_output.hold(&text);
         self.screen.record(Entry::SideOutput(text));
@@ -418,7 +434,7 @@ impl Ui for TermUi {
             // the row the continuation fills.
             self.screen.record(Entry::EndRow);
             self.end_row();
-        } else if what.is_some() {
+        } else if what.is_some() && !self.screen.is_plain() {
             // The line that ended in the answer ends on screen too.
             self.screen.record(Entry::EndOpenLine);
             self.end_open_line();
