@@ -360,33 +360,27 @@ impl Renderer {
                 }
             }
         };
-        let heading = matches!(kind, Line::Heading { .. });
-        let base = heading_of(&kind);
-        let mut rest = line.get(at..).unwrap_or("");
-        if heading {
-            rest = rest.trim_end().trim_end_matches('#').trim_end();
-        }
-        if !heading {
-            let text = match self.held.take() {
-                Some(held) => format!("{held}\n{rest}"),
-                None => rest.to_string(),
-            };
-            // An emphasis left open waits for the paragraph's next line (CommonMark lets it
-            // close there); nothing of this line is drawn yet.
-            if inline::open_emphasis(&text) && text.matches('\n').count() + 1 < MAX_HELD_LINES {
-                self.held = Some(text);
-                self.setext = None;
-                return;
-            }
-            self.push_lines(&text, base, width, out);
-            self.flow.end_word(width, self.opts, out);
-        } else {
-            let spans = self.spans(rest, base);
+        let rest = line.get(at..).unwrap_or("");
+        if let Line::Heading { .. } = kind {
+            let title = rest.trim_end().trim_end_matches('#').trim_end();
+            let spans = self.spans(title, heading_of(&kind));
             self.flow.push(&spans, width, self.opts, out);
+            return self.close(width, out);
         }
-        if heading {
-            self.close(width, out);
-        } else if matches!(kind, Line::Text { .. })
+        let text = match self.held.take() {
+            Some(held) => format!("{held}\n{rest}"),
+            None => rest.to_string(),
+        };
+        // An emphasis left open waits for the paragraph's next line (CommonMark lets it
+        // close there); nothing of this line is drawn yet.
+        if inline::open_emphasis(&text) && text.matches('\n').count() + 1 < MAX_HELD_LINES {
+            self.held = Some(text);
+            self.setext = None;
+            return;
+        }
+        self.push_lines(&text, Style::default(), width, out);
+        self.flow.end_word(width, self.opts, out);
+        if let Line::Text { text } = kind
             && self.ctx == Ctx::Para
             && self.flow.rows() == 1
         {
@@ -397,9 +391,7 @@ impl Renderer {
             out.push_str(end.strip_suffix('\n').unwrap_or(&end));
             self.settle(out);
             self.owed_newline = Some(out.len());
-            if let Line::Text { text } = kind {
-                self.setext = Some(line.get(text..).unwrap_or("").to_string());
-            }
+            self.setext = Some(line.get(text..).unwrap_or("").to_string());
         } else {
             // A model's line breaks are meant (verse, addresses, steps): kept, not re-flowed.
             self.flow.break_line(width, self.opts, out);
