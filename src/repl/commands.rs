@@ -124,24 +124,10 @@ fn suggest(typed: &str) -> Option<&'static str> {
         return Some(c);
     }
     commands()
-        .map(|c| (edit_distance(typed, &c[1..]), c))
+        .map(|c| (strsim::levenshtein(typed, &c[1..]), c))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// What `/skills` says first: how the model sees each skill (progressive disclosure).
