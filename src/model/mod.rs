@@ -44,7 +44,7 @@ pub use retry::{GiveUp, RetryPolicy};
 #[cfg(feature = "http")]
 pub(crate) use settings::{AgentModel, Config};
 #[cfg(feature = "http")]
-pub use settings::{ClientOptions, ProviderKind, Settings, SettingsError};
+pub use settings::{ClientOptions, ConfigError, ProviderKind, Settings, SettingsError};
 
 /// One message of a conversation, in the order the model sees them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

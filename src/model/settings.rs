@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub(crate) use crate::config::ConfigFile as Config;
-pub use crate::config::ProviderKind;
+pub use crate::config::{ConfigError, ProviderKind};
 
 /// Network behaviour; the defaults suit interactive use, tests shorten them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,15 +285,8 @@ impl SettingsInput {
 #[non_exhaustive]
 pub enum SettingsError {
     /// The config file is unreadable or wrong.
-    #[error("{}{}: {message}", .file.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
-    Config {
-        /// The config file.
-        file: PathBuf,
-        /// 1-based line, when the mistake has one.
-        line: Option<usize>,
-        /// What was wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// A provider name that is neither built in nor a `[providers.NAME]` of the config.
     #[error("unknown provider `{}` (from {origin}); known providers: {known}", crate::command::escape_controls(.name))]
     UnknownProvider {
@@ -351,16 +344,6 @@ pub enum SettingsError {
     /// The HTTP client could not be built; the error and its causes.
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
-}
-
-impl From<crate::config::ConfigError> for SettingsError {
-    fn from(e: crate::config::ConfigError) -> Self {
-        SettingsError::Config {
-            file: e.file,
-            line: e.line,
-            message: e.message,
-        }
-    }
 }
 
 fn missing_key_hint(var: &Option<String>) -> String {
