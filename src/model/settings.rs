@@ -132,17 +132,40 @@ impl Settings {
         }
     }
 
-    /// Resolve from the real flags, environment and config file.
+    /// Resolve from the real flags, environment and `$XDG_CONFIG_HOME/skillpipe/config.toml`
+    /// (if it exists).
     pub(crate) fn from_process(
         flag_model: Option<&str>,
         flag_base_url: Option<&str>,
         agent: AgentModel,
     ) -> Result<Self, SettingsError> {
-        resolve(&SettingsInput::from_process(
-            flag_model.map(str::to_string),
-            flag_base_url.map(str::to_string),
+        let config = Config::global()?.cloned();
+        // Besides skillpipe's own: each built-in provider's base URL and key variables.
+        let mut names = vec!["SKILLPIPE_BASE_URL", "SKILLPIPE_MODEL", "R9S_MODEL"];
+        names.extend(
+            BUILTINS
+                .iter()
+                .flat_map(|b| [b.base_url_env, b.key_env])
+                .flatten(),
+        );
+        if let Some(c) = &config {
+            names.extend(
+                c.providers
+                    .values()
+                    .filter_map(|p| p.api_key_env.as_deref()),
+            );
+        }
+        let env = names
+            .into_iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+            .collect();
+        resolve(&SettingsInput {
+            flag_model: flag_model.map(str::to_string),
+            flag_base_url: flag_base_url.map(str::to_string),
+            env,
             agent,
-        )?)
+            config,
+        })
     }
 
     /// `provider:model`, as `--model` would take it.
@@ -241,43 +264,6 @@ pub(crate) struct SettingsInput {
     pub agent: AgentModel,
     /// The config file, if there is one; lowest before the built-in defaults.
     pub config: Option<Config>,
-}
-
-impl SettingsInput {
-    /// Read the real environment and `$XDG_CONFIG_HOME/skillpipe/config.toml` (if it exists).
-    pub fn from_process(
-        flag_model: Option<String>,
-        flag_base_url: Option<String>,
-        agent: AgentModel,
-    ) -> Result<Self, SettingsError> {
-        let config = Config::global()?.cloned();
-        // Besides skillpipe's own: each built-in provider's base URL and key variables.
-        let mut names = vec!["SKILLPIPE_BASE_URL", "SKILLPIPE_MODEL", "R9S_MODEL"];
-        names.extend(
-            BUILTINS
-                .iter()
-                .flat_map(|b| [b.base_url_env, b.key_env])
-                .flatten(),
-        );
-        if let Some(c) = &config {
-            names.extend(
-                c.providers
-                    .values()
-                    .filter_map(|p| p.api_key_env.as_deref()),
-            );
-        }
-        let env = names
-            .into_iter()
-            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
-            .collect();
-        Ok(SettingsInput {
-            flag_model,
-            flag_base_url,
-            env,
-            agent,
-            config,
-        })
-    }
 }
 
 /// A configuration problem (exit code 2). Messages name the flag, variable, file or line.
