@@ -421,19 +421,13 @@ fn split_spec(spec: Option<&str>, known: &[String]) -> Level {
     let Some(spec) = spec.map(str::trim) else {
         return Level::default();
     };
-    if let Some((prefix, rest)) = spec.split_once(':')
-        && known.iter().any(|k| k == prefix)
-    {
-        let rest = rest.trim();
-        return Level {
-            provider: Some(prefix.to_string()),
-            model: (!rest.is_empty()).then(|| rest.to_string()),
-        };
-    }
-    let model = (!spec.is_empty()).then(|| spec.to_string());
+    let (provider, model) = match spec.split_once(':') {
+        Some((prefix, rest)) if known.iter().any(|k| k == prefix) => (Some(prefix), rest.trim()),
+        _ => (None, spec),
+    };
     Level {
-        provider: None,
-        model,
+        provider: provider.map(str::to_string),
+        model: (!model.is_empty()).then(|| model.to_string()),
     }
 }
 
