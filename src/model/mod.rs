@@ -415,7 +415,7 @@ pub(crate) fn auth_headers(kind: ProviderKind, key: Option<&str>) -> reqwest::he
 
 #[cfg(feature = "http")]
 /// An HTTP endpoint as a [`Provider`]: its kind says which wire format the answer is read in.
-struct HttpProvider(http::Endpoint);
+struct HttpProvider(std::sync::Arc<http::Endpoint>);
 
 #[cfg(feature = "http")]
 impl Provider for HttpProvider {
@@ -434,7 +434,8 @@ impl Provider for HttpProvider {
 pub fn provider_for(settings: &Settings) -> Result<Box<dyn Provider>, SettingsError> {
     match settings.provider {
         ProviderKind::OpenAi | ProviderKind::Anthropic => {
-            Ok(Box::new(HttpProvider(http::Endpoint::new(settings)?)))
+            let endpoint = http::Endpoint::new(settings)?;
+            Ok(Box::new(HttpProvider(std::sync::Arc::new(endpoint))))
         }
         ProviderKind::Replay => Ok(Box::new(replay::ReplayProvider::open(
             std::path::Path::new(&settings.model),
