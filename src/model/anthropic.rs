@@ -377,7 +377,7 @@ mod tests {
         );
         let mut d = AnthropicDecoder::default();
         let mut out = Vec::new();
-        let done: Vec<bool> = (parse_all(input.as_bytes()).iter())
+        let done: Vec<bool> = (parse_all([input.as_bytes()]).iter())
             .map(|ev| d.event(ev, &mut out).unwrap())
             .collect();
         assert_eq!(done, [false, false, false, true]);

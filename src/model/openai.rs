@@ -268,7 +268,7 @@ mod tests {
     fn decode(input: &str) -> (Vec<StreamEvent>, bool) {
         let mut d = OpenAiDecoder::default();
         let mut out = Vec::new();
-        for ev in parse_all(input.as_bytes()) {
+        for ev in parse_all([input.as_bytes()]) {
             if d.event(&ev, &mut out).unwrap() {
                 return (out, true);
             }
