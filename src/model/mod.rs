@@ -540,20 +540,6 @@ mod tests {
     }
 
     #[test]
-    fn auth_error_names_the_variable() {
-        let e = ModelError::Auth {
-            status: 401,
-            var: Some("OPENAI_API_KEY".into()),
-            key_sent: true,
-            message: String::new(),
-        };
-        assert_eq!(
-            e.to_string(),
-            "authentication failed (401) — check $OPENAI_API_KEY"
-        );
-    }
-
-    #[test]
     fn messages_round_trip_through_json() {
         let msgs = vec![
             Message::system("s"),
