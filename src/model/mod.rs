@@ -123,7 +123,7 @@ pub struct ToolDef {
 }
 
 /// A complete tool call, assembled from the streamed pieces.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The provider's id for the call.
     pub id: String,
