@@ -39,16 +39,11 @@ impl ReplayProvider {
             file: file.to_path_buf(),
             message: format!("line {line}: {message}"),
         })?;
-        Ok(Self::from_answers(file, answers))
-    }
-
-    /// A provider that replays `answers` (`file` names them in errors).
-    pub fn from_answers(file: &Path, answers: Vec<Answer>) -> Self {
-        ReplayProvider {
+        Ok(ReplayProvider {
             file: file.to_path_buf(),
             answers,
             next: AtomicUsize::new(0),
-        }
+        })
     }
 }
 
