@@ -85,12 +85,7 @@ impl Endpoint {
             model: settings.model.clone(),
             headers,
             key_sent: settings.api_key.is_some(),
-            // A variable whose key was withheld is not the one to set: the refusal advises
-            // naming one with `api_key_env` instead.
-            api_key_var: settings
-                .api_key_var
-                .clone()
-                .filter(|_| !settings.api_key_withheld),
+            api_key_var: settings.key_var_to_set(),
             options: settings.options.clone(),
             adapt: Mutex::new(settings.adapt.clone()),
             explicit: settings.explicit.clone(),

@@ -30,10 +30,7 @@ impl ListError {
         match self {
             ListError::Status {
                 status: 401 | 403, ..
-            } => Some(super::auth_hint(
-                &s.api_key_var.clone().filter(|_| !s.api_key_withheld),
-                s.api_key.is_some(),
-            )),
+            } => Some(super::auth_hint(&s.key_var_to_set(), s.api_key.is_some())),
             ListError::Unreachable { .. } => {
                 Some("is the server running, and is base_url its address?".to_string())
             }

@@ -168,6 +168,12 @@ impl Settings {
         })
     }
 
+    /// The variable a refusal advises setting: not one whose key was withheld (the advice is
+    /// then to name one with `api_key_env`).
+    pub(crate) fn key_var_to_set(&self) -> Option<String> {
+        self.api_key_var.clone().filter(|_| !self.api_key_withheld)
+    }
+
     /// `provider:model`, as `--model` would take it.
     pub fn label(&self) -> String {
         format!("{}:{}", self.provider_name, self.model)
