@@ -5,7 +5,7 @@
 use super::adapt::{Adaptations, explicit_named};
 use super::retry::parse_retry_after;
 use super::settings::{ClientOptions, ProviderKind, Settings, SettingsError};
-use super::sse::{SseEvent, SseParser};
+use super::sse::{MAX_EVENT_BYTES, SseEvent, SseParser};
 use super::{ChatRequest, EventStream, ModelError, StreamEvent};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -201,7 +201,7 @@ pub fn run<D: Decoder + Default>(req: HttpRequest) -> EventStream {
                 }
                 return;
             }
-            let mut parser = SseParser::new();
+            let mut parser = SseParser::default();
             let mut events = Vec::new();
             let mut bytes: u64 = 0;
             // Text or a tool call has been passed on: from then on the answer is the model's.
@@ -221,8 +221,8 @@ pub fn run<D: Decoder + Default>(req: HttpRequest) -> EventStream {
                     Ok(None) => at_end(&mut parser, &mut decoder, &mut out).map(|done| (true, done)),
                     Ok(Some(Ok(chunk))) => {
                         bytes += chunk.len() as u64;
-                        if let Err(e) = parser.feed(&chunk, &mut events) {
-                            yield Err(ModelError::EventTooLong { limit: e.limit, bytes });
+                        if parser.feed(&chunk, &mut events).is_err() {
+                            yield Err(ModelError::EventTooLong { limit: MAX_EVENT_BYTES, bytes });
                             return;
                         }
                         decode(&mut events, &mut decoder, &mut out).map(|done| (false, done))
