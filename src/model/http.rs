@@ -321,14 +321,11 @@ where
 {
     let idle = req.endpoint.options.idle_timeout;
     let first = tokio::time::timeout(idle, body.next()).await.ok().flatten();
-    let starts_object = matches!(&first, Some(Ok(b))
-        if b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
-    if starts_object {
+    if let Some(Ok(b)) = &first
+        && b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{')
+    {
         // The rest of it, each piece within the idle timeout.
-        let mut whole = match first {
-            Some(Ok(b)) => b.to_vec(),
-            _ => Vec::new(),
-        };
+        let mut whole = b.to_vec();
         let whole = loop {
             match tokio::time::timeout(idle, body.next()).await {
                 Ok(Some(Ok(chunk))) => whole.extend_from_slice(&chunk),
