@@ -466,16 +466,14 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
     let (base_url, url_is_default) = choose_base_url(input, &p)?;
     let (builtin, custom, kind) = (p.builtin, p.custom, p.kind);
 
-    let api_key_var = custom
-        .and_then(|c| non_empty(c.api_key_env.as_ref()))
-        .map(str::to_string)
-        .or_else(|| builtin.and_then(|b| b.key_env).map(str::to_string))
-        .filter(|_| kind != ProviderKind::Replay);
+    let named = custom.and_then(|c| non_empty(c.api_key_env.as_ref()));
+    let api_key_var = (named.or(builtin.and_then(|b| b.key_env)))
+        .filter(|_| kind != ProviderKind::Replay)
+        .map(str::to_string);
     let mut api_key = api_key_var.as_deref().and_then(env).map(str::to_string);
     // An ambient key (the provider's own variable, not one the user's config names) stays off
     // local servers: they need none, and whatever listens there is not the service it is for.
-    let named = custom.is_some_and(|c| non_empty(c.api_key_env.as_ref()).is_some());
-    let api_key_withheld = api_key.is_some() && !named && is_local_network(&base_url);
+    let api_key_withheld = api_key.is_some() && named.is_none() && is_local_network(&base_url);
     if api_key_withheld {
         api_key = None;
     }
