@@ -228,9 +228,13 @@ pub fn run<D: Decoder + Default>(req: HttpRequest) -> EventStream {
                         decode(&mut events, &mut decoder, &mut out).map(|done| (false, done))
                     }
                 };
+                answered |= out
+                    .iter()
+                    .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)));
+                // Ended with no finish reason, and no text or tool call in it: asked for again.
                 if read.is_ok()
                     && !answered
-                    && ended_empty(&out)
+                    && out.contains(&StreamEvent::Finished { reason: None })
                     && let Ok(delay) = req.endpoint.options.retry.delay(attempt, None)
                 {
                     drop(body);
@@ -241,9 +245,6 @@ pub fn run<D: Decoder + Default>(req: HttpRequest) -> EventStream {
                     decoder = D::default();
                     continue 'request;
                 }
-                answered |= out
-                    .iter()
-                    .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)));
                 for ev in out.drain(..) {
                     yield Ok(ev);
                 }
@@ -461,16 +462,6 @@ fn at_end<D: Decoder>(
         None => false,
     };
     Ok(finished || decoder.end(out))
-}
-
-/// True when `out` ends the answer with no finish reason and holds no text or tool call (the
-/// caller knows none came before).
-fn ended_empty(out: &[StreamEvent]) -> bool {
-    out.iter()
-        .any(|e| matches!(e, StreamEvent::Finished { reason: None }))
-        && !out
-            .iter()
-            .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)))
 }
 
 /// The notice for asking again after `delay`, saying why.
