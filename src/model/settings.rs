@@ -484,19 +484,16 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
     let adapt = custom.map(adaptations).unwrap_or_default();
 
     Ok(Settings {
-        provider: kind,
         provider_name: p.name,
-        base_url,
-        model,
         api_key,
         api_key_var,
         api_key_withheld,
         params,
-        options: ClientOptions::default(),
         adapt,
         explicit,
         ask_endpoint_for_model: model_is_default
             && (!url_is_default || builtin.is_none_or(|b| b.model_is_guess)),
+        ..Settings::new(kind, base_url, model)
     })
 }
 
