@@ -72,23 +72,20 @@ pub fn parse(text: &str) -> Result<Vec<Answer>, (usize, String)> {
                     .to_string(),
             )
         })?;
-        answers.push(match parsed {
-            Line::Text(content) => Answer {
-                content,
-                tool_calls: Vec::new(),
-            },
+        let (content, calls) = match parsed {
+            Line::Text(content) => (content, Vec::new()),
             Line::Full {
                 content,
                 tool_calls,
-            } => Answer {
-                content,
-                tool_calls: tool_calls
-                    .iter()
-                    .enumerate()
-                    .map(|(n, v)| tool_call(v, answers.len(), n))
-                    .collect::<Result<_, _>>()
-                    .map_err(|m| (i + 1, m))?,
-            },
+            } => (content, tool_calls),
+        };
+        let tool_calls = (calls.iter().enumerate())
+            .map(|(n, v)| tool_call(v, answers.len(), n))
+            .collect::<Result<_, _>>()
+            .map_err(|m| (i + 1, m))?;
+        answers.push(Answer {
+            content,
+            tool_calls,
         });
     }
     Ok(answers)
