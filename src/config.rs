@@ -233,6 +233,9 @@ mod tests {
         );
         let e = parse("[skills]\nts_interpreter = 3\n").unwrap_err();
         assert!(e.starts_with("/c.toml:2: "), "{e}");
+        // TOML that does not parse.
+        let e = parse("model = \n").unwrap_err();
+        assert!(e.starts_with("/c.toml:1: "), "{e}");
     }
 
     #[test]

@@ -62,17 +62,14 @@ fn describe(raw: &str, path: &[String]) -> String {
             .trim_start_matches(", ")
             .strip_prefix("expected ")
             .map(|e| {
-                e.trim_start_matches("one of ")
-                    .replace("` or `", ", ")
-                    .replace('`', "")
+                let list = e.trim_start_matches("one of ").replace("` or `", ", ");
+                format!(" (expected one of {})", list.replace('`', ""))
             });
-        return match expected {
-            Some(list) => format!(
-                "unknown key `{key}`{} (expected one of {list})",
-                table(parent)
-            ),
-            None => format!("unknown key `{key}`{}", table(parent)),
-        };
+        return format!(
+            "unknown key `{key}`{}{}",
+            table(parent),
+            expected.unwrap_or_default()
+        );
     }
     if let Some(rest) = raw.strip_prefix("missing field `") {
         let key = rest.split_once('`').map(|(k, _)| k).unwrap_or(rest);

@@ -122,13 +122,9 @@ pub fn explicit_named(error: &[u8], sent: &Map<String, Value>, explicit: &[Strin
 /// asks for instead): `error.param` when the server gives it, else every parameter sent whose
 /// name stands as a word in the message, in the order the message names them.
 fn refused_params(error: &[u8], sent: &Map<String, Value>) -> Vec<(String, String)> {
-    let Ok(v) = serde_json::from_slice::<Value>(error) else {
-        let text = String::from_utf8_lossy(error).into_owned();
-        return named_in(&text, sent)
-            .into_iter()
-            .map(|p| (p, text.clone()))
-            .collect();
-    };
+    // A body that is no JSON is its own message.
+    let v = serde_json::from_slice::<Value>(error)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(error).into_owned()));
     let err = v.get("error").unwrap_or(&v);
     let text = match err {
         Value::String(s) => s.clone(),

@@ -192,18 +192,12 @@ impl Usage {
     }
 }
 
-struct PartialTool {
-    id: String,
-    name: String,
-    json: String,
-    /// The `input` given at block start, used when no JSON deltas follow.
-    initial: Value,
-}
-
 /// Assembles the Messages event stream into events.
 #[derive(Default)]
 pub struct AnthropicDecoder {
-    tools: BTreeMap<usize, PartialTool>,
+    /// Tool calls still arriving, by block: their JSON pieces joined as `arguments`, and the
+    /// `input` given at block start, used when no pieces follow.
+    tools: BTreeMap<usize, (ToolCall, Value)>,
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
     stop_reason: Option<String>,
@@ -225,33 +219,27 @@ impl AnthropicDecoder {
         match block {
             Block::Text { text } if !text.is_empty() => out.push(StreamEvent::Text(text)),
             Block::ToolUse { id, name, input } => {
-                let json = String::new();
-                let tool = PartialTool {
+                let arguments = String::new();
+                let call = ToolCall {
                     id,
                     name,
-                    json,
-                    initial: input,
+                    arguments,
                 };
-                self.tools.insert(index, tool);
+                self.tools.insert(index, (call, input));
             }
             _ => {}
         }
     }
 
     fn finish_tool(&mut self, index: usize, out: &mut Vec<StreamEvent>) {
-        if let Some(t) = self.tools.remove(&index) {
-            let arguments = if !t.json.trim().is_empty() {
-                t.json
-            } else if t.initial.is_object() {
-                t.initial.to_string()
-            } else {
-                "{}".to_string()
-            };
-            out.push(StreamEvent::ToolCall(ToolCall {
-                id: t.id,
-                name: t.name,
-                arguments,
-            }));
+        if let Some((mut call, initial)) = self.tools.remove(&index) {
+            if call.arguments.trim().is_empty() {
+                call.arguments = match initial {
+                    Value::Object(_) => initial.to_string(),
+                    _ => "{}".to_string(),
+                };
+            }
+            out.push(StreamEvent::ToolCall(call));
         }
     }
 
@@ -298,8 +286,8 @@ impl Decoder for AnthropicDecoder {
                     out.push(StreamEvent::Text(text))
                 }
                 ContentDelta::InputJsonDelta { partial_json } => {
-                    if let Some(t) = self.tools.get_mut(&index) {
-                        t.json.push_str(&partial_json);
+                    if let Some((call, _)) = self.tools.get_mut(&index) {
+                        call.arguments.push_str(&partial_json);
                     }
                 }
                 _ => {}
@@ -377,7 +365,7 @@ mod tests {
         );
         let mut d = AnthropicDecoder::default();
         let mut out = Vec::new();
-        let done: Vec<bool> = (parse_all(input.as_bytes()).iter())
+        let done: Vec<bool> = (parse_all([input.as_bytes()]).iter())
             .map(|ev| d.event(ev, &mut out).unwrap())
             .collect();
         assert_eq!(done, [false, false, false, true]);

@@ -15,10 +15,8 @@ const OPENERS: [&str; 6] = [TAGS[0], TAGS[1], "{", "```json", "```\n{", FUNCTION
 #[derive(Debug, Default)]
 pub(crate) struct CallHold {
     held: String,
-    /// The functions offered: only a call of one of them is held as a call.
+    /// The functions offered: only a call of one of them is held as a call (none: nothing is).
     offered: Vec<String>,
-    /// Holding nothing (no tools offered).
-    off: bool,
     /// Past the answer's start (it is no call); a tag may still come.
     started: bool,
 }
@@ -27,7 +25,6 @@ impl CallHold {
     /// For an answer to a request offering the functions `offered`; with none it holds nothing.
     pub(crate) fn new(offered: Vec<String>) -> CallHold {
         CallHold {
-            off: offered.is_empty(),
             offered,
             ..CallHold::default()
         }
@@ -35,7 +32,7 @@ impl CallHold {
 
     /// `text` arrived: what may be shown now.
     pub(crate) fn push(&mut self, text: &str) -> String {
-        if self.off {
+        if self.offered.is_empty() {
             return text.to_string();
         }
         self.held.push_str(text);

@@ -5,7 +5,7 @@
 use super::adapt::{Adaptations, explicit_named};
 use super::retry::parse_retry_after;
 use super::settings::{ClientOptions, ProviderKind, Settings, SettingsError};
-use super::sse::{SseEvent, SseParser};
+use super::sse::{MAX_EVENT_BYTES, SseEvent, SseParser};
 use super::{ChatRequest, EventStream, ModelError, StreamEvent};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -34,29 +34,16 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(data: &str) -> Result<T, Model
     })
 }
 
-/// A prepared request: everything the transport needs, owned so the stream is `'static`.
+/// A prepared request: its endpoint, shared so the stream is `'static`, and its own parts.
 pub struct HttpRequest {
-    pub client: reqwest::Client,
-    pub url: String,
-    pub headers: HeaderMap,
+    pub endpoint: Arc<Endpoint>,
+    /// The model asked for, for error messages.
+    pub model: String,
     pub body: Vec<u8>,
     pub stream: bool,
-    pub options: ClientOptions,
-    /// For error messages.
-    pub context: ErrorContext,
-    /// The provider's changes to every request, grown by refusals (see [`super::adapt`]).
-    pub adapt: Arc<Mutex<Adaptations>>,
-    /// Parameters the user set: a refusal of one of them is not worked around.
+    /// Parameters the user set (the request's and the provider's): a refusal of one of them is
+    /// not worked around.
     pub explicit: Vec<String>,
-}
-
-/// What an error message needs to be actionable.
-#[derive(Debug, Clone, Default)]
-pub struct ErrorContext {
-    pub model: String,
-    pub base_url: String,
-    pub key_var: Option<String>,
-    pub key_sent: bool,
 }
 
 /// What every HTTP provider holds: where to send, with which key, and how patiently.
@@ -67,10 +54,14 @@ pub struct Endpoint {
     url: String,
     base_url: String,
     model: String,
-    api_key: Option<String>,
+    /// The key's headers, and the body's content type.
+    headers: HeaderMap,
+    key_sent: bool,
+    /// The variable that held (or should hold) the key, for error messages.
     api_key_var: Option<String>,
     options: ClientOptions,
-    adapt: Arc<Mutex<Adaptations>>,
+    /// The provider's changes to every request, grown by refusals (see [`super::adapt`]).
+    adapt: Mutex<Adaptations>,
     explicit: Vec<String>,
 }
 
@@ -84,53 +75,39 @@ impl Endpoint {
             _ => "chat/completions",
         };
         let url = super::api_url(settings.provider, &base_url, chat);
+        let mut headers = super::auth_headers(settings.provider, settings.api_key.as_deref());
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         Ok(Endpoint {
             client: client(&settings.options)?,
             kind: settings.provider,
             url,
             base_url,
             model: settings.model.clone(),
-            api_key: settings.api_key.clone(),
-            // A variable whose key was withheld is not the one to set: the refusal advises
-            // naming one with `api_key_env` instead.
-            api_key_var: settings
-                .api_key_var
-                .clone()
-                .filter(|_| !settings.api_key_withheld),
+            headers,
+            key_sent: settings.api_key.is_some(),
+            api_key_var: settings.key_var_to_set(),
             options: settings.options.clone(),
-            adapt: Arc::new(Mutex::new(settings.adapt.clone())),
+            adapt: Mutex::new(settings.adapt.clone()),
             explicit: settings.explicit.clone(),
         })
     }
 
     /// The HTTP request for `req` (the configured model when it names none).
-    pub fn request(&self, mut req: ChatRequest) -> HttpRequest {
+    pub fn request(self: &Arc<Self>, mut req: ChatRequest) -> HttpRequest {
         if req.model.is_empty() {
             req.model = self.model.clone();
         }
-        let mut headers = super::auth_headers(self.kind, self.api_key.as_deref());
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let mut body = super::request_body(self.kind, &req);
         if let Some(b) = body.as_object_mut() {
             lock(&self.adapt).apply(b);
         }
-        let mut explicit = req.explicit.clone();
-        explicit.extend(self.explicit.iter().cloned());
+        req.explicit.extend(self.explicit.iter().cloned());
         HttpRequest {
-            adapt: self.adapt.clone(),
-            explicit,
-            client: self.client.clone(),
-            url: self.url.clone(),
-            headers,
+            endpoint: self.clone(),
+            model: req.model,
             body: serde_json::to_vec(&body).expect("JSON values serialize"),
             stream: req.stream,
-            options: self.options.clone(),
-            context: ErrorContext {
-                model: req.model.clone(),
-                base_url: self.base_url.clone(),
-                key_var: self.api_key_var.clone(),
-                key_sent: self.api_key.is_some(),
-            },
+            explicit: req.explicit,
         }
     }
 }
@@ -147,7 +124,7 @@ fn adapted_body(
     error: &[u8],
 ) -> Option<(Vec<u8>, super::Adaptation)> {
     let mut sent: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body).ok()?;
-    let mut state = lock(&req.adapt);
+    let mut state = lock(&req.endpoint.adapt);
     let change = state.on_refusal(error, &sent, &req.explicit)?;
     state.apply(&mut sent);
     Some((serde_json::to_vec(&sent).ok()?, change))
@@ -206,7 +183,7 @@ pub fn run<D: Decoder + Default>(req: HttpRequest) -> EventStream {
                     }
                 }
             };
-            let idle = req.options.idle_timeout;
+            let idle = req.endpoint.options.idle_timeout;
             let mut out = Vec::new();
             let (response, json) = match whole_answer(&req, response, &mut decoder).await {
                 ControlFlow::Break(items) => {
@@ -224,7 +201,7 @@ pub fn run<D: Decoder + Default>(req: HttpRequest) -> EventStream {
                 }
                 return;
             }
-            let mut parser = SseParser::new();
+            let mut parser = SseParser::default();
             let mut events = Vec::new();
             let mut bytes: u64 = 0;
             // Text or a tool call has been passed on: from then on the answer is the model's.
@@ -244,17 +221,21 @@ pub fn run<D: Decoder + Default>(req: HttpRequest) -> EventStream {
                     Ok(None) => at_end(&mut parser, &mut decoder, &mut out).map(|done| (true, done)),
                     Ok(Some(Ok(chunk))) => {
                         bytes += chunk.len() as u64;
-                        if let Err(e) = parser.feed(&chunk, &mut events) {
-                            yield Err(ModelError::EventTooLong { limit: e.limit, bytes });
+                        if parser.feed(&chunk, &mut events).is_err() {
+                            yield Err(ModelError::EventTooLong { limit: MAX_EVENT_BYTES, bytes });
                             return;
                         }
                         decode(&mut events, &mut decoder, &mut out).map(|done| (false, done))
                     }
                 };
+                answered |= out
+                    .iter()
+                    .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)));
+                // Ended with no finish reason, and no text or tool call in it: asked for again.
                 if read.is_ok()
                     && !answered
-                    && ended_empty(&out)
-                    && let Ok(delay) = req.options.retry.delay(attempt, None)
+                    && out.contains(&StreamEvent::Finished { reason: None })
+                    && let Ok(delay) = req.endpoint.options.retry.delay(attempt, None)
                 {
                     drop(body);
                     let why = "the server ended an answer with nothing in it (busy with another request?)";
@@ -264,9 +245,6 @@ pub fn run<D: Decoder + Default>(req: HttpRequest) -> EventStream {
                     decoder = D::default();
                     continue 'request;
                 }
-                answered |= out
-                    .iter()
-                    .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)));
                 for ev in out.drain(..) {
                     yield Ok(ev);
                 }
@@ -302,7 +280,7 @@ async fn whole_answer<D: Decoder>(
     response: reqwest::Response,
     decoder: &mut D,
 ) -> ControlFlow<Vec<Result<StreamEvent, ModelError>>, (reqwest::Response, bool)> {
-    let idle = req.options.idle_timeout;
+    let idle = req.endpoint.options.idle_timeout;
     let content_type = response
         .headers()
         .get(CONTENT_TYPE)
@@ -312,7 +290,7 @@ async fn whole_answer<D: Decoder>(
     if content_type.starts_with("text/html") {
         let page = server_message(&error_body(idle, response).await);
         return ControlFlow::Break(vec![Err(ModelError::WebPage {
-            url: req.url.clone(),
+            url: req.endpoint.url.clone(),
             page,
         })]);
     }
@@ -342,16 +320,13 @@ where
     B: std::ops::Deref<Target = [u8]> + Send + 'static,
     D: Decoder,
 {
-    let idle = req.options.idle_timeout;
+    let idle = req.endpoint.options.idle_timeout;
     let first = tokio::time::timeout(idle, body.next()).await.ok().flatten();
-    let starts_object = matches!(&first, Some(Ok(b))
-        if b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
-    if starts_object {
+    if let Some(Ok(b)) = &first
+        && b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{')
+    {
         // The rest of it, each piece within the idle timeout.
-        let mut whole = match first {
-            Some(Ok(b)) => b.to_vec(),
-            _ => Vec::new(),
-        };
+        let mut whole = b.to_vec();
         let whole = loop {
             match tokio::time::timeout(idle, body.next()).await {
                 Ok(Some(Ok(chunk))) => whole.extend_from_slice(&chunk),
@@ -387,13 +362,10 @@ enum Sent {
 /// A step of `run`: one send of `body`, a refusal worked around where it can be, and a retry
 /// asked for while the retry policy allows one.
 async fn send(req: &HttpRequest, body: &mut Vec<u8>, attempt: u32) -> Sent {
-    let send = req
-        .client
-        .post(&req.url)
-        .headers(req.headers.clone())
-        .body(body.clone())
-        .send();
-    let idle = req.options.idle_timeout;
+    let ep = &req.endpoint;
+    let send = ep.client.post(&ep.url).headers(ep.headers.clone());
+    let idle = ep.options.idle_timeout;
+    let send = send.body(body.clone()).send();
     let response = match tokio::time::timeout(idle, send).await {
         Err(_) => return Sent::Failed(timeout(req, "waiting for the response", idle)),
         Ok(Err(e)) => return Sent::Failed(send_error(req, &e)),
@@ -420,28 +392,27 @@ async fn send(req: &HttpRequest, body: &mut Vec<u8>, attempt: u32) -> Sent {
         400 | 422 => refusal_message(req, body, &error),
         _ => server_message(&error),
     };
-    let ctx = &req.context;
     let failed = |gave_up| ModelError::Http {
         status,
-        url: req.url.clone(),
+        url: ep.url.clone(),
         message: message.clone(),
         gave_up,
     };
     Sent::Failed(match status {
         401 | 403 => ModelError::Auth {
             status,
-            var: ctx.key_var.clone(),
-            key_sent: ctx.key_sent,
+            var: ep.api_key_var.clone(),
+            key_sent: ep.key_sent,
             message,
         },
         404 => ModelError::ModelNotFound {
-            model: ctx.model.clone(),
-            base_url: ctx.base_url.clone(),
+            model: req.model.clone(),
+            base_url: ep.base_url.clone(),
             message,
         },
         // 501 (not implemented) and 505 (version not supported) will not change on a retry.
         408 | 429 | 500 | 502..=504 | 506..=599 => {
-            match req.options.retry.delay(attempt, retry_after) {
+            match ep.options.retry.delay(attempt, retry_after) {
                 Ok(delay) => {
                     let notice = retrying(attempt, req, delay, &format!("HTTP {status}"));
                     return Sent::Retry(notice, delay);
@@ -493,21 +464,11 @@ fn at_end<D: Decoder>(
     Ok(finished || decoder.end(out))
 }
 
-/// True when `out` ends the answer with no finish reason and holds no text or tool call (the
-/// caller knows none came before).
-fn ended_empty(out: &[StreamEvent]) -> bool {
-    out.iter()
-        .any(|e| matches!(e, StreamEvent::Finished { reason: None }))
-        && !out
-            .iter()
-            .any(|e| matches!(e, StreamEvent::Text(_) | StreamEvent::ToolCall(_)))
-}
-
 /// The notice for asking again after `delay`, saying why.
 fn retrying(attempt: u32, req: &HttpRequest, delay: Duration, reason: &str) -> StreamEvent {
     StreamEvent::Retrying {
         attempt,
-        max_attempts: req.options.retry.max_attempts,
+        max_attempts: req.endpoint.options.retry.max_attempts,
         delay,
         reason: reason.into(),
     }
@@ -522,7 +483,7 @@ async fn error_body(idle: Duration, response: reqwest::Response) -> Vec<u8> {
 
 fn timeout(req: &HttpRequest, what: &str, after: Duration) -> ModelError {
     ModelError::Timeout {
-        url: req.url.clone(),
+        url: req.endpoint.url.clone(),
         what: what.to_string(),
         after,
     }
@@ -530,10 +491,10 @@ fn timeout(req: &HttpRequest, what: &str, after: Duration) -> ModelError {
 
 fn send_error(req: &HttpRequest, e: &reqwest::Error) -> ModelError {
     if e.is_timeout() {
-        return timeout(req, "connecting", req.options.connect_timeout);
+        return timeout(req, "connecting", req.endpoint.options.connect_timeout);
     }
     ModelError::Unreachable {
-        url: req.url.clone(),
+        url: req.endpoint.url.clone(),
         reason: root_cause(e),
     }
 }

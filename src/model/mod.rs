@@ -44,7 +44,7 @@ pub use retry::{GiveUp, RetryPolicy};
 #[cfg(feature = "http")]
 pub(crate) use settings::{AgentModel, Config};
 #[cfg(feature = "http")]
-pub use settings::{ClientOptions, ProviderKind, Settings, SettingsError};
+pub use settings::{ClientOptions, ConfigError, ProviderKind, Settings, SettingsError};
 
 /// One message of a conversation, in the order the model sees them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,7 +123,7 @@ pub struct ToolDef {
 }
 
 /// A complete tool call, assembled from the streamed pieces.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The provider's id for the call.
     pub id: String,
@@ -415,7 +415,7 @@ pub(crate) fn auth_headers(kind: ProviderKind, key: Option<&str>) -> reqwest::he
 
 #[cfg(feature = "http")]
 /// An HTTP endpoint as a [`Provider`]: its kind says which wire format the answer is read in.
-struct HttpProvider(http::Endpoint);
+struct HttpProvider(std::sync::Arc<http::Endpoint>);
 
 #[cfg(feature = "http")]
 impl Provider for HttpProvider {
@@ -434,7 +434,8 @@ impl Provider for HttpProvider {
 pub fn provider_for(settings: &Settings) -> Result<Box<dyn Provider>, SettingsError> {
     match settings.provider {
         ProviderKind::OpenAi | ProviderKind::Anthropic => {
-            Ok(Box::new(HttpProvider(http::Endpoint::new(settings)?)))
+            let endpoint = http::Endpoint::new(settings)?;
+            Ok(Box::new(HttpProvider(std::sync::Arc::new(endpoint))))
         }
         ProviderKind::Replay => Ok(Box::new(replay::ReplayProvider::open(
             std::path::Path::new(&settings.model),
@@ -536,20 +537,6 @@ mod tests {
         ] {
             assert_eq!(missing_v1(status, url), "", "{status} {url}");
         }
-    }
-
-    #[test]
-    fn auth_error_names_the_variable() {
-        let e = ModelError::Auth {
-            status: 401,
-            var: Some("OPENAI_API_KEY".into()),
-            key_sent: true,
-            message: String::new(),
-        };
-        assert_eq!(
-            e.to_string(),
-            "authentication failed (401) — check $OPENAI_API_KEY"
-        );
     }
 
     #[test]

@@ -30,10 +30,7 @@ impl ListError {
         match self {
             ListError::Status {
                 status: 401 | 403, ..
-            } => Some(super::auth_hint(
-                &s.api_key_var.clone().filter(|_| !s.api_key_withheld),
-                s.api_key.is_some(),
-            )),
+            } => Some(super::auth_hint(&s.key_var_to_set(), s.api_key.is_some())),
             ListError::Unreachable { .. } => {
                 Some("is the server running, and is base_url its address?".to_string())
             }
@@ -81,9 +78,8 @@ pub fn list(s: &Settings, within: Duration) -> Result<Vec<String>, ListError> {
         return Err(ListError::Replay);
     }
     let url = list_url(s);
-    let s = s.clone();
-    let u = url.clone();
-    let fetch = move || -> Result<Vec<String>, ListError> {
+    let fetch = || -> Result<Vec<String>, ListError> {
+        let u = &url;
         let unreachable = |reason: String| ListError::Unreachable {
             url: u.clone(),
             reason,
@@ -95,7 +91,7 @@ pub fn list(s: &Settings, within: Duration) -> Result<Vec<String>, ListError> {
         rt.block_on(async {
             let c = client(&s.options).map_err(|e| unreachable(e.to_string()))?;
             let headers = auth_headers(s.provider, s.api_key.as_deref());
-            let req = c.get(&u).timeout(within).headers(headers);
+            let req = c.get(u).timeout(within).headers(headers);
             let resp = req.send().await.map_err(|e| unreachable(error_chain(&e)))?;
             let status = resp.status().as_u16();
             let body = resp
@@ -118,7 +114,7 @@ pub fn list(s: &Settings, within: Duration) -> Result<Vec<String>, ListError> {
     std::thread::scope(|scope| {
         scope.spawn(fetch).join().unwrap_or_else(|_| {
             Err(ListError::Unreachable {
-                url,
+                url: url.clone(),
                 reason: "the request thread failed".into(),
             })
         })

@@ -124,17 +124,11 @@ struct Usage {
     completion_tokens: u64,
 }
 
-#[derive(Default)]
-struct PartialCall {
-    id: String,
-    name: String,
-    arguments: String,
-}
-
 /// Assembles the chat-completions stream into events.
 #[derive(Default)]
 pub struct OpenAiDecoder {
-    calls: BTreeMap<usize, PartialCall>,
+    /// Calls still arriving, by index: their pieces joined as they come.
+    calls: BTreeMap<usize, ToolCall>,
     /// Index of the call the last delta without an index belonged to.
     last_index: Option<usize>,
     finish_reason: Option<String>,
@@ -167,25 +161,19 @@ impl OpenAiDecoder {
     }
 
     fn flush_calls(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        for (index, call) in std::mem::take(&mut self.calls) {
+        for (index, mut call) in std::mem::take(&mut self.calls) {
             if call.name.is_empty() {
                 return Err(ModelError::Decode(format!(
                     "tool call #{index} has no function name"
                 )));
             }
-            out.push(StreamEvent::ToolCall(ToolCall {
-                id: if call.id.is_empty() {
-                    format!("call_{index}")
-                } else {
-                    call.id
-                },
-                name: call.name,
-                arguments: if call.arguments.trim().is_empty() {
-                    "{}".into()
-                } else {
-                    call.arguments
-                },
-            }));
+            if call.id.is_empty() {
+                call.id = format!("call_{index}");
+            }
+            if call.arguments.trim().is_empty() {
+                call.arguments = "{}".into();
+            }
+            out.push(StreamEvent::ToolCall(call));
         }
         self.last_index = None;
         Ok(())
@@ -268,7 +256,7 @@ mod tests {
     fn decode(input: &str) -> (Vec<StreamEvent>, bool) {
         let mut d = OpenAiDecoder::default();
         let mut out = Vec::new();
-        for ev in parse_all(input.as_bytes()) {
+        for ev in parse_all([input.as_bytes()]) {
             if d.event(&ev, &mut out).unwrap() {
                 return (out, true);
             }

@@ -39,16 +39,11 @@ impl ReplayProvider {
             file: file.to_path_buf(),
             message: format!("line {line}: {message}"),
         })?;
-        Ok(Self::from_answers(file, answers))
-    }
-
-    /// A provider that replays `answers` (`file` names them in errors).
-    pub fn from_answers(file: &Path, answers: Vec<Answer>) -> Self {
-        ReplayProvider {
+        Ok(ReplayProvider {
             file: file.to_path_buf(),
             answers,
             next: AtomicUsize::new(0),
-        }
+        })
     }
 }
 
@@ -77,23 +72,20 @@ pub fn parse(text: &str) -> Result<Vec<Answer>, (usize, String)> {
                     .to_string(),
             )
         })?;
-        answers.push(match parsed {
-            Line::Text(content) => Answer {
-                content,
-                tool_calls: Vec::new(),
-            },
+        let (content, calls) = match parsed {
+            Line::Text(content) => (content, Vec::new()),
             Line::Full {
                 content,
                 tool_calls,
-            } => Answer {
-                content,
-                tool_calls: tool_calls
-                    .iter()
-                    .enumerate()
-                    .map(|(n, v)| tool_call(v, answers.len(), n))
-                    .collect::<Result<_, _>>()
-                    .map_err(|m| (i + 1, m))?,
-            },
+            } => (content, tool_calls),
+        };
+        let tool_calls = (calls.iter().enumerate())
+            .map(|(n, v)| tool_call(v, answers.len(), n))
+            .collect::<Result<_, _>>()
+            .map_err(|m| (i + 1, m))?;
+        answers.push(Answer {
+            content,
+            tool_calls,
         });
     }
     Ok(answers)

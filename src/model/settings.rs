@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub(crate) use crate::config::ConfigFile as Config;
-pub use crate::config::ProviderKind;
+pub use crate::config::{ConfigError, ProviderKind};
 
 /// Network behaviour; the defaults suit interactive use, tests shorten them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,17 +132,46 @@ impl Settings {
         }
     }
 
-    /// Resolve from the real flags, environment and config file.
+    /// Resolve from the real flags, environment and `$XDG_CONFIG_HOME/skillpipe/config.toml`
+    /// (if it exists).
     pub(crate) fn from_process(
         flag_model: Option<&str>,
         flag_base_url: Option<&str>,
         agent: AgentModel,
     ) -> Result<Self, SettingsError> {
-        resolve(&SettingsInput::from_process(
-            flag_model.map(str::to_string),
-            flag_base_url.map(str::to_string),
+        let config = Config::global()?.cloned();
+        // Besides skillpipe's own: each built-in provider's base URL and key variables.
+        let mut names = vec!["SKILLPIPE_BASE_URL", "SKILLPIPE_MODEL", "R9S_MODEL"];
+        names.extend(
+            BUILTINS
+                .iter()
+                .flat_map(|b| [b.base_url_env, b.key_env])
+                .flatten(),
+        );
+        if let Some(c) = &config {
+            names.extend(
+                c.providers
+                    .values()
+                    .filter_map(|p| p.api_key_env.as_deref()),
+            );
+        }
+        let env = names
+            .into_iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+            .collect();
+        resolve(&SettingsInput {
+            flag_model: flag_model.map(str::to_string),
+            flag_base_url: flag_base_url.map(str::to_string),
+            env,
             agent,
-        )?)
+            config,
+        })
+    }
+
+    /// The variable a refusal advises setting: not one whose key was withheld (the advice is
+    /// then to name one with `api_key_env`).
+    pub(crate) fn key_var_to_set(&self) -> Option<String> {
+        self.api_key_var.clone().filter(|_| !self.api_key_withheld)
     }
 
     /// `provider:model`, as `--model` would take it.
@@ -243,57 +272,13 @@ pub(crate) struct SettingsInput {
     pub config: Option<Config>,
 }
 
-impl SettingsInput {
-    /// Read the real environment and `$XDG_CONFIG_HOME/skillpipe/config.toml` (if it exists).
-    pub fn from_process(
-        flag_model: Option<String>,
-        flag_base_url: Option<String>,
-        agent: AgentModel,
-    ) -> Result<Self, SettingsError> {
-        let config = Config::global()?.cloned();
-        // Besides skillpipe's own: each built-in provider's base URL and key variables.
-        let mut names = vec!["SKILLPIPE_BASE_URL", "SKILLPIPE_MODEL", "R9S_MODEL"];
-        names.extend(
-            BUILTINS
-                .iter()
-                .flat_map(|b| [b.base_url_env, b.key_env])
-                .flatten(),
-        );
-        if let Some(c) = &config {
-            names.extend(
-                c.providers
-                    .values()
-                    .filter_map(|p| p.api_key_env.as_deref()),
-            );
-        }
-        let env = names
-            .into_iter()
-            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
-            .collect();
-        Ok(SettingsInput {
-            flag_model,
-            flag_base_url,
-            env,
-            agent,
-            config,
-        })
-    }
-}
-
 /// A configuration problem (exit code 2). Messages name the flag, variable, file or line.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SettingsError {
     /// The config file is unreadable or wrong.
-    #[error("{}{}: {message}", .file.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
-    Config {
-        /// The config file.
-        file: PathBuf,
-        /// 1-based line, when the mistake has one.
-        line: Option<usize>,
-        /// What was wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// A provider name that is neither built in nor a `[providers.NAME]` of the config.
     #[error("unknown provider `{}` (from {origin}); known providers: {known}", crate::command::escape_controls(.name))]
     UnknownProvider {
@@ -351,16 +336,6 @@ pub enum SettingsError {
     /// The HTTP client could not be built; the error and its causes.
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
-}
-
-impl From<crate::config::ConfigError> for SettingsError {
-    fn from(e: crate::config::ConfigError) -> Self {
-        SettingsError::Config {
-            file: e.file,
-            line: e.line,
-            message: e.message,
-        }
-    }
 }
 
 fn missing_key_hint(var: &Option<String>) -> String {
@@ -452,19 +427,13 @@ fn split_spec(spec: Option<&str>, known: &[String]) -> Level {
     let Some(spec) = spec.map(str::trim) else {
         return Level::default();
     };
-    if let Some((prefix, rest)) = spec.split_once(':')
-        && known.iter().any(|k| k == prefix)
-    {
-        let rest = rest.trim();
-        return Level {
-            provider: Some(prefix.to_string()),
-            model: (!rest.is_empty()).then(|| rest.to_string()),
-        };
-    }
-    let model = (!spec.is_empty()).then(|| spec.to_string());
+    let (provider, model) = match spec.split_once(':') {
+        Some((prefix, rest)) if known.iter().any(|k| k == prefix) => (Some(prefix), rest.trim()),
+        _ => (None, spec),
+    };
     Level {
-        provider: None,
-        model,
+        provider: provider.map(str::to_string),
+        model: (!model.is_empty()).then(|| model.to_string()),
     }
 }
 
@@ -497,16 +466,14 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
     let (base_url, url_is_default) = choose_base_url(input, &p)?;
     let (builtin, custom, kind) = (p.builtin, p.custom, p.kind);
 
-    let api_key_var = custom
-        .and_then(|c| non_empty(c.api_key_env.as_ref()))
-        .map(str::to_string)
-        .or_else(|| builtin.and_then(|b| b.key_env).map(str::to_string))
-        .filter(|_| kind != ProviderKind::Replay);
+    let named = custom.and_then(|c| non_empty(c.api_key_env.as_ref()));
+    let api_key_var = (named.or(builtin.and_then(|b| b.key_env)))
+        .filter(|_| kind != ProviderKind::Replay)
+        .map(str::to_string);
     let mut api_key = api_key_var.as_deref().and_then(env).map(str::to_string);
     // An ambient key (the provider's own variable, not one the user's config names) stays off
     // local servers: they need none, and whatever listens there is not the service it is for.
-    let named = custom.is_some_and(|c| non_empty(c.api_key_env.as_ref()).is_some());
-    let api_key_withheld = api_key.is_some() && !named && is_local_network(&base_url);
+    let api_key_withheld = api_key.is_some() && named.is_none() && is_local_network(&base_url);
     if api_key_withheld {
         api_key = None;
     }
@@ -517,19 +484,16 @@ pub(crate) fn resolve(input: &SettingsInput) -> Result<Settings, SettingsError> 
     let adapt = custom.map(adaptations).unwrap_or_default();
 
     Ok(Settings {
-        provider: kind,
         provider_name: p.name,
-        base_url,
-        model,
         api_key,
         api_key_var,
         api_key_withheld,
         params,
-        options: ClientOptions::default(),
         adapt,
         explicit,
         ask_endpoint_for_model: model_is_default
             && (!url_is_default || builtin.is_none_or(|b| b.model_is_guess)),
+        ..Settings::new(kind, base_url, model)
     })
 }
 
@@ -967,13 +931,13 @@ mod tests {
         let cfg = config("[providers.openai]\nparams = { temperature = 1.0, top_p = 0.5 }\n");
         let mut params = Map::new();
         params.insert("temperature".into(), json!(0.3));
-        let inp = SettingsInput {
+        let mut inp = SettingsInput {
             agent: AgentModel {
                 provider: Some("anthropic".into()),
-                params: params.clone(),
+                params,
                 ..Default::default()
             },
-            config: Some(cfg.clone()),
+            config: Some(cfg),
             ..Default::default()
         };
         let s = resolve(&inp).unwrap();
@@ -982,14 +946,7 @@ mod tests {
         assert_eq!(s.params.get("temperature"), Some(&json!(0.3)));
         assert_eq!(s.params.get("top_p"), None);
 
-        let inp = SettingsInput {
-            agent: AgentModel {
-                params,
-                ..Default::default()
-            },
-            config: Some(cfg),
-            ..Default::default()
-        };
+        inp.agent.provider = None;
         let s = resolve(&inp).unwrap();
         assert_eq!(s.params.get("temperature"), Some(&json!(0.3)));
         assert_eq!(s.params.get("top_p"), Some(&json!(0.5)));
@@ -1033,15 +990,6 @@ mod tests {
         let e = resolve(&inp).unwrap_err().to_string();
         assert!(e.contains("/cfg/config.toml"), "{e}");
         assert!(e.contains("mine"), "{e}");
-    }
-
-    /// Unknown keys and sections are config.rs's unknown_keys_are_errors_with_file_and_line and
-    /// tests/all/chat.rs config_file_error_is_a_usage_error_naming_file_and_line; here, TOML
-    /// that does not parse.
-    #[test]
-    fn a_config_syntax_error_names_file_and_line() {
-        let e = Config::parse("model = \n", Path::new("/c.toml")).unwrap_err();
-        assert!(e.to_string().starts_with("/c.toml:1: "), "{e}");
     }
 
     #[test]
@@ -1135,27 +1083,28 @@ mod tests {
 
     #[test]
     fn a_default_model_is_marked_when_the_url_is_the_users() {
-        let mut i = input();
-        i.flag_base_url = Some("http://localhost:11434/v1".into());
-        let s = resolve(&i).unwrap();
-        assert_eq!(s.model, "gpt-4o-mini");
-        assert!(s.ask_endpoint_for_model);
-        i.flag_model = Some("llama3.2".into());
-        assert!(!resolve(&i).unwrap().ask_endpoint_for_model);
-        let mut i = input();
-        assert!(!resolve(&i).unwrap().ask_endpoint_for_model);
-        i.flag_base_url = Some("https://api.openai.com/v1/".into());
-        assert!(!resolve(&i).unwrap().ask_endpoint_for_model);
-        let mut i = input();
-        i.flag_model = Some("ollama:".into());
-        i.flag_base_url = Some("http://gpu-box:11434/v1".into());
-        assert!(resolve(&i).unwrap().ask_endpoint_for_model);
+        // (--model, --base-url) → the model, and whether the server is asked for its models.
         // Ollama serves what its user pulled: its default is a guess even at its own URL.
-        let mut i = input();
-        i.flag_model = Some("ollama:".into());
-        assert!(resolve(&i).unwrap().ask_endpoint_for_model);
-        i.flag_model = Some("ollama:qwen2.5:1.5b".into());
-        assert!(!resolve(&i).unwrap().ask_endpoint_for_model);
+        let (mini, llama, local) = ("gpt-4o-mini", "llama3.2", "http://localhost:11434/v1");
+        for (model, url, want) in [
+            (None, Some(local), (mini, true)),
+            (Some(llama), Some(local), (llama, false)),
+            (None, None, (mini, false)),
+            (None, Some("https://api.openai.com/v1/"), (mini, false)),
+            (
+                Some("ollama:"),
+                Some("http://gpu-box:11434/v1"),
+                (llama, true),
+            ),
+            (Some("ollama:"), None, (llama, true)),
+            (Some("ollama:qwen2.5:1.5b"), None, ("qwen2.5:1.5b", false)),
+        ] {
+            let mut i = input();
+            (i.flag_model, i.flag_base_url) = (model.map(Into::into), url.map(Into::into));
+            let s = resolve(&i).unwrap();
+            let got = (s.model.as_str(), s.ask_endpoint_for_model);
+            assert_eq!(got, want, "{model:?} {url:?}");
+        }
         // A configured server with no model is asked, not refused.
         let i = SettingsInput {
             config: Some(config(
@@ -1169,12 +1118,15 @@ mod tests {
 
     #[test]
     fn keys_are_needed_only_off_this_machine() {
-        let mut s = Settings::new(ProviderKind::OpenAi, "http://127.0.0.1:9/v1", "m");
-        assert!(s.check_api_key().is_ok());
-        s.base_url = "http://localhost:9/v1".into();
-        assert!(s.check_api_key().is_ok());
-        s.base_url = "http://[::1]:9/v1".into();
-        assert!(s.check_api_key().is_ok());
+        let mut s = Settings::new(ProviderKind::OpenAi, "", "m");
+        for url in [
+            "http://127.0.0.1:9/v1",
+            "http://localhost:9/v1",
+            "http://[::1]:9/v1",
+        ] {
+            s.base_url = url.into();
+            assert!(s.check_api_key().is_ok(), "{url}");
+        }
         s.base_url = "https://api.example.com/v1".into();
         s.api_key_var = Some("OPENAI_API_KEY".into());
         let e = s.check_api_key().unwrap_err().to_string();

@@ -12,10 +12,7 @@ pub const MAX_EVENT_BYTES: usize = 8 << 20;
 
 /// A line or an event over [`MAX_EVENT_BYTES`]: the stream is not read further.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TooLong {
-    /// The bound.
-    pub limit: usize,
-}
+pub struct TooLong;
 
 /// One dispatched event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,16 +37,9 @@ pub struct SseParser {
 }
 
 impl SseParser {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Feed the next chunk; events completed by it are appended to `out`. A line or event over
     /// [`MAX_EVENT_BYTES`] is an error, and nothing more of it is kept.
     pub fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), TooLong> {
-        let too_long = TooLong {
-            limit: MAX_EVENT_BYTES,
-        };
         if chunk.is_empty() {
             return Ok(());
         }
@@ -59,13 +49,13 @@ impl SseParser {
         while let Some(pos) = memchr::memchr2(b'\n', b'\r', chunk) {
             if self.line.len() + pos > MAX_EVENT_BYTES {
                 self.line = Vec::new();
-                return Err(too_long);
+                return Err(TooLong);
             }
             self.line.extend_from_slice(&chunk[..pos]);
             self.end_line(out);
             if self.data.len() > MAX_EVENT_BYTES {
                 self.data = String::new();
-                return Err(too_long);
+                return Err(TooLong);
             }
             let mut next = pos + 1;
             if chunk[pos] == b'\r' {
@@ -79,7 +69,7 @@ impl SseParser {
         }
         if self.line.len() + chunk.len() > MAX_EVENT_BYTES {
             self.line = Vec::new();
-            return Err(too_long);
+            return Err(TooLong);
         }
         self.line.extend_from_slice(chunk);
         Ok(())
@@ -140,12 +130,14 @@ impl SseParser {
     }
 }
 
-/// Parse a whole input at once (for tests).
+/// Parse a whole input, fed in `chunks` (for tests).
 #[cfg(test)]
-pub fn parse_all(input: &[u8]) -> Vec<SseEvent> {
-    let mut p = SseParser::new();
+pub fn parse_all<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<SseEvent> {
+    let mut p = SseParser::default();
     let mut out = Vec::new();
-    p.feed(input, &mut out).unwrap();
+    for chunk in chunks {
+        p.feed(chunk, &mut out).unwrap();
+    }
     out.extend(p.finish());
     out
 }
@@ -161,105 +153,74 @@ mod tests {
         }
     }
 
-    /// Every way of cutting `input` into two or three chunks gives the same events.
-    fn assert_split_invariant(input: &[u8], expected: &[SseEvent]) {
-        assert_eq!(parse_all(input), expected, "whole input");
-        for i in 0..=input.len() {
-            for j in i..=input.len() {
-                let mut p = SseParser::new();
-                let mut out = Vec::new();
-                p.feed(&input[..i], &mut out).unwrap();
-                p.feed(&input[i..j], &mut out).unwrap();
-                p.feed(&input[j..], &mut out).unwrap();
-                out.extend(p.finish());
-                assert_eq!(out, expected, "split at {i},{j}");
+    /// Every way of cutting each input into two or three chunks, or bytes, gives the same events.
+    #[test]
+    fn events_do_not_depend_on_where_the_input_is_cut() {
+        let cases: [(&[u8], Vec<SseEvent>); 6] = [
+            // OpenAI's style, a two-byte character among the data.
+            (
+                b"data: {\"a\":1}\n\ndata: {\"b\":\"\xc3\xa9\"}\n\ndata: [DONE]\n\n",
+                vec![
+                    ev(None, "{\"a\":1}"),
+                    ev(None, "{\"b\":\"é\"}"),
+                    ev(None, "[DONE]"),
+                ],
+            ),
+            // CRLF, CR and LF line ends.
+            (
+                b"data: a\r\n\r\ndata: b\r\rdata: c\n\r\ndata: d\r\n\n",
+                vec![ev(None, "a"), ev(None, "b"), ev(None, "c"), ev(None, "d")],
+            ),
+            // Multi-line data, comments and event names.
+            (
+                b": keep-alive\n\nevent: message_start\ndata: one\ndata:two\n: note\ndata:  three\n\nid: 7\nretry: 10\n\n",
+                vec![ev(Some("message_start"), "one\ntwo\n three")],
+            ),
+            // `data` alone is an empty data line; an event name without data dispatches nothing
+            // and does not leak into the next event.
+            (
+                b"data\n\ndata:\ndata:\n\nevent: x\n\ndata: y\n\n",
+                vec![ev(None, ""), ev(None, "\n"), ev(None, "y")],
+            ),
+            // A BOM is ignored at the start.
+            (b"\xEF\xBB\xBFdata: a\n\n", vec![ev(None, "a")]),
+            // The end of the stream without a blank line delivers the complete lines.
+            (b"data: [DONE]\n", vec![ev(None, "[DONE]")]),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(parse_all([input]), expected, "whole input");
+            for i in 0..=input.len() {
+                for j in i..=input.len() {
+                    let out = parse_all([&input[..i], &input[i..j], &input[j..]]);
+                    assert_eq!(out, expected, "split at {i},{j}");
+                }
             }
+            assert_eq!(parse_all(input.chunks(1)), expected, "byte by byte");
         }
-        let mut p = SseParser::new();
-        let mut out = Vec::new();
-        for b in input {
-            p.feed(std::slice::from_ref(b), &mut out).unwrap();
-        }
-        out.extend(p.finish());
-        assert_eq!(out, expected, "byte by byte");
-    }
-
-    #[test]
-    fn openai_style_stream() {
-        let input = b"data: {\"a\":1}\n\ndata: {\"b\":\"\xc3\xa9\"}\n\ndata: [DONE]\n\n";
-        assert_split_invariant(
-            input,
-            &[
-                ev(None, "{\"a\":1}"),
-                ev(None, "{\"b\":\"é\"}"),
-                ev(None, "[DONE]"),
-            ],
-        );
-    }
-
-    #[test]
-    fn crlf_cr_and_lf_line_ends() {
-        let input = b"data: a\r\n\r\ndata: b\r\rdata: c\n\r\ndata: d\r\n\n";
-        assert_split_invariant(
-            input,
-            &[ev(None, "a"), ev(None, "b"), ev(None, "c"), ev(None, "d")],
-        );
-    }
-
-    #[test]
-    fn multi_line_data_comments_and_event_names() {
-        let input = b": keep-alive\n\nevent: message_start\ndata: one\ndata:two\n: note\ndata:  three\n\nid: 7\nretry: 10\n\n";
-        assert_split_invariant(input, &[ev(Some("message_start"), "one\ntwo\n three")]);
-    }
-
-    #[test]
-    fn field_without_colon_and_empty_data() {
-        let input = b"data\n\ndata:\ndata:\n\nevent: x\n\ndata: y\n\n";
-        // `data` alone is an empty data line; an event name without data dispatches nothing and
-        // does not leak into the next event.
-        assert_split_invariant(input, &[ev(None, ""), ev(None, "\n"), ev(None, "y")]);
-    }
-
-    #[test]
-    fn bom_is_ignored_only_at_the_start() {
-        let input = b"\xEF\xBB\xBFdata: a\n\n";
-        assert_split_invariant(input, &[ev(None, "a")]);
-    }
-
-    #[test]
-    fn end_of_stream_without_blank_line_delivers_complete_lines_only() {
-        assert_split_invariant(b"data: [DONE]\n", &[ev(None, "[DONE]")]);
-        assert_eq!(parse_all(b"data: a\n\ndata: {\"cut"), vec![ev(None, "a")]);
+        // A partial last line is dropped: it was cut.
+        let cut = parse_all([b"data: a\n\ndata: {\"cut".as_slice()]);
+        assert_eq!(cut, vec![ev(None, "a")]);
     }
 
     #[test]
     fn a_line_or_an_event_over_the_bound_is_an_error() {
-        let mut p = SseParser::new();
+        let mut p = SseParser::default();
         let mut out = Vec::new();
         let mib = vec![b'x'; 1 << 20];
         p.feed(b"data: ", &mut out).unwrap();
         let mut fed = 0;
-        let err = loop {
-            match p.feed(&mib, &mut out) {
-                Ok(()) => fed += 1,
-                Err(e) => break e,
-            }
-        };
-        assert_eq!(err.limit, MAX_EVENT_BYTES);
+        while p.feed(&mib, &mut out).is_ok() {
+            fed += 1;
+        }
         assert_eq!(fed, 7, "stopped at the bound, not before");
         assert!(p.line.capacity() == 0, "what it held is let go");
         // An event of many short lines, over the bound together.
-        let mut p = SseParser::new();
+        let mut p = SseParser::default();
         let line = [b"data: ".as_slice(), &vec![b'y'; 1 << 20], b"\n"].concat();
         let err = (0..16).find_map(|_| p.feed(&line, &mut out).err());
-        assert_eq!(
-            err,
-            Some(TooLong {
-                limit: MAX_EVENT_BYTES
-            })
-        );
+        assert_eq!(err, Some(TooLong));
         // Control: just under the bound is an event.
-        let mut p = SseParser::new();
+        let mut p = SseParser::default();
         let mut out = Vec::new();
         let data = vec![b'z'; MAX_EVENT_BYTES - 10];
         p.feed(&[b"data:".as_slice(), &data, b"\n\n"].concat(), &mut out)
