@@ -63,13 +63,9 @@ pub const DOTENV_PREFIXES: [&str; 2] = [".env", ".dev.vars"];
 /// files ([`dotenv_below`]): a run must not wait on a huge tree.
 pub const MAX_WALK_ENTRIES: usize = 4_000;
 
-/// Folders not walked into for `.env*` files: version control metadata, dependencies, build
-/// output and caches (big, and not where a project keeps its secrets).
+/// Folders not walked into for `.env*` files besides version control metadata: dependencies,
+/// build output and caches (big, and not where a project keeps its secrets).
 const NOT_WALKED: &[&str] = &[
-    ".git",
-    ".hg",
-    ".jj",
-    ".svn",
     "node_modules",
     "target",
     ".venv",
@@ -100,8 +96,8 @@ pub struct Below {
 
 /// The `.env*` files and `.envs/` folders in the subfolders of `dir` (`./backend/.env`,
 /// `./backend/api/.env.local`, `./.envs/`), breadth first, not following links to folders,
-/// skipping [`NOT_WALKED`], looking at no more than `max_entries` entries in all (what is near
-/// the top is found first).
+/// skipping version control metadata and [`NOT_WALKED`], looking at no more than `max_entries`
+/// entries in all (what is near the top is found first).
 pub fn dotenv_below(dir: &Path, max_entries: usize, home: Option<&Path>) -> Below {
     let mut out = Below::default();
     let mut queue = std::collections::VecDeque::from([dir.to_path_buf()]);
@@ -122,7 +118,7 @@ pub fn dotenv_below(dir: &Path, max_entries: usize, home: Option<&Path>) -> Belo
             let name = e.file_name();
             let Ok(kind) = e.file_type() else { continue };
             if kind.is_dir() && !is_secrets_folder(&name) {
-                if !NOT_WALKED.iter().any(|n| name == *n) {
+                if !super::is_vcs_metadata(&name) && !NOT_WALKED.iter().any(|n| name == *n) {
                     queue.push_back(e.path());
                 }
             } else if d != dir && is_secret(&e, dir, home) {
