@@ -4,6 +4,8 @@
 //! each one that exists (an empty read-only tmpfs over a directory, an empty read-only file over
 //! a file). Lifted per path by `--allow-read`.
 
+use std::ffi::OsStr;
+use std::fs::DirEntry;
 use std::path::{Path, PathBuf};
 
 /// System-wide secrets. Unreadable to ordinary users anyway, but a skillpipe run as root (in
@@ -21,9 +23,9 @@ pub const DEFAULT_SYSTEM: &[&str] = &[
 /// (another user's are theirs to guard, and a planted link must not hide a host file).
 pub fn kerberos_tickets(dir: &Path, uid: u32) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
-    sorted_entries(dir, |name, path| {
-        name.starts_with("krb5cc_")
-            && (path.symlink_metadata()).is_ok_and(|m| m.file_type().is_file() && m.uid() == uid)
+    sorted_entries(dir, |e| {
+        e.file_name().as_encoded_bytes().starts_with(b"krb5cc_")
+            && (e.metadata()).is_ok_and(|m| m.file_type().is_file() && m.uid() == uid)
     })
 }
 
@@ -35,20 +37,20 @@ fn my_uid() -> u32 {
 
 /// The host's private SSH keys (`ssh_host_*_key`, not the `.pub` halves) in `dir`.
 pub fn host_keys(dir: &Path) -> Vec<PathBuf> {
-    sorted_entries(dir, |name, _| {
-        name.starts_with("ssh_host_") && name.ends_with("_key")
+    sorted_entries(dir, |e| {
+        let name = e.file_name().into_encoded_bytes();
+        name.starts_with(b"ssh_host_") && name.ends_with(b"_key")
     })
 }
 
-/// The entries of `dir` whose name (as text) and path `pick` takes, sorted; none when `dir`
-/// cannot be read.
-fn sorted_entries(dir: &Path, pick: impl Fn(&str, &Path) -> bool) -> Vec<PathBuf> {
+/// The paths of the entries of `dir` that `pick` takes, sorted; none when `dir` cannot be read.
+pub(super) fn sorted_entries(dir: &Path, pick: impl Fn(&DirEntry) -> bool) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
+        .filter(pick)
         .map(|e| e.path())
-        .filter(|p| (p.file_name().and_then(|n| n.to_str())).is_some_and(|n| pick(n, p)))
         .collect();
     out.sort();
     out
@@ -202,15 +204,9 @@ pub fn dotenv_links(cwd: &Path) -> Vec<(PathBuf, DotenvLink)> {
         .collect();
     dirs.dedup();
     for d in dirs {
-        let Ok(rd) = std::fs::read_dir(d) else {
-            continue;
-        };
-        let mut links: Vec<PathBuf> = rd
-            .filter_map(Result::ok)
-            .filter(|e| is_dotenv(&e.file_name()) && e.file_type().is_ok_and(|t| t.is_symlink()))
-            .map(|e| e.path())
-            .collect();
-        links.sort();
+        let links = sorted_entries(d, |e| {
+            is_dotenv(&e.file_name()) && e.file_type().is_ok_and(|t| t.is_symlink())
+        });
         out.extend(links.into_iter().map(|l| {
             let v = dotenv_link(&l, &project, home);
             (l, v)
@@ -221,7 +217,7 @@ pub fn dotenv_links(cwd: &Path) -> Vec<(PathBuf, DotenvLink)> {
 
 /// Whether a folder of this name holds a project's secrets as a whole: cookiecutter-django's
 /// `.envs/` (`.envs/.production/.postgres`), whose files are not named `.env*`.
-fn is_secrets_folder(name: &std::ffi::OsStr) -> bool {
+fn is_secrets_folder(name: &OsStr) -> bool {
     name == ".envs"
 }
 
@@ -243,7 +239,7 @@ fn is_root(d: &Path) -> bool {
 }
 
 /// Whether a file of this name is hidden as a project's secrets (see [`DOTENV_PREFIXES`]).
-pub(crate) fn is_dotenv(name: &std::ffi::OsStr) -> bool {
+fn is_dotenv(name: &OsStr) -> bool {
     DOTENV_PREFIXES
         .iter()
         .any(|p| name.as_encoded_bytes().starts_with(p.as_bytes()))
@@ -319,9 +315,8 @@ pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         if above && crate::paths::not_users_alone(&d).is_some() {
             break;
         }
-        let mut names = entries(&d, &project, home);
-        names.sort();
-        out.extend(names.into_iter().map(|n| d.join(n)).filter(|p| {
+        let found = sorted_entries(&d, |e| is_secret(e, &project, home));
+        out.extend(found.into_iter().filter(|p| {
             !above
                 || p.symlink_metadata().is_ok_and(|m| {
                     m.is_file() || m.is_dir() && p.file_name().is_some_and(is_secrets_folder)
@@ -470,22 +465,13 @@ fn walk_capped(start: &Path) -> String {
     )
 }
 
-/// The `.env*` files and the `.envs/` folder in `dir` (none when it cannot be read), as
-/// [`is_secret`] tells them, judged against `project` and `home`.
-pub fn entries(dir: &Path, project: &Path, home: Option<&Path>) -> Vec<String> {
-    (std::fs::read_dir(dir).into_iter().flatten().flatten())
-        .filter(|e| is_secret(e, project, home))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect()
-}
-
 /// Whether the entry `e` is a project's secret: a `.env*` file, a `.envs/` folder, or a
 /// `.env*` link that leads to a file the user keeps secrets in (see [`dotenv_link`]: a link
 /// named `.env` in a checkout must not blank any host file it points at, an interpreter, a CA
 /// bundle, a skill's script). Other directories are not secrets files (a virtualenv is often
 /// called `.env`). The name first: a folder above the project (`/tmp`) may hold thousands of
 /// entries.
-fn is_secret(e: &std::fs::DirEntry, project: &Path, home: Option<&Path>) -> bool {
+fn is_secret(e: &DirEntry, project: &Path, home: Option<&Path>) -> bool {
     let name = e.file_name();
     let (dotenv, folder) = (is_dotenv(&name), is_secrets_folder(&name));
     let Some(Ok(kind)) = (dotenv || folder).then(|| e.file_type()) else {
@@ -626,9 +612,8 @@ mod tests {
             assert_eq!(v.shown_because, *why, "{name}");
             assert_eq!(v.hidden(), why.is_none(), "{name}");
         }
-        let mut hidden = entries(&proj, &proj, Some(&home));
-        hidden.sort();
-        assert_eq!(hidden, [".env", ".env.local"]);
+        let hidden = sorted_entries(&proj, |e| is_secret(e, &proj, Some(&home)));
+        assert_eq!(hidden, [proj.join(".env"), proj.join(".env.local")]);
     }
 
     #[test]

@@ -291,23 +291,6 @@ fn shim_starts(shim: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The per-user package folders of Python that exist: `~/.local/lib/python*`.
-fn python_user_packages(home: Option<&Path>) -> Vec<PathBuf> {
-    let Some(lib) = home.map(|h| h.join(".local/lib")) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&lib)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter(|e| e.file_name().as_bytes().starts_with(b"python"))
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
 /// The facts of one run: its program (`program`, absolute), the script's interpreter, what a
 /// Python interpreter among them reports, the run's `PATH`.
 pub fn facts(
@@ -348,9 +331,13 @@ pub fn facts(
         .flat_map(|(_, real)| shim_starts(real))
         .filter_map(|t| installation_of(&t))
         .collect();
-    let user_packages = match programs.iter().any(|(f, r)| is_python(f) || is_python(r)) {
-        true => python_user_packages(home.as_deref()),
-        false => Vec::new(),
+    // The per-user package folders of Python that exist: `~/.local/lib/python*`.
+    let python = programs.iter().any(|(f, r)| is_python(f) || is_python(r));
+    let user_packages = match (&home, python) {
+        (Some(h), true) => super::secrets::sorted_entries(&h.join(".local/lib"), |e| {
+            e.file_name().as_bytes().starts_with(b"python")
+        }),
+        _ => Vec::new(),
     };
     let resolver = network
         .then(|| std::fs::canonicalize("/etc/resolv.conf").ok())
