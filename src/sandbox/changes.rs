@@ -193,9 +193,7 @@ impl Changes {
             ))
         })
     }
-}
 
-impl Changes {
     /// What was `found` in the writable paths `roots`, each flagged or not (`tops`: the folders
     /// that are the top of a project), flagged ones first, then in path order.
     fn of<'a>(

@@ -333,11 +333,10 @@ fn build_root(view: &View, root: &Path) -> Result<(), MountError> {
         bind(&real, &at, false)?;
         bound.push(real);
     }
-    for dir in [inside(Path::new("/dev")), inside(root)] {
+    let proc = inside(Path::new("/proc"));
+    for dir in [inside(Path::new("/dev")), inside(root), proc.clone()] {
         std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
     }
-    let proc = inside(Path::new("/proc"));
-    std::fs::create_dir_all(&proc).map_err(|e| io(&proc, e))?;
     // Bound with or without a PID namespace: the mounts below read `/proc/self/mountinfo`
     // before init mounts the run's own `/proc` over it.
     bind(Path::new("/proc"), &proc, false)

@@ -34,18 +34,14 @@ pub fn dangling_link(places: &[PathBuf]) -> Option<(PathBuf, PathBuf)> {
             .is_ok_and(|m| m.file_type().is_symlink())
             && p.metadata().is_err()
     };
-    let target = |p: &Path| std::fs::read_link(p).unwrap_or_default();
-    for place in places {
-        if let Some(link) = place.ancestors().find(|a| dangling(a)) {
-            return Some((link.to_path_buf(), target(link)));
-        }
+    let link = places.iter().find_map(|place| {
         let inside = std::fs::read_dir(place).into_iter().flatten().flatten();
-        if let Some(link) = inside.map(|e| e.path()).find(|p| dangling(p)) {
-            let to = target(&link);
-            return Some((link, to));
-        }
-    }
-    None
+        (place.ancestors().map(Path::to_path_buf))
+            .chain(inside.map(|e| e.path()))
+            .find(|p| dangling(p))
+    })?;
+    let target = std::fs::read_link(&link).unwrap_or_default();
+    Some((link, target))
 }
 
 impl Placeholders {
