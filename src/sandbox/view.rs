@@ -202,11 +202,6 @@ pub fn shows(grants: &[Grant], path: &Path) -> bool {
     grants.iter().any(|g| path.starts_with(&g.path))
 }
 
-/// `p` made absolute against `cwd`, without `.` or `..` (no file system access).
-pub fn lexical(cwd: &Path, p: &Path) -> PathBuf {
-    super::fold(&cwd.join(p))
-}
-
 /// The interpreter a script's first line names: its program, and for `env [-S] [OPT…] NAME`
 /// the NAME to look up on `PATH`. `None` for a file that is no script.
 pub fn shebang(file: &Path) -> Option<(PathBuf, Option<String>)> {
@@ -371,7 +366,7 @@ pub fn named_outside(said: &str, grants: &[Grant], own: &[&Path], cwd: &Path) ->
                 None => word.contains('/').then(|| PathBuf::from(word)),
             }
         })
-        .map(|p| lexical(cwd, &p))
+        .map(|p| super::fold(&cwd.join(p)))
         .filter(|p| p.components().count() > 1)
         .filter(|p| !own.iter().any(|o| p.starts_with(o)))
         .find(|p| {
