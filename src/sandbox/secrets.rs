@@ -392,9 +392,10 @@ pub fn hidden_and_notice(
     let here = std::env::current_dir()
         .ok()
         .filter(|h| h != cwd && visible(h));
+    let heres = || std::iter::once(cwd).chain(here.as_deref());
     let mut dotenv = Vec::new();
     // Found twice is listed once (`deny_list` keeps the first).
-    for d in std::iter::once(cwd).chain(here.as_deref()) {
+    for d in heres() {
         dotenv.extend(dotenv_files(d, home));
         let git_config = d.join(".git/config");
         if git_config_holds_credentials(&git_config) {
@@ -403,29 +404,22 @@ pub fn hidden_and_notice(
     }
     // Below each working directory (what is near first), then below the project's root: a
     // script run in `proj/web` reads `../api/.env` as well.
-    let mut starts: Vec<PathBuf> = vec![cwd.to_path_buf()];
-    starts.extend(here.clone());
-    starts.extend(project_root(cwd, home).filter(|r| visible(r)));
-    starts.extend(
-        (here.as_deref())
-            .and_then(|h| project_root(h, home))
-            .filter(|r| visible(r)),
-    );
-    starts.extend(shown.iter().filter(|s| s.is_dir()).cloned());
-    let mut capped = Vec::new();
-    let mut walked: Vec<PathBuf> = Vec::new();
+    let roots = heres().filter_map(|d| project_root(d, home));
+    let starts = (heres().map(Path::to_path_buf))
+        .chain(roots.filter(|r| visible(r)))
+        .chain(shown.iter().filter(|s| s.is_dir()).cloned());
+    let (mut walked, mut notice) = (Vec::new(), None);
     for start in starts {
         if walked.contains(&start) {
             continue;
         }
         let below = dotenv_below(&start, MAX_WALK_ENTRIES, home);
-        if below.capped {
-            capped.push(start.clone());
+        if below.capped && notice.is_none() {
+            notice = Some(walk_capped(&start));
         }
         dotenv.extend(below.found);
         walked.push(start);
     }
-    let notice = capped.first().map(|start| walk_capped(start));
     (
         existing(deny_list(home, &dotenv, &extra, allow_read)),
         notice,
