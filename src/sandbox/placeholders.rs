@@ -9,9 +9,9 @@
 //! Runs overlap (two skillpipe processes, or one serving several calls): a run that finds a
 //! place made by another covers it as it is, so that one must not go while any run is going.
 //! Every run that could make one holds a shared lock on a file in skillpipe's state folder
-//! (hidden from scripts) for as long as it goes, and writes there what it made; the last run to end (the one that can
-//! then take the lock alone) removes what every run made. Without the lock nothing is removed:
-//! an empty folder left is safe.
+//! (hidden from scripts) for as long as it goes, and writes there what it made; the last run to
+//! end (the one that can then take the lock alone) removes what every run made. Without the
+//! lock nothing is removed: an empty folder left is safe.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

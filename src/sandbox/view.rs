@@ -133,8 +133,8 @@ fn too_wide(p: &Path, home: Option<&Path>) -> bool {
 
 /// The grants of one run, pure: the system trees, each program's folder (and the `lib`
 /// folders beside a `bin` one), the installation a shim starts, the per-user packages, `PATH`,
-/// the working directory, the writable paths and the granted ones. Derived grants that would be `$HOME` or hold it are
-/// narrowed to the program's own folder, or dropped.
+/// the working directory, the writable paths and the granted ones. Derived grants too wide (see
+/// `too_wide`) are dropped.
 pub fn grants(f: &Facts) -> Vec<Grant> {
     let home = f.home.as_deref();
     let mut out: Vec<Grant> = SYSTEM_TREES
@@ -352,9 +352,9 @@ pub fn facts(
     }
 }
 
-/// The first path (absolute, `~/…`, or relative to `cwd` with a `/` in it) a run's messages name that exists on this machine but
-/// outside `grants` and the run's own folders (`own`: `/dev`, `/proc`, `$TMPDIR`): a fact about
-/// the view, checked against the file system, not a phrase.
+/// The first path (absolute, `~/…`, or relative to `cwd` with a `/` in it) a run's messages
+/// name that exists on this machine but outside `grants` and the run's own folders (`own`:
+/// `/dev`, `/proc`, `$TMPDIR`): a fact about the view, checked against the file system.
 pub fn named_outside(said: &str, grants: &[Grant], own: &[&Path], cwd: &Path) -> Option<PathBuf> {
     let home = crate::paths::home();
     said.split(|c: char| c.is_whitespace() || "'\"`()[]{}<>,;".contains(c))
