@@ -411,17 +411,13 @@ mod tests {
     fn landlock_problems_are_named() {
         use linux::landlock_problem;
         assert_eq!(landlock_problem(Ok(7)), None);
-        assert!(landlock_problem(Ok(2)).unwrap().contains("ABI 3"));
-        assert!(
-            landlock_problem(Err(libc::EOPNOTSUPP))
-                .unwrap()
-                .contains("lsm=")
-        );
-        assert!(
-            landlock_problem(Err(libc::ENOSYS))
-                .unwrap()
-                .contains("CONFIG_SECURITY_LANDLOCK")
-        );
+        for (abi, says) in [
+            (Ok(2), "ABI 3"),
+            (Err(libc::EOPNOTSUPP), "lsm="),
+            (Err(libc::ENOSYS), "CONFIG_SECURITY_LANDLOCK"),
+        ] {
+            assert!(landlock_problem(abi).unwrap().contains(says), "{abi:?}");
+        }
     }
 
     #[cfg(target_os = "linux")]

@@ -79,7 +79,7 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
         writes::LandlockError::NoScopes.message(),
         writes::LandlockError::NotEnforced {
             what: "writes",
-            status: "partial".into(),
+            status: "partial",
         }
         .message(),
         arch().message(),

@@ -14,6 +14,7 @@
 //! lock nothing is removed: an empty folder left is safe.
 
 use std::fs::File;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// The places made (or found made) for one run, and its share of the lock; released when
@@ -74,7 +75,7 @@ impl Placeholders {
                 .collect();
             missing.reverse();
             for dir in missing {
-                match make_private_dir(dir) {
+                match std::fs::DirBuilder::new().mode(0o700).create(dir) {
                     Ok(()) => made.push(dir.to_path_buf()),
                     // Another run made it just now: covered as found.
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -141,11 +142,6 @@ fn open_shared(path: &Path) -> Option<File> {
         .open(path)
         .ok()?;
     file.lock_shared().ok().map(|()| file)
-}
-
-fn make_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().mode(0o700).create(dir)
 }
 
 #[cfg(test)]
