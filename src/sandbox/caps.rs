@@ -61,28 +61,24 @@ pub struct Capabilities {
 impl Capabilities {
     /// Nothing can be enforced, for `reason`.
     pub fn none(reason: &str) -> Capabilities {
-        let no = || Support::No(reason.to_string());
-        Capabilities {
-            user_namespace: no(),
-            network_namespace: no(),
-            pid_namespace: no(),
-            mount_namespace: no(),
-            landlock: no(),
-            landlock_abi: None,
-            use_user_namespace: false,
-        }
+        Capabilities::each(Support::No(reason.to_string()), None)
     }
 
     /// Everything can be enforced (for tests of the decision logic).
     pub fn all() -> Capabilities {
+        Capabilities::each(Support::Yes, Some(MIN_LANDLOCK_ABI))
+    }
+
+    /// `support` for every mechanism (in a user namespace where they are all there).
+    fn each(support: Support, landlock_abi: Option<u32>) -> Capabilities {
         Capabilities {
-            user_namespace: Support::Yes,
-            network_namespace: Support::Yes,
-            pid_namespace: Support::Yes,
-            mount_namespace: Support::Yes,
-            landlock: Support::Yes,
-            landlock_abi: Some(MIN_LANDLOCK_ABI),
-            use_user_namespace: true,
+            user_namespace: support.clone(),
+            network_namespace: support.clone(),
+            pid_namespace: support.clone(),
+            mount_namespace: support.clone(),
+            use_user_namespace: support.is_yes(),
+            landlock: support,
+            landlock_abi,
         }
     }
 
@@ -183,12 +179,6 @@ pub(crate) mod linux {
         }
     }
 
-    fn read_sysctl(path: &str) -> Option<String> {
-        std::fs::read_to_string(path)
-            .ok()
-            .map(|s| s.trim().to_string())
-    }
-
     /// A reason in plain words for a failed namespace step.
     pub fn explain(err: NsError) -> String {
         let what = match err.step {
@@ -221,7 +211,9 @@ pub(crate) mod linux {
                 ),
             ]
             .into_iter()
-            .find(|(key, off, _)| read_sysctl(&format!("/proc/sys/{key}")).as_deref() == Some(*off))
+            .find(|(key, off, _)| {
+                std::fs::read_to_string(format!("/proc/sys/{key}")).is_ok_and(|v| v.trim() == *off)
+            })
             .map(|(key, off, what)| format!("{what} ({}={off})", key.replace('/', ".")))
         };
         match err.errno {
