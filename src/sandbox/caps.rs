@@ -313,12 +313,6 @@ pub(crate) mod linux {
                 }
             })
         };
-        let failed = |step, errno| {
-            Err(NsError {
-                step,
-                errno: if errno > 0 { errno } else { libc::EAGAIN },
-            })
-        };
         let (user, mut net, mut pid, mut mnt) = match res {
             Some([0, _, n, p, m]) => (
                 Ok(()),
@@ -330,17 +324,15 @@ pub(crate) mod linux {
                     step_result(m, NsStep::Mount)
                 },
             ),
-            Some([step, e, ..]) => {
-                let step = if step == ID_MAP_FAILED {
-                    NsStep::IdMap
-                } else {
-                    NsStep::User
+            // The user step failed, or the child died before it answered (EAGAIN).
+            other => {
+                let (step, errno) = other.map_or((NOT_TRIED, 0), |r| (r[0], r[1]));
+                let step = match step {
+                    ID_MAP_FAILED => NsStep::IdMap,
+                    _ => NsStep::User,
                 };
-                let err = failed(step, e);
-                (err, err, err, err)
-            }
-            None => {
-                let err = failed(NsStep::User, libc::EAGAIN);
+                let errno = if errno > 0 { errno } else { libc::EAGAIN };
+                let err = Err(NsError { step, errno });
                 (err, err, err, err)
             }
         };
