@@ -223,7 +223,7 @@ pub(super) fn named_paths(
                 Some(h) => h.join(rest),
                 None => continue,
             },
-            None => view::lexical(caller, Path::new(a)),
+            None => crate::sandbox::fold(&caller.join(a)),
         };
         let seen = p.starts_with(cwd)
             || skill.is_some_and(|s| p.starts_with(s))

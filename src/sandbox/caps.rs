@@ -61,28 +61,24 @@ pub struct Capabilities {
 impl Capabilities {
     /// Nothing can be enforced, for `reason`.
     pub fn none(reason: &str) -> Capabilities {
-        let no = || Support::No(reason.to_string());
-        Capabilities {
-            user_namespace: no(),
-            network_namespace: no(),
-            pid_namespace: no(),
-            mount_namespace: no(),
-            landlock: no(),
-            landlock_abi: None,
-            use_user_namespace: false,
-        }
+        Capabilities::each(Support::No(reason.to_string()), None)
     }
 
     /// Everything can be enforced (for tests of the decision logic).
     pub fn all() -> Capabilities {
+        Capabilities::each(Support::Yes, Some(MIN_LANDLOCK_ABI))
+    }
+
+    /// `support` for every mechanism (in a user namespace where they are all there).
+    fn each(support: Support, landlock_abi: Option<u32>) -> Capabilities {
         Capabilities {
-            user_namespace: Support::Yes,
-            network_namespace: Support::Yes,
-            pid_namespace: Support::Yes,
-            mount_namespace: Support::Yes,
-            landlock: Support::Yes,
-            landlock_abi: Some(MIN_LANDLOCK_ABI),
-            use_user_namespace: true,
+            user_namespace: support.clone(),
+            network_namespace: support.clone(),
+            pid_namespace: support.clone(),
+            mount_namespace: support.clone(),
+            use_user_namespace: support.is_yes(),
+            landlock: support,
+            landlock_abi,
         }
     }
 
@@ -183,12 +179,6 @@ pub(crate) mod linux {
         }
     }
 
-    fn read_sysctl(path: &str) -> Option<String> {
-        std::fs::read_to_string(path)
-            .ok()
-            .map(|s| s.trim().to_string())
-    }
-
     /// A reason in plain words for a failed namespace step.
     pub fn explain(err: NsError) -> String {
         let what = match err.step {
@@ -221,7 +211,9 @@ pub(crate) mod linux {
                 ),
             ]
             .into_iter()
-            .find(|(key, off, _)| read_sysctl(&format!("/proc/sys/{key}")).as_deref() == Some(*off))
+            .find(|(key, off, _)| {
+                std::fs::read_to_string(format!("/proc/sys/{key}")).is_ok_and(|v| v.trim() == *off)
+            })
             .map(|(key, off, what)| format!("{what} ({}={off})", key.replace('/', ".")))
         };
         match err.errno {
@@ -321,12 +313,6 @@ pub(crate) mod linux {
                 }
             })
         };
-        let failed = |step, errno| {
-            Err(NsError {
-                step,
-                errno: if errno > 0 { errno } else { libc::EAGAIN },
-            })
-        };
         let (user, mut net, mut pid, mut mnt) = match res {
             Some([0, _, n, p, m]) => (
                 Ok(()),
@@ -338,17 +324,15 @@ pub(crate) mod linux {
                     step_result(m, NsStep::Mount)
                 },
             ),
-            Some([step, e, ..]) => {
-                let step = if step == ID_MAP_FAILED {
-                    NsStep::IdMap
-                } else {
-                    NsStep::User
+            // The user step failed, or the child died before it answered (EAGAIN).
+            other => {
+                let (step, errno) = other.map_or((NOT_TRIED, 0), |r| (r[0], r[1]));
+                let step = match step {
+                    ID_MAP_FAILED => NsStep::IdMap,
+                    _ => NsStep::User,
                 };
-                let err = failed(step, e);
-                (err, err, err, err)
-            }
-            None => {
-                let err = failed(NsStep::User, libc::EAGAIN);
+                let errno = if errno > 0 { errno } else { libc::EAGAIN };
+                let err = Err(NsError { step, errno });
                 (err, err, err, err)
             }
         };
@@ -411,17 +395,13 @@ mod tests {
     fn landlock_problems_are_named() {
         use linux::landlock_problem;
         assert_eq!(landlock_problem(Ok(7)), None);
-        assert!(landlock_problem(Ok(2)).unwrap().contains("ABI 3"));
-        assert!(
-            landlock_problem(Err(libc::EOPNOTSUPP))
-                .unwrap()
-                .contains("lsm=")
-        );
-        assert!(
-            landlock_problem(Err(libc::ENOSYS))
-                .unwrap()
-                .contains("CONFIG_SECURITY_LANDLOCK")
-        );
+        for (abi, says) in [
+            (Ok(2), "ABI 3"),
+            (Err(libc::EOPNOTSUPP), "lsm="),
+            (Err(libc::ENOSYS), "CONFIG_SECURITY_LANDLOCK"),
+        ] {
+            assert!(landlock_problem(abi).unwrap().contains(says), "{abi:?}");
+        }
     }
 
     #[cfg(target_os = "linux")]

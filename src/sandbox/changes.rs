@@ -5,11 +5,9 @@
 //! which a script cannot set back, catches a write that restored the mtime).
 //!
 //! A change is flagged when another program may later execute or load what changed, outside
-//! the sandbox — decided by the path's shape and the file's mode, never by a list of tools'
-//! file names (the set of files some tool runs is open-ended): see [`Why`].
-//!
-//! Nothing can be mounted over what does not exist yet, and the files a tool runs are too
-//! many to name, so the run is not stopped from writing them; it is told of them instead.
+//! the sandbox, by the path's shape and the file's mode (see [`Why`]): the files some tool runs
+//! are too many to name, so the run is not stopped from writing them (nothing can be mounted
+//! over what does not exist yet); it is told of them instead.
 //!
 //! The walk is bounded (`MAX_ENTRIES`) and breadth first, so what is near the top of a
 //! writable path (a project's settings) is looked at before the bound is reached; when it is
@@ -193,9 +191,7 @@ impl Changes {
             ))
         })
     }
-}
 
-impl Changes {
     /// What was `found` in the writable paths `roots`, each flagged or not (`tops`: the folders
     /// that are the top of a project), flagged ones first, then in path order.
     fn of<'a>(

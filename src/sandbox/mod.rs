@@ -79,7 +79,7 @@ pub(crate) fn messages_naming_settings() -> Vec<Message> {
         writes::LandlockError::NoScopes.message(),
         writes::LandlockError::NotEnforced {
             what: "writes",
-            status: "partial".into(),
+            status: "partial",
         }
         .message(),
         arch().message(),
@@ -153,16 +153,10 @@ pub(crate) fn vcs_metadata(roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for root in roots {
         dirs.push(root.clone());
-        if let Ok(rd) = std::fs::read_dir(root) {
-            // The entry's own type (no stat, no symlink followed).
-            dirs.extend(
-                rd.filter_map(|e| e.ok())
-                    .filter(|e| {
-                        e.file_type().is_ok_and(|t| t.is_dir()) && !is_vcs_metadata(e.file_name())
-                    })
-                    .map(|e| e.path()),
-            );
-        }
+        // The entry's own type (no stat, no symlink followed).
+        dirs.extend(secrets::sorted_entries(root, |e| {
+            e.file_type().is_ok_and(|t| t.is_dir()) && !is_vcs_metadata(e.file_name())
+        }));
     }
     dirs.iter()
         .flat_map(|d| {

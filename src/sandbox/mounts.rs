@@ -6,15 +6,12 @@
 //! - `$TMPDIR` and `/dev/shm`: two folders of one fresh tmpfs capped at `max_tmp_mb` (so the run
 //!   gets that much RAM-backed space in all, not twice), `$TMPDIR` mode 0700; it vanishes with
 //!   the run, so no `chmod` game can leave anything behind;
-//! - every hidden path (see `secrets`): an empty read-only tmpfs over a directory, an empty
-//!   read-only regular file over a file (not `/dev/null`: a write there would vanish); in a writable path, the folders above it up to that path bound
-//!   onto themselves, so that nothing moves it away;
+//! - every hidden path (see `secrets`) covered so that a write there fails, never vanishes, and
+//!   nothing moves it away ([`hide`], [`read_only_except`]);
 //! - `/proc`: a fresh proc for the run's PID namespace, mounted by its init ([`mount_proc`]);
-//! - with writes restricted: every mount read-only ([`read_only_except`]) but `$TMPDIR`,
-//!   `/dev/shm` and the writable paths, and inside those the version control metadata
-//!   ([`super::KEPT_READ_ONLY`]) read-only again; tools' settings there stay writable and are
-//!   reported and flagged instead (`changes`). Landlock does not cover `chmod`, `chown`,
-//!   `utimes` or `setxattr`; a read-only mount refuses them all (EROFS).
+//! - with writes restricted: every mount read-only but the writable ones ([`read_only_except`]):
+//!   Landlock does not cover `chmod`, `chown`, `utimes` or `setxattr`; a read-only mount refuses
+//!   them all (EROFS).
 //! - under every policy, last: skillpipe's own policy files ([`super::SandboxSpec::protect`])
 //!   bound onto themselves read-only ([`protect`]), whatever is writable.
 
@@ -333,11 +330,10 @@ fn build_root(view: &View, root: &Path) -> Result<(), MountError> {
         bind(&real, &at, false)?;
         bound.push(real);
     }
-    for dir in [inside(Path::new("/dev")), inside(root)] {
+    let proc = inside(Path::new("/proc"));
+    for dir in [inside(Path::new("/dev")), inside(root), proc.clone()] {
         std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
     }
-    let proc = inside(Path::new("/proc"));
-    std::fs::create_dir_all(&proc).map_err(|e| io(&proc, e))?;
     // Bound with or without a PID namespace: the mounts below read `/proc/self/mountinfo`
     // before init mounts the run's own `/proc` over it.
     bind(Path::new("/proc"), &proc, false)
@@ -379,8 +375,8 @@ fn reenter_cwd(cwd: &Path) -> Result<(), MountError> {
 
 /// Make every mount of this namespace read-only except `$TMPDIR`, `/dev/shm` and `writable`
 /// (each bound onto itself first, so that it is a mount of its own that the pass leaves
-/// alone), and the [`super::KEPT_READ_ONLY`] at the top of each writable path and of the folders directly
-/// in it read-only again (see [`super::vcs_metadata`]).
+/// alone), and the [`super::KEPT_READ_ONLY`] at the top of each writable path and of the
+/// folders directly in it read-only again (see [`super::vcs_metadata`]).
 /// A hidden path in a writable path is a mount point, which cannot be moved or removed; the
 /// folders between the two are bound onto themselves (still writable) so that they cannot be
 /// either: else renaming one would carry the hidden file away and let a stand-in take its path

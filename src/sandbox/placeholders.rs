@@ -9,11 +9,12 @@
 //! Runs overlap (two skillpipe processes, or one serving several calls): a run that finds a
 //! place made by another covers it as it is, so that one must not go while any run is going.
 //! Every run that could make one holds a shared lock on a file in skillpipe's state folder
-//! (hidden from scripts) for as long as it goes, and writes there what it made; the last run to end (the one that can
-//! then take the lock alone) removes what every run made. Without the lock nothing is removed:
-//! an empty folder left is safe.
+//! (hidden from scripts) for as long as it goes, and writes there what it made; the last run to
+//! end (the one that can then take the lock alone) removes what every run made. Without the
+//! lock nothing is removed: an empty folder left is safe.
 
 use std::fs::File;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// The places made (or found made) for one run, and its share of the lock; released when
@@ -34,18 +35,14 @@ pub fn dangling_link(places: &[PathBuf]) -> Option<(PathBuf, PathBuf)> {
             .is_ok_and(|m| m.file_type().is_symlink())
             && p.metadata().is_err()
     };
-    let target = |p: &Path| std::fs::read_link(p).unwrap_or_default();
-    for place in places {
-        if let Some(link) = place.ancestors().find(|a| dangling(a)) {
-            return Some((link.to_path_buf(), target(link)));
-        }
+    let link = places.iter().find_map(|place| {
         let inside = std::fs::read_dir(place).into_iter().flatten().flatten();
-        if let Some(link) = inside.map(|e| e.path()).find(|p| dangling(p)) {
-            let to = target(&link);
-            return Some((link, to));
-        }
-    }
-    None
+        (place.ancestors().map(Path::to_path_buf))
+            .chain(inside.map(|e| e.path()))
+            .find(|p| dangling(p))
+    })?;
+    let target = std::fs::read_link(&link).unwrap_or_default();
+    Some((link, target))
 }
 
 impl Placeholders {
@@ -78,7 +75,7 @@ impl Placeholders {
                 .collect();
             missing.reverse();
             for dir in missing {
-                match make_private_dir(dir) {
+                match std::fs::DirBuilder::new().mode(0o700).create(dir) {
                     Ok(()) => made.push(dir.to_path_buf()),
                     // Another run made it just now: covered as found.
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -145,11 +142,6 @@ fn open_shared(path: &Path) -> Option<File> {
         .open(path)
         .ok()?;
     file.lock_shared().ok().map(|()| file)
-}
-
-fn make_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().mode(0o700).create(dir)
 }
 
 #[cfg(test)]

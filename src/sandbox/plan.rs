@@ -260,16 +260,4 @@ mod tests {
             assert_eq!(got, want, "{asked} lacking {lacks:?}");
         }
     }
-
-    #[test]
-    fn summary_lists_what_is_on() {
-        assert_eq!(Enforced::default().summary(), "none");
-        let e = Enforced {
-            network: true,
-            filesystem: false,
-            pids: true,
-            ..Enforced::default()
-        };
-        assert_eq!(e.summary(), "network,pids");
-    }
 }

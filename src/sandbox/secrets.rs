@@ -4,6 +4,8 @@
 //! each one that exists (an empty read-only tmpfs over a directory, an empty read-only file over
 //! a file). Lifted per path by `--allow-read`.
 
+use std::ffi::OsStr;
+use std::fs::DirEntry;
 use std::path::{Path, PathBuf};
 
 /// System-wide secrets. Unreadable to ordinary users anyway, but a skillpipe run as root (in
@@ -21,9 +23,9 @@ pub const DEFAULT_SYSTEM: &[&str] = &[
 /// (another user's are theirs to guard, and a planted link must not hide a host file).
 pub fn kerberos_tickets(dir: &Path, uid: u32) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
-    sorted_entries(dir, |name, path| {
-        name.starts_with("krb5cc_")
-            && (path.symlink_metadata()).is_ok_and(|m| m.file_type().is_file() && m.uid() == uid)
+    sorted_entries(dir, |e| {
+        e.file_name().as_encoded_bytes().starts_with(b"krb5cc_")
+            && (e.metadata()).is_ok_and(|m| m.file_type().is_file() && m.uid() == uid)
     })
 }
 
@@ -35,20 +37,20 @@ fn my_uid() -> u32 {
 
 /// The host's private SSH keys (`ssh_host_*_key`, not the `.pub` halves) in `dir`.
 pub fn host_keys(dir: &Path) -> Vec<PathBuf> {
-    sorted_entries(dir, |name, _| {
-        name.starts_with("ssh_host_") && name.ends_with("_key")
+    sorted_entries(dir, |e| {
+        let name = e.file_name().into_encoded_bytes();
+        name.starts_with(b"ssh_host_") && name.ends_with(b"_key")
     })
 }
 
-/// The entries of `dir` whose name (as text) and path `pick` takes, sorted; none when `dir`
-/// cannot be read.
-fn sorted_entries(dir: &Path, pick: impl Fn(&str, &Path) -> bool) -> Vec<PathBuf> {
+/// The paths of the entries of `dir` that `pick` takes, sorted; none when `dir` cannot be read.
+pub(super) fn sorted_entries(dir: &Path, pick: impl Fn(&DirEntry) -> bool) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
+        .filter(pick)
         .map(|e| e.path())
-        .filter(|p| (p.file_name().and_then(|n| n.to_str())).is_some_and(|n| pick(n, p)))
         .collect();
     out.sort();
     out
@@ -63,13 +65,9 @@ pub const DOTENV_PREFIXES: [&str; 2] = [".env", ".dev.vars"];
 /// files ([`dotenv_below`]): a run must not wait on a huge tree.
 pub const MAX_WALK_ENTRIES: usize = 4_000;
 
-/// Folders not walked into for `.env*` files: version control metadata, dependencies, build
-/// output and caches (big, and not where a project keeps its secrets).
+/// Folders not walked into for `.env*` files besides version control metadata: dependencies,
+/// build output and caches (big, and not where a project keeps its secrets).
 const NOT_WALKED: &[&str] = &[
-    ".git",
-    ".hg",
-    ".jj",
-    ".svn",
     "node_modules",
     "target",
     ".venv",
@@ -100,8 +98,8 @@ pub struct Below {
 
 /// The `.env*` files and `.envs/` folders in the subfolders of `dir` (`./backend/.env`,
 /// `./backend/api/.env.local`, `./.envs/`), breadth first, not following links to folders,
-/// skipping [`NOT_WALKED`], looking at no more than `max_entries` entries in all (what is near
-/// the top is found first).
+/// skipping version control metadata and [`NOT_WALKED`], looking at no more than `max_entries`
+/// entries in all (what is near the top is found first).
 pub fn dotenv_below(dir: &Path, max_entries: usize, home: Option<&Path>) -> Below {
     let mut out = Below::default();
     let mut queue = std::collections::VecDeque::from([dir.to_path_buf()]);
@@ -122,7 +120,7 @@ pub fn dotenv_below(dir: &Path, max_entries: usize, home: Option<&Path>) -> Belo
             let name = e.file_name();
             let Ok(kind) = e.file_type() else { continue };
             if kind.is_dir() && !is_secrets_folder(&name) {
-                if !NOT_WALKED.iter().any(|n| name == *n) {
+                if !super::is_vcs_metadata(&name) && !NOT_WALKED.iter().any(|n| name == *n) {
                     queue.push_back(e.path());
                 }
             } else if d != dir && is_secret(&e, dir, home) {
@@ -206,15 +204,9 @@ pub fn dotenv_links(cwd: &Path) -> Vec<(PathBuf, DotenvLink)> {
         .collect();
     dirs.dedup();
     for d in dirs {
-        let Ok(rd) = std::fs::read_dir(d) else {
-            continue;
-        };
-        let mut links: Vec<PathBuf> = rd
-            .filter_map(Result::ok)
-            .filter(|e| is_dotenv(&e.file_name()) && e.file_type().is_ok_and(|t| t.is_symlink()))
-            .map(|e| e.path())
-            .collect();
-        links.sort();
+        let links = sorted_entries(d, |e| {
+            is_dotenv(&e.file_name()) && e.file_type().is_ok_and(|t| t.is_symlink())
+        });
         out.extend(links.into_iter().map(|l| {
             let v = dotenv_link(&l, &project, home);
             (l, v)
@@ -225,7 +217,7 @@ pub fn dotenv_links(cwd: &Path) -> Vec<(PathBuf, DotenvLink)> {
 
 /// Whether a folder of this name holds a project's secrets as a whole: cookiecutter-django's
 /// `.envs/` (`.envs/.production/.postgres`), whose files are not named `.env*`.
-fn is_secrets_folder(name: &std::ffi::OsStr) -> bool {
+fn is_secrets_folder(name: &OsStr) -> bool {
     name == ".envs"
 }
 
@@ -247,7 +239,7 @@ fn is_root(d: &Path) -> bool {
 }
 
 /// Whether a file of this name is hidden as a project's secrets (see [`DOTENV_PREFIXES`]).
-pub(crate) fn is_dotenv(name: &std::ffi::OsStr) -> bool {
+fn is_dotenv(name: &OsStr) -> bool {
     DOTENV_PREFIXES
         .iter()
         .any(|p| name.as_encoded_bytes().starts_with(p.as_bytes()))
@@ -323,9 +315,8 @@ pub fn dotenv_files(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         if above && crate::paths::not_users_alone(&d).is_some() {
             break;
         }
-        let mut names = entries(&d, &project, home);
-        names.sort();
-        out.extend(names.into_iter().map(|n| d.join(n)).filter(|p| {
+        let found = sorted_entries(&d, |e| is_secret(e, &project, home));
+        out.extend(found.into_iter().filter(|p| {
             !above
                 || p.symlink_metadata().is_ok_and(|m| {
                     m.is_file() || m.is_dir() && p.file_name().is_some_and(is_secrets_folder)
@@ -401,9 +392,10 @@ pub fn hidden_and_notice(
     let here = std::env::current_dir()
         .ok()
         .filter(|h| h != cwd && visible(h));
+    let heres = || std::iter::once(cwd).chain(here.as_deref());
     let mut dotenv = Vec::new();
     // Found twice is listed once (`deny_list` keeps the first).
-    for d in std::iter::once(cwd).chain(here.as_deref()) {
+    for d in heres() {
         dotenv.extend(dotenv_files(d, home));
         let git_config = d.join(".git/config");
         if git_config_holds_credentials(&git_config) {
@@ -412,29 +404,22 @@ pub fn hidden_and_notice(
     }
     // Below each working directory (what is near first), then below the project's root: a
     // script run in `proj/web` reads `../api/.env` as well.
-    let mut starts: Vec<PathBuf> = vec![cwd.to_path_buf()];
-    starts.extend(here.clone());
-    starts.extend(project_root(cwd, home).filter(|r| visible(r)));
-    starts.extend(
-        (here.as_deref())
-            .and_then(|h| project_root(h, home))
-            .filter(|r| visible(r)),
-    );
-    starts.extend(shown.iter().filter(|s| s.is_dir()).cloned());
-    let mut capped = Vec::new();
-    let mut walked: Vec<PathBuf> = Vec::new();
+    let roots = heres().filter_map(|d| project_root(d, home));
+    let starts = (heres().map(Path::to_path_buf))
+        .chain(roots.filter(|r| visible(r)))
+        .chain(shown.iter().filter(|s| s.is_dir()).cloned());
+    let (mut walked, mut notice) = (Vec::new(), None);
     for start in starts {
         if walked.contains(&start) {
             continue;
         }
         let below = dotenv_below(&start, MAX_WALK_ENTRIES, home);
-        if below.capped {
-            capped.push(start.clone());
+        if below.capped && notice.is_none() {
+            notice = Some(walk_capped(&start));
         }
         dotenv.extend(below.found);
         walked.push(start);
     }
-    let notice = capped.first().map(|start| walk_capped(start));
     (
         existing(deny_list(home, &dotenv, &extra, allow_read)),
         notice,
@@ -474,22 +459,13 @@ fn walk_capped(start: &Path) -> String {
     )
 }
 
-/// The `.env*` files and the `.envs/` folder in `dir` (none when it cannot be read), as
-/// [`is_secret`] tells them, judged against `project` and `home`.
-pub fn entries(dir: &Path, project: &Path, home: Option<&Path>) -> Vec<String> {
-    (std::fs::read_dir(dir).into_iter().flatten().flatten())
-        .filter(|e| is_secret(e, project, home))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect()
-}
-
 /// Whether the entry `e` is a project's secret: a `.env*` file, a `.envs/` folder, or a
 /// `.env*` link that leads to a file the user keeps secrets in (see [`dotenv_link`]: a link
 /// named `.env` in a checkout must not blank any host file it points at, an interpreter, a CA
 /// bundle, a skill's script). Other directories are not secrets files (a virtualenv is often
 /// called `.env`). The name first: a folder above the project (`/tmp`) may hold thousands of
 /// entries.
-fn is_secret(e: &std::fs::DirEntry, project: &Path, home: Option<&Path>) -> bool {
+fn is_secret(e: &DirEntry, project: &Path, home: Option<&Path>) -> bool {
     let name = e.file_name();
     let (dotenv, folder) = (is_dotenv(&name), is_secrets_folder(&name));
     let Some(Ok(kind)) = (dotenv || folder).then(|| e.file_type()) else {
@@ -630,9 +606,8 @@ mod tests {
             assert_eq!(v.shown_because, *why, "{name}");
             assert_eq!(v.hidden(), why.is_none(), "{name}");
         }
-        let mut hidden = entries(&proj, &proj, Some(&home));
-        hidden.sort();
-        assert_eq!(hidden, [".env", ".env.local"]);
+        let hidden = sorted_entries(&proj, |e| is_secret(e, &proj, Some(&home)));
+        assert_eq!(hidden, [proj.join(".env"), proj.join(".env.local")]);
     }
 
     #[test]

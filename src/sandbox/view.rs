@@ -133,8 +133,8 @@ fn too_wide(p: &Path, home: Option<&Path>) -> bool {
 
 /// The grants of one run, pure: the system trees, each program's folder (and the `lib`
 /// folders beside a `bin` one), the installation a shim starts, the per-user packages, `PATH`,
-/// the working directory, the writable paths and the granted ones. Derived grants that would be `$HOME` or hold it are
-/// narrowed to the program's own folder, or dropped.
+/// the working directory, the writable paths and the granted ones. Derived grants too wide (see
+/// `too_wide`) are dropped.
 pub fn grants(f: &Facts) -> Vec<Grant> {
     let home = f.home.as_deref();
     let mut out: Vec<Grant> = SYSTEM_TREES
@@ -200,11 +200,6 @@ pub fn grants(f: &Facts) -> Vec<Grant> {
 /// Whether `path` is in the view `grants` gives (itself or under a granted path).
 pub fn shows(grants: &[Grant], path: &Path) -> bool {
     grants.iter().any(|g| path.starts_with(&g.path))
-}
-
-/// `p` made absolute against `cwd`, without `.` or `..` (no file system access).
-pub fn lexical(cwd: &Path, p: &Path) -> PathBuf {
-    super::fold(&cwd.join(p))
 }
 
 /// The interpreter a script's first line names: its program, and for `env [-S] [OPT…] NAME`
@@ -291,23 +286,6 @@ fn shim_starts(shim: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The per-user package folders of Python that exist: `~/.local/lib/python*`.
-fn python_user_packages(home: Option<&Path>) -> Vec<PathBuf> {
-    let Some(lib) = home.map(|h| h.join(".local/lib")) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&lib)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter(|e| e.file_name().as_bytes().starts_with(b"python"))
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
 /// The facts of one run: its program (`program`, absolute), the script's interpreter, what a
 /// Python interpreter among them reports, the run's `PATH`.
 pub fn facts(
@@ -348,9 +326,13 @@ pub fn facts(
         .flat_map(|(_, real)| shim_starts(real))
         .filter_map(|t| installation_of(&t))
         .collect();
-    let user_packages = match programs.iter().any(|(f, r)| is_python(f) || is_python(r)) {
-        true => python_user_packages(home.as_deref()),
-        false => Vec::new(),
+    // The per-user package folders of Python that exist: `~/.local/lib/python*`.
+    let python = programs.iter().any(|(f, r)| is_python(f) || is_python(r));
+    let user_packages = match (&home, python) {
+        (Some(h), true) => super::secrets::sorted_entries(&h.join(".local/lib"), |e| {
+            e.file_name().as_bytes().starts_with(b"python")
+        }),
+        _ => Vec::new(),
     };
     let resolver = network
         .then(|| std::fs::canonicalize("/etc/resolv.conf").ok())
@@ -370,9 +352,9 @@ pub fn facts(
     }
 }
 
-/// The first path (absolute, `~/…`, or relative to `cwd` with a `/` in it) a run's messages name that exists on this machine but
-/// outside `grants` and the run's own folders (`own`: `/dev`, `/proc`, `$TMPDIR`): a fact about
-/// the view, checked against the file system, not a phrase.
+/// The first path (absolute, `~/…`, or relative to `cwd` with a `/` in it) a run's messages
+/// name that exists on this machine but outside `grants` and the run's own folders (`own`:
+/// `/dev`, `/proc`, `$TMPDIR`): a fact about the view, checked against the file system.
 pub fn named_outside(said: &str, grants: &[Grant], own: &[&Path], cwd: &Path) -> Option<PathBuf> {
     let home = crate::paths::home();
     said.split(|c: char| c.is_whitespace() || "'\"`()[]{}<>,;".contains(c))
@@ -384,7 +366,7 @@ pub fn named_outside(said: &str, grants: &[Grant], own: &[&Path], cwd: &Path) ->
                 None => word.contains('/').then(|| PathBuf::from(word)),
             }
         })
-        .map(|p| lexical(cwd, &p))
+        .map(|p| super::fold(&cwd.join(p)))
         .filter(|p| p.components().count() > 1)
         .filter(|p| !own.iter().any(|o| p.starts_with(o)))
         .find(|p| {

@@ -39,8 +39,8 @@ pub enum LandlockError {
     NotEnforced {
         /// Which restriction.
         what: &'static str,
-        /// The kernel's status, as the landlock crate reports it.
-        status: String,
+        /// The kernel's status, in words.
+        status: &'static str,
     },
 }
 
@@ -131,7 +131,6 @@ fn fully(status: RestrictionStatus, what: &'static str) -> Result<(), LandlockEr
         RulesetStatus::PartiallyEnforced => "partly enforced",
         RulesetStatus::NotEnforced => "not enforced",
     };
-    let status = status.to_string();
     Err(LandlockError::NotEnforced { what, status })
 }
 
