@@ -313,28 +313,17 @@ pub(crate) struct Layout {
 /// program and the start of every argument — stays on screen. Where even the least detail does
 /// not fit, lines of detail are left out from the end of the list, and a line says how many.
 pub(crate) fn layout(p: &Prompt<'_>, width: usize, height: usize) -> Layout {
-    let at = |detail: Detail, dropped: usize| {
+    let least = Detail::STEPS[Detail::STEPS.len() - 1];
+    let dropping = (1..=detail_lines(p, least).len()).map(|n| (least, n));
+    let mut tries = (Detail::STEPS.map(|d| (d, 0)).into_iter().chain(dropping)).peekable();
+    while let Some((detail, dropped)) = tries.next() {
         let main = fit(&render(p, detail, dropped), width);
         let always = fit(&render_always(p, detail), width);
-        let tall = rows(&main, width) + rows(&always, width) - 1;
-        (Layout { main, always }, tall)
-    };
-    for detail in Detail::STEPS {
-        let (layout, tall) = at(detail, 0);
-        if tall <= height {
-            return layout;
+        if rows(&main, width) + rows(&always, width) - 1 <= height || tries.peek().is_none() {
+            return Layout { main, always };
         }
     }
-    let least = Detail::STEPS[Detail::STEPS.len() - 1];
-    let details = detail_lines(p, least).len();
-    let mut dropped = 1;
-    loop {
-        let (layout, tall) = at(least, dropped);
-        if tall <= height || dropped >= details {
-            return layout;
-        }
-        dropped += 1;
-    }
+    unreachable!("Detail::STEPS is not empty")
 }
 
 /// Rows `fitted` takes on a terminal `width` columns wide (a line wider than a row wraps).
@@ -553,14 +542,9 @@ mod tests {
     }
 
     #[test]
-    fn never_mode_does_not_ask() {
+    fn under_never_only_a_tool_that_asks_is_asked_about_until_always() {
         let mut c = Confirmer::new(ConfirmMode::Never);
         assert_eq!(ask(&mut c, &["rm", "x"], Answer::No), (false, true));
-    }
-
-    #[test]
-    fn a_tool_that_asks_is_asked_about_under_never_until_always() {
-        let mut c = Confirmer::new(ConfirmMode::Never);
         let a = argv(&["s:wc", "--text", "x"]);
         let p = Prompt {
             tool_asks: Some("s:wc"),
