@@ -273,10 +273,10 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         Asking::Peer(asker) => builder = builder.boxed_asker(asker, false),
     }
     let dispatcher = builder.build().map_err(|e| match e {
-        crate::dispatch::BuildError::NoAuditLog => usage(
-            "audit = \"required\" but there is no audit log location (set XDG_STATE_HOME or \
-             HOME, or pass --audit-log)",
-        ),
+        crate::dispatch::BuildError::NoAuditLog => usage(format!(
+            "audit = \"required\" but there is {}",
+            wording::audit(&crate::audit::AuditError::NoLocation)
+        )),
         e => usage(e.to_string()),
     })?;
     Ok(Setup {
