@@ -15,7 +15,8 @@ mod project;
 mod session;
 
 pub(crate) use project::{
-    HintKind, own_agent_skills, project_notice, project_refusal, unknown_skill_hint, with_hint,
+    HintKind, not_loaded, own_agent_skills, project_notice, project_refusal, unknown_skill_hint,
+    with_hint,
 };
 pub(crate) use session::{ChatConfig, build_session};
 
@@ -217,17 +218,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     if !wanted.is_empty()
         && let Err(e) = skills.retain_named(&wanted)
     {
-        // Found but skipped (a broken SKILL.md) says why, and only that; else where it would
-        // have been.
-        if let Some(why) = e.names.iter().find_map(|n| {
-            skills
-                .skipped(n)
-                .map(|why| format!("skill `{n}` was found but not loaded: {why}"))
-        }) {
-            return Err(usage(why));
-        }
-        let hint = unknown_skill_hint(&e.names, skills.is_empty().then_some(&dirs[..]));
-        return Err(usage(with_hint(e, hint.as_ref())));
+        return Err(not_loaded(&skills, &e.names, &e, &dirs));
     }
     if let Some(a) = &agent {
         own_agent_skills(a, &mut skills, &config.skills_dirs, &mut warnings)?;

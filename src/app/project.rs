@@ -198,6 +198,23 @@ pub(crate) fn unknown_skill_hint(
     }
 }
 
+/// The error for skills `names` that are not loaded: one found but skipped (a broken SKILL.md)
+/// says why, and only that; else `e` with the hint for them ([`unknown_skill_hint`], with
+/// `searched`: where skills were looked for).
+pub(crate) fn not_loaded(
+    skills: &SkillSet,
+    names: &[String],
+    e: impl std::fmt::Display,
+    searched: &[PathBuf],
+) -> AppError {
+    let skipped = |n: &String| skills.skipped(n).map(|why| (n.clone(), why));
+    if let Some((n, why)) = names.iter().find_map(skipped) {
+        return usage(format!("skill `{n}` was found but not loaded: {why}"));
+    }
+    let hint = unknown_skill_hint(names, skills.is_empty().then_some(searched));
+    usage(with_hint(e, hint.as_ref()))
+}
+
 /// `e` with `hint`'s words appended.
 pub(crate) fn with_hint(e: impl std::fmt::Display, hint: Option<&(HintKind, String)>) -> String {
     match hint {
