@@ -59,10 +59,7 @@ pub(crate) fn note(line: &str) {
 
 /// Where [`note`]s go instead while the REPL keeps its screen (it draws them again after a
 /// resize, so they must pass through it).
-static NOTE_SINK: std::sync::OnceLock<NoteSink> = std::sync::OnceLock::new();
-
-/// What [`set_note_sink`] keeps.
-type NoteSink = Box<dyn Fn(&str) + Send + Sync>;
+static NOTE_SINK: std::sync::OnceLock<Box<dyn Fn(&str) + Send + Sync>> = std::sync::OnceLock::new();
 
 /// Sends every later [`note`] to `sink` (the first caller's sink stays).
 pub(crate) fn set_note_sink(sink: impl Fn(&str) + Send + Sync + 'static) {
@@ -120,7 +117,7 @@ impl AppConfig {
         }
         let mut dirs = crate::trust::skill_search_path(&self.skills_dirs);
         // The skill folders beside an agent given by path, right after the `--skills-dir`s and
-        // the user's own skill folders.
+        // the user's own skill folders (so they never shadow a skill the user installed).
         let beside = self
             .agent
             .as_deref()
