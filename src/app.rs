@@ -418,7 +418,6 @@ pub(crate) fn load_options() -> Result<crate::skills::LoadOptions, AppError> {
 
 /// The model a chat with no model named uses, from the endpoint's list.
 pub(crate) struct Chosen {
-    /// Its name.
     pub name: String,
     /// It is the only one the endpoint serves (the default was not among several).
     pub only: bool,

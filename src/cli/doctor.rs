@@ -578,8 +578,10 @@ fn files_section(flags: &SkillFlags) -> String {
 mod tests {
     use super::*;
 
+    /// A missing restriction says why and how to go on; with every one there (the control), the
+    /// report lists what is hidden and where files are looked for.
     #[test]
-    fn missing_restrictions_say_why() {
+    fn missing_restrictions_say_why_and_the_search_paths_are_listed() {
         let mut caps = Capabilities::all();
         caps.network_namespace =
             Support::No("user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into());
@@ -589,10 +591,6 @@ mod tests {
         ));
         assert!(text.contains("filesystem (Landlock)  yes (Landlock ABI 3)"));
         assert!(text.contains("--sandbox best-effort"));
-    }
-
-    #[test]
-    fn lists_the_search_paths() {
         let flags = SkillFlags {
             skills_dirs: vec!["/opt/my-skills".into()],
         };

@@ -91,7 +91,7 @@ pub enum AskError {
     Other(Box<dyn std::error::Error + Send + Sync>),
 }
 
-/// Outcome of [`Confirmer::confirm`].
+/// Outcome of [`Confirmer::settle`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// Go ahead.
