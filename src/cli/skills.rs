@@ -225,17 +225,6 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             Some(by) => format!("  (disabled by `{by}` in its tool.yaml)"),
         };
         writeln!(out, "  {}: {}{state}", t.id, t.name)?;
-        if !t.description.is_empty() {
-            writeln!(
-                out,
-                "    description: {}",
-                crate::skills::excerpt(&t.description.replace('\n', " "), 100)
-            )?;
-        }
-        writeln!(out, "    script: {}", t.script)?;
-        if let Some(r) = &t.runtime {
-            writeln!(out, "    runtime: {r}")?;
-        }
         let input = match t.input {
             crate::skills::ToolInput::StdinJson => "JSON on stdin",
             crate::skills::ToolInput::Argv => "arguments",
@@ -245,27 +234,26 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
         } else {
             ""
         };
-        writeln!(out, "    input: {input}{schema}")?;
+        let env: Vec<&str> = t.env.iter().map(|(k, _)| k.as_str()).collect();
+        let about = crate::skills::excerpt(&t.description.replace('\n', " "), 100);
         let usage = t.flag_usage();
-        writeln!(
-            out,
-            "    usage: !{{{}:{}{}{usage}}}",
-            skill.name,
-            t.id,
-            if usage.is_empty() { "" } else { " " }
-        )?;
-        if let Some(d) = t.timeout {
-            writeln!(out, "    timeout: {}", crate::term::duration::text(d))?;
-        }
-        if t.confirm {
-            writeln!(
-                out,
-                "    confirm: asked before each run (execution.confirm)"
-            )?;
-        }
-        if !t.env.is_empty() {
-            let names: Vec<&str> = t.env.iter().map(|(k, _)| k.as_str()).collect();
-            writeln!(out, "    env: {}", names.join(", "))?;
+        let sep = if usage.is_empty() { "" } else { " " };
+        let call = format!("!{{{}:{}{sep}{usage}}}", skill.name, t.id);
+        let asked = "asked before each run (execution.confirm)".to_string();
+        let rows = [
+            ("description", (!t.description.is_empty()).then_some(about)),
+            ("script", Some(t.script.clone())),
+            ("runtime", t.runtime.clone()),
+            ("input", Some(format!("{input}{schema}"))),
+            ("usage", Some(call)),
+            ("timeout", t.timeout.map(crate::term::duration::text)),
+            ("confirm", t.confirm.then_some(asked)),
+            ("env", (!env.is_empty()).then(|| env.join(", "))),
+        ];
+        for (key, value) in rows {
+            if let Some(value) = value {
+                writeln!(out, "    {key}: {value}")?;
+            }
         }
     }
     writeln!(out)?;
