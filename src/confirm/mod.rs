@@ -338,21 +338,16 @@ fn rows(fitted: &str, width: usize) -> usize {
 /// The lines under the question: input, skill, working directory, grants, as shown.
 fn detail_lines(p: &Prompt<'_>, detail: Detail) -> Vec<String> {
     let shown = |t: &str| shown::text(t, detail.piece);
-    let mut lines = Vec::new();
-    if let Some(input) = input_shown(p.input) {
-        lines.push(format!("  input:   {}", shown(&input)));
-    }
-    if let Some(skill) = p.skill {
-        lines.push(format!("  skill:   {}", shown(skill)));
-    }
-    lines.push(format!(
-        "  cwd:     {}",
-        shown(&p.cwd.display().to_string())
-    ));
-    for g in p.grants {
-        lines.push(format!("  {}", shown(g)));
-    }
-    lines
+    let labelled = [
+        ("input:", input_shown(p.input)),
+        ("skill:", p.skill.map(str::to_string)),
+        ("cwd:", Some(p.cwd.display().to_string())),
+    ];
+    let labelled =
+        (labelled.into_iter()).filter_map(|(label, v)| Some(format!("  {label:9}{}", shown(&v?))));
+    labelled
+        .chain(p.grants.iter().map(|g| format!("  {}", shown(g))))
+        .collect()
 }
 
 /// Renders the prompt text, the key hint last, at `detail`; the last `dropped` lines of detail
