@@ -59,7 +59,8 @@ pub(crate) fn note(line: &str) {
 
 /// Where [`note`]s go instead while the REPL keeps its screen (it draws them again after a
 /// resize, so they must pass through it).
-static NOTE_SINK: std::sync::OnceLock<Box<dyn Fn(&str) + Send + Sync>> = std::sync::OnceLock::new();
+static NOTE_SINK: std::sync::OnceLock<NoteSink> = std::sync::OnceLock::new();
+type NoteSink = Box<dyn Fn(&str) + Send + Sync>;
 
 /// Sends every later [`note`] to `sink` (the first caller's sink stays).
 pub(crate) fn set_note_sink(sink: impl Fn(&str) + Send + Sync + 'static) {
