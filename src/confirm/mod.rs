@@ -215,12 +215,11 @@ impl Confirmer {
 /// network and sockets, every writable place, the environment passed through. New kinds of
 /// grant (more policy keys) add lines here.
 pub(crate) fn grants(policy: &ScriptPolicy) -> Vec<String> {
-    let mut out = Vec::new();
-    out.push(if policy.allow_network {
+    let mut out = vec![if policy.allow_network {
         "network: ALLOWED (any host)".to_string()
     } else {
         "network: none (loopback only)".to_string()
-    });
+    }];
     if policy.allowed_sockets.is_empty() {
         out.push("unix sockets: none".into());
     }
