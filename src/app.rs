@@ -15,7 +15,8 @@ mod project;
 mod session;
 
 pub(crate) use project::{
-    HintKind, own_agent_skills, project_notice, project_refusal, unknown_skill_hint, with_hint,
+    HintKind, not_loaded, own_agent_skills, project_notice, project_refusal, unknown_skill_hint,
+    with_hint,
 };
 pub(crate) use session::{ChatConfig, build_session};
 
@@ -59,8 +60,6 @@ pub(crate) fn note(line: &str) {
 /// Where [`note`]s go instead while the REPL keeps its screen (it draws them again after a
 /// resize, so they must pass through it).
 static NOTE_SINK: std::sync::OnceLock<NoteSink> = std::sync::OnceLock::new();
-
-/// What [`set_note_sink`] keeps.
 type NoteSink = Box<dyn Fn(&str) + Send + Sync>;
 
 /// Sends every later [`note`] to `sink` (the first caller's sink stays).
@@ -119,7 +118,7 @@ impl AppConfig {
         }
         let mut dirs = crate::trust::skill_search_path(&self.skills_dirs);
         // The skill folders beside an agent given by path, right after the `--skills-dir`s and
-        // the user's own skill folders.
+        // the user's own skill folders (so they never shadow a skill the user installed).
         let beside = self
             .agent
             .as_deref()
@@ -217,17 +216,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
     if !wanted.is_empty()
         && let Err(e) = skills.retain_named(&wanted)
     {
-        // Found but skipped (a broken SKILL.md) says why, and only that; else where it would
-        // have been.
-        if let Some(why) = e.names.iter().find_map(|n| {
-            skills
-                .skipped(n)
-                .map(|why| format!("skill `{n}` was found but not loaded: {why}"))
-        }) {
-            return Err(usage(why));
-        }
-        let hint = unknown_skill_hint(&e.names, skills.is_empty().then_some(&dirs[..]));
-        return Err(usage(with_hint(e, hint.as_ref())));
+        return Err(not_loaded(&skills, &e.names, &e, &dirs));
     }
     if let Some(a) = &agent {
         own_agent_skills(a, &mut skills, &config.skills_dirs, &mut warnings)?;
@@ -273,10 +262,10 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
         Asking::Peer(asker) => builder = builder.boxed_asker(asker, false),
     }
     let dispatcher = builder.build().map_err(|e| match e {
-        crate::dispatch::BuildError::NoAuditLog => usage(
-            "audit = \"required\" but there is no audit log location (set XDG_STATE_HOME or \
-             HOME, or pass --audit-log)",
-        ),
+        crate::dispatch::BuildError::NoAuditLog => usage(format!(
+            "audit = \"required\" but there is {}",
+            wording::audit(&crate::audit::AuditError::NoLocation)
+        )),
         e => usage(e.to_string()),
     })?;
     Ok(Setup {
@@ -430,7 +419,6 @@ pub(crate) fn load_options() -> Result<crate::skills::LoadOptions, AppError> {
 
 /// The model a chat with no model named uses, from the endpoint's list.
 pub(crate) struct Chosen {
-    /// Its name.
     pub name: String,
     /// It is the only one the endpoint serves (the default was not among several).
     pub only: bool,

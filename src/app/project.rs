@@ -12,18 +12,17 @@ use std::path::PathBuf;
 /// (network, writable paths, environment); a project's script must not inherit them, neither by
 /// sharing a name with a skill the user does not have nor by an agent that names no skills.
 fn project_skills(skills: &SkillSet, given: &[PathBuf]) -> Vec<(String, PathBuf)> {
-    let canonical = |d: &std::path::Path| d.canonicalize().ok();
     // The user's own skill folders are the user's even when the working directory holds them
     // (`./.agents/skills` run from `$HOME`).
     let given: Vec<PathBuf> = given
         .iter()
         .chain(crate::paths::user_skill_dirs().iter())
-        .filter_map(|d| canonical(d))
+        .filter_map(|d| d.canonicalize().ok())
         .collect();
     let project: Vec<(PathBuf, PathBuf)> = crate::paths::PROJECT_SKILL_DIRS
         .iter()
         .map(|d| PathBuf::from(".").join(d))
-        .filter_map(|d| canonical(&d).map(|c| (d, c)))
+        .filter_map(|d| d.canonicalize().ok().map(|c| (d, c)))
         .collect();
     skills
         .iter()
@@ -42,19 +41,18 @@ fn project_skills(skills: &SkillSet, given: &[PathBuf]) -> Vec<(String, PathBuf)
 pub(crate) fn project_notice(explicit: &[PathBuf], agents: bool) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let canonical = |d: &std::path::Path| d.canonicalize().ok();
         let (skills, agents_dirs) = (
             crate::paths::user_skill_dirs(),
             crate::paths::agent_search_path_for(false),
         );
         let used: Vec<PathBuf> = (explicit.iter().chain(skills.iter()).chain(&agents_dirs))
-            .filter_map(|d| canonical(d))
+            .filter_map(|d| d.canonicalize().ok())
             .collect();
         let present = crate::paths::project_dirs_present()
             .into_iter()
             .filter(|d| {
                 (agents || *d != crate::paths::PROJECT_AGENT_DIR)
-                    && canonical(std::path::Path::new(d)).is_some_and(|c| !used.contains(&c))
+                    && std::fs::canonicalize(d).is_ok_and(|c| !used.contains(&c))
             });
         if let Some(why) = project_refusal("--skills-dir / --agent PATH") {
             let present: Vec<&str> = present.collect();
@@ -80,10 +78,9 @@ pub(crate) fn project_notice(explicit: &[PathBuf], agents: bool) {
 
 /// Whether the working directory is `$HOME` or a folder that holds it.
 fn cwd_holds_home() -> bool {
-    let canonical = |p: &std::path::Path| std::fs::canonicalize(p).ok();
     match (
-        std::env::current_dir().ok().and_then(|d| canonical(&d)),
-        crate::paths::home().and_then(|h| canonical(&h)),
+        std::env::current_dir().and_then(std::fs::canonicalize).ok(),
+        crate::paths::home().and_then(|h| h.canonicalize().ok()),
     ) {
         (Some(cwd), Some(home)) => home.starts_with(cwd),
         _ => false,
@@ -196,6 +193,23 @@ pub(crate) fn unknown_skill_hint(
         Some(h) => Some((HintKind::UntrustedProject, h)),
         None => searched.map(|s| (HintKind::NoSkillsLoaded, nothing_loaded_hint(s))),
     }
+}
+
+/// The error for skills `names` that are not loaded: one found but skipped (a broken SKILL.md)
+/// says why, and only that; else `e` with the hint for them ([`unknown_skill_hint`], with
+/// `searched`: where skills were looked for).
+pub(crate) fn not_loaded(
+    skills: &SkillSet,
+    names: &[String],
+    e: impl std::fmt::Display,
+    searched: &[PathBuf],
+) -> AppError {
+    let skipped = |n: &String| skills.skipped(n).map(|why| (n.clone(), why));
+    if let Some((n, why)) = names.iter().find_map(skipped) {
+        return usage(format!("skill `{n}` was found but not loaded: {why}"));
+    }
+    let hint = unknown_skill_hint(names, skills.is_empty().then_some(searched));
+    usage(with_hint(e, hint.as_ref()))
 }
 
 /// `e` with `hint`'s words appended.

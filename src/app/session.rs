@@ -8,31 +8,23 @@ use crate::model::Settings;
 use crate::scan::Announced;
 use crate::scan::ScanOptions;
 
-/// A chat's settings besides the [`AppConfig`]: model, endpoint and how to talk to it.
+/// A chat's settings besides the [`AppConfig`]: model, endpoint and how to talk to it. A field
+/// without a comment is the `chat` flag of its name.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ChatConfig {
     pub app: AppConfig,
-    /// Model, or provider:model.
     pub model: Option<String>,
-    /// Base URL of an OpenAI-compatible endpoint.
     pub base_url: Option<String>,
-    /// Offer skill scripts as native tools.
     pub tools: bool,
-    /// One request for the whole answer.
     pub no_stream: bool,
     /// `--coach`: over the agent's, the provider entry's and the config file's.
     pub coach: Option<crate::coach::CoachMode>,
     /// Request fields from the command line, over the agent's and the config file's.
     pub params: Vec<(String, serde_json::Value)>,
-    /// Run directives inside Markdown code too.
     pub exec_in_code: bool,
-    /// A saved session to reopen (REPL).
     pub resume: Option<String>,
-    /// Show answers as the model wrote them (sanitized), not rendered.
     pub raw: bool,
-    /// Show what side effects write.
     pub show_side_effects: bool,
-    /// Print the system prompt's size and other set-up details to stderr.
     pub verbose: bool,
     /// Only show what would be sent (`--print-request`): no API key is needed and the
     /// endpoint is not asked for its models (the default model name stands).

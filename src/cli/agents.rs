@@ -162,11 +162,10 @@ fn render_list(listing: &AgentListing, json: bool) -> anyhow::Result<String> {
     let header = ["NAME", "SKILLS", "SOURCE", "DESCRIPTION"];
     let mut rows = vec![header.map(String::from).to_vec()];
     rows.extend(listing.agents.iter().map(|a| {
-        let source = a.source.display().to_string();
         vec![
             a.name.clone(),
             a.skills.join(","),
-            source,
+            a.source.display().to_string(),
             a.description.clone(),
         ]
     }));

@@ -205,7 +205,26 @@ fn agent_rows(r: &mut ModelReport) {
 /// named (or which chat would pick), and whether it returns structured tool calls.
 fn online_check(r: &mut ModelReport, settings: &crate::model::Settings) {
     let listed = crate::model::models::list(settings, std::time::Duration::from_secs(10));
-    r.text.push_str(&online_rows(settings, &listed));
+    match &listed {
+        Ok(models) => {
+            let n = models.len();
+            let url = crate::model::models::list_url(settings);
+            let s = if n == 1 { "" } else { "s" };
+            row(
+                &mut r.text,
+                "online",
+                &format!("{url} answers: {n} model{s}"),
+            );
+            for m in models {
+                row(&mut r.text, "", &crate::term::sanitize(m));
+            }
+        }
+        Err(e) => {
+            let fix = e.fix(settings).map(|fix| format!("; {fix}"));
+            let failed = format!("FAILED — {e}{}", fix.unwrap_or_default());
+            row(&mut r.text, "online", &failed);
+        }
+    }
     r.online_failure = listed.is_err();
     if let Some(e) = listed
         .as_ref()
@@ -298,39 +317,6 @@ pub fn settings_rows(s: &crate::model::Settings) -> String {
         (None, _) => "none configured (api_key_env in [providers.NAME] names one)".to_string(),
     };
     row(&mut t, "API key", &key);
-    t
-}
-
-fn online_rows(
-    s: &crate::model::Settings,
-    listed: &Result<Vec<String>, crate::model::models::ListError>,
-) -> String {
-    let mut t = String::new();
-    match listed {
-        Ok(models) => {
-            row(
-                &mut t,
-                "online",
-                &format!(
-                    "{} answers: {} model{}",
-                    crate::model::models::list_url(s),
-                    models.len(),
-                    if models.len() == 1 { "" } else { "s" }
-                ),
-            );
-            for m in models {
-                row(&mut t, "", &crate::term::sanitize(m));
-            }
-        }
-        Err(e) => row(
-            &mut t,
-            "online",
-            &match e.fix(s) {
-                Some(fix) => format!("FAILED — {e}; {fix}"),
-                None => format!("FAILED — {e}"),
-            },
-        ),
-    }
     t
 }
 
@@ -592,8 +578,10 @@ fn files_section(flags: &SkillFlags) -> String {
 mod tests {
     use super::*;
 
+    /// A missing restriction says why and how to go on; with every one there (the control), the
+    /// report lists what is hidden and where files are looked for.
     #[test]
-    fn missing_restrictions_say_why() {
+    fn missing_restrictions_say_why_and_the_search_paths_are_listed() {
         let mut caps = Capabilities::all();
         caps.network_namespace =
             Support::No("user namespaces are disabled (kernel.unprivileged_userns_clone=0)".into());
@@ -603,10 +591,6 @@ mod tests {
         ));
         assert!(text.contains("filesystem (Landlock)  yes (Landlock ABI 3)"));
         assert!(text.contains("--sandbox best-effort"));
-    }
-
-    #[test]
-    fn lists_the_search_paths() {
         let flags = SkillFlags {
             skills_dirs: vec!["/opt/my-skills".into()],
         };

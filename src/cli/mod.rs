@@ -109,10 +109,7 @@ pub struct SkillFlags {
 }
 
 impl SkillFlags {
-    /// The skill search path, with the skill folders beside an agent given by path after the
-    /// user's own folders (so they never shadow a skill the user installed). A `--skills-dir`
-    /// that is not a directory is a usage error: a typo would otherwise load no skills and
-    /// leave every directive "not found".
+    /// [`AppConfig::search_path`] for these flags and `agent`.
     pub fn search_path(&self, agent: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
         let config = AppConfig {
             skills_dirs: self.skills_dirs.clone(),
@@ -198,11 +195,10 @@ impl PolicyFlags {
             overrides: self.overrides.clone(),
             skills_dirs: skill_flags.skills_dirs.clone(),
             only_skills: only.to_vec(),
-            warn_only_about: Vec::new(),
             audit_log: self.audit_log.clone(),
             agent: agent.map(str::to_string),
             vars: vars.to_vec(),
-            instructions: false,
+            ..AppConfig::default()
         }
     }
 }

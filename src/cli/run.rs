@@ -191,7 +191,12 @@ fn print_outcome(args: &RunArgs, outcome: Outcome) -> anyhow::Result<i32> {
                     line::status(&format!("skillpipe: {}", sanitize(&a.hint)));
                 }
             }
-            Ok(exit_code_of(r))
+            // A signal death maps to 128 + N as in a shell.
+            Ok(if r.exit_code < 0 {
+                128 - r.exit_code
+            } else {
+                r.exit_code
+            })
         }
         Outcome::Blocked {
             decision, reason, ..
@@ -241,15 +246,6 @@ fn print_refusal(
     }
     writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&doc)?)?;
     Ok(())
-}
-
-/// The script's own exit code; a signal death maps to 128 + N as in a shell.
-fn exit_code_of(r: &crate::exec::RunResult) -> i32 {
-    if r.exit_code < 0 {
-        128 - r.exit_code
-    } else {
-        r.exit_code
-    }
 }
 
 #[cfg(test)]

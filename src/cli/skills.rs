@@ -1,6 +1,6 @@
 //! `skillpipe skills list|show|validate`.
 
-use super::{EXIT_OK, EXIT_STRICT, SkillFlags, usage};
+use super::{EXIT_OK, EXIT_STRICT, SkillFlags};
 use crate::skills::{Skill, SkillSet, validate};
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -38,17 +38,16 @@ pub enum SkillsCommand {
 }
 
 pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
-    let load = || -> anyhow::Result<SkillSet> {
-        Ok(SkillSet::load_with(
-            &args.skill_flags.search_path(None)?,
-            &crate::app::load_options()?,
-        ))
+    let load = || -> anyhow::Result<(SkillSet, Vec<PathBuf>)> {
+        let dirs = args.skill_flags.search_path(None)?;
+        let set = SkillSet::load_with(&dirs, &crate::app::load_options()?);
+        Ok((set, dirs))
     };
     // Names, descriptions and metadata come from SKILL.md files, foreign text.
     let mut out = crate::term::Guarded::listing();
     match &args.command {
         SkillsCommand::List { json, long } => {
-            let set = load()?;
+            let (set, _) = load()?;
             if *json {
                 drop(out);
                 list_json(&set, &mut crate::term::Guarded::stdout())?;
@@ -61,20 +60,11 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
             Ok(EXIT_OK)
         }
         SkillsCommand::Show { name } => {
-            let set = load()?;
+            let (set, dirs) = load()?;
             let Some(skill) = set.get(name) else {
-                if let Some(why) = set.skipped(name) {
-                    return Err(usage(format!(
-                        "skill `{name}` was found but not loaded: {why}"
-                    )));
-                }
                 let e = format!("unknown skill `{name}`; available: {}", set.names_list());
-                let searched = (set.is_empty())
-                    .then(|| args.skill_flags.search_path(None))
-                    .transpose()?;
-                let hint =
-                    crate::app::unknown_skill_hint(std::slice::from_ref(name), searched.as_deref());
-                return Err(usage(crate::app::with_hint(e, hint.as_ref())));
+                let names = std::slice::from_ref(name);
+                return Err(crate::app::not_loaded(&set, names, e, &dirs).into());
             };
             show(skill, &mut out)?;
             Ok(EXIT_OK)
@@ -82,23 +72,21 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<i32> {
         SkillsCommand::Validate { paths } => {
             let mut report = validate::Report::default();
             for p in paths {
-                // Not a path here but a skill's name: that skill's folder on the search path
-                // (found even when loading skipped it, which is what validating is for).
+                // Not a path here but a skill's name: a loaded skill by its name (its folder may
+                // be named otherwise), else a folder of that name on the search path (found
+                // even when loading skipped it, which is what validating is for).
                 let named = match p
                     .to_str()
                     .filter(|n| !p.exists() && crate::command::is_skill_word(n))
                 {
-                    // A loaded skill by its name (its folder may be named otherwise), else a
-                    // folder of that name on the search path (loading may have skipped it).
-                    Some(n) => match load()?.get(n) {
-                        Some(skill) => Some(skill.dir.clone()),
-                        None => args
-                            .skill_flags
-                            .search_path(None)?
-                            .into_iter()
-                            .map(|d| d.join(n))
-                            .find(|d| d.join("SKILL.md").is_file()),
-                    },
+                    Some(n) => {
+                        let (set, dirs) = load()?;
+                        match set.get(n) {
+                            Some(skill) => Some(skill.dir.clone()),
+                            None => (dirs.into_iter().map(|d| d.join(n)))
+                                .find(|d| d.join("SKILL.md").is_file()),
+                        }
+                    }
                     None => None,
                 };
                 validate::validate_path(named.as_deref().unwrap_or(p), &mut report);
@@ -237,17 +225,6 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
             Some(by) => format!("  (disabled by `{by}` in its tool.yaml)"),
         };
         writeln!(out, "  {}: {}{state}", t.id, t.name)?;
-        if !t.description.is_empty() {
-            writeln!(
-                out,
-                "    description: {}",
-                crate::skills::excerpt(&t.description.replace('\n', " "), 100)
-            )?;
-        }
-        writeln!(out, "    script: {}", t.script)?;
-        if let Some(r) = &t.runtime {
-            writeln!(out, "    runtime: {r}")?;
-        }
         let input = match t.input {
             crate::skills::ToolInput::StdinJson => "JSON on stdin",
             crate::skills::ToolInput::Argv => "arguments",
@@ -257,27 +234,26 @@ fn show_tools(skill: &Skill, out: &mut impl Write) -> anyhow::Result<()> {
         } else {
             ""
         };
-        writeln!(out, "    input: {input}{schema}")?;
+        let env: Vec<&str> = t.env.iter().map(|(k, _)| k.as_str()).collect();
+        let about = crate::skills::excerpt(&t.description.replace('\n', " "), 100);
         let usage = t.flag_usage();
-        writeln!(
-            out,
-            "    usage: !{{{}:{}{}{usage}}}",
-            skill.name,
-            t.id,
-            if usage.is_empty() { "" } else { " " }
-        )?;
-        if let Some(d) = t.timeout {
-            writeln!(out, "    timeout: {}", crate::term::duration::text(d))?;
-        }
-        if t.confirm {
-            writeln!(
-                out,
-                "    confirm: asked before each run (execution.confirm)"
-            )?;
-        }
-        if !t.env.is_empty() {
-            let names: Vec<&str> = t.env.iter().map(|(k, _)| k.as_str()).collect();
-            writeln!(out, "    env: {}", names.join(", "))?;
+        let sep = if usage.is_empty() { "" } else { " " };
+        let call = format!("!{{{}:{}{sep}{usage}}}", skill.name, t.id);
+        let asked = "asked before each run (execution.confirm)".to_string();
+        let rows = [
+            ("description", (!t.description.is_empty()).then_some(about)),
+            ("script", Some(t.script.clone())),
+            ("runtime", t.runtime.clone()),
+            ("input", Some(format!("{input}{schema}"))),
+            ("usage", Some(call)),
+            ("timeout", t.timeout.map(crate::term::duration::text)),
+            ("confirm", t.confirm.then_some(asked)),
+            ("env", (!env.is_empty()).then(|| env.join(", "))),
+        ];
+        for (key, value) in rows {
+            if let Some(value) = value {
+                writeln!(out, "    {key}: {value}")?;
+            }
         }
     }
     writeln!(out)?;

@@ -91,7 +91,7 @@ pub enum AskError {
     Other(Box<dyn std::error::Error + Send + Sync>),
 }
 
-/// Outcome of [`Confirmer::confirm`].
+/// Outcome of [`Confirmer::settle`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// Go ahead.
@@ -215,12 +215,11 @@ impl Confirmer {
 /// network and sockets, every writable place, the environment passed through. New kinds of
 /// grant (more policy keys) add lines here.
 pub(crate) fn grants(policy: &ScriptPolicy) -> Vec<String> {
-    let mut out = Vec::new();
-    out.push(if policy.allow_network {
+    let mut out = vec![if policy.allow_network {
         "network: ALLOWED (any host)".to_string()
     } else {
         "network: none (loopback only)".to_string()
-    });
+    }];
     if policy.allowed_sockets.is_empty() {
         out.push("unix sockets: none".into());
     }
@@ -313,28 +312,17 @@ pub(crate) struct Layout {
 /// program and the start of every argument — stays on screen. Where even the least detail does
 /// not fit, lines of detail are left out from the end of the list, and a line says how many.
 pub(crate) fn layout(p: &Prompt<'_>, width: usize, height: usize) -> Layout {
-    let at = |detail: Detail, dropped: usize| {
+    let least = Detail::STEPS[Detail::STEPS.len() - 1];
+    let dropping = (1..=detail_lines(p, least).len()).map(|n| (least, n));
+    let mut tries = (Detail::STEPS.map(|d| (d, 0)).into_iter().chain(dropping)).peekable();
+    while let Some((detail, dropped)) = tries.next() {
         let main = fit(&render(p, detail, dropped), width);
         let always = fit(&render_always(p, detail), width);
-        let tall = rows(&main, width) + rows(&always, width) - 1;
-        (Layout { main, always }, tall)
-    };
-    for detail in Detail::STEPS {
-        let (layout, tall) = at(detail, 0);
-        if tall <= height {
-            return layout;
+        if rows(&main, width) + rows(&always, width) - 1 <= height || tries.peek().is_none() {
+            return Layout { main, always };
         }
     }
-    let least = Detail::STEPS[Detail::STEPS.len() - 1];
-    let details = detail_lines(p, least).len();
-    let mut dropped = 1;
-    loop {
-        let (layout, tall) = at(least, dropped);
-        if tall <= height || dropped >= details {
-            return layout;
-        }
-        dropped += 1;
-    }
+    unreachable!("Detail::STEPS is not empty")
 }
 
 /// Rows `fitted` takes on a terminal `width` columns wide (a line wider than a row wraps).
@@ -349,21 +337,16 @@ fn rows(fitted: &str, width: usize) -> usize {
 /// The lines under the question: input, skill, working directory, grants, as shown.
 fn detail_lines(p: &Prompt<'_>, detail: Detail) -> Vec<String> {
     let shown = |t: &str| shown::text(t, detail.piece);
-    let mut lines = Vec::new();
-    if let Some(input) = input_shown(p.input) {
-        lines.push(format!("  input:   {}", shown(&input)));
-    }
-    if let Some(skill) = p.skill {
-        lines.push(format!("  skill:   {}", shown(skill)));
-    }
-    lines.push(format!(
-        "  cwd:     {}",
-        shown(&p.cwd.display().to_string())
-    ));
-    for g in p.grants {
-        lines.push(format!("  {}", shown(g)));
-    }
-    lines
+    let labelled = [
+        ("input:", input_shown(p.input)),
+        ("skill:", p.skill.map(str::to_string)),
+        ("cwd:", Some(p.cwd.display().to_string())),
+    ];
+    let labelled =
+        (labelled.into_iter()).filter_map(|(label, v)| Some(format!("  {label:9}{}", shown(&v?))));
+    labelled
+        .chain(p.grants.iter().map(|g| format!("  {}", shown(g))))
+        .collect()
 }
 
 /// Renders the prompt text, the key hint last, at `detail`; the last `dropped` lines of detail
@@ -553,14 +536,9 @@ mod tests {
     }
 
     #[test]
-    fn never_mode_does_not_ask() {
+    fn under_never_only_a_tool_that_asks_is_asked_about_until_always() {
         let mut c = Confirmer::new(ConfirmMode::Never);
         assert_eq!(ask(&mut c, &["rm", "x"], Answer::No), (false, true));
-    }
-
-    #[test]
-    fn a_tool_that_asks_is_asked_about_under_never_until_always() {
-        let mut c = Confirmer::new(ConfirmMode::Never);
         let a = argv(&["s:wc", "--text", "x"]);
         let p = Prompt {
             tool_asks: Some("s:wc"),

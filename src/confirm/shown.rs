@@ -156,22 +156,19 @@ pub(crate) fn text(text: &str, max: usize) -> String {
     if width(&all) <= max {
         return all.iter().map(Piece::text).collect();
     }
+    // How many of `pieces`, in order, fit in `room` columns.
+    let fitting = |pieces: &mut dyn Iterator<Item = &Piece>, room: usize| {
+        let mut used = 0;
+        let fits = |p: &&Piece| {
+            used += columns(&p.text());
+            used <= room
+        };
+        pieces.take_while(fits).count()
+    };
     let head_room = max * 2 / 3;
-    let tail_room = max - head_room;
-    let mut head = 0;
-    let mut used = 0;
-    while head < all.len() && used + columns(&all[head].text()) <= head_room {
-        used += columns(&all[head].text());
-        head += 1;
-    }
     // At least one piece of the start, whatever its width.
-    head = head.max(1);
-    let mut tail = all.len();
-    used = 0;
-    while tail > head && used + columns(&all[tail - 1].text()) <= tail_room {
-        used += columns(&all[tail - 1].text());
-        tail -= 1;
-    }
+    let head = fitting(&mut all.iter(), head_room).max(1);
+    let tail = all.len() - fitting(&mut all[head..].iter().rev(), max - head_room);
     let hidden: usize = all[head..tail].iter().map(Piece::stands_for).sum();
     let mut out: String = all[..head].iter().map(Piece::text).collect();
     out.push_str(&format!("⟨{hidden}\u{a0}more\u{a0}characters⟩"));
