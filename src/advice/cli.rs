@@ -104,16 +104,12 @@ pub(crate) fn model(e: &ModelError) -> String {
 fn setting(s: &Setting) -> String {
     let (key, path) = match s {
         Setting::BestEffort => ("sandbox", None),
-        Setting::AllowRead(path) => ("allow_read", Some(path.as_str())),
+        Setting::AllowRead(path) => ("allow_read", Some(std::path::Path::new(path))),
         Setting::AllowedSockets => ("allowed_sockets", None),
         Setting::AllowNetwork => ("allow_network", None),
     };
-    let flag = crate::policy::flags::flag(key).unwrap_or(key);
-    // `PATH` in `--allow-read PATH` is the path, or left out where there is none.
-    let placeholder = |w: &str| w.chars().all(|c| c.is_ascii_uppercase());
-    let words = flag.split(' ');
-    let words = words.filter_map(|w| if placeholder(w) { path } else { Some(w) });
-    words.collect::<Vec<_>>().join(" ")
+    let flag = super::setting(key, path, super::Audience::Cli);
+    flag.trim_end_matches(" PATH").to_string()
 }
 
 /// The advice after a failed run, with the flags that lift it.
