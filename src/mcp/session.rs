@@ -101,14 +101,12 @@ pub enum Unanswered {
     CannotAsk(String),
 }
 
-/// What the client said about itself in `initialize`.
+/// What the client declared in `initialize` that the server acts on.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Client {
     /// The elicitation modes the client declared (`[]` for a bare `elicitation: {}`, which
     /// means form mode); `None` when it declared no elicitation capability.
     pub elicitation: Option<Vec<String>>,
-    pub name: String,
-    pub version: String,
 }
 
 pub struct Session {
@@ -268,18 +266,7 @@ impl Session {
     fn initialize(&mut self, params: &Map<String, Value>) -> Value {
         let caps = params.get("capabilities").and_then(Value::as_object);
         let elicitation = caps.and_then(elicitation_modes);
-        let info = params.get("clientInfo");
-        let text = |k: &str| {
-            info.and_then(|i| i.get(k))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        self.client = Some(Client {
-            elicitation,
-            name: text("name"),
-            version: text("version"),
-        });
+        self.client = Some(Client { elicitation });
         let asked = params.get("protocolVersion").and_then(Value::as_str);
         let version = asked
             .filter(|v| VERSIONS.contains(v))
