@@ -43,7 +43,7 @@ pub struct Tool {
 }
 
 /// One published file of a skill.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct File {
     /// Path inside the skill folder, `/`-separated.
     pub rel: String,

@@ -9,7 +9,7 @@
 //! answers by retrying); any other request belongs to the `initialize` handshake of the legacy
 //! era ([`VERSIONS`]), where a confirmation is an elicitation request of ours.
 
-use super::catalog::{Catalog, Target};
+use super::catalog::{Catalog, File, Target};
 use super::jsonrpc::{
     INVALID_PARAMS, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError,
     SHUTTING_DOWN, error_response, response,
@@ -50,7 +50,7 @@ pub enum Step {
     ReadResource {
         id: Value,
         skill: String,
-        uri: String,
+        file: File,
         era: Era,
     },
     /// The client cancelled request `id`: stop it, send nothing.
@@ -203,7 +203,7 @@ impl Session {
             Step::Reply(error_response(&id, &e))
         };
         match method {
-            "tools/list" => self.page(&id, &era, cat.tools_json(), "tools", &params),
+            "tools/list" => list(cat.tools_json(), "tools"),
             "tools/call" => self.call(id, params, era),
             "resources/list" => self.page(&id, &era, cat.resources_json(), "resources", &params),
             "resources/templates/list" => self.page(
