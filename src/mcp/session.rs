@@ -202,24 +202,23 @@ impl Session {
             let e = RpcError::new(not_found, why).with_data(json!({"uri": u}));
             Step::Reply(error_response(&id, &e))
         };
+        // One page of a list result (see [`super::page`]).
+        let list = |all, key| match super::page::page(all, key, &params, super::page::PAGE_SIZE) {
+            Ok(result) => ok(result, true),
+            Err(e) => Step::Reply(error_response(&id, &e)),
+        };
         match method {
             "tools/list" => list(cat.tools_json(), "tools"),
             "tools/call" => self.call(id, params, era),
-            "resources/list" => self.page(&id, &era, cat.resources_json(), "resources", &params),
-            "resources/templates/list" => self.page(
-                &id,
-                &era,
-                cat.templates_json(),
-                "resourceTemplates",
-                &params,
-            ),
+            "resources/list" => list(cat.resources_json(), "resources"),
+            "resources/templates/list" => list(cat.templates_json(), "resourceTemplates"),
             "resources/read" => match uri() {
                 None => err(INVALID_PARAMS, "resources/read needs `uri`".into()),
                 Some(u) => match cat.file_of(u) {
                     Some((skill, f)) => Step::ReadResource {
                         id,
                         skill: skill.to_owned(),
-                        uri: f.uri.clone(),
+                        file: f.clone(),
                         era,
                     },
                     None => missing("resource", u),
@@ -237,21 +236,6 @@ impl Session {
                 METHOD_NOT_FOUND,
                 format!("method not found: `{}`", escape_controls(method)),
             ),
-        }
-    }
-
-    /// One page of a list result (see [`super::page`]).
-    fn page(
-        &self,
-        id: &Value,
-        era: &Era,
-        all: Value,
-        key: &str,
-        params: &Map<String, Value>,
-    ) -> Step {
-        match super::page::page(all, key, params, super::page::PAGE_SIZE) {
-            Ok(result) => Step::Reply(response(id, finish(era, result, true))),
-            Err(e) => Step::Reply(error_response(id, &e)),
         }
     }
 
