@@ -92,26 +92,17 @@ pub fn request(id: &Value, method: &str, params: Value) -> Value {
 
 /// Parses one line (without its newline).
 pub fn parse(line: &[u8]) -> Result<Incoming, Rejected> {
-    let value: Value = match serde_json::from_slice(line) {
-        Ok(v) => v,
-        Err(e) => {
-            // Valid JSON nested past the parser's depth limit still names its id.
-            let deep = e.to_string().contains("recursion limit");
-            let (id, message) = if deep {
-                (
-                    scan_id(line).unwrap_or(Value::Null),
-                    "the message nests deeper than 128 levels".to_string(),
-                )
-            } else {
-                (Value::Null, format!("not JSON: {e}"))
-            };
-            let code = if deep { INVALID_PARAMS } else { PARSE_ERROR };
-            return Err(Rejected {
-                id,
-                error: RpcError::new(code, message),
-            });
-        }
-    };
+    let value: Value = serde_json::from_slice(line).map_err(|e| {
+        // Valid JSON nested past the parser's depth limit still names its id.
+        let (id, error) = if e.to_string().contains("recursion limit") {
+            let why = "the message nests deeper than 128 levels";
+            (scan_id(line), RpcError::new(INVALID_PARAMS, why))
+        } else {
+            (None, RpcError::new(PARSE_ERROR, format!("not JSON: {e}")))
+        };
+        let id = id.unwrap_or(Value::Null);
+        Rejected { id, error }
+    })?;
     from_value(value)
 }
 
