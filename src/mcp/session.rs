@@ -85,7 +85,6 @@ pub enum Era {
 /// What a modern request declared about its client, and the answers it brings.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Modern {
-    pub version: String,
     /// The elicitation modes this request declared (as [`Client::elicitation`]).
     pub elicitation: Option<Vec<String>>,
     /// `inputResponses` of a retried request: the answers to our `inputRequests`, by key.
@@ -325,7 +324,7 @@ fn modern(params: &Map<String, Value>) -> Option<Result<Modern, RpcError>> {
         Err(RpcError::new(UNSUPPORTED_PROTOCOL_VERSION, why)
             .with_data(json!({"supported": all, "requested": requested})))
     };
-    let Some(v) = version.as_str().filter(|v| MODERN_VERSIONS.contains(v)) else {
+    let Some(_) = version.as_str().filter(|v| MODERN_VERSIONS.contains(v)) else {
         let why = match version.as_str() {
             Some(v) if VERSIONS.contains(&v) => format!(
                 "unsupported protocol version `{}` in `_meta`: it opens with `initialize`; \
@@ -359,7 +358,6 @@ fn modern(params: &Map<String, Value>) -> Option<Result<Modern, RpcError>> {
         }
     };
     Some(Ok(Modern {
-        version: v.to_owned(),
         elicitation,
         input_responses,
     }))
