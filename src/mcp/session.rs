@@ -136,11 +136,8 @@ impl Session {
     pub fn handle(&mut self, msg: Incoming) -> Step {
         match msg {
             Incoming::Request { id, method, params } => self.request(id, &method, params),
-            Incoming::Notification { method, params } => match method.as_str() {
-                "notifications/cancelled" => match params.get("requestId") {
-                    Some(id) => Step::Cancel(id.clone()),
-                    None => Step::Nothing,
-                },
+            Incoming::Notification { method, params } => match params.get("requestId") {
+                Some(id) if method == "notifications/cancelled" => Step::Cancel(id.clone()),
                 _ => Step::Nothing,
             },
             Incoming::Response { id, outcome } => Step::Answer { id, outcome },
