@@ -267,32 +267,26 @@ impl Session {
             Some(Value::Object(a)) => a.clone(),
             Some(_) => return bad("`arguments` must be an object"),
         };
-        match self.catalog.target(name) {
-            Some(target) => Step::Call(Call {
-                id,
-                tool: name.to_string(),
-                target,
-                arguments,
-                era,
-            }),
-            None => Step::UnknownTool {
-                name: name.to_string(),
-                reply: error_response(
-                    &id,
-                    &RpcError::new(
-                        INVALID_PARAMS,
-                        match self.catalog.unavailable(name) {
-                            Some(why) => escape_controls(why),
-                            None => format!("unknown tool: `{}`", escape_controls(name)),
-                        },
-                    ),
-                ),
-            },
-        }
+        let Some(target) = self.catalog.target(name) else {
+            let why = match self.catalog.unavailable(name) {
+                Some(why) => escape_controls(why),
+                None => format!("unknown tool: `{}`", escape_controls(name)),
+            };
+            let reply = error_response(&id, &RpcError::new(INVALID_PARAMS, why));
+            let name = name.to_string();
+            return Step::UnknownTool { name, reply };
+        };
+        let tool = name.to_string();
+        Step::Call(Call {
+            id,
+            tool,
+            target,
+            arguments,
+            era,
+        })
     }
 }
 
-/// The server's name and version.
 fn server_info() -> Value {
     json!({"name": "skillpipe", "version": env!("CARGO_PKG_VERSION")})
 }
