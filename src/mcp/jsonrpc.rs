@@ -69,18 +69,10 @@ pub struct Rejected {
     pub error: RpcError,
 }
 
-impl Rejected {
-    pub fn reply(&self) -> Value {
-        error_response(&self.id, &self.error)
-    }
-}
-
-/// `{"jsonrpc":"2.0","id":…,"result":…}`.
 pub fn response(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-/// `{"jsonrpc":"2.0","id":…,"error":{…}}`.
 pub fn error_response(id: &Value, error: &RpcError) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": error})
 }
@@ -272,7 +264,6 @@ mod tests {
     fn malformed_lines_are_answered() {
         let e = parse(b"{not json").unwrap_err();
         assert_eq!((e.id.clone(), e.error.code), (Value::Null, PARSE_ERROR));
-        assert_eq!(e.reply()["error"]["code"], PARSE_ERROR);
         let e = parse(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).unwrap_err();
         assert!(e.error.message.contains("batches"));
         let e = parse(br#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#).unwrap_err();

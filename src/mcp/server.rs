@@ -224,7 +224,7 @@ impl Server {
         };
         let msg = match parsed {
             Ok(m) => m,
-            Err(rejected) => return self.send(rejected.reply()),
+            Err(r) => return self.send(jsonrpc::error_response(&r.id, &r.error)),
         };
         let was_initialized = self.session.client().is_some();
         let step = self.session.handle(msg);
