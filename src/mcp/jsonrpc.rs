@@ -159,17 +159,12 @@ fn from_value(value: Value) -> Result<Incoming, Rejected> {
 }
 
 fn error_of(e: &Value) -> RpcError {
+    let code = e.get("code").and_then(Value::as_i64);
+    let message = e.get("message").and_then(Value::as_str).unwrap_or("error");
+    let data = e.get("data").cloned().map(Box::new);
     RpcError {
-        code: e
-            .get("code")
-            .and_then(Value::as_i64)
-            .unwrap_or(INTERNAL_ERROR),
-        message: e
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("error")
-            .to_string(),
-        data: e.get("data").cloned().map(Box::new),
+        data,
+        ..RpcError::new(code.unwrap_or(INTERNAL_ERROR), message)
     }
 }
 
