@@ -41,11 +41,8 @@ pub fn split_example(body: &str) -> (String, Option<Example>) {
     let Some(example) = parse_exchange(&lines[start + 1..end]) else {
         return (body.to_string(), None);
     };
-    let mut rest: Vec<&str> = lines[..start].to_vec();
-    rest.extend_from_slice(&lines[end..]);
-    let mut text = rest.join("\n").trim_end().to_string();
-    text.push('\n');
-    (text, Some(example))
+    let rest = [&lines[..start], &lines[end..]].concat();
+    (format!("{}\n", rest.join("\n").trim_end()), Some(example))
 }
 
 fn is_example_heading(line: &str) -> bool {
