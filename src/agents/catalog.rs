@@ -84,8 +84,7 @@ pub fn described_within(skills: &[(&str, &str)], budget: usize) -> String {
         .map(|&(name, description)| Entry {
             name,
             description: cell(description),
-            scripts: Vec::new(),
-            total: 0,
+            scripts: &[],
         })
         .collect();
     fit("", &entries, budget)
@@ -105,15 +104,13 @@ fn fit(header: &str, entries: &[Entry], budget: usize) -> String {
     format!("{header}{}", names_within(&names, room))
 }
 
-/// A catalog-only skill, worked out once for every cut tried.
+/// A catalog-only skill, its description worked out once for every cut tried.
 struct Entry<'a> {
     name: &'a str,
     /// The description on one line.
     description: String,
-    /// Its first [`MAX_SCRIPTS_LISTED`] scripts, as a directive writes each.
-    scripts: Vec<String>,
-    /// How many scripts it has.
-    total: usize,
+    /// `(the script as a directive writes it, description)`, as in [`SkillPrompt::scripts`].
+    scripts: &'a [(String, String)],
 }
 
 impl<'a> Entry<'a> {
@@ -121,13 +118,7 @@ impl<'a> Entry<'a> {
         Entry {
             name: &skill.name,
             description: cell(&skill.description),
-            scripts: skill
-                .scripts
-                .iter()
-                .take(MAX_SCRIPTS_LISTED)
-                .map(|(path, _)| path.clone())
-                .collect(),
-            total: skill.scripts.len(),
+            scripts: &skill.scripts,
         }
     }
 }
@@ -148,9 +139,14 @@ fn push_entry(out: &mut String, entry: &Entry, chars: usize, scripts: usize) {
         out.push_str(": ");
         out.push_str(&description);
     }
-    let total = entry.total;
+    let total = entry.scripts.len();
     if total > 0 {
-        let listed = &entry.scripts[..scripts.min(entry.scripts.len())];
+        let listed: Vec<&str> = entry
+            .scripts
+            .iter()
+            .take(scripts)
+            .map(|(p, _)| p.as_str())
+            .collect();
         let more = total - listed.len();
         let lists = format!("!{{skill {}}} lists", entry.name);
         match (listed.is_empty(), more) {

@@ -19,14 +19,11 @@ pub struct Example {
     pub user: String,
     /// The answer up to and including the directive (a side effect: the whole answer).
     pub reply: String,
-    /// Side effect or capture.
-    pub kind: Kind,
     /// The directive as written, e.g. `!{scripts/calc.py "23 * 4"}`.
     pub directive: String,
-    /// What the script gave back (captures only).
-    pub output: Option<String>,
-    /// The answer after the output (captures only).
-    pub answer: Option<String>,
+    /// A capture's `(output, answer)`: what the script gave back and the answer after it;
+    /// `None` for a side effect.
+    pub capture: Option<(String, String)>,
 }
 
 /// Splits a SKILL.md body into the text the prompt shows and its worked example, when it has an
@@ -44,11 +41,8 @@ pub fn split_example(body: &str) -> (String, Option<Example>) {
     let Some(example) = parse_exchange(&lines[start + 1..end]) else {
         return (body.to_string(), None);
     };
-    let mut rest: Vec<&str> = lines[..start].to_vec();
-    rest.extend_from_slice(&lines[end..]);
-    let mut text = rest.join("\n").trim_end().to_string();
-    text.push('\n');
-    (text, Some(example))
+    let rest = [&lines[..start], &lines[end..]].concat();
+    (format!("{}\n", rest.join("\n").trim_end()), Some(example))
 }
 
 fn is_example_heading(line: &str) -> bool {
@@ -74,19 +68,16 @@ fn parse_exchange(lines: &[&str]) -> Option<Example> {
     }
     let user = user?;
     let reply = replies.first()?.clone();
-    let directive = first_directive(&reply)?;
-    let kind = directive.0;
-    let (output, answer) = match kind {
-        Kind::Capture => (Some(output?), Some(replies.get(1)?.clone())),
-        Kind::SideEffect => (None, None),
+    let (kind, directive) = first_directive(&reply)?;
+    let capture = match kind {
+        Kind::Capture => Some((output?, replies.get(1)?.clone())),
+        Kind::SideEffect => None,
     };
     Some(Example {
         user,
         reply,
-        kind,
-        directive: directive.1,
-        output,
-        answer,
+        directive,
+        capture,
     })
 }
 
@@ -131,18 +122,15 @@ pub fn load_example(name: &str, description: &str, body: &str) -> Option<Example
         .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("---"))
         .take(2)
         .collect();
-    let output = crate::skills::excerpt(&opening.join(" "), LOAD_OUTPUT_CHARS);
+    let output = match crate::skills::excerpt(&opening.join(" "), LOAD_OUTPUT_CHARS) {
+        o if o.is_empty() => "(no instructions)".into(),
+        o => o,
+    };
     Some(Example {
         user: crate::skills::excerpt(&request, LOAD_REQUEST_CHARS),
         reply: directive.clone(),
-        kind: Kind::Capture,
         directive,
-        output: Some(if output.is_empty() {
-            "(no instructions)".into()
-        } else {
-            output
-        }),
-        answer: Some(LOAD_ANSWER.into()),
+        capture: Some((output, LOAD_ANSWER.into())),
     })
 }
 
@@ -229,7 +217,7 @@ pub fn exchange(e: &Example) -> Vec<Message> {
         Message::user(e.user.clone()),
         Message::assistant(e.reply.clone()),
     ];
-    if let (Some(output), Some(answer)) = (&e.output, &e.answer) {
+    if let Some((output, answer)) = &e.capture {
         out.push(Message::user(format!("Output: {output} {CONTINUE}")));
         out.push(Message::assistant(answer.clone()));
     }
@@ -250,7 +238,7 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
     let mut known = KNOWN.iter();
     for e in examples.iter().take(MAX_EXAMPLES) {
         out.extend(exchange(e));
-        if e.output.is_some() && e.answer.is_some() {
+        if e.capture.is_some() {
             // A skill read is left as measured: catalog loads are rare enough already.
             if let Some((q, a)) = (!e.reads_a_skill()).then(|| known.next()).flatten() {
                 out.push(Message::user(*q));
@@ -259,11 +247,11 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
         }
     }
     if !examples.is_empty() {
-        let shown = |kind: Kind, generic: &'static str| {
+        let shown = |capture: bool, generic: &'static str| {
             examples
                 .iter()
                 .take(MAX_EXAMPLES)
-                .find(|e| e.kind == kind && !e.reads_a_skill())
+                .find(|e| e.capture.is_some() == capture && !e.reads_a_skill())
                 .map_or(generic, |e| e.directive.as_str())
         };
         out.push(Message::user(
@@ -271,8 +259,8 @@ pub fn few_shot(examples: &[Example]) -> Vec<Message> {
         ));
         out.push(Message::assistant(format!(
             "In backticks, as here, a directive is only shown: `{}` runs a script and brings back its output; `{}` runs one only for its effect. Without backticks it runs.",
-            shown(Kind::Capture, "!{…}"),
-            shown(Kind::SideEffect, "%{…}"),
+            shown(true, "!{…}"),
+            shown(false, "%{…}"),
         )));
     }
     out
@@ -291,12 +279,10 @@ mod tests {
         assert_eq!(body, "# calc\n\nComputes.\n\n## Notes\n\nMore.\n");
         let ex = ex.expect("an example");
         assert_eq!(ex.user, "What is 23 times 4?");
-        assert_eq!(ex.kind, Kind::Capture);
         assert_eq!(ex.directive, "!{scripts/calc.py \"23 * 4\"}");
-        assert_eq!(ex.output.as_deref(), Some("92"));
-        assert_eq!(ex.answer.as_deref(), Some("23 times 4 is 92."));
+        assert_eq!(ex.capture, Some(("92".into(), "23 times 4 is 92.".into())));
         let (_, ex) = split_example(SAY);
-        assert_eq!(ex.unwrap().kind, Kind::SideEffect);
+        assert_eq!(ex.unwrap().capture, None);
     }
 
     #[test]
@@ -393,18 +379,17 @@ mod tests {
         assert_eq!(ex.user, "Predicting tides for a harbour");
         assert_eq!(ex.reply, "!{skill tide-tables}");
         assert_eq!(ex.directive, ex.reply);
-        assert_eq!(ex.kind, Kind::Capture);
-        assert_eq!(
-            ex.output.as_deref(),
-            Some("Find the harbour. Read the table.")
+        let capture = (
+            "Find the harbour. Read the table.".into(),
+            LOAD_ANSWER.into(),
         );
-        assert_eq!(ex.answer.as_deref(), Some(LOAD_ANSWER));
+        assert_eq!(ex.capture, Some(capture));
         assert!(ex.reads_a_skill());
         // Long text is cut; an empty body still gives an output line.
         let long = "word ".repeat(100);
         let ex = load_example("x", &long, "").unwrap();
         assert!(ex.user.chars().count() <= LOAD_REQUEST_CHARS, "{}", ex.user);
-        assert_eq!(ex.output.as_deref(), Some("(no instructions)"));
+        assert_eq!(ex.capture.unwrap().0, "(no instructions)");
         // No request, or a name that is no directive: no example.
         assert!(load_example("x", " \"\" ", "body").is_none());
         assert!(load_example("", "Does things.", "body").is_none());

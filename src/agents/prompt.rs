@@ -53,19 +53,11 @@ enum Told {
 }
 
 fn compose(instructions: &str, skills: &[SkillPrompt], told: Told) -> String {
-    let stripped: Vec<SkillPrompt>;
-    let skills = match told {
-        Told::SkillReads => {
-            stripped = (skills.iter().cloned())
-                .map(|mut s| {
-                    s.scripts.clear();
-                    s
-                })
-                .collect();
-            &stripped[..]
-        }
-        Told::Full | Told::Coached => skills,
-    };
+    let mut skills = skills.to_vec();
+    if told == Told::SkillReads {
+        // No script is shown, under a skill or in the catalog.
+        skills.iter_mut().for_each(|s| s.scripts.clear());
+    }
     let mut out = String::new();
     let mut examples = Vec::new();
     let mut bodies = Vec::new();
@@ -91,7 +83,7 @@ fn compose(instructions: &str, skills: &[SkillPrompt], told: Told) -> String {
         }
     }
     // Skills not named by the agent or --skill: one line each (progressive disclosure).
-    out.push_str(&super::catalog::catalog(skills));
+    out.push_str(&super::catalog::catalog(&skills));
     let instructions = instructions.trim();
     if !instructions.is_empty() {
         out.push('\n');

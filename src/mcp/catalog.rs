@@ -43,7 +43,7 @@ pub struct Tool {
 }
 
 /// One published file of a skill.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct File {
     /// Path inside the skill folder, `/`-separated.
     pub rel: String,
@@ -301,17 +301,14 @@ fn skill_json(s: &SkillEntry) -> Value {
 const LOAD_SKILL_LIST_BYTES: usize = crate::agents::catalog::CATALOG_BUDGET_BYTES;
 
 fn load_skill_tool(skills: &[SkillEntry]) -> Tool {
-    let mut description = String::from(
-        "Load a skill: returns its instructions (SKILL.md), its tools and its files; with `file`, \
-         one of its files. Load a skill before using its tools. Skills:",
-    );
     let listed: Vec<(&str, &str)> = skills
         .iter()
         .map(|s| (s.name.as_str(), s.description.as_str()))
         .collect();
-    description.push('\n');
-    description.push_str(
-        crate::agents::catalog::described_within(&listed, LOAD_SKILL_LIST_BYTES).trim_end(),
+    let description = format!(
+        "Load a skill: returns its instructions (SKILL.md), its tools and its files; with `file`, \
+         one of its files. Load a skill before using its tools. Skills:\n{}",
+        crate::agents::catalog::described_within(&listed, LOAD_SKILL_LIST_BYTES).trim_end()
     );
     let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
     Tool {

@@ -305,14 +305,10 @@ pub fn elicitation(p: &Prompt<'_>) -> Value {
 /// The user's answer: accept → once (or always), decline → no, cancel → declined with reason.
 pub fn answer_of(result: &Value) -> Result<Answer, ConsentError> {
     match result.get("action").and_then(Value::as_str) {
-        Some("accept") => {
-            let always = result
-                .get("content")
-                .and_then(|c| c.get("always"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            Ok(if always { Answer::Always } else { Answer::Once })
+        Some("accept") if result.pointer("/content/always") == Some(&json!(true)) => {
+            Ok(Answer::Always)
         }
+        Some("accept") => Ok(Answer::Once),
         Some("decline") => Ok(Answer::No),
         Some("cancel") => Err(ConsentError::Dismissed),
         _ => Err(ConsentError::NoAction),

@@ -69,18 +69,10 @@ pub struct Rejected {
     pub error: RpcError,
 }
 
-impl Rejected {
-    pub fn reply(&self) -> Value {
-        error_response(&self.id, &self.error)
-    }
-}
-
-/// `{"jsonrpc":"2.0","id":…,"result":…}`.
 pub fn response(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-/// `{"jsonrpc":"2.0","id":…,"error":{…}}`.
 pub fn error_response(id: &Value, error: &RpcError) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": error})
 }
@@ -92,26 +84,17 @@ pub fn request(id: &Value, method: &str, params: Value) -> Value {
 
 /// Parses one line (without its newline).
 pub fn parse(line: &[u8]) -> Result<Incoming, Rejected> {
-    let value: Value = match serde_json::from_slice(line) {
-        Ok(v) => v,
-        Err(e) => {
-            // Valid JSON nested past the parser's depth limit still names its id.
-            let deep = e.to_string().contains("recursion limit");
-            let (id, message) = if deep {
-                (
-                    scan_id(line).unwrap_or(Value::Null),
-                    "the message nests deeper than 128 levels".to_string(),
-                )
-            } else {
-                (Value::Null, format!("not JSON: {e}"))
-            };
-            let code = if deep { INVALID_PARAMS } else { PARSE_ERROR };
-            return Err(Rejected {
-                id,
-                error: RpcError::new(code, message),
-            });
-        }
-    };
+    let value: Value = serde_json::from_slice(line).map_err(|e| {
+        // Valid JSON nested past the parser's depth limit still names its id.
+        let (id, error) = if e.to_string().contains("recursion limit") {
+            let why = "the message nests deeper than 128 levels";
+            (scan_id(line), RpcError::new(INVALID_PARAMS, why))
+        } else {
+            (None, RpcError::new(PARSE_ERROR, format!("not JSON: {e}")))
+        };
+        let id = id.unwrap_or(Value::Null);
+        Rejected { id, error }
+    })?;
     from_value(value)
 }
 
@@ -176,17 +159,12 @@ fn from_value(value: Value) -> Result<Incoming, Rejected> {
 }
 
 fn error_of(e: &Value) -> RpcError {
+    let code = e.get("code").and_then(Value::as_i64);
+    let message = e.get("message").and_then(Value::as_str).unwrap_or("error");
+    let data = e.get("data").cloned().map(Box::new);
     RpcError {
-        code: e
-            .get("code")
-            .and_then(Value::as_i64)
-            .unwrap_or(INTERNAL_ERROR),
-        message: e
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("error")
-            .to_string(),
-        data: e.get("data").cloned().map(Box::new),
+        data,
+        ..RpcError::new(code.unwrap_or(INTERNAL_ERROR), message)
     }
 }
 
@@ -281,7 +259,6 @@ mod tests {
     fn malformed_lines_are_answered() {
         let e = parse(b"{not json").unwrap_err();
         assert_eq!((e.id.clone(), e.error.code), (Value::Null, PARSE_ERROR));
-        assert_eq!(e.reply()["error"]["code"], PARSE_ERROR);
         let e = parse(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).unwrap_err();
         assert!(e.error.message.contains("batches"));
         let e = parse(br#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#).unwrap_err();

@@ -224,7 +224,7 @@ impl Server {
         };
         let msg = match parsed {
             Ok(m) => m,
-            Err(rejected) => return self.send(rejected.reply()),
+            Err(r) => return self.send(jsonrpc::error_response(&r.id, &r.error)),
         };
         let was_initialized = self.session.client().is_some();
         let step = self.session.handle(msg);
@@ -262,31 +262,24 @@ impl Server {
             Step::ReadResource {
                 id,
                 skill,
-                uri,
+                file,
                 era,
             } => {
-                let reply = match self.catalog.file_of(&uri) {
-                    Some((_, f)) => match self.dispatcher.serve_skill_file(
-                        Origin::Mcp,
-                        &skill,
-                        &f.rel,
-                        f.bytes.len(),
-                    ) {
-                        Ok(()) => jsonrpc::response(
-                            &id,
-                            session::finish(&era, Catalog::read_json(f), true),
-                        ),
-                        Err(why) => jsonrpc::error_response(
-                            &id,
-                            &RpcError::new(jsonrpc::INVALID_REQUEST, why),
-                        ),
-                    },
-                    None => jsonrpc::error_response(
+                let served = self.dispatcher.serve_skill_file(
+                    Origin::Mcp,
+                    &skill,
+                    &file.rel,
+                    file.bytes.len(),
+                );
+                self.send(match served {
+                    Ok(()) => jsonrpc::response(
                         &id,
-                        &RpcError::new(jsonrpc::RESOURCE_NOT_FOUND, "no such resource"),
+                        session::finish(&era, Catalog::read_json(&file), true),
                     ),
-                };
-                self.send(reply);
+                    Err(why) => {
+                        jsonrpc::error_response(&id, &RpcError::new(jsonrpc::INVALID_REQUEST, why))
+                    }
+                });
             }
             Step::Cancel(id) => {
                 for r in self.running.values_mut().filter(|r| r.id == id) {

@@ -9,7 +9,7 @@
 //! answers by retrying); any other request belongs to the `initialize` handshake of the legacy
 //! era ([`VERSIONS`]), where a confirmation is an elicitation request of ours.
 
-use super::catalog::{Catalog, Target};
+use super::catalog::{Catalog, File, Target};
 use super::jsonrpc::{
     INVALID_PARAMS, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError,
     SHUTTING_DOWN, error_response, response,
@@ -50,7 +50,7 @@ pub enum Step {
     ReadResource {
         id: Value,
         skill: String,
-        uri: String,
+        file: File,
         era: Era,
     },
     /// The client cancelled request `id`: stop it, send nothing.
@@ -85,7 +85,6 @@ pub enum Era {
 /// What a modern request declared about its client, and the answers it brings.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Modern {
-    pub version: String,
     /// The elicitation modes this request declared (as [`Client::elicitation`]).
     pub elicitation: Option<Vec<String>>,
     /// `inputResponses` of a retried request: the answers to our `inputRequests`, by key.
@@ -101,14 +100,12 @@ pub enum Unanswered {
     CannotAsk(String),
 }
 
-/// What the client said about itself in `initialize`.
+/// What the client declared in `initialize` that the server acts on.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Client {
     /// The elicitation modes the client declared (`[]` for a bare `elicitation: {}`, which
     /// means form mode); `None` when it declared no elicitation capability.
     pub elicitation: Option<Vec<String>>,
-    pub name: String,
-    pub version: String,
 }
 
 pub struct Session {
@@ -139,11 +136,8 @@ impl Session {
     pub fn handle(&mut self, msg: Incoming) -> Step {
         match msg {
             Incoming::Request { id, method, params } => self.request(id, &method, params),
-            Incoming::Notification { method, params } => match method.as_str() {
-                "notifications/cancelled" => match params.get("requestId") {
-                    Some(id) => Step::Cancel(id.clone()),
-                    None => Step::Nothing,
-                },
+            Incoming::Notification { method, params } => match params.get("requestId") {
+                Some(id) if method == "notifications/cancelled" => Step::Cancel(id.clone()),
                 _ => Step::Nothing,
             },
             Incoming::Response { id, outcome } => Step::Answer { id, outcome },
@@ -204,24 +198,23 @@ impl Session {
             let e = RpcError::new(not_found, why).with_data(json!({"uri": u}));
             Step::Reply(error_response(&id, &e))
         };
+        // One page of a list result (see [`super::page`]).
+        let list = |all, key| match super::page::page(all, key, &params, super::page::PAGE_SIZE) {
+            Ok(result) => ok(result, true),
+            Err(e) => Step::Reply(error_response(&id, &e)),
+        };
         match method {
-            "tools/list" => self.page(&id, &era, cat.tools_json(), "tools", &params),
+            "tools/list" => list(cat.tools_json(), "tools"),
             "tools/call" => self.call(id, params, era),
-            "resources/list" => self.page(&id, &era, cat.resources_json(), "resources", &params),
-            "resources/templates/list" => self.page(
-                &id,
-                &era,
-                cat.templates_json(),
-                "resourceTemplates",
-                &params,
-            ),
+            "resources/list" => list(cat.resources_json(), "resources"),
+            "resources/templates/list" => list(cat.templates_json(), "resourceTemplates"),
             "resources/read" => match uri() {
                 None => err(INVALID_PARAMS, "resources/read needs `uri`".into()),
                 Some(u) => match cat.file_of(u) {
                     Some((skill, f)) => Step::ReadResource {
                         id,
                         skill: skill.to_owned(),
-                        uri: f.uri.clone(),
+                        file: f.clone(),
                         era,
                     },
                     None => missing("resource", u),
@@ -242,21 +235,6 @@ impl Session {
         }
     }
 
-    /// One page of a list result (see [`super::page`]).
-    fn page(
-        &self,
-        id: &Value,
-        era: &Era,
-        all: Value,
-        key: &str,
-        params: &Map<String, Value>,
-    ) -> Step {
-        match super::page::page(all, key, params, super::page::PAGE_SIZE) {
-            Ok(result) => Step::Reply(response(id, finish(era, result, true))),
-            Err(e) => Step::Reply(error_response(id, &e)),
-        }
-    }
-
     /// `server/discover`: every version served, and what `initialize` would say.
     fn discover(&self) -> Value {
         let mut r = capabilities();
@@ -268,18 +246,7 @@ impl Session {
     fn initialize(&mut self, params: &Map<String, Value>) -> Value {
         let caps = params.get("capabilities").and_then(Value::as_object);
         let elicitation = caps.and_then(elicitation_modes);
-        let info = params.get("clientInfo");
-        let text = |k: &str| {
-            info.and_then(|i| i.get(k))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        self.client = Some(Client {
-            elicitation,
-            name: text("name"),
-            version: text("version"),
-        });
+        self.client = Some(Client { elicitation });
         let asked = params.get("protocolVersion").and_then(Value::as_str);
         let version = asked
             .filter(|v| VERSIONS.contains(v))
@@ -300,32 +267,26 @@ impl Session {
             Some(Value::Object(a)) => a.clone(),
             Some(_) => return bad("`arguments` must be an object"),
         };
-        match self.catalog.target(name) {
-            Some(target) => Step::Call(Call {
-                id,
-                tool: name.to_string(),
-                target,
-                arguments,
-                era,
-            }),
-            None => Step::UnknownTool {
-                name: name.to_string(),
-                reply: error_response(
-                    &id,
-                    &RpcError::new(
-                        INVALID_PARAMS,
-                        match self.catalog.unavailable(name) {
-                            Some(why) => escape_controls(why),
-                            None => format!("unknown tool: `{}`", escape_controls(name)),
-                        },
-                    ),
-                ),
-            },
-        }
+        let Some(target) = self.catalog.target(name) else {
+            let why = match self.catalog.unavailable(name) {
+                Some(why) => escape_controls(why),
+                None => format!("unknown tool: `{}`", escape_controls(name)),
+            };
+            let reply = error_response(&id, &RpcError::new(INVALID_PARAMS, why));
+            let name = name.to_string();
+            return Step::UnknownTool { name, reply };
+        };
+        let tool = name.to_string();
+        Step::Call(Call {
+            id,
+            tool,
+            target,
+            arguments,
+            era,
+        })
     }
 }
 
-/// The server's name and version.
 fn server_info() -> Value {
     json!({"name": "skillpipe", "version": env!("CARGO_PKG_VERSION")})
 }
@@ -354,7 +315,7 @@ fn modern(params: &Map<String, Value>) -> Option<Result<Modern, RpcError>> {
         Err(RpcError::new(UNSUPPORTED_PROTOCOL_VERSION, why)
             .with_data(json!({"supported": all, "requested": requested})))
     };
-    let Some(v) = version.as_str().filter(|v| MODERN_VERSIONS.contains(v)) else {
+    let Some(_) = version.as_str().filter(|v| MODERN_VERSIONS.contains(v)) else {
         let why = match version.as_str() {
             Some(v) if VERSIONS.contains(&v) => format!(
                 "unsupported protocol version `{}` in `_meta`: it opens with `initialize`; \
@@ -388,7 +349,6 @@ fn modern(params: &Map<String, Value>) -> Option<Result<Modern, RpcError>> {
         }
     };
     Some(Ok(Modern {
-        version: v.to_owned(),
         elicitation,
         input_responses,
     }))
