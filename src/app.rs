@@ -185,7 +185,7 @@ pub(crate) fn build(config: &AppConfig, asking: Asking) -> Result<Setup, AppErro
                 // Reached from the user's folder, it still counts where it leads.
                 shown.push_str(" (to let it grant, copy the file into your own config folder)");
             }
-            let notice = crate::policy::source::ignored_notice(&shown, &restricted.ignored);
+            let notice = restricted.notice(&shown);
             if let Some(notice) = notice {
                 note(&format!("skillpipe: {}", crate::term::sanitize(&notice)));
             }

@@ -6,15 +6,23 @@
 use super::AgentConfig;
 use crate::policy::source::{self, Ignored};
 
-/// What was taken away from a foreign agent file, and the one-line notice saying so.
+/// What was taken away from a foreign agent file, and why.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Restricted {
     /// False for an agent in the user's own config folders (nothing is restricted then).
     pub foreign: bool,
     /// The settings dropped.
     pub ignored: Vec<Ignored>,
-    /// One line for the user, when anything was dropped.
-    pub notice: Option<String>,
+    /// In the user's config folder, yet not the user's word: this file or folder is open to
+    /// other users.
+    pub open_to_others: Option<std::path::PathBuf>,
+}
+
+impl Restricted {
+    /// The one-line notice, when anything was dropped, for the file shown as `file`.
+    pub fn notice(&self, file: &str) -> Option<String> {
+        source::ignored_notice(file, &self.ignored, self.open_to_others.as_deref())
+    }
 }
 
 /// Applies the rule to `agent` in place, deciding from where its file lies.
@@ -33,17 +41,7 @@ pub fn restrict(agent: &mut AgentConfig) -> Restricted {
         })
         .unwrap_or_default();
     let mut restricted = restrict_if(agent, foreign, &replays);
-    // In the user's config folder but open to others: say why it is not the user's word.
-    if let (Some(n), Some(open)) = (
-        restricted.notice.as_mut(),
-        crate::paths::writable_by_others(&agent.source),
-    ) {
-        let why = format!(
-            "{} could be changed by another user (make it yours and `chmod o-w` it)",
-            open.display()
-        );
-        *n = n.replacen("not in your own config folders", &why, 1);
-    }
+    restricted.open_to_others = crate::paths::writable_by_others(&agent.source);
     restricted
 }
 
@@ -128,11 +126,10 @@ pub fn restrict_if(agent: &mut AgentConfig, foreign: bool, replays: &[String]) -
             grant: "--param KEY=VALUE",
         });
     }
-    let notice = source::ignored_notice(&shown_source(&agent.source), &ignored);
     Restricted {
         foreign,
         ignored,
-        notice,
+        open_to_others: None,
     }
 }
 
@@ -191,7 +188,7 @@ mod tests {
         let keys: Vec<&str> = r.ignored.iter().map(|i| &*i.key).collect();
         assert_eq!(keys, ["params.n", "params.store"]);
         assert!(
-            r.notice
+            r.notice("a.toml")
                 .unwrap()
                 .contains("params.n (grant with --param KEY=VALUE)")
         );

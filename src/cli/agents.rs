@@ -77,8 +77,8 @@ pub fn run(args: AgentsArgs) -> anyhow::Result<i32> {
                 crate::app::check_policy(p, &agent.source)?;
             }
             let restricted = agents::origin::restrict(&mut agent);
-            if let Some(n) = &restricted.notice {
-                eprintln!("skillpipe: {}", crate::term::sanitize(n));
+            if let Some(n) = restricted.notice(&agents::origin::shown_source(&agent.source)) {
+                eprintln!("skillpipe: {}", crate::term::sanitize(&n));
             }
             let dirs = args.skill_flags.search_path(Some(&name))?;
             let mut set = crate::skills::SkillSet::load_with(&dirs, &crate::app::load_options()?);

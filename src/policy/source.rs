@@ -99,7 +99,11 @@ pub fn narrow_only(p: &ScriptPolicy) -> (ScriptPolicy, Vec<Ignored>) {
 }
 
 /// The one-line notice for what [`narrow_only`] dropped from `file`, if anything.
-pub fn ignored_notice(file: &str, ignored: &[Ignored]) -> Option<String> {
+pub fn ignored_notice(
+    file: &str,
+    ignored: &[Ignored],
+    open_to_others: Option<&std::path::Path>,
+) -> Option<String> {
     if ignored.is_empty() {
         return None;
     }
@@ -107,9 +111,15 @@ pub fn ignored_notice(file: &str, ignored: &[Ignored]) -> Option<String> {
         .iter()
         .map(|i| format!("{} (grant with {})", i.key, i.grant))
         .collect();
+    let why = match open_to_others {
+        Some(open) => format!(
+            "{} could be changed by another user (make it yours and `chmod o-w` it)",
+            open.display()
+        ),
+        None => "not in your own config folders".to_string(),
+    };
     Some(format!(
-        "{}: not in your own config folders, so it may only narrow the script policy; ignored: {}",
-        file,
+        "{file}: {why}, so it may only narrow the script policy; ignored: {}",
         items.join(", ")
     ))
 }
@@ -168,7 +178,7 @@ mod tests {
                 "max_captures_per_turn"
             ]
         );
-        let line = ignored_notice("agents/x.toml", &ignored).unwrap();
+        let line = ignored_notice("agents/x.toml", &ignored, None).unwrap();
         assert!(line.starts_with("agents/x.toml: not in your own config folders"));
         assert!(line.contains("allow_scripts (grant with --allow-scripts)"));
         assert!(line.contains("confirm (grant with -y)"));
@@ -190,7 +200,7 @@ mod tests {
         let (p, ignored) = narrow_only(&narrow);
         assert_eq!(p, narrow);
         assert!(ignored.is_empty());
-        assert_eq!(ignored_notice("x", &ignored), None);
+        assert_eq!(ignored_notice("x", &ignored, None), None);
     }
 
     #[test]

@@ -752,17 +752,24 @@ fn an_agent_file_others_could_change_is_not_the_users_word() {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
+    // `chat --agent` says the same as `agents show`.
+    let server = common::Server::start((0..2).map(|_| common::Reply::text(["ok"])));
+    let chat = || {
+        let args = ["chat", "--agent", "open", "--base-url", &server.url];
+        let out = w.cmd().args(args).args(["--model", "m", "hi"]).output();
+        String::from_utf8_lossy(&out.unwrap().stderr).into_owned()
+    };
     for (path, m) in [(&file, 0o666), (&dir, 0o777)] {
         mode(path, m);
         let (out, err) = show();
         assert!(out.contains("allow_network = false"), "{out}");
-        assert!(
-            err.contains(&format!(
-                "{} could be changed by another user (make it yours and `chmod o-w` it), so it may only narrow the script policy; ignored: allow_network",
-                path.display()
-            )),
-            "{err}"
+        let why = format!(
+            "{} could be changed by another user (make it yours and `chmod o-w` it), so it may only narrow the script policy; ignored: allow_network",
+            path.display()
         );
+        assert!(err.contains(&why), "{err}");
+        let err = chat();
+        assert!(err.contains(&why), "{err}");
         mode(path, if m == 0o666 { 0o644 } else { 0o755 });
     }
     // Sticky like /tmp: others may add files but not change this one.
