@@ -33,11 +33,6 @@ pub struct Script {
     pub schema: Option<PathBuf>,
 }
 
-/// The schema file that makes a script take JSON on stdin: `x.py` → `x.schema.json`.
-pub fn schema_beside(path: &Path, id: &str) -> PathBuf {
-    path.with_file_name(format!("{id}.schema.json"))
-}
-
 /// The interpreter implied by a file name's extension. `.ts` maps to `ts_interpreter`.
 pub fn interpreter_by_extension<'a>(file_name: &str, ts_interpreter: &'a str) -> Option<&'a str> {
     let ext = file_name.rsplit_once('.')?.1;
@@ -398,11 +393,7 @@ fn is_assignment(line: &str) -> bool {
 }
 
 fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script> {
-    let known_ext = interpreter_by_extension(name, ts).is_some();
     let head = read_head(path).ok()?;
-    if !known_ext && !head.starts_with(b"#!") {
-        return None;
-    }
     let interpreter = classify(name, &head, ts)?;
     if name.ends_with(".py") && is_python_helper(path) {
         return None;
@@ -411,7 +402,7 @@ fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script
         Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
         _ => name.to_owned(),
     };
-    let schema = Some(schema_beside(path, &id)).filter(|p| p.is_file());
+    let schema = Some(path.with_file_name(format!("{id}.schema.json"))).filter(|p| p.is_file());
     Some(Script {
         rel_path,
         id,
