@@ -424,22 +424,13 @@ fn finish(
 
 /// Canonicalize `path`, require it inside `dir` (canonical), a regular file, not setuid/setgid.
 pub(super) fn check_file(dir: &Path, path: &Path, written: &str) -> Result<PathBuf, ResolveError> {
-    let canonical = match fs::canonicalize(path) {
-        Ok(p) => p,
-        Err(_) if fs::symlink_metadata(path).is_ok() => {
-            // A dangling link: say where it points only if that is outside.
-            return Err(ResolveError::NotFound(format!(
-                "{written}: broken symbolic link in {}",
-                dir.display()
-            )));
-        }
-        Err(_) => {
-            return Err(ResolveError::NotFound(format!(
-                "{written}: no such file in {}",
-                dir.display()
-            )));
-        }
-    };
+    let canonical = fs::canonicalize(path).map_err(|_| {
+        let what = match fs::symlink_metadata(path) {
+            Ok(_) => "broken symbolic link",
+            Err(_) => "no such file",
+        };
+        ResolveError::NotFound(format!("{written}: {what} in {}", dir.display()))
+    })?;
     if !canonical.starts_with(dir) {
         return Err(ResolveError::OutsideSkill {
             written: written.to_owned(),
