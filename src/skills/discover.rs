@@ -323,17 +323,14 @@ impl SkillSet {
         /// Names listed before the rest are counted: with a hundred skills installed the list
         /// buried the reason after it.
         const LISTED: usize = 12;
-        if self.skills.is_empty() {
-            return "none".into();
-        }
-        let names: Vec<&str> = self.skills.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<String> = self.skills.iter().map(|s| s.name.clone()).collect();
         match names.len() > LISTED {
             true => format!(
                 "{}, … and {} more",
                 names[..LISTED].join(", "),
                 names.len() - LISTED
             ),
-            false => names.join(", "),
+            false => super::or_none(&names),
         }
     }
 

@@ -41,11 +41,7 @@ impl SkillSet {
             return Err(ResolveError::NotFound(format!(
                 "`{name}` is an agent's tool folder, not a skill: there is nothing to read; its \
                  tools are {}",
-                if tools.is_empty() {
-                    "none".to_owned()
-                } else {
-                    tools.join(", ")
-                }
+                super::or_none(&tools)
             )));
         }
         // At most `max_bytes` of `bytes`, saying whether there were more.

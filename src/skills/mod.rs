@@ -53,6 +53,14 @@ pub const SCRIPT_ENV: [&str; 4] = [
     "SKILLPIPE_VERSION",
 ];
 
+/// `items` comma-separated for a message, or "none".
+fn or_none(items: &[String]) -> String {
+    match items.is_empty() {
+        true => "none".to_owned(),
+        false => items.join(", "),
+    }
+}
+
 /// One loaded skill.
 #[derive(Debug, Clone, Default)]
 pub struct Skill {

@@ -332,11 +332,7 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
             Err(ResolveError::NotFound(format!(
                 "skill `{}` has no tool or script `{id}` (it has: {})",
                 skill.name,
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
+                super::or_none(&known)
             )))
         }
         [one] => finish(skill, written, &one.rel_path, None),
@@ -522,11 +518,7 @@ impl ResolvedScript {
         if !allowed_interpreters.contains(&self.interpreter) {
             return Err(ResolveError::InterpreterNotAllowed {
                 interpreter: self.interpreter.clone(),
-                allowed: if allowed_interpreters.is_empty() {
-                    "none".to_owned()
-                } else {
-                    allowed_interpreters.join(", ")
-                },
+                allowed: super::or_none(allowed_interpreters),
             });
         }
         let program = find_on_path(&self.interpreter, path_var)
