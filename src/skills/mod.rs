@@ -1,16 +1,4 @@
 //! Skills (DESIGN §4): discovery, script detection, safe resolution.
-//!
-//! - `frontmatter`: split SKILL.md and parse its YAML with line numbers (pure).
-//! - `rules`: the frontmatter spec as checks with severity (pure).
-//! - `scripts`: which files under `scripts/` are scripts, their interpreter and description.
-//! - `discover`: loading skills from the search path, leniently.
-//! - `copies`: whether two skill folders are copies of one skill.
-//! - `resolve`: from a directive's `argv[0]` to a checked command.
-//! - `validate`: strict validation for `skillpipe skills validate`.
-//! - `invocation`: `python3 scripts/x.py`, `python -m scripts.x` as the skill script they name.
-//! - `files`: a skill's body and files for the model (`!{skill NAME [FILE]}`).
-//! - `tools`: script tools, `tools/{id}/` folders with `tool.yaml` and a JSON Schema.
-//! - `written`: `<path-to-skill>/scripts/x.py` and a root script's file name as references.
 
 mod copies;
 pub(crate) mod discover;
