@@ -107,26 +107,35 @@ const MAX_NAMED: usize = 64;
 /// tells the model to run a file there made it one. `skill_dir` must be canonical: symlinks
 /// whose target leaves it are skipped. Each group sorted by `rel_path`, `scripts/` first.
 pub fn detect(skill_dir: &Path, ts_interpreter: &str, body: &str) -> Vec<Script> {
-    let mut out = detect_in_folders(skill_dir, ts_interpreter);
-    let mut named = Vec::new();
-    for rel in named_paths(body) {
-        if out.iter().chain(&named).any(|s: &Script| s.rel_path == rel) {
-            continue;
-        }
-        let path = skill_dir.join(&rel);
-        // A regular file inside the skill, reached without a link: a body can name anything.
-        let inside = fs::canonicalize(&path).is_ok_and(|c| c == path);
-        let name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
-        if inside
-            && !skip_name(&name)
-            && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
-            && let Some(script) = examine(&path, &name, rel, ts_interpreter)
-        {
-            named.push(script);
-        }
+    let mut out = Vec::new();
+    let folder = skill_dir.join("scripts");
+    if folder.is_dir() {
+        walk(skill_dir, &folder, "scripts", 0, ts_interpreter, &mut out);
     }
-    named.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
-    out.extend(named);
+    out.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    let at_root: Vec<String> = fs::read_dir(skill_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| name != "SKILL.md")
+        .collect();
+    for group in [at_root, named_paths(body)] {
+        let mut found: Vec<Script> = group
+            .into_iter()
+            .filter_map(|rel| {
+                let path = skill_dir.join(&rel);
+                let name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
+                // A regular file inside the skill, reached without a link: a body can name
+                // anything, and a link at the root is not followed.
+                let plain = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+                    && fs::canonicalize(&path).is_ok_and(|c| c == path);
+                (plain && !skip_name(&name)).then(|| examine(&path, &name, rel, ts_interpreter))?
+            })
+            .collect();
+        found.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+        out.extend(found);
+    }
     out
 }
 
@@ -190,35 +199,6 @@ fn named_paths(body: &str) -> Vec<String> {
             }
         }
     }
-    out
-}
-
-fn detect_in_folders(skill_dir: &Path, ts_interpreter: &str) -> Vec<Script> {
-    let mut out = Vec::new();
-    let root = skill_dir.join("scripts");
-    if root.is_dir() {
-        walk(skill_dir, &root, "scripts", 0, ts_interpreter, &mut out);
-    }
-    out.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
-    let mut at_root = Vec::new();
-    if let Ok(entries) = fs::read_dir(skill_dir) {
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            // Only regular files: a link at the root is not followed.
-            if skip_name(name)
-                || name == "SKILL.md"
-                || !entry.file_type().is_ok_and(|t| t.is_file())
-            {
-                continue;
-            }
-            if let Some(s) = examine(&entry.path(), name, name.to_owned(), ts_interpreter) {
-                at_root.push(s);
-            }
-        }
-    }
-    at_root.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
-    out.extend(at_root);
     out
 }
 
