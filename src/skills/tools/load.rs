@@ -87,7 +87,8 @@ pub(super) fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
         .map_err(|e| vec![format!("{shown}:{}: {}", e.line, e.message)])?;
     let mut p = |line: usize, msg: String| problems.push(format!("{shown}:{line}: {msg}"));
     let k = tool_keys(dir, &folder, &entries, &mut p);
-    if k.id.is_none() && !entries.iter().any(|e| e.key == "id") {
+    let line_of = |key: &str| entries.iter().find(|e| e.key == key).map(|e| e.line);
+    if k.id.is_none() && line_of("id").is_none() {
         p(1, format!("missing key `id` (the folder name, `{folder}`)"));
     }
     // Without a runtime (or `auto`) the interpreter comes from the script itself; one that
@@ -95,19 +96,15 @@ pub(super) fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
     if let (Some(file), None) = (&k.script, &k.runtime)
         && crate::skills::scripts::interpreter_for(file, &dir.join(file), "node").is_none()
     {
-        let line = entries
-            .iter()
-            .find(|e| e.key == "script")
-            .map_or(1, |e| e.line);
         p(
-            line,
+            line_of("script").unwrap_or(1),
             format!(
                 "key `script`: no interpreter for `{file}`: give it a known extension (.py, .sh, \
                  .js, .ts, .rb, .pl) or a #! line, or name one in `runtime`"
             ),
         );
     }
-    if k.script.is_none() && !entries.iter().any(|e| e.key == "script") {
+    if k.script.is_none() && line_of("script").is_none() {
         p(
             1,
             "missing key `script` (the file in this folder that runs)".into(),
@@ -125,7 +122,7 @@ pub(super) fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
     if schema.is_some() && k.input == ToolInput::Argv {
         problems.push(format!(
             "{shown}:{}: key `input`: a tool with a schema.json takes its input as JSON (`input: json`)",
-            k.input_line.unwrap_or(1)
+            line_of("input").unwrap_or(1)
         ));
     }
     let description = match fs::read_to_string(dir.join("description.md")) {
@@ -177,8 +174,6 @@ struct ToolKeys {
     off_by_trigger: bool,
     confirm: bool,
     input: ToolInput,
-    /// Where `input` is written, for a problem that involves it.
-    input_line: Option<usize>,
 }
 
 /// A step of `load_tool`: each key of tool.yaml read and checked alone (its problems to `p`).
@@ -192,9 +187,6 @@ fn tool_keys(
     let mut k = ToolKeys::default();
     for Entry { key, line, value } in entries {
         let line = *line;
-        if key == "input" {
-            k.input_line = Some(line);
-        }
         let not = |what: &str| format!("key `{key}` must be {what}, not {}", value.kind());
         match key.as_str() {
             "id" => match value {
