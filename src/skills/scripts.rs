@@ -442,51 +442,36 @@ pub fn describe(text: &str) -> String {
     let push =
         |words: &mut Vec<String>, s: &str| words.extend(s.split_whitespace().map(str::to_owned));
 
-    for quote in ["\"\"\"", "'''"] {
-        let Some(after) = first
-            .strip_prefix(quote)
-            .or_else(|| first.strip_prefix('r').and_then(|f| f.strip_prefix(quote)))
-        else {
+    // A docstring or a `/* */` block: its first paragraph.
+    for (open, close) in [
+        ("\"\"\"", "\"\"\""),
+        ("r\"\"\"", "\"\"\""),
+        ("'''", "'''"),
+        ("r'''", "'''"),
+        ("/*", "*/"),
+    ] {
+        let Some(after) = first.strip_prefix(open) else {
             continue;
         };
-        if let Some(end) = after.find(quote) {
-            push(&mut words, &after[..end]);
-        } else {
-            push(&mut words, after);
-            for line in lines.by_ref() {
-                let t = line.trim();
-                if let Some(end) = t.find(quote) {
-                    push(&mut words, &t[..end]);
-                    break;
-                }
-                if t.is_empty() {
-                    if !words.is_empty() {
-                        break;
-                    }
-                    continue;
-                }
-                push(&mut words, t);
-            }
-        }
-        return finish(words);
-    }
-
-    if let Some(after) = first.strip_prefix("/*") {
-        let after = after.trim_start_matches('*');
+        // A block's lines may start with `*` (`/**`, ` * Convert files.`).
+        let block = open == "/*";
         let mut add = |t: &str| -> bool {
-            // Returns true at the end of the block or of the first paragraph.
-            let (part, done) = match t.find("*/") {
+            // Returns true at the end of the comment or of the first paragraph.
+            let (part, done) = match t.find(close) {
                 Some(end) => (&t[..end], true),
                 None => (t, false),
             };
-            let part = part.trim().trim_start_matches('*').trim();
+            let part = match block {
+                true => part.trim().trim_start_matches('*').trim(),
+                false => part.trim(),
+            };
             if part.is_empty() {
                 return done || !words.is_empty();
             }
-            words.extend(part.split_whitespace().map(str::to_owned));
+            push(&mut words, part);
             done
         };
-        if !add(after) {
+        if !add(after.trim_start_matches(|c| block && c == '*')) {
             for line in lines.by_ref() {
                 if add(line.trim()) {
                     break;
