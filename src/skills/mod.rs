@@ -146,6 +146,12 @@ pub fn outputs_of(stdout: &[u8]) -> serde_json::Value {
     }
 }
 
+/// `words` as an argv.
+#[cfg(test)]
+pub(crate) fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
 /// Writes the skill folder `root/NAME`: its SKILL.md, and `files` as (path in it, text).
 #[cfg(test)]
 pub(crate) fn write_test_skill(root: &std::path::Path, name: &str, files: &[(&str, &str)]) {
