@@ -5,7 +5,6 @@
 use super::frontmatter;
 use super::rules::{self, Level};
 use super::{Skill, scripts};
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -172,7 +171,6 @@ impl SkillSet {
     pub fn load_with(dirs: &[PathBuf], opts: &LoadOptions) -> SkillSet {
         let mut set = SkillSet::default();
         let mut seen_dirs: Vec<PathBuf> = Vec::new();
-        let mut by_name: HashMap<String, usize> = HashMap::new();
         for dir in dirs {
             // A trusted project's folder: each skill in it must be the user's alone too.
             let project = crate::paths::is_project_skill_dir(dir);
@@ -190,7 +188,7 @@ impl SkillSet {
                 };
                 match loaded {
                     Ok(skill) => {
-                        if let Some(&i) = by_name.get(&skill.name) {
+                        if let Some(i) = set.skills.iter().position(|s| s.name == skill.name) {
                             // A copy of the skill loaded (the same collection in two
                             // folders) is that skill: nothing to say.
                             if super::copies::identical(&set.skills[i].dir, &skill.dir) {
@@ -216,7 +214,6 @@ impl SkillSet {
                             continue;
                         }
                         set.warnings.extend(skill.warnings.iter().cloned());
-                        by_name.insert(skill.name.clone(), set.skills.len());
                         set.skills.push(skill);
                     }
                     Err(skipped) => {
