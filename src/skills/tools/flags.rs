@@ -86,20 +86,15 @@ pub fn flags_to_json(
                 let other_value = |n: &String| {
                     !n.starts_with("--") && !others.is_empty() && typed_as(n, &others).is_ok()
                 };
-                let text = match inline {
-                    Some(v) => Some(v),
-                    None if args
+                let text = inline.or_else(|| {
+                    let next = args
                         .get(i)
-                        .is_some_and(|n| n == "true" || n == "false" || other_value(n)) =>
-                    {
-                        i += 1;
-                        Some(args[i - 1].clone())
-                    }
-                    None => None,
-                };
+                        .filter(|n| *n == "true" || *n == "false" || other_value(n))?;
+                    i += 1;
+                    Some(next.clone())
+                });
                 match text.as_deref() {
-                    None => Value::Bool(!negated),
-                    Some("true") => Value::Bool(!negated),
+                    None | Some("true") => Value::Bool(!negated),
                     Some("false") => Value::Bool(negated),
                     Some(other) if !negated && !others.is_empty() => {
                         typed_as(other, &types_of(prop)).map_err(|m| (Some(key.clone()), m))?
