@@ -97,7 +97,7 @@ impl Skill {
 
     /// The enabled tools (`enabled: false` hides one from directives, the prompt and `--tools`).
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.all_tools.iter().filter(|t| t.enabled)
+        self.all_tools.iter().filter(|t| t.disabled_by.is_none())
     }
 
     /// The enabled tool `id`.

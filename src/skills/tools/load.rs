@@ -151,7 +151,6 @@ pub(super) fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
             timeout: k.timeout,
             confirm: k.confirm,
             env: k.env,
-            enabled: disabled_by.is_none(),
             disabled_by,
             input: k.input,
             validator,
@@ -516,7 +515,7 @@ mod tests {
              strict: false\n  autoApproveOnValid: true\n  confirmMessage: Sure?\n",
         );
         let t = t.unwrap();
-        assert!(t.confirm && t.enabled);
+        assert!(t.confirm && t.disabled_by.is_none());
         // The older `mode: confirm` asks too; `confirm: false` asks for nothing.
         let (_d, t) = tool_with("id: t\nscript: run.py\nexecution:\n  mode: confirm\n");
         assert!(t.unwrap().confirm);
@@ -525,9 +524,7 @@ mod tests {
         // `trigger: never` disables it, whatever `enabled` says after it.
         let (_d, t) =
             tool_with("id: t\nscript: run.py\nexecution:\n  trigger: never\nenabled: true\n");
-        let t = t.unwrap();
-        assert!(!t.enabled);
-        assert_eq!(t.disabled_by, Some("execution.trigger: never"));
+        assert_eq!(t.unwrap().disabled_by, Some("execution.trigger: never"));
         let (_d, t) = tool_with("id: t\nscript: run.py\nenabled: false\n");
         assert_eq!(t.unwrap().disabled_by, Some("enabled: false"));
         let (_d, t) = tool_with("id: t\nscript: run.py\nenabled: true\n");
