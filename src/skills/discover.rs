@@ -5,7 +5,6 @@
 use super::frontmatter;
 use super::rules::{self, Level};
 use super::{Skill, scripts};
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -78,11 +77,8 @@ pub struct DuplicateSkill {
 /// Why a skill folder was skipped. Each message is `file:line: why; skill skipped`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SkillSkipped {
-    /// `SKILL.md` exists but cannot be read (permissions, not UTF-8).
-    #[error("{}:1: cannot read: {reason}; skill skipped", file.display())]
-    Unreadable { file: PathBuf, reason: String },
-    /// The frontmatter is not a `---` fenced YAML mapping, or a key breaks a rule the skill
-    /// cannot load without (e.g. no `name`).
+    /// `SKILL.md` cannot be read (permissions, not UTF-8), its frontmatter is not a `---`
+    /// fenced YAML mapping, or a key breaks a rule the skill cannot load without (no `name`).
     #[error("{}:{line}: {message}; skill skipped", file.display())]
     At {
         file: PathBuf,
@@ -175,7 +171,6 @@ impl SkillSet {
     pub fn load_with(dirs: &[PathBuf], opts: &LoadOptions) -> SkillSet {
         let mut set = SkillSet::default();
         let mut seen_dirs: Vec<PathBuf> = Vec::new();
-        let mut by_name: HashMap<String, usize> = HashMap::new();
         for dir in dirs {
             // A trusted project's folder: each skill in it must be the user's alone too.
             let project = crate::paths::is_project_skill_dir(dir);
@@ -193,7 +188,7 @@ impl SkillSet {
                 };
                 match loaded {
                     Ok(skill) => {
-                        if let Some(&i) = by_name.get(&skill.name) {
+                        if let Some(i) = set.skills.iter().position(|s| s.name == skill.name) {
                             // A copy of the skill loaded (the same collection in two
                             // folders) is that skill: nothing to say.
                             if super::copies::identical(&set.skills[i].dir, &skill.dir) {
@@ -219,7 +214,6 @@ impl SkillSet {
                             continue;
                         }
                         set.warnings.extend(skill.warnings.iter().cloned());
-                        by_name.insert(skill.name.clone(), set.skills.len());
                         set.skills.push(skill);
                     }
                     Err(skipped) => {
@@ -323,17 +317,14 @@ impl SkillSet {
         /// Names listed before the rest are counted: with a hundred skills installed the list
         /// buried the reason after it.
         const LISTED: usize = 12;
-        if self.skills.is_empty() {
-            return "none".into();
-        }
-        let names: Vec<&str> = self.skills.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<String> = self.skills.iter().map(|s| s.name.clone()).collect();
         match names.len() > LISTED {
             true => format!(
                 "{}, … and {} more",
                 names[..LISTED].join(", "),
                 names.len() - LISTED
             ),
-            false => names.join(", "),
+            false => super::or_none(&names),
         }
     }
 
@@ -457,23 +448,14 @@ pub fn load_skill(
 ) -> Result<Skill, SkillSkipped> {
     let source = found_at.join("SKILL.md");
     let shown = source.display();
-    let text = fs::read_to_string(&source).map_err(|e| SkillSkipped::Unreadable {
+    let skipped = |line, message| SkillSkipped::At {
         file: source.clone(),
-        reason: e.to_string(),
-    })?;
-    let parsed = frontmatter::parse(&text).map_err(|e| SkillSkipped::At {
-        file: source.clone(),
-        line: e.line,
-        message: e.message,
-    })?;
-    let folder = folder_name(&canonical, found_at);
-    let (fm, issues) = rules::check(&parsed.entries, &folder);
+        line,
+        message,
+    };
+    let (parsed, fm, issues) = checked(found_at, &canonical).map_err(|(l, m)| skipped(l, m))?;
     if let Some(fatal) = issues.iter().find(|i| i.level == Level::Fatal) {
-        return Err(SkillSkipped::At {
-            file: source.clone(),
-            line: fatal.line,
-            message: fatal.message.clone(),
-        });
+        return Err(skipped(fatal.line, fatal.message.clone()));
     }
     let mut warnings: Vec<String> = issues
         .iter()
@@ -502,6 +484,19 @@ pub fn load_skill(
         ts_interpreter: opts.ts_interpreter.clone(),
         scripts: OnceLock::new(),
     })
+}
+
+/// The SKILL.md of the skill folder found at `found_at`, split, and its frontmatter checked
+/// (every issue, of each level); `Err((line, message))` when it cannot be read or split.
+pub(super) fn checked(
+    found_at: &Path,
+    canonical: &Path,
+) -> Result<(frontmatter::Parsed, rules::Frontmatter, Vec<rules::Issue>), (usize, String)> {
+    let text = fs::read_to_string(found_at.join("SKILL.md"))
+        .map_err(|e| (1, format!("cannot read: {e}")))?;
+    let parsed = frontmatter::parse(&text).map_err(|e| (e.line, e.message))?;
+    let (fm, issues) = rules::check(&parsed.entries, &folder_name(canonical, found_at));
+    Ok((parsed, fm, issues))
 }
 
 /// A folder that is not a skill but holds tools in the same layout (`DIR/tools/ID/`), such as
@@ -550,7 +545,7 @@ pub fn tool_owner(
 
 /// The folder name the spec compares `name` with: the name the folder was found under
 /// (a symlinked skill keeps the link's name), else the canonical one.
-pub(super) fn folder_name(canonical: &Path, found_at: &Path) -> String {
+fn folder_name(canonical: &Path, found_at: &Path) -> String {
     found_at
         .file_name()
         .filter(|n| *n != "." && *n != "..")

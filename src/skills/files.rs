@@ -41,11 +41,7 @@ impl SkillSet {
             return Err(ResolveError::NotFound(format!(
                 "`{name}` is an agent's tool folder, not a skill: there is nothing to read; its \
                  tools are {}",
-                if tools.is_empty() {
-                    "none".to_owned()
-                } else {
-                    tools.join(", ")
-                }
+                super::or_none(&tools)
             )));
         }
         // At most `max_bytes` of `bytes`, saying whether there were more.
@@ -352,14 +348,10 @@ mod tests {
 
     fn set() -> (tempfile::TempDir, SkillSet) {
         let root = tempfile::tempdir().unwrap();
+        let md = "---\nname: notes\ndescription: Keep notes.\n---\n# Notes\nBody text.\n";
+        let files = [("SKILL.md", md), ("references/more.md", "more detail")];
+        crate::skills::write_test_skill(root.path(), "notes", &files);
         let dir = root.path().join("notes");
-        fs::create_dir_all(dir.join("references")).unwrap();
-        fs::write(
-            dir.join("SKILL.md"),
-            "---\nname: notes\ndescription: Keep notes.\n---\n# Notes\nBody text.\n",
-        )
-        .unwrap();
-        fs::write(dir.join("references/more.md"), "more detail").unwrap();
         fs::write(root.path().join("secret.txt"), "outside").unwrap();
         std::os::unix::fs::symlink(root.path().join("secret.txt"), dir.join("link.txt")).unwrap();
         let set = SkillSet::load(&[root.path().to_path_buf()]);

@@ -182,56 +182,27 @@ fn digest(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use std::fs;
-    use std::path::Path;
-
-    fn skill(root: &Path, name: &str, extra: &str, files: &[&str]) {
-        let dir = root.join(name);
-        for rel in files {
-            let p = dir.join(rel);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, "#!/bin/sh\necho\n").unwrap();
-        }
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: Test.\n{extra}---\nBody\n"),
-        )
-        .unwrap();
-    }
 
     #[test]
     fn names_are_unique_and_keep_the_script_part() {
         let root = tempfile::tempdir().unwrap();
-        skill(
-            root.path(),
-            "many",
-            "",
-            &["scripts/a/run.sh", "scripts/b/run.sh", "scripts/solo.sh"],
-        );
         let long = "l".repeat(64);
-        skill(
-            root.path(),
-            &long,
-            "",
-            &["scripts/first.sh", "scripts/second.sh"],
-        );
-        skill(
-            root.path(),
-            "both",
-            "",
-            &["scripts/go.sh", "tools/go/tool.yaml", "tools/go/go.sh"],
-        );
-        fs::write(
-            root.path().join("both/tools/go/tool.yaml"),
-            "id: go\nscript: go.sh\ninput: args\n",
-        )
-        .unwrap();
-        skill(
-            root.path(),
-            "locked",
-            "allowed-tools: Read\n",
-            &["scripts/hi.sh"],
-        );
+        for (name, files) in [
+            ("locked", &["scripts/hi.sh"][..]),
+            (
+                "many",
+                &["scripts/a/run.sh", "scripts/b/run.sh", "scripts/solo.sh"],
+            ),
+            (long.as_str(), &["scripts/first.sh", "scripts/second.sh"]),
+            ("both", &["scripts/go.sh", "tools/go/go.sh"]),
+        ] {
+            let files: Vec<(&str, &str)> = files.iter().map(|f| (*f, "echo\n")).collect();
+            crate::skills::write_test_skill(root.path(), name, &files);
+        }
+        let tool = "id: go\nscript: go.sh\ninput: args\n";
+        fs::write(root.path().join("both/tools/go/tool.yaml"), tool).unwrap();
+        let locked = "---\nname: locked\ndescription: Test.\nallowed-tools: Read\n---\nBody\n";
+        fs::write(root.path().join("locked/SKILL.md"), locked).unwrap();
         let set = SkillSet::load(&[root.path().to_path_buf()]);
         let fns = functions(&set);
         let names: Vec<&str> = fns.iter().map(|f| f.name.as_str()).collect();

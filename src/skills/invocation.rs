@@ -260,11 +260,7 @@ fn is_identifier(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    use crate::skills::write_test_skill as skill;
-
-    fn argv(words: &[&str]) -> Vec<String> {
-        words.iter().map(|w| w.to_string()).collect()
-    }
+    use crate::skills::{argv, write_test_skill as skill};
 
     #[test]
     fn interpreters_in_front_of_skill_scripts() {

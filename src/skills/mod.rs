@@ -1,16 +1,4 @@
 //! Skills (DESIGN §4): discovery, script detection, safe resolution.
-//!
-//! - `frontmatter`: split SKILL.md and parse its YAML with line numbers (pure).
-//! - `rules`: the frontmatter spec as checks with severity (pure).
-//! - `scripts`: which files under `scripts/` are scripts, their interpreter and description.
-//! - `discover`: loading skills from the search path, leniently.
-//! - `copies`: whether two skill folders are copies of one skill.
-//! - `resolve`: from a directive's `argv[0]` to a checked command.
-//! - `validate`: strict validation for `skillpipe skills validate`.
-//! - `invocation`: `python3 scripts/x.py`, `python -m scripts.x` as the skill script they name.
-//! - `files`: a skill's body and files for the model (`!{skill NAME [FILE]}`).
-//! - `tools`: script tools, `tools/{id}/` folders with `tool.yaml` and a JSON Schema.
-//! - `written`: `<path-to-skill>/scripts/x.py` and a root script's file name as references.
 
 mod copies;
 pub(crate) mod discover;
@@ -52,6 +40,14 @@ pub const SCRIPT_ENV: [&str; 4] = [
     "SKILL_VERSION",
     "SKILLPIPE_VERSION",
 ];
+
+/// `items` comma-separated for a message, or "none".
+fn or_none(items: &[String]) -> String {
+    match items.is_empty() {
+        true => "none".to_owned(),
+        false => items.join(", "),
+    }
+}
 
 /// One loaded skill.
 #[derive(Debug, Clone, Default)]
@@ -101,7 +97,7 @@ impl Skill {
 
     /// The enabled tools (`enabled: false` hides one from directives, the prompt and `--tools`).
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.all_tools.iter().filter(|t| t.enabled)
+        self.all_tools.iter().filter(|t| t.disabled_by.is_none())
     }
 
     /// The enabled tool `id`.
@@ -148,6 +144,12 @@ pub fn outputs_of(stdout: &[u8]) -> serde_json::Value {
         Ok(v @ serde_json::Value::Object(_)) => v,
         _ => serde_json::Value::Object(serde_json::Map::new()),
     }
+}
+
+/// `words` as an argv.
+#[cfg(test)]
+pub(crate) fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
 }
 
 /// Writes the skill folder `root/NAME`: its SKILL.md, and `files` as (path in it, text).

@@ -88,11 +88,7 @@ impl SkillSet {
 mod tests {
     use super::*;
 
-    use crate::skills::write_test_skill as skill;
-
-    fn argv(words: &[&str]) -> Vec<String> {
-        words.iter().map(|w| w.to_string()).collect()
-    }
+    use crate::skills::{argv, write_test_skill as skill};
 
     /// The script (`skill/rel_path`) and its arguments, as the dispatcher would run them.
     fn runs(set: &SkillSet, words: &[&str]) -> Vec<String> {

@@ -230,7 +230,6 @@ impl SkillSet {
         if script.starts_with("scripts/")
             || (script.contains('/') && skill.script(script).is_some())
         {
-            check_lexically(script, script, Some(&skill.dir))?;
             return finish(skill, script, script, None);
         }
         if Path::new(script).is_absolute() || script.split('/').any(|c| c == "..") {
@@ -332,11 +331,7 @@ fn by_id(skill: &Skill, written: &str, id: &str) -> Result<ResolvedScript, Resol
             Err(ResolveError::NotFound(format!(
                 "skill `{}` has no tool or script `{id}` (it has: {})",
                 skill.name,
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
+                super::or_none(&known)
             )))
         }
         [one] => finish(skill, written, &one.rel_path, None),
@@ -424,22 +419,13 @@ fn finish(
 
 /// Canonicalize `path`, require it inside `dir` (canonical), a regular file, not setuid/setgid.
 pub(super) fn check_file(dir: &Path, path: &Path, written: &str) -> Result<PathBuf, ResolveError> {
-    let canonical = match fs::canonicalize(path) {
-        Ok(p) => p,
-        Err(_) if fs::symlink_metadata(path).is_ok() => {
-            // A dangling link: say where it points only if that is outside.
-            return Err(ResolveError::NotFound(format!(
-                "{written}: broken symbolic link in {}",
-                dir.display()
-            )));
-        }
-        Err(_) => {
-            return Err(ResolveError::NotFound(format!(
-                "{written}: no such file in {}",
-                dir.display()
-            )));
-        }
-    };
+    let canonical = fs::canonicalize(path).map_err(|_| {
+        let what = match fs::symlink_metadata(path) {
+            Ok(_) => "broken symbolic link",
+            Err(_) => "no such file",
+        };
+        ResolveError::NotFound(format!("{written}: {what} in {}", dir.display()))
+    })?;
     if !canonical.starts_with(dir) {
         return Err(ResolveError::OutsideSkill {
             written: written.to_owned(),
@@ -531,11 +517,7 @@ impl ResolvedScript {
         if !allowed_interpreters.contains(&self.interpreter) {
             return Err(ResolveError::InterpreterNotAllowed {
                 interpreter: self.interpreter.clone(),
-                allowed: if allowed_interpreters.is_empty() {
-                    "none".to_owned()
-                } else {
-                    allowed_interpreters.join(", ")
-                },
+                allowed: super::or_none(allowed_interpreters),
             });
         }
         let program = find_on_path(&self.interpreter, path_var)

@@ -224,25 +224,18 @@ fn metadata(e: &Entry, fm: &mut Frontmatter, issue: &mut dyn FnMut(usize, Level,
     match &e.value {
         Node::Map(items) => {
             for item in items {
+                let why = must_be(&format!("`metadata.{}`", item.key), "a string", &item.value);
                 match &item.value {
                     Node::Str(s) => {
                         fm.metadata.insert(item.key.clone(), s.clone());
                     }
                     v @ (Node::Int(_) | Node::Float(_) | Node::Bool(_)) => {
                         let text = v.scalar_text().unwrap_or_default();
-                        let key = format!("`metadata.{}`", item.key);
-                        let why = must_be(&key, "a string", v);
-                        issue(
-                            item.line,
-                            Level::Strict,
-                            format!("{why}; quote it: \"{text}\""),
-                        );
+                        let quote = format!("{why}; quote it: \"{text}\"");
+                        issue(item.line, Level::Strict, quote);
                         fm.metadata.insert(item.key.clone(), text);
                     }
-                    other => {
-                        let key = format!("`metadata.{}`", item.key);
-                        issue(item.line, Level::Strict, must_be(&key, "a string", other))
-                    }
+                    _ => issue(item.line, Level::Strict, why),
                 }
             }
         }

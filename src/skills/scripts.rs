@@ -33,11 +33,6 @@ pub struct Script {
     pub schema: Option<PathBuf>,
 }
 
-/// The schema file that makes a script take JSON on stdin: `x.py` → `x.schema.json`.
-pub fn schema_beside(path: &Path, id: &str) -> PathBuf {
-    path.with_file_name(format!("{id}.schema.json"))
-}
-
 /// The interpreter implied by a file name's extension. `.ts` maps to `ts_interpreter`.
 pub fn interpreter_by_extension<'a>(file_name: &str, ts_interpreter: &'a str) -> Option<&'a str> {
     let ext = file_name.rsplit_once('.')?.1;
@@ -112,26 +107,35 @@ const MAX_NAMED: usize = 64;
 /// tells the model to run a file there made it one. `skill_dir` must be canonical: symlinks
 /// whose target leaves it are skipped. Each group sorted by `rel_path`, `scripts/` first.
 pub fn detect(skill_dir: &Path, ts_interpreter: &str, body: &str) -> Vec<Script> {
-    let mut out = detect_in_folders(skill_dir, ts_interpreter);
-    let mut named = Vec::new();
-    for rel in named_paths(body) {
-        if out.iter().chain(&named).any(|s: &Script| s.rel_path == rel) {
-            continue;
-        }
-        let path = skill_dir.join(&rel);
-        // A regular file inside the skill, reached without a link: a body can name anything.
-        let inside = fs::canonicalize(&path).is_ok_and(|c| c == path);
-        let name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
-        if inside
-            && !skip_name(&name)
-            && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
-            && let Some(script) = examine(&path, &name, rel, ts_interpreter)
-        {
-            named.push(script);
-        }
+    let mut out = Vec::new();
+    let folder = skill_dir.join("scripts");
+    if folder.is_dir() {
+        walk(skill_dir, &folder, "scripts", 0, ts_interpreter, &mut out);
     }
-    named.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
-    out.extend(named);
+    out.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    let at_root: Vec<String> = fs::read_dir(skill_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| name != "SKILL.md")
+        .collect();
+    for group in [at_root, named_paths(body)] {
+        let mut found: Vec<Script> = group
+            .into_iter()
+            .filter_map(|rel| {
+                let path = skill_dir.join(&rel);
+                let name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
+                // A regular file inside the skill, reached without a link: a body can name
+                // anything, and a link at the root is not followed.
+                let plain = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+                    && fs::canonicalize(&path).is_ok_and(|c| c == path);
+                (plain && !skip_name(&name)).then(|| examine(&path, &name, rel, ts_interpreter))?
+            })
+            .collect();
+        found.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+        out.extend(found);
+    }
     out
 }
 
@@ -195,35 +199,6 @@ fn named_paths(body: &str) -> Vec<String> {
             }
         }
     }
-    out
-}
-
-fn detect_in_folders(skill_dir: &Path, ts_interpreter: &str) -> Vec<Script> {
-    let mut out = Vec::new();
-    let root = skill_dir.join("scripts");
-    if root.is_dir() {
-        walk(skill_dir, &root, "scripts", 0, ts_interpreter, &mut out);
-    }
-    out.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
-    let mut at_root = Vec::new();
-    if let Ok(entries) = fs::read_dir(skill_dir) {
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            // Only regular files: a link at the root is not followed.
-            if skip_name(name)
-                || name == "SKILL.md"
-                || !entry.file_type().is_ok_and(|t| t.is_file())
-            {
-                continue;
-            }
-            if let Some(s) = examine(&entry.path(), name, name.to_owned(), ts_interpreter) {
-                at_root.push(s);
-            }
-        }
-    }
-    at_root.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
-    out.extend(at_root);
     out
 }
 
@@ -398,11 +373,7 @@ fn is_assignment(line: &str) -> bool {
 }
 
 fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script> {
-    let known_ext = interpreter_by_extension(name, ts).is_some();
     let head = read_head(path).ok()?;
-    if !known_ext && !head.starts_with(b"#!") {
-        return None;
-    }
     let interpreter = classify(name, &head, ts)?;
     if name.ends_with(".py") && is_python_helper(path) {
         return None;
@@ -411,7 +382,7 @@ fn examine(path: &Path, name: &str, rel_path: String, ts: &str) -> Option<Script
         Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
         _ => name.to_owned(),
     };
-    let schema = Some(schema_beside(path, &id)).filter(|p| p.is_file());
+    let schema = Some(path.with_file_name(format!("{id}.schema.json"))).filter(|p| p.is_file());
     Some(Script {
         rel_path,
         id,
@@ -471,51 +442,36 @@ pub fn describe(text: &str) -> String {
     let push =
         |words: &mut Vec<String>, s: &str| words.extend(s.split_whitespace().map(str::to_owned));
 
-    for quote in ["\"\"\"", "'''"] {
-        let Some(after) = first
-            .strip_prefix(quote)
-            .or_else(|| first.strip_prefix('r').and_then(|f| f.strip_prefix(quote)))
-        else {
+    // A docstring or a `/* */` block: its first paragraph.
+    for (open, close) in [
+        ("\"\"\"", "\"\"\""),
+        ("r\"\"\"", "\"\"\""),
+        ("'''", "'''"),
+        ("r'''", "'''"),
+        ("/*", "*/"),
+    ] {
+        let Some(after) = first.strip_prefix(open) else {
             continue;
         };
-        if let Some(end) = after.find(quote) {
-            push(&mut words, &after[..end]);
-        } else {
-            push(&mut words, after);
-            for line in lines.by_ref() {
-                let t = line.trim();
-                if let Some(end) = t.find(quote) {
-                    push(&mut words, &t[..end]);
-                    break;
-                }
-                if t.is_empty() {
-                    if !words.is_empty() {
-                        break;
-                    }
-                    continue;
-                }
-                push(&mut words, t);
-            }
-        }
-        return finish(words);
-    }
-
-    if let Some(after) = first.strip_prefix("/*") {
-        let after = after.trim_start_matches('*');
+        // A block's lines may start with `*` (`/**`, ` * Convert files.`).
+        let block = open == "/*";
         let mut add = |t: &str| -> bool {
-            // Returns true at the end of the block or of the first paragraph.
-            let (part, done) = match t.find("*/") {
+            // Returns true at the end of the comment or of the first paragraph.
+            let (part, done) = match t.find(close) {
                 Some(end) => (&t[..end], true),
                 None => (t, false),
             };
-            let part = part.trim().trim_start_matches('*').trim();
+            let part = match block {
+                true => part.trim().trim_start_matches('*').trim(),
+                false => part.trim(),
+            };
             if part.is_empty() {
                 return done || !words.is_empty();
             }
-            words.extend(part.split_whitespace().map(str::to_owned));
+            push(&mut words, part);
             done
         };
-        if !add(after) {
+        if !add(after.trim_start_matches(|c| block && c == '*')) {
             for line in lines.by_ref() {
                 if add(line.trim()) {
                     break;

@@ -1,9 +1,7 @@
 //! Strict validation for `skillpipe skills validate PATH...`: every spec violation, as
 //! `file:line: message`.
 
-use super::discover::folder_name;
-use super::frontmatter;
-use super::rules;
+use super::discover::checked;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -81,24 +79,14 @@ pub fn validate_skill(dir: &Path, report: &mut Report) {
     report.skills.push(dir.to_path_buf());
     let file = dir.join("SKILL.md");
     let shown = file.display();
-    let text = match fs::read_to_string(&file) {
-        Ok(t) => t,
-        Err(e) => {
-            report.problems.push(format!("{shown}:1: cannot read: {e}"));
-            return;
-        }
-    };
-    let parsed = match frontmatter::parse(&text) {
-        Ok(p) => p,
-        Err(e) => {
-            report
-                .problems
-                .push(format!("{shown}:{}: {}", e.line, e.message));
-            return;
-        }
-    };
     let canonical = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let (_, issues) = rules::check(&parsed.entries, &folder_name(&canonical, dir));
+    let (parsed, _, issues) = match checked(dir, &canonical) {
+        Ok(c) => c,
+        Err((line, message)) => {
+            report.problems.push(format!("{shown}:{line}: {message}"));
+            return;
+        }
+    };
     report.problems.extend(
         issues
             .into_iter()

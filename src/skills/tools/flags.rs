@@ -86,20 +86,15 @@ pub fn flags_to_json(
                 let other_value = |n: &String| {
                     !n.starts_with("--") && !others.is_empty() && typed_as(n, &others).is_ok()
                 };
-                let text = match inline {
-                    Some(v) => Some(v),
-                    None if args
+                let text = inline.or_else(|| {
+                    let next = args
                         .get(i)
-                        .is_some_and(|n| n == "true" || n == "false" || other_value(n)) =>
-                    {
-                        i += 1;
-                        Some(args[i - 1].clone())
-                    }
-                    None => None,
-                };
+                        .filter(|n| *n == "true" || *n == "false" || other_value(n))?;
+                    i += 1;
+                    Some(next.clone())
+                });
                 match text.as_deref() {
-                    None => Value::Bool(!negated),
-                    Some("true") => Value::Bool(!negated),
+                    None | Some("true") => Value::Bool(!negated),
                     Some("false") => Value::Bool(negated),
                     Some(other) if !negated && !others.is_empty() => {
                         typed_as(other, &types_of(prop)).map_err(|m| (Some(key.clone()), m))?
@@ -256,11 +251,8 @@ fn typed(text: &str, ty: Option<&str>) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::skills::argv;
     use serde_json::json;
-
-    fn args(s: &[&str]) -> Vec<String> {
-        s.iter().map(|a| a.to_string()).collect()
-    }
 
     fn schema() -> Value {
         json!({
@@ -282,7 +274,7 @@ mod tests {
         let s = schema();
         let m = flags_to_json(
             Some(&s),
-            &args(&[
+            &argv(&[
                 "--input-path",
                 "data.csv",
                 "--threshold",
@@ -303,7 +295,7 @@ mod tests {
             json!({"input_path": "data.csv", "threshold": 0.9, "limit": 3, "verbose": true,
                    "tags": ["a", "b"], "opts": {"x": 1}})
         );
-        let m = flags_to_json(Some(&s), &args(&["--no-verbose", "--input-path", "-"])).unwrap();
+        let m = flags_to_json(Some(&s), &argv(&["--no-verbose", "--input-path", "-"])).unwrap();
         assert_eq!(
             Value::Object(m),
             json!({"verbose": false, "input_path": "-"})
@@ -317,22 +309,22 @@ mod tests {
             "n": {"type": ["integer", "null"]},
             "b": {"type": ["boolean", "null"]},
             "ids": {"type": "array", "items": {"type": ["integer", "string"]}}}});
-        let m = flags_to_json(Some(&s), &args(&["--v", "abc", "--n", "null"])).unwrap();
+        let m = flags_to_json(Some(&s), &argv(&["--v", "abc", "--n", "null"])).unwrap();
         assert_eq!(Value::Object(m), json!({"v": "abc", "n": null}));
-        let m = flags_to_json(Some(&s), &args(&["--v", "2.5", "--n", "7"])).unwrap();
+        let m = flags_to_json(Some(&s), &argv(&["--v", "2.5", "--n", "7"])).unwrap();
         assert_eq!(Value::Object(m), json!({"v": 2.5, "n": 7}));
         let m = flags_to_json(
             Some(&s),
-            &args(&["--b", "null", "--ids", "1", "--ids", "x"]),
+            &argv(&["--b", "null", "--ids", "1", "--ids", "x"]),
         );
         assert_eq!(
             Value::Object(m.unwrap()),
             json!({"b": null, "ids": [1, "x"]})
         );
-        let m = flags_to_json(Some(&s), &args(&["--b"])).unwrap();
+        let m = flags_to_json(Some(&s), &argv(&["--b"])).unwrap();
         assert_eq!(Value::Object(m), json!({"b": true}));
         // Neither type reads it: both are named.
-        let e = flags_to_json(Some(&s), &args(&["--n", "abc"])).unwrap_err();
+        let e = flags_to_json(Some(&s), &argv(&["--n", "abc"])).unwrap_err();
         assert_eq!(
             e,
             (Some("n".into()), "`abc` is not an integer or null".into())
@@ -341,7 +333,7 @@ mod tests {
 
     #[test]
     fn without_a_schema_numbers_and_bare_flags_are_typed() {
-        let m = flags_to_json(None, &args(&["--n", "2", "--name", "x y", "--dry-run"])).unwrap();
+        let m = flags_to_json(None, &argv(&["--n", "2", "--name", "x y", "--dry-run"])).unwrap();
         assert_eq!(
             Value::Object(m),
             json!({"n": 2, "name": "x y", "dry_run": true})
@@ -353,18 +345,18 @@ mod tests {
     #[test]
     fn bad_flags_name_the_field() {
         let s = schema();
-        let e = flags_to_json(Some(&s), &args(&["--limit", "2.5"])).unwrap_err();
+        let e = flags_to_json(Some(&s), &argv(&["--limit", "2.5"])).unwrap_err();
         assert_eq!(e.0.as_deref(), Some("limit"));
-        let e = flags_to_json(Some(&s), &args(&["data.csv"])).unwrap_err();
+        let e = flags_to_json(Some(&s), &argv(&["data.csv"])).unwrap_err();
         assert!(e.1.contains("unexpected argument `data.csv`"), "{e:?}");
         assert!(e.1.contains("--input-path"), "{e:?}");
         // A list is the flag repeated; a second value after one is refused, saying so.
-        let e = flags_to_json(Some(&s), &args(&["--tags", "a", "b"])).unwrap_err();
+        let e = flags_to_json(Some(&s), &argv(&["--tags", "a", "b"])).unwrap_err();
         assert_eq!(e.0.as_deref(), Some("tags"));
         assert!(e.1.contains("`--tags a --tags b`"), "{e:?}");
-        let m = flags_to_json(Some(&s), &args(&["--tags", "a", "--tags=b"])).unwrap();
+        let m = flags_to_json(Some(&s), &argv(&["--tags", "a", "--tags=b"])).unwrap();
         assert_eq!(m["tags"], json!(["a", "b"]));
-        let e = flags_to_json(Some(&s), &args(&["--limit", "1", "--limit", "2"])).unwrap_err();
+        let e = flags_to_json(Some(&s), &argv(&["--limit", "1", "--limit", "2"])).unwrap_err();
         assert!(e.1.contains("given twice"), "{e:?}");
     }
 }

@@ -87,7 +87,8 @@ pub(super) fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
         .map_err(|e| vec![format!("{shown}:{}: {}", e.line, e.message)])?;
     let mut p = |line: usize, msg: String| problems.push(format!("{shown}:{line}: {msg}"));
     let k = tool_keys(dir, &folder, &entries, &mut p);
-    if k.id.is_none() && !entries.iter().any(|e| e.key == "id") {
+    let line_of = |key: &str| entries.iter().find(|e| e.key == key).map(|e| e.line);
+    if k.id.is_none() && line_of("id").is_none() {
         p(1, format!("missing key `id` (the folder name, `{folder}`)"));
     }
     // Without a runtime (or `auto`) the interpreter comes from the script itself; one that
@@ -95,19 +96,15 @@ pub(super) fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
     if let (Some(file), None) = (&k.script, &k.runtime)
         && crate::skills::scripts::interpreter_for(file, &dir.join(file), "node").is_none()
     {
-        let line = entries
-            .iter()
-            .find(|e| e.key == "script")
-            .map_or(1, |e| e.line);
         p(
-            line,
+            line_of("script").unwrap_or(1),
             format!(
                 "key `script`: no interpreter for `{file}`: give it a known extension (.py, .sh, \
                  .js, .ts, .rb, .pl) or a #! line, or name one in `runtime`"
             ),
         );
     }
-    if k.script.is_none() && !entries.iter().any(|e| e.key == "script") {
+    if k.script.is_none() && line_of("script").is_none() {
         p(
             1,
             "missing key `script` (the file in this folder that runs)".into(),
@@ -125,7 +122,7 @@ pub(super) fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
     if schema.is_some() && k.input == ToolInput::Argv {
         problems.push(format!(
             "{shown}:{}: key `input`: a tool with a schema.json takes its input as JSON (`input: json`)",
-            k.input_line.unwrap_or(1)
+            line_of("input").unwrap_or(1)
         ));
     }
     let description = match fs::read_to_string(dir.join("description.md")) {
@@ -154,7 +151,6 @@ pub(super) fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
             timeout: k.timeout,
             confirm: k.confirm,
             env: k.env,
-            enabled: disabled_by.is_none(),
             disabled_by,
             input: k.input,
             validator,
@@ -177,8 +173,6 @@ struct ToolKeys {
     off_by_trigger: bool,
     confirm: bool,
     input: ToolInput,
-    /// Where `input` is written, for a problem that involves it.
-    input_line: Option<usize>,
 }
 
 /// A step of `load_tool`: each key of tool.yaml read and checked alone (its problems to `p`).
@@ -192,9 +186,6 @@ fn tool_keys(
     let mut k = ToolKeys::default();
     for Entry { key, line, value } in entries {
         let line = *line;
-        if key == "input" {
-            k.input_line = Some(line);
-        }
         let not = |what: &str| format!("key `{key}` must be {what}, not {}", value.kind());
         match key.as_str() {
             "id" => match value {
@@ -515,8 +506,6 @@ mod tests {
         for bad in [0, -1, 601, 999, 600_001] {
             assert!(timeout_of(bad).is_err(), "{bad}");
         }
-        let (_d, t) = tool_with("id: t\nscript: run.py\ntimeout: 30000\n");
-        assert_eq!(t.unwrap().timeout, Some(Duration::from_secs(30)));
     }
 
     #[test]
@@ -526,7 +515,7 @@ mod tests {
              strict: false\n  autoApproveOnValid: true\n  confirmMessage: Sure?\n",
         );
         let t = t.unwrap();
-        assert!(t.confirm && t.enabled);
+        assert!(t.confirm && t.disabled_by.is_none());
         // The older `mode: confirm` asks too; `confirm: false` asks for nothing.
         let (_d, t) = tool_with("id: t\nscript: run.py\nexecution:\n  mode: confirm\n");
         assert!(t.unwrap().confirm);
@@ -535,9 +524,7 @@ mod tests {
         // `trigger: never` disables it, whatever `enabled` says after it.
         let (_d, t) =
             tool_with("id: t\nscript: run.py\nexecution:\n  trigger: never\nenabled: true\n");
-        let t = t.unwrap();
-        assert!(!t.enabled);
-        assert_eq!(t.disabled_by, Some("execution.trigger: never"));
+        assert_eq!(t.unwrap().disabled_by, Some("execution.trigger: never"));
         let (_d, t) = tool_with("id: t\nscript: run.py\nenabled: false\n");
         assert_eq!(t.unwrap().disabled_by, Some("enabled: false"));
         let (_d, t) = tool_with("id: t\nscript: run.py\nenabled: true\n");

@@ -59,10 +59,9 @@ pub struct Tool {
     pub confirm: bool,
     /// `env:` added to the command's environment, in file order.
     pub env: Vec<(String, String)>,
-    /// `enabled: false` hides the tool from directives, the prompt and native tools.
-    pub enabled: bool,
     /// The tool.yaml setting that disabled it, as written there (`enabled: false`,
-    /// `execution.trigger: never`), for saying why; None when it is enabled.
+    /// `execution.trigger: never`), for saying why; None when it is enabled. A disabled tool is
+    /// hidden from directives, the prompt and native tools.
     pub disabled_by: Option<&'static str>,
     /// How the input reaches the script (`input:` in tool.yaml).
     pub input: ToolInput,
@@ -208,7 +207,6 @@ pub fn script_tool(script: &super::Script) -> Result<Option<Tool>, SchemaError> 
         description: script.description.clone(),
         schema: Some(schema),
         script: script.rel_path.clone(),
-        enabled: true,
         validator: Some(Arc::new(validator)),
         ..Tool::default()
     }))

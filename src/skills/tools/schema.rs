@@ -72,7 +72,7 @@ pub(super) fn load_schema(
     if obj.get("type").is_some_and(|t| t != "object") {
         return Err(SchemaError::NotObjectType {
             path: path.to_owned(),
-            line: key_line(&text, "type"),
+            line: pointer_line(&text, "type"),
         });
     }
     let validator = jsonschema::validator_for(&schema).map_err(|e| {
@@ -108,11 +108,6 @@ pub(super) fn load_schema(
     Ok(Some((schema, validator)))
 }
 
-/// The first line where `"key"` appears as a key (1 when not found).
-fn key_line(text: &str, key: &str) -> usize {
-    key_line_from(text, key, 0).unwrap_or(1)
-}
-
 /// The first line at or after `from` (0-based) where `"key"` is a key; 1-based.
 fn key_line_from(text: &str, key: &str, from: usize) -> Option<usize> {
     let needle = format!("\"{key}\"");
@@ -142,7 +137,6 @@ fn pointer_line(text: &str, pointer: &str) -> usize {
     line
 }
 
-#[cfg(test)]
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,9 +217,9 @@ mod tests {
     #[test]
     fn key_lines_are_found() {
         let text = "{\n  \"type\": \"object\",\n  \"properties\": {\"a\": {\"type\": 3}}\n}";
-        assert_eq!(key_line(text, "type"), 2);
-        assert_eq!(key_line(text, "properties"), 3);
-        assert_eq!(key_line(text, "nope"), 1);
+        assert_eq!(pointer_line(text, "type"), 2);
+        assert_eq!(pointer_line(text, "properties"), 3);
+        assert_eq!(pointer_line(text, "nope"), 1);
         let text = "{\n  \"type\": \"object\",\n  \"properties\": {\n    \"n\": {\"type\": \"strng\"}\n  }\n}";
         assert_eq!(pointer_line(text, "properties/n/type"), 4);
     }
