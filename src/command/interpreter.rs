@@ -47,6 +47,20 @@ pub fn is_wrapper(program: &str) -> bool {
     super::wrapper::starts(program).is_some()
 }
 
+/// A `#!` line at the start of `head`: its program as written and, for `env [-S] [OPT…] NAME`,
+/// the NAME `env` looks up on `PATH`. `None` when `head` has no `#!` line naming a program in
+/// UTF-8.
+pub fn shebang(head: &[u8]) -> Option<(String, Option<String>)> {
+    let line = head.strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
+    let mut words = std::str::from_utf8(line).ok()?.split_whitespace();
+    let program = words.next()?.to_owned();
+    let env = program.rsplit('/').next() == Some("env");
+    // `env`'s own options (`-S`, `-i`) and variables (`VAR=x`) come before the name.
+    let name = env.then(|| words.find(|w| !w.starts_with('-') && !w.contains('=')));
+    Some((program, name.flatten().map(str::to_owned)))
+}
+
 /// Runners whose first argument is a subcommand: `uv run x.py`, `deno run x.ts`, `bun run x`,
 /// `pipx run tool`. Only `run SCRIPT` says what runs; any other subcommand (`deno eval CODE`)
 /// may carry code.

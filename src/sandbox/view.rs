@@ -208,20 +208,8 @@ pub fn shebang(file: &Path) -> Option<(PathBuf, Option<String>)> {
     use std::io::Read;
     let mut head = [0u8; 256];
     let n = std::fs::File::open(file).ok()?.read(&mut head).ok()?;
-    let line = head[..n].strip_prefix(b"#!")?;
-    let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
-    let text = String::from_utf8_lossy(line);
-    let mut words = text.split_whitespace();
-    let program = PathBuf::from(words.next()?);
-    let env = program.file_name() == Some(OsStr::new("env"));
-    let name = env
-        .then(|| {
-            words
-                .find(|w| !w.starts_with('-') && !w.contains('='))
-                .map(str::to_owned)
-        })
-        .flatten();
-    Some((program, name))
+    let (program, name) = crate::command::interpreter::shebang(&head[..n])?;
+    Some((PathBuf::from(program), name))
 }
 
 /// `name` looked up on the absolute folders of `path_entries`.

@@ -60,19 +60,12 @@ pub fn interpreter_name(name: &str) -> String {
 /// The interpreter named by a `#!` line: `#!/bin/bash` → `bash`, `#!/usr/bin/env python3` →
 /// `python3`, `#!/usr/bin/env -S node --flag` → `node`. Arguments after it are not kept.
 pub fn shebang_interpreter(head: &[u8]) -> Option<String> {
-    let rest = head.strip_prefix(b"#!")?;
-    let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-    let line = std::str::from_utf8(&rest[..end]).ok()?.trim();
-    let mut words = line.split_whitespace();
-    let program = words.next()?;
+    let (program, env_name) = crate::command::interpreter::shebang(head)?;
     let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_owned();
-    let name = if base(program) == "env" {
-        // Skip env's own options (`-S`, `-i`, `VAR=x`).
-        words
-            .find(|w| !w.starts_with('-') && !w.contains('='))
-            .map(base)?
-    } else {
-        base(program)
+    let name = match env_name {
+        Some(name) => base(&name),
+        None if base(&program) == "env" => return None,
+        None => base(&program),
     };
     (!name.is_empty()).then(|| interpreter_name(&name))
 }
