@@ -113,19 +113,17 @@ pub fn restrict_if(agent: &mut AgentConfig, foreign: bool, replays: &[String]) -
     }
     // Request parameters: sampling and length only (no `n = 64` billing 64 answers, no
     // `store = true` keeping the conversation at the provider).
-    let dropped: Vec<String> = agent
-        .params
-        .keys()
-        .filter(|k| !SAMPLING_AND_LENGTH.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    for key in dropped {
-        agent.params.remove(&key);
-        ignored.push(Ignored {
-            key: format!("params.{key}").into(),
-            grant: "--param KEY=VALUE",
-        });
-    }
+    // Kept in the author's order (`remove` would move the last one into the gap).
+    agent.params.retain(|key, _| {
+        let kept = SAMPLING_AND_LENGTH.contains(&key.as_str());
+        if !kept {
+            ignored.push(Ignored {
+                key: format!("params.{key}").into(),
+                grant: "--param KEY=VALUE",
+            });
+        }
+        kept
+    });
     Restricted {
         foreign,
         ignored,
@@ -177,7 +175,7 @@ mod tests {
     #[test]
     fn a_foreign_agent_sets_only_sampling_and_length_parameters() {
         let mut a = agent(None, None);
-        for (k, v) in [("temperature", 0.2), ("max_tokens", 100.0), ("n", 64.0)] {
+        for (k, v) in [("n", 64.0), ("temperature", 0.2), ("max_tokens", 100.0)] {
             a.params.insert(k.into(), serde_json::json!(v));
         }
         a.params.insert("store".into(), serde_json::json!(true));
