@@ -71,7 +71,8 @@ pub enum ResolveError {
     SetId(String),
     /// Neither the extension nor a `#!` line says which interpreter runs the file.
     #[error(
-        "`{0}` is not a script: no known extension (.py .sh .bash .js .mjs .ts .rb .pl) and no #! line"
+        "`{0}` is not a script: no known extension ({known}) and no #! line",
+        known = super::scripts::known_extensions()
     )]
     NotAScript(String),
     /// A script's `x.schema.json` is not a usable JSON Schema (`file:line: why`).

@@ -33,18 +33,32 @@ pub struct Script {
     pub schema: Option<PathBuf>,
 }
 
+/// Each known extension and the interpreter it implies (`None`: the configured
+/// `ts_interpreter`). One table for resolution and for the messages that list the extensions.
+const EXTENSIONS: [(&str, Option<&str>); 10] = [
+    ("py", Some("python3")),
+    ("sh", Some("bash")),
+    ("bash", Some("bash")),
+    ("js", Some("node")),
+    ("mjs", Some("node")),
+    ("cjs", Some("node")),
+    ("ts", None),
+    ("mts", None),
+    ("rb", Some("ruby")),
+    ("pl", Some("perl")),
+];
+
 /// The interpreter implied by a file name's extension. `.ts` maps to `ts_interpreter`.
 pub fn interpreter_by_extension<'a>(file_name: &str, ts_interpreter: &'a str) -> Option<&'a str> {
     let ext = file_name.rsplit_once('.')?.1;
-    Some(match ext {
-        "py" => "python3",
-        "sh" | "bash" => "bash",
-        "js" | "mjs" | "cjs" => "node",
-        "ts" | "mts" => ts_interpreter,
-        "rb" => "ruby",
-        "pl" => "perl",
-        _ => return None,
-    })
+    let (_, by) = EXTENSIONS.iter().find(|(e, _)| *e == ext)?;
+    Some(by.unwrap_or(ts_interpreter))
+}
+
+/// The known extensions, as a message lists them (`.py .sh …`).
+pub fn known_extensions() -> String {
+    let all: Vec<String> = EXTENSIONS.iter().map(|(e, _)| format!(".{e}")).collect();
+    all.join(" ")
 }
 
 /// The name skillpipe runs an interpreter by: `python` is `python3` (tool folders and `#!`

@@ -99,8 +99,9 @@ pub(super) fn load_tool(dir: &Path) -> Result<Tool, Vec<String>> {
         p(
             line_of("script").unwrap_or(1),
             format!(
-                "key `script`: no interpreter for `{file}`: give it a known extension (.py, .sh, \
-                 .js, .ts, .rb, .pl) or a #! line, or name one in `runtime`"
+                "key `script`: no interpreter for `{file}`: give it a known extension ({}) or a \
+                 #! line, or name one in `runtime`",
+                crate::skills::scripts::known_extensions()
             ),
         );
     }
