@@ -46,6 +46,12 @@ impl Reporter {
             },
         }
     }
+
+    /// Report the error that stops the launch: the exit code to leave with.
+    fn refuse(&mut self, m: &Message) -> i32 {
+        self.send(&report::error_line(m));
+        EXIT_LAUNCH_FAILED
+    }
 }
 
 /// Blocks until the parent writes its byte to the inherited `fd`, then closes it; `false` when
@@ -79,13 +85,7 @@ fn inherited(fd: i32) -> Option<File> {
 
 /// Sets up the sandbox, runs the command, returns the exit code to exit with.
 pub fn launch(args: LaunchArgs) -> i32 {
-    if args.argv.is_empty() {
-        eprintln!("skillpipe: __launch: no command given after --");
-        return EXIT_LAUNCH_FAILED;
-    }
-    match set_up_and_run(&args) {
-        Ok(code) | Err(code) => code,
-    }
+    set_up_and_run(&args).unwrap_or_else(|code| code)
 }
 
 /// Threads of this process (1 when it cannot tell): the entries of `/proc/self/task`, which
@@ -104,12 +104,11 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
     // Namespaces can only be entered by a single-threaded process.
     let threads = thread_count();
     if threads > 1 {
-        reporter.send(&report::error_line(&Message::text(format!(
+        return Err(reporter.refuse(&Message::text(format!(
             "the sandbox launch hook ran with {threads} threads already started; call \
              skillpipe::sandbox::run_if_launcher() before anything starts a thread \
              (#[tokio::main] starts its runtime before the body of main)"
         ))));
-        return Err(EXIT_LAUNCH_FAILED);
     }
     let required = !args.best_effort;
     let mut st = State {
@@ -121,23 +120,16 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
 
     // Before the user namespace, while this process still writes the host's cgroup files as
     // itself, and before it forks anything.
-    if let Some(dir) = &args.pids_cgroup
-        && let Err(p) = super::limits::join_cgroup(dir)
-    {
-        st.fail_or_warn(
-            "max_processes (joining the run's pids cgroup)",
-            p.to_string(),
-            &mut reporter,
-        )?;
-    }
-    if let Some(dir) = &args.memory_cgroup {
-        match super::limits::join_cgroup(dir) {
-            Ok(()) => st.memory_per_run = true,
-            Err(p) => st.fail_or_warn(
-                "max_memory_mb (joining the run's memory cgroup)",
-                p.to_string(),
-                &mut reporter,
-            )?,
+    let cgroups = [
+        (&args.pids_cgroup, "pids", "max_processes"),
+        (&args.memory_cgroup, "memory", "max_memory_mb"),
+    ];
+    for (dir, cgroup, key) in cgroups {
+        let what = format!("{key} (joining the run's {cgroup} cgroup)");
+        match dir.as_deref().map(super::limits::join_cgroup) {
+            Some(Ok(())) => st.memory_per_run |= cgroup == "memory",
+            Some(Err(p)) => st.fail_or_warn(&what, p.to_string(), &mut reporter)?,
+            None => {}
         }
     }
     // Before anything covers them: the named sockets, for the broker (see `connect_broker`).
@@ -209,11 +201,10 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
     if let Some(fd) = args.gate_fd
         && !wait_at_gate(fd)
     {
-        reporter.send(&report::error_line(&Message::text(
+        return Err(reporter.refuse(&Message::text(
             "skillpipe stopped before the run's writable paths were watched, so the command was \
              not started",
         )));
-        return Err(EXIT_LAUNCH_FAILED);
     }
     if st.enforced.pids {
         run_init(args, named, st, reporter).map_err(|e| {
@@ -256,12 +247,21 @@ impl State {
     ) -> Result<(), i32> {
         let problem = problem.into();
         if self.required {
-            let m = Message::text(format!("{what}: ")).and_message(problem);
-            reporter.send(&report::error_line(&m));
-            return Err(EXIT_LAUNCH_FAILED);
+            return Err(reporter.refuse(&Message::text(format!("{what}: ")).and_message(problem)));
         }
         let m = Message::text(format!("sandbox not enforced: {what}: ")).and_message(problem);
         self.warnings.push(m);
+        Ok(())
+    }
+
+    /// The named Unix sockets cannot be served: refuse when required (`Err` is the exit code),
+    /// else warn that they stay closed.
+    fn sockets_closed(&mut self, why: Message, reporter: &mut Reporter) -> Result<(), i32> {
+        if self.required {
+            return Err(reporter.refuse(&Message::text("Unix sockets: ").and_message(why)));
+        }
+        self.warnings
+            .push(Message::text("the allowed Unix sockets stay closed: ").and_message(why));
         Ok(())
     }
 }
@@ -343,7 +343,10 @@ fn send_report(st: &State, reporter: &mut Reporter) {
 /// Replace this process with the command. Returns only on failure, with a shell-like code.
 fn exec_command(launch: &LaunchArgs) -> i32 {
     drop_capabilities();
-    let (program, args) = launch.argv.split_first().expect("checked by launch");
+    let (program, args) = launch
+        .argv
+        .split_first()
+        .expect("LaunchArgs::parse wants a command");
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).env_remove(super::MARKER_ENV);
     if let Some(a0) = &launch.arg0 {
@@ -398,14 +401,13 @@ extern "C" fn ignore_signal(_: libc::c_int) {}
 /// A no-op handler (not SIG_IGN, which the command would inherit): the timeout's SIGTERM to the
 /// process group is for the command; the launcher and init wait for it to react.
 fn survive_sigterm() {
-    // SAFETY: installing a handler that does nothing.
+    // SAFETY: installing a handler that does nothing (`signal` restarts interrupted calls).
     unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = ignore_signal as *const () as libc::sighandler_t;
-        sa.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
-    }
+        libc::signal(
+            libc::SIGTERM,
+            ignore_signal as *const () as libc::sighandler_t,
+        )
+    };
 }
 
 /// Fork the init (PID 1 of the fresh namespace), wait for it and mirror the command's status.
@@ -447,36 +449,26 @@ fn run_init(
 
 /// A step of [`init`]: the channel over which the command's process hands init its connect
 /// filter, when sockets are named; `None` (Unix sockets closed) when it cannot be had and the
-/// sandbox may go without. Leaves the process when it is required.
+/// sandbox may go without. `Err` is the exit code after the refusal was reported.
 fn broker_channel(
     broker: bool,
     st: &mut State,
     reporter: &mut Reporter,
-) -> Option<(UnixStream, UnixStream)> {
+) -> Result<Option<(UnixStream, UnixStream)>, i32> {
     if !broker {
-        return None;
+        return Ok(None);
     }
     // A stream socket pair for handing the broker's listener over (see `connect_broker`).
-    match UnixStream::pair() {
-        Ok(pair) => Some(pair),
-        Err(e) => {
-            if st.required {
-                reporter.send(&report::error_line(&format!("Unix sockets: {e}").into()));
-                // SAFETY: leaving without destructors.
-                unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
-            }
-            // No broker: no Unix socket at all.
-            if let Err(p) = super::unix_sockets::restrict() {
-                let m = Message::text("Unix sockets: ").and_message(p.message());
-                reporter.send(&report::error_line(&m));
-                // SAFETY: leaving without destructors.
-                unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
-            }
-            st.warnings
-                .push(format!("the allowed Unix sockets stay closed: {e}").into());
-            None
-        }
+    let e = match UnixStream::pair() {
+        Ok(pair) => return Ok(Some(pair)),
+        Err(e) => e,
+    };
+    st.sockets_closed(e.to_string().into(), reporter)?;
+    // No broker: no Unix socket at all.
+    if let Err(p) = super::unix_sockets::restrict() {
+        return Err(reporter.refuse(&Message::text("Unix sockets: ").and_message(p.message())));
     }
+    Ok(None)
 }
 
 /// A step of [`init`]: reap every process of the namespace until the command ends, and write
@@ -532,10 +524,8 @@ fn init(
         && let Err(p) = mounts::mount_proc()
     {
         st.enforced.mounts = false;
-        if let Err(code) = st.fail_or_warn("a private /proc", p.message(), &mut reporter) {
-            // SAFETY: leaving without destructors.
-            unsafe { libc::_exit(code) };
-        }
+        st.fail_or_warn("a private /proc", p.message(), &mut reporter)
+            .unwrap_or_else(|c| leave(c));
     }
     if st.enforced.mounts
         && let Some(tmpdir) = &launch.tmpdir
@@ -543,12 +533,8 @@ fn init(
         named.allow_own_tmp(tmpdir);
     }
     let can_broker = st.enforced.mounts;
-    let broker = match restrict(launch, &mut st, can_broker, &mut reporter) {
-        Ok(b) => b,
-        // SAFETY: leaving without destructors.
-        Err(code) => unsafe { libc::_exit(code) },
-    };
-    let channel = broker_channel(broker, &mut st, &mut reporter);
+    let broker = restrict(launch, &mut st, can_broker, &mut reporter).unwrap_or_else(|c| leave(c));
+    let channel = broker_channel(broker, &mut st, &mut reporter).unwrap_or_else(|c| leave(c));
     let required = st.required;
     // SAFETY: this process is single-threaded (the broker's thread starts below).
     let child = unsafe { libc::fork() };
@@ -567,14 +553,11 @@ fn init(
                 }
             };
             if !go {
-                // SAFETY: leaving without destructors.
-                unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
+                leave(EXIT_LAUNCH_FAILED);
             }
         }
         drop(channel);
-        let code = exec_command(launch);
-        // SAFETY: leaving without destructors.
-        unsafe { libc::_exit(code) };
+        leave(exec_command(launch));
     }
     if child < 0 {
         eprintln!(
@@ -582,8 +565,7 @@ fn init(
             launch.argv[0].to_string_lossy(),
             std::io::Error::last_os_error()
         );
-        // SAFETY: leaving without destructors.
-        unsafe { libc::_exit(126) };
+        leave(126);
     }
     if let Some((ours, theirs)) = channel {
         drop(theirs);
@@ -593,26 +575,22 @@ fn init(
         let served = connect_broker::receive(&ours, child).and_then(|listener| {
             connect_broker::serve(listener, named).map_err(connect_broker::BrokerError::Thread)
         });
-        match served {
-            Ok(()) => connect_broker::send_go(&ours),
-            // No go: the command's process exits without running the command.
-            Err(e) if required => reporter.send(&report::error_line(
-                &Message::text("Unix sockets: ").and_message(e.message()),
-            )),
-            Err(e) => {
-                st.warnings.push(
-                    Message::text("the allowed Unix sockets stay closed: ")
-                        .and_message(e.message()),
-                );
-                connect_broker::send_go(&ours);
-            }
+        // Refused: no go, so the command's process exits without running the command.
+        let go = served.or_else(|e| st.sockets_closed(e.message(), &mut reporter));
+        if go.is_ok() {
+            connect_broker::send_go(&ours);
         }
     }
     send_report(&st, &mut reporter);
     drop(reporter);
     reap(child, &status_w);
-    // SAFETY: leaving without destructors.
-    unsafe { libc::_exit(0) }
+    leave(0)
+}
+
+/// Leave this forked process with `code`, skipping destructors and atexit handlers.
+fn leave(code: i32) -> ! {
+    // SAFETY: `_exit` ends the process at once.
+    unsafe { libc::_exit(code) }
 }
 
 /// Exit like a process with wait status `status`: the same code, or killed by the same signal.
