@@ -435,13 +435,11 @@ fn run_init(
             drop(life_r);
             let init_status = wait_for(init_pid);
             let mut buf = [0u8; 4];
-            let reported = status_r.read_exact(&mut buf).is_ok();
-            drop(life_w);
-            let status = if reported {
-                i32::from_ne_bytes(buf)
-            } else {
-                init_status
+            let status = match status_r.read_exact(&mut buf) {
+                Ok(()) => i32::from_ne_bytes(buf),
+                Err(_) => init_status,
             };
+            drop(life_w);
             Ok(mirror(status))
         }
     }
@@ -474,21 +472,17 @@ fn broker_channel(
 /// A step of [`init`]: reap every process of the namespace until the command ends, and write
 /// its status to the launcher.
 fn reap(child: libc::pid_t, mut status_w: &std::io::PipeWriter) {
-    let mut command_status = None;
     loop {
         let mut status = 0;
         // SAFETY: waiting for our children.
         let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
         if pid == child {
-            command_status = Some(status);
-            break;
+            let _ = status_w.write_all(&status.to_ne_bytes());
+            return;
         }
         if pid < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            break;
+            return;
         }
-    }
-    if let Some(status) = command_status {
-        let _ = status_w.write_all(&status.to_ne_bytes());
     }
 }
 
