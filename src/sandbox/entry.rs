@@ -93,7 +93,7 @@ pub(crate) fn auto_launcher() -> Result<PathBuf, LauncherError> {
     check_not_in_failed_launcher()?;
     match hooked() {
         true => this_program(),
-        false => find_skillpipe(),
+        false => find_skillpipe(&std::env::var_os("PATH").unwrap_or_default()),
     }
 }
 
@@ -216,23 +216,16 @@ pub(crate) fn handshake(program: &Path) -> Result<(), LauncherError> {
     if let Some(e) = child.stderr.take() {
         let _ = e.take(4096).read_to_string(&mut said);
     }
-    match said.lines().map(str::trim).find(|l| !l.is_empty()) {
-        Some(line) => Err(fail(format!(
-            "it exited with {status} without the handshake, saying: {line}"
-        ))),
-        None => Err(fail(format!(
-            "it exited with {status} without the handshake"
-        ))),
-    }
+    let said = said.lines().map(str::trim).find(|l| !l.is_empty());
+    let said = said.map(|l| format!(", saying: {l}")).unwrap_or_default();
+    Err(fail(format!(
+        "it exited with {status} without the handshake{said}"
+    )))
 }
 
-/// The first `skillpipe` on `PATH` that answers the handshake. When there are some but none
-/// answers, the first one's failure (naming it and why), not "none on PATH".
-pub(crate) fn find_skillpipe() -> Result<PathBuf, LauncherError> {
-    find_skillpipe_in(&std::env::var_os("PATH").unwrap_or_default())
-}
-
-fn find_skillpipe_in(path: &OsStr) -> Result<PathBuf, LauncherError> {
+/// The first `skillpipe` on `path` (a `PATH` value) that answers the handshake. When there are
+/// some but none answers, the first one's failure (naming it and why), not "none on PATH".
+fn find_skillpipe(path: &OsStr) -> Result<PathBuf, LauncherError> {
     let mut first_failure = None;
     for candidate in std::env::split_paths(path)
         .filter(|d| d.is_absolute())
@@ -354,7 +347,7 @@ mod tests {
         let fake = dir.path().join("skillpipe");
         std::fs::write(&fake, "#!/bin/sh\necho 'not today' >&2\nexit 3\n").unwrap();
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let err = find_skillpipe_in(dir.path().as_os_str()).unwrap_err();
+        let err = find_skillpipe(dir.path().as_os_str()).unwrap_err();
         let LauncherError::NoHandshake { path, why } = &err else {
             panic!("{err:?}")
         };
@@ -364,7 +357,7 @@ mod tests {
         // The control: with no skillpipe there at all, it says so.
         let empty = tempfile::tempdir().unwrap();
         assert_eq!(
-            find_skillpipe_in(empty.path().as_os_str()),
+            find_skillpipe(empty.path().as_os_str()),
             Err(LauncherError::NotFound)
         );
     }

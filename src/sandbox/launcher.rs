@@ -23,31 +23,6 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 
-/// Where the launcher's messages go: the parent's report pipe, else stderr.
-struct Reporter {
-    pipe: Option<File>,
-}
-
-impl Reporter {
-    fn open(fd: Option<i32>) -> Reporter {
-        Reporter {
-            pipe: fd.and_then(inherited),
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        match &mut self.pipe {
-            Some(p) => {
-                let _ = p.write_all(line.as_bytes());
-            }
-            None => match line.trim_end().split_once(' ') {
-                Some((kind, text)) => eprintln!("skillpipe: {kind}: {}", Message::decode(text)),
-                None => eprint!("skillpipe: {line}"),
-            },
-        }
-    }
-}
-
 /// Blocks until the parent writes its byte to the inherited `fd`, then closes it; `false` when
 /// the parent closed it first (it failed, or died).
 fn wait_at_gate(fd: i32) -> bool {
@@ -79,13 +54,7 @@ fn inherited(fd: i32) -> Option<File> {
 
 /// Sets up the sandbox, runs the command, returns the exit code to exit with.
 pub fn launch(args: LaunchArgs) -> i32 {
-    if args.argv.is_empty() {
-        eprintln!("skillpipe: __launch: no command given after --");
-        return EXIT_LAUNCH_FAILED;
-    }
-    match set_up_and_run(&args) {
-        Ok(code) | Err(code) => code,
-    }
+    set_up_and_run(&args).unwrap_or_else(|code| code)
 }
 
 /// Threads of this process (1 when it cannot tell): the entries of `/proc/self/task`, which
@@ -100,44 +69,35 @@ pub(super) fn thread_count() -> usize {
 
 /// `Err` is the exit code after the launcher reported why it refused.
 fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
-    let mut reporter = Reporter::open(args.report_fd);
+    let mut st = State {
+        enforced: Enforced::default(),
+        warnings: Vec::new(),
+        required: !args.best_effort,
+        memory_per_run: false,
+        pipe: args.report_fd.and_then(inherited),
+    };
     // Namespaces can only be entered by a single-threaded process.
     let threads = thread_count();
     if threads > 1 {
-        reporter.send(&report::error_line(&Message::text(format!(
+        return Err(st.refuse(&Message::text(format!(
             "the sandbox launch hook ran with {threads} threads already started; call \
              skillpipe::sandbox::run_if_launcher() before anything starts a thread \
              (#[tokio::main] starts its runtime before the body of main)"
         ))));
-        return Err(EXIT_LAUNCH_FAILED);
     }
-    let required = !args.best_effort;
-    let mut st = State {
-        enforced: Enforced::default(),
-        warnings: Vec::new(),
-        required,
-        memory_per_run: false,
-    };
 
     // Before the user namespace, while this process still writes the host's cgroup files as
     // itself, and before it forks anything.
-    if let Some(dir) = &args.pids_cgroup
-        && let Err(p) = super::limits::join_cgroup(dir)
-    {
-        st.fail_or_warn(
-            "max_processes (joining the run's pids cgroup)",
-            p.to_string(),
-            &mut reporter,
-        )?;
-    }
-    if let Some(dir) = &args.memory_cgroup {
-        match super::limits::join_cgroup(dir) {
-            Ok(()) => st.memory_per_run = true,
-            Err(p) => st.fail_or_warn(
-                "max_memory_mb (joining the run's memory cgroup)",
-                p.to_string(),
-                &mut reporter,
-            )?,
+    let cgroups = [
+        (&args.pids_cgroup, "pids", "max_processes"),
+        (&args.memory_cgroup, "memory", "max_memory_mb"),
+    ];
+    for (dir, cgroup, key) in cgroups {
+        let what = format!("{key} (joining the run's {cgroup} cgroup)");
+        match dir.as_deref().map(super::limits::join_cgroup) {
+            Some(Ok(())) => st.memory_per_run |= cgroup == "memory",
+            Some(Err(p)) => st.fail_or_warn(&what, p.to_string())?,
+            None => {}
         }
     }
     // Before anything covers them: the named sockets, for the broker (see `connect_broker`).
@@ -164,7 +124,7 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
                 st.warnings.push(p.message());
             }
         }
-        Some(Err(p)) => st.fail_or_warn("network isolation", p, &mut reporter)?,
+        Some(Err(p)) => st.fail_or_warn("network isolation", p)?,
         None => {}
     }
     match pid {
@@ -197,10 +157,10 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
                     st.enforced.mounts = true;
                     st.warnings.extend(w.into_iter().map(Message::from));
                 }
-                Err(p) => st.fail_or_warn(MOUNTS, p.message(), &mut reporter)?,
+                Err(p) => st.fail_or_warn(MOUNTS, p.message())?,
             }
         }
-        (Some(Err(p)), _) => st.fail_or_warn(MOUNTS, p, &mut reporter)?,
+        (Some(Err(p)), _) => st.fail_or_warn(MOUNTS, p)?,
         _ => {}
     }
 
@@ -209,14 +169,13 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
     if let Some(fd) = args.gate_fd
         && !wait_at_gate(fd)
     {
-        reporter.send(&report::error_line(&Message::text(
+        return Err(st.refuse(&Message::text(
             "skillpipe stopped before the run's writable paths were watched, so the command was \
              not started",
         )));
-        return Err(EXIT_LAUNCH_FAILED);
     }
     if st.enforced.pids {
-        run_init(args, named, st, reporter).map_err(|e| {
+        run_init(args, named, st).map_err(|e| {
             eprintln!("skillpipe: cannot start the sandbox's init: {e}");
             EXIT_LAUNCH_FAILED
         })
@@ -225,9 +184,9 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
             st.warnings
                 .push("no PID namespace, so /proc shows the host's processes".into());
         }
-        let broker = restrict(args, &mut st, false, &mut reporter)?;
+        let broker = restrict(args, &mut st, false)?;
         debug_assert!(!broker);
-        send_report(&st, &mut reporter);
+        st.send_report();
         drop(named);
         Ok(exec_command(args))
     }
@@ -236,32 +195,68 @@ fn set_up_and_run(args: &LaunchArgs) -> Result<i32, i32> {
 /// $TMPDIR's size when no `--max-tmp` is given, MiB.
 const DEFAULT_TMP_MB: u64 = 256;
 
-/// What is in force so far, and what the report will say.
+/// What is in force so far, what the report will say, and where it goes.
 struct State {
     enforced: Enforced,
     warnings: Vec<Message>,
     required: bool,
     /// In the run's memory cgroup.
     memory_per_run: bool,
+    /// The parent's report pipe; without one, messages go to stderr.
+    pipe: Option<File>,
 }
 
 impl State {
+    fn send(&mut self, line: &str) {
+        match &mut self.pipe {
+            Some(p) => {
+                let _ = p.write_all(line.as_bytes());
+            }
+            None => match line.trim_end().split_once(' ') {
+                Some((kind, text)) => eprintln!("skillpipe: {kind}: {}", Message::decode(text)),
+                None => eprint!("skillpipe: {line}"),
+            },
+        }
+    }
+
+    /// Report the error that stops the launch: the exit code to leave with.
+    fn refuse(&mut self, m: &Message) -> i32 {
+        self.send(&report::error_line(m));
+        EXIT_LAUNCH_FAILED
+    }
+
+    /// The report's last lines: the warnings, then what is in force.
+    fn send_report(&mut self) {
+        for w in std::mem::take(&mut self.warnings) {
+            self.send(&report::warning_line(&w));
+        }
+        if self.memory_per_run {
+            self.send(report::MEMORY_PER_RUN_LINE);
+        }
+        let enforced = report::enforced_line(&self.enforced);
+        self.send(&enforced);
+    }
+
     /// A restriction could not be set up: refuse when required (after reporting; `Err` is the
     /// exit code), else warn.
-    fn fail_or_warn(
-        &mut self,
-        what: &str,
-        problem: impl Into<Message>,
-        reporter: &mut Reporter,
-    ) -> Result<(), i32> {
+    fn fail_or_warn(&mut self, what: &str, problem: impl Into<Message>) -> Result<(), i32> {
         let problem = problem.into();
         if self.required {
-            let m = Message::text(format!("{what}: ")).and_message(problem);
-            reporter.send(&report::error_line(&m));
-            return Err(EXIT_LAUNCH_FAILED);
+            return Err(self.refuse(&Message::text(format!("{what}: ")).and_message(problem)));
         }
         let m = Message::text(format!("sandbox not enforced: {what}: ")).and_message(problem);
         self.warnings.push(m);
+        Ok(())
+    }
+
+    /// The named Unix sockets cannot be served: refuse when required (`Err` is the exit code),
+    /// else warn that they stay closed.
+    fn sockets_closed(&mut self, why: Message) -> Result<(), i32> {
+        if self.required {
+            return Err(self.refuse(&Message::text("Unix sockets: ").and_message(why)));
+        }
+        self.warnings
+            .push(Message::text("the allowed Unix sockets stay closed: ").and_message(why));
         Ok(())
     }
 }
@@ -272,12 +267,7 @@ impl State {
 /// told), so it can serve the named sockets (see `connect_broker`); returns whether it is to,
 /// i.e. the command's process must install the broker's filter.
 /// `Err` is the exit code after an error was reported.
-fn restrict(
-    args: &LaunchArgs,
-    st: &mut State,
-    can_broker: bool,
-    reporter: &mut Reporter,
-) -> Result<bool, i32> {
+fn restrict(args: &LaunchArgs, st: &mut State, can_broker: bool) -> Result<bool, i32> {
     if args.fs {
         let mut writable = args.writable.clone();
         if st.enforced.mounts {
@@ -288,13 +278,13 @@ fn restrict(
                 st.enforced.filesystem = true;
                 st.warnings.extend(w.into_iter().map(Message::from));
             }
-            Err(p) => st.fail_or_warn("filesystem restriction", p.message(), reporter)?,
+            Err(p) => st.fail_or_warn("filesystem restriction", p.message())?,
         }
     }
     if args.limits.any() {
         match args.limits.apply() {
             Ok(()) => st.enforced.limits = true,
-            Err(p) => st.fail_or_warn("resource limits", p.to_string(), reporter)?,
+            Err(p) => st.fail_or_warn("resource limits", p.to_string())?,
         }
     }
     // Last, so that nothing above needs a socket: Unix sockets only when some are named (and
@@ -312,38 +302,26 @@ fn restrict(
         if !st.enforced.network
             && let Err(p) = writes::scope_abstract_sockets()
         {
-            st.fail_or_warn("Unix sockets", p.message(), reporter)?;
+            st.fail_or_warn("Unix sockets", p.message())?;
         }
     } else if let Err(p) = super::unix_sockets::restrict() {
-        st.fail_or_warn("Unix sockets", p.message(), reporter)?;
+        st.fail_or_warn("Unix sockets", p.message())?;
     }
     // Whatever else is restricted, the command must not type into the user's shell, reach
     // the user's keyring or make namespaces of its own.
     if let Err(p) = super::seccomp::deny_escapes() {
-        st.fail_or_warn(
-            "terminal, keyring and namespace filter",
-            p.message(),
-            reporter,
-        )?;
+        st.fail_or_warn("terminal, keyring and namespace filter", p.message())?;
     }
     Ok(broker)
-}
-
-/// The report's last lines: the warnings, then what is in force.
-fn send_report(st: &State, reporter: &mut Reporter) {
-    for w in &st.warnings {
-        reporter.send(&report::warning_line(w));
-    }
-    if st.memory_per_run {
-        reporter.send(report::MEMORY_PER_RUN_LINE);
-    }
-    reporter.send(&report::enforced_line(&st.enforced));
 }
 
 /// Replace this process with the command. Returns only on failure, with a shell-like code.
 fn exec_command(launch: &LaunchArgs) -> i32 {
     drop_capabilities();
-    let (program, args) = launch.argv.split_first().expect("checked by launch");
+    let (program, args) = launch
+        .argv
+        .split_first()
+        .expect("LaunchArgs::parse wants a command");
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).env_remove(super::MARKER_ENV);
     if let Some(a0) = &launch.arg0 {
@@ -398,23 +376,17 @@ extern "C" fn ignore_signal(_: libc::c_int) {}
 /// A no-op handler (not SIG_IGN, which the command would inherit): the timeout's SIGTERM to the
 /// process group is for the command; the launcher and init wait for it to react.
 fn survive_sigterm() {
-    // SAFETY: installing a handler that does nothing.
+    // SAFETY: installing a handler that does nothing (`signal` restarts interrupted calls).
     unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = ignore_signal as *const () as libc::sighandler_t;
-        sa.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
-    }
+        libc::signal(
+            libc::SIGTERM,
+            ignore_signal as *const () as libc::sighandler_t,
+        )
+    };
 }
 
 /// Fork the init (PID 1 of the fresh namespace), wait for it and mirror the command's status.
-fn run_init(
-    launch: &LaunchArgs,
-    named: Named,
-    st: State,
-    reporter: Reporter,
-) -> std::io::Result<i32> {
+fn run_init(launch: &LaunchArgs, named: Named, st: State) -> std::io::Result<i32> {
     let (mut status_r, status_w) = std::io::pipe()?;
     let (life_r, life_w) = std::io::pipe()?;
     survive_sigterm();
@@ -424,22 +396,20 @@ fn run_init(
         0 => {
             drop(status_r);
             drop(life_w);
-            init(status_w, life_r, launch, named, st, reporter)
+            init(status_w, life_r, launch, named, st)
         }
         init_pid => {
-            drop(reporter);
+            drop(st);
             drop(named);
             drop(status_w);
             drop(life_r);
             let init_status = wait_for(init_pid);
             let mut buf = [0u8; 4];
-            let reported = status_r.read_exact(&mut buf).is_ok();
-            drop(life_w);
-            let status = if reported {
-                i32::from_ne_bytes(buf)
-            } else {
-                init_status
+            let status = match status_r.read_exact(&mut buf) {
+                Ok(()) => i32::from_ne_bytes(buf),
+                Err(_) => init_status,
             };
+            drop(life_w);
             Ok(mirror(status))
         }
     }
@@ -447,56 +417,38 @@ fn run_init(
 
 /// A step of [`init`]: the channel over which the command's process hands init its connect
 /// filter, when sockets are named; `None` (Unix sockets closed) when it cannot be had and the
-/// sandbox may go without. Leaves the process when it is required.
-fn broker_channel(
-    broker: bool,
-    st: &mut State,
-    reporter: &mut Reporter,
-) -> Option<(UnixStream, UnixStream)> {
+/// sandbox may go without. `Err` is the exit code after the refusal was reported.
+fn broker_channel(broker: bool, st: &mut State) -> Result<Option<(UnixStream, UnixStream)>, i32> {
     if !broker {
-        return None;
+        return Ok(None);
     }
     // A stream socket pair for handing the broker's listener over (see `connect_broker`).
-    match UnixStream::pair() {
-        Ok(pair) => Some(pair),
-        Err(e) => {
-            if st.required {
-                reporter.send(&report::error_line(&format!("Unix sockets: {e}").into()));
-                // SAFETY: leaving without destructors.
-                unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
-            }
-            // No broker: no Unix socket at all.
-            if let Err(p) = super::unix_sockets::restrict() {
-                let m = Message::text("Unix sockets: ").and_message(p.message());
-                reporter.send(&report::error_line(&m));
-                // SAFETY: leaving without destructors.
-                unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
-            }
-            st.warnings
-                .push(format!("the allowed Unix sockets stay closed: {e}").into());
-            None
-        }
+    let e = match UnixStream::pair() {
+        Ok(pair) => return Ok(Some(pair)),
+        Err(e) => e,
+    };
+    st.sockets_closed(e.to_string().into())?;
+    // No broker: no Unix socket at all.
+    if let Err(p) = super::unix_sockets::restrict() {
+        return Err(st.refuse(&Message::text("Unix sockets: ").and_message(p.message())));
     }
+    Ok(None)
 }
 
 /// A step of [`init`]: reap every process of the namespace until the command ends, and write
 /// its status to the launcher.
 fn reap(child: libc::pid_t, mut status_w: &std::io::PipeWriter) {
-    let mut command_status = None;
     loop {
         let mut status = 0;
         // SAFETY: waiting for our children.
         let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
         if pid == child {
-            command_status = Some(status);
-            break;
+            let _ = status_w.write_all(&status.to_ne_bytes());
+            return;
         }
         if pid < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            break;
+            return;
         }
-    }
-    if let Some(status) = command_status {
-        let _ = status_w.write_all(&status.to_ne_bytes());
     }
 }
 
@@ -509,7 +461,6 @@ fn init(
     launch: &LaunchArgs,
     mut named: Named,
     mut st: State,
-    mut reporter: Reporter,
 ) -> ! {
     // SAFETY: plain system calls; `_exit` skips destructors and atexit handlers on purpose.
     unsafe {
@@ -532,10 +483,8 @@ fn init(
         && let Err(p) = mounts::mount_proc()
     {
         st.enforced.mounts = false;
-        if let Err(code) = st.fail_or_warn("a private /proc", p.message(), &mut reporter) {
-            // SAFETY: leaving without destructors.
-            unsafe { libc::_exit(code) };
-        }
+        st.fail_or_warn("a private /proc", p.message())
+            .unwrap_or_else(|c| leave(c));
     }
     if st.enforced.mounts
         && let Some(tmpdir) = &launch.tmpdir
@@ -543,12 +492,8 @@ fn init(
         named.allow_own_tmp(tmpdir);
     }
     let can_broker = st.enforced.mounts;
-    let broker = match restrict(launch, &mut st, can_broker, &mut reporter) {
-        Ok(b) => b,
-        // SAFETY: leaving without destructors.
-        Err(code) => unsafe { libc::_exit(code) },
-    };
-    let channel = broker_channel(broker, &mut st, &mut reporter);
+    let broker = restrict(launch, &mut st, can_broker).unwrap_or_else(|c| leave(c));
+    let channel = broker_channel(broker, &mut st).unwrap_or_else(|c| leave(c));
     let required = st.required;
     // SAFETY: this process is single-threaded (the broker's thread starts below).
     let child = unsafe { libc::fork() };
@@ -567,14 +512,11 @@ fn init(
                 }
             };
             if !go {
-                // SAFETY: leaving without destructors.
-                unsafe { libc::_exit(EXIT_LAUNCH_FAILED) };
+                leave(EXIT_LAUNCH_FAILED);
             }
         }
         drop(channel);
-        let code = exec_command(launch);
-        // SAFETY: leaving without destructors.
-        unsafe { libc::_exit(code) };
+        leave(exec_command(launch));
     }
     if child < 0 {
         eprintln!(
@@ -582,37 +524,32 @@ fn init(
             launch.argv[0].to_string_lossy(),
             std::io::Error::last_os_error()
         );
-        // SAFETY: leaving without destructors.
-        unsafe { libc::_exit(126) };
+        leave(126);
     }
     if let Some((ours, theirs)) = channel {
         drop(theirs);
-        if let Some(pipe) = reporter.pipe.as_ref().and_then(|p| p.try_clone().ok()) {
+        if let Some(pipe) = st.pipe.as_ref().and_then(|p| p.try_clone().ok()) {
             super::caller::report_refusals(pipe);
         }
         let served = connect_broker::receive(&ours, child).and_then(|listener| {
             connect_broker::serve(listener, named).map_err(connect_broker::BrokerError::Thread)
         });
-        match served {
-            Ok(()) => connect_broker::send_go(&ours),
-            // No go: the command's process exits without running the command.
-            Err(e) if required => reporter.send(&report::error_line(
-                &Message::text("Unix sockets: ").and_message(e.message()),
-            )),
-            Err(e) => {
-                st.warnings.push(
-                    Message::text("the allowed Unix sockets stay closed: ")
-                        .and_message(e.message()),
-                );
-                connect_broker::send_go(&ours);
-            }
+        // Refused: no go, so the command's process exits without running the command.
+        let go = served.or_else(|e| st.sockets_closed(e.message()));
+        if go.is_ok() {
+            connect_broker::send_go(&ours);
         }
     }
-    send_report(&st, &mut reporter);
-    drop(reporter);
+    st.send_report();
+    drop(st);
     reap(child, &status_w);
-    // SAFETY: leaving without destructors.
-    unsafe { libc::_exit(0) }
+    leave(0)
+}
+
+/// Leave this forked process with `code`, skipping destructors and atexit handlers.
+fn leave(code: i32) -> ! {
+    // SAFETY: `_exit` ends the process at once.
+    unsafe { libc::_exit(code) }
 }
 
 /// Exit like a process with wait status `status`: the same code, or killed by the same signal.

@@ -34,36 +34,27 @@ impl Limits {
         *self != Limits::default()
     }
 
-    /// The rlimits to set: (resource, value).
-    #[cfg(target_os = "linux")]
-    fn rlimits(&self) -> Vec<(libc::__rlimit_resource_t, u64, &'static str)> {
-        const MIB: u64 = 1024 * 1024;
-        let mut out = Vec::new();
-        if let Some(n) = self.processes {
-            out.push((libc::RLIMIT_NPROC, n, "max_processes"));
-        }
-        if let Some(m) = self.memory_mb {
-            out.push((libc::RLIMIT_DATA, m.saturating_mul(MIB), "max_memory_mb"));
-        }
-        if let Some(m) = self.file_size_mb {
-            out.push((
-                libc::RLIMIT_FSIZE,
-                m.saturating_mul(MIB),
-                "max_file_size_mb",
-            ));
-        }
-        if let Some(s) = self.cpu_seconds {
-            out.push((libc::RLIMIT_CPU, s, "max_cpu_seconds"));
-        }
-        out
-    }
-
     /// Set the limits on this process (inherited by what it starts). Soft and hard are equal,
     /// except CPU, whose hard limit is a second later: SIGXCPU first (which names the cause),
     /// SIGKILL if it is ignored.
     #[cfg(target_os = "linux")]
     pub fn apply(&self) -> Result<(), LimitError> {
-        for (resource, value, key) in self.rlimits() {
+        const MIB: u64 = 1024 * 1024;
+        let rlimits = [
+            (libc::RLIMIT_NPROC, self.processes, 1, "max_processes"),
+            (libc::RLIMIT_DATA, self.memory_mb, MIB, "max_memory_mb"),
+            (
+                libc::RLIMIT_FSIZE,
+                self.file_size_mb,
+                MIB,
+                "max_file_size_mb",
+            ),
+            (libc::RLIMIT_CPU, self.cpu_seconds, 1, "max_cpu_seconds"),
+        ];
+        for (resource, value, unit, key) in rlimits {
+            let Some(value) = value.map(|v| v.saturating_mul(unit)) else {
+                continue;
+            };
             let hard = if resource == libc::RLIMIT_CPU {
                 value.saturating_add(1)
             } else {
@@ -225,45 +216,29 @@ impl RunCgroup {
     ) -> (RunCgroup, Vec<(Controller, CgroupError)>) {
         let mut cg = RunCgroup::default();
         let mut failed = Vec::new();
-        let own = match std::fs::read_to_string("/proc/self/cgroup") {
-            Ok(own) => own,
-            Err(e) => {
-                let wanted = [
-                    (pids_max, Controller::Pids),
-                    (memory_mb, Controller::Memory),
-                ];
-                failed.extend(
-                    (wanted.into_iter().filter(|(v, _)| v.is_some()))
-                        .map(|(_, c)| (c, CgroupError::Own(e.kind().into()))),
-                );
-                return (cg, failed);
+        if let Some(max) = pids_max {
+            match cg.set_up(Controller::Pids, |_| vec![("pids.max", max, true)]) {
+                Ok((dir, _)) => cg.pids = Some(dir),
+                Err(e) => failed.push((Controller::Pids, e)),
             }
-        };
-        if let Some(max) = pids_max
-            && let Err(e) = cg.set_up(&own, Controller::Pids, &[("pids.max", max, true)])
-        {
-            failed.push((Controller::Pids, e));
         }
         if let Some(mb) = memory_mb {
             let bytes = mb.saturating_mul(1024 * 1024);
-            let v2 = own_cgroup(&own, Controller::Memory, subtree_has(Controller::Memory))
-                .is_some_and(|(_, v2)| v2);
             // The run as a whole, swap included; on v2 an OOM kill takes the whole run, not
             // one process the script may not even notice is gone.
-            let settings: &[(&str, u64, bool)] = if v2 {
-                &[
+            let settings = |v2| match v2 {
+                true => vec![
                     ("memory.max", bytes, true),
                     ("memory.swap.max", 0, false),
                     ("memory.oom.group", 1, false),
-                ]
-            } else {
-                &[
+                ],
+                false => vec![
                     ("memory.limit_in_bytes", bytes, true),
                     ("memory.memsw.limit_in_bytes", bytes, false),
-                ]
+                ],
             };
-            match cg.set_up(&own, Controller::Memory, settings) {
-                Ok(dir) => cg.memory = Some((dir, v2)),
+            match cg.set_up(Controller::Memory, settings) {
+                Ok(dir) => cg.memory = Some(dir),
                 Err(e) => failed.push((Controller::Memory, e)),
             }
         }
@@ -271,18 +246,20 @@ impl RunCgroup {
     }
 
     /// Make (or reuse: v2 has one directory for every controller) the run's directory in the
-    /// hierarchy of `controller` and write `settings` there: (file, value, required — a file
-    /// that is missing, like `memory.memsw.*` without swap accounting, is skipped otherwise).
+    /// hierarchy of `controller` and write there the `settings` for its version (v2 or not):
+    /// (file, value, required — a file that is missing, like `memory.memsw.*` without swap
+    /// accounting, is skipped otherwise). The directory, and whether it is v2.
     fn set_up(
         &mut self,
-        own: &str,
         controller: Controller,
-        settings: &[(&str, u64, bool)],
-    ) -> Result<std::path::PathBuf, CgroupError> {
+        settings: impl FnOnce(bool) -> Vec<(&'static str, u64, bool)>,
+    ) -> Result<(std::path::PathBuf, bool), CgroupError> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static COUNT: AtomicU64 = AtomicU64::new(0);
         static SWEPT: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
-        let (base, _) = own_cgroup(own, controller, subtree_has(controller))
+        let own = std::fs::read_to_string("/proc/self/cgroup")
+            .map_err(|e| CgroupError::Own(e.kind().into()))?;
+        let (base, v2) = own_cgroup(&own, controller, subtree_has(controller))
             .ok_or(CgroupError::NoController(controller.name()))?;
         let dir = match self.dirs.iter().find(|d| d.parent() == Some(&base)) {
             Some(d) => d.clone(),
@@ -308,7 +285,7 @@ impl RunCgroup {
                 dir
             }
         };
-        for &(file, value, required) in settings {
+        for (file, value, required) in settings(v2) {
             let path = dir.join(file);
             match std::fs::write(&path, value.to_string()) {
                 Ok(()) => {}
@@ -316,10 +293,7 @@ impl RunCgroup {
                 Err(source) => return Err(CgroupError::Write { path, source }),
             }
         }
-        if controller == Controller::Pids {
-            self.pids = Some(dir.clone());
-        }
-        Ok(dir)
+        Ok((dir, v2))
     }
 
     /// The directory the launcher joins for the pids limit.

@@ -7,7 +7,7 @@
 //! - the keyring calls: the user's session and user keyrings are shared with every process of
 //!   the user, and namespaces do not separate them;
 //! - new namespaces, as container runtimes refuse them ([`NEW_NAMESPACES`]);
-//! - set-user-ID and set-group-ID bits ([`SET_ID`]) and extended attributes ([`xattr_calls`]),
+//! - set-user-ID and set-group-ID bits ([`SET_ID`]) and extended attributes ([`XATTR_CALLS`]),
 //!   and `io_uring`, which could set them past the filter;
 //! - kernel surface a script has no use for, at least what container runtimes close by default
 //!   ([`refused_calls`], [`PERSONALITIES`]), and every socket family but Unix, IPv4, IPv6 and
@@ -80,14 +80,12 @@ fn open_calls() -> Vec<(u32, u32, u32)> {
 /// started by root), and the attribute's name lies in memory a filter cannot read, so every
 /// set is refused with `EOPNOTSUPP` — what a file system without extended attributes answers,
 /// which `cp -a`, `tar` and `rsync` take in their stride. Removing one stays allowed.
-fn xattr_calls() -> [u32; 4] {
-    [
-        libc::SYS_setxattr as u32,
-        libc::SYS_lsetxattr as u32,
-        libc::SYS_fsetxattr as u32,
-        SYS_SETXATTRAT,
-    ]
-}
+const XATTR_CALLS: [u32; 4] = [
+    libc::SYS_setxattr as u32,
+    libc::SYS_lsetxattr as u32,
+    libc::SYS_fsetxattr as u32,
+    SYS_SETXATTRAT,
+];
 
 /// `lsm_get_self_attr`, `lsm_set_self_attr`, `lsm_list_modules` (Linux 6.8) and
 /// `open_tree_attr` (Linux 6.15): one number on every architecture here; not in libc yet.
@@ -250,7 +248,7 @@ fn program(arch: u32, x32_bit: Option<u32>) -> Vec<libc::sock_filter> {
         jeq(libc::SYS_clone3 as u32, no_sys, To::Next),
     ]);
     let not_sup = To::Ret(Ret::Errno(libc::EOPNOTSUPP));
-    code.extend(xattr_calls().map(|nr| jeq(nr, not_sup, To::Next)));
+    code.extend(XATTR_CALLS.map(|nr| jeq(nr, not_sup, To::Next)));
     code.extend(
         refused_calls()
             .into_iter()
@@ -441,53 +439,51 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn set_id_bits_and_extended_attributes_are_refused() {
+        use libc::*;
         let p = program(0xC000_003E, Some(0x4000_0000));
-        let allow = libc::SECCOMP_RET_ALLOW;
-        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
-        let nosup = libc::SECCOMP_RET_ERRNO | libc::EOPNOTSUPP as u32;
-        let nosys = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
-        let call = |nr: libc::c_long, args: [u64; 6]| verdict(&p, nr as u32, args);
-        // chmod family: the mode decides.
-        assert_eq!(call(libc::SYS_chmod, [0, 0o4755, 0, 0, 0, 0]), eperm);
-        assert_eq!(call(libc::SYS_chmod, [0, 0o755, 0, 0, 0, 0]), allow);
-        assert_eq!(call(libc::SYS_fchmod, [3, 0o2755, 0, 0, 0, 0]), eperm);
-        assert_eq!(call(libc::SYS_fchmodat, [3, 0, 0o6755, 0, 0, 0]), eperm);
-        assert_eq!(call(libc::SYS_fchmodat, [3, 0, 0o1777, 0, 0, 0]), allow);
-        assert_eq!(verdict(&p, SYS_FCHMODAT2, [3, 0, 0o4700, 0, 0, 0]), eperm);
-        assert_eq!(call(libc::SYS_creat, [0, 0o4755, 0, 0, 0, 0]), eperm);
-        assert_eq!(call(libc::SYS_mknodat, [3, 0, 0o104755, 0, 0, 0]), eperm);
-        // open: the mode only counts when the call makes a file.
-        let creat = libc::O_CREAT as u64 | libc::O_WRONLY as u64;
-        assert_eq!(call(libc::SYS_openat, [3, 0, creat, 0o4755, 0, 0]), eperm);
-        assert_eq!(call(libc::SYS_openat, [3, 0, creat, 0o644, 0, 0]), allow);
-        let tmpfile = libc::O_TMPFILE as u64 | libc::O_RDWR as u64;
-        assert_eq!(call(libc::SYS_openat, [3, 0, tmpfile, 0o2755, 0, 0]), eperm);
-        let dir = libc::O_DIRECTORY as u64;
-        assert_eq!(call(libc::SYS_openat, [3, 0, dir, 0o4755, 0, 0]), allow);
-        assert_eq!(call(libc::SYS_open, [0, creat, 0o6755, 0, 0, 0]), eperm);
-        assert_eq!(call(libc::SYS_open, [0, 0, 0o4755, 0, 0, 0]), allow);
-        assert_eq!(call(libc::SYS_mkdir, [0, 0o4777, 0, 0, 0, 0]), allow);
-        // Attributes and what would get past the filter.
-        for nr in xattr_calls() {
+        let allow = SECCOMP_RET_ALLOW;
+        let eperm = SECCOMP_RET_ERRNO | EPERM as u32;
+        let nosys = SECCOMP_RET_ERRNO | ENOSYS as u32;
+        let nosup = SECCOMP_RET_ERRNO | EOPNOTSUPP as u32;
+        let creat = O_CREAT as u64 | O_WRONLY as u64;
+        let tmpfile = O_TMPFILE as u64 | O_RDWR as u64;
+        let (dir, newuser) = (O_DIRECTORY as u64, CLONE_NEWUSER as u64);
+        let calls: [(c_long, [u64; 6], u32); 24] = [
+            // chmod family: the mode decides.
+            (SYS_chmod, [0, 0o4755, 0, 0, 0, 0], eperm),
+            (SYS_chmod, [0, 0o755, 0, 0, 0, 0], allow),
+            (SYS_fchmod, [3, 0o2755, 0, 0, 0, 0], eperm),
+            (SYS_fchmodat, [3, 0, 0o6755, 0, 0, 0], eperm),
+            (SYS_fchmodat, [3, 0, 0o1777, 0, 0, 0], allow),
+            (SYS_FCHMODAT2 as c_long, [3, 0, 0o4700, 0, 0, 0], eperm),
+            (SYS_creat, [0, 0o4755, 0, 0, 0, 0], eperm),
+            (SYS_mknodat, [3, 0, 0o104755, 0, 0, 0], eperm),
+            // open: the mode only counts when the call makes a file.
+            (SYS_openat, [3, 0, creat, 0o4755, 0, 0], eperm),
+            (SYS_openat, [3, 0, creat, 0o644, 0, 0], allow),
+            (SYS_openat, [3, 0, tmpfile, 0o2755, 0, 0], eperm),
+            (SYS_openat, [3, 0, dir, 0o4755, 0, 0], allow),
+            (SYS_open, [0, creat, 0o6755, 0, 0, 0], eperm),
+            (SYS_open, [0, 0, 0o4755, 0, 0, 0], allow),
+            (SYS_mkdir, [0, 0o4777, 0, 0, 0, 0], allow),
+            // Attributes and what would get past the filter.
+            (SYS_removexattr, [0; 6], allow),
+            (SYS_io_uring_setup, [0; 6], eperm),
+            (SYS_openat2, [0; 6], nosys),
+            // What was there before still holds.
+            (SYS_ioctl, [0, TIOCSTI, 0, 0, 0, 0], eperm),
+            (SYS_ioctl, [0, TIOCGWINSZ, 0, 0, 0, 0], allow),
+            (SYS_unshare, [newuser, 0, 0, 0, 0, 0], eperm),
+            (SYS_clone, [SIGCHLD as u64, 0, 0, 0, 0, 0], allow),
+            (SYS_clone3, [0; 6], nosys),
+            (SYS_write, [1, 0, 0o4755, 0, 0, 0], allow),
+        ];
+        for (nr, args, want) in calls {
+            assert_eq!(verdict(&p, nr as u32, args), want, "{nr} {args:?}");
+        }
+        for nr in XATTR_CALLS {
             assert_eq!(verdict(&p, nr, [0; 6]), nosup);
         }
-        assert_eq!(call(libc::SYS_removexattr, [0; 6]), allow);
-        assert_eq!(call(libc::SYS_io_uring_setup, [0; 6]), eperm);
-        assert_eq!(call(libc::SYS_openat2, [0; 6]), nosys);
-        // What was there before still holds.
-        assert_eq!(call(libc::SYS_ioctl, [0, libc::TIOCSTI, 0, 0, 0, 0]), eperm);
-        assert_eq!(
-            call(libc::SYS_ioctl, [0, libc::TIOCGWINSZ, 0, 0, 0, 0]),
-            allow
-        );
-        let newuser = libc::CLONE_NEWUSER as u64;
-        assert_eq!(call(libc::SYS_unshare, [newuser, 0, 0, 0, 0, 0]), eperm);
-        assert_eq!(
-            call(libc::SYS_clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
-            allow
-        );
-        assert_eq!(call(libc::SYS_clone3, [0; 6]), nosys);
-        assert_eq!(call(libc::SYS_write, [1, 0, 0o4755, 0, 0, 0]), allow);
     }
 
     #[test]
@@ -515,27 +511,19 @@ mod tests {
             assert_eq!(call(nr, [0; 6]), allow, "{nr}");
         }
         // personality: Linux's own and the query, not the rest (ADDR_NO_RANDOMIZE).
-        assert_eq!(
-            call(libc::SYS_personality, [0xffff_ffff, 0, 0, 0, 0, 0]),
-            allow
-        );
-        assert_eq!(call(libc::SYS_personality, [0, 0, 0, 0, 0, 0]), allow);
-        assert_eq!(
-            call(libc::SYS_personality, [0x0040000, 0, 0, 0, 0, 0]),
-            errno(libc::EPERM)
-        );
+        for (persona, want) in [
+            (0xffff_ffff, allow),
+            (0, allow),
+            (0x0040000, errno(libc::EPERM)),
+        ] {
+            assert_eq!(call(libc::SYS_personality, [persona, 0, 0, 0, 0, 0]), want);
+        }
         // Sockets: four families, netlink for routing only.
+        let stream = libc::SOCK_STREAM as u64;
         let socket = |family: i32, protocol: i32| {
             call(
                 libc::SYS_socket,
-                [
-                    family as u64,
-                    libc::SOCK_STREAM as u64,
-                    protocol as u64,
-                    0,
-                    0,
-                    0,
-                ],
+                [family as u64, stream, protocol as u64, 0, 0, 0],
             )
         };
         for f in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {

@@ -65,24 +65,21 @@ pub(super) fn send_for(caller: &Caller, named: &Named) -> Result<i64, i32> {
         libc::SYS_sendmmsg => {
             let [_, vec, vlen, flags, ..] = args;
             let size = std::mem::size_of::<libc::mmsghdr>() as u64;
+            let len_at = std::mem::offset_of!(libc::mmsghdr, msg_len) as u64;
             let mut sent = 0u64;
             for i in 0..u64::from(vlen as u32).min(MAX_IOV as u64) {
                 let at = vec.wrapping_add(i * size);
                 let one = Message::copy(caller, at, stream)
                     .and_then(|m| send_one(caller, named, &sock, &m, flags));
-                match one {
-                    Ok(n) => {
-                        sent += 1;
-                        let offset = std::mem::offset_of!(libc::mmsghdr, msg_len) as u64;
-                        if caller
-                            .write(at.wrapping_add(offset), &(n as u32).to_ne_bytes())
-                            .is_err()
-                        {
-                            break;
-                        }
-                    }
+                let n = match one {
+                    Ok(n) => n,
                     Err(e) if sent == 0 => return Err(e),
                     Err(_) => break,
+                };
+                sent += 1;
+                let len = (n as u32).to_ne_bytes();
+                if caller.write(at.wrapping_add(len_at), &len).is_err() {
+                    break;
                 }
             }
             Ok(sent as i64)
@@ -283,11 +280,9 @@ fn send_one(
     m: &Message,
     flags: u64,
 ) -> Result<i64, i32> {
-    let dest = if m.name.is_empty() {
-        None
-    } else {
-        Some(caller.destination(&m.name, named)?)
-    };
+    let dest = (!m.name.is_empty())
+        .then(|| caller.destination(&m.name, named))
+        .transpose()?;
     // All read: it was the caller's only if its call still waits (its thread id not reused).
     caller.still_waiting()?;
     let mut address = dest.as_ref().map(|d| d.address()).unwrap_or_default();
