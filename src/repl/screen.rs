@@ -460,7 +460,10 @@ impl Screen {
     fn after_line(&self, what: Waiting) {
         let mut st = self.lock();
         st.pending.push(what);
-        if (st.col == 0 && !st.in_block && !st.soft) || !self.looks.stdout_tty {
+        // One-shot, a signal is stopping skillpipe: nothing will end the line, so the lines go
+        // now (each on a line of its own) rather than be lost at the exit.
+        let stopping = self.plain && crate::exec::interrupted_by().is_some();
+        if (st.col == 0 && !st.in_block && !st.soft) || !self.looks.stdout_tty || stopping {
             self.flush_pending(&mut st);
         }
     }

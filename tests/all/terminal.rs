@@ -1300,3 +1300,39 @@ fn a_redraw_keeps_notes_and_works_with_stderr_elsewhere() {
         }
     }
 }
+
+/// One-shot chat on a terminal, stopped by SIGTERM while a side effect runs and the model's line
+/// is open: the side effect's report still comes out, on a line of its own, before the exit.
+#[test]
+fn a_signal_reports_the_side_effect_it_stopped_on_a_terminal() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Wait.%{sleep 30}"]).stall_after(1)]);
+    let script = format!(
+        "{} chat --base-url {} --model m --allow sleep -y --sandbox best-effort hi & echo $! > pid; wait $!",
+        env!("CARGO_BIN_EXE_skillpipe"),
+        server.url
+    );
+    let mut p = on_pty(&home, "sh", &["-c", &script]);
+    let started = std::time::Instant::now();
+    while !home.audit_all().iter().any(|r| r["phase"] == "started") {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "sleep never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = std::fs::read_to_string(home.path().join("pid")).unwrap();
+    let killed = Command::new("kill")
+        .args(["-TERM", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    p.expect("stopped by SIGTERM");
+    assert_eq!(p.wait_exit().code(), Some(143));
+    let text = p.text();
+    assert!(
+        text.contains("Wait.\nskillpipe: failed: %{sleep 30}"),
+        "{text}"
+    );
+    assert_eq!(home.audit_all().last().unwrap()["phase"], "completed");
+}
