@@ -109,7 +109,10 @@ fn setting(s: &Setting) -> String {
         Setting::AllowNetwork => ("allow_network", None),
     };
     let flag = super::setting(key, path, super::Audience::Cli);
-    flag.trim_end_matches(" PATH").to_string()
+    match path {
+        Some(_) => flag,
+        None => flag.trim_end_matches(" PATH").to_string(),
+    }
 }
 
 /// The advice after a failed run, with the flags that lift it.
@@ -125,6 +128,16 @@ mod tests {
     fn judged(policy: &crate::ScriptPolicy, program: &str, args: &[String]) -> Denied {
         let target = Target::System { program, args };
         crate::policy::decide(&policy.compile().unwrap(), &target).unwrap_err()
+    }
+
+    /// A path is filled in as it is (even one ending in the placeholder's word); without one,
+    /// the placeholder goes.
+    #[test]
+    fn a_sandbox_setting_is_its_flag() {
+        let read = Setting::AllowRead("/p/.env PATH".into());
+        assert_eq!(setting(&read), "--allow-read /p/.env PATH");
+        assert_eq!(setting(&Setting::AllowedSockets), "--allow-socket");
+        assert_eq!(setting(&Setting::BestEffort), "--sandbox best-effort");
     }
 
     #[test]

@@ -113,7 +113,7 @@ pub fn restrict_if(agent: &mut AgentConfig, foreign: bool, replays: &[String]) -
     }
     // Request parameters: sampling and length only (no `n = 64` billing 64 answers, no
     // `store = true` keeping the conversation at the provider).
-    // Kept in the author's order (`remove` would move the last one into the gap).
+    // Kept in their order (`remove` would move the last one into the gap).
     agent.params.retain(|key, _| {
         let kept = SAMPLING_AND_LENGTH.contains(&key.as_str());
         if !kept {
