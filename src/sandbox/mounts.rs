@@ -476,9 +476,10 @@ fn protect(paths: &[PathBuf]) -> Result<(), MountError> {
     Ok(())
 }
 
-/// This process's `/proc/self/mountinfo`.
-fn read_mountinfo() -> Result<String, MountError> {
-    std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| MountError::ReadOnly {
+/// This process's `/proc/self/mountinfo`, as bytes: a mount point's name need not be UTF-8
+/// (a project's `.env\xff`, hidden by a mount, must not stop the run).
+fn read_mountinfo() -> Result<Vec<u8>, MountError> {
+    std::fs::read("/proc/self/mountinfo").map_err(|source| MountError::ReadOnly {
         path: "/proc/self/mountinfo".into(),
         source,
     })
@@ -530,25 +531,25 @@ struct MountEntry {
     kept_flags: libc::c_ulong,
 }
 
-/// The mounts listed in `mountinfo` text (lines it cannot read are skipped).
-fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
-    text.lines()
+/// The mounts listed in `mountinfo` (lines it cannot read are skipped).
+fn parse_mountinfo(text: &[u8]) -> Vec<MountEntry> {
+    text.split(|&b| b == b'\n')
         .filter_map(|line| {
-            let mut fields = line.split(' ');
-            let id = fields.next()?.parse().ok()?;
+            let mut fields = line.split(|&b| b == b' ');
+            let id = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
             let path = unescape(fields.nth(3)?);
             let options = fields.next()?;
             let mut flags = 0;
             let mut atime = libc::MS_STRICTATIME;
-            for o in options.split(',') {
+            for o in options.split(|&b| b == b',') {
                 match o {
-                    "nosuid" => flags |= libc::MS_NOSUID,
-                    "nodev" => flags |= libc::MS_NODEV,
-                    "noexec" => flags |= libc::MS_NOEXEC,
-                    "nosymfollow" => flags |= libc::MS_NOSYMFOLLOW,
-                    "nodiratime" => flags |= libc::MS_NODIRATIME,
-                    "noatime" => atime = libc::MS_NOATIME,
-                    "relatime" => atime = libc::MS_RELATIME,
+                    b"nosuid" => flags |= libc::MS_NOSUID,
+                    b"nodev" => flags |= libc::MS_NODEV,
+                    b"noexec" => flags |= libc::MS_NOEXEC,
+                    b"nosymfollow" => flags |= libc::MS_NOSYMFOLLOW,
+                    b"nodiratime" => flags |= libc::MS_NODIRATIME,
+                    b"noatime" => atime = libc::MS_NOATIME,
+                    b"relatime" => atime = libc::MS_RELATIME,
                     _ => {}
                 }
             }
@@ -562,9 +563,8 @@ fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
 }
 
 /// A mountinfo path: space, tab, newline and backslash are written as `\ooo`.
-fn unescape(field: &str) -> PathBuf {
+fn unescape(b: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStringExt;
-    let b = field.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
@@ -725,12 +725,16 @@ mod tests {
 
     #[test]
     fn mountinfo_lines_give_the_path_and_the_flags_to_keep() {
-        let text = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
+        let text = b"27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
                     28 27 0:25 / /mnt/my\\040dir ro,nosuid,nodev,noatime master:1 - tmpfs x ro\n\
                     29 27 0:26 / /media/a\\134b rw,noexec,nodiratime - tmpfs x rw\n\
+                    30 27 0:27 / /p/.env\xff ro - tmpfs x ro\n\
                     garbage\n";
         let e = parse_mountinfo(text);
-        assert_eq!(e.len(), 3);
+        assert_eq!(e.len(), 4);
+        // A name that is not UTF-8 is a path like any other.
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(e[3].path.as_os_str().as_bytes(), b"/p/.env\xff");
         assert_eq!((e[0].id, e[0].path.as_path()), (27, Path::new("/")));
         assert_eq!(e[0].kept_flags, libc::MS_RELATIME);
         assert_eq!(e[1].path, Path::new("/mnt/my dir"));

@@ -4614,6 +4614,48 @@ fn dotenv_files_of_the_project_and_the_walk_bound() {
     assert!(doctor.contains(&said), "{doctor}");
 }
 
+/// A project's `.env` file whose name is not UTF-8 is hidden like any other, and does not stop
+/// the run (the mount that hides it is read back by its bytes). Control: the project's other
+/// file is read.
+#[test]
+fn a_dotenv_file_named_in_bytes_is_hidden_and_the_run_goes_on() {
+    use std::os::unix::ffi::OsStrExt;
+    if !layers_available(
+        "a_dotenv_file_named_in_bytes_is_hidden_and_the_run_goes_on",
+        &["private mounts"],
+    ) {
+        return;
+    }
+    let home = TestHome::new();
+    sandbox_setup(&home);
+    home.write("proj/notes.txt", "notes\n");
+    home.write("proj/.env", "SECRET-plain\n");
+    let odd = home
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"proj/.env\xff"));
+    std::fs::write(&odd, "SECRET-bytes\n").unwrap();
+    good_script(
+        &home,
+        "peek.sh",
+        "#!/bin/bash\ncat notes.txt; cat .env* 2>/dev/null; echo end\n",
+    );
+    let skills = home.path().join("skills");
+    let args = ["filter", "--skills-dir", skills.to_str().unwrap()];
+    let mut c = command(&home, &args, &[]);
+    c.args(["--allow-scripts", "-y", "--workdir", "caller"]);
+    c.current_dir(home.path().join("proj"));
+    let mut child = c.spawn().unwrap();
+    let writer = write_input(&mut child, b"!{scripts/peek.sh}".to_vec(), Feed::Whole);
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(stdout, "notes\nend", "{stderr}");
+    assert_eq!(home.audit_all().last().unwrap()["exit_code"], 0);
+}
+
 /// The read view keeps what scripts need: a package installed for the user (where
 /// `pip install --user` puts it), the interpreter's own installation (found on PATH, pyenv's
 /// shims included), a Node script. And nothing above the project: a file two folders up from
