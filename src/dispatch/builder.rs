@@ -181,7 +181,7 @@ impl DispatcherBuilder {
         self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync + 'static,
     ) -> Self {
-        self.async_asker(move |p| Box::pin(std::future::ready(asker(p))))
+        self.async_asker(move |p| Box::pin(std::future::ready(blocking(|| asker(p)))))
     }
 
     /// An asker already boxed (the app layer passes the REPL's terminal prompt, which reads
@@ -252,6 +252,17 @@ fn default_ask(p: &Prompt<'_>) -> Result<Answer, AskError> {
     }
 }
 
+/// Runs an answer that blocks (a key press): on a multi-thread runtime its worker's other tasks
+/// (a signal's handler among them) move to another thread meanwhile, so a signal still stops
+/// skillpipe while the prompt waits.
+fn blocking<T>(ask: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(ask),
+        _ => ask(),
+    }
+}
+
 impl Dispatcher {
     /// Starts building a dispatcher for `policy`.
     pub fn builder(policy: ScriptPolicy) -> DispatcherBuilder {
@@ -288,7 +299,8 @@ impl Dispatcher {
         let passed = |k: &OsString| policy.env_passthrough.iter().any(|p| k == p.as_str());
         let base_env = std::env::vars_os().filter(|(k, _)| passed(k)).collect();
         let (asker, asker_is_terminal) = b.asker.unwrap_or_else(|| {
-            let ask: Box<AsyncAsker> = Box::new(|p| Box::pin(std::future::ready(default_ask(p))));
+            let ask: Box<AsyncAsker> =
+                Box::new(|p| Box::pin(std::future::ready(blocking(|| default_ask(p)))));
             (ask, cfg!(feature = "cli"))
         });
         Dispatcher {

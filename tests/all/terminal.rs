@@ -1336,3 +1336,31 @@ fn a_signal_reports_the_side_effect_it_stopped_on_a_terminal() {
     );
     assert_eq!(home.audit_all().last().unwrap()["phase"], "completed");
 }
+
+/// A signal while one-shot chat's prompt waits for its key stops skillpipe (exit 128 + the
+/// signal), as it does the filter: the prompt does not hold the runtime the handler runs on.
+#[test]
+fn a_signal_at_the_prompt_stops_one_shot_chat() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Now %{echo one} done."])]);
+    let script = format!(
+        "{} chat --base-url {} --model m --allow echo hi & echo $! > pid; wait $!",
+        env!("CARGO_BIN_EXE_skillpipe"),
+        server.url
+    );
+    let mut p = on_pty(&home, "sh", &["-c", &script]);
+    p.expect("(Enter = no)");
+    let pid = std::fs::read_to_string(home.path().join("pid")).unwrap();
+    let killed = Command::new("kill")
+        .args(["-TERM", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    p.expect("stopped by SIGTERM");
+    assert_eq!(p.wait_exit().code(), Some(143));
+    assert!(
+        home.audit().iter().all(|r| r["decision"] != "ran"),
+        "{:?}",
+        home.audit()
+    );
+}
