@@ -631,12 +631,7 @@ fn a_signal_at_the_prompt_stops_the_filter() {
     );
     let mut p = on_pty(&home, "sh", &["-c", &script]);
     p.expect("(Enter = no)");
-    let pid = std::fs::read_to_string(home.path().join("pid")).unwrap();
-    let killed = Command::new("kill")
-        .args(["-TERM", pid.trim()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    term_the_pid_in(home.path());
     p.expect("stopped by SIGTERM");
     assert_eq!(p.wait_exit().code(), Some(143));
     assert!(
@@ -1321,12 +1316,7 @@ fn a_signal_reports_the_side_effect_it_stopped_on_a_terminal() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let pid = std::fs::read_to_string(home.path().join("pid")).unwrap();
-    let killed = Command::new("kill")
-        .args(["-TERM", pid.trim()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    term_the_pid_in(home.path());
     p.expect("stopped by SIGTERM");
     assert_eq!(p.wait_exit().code(), Some(143));
     let text = p.text();
@@ -1350,12 +1340,7 @@ fn a_signal_at_the_prompt_stops_one_shot_chat() {
     );
     let mut p = on_pty(&home, "sh", &["-c", &script]);
     p.expect("(Enter = no)");
-    let pid = std::fs::read_to_string(home.path().join("pid")).unwrap();
-    let killed = Command::new("kill")
-        .args(["-TERM", pid.trim()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    term_the_pid_in(home.path());
     p.expect("stopped by SIGTERM");
     assert_eq!(p.wait_exit().code(), Some(143));
     assert!(
@@ -1363,4 +1348,14 @@ fn a_signal_at_the_prompt_stops_one_shot_chat() {
         "{:?}",
         home.audit()
     );
+}
+
+/// Sends SIGTERM to the process whose id the test's shell wrote to `dir/pid`.
+fn term_the_pid_in(dir: &std::path::Path) {
+    let pid = std::fs::read_to_string(dir.join("pid")).unwrap();
+    let killed = Command::new("kill")
+        .args(["-TERM", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
 }
