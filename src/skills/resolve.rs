@@ -71,7 +71,7 @@ pub enum ResolveError {
     SetId(String),
     /// Neither the extension nor a `#!` line says which interpreter runs the file.
     #[error(
-        "`{0}` is not a script: no known extension ({known}) and no #! line",
+        "`{0}` is not a script: no known extension ({known}) and no #! line that names an interpreter",
         known = super::scripts::known_extensions()
     )]
     NotAScript(String),
