@@ -218,6 +218,8 @@ fn one_shot(
 ) -> anyhow::Result<i32> {
     super::interrupt::install(rt)?;
     let screen = crate::repl::Screen::plain(crate::repl::Looks::detect());
+    let held = screen.clone();
+    super::interrupt::on_stop_write_held(move || held.write_held());
     let mut ui = crate::repl::TermUi::answer(screen, raw);
     // The reader of stdout may go (`| head -1`) while the model still streams: the turn stops
     // then, as the filter stops, and main ends quietly (a broken pipe on stdout).

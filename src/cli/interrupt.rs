@@ -69,6 +69,15 @@ pub fn on_stop(last_words: fn(&str)) {
     let _ = LAST_WORDS.set(last_words);
 }
 
+/// What writes the lines a screen still holds (status lines waiting for the model's open line
+/// to end, which it never will), before the stop is said.
+static HELD: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>> = std::sync::OnceLock::new();
+
+/// Set what writes the held lines when a signal stops the command (see [`HELD`]).
+pub fn on_stop_write_held(write: impl Fn() + Send + Sync + 'static) {
+    let _ = HELD.set(Box::new(write));
+}
+
 /// The command is about to print its own last words (its result): a signal from now on prints
 /// none, and its exit waits until the returned guard is dropped. `None` when a signal's were
 /// printed already, so the command prints nothing more.
@@ -81,6 +90,9 @@ pub fn claim_last_words() -> Option<std::sync::MutexGuard<'static, ()>> {
 pub(super) fn stopped(sig: libc::c_int) -> i32 {
     let name = crate::exec::signal_name(sig);
     let _printing = printing();
+    if let Some(write_held) = HELD.get() {
+        write_held();
+    }
     if let Some(last_words) = LAST_WORDS.get()
         && !SAID.swap(true, std::sync::atomic::Ordering::SeqCst)
     {

@@ -181,7 +181,7 @@ impl DispatcherBuilder {
         self,
         asker: impl Fn(&Prompt<'_>) -> Result<Answer, AskError> + Send + Sync + 'static,
     ) -> Self {
-        self.async_asker(move |p| Box::pin(std::future::ready(blocking(|| asker(p)))))
+        self.async_asker(move |p| Box::pin(std::future::ready(asker(p))))
     }
 
     /// An asker already boxed (the app layer passes the REPL's terminal prompt, which reads
@@ -252,9 +252,9 @@ fn default_ask(p: &Prompt<'_>) -> Result<Answer, AskError> {
     }
 }
 
-/// Runs an answer that blocks (a key press): on a multi-thread runtime its worker's other tasks
-/// (a signal's handler among them) move to another thread meanwhile, so a signal still stops
-/// skillpipe while the prompt waits.
+/// Runs the default prompt, which blocks for a key press: on a multi-thread runtime its worker's
+/// other tasks (a signal's handler among them) move to another thread meanwhile, so a signal
+/// still stops skillpipe while the prompt waits. (A host's own asker is called as it is.)
 fn blocking<T>(ask: impl FnOnce() -> T) -> T {
     use tokio::runtime::{Handle, RuntimeFlavor};
     match Handle::try_current().map(|h| h.runtime_flavor()) {

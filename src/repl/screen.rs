@@ -460,12 +460,15 @@ impl Screen {
     fn after_line(&self, what: Waiting) {
         let mut st = self.lock();
         st.pending.push(what);
-        // One-shot, a signal is stopping skillpipe: nothing will end the line, so the lines go
-        // now (each on a line of its own) rather than be lost at the exit.
-        let stopping = self.plain && crate::exec::interrupted_by().is_some();
-        if (st.col == 0 && !st.in_block && !st.soft) || !self.looks.stdout_tty || stopping {
+        if (st.col == 0 && !st.in_block && !st.soft) || !self.looks.stdout_tty {
             self.flush_pending(&mut st);
         }
+    }
+
+    /// Writes the status lines still waiting for the open line to end, each on a line of its
+    /// own: for a signal's exit, after which nothing will end it.
+    pub fn write_held(&self) {
+        self.flush_pending(&mut self.lock());
     }
 
     fn flush_pending(&self, st: &mut State) {

@@ -1327,6 +1327,38 @@ fn a_signal_reports_the_side_effect_it_stopped_on_a_terminal() {
     assert_eq!(home.audit_all().last().unwrap()["phase"], "completed");
 }
 
+/// The same for a side effect that ended before the signal, its report held for the model's
+/// open line: the stop writes it before it says so.
+#[test]
+fn a_signal_writes_the_reports_held_for_an_open_line() {
+    let home = TestHome::new();
+    let server = Server::start([Reply::text(["Start %{false} more"]).stall_after(1)]);
+    let script = format!(
+        "{} chat --base-url {} --model m --allow false -y --sandbox best-effort hi & echo $! > pid; wait $!",
+        env!("CARGO_BIN_EXE_skillpipe"),
+        server.url
+    );
+    let mut p = on_pty(&home, "sh", &["-c", &script]);
+    let started = std::time::Instant::now();
+    while !home.audit_all().iter().any(|r| r["phase"] == "completed") {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "false never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    p.expect("Start more");
+    std::thread::sleep(Duration::from_millis(300));
+    term_the_pid_in(home.path());
+    p.expect("stopped by SIGTERM");
+    assert_eq!(p.wait_exit().code(), Some(143));
+    let text = p.text();
+    assert!(
+        text.contains("Start more\nskillpipe: failed: %{false}: exit 1\nskillpipe: stopped by"),
+        "{text}"
+    );
+}
+
 /// A signal while one-shot chat's prompt waits for its key stops skillpipe (exit 128 + the
 /// signal), as it does the filter: the prompt does not hold the runtime the handler runs on.
 #[test]
