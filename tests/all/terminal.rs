@@ -1296,26 +1296,30 @@ fn a_redraw_keeps_notes_and_works_with_stderr_elsewhere() {
     }
 }
 
+/// One-shot chat on a pty (its pid in `home/pid`), the model answering `answer` and then going
+/// quiet, `program` allowed; returns (with its server) once an audit line of `phase` is written.
+fn quiet_chat_on_pty(home: &TestHome, answer: &str, program: &str, phase: &str) -> (Pty, Server) {
+    let server = Server::start([Reply::text([answer]).stall_after(1)]);
+    let script = format!(
+        "{} chat --base-url {} --model m --allow {program} -y --sandbox best-effort hi & echo $! > pid; wait $!",
+        env!("CARGO_BIN_EXE_skillpipe"),
+        server.url
+    );
+    let p = on_pty(home, "sh", &["-c", &script]);
+    let started = std::time::Instant::now();
+    while !home.audit_all().iter().any(|r| r["phase"] == phase) {
+        assert!(started.elapsed() < Duration::from_secs(10), "no {phase}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (p, server)
+}
+
 /// One-shot chat on a terminal, stopped by SIGTERM while a side effect runs and the model's line
 /// is open: the side effect's report still comes out, on a line of its own, before the exit.
 #[test]
 fn a_signal_reports_the_side_effect_it_stopped_on_a_terminal() {
     let home = TestHome::new();
-    let server = Server::start([Reply::text(["Wait.%{sleep 30}"]).stall_after(1)]);
-    let script = format!(
-        "{} chat --base-url {} --model m --allow sleep -y --sandbox best-effort hi & echo $! > pid; wait $!",
-        env!("CARGO_BIN_EXE_skillpipe"),
-        server.url
-    );
-    let mut p = on_pty(&home, "sh", &["-c", &script]);
-    let started = std::time::Instant::now();
-    while !home.audit_all().iter().any(|r| r["phase"] == "started") {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "sleep never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (mut p, _server) = quiet_chat_on_pty(&home, "Wait.%{sleep 30}", "sleep", "started");
     term_the_pid_in(home.path());
     p.expect("stopped by SIGTERM");
     assert_eq!(p.wait_exit().code(), Some(143));
@@ -1332,21 +1336,7 @@ fn a_signal_reports_the_side_effect_it_stopped_on_a_terminal() {
 #[test]
 fn a_signal_writes_the_reports_held_for_an_open_line() {
     let home = TestHome::new();
-    let server = Server::start([Reply::text(["Start %{false} more"]).stall_after(1)]);
-    let script = format!(
-        "{} chat --base-url {} --model m --allow false -y --sandbox best-effort hi & echo $! > pid; wait $!",
-        env!("CARGO_BIN_EXE_skillpipe"),
-        server.url
-    );
-    let mut p = on_pty(&home, "sh", &["-c", &script]);
-    let started = std::time::Instant::now();
-    while !home.audit_all().iter().any(|r| r["phase"] == "completed") {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "false never ran"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (mut p, _server) = quiet_chat_on_pty(&home, "Start %{false} more", "false", "completed");
     p.expect("Start more");
     std::thread::sleep(Duration::from_millis(300));
     term_the_pid_in(home.path());
